@@ -1,0 +1,180 @@
+"""Gradients, jacobians and jvps over a recorder's slice of the lazy graph.
+
+One function, `differentiate`, serves `GradientTape.gradient`, `jacobian`,
+`batch_jacobian` and `ForwardAccumulator.jvp`: it builds the plan, decides which
+sources are connected (TF's `None` rules), and either runs the cached compiled
+program or, when another recording tape watches the inputs, records the
+program as one op on that tape (higher-order derivatives).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+
+from tapeshim._src import registry, replay
+from tapeshim._src.replay import Plan
+from tapeshim._src.tensor import Tensor
+
+GRADIENT = "gradient"
+JACOBIAN = "jacobian"
+BATCH_JACOBIAN = "batch_jacobian"
+JVP = "jvp"
+
+
+def _aval_of(source: Any) -> tuple:
+    return (tuple(source._shape), source._dtype)
+
+
+def _conj(value: jax.Array) -> jax.Array:
+    return jnp.conj(value) if jnp.iscomplexobj(value) else value
+
+
+class Request:
+    """What to differentiate: targets, unique sources and their occurrences."""
+
+    def __init__(self, recorder: Any, targets: Sequence[Any], sources: Sequence[Any]) -> None:
+        from tapeshim._src.variable import Variable
+
+        self.sources: list[Any] = []
+        index_of: dict[int, int] = {}
+        self.source_positions = []
+        for source in sources:
+            position = index_of.get(id(source))
+            if position is None:
+                position = index_of[id(source)] = len(self.sources)
+                self.sources.append(source)
+            self.source_positions.append(position)
+        occurrences: dict[int, tuple] = {}
+        for i, source in enumerate(self.sources):
+            tids = recorder._var_reads.get(id(source), ()) if isinstance(source, Variable) else (source._tid,)
+            for tid in tids:
+                occurrences[tid] = occurrences.get(tid, ()) + (i,)
+        self.targets: list[Tensor] = []
+        self.identity: set[int] = set()
+        for target in targets:
+            if isinstance(target, Variable):
+                tensor = target._plain_read()
+            else:
+                tensor = target
+            position = index_of.get(id(target))
+            if position is not None:
+                occurrences[tensor._tid] = occurrences.get(tensor._tid, ()) + (position,)
+                self.identity.add(position)
+            self.targets.append(tensor)
+        self.occurrences = occurrences
+        self.plan = Plan(self.targets, recorder._tracked, occurrences)
+        self.target_slots = tuple(self.plan.slot_of[t._tid] for t in self.targets)
+        self.trainable = tuple(k for k, t in enumerate(self.targets) if t._dtype.is_trainable)
+        reached = self.plan.reached_slots([self.target_slots[k] for k in self.trainable])
+        self.connected = tuple(
+            i for i, source in enumerate(self.sources)
+            if source._dtype.is_trainable and any(s in reached for s in self.plan.occ_slots.get(i, ()))
+        )
+
+
+def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Tensor | None] = ()) -> list:
+    """Returns one value per unique connected source (a Tensor), in `request.connected` order.
+
+    Args:
+      recorder: the tape or accumulator whose tracked ops are differentiated.
+      mode: GRADIENT, JACOBIAN, BATCH_JACOBIAN or JVP.
+      request: the plan and sources.
+      seeds: for GRADIENT, one optional cotangent per target; for JVP, one
+        tangent per connected source.
+    """
+    if not request.connected:
+        return []
+    plan = request.plan
+    steps = plan.steps
+    connected = request.connected
+    source_avals = tuple(_aval_of(request.sources[i]) for i in connected)
+    target_avals = tuple(_aval_of(t) for t in request.targets)
+    target_slots = request.target_slots
+    trainable = request.trainable
+    seed_mask = tuple(s is not None for s in seeds)
+    seed_tensors = [s for s in seeds if s is not None]
+    key = (mode, plan.key, target_slots, trainable, connected, source_avals, seed_mask)
+
+    def build() -> Callable:
+        return _make_program(mode, steps, connected, source_avals, target_avals, target_slots,
+                             trainable, seed_mask)
+
+    jitted, raw = replay.cached_program(key, build)
+    if mode in (JACOBIAN, BATCH_JACOBIAN):
+        out_avals = tuple(_result_aval(mode, target_avals[0], aval) for aval in source_avals)
+    elif mode == JVP:
+        out_avals = tuple(target_avals[k] for k in trainable)
+    else:
+        out_avals = source_avals
+    inputs = tuple(plan.leaves) + tuple(seed_tensors)
+    tracking = registry.tracking_recorders(inputs)
+    if tracking:
+        n_leaves = len(plan.leaves)
+
+        def recorded(*values: jax.Array) -> tuple:
+            return tuple(raw(list(values[:n_leaves]), list(values[n_leaves:]))[1])
+
+        return list(registry.record(recorded, ("program", key), inputs, out_avals, tracking))
+    leaf_values = [t._value for t in plan.leaves]
+    aux, results = jitted(leaf_values, [s.value for s in seed_tensors])
+    for tensor, value in zip(request.targets, aux):
+        if tensor._value is None:
+            tensor._value = value
+    return [Tensor(v, shape, dtype) for v, (shape, dtype) in zip(results, out_avals)]
+
+
+def _result_aval(mode: str, target_aval: tuple, source_aval: tuple) -> tuple:
+    (t_shape, t_dtype), (s_shape, s_dtype) = target_aval, source_aval
+    if mode == JACOBIAN:
+        return (t_shape + s_shape, s_dtype)
+    return ((t_shape[0],) + t_shape[1:] + s_shape[1:], s_dtype)
+
+
+def _make_program(mode: str, steps: list, connected: tuple, source_avals: tuple, target_avals: tuple,
+                  target_slots: tuple, trainable: tuple, seed_mask: tuple) -> Callable:
+    evaluate = replay.make_perturbed(steps, connected)
+    seed_position = {}
+    for k, given in enumerate(seed_mask):
+        if given:
+            seed_position[k] = len(seed_position)
+
+    def program(leaf_values: list, seeds: list) -> tuple:
+        def f(eps: list) -> tuple:
+            env = evaluate(leaf_values, eps)
+            return [env[target_slots[k]] for k in trainable], [env[s] for s in target_slots]
+
+        eps0 = [jnp.zeros(shape, dtype._np) for shape, dtype in source_avals]
+        if mode == JVP:
+            (outs, aux), (tangents_out, _) = jax.jvp(f, (eps0,), (list(seeds),))
+            return aux, tangents_out
+        outs, pullback, aux = jax.vjp(f, eps0, has_aux=True)
+        if mode == GRADIENT:
+            cotangents = []
+            for k, value in zip(trainable, outs):
+                position = seed_position.get(k)
+                seed = jnp.ones_like(value) if position is None else jnp.broadcast_to(seeds[position], value.shape)
+                cotangents.append(_conj(seed))
+            (grads,) = pullback(cotangents)
+            return aux, [_conj(g) for g in grads]
+        target = outs[0]
+        if mode == JACOBIAN:
+            size = math.prod(target.shape)
+            basis = jnp.eye(size, dtype=target.dtype).reshape((size,) + target.shape)
+            (columns,) = jax.vmap(lambda ct: pullback([ct]))(basis)
+            return aux, [_conj(c).reshape(target.shape + c.shape[1:]) for c in columns]
+        batch, inner = target.shape[0], target.shape[1:]
+        size = math.prod(inner)
+        basis = jnp.eye(size, dtype=target.dtype).reshape((size, 1) + inner)
+        basis = jnp.broadcast_to(basis, (size, batch) + inner)
+        (columns,) = jax.vmap(lambda ct: pullback([ct]))(basis)
+        results = []
+        for c in columns:
+            c = jnp.moveaxis(_conj(c), 0, 1)  # (batch, size, *source_inner)
+            results.append(c.reshape((batch,) + inner + c.shape[2:]))
+        return aux, results
+
+    return program

@@ -1,0 +1,160 @@
+"""TensorFlow dtypes over numpy/JAX dtypes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+
+
+class DType:
+    """A TensorFlow-style dtype: `tf.float32`, `tf.int32`, ...
+
+    Wraps a numpy dtype. Compares equal to the numpy dtype, its type and its name,
+    as `tf.DType` does.
+    """
+
+    __slots__ = ("_np", "_name")
+
+    def __init__(self, np_dtype: np.dtype, name: str) -> None:
+        self._np = np.dtype(np_dtype)
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def as_numpy_dtype(self) -> type:
+        return self._np.type
+
+    @property
+    def base_dtype(self) -> "DType":
+        return self
+
+    @property
+    def is_floating(self) -> bool:
+        return self._name in ("float16", "bfloat16", "float32", "float64")
+
+    @property
+    def is_complex(self) -> bool:
+        return self._name in ("complex64", "complex128")
+
+    @property
+    def is_integer(self) -> bool:
+        return self._name.startswith(("int", "uint"))
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self._name.startswith("uint")
+
+    @property
+    def is_bool(self) -> bool:
+        return self._name == "bool"
+
+    @property
+    def is_trainable(self) -> bool:
+        """True for the dtypes TF differentiates: floating and complex."""
+        return self.is_floating or self.is_complex
+
+    @property
+    def real_dtype(self) -> "DType":
+        if self._name == "complex64":
+            return float32
+        if self._name == "complex128":
+            return float64
+        return self
+
+    @property
+    def size(self) -> int:
+        return self._np.itemsize
+
+    @property
+    def min(self) -> Any:
+        return ml_dtypes.finfo(self._np).min if self.is_floating else np.iinfo(self._np).min
+
+    @property
+    def max(self) -> Any:
+        return ml_dtypes.finfo(self._np).max if self.is_floating else np.iinfo(self._np).max
+
+    def __repr__(self) -> str:
+        return f"tf.{self._name}"
+
+    def __str__(self) -> str:
+        return f"<dtype: '{self._name}'>"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DType):
+            return self._name == other._name
+        try:
+            return self._name == as_dtype(other)._name
+        except (TypeError, ValueError):
+            return False
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self._name)
+
+    def __reduce__(self) -> tuple:
+        return as_dtype, (self._name,)
+
+
+float16 = DType(np.float16, "float16")
+bfloat16 = DType(jnp.bfloat16, "bfloat16")
+float32 = DType(np.float32, "float32")
+float64 = DType(np.float64, "float64")
+int8 = DType(np.int8, "int8")
+int16 = DType(np.int16, "int16")
+int32 = DType(np.int32, "int32")
+int64 = DType(np.int64, "int64")
+uint8 = DType(np.uint8, "uint8")
+uint16 = DType(np.uint16, "uint16")
+uint32 = DType(np.uint32, "uint32")
+uint64 = DType(np.uint64, "uint64")
+bool_ = DType(np.bool_, "bool")
+complex64 = DType(np.complex64, "complex64")
+complex128 = DType(np.complex128, "complex128")
+half = float16
+double = float64
+
+ALL_DTYPES = (
+    float16, bfloat16, float32, float64, int8, int16, int32, int64,
+    uint8, uint16, uint32, uint64, bool_, complex64, complex128,
+)
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NAME.update({"half": float16, "double": float64})
+_BY_NP = {d._np: d for d in ALL_DTYPES}
+
+
+def as_dtype(type_value: Any) -> DType:
+    """Converts a DType, numpy dtype, numpy type or dtype name to a `DType`.
+
+    Args:
+      type_value: the value to convert.
+
+    Returns:
+      The matching `DType`.
+
+    Raises:
+      TypeError: if `type_value` names no supported dtype.
+    """
+    if isinstance(type_value, DType):
+        return type_value
+    if isinstance(type_value, str) and type_value in _BY_NAME:
+        return _BY_NAME[type_value]
+    if type_value is None:
+        raise TypeError("Cannot convert the argument `type_value`: None to a TensorFlow DType.")
+    try:
+        return _BY_NP[np.dtype(type_value)]
+    except (TypeError, KeyError):
+        pass
+    raise TypeError(f"Cannot convert the argument `type_value`: {type_value!r} to a TensorFlow DType.")
+
+
+def from_numpy(np_dtype: np.dtype) -> DType:
+    """The DType of a numpy dtype (fast path for internal use)."""
+    return _BY_NP[np_dtype]

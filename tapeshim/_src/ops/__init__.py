@@ -1,0 +1,1 @@
+"""The op table: one file per TF module."""

@@ -1,0 +1,373 @@
+"""The array-manipulation rows of the op table (`tf.reshape`, `tf.concat`, indexing, ...)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from tapeshim._src import dtypes, errors
+from tapeshim._src.ops.common import convert_same_dtype, is_tensor_like, normalize_axis
+from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+
+OPS: dict[str, OpDef] = {}
+newaxis = None
+
+
+def _row(op: OpDef) -> OpDef:
+    OPS[op.name] = op
+    return op
+
+
+def _static_ints(value: Any, what: str) -> tuple[int, ...]:
+    if is_tensor_like(value):
+        value = convert_to_tensor(value).numpy()
+    try:
+        return tuple(int(d) for d in np.asarray(value).reshape(-1))
+    except (TypeError, ValueError):
+        raise TypeError(f"Expected `{what}` to be a list of integers, got {value!r}.") from None
+
+
+def _reshape_check(in_avals: tuple, static: dict) -> None:
+    (shape, _), = in_avals
+    size = math.prod(shape)
+    target = static["shape"]
+    if sum(d == -1 for d in target) > 1:
+        raise errors.invalid_argument("Only one input size may be -1, not both", "Reshape")
+    known = math.prod(d for d in target if d != -1)
+    if -1 in target:
+        if known == 0 or size % known:
+            raise errors.invalid_argument(
+                f"Input to reshape is a tensor with {size} values, but the requested shape requires a "
+                f"multiple of {known}", "Reshape")
+    elif known != size:
+        raise errors.invalid_argument(
+            f"Input to reshape is a tensor with {size} values, but the requested shape has {known}", "Reshape")
+
+
+_reshape_op = _row(OpDef("Reshape", lambda x, shape: jnp.reshape(x, shape), True, _reshape_check))
+_transpose_op = _row(OpDef("Transpose", lambda x, perm, conjugate: jnp.conj(jnp.transpose(x, perm))
+                           if conjugate else jnp.transpose(x, perm), True))
+_concat_op = _row(OpDef("ConcatV2", lambda *xs, axis: jnp.concatenate(xs, axis=axis), True))
+_stack_op = _row(OpDef("Pack", lambda *xs, axis: jnp.stack(xs, axis=axis), True))
+_expand_dims_op = _row(OpDef("ExpandDims", lambda x, axis: jnp.expand_dims(x, axis), True))
+_squeeze_op = _row(OpDef("Squeeze", lambda x, axis: jnp.squeeze(x, axis), True))
+_slice_op = _row(OpDef("StridedSlice", lambda x, key: x[_decode_key(key)], True))
+_where_op = _row(OpDef("SelectV2", lambda c, x, y: jnp.where(c, x, y), True))
+_gather_op = _row(OpDef("GatherV2", lambda p, i, axis, batch_dims: _gather_impl(p, i, axis, batch_dims), True))
+_one_hot_op = _row(OpDef("OneHot", lambda i, on, off, depth, axis: _one_hot_impl(i, on, off, depth, axis), False))
+
+
+def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
+    """Reshapes `tensor` to `shape` (one dimension may be -1), as `tf.reshape`.
+
+    Raises:
+      InvalidArgumentError: if the number of elements differs.
+    """
+    return apply(_reshape_op, (convert_to_tensor(tensor),), (("shape", _static_ints(shape, "shape")),))[0]
+
+
+def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str | None = None) -> Tensor:
+    """Permutes the dimensions of `a` (reverses them when `perm` is None)."""
+    x = convert_to_tensor(a)
+    rank = len(x._shape)
+    perm = tuple(range(rank - 1, -1, -1)) if perm is None else _static_ints(perm, "perm")
+    if sorted(p % rank if rank else p for p in perm) != list(range(rank)):
+        raise errors.invalid_argument(
+            f"transpose expects a vector of size {rank}. But input(1) is a vector of size {len(perm)}"
+            if len(perm) != rank else f"{list(perm)} is not a valid permutation", "Transpose")
+    return apply(_transpose_op, (x,), (("conjugate", bool(conjugate)), ("perm", perm)))[0]
+
+
+def _check_same_rank(tensors: Sequence[Tensor], axis: int, op_name: str, concat: bool) -> int:
+    rank = len(tensors[0]._shape)
+    limit = rank if concat else rank + 1
+    if not -limit <= axis < limit:
+        raise errors.invalid_argument(
+            f"ConcatOp : Expected concatenating dimensions in the range [{-limit}, {limit}), but got {axis}"
+            if concat else f"Argument `axis` = {axis} not in range [{-limit}, {limit})", op_name)
+    axis %= limit
+    for i, t in enumerate(tensors[1:], start=1):
+        a, b = tensors[0]._shape, t._shape
+        same = len(a) == len(b) and all(x == y for k, (x, y) in enumerate(zip(a, b)) if not (concat and k == axis))
+        if not same:
+            if concat:
+                raise errors.invalid_argument(
+                    f"ConcatOp : Dimension {0 if len(a) == len(b) else 'rank'} in both shapes must be equal: "
+                    f"shape[0] = {list(a)} vs. shape[{i}] = {list(b)}", op_name)
+            raise errors.invalid_argument(
+                f"Shapes of all inputs must match: values[0].shape = {list(a)} != values[{i}].shape = {list(b)}",
+                op_name)
+    return axis
+
+
+def concat(values: Sequence[Any], axis: int, name: str | None = None) -> Tensor:
+    """Joins tensors along an existing `axis`, as `tf.concat`."""
+    tensors = convert_same_dtype(list(values), "ConcatV2")
+    axis = _check_same_rank(tensors, int(axis), "ConcatV2", True)
+    return apply(_concat_op, tuple(tensors), (("axis", axis),))[0]
+
+
+def stack(values: Sequence[Any], axis: int = 0, name: str | None = None) -> Tensor:
+    """Stacks tensors of one shape along a new `axis`, as `tf.stack`."""
+    tensors = convert_same_dtype(list(values), "Pack")
+    axis = _check_same_rank(tensors, int(axis), "Pack", False)
+    return apply(_stack_op, tuple(tensors), (("axis", axis),))[0]
+
+
+def unstack(value: Any, num: int | None = None, axis: int = 0, name: str | None = None) -> list[Tensor]:
+    """Splits `value` along `axis` into a list of tensors."""
+    x = convert_to_tensor(value)
+    axis = int(axis) % len(x._shape)
+    return [getitem(x, (slice(None),) * axis + (i,)) for i in range(x._shape[axis])]
+
+
+def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:  # noqa: A002
+    """Inserts a dimension of size 1 at `axis`."""
+    x = convert_to_tensor(input)
+    rank = len(x._shape)
+    axis = int(axis)
+    if not -rank - 1 <= axis <= rank:
+        raise errors.invalid_argument(
+            f"Tried to expand dim index {axis} for tensor with {rank} dimensions.", "ExpandDims")
+    return apply(_expand_dims_op, (x,), (("axis", axis % (rank + 1)),))[0]
+
+
+def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  # noqa: A002
+    """Removes dimensions of size 1 (all of them, or those in `axis`)."""
+    x = convert_to_tensor(input)
+    axes = normalize_axis(axis, len(x._shape))
+    if axes is None:
+        axes = tuple(i for i, d in enumerate(x._shape) if d == 1)
+    for a in axes:
+        if x._shape[a] != 1:
+            raise errors.invalid_argument(
+                f"Can not squeeze dim[{a}], expected a dimension of 1, got {x._shape[a]}", "Squeeze")
+    return apply(_squeeze_op, (x,), (("axis", axes),))[0]
+
+
+# -- indexing ------------------------------------------------------------------
+def _encode_key(key: Any, shape: tuple) -> tuple:
+    """Turns a Python index into a hashable static spec, checking int bounds as TF does."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    spec: list = []
+    dim = 0
+    for item in key:
+        if item is Ellipsis:
+            spec.append(("...",))
+            dim += len(shape) - n_real
+        elif item is None:
+            spec.append(("new",))
+        elif isinstance(item, slice):
+            parts = tuple(None if p is None else int(p) for p in (item.start, item.stop, item.step))
+            if parts[2] == 0:
+                raise errors.invalid_argument("slice stride cannot be zero", "StridedSlice")
+            spec.append(("slice",) + parts)
+            dim += 1
+        else:
+            if is_tensor_like(item):
+                item = convert_to_tensor(item)
+                if not item._dtype.is_integer or item._shape:
+                    raise TypeError(
+                        "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
+                        f"tf.int32/tf.int64 tensors are valid indices, got {item!r}")
+                item = int(item)
+            elif not isinstance(item, (int, np.integer)) or isinstance(item, bool):
+                raise TypeError(
+                    "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
+                    f"tf.int32/tf.int64 tensors are valid indices, got {item!r}")
+            item = int(item)
+            if dim >= len(shape):
+                raise errors.invalid_argument(
+                    f"Index out of range using input dim {dim}; input has only {len(shape)} dims", "StridedSlice")
+            size = shape[dim]
+            if not -size <= item < size:
+                raise errors.invalid_argument(
+                    f"slice index {item} of dimension {dim} out of bounds.", "StridedSlice")
+            spec.append(("int", item))
+            dim += 1
+    if dim > len(shape):
+        raise errors.invalid_argument(
+            f"Index out of range using input dim {len(shape)}; input has only {len(shape)} dims", "StridedSlice")
+    return tuple(spec)
+
+
+def _decode_key(spec: tuple) -> tuple:
+    items: list = []
+    for part in spec:
+        kind = part[0]
+        if kind == "...":
+            items.append(Ellipsis)
+        elif kind == "new":
+            items.append(None)
+        elif kind == "slice":
+            items.append(slice(*part[1:]))
+        else:
+            items.append(part[1])
+    return tuple(items)
+
+
+def getitem(tensor: Any, key: Any) -> Tensor:
+    """`tensor[key]` with ints, slices, strides, `...`, `tf.newaxis` and negative indices."""
+    x = convert_to_tensor(tensor)
+    if is_tensor_like(key) and convert_to_tensor(key)._dtype.is_bool:
+        raise TypeError("Boolean-mask indexing is `tf.boolean_mask`, not `[]`.")
+    return apply(_slice_op, (x,), (("key", _encode_key(key, x._shape)),))[0]
+
+
+def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Tensor:
+    """Picks from `x` where `condition` holds, else from `y` (broadcasting), as `tf.where`.
+
+    With only `condition`, returns the int64 coordinates of its true elements.
+    """
+    cond = convert_to_tensor(condition)
+    if x is None and y is None:
+        return constant(np.argwhere(np.asarray(cond.numpy())).astype(np.int64))
+    if x is None or y is None:
+        raise ValueError("x and y must both be non-None or both be None.")
+    if not cond._dtype.is_bool:
+        raise errors.invalid_argument(
+            f"cannot compute SelectV2 as input #0(zero-based) was expected to be a bool tensor but is a "
+            f"{cond._dtype.name} tensor", "SelectV2")
+    x_t, y_t = convert_same_dtype((x, y), "SelectV2")
+    try:
+        np.broadcast_shapes(tuple(cond._shape), tuple(x_t._shape), tuple(y_t._shape))
+    except ValueError:
+        raise errors.invalid_argument(
+            f"condition [{','.join(map(str, cond._shape))}], then [{','.join(map(str, x_t._shape))}], and else "
+            f"[{','.join(map(str, y_t._shape))}] must be broadcastable", "SelectV2") from None
+    return apply(_where_op, (cond, x_t, y_t))[0]
+
+
+def _gather_impl(params: jax.Array, indices: jax.Array, axis: int, batch_dims: int) -> jax.Array:
+    if batch_dims:
+        gather = _gather_impl
+        for _ in range(batch_dims):
+            gather = jax.vmap(gather, in_axes=(0, 0, None, None))
+        return gather(params, indices, axis - batch_dims, 0)
+    return jnp.take(params, indices, axis=axis, mode="clip")
+
+
+def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = None, batch_dims: int = 0,
+           name: str | None = None) -> Tensor:
+    """Gathers slices of `params` along `axis` at `indices` (dense gradient)."""
+    p = convert_to_tensor(params)
+    i = convert_to_tensor(indices)
+    if not i._dtype.is_integer:
+        raise errors.invalid_argument(
+            f"Value for attr 'Tindices' of {i._dtype.name} is not in the list of allowed values: int16, int32, "
+            "int64", "GatherV2")
+    axis = 0 if axis is None else int(axis) % len(p._shape)
+    if i._value is not None and i._shape:
+        values = np.asarray(i._value)
+        bad = (values < 0) | (values >= p._shape[axis])
+        if bad.any():
+            position = tuple(int(k) for k in np.argwhere(bad)[0])
+            raise errors.invalid_argument(
+                f"indices{list(position)} = {values[position]} is not in [0, {p._shape[axis]})", "GatherV2")
+    return apply(_gather_op, (p, i), (("axis", axis), ("batch_dims", int(batch_dims))))[0]
+
+
+def _one_hot_impl(indices: jax.Array, on: jax.Array, off: jax.Array, depth: int, axis: int) -> jax.Array:
+    hot = jax.nn.one_hot(indices, depth, axis=axis, dtype=jnp.bool_)
+    return jnp.where(hot, on, off)
+
+
+def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = None, axis: int | None = None,
+            dtype: Any = None, name: str | None = None) -> Tensor:
+    """One-hot encodes integer `indices` into `depth` classes (float32 by default)."""
+    target = dtypes.as_dtype(dtype) if dtype is not None else (
+        convert_to_tensor(on_value).dtype if on_value is not None else dtypes.float32)
+    on = convert_to_tensor(1 if on_value is None else on_value, dtype=target)
+    off = convert_to_tensor(0 if off_value is None else off_value, dtype=target)
+    return apply(_one_hot_op, (convert_to_tensor(indices), on, off),
+                 (("axis", -1 if axis is None else int(axis)), ("depth", int(depth))))[0]
+
+
+# -- creation --------------------------------------------------------------------
+def _filled(shape: Any, value: Any, dtype: dtypes.DType) -> Tensor:
+    dims = _static_ints(shape, "shape")
+    if any(d < 0 for d in dims):
+        raise errors.invalid_argument(f"Dimension {min(dims)} must be >= 0", "Fill")
+    return Tensor(jnp.full(dims, value, dtype._np), dims, dtype)
+
+
+def zeros(shape: Any, dtype: Any = dtypes.float32, name: str | None = None, layout: Any = None) -> Tensor:
+    """A tensor of zeros."""
+    return _filled(shape, 0, dtypes.as_dtype(dtype))
+
+
+def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None, layout: Any = None) -> Tensor:
+    """A tensor of ones."""
+    return _filled(shape, 1, dtypes.as_dtype(dtype))
+
+
+def fill(dims: Any, value: Any, name: str | None = None, layout: Any = None) -> Tensor:
+    """A tensor of shape `dims` filled with the scalar `value` (its dtype follows `value`)."""
+    scalar = convert_to_tensor(value)
+    if scalar._shape:
+        raise errors.invalid_argument(f"value must be a scalar, got shape {list(scalar._shape)}", "Fill")
+    return _filled(dims, scalar.value, scalar._dtype)
+
+
+def zeros_like(input: Any, dtype: Any = None, name: str | None = None, layout: Any = None) -> Tensor:  # noqa: A002
+    """Zeros of `input`'s shape (and dtype unless given); no gradient flows through it."""
+    x = convert_to_tensor(input)
+    return _filled(x._shape, 0, dtypes.as_dtype(dtype) if dtype is not None else x._dtype)
+
+
+def ones_like(input: Any, dtype: Any = None, name: str | None = None, layout: Any = None) -> Tensor:  # noqa: A002
+    """Ones of `input`'s shape (and dtype unless given); no gradient flows through it."""
+    x = convert_to_tensor(input)
+    return _filled(x._shape, 1, dtypes.as_dtype(dtype) if dtype is not None else x._dtype)
+
+
+def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name: str = "range") -> Tensor:  # noqa: A001
+    """Numbers from `start` up to (not including) `limit` in steps of `delta`, as `tf.range`.
+
+    The dtype follows the arguments (int32 for ints, float32 for floats) unless given.
+    """
+    if limit is None:
+        start, limit = 0, start
+    values = [convert_to_tensor(v).numpy() if is_tensor_like(v) else v for v in (start, limit, delta)]
+    if values[2] == 0:
+        raise errors.invalid_argument("Requires delta != 0: 0", "Range")
+    if dtype is None:
+        arg_dtypes = [convert_to_tensor(v).dtype for v in (start, limit, delta)]
+        floats = [d for d in arg_dtypes if d.is_floating]
+        target = floats[0] if floats else (dtypes.int64 if dtypes.int64 in arg_dtypes else dtypes.int32)
+    else:
+        target = dtypes.as_dtype(dtype)
+    array = np.arange(*values, dtype=np.float64 if target.is_floating else np.int64).astype(target._np)
+    return Tensor(jnp.asarray(array), array.shape, target)
+
+
+def shape(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
+    """The shape of `input` as a 1-D integer tensor."""
+    x = convert_to_tensor(input)
+    return constant(np.asarray(x._shape, dtypes.as_dtype(out_type)._np))
+
+
+def size(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
+    """The number of elements of `input`."""
+    x = convert_to_tensor(input)
+    return constant(np.asarray(math.prod(x._shape), dtypes.as_dtype(out_type)._np))
+
+
+def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """The rank of `input` as an int32 scalar."""
+    return constant(np.int32(len(convert_to_tensor(input)._shape)))
+
+
+def pack_nested(value: Any, dtype: dtypes.DType | None) -> Tensor:
+    """Converts a (nested) list holding Tensors by stacking, as `tf.convert_to_tensor([t1, t2])`."""
+    if isinstance(value, (list, tuple)):
+        parts = [pack_nested(v, dtype) for v in value]
+        return stack(parts)
+    return convert_to_tensor(value, dtype=dtype)

@@ -1,0 +1,112 @@
+"""Conversion and validation shared by the op table files."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from tapeshim._src import errors
+from tapeshim._src.dtypes import DType
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+
+_TF_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
+
+
+def tf_type_name(dtype: DType) -> str:
+    """The dtype name TF's kernels use in error messages (`float`, `double`, `int32`)."""
+    return _TF_TYPE_NAMES.get(dtype.name, dtype.name)
+
+
+def is_tensor_like(value: Any) -> bool:
+    return isinstance(value, Tensor) or hasattr(value, "_read_for_op")
+
+
+def convert_same_dtype(values: Sequence[Any], op_name: str) -> list[Tensor]:
+    """Converts op inputs as TF does: Python values take the first tensor's dtype.
+
+    Raises:
+      InvalidArgumentError: if two tensors have different dtypes.
+    """
+    anchor = next((v for v in values if is_tensor_like(v)), None)
+    hint = convert_to_tensor(anchor).dtype if anchor is not None else None
+    tensors: list[Tensor] = []
+    for value in values:
+        tensor = convert_to_tensor(value, dtype_hint=hint)
+        if hint is None:
+            hint = tensor._dtype
+        tensors.append(tensor)
+    first = tensors[0]._dtype
+    for position, tensor in enumerate(tensors[1:], start=1):
+        if tensor._dtype != first:
+            raise errors.invalid_argument(
+                f"cannot compute {op_name} as input #{position}(zero-based) was expected to be a "
+                f"{tf_type_name(first)} tensor but is a {tf_type_name(tensor._dtype)} tensor",
+                op_name,
+            )
+    return tensors
+
+
+def broadcast_check(op_name: str) -> Any:
+    """A `check` for elementwise ops: shapes must broadcast (TF's message)."""
+
+    def check(in_avals: tuple, static: dict) -> None:
+        shapes = [shape for shape, _ in in_avals]
+        try:
+            np.broadcast_shapes(*shapes)
+        except ValueError:
+            text = " vs. ".join("[" + ",".join(str(d) for d in s) + "]" for s in shapes)
+            raise errors.invalid_argument(f"Incompatible shapes: {text}", op_name) from None
+
+    return check
+
+
+def dtype_check(op_name: str, allowed: str) -> Any:
+    """A `check` that every input's dtype is of the allowed kinds.
+
+    `allowed` holds kind letters: f (floating), c (complex), i (signed int),
+    u (unsigned int), b (bool).
+    """
+
+    def check(in_avals: tuple, static: dict) -> None:
+        for _, dtype in in_avals:
+            if dtype._np.kind not in allowed and not (dtype.name == "bfloat16" and "f" in allowed):
+                raise errors.NotFoundError(
+                    None, None,
+                    f"Could not find device for node: {{{{node {op_name}}}}} = {op_name}[T=DT_{dtype.name.upper()}]"
+                    f"\nAll kernels registered for op {op_name}: (no kernel for {dtype.name}) [Op:{op_name}]",
+                )
+
+    return check
+
+
+def checks(*parts: Any) -> Any:
+    """Combines several checks into one."""
+
+    def check(in_avals: tuple, static: dict) -> None:
+        for part in parts:
+            part(in_avals, static)
+
+    return check
+
+
+def normalize_axis(axis: Any, rank: int, name: str = "axis") -> tuple[int, ...] | None:
+    """Makes `axis` (None, int, list or tensor) a tuple of non-negative ints.
+
+    Raises:
+      InvalidArgumentError: if an axis is out of range for `rank`.
+    """
+    if axis is None:
+        return None
+    if is_tensor_like(axis):
+        axis = convert_to_tensor(axis).numpy().tolist()
+    axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+    result = []
+    for a in axes:
+        a = int(a)
+        if not -rank <= a < max(rank, 1):
+            raise errors.invalid_argument(
+                f"Invalid reduction dimension ({a} for input with {rank} dimension(s)", None
+            )
+        result.append(a % rank if rank else 0)
+    return tuple(result)

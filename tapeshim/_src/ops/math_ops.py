@@ -1,0 +1,405 @@
+"""The `tf.math` rows of the op table, with TF's gradient conventions.
+
+Where TF's gradient differs from JAX's, the implementation here is written so
+that JAX's derivative *is* TF's (and stays usable in forward mode):
+`maximum`/`minimum` send a tie's gradient to the first argument, `abs'(0)` is 0,
+and `clip_by_value` passes the gradient at its (inclusive) boundaries.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from tapeshim._src import dtypes
+from tapeshim._src.ops.common import (
+    broadcast_check, checks, convert_same_dtype, dtype_check, is_tensor_like, normalize_axis,
+)
+from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+
+OPS: dict[str, OpDef] = {}
+"""Every op row defined in this file, by TF op type."""
+
+FLOAT = "fc"
+NUMERIC = "fciu"
+REAL_NUMERIC = "fiu"
+ANY = "fciub"
+
+
+def _row(op: OpDef) -> OpDef:
+    OPS[op.name] = op
+    return op
+
+
+def _unary(public_name: str, op_name: str, impl: Callable, allowed: str = FLOAT, differentiable: bool = True,
+           what: str = "") -> Callable[..., Tensor]:
+    op = _row(OpDef(op_name, impl, differentiable, dtype_check(op_name, allowed)))
+
+    def unary(x: Any, name: str | None = None) -> Tensor:
+        return apply(op, (convert_to_tensor(x),))[0]
+
+    unary.__name__ = unary.__qualname__ = public_name
+    unary.__doc__ = (
+        f"Computes {what or public_name} element-wise, as `tf.math.{public_name}`.\n\n"
+        "Args:\n  x: a Tensor.\n  name: ignored.\n\nReturns:\n  A Tensor of the same shape."
+        + ("" if differentiable else "\n\nThis op has no gradient: gradients through it are `None`.")
+    )
+    return unary
+
+
+def _binary(public_name: str, op_name: str, impl: Callable, allowed: str = NUMERIC, differentiable: bool = True,
+            what: str = "") -> Callable[..., Tensor]:
+    op = _row(OpDef(op_name, impl, differentiable, checks(dtype_check(op_name, allowed), broadcast_check(op_name))))
+
+    def binary(x: Any, y: Any, name: str | None = None) -> Tensor:
+        return apply(op, tuple(convert_same_dtype((x, y), op_name)))[0]
+
+    binary.__name__ = binary.__qualname__ = public_name
+    binary.__doc__ = (
+        f"Returns {what or public_name} element-wise with broadcasting, as `tf.math.{public_name}`.\n\n"
+        "Args:\n  x: a Tensor.\n  y: a Tensor of the same dtype (Python values are converted to it).\n"
+        "  name: ignored.\n\nReturns:\n  A Tensor of the broadcast shape.\n\n"
+        "Raises:\n  InvalidArgumentError: if the dtypes differ or the shapes do not broadcast."
+    )
+    return binary
+
+
+# -- TF-convention implementations ---------------------------------------------
+@jax.custom_jvp
+def _abs_real(x: jax.Array) -> jax.Array:
+    return jnp.abs(x)
+
+
+@_abs_real.defjvp
+def _abs_real_jvp(primals: tuple, tangents: tuple) -> tuple:
+    (x,), (t,) = primals, tangents
+    return jnp.abs(x), jnp.sign(x) * t
+
+
+def _abs_impl(x: jax.Array) -> jax.Array:
+    if jnp.issubdtype(x.dtype, jnp.complexfloating) or not jnp.issubdtype(x.dtype, jnp.floating):
+        return jnp.abs(x)
+    return _abs_real(x)
+
+
+def _maximum_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    return jnp.where(x >= y, x, y)
+
+
+def _minimum_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    return jnp.where(x <= y, x, y)
+
+
+def _floordiv_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        return jnp.floor_divide(x, y)
+    return jnp.floor(x / y)
+
+
+def _mean_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        total = jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+        count = x.size if axis is None else builtins_prod(x.shape[a] for a in axis)
+        return lax.div(total, jnp.asarray(max(count, 1), x.dtype))
+    return jnp.mean(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+def builtins_prod(values: Any) -> int:
+    total = 1
+    for v in values:
+        total *= v
+    return total
+
+
+def _cast_impl(x: jax.Array, dtype: str) -> jax.Array:
+    target = dtypes.as_dtype(dtype)._np
+    if jnp.issubdtype(x.dtype, jnp.complexfloating) and not jnp.issubdtype(target, jnp.complexfloating):
+        x = jnp.real(x)
+    return x.astype(target)
+
+
+def _matmul_impl(a: jax.Array, b: jax.Array, transpose_a: bool, transpose_b: bool, adjoint_a: bool,
+                 adjoint_b: bool) -> jax.Array:
+    if transpose_a or adjoint_a:
+        a = jnp.swapaxes(a, -1, -2)
+        a = jnp.conj(a) if adjoint_a else a
+    if transpose_b or adjoint_b:
+        b = jnp.swapaxes(b, -1, -2)
+        b = jnp.conj(b) if adjoint_b else b
+    return jnp.matmul(a, b)
+
+
+def _matmul_check(in_avals: tuple, static: dict) -> None:
+    (a_shape, a_dtype), (b_shape, _) = in_avals
+    from tapeshim._src import errors
+
+    if len(a_shape) < 2 or len(b_shape) < 2:
+        raise errors.invalid_argument(
+            f"In[0] and In[1] has different ndims: {list(a_shape)} vs. {list(b_shape)}"
+            if len(a_shape) != len(b_shape) else f"In[0] ndims must be >= 2: {len(a_shape)}",
+            "MatMul",
+        )
+    k_a = a_shape[-2] if (static["transpose_a"] or static["adjoint_a"]) else a_shape[-1]
+    k_b = b_shape[-1] if (static["transpose_b"] or static["adjoint_b"]) else b_shape[-2]
+    if k_a != k_b:
+        text_a = ",".join(str(d) for d in a_shape)
+        text_b = ",".join(str(d) for d in b_shape)
+        raise errors.invalid_argument(f"Matrix size-incompatible: In[0]: [{text_a}], In[1]: [{text_b}]", "MatMul")
+    try:
+        import numpy as np
+
+        np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    except ValueError:
+        raise errors.invalid_argument(
+            f"In[0] and In[1] must have compatible batch dimensions: {list(a_shape)} vs. {list(b_shape)}",
+            "BatchMatMulV2",
+        ) from None
+
+
+# -- elementwise unary -----------------------------------------------------------
+negative = _unary("negative", "Neg", jnp.negative, NUMERIC, what="-x")
+exp = _unary("exp", "Exp", jnp.exp, what="e^x")
+expm1 = _unary("expm1", "Expm1", jnp.expm1)
+log = _unary("log", "Log", jnp.log, what="the natural logarithm")
+log1p = _unary("log1p", "Log1p", jnp.log1p)
+sin = _unary("sin", "Sin", jnp.sin)
+cos = _unary("cos", "Cos", jnp.cos)
+tan = _unary("tan", "Tan", jnp.tan)
+tanh = _unary("tanh", "Tanh", jnp.tanh)
+sinh = _unary("sinh", "Sinh", jnp.sinh)
+cosh = _unary("cosh", "Cosh", jnp.cosh)
+sqrt = _unary("sqrt", "Sqrt", jnp.sqrt, what="the square root")
+rsqrt = _unary("rsqrt", "Rsqrt", lax.rsqrt, what="1 / sqrt(x)")
+square = _unary("square", "Square", jnp.square, NUMERIC, what="x * x")
+reciprocal = _unary("reciprocal", "Reciprocal", jnp.reciprocal, what="1 / x")
+sigmoid = _unary("sigmoid", "Sigmoid", jax.nn.sigmoid, what="1 / (1 + exp(-x))")
+abs = _unary("abs", "Abs", _abs_impl, NUMERIC, what="the absolute value (gradient 0 at 0, as TF)")
+sign = _unary("sign", "Sign", jnp.sign, NUMERIC, what="the sign (its gradient is zeros, as TF)")
+round = _unary("round", "Round", jnp.round, NUMERIC, False, "round-half-to-even")
+floor = _unary("floor", "Floor", jnp.floor, "f", False)
+ceil = _unary("ceil", "Ceil", jnp.ceil, "f", False)
+rint = _unary("rint", "Rint", jnp.round, "f", False)
+is_nan = _unary("is_nan", "IsNan", jnp.isnan, "f", False)
+is_inf = _unary("is_inf", "IsInf", jnp.isinf, "f", False)
+is_finite = _unary("is_finite", "IsFinite", jnp.isfinite, "f", False)
+logical_not = _unary("logical_not", "LogicalNot", jnp.logical_not, "b", False)
+real = _unary("real", "Real", jnp.real, NUMERIC, what="the real part")
+imag = _unary("imag", "Imag", jnp.imag, NUMERIC, what="the imaginary part")
+conj = _unary("conj", "Conj", jnp.conj, NUMERIC, what="the complex conjugate")
+identity = _unary("identity", "Identity", lambda x: x, ANY, what="the identity")
+_stop_gradient_op = _row(OpDef("StopGradient", lax.stop_gradient, False))
+
+# -- elementwise binary -----------------------------------------------------------
+add = _binary("add", "AddV2", jnp.add, what="x + y")
+subtract = _binary("subtract", "Sub", jnp.subtract, what="x - y")
+multiply = _binary("multiply", "Mul", jnp.multiply, what="x * y")
+_real_div = _binary("realdiv", "RealDiv", jnp.true_divide, FLOAT, what="x / y")
+floordiv = _binary("floordiv", "FloorDiv", _floordiv_impl, REAL_NUMERIC, False, "floor(x / y)")
+floormod = _binary("floormod", "FloorMod", jnp.mod, REAL_NUMERIC, what="x - floor(x / y) * y")
+pow = _binary("pow", "Pow", jnp.power, what="x ** y")
+maximum = _binary("maximum", "Maximum", _maximum_impl, REAL_NUMERIC, what="max(x, y) (a tie's gradient goes to x)")
+minimum = _binary("minimum", "Minimum", _minimum_impl, REAL_NUMERIC, what="min(x, y) (a tie's gradient goes to x)")
+squared_difference = _binary("squared_difference", "SquaredDifference", lambda x, y: jnp.square(x - y))
+equal = _binary("equal", "Equal", jnp.equal, ANY, False, "x == y")
+not_equal = _binary("not_equal", "NotEqual", jnp.not_equal, ANY, False, "x != y")
+less = _binary("less", "Less", jnp.less, REAL_NUMERIC, False, "x < y")
+less_equal = _binary("less_equal", "LessEqual", jnp.less_equal, REAL_NUMERIC, False, "x <= y")
+greater = _binary("greater", "Greater", jnp.greater, REAL_NUMERIC, False, "x > y")
+greater_equal = _binary("greater_equal", "GreaterEqual", jnp.greater_equal, REAL_NUMERIC, False, "x >= y")
+logical_and = _binary("logical_and", "LogicalAnd", jnp.logical_and, "b", False)
+logical_or = _binary("logical_or", "LogicalOr", jnp.logical_or, "b", False)
+logical_xor = _binary("logical_xor", "LogicalXor", jnp.logical_xor, "b", False)
+_complex_op = _row(OpDef("Complex", lax.complex, True, checks(dtype_check("Complex", "f"), broadcast_check("Complex"))))
+_cast_op = _row(OpDef("Cast", _cast_impl, True))
+_matmul_op = _row(OpDef("MatMul", _matmul_impl, True, checks(dtype_check("MatMul", NUMERIC), _matmul_check)))
+_reduce_ops = {
+    "sum": _row(OpDef("Sum", lambda x, axis, keepdims: jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
+                      True, dtype_check("Sum", NUMERIC))),
+    "mean": _row(OpDef("Mean", _mean_impl, True, dtype_check("Mean", NUMERIC))),
+    "max": _row(OpDef("Max", lambda x, axis, keepdims: jnp.max(x, axis=axis, keepdims=keepdims), True,
+                      dtype_check("Max", REAL_NUMERIC))),
+    "min": _row(OpDef("Min", lambda x, axis, keepdims: jnp.min(x, axis=axis, keepdims=keepdims), True,
+                      dtype_check("Min", REAL_NUMERIC))),
+    "prod": _row(OpDef("Prod", lambda x, axis, keepdims: jnp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
+                       True, dtype_check("Prod", NUMERIC))),
+    "all": _row(OpDef("All", lambda x, axis, keepdims: jnp.all(x, axis=axis, keepdims=keepdims), False,
+                      dtype_check("All", "b"))),
+    "any": _row(OpDef("Any", lambda x, axis, keepdims: jnp.any(x, axis=axis, keepdims=keepdims), False,
+                      dtype_check("Any", "b"))),
+}
+_argmax_op = _row(OpDef("ArgMax", lambda x, axis, out: jnp.argmax(x, axis=axis).astype(out), False,
+                        dtype_check("ArgMax", REAL_NUMERIC)))
+_argmin_op = _row(OpDef("ArgMin", lambda x, axis, out: jnp.argmin(x, axis=axis).astype(out), False,
+                        dtype_check("ArgMin", REAL_NUMERIC)))
+_add_n_op = _row(OpDef("AddN", lambda *xs: builtins_sum(xs), True, dtype_check("AddN", NUMERIC)))
+
+
+def builtins_sum(values: tuple) -> jax.Array:
+    total = values[0]
+    for value in values[1:]:
+        total = total + value
+    return total
+
+
+_INT_DIV_RESULT = {"int8": "float32", "uint8": "float32", "int16": "float32", "uint16": "float32",
+                   "int32": "float64", "uint32": "float64", "int64": "float64", "uint64": "float64"}
+
+
+def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Divides x / y element-wise; integer inputs are cast to floats first, as TF does.
+
+    int8/int16/uint8/uint16 divide as float32, wider integers as float64.
+
+    Raises:
+      InvalidArgumentError: if the dtypes differ or the shapes do not broadcast.
+    """
+    x, y = convert_same_dtype((x, y), "RealDiv")
+    float_name = _INT_DIV_RESULT.get(x._dtype.name)
+    if float_name is not None:
+        x, y = cast(x, float_name), cast(y, float_name)
+    return _real_div(x, y)
+
+
+divide = truediv
+
+
+def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
+    """Casts `x` to `dtype`, as `tf.cast`. Float-to-int truncates; complex-to-real keeps the real part.
+
+    Casts between floating/complex dtypes are differentiable (the gradient comes
+    back in the source's dtype); casts to or from integers and bool are not.
+    """
+    target = dtypes.as_dtype(dtype)
+    x = convert_to_tensor(x)
+    if x._dtype == target:
+        return x
+    return apply(_cast_op, (x,), (("dtype", target.name),))[0]
+
+
+def complex(real: Any, imag: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
+    """Builds complex numbers from real and imaginary parts, as `tf.complex`."""
+    return apply(_complex_op, tuple(convert_same_dtype((real, imag), "Complex")))[0]
+
+
+def stop_gradient(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
+    """Returns `input` unchanged, but gradients do not flow through it (they are `None`)."""
+    return apply(_stop_gradient_op, (convert_to_tensor(input),))[0]
+
+
+def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False, adjoint_a: bool = False,
+           adjoint_b: bool = False, a_is_sparse: bool = False, b_is_sparse: bool = False,
+           output_type: Any = None, grad_a: bool = False, grad_b: bool = False, name: str | None = None) -> Tensor:
+    """Multiplies matrices `a @ b` (rank >= 2, batched over leading dims), as `tf.linalg.matmul`.
+
+    Raises:
+      InvalidArgumentError: if the dtypes differ or the inner dimensions do not match.
+    """
+    a, b = convert_same_dtype((a, b), "MatMul")
+    static = (("adjoint_a", bool(adjoint_a)), ("adjoint_b", bool(adjoint_b)),
+              ("transpose_a", bool(transpose_a)), ("transpose_b", bool(transpose_b)))
+    return apply(_matmul_op, (a, b), static)[0]
+
+
+def _reduce(kind: str, input_tensor: Any, axis: Any, keepdims: bool) -> Tensor:
+    x = convert_to_tensor(input_tensor)
+    axes = normalize_axis(axis, len(x._shape))
+    return apply(_reduce_ops[kind], (x,), (("axis", axes), ("keepdims", bool(keepdims))))[0]
+
+
+def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    """Sums over `axis` (all axes when None), as `tf.math.reduce_sum`."""
+    return _reduce("sum", input_tensor, axis, keepdims)
+
+
+def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    """Averages over `axis`; integer means truncate, as in TF."""
+    return _reduce("mean", input_tensor, axis, keepdims)
+
+
+def reduce_max(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    """The maximum over `axis`; tied maxima share the gradient equally, as in TF."""
+    return _reduce("max", input_tensor, axis, keepdims)
+
+
+def reduce_min(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    """The minimum over `axis`; tied minima share the gradient equally, as in TF."""
+    return _reduce("min", input_tensor, axis, keepdims)
+
+
+def reduce_prod(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    """The product over `axis`."""
+    return _reduce("prod", input_tensor, axis, keepdims)
+
+
+def reduce_all(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    """Logical AND over `axis`."""
+    return _reduce("all", input_tensor, axis, keepdims)
+
+
+def reduce_any(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    """Logical OR over `axis`."""
+    return _reduce("any", input_tensor, axis, keepdims)
+
+
+def _arg_reduce(op: OpDef, input: Any, axis: Any, output_type: Any) -> Tensor:
+    x = convert_to_tensor(input)
+    axes = normalize_axis(0 if axis is None else axis, len(x._shape))
+    return apply(op, (x,), (("axis", axes[0]), ("out", dtypes.as_dtype(output_type).name)))[0]
+
+
+def argmax(input: Any, axis: Any = None, output_type: Any = dtypes.int64, name: str | None = None) -> Tensor:  # noqa: A002
+    """The index of the largest value along `axis` (default 0); no gradient."""
+    return _arg_reduce(_argmax_op, input, axis, output_type)
+
+
+def argmin(input: Any, axis: Any = None, output_type: Any = dtypes.int64, name: str | None = None) -> Tensor:  # noqa: A002
+    """The index of the smallest value along `axis` (default 0); no gradient."""
+    return _arg_reduce(_argmin_op, input, axis, output_type)
+
+
+def add_n(inputs: list, name: str | None = None) -> Tensor:
+    """Adds a list of tensors of one shape and dtype."""
+    return apply(_add_n_op, tuple(convert_same_dtype(list(inputs), "AddN")))[0]
+
+
+def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | None = None) -> Tensor:
+    """Clips values to `[clip_value_min, clip_value_max]`.
+
+    As in TF, this is `maximum(minimum(t, max), min)`, so the gradient passes at
+    the boundaries themselves.
+    """
+    t = convert_to_tensor(t)
+    return maximum(minimum(t, clip_value_max), clip_value_min)
+
+
+def tensor_equals(x: Any, y: Any) -> Any:
+    """`x == y` for tensors: elementwise, or False when `y` is None or shapes cannot broadcast."""
+    if y is None:
+        return False
+    return _compare_or_constant(equal, x, y, False)
+
+
+def tensor_not_equals(x: Any, y: Any) -> Any:
+    """`x != y` for tensors: elementwise, or True when `y` is None or shapes cannot broadcast."""
+    if y is None:
+        return True
+    return _compare_or_constant(not_equal, x, y, True)
+
+
+def _compare_or_constant(op: Callable, x: Any, y: Any, otherwise: bool) -> Any:
+    import numpy as np
+
+    x_t = convert_to_tensor(x)
+    y_t = convert_to_tensor(y, dtype_hint=x_t.dtype) if not is_tensor_like(y) else convert_to_tensor(y)
+    try:
+        np.broadcast_shapes(tuple(x_t._shape), tuple(y_t._shape))
+    except ValueError:
+        return convert_to_tensor(otherwise)
+    return op(x_t, y_t)
+
+

@@ -1,0 +1,161 @@
+"""The op row type and the one dispatch path every op goes through.
+
+`apply(op, inputs, static)` is the only way an op runs. It
+1. finds the outputs' shapes and dtypes by abstract evaluation (cached per op,
+   static arguments and input shapes/dtypes), so bad shapes raise at the call;
+2. inside a recording tape whose watched values feed the op, records a lazy
+   `Node` instead of running it (see `replay.py` for how nodes run);
+3. otherwise runs the op at once through a cached, jitted kernel.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict
+from typing import Any, Callable, Sequence
+
+import jax
+
+from tapeshim._src import dtypes, errors
+from tapeshim._src.state import _thread_state, next_tensor_id
+from tapeshim._src.tensor import Node, Tensor
+
+Check = Callable[[tuple, dict], None]
+
+
+class OpDef:
+    """One row of the op table.
+
+    Attributes:
+      name: TF's op type (`"AddV2"`), used in error messages and cache keys.
+      impl: the JAX implementation, `impl(*arrays, **static) -> array or tuple`.
+      differentiable: False for ops TF registers as having no gradient; their
+        results are never recorded, so gradients through them are `None`.
+      check: optional `check(in_avals, static)` that raises TF's error for bad
+        shapes or dtypes before JAX sees them.
+    """
+
+    __slots__ = ("name", "impl", "differentiable", "check")
+
+    def __init__(self, name: str, impl: Callable[..., Any], differentiable: bool = True,
+                 check: Check | None = None) -> None:
+        self.name = name
+        self.impl = impl
+        self.differentiable = differentiable
+        self.check = check
+
+    def __repr__(self) -> str:
+        return f"OpDef({self.name})"
+
+
+class _Kernel:
+    """An op with its static arguments bound: the tuple-returning function and its jit."""
+
+    __slots__ = ("fn", "jitted", "key")
+
+    def __init__(self, op: OpDef, static: tuple) -> None:
+        impl = op.impl
+        kwargs = dict(static)
+
+        def fn(*arrays: jax.Array) -> tuple:
+            out = impl(*arrays, **kwargs)
+            return out if isinstance(out, tuple) else (out,)
+
+        self.fn = fn
+        self.jitted = jax.jit(fn)
+        self.key = (op.name, static)
+
+
+_KERNEL_CACHE_SIZE = 2048
+_AVAL_CACHE_SIZE = 8192
+_kernels: OrderedDict = OrderedDict()
+_avals: OrderedDict = OrderedDict()
+stats = {"eager_kernels": 0}
+
+
+def _kernel(op: OpDef, static: tuple) -> _Kernel:
+    key = (op, static)
+    kernel = _kernels.get(key)
+    if kernel is None:
+        kernel = _kernels[key] = _Kernel(op, static)
+        stats["eager_kernels"] += 1
+        if len(_kernels) > _KERNEL_CACHE_SIZE:
+            _kernels.popitem(last=False)
+    return kernel
+
+
+def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tuple:
+    """The (shape, DType) of each output; raises TF's errors for bad inputs."""
+    key = (op, static, in_avals)
+    avals = _avals.get(key)
+    if avals is not None:
+        return avals
+    if op.check is not None:
+        op.check(in_avals, dict(static))
+    structs = [jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in in_avals]
+    try:
+        out = jax.eval_shape(kernel.fn, *structs)
+    except (TypeError, ValueError) as exc:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise errors.invalid_argument(message, op.name) from None
+    avals = tuple((o.shape, dtypes.from_numpy(o.dtype)) for o in out)
+    _avals[key] = avals
+    if len(_avals) > _AVAL_CACHE_SIZE:
+        _avals.popitem(last=False)
+    return avals
+
+
+def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
+    """Runs or records `op` on `inputs` (already converted tensors).
+
+    Returns:
+      A tuple of output Tensors.
+    """
+    kernel = _kernel(op, static)
+    avals = out_avals(op, kernel, static, tuple([(t._shape, t._dtype) for t in inputs]))
+    recorders = _thread_state.recorders
+    if recorders:
+        tracking = []
+        if op.differentiable:
+            for recorder in recorders:
+                tracked = recorder._tracked
+                for t in inputs:
+                    if t._tid in tracked:
+                        tracking.append(recorder)
+                        break
+        if tracking or any(t._value is None for t in inputs):
+            return record(kernel.fn, kernel.key, tuple(inputs), avals, tracking)
+        values = [t._value for t in inputs]
+    else:
+        values = [t._value if t._value is not None else t.value for t in inputs]
+    results = kernel.jitted(*values)
+    return tuple(Tensor(v, shape, dtype) for v, (shape, dtype) in zip(results, avals))
+
+
+def record(fn: Callable[..., tuple], key: Any, inputs: tuple, avals: tuple, tracking: list) -> tuple:
+    """Creates lazy outputs for a recorded op and marks them tracked by `tracking`."""
+    out_tids = tuple(next_tensor_id() for _ in avals)
+    node = Node(fn, key, inputs, out_tids)
+    outputs = tuple(Tensor(None, shape, dtype, node, tid) for tid, (shape, dtype) in zip(out_tids, avals))
+    if tracking:
+        trainable = [t._tid for t in outputs if t._dtype.is_trainable]
+        for recorder in tracking:
+            recorder._tracked.update(trainable)
+    return outputs
+
+
+def tracking_recorders(tensors: Sequence[Tensor], exclude: Any = None) -> list:
+    """The calling thread's recorders (except `exclude`) that track any of `tensors`."""
+    found = []
+    for recorder in _thread_state.recorders:
+        if recorder is exclude:
+            continue
+        tracked = recorder._tracked
+        if any(t._tid in tracked for t in tensors):
+            found.append(recorder)
+    return found
+
+
+def bind(op: OpDef, **static: Any) -> Callable[..., jax.Array]:
+    """The op's JAX function with static arguments bound (for use inside other impls)."""
+    return functools.partial(op.impl, **static)

@@ -1,0 +1,217 @@
+"""Slicing the lazy graph, and the cache of compiled replay programs.
+
+A *plan* is the slice of the lazy graph that a request needs (the tensors to
+force, or the targets of a gradient), cut at concrete tensors, which become the
+program's *leaves*. The plan's structure (op identities, static arguments,
+wiring, leaf shapes and dtypes, which nodes the tape tracked, where the sources
+occur) is the cache key; leaf values are arguments, so a training loop that
+repeats the same step reuses one compiled program.
+
+Differentiation adds a zero *perturbation* per source at every place the source
+occurs (a watched tensor, each tracked read of a watched variable, an
+intermediate tensor) and differentiates with respect to the perturbations. The
+zeros are created inside the program, so XLA removes the additions; what remains
+is one program that computes the forward values and the vjp together.
+
+Nodes that the differentiating tape did not track are evaluated *outside* the
+differentiated function (phase A): they are constants to this tape, yet still
+ordinary JAX computations of the leaves, so an outer tape that records this
+gradient can differentiate through them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+
+from tapeshim._src.tensor import Tensor
+
+_PROGRAM_CACHE_SIZE = 512
+_programs: OrderedDict = OrderedDict()
+stats = {"programs_compiled": 0, "program_cache_hits": 0, "programs_evicted": 0}
+
+LEAF = 0
+NODE = 1
+
+
+class Plan:
+    """A slice of the lazy graph, cut at concrete tensors.
+
+    Attributes:
+      leaves: the concrete tensors the slice reads (program arguments).
+      steps: `(LEAF, slot, leaf_index, occ)` or
+        `(NODE, fn, in_slots, out_slots, tracked, occs)` in topological order;
+        `occ` lists the source indices occurring at a slot.
+      key: the structural cache key.
+      slot_of: tensor id -> slot.
+    """
+
+    __slots__ = ("leaves", "steps", "key", "slot_of", "occ_slots")
+
+    def __init__(self, roots: Sequence[Tensor], tracked: set | None, occurrences: dict | None) -> None:
+        leaves: list[Tensor] = []
+        steps: list[tuple] = []
+        key: list[tuple] = []
+        slot_of: dict[int, int] = {}
+        occ_slots: dict[int, list[int]] = {}
+        emitted: set[int] = set()
+        n_slots = 0
+        stack: list[tuple[Tensor, bool]] = [(t, False) for t in reversed(roots)]
+        while stack:
+            tensor, inputs_done = stack.pop()
+            tid = tensor._tid
+            if tid in slot_of:
+                continue
+            node = tensor._node
+            if node is not None and (tensor._value is None or (tracked is not None and tid in tracked)):
+                if id(node) in emitted:
+                    continue
+                if not inputs_done:
+                    stack.append((tensor, True))
+                    stack.extend((t, False) for t in reversed(node.inputs) if t._tid not in slot_of)
+                    continue
+                emitted.add(id(node))
+                in_slots = tuple(slot_of[t._tid] for t in node.inputs)
+                out_slots = []
+                occs = []
+                for out_tid in node.out_tids:
+                    slot = n_slots
+                    n_slots += 1
+                    slot_of.setdefault(out_tid, slot)
+                    out_slots.append(slot)
+                    occ = occurrences.get(out_tid, ()) if occurrences else ()
+                    occs.append(occ)
+                    for source in occ:
+                        occ_slots.setdefault(source, []).append(slot)
+                is_tracked = tracked is not None and any(t in tracked for t in node.out_tids)
+                steps.append((NODE, node.fn, in_slots, tuple(out_slots), is_tracked, tuple(occs)))
+                key.append((node.key, in_slots, is_tracked, tuple(occs)))
+            else:
+                slot = n_slots
+                n_slots += 1
+                slot_of[tid] = slot
+                occ = occurrences.get(tid, ()) if occurrences else ()
+                for source in occ:
+                    occ_slots.setdefault(source, []).append(slot)
+                steps.append((LEAF, slot, len(leaves), occ))
+                key.append((tensor._shape, tensor._dtype._name, occ))
+                leaves.append(tensor)
+        self.leaves = leaves
+        self.steps = steps
+        self.key = tuple(key)
+        self.slot_of = slot_of
+        self.occ_slots = occ_slots
+
+    def reached_slots(self, target_slots: Sequence[int]) -> set[int]:
+        """Slots from which a target is reachable through tracked nodes."""
+        reached = set(target_slots)
+        for step in reversed(self.steps):
+            if step[0] == NODE and step[4] and any(s in reached for s in step[3]):
+                reached.update(step[2])
+        return reached
+
+
+def _phase_a_steps(steps: list[tuple]) -> set[int]:
+    """Indices of the node steps to evaluate outside the differentiated function."""
+    needed_slots: set[int] = set()
+    needed_steps: set[int] = set()
+    for index in range(len(steps) - 1, -1, -1):
+        step = steps[index]
+        if step[0] == NODE and (not step[4] or any(s in needed_slots for s in step[3])):
+            needed_steps.add(index)
+            needed_slots.update(step[2])
+    return needed_steps
+
+
+def evaluate_plain(steps: list[tuple], leaf_values: Sequence[jax.Array], only: set[int] | None = None) -> dict:
+    """Evaluates the plan's nodes (or the node steps in `only`) without perturbations."""
+    env: dict[int, jax.Array] = {}
+    for index, step in enumerate(steps):
+        if step[0] == LEAF:
+            env[step[1]] = leaf_values[step[2]]
+        elif only is None or index in only:
+            outs = step[1](*[env[s] for s in step[2]])
+            for slot, value in zip(step[3], outs):
+                env[slot] = value
+    return env
+
+
+def make_perturbed(steps: list[tuple], connected: Sequence[int]) -> Callable:
+    """Returns `evaluate(leaf_values, perturbations) -> env`.
+
+    Tracked nodes are evaluated inside, untracked ones come from phase A, and
+    each connected source's perturbation is added where the source occurs.
+    """
+    position = {source: i for i, source in enumerate(connected)}
+    phase_a = _phase_a_steps(steps)
+
+    def perturb(value: jax.Array, occ: tuple, eps: Sequence[jax.Array]) -> jax.Array:
+        for source in occ:
+            if source in position:
+                value = value + eps[position[source]]
+        return value
+
+    def evaluate(leaf_values: Sequence[jax.Array], eps: Sequence[jax.Array]) -> dict:
+        env_a = evaluate_plain(steps, leaf_values, phase_a) if phase_a else {}
+        env: dict[int, jax.Array] = {}
+        for step in steps:
+            if step[0] == LEAF:
+                env[step[1]] = perturb(leaf_values[step[2]], step[3], eps)
+                continue
+            _, fn, in_slots, out_slots, is_tracked, occs = step
+            outs = fn(*[env[s] for s in in_slots]) if is_tracked else [env_a[s] for s in out_slots]
+            for slot, value, occ in zip(out_slots, outs, occs):
+                env[slot] = perturb(value, occ, eps)
+        return env
+
+    return evaluate
+
+
+def cached_program(key: Any, build: Callable[[], Callable]) -> tuple[Callable, Callable]:
+    """Returns `(jitted, raw)` for `key`, building and caching on a miss (LRU)."""
+    entry = _programs.get(key)
+    if entry is not None:
+        _programs.move_to_end(key)
+        stats["program_cache_hits"] += 1
+        return entry
+    raw = build()
+    entry = (jax.jit(raw), raw)
+    _programs[key] = entry
+    stats["programs_compiled"] += 1
+    if len(_programs) > _PROGRAM_CACHE_SIZE:
+        _programs.popitem(last=False)
+        stats["programs_evicted"] += 1
+    return entry
+
+
+def force(tensors: Sequence[Tensor]) -> None:
+    """Computes the values of lazy tensors with one compiled program and fills them in."""
+    lazy = [t for t in tensors if t._value is None]
+    if not lazy:
+        return
+    plan = Plan(lazy, None, None)
+    out_slots = tuple(plan.slot_of[t._tid] for t in lazy)
+    steps = plan.steps
+
+    def build() -> Callable:
+        def program(leaf_values: list) -> list:
+            env = evaluate_plain(steps, leaf_values)
+            return [env[s] for s in out_slots]
+
+        return program
+
+    jitted, _ = cached_program(("force", plan.key, out_slots), build)
+    values = jitted([t._value for t in plan.leaves])
+    for tensor, value in zip(lazy, values):
+        tensor._value = value
+
+
+def ones_like_aval(shape: tuple, dtype: Any) -> jax.Array:
+    return jnp.ones(shape, dtype._np)
+
+
+def zeros_like_aval(shape: tuple, dtype: Any) -> jax.Array:
+    return jnp.zeros(shape, dtype._np)

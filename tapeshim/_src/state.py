@@ -1,0 +1,29 @@
+"""Per-thread recording state: which tapes and accumulators are recording.
+
+TF's tapes are per thread: a tape records only the ops its own thread runs. The
+`recorders` list holds the recording tapes and forward accumulators of the
+calling thread, outermost first.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any
+
+
+class _ThreadState(threading.local):
+    def __init__(self) -> None:
+        super().__init__()
+        self.recorders: list[Any] = []
+
+
+_thread_state = _ThreadState()
+
+next_tensor_id = itertools.count(1).__next__
+"""Returns a fresh id for a tensor. Ids are never reused, unlike `id()`."""
+
+
+def recorders() -> list[Any]:
+    """The calling thread's recording tapes and accumulators, outermost first."""
+    return _thread_state.recorders

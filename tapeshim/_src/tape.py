@@ -1,0 +1,363 @@
+"""`GradientTape`: TF's tape contract over the lazy graph and compiled replay."""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+from typing import Any, Iterator
+
+import jax.numpy as jnp
+
+from tapeshim._src import differentiate as diff
+from tapeshim._src import nest, tf_logging
+from tapeshim._src.state import _thread_state
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.variable import Variable
+from tapeshim._src import errors
+
+_ONE_SHOT = "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)"
+_PERSISTENT_INSIDE = (
+    "Calling GradientTape.gradient on a persistent tape inside its context is significantly less efficient "
+    "than calling it outside the context (it causes the gradient ops to be recorded on the tape, leading to "
+    "increased CPU and memory usage). Only call GradientTape.gradient inside the context if you actually want "
+    "to trace the gradient in order to compute higher order derivatives."
+)
+
+
+class UnconnectedGradients(enum.Enum):
+    """What `gradient` returns for a source the target does not depend on."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+def parse_unconnected(value: Any) -> UnconnectedGradients:
+    try:
+        return UnconnectedGradients(value)
+    except ValueError:
+        raise ValueError(f"Unknown value for unconnected_gradients: {value!r}") from None
+
+
+class Recorder:
+    """What tapes and forward accumulators share: tracked tensors and watched variables.
+
+    `_tracked` holds the ids of the tensors this recorder differentiates through:
+    watched tensors, its watched variables' reads, and the outputs of the ops it
+    recorded from them.
+    """
+
+    def __init__(self, watch_accessed_variables: bool) -> None:
+        self._watch_accessed = watch_accessed_variables
+        self._tracked: set[int] = set()
+        self._var_reads: dict[int, list[int]] = {}
+        self._watched_vars: dict[int, Variable] = {}
+        self._explicit_vars: set[int] = set()
+        self._recording = False
+        self._entered = False
+
+    def _variable_read(self, variable: Variable, tensor: Tensor) -> None:
+        key = id(variable)
+        if key in self._explicit_vars or (self._watch_accessed and variable._trainable):
+            self._tracked.add(tensor._tid)
+            self._var_reads.setdefault(key, []).append(tensor._tid)
+            self._watched_vars.setdefault(key, variable)
+
+    def _watch_one(self, value: Any) -> None:
+        if isinstance(value, Variable):
+            self._explicit_vars.add(id(value))
+            self._watched_vars.setdefault(id(value), value)
+        elif isinstance(value, Tensor):
+            self._tracked.add(value._tid)
+        else:
+            raise ValueError(
+                f"Passed in object {value} of type '{type(value).__name__}', not tf.Tensor or tf.Variable "
+                "or ExtensionType."
+            )
+
+    def _push(self) -> None:
+        _thread_state.recorders.append(self)
+        self._recording = True
+
+    def _pop(self) -> None:
+        recorders = _thread_state.recorders
+        if self in recorders:
+            recorders.remove(self)
+        self._recording = False
+
+    def _clear(self) -> None:
+        self._tracked = set()
+        self._var_reads = {}
+
+
+def _check_differentiable_arg(value: Any) -> None:
+    if value is None:
+        raise TypeError("Cannot convert the argument `type_value`: None to a TensorFlow DType.")
+    if not isinstance(value, (Tensor, Variable)):
+        raise AttributeError(f"'{type(value).__name__}' object has no attribute 'dtype'")
+
+
+class GradientTape(Recorder):
+    """Records operations for automatic differentiation, as `tf.GradientTape`.
+
+    Ops run inside the `with` block on watched tensors (and trainable variables
+    read there) are recorded lazily; `gradient` computes forward values and
+    gradients in one compiled XLA program.
+
+    Args:
+      persistent: whether `gradient` may be called more than once.
+      watch_accessed_variables: whether trainable variables read inside the
+        block are watched automatically.
+    """
+
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
+        super().__init__(watch_accessed_variables)
+        self._persistent = persistent
+        self._used = False
+
+    def __enter__(self) -> "GradientTape":
+        if self._recording:
+            raise ValueError(
+                "Tape is still recording, This can happen if you try to re-enter an already-active tape."
+            )
+        self._entered = True
+        self._push()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self._recording:
+            self._pop()
+
+    def watch(self, tensor: Any) -> None:
+        """Ensures `tensor` (a Tensor, Variable or nest of them) is traced by this tape.
+
+        Raises:
+          ValueError: if an element is not a Tensor or Variable.
+        """
+        if not self._entered:
+            raise AttributeError("'NoneType' object has no attribute '_tape'")
+        for value in nest.flatten(tensor):
+            if isinstance(value, (Tensor, Variable)) and not value._dtype.is_trainable:
+                tf_logging.warn_first_n(
+                    f"The dtype of the watched tensor must be floating (e.g. tf.float32), got {value._dtype!r}", 5
+                )
+            if self._recording or not self._used:
+                self._watch_one(value)
+            elif not isinstance(value, (Tensor, Variable)):
+                self._watch_one(value)
+
+    @contextlib.contextmanager
+    def stop_recording(self) -> Iterator[None]:
+        """Temporarily stops recording: ops run inside are not recorded by this tape.
+
+        Raises:
+          RuntimeError: if the tape was never entered.
+          ValueError: if the tape is not recording.
+        """
+        if not self._entered:
+            raise RuntimeError("Trying to stop recording a tape which is not recording.")
+        if not self._recording:
+            raise ValueError("Tape is not recording.")
+        self._pop()
+        try:
+            yield
+        finally:
+            if not self._used:
+                self._push()
+
+    def reset(self) -> None:
+        """Clears everything recorded and watched so far.
+
+        Raises:
+          ValueError: if the tape is not recording.
+        """
+        if not self._recording:
+            raise ValueError("Tape is not recording.")
+        self._clear()
+        self._watched_vars = {}
+        self._explicit_vars = set()
+
+    def watched_variables(self) -> tuple:
+        """The variables this tape watched, in creation order."""
+        return tuple(sorted(self._watched_vars.values(), key=lambda v: v._order))
+
+    def _start_computation(self, message: str = _ONE_SHOT) -> None:
+        if not self._entered or self._used:
+            raise RuntimeError(message)
+        if self._recording:
+            if self._persistent:
+                tf_logging.warn_first_n(_PERSISTENT_INSIDE, 1)
+            else:
+                self._pop()
+
+    def _finish_computation(self) -> None:
+        if not self._persistent:
+            self._used = True
+            self._clear()
+
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+                 unconnected_gradients: Any = UnconnectedGradients.NONE) -> Any:
+        """Computes the gradient of `target` with respect to `sources`.
+
+        Args:
+          target: a Tensor or Variable, or a nest of them; several or non-scalar
+            targets are summed.
+          sources: a Tensor or Variable, or a nest of them.
+          output_gradients: one cotangent per flattened target (default ones).
+          unconnected_gradients: `'none'` (default) or `'zero'`: what an
+            unconnected source gets.
+
+        Returns:
+          Gradients in the structure of `sources`; `None` for unconnected ones.
+
+        Raises:
+          RuntimeError: on a second call to a non-persistent tape.
+          TypeError: if `target` is None.
+          ValueError: for an unknown `unconnected_gradients`.
+        """
+        self._start_computation()
+        if target is None:
+            raise TypeError(
+                "Argument `target` should be a list or nested structure of Tensors, Variables or "
+                "CompositeTensors to be differentiated, but received None."
+            )
+        unconnected = parse_unconnected(unconnected_gradients)
+        flat_targets = nest.flatten(target)
+        flat_sources = nest.flatten(sources)
+        for value in flat_targets + flat_sources:
+            _check_differentiable_arg(value)
+        seeds = _seeds(flat_targets, output_gradients)
+        request = diff.Request(self, flat_targets, flat_sources)
+        values = diff.differentiate(self, diff.GRADIENT, request, seeds)
+        by_source = dict(zip(request.connected, values))
+        results = []
+        for position in request.source_positions:
+            source = request.sources[position]
+            result = by_source.get(position)
+            if result is None:
+                if position in request.identity:
+                    result = _filled(source, 1)
+                elif unconnected is UnconnectedGradients.ZERO:
+                    result = _filled(source, 0)
+            results.append(result)
+        self._finish_computation()
+        return nest.pack_sequence_as(sources, results)
+
+    def jacobian(self, target: Any, sources: Any, unconnected_gradients: Any = UnconnectedGradients.NONE,
+                 parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Any:
+        """Computes the jacobian of `target` with respect to each source.
+
+        Each result has shape `target.shape + source.shape`.
+        """
+        del parallel_iterations
+        if not experimental_use_pfor and not self._persistent:
+            raise RuntimeError(
+                "GradientTape must be created with persistent=True to compute the jacobian with eager "
+                "execution enabled and with  experimental_use_pfor set to False."
+            )
+        self._start_computation()
+        unconnected = parse_unconnected(unconnected_gradients)
+        if isinstance(target, (list, tuple, dict)):
+            raise AttributeError(f"'{type(target).__name__}' object has no attribute 'shape'")
+        _check_differentiable_arg(target)
+        flat_sources = nest.flatten(sources)
+        for value in flat_sources:
+            _check_differentiable_arg(value)
+        request = diff.Request(self, [target], flat_sources)
+        by_source = dict(zip(request.connected, diff.differentiate(self, diff.JACOBIAN, request)))
+        results = []
+        for position in request.source_positions:
+            source = request.sources[position]
+            result = by_source.get(position)
+            if result is None and unconnected is UnconnectedGradients.ZERO:
+                result = _zeros(tuple(target._shape) + tuple(source._shape), target._dtype)
+            results.append(result)
+        self._finish_computation()
+        return nest.pack_sequence_as(sources, results)
+
+    def batch_jacobian(self, target: Any, source: Any,
+                       unconnected_gradients: Any = UnconnectedGradients.NONE,
+                       parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Tensor:
+        """Computes the per-example jacobian: shape `[b] + target.shape[1:] + source.shape[1:]`.
+
+        Assumes example `i` of `target` depends only on example `i` of `source`.
+        Unconnected sources give zeros, as in TF.
+        """
+        del parallel_iterations, unconnected_gradients
+        if not experimental_use_pfor and not self._persistent:
+            raise RuntimeError(
+                "GradientTape must be created with persistent=True to compute the batch_jacobian with eager "
+                "execution enabled and  with experimental_use_pfor set to False."
+            )
+        self._start_computation(_ONE_SHOT.replace("to compute", "tocompute"))
+        _check_differentiable_arg(target)
+        _check_differentiable_arg(source)
+        for shape in (target._shape, source._shape):
+            if len(shape) < 2:
+                raise ValueError(f"Shape {TensorShapeText(shape)} must have rank at least 2")
+        if target._shape[0] != source._shape[0]:
+            raise ValueError(
+                f"Need first dimension of target shape ({TensorShapeText(target._shape)}) and source shape "
+                f"({TensorShapeText(source._shape)}) to match."
+            )
+        request = diff.Request(self, [target], [source])
+        values = diff.differentiate(self, diff.BATCH_JACOBIAN, request)
+        self._finish_computation()
+        if values:
+            return values[0]
+        return _zeros(tuple(target._shape) + tuple(source._shape[1:]), target._dtype)
+
+
+def TensorShapeText(shape: tuple) -> str:  # noqa: N802 - mirrors TensorShape's text
+    from tapeshim._src.shape import TensorShape
+
+    return str(TensorShape(shape))
+
+
+def _zeros(shape: tuple, dtype: Any) -> Tensor:
+    return Tensor(jnp.zeros(shape, dtype._np), shape, dtype)
+
+
+def _filled(source: Any, fill: int) -> Tensor:
+    shape = tuple(source._shape)
+    return Tensor(jnp.full(shape, fill, source._dtype._np), shape, source._dtype)
+
+
+_TF_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
+
+
+def tf_type_name(dtype: Any) -> str:
+    """The dtype name TF's kernels use in error messages (`float`, `double`, `int32`)."""
+    return _TF_TYPE_NAMES.get(dtype.name, dtype.name)
+
+
+def _seeds(flat_targets: list, output_gradients: Any) -> list:
+    """Converts `output_gradients` to one optional seed per flattened target."""
+    if output_gradients is None:
+        return [None] * len(flat_targets)
+    if not isinstance(output_gradients, (list, tuple)) or isinstance(output_gradients, Tensor):
+        output_gradients = [output_gradients]
+    flat = nest.flatten(output_gradients) if len(flat_targets) > 1 else list(output_gradients)
+    if len(flat_targets) == 1 and len(flat) > 1 and not any(isinstance(v, (Tensor, Variable)) for v in flat):
+        flat = [output_gradients]
+    seeds: list = []
+    for target, value in zip(flat_targets, flat):
+        seed = convert_to_tensor(value)
+        if seed._dtype != target._dtype:
+            raise errors.invalid_argument(
+                f"cannot compute Mul as input #1(zero-based) was expected to be a {tf_type_name(target._dtype)} "
+                f"tensor but is a {tf_type_name(seed._dtype)} tensor",
+                "Mul",
+            )
+        try:
+            import numpy as np
+
+            broadcast = np.broadcast_shapes(tuple(seed._shape), tuple(target._shape))
+        except ValueError:
+            broadcast = None
+        if broadcast != tuple(target._shape):
+            raise errors.invalid_argument(
+                f"Incompatible shapes: {list(target._shape)} vs. {list(seed._shape)}".replace(" ", "", 0), "Mul"
+            )
+        seeds.append(seed)
+    seeds.extend([None] * (len(flat_targets) - len(seeds)))
+    return seeds

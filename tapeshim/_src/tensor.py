@@ -1,0 +1,455 @@
+"""`Tensor`: an immutable value that is either a `jax.Array` or a lazy tape node.
+
+A tensor produced inside a recording tape from a watched input is *lazy*: its
+shape and dtype are known at once, and its value is computed on demand by one
+compiled program (see `replay.py`).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections import OrderedDict
+from typing import Any, Callable, Sequence
+
+import jax
+import numpy as np
+
+from tapeshim._src import dtypes
+from tapeshim._src.dtypes import DType
+from tapeshim._src.shape import TensorShape
+from tapeshim._src.state import next_tensor_id
+
+
+class Node:
+    """One recorded op: a pure JAX function of its input tensors' values.
+
+    Attributes:
+      fn: `fn(*arrays) -> tuple of arrays`, the op with its static arguments bound.
+      key: hashable identity of `fn` (op name and static arguments), part of the
+        compiled-program cache key.
+      inputs: the input tensors.
+      out_tids: the ids of the output tensors.
+    """
+
+    __slots__ = ("fn", "key", "inputs", "out_tids")
+
+    def __init__(self, fn: Callable[..., tuple], key: Any, inputs: tuple, out_tids: tuple) -> None:
+        self.fn = fn
+        self.key = key
+        self.inputs = inputs
+        self.out_tids = out_tids
+
+
+class TensorOperators:
+    """Python operators shared by `Tensor` and `Variable`; each calls the op table."""
+
+    __slots__ = ()
+
+    def __add__(self, other: Any) -> "Tensor":
+        return math_ops.add(self, other)
+
+    def __radd__(self, other: Any) -> "Tensor":
+        return math_ops.add(other, self)
+
+    def __sub__(self, other: Any) -> "Tensor":
+        return math_ops.subtract(self, other)
+
+    def __rsub__(self, other: Any) -> "Tensor":
+        return math_ops.subtract(other, self)
+
+    def __mul__(self, other: Any) -> "Tensor":
+        return math_ops.multiply(self, other)
+
+    def __rmul__(self, other: Any) -> "Tensor":
+        return math_ops.multiply(other, self)
+
+    def __truediv__(self, other: Any) -> "Tensor":
+        return math_ops.truediv(self, other)
+
+    def __rtruediv__(self, other: Any) -> "Tensor":
+        return math_ops.truediv(other, self)
+
+    def __floordiv__(self, other: Any) -> "Tensor":
+        return math_ops.floordiv(self, other)
+
+    def __rfloordiv__(self, other: Any) -> "Tensor":
+        return math_ops.floordiv(other, self)
+
+    def __mod__(self, other: Any) -> "Tensor":
+        return math_ops.floormod(self, other)
+
+    def __rmod__(self, other: Any) -> "Tensor":
+        return math_ops.floormod(other, self)
+
+    def __pow__(self, other: Any) -> "Tensor":
+        return math_ops.pow(self, other)
+
+    def __rpow__(self, other: Any) -> "Tensor":
+        return math_ops.pow(other, self)
+
+    def __matmul__(self, other: Any) -> "Tensor":
+        return math_ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> "Tensor":
+        return math_ops.matmul(other, self)
+
+    def __neg__(self) -> "Tensor":
+        return math_ops.negative(self)
+
+    def __pos__(self) -> "Tensor":
+        return math_ops.identity(self)
+
+    def __abs__(self) -> "Tensor":
+        return math_ops.abs(self)
+
+    def __invert__(self) -> "Tensor":
+        return math_ops.logical_not(self)
+
+    def __and__(self, other: Any) -> "Tensor":
+        return math_ops.logical_and(self, other)
+
+    def __rand__(self, other: Any) -> "Tensor":
+        return math_ops.logical_and(other, self)
+
+    def __or__(self, other: Any) -> "Tensor":
+        return math_ops.logical_or(self, other)
+
+    def __ror__(self, other: Any) -> "Tensor":
+        return math_ops.logical_or(other, self)
+
+    def __xor__(self, other: Any) -> "Tensor":
+        return math_ops.logical_xor(self, other)
+
+    def __lt__(self, other: Any) -> "Tensor":
+        return math_ops.less(self, other)
+
+    def __le__(self, other: Any) -> "Tensor":
+        return math_ops.less_equal(self, other)
+
+    def __gt__(self, other: Any) -> "Tensor":
+        return math_ops.greater(self, other)
+
+    def __ge__(self, other: Any) -> "Tensor":
+        return math_ops.greater_equal(self, other)
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        return math_ops.tensor_equals(self, other)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        return math_ops.tensor_not_equals(self, other)
+
+    def __getitem__(self, key: Any) -> "Tensor":
+        return array_ops.getitem(self, key)
+
+
+class Tensor(TensorOperators):
+    """A multidimensional array, as `tf.Tensor`.
+
+    Tensors are immutable. Read the value with `.numpy()`; `shape` and `dtype`
+    are always known, even before a lazy tensor's value is computed.
+    """
+
+    __slots__ = ("_value", "_node", "_tid", "_shape", "_dtype", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, value: jax.Array | None, shape: tuple, dtype: DType, node: Node | None = None,
+                 tid: int | None = None) -> None:
+        self._value = value
+        self._node = node
+        self._tid = next_tensor_id() if tid is None else tid
+        self._shape = shape
+        self._dtype = dtype
+
+    # -- metadata -------------------------------------------------------
+    @property
+    def dtype(self) -> DType:
+        return self._dtype
+
+    @property
+    def shape(self) -> TensorShape:
+        return TensorShape(self._shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def name(self) -> str:
+        raise AttributeError("Tensor.name is undefined when eager execution is enabled.")
+
+    def get_shape(self) -> TensorShape:
+        return self.shape
+
+    def ref(self) -> "_TensorRef":
+        return _TensorRef(self)
+
+    # -- values ---------------------------------------------------------
+    @property
+    def value(self) -> jax.Array:
+        """The `jax.Array` holding this tensor's value (computed if lazy)."""
+        if self._value is None:
+            from tapeshim._src import replay
+
+            replay.force([self])
+        return self._value
+
+    def numpy(self) -> Any:
+        """Returns the value as a numpy array, or a numpy scalar for a scalar."""
+        array = np.array(self.value)
+        return array[()] if array.ndim == 0 else array
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        array = np.asarray(self.value)
+        return array if dtype is None else array.astype(dtype)
+
+    def __jax_array__(self) -> jax.Array:
+        return self.value
+
+    def __float__(self) -> float:
+        return float(self.numpy())
+
+    def __int__(self) -> int:
+        return int(self.numpy())
+
+    def __index__(self) -> int:
+        if not self._dtype.is_integer:
+            raise TypeError(f"Only integer scalar tensors can be used as an index, got {self._dtype!r}")
+        return int(self.numpy())
+
+    def __complex__(self) -> complex:
+        return complex(self.numpy())
+
+    def __bool__(self) -> bool:
+        return bool(self.numpy())
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("Scalar tensor has no `len()`")
+        return self._shape[0]
+
+    def __iter__(self) -> Any:
+        if not self._shape:
+            raise TypeError("Cannot iterate over a scalar tensor.")
+        return (self[i] for i in range(self._shape[0]))
+
+    def __hash__(self) -> int:
+        raise TypeError("Tensor is unhashable. Instead, use tensor.ref() as the key.")
+
+    def __reduce__(self) -> tuple:
+        return convert_to_tensor, (self.numpy(),)
+
+    def __copy__(self) -> "Tensor":
+        return self
+
+    def __deepcopy__(self, memo: Any) -> "Tensor":
+        return self
+
+    # -- printing -------------------------------------------------------
+    def __str__(self) -> str:
+        text = str(self.numpy())
+        if "\n" in text:
+            text = "\n" + text
+        return f"tf.Tensor({text}, shape={self.shape}, dtype={self._dtype.name})"
+
+    def __repr__(self) -> str:
+        return f"<tf.Tensor: shape={self.shape}, dtype={self._dtype.name}, numpy={numpy_text(self.numpy())}>"
+
+
+def numpy_text(value: Any) -> str:
+    """TF's rendering of a numpy value inside a repr."""
+    if isinstance(value, np.ndarray):
+        text = repr(value)
+        return "\n" + text if "\n" in text else text
+    return str(value)
+
+
+class _TensorRef:
+    """A hashable reference to a tensor (`Tensor.ref()`)."""
+
+    __slots__ = ("_tensor",)
+
+    def __init__(self, tensor: Tensor) -> None:
+        self._tensor = tensor
+
+    def deref(self) -> Tensor:
+        return self._tensor
+
+    def __hash__(self) -> int:
+        return self._tensor._tid
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _TensorRef) and other._tensor is self._tensor
+
+
+def concrete(value: jax.Array) -> Tensor:
+    """Wraps a computed `jax.Array` in a Tensor."""
+    return Tensor(value, value.shape, dtypes.from_numpy(value.dtype))
+
+
+# -- conversion -----------------------------------------------------------
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_constant_cache: OrderedDict = OrderedDict()
+_CONSTANT_CACHE_SIZE = 1024
+
+
+def _default_numpy(value: Any) -> np.ndarray:
+    """Converts a Python value to numpy with TF's default dtypes."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.asarray(value)
+    if isinstance(value, bool):
+        return np.asarray(value, np.bool_)
+    if isinstance(value, numbers.Integral):
+        fits = _INT32_MIN <= value <= _INT32_MAX
+        return np.asarray(value, np.int32 if fits else np.int64)
+    if isinstance(value, float):
+        return np.asarray(value, np.float32)
+    if isinstance(value, complex):
+        return np.asarray(value, np.complex128)
+    if isinstance(value, (list, tuple)):
+        array = np.asarray(value)
+        if array.dtype == np.float64:
+            return array.astype(np.float32)
+        if array.dtype == np.int64 and array.size and _INT32_MIN <= array.min() and array.max() <= _INT32_MAX:
+            return array.astype(np.int32)
+        if array.dtype == np.int64 and not array.size:
+            return array.astype(np.float32)
+        if array.dtype.kind in "biufc":
+            return array
+    raise ValueError(
+        f"Attempt to convert a value ({value!r}) with an unsupported type ({type(value)}) to a Tensor."
+    )
+
+
+def _numpy_as(value: Any, dtype: DType) -> np.ndarray:
+    """Converts a Python or numpy value to `dtype`, refusing lossy Python casts as TF does."""
+    array = _default_numpy(value)
+    target = dtype._np
+    if not isinstance(value, (np.ndarray, np.generic)):
+        lossy = (
+            (array.dtype.kind == "f" and target.kind in "iub" and not np.all(np.mod(array, 1) == 0))
+            or (array.dtype.kind == "c" and target.kind != "c")
+            or (array.dtype.kind in "iuf" and target.kind == "b")
+        )
+        if lossy:
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+    with np.errstate(all="ignore"):
+        return array.astype(target)
+
+
+def _contains_tensor(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(_contains_tensor(v) for v in value)
+    return isinstance(value, Tensor) or hasattr(value, "_read_for_op")
+
+
+def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, name: str | None = None) -> Tensor:
+    """Converts `value` to a `Tensor`, as `tf.convert_to_tensor`.
+
+    Args:
+      value: a Tensor, Variable, numpy array, Python scalar or nested list.
+      dtype: the required dtype; a Tensor of another dtype raises `ValueError`.
+      dtype_hint: the dtype to use when `value` has none of its own and can be
+        converted to it; otherwise the default conversion applies.
+      name: ignored (eager execution has no op names).
+
+    Returns:
+      A `Tensor`.
+
+    Raises:
+      ValueError: if `value` cannot be converted, or is a tensor of another dtype.
+      TypeError: if a Python value cannot be converted to `dtype` without loss.
+    """
+    del name
+    if isinstance(value, Tensor):
+        tensor = value
+    elif hasattr(value, "_read_for_op"):
+        tensor = value._read_for_op()
+    else:
+        if dtype is not None:
+            return _python_constant(value, dtypes.as_dtype(dtype))
+        if dtype_hint is not None:
+            try:
+                return _python_constant(value, dtypes.as_dtype(dtype_hint))
+            except (TypeError, ValueError):
+                pass
+        return _python_constant(value, None)
+    if dtype is not None and dtypes.as_dtype(dtype) != tensor._dtype:
+        raise ValueError(
+            f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name} for Tensor with dtype "
+            f"{tensor._dtype.name}: {tensor!r}"
+        )
+    return tensor
+
+
+def _python_constant(value: Any, dtype: DType | None) -> Tensor:
+    if _contains_tensor(value):
+        from tapeshim._src.ops import array_ops
+
+        return array_ops.pack_nested(value, dtype)
+    scalar = isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic)
+    if scalar:
+        key = (type(value), value, dtype)
+        cached = _constant_cache.get(key)
+        if cached is not None:
+            return Tensor(cached, (), cached_dtype(cached))
+    array = _default_numpy(value) if dtype is None else _numpy_as(value, dtype)
+    jax_value = jax.device_put(array)
+    if scalar:
+        if len(_constant_cache) >= _CONSTANT_CACHE_SIZE:
+            _constant_cache.popitem(last=False)
+        _constant_cache[key] = jax_value
+    return Tensor(jax_value, array.shape, dtypes.from_numpy(array.dtype))
+
+
+def cached_dtype(value: jax.Array) -> DType:
+    return dtypes.from_numpy(value.dtype)
+
+
+def constant(value: Any, dtype: Any = None, shape: Sequence[int] | None = None, name: str | None = None) -> Tensor:
+    """Creates a constant tensor, as `tf.constant`.
+
+    Args:
+      value: a Python scalar, nested list, numpy array or Tensor.
+      dtype: the result's dtype; the value is cast to it.
+      shape: an optional shape; a scalar value is broadcast to it, a value with
+        as many elements is reshaped to it.
+      name: ignored.
+
+    Returns:
+      A concrete `Tensor`.
+    """
+    del name
+    if isinstance(value, Tensor) or hasattr(value, "_read_for_op"):
+        tensor = convert_to_tensor(value)
+        array = np.asarray(tensor.value)
+        if dtype is not None:
+            array = array.astype(dtypes.as_dtype(dtype)._np)
+    elif dtype is not None:
+        array = _numpy_as(value, dtypes.as_dtype(dtype)) if not isinstance(value, (np.ndarray, np.generic)) \
+            else np.asarray(value).astype(dtypes.as_dtype(dtype)._np)
+    else:
+        array = _default_numpy(value)
+    if shape is not None:
+        shape = tuple(int(d) for d in shape)
+        if array.size == 1:
+            array = np.broadcast_to(array.reshape(()), shape)
+        elif array.size == int(np.prod(shape)):
+            array = array.reshape(shape)
+        else:
+            raise TypeError(
+                f"Eager execution of tf.constant with unsupported shape. Tensor {value!r} "
+                f"(converted from {value!r}) has {array.size} elements, but got `shape` {shape} "
+                f"with {int(np.prod(shape))} elements)."
+            )
+    jax_value = jax.device_put(np.ascontiguousarray(array))
+    return Tensor(jax_value, array.shape, dtypes.from_numpy(array.dtype))
+
+
+def is_tensor(value: Any) -> bool:
+    """True for Tensors and Variables, as `tf.is_tensor`."""
+    return isinstance(value, Tensor) or hasattr(value, "_read_for_op")
+
+
+# The op modules need `Tensor`, so they are imported once it exists; the
+# operator methods of `TensorOperators` look them up at call time.
+from tapeshim._src.ops import array_ops, math_ops  # noqa: E402

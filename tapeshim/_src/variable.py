@@ -1,0 +1,206 @@
+"""`Variable`: mutable state whose reads inside a tape are watched."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable
+
+import jax
+import numpy as np
+
+from tapeshim._src import dtypes
+from tapeshim._src.shape import TensorShape
+from tapeshim._src.state import _thread_state
+from tapeshim._src.tensor import Tensor, TensorOperators, convert_to_tensor, numpy_text
+
+_creation_order = itertools.count()
+
+
+class Variable(TensorOperators):
+    """A mutable tensor, as `tf.Variable`.
+
+    Reading a trainable variable inside a `GradientTape` watches it. Each read
+    records the value at that moment; a later `assign` does not change what was
+    recorded.
+
+    Args:
+      initial_value: a Tensor, a value convertible to one, or a callable
+        returning one.
+      trainable: whether tapes watch the variable automatically (default True).
+      name: the variable's name; `name` reads back as `"<name>:0"`.
+      dtype: the dtype to convert `initial_value` to.
+      shape: accepted for compatibility; must be compatible with the value.
+    """
+
+    __slots__ = ("_value", "_shape", "_dtype", "_trainable", "_name", "_order", "constraint", "__weakref__")
+
+    def __init__(self, initial_value: Any = None, trainable: bool | None = None, validate_shape: bool = True,
+                 caching_device: Any = None, name: str | None = None, variable_def: Any = None,
+                 dtype: Any = None, import_scope: Any = None, constraint: Callable | None = None,
+                 synchronization: Any = None, aggregation: Any = None, shape: Any = None,
+                 experimental_enable_variable_lifting: bool = True) -> None:
+        del validate_shape, caching_device, variable_def, import_scope, synchronization, aggregation
+        del experimental_enable_variable_lifting
+        if initial_value is None:
+            raise ValueError("The `initial_value` arg (None) must be specified.")
+        if callable(initial_value):
+            initial_value = initial_value()
+        if isinstance(initial_value, Variable):
+            initial_value = initial_value._plain_read()
+        tensor = convert_to_tensor(initial_value, dtype=dtype)
+        if shape is not None and not TensorShape(shape).is_compatible_with(tensor._shape):
+            raise ValueError(
+                f"The initial value's shape ({TensorShape(tensor._shape)}) is not compatible with "
+                f"the explicitly supplied `shape` argument ({TensorShape(shape)})."
+            )
+        self._value: jax.Array = tensor.value
+        self._shape = tensor._shape
+        self._dtype = tensor._dtype
+        self._trainable = True if trainable is None else bool(trainable)
+        self._name = (name or "Variable") + ":0"
+        self._order = next(_creation_order)
+        self.constraint = constraint
+
+    # -- reads ----------------------------------------------------------
+    def _plain_read(self) -> Tensor:
+        """The current value as a Tensor, without telling any tape."""
+        return Tensor(self._value, self._shape, self._dtype)
+
+    def _read_for_op(self) -> Tensor:
+        """Reads the value, letting every recording tape watch the read."""
+        tensor = Tensor(self._value, self._shape, self._dtype)
+        for recorder in _thread_state.recorders:
+            recorder._variable_read(self, tensor)
+        return tensor
+
+    def read_value(self) -> Tensor:
+        """Returns the current value as a Tensor (a watched read inside a tape)."""
+        return self._read_for_op()
+
+    def value(self) -> Tensor:
+        return self._read_for_op()
+
+    def numpy(self) -> Any:
+        return self._read_for_op().numpy()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self._read_for_op().__array__(dtype)
+
+    def __jax_array__(self) -> jax.Array:
+        return self._value
+
+    def __float__(self) -> float:
+        return float(self._read_for_op())
+
+    def __int__(self) -> int:
+        return int(self._read_for_op())
+
+    def __bool__(self) -> bool:
+        return bool(self._read_for_op())
+
+    def __index__(self) -> int:
+        return self._read_for_op().__index__()
+
+    def __len__(self) -> int:
+        return len(self._plain_read())
+
+    def __iter__(self) -> Any:
+        return iter(self._read_for_op())
+
+    def __hash__(self) -> int:
+        raise TypeError("Variable is unhashable. Instead, use variable.ref() as the key.")
+
+    def ref(self) -> "_VariableRef":
+        return _VariableRef(self)
+
+    # -- metadata -------------------------------------------------------
+    @property
+    def dtype(self) -> dtypes.DType:
+        return self._dtype
+
+    @property
+    def shape(self) -> TensorShape:
+        return TensorShape(self._shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def get_shape(self) -> TensorShape:
+        return self.shape
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @property
+    def device(self) -> str:
+        return "/job:localhost/replica:0/task:0/device:CPU:0"
+
+    # -- writes ---------------------------------------------------------
+    def _new_value(self, value: Any) -> jax.Array:
+        tensor = convert_to_tensor(value, dtype=self._dtype)
+        if tensor._shape != self._shape:
+            raise ValueError(
+                f"Cannot assign value to variable ' {self._name}': Shape mismatch.The variable shape "
+                f"{TensorShape(self._shape)}, and the assigned value shape {TensorShape(tensor._shape)} "
+                "are incompatible."
+            )
+        return tensor.value
+
+    def assign(self, value: Any, use_locking: bool | None = None, name: str | None = None,
+               read_value: bool = True) -> "Variable | None":
+        """Sets the variable to `value` (same dtype and shape).
+
+        Raises:
+          ValueError: if `value`'s dtype or shape differ from the variable's.
+        """
+        self._value = self._new_value(value)
+        return self if read_value else None
+
+    def assign_add(self, delta: Any, use_locking: bool | None = None, name: str | None = None,
+                   read_value: bool = True) -> "Variable | None":
+        """Adds `delta` to the variable."""
+        from tapeshim._src.ops import math_ops
+
+        delta = convert_to_tensor(delta, dtype=self._dtype)
+        self._value = self._new_value(math_ops.add(self._plain_read(), delta))
+        return self if read_value else None
+
+    def assign_sub(self, delta: Any, use_locking: bool | None = None, name: str | None = None,
+                   read_value: bool = True) -> "Variable | None":
+        """Subtracts `delta` from the variable."""
+        from tapeshim._src.ops import math_ops
+
+        delta = convert_to_tensor(delta, dtype=self._dtype)
+        self._value = self._new_value(math_ops.subtract(self._plain_read(), delta))
+        return self if read_value else None
+
+    # -- printing -------------------------------------------------------
+    def __repr__(self) -> str:
+        return (f"<tf.Variable '{self._name}' shape={TensorShape(self._shape)} dtype={self._dtype.name}, "
+                f"numpy={numpy_text(self._plain_read().numpy())}>")
+
+    __str__ = __repr__
+
+
+class _VariableRef:
+    """A hashable reference to a variable (`Variable.ref()`)."""
+
+    __slots__ = ("_variable",)
+
+    def __init__(self, variable: Variable) -> None:
+        self._variable = variable
+
+    def deref(self) -> Variable:
+        return self._variable
+
+    def __hash__(self) -> int:
+        return id(self._variable)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _VariableRef) and other._variable is self._variable

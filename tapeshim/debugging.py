@@ -1,0 +1,1 @@
+"""`tf.debugging`: (filled in by the op-surface issue)."""
