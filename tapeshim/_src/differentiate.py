@@ -54,25 +54,28 @@ class Request:
             for tid in tids:
                 occurrences[tid] = occurrences.get(tid, ()) + (i,)
         self.targets: list[Tensor] = []
-        self.identity: set[int] = set()
         for target in targets:
             if isinstance(target, Variable):
                 tensor = target._plain_read()
+                position = index_of.get(id(target))
+                if position is not None:
+                    occurrences[tensor._tid] = occurrences.get(tensor._tid, ()) + (position,)
             else:
                 tensor = target
-            position = index_of.get(id(target))
-            if position is not None:
-                occurrences[tensor._tid] = occurrences.get(tensor._tid, ()) + (position,)
-                self.identity.add(position)
             self.targets.append(tensor)
+        # A source that is itself a target gets the identity, watched or not (even int ones).
+        self.identity = {i for t in self.targets for i in occurrences.get(t._tid, ())}
         self.occurrences = occurrences
         self.plan = Plan(self.targets, recorder._tracked, occurrences)
         self.target_slots = tuple(self.plan.slot_of[t._tid] for t in self.targets)
         self.trainable = tuple(k for k, t in enumerate(self.targets) if t._dtype.is_trainable)
         reached = self.plan.reached_slots([self.target_slots[k] for k in self.trainable])
+        tracked = recorder._tracked
         self.connected = tuple(
             i for i, source in enumerate(self.sources)
-            if source._dtype.is_trainable and any(s in reached for s in self.plan.occ_slots.get(i, ()))
+            if source._dtype.is_trainable and (
+                i in self.identity
+                or any(self.plan.tid_at[s] in tracked and s in reached for s in self.plan.occ_slots.get(i, ())))
         )
 
 
@@ -111,14 +114,19 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
     else:
         out_avals = source_avals
     inputs = tuple(plan.leaves) + tuple(seed_tensors)
-    tracking = registry.tracking_recorders(inputs)
-    if tracking:
+    if registry.tracking_recorders(inputs):
         n_leaves = len(plan.leaves)
 
         def recorded(*values: jax.Array) -> tuple:
             return tuple(raw(list(values[:n_leaves]), list(values[n_leaves:]))[1])
 
-        return list(registry.record(recorded, ("program", key), inputs, out_avals, tracking))
+        if mode == JVP:
+            dependencies = [set(range(n_leaves))]
+        else:
+            dependencies = plan.source_dependencies(connected)
+        output_inputs = [[plan.leaves[i] for i in deps] + seed_tensors for deps in dependencies]
+        output_tracking = [registry.tracking_recorders(tensors) for tensors in output_inputs]
+        return list(registry.record(recorded, ("program", key), inputs, out_avals, output_tracking))
     leaf_values = [t._value for t in plan.leaves]
     aux, results = jitted(leaf_values, [s.value for s in seed_tensors])
     for tensor, value in zip(request.targets, aux):

@@ -133,11 +133,21 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
 
 
 def record(fn: Callable[..., tuple], key: Any, inputs: tuple, avals: tuple, tracking: list) -> tuple:
-    """Creates lazy outputs for a recorded op and marks them tracked by `tracking`."""
+    """Creates lazy outputs for a recorded op and marks them tracked.
+
+    Args:
+      tracking: the recorders that track every (trainable) output, or, as a list
+        of lists, the recorders tracking each output.
+    """
     out_tids = tuple(next_tensor_id() for _ in avals)
     node = Node(fn, key, inputs, out_tids)
     outputs = tuple(Tensor(None, shape, dtype, node, tid) for tid, (shape, dtype) in zip(out_tids, avals))
-    if tracking:
+    if tracking and isinstance(tracking[0], list):
+        for output, recorders in zip(outputs, tracking):
+            if output._dtype.is_trainable:
+                for recorder in recorders:
+                    recorder._tracked.add(output._tid)
+    elif tracking:
         trainable = [t._tid for t in outputs if t._dtype.is_trainable]
         for recorder in tracking:
             recorder._tracked.update(trainable)

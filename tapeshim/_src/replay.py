@@ -49,7 +49,7 @@ class Plan:
       slot_of: tensor id -> slot.
     """
 
-    __slots__ = ("leaves", "steps", "key", "slot_of", "occ_slots")
+    __slots__ = ("leaves", "steps", "key", "slot_of", "occ_slots", "tid_at")
 
     def __init__(self, roots: Sequence[Tensor], tracked: set | None, occurrences: dict | None) -> None:
         leaves: list[Tensor] = []
@@ -57,6 +57,7 @@ class Plan:
         key: list[tuple] = []
         slot_of: dict[int, int] = {}
         occ_slots: dict[int, list[int]] = {}
+        tid_at: list[int] = []
         emitted: set[int] = set()
         n_slots = 0
         stack: list[tuple[Tensor, bool]] = [(t, False) for t in reversed(roots)]
@@ -80,6 +81,7 @@ class Plan:
                 for out_tid in node.out_tids:
                     slot = n_slots
                     n_slots += 1
+                    tid_at.append(out_tid)
                     slot_of.setdefault(out_tid, slot)
                     out_slots.append(slot)
                     occ = occurrences.get(out_tid, ()) if occurrences else ()
@@ -92,6 +94,7 @@ class Plan:
             else:
                 slot = n_slots
                 n_slots += 1
+                tid_at.append(tid)
                 slot_of[tid] = slot
                 occ = occurrences.get(tid, ()) if occurrences else ()
                 for source in occ:
@@ -104,6 +107,42 @@ class Plan:
         self.key = tuple(key)
         self.slot_of = slot_of
         self.occ_slots = occ_slots
+        self.tid_at = tid_at
+
+    def source_dependencies(self, connected: Sequence[int]) -> list[set[int]]:
+        """For each connected source, the leaf indices its gradient can depend on.
+
+        These are the leaves feeding the nodes the source influences (the nodes on
+        its paths to the targets), so a recorded gradient output is watched only
+        by tapes that watch one of them, as TF records only the ops it runs.
+        """
+        slot_step = {}
+        for index, step in enumerate(self.steps):
+            for slot in ((step[1],) if step[0] == LEAF else step[3]):
+                slot_step[slot] = index
+        result = []
+        for source in connected:
+            influenced = set(self.occ_slots.get(source, ()))
+            frontier: list[int] = []
+            for step in self.steps:
+                if step[0] == NODE and any(s in influenced for s in step[2]):
+                    influenced.update(step[3])
+                    frontier.extend(step[2])
+            frontier.extend(self.occ_slots.get(source, ()))
+            leaves: set[int] = set()
+            seen: set[int] = set()
+            while frontier:
+                slot = frontier.pop()
+                if slot in seen:
+                    continue
+                seen.add(slot)
+                step = self.steps[slot_step[slot]]
+                if step[0] == LEAF:
+                    leaves.add(step[2])
+                else:
+                    frontier.extend(step[2])
+            result.append(leaves)
+        return result
 
     def reached_slots(self, target_slots: Sequence[int]) -> set[int]:
         """Slots from which a target is reachable through tracked nodes."""

@@ -334,11 +334,7 @@ def _seeds(flat_targets: list, output_gradients: Any) -> list:
     """Converts `output_gradients` to one optional seed per flattened target."""
     if output_gradients is None:
         return [None] * len(flat_targets)
-    if not isinstance(output_gradients, (list, tuple)) or isinstance(output_gradients, Tensor):
-        output_gradients = [output_gradients]
-    flat = nest.flatten(output_gradients) if len(flat_targets) > 1 else list(output_gradients)
-    if len(flat_targets) == 1 and len(flat) > 1 and not any(isinstance(v, (Tensor, Variable)) for v in flat):
-        flat = [output_gradients]
+    flat = nest.flatten(output_gradients)
     seeds: list = []
     for target, value in zip(flat_targets, flat):
         seed = convert_to_tensor(value)

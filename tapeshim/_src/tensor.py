@@ -441,7 +441,7 @@ def constant(value: Any, dtype: Any = None, shape: Sequence[int] | None = None, 
                 f"(converted from {value!r}) has {array.size} elements, but got `shape` {shape} "
                 f"with {int(np.prod(shape))} elements)."
             )
-    jax_value = jax.device_put(np.ascontiguousarray(array))
+    jax_value = jax.device_put(np.array(array, order="C"))
     return Tensor(jax_value, array.shape, dtypes.from_numpy(array.dtype))
 
 

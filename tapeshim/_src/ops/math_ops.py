@@ -180,7 +180,16 @@ reciprocal = _unary("reciprocal", "Reciprocal", jnp.reciprocal, what="1 / x")
 sigmoid = _unary("sigmoid", "Sigmoid", jax.nn.sigmoid, what="1 / (1 + exp(-x))")
 abs = _unary("abs", "Abs", _abs_impl, NUMERIC, what="the absolute value (gradient 0 at 0, as TF)")
 sign = _unary("sign", "Sign", jnp.sign, NUMERIC, what="the sign (its gradient is zeros, as TF)")
-round = _unary("round", "Round", jnp.round, NUMERIC, False, "round-half-to-even")
+_round = _unary("round", "Round", jnp.round, "f", False, "round-half-to-even")
+
+
+def round(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
+    """Rounds half to even, as `tf.math.round`; integer tensors come back unchanged.
+
+    This op has no gradient: gradients through it are `None`.
+    """
+    x = convert_to_tensor(x)
+    return x if x._dtype.is_integer else _round(x)
 floor = _unary("floor", "Floor", jnp.floor, "f", False)
 ceil = _unary("ceil", "Ceil", jnp.ceil, "f", False)
 rint = _unary("rint", "Rint", jnp.round, "f", False)
