@@ -10,6 +10,7 @@ program as one op on that tape (higher-order derivatives).
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 import jax
@@ -66,7 +67,7 @@ class Request:
         # A source that is itself a target gets the identity, watched or not (even int ones).
         self.identity = {i for t in self.targets for i in occurrences.get(t._tid, ())}
         self.occurrences = occurrences
-        self.plan = Plan(self.targets, recorder._tracked, occurrences)
+        self.plan = Plan(self.targets, recorder._produced, occurrences)
         self.target_slots = tuple(self.plan.slot_of[t._tid] for t in self.targets)
         self.trainable = tuple(k for k, t in enumerate(self.targets) if t._dtype.is_trainable)
         reached = self.plan.reached_slots([self.target_slots[k] for k in self.trainable])
@@ -120,12 +121,8 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
         def recorded(*values: jax.Array) -> tuple:
             return tuple(raw(list(values[:n_leaves]), list(values[n_leaves:]))[1])
 
-        if mode == JVP:
-            dependencies = [set(range(n_leaves))]
-        else:
-            dependencies = plan.source_dependencies(connected)
-        output_inputs = [[plan.leaves[i] for i in deps] + seed_tensors for deps in dependencies]
-        output_tracking = [registry.tracking_recorders(tensors) for tensors in output_inputs]
+        dependencies = _output_dependencies(key, recorded, inputs)
+        output_tracking = [registry.tracking_recorders([inputs[i] for i in deps]) for deps in dependencies]
         return list(registry.record(recorded, ("program", key), inputs, out_avals, output_tracking))
     leaf_values = [t._value for t in plan.leaves]
     aux, results = jitted(leaf_values, [s.value for s in seed_tensors])
@@ -133,6 +130,36 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
         if tensor._value is None:
             tensor._value = value
     return [Tensor(v, shape, dtype) for v, (shape, dtype) in zip(results, out_avals)]
+
+
+_DEPENDENCY_CACHE_SIZE = 512
+_dependencies: OrderedDict = OrderedDict()
+
+
+def _output_dependencies(key: Any, fn: Callable, inputs: tuple) -> list[set[int]]:
+    """Which inputs each output of `fn` depends on, read off its jaxpr (cached by `key`).
+
+    A recorded gradient's output is watched by a tape only if it depends on a
+    tensor the tape watches, as TF records only ops on watched tensors: the
+    gradient of `2 * y` with respect to `y` is a constant, not a function of `y`.
+    """
+    dependencies = _dependencies.get(key)
+    if dependencies is None:
+        structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in inputs]
+        jaxpr = jax.make_jaxpr(fn)(*structs).jaxpr
+        depends: dict[Any, frozenset] = {var: frozenset((i,)) for i, var in enumerate(jaxpr.invars)}
+        for eqn in jaxpr.eqns:
+            found: frozenset = frozenset()
+            for var in eqn.invars:
+                if not hasattr(var, "val"):  # a Literal has a value and no dependencies
+                    found = found | depends.get(var, frozenset())
+            for var in eqn.outvars:
+                depends[var] = found
+        dependencies = [set() if hasattr(v, "val") else set(depends.get(v, ())) for v in jaxpr.outvars]
+        _dependencies[key] = dependencies
+        if len(_dependencies) > _DEPENDENCY_CACHE_SIZE:
+            _dependencies.popitem(last=False)
+    return dependencies
 
 
 def _result_aval(mode: str, target_aval: tuple, source_aval: tuple) -> tuple:

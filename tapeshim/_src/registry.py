@@ -147,10 +147,12 @@ def record(fn: Callable[..., tuple], key: Any, inputs: tuple, avals: tuple, trac
             if output._dtype.is_trainable:
                 for recorder in recorders:
                     recorder._tracked.add(output._tid)
+                    recorder._produced.add(output._tid)
     elif tracking:
         trainable = [t._tid for t in outputs if t._dtype.is_trainable]
         for recorder in tracking:
             recorder._tracked.update(trainable)
+            recorder._produced.update(trainable)
     return outputs
 
 

@@ -44,14 +44,16 @@ class Plan:
       leaves: the concrete tensors the slice reads (program arguments).
       steps: `(LEAF, slot, leaf_index, occ)` or
         `(NODE, fn, in_slots, out_slots, tracked, occs)` in topological order;
-        `occ` lists the source indices occurring at a slot.
+        `tracked` says the differentiating recorder recorded the node (its
+        outputs are in the recorder's `_produced`); `occ` lists the source
+        indices occurring at a slot.
       key: the structural cache key.
       slot_of: tensor id -> slot.
     """
 
     __slots__ = ("leaves", "steps", "key", "slot_of", "occ_slots", "tid_at")
 
-    def __init__(self, roots: Sequence[Tensor], tracked: set | None, occurrences: dict | None) -> None:
+    def __init__(self, roots: Sequence[Tensor], produced: set | None, occurrences: dict | None) -> None:
         leaves: list[Tensor] = []
         steps: list[tuple] = []
         key: list[tuple] = []
@@ -67,7 +69,7 @@ class Plan:
             if tid in slot_of:
                 continue
             node = tensor._node
-            if node is not None and (tensor._value is None or (tracked is not None and tid in tracked)):
+            if node is not None and (tensor._value is None or (produced is not None and tid in produced)):
                 if id(node) in emitted:
                     continue
                 if not inputs_done:
@@ -88,7 +90,7 @@ class Plan:
                     occs.append(occ)
                     for source in occ:
                         occ_slots.setdefault(source, []).append(slot)
-                is_tracked = tracked is not None and any(t in tracked for t in node.out_tids)
+                is_tracked = produced is not None and any(t in produced for t in node.out_tids)
                 steps.append((NODE, node.fn, in_slots, tuple(out_slots), is_tracked, tuple(occs)))
                 key.append((node.key, in_slots, is_tracked, tuple(occs)))
             else:
@@ -108,41 +110,6 @@ class Plan:
         self.slot_of = slot_of
         self.occ_slots = occ_slots
         self.tid_at = tid_at
-
-    def source_dependencies(self, connected: Sequence[int]) -> list[set[int]]:
-        """For each connected source, the leaf indices its gradient can depend on.
-
-        These are the leaves feeding the nodes the source influences (the nodes on
-        its paths to the targets), so a recorded gradient output is watched only
-        by tapes that watch one of them, as TF records only the ops it runs.
-        """
-        slot_step = {}
-        for index, step in enumerate(self.steps):
-            for slot in ((step[1],) if step[0] == LEAF else step[3]):
-                slot_step[slot] = index
-        result = []
-        for source in connected:
-            influenced = set(self.occ_slots.get(source, ()))
-            frontier: list[int] = []
-            for step in self.steps:
-                if step[0] == NODE and any(s in influenced for s in step[2]):
-                    influenced.update(step[3])
-                    frontier.extend(step[2])
-            frontier.extend(self.occ_slots.get(source, ()))
-            leaves: set[int] = set()
-            seen: set[int] = set()
-            while frontier:
-                slot = frontier.pop()
-                if slot in seen:
-                    continue
-                seen.add(slot)
-                step = self.steps[slot_step[slot]]
-                if step[0] == LEAF:
-                    leaves.add(step[2])
-                else:
-                    frontier.extend(step[2])
-            result.append(leaves)
-        return result
 
     def reached_slots(self, target_slots: Sequence[int]) -> set[int]:
         """Slots from which a target is reachable through tracked nodes."""

@@ -41,14 +41,16 @@ def parse_unconnected(value: Any) -> UnconnectedGradients:
 class Recorder:
     """What tapes and forward accumulators share: tracked tensors and watched variables.
 
-    `_tracked` holds the ids of the tensors this recorder differentiates through:
-    watched tensors, its watched variables' reads, and the outputs of the ops it
-    recorded from them.
+    `_tracked` holds the ids of the tensors this recorder differentiates with
+    respect to: watched tensors, its watched variables' reads, and the outputs
+    of the ops it recorded from them. `_produced` holds only the last kind: the
+    outputs of ops this recorder recorded, whose nodes it differentiates through.
     """
 
     def __init__(self, watch_accessed_variables: bool) -> None:
         self._watch_accessed = watch_accessed_variables
         self._tracked: set[int] = set()
+        self._produced: set[int] = set()
         self._var_reads: dict[int, list[int]] = {}
         self._watched_vars: dict[int, Variable] = {}
         self._explicit_vars: set[int] = set()
@@ -86,6 +88,7 @@ class Recorder:
 
     def _clear(self) -> None:
         self._tracked = set()
+        self._produced = set()
         self._var_reads = {}
 
 
