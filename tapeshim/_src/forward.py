@@ -19,7 +19,9 @@ class ForwardAccumulator(Recorder):
       tangents: the matching nest of tangents (same shapes and dtypes).
 
     Raises:
-      ValueError: if a primal is given twice, or the nests or shapes differ.
+      ValueError: if a primal is given twice or the nests differ; entering the
+        accumulator raises it if a tangent's shape differs from its primal's
+        (TF raises it at the first op).
     """
 
     def __init__(self, primals: Any, tangents: Any) -> None:
@@ -34,6 +36,7 @@ class ForwardAccumulator(Recorder):
                 )
             seen.add(id(primal))
         nest.assert_same_structure(primals, tangents)
+        self._shape_error: str | None = None
         self._primals: list[Any] = []
         self._tangents: list[Tensor] = []
         for primal, tangent in zip(flat_primals, nest.flatten(tangents)):
@@ -44,10 +47,10 @@ class ForwardAccumulator(Recorder):
                     f"The dtype of the watched primal must be floating (e.g. tf.float32), got {primal._dtype!r}", 5
                 )
             tangent = convert_to_tensor(tangent, dtype=primal._dtype)
-            if tuple(tangent._shape) != tuple(primal._shape):
-                raise ValueError(
-                    f"Dimensions must be equal, but are {list(primal._shape)} and {list(tangent._shape)} for "
-                    "the tangent of a primal."
+            if tuple(tangent._shape) != tuple(primal._shape) and self._shape_error is None:
+                self._shape_error = (
+                    f"Shapes must be equal: the tangent of a primal of shape {list(primal._shape)} has shape "
+                    f"{list(tangent._shape)}."
                 )
             self._watch_one(primal)
             self._primals.append(primal)
@@ -56,6 +59,8 @@ class ForwardAccumulator(Recorder):
     def __enter__(self) -> "ForwardAccumulator":
         if self._recording:
             raise ValueError("Accumulator is already recording.")
+        if self._shape_error is not None:
+            raise ValueError(self._shape_error)
         self._entered = True
         self._push()
         return self
