@@ -40,6 +40,20 @@ class Node:
         self.out_tids = out_tids
 
 
+def _operand(other: Any, anchor: Any) -> Any:
+    """A reflected operator's left operand: Python and numpy values convert to the anchor's dtype.
+
+    As in TF, the conversion is strict for reflected operators (`3.0 / int_tensor`
+    raises `TypeError`), while `int_tensor + 1.5` converts with a dtype hint and
+    raises `InvalidArgumentError` for the mismatch.
+    """
+    if isinstance(other, Tensor) or hasattr(other, "_read_for_op"):
+        return other
+    if other is None:
+        return other
+    return convert_to_tensor(other, dtype=anchor._dtype)
+
+
 class TensorOperators:
     """Python operators shared by `Tensor` and `Variable`; each calls the op table."""
 
@@ -49,49 +63,49 @@ class TensorOperators:
         return math_ops.add(self, other)
 
     def __radd__(self, other: Any) -> "Tensor":
-        return math_ops.add(other, self)
+        return math_ops.add(_operand(other, self), self)
 
     def __sub__(self, other: Any) -> "Tensor":
         return math_ops.subtract(self, other)
 
     def __rsub__(self, other: Any) -> "Tensor":
-        return math_ops.subtract(other, self)
+        return math_ops.subtract(_operand(other, self), self)
 
     def __mul__(self, other: Any) -> "Tensor":
         return math_ops.multiply(self, other)
 
     def __rmul__(self, other: Any) -> "Tensor":
-        return math_ops.multiply(other, self)
+        return math_ops.multiply(_operand(other, self), self)
 
     def __truediv__(self, other: Any) -> "Tensor":
         return math_ops.truediv(self, other)
 
     def __rtruediv__(self, other: Any) -> "Tensor":
-        return math_ops.truediv(other, self)
+        return math_ops.truediv(_operand(other, self), self)
 
     def __floordiv__(self, other: Any) -> "Tensor":
         return math_ops.floordiv(self, other)
 
     def __rfloordiv__(self, other: Any) -> "Tensor":
-        return math_ops.floordiv(other, self)
+        return math_ops.floordiv(_operand(other, self), self)
 
     def __mod__(self, other: Any) -> "Tensor":
         return math_ops.floormod(self, other)
 
     def __rmod__(self, other: Any) -> "Tensor":
-        return math_ops.floormod(other, self)
+        return math_ops.floormod(_operand(other, self), self)
 
     def __pow__(self, other: Any) -> "Tensor":
         return math_ops.pow(self, other)
 
     def __rpow__(self, other: Any) -> "Tensor":
-        return math_ops.pow(other, self)
+        return math_ops.pow(_operand(other, self), self)
 
     def __matmul__(self, other: Any) -> "Tensor":
         return math_ops.matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> "Tensor":
-        return math_ops.matmul(other, self)
+        return math_ops.matmul(_operand(other, self), self)
 
     def __neg__(self) -> "Tensor":
         return math_ops.negative(self)
@@ -326,7 +340,7 @@ def _numpy_as(value: Any, dtype: DType) -> np.ndarray:
     target = dtype._np
     if not isinstance(value, (np.ndarray, np.generic)):
         lossy = (
-            (array.dtype.kind == "f" and target.kind in "iub" and not np.all(np.mod(array, 1) == 0))
+            (array.dtype.kind == "f" and target.kind in "iub")
             or (array.dtype.kind == "c" and target.kind != "c")
             or (array.dtype.kind in "iuf" and target.kind == "b")
         )

@@ -108,7 +108,7 @@ class Variable(TensorOperators):
         return iter(self._read_for_op())
 
     def __hash__(self) -> int:
-        raise TypeError("Variable is unhashable. Instead, use variable.ref() as the key.")
+        raise TypeError(f"Variable is unhashable. Instead, use variable.ref() as the key. (Variable: {self!r})")
 
     def ref(self) -> "_VariableRef":
         return _VariableRef(self)

@@ -61,21 +61,29 @@ def broadcast_check(op_name: str) -> Any:
     return check
 
 
+_KIND_TYPES = {
+    "f": ("bfloat16", "half", "float", "double"),
+    "c": ("complex64", "complex128"),
+    "i": ("int8", "int16", "int32", "int64"),
+    "u": ("uint8", "uint16", "uint32", "uint64"),
+    "b": ("bool",),
+}
+
+
 def dtype_check(op_name: str, allowed: str) -> Any:
-    """A `check` that every input's dtype is of the allowed kinds.
+    """A `check` that every input's dtype is of the allowed kinds, with TF's message.
 
     `allowed` holds kind letters: f (floating), c (complex), i (signed int),
     u (unsigned int), b (bool).
     """
+    allowed_names = [name for kind in "fcuib" if kind in allowed for name in _KIND_TYPES[kind]]
 
     def check(in_avals: tuple, static: dict) -> None:
         for _, dtype in in_avals:
-            if dtype._np.kind not in allowed and not (dtype.name == "bfloat16" and "f" in allowed):
-                raise errors.NotFoundError(
-                    None, None,
-                    f"Could not find device for node: {{{{node {op_name}}}}} = {op_name}[T=DT_{dtype.name.upper()}]"
-                    f"\nAll kernels registered for op {op_name}: (no kernel for {dtype.name}) [Op:{op_name}]",
-                )
+            if tf_type_name(dtype) not in allowed_names:
+                raise errors.invalid_argument(
+                    f"Value for attr 'T' of {dtype.name} is not in the list of allowed values: "
+                    f"{', '.join(allowed_names)}\n\t; NodeDef: {{{{node {op_name}}}}}", op_name)
 
     return check
 

@@ -210,7 +210,22 @@ multiply = _binary("multiply", "Mul", jnp.multiply, what="x * y")
 _real_div = _binary("realdiv", "RealDiv", jnp.true_divide, FLOAT, what="x / y")
 floordiv = _binary("floordiv", "FloorDiv", _floordiv_impl, REAL_NUMERIC, False, "floor(x / y)")
 floormod = _binary("floormod", "FloorMod", jnp.mod, REAL_NUMERIC, what="x - floor(x / y) * y")
-pow = _binary("pow", "Pow", jnp.power, what="x ** y")
+_pow = _binary("pow", "Pow", jnp.power, what="x ** y")
+
+
+def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
+    """Computes x ** y element-wise with broadcasting, as `tf.math.pow`.
+
+    Raises:
+      InvalidArgumentError: if the dtypes differ, the shapes do not broadcast, or
+        an integer is raised to a negative integer power.
+    """
+    x, y = convert_same_dtype((x, y), "Pow")
+    if y._dtype.is_integer and y._value is not None and bool(jnp.any(y._value < 0)):
+        from tapeshim._src import errors
+
+        raise errors.invalid_argument("Integers to negative integer powers are not allowed", "Pow")
+    return _pow(x, y)
 maximum = _binary("maximum", "Maximum", _maximum_impl, REAL_NUMERIC, what="max(x, y) (a tie's gradient goes to x)")
 minimum = _binary("minimum", "Minimum", _minimum_impl, REAL_NUMERIC, what="min(x, y) (a tie's gradient goes to x)")
 squared_difference = _binary("squared_difference", "SquaredDifference", lambda x, y: jnp.square(x - y))
