@@ -11,10 +11,22 @@ def compile_stats() -> dict[str, int]:
     Returns:
       A dict with `programs_compiled` (replay programs for forcing, gradients,
       jacobians and jvps), `program_cache_hits`, `programs_evicted` (the cache
-      keeps the 512 most recently used programs) and `eager_kernels` (per-op
+      keeps the 512 most recently used programs), `programs_cached` and
+      `eager_kernels` (per-op
       jitted kernels, one per op and static arguments).
     """
-    return {**replay.stats, **registry.stats}
+    return {**replay.stats, **registry.stats, "programs_cached": len(replay._programs)}
+
+
+def set_program_cache_size(size: int) -> None:
+    """Sets how many compiled replay programs are kept (least recently used go first).
+
+    Args:
+      size: the number of programs to keep, at least 1 (default 512).
+    """
+    if int(size) < 1:
+        raise ValueError(f"`size` must be at least 1, got {size}.")
+    replay.set_cache_size(int(size))
 
 
 def reset_compile_stats() -> None:

@@ -193,6 +193,15 @@ def cached_program(key: Any, build: Callable[[], Callable]) -> tuple[Callable, C
     return entry
 
 
+def set_cache_size(size: int) -> None:
+    """Bounds the program cache to `size` entries, evicting the least recently used."""
+    global _PROGRAM_CACHE_SIZE
+    _PROGRAM_CACHE_SIZE = size
+    while len(_programs) > _PROGRAM_CACHE_SIZE:
+        _programs.popitem(last=False)
+        stats["programs_evicted"] += 1
+
+
 def force(tensors: Sequence[Tensor]) -> None:
     """Computes the values of lazy tensors with one compiled program and fills them in."""
     lazy = [t for t in tensors if t._value is None]
