@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any, Sequence
 
@@ -75,8 +76,8 @@ def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str | Non
     """Permutes the dimensions of `a` (reverses them when `perm` is None)."""
     x = convert_to_tensor(a)
     rank = len(x._shape)
-    perm = tuple(range(rank - 1, -1, -1)) if perm is None else _static_ints(perm, "perm")
-    if sorted(p % rank if rank else p for p in perm) != list(range(rank)):
+    perm = tuple(builtins.range(rank - 1, -1, -1)) if perm is None else _static_ints(perm, "perm")
+    if sorted(p % rank if rank else p for p in perm) != list(builtins.range(rank)):
         raise errors.invalid_argument(
             f"transpose expects a vector of size {rank}. But input(1) is a vector of size {len(perm)}"
             if len(perm) != rank else f"{list(perm)} is not a valid permutation", "Transpose")
@@ -123,7 +124,7 @@ def unstack(value: Any, num: int | None = None, axis: int = 0, name: str | None 
     """Splits `value` along `axis` into a list of tensors."""
     x = convert_to_tensor(value)
     axis = int(axis) % len(x._shape)
-    return [getitem(x, (slice(None),) * axis + (i,)) for i in range(x._shape[axis])]
+    return [getitem(x, (slice(None),) * axis + (i,)) for i in builtins.range(x._shape[axis])]
 
 
 def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:  # noqa: A002
@@ -248,7 +249,7 @@ def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None)
 def _gather_impl(params: jax.Array, indices: jax.Array, axis: int, batch_dims: int) -> jax.Array:
     if batch_dims:
         gather = _gather_impl
-        for _ in range(batch_dims):
+        for _ in builtins.range(batch_dims):
             gather = jax.vmap(gather, in_axes=(0, 0, None, None))
         return gather(params, indices, axis - batch_dims, 0)
     return jnp.take(params, indices, axis=axis, mode="clip")

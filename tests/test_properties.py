@@ -1,0 +1,90 @@
+"""Hypothesis properties of the tape: linearity, repeatability, agreement with JAX and TF."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import tapeshim as tf
+from oracle import assert_same, describe, real_tf
+
+FLOATS = st.floats(-2.0, 2.0, allow_nan=False, width=32)
+VECTORS = st.integers(1, 5).flatmap(lambda n: arrays(np.float32, (n,), elements=FLOATS))
+UNARY = {
+    "sin": (lambda m, x: m.sin(x), jnp.sin),
+    "tanh": (lambda m, x: m.tanh(x), jnp.tanh),
+    "square": (lambda m, x: m.square(x), jnp.square),
+    "exp": (lambda m, x: m.exp(x * 0.5), lambda x: jnp.exp(x * 0.5)),
+    "sigmoid": (lambda m, x: m.nn.sigmoid(x), jax.nn.sigmoid),
+    "scale": (lambda m, x: 3.0 * x - 1.0, lambda x: 3.0 * x - 1.0),
+    "relu_shift": (lambda m, x: m.nn.relu(x + 0.25), lambda x: jax.nn.relu(x + 0.25)),
+}
+CHAINS = st.lists(st.sampled_from(sorted(UNARY)), min_size=1, max_size=6)
+
+
+def _apply(module, chain, x):
+    for name in chain:
+        x = UNARY[name][0](module, x)
+    return x
+
+
+@settings(max_examples=30, deadline=None)
+@given(VECTORS, CHAINS, st.floats(-3, 3, width=32), st.floats(-3, 3, width=32))
+def test_gradient_is_linear_in_output_gradients(x0, chain, a, b):
+    rng = np.random.default_rng(len(chain))
+    s1 = rng.normal(size=x0.shape).astype(np.float32)
+    s2 = rng.normal(size=x0.shape).astype(np.float32)
+    x = tf.constant(x0)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = _apply(tf, chain, x)
+    g1 = tape.gradient(y, x, output_gradients=tf.constant(s1)).numpy()
+    g2 = tape.gradient(y, x, output_gradients=tf.constant(s2)).numpy()
+    mixed = tape.gradient(y, x, output_gradients=tf.constant((a * s1 + b * s2).astype(np.float32))).numpy()
+    np.testing.assert_allclose(mixed, a * g1 + b * g2, rtol=1e-4, atol=1e-4)
+
+
+@settings(max_examples=30, deadline=None)
+@given(VECTORS, CHAINS)
+def test_persistent_tape_repeats_exactly(x0, chain):
+    v = tf.Variable(x0)
+    with tf.GradientTape(persistent=True) as tape:
+        y = tf.reduce_sum(_apply(tf, chain, v))
+    first = tape.gradient(y, v).numpy()
+    second = tape.gradient(y, v).numpy()
+    np.testing.assert_array_equal(first, second)
+
+
+@settings(max_examples=25, deadline=None)
+@given(VECTORS, CHAINS)
+def test_nested_tapes_match_jax_hessian(x0, chain):
+    x = tf.constant(x0)
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = tf.reduce_sum(_apply(tf, chain, x))
+        g = inner.gradient(y, x)
+    hessian = outer.jacobian(g, x).numpy()
+
+    def f(z):
+        for name in chain:
+            z = UNARY[name][1](z)
+        return jnp.sum(z)
+
+    np.testing.assert_allclose(hessian, np.asarray(jax.hessian(f)(jnp.asarray(x0))), rtol=1e-4, atol=1e-4)
+
+
+@settings(max_examples=25, deadline=None)
+@given(VECTORS, CHAINS)
+def test_random_chains_match_tensorflow(x0, chain):
+    def body(m):
+        x = m.Variable(x0)
+        with m.GradientTape() as tape:
+            y = _apply(m, chain, x)
+            loss = m.reduce_sum(y * y)
+        return loss, tape.gradient(loss, x)
+
+    assert_same(describe(body(real_tf)), describe(body(tf)), rtol=1e-4)
