@@ -16,11 +16,15 @@ class DType:
     as `tf.DType` does.
     """
 
-    __slots__ = ("_np", "_name")
+    __slots__ = ("_np", "_name", "_floating", "_complex", "_trainable", "_hash")
 
     def __init__(self, np_dtype: np.dtype, name: str) -> None:
         self._np = np.dtype(np_dtype)
         self._name = name
+        self._floating = name in ("float16", "bfloat16", "float32", "float64")
+        self._complex = name in ("complex64", "complex128")
+        self._trainable = self._floating or self._complex
+        self._hash = hash(name)
 
     @property
     def name(self) -> str:
@@ -36,11 +40,11 @@ class DType:
 
     @property
     def is_floating(self) -> bool:
-        return self._name in ("float16", "bfloat16", "float32", "float64")
+        return self._floating
 
     @property
     def is_complex(self) -> bool:
-        return self._name in ("complex64", "complex128")
+        return self._complex
 
     @property
     def is_integer(self) -> bool:
@@ -57,7 +61,7 @@ class DType:
     @property
     def is_trainable(self) -> bool:
         """True for the dtypes TF differentiates: floating and complex."""
-        return self.is_floating or self.is_complex
+        return self._trainable
 
     @property
     def real_dtype(self) -> "DType":
@@ -86,8 +90,8 @@ class DType:
         return f"<dtype: '{self._name}'>"
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, DType):
-            return self._name == other._name
+        if other.__class__ is DType:
+            return self is other
         try:
             return self._name == as_dtype(other)._name
         except (TypeError, ValueError):
@@ -97,7 +101,7 @@ class DType:
         return not self == other
 
     def __hash__(self) -> int:
-        return hash(self._name)
+        return self._hash
 
     def __reduce__(self) -> tuple:
         return as_dtype, (self._name,)

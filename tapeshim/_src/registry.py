@@ -67,9 +67,9 @@ class _Kernel:
 
 
 _KERNEL_CACHE_SIZE = 2048
-_AVAL_CACHE_SIZE = 8192
+_DISPATCH_CACHE_SIZE = 8192
 _kernels: OrderedDict = OrderedDict()
-_avals: OrderedDict = OrderedDict()
+_dispatch: dict = {}
 stats = {"eager_kernels": 0}
 
 
@@ -85,11 +85,7 @@ def _kernel(op: OpDef, static: tuple) -> _Kernel:
 
 
 def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tuple:
-    """The (shape, DType) of each output; raises TF's errors for bad inputs."""
-    key = (op, static, in_avals)
-    avals = _avals.get(key)
-    if avals is not None:
-        return avals
+    """The (shape, DType) of each output by abstract evaluation; raises TF's errors for bad inputs."""
     if op.check is not None:
         op.check(in_avals, dict(static))
     structs = [jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in in_avals]
@@ -98,21 +94,30 @@ def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tup
     except (TypeError, ValueError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise errors.invalid_argument(message, op.name) from None
-    avals = tuple((o.shape, dtypes.from_numpy(o.dtype)) for o in out)
-    _avals[key] = avals
-    if len(_avals) > _AVAL_CACHE_SIZE:
-        _avals.popitem(last=False)
-    return avals
+    return tuple((o.shape, dtypes.from_numpy(o.dtype)) for o in out)
+
+
+def _resolve(op: OpDef, inputs: Sequence[Tensor], static: tuple, key: tuple) -> tuple:
+    """Cache miss of `apply`: the kernel and output avals for this op, static args and input avals."""
+    kernel = _kernel(op, static)
+    avals = out_avals(op, kernel, static, tuple((t._shape, t._dtype) for t in inputs))
+    if len(_dispatch) >= _DISPATCH_CACHE_SIZE:
+        _dispatch.clear()
+    entry = _dispatch[key] = (kernel, avals)
+    return entry
 
 
 def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
-    """Runs or records `op` on `inputs` (already converted tensors).
+    """Runs or records `op` on `inputs` (already converted tensors). This is the hot path.
 
     Returns:
       A tuple of output Tensors.
     """
-    kernel = _kernel(op, static)
-    avals = out_avals(op, kernel, static, tuple([(t._shape, t._dtype) for t in inputs]))
+    key = (op, static, *[(t._shape, t._dtype._name) for t in inputs])
+    entry = _dispatch.get(key)
+    if entry is None:
+        entry = _resolve(op, inputs, static, key)
+    kernel, avals = entry
     recorders = _thread_state.recorders
     if recorders:
         tracking = []
@@ -123,12 +128,17 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
                     if t._tid in tracked:
                         tracking.append(recorder)
                         break
-        if tracking or any(t._value is None for t in inputs):
+        if tracking:
             return record(kernel.fn, kernel.key, tuple(inputs), avals, tracking)
-        values = [t._value for t in inputs]
+        for t in inputs:
+            if t._value is None:
+                return record(kernel.fn, kernel.key, tuple(inputs), avals, tracking)
+        results = kernel.jitted(*[t._value for t in inputs])
     else:
-        values = [t._value if t._value is not None else t.value for t in inputs]
-    results = kernel.jitted(*values)
+        results = kernel.jitted(*[t._value if t._value is not None else t.value for t in inputs])
+    if len(avals) == 1:
+        shape, dtype = avals[0]
+        return (Tensor(results[0], shape, dtype),)
     return tuple(Tensor(v, shape, dtype) for v, (shape, dtype) in zip(results, avals))
 
 
@@ -139,17 +149,29 @@ def record(fn: Callable[..., tuple], key: Any, inputs: tuple, avals: tuple, trac
       tracking: the recorders that track every (trainable) output, or, as a list
         of lists, the recorders tracking each output.
     """
-    out_tids = tuple(next_tensor_id() for _ in avals)
-    node = Node(fn, key, inputs, out_tids)
-    outputs = tuple(Tensor(None, shape, dtype, node, tid) for tid, (shape, dtype) in zip(out_tids, avals))
+    if len(avals) == 1:
+        tid = next_tensor_id()
+        node = Node(fn, key, inputs, (tid,))
+        shape, dtype = avals[0]
+        output = Tensor(None, shape, dtype, node, tid)
+        if tracking and not isinstance(tracking[0], list) and dtype._trainable:
+            for recorder in tracking:
+                recorder._tracked.add(tid)
+                recorder._produced.add(tid)
+            return (output,)
+        outputs: tuple = (output,)
+    else:
+        out_tids = tuple(next_tensor_id() for _ in avals)
+        node = Node(fn, key, inputs, out_tids)
+        outputs = tuple(Tensor(None, shape, dtype, node, tid) for tid, (shape, dtype) in zip(out_tids, avals))
     if tracking and isinstance(tracking[0], list):
         for output, recorders in zip(outputs, tracking):
-            if output._dtype.is_trainable:
+            if output._dtype._trainable:
                 for recorder in recorders:
                     recorder._tracked.add(output._tid)
                     recorder._produced.add(output._tid)
     elif tracking:
-        trainable = [t._tid for t in outputs if t._dtype.is_trainable]
+        trainable = [t._tid for t in outputs if t._dtype._trainable]
         for recorder in tracking:
             recorder._tracked.update(trainable)
             recorder._produced.update(trainable)

@@ -35,6 +35,8 @@ stats = {"programs_compiled": 0, "program_cache_hits": 0, "programs_evicted": 0}
 
 LEAF = 0
 NODE = 1
+_NOTHING: frozenset = frozenset()
+_NO_OCCURRENCES: dict = {}
 
 
 class Plan:
@@ -54,56 +56,72 @@ class Plan:
     __slots__ = ("leaves", "steps", "key", "slot_of", "occ_slots", "tid_at")
 
     def __init__(self, roots: Sequence[Tensor], produced: set | None, occurrences: dict | None) -> None:
+        produced = produced if produced is not None else _NOTHING
+        occurrences = occurrences or _NO_OCCURRENCES
+        # Collect the slice: expand lazy tensors, and tensors whose op this recorder recorded.
+        found: dict[int, Tensor] = {}
+        stack = list(roots)
+        while stack:
+            tensor = stack.pop()
+            tid = tensor._tid
+            if tid in found:
+                continue
+            found[tid] = tensor
+            node = tensor._node
+            if node is not None and (tensor._value is None or tid in produced):
+                stack.extend(node.inputs)
+        # Tensor ids grow with creation, so id order is a topological order.
         leaves: list[Tensor] = []
         steps: list[tuple] = []
         key: list[tuple] = []
         slot_of: dict[int, int] = {}
         occ_slots: dict[int, list[int]] = {}
         tid_at: list[int] = []
-        emitted: set[int] = set()
-        n_slots = 0
-        stack: list[tuple[Tensor, bool]] = [(t, False) for t in reversed(roots)]
-        while stack:
-            tensor, inputs_done = stack.pop()
-            tid = tensor._tid
+        slot_of_value: dict[int, int] = {}
+        for tid in sorted(found):
             if tid in slot_of:
                 continue
+            tensor = found[tid]
             node = tensor._node
-            if node is not None and (tensor._value is None or (produced is not None and tid in produced)):
-                if id(node) in emitted:
-                    continue
-                if not inputs_done:
-                    stack.append((tensor, True))
-                    stack.extend((t, False) for t in reversed(node.inputs) if t._tid not in slot_of)
-                    continue
-                emitted.add(id(node))
-                in_slots = tuple(slot_of[t._tid] for t in node.inputs)
+            if node is not None and (tensor._value is None or tid in produced):
+                in_slots = tuple([slot_of[t._tid] for t in node.inputs])
                 out_slots = []
                 occs = []
+                is_tracked = False
                 for out_tid in node.out_tids:
-                    slot = n_slots
-                    n_slots += 1
+                    slot = len(tid_at)
                     tid_at.append(out_tid)
                     slot_of.setdefault(out_tid, slot)
                     out_slots.append(slot)
-                    occ = occurrences.get(out_tid, ()) if occurrences else ()
+                    occ = occurrences.get(out_tid, ())
                     occs.append(occ)
                     for source in occ:
                         occ_slots.setdefault(source, []).append(slot)
-                is_tracked = produced is not None and any(t in produced for t in node.out_tids)
-                steps.append((NODE, node.fn, in_slots, tuple(out_slots), is_tracked, tuple(occs)))
-                key.append((node.key, in_slots, is_tracked, tuple(occs)))
-            else:
-                slot = n_slots
-                n_slots += 1
-                tid_at.append(tid)
-                slot_of[tid] = slot
-                occ = occurrences.get(tid, ()) if occurrences else ()
+                    if out_tid in produced:
+                        is_tracked = True
+                out_slots_t = tuple(out_slots)
+                occs_t = tuple(occs)
+                steps.append((NODE, node.fn, in_slots, out_slots_t, is_tracked, occs_t))
+                key.append((node.key, in_slots, is_tracked, occs_t))
+                continue
+            occ = occurrences.get(tid, ())
+            if not occ:
+                # Leaves holding the same array (a cached Python constant) share one argument.
+                shared = slot_of_value.get(id(tensor._value))
+                if shared is not None:
+                    slot_of[tid] = shared
+                    continue
+            slot = len(tid_at)
+            tid_at.append(tid)
+            slot_of[tid] = slot
+            if occ:
                 for source in occ:
                     occ_slots.setdefault(source, []).append(slot)
-                steps.append((LEAF, slot, len(leaves), occ))
-                key.append((tensor._shape, tensor._dtype._name, occ))
-                leaves.append(tensor)
+            else:
+                slot_of_value[id(tensor._value)] = slot
+            steps.append((LEAF, slot, len(leaves), occ))
+            key.append((tensor._shape, tensor._dtype._name, occ))
+            leaves.append(tensor)
         self.leaves = leaves
         self.steps = steps
         self.key = tuple(key)
@@ -115,8 +133,11 @@ class Plan:
         """Slots from which a target is reachable through tracked nodes."""
         reached = set(target_slots)
         for step in reversed(self.steps):
-            if step[0] == NODE and step[4] and any(s in reached for s in step[3]):
-                reached.update(step[2])
+            if step[0] == NODE and step[4]:
+                for slot in step[3]:
+                    if slot in reached:
+                        reached.update(step[2])
+                        break
         return reached
 
 

@@ -374,6 +374,15 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, nam
       TypeError: if a Python value cannot be converted to `dtype` without loss.
     """
     del name
+    cls = value.__class__
+    if cls is Tensor and dtype is None:
+        return value
+    if cls is float or cls is int:
+        target = dtype if dtype is not None else dtype_hint
+        if target is None or target.__class__ is DType:
+            cached = _constant_cache.get((cls, value, target))
+            if cached is not None:
+                return Tensor(cached[0], (), cached[1])
     if isinstance(value, Tensor):
         tensor = value
     elif hasattr(value, "_read_for_op"):
@@ -400,23 +409,20 @@ def _python_constant(value: Any, dtype: DType | None) -> Tensor:
         from tapeshim._src.ops import array_ops
 
         return array_ops.pack_nested(value, dtype)
-    scalar = isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic)
+    scalar = value.__class__ in (bool, int, float, complex)
     if scalar:
-        key = (type(value), value, dtype)
+        key = (value.__class__, value, dtype)
         cached = _constant_cache.get(key)
         if cached is not None:
-            return Tensor(cached, (), cached_dtype(cached))
+            return Tensor(cached[0], (), cached[1])
     array = _default_numpy(value) if dtype is None else _numpy_as(value, dtype)
     jax_value = jax.device_put(array)
+    result_dtype = dtypes.from_numpy(array.dtype)
     if scalar:
         if len(_constant_cache) >= _CONSTANT_CACHE_SIZE:
             _constant_cache.popitem(last=False)
-        _constant_cache[key] = jax_value
-    return Tensor(jax_value, array.shape, dtypes.from_numpy(array.dtype))
-
-
-def cached_dtype(value: jax.Array) -> DType:
-    return dtypes.from_numpy(value.dtype)
+        _constant_cache[key] = (jax_value, result_dtype)
+    return Tensor(jax_value, array.shape, result_dtype)
 
 
 def constant(value: Any, dtype: Any = None, shape: Sequence[int] | None = None, name: str | None = None) -> Tensor:

@@ -28,6 +28,13 @@ def convert_same_dtype(values: Sequence[Any], op_name: str) -> list[Tensor]:
     Raises:
       InvalidArgumentError: if two tensors have different dtypes.
     """
+    if len(values) == 2:
+        x, y = values
+        if x.__class__ is Tensor:
+            if y.__class__ is not Tensor:
+                y = convert_to_tensor(y, dtype_hint=x._dtype)
+            if x._dtype is y._dtype:
+                return [x, y]
     anchor = next((v for v in values if is_tensor_like(v)), None)
     hint = convert_to_tensor(anchor).dtype if anchor is not None else None
     tensors: list[Tensor] = []
