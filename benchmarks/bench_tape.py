@@ -40,18 +40,13 @@ except ImportError:  # pragma: no cover
 LEARNING_RATE = 0.01
 
 
-def timeit(step: Callable[[], object], sync: Callable[[object], None], block: int, repeats: int) -> float:
-    """Median seconds per step."""
-    for _ in range(3):
-        sync(step())
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(block):
-            out = step()
-        sync(out)
-        times.append((time.perf_counter() - start) / block)
-    return statistics.median(times)
+def timeit_block(step: Callable[[], object], block: int) -> float:
+    """Mean seconds per step over one block of steps, synchronised at the end."""
+    start = time.perf_counter()
+    for _ in range(block):
+        out = step()
+    sync_any(out)
+    return (time.perf_counter() - start) / block
 
 
 def mlp_data(batch: int, sizes: tuple[int, int, int]) -> dict:
@@ -179,11 +174,17 @@ def sync_any(value: object) -> None:
 
 def run_workload(name: str, builders: dict[str, Callable[[], Callable[[], object]]], block: int,
                  repeats: int) -> dict[str, float]:
-    results = {}
-    for label, build in builders.items():
-        if build is None:
-            continue
-        results[label] = timeit(build(), sync_any, block, repeats)
+    steps = {label: build() for label, build in builders.items() if build is not None}
+    samples: dict[str, list[float]] = {label: [] for label in steps}
+    # Interleave the implementations, one block each per round, so that background
+    # load (TF's and XLA's thread pools on a small machine) affects them alike.
+    for label, step in steps.items():
+        for _ in range(3):
+            sync_any(step())
+    for _ in range(repeats):
+        for label, step in steps.items():
+            samples[label].append(timeit_block(step, block))
+    results = {label: statistics.median(values) for label, values in samples.items()}
     base = results.get("TF eager")
     jit = results.get("jax.jit")
     print(f"\n({name})")
@@ -215,7 +216,6 @@ def main() -> None:
             "TF eager": (lambda: tf_style_mlp_step(real_tf, data)) if real_tf else None,
             "tf.function": tf_function(lambda: tf_style_mlp_step(real_tf, data)) if real_tf else None,
             "tapeshim eager": lambda: tf_style_mlp_step(tapeshim, data),
-            "jax.jit(value_and_grad)": None,
             "jax.jit": lambda: jax_mlp_step(data),
             "PyTorch eager": (lambda: torch_mlp_step(data)) if torch else None,
         }, block, repeats)
