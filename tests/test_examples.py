@@ -43,3 +43,12 @@ def test_example_prints_what_tensorflow_prints(path, tmp_path):
     actual = _run(source, tmp_path, "with_tapeshim.py")
     expected = _run(source.replace("import tapeshim as tf", "import tensorflow as tf"), tmp_path, "with_tf.py")
     _same_output(expected, actual)
+
+
+def test_readme_program_prints_what_tensorflow_prints(tmp_path):
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    source = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "import tapeshim as tf" in source
+    actual = _run(source, tmp_path, "readme_tapeshim.py")
+    expected = _run(source.replace("import tapeshim as tf", "import tensorflow as tf"), tmp_path, "readme_tf.py")
+    _same_output(expected, actual)

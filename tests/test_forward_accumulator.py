@@ -132,3 +132,14 @@ def test_backward_over_forward():
             jvp = acc.jvp(y)
         return jvp, tape.gradient(jvp, x)
     check(body)
+
+
+def test_nesting_order_reversed_gives_none():
+    def body(tf):
+        x = tf.constant(1.1)
+        with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as outer:
+            with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as inner:
+                y = x ** 3.5
+            outer_jvp = outer.jvp(y)
+        return inner.jvp(outer_jvp), outer_jvp
+    check(body, rtol=1e-5)
