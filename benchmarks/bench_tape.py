@@ -127,7 +127,7 @@ def tf_style_chain(tf, size: int = 256) -> Callable[[], object]:
         with tf.GradientTape() as tape:
             tape.watch(x)
             y = x
-            for i in range(CHAIN_LENGTH // 4):
+            for _ in range(CHAIN_LENGTH // 4):
                 y = tf.sin(y)
                 y = y * 1.01
                 y = tf.tanh(y)
@@ -178,7 +178,7 @@ def run_workload(name: str, builders: dict[str, Callable[[], Callable[[], object
     samples: dict[str, list[float]] = {label: [] for label in steps}
     # Interleave the implementations, one block each per round, so that background
     # load (TF's and XLA's thread pools on a small machine) affects them alike.
-    for label, step in steps.items():
+    for step in steps.values():
         for _ in range(3):
             sync_any(step())
     for _ in range(repeats):
@@ -213,11 +213,11 @@ def main() -> None:
                                       ("c) compute-bound MLP step, batch 512, 512-1024-10", (512, 1024, 10), 512, 5)):
         data = mlp_data(batch, sizes)
         run_workload(name, {
-            "TF eager": (lambda: tf_style_mlp_step(real_tf, data)) if real_tf else None,
-            "tf.function": tf_function(lambda: tf_style_mlp_step(real_tf, data)) if real_tf else None,
-            "tapeshim eager": lambda: tf_style_mlp_step(tapeshim, data),
-            "jax.jit": lambda: jax_mlp_step(data),
-            "PyTorch eager": (lambda: torch_mlp_step(data)) if torch else None,
+            "TF eager": (lambda d=data: tf_style_mlp_step(real_tf, d)) if real_tf else None,
+            "tf.function": tf_function(lambda d=data: tf_style_mlp_step(real_tf, d)) if real_tf else None,
+            "tapeshim eager": lambda d=data: tf_style_mlp_step(tapeshim, d),
+            "jax.jit": lambda d=data: jax_mlp_step(d),
+            "PyTorch eager": (lambda d=data: torch_mlp_step(d)) if torch else None,
         }, block, repeats)
     run_workload(f"b) {CHAIN_LENGTH}-op elementwise chain, one gradient", {
         "TF eager": (lambda: tf_style_chain(real_tf)) if real_tf else None,

@@ -14,20 +14,96 @@ _jax.config.update("jax_enable_x64", True)
 
 from tapeshim import autodiff, debugging, dtypes, errors, experimental, linalg, math, nest, nn  # noqa: E402
 from tapeshim._src.dtypes import (  # noqa: E402
-    DType, as_dtype, bfloat16, bool_ as bool, complex64, complex128, double, float16, float32, float64, half,
-    int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+    DType,
+    as_dtype,
+    bfloat16,
+    complex64,
+    complex128,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
 )
-from tapeshim._src.forward import ForwardAccumulator  # noqa: E402,F401
+from tapeshim._src.dtypes import bool_ as bool  # noqa: E402
+from tapeshim._src.forward import ForwardAccumulator  # noqa: E402
 from tapeshim._src.ops.array_ops import (  # noqa: E402
-    concat, expand_dims, fill, gather, newaxis, one_hot, ones, ones_like, range, rank, reshape, shape, size,
-    squeeze, stack, transpose, unstack, where, zeros, zeros_like,
+    concat,
+    expand_dims,
+    fill,
+    gather,
+    newaxis,
+    one_hot,
+    ones,
+    ones_like,
+    range,
+    rank,
+    reshape,
+    shape,
+    size,
+    squeeze,
+    stack,
+    transpose,
+    unstack,
+    where,
+    zeros,
+    zeros_like,
 )
 from tapeshim._src.ops.math_ops import (  # noqa: E402
-    abs, add, add_n, argmax, argmin, cast, clip_by_value, complex, cos, divide, equal, exp, floor, floordiv,
-    greater, greater_equal, identity, less, less_equal, log, logical_and, logical_not, logical_or, matmul,
-    maximum, minimum, multiply, negative, not_equal, pow, reduce_all, reduce_any, reduce_max, reduce_mean,
-    reduce_min, reduce_prod, reduce_sum, round, sigmoid, sign, sin, sqrt, square, stop_gradient, subtract,
-    tanh, truediv,
+    abs,
+    add,
+    add_n,
+    argmax,
+    argmin,
+    cast,
+    clip_by_value,
+    complex,
+    cos,
+    divide,
+    equal,
+    exp,
+    floor,
+    floordiv,
+    greater,
+    greater_equal,
+    identity,
+    less,
+    less_equal,
+    logical_and,
+    logical_not,
+    logical_or,
+    matmul,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    not_equal,
+    pow,
+    reduce_all,
+    reduce_any,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_prod,
+    reduce_sum,
+    round,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    square,
+    stop_gradient,
+    subtract,
+    tanh,
+    truediv,
 )
 from tapeshim._src.shape import TensorShape  # noqa: E402
 from tapeshim._src.tape import GradientTape, UnconnectedGradients  # noqa: E402
@@ -36,3 +112,23 @@ from tapeshim._src.tf_logging import get_logger  # noqa: E402
 from tapeshim._src.variable import Variable  # noqa: E402
 
 __version__ = "0.1.0"
+
+__all__ = [
+    # namespaces
+    "autodiff", "debugging", "dtypes", "errors", "experimental", "linalg", "math", "nest", "nn",
+    # dtypes
+    "DType", "as_dtype", "bfloat16", "bool", "complex64", "complex128", "double", "float16", "float32", "float64",
+    "half", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    # tensors, variables, tapes
+    "Tensor", "TensorShape", "Variable", "constant", "convert_to_tensor", "is_tensor", "GradientTape",
+    "UnconnectedGradients", "ForwardAccumulator", "get_logger",
+    # array ops
+    "concat", "expand_dims", "fill", "gather", "newaxis", "one_hot", "ones", "ones_like", "range", "rank",
+    "reshape", "shape", "size", "squeeze", "stack", "transpose", "unstack", "where", "zeros", "zeros_like",
+    # math ops
+    "abs", "add", "add_n", "argmax", "argmin", "cast", "clip_by_value", "complex", "cos", "divide", "equal", "exp",
+    "floor", "floordiv", "greater", "greater_equal", "identity", "less", "less_equal", "logical_and",
+    "logical_not", "logical_or", "matmul", "maximum", "minimum", "multiply", "negative", "not_equal", "pow",
+    "reduce_all", "reduce_any", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "round",
+    "sigmoid", "sign", "sin", "sqrt", "square", "stop_gradient", "subtract", "tanh", "truediv",
+]

@@ -1,6 +1,5 @@
 """stop_gradient, ops without gradients, and TF's conventions at kinks (sections 10-11)."""
 
-import numpy as np
 import pytest
 
 from oracle import check

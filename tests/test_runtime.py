@@ -12,8 +12,14 @@ import tapeshim as tf
 from tapeshim import experimental
 
 _compiles = []
-jax.monitoring.register_event_duration_secs_listener(
-    lambda name, duration, **kw: _compiles.append(name) if name == "/jax/core/compile/backend_compile_duration" else None)
+
+
+def _count_backend_compiles(name, duration, **kwargs):
+    if name == "/jax/core/compile/backend_compile_duration":
+        _compiles.append(name)
+
+
+jax.monitoring.register_event_duration_secs_listener(_count_backend_compiles)
 
 
 def _mlp():

@@ -194,7 +194,7 @@ def test_watched_variables_order_dedup_and_reset():
         a, b, c = tf.Variable(1.0, name="a"), tf.Variable(1.0, name="b"), tf.Variable(1.0, name="c")
         before = tf.GradientTape().watched_variables()
         with tf.GradientTape(persistent=True) as t:
-            y = c * b * a * c + tf.constant(1.0)
+            _ = c * b * a * c + tf.constant(1.0)
             with t.stop_recording():
                 _ = tf.Variable(5.0, name="hidden") * 2.0
             names = [v.name for v in t.watched_variables()]

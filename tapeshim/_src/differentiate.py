@@ -163,7 +163,7 @@ def _output_dependencies(key: Any, fn: Callable, inputs: tuple) -> list[set[int]
 
 
 def _result_aval(mode: str, target_aval: tuple, source_aval: tuple) -> tuple:
-    (t_shape, t_dtype), (s_shape, s_dtype) = target_aval, source_aval
+    t_shape, (s_shape, s_dtype) = target_aval[0], source_aval
     if mode == JACOBIAN:
         return (t_shape + s_shape, s_dtype)
     return ((t_shape[0],) + t_shape[1:] + s_shape[1:], s_dtype)

@@ -6,7 +6,7 @@ from typing import Any
 
 from tapeshim._src import differentiate as diff
 from tapeshim._src import nest, tf_logging
-from tapeshim._src.tape import Recorder, UnconnectedGradients, parse_unconnected, _zeros
+from tapeshim._src.tape import Recorder, UnconnectedGradients, _zeros, parse_unconnected
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.variable import Variable
 

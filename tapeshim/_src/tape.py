@@ -9,11 +9,12 @@ from typing import Any, Iterator
 import jax.numpy as jnp
 
 from tapeshim._src import differentiate as diff
-from tapeshim._src import nest, tf_logging
+from tapeshim._src import errors, nest, tf_logging
+from tapeshim._src.ops.common import broadcast_check, tf_type_name
+from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.variable import Variable
-from tapeshim._src import errors
 
 _ONE_SHOT = "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)"
 _PERSISTENT_INSIDE = (
@@ -296,11 +297,11 @@ class GradientTape(Recorder):
         _check_differentiable_arg(source)
         for shape in (target._shape, source._shape):
             if len(shape) < 2:
-                raise ValueError(f"Shape {TensorShapeText(shape)} must have rank at least 2")
+                raise ValueError(f"Shape {TensorShape(shape)} must have rank at least 2")
         if target._shape[0] != source._shape[0]:
             raise ValueError(
-                f"Need first dimension of target shape ({TensorShapeText(target._shape)}) and source shape "
-                f"({TensorShapeText(source._shape)}) to match."
+                f"Need first dimension of target shape ({TensorShape(target._shape)}) and source shape "
+                f"({TensorShape(source._shape)}) to match."
             )
         request = diff.Request(self, [target], [source])
         values = diff.differentiate(self, diff.BATCH_JACOBIAN, request)
@@ -308,12 +309,6 @@ class GradientTape(Recorder):
         if values:
             return values[0]
         return _zeros(tuple(target._shape) + tuple(source._shape[1:]), target._dtype)
-
-
-def TensorShapeText(shape: tuple) -> str:  # noqa: N802 - mirrors TensorShape's text
-    from tapeshim._src.shape import TensorShape
-
-    return str(TensorShape(shape))
 
 
 def _zeros(shape: tuple, dtype: Any) -> Tensor:
@@ -325,21 +320,17 @@ def _filled(source: Any, fill: int) -> Tensor:
     return Tensor(jnp.full(shape, fill, source._dtype._np), shape, source._dtype)
 
 
-_TF_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
-
-
-def tf_type_name(dtype: Any) -> str:
-    """The dtype name TF's kernels use in error messages (`float`, `double`, `int32`)."""
-    return _TF_TYPE_NAMES.get(dtype.name, dtype.name)
-
-
 def _seeds(flat_targets: list, output_gradients: Any) -> list:
-    """Converts `output_gradients` to one optional seed per flattened target."""
+    """Converts `output_gradients` to one optional seed per flattened target.
+
+    As in TF, a short list leaves the remaining targets at ones and a long list
+    is truncated; a seed must have its target's dtype and a shape that broadcasts
+    to the target's.
+    """
     if output_gradients is None:
         return [None] * len(flat_targets)
-    flat = nest.flatten(output_gradients)
     seeds: list = []
-    for target, value in zip(flat_targets, flat):
+    for target, value in zip(flat_targets, nest.flatten(output_gradients)):
         seed = convert_to_tensor(value)
         if seed._dtype != target._dtype:
             raise errors.invalid_argument(
@@ -347,16 +338,13 @@ def _seeds(flat_targets: list, output_gradients: Any) -> list:
                 f"tensor but is a {tf_type_name(seed._dtype)} tensor",
                 "Mul",
             )
-        try:
-            import numpy as np
-
-            broadcast = np.broadcast_shapes(tuple(seed._shape), tuple(target._shape))
-        except ValueError:
-            broadcast = None
-        if broadcast != tuple(target._shape):
+        in_avals = ((tuple(target._shape), target._dtype), (tuple(seed._shape), seed._dtype))
+        broadcast_check("Mul")(in_avals, {})
+        if len(seed._shape) > len(target._shape) or any(
+                s != t and s != 1 for s, t in zip(reversed(seed._shape), reversed(target._shape))):
             raise errors.invalid_argument(
-                f"Incompatible shapes: {list(target._shape)} vs. {list(seed._shape)}".replace(" ", "", 0), "Mul"
-            )
+                f"Incompatible shapes: [{','.join(map(str, target._shape))}] vs. "
+                f"[{','.join(map(str, seed._shape))}]", "Mul")
         seeds.append(seed)
     seeds.extend([None] * (len(flat_targets) - len(seeds)))
     return seeds

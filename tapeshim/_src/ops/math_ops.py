@@ -8,7 +8,6 @@ and `clip_by_value` passes the gradient at its (inclusive) boundaries.
 
 from __future__ import annotations
 
-import builtins
 from typing import Any, Callable
 
 import jax
@@ -17,7 +16,12 @@ from jax import lax
 
 from tapeshim._src import dtypes
 from tapeshim._src.ops.common import (
-    broadcast_check, checks, convert_same_dtype, dtype_check, is_tensor_like, normalize_axis,
+    broadcast_check,
+    checks,
+    convert_same_dtype,
+    dtype_check,
+    is_tensor_like,
+    normalize_axis,
 )
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
