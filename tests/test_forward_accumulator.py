@@ -143,3 +143,12 @@ def test_nesting_order_reversed_gives_none():
             outer_jvp = outer.jvp(y)
         return inner.jvp(outer_jvp), outer_jvp
     check(body, rtol=1e-5)
+
+
+def test_variable_primal_and_target():
+    def body(tf):
+        v = tf.Variable([1.0, 2.0])
+        with tf.autodiff.ForwardAccumulator(v, tf.constant([3.0, 4.0])) as acc:
+            y = v * v
+        return acc.jvp(v), acc.jvp(y)
+    check(body)

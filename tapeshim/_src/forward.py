@@ -80,10 +80,8 @@ class ForwardAccumulator(Recorder):
         unconnected = parse_unconnected(unconnected_gradients)
         results = []
         for target in nest.flatten(primals):
-            if isinstance(target, Variable):
-                target = target._plain_read()
             result = None
-            if self._entered and isinstance(target, Tensor):
+            if self._entered and isinstance(target, (Tensor, Variable)):
                 request = diff.Request(self, [target], self._primals)
                 tangents = [self._tangents[i] for i in request.connected]
                 values = diff.differentiate(self, diff.JVP, request, tangents)

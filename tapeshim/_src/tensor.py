@@ -375,7 +375,7 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, nam
     """
     del name
     cls = value.__class__
-    if cls is Tensor and dtype is None:
+    if cls is Tensor and (dtype is None or dtype is value._dtype):
         return value
     if cls is float or cls is int:
         target = dtype if dtype is not None else dtype_hint

@@ -143,6 +143,7 @@ class Variable(TensorOperators):
 
     # -- writes ---------------------------------------------------------
     def _new_value(self, value: Any) -> jax.Array:
+        """The array to store for `value`: converted, checked, and computed if lazy."""
         tensor = convert_to_tensor(value, dtype=self._dtype)
         if tensor._shape != self._shape:
             raise ValueError(
