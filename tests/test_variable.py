@@ -53,3 +53,20 @@ def test_variable_in_ops_and_numpy():
 
 def test_none_initial_value():
     check_raises(lambda tf: tf.Variable(None))
+
+
+@pytest.mark.parametrize("update", [
+    lambda v: v.assign_add(1.0),
+    lambda v: v.assign_sub([[1.0, 2.0]]),
+    lambda v: v.assign_add(1),
+    lambda v: v.assign(1.0),
+])
+def test_updates_need_the_variables_shape(update):
+    def body(tf):
+        v = tf.Variable([1.0, 2.0])
+        try:
+            update(v)
+        except (tf.errors.InvalidArgumentError, ValueError, TypeError) as exc:
+            return type(exc).__name__, v
+        return None
+    check(body)

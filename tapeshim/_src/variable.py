@@ -8,12 +8,14 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from tapeshim._src import dtypes
+from tapeshim._src import dtypes, errors
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, TensorOperators, convert_to_tensor, numpy_text
 
 _creation_order = itertools.count()
+_add_kernel = jax.jit(lambda value, delta: value + delta)
+_sub_kernel = jax.jit(lambda value, delta: value - delta)
 
 
 class Variable(TensorOperators):
@@ -163,22 +165,34 @@ class Variable(TensorOperators):
         self._value = self._new_value(value)
         return self if read_value else None
 
+    def _update(self, delta: Any, kernel: Callable[[jax.Array, jax.Array], jax.Array], op_name: str) -> None:
+        delta = convert_to_tensor(delta, dtype=self._dtype)
+        if delta._shape != self._shape:
+            raise errors.invalid_argument(
+                f"Cannot update variable with shape [{','.join(map(str, self._shape))}] using a Tensor with shape "
+                f"[{','.join(map(str, delta._shape))}], shapes must be equal.", op_name)
+        self._value = kernel(self._value, delta.value)
+
     def assign_add(self, delta: Any, use_locking: bool | None = None, name: str | None = None,
                    read_value: bool = True) -> "Variable | None":
-        """Adds `delta` to the variable."""
-        from tapeshim._src.ops import math_ops
+        """Adds `delta` (same dtype and shape) to the variable.
 
-        delta = convert_to_tensor(delta, dtype=self._dtype)
-        self._value = self._new_value(math_ops.add(self._plain_read(), delta))
+        Raises:
+          ValueError: if `delta`'s dtype differs from the variable's.
+          InvalidArgumentError: if `delta`'s shape differs from the variable's.
+        """
+        self._update(delta, _add_kernel, "AssignAddVariableOp")
         return self if read_value else None
 
     def assign_sub(self, delta: Any, use_locking: bool | None = None, name: str | None = None,
                    read_value: bool = True) -> "Variable | None":
-        """Subtracts `delta` from the variable."""
-        from tapeshim._src.ops import math_ops
+        """Subtracts `delta` (same dtype and shape) from the variable.
 
-        delta = convert_to_tensor(delta, dtype=self._dtype)
-        self._value = self._new_value(math_ops.subtract(self._plain_read(), delta))
+        Raises:
+          ValueError: if `delta`'s dtype differs from the variable's.
+          InvalidArgumentError: if `delta`'s shape differs from the variable's.
+        """
+        self._update(delta, _sub_kernel, "AssignSubVariableOp")
         return self if read_value else None
 
     # -- printing -------------------------------------------------------
