@@ -28,14 +28,25 @@ import numpy as np  # noqa: E402
 
 import tapeshim  # noqa: E402
 
-try:
-    import tensorflow as real_tf
-except ImportError:  # pragma: no cover - the benchmark runs without TF too
-    real_tf = None
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
+real_tf = None
+torch = None
+
+
+def _import_baselines(with_tf: bool, with_torch: bool) -> None:
+    """Imports TensorFlow and PyTorch where installed and wanted."""
+    global real_tf, torch
+    if with_tf:
+        try:
+            import tensorflow
+            real_tf = tensorflow
+        except ImportError:  # the benchmark runs without TF too
+            real_tf = None
+    if with_torch:
+        try:
+            import torch as torch_module
+            torch = torch_module
+        except ImportError:
+            torch = None
 
 LEARNING_RATE = 0.01
 
@@ -200,7 +211,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--quick", action="store_true", help="fewer repeats, for a smoke run")
+    parser.add_argument("--no-tf", action="store_true",
+                        help="leave TensorFlow out of the process (its thread pools load a small machine)")
+    parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out")
     args = parser.parse_args()
+    _import_baselines(not args.no_tf, not args.no_torch)
     repeats = 3 if args.quick else args.repeats
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; "
           f"TF {real_tf.__version__ if real_tf else 'not installed'}; "
