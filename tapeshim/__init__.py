@@ -13,6 +13,7 @@ import jax as _jax
 _jax.config.update("jax_enable_x64", True)
 
 from tapeshim import autodiff, debugging, dtypes, errors, experimental, linalg, math, nest, nn  # noqa: E402
+from tapeshim._src.control_flow import case, cond, switch_case, while_loop  # noqa: E402
 from tapeshim._src.dtypes import (  # noqa: E402
     DType,
     as_dtype,
@@ -35,6 +36,7 @@ from tapeshim._src.dtypes import (  # noqa: E402
 )
 from tapeshim._src.dtypes import bool_ as bool  # noqa: E402
 from tapeshim._src.forward import ForwardAccumulator  # noqa: E402
+from tapeshim._src.function import Function, function  # noqa: E402
 from tapeshim._src.ops.array_ops import (  # noqa: E402
     concat,
     expand_dims,
@@ -57,6 +59,7 @@ from tapeshim._src.ops.array_ops import (  # noqa: E402
     zeros,
     zeros_like,
 )
+from tapeshim._src.ops.logging_ops import print_v2 as print  # noqa: E402
 from tapeshim._src.ops.math_ops import (  # noqa: E402
     abs,
     add,
@@ -108,6 +111,7 @@ from tapeshim._src.ops.math_ops import (  # noqa: E402
 from tapeshim._src.shape import TensorShape  # noqa: E402
 from tapeshim._src.tape import GradientTape, UnconnectedGradients  # noqa: E402
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, is_tensor  # noqa: E402
+from tapeshim._src.tensor_spec import TensorSpec  # noqa: E402
 from tapeshim._src.tf_logging import get_logger  # noqa: E402
 from tapeshim._src.variable import Variable  # noqa: E402
 
@@ -122,6 +126,8 @@ __all__ = [
     # tensors, variables, tapes
     "Tensor", "TensorShape", "Variable", "constant", "convert_to_tensor", "is_tensor", "GradientTape",
     "UnconnectedGradients", "ForwardAccumulator", "get_logger",
+    # compiled functions and control flow
+    "function", "Function", "TensorSpec", "print", "cond", "while_loop", "case", "switch_case",
     # array ops
     "concat", "expand_dims", "fill", "gather", "newaxis", "one_hot", "ones", "ones_like", "range", "rank",
     "reshape", "shape", "size", "squeeze", "stack", "transpose", "unstack", "where", "zeros", "zeros_like",

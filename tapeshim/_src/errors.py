@@ -47,3 +47,11 @@ def invalid_argument(message: str, op_name: str | None = None) -> InvalidArgumen
     if op_name:
         message = f"{message} [Op:{op_name}]"
     return InvalidArgumentError(None, None, message)
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """A traced (symbolic) tensor was used where a Python value is needed.
+
+    Raised inside `tapeshim.function` for `if tensor:`, `while tensor:`,
+    `float(tensor)` and `.numpy()`; use `tf.cond` / `tf.while_loop` instead.
+    """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tapeshim._src import registry, replay
+from tapeshim._src import function, registry, replay
 
 
 def compile_stats() -> dict[str, int]:
@@ -13,9 +13,12 @@ def compile_stats() -> dict[str, int]:
       jacobians and jvps), `program_cache_hits`, `programs_evicted` (the cache
       keeps the 512 most recently used programs), `programs_cached` and
       `eager_kernels` (per-op
-      jitted kernels, one per op and static arguments).
+      jitted kernels, one per op and static arguments), `function_traces`
+      (traces of `tapeshim.function`s) and `last_retrace_reason` (why the
+      last function was traced again, e.g. "step retraced because argument
+      `x` changed shape from (64, 32) to (50, 32)").
     """
-    return {**replay.stats, **registry.stats, "programs_cached": len(replay._programs)}
+    return {**replay.stats, **registry.stats, "programs_cached": len(replay._programs), **function.stats}
 
 
 def set_program_cache_size(size: int) -> None:
@@ -31,6 +34,6 @@ def set_program_cache_size(size: int) -> None:
 
 def reset_compile_stats() -> None:
     """Sets every counter of `compile_stats()` to zero (the caches are kept)."""
-    for table in (replay.stats, registry.stats):
+    for table in (replay.stats, registry.stats, function.stats):
         for key in table:
-            table[key] = 0
+            table[key] = "" if key == "last_retrace_reason" else 0

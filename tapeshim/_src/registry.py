@@ -3,8 +3,9 @@
 `apply(op, inputs, static)` is the only way an op runs. It
 1. finds the outputs' shapes and dtypes by abstract evaluation (cached per op,
    static arguments and input shapes/dtypes), so bad shapes raise at the call;
-2. inside a recording tape whose watched values feed the op, records a lazy
-   `Node` instead of running it (see `replay.py` for how nodes run);
+2. inside a recording tape whose watched values feed the op, or while a
+   `tapeshim.function` is being traced, records a lazy `Node` instead of
+   running it (see `replay.py` for how nodes run);
 3. otherwise runs the op at once through a cached, jitted kernel.
 """
 
@@ -128,7 +129,7 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
                     if t._tid in tracked:
                         tracking.append(recorder)
                         break
-        if tracking:
+        if tracking or _thread_state.trace is not None:
             return record(kernel.fn, kernel.key, tuple(inputs), avals, tracking)
         for t in inputs:
             if t._value is None:

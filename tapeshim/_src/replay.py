@@ -27,6 +27,7 @@ from typing import Any, Callable, Sequence
 import jax
 import jax.numpy as jnp
 
+from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
 
 _PROGRAM_CACHE_SIZE = 512
@@ -55,7 +56,21 @@ class Plan:
 
     __slots__ = ("leaves", "steps", "key", "slot_of", "occ_slots", "tid_at")
 
-    def __init__(self, roots: Sequence[Tensor], produced: set | None, occurrences: dict | None) -> None:
+    def __init__(self, roots: Sequence[Tensor], produced: set | None, occurrences: dict | None,
+                 share_constants: bool = True, first_tid: int = 0) -> None:
+        """Slices the graph from `roots`.
+
+        Args:
+          roots: the tensors to compute.
+          produced: the ids of tensors whose ops the differentiating recorder
+            recorded (expanded even when they have a value); None for none.
+          occurrences: tensor id -> indices of the sources occurring there.
+          share_constants: whether leaves holding the same array share an
+            argument (not for `tapeshim.function` traces, whose leaves are
+            placeholders that differ from call to call).
+          first_tid: lazy tensors created before this id are leaves too (the
+            captured inputs of a control-flow branch).
+        """
         produced = produced if produced is not None else _NOTHING
         occurrences = occurrences or _NO_OCCURRENCES
         # Collect the slice: expand lazy tensors, and tensors whose op this recorder recorded.
@@ -68,7 +83,7 @@ class Plan:
                 continue
             found[tid] = tensor
             node = tensor._node
-            if node is not None and (tensor._value is None or tid in produced):
+            if node is not None and (tensor._value is None or tid in produced) and tid >= first_tid:
                 stack.extend(node.inputs)
         # Tensor ids grow with creation, so id order is a topological order.
         leaves: list[Tensor] = []
@@ -83,7 +98,7 @@ class Plan:
                 continue
             tensor = found[tid]
             node = tensor._node
-            if node is not None and (tensor._value is None or tid in produced):
+            if node is not None and (tensor._value is None or tid in produced) and tid >= first_tid:
                 in_slots = tuple([slot_of[t._tid] for t in node.inputs])
                 out_slots = []
                 occs = []
@@ -105,7 +120,7 @@ class Plan:
                 key.append((node.key, in_slots, is_tracked, occs_t))
                 continue
             occ = occurrences.get(tid, ())
-            if not occ:
+            if not occ and share_constants:
                 # Leaves holding the same array (a cached Python constant) share one argument.
                 shared = slot_of_value.get(id(tensor._value))
                 if shared is not None:
@@ -117,7 +132,7 @@ class Plan:
             if occ:
                 for source in occ:
                     occ_slots.setdefault(source, []).append(slot)
-            else:
+            elif share_constants:
                 slot_of_value[id(tensor._value)] = slot
             steps.append((LEAF, slot, len(leaves), occ))
             key.append((tensor._shape, tensor._dtype._name, occ))
@@ -228,6 +243,9 @@ def force(tensors: Sequence[Tensor]) -> None:
     lazy = [t for t in tensors if t._value is None]
     if not lazy:
         return
+    trace = _thread_state.trace
+    if trace is not None:
+        trace.refuse_value(lazy[0])
     plan = Plan(lazy, None, None)
     out_slots = tuple(plan.slot_of[t._tid] for t in lazy)
     steps = plan.steps

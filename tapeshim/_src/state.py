@@ -16,6 +16,7 @@ class _ThreadState(threading.local):
     def __init__(self) -> None:
         super().__init__()
         self.recorders: list[Any] = []
+        self.trace: Any = None  # the `tapeshim.function` trace being recorded, if any
 
 
 _thread_state = _ThreadState()

@@ -17,7 +17,7 @@ import numpy as np
 from tapeshim._src import dtypes
 from tapeshim._src.dtypes import DType
 from tapeshim._src.shape import TensorShape
-from tapeshim._src.state import next_tensor_id
+from tapeshim._src.state import _thread_state, next_tensor_id
 
 
 class Node:
@@ -201,6 +201,9 @@ class Tensor(TensorOperators):
     @property
     def value(self) -> jax.Array:
         """The `jax.Array` holding this tensor's value (computed if lazy)."""
+        trace = _thread_state.trace
+        if trace is not None:
+            trace.check_concrete(self)
         if self._value is None:
             from tapeshim._src import replay
 
@@ -259,13 +262,27 @@ class Tensor(TensorOperators):
         return self
 
     # -- printing -------------------------------------------------------
+    def _symbolic(self) -> str | None:
+        """How TF prints a symbolic tensor, while a `tapeshim.function` traces it."""
+        trace = _thread_state.trace
+        if trace is None or not trace.is_symbolic(self):
+            return None
+        op = self._node.key[0] if self._node is not None and isinstance(self._node.key, tuple) else "Placeholder"
+        return f'Tensor("{op}:0", shape={self.shape}, dtype={self._dtype.name})'
+
     def __str__(self) -> str:
+        symbolic = self._symbolic()
+        if symbolic is not None:
+            return symbolic
         text = str(self.numpy())
         if "\n" in text:
             text = "\n" + text
         return f"tf.Tensor({text}, shape={self.shape}, dtype={self._dtype.name})"
 
     def __repr__(self) -> str:
+        symbolic = self._symbolic()
+        if symbolic is not None:
+            return f"<tf.Tensor '{symbolic[8:-1].split(chr(34))[0]}' shape={self.shape} dtype={self._dtype.name}>"
         return f"<tf.Tensor: shape={self.shape}, dtype={self._dtype.name}, numpy={numpy_text(self.numpy())}>"
 
 

@@ -43,6 +43,9 @@ class Variable(TensorOperators):
                  experimental_enable_variable_lifting: bool = True) -> None:
         del validate_shape, caching_device, variable_def, import_scope, synchronization, aggregation
         del experimental_enable_variable_lifting
+        trace = _thread_state.trace
+        if trace is not None:
+            trace.on_variable_created()
         if initial_value is None:
             raise ValueError("The `initial_value` arg (None) must be specified.")
         if callable(initial_value):
@@ -55,7 +58,7 @@ class Variable(TensorOperators):
                 f"The initial value's shape ({TensorShape(tensor._shape)}) is not compatible with "
                 f"the explicitly supplied `shape` argument ({TensorShape(shape)})."
             )
-        self._value: jax.Array = tensor.value
+        self._value: jax.Array = tensor.value if trace is None else trace.concrete_value(tensor)
         self._shape = tensor._shape
         self._dtype = tensor._dtype
         self._trainable = True if trainable is None else bool(trainable)
@@ -66,11 +69,15 @@ class Variable(TensorOperators):
     # -- reads ----------------------------------------------------------
     def _plain_read(self) -> Tensor:
         """The current value as a Tensor, without telling any tape."""
+        trace = _thread_state.trace
+        if trace is not None:
+            return trace.read_variable(self)
         return Tensor(self._value, self._shape, self._dtype)
 
     def _read_for_op(self) -> Tensor:
         """Reads the value, letting every recording tape watch the read."""
-        tensor = Tensor(self._value, self._shape, self._dtype)
+        trace = _thread_state.trace
+        tensor = Tensor(self._value, self._shape, self._dtype) if trace is None else trace.read_variable(self)
         for recorder in _thread_state.recorders:
             recorder._variable_read(self, tensor)
         return tensor
@@ -146,6 +153,14 @@ class Variable(TensorOperators):
     # -- writes ---------------------------------------------------------
     def _new_value(self, value: Any) -> jax.Array:
         """The array to store for `value`: converted, checked, and computed if lazy."""
+        return self._checked(value).value
+
+    def _checked(self, value: Any) -> Tensor:
+        """`value` as a tensor of this variable's dtype and shape.
+
+        Raises:
+          ValueError: if the dtype or shape differs.
+        """
         tensor = convert_to_tensor(value, dtype=self._dtype)
         if tensor._shape != self._shape:
             raise ValueError(
@@ -153,7 +168,7 @@ class Variable(TensorOperators):
                 f"{TensorShape(self._shape)}, and the assigned value shape {TensorShape(tensor._shape)} "
                 "are incompatible."
             )
-        return tensor.value
+        return tensor
 
     def assign(self, value: Any, use_locking: bool | None = None, name: str | None = None,
                read_value: bool = True) -> "Variable | None":
@@ -162,7 +177,11 @@ class Variable(TensorOperators):
         Raises:
           ValueError: if `value`'s dtype or shape differ from the variable's.
         """
-        self._value = self._new_value(value)
+        trace = _thread_state.trace
+        if trace is not None:
+            trace.assign(self, self._checked(value))
+        else:
+            self._value = self._new_value(value)
         return self if read_value else None
 
     def _update(self, delta: Any, kernel: Callable[[jax.Array, jax.Array], jax.Array], op_name: str) -> None:
@@ -171,7 +190,14 @@ class Variable(TensorOperators):
             raise errors.invalid_argument(
                 f"Cannot update variable with shape [{','.join(map(str, self._shape))}] using a Tensor with shape "
                 f"[{','.join(map(str, delta._shape))}], shapes must be equal.", op_name)
-        self._value = kernel(self._value, delta.value)
+        trace = _thread_state.trace
+        if trace is not None:
+            from tapeshim._src.ops import math_ops
+
+            update = math_ops.add if op_name == "AssignAddVariableOp" else math_ops.subtract
+            trace.assign(self, update(trace.read_variable(self), delta))
+        else:
+            self._value = kernel(self._value, delta.value)
 
     def assign_add(self, delta: Any, use_locking: bool | None = None, name: str | None = None,
                    read_value: bool = True) -> "Variable | None":
@@ -197,8 +223,10 @@ class Variable(TensorOperators):
 
     # -- printing -------------------------------------------------------
     def __repr__(self) -> str:
-        return (f"<tf.Variable '{self._name}' shape={TensorShape(self._shape)} dtype={self._dtype.name}, "
-                f"numpy={numpy_text(self._plain_read().numpy())}>")
+        text = f"<tf.Variable '{self._name}' shape={TensorShape(self._shape)} dtype={self._dtype.name}"
+        if _thread_state.trace is not None:
+            return text + ">"
+        return f"{text}, numpy={numpy_text(Tensor(self._value, self._shape, self._dtype).numpy())}>"
 
     __str__ = __repr__
 

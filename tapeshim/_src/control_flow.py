@@ -1,0 +1,274 @@
+"""`tf.cond`, `tf.while_loop`, `tf.case`, `tf.switch_case`.
+
+Eagerly (also inside a `GradientTape`) they run as Python control flow, as TF's
+eager mode does, so the tape records the branch or iterations that ran. Inside
+`tapeshim.function` each branch or loop body is traced into its own graph slice
+and the whole construct is recorded as one op over `lax.cond`, `lax.switch`,
+`lax.while_loop` or (with `maximum_iterations`, so that it can be reverse
+differentiated) `lax.scan`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from tapeshim._src import errors, nest, registry, replay
+from tapeshim._src.state import _thread_state, next_tensor_id
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+
+
+class _Branch:
+    """A Python callable traced into a graph slice over placeholders and captured tensors."""
+
+    def __init__(self, fn: Callable[..., Any], specs: Sequence[tuple], what: str) -> None:
+        trace = _thread_state.trace
+        first_tid = next_tensor_id()
+        self.placeholders = [trace.placeholder(jnp.zeros(shape, dtype._np), shape, dtype) for shape, dtype in specs]
+        pending_before = dict(trace.pending)
+        effects_before = len(trace.effects)
+        self.result = fn(*self.placeholders)
+        if trace.pending != pending_before or len(trace.effects) != effects_before:
+            raise NotImplementedError(
+                f"{what} assigns a variable or calls tf.print inside a branch or loop body; tapeshim.function "
+                "supports neither there yet. Move the assignment or print out of the branch.")
+        self.outputs = [convert_to_tensor(leaf) for leaf in nest.flatten(self.result)]
+        plan = replay.Plan(self.outputs, None, None, share_constants=False, first_tid=first_tid)
+        position = {t._tid: i for i, t in enumerate(self.placeholders)}
+        self.captures: list[Tensor] = []
+        self._sources: list[tuple[bool, int]] = []
+        for leaf in plan.leaves:
+            if leaf._tid in position:
+                self._sources.append((True, position[leaf._tid]))
+            else:
+                self._sources.append((False, len(self.captures)))
+                self.captures.append(leaf)
+        self._steps = plan.steps
+        self._out_slots = [plan.slot_of[t._tid] for t in self.outputs]
+        self.avals = tuple((tuple(t._shape), t._dtype) for t in self.outputs)
+
+    def run(self, placeholder_values: Sequence[jax.Array], capture_values: Sequence[jax.Array]) -> list:
+        leaf_values = [placeholder_values[i] if is_placeholder else capture_values[i]
+                       for is_placeholder, i in self._sources]
+        env = replay.evaluate_plain(self._steps, leaf_values)
+        return [env[s] for s in self._out_slots]
+
+
+def _merge_captures(branches: Sequence[_Branch]) -> tuple[list[Tensor], list[list[int]]]:
+    """All branches' captured tensors once each, and where each branch finds its own."""
+    merged: list[Tensor] = []
+    index: dict[int, int] = {}
+    positions = []
+    for branch in branches:
+        mine = []
+        for tensor in branch.captures:
+            if tensor._tid not in index:
+                index[tensor._tid] = len(merged)
+                merged.append(tensor)
+            mine.append(index[tensor._tid])
+        positions.append(mine)
+    return merged, positions
+
+
+def _record(fn: Callable[..., tuple], name: str, inputs: Sequence[Tensor], avals: tuple) -> tuple:
+    inputs = tuple(inputs)
+    return registry.record(fn, (name, id(fn)), inputs, avals, registry.tracking_recorders(inputs))
+
+
+def _is_traced(value: Tensor) -> bool:
+    trace = _thread_state.trace
+    return trace is not None and trace.is_symbolic(value)
+
+
+def _check_same_outputs(branches: Sequence[_Branch], message: str) -> None:
+    first = branches[0]
+    for other in branches[1:]:
+        try:
+            nest.assert_same_structure(first.result, other.result)
+        except ValueError as exc:
+            raise ValueError(f"{message}\n{exc}") from None
+        if first.avals != other.avals:
+            described = [[(list(s), d.name) for s, d in b.avals] for b in (first, other)]
+            raise TypeError(f"{message} Their outputs' shapes and dtypes differ: {described[0]} vs {described[1]}.")
+
+
+def _switch(index: Tensor, fns: Sequence[Callable[[], Any]], name: str, message: str) -> Any:
+    branches = [_Branch(fn, [], name) for fn in fns]
+    _check_same_outputs(branches, message)
+    captures, positions = _merge_captures(branches)
+
+    def make(branch: _Branch, mine: list[int]) -> Callable:
+        return lambda caps: tuple(branch.run([], [caps[i] for i in mine]))
+
+    callables = [make(b, p) for b, p in zip(branches, positions)]
+
+    def fn(selector: jax.Array, *caps: jax.Array) -> tuple:
+        if len(callables) == 2 and selector.dtype == jnp.bool_:
+            return tuple(lax.cond(selector, callables[0], callables[1], caps))
+        return tuple(lax.switch(selector, callables, caps))
+
+    outputs = _record(fn, name, (index, *captures), branches[0].avals)
+    return nest.pack_sequence_as(branches[0].result, list(outputs))
+
+
+def cond(pred: Any, true_fn: Callable[[], Any] | None = None, false_fn: Callable[[], Any] | None = None,
+         name: str | None = None) -> Any:
+    """Returns `true_fn()` if `pred` is true, else `false_fn()`, as `tf.cond`.
+
+    Both branches must return the same structure, shapes and dtypes. Gradients
+    flow through the branch taken.
+
+    Raises:
+      TypeError: if a branch is missing or not callable.
+      ValueError: if the branches return different structures.
+    """
+    if not callable(true_fn):
+        raise TypeError("true_fn must be callable.")
+    if not callable(false_fn):
+        raise TypeError("false_fn must be callable.")
+    predicate = convert_to_tensor(pred)
+    if predicate._shape:
+        raise errors.invalid_argument(
+            f"The first argument to tf.cond must be a scalar, got shape {list(predicate._shape)}", "If")
+    if not _is_traced(predicate):
+        return true_fn() if bool(predicate) else false_fn()
+    return _switch(predicate, [true_fn, false_fn], "If",
+                   "true_fn and false_fn arguments to tf.cond must have the same number, type, and overall "
+                   "structure of return values.")
+
+
+def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None, exclusive: bool = False,
+         strict: bool = False, name: str = "case") -> Any:
+    """Runs the function of the first true predicate (or `default`), as `tf.case`.
+
+    Args:
+      pred_fn_pairs: a list of `(boolean scalar, callable)` pairs.
+      default: called when no predicate holds (the last pair's callable if None).
+      exclusive: whether at most one predicate may hold (checked eagerly).
+    """
+    pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else list(pred_fn_pairs)
+    if not pairs:
+        raise ValueError("pred_fn_pairs cannot be empty.")
+    for _, fn in pairs:
+        if not callable(fn):
+            raise TypeError("fn in pred_fn_pairs must be callable.")
+    if default is None:
+        default = pairs[-1][1]
+    predicates = [convert_to_tensor(pred) for pred, _ in pairs]
+    if not any(_is_traced(p) for p in predicates):
+        hits = [i for i, p in enumerate(predicates) if bool(p)]
+        if exclusive and len(hits) > 1:
+            raise errors.invalid_argument(
+                f"Input error: exclusive=True and more than 1 conditions ({len(hits)}) evaluated as True.", "Case")
+        return pairs[hits[0]][1]() if hits else default()
+    result_fn = default
+    for predicate, (_, fn) in reversed(list(zip(predicates, pairs))):
+        result_fn = (lambda p, f, rest: lambda: cond(p, f, rest))(predicate, fn, result_fn)
+    return result_fn()
+
+
+def switch_case(branch_index: Any, branch_fns: Any, default: Callable[[], Any] | None = None,
+                name: str = "switch_case") -> Any:
+    """Runs `branch_fns[branch_index]()`, as `tf.switch_case`.
+
+    Args:
+      branch_index: an int32 scalar.
+      branch_fns: a list of callables, a dict `{index: callable}`, or a list of
+        `(index, callable)` pairs.
+      default: called for an index with no branch (the last branch if None).
+    """
+    if isinstance(branch_fns, dict):
+        items = sorted(branch_fns.items())
+    elif branch_fns and isinstance(branch_fns[0], (list, tuple)):
+        items = sorted(branch_fns)
+    else:
+        items = list(enumerate(branch_fns))
+    if [i for i, _ in items] != list(range(len(items))):
+        raise ValueError(f"branch indices must be 0..{len(items) - 1}, got {[i for i, _ in items]}.")
+    fns = [fn for _, fn in items]
+    if default is None:
+        default = fns[-1]
+    index = convert_to_tensor(branch_index)
+    if not index._dtype.is_integer or index._shape:
+        raise TypeError(f"branch_index must be an integer scalar, got {index!r}.")
+    if not _is_traced(index):
+        position = int(index)
+        return fns[position]() if 0 <= position < len(fns) else default()
+    from tapeshim._src.ops import math_ops
+
+    in_range = math_ops.logical_and(index >= 0, index < len(fns))
+    from tapeshim._src.ops import array_ops
+
+    selector = array_ops.where(in_range, math_ops.cast(index, "int32"), len(fns))
+    return _switch(selector, fns + [default], "Case",
+                   "branch_fns arguments to tf.switch_case must have the same structure of return values.")
+
+
+def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any, shape_invariants: Any = None,
+               parallel_iterations: int = 10, back_prop: bool = True, swap_memory: bool = False,
+               maximum_iterations: Any = None, name: str | None = None) -> Any:
+    """Repeats `body` while `cond` holds, as `tf.while_loop`.
+
+    `cond(*loop_vars)` and `body(*loop_vars)` take the loop variables unpacked;
+    `body` returns them in the same structure, shapes and dtypes. Inside
+    `tapeshim.function`, pass `maximum_iterations` to differentiate through the
+    loop in reverse mode (it then compiles to `lax.scan`).
+    """
+    del shape_invariants, parallel_iterations, back_prop, swap_memory, name
+    packed = isinstance(loop_vars, (list, tuple))
+    structure = loop_vars if packed else [loop_vars]
+    values = nest.map_structure(convert_to_tensor, structure)
+
+    def call(fn: Callable[..., Any], current: Any) -> Any:
+        return fn(*current)
+
+    def as_structure(result: Any) -> Any:
+        if not isinstance(result, (list, tuple)) and len(structure) == 1:
+            result = [result]
+        nest.assert_same_structure(structure, result)
+        return nest.map_structure(convert_to_tensor, result)
+
+    flat = nest.flatten(values)
+    traced = _thread_state.trace is not None
+    limit = None if maximum_iterations is None else convert_to_tensor(maximum_iterations)
+    if not traced:
+        count = 0
+        while (limit is None or count < int(limit)) and bool(call(cond, values)):
+            values = as_structure(call(body, values))
+            count += 1
+        return values if packed else values[0]
+    specs = [(tuple(t._shape), t._dtype) for t in flat]
+    cond_branch = _Branch(lambda *xs: call(cond, nest.pack_sequence_as(values, list(xs))), specs, "tf.while_loop")
+    body_branch = _Branch(lambda *xs: as_structure(call(body, nest.pack_sequence_as(values, list(xs)))), specs,
+                          "tf.while_loop")
+    if body_branch.avals != tuple(specs):
+        raise ValueError(
+            "The loop variables' shapes and dtypes must not change in tf.while_loop: "
+            f"{[(list(s), d.name) for s, d in specs]} became {[(list(s), d.name) for s, d in body_branch.avals]}.")
+    captures, (cond_caps, body_caps) = _merge_captures([cond_branch, body_branch])
+    n = len(flat)
+    steps = None if limit is None else int(limit)
+
+    def fn(*values_and_caps: jax.Array) -> tuple:
+        init, caps = tuple(values_and_caps[:n]), values_and_caps[n:]
+        keep_going = lambda carry: cond_branch.run(carry, [caps[i] for i in cond_caps])[0]  # noqa: E731
+        step = lambda carry: tuple(body_branch.run(carry, [caps[i] for i in body_caps]))  # noqa: E731
+        if steps is None:
+            return lax.while_loop(keep_going, step, init)
+
+        def scan_step(state: tuple, _: Any) -> tuple:
+            carry, done = state
+            go = jnp.logical_and(jnp.logical_not(done), keep_going(carry))
+            new = step(carry)
+            carry = tuple(jnp.where(go, a, b) for a, b in zip(new, carry))
+            return (carry, jnp.logical_not(go)), None
+
+        (final, _), _ = lax.scan(scan_step, (init, jnp.asarray(False)), None, length=steps)
+        return final
+
+    outputs = _record(fn, "While", flat + captures, tuple(specs))
+    result = nest.pack_sequence_as(values, list(outputs))
+    return result if packed else result[0]
