@@ -134,9 +134,9 @@ def _leaf_key(leaf: Any) -> tuple:
         return ("tensor", leaf.shape, str(leaf.dtype))
     try:
         hash(leaf)
-        return ("python", type(leaf).__name__, leaf)
+        return ("python", leaf)  # by value, as TF: f(2) and f(2.0) share a trace
     except TypeError:
-        return ("python", type(leaf).__name__, id(leaf))
+        return ("python", id(leaf))
 
 
 def _structure_key(value: Any) -> Any:
@@ -153,7 +153,7 @@ def _describe(key: tuple) -> str:
         return f"a tensor of shape {TensorShape(key[1])} and dtype {key[2]}"
     if kind == "variable":
         return f"a variable of shape {TensorShape(key[2])}"
-    return f"the Python value {key[2]!r}"
+    return f"the Python value {key[1]!r}"
 
 
 class ConcreteFunction:

@@ -71,8 +71,17 @@ def map_structure(func: Callable[..., Any], *structures: Any) -> Any:
     return pack_sequence_as(structures[0], [func(*xs) for xs in zip(*flats)])
 
 
-def assert_same_structure(first: Any, second: Any) -> None:
-    """Raises `ValueError` when two nests differ in structure."""
+def assert_same_structure(first: Any, second: Any, check_types: bool = False) -> None:
+    """Raises `ValueError` when two nests differ in structure.
+
+    With `check_types`, a list where the other has a tuple (or another sequence
+    type) raises `TypeError`, as `tf.nest` does.
+    """
+    if check_types and isinstance(first, (list, tuple, dict)) and type(first) is not type(second) \
+            and isinstance(second, (list, tuple, dict)):
+        raise TypeError(
+            "The two structures don't have the same sequence type. Input structure has type "
+            f"{type(first)}, while shallow structure has type {type(second)}.")
     if isinstance(first, dict) != isinstance(second, dict) or (
         isinstance(first, (list, tuple)) != isinstance(second, (list, tuple))
     ):
@@ -87,7 +96,7 @@ def assert_same_structure(first: Any, second: Any) -> None:
                 f"First structure has keys {list(first)}, while second structure has keys {list(second)}."
             )
         for key in first:
-            assert_same_structure(first[key], second[key])
+            assert_same_structure(first[key], second[key], check_types)
     elif isinstance(first, (list, tuple)):
         if len(first) != len(second):
             raise ValueError(
@@ -95,4 +104,4 @@ def assert_same_structure(first: Any, second: Any) -> None:
                 f"First structure: {first!r}\n\nSecond structure: {second!r}"
             )
         for a, b in zip(first, second):
-            assert_same_structure(a, b)
+            assert_same_structure(a, b, check_types)
