@@ -385,3 +385,14 @@ def test_cond_branches_must_match():
 
     with pytest.raises(ValueError, match="same number, type, and overall structure"):
         f(tapeshim.constant(1.0))
+
+
+def test_keyword_and_positional_calls_share_a_trace():
+    def body(tf):
+        @tf.function
+        def f(x, scale=2.0):
+            return x * scale
+
+        results = [f(tf.constant(1.0)), f(x=tf.constant(2.0)), f(tf.constant(3.0), scale=2.0), f(tf.constant(1.0), 3.0)]
+        return results, f.experimental_get_tracing_count()
+    check(body)

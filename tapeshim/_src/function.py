@@ -290,6 +290,13 @@ class Function:
         self._last_args: Any = None
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._first_trace_done = False
+        try:
+            self._signature: inspect.Signature | None = inspect.signature(python_function)
+        except (TypeError, ValueError):
+            self._signature = None
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        self._n_positional = -1 if self._signature is None else sum(
+            p.kind in kinds for p in self._signature.parameters.values())
         functools.update_wrapper(self, python_function)
 
     @property
@@ -314,6 +321,18 @@ class Function:
                              self._jit_compile, self._reduce_retracing, name=self._name)
             self._bound[instance] = bound
         return bound
+
+    def _canonical(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """Binds a call to the signature with defaults filled in, so `f(x)`, `f(x=x)` and
+        `f(x, scale=2.0)` share a trace, as in TF."""
+        if self._signature is None:
+            return args, kwargs
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError:
+            return args, kwargs
+        bound.apply_defaults()
+        return bound.args, bound.kwargs
 
     def _bind_signature(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         """Checks and converts a call against `input_signature`, as TF does."""
@@ -366,6 +385,8 @@ class Function:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _thread_state.trace is not None:
             return self._python_function(*args, **kwargs)  # inlined into the enclosing trace
+        if kwargs or len(args) != self._n_positional:
+            args, kwargs = self._canonical(args, kwargs)
         if self._input_signature is not None:
             args, kwargs = self._bind_signature(args, kwargs)
         key, tf_key, flat = self._keys(args, kwargs)
