@@ -14,6 +14,7 @@ _jax.config.update("jax_enable_x64", True)
 
 from tapeshim import autodiff, debugging, dtypes, errors, experimental, linalg, math, nest, nn  # noqa: E402
 from tapeshim._src.control_flow import case, cond, switch_case, while_loop  # noqa: E402
+from tapeshim._src.custom_gradient import custom_gradient  # noqa: E402
 from tapeshim._src.dtypes import (  # noqa: E402
     DType,
     as_dtype,
@@ -127,7 +128,7 @@ __all__ = [
     "Tensor", "TensorShape", "Variable", "constant", "convert_to_tensor", "is_tensor", "GradientTape",
     "UnconnectedGradients", "ForwardAccumulator", "get_logger",
     # compiled functions and control flow
-    "function", "Function", "TensorSpec", "print", "cond", "while_loop", "case", "switch_case",
+    "function", "Function", "TensorSpec", "print", "cond", "while_loop", "case", "switch_case", "custom_gradient",
     # array ops
     "concat", "expand_dims", "fill", "gather", "newaxis", "one_hot", "ones", "ones_like", "range", "rank",
     "reshape", "shape", "size", "squeeze", "stack", "transpose", "unstack", "where", "zeros", "zeros_like",

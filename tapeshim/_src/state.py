@@ -17,6 +17,7 @@ class _ThreadState(threading.local):
         super().__init__()
         self.recorders: list[Any] = []
         self.trace: Any = None  # the `tapeshim.function` trace being recorded, if any
+        self.variable_values: Any = None  # variable id -> value, inside a custom gradient's JAX function
 
 
 _thread_state = _ThreadState()

@@ -6,14 +6,14 @@ import contextlib
 import enum
 from typing import Any, Iterator
 
-import jax.numpy as jnp
+import numpy as np
 
 from tapeshim._src import differentiate as diff
 from tapeshim._src import errors, nest, tf_logging
 from tapeshim._src.ops.common import broadcast_check, tf_type_name
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
-from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.tensor import Tensor, convert_to_tensor, device_constant
 from tapeshim._src.variable import Variable
 
 _ONE_SHOT = "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)"
@@ -312,12 +312,12 @@ class GradientTape(Recorder):
 
 
 def _zeros(shape: tuple, dtype: Any) -> Tensor:
-    return Tensor(jnp.zeros(shape, dtype._np), shape, dtype)
+    return Tensor(device_constant(np.zeros(shape, dtype._np)), shape, dtype)
 
 
 def _filled(source: Any, fill: int) -> Tensor:
     shape = tuple(source._shape)
-    return Tensor(jnp.full(shape, fill, source._dtype._np), shape, source._dtype)
+    return Tensor(device_constant(np.full(shape, fill, source._dtype._np)), shape, source._dtype)
 
 
 def _seeds(flat_targets: list, output_gradients: Any) -> list:

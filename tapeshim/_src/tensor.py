@@ -433,13 +433,19 @@ def _python_constant(value: Any, dtype: DType | None) -> Tensor:
         if cached is not None:
             return Tensor(cached[0], (), cached[1])
     array = _default_numpy(value) if dtype is None else _numpy_as(value, dtype)
-    jax_value = jax.device_put(array)
+    jax_value = device_constant(array)
     result_dtype = dtypes.from_numpy(array.dtype)
     if scalar:
         if len(_constant_cache) >= _CONSTANT_CACHE_SIZE:
             _constant_cache.popitem(last=False)
         _constant_cache[key] = (jax_value, result_dtype)
     return Tensor(jax_value, array.shape, result_dtype)
+
+
+def device_constant(array: Any) -> jax.Array:
+    """A concrete `jax.Array` for a constant, even while JAX traces (so caches never hold tracers)."""
+    with jax.ensure_compile_time_eval():
+        return jax.device_put(array)
 
 
 def constant(value: Any, dtype: Any = None, shape: Sequence[int] | None = None, name: str | None = None) -> Tensor:
@@ -478,7 +484,7 @@ def constant(value: Any, dtype: Any = None, shape: Sequence[int] | None = None, 
                 f"(converted from {value!r}) has {array.size} elements, but got `shape` {shape} "
                 f"with {int(np.prod(shape))} elements)."
             )
-    jax_value = jax.device_put(np.array(array, order="C"))
+    jax_value = device_constant(np.array(array, order="C"))
     return Tensor(jax_value, array.shape, dtypes.from_numpy(array.dtype))
 
 

@@ -67,17 +67,22 @@ class Variable(TensorOperators):
         self.constraint = constraint
 
     # -- reads ----------------------------------------------------------
+    def _current(self) -> Tensor:
+        """The value to read now: a function trace's placeholder, a custom gradient's input, or the value."""
+        state = _thread_state
+        if state.trace is not None:
+            return state.trace.read_variable(self)
+        if state.variable_values is not None and id(self) in state.variable_values:
+            return Tensor(state.variable_values[id(self)], self._shape, self._dtype)
+        return Tensor(self._value, self._shape, self._dtype)
+
     def _plain_read(self) -> Tensor:
         """The current value as a Tensor, without telling any tape."""
-        trace = _thread_state.trace
-        if trace is not None:
-            return trace.read_variable(self)
-        return Tensor(self._value, self._shape, self._dtype)
+        return self._current()
 
     def _read_for_op(self) -> Tensor:
         """Reads the value, letting every recording tape watch the read."""
-        trace = _thread_state.trace
-        tensor = Tensor(self._value, self._shape, self._dtype) if trace is None else trace.read_variable(self)
+        tensor = self._current()
         for recorder in _thread_state.recorders:
             recorder._variable_read(self, tensor)
         return tensor

@@ -13,7 +13,7 @@ import numpy as np
 from tapeshim._src import dtypes, errors
 from tapeshim._src.ops.common import convert_same_dtype, is_tensor_like, normalize_axis
 from tapeshim._src.registry import OpDef, apply
-from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, device_constant
 
 OPS: dict[str, OpDef] = {}
 newaxis = None
@@ -296,7 +296,8 @@ def _filled(shape: Any, value: Any, dtype: dtypes.DType) -> Tensor:
     dims = _static_ints(shape, "shape")
     if any(d < 0 for d in dims):
         raise errors.invalid_argument(f"Dimension {min(dims)} must be >= 0", "Fill")
-    return Tensor(jnp.full(dims, value, dtype._np), dims, dtype)
+    with jax.ensure_compile_time_eval():
+        return Tensor(jnp.full(dims, value, dtype._np), dims, dtype)
 
 
 def zeros(shape: Any, dtype: Any = dtypes.float32, name: str | None = None, layout: Any = None) -> Tensor:
@@ -346,7 +347,7 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name
     else:
         target = dtypes.as_dtype(dtype)
     array = np.arange(*values, dtype=np.float64 if target.is_floating else np.int64).astype(target._np)
-    return Tensor(jnp.asarray(array), array.shape, target)
+    return Tensor(device_constant(array), array.shape, target)
 
 
 def shape(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002

@@ -1,0 +1,222 @@
+"""`tf.custom_gradient`, mapped onto `jax.custom_vjp`, and JAX functions as tape-aware ops.
+
+The decorated function runs eagerly when no tape needs its gradient. Otherwise
+it is recorded as one op whose JAX function is a `jax.custom_vjp`: the forward
+runs the user's function on tensors wrapping JAX values, and the backward runs
+it again and calls the `grad_fn` it returns, so `grad_fn` may use any tensor the
+forward computed. Variables the forward reads are extra inputs (their reads are
+watched by tapes as usual) and get the gradients `grad_fn` returns for them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+from typing import Any, Callable, Iterator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from tapeshim._src import dtypes, nest, registry
+from tapeshim._src.registry import OpDef
+from tapeshim._src.state import _thread_state
+from tapeshim._src.tape import Recorder
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.variable import Variable
+
+
+class _VariableCollector(Recorder):
+    """Notes the variables a function reads (a recorder that records nothing)."""
+
+    def __init__(self) -> None:
+        super().__init__(watch_accessed_variables=False)
+        self.variables: dict[int, Variable] = {}
+
+    def _variable_read(self, variable: Variable, tensor: Tensor) -> None:
+        self.variables.setdefault(id(variable), variable)
+
+
+@contextlib.contextmanager
+def _isolated(variable_values: dict[int, Any] | None = None, collector: Recorder | None = None) -> Iterator[None]:
+    """Runs user code inside a JAX transformation: no tape records, variables read `variable_values`."""
+    state = _thread_state
+    saved = (state.recorders, state.trace, state.variable_values)
+    state.recorders = [collector] if collector is not None else []
+    state.trace = None
+    state.variable_values = variable_values
+    try:
+        yield
+    finally:
+        state.recorders, state.trace, state.variable_values = saved
+
+
+def _wrap(values: Any) -> list[Tensor]:
+    return [Tensor(v, tuple(v.shape), dtypes.from_numpy(np.dtype(v.dtype))) for v in values]
+
+
+def _accepts_variables(grad_fn: Callable) -> bool:
+    try:
+        parameters = inspect.signature(grad_fn).parameters
+    except (TypeError, ValueError):
+        return True
+    return "variables" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+
+
+def _zero_cotangent(value: jax.Array) -> Any:
+    if jnp.issubdtype(value.dtype, jnp.inexact):
+        return jnp.zeros_like(value)
+    return np.zeros(value.shape, dtype=jax.dtypes.float0)
+
+
+def _none_gradients(grad_fn: Callable, outputs: list, n_args: int, uses_variables: bool) -> set[int]:
+    """The argument positions for which `grad_fn` returns None (probed on abstract values).
+
+    A `grad_fn` that fails here is left to fail at `gradient` time, where TF raises too.
+    """
+    upstream = _wrap([jnp.ones(o.shape, o.dtype) for o in outputs])
+    try:
+        with _isolated():
+            grads = grad_fn(*upstream, variables=[]) if uses_variables else grad_fn(*upstream)
+        if uses_variables:
+            grads = grads[0]
+    except Exception:  # noqa: BLE001 - reported when the gradient is computed
+        return set()
+    grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
+    if len(grads) != n_args:
+        return set()
+    return {i for i, g in enumerate(grads) if g is None}
+
+
+def custom_gradient(f: Callable | None = None) -> Callable:
+    """Decorates `f(*args) -> (outputs, grad_fn)` to use `grad_fn` as its gradient, as `tf.custom_gradient`.
+
+    `grad_fn(*upstream)` (one upstream per output) returns one gradient per
+    positional argument (`None` allowed; keyword arguments get none). If `f`
+    reads variables, `grad_fn(*upstream, variables=...)` must return
+    `(input_gradients, variable_gradients)`.
+
+    Raises:
+      TypeError: when `f` reads variables and `grad_fn` has no `variables` parameter.
+      ValueError: when `grad_fn` returns the wrong number of gradients.
+    """
+    if f is None:
+        return custom_gradient
+
+    @functools.wraps(f)
+    def decorated(*args: Any, **kwargs: Any) -> Any:
+        positions = [i for i, a in enumerate(args) if isinstance(a, (Tensor, Variable, np.ndarray))]
+        inputs = [convert_to_tensor(args[i]) for i in positions]
+        collector = _VariableCollector()
+        probe: dict[str, Any] = {}
+
+        def run(values: list, variable_values: dict[int, Any] | None, variables_seen: Recorder | None) -> tuple:
+            call_args = list(args)
+            for position, tensor in zip(positions, _wrap(values)):
+                call_args[position] = tensor
+            with _isolated(variable_values, variables_seen):
+                result, grad_fn = f(*call_args, **kwargs)
+            return result, grad_fn
+
+        def forward_structs(*values: jax.Array) -> list:
+            result, grad_fn = run(list(values), None, collector)
+            probe["result"], probe["grad_fn"] = result, grad_fn
+            outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
+            probe["none_grads"] = _none_gradients(grad_fn, outs, len(args), bool(collector.variables))
+            return outs
+
+        out_structs = jax.eval_shape(forward_structs, *[jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in inputs])
+        variables = list(collector.variables.values())
+        if variables and not _accepts_variables(probe["grad_fn"]):
+            raise TypeError(
+                "@tf.custom_gradient grad_fn must accept keyword argument 'variables', since function uses "
+                f"variables: {variables}")
+        structure = probe["result"]
+        reads = [v._read_for_op() for v in variables]
+        # An input whose gradient grad_fn returns as None reaches the op through stop_gradient, so
+        # tapes see it as unconnected (None), as TF does.
+        from tapeshim._src.ops import math_ops
+
+        inputs = [math_ops.stop_gradient(t) if p in probe["none_grads"] else t for p, t in zip(positions, inputs)]
+        all_inputs = tuple(inputs) + tuple(reads)
+        if not registry.tracking_recorders(all_inputs):
+            result, _ = f(*args, **kwargs)
+            return result
+        n_inputs = len(inputs)
+
+        def values_by_variable(values: tuple) -> dict[int, Any]:
+            return {id(v): value for v, value in zip(variables, values[n_inputs:])}
+
+        @jax.custom_vjp
+        def op(*values: jax.Array) -> tuple:
+            result, _ = run(list(values[:n_inputs]), values_by_variable(values), None)
+            return tuple(convert_to_tensor(t).value for t in nest.flatten(result))
+
+        def op_fwd(*values: jax.Array) -> tuple:
+            return op(*values), values
+
+        def op_bwd(values: tuple, cotangents: tuple) -> tuple:
+            result, grad_fn = run(list(values[:n_inputs]), values_by_variable(values), None)
+            upstream = _wrap(cotangents)
+            with _isolated(values_by_variable(values)):
+                if variables:
+                    grads, variable_grads = grad_fn(*upstream, variables=variables)
+                else:
+                    grads, variable_grads = grad_fn(*upstream), []
+            grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
+            if len(grads) != len(args):
+                raise ValueError(
+                    f"custom_gradient function expected to return {len(args)} gradients, but returned "
+                    f"{len(grads)} instead.")
+            if len(list(variable_grads)) != len(variables):
+                raise ValueError("Must return gradient for each variable from @custom_gradient grad_fn.")
+            out = []
+            for position, value in zip(positions, values[:n_inputs]):
+                grad = grads[position]
+                out.append(_zero_cotangent(value) if grad is None else
+                           jnp.broadcast_to(convert_to_tensor(grad).value, value.shape).astype(value.dtype))
+            for grad, value in zip(variable_grads, values[n_inputs:]):
+                out.append(_zero_cotangent(value) if grad is None else convert_to_tensor(grad).value)
+            return tuple(out)
+
+        op.defvjp(op_fwd, op_bwd)
+        avals = tuple((tuple(s.shape), dtypes.from_numpy(np.dtype(s.dtype))) for s in out_structs)
+        outputs = registry.record(op, ("CustomGradient", id(f), id(op)), all_inputs, avals,
+                                  registry.tracking_recorders(all_inputs))
+        return nest.pack_sequence_as(structure, list(outputs))
+
+    return decorated
+
+
+def jax_op(fn: Callable[..., Any], name: str | None = None, differentiable: bool = True) -> Callable[..., Any]:
+    """Makes a JAX function a tapeshim op: recorded by tapes, differentiated by JAX.
+
+    The returned function takes tensors (or values convertible to them), runs
+    `fn` on their `jax.Array`s through the same dispatch path as every built-in
+    op (abstract evaluation, lazy recording inside tapes, jitted kernels
+    outside), and returns a Tensor, or a tuple of Tensors if `fn` returns a tuple.
+
+    Args:
+      fn: a JAX function of arrays, returning an array or a tuple of arrays.
+      name: the op's name in error messages and cache keys (default: `fn`'s name).
+      differentiable: False to make gradients through the op `None`, as for
+        TF ops without a gradient.
+
+    Returns:
+      The tape-aware op.
+    """
+    op = OpDef(name or getattr(fn, "__name__", "JaxOp"), fn, differentiable)
+    returns_tuple: dict[tuple, bool] = {}
+
+    @functools.wraps(fn)
+    def call(*args: Any) -> Any:
+        tensors = tuple(convert_to_tensor(a) for a in args)
+        outputs = registry.apply(op, tensors)
+        key = tuple((t._shape, t._dtype._name) for t in tensors)
+        if key not in returns_tuple:
+            structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in tensors]
+            returns_tuple[key] = isinstance(jax.eval_shape(fn, *structs), tuple)
+        return outputs if returns_tuple[key] else outputs[0]
+
+    return call

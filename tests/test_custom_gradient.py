@@ -1,0 +1,239 @@
+"""`tf.custom_gradient` (section 9) against real TensorFlow, and JAX functions as tapeshim ops."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import tapeshim
+from oracle import check, check_raises
+
+
+def _clip(tf):
+    @tf.custom_gradient
+    def clip_gradients(y):
+        def backward(dy):
+            return tf.clip_by_value(dy, -0.5, 0.5)
+        return y, backward
+    return clip_gradients
+
+
+def test_guide_clip_gradients_and_forward_only():
+    def body(tf):
+        clip = _clip(tf)
+        v = tf.Variable(2.0)
+        with tf.GradientTape() as t:
+            out = clip(v * v)
+        w = tf.Variable([3.0, 4.0])
+        with tf.GradientTape() as t2:
+            out2 = clip(w * 2.0)
+        return t.gradient(out, v), t2.gradient(out2, w), clip(tf.constant(6.0))
+    check(body)
+
+
+def test_log1pexp_is_stable():
+    def body(tf):
+        @tf.custom_gradient
+        def log1pexp(x):
+            e = tf.exp(x)
+
+            def grad(upstream):
+                return upstream * (1 - 1 / (1 + e))
+            return tf.math.log(1 + e), grad
+
+        x = tf.constant(100.0)
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = log1pexp(x)
+        return y, t.gradient(y, x)
+    check(body)
+
+
+def test_none_gradient_and_keyword_arguments():
+    def body(tf):
+        @tf.custom_gradient
+        def f(x, y, scale=1.0):
+            def grad(dz):
+                return dz * 10.0, None
+            return x * y * scale, grad
+
+        x, y = tf.constant(2.0), tf.constant(3.0)
+        with tf.GradientTape() as t:
+            t.watch([x, y])
+            z = f(x, y, scale=tf.constant(2.0))
+        return t.gradient(z, [x, y])
+    check(body)
+
+
+def test_python_scalar_argument_needs_a_slot():
+    def body(tf):
+        @tf.custom_gradient
+        def f(x, k):
+            def grad(dz):
+                return dz * k, None
+            return x * k, grad
+
+        x = tf.constant(2.0)
+        with tf.GradientTape() as t:
+            t.watch(x)
+            z = f(x, 3.0)
+        return t.gradient(z, x)
+    check(body)
+
+
+@pytest.mark.parametrize("returned", [lambda tf, dz: [dz], lambda tf, dz: []])
+def test_wrong_number_of_gradients(returned):
+    def body(tf):
+        @tf.custom_gradient
+        def f(x, y):
+            def grad(dz):
+                return returned(tf, dz)
+            return x * y, grad
+
+        x, y = tf.constant(2.0), tf.constant(3.0)
+        with tf.GradientTape() as t:
+            t.watch([x, y])
+            z = f(x, y)
+        return t.gradient(z, [x, y])
+
+    def single(tf):
+        @tf.custom_gradient
+        def f(x):
+            def grad(dz):
+                return returned(tf, dz) if returned(tf, dz) else []
+            return x * 2.0, grad
+
+        x = tf.constant(2.0)
+        with tf.GradientTape() as t:
+            t.watch(x)
+            z = f(x)
+        return t.gradient(z, x)
+
+    check_raises(body, messages=True)
+
+
+def test_exception_in_grad_fn_propagates():
+    def body(tf):
+        @tf.custom_gradient
+        def f(x):
+            def grad(dz):
+                raise RuntimeError("boom")
+            return x * 2.0, grad
+
+        x = tf.constant(1.0)
+        with tf.GradientTape() as t:
+            t.watch(x)
+            z = f(x)
+        return t.gradient(z, x)
+    raised = check_raises(body, messages=True)
+    assert raised.message == "boom"
+
+
+def test_variables_protocol():
+    def body(tf):
+        weights = [tf.Variable(1.0), tf.Variable(2.0)]
+
+        @tf.custom_gradient
+        def linear_poly(x):
+            poly = weights[1] * x + weights[0]
+
+            def grad_fn(dpoly, variables):
+                grad_vars = [tf.reduce_sum(dpoly * x) if v is weights[1] else tf.reduce_sum(dpoly)
+                             for v in variables]
+                return dpoly * weights[1], grad_vars
+            return poly, grad_fn
+
+        x = tf.constant([1.0, 2.0, 3.0])
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            poly = linear_poly(x)
+        return poly, tape.gradient(poly, x), tape.gradient(poly, weights)
+    check(body)
+
+
+def test_variables_without_variables_parameter_raises_at_forward():
+    def body(tf):
+        v = tf.Variable(2.0)
+
+        @tf.custom_gradient
+        def f(x):
+            def grad(dz):
+                return dz
+            return x * v, grad
+
+        x = tf.constant(1.0)
+        with tf.GradientTape() as t:
+            t.watch(x)
+            return f(x)
+    check_raises(body)
+
+
+def test_multiple_outputs():
+    def body(tf):
+        @tf.custom_gradient
+        def f(x):
+            def grad(da, db):
+                return da + 100.0 * db
+            return [x * 1.0, x * 2.0], grad
+
+        x = tf.constant(1.0)
+        with tf.GradientTape(persistent=True) as t:
+            t.watch(x)
+            a, b = f(x)
+            pair = f(x)
+        return t.gradient(a, x), t.gradient(b, x), t.gradient([a, b], x), type(pair).__name__
+    check(body)
+
+
+def test_second_order_through_grad_fn():
+    def body(tf):
+        @tf.custom_gradient
+        def cube(x):
+            def grad(dy):
+                return dy * 3.0 * x * x
+            return x * x * x, grad
+
+        x = tf.constant([1.0, 2.0])
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = cube(x)
+            g = inner.gradient(y, x)
+        return g, outer.gradient(g, x)
+    check(body)
+
+
+def test_custom_gradient_inside_function():
+    def body(tf):
+        clip = _clip(tf)
+        v = tf.Variable(2.0)
+
+        @tf.function
+        def step():
+            with tf.GradientTape() as t:
+                out = clip(v * v)
+            return t.gradient(out, v)
+
+        return step(), step()
+    check(body)
+
+
+def test_jax_op_on_the_tape():
+    softplus = tapeshim.experimental.jax_op(lambda x: jnp.logaddexp(x, 0.0), name="Softplus")
+    split = tapeshim.experimental.jax_op(lambda x: (x * 2.0, jnp.sin(x)))
+    x = tapeshim.constant([0.5, -1.0])
+    with tapeshim.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = softplus(x)
+        a, b = split(y)
+        total = tapeshim.reduce_sum(a + b)
+    expected = jax.grad(lambda z: jnp.sum(2 * jnp.logaddexp(z, 0.0) + jnp.sin(jnp.logaddexp(z, 0.0))))(
+        jnp.asarray([0.5, -1.0]))
+    np.testing.assert_allclose(tape.gradient(total, x).numpy(), expected, rtol=1e-6)
+    assert isinstance(y, tapeshim.Tensor) and isinstance(a, tapeshim.Tensor)
+    blocked = tapeshim.experimental.jax_op(jnp.floor, differentiable=False)
+    with tapeshim.GradientTape() as tape:
+        tape.watch(x)
+        z = blocked(x)
+    assert tape.gradient(z, x) is None
