@@ -396,3 +396,192 @@ def test_keyword_and_positional_calls_share_a_trace():
         results = [f(tf.constant(1.0)), f(x=tf.constant(2.0)), f(tf.constant(3.0), scale=2.0), f(tf.constant(1.0), 3.0)]
         return results, f.experimental_get_tracing_count()
     check(body)
+
+
+# -- regressions found in review ---------------------------------------------------------
+def test_state_stops_gradients_inside_functions():
+    def body(tf):
+        v = tf.Variable(1.0)
+        q = tf.Variable(0.0)
+
+        @tf.function
+        def inside():
+            with tf.GradientTape() as t:
+                y = v * 2.0
+                v.assign(y)
+                z = v * 3.0
+            return t.gradient(z, v)
+
+        @tf.function
+        def outside():
+            v.assign(v * 2.0)
+            return v * 3.0
+
+        @tf.function
+        def from_watched(x):
+            q.assign(x * 2.0)
+            return q * 1.0 + x
+
+        x = tf.constant(1.0)
+        first = inside()
+        with tf.GradientTape() as t:
+            y = outside()
+        second = t.gradient(y, v)
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = from_watched(x)
+        return first, second, t.gradient(y, x)
+    check(body)
+
+
+def test_captured_tensors_and_unused_arguments_under_a_tape():
+    def body(tf):
+        x = tf.constant(2.0)
+        c = tf.constant(5.0)
+
+        @tf.function
+        def captured():
+            return x * x
+
+        @tf.function
+        def ignores(a):
+            return c * 3.0
+
+        a = tf.constant(1.0)
+        with tf.GradientTape(persistent=True) as t:
+            t.watch([x, a])
+            y = captured()
+            z = ignores(a)
+        return t.gradient(y, x), t.gradient(z, a)
+    check(body)
+
+
+def test_variable_arguments_share_a_trace_and_state_stops_gradients():
+    def body(tf):
+        @tf.function
+        def upd(var, x):
+            var.assign_add(x)
+            return var * 2.0
+
+        @tf.function
+        def read(var):
+            return var * 1.0
+
+        v1, v2 = tf.Variable(1.0), tf.Variable(10.0)
+        x = tf.constant(1.0)
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = upd(v1, x) + upd(v2, x)
+        reads = [read(v) for v in (tf.Variable(1.0), tf.Variable(2.0), tf.Variable([1.0]), tf.Variable(3.0))]
+        return y, v1, v2, t.gradient(y, [x, v1, v2]), reads, read.experimental_get_tracing_count()
+    check(body)
+
+
+@pytest.mark.parametrize("predicate", [lambda tf: tf.constant(1), lambda tf: tf.constant(1.0)])
+def test_cond_predicate_must_be_bool_inside_function(predicate):
+    def body(tf):
+        @tf.function
+        def f(p):
+            return tf.cond(p, lambda: tf.constant(1.0), lambda: tf.constant(2.0))
+
+        return f(predicate(tf))
+    check_raises(body)
+
+
+def test_while_loop_gradient_after_the_loop_stops():
+    def body(tf):
+        @tf.function
+        def f(x):
+            with tf.GradientTape() as t:
+                t.watch(x)
+                _, y = tf.while_loop(lambda i, y: y > 0.0, lambda i, y: (i + 1, tf.sqrt(y) - 1.0),
+                                     [tf.constant(0), x], maximum_iterations=10)
+            return y, t.gradient(y, x)
+
+        return f(tf.constant(5.0))
+    check(body, rtol=1e-5)
+
+
+def test_while_loop_with_tensor_maximum_iterations():
+    def body(tf):
+        @tf.function
+        def f(x, n):
+            return tf.while_loop(lambda i, y: i < 100, lambda i, y: (i + 1, y * 2.0), [tf.constant(0), x],
+                                 maximum_iterations=n)
+
+        return f(tf.constant(1.0), tf.constant(3))
+    check(body)
+
+
+def test_numpy_scalars_are_tensors_and_keyword_only_defaults():
+    def body(tf):
+        @tf.function
+        def f(x):
+            return x * 2
+
+        @tf.function
+        def kw(x, scale=2.0, *, shift=0.0):
+            return x * scale + shift
+
+        t = tf.constant(1.0)
+        out = [f(2), f(np.float32(2.0)), kw(t), kw(t, 2.0), kw(x=t, scale=3.0), kw(t, shift=1.0)]
+        return out, f.experimental_get_tracing_count(), kw.experimental_get_tracing_count()
+    check(body)
+
+
+def test_input_signature_converts_python_lists():
+    def body(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+        def f(x):
+            return tf.reduce_sum(x)
+
+        return f([1.0]), f([1.0, 2.0])
+    check(body)
+
+
+def test_shape_errors_while_tracing_are_value_errors():
+    def body(tf):
+        @tf.function
+        def f(x):
+            return tf.matmul(x, x)
+
+        return f(tf.constant([1.0, 2.0]))
+    check_raises(body)
+
+
+def test_get_concrete_function_inside_a_trace():
+    def body(tf):
+        @tf.function
+        def inner(x):
+            return x + 1.0
+
+        @tf.function
+        def outer(x):
+            inner.get_concrete_function(x)
+            return x * 2.0 + 1.0
+
+        return outer(tf.constant(1.0))
+    check(body)
+
+
+def test_unsupported_constructs_say_so():
+    v = tapeshim.Variable(0.0)
+
+    @tapeshim.function
+    def assign_in_branch(p):
+        v.assign(1.0)
+        return tapeshim.cond(p, lambda: v.assign(2.0) * 1.0, lambda: v.assign(3.0) * 1.0)
+
+    with pytest.raises(NotImplementedError, match="assigns a variable"):
+        assign_in_branch(tapeshim.constant(True))
+
+    @tapeshim.function
+    def unbounded(x):
+        return tapeshim.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * 2.0), [tapeshim.constant(0), x])[1]
+
+    x = tapeshim.constant(1.5)
+    with tapeshim.GradientTape() as tape:
+        tape.watch(x)
+        y = unbounded(x)
+    with pytest.raises(ValueError, match="maximum_iterations"):
+        tape.gradient(y, x)

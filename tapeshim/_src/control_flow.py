@@ -31,7 +31,9 @@ class _Branch:
         pending_before = dict(trace.pending)
         effects_before = len(trace.effects)
         self.result = fn(*self.placeholders)
-        if trace.pending != pending_before or len(trace.effects) != effects_before:
+        changed = pending_before.keys() != trace.pending.keys() or any(
+            trace.pending[k][1] is not pending_before[k][1] for k in pending_before)
+        if changed or len(trace.effects) != effects_before:
             raise NotImplementedError(
                 f"{what} assigns a variable or calls tf.print inside a branch or loop body; tapeshim.function "
                 "supports neither there yet. Move the assignment or print out of the branch.")
@@ -135,6 +137,9 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None, false_fn: Callable
             f"The first argument to tf.cond must be a scalar, got shape {list(predicate._shape)}", "If")
     if not _is_traced(predicate):
         return true_fn() if bool(predicate) else false_fn()
+    if not predicate._dtype.is_bool:
+        raise errors.invalid_argument(
+            f"The predicate of tf.cond must be a bool tensor: passed {predicate._dtype.name} expected bool", "If")
     return _switch(predicate, [true_fn, false_fn], "If",
                    "true_fn and false_fn arguments to tf.cond must have the same number, type, and overall "
                    "structure of return values.")
@@ -250,25 +255,33 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
             f"{[(list(s), d.name) for s, d in specs]} became {[(list(s), d.name) for s, d in body_branch.avals]}.")
     captures, (cond_caps, body_caps) = _merge_captures([cond_branch, body_branch])
     n = len(flat)
-    steps = None if limit is None else int(limit)
+    static_limit = limit is not None and not _is_traced(limit)
+    steps = int(limit) if static_limit else None
+    dynamic_limit = [limit] if limit is not None and not static_limit else []
 
     def fn(*values_and_caps: jax.Array) -> tuple:
-        init, caps = tuple(values_and_caps[:n]), values_and_caps[n:]
+        init = tuple(values_and_caps[:n])
+        caps = values_and_caps[n + len(dynamic_limit):]
         keep_going = lambda carry: cond_branch.run(carry, [caps[i] for i in cond_caps])[0]  # noqa: E731
         step = lambda carry: tuple(body_branch.run(carry, [caps[i] for i in body_caps]))  # noqa: E731
+        if dynamic_limit:
+            bound = values_and_caps[n]
+            counted = lax.while_loop(lambda c: jnp.logical_and(c[0] < bound, keep_going(c[1])),
+                                     lambda c: (c[0] + 1, step(c[1])), (jnp.zeros((), bound.dtype), init))
+            return counted[1]
         if steps is None:
             return lax.while_loop(keep_going, step, init)
 
         def scan_step(state: tuple, _: Any) -> tuple:
             carry, done = state
             go = jnp.logical_and(jnp.logical_not(done), keep_going(carry))
-            new = step(carry)
-            carry = tuple(jnp.where(go, a, b) for a, b in zip(new, carry))
+            # lax.cond runs (and differentiates) only the branch taken: no NaN from frozen steps.
+            carry = lax.cond(go, step, lambda c: c, carry)
             return (carry, jnp.logical_not(go)), None
 
         (final, _), _ = lax.scan(scan_step, (init, jnp.asarray(False)), None, length=steps)
         return final
 
-    outputs = _record(fn, "While", flat + captures, tuple(specs))
+    outputs = _record(fn, "While", flat + dynamic_limit + captures, tuple(specs))
     result = nest.pack_sequence_as(values, list(outputs))
     return result if packed else result[0]

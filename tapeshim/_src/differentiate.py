@@ -123,9 +123,18 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
 
         dependencies = _output_dependencies(key, recorded, inputs)
         output_tracking = [registry.tracking_recorders([inputs[i] for i in deps]) for deps in dependencies]
-        return list(registry.record(recorded, ("program", key), inputs, out_avals, output_tracking))
+        return list(registry.record(recorded, ("program", key), inputs, out_avals, output_tracking,
+                                    deps=dependencies))
     leaf_values = [t._value for t in plan.leaves]
-    aux, results = jitted(leaf_values, [s.value for s in seed_tensors])
+    try:
+        aux, results = jitted(leaf_values, [s.value for s in seed_tensors])
+    except ValueError as exc:
+        if "Reverse-mode differentiation does not work for lax.while_loop" in str(exc):
+            raise ValueError(
+                "Cannot compute the gradient through a tf.while_loop without `maximum_iterations` inside "
+                "tapeshim.function: give the loop a `maximum_iterations` (an upper bound on its trip count) to "
+                "make it reverse differentiable.") from None
+        raise
     for tensor, value in zip(request.targets, aux):
         if tensor._value is None:
             tensor._value = value
@@ -147,19 +156,34 @@ def _output_dependencies(key: Any, fn: Callable, inputs: tuple) -> list[set[int]
     if dependencies is None:
         structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in inputs]
         jaxpr = jax.make_jaxpr(fn)(*structs).jaxpr
-        depends: dict[Any, frozenset] = {var: frozenset((i,)) for i, var in enumerate(jaxpr.invars)}
-        for eqn in jaxpr.eqns:
-            found: frozenset = frozenset()
-            for var in eqn.invars:
-                if not hasattr(var, "val"):  # a Literal has a value and no dependencies
-                    found = found | depends.get(var, frozenset())
-            for var in eqn.outvars:
-                depends[var] = found
-        dependencies = [set() if hasattr(v, "val") else set(depends.get(v, ())) for v in jaxpr.outvars]
+        dependencies = [set(d) for d in _jaxpr_dependencies(jaxpr, [frozenset((i,)) for i in range(len(inputs))])]
         _dependencies[key] = dependencies
         if len(_dependencies) > _DEPENDENCY_CACHE_SIZE:
             _dependencies.popitem(last=False)
     return dependencies
+
+
+def _jaxpr_dependencies(jaxpr: Any, inputs: list[frozenset]) -> list[frozenset]:
+    """Per output, the inputs it depends on differentiably (`stop_gradient` cuts; `jit` is entered)."""
+    depends: dict[Any, frozenset] = dict(zip(jaxpr.invars, inputs))
+    empty: frozenset = frozenset()
+
+    def of(var: Any) -> frozenset:
+        return empty if hasattr(var, "val") else depends.get(var, empty)  # a Literal has a value
+
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name == "stop_gradient":
+            outs = [empty] * len(eqn.outvars)
+        elif name in ("jit", "pjit") and "jaxpr" in eqn.params:
+            inner = eqn.params["jaxpr"]
+            outs = _jaxpr_dependencies(getattr(inner, "jaxpr", inner), [of(v) for v in eqn.invars])
+        else:
+            found = empty.union(*[of(v) for v in eqn.invars]) if eqn.invars else empty
+            outs = [found] * len(eqn.outvars)
+        for var, dep in zip(eqn.outvars, outs):
+            depends[var] = dep
+    return [of(v) for v in jaxpr.outvars]
 
 
 def _result_aval(mode: str, target_aval: tuple, source_aval: tuple) -> tuple:

@@ -20,6 +20,7 @@ import jax
 import numpy as np
 
 from tapeshim._src import errors, nest, registry, replay
+from tapeshim._src.differentiate import _output_dependencies
 from tapeshim._src.dtypes import DType
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
@@ -76,14 +77,17 @@ class FunctionTrace(Recorder):
 
     def read_variable(self, variable: Variable) -> Tensor:
         """A read of `variable`: its pending new value, or a placeholder for its value at call time."""
-        pending = self.pending.get(id(variable))
-        if pending is not None:
-            from tapeshim._src.ops import math_ops
-
-            return math_ops.identity(pending[1])
         tensor = self.placeholder(variable._value, variable._shape, variable._dtype)
         self.var_leaves[tensor._tid] = variable
-        return tensor
+        pending = self.pending.get(id(variable))
+        if pending is None:
+            return tensor
+        # State stops gradients: the read has the assigned value, but its gradient goes to the
+        # variable (as a read of it), not through the assignment.
+        from tapeshim._src.ops import math_ops
+
+        stop = math_ops.stop_gradient
+        return math_ops.add(stop(pending[1]), math_ops.subtract(tensor, stop(tensor)))
 
     def assign(self, variable: Variable, tensor: Tensor) -> None:
         self.pending[id(variable)] = (variable, tensor)
@@ -129,9 +133,9 @@ def _leaf_key(leaf: Any) -> tuple:
     if isinstance(leaf, Tensor):
         return ("tensor", tuple(leaf._shape), leaf._dtype.name)
     if isinstance(leaf, Variable):
-        return ("variable", id(leaf), tuple(leaf._shape), leaf._dtype.name)
-    if isinstance(leaf, np.ndarray):
-        return ("tensor", leaf.shape, str(leaf.dtype))
+        return ("variable", tuple(leaf._shape), leaf._dtype.name)
+    if isinstance(leaf, (np.ndarray, np.generic)):
+        return ("tensor", np.shape(leaf), str(np.asarray(leaf).dtype))
     try:
         hash(leaf)
         return ("python", leaf)  # by value, as TF: f(2) and f(2.0) share a trace
@@ -152,7 +156,7 @@ def _describe(key: tuple) -> str:
     if kind == "tensor":
         return f"a tensor of shape {TensorShape(key[1])} and dtype {key[2]}"
     if kind == "variable":
-        return f"a variable of shape {TensorShape(key[2])}"
+        return f"a variable of shape {TensorShape(key[1])} and dtype {key[2]}"
     return f"the Python value {key[1]!r}"
 
 
@@ -167,6 +171,9 @@ class ConcreteFunction:
 
     def __init__(self, function: "Function", trace: FunctionTrace, flat_args: list, result: Any,
                  args: tuple, kwargs: dict, arg_placeholders: dict[int, int]) -> None:
+        # A variable passed as an argument is read from (and written to) that argument on each call,
+        # so calls with other variables of the same shape and dtype share this trace.
+        arg_variables = {id(leaf): position for position, leaf in enumerate(flat_args) if isinstance(leaf, Variable)}
         self._function = function
         flat_out = nest.flatten(result)
         out_tensors: list[Tensor] = []
@@ -189,12 +196,12 @@ class ConcreteFunction:
             self._out_kinds.append(("tensor", len(out_tensors)))
             out_tensors.append(leaf)
         self._result_structure = result
-        self.written_variables = [variable for variable, _ in trace.pending.values()]
+        self.written_variables = [arg_variables.get(id(variable), variable) for variable, _ in trace.pending.values()]
         pending_tensors = [tensor for _, tensor in trace.pending.values()]
         roots = out_tensors + pending_tensors + trace.effects
         plan = replay.Plan(roots, None, None, share_constants=False)
         read_position: dict[int, int] = {}
-        self.read_variables: list[Variable] = []
+        self.read_variables: list[Variable | int] = []
         leaf_sources: list[tuple[str, int]] = []
         const_values: list[jax.Array] = []
         self._const_tensors: list[Tensor] = []
@@ -205,12 +212,14 @@ class ConcreteFunction:
                 variable = trace.var_leaves[leaf._tid]
                 if id(variable) not in read_position:
                     read_position[id(variable)] = len(self.read_variables)
-                    self.read_variables.append(variable)
+                    self.read_variables.append(arg_variables.get(id(variable), variable))
                 leaf_sources.append(("var", read_position[id(variable)]))
             else:
+                # A captured tensor (or a constant made while tracing): the tensor itself is the
+                # input, so a tape watching a captured tensor differentiates through the call.
                 leaf_sources.append(("const", len(const_values)))
                 const_values.append(leaf._value)
-                self._const_tensors.append(Tensor(leaf._value, leaf._shape, leaf._dtype))
+                self._const_tensors.append(leaf)
         self._const_values = const_values
         self._arg_positions = sorted(set(arg_placeholders.values()))
         out_slots = [plan.slot_of[t._tid] for t in out_tensors]
@@ -237,6 +246,7 @@ class ConcreteFunction:
             return tuple(outs) + tuple(news)
 
         self._as_node = as_node
+        self._node_key = ("function", id(self))
         self.structured_input_signature = nest.map_structure(
             lambda leaf: TensorSpec(leaf.shape, leaf.dtype) if isinstance(leaf, (Tensor, np.ndarray)) else leaf,
             (args, kwargs))
@@ -250,22 +260,27 @@ class ConcreteFunction:
         """Runs the compiled program on a call's flattened arguments and writes variables back."""
         arg_tensors = [flat_args[i] if isinstance(flat_args[i], Tensor) else convert_to_tensor(flat_args[i])
                        for i in self._arg_positions]
+        variables = [flat_args[v] if isinstance(v, int) else v for v in self.read_variables]
+        written = [flat_args[v] if isinstance(v, int) else v for v in self.written_variables]
         if _thread_state.recorders:
-            reads = [variable._read_for_op() for variable in self.read_variables]
+            reads = [variable._read_for_op() for variable in variables]
             inputs = tuple(arg_tensors) + tuple(reads) + tuple(self._const_tensors)
-            tracking = registry.tracking_recorders(inputs)
-            if tracking:
-                outputs = registry.record(self._as_node, ("function", id(self)), inputs,
-                                          self._out_avals + self._pending_avals, tracking)
+            if registry.tracking_recorders(inputs):
+                # Called under a tape: the call is one recorded op, each output watched by the tapes
+                # that watch an input it depends on.
+                dependencies = _output_dependencies(self._node_key, self._as_node, inputs)
+                tracking = [registry.tracking_recorders([inputs[i] for i in deps]) for deps in dependencies]
+                outputs = registry.record(self._as_node, self._node_key, inputs,
+                                          self._out_avals + self._pending_avals, tracking, deps=dependencies)
                 n_out = len(self._out_avals)
-                if self.written_variables:
+                if written:
                     replay.force(list(outputs[n_out:]))
-                    for variable, tensor in zip(self.written_variables, outputs[n_out:]):
+                    for variable, tensor in zip(written, outputs[n_out:]):
                         variable._value = tensor._value
                 return self._pack(outputs[:n_out])
-        outs, news = self._jitted([t.value for t in arg_tensors], [v._value for v in self.read_variables],
+        outs, news = self._jitted([t.value for t in arg_tensors], [v._value for v in variables],
                                   self._const_values)
-        for variable, value in zip(self.written_variables, news):
+        for variable, value in zip(written, news):
             variable._value = value
         return self._pack([Tensor(v, shape, dtype) for v, (shape, dtype) in zip(outs, self._out_avals)])
 
@@ -295,8 +310,10 @@ class Function:
         except (TypeError, ValueError):
             self._signature = None
         kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        self._n_positional = -1 if self._signature is None else sum(
-            p.kind in kinds for p in self._signature.parameters.values())
+        parameters = [] if self._signature is None else list(self._signature.parameters.values())
+        # Calls with every positional parameter given need no binding, unless other defaults exist.
+        simple = self._signature is not None and all(p.kind in kinds for p in parameters)
+        self._n_positional = sum(p.kind in kinds for p in parameters) if simple else -1
         functools.update_wrapper(self, python_function)
 
     @property
@@ -344,11 +361,14 @@ class Function:
             )
         converted = []
         for position, (value, spec) in enumerate(zip(args, specs)):
-            flat_values, flat_specs = nest.flatten(value), nest.flatten(spec)
-            try:
-                nest.assert_same_structure(value, spec)
-            except ValueError as exc:
-                raise TypeError(f"Binding inputs to tf.function failed: argument {position}: {exc}") from None
+            if isinstance(spec, TensorSpec):
+                flat_values, flat_specs = [value], [spec]  # a Python list converts to one tensor
+            else:
+                flat_values, flat_specs = nest.flatten(value), nest.flatten(spec)
+                try:
+                    nest.assert_same_structure(value, spec)
+                except ValueError as exc:
+                    raise TypeError(f"Binding inputs to tf.function failed: argument {position}: {exc}") from None
             tensors = []
             for leaf, leaf_spec in zip(flat_values, flat_specs):
                 try:
@@ -362,7 +382,7 @@ class Function:
                         f"kwargs: {kwargs} for signature: {specs}."
                     )
                 tensors.append(tensor)
-            converted.append(nest.pack_sequence_as(value, tensors))
+            converted.append(tensors[0] if isinstance(spec, TensorSpec) else nest.pack_sequence_as(value, tensors))
         return tuple(converted), {}
 
     def _keys(self, args: tuple, kwargs: dict) -> tuple[tuple, Any, list]:
@@ -439,22 +459,25 @@ class Function:
         placeholders: dict[int, int] = {}
         traced_flat = []
         for position, leaf in enumerate(flat):
-            if isinstance(leaf, (Tensor, np.ndarray)):
+            if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
                 tensor = convert_to_tensor(leaf)
-                placeholder = trace.placeholder(tensor.value, tensor._shape, tensor._dtype)
+                # The trace-time value, without forcing (inside another trace it may be symbolic).
+                value = tensor._value if tensor._value is not None else jax.numpy.zeros(tensor._shape,
+                                                                                        tensor._dtype._np)
+                placeholder = trace.placeholder(value, tensor._shape, tensor._dtype)
                 placeholders[placeholder._tid] = position
                 traced_flat.append(placeholder)
             else:
                 traced_flat.append(leaf)
         traced_args, traced_kwargs = nest.pack_sequence_as((args, kwargs), traced_flat)
-        saved_recorders = _thread_state.recorders
+        saved_recorders, saved_trace = _thread_state.recorders, _thread_state.trace
         _thread_state.recorders = [trace]
         _thread_state.trace = trace
         try:
             result = self._python_function(*traced_args, **traced_kwargs)
             concrete = ConcreteFunction(self, trace, flat, result, args, kwargs, placeholders)
         finally:
-            _thread_state.trace = None
+            _thread_state.trace = saved_trace
             _thread_state.recorders = saved_recorders
         self._first_trace_done = True
         return concrete

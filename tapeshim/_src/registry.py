@@ -101,7 +101,12 @@ def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tup
 def _resolve(op: OpDef, inputs: Sequence[Tensor], static: tuple, key: tuple) -> tuple:
     """Cache miss of `apply`: the kernel and output avals for this op, static args and input avals."""
     kernel = _kernel(op, static)
-    avals = out_avals(op, kernel, static, tuple((t._shape, t._dtype) for t in inputs))
+    try:
+        avals = out_avals(op, kernel, static, tuple((t._shape, t._dtype) for t in inputs))
+    except errors.InvalidArgumentError as exc:
+        if _thread_state.trace is not None:
+            raise ValueError(str(exc)) from None  # shape inference while tracing, as TF's graph mode
+        raise
     if len(_dispatch) >= _DISPATCH_CACHE_SIZE:
         _dispatch.clear()
     entry = _dispatch[key] = (kernel, avals)
@@ -143,16 +148,18 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
     return tuple(Tensor(v, shape, dtype) for v, (shape, dtype) in zip(results, avals))
 
 
-def record(fn: Callable[..., tuple], key: Any, inputs: tuple, avals: tuple, tracking: list) -> tuple:
+def record(fn: Callable[..., tuple], key: Any, inputs: tuple, avals: tuple, tracking: list,
+           deps: Any = None) -> tuple:
     """Creates lazy outputs for a recorded op and marks them tracked.
 
     Args:
       tracking: the recorders that track every (trainable) output, or, as a list
         of lists, the recorders tracking each output.
+      deps: per output, the input positions it depends on (see `Node.deps`).
     """
     if len(avals) == 1:
         tid = next_tensor_id()
-        node = Node(fn, key, inputs, (tid,))
+        node = Node(fn, key, inputs, (tid,), deps)
         shape, dtype = avals[0]
         output = Tensor(None, shape, dtype, node, tid)
         if tracking and not isinstance(tracking[0], list) and dtype._trainable:
@@ -163,7 +170,7 @@ def record(fn: Callable[..., tuple], key: Any, inputs: tuple, avals: tuple, trac
         outputs: tuple = (output,)
     else:
         out_tids = tuple(next_tensor_id() for _ in avals)
-        node = Node(fn, key, inputs, out_tids)
+        node = Node(fn, key, inputs, out_tids, deps)
         outputs = tuple(Tensor(None, shape, dtype, node, tid) for tid, (shape, dtype) in zip(out_tids, avals))
     if tracking and isinstance(tracking[0], list):
         for output, recorders in zip(outputs, tracking):

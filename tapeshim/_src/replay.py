@@ -116,7 +116,7 @@ class Plan:
                         is_tracked = True
                 out_slots_t = tuple(out_slots)
                 occs_t = tuple(occs)
-                steps.append((NODE, node.fn, in_slots, out_slots_t, is_tracked, occs_t))
+                steps.append((NODE, node.fn, in_slots, out_slots_t, is_tracked, occs_t, node.deps))
                 key.append((node.key, in_slots, is_tracked, occs_t))
                 continue
             occ = occurrences.get(tid, ())
@@ -149,10 +149,17 @@ class Plan:
         reached = set(target_slots)
         for step in reversed(self.steps):
             if step[0] == NODE and step[4]:
-                for slot in step[3]:
-                    if slot in reached:
-                        reached.update(step[2])
-                        break
+                deps = step[6]
+                if deps is None:
+                    for slot in step[3]:
+                        if slot in reached:
+                            reached.update(step[2])
+                            break
+                else:
+                    in_slots = step[2]
+                    for slot, needed in zip(step[3], deps):
+                        if slot in reached:
+                            reached.update(in_slots[i] for i in needed)
         return reached
 
 
@@ -203,7 +210,7 @@ def make_perturbed(steps: list[tuple], connected: Sequence[int]) -> Callable:
             if step[0] == LEAF:
                 env[step[1]] = perturb(leaf_values[step[2]], step[3], eps)
                 continue
-            _, fn, in_slots, out_slots, is_tracked, occs = step
+            _, fn, in_slots, out_slots, is_tracked, occs, _ = step
             outs = fn(*[env[s] for s in in_slots]) if is_tracked else [env_a[s] for s in out_slots]
             for slot, value, occ in zip(out_slots, outs, occs):
                 env[slot] = perturb(value, occ, eps)

@@ -29,15 +29,20 @@ class Node:
         compiled-program cache key.
       inputs: the input tensors.
       out_tids: the ids of the output tensors.
+      deps: for ops built from whole programs (a recorded gradient, a function
+        call), the input positions each output depends on differentiably;
+        None means every output depends on every input.
     """
 
-    __slots__ = ("fn", "key", "inputs", "out_tids")
+    __slots__ = ("fn", "key", "inputs", "out_tids", "deps")
 
-    def __init__(self, fn: Callable[..., tuple], key: Any, inputs: tuple, out_tids: tuple) -> None:
+    def __init__(self, fn: Callable[..., tuple], key: Any, inputs: tuple, out_tids: tuple,
+                 deps: Any = None) -> None:
         self.fn = fn
         self.key = key
         self.inputs = inputs
         self.out_tids = out_tids
+        self.deps = deps
 
 
 def _operand(other: Any, anchor: Any) -> Any:

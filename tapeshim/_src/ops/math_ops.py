@@ -15,6 +15,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from tapeshim._src import dtypes
+from tapeshim._src.ops import table
 from tapeshim._src.ops.common import (
     broadcast_check,
     checks,
@@ -40,8 +41,13 @@ def _row(op: OpDef) -> OpDef:
     return op
 
 
+_DTYPE_WORDS = {FLOAT: table.FLOAT, NUMERIC: table.NUMERIC, REAL_NUMERIC: table.REAL, ANY: table.ANY,
+                "f": table.REAL_FLOAT, "b": "bool", "fiu": table.REAL}
+
+
 def _unary(public_name: str, op_name: str, impl: Callable, allowed: str = FLOAT, differentiable: bool = True,
-           what: str = "") -> Callable[..., Tensor]:
+           what: str = "", paths: tuple[str, ...] = (), gradient: str | None = None,
+           note: str = "") -> Callable[..., Tensor]:
     op = _row(OpDef(op_name, impl, differentiable, dtype_check(op_name, allowed)))
 
     def unary(x: Any, name: str | None = None) -> Tensor:
@@ -53,11 +59,15 @@ def _unary(public_name: str, op_name: str, impl: Callable, allowed: str = FLOAT,
         "Args:\n  x: a Tensor.\n  name: ignored.\n\nReturns:\n  A Tensor of the same shape."
         + ("" if differentiable else "\n\nThis op has no gradient: gradients through it are `None`.")
     )
+    if paths:
+        table.export(*paths, gradient=gradient or ("jax" if differentiable else "none"),
+                     dtypes=_DTYPE_WORDS[allowed], note=note)(unary)
     return unary
 
 
 def _binary(public_name: str, op_name: str, impl: Callable, allowed: str = NUMERIC, differentiable: bool = True,
-            what: str = "") -> Callable[..., Tensor]:
+            what: str = "", paths: tuple[str, ...] = (), gradient: str | None = None,
+            note: str = "") -> Callable[..., Tensor]:
     op = _row(OpDef(op_name, impl, differentiable, checks(dtype_check(op_name, allowed), broadcast_check(op_name))))
 
     def binary(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -70,6 +80,9 @@ def _binary(public_name: str, op_name: str, impl: Callable, allowed: str = NUMER
         "  name: ignored.\n\nReturns:\n  A Tensor of the broadcast shape.\n\n"
         "Raises:\n  InvalidArgumentError: if the dtypes differ or the shapes do not broadcast."
     )
+    if paths:
+        table.export(*paths, gradient=gradient or ("jax" if differentiable else "none"),
+                     dtypes=_DTYPE_WORDS[allowed], note=note)(binary)
     return binary
 
 
@@ -166,27 +179,31 @@ def _matmul_check(in_avals: tuple, static: dict) -> None:
 
 
 # -- elementwise unary -----------------------------------------------------------
-negative = _unary("negative", "Neg", jnp.negative, NUMERIC, what="-x")
-exp = _unary("exp", "Exp", jnp.exp, what="e^x")
-expm1 = _unary("expm1", "Expm1", jnp.expm1)
-log = _unary("log", "Log", jnp.log, what="the natural logarithm")
-log1p = _unary("log1p", "Log1p", jnp.log1p)
-sin = _unary("sin", "Sin", jnp.sin)
-cos = _unary("cos", "Cos", jnp.cos)
-tan = _unary("tan", "Tan", jnp.tan)
-tanh = _unary("tanh", "Tanh", jnp.tanh)
-sinh = _unary("sinh", "Sinh", jnp.sinh)
-cosh = _unary("cosh", "Cosh", jnp.cosh)
-sqrt = _unary("sqrt", "Sqrt", jnp.sqrt, what="the square root")
-rsqrt = _unary("rsqrt", "Rsqrt", lax.rsqrt, what="1 / sqrt(x)")
-square = _unary("square", "Square", jnp.square, NUMERIC, what="x * x")
-reciprocal = _unary("reciprocal", "Reciprocal", jnp.reciprocal, what="1 / x")
-sigmoid = _unary("sigmoid", "Sigmoid", jax.nn.sigmoid, what="1 / (1 + exp(-x))")
-abs = _unary("abs", "Abs", _abs_impl, NUMERIC, what="the absolute value (gradient 0 at 0, as TF)")
-sign = _unary("sign", "Sign", jnp.sign, NUMERIC, what="the sign (its gradient is zeros, as TF)")
+negative = _unary("negative", "Neg", jnp.negative, NUMERIC, what="-x", paths=('math.negative', 'negative'))
+exp = _unary("exp", "Exp", jnp.exp, what="e^x", paths=('math.exp', 'exp'))
+expm1 = _unary("expm1", "Expm1", jnp.expm1, paths=('math.expm1',))
+log = _unary("log", "Log", jnp.log, what="the natural logarithm", paths=('math.log',))
+log1p = _unary("log1p", "Log1p", jnp.log1p, paths=('math.log1p',))
+sin = _unary("sin", "Sin", jnp.sin, paths=('math.sin', 'sin'))
+cos = _unary("cos", "Cos", jnp.cos, paths=('math.cos', 'cos'))
+tan = _unary("tan", "Tan", jnp.tan, paths=('math.tan', 'tan'))
+tanh = _unary("tanh", "Tanh", jnp.tanh, paths=('math.tanh', 'tanh', 'nn.tanh'))
+sinh = _unary("sinh", "Sinh", jnp.sinh, paths=('math.sinh', 'sinh'))
+cosh = _unary("cosh", "Cosh", jnp.cosh, paths=('math.cosh', 'cosh'))
+sqrt = _unary("sqrt", "Sqrt", jnp.sqrt, what="the square root", paths=('math.sqrt', 'sqrt'))
+rsqrt = _unary("rsqrt", "Rsqrt", lax.rsqrt, what="1 / sqrt(x)", paths=('math.rsqrt',))
+square = _unary("square", "Square", jnp.square, NUMERIC, what="x * x", paths=('math.square', 'square'))
+reciprocal = _unary("reciprocal", "Reciprocal", jnp.reciprocal, what="1 / x", paths=('math.reciprocal',))
+sigmoid = _unary("sigmoid", "Sigmoid", jax.nn.sigmoid, what="1 / (1 + exp(-x))",
+                 paths=('math.sigmoid', 'sigmoid', 'nn.sigmoid'))
+abs = _unary("abs", "Abs", _abs_impl, NUMERIC, what="the absolute value (gradient 0 at 0, as TF)",
+             paths=('math.abs', 'abs'), gradient="tf", note="abs'(0) is 0 (JAX: 1)")
+sign = _unary("sign", "Sign", jnp.sign, NUMERIC, what="the sign (its gradient is zeros, as TF)",
+              paths=('math.sign', 'sign'), gradient="zeros")
 _round = _unary("round", "Round", jnp.round, "f", False, "round-half-to-even")
 
 
+@table.export("math.round", "round", gradient="none", dtypes=table.REAL, note="integers come back unchanged")
 def round(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
     """Rounds half to even, as `tf.math.round`; integer tensors come back unchanged.
 
@@ -194,29 +211,71 @@ def round(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
     """
     x = convert_to_tensor(x)
     return x if x._dtype.is_integer else _round(x)
-floor = _unary("floor", "Floor", jnp.floor, "f", False)
-ceil = _unary("ceil", "Ceil", jnp.ceil, "f", False)
-rint = _unary("rint", "Rint", jnp.round, "f", False)
-is_nan = _unary("is_nan", "IsNan", jnp.isnan, "f", False)
-is_inf = _unary("is_inf", "IsInf", jnp.isinf, "f", False)
-is_finite = _unary("is_finite", "IsFinite", jnp.isfinite, "f", False)
-logical_not = _unary("logical_not", "LogicalNot", jnp.logical_not, "b", False)
-real = _unary("real", "Real", jnp.real, NUMERIC, what="the real part")
-imag = _unary("imag", "Imag", jnp.imag, NUMERIC, what="the imaginary part")
-conj = _unary("conj", "Conj", jnp.conj, NUMERIC, what="the complex conjugate")
-identity = _unary("identity", "Identity", lambda x: x, ANY, what="the identity")
+floor = _unary("floor", "Floor", jnp.floor, "f", False, paths=('math.floor', 'floor'))
+ceil = _unary("ceil", "Ceil", jnp.ceil, "f", False, paths=('math.ceil',))
+rint = _unary("rint", "Rint", jnp.round, "f", False, paths=('math.rint',))
+is_nan = _unary("is_nan", "IsNan", jnp.isnan, "f", False, paths=('math.is_nan',))
+is_inf = _unary("is_inf", "IsInf", jnp.isinf, "f", False, paths=('math.is_inf',))
+is_finite = _unary("is_finite", "IsFinite", jnp.isfinite, "f", False, paths=('math.is_finite',))
+logical_not = _unary("logical_not", "LogicalNot", jnp.logical_not, "b", False,
+                     paths=('math.logical_not', 'logical_not'))
+real = _unary("real", "Real", jnp.real, NUMERIC, what="the real part", paths=('math.real',))
+imag = _unary("imag", "Imag", jnp.imag, NUMERIC, what="the imaginary part", paths=('math.imag',))
+conj = _unary("conj", "Conj", jnp.conj, NUMERIC, what="the complex conjugate", paths=('math.conj',))
+identity = _unary("identity", "Identity", lambda x: x, ANY, what="the identity", paths=('identity',))
 _stop_gradient_op = _row(OpDef("StopGradient", lax.stop_gradient, False))
+asin = _unary("asin", "Asin", jnp.arcsin, paths=("math.asin", "asin"))
+acos = _unary("acos", "Acos", jnp.arccos, paths=("math.acos", "acos"))
+atan = _unary("atan", "Atan", jnp.arctan, paths=("math.atan", "atan"))
+asinh = _unary("asinh", "Asinh", jnp.arcsinh, paths=("math.asinh", "asinh"))
+acosh = _unary("acosh", "Acosh", jnp.arccosh, paths=("math.acosh", "acosh"))
+atanh = _unary("atanh", "Atanh", jnp.arctanh, paths=("math.atanh", "atanh"))
+erf = _unary("erf", "Erf", jax.scipy.special.erf, "f", paths=("math.erf",))
+erfc = _unary("erfc", "Erfc", jax.scipy.special.erfc, "f", paths=("math.erfc",))
+lgamma = _unary("lgamma", "Lgamma", jax.scipy.special.gammaln, "f", paths=("math.lgamma",))
+digamma = _unary("digamma", "Digamma", jax.scipy.special.digamma, "f", paths=("math.digamma",))
+softplus = _unary("softplus", "Softplus", jax.nn.softplus, "f", what="log(1 + exp(x))",
+                  paths=("math.softplus", "nn.softplus"))
+softsign = _unary("softsign", "Softsign", jax.nn.soft_sign, "f", what="x / (1 + |x|)",
+                  paths=("math.softsign", "nn.softsign"))
+log_sigmoid = _unary("log_sigmoid", "LogSigmoid", jax.nn.log_sigmoid, "f", paths=("math.log_sigmoid",))
+angle = _unary("angle", "Angle", lambda x: jnp.angle(x).astype(jnp.real(x).dtype), NUMERIC,
+               what="the argument of a complex number", paths=("math.angle",))
+
+
+def _safe_divide(x: jax.Array, y: jax.Array, zero_where: jax.Array) -> jax.Array:
+    """x / y, and 0 where `zero_where`, with finite gradients there (TF's convention)."""
+    safe_y = jnp.where(zero_where, jnp.ones_like(y), y)
+    return jnp.where(zero_where, jnp.zeros_like(x / safe_y), x / safe_y)
+
+
+def _xlogy_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    zero = x == 0
+    safe_y = jnp.where(zero, jnp.ones_like(y), y)
+    return jnp.where(zero, jnp.zeros_like(x * safe_y), x * jnp.log(safe_y))
+
+
+atan2 = _binary("atan2", "Atan2", jnp.arctan2, "f", paths=("math.atan2", "atan2"))
+xlogy = _binary("xlogy", "Xlogy", _xlogy_impl, FLOAT, what="x * log(y), 0 where x == 0", paths=("math.xlogy",),
+                gradient="tf", note="the gradient is 0 where x == 0, as TF")
+xdivy = _binary("xdivy", "Xdivy", lambda x, y: _safe_divide(x, y, x == 0), FLOAT,
+                what="x / y, 0 where x == 0", paths=("math.xdivy",), gradient="tf")
+divide_no_nan = _binary("divide_no_nan", "DivNoNan", lambda x, y: _safe_divide(x, y, y == 0), FLOAT,
+                        what="x / y, 0 where y == 0", paths=("math.divide_no_nan",), gradient="tf",
+                        note="finite gradients where y == 0, as TF")
 
 # -- elementwise binary -----------------------------------------------------------
-add = _binary("add", "AddV2", jnp.add, what="x + y")
-subtract = _binary("subtract", "Sub", jnp.subtract, what="x - y")
-multiply = _binary("multiply", "Mul", jnp.multiply, what="x * y")
+add = _binary("add", "AddV2", jnp.add, what="x + y", paths=('math.add', 'add'))
+subtract = _binary("subtract", "Sub", jnp.subtract, what="x - y", paths=('math.subtract', 'subtract'))
+multiply = _binary("multiply", "Mul", jnp.multiply, what="x * y", paths=('math.multiply', 'multiply'))
 _real_div = _binary("realdiv", "RealDiv", jnp.true_divide, FLOAT, what="x / y")
-floordiv = _binary("floordiv", "FloorDiv", _floordiv_impl, REAL_NUMERIC, False, "floor(x / y)")
-floormod = _binary("floormod", "FloorMod", jnp.mod, REAL_NUMERIC, what="x - floor(x / y) * y")
+floordiv = _binary("floordiv", "FloorDiv", _floordiv_impl, REAL_NUMERIC, False, "floor(x / y)",
+                   paths=('math.floordiv',))
+floormod = _binary("floormod", "FloorMod", jnp.mod, REAL_NUMERIC, what="x - floor(x / y) * y", paths=('math.floormod',))
 _pow = _binary("pow", "Pow", jnp.power, what="x ** y")
 
 
+@table.export("math.pow", "pow", dtypes=table.NUMERIC)
 def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
     """Computes x ** y element-wise with broadcasting, as `tf.math.pow`.
 
@@ -230,18 +289,24 @@ def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's
 
         raise errors.invalid_argument("Integers to negative integer powers are not allowed", "Pow")
     return _pow(x, y)
-maximum = _binary("maximum", "Maximum", _maximum_impl, REAL_NUMERIC, what="max(x, y) (a tie's gradient goes to x)")
-minimum = _binary("minimum", "Minimum", _minimum_impl, REAL_NUMERIC, what="min(x, y) (a tie's gradient goes to x)")
-squared_difference = _binary("squared_difference", "SquaredDifference", lambda x, y: jnp.square(x - y))
-equal = _binary("equal", "Equal", jnp.equal, ANY, False, "x == y")
-not_equal = _binary("not_equal", "NotEqual", jnp.not_equal, ANY, False, "x != y")
-less = _binary("less", "Less", jnp.less, REAL_NUMERIC, False, "x < y")
-less_equal = _binary("less_equal", "LessEqual", jnp.less_equal, REAL_NUMERIC, False, "x <= y")
-greater = _binary("greater", "Greater", jnp.greater, REAL_NUMERIC, False, "x > y")
-greater_equal = _binary("greater_equal", "GreaterEqual", jnp.greater_equal, REAL_NUMERIC, False, "x >= y")
-logical_and = _binary("logical_and", "LogicalAnd", jnp.logical_and, "b", False)
-logical_or = _binary("logical_or", "LogicalOr", jnp.logical_or, "b", False)
-logical_xor = _binary("logical_xor", "LogicalXor", jnp.logical_xor, "b", False)
+maximum = _binary("maximum", "Maximum", _maximum_impl, REAL_NUMERIC, what="max(x, y) (a tie's gradient goes to x)",
+                  paths=('math.maximum', 'maximum'), gradient="tf", note="a tie's gradient goes to x (JAX: half each)")
+minimum = _binary("minimum", "Minimum", _minimum_impl, REAL_NUMERIC, what="min(x, y) (a tie's gradient goes to x)",
+                  paths=('math.minimum', 'minimum'), gradient="tf", note="a tie's gradient goes to x (JAX: half each)")
+squared_difference = _binary("squared_difference", "SquaredDifference", lambda x, y: jnp.square(x - y),
+                             paths=('math.squared_difference',))
+equal = _binary("equal", "Equal", jnp.equal, ANY, False, "x == y", paths=('math.equal', 'equal'))
+not_equal = _binary("not_equal", "NotEqual", jnp.not_equal, ANY, False, "x != y", paths=('math.not_equal', 'not_equal'))
+less = _binary("less", "Less", jnp.less, REAL_NUMERIC, False, "x < y", paths=('math.less', 'less'))
+less_equal = _binary("less_equal", "LessEqual", jnp.less_equal, REAL_NUMERIC, False, "x <= y",
+                     paths=('math.less_equal', 'less_equal'))
+greater = _binary("greater", "Greater", jnp.greater, REAL_NUMERIC, False, "x > y", paths=('math.greater', 'greater'))
+greater_equal = _binary("greater_equal", "GreaterEqual", jnp.greater_equal, REAL_NUMERIC, False, "x >= y",
+                        paths=('math.greater_equal', 'greater_equal'))
+logical_and = _binary("logical_and", "LogicalAnd", jnp.logical_and, "b", False,
+                      paths=('math.logical_and', 'logical_and'))
+logical_or = _binary("logical_or", "LogicalOr", jnp.logical_or, "b", False, paths=('math.logical_or', 'logical_or'))
+logical_xor = _binary("logical_xor", "LogicalXor", jnp.logical_xor, "b", False, paths=('math.logical_xor',))
 _complex_op = _row(OpDef("Complex", lax.complex, True, checks(dtype_check("Complex", "f"), broadcast_check("Complex"))))
 _cast_op = _row(OpDef("Cast", _cast_impl, True))
 _matmul_op = _row(OpDef("MatMul", _matmul_impl, True, checks(dtype_check("MatMul", NUMERIC), _matmul_check)))
@@ -278,6 +343,7 @@ _INT_DIV_RESULT = {"int8": "float32", "uint8": "float32", "int16": "float32", "u
                    "int32": "float64", "uint32": "float64", "int64": "float64", "uint64": "float64"}
 
 
+@table.export("math.truediv", "truediv", dtypes=table.NUMERIC, note="integers divide as float32/float64, as TF")
 def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
     """Divides x / y element-wise; integer inputs are cast to floats first, as TF does.
 
@@ -293,9 +359,13 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
     return _real_div(x, y)
 
 
-divide = truediv
+@table.export("math.divide", "divide", dtypes=table.NUMERIC)
+def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Divides x / y element-wise, as `tf.math.divide` (see `truediv`)."""
+    return truediv(x, y)
 
 
+@table.export("cast", "dtypes.cast", dtypes=table.ANY, note="differentiable between floating/complex dtypes only")
 def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
     """Casts `x` to `dtype`, as `tf.cast`. Float-to-int truncates; complex-to-real keeps the real part.
 
@@ -309,16 +379,19 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
     return apply(_cast_op, (x,), (("dtype", target.name),))[0]
 
 
+@table.export("complex", "dtypes.complex", dtypes=table.REAL_FLOAT)
 def complex(real: Any, imag: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
     """Builds complex numbers from real and imaginary parts, as `tf.complex`."""
     return apply(_complex_op, tuple(convert_same_dtype((real, imag), "Complex")))[0]
 
 
+@table.export("stop_gradient", gradient="none", dtypes=table.ANY)
 def stop_gradient(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
     """Returns `input` unchanged, but gradients do not flow through it (they are `None`)."""
     return apply(_stop_gradient_op, (convert_to_tensor(input),))[0]
 
 
+@table.export("linalg.matmul", "matmul", dtypes=table.NUMERIC)
 def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False, adjoint_a: bool = False,
            adjoint_b: bool = False, a_is_sparse: bool = False, b_is_sparse: bool = False,
            output_type: Any = None, grad_a: bool = False, grad_b: bool = False, name: str | None = None) -> Tensor:
@@ -339,36 +412,43 @@ def _reduce(kind: str, input_tensor: Any, axis: Any, keepdims: bool) -> Tensor:
     return apply(_reduce_ops[kind], (x,), (("axis", axes), ("keepdims", bool(keepdims))))[0]
 
 
+@table.export("math.reduce_sum", "reduce_sum", dtypes=table.NUMERIC)
 def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """Sums over `axis` (all axes when None), as `tf.math.reduce_sum`."""
     return _reduce("sum", input_tensor, axis, keepdims)
 
 
+@table.export("math.reduce_mean", "reduce_mean", dtypes=table.NUMERIC, note="integer means truncate, as TF")
 def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """Averages over `axis`; integer means truncate, as in TF."""
     return _reduce("mean", input_tensor, axis, keepdims)
 
 
+@table.export("math.reduce_max", "reduce_max", dtypes=table.REAL)
 def reduce_max(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """The maximum over `axis`; tied maxima share the gradient equally, as in TF."""
     return _reduce("max", input_tensor, axis, keepdims)
 
 
+@table.export("math.reduce_min", "reduce_min", dtypes=table.REAL)
 def reduce_min(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """The minimum over `axis`; tied minima share the gradient equally, as in TF."""
     return _reduce("min", input_tensor, axis, keepdims)
 
 
+@table.export("math.reduce_prod", "reduce_prod", dtypes=table.NUMERIC)
 def reduce_prod(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """The product over `axis`."""
     return _reduce("prod", input_tensor, axis, keepdims)
 
 
+@table.export("math.reduce_all", "reduce_all", gradient="-", dtypes="bool")
 def reduce_all(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """Logical AND over `axis`."""
     return _reduce("all", input_tensor, axis, keepdims)
 
 
+@table.export("math.reduce_any", "reduce_any", gradient="-", dtypes="bool")
 def reduce_any(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """Logical OR over `axis`."""
     return _reduce("any", input_tensor, axis, keepdims)
@@ -380,21 +460,26 @@ def _arg_reduce(op: OpDef, input: Any, axis: Any, output_type: Any) -> Tensor:
     return apply(op, (x,), (("axis", axes[0]), ("out", dtypes.as_dtype(output_type).name)))[0]
 
 
+@table.export("math.argmax", "argmax", gradient="-", dtypes=table.REAL)
 def argmax(input: Any, axis: Any = None, output_type: Any = dtypes.int64, name: str | None = None) -> Tensor:  # noqa: A002
     """The index of the largest value along `axis` (default 0); no gradient."""
     return _arg_reduce(_argmax_op, input, axis, output_type)
 
 
+@table.export("math.argmin", "argmin", gradient="-", dtypes=table.REAL)
 def argmin(input: Any, axis: Any = None, output_type: Any = dtypes.int64, name: str | None = None) -> Tensor:  # noqa: A002
     """The index of the smallest value along `axis` (default 0); no gradient."""
     return _arg_reduce(_argmin_op, input, axis, output_type)
 
 
+@table.export("math.add_n", "add_n", dtypes=table.NUMERIC)
 def add_n(inputs: list, name: str | None = None) -> Tensor:
     """Adds a list of tensors of one shape and dtype."""
     return apply(_add_n_op, tuple(convert_same_dtype(list(inputs), "AddN")))[0]
 
 
+@table.export("clip_by_value", gradient="tf", dtypes=table.REAL,
+              note="the gradient passes at the (inclusive) bounds, as TF")
 def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | None = None) -> Tensor:
     """Clips values to `[clip_value_min, clip_value_max]`.
 

@@ -1,0 +1,109 @@
+"""The public op table: every TF path tapeshim answers to, its gradient kind and status.
+
+Each public op function is registered here with `export(...)`; ops not built yet
+are `gap(...)` rows. The namespaces (`tapeshim.math`, `tapeshim.nn`, ...) import
+the functions explicitly, `docs/ops.md` is generated from this table
+(`python -m tapeshim._src.ops.table`), and a test checks that the three agree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+GRADIENT_KINDS = {
+    "jax": "JAX's derivative, which equals TF's",
+    "tf": "written so JAX's derivative is TF's convention (differs from plain JAX)",
+    "zeros": "registered in TF with a zero gradient",
+    "none": "no gradient: results are never recorded, gradients through them are None",
+    "custom": "a custom vjp",
+    "-": "not differentiable (integer, bool or shape outputs)",
+}
+STATUSES = ("implemented", "not implemented", "divergence")
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One op of the table.
+
+    Attributes:
+      paths: the TF paths it answers to, without `tf.` (`"math.add"`, `"add"`).
+      function: the tapeshim function (None for a gap).
+      gradient: a key of `GRADIENT_KINDS`.
+      dtypes: the dtypes it accepts, in words.
+      status: one of `STATUSES`.
+      note: known divergences from TF, or why it is a gap.
+    """
+
+    paths: tuple[str, ...]
+    function: Callable[..., Any] | None
+    gradient: str
+    dtypes: str
+    status: str = "implemented"
+    note: str = ""
+
+
+ROWS: dict[str, Row] = {}
+FLOAT = "floating, complex"
+REAL_FLOAT = "floating"
+NUMERIC = "floating, complex, integer"
+REAL = "floating, integer"
+ANY = "all"
+
+
+def _add(row: Row) -> None:
+    if row.gradient not in GRADIENT_KINDS or row.status not in STATUSES:
+        raise ValueError(f"bad op table row {row}")
+    for path in row.paths:
+        if path in ROWS and ROWS[path].function is not row.function:
+            raise ValueError(f"{path} is registered twice in the op table")
+    ROWS[row.paths[0]] = row
+
+
+def export(*paths: str, gradient: str = "jax", dtypes: str = FLOAT, note: str = "",
+           status: str = "implemented") -> Callable[[Callable], Callable]:
+    """Registers a public op function under its TF paths; returns the function unchanged."""
+
+    def register(function: Callable) -> Callable:
+        _add(Row(tuple(paths), function, gradient, dtypes, status, note))
+        return function
+
+    return register
+
+
+def gap(*paths: str, note: str) -> None:
+    """Registers an op tapeshim does not implement yet (tests expect it to be missing)."""
+    _add(Row(tuple(paths), None, "-", "", "not implemented", note))
+
+
+def all_paths() -> dict[str, Row]:
+    """Every TF path in the table, mapped to its row."""
+    return {path: row for row in ROWS.values() for path in row.paths}
+
+
+def render_markdown() -> str:
+    """The text of docs/ops.md."""
+    lines = [
+        "# Op compatibility table",
+        "",
+        "Generated from `tapeshim/_src/ops/table.py` by `python -m tapeshim._src.ops.table > docs/ops.md`;",
+        "a test fails when this page, the table and the namespaces disagree.",
+        "",
+        "Gradient kinds:",
+        "",
+    ]
+    lines += [f"* `{kind}`: {text}" for kind, text in GRADIENT_KINDS.items()]
+    lines += ["", "| op | also | status | gradient | dtypes | notes |", "|---|---|---|---|---|---|"]
+    for key in sorted(ROWS):
+        row = ROWS[key]
+        also = ", ".join(f"`tf.{p}`" for p in row.paths[1:])
+        lines.append(f"| `tf.{row.paths[0]}` | {also} | {row.status} | {row.gradient} | {row.dtypes} | {row.note} |")
+    counts = {status: sum(r.status == status for r in ROWS.values()) for status in STATUSES}
+    lines += ["", ", ".join(f"{n} {status}" for status, n in counts.items()) + "."]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    import tapeshim  # noqa: F401 - registers every op
+
+    print(render_markdown(), end="")
