@@ -386,8 +386,14 @@ class Function:
         return tuple(converted), {}
 
     def _keys(self, args: tuple, kwargs: dict) -> tuple[tuple, Any, list]:
-        flat = nest.flatten((args, kwargs))
-        key = (_structure_key((args, kwargs)), tuple(_leaf_key(leaf) for leaf in flat))
+        if not kwargs and all(a.__class__ is Tensor for a in args):
+            # The common call, tensors only: the same key as the general path, built directly.
+            flat = list(args)
+            key = (("dict", ()), tuple(("tensor", tuple(a._shape), a._dtype._name) for a in args))
+            key = (("tuple", (("tuple", (".",) * len(args)), key[0])), key[1])
+        else:
+            flat = nest.flatten((args, kwargs))
+            key = (_structure_key((args, kwargs)), tuple(_leaf_key(leaf) for leaf in flat))
         tf_key = ("signature",) if self._input_signature is not None else key
         return key, tf_key, flat
 
