@@ -5,14 +5,15 @@ Change `import tensorflow as tf` to `import tapeshim as tf`.
 tapeshim turns on JAX's 64-bit mode (`jax_enable_x64`) when imported, so that
 `tf.float64` and `tf.int64` really are 64-bit, as in TensorFlow. tapeshim always
 names its dtypes, so its own float32 code stays float32; see the README for what
-this means for other JAX code in the same process.
+this means for other JAX code in the same process. The ops re-exported here are
+rows of the op table (`tapeshim/_src/ops/table.py`, documented in docs/ops.md).
 """
 
 import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
-from tapeshim import autodiff, debugging, dtypes, errors, experimental, linalg, math, nest, nn  # noqa: E402
+from tapeshim import autodiff, debugging, dtypes, errors, experimental, linalg, math, nest, nn, random  # noqa: E402
 from tapeshim._src.control_flow import case, cond, switch_case, while_loop  # noqa: E402
 from tapeshim._src.custom_gradient import custom_gradient  # noqa: E402
 from tapeshim._src.dtypes import (  # noqa: E402
@@ -43,7 +44,7 @@ from tapeshim._src.ops.array_ops import (  # noqa: E402
     expand_dims,
     fill,
     gather,
-    newaxis,
+    newaxis,  # noqa: E402
     one_hot,
     ones,
     ones_like,
@@ -60,22 +61,63 @@ from tapeshim._src.ops.array_ops import (  # noqa: E402
     zeros,
     zeros_like,
 )
-from tapeshim._src.ops.logging_ops import print_v2 as print  # noqa: E402
+from tapeshim._src.ops.debugging_ops import (  # noqa: E402
+    assert_equal,
+    assert_greater,
+    assert_less,
+    assert_rank,
+)
+from tapeshim._src.ops.logging_ops import (  # noqa: E402
+    print_v2 as print,
+)
+from tapeshim._src.ops.manip_ops import (  # noqa: E402
+    argsort,
+    bitcast,
+    boolean_mask,
+    broadcast_to,
+    einsum,
+    eye,
+    gather_nd,
+    linspace,
+    meshgrid,
+    pad,
+    repeat,
+    reverse,
+    roll,
+    scatter_nd,
+    sequence_mask,
+    slice,
+    sort,
+    split,
+    strided_slice,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_update,
+    tensordot,
+    tile,
+    unique,
+)
 from tapeshim._src.ops.math_ops import (  # noqa: E402
     abs,
+    acos,
+    acosh,
     add,
     add_n,
     argmax,
     argmin,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
     cast,
     clip_by_value,
     complex,
     cos,
+    cosh,
     divide,
     equal,
     exp,
     floor,
-    floordiv,
     greater,
     greater_equal,
     identity,
@@ -102,12 +144,21 @@ from tapeshim._src.ops.math_ops import (  # noqa: E402
     sigmoid,
     sign,
     sin,
+    sinh,
     sqrt,
     square,
     stop_gradient,
     subtract,
+    tan,
     tanh,
     truediv,
+)
+from tapeshim._src.ops.reduction_ops import (  # noqa: E402
+    clip_by_global_norm,
+    clip_by_norm,
+    cumsum,
+    norm,
+    reduce_logsumexp,
 )
 from tapeshim._src.shape import TensorShape  # noqa: E402
 from tapeshim._src.tape import GradientTape, UnconnectedGradients  # noqa: E402
@@ -118,24 +169,32 @@ from tapeshim._src.variable import Variable  # noqa: E402
 
 __version__ = "0.1.0"
 
+NON_OP_EXPORTS = frozenset([
+    "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
+    "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "bfloat16", "bool", "case", "complex128",
+    "complex64", "cond", "constant", "convert_to_tensor", "custom_gradient", "debugging", "double", "dtypes",
+    "errors", "experimental", "float16", "float32", "float64", "function", "get_logger", "half", "int16", "int32",
+    "int64", "int8", "is_tensor", "linalg", "math", "nest", "newaxis", "nn", "random", "switch_case", "uint16",
+    "uint32", "uint64", "uint8", "while_loop",
+])
+"""Public names that are API objects rather than rows of the op table."""
+
 __all__ = [
-    # namespaces
-    "autodiff", "debugging", "dtypes", "errors", "experimental", "linalg", "math", "nest", "nn",
-    # dtypes
-    "DType", "as_dtype", "bfloat16", "bool", "complex64", "complex128", "double", "float16", "float32", "float64",
-    "half", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    # tensors, variables, tapes
-    "Tensor", "TensorShape", "Variable", "constant", "convert_to_tensor", "is_tensor", "GradientTape",
-    "UnconnectedGradients", "ForwardAccumulator", "get_logger",
-    # compiled functions and control flow
-    "function", "Function", "TensorSpec", "print", "cond", "while_loop", "case", "switch_case", "custom_gradient",
-    # array ops
-    "concat", "expand_dims", "fill", "gather", "newaxis", "one_hot", "ones", "ones_like", "range", "rank",
-    "reshape", "shape", "size", "squeeze", "stack", "transpose", "unstack", "where", "zeros", "zeros_like",
-    # math ops
-    "abs", "add", "add_n", "argmax", "argmin", "cast", "clip_by_value", "complex", "cos", "divide", "equal", "exp",
-    "floor", "floordiv", "greater", "greater_equal", "identity", "less", "less_equal", "logical_and",
-    "logical_not", "logical_or", "matmul", "maximum", "minimum", "multiply", "negative", "not_equal", "pow",
-    "reduce_all", "reduce_any", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "round",
-    "sigmoid", "sign", "sin", "sqrt", "square", "stop_gradient", "subtract", "tanh", "truediv",
+    "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
+    "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n", "argmax", "argmin", "argsort",
+    "as_dtype", "asin", "asinh", "assert_equal", "assert_greater", "assert_less", "assert_rank", "atan", "atan2",
+    "atanh", "autodiff", "bfloat16", "bitcast", "bool", "boolean_mask", "broadcast_to", "case", "cast",
+    "clip_by_global_norm", "clip_by_norm", "clip_by_value", "complex", "complex128", "complex64", "concat", "cond",
+    "constant", "convert_to_tensor", "cos", "cosh", "cumsum", "custom_gradient", "debugging", "divide", "double",
+    "dtypes", "einsum", "equal", "errors", "exp", "expand_dims", "experimental", "eye", "fill", "float16",
+    "float32", "float64", "floor", "function", "gather", "gather_nd", "get_logger", "greater", "greater_equal",
+    "half", "identity", "int16", "int32", "int64", "int8", "is_tensor", "less", "less_equal", "linalg", "linspace",
+    "logical_and", "logical_not", "logical_or", "math", "matmul", "maximum", "meshgrid", "minimum", "multiply",
+    "negative", "nest", "newaxis", "nn", "norm", "not_equal", "one_hot", "ones", "ones_like", "pad", "pow", "print",
+    "random", "range", "rank", "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean",
+    "reduce_min", "reduce_prod", "reduce_sum", "repeat", "reshape", "reverse", "roll", "round", "scatter_nd",
+    "sequence_mask", "shape", "sigmoid", "sign", "sin", "sinh", "size", "slice", "sort", "split", "sqrt", "square",
+    "squeeze", "stack", "stop_gradient", "strided_slice", "subtract", "switch_case", "tan", "tanh",
+    "tensor_scatter_nd_add", "tensor_scatter_nd_update", "tensordot", "tile", "transpose", "truediv", "uint16",
+    "uint32", "uint64", "uint8", "unique", "unstack", "where", "while_loop", "zeros", "zeros_like",
 ]

@@ -1,6 +1,6 @@
 """`tf.dtypes`: dtype objects and conversion."""
 
-from tapeshim._src.dtypes import (  # noqa: F401
+from tapeshim._src.dtypes import (
     DType,
     as_dtype,
     bfloat16,
@@ -20,5 +20,10 @@ from tapeshim._src.dtypes import (  # noqa: F401
     uint32,
     uint64,
 )
-from tapeshim._src.dtypes import bool_ as bool  # noqa: F401
-from tapeshim._src.ops.math_ops import cast  # noqa: F401
+from tapeshim._src.dtypes import bool_ as bool
+from tapeshim._src.ops.math_ops import cast, complex
+
+__all__ = [
+    "DType", "as_dtype", "bfloat16", "bool", "cast", "complex", "complex64", "complex128", "double", "float16",
+    "float32", "float64", "half", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+]

@@ -1,18 +1,29 @@
-"""`tf.math`: re-exports from the op table."""
+"""`tf.math`: re-exports from the op table (`tapeshim/_src/ops/table.py`)."""
 
-from tapeshim._src.ops.math_ops import (  # noqa: F401
+from tapeshim._src.ops.math_ops import (
     abs,
+    acos,
+    acosh,
     add,
     add_n,
+    angle,
     argmax,
     argmin,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
     ceil,
-    complex,
     conj,
     cos,
     cosh,
+    digamma,
     divide,
+    divide_no_nan,
     equal,
+    erf,
+    erfc,
     exp,
     expm1,
     floor,
@@ -26,8 +37,10 @@ from tapeshim._src.ops.math_ops import (  # noqa: F401
     is_nan,
     less,
     less_equal,
+    lgamma,
     log,
     log1p,
+    log_sigmoid,
     logical_and,
     logical_not,
     logical_or,
@@ -54,6 +67,8 @@ from tapeshim._src.ops.math_ops import (  # noqa: F401
     sign,
     sin,
     sinh,
+    softplus,
+    softsign,
     sqrt,
     square,
     squared_difference,
@@ -61,6 +76,38 @@ from tapeshim._src.ops.math_ops import (  # noqa: F401
     tan,
     tanh,
     truediv,
+    xdivy,
+    xlogy,
+)
+from tapeshim._src.ops.nn_ops import (
+    log_softmax,
+    softmax,
+)
+from tapeshim._src.ops.reduction_ops import (
+    bincount,
+    count_nonzero,
+    cumprod,
+    cumsum,
+    l2_normalize,
+    reduce_logsumexp,
+    reduce_std,
+    reduce_variance,
+    segment_sum,
+    top_k,
+    unsorted_segment_max,
+    unsorted_segment_mean,
+    unsorted_segment_sum,
 )
 
-mod = floormod
+__all__ = [
+    "abs", "acos", "acosh", "add", "add_n", "angle", "argmax", "argmin", "asin", "asinh", "atan", "atan2", "atanh",
+    "bincount", "ceil", "conj", "cos", "cosh", "count_nonzero", "cumprod", "cumsum", "digamma", "divide",
+    "divide_no_nan", "equal", "erf", "erfc", "exp", "expm1", "floor", "floordiv", "floormod", "greater",
+    "greater_equal", "imag", "is_finite", "is_inf", "is_nan", "l2_normalize", "less", "less_equal", "lgamma", "log",
+    "log1p", "log_sigmoid", "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor", "maximum",
+    "minimum", "multiply", "negative", "not_equal", "pow", "real", "reciprocal", "reduce_all", "reduce_any",
+    "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum",
+    "reduce_variance", "rint", "round", "rsqrt", "segment_sum", "sigmoid", "sign", "sin", "sinh", "softmax",
+    "softplus", "softsign", "sqrt", "square", "squared_difference", "subtract", "tan", "tanh", "top_k", "truediv",
+    "unsorted_segment_max", "unsorted_segment_mean", "unsorted_segment_sum", "xdivy", "xlogy",
+]

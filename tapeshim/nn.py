@@ -1,10 +1,53 @@
-"""`tf.nn`: re-exports from the op table."""
+"""`tf.nn`: re-exports from the op table (`tapeshim/_src/ops/table.py`)."""
 
-from tapeshim._src.ops.math_ops import sigmoid, tanh  # noqa: F401
-from tapeshim._src.ops.nn_ops import (  # noqa: F401
+from tapeshim._src.ops.conv_ops import (
+    avg_pool1d,
+    avg_pool2d,
+    conv1d,
+    conv2d,
+    conv2d_transpose,
+    depthwise_conv2d,
+    max_pool1d,
+    max_pool2d,
+)
+from tapeshim._src.ops.math_ops import (
+    sigmoid,
+    softplus,
+    softsign,
+    tanh,
+)
+from tapeshim._src.ops.nn_ops import (
+    batch_normalization,
+    bias_add,
+    dropout,
+    elu,
+    embedding_lookup,
+    gelu,
+    l2_loss,
+    leaky_relu,
     log_softmax,
+    moments,
     relu,
+    relu6,
+    selu,
+    sigmoid_cross_entropy_with_logits,
+    silu,
     softmax,
     softmax_cross_entropy_with_logits,
     sparse_softmax_cross_entropy_with_logits,
+    swish,
+    weighted_cross_entropy_with_logits,
 )
+from tapeshim._src.ops.reduction_ops import (
+    l2_normalize,
+    top_k,
+)
+
+__all__ = [
+    "avg_pool1d", "avg_pool2d", "batch_normalization", "bias_add", "conv1d", "conv2d", "conv2d_transpose",
+    "depthwise_conv2d", "dropout", "elu", "embedding_lookup", "gelu", "l2_loss", "l2_normalize", "leaky_relu",
+    "log_softmax", "max_pool1d", "max_pool2d", "moments", "relu", "relu6", "selu", "sigmoid",
+    "sigmoid_cross_entropy_with_logits", "silu", "softmax", "softmax_cross_entropy_with_logits", "softplus",
+    "softsign", "sparse_softmax_cross_entropy_with_logits", "swish", "tanh", "top_k",
+    "weighted_cross_entropy_with_logits",
+]

@@ -22,6 +22,7 @@ import numpy as np
 from tapeshim._src import errors, nest, registry, replay
 from tapeshim._src.differentiate import _output_dependencies
 from tapeshim._src.dtypes import DType
+from tapeshim._src.ops import random_ops  # noqa: E402 - needs the tensor module first
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tape import Recorder
@@ -31,6 +32,12 @@ from tapeshim._src.tf_logging import caller_site
 from tapeshim._src.variable import Variable
 
 stats = {"function_traces": 0, "last_retrace_reason": ""}
+
+
+def dtypes_from(value: jax.Array) -> DType:
+    from tapeshim._src import dtypes
+
+    return dtypes.from_numpy(np.dtype(value.dtype))
 
 
 class _Everything(frozenset):
@@ -62,7 +69,17 @@ class FunctionTrace(Recorder):
         self.var_leaves: dict[int, Variable] = {}
         self.pending: dict[int, tuple[Variable, Tensor]] = {}
         self.effects: list[Tensor] = []
+        self.random_leaves: dict[int, Any] = {}
         self._forcing_allowed = 0
+
+    def random_key(self, seed: Any) -> Tensor:
+        """A placeholder for a random op's key: a fresh key is drawn on every call of the function."""
+        from tapeshim._src.ops import random_ops
+
+        key = random_ops._next_key(seed)
+        tensor = self.placeholder(key, tuple(key.shape), dtypes_from(key))
+        self.random_leaves[tensor._tid] = seed
+        return tensor
 
     def _variable_read(self, variable: Variable, tensor: Tensor) -> None:
         pass  # `read_variable` made the read tensor
@@ -205,9 +222,13 @@ class ConcreteFunction:
         leaf_sources: list[tuple[str, int]] = []
         const_values: list[jax.Array] = []
         self._const_tensors: list[Tensor] = []
+        self._random_seeds: list[Any] = []
         for leaf in plan.leaves:
             if leaf._tid in arg_placeholders:
                 leaf_sources.append(("arg", arg_placeholders[leaf._tid]))
+            elif leaf._tid in trace.random_leaves:
+                leaf_sources.append(("random", len(self._random_seeds)))
+                self._random_seeds.append(trace.random_leaves[leaf._tid])
             elif leaf._tid in trace.var_leaves:
                 variable = trace.var_leaves[leaf._tid]
                 if id(variable) not in read_position:
@@ -230,19 +251,20 @@ class ConcreteFunction:
         arg_index = {position: i for i, position in enumerate(self._arg_positions)}
         sources = [(kind, arg_index[i] if kind == "arg" else i) for kind, i in leaf_sources]
 
-        def program(arg_values: list, var_values: list, consts: list) -> tuple:
-            pools = {"arg": arg_values, "var": var_values, "const": consts}
+        def program(arg_values: list, var_values: list, consts: list, keys: list) -> tuple:
+            pools = {"arg": arg_values, "var": var_values, "const": consts, "random": keys}
             leaf_values = [pools[kind][i] for kind, i in sources]
             env = replay.evaluate_plain(steps, leaf_values)
             return [env[s] for s in out_slots], [env[s] for s in pending_slots]
 
         self._program = program
         self._jitted = jax.jit(program)
-        n_args, n_vars = len(self._arg_positions), len(self.read_variables)
+        n_args, n_vars, n_consts = len(self._arg_positions), len(self.read_variables), len(const_values)
 
         def as_node(*values: jax.Array) -> tuple:
+            consts_end = n_args + n_vars + n_consts
             outs, news = program(list(values[:n_args]), list(values[n_args:n_args + n_vars]),
-                                 list(values[n_args + n_vars:]))
+                                 list(values[n_args + n_vars:consts_end]), list(values[consts_end:]))
             return tuple(outs) + tuple(news)
 
         self._as_node = as_node
@@ -262,9 +284,11 @@ class ConcreteFunction:
                        for i in self._arg_positions]
         variables = [flat_args[v] if isinstance(v, int) else v for v in self.read_variables]
         written = [flat_args[v] if isinstance(v, int) else v for v in self.written_variables]
+        keys = [random_ops._next_key(seed) for seed in self._random_seeds] if self._random_seeds else []
         if _thread_state.recorders:
             reads = [variable._read_for_op() for variable in variables]
-            inputs = tuple(arg_tensors) + tuple(reads) + tuple(self._const_tensors)
+            key_tensors = [Tensor(k, tuple(k.shape), dtypes_from(k)) for k in keys]
+            inputs = tuple(arg_tensors) + tuple(reads) + tuple(self._const_tensors) + tuple(key_tensors)
             if registry.tracking_recorders(inputs):
                 # Called under a tape: the call is one recorded op, each output watched by the tapes
                 # that watch an input it depends on.
@@ -279,7 +303,7 @@ class ConcreteFunction:
                         variable._value = tensor._value
                 return self._pack(outputs[:n_out])
         outs, news = self._jitted([t.value for t in arg_tensors], [v._value for v in variables],
-                                  self._const_values)
+                                  self._const_values, keys)
         for variable, value in zip(written, news):
             variable._value = value
         return self._pack([Tensor(v, shape, dtype) for v, (shape, dtype) in zip(outs, self._out_avals)])

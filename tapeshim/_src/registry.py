@@ -60,7 +60,7 @@ class _Kernel:
 
         def fn(*arrays: jax.Array) -> tuple:
             out = impl(*arrays, **kwargs)
-            return out if isinstance(out, tuple) else (out,)
+            return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
         self.fn = fn
         self.jitted = jax.jit(fn)

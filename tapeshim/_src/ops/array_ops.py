@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from tapeshim._src import dtypes, errors
+from tapeshim._src.ops import table
 from tapeshim._src.ops.common import convert_same_dtype, is_tensor_like, normalize_axis
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, device_constant
@@ -63,6 +64,7 @@ _gather_op = _row(OpDef("GatherV2", lambda p, i, axis, batch_dims: _gather_impl(
 _one_hot_op = _row(OpDef("OneHot", lambda i, on, off, depth, axis: _one_hot_impl(i, on, off, depth, axis), False))
 
 
+@table.export("reshape", dtypes=table.ANY)
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
     """Reshapes `tensor` to `shape` (one dimension may be -1), as `tf.reshape`.
 
@@ -72,6 +74,7 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
     return apply(_reshape_op, (convert_to_tensor(tensor),), (("shape", _static_ints(shape, "shape")),))[0]
 
 
+@table.export("transpose", dtypes=table.ANY)
 def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str | None = None) -> Tensor:
     """Permutes the dimensions of `a` (reverses them when `perm` is None)."""
     x = convert_to_tensor(a)
@@ -106,6 +109,7 @@ def _check_same_rank(tensors: Sequence[Tensor], axis: int, op_name: str, concat:
     return axis
 
 
+@table.export("concat", dtypes=table.ANY)
 def concat(values: Sequence[Any], axis: int, name: str | None = None) -> Tensor:
     """Joins tensors along an existing `axis`, as `tf.concat`."""
     tensors = convert_same_dtype(list(values), "ConcatV2")
@@ -113,6 +117,7 @@ def concat(values: Sequence[Any], axis: int, name: str | None = None) -> Tensor:
     return apply(_concat_op, tuple(tensors), (("axis", axis),))[0]
 
 
+@table.export("stack", dtypes=table.ANY)
 def stack(values: Sequence[Any], axis: int = 0, name: str | None = None) -> Tensor:
     """Stacks tensors of one shape along a new `axis`, as `tf.stack`."""
     tensors = convert_same_dtype(list(values), "Pack")
@@ -120,6 +125,7 @@ def stack(values: Sequence[Any], axis: int = 0, name: str | None = None) -> Tens
     return apply(_stack_op, tuple(tensors), (("axis", axis),))[0]
 
 
+@table.export("unstack", dtypes=table.ANY)
 def unstack(value: Any, num: int | None = None, axis: int = 0, name: str | None = None) -> list[Tensor]:
     """Splits `value` along `axis` into a list of tensors."""
     x = convert_to_tensor(value)
@@ -127,6 +133,7 @@ def unstack(value: Any, num: int | None = None, axis: int = 0, name: str | None 
     return [getitem(x, (slice(None),) * axis + (i,)) for i in builtins.range(x._shape[axis])]
 
 
+@table.export("expand_dims", dtypes=table.ANY)
 def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:  # noqa: A002
     """Inserts a dimension of size 1 at `axis`."""
     x = convert_to_tensor(input)
@@ -138,6 +145,7 @@ def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:  # no
     return apply(_expand_dims_op, (x,), (("axis", axis % (rank + 1)),))[0]
 
 
+@table.export("squeeze", dtypes=table.ANY)
 def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  # noqa: A002
     """Removes dimensions of size 1 (all of them, or those in `axis`)."""
     x = convert_to_tensor(input)
@@ -222,6 +230,7 @@ def getitem(tensor: Any, key: Any) -> Tensor:
     return apply(_slice_op, (x,), (("key", _encode_key(key, x._shape)),))[0]
 
 
+@table.export("where", dtypes=table.ANY, note="the 1-argument form needs a known condition")
 def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Tensor:
     """Picks from `x` where `condition` holds, else from `y` (broadcasting), as `tf.where`.
 
@@ -255,6 +264,7 @@ def _gather_impl(params: jax.Array, indices: jax.Array, axis: int, batch_dims: i
     return jnp.take(params, indices, axis=axis, mode="clip")
 
 
+@table.export("gather", dtypes=table.ANY, note="dense gradient (TF: IndexedSlices)", status="divergence")
 def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = None, batch_dims: int = 0,
            name: str | None = None) -> Tensor:
     """Gathers slices of `params` along `axis` at `indices` (dense gradient)."""
@@ -280,6 +290,7 @@ def _one_hot_impl(indices: jax.Array, on: jax.Array, off: jax.Array, depth: int,
     return jnp.where(hot, on, off)
 
 
+@table.export("one_hot", gradient="none", dtypes=table.ANY)
 def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = None, axis: int | None = None,
             dtype: Any = None, name: str | None = None) -> Tensor:
     """One-hot encodes integer `indices` into `depth` classes (float32 by default)."""
@@ -300,16 +311,19 @@ def _filled(shape: Any, value: Any, dtype: dtypes.DType) -> Tensor:
         return Tensor(jnp.full(dims, value, dtype._np), dims, dtype)
 
 
+@table.export("zeros", gradient="-", dtypes=table.ANY)
 def zeros(shape: Any, dtype: Any = dtypes.float32, name: str | None = None, layout: Any = None) -> Tensor:
     """A tensor of zeros."""
     return _filled(shape, 0, dtypes.as_dtype(dtype))
 
 
+@table.export("ones", gradient="-", dtypes=table.ANY)
 def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None, layout: Any = None) -> Tensor:
     """A tensor of ones."""
     return _filled(shape, 1, dtypes.as_dtype(dtype))
 
 
+@table.export("fill", gradient="-", dtypes=table.ANY)
 def fill(dims: Any, value: Any, name: str | None = None, layout: Any = None) -> Tensor:
     """A tensor of shape `dims` filled with the scalar `value` (its dtype follows `value`)."""
     scalar = convert_to_tensor(value)
@@ -318,18 +332,21 @@ def fill(dims: Any, value: Any, name: str | None = None, layout: Any = None) -> 
     return _filled(dims, scalar.value, scalar._dtype)
 
 
+@table.export("zeros_like", gradient="none", dtypes=table.ANY)
 def zeros_like(input: Any, dtype: Any = None, name: str | None = None, layout: Any = None) -> Tensor:  # noqa: A002
     """Zeros of `input`'s shape (and dtype unless given); no gradient flows through it."""
     x = convert_to_tensor(input)
     return _filled(x._shape, 0, dtypes.as_dtype(dtype) if dtype is not None else x._dtype)
 
 
+@table.export("ones_like", gradient="none", dtypes=table.ANY)
 def ones_like(input: Any, dtype: Any = None, name: str | None = None, layout: Any = None) -> Tensor:  # noqa: A002
     """Ones of `input`'s shape (and dtype unless given); no gradient flows through it."""
     x = convert_to_tensor(input)
     return _filled(x._shape, 1, dtypes.as_dtype(dtype) if dtype is not None else x._dtype)
 
 
+@table.export("range", gradient="-", dtypes=table.REAL)
 def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name: str = "range") -> Tensor:  # noqa: A001
     """Numbers from `start` up to (not including) `limit` in steps of `delta`, as `tf.range`.
 
@@ -350,18 +367,21 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name
     return Tensor(device_constant(array), array.shape, target)
 
 
+@table.export("shape", gradient="-", dtypes=table.ANY)
 def shape(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
     """The shape of `input` as a 1-D integer tensor."""
     x = convert_to_tensor(input)
     return constant(np.asarray(x._shape, dtypes.as_dtype(out_type)._np))
 
 
+@table.export("size", gradient="-", dtypes=table.ANY)
 def size(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
     """The number of elements of `input`."""
     x = convert_to_tensor(input)
     return constant(np.asarray(math.prod(x._shape), dtypes.as_dtype(out_type)._np))
 
 
+@table.export("rank", gradient="-", dtypes=table.ANY)
 def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """The rank of `input` as an int32 scalar."""
     return constant(np.int32(len(convert_to_tensor(input)._shape)))

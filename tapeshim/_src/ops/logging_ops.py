@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tapeshim._src.ops import table
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
 
@@ -77,3 +78,6 @@ def print_v2(*inputs: Any, output_stream: TextIO | None = None, summarize: int =
     (token,) = registry.record(lambda *arrays: (effect(*arrays),), ("PrintV2", id(effect)), tuple(tensors),
                                (((), dtypes.int32),), [])
     trace.effects.append(token)
+
+
+table.export("print", gradient="-", dtypes=table.ANY, note="prints to stderr on every call, also compiled")(print_v2)

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from tapeshim._src import errors
+from tapeshim._src.ops import math_ops, table
 from tapeshim._src.ops.common import convert_same_dtype, dtype_check
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -38,6 +39,7 @@ _sparse_xent_op = _row(OpDef("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent
 _xent_op = _row(OpDef("SoftmaxCrossEntropyWithLogits", _xent, True, dtype_check("SoftmaxCrossEntropyWithLogits", "f")))
 
 
+@table.export("nn.relu", dtypes=table.REAL, note="the gradient at 0 is 0, as TF")
 def relu(features: Any, name: str | None = None) -> Tensor:
     """max(features, 0); the gradient at 0 is 0, as in TF."""
     return apply(_relu_op, (convert_to_tensor(features),))[0]
@@ -52,18 +54,21 @@ def _axis(axis: Any, rank: int, op_name: str) -> int:
     return axis % rank
 
 
+@table.export("nn.softmax", "math.softmax", dtypes=table.REAL_FLOAT)
 def softmax(logits: Any, axis: Any = None, name: str | None = None) -> Tensor:
     """exp(logits) / sum(exp(logits)) along `axis` (default last)."""
     x = convert_to_tensor(logits)
     return apply(_softmax_op, (x,), (("axis", _axis(axis, len(x._shape), "Softmax")),))[0]
 
 
+@table.export("nn.log_softmax", "math.log_softmax", dtypes=table.REAL_FLOAT)
 def log_softmax(logits: Any, axis: Any = None, name: str | None = None) -> Tensor:
     """logits - log(sum(exp(logits))) along `axis` (default last)."""
     x = convert_to_tensor(logits)
     return apply(_log_softmax_op, (x,), (("axis", _axis(axis, len(x._shape), "LogSoftmax")),))[0]
 
 
+@table.export("nn.sparse_softmax_cross_entropy_with_logits", dtypes=table.REAL_FLOAT)
 def sparse_softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = None, name: str | None = None) -> Tensor:
     """Cross-entropy of integer class `labels` against unnormalized `logits`, per example.
 
@@ -100,6 +105,8 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = N
     return apply(_sparse_xent_op, (labels_t, logits_t))[0]
 
 
+@table.export("nn.softmax_cross_entropy_with_logits", dtypes=table.REAL_FLOAT,
+              note="gradients flow to labels too, as TF")
 def softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = None, axis: int = -1,
                                       name: str | None = None) -> Tensor:
     """Cross-entropy of probability `labels` against unnormalized `logits` along `axis`.
@@ -115,3 +122,156 @@ def softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = None, ax
             f"labels_size=[{','.join(map(str, labels_t._shape))}]", "SoftmaxCrossEntropyWithLogits")
     axis = _axis(axis, len(logits_t._shape), "SoftmaxCrossEntropyWithLogits")
     return apply(_xent_op, (labels_t, logits_t), (("axis", axis),))[0]
+
+
+# -- activations --------------------------------------------------------------------
+def _activation(public_name: str, op_name: str, impl: Any, note: str = "", gradient: str = "jax") -> Any:
+    op = _row(OpDef(op_name, impl, True, dtype_check(op_name, "f")))
+
+    def activation(features: Any, name: str | None = None) -> Tensor:
+        return apply(op, (convert_to_tensor(features),))[0]
+
+    activation.__name__ = activation.__qualname__ = public_name
+    activation.__doc__ = f"The {public_name} activation, as `tf.nn.{public_name}`."
+    return table.export(f"nn.{public_name}", gradient=gradient, dtypes=table.REAL_FLOAT, note=note)(activation)
+
+
+relu6 = _activation("relu6", "Relu6", lambda x: jnp.where(x > 0, jnp.where(x < 6, x, 6.0), 0.0).astype(x.dtype),
+                    "the gradient is 0 at 0 and 6, as TF", "tf")
+elu = _activation("elu", "Elu", jax.nn.elu)
+selu = _activation("selu", "Selu", jax.nn.selu)
+silu = _activation("silu", "Silu", jax.nn.silu)
+
+
+@table.export("nn.swish", dtypes=table.REAL_FLOAT)
+def swish(features: Any, beta: float = 1.0, name: str | None = None) -> Tensor:
+    """x * sigmoid(beta * x)."""
+    x = convert_to_tensor(features)
+    return x * math_ops.sigmoid(x * beta) if beta != 1.0 else silu(x)
+
+
+_leaky_op = _row(OpDef("LeakyRelu", lambda x, alpha: jnp.where(x > 0, x, x * jnp.asarray(alpha, x.dtype)), True,
+                       dtype_check("LeakyRelu", "f")))
+
+
+@table.export("nn.leaky_relu", gradient="tf", dtypes=table.REAL_FLOAT, note="the gradient at 0 is alpha, as TF")
+def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Tensor:
+    """x for x > 0, alpha * x otherwise."""
+    return apply(_leaky_op, (convert_to_tensor(features),), (("alpha", float(alpha)),))[0]
+
+
+_gelu_op = _row(OpDef("Gelu", lambda x, approximate: jax.nn.gelu(x, approximate=approximate), True,
+                      dtype_check("Gelu", "f")))
+
+
+@table.export("nn.gelu", dtypes=table.REAL_FLOAT)
+def gelu(features: Any, approximate: bool = False, name: str | None = None) -> Tensor:
+    """The Gaussian error linear unit (exact, or the tanh approximation)."""
+    return apply(_gelu_op, (convert_to_tensor(features),), (("approximate", bool(approximate)),))[0]
+
+
+# -- losses -----------------------------------------------------------------------------
+@table.export("nn.sigmoid_cross_entropy_with_logits", gradient="tf", dtypes=table.REAL_FLOAT,
+              note="TF's stable formula, so TF's gradient at logits == 0")
+def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None, name: str | None = None) -> Tensor:
+    """max(x, 0) - x * z + log(1 + exp(-|x|)) for logits x and labels z."""
+    if labels is None or logits is None:
+        raise ValueError("Both labels= and logits= must be given (as keywords, as in TF).")
+    z, x = convert_same_dtype((labels, logits), "SigmoidCrossEntropy")
+    if tuple(z._shape) != tuple(x._shape):
+        raise ValueError(f"logits and labels must have the same shape ({list(x._shape)} vs {list(z._shape)})")
+    from tapeshim._src.ops import array_ops
+
+    zeros = array_ops.zeros_like(x)
+    positive = x >= zeros
+    relu_logits = array_ops.where(positive, x, zeros)
+    neg_abs_logits = array_ops.where(positive, -x, x)
+    return relu_logits - x * z + math_ops.log1p(math_ops.exp(neg_abs_logits))
+
+
+@table.export("nn.weighted_cross_entropy_with_logits", dtypes=table.REAL_FLOAT)
+def weighted_cross_entropy_with_logits(labels: Any, logits: Any, pos_weight: Any, name: str | None = None) -> Tensor:
+    """Sigmoid cross-entropy with the positive term weighted by `pos_weight`, as TF computes it."""
+    z, x = convert_same_dtype((labels, logits), "WeightedCrossEntropy")
+    log_weight = 1 + (convert_to_tensor(pos_weight, dtype_hint=x.dtype) - 1) * z
+    return (1 - z) * x + log_weight * (math_ops.log1p(math_ops.exp(-math_ops.abs(x))) + relu(-x))
+
+
+@table.export("nn.l2_loss", dtypes=table.REAL_FLOAT)
+def l2_loss(t: Any, name: str | None = None) -> Tensor:
+    """sum(t ** 2) / 2."""
+    x = convert_to_tensor(t)
+    return math_ops.reduce_sum(x * x) / 2
+
+
+@table.export("nn.bias_add", dtypes=table.NUMERIC)
+def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | None = None) -> Tensor:
+    """Adds the 1-D `bias` along the channel axis (last, or 1 for NC... formats)."""
+    x, b = convert_same_dtype((value, bias), "BiasAdd")
+    if len(b._shape) != 1:
+        raise ValueError(f"Shape must be rank 1 but is rank {len(b._shape)}")
+    channel = 1 if data_format and data_format.startswith("NC") else len(x._shape) - 1
+    if x._shape[channel] != b._shape[0]:
+        raise ValueError(
+            f"Dimensions must be equal, but are {x._shape[channel]} and {b._shape[0]} for 'BiasAdd'")
+    from tapeshim._src.ops import array_ops
+
+    shape = [1] * len(x._shape)
+    shape[channel] = b._shape[0]
+    return x + array_ops.reshape(b, shape)
+
+
+@table.export("nn.moments", dtypes=table.REAL_FLOAT, note="the variance's gradient stops at the mean, as TF")
+def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False, name: str | None = None) -> tuple:
+    """(mean, variance) over `axes`."""
+    t = convert_to_tensor(x)
+    mean = math_ops.reduce_mean(t, axis=axes, keepdims=True)
+    variance = math_ops.reduce_mean(math_ops.squared_difference(t, math_ops.stop_gradient(mean)), axis=axes,
+                                    keepdims=True)
+    if not keepdims:
+        from tapeshim._src.ops import array_ops
+
+        mean = array_ops.squeeze(mean, axes)
+        variance = array_ops.squeeze(variance, axes)
+    return mean, variance
+
+
+@table.export("nn.batch_normalization", dtypes=table.REAL_FLOAT)
+def batch_normalization(x: Any, mean: Any, variance: Any, offset: Any, scale: Any, variance_epsilon: float,
+                        name: str | None = None) -> Tensor:
+    """(x - mean) * scale / sqrt(variance + epsilon) + offset, as TF computes it."""
+    t = convert_to_tensor(x)
+    inv = math_ops.rsqrt(convert_to_tensor(variance) + variance_epsilon)
+    if scale is not None:
+        inv = inv * scale
+    shift = (offset - convert_to_tensor(mean) * inv) if offset is not None else -convert_to_tensor(mean) * inv
+    return t * math_ops.cast(inv, t.dtype) + math_ops.cast(shift, t.dtype)
+
+
+@table.export("nn.embedding_lookup", dtypes=table.ANY, note="dense gradient (TF: IndexedSlices)")
+def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | None = None) -> Tensor:
+    """The rows of `params` at `ids`."""
+    from tapeshim._src.ops import array_ops
+
+    rows = array_ops.gather(params, ids)
+    if max_norm is not None:
+        from tapeshim._src.ops import reduction_ops
+
+        rows = reduction_ops.clip_by_norm(rows, max_norm, axes=[-1])
+    return rows
+
+
+@table.export("nn.dropout", gradient="jax", dtypes=table.REAL_FLOAT, note="not TF's random stream")
+def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: Any = None, name: str | None = None) -> Tensor:
+    """Zeroes elements with probability `rate` and scales the rest by 1 / (1 - rate)."""
+    from tapeshim._src.ops import array_ops, random_ops
+
+    t = convert_to_tensor(x)
+    rate_value = float(rate) if not isinstance(rate, Tensor) else float(rate.numpy())
+    if not 0 <= rate_value < 1:
+        raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={rate}")
+    if rate_value == 0:
+        return t
+    shape = list(t._shape) if noise_shape is None else list(array_ops._static_ints(noise_shape, "noise_shape"))
+    keep = random_ops.uniform(shape, dtype=t.dtype, seed=seed) >= rate_value
+    return array_ops.where(keep, t * (1.0 / (1.0 - rate_value)), array_ops.zeros_like(t))

@@ -1,0 +1,192 @@
+"""Convolutions and pooling (`tf.nn.conv*`, `tf.nn.*_pool*`) on `lax.conv_general_dilated` / `lax.reduce_window`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from tapeshim._src import errors
+from tapeshim._src.ops import table
+from tapeshim._src.ops.common import convert_same_dtype
+from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+
+OPS: dict[str, OpDef] = {}
+
+
+def _row(op: OpDef) -> OpDef:
+    OPS[op.name] = op
+    return op
+
+
+def _tuple(value: Any, n: int, what: str) -> tuple[int, ...]:
+    """Expands TF's int / [n] / [1, n..., 1] argument forms to n spatial values."""
+    if value is None:
+        return (1,) * n
+    values = [int(v) for v in np.atleast_1d(np.asarray(value)).tolist()]
+    if len(values) == 1:
+        return (values[0],) * n
+    if len(values) == n:
+        return tuple(values)
+    if len(values) == n + 2:
+        return tuple(values[1:-1])
+    raise ValueError(f"`{what}` should be of length 1, {n} or {n + 2}. Received: {value}")
+
+
+def _padding(padding: Any, n: int) -> Any:
+    if isinstance(padding, str):
+        if padding.upper() not in ("SAME", "VALID"):
+            raise ValueError(f"`padding` must be 'SAME' or 'VALID', got {padding!r}.")
+        return padding.upper()
+    pairs = [tuple(int(v) for v in p) for p in padding]
+    return tuple(pairs[1:-1]) if len(pairs) == n + 2 else tuple(pairs)
+
+
+def _conv_impl(x: jax.Array, w: jax.Array, strides: tuple, padding: Any, dilations: tuple, spec: str,
+               groups: int) -> jax.Array:
+    kernel_spec = "HWIO" if len(spec) == 4 else "WIO"
+    numbers = lax.conv_dimension_numbers(x.shape, w.shape, (spec, kernel_spec, spec))
+    return lax.conv_general_dilated(x, w, strides, padding, rhs_dilation=dilations, dimension_numbers=numbers,
+                                    feature_group_count=groups)
+
+
+_conv_op = _row(OpDef("Conv", _conv_impl, True))
+
+
+def _conv(x: Any, filters: Any, strides: Any, padding: Any, data_format: str, dilations: Any, n: int,
+          groups_from_depthwise: bool = False) -> Tensor:
+    inputs, kernel = convert_same_dtype((x, filters), "Conv2D")
+    if len(inputs._shape) != n + 2 or len(kernel._shape) != n + 2:
+        raise ValueError(f"input must be {n + 2}-D and filters {n + 2}-D, got shapes {list(inputs._shape)} and "
+                         f"{list(kernel._shape)}")
+    spec = {"NHWC": "NHWC", "NCHW": "NCHW", "NWC": "NWC", "NCW": "NCW"}.get(data_format)
+    if spec is None:
+        raise ValueError(f"data_format {data_format!r} is not supported.")
+    channels = inputs._shape[spec.index("C")]
+    groups = 1
+    if groups_from_depthwise:
+        groups = channels
+        kernel = _depthwise_kernel(kernel)
+    elif channels != kernel._shape[-2]:
+        if channels % kernel._shape[-2]:
+            raise errors.invalid_argument(
+                f"input depth must be evenly divisible by filter depth: {channels} vs {kernel._shape[-2]}", "Conv2D")
+        groups = channels // kernel._shape[-2]
+    static = (("dilations", _tuple(dilations, n, "dilations")), ("groups", groups),
+              ("padding", _padding(padding, n)), ("spec", spec), ("strides", _tuple(strides, n, "strides")))
+    return apply(_conv_op, (inputs, kernel), static)[0]
+
+
+def _depthwise_kernel(kernel: Tensor) -> Tensor:
+    from tapeshim._src.ops import array_ops
+
+    h, w, c, m = kernel._shape
+    return array_ops.reshape(kernel, [h, w, 1, c * m])
+
+
+@table.export("nn.conv2d", dtypes=table.REAL_FLOAT, note="gradients with dilations work (TF CPU kernels cannot)")
+def conv2d(input: Any, filters: Any, strides: Any, padding: Any, data_format: str = "NHWC",  # noqa: A002
+           dilations: Any = None, name: str | None = None) -> Tensor:
+    """2-D convolution, as `tf.nn.conv2d` (filters [h, w, in, out]; SAME/VALID or explicit padding)."""
+    return _conv(input, filters, strides, padding, data_format, dilations, 2)
+
+
+@table.export("nn.conv1d", dtypes=table.REAL_FLOAT)
+def conv1d(input: Any, filters: Any, stride: Any, padding: Any, data_format: str = "NWC",  # noqa: A002
+           dilations: Any = None, name: str | None = None) -> Tensor:
+    """1-D convolution, as `tf.nn.conv1d` (filters [w, in, out])."""
+    return _conv(input, filters, stride, padding, data_format, dilations, 1)
+
+
+@table.export("nn.depthwise_conv2d", dtypes=table.REAL_FLOAT)
+def depthwise_conv2d(input: Any, filter: Any, strides: Any, padding: Any, data_format: str | None = None,  # noqa: A002
+                     dilations: Any = None, name: str | None = None) -> Tensor:
+    """Depthwise 2-D convolution (filter [h, w, in, multiplier])."""
+    return _conv(input, filter, strides, padding, data_format or "NHWC", dilations, 2, groups_from_depthwise=True)
+
+
+@table.export("nn.conv2d_transpose", dtypes=table.REAL_FLOAT)
+def conv2d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, padding: str = "SAME",  # noqa: A002
+                     data_format: str = "NHWC", dilations: Any = None, name: str | None = None) -> Tensor:
+    """The transpose (gradient) of conv2d: filters [h, w, out, in], producing `output_shape`."""
+    from tapeshim._src.ops.array_ops import _static_ints
+
+    inputs, kernel = convert_same_dtype((input, filters), "Conv2DBackpropInput")
+    shape = _static_ints(output_shape, "output_shape")
+    static = (("dilations", _tuple(dilations, 2, "dilations")), ("output_shape", shape),
+              ("padding", _padding(padding, 2)), ("spec", data_format), ("strides", _tuple(strides, 2, "strides")))
+    return apply(_conv_transpose_op, (inputs, kernel), static)[0]
+
+
+def _conv_transpose_impl(x: jax.Array, w: jax.Array, output_shape: tuple, strides: tuple, padding: Any,
+                         dilations: tuple, spec: str) -> jax.Array:
+    def forward(y: jax.Array) -> jax.Array:
+        return _conv_impl(y, w, strides, padding, dilations, spec, 1)
+
+    _, pullback = jax.vjp(forward, jnp.zeros(output_shape, x.dtype))
+    return pullback(x)[0]
+
+
+_conv_transpose_op = _row(OpDef("Conv2DBackpropInput", _conv_transpose_impl, True))
+
+
+def _pool_impl(x: jax.Array, kind: str, window: tuple, strides: tuple, padding: str, spec: str) -> jax.Array:
+    channel_axis = spec.index("C")
+    dims = [1] * x.ndim
+    step = [1] * x.ndim
+    spatial = [i for i in range(1, x.ndim) if i != channel_axis]
+    for axis, size, stride in zip(spatial, window, strides):
+        dims[axis], step[axis] = size, stride
+    # Python-scalar identities let JAX recognise the max/sum windows, which it can differentiate.
+    if kind == "max":
+        lowest = -float("inf") if jnp.issubdtype(x.dtype, jnp.floating) else int(jnp.iinfo(x.dtype).min)
+        return lax.reduce_window(x, lowest, lax.max, dims, step, padding)
+    total = lax.reduce_window(x, 0.0, lax.add, dims, step, padding)
+    count = lax.reduce_window(jnp.ones(x.shape, x.dtype), 0.0, lax.add, dims, step, padding)
+    return total / count
+
+
+_pool_op = _row(OpDef("Pool", _pool_impl, True))
+
+
+def _pool(kind: str, x: Any, ksize: Any, strides: Any, padding: str, data_format: str, n: int) -> Tensor:
+    t = convert_to_tensor(x)
+    if len(t._shape) != n + 2:
+        raise ValueError(f"Input tensor must be of rank {n + 2}, got shape {list(t._shape)}")
+    static = (("kind", kind), ("padding", _padding(padding, n)), ("spec", data_format),
+              ("strides", _tuple(strides, n, "strides")), ("window", _tuple(ksize, n, "ksize")))
+    return apply(_pool_op, (t,), static)[0]
+
+
+@table.export("nn.max_pool2d", dtypes=table.REAL)
+def max_pool2d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NHWC",  # noqa: A002
+               name: str | None = None) -> Tensor:
+    """2-D max pooling."""
+    return _pool("max", input, ksize, strides, padding, data_format, 2)
+
+
+@table.export("nn.avg_pool2d", dtypes=table.REAL_FLOAT, note="SAME padding averages over the valid cells, as TF")
+def avg_pool2d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NHWC",  # noqa: A002
+               name: str | None = None) -> Tensor:
+    """2-D average pooling."""
+    return _pool("avg", input, ksize, strides, padding, data_format, 2)
+
+
+@table.export("nn.max_pool1d", dtypes=table.REAL)
+def max_pool1d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NWC",  # noqa: A002
+               name: str | None = None) -> Tensor:
+    """1-D max pooling."""
+    return _pool("max", input, ksize, strides, padding, data_format, 1)
+
+
+@table.export("nn.avg_pool1d", dtypes=table.REAL_FLOAT)
+def avg_pool1d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NWC",  # noqa: A002
+               name: str | None = None) -> Tensor:
+    """1-D average pooling."""
+    return _pool("avg", input, ksize, strides, padding, data_format, 1)
+
+

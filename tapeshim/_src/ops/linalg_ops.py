@@ -1,0 +1,165 @@
+"""`tf.linalg` on `jnp.linalg` / `lax.linalg` (JAX's gradients)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from tapeshim._src import errors
+from tapeshim._src.ops import math_ops, table
+from tapeshim._src.ops.common import convert_same_dtype, dtype_check
+from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+
+OPS: dict[str, OpDef] = {}
+
+
+def _row(op: OpDef) -> OpDef:
+    OPS[op.name] = op
+    return op
+
+
+def _square(x: Tensor, op_name: str) -> None:
+    if len(x._shape) < 2 or x._shape[-1] != x._shape[-2]:
+        raise errors.invalid_argument(f"Input matrix must be square, got shape {list(x._shape)}", op_name)
+
+
+def _matrix_op(public: str, op_name: str, impl: Any, square: bool = True, note: str = "") -> Any:
+    op = _row(OpDef(op_name, impl, True, dtype_check(op_name, "fc")))
+
+    def matrix_fn(input: Any, name: str | None = None) -> Any:  # noqa: A002
+        x = convert_to_tensor(input)
+        if square:
+            _square(x, op_name)
+        outputs = apply(op, (x,))
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    matrix_fn.__name__ = matrix_fn.__qualname__ = public
+    matrix_fn.__doc__ = f"`tf.linalg.{public}` of a (batch of) matrices."
+    return table.export(f"linalg.{public}", dtypes=table.FLOAT, note=note)(matrix_fn)
+
+
+inv = _matrix_op("inv", "MatrixInverse", jnp.linalg.inv)
+det = _matrix_op("det", "MatrixDeterminant", jnp.linalg.det)
+slogdet = _matrix_op("slogdet", "LogMatrixDeterminant", lambda x: tuple(jnp.linalg.slogdet(x)))
+cholesky = _matrix_op("cholesky", "Cholesky", jnp.linalg.cholesky)
+logdet = _matrix_op("logdet", "Logdet", lambda x: 2.0 * jnp.sum(jnp.log(jnp.real(jnp.diagonal(
+    jnp.linalg.cholesky(x), axis1=-2, axis2=-1))), axis=-1).astype(x.dtype), note="for Hermitian positive definite")
+trace = _matrix_op("trace", "Trace", lambda x: jnp.trace(x, axis1=-2, axis2=-1), square=False)
+diag_part = _matrix_op("diag_part", "MatrixDiagPart", lambda x: jnp.diagonal(x, axis1=-2, axis2=-1), square=False)
+def _eigh_impl(x: jax.Array) -> tuple:
+    # TF reads only the lower triangle, so its gradient lands there (doubled off the diagonal).
+    lower = jnp.tril(x)
+    return tuple(jnp.linalg.eigh(lower + jnp.conj(jnp.swapaxes(jnp.tril(x, -1), -1, -2))))
+
+
+_eigh_op = _row(OpDef("SelfAdjointEigV2", _eigh_impl, True, dtype_check("Eigh", "fc")))
+_qr_op = _row(OpDef("Qr", lambda x, full: tuple(jnp.linalg.qr(x, mode="complete" if full else "reduced")), True))
+_svd_op = _row(OpDef("Svd", lambda x, full, uv: _svd(x, full, uv), True))
+_solve_op = _row(OpDef("MatrixSolve", lambda a, b, adjoint: jnp.linalg.solve(
+    jnp.conj(jnp.swapaxes(a, -1, -2)) if adjoint else a, b), True))
+_triangular_op = _row(OpDef("MatrixTriangularSolve", lambda a, b, lower, adjoint: jax.scipy.linalg.solve_triangular(
+    a, b, lower=lower, trans="C" if adjoint else 0), True))
+_diag_op = _row(OpDef("MatrixDiag", lambda d: d[..., :, None] * jnp.eye(d.shape[-1], dtype=d.dtype), True))
+_band_op = _row(OpDef("MatrixBandPart", lambda x, lower, upper: _band(x, lower, upper), True))
+_lstsq_op = _row(OpDef("MatrixSolveLs", lambda a, b, l2: _lstsq(a, b, l2), True))
+
+
+def _svd(x: jax.Array, full: bool, uv: bool) -> Any:
+    if not uv:
+        return (jnp.linalg.svd(x, compute_uv=False),)
+    u, s, vh = jnp.linalg.svd(x, full_matrices=full)
+    return s, u, jnp.conj(jnp.swapaxes(vh, -1, -2))
+
+
+def _band(x: jax.Array, lower: int, upper: int) -> jax.Array:
+    rows = jnp.arange(x.shape[-2])[:, None]
+    cols = jnp.arange(x.shape[-1])[None, :]
+    keep = jnp.ones(x.shape[-2:], bool)
+    if lower >= 0:
+        keep &= rows - cols <= lower
+    if upper >= 0:
+        keep &= cols - rows <= upper
+    return jnp.where(keep, x, jnp.zeros_like(x))
+
+
+def _lstsq(a: jax.Array, b: jax.Array, l2: float) -> jax.Array:
+    at = jnp.conj(jnp.swapaxes(a, -1, -2))
+    gram = at @ a + l2 * jnp.eye(a.shape[-1], dtype=a.dtype)
+    return jnp.linalg.solve(gram, at @ b)
+
+
+@table.export("linalg.eigh", gradient="tf", dtypes=table.FLOAT,
+              note="reads the lower triangle, as TF; eigenvector signs may differ from TF's")
+def eigh(tensor: Any, name: str | None = None) -> tuple[Tensor, Tensor]:
+    """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix."""
+    x = convert_to_tensor(tensor)
+    _square(x, "SelfAdjointEigV2")
+    return apply(_eigh_op, (x,))
+
+
+@table.export("linalg.qr", dtypes=table.FLOAT, note="column signs may differ from TF's")
+def qr(input: Any, full_matrices: bool = False, name: str | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002
+    """The QR decomposition (q, r)."""
+    return apply(_qr_op, (convert_to_tensor(input),), (("full", bool(full_matrices)),))
+
+
+@table.export("linalg.svd", dtypes=table.FLOAT, note="singular vector signs may differ from TF's")
+def svd(tensor: Any, full_matrices: bool = False, compute_uv: bool = True, name: str | None = None) -> Any:
+    """Singular values, and (s, u, v) with v not transposed, as TF returns them."""
+    outputs = apply(_svd_op, (convert_to_tensor(tensor),), (("full", bool(full_matrices)), ("uv", bool(compute_uv))))
+    return outputs if compute_uv else outputs[0]
+
+
+@table.export("linalg.solve", dtypes=table.FLOAT)
+def solve(matrix: Any, rhs: Any, adjoint: bool = False, name: str | None = None) -> Tensor:
+    """X with matrix @ X = rhs (or adjoint(matrix) @ X = rhs)."""
+    a, b = convert_same_dtype((matrix, rhs), "MatrixSolve")
+    _square(a, "MatrixSolve")
+    return apply(_solve_op, (a, b), (("adjoint", bool(adjoint)),))[0]
+
+
+@table.export("linalg.triangular_solve", dtypes=table.FLOAT)
+def triangular_solve(matrix: Any, rhs: Any, lower: bool = True, adjoint: bool = False,
+                     name: str | None = None) -> Tensor:
+    """X with matrix @ X = rhs for a triangular matrix."""
+    a, b = convert_same_dtype((matrix, rhs), "MatrixTriangularSolve")
+    _square(a, "MatrixTriangularSolve")
+    return apply(_triangular_op, (a, b), (("adjoint", bool(adjoint)), ("lower", bool(lower))))[0]
+
+
+@table.export("linalg.diag", dtypes=table.ANY)
+def diag(diagonal: Any, name: str = "diag", k: int = 0, num_rows: int = -1, num_cols: int = -1,
+         padding_value: Any = 0, align: str = "RIGHT_LEFT") -> Tensor:
+    """A (batch of) square matrices with `diagonal` on the main diagonal."""
+    if k != 0 or num_rows != -1 or num_cols != -1:
+        raise NotImplementedError("tf.linalg.diag: only the main diagonal (k=0) is supported.")
+    return apply(_diag_op, (convert_to_tensor(diagonal),))[0]
+
+
+@table.export("linalg.band_part", dtypes=table.ANY)
+def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """Keeps `num_lower` sub- and `num_upper` super-diagonals (-1: all), zeroing the rest."""
+    return apply(_band_op, (convert_to_tensor(input),), (("lower", int(num_lower)), ("upper", int(num_upper))))[0]
+
+
+@table.export("linalg.lstsq", dtypes=table.REAL_FLOAT, note="normal equations (TF's fast=True path)")
+def lstsq(matrix: Any, rhs: Any, l2_regularizer: float = 0.0, fast: bool = True, name: str | None = None) -> Tensor:
+    """The least-squares solution of matrix @ X = rhs (optionally L2-regularized)."""
+    a, b = convert_same_dtype((matrix, rhs), "MatrixSolveLs")
+    return apply(_lstsq_op, (a, b), (("l2", float(l2_regularizer)),))[0]
+
+
+@table.export("linalg.matvec", dtypes=table.NUMERIC)
+def matvec(a: Any, b: Any, transpose_a: bool = False, adjoint_a: bool = False, a_is_sparse: bool = False,
+           b_is_sparse: bool = False, name: str | None = None) -> Tensor:
+    """Matrix-vector product a @ b."""
+    from tapeshim._src.ops import array_ops
+
+    b_t = convert_to_tensor(b)
+    product = math_ops.matmul(a, array_ops.expand_dims(b_t, -1), transpose_a=transpose_a, adjoint_a=adjoint_a)
+    return array_ops.squeeze(product, -1)
+
+

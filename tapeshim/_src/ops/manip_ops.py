@@ -1,0 +1,402 @@
+"""Array manipulation beyond the basics: split, tile, pad, scatter/gather, sort, einsum, ..."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from tapeshim._src import dtypes, errors
+from tapeshim._src.ops import array_ops, math_ops, table
+from tapeshim._src.ops.array_ops import _static_ints
+from tapeshim._src.ops.common import convert_same_dtype, normalize_axis
+from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+
+OPS: dict[str, OpDef] = {}
+
+
+def _row(op: OpDef) -> OpDef:
+    OPS[op.name] = op
+    return op
+
+
+def _axis(axis: Any, rank: int) -> int:
+    return normalize_axis(int(axis), rank)[0]
+
+
+_split_op = _row(OpDef("SplitV", lambda x, sizes, axis: tuple(jnp.split(x, np.cumsum(sizes)[:-1], axis=axis)), True))
+
+
+@table.export("split", dtypes=table.ANY)
+def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = None,
+          name: str | None = None) -> list[Tensor]:
+    """Splits `value` along `axis` into equal parts or parts of the given sizes (one may be -1)."""
+    x = convert_to_tensor(value)
+    axis = _axis(axis, len(x._shape))
+    length = x._shape[axis]
+    if isinstance(num_or_size_splits, (int, np.integer)):
+        parts = int(num_or_size_splits)
+        if parts <= 0 or length % parts:
+            raise errors.invalid_argument(
+                f"Number of ways to split should evenly divide the split dimension, but got split_dim {axis} "
+                f"(size = {length}) and num_split {parts}", "Split")
+        sizes = (length // parts,) * parts
+    else:
+        sizes = list(_static_ints(num_or_size_splits, "num_or_size_splits"))
+        if sizes.count(-1) == 1:
+            sizes[sizes.index(-1)] = length - (sum(sizes) + 1)
+        if sum(sizes) != length or any(s < 0 for s in sizes):
+            raise errors.invalid_argument(
+                f"Determined shape must either match input shape along split_dim exactly if fully specified, or "
+                f"be less than the size of the input along split_dim if not fully specified.  Got: {sum(sizes)}",
+                "SplitV")
+        sizes = tuple(sizes)
+    return list(apply(_split_op, (x,), (("axis", axis), ("sizes", sizes))))
+
+
+_tile_op = _row(OpDef("Tile", lambda x, multiples: jnp.tile(x, multiples), True))
+
+
+@table.export("tile", dtypes=table.ANY)
+def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """Repeats `input` `multiples[i]` times along each axis i."""
+    x = convert_to_tensor(input)
+    multiples = _static_ints(multiples, "multiples")
+    if len(multiples) != len(x._shape):
+        raise errors.invalid_argument(
+            f"Expected multiples argument to be a vector of length {len(x._shape)} but got length {len(multiples)}",
+            "Tile")
+    return apply(_tile_op, (x,), (("multiples", multiples),))[0]
+
+
+_repeat_op = _row(OpDef("Repeat", lambda x, repeats, axis: jnp.repeat(x, np.asarray(repeats), axis=axis,
+                                                                      total_repeat_length=int(np.sum(repeats))
+                                                                      if len(repeats) > 1 else None), True))
+
+
+@table.export("repeat", dtypes=table.ANY)
+def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) -> Tensor:  # noqa: A002
+    """Repeats each element `repeats` times along `axis` (the flattened input when None)."""
+    x = convert_to_tensor(input)
+    if axis is None:
+        x = array_ops.reshape(x, [-1])
+        axis = 0
+    axis = _axis(axis, len(x._shape))
+    counts = _static_ints(repeats, "repeats")
+    if len(counts) > 1:
+        counts = tuple(counts)
+    return apply(_repeat_op, (x,), (("axis", axis), ("repeats", counts)))[0]
+
+
+_pad_op = _row(OpDef("PadV2", lambda x, c, paddings, mode: jnp.pad(x, paddings, mode=mode, constant_values=c)
+                     if mode == "constant" else jnp.pad(x, paddings, mode=mode), True))
+
+
+@table.export("pad", dtypes=table.ANY)
+def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0,
+        name: str | None = None) -> Tensor:
+    """Pads `tensor` by `paddings` ([[before, after], ...]); mode CONSTANT, REFLECT or SYMMETRIC."""
+    x = convert_to_tensor(tensor)
+    amounts = np.asarray(_static_ints(paddings, "paddings")).reshape(-1, 2)
+    if amounts.shape[0] != len(x._shape):
+        raise errors.invalid_argument(
+            f"The first dimension of paddings must be the rank of inputs[{amounts.shape[0]},2] {list(x._shape)}",
+            "PadV2")
+    modes = {"CONSTANT": "constant", "REFLECT": "reflect", "SYMMETRIC": "symmetric"}
+    if mode.upper() not in modes:
+        raise ValueError(f"Value of argument `mode` expected to be one of \"CONSTANT\", \"REFLECT\", or "
+                         f"\"SYMMETRIC\". Received `mode` = {mode}")
+    value = convert_to_tensor(constant_values, dtype_hint=x.dtype)
+    return apply(_pad_op, (x, math_ops.cast(value, x.dtype)),
+                 (("mode", modes[mode.upper()]), ("paddings", tuple(map(tuple, amounts.tolist())))))[0]
+
+
+_reverse_op = _row(OpDef("ReverseV2", lambda x, axis: jnp.flip(x, axis), True))
+
+
+@table.export("reverse", dtypes=table.ANY)
+def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
+    """Reverses `tensor` along the axes in `axis`."""
+    x = convert_to_tensor(tensor)
+    return apply(_reverse_op, (x,), (("axis", normalize_axis(list(_static_ints(axis, "axis")), len(x._shape))),))[0]
+
+
+_roll_op = _row(OpDef("Roll", lambda x, shift, axis: jnp.roll(x, shift, axis), True))
+
+
+@table.export("roll", dtypes=table.ANY)
+def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """Rolls elements along `axis` by `shift` (both may be lists)."""
+    x = convert_to_tensor(input)
+    shifts = _static_ints(shift, "shift")
+    axes = normalize_axis(list(_static_ints(axis, "axis")), len(x._shape))
+    return apply(_roll_op, (x,), (("axis", axes), ("shift", shifts)))[0]
+
+
+def _gather_nd_impl(params: jax.Array, indices: jax.Array, batch_dims: int) -> jax.Array:
+    if batch_dims:
+        return jax.vmap(lambda p, i: _gather_nd_impl(p, i, batch_dims - 1))(params, indices)
+    return params[tuple(jnp.moveaxis(indices, -1, 0))]
+
+
+_gather_nd_op = _row(OpDef("GatherNd", _gather_nd_impl, True))
+
+
+@table.export("gather_nd", dtypes=table.ANY, note="dense gradient (TF: IndexedSlices for some cases)")
+def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None = None) -> Tensor:
+    """Gathers slices of `params` at the index vectors in the last axis of `indices`."""
+    p, i = convert_to_tensor(params), convert_to_tensor(indices)
+    if not i.dtype.is_integer:
+        raise errors.invalid_argument(f"indices must be int32 or int64, got {i.dtype.name}", "GatherNd")
+    return apply(_gather_nd_op, (p, i), (("batch_dims", int(batch_dims)),))[0]
+
+
+def _scatter_impl(tensor: jax.Array, indices: jax.Array, updates: jax.Array, mode: str) -> jax.Array:
+    where = tuple(jnp.moveaxis(indices, -1, 0))
+    return tensor.at[where].set(updates) if mode == "update" else tensor.at[where].add(updates)
+
+
+_scatter_op = _row(OpDef("TensorScatter", _scatter_impl, True))
+
+
+def _scatter(tensor: Tensor, indices: Any, updates: Any, mode: str) -> Tensor:
+    i = convert_to_tensor(indices)
+    u = convert_to_tensor(updates, dtype_hint=tensor.dtype)
+    if u.dtype != tensor.dtype:
+        raise errors.invalid_argument(
+            f"updates must have the tensor's dtype {tensor.dtype.name}, got {u.dtype.name}", "TensorScatterUpdate")
+    return apply(_scatter_op, (tensor, i, u), (("mode", mode),))[0]
+
+
+@table.export("scatter_nd", dtypes=table.NUMERIC)
+def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Tensor:
+    """A tensor of `shape` with `updates` summed in at `indices` (zeros elsewhere)."""
+    u = convert_to_tensor(updates)
+    return _scatter(array_ops.zeros(_static_ints(shape, "shape"), u.dtype), indices, u, "add")
+
+
+@table.export("tensor_scatter_nd_update", dtypes=table.ANY)
+def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+    """`tensor` with the elements at `indices` replaced by `updates`."""
+    return _scatter(convert_to_tensor(tensor), indices, updates, "update")
+
+
+@table.export("tensor_scatter_nd_add", dtypes=table.NUMERIC)
+def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+    """`tensor` with `updates` added at `indices`."""
+    return _scatter(convert_to_tensor(tensor), indices, updates, "add")
+
+
+@table.export("boolean_mask", dtypes=table.ANY, note="the mask must be known (not traced)")
+def boolean_mask(tensor: Any, mask: Any, axis: Any = None, name: str | None = None) -> Tensor:
+    """The elements (or slices along `axis`) of `tensor` where `mask` is true."""
+    x, m = convert_to_tensor(tensor), convert_to_tensor(mask)
+    axis = 0 if axis is None else _axis(axis, len(x._shape))
+    rank = len(m._shape)
+    if tuple(x._shape[axis:axis + rank]) != tuple(m._shape):
+        raise ValueError(f"Shapes {list(x._shape[axis:axis + rank])} and {list(m._shape)} are incompatible")
+    flat_shape = list(x._shape[:axis]) + [-1] + list(x._shape[axis + rank:])
+    positions = np.flatnonzero(np.asarray(m.numpy()).reshape(-1)).astype(np.int64)
+    return array_ops.gather(array_ops.reshape(x, flat_shape), constant(positions), axis=axis)
+
+
+@table.export("slice", dtypes=table.ANY)
+def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor:  # noqa: A001
+    """The slice of `input_` starting at `begin` with `size` (-1: to the end) per axis."""
+    x = convert_to_tensor(input_)
+    starts, sizes = _static_ints(begin, "begin"), _static_ints(size, "size")
+    key = tuple(builtins.slice(b, None if s == -1 else b + s) for b, s in zip(starts, sizes))
+    for b, s, d in zip(starts, sizes, x._shape):
+        if b < 0 or (s != -1 and b + s > d):
+            raise errors.invalid_argument(
+                f"Expected begin[i] + size[i] <= input.dim_size(i), but got {b} + {s} > {d}", "Slice")
+    return array_ops.getitem(x, key)
+
+
+@table.export("strided_slice", dtypes=table.ANY)
+def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None, begin_mask: int = 0, end_mask: int = 0,
+                  ellipsis_mask: int = 0, new_axis_mask: int = 0, shrink_axis_mask: int = 0,
+                  var: Any = None, name: str | None = None) -> Tensor:
+    """TF's strided slice with its bit masks, as indexing would express it."""
+    starts, ends = _static_ints(begin, "begin"), _static_ints(end, "end")
+    steps = _static_ints(strides, "strides") if strides is not None else (1,) * len(starts)
+    key: list = []
+    for i, (b, e, s) in enumerate(zip(starts, ends, steps)):
+        if ellipsis_mask >> i & 1:
+            key.append(Ellipsis)
+        elif new_axis_mask >> i & 1:
+            key.append(None)
+        elif shrink_axis_mask >> i & 1:
+            key.append(b)
+        else:
+            key.append(builtins.slice(None if begin_mask >> i & 1 else b, None if end_mask >> i & 1 else e, s))
+    return array_ops.getitem(convert_to_tensor(input_), tuple(key))
+
+
+_broadcast_op = _row(OpDef("BroadcastTo", lambda x, shape: jnp.broadcast_to(x, shape), True))
+
+
+@table.export("broadcast_to", dtypes=table.ANY)
+def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """Broadcasts `input` to `shape`."""
+    x = convert_to_tensor(input)
+    target = _static_ints(shape, "shape")
+    try:
+        np.broadcast_shapes(tuple(x._shape), target)
+        if np.broadcast_shapes(tuple(x._shape), target) != target:
+            raise ValueError
+    except ValueError:
+        raise errors.invalid_argument(
+            f"Unable to broadcast tensor of shape {list(x._shape)} to tensor of shape {list(target)}",
+            "BroadcastTo") from None
+    return apply(_broadcast_op, (x,), (("shape", target),))[0]
+
+
+@table.export("meshgrid", dtypes=table.ANY)
+def meshgrid(*args: Any, **kwargs: Any) -> list[Tensor]:
+    """Coordinate grids from 1-D tensors (`indexing='xy'` or `'ij'`)."""
+    indexing = kwargs.get("indexing", "xy")
+    tensors = [array_ops.reshape(convert_to_tensor(a), [-1]) for a in args]
+    sizes = [t.shape[0] for t in tensors]
+    grids = []
+    for i, t in enumerate(tensors):
+        shape = [1] * len(tensors)
+        shape[i] = sizes[i]
+        if indexing == "xy" and len(tensors) > 1 and i < 2:
+            shape[0], shape[1] = shape[1], shape[0]
+        full = list(sizes)
+        if indexing == "xy" and len(tensors) > 1:
+            full[0], full[1] = full[1], full[0]
+        grids.append(broadcast_to(array_ops.reshape(t, shape), full))
+    return grids
+
+
+@table.export("linspace", gradient="-", dtypes=table.REAL_FLOAT)
+def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int = 0) -> Tensor:
+    """`num` evenly spaced values from `start` to `stop` (inclusive)."""
+    s, e = convert_to_tensor(start), convert_to_tensor(stop)
+    values = np.linspace(np.asarray(s.numpy(), np.float64), np.asarray(e.numpy(), np.float64), int(num), axis=axis)
+    return constant(values.astype(s.dtype.as_numpy_dtype))
+
+
+@table.export("eye", "linalg.eye", gradient="-", dtypes=table.ANY)
+def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None, dtype: Any = dtypes.float32,
+        name: str | None = None) -> Tensor:
+    """An identity matrix (or a batch of them)."""
+    matrix = np.eye(int(num_rows), None if num_columns is None else int(num_columns),
+                    dtype=dtypes.as_dtype(dtype).as_numpy_dtype)
+    if batch_shape is not None:
+        matrix = np.broadcast_to(matrix, tuple(_static_ints(batch_shape, "batch_shape")) + matrix.shape)
+    return constant(matrix)
+
+
+_sort_op = _row(OpDef("Sort", lambda x, axis, descending: -jnp.sort(-x, axis=axis) if descending
+                      else jnp.sort(x, axis=axis), True))
+_argsort_op = _row(OpDef("Argsort", lambda x, axis, descending: jnp.argsort(-x if descending else x, axis=axis,
+                                                                            stable=True).astype(jnp.int32), False))
+
+
+def _direction(direction: str) -> bool:
+    if direction not in ("ASCENDING", "DESCENDING"):
+        raise ValueError(f"`direction` should be one of ('ASCENDING', 'DESCENDING'). Received: {direction}")
+    return direction == "DESCENDING"
+
+
+@table.export("sort", dtypes=table.REAL)
+def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | None = None) -> Tensor:
+    """Sorted `values` along `axis`."""
+    x = convert_to_tensor(values)
+    return apply(_sort_op, (x,), (("axis", _axis(axis, len(x._shape))), ("descending", _direction(direction))))[0]
+
+
+@table.export("argsort", gradient="-", dtypes=table.REAL)
+def argsort(values: Any, axis: int = -1, direction: str = "ASCENDING", stable: bool = False,
+            name: str | None = None) -> Tensor:
+    """The int32 indices that sort `values` along `axis` (stable)."""
+    x = convert_to_tensor(values)
+    return apply(_argsort_op, (x,), (("axis", _axis(axis, len(x._shape))), ("descending", _direction(direction))))[0]
+
+
+@jax.custom_vjp
+def _no_gradient_identity(x: jax.Array) -> jax.Array:
+    return x
+
+
+def _no_gradient_fwd(x: jax.Array) -> tuple:
+    return x, None
+
+
+def _no_gradient_bwd(_: Any, g: jax.Array) -> tuple:
+    raise LookupError("gradient registry has no entry for: Unique")
+
+
+_no_gradient_identity.defvjp(_no_gradient_fwd, _no_gradient_bwd)
+_unique_gather_op = _row(OpDef("Unique", lambda x, positions: _no_gradient_identity(x[np.asarray(positions)]), True))
+
+
+@table.export("unique", gradient="custom", dtypes=table.ANY,
+              note="x must be known (not traced); differentiating raises LookupError, as TF")
+def unique(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> tuple[Tensor, Tensor]:
+    """The unique values of 1-D `x` in order of appearance, and each element's index into them."""
+    t = convert_to_tensor(x)
+    values = np.asarray(t.numpy())
+    _, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    y = apply(_unique_gather_op, (t,), (("positions", tuple(first[order].tolist())),))[0]
+    idx = constant(rank[inverse.reshape(-1)].astype(dtypes.as_dtype(out_idx).as_numpy_dtype))
+    import collections
+
+    return collections.namedtuple("Unique", ["y", "idx"])(y, idx)
+
+
+@table.export("sequence_mask", gradient="-", dtypes=table.REAL)
+def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool_, name: str | None = None) -> Tensor:
+    """mask[..., j] = j < lengths[...], with maxlen columns (max(lengths) when None)."""
+    lengths_t = convert_to_tensor(lengths)
+    if maxlen is None:
+        maxlen = int(np.max(lengths_t.numpy())) if lengths_t.shape.num_elements() else 0
+    columns = constant(np.arange(int(maxlen), dtype=lengths_t.dtype.as_numpy_dtype))
+    mask = math_ops.less(columns, array_ops.expand_dims(lengths_t, -1))
+    return mask if dtypes.as_dtype(dtype).is_bool else math_ops.cast(mask, dtype)
+
+
+_einsum_op = _row(OpDef("Einsum", lambda *xs, equation: jnp.einsum(equation, *xs), True))
+
+
+@table.export("einsum", "linalg.einsum", dtypes=table.NUMERIC)
+def einsum(equation: str, *inputs: Any, **kwargs: Any) -> Tensor:
+    """Einstein summation over `inputs` described by `equation`."""
+    tensors = convert_same_dtype(list(inputs), "Einsum") if len(inputs) > 1 else [convert_to_tensor(inputs[0])]
+    return apply(_einsum_op, tuple(tensors), (("equation", equation.replace(" ", "")),))[0]
+
+
+_tensordot_op = _row(OpDef("Tensordot", lambda a, b, axes: jnp.tensordot(a, b, axes), True))
+
+
+@table.export("tensordot", "linalg.tensordot", dtypes=table.NUMERIC)
+def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
+    """Contracts `a` and `b` over `axes` (an int, or two lists of axes)."""
+    a_t, b_t = convert_same_dtype((a, b), "Tensordot")
+    if isinstance(axes, (int, np.integer)):
+        static: Any = int(axes)
+    else:
+        first, second = axes
+        static = (tuple(np.atleast_1d(first).tolist()), tuple(np.atleast_1d(second).tolist()))
+    return apply(_tensordot_op, (a_t, b_t), (("axes", static),))[0]
+
+
+_bitcast_op = _row(OpDef("Bitcast", lambda x, type: lax.bitcast_convert_type(x, dtypes.as_dtype(type)._np), False))
+
+
+@table.export("bitcast", gradient="none", dtypes=table.NUMERIC)
+def bitcast(input: Any, type: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """Reinterprets the bits of `input` as `type`."""
+    return apply(_bitcast_op, (convert_to_tensor(input),), (("type", dtypes.as_dtype(type).name),))[0]
+

@@ -1,0 +1,201 @@
+"""`tf.random`: deterministic under `set_seed`, statistically right, not TF's bit streams.
+
+TF's random streams cannot be reproduced bit for bit on JAX. tapeshim follows
+TF's seeding *rules*: with a global seed (`tf.random.set_seed`), every op
+without its own seed gets the next key of a sequence derived from it, and an op
+seed picks its own sequence; the same program then draws the same numbers.
+Without a global seed, draws differ from run to run, as in TF.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import jax
+import numpy as np
+
+from tapeshim._src import dtypes, errors
+from tapeshim._src.ops import table
+from tapeshim._src.ops.array_ops import _static_ints
+from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.state import _thread_state
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+
+
+class _SeedState(threading.local):
+    def __init__(self) -> None:
+        super().__init__()
+        self.global_seed: int | None = None
+        self.counters: dict[Any, int] = {}
+        self.entropy = int.from_bytes(os.urandom(4), "little")
+
+
+_state = _SeedState()
+
+
+@table.export("random.set_seed", gradient="-", dtypes="-")
+def set_seed(seed: int) -> None:
+    """Sets the global seed: later random ops draw a repeatable sequence."""
+    _state.global_seed = None if seed is None else int(seed)
+    _state.counters = {}
+
+
+def _next_key(seed: Any) -> jax.Array:
+    """The key for one random op, following TF's global/op seed rules."""
+    base = _state.global_seed if _state.global_seed is not None else _state.entropy
+    stream = ("op", int(seed)) if seed is not None else ("global",)
+    count = _state.counters.get(stream, 0)
+    _state.counters[stream] = count + 1
+    key = jax.random.fold_in(jax.random.PRNGKey(base), 0 if seed is None else int(seed) + 1)
+    with jax.ensure_compile_time_eval():
+        return jax.random.fold_in(key, count)
+
+
+def _key_from_pair(seed: Any) -> jax.Array:
+    pair = _static_ints(seed, "seed")
+    if len(pair) != 2:
+        raise errors.invalid_argument(f"seed must have shape [2], not {[len(pair)]}", "StatelessRandom")
+    with jax.ensure_compile_time_eval():
+        return jax.random.fold_in(jax.random.PRNGKey(pair[0]), pair[1])
+
+
+def _float_dtype(dtype: Any) -> dtypes.DType:
+    result = dtypes.as_dtype(dtype)
+    if not result.is_floating:
+        raise ValueError(f"Invalid dtype {result!r}: a floating dtype is required.")
+    return result
+
+
+def _op_key(seed: Any) -> Tensor:
+    """The key tensor for one random op: fresh now, or a per-call input of a compiled function."""
+    trace = _thread_state.trace
+    if trace is not None:
+        return trace.random_key(seed)
+    key = _next_key(seed)
+    return Tensor(key, tuple(key.shape), dtypes.from_numpy(np.dtype(key.dtype)))
+
+
+def _pair_key(seed: Any) -> Tensor:
+    key = _key_from_pair(seed)
+    return Tensor(key, tuple(key.shape), dtypes.from_numpy(np.dtype(key.dtype)))
+
+
+_normal_op = OpDef("RandomStandardNormal", lambda key, shape, dtype: jax.random.normal(key, shape, dtype), False)
+_truncated_op = OpDef("TruncatedNormal", lambda key, shape, dtype: jax.random.truncated_normal(
+    key, -2.0, 2.0, shape, dtype), False)
+_uniform_op = OpDef("RandomUniform", lambda key, shape, dtype: jax.random.uniform(key, shape, dtype), False)
+_randint_op = OpDef("RandomUniformInt", lambda key, shape, dtype, low, high: jax.random.randint(
+    key, shape, low, high, dtype), False)
+_categorical_op = OpDef("Multinomial", lambda key, logits, n, dtype: jax.random.categorical(
+    key, logits, axis=-1, shape=(n, logits.shape[0])).T.astype(dtype), False)
+_shuffle_op = OpDef("RandomShuffle", lambda key, x: jax.random.permutation(key, x, axis=0), False)
+
+
+def _normal(key: Tensor, shape: Any, mean: Any, stddev: Any, dtype: Any, op: OpDef = _normal_op) -> Tensor:
+    d = _float_dtype(dtype)
+    z = apply(op, (key,), (("dtype", d.name), ("shape", _static_ints(shape, "shape"))))[0]
+    return z * convert_to_tensor(stddev, dtype=d) + convert_to_tensor(mean, dtype=d)
+
+
+def _uniform(key: Tensor, shape: Any, minval: Any, maxval: Any, dtype: Any) -> Tensor:
+    d = dtypes.as_dtype(dtype)
+    dims = _static_ints(shape, "shape")
+    if d.is_integer:
+        if maxval is None:
+            raise ValueError(f"Must specify maxval for integer dtype {d!r}")
+        static = (("dtype", d.name), ("high", int(maxval)), ("low", int(minval)), ("shape", dims))
+        return apply(_randint_op, (key,), static)[0]
+    d = _float_dtype(d)
+    u = apply(_uniform_op, (key,), (("dtype", d.name), ("shape", dims)))[0]
+    low = convert_to_tensor(minval, dtype=d)
+    high = convert_to_tensor(1.0 if maxval is None else maxval, dtype=d)
+    return u * (high - low) + low
+
+
+@table.export("random.normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
+def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32, seed: Any = None,
+           name: str | None = None) -> Tensor:
+    """Samples from a normal distribution."""
+    return _normal(_op_key(seed), shape, mean, stddev, dtype)
+
+
+@table.export("random.uniform", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
+def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32, seed: Any = None,
+            name: str | None = None) -> Tensor:
+    """Samples uniformly from [minval, maxval) (maxval required for integer dtypes)."""
+    return _uniform(_op_key(seed), shape, minval, maxval, dtype)
+
+
+@table.export("random.truncated_normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
+def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32, seed: Any = None,
+                     name: str | None = None) -> Tensor:
+    """Samples from a normal distribution cut at two standard deviations."""
+    return _normal(_op_key(seed), shape, mean, stddev, dtype, _truncated_op)
+
+
+@table.export("random.categorical", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
+def categorical(logits: Any, num_samples: int, dtype: Any = None, seed: Any = None, name: str | None = None) -> Tensor:
+    """Draws `num_samples` class indices per row of unnormalized log-probabilities."""
+    values = convert_to_tensor(logits)
+    if len(values._shape) != 2:
+        raise errors.invalid_argument(f"logits should be a matrix, got shape {list(values._shape)}", "Multinomial")
+    static = (("dtype", dtypes.as_dtype(dtype or dtypes.int64).name), ("n", int(num_samples)))
+    return apply(_categorical_op, (_op_key(seed), values), static)[0]
+
+
+@table.export("random.shuffle", gradient="-", dtypes=table.ANY, note="not TF's bit stream")
+def shuffle(value: Any, seed: Any = None, name: str | None = None) -> Tensor:
+    """`value` with its first axis randomly permuted."""
+    return apply(_shuffle_op, (_op_key(seed), convert_to_tensor(value)))[0]
+
+
+@table.export("random.stateless_normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
+def stateless_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
+                     name: str | None = None, alg: Any = None) -> Tensor:
+    """Normal samples determined entirely by `seed` (a pair of ints)."""
+    return _normal(_pair_key(seed), shape, mean, stddev, dtype)
+
+
+@table.export("random.stateless_uniform", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
+def stateless_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32,
+                      name: str | None = None, alg: Any = None) -> Tensor:
+    """Uniform samples determined entirely by `seed` (a pair of ints)."""
+    return _uniform(_pair_key(seed), shape, minval, maxval, dtype)
+
+
+class Generator:
+    """A random generator with its own state, as `tf.random.Generator`."""
+
+    def __init__(self, seed: int) -> None:
+        self._seed = int(seed)
+        self._count = 0
+
+    @classmethod
+    def from_seed(cls, seed: int, alg: Any = None) -> "Generator":
+        """A generator whose sequence is determined by `seed`."""
+        return cls(seed)
+
+    @classmethod
+    def from_non_deterministic_state(cls, alg: Any = None) -> "Generator":
+        return cls(int.from_bytes(os.urandom(4), "little"))
+
+    def _key(self) -> Tensor:
+        self._count += 1
+        with jax.ensure_compile_time_eval():
+            key = jax.random.fold_in(jax.random.PRNGKey(self._seed), self._count)
+        return Tensor(key, tuple(key.shape), dtypes.from_numpy(np.dtype(key.dtype)))
+
+    def normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
+               name: str | None = None) -> Tensor:
+        """Normal samples; each call advances the generator."""
+        return _normal(self._key(), shape, mean, stddev, dtype)
+
+    def uniform(self, shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32,
+                name: str | None = None) -> Tensor:
+        """Uniform samples; each call advances the generator."""
+        return _uniform(self._key(), shape, minval, maxval, dtype)
+
+
+table.export("random.Generator", gradient="-", dtypes="-", note="from_seed, normal, uniform")(Generator)

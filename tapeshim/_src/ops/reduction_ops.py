@@ -1,0 +1,261 @@
+"""Reductions, scans, norms, clipping and segment ops (`tf.math`, top level)."""
+
+from __future__ import annotations
+
+import collections
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from tapeshim._src import dtypes, errors
+from tapeshim._src.ops import math_ops, table
+from tapeshim._src.ops.common import dtype_check, normalize_axis
+from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+
+OPS: dict[str, OpDef] = {}
+TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
+
+
+def _row(op: OpDef) -> OpDef:
+    OPS[op.name] = op
+    return op
+
+
+def _reduce_args(input_tensor: Any, axis: Any, keepdims: Any) -> tuple[Tensor, tuple]:
+    x = convert_to_tensor(input_tensor)
+    return x, (("axis", normalize_axis(axis, len(x._shape))), ("keepdims", bool(keepdims)))
+
+
+_variance_op = _row(OpDef("Variance", lambda x, axis, keepdims: jnp.var(x, axis=axis, keepdims=keepdims), True,
+                          dtype_check("Variance", "fc")))
+_std_op = _row(OpDef("Std", lambda x, axis, keepdims: jnp.std(x, axis=axis, keepdims=keepdims), True,
+                     dtype_check("Std", "fc")))
+_logsumexp_op = _row(OpDef(
+    "ReduceLogSumExp", lambda x, axis, keepdims: jax.nn.logsumexp(x, axis=axis, keepdims=keepdims), True,
+    dtype_check("ReduceLogSumExp", "f")))
+
+
+@table.export("math.reduce_variance", dtypes=table.FLOAT)
+def reduce_variance(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    """The variance (mean squared deviation) over `axis`."""
+    x, static = _reduce_args(input_tensor, axis, keepdims)
+    return apply(_variance_op, (x,), static)[0]
+
+
+@table.export("math.reduce_std", dtypes=table.FLOAT)
+def reduce_std(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+    """The standard deviation over `axis`."""
+    x, static = _reduce_args(input_tensor, axis, keepdims)
+    return apply(_std_op, (x,), static)[0]
+
+
+@table.export("math.reduce_logsumexp", "reduce_logsumexp", dtypes=table.REAL_FLOAT)
+def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+                     name: str | None = None) -> Tensor:
+    """log(sum(exp(x))) over `axis`, computed stably."""
+    x, static = _reduce_args(input_tensor, axis, keepdims)
+    return apply(_logsumexp_op, (x,), static)[0]
+
+
+def _scan(fn: Any, x: jax.Array, axis: int, exclusive: bool, reverse: bool, identity: float) -> jax.Array:
+    if reverse:
+        x = jnp.flip(x, axis)
+    out = fn(x, axis=axis, dtype=x.dtype)
+    if exclusive:
+        pad = [(0, 0)] * x.ndim
+        pad[axis] = (1, 0)
+        out = jnp.pad(lax.slice_in_dim(out, 0, x.shape[axis] - 1, axis=axis), pad, constant_values=identity)
+    return jnp.flip(out, axis) if reverse else out
+
+
+_cumsum_op = _row(OpDef("Cumsum", lambda x, axis, exclusive, reverse: _scan(jnp.cumsum, x, axis, exclusive,
+                                                                            reverse, 0), True,
+                        dtype_check("Cumsum", "fciu")))
+_cumprod_op = _row(OpDef("Cumprod", lambda x, axis, exclusive, reverse: _scan(jnp.cumprod, x, axis, exclusive,
+                                                                             reverse, 1), True,
+                         dtype_check("Cumprod", "fciu")))
+
+
+def _cumulative(op: OpDef, x: Any, axis: Any, exclusive: bool, reverse: bool) -> Tensor:
+    x = convert_to_tensor(x)
+    (axis,) = normalize_axis(int(axis), len(x._shape))
+    return apply(op, (x,), (("axis", axis), ("exclusive", bool(exclusive)), ("reverse", bool(reverse))))[0]
+
+
+@table.export("math.cumsum", "cumsum", dtypes=table.NUMERIC)
+def cumsum(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None) -> Tensor:
+    """The running sum along `axis` (optionally exclusive and/or from the end)."""
+    return _cumulative(_cumsum_op, x, axis, exclusive, reverse)
+
+
+@table.export("math.cumprod", dtypes=table.NUMERIC)
+def cumprod(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
+            name: str | None = None) -> Tensor:
+    """The running product along `axis` (optionally exclusive and/or from the end)."""
+    return _cumulative(_cumprod_op, x, axis, exclusive, reverse)
+
+
+_top_k_op = _row(OpDef("TopKV2", lambda x, k: lax.top_k(x, k), True, dtype_check("TopKV2", "fiu")))
+
+
+@table.export("math.top_k", "nn.top_k", dtypes=table.REAL, note="indices are int32, as TF")
+def top_k(input: Any, k: int = 1, sorted: bool = True, index_type: Any = dtypes.int32,  # noqa: A002
+          name: str | None = None) -> TopKV2:
+    """The `k` largest values of the last axis and their indices (`values`, `indices`)."""
+    x = convert_to_tensor(input)
+    k = int(k)
+    if not x._shape or k > x._shape[-1] or k < 0:
+        raise errors.invalid_argument(
+            f"input must have at least k columns. Had {x._shape[-1] if x._shape else 0}, needed {k}", "TopKV2")
+    values, indices = apply(_top_k_op, (x,), (("k", k),))
+    return TopKV2(values, math_ops.cast(indices, index_type))
+
+
+@table.export("math.count_nonzero", gradient="-", dtypes=table.ANY)
+def count_nonzero(input: Any, axis: Any = None, keepdims: bool | None = None, dtype: Any = dtypes.int64,  # noqa: A002
+                  name: str | None = None) -> Tensor:
+    """The number of non-zero elements over `axis`."""
+    x = convert_to_tensor(input)
+    nonzero = math_ops.cast(math_ops.not_equal(x, math_ops.cast(0, x.dtype) if not x.dtype.is_bool else False),
+                            dtypes.int64)
+    return math_ops.cast(math_ops.reduce_sum(nonzero, axis=axis, keepdims=bool(keepdims)), dtype)
+
+
+@table.export("norm", "linalg.norm", dtypes=table.FLOAT, note="ord in {'euclidean', 'fro', 1, 2, inf}")
+def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = None,  # noqa: A002
+         name: str | None = None) -> Tensor:
+    """The vector or matrix norm of `tensor`, as `tf.norm`; its gradient at 0 is nan, as TF's."""
+    x = convert_to_tensor(tensor)
+    keep = bool(keepdims)
+    if ord in ("euclidean", "fro", 2) and (axis is None or isinstance(axis, int) or ord != 2 or len(axis) == 1):
+        return math_ops.sqrt(math_ops.reduce_sum(x * math_ops.conj(x) if x.dtype.is_complex else x * x,
+                                                 axis=axis, keepdims=keep))
+    if ord == 1:
+        return math_ops.reduce_sum(math_ops.abs(x), axis=axis, keepdims=keep)
+    if ord in (np.inf, "inf"):
+        return math_ops.reduce_max(math_ops.abs(x), axis=axis, keepdims=keep)
+    raise ValueError(f"'ord' must be a supported vector norm, got {ord!r}.")
+
+
+@table.export("math.l2_normalize", "nn.l2_normalize", "linalg.l2_normalize", dtypes=table.FLOAT)
+def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | None = None, dim: Any = None) -> Tensor:
+    """x / sqrt(max(sum(x**2), epsilon)) along `axis`, as TF computes it."""
+    x = convert_to_tensor(x)
+    axis = dim if axis is None else axis
+    square_sum = math_ops.reduce_sum(math_ops.square(x), axis=axis, keepdims=True)
+    return x * math_ops.rsqrt(math_ops.maximum(square_sum, math_ops.cast(epsilon, square_sum.dtype)))
+
+
+@table.export("clip_by_norm", dtypes=table.REAL_FLOAT)
+def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = None) -> Tensor:
+    """Rescales `t` so its L2 norm over `axes` is at most `clip_norm` (TF's formula and gradient)."""
+    t = convert_to_tensor(t)
+    clip_norm = convert_to_tensor(clip_norm, dtype_hint=t.dtype)
+    l2sum = math_ops.reduce_sum(t * t, axis=axes, keepdims=True)
+    positive = l2sum > 0
+    from tapeshim._src.ops import array_ops
+
+    l2sum_safe = array_ops.where(positive, l2sum, array_ops.ones_like(l2sum))
+    l2norm = array_ops.where(positive, math_ops.sqrt(l2sum_safe), l2sum)
+    return math_ops.identity(t * clip_norm / math_ops.maximum(l2norm, clip_norm))
+
+
+@table.export("linalg.global_norm", dtypes=table.REAL_FLOAT)
+def global_norm(t_list: Sequence[Any], name: str | None = None) -> Tensor:
+    """sqrt(sum of squared L2 norms) of the non-None tensors in `t_list`."""
+    tensors = [convert_to_tensor(t) for t in t_list if t is not None]
+    half_squares = [math_ops.reduce_sum(t * t) / 2.0 for t in tensors]
+    return math_ops.sqrt(math_ops.add_n(half_squares) * 2.0)
+
+
+@table.export("clip_by_global_norm", dtypes=table.REAL_FLOAT)
+def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any, use_norm: Any = None,
+                        name: str | None = None) -> tuple[list, Tensor]:
+    """Scales every tensor by clip_norm / max(global_norm, clip_norm); returns (clipped list, global norm)."""
+    if not isinstance(t_list, (list, tuple)):
+        raise TypeError("`t_list` should be a sequence of tensors.")
+    norm_value = global_norm(t_list) if use_norm is None else convert_to_tensor(use_norm)
+    clip = convert_to_tensor(clip_norm, dtype_hint=norm_value.dtype)
+    scale = clip * math_ops.minimum(1.0 / norm_value, 1.0 / clip)
+    clipped = [None if t is None else math_ops.identity(convert_to_tensor(t) * math_ops.cast(scale, t.dtype))
+               for t in t_list]
+    return clipped, norm_value
+
+
+def _segment(kind: str, data: jax.Array, ids: jax.Array, num_segments: int) -> jax.Array:
+    ids = ids.astype(jnp.int32)
+    if kind == "sum":
+        return jax.ops.segment_sum(data, ids, num_segments)
+    if kind == "max":
+        out = jax.ops.segment_max(data, ids, num_segments)
+        lowest = jnp.finfo(data.dtype).min if jnp.issubdtype(data.dtype, jnp.floating) else jnp.iinfo(data.dtype).min
+        present = jax.ops.segment_sum(jnp.ones(ids.shape, jnp.int32), ids, num_segments) > 0
+        return jnp.where(present.reshape(present.shape + (1,) * (data.ndim - ids.ndim)), out, lowest)
+    total = jax.ops.segment_sum(data, ids, num_segments)
+    count = jax.ops.segment_sum(jnp.ones(ids.shape, data.dtype), ids, num_segments)
+    count = jnp.maximum(count, 1).reshape(count.shape + (1,) * (data.ndim - ids.ndim))
+    return total / count
+
+
+_segment_op = _row(OpDef("UnsortedSegment", lambda d, i, kind, num_segments: _segment(kind, d, i, num_segments),
+                         True, dtype_check("UnsortedSegment", "fciu")))
+
+
+def _segment_call(kind: str, data: Any, segment_ids: Any, num_segments: Any) -> Tensor:
+    data_t, ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
+    if not ids.dtype.is_integer:
+        raise errors.invalid_argument(f"segment_ids must be int32 or int64, got {ids.dtype.name}", "Segment")
+    return apply(_segment_op, (data_t, ids), (("kind", kind), ("num_segments", int(num_segments))))[0]
+
+
+@table.export("math.unsorted_segment_sum", dtypes=table.NUMERIC)
+def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any, name: str | None = None) -> Tensor:
+    """Sums the rows of `data` that share a segment id."""
+    return _segment_call("sum", data, segment_ids, num_segments)
+
+
+@table.export("math.unsorted_segment_mean", dtypes=table.FLOAT)
+def unsorted_segment_mean(data: Any, segment_ids: Any, num_segments: Any, name: str | None = None) -> Tensor:
+    """Averages the rows of `data` that share a segment id (0 for empty segments)."""
+    return _segment_call("mean", data, segment_ids, num_segments)
+
+
+@table.export("math.unsorted_segment_max", dtypes=table.REAL)
+def unsorted_segment_max(data: Any, segment_ids: Any, num_segments: Any, name: str | None = None) -> Tensor:
+    """The maximum of the rows of `data` that share a segment id (the dtype's lowest for empty ones)."""
+    return _segment_call("max", data, segment_ids, num_segments)
+
+
+@table.export("math.segment_sum", dtypes=table.NUMERIC, note="segment ids must be known (not traced)")
+def segment_sum(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+    """Sums the rows of `data` per sorted segment id; there are max(id) + 1 segments."""
+    ids = convert_to_tensor(segment_ids)
+    count = int(np.max(ids.numpy())) + 1 if ids.shape.num_elements() else 0
+    return _segment_call("sum", data, ids, count)
+
+
+@table.export("math.bincount", gradient="-", dtypes=table.REAL, note="arr must be known (not traced)")
+def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: Any = None, dtype: Any = dtypes.int32,
+             name: str | None = None, axis: Any = None, binary_output: bool = False) -> Tensor:
+    """Counts occurrences of each value in the int array `arr` (weighted if `weights` is given)."""
+    values = np.asarray(convert_to_tensor(arr).numpy()).reshape(-1)
+    if values.size and values.min() < 0:
+        raise errors.invalid_argument(f"Input arr must be non-negative! Got: {values.min()}", "Bincount")
+    length = int(values.max()) + 1 if values.size else 0
+    if minlength is not None:
+        length = max(length, int(minlength))
+    if maxlength is not None:
+        length = min(length, int(maxlength))
+    values = values[values < length]
+    if weights is not None:
+        w = np.asarray(convert_to_tensor(weights).numpy()).reshape(-1)[: values.size]
+        counts = np.bincount(values, weights=w, minlength=length)[:length]
+        return convert_to_tensor(counts.astype(w.dtype))
+    counts = np.bincount(values, minlength=length)[:length]
+    if binary_output:
+        counts = np.minimum(counts, 1)
+    return convert_to_tensor(counts.astype(dtypes.as_dtype(dtype).as_numpy_dtype))
