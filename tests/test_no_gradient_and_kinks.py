@@ -124,3 +124,23 @@ def test_softmax_cross_entropy_gradients():
             sp = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=sparse, logits=logits)
         return t.gradient(dense, [logits, labels]), t.gradient(sp, [logits, sparse]), dense, sp
     check(body, rtol=1e-5)
+
+
+@pytest.mark.parametrize("values", [[-1.0, 4.0], [0.0, 4.0]])
+def test_where_with_sqrt_of_a_masked_zero(values):
+    check(lambda tf: _grad(tf, values, lambda tf, x: tf.where(x > 0, tf.sqrt(x), 0.0)))
+
+
+def test_sqrt_forward_mode_and_second_order():
+    def body(tf):
+        x = tf.constant([0.25, 4.0])
+        with tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 1.0])) as acc:
+            y = tf.sqrt(x)
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                z = tf.reduce_sum(tf.sqrt(x))
+            g = inner.gradient(z, x)
+        return acc.jvp(y), g, outer.gradient(g, x)
+    check(body)

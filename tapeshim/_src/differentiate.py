@@ -208,7 +208,13 @@ def _make_program(mode: str, steps: list, connected: tuple, source_avals: tuple,
 
         eps0 = [jnp.zeros(shape, dtype._np) for shape, dtype in source_avals]
         if mode == JVP:
-            (outs, aux), (tangents_out, _) = jax.jvp(f, (eps0,), (list(seeds),))
+            from tapeshim._src.ops.math_ops import MODE
+
+            saved, MODE.forward = MODE.forward, True
+            try:
+                (outs, aux), (tangents_out, _) = jax.jvp(f, (eps0,), (list(seeds),))
+            finally:
+                MODE.forward = saved
             return aux, tangents_out
         outs, pullback, aux = jax.vjp(f, eps0, has_aux=True)
         if mode == GRADIENT:

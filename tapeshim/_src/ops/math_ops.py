@@ -8,6 +8,7 @@ and `clip_by_value` passes the gradient at its (inclusive) boundaries.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
 import jax
@@ -104,6 +105,39 @@ def _abs_impl(x: jax.Array) -> jax.Array:
     return _abs_real(x)
 
 
+class _Mode(threading.local):
+    forward = False
+
+
+MODE = _Mode()
+"""`MODE.forward` is set while a forward-mode (jvp) program is traced."""
+
+
+@jax.custom_vjp
+def _sqrt_reverse(x: jax.Array) -> jax.Array:
+    return jnp.sqrt(x)
+
+
+def _sqrt_fwd(x: jax.Array) -> tuple:
+    y = jnp.sqrt(x)
+    return y, y
+
+
+def _sqrt_bwd(y: jax.Array, g: jax.Array) -> tuple:
+    # TF's SqrtGrad: a zero upstream gives zero, even where 0.5 / y is inf or nan (a masked sqrt(0)).
+    return (jnp.where(g == 0, jnp.zeros_like(g), g * 0.5 / y),)
+
+
+_sqrt_reverse.defvjp(_sqrt_fwd, _sqrt_bwd)
+
+
+def _sqrt_impl(x: jax.Array) -> jax.Array:
+    """sqrt with TF's reverse-mode gradient; forward mode (which custom_vjp cannot do) uses JAX's."""
+    if MODE.forward or not jnp.issubdtype(x.dtype, jnp.floating):
+        return jnp.sqrt(x)
+    return _sqrt_reverse(x)
+
+
 def _maximum_impl(x: jax.Array, y: jax.Array) -> jax.Array:
     return jnp.where(x >= y, x, y)
 
@@ -190,7 +224,8 @@ tan = _unary("tan", "Tan", jnp.tan, paths=('math.tan', 'tan'))
 tanh = _unary("tanh", "Tanh", jnp.tanh, paths=('math.tanh', 'tanh', 'nn.tanh'))
 sinh = _unary("sinh", "Sinh", jnp.sinh, paths=('math.sinh', 'sinh'))
 cosh = _unary("cosh", "Cosh", jnp.cosh, paths=('math.cosh', 'cosh'))
-sqrt = _unary("sqrt", "Sqrt", jnp.sqrt, what="the square root", paths=('math.sqrt', 'sqrt'))
+sqrt = _unary("sqrt", "Sqrt", _sqrt_impl, what="the square root", paths=('math.sqrt', 'sqrt'), gradient="tf",
+              note="a zero upstream gives a zero gradient, even at a masked sqrt(0), as TF")
 rsqrt = _unary("rsqrt", "Rsqrt", lax.rsqrt, what="1 / sqrt(x)", paths=('math.rsqrt',))
 square = _unary("square", "Square", jnp.square, NUMERIC, what="x * x", paths=('math.square', 'square'))
 reciprocal = _unary("reciprocal", "Reciprocal", jnp.reciprocal, what="1 / x", paths=('math.reciprocal',))
