@@ -39,6 +39,9 @@ from tapeshim._src.dtypes import (  # noqa: E402
 from tapeshim._src.dtypes import bool_ as bool  # noqa: E402
 from tapeshim._src.forward import ForwardAccumulator  # noqa: E402
 from tapeshim._src.function import Function, function  # noqa: E402
+from tapeshim._src.indexed_slices import (  # noqa: E402
+    IndexedSlices,
+)
 from tapeshim._src.ops.array_ops import (  # noqa: E402
     concat,
     expand_dims,
@@ -180,10 +183,10 @@ NON_OP_EXPORTS = frozenset([
 """Public names that are API objects rather than rows of the op table."""
 
 __all__ = [
-    "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
-    "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n", "argmax", "argmin", "argsort",
-    "as_dtype", "asin", "asinh", "assert_equal", "assert_greater", "assert_less", "assert_rank", "atan", "atan2",
-    "atanh", "autodiff", "bfloat16", "bitcast", "bool", "boolean_mask", "broadcast_to", "case", "cast",
+    "DType", "ForwardAccumulator", "Function", "GradientTape", "IndexedSlices", "Tensor", "TensorShape",
+    "TensorSpec", "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n", "argmax", "argmin",
+    "argsort", "as_dtype", "asin", "asinh", "assert_equal", "assert_greater", "assert_less", "assert_rank", "atan",
+    "atan2", "atanh", "autodiff", "bfloat16", "bitcast", "bool", "boolean_mask", "broadcast_to", "case", "cast",
     "clip_by_global_norm", "clip_by_norm", "clip_by_value", "complex", "complex128", "complex64", "concat", "cond",
     "constant", "convert_to_tensor", "cos", "cosh", "cumsum", "custom_gradient", "debugging", "divide", "double",
     "dtypes", "einsum", "equal", "errors", "exp", "expand_dims", "experimental", "eye", "fill", "float16",

@@ -55,8 +55,8 @@ def describe(value: Any) -> Any:
     if _is_tensor(value):
         array = np.asarray(value.numpy())
         return ("tensor", value.dtype.name, tuple(array.shape), array)
-    if isinstance(value, (real_tf.IndexedSlices,)):
-        return ("indexed_slices", describe(value.values), describe(value.indices))
+    if isinstance(value, (real_tf.IndexedSlices, tapeshim.IndexedSlices)):
+        return ("IndexedSlices", [describe(value.values), describe(value.indices)])
     if isinstance(value, dict):
         return (type(value).__name__, [(k, describe(v)) for k, v in value.items()])
     if isinstance(value, tuple) and hasattr(value, "_fields"):

@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -74,7 +74,10 @@ def test_nested_tapes_match_jax_hessian(x0, chain):
             z = UNARY[name][1](z)
         return jnp.sum(z)
 
-    np.testing.assert_allclose(hessian, np.asarray(jax.hessian(f)(jnp.asarray(x0))), rtol=1e-4, atol=1e-4)
+    expected = np.asarray(jax.hessian(f)(jnp.asarray(x0)))
+    # Chains like exp(exp(exp(x))) overflow float32; compare where the Hessian is meaningful.
+    assume(np.all(np.isfinite(expected)) and np.max(np.abs(expected)) < 1e4)
+    np.testing.assert_allclose(hessian, expected, rtol=1e-4, atol=1e-4)
 
 
 @settings(max_examples=25, deadline=None)

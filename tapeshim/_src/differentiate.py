@@ -80,6 +80,48 @@ class Request:
         )
 
 
+def sparse_gathers(request: Request) -> dict[int, list[tuple[Tensor, Tensor]]]:
+    """Sources whose only uses are `tf.gather(source, indices)` (axis 0): their gradients are IndexedSlices.
+
+    Returns:
+      source index -> [(gather output, indices)] for each such source, as TF
+      returns `IndexedSlices` for them; sources used any other way are dense.
+    """
+    plan = request.plan
+    consumers: dict[int, list[int]] = {}
+    for index, step in enumerate(plan.steps):
+        if step[0] == replay.NODE and step[4]:
+            for slot in step[2]:
+                consumers.setdefault(slot, []).append(index)
+    leaf_at = {step[1]: step[2] for step in plan.steps if step[0] == replay.LEAF}
+    found: dict[int, list[tuple[Tensor, Tensor]]] = {}
+    for i in request.connected:
+        slots = plan.occ_slots.get(i, ())
+        if i in request.identity or not slots or any(s not in leaf_at for s in slots):
+            continue
+        gathers = []
+        for slot in slots:
+            for index in consumers.get(slot, ()):
+                node_key = plan.key[index][0]
+                step = plan.steps[index]
+                is_gather = isinstance(node_key, tuple) and node_key[0] == "GatherV2"
+                static = dict(node_key[1]) if is_gather else {}
+                if not (is_gather and static.get("axis") == 0 and static.get("batch_dims") == 0
+                        and step[2][0] == slot and step[2][1] != slot and step[2][1] in leaf_at):
+                    gathers = None
+                    break
+                params = plan.leaves[leaf_at[slot]]
+                indices = plan.leaves[leaf_at[step[2][1]]]
+                shape = tuple(indices._shape) + tuple(params._shape[1:])
+                out_tid = plan.tid_at[step[3][0]]
+                gathers.append((Tensor(None, shape, params._dtype, None, out_tid), indices))
+            if gathers is None:
+                break
+        if gathers:
+            found[i] = gathers
+    return found
+
+
 def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Tensor | None] = ()) -> list:
     """Returns one value per unique connected source (a Tensor), in `request.connected` order.
 

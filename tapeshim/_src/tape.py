@@ -6,14 +6,16 @@ import contextlib
 import enum
 from typing import Any, Iterator
 
+import jax.numpy as jnp
 import numpy as np
 
 from tapeshim._src import differentiate as diff
-from tapeshim._src import errors, nest, tf_logging
+from tapeshim._src import errors, nest, registry, tf_logging
+from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.ops.common import broadcast_check, tf_type_name
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
-from tapeshim._src.tensor import Tensor, convert_to_tensor, device_constant
+from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor, device_constant
 from tapeshim._src.variable import Variable
 
 _ONE_SHOT = "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)"
@@ -231,8 +233,12 @@ class GradientTape(Recorder):
             _check_differentiable_arg(value)
         seeds = _seeds(flat_targets, output_gradients)
         request = diff.Request(self, flat_targets, flat_sources)
-        values = diff.differentiate(self, diff.GRADIENT, request, seeds)
-        by_source = dict(zip(request.connected, values))
+        sparse = diff.sparse_gathers(request) if not registry.tracking_recorders(request.plan.leaves) else {}
+        if sparse:
+            by_source = self._sparse_gradient(request, flat_targets, seeds, sparse)
+        else:
+            values = diff.differentiate(self, diff.GRADIENT, request, seeds)
+            by_source = dict(zip(request.connected, values))
         results = []
         for position in request.source_positions:
             source = request.sources[position]
@@ -245,6 +251,30 @@ class GradientTape(Recorder):
             results.append(result)
         self._finish_computation()
         return nest.pack_sequence_as(sources, results)
+
+    def _sparse_gradient(self, request: Any, flat_targets: list, seeds: list, sparse: dict) -> dict:
+        """Gradients where sources used only through gathers come back as IndexedSlices (TF's rule)."""
+        dense = [i for i in request.connected if i not in sparse]
+        outputs = [out for i in sorted(sparse) for out, _ in sparse[i]]
+        inner = diff.Request(self, flat_targets, [request.sources[i] for i in dense] + outputs)
+        values = dict(zip(inner.connected, diff.differentiate(self, diff.GRADIENT, inner, seeds)))
+        by_source = {i: values.get(k) for k, i in enumerate(dense)}
+        position = len(dense)
+        for i in sorted(sparse):
+            parts, indices = [], []
+            for _, index_tensor in sparse[i]:
+                grad = values.get(position)
+                position += 1
+                if grad is not None:
+                    row_shape = tuple(request.sources[i]._shape[1:])
+                    parts.append(grad.value.reshape((-1,) + row_shape))
+                    indices.append(index_tensor.value.reshape(-1))
+            if parts:
+                source = request.sources[i]
+                by_source[i] = IndexedSlices(
+                    concrete(jnp.concatenate(parts)), concrete(jnp.concatenate(indices)),
+                    concrete(jnp.asarray(source._shape, jnp.int32)))
+        return by_source
 
     def jacobian(self, target: Any, sources: Any, unconnected_gradients: Any = UnconnectedGradients.NONE,
                  parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Any:

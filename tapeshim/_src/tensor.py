@@ -409,6 +409,8 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, nam
         tensor = value
     elif hasattr(value, "_read_for_op"):
         tensor = value._read_for_op()
+    elif hasattr(value, "to_dense"):
+        tensor = value.to_dense()  # IndexedSlices densify, as TF's conversion does
     else:
         if dtype is not None:
             return _python_constant(value, dtypes.as_dtype(dtype))

@@ -111,7 +111,6 @@ def _main() -> None:
 
 
 def _register_gaps() -> None:
-    gap("IndexedSlices", note="gather/embedding_lookup gradients are dense tensors for now")
     gap("nn.local_response_normalization", note="optional in the op-surface issue; not built")
 
 

@@ -1,0 +1,60 @@
+"""`tf.IndexedSlices` gradients (section 14) against real TensorFlow."""
+
+from oracle import check
+
+
+def _table(tf):
+    return tf.Variable([[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]])
+
+
+def test_gather_from_variable_gives_indexed_slices():
+    def body(tf):
+        v = _table(tf)
+        with tf.GradientTape() as t:
+            y = tf.gather(v, [0, 2, 0]) * 2
+        g = t.gradient(y, v)
+        return type(g).__name__, g, g.dense_shape, tf.convert_to_tensor(g), isinstance(g, tf.Tensor)
+    check(body)
+
+
+def test_watched_constant_and_embedding_lookup():
+    def body(tf):
+        c = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        with tf.GradientTape(persistent=True) as t:
+            t.watch(c)
+            y = tf.nn.embedding_lookup(c, [1, 1])
+            z = tf.gather(c, tf.constant([[0, 2]])) * 3.0
+        return t.gradient(y, c), t.gradient(z, c), tf.convert_to_tensor(t.gradient(z, c))
+    check(body)
+
+
+def test_aggregation_of_sparse_and_dense_contributions():
+    def body(tf):
+        v = _table(tf)
+        with tf.GradientTape(persistent=True) as t:
+            two_sparse = tf.reduce_sum(tf.gather(v, [0])) + tf.reduce_sum(tf.gather(v, [2]))
+            mixed = tf.reduce_sum(tf.gather(v, [0])) + tf.reduce_sum(v)
+        return t.gradient(two_sparse, v), t.gradient(mixed, v)
+    check(body)
+
+
+def test_dense_cases():
+    def body(tf):
+        v = _table(tf)
+        with tf.GradientTape(persistent=True) as t:
+            axis1 = tf.gather(v, [1], axis=1)
+            intermediate = tf.gather(v * 2, [0])
+            sliced = v[1]
+        return t.gradient(axis1, v), t.gradient(intermediate, v), t.gradient(sliced, v)
+    check(body)
+
+
+def test_indexed_slices_in_updates_and_ops():
+    def body(tf):
+        v = _table(tf)
+        with tf.GradientTape() as t:
+            y = tf.reduce_sum(tf.gather(v, [0, 0]) * tf.constant([[1.0], [2.0]]))
+        g = t.gradient(y, v)
+        v.assign_sub(0.1 * tf.convert_to_tensor(g))
+        return v, g.values, g.indices
+    check(body)
