@@ -12,7 +12,7 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.ops import table
-from tapeshim._src.ops.common import convert_same_dtype, is_tensor_like, normalize_axis
+from tapeshim._src.ops.common import convert_same_dtype, is_tensor_like, normalize_axis, tf_type_name
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, device_constant
 
@@ -91,9 +91,10 @@ def _check_same_rank(tensors: Sequence[Tensor], axis: int, op_name: str, concat:
     rank = len(tensors[0]._shape)
     limit = rank if concat else rank + 1
     if not -limit <= axis < limit:
+        if not concat:
+            raise ValueError(f"Argument `axis` = {axis} not in range [{-limit}, {limit})")
         raise errors.invalid_argument(
-            f"ConcatOp : Expected concatenating dimensions in the range [{-limit}, {limit}), but got {axis}"
-            if concat else f"Argument `axis` = {axis} not in range [{-limit}, {limit})", op_name)
+            f"ConcatOp : Expected concatenating dimensions in the range [{-limit}, {limit}), but got {axis}", op_name)
     axis %= limit
     for i, t in enumerate(tensors[1:], start=1):
         a, b = tensors[0]._shape, t._shape
@@ -296,6 +297,11 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
     """One-hot encodes integer `indices` into `depth` classes (float32 by default)."""
     target = dtypes.as_dtype(dtype) if dtype is not None else (
         convert_to_tensor(on_value).dtype if on_value is not None else dtypes.float32)
+    index_tensor = convert_to_tensor(indices)
+    if not index_tensor.dtype.is_integer:
+        raise errors.invalid_argument(
+            f"Value for attr 'TI' of {tf_type_name(index_tensor.dtype)} is not in the list of allowed values: "
+            "uint8, int8, int32, int64", "OneHot")
     on = convert_to_tensor(1 if on_value is None else on_value, dtype=target)
     off = convert_to_tensor(0 if off_value is None else off_value, dtype=target)
     return apply(_one_hot_op, (convert_to_tensor(indices), on, off),

@@ -61,8 +61,8 @@ def _conv(x: Any, filters: Any, strides: Any, padding: Any, data_format: str, di
           groups_from_depthwise: bool = False) -> Tensor:
     inputs, kernel = convert_same_dtype((x, filters), "Conv2D")
     if len(inputs._shape) != n + 2 or len(kernel._shape) != n + 2:
-        raise ValueError(f"input must be {n + 2}-D and filters {n + 2}-D, got shapes {list(inputs._shape)} and "
-                         f"{list(kernel._shape)}")
+        raise errors.invalid_argument(
+            f"convolution input must be {n + 2}-dimensional: [{','.join(map(str, inputs._shape))}]", "Conv2D")
     spec = {"NHWC": "NHWC", "NCHW": "NCHW", "NWC": "NWC", "NCW": "NCW"}.get(data_format)
     if spec is None:
         raise ValueError(f"data_format {data_format!r} is not supported.")
@@ -156,7 +156,8 @@ _pool_op = _row(OpDef("Pool", _pool_impl, True))
 def _pool(kind: str, x: Any, ksize: Any, strides: Any, padding: str, data_format: str, n: int) -> Tensor:
     t = convert_to_tensor(x)
     if len(t._shape) != n + 2:
-        raise ValueError(f"Input tensor must be of rank {n + 2}, got shape {list(t._shape)}")
+        raise errors.invalid_argument(
+            f"tensor_in_shape must have {n} spatial dimensions. {len(t._shape)} 0", "MaxPool")
     static = (("kind", kind), ("padding", _padding(padding, n)), ("spec", data_format),
               ("strides", _tuple(strides, n, "strides")), ("window", _tuple(ksize, n, "ksize")))
     return apply(_pool_op, (t,), static)[0]

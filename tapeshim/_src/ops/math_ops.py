@@ -43,7 +43,7 @@ def _row(op: OpDef) -> OpDef:
 
 
 _DTYPE_WORDS = {FLOAT: table.FLOAT, NUMERIC: table.NUMERIC, REAL_NUMERIC: table.REAL, ANY: table.ANY,
-                "f": table.REAL_FLOAT, "b": "bool", "fiu": table.REAL}
+                "f": table.REAL_FLOAT, "b": "bool", "fiu": table.REAL, "fci": table.NUMERIC}
 
 
 def _unary(public_name: str, op_name: str, impl: Callable, allowed: str = FLOAT, differentiable: bool = True,
@@ -228,7 +228,20 @@ sqrt = _unary("sqrt", "Sqrt", _sqrt_impl, what="the square root", paths=('math.s
               note="a zero upstream gives a zero gradient, even at a masked sqrt(0), as TF")
 rsqrt = _unary("rsqrt", "Rsqrt", lax.rsqrt, what="1 / sqrt(x)", paths=('math.rsqrt',))
 square = _unary("square", "Square", jnp.square, NUMERIC, what="x * x", paths=('math.square', 'square'))
-reciprocal = _unary("reciprocal", "Reciprocal", jnp.reciprocal, what="1 / x", paths=('math.reciprocal',))
+_reciprocal = _unary("reciprocal", "Reciprocal", jnp.reciprocal, what="1 / x")
+
+
+@table.export("math.reciprocal", dtypes=table.FLOAT)
+def reciprocal(x: Any, name: str | None = None) -> Tensor:
+    """1 / x element-wise. Integer inputs raise NotFoundError, as TF's CPU kernels do."""
+    x = convert_to_tensor(x)
+    if x.dtype.is_integer:
+        from tapeshim._src import errors
+
+        raise errors.NotFoundError(
+            None, None, f"Could not find device for node: {{{{node Reciprocal}}}} = Reciprocal[T=DT_"
+            f"{x.dtype.name.upper()}] [Op:Reciprocal]")
+    return _reciprocal(x)
 sigmoid = _unary("sigmoid", "Sigmoid", jax.nn.sigmoid, what="1 / (1 + exp(-x))",
                  paths=('math.sigmoid', 'sigmoid', 'nn.sigmoid'))
 abs = _unary("abs", "Abs", _abs_impl, NUMERIC, what="the absolute value (gradient 0 at 0, as TF)",

@@ -136,8 +136,19 @@ def _activation(public_name: str, op_name: str, impl: Any, note: str = "", gradi
     return table.export(f"nn.{public_name}", gradient=gradient, dtypes=table.REAL_FLOAT, note=note)(activation)
 
 
-relu6 = _activation("relu6", "Relu6", lambda x: jnp.where(x > 0, jnp.where(x < 6, x, 6.0), 0.0).astype(x.dtype),
-                    "the gradient is 0 at 0 and 6, as TF", "tf")
+def _relu6_impl(x: jax.Array) -> jax.Array:
+    return jnp.where(x > 0, jnp.where(x < 6, x, jnp.asarray(6, x.dtype)), jnp.zeros_like(x))
+
+
+_relu6_op = _row(OpDef("Relu6", _relu6_impl, True, dtype_check("Relu6", "fiu")))
+
+
+@table.export("nn.relu6", gradient="tf", dtypes=table.REAL, note="the gradient is 0 at 0 and 6, as TF")
+def relu6(features: Any, name: str | None = None) -> Tensor:
+    """min(max(features, 0), 6)."""
+    return apply(_relu6_op, (convert_to_tensor(features),))[0]
+
+
 elu = _activation("elu", "Elu", jax.nn.elu)
 selu = _activation("selu", "Selu", jax.nn.selu)
 silu = _activation("silu", "Silu", jax.nn.silu)
@@ -156,8 +167,11 @@ _leaky_op = _row(OpDef("LeakyRelu", lambda x, alpha: jnp.where(x > 0, x, x * jnp
 
 @table.export("nn.leaky_relu", gradient="tf", dtypes=table.REAL_FLOAT, note="the gradient at 0 is alpha, as TF")
 def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Tensor:
-    """x for x > 0, alpha * x otherwise."""
-    return apply(_leaky_op, (convert_to_tensor(features),), (("alpha", float(alpha)),))[0]
+    """x for x > 0, alpha * x otherwise (integers are computed as float32, as TF)."""
+    x = convert_to_tensor(features)
+    if x.dtype.is_integer:
+        x = math_ops.cast(x, "float32")
+    return apply(_leaky_op, (x,), (("alpha", float(alpha)),))[0]
 
 
 _gelu_op = _row(OpDef("Gelu", lambda x, approximate: jax.nn.gelu(x, approximate=approximate), True,
@@ -167,6 +181,9 @@ _gelu_op = _row(OpDef("Gelu", lambda x, approximate: jax.nn.gelu(x, approximate=
 @table.export("nn.gelu", dtypes=table.REAL_FLOAT)
 def gelu(features: Any, approximate: bool = False, name: str | None = None) -> Tensor:
     """The Gaussian error linear unit (exact, or the tanh approximation)."""
+    x = convert_to_tensor(features)
+    if not x.dtype.is_floating:
+        raise ValueError(f"`features.dtype` must be a floating point tensor.Received:features.dtype={x.dtype}")
     return apply(_gelu_op, (convert_to_tensor(features),), (("approximate", bool(approximate)),))[0]
 
 
@@ -212,8 +229,9 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | 
         raise ValueError(f"Shape must be rank 1 but is rank {len(b._shape)}")
     channel = 1 if data_format and data_format.startswith("NC") else len(x._shape) - 1
     if x._shape[channel] != b._shape[0]:
-        raise ValueError(
-            f"Dimensions must be equal, but are {x._shape[channel]} and {b._shape[0]} for 'BiasAdd'")
+        raise errors.invalid_argument(
+            "Must provide as many biases as the last dimension of the input tensor: "
+            f"[{b._shape[0]}] vs. [{','.join(map(str, x._shape))}]", "BiasAdd")
     from tapeshim._src.ops import array_ops
 
     shape = [1] * len(x._shape)
