@@ -163,7 +163,7 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
         def recorded(*values: jax.Array) -> tuple:
             return tuple(raw(list(values[:n_leaves]), list(values[n_leaves:]))[1])
 
-        dependencies = _output_dependencies(key, recorded, inputs)
+        dependencies = output_dependencies(key, recorded, inputs)
         output_tracking = [registry.tracking_recorders([inputs[i] for i in deps]) for deps in dependencies]
         return list(registry.record(recorded, ("program", key), inputs, out_avals, output_tracking,
                                     deps=dependencies))
@@ -187,7 +187,7 @@ _DEPENDENCY_CACHE_SIZE = 512
 _dependencies: OrderedDict = OrderedDict()
 
 
-def _output_dependencies(key: Any, fn: Callable, inputs: tuple) -> list[set[int]]:
+def output_dependencies(key: Any, fn: Callable, inputs: tuple) -> list[set[int]]:
     """Which inputs each output of `fn` depends on, read off its jaxpr (cached by `key`).
 
     A recorded gradient's output is watched by a tape only if it depends on a

@@ -20,9 +20,9 @@ import jax
 import numpy as np
 
 from tapeshim._src import errors, nest, registry, replay
-from tapeshim._src.differentiate import _output_dependencies
+from tapeshim._src.differentiate import output_dependencies
 from tapeshim._src.dtypes import DType
-from tapeshim._src.ops import random_ops  # noqa: E402 - needs the tensor module first
+from tapeshim._src.ops import random_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tape import Recorder
@@ -292,7 +292,7 @@ class ConcreteFunction:
             if registry.tracking_recorders(inputs):
                 # Called under a tape: the call is one recorded op, each output watched by the tapes
                 # that watch an input it depends on.
-                dependencies = _output_dependencies(self._node_key, self._as_node, inputs)
+                dependencies = output_dependencies(self._node_key, self._as_node, inputs)
                 tracking = [registry.tracking_recorders([inputs[i] for i in deps]) for deps in dependencies]
                 outputs = registry.record(self._as_node, self._node_key, inputs,
                                           self._out_avals + self._pending_avals, tracking, deps=dependencies)

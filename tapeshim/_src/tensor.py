@@ -267,27 +267,27 @@ class Tensor(TensorOperators):
         return self
 
     # -- printing -------------------------------------------------------
-    def _symbolic(self) -> str | None:
-        """How TF prints a symbolic tensor, while a `tapeshim.function` traces it."""
+    def _symbolic_name(self) -> str | None:
+        """The TF-style name (`"Sin:0"`) of a symbolic tensor while a `tapeshim.function` traces it."""
         trace = _thread_state.trace
         if trace is None or not trace.is_symbolic(self):
             return None
         op = self._node.key[0] if self._node is not None and isinstance(self._node.key, tuple) else "Placeholder"
-        return f'Tensor("{op}:0", shape={self.shape}, dtype={self._dtype.name})'
+        return f"{op}:0"
 
     def __str__(self) -> str:
-        symbolic = self._symbolic()
+        symbolic = self._symbolic_name()
         if symbolic is not None:
-            return symbolic
+            return f'Tensor("{symbolic}", shape={self.shape}, dtype={self._dtype.name})'
         text = str(self.numpy())
         if "\n" in text:
             text = "\n" + text
         return f"tf.Tensor({text}, shape={self.shape}, dtype={self._dtype.name})"
 
     def __repr__(self) -> str:
-        symbolic = self._symbolic()
+        symbolic = self._symbolic_name()
         if symbolic is not None:
-            return f"<tf.Tensor '{symbolic[8:-1].split(chr(34))[0]}' shape={self.shape} dtype={self._dtype.name}>"
+            return f"<tf.Tensor '{symbolic}' shape={self.shape} dtype={self._dtype.name}>"
         return f"<tf.Tensor: shape={self.shape}, dtype={self._dtype.name}, numpy={numpy_text(self.numpy())}>"
 
 
