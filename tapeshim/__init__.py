@@ -42,6 +42,7 @@ from tapeshim._src.function import Function, function  # noqa: E402
 from tapeshim._src.indexed_slices import (  # noqa: E402
     IndexedSlices,
 )
+from tapeshim._src.module import Module, name_scope  # noqa: E402
 from tapeshim._src.ops.array_ops import (  # noqa: E402
     concat,
     expand_dims,
@@ -173,6 +174,7 @@ from tapeshim._src.variable import Variable  # noqa: E402
 __version__ = "0.1.0"
 
 NON_OP_EXPORTS = frozenset([
+    "Module", "name_scope",
     "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
     "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "bfloat16", "bool", "case", "complex128",
     "complex64", "cond", "constant", "convert_to_tensor", "custom_gradient", "debugging", "double", "dtypes",
@@ -183,6 +185,7 @@ NON_OP_EXPORTS = frozenset([
 """Public names that are API objects rather than rows of the op table."""
 
 __all__ = [
+    "Module", "name_scope",
     "DType", "ForwardAccumulator", "Function", "GradientTape", "IndexedSlices", "Tensor", "TensorShape",
     "TensorSpec", "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n", "argmax", "argmin",
     "argsort", "as_dtype", "asin", "asinh", "assert_equal", "assert_greater", "assert_less", "assert_rank", "atan",

@@ -62,7 +62,9 @@ class Variable(TensorOperators):
         self._shape = tensor._shape
         self._dtype = tensor._dtype
         self._trainable = True if trainable is None else bool(trainable)
-        self._name = (name or "Variable") + ":0"
+        from tapeshim._src.module import current_scope
+
+        self._name = current_scope() + (name or "Variable") + ":0"
         self._order = next(_creation_order)
         self.constraint = constraint
 
