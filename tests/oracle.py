@@ -63,6 +63,8 @@ def describe(value: Any) -> Any:
         return (type(value).__name__, [describe(v) for v in value])
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, [describe(v) for v in value])
+    if isinstance(value, (real_tf.TensorSpec, tapeshim.TensorSpec)):
+        return ("TensorSpec", value.shape.as_list() if value.shape.rank is not None else None, value.dtype.name)
     if isinstance(value, (real_tf.DType, tapeshim.DType)):
         return ("dtype", value.name)
     if isinstance(value, (real_tf.TensorShape, tapeshim.TensorShape)):

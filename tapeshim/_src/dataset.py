@@ -1,0 +1,278 @@
+"""`tf.data.Dataset` for in-memory data: the subset custom training loops use.
+
+Elements are nests of tapeshim tensors. Transformations are lazy Python
+pipelines: `map` and `filter` run their function once per element (TF traces it
+once into a graph, so Python side effects inside them run per element here).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from tapeshim._src import dtypes, errors, nest
+from tapeshim._src.ops import array_ops
+from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.tensor_spec import TensorSpec
+
+INFINITE = -1
+UNKNOWN = -2
+
+
+def _spec(element: Any) -> Any:
+    return nest.map_structure(lambda t: TensorSpec(t.shape, t.dtype), element)
+
+
+def _call(fn: Callable[..., Any], element: Any) -> Any:
+    return fn(*element) if isinstance(element, tuple) else fn(element)
+
+
+class Dataset:
+    """A sequence of elements (nests of tensors), as `tf.data.Dataset`."""
+
+    def __init__(self, make_iterator: Callable[[], Iterator[Any]], cardinality: int, element_spec: Any) -> None:
+        self._make_iterator = make_iterator
+        self._cardinality = cardinality
+        self._element_spec = element_spec
+
+    # -- sources ----------------------------------------------------------
+    @staticmethod
+    def from_tensor_slices(tensors: Any, name: str | None = None) -> "Dataset":
+        """One element per row of the tensors in `tensors` (a tensor, tuple or dict)."""
+        converted = nest.map_structure(convert_to_tensor, tensors)
+        leaves = nest.flatten(converted)
+        if not leaves or any(not t._shape for t in leaves):
+            raise ValueError("Unbatching a tensor is only supported for rank >= 1")
+        sizes = {t.shape[0] for t in leaves}
+        if len(sizes) != 1:
+            first, other = sorted(sizes)[:2]
+            raise ValueError(f"Dimensions {other} and {first} are not compatible")
+        (size,) = sizes
+
+        def iterate() -> Iterator[Any]:
+            for i in range(size):
+                yield nest.map_structure(lambda t, i=i: t[i], converted)
+
+        element = nest.map_structure(lambda t: t[0], converted) if size else None
+        spec = _spec(element) if element is not None else nest.map_structure(
+            lambda t: TensorSpec(t.shape[1:], t.dtype), converted)
+        return Dataset(iterate, size, spec)
+
+    @staticmethod
+    def from_tensors(tensors: Any, name: str | None = None) -> "Dataset":
+        """A dataset of the one element `tensors`."""
+        converted = nest.map_structure(convert_to_tensor, tensors)
+        return Dataset(lambda: iter([converted]), 1, _spec(converted))
+
+    @staticmethod
+    def range(*args: int, output_type: Any = dtypes.int64, name: str | None = None) -> "Dataset":  # noqa: A003
+        """Integers like Python's range, as int64 scalars."""
+        values = range(*[int(a) for a in args])
+        out = dtypes.as_dtype(output_type)
+        return Dataset(lambda: (constant(v, out) for v in values), len(values), TensorSpec([], out))
+
+    @staticmethod
+    def zip(*datasets: Any, name: str | None = None) -> "Dataset":
+        """Elements of several datasets side by side (a tuple or nest of datasets)."""
+        structure = datasets[0] if len(datasets) == 1 else datasets
+        flat = nest.flatten(structure)
+
+        def iterate() -> Iterator[Any]:
+            for parts in zip(*[iter(d) for d in flat]):
+                yield nest.pack_sequence_as(structure, list(parts))
+
+        counts = [d._cardinality for d in flat]
+        finite = [c for c in counts if c >= 0]
+        card = min(finite) if finite else (UNKNOWN if UNKNOWN in counts else INFINITE)
+        if UNKNOWN in counts and finite:
+            card = UNKNOWN
+        return Dataset(iterate, card, nest.pack_sequence_as(structure, [d.element_spec for d in flat]))
+
+    # -- transformations --------------------------------------------------
+    def batch(self, batch_size: int, drop_remainder: bool = False, num_parallel_calls: Any = None,
+              deterministic: Any = None, name: str | None = None) -> "Dataset":
+        """Stacks consecutive elements into batches of `batch_size` (the last may be smaller)."""
+        size = int(batch_size)
+        if size <= 0:
+            raise errors.invalid_argument("batch_size must be greater than zero.", "BatchDatasetV2")
+
+        def iterate() -> Iterator[Any]:
+            source = iter(self)
+            while True:
+                chunk = list(itertools.islice(source, size))
+                if not chunk or (drop_remainder and len(chunk) < size):
+                    return
+                yield nest.map_structure(lambda *parts: array_ops.stack(list(parts)), *chunk)
+
+        card = self._cardinality
+        if card >= 0:
+            card = card // size if drop_remainder else math.ceil(card / size)
+        spec = nest.map_structure(
+            lambda s: TensorSpec([size if drop_remainder else None] + s.shape.as_list(), s.dtype), self._element_spec)
+        return Dataset(iterate, card, spec)
+
+    def map(self, map_func: Callable[..., Any], num_parallel_calls: Any = None, deterministic: Any = None,
+            name: str | None = None) -> "Dataset":
+        """Applies `map_func` to every element (a tuple element is passed unpacked)."""
+        def iterate() -> Iterator[Any]:
+            for element in self:
+                yield nest.map_structure(convert_to_tensor, _call(map_func, element))
+
+        return Dataset(iterate, self._cardinality, _LazySpec(self, map_func))
+
+    def filter(self, predicate: Callable[..., Any], name: str | None = None) -> "Dataset":
+        """Keeps the elements for which `predicate` returns true."""
+        def iterate() -> Iterator[Any]:
+            for element in self:
+                keep = convert_to_tensor(_call(predicate, element))
+                if not keep.dtype.is_bool or keep._shape:
+                    raise ValueError("`predicate` return type must be convertible to a scalar boolean tensor.")
+                if bool(keep):
+                    yield element
+
+        return Dataset(iterate, UNKNOWN if self._cardinality != INFINITE else INFINITE, self._element_spec)
+
+    def repeat(self, count: Any = None, name: str | None = None) -> "Dataset":
+        """Repeats the dataset `count` times (forever when None or -1)."""
+        times = None if count is None or int(count) < 0 else int(count)
+
+        def iterate() -> Iterator[Any]:
+            for _ in (itertools.count() if times is None else range(times)):
+                yield from self
+
+        card = INFINITE if times is None else (self._cardinality * times if self._cardinality >= 0
+                                                else self._cardinality)
+        if times == 0:
+            card = 0
+        return Dataset(iterate, card, self._element_spec)
+
+    def take(self, count: int, name: str | None = None) -> "Dataset":
+        """The first `count` elements (all when -1)."""
+        n = int(count)
+        card = self._cardinality if n < 0 else (n if self._cardinality == INFINITE else
+                                                 min(n, self._cardinality) if self._cardinality >= 0 else UNKNOWN)
+        return Dataset(lambda: iter(self) if n < 0 else itertools.islice(iter(self), n), card, self._element_spec)
+
+    def skip(self, count: int, name: str | None = None) -> "Dataset":
+        """All but the first `count` elements."""
+        n = int(count)
+        card = self._cardinality if self._cardinality < 0 else max(self._cardinality - n, 0)
+        if n < 0:
+            card = 0
+        return Dataset(lambda: itertools.islice(iter(self), n if n >= 0 else None, None) if n >= 0 else iter(()),
+                       card, self._element_spec)
+
+    def enumerate(self, start: int = 0, name: str | None = None) -> "Dataset":  # noqa: A003
+        """Pairs each element with its int64 index."""
+        counter = Dataset.range(int(start), 2 ** 62)
+        counter._cardinality = INFINITE
+        return Dataset.zip((counter, self))
+
+    def shuffle(self, buffer_size: int, seed: int | None = None, reshuffle_each_iteration: bool = True,
+                name: str | None = None) -> "Dataset":
+        """Shuffles with TF's buffer algorithm (the order differs from TF's: it uses numpy's RNG)."""
+        size = int(buffer_size)
+        if size <= 0:
+            raise errors.invalid_argument("buffer_size must be greater than zero.", "ShuffleDatasetV3")
+        from tapeshim._src.ops import random_ops
+
+        base = int(np.asarray(random_ops._next_key(seed))[-1])
+        epochs = itertools.count()
+
+        def iterate() -> Iterator[Any]:
+            epoch = next(epochs) if reshuffle_each_iteration else 0
+            rng = np.random.default_rng([base, epoch])
+            buffer: list = []
+            for element in self:
+                buffer.append(element)
+                if len(buffer) >= size:
+                    yield buffer.pop(int(rng.integers(len(buffer))))
+            while buffer:
+                yield buffer.pop(int(rng.integers(len(buffer))))
+
+        return Dataset(iterate, self._cardinality, self._element_spec)
+
+    def cache(self, filename: str = "", name: str | None = None) -> "Dataset":
+        """Keeps the elements after the first complete pass and replays them."""
+        stored: list = []
+        complete = [False]
+
+        def iterate() -> Iterator[Any]:
+            if complete[0]:
+                yield from stored
+                return
+            stored.clear()
+            for element in self:
+                stored.append(element)
+                yield element
+            complete[0] = True
+
+        return Dataset(iterate, self._cardinality, self._element_spec)
+
+    def prefetch(self, buffer_size: Any, name: str | None = None) -> "Dataset":
+        """Accepted for compatibility; elements are produced on demand."""
+        return self
+
+    def unbatch(self, name: str | None = None) -> "Dataset":
+        """Splits each element's first dimension into separate elements."""
+        def iterate() -> Iterator[Any]:
+            for element in self:
+                leaves = nest.flatten(element)
+                for i in range(leaves[0].shape[0]):
+                    yield nest.map_structure(lambda t, i=i: t[i], element)
+
+        spec = nest.map_structure(lambda s: TensorSpec(s.shape[1:], s.dtype), self._element_spec)
+        return Dataset(iterate, UNKNOWN, spec)
+
+    # -- reading ----------------------------------------------------------
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._make_iterator())
+
+    def as_numpy_iterator(self) -> Iterator[Any]:
+        """Iterates over elements as numpy values."""
+        for element in self:
+            yield nest.map_structure(lambda t: t.numpy(), element)
+
+    def cardinality(self) -> Tensor:
+        """The number of elements as an int64 scalar: -1 for infinite, -2 for unknown."""
+        return constant(self._cardinality, dtypes.int64)
+
+    @property
+    def element_spec(self) -> Any:
+        """The structure, shapes and dtypes of one element (`tf.TensorSpec`s)."""
+        spec = self._element_spec
+        return spec.resolve() if isinstance(spec, _LazySpec) else spec
+
+    def __len__(self) -> int:
+        if self._cardinality == INFINITE:
+            raise TypeError("The dataset is infinite.")
+        if self._cardinality == UNKNOWN:
+            raise TypeError("The dataset length is unknown.")
+        return self._cardinality
+
+    def __bool__(self) -> bool:
+        return True
+
+    def reduce(self, initial_state: Any, reduce_func: Callable[[Any, Any], Any], name: str | None = None) -> Any:
+        """Folds `reduce_func(state, element)` over the dataset."""
+        state = nest.map_structure(convert_to_tensor, initial_state)
+        for element in self:
+            state = reduce_func(state, element)
+        return state
+
+
+class _LazySpec:
+    """The element spec of a mapped dataset, computed from its first element when asked."""
+
+    def __init__(self, source: Dataset, fn: Callable[..., Any]) -> None:
+        self._source, self._fn = source, fn
+
+    def resolve(self) -> Any:
+        for element in self._source:
+            return _spec(nest.map_structure(convert_to_tensor, _call(self._fn, element)))
+        return None
+
+

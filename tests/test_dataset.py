@@ -1,0 +1,86 @@
+"""`tf.data.Dataset` (in-memory subset) against real TensorFlow."""
+
+import numpy as np
+import pytest
+
+import tapeshim
+from oracle import check, check_raises
+
+FEATURES = np.arange(20, dtype=np.float32).reshape(10, 2)
+LABELS = np.arange(10, dtype=np.int32)
+
+
+def _elements(ds):
+    return list(ds.as_numpy_iterator())
+
+
+@pytest.mark.parametrize("pipeline", [
+    lambda tf: tf.data.Dataset.from_tensor_slices(FEATURES),
+    lambda tf: tf.data.Dataset.from_tensor_slices((FEATURES, LABELS)).batch(4),
+    lambda tf: tf.data.Dataset.from_tensor_slices((FEATURES, LABELS)).batch(4, drop_remainder=True),
+    lambda tf: tf.data.Dataset.from_tensor_slices({"x": FEATURES, "y": LABELS}).batch(3),
+    lambda tf: tf.data.Dataset.from_tensors(FEATURES),
+    lambda tf: tf.data.Dataset.range(5),
+    lambda tf: tf.data.Dataset.range(2, 11, 3),
+    lambda tf: tf.data.Dataset.range(10).map(lambda x: x * 2).filter(lambda x: x % 3 == 0),
+    lambda tf: tf.data.Dataset.from_tensor_slices((FEATURES, LABELS)).map(lambda x, y: (x * 2.0, y + 1)),
+    lambda tf: tf.data.Dataset.range(3).repeat(2),
+    lambda tf: tf.data.Dataset.range(10).skip(3).take(4),
+    lambda tf: tf.data.Dataset.zip((tf.data.Dataset.range(3), tf.data.Dataset.range(5, 10))),
+    lambda tf: tf.data.Dataset.range(4).enumerate(start=10),
+    lambda tf: tf.data.Dataset.range(6).cache().prefetch(tf.data.AUTOTUNE),
+    lambda tf: tf.data.Dataset.range(7).batch(3).unbatch(),
+    lambda tf: tf.data.Dataset.range(100).take(-1).take(3),
+])
+def test_pipelines_give_tf_elements_and_cardinality(pipeline):
+    def body(tf):
+        ds = pipeline(tf)
+        return _elements(ds), ds.cardinality(), ds.element_spec
+    check(body)
+
+
+def test_iteration_yields_tensors_and_len():
+    def body(tf):
+        ds = tf.data.Dataset.from_tensor_slices((FEATURES, LABELS)).batch(4)
+        first = next(iter(ds))
+        return isinstance(first[0], tf.Tensor), first, len(ds), len(tf.data.Dataset.range(3).repeat(2))
+    check(body)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda tf: tf.data.Dataset.from_tensor_slices((FEATURES, LABELS[:3])),
+    lambda tf: len(tf.data.Dataset.range(3).repeat()),
+    lambda tf: len(tf.data.Dataset.range(3).filter(lambda x: x > 0)),
+])
+def test_bad_input(bad):
+    check_raises(bad)
+
+
+def test_shuffle_is_a_permutation_and_seeded():
+    ds = tapeshim.data.Dataset.range(50)
+    first = _elements(ds.shuffle(10, seed=3))
+    assert sorted(first) == list(range(50)) and first != list(range(50))
+    tapeshim.random.set_seed(1)
+    a = _elements(ds.shuffle(10, seed=3))
+    tapeshim.random.set_seed(1)
+    b = _elements(ds.shuffle(10, seed=3))
+    assert a == b
+    reshuffled = ds.shuffle(50, seed=4)
+    assert _elements(reshuffled) != _elements(reshuffled)
+    fixed = ds.shuffle(50, seed=4, reshuffle_each_iteration=False)
+    assert _elements(fixed) == _elements(fixed)
+
+
+def test_training_loop_over_a_dataset_matches_tf():
+    def body(tf):
+        w = tf.Variable(tf.zeros([2, 1]))
+        ds = tf.data.Dataset.from_tensor_slices((FEATURES / 20.0, LABELS.astype(np.float32) / 10.0)).batch(5)
+        losses = []
+        for _ in range(3):
+            for x, y in ds:
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(tf.matmul(x, w)[:, 0] - y))
+                w.assign_sub(0.5 * tape.gradient(loss, w))
+                losses.append(loss)
+        return losses, w
+    check(body)
