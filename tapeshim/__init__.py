@@ -13,7 +13,20 @@ import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
-from tapeshim import autodiff, data, debugging, dtypes, errors, experimental, linalg, math, nest, nn, random  # noqa: E402
+from tapeshim import (  # noqa: E402
+    autodiff,
+    data,
+    debugging,
+    dtypes,
+    errors,
+    experimental,
+    linalg,
+    math,
+    nest,
+    nn,
+    random,
+    train,
+)
 from tapeshim._src.control_flow import case, cond, switch_case, while_loop  # noqa: E402
 from tapeshim._src.custom_gradient import custom_gradient  # noqa: E402
 from tapeshim._src.dtypes import (  # noqa: E402
@@ -174,7 +187,7 @@ from tapeshim._src.variable import Variable  # noqa: E402
 __version__ = "0.1.0"
 
 NON_OP_EXPORTS = frozenset([
-    "Module", "name_scope", "data",
+    "Module", "name_scope", "data", "train",
     "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
     "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "bfloat16", "bool", "case", "complex128",
     "complex64", "cond", "constant", "convert_to_tensor", "custom_gradient", "debugging", "double", "dtypes",
@@ -185,7 +198,7 @@ NON_OP_EXPORTS = frozenset([
 """Public names that are API objects rather than rows of the op table."""
 
 __all__ = [
-    "Module", "name_scope", "data",
+    "Module", "name_scope", "data", "train",
     "DType", "ForwardAccumulator", "Function", "GradientTape", "IndexedSlices", "Tensor", "TensorShape",
     "TensorSpec", "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n", "argmax", "argmin",
     "argsort", "as_dtype", "asin", "asinh", "assert_equal", "assert_greater", "assert_less", "assert_rank", "atan",
