@@ -58,3 +58,14 @@ def test_indexed_slices_in_updates_and_ops():
         v.assign_sub(0.1 * tf.convert_to_tensor(g))
         return v, g.values, g.indices
     check(body)
+
+
+def test_variables_accept_indexed_slices_updates():
+    def body(tf):
+        v = _table(tf)
+        with tf.GradientTape() as t:
+            y = tf.reduce_sum(tf.gather(v, [1, 1]))
+        g = t.gradient(y, v)
+        v.assign_sub(g)
+        return v, g * 0.5
+    check(body)

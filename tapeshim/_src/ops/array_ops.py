@@ -265,7 +265,8 @@ def _gather_impl(params: jax.Array, indices: jax.Array, axis: int, batch_dims: i
     return jnp.take(params, indices, axis=axis, mode="clip")
 
 
-@table.export("gather", dtypes=table.ANY, note="dense gradient (TF: IndexedSlices)", status="divergence")
+@table.export("gather", dtypes=table.ANY,
+              note="the gradient of a variable or watched tensor gathered on axis 0 is IndexedSlices, as TF")
 def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = None, batch_dims: int = 0,
            name: str | None = None) -> Tensor:
     """Gathers slices of `params` along `axis` at `indices` (dense gradient)."""

@@ -147,7 +147,7 @@ def _gather_nd_impl(params: jax.Array, indices: jax.Array, batch_dims: int) -> j
 _gather_nd_op = _row(OpDef("GatherNd", _gather_nd_impl, True))
 
 
-@table.export("gather_nd", dtypes=table.ANY, note="dense gradient (TF: IndexedSlices for some cases)")
+@table.export("gather_nd", dtypes=table.ANY)
 def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None = None) -> Tensor:
     """Gathers slices of `params` at the index vectors in the last axis of `indices`."""
     p, i = convert_to_tensor(params), convert_to_tensor(indices)

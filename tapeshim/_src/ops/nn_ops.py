@@ -266,7 +266,7 @@ def batch_normalization(x: Any, mean: Any, variance: Any, offset: Any, scale: An
     return t * math_ops.cast(inv, t.dtype) + math_ops.cast(shift, t.dtype)
 
 
-@table.export("nn.embedding_lookup", dtypes=table.ANY, note="dense gradient (TF: IndexedSlices)")
+@table.export("nn.embedding_lookup", dtypes=table.ANY, note="IndexedSlices gradients, as TF")
 def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | None = None) -> Tensor:
     """The rows of `params` at `ids`."""
     from tapeshim._src.ops import array_ops
