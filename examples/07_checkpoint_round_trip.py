@@ -20,7 +20,7 @@ checkpoint = tf.train.Checkpoint(model=model)
 directory = tempfile.mkdtemp()
 manager = tf.train.CheckpointManager(checkpoint, directory, max_to_keep=2)
 
-for step in range(3):
+for _ in range(3):
     model.factor.assign_add([1.0, 1.0, 1.0])
     path = manager.save()
     print("saved", os.path.basename(path), model.factor.numpy())

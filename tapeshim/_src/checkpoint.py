@@ -31,8 +31,10 @@ def _walk(obj: Any, path: str, found: dict[str, Variable], seen: set[int]) -> No
         return
     if isinstance(obj, Checkpoint):
         seen.add(id(obj))
-        for name in sorted(obj._objects):
-            _walk(obj._objects[name], f"{path}/{name}" if path else name, found, seen)
+        tracked = dict(obj._objects)
+        tracked.update({k: v for k, v in vars(obj).items() if k not in ("_objects", "save_counter")})
+        for name in sorted(tracked):
+            _walk(tracked[name], f"{path}/{name}" if path else name, found, seen)
         return
     if isinstance(obj, dict):
         for key in sorted(obj, key=str):
@@ -47,7 +49,7 @@ def _walk(obj: Any, path: str, found: dict[str, Variable], seen: set[int]) -> No
         seen.add(id(obj))
         for key in sorted(attributes):
             if not key.startswith("__"):
-                _walk(attributes[key], f"{path}/{key.lstrip('_')}", found, seen)
+                _walk(attributes[key], f"{path}/{key}", found, seen)
 
 
 def _write_atomically(path: str, write: Any) -> None:

@@ -26,6 +26,16 @@ def _spec(element: Any) -> Any:
     return nest.map_structure(lambda t: TensorSpec(t.shape, t.dtype), element)
 
 
+def _to_tensors(value: Any) -> Any:
+    """tf.data's structures are tuples and dicts; a Python list is one tensor."""
+    if isinstance(value, dict):
+        return type(value)((k, _to_tensors(v)) for k, v in value.items())
+    if isinstance(value, tuple):
+        items = [_to_tensors(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    return convert_to_tensor(value)
+
+
 def _call(fn: Callable[..., Any], element: Any) -> Any:
     return fn(*element) if isinstance(element, tuple) else fn(element)
 
@@ -42,7 +52,7 @@ class Dataset:
     @staticmethod
     def from_tensor_slices(tensors: Any, name: str | None = None) -> "Dataset":
         """One element per row of the tensors in `tensors` (a tensor, tuple or dict)."""
-        converted = nest.map_structure(convert_to_tensor, tensors)
+        converted = _to_tensors(tensors)
         leaves = nest.flatten(converted)
         if not leaves or any(not t._shape for t in leaves):
             raise ValueError("Unbatching a tensor is only supported for rank >= 1")
@@ -64,7 +74,7 @@ class Dataset:
     @staticmethod
     def from_tensors(tensors: Any, name: str | None = None) -> "Dataset":
         """A dataset of the one element `tensors`."""
-        converted = nest.map_structure(convert_to_tensor, tensors)
+        converted = _to_tensors(tensors)
         return Dataset(lambda: iter([converted]), 1, _spec(converted))
 
     @staticmethod
@@ -111,7 +121,7 @@ class Dataset:
         if card >= 0:
             card = card // size if drop_remainder else math.ceil(card / size)
         spec = nest.map_structure(
-            lambda s: TensorSpec([size if drop_remainder else None] + s.shape.as_list(), s.dtype), self._element_spec)
+            lambda s: TensorSpec([size if drop_remainder else None] + s.shape.as_list(), s.dtype), self.element_spec)
         return Dataset(iterate, card, spec)
 
     def map(self, map_func: Callable[..., Any], num_parallel_calls: Any = None, deterministic: Any = None,
@@ -119,7 +129,7 @@ class Dataset:
         """Applies `map_func` to every element (a tuple element is passed unpacked)."""
         def iterate() -> Iterator[Any]:
             for element in self:
-                yield nest.map_structure(convert_to_tensor, _call(map_func, element))
+                yield _to_tensors(_call(map_func, element))
 
         return Dataset(iterate, self._cardinality, _LazySpec(self, map_func))
 
@@ -224,7 +234,7 @@ class Dataset:
                 for i in range(leaves[0].shape[0]):
                     yield nest.map_structure(lambda t, i=i: t[i], element)
 
-        spec = nest.map_structure(lambda s: TensorSpec(s.shape[1:], s.dtype), self._element_spec)
+        spec = nest.map_structure(lambda s: TensorSpec(s.shape[1:], s.dtype), self.element_spec)
         return Dataset(iterate, UNKNOWN, spec)
 
     # -- reading ----------------------------------------------------------
@@ -272,7 +282,7 @@ class _LazySpec:
 
     def resolve(self) -> Any:
         for element in self._source:
-            return _spec(nest.map_structure(convert_to_tensor, _call(self._fn, element)))
+            return _spec(_to_tensors(_call(self._fn, element)))
         return None
 
 

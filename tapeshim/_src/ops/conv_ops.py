@@ -143,8 +143,9 @@ def _pool_impl(x: jax.Array, kind: str, window: tuple, strides: tuple, padding: 
         dims[axis], step[axis] = size, stride
     # Python-scalar identities let JAX recognise the max/sum windows, which it can differentiate.
     if kind == "max":
-        lowest = -float("inf") if jnp.issubdtype(x.dtype, jnp.floating) else int(jnp.iinfo(x.dtype).min)
-        return lax.reduce_window(x, lowest, lax.max, dims, step, padding)
+        if jnp.issubdtype(x.dtype, jnp.floating):
+            return lax.reduce_window(x, -float("inf"), lax.max, dims, step, padding)
+        return lax.reduce_window(x, jnp.array(jnp.iinfo(x.dtype).min, x.dtype), lax.max, dims, step, padding)
     total = lax.reduce_window(x, 0.0, lax.add, dims, step, padding)
     count = lax.reduce_window(jnp.ones(x.shape, x.dtype), 0.0, lax.add, dims, step, padding)
     return total / count

@@ -26,8 +26,8 @@ def _square(x: Tensor, op_name: str) -> None:
         raise errors.invalid_argument(f"Input matrix must be square, got shape {list(x._shape)}", op_name)
 
 
-def _matrix_op(public: str, op_name: str, impl: Any, square: bool = True, note: str = "") -> Any:
-    op = _row(OpDef(op_name, impl, True, dtype_check(op_name, "fc")))
+def _matrix_op(public: str, op_name: str, impl: Any, square: bool = True, note: str = "", kinds: str = "fc") -> Any:
+    op = _row(OpDef(op_name, impl, True, dtype_check(op_name, kinds)))
 
     def matrix_fn(input: Any, name: str | None = None) -> Any:  # noqa: A002
         x = convert_to_tensor(input)
@@ -47,8 +47,10 @@ slogdet = _matrix_op("slogdet", "LogMatrixDeterminant", lambda x: tuple(jnp.lina
 cholesky = _matrix_op("cholesky", "Cholesky", jnp.linalg.cholesky)
 logdet = _matrix_op("logdet", "Logdet", lambda x: 2.0 * jnp.sum(jnp.log(jnp.real(jnp.diagonal(
     jnp.linalg.cholesky(x), axis1=-2, axis2=-1))), axis=-1).astype(x.dtype), note="for Hermitian positive definite")
-trace = _matrix_op("trace", "Trace", lambda x: jnp.trace(x, axis1=-2, axis2=-1), square=False)
-diag_part = _matrix_op("diag_part", "MatrixDiagPart", lambda x: jnp.diagonal(x, axis1=-2, axis2=-1), square=False)
+trace = _matrix_op("trace", "Trace", lambda x: jnp.trace(x, axis1=-2, axis2=-1, dtype=x.dtype), square=False,
+                   kinds="fciu")
+diag_part = _matrix_op("diag_part", "MatrixDiagPart", lambda x: jnp.diagonal(x, axis1=-2, axis2=-1), square=False,
+                       kinds="fciu")
 def _eigh_impl(x: jax.Array) -> tuple:
     # TF reads only the lower triangle, so its gradient lands there (doubled off the diagonal).
     lower = jnp.tril(x)
@@ -87,6 +89,9 @@ def _band(x: jax.Array, lower: int, upper: int) -> jax.Array:
 
 def _lstsq(a: jax.Array, b: jax.Array, l2: float) -> jax.Array:
     at = jnp.conj(jnp.swapaxes(a, -1, -2))
+    if a.shape[-2] < a.shape[-1]:  # underdetermined: the minimum-norm solution, as TF's fast path
+        gram = a @ at + l2 * jnp.eye(a.shape[-2], dtype=a.dtype)
+        return at @ jnp.linalg.solve(gram, b)
     gram = at @ a + l2 * jnp.eye(a.shape[-1], dtype=a.dtype)
     return jnp.linalg.solve(gram, at @ b)
 

@@ -281,7 +281,8 @@ def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int
     """`num` evenly spaced values from `start` to `stop` (inclusive)."""
     s, e = convert_to_tensor(start), convert_to_tensor(stop)
     values = np.linspace(np.asarray(s.numpy(), np.float64), np.asarray(e.numpy(), np.float64), int(num), axis=axis)
-    return constant(values.astype(s.dtype.as_numpy_dtype))
+    out = s.dtype.as_numpy_dtype if s.dtype.is_floating else np.float64  # integer bounds give float64, as TF
+    return constant(values.astype(out))
 
 
 @table.export("eye", "linalg.eye", gradient="-", dtypes=table.ANY)
@@ -295,10 +296,9 @@ def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None, 
     return constant(matrix)
 
 
-_sort_op = _row(OpDef("Sort", lambda x, axis, descending: -jnp.sort(-x, axis=axis) if descending
-                      else jnp.sort(x, axis=axis), True))
-_argsort_op = _row(OpDef("Argsort", lambda x, axis, descending: jnp.argsort(-x if descending else x, axis=axis,
-                                                                            stable=True).astype(jnp.int32), False))
+_sort_op = _row(OpDef("Sort", lambda x, axis, descending: jnp.sort(x, axis=axis, descending=descending), True))
+_argsort_op = _row(OpDef("Argsort", lambda x, axis, descending: jnp.argsort(
+    x, axis=axis, stable=True, descending=descending).astype(jnp.int32), False))
 
 
 def _direction(direction: str) -> bool:

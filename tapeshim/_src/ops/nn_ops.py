@@ -285,11 +285,12 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: Any = None, name: 
     from tapeshim._src.ops import array_ops, random_ops
 
     t = convert_to_tensor(x)
-    rate_value = float(rate) if not isinstance(rate, Tensor) else float(rate.numpy())
-    if not 0 <= rate_value < 1:
-        raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={rate}")
-    if rate_value == 0:
-        return t
+    if not isinstance(rate, Tensor):
+        if not 0 <= float(rate) < 1:
+            raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={rate}")
+        if float(rate) == 0:
+            return t
+    rate_t = math_ops.cast(convert_to_tensor(rate, dtype_hint=t.dtype), t.dtype)  # may be traced
     shape = list(t._shape) if noise_shape is None else list(array_ops._static_ints(noise_shape, "noise_shape"))
-    keep = random_ops.uniform(shape, dtype=t.dtype, seed=seed) >= rate_value
-    return array_ops.where(keep, t * (1.0 / (1.0 - rate_value)), array_ops.zeros_like(t))
+    keep = random_ops.uniform(shape, dtype=t.dtype, seed=seed) >= rate_t
+    return array_ops.where(keep, t * (1.0 / (1.0 - rate_t)), array_ops.zeros_like(t))

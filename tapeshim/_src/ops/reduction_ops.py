@@ -11,6 +11,7 @@ import numpy as np
 from jax import lax
 
 from tapeshim._src import dtypes, errors
+from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.ops import math_ops, table
 from tapeshim._src.ops.common import dtype_check, normalize_axis
 from tapeshim._src.registry import OpDef, apply
@@ -65,7 +66,7 @@ def _scan(fn: Any, x: jax.Array, axis: int, exclusive: bool, reverse: bool, iden
     if reverse:
         x = jnp.flip(x, axis)
     out = fn(x, axis=axis, dtype=x.dtype)
-    if exclusive:
+    if exclusive and x.shape[axis]:
         pad = [(0, 0)] * x.ndim
         pad[axis] = (1, 0)
         out = jnp.pad(lax.slice_in_dim(out, 0, x.shape[axis] - 1, axis=axis), pad, constant_values=identity)
@@ -125,19 +126,44 @@ def count_nonzero(input: Any, axis: Any = None, keepdims: bool | None = None, dt
     return math_ops.cast(math_ops.reduce_sum(nonzero, axis=axis, keepdims=bool(keepdims)), dtype)
 
 
-@table.export("norm", "linalg.norm", dtypes=table.FLOAT, note="ord in {'euclidean', 'fro', 1, 2, inf}")
+@table.export("norm", "linalg.norm", dtypes=table.FLOAT,
+              note="vector p-norms and matrix norms 'fro', 1, 2, inf over two axes")
 def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = None,  # noqa: A002
          name: str | None = None) -> Tensor:
     """The vector or matrix norm of `tensor`, as `tf.norm`; its gradient at 0 is nan, as TF's."""
     x = convert_to_tensor(tensor)
     keep = bool(keepdims)
-    if ord in ("euclidean", "fro", 2) and (axis is None or isinstance(axis, int) or ord != 2 or len(axis) == 1):
-        return math_ops.sqrt(math_ops.reduce_sum(x * math_ops.conj(x) if x.dtype.is_complex else x * x,
-                                                 axis=axis, keepdims=keep))
+    magnitude = math_ops.abs(x)
+    axes = None if axis is None else ([int(axis)] if isinstance(axis, (int, np.integer)) else [int(a) for a in axis])
+    if axes is not None and len(axes) == 2:
+        rows, cols = (a % len(x._shape) for a in axes)
+        if ord in ("euclidean", "fro"):
+            return math_ops.sqrt(math_ops.reduce_sum(magnitude * magnitude, axis=axes, keepdims=keep))
+        if ord == 1:
+            return math_ops.reduce_max(math_ops.reduce_sum(magnitude, axis=rows, keepdims=True), axis=axes,
+                                       keepdims=keep)
+        if ord in (np.inf, "inf"):
+            return math_ops.reduce_max(math_ops.reduce_sum(magnitude, axis=cols, keepdims=True), axis=axes,
+                                       keepdims=keep)
+        if ord == 2:
+            from tapeshim._src.ops import array_ops, linalg_ops
+
+            moved = array_ops.transpose(x, [d for d in range(len(x._shape)) if d not in (rows, cols)] + [rows, cols])
+            largest = math_ops.reduce_max(linalg_ops.svd(moved, compute_uv=False), axis=-1)
+            if keep:
+                for a in sorted((rows, cols)):
+                    largest = array_ops.expand_dims(largest, a)
+            return largest
+        raise ValueError(f"'ord' must be a supported matrix norm in ['euclidean', 'fro', 1, 2, inf], got {ord!r}.")
+    if ord in ("euclidean", "fro", 2):
+        return math_ops.sqrt(math_ops.reduce_sum(magnitude * magnitude, axis=axes, keepdims=keep))
     if ord == 1:
-        return math_ops.reduce_sum(math_ops.abs(x), axis=axis, keepdims=keep)
+        return math_ops.reduce_sum(magnitude, axis=axes, keepdims=keep)
     if ord in (np.inf, "inf"):
-        return math_ops.reduce_max(math_ops.abs(x), axis=axis, keepdims=keep)
+        return math_ops.reduce_max(magnitude, axis=axes, keepdims=keep)
+    if isinstance(ord, (int, float)) and ord > 0:
+        p = float(ord)
+        return math_ops.pow(math_ops.reduce_sum(math_ops.pow(magnitude, p), axis=axes, keepdims=keep), 1.0 / p)
     raise ValueError(f"'ord' must be a supported vector norm, got {ord!r}.")
 
 
@@ -153,6 +179,9 @@ def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | N
 @table.export("clip_by_norm", dtypes=table.REAL_FLOAT)
 def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = None) -> Tensor:
     """Rescales `t` so its L2 norm over `axes` is at most `clip_norm` (TF's formula and gradient)."""
+    if isinstance(t, IndexedSlices):
+        clipped = clip_by_norm(t.values, clip_norm, axes)
+        return IndexedSlices(clipped, t.indices, t.dense_shape)
     t = convert_to_tensor(t)
     clip_norm = convert_to_tensor(clip_norm, dtype_hint=t.dtype)
     l2sum = math_ops.reduce_sum(t * t, axis=axes, keepdims=True)
@@ -167,8 +196,10 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = No
 @table.export("linalg.global_norm", dtypes=table.REAL_FLOAT)
 def global_norm(t_list: Sequence[Any], name: str | None = None) -> Tensor:
     """sqrt(sum of squared L2 norms) of the non-None tensors in `t_list`."""
-    tensors = [convert_to_tensor(t) for t in t_list if t is not None]
-    half_squares = [math_ops.reduce_sum(t * t) / 2.0 for t in tensors]
+    tensors = [convert_to_tensor(t.values if isinstance(t, IndexedSlices) else t) for t in t_list if t is not None]
+    if not tensors:
+        return convert_to_tensor(0.0)
+    half_squares = [math_ops.cast(math_ops.reduce_sum(t * t) / 2.0, tensors[0].dtype) for t in tensors]
     return math_ops.sqrt(math_ops.add_n(half_squares) * 2.0)
 
 
@@ -180,14 +211,23 @@ def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any, use_norm: Any = N
         raise TypeError("`t_list` should be a sequence of tensors.")
     norm_value = global_norm(t_list) if use_norm is None else convert_to_tensor(use_norm)
     clip = convert_to_tensor(clip_norm, dtype_hint=norm_value.dtype)
-    scale = clip * math_ops.minimum(1.0 / norm_value, 1.0 / clip)
-    clipped = [None if t is None else math_ops.identity(convert_to_tensor(t) * math_ops.cast(scale, t.dtype))
-               for t in t_list]
+    # As TF: an infinite norm makes every entry NaN (norm - norm).
+    scale = clip * math_ops.minimum(1.0 / norm_value, 1.0 / clip) + (norm_value - norm_value)
+    clipped = []
+    for t in t_list:
+        if t is None:
+            clipped.append(None)
+        elif isinstance(t, IndexedSlices):
+            clipped.append(IndexedSlices(t.values * math_ops.cast(scale, t.dtype), t.indices, t.dense_shape))
+        else:
+            t = convert_to_tensor(t)
+            clipped.append(math_ops.identity(t * math_ops.cast(scale, t.dtype)))
     return clipped, norm_value
 
 
 def _segment(kind: str, data: jax.Array, ids: jax.Array, num_segments: int) -> jax.Array:
-    ids = ids.astype(jnp.int32)
+    data = data.reshape((-1,) + data.shape[ids.ndim:])  # ids may cover several leading axes
+    ids = ids.reshape(-1).astype(jnp.int32)
     if kind == "sum":
         return jax.ops.segment_sum(data, ids, num_segments)
     if kind == "max":
@@ -209,6 +249,16 @@ def _segment_call(kind: str, data: Any, segment_ids: Any, num_segments: Any) -> 
     data_t, ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
     if not ids.dtype.is_integer:
         raise errors.invalid_argument(f"segment_ids must be int32 or int64, got {ids.dtype.name}", "Segment")
+    if tuple(data_t._shape[:len(ids._shape)]) != tuple(ids._shape):
+        raise errors.invalid_argument(
+            f"data.shape = {list(data_t._shape)} does not start with segment_ids.shape = {list(ids._shape)}",
+            "UnsortedSegmentSum")
+    if ids._value is not None and ids.shape.num_elements():
+        values = np.asarray(ids._value)
+        if values.max() >= int(num_segments):
+            raise errors.invalid_argument(
+                f"segment_ids[{int(np.argmax(values >= int(num_segments)))}] = {values.max()} is out of range "
+                f"[0, {int(num_segments)})", "UnsortedSegmentSum")
     return apply(_segment_op, (data_t, ids), (("kind", kind), ("num_segments", int(num_segments))))[0]
 
 
@@ -242,20 +292,27 @@ def segment_sum(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
 def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: Any = None, dtype: Any = dtypes.int32,
              name: str | None = None, axis: Any = None, binary_output: bool = False) -> Tensor:
     """Counts occurrences of each value in the int array `arr` (weighted if `weights` is given)."""
-    values = np.asarray(convert_to_tensor(arr).numpy()).reshape(-1)
-    if values.size and values.min() < 0:
-        raise errors.invalid_argument(f"Input arr must be non-negative! Got: {values.min()}", "Bincount")
-    length = int(values.max()) + 1 if values.size else 0
+    data = np.asarray(convert_to_tensor(arr).numpy())
+    if binary_output and weights is not None:
+        raise ValueError("Arguments `binary_output` and `weights` are mutually exclusive. Please specify only one.")
+    w_all = None if weights is None else np.asarray(convert_to_tensor(weights).numpy())
+    if data.size and data.min() < 0:
+        raise errors.invalid_argument(f"Input arr must be non-negative! Got: {data.min()}", "Bincount")
+    length = int(data.max()) + 1 if data.size else 0
     if minlength is not None:
         length = max(length, int(minlength))
     if maxlength is not None:
         length = min(length, int(maxlength))
-    values = values[values < length]
-    if weights is not None:
-        w = np.asarray(convert_to_tensor(weights).numpy()).reshape(-1)[: values.size]
-        counts = np.bincount(values, weights=w, minlength=length)[:length]
-        return convert_to_tensor(counts.astype(w.dtype))
-    counts = np.bincount(values, minlength=length)[:length]
-    if binary_output:
-        counts = np.minimum(counts, 1)
-    return convert_to_tensor(counts.astype(dtypes.as_dtype(dtype).as_numpy_dtype))
+    out_dtype = w_all.dtype if w_all is not None else dtypes.as_dtype(dtype).as_numpy_dtype
+
+    def count(values: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+        keep = values < length
+        counts = np.bincount(values[keep].astype(np.int64), weights=None if w is None else w[keep], minlength=length)
+        counts = counts[:length]
+        return np.minimum(counts, 1) if binary_output else counts
+
+    if axis == -1 and data.ndim == 2:
+        rows = [count(data[i], None if w_all is None else w_all[i]) for i in range(data.shape[0])]
+        return convert_to_tensor(np.stack(rows).reshape(data.shape[0], length).astype(out_dtype))
+    flat_w = None if w_all is None else w_all.reshape(-1)
+    return convert_to_tensor(count(data.reshape(-1), flat_w).astype(out_dtype))
