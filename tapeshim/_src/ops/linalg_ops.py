@@ -135,7 +135,7 @@ def triangular_solve(matrix: Any, rhs: Any, lower: bool = True, adjoint: bool = 
     return apply(_triangular_op, (a, b), (("adjoint", bool(adjoint)), ("lower", bool(lower))))[0]
 
 
-@table.export("linalg.diag", dtypes=table.ANY)
+@table.export("linalg.diag", dtypes=table.ANY, note="the main diagonal only (k=0); other k raise NotImplementedError")
 def diag(diagonal: Any, name: str = "diag", k: int = 0, num_rows: int = -1, num_cols: int = -1,
          padding_value: Any = 0, align: str = "RIGHT_LEFT") -> Tensor:
     """A (batch of) square matrices with `diagonal` on the main diagonal."""
