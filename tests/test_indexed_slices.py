@@ -69,3 +69,13 @@ def test_variables_accept_indexed_slices_updates():
         v.assign_sub(g)
         return v, g * 0.5
     check(body)
+
+
+def test_negated_indexed_slices_stay_sparse():
+    def body(tf):
+        v = _table(tf)
+        with tf.GradientTape() as t:
+            y = tf.reduce_sum(tf.gather(v, [2]))
+        negated = -t.gradient(y, v)
+        return type(negated).__name__, negated, tf.convert_to_tensor(negated)
+    check(body)

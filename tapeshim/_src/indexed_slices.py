@@ -54,6 +54,9 @@ class IndexedSlices:
         dense = jax.ops.segment_sum(self._values.value, self._indices.value.astype(jnp.int32), shape[0])
         return Tensor(dense.reshape(shape), shape, self._values.dtype)
 
+    def __neg__(self) -> "IndexedSlices":
+        return IndexedSlices(-self._values, self._indices, self._dense_shape)
+
     def __repr__(self) -> str:
         return (f"IndexedSlices(indices={self._indices!r}, values={self._values!r}, "
                 f"dense_shape={self._dense_shape!r})")
