@@ -23,7 +23,7 @@ from tapeshim._src import dtypes, nest, registry
 from tapeshim._src.registry import OpDef
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tape import Recorder
-from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
 from tapeshim._src.variable import Variable
 
 
@@ -53,7 +53,7 @@ def _isolated(variable_values: dict[int, Any] | None = None, collector: Recorder
 
 
 def _wrap(values: Any) -> list[Tensor]:
-    return [Tensor(v, tuple(v.shape), dtypes.from_numpy(np.dtype(v.dtype))) for v in values]
+    return [concrete(v) for v in values]
 
 
 def _accepts_variables(grad_fn: Callable) -> bool:

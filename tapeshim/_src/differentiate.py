@@ -19,6 +19,7 @@ import jax.numpy as jnp
 from tapeshim._src import registry, replay
 from tapeshim._src.replay import Plan
 from tapeshim._src.tensor import Tensor
+from tapeshim._src.variable import Variable
 
 GRADIENT = "gradient"
 JACOBIAN = "jacobian"
@@ -38,8 +39,6 @@ class Request:
     """What to differentiate: targets, unique sources and their occurrences."""
 
     def __init__(self, recorder: Any, targets: Sequence[Any], sources: Sequence[Any]) -> None:
-        from tapeshim._src.variable import Variable
-
         self.sources: list[Any] = []
         index_of: dict[int, int] = {}
         self.source_positions = []
@@ -66,7 +65,6 @@ class Request:
             self.targets.append(tensor)
         # A source that is itself a target gets the identity, watched or not (even int ones).
         self.identity = {i for t in self.targets for i in occurrences.get(t._tid, ())}
-        self.occurrences = occurrences
         self.plan = Plan(self.targets, recorder._produced, occurrences)
         self.target_slots = tuple(self.plan.slot_of[t._tid] for t in self.targets)
         self.trainable = tuple(k for k, t in enumerate(self.targets) if t._dtype.is_trainable)
@@ -88,6 +86,9 @@ def sparse_gathers(request: Request) -> dict[int, list[tuple[Tensor, Tensor]]]:
       returns `IndexedSlices` for them; sources used any other way are dense.
     """
     plan = request.plan
+    if not any(step[0] == replay.NODE and isinstance(entry[0], tuple) and entry[0][0] == "GatherV2"
+               for step, entry in zip(plan.steps, plan.key)):
+        return {}  # the common case: no gather, nothing sparse
     consumers: dict[int, list[int]] = {}
     for index, step in enumerate(plan.steps):
         if step[0] == replay.NODE and step[4]:

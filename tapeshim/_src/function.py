@@ -26,18 +26,12 @@ from tapeshim._src.ops import random_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tape import Recorder
-from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
 from tapeshim._src.tf_logging import caller_site
 from tapeshim._src.variable import Variable
 
 stats = {"function_traces": 0, "last_retrace_reason": ""}
-
-
-def dtypes_from(value: jax.Array) -> DType:
-    from tapeshim._src import dtypes
-
-    return dtypes.from_numpy(np.dtype(value.dtype))
 
 
 class _Everything(frozenset):
@@ -77,7 +71,8 @@ class FunctionTrace(Recorder):
         from tapeshim._src.ops import random_ops
 
         key = random_ops._next_key(seed)
-        tensor = self.placeholder(key, tuple(key.shape), dtypes_from(key))
+        tensor = concrete(key)
+        self.placeholders.add(tensor._tid)
         self.random_leaves[tensor._tid] = seed
         return tensor
 
@@ -287,7 +282,7 @@ class ConcreteFunction:
         keys = [random_ops._next_key(seed) for seed in self._random_seeds] if self._random_seeds else []
         if _thread_state.recorders:
             reads = [variable._read_for_op() for variable in variables]
-            key_tensors = [Tensor(k, tuple(k.shape), dtypes_from(k)) for k in keys]
+            key_tensors = [concrete(k) for k in keys]
             inputs = tuple(arg_tensors) + tuple(reads) + tuple(self._const_tensors) + tuple(key_tensors)
             if registry.tracking_recorders(inputs):
                 # Called under a tape: the call is one recorded op, each output watched by the tapes

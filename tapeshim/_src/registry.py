@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
@@ -197,7 +196,3 @@ def tracking_recorders(tensors: Sequence[Tensor], exclude: Any = None) -> list:
             found.append(recorder)
     return found
 
-
-def bind(op: OpDef, **static: Any) -> Callable[..., jax.Array]:
-    """The op's JAX function with static arguments bound (for use inside other impls)."""
-    return functools.partial(op.impl, **static)

@@ -25,7 +25,6 @@ from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 import jax
-import jax.numpy as jnp
 
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
@@ -269,10 +268,3 @@ def force(tensors: Sequence[Tensor]) -> None:
     for tensor, value in zip(lazy, values):
         tensor._value = value
 
-
-def ones_like_aval(shape: tuple, dtype: Any) -> jax.Array:
-    return jnp.ones(shape, dtype._np)
-
-
-def zeros_like_aval(shape: tuple, dtype: Any) -> jax.Array:
-    return jnp.zeros(shape, dtype._np)

@@ -25,7 +25,3 @@ _thread_state = _ThreadState()
 next_tensor_id = itertools.count(1).__next__
 """Returns a fresh id for a tensor. Ids are never reused, unlike `id()`."""
 
-
-def recorders() -> list[Any]:
-    """The calling thread's recording tapes and accumulators, outermost first."""
-    return _thread_state.recorders

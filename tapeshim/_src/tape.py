@@ -7,7 +7,6 @@ import enum
 from typing import Any, Iterator
 
 import jax.numpy as jnp
-import numpy as np
 
 from tapeshim._src import differentiate as diff
 from tapeshim._src import errors, nest, registry, tf_logging
@@ -15,7 +14,7 @@ from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.ops.common import broadcast_check, tf_type_name
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
-from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor, device_constant
+from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
 from tapeshim._src.variable import Variable
 
 _ONE_SHOT = "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)"
@@ -233,8 +232,8 @@ class GradientTape(Recorder):
             _check_differentiable_arg(value)
         seeds = _seeds(flat_targets, output_gradients)
         request = diff.Request(self, flat_targets, flat_sources)
-        sparse = diff.sparse_gathers(request) if not registry.tracking_recorders(request.plan.leaves) else {}
-        if sparse:
+        sparse = diff.sparse_gathers(request)
+        if sparse and not registry.tracking_recorders(request.plan.leaves):
             by_source = self._sparse_gradient(request, flat_targets, seeds, sparse)
         else:
             values = diff.differentiate(self, diff.GRADIENT, request, seeds)
@@ -342,12 +341,17 @@ class GradientTape(Recorder):
 
 
 def _zeros(shape: tuple, dtype: Any) -> Tensor:
-    return Tensor(device_constant(np.zeros(shape, dtype._np)), shape, dtype)
+    return _filled_shape(shape, 0, dtype)
 
 
 def _filled(source: Any, fill: int) -> Tensor:
-    shape = tuple(source._shape)
-    return Tensor(device_constant(np.full(shape, fill, source._dtype._np)), shape, source._dtype)
+    return _filled_shape(tuple(source._shape), fill, source._dtype)
+
+
+def _filled_shape(shape: tuple, fill: int, dtype: Any) -> Tensor:
+    from tapeshim._src.ops import array_ops  # the op table imports this module's users
+
+    return array_ops._filled(shape, fill, dtype)
 
 
 def _seeds(flat_targets: list, output_gradients: Any) -> list:

@@ -318,8 +318,8 @@ class _TensorRef:
 
 
 def concrete(value: jax.Array) -> Tensor:
-    """Wraps a computed `jax.Array` in a Tensor."""
-    return Tensor(value, value.shape, dtypes.from_numpy(value.dtype))
+    """Wraps a computed `jax.Array` (or a JAX tracer) in a Tensor."""
+    return Tensor(value, tuple(value.shape), dtypes.from_numpy(np.dtype(value.dtype)))
 
 
 # -- conversion -----------------------------------------------------------

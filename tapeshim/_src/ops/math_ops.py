@@ -8,6 +8,9 @@ and `clip_by_value` passes the gradient at its (inclusive) boundaries.
 
 from __future__ import annotations
 
+import functools
+import math
+import operator
 import threading
 from typing import Any, Callable
 
@@ -155,16 +158,9 @@ def _floordiv_impl(x: jax.Array, y: jax.Array) -> jax.Array:
 def _mean_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
     if jnp.issubdtype(x.dtype, jnp.integer):
         total = jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
-        count = x.size if axis is None else builtins_prod(x.shape[a] for a in axis)
+        count = x.size if axis is None else math.prod(x.shape[a] for a in axis)
         return lax.div(total, jnp.asarray(max(count, 1), x.dtype))
     return jnp.mean(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
-
-
-def builtins_prod(values: Any) -> int:
-    total = 1
-    for v in values:
-        total *= v
-    return total
 
 
 def _cast_impl(x: jax.Array, dtype: str) -> jax.Array:
@@ -377,14 +373,7 @@ _argmax_op = _row(OpDef("ArgMax", lambda x, axis, out: jnp.argmax(x, axis=axis).
                         dtype_check("ArgMax", REAL_NUMERIC)))
 _argmin_op = _row(OpDef("ArgMin", lambda x, axis, out: jnp.argmin(x, axis=axis).astype(out), False,
                         dtype_check("ArgMin", REAL_NUMERIC)))
-_add_n_op = _row(OpDef("AddN", lambda *xs: builtins_sum(xs), True, dtype_check("AddN", NUMERIC)))
-
-
-def builtins_sum(values: tuple) -> jax.Array:
-    total = values[0]
-    for value in values[1:]:
-        total = total + value
-    return total
+_add_n_op = _row(OpDef("AddN", lambda *xs: functools.reduce(operator.add, xs), True, dtype_check("AddN", NUMERIC)))
 
 
 _INT_DIV_RESULT = {"int8": "float32", "uint8": "float32", "int16": "float32", "uint16": "float32",

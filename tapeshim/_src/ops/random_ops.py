@@ -14,14 +14,13 @@ import threading
 from typing import Any
 
 import jax
-import numpy as np
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.ops import table
 from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import _thread_state
-from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
 
 
 class _SeedState(threading.local):
@@ -73,13 +72,11 @@ def _op_key(seed: Any) -> Tensor:
     trace = _thread_state.trace
     if trace is not None:
         return trace.random_key(seed)
-    key = _next_key(seed)
-    return Tensor(key, tuple(key.shape), dtypes.from_numpy(np.dtype(key.dtype)))
+    return concrete(_next_key(seed))
 
 
 def _pair_key(seed: Any) -> Tensor:
-    key = _key_from_pair(seed)
-    return Tensor(key, tuple(key.shape), dtypes.from_numpy(np.dtype(key.dtype)))
+    return concrete(_key_from_pair(seed))
 
 
 _normal_op = OpDef("RandomStandardNormal", lambda key, shape, dtype: jax.random.normal(key, shape, dtype), False)
@@ -185,7 +182,7 @@ class Generator:
         self._count += 1
         with jax.ensure_compile_time_eval():
             key = jax.random.fold_in(jax.random.PRNGKey(self._seed), self._count)
-        return Tensor(key, tuple(key.shape), dtypes.from_numpy(np.dtype(key.dtype)))
+        return concrete(key)
 
     def normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
                name: str | None = None) -> Tensor:
