@@ -179,7 +179,13 @@ from tapeshim._src.ops.reduction_ops import (  # noqa: E402
 )
 from tapeshim._src.shape import TensorShape  # noqa: E402
 from tapeshim._src.tape import GradientTape, UnconnectedGradients  # noqa: E402
-from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, is_tensor  # noqa: E402
+from tapeshim._src.tensor import (  # noqa: E402
+    Tensor,
+    constant,
+    convert_to_tensor,
+    is_tensor,
+    register_tensor_conversion_function,
+)
 from tapeshim._src.tensor_spec import TensorSpec  # noqa: E402
 from tapeshim._src.tf_logging import get_logger  # noqa: E402
 from tapeshim._src.variable import Variable  # noqa: E402
@@ -187,7 +193,7 @@ from tapeshim._src.variable import Variable  # noqa: E402
 __version__ = "0.1.0"
 
 NON_OP_EXPORTS = frozenset([
-    "Module", "name_scope", "data", "train",
+    "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function",
     "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
     "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "bfloat16", "bool", "case", "complex128",
     "complex64", "cond", "constant", "convert_to_tensor", "custom_gradient", "debugging", "double", "dtypes",
@@ -198,7 +204,7 @@ NON_OP_EXPORTS = frozenset([
 """Public names that are API objects rather than rows of the op table."""
 
 __all__ = [
-    "Module", "name_scope", "data", "train",
+    "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function",
     "DType", "ForwardAccumulator", "Function", "GradientTape", "IndexedSlices", "Tensor", "TensorShape",
     "TensorSpec", "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n", "argmax", "argmin",
     "argsort", "as_dtype", "asin", "asinh", "assert_equal", "assert_greater", "assert_less", "assert_rank", "atan",
@@ -217,3 +223,12 @@ __all__ = [
     "tensor_scatter_nd_add", "tensor_scatter_nd_update", "tensordot", "tile", "transpose", "truediv", "uint16",
     "uint32", "uint64", "uint8", "unique", "unstack", "where", "while_loop", "zeros", "zeros_like",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """`tf.keras` is imported on first use: importing Keras chooses its backend (JAX) for the process."""
+    if name == "keras":
+        import importlib
+
+        return importlib.import_module("tapeshim.keras")
+    raise AttributeError(f"module 'tapeshim' has no attribute {name!r}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -22,6 +22,26 @@ from tapeshim._src.variable import Variable
 _SUFFIX = ".npz"
 
 
+_trackables: list[tuple[type, Callable[[Any], dict[str, Variable]], Callable | None]] = []
+_deferred: dict[str, tuple[Any, Callable]] = {}  # path -> (object, restore_later) found by the last walk
+
+
+def register_trackable(base_type: type, variables_of: Callable[[Any], dict[str, Variable]],
+                       restore_later: Callable[[Any, dict[str, np.ndarray]], None] | None = None) -> None:
+    """Makes checkpoints save objects of `base_type` through `variables_of(obj)`.
+
+    Args:
+      base_type: the class handled.
+      variables_of: returns the object's variables keyed by a name that is the
+        same for an identical object built afresh (so a new model restores an
+        old checkpoint), instead of walking the object's attributes.
+      restore_later: optional `restore_later(obj, {name: array})`, given the
+        saved values under the object's path that no variable took yet (as TF,
+        restoring into state the object creates later, such as optimizer slots).
+    """
+    _trackables.append((base_type, variables_of, restore_later))
+
+
 def _walk(obj: Any, path: str, found: dict[str, Variable], seen: set[int]) -> None:
     if id(obj) in seen:
         return
@@ -29,6 +49,14 @@ def _walk(obj: Any, path: str, found: dict[str, Variable], seen: set[int]) -> No
         seen.add(id(obj))
         found[path] = obj
         return
+    for base_type, variables_of, restore_later in _trackables:
+        if isinstance(obj, base_type):
+            seen.add(id(obj))
+            for name, variable in variables_of(obj).items():
+                found[f"{path}/{name}"] = variable
+            if restore_later is not None:
+                _deferred[path] = (obj, restore_later)
+            return
     if isinstance(obj, Checkpoint):
         seen.add(id(obj))
         tracked = dict(obj._objects)
@@ -169,6 +197,7 @@ class Checkpoint:
           ValueError: naming every variable whose saved shape or dtype differs; no
             variable changes then.
         """
+        _deferred.clear()
         variables = self._variables()
         if save_path is None:
             return CheckpointLoadStatus([], sorted(variables))
@@ -187,6 +216,14 @@ class Checkpoint:
         for path, variable in variables.items():
             if path in stored:
                 variable.assign(stored[path])
+        for owner_path, (owner, restore_later) in list(_deferred.items()):
+            prefix = owner_path + "/"
+            pending = {key[len(prefix):]: value for key, value in stored.items()
+                       if key.startswith(prefix) and key not in variables}
+            if pending:
+                restore_later(owner, pending)
+                variables.update({key: None for key in (prefix + name for name in pending)})
+        _deferred.clear()
         unused = sorted(set(stored) - set(variables))
         missing = sorted(set(variables) - set(stored))
         return CheckpointLoadStatus(unused, missing)

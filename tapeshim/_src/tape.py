@@ -15,7 +15,7 @@ from tapeshim._src.ops.common import broadcast_check, tf_type_name
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
-from tapeshim._src.variable import Variable
+from tapeshim._src.variable import Variable, as_variable
 
 _ONE_SHOT = "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)"
 _PERSISTENT_INSIDE = (
@@ -141,6 +141,7 @@ class GradientTape(Recorder):
         if not self._entered:
             raise AttributeError("'NoneType' object has no attribute '_tape'")
         for value in nest.flatten(tensor):
+            value = as_variable(value)
             if isinstance(value, (Tensor, Variable)) and not value._dtype.is_trainable:
                 tf_logging.warn_first_n(
                     f"The dtype of the watched tensor must be floating (e.g. tf.float32), got {value._dtype!r}", 5
@@ -183,7 +184,8 @@ class GradientTape(Recorder):
 
     def watched_variables(self) -> tuple:
         """The variables this tape watched, in creation order."""
-        return tuple(sorted(self._watched_vars.values(), key=lambda v: v._order))
+        ordered = sorted(self._watched_vars.values(), key=lambda v: v._order)
+        return tuple(getattr(v, "_adapted", v) for v in ordered)  # another library's variable as given
 
     def _start_computation(self, message: str = _ONE_SHOT) -> None:
         if not self._entered or self._used:
@@ -226,8 +228,8 @@ class GradientTape(Recorder):
                 "CompositeTensors to be differentiated, but received None."
             )
         unconnected = parse_unconnected(unconnected_gradients)
-        flat_targets = nest.flatten(target)
-        flat_sources = nest.flatten(sources)
+        flat_targets = [as_variable(t) for t in nest.flatten(target)]
+        flat_sources = [as_variable(s) for s in nest.flatten(sources)]
         for value in flat_targets + flat_sources:
             _check_differentiable_arg(value)
         seeds = _seeds(flat_targets, output_gradients)
@@ -292,7 +294,7 @@ class GradientTape(Recorder):
         if isinstance(target, (list, tuple, dict)):
             raise AttributeError(f"'{type(target).__name__}' object has no attribute 'shape'")
         _check_differentiable_arg(target)
-        flat_sources = nest.flatten(sources)
+        flat_sources = [as_variable(s) for s in nest.flatten(sources)]
         for value in flat_sources:
             _check_differentiable_arg(value)
         request = diff.Request(self, [target], flat_sources)

@@ -411,6 +411,12 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, nam
         tensor = value._read_for_op()
     elif hasattr(value, "to_dense"):
         tensor = value.to_dense()  # IndexedSlices densify, as TF's conversion does
+    elif isinstance(value, jax.Array):
+        tensor = concrete(value)  # a JAX value (or tracer) is used as it is, without a copy
+        if dtype is not None and dtypes.as_dtype(dtype) != tensor._dtype:
+            return concrete(value.astype(dtypes.as_dtype(dtype)._np))
+    elif _conversion_functions and (converter := _find_conversion(value)) is not None:
+        tensor = converter(value, dtype=dtype, name=None, as_ref=False)
     else:
         if dtype is not None:
             return _python_constant(value, dtypes.as_dtype(dtype))
@@ -426,6 +432,40 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, nam
             f"{tensor._dtype.name}: {tensor!r}"
         )
     return tensor
+
+
+_conversion_functions: list[tuple[type, Callable[..., Tensor], int]] = []
+
+
+def register_tensor_conversion_function(base_type: type | tuple, conversion_func: Callable[..., Tensor],
+                                        priority: int = 100) -> None:
+    """Makes `convert_to_tensor` (and so every op) accept `base_type`, as `tf.register_tensor_conversion_function`.
+
+    Args:
+      base_type: a class, or tuple of classes, whose instances `conversion_func`
+        converts.
+      conversion_func: `conversion_func(value, dtype=None, name=None,
+        as_ref=False)` returning a Tensor.
+      priority: lower numbers are tried first, as in TF.
+
+    Raises:
+      TypeError: if `base_type` is not a class or `conversion_func` is not callable.
+    """
+    types = base_type if isinstance(base_type, tuple) else (base_type,)
+    if not all(isinstance(t, type) for t in types):
+        raise TypeError("base_type must be a type or a tuple of types.")
+    if not callable(conversion_func):
+        raise TypeError("conversion_func must be callable.")
+    for t in types:
+        _conversion_functions.append((t, conversion_func, priority))
+    _conversion_functions.sort(key=lambda entry: entry[2])
+
+
+def _find_conversion(value: Any) -> Callable[..., Tensor] | None:
+    for base_type, conversion_func, _ in _conversion_functions:
+        if isinstance(value, base_type):
+            return conversion_func
+    return None
 
 
 def _python_constant(value: Any, dtype: DType | None) -> Tensor:

@@ -254,3 +254,24 @@ class _VariableRef:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _VariableRef) and other._variable is self._variable
+
+
+_variable_adapters: list[tuple[type, Callable[[Any], Variable]]] = []
+
+
+def register_variable_adapter(base_type: type, adapter: Callable[[Any], Variable]) -> None:
+    """Lets tapes treat instances of `base_type` (another library's variables) as Variables.
+
+    `adapter(obj)` returns the one `Variable` that stands for `obj` (the same
+    object every time), so `tape.watch(obj)` and `tape.gradient(y, obj)` work.
+    """
+    _variable_adapters.append((base_type, adapter))
+
+
+def as_variable(value: Any) -> Any:
+    """`value`'s Variable if it is another library's variable with an adapter, else `value` unchanged."""
+    if _variable_adapters and not isinstance(value, (Tensor, Variable)):
+        for base_type, adapter in _variable_adapters:
+            if isinstance(value, base_type):
+                return adapter(value)
+    return value

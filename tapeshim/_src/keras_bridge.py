@@ -1,0 +1,328 @@
+"""Real Keras 3, on its JAX backend, under tapeshim's tapes and functions.
+
+tapeshim does not rewrite Keras. It wires Keras objects into the lazy graph:
+
+* Every `keras.Variable` has one tapeshim `Variable` standing for it (a
+  `KerasVariable` view, whose value *is* the Keras variable's value), so tapes
+  watch Keras variables, `tapeshim.function` lifts them, checkpoints save them.
+* A call of a Keras object whose state may change (a layer or model call, a
+  metric update, an optimizer step) runs as **one op**: a pure JAX function of
+  the input values and the values of the object's variables, which runs the
+  Keras call inside a `keras.StatelessScope` and returns the outputs and the
+  variables' new values. The op goes through the same lazy path as every
+  tapeshim op (recorded by tapes, traced by functions, else run at once by one
+  jitted call), and the changed variables are assigned afterwards. That is
+  what Keras's own `stateless_call` does, for any Keras call.
+* Calls made by Keras itself (a layer inside a model, `fit`'s compiled step)
+  see JAX values and go straight to Keras.
+
+Keras reads its backend once per process, when `keras` is first imported;
+`load_keras` chooses JAX (see docs/keras.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import threading
+import weakref
+from types import ModuleType
+from typing import Any, Callable, Sequence
+
+import jax
+import numpy as np
+
+from tapeshim._src import checkpoint, dtypes, registry
+from tapeshim._src.custom_gradient import _isolated, _VariableCollector
+from tapeshim._src.state import _thread_state
+from tapeshim._src.tensor import Tensor, convert_to_tensor, register_tensor_conversion_function
+from tapeshim._src.variable import Variable, _creation_order, register_variable_adapter
+
+_BACKEND_MESSAGE = (
+    "tapeshim.keras runs Keras 3 on its JAX backend, but {found}. Keras chooses its backend once per "
+    "process, when `keras` is first imported: import tapeshim.keras (or set KERAS_BACKEND=jax) before "
+    "anything imports keras, and run TensorFlow's own Keras in a separate process."
+)
+
+
+def load_keras() -> ModuleType:
+    """Imports Keras with the JAX backend, or raises ImportError saying why it cannot.
+
+    Raises:
+      ImportError: if this process already imported Keras with another backend,
+        or KERAS_BACKEND asks for another backend.
+    """
+    keras = sys.modules.get("keras")
+    if keras is None:
+        requested = os.environ.get("KERAS_BACKEND")
+        if requested not in (None, "", "jax"):
+            raise ImportError(_BACKEND_MESSAGE.format(found=f"KERAS_BACKEND is set to {requested!r}"))
+        os.environ["KERAS_BACKEND"] = "jax"
+        import keras
+    backend = keras.backend.backend()
+    if backend != "jax":
+        raise ImportError(_BACKEND_MESSAGE.format(
+            found=f"this process already imported Keras with the {backend!r} backend"))
+    return keras
+
+
+keras = load_keras()
+from keras.src.backend.common.stateless_scope import in_stateless_scope  # noqa: E402  (no public query)
+
+
+# -- variables ------------------------------------------------------------------------------
+class KerasVariable(Variable):
+    """The tapeshim `Variable` that stands for one `keras.Variable`: same value, same updates.
+
+    Reads and assignments go to the Keras variable, so Keras code and tapeshim
+    code always see one value. Tapes watch its reads like any Variable's.
+    """
+
+    __slots__ = ("_adapted",)
+
+    def __init__(self, keras_variable: Any) -> None:  # noqa: D107 - not created by users
+        self._adapted = keras_variable
+        self._shape = tuple(int(d) for d in keras_variable.shape)
+        self._dtype = dtypes.as_dtype(np.dtype(keras_variable.dtype))
+        self._name = keras_variable.path + ":0"
+        self._order = next(_creation_order)
+        self.constraint = None
+
+    @property
+    def _value(self) -> jax.Array:  # type: ignore[override]
+        return self._adapted.value
+
+    @_value.setter
+    def _value(self, value: jax.Array) -> None:
+        self._adapted.assign(value)
+
+    @property
+    def _trainable(self) -> bool:  # type: ignore[override]
+        return bool(self._adapted.trainable)
+
+
+_views: dict[int, KerasVariable] = {}
+
+
+def view_of(keras_variable: Any) -> KerasVariable:
+    """The one `KerasVariable` standing for `keras_variable`."""
+    view = _views.get(id(keras_variable))
+    if view is None or view._adapted is not keras_variable:
+        view = _views[id(keras_variable)] = KerasVariable(keras_variable)
+        weakref.finalize(keras_variable, _views.pop, id(keras_variable), None)
+    return view
+
+
+def _convert_keras_variable(value: Any, dtype: Any = None, name: Any = None, as_ref: bool = False) -> Tensor:
+    del name, as_ref
+    tensor = view_of(value)._read_for_op()
+    return tensor if dtype is None else convert_to_tensor(tensor, dtype=dtype)
+
+
+register_tensor_conversion_function(keras.Variable, _convert_keras_variable)
+register_variable_adapter(keras.Variable, view_of)
+
+
+# -- one Keras call as one op ------------------------------------------------------------------
+_local = threading.local()
+_program_ids = itertools.count()
+
+
+def inside_keras() -> bool:
+    """True while Keras code runs inside one of tapeshim's Keras ops."""
+    return getattr(_local, "depth", 0) > 0
+
+
+def _is_tensor_like(leaf: Any) -> bool:
+    return isinstance(leaf, (Tensor, Variable, np.ndarray, np.generic, jax.Array, keras.Variable)) \
+        or hasattr(leaf, "to_dense")
+
+
+def _is_leaf(value: Any) -> bool:
+    return _is_tensor_like(value)
+
+
+def _static_key(leaf: Any) -> Any:
+    try:
+        hash(leaf)
+    except TypeError:
+        return ("id", id(leaf))
+    return (type(leaf), leaf)
+
+
+def passthrough(args: Any, kwargs: Any) -> bool:
+    """True when a call must go straight to Keras: symbolic inputs, JAX tracers, or Keras's own stateless code."""
+    if inside_keras() or in_stateless_scope():
+        return True
+    for leaf in jax.tree_util.tree_leaves((args, kwargs), is_leaf=_is_leaf):
+        if isinstance(leaf, (keras.KerasTensor, jax.core.Tracer)):
+            return True
+    return False
+
+
+def _to_jax(value: Any) -> Any:
+    if isinstance(value, (Tensor, Variable)) or hasattr(value, "to_dense"):
+        return convert_to_tensor(value).value
+    return value
+
+
+class _Program:
+    """One shape of one Keras call: the op's JAX function, its outputs, and which variables it changes."""
+
+    __slots__ = ("fn", "jitted", "key", "avals", "out_tree", "n_out", "changed", "extra_variables")
+
+    def __init__(self, call: Callable[..., Any], leaves: list, treedef: Any, positions: list[int],
+                 keras_variables: Sequence[Any], in_structs: list) -> None:
+        n_tensors, n_state = len(positions), len(keras_variables)
+        self.extra_variables: list[Variable] = []
+
+        def run(values: Sequence[Any], collector: Any = None) -> tuple:
+            call_leaves = list(leaves)
+            for position, value in zip(positions, values[:n_tensors]):
+                call_leaves[position] = value
+            call_args, call_kwargs = jax.tree_util.tree_unflatten(treedef, call_leaves)
+            extra = {id(v): value for v, value in zip(self.extra_variables, values[n_tensors + n_state:])}
+            mapping = list(zip(keras_variables, values[n_tensors:n_tensors + n_state]))
+            _local.depth = getattr(_local, "depth", 0) + 1
+            try:
+                with _isolated(extra, collector), keras.StatelessScope(state_mapping=mapping) as scope:
+                    before = [scope.get_current_value(v) for v in keras_variables]
+                    result = call(*call_args, **call_kwargs)
+                    after = [scope.get_current_value(v) for v in keras_variables]
+            finally:
+                _local.depth -= 1
+            flat, out_tree = jax.tree_util.tree_flatten(result, is_leaf=_is_leaf)
+            return [_to_jax(v) for v in flat], out_tree, before, after
+
+        collector = _VariableCollector()
+        probe: dict[str, Any] = {}
+
+        def analyse(*values: Any) -> list:
+            outs, probe["tree"], before, after = run(values, collector)
+            probe["changed"] = [i for i, (b, a) in enumerate(zip(before, after)) if a is not b]
+            return outs + [after[i] for i in probe["changed"]]
+
+        structs = jax.eval_shape(analyse, *in_structs)
+        self.extra_variables = [v for v in collector.variables.values() if not isinstance(v, KerasVariable)]
+        if self.extra_variables:  # tapeshim Variables a custom layer reads become inputs too
+            structs = jax.eval_shape(analyse, *in_structs, *[
+                jax.ShapeDtypeStruct(v._shape, v._dtype._np) for v in self.extra_variables])
+        self.out_tree, self.changed = probe["tree"], probe["changed"]
+        self.n_out = len(structs) - len(self.changed)
+        self.avals = tuple((tuple(s.shape), dtypes.from_numpy(np.dtype(s.dtype))) for s in structs)
+        changed = self.changed
+
+        def fn(*values: Any) -> tuple:
+            outs, _, _, after = run(values)
+            return tuple(outs) + tuple(after[i] for i in changed)
+
+        self.fn = fn
+        self.jitted = jax.jit(fn)
+        self.key = ("KerasCall", next(_program_ids))
+
+
+_programs: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+_function_programs: dict = {}
+
+
+def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple, kwargs: dict,
+                  keras_variables: Sequence[Any], states: Sequence[Variable] | None = None,
+                  watch_state: bool = True) -> Any:
+    """Runs `call(*args, **kwargs)`, which reads and may assign `keras_variables`, as one tapeshim op.
+
+    Args:
+      owner: the Keras object (programs are cached on it), or None for a
+        stateless function (`call` itself is the cache key then).
+      label: names `call` in the cache key (`"call"`, `"update_state"`, ...).
+      call: the Keras call.
+      args, kwargs: its arguments; tensors, arrays and variables in them become
+        op inputs, everything else is static.
+      keras_variables: the Keras variables `call` reads or assigns.
+      states: the tapeshim Variables holding their values (default: their
+        views); new values are assigned to these.
+      watch_state: whether tapes watch the reads of `states` (trainable ones).
+
+    Returns:
+      `call`'s result, with tapeshim Tensors in place of arrays.
+    """
+    states = [view_of(v) for v in keras_variables] if states is None else list(states)
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
+    positions = [i for i, leaf in enumerate(leaves) if _is_tensor_like(leaf)]
+    tensors = [convert_to_tensor(leaves[i]) for i in positions]
+    key = (label, treedef, tuple(_static_key(leaf) for i, leaf in enumerate(leaves) if i not in positions),
+           tuple((t._shape, t._dtype) for t in tensors), tuple(id(v) for v in keras_variables))
+    cache = _function_programs if owner is None else _programs.setdefault(owner, {})
+    if owner is None:
+        key = (call, key)
+    state_reads = [s._read_for_op() if watch_state else s._current() for s in states]
+    program = cache.get(key)
+    if program is None:
+        static_leaves = [None if i in positions else leaf for i, leaf in enumerate(leaves)]
+        in_structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in tensors + state_reads]
+        program = cache[key] = _Program(call, static_leaves, treedef, positions, keras_variables, in_structs)
+    inputs = tuple(tensors + state_reads + [v._read_for_op() for v in program.extra_variables])
+    tracking = registry.tracking_recorders(inputs)
+    if tracking or _thread_state.trace is not None or any(t._value is None for t in inputs):
+        outputs = registry.record(program.fn, program.key, inputs, program.avals, tracking)
+    else:
+        values = program.jitted(*[t._value for t in inputs])
+        outputs = tuple(Tensor(v, shape, dtype) for v, (shape, dtype) in zip(values, program.avals))
+    for index, value in zip(program.changed, outputs[program.n_out:]):
+        states[index].assign(value)
+    return jax.tree_util.tree_unflatten(program.out_tree, list(outputs[:program.n_out]))
+
+
+def keras_function(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A stateless Keras function (a loss, an activation) as a tape-aware op on tapeshim tensors."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if passthrough(args, kwargs):
+            return fn(*args, **kwargs)
+        return stateful_call(None, "function", fn, args, kwargs, [])
+
+    call.__name__ = getattr(fn, "__name__", "keras_function")
+    call.__qualname__ = call.__name__
+    call.__doc__ = fn.__doc__
+    call.__wrapped__ = fn  # type: ignore[attr-defined]
+    return call
+
+
+# -- layers and models ---------------------------------------------------------------------------
+def _symbolic(leaf: Any) -> Any:
+    if _is_tensor_like(leaf):
+        tensor = convert_to_tensor(leaf)
+        return keras.KerasTensor(tensor._shape, dtype=tensor._dtype.name)
+    return leaf
+
+
+def _build(layer: Any, args: tuple, kwargs: dict) -> None:
+    """Builds `layer` (creating its variables) by a symbolic call, which runs no computation."""
+    symbolic_args, symbolic_kwargs = jax.tree_util.tree_map(_symbolic, (args, kwargs), is_leaf=_is_leaf)
+    keras.Layer.__call__(layer, *symbolic_args, **symbolic_kwargs)
+
+
+class TapeLayerMixin:
+    """Makes a Keras layer's outermost call one tapeshim op (see the module docstring)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if passthrough(args, kwargs):
+            return super().__call__(*args, **kwargs)
+        if not self.built:
+            _build(self, args, kwargs)
+        keras_call = super().__call__
+        return stateful_call(self, "call", keras_call, args, kwargs, list(self.variables))
+
+
+def tape_aware_layer(cls: type) -> type:
+    """The tape-aware subclass of Keras layer class `cls`, with the same name."""
+    return type(cls.__name__, (TapeLayerMixin, cls), {
+        "__module__": "tapeshim.keras.layers", "__doc__": cls.__doc__, "__qualname__": cls.__name__})
+
+
+def _layer_variables(layer: Any) -> dict[str, Variable]:
+    # Keyed by position: an identical model built afresh (whose names are numbered anew) restores them.
+    return {f"variables/{i}": view_of(v) for i, v in enumerate(layer.variables)}
+
+
+checkpoint.register_trackable(keras.Layer, _layer_variables)

@@ -1,0 +1,104 @@
+"""`tf.keras.losses`, `tf.keras.metrics` and `tf.keras.activations`: Keras's own, as tapeshim ops.
+
+A loss or activation call is one stateless op, so it is recorded by tapes and
+traced by functions. A metric's `update_state`, `result` and `reset_state` are
+each one op over the metric's variables (the update is assigned back), so
+metrics keep their state across eager steps and inside `tapeshim.function`.
+Inside Keras's own compiled `fit`, Keras calls them directly.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any, Callable
+
+from tapeshim._src.keras_bridge import keras, keras_function, passthrough, stateful_call
+
+
+class TapeLossMixin:
+    """A Keras loss whose call is one tapeshim op."""
+
+    def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        if passthrough((y_true, y_pred, sample_weight), {}):
+            return super().__call__(y_true, y_pred, sample_weight)
+        return stateful_call(self, "call", super().__call__, (y_true, y_pred, sample_weight), {}, [])
+
+
+class TapeMetricMixin:
+    """A Keras metric whose `update_state`, `result` and `reset_state` are tapeshim ops."""
+
+    def update_state(self, *args: Any, **kwargs: Any) -> Any:
+        if passthrough(args, kwargs):
+            return super().update_state(*args, **kwargs)
+        return stateful_call(self, "update_state", super().update_state, args, kwargs, list(self.variables))
+
+    def result(self) -> Any:
+        if passthrough((), {}):
+            return super().result()
+        return stateful_call(self, "result", super().result, (), {}, list(self.variables))
+
+    def reset_state(self) -> None:
+        if passthrough((), {}):
+            return super().reset_state()
+        stateful_call(self, "reset_state", super().reset_state, (), {}, list(self.variables))
+        return None
+
+
+def _subclass(cls: type, mixin: type, module: str) -> type:
+    return type(cls.__name__, (mixin, cls), {"__module__": module, "__doc__": cls.__doc__,
+                                             "__qualname__": cls.__name__})
+
+
+def wrap_namespace(source: ModuleType, base: type, mixin: type, module: str,
+                   wrap_functions: bool) -> dict[str, Any]:
+    """Public names of Keras namespace `source`: `base` subclasses get `mixin`, functions become ops.
+
+    Aliases of one class or function map to one wrapper.
+    """
+    wrapped: dict[int, Any] = {}
+    names: dict[str, Any] = {}
+    for name in dir(source):
+        if name.startswith("_"):
+            continue
+        obj = getattr(source, name)
+        if isinstance(obj, type) and issubclass(obj, base):
+            if id(obj) not in wrapped:
+                wrapped[id(obj)] = _subclass(obj, mixin, module)
+            names[name] = wrapped[id(obj)]
+        elif wrap_functions and callable(obj) and not isinstance(obj, type) and name not in (
+                "get", "serialize", "deserialize"):
+            if id(obj) not in wrapped:
+                wrapped[id(obj)] = keras_function(obj)
+            names[name] = wrapped[id(obj)]
+        elif not isinstance(obj, ModuleType):
+            names[name] = obj
+    return names
+
+
+def getter(keras_get: Callable[[Any], Any], namespace: dict[str, Any]) -> Callable[[Any], Any]:
+    """A namespace's `get(identifier)`: Keras's lookup, returning tapeshim's wrapper of the result.
+
+    Raises:
+      ValueError: for an unknown identifier, as Keras.
+    """
+
+    def get(identifier: Any) -> Any:
+        found = keras_get(identifier)
+        if found is None:
+            return None
+        if isinstance(found, type):
+            return namespace.get(found.__name__, found)
+        if callable(found) and not hasattr(found, "get_config"):
+            wrapper = namespace.get(getattr(found, "__name__", ""))
+            return wrapper if getattr(wrapper, "__wrapped__", None) is found else keras_function(found)
+        cls = namespace.get(type(found).__name__)
+        if cls is not None and cls is not type(found) and issubclass(cls, type(found)):
+            return cls.from_config(found.get_config())
+        return found
+
+    get.__doc__ = "Returns the object for `identifier` (a name, config or instance), as Keras's `get`."
+    return get
+
+
+LOSS_BASE = keras.losses.Loss
+METRIC_BASE = keras.metrics.Metric

@@ -1,0 +1,115 @@
+"""`tf.keras.Model` and `tf.keras.Sequential`: Keras's own, tape-aware, fed from tapeshim data.
+
+Calls are one tapeshim op (`keras_bridge.TapeLayerMixin`). `fit`, `evaluate`
+and `predict` are Keras's own compiled loops on the JAX backend; tapeshim only
+converts what Keras cannot read itself: tapeshim Tensors become numpy arrays and
+a `tf.data.Dataset` becomes a `keras.utils.PyDataset` that re-iterates (and so
+reshuffles) the dataset every epoch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tapeshim._src import nest
+from tapeshim._src.dataset import Dataset
+from tapeshim._src.keras_bridge import TapeLayerMixin, keras
+from tapeshim._src.tensor import Tensor
+from tapeshim._src.variable import Variable
+
+# Not in Keras's public API: the functional model class, and how Keras tells a functional call of `Model`.
+_KerasFunctional = keras.src.models.functional.Functional
+functional_init_arguments = keras.src.models.model.functional_init_arguments
+
+
+def _numpy(value: Any) -> Any:
+    if isinstance(value, (Tensor, Variable)):
+        return value.numpy()
+    return value
+
+
+def _numpy_nest(value: Any) -> Any:
+    if isinstance(value, (list, tuple, dict)):
+        return nest.map_structure(_numpy, value)
+    return _numpy(value)
+
+
+class DatasetSequence(keras.utils.PyDataset):
+    """A tapeshim `Dataset` of batches as a Keras `PyDataset`, iterated afresh each epoch."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        super().__init__()
+        self._dataset = dataset
+        self._batches: list | None = None
+
+    def _materialise(self) -> list:
+        if self._batches is None:
+            self._batches = [_numpy_nest(batch) for batch in self._dataset]
+        return self._batches
+
+    def __len__(self) -> int:
+        return len(self._materialise())
+
+    def __getitem__(self, index: int) -> Any:
+        batch = self._materialise()[index]
+        return tuple(batch) if isinstance(batch, list) else batch
+
+    def on_epoch_end(self) -> None:
+        self._batches = None
+
+
+def _data(value: Any) -> Any:
+    if isinstance(value, Dataset):
+        return DatasetSequence(value)
+    if isinstance(value, tuple) and value and isinstance(value[0], (Tensor, Variable, np.ndarray)):
+        return tuple(_numpy_nest(v) for v in value)  # validation_data=(x, y)
+    return _numpy_nest(value)
+
+
+class TrainingMixin(TapeLayerMixin):
+    """Keras's `fit`/`evaluate`/`predict`, given tapeshim Tensors or a tapeshim `tf.data.Dataset`."""
+
+    def fit(self, x: Any = None, y: Any = None, *args: Any, validation_data: Any = None, **kwargs: Any) -> Any:
+        return super().fit(_data(x), _data(y), *args, validation_data=_data(validation_data), **kwargs)
+
+    def evaluate(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:
+        return super().evaluate(_data(x), _data(y), *args, **kwargs)
+
+    def predict(self, x: Any, *args: Any, **kwargs: Any) -> Any:
+        return super().predict(_data(x), *args, **kwargs)
+
+    def train_on_batch(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:
+        return super().train_on_batch(_data(x), _data(y), *args, **kwargs)
+
+    def test_on_batch(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:
+        return super().test_on_batch(_data(x), _data(y), *args, **kwargs)
+
+    def predict_on_batch(self, x: Any) -> Any:
+        return super().predict_on_batch(_data(x))
+
+
+class Model(TrainingMixin, keras.Model):
+    """`tf.keras.Model`: Keras 3's Model, whose calls are tapeshim ops (see docs/keras.md).
+
+    `Model(inputs, outputs)` builds a functional model; subclasses define
+    `call`, as in Keras.
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls is Model and functional_init_arguments(args, kwargs):
+            return Functional.__new__(Functional, *args, **kwargs)  # then Python runs Functional's __init__
+        return super().__new__(cls, *args, **kwargs)
+
+
+class Functional(Model, _KerasFunctional):
+    """A functional `tf.keras.Model` (built from `Input`s and layer calls)."""
+
+
+class Sequential(TrainingMixin, keras.Sequential):
+    """`tf.keras.Sequential`: Keras 3's Sequential, whose calls are tapeshim ops."""
+
+
+for _cls in (Model, Functional, Sequential):
+    _cls.__module__ = "tapeshim.keras"

@@ -1,0 +1,220 @@
+"""`tf.keras.optimizers`: Keras 3's optimizers, updating all variables in one compiled call.
+
+`apply_gradients` filters `None` gradients as Keras does (a UserWarning naming
+the variables; ValueError when none is left), then runs Keras's own `apply`
+for every remaining variable as **one** tapeshim op (`keras_bridge.stateful_call`):
+one jitted call eagerly, one node of the program inside `tapeshim.function`.
+The variables may be Keras variables or tapeshim `Variable`s; a tapeshim
+Variable is given to Keras as a stand-in Keras variable of the same shape,
+dtype and name, whose value the op supplies and whose update goes back to the
+tapeshim Variable.
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from typing import Any
+
+import numpy as np
+
+from tapeshim._src import checkpoint
+from tapeshim._src.keras_bridge import KerasVariable, keras, stateful_call, view_of
+from tapeshim._src.shape import TensorShape
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.variable import Variable
+
+_stand_ins: dict[int, Any] = {}  # id(tapeshim Variable) -> its Keras stand-in
+_pending_restores: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
+def _stand_in(variable: Variable) -> Any:
+    stand_in = _stand_ins.get(id(variable))
+    if stand_in is None:
+        name = variable.name.split(":")[0].replace("/", "_")
+        stand_in = keras.Variable(np.zeros(variable._shape, variable._dtype._np), dtype=variable._dtype.name,
+                                  trainable=variable.trainable, name=name)
+        stand_in._tapeshim_variable = weakref.ref(variable)
+        _stand_ins[id(variable)] = stand_in
+        weakref.finalize(variable, _stand_ins.pop, id(variable), None)
+    return stand_in
+
+
+def _sides(variable: Any) -> tuple[Any, Variable]:
+    """(the Keras variable the optimizer sees, the tapeshim Variable holding the value)."""
+    if isinstance(variable, keras.Variable):
+        owner = getattr(variable, "_tapeshim_variable", None)
+        if owner is not None and owner() is not None:
+            return variable, owner()
+        return variable, view_of(variable)
+    if isinstance(variable, KerasVariable):
+        return variable._adapted, variable
+    if isinstance(variable, Variable):
+        return _stand_in(variable), variable
+    raise TypeError(
+        f"Expected a variable (a tf.Variable or a Keras variable) to update, got {variable!r} of type "
+        f"{type(variable).__name__}.")
+
+
+def _name(keras_variable: Any, variable: Variable) -> str:
+    return variable.name if getattr(keras_variable, "_tapeshim_variable", None) is not None else keras_variable.path
+
+
+class TapeOptimizerMixin:
+    """Keras's optimizer `apply`, run as one tapeshim op over all the variables it updates."""
+
+    def apply_gradients(self, grads_and_vars: Any) -> Any:
+        """Applies `(gradient, variable)` pairs, as Keras's `apply_gradients`.
+
+        Returns:
+          The optimizer's `iterations` variable.
+        """
+        grads, trainable_variables = zip(*grads_and_vars)
+        self.apply(grads, trainable_variables)
+        return self.iterations
+
+    def apply(self, grads: Any, trainable_variables: Any = None) -> None:
+        """Updates `trainable_variables` with `grads` (one gradient per variable; None skips it).
+
+        Raises:
+          ValueError: if every gradient is None, a variable is unknown to a built
+            optimizer, or a gradient's shape differs from its variable's. No
+            variable changes then.
+        """
+        grads = list(grads)
+        if not grads:
+            return
+        if trainable_variables is None:
+            if not self.built:
+                return super().apply(grads)  # Keras's error
+            sides = [_sides(v) for v in self._trainable_variables]
+            if len(grads) != len(sides):
+                return super().apply(grads)  # Keras's error
+        else:
+            sides = [_sides(v) for v in trainable_variables]
+            if not self.built:
+                with keras.name_scope(self.name, caller=self):
+                    self.build([k for k, _ in sides])
+                self.built = True
+            self._check_variables_are_known([k for k, _ in sides])
+        kept = [(g, k, v) for g, (k, v) in zip(grads, sides) if g is not None]
+        if not kept:
+            raise ValueError("No gradients provided for any variable.")
+        missing = [_name(k, v) for g, (k, v) in zip(grads, sides) if g is None]
+        if missing:
+            warnings.warn(
+                f"Gradients do not exist for variables {missing} when minimizing the loss. If using "
+                "`model.compile()`, did you forget to provide a `loss` argument?", stacklevel=3)
+        gradients = []
+        for g, keras_variable, variable in kept:
+            gradient = convert_to_tensor(g)
+            if gradient._shape != variable._shape:
+                raise ValueError(
+                    f"Gradient shape {TensorShape(gradient._shape)} does not match the shape "
+                    f"{TensorShape(variable._shape)} of variable '{_name(keras_variable, variable)}'.")
+            if gradient._dtype != variable._dtype:
+                gradient = _cast(gradient, variable)
+            gradients.append(gradient)
+        keras_variables = [k for _, k, _ in kept]
+        optimizer_variables = list(self.variables)
+        keras_apply = super().apply
+
+        def update(gradient_values: list) -> None:
+            keras_apply(list(gradient_values), keras_variables)
+
+        stateful_call(self, "apply", update, (gradients,), {}, keras_variables + optimizer_variables,
+                      states=[v for _, _, v in kept] + [view_of(v) for v in optimizer_variables],
+                      watch_state=False)
+        return None
+
+    def minimize(self, loss: Any, var_list: Any, tape: Any = None) -> Any:
+        """Minimizes `loss` over `var_list`, as TF's Keras 2 `minimize` (Keras 3 has none).
+
+        Args:
+          loss: a callable taking no arguments and returning the loss, or a
+            Tensor computed inside `tape`.
+          var_list: the variables, or a callable returning them.
+          tape: the GradientTape that computed a Tensor `loss`.
+
+        Returns:
+          The optimizer's `iterations` variable.
+
+        Raises:
+          ValueError: if `loss` is a Tensor and no `tape` is given.
+        """
+        from tapeshim._src.tape import GradientTape
+
+        if not callable(loss) and tape is None:
+            raise ValueError("`tape` is required when a `Tensor` loss is passed. "
+                             f"Received: loss={loss}, tape={tape}.")
+        if tape is None:
+            tape = GradientTape()
+        if callable(loss):
+            with tape:
+                if not callable(var_list):
+                    tape.watch(var_list)
+                loss = loss()
+        if callable(var_list):
+            var_list = var_list()
+        var_list = list(var_list)
+        grads = tape.gradient(loss, var_list)
+        return self.apply_gradients(zip(grads, var_list))
+
+    def build(self, variables: Any) -> None:
+        """Creates the optimizer's slot variables for `variables` (tapeshim or Keras variables)."""
+        super().build([_sides(v)[0] for v in variables])
+        pending = _pending_restores.pop(self, None)
+        if pending:
+            _restore(self, pending)
+
+
+def _cast(gradient: Tensor, variable: Variable) -> Tensor:
+    from tapeshim._src.ops import math_ops
+
+    return math_ops.cast(gradient, variable._dtype)
+
+
+def _restore(optimizer: Any, values: dict[str, np.ndarray]) -> None:
+    by_name = _optimizer_variables(optimizer)
+    for name, value in values.items():
+        variable = by_name.get(name)
+        if variable is not None:
+            if tuple(value.shape) != variable._shape:
+                raise ValueError(
+                    f"The checkpoint does not match optimizer variable '{variable.name}': saved {value.shape}, "
+                    f"variable {variable._shape}")
+            variable.assign(value)
+
+
+def _optimizer_variables(optimizer: Any) -> dict[str, Variable]:
+    return {f"variables/{i}": view_of(v) for i, v in enumerate(optimizer.variables)}
+
+
+def _restore_later(optimizer: Any, values: dict[str, np.ndarray]) -> None:
+    """Slots saved for an optimizer not built yet are restored when it builds them, as TF defers them."""
+    _pending_restores[optimizer] = dict(values)
+
+
+checkpoint.register_trackable(keras.optimizers.Optimizer, _optimizer_variables, _restore_later)
+
+
+def tape_aware_optimizer(cls: type) -> type:
+    """The tapeshim subclass of Keras optimizer class `cls`, with the same name."""
+    return type(cls.__name__, (TapeOptimizerMixin, cls), {
+        "__module__": "tapeshim.keras.optimizers", "__doc__": cls.__doc__, "__qualname__": cls.__name__})
+
+
+def optimizer_get(identifier: Any, namespace: dict[str, type]) -> Any:
+    """`tf.keras.optimizers.get`: a tapeshim optimizer from a name, config or instance.
+
+    Raises:
+      ValueError: for an unknown name, as Keras.
+    """
+    if isinstance(identifier, TapeOptimizerMixin):
+        return identifier
+    optimizer = keras.optimizers.get(identifier)
+    cls = namespace.get(type(optimizer).__name__)
+    if cls is None:
+        return optimizer
+    return cls.from_config(optimizer.get_config())
+

@@ -1,0 +1,39 @@
+"""`tf.keras`: real Keras 3, on its JAX backend, working with tapeshim's tapes and functions.
+
+Importing this module imports Keras with the JAX backend (Keras chooses its
+backend once per process; see docs/keras.md). Models, layers, losses, metrics
+and optimizers are Keras's own classes, subclassed so that their calls are
+tapeshim ops: `tape.gradient(loss, model.trainable_variables)` works, and
+`optimizer.apply_gradients` updates every variable in one compiled call.
+"""
+
+from tapeshim._src.keras_bridge import keras as _keras
+from tapeshim._src.keras_models import Model, Sequential
+from tapeshim.keras import (
+    activations,
+    backend,
+    callbacks,
+    constraints,
+    initializers,
+    layers,
+    losses,
+    metrics,
+    models,
+    optimizers,
+    regularizers,
+    utils,
+)
+
+Input = _keras.Input
+KerasTensor = _keras.KerasTensor
+Variable = _keras.Variable
+StatelessScope = _keras.StatelessScope
+ops = _keras.ops
+random = _keras.random
+__version__ = _keras.__version__
+
+__all__ = [
+    "Input", "KerasTensor", "Model", "Sequential", "StatelessScope", "Variable", "activations", "backend",
+    "callbacks", "constraints", "initializers", "layers", "losses", "metrics", "models", "ops", "optimizers",
+    "random", "regularizers", "utils",
+]

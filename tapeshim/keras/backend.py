@@ -1,0 +1,7 @@
+"""`tf.keras.backend`: Keras's own, re-exported."""
+
+from tapeshim._src.keras_bridge import keras as _keras
+
+_source = _keras.backend
+globals().update({_name: getattr(_source, _name) for _name in dir(_source) if not _name.startswith("_")})
+__all__ = sorted(name for name in globals() if not name.startswith("_"))
