@@ -68,7 +68,10 @@ def load_keras() -> ModuleType:
 
 
 keras = load_keras()
-from keras.src.backend.common.stateless_scope import in_stateless_scope  # noqa: E402  (no public query)
+# `tf.keras` is Keras's TF-compatible namespace (`keras._tf_keras.keras`): the same objects, under the
+# names TF users know (`losses.mse`, `layers.ThresholdedReLU`, ...).
+tf_keras = keras._tf_keras.keras
+in_stateless_scope = keras.src.backend.common.stateless_scope.in_stateless_scope  # no public query
 
 
 # -- variables ------------------------------------------------------------------------------
@@ -176,6 +179,7 @@ class _Program:
                  keras_variables: Sequence[Any], in_structs: list) -> None:
         n_tensors, n_state = len(positions), len(keras_variables)
         self.extra_variables: list[Variable] = []
+        narrow = not any(np.dtype(s.dtype) in (np.float64, np.complex128) for s in in_structs)
 
         def run(values: Sequence[Any], collector: Any = None) -> tuple:
             call_leaves = list(leaves)
@@ -193,7 +197,10 @@ class _Program:
             finally:
                 _local.depth -= 1
             flat, out_tree = jax.tree_util.tree_flatten(result, is_leaf=_is_leaf)
-            return [_to_jax(v) for v in flat], out_tree, before, after
+            outs = [_to_jax(v) for v in flat]
+            if narrow:  # Keras assumes JAX's 32-bit defaults; with no 64-bit input, no 64-bit float result
+                outs = [o.astype(np.float32) if getattr(o, "dtype", None) == np.float64 else o for o in outs]
+            return outs, out_tree, before, after
 
         collector = _VariableCollector()
         probe: dict[str, Any] = {}

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from tapeshim._src import nest
-from tapeshim._src.dataset import Dataset
+from tapeshim._src.dataset import INFINITE, Dataset
 from tapeshim._src.keras_bridge import TapeLayerMixin, keras
 from tapeshim._src.tensor import Tensor
 from tapeshim._src.variable import Variable
@@ -37,23 +37,36 @@ def _numpy_nest(value: Any) -> Any:
 
 
 class DatasetSequence(keras.utils.PyDataset):
-    """A tapeshim `Dataset` of batches as a Keras `PyDataset`, iterated afresh each epoch."""
+    """A tapeshim `Dataset` of batches as a Keras `PyDataset`, iterated afresh each epoch.
+
+    A finite dataset's batches are listed once per epoch (so a shuffling
+    dataset reshuffles); an infinite one (`repeat()`) is read as it goes, and
+    `fit` then needs `steps_per_epoch`, as with TF.
+    """
 
     def __init__(self, dataset: Dataset) -> None:
         super().__init__()
         self._dataset = dataset
+        self._infinite = int(dataset.cardinality()) == INFINITE
         self._batches: list | None = None
+        self._iterator: Any = None
 
     def _materialise(self) -> list:
         if self._batches is None:
             self._batches = [_numpy_nest(batch) for batch in self._dataset]
         return self._batches
 
-    def __len__(self) -> int:
-        return len(self._materialise())
+    @property
+    def num_batches(self) -> int | None:
+        return None if self._infinite else len(self._materialise())
 
     def __getitem__(self, index: int) -> Any:
-        batch = self._materialise()[index]
+        if self._infinite:
+            if self._iterator is None:
+                self._iterator = iter(self._dataset)
+            batch = _numpy_nest(next(self._iterator))
+        else:
+            batch = self._materialise()[index]
         return tuple(batch) if isinstance(batch, list) else batch
 
     def on_epoch_end(self) -> None:
@@ -72,6 +85,8 @@ class TrainingMixin(TapeLayerMixin):
     """Keras's `fit`/`evaluate`/`predict`, given tapeshim Tensors or a tapeshim `tf.data.Dataset`."""
 
     def fit(self, x: Any = None, y: Any = None, *args: Any, validation_data: Any = None, **kwargs: Any) -> Any:
+        if isinstance(x, Dataset):
+            kwargs["shuffle"] = False  # as TF, a dataset's own order is kept (`shuffle` applies to arrays)
         return super().fit(_data(x), _data(y), *args, validation_data=_data(validation_data), **kwargs)
 
     def evaluate(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:

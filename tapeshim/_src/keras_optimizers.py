@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tapeshim._src import checkpoint
+from tapeshim._src import checkpoint, errors
 from tapeshim._src.keras_bridge import KerasVariable, keras, stateful_call, view_of
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -77,9 +77,11 @@ class TapeOptimizerMixin:
         """Updates `trainable_variables` with `grads` (one gradient per variable; None skips it).
 
         Raises:
-          ValueError: if every gradient is None, a variable is unknown to a built
-            optimizer, or a gradient's shape differs from its variable's. No
-            variable changes then.
+          ValueError: if every gradient is None, or a variable is unknown to a
+            built optimizer.
+          InvalidArgumentError: if a gradient's shape differs from its
+            variable's. Unlike TF, which may have updated the variables before
+            it, no variable changes.
         """
         grads = list(grads)
         if not grads:
@@ -109,9 +111,10 @@ class TapeOptimizerMixin:
         for g, keras_variable, variable in kept:
             gradient = convert_to_tensor(g)
             if gradient._shape != variable._shape:
-                raise ValueError(
-                    f"Gradient shape {TensorShape(gradient._shape)} does not match the shape "
-                    f"{TensorShape(variable._shape)} of variable '{_name(keras_variable, variable)}'.")
+                raise errors.InvalidArgumentError(
+                    None, None, f"Gradient shape {TensorShape(gradient._shape)} does not match the shape "
+                    f"{TensorShape(variable._shape)} of variable '{_name(keras_variable, variable)}'; no variable "
+                    "was updated.")
             if gradient._dtype != variable._dtype:
                 gradient = _cast(gradient, variable)
             gradients.append(gradient)

@@ -141,7 +141,6 @@ class GradientTape(Recorder):
         if not self._entered:
             raise AttributeError("'NoneType' object has no attribute '_tape'")
         for value in nest.flatten(tensor):
-            value = as_variable(value)
             if isinstance(value, (Tensor, Variable)) and not value._dtype.is_trainable:
                 tf_logging.warn_first_n(
                     f"The dtype of the watched tensor must be floating (e.g. tf.float32), got {value._dtype!r}", 5

@@ -25,15 +25,24 @@ from tapeshim.keras import (
 )
 
 Input = _keras.Input
+InputSpec = _keras.InputSpec
 KerasTensor = _keras.KerasTensor
 Variable = _keras.Variable
 StatelessScope = _keras.StatelessScope
+Initializer = _keras.Initializer
+Regularizer = _keras.Regularizer
+name_scope = _keras.name_scope
 ops = _keras.ops
 random = _keras.random
+Layer = layers.Layer
+Loss = losses.Loss
+Metric = metrics.Metric
+Optimizer = optimizers.Optimizer
 __version__ = _keras.__version__
 
 __all__ = [
-    "Input", "KerasTensor", "Model", "Sequential", "StatelessScope", "Variable", "activations", "backend",
-    "callbacks", "constraints", "initializers", "layers", "losses", "metrics", "models", "ops", "optimizers",
-    "random", "regularizers", "utils",
+    "Initializer", "Input", "InputSpec", "KerasTensor", "Layer", "Loss", "Metric", "Model", "Optimizer",
+    "Regularizer", "Sequential", "StatelessScope", "Variable", "activations", "backend", "callbacks", "constraints",
+    "initializers", "layers", "losses", "metrics", "models", "name_scope", "ops", "optimizers", "random",
+    "regularizers", "utils",
 ]

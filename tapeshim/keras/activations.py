@@ -1,9 +1,9 @@
 """`tf.keras.activations`: Keras's activations as tapeshim ops."""
 
-from tapeshim._src.keras_bridge import keras as _keras
+from tapeshim._src.keras_bridge import tf_keras as _tf_keras
 from tapeshim._src.keras_losses_metrics import getter as _getter
 from tapeshim._src.keras_losses_metrics import wrap_namespace as _wrap_namespace
 
-globals().update(_wrap_namespace(_keras.activations, type(None), object, __name__, wrap_functions=True))
-get = _getter(_keras.activations.get, globals())
+globals().update(_wrap_namespace(_tf_keras.activations, type(None), object, __name__, wrap_functions=True))
+get = _getter(_tf_keras.activations.get, globals())
 __all__ = sorted(name for name in globals() if not name.startswith("_"))

@@ -1,7 +1,7 @@
 """`tf.keras.callbacks`: Keras's own, re-exported."""
 
-from tapeshim._src.keras_bridge import keras as _keras
+from tapeshim._src.keras_bridge import tf_keras as _tf_keras
 
-_source = _keras.callbacks
+_source = _tf_keras.callbacks
 globals().update({_name: getattr(_source, _name) for _name in dir(_source) if not _name.startswith("_")})
 __all__ = sorted(name for name in globals() if not name.startswith("_"))

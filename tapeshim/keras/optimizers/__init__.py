@@ -1,12 +1,12 @@
 """`tf.keras.optimizers`: Keras's optimizers; `apply_gradients` updates all variables in one compiled call."""
 
-from tapeshim._src.keras_bridge import keras as _keras
+from tapeshim._src.keras_bridge import tf_keras as _tf_keras
 from tapeshim._src.keras_losses_metrics import wrap_namespace as _wrap_namespace
 from tapeshim._src.keras_optimizers import TapeOptimizerMixin as _TapeOptimizerMixin
 from tapeshim._src.keras_optimizers import optimizer_get as _optimizer_get
 from tapeshim.keras.optimizers import schedules as schedules
 
-globals().update(_wrap_namespace(_keras.optimizers, _keras.optimizers.Optimizer, _TapeOptimizerMixin, __name__,
+globals().update(_wrap_namespace(_tf_keras.optimizers, _tf_keras.optimizers.Optimizer, _TapeOptimizerMixin, __name__,
                                  wrap_functions=False))
 
 
