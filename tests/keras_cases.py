@@ -174,7 +174,7 @@ def eager_custom_loop_matches(tf):
     metric = tf.keras.metrics.SparseCategoricalAccuracy()
     dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8)
     losses = []
-    for epoch in range(2):
+    for _epoch in range(2):
         for xb, yb in dataset:
             with tf.GradientTape() as tape:
                 logits = model(xb, training=True)

@@ -1,10 +1,10 @@
 """tf.keras (real Keras 3 on JAX) against TF's own Keras, which runs in a child process (keras_oracle.py)."""
 
 import pytest
-
-import tapeshim
 from keras_cases import CASES
 from keras_oracle import assert_outcomes_match, run_case, tf_results
+
+import tapeshim
 
 # Tolerances: float32 training over several steps accumulates rounding that differs between TF's
 # kernels and XLA's; single evaluations are compared tightly.
