@@ -20,7 +20,10 @@ NUMBER = re.compile(r"-?\d+\.?\d*(?:e[-+]?\d+)?")
 def _run(source: str, tmp_path: Path, name: str) -> str:
     script = tmp_path / name
     script.write_text(source)
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    env = {key: value for key, value in os.environ.items() if key != "KERAS_BACKEND"}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    if "import tensorflow as tf" in source:
+        env["KERAS_BACKEND"] = "tensorflow"  # TF's own Keras; tapeshim chooses JAX itself
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, f"{name} failed:\n{result.stderr}"
     return result.stdout

@@ -11,11 +11,12 @@ import itertools
 import math
 from typing import Any, Callable, Iterator
 
+import jax
 import numpy as np
 
 from tapeshim._src import dtypes, errors, nest
 from tapeshim._src.ops import array_ops
-from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, device_constant
 from tapeshim._src.tensor_spec import TensorSpec
 
 INFINITE = -1
@@ -34,6 +35,17 @@ def _to_tensors(value: Any) -> Any:
         items = [_to_tensors(v) for v in value]
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     return convert_to_tensor(value)
+
+
+def _host_tensor(array: np.ndarray, dtype: Any) -> Tensor:
+    return Tensor(device_constant(array), array.shape, dtype)
+
+
+def _stack(*parts: Tensor) -> Tensor:
+    """One batch: stacked on the host when every part is computed (one transfer, no per-size kernel)."""
+    if all(p._value is not None and not isinstance(p._value, jax.core.Tracer) for p in parts):
+        return _host_tensor(np.stack([np.asarray(p._value) for p in parts]), parts[0]._dtype)
+    return array_ops.stack(list(parts))
 
 
 def _call(fn: Callable[..., Any], element: Any) -> Any:
@@ -62,9 +74,11 @@ class Dataset:
             raise ValueError(f"Dimensions {other} and {first} are not compatible")
         (size,) = sizes
 
+        hosts = nest.map_structure(lambda t: np.asarray(t.value), converted)  # rows are sliced on the host
+
         def iterate() -> Iterator[Any]:
             for i in range(size):
-                yield nest.map_structure(lambda t, i=i: t[i], converted)
+                yield nest.map_structure(lambda host, t, i=i: _host_tensor(host[i], t._dtype), hosts, converted)
 
         element = nest.map_structure(lambda t: t[0], converted) if size else None
         spec = _spec(element) if element is not None else nest.map_structure(
@@ -115,7 +129,7 @@ class Dataset:
                 chunk = list(itertools.islice(source, size))
                 if not chunk or (drop_remainder and len(chunk) < size):
                     return
-                yield nest.map_structure(lambda *parts: array_ops.stack(list(parts)), *chunk)
+                yield nest.map_structure(_stack, *chunk)
 
         card = self._cardinality
         if card >= 0:

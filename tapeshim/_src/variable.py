@@ -103,6 +103,9 @@ class Variable(TensorOperators):
         return self._read_for_op().__array__(dtype)
 
     def __jax_array__(self) -> jax.Array:
+        if _thread_state.variable_values is not None:
+            # Inside a custom gradient's or a Keras call's JAX function: the read is an input of that op.
+            return self._read_for_op()._value
         return self._value
 
     def __float__(self) -> float:

@@ -1,0 +1,233 @@
+"""tf.keras promises checked in this process: one op per call, compile once, atomic updates, checkpoints, backend choice.
+
+Values are compared with TF's Keras in test_keras.py; these tests check what
+TF cannot show (how the call is recorded, what compiles) or where tapeshim
+deliberately differs (a rejected update changes no variable).
+"""
+
+import os
+import subprocess
+import sys
+import warnings
+
+import jax
+import numpy as np
+import pytest
+
+import tapeshim as tf
+from tapeshim import experimental
+
+_compiles = []
+jax.monitoring.register_event_duration_secs_listener(
+    lambda name, duration, **kw: _compiles.append(name) if name == "/jax/core/compile/backend_compile_duration" else None)
+
+
+def _model(batchnorm=False):
+    layers = [tf.keras.layers.Dense(8, activation="relu")]
+    if batchnorm:
+        layers.append(tf.keras.layers.BatchNormalization())
+    model = tf.keras.Sequential([tf.keras.Input((4,))] + layers + [tf.keras.layers.Dense(3)])
+    rng = np.random.default_rng(0)
+    model.set_weights([rng.uniform(0.5, 1.5, w.shape).astype(w.dtype) if "variance" in w.name
+                       else (rng.standard_normal(w.shape) * 0.4).astype(w.dtype) for w in model.weights])
+    return model
+
+
+def _data(n=16):
+    rng = np.random.default_rng(1)
+    return rng.standard_normal((n, 4)).astype(np.float32), rng.integers(0, 3, n).astype(np.int32)
+
+
+def test_model_call_is_one_recorded_op():
+    model = _model(batchnorm=True)
+    x, _ = _data()
+    x = tf.constant(x)
+    with tf.GradientTape() as tape:
+        logits = model(x, training=True)
+    node = logits._node
+    assert node is not None and node.key[0] == "KerasCall"
+    assert node.inputs[0] is x  # the input goes straight into the one op: nothing was recorded per layer
+    assert len(node.inputs) == 1 + len(model.variables)
+    assert tape.watched_variables() and all(isinstance(v, tf.keras.Variable) for v in tape.watched_variables())
+
+
+def test_outside_a_tape_a_call_is_one_jitted_computation():
+    model = _model()
+    x, _ = _data()
+    out = model(x)
+    assert isinstance(out, tf.Tensor) and out._node is None
+    np.testing.assert_allclose(out.numpy(), model.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
+
+
+def test_steady_keras_custom_loop_compiles_once():
+    model = _model(batchnorm=True)
+    optimizer = tf.keras.optimizers.Adam(0.01)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    x, y = _data()
+
+    def step():
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return float(loss)
+
+    for _ in range(3):
+        step()
+    experimental.reset_compile_stats()
+    before = len(_compiles)
+    losses = [step() for _ in range(20)]
+    assert len(_compiles) == before, "a steady Keras loop compiled again"
+    assert experimental.compile_stats()["programs_compiled"] == 0
+    assert losses[-1] < losses[0]
+
+
+def test_keras_step_in_function_compiles_once():
+    model = _model()
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    x, y = _data()
+
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.keras.losses.sparse_categorical_crossentropy(y, model(x), from_logits=True)
+            loss = tf.reduce_mean(loss)
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    step(x, y)
+    before = len(_compiles)
+    for _ in range(10):
+        step(x, y)
+    assert len(_compiles) == before
+    assert int(optimizer.iterations) == 11
+
+
+def test_rejected_update_changes_no_variable():
+    a, b = tf.Variable([1.0, 2.0]), tf.Variable([3.0])
+    optimizer = tf.keras.optimizers.Adam(0.1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="does not match the shape"):
+        optimizer.apply_gradients([(tf.constant([1.0, 1.0]), a), (tf.constant([1.0, 1.0]), b)])
+    np.testing.assert_array_equal(a.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(b.numpy(), [3.0])
+    assert int(optimizer.iterations) == 0
+
+
+def test_none_gradient_names_the_variable():
+    a, b = tf.Variable([1.0], name="kept"), tf.Variable([2.0], name="skipped")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tf.keras.optimizers.SGD(0.5).apply_gradients([(tf.constant([1.0]), a), (None, b)])
+    assert any("['skipped:0']" in str(w.message) for w in caught)
+    assert a.numpy()[0] == 0.5 and b.numpy()[0] == 2.0
+
+
+def test_optimizer_update_is_one_op_for_all_variables():
+    model = _model()
+    optimizer = tf.keras.optimizers.Adam(0.01)
+    x, _ = _data()
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))  # builds, compiles
+    kernels = experimental.compile_stats()["eager_kernels"]
+    before = len(_compiles)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    assert len(_compiles) == before and experimental.compile_stats()["eager_kernels"] == kernels
+
+
+def test_repeated_indices_follow_dense_math():
+    # TF's Keras squares each slice of an IndexedSlices gradient separately in Adam's second moment;
+    # tapeshim applies the dense gradient (duplicates summed first), as documented in docs/keras.md.
+    table = tf.Variable(np.ones((3, 2), np.float32))
+    dense = tf.Variable(np.ones((3, 2), np.float32))
+    opt_sparse, opt_dense = tf.keras.optimizers.Adam(0.1), tf.keras.optimizers.Adam(0.1)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.gather(table, [1, 1]))
+    grad = tape.gradient(loss, table)
+    assert isinstance(grad, tf.IndexedSlices)
+    opt_sparse.apply_gradients([(grad, table)])
+    opt_dense.apply_gradients([(tf.convert_to_tensor(grad), dense)])
+    np.testing.assert_allclose(table.numpy(), dense.numpy())
+
+
+def test_custom_layer_reading_a_tf_variable_gets_its_gradient():
+    class Scale(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.scale = tf.Variable(2.0)
+
+        def call(self, inputs):
+            return inputs * self.scale
+
+    layer = Scale()
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(layer(x))
+    assert float(tape.gradient(y, layer.scale)) == 3.0
+    layer.scale.assign(5.0)
+    assert float(tf.reduce_sum(layer(x))) == 15.0  # the variable is an input, not a baked-in constant
+
+
+def test_checkpoint_restores_model_and_optimizer_slots(tmp_path):
+    x, y = _data()
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def train(model, optimizer, steps):
+        for _ in range(steps):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                          model.trainable_variables))
+
+    model, optimizer = _model(batchnorm=True), tf.keras.optimizers.Adam(0.05)
+    train(model, optimizer, 3)
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model, optimizer=optimizer), str(tmp_path), 2)
+    manager.save()
+    train(model, optimizer, 2)
+    expected = [w.numpy() for w in model.weights]
+
+    fresh_model, fresh_optimizer = _model(batchnorm=True), tf.keras.optimizers.Adam(0.05)
+    tf.train.Checkpoint(model=fresh_model, optimizer=fresh_optimizer).restore(manager.latest_checkpoint)
+    train(fresh_model, fresh_optimizer, 2)  # slots are created, then restored, on the first step
+    assert int(fresh_optimizer.iterations) == int(optimizer.iterations)
+    for got, want in zip(fresh_model.weights, expected):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-7)
+
+
+def test_checkpoint_of_another_model_names_the_variables(tmp_path):
+    path = tf.train.Checkpoint(model=_model()).write(str(tmp_path / "ckpt"))
+    other = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(5), tf.keras.layers.Dense(3)])
+    before = [w.numpy() for w in other.weights]
+    with pytest.raises(ValueError, match="model/variables/0"):
+        tf.train.Checkpoint(model=other).restore(path)
+    for got, want in zip(other.weights, before):
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_fit_on_an_infinite_dataset_with_steps_per_epoch():
+    x, y = _data(32)
+    model = _model()
+    model.compile(optimizer="sgd", loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(32, seed=1).batch(8).repeat()
+    history = model.fit(dataset, epochs=2, steps_per_epoch=3, verbose=0)
+    assert len(history.history["loss"]) == 2
+    predictions = model.predict(tf.data.Dataset.from_tensor_slices(x).batch(10), verbose=0)
+    assert predictions.shape == (32, 3)
+
+
+def test_keras_imported_with_another_backend_is_a_clear_error():
+    code = ("import os; os.environ['KERAS_BACKEND'] = 'numpy'; import keras\n"
+            "import tapeshim as tf\n"
+            "try:\n    tf.keras\nexcept ImportError as exc:\n    print('ImportError:', exc)\n")
+    env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert "ImportError: tapeshim.keras runs Keras 3 on its JAX backend" in out.stdout, out.stderr
+    assert "'numpy' backend" in out.stdout
+
+
+def test_keras_backend_env_for_another_backend_is_a_clear_error():
+    env = {**os.environ, "KERAS_BACKEND": "torch"}
+    code = "import tapeshim as tf\ntry:\n    tf.keras\nexcept ImportError as exc:\n    print('ImportError:', exc)\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert "KERAS_BACKEND is set to 'torch'" in out.stdout, out.stderr
