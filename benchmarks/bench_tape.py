@@ -183,19 +183,27 @@ def sync_any(value: object) -> None:
         value.numpy()
 
 
-def run_workload(name: str, builders: dict[str, Callable[[], Callable[[], object]]], block: int,
-                 repeats: int) -> dict[str, float]:
-    steps = {label: build() for label, build in builders.items() if build is not None}
+def measure(steps: dict[str, Callable[[], object]], block: int, repeats: int) -> dict[str, float]:
+    """Median seconds per step of each implementation, after a warm-up.
+
+    The implementations are interleaved, one block each per round, so that
+    background load (TF's and XLA's thread pools on a small machine) affects
+    them alike.
+    """
     samples: dict[str, list[float]] = {label: [] for label in steps}
-    # Interleave the implementations, one block each per round, so that background
-    # load (TF's and XLA's thread pools on a small machine) affects them alike.
     for step in steps.values():
         for _ in range(3):
             sync_any(step())
     for _ in range(repeats):
         for label, step in steps.items():
             samples[label].append(timeit_block(step, block))
-    results = {label: statistics.median(values) for label, values in samples.items()}
+    return {label: statistics.median(values) for label, values in samples.items()}
+
+
+def run_workload(name: str, builders: dict[str, Callable[[], Callable[[], object]]], block: int,
+                 repeats: int) -> dict[str, float]:
+    steps = {label: build() for label, build in builders.items() if build is not None}
+    results = measure(steps, block, repeats)
     base = results.get("TF eager")
     jit = results.get("jax.jit")
     print(f"\n({name})")

@@ -186,6 +186,21 @@ def eager_custom_loop_matches(tf):
     return {"losses": losses, "accuracy": metric.result(), "weights": model.weights}
 
 
+@case
+def regularization_losses_in_tape(tf):
+    x, _ = data()
+    inputs = tf.keras.Input((4,))
+    hidden = tf.keras.layers.Dense(5, kernel_regularizer=tf.keras.regularizers.L2(0.1),
+                                   activity_regularizer=tf.keras.regularizers.L1(0.01))(inputs)
+    model = tf.keras.Model(inputs, tf.keras.layers.Dense(2, bias_regularizer="l1")(hidden))
+    set_weights(model, 4)
+    with tf.GradientTape() as tape:
+        out = model(x)
+        penalties = model.losses
+        loss = tf.reduce_mean(out ** 2) + tf.add_n(penalties)
+    return {"penalties": penalties, "grads": tape.gradient(loss, model.trainable_variables)}
+
+
 # -- optimizers -----------------------------------------------------------------------------------------
 OPTIMIZERS = {
     "sgd": ("SGD", {"learning_rate": 0.1}),

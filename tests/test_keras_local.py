@@ -1,4 +1,4 @@
-"""tf.keras promises checked in this process: one op per call, compile once, atomic updates, checkpoints, backend choice.
+"""tf.keras promises checked in this process: one op per call, compile once, atomic updates, checkpoints.
 
 Values are compared with TF's Keras in test_keras.py; these tests check what
 TF cannot show (how the call is recorded, what compiles) or where tapeshim
@@ -18,8 +18,14 @@ import tapeshim as tf
 from tapeshim import experimental
 
 _compiles = []
-jax.monitoring.register_event_duration_secs_listener(
-    lambda name, duration, **kw: _compiles.append(name) if name == "/jax/core/compile/backend_compile_duration" else None)
+
+
+def _count_backend_compiles(name, duration, **kwargs):
+    if name == "/jax/core/compile/backend_compile_duration":
+        _compiles.append(name)
+
+
+jax.monitoring.register_event_duration_secs_listener(_count_backend_compiles)
 
 
 def _model(batchnorm=False):

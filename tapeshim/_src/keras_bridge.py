@@ -190,13 +190,15 @@ class _Program:
             mapping = list(zip(keras_variables, values[n_tensors:n_tensors + n_state]))
             _local.depth = getattr(_local, "depth", 0) + 1
             try:
-                with _isolated(extra, collector), keras.StatelessScope(state_mapping=mapping) as scope:
+                with _isolated(extra, collector), \
+                        keras.StatelessScope(state_mapping=mapping, collect_losses=True) as scope:
                     before = [scope.get_current_value(v) for v in keras_variables]
                     result = call(*call_args, **call_kwargs)
                     after = [scope.get_current_value(v) for v in keras_variables]
             finally:
                 _local.depth -= 1
-            flat, out_tree = jax.tree_util.tree_flatten(result, is_leaf=_is_leaf)
+            # The losses the call added (`add_loss`, activity regularizers) are outputs too.
+            flat, out_tree = jax.tree_util.tree_flatten((result, list(scope.losses)), is_leaf=_is_leaf)
             outs = [_to_jax(v) for v in flat]
             if narrow:  # Keras assumes JAX's 32-bit defaults; with no 64-bit input, no 64-bit float result
                 outs = [o.astype(np.float32) if getattr(o, "dtype", None) == np.float64 else o for o in outs]
@@ -277,7 +279,13 @@ def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple,
         outputs = tuple(Tensor(v, shape, dtype) for v, (shape, dtype) in zip(values, program.avals))
     for index, value in zip(program.changed, outputs[program.n_out:]):
         states[index].assign(value)
-    return jax.tree_util.tree_unflatten(program.out_tree, list(outputs[:program.n_out]))
+    result, added_losses = jax.tree_util.tree_unflatten(program.out_tree, list(outputs[:program.n_out]))
+    if label == "call":
+        _added_losses[owner] = added_losses
+    return result
+
+
+_added_losses: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()
 
 
 def keras_function(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -319,6 +327,19 @@ class TapeLayerMixin:
             _build(self, args, kwargs)
         keras_call = super().__call__
         return stateful_call(self, "call", keras_call, args, kwargs, list(self.variables))
+
+    @property
+    def losses(self) -> list:
+        """The losses of the last call (`add_loss`, activity regularizers) and the weight regularizers'.
+
+        As in TF, they are tensors on the tape, so `tape.gradient(loss + tf.add_n(model.losses), ...)`
+        includes the regularization.
+        """
+        if passthrough((), {}):
+            return super().losses
+        keras_losses = super(TapeLayerMixin, type(self)).losses.fget  # Keras's, run inside one op
+        regularization = stateful_call(self, "losses", lambda: keras_losses(self), (), {}, list(self.variables))
+        return list(_added_losses.get(self, [])) + list(regularization)
 
 
 def tape_aware_layer(cls: type) -> type:
