@@ -161,8 +161,8 @@ def training_step_in_function(tf):
         return loss
 
     losses = [step(x, y) for _ in range(4)]
-    # Not compared: TF traces a first call that creates variables (the optimizer's slots) twice.
-    return {"losses": losses, "weights": model.weights, "iterations": int(optimizer.iterations)}
+    return {"losses": losses, "weights": model.weights, "iterations": int(optimizer.iterations),
+            "traces": step.experimental_get_tracing_count()}  # TF traces a variable-creating first call twice
 
 
 @case
@@ -358,6 +358,15 @@ def bad_gradient_shape_changes_nothing(tf):
 
 
 @case
+def apply_with_more_gradients_than_variables(tf):
+    a, b = tf.Variable([1.0]), tf.Variable([2.0])
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    optimizer.apply([tf.constant([1.0]), tf.constant([1.0])], [a])
+    optimizer.apply([tf.constant([1.0])], [a, b])
+    return [a, b]
+
+
+@case
 def unknown_optimizer_name(tf):
     tf.keras.optimizers.get("no_such_optimizer")
 
@@ -456,6 +465,10 @@ def metrics_update_result_reset(tf):
     out["accuracy"] = accuracy([1, 2, 3, 4], [1, 2, 0, 4])
     out["mse"] = metrics.MeanSquaredError()(y_bin, p_bin)
     out["auc"] = metrics.AUC(num_thresholds=50)(y_bin, p_bin)
+    f1 = metrics.F1Score(average="macro")  # creates its variables on the first update
+    f1.update_state(np.eye(3, dtype=np.float32)[labels], tf.nn.softmax(logits))
+    f1.update_state(np.eye(3, dtype=np.float32)[labels[::-1]], tf.nn.softmax(logits))
+    out["f1"] = f1.result()
     out["variables"] = len(sparse.variables)
     return out
 

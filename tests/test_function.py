@@ -585,3 +585,25 @@ def test_unsupported_constructs_say_so():
         y = unbounded(x)
     with pytest.raises(ValueError, match="maximum_iterations"):
         tape.gradient(y, x)
+
+
+def test_first_call_creating_variables_is_traced_twice_as_tf():
+    def body(tf):
+        runs = []
+
+        class Counter(tf.Module):
+            def __init__(self):
+                self.v = None
+
+            @tf.function
+            def __call__(self, x):
+                runs.append(1)  # a Python side effect: once per trace
+                if self.v is None:
+                    self.v = tf.Variable(1.0)
+                return self.v * x
+
+        counter = Counter()
+        results = [counter(tf.constant(2.0)), counter(tf.constant(3.0)), counter(4.0)]
+        return results, len(runs), counter.__call__.experimental_get_tracing_count()
+
+    check(body)

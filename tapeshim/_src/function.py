@@ -59,6 +59,7 @@ class FunctionTrace(Recorder):
         self._produced = _EVERYTHING
         self._recording = True
         self.allow_variable_creation = allow_variable_creation
+        self.created_variables = False
         self.placeholders: set[int] = set()
         self.var_leaves: dict[int, Variable] = {}
         self.pending: dict[int, tuple[Variable, Tensor]] = {}
@@ -105,6 +106,7 @@ class FunctionTrace(Recorder):
         self.pending[id(variable)] = (variable, tensor)
 
     def on_variable_created(self) -> None:
+        self.created_variables = True
         if not self.allow_variable_creation:
             raise ValueError(
                 "tf.function only supports singleton tf.Variables created on the first call. Make sure the "
@@ -324,6 +326,7 @@ class Function:
         self._last_args: Any = None
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._first_trace_done = False
+        self._initializing_traces = 0  # a first trace that created variables is traced again, as TF does
         try:
             self._signature: inspect.Signature | None = inspect.signature(python_function)
         except (TypeError, ValueError):
@@ -346,7 +349,7 @@ class Function:
 
     def experimental_get_tracing_count(self) -> int:
         """How many times the function was traced (TF's count of concrete signatures)."""
-        return len(self._tf_keys)
+        return len(self._tf_keys) + self._initializing_traces
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         if instance is None:
@@ -480,6 +483,20 @@ class Function:
         return f"{self._name} retraced because its arguments changed"
 
     def _trace(self, flat: list, args: tuple, kwargs: dict) -> ConcreteFunction:
+        """Traces the Python function for these arguments.
+
+        As TF, a first trace that created variables (including Keras's, such as an
+        optimizer's slots) is followed by a second trace, which must create none: the
+        Python function runs twice on that first call.
+        """
+        first = not self._first_trace_done
+        concrete, trace = self._trace_once(flat, args, kwargs)
+        if first and trace.created_variables:
+            self._initializing_traces += 1
+            concrete, _ = self._trace_once(flat, args, kwargs)
+        return concrete
+
+    def _trace_once(self, flat: list, args: tuple, kwargs: dict) -> tuple[ConcreteFunction, FunctionTrace]:
         trace = FunctionTrace(allow_variable_creation=not self._first_trace_done)
         placeholders: dict[int, int] = {}
         traced_flat = []
@@ -505,7 +522,7 @@ class Function:
             _thread_state.trace = saved_trace
             _thread_state.recorders = saved_recorders
         self._first_trace_done = True
-        return concrete
+        return concrete, trace
 
 
 def function(func: Callable | None = None, input_signature: Any = None, autograph: bool = True,

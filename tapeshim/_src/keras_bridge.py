@@ -288,6 +288,27 @@ def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple,
 _added_losses: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()
 
 
+def has_programs(owner: Any) -> bool:
+    """Whether any call of `owner` has run as a tapeshim op yet."""
+    return bool(_programs.get(owner))
+
+
+def concrete_arrays(structure: Any) -> Any:
+    """`structure` with tapeshim tensors replaced by their computed arrays, or None if any is lazy or traced."""
+    if _thread_state.trace is not None:
+        return None
+    leaves, treedef = jax.tree_util.tree_flatten(structure, is_leaf=_is_leaf)
+    arrays = []
+    for leaf in leaves:
+        if isinstance(leaf, (Tensor, Variable)) or hasattr(leaf, "to_dense"):
+            tensor = convert_to_tensor(leaf)
+            if tensor._value is None:
+                return None
+            leaf = tensor._value
+        arrays.append(leaf)
+    return jax.tree_util.tree_unflatten(treedef, arrays)
+
+
 def keras_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     """A stateless Keras function (a loss, an activation) as a tape-aware op on tapeshim tensors."""
 
@@ -311,8 +332,15 @@ def _symbolic(leaf: Any) -> Any:
     return leaf
 
 
+def note_variables_created() -> None:
+    """Tells a `tapeshim.function` being traced that Keras variables were created (TF's rules apply)."""
+    if _thread_state.trace is not None:
+        _thread_state.trace.on_variable_created()
+
+
 def _build(layer: Any, args: tuple, kwargs: dict) -> None:
     """Builds `layer` (creating its variables) by a symbolic call, which runs no computation."""
+    note_variables_created()
     symbolic_args, symbolic_kwargs = jax.tree_util.tree_map(_symbolic, (args, kwargs), is_leaf=_is_leaf)
     keras.Layer.__call__(layer, *symbolic_args, **symbolic_kwargs)
 

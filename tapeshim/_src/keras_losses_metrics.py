@@ -12,7 +12,14 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any, Callable
 
-from tapeshim._src.keras_bridge import keras, keras_function, passthrough, stateful_call
+from tapeshim._src.keras_bridge import (
+    concrete_arrays,
+    has_programs,
+    keras,
+    keras_function,
+    passthrough,
+    stateful_call,
+)
 
 
 class TapeLossMixin:
@@ -30,6 +37,12 @@ class TapeMetricMixin:
     def update_state(self, *args: Any, **kwargs: Any) -> Any:
         if passthrough(args, kwargs):
             return super().update_state(*args, **kwargs)
+        if not has_programs(self):
+            # The first update runs in Keras directly (on computed values), so that a metric that
+            # creates its variables on first use (F1Score, ...) creates them outside any JAX trace.
+            arrays = concrete_arrays((args, kwargs))
+            if arrays is not None:
+                return super().update_state(*arrays[0], **arrays[1])
         return stateful_call(self, "update_state", super().update_state, args, kwargs, list(self.variables))
 
     def result(self) -> Any:

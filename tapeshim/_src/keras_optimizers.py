@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from tapeshim._src import checkpoint, errors
-from tapeshim._src.keras_bridge import KerasVariable, keras, stateful_call, view_of
+from tapeshim._src.keras_bridge import KerasVariable, keras, note_variables_created, stateful_call, view_of
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.variable import Variable
@@ -165,6 +165,7 @@ class TapeOptimizerMixin:
 
     def build(self, variables: Any) -> None:
         """Creates the optimizer's slot variables for `variables` (tapeshim or Keras variables)."""
+        note_variables_created()
         super().build([_sides(v)[0] for v in variables])
         pending = _pending_restores.pop(self, None)
         if pending:
