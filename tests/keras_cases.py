@@ -201,6 +201,100 @@ def regularization_losses_in_tape(tf):
     return {"penalties": penalties, "grads": tape.gradient(loss, model.trainable_variables)}
 
 
+@case
+def custom_layer_returning_tf_ops(tf):
+    class Linear(tf.keras.layers.Layer):
+        def __init__(self, units):
+            super().__init__()
+            self.units = units
+
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1], self.units), initializer="ones")
+            self.b = self.add_weight(shape=(self.units,), initializer="zeros")
+
+        def call(self, inputs):
+            return tf.nn.relu(tf.matmul(inputs, self.w) + self.b)
+
+    x, y = data(16)
+    direct = Linear(2)(x)
+    row_sum = tf.keras.layers.Lambda(lambda t: tf.reduce_sum(t, 1))
+    model = tf.keras.Sequential([tf.keras.Input((4,)), Linear(3), row_sum])
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.01), loss="mse")
+    history = model.fit(x, y.astype(np.float32), batch_size=8, epochs=2, shuffle=False, verbose=0)
+    return {"direct": direct, "history": history.history, "weights": model.weights}
+
+
+@case
+def layer_assigning_a_tf_variable(tf):
+    class Counting(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.calls = tf.Variable(0.0, trainable=False)
+
+        def build(self, input_shape):
+            pass
+
+        def call(self, inputs):
+            self.calls.assign_add(1.0)
+            return inputs * 2.0
+
+    layer = Counting()
+    layer(np.ones((2, 2), np.float32))
+    layer(np.ones((2, 2), np.float32))
+
+    @tf.function
+    def twice(x):
+        return layer(layer(x))
+
+    twice(np.ones((2, 2), np.float32))
+    return layer.calls
+
+
+@case
+def variable_operators_and_l2_penalty(tf):
+    x, y = data()
+    model = mlp(tf)
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    losses = []
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            penalty = tf.add_n([tf.reduce_sum(w ** 2) for w in model.trainable_variables])
+            loss = loss_fn(y, model(x)) + 0.1 * penalty + tf.reduce_sum(model.layers[0].kernel * 0.5)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        losses.append(loss)
+    kernel = model.layers[1].kernel
+
+    @tf.function
+    def scaled_sum():
+        kernel.assign_add(tf.ones_like(kernel))
+        return tf.reduce_sum(kernel * 2.0)
+
+    return {"losses": losses, "sums": [scaled_sum(), scaled_sum()], "shifted": (kernel + 1.0) - kernel}
+
+
+@case
+def checkpoint_restored_into_unbuilt_model(tf):
+    import tempfile
+
+    x, _ = data()
+    model = mlp(tf)
+    optimizer = tf.keras.optimizers.Adam(0.1)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(model(x) ** 2)
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    path = tf.train.Checkpoint(model=model, optimizer=optimizer).write(tempfile.mkdtemp() + "/ckpt")
+    fresh = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(3)])
+    fresh_optimizer = tf.keras.optimizers.Adam(0.1)
+    tf.train.Checkpoint(model=fresh, optimizer=fresh_optimizer).restore(path)
+    restored = fresh(x)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(fresh(x) ** 2)
+    fresh_optimizer.apply_gradients(zip(tape.gradient(loss, fresh.trainable_variables), fresh.trainable_variables))
+    return {"restored": restored, "after_step": fresh.weights, "iterations": int(fresh_optimizer.iterations)}
+
+
 # -- optimizers -----------------------------------------------------------------------------------------
 OPTIMIZERS = {
     "sgd": ("SGD", {"learning_rate": 0.1}),

@@ -42,6 +42,22 @@ def register_trackable(base_type: type, variables_of: Callable[[Any], dict[str, 
     _trackables.append((base_type, variables_of, restore_later))
 
 
+def restore_values(variables: dict[str, Variable], values: dict[str, np.ndarray], owner: str) -> None:
+    """Assigns saved `values` to the `variables` of the same name, after checking every shape.
+
+    Raises:
+      ValueError: naming each variable whose saved shape differs; nothing is assigned then.
+    """
+    mismatched = [f"{name}: saved {values[name].shape}, variable {tuple(variables[name]._shape)}"
+                  for name in sorted(values) if name in variables
+                  and tuple(values[name].shape) != tuple(variables[name]._shape)]
+    if mismatched:
+        raise ValueError(f"The checkpoint does not match these variables of {owner}: " + "; ".join(mismatched))
+    for name, value in values.items():
+        if name in variables:
+            variables[name].assign(value)
+
+
 def _walk(obj: Any, path: str, found: dict[str, Variable], seen: set[int]) -> None:
     if id(obj) in seen:
         return

@@ -39,17 +39,24 @@ class _VariableCollector(Recorder):
 
 
 @contextlib.contextmanager
-def _isolated(variable_values: dict[int, Any] | None = None, collector: Recorder | None = None) -> Iterator[None]:
-    """Runs user code inside a JAX transformation: no tape records, variables read `variable_values`."""
+def _isolated(variable_values: dict[int, Any] | None = None, collector: Recorder | None = None,
+              variable_writes: dict[int, Variable] | None = None) -> Iterator[None]:
+    """Runs user code inside a JAX transformation: no tape records, variables read `variable_values`.
+
+    With `variable_writes`, assignments to variables update `variable_values` and
+    are noted there (the JAX function returns the new values) instead of storing
+    traced values in the variables.
+    """
     state = _thread_state
-    saved = (state.recorders, state.trace, state.variable_values)
+    saved = (state.recorders, state.trace, state.variable_values, state.variable_writes)
     state.recorders = [collector] if collector is not None else []
     state.trace = None
     state.variable_values = variable_values
+    state.variable_writes = variable_writes
     try:
         yield
     finally:
-        state.recorders, state.trace, state.variable_values = saved
+        state.recorders, state.trace, state.variable_values, state.variable_writes = saved
 
 
 def _wrap(values: Any) -> list[Tensor]:

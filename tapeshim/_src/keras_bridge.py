@@ -22,6 +22,7 @@ Keras reads its backend once per process, when `keras` is first imported;
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import sys
@@ -126,6 +127,63 @@ def _convert_keras_variable(value: Any, dtype: Any = None, name: Any = None, as_
 register_tensor_conversion_function(keras.Variable, _convert_keras_variable)
 register_variable_adapter(keras.Variable, view_of)
 
+_OPERATORS = (
+    "__abs__", "__add__", "__and__", "__floordiv__", "__ge__", "__getitem__", "__gt__", "__invert__", "__le__",
+    "__lt__", "__matmul__", "__mod__", "__mul__", "__neg__", "__or__", "__pos__", "__pow__", "__radd__", "__rand__",
+    "__rfloordiv__", "__rmatmul__", "__rmod__", "__rmul__", "__ror__", "__rpow__", "__rsub__", "__rtruediv__",
+    "__sub__", "__truediv__", "__xor__")
+
+
+def _routed(name: str) -> Callable[..., Any]:
+    def method(self: Any, *args: Any) -> Any:
+        if passthrough(args, {}):
+            return getattr(super(TapeVariableMixin, self), name)(*args)
+        return getattr(view_of(self), name)(*args)
+
+    method.__name__ = name
+    return method
+
+
+def _routed_assign(name: str) -> Callable[..., Any]:
+    def method(self: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
+        if _thread_state.trace is not None and not passthrough((value,), {}):
+            getattr(view_of(self), name)(value)  # recorded in the function being traced
+            return self
+        return getattr(super(TapeVariableMixin, self), name)(value, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+TapeVariableMixin = type("TapeVariableMixin", (), {
+    "__module__": __name__,
+    "__doc__": """A Keras variable whose Python operators and assignments are tapeshim ops in tapeshim code.
+
+    `w ** 2`, `kernel * x` and `v.assign_add(d)` outside Keras's own code act on
+    the variable's tapeshim `Variable` (so tapes watch them and functions trace
+    them), as TF's Keras variables are TF variables. Inside Keras code they are
+    Keras's own.
+    """,
+    **{name: _routed(name) for name in _OPERATORS},
+    **{name: _routed_assign(name) for name in ("assign", "assign_add", "assign_sub")},
+})
+
+
+_tape_variable_classes: dict[type, type] = {}
+
+
+def adopt_variable(variable: Any) -> Any:
+    """Makes a Keras variable created by a tapeshim layer a `TapeVariableMixin` variable (same object)."""
+    cls = type(variable)
+    if isinstance(variable, TapeVariableMixin) or not isinstance(variable, keras.Variable):
+        return variable
+    tape_cls = _tape_variable_classes.get(cls)
+    if tape_cls is None:
+        tape_cls = _tape_variable_classes[cls] = type(cls.__name__, (TapeVariableMixin, cls), {
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+    variable.__class__ = tape_cls  # a subclass adding only methods: the object is otherwise unchanged
+    return variable
+
 
 # -- one Keras call as one op ------------------------------------------------------------------
 _local = threading.local()
@@ -171,9 +229,14 @@ def _to_jax(value: Any) -> Any:
 
 
 class _Program:
-    """One shape of one Keras call: the op's JAX function, its outputs, and which variables it changes."""
+    """One shape of one Keras call: the op's JAX function, its outputs, and which variables it changes.
 
-    __slots__ = ("fn", "jitted", "key", "avals", "out_tree", "n_out", "changed", "extra_variables")
+    The op's outputs are the call's results and added losses, then the new values
+    of the Keras variables it changed, then those of the tapeshim Variables it
+    assigned (`written`).
+    """
+
+    __slots__ = ("fn", "jitted", "key", "avals", "out_tree", "n_out", "changed", "extra_variables", "written")
 
     def __init__(self, call: Callable[..., Any], leaves: list, treedef: Any, positions: list[int],
                  keras_variables: Sequence[Any], in_structs: list) -> None:
@@ -187,10 +250,11 @@ class _Program:
                 call_leaves[position] = value
             call_args, call_kwargs = jax.tree_util.tree_unflatten(treedef, call_leaves)
             extra = {id(v): value for v, value in zip(self.extra_variables, values[n_tensors + n_state:])}
+            writes: dict[int, Variable] = {}
             mapping = list(zip(keras_variables, values[n_tensors:n_tensors + n_state]))
             _local.depth = getattr(_local, "depth", 0) + 1
             try:
-                with _isolated(extra, collector), \
+                with _isolated(extra, collector, writes), \
                         keras.StatelessScope(state_mapping=mapping, collect_losses=True) as scope:
                     before = [scope.get_current_value(v) for v in keras_variables]
                     result = call(*call_args, **call_kwargs)
@@ -202,29 +266,31 @@ class _Program:
             outs = [_to_jax(v) for v in flat]
             if narrow:  # Keras assumes JAX's 32-bit defaults; with no 64-bit input, no 64-bit float result
                 outs = [o.astype(np.float32) if getattr(o, "dtype", None) == np.float64 else o for o in outs]
-            return outs, out_tree, before, after
+            written = {id(v): extra[id(v)] for v in writes.values()}
+            return outs, out_tree, before, after, writes, written
 
         collector = _VariableCollector()
         probe: dict[str, Any] = {}
 
         def analyse(*values: Any) -> list:
-            outs, probe["tree"], before, after = run(values, collector)
+            outs, probe["tree"], before, after, writes, written = run(values, collector)
             probe["changed"] = [i for i, (b, a) in enumerate(zip(before, after)) if a is not b]
-            return outs + [after[i] for i in probe["changed"]]
+            probe["written"] = list(writes.values())
+            return outs + [after[i] for i in probe["changed"]] + [written[id(v)] for v in probe["written"]]
 
         structs = jax.eval_shape(analyse, *in_structs)
         self.extra_variables = [v for v in collector.variables.values() if not isinstance(v, KerasVariable)]
         if self.extra_variables:  # tapeshim Variables a custom layer reads become inputs too
             structs = jax.eval_shape(analyse, *in_structs, *[
                 jax.ShapeDtypeStruct(v._shape, v._dtype._np) for v in self.extra_variables])
-        self.out_tree, self.changed = probe["tree"], probe["changed"]
-        self.n_out = len(structs) - len(self.changed)
+        self.out_tree, self.changed, self.written = probe["tree"], probe["changed"], probe["written"]
+        self.n_out = len(structs) - len(self.changed) - len(self.written)
         self.avals = tuple((tuple(s.shape), dtypes.from_numpy(np.dtype(s.dtype))) for s in structs)
-        changed = self.changed
+        changed, written_variables = self.changed, self.written
 
         def fn(*values: Any) -> tuple:
-            outs, _, _, after = run(values)
-            return tuple(outs) + tuple(after[i] for i in changed)
+            outs, _, _, after, _, written = run(values)
+            return tuple(outs) + tuple(after[i] for i in changed) + tuple(written[id(v)] for v in written_variables)
 
         self.fn = fn
         self.jitted = jax.jit(fn)
@@ -233,6 +299,7 @@ class _Program:
 
 _programs: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 _function_programs: dict = {}
+_PROGRAMS_PER_OWNER = 64
 
 
 def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple, kwargs: dict,
@@ -267,6 +334,8 @@ def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple,
     state_reads = [s._read_for_op() if watch_state else s._current() for s in states]
     program = cache.get(key)
     if program is None:
+        if len(cache) >= _PROGRAMS_PER_OWNER:  # e.g. a Python number argument that changes every call
+            del cache[next(iter(cache))]
         static_leaves = [None if i in positions else leaf for i, leaf in enumerate(leaves)]
         in_structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in tensors + state_reads]
         program = cache[key] = _Program(call, static_leaves, treedef, positions, keras_variables, in_structs)
@@ -277,8 +346,11 @@ def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple,
     else:
         values = program.jitted(*[t._value for t in inputs])
         outputs = tuple(Tensor(v, shape, dtype) for v, (shape, dtype) in zip(values, program.avals))
-    for index, value in zip(program.changed, outputs[program.n_out:]):
+    n_changed = len(program.changed)
+    for index, value in zip(program.changed, outputs[program.n_out:program.n_out + n_changed]):
         states[index].assign(value)
+    for variable, value in zip(program.written, outputs[program.n_out + n_changed:]):
+        variable.assign(value)
     result, added_losses = jax.tree_util.tree_unflatten(program.out_tree, list(outputs[:program.n_out]))
     if label == "call":
         _added_losses[owner] = added_losses
@@ -339,14 +411,65 @@ def note_variables_created() -> None:
 
 
 def _build(layer: Any, args: tuple, kwargs: dict) -> None:
-    """Builds `layer` (creating its variables) by a symbolic call, which runs no computation."""
+    """Builds `layer` (creating its variables) by a symbolic call, which runs no computation.
+
+    Keras runs the layer's `call` under `jax.eval_shape` for that; tapeshim code in
+    it runs isolated (nothing recorded, assignments discarded).
+    """
     note_variables_created()
     symbolic_args, symbolic_kwargs = jax.tree_util.tree_map(_symbolic, (args, kwargs), is_leaf=_is_leaf)
-    keras.Layer.__call__(layer, *symbolic_args, **symbolic_kwargs)
+    _local.depth = getattr(_local, "depth", 0) + 1
+    try:
+        with _isolated({}, None, {}):
+            keras.Layer.__call__(layer, *symbolic_args, **symbolic_kwargs)
+    finally:
+        _local.depth -= 1
+    _apply_pending_restore(layer)
+
+
+def _apply_pending_restore(layer: Any) -> None:
+    pending = _pending_restores.pop(layer, None)
+    if pending:
+        checkpoint.restore_values(_layer_variables(layer), pending, type(layer).__name__)
+
+
+def _jax_outputs(call: Callable[..., Any]) -> Callable[..., Any]:
+    """Wraps a layer's `call` so that tapeshim Tensors it returns reach Keras as JAX values."""
+
+    @functools.wraps(call)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        outputs = call(self, *args, **kwargs)
+        return jax.tree_util.tree_map(_to_jax, outputs, is_leaf=_is_leaf)
+
+    wrapper._tapeshim_jax_outputs = True  # type: ignore[attr-defined]
+    return wrapper
 
 
 class TapeLayerMixin:
-    """Makes a Keras layer's outermost call one tapeshim op (see the module docstring)."""
+    """Makes a Keras layer's outermost call one tapeshim op (see the module docstring).
+
+    A subclass's `call` may use tapeshim ops: Keras gets JAX values back from it.
+    Weights made by `add_weight` are `TapeKerasVariable`s.
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("_keras_framework_class"):
+            return  # tapeshim's Model, Sequential and Functional keep Keras's own `call`
+        call = getattr(cls, "call", None)
+        if call is not None and not getattr(call, "_tapeshim_jax_outputs", False):
+            cls.call = _jax_outputs(call)
+
+    def add_weight(self, *args: Any, **kwargs: Any) -> Any:
+        variable = super().add_weight(*args, **kwargs)
+        return adopt_variable(variable)
+
+    def _post_build(self) -> None:
+        # Keras's hook after any build: values a checkpoint restored before the layer had
+        # variables are assigned now (TF's deferred restore).
+        super()._post_build()
+        if _thread_state.variable_writes is None:  # else `_build` restores once its symbolic call is over
+            _apply_pending_restore(self)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if passthrough(args, kwargs):
@@ -381,4 +504,13 @@ def _layer_variables(layer: Any) -> dict[str, Variable]:
     return {f"variables/{i}": view_of(v) for i, v in enumerate(layer.variables)}
 
 
-checkpoint.register_trackable(keras.Layer, _layer_variables)
+_pending_restores: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
+def _restore_later(layer: Any, values: dict[str, np.ndarray]) -> None:
+    """Values saved for a layer not built yet are restored when it builds on its first call, as TF defers them."""
+    if not layer.built:
+        _pending_restores[layer] = dict(values)
+
+
+checkpoint.register_trackable(keras.Layer, _layer_variables, _restore_later)

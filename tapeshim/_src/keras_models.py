@@ -112,6 +112,8 @@ class Model(TrainingMixin, keras.Model):
     `call`, as in Keras.
     """
 
+    _keras_framework_class = True
+
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         if cls is Model and functional_init_arguments(args, kwargs):
             return Functional.__new__(Functional, *args, **kwargs)  # then Python runs Functional's __init__
@@ -121,9 +123,13 @@ class Model(TrainingMixin, keras.Model):
 class Functional(Model, _KerasFunctional):
     """A functional `tf.keras.Model` (built from `Input`s and layer calls)."""
 
+    _keras_framework_class = True
+
 
 class Sequential(TrainingMixin, keras.Sequential):
     """`tf.keras.Sequential`: Keras 3's Sequential, whose calls are tapeshim ops."""
+
+    _keras_framework_class = True
 
 
 for _cls in (Model, Functional, Sequential):

@@ -169,25 +169,13 @@ class TapeOptimizerMixin:
         super().build([_sides(v)[0] for v in variables])
         pending = _pending_restores.pop(self, None)
         if pending:
-            _restore(self, pending)
+            checkpoint.restore_values(_optimizer_variables(self), pending, type(self).__name__)
 
 
 def _cast(gradient: Tensor, variable: Variable) -> Tensor:
     from tapeshim._src.ops import math_ops
 
     return math_ops.cast(gradient, variable._dtype)
-
-
-def _restore(optimizer: Any, values: dict[str, np.ndarray]) -> None:
-    by_name = _optimizer_variables(optimizer)
-    for name, value in values.items():
-        variable = by_name.get(name)
-        if variable is not None:
-            if tuple(value.shape) != variable._shape:
-                raise ValueError(
-                    f"The checkpoint does not match optimizer variable '{variable.name}': saved {value.shape}, "
-                    f"variable {variable._shape}")
-            variable.assign(value)
 
 
 def _optimizer_variables(optimizer: Any) -> dict[str, Variable]:

@@ -121,6 +121,8 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
     key = (op, static, *[(t._shape, t._dtype._name) for t in inputs])
     entry = _dispatch.get(key)
     if entry is None:
+        if any(d.__class__ is not int for t in inputs for d in t._shape):
+            return _apply_symbolic(op, inputs, static)
         entry = _resolve(op, inputs, static, key)
     kernel, avals = entry
     recorders = _thread_state.recorders
@@ -145,6 +147,17 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
         shape, dtype = avals[0]
         return (Tensor(results[0], shape, dtype),)
     return tuple(Tensor(v, shape, dtype) for v, (shape, dtype) in zip(results, avals))
+
+
+def _apply_symbolic(op: OpDef, inputs: Sequence[Tensor], static: tuple) -> tuple:
+    """Runs `op` on JAX values whose shapes have symbolic dimensions (Keras's shape inference).
+
+    Keras infers a layer's output shape by running its `call` under `jax.eval_shape`
+    with a symbolic batch dimension; tapeshim ops inside then leave the shape
+    checks to JAX.
+    """
+    results = _kernel(op, static).fn(*[t.value for t in inputs])
+    return tuple(Tensor(v, tuple(v.shape), dtypes.from_numpy(v.dtype)) for v in results)
 
 
 def record(fn: Callable[..., tuple], key: Any, inputs: tuple, avals: tuple, tracking: list,

@@ -18,6 +18,7 @@ class _ThreadState(threading.local):
         self.recorders: list[Any] = []
         self.trace: Any = None  # the `tapeshim.function` trace being recorded, if any
         self.variable_values: Any = None  # variable id -> value, inside a custom gradient's JAX function
+        self.variable_writes: Any = None  # variable id -> variable assigned inside a Keras call's JAX function
 
 
 _thread_state = _ThreadState()

@@ -190,9 +190,17 @@ class Variable(TensorOperators):
         trace = _thread_state.trace
         if trace is not None:
             trace.assign(self, self._checked(value))
+        elif _thread_state.variable_writes is not None:
+            self._write_inside_jax(self._checked(value))
         else:
             self._value = self._new_value(value)
         return self if read_value else None
+
+    def _write_inside_jax(self, tensor: Tensor) -> None:
+        """An assignment inside a Keras call's JAX function: the new value becomes an output of that op."""
+        state = _thread_state
+        state.variable_values[id(self)] = tensor._value
+        state.variable_writes[id(self)] = self
 
     def _update(self, delta: Any, kernel: Callable[[jax.Array, jax.Array], jax.Array], op_name: str) -> None:
         delta = convert_to_tensor(delta, dtype=self._dtype)
@@ -206,6 +214,11 @@ class Variable(TensorOperators):
 
             update = math_ops.add if op_name == "AssignAddVariableOp" else math_ops.subtract
             trace.assign(self, update(trace.read_variable(self), delta))
+        elif _thread_state.variable_writes is not None:
+            from tapeshim._src.ops import math_ops
+
+            update = math_ops.add if op_name == "AssignAddVariableOp" else math_ops.subtract
+            self._write_inside_jax(update(self._read_for_op(), delta))
         else:
             self._value = kernel(self._value, delta.value)
 
