@@ -99,7 +99,12 @@ class KerasVariable(Variable):
 
     @_value.setter
     def _value(self, value: jax.Array) -> None:
-        self._adapted.assign(value)
+        # `value` is already checked (this variable's shape and dtype), so outside Keras's
+        # stateless code it goes straight to Keras's backend store, skipping a second check.
+        if in_stateless_scope():
+            self._adapted.assign(value)
+        else:
+            self._adapted._direct_assign(value)
 
     @property
     def _trainable(self) -> bool:  # type: ignore[override]
