@@ -461,6 +461,36 @@ def apply_with_more_gradients_than_variables(tf):
 
 
 @case
+def optimizer_options_on_tf_variables(tf):
+    v = tf.Variable([1.0, 2.0], name="alpha")
+    w = tf.Variable([3.0, -1.0])
+    clipped = tf.Variable([0.5, 0.2, 0.9], constraint=lambda x: tf.clip_by_value(x, 0.0, 1.0))
+    adamw = tf.keras.optimizers.AdamW(0.1, weight_decay=0.5)
+    adamw.exclude_from_weight_decay(var_list=[v])
+    sgd = tf.keras.optimizers.SGD(tf.keras.optimizers.schedules.ExponentialDecay(1.0, 1, 0.5))
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(v * w) + tf.reduce_sum(clipped * tf.constant([1.0, -1.0, -0.5]))
+        gv, gw, gc = tape.gradient(loss, [v, w, clipped])
+        adamw.apply_gradients([(gv, v), (gw, w)])
+        sgd.apply_gradients([(gc, clipped)])
+    huber = tf.keras.losses.get({"class_name": "Huber", "config": {"delta": 0.3}})
+    return {"v": v, "w": w, "clipped": clipped, "lr": sgd.learning_rate * 2.0,
+            "huber": huber(np.zeros((2, 2), np.float32), np.ones((2, 2), np.float32))}
+
+
+@case
+def fit_infinite_dataset_continues_across_epochs(tf):
+    x = np.arange(32, dtype=np.float32).reshape(32, 1) / 32
+    y = (2 * x + 1).astype(np.float32)
+    model = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1, kernel_initializer="zeros")])
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8).repeat()
+    history = model.fit(dataset, epochs=3, steps_per_epoch=3, verbose=0)
+    return {"history": history.history, "weights": model.weights}
+
+
+@case
 def unknown_optimizer_name(tf):
     tf.keras.optimizers.get("no_such_optimizer")
 

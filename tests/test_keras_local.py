@@ -237,3 +237,16 @@ def test_keras_backend_env_for_another_backend_is_a_clear_error():
     code = "import tapeshim as tf\ntry:\n    tf.keras\nexcept ImportError as exc:\n    print('ImportError:', exc)\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert "KERAS_BACKEND is set to 'torch'" in out.stdout, out.stderr
+
+
+def test_each_keras_function_keeps_its_own_programs():
+    functions = [tf.keras.activations.get(name) for name in ("relu", "tanh", "sigmoid")]
+    inputs = [np.ones((n, 2), np.float32) for n in range(1, 31)]  # 90 programs, more than 64 in all
+    for fn in functions:
+        for x in inputs:
+            fn(x)
+    before = len(_compiles)
+    for fn in functions:
+        for x in inputs:
+            fn(x)
+    assert len(_compiles) == before

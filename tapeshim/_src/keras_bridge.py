@@ -177,6 +177,18 @@ TapeVariableMixin = type("TapeVariableMixin", (), {
 _tape_variable_classes: dict[type, type] = {}
 
 
+def adopt_object(obj: Any, namespace: dict[str, Any]) -> Any:
+    """Makes a Keras object (from Keras's `get`) an instance of tapeshim's subclass of its class, if any.
+
+    The subclass adds only methods, so the object keeps all its state (a rebuild from
+    `get_config` would lose what Keras leaves out of the config).
+    """
+    cls = namespace.get(type(obj).__name__)
+    if isinstance(cls, type) and cls is not type(obj) and issubclass(cls, type(obj)):
+        obj.__class__ = cls
+    return obj
+
+
 def adopt_variable(variable: Any) -> Any:
     """Makes a Keras variable created by a tapeshim layer a `TapeVariableMixin` variable (same object)."""
     cls = type(variable)
@@ -303,7 +315,6 @@ class _Program:
 
 
 _programs: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
-_function_programs: dict = {}
 _PROGRAMS_PER_OWNER = 64
 
 
@@ -313,8 +324,8 @@ def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple,
     """Runs `call(*args, **kwargs)`, which reads and may assign `keras_variables`, as one tapeshim op.
 
     Args:
-      owner: the Keras object (programs are cached on it), or None for a
-        stateless function (`call` itself is the cache key then).
+      owner: the Keras object, or the stateless function, whose programs
+        these are (at most 64 are kept per owner).
       label: names `call` in the cache key (`"call"`, `"update_state"`, ...).
       call: the Keras call.
       args, kwargs: its arguments; tensors, arrays and variables in them become
@@ -333,9 +344,7 @@ def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple,
     tensors = [convert_to_tensor(leaves[i]) for i in positions]
     key = (label, treedef, tuple(_static_key(leaf) for i, leaf in enumerate(leaves) if i not in positions),
            tuple((t._shape, t._dtype) for t in tensors), tuple(id(v) for v in keras_variables))
-    cache = _function_programs if owner is None else _programs.setdefault(owner, {})
-    if owner is None:
-        key = (call, key)
+    cache = _programs.setdefault(owner, {})
     state_reads = [s._read_for_op() if watch_state else s._current() for s in states]
     program = cache.get(key)
     if program is None:
@@ -392,7 +401,7 @@ def keras_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         if passthrough(args, kwargs):
             return fn(*args, **kwargs)
-        return stateful_call(None, "function", fn, args, kwargs, [])
+        return stateful_call(fn, "function", fn, args, kwargs, [])
 
     call.__name__ = getattr(fn, "__name__", "keras_function")
     call.__qualname__ = call.__name__

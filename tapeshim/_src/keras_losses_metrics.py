@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from tapeshim._src.keras_bridge import (
+    adopt_object,
     concrete_arrays,
     has_programs,
     keras,
@@ -104,10 +105,7 @@ def getter(keras_get: Callable[[Any], Any], namespace: dict[str, Any]) -> Callab
         if callable(found) and not hasattr(found, "get_config"):
             wrapper = namespace.get(getattr(found, "__name__", ""))
             return wrapper if getattr(wrapper, "__wrapped__", None) is found else keras_function(found)
-        cls = namespace.get(type(found).__name__)
-        if cls is not None and cls is not type(found) and issubclass(cls, type(found)):
-            return cls.from_config(found.get_config())
-        return found
+        return adopt_object(found, namespace)
 
     get.__doc__ = "Returns the object for `identifier` (a name, config or instance), as Keras's `get`."
     return get

@@ -37,19 +37,15 @@ def _numpy_nest(value: Any) -> Any:
 
 
 class DatasetSequence(keras.utils.PyDataset):
-    """A tapeshim `Dataset` of batches as a Keras `PyDataset`, iterated afresh each epoch.
+    """A finite tapeshim `Dataset` of batches as a Keras `PyDataset`, listed afresh each epoch.
 
-    A finite dataset's batches are listed once per epoch (so a shuffling
-    dataset reshuffles); an infinite one (`repeat()`) is read as it goes, and
-    `fit` then needs `steps_per_epoch`, as with TF.
+    Listing the batches each epoch makes a shuffling dataset reshuffle, as TF's.
     """
 
     def __init__(self, dataset: Dataset) -> None:
         super().__init__()
         self._dataset = dataset
-        self._infinite = int(dataset.cardinality()) == INFINITE
         self._batches: list | None = None
-        self._iterator: Any = None
 
     def _materialise(self) -> list:
         if self._batches is None:
@@ -57,25 +53,27 @@ class DatasetSequence(keras.utils.PyDataset):
         return self._batches
 
     @property
-    def num_batches(self) -> int | None:
-        return None if self._infinite else len(self._materialise())
+    def num_batches(self) -> int:
+        return len(self._materialise())
 
     def __getitem__(self, index: int) -> Any:
-        if self._infinite:
-            if self._iterator is None:
-                self._iterator = iter(self._dataset)
-            batch = _numpy_nest(next(self._iterator))
-        else:
-            batch = self._materialise()[index]
+        batch = self._materialise()[index]
         return tuple(batch) if isinstance(batch, list) else batch
 
     def on_epoch_end(self) -> None:
         self._batches = None
 
 
+def _stream(dataset: Dataset) -> Any:
+    """An infinite dataset (`repeat()`) as one Python generator that epochs continue, as TF's iterator."""
+    for batch in dataset:
+        batch = _numpy_nest(batch)
+        yield tuple(batch) if isinstance(batch, list) else batch
+
+
 def _data(value: Any) -> Any:
     if isinstance(value, Dataset):
-        return DatasetSequence(value)
+        return _stream(value) if int(value.cardinality()) == INFINITE else DatasetSequence(value)
     if isinstance(value, tuple) and value and isinstance(value[0], (Tensor, Variable, np.ndarray)):
         return tuple(_numpy_nest(v) for v in value)  # validation_data=(x, y)
     return _numpy_nest(value)

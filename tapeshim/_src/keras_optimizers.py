@@ -18,8 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from tapeshim._src import checkpoint, errors
-from tapeshim._src.keras_bridge import KerasVariable, keras, note_variables_created, stateful_call, view_of
+from tapeshim._src import checkpoint, dtypes, errors
+from tapeshim._src.keras_bridge import (
+    KerasVariable,
+    adopt_object,
+    keras,
+    note_variables_created,
+    passthrough,
+    stateful_call,
+    view_of,
+)
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.variable import Variable
@@ -34,6 +42,7 @@ def _stand_in(variable: Variable) -> Any:
         name = variable.name.split(":")[0].replace("/", "_")
         stand_in = keras.Variable(np.zeros(variable._shape, variable._dtype._np), dtype=variable._dtype.name,
                                   trainable=variable.trainable, name=name)
+        stand_in.constraint = variable.constraint  # Keras applies it after the update, as TF's Keras does
         stand_in._tapeshim_variable = weakref.ref(variable)
         _stand_ins[id(variable)] = stand_in
         weakref.finalize(variable, _stand_ins.pop, id(variable), None)
@@ -163,6 +172,25 @@ class TapeOptimizerMixin:
         grads = tape.gradient(loss, var_list)
         return self.apply_gradients(zip(grads, var_list))
 
+    def exclude_from_weight_decay(self, var_list: Any = None, var_names: Any = None) -> None:
+        """Excludes variables (tapeshim or Keras ones) or names from weight decay, as Keras."""
+        if var_list is not None:
+            var_list = [_sides(v)[0] for v in var_list]
+        super().exclude_from_weight_decay(var_list=var_list, var_names=var_names)
+
+    @property
+    def learning_rate(self) -> Any:
+        """The learning rate: a variable, or a schedule's current value as a float32 Tensor (as TF)."""
+        value = super().learning_rate
+        if isinstance(value, keras.Variable) or passthrough((value,), {}):
+            return value
+        tensor = convert_to_tensor(value)
+        return _cast_to(tensor, dtypes.float32) if tensor._dtype == dtypes.float64 else tensor
+
+    @learning_rate.setter
+    def learning_rate(self, value: Any) -> None:
+        keras.optimizers.Optimizer.learning_rate.fset(self, value)
+
     def build(self, variables: Any) -> None:
         """Creates the optimizer's slot variables for `variables` (tapeshim or Keras variables)."""
         note_variables_created()
@@ -173,9 +201,13 @@ class TapeOptimizerMixin:
 
 
 def _cast(gradient: Tensor, variable: Variable) -> Tensor:
+    return _cast_to(gradient, variable._dtype)
+
+
+def _cast_to(tensor: Tensor, dtype: Any) -> Tensor:
     from tapeshim._src.ops import math_ops
 
-    return math_ops.cast(gradient, variable._dtype)
+    return math_ops.cast(tensor, dtype)
 
 
 def _optimizer_variables(optimizer: Any) -> dict[str, Variable]:
@@ -204,9 +236,5 @@ def optimizer_get(identifier: Any, namespace: dict[str, type]) -> Any:
     """
     if isinstance(identifier, TapeOptimizerMixin):
         return identifier
-    optimizer = keras.optimizers.get(identifier)
-    cls = namespace.get(type(optimizer).__name__)
-    if cls is None:
-        return optimizer
-    return cls.from_config(optimizer.get_config())
+    return adopt_object(keras.optimizers.get(identifier), namespace)
 

@@ -11,16 +11,23 @@ from tapeshim._src.keras_bridge import keras as _keras
 from tapeshim._src.keras_models import Model, Sequential
 from tapeshim.keras import (
     activations,
+    applications,
     backend,
     callbacks,
+    config,
     constraints,
+    datasets,
+    dtype_policies,
     initializers,
     layers,
     losses,
     metrics,
+    mixed_precision,
     models,
     optimizers,
+    preprocessing,
     regularizers,
+    saving,
     utils,
 )
 
@@ -42,7 +49,8 @@ __version__ = _keras.__version__
 
 __all__ = [
     "Initializer", "Input", "InputSpec", "KerasTensor", "Layer", "Loss", "Metric", "Model", "Optimizer",
-    "Regularizer", "Sequential", "StatelessScope", "Variable", "activations", "backend", "callbacks", "constraints",
-    "initializers", "layers", "losses", "metrics", "models", "name_scope", "ops", "optimizers", "random",
-    "regularizers", "utils",
+    "Regularizer", "Sequential", "StatelessScope", "Variable", "activations", "applications", "backend",
+    "callbacks", "config", "constraints", "datasets", "dtype_policies", "initializers", "layers", "losses",
+    "metrics", "mixed_precision", "models", "name_scope", "ops", "optimizers", "preprocessing", "random",
+    "regularizers", "saving", "utils",
 ]
