@@ -15,6 +15,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 import jax
+import numpy as np
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.state import _thread_state, next_tensor_id
@@ -121,7 +122,7 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
     key = (op, static, *[(t._shape, t._dtype._name) for t in inputs])
     entry = _dispatch.get(key)
     if entry is None:
-        if any(d.__class__ is not int for t in inputs for d in t._shape):
+        if any(not isinstance(d, (int, np.integer)) for t in inputs for d in t._shape):
             return _apply_symbolic(op, inputs, static)
         entry = _resolve(op, inputs, static, key)
     kernel, avals = entry
