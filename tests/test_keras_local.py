@@ -250,3 +250,17 @@ def test_each_keras_function_keeps_its_own_programs():
         for x in inputs:
             fn(x)
     assert len(_compiles) == before
+
+
+def test_saved_model_file_loads_back_as_tapeshim_classes(tmp_path):
+    model = _model(batchnorm=True)
+    model.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss="mse")
+    path = str(tmp_path / "model.keras")
+    model.save(path)
+    loaded = tf.keras.models.load_model(path)
+    assert type(loaded) is tf.keras.Sequential and isinstance(loaded.optimizer, tf.keras.optimizers.Adam)
+    x, _ = _data()
+    np.testing.assert_allclose(loaded(x).numpy(), model(x).numpy(), rtol=1e-6)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(loaded(x))
+    assert all(g is not None for g in tape.gradient(loss, loaded.trainable_variables))

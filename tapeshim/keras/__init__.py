@@ -47,6 +47,28 @@ Metric = metrics.Metric
 Optimizer = optimizers.Optimizer
 __version__ = _keras.__version__
 
+
+def _register_for_loading() -> None:
+    """Lets `tf.keras.models.load_model` find tapeshim's classes in files tapeshim saved.
+
+    Keras looks a saved class up by its registered name (the class name for these)
+    in its custom-object registry, and imports only `keras.*` modules itself.
+    """
+    from tapeshim._src.keras_models import Functional
+
+    found = {"Model": Model, "Sequential": Sequential, "Functional": Functional}
+    for namespace in (layers, losses, metrics, optimizers):
+        for name in namespace.__all__:
+            obj = getattr(namespace, name)
+            if isinstance(obj, type) and obj.__module__.startswith("tapeshim"):
+                found.setdefault(obj.__name__, obj)
+    registry = _keras.saving.get_custom_objects()
+    for name, cls in found.items():
+        registry.setdefault(name, cls)
+
+
+_register_for_loading()
+
 __all__ = [
     "Initializer", "Input", "InputSpec", "KerasTensor", "Layer", "Loss", "Metric", "Model", "Optimizer",
     "Regularizer", "Sequential", "StatelessScope", "Variable", "activations", "applications", "backend",
