@@ -251,6 +251,25 @@ def layer_assigning_a_tf_variable(tf):
 
 
 @case
+def custom_layer_reading_a_tf_variable(tf):
+    class Scale(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.scale = tf.Variable(2.0)
+
+        def call(self, inputs):
+            return inputs * self.scale
+
+    layer = Scale()
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(layer(x))
+    gradient = tape.gradient(y, layer.scale)
+    layer.scale.assign(5.0)
+    return [gradient, tf.reduce_sum(layer(x))]  # the variable is an input, not a baked-in constant
+
+
+@case
 def variable_operators_and_l2_penalty(tf):
     x, y = data()
     model = mlp(tf)
@@ -385,6 +404,13 @@ def spec_k4_none_gradient_warns(tf):
 
 
 @case
+def none_gradient_warning_names_the_variable(tf):
+    kept, skipped = tf.Variable([1.0], name="kept"), tf.Variable([2.0], name="skipped")
+    tf.keras.optimizers.SGD(0.5).apply_gradients([(tf.constant([1.0]), kept), (None, skipped)])
+    return [kept, skipped]
+
+
+@case
 def spec_k4_all_none_raises(tf):
     a = tf.Variable([1.0])
     tf.keras.optimizers.SGD(0.5).apply_gradients([(None, a)])
@@ -487,7 +513,8 @@ def fit_infinite_dataset_continues_across_epochs(tf):
     model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")
     dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8).repeat()
     history = model.fit(dataset, epochs=3, steps_per_epoch=3, verbose=0)
-    return {"history": history.history, "weights": model.weights}
+    predictions = model.predict(tf.data.Dataset.from_tensor_slices(x).batch(10), verbose=0)
+    return {"history": history.history, "weights": model.weights, "predictions": predictions}
 
 
 @case

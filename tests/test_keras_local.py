@@ -8,7 +8,6 @@ deliberately differs (a rejected update changes no variable).
 import os
 import subprocess
 import sys
-import warnings
 
 import jax
 import numpy as np
@@ -119,15 +118,6 @@ def test_rejected_update_changes_no_variable():
     assert int(optimizer.iterations) == 0
 
 
-def test_none_gradient_names_the_variable():
-    a, b = tf.Variable([1.0], name="kept"), tf.Variable([2.0], name="skipped")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        tf.keras.optimizers.SGD(0.5).apply_gradients([(tf.constant([1.0]), a), (None, b)])
-    assert any("['skipped:0']" in str(w.message) for w in caught)
-    assert a.numpy()[0] == 0.5 and b.numpy()[0] == 2.0
-
-
 def test_optimizer_update_is_one_op_for_all_variables():
     model = _model()
     optimizer = tf.keras.optimizers.Adam(0.01)
@@ -155,24 +145,6 @@ def test_repeated_indices_follow_dense_math():
     opt_sparse.apply_gradients([(grad, table)])
     opt_dense.apply_gradients([(tf.convert_to_tensor(grad), dense)])
     np.testing.assert_allclose(table.numpy(), dense.numpy())
-
-
-def test_custom_layer_reading_a_tf_variable_gets_its_gradient():
-    class Scale(tf.keras.layers.Layer):
-        def __init__(self):
-            super().__init__()
-            self.scale = tf.Variable(2.0)
-
-        def call(self, inputs):
-            return inputs * self.scale
-
-    layer = Scale()
-    x = tf.constant([1.0, 2.0])
-    with tf.GradientTape() as tape:
-        y = tf.reduce_sum(layer(x))
-    assert float(tape.gradient(y, layer.scale)) == 3.0
-    layer.scale.assign(5.0)
-    assert float(tf.reduce_sum(layer(x))) == 15.0  # the variable is an input, not a baked-in constant
 
 
 def test_checkpoint_restores_model_and_optimizer_slots(tmp_path):
@@ -209,17 +181,6 @@ def test_checkpoint_of_another_model_names_the_variables(tmp_path):
         tf.train.Checkpoint(model=other).restore(path)
     for got, want in zip(other.weights, before):
         np.testing.assert_array_equal(got.numpy(), want)
-
-
-def test_fit_on_an_infinite_dataset_with_steps_per_epoch():
-    x, y = _data(32)
-    model = _model()
-    model.compile(optimizer="sgd", loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    dataset = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(32, seed=1).batch(8).repeat()
-    history = model.fit(dataset, epochs=2, steps_per_epoch=3, verbose=0)
-    assert len(history.history["loss"]) == 2
-    predictions = model.predict(tf.data.Dataset.from_tensor_slices(x).batch(10), verbose=0)
-    assert predictions.shape == (32, 3)
 
 
 def test_keras_imported_with_another_backend_is_a_clear_error():

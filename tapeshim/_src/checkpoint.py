@@ -42,20 +42,22 @@ def register_trackable(base_type: type, variables_of: Callable[[Any], dict[str, 
     _trackables.append((base_type, variables_of, restore_later))
 
 
-def restore_values(variables: dict[str, Variable], values: dict[str, np.ndarray], owner: str) -> None:
-    """Assigns saved `values` to the `variables` of the same name, after checking every shape.
+def restore_values(variables: dict[str, Variable], values: dict[str, np.ndarray], prefix: str = "") -> None:
+    """Assigns saved `values` to the `variables` of the same name, after checking every shape and dtype.
 
     Raises:
-      ValueError: naming each variable whose saved shape differs; nothing is assigned then.
+      ValueError: naming (after `prefix`) each variable whose saved shape or dtype
+        differs; nothing is assigned then.
     """
-    mismatched = [f"{name}: saved {values[name].shape}, variable {tuple(variables[name]._shape)}"
-                  for name in sorted(values) if name in variables
-                  and tuple(values[name].shape) != tuple(variables[name]._shape)]
+    mismatched = [f"{prefix}{name}: saved {value.shape} {value.dtype}, variable {tuple(v._shape)} {v.dtype.name}"
+                  for name, value in values.items() if (v := variables.get(name)) is not None
+                  and (value.shape != tuple(v._shape) or value.dtype != v.dtype.as_numpy_dtype)]
     if mismatched:
-        raise ValueError(f"The checkpoint does not match these variables of {owner}: " + "; ".join(mismatched))
+        raise ValueError("The checkpoint does not match these variables: " + "; ".join(mismatched))
     for name, value in values.items():
-        if name in variables:
-            variables[name].assign(value)
+        variable = variables.get(name)
+        if variable is not None:
+            variable.assign(value)
 
 
 def _walk(obj: Any, path: str, found: dict[str, Variable], seen: set[int]) -> None:
@@ -223,15 +225,7 @@ class Checkpoint:
             raise errors.NotFoundError(None, None, f"Failed to find any matching files for {save_path}")
         with np.load(save_path + _SUFFIX) as saved:
             stored = {key: saved[key] for key in saved.files}
-        mismatched = [f"{path}: saved {stored[path].shape} {stored[path].dtype}, variable {tuple(v._shape)} "
-                      f"{v.dtype.name}" for path, v in variables.items()
-                      if path in stored and (stored[path].shape != tuple(v._shape)
-                                             or stored[path].dtype != v.dtype.as_numpy_dtype)]
-        if mismatched:
-            raise ValueError("The checkpoint does not match these variables: " + "; ".join(mismatched))
-        for path, variable in variables.items():
-            if path in stored:
-                variable.assign(stored[path])
+        restore_values(variables, stored)
         for owner_path, (owner, restore_later) in list(_deferred.items()):
             prefix = owner_path + "/"
             pending = {key[len(prefix):]: value for key, value in stored.items()

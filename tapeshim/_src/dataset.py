@@ -11,7 +11,6 @@ import itertools
 import math
 from typing import Any, Callable, Iterator
 
-import jax
 import numpy as np
 
 from tapeshim._src import dtypes, errors, nest
@@ -43,7 +42,7 @@ def _host_tensor(array: np.ndarray, dtype: Any) -> Tensor:
 
 def _stack(*parts: Tensor) -> Tensor:
     """One batch: stacked on the host when every part is computed (one transfer, no per-size kernel)."""
-    if all(p._value is not None and not isinstance(p._value, jax.core.Tracer) for p in parts):
+    if all(p._value is not None for p in parts):
         return _host_tensor(np.stack([np.asarray(p._value) for p in parts]), parts[0]._dtype)
     return array_ops.stack(list(parts))
 

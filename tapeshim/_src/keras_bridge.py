@@ -207,6 +207,11 @@ _local = threading.local()
 _program_ids = itertools.count()
 
 
+def public_names(module: ModuleType) -> dict[str, Any]:
+    """A Keras namespace's public names, for a tapeshim namespace that re-exports it."""
+    return {name: getattr(module, name) for name in dir(module) if not name.startswith("_")}
+
+
 def inside_keras() -> bool:
     """True while Keras code runs inside one of tapeshim's Keras ops."""
     return getattr(_local, "depth", 0) > 0
@@ -215,10 +220,6 @@ def inside_keras() -> bool:
 def _is_tensor_like(leaf: Any) -> bool:
     return isinstance(leaf, (Tensor, Variable, np.ndarray, np.generic, jax.Array, keras.Variable)) \
         or hasattr(leaf, "to_dense")
-
-
-def _is_leaf(value: Any) -> bool:
-    return _is_tensor_like(value)
 
 
 def _static_key(leaf: Any) -> Any:
@@ -233,7 +234,7 @@ def passthrough(args: Any, kwargs: Any) -> bool:
     """True when a call must go straight to Keras: symbolic inputs, JAX tracers, or Keras's own stateless code."""
     if inside_keras() or in_stateless_scope():
         return True
-    for leaf in jax.tree_util.tree_leaves((args, kwargs), is_leaf=_is_leaf):
+    for leaf in jax.tree_util.tree_leaves((args, kwargs), is_leaf=_is_tensor_like):
         if isinstance(leaf, (keras.KerasTensor, jax.core.Tracer)):
             return True
     return False
@@ -279,7 +280,7 @@ class _Program:
             finally:
                 _local.depth -= 1
             # The losses the call added (`add_loss`, activity regularizers) are outputs too.
-            flat, out_tree = jax.tree_util.tree_flatten((result, list(scope.losses)), is_leaf=_is_leaf)
+            flat, out_tree = jax.tree_util.tree_flatten((result, list(scope.losses)), is_leaf=_is_tensor_like)
             outs = [_to_jax(v) for v in flat]
             if narrow:  # Keras assumes JAX's 32-bit defaults; with no 64-bit input, no 64-bit float result
                 outs = [o.astype(np.float32) if getattr(o, "dtype", None) == np.float64 else o for o in outs]
@@ -339,10 +340,13 @@ def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple,
       `call`'s result, with tapeshim Tensors in place of arrays.
     """
     states = [view_of(v) for v in keras_variables] if states is None else list(states)
-    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor_like)
     positions = [i for i, leaf in enumerate(leaves) if _is_tensor_like(leaf)]
     tensors = [convert_to_tensor(leaves[i]) for i in positions]
-    key = (label, treedef, tuple(_static_key(leaf) for i, leaf in enumerate(leaves) if i not in positions),
+    static_leaves = list(leaves)
+    for i in positions:
+        static_leaves[i] = None
+    key = (label, treedef, tuple(_static_key(leaf) for leaf in static_leaves),
            tuple((t._shape, t._dtype) for t in tensors), tuple(id(v) for v in keras_variables))
     cache = _programs.setdefault(owner, {})
     state_reads = [s._read_for_op() if watch_state else s._current() for s in states]
@@ -350,7 +354,6 @@ def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple,
     if program is None:
         if len(cache) >= _PROGRAMS_PER_OWNER:  # e.g. a Python number argument that changes every call
             del cache[next(iter(cache))]
-        static_leaves = [None if i in positions else leaf for i, leaf in enumerate(leaves)]
         in_structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in tensors + state_reads]
         program = cache[key] = _Program(call, static_leaves, treedef, positions, keras_variables, in_structs)
     inputs = tuple(tensors + state_reads + [v._read_for_op() for v in program.extra_variables])
@@ -383,7 +386,7 @@ def concrete_arrays(structure: Any) -> Any:
     """`structure` with tapeshim tensors replaced by their computed arrays, or None if any is lazy or traced."""
     if _thread_state.trace is not None:
         return None
-    leaves, treedef = jax.tree_util.tree_flatten(structure, is_leaf=_is_leaf)
+    leaves, treedef = jax.tree_util.tree_flatten(structure, is_leaf=_is_tensor_like)
     arrays = []
     for leaf in leaves:
         if isinstance(leaf, (Tensor, Variable)) or hasattr(leaf, "to_dense"):
@@ -431,20 +434,14 @@ def _build(layer: Any, args: tuple, kwargs: dict) -> None:
     it runs isolated (nothing recorded, assignments discarded).
     """
     note_variables_created()
-    symbolic_args, symbolic_kwargs = jax.tree_util.tree_map(_symbolic, (args, kwargs), is_leaf=_is_leaf)
+    symbolic_args, symbolic_kwargs = jax.tree_util.tree_map(_symbolic, (args, kwargs), is_leaf=_is_tensor_like)
     _local.depth = getattr(_local, "depth", 0) + 1
     try:
         with _isolated({}, None, {}):
             keras.Layer.__call__(layer, *symbolic_args, **symbolic_kwargs)
     finally:
         _local.depth -= 1
-    _apply_pending_restore(layer)
-
-
-def _apply_pending_restore(layer: Any) -> None:
-    pending = _pending_restores.pop(layer, None)
-    if pending:
-        checkpoint.restore_values(_layer_variables(layer), pending, type(layer).__name__)
+    apply_pending_restore(layer)
 
 
 def _jax_outputs(call: Callable[..., Any]) -> Callable[..., Any]:
@@ -453,7 +450,7 @@ def _jax_outputs(call: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(call)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         outputs = call(self, *args, **kwargs)
-        return jax.tree_util.tree_map(_to_jax, outputs, is_leaf=_is_leaf)
+        return jax.tree_util.tree_map(_to_jax, outputs, is_leaf=_is_tensor_like)
 
     wrapper._tapeshim_jax_outputs = True  # type: ignore[attr-defined]
     return wrapper
@@ -483,7 +480,7 @@ class TapeLayerMixin:
         # variables are assigned now (TF's deferred restore).
         super()._post_build()
         if _thread_state.variable_writes is None:  # else `_build` restores once its symbolic call is over
-            _apply_pending_restore(self)
+            apply_pending_restore(self)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if passthrough(args, kwargs):
@@ -507,24 +504,27 @@ class TapeLayerMixin:
         return list(_added_losses.get(self, [])) + list(regularization)
 
 
-def tape_aware_layer(cls: type) -> type:
-    """The tape-aware subclass of Keras layer class `cls`, with the same name."""
-    return type(cls.__name__, (TapeLayerMixin, cls), {
-        "__module__": "tapeshim.keras.layers", "__doc__": cls.__doc__, "__qualname__": cls.__name__})
-
-
-def _layer_variables(layer: Any) -> dict[str, Variable]:
-    # Keyed by position: an identical model built afresh (whose names are numbered anew) restores them.
-    return {f"variables/{i}": view_of(v) for i, v in enumerate(layer.variables)}
+def variables_by_position(obj: Any) -> dict[str, Variable]:
+    """A Keras object's variables for checkpoints, keyed by position: an identical object built afresh
+    (whose names are numbered anew) restores them."""
+    return {f"variables/{i}": view_of(v) for i, v in enumerate(obj.variables)}
 
 
 _pending_restores: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 
 
-def _restore_later(layer: Any, values: dict[str, np.ndarray]) -> None:
-    """Values saved for a layer not built yet are restored when it builds on its first call, as TF defers them."""
-    if not layer.built:
-        _pending_restores[layer] = dict(values)
+def restore_when_built(obj: Any, values: dict[str, np.ndarray]) -> None:
+    """Keeps values saved for a Keras object that has no variables yet (an unbuilt model, an optimizer
+    without slots) until it builds them, as TF defers them."""
+    if not obj.built:
+        _pending_restores[obj] = dict(values)
 
 
-checkpoint.register_trackable(keras.Layer, _layer_variables, _restore_later)
+def apply_pending_restore(obj: Any) -> None:
+    """Assigns what `restore_when_built` kept for `obj`, now that it is built."""
+    pending = _pending_restores.pop(obj, None)
+    if pending:
+        checkpoint.restore_values(variables_by_position(obj), pending, f"{type(obj).__name__}/")
+
+
+checkpoint.register_trackable(keras.Layer, variables_by_position, restore_when_built)

@@ -16,9 +16,9 @@ from tapeshim._src.keras_bridge import (
     adopt_object,
     concrete_arrays,
     has_programs,
-    keras,
     keras_function,
     passthrough,
+    public_names,
     stateful_call,
 )
 
@@ -63,7 +63,7 @@ def _subclass(cls: type, mixin: type, module: str) -> type:
                                              "__qualname__": cls.__name__})
 
 
-def wrap_namespace(source: ModuleType, base: type, mixin: type, module: str,
+def wrap_namespace(source: ModuleType, base: type | None, mixin: type, module: str,
                    wrap_functions: bool) -> dict[str, Any]:
     """Public names of Keras namespace `source`: `base` subclasses get `mixin`, functions become ops.
 
@@ -71,11 +71,8 @@ def wrap_namespace(source: ModuleType, base: type, mixin: type, module: str,
     """
     wrapped: dict[int, Any] = {}
     names: dict[str, Any] = {}
-    for name in dir(source):
-        if name.startswith("_"):
-            continue
-        obj = getattr(source, name)
-        if isinstance(obj, type) and issubclass(obj, base):
+    for name, obj in public_names(source).items():
+        if isinstance(obj, type) and base is not None and issubclass(obj, base):
             if id(obj) not in wrapped:
                 wrapped[id(obj)] = _subclass(obj, mixin, module)
             names[name] = wrapped[id(obj)]
@@ -110,6 +107,3 @@ def getter(keras_get: Callable[[Any], Any], namespace: dict[str, Any]) -> Callab
     get.__doc__ = "Returns the object for `identifier` (a name, config or instance), as Keras's `get`."
     return get
 
-
-LOSS_BASE = keras.losses.Loss
-METRIC_BASE = keras.metrics.Metric

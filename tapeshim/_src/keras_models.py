@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from tapeshim._src import nest
 from tapeshim._src.dataset import INFINITE, Dataset
 from tapeshim._src.keras_bridge import TapeLayerMixin, keras
@@ -31,9 +29,7 @@ def _numpy(value: Any) -> Any:
 
 
 def _numpy_nest(value: Any) -> Any:
-    if isinstance(value, (list, tuple, dict)):
-        return nest.map_structure(_numpy, value)
-    return _numpy(value)
+    return nest.map_structure(_numpy, value)
 
 
 class DatasetSequence(keras.utils.PyDataset):
@@ -74,9 +70,7 @@ def _stream(dataset: Dataset) -> Any:
 def _data(value: Any) -> Any:
     if isinstance(value, Dataset):
         return _stream(value) if int(value.cardinality()) == INFINITE else DatasetSequence(value)
-    if isinstance(value, tuple) and value and isinstance(value[0], (Tensor, Variable, np.ndarray)):
-        return tuple(_numpy_nest(v) for v in value)  # validation_data=(x, y)
-    return _numpy_nest(value)
+    return _numpy_nest(value)  # tensors (also inside `validation_data=(x, y)`) as numpy arrays
 
 
 class TrainingMixin(TapeLayerMixin):

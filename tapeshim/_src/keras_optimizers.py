@@ -21,19 +21,21 @@ import numpy as np
 from tapeshim._src import checkpoint, dtypes, errors
 from tapeshim._src.keras_bridge import (
     KerasVariable,
-    adopt_object,
+    apply_pending_restore,
     keras,
     note_variables_created,
     passthrough,
+    restore_when_built,
     stateful_call,
+    variables_by_position,
     view_of,
 )
+from tapeshim._src.ops import math_ops
 from tapeshim._src.shape import TensorShape
-from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.tensor import convert_to_tensor
 from tapeshim._src.variable import Variable
 
 _stand_ins: dict[int, Any] = {}  # id(tapeshim Variable) -> its Keras stand-in
-_pending_restores: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 
 
 def _stand_in(variable: Variable) -> Any:
@@ -125,7 +127,7 @@ class TapeOptimizerMixin:
                     f"{TensorShape(variable._shape)} of variable '{_name(keras_variable, variable)}'; no variable "
                     "was updated.")
             if gradient._dtype != variable._dtype:
-                gradient = _cast(gradient, variable)
+                gradient = math_ops.cast(gradient, variable._dtype)
             gradients.append(gradient)
         keras_variables = [k for _, k, _ in kept]
         optimizer_variables = list(self.variables)
@@ -185,7 +187,7 @@ class TapeOptimizerMixin:
         if isinstance(value, keras.Variable) or passthrough((value,), {}):
             return value
         tensor = convert_to_tensor(value)
-        return _cast_to(tensor, dtypes.float32) if tensor._dtype == dtypes.float64 else tensor
+        return math_ops.cast(tensor, dtypes.float32) if tensor._dtype == dtypes.float64 else tensor
 
     @learning_rate.setter
     def learning_rate(self, value: Any) -> None:
@@ -195,46 +197,7 @@ class TapeOptimizerMixin:
         """Creates the optimizer's slot variables for `variables` (tapeshim or Keras variables)."""
         note_variables_created()
         super().build([_sides(v)[0] for v in variables])
-        pending = _pending_restores.pop(self, None)
-        if pending:
-            checkpoint.restore_values(_optimizer_variables(self), pending, type(self).__name__)
+        apply_pending_restore(self)
 
 
-def _cast(gradient: Tensor, variable: Variable) -> Tensor:
-    return _cast_to(gradient, variable._dtype)
-
-
-def _cast_to(tensor: Tensor, dtype: Any) -> Tensor:
-    from tapeshim._src.ops import math_ops
-
-    return math_ops.cast(tensor, dtype)
-
-
-def _optimizer_variables(optimizer: Any) -> dict[str, Variable]:
-    return {f"variables/{i}": view_of(v) for i, v in enumerate(optimizer.variables)}
-
-
-def _restore_later(optimizer: Any, values: dict[str, np.ndarray]) -> None:
-    """Slots saved for an optimizer not built yet are restored when it builds them, as TF defers them."""
-    _pending_restores[optimizer] = dict(values)
-
-
-checkpoint.register_trackable(keras.optimizers.Optimizer, _optimizer_variables, _restore_later)
-
-
-def tape_aware_optimizer(cls: type) -> type:
-    """The tapeshim subclass of Keras optimizer class `cls`, with the same name."""
-    return type(cls.__name__, (TapeOptimizerMixin, cls), {
-        "__module__": "tapeshim.keras.optimizers", "__doc__": cls.__doc__, "__qualname__": cls.__name__})
-
-
-def optimizer_get(identifier: Any, namespace: dict[str, type]) -> Any:
-    """`tf.keras.optimizers.get`: a tapeshim optimizer from a name, config or instance.
-
-    Raises:
-      ValueError: for an unknown name, as Keras.
-    """
-    if isinstance(identifier, TapeOptimizerMixin):
-        return identifier
-    return adopt_object(keras.optimizers.get(identifier), namespace)
-
+checkpoint.register_trackable(keras.optimizers.Optimizer, variables_by_position, restore_when_built)

@@ -209,18 +209,16 @@ class Variable(TensorOperators):
                 f"Cannot update variable with shape [{','.join(map(str, self._shape))}] using a Tensor with shape "
                 f"[{','.join(map(str, delta._shape))}], shapes must be equal.", op_name)
         trace = _thread_state.trace
-        if trace is not None:
-            from tapeshim._src.ops import math_ops
-
-            update = math_ops.add if op_name == "AssignAddVariableOp" else math_ops.subtract
-            trace.assign(self, update(trace.read_variable(self), delta))
-        elif _thread_state.variable_writes is not None:
-            from tapeshim._src.ops import math_ops
-
-            update = math_ops.add if op_name == "AssignAddVariableOp" else math_ops.subtract
-            self._write_inside_jax(update(self._read_for_op(), delta))
-        else:
+        if trace is None and _thread_state.variable_writes is None:
             self._value = kernel(self._value, delta.value)
+            return
+        from tapeshim._src.ops import math_ops
+
+        update = math_ops.add if op_name == "AssignAddVariableOp" else math_ops.subtract
+        if trace is not None:
+            trace.assign(self, update(trace.read_variable(self), delta))
+        else:  # inside a Keras call's JAX function: the new value is an output of that op
+            self._write_inside_jax(update(self._read_for_op(), delta))
 
     def assign_add(self, delta: Any, use_locking: bool | None = None, name: str | None = None,
                    read_value: bool = True) -> "Variable | None":

@@ -5,9 +5,9 @@ from typing import Any
 import numpy as np
 
 from tapeshim._src.keras_bridge import keras as _keras
+from tapeshim._src.keras_bridge import public_names as _public_names
 
-_source = _keras.backend
-globals().update({_name: getattr(_source, _name) for _name in dir(_source) if not _name.startswith("_")})
+globals().update(_public_names(_keras.backend))
 
 
 def int_shape(x: Any) -> tuple | None:

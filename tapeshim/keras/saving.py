@@ -1,7 +1,7 @@
 """`tf.keras.saving`: Keras's saving utilities, re-exported."""
 
 from tapeshim._src.keras_bridge import keras as _keras
+from tapeshim._src.keras_bridge import public_names as _public_names
 
-_source = _keras.saving
-globals().update({_name: getattr(_source, _name) for _name in dir(_source) if not _name.startswith("_")})
-__all__ = sorted(name for name in globals() if not name.startswith("_"))
+globals().update(_public_names(_keras.saving))
+__all__ = sorted(_public_names(_keras.saving))

@@ -1,7 +1,7 @@
 """`tf.keras.optimizers.schedules`: Keras's learning-rate schedules (evaluated inside the optimizer's op)."""
 
-from tapeshim._src.keras_bridge import keras as _keras
+from tapeshim._src.keras_bridge import public_names as _public_names
+from tapeshim._src.keras_bridge import tf_keras as _tf_keras
 
-_source = _keras.optimizers.schedules
-globals().update({_name: getattr(_source, _name) for _name in dir(_source) if not _name.startswith("_")})
-__all__ = sorted(name for name in globals() if not name.startswith("_"))
+globals().update(_public_names(_tf_keras.optimizers.schedules))
+__all__ = sorted(_public_names(_tf_keras.optimizers.schedules))
