@@ -1,6 +1,11 @@
 """`tf.errors`: TensorFlow's error classes."""
 
 from tapeshim._src.errors import (
+    AbortedError,
+    AlreadyExistsError,
+    CancelledError,
+    DataLossError,
+    DeadlineExceededError,
     FailedPreconditionError,
     InternalError,
     InvalidArgumentError,
@@ -8,10 +13,29 @@ from tapeshim._src.errors import (
     OperatorNotAllowedInGraphError,
     OpError,
     OutOfRangeError,
+    PermissionDeniedError,
+    ResourceExhaustedError,
+    UnavailableError,
     UnimplementedError,
+    UnknownError,
 )
 
 __all__ = [
-    "FailedPreconditionError", "InternalError", "InvalidArgumentError", "NotFoundError",
-    "OperatorNotAllowedInGraphError", "OpError", "OutOfRangeError", "UnimplementedError",
+    "AbortedError",
+    "AlreadyExistsError",
+    "CancelledError",
+    "DataLossError",
+    "DeadlineExceededError",
+    "FailedPreconditionError",
+    "InternalError",
+    "InvalidArgumentError",
+    "NotFoundError",
+    "OperatorNotAllowedInGraphError",
+    "OpError",
+    "OutOfRangeError",
+    "PermissionDeniedError",
+    "ResourceExhaustedError",
+    "UnavailableError",
+    "UnimplementedError",
+    "UnknownError",
 ]

@@ -6,40 +6,118 @@ from typing import Any
 
 
 class OpError(Exception):
-    """The base class of TF's runtime errors, as `tf.errors.OpError`."""
+    """The base class of TF's runtime errors, as `tf.errors.OpError`.
 
-    def __init__(self, node_def: Any, op: Any, message: str, *args: Any) -> None:
+    Built as TF builds it, `OpError(node_def, op, message)`, or from a message
+    alone (`InvalidArgumentError("bad value")`), as Keras re-raises errors with
+    `error.__class__(message)`.
+    """
+
+    error_code = 2
+
+    def __init__(self, node_def: Any = None, op: Any = None, message: str | None = None, *args: Any) -> None:
+        if message is None and op is None and isinstance(node_def, str):
+            node_def, message = None, node_def
+        message = "" if message is None else str(message)
         super().__init__(message)
         self.node_def = node_def
         self.op = op
         self.message = message
+        if args:  # TF's OpError takes the error code fourth
+            self.error_code = args[0]
 
     def __str__(self) -> str:
         return self.message
 
 
+class CancelledError(OpError):
+    """An operation or step was cancelled."""
+
+    error_code = 1
+
+
+class UnknownError(OpError):
+    """An error of an unknown kind (for example from another address space)."""
+
+    error_code = 2
+
+
 class InvalidArgumentError(OpError):
     """An op got an argument it cannot use (wrong dtype, shape or value)."""
 
+    error_code = 3
+
+
+class DeadlineExceededError(OpError):
+    """A deadline expired before the operation could complete."""
+
+    error_code = 4
+
 
 class NotFoundError(OpError):
-    """Something asked for was not found."""
+    """Something asked for (a file, a variable) was not found."""
+
+    error_code = 5
+
+
+class AlreadyExistsError(OpError):
+    """An entity that an operation tried to create already exists."""
+
+    error_code = 6
+
+
+class PermissionDeniedError(OpError):
+    """The caller may not run the operation (for example a read-only directory)."""
+
+    error_code = 7
+
+
+class ResourceExhaustedError(OpError):
+    """Some resource (memory, disk space, a quota) has been exhausted."""
+
+    error_code = 8
 
 
 class FailedPreconditionError(OpError):
     """The system is not in a state the operation needs."""
 
+    error_code = 9
+
+
+class AbortedError(OpError):
+    """The operation was aborted, typically by a concurrent action."""
+
+    error_code = 10
+
 
 class OutOfRangeError(OpError):
     """An operation iterated past the valid input range."""
+
+    error_code = 11
 
 
 class UnimplementedError(OpError):
     """The operation is not implemented."""
 
+    error_code = 12
+
 
 class InternalError(OpError):
     """An internal invariant was broken."""
+
+    error_code = 13
+
+
+class UnavailableError(OpError):
+    """The runtime is currently unavailable."""
+
+    error_code = 14
+
+
+class DataLossError(OpError):
+    """Unrecoverable data loss or corruption (for example a truncated checkpoint)."""
+
+    error_code = 15
 
 
 def invalid_argument(message: str, op_name: str | None = None) -> InvalidArgumentError:
