@@ -12,6 +12,10 @@ import os
 from typing import Any, Callable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# TF 2.21's oneDNN kernels (on by default on AVX-512 CPUs) abort the process on some bad inputs
+# (a rank-3 conv2d fails a CHECK instead of raising InvalidArgumentError); the oracle uses TF's
+# portable kernels, which raise the errors TF documents.
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 import numpy as np  # noqa: E402
 import tensorflow as real_tf  # noqa: E402  (the oracle: a missing TF fails the run)
