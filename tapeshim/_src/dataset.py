@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from tapeshim._src import dtypes, errors, nest
+from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.ops import array_ops
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, device_constant
 from tapeshim._src.tensor_spec import TensorSpec
@@ -104,7 +105,7 @@ class Dataset:
         flat = nest.flatten(structure)
 
         def iterate() -> Iterator[Any]:
-            for parts in zip(*[iter(d) for d in flat]):
+            for parts in zip(*[d._elements() for d in flat]):
                 yield nest.pack_sequence_as(structure, list(parts))
 
         counts = [d._cardinality for d in flat]
@@ -123,7 +124,7 @@ class Dataset:
             raise errors.invalid_argument("batch_size must be greater than zero.", "BatchDatasetV2")
 
         def iterate() -> Iterator[Any]:
-            source = iter(self)
+            source = self._elements()
             while True:
                 chunk = list(itertools.islice(source, size))
                 if not chunk or (drop_remainder and len(chunk) < size):
@@ -141,7 +142,7 @@ class Dataset:
             name: str | None = None) -> "Dataset":
         """Applies `map_func` to every element (a tuple element is passed unpacked)."""
         def iterate() -> Iterator[Any]:
-            for element in self:
+            for element in self._elements():
                 yield _to_tensors(_call(map_func, element))
 
         return Dataset(iterate, self._cardinality, _LazySpec(self, map_func))
@@ -149,7 +150,7 @@ class Dataset:
     def filter(self, predicate: Callable[..., Any], name: str | None = None) -> "Dataset":
         """Keeps the elements for which `predicate` returns true."""
         def iterate() -> Iterator[Any]:
-            for element in self:
+            for element in self._elements():
                 keep = convert_to_tensor(_call(predicate, element))
                 if not keep.dtype.is_bool or keep._shape:
                     raise ValueError("`predicate` return type must be convertible to a scalar boolean tensor.")
@@ -164,7 +165,7 @@ class Dataset:
 
         def iterate() -> Iterator[Any]:
             for _ in (itertools.count() if times is None else range(times)):
-                yield from self
+                yield from self._elements()
 
         card = INFINITE if times is None else (self._cardinality * times if self._cardinality >= 0
                                                 else self._cardinality)
@@ -177,7 +178,8 @@ class Dataset:
         n = int(count)
         card = self._cardinality if n < 0 else (n if self._cardinality == INFINITE else
                                                  min(n, self._cardinality) if self._cardinality >= 0 else UNKNOWN)
-        return Dataset(lambda: iter(self) if n < 0 else itertools.islice(iter(self), n), card, self._element_spec)
+        return Dataset(lambda: self._elements() if n < 0 else itertools.islice(self._elements(), n), card,
+                       self._element_spec)
 
     def skip(self, count: int, name: str | None = None) -> "Dataset":
         """All but the first `count` elements."""
@@ -185,7 +187,7 @@ class Dataset:
         card = self._cardinality if self._cardinality < 0 else max(self._cardinality - n, 0)
         if n < 0:
             card = 0
-        return Dataset(lambda: itertools.islice(iter(self), n if n >= 0 else None, None) if n >= 0 else iter(()),
+        return Dataset(lambda: itertools.islice(self._elements(), n if n >= 0 else None, None) if n >= 0 else iter(()),
                        card, self._element_spec)
 
     def enumerate(self, start: int = 0, name: str | None = None) -> "Dataset":  # noqa: A003
@@ -209,7 +211,7 @@ class Dataset:
             epoch = next(epochs) if reshuffle_each_iteration else 0
             rng = np.random.default_rng([base, epoch])
             buffer: list = []
-            for element in self:
+            for element in self._elements():
                 buffer.append(element)
                 if len(buffer) >= size:
                     yield buffer.pop(int(rng.integers(len(buffer))))
@@ -228,7 +230,7 @@ class Dataset:
                 yield from stored
                 return
             stored.clear()
-            for element in self:
+            for element in self._elements():
                 stored.append(element)
                 yield element
             complete[0] = True
@@ -242,7 +244,7 @@ class Dataset:
     def unbatch(self, name: str | None = None) -> "Dataset":
         """Splits each element's first dimension into separate elements."""
         def iterate() -> Iterator[Any]:
-            for element in self:
+            for element in self._elements():
                 leaves = nest.flatten(element)
                 for i in range(leaves[0].shape[0]):
                     yield nest.map_structure(lambda t, i=i: t[i], element)
@@ -251,12 +253,17 @@ class Dataset:
         return Dataset(iterate, UNKNOWN, spec)
 
     # -- reading ----------------------------------------------------------
-    def __iter__(self) -> Iterator[Any]:
+    def _elements(self) -> Iterator[Any]:
+        """A plain Python iterator over the elements (for the pipeline's own stages)."""
         return iter(self._make_iterator())
+
+    def __iter__(self) -> OwnedIterator:
+        """A `tf.data.Iterator`: inside a `tapeshim.function` it advances on every call."""
+        return OwnedIterator(self)
 
     def as_numpy_iterator(self) -> Iterator[Any]:
         """Iterates over elements as numpy values."""
-        for element in self:
+        for element in self._elements():
             yield nest.map_structure(lambda t: t.numpy(), element)
 
     def cardinality(self) -> Tensor:
@@ -282,7 +289,7 @@ class Dataset:
     def reduce(self, initial_state: Any, reduce_func: Callable[[Any, Any], Any], name: str | None = None) -> Any:
         """Folds `reduce_func(state, element)` over the dataset."""
         state = nest.map_structure(convert_to_tensor, initial_state)
-        for element in self:
+        for element in self._elements():
             state = reduce_func(state, element)
         return state
 
@@ -294,7 +301,7 @@ class _LazySpec:
         self._source, self._fn = source, fn
 
     def resolve(self) -> Any:
-        for element in self._source:
+        for element in self._source._elements():
             return _spec(_to_tensors(_call(self._fn, element)))
         return None
 

@@ -19,9 +19,11 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from tapeshim._src import errors, nest, registry, replay
+from tapeshim._src import errors, nest, registry, replay, runtime_checks
+from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.differentiate import output_dependencies
 from tapeshim._src.dtypes import DType
+from tapeshim._src.function_host_inputs import HostFeed, HostInputs
 from tapeshim._src.ops import random_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
@@ -64,17 +66,20 @@ class FunctionTrace(Recorder):
         self.var_leaves: dict[int, Variable] = {}
         self.pending: dict[int, tuple[Variable, Tensor]] = {}
         self.effects: list[Tensor] = []
-        self.random_leaves: dict[int, Any] = {}
+        self.random_leaves: dict[int, Callable[[], jax.Array]] = {}
+        self.host_inputs = HostInputs(self)
         self._forcing_allowed = 0
 
     def random_key(self, seed: Any) -> Tensor:
         """A placeholder for a random op's key: a fresh key is drawn on every call of the function."""
-        from tapeshim._src.ops import random_ops
+        return self.per_call_key(functools.partial(random_ops._next_key, seed))
 
-        key = random_ops._next_key(seed)
-        tensor = concrete(key)
+    def per_call_key(self, draw: Callable[[], jax.Array]) -> Tensor:
+        """A placeholder for a PRNG key that `draw()` makes anew on every call (a seed stream or a
+        `tf.random.Generator` advancing its state)."""
+        tensor = concrete(draw())
         self.placeholders.add(tensor._tid)
-        self.random_leaves[tensor._tid] = seed
+        self.random_leaves[tensor._tid] = draw
         return tensor
 
     def _variable_read(self, variable: Variable, tensor: Tensor) -> None:
@@ -150,6 +155,9 @@ def _leaf_key(leaf: Any) -> tuple:
         return ("variable", tuple(leaf._shape), leaf._dtype.name)
     if isinstance(leaf, (np.ndarray, np.generic)):
         return ("tensor", np.shape(leaf), str(np.asarray(leaf).dtype))
+    if isinstance(leaf, OwnedIterator):  # by element spec, as TF: a new iterator of the same data shares a trace
+        spec = leaf.element_spec
+        return ("iterator", _structure_key(spec), tuple(nest.flatten(spec)))
     try:
         hash(leaf)
         return ("python", leaf)  # by value, as TF: f(2) and f(2.0) share a trace
@@ -219,13 +227,16 @@ class ConcreteFunction:
         leaf_sources: list[tuple[str, int]] = []
         const_values: list[jax.Array] = []
         self._const_tensors: list[Tensor] = []
-        self._random_seeds: list[Any] = []
+        self._key_draws: list[Callable[[], jax.Array]] = []
+        self.host_feed = HostFeed(trace.host_inputs, flat_args) if trace.host_inputs.groups else None
         for leaf in plan.leaves:
             if leaf._tid in arg_placeholders:
                 leaf_sources.append(("arg", arg_placeholders[leaf._tid]))
             elif leaf._tid in trace.random_leaves:
-                leaf_sources.append(("random", len(self._random_seeds)))
-                self._random_seeds.append(trace.random_leaves[leaf._tid])
+                leaf_sources.append(("random", len(self._key_draws)))
+                self._key_draws.append(trace.random_leaves[leaf._tid])
+            elif self.host_feed is not None and self.host_feed.add_input(leaf._tid):
+                leaf_sources.append(("host", len(self.host_feed.used) - 1))
             elif leaf._tid in trace.var_leaves:
                 variable = trace.var_leaves[leaf._tid]
                 if id(variable) not in read_position:
@@ -248,20 +259,23 @@ class ConcreteFunction:
         arg_index = {position: i for i, position in enumerate(self._arg_positions)}
         sources = [(kind, arg_index[i] if kind == "arg" else i) for kind, i in leaf_sources]
 
-        def program(arg_values: list, var_values: list, consts: list, keys: list) -> tuple:
-            pools = {"arg": arg_values, "var": var_values, "const": consts, "random": keys}
+        def program(arg_values: list, var_values: list, consts: list, keys: list, hosts: list) -> tuple:
+            pools = {"arg": arg_values, "var": var_values, "const": consts, "random": keys, "host": hosts}
             leaf_values = [pools[kind][i] for kind, i in sources]
             env = replay.evaluate_plain(steps, leaf_values)
             return [env[s] for s in out_slots], [env[s] for s in pending_slots]
 
         self._program = program
-        self._jitted = jax.jit(program)
+        self._jitted = runtime_checks.jit(program)  # jax.jit, with TF's errors for out-of-range indices
         n_args, n_vars, n_consts = len(self._arg_positions), len(self.read_variables), len(const_values)
+        n_keys = len(self._key_draws)
 
         def as_node(*values: jax.Array) -> tuple:
             consts_end = n_args + n_vars + n_consts
+            keys_end = consts_end + n_keys
             outs, news = program(list(values[:n_args]), list(values[n_args:n_args + n_vars]),
-                                 list(values[n_args + n_vars:consts_end]), list(values[consts_end:]))
+                                 list(values[n_args + n_vars:consts_end]), list(values[consts_end:keys_end]),
+                                 list(values[keys_end:]))
             return tuple(outs) + tuple(news)
 
         self._as_node = as_node
@@ -275,18 +289,29 @@ class ConcreteFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._function(*args, **kwargs)
 
-    def run(self, flat_args: list) -> Any:
-        """Runs the compiled program on a call's flattened arguments and writes variables back."""
+    def run(self, flat_args: list, host_values: list = ()) -> Any:
+        """Runs the compiled program on a call's flattened arguments and writes variables back.
+
+        Args:
+          flat_args: the call's arguments, flattened.
+          host_values: this call's host inputs (elements pulled from iterators), see `HostFeed`.
+        """
         arg_tensors = [flat_args[i] if isinstance(flat_args[i], Tensor) else convert_to_tensor(flat_args[i])
                        for i in self._arg_positions]
         variables = [flat_args[v] if isinstance(v, int) else v for v in self.read_variables]
         written = [flat_args[v] if isinstance(v, int) else v for v in self.written_variables]
-        keys = [random_ops._next_key(seed) for seed in self._random_seeds] if self._random_seeds else []
+        keys = [draw() for draw in self._key_draws] if self._key_draws else []
         if _thread_state.recorders:
             reads = [variable._read_for_op() for variable in variables]
-            key_tensors = [concrete(k) for k in keys]
+            key_tensors = [concrete(k) for k in keys] + [convert_to_tensor(v) for v in host_values]
             inputs = tuple(arg_tensors) + tuple(reads) + tuple(self._const_tensors) + tuple(key_tensors)
             if registry.tracking_recorders(inputs):
+                if self.host_feed is not None and self.host_feed.used:
+                    raise LookupError(
+                        "No gradient defined for operation'IteratorGetNext' (op type: IteratorGetNext). In general "
+                        "every operation must have an associated `@tf.RegisterGradient` for correct autodiff, which "
+                        "this op is lacking. If you want to pretend this operation is a constant in your program, "
+                        "you may insert `tf.stop_gradient`.")
                 # Called under a tape: the call is one recorded op, each output watched by the tapes
                 # that watch an input it depends on.
                 dependencies = output_dependencies(self._node_key, self._as_node, inputs)
@@ -300,7 +325,7 @@ class ConcreteFunction:
                         variable._value = tensor._value
                 return self._pack(outputs[:n_out])
         outs, news = self._jitted([t.value for t in arg_tensors], [v._value for v in variables],
-                                  self._const_values, keys)
+                                  self._const_values, keys, list(host_values))
         for variable, value in zip(written, news):
             variable._value = value
         return self._pack([Tensor(v, shape, dtype) for v, (shape, dtype) in zip(outs, self._out_avals)])
@@ -441,7 +466,33 @@ class Function:
         concrete = self._concrete.get(key)
         if concrete is None:
             concrete = self._lookup(key, tf_key, flat, args, kwargs)
+        if concrete.host_feed is not None:
+            return self._run_with_host_inputs(concrete, key, flat, args, kwargs)
         return concrete.run(flat)
+
+    def _run_with_host_inputs(self, concrete: ConcreteFunction, key: tuple, flat: list, args: tuple,
+                              kwargs: dict) -> Any:
+        """Pulls this call's iterator elements and runs the trace made for their shapes.
+
+        A call whose elements have other shapes than the trace saw (a last, smaller
+        batch) runs the Python function again for them; as TF traces an iterator by its
+        element spec, this is not a TF retrace.
+        """
+        peeked, signature = concrete.host_feed.peek(flat)
+        if signature != concrete.host_feed.signature:
+            variant_key = (key, "host inputs", signature)
+            variant = self._concrete.get(variant_key)
+            if variant is None:
+                variant = self._trace(flat, args, kwargs)
+                self._concrete[variant_key] = variant
+                stats["function_traces"] += 1
+            concrete = variant
+            if concrete.host_feed is None:
+                return concrete.run(flat)
+            peeked, signature = concrete.host_feed.peek(flat)
+        result = concrete.run(flat, concrete.host_feed.values(peeked))
+        concrete.host_feed.consume(peeked)  # a call that failed (under a tape) pulled nothing, as TF
+        return result
 
     def _lookup(self, key: tuple, tf_key: Any, flat: list, args: tuple, kwargs: dict) -> ConcreteFunction:
         concrete = self._concrete.get(key)

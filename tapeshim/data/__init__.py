@@ -1,7 +1,8 @@
-"""`tf.data`: in-memory datasets."""
+"""`tf.data`: in-memory datasets and their iterators."""
 
 from tapeshim._src.dataset import Dataset
+from tapeshim._src.dataset_iterator import OwnedIterator as Iterator
 
 AUTOTUNE = -1
 
-__all__ = ["AUTOTUNE", "Dataset"]
+__all__ = ["AUTOTUNE", "Dataset", "Iterator"]

@@ -1,0 +1,166 @@
+"""`tf.data` iterators and optionals: `iter(dataset)`, `next`, `get_next`, `get_next_as_optional`.
+
+An iterator is host state. Outside a `tapeshim.function`, `next(iterator)` pulls
+the next element. Inside a trace, a pull records a *per-call input* instead (see
+`function_host_inputs`): the trace sees the upcoming element as placeholders
+(peeked, not consumed), and every call of the compiled function pulls fresh
+elements on the host and passes them to the program, so the iterator advances on
+every call, as TF's iterator resource does.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+from typing import Iterator as PyIterator
+
+from tapeshim._src import errors, nest
+from tapeshim._src.state import _thread_state
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+
+END_OF_SEQUENCE = "End of sequence"
+
+
+class _HostPull:
+    """Runs dataset code on the host: no tape records it and no function trace captures it."""
+
+    def __enter__(self) -> None:
+        self._saved = (_thread_state.recorders, _thread_state.trace)
+        _thread_state.recorders, _thread_state.trace = [], None
+
+    def __exit__(self, *exc: Any) -> None:
+        _thread_state.recorders, _thread_state.trace = self._saved
+
+
+class OwnedIterator:
+    """An iterator over a `tf.data.Dataset`, as `tf.data.Iterator` (made by `iter(dataset)`).
+
+    Args:
+      dataset: the dataset to iterate over.
+    """
+
+    def __init__(self, dataset: Any) -> None:
+        self._dataset = dataset
+        self._source: PyIterator[Any] | None = None
+        self._buffer: collections.deque = collections.deque()  # peeked, not yet consumed elements
+        self._exhausted = False
+        # An iterator made inside a function trace (`for x in dataset`, `next(iter(dataset))`) is read
+        # while tracing, its elements becoming constants of the trace: TF makes it anew on every call,
+        # so every call sees the same elements.
+        self._unrolled = _thread_state.trace is not None
+
+    @property
+    def element_spec(self) -> Any:
+        """The structure, shapes and dtypes of one element."""
+        return self._dataset.element_spec
+
+    def __iter__(self) -> "OwnedIterator":
+        return self
+
+    # -- host side -------------------------------------------------------------
+    def peek(self, index: int) -> Any:
+        """The element `index` places ahead of the next one, without consuming it; None past the end."""
+        while len(self._buffer) <= index and not self._exhausted:
+            with _HostPull():
+                if self._source is None:
+                    self._source = self._dataset._elements()
+                try:
+                    element = next(self._source)
+                except StopIteration:
+                    self._exhausted = True
+                    break
+                # Computed now, on the host: a trace must see values, not lazy graph nodes.
+                element = nest.map_structure(_computed, element)
+            self._buffer.append(element)
+        return self._buffer[index] if index < len(self._buffer) else None
+
+    def consume(self, count: int) -> list:
+        """Removes and returns up to `count` next elements."""
+        self.peek(count - 1)
+        return [self._buffer.popleft() for _ in range(min(count, len(self._buffer)))]
+
+    def _pull(self, optional: bool) -> Any:
+        trace = _thread_state.trace
+        if trace is not None and not self._unrolled:
+            return trace.host_inputs.pull(self, optional)
+        elements = self.consume(1)
+        if optional:
+            return Optional(elements[0] if elements else None, self.element_spec)
+        return elements[0] if elements else None
+
+    # -- TF's API ----------------------------------------------------------------
+    def __next__(self) -> Any:
+        element = self._pull(optional=False)
+        if element is None:
+            raise StopIteration
+        return element
+
+    def get_next(self, name: str | None = None) -> Any:
+        """The next element; raises `tf.errors.OutOfRangeError` at the end, as TF."""
+        element = self._pull(optional=False)
+        if element is None:
+            raise errors.OutOfRangeError(None, None, f"{END_OF_SEQUENCE} [Op:IteratorGetNext]")
+        return element
+
+    def get_next_as_optional(self) -> "Optional":
+        """The next element as a `tf.experimental.Optional` (empty at the end)."""
+        return self._pull(optional=True)
+
+    def __repr__(self) -> str:
+        return f"<tapeshim.data.Iterator element_spec={self.element_spec}>"
+
+
+def _computed(tensor: Tensor) -> Tensor:
+    tensor = convert_to_tensor(tensor)
+    if tensor._value is None:
+        tensor.value  # noqa: B018 - forces the lazy value
+    return tensor
+
+
+class Optional:
+    """A value that may be absent, as `tf.experimental.Optional`.
+
+    Args:
+      value: the element (a nest of tensors), or None for an empty optional.
+      element_spec: the element's structure of `TensorSpec`s.
+      has_value_tensor: the presence flag as a boolean tensor (inside a function:
+        a per-call input); made from `value` when not given.
+    """
+
+    def __init__(self, value: Any, element_spec: Any, has_value_tensor: Tensor | None = None,
+                 on_get_value: Any = None) -> None:
+        self._value = value
+        self._element_spec = element_spec
+        self._has_value = has_value_tensor
+        self._on_get_value = on_get_value
+
+    @staticmethod
+    def from_value(value: Any) -> "Optional":
+        """An optional holding `value`."""
+        from tapeshim._src.dataset import _spec, _to_tensors
+
+        value = _to_tensors(value)
+        return Optional(value, _spec(value))
+
+    @staticmethod
+    def empty(element_spec: Any) -> "Optional":
+        """An optional with no value, for elements described by `element_spec`."""
+        return Optional(None, element_spec)
+
+    @property
+    def element_spec(self) -> Any:
+        return self._element_spec
+
+    def has_value(self, name: str | None = None) -> Tensor:
+        """A boolean scalar tensor: whether the optional holds a value."""
+        if self._has_value is None:
+            return convert_to_tensor(self._value is not None)
+        return self._has_value
+
+    def get_value(self, name: str | None = None) -> Any:
+        """The value; `tf.errors.InvalidArgumentError` when the optional is empty."""
+        if self._on_get_value is not None:
+            self._on_get_value()  # inside a function: the call checks presence before running
+        elif self._value is None:
+            raise errors.invalid_argument("The given optional does not have a value.", "OptionalGetValue")
+        return self._value

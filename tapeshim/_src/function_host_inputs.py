@@ -1,0 +1,162 @@
+"""Host state read by a `tapeshim.function`: `tf.data` iterators pulled inside the trace.
+
+TF runs an iterator's `IteratorGetNext` op on every call of a function, so
+`next(iterator)` inside `tf.function` yields a new element each call. tapeshim's
+trace records each pull instead of capturing the element it saw: the trace's
+placeholders have the upcoming element's shapes (peeked, not consumed), and each
+call pulls the elements on the host and passes them to the one compiled program as
+per-call inputs. A call whose elements have other shapes than the trace's (the
+last, smaller batch) traces the Python function again for those shapes without
+counting as a TF retrace, as for an `input_signature` with `None` dimensions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from tapeshim._src import dtypes, errors, nest
+from tapeshim._src.dataset_iterator import END_OF_SEQUENCE, Optional, OwnedIterator
+from tapeshim._src.tensor import Tensor
+
+
+def _end_of_sequence() -> errors.OutOfRangeError:
+    return errors.OutOfRangeError(None, None, f"{END_OF_SEQUENCE}\n\t [[{{{{node IteratorGetNext}}}}]]")
+
+
+class _PullGroup:
+    """The pulls one trace made from one iterator, in order."""
+
+    def __init__(self, iterator: OwnedIterator) -> None:
+        self.iterator = iterator
+        self.optional: list[bool] = []  # per pull: made by get_next_as_optional
+        self.needs_value: list[bool] = []  # per pull: the optional's get_value was used
+        self.avals: list[list[tuple]] = []  # per pull: each leaf's (shape, dtype) at trace time
+
+
+class HostInputs:
+    """The per-call host inputs a `FunctionTrace` recorded (`trace.host_inputs`)."""
+
+    def __init__(self, trace: Any) -> None:
+        self._trace = trace
+        self.groups: dict[int, _PullGroup] = {}
+        self.feed_of: dict[int, tuple[int, int, int]] = {}  # placeholder tid -> (iterator id, pull, leaf or -1)
+
+    def pull(self, iterator: OwnedIterator, optional: bool) -> Any:
+        """Records one pull from `iterator` and returns the element as placeholders."""
+        group = self.groups.get(id(iterator))
+        if group is None:
+            group = self.groups[id(iterator)] = _PullGroup(iterator)
+        index = len(group.optional)
+        element = iterator.peek(index)
+        if element is None and not optional:
+            raise _end_of_sequence()
+        if element is None:
+            specs = nest.flatten(iterator.element_spec)
+            avals = [(tuple(d or 0 for d in spec.shape.as_list()), spec.dtype) for spec in specs]
+        else:
+            avals = [(tuple(t._shape), t._dtype) for t in nest.flatten(element)]
+        group.optional.append(optional)
+        group.needs_value.append(False)
+        group.avals.append(avals)
+        values = ([jnp.zeros(shape, dtype._np) for shape, dtype in avals] if element is None
+                  else [t._value for t in nest.flatten(element)])
+        leaves = []
+        for position, ((shape, dtype), value) in enumerate(zip(avals, values)):
+            placeholder = self._trace.placeholder(value, shape, dtype)
+            self.feed_of[placeholder._tid] = (id(iterator), index, position)
+            leaves.append(placeholder)
+        structure = iterator.element_spec if element is None else element
+        value = nest.pack_sequence_as(structure, leaves)
+        if not optional:
+            return value
+        flag = self._trace.placeholder(jnp.asarray(element is not None), (), dtypes.bool_)
+        self.feed_of[flag._tid] = (id(iterator), index, -1)
+
+        def on_get_value() -> None:
+            group.needs_value[index] = True
+
+        return Optional(value, iterator.element_spec, flag, on_get_value)
+
+
+class HostFeed:
+    """How a concrete function pulls its per-call host inputs.
+
+    Args:
+      host_inputs: what the trace recorded.
+      flat_args: the traced call's flattened arguments (an iterator passed as an
+        argument is pulled from the call's argument, not the traced one).
+    """
+
+    def __init__(self, host_inputs: HostInputs, flat_args: list) -> None:
+        positions = {id(leaf): i for i, leaf in enumerate(flat_args) if isinstance(leaf, OwnedIterator)}
+        self._groups = list(host_inputs.groups.values())
+        self._sources: list[tuple[str, Any]] = []
+        for group in self._groups:
+            iterator = group.iterator
+            if id(iterator) in positions:
+                self._sources.append(("arg", positions[id(iterator)]))
+            else:
+                self._sources.append(("object", iterator))
+        order = {id(group.iterator): g for g, group in enumerate(self._groups)}
+        self._feed_of = {tid: (order[it], pull, leaf) for tid, (it, pull, leaf) in host_inputs.feed_of.items()}
+        self.signature = tuple(tuple(tuple(avals) for avals in group.avals) for group in self._groups)
+        self.used: list[tuple[int, int, int]] = []  # the program's host inputs, in order
+
+    def add_input(self, tid: int) -> bool:
+        """Makes placeholder `tid` a program input if it is a host input; returns whether it is."""
+        feed = self._feed_of.get(tid)
+        if feed is None:
+            return False
+        self.used.append(feed)
+        return True
+
+    def peek(self, flat_args: list) -> tuple[list, tuple]:
+        """This call's iterators and elements (not yet consumed), and their signature.
+
+        Raises:
+          tf.errors.OutOfRangeError: an iterator ran out (its remaining elements are consumed).
+          tf.errors.InvalidArgumentError: an empty optional's value was used.
+        """
+        iterators, elements, signature = [], [], []
+        for group, (kind, source) in zip(self._groups, self._sources):
+            iterator = flat_args[source] if kind == "arg" else source
+            pulled = [iterator.peek(i) for i in range(len(group.optional))]
+            for element, optional, needs_value in zip(pulled, group.optional, group.needs_value):
+                if element is None and (not optional or needs_value):
+                    iterator.consume(len(group.optional))
+                    if optional:
+                        raise errors.invalid_argument("The given optional does not have a value.",
+                                                      "OptionalGetValue")
+                    raise _end_of_sequence()
+            avals = tuple(
+                traced if element is None else tuple((tuple(t._shape), t._dtype) for t in nest.flatten(element))
+                for element, traced in zip(pulled, (tuple(a) for a in group.avals)))
+            iterators.append(iterator)
+            elements.append(pulled)
+            signature.append(avals)
+        return [iterators, elements], tuple(signature)
+
+    def consume(self, peeked: list) -> None:
+        """Consumes the peeked elements (after the call ran)."""
+        for iterator, group in zip(peeked[0], self._groups):
+            iterator.consume(len(group.optional))
+
+    def values(self, peeked: list) -> list[jax.Array]:
+        """The program's host input values from the peeked elements."""
+        elements = peeked[1]
+        values = []
+        for g, pull, leaf in self.used:
+            element = elements[g][pull]
+            if leaf < 0:
+                values.append(np.asarray(element is not None))
+            elif element is None:
+                shape, dtype = self._groups[g].avals[pull][leaf]
+                values.append(np.zeros(shape, dtype._np))
+            else:
+                tensor: Tensor = nest.flatten(element)[leaf]
+                values.append(tensor._value)
+        return values

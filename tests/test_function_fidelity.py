@@ -1,0 +1,256 @@
+"""`tapeshim.function` against `tf.function`: host state read inside a function (iterators, random
+generators) advances on every call, as in TF."""
+
+import numpy as np
+import pytest
+
+from oracle import check
+
+
+def _numbers(tf, batch=2, count=6):
+    return tf.data.Dataset.from_tensor_slices(np.arange(count, dtype=np.float32)).batch(batch)
+
+
+def _until_end(step, *args, calls=6):
+    """Calls `step` until it raises; the values, and the class of what ended the run."""
+    values = []
+    for _ in range(calls):
+        try:
+            values.append(step(*args))
+        except Exception as exc:  # noqa: BLE001 - the class is compared with TF's
+            return values, type(exc).__name__
+    return values, None
+
+
+def test_next_of_an_iterator_argument_advances_every_call():
+    def body(tf):
+        iterator = iter(_numbers(tf))
+
+        @tf.function
+        def step(it):
+            return tf.reduce_sum(next(it))
+
+        return [step(iterator) for _ in range(3)], step.experimental_get_tracing_count()
+    check(body)
+
+
+def test_a_captured_iterator_advances_and_ends_with_out_of_range():
+    def body(tf):
+        iterator = iter(_numbers(tf))
+
+        @tf.function
+        def step():
+            return next(iterator) * 2.0
+
+        values, ended = _until_end(step)
+        return values, ended, isinstance(step.python_function, object)
+    check(body)
+
+
+def test_out_of_range_error_class_inside_a_function():
+    def body(tf):
+        iterator = iter(_numbers(tf, count=2))
+
+        @tf.function
+        def step(it):
+            return next(it)
+
+        step(iterator)
+        try:
+            step(iterator)
+        except tf.errors.OutOfRangeError:
+            return "OutOfRangeError"
+        return "no error"
+    check(body)
+
+
+def test_several_pulls_per_call_and_a_smaller_last_batch():
+    def body(tf):
+        iterator = iter(_numbers(tf, batch=4, count=14))
+
+        @tf.function
+        def step(it):
+            first = it.get_next()
+            second = next(it)
+            return tf.reduce_sum(first) - tf.reduce_max(second), tf.shape(second)
+
+        values, ended = _until_end(step, iterator)
+        return values, ended, step.experimental_get_tracing_count()
+    check(body)
+
+
+def test_new_iterators_share_a_trace_by_element_spec():
+    def body(tf):
+        @tf.function
+        def step(it):
+            return next(it) + next(it)
+
+        first = [step(iter(tf.data.Dataset.range(10))) for _ in range(2)]
+        count_same_spec = step.experimental_get_tracing_count()
+        other = step(iter(tf.data.Dataset.range(10).batch(2)))
+        return first, count_same_spec, other, step.experimental_get_tracing_count()
+    check(body)
+
+
+def test_dict_elements_of_a_mapped_dataset():
+    def body(tf):
+        features = np.arange(12, dtype=np.float32).reshape(6, 2)
+        labels = np.arange(6, dtype=np.int32)
+        dataset = tf.data.Dataset.from_tensor_slices({"x": features, "y": labels}).map(
+            lambda item: {"x": item["x"] * 2.0, "y": item["y"] + 1}).batch(3)
+        iterator = iter(dataset)
+
+        @tf.function
+        def step(it):
+            item = next(it)
+            return tf.reduce_sum(item["x"], axis=1), item["y"]
+
+        return [step(iterator) for _ in range(2)]
+    check(body)
+
+
+def test_training_step_pulls_a_batch_per_call():
+    def body(tf):
+        features = np.linspace(-1.0, 1.0, 16, dtype=np.float32).reshape(8, 2)
+        targets = (features @ np.array([[2.0], [-1.0]], np.float32)).astype(np.float32)
+        iterator = iter(tf.data.Dataset.from_tensor_slices((features, targets)).batch(2))
+        w = tf.Variable(tf.zeros([2, 1]))
+
+        @tf.function
+        def step(it):
+            x, y = next(it)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(x @ w - y))
+            w.assign_sub(0.5 * tape.gradient(loss, w))
+            return loss
+
+        losses = [step(iterator) for _ in range(4)]
+        return losses, w, step.experimental_get_tracing_count()
+    check(body)
+
+
+def test_a_function_that_pulls_raises_lookup_error_under_a_tape():
+    def body(tf):
+        iterator = iter(_numbers(tf))
+        v = tf.Variable(3.0)
+
+        @tf.function
+        def step(it):
+            return tf.reduce_sum(next(it)) * v
+
+        outcomes = []
+        for _ in range(2):
+            try:
+                with tf.GradientTape() as tape:
+                    out = step(iterator)
+                outcomes.append((out, tape.gradient(out, v)))
+            except LookupError:  # TF has no gradient for IteratorGetNext, even towards `v`
+                outcomes.append("LookupError")
+        outcomes.append(step(iterator))  # the failed calls pulled nothing
+        other = tf.Variable(1.0)
+        with tf.GradientTape() as tape:
+            tape.watch(other)
+            unwatched = step(iterator)  # a tape that watches nothing the call reads records nothing
+        return outcomes, unwatched
+    check(body)
+
+
+def test_get_next_as_optional_inside_a_function():
+    def body(tf):
+        iterator = iter(_numbers(tf, count=4))
+
+        @tf.function
+        def step(it):
+            optional = it.get_next_as_optional()
+            return optional.has_value()
+
+        return [step(iterator) for _ in range(4)]
+    check(body)
+
+
+def test_optional_get_value_inside_a_function_and_its_end():
+    def body(tf):
+        iterator = iter(_numbers(tf, count=4))
+
+        @tf.function
+        def step(it):
+            optional = it.get_next_as_optional()
+            return optional.get_value() + 1.0
+
+        return _until_end(step, iterator)
+    check(body)
+
+
+@pytest.mark.parametrize("pull", ["next", "get_next", "optional"])
+def test_iterators_outside_functions(pull):
+    def body(tf):
+        iterator = iter(_numbers(tf, count=3))
+        out = []
+        for _ in range(3):
+            try:
+                if pull == "next":
+                    out.append(next(iterator))
+                elif pull == "get_next":
+                    out.append(iterator.get_next())
+                else:
+                    optional = iterator.get_next_as_optional()
+                    out.append(optional.has_value())
+                    out.append(optional.get_value())
+            except Exception as exc:  # noqa: BLE001 - compared with TF's class
+                out.append(type(exc).__name__)
+                break
+        return out, iterator.element_spec
+    check(body)
+
+
+def test_an_iterator_made_inside_a_function_starts_over_each_call():
+    def body(tf):
+        dataset = _numbers(tf)
+
+        @tf.function
+        def step():
+            return next(iter(dataset))
+
+        return [step() for _ in range(3)]
+    check(body)
+
+
+def test_a_python_iterator_is_read_once_while_tracing():
+    def body(tf):
+        values = iter([1, 2, 3])
+
+        @tf.function
+        def step(it):
+            return tf.constant(next(it))
+
+        return [step(values) for _ in range(3)]
+    check(body)
+
+
+def test_isinstance_of_tf_data_iterator():
+    check(lambda tf: isinstance(iter(_numbers(tf)), tf.data.Iterator))
+
+
+def test_random_ops_give_new_values_on_every_call():
+    def body(tf):
+        @tf.function
+        def step():
+            return tf.random.uniform([3]), tf.random.normal([2], seed=7)
+
+        first, second = step(), step()
+        return [bool(tf.reduce_any(a != b)) for a, b in zip(first, second)], step.experimental_get_tracing_count()
+    check(body)
+
+
+def test_a_random_generator_advances_on_every_call():
+    def body(tf):
+        generator = tf.random.Generator.from_seed(5)
+
+        @tf.function
+        def step():
+            return generator.normal([3]), generator.uniform([2])
+
+        first, second, third = step(), step(), step()
+        changed = [bool(tf.reduce_any(a != b)) for a, b in zip(first + second, second + third)]
+        return changed, step.experimental_get_tracing_count(), first[0].shape, first[1].dtype
+    check(body)
