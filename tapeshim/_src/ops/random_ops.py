@@ -178,11 +178,16 @@ class Generator:
     def from_non_deterministic_state(cls, alg: Any = None) -> "Generator":
         return cls(int.from_bytes(os.urandom(4), "little"))
 
-    def _key(self) -> Tensor:
+    def _draw(self) -> jax.Array:
         self._count += 1
         with jax.ensure_compile_time_eval():
-            key = jax.random.fold_in(jax.random.PRNGKey(self._seed), self._count)
-        return concrete(key)
+            return jax.random.fold_in(jax.random.PRNGKey(self._seed), self._count)
+
+    def _key(self) -> Tensor:
+        trace = _thread_state.trace
+        if trace is not None:  # inside a function: every call advances the generator
+            return trace.per_call_key(self._draw)
+        return concrete(self._draw())
 
     def normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
                name: str | None = None) -> Tensor:
