@@ -1,0 +1,95 @@
+"""Tensor conversion, Python protocols and tape lifecycle, each compared with real TensorFlow."""
+
+import numpy as np
+import pytest
+
+from oracle import check, check_raises
+
+
+# -- Python values convert straight to the requested dtype ------------------
+@pytest.mark.parametrize("body", [
+    lambda tf: tf.constant(0.1, tf.float64),
+    lambda tf: tf.convert_to_tensor(0.1, dtype=tf.float64),
+    lambda tf: tf.convert_to_tensor(0.1, dtype_hint=tf.float64),
+    lambda tf: tf.constant([1.0], tf.float64) * 0.1,
+    lambda tf: 0.1 * tf.constant([1.0], tf.float64),
+    lambda tf: tf.add(tf.zeros([1], tf.float64), 0.1),
+    lambda tf: tf.maximum(tf.zeros([2], tf.float64), 0.1),
+    lambda tf: tf.constant(2.0, tf.float64) ** 0.1,
+    lambda tf: tf.constant([0.1, 0.2], tf.float64),
+    lambda tf: tf.constant([[0.1], [0.3]], tf.float64),
+    lambda tf: tf.constant([1, 0.1], tf.float64),
+    lambda tf: tf.convert_to_tensor((0.1, 0.2), tf.float64),
+    lambda tf: tf.constant(0.1, tf.complex128),
+    lambda tf: tf.constant([0.1 + 1j], tf.complex64),
+    lambda tf: tf.Variable(0.1, dtype=tf.float64).numpy(),
+    lambda tf: tf.Variable(0.0, dtype=tf.float64).assign(0.1).numpy(),
+    lambda tf: tf.Variable(0.0, dtype=tf.float64).assign_add(0.1).numpy(),
+    lambda tf: tf.Variable([0.0, 0.0], dtype=tf.float64).assign([0.1, 0.3]).numpy(),
+    lambda tf: tf.constant(0.1, tf.float64) == 0.1,
+    lambda tf: tf.constant([0.1], tf.float64) < 0.1,
+    lambda tf: tf.cast(0.1, tf.float64),  # TF converts to float32 first here
+    lambda tf: tf.constant(1e39, tf.float64),
+    lambda tf: tf.constant([1.0], tf.float64) + 1e39,
+    lambda tf: tf.convert_to_tensor(1e39, dtype_hint=tf.float64),
+    lambda tf: tf.constant(16777217, tf.float64),
+    lambda tf: tf.constant(2**70, tf.float64),
+    lambda tf: tf.constant(2**63, tf.float32),
+    lambda tf: tf.constant(1.0 + 2**-11 + 2**-30, tf.float16),  # half precision rounds through float32
+    lambda tf: tf.constant(1.0 + 2**-8 + 2**-30, tf.bfloat16),
+    lambda tf: tf.constant(np.float64(0.1), tf.float32),
+    lambda tf: tf.constant(1.0) * np.float64(0.1),
+], ids=lambda body: "")
+def test_python_floats_keep_double_precision_until_the_cast(body):
+    check(body)
+
+
+@pytest.mark.parametrize("body", [
+    lambda tf: tf.constant(1e39),
+    lambda tf: tf.constant(-3.5e38),
+    lambda tf: tf.convert_to_tensor(1e39),
+    lambda tf: tf.Variable(1e39),
+    lambda tf: tf.constant([[1e39, 1.0]]),
+    lambda tf: tf.constant(2**63),
+    lambda tf: tf.constant(2**64, tf.int64),
+    lambda tf: tf.constant(2**63, tf.int32),
+    lambda tf: tf.constant([1, 2**63]),
+    lambda tf: tf.constant([1], tf.int64) + 2**63,
+    lambda tf: tf.constant([True, 1]),
+    lambda tf: tf.constant([1, 1j]),
+    lambda tf: tf.constant([1.5, 1j]),
+    lambda tf: tf.constant([[True], [1]]),
+    lambda tf: tf.constant([1.0, None]),
+    lambda tf: tf.constant([[1], [1, 2]]),
+    lambda tf: tf.constant(1.5, tf.int32),
+    lambda tf: tf.constant(1, tf.bool),
+])
+def test_out_of_range_and_mixed_python_values_raise_tfs_error(body):
+    check_raises(body)
+
+
+@pytest.mark.parametrize("body", [
+    lambda tf: tf.constant(3.4028235e38),
+    lambda tf: tf.constant(float("inf")),
+    lambda tf: tf.constant(1e-50),
+    lambda tf: tf.constant(1e39, tf.float32),
+    lambda tf: tf.constant([1.0]) + 1e39,
+    lambda tf: tf.constant(2**40, tf.int32),  # TF wraps integers that fit int64
+    lambda tf: tf.constant([1, 2**40], tf.int32),
+    lambda tf: tf.constant(-1, tf.uint8),
+    lambda tf: tf.constant([-2**63, 2**63 - 1]),
+    lambda tf: tf.constant([2**63, 1], tf.uint64),
+    lambda tf: tf.constant([1.0, 2**63]),
+    lambda tf: tf.constant([1, True]),
+    lambda tf: tf.constant([1j, 1, 1.5]),
+    lambda tf: tf.constant([[1], [1.5]]),
+    lambda tf: tf.constant([], tf.int32),
+    lambda tf: tf.constant([[], []]),
+    lambda tf: tf.constant([np.float64(0.1), 0.2]),  # a list led by numpy float64 stays float64
+    lambda tf: tf.constant([0.2, np.float64(0.1)]),
+    lambda tf: tf.constant([np.int64(1), 2]),
+    lambda tf: tf.convert_to_tensor([np.array([0.1]), np.array([0.2])]),
+    lambda tf: tf.Variable([np.float64(0.1)]).dtype,
+])
+def test_default_dtypes_and_wrapping_as_tf(body):
+    check(body)
