@@ -93,3 +93,89 @@ def test_out_of_range_and_mixed_python_values_raise_tfs_error(body):
 ])
 def test_default_dtypes_and_wrapping_as_tf(body):
     check(body)
+
+
+# -- a used one-shot tape records afresh when entered again -----------------
+def _reentered(tf, rewatch=True, variable=False):
+    x = tf.Variable(3.0) if variable else tf.constant(3.0)
+    tape = tf.GradientTape()
+    with tape:
+        tape.watch(x)
+        y = x * x
+    first = tape.gradient(y, x)
+    with tape:
+        if rewatch:
+            tape.watch(x)
+        z = x * x * x
+    return first, tape.gradient(z, x), tape.watched_variables()
+
+
+def _gradient_in_stop_recording(tf):
+    x = tf.constant(3.0)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+        with tape.stop_recording():
+            first = tape.gradient(y, x)
+        z = y * x
+    return first, tape.gradient(z, x)
+
+
+def _old_target_after_reentry(tf):
+    x = tf.Variable(3.0)
+    tape = tf.GradientTape()
+    with tape:
+        y = x * x
+    tape.gradient(y, x)
+    with tape:
+        x * x * x
+    return tape.gradient(y, x)
+
+
+def _third_gradient(tf):
+    x = tf.Variable(3.0)
+    tape = tf.GradientTape()
+    with tape:
+        y = x * x
+    tape.gradient(y, x)
+    with tape:
+        z = x * x * x
+    tape.gradient(z, x)
+    return tape.gradient(z, x)
+
+
+def _watch_after_use(tf):
+    x = tf.constant(3.0)
+    tape = tf.GradientTape()
+    with tape:
+        tape.watch(x)
+        y = x * x
+    tape.gradient(y, x)
+    tape.watch(x)
+
+
+def _jacobians_after_reentry(tf):
+    x = tf.constant([[1.0, 2.0]])
+    tape = tf.GradientTape(watch_accessed_variables=False)
+    with tape:
+        tape.watch(x)
+        y = x * x
+    first = tape.jacobian(y, x)
+    with tape:
+        tape.watch(x)
+        z = x * x * x
+    return first, tape.batch_jacobian(z, x)
+
+
+@pytest.mark.parametrize("body", [
+    _reentered,
+    lambda tf: _reentered(tf, rewatch=False),
+    lambda tf: _reentered(tf, rewatch=False, variable=True),
+    _gradient_in_stop_recording,
+    _old_target_after_reentry,
+    _third_gradient,
+    _watch_after_use,
+    _jacobians_after_reentry,
+])
+def test_used_tape_entered_again_records_afresh(body):
+    check(body)

@@ -124,6 +124,7 @@ class GradientTape(Recorder):
             raise ValueError(
                 "Tape is still recording, This can happen if you try to re-enter an already-active tape."
             )
+        self._renew_if_used()
         self._entered = True
         self._push()
         return self
@@ -131,6 +132,14 @@ class GradientTape(Recorder):
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         if self._recording:
             self._pop()
+
+    def _renew_if_used(self) -> None:
+        """A used one-shot tape that records again starts a fresh recording, as TF's does."""
+        if self._used:
+            self._used = False
+            self._clear()
+            self._watched_vars = {}
+            self._explicit_vars = set()
 
     def watch(self, tensor: Any) -> None:
         """Ensures `tensor` (a Tensor, Variable or nest of them) is traced by this tape.
@@ -147,7 +156,9 @@ class GradientTape(Recorder):
                 )
             if self._recording or not self._used:
                 self._watch_one(value)
-            elif not isinstance(value, (Tensor, Variable)):
+            elif isinstance(value, (Tensor, Variable)):
+                raise AttributeError("'NoneType' object has no attribute '_tape'")  # TF's, for a used tape
+            else:
                 self._watch_one(value)
 
     @contextlib.contextmanager
@@ -166,8 +177,8 @@ class GradientTape(Recorder):
         try:
             yield
         finally:
-            if not self._used:
-                self._push()
+            self._renew_if_used()  # a gradient taken inside leaves a fresh recording behind, as in TF
+            self._push()
 
     def reset(self) -> None:
         """Clears everything recorded and watched so far.
