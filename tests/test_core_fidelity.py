@@ -179,3 +179,81 @@ def _jacobians_after_reentry(tf):
 ])
 def test_used_tape_entered_again_records_afresh(body):
     check(body)
+
+
+# -- forward accumulators: tangents are computed while the ops run ----------
+def _nested_accumulators(tf, call_inside):
+    x = tf.constant(2.0)
+    with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as outer:
+        with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as inner:
+            y = tf.sin(x) * x ** 3
+        if call_inside:
+            return inner.jvp(y), outer.jvp(inner.jvp(y))
+    return inner.jvp(y), outer.jvp(y), outer.jvp(inner.jvp(y)), inner.jvp(outer.jvp(y))
+
+
+def _mixed_partial(tf):
+    x = tf.constant([1.0, 2.0])
+    with tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 0.0])) as outer:
+        with tf.autodiff.ForwardAccumulator(x, tf.constant([0.0, 1.0])) as inner:
+            y = tf.reduce_sum(x ** 3) * x[0]
+    return outer.jvp(inner.jvp(y))
+
+
+def _tape_around_accumulator(tf, persistent):
+    x = tf.constant(2.0)
+    with tf.GradientTape(persistent=persistent) as tape:
+        tape.watch(x)
+        with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as acc:
+            y = x ** 3
+    tangent = acc.jvp(y)
+    return tangent, tape.gradient(tangent, x)
+
+
+def _tape_inside_accumulator(tf, jvp_inside_tape):
+    x = tf.constant(2.0)
+    with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as acc:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = x ** 3
+            if jvp_inside_tape:
+                tangent = acc.jvp(y)
+    if not jvp_inside_tape:
+        tangent = acc.jvp(y)
+    return tangent, tape.gradient(tangent, x)
+
+
+def _tape_after_accumulator(tf):
+    x = tf.constant(2.0)
+    with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as acc:
+        y = x ** 3
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        tangent = acc.jvp(y)
+    return tangent, tape.gradient(tangent, x)
+
+
+def _sequential_accumulators(tf):
+    x = tf.constant(2.0)
+    first = tf.autodiff.ForwardAccumulator(x, tf.constant(1.0))
+    second = tf.autodiff.ForwardAccumulator(x, tf.constant(1.0))
+    with first:
+        y = x ** 3
+    with second:
+        z = y * x
+    return first.jvp(z), second.jvp(z), second.jvp(first.jvp(y)), first.jvp(second.jvp(z))
+
+
+@pytest.mark.parametrize("body", [
+    lambda tf: _nested_accumulators(tf, call_inside=False),
+    lambda tf: _nested_accumulators(tf, call_inside=True),
+    _mixed_partial,
+    lambda tf: _tape_around_accumulator(tf, persistent=False),
+    lambda tf: _tape_around_accumulator(tf, persistent=True),
+    lambda tf: _tape_inside_accumulator(tf, jvp_inside_tape=False),
+    lambda tf: _tape_inside_accumulator(tf, jvp_inside_tape=True),
+    _tape_after_accumulator,
+    _sequential_accumulators,
+])
+def test_tangents_are_recorded_by_the_recorders_around_the_accumulator(body):
+    check(body, rtol=1e-5)

@@ -123,7 +123,8 @@ def sparse_gathers(request: Request) -> dict[int, list[tuple[Tensor, Tensor]]]:
     return found
 
 
-def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Tensor | None] = ()) -> list:
+def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Tensor | None] = (),
+                  recorded_by: Sequence[Any] | None = None) -> list:
     """Returns one value per unique connected source (a Tensor), in `request.connected` order.
 
     Args:
@@ -132,6 +133,10 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
       request: the plan and sources.
       seeds: for GRADIENT, one optional cotangent per target; for JVP, one
         tangent per connected source.
+      recorded_by: the recorders that may record the computation (higher
+        order); None for the calling thread's recording ones. A forward
+        accumulator passes the recorders around it when it was entered, since
+        TF computes its tangents while its ops run.
     """
     if not request.connected:
         return []
@@ -158,14 +163,20 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
     else:
         out_avals = source_avals
     inputs = tuple(plan.leaves) + tuple(seed_tensors)
-    if registry.tracking_recorders(inputs):
+
+    def trackers(tensors: Sequence[Tensor]) -> list:
+        if recorded_by is None:
+            return registry.tracking_recorders(tensors)
+        return [r for r in recorded_by if any(t._tid in r._tracked for t in tensors)]
+
+    if trackers(inputs):
         n_leaves = len(plan.leaves)
 
         def recorded(*values: jax.Array) -> tuple:
             return tuple(raw(list(values[:n_leaves]), list(values[n_leaves:]))[1])
 
         dependencies = output_dependencies(key, recorded, inputs)
-        output_tracking = [registry.tracking_recorders([inputs[i] for i in deps]) for deps in dependencies]
+        output_tracking = [trackers([inputs[i] for i in deps]) for deps in dependencies]
         return list(registry.record(recorded, ("program", key), inputs, out_avals, output_tracking,
                                     deps=dependencies))
     leaf_values = [t._value for t in plan.leaves]

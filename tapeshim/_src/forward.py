@@ -6,6 +6,7 @@ from typing import Any
 
 from tapeshim._src import differentiate as diff
 from tapeshim._src import nest, tf_logging
+from tapeshim._src.state import _thread_state
 from tapeshim._src.tape import Recorder, UnconnectedGradients, _zeros, parse_unconnected
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.variable import Variable
@@ -37,6 +38,7 @@ class ForwardAccumulator(Recorder):
             seen.add(id(primal))
         nest.assert_same_structure(primals, tangents)
         self._shape_error: str | None = None
+        self._enclosing: list[Recorder] = []
         self._primals: list[Any] = []
         self._tangents: list[Tensor] = []
         for primal, tangent in zip(flat_primals, nest.flatten(tangents)):
@@ -62,6 +64,8 @@ class ForwardAccumulator(Recorder):
         if self._shape_error is not None:
             raise ValueError(self._shape_error)
         self._entered = True
+        # TF computes tangents as ops run, so the recorders around this one record them then.
+        self._enclosing = list(_thread_state.recorders)
         self._push()
         return self
 
@@ -84,7 +88,7 @@ class ForwardAccumulator(Recorder):
             if self._entered and isinstance(target, (Tensor, Variable)):
                 request = diff.Request(self, [target], self._primals)
                 tangents = [self._tangents[i] for i in request.connected]
-                values = diff.differentiate(self, diff.JVP, request, tangents)
+                values = diff.differentiate(self, diff.JVP, request, tangents, recorded_by=self._enclosing)
                 result = values[0] if values else None
                 if result is None and request.identity:
                     result = self._tangents[next(iter(request.identity))]
