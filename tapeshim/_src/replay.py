@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 
 import jax
 
+from tapeshim._src import runtime_checks
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
 
@@ -226,7 +227,12 @@ def cached_program(key: Any, build: Callable[[], Callable]) -> tuple[Callable, C
         stats["program_cache_hits"] += 1
         return entry
     raw = build()
-    entry = (jax.jit(raw), raw)
+
+    def settle(plain: Callable) -> None:  # the program has no index checks: keep its plain jax.jit
+        if key in _programs:
+            _programs[key] = (plain, raw)
+
+    entry = (runtime_checks.jit(raw, settle), raw)  # jax.jit, with TF's errors for out-of-range indices
     _programs[key] = entry
     stats["programs_compiled"] += 1
     if len(_programs) > _PROGRAM_CACHE_SIZE:

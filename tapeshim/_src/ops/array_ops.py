@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import dtypes, errors
+from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.ops import table
 from tapeshim._src.ops.common import convert_same_dtype, is_tensor_like, normalize_axis, tf_type_name
 from tapeshim._src.registry import OpDef, apply
@@ -60,7 +60,8 @@ _expand_dims_op = _row(OpDef("ExpandDims", lambda x, axis: jnp.expand_dims(x, ax
 _squeeze_op = _row(OpDef("Squeeze", lambda x, axis: jnp.squeeze(x, axis), True))
 _slice_op = _row(OpDef("StridedSlice", lambda x, key: x[_decode_key(key)], True))
 _where_op = _row(OpDef("SelectV2", lambda c, x, y: jnp.where(c, x, y), True))
-_gather_op = _row(OpDef("GatherV2", lambda p, i, axis, batch_dims: _gather_impl(p, i, axis, batch_dims), True))
+_gather_op = _row(OpDef("GatherV2", lambda p, i, axis, batch_dims, checked=False: _gather_impl(
+    p, i, axis, batch_dims, checked), True))
 _one_hot_op = _row(OpDef("OneHot", lambda i, on, off, depth, axis: _one_hot_impl(i, on, off, depth, axis), False))
 
 
@@ -256,7 +257,10 @@ def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None)
     return apply(_where_op, (cond, x_t, y_t))[0]
 
 
-def _gather_impl(params: jax.Array, indices: jax.Array, axis: int, batch_dims: int) -> jax.Array:
+def _gather_impl(params: jax.Array, indices: jax.Array, axis: int, batch_dims: int,
+                 checked: bool = False) -> jax.Array:
+    if checked:
+        runtime_checks.check_range_traced(indices, params.shape[axis], "indices", "GatherV2")
     if batch_dims:
         gather = _gather_impl
         for _ in builtins.range(batch_dims):
@@ -276,15 +280,10 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = 
         raise errors.invalid_argument(
             f"Value for attr 'Tindices' of {i._dtype.name} is not in the list of allowed values: int16, int32, "
             "int64", "GatherV2")
-    axis = 0 if axis is None else int(axis) % len(p._shape)
-    if i._value is not None and i._shape:
-        values = np.asarray(i._value)
-        bad = (values < 0) | (values >= p._shape[axis])
-        if bad.any():
-            position = tuple(int(k) for k in np.argwhere(bad)[0])
-            raise errors.invalid_argument(
-                f"indices{list(position)} = {values[position]} is not in [0, {p._shape[axis]})", "GatherV2")
-    return apply(_gather_op, (p, i), (("axis", axis), ("batch_dims", int(batch_dims))))[0]
+    axis = int(batch_dims) if axis is None else int(axis) % len(p._shape)
+    static = (("axis", axis), ("batch_dims", int(batch_dims))) + runtime_checks.checked_static(
+        i, lambda values: runtime_checks.check_range_host(values, p._shape[axis], "indices", "GatherV2"))
+    return apply(_gather_op, (p, i), static)[0]
 
 
 def _one_hot_impl(indices: jax.Array, on: jax.Array, off: jax.Array, depth: int, axis: int) -> jax.Array:

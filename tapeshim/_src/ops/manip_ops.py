@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from tapeshim._src import dtypes, errors
+from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.ops.common import convert_same_dtype, normalize_axis
@@ -138,7 +138,9 @@ def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Tensor: 
     return apply(_roll_op, (x,), (("axis", axes), ("shift", shifts)))[0]
 
 
-def _gather_nd_impl(params: jax.Array, indices: jax.Array, batch_dims: int) -> jax.Array:
+def _gather_nd_impl(params: jax.Array, indices: jax.Array, batch_dims: int, checked: bool = False) -> jax.Array:
+    if checked:
+        runtime_checks.check_vectors_traced(indices, params.shape[batch_dims:], "GatherNd")
     if batch_dims:
         return jax.vmap(lambda p, i: _gather_nd_impl(p, i, batch_dims - 1))(params, indices)
     return params[tuple(jnp.moveaxis(indices, -1, 0))]
@@ -147,16 +149,27 @@ def _gather_nd_impl(params: jax.Array, indices: jax.Array, batch_dims: int) -> j
 _gather_nd_op = _row(OpDef("GatherNd", _gather_nd_impl, True))
 
 
+def _index_static(indices: Tensor, shape: tuple, op_name: str) -> tuple:
+    """`(("checked", True),)` when `indices` is checked in the program; else checks it now, on the host."""
+    return runtime_checks.checked_static(
+        indices, lambda values: runtime_checks.check_vectors_host(values, tuple(shape), op_name))
+
+
 @table.export("gather_nd", dtypes=table.ANY)
 def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None = None) -> Tensor:
     """Gathers slices of `params` at the index vectors in the last axis of `indices`."""
     p, i = convert_to_tensor(params), convert_to_tensor(indices)
     if not i.dtype.is_integer:
         raise errors.invalid_argument(f"indices must be int32 or int64, got {i.dtype.name}", "GatherNd")
-    return apply(_gather_nd_op, (p, i), (("batch_dims", int(batch_dims)),))[0]
+    batch_dims = int(batch_dims)
+    static = (("batch_dims", batch_dims),) + _index_static(i, p._shape[batch_dims:], "GatherNd")
+    return apply(_gather_nd_op, (p, i), static)[0]
 
 
-def _scatter_impl(tensor: jax.Array, indices: jax.Array, updates: jax.Array, mode: str) -> jax.Array:
+def _scatter_impl(tensor: jax.Array, indices: jax.Array, updates: jax.Array, mode: str, op_name: str,
+                  checked: bool = False) -> jax.Array:
+    if checked:
+        runtime_checks.check_vectors_traced(indices, tensor.shape, op_name)
     where = tuple(jnp.moveaxis(indices, -1, 0))
     return tensor.at[where].set(updates) if mode == "update" else tensor.at[where].add(updates)
 
@@ -164,32 +177,33 @@ def _scatter_impl(tensor: jax.Array, indices: jax.Array, updates: jax.Array, mod
 _scatter_op = _row(OpDef("TensorScatter", _scatter_impl, True))
 
 
-def _scatter(tensor: Tensor, indices: Any, updates: Any, mode: str) -> Tensor:
+def _scatter(tensor: Tensor, indices: Any, updates: Any, mode: str, op_name: str) -> Tensor:
     i = convert_to_tensor(indices)
     u = convert_to_tensor(updates, dtype_hint=tensor.dtype)
     if u.dtype != tensor.dtype:
         raise errors.invalid_argument(
-            f"updates must have the tensor's dtype {tensor.dtype.name}, got {u.dtype.name}", "TensorScatterUpdate")
-    return apply(_scatter_op, (tensor, i, u), (("mode", mode),))[0]
+            f"updates must have the tensor's dtype {tensor.dtype.name}, got {u.dtype.name}", op_name)
+    static = (("mode", mode), ("op_name", op_name)) + _index_static(i, tensor._shape, op_name)
+    return apply(_scatter_op, (tensor, i, u), static)[0]
 
 
 @table.export("scatter_nd", dtypes=table.NUMERIC)
 def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Tensor:
     """A tensor of `shape` with `updates` summed in at `indices` (zeros elsewhere)."""
     u = convert_to_tensor(updates)
-    return _scatter(array_ops.zeros(_static_ints(shape, "shape"), u.dtype), indices, u, "add")
+    return _scatter(array_ops.zeros(_static_ints(shape, "shape"), u.dtype), indices, u, "add", "ScatterNd")
 
 
 @table.export("tensor_scatter_nd_update", dtypes=table.ANY)
 def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Tensor:
     """`tensor` with the elements at `indices` replaced by `updates`."""
-    return _scatter(convert_to_tensor(tensor), indices, updates, "update")
+    return _scatter(convert_to_tensor(tensor), indices, updates, "update", "TensorScatterUpdate")
 
 
 @table.export("tensor_scatter_nd_add", dtypes=table.NUMERIC)
 def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Tensor:
     """`tensor` with `updates` added at `indices`."""
-    return _scatter(convert_to_tensor(tensor), indices, updates, "add")
+    return _scatter(convert_to_tensor(tensor), indices, updates, "add", "TensorScatterAdd")
 
 
 @table.export("boolean_mask", dtypes=table.ANY, note="the mask must be known (not traced)")

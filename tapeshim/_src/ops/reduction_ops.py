@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from tapeshim._src import dtypes, errors
+from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.ops import math_ops, table
 from tapeshim._src.ops.common import dtype_check, normalize_axis
@@ -225,7 +225,9 @@ def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any, use_norm: Any = N
     return clipped, norm_value
 
 
-def _segment(kind: str, data: jax.Array, ids: jax.Array, num_segments: int) -> jax.Array:
+def _segment(kind: str, data: jax.Array, ids: jax.Array, num_segments: int, checked: bool = False) -> jax.Array:
+    if checked:
+        runtime_checks.check_range_traced(ids, num_segments, "segment_ids", "UnsortedSegmentSum", segment=True)
     data = data.reshape((-1,) + data.shape[ids.ndim:])  # ids may cover several leading axes
     ids = ids.reshape(-1).astype(jnp.int32)
     if kind == "sum":
@@ -241,7 +243,8 @@ def _segment(kind: str, data: jax.Array, ids: jax.Array, num_segments: int) -> j
     return total / count
 
 
-_segment_op = _row(OpDef("UnsortedSegment", lambda d, i, kind, num_segments: _segment(kind, d, i, num_segments),
+_segment_op = _row(OpDef("UnsortedSegment", lambda d, i, kind, num_segments, checked=False: _segment(
+    kind, d, i, num_segments, checked),
                          True, dtype_check("UnsortedSegment", "fciu")))
 
 
@@ -253,13 +256,10 @@ def _segment_call(kind: str, data: Any, segment_ids: Any, num_segments: Any) -> 
         raise errors.invalid_argument(
             f"data.shape = {list(data_t._shape)} does not start with segment_ids.shape = {list(ids._shape)}",
             "UnsortedSegmentSum")
-    if ids._value is not None and ids.shape.num_elements():
-        values = np.asarray(ids._value)
-        if values.max() >= int(num_segments):
-            raise errors.invalid_argument(
-                f"segment_ids[{int(np.argmax(values >= int(num_segments)))}] = {values.max()} is out of range "
-                f"[0, {int(num_segments)})", "UnsortedSegmentSum")
-    return apply(_segment_op, (data_t, ids), (("kind", kind), ("num_segments", int(num_segments))))[0]
+    static = (("kind", kind), ("num_segments", int(num_segments))) + runtime_checks.checked_static(
+        ids, lambda values: runtime_checks.check_range_host(values, int(num_segments), "segment_ids",
+                                                            "UnsortedSegmentSum", segment=True))
+    return apply(_segment_op, (data_t, ids), static)[0]
 
 
 @table.export("math.unsorted_segment_sum", dtypes=table.NUMERIC)
@@ -284,7 +284,13 @@ def unsorted_segment_max(data: Any, segment_ids: Any, num_segments: Any, name: s
 def segment_sum(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
     """Sums the rows of `data` per sorted segment id; there are max(id) + 1 segments."""
     ids = convert_to_tensor(segment_ids)
-    count = int(np.max(ids.numpy())) + 1 if ids.shape.num_elements() else 0
+    values = np.asarray(ids.numpy()).reshape(-1)
+    count = int(np.max(values)) + 1 if values.size else 0
+    if values.size and (np.diff(values) < 0).any():
+        raise errors.invalid_argument("segment ids are not increasing", "SegmentSum")
+    if values.size and values[0] < 0:
+        raise errors.invalid_argument(f"Segment id {values[0]} out of range [0, {count}), possibly because "
+                                      "'segment_ids' input is not sorted.", "SegmentSum")
     return _segment_call("sum", data, ids, count)
 
 

@@ -1,0 +1,218 @@
+"""TF's `InvalidArgumentError` for out-of-range indices that are only known when a program runs.
+
+On CPU, TF raises `InvalidArgumentError` for an index outside its range in
+`gather`, `gather_nd`, `scatter_nd`, `tensor_scatter_nd_*` and
+`unsorted_segment_*`; XLA clamps or drops such indices silently. tapeshim checks
+indices in two places:
+
+* **on the host**, when the indices are concrete at the op call (eager code, and
+  tape code whose indices come from data): the op raises at once, as in TF;
+* **inside the compiled program**, when the indices are symbolic (an argument of
+  a `tapeshim.function`, or a lazy tensor computed inside a tape). The op row
+  then gets the static argument `checked=True` and its implementation calls
+  `require`, a `checkify.check`. `CheckedProgram` traces a program once with
+  plain `jax.jit`; only if the trace holds a check does it run the program as
+  `jax.jit(checkify.checkify(program))`, read the error after each run and raise
+  `InvalidArgumentError`. Programs without such checks run as plain `jax.jit`
+  programs, without waiting for their results.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import checkify
+
+from tapeshim._src import errors
+from tapeshim._src.state import _thread_state
+from tapeshim._src.tensor import Tensor
+
+_CHECK_SUFFIX = re.compile(r"\s*\(`check` failed\)\s*$")
+
+
+def _escape(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def require(ok: jax.Array, message: str, **values: jax.Array) -> None:
+    """Inside an op implementation: a runtime check that `ok` holds (a `checkify.check`).
+
+    Args:
+      ok: a boolean scalar, False when the op's input is invalid.
+      message: TF's message, with `{name}` fields filled from `values` when the
+        check fails.
+      **values: the scalars the message names (the bad index, its position).
+    """
+    checkify.check(ok, message, **values)
+
+
+def _has_checks(effects: Any) -> bool:
+    """Whether a jaxpr's effects include checkify's error effect (it must then run under checkify)."""
+    return any(type(effect).__name__ == "ErrorEffect" for effect in effects)
+
+
+def runtime_check_needed(indices: Tensor) -> bool:
+    """Whether `indices` must be checked inside the program (True), or on the host now (False).
+
+    Lazy indices that would run at once (no tape records them and no function is
+    being traced) are computed here, so the host can check them.
+    """
+    trace = _thread_state.trace
+    if trace is not None:
+        return trace.is_symbolic(indices)
+    if indices._value is None:
+        if _thread_state.recorders:
+            return True
+        indices.value  # noqa: B018 - forces the lazy value for the host check
+    return False
+
+
+def checked_static(indices: Tensor, host_check: Callable[[Any], None]) -> tuple:
+    """The op's static `(("checked", True),)` when `indices` is checked in the program, else `()`.
+
+    Concrete indices are checked now by `host_check(value)`; indices that are
+    tracers of a JAX transformation tapeshim does not run (a Keras layer's JAX
+    call) cannot be checked.
+    """
+    if runtime_check_needed(indices):
+        return (("checked", True),)
+    if not isinstance(indices._value, jax.core.Tracer):
+        host_check(indices._value)
+    return ()
+
+
+class CheckedProgram:
+    """`jax.jit(fn)`, run under `checkify` when `fn`'s trace holds runtime checks.
+
+    The first call traces `fn`; without checks the plain jitted function is used
+    from then on (it reuses that trace, so nothing is traced twice), and
+    `settled(plain)` lets the owner call it directly, without this wrapper.
+    """
+
+    __slots__ = ("_fn", "_plain", "_checked", "_call", "_settled")
+
+    def __init__(self, fn: Callable[..., Any], settled: Callable[[Callable[..., Any]], None] | None = None) -> None:
+        self._fn = fn
+        self._plain = jax.jit(fn)
+        self._checked: Callable[..., Any] | None = None
+        self._call: Callable[..., Any] = self._first_call
+        self._settled = settled
+
+    def __call__(self, *args: Any) -> Any:
+        return self._call(*args)
+
+    def _first_call(self, *args: Any) -> Any:
+        if not _has_checks(self._plain.trace(*args).jaxpr.effects):
+            self._call = self._plain
+            if self._settled is not None:
+                self._settled(self._plain)
+            return self._plain(*args)
+        self._checked = jax.jit(checkify.checkify(self._fn))
+        self._call = self._run_checked
+        return self._run_checked(*args)
+
+    def _run_checked(self, *args: Any) -> Any:
+        error, out = self._checked(*args)
+        message = error.get()
+        if message is not None:
+            raise errors.InvalidArgumentError(None, None, _CHECK_SUFFIX.sub("", message))
+        return out
+
+
+def jit(fn: Callable[..., Any], settled: Callable[[Callable[..., Any]], None] | None = None) -> CheckedProgram:
+    """`jax.jit(fn)` that raises TF's `InvalidArgumentError` when a runtime index check fails.
+
+    Args:
+      fn: the program.
+      settled: called with the plain `jax.jit(fn)` once the first call found no
+        checks in the program, so the caller can keep that instead.
+    """
+    return CheckedProgram(fn, settled)
+
+
+# -- the checks ------------------------------------------------------------------------------
+def _position_text(position: tuple[int, ...]) -> str:
+    return ",".join(str(p) for p in position)
+
+
+def _first_bad(bad: jax.Array) -> jax.Array:
+    return jnp.argmax(bad.reshape(-1))
+
+
+def check_range_host(values: Any, bound: int, name: str, op_name: str, segment: bool = False) -> None:
+    """Raises TF's error if a concrete index in `values` is outside [0, bound).
+
+    With `segment`, negative ids are allowed (TF drops them) and the message is
+    the segment ops' one.
+    """
+    values = np.asarray(values)
+    bad = values >= bound if segment else (values < 0) | (values >= bound)
+    if bad.any():
+        position = tuple(int(k) for k in np.argwhere(bad)[0])
+        if segment:
+            flat = int(np.ravel_multi_index(position, values.shape)) if values.ndim else 0
+            text = f"{name}[{flat}] = {values[position]} is out of range [0, {bound})"
+        else:
+            text = f"{name}[{_position_text(position)}] = {values[position]} is not in [0, {bound})"
+        raise errors.invalid_argument(text, op_name)
+
+
+def check_range_traced(values: jax.Array, bound: int, name: str, op_name: str, segment: bool = False) -> None:
+    """The runtime form of `check_range_host`, inside an op implementation."""
+    if values.size == 0:
+        return
+    bad = values >= bound if segment else (values < 0) | (values >= bound)
+    first = _first_bad(bad)
+    value = values.reshape(-1)[first]
+    if segment:
+        require(~jnp.any(bad), _escape(f"{name}[") + "{p0}" + _escape(f"] = ") + "{value}"
+                + _escape(f" is out of range [0, {bound}) [Op:{op_name}]"), p0=first, value=value)
+        return
+    fields = {f"p{k}": p for k, p in enumerate(jnp.unravel_index(first, values.shape))}
+    position = ",".join("{" + f + "}" for f in fields)
+    require(~jnp.any(bad), _escape(f"{name}[") + position + "] = {value}"
+            + _escape(f" is not in [0, {bound}) [Op:{op_name}]"), value=value, **fields)
+
+
+def _index_vector_bad(indices: Any, shape: tuple[int, ...], xp: Any) -> Any:
+    """Per index vector (last axis of `indices`), whether it falls outside `shape`."""
+    depth = indices.shape[-1]
+    bounds = xp.asarray(shape[:depth], dtype=indices.dtype) if depth else xp.zeros((0,), indices.dtype)
+    return xp.any((indices < 0) | (indices >= bounds), axis=-1)
+
+
+def _vector_message(what: str, shape: tuple[int, ...], op_name: str) -> str:
+    if op_name == "GatherNd":
+        return f" does not index into param shape [{','.join(map(str, shape))}], node name: {op_name}"
+    return f" does not index into {what} [{','.join(map(str, shape))}]"
+
+
+def check_vectors_host(indices: Any, shape: tuple[int, ...], op_name: str) -> None:
+    """Raises TF's error if an index vector (last axis of concrete `indices`) falls outside `shape`."""
+    indices = np.asarray(indices)
+    if indices.size == 0 or indices.shape[-1] > len(shape):
+        return
+    bad = _index_vector_bad(indices, shape, np).reshape(-1)
+    if bad.any():
+        flat = int(np.argmax(bad))
+        vector = indices.reshape(-1, indices.shape[-1])[flat]
+        raise errors.invalid_argument(
+            f"indices[{flat}] = [{', '.join(str(int(v)) for v in vector)}]"
+            f"{_vector_message('shape', shape, op_name)}", op_name)
+
+
+def check_vectors_traced(indices: jax.Array, shape: tuple[int, ...], op_name: str) -> None:
+    """The runtime form of `check_vectors_host`, inside an op implementation."""
+    if indices.size == 0 or indices.shape[-1] > len(shape):
+        return
+    bad = _index_vector_bad(indices, shape, jnp).reshape(-1)
+    first = _first_bad(bad)
+    vector = indices.reshape(-1, indices.shape[-1])[first]
+    fields = {f"v{k}": vector[k] for k in range(indices.shape[-1])}
+    text = "indices[{position}] = [" + ", ".join("{" + f + "}" for f in fields) + "]"
+    require(~jnp.any(bad), text + _escape(_vector_message("shape", shape, op_name) + f" [Op:{op_name}]"),
+            position=first, **fields)
