@@ -84,7 +84,8 @@ def test_mismatched_checkpoint_names_the_variables_and_changes_nothing(tmp_path)
 
 
 def test_writes_are_atomic(tmp_path):
-    from tapeshim._src.checkpoint import _SUFFIX, _write_atomically
+    from tapeshim._src.checkpoint_io import SUFFIX as _SUFFIX
+    from tapeshim._src.checkpoint_io import write_atomically as _write_atomically
 
     v = tapeshim.Variable([1.0, 2.0])
     ckpt = tapeshim.train.Checkpoint(v=v)
@@ -101,3 +102,118 @@ def test_writes_are_atomic(tmp_path):
     v.assign([5.0, 5.0])
     ckpt.restore(good)
     np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
+
+
+def _nested(tf):
+    class Nested(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable([[1.0, 2.0]])
+            self._hidden = tf.Variable(3, dtype=tf.int64)
+            self.layers = [tf.Variable(1.5)]
+            self.table = {"b": tf.Variable([1.0], dtype=tf.float64), "a": (tf.Variable(2.0),)}
+    return Nested()
+
+
+def test_list_and_load_variables(tmp_path):
+    def body(tf):
+        directory = str(tmp_path / tf.__name__)
+        path = tf.train.Checkpoint(model=_nested(tf), step=tf.Variable(5)).save(os.path.join(directory, "ckpt"))
+        names = tf.train.list_variables(path)
+        values = [tf.train.load_variable(path, name) for name, _ in names if name != "_CHECKPOINTABLE_OBJECT_GRAPH"]
+        reader = tf.train.load_checkpoint(directory)
+        return (names, tf.train.list_variables(directory), values,
+                tf.train.load_variable(directory, "model/w/.ATTRIBUTES/VARIABLE_VALUE:0"),
+                reader.get_variable_to_shape_map()["model/table/b/.ATTRIBUTES/VARIABLE_VALUE"],
+                reader.get_variable_to_dtype_map()["step/.ATTRIBUTES/VARIABLE_VALUE"],
+                reader.has_tensor("model/w/.ATTRIBUTES/VARIABLE_VALUE"), reader.has_tensor("model/w"))
+    check(body)
+
+
+def test_load_variable_of_a_missing_name(tmp_path):
+    check_raises(lambda tf: tf.train.load_variable(
+        tf.train.Checkpoint(v=tf.Variable(1.0)).write(str(tmp_path / tf.__name__ / "c")), "v/missing"))
+
+
+def test_write_saves_no_save_counter_until_it_exists(tmp_path):
+    def body(tf):
+        plain = tf.train.Checkpoint(v=tf.Variable(2.0))
+        first = tf.train.list_variables(plain.write(str(tmp_path / tf.__name__ / "a")))
+        plain.save_counter  # noqa: B018 - reading it creates it, as in TF
+        return first, tf.train.list_variables(plain.write(str(tmp_path / tf.__name__ / "b")))
+    check(body)
+
+
+def test_root_and_attributes_of_the_checkpoint(tmp_path):
+    def body(tf):
+        ckpt = tf.train.Checkpoint(root=_model(tf), extra=tf.Variable(2.0))
+        ckpt.late = tf.Variable(3.0)
+        path = ckpt.write(str(tmp_path / tf.__name__ / "c"))
+        fresh = _model(tf)
+        fresh.w.assign(tf.zeros([2, 2]))
+        tf.train.Checkpoint(root=fresh, extra=tf.Variable(0.0)).restore(path)
+        return tf.train.list_variables(path), fresh.w
+    check(body)
+
+
+def _lazy_model(tf):
+    class FlexibleDense(tf.Module):
+        def __init__(self, out_features, name=None):
+            super().__init__(name=name)
+            self.is_built = False
+            self.out_features = out_features
+
+        def __call__(self, x):
+            if not self.is_built:
+                self.w = tf.Variable(tf.ones([x.shape[-1], self.out_features]), name="w")
+                self.b = tf.Variable(tf.zeros([self.out_features]), name="b")
+                self.is_built = True
+            return tf.nn.relu(tf.matmul(x, self.w) + self.b)
+
+    class Sequential(tf.Module):
+        def __init__(self, name=None):
+            super().__init__(name=name)
+            self.dense_1 = FlexibleDense(out_features=3)
+            self.dense_2 = FlexibleDense(out_features=2)
+
+        def __call__(self, x):
+            return self.dense_2(self.dense_1(x))
+
+    return Sequential()
+
+
+def test_deferred_restore_into_variables_created_later(tmp_path):
+    def body(tf):
+        model = _lazy_model(tf)
+        x = tf.constant([[2.0, 2.0, 2.0]])
+        model(x)
+        for i, v in enumerate(model.variables):
+            v.assign(tf.reshape(tf.range(tf.size(v), dtype=tf.float32) * 0.1 * (i + 1) - 0.2, v.shape))
+        expected = model(x)
+        path = tf.train.Checkpoint(model=model).write(str(tmp_path / tf.__name__ / "c"))
+        fresh = _lazy_model(tf)
+        tf.train.Checkpoint(model=fresh).restore(path)
+        before = len(fresh.variables)
+        return expected, before, fresh(x), [v.numpy() for v in fresh.variables], fresh(x)
+    check(body)
+
+
+def test_deferred_restore_into_a_submodule_attached_later(tmp_path):
+    def body(tf):
+        class Holder(tf.Module):
+            pass
+
+        class Leaf(tf.Module):
+            def __init__(self):
+                super().__init__()
+                self.v = tf.Variable([0.0, 0.0])
+
+        holder = Holder()
+        holder.leaf = Leaf()
+        holder.leaf.v.assign([4.0, 5.0])
+        path = tf.train.Checkpoint(holder=holder).write(str(tmp_path / tf.__name__ / "c"))
+        fresh = Holder()
+        tf.train.Checkpoint(holder=fresh).restore(path)
+        fresh.leaf = Leaf()
+        return fresh.leaf.v
+    check(body)

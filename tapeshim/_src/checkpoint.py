@@ -2,28 +2,29 @@
 
 Variables are found through the checkpoint's keyword objects and their
 attributes (as TF's object graph does) and keyed by that path. A checkpoint is
-one `.npz` file written atomically: to a temporary file, then renamed, so a
-crash mid-save never damages the last good checkpoint. The `checkpoint` state
-file beside it uses TF's text format, so `tf.train.latest_checkpoint` works.
+one `.npz` file written atomically (`checkpoint_io`), so a crash mid-save never
+damages the last good checkpoint; the `checkpoint` state file beside it uses
+TF's text format, so `tf.train.latest_checkpoint` works. A `CheckpointManager`
+records a new checkpoint in the state file before it deletes old ones, so a
+crash at any point leaves a restorable latest checkpoint.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import tempfile
 from typing import Any, Callable
 
 import numpy as np
 
-from tapeshim._src import dtypes
+from tapeshim._src import checkpoint_io, dtypes
+from tapeshim._src.module import Module
 from tapeshim._src.variable import Variable
 
-_SUFFIX = ".npz"
+_SUFFIX = checkpoint_io.SUFFIX
+_PENDING = "_pending_restore"  # a tf.Module's saved values for variables it has not created yet
 
 
 _trackables: list[tuple[type, Callable[[Any], dict[str, Variable]], Callable | None]] = []
-_deferred: dict[str, tuple[Any, Callable]] = {}  # path -> (object, restore_later) found by the last walk
 
 
 def register_trackable(base_type: type, variables_of: Callable[[Any], dict[str, Variable]],
@@ -60,85 +61,117 @@ def restore_values(variables: dict[str, Variable], values: dict[str, np.ndarray]
             variable.assign(value)
 
 
-def _walk(obj: Any, path: str, found: dict[str, Variable], seen: set[int]) -> None:
-    if id(obj) in seen:
-        return
-    if isinstance(obj, Variable):
-        seen.add(id(obj))
-        found[path] = obj
-        return
-    for base_type, variables_of, restore_later in _trackables:
-        if isinstance(obj, base_type):
-            seen.add(id(obj))
-            for name, variable in variables_of(obj).items():
-                found[f"{path}/{name}"] = variable
-            if restore_later is not None:
-                _deferred[path] = (obj, restore_later)
+def _join(path: str, key: Any) -> str:
+    return f"{path}/{key}" if path else str(key)
+
+
+class _Walk:
+    """One walk of an object graph: its variables, modules and Keras-style owners, keyed by path."""
+
+    def __init__(self) -> None:
+        self.variables: dict[str, Variable] = {}
+        self.modules: dict[str, Any] = {}  # path -> tf.Module, for restoring variables it creates later
+        self.restore_later: dict[str, tuple[Any, Callable]] = {}  # path -> (object, restore_later)
+        self._seen: set[int] = set()
+
+    def visit(self, obj: Any, path: str) -> None:
+        """Records the variables reachable from `obj`, keyed by their paths under `path`."""
+        if id(obj) in self._seen:
             return
-    if isinstance(obj, Checkpoint):
-        seen.add(id(obj))
-        tracked = dict(obj._objects)
-        tracked.update({k: v for k, v in vars(obj).items() if k not in ("_objects", "save_counter")})
-        for name in sorted(tracked):
-            _walk(tracked[name], f"{path}/{name}" if path else name, found, seen)
+        if isinstance(obj, Variable):
+            self._seen.add(id(obj))
+            self.variables[path] = obj
+            return
+        for base_type, variables_of, restore_later in _trackables:
+            if isinstance(obj, base_type):
+                self._seen.add(id(obj))
+                for name, variable in variables_of(obj).items():
+                    self.variables[_join(path, name)] = variable
+                if restore_later is not None:
+                    self.restore_later[path] = (obj, restore_later)
+                return
+        if isinstance(obj, Checkpoint):
+            self._seen.add(id(obj))
+            tracked = {k: v for k, v in obj._objects.items() if k != "root"}
+            if "root" not in obj._objects:  # as TF: with a root, attributes set on the checkpoint are not saved
+                tracked.update({k: v for k, v in vars(obj).items() if not k.startswith("_")})
+            for name in sorted(tracked):
+                self.visit(tracked[name], _join(path, name))
+            if "root" in obj._objects:  # as TF: the root's children are the checkpoint's own
+                self.visit(obj._objects["root"], path)
+            return
+        if isinstance(obj, dict):
+            for key in sorted(obj, key=str):
+                self.visit(obj[key], _join(path, key))
+            return
+        if isinstance(obj, (list, tuple)):
+            for index, item in enumerate(obj):
+                self.visit(item, _join(path, index))
+            return
+        attributes = getattr(obj, "__dict__", None)
+        if attributes is not None and not isinstance(obj, type):
+            self._seen.add(id(obj))
+            if isinstance(obj, Module):
+                self.modules[path] = obj
+            for key in sorted(attributes):
+                if not key.startswith("__") and key != _PENDING:
+                    self.visit(attributes[key], _join(path, key))
+
+
+def _owner_of(key: str, owners: dict[str, Any]) -> str | None:
+    """The longest path in `owners` that `key` lies under."""
+    best = None
+    for path in owners:
+        if key.startswith(path + "/") and (best is None or len(path) > len(best)):
+            best = path
+    return best
+
+
+def _defer(walk: _Walk, pending: dict[str, np.ndarray]) -> set[str]:
+    """Hands saved values that no variable took to the objects that may create those variables later.
+
+    Keras-style owners get theirs through their `restore_later`; a `tf.Module`
+    keeps its own until a matching variable is assigned to one of its attributes
+    (TF's deferred restoration). Returns the keys handed over.
+    """
+    handed = set(pending)
+    for owner_path, (owner, restore_later) in walk.restore_later.items():
+        prefix = owner_path + "/" if owner_path else ""
+        mine = {key: value for key, value in pending.items() if key.startswith(prefix)}
+        if mine:
+            restore_later(owner, {key[len(prefix):]: value for key, value in mine.items()})
+            for key in mine:
+                del pending[key]
+    for key in list(pending):
+        owner_path = _owner_of(key, walk.modules)
+        if owner_path is not None:
+            module = walk.modules[owner_path]
+            module.__dict__.setdefault(_PENDING, {})[key[len(owner_path) + 1:]] = pending.pop(key)
+    return handed - set(pending)
+
+
+def restore_attached(owner: Any, name: str, value: Any) -> None:
+    """Restores the saved values that `owner` holds for its attribute `name`, just set to `value`.
+
+    `tf.Module` calls this when an attribute is assigned while the module holds
+    values from a restore that ran before its variables existed.
+
+    Raises:
+      ValueError: if a saved value's shape or dtype differs from the new variable's.
+    """
+    pending = owner.__dict__.get(_PENDING)
+    if not pending:
         return
-    if isinstance(obj, dict):
-        for key in sorted(obj, key=str):
-            _walk(obj[key], f"{path}/{key}", found, seen)
+    mine = {key: saved for key, saved in pending.items() if key == name or key.startswith(name + "/")}
+    if not mine:
         return
-    if isinstance(obj, (list, tuple)):
-        for index, item in enumerate(obj):
-            _walk(item, f"{path}/{index}", found, seen)
-        return
-    attributes = getattr(obj, "__dict__", None)
-    if attributes is not None and not isinstance(obj, type):
-        seen.add(id(obj))
-        for key in sorted(attributes):
-            if not key.startswith("__"):
-                _walk(attributes[key], f"{path}/{key}", found, seen)
-
-
-def _write_atomically(path: str, write: Any) -> None:
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            write(stream)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
-
-
-def _write_state(directory: str, latest: str, all_paths: list[str]) -> None:
-    def relative(p: str) -> str:
-        return os.path.relpath(p, directory)
-
-    text = f'model_checkpoint_path: "{relative(latest)}"\n' + "".join(
-        f'all_model_checkpoint_paths: "{relative(p)}"\n' for p in all_paths)
-    _write_atomically(os.path.join(directory, "checkpoint"), lambda stream: stream.write(text.encode()))
-
-
-def _read_state(directory: str) -> tuple[str | None, list[str]]:
-    state = os.path.join(directory, "checkpoint")
-    if not os.path.exists(state):
-        return None, []
-    text = open(state).read()
-    latest = re.search(r'^model_checkpoint_path: "(.*)"', text, re.M)
-    paths = re.findall(r'^all_model_checkpoint_paths: "(.*)"', text, re.M)
-
-    def absolute(p: str) -> str:
-        return p if os.path.isabs(p) else os.path.join(directory, p)
-
-    return (absolute(latest.group(1)) if latest else None), [absolute(p) for p in paths]
-
-
-def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -> str | None:
-    """The prefix of the newest checkpoint recorded in `checkpoint_dir`, or None."""
-    latest, _ = _read_state(checkpoint_dir)
-    return latest if latest and os.path.exists(latest + _SUFFIX) else None
+    walk = _Walk()
+    walk.visit(value, name)
+    matched = {key: saved for key, saved in mine.items() if key in walk.variables}
+    restore_values(walk.variables, matched, f"{getattr(owner, 'name', '')}/")
+    for key in mine:
+        del pending[key]
+    _defer(walk, {key: saved for key, saved in mine.items() if key not in matched})
 
 
 class CheckpointLoadStatus:
@@ -170,7 +203,7 @@ class Checkpoint:
     """Saves and restores the variables reachable from its keyword objects, as `tf.train.Checkpoint`.
 
     Args:
-      root: an optional root object.
+      root: an optional root object; its attributes are saved at the top level, as in TF.
       **kwargs: the objects to track (modules, variables, objects with variable
         attributes, lists and dicts of them).
     """
@@ -179,28 +212,42 @@ class Checkpoint:
         self._objects = dict(kwargs)
         if root is not None:
             self._objects["root"] = root
-        self.save_counter = Variable(0, dtype=dtypes.int64, trainable=False, name="save_counter")
+        self._save_counter: Variable | None = None
 
-    def _variables(self) -> dict[str, Variable]:
-        found: dict[str, Variable] = {}
-        _walk(self, "", found, set())
-        found.pop("save_counter", None)
-        found["save_counter"] = self.save_counter
-        return found
+    @property
+    def save_counter(self) -> Variable:
+        """The number of `save` calls so far (an int64 variable, created on first use, as in TF)."""
+        if self._save_counter is None:
+            self._save_counter = Variable(0, dtype=dtypes.int64, trainable=False, name="save_counter")
+        return self._save_counter
+
+    def _walk(self) -> _Walk:
+        walk = _Walk()
+        walk.visit(self, "")
+        walk.variables.pop("save_counter", None)
+        if self._save_counter is not None:
+            walk.variables["save_counter"] = self._save_counter
+        return walk
 
     def write(self, file_prefix: str, options: Any = None) -> str:
-        """Writes the checkpoint to `file_prefix` (atomically) and returns the prefix."""
-        values = {path: np.asarray(v._value) for path, v in self._variables().items()}
-        _write_atomically(file_prefix + _SUFFIX, lambda stream: np.savez(stream, **values))
+        """Writes the checkpoint to `file_prefix` (atomically) and returns the prefix.
+
+        Raises:
+          OpError: the class TF gives a file system failure (`PermissionDeniedError`,
+            `ResourceExhaustedError` for a full disk, ...).
+        """
+        file_prefix = os.fspath(file_prefix)
+        values = {path: np.asarray(v._value) for path, v in self._walk().variables.items()}
+        checkpoint_io.write_values(file_prefix, values)
         return file_prefix
 
     def save(self, file_prefix: str, options: Any = None) -> str:
         """Writes `<file_prefix>-<n>` for the next save number n and records it as the latest."""
         self.save_counter.assign_add(1)
-        path = self.write(f"{file_prefix}-{int(self.save_counter.numpy())}")
+        path = self.write(f"{os.fspath(file_prefix)}-{int(self.save_counter.numpy())}")
         directory = os.path.dirname(path) or "."
-        _, previous = _read_state(directory)
-        _write_state(directory, path, [p for p in previous if p != path] + [path])
+        _, previous = checkpoint_io.read_state(directory)
+        checkpoint_io.write_state(directory, path, [p for p in previous if p != path] + [path])
         return path
 
     def read(self, save_path: str, options: Any = None) -> CheckpointLoadStatus:
@@ -210,31 +257,25 @@ class Checkpoint:
     def restore(self, save_path: str | None, options: Any = None) -> CheckpointLoadStatus:
         """Restores every tracked variable from `save_path` (None restores nothing).
 
+        Saved values for variables that do not exist yet are restored when they
+        are created: by a Keras layer's build, or when a `tf.Module` assigns them to
+        an attribute (TF's deferred restoration).
+
         Raises:
           NotFoundError: if there is no checkpoint at `save_path`.
+          OpError: if the checkpoint cannot be read or is damaged.
           ValueError: naming every variable whose saved shape or dtype differs; no
             variable changes then.
         """
-        _deferred.clear()
-        variables = self._variables()
+        self.save_counter  # noqa: B018 - TF creates it to restore it
+        walk = self._walk()
+        variables = walk.variables
         if save_path is None:
             return CheckpointLoadStatus([], sorted(variables))
-        if not os.path.exists(save_path + _SUFFIX):
-            from tapeshim._src import errors
-
-            raise errors.NotFoundError(None, None, f"Failed to find any matching files for {save_path}")
-        with np.load(save_path + _SUFFIX) as saved:
-            stored = {key: saved[key] for key in saved.files}
+        stored = checkpoint_io.read_values(os.fspath(save_path))
         restore_values(variables, stored)
-        for owner_path, (owner, restore_later) in list(_deferred.items()):
-            prefix = owner_path + "/"
-            pending = {key[len(prefix):]: value for key, value in stored.items()
-                       if key.startswith(prefix) and key not in variables}
-            if pending:
-                restore_later(owner, pending)
-                variables.update({key: None for key in (prefix + name for name in pending)})
-        _deferred.clear()
-        unused = sorted(set(stored) - set(variables))
+        deferred = _defer(walk, {key: value for key, value in stored.items() if key not in variables})
+        unused = sorted(set(stored) - set(variables) - deferred)
         missing = sorted(set(variables) - set(stored))
         return CheckpointLoadStatus(unused, missing)
 
@@ -246,11 +287,11 @@ class CheckpointManager:
                  keep_checkpoint_every_n_hours: Any = None, checkpoint_name: str = "ckpt", step_counter: Any = None,
                  checkpoint_interval: Any = None, init_fn: Any = None) -> None:
         self._checkpoint = checkpoint
-        self._directory = directory
+        self._directory = os.fspath(directory)
         self._max_to_keep = max_to_keep
-        self._prefix = os.path.join(directory, checkpoint_name)
-        latest, paths = _read_state(directory)
-        self._checkpoints = [p for p in paths if os.path.exists(p + _SUFFIX)]
+        self._prefix = os.path.join(self._directory, checkpoint_name)
+        _, paths = checkpoint_io.read_state(self._directory)
+        self._checkpoints = [p for p in paths if checkpoint_io.exists(p)]
 
     @property
     def directory(self) -> str:
@@ -266,15 +307,31 @@ class CheckpointManager:
         return self._checkpoints[-1] if self._checkpoints else None
 
     def save(self, checkpoint_number: int | None = None, check_interval: bool = True, options: Any = None) -> str:
-        """Saves `<directory>/<name>-<n>` and deletes checkpoints beyond `max_to_keep`."""
+        """Saves `<directory>/<name>-<n>` and deletes checkpoints beyond `max_to_keep`.
+
+        As TF, the state file names the new checkpoint before any old one is
+        deleted, and is written again afterwards without the deleted ones, so a
+        crash at any point leaves `latest_checkpoint` pointing at a whole checkpoint.
+
+        Raises:
+          OpError: the class TF gives a file system failure.
+        """
         self._checkpoint.save_counter.assign_add(1)
         number = int(self._checkpoint.save_counter.numpy()) if checkpoint_number is None else int(checkpoint_number)
         path = self._checkpoint.write(f"{self._prefix}-{number}")
         self._checkpoints = [p for p in self._checkpoints if p != path] + [path]
-        if self._max_to_keep is not None:
-            while len(self._checkpoints) > self._max_to_keep:
-                old = self._checkpoints.pop(0)
-                if os.path.exists(old + _SUFFIX):
-                    os.remove(old + _SUFFIX)
-        _write_state(self._directory, path, self._checkpoints)
+        checkpoint_io.write_state(self._directory, path, self._checkpoints)
+        if self._max_to_keep is None or len(self._checkpoints) <= self._max_to_keep:
+            return path
+        while len(self._checkpoints) > self._max_to_keep:
+            old = self._checkpoints.pop(0)
+            try:
+                os.remove(old + _SUFFIX)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                from tapeshim._src import errors
+
+                raise errors.from_os_error(exc) from exc
+        checkpoint_io.write_state(self._directory, path, self._checkpoints)
         return path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 
@@ -118,6 +119,56 @@ class DataLossError(OpError):
     """Unrecoverable data loss or corruption (for example a truncated checkpoint)."""
 
     error_code = 15
+
+
+def _errno_codes(*names: str) -> list[int]:
+    return [getattr(errno, name) for name in names if hasattr(errno, name)]
+
+
+# How TF's file system layer classifies an OS error number (its `IOError(context, errno)`);
+# numbers not listed are UnknownError.
+_CLASS_OF_ERRNO: dict[int, type[OpError]] = {
+    code: error_class
+    for error_class, names in (
+        (InvalidArgumentError, ("EINVAL", "ENAMETOOLONG", "E2BIG", "EDESTADDRREQ", "EDOM", "EFAULT", "EILSEQ",
+                                "ENOPROTOOPT", "ENOSTR", "ENOTSOCK", "ENOTTY", "EPROTOTYPE", "ESPIPE")),
+        (DeadlineExceededError, ("ETIMEDOUT", "ETIME")),
+        (NotFoundError, ("ENODEV", "ENOENT", "ENXIO", "ESRCH")),
+        (AlreadyExistsError, ("EEXIST", "EADDRNOTAVAIL", "EALREADY")),
+        (PermissionDeniedError, ("EPERM", "EACCES", "EROFS")),
+        (FailedPreconditionError, ("ENOTEMPTY", "EISDIR", "ENOTDIR", "EADDRINUSE", "EBADF", "EBUSY", "ECHILD",
+                                   "EISCONN", "ENOTBLK", "ENOTCONN", "EPIPE", "ESHUTDOWN", "ETXTBSY")),
+        (ResourceExhaustedError, ("ENOSPC", "EDQUOT", "EMFILE", "EMLINK", "ENFILE", "ENOBUFS", "ENODATA", "ENOMEM",
+                                  "ENOSR", "EUSERS")),
+        (OutOfRangeError, ("EFBIG", "EOVERFLOW", "ERANGE")),
+        (UnimplementedError, ("ENOSYS", "ENOTSUP", "EAFNOSUPPORT", "EPFNOSUPPORT", "EPROTONOSUPPORT",
+                              "ESOCKTNOSUPPORT", "EXDEV")),
+        (UnavailableError, ("EAGAIN", "ECONNREFUSED", "ECONNABORTED", "ECONNRESET", "EINTR", "EHOSTDOWN",
+                            "EHOSTUNREACH", "ENETDOWN", "ENETRESET", "ENETUNREACH", "ENOLCK", "ENOLINK", "ENONET")),
+        (AbortedError, ("EDEADLK", "ESTALE")),
+        (CancelledError, ("ECANCELED",)),
+    )
+    for code in _errno_codes(*names)
+}
+
+
+def from_os_error(exc: OSError, path: str | None = None) -> OpError:
+    """TF's error for a failed file operation: the class TF's file system gives its errno.
+
+    Args:
+      exc: the `OSError` raised by the operation.
+      path: the file the operation was on (default: the error's own file name).
+
+    Returns:
+      The `OpError` subclass TF raises for `exc.errno` (`PermissionDeniedError` for
+      EACCES/EROFS, `ResourceExhaustedError` for a full disk, `OutOfRangeError` for a
+      file over the size limit, `UnknownError` for an errno TF does not classify),
+      with TF's message form `"<path>; <reason>"`.
+    """
+    where = path if path is not None else (exc.filename if exc.filename is not None else "")
+    reason = exc.strerror or str(exc)
+    error_class = _CLASS_OF_ERRNO.get(exc.errno, UnknownError) if exc.errno is not None else UnknownError
+    return error_class(None, None, f"{where}; {reason}")
 
 
 def invalid_argument(message: str, op_name: str | None = None) -> InvalidArgumentError:

@@ -119,6 +119,13 @@ class Module:
         seen = {id(self)}
         return _walk(self, predicate, seen, [])
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if self.__dict__.get("_pending_restore"):  # a restore ran before this module created its variables
+            from tapeshim._src import checkpoint
+
+            checkpoint.restore_attached(self, name, value)
+
     @classmethod
     def with_name_scope(cls, method: Callable) -> Callable:
         """Decorates a method to run inside the module's name scope."""
@@ -134,7 +141,7 @@ class Module:
         return f"<{type(self).__module__}.{type(self).__name__} object at {hex(id(self))}>"
 
 
-_IGNORED = frozenset({"_name", "_scope_name"})
+_IGNORED = frozenset({"_name", "_scope_name", "_pending_restore"})
 
 
 def _walk(module: Module, predicate: Callable[[Any], bool], seen: set[int], stack: list[int]) -> Iterator[Any]:
