@@ -26,6 +26,7 @@ from tapeshim import (  # noqa: E402
     nn,
     random,
     train,
+    types,
 )
 from tapeshim._src.control_flow import case, cond, switch_case, while_loop  # noqa: E402
 from tapeshim._src.custom_gradient import custom_gradient  # noqa: E402
@@ -52,6 +53,7 @@ from tapeshim._src.dtypes import (  # noqa: E402
 from tapeshim._src.dtypes import bool_ as bool  # noqa: E402
 from tapeshim._src.forward import ForwardAccumulator  # noqa: E402
 from tapeshim._src.function import Function, function  # noqa: E402
+from tapeshim._src.function_trace import init_scope  # noqa: E402
 from tapeshim._src.indexed_slices import (  # noqa: E402
     IndexedSlices,
 )
@@ -193,7 +195,7 @@ from tapeshim._src.variable import Variable  # noqa: E402
 __version__ = "0.1.0"
 
 NON_OP_EXPORTS = frozenset([
-    "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function",
+    "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
     "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "bfloat16", "bool", "case", "complex128",
     "complex64", "cond", "constant", "convert_to_tensor", "custom_gradient", "debugging", "double", "dtypes",
@@ -204,7 +206,7 @@ NON_OP_EXPORTS = frozenset([
 """Public names that are API objects rather than rows of the op table."""
 
 __all__ = [
-    "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function",
+    "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "DType", "ForwardAccumulator", "Function", "GradientTape", "IndexedSlices", "Tensor", "TensorShape",
     "TensorSpec", "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n", "argmax", "argmin",
     "argsort", "as_dtype", "asin", "asinh", "assert_equal", "assert_greater", "assert_less", "assert_rank", "atan",

@@ -1,12 +1,13 @@
 """`tapeshim.function`: a TF function traced once into the lazy graph, run as one `jax.jit` program.
 
 Tracing runs the Python function once with placeholder tensors for its tensor
-arguments while a `FunctionTrace` records *every* op (the same recording a tape
-does). Variable reads become placeholders too, and `assign`s are kept as lazy
-values. The recorded graph, from the function's outputs and the variables' new
-values back to the placeholders, is one `replay.Plan`; its program is jitted
-once and called with the arguments', variables' and constants' current values
-on every call, after which the new variable values are written back.
+arguments while a `FunctionTrace` (`function_trace.py`) records *every* op (the
+same recording a tape does). Variable reads become placeholders too, and
+`assign`s are kept as lazy values. The recorded graph, from the function's outputs
+and the variables' new values back to the placeholders, is one `replay.Plan`; its
+program is jitted once (`ConcreteFunction`, `concrete_function.py`) and called with
+the arguments', variables' and constants' current values on every call, after
+which the new variable values are written back.
 """
 
 from __future__ import annotations
@@ -19,132 +20,20 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from tapeshim._src import errors, nest, registry, replay, runtime_checks
+from tapeshim._src import nest
+from tapeshim._src.concrete_function import ConcreteFunction
 from tapeshim._src.dataset_iterator import OwnedIterator
-from tapeshim._src.differentiate import output_dependencies
-from tapeshim._src.dtypes import DType
-from tapeshim._src.function_host_inputs import HostFeed, HostInputs
-from tapeshim._src.ops import random_ops
+from tapeshim._src.function_trace import FunctionTrace
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
-from tapeshim._src.tape import Recorder
-from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
+from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
-from tapeshim._src.tf_logging import caller_site
+from tapeshim._src.trace_type import trace_type_of
 from tapeshim._src.variable import Variable
 
+__all__ = ["ConcreteFunction", "Function", "FunctionTrace", "function"]
+
 stats = {"function_traces": 0, "last_retrace_reason": ""}
-
-
-class _Everything(frozenset):
-    """The tracked set of a function trace: it records every op."""
-
-    def __contains__(self, item: object) -> bool:
-        return True
-
-    def add(self, item: object) -> None:
-        pass
-
-    def update(self, *items: object) -> None:
-        pass
-
-
-_EVERYTHING = _Everything()
-
-
-class FunctionTrace(Recorder):
-    """Records a `tapeshim.function` body: every op, variable reads and assignments."""
-
-    def __init__(self, allow_variable_creation: bool) -> None:
-        super().__init__(watch_accessed_variables=False)
-        self._tracked = _EVERYTHING
-        self._produced = _EVERYTHING
-        self._recording = True
-        self.allow_variable_creation = allow_variable_creation
-        self.created_variables = False
-        self.placeholders: set[int] = set()
-        self.var_leaves: dict[int, Variable] = {}
-        self.pending: dict[int, tuple[Variable, Tensor]] = {}
-        self.effects: list[Tensor] = []
-        self.random_leaves: dict[int, Callable[[], jax.Array]] = {}
-        self.host_inputs = HostInputs(self)
-        self._forcing_allowed = 0
-
-    def random_key(self, seed: Any) -> Tensor:
-        """A placeholder for a random op's key: a fresh key is drawn on every call of the function."""
-        return self.per_call_key(functools.partial(random_ops._next_key, seed))
-
-    def per_call_key(self, draw: Callable[[], jax.Array]) -> Tensor:
-        """A placeholder for a PRNG key that `draw()` makes anew on every call (a seed stream or a
-        `tf.random.Generator` advancing its state)."""
-        tensor = concrete(draw())
-        self.placeholders.add(tensor._tid)
-        self.random_leaves[tensor._tid] = draw
-        return tensor
-
-    def _variable_read(self, variable: Variable, tensor: Tensor) -> None:
-        pass  # `read_variable` made the read tensor
-
-    def _clear(self) -> None:
-        pass
-
-    def placeholder(self, value: jax.Array, shape: tuple, dtype: DType) -> Tensor:
-        tensor = Tensor(value, shape, dtype)
-        self.placeholders.add(tensor._tid)
-        return tensor
-
-    def read_variable(self, variable: Variable) -> Tensor:
-        """A read of `variable`: its pending new value, or a placeholder for its value at call time."""
-        tensor = self.placeholder(variable._value, variable._shape, variable._dtype)
-        self.var_leaves[tensor._tid] = variable
-        pending = self.pending.get(id(variable))
-        if pending is None:
-            return tensor
-        # State stops gradients: the read has the assigned value, but its gradient goes to the
-        # variable (as a read of it), not through the assignment.
-        from tapeshim._src.ops import math_ops
-
-        stop = math_ops.stop_gradient
-        return math_ops.add(stop(pending[1]), math_ops.subtract(tensor, stop(tensor)))
-
-    def assign(self, variable: Variable, tensor: Tensor) -> None:
-        self.pending[id(variable)] = (variable, tensor)
-
-    def on_variable_created(self) -> None:
-        self.created_variables = True
-        if not self.allow_variable_creation:
-            raise ValueError(
-                "tf.function only supports singleton tf.Variables created on the first call. Make sure the "
-                "tf.Variable is only created once or created outside tf.function. See "
-                "https://www.tensorflow.org/guide/function#creating_tfvariables for more information."
-            )
-
-    def concrete_value(self, tensor: Tensor) -> jax.Array:
-        """The trace-time value of `tensor` (for a variable's initial value)."""
-        self._forcing_allowed += 1
-        try:
-            return tensor.value
-        finally:
-            self._forcing_allowed -= 1
-
-    def is_symbolic(self, tensor: Tensor) -> bool:
-        return tensor._value is None or tensor._tid in self.placeholders
-
-    def check_concrete(self, tensor: Tensor) -> None:
-        if not self._forcing_allowed and self.is_symbolic(tensor):
-            self.refuse_value(tensor)
-
-    def refuse_value(self, tensor: Tensor) -> None:
-        if self._forcing_allowed:
-            return
-        filename, line = caller_site()
-        raise errors.OperatorNotAllowedInGraphError(
-            f"Using a symbolic `tf.Tensor` as a Python value (bool, float, int, iteration or .numpy()) is not "
-            f"allowed inside tapeshim.function ({filename}, line {line}). The value is only known when the "
-            "compiled function runs. Use `tf.cond` instead of a Python `if` and `tf.while_loop` instead of a "
-            "Python `while` (tapeshim does not rewrite Python control flow as AutoGraph does), or compute the "
-            "value outside the function."
-        )
 
 
 # -- argument signatures -------------------------------------------------------------
@@ -158,6 +47,11 @@ def _leaf_key(leaf: Any) -> tuple:
     if isinstance(leaf, OwnedIterator):  # by element spec, as TF: a new iterator of the same data shares a trace
         spec = leaf.element_spec
         return ("iterator", _structure_key(spec), tuple(nest.flatten(spec)))
+    if isinstance(leaf, TensorSpec):  # get_concrete_function(TensorSpec(...))
+        return ("spec", leaf.shape.as_list() if leaf.shape.rank is not None else None, leaf.dtype.name)
+    trace_type = trace_type_of(leaf)
+    if trace_type is not None:  # the tf.types.experimental.TraceType protocol
+        return ("trace_type", trace_type)
     try:
         hash(leaf)
         return ("python", leaf)  # by value, as TF: f(2) and f(2.0) share a trace
@@ -173,6 +67,21 @@ def _structure_key(value: Any) -> Any:
     return "."
 
 
+def _zeros_for_spec(leaf: Any) -> Any:
+    """A spec's trace-time stand-in: zeros, unknown dimensions as 1 (unknown rank as a scalar)."""
+    if not isinstance(leaf, TensorSpec):
+        return leaf
+    dims = [] if leaf.shape.rank is None else [1 if d is None else d for d in leaf.shape.as_list()]
+    return convert_to_tensor(np.zeros(dims, leaf.dtype.as_numpy_dtype))
+
+
+def _covers(spec_leaf: Any, leaf: Any) -> bool:
+    if isinstance(spec_leaf, TensorSpec):
+        return isinstance(leaf, (Tensor, np.ndarray, np.generic)) and spec_leaf.is_compatible_with(
+            convert_to_tensor(leaf))
+    return _leaf_key(spec_leaf) == _leaf_key(leaf)
+
+
 def _describe(key: tuple) -> str:
     kind = key[0]
     if kind == "tensor":
@@ -180,159 +89,6 @@ def _describe(key: tuple) -> str:
     if kind == "variable":
         return f"a variable of shape {TensorShape(key[1])} and dtype {key[2]}"
     return f"the Python value {key[1]!r}"
-
-
-class ConcreteFunction:
-    """One trace of a `tapeshim.function`: its compiled program and how to feed it.
-
-    Attributes:
-      structured_input_signature: `(args, kwargs)` with `TensorSpec`s for tensor
-        arguments and the Python values the trace was specialised on.
-      structured_outputs: the outputs' structure with `TensorSpec`s.
-    """
-
-    def __init__(self, function: "Function", trace: FunctionTrace, flat_args: list, result: Any,
-                 args: tuple, kwargs: dict, arg_placeholders: dict[int, int]) -> None:
-        # A variable passed as an argument is read from (and written to) that argument on each call,
-        # so calls with other variables of the same shape and dtype share this trace.
-        arg_variables = {id(leaf): position for position, leaf in enumerate(flat_args) if isinstance(leaf, Variable)}
-        self._function = function
-        flat_out = nest.flatten(result)
-        out_tensors: list[Tensor] = []
-        self._out_kinds: list[tuple] = []
-        for leaf in flat_out:
-            if leaf is None:
-                self._out_kinds.append(("python", None))
-                continue
-            if isinstance(leaf, Variable):
-                leaf = trace.read_variable(leaf)
-            elif not isinstance(leaf, Tensor):
-                try:
-                    leaf = convert_to_tensor(leaf)
-                except (TypeError, ValueError):
-                    raise TypeError(
-                        "To be compatible with tf.function, Python functions must return zero or more Tensors or "
-                        f"ExtensionTypes or None values; in compilation of {function._name}, found return value "
-                        f"of type {type(leaf)}, which is not a Tensor or ExtensionType."
-                    ) from None
-            self._out_kinds.append(("tensor", len(out_tensors)))
-            out_tensors.append(leaf)
-        self._result_structure = result
-        self.written_variables = [arg_variables.get(id(variable), variable) for variable, _ in trace.pending.values()]
-        pending_tensors = [tensor for _, tensor in trace.pending.values()]
-        roots = out_tensors + pending_tensors + trace.effects
-        plan = replay.Plan(roots, None, None, share_constants=False)
-        read_position: dict[int, int] = {}
-        self.read_variables: list[Variable | int] = []
-        leaf_sources: list[tuple[str, int]] = []
-        const_values: list[jax.Array] = []
-        self._const_tensors: list[Tensor] = []
-        self._key_draws: list[Callable[[], jax.Array]] = []
-        self.host_feed = HostFeed(trace.host_inputs, flat_args) if trace.host_inputs.groups else None
-        for leaf in plan.leaves:
-            if leaf._tid in arg_placeholders:
-                leaf_sources.append(("arg", arg_placeholders[leaf._tid]))
-            elif leaf._tid in trace.random_leaves:
-                leaf_sources.append(("random", len(self._key_draws)))
-                self._key_draws.append(trace.random_leaves[leaf._tid])
-            elif self.host_feed is not None and self.host_feed.add_input(leaf._tid):
-                leaf_sources.append(("host", len(self.host_feed.used) - 1))
-            elif leaf._tid in trace.var_leaves:
-                variable = trace.var_leaves[leaf._tid]
-                if id(variable) not in read_position:
-                    read_position[id(variable)] = len(self.read_variables)
-                    self.read_variables.append(arg_variables.get(id(variable), variable))
-                leaf_sources.append(("var", read_position[id(variable)]))
-            else:
-                # A captured tensor (or a constant made while tracing): the tensor itself is the
-                # input, so a tape watching a captured tensor differentiates through the call.
-                leaf_sources.append(("const", len(const_values)))
-                const_values.append(leaf._value)
-                self._const_tensors.append(leaf)
-        self._const_values = const_values
-        self._arg_positions = sorted(set(arg_placeholders.values()))
-        out_slots = [plan.slot_of[t._tid] for t in out_tensors]
-        pending_slots = [plan.slot_of[t._tid] for t in pending_tensors]
-        self._out_avals = tuple((tuple(t._shape), t._dtype) for t in out_tensors)
-        self._pending_avals = tuple((tuple(t._shape), t._dtype) for t in pending_tensors)
-        steps = plan.steps
-        arg_index = {position: i for i, position in enumerate(self._arg_positions)}
-        sources = [(kind, arg_index[i] if kind == "arg" else i) for kind, i in leaf_sources]
-
-        def program(arg_values: list, var_values: list, consts: list, keys: list, hosts: list) -> tuple:
-            pools = {"arg": arg_values, "var": var_values, "const": consts, "random": keys, "host": hosts}
-            leaf_values = [pools[kind][i] for kind, i in sources]
-            env = replay.evaluate_plain(steps, leaf_values)
-            return [env[s] for s in out_slots], [env[s] for s in pending_slots]
-
-        self._program = program
-        self._jitted = runtime_checks.jit(program)  # jax.jit, with TF's errors for out-of-range indices
-        n_args, n_vars, n_consts = len(self._arg_positions), len(self.read_variables), len(const_values)
-        n_keys = len(self._key_draws)
-
-        def as_node(*values: jax.Array) -> tuple:
-            consts_end = n_args + n_vars + n_consts
-            keys_end = consts_end + n_keys
-            outs, news = program(list(values[:n_args]), list(values[n_args:n_args + n_vars]),
-                                 list(values[n_args + n_vars:consts_end]), list(values[consts_end:keys_end]),
-                                 list(values[keys_end:]))
-            return tuple(outs) + tuple(news)
-
-        self._as_node = as_node
-        self._node_key = ("function", id(self))
-        self.structured_input_signature = nest.map_structure(
-            lambda leaf: TensorSpec(leaf.shape, leaf.dtype) if isinstance(leaf, (Tensor, np.ndarray)) else leaf,
-            (args, kwargs))
-        self.structured_outputs = nest.map_structure(
-            lambda leaf: TensorSpec(leaf.shape, leaf.dtype) if isinstance(leaf, Tensor) else leaf, result)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._function(*args, **kwargs)
-
-    def run(self, flat_args: list, host_values: list = ()) -> Any:
-        """Runs the compiled program on a call's flattened arguments and writes variables back.
-
-        Args:
-          flat_args: the call's arguments, flattened.
-          host_values: this call's host inputs (elements pulled from iterators), see `HostFeed`.
-        """
-        arg_tensors = [flat_args[i] if isinstance(flat_args[i], Tensor) else convert_to_tensor(flat_args[i])
-                       for i in self._arg_positions]
-        variables = [flat_args[v] if isinstance(v, int) else v for v in self.read_variables]
-        written = [flat_args[v] if isinstance(v, int) else v for v in self.written_variables]
-        keys = [draw() for draw in self._key_draws] if self._key_draws else []
-        if _thread_state.recorders:
-            reads = [variable._read_for_op() for variable in variables]
-            key_tensors = [concrete(k) for k in keys] + [convert_to_tensor(v) for v in host_values]
-            inputs = tuple(arg_tensors) + tuple(reads) + tuple(self._const_tensors) + tuple(key_tensors)
-            if registry.tracking_recorders(inputs):
-                if self.host_feed is not None and self.host_feed.used:
-                    raise LookupError(
-                        "No gradient defined for operation'IteratorGetNext' (op type: IteratorGetNext). In general "
-                        "every operation must have an associated `@tf.RegisterGradient` for correct autodiff, which "
-                        "this op is lacking. If you want to pretend this operation is a constant in your program, "
-                        "you may insert `tf.stop_gradient`.")
-                # Called under a tape: the call is one recorded op, each output watched by the tapes
-                # that watch an input it depends on.
-                dependencies = output_dependencies(self._node_key, self._as_node, inputs)
-                tracking = [registry.tracking_recorders([inputs[i] for i in deps]) for deps in dependencies]
-                outputs = registry.record(self._as_node, self._node_key, inputs,
-                                          self._out_avals + self._pending_avals, tracking, deps=dependencies)
-                n_out = len(self._out_avals)
-                if written:
-                    replay.force(list(outputs[n_out:]))
-                    for variable, tensor in zip(written, outputs[n_out:]):
-                        variable._value = tensor._value
-                return self._pack(outputs[:n_out])
-        outs, news = self._jitted([t.value for t in arg_tensors], [v._value for v in variables],
-                                  self._const_values, keys, list(host_values))
-        for variable, value in zip(written, news):
-            variable._value = value
-        return self._pack([Tensor(v, shape, dtype) for v, (shape, dtype) in zip(outs, self._out_avals)])
-
-    def _pack(self, tensors: Any) -> Any:
-        flat = [None if kind == "python" else tensors[i] for kind, i in self._out_kinds]
-        return nest.pack_sequence_as(self._result_structure, flat)
 
 
 class Function:
@@ -347,6 +103,8 @@ class Function:
         self._name = name or getattr(python_function, "__name__", "function")
         self._concrete: dict[Any, ConcreteFunction] = {}
         self._tf_keys: set = set()
+        self._tf_concretes: dict[Any, ConcreteFunction] = {}  # the first trace for each TF signature
+        self._spec_traces: list[tuple] = []  # get_concrete_function(TensorSpec) traces: (structure, specs, tf key)
         self._last_key: tuple | None = None
         self._last_args: Any = None
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -375,6 +133,10 @@ class Function:
     def experimental_get_tracing_count(self) -> int:
         """How many times the function was traced (TF's count of concrete signatures)."""
         return len(self._tf_keys) + self._initializing_traces
+
+    def pretty_printed_concrete_signatures(self, verbose: bool = True) -> str:
+        """Every traced signature (parameters, output type, captures), as TF prints them."""
+        return "\n\n".join(concrete.pretty_printed_signature(verbose) for concrete in self._tf_concretes.values())
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         if instance is None:
@@ -445,15 +207,49 @@ class Function:
         return key, tf_key, flat
 
     def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
-        """Traces (if needed) for these arguments and returns the concrete function."""
+        """Traces (if needed) for these arguments and returns the concrete function.
+
+        Arguments may be tensors, Python values or `tf.TensorSpec`s; a spec's unknown
+        dimensions are traced as 1 (a call with other shapes traces the Python
+        function again for them, which TF does not count as a retrace).
+        """
         if self._input_signature is not None and not args and not kwargs:
-            args = tuple(nest.map_structure(
-                lambda spec: convert_to_tensor(np.zeros([d or 1 for d in spec.shape], spec.dtype.as_numpy_dtype)),
-                spec) for spec in self._input_signature)
+            args = tuple(self._input_signature)
+        args, kwargs = self._canonical(args, kwargs)
+        specs = None
+        if any(isinstance(leaf, TensorSpec) for leaf in nest.flatten((args, kwargs))):
+            specs = (args, kwargs)
+            args, kwargs = nest.map_structure(_zeros_for_spec, (args, kwargs))
         if self._input_signature is not None:
             args, kwargs = self._bind_signature(args, kwargs)
         key, tf_key, flat = self._keys(args, kwargs)
-        return self._lookup(key, tf_key, flat, args, kwargs)
+        if specs is not None and self._input_signature is None:
+            tf_key = (_structure_key(specs), tuple(_leaf_key(leaf) for leaf in nest.flatten(specs)))
+            self._spec_traces.append((_structure_key(specs), nest.flatten(specs), tf_key))
+        return self._lookup(key, tf_key, flat, args, kwargs, specs)
+
+    def _covering_spec(self, args: tuple, kwargs: dict, flat: list) -> Any:
+        """The TF key of a `get_concrete_function(TensorSpec)` trace that covers this call, if any."""
+        structure = _structure_key((args, kwargs))
+        for spec_structure, spec_leaves, tf_key in self._spec_traces:
+            if spec_structure == structure and all(map(_covers, spec_leaves, flat)):
+                return tf_key
+        return None
+
+    def _call_concrete(self, concrete: ConcreteFunction, args: tuple, kwargs: dict) -> Any:
+        """Runs a call bound by a concrete function: its own program, or one traced for other shapes."""
+        key, _, flat = self._keys(args, kwargs)
+        if key != concrete.key:
+            variant = self._concrete.get(key)
+            if variant is None:  # other shapes than traced: TF runs the same graph, tapeshim traces for them
+                variant = self._trace(flat, args, kwargs)
+                variant.key = key
+                self._concrete[key] = variant
+                stats["function_traces"] += 1
+            concrete = variant
+        if concrete.host_feed is not None:
+            return self._run_with_host_inputs(concrete, key, flat, args, kwargs)
+        return concrete.run(flat)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _thread_state.trace is not None:
@@ -484,6 +280,7 @@ class Function:
             variant = self._concrete.get(variant_key)
             if variant is None:
                 variant = self._trace(flat, args, kwargs)
+                variant.key = key
                 self._concrete[variant_key] = variant
                 stats["function_traces"] += 1
             concrete = variant
@@ -494,14 +291,20 @@ class Function:
         concrete.host_feed.consume(peeked)  # a call that failed (under a tape) pulled nothing, as TF
         return result
 
-    def _lookup(self, key: tuple, tf_key: Any, flat: list, args: tuple, kwargs: dict) -> ConcreteFunction:
+    def _lookup(self, key: tuple, tf_key: Any, flat: list, args: tuple, kwargs: dict,
+                specs: Any = None) -> ConcreteFunction:
         concrete = self._concrete.get(key)
         if concrete is not None:
             return concrete
+        if self._spec_traces and specs is None:
+            tf_key = self._covering_spec(args, kwargs, flat) or tf_key
         if self._last_key is not None:
             stats["last_retrace_reason"] = self._retrace_reason(args, kwargs)
-        concrete = self._trace(flat, args, kwargs)
+        concrete = self._trace(flat, args, kwargs, specs)
+        concrete.key = key
         self._concrete[key] = concrete
+        if tf_key not in self._tf_keys:
+            self._tf_concretes[tf_key] = concrete
         self._tf_keys.add(tf_key)
         self._last_key = key
         self._last_args = (args, kwargs)
@@ -533,7 +336,7 @@ class Function:
                 return f"{self._name} retraced because argument `{name}` changed from {_describe(b)} to {_describe(a)}"
         return f"{self._name} retraced because its arguments changed"
 
-    def _trace(self, flat: list, args: tuple, kwargs: dict) -> ConcreteFunction:
+    def _trace(self, flat: list, args: tuple, kwargs: dict, specs: Any = None) -> ConcreteFunction:
         """Traces the Python function for these arguments.
 
         As TF, a first trace that created variables (including Keras's, such as an
@@ -541,34 +344,51 @@ class Function:
         Python function runs twice on that first call.
         """
         first = not self._first_trace_done
-        concrete, trace = self._trace_once(flat, args, kwargs)
+        concrete, trace = self._trace_once(flat, args, kwargs, specs)
         if first and trace.created_variables:
             self._initializing_traces += 1
-            concrete, _ = self._trace_once(flat, args, kwargs)
+            concrete, _ = self._trace_once(flat, args, kwargs, specs)
         return concrete
 
-    def _trace_once(self, flat: list, args: tuple, kwargs: dict) -> tuple[ConcreteFunction, FunctionTrace]:
+    def _leaf_names(self, args: tuple, kwargs: dict) -> list[str]:
+        """TF's graph names for the flattened arguments: the parameter's name, then `name_1`, ..."""
+        params = [] if self._signature is None else [
+            p.name for p in self._signature.parameters.values() if p.kind != p.VAR_POSITIONAL]
+        names = []
+        for position, value in enumerate(args):
+            base = params[position] if position < len(params) else f"args_{position}"
+            names += [base if i == 0 else f"{base}_{i}" for i in range(len(nest.flatten(value)))]
+        for name in sorted(kwargs, key=repr):
+            names += [name if i == 0 else f"{name}_{i}" for i in range(len(nest.flatten(kwargs[name])))]
+        return names
+
+    def _trace_once(self, flat: list, args: tuple, kwargs: dict,
+                    specs: Any = None) -> tuple[ConcreteFunction, FunctionTrace]:
         trace = FunctionTrace(allow_variable_creation=not self._first_trace_done)
         placeholders: dict[int, int] = {}
         traced_flat = []
+        names = self._leaf_names(args, kwargs)
         for position, leaf in enumerate(flat):
             if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
                 tensor = convert_to_tensor(leaf)
                 # The trace-time value, without forcing (inside another trace it may be symbolic).
                 value = tensor._value if tensor._value is not None else jax.numpy.zeros(tensor._shape,
                                                                                         tensor._dtype._np)
-                placeholder = trace.placeholder(value, tensor._shape, tensor._dtype)
+                name = names[position] if position < len(names) else None
+                placeholder = trace.placeholder(value, tensor._shape, tensor._dtype, name)
                 placeholders[placeholder._tid] = position
                 traced_flat.append(placeholder)
             else:
-                traced_flat.append(leaf)
+                trace_type = trace_type_of(leaf)
+                # The TraceType protocol: the function sees the type's placeholder value.
+                traced_flat.append(leaf if trace_type is None else trace_type.placeholder_value(None))
         traced_args, traced_kwargs = nest.pack_sequence_as((args, kwargs), traced_flat)
         saved_recorders, saved_trace = _thread_state.recorders, _thread_state.trace
         _thread_state.recorders = [trace]
         _thread_state.trace = trace
         try:
             result = self._python_function(*traced_args, **traced_kwargs)
-            concrete = ConcreteFunction(self, trace, flat, result, args, kwargs, placeholders)
+            concrete = ConcreteFunction(self, trace, flat, result, args, kwargs, placeholders, specs)
         finally:
             _thread_state.trace = saved_trace
             _thread_state.recorders = saved_recorders

@@ -272,7 +272,9 @@ class Tensor(TensorOperators):
         trace = _thread_state.trace
         if trace is None or not trace.is_symbolic(self):
             return None
-        op = self._node.key[0] if self._node is not None and isinstance(self._node.key, tuple) else "Placeholder"
+        if self._node is None or not isinstance(self._node.key, tuple):
+            return f"{trace.placeholder_name(self._tid)}:0"  # an argument's placeholder is named after it, as TF
+        op = self._node.key[0]
         return f"{op}:0"
 
     def __str__(self) -> str:

@@ -1,0 +1,406 @@
+"""`ConcreteFunction`: one trace of a `tapeshim.function`, its compiled program, signature and graph."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+import jax
+import numpy as np
+
+from tapeshim._src import errors, nest, registry, replay, runtime_checks
+from tapeshim._src.dataset_iterator import OwnedIterator
+from tapeshim._src.differentiate import output_dependencies
+from tapeshim._src.function_graph import FuncGraph
+from tapeshim._src.function_host_inputs import HostFeed
+from tapeshim._src.function_trace import FunctionTrace
+from tapeshim._src.state import _thread_state
+from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
+from tapeshim._src.tensor_spec import TensorSpec
+from tapeshim._src.variable import Variable
+
+if TYPE_CHECKING:
+    from tapeshim._src.function import Function
+
+_TENSOR_LIKE = (Tensor, np.ndarray, np.generic, Variable, OwnedIterator)
+
+
+def _spec_of(leaf: Any) -> Any:
+    if isinstance(leaf, TensorSpec):
+        return TensorSpec(leaf.shape, leaf.dtype)
+    if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
+        return TensorSpec(np.shape(leaf) if not isinstance(leaf, Tensor) else leaf.shape,
+                          leaf.dtype if isinstance(leaf, Tensor) else convert_to_tensor(leaf).dtype)
+    return leaf
+
+
+def _type_text(value: Any) -> str:
+    """TF's `function_type` text for one parameter or output."""
+    if isinstance(value, TensorSpec):
+        return repr(value)
+    if isinstance(value, (Tensor, np.ndarray, np.generic)):
+        return repr(_spec_of(value))
+    if isinstance(value, Variable):
+        return repr(TensorSpec(value.shape, value.dtype))
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return f"Tuple[{', '.join(_type_text(v) for v in value)}]"
+    if isinstance(value, list):
+        return f"List[{', '.join(_type_text(v) for v in value)}]"
+    if isinstance(value, dict):
+        return f"Dict[{', '.join(f'{k!r}: {_type_text(v)}' for k, v in value.items())}]"
+    if value is None:
+        return "NoneType"
+    return f"Literal[{value!r}]"
+
+
+def _same_python(given: Any, traced: Any) -> bool:
+    """Whether a Python argument equals the one a trace was specialised on."""
+    flat_given, flat_traced = nest.flatten(given), nest.flatten(traced)
+    if len(flat_given) != len(flat_traced):
+        return False
+    for a, b in zip(flat_given, flat_traced):
+        if a is b:
+            continue
+        if isinstance(a, _TENSOR_LIKE):
+            return False
+        try:
+            if not bool(a == b):
+                return False
+        except Exception:  # noqa: BLE001 - an object without a usable equality is a different object
+            return False
+    return True
+
+
+def _is_python(value: Any) -> bool:
+    """True for a parameter a trace is specialised on by value (no tensor inside)."""
+    return not any(isinstance(leaf, _TENSOR_LIKE) for leaf in nest.flatten(value))
+
+
+class ConcreteFunction:
+    """One trace of a `tapeshim.function`: its compiled program and how to feed it.
+
+    Attributes:
+      structured_input_signature: `(args, kwargs)` with `TensorSpec`s for tensor
+        arguments and the Python values the trace was specialised on.
+      structured_outputs: the outputs' structure with `TensorSpec`s.
+    """
+
+    def __init__(self, function: "Function", trace: FunctionTrace, flat_args: list, result: Any,
+                 args: tuple, kwargs: dict, arg_placeholders: dict[int, int], specs: Any = None) -> None:
+        # A variable passed as an argument is read from (and written to) that argument on each call,
+        # so calls with other variables of the same shape and dtype share this trace.
+        arg_variables = {id(leaf): position for position, leaf in enumerate(flat_args) if isinstance(leaf, Variable)}
+        self._function = function
+        flat_out = nest.flatten(result)
+        out_tensors: list[Tensor] = []
+        self._out_kinds: list[tuple] = []
+        for leaf in flat_out:
+            if leaf is None:
+                self._out_kinds.append(("python", None))
+                continue
+            if isinstance(leaf, Variable):
+                leaf = trace.read_variable(leaf)
+            elif not isinstance(leaf, Tensor):
+                try:
+                    leaf = convert_to_tensor(leaf)
+                except (TypeError, ValueError):
+                    raise TypeError(
+                        "To be compatible with tf.function, Python functions must return zero or more Tensors or "
+                        f"ExtensionTypes or None values; in compilation of {function._name}, found return value "
+                        f"of type {type(leaf)}, which is not a Tensor or ExtensionType."
+                    ) from None
+            self._out_kinds.append(("tensor", len(out_tensors)))
+            out_tensors.append(leaf)
+        self._result_structure = result
+        self.written_variables = [arg_variables.get(id(variable), variable) for variable, _ in trace.pending.values()]
+        pending_tensors = [tensor for _, tensor in trace.pending.values()]
+        roots = out_tensors + pending_tensors + trace.effects
+        plan = replay.Plan(roots, None, None, share_constants=False)
+        read_position: dict[int, int] = {}
+        self.read_variables: list[Variable | int] = []
+        leaf_sources: list[tuple[str, int]] = []
+        const_values: list[jax.Array] = []
+        self._const_tensors: list[Tensor] = []
+        self._key_draws: list[Callable[[], jax.Array]] = []
+        self.host_feed = HostFeed(trace.host_inputs, flat_args) if trace.host_inputs.groups else None
+        for leaf in plan.leaves:
+            if leaf._tid in arg_placeholders:
+                leaf_sources.append(("arg", arg_placeholders[leaf._tid]))
+            elif leaf._tid in trace.random_leaves:
+                leaf_sources.append(("random", len(self._key_draws)))
+                self._key_draws.append(trace.random_leaves[leaf._tid])
+            elif self.host_feed is not None and self.host_feed.add_input(leaf._tid):
+                leaf_sources.append(("host", len(self.host_feed.used) - 1))
+            elif leaf._tid in trace.var_leaves:
+                variable = trace.var_leaves[leaf._tid]
+                if id(variable) not in read_position:
+                    read_position[id(variable)] = len(self.read_variables)
+                    self.read_variables.append(arg_variables.get(id(variable), variable))
+                leaf_sources.append(("var", read_position[id(variable)]))
+            else:
+                # A captured tensor (or a constant made while tracing): the tensor itself is the
+                # input, so a tape watching a captured tensor differentiates through the call.
+                leaf_sources.append(("const", len(const_values)))
+                const_values.append(leaf._value)
+                self._const_tensors.append(leaf)
+        self._const_values = const_values
+        self._arg_positions = sorted(set(arg_placeholders.values()))
+        out_slots = [plan.slot_of[t._tid] for t in out_tensors]
+        pending_slots = [plan.slot_of[t._tid] for t in pending_tensors]
+        self._out_avals = tuple((tuple(t._shape), t._dtype) for t in out_tensors)
+        self._pending_avals = tuple((tuple(t._shape), t._dtype) for t in pending_tensors)
+        steps = plan.steps
+        arg_index = {position: i for i, position in enumerate(self._arg_positions)}
+        sources = [(kind, arg_index[i] if kind == "arg" else i) for kind, i in leaf_sources]
+
+        def program(arg_values: list, var_values: list, consts: list, keys: list, hosts: list) -> tuple:
+            pools = {"arg": arg_values, "var": var_values, "const": consts, "random": keys, "host": hosts}
+            leaf_values = [pools[kind][i] for kind, i in sources]
+            env = replay.evaluate_plain(steps, leaf_values)
+            return [env[s] for s in out_slots], [env[s] for s in pending_slots]
+
+        self._program = program
+        # jax.jit, with TF's errors for out-of-range indices; without index checks it settles on the plain jit
+        self._jitted = runtime_checks.jit(program, lambda plain: setattr(self, "_jitted", plain))
+        n_args, n_vars, n_consts = len(self._arg_positions), len(self.read_variables), len(const_values)
+        n_keys = len(self._key_draws)
+
+        def as_node(*values: jax.Array) -> tuple:
+            consts_end = n_args + n_vars + n_consts
+            keys_end = consts_end + n_keys
+            outs, news = program(list(values[:n_args]), list(values[n_args:n_args + n_vars]),
+                                 list(values[n_args + n_vars:consts_end]), list(values[consts_end:keys_end]),
+                                 list(values[keys_end:]))
+            return tuple(outs) + tuple(news)
+
+        self._as_node = as_node
+        self._node_key = ("function", id(self))
+        self._traced_call = (args, kwargs)
+        self._flat_traced = flat_args
+        self.structured_input_signature = nest.map_structure(_spec_of, (args, kwargs) if specs is None else specs)
+        self.structured_outputs = nest.map_structure(
+            lambda leaf: TensorSpec(leaf.shape, leaf.dtype) if isinstance(leaf, Tensor) else leaf, result)
+        self._graph: FuncGraph | None = None
+        self._graph_source = (trace, out_tensors, list(trace.pending.values()), list(trace.effects), plan.leaves,
+                              function._name)
+        self.key: Any = None  # the function's cache key for this trace (set by the function)
+
+    # -- calling ---------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Calls this trace: Python arguments must be the traced ones (and may be left out), tensors
+        must have the traced dtypes; positional tensors alone also bind to the tensor inputs in order."""
+        call_args, call_kwargs = self._bind(args, kwargs)
+        return self._function._call_concrete(self, call_args, call_kwargs)
+
+    def _bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        signature = self._function._signature
+        traced_args, traced_kwargs = self._traced_call
+        try:
+            if signature is None:
+                raise TypeError("the function has no Python signature")
+            traced = signature.bind(*traced_args, **traced_kwargs).arguments
+            given = signature.bind_partial(*args, **kwargs).arguments
+            for name, value in traced.items():
+                if name not in given:
+                    if not _is_python(value):
+                        raise TypeError(f"missing a required argument: {name!r}")
+                    given[name] = value
+                elif _is_python(value) and not _same_python(given[name], value):
+                    raise TypeError(f"parameter {name!r} was traced with {value!r}, got {given[name]!r}")
+            bound = signature.bind(**{k: v for k, v in given.items()
+                                      if signature.parameters[k].kind != signature.parameters[k].VAR_POSITIONAL})
+            call_args, call_kwargs = self._function._canonical(bound.args, bound.kwargs)
+        except TypeError as exc:
+            flat = self._bind_flat(args, kwargs)
+            if flat is None:
+                raise TypeError(
+                    f"Binding inputs to tf.function failed due to `{exc}`. Received args: {args} and kwargs: "
+                    f"{kwargs} for signature: {self.function_type}.") from None
+            call_args, call_kwargs = nest.pack_sequence_as(self._traced_call, flat)
+        self._check_dtypes(nest.flatten((call_args, call_kwargs)))
+        return call_args, call_kwargs
+
+    def _bind_flat(self, args: tuple, kwargs: dict) -> list | None:
+        """TF's fallback: positional tensors bound to the trace's tensor inputs in order."""
+        positions = [i for i, leaf in enumerate(self._flat_traced) if isinstance(leaf, _TENSOR_LIKE)]
+        if kwargs or len(args) != len(positions):
+            return None
+        flat = list(self._flat_traced)
+        for position, value in zip(positions, args):
+            flat[position] = value
+        return flat
+
+    def _check_dtypes(self, flat: list) -> None:
+        for index, position in enumerate(self._arg_positions):
+            expected = _spec_of(self._flat_traced[position]).dtype
+            value = flat[position]
+            if isinstance(value, (Tensor, Variable)):
+                got = value.dtype
+            else:
+                try:
+                    got = convert_to_tensor(value, dtype_hint=expected).dtype
+                except (TypeError, ValueError):
+                    got = None
+            if got != expected:
+                got_name = "a Python object" if got is None else f"a {got.name} tensor"
+                raise errors.invalid_argument(
+                    f"cannot compute __inference_{self._function._name} as input #{index}(zero-based) was expected "
+                    f"to be a {expected.name} tensor but is {got_name}", f"__inference_{self._function._name}")
+
+    @property
+    def inference_fn(self) -> "AtomicFunction":
+        """The trace as a function of its flat tensor inputs only (TF's `AtomicFunction`)."""
+        return AtomicFunction(self)
+
+    # -- signature ---------------------------------------------------------------------
+    def _parameters(self) -> list[tuple[str, str, Any]]:
+        signature = self._function._signature
+        args, kwargs = self.structured_input_signature
+        if signature is None:
+            return [(f"arg_{i}", "POSITIONAL_ONLY", v) for i, v in enumerate(args)]
+        bound = signature.bind(*args, **kwargs).arguments
+        return [(name, signature.parameters[name].kind.name, value) for name, value in bound.items()]
+
+    @property
+    def function_type(self) -> "FunctionType":
+        """The trace's parameters and output type, printed as TF prints them."""
+        return FunctionType(self)
+
+    def _output_text(self) -> str:
+        return _type_text(self.structured_outputs)
+
+    def pretty_printed_signature(self, verbose: bool = True) -> str:
+        """The parameters, output type and captures, as TF's `pretty_printed_signature`."""
+        lines = ["Input Parameters:"]
+        lines += [f"  {name} ({kind}): {_type_text(value)}" for name, kind, value in self._parameters()]
+        lines += ["Output Type:", f"  {self._output_text()}", "Captures:"]
+        captures = self.captured_inputs
+        if not captures:
+            lines.append("  None")
+        for capture in captures:
+            if isinstance(capture, Variable):
+                lines.append(f"  {id(capture)}: TensorSpec(shape=(), dtype=tf.resource, name=None)")
+            else:
+                lines.append(f"  {id(capture)}: {_spec_of(capture)!r}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return f"ConcreteFunction {self.pretty_printed_signature()}"
+
+    def __repr__(self) -> str:
+        return f"<ConcreteFunction {self._function._name}{self.function_type} at 0x{id(self):X}>"
+
+    # -- graph -------------------------------------------------------------------------
+    @property
+    def graph(self) -> FuncGraph:
+        """The traced graph: its operations and a GraphDef-like view (`as_graph_def().node`)."""
+        if self._graph is None:
+            self._graph = FuncGraph(*self._graph_source)
+        return self._graph
+
+    @property
+    def name(self) -> bytes:
+        return f"__inference_{self._function._name}".encode()
+
+    @property
+    def inputs(self) -> list:
+        """The graph's input tensors (arguments, then captures)."""
+        return self.graph.inputs
+
+    @property
+    def outputs(self) -> list:
+        """The graph's output tensors."""
+        return self.graph.outputs
+
+    @property
+    def captured_inputs(self) -> list:
+        """The variables and tensors the trace captured (read from outside its arguments)."""
+        captured = [v for v in self.read_variables if not isinstance(v, int)]
+        first_tid = self._graph_source[0].first_tid
+        return captured + [t for t in self._const_tensors if t._tid < first_tid]
+
+    @property
+    def variables(self) -> tuple:
+        """The captured variables."""
+        return tuple(v for v in self.read_variables if not isinstance(v, int))
+
+    trainable_variables = property(lambda self: tuple(v for v in self.variables if v.trainable))
+
+    def run(self, flat_args: list, host_values: list = ()) -> Any:
+        """Runs the compiled program on a call's flattened arguments and writes variables back.
+
+        Args:
+          flat_args: the call's arguments, flattened.
+          host_values: this call's host inputs (elements pulled from iterators), see `HostFeed`.
+        """
+        arg_tensors = [flat_args[i] if isinstance(flat_args[i], Tensor) else convert_to_tensor(flat_args[i])
+                       for i in self._arg_positions]
+        variables = [flat_args[v] if isinstance(v, int) else v for v in self.read_variables]
+        written = [flat_args[v] if isinstance(v, int) else v for v in self.written_variables]
+        keys = [draw() for draw in self._key_draws] if self._key_draws else []
+        if _thread_state.recorders:
+            reads = [variable._read_for_op() for variable in variables]
+            key_tensors = [concrete(k) for k in keys] + [convert_to_tensor(v) for v in host_values]
+            inputs = tuple(arg_tensors) + tuple(reads) + tuple(self._const_tensors) + tuple(key_tensors)
+            if registry.tracking_recorders(inputs):
+                if self.host_feed is not None and self.host_feed.used:
+                    raise LookupError(
+                        "No gradient defined for operation'IteratorGetNext' (op type: IteratorGetNext). In general "
+                        "every operation must have an associated `@tf.RegisterGradient` for correct autodiff, which "
+                        "this op is lacking. If you want to pretend this operation is a constant in your program, "
+                        "you may insert `tf.stop_gradient`.")
+                # Called under a tape: the call is one recorded op, each output watched by the tapes
+                # that watch an input it depends on.
+                dependencies = output_dependencies(self._node_key, self._as_node, inputs)
+                tracking = [registry.tracking_recorders([inputs[i] for i in deps]) for deps in dependencies]
+                outputs = registry.record(self._as_node, self._node_key, inputs,
+                                          self._out_avals + self._pending_avals, tracking, deps=dependencies)
+                n_out = len(self._out_avals)
+                if written:
+                    replay.force(list(outputs[n_out:]))
+                    for variable, tensor in zip(written, outputs[n_out:]):
+                        variable._value = tensor._value
+                return self._pack(outputs[:n_out])
+        outs, news = self._jitted([t.value for t in arg_tensors], [v._value for v in variables],
+                                  self._const_values, keys, list(host_values))
+        for variable, value in zip(written, news):
+            variable._value = value
+        return self._pack([Tensor(v, shape, dtype) for v, (shape, dtype) in zip(outs, self._out_avals)])
+
+    def _pack(self, tensors: Any) -> Any:
+        flat = [None if kind == "python" else tensors[i] for kind, i in self._out_kinds]
+        return nest.pack_sequence_as(self._result_structure, flat)
+
+
+class FunctionType:
+    """A trace's signature, printed as TF's `FunctionType`: `(a: TensorSpec(...)) -> TensorSpec(...)`."""
+
+    def __init__(self, function: ConcreteFunction) -> None:
+        self._function = function
+
+    @property
+    def parameters(self) -> dict:
+        return {name: value for name, _, value in self._function._parameters()}
+
+    def __str__(self) -> str:
+        params = ", ".join(f"{name}: {_type_text(value)}" for name, _, value in self._function._parameters())
+        return f"({params}) -> {self._function._output_text()}"
+
+    __repr__ = __str__
+
+
+class AtomicFunction:
+    """A trace called with its flat tensor inputs only, as TF's `AtomicFunction` (`inference_fn`)."""
+
+    def __init__(self, function: ConcreteFunction) -> None:
+        self._function = function
+
+    def __call__(self, *tensors: Any) -> Any:
+        flat = self._function._bind_flat(tensors, {})
+        if flat is None:
+            raise TypeError(f"{self} takes {len(self._function._arg_positions)} tensor inputs, got {len(tensors)}.")
+        self._function._check_dtypes(flat)
+        call_args, call_kwargs = nest.pack_sequence_as(self._function._traced_call, flat)
+        return self._function._function._call_concrete(self._function, call_args, call_kwargs)
+
+    def __repr__(self) -> str:
+        return f"<AtomicFunction> __inference_{self._function._function._name}{self._function.function_type}"

@@ -1,0 +1,155 @@
+"""The recorder of a `tapeshim.function` trace: every op, variable reads and assignments, per-call inputs."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from typing import Any, Callable, Iterator
+
+import jax
+
+from tapeshim._src import errors
+from tapeshim._src.dtypes import DType
+from tapeshim._src.function_host_inputs import HostInputs
+from tapeshim._src.ops import random_ops
+from tapeshim._src.state import _thread_state, next_tensor_id
+from tapeshim._src.tape import Recorder
+from tapeshim._src.tensor import Tensor, concrete
+from tapeshim._src.tf_logging import caller_site
+from tapeshim._src.variable import Variable
+
+
+class _Everything(frozenset):
+    """The tracked set of a function trace: it records every op."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+    def add(self, item: object) -> None:
+        pass
+
+    def update(self, *items: object) -> None:
+        pass
+
+
+_EVERYTHING = _Everything()
+
+
+class FunctionTrace(Recorder):
+    """Records a `tapeshim.function` body: every op, variable reads and assignments."""
+
+    def __init__(self, allow_variable_creation: bool) -> None:
+        super().__init__(watch_accessed_variables=False)
+        self._tracked = _EVERYTHING
+        self._produced = _EVERYTHING
+        self._recording = True
+        self.allow_variable_creation = allow_variable_creation
+        self.created_variables = False
+        self.placeholders: set[int] = set()
+        self.placeholder_names: dict[int, str] = {}
+        self.first_tid = next_tensor_id()  # tensors made before the trace began are captures
+        self.var_leaves: dict[int, Variable] = {}
+        self.pending: dict[int, tuple[Variable, Tensor]] = {}
+        self.effects: list[Tensor] = []
+        self.random_leaves: dict[int, Callable[[], jax.Array]] = {}
+        self.host_inputs = HostInputs(self)
+        self._forcing_allowed = 0
+
+    def random_key(self, seed: Any) -> Tensor:
+        """A placeholder for a random op's key: a fresh key is drawn on every call of the function."""
+        return self.per_call_key(functools.partial(random_ops._next_key, seed))
+
+    def per_call_key(self, draw: Callable[[], jax.Array]) -> Tensor:
+        """A placeholder for a PRNG key that `draw()` makes anew on every call (a seed stream or a
+        `tf.random.Generator` advancing its state)."""
+        tensor = concrete(draw())
+        self.placeholders.add(tensor._tid)
+        self.random_leaves[tensor._tid] = draw
+        return tensor
+
+    def _variable_read(self, variable: Variable, tensor: Tensor) -> None:
+        pass  # `read_variable` made the read tensor
+
+    def _clear(self) -> None:
+        pass
+
+    def placeholder(self, value: jax.Array, shape: tuple, dtype: DType, name: str | None = None) -> Tensor:
+        """A tensor whose value is only known when the function runs (`name`: TF's graph name for it)."""
+        tensor = Tensor(value, shape, dtype)
+        self.placeholders.add(tensor._tid)
+        if name is not None:
+            self.placeholder_names[tensor._tid] = name
+        return tensor
+
+    def placeholder_name(self, tid: int) -> str:
+        """TF's graph name of a placeholder: the argument's name (`x`), else `Placeholder`."""
+        return self.placeholder_names.get(tid, "Placeholder")
+
+    def read_variable(self, variable: Variable) -> Tensor:
+        """A read of `variable`: its pending new value, or a placeholder for its value at call time."""
+        tensor = self.placeholder(variable._value, variable._shape, variable._dtype)
+        self.var_leaves[tensor._tid] = variable
+        pending = self.pending.get(id(variable))
+        if pending is None:
+            return tensor
+        # State stops gradients: the read has the assigned value, but its gradient goes to the
+        # variable (as a read of it), not through the assignment.
+        from tapeshim._src.ops import math_ops
+
+        stop = math_ops.stop_gradient
+        return math_ops.add(stop(pending[1]), math_ops.subtract(tensor, stop(tensor)))
+
+    def assign(self, variable: Variable, tensor: Tensor) -> None:
+        self.pending[id(variable)] = (variable, tensor)
+
+    def on_variable_created(self) -> None:
+        self.created_variables = True
+        if not self.allow_variable_creation:
+            raise ValueError(
+                "tf.function only supports singleton tf.Variables created on the first call. Make sure the "
+                "tf.Variable is only created once or created outside tf.function. See "
+                "https://www.tensorflow.org/guide/function#creating_tfvariables for more information."
+            )
+
+    def concrete_value(self, tensor: Tensor) -> jax.Array:
+        """The trace-time value of `tensor` (for a variable's initial value)."""
+        self._forcing_allowed += 1
+        try:
+            return tensor.value
+        finally:
+            self._forcing_allowed -= 1
+
+    def is_symbolic(self, tensor: Tensor) -> bool:
+        return tensor._value is None or tensor._tid in self.placeholders
+
+    def check_concrete(self, tensor: Tensor) -> None:
+        if not self._forcing_allowed and self.is_symbolic(tensor):
+            self.refuse_value(tensor)
+
+    def refuse_value(self, tensor: Tensor) -> None:
+        if self._forcing_allowed:
+            return
+        filename, line = caller_site()
+        raise errors.OperatorNotAllowedInGraphError(
+            f"Using a symbolic `tf.Tensor` as a Python value (bool, float, int, iteration or .numpy()) is not "
+            f"allowed inside tapeshim.function ({filename}, line {line}). The value is only known when the "
+            "compiled function runs. Use `tf.cond` instead of a Python `if` and `tf.while_loop` instead of a "
+            "Python `while` (tapeshim does not rewrite Python control flow as AutoGraph does), or compute the "
+            "value outside the function."
+        )
+
+
+@contextlib.contextmanager
+def init_scope() -> Iterator[None]:
+    """Lifts the code inside out of a function trace and every tape, as `tf.init_scope`.
+
+    Inside a `tapeshim.function` trace, ops in the block run eagerly once, while
+    tracing (their results are constants of the trace), and variable assignments
+    take effect at once; outside one, the block runs as usual without tapes.
+    """
+    saved = (_thread_state.recorders, _thread_state.trace)
+    _thread_state.recorders, _thread_state.trace = [], None
+    try:
+        yield
+    finally:
+        _thread_state.recorders, _thread_state.trace = saved
