@@ -179,6 +179,7 @@ from tapeshim._src.ops.reduction_ops import (  # noqa: E402
     norm,
     reduce_logsumexp,
 )
+from tapeshim._src.py_function import py_function  # noqa: E402
 from tapeshim._src.shape import TensorShape  # noqa: E402
 from tapeshim._src.tape import GradientTape, UnconnectedGradients  # noqa: E402
 from tapeshim._src.tensor import (  # noqa: E402
@@ -196,6 +197,7 @@ __version__ = "0.1.0"
 
 NON_OP_EXPORTS = frozenset([
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
+    "py_function",
     "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
     "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "bfloat16", "bool", "case", "complex128",
     "complex64", "cond", "constant", "convert_to_tensor", "custom_gradient", "debugging", "double", "dtypes",
@@ -207,6 +209,7 @@ NON_OP_EXPORTS = frozenset([
 
 __all__ = [
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
+    "py_function",
     "DType", "ForwardAccumulator", "Function", "GradientTape", "IndexedSlices", "Tensor", "TensorShape",
     "TensorSpec", "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n", "argmax", "argmin",
     "argsort", "as_dtype", "asin", "asinh", "assert_equal", "assert_greater", "assert_less", "assert_rank", "atan",

@@ -254,3 +254,16 @@ def test_a_random_generator_advances_on_every_call():
         changed = [bool(tf.reduce_any(a != b)) for a, b in zip(first + second, second + third)]
         return changed, step.experimental_get_tracing_count(), first[0].shape, first[1].dtype
     check(body)
+
+
+def test_optional_from_value_and_empty():
+    def body(tf):
+        full = tf.experimental.Optional.from_value((tf.constant([1.0, 2.0]), tf.constant(3)))
+        empty = tf.experimental.Optional.empty(tf.TensorSpec([2], tf.float32))
+        try:
+            empty.get_value()
+            error = None
+        except tf.errors.InvalidArgumentError:
+            error = "InvalidArgumentError"
+        return full.has_value(), full.get_value(), full.element_spec, empty.has_value(), error
+    check(body)

@@ -48,7 +48,7 @@ def _leaf_key(leaf: Any) -> tuple:
         spec = leaf.element_spec
         return ("iterator", _structure_key(spec), tuple(nest.flatten(spec)))
     if isinstance(leaf, TensorSpec):  # get_concrete_function(TensorSpec(...))
-        return ("spec", leaf.shape.as_list() if leaf.shape.rank is not None else None, leaf.dtype.name)
+        return ("spec", tuple(leaf.shape.as_list()) if leaf.shape.rank is not None else None, leaf.dtype.name)
     trace_type = trace_type_of(leaf)
     if trace_type is not None:  # the tf.types.experimental.TraceType protocol
         return ("trace_type", trace_type)

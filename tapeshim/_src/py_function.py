@@ -1,0 +1,105 @@
+"""`tf.py_function`: a Python function run eagerly, also on every call of a `tapeshim.function`.
+
+Outside a function, `py_function(func, inp, Tout)` calls `func` on the tensors
+and casts its results to `Tout`. Inside a trace it records one op that calls
+`func` on the host (`jax.pure_callback`) every time the compiled function runs.
+The results' shapes must be known to compile the program, so the trace runs
+`func` once on the trace-time values; that run's results serve the call being
+traced, so each call still runs `func` once, as TF does.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import jax
+import numpy as np
+
+from tapeshim._src import dtypes, errors, nest, registry
+from tapeshim._src.function_trace import init_scope
+from tapeshim._src.state import _thread_state
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+
+
+def _as_outputs(result: Any, tout: Any, what: str) -> list[Tensor]:
+    single = not isinstance(tout, (list, tuple))
+    types = [tout] if single else list(tout)
+    values = [result] if single else list(nest.flatten(result) if result is not None else [])
+    if len(values) != len(types):
+        raise ValueError(f"{what} returned {len(values)} values, but Tout has {len(types)} types.")
+    outputs = []
+    for value, dtype in zip(values, types):
+        try:
+            outputs.append(convert_to_tensor(value, dtype=dtypes.as_dtype(dtype)))
+        except (TypeError, ValueError) as exc:  # TF: the op fails with the conversion's error
+            raise errors.invalid_argument(f"{type(exc).__name__}: {exc}", "EagerPyFunc") from None
+    return outputs
+
+
+class _HostCall:
+    """The host side of one traced `py_function`: the function, and the trace's results for the first call."""
+
+    def __init__(self, func: Callable[..., Any], tout: Any, inputs: Sequence[Tensor], name: str) -> None:
+        self._func, self._tout, self._name = func, tout, name
+        with init_scope():
+            values = [np.asarray(t.value) for t in inputs]
+            outputs = [np.asarray(t.value) for t in self._eager(values)]
+        self._first = (values, outputs)
+        self.avals = tuple((tuple(o.shape), dtypes.from_numpy(o.dtype)) for o in outputs)
+
+    def _eager(self, values: Sequence[np.ndarray]) -> list[Tensor]:
+        tensors = [convert_to_tensor(v) for v in values]
+        return _as_outputs(self._func(*tensors), self._tout, self._name)
+
+    def __call__(self, *values: np.ndarray) -> tuple:
+        first, self._first = self._first, None
+        if first is not None and all(np.array_equal(a, b) for a, b in zip(first[0], values)):
+            outputs = first[1]  # the trace already ran the function for this call
+        else:
+            with init_scope():
+                outputs = [np.asarray(t.value) for t in self._eager(values)]
+        return tuple(np.asarray(o, dtype=shape_dtype[1]._np) for o, shape_dtype in zip(outputs, self.avals))
+
+
+def py_function(func: Callable[..., Any] | None = None, inp: Any = None, Tout: Any = None,  # noqa: N803
+                name: str | None = None) -> Any:
+    """Runs `func` eagerly on `inp`, also on every call of a compiled function, as `tf.py_function`.
+
+    Args:
+      func: a Python function of tensors returning tensors (or values) of `Tout`.
+      inp: the input tensors (a list); None when used as a decorator.
+      Tout: the output dtype, or a list of dtypes.
+      name: an optional name.
+
+    Returns:
+      The output tensor (or list of tensors, when `Tout` is a list); used as
+      `@py_function(Tout=...)`, a decorator.
+
+    Raises:
+      ValueError: `func` returned another number of values than `Tout` has.
+    """
+    if func is None:
+        def decorate(python_function: Callable[..., Any]) -> Callable[..., Any]:
+            @functools.wraps(python_function)
+            def call(*args: Any) -> Any:
+                return py_function(python_function, list(args), Tout, name)
+
+            return call
+
+        return decorate
+    inputs = [convert_to_tensor(v) for v in (inp or [])]
+    what = f"py_function {getattr(func, '__name__', 'func')}"
+    if _thread_state.trace is None:
+        outputs = _as_outputs(func(*inputs), Tout, what)
+    else:
+        host = _HostCall(func, Tout, inputs, what)
+        structs = tuple(jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in host.avals)
+
+        def callback(*arrays: jax.Array) -> tuple:
+            return tuple(jax.pure_callback(host, structs, *arrays))
+
+        outputs = list(registry.record(callback, ("EagerPyFunc", id(host)), tuple(inputs), host.avals, []))
+    if not isinstance(Tout, (list, tuple)):
+        return outputs[0]
+    return outputs
