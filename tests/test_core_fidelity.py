@@ -6,6 +6,19 @@ import pytest
 from oracle import check, check_raises
 
 
+class _Reflecting:
+    """A user type that defines reflected operators (TF's operators defer to them)."""
+
+    def __rmul__(self, other):
+        return ("rmul", other.shape.as_list())
+
+    def __radd__(self, other):
+        return "radd"
+
+    def __rmatmul__(self, other):
+        return "rmatmul"
+
+
 # -- Python values convert straight to the requested dtype ------------------
 @pytest.mark.parametrize("body", [
     lambda tf: tf.constant(0.1, tf.float64),
@@ -257,3 +270,134 @@ def _sequential_accumulators(tf):
 ])
 def test_tangents_are_recorded_by_the_recorders_around_the_accumulator(body):
     check(body, rtol=1e-5)
+
+
+# -- Python protocols on tensors and variables ------------------------------
+@pytest.mark.parametrize("body", [
+    lambda tf: f"{tf.constant(0.123456):.4f}",
+    lambda tf: f"{tf.constant(5):03d}",
+    lambda tf: f"{tf.constant(0.5)}",
+    lambda tf: format(tf.constant([0.5, 1.0]), ""),
+    lambda tf: f"{tf.constant(True)}|{tf.constant(True):>6}",
+    lambda tf: f"{tf.constant(12345.678, tf.float64):e}",
+    lambda tf: f"{tf.constant(1 + 2j):.2f}",
+    lambda tf: f"{tf.constant(0.1, tf.float16):.3f}",
+    lambda tf: f"{tf.constant([0.5, 1.0]):.2f}",  # numpy's TypeError for arrays
+    lambda tf: format(tf.Variable(1.25), ".1f"),  # TF's variables have no __format__
+    lambda tf: f"{tf.Variable(0.5)}",
+    lambda tf: f"{tf.Variable([1.0])}",
+])
+def test_format_specs_as_numpy(body):
+    check(body)
+
+
+def test_format_of_a_lazy_tensor():
+    def body(tf):
+        x = tf.constant(1.5)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = x * x
+            text = f"loss {y:.3f}"
+        return text, tape.gradient(y, x)
+    check(body)
+
+
+@pytest.mark.parametrize("body", [
+    lambda tf: [1, 2, 3][tf.constant(1)],
+    lambda tf: [1, 2, 3][tf.constant(2, tf.uint8)],
+    lambda tf: [1, 2, 3][tf.constant(-1, tf.int64)],
+    lambda tf: list(range(tf.constant(3))),
+    lambda tf: [1, 2, 3][tf.constant(1.0)],
+    lambda tf: [1, 2, 3][tf.constant(True)],
+    lambda tf: [1, 2, 3][tf.constant([1])],
+    lambda tf: [1, 2, 3][tf.Variable(1)],
+    lambda tf: round(tf.constant(2.5)),
+    lambda tf: round(tf.Variable(2.5)),
+    lambda tf: bool(tf.constant([])),
+    lambda tf: bool(tf.zeros([0, 3])),
+    lambda tf: bool(tf.constant([2.0])),
+    lambda tf: bool(tf.constant([1.0, 2.0])),
+    lambda tf: bool(tf.Variable(0.0)),
+    lambda tf: bool(tf.Variable([])),
+    lambda tf: len(tf.constant([[1.0], [2.0]])),
+    lambda tf: len(tf.constant(1.0)),
+    lambda tf: len(tf.Variable([1.0, 2.0])),
+    lambda tf: list(tf.constant(1.0)),
+    lambda tf: list(tf.Variable([1.0, 2.0])),
+    lambda tf: hash(tf.constant(1.0)),
+    lambda tf: np.asarray(tf.constant([1.5, 2.5]), dtype=np.int32),
+    lambda tf: np.asarray(tf.Variable([1.5, 2.5]), dtype=np.float64),
+    lambda tf: complex(tf.constant(1 + 2j)),
+    lambda tf: complex(tf.Variable(1.5)),
+    lambda tf: int(tf.constant(-2.7)),
+    lambda tf: int(tf.constant([2.7])),
+    lambda tf: float(tf.constant([1.0, 2.0])),
+    lambda tf: tf.constant(1.0).device,
+    lambda tf: tf.Variable(1.0).device,
+])
+def test_python_protocols(body):
+    check(body)
+
+
+@pytest.mark.parametrize("body", [
+    lambda tf: tf.constant(1.0) == None,  # noqa: E711
+    lambda tf: tf.constant(1.0) != None,  # noqa: E711
+    lambda tf: tf.Variable(1.0) == None,  # noqa: E711 - TF converts None and fails
+    lambda tf: tf.Variable(1.0) != None,  # noqa: E711
+    lambda tf: None == tf.Variable(1.0),  # noqa: E711
+    lambda tf: tf.constant(1.0) == "a",
+    lambda tf: tf.Variable(1.0) == "a",
+    lambda tf: tf.constant([1]) == 1.5,
+    lambda tf: tf.constant([1]) != 1.5,
+    lambda tf: tf.constant([1, 2]) == [1, 2.5],
+    lambda tf: tf.constant([True]) == 1,
+    lambda tf: tf.constant([1]) == True,  # noqa: E712
+    lambda tf: tf.constant([1.0, 2.0]) == [1.0, 3.0],
+    lambda tf: tf.constant([1.0, 2.0]) == tf.constant([1.0, 2.0, 3.0]),
+    lambda tf: tf.Variable([1.0, 2.0]) == tf.constant([1.0, 2.0, 3.0]),
+    lambda tf: tf.constant([1]) == np.array([1.5]),
+    lambda tf: tf.constant([[1]]) < 1.5,
+    lambda tf: 1.5 < tf.constant([[1]]),
+    lambda tf: tf.Variable([1]) < 1.5,
+    lambda tf: tf.constant([[1]]) * 1.5,
+    lambda tf: tf.constant([[1]]) - 1.5,
+    lambda tf: tf.constant([[1]]) // 1.5,
+    lambda tf: tf.constant([[1]]) % 1.5,
+    lambda tf: tf.constant([[1]]) ** 1.5,
+    lambda tf: tf.constant([[1]]) / 1.5,
+    lambda tf: tf.constant([[1]]) + 1.5,
+    lambda tf: tf.constant(1.0) * "a",  # TF hands it to str.__rmul__, which needs __index__
+    lambda tf: tf.constant([[1.0]]) * "a",
+    lambda tf: tf.constant(2) * [1.5],  # ... and list.__rmul__ repeats the list
+    lambda tf: tf.constant([[2]]) * [1.5],
+    lambda tf: tf.constant(1.0) < "a",
+    lambda tf: tf.constant([1], tf.uint8) * 300,
+    lambda tf: tf.constant([1.0]) * None,
+])
+def test_operators_convert_python_operands_as_tf(body):
+    check(body)
+
+
+@pytest.mark.parametrize("body", [
+    lambda tf: tf.convert_to_tensor("a", tf.float32),
+    lambda tf: tf.constant("a", tf.float32),
+    lambda tf: tf.constant([1.0, None], tf.float32),
+    lambda tf: tf.Variable("a", dtype=tf.float32),
+    lambda tf: tf.Variable(1.0).assign("a"),
+    lambda tf: tf.Variable(1).assign(1.5),
+    lambda tf: tf.Variable(1).assign_add(1.5),
+])
+def test_non_numbers_with_a_dtype_raise_tfs_error(body):
+    check_raises(body)
+
+
+@pytest.mark.parametrize("body", [
+    lambda tf: tf.constant([1.0]) * _Reflecting(),
+    lambda tf: tf.constant([1.0]) + _Reflecting(),
+    lambda tf: tf.constant([[1.0]]) @ _Reflecting(),
+    lambda tf: tf.Variable([1.0]) * _Reflecting(),
+    lambda tf: tf.constant([1.0]) - _Reflecting(),
+    lambda tf: tf.constant([1.0]) * object(),
+])
+def test_operators_defer_to_the_other_operands_reflected_operator(body):
+    check(body)

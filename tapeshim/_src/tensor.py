@@ -59,55 +59,116 @@ def _operand(other: Any, anchor: Any) -> Any:
     return convert_to_tensor(other, dtype=anchor._dtype)
 
 
+_PYTHON_VALUES = (bool, int, float, complex, str, bytes, list, tuple)
+
+
+def _compared(other: Any, anchor: Any) -> Any:
+    """A Python right operand converted strictly to the tensor's dtype, as TF's operators do.
+
+    `int_tensor * 1.5` and `int_tensor < 1.5` raise TypeError in TF (only `+`
+    and `@` convert with a dtype hint and leave the mismatch to the op).
+    """
+    if other.__class__ in _PYTHON_VALUES:
+        return convert_to_tensor(other, dtype=anchor._dtype)
+    return other
+
+
+def _reflected(exc: Exception, name: str, tensor: Any, other: Any) -> Any:
+    """TF's operators hand an operand they cannot convert to its own reflected operator, else re-raise.
+
+    So `tensor * custom_object` calls `custom_object.__rmul__(tensor)`, as in TF.
+    """
+    reflected = getattr(type(other), name, None)
+    if reflected is None:
+        raise exc
+    try:
+        result = reflected(other, tensor)
+    except (TypeError, ValueError):
+        raise exc from None
+    if result is NotImplemented:
+        raise exc
+    return result
+
+
+def device_name() -> str:
+    """TF's name of the device tensors live on (`/job:localhost/replica:0/task:0/device:CPU:0`)."""
+    kind = "CPU" if jax.default_backend() == "cpu" else "GPU"
+    return f"/job:localhost/replica:0/task:0/device:{kind}:0"
+
+
 class TensorOperators:
     """Python operators shared by `Tensor` and `Variable`; each calls the op table."""
 
     __slots__ = ()
 
     def __add__(self, other: Any) -> "Tensor":
-        return math_ops.add(self, other)
+        try:
+            return math_ops.add(self, other)
+        except (TypeError, ValueError) as exc:
+            return _reflected(exc, "__radd__", self, other)
 
     def __radd__(self, other: Any) -> "Tensor":
         return math_ops.add(_operand(other, self), self)
 
     def __sub__(self, other: Any) -> "Tensor":
-        return math_ops.subtract(self, other)
+        try:
+            return math_ops.subtract(self, _compared(other, self))
+        except (TypeError, ValueError) as exc:
+            return _reflected(exc, "__rsub__", self, other)
 
     def __rsub__(self, other: Any) -> "Tensor":
         return math_ops.subtract(_operand(other, self), self)
 
     def __mul__(self, other: Any) -> "Tensor":
-        return math_ops.multiply(self, other)
+        try:
+            return math_ops.multiply(self, _compared(other, self))
+        except (TypeError, ValueError) as exc:
+            return _reflected(exc, "__rmul__", self, other)
 
     def __rmul__(self, other: Any) -> "Tensor":
         return math_ops.multiply(_operand(other, self), self)
 
     def __truediv__(self, other: Any) -> "Tensor":
-        return math_ops.truediv(self, other)
+        try:
+            return math_ops.truediv(self, _compared(other, self))
+        except (TypeError, ValueError) as exc:
+            return _reflected(exc, "__rtruediv__", self, other)
 
     def __rtruediv__(self, other: Any) -> "Tensor":
         return math_ops.truediv(_operand(other, self), self)
 
     def __floordiv__(self, other: Any) -> "Tensor":
-        return math_ops.floordiv(self, other)
+        try:
+            return math_ops.floordiv(self, _compared(other, self))
+        except (TypeError, ValueError) as exc:
+            return _reflected(exc, "__rfloordiv__", self, other)
 
     def __rfloordiv__(self, other: Any) -> "Tensor":
         return math_ops.floordiv(_operand(other, self), self)
 
     def __mod__(self, other: Any) -> "Tensor":
-        return math_ops.floormod(self, other)
+        try:
+            return math_ops.floormod(self, _compared(other, self))
+        except (TypeError, ValueError) as exc:
+            return _reflected(exc, "__rmod__", self, other)
 
     def __rmod__(self, other: Any) -> "Tensor":
         return math_ops.floormod(_operand(other, self), self)
 
     def __pow__(self, other: Any) -> "Tensor":
-        return math_ops.pow(self, other)
+        try:
+            return math_ops.pow(self, _compared(other, self))
+        except (TypeError, ValueError) as exc:
+            return _reflected(exc, "__rpow__", self, other)
 
     def __rpow__(self, other: Any) -> "Tensor":
         return math_ops.pow(_operand(other, self), self)
 
     def __matmul__(self, other: Any) -> "Tensor":
-        return math_ops.matmul(self, other)
+        try:
+            return math_ops.matmul(self, other)
+        except (TypeError, ValueError) as exc:
+            return _reflected(exc, "__rmatmul__", self, other)
 
     def __rmatmul__(self, other: Any) -> "Tensor":
         return math_ops.matmul(_operand(other, self), self)
@@ -125,37 +186,46 @@ class TensorOperators:
         return math_ops.logical_not(self)
 
     def __and__(self, other: Any) -> "Tensor":
-        return math_ops.logical_and(self, other)
+        try:
+            return math_ops.logical_and(self, other)
+        except (TypeError, ValueError) as exc:
+            return _reflected(exc, "__rand__", self, other)
 
     def __rand__(self, other: Any) -> "Tensor":
         return math_ops.logical_and(other, self)
 
     def __or__(self, other: Any) -> "Tensor":
-        return math_ops.logical_or(self, other)
+        try:
+            return math_ops.logical_or(self, other)
+        except (TypeError, ValueError) as exc:
+            return _reflected(exc, "__ror__", self, other)
 
     def __ror__(self, other: Any) -> "Tensor":
         return math_ops.logical_or(other, self)
 
     def __xor__(self, other: Any) -> "Tensor":
-        return math_ops.logical_xor(self, other)
+        try:
+            return math_ops.logical_xor(self, other)
+        except (TypeError, ValueError) as exc:
+            return _reflected(exc, "__rxor__", self, other)
 
     def __lt__(self, other: Any) -> "Tensor":
-        return math_ops.less(self, other)
+        return math_ops.less(self, _compared(other, self))
 
     def __le__(self, other: Any) -> "Tensor":
-        return math_ops.less_equal(self, other)
+        return math_ops.less_equal(self, _compared(other, self))
 
     def __gt__(self, other: Any) -> "Tensor":
-        return math_ops.greater(self, other)
+        return math_ops.greater(self, _compared(other, self))
 
     def __ge__(self, other: Any) -> "Tensor":
-        return math_ops.greater_equal(self, other)
+        return math_ops.greater_equal(self, _compared(other, self))
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        return math_ops.tensor_equals(self, other)
+        return math_ops.tensor_equals(self, _compared(other, self))
 
     def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        return math_ops.tensor_not_equals(self, other)
+        return math_ops.tensor_not_equals(self, _compared(other, self))
 
     def __getitem__(self, key: Any) -> "Tensor":
         return array_ops.getitem(self, key)
@@ -196,6 +266,10 @@ class Tensor(TensorOperators):
     def name(self) -> str:
         raise AttributeError("Tensor.name is undefined when eager execution is enabled.")
 
+    @property
+    def device(self) -> str:
+        return device_name()
+
     def get_shape(self) -> TensorShape:
         return self.shape
 
@@ -234,15 +308,29 @@ class Tensor(TensorOperators):
         return int(self.numpy())
 
     def __index__(self) -> int:
-        if not self._dtype.is_integer:
-            raise TypeError(f"Only integer scalar tensors can be used as an index, got {self._dtype!r}")
-        return int(self.numpy())
+        # numpy's, as TF: AttributeError for a float or bool scalar, TypeError for an array
+        return self.numpy().__index__()
 
     def __complex__(self) -> complex:
         return complex(self.numpy())
 
     def __bool__(self) -> bool:
-        return bool(self.numpy())
+        value = self.numpy()
+        if isinstance(value, np.ndarray):
+            return bool(value.size > 0 and value)  # an empty tensor is False, as in TF
+        return bool(value)
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        # TF's eager tensors route round() to numpy's `astype`, which they lack without numpy behaviour
+        raise AttributeError(
+            "Tensor object has no attribute 'astype'. \n        If you are looking for numpy-related methods, "
+            "please run the following:\n        tf.experimental.numpy.experimental_enable_numpy_behavior()\n      ")
+
+    def __format__(self, format_spec: str) -> str:
+        """Formats the value as numpy does (`f"{loss:.4f}"`), as TF's eager tensors do."""
+        if self._symbolic_name() is not None:
+            return object.__format__(self, format_spec)
+        return self.numpy().__format__(format_spec)
 
     def __len__(self) -> int:
         if not self._shape:
@@ -378,6 +466,8 @@ def _python_numpy(value: Any) -> np.ndarray:
             exact = np.asarray(value, dtype=object)
             if all(_is_int(v) for v in exact.flat):
                 return exact
+        if array.dtype.kind == "O" and not all(_is_int(v) for v in array.flat):
+            raise ValueError(_MIXED_TYPES)  # None or another non-number among numbers
         if array.dtype.kind in "biufcO":
             return array
     raise ValueError(
@@ -389,12 +479,7 @@ def _check_integers(array: np.ndarray, target: np.dtype | None) -> np.ndarray:
     """Python integers must fit int64 (uint64 for a uint64 target), as TF requires; returns them as numpy."""
     if array.dtype.kind == "i":
         return array
-    if array.dtype.kind == "O":
-        if any(not isinstance(v, numbers.Integral) or isinstance(v, bool) for v in array.flat):
-            raise ValueError(_MIXED_TYPES)
-        values = [int(v) for v in array.flat]
-    else:  # uint64: numpy's type for integers in [2**63, 2**64)
-        values = [int(v) for v in array.flat]
+    values = [int(v) for v in array.flat]  # uint64 or object: integers beyond int64
     if target is not None and target == np.uint64:
         if all(0 <= v < 2**64 for v in values):
             return np.asarray(values, np.uint64).reshape(array.shape)
@@ -456,6 +541,8 @@ def _numpy_as(value: Any, dtype: DType) -> np.ndarray:
     if isinstance(value, (np.ndarray, np.generic)):
         with np.errstate(all="ignore"):
             return np.asarray(value).astype(target)
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {_TF_TYPE_NAMES.get(dtype.name, dtype.name)}")
     array = _python_numpy(value)
     kind = array.dtype.kind
     if kind == "O" and target.kind in "fc":

@@ -11,7 +11,7 @@ import numpy as np
 from tapeshim._src import dtypes, errors
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
-from tapeshim._src.tensor import Tensor, TensorOperators, convert_to_tensor, numpy_text
+from tapeshim._src.tensor import Tensor, TensorOperators, convert_to_tensor, device_name, numpy_text
 
 _creation_order = itertools.count()
 _add_kernel = jax.jit(lambda value, delta: value + delta)
@@ -117,14 +117,18 @@ class Variable(TensorOperators):
     def __bool__(self) -> bool:
         return bool(self._read_for_op())
 
-    def __index__(self) -> int:
-        return self._read_for_op().__index__()
-
-    def __len__(self) -> int:
-        return len(self._plain_read())
-
     def __iter__(self) -> Any:
         return iter(self._read_for_op())
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        if other is None:  # TF compares a variable by converting `other`, which fails for None
+            convert_to_tensor(other)
+        return TensorOperators.__eq__(self, other)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        if other is None:
+            convert_to_tensor(other)
+        return TensorOperators.__ne__(self, other)
 
     def __hash__(self) -> int:
         raise TypeError(f"Variable is unhashable. Instead, use variable.ref() as the key. (Variable: {self!r})")
@@ -158,7 +162,7 @@ class Variable(TensorOperators):
 
     @property
     def device(self) -> str:
-        return "/job:localhost/replica:0/task:0/device:CPU:0"
+        return device_name()
 
     # -- writes ---------------------------------------------------------
     def _new_value(self, value: Any) -> jax.Array:
