@@ -267,3 +267,55 @@ def test_optional_from_value_and_empty():
             error = "InvalidArgumentError"
         return full.has_value(), full.get_value(), full.element_spec, empty.has_value(), error
     check(body)
+
+
+def _generated(tf):
+    def gen():
+        for i in range(5):
+            yield i, np.full([i % 2 + 1], float(i), np.float32)
+
+    return tf.data.Dataset.from_generator(
+        gen, output_signature=(tf.TensorSpec([], tf.int32), tf.TensorSpec([None], tf.float32)))
+
+
+def test_a_generator_dataset_is_pulled_on_every_call():
+    def body(tf):
+        dataset = _generated(tf)
+        iterator = iter(dataset)
+
+        @tf.function
+        def step(it):
+            index, values = next(it)
+            return index * 10, tf.reduce_sum(values), tf.shape(values)
+
+        values, ended = _until_end(step, iterator, calls=7)
+        return values, ended, step.experimental_get_tracing_count(), dataset.element_spec, dataset.cardinality()
+    check(body)
+
+
+@pytest.mark.parametrize("make", [
+    lambda tf: tf.data.Dataset.from_generator(lambda: [(1, 1)] * 3, (tf.int32, tf.int32)),
+    lambda tf: tf.data.Dataset.from_generator(lambda: iter([[1.0, 2.0]]), output_types=tf.float32,
+                                              output_shapes=[2]),
+    lambda tf: tf.data.Dataset.from_generator(lambda: iter([{"a": 1.5}]), output_types={"a": tf.float64}),
+    lambda tf: tf.data.Dataset.from_generator(lambda n: iter(range(n)), output_types=tf.int64, args=(3,)),
+])
+def test_from_generator_elements_and_specs(make):
+    check(lambda tf: (list(make(tf)), make(tf).element_spec))
+
+
+def test_from_generator_errors():
+    def body(tf):
+        outcomes = []
+        try:
+            tf.data.Dataset.from_generator(lambda: iter([1]))
+        except TypeError:
+            outcomes.append("TypeError")
+        bad_shape = tf.data.Dataset.from_generator(lambda: iter([[1.0, 2.0, 3.0]]), output_types=tf.float32,
+                                                   output_shapes=[2])
+        try:
+            list(bad_shape)
+        except tf.errors.InvalidArgumentError:
+            outcomes.append("InvalidArgumentError")
+        return outcomes
+    check(body)

@@ -37,6 +37,34 @@ def _to_tensors(value: Any) -> Any:
     return convert_to_tensor(value)
 
 
+def _signature_from_types(types: Any, shapes: Any) -> Any:
+    """`TensorSpec`s from `from_generator`'s `output_types` and `output_shapes` (unknown shapes when None)."""
+    if isinstance(types, dict):
+        return {k: _signature_from_types(types[k], None if shapes is None else shapes[k]) for k in types}
+    if isinstance(types, (tuple, list)):
+        shapes = [None] * len(types) if shapes is None else list(shapes)
+        return tuple(_signature_from_types(t, s) for t, s in zip(types, shapes))
+    return TensorSpec(shapes, types)
+
+
+def _convert_to_spec(value: Any, spec: Any) -> Any:
+    """One generated element as tensors of `spec`; TF's error when a shape does not fit."""
+    if isinstance(spec, dict):
+        return {k: _convert_to_spec(value[k], spec[k]) for k in spec}
+    if isinstance(spec, tuple):
+        return tuple(_convert_to_spec(v, s) for v, s in zip(value, spec))
+    try:
+        tensor = convert_to_tensor(value, dtype=spec.dtype)
+    except (TypeError, ValueError) as exc:
+        raise errors.invalid_argument(f"TypeError: `generator` yielded an element that did not match the expected "
+                                      f"structure or dtype: {exc}", "IteratorGetNext") from None
+    if not spec.shape.is_compatible_with(tensor.shape):
+        raise errors.invalid_argument(
+            f"TypeError: `generator` yielded an element of shape {tensor.shape} where an element of shape "
+            f"{spec.shape} was expected.", "IteratorGetNext")
+    return tensor
+
+
 def _host_tensor(array: np.ndarray, dtype: Any) -> Tensor:
     return Tensor(device_constant(array), array.shape, dtype)
 
@@ -90,6 +118,31 @@ class Dataset:
         """A dataset of the one element `tensors`."""
         converted = _to_tensors(tensors)
         return Dataset(lambda: iter([converted]), 1, _spec(converted))
+
+    @staticmethod
+    def from_generator(generator: Callable[..., Any], output_types: Any = None, output_shapes: Any = None,
+                       args: Any = None, output_signature: Any = None, name: str | None = None) -> "Dataset":
+        """The elements a Python generator yields, as `tf.data.Dataset.from_generator`.
+
+        `generator(*args)` is called anew for every pass; each element is converted
+        to the `output_signature` (or `output_types` and `output_shapes`). Iterated
+        inside a `tapeshim.function`, the generator is pulled on every call.
+
+        Raises:
+          TypeError: neither `output_signature` nor `output_types` is given.
+        """
+        if output_signature is None:
+            if output_types is None:
+                raise TypeError("To specify the output signature you need to provide either the `output_signature` "
+                                "argument or the `output_types` argument.")
+            output_signature = _signature_from_types(output_types, output_shapes)
+        call_args = tuple(args) if args is not None else ()
+
+        def iterate() -> Iterator[Any]:
+            for value in generator(*call_args):
+                yield _convert_to_spec(value, output_signature)
+
+        return Dataset(iterate, UNKNOWN, output_signature)
 
     @staticmethod
     def range(*args: int, output_type: Any = dtypes.int64, name: str | None = None) -> "Dataset":  # noqa: A003
