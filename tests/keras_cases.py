@@ -688,6 +688,191 @@ def train_on_batch_values(tf):
     return [first, second, model.predict_on_batch(x[:3])]
 
 
+# -- TF-style train_step / test_step / predict_step overrides driven by fit (keras.io patterns) ---------------
+def _regression_data(n=12, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, 4)).astype(np.float32), rng.standard_normal((n, 1)).astype(np.float32)
+
+
+def _dense_functional(tf, model_class, units=1):
+    inputs = tf.keras.Input(shape=(4,))
+    model = model_class(inputs, tf.keras.layers.Dense(units)(inputs))
+    set_weights(model, 5)
+    return model
+
+
+@case
+def custom_train_step_compute_loss_and_compiled_metrics(tf):
+    # keras.io "Customizing what happens in fit() with TensorFlow": a first simple example.
+    class CustomModel(tf.keras.Model):
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred)
+            gradients = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply(gradients, self.trainable_variables)
+            for metric in self.metrics:
+                if metric.name == "loss":
+                    metric.update_state(loss)
+                else:
+                    metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    x, y = _regression_data()
+    model = _dense_functional(tf, CustomModel)
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
+    history = model.fit(x, y, epochs=2, batch_size=4, shuffle=False, verbose=0)
+    return {"history": history.history, "weights": model.weights, "functional": isinstance(model, tf.keras.Model),
+            "evaluate": model.evaluate(x, y, batch_size=4, verbose=0, return_dict=True),
+            "predict": model.predict(x[:3], verbose=0)}
+
+
+@case
+def custom_train_step_own_metrics_and_loss(tf):
+    # keras.io: "Going lower-level": own loss and metrics, `compile(optimizer=...)` only.
+    class CustomModel(tf.keras.Model):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.loss_tracker = tf.keras.metrics.Mean(name="loss")
+            self.mae_metric = tf.keras.metrics.MeanAbsoluteError(name="mae")
+            self.loss_fn = tf.keras.losses.MeanSquaredError()
+
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.loss_fn(y, y_pred)
+            gradients = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply(gradients, self.trainable_variables)
+            self.loss_tracker.update_state(loss)
+            self.mae_metric.update_state(y, y_pred)
+            return {"loss": self.loss_tracker.result(), "mae": self.mae_metric.result()}
+
+        @property
+        def metrics(self):
+            return [self.loss_tracker, self.mae_metric]
+
+    x, y = _regression_data()
+    model = _dense_functional(tf, CustomModel)
+    model.compile(optimizer="adam")
+    history = model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(5), epochs=2, verbose=0)
+    return {"history": history.history, "weights": model.weights}
+
+
+@case
+def custom_train_step_sample_weight(tf):
+    class CustomModel(tf.keras.Model):
+        def train_step(self, data):
+            if len(data) == 3:
+                x, y, sample_weight = data
+            else:
+                sample_weight = None
+                x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred, sample_weight=sample_weight)
+            gradients = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply(gradients, self.trainable_variables)
+            for metric in self.metrics:
+                if metric.name == "loss":
+                    metric.update_state(loss)
+                else:
+                    metric.update_state(y, y_pred, sample_weight=sample_weight)
+            return {m.name: m.result() for m in self.metrics}
+
+    x, y = _regression_data()
+    weights = np.random.default_rng(3).uniform(0, 1, (12, 1)).astype(np.float32)
+    model = _dense_functional(tf, CustomModel)
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
+    history = model.fit(x, y, sample_weight=weights, epochs=2, batch_size=6, shuffle=False, verbose=0)
+    return {"history": history.history, "weights": model.weights}
+
+
+@case
+def custom_test_step_in_evaluate(tf):
+    class CustomModel(tf.keras.Model):
+        def test_step(self, data):
+            x, y = data
+            y_pred = self(x, training=False)
+            loss = self.compute_loss(y=y, y_pred=y_pred)
+            for metric in self.metrics:
+                if metric.name == "loss":
+                    metric.update_state(loss)
+                else:
+                    metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    x, y = _regression_data()
+    model = _dense_functional(tf, CustomModel)
+    model.compile(loss="mse", metrics=["mae"])
+    return [model.evaluate(x, y, batch_size=5, verbose=0), model.evaluate(x, y, batch_size=4, verbose=0,
+                                                                          return_dict=True)]
+
+
+@case
+def custom_predict_step(tf):
+    class CustomModel(tf.keras.Model):
+        def predict_step(self, data):
+            x = data[0] if isinstance(data, tuple) else data
+            return {"scores": self(x, training=False) * 2.0, "sum": tf.reduce_sum(x, axis=1)}
+
+    x, _ = _regression_data()
+    model = _dense_functional(tf, CustomModel)
+    return model.predict(x, batch_size=5, verbose=0)
+
+
+@case
+def custom_train_step_calls_super(tf):
+    class CustomModel(tf.keras.Model):
+        def train_step(self, data):
+            logs = super().train_step(data)
+            return {**logs, "doubled": logs["loss"] * 2.0}
+
+        def test_step(self, data):
+            return super().test_step(data)
+
+    x, y = _regression_data()
+    model = _dense_functional(tf, CustomModel)
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
+    history = model.fit(x, y, epochs=2, batch_size=4, shuffle=False, verbose=0, validation_data=(x[:6], y[:6]))
+    return {"history": history.history, "weights": model.weights}
+
+
+@case
+def custom_train_step_deprecated_compiled_loss_and_metrics(tf):
+    # Keras 2 code: `self.compiled_loss(...)` and `self.compiled_metrics.update_state(...)` (TF keeps shims).
+    class CustomModel(tf.keras.Model):
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compiled_loss(y, y_pred, regularization_losses=self.losses)
+            gradients = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))
+            self.compiled_metrics.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    x, y = _regression_data()
+    model = _dense_functional(tf, CustomModel)
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
+    history = model.fit(x, y, epochs=2, batch_size=4, shuffle=False, verbose=0)
+    return {"history": history.history, "weights": model.weights}
+
+@case
+def metric_creating_variables_inside_function(tf):
+    f1 = tf.keras.metrics.F1Score(average="macro")  # creates its variables on its first update
+
+    @tf.function
+    def update(y, p):
+        f1.update_state(y, p)
+        return f1.result()
+
+    labels = np.eye(3, dtype=np.float32)[[0, 2, 1, 2]]
+    scores = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.5, 0.4, 0.1], [0.2, 0.2, 0.6]], np.float32)
+    return [update(labels, scores), update(labels[::-1], scores), f1.result()]
+
+
 def main(out_path: str) -> None:
     import tensorflow as tf
 
@@ -698,36 +883,3 @@ def main(out_path: str) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1])
-
-
-# -- Frozen layers, optimizers on IndexedSlices, one forward pass: run by tests/test_keras_backend.py (its child
-# process imports this module, so these cases come after `main`, which test_keras.py's child runs) --
-BACKEND_CASES: dict[str, Any] = {}
-
-
-def backend_case(fn: Any) -> Any:
-    BACKEND_CASES[fn.__name__] = fn
-    return fn
-
-
-@backend_case
-def frozen_layer_variables_still_watched(tf):
-    x = tf.constant(np.ones((3, 4), np.float32))
-    layer = tf.keras.layers.Dense(2)
-    layer(x)
-    set_weights(layer, 5)
-    layer.trainable = False
-    with tf.GradientTape(persistent=True) as tape:
-        y = tf.reduce_sum(layer(x) ** 2)
-    watched = [tuple(v.shape) for v in tape.watched_variables()]
-    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(3), tf.keras.layers.Dense(1)])
-    set_weights(model, 6)
-    model.layers[0].trainable = False
-    with tf.GradientTape() as model_tape:
-        z = tf.reduce_sum(model(x) ** 2)
-    return {"watched": watched, "kernel_gradient": tape.gradient(y, layer.kernel),
-            "gradients": tape.gradient(y, [layer.kernel, layer.bias]),
-            "trainable": [len(layer.trainable_variables), len(layer.non_trainable_variables), layer.kernel.trainable],
-            "model_watched": [tuple(v.shape) for v in model_tape.watched_variables()],
-            "model_trainable": [tuple(v.shape) for v in model.trainable_variables],
-            "model_gradients": model_tape.gradient(z, model.trainable_variables)}

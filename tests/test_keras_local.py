@@ -225,3 +225,30 @@ def test_saved_model_file_loads_back_as_tapeshim_classes(tmp_path):
     with tf.GradientTape() as tape:
         loss = tf.reduce_sum(loaded(x))
     assert all(g is not None for g in tape.gradient(loss, loaded.trainable_variables))
+
+
+def test_fit_with_tf_style_train_step_compiles_once():
+    class CustomModel(tf.keras.Model):
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred)
+            gradients = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))
+            for metric in self.metrics:
+                metric.update_state(loss) if metric.name == "loss" else metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    inputs = tf.keras.Input((4,))
+    model = CustomModel(inputs, tf.keras.layers.Dense(3)(tf.keras.layers.Dense(8, activation="relu")(inputs)))
+    model.compile(optimizer=tf.keras.optimizers.Adam(0.01),
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    x, y = _data(32)
+    model.fit(x, y, batch_size=8, epochs=2, verbose=0)  # the second epoch resets metrics built by the first
+    experimental.reset_compile_stats()
+    before = len(_compiles)
+    history = model.fit(x, y, batch_size=8, epochs=4, verbose=0)
+    assert len(_compiles) == before, "a steady fit with a TF-style train_step compiled again"
+    assert experimental.compile_stats()["programs_compiled"] == 0
+    assert model.train_function is not None and history.history["loss"][-1] < history.history["loss"][0]

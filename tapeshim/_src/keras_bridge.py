@@ -83,13 +83,10 @@ class KerasVariable(Variable):
     code always see one value. Tapes watch its reads like any Variable's.
     """
 
-    __slots__ = ("_adapted", "_created_trainable")
+    __slots__ = ("_adapted",)
 
     def __init__(self, keras_variable: Any) -> None:  # noqa: D107 - not created by users
         self._adapted = keras_variable
-        # TF's tape watches a Keras variable created trainable even after `layer.trainable = False`
-        # (its tf.Variable stays trainable); `note_created_trainable` corrects views made after freezing.
-        self._created_trainable = bool(keras_variable.trainable)
         self._shape = tuple(int(d) for d in keras_variable.shape)
         self._dtype = dtypes.as_dtype(np.dtype(keras_variable.dtype))
         self._name = keras_variable.path + ":0"
@@ -111,11 +108,6 @@ class KerasVariable(Variable):
 
     @property
     def _trainable(self) -> bool:  # type: ignore[override]
-        return self._created_trainable  # what tapes watch, as TF's tape
-
-    @property
-    def trainable(self) -> bool:
-        """Whether the Keras variable is trainable now (`layer.trainable = False` turns it off)."""
         return bool(self._adapted.trainable)
 
 
@@ -129,17 +121,6 @@ def view_of(keras_variable: Any) -> KerasVariable:
         view = _views[id(keras_variable)] = KerasVariable(keras_variable)
         weakref.finalize(keras_variable, _views.pop, id(keras_variable), None)
     return view
-
-
-def note_created_trainable(layer: Any) -> None:
-    """Marks the views of the variables `layer` and its sublayers created trainable as watched by tapes.
-
-    Keras keeps a variable created trainable in its layer's trainable list even
-    after `layer.trainable = False`; TF's tape still watches it.
-    """
-    for sublayer in layer._flatten_layers():
-        for variable in sublayer._trainable_variables:
-            view_of(variable)._created_trainable = True
 
 
 def _convert_keras_variable(value: Any, dtype: Any = None, name: Any = None, as_ref: bool = False) -> Tensor:
@@ -218,7 +199,6 @@ def adopt_variable(variable: Any) -> Any:
         tape_cls = _tape_variable_classes[cls] = type(cls.__name__, (TapeVariableMixin, cls), {
             "__module__": cls.__module__, "__qualname__": cls.__qualname__})
     variable.__class__ = tape_cls  # a subclass adding only methods: the object is otherwise unchanged
-    view_of(variable)  # made now, so it knows whether the variable was created trainable
     return variable
 
 
@@ -441,6 +421,11 @@ def _symbolic(leaf: Any) -> Any:
     return leaf
 
 
+def symbolic(structure: Any) -> Any:
+    """`structure` with Keras `KerasTensor`s in place of tensors (for Keras's symbolic build)."""
+    return jax.tree_util.tree_map(_symbolic, structure, is_leaf=_is_tensor_like)
+
+
 def note_variables_created() -> None:
     """Tells a `tapeshim.function` being traced that Keras variables were created (TF's rules apply)."""
     if _thread_state.trace is not None:
@@ -454,7 +439,7 @@ def _build(layer: Any, args: tuple, kwargs: dict) -> None:
     it runs isolated (nothing recorded, assignments discarded).
     """
     note_variables_created()
-    symbolic_args, symbolic_kwargs = jax.tree_util.tree_map(_symbolic, (args, kwargs), is_leaf=_is_tensor_like)
+    symbolic_args, symbolic_kwargs = symbolic((args, kwargs))
     _local.depth = getattr(_local, "depth", 0) + 1
     try:
         with _isolated({}, None, {}):
@@ -476,6 +461,13 @@ def _jax_outputs(call: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _inherited_from_framework(cls: type) -> bool:
+    """Whether `cls` inherits its `call` through tapeshim's Model, Functional or Sequential (Keras's own)."""
+    owner = next(klass for klass in cls.__mro__ if "call" in klass.__dict__)
+    return owner is not cls and any(
+        klass.__dict__.get("_keras_framework_class") and owner in klass.__mro__ for klass in cls.__mro__)
+
+
 class TapeLayerMixin:
     """Makes a Keras layer's outermost call one tapeshim op (see the module docstring).
 
@@ -488,8 +480,9 @@ class TapeLayerMixin:
         if cls.__dict__.get("_keras_framework_class"):
             return  # tapeshim's Model, Sequential and Functional keep Keras's own `call`
         call = getattr(cls, "call", None)
-        if call is not None and not getattr(call, "_tapeshim_jax_outputs", False):
-            cls.call = _jax_outputs(call)
+        if call is None or getattr(call, "_tapeshim_jax_outputs", False) or _inherited_from_framework(cls):
+            return
+        cls.call = _jax_outputs(call)
 
     def add_weight(self, *args: Any, **kwargs: Any) -> Any:
         variable = super().add_weight(*args, **kwargs)
@@ -507,8 +500,6 @@ class TapeLayerMixin:
             return super().__call__(*args, **kwargs)
         if not self.built:
             _build(self, args, kwargs)
-        if not has_programs(self):
-            note_created_trainable(self)
         keras_call = super().__call__
         return stateful_call(self, "call", keras_call, args, kwargs, list(self.variables))
 

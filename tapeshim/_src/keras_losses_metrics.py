@@ -9,17 +9,20 @@ Inside Keras's own compiled `fit`, Keras calls them directly.
 
 from __future__ import annotations
 
+import weakref
 from types import ModuleType
 from typing import Any, Callable
 
 from tapeshim._src.keras_bridge import (
     adopt_object,
     concrete_arrays,
-    has_programs,
+    keras,
     keras_function,
+    note_variables_created,
     passthrough,
     public_names,
     stateful_call,
+    symbolic,
 )
 
 
@@ -32,18 +35,28 @@ class TapeLossMixin:
         return stateful_call(self, "call", super().__call__, (y_true, y_pred, sample_weight), {}, [])
 
 
+_updated: "weakref.WeakSet[Any]" = weakref.WeakSet()  # metrics whose `update_state` has run
+
+
 class TapeMetricMixin:
     """A Keras metric whose `update_state`, `result` and `reset_state` are tapeshim ops."""
 
     def update_state(self, *args: Any, **kwargs: Any) -> Any:
         if passthrough(args, kwargs):
             return super().update_state(*args, **kwargs)
-        if not has_programs(self):
-            # The first update runs in Keras directly (on computed values), so that a metric that
-            # creates its variables on first use (F1Score, ...) creates them outside any JAX trace.
+        if self not in _updated:
+            # The first update creates the variables of a metric that makes them on first use (F1Score,
+            # compile()'s metrics): it runs in Keras directly on computed values, or else symbolically
+            # first (inside `tapeshim.function`), so that they are created outside any JAX trace.
+            _updated.add(self)
             arrays = concrete_arrays((args, kwargs))
             if arrays is not None:
                 return super().update_state(*arrays[0], **arrays[1])
+            count = len(self.variables)
+            symbolic_args, symbolic_kwargs = symbolic((args, kwargs))
+            keras.src.backend.compute_output_spec(super().update_state, *symbolic_args, **symbolic_kwargs)
+            if len(self.variables) != count:
+                note_variables_created()
         return stateful_call(self, "update_state", super().update_state, args, kwargs, list(self.variables))
 
     def result(self) -> Any:

@@ -9,11 +9,13 @@ reshuffles) the dataset every epoch.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from tapeshim._src import nest
 from tapeshim._src.dataset import INFINITE, Dataset
-from tapeshim._src.keras_bridge import TapeLayerMixin, keras
+from tapeshim._src import keras_train_step
+from tapeshim._src.keras_bridge import TapeLayerMixin, keras, passthrough
 from tapeshim._src.tensor import Tensor
 from tapeshim._src.variable import Variable
 
@@ -74,7 +76,13 @@ def _data(value: Any) -> Any:
 
 
 class TrainingMixin(TapeLayerMixin):
-    """Keras's `fit`/`evaluate`/`predict`, given tapeshim Tensors or a tapeshim `tf.data.Dataset`."""
+    """Keras's `fit`/`evaluate`/`predict`, given tapeshim Tensors or a tapeshim `tf.data.Dataset`.
+
+    A subclass may override `train_step(self, data)`, `test_step(self, data)` or
+    `predict_step(self, data)` TF-style; Keras's loops then run it (see
+    `keras_train_step`). `compute_loss` on tapeshim Tensors is one op, and TF's
+    `compiled_loss` and `compiled_metrics` shims are offered.
+    """
 
     def fit(self, x: Any = None, y: Any = None, *args: Any, validation_data: Any = None, **kwargs: Any) -> Any:
         if isinstance(x, Dataset):
@@ -96,6 +104,86 @@ class TrainingMixin(TapeLayerMixin):
     def predict_on_batch(self, x: Any) -> Any:
         return super().predict_on_batch(_data(x))
 
+    # What `compile()` makes (`compile(optimizer="adam", metrics=["mae"])`) is Keras's own objects: kept as
+    # tapeshim's subclasses of them, so TF-style code calls them on tapeshim Tensors.
+    optimizer = keras_train_step.AdoptedAttribute()
+    _loss_tracker = keras_train_step.AdoptedAttribute()
+    _compile_metrics = keras_train_step.AdoptedAttribute()
+
+    # -- steps: Keras's JAX `step(state, data)`, or TF's `step(data)` -------------------------------------
+    def train_step(self, *args: Any) -> Any:
+        """One training step: Keras's JAX `train_step(state, data)`, or TF's `train_step(data)`."""
+        if len(args) == 1:
+            return keras_train_step.default_train_step(self, args[0])
+        return super().train_step(*args)
+
+    def test_step(self, *args: Any) -> Any:
+        """One evaluation step: Keras's JAX `test_step(state, data)`, or TF's `test_step(data)`."""
+        if len(args) == 1:
+            return keras_train_step.default_test_step(self, args[0])
+        return super().test_step(*args)
+
+    def predict_step(self, *args: Any) -> Any:
+        """One prediction step: Keras's JAX `predict_step(state, data)`, or TF's `predict_step(data)`."""
+        if len(args) == 1:
+            return keras_train_step.default_predict_step(self, args[0])
+        return super().predict_step(*args)
+
+    def make_train_function(self, force: bool = False) -> Any:
+        if not keras_train_step.tf_style_step(self, "train_step", TrainingMixin):
+            return super().make_train_function(force)
+        if self.train_function is None or force:
+            self.train_function = keras_train_step.make_step_function(self, "train_step")
+        return self.train_function
+
+    def make_test_function(self, force: bool = False) -> Any:
+        if not keras_train_step.tf_style_step(self, "test_step", TrainingMixin):
+            return super().make_test_function(force)
+        if self.test_function is None or force:
+            self.test_function = keras_train_step.make_step_function(self, "test_step")
+        return self.test_function
+
+    def make_predict_function(self, force: bool = False) -> Any:
+        if not keras_train_step.tf_style_step(self, "predict_step", TrainingMixin):
+            return super().make_predict_function(force)
+        if self.predict_function is None or force:
+            self.predict_function = keras_train_step.make_step_function(self, "predict_step")
+        return self.predict_function
+
+    def _symbolic_build(self, *args: Any, **kwargs: Any) -> None:
+        # TF's trainer builds nothing before a step it does not own: the user's step builds what it
+        # uses on its first call (a GAN wrapper has no `call` to build with).
+        if keras_train_step.tf_style_step(self, "train_step", TrainingMixin) or \
+                keras_train_step.tf_style_step(self, "test_step", TrainingMixin):
+            return
+        super()._symbolic_build(*args, **kwargs)
+
+    def _purge_model_variables(self, *args: Any, **kwargs: Any) -> None:
+        # A TF-style step runs on the live variables, so they are never emptied between steps.
+        if keras_train_step.uses_tf_style_steps(self, TrainingMixin):
+            return
+        super()._purge_model_variables(*args, **kwargs)
+
+    def compute_loss(self, x: Any = None, y: Any = None, y_pred: Any = None, sample_weight: Any = None,
+                     training: bool = True) -> Any:
+        """The compiled loss plus `self.losses`; on tapeshim Tensors, one op returning a Tensor."""
+        keras_compute_loss = super().compute_loss
+        if passthrough((x, y, y_pred, sample_weight), {}):
+            return keras_compute_loss(x, y, y_pred, sample_weight, training=training)
+        return keras_train_step.compute_loss_op(self, keras_compute_loss, x, y, y_pred, sample_weight, training)
+
+    def compiled_loss(self, y: Any, y_pred: Any, sample_weight: Any = None, regularization_losses: Any = None) -> Any:
+        """TF's deprecated shim: `compute_loss(y=y, y_pred=y_pred, sample_weight=sample_weight)`."""
+        del regularization_losses  # `compute_loss` adds `self.losses` itself, as in TF's shim
+        warnings.warn("`model.compiled_loss()` is deprecated. Instead, use "
+                      "`model.compute_loss(x, y, y_pred, sample_weight, training)`.")
+        return self.compute_loss(x=None, y=y, y_pred=y_pred, sample_weight=sample_weight)
+
+    @property
+    def compiled_metrics(self) -> Any:
+        """TF's deprecated shim: its `update_state(y, y_pred, sample_weight)` updates every metric."""
+        return keras_train_step.CompiledMetricsShim(self)
+
 
 class Model(TrainingMixin, keras.Model):
     """`tf.keras.Model`: Keras 3's Model, whose calls are tapeshim ops (see docs/keras.md).
@@ -111,6 +199,17 @@ class Model(TrainingMixin, keras.Model):
             return Functional.__new__(Functional, *args, **kwargs)  # then Python runs Functional's __init__
         return super().__new__(cls, *args, **kwargs)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if functional_init_arguments(args, kwargs) and not isinstance(self, _KerasFunctional):
+            # `CustomModel(inputs, outputs)`: as Keras, the subclass becomes functional, by putting
+            # tapeshim's `Functional` in place of `Model` among its bases (never rewriting tapeshim's
+            # or Keras's own classes, which Keras's injection would do for a tapeshim subclass).
+            _make_functional(type(self))
+            keras.src.trainers.trainer.Trainer.__init__(self)
+            _KerasFunctional.__init__(self, *args, **kwargs)
+            return
+        super().__init__(*args, **kwargs)
+
 
 class Functional(Model, _KerasFunctional):
     """A functional `tf.keras.Model` (built from `Input`s and layer calls)."""
@@ -122,6 +221,16 @@ class Sequential(TrainingMixin, keras.Sequential):
     """`tf.keras.Sequential`: Keras 3's Sequential, whose calls are tapeshim ops."""
 
     _keras_framework_class = True
+
+
+def _make_functional(cls: type) -> type:
+    """`cls` with tapeshim's `Functional` in place of `Model` among its (user-defined) bases."""
+    if cls is Model:
+        return Functional
+    if not isinstance(cls, type) or not issubclass(cls, Model) or issubclass(cls, Functional):
+        return cls
+    cls.__bases__ = tuple(_make_functional(base) for base in cls.__bases__)
+    return cls
 
 
 for _cls in (Model, Functional, Sequential):

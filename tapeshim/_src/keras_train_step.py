@@ -1,0 +1,273 @@
+"""TF-style `train_step(self, data)`, `test_step` and `predict_step` overrides, driven by Keras's loops.
+
+TF's Keras calls `train_step(data)` on a batch and expects a dict of logs; Keras's
+JAX trainer calls `train_step(state, data)` and threads the variables' values
+through as `state`. A model whose subclass overrides a step TF-style (one data
+argument, a `GradientTape` inside, `self.optimizer.apply_gradients`, metrics
+updated and returned) gets a step function for Keras's JAX loop that runs the
+override under `tapeshim.function` (one compiled program per batch shape) on the
+live variables, and hands Keras the variables' new values as the new state. So
+`fit`, `evaluate` and `predict` keep all of Keras's loop (callbacks, validation,
+progress) and run the user's step as TF does.
+
+The default steps are offered TF-style too (`super().train_step(data)`), as are
+TF's `compiled_loss` and `compiled_metrics` shims, and `compute_loss` under a tape
+is one op returning a tapeshim Tensor.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from typing import Any, Callable
+
+import jax
+
+from tapeshim._src import nest
+from tapeshim._src.keras_bridge import keras, stateful_call
+from tapeshim._src.keras_losses_metrics import TapeMetricMixin
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.variable import Variable
+
+_compile_utils = keras.src.trainers.compile_utils  # not in Keras's public API: compile()'s loss and metrics
+STEP_NAMES = ("train_step", "test_step", "predict_step")
+_STEP_STATE = {"train_step": ("trainable", "non_trainable", "optimizer", "metrics"),
+               "test_step": ("trainable", "non_trainable", "metrics"),
+               "predict_step": ("trainable", "non_trainable")}
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def tf_style_step(model: Any, name: str, base: type) -> bool:
+    """Whether `model`'s class overrides step `name` TF-style: `step(self, data)` (one data argument).
+
+    Args:
+      model: the Keras model.
+      name: `"train_step"`, `"test_step"` or `"predict_step"`.
+      base: tapeshim's training mixin, whose own step dispatches on the arguments.
+    """
+    method = getattr(type(model), name, None)
+    if method is None or method is getattr(base, name):
+        return False
+    try:
+        parameters = list(inspect.signature(method).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return False
+    return sum(p.kind in _POSITIONAL for p in parameters) == 1
+
+
+def uses_tf_style_steps(model: Any, base: type) -> bool:
+    """Whether any of `model`'s steps is a TF-style override."""
+    return any(tf_style_step(model, name, base) for name in STEP_NAMES)
+
+
+def _state_values(model: Any, parts: tuple) -> tuple:
+    groups = {"trainable": lambda: model.trainable_variables,
+              "non_trainable": lambda: model.non_trainable_variables,
+              "optimizer": lambda: model.optimizer.variables if model.optimizer is not None else [],
+              "metrics": lambda: model.metrics_variables}
+    return tuple([variable.value for variable in groups[part]()] for part in parts)
+
+
+def _as_tensors(data: Any) -> Any:
+    def convert(leaf: Any) -> Any:
+        if leaf is None or isinstance(leaf, (Tensor, Variable, str, bytes)):
+            return leaf
+        return convert_to_tensor(leaf)
+
+    return nest.map_structure(convert, data)
+
+
+def _as_arrays(logs: Any) -> Any:
+    def convert(leaf: Any) -> Any:
+        if isinstance(leaf, (Tensor, Variable)):
+            return convert_to_tensor(leaf).value
+        return leaf
+
+    return jax.tree_util.tree_map(convert, logs, is_leaf=lambda leaf: isinstance(leaf, (Tensor, Variable)))
+
+
+def make_step_function(model: Any, name: str) -> Callable[[Any, Any], tuple]:
+    """A step function for Keras's JAX loops that runs the model's TF-style step `name`.
+
+    Keras calls it as `(state, iterator) -> (logs, state)`. The step runs on the
+    model's live variables (tapeshim keeps them live for such models) under
+    `tapeshim.function`, unless the model runs eagerly; the returned state is the
+    variables' new values, which Keras assigns back as it does for its own step.
+    """
+    from tapeshim._src.function import function
+
+    step = getattr(model, name)
+    compiled = step if model.run_eagerly else function(step)
+    parts = _STEP_STATE[name]
+
+    def step_function(state: Any, iterator: Any) -> tuple:
+        del state  # the variables hold it: Keras does not purge them for these models
+        outputs = None
+        for index in range(max(1, int(model.steps_per_execution))):
+            try:
+                data = next(iterator)
+            except StopIteration:
+                if index == 0:
+                    raise
+                break
+            outputs = compiled(_as_tensors(data))
+            if name == "predict_step" and index > 0:
+                raise NotImplementedError("predict_step with steps_per_execution > 1 is not supported")
+        return _as_arrays(outputs), _state_values(model, parts)
+
+    return step_function
+
+
+# -- TF's default steps, TF-style (for `super().train_step(data)`) ------------------------------------------
+def _first_batch_size(x: Any) -> Any:
+    from tapeshim._src.ops import array_ops
+
+    first = next(leaf for leaf in nest.flatten(x) if leaf is not None)
+    return array_ops.shape(first)[0]
+
+
+def _forward(model: Any, x: Any, training: bool) -> Any:
+    return model(x, training=training) if model._call_has_training_arg else model(x)
+
+
+def default_train_step(model: Any, data: Any) -> dict:
+    """TF's Keras `train_step(data)`: one optimizer step on the compiled loss, then the metrics."""
+    from tapeshim._src.tape import GradientTape
+
+    x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+    with GradientTape() as tape:
+        y_pred = _forward(model, x, True)
+        loss = model._compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True)
+        model._loss_tracker.update_state(loss, sample_weight=_first_batch_size(x))
+        if model.optimizer is not None:
+            loss = model.optimizer.scale_loss(loss)
+    if model.trainable_weights:
+        gradients = tape.gradient(loss, model.trainable_weights)
+        model.optimizer.apply_gradients(zip(gradients, model.trainable_weights))
+    else:
+        warnings.warn("The model does not have any trainable weights.")
+    return model.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
+
+
+def default_test_step(model: Any, data: Any) -> dict:
+    """TF's Keras `test_step(data)`: the compiled loss and metrics of one batch."""
+    x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+    y_pred = _forward(model, x, False)
+    loss = model._compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=False)
+    model._loss_tracker.update_state(loss, sample_weight=_first_batch_size(x))
+    return model.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
+
+
+def default_predict_step(model: Any, data: Any) -> Any:
+    """TF's Keras `predict_step(data)`: the model's outputs for one batch."""
+    x, _, _ = keras.utils.unpack_x_y_sample_weight(data)
+    return _forward(model, x, False)
+
+
+# -- compile()'s loss and metrics as tapeshim ops ---------------------------------------------------------
+_tape_classes: dict[type, type] = {}
+
+
+def _adopt(obj: Any, mixin: type) -> None:
+    """Makes one of Keras's own metric objects an instance of a subclass adding `mixin` (same object)."""
+    cls = type(obj)
+    if obj is None or isinstance(obj, mixin):
+        return
+    tape_cls = _tape_classes.get(cls)
+    if tape_cls is None:
+        tape_cls = _tape_classes[cls] = type(cls.__name__, (mixin, cls), {
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+    obj.__class__ = tape_cls
+
+
+def adopt_compiled(value: Any) -> None:
+    """Makes an optimizer, loss tracker or compiled metrics object made by Keras's `compile()` tapeshim's.
+
+    The object stays the same (its class becomes a subclass adding only methods).
+    """
+    from tapeshim.keras import optimizers
+
+    if isinstance(value, keras.optimizers.Optimizer):
+        cls = getattr(optimizers, type(value).__name__, None)
+        if isinstance(cls, type) and cls is not type(value) and issubclass(cls, type(value)):
+            value.__class__ = cls
+    elif isinstance(value, keras.metrics.Metric):
+        _adopt(value, TapeMetricMixin)
+
+
+class AdoptedAttribute:
+    """A model attribute that Keras's `compile()` sets: what is stored is adopted (`adopt_compiled`)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+        self._slot = f"_tapeshim_attribute{name}"
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        try:
+            return obj.__dict__[self._slot]
+        except KeyError:
+            raise AttributeError(f"'{type(obj).__name__}' object has no attribute '{self._name}'") from None
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        adopt_compiled(value)
+        obj.__dict__[self._slot] = value
+
+
+def _build_compile_loss(model: Any, y: Any, y_pred: Any) -> None:
+    compile_loss = model._compile_loss
+    if compile_loss is None or compile_loss.built:
+        return
+
+    def symbolic(leaf: Any) -> Any:
+        if leaf is None:
+            return None
+        tensor = convert_to_tensor(leaf)
+        return keras.KerasTensor(tensor._shape, dtype=tensor._dtype.name)
+
+    symbolic_y, symbolic_pred = nest.map_structure(symbolic, (y, y_pred))
+    keras.src.backend.compute_output_spec(compile_loss, symbolic_y, symbolic_pred)
+
+
+def compute_loss_op(model: Any, keras_compute_loss: Callable[..., Any], x: Any, y: Any, y_pred: Any,
+                    sample_weight: Any, training: bool) -> Any:
+    """`model.compute_loss(...)` on tapeshim Tensors as one op: the compiled loss plus `model.losses`.
+
+    Raises:
+      ValueError: when there is no loss to compute (no `loss` in `compile()` and no
+        added losses), as TF's Keras.
+    """
+    _build_compile_loss(model, y, y_pred)
+    added = list(model.losses)
+    if model._compile_loss is None and not added:
+        raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
+    state = list(model._compile_loss.variables) if model._compile_loss is not None else []
+
+    def call(x: Any, y: Any, y_pred: Any, sample_weight: Any, added_losses: list) -> Any:
+        model._losses_override = list(added_losses)  # Keras's `losses` in this call: those of the last call
+        try:
+            return keras_compute_loss(x, y, y_pred, sample_weight, training=training)
+        finally:
+            model._losses_override = []
+
+    return stateful_call(model, f"compute_loss/{training}", call, (x, y, y_pred, sample_weight, added), {}, state,
+                         watch_state=False)
+
+
+class CompiledMetricsShim:
+    """TF's deprecated `model.compiled_metrics`: `update_state(y, y_pred, sample_weight)` on every metric."""
+
+    def __init__(self, model: Any) -> None:  # noqa: D107
+        self._model = model
+
+    def update_state(self, y: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        """Updates every metric of the model, as TF's shim (with its deprecation warning)."""
+        warnings.warn(
+            "`model.compiled_metrics()` is deprecated. Instead, use e.g.:\n```\nfor metric in self.metrics:\n"
+            "    metric.update_state(y, y_pred)\n```\n", stacklevel=2)
+        for metric in self._model.metrics:
+            if isinstance(metric, keras.metrics.Mean):
+                metric.update_state(y_pred, sample_weight=sample_weight)
+            else:
+                metric.update_state(y, y_pred, sample_weight=sample_weight)
