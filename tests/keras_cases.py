@@ -883,3 +883,36 @@ def main(out_path: str) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1])
+
+
+# -- Frozen layers, optimizers on IndexedSlices, one forward pass: run by tests/test_keras_backend.py (its child
+# process imports this module, so these cases come after `main`, which test_keras.py's child runs) --
+BACKEND_CASES: dict[str, Any] = {}
+
+
+def backend_case(fn: Any) -> Any:
+    BACKEND_CASES[fn.__name__] = fn
+    return fn
+
+
+@backend_case
+def frozen_layer_variables_still_watched(tf):
+    x = tf.constant(np.ones((3, 4), np.float32))
+    layer = tf.keras.layers.Dense(2)
+    layer(x)
+    set_weights(layer, 5)
+    layer.trainable = False
+    with tf.GradientTape(persistent=True) as tape:
+        y = tf.reduce_sum(layer(x) ** 2)
+    watched = [tuple(v.shape) for v in tape.watched_variables()]
+    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(3), tf.keras.layers.Dense(1)])
+    set_weights(model, 6)
+    model.layers[0].trainable = False
+    with tf.GradientTape() as model_tape:
+        z = tf.reduce_sum(model(x) ** 2)
+    return {"watched": watched, "kernel_gradient": tape.gradient(y, layer.kernel),
+            "gradients": tape.gradient(y, [layer.kernel, layer.bias]),
+            "trainable": [len(layer.trainable_variables), len(layer.non_trainable_variables), layer.kernel.trainable],
+            "model_watched": [tuple(v.shape) for v in model_tape.watched_variables()],
+            "model_trainable": [tuple(v.shape) for v in model.trainable_variables],
+            "model_gradients": model_tape.gradient(z, model.trainable_variables)}

@@ -83,10 +83,13 @@ class KerasVariable(Variable):
     code always see one value. Tapes watch its reads like any Variable's.
     """
 
-    __slots__ = ("_adapted",)
+    __slots__ = ("_adapted", "_created_trainable")
 
     def __init__(self, keras_variable: Any) -> None:  # noqa: D107 - not created by users
         self._adapted = keras_variable
+        # TF's tape watches a Keras variable created trainable even after `layer.trainable = False`
+        # (its tf.Variable stays trainable); `note_created_trainable` corrects views made after freezing.
+        self._created_trainable = bool(keras_variable.trainable)
         self._shape = tuple(int(d) for d in keras_variable.shape)
         self._dtype = dtypes.as_dtype(np.dtype(keras_variable.dtype))
         self._name = keras_variable.path + ":0"
@@ -108,6 +111,11 @@ class KerasVariable(Variable):
 
     @property
     def _trainable(self) -> bool:  # type: ignore[override]
+        return self._created_trainable  # what tapes watch, as TF's tape
+
+    @property
+    def trainable(self) -> bool:
+        """Whether the Keras variable is trainable now (`layer.trainable = False` turns it off)."""
         return bool(self._adapted.trainable)
 
 
@@ -121,6 +129,17 @@ def view_of(keras_variable: Any) -> KerasVariable:
         view = _views[id(keras_variable)] = KerasVariable(keras_variable)
         weakref.finalize(keras_variable, _views.pop, id(keras_variable), None)
     return view
+
+
+def note_created_trainable(layer: Any) -> None:
+    """Marks the views of the variables `layer` and its sublayers created trainable as watched by tapes.
+
+    Keras keeps a variable created trainable in its layer's trainable list even
+    after `layer.trainable = False`; TF's tape still watches it.
+    """
+    for sublayer in layer._flatten_layers():
+        for variable in sublayer._trainable_variables:
+            view_of(variable)._created_trainable = True
 
 
 def _convert_keras_variable(value: Any, dtype: Any = None, name: Any = None, as_ref: bool = False) -> Tensor:
@@ -199,6 +218,7 @@ def adopt_variable(variable: Any) -> Any:
         tape_cls = _tape_variable_classes[cls] = type(cls.__name__, (TapeVariableMixin, cls), {
             "__module__": cls.__module__, "__qualname__": cls.__qualname__})
     variable.__class__ = tape_cls  # a subclass adding only methods: the object is otherwise unchanged
+    view_of(variable)  # made now, so it knows whether the variable was created trainable
     return variable
 
 
@@ -500,6 +520,8 @@ class TapeLayerMixin:
             return super().__call__(*args, **kwargs)
         if not self.built:
             _build(self, args, kwargs)
+        if not has_programs(self):
+            note_created_trainable(self)
         keras_call = super().__call__
         return stateful_call(self, "call", keras_call, args, kwargs, list(self.variables))
 
