@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from tapeshim._src.function import Function
 
 _TENSOR_LIKE = (Tensor, np.ndarray, np.generic, Variable, OwnedIterator)
+_NO_HOST_VALUES: list = []  # a call without iterator pulls (never mutated)
 
 
 def _spec_of(leaf: Any) -> Any:
@@ -325,7 +326,7 @@ class ConcreteFunction:
 
     trainable_variables = property(lambda self: tuple(v for v in self.variables if v.trainable))
 
-    def run(self, flat_args: list, host_values: list = ()) -> Any:
+    def run(self, flat_args: list, host_values: list = _NO_HOST_VALUES) -> Any:
         """Runs the compiled program on a call's flattened arguments and writes variables back.
 
         Args:
@@ -361,7 +362,7 @@ class ConcreteFunction:
                         variable._value = tensor._value
                 return self._pack(outputs[:n_out])
         outs, news = self._jitted([t.value for t in arg_tensors], [v._value for v in variables],
-                                  self._const_values, keys, list(host_values))
+                                  self._const_values, keys, host_values)
         for variable, value in zip(written, news):
             variable._value = value
         return self._pack([Tensor(v, shape, dtype) for v, (shape, dtype) in zip(outs, self._out_avals)])
