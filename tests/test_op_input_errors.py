@@ -137,3 +137,118 @@ def test_function_called_under_a_tape_with_bad_indices():
             y = f(tf.constant([0, 4]))
         return tf.convert_to_tensor(good), tape.gradient(y, w)
     check_raises(body)
+
+
+# -- errors TF raises for bad values and shapes (issue 10 B and its class) -----------------------
+HUGE = [2**20, 2**20]
+BAD_INPUT = {
+    "range_start_above_limit": lambda tf: tf.range(5, 2),
+    "range_start_below_limit_negative_delta": lambda tf: tf.range(2, 5, -1),
+    "range_float_start_above_limit": lambda tf: tf.range(5.0, 2.0),
+    "range_tensor_start": lambda tf: tf.range(tf.constant(5), 2),
+    "inv_singular": lambda tf: tf.linalg.inv(tf.constant([[1.0, 2.0], [2.0, 4.0]])),
+    "inv_zero_float64": lambda tf: tf.linalg.inv(tf.zeros([2, 2], tf.float64)),
+    "inv_batch_one_singular": lambda tf: tf.linalg.inv(tf.stack([tf.eye(2), tf.zeros([2, 2])])),
+    "solve_singular": lambda tf: tf.linalg.solve(tf.constant([[1.0, 2.0], [2.0, 4.0]]), tf.ones([2, 1])),
+    "solve_rhs_shape": lambda tf: tf.linalg.solve(tf.eye(2), tf.ones([3, 1])),
+    "triangular_solve_rhs_shape": lambda tf: tf.linalg.triangular_solve(tf.eye(2), tf.ones([3, 1])),
+    "band_part_rank1": lambda tf: tf.linalg.band_part(tf.ones([3]), 0, 0),
+    "diag_scalar": lambda tf: tf.linalg.diag(tf.constant(1.0)),
+    "trace_rank1": lambda tf: tf.linalg.trace(tf.ones([3])),
+    "random_normal_negative_dim": lambda tf: tf.random.normal([-2]),
+    "random_uniform_negative_dim": lambda tf: tf.random.uniform([2, -1]),
+    "random_uniform_int_negative_dim": lambda tf: tf.random.uniform([-1], maxval=5, dtype=tf.int32),
+    "random_uniform_int_empty_range": lambda tf: tf.random.uniform([2], minval=5, maxval=5, dtype=tf.int32),
+    "random_truncated_normal_negative_dim": lambda tf: tf.random.truncated_normal([-3]),
+    "random_categorical_negative_samples": lambda tf: tf.random.categorical(tf.zeros([2, 3]), -1),
+    "random_normal_float_shape": lambda tf: tf.random.normal([2.5]),
+    "random_normal_int_dtype": lambda tf: tf.random.normal([2], dtype=tf.int32),
+    "stateless_normal_negative_dim": lambda tf: tf.random.stateless_normal([-2], seed=[1, 2]),
+    "stateless_uniform_negative_dim": lambda tf: tf.random.stateless_uniform([-2], seed=[1, 2]),
+    "generator_normal_negative_dim": lambda tf: tf.random.Generator.from_seed(1).normal([-2]),
+    "zeros_huge": lambda tf: tf.zeros(HUGE),
+    "ones_huge": lambda tf: tf.ones(HUGE),
+    "fill_huge": lambda tf: tf.fill(HUGE, 1.0),
+    "random_normal_huge": lambda tf: tf.random.normal(HUGE),
+    "random_uniform_huge": lambda tf: tf.random.uniform(HUGE),
+    "zeros_float_shape": lambda tf: tf.zeros([2.5]),
+    "zeros_matrix_shape": lambda tf: tf.zeros([[2, 3]]),
+    "ones_negative_dim": lambda tf: tf.ones([-1]),
+    "reshape_size_below_minus_one": lambda tf: tf.reshape(tf.ones([6]), [-2, 3]),
+    "reshape_two_unknown": lambda tf: tf.reshape(tf.ones([6]), [-1, -1]),
+    "reshape_no_multiple": lambda tf: tf.reshape(tf.ones([6]), [4, -1]),
+    "reshape_zero_of_nonempty": lambda tf: tf.reshape(tf.ones([6]), [0, -1]),
+    "tile_negative_multiple": lambda tf: tf.tile(tf.ones([2]), [-1]),
+    "pad_negative": lambda tf: tf.pad(tf.ones([2]), [[-1, 0]]),
+    "pad_reflect_too_wide": lambda tf: tf.pad(tf.ones([2]), [[2, 0]], mode="REFLECT"),
+    "pad_symmetric_too_wide": lambda tf: tf.pad(tf.ones([2]), [[3, 0]], mode="SYMMETRIC"),
+    "pad_three_columns": lambda tf: tf.pad(tf.ones([2]), [[1, 0, 1]]),
+    "one_hot_negative_depth": lambda tf: tf.one_hot([0, 1], -1),
+    "one_hot_axis_out_of_range": lambda tf: tf.one_hot([0, 1], 3, axis=3),
+    "eye_negative_rows": lambda tf: tf.eye(-1),
+    "eye_negative_columns": lambda tf: tf.eye(2, -1),
+    "eye_negative_batch": lambda tf: tf.eye(2, batch_shape=[-1]),
+    "split_two_unknown_sizes": lambda tf: tf.split(tf.ones([5]), [-1, -1]),
+    "slice_too_long": lambda tf: tf.slice(tf.ones([3]), [2], [2]),
+    "slice_negative_begin": lambda tf: tf.slice(tf.ones([3]), [-1], [1]),
+    "slice_short_begin": lambda tf: tf.slice(tf.ones([3, 3]), [0], [1]),
+    "slice_negative_size": lambda tf: tf.slice(tf.ones([3]), [0], [-2]),
+    "strided_slice_unequal_lengths": lambda tf: tf.strided_slice(tf.ones([3]), [0, 0], [1]),
+    "broadcast_to_negative_dim": lambda tf: tf.broadcast_to(tf.ones([1]), [-1]),
+    "broadcast_to_lower_rank": lambda tf: tf.broadcast_to(tf.ones([2, 3]), [3]),
+    "unstack_axis_out_of_range": lambda tf: tf.unstack(tf.ones([2]), axis=2),
+    "unstack_wrong_num": lambda tf: tf.unstack(tf.ones([2]), num=3),
+    "repeat_wrong_count": lambda tf: tf.repeat(tf.ones([2]), [1, 2, 3], axis=0),
+    "repeat_negative": lambda tf: tf.repeat(tf.ones([2]), -1),
+    "roll_unequal_shift_and_axis": lambda tf: tf.roll(tf.ones([2, 2]), [1, 1], [0]),
+    "gather_axis_above_rank": lambda tf: tf.gather(tf.ones([2]), [0], axis=3),
+    "gather_axis_below_rank": lambda tf: tf.gather(tf.ones([2]), [0], axis=-3),
+    "gather_nd_index_too_deep": lambda tf: tf.gather_nd(tf.ones([2]), [[0, 0]]),
+    "scatter_nd_negative_shape": lambda tf: tf.scatter_nd([[0]], [1.0], [-3]),
+    "scatter_nd_updates_shape": lambda tf: tf.scatter_nd([[0]], [1.0, 2.0], [3]),
+    "tensor_scatter_updates_shape": lambda tf: tf.tensor_scatter_nd_update(tf.ones([3]), [[0]], [1.0, 2.0]),
+    "sequence_mask_negative_maxlen": lambda tf: tf.sequence_mask([1, 2], -1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUT))
+def test_bad_input_raises_tf_error_class(name):
+    check_raises(BAD_INPUT[name])
+
+
+def test_valid_edge_inputs_match_tf():
+    def body(tf):
+        return (tf.range(2, 2), tf.range(5, 2, -1), tf.range(0.0, -1.0, -0.5),
+                tf.reshape(tf.ones([0]), [0, -1]), tf.reshape(tf.ones([0, 4]), [-1, 2, 0]),
+                tf.reshape(tf.ones([2, 3]), [3, -1]), tf.random.shuffle(tf.constant(3.0)),
+                tf.zeros([]), tf.ones(3), tf.zeros(tf.constant([2, 1])), tf.random.normal([0]).shape,
+                tf.linalg.inv(tf.constant([[2.0, 1.0], [1.0, 3.0]])),
+                tf.linalg.solve(tf.constant([[2.0, 1.0], [1.0, 3.0]]), tf.ones([2, 1])),
+                tf.one_hot([0, 1], 3, axis=0), tf.slice(tf.ones([3]), [3], [0]), tf.eye(0),
+                tf.pad(tf.ones([2]), [[1, 1]], mode="REFLECT"), tf.pad(tf.ones([2]), [[2, 2]], mode="SYMMETRIC"))
+    check(body)
+
+
+def test_singular_matrix_inside_function_and_tape():
+    def body(tf):
+        inverse = tf.function(lambda m: tf.linalg.inv(m))
+        good = inverse(tf.constant([[2.0, 0.0], [0.0, 4.0]]))
+        results = [good]
+        try:
+            inverse(tf.constant([[1.0, 2.0], [2.0, 4.0]]))
+            results.append("no error")
+        except tf.errors.InvalidArgumentError:
+            results.append("InvalidArgumentError")
+        x = tf.Variable([[1.0, 2.0], [2.0, 4.0]])
+        try:
+            with tf.GradientTape() as tape:
+                y = tf.reduce_sum(tf.linalg.inv(x * 1.0))
+            results.append(tape.gradient(y, x))
+        except tf.errors.InvalidArgumentError:
+            results.append("InvalidArgumentError")
+        x.assign([[2.0, 1.0], [1.0, 3.0]])
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(tf.linalg.solve(x * 1.0, tf.ones([2, 1])))
+        results.append(tape.gradient(y, x))
+        return results
+    check(body)

@@ -11,13 +11,17 @@
 
 from __future__ import annotations
 
+import functools
+import math
+import os
 from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 import jax
 import numpy as np
 
-from tapeshim._src import dtypes, errors
+from tapeshim._src import dtypes, errors, runtime_checks
+from tapeshim._src.ops.common import tf_type_name
 from tapeshim._src.state import _thread_state, next_tensor_id
 from tapeshim._src.tensor import Node, Tensor
 
@@ -63,8 +67,13 @@ class _Kernel:
             return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
         self.fn = fn
-        self.jitted = jax.jit(fn)
+        # jax.jit; a kernel whose trace holds a runtime check (a singular matrix to invert) runs under
+        # checkify and raises TF's error, any other kernel settles on the plain jax.jit after its first call.
+        self.jitted = runtime_checks.jit(fn, self._settle)
         self.key = (op.name, static)
+
+    def _settle(self, plain: Callable[..., Any]) -> None:
+        self.jitted = plain
 
 
 _KERNEL_CACHE_SIZE = 2048
@@ -85,6 +94,32 @@ def _kernel(op: OpDef, static: tuple) -> _Kernel:
     return kernel
 
 
+@functools.lru_cache(maxsize=None)
+def _memory_limit() -> int:
+    """The bytes one array may take: the default device's memory limit, or the host's physical memory."""
+    try:
+        stats = jax.devices()[0].memory_stats() or {}
+    except Exception:  # noqa: BLE001 - backends without memory statistics
+        stats = {}
+    if stats.get("bytes_limit"):
+        return int(stats["bytes_limit"])
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def check_allocation(shape: Sequence[int], dtype: dtypes.DType, op_name: str) -> None:
+    """Raises TF's `ResourceExhaustedError` for an array larger than the device's memory.
+
+    XLA would fail to allocate it (on CPU, a failed allocation can abort the process).
+    """
+    size = math.prod(shape) * dtype._np.itemsize
+    if size > _memory_limit():
+        device = jax.devices()[0]
+        raise errors.ResourceExhaustedError(
+            None, None, f"OOM when allocating tensor with shape[{','.join(str(d) for d in shape)}] and type "
+            f"{tf_type_name(dtype)} on /job:localhost/replica:0/task:0/device:"
+            f"{device.platform.upper()}:{device.id} by allocator {device.platform} [Op:{op_name}]")
+
+
 def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tuple:
     """The (shape, DType) of each output by abstract evaluation; raises TF's errors for bad inputs."""
     if op.check is not None:
@@ -95,7 +130,10 @@ def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tup
     except (TypeError, ValueError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise errors.invalid_argument(message, op.name) from None
-    return tuple((o.shape, dtypes.from_numpy(o.dtype)) for o in out)
+    avals = tuple((o.shape, dtypes.from_numpy(o.dtype)) for o in out)
+    for shape, dtype in avals:
+        check_allocation(shape, dtype, op.name)
+    return avals
 
 
 def _resolve(op: OpDef, inputs: Sequence[Tensor], static: tuple, key: tuple) -> tuple:

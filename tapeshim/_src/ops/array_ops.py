@@ -13,7 +13,7 @@ import numpy as np
 from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.ops import table
 from tapeshim._src.ops.common import convert_same_dtype, is_tensor_like, normalize_axis, tf_type_name
-from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, device_constant
 
 OPS: dict[str, OpDef] = {}
@@ -34,24 +34,62 @@ def _static_ints(value: Any, what: str) -> tuple[int, ...]:
         raise TypeError(f"Expected `{what}` to be a list of integers, got {value!r}.") from None
 
 
-def _reshape_check(in_avals: tuple, static: dict) -> None:
-    (shape, _), = in_avals
-    size = math.prod(shape)
-    target = static["shape"]
+def shape_arg(value: Any, op_name: str, float_error: str = "convert") -> tuple[int, ...]:
+    """A shape argument (a list, tuple or 1-D integer tensor) as non-negative ints, with TF's errors.
+
+    Args:
+      value: the shape.
+      op_name: the TF op named in error messages.
+      float_error: what TF raises for a non-integer shape: "convert" (a TypeError
+        converting it to int32, as `tf.zeros`) or "attr" (an InvalidArgumentError
+        for the op's `T` attribute, as the random ops).
+
+    Raises:
+      TypeError, InvalidArgumentError: for a non-integer shape, a shape that is
+        not a vector, or a negative dimension.
+    """
+    array = np.asarray(convert_to_tensor(value).numpy() if is_tensor_like(value) else value)
+    if array.dtype.kind not in "iu" and array.size:
+        if float_error == "attr":
+            raise errors.invalid_argument(
+                f"Value for attr 'T' of {tf_type_name(dtypes.from_numpy(array.dtype))} is not in the list of allowed "
+                f"values: int32, int64\n\t; NodeDef: {{{{node {op_name}}}}}", None)
+        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype int32")
+    if array.ndim > 1:
+        raise errors.invalid_argument(
+            f"dims must represent a vector, got shape [{','.join(map(str, array.shape))}]", op_name)
+    dims = tuple(int(d) for d in array.reshape(-1))
+    for d in dims:
+        if d < 0:
+            raise errors.invalid_argument(f"Dimension {d} must be >= 0", op_name)
+    return dims
+
+
+def _reshape_target(size_dims: tuple, target: tuple) -> tuple[int, ...]:
+    """The requested shape with its -1 resolved as TF resolves it; raises TF's errors."""
+    for position, d in enumerate(target):
+        if d < -1:
+            raise errors.invalid_argument(f"Size {position} must be non-negative, not {d}", "Reshape")
     if sum(d == -1 for d in target) > 1:
         raise errors.invalid_argument("Only one input size may be -1, not both", "Reshape")
-    known = math.prod(d for d in target if d != -1)
+    size = math.prod(size_dims)
     if -1 in target:
-        if known == 0 or size % known:
+        # TF ignores zero dimensions when it infers the -1: reshaping 0 values to [0, -1] gives [0, 1].
+        known = math.prod(d for d in target if d > 0)
+        nonzero_size = math.prod(d for d in size_dims if d > 0)
+        if 0 not in size_dims and nonzero_size % known:
             raise errors.invalid_argument(
                 f"Input to reshape is a tensor with {size} values, but the requested shape requires a "
                 f"multiple of {known}", "Reshape")
-    elif known != size:
+        target = tuple(nonzero_size // known if d == -1 else d for d in target)
+    if math.prod(target) != size:
         raise errors.invalid_argument(
-            f"Input to reshape is a tensor with {size} values, but the requested shape has {known}", "Reshape")
+            f"Input to reshape is a tensor with {size} values, but the requested shape has {math.prod(target)}",
+            "Reshape")
+    return target
 
 
-_reshape_op = _row(OpDef("Reshape", lambda x, shape: jnp.reshape(x, shape), True, _reshape_check))
+_reshape_op = _row(OpDef("Reshape", lambda x, shape: jnp.reshape(x, shape), True))
 _transpose_op = _row(OpDef("Transpose", lambda x, perm, conjugate: jnp.conj(jnp.transpose(x, perm))
                            if conjugate else jnp.transpose(x, perm), True))
 _concat_op = _row(OpDef("ConcatV2", lambda *xs, axis: jnp.concatenate(xs, axis=axis), True))
@@ -72,7 +110,11 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
     Raises:
       InvalidArgumentError: if the number of elements differs.
     """
-    return apply(_reshape_op, (convert_to_tensor(tensor),), (("shape", _static_ints(shape, "shape")),))[0]
+    x = convert_to_tensor(tensor)
+    target = _static_ints(shape, "shape")
+    if all(isinstance(d, (int, np.integer)) for d in x._shape):  # not Keras's symbolic shape inference
+        target = _reshape_target(tuple(x._shape), target)
+    return apply(_reshape_op, (x,), (("shape", target),))[0]
 
 
 @table.export("transpose", dtypes=table.ANY)
@@ -131,7 +173,13 @@ def stack(values: Sequence[Any], axis: int = 0, name: str | None = None) -> Tens
 def unstack(value: Any, num: int | None = None, axis: int = 0, name: str | None = None) -> list[Tensor]:
     """Splits `value` along `axis` into a list of tensors."""
     x = convert_to_tensor(value)
-    axis = int(axis) % len(x._shape)
+    rank = len(x._shape)
+    if not -rank <= int(axis) < rank:
+        raise ValueError(f"Argument `axis` = {axis} not in range [{-rank}, {rank})")
+    axis = int(axis) % rank
+    if num is not None and int(num) != x._shape[axis]:
+        raise errors.invalid_argument(
+            f"Input shape axis {axis} must equal {int(num)}, got shape [{','.join(map(str, x._shape))}]", "Unpack")
     return [getitem(x, (slice(None),) * axis + (i,)) for i in builtins.range(x._shape[axis])]
 
 
@@ -280,7 +328,13 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = 
         raise errors.invalid_argument(
             f"Value for attr 'Tindices' of {i._dtype.name} is not in the list of allowed values: int16, int32, "
             "int64", "GatherV2")
-    axis = int(batch_dims) if axis is None else int(axis) % len(p._shape)
+    rank = len(p._shape)
+    axis = int(batch_dims) if axis is None else int(axis)
+    if axis >= rank:
+        raise errors.invalid_argument(f"Shape must be at least rank {axis + 1} but is rank {rank}", "GatherV2")
+    if axis < -rank:
+        raise errors.invalid_argument(f"Expected axis in the range [{-rank}, {rank}), but got {axis}", "GatherV2")
+    axis %= rank
     static = (("axis", axis), ("batch_dims", int(batch_dims))) + runtime_checks.checked_static(
         i, lambda values: runtime_checks.check_range_host(values, p._shape[axis], "indices", "GatherV2"))
     return apply(_gather_op, (p, i), static)[0]
@@ -302,6 +356,12 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
         raise errors.invalid_argument(
             f"Value for attr 'TI' of {tf_type_name(index_tensor.dtype)} is not in the list of allowed values: "
             "uint8, int8, int32, int64", "OneHot")
+    if int(depth) < 0:
+        raise errors.invalid_argument(f"depth must be non-negative, got: {int(depth)}", "OneHot")
+    out_rank = len(index_tensor._shape) + 1
+    if axis is not None and not -1 <= int(axis) < out_rank:
+        raise errors.invalid_argument(
+            f"Expected axis to be -1 or between [0, {out_rank}).  But received: {int(axis)}", "OneHot")
     on = convert_to_tensor(1 if on_value is None else on_value, dtype=target)
     off = convert_to_tensor(0 if off_value is None else off_value, dtype=target)
     return apply(_one_hot_op, (convert_to_tensor(indices), on, off),
@@ -310,9 +370,8 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
 
 # -- creation --------------------------------------------------------------------
 def _filled(shape: Any, value: Any, dtype: dtypes.DType) -> Tensor:
-    dims = _static_ints(shape, "shape")
-    if any(d < 0 for d in dims):
-        raise errors.invalid_argument(f"Dimension {min(dims)} must be >= 0", "Fill")
+    dims = shape_arg(shape, "Fill")
+    check_allocation(dims, dtype, "Fill")
     with jax.ensure_compile_time_eval():
         return Tensor(jnp.full(dims, value, dtype._np), dims, dtype)
 
@@ -363,6 +422,10 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name
     values = [convert_to_tensor(v).numpy() if is_tensor_like(v) else v for v in (start, limit, delta)]
     if values[2] == 0:
         raise errors.invalid_argument("Requires delta != 0: 0", "Range")
+    if values[2] > 0 and values[0] > values[1]:
+        raise errors.invalid_argument(f"Requires start <= limit when delta > 0: {values[0]}/{values[1]}", "Range")
+    if values[2] < 0 and values[0] < values[1]:
+        raise errors.invalid_argument(f"Requires start >= limit when delta < 0: {values[0]}/{values[1]}", "Range")
     if dtype is None:
         arg_dtypes = [convert_to_tensor(v).dtype for v in (start, limit, delta)]
         floats = [d for d in arg_dtypes if d.is_floating]

@@ -7,7 +7,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from tapeshim._src import errors
+from tapeshim._src import errors, runtime_checks
 from tapeshim._src.ops import math_ops, table
 from tapeshim._src.ops.common import convert_same_dtype, dtype_check
 from tapeshim._src.registry import OpDef, apply
@@ -21,19 +21,35 @@ def _row(op: OpDef) -> OpDef:
     return op
 
 
+def _runtime_checked(x: Tensor) -> tuple:
+    """`(("checked", True),)` unless x is a tracer of a JAX transformation tapeshim does not run."""
+    return () if isinstance(x._value, jax.core.Tracer) else (("checked", True),)
+
+
+def _check_rhs(a: Tensor, b: Tensor, op_name: str) -> None:
+    if len(b._shape) < 2 or b._shape[-2] != a._shape[-1]:
+        raise errors.invalid_argument(
+            f"Input matrix and rhs are incompatible: matrix of shape [{','.join(map(str, a._shape))}], rhs of shape "
+            f"[{','.join(map(str, b._shape))}]", op_name)
+
+
 def _square(x: Tensor, op_name: str) -> None:
     if len(x._shape) < 2 or x._shape[-1] != x._shape[-2]:
         raise errors.invalid_argument(f"Input matrix must be square, got shape {list(x._shape)}", op_name)
 
 
-def _matrix_op(public: str, op_name: str, impl: Any, square: bool = True, note: str = "", kinds: str = "fc") -> Any:
+def _matrix_op(public: str, op_name: str, impl: Any, square: bool = True, note: str = "", kinds: str = "fc",
+               checked: bool = False) -> Any:
     op = _row(OpDef(op_name, impl, True, dtype_check(op_name, kinds)))
 
     def matrix_fn(input: Any, name: str | None = None) -> Any:  # noqa: A002
         x = convert_to_tensor(input)
         if square:
             _square(x, op_name)
-        outputs = apply(op, (x,))
+        elif len(x._shape) < 2:
+            raise errors.invalid_argument(
+                f"input must be at least 2-dim, received shape: [{','.join(map(str, x._shape))}]", op_name)
+        outputs = apply(op, (x,), _runtime_checked(x) if checked else ())
         return outputs[0] if len(outputs) == 1 else outputs
 
     matrix_fn.__name__ = matrix_fn.__qualname__ = public
@@ -41,7 +57,22 @@ def _matrix_op(public: str, op_name: str, impl: Any, square: bool = True, note: 
     return table.export(f"linalg.{public}", dtypes=table.FLOAT, note=note)(matrix_fn)
 
 
-inv = _matrix_op("inv", "MatrixInverse", jnp.linalg.inv)
+def _require_invertible(x: jax.Array, message: str) -> None:
+    """A runtime check, as TF's LU-based kernels make: every pivot of x's LU factorization is nonzero."""
+    if x.shape[-1] == 0 or x.size == 0:
+        return
+    lu, _, _ = jax.lax.linalg.lu(jax.lax.stop_gradient(x))
+    pivots = jnp.abs(jnp.diagonal(lu, axis1=-2, axis2=-1))
+    runtime_checks.require(jnp.all(pivots > 0), message)
+
+
+def _inv(x: jax.Array, checked: bool = False) -> jax.Array:
+    if checked:
+        _require_invertible(x, "Input is not invertible. [Op:MatrixInverse]")
+    return jnp.linalg.inv(x)
+
+
+inv = _matrix_op("inv", "MatrixInverse", _inv, checked=True)
 det = _matrix_op("det", "MatrixDeterminant", jnp.linalg.det)
 slogdet = _matrix_op("slogdet", "LogMatrixDeterminant", lambda x: tuple(jnp.linalg.slogdet(x)))
 cholesky = _matrix_op("cholesky", "Cholesky", jnp.linalg.cholesky)
@@ -60,8 +91,13 @@ def _eigh_impl(x: jax.Array) -> tuple:
 _eigh_op = _row(OpDef("SelfAdjointEigV2", _eigh_impl, True, dtype_check("Eigh", "fc")))
 _qr_op = _row(OpDef("Qr", lambda x, full: tuple(jnp.linalg.qr(x, mode="complete" if full else "reduced")), True))
 _svd_op = _row(OpDef("Svd", lambda x, full, uv: _svd(x, full, uv), True))
-_solve_op = _row(OpDef("MatrixSolve", lambda a, b, adjoint: jnp.linalg.solve(
-    jnp.conj(jnp.swapaxes(a, -1, -2)) if adjoint else a, b), True))
+def _solve(a: jax.Array, b: jax.Array, adjoint: bool, checked: bool = False) -> jax.Array:
+    if checked:
+        _require_invertible(a, "Input matrix is not invertible. [Op:MatrixSolve]")
+    return jnp.linalg.solve(jnp.conj(jnp.swapaxes(a, -1, -2)) if adjoint else a, b)
+
+
+_solve_op = _row(OpDef("MatrixSolve", _solve, True))
 _triangular_op = _row(OpDef("MatrixTriangularSolve", lambda a, b, lower, adjoint: jax.scipy.linalg.solve_triangular(
     a, b, lower=lower, trans="C" if adjoint else 0), True))
 _diag_op = _row(OpDef("MatrixDiag", lambda d: d[..., :, None] * jnp.eye(d.shape[-1], dtype=d.dtype), True))
@@ -123,7 +159,8 @@ def solve(matrix: Any, rhs: Any, adjoint: bool = False, name: str | None = None)
     """X with matrix @ X = rhs (or adjoint(matrix) @ X = rhs)."""
     a, b = convert_same_dtype((matrix, rhs), "MatrixSolve")
     _square(a, "MatrixSolve")
-    return apply(_solve_op, (a, b), (("adjoint", bool(adjoint)),))[0]
+    _check_rhs(a, b, "MatrixSolve")
+    return apply(_solve_op, (a, b), (("adjoint", bool(adjoint)),) + _runtime_checked(a))[0]
 
 
 @table.export("linalg.triangular_solve", dtypes=table.FLOAT)
@@ -132,6 +169,7 @@ def triangular_solve(matrix: Any, rhs: Any, lower: bool = True, adjoint: bool = 
     """X with matrix @ X = rhs for a triangular matrix."""
     a, b = convert_same_dtype((matrix, rhs), "MatrixTriangularSolve")
     _square(a, "MatrixTriangularSolve")
+    _check_rhs(a, b, "MatrixTriangularSolve")
     return apply(_triangular_op, (a, b), (("adjoint", bool(adjoint)), ("lower", bool(lower))))[0]
 
 
@@ -141,13 +179,20 @@ def diag(diagonal: Any, name: str = "diag", k: int = 0, num_rows: int = -1, num_
     """A (batch of) square matrices with `diagonal` on the main diagonal."""
     if k != 0 or num_rows != -1 or num_cols != -1:
         raise NotImplementedError("tf.linalg.diag: only the main diagonal (k=0) is supported.")
-    return apply(_diag_op, (convert_to_tensor(diagonal),))[0]
+    d = convert_to_tensor(diagonal)
+    if not d._shape:
+        raise errors.invalid_argument("diagonal must be at least 1-dim, received shape: []", "MatrixDiagV3")
+    return apply(_diag_op, (d,))[0]
 
 
 @table.export("linalg.band_part", dtypes=table.ANY)
 def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Keeps `num_lower` sub- and `num_upper` super-diagonals (-1: all), zeroing the rest."""
-    return apply(_band_op, (convert_to_tensor(input),), (("lower", int(num_lower)), ("upper", int(num_upper))))[0]
+    x = convert_to_tensor(input)
+    if len(x._shape) < 2:
+        raise errors.invalid_argument(
+            f"input must be at least 2-dim, received shape: [{','.join(map(str, x._shape))}]", "MatrixBandPart")
+    return apply(_band_op, (x,), (("lower", int(num_lower)), ("upper", int(num_upper))))[0]
 
 
 @table.export("linalg.lstsq", dtypes=table.REAL_FLOAT, note="normal equations (TF's fast=True path)")

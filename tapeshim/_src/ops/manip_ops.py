@@ -13,7 +13,7 @@ from jax import lax
 from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.ops.array_ops import _static_ints
-from tapeshim._src.ops.common import convert_same_dtype, normalize_axis
+from tapeshim._src.ops.common import convert_same_dtype, is_tensor_like, normalize_axis
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 
@@ -48,6 +48,8 @@ def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = 
         sizes = (length // parts,) * parts
     else:
         sizes = list(_static_ints(num_or_size_splits, "num_or_size_splits"))
+        if sizes.count(-1) > 1:
+            raise errors.invalid_argument("There can only be one -1 in the input.", "SplitV")
         if sizes.count(-1) == 1:
             sizes[sizes.index(-1)] = length - (sum(sizes) + 1)
         if sum(sizes) != length or any(s < 0 for s in sizes):
@@ -71,6 +73,9 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa
         raise errors.invalid_argument(
             f"Expected multiples argument to be a vector of length {len(x._shape)} but got length {len(multiples)}",
             "Tile")
+    for position, m in enumerate(multiples):
+        if m < 0:
+            raise errors.invalid_argument(f"Expected multiples[{position}] >= 0, but got {m}", "Tile")
     return apply(_tile_op, (x,), (("multiples", multiples),))[0]
 
 
@@ -88,8 +93,11 @@ def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) 
         axis = 0
     axis = _axis(axis, len(x._shape))
     counts = _static_ints(repeats, "repeats")
-    if len(counts) > 1:
-        counts = tuple(counts)
+    if len(counts) not in (1, x._shape[axis]):
+        raise ValueError(f"Dimensions {x._shape[axis]} and {len(counts)} are not compatible")
+    for count in counts:
+        if count < 0:
+            raise errors.invalid_argument(f"Expected multiples[1] >= 0, but got {count}", "Tile")
     return apply(_repeat_op, (x,), (("axis", axis), ("repeats", counts)))[0]
 
 
@@ -102,6 +110,10 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any
         name: str | None = None) -> Tensor:
     """Pads `tensor` by `paddings` ([[before, after], ...]); mode CONSTANT, REFLECT or SYMMETRIC."""
     x = convert_to_tensor(tensor)
+    given = np.asarray(convert_to_tensor(paddings).numpy() if is_tensor_like(paddings) else paddings)
+    if given.ndim != 2 or given.shape[1] != 2:
+        raise errors.invalid_argument(
+            f"paddings must be a matrix with 2 columns: [{','.join(map(str, given.shape))}]", "Pad")
     amounts = np.asarray(_static_ints(paddings, "paddings")).reshape(-1, 2)
     if amounts.shape[0] != len(x._shape):
         raise errors.invalid_argument(
@@ -111,6 +123,16 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any
     if mode.upper() not in modes:
         raise ValueError(f"Value of argument `mode` expected to be one of \"CONSTANT\", \"REFLECT\", or "
                          f"\"SYMMETRIC\". Received `mode` = {mode}")
+    for (before, after), size in zip(amounts.tolist(), x._shape):
+        if before < 0 or after < 0:
+            raise errors.invalid_argument(f"Paddings must be non-negative: {before} {after}", "Pad")
+        if mode.upper() == "REFLECT" and (before >= size or after >= size):
+            raise errors.invalid_argument(
+                f"paddings must be less than the dimension size: {before}, {after} not less than {size}", "MirrorPad")
+        if mode.upper() == "SYMMETRIC" and (before > size or after > size):
+            raise errors.invalid_argument(
+                f"paddings must be no greater than the dimension size: {before}, {after} greater than {size}",
+                "MirrorPad")
     value = convert_to_tensor(constant_values, dtype_hint=x.dtype)
     return apply(_pad_op, (x, math_ops.cast(value, x.dtype)),
                  (("mode", modes[mode.upper()]), ("paddings", tuple(map(tuple, amounts.tolist())))))[0]
@@ -135,6 +157,8 @@ def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Tensor: 
     x = convert_to_tensor(input)
     shifts = _static_ints(shift, "shift")
     axes = normalize_axis(list(_static_ints(axis, "axis")), len(x._shape))
+    if len(shifts) != len(axes):
+        raise errors.invalid_argument("shift and axis must have the same size", "Roll")
     return apply(_roll_op, (x,), (("axis", axes), ("shift", shifts)))[0]
 
 
@@ -162,6 +186,10 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
     if not i.dtype.is_integer:
         raise errors.invalid_argument(f"indices must be int32 or int64, got {i.dtype.name}", "GatherNd")
     batch_dims = int(batch_dims)
+    depth, params_rank = (i._shape[-1] if i._shape else 0), len(p._shape) - batch_dims
+    if depth > params_rank:
+        raise errors.invalid_argument(
+            f"index innermost dimension length must be <= params rank; saw: {depth} vs. {params_rank}", "GatherNd")
     static = (("batch_dims", batch_dims),) + _index_static(i, p._shape[batch_dims:], "GatherNd")
     return apply(_gather_nd_op, (p, i), static)[0]
 
@@ -183,6 +211,17 @@ def _scatter(tensor: Tensor, indices: Any, updates: Any, mode: str, op_name: str
     if u.dtype != tensor.dtype:
         raise errors.invalid_argument(
             f"updates must have the tensor's dtype {tensor.dtype.name}, got {u.dtype.name}", op_name)
+    if not i.dtype.is_integer:
+        raise errors.invalid_argument(
+            f"Value for attr 'Tindices' of {i.dtype.name} is not in the list of allowed values: int16, int32, int64",
+            op_name)
+    depth = i._shape[-1] if i._shape else 0
+    expected = tuple(i._shape[:-1]) + tuple(tensor._shape[depth:])
+    if depth > len(tensor._shape) or tuple(u._shape) != expected:
+        raise errors.invalid_argument(
+            f"updates has shape [{','.join(map(str, u._shape))}] but indices of shape "
+            f"[{','.join(map(str, i._shape))}] into a tensor of shape [{','.join(map(str, tensor._shape))}] need "
+            f"updates of shape [{','.join(map(str, expected))}]", op_name)
     static = (("mode", mode), ("op_name", op_name)) + _index_static(i, tensor._shape, op_name)
     return apply(_scatter_op, (tensor, i, u), static)[0]
 
@@ -191,7 +230,7 @@ def _scatter(tensor: Tensor, indices: Any, updates: Any, mode: str, op_name: str
 def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Tensor:
     """A tensor of `shape` with `updates` summed in at `indices` (zeros elsewhere)."""
     u = convert_to_tensor(updates)
-    return _scatter(array_ops.zeros(_static_ints(shape, "shape"), u.dtype), indices, u, "add", "ScatterNd")
+    return _scatter(array_ops.zeros(array_ops.shape_arg(shape, "ScatterNd"), u.dtype), indices, u, "add", "ScatterNd")
 
 
 @table.export("tensor_scatter_nd_update", dtypes=table.ANY)
@@ -224,11 +263,17 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor
     """The slice of `input_` starting at `begin` with `size` (-1: to the end) per axis."""
     x = convert_to_tensor(input_)
     starts, sizes = _static_ints(begin, "begin"), _static_ints(size, "size")
+    rank = len(x._shape)
+    if len(starts) != rank or len(sizes) != rank:
+        raise errors.invalid_argument(
+            f"Expected begin and size arguments to be 1-D tensors of size {rank}, but got shapes [{len(starts)}] "
+            f"and [{len(sizes)}] instead.", "Slice")
     key = tuple(builtins.slice(b, None if s == -1 else b + s) for b, s in zip(starts, sizes))
-    for b, s, d in zip(starts, sizes, x._shape):
-        if b < 0 or (s != -1 and b + s > d):
-            raise errors.invalid_argument(
-                f"Expected begin[i] + size[i] <= input.dim_size(i), but got {b} + {s} > {d}", "Slice")
+    for position, (b, s, d) in enumerate(zip(starts, sizes, x._shape)):
+        if not 0 <= b <= d:
+            raise errors.invalid_argument(f"Expected begin[{position}] in [0, {d}], but got {b}", "Slice")
+        if s != -1 and not 0 <= s <= d - b:
+            raise errors.invalid_argument(f"Expected size[{position}] in [0, {d - b}], but got {s}", "Slice")
     return array_ops.getitem(x, key)
 
 
@@ -239,6 +284,10 @@ def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None, begin_
     """TF's strided slice with its bit masks, as indexing would express it."""
     starts, ends = _static_ints(begin, "begin"), _static_ints(end, "end")
     steps = _static_ints(strides, "strides") if strides is not None else (1,) * len(starts)
+    if not len(starts) == len(ends) == len(steps):
+        raise errors.invalid_argument(
+            f"Expected begin, end, and strides to be 1D equal size tensors, but got shapes [{len(starts)}], "
+            f"[{len(ends)}], and [{len(steps)}] instead.", "StridedSlice")
     key: list = []
     for i, (b, e, s) in enumerate(zip(starts, ends, steps)):
         if ellipsis_mask >> i & 1:
@@ -259,7 +308,11 @@ _broadcast_op = _row(OpDef("BroadcastTo", lambda x, shape: jnp.broadcast_to(x, s
 def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Broadcasts `input` to `shape`."""
     x = convert_to_tensor(input)
-    target = _static_ints(shape, "shape")
+    target = array_ops.shape_arg(shape, "BroadcastTo")
+    if len(target) < len(x._shape):
+        raise errors.invalid_argument(
+            f"Rank of input ({len(x._shape)}) must be no greater than rank of output shape ({len(target)}).",
+            "BroadcastTo")
     try:
         np.broadcast_shapes(tuple(x._shape), target)
         if np.broadcast_shapes(tuple(x._shape), target) != target:
@@ -303,10 +356,12 @@ def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int
 def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None, dtype: Any = dtypes.float32,
         name: str | None = None) -> Tensor:
     """An identity matrix (or a batch of them)."""
-    matrix = np.eye(int(num_rows), None if num_columns is None else int(num_columns),
-                    dtype=dtypes.as_dtype(dtype).as_numpy_dtype)
-    if batch_shape is not None:
-        matrix = np.broadcast_to(matrix, tuple(_static_ints(batch_shape, "batch_shape")) + matrix.shape)
+    rows, columns = int(num_rows), int(num_rows if num_columns is None else num_columns)
+    batch = () if batch_shape is None else array_ops.shape_arg(batch_shape, "Fill")
+    array_ops.shape_arg((rows, columns), "Fill")
+    matrix = np.eye(rows, columns, dtype=dtypes.as_dtype(dtype).as_numpy_dtype)
+    if batch:
+        matrix = np.broadcast_to(matrix, batch + matrix.shape)
     return constant(matrix)
 
 
@@ -376,6 +431,8 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool_, n
     lengths_t = convert_to_tensor(lengths)
     if maxlen is None:
         maxlen = int(np.max(lengths_t.numpy())) if lengths_t.shape.num_elements() else 0
+    if int(maxlen) < 0:
+        raise errors.invalid_argument(f"Requires start <= limit when delta > 0: 0/{int(maxlen)}", "Range")
     columns = constant(np.arange(int(maxlen), dtype=lengths_t.dtype.as_numpy_dtype))
     mask = math_ops.less(columns, array_ops.expand_dims(lengths_t, -1))
     return mask if dtypes.as_dtype(dtype).is_bool else math_ops.cast(mask, dtype)

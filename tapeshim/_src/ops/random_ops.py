@@ -17,7 +17,7 @@ import jax
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.ops import table
-from tapeshim._src.ops.array_ops import _static_ints
+from tapeshim._src.ops.array_ops import _static_ints, shape_arg
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
@@ -60,10 +60,10 @@ def _key_from_pair(seed: Any) -> jax.Array:
         return jax.random.fold_in(jax.random.PRNGKey(pair[0]), pair[1])
 
 
-def _float_dtype(dtype: Any) -> dtypes.DType:
+def _float_dtype(dtype: Any, mean: Any = 0.0) -> dtypes.DType:
     result = dtypes.as_dtype(dtype)
-    if not result.is_floating:
-        raise ValueError(f"Invalid dtype {result!r}: a floating dtype is required.")
+    if not result.is_floating:  # TF fails converting the (float) mean to the requested dtype
+        raise TypeError(f"Cannot convert {mean!r} to EagerTensor of dtype {result.name}")
     return result
 
 
@@ -87,24 +87,30 @@ _randint_op = OpDef("RandomUniformInt", lambda key, shape, dtype, low, high: jax
     key, shape, low, high, dtype), False)
 _categorical_op = OpDef("Multinomial", lambda key, logits, n, dtype: jax.random.categorical(
     key, logits, axis=-1, shape=(n, logits.shape[0])).T.astype(dtype), False)
-_shuffle_op = OpDef("RandomShuffle", lambda key, x: jax.random.permutation(key, x, axis=0), False)
+_shuffle_op = OpDef("RandomShuffle", lambda key, x: x if x.ndim == 0 else jax.random.permutation(key, x, axis=0),
+                    False)  # TF returns a scalar unchanged
 
 
 def _normal(key: Tensor, shape: Any, mean: Any, stddev: Any, dtype: Any, op: OpDef = _normal_op) -> Tensor:
-    d = _float_dtype(dtype)
-    z = apply(op, (key,), (("dtype", d.name), ("shape", _static_ints(shape, "shape"))))[0]
+    d = _float_dtype(dtype, mean)
+    dims = shape_arg(shape, op.name, float_error="attr")
+    z = apply(op, (key,), (("dtype", d.name), ("shape", dims)))[0]
     return z * convert_to_tensor(stddev, dtype=d) + convert_to_tensor(mean, dtype=d)
 
 
 def _uniform(key: Tensor, shape: Any, minval: Any, maxval: Any, dtype: Any) -> Tensor:
     d = dtypes.as_dtype(dtype)
-    dims = _static_ints(shape, "shape")
     if d.is_integer:
+        dims = shape_arg(shape, "RandomUniformInt", float_error="attr")
         if maxval is None:
             raise ValueError(f"Must specify maxval for integer dtype {d!r}")
+        if int(minval) >= int(maxval):
+            raise errors.invalid_argument(f"Need minval < maxval, got {int(minval)} >= {int(maxval)}",
+                                          "RandomUniformInt")
         static = (("dtype", d.name), ("high", int(maxval)), ("low", int(minval)), ("shape", dims))
         return apply(_randint_op, (key,), static)[0]
-    d = _float_dtype(d)
+    d = _float_dtype(d, minval)
+    dims = shape_arg(shape, "RandomUniform", float_error="attr")
     u = apply(_uniform_op, (key,), (("dtype", d.name), ("shape", dims)))[0]
     low = convert_to_tensor(minval, dtype=d)
     high = convert_to_tensor(1.0 if maxval is None else maxval, dtype=d)
@@ -138,6 +144,8 @@ def categorical(logits: Any, num_samples: int, dtype: Any = None, seed: Any = No
     values = convert_to_tensor(logits)
     if len(values._shape) != 2:
         raise errors.invalid_argument(f"logits should be a matrix, got shape {list(values._shape)}", "Multinomial")
+    if int(num_samples) < 0:
+        raise errors.invalid_argument(f"num_samples should be non-negative, got {int(num_samples)}", "Multinomial")
     static = (("dtype", dtypes.as_dtype(dtype or dtypes.int64).name), ("n", int(num_samples)))
     return apply(_categorical_op, (_op_key(seed), values), static)[0]
 
