@@ -388,13 +388,21 @@ def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None, layou
     return _filled(shape, 1, dtypes.as_dtype(dtype))
 
 
-@table.export("fill", gradient="-", dtypes=table.ANY)
+_fill_op = _row(OpDef("Fill", lambda value, dims: jnp.broadcast_to(value, dims), True))
+
+
+@table.export("fill", dtypes=table.ANY, note="differentiable with respect to value, as TF")
 def fill(dims: Any, value: Any, name: str | None = None, layout: Any = None) -> Tensor:
-    """A tensor of shape `dims` filled with the scalar `value` (its dtype follows `value`)."""
+    """A tensor of shape `dims` filled with the scalar `value` (its dtype follows `value`), as `tf.fill`.
+
+    As in TF, the gradient with respect to `value` is the sum of the output's gradient.
+    """
     scalar = convert_to_tensor(value)
     if scalar._shape:
         raise errors.invalid_argument(f"value must be a scalar, got shape {list(scalar._shape)}", "Fill")
-    return _filled(dims, scalar.value, scalar._dtype)
+    shape = shape_arg(dims, "Fill")
+    check_allocation(shape, scalar._dtype, "Fill")
+    return apply(_fill_op, (scalar,), (("dims", shape),))[0]
 
 
 @table.export("zeros_like", gradient="none", dtypes=table.ANY)

@@ -343,13 +343,44 @@ def meshgrid(*args: Any, **kwargs: Any) -> list[Tensor]:
     return grids
 
 
-@table.export("linspace", gradient="-", dtypes=table.REAL_FLOAT)
+def _linspace_impl(start: jax.Array, stop: jax.Array, num: int, axis: int) -> jax.Array:
+    """TF's linspace_nd: start + delta * [1 .. num - 2] between the two end points, then the first `num`."""
+    shape = jnp.broadcast_shapes(start.shape, stop.shape)
+    first = jnp.expand_dims(jnp.broadcast_to(start, shape), axis)
+    last = jnp.expand_dims(jnp.broadcast_to(stop, shape), axis)
+    steps = builtins.max(num - 1, 1)
+    delta = (last - first) / jnp.asarray(steps, first.dtype)
+    inner_shape = [1] * first.ndim
+    inner_shape[axis] = builtins.max(num - 2, 0)
+    inner = jnp.arange(1, steps, dtype=jnp.int64).astype(first.dtype).reshape(inner_shape)
+    return lax.slice_in_dim(jnp.concatenate([first, first + delta * inner, last], axis=axis), 0, num, axis=axis)
+
+
+_linspace_op = _row(OpDef("LinSpace", _linspace_impl, True))
+
+
+@table.export("linspace", dtypes=table.REAL_FLOAT,
+              note="TF's formula; gradients flow to start and stop; num must be known (not traced)")
 def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int = 0) -> Tensor:
-    """`num` evenly spaced values from `start` to `stop` (inclusive)."""
-    s, e = convert_to_tensor(start), convert_to_tensor(stop)
-    values = np.linspace(np.asarray(s.numpy(), np.float64), np.asarray(e.numpy(), np.float64), int(num), axis=axis)
-    out = s.dtype.as_numpy_dtype if s.dtype.is_floating else np.float64  # integer bounds give float64, as TF
-    return constant(values.astype(out))
+    """`num` evenly spaced values from `start` to `stop` (inclusive) along `axis`, as `tf.linspace`.
+
+    `start` and `stop` broadcast against each other; integer bounds give
+    float64 (float32 for 8- and 16-bit integers), as TF's division does. The
+    result is differentiable with respect to `start` and `stop`.
+
+    Raises:
+      InvalidArgumentError: if `num` is negative.
+    """
+    first = convert_to_tensor(start)
+    last = convert_to_tensor(stop, dtype=first.dtype)
+    count = int(num.numpy() if is_tensor_like(num) else num)
+    if count < 0:
+        raise errors.invalid_argument(f"Requires start <= limit when delta > 0: 1/{count - 1}", "Range")
+    if first.dtype.is_integer:
+        wide = "float32" if first.dtype.size <= 2 else "float64"
+        first, last = math_ops.cast(first, wide), math_ops.cast(last, wide)
+    rank = builtins.max(len(first._shape), len(last._shape)) + 1
+    return apply(_linspace_op, (first, last), (("num", count), ("axis", _axis(axis, rank))))[0]
 
 
 @table.export("eye", "linalg.eye", gradient="-", dtypes=table.ANY)
@@ -365,7 +396,16 @@ def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None, 
     return constant(matrix)
 
 
-_sort_op = _row(OpDef("Sort", lambda x, axis, descending: jnp.sort(x, axis=axis, descending=descending), True))
+def _sort_impl(x: jax.Array, axis: int, descending: bool) -> jax.Array:
+    """Sorted values; for floats, gathered by a stable argsort so that tied elements keep their order and the
+    gradient goes where TF's (top_k based) sort sends it: the first of equal values comes first, both ways."""
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        return jnp.sort(x, axis=axis, descending=descending)
+    order = jnp.argsort(x, axis=axis, stable=True, descending=descending)
+    return jnp.take_along_axis(x, order, axis=axis)
+
+
+_sort_op = _row(OpDef("Sort", _sort_impl, True))
 _argsort_op = _row(OpDef("Argsort", lambda x, axis, descending: jnp.argsort(
     x, axis=axis, stable=True, descending=descending).astype(jnp.int32), False))
 
@@ -376,9 +416,14 @@ def _direction(direction: str) -> bool:
     return direction == "DESCENDING"
 
 
-@table.export("sort", dtypes=table.REAL)
+@table.export("sort", gradient="tf", dtypes=table.REAL,
+              note="ties keep their order, so the gradient reaches the element TF's sort picks")
 def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | None = None) -> Tensor:
-    """Sorted `values` along `axis`."""
+    """Sorted `values` along `axis`, as `tf.sort`.
+
+    Tied values keep their original order in either direction (TF sorts with
+    `top_k`), which decides which of them each output's gradient reaches.
+    """
     x = convert_to_tensor(values)
     return apply(_sort_op, (x,), (("axis", _axis(axis, len(x._shape))), ("descending", _direction(direction))))[0]
 

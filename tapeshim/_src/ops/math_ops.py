@@ -141,12 +141,80 @@ def _sqrt_impl(x: jax.Array) -> jax.Array:
     return _sqrt_reverse(x)
 
 
+def _nan_from_x(x: jax.Array, y: jax.Array, picked: jax.Array) -> jax.Array:
+    """`picked`, but NaN where `x` is NaN (TF's kernels propagate it); there the gradient goes to y, as TF's mask."""
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        return picked
+    return jnp.where(jnp.isnan(x), y + lax.stop_gradient(x), picked)
+
+
 def _maximum_impl(x: jax.Array, y: jax.Array) -> jax.Array:
-    return jnp.where(x >= y, x, y)
+    return _nan_from_x(x, y, jnp.where(x >= y, x, y))
 
 
 def _minimum_impl(x: jax.Array, y: jax.Array) -> jax.Array:
-    return jnp.where(x <= y, x, y)
+    return _nan_from_x(x, y, jnp.where(x <= y, x, y))
+
+
+@jax.custom_jvp
+def _pow_inexact(x: jax.Array, y: jax.Array) -> jax.Array:
+    return jnp.power(x, y)
+
+
+@_pow_inexact.defjvp
+def _pow_inexact_jvp(primals: tuple, tangents: tuple) -> tuple:
+    # TF's PowGrad: y * x^(y - 1) for x, and z * log(x) for y where x > 0 (x != 0 for complex), else 0.
+    (x, y), (tx, ty) = primals, tangents
+    z = _pow_inexact(x, y)
+    mask = (x != 0) if jnp.issubdtype(x.dtype, jnp.complexfloating) else (x > 0)
+    log_x = jnp.where(mask, jnp.log(jnp.where(mask, x, jnp.ones_like(x))), jnp.zeros_like(x))
+    return z, y * _pow_inexact(x, y - 1) * tx + z * log_x * ty
+
+
+def _pow_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    return _pow_inexact(x, y) if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.power(x, y)
+
+
+def _sum_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
+    if x.dtype == jnp.bfloat16:  # TF's CPU kernel accumulates bfloat16 sums in float32
+        return jnp.sum(x.astype(jnp.float32), axis=axis, keepdims=keepdims).astype(x.dtype)
+    return jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+def _chooser_reduce(kind: str, x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
+    reduce = jnp.max if kind == "max" else jnp.min
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        return reduce(x, axis=axis, keepdims=keepdims)
+    return _chooser_float(kind, axis, keepdims, x)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2))
+def _chooser_float(kind: str, axis: tuple | None, keepdims: bool, x: jax.Array) -> jax.Array:
+    return (jnp.max if kind == "max" else jnp.min)(x, axis=axis, keepdims=keepdims)
+
+
+@_chooser_float.defjvp
+def _chooser_float_jvp(kind: str, axis: tuple | None, keepdims: bool, primals: tuple, tangents: tuple) -> tuple:
+    # TF's MinOrMaxGrad: the elements equal to the result share it equally (0/0, so NaN, when it is NaN).
+    (x,), (t,) = primals, tangents
+    y = _chooser_float(kind, axis, keepdims, x)
+    kept = jnp.max(x, axis=axis, keepdims=True) if kind == "max" else jnp.min(x, axis=axis, keepdims=True)
+    indicators = (x == kept).astype(x.dtype)
+    count = jnp.sum(indicators, axis=axis, keepdims=True)
+    # TF's indicators / num_selected, which is 0/0 (NaN) where the result is NaN (XLA would fold it to 0).
+    share = jnp.where(count > 0, indicators / jnp.maximum(count, 1), jnp.asarray(jnp.nan, x.dtype))
+    return y, jnp.sum(share * t, axis=axis, keepdims=keepdims)
+
+
+def _add_n_impl(*xs: jax.Array) -> jax.Array:
+    """TF's AddN order: the first `n % 8` inputs (8 or 9 when that is 0 or 1) left to right, then each
+    following group of 8 summed left to right and added to the total. The order decides half-precision
+    rounding."""
+    head = {0: 8, 1: 9}.get(len(xs) % 8, len(xs) % 8) if len(xs) > 1 else 1
+    total = functools.reduce(operator.add, xs[:head])
+    for start in range(head, len(xs), 8):
+        total = total + functools.reduce(operator.add, xs[start:start + 8])
+    return total
 
 
 def _floordiv_impl(x: jax.Array, y: jax.Array) -> jax.Array:
@@ -156,6 +224,8 @@ def _floordiv_impl(x: jax.Array, y: jax.Array) -> jax.Array:
 
 
 def _mean_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
+    if x.dtype == jnp.bfloat16:  # TF's CPU kernel sums and divides bfloat16 in float32
+        return jnp.mean(x.astype(jnp.float32), axis=axis, keepdims=keepdims).astype(x.dtype)
     if jnp.issubdtype(x.dtype, jnp.integer):
         total = jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
         count = x.size if axis is None else math.prod(x.shape[a] for a in axis)
@@ -264,7 +334,19 @@ is_finite = _unary("is_finite", "IsFinite", jnp.isfinite, "f", False, paths=('ma
 logical_not = _unary("logical_not", "LogicalNot", jnp.logical_not, "b", False,
                      paths=('math.logical_not', 'logical_not'))
 real = _unary("real", "Real", jnp.real, NUMERIC, what="the real part", paths=('math.real',))
-imag = _unary("imag", "Imag", jnp.imag, NUMERIC, what="the imaginary part", paths=('math.imag',))
+_imag = _unary("imag", "Imag", jnp.imag, "c", what="the imaginary part")
+_real_zeros_op = _row(OpDef("ZerosLike", jnp.zeros_like, False))
+
+
+@table.export("math.imag", dtypes=table.NUMERIC, note="a real input gives zeros with no gradient (None), as TF")
+def imag(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
+    """The imaginary part of `input`, as `tf.math.imag`.
+
+    As in TF, a real `input` gives zeros of its own dtype that no gradient flows
+    through (the gradient is `None`).
+    """
+    x = convert_to_tensor(input)
+    return _imag(x) if x._dtype.is_complex else apply(_real_zeros_op, (x,))[0]
 conj = _unary("conj", "Conj", jnp.conj, NUMERIC, what="the complex conjugate", paths=('math.conj',))
 identity = _unary("identity", "Identity", lambda x: x, ANY, what="the identity", paths=('identity',))
 _stop_gradient_op = _row(OpDef("StopGradient", lax.stop_gradient, False))
@@ -283,8 +365,27 @@ softplus = _unary("softplus", "Softplus", jax.nn.softplus, "f", what="log(1 + ex
 softsign = _unary("softsign", "Softsign", jax.nn.soft_sign, "f", what="x / (1 + |x|)",
                   paths=("math.softsign", "nn.softsign"))
 log_sigmoid = _unary("log_sigmoid", "LogSigmoid", jax.nn.log_sigmoid, "f", paths=("math.log_sigmoid",))
-angle = _unary("angle", "Angle", lambda x: jnp.angle(x).astype(jnp.real(x).dtype), NUMERIC,
-               what="the argument of a complex number", paths=("math.angle",))
+_angle = _unary("angle", "Angle", lambda x: jnp.angle(x).astype(jnp.real(x).dtype), "c",
+                what="the argument of a complex number")
+_real_angle_op = _row(OpDef("RealAngle", lambda x: jnp.where(x < 0, jnp.asarray(math.pi, x.dtype),
+                                                              jnp.zeros_like(x)), False))
+
+
+@table.export("math.angle", dtypes=table.FLOAT,
+              note="a real input gives pi below 0, else 0, with no gradient (None), as TF")
+def angle(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
+    """The argument of each complex element of `input`, as `tf.math.angle`.
+
+    As in TF, a real `input` gives `pi` where it is negative and 0 elsewhere,
+    and no gradient flows through that (the gradient is `None`).
+    """
+    x = convert_to_tensor(input)
+    if x._dtype.is_complex:
+        return _angle(x)
+    if not x._dtype.is_floating:
+        convert_to_tensor(math.pi, dtype=x._dtype)  # TF's np.pi * ones_like(int): a TypeError
+        raise TypeError(f"Cannot convert {math.pi!r} to EagerTensor of dtype {x._dtype.name}")
+    return apply(_real_angle_op, (x,))[0]
 
 
 def _safe_divide(x: jax.Array, y: jax.Array, zero_where: jax.Array) -> jax.Array:
@@ -304,22 +405,90 @@ xlogy = _binary("xlogy", "Xlogy", _xlogy_impl, FLOAT, what="x * log(y), 0 where 
                 gradient="tf", note="the gradient is 0 where x == 0, as TF")
 xdivy = _binary("xdivy", "Xdivy", lambda x, y: _safe_divide(x, y, x == 0), FLOAT,
                 what="x / y, 0 where x == 0", paths=("math.xdivy",), gradient="tf")
-divide_no_nan = _binary("divide_no_nan", "DivNoNan", lambda x, y: _safe_divide(x, y, y == 0), FLOAT,
-                        what="x / y, 0 where y == 0", paths=("math.divide_no_nan",), gradient="tf",
-                        note="finite gradients where y == 0, as TF")
+_divide_no_nan = _binary("divide_no_nan", "DivNoNan", lambda x, y: _safe_divide(x, y, y == 0), FLOAT,
+                         what="x / y, 0 where y == 0")
+
+
+@table.export("math.divide_no_nan", gradient="tf", dtypes=table.NUMERIC,
+              note="finite gradients where y == 0; integers divide as float32/float64, as TF")
+def divide_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """x / y element-wise, 0 where y == 0, as `tf.math.divide_no_nan`.
+
+    Integer inputs are cast to floats first, as in `truediv`.
+
+    Raises:
+      TypeError: if the dtypes differ or are not numeric.
+    """
+    if not is_tensor_like(x) and is_tensor_like(y):
+        y = convert_to_tensor(y)
+        x = convert_to_tensor(x, dtype=y.dtype)
+    else:
+        x = convert_to_tensor(x)
+        y = convert_to_tensor(y, dtype_hint=x.dtype)
+    if x._dtype != y._dtype:
+        raise TypeError(f"`x` and `y` must have the same dtype, got tf.{x._dtype.name} != tf.{y._dtype.name}.")
+    if not (x._dtype.is_floating or x._dtype.is_complex or x._dtype.name in _INT_DIV_RESULT):
+        raise TypeError(f"Invalid dtype tf.{x._dtype.name} in tf.math.divide_no_nan.")
+    float_name = _INT_DIV_RESULT.get(x._dtype.name)
+    if float_name is not None:
+        x, y = cast(x, float_name), cast(y, float_name)
+    return _divide_no_nan(x, y)
 
 # -- elementwise binary -----------------------------------------------------------
 add = _binary("add", "AddV2", jnp.add, what="x + y", paths=('math.add', 'add'))
 subtract = _binary("subtract", "Sub", jnp.subtract, what="x - y", paths=('math.subtract', 'subtract'))
 multiply = _binary("multiply", "Mul", jnp.multiply, what="x * y", paths=('math.multiply', 'multiply'))
 _real_div = _binary("realdiv", "RealDiv", jnp.true_divide, FLOAT, what="x / y")
-floordiv = _binary("floordiv", "FloorDiv", _floordiv_impl, REAL_NUMERIC, False, "floor(x / y)",
-                   paths=('math.floordiv',))
-floormod = _binary("floormod", "FloorMod", jnp.mod, REAL_NUMERIC, what="x - floor(x / y) * y", paths=('math.floormod',))
-_pow = _binary("pow", "Pow", jnp.power, what="x ** y")
+_floordiv = _binary("floordiv", "FloorDiv", _floordiv_impl, REAL_NUMERIC, False, "floor(x / y)")
+_floormod = _binary("floormod", "FloorMod", jnp.mod, REAL_NUMERIC, what="x - floor(x / y) * y")
 
 
-@table.export("math.pow", "pow", dtypes=table.NUMERIC)
+def _check_integer_divisor(x: Tensor, y: Tensor, op_name: str) -> None:
+    """Raises TF's CPU error for an integer division by zero, when the divisor's value is known.
+
+    A lazy divisor (inside a recording tape, or a traced `tapeshim.function`)
+    cannot be inspected without forcing it, so there the result is XLA's
+    (x // 0 is -1 or the integer's max for unsigned, x % 0 is x), as on TF's GPU kernels.
+    """
+    if y._dtype.is_integer and y._value is not None and bool(jnp.any(y._value == 0)):
+        from tapeshim._src import errors
+
+        raise errors.invalid_argument("Integer division by zero", op_name)
+
+
+@table.export("math.floordiv", gradient="none", dtypes=table.REAL,
+              note="integer division by zero raises InvalidArgumentError when the divisor is known, as TF's CPU")
+def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """floor(x / y) element-wise with broadcasting, as `tf.math.floordiv` (no gradient).
+
+    Raises:
+      InvalidArgumentError: if the dtypes differ, the shapes do not broadcast, or
+        an integer `y` holds a zero (when its value is known, see `floormod`).
+    """
+    x, y = convert_same_dtype((x, y), "FloorDiv")
+    _check_integer_divisor(x, y, "FloorDiv")
+    return _floordiv(x, y)
+
+
+@table.export("math.floormod", dtypes=table.REAL,
+              note="integer division by zero raises InvalidArgumentError when the divisor is known, as TF's CPU")
+def floormod(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """x - floor(x / y) * y element-wise with broadcasting, as `tf.math.floormod`.
+
+    Raises:
+      InvalidArgumentError: if the dtypes differ, the shapes do not broadcast, or
+        an integer `y` holds a zero. The zero check needs `y`'s value: a lazy
+        integer divisor (recorded under a tape or traced by `tapeshim.function`)
+        is not forced, and there a zero divisor gives XLA's result instead.
+    """
+    x, y = convert_same_dtype((x, y), "FloorMod")
+    _check_integer_divisor(x, y, "FloorMod")
+    return _floormod(x, y)
+_pow = _binary("pow", "Pow", _pow_impl, what="x ** y")
+
+
+@table.export("math.pow", "pow", dtypes=table.NUMERIC, gradient="tf",
+              note="the gradient for y is 0 where x <= 0 (x == 0 for complex), as TF")
 def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
     """Computes x ** y element-wise with broadcasting, as `tf.math.pow`.
 
@@ -334,9 +503,11 @@ def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's
         raise errors.invalid_argument("Integers to negative integer powers are not allowed", "Pow")
     return _pow(x, y)
 maximum = _binary("maximum", "Maximum", _maximum_impl, REAL_NUMERIC, what="max(x, y) (a tie's gradient goes to x)",
-                  paths=('math.maximum', 'maximum'), gradient="tf", note="a tie's gradient goes to x (JAX: half each)")
+                  paths=('math.maximum', 'maximum'), gradient="tf",
+                  note="a tie's gradient goes to x (JAX: half each); NaN propagates, as TF")
 minimum = _binary("minimum", "Minimum", _minimum_impl, REAL_NUMERIC, what="min(x, y) (a tie's gradient goes to x)",
-                  paths=('math.minimum', 'minimum'), gradient="tf", note="a tie's gradient goes to x (JAX: half each)")
+                  paths=('math.minimum', 'minimum'), gradient="tf",
+                  note="a tie's gradient goes to x (JAX: half each); NaN propagates, as TF")
 squared_difference = _binary("squared_difference", "SquaredDifference", lambda x, y: jnp.square(x - y),
                              paths=('math.squared_difference',))
 equal = _binary("equal", "Equal", jnp.equal, ANY, False, "x == y", paths=('math.equal', 'equal'))
@@ -355,13 +526,10 @@ _complex_op = _row(OpDef("Complex", lax.complex, True, checks(dtype_check("Compl
 _cast_op = _row(OpDef("Cast", _cast_impl, True))
 _matmul_op = _row(OpDef("MatMul", _matmul_impl, True, checks(dtype_check("MatMul", NUMERIC), _matmul_check)))
 _reduce_ops = {
-    "sum": _row(OpDef("Sum", lambda x, axis, keepdims: jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
-                      True, dtype_check("Sum", NUMERIC))),
+    "sum": _row(OpDef("Sum", _sum_impl, True, dtype_check("Sum", NUMERIC))),
     "mean": _row(OpDef("Mean", _mean_impl, True, dtype_check("Mean", NUMERIC))),
-    "max": _row(OpDef("Max", lambda x, axis, keepdims: jnp.max(x, axis=axis, keepdims=keepdims), True,
-                      dtype_check("Max", REAL_NUMERIC))),
-    "min": _row(OpDef("Min", lambda x, axis, keepdims: jnp.min(x, axis=axis, keepdims=keepdims), True,
-                      dtype_check("Min", REAL_NUMERIC))),
+    "max": _row(OpDef("Max", functools.partial(_chooser_reduce, "max"), True, dtype_check("Max", REAL_NUMERIC))),
+    "min": _row(OpDef("Min", functools.partial(_chooser_reduce, "min"), True, dtype_check("Min", REAL_NUMERIC))),
     "prod": _row(OpDef("Prod", lambda x, axis, keepdims: jnp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
                        True, dtype_check("Prod", NUMERIC))),
     "all": _row(OpDef("All", lambda x, axis, keepdims: jnp.all(x, axis=axis, keepdims=keepdims), False,
@@ -373,7 +541,7 @@ _argmax_op = _row(OpDef("ArgMax", lambda x, axis, out: jnp.argmax(x, axis=axis).
                         dtype_check("ArgMax", REAL_NUMERIC)))
 _argmin_op = _row(OpDef("ArgMin", lambda x, axis, out: jnp.argmin(x, axis=axis).astype(out), False,
                         dtype_check("ArgMin", REAL_NUMERIC)))
-_add_n_op = _row(OpDef("AddN", lambda *xs: functools.reduce(operator.add, xs), True, dtype_check("AddN", NUMERIC)))
+_add_n_op = _row(OpDef("AddN", _add_n_impl, True, dtype_check("AddN", NUMERIC)))
 
 
 _INT_DIV_RESULT = {"int8": "float32", "uint8": "float32", "int16": "float32", "uint16": "float32",
@@ -449,25 +617,29 @@ def _reduce(kind: str, input_tensor: Any, axis: Any, keepdims: bool) -> Tensor:
     return apply(_reduce_ops[kind], (x,), (("axis", axes), ("keepdims", bool(keepdims))))[0]
 
 
-@table.export("math.reduce_sum", "reduce_sum", dtypes=table.NUMERIC)
+@table.export("math.reduce_sum", "reduce_sum", dtypes=table.NUMERIC,
+              note="bfloat16 accumulates in float32, as TF's CPU kernel")
 def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """Sums over `axis` (all axes when None), as `tf.math.reduce_sum`."""
     return _reduce("sum", input_tensor, axis, keepdims)
 
 
-@table.export("math.reduce_mean", "reduce_mean", dtypes=table.NUMERIC, note="integer means truncate, as TF")
+@table.export("math.reduce_mean", "reduce_mean", dtypes=table.NUMERIC,
+              note="integer means truncate; bfloat16 accumulates in float32, as TF")
 def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """Averages over `axis`; integer means truncate, as in TF."""
     return _reduce("mean", input_tensor, axis, keepdims)
 
 
-@table.export("math.reduce_max", "reduce_max", dtypes=table.REAL)
+@table.export("math.reduce_max", "reduce_max", gradient="tf", dtypes=table.REAL,
+              note="tied maxima share the gradient; a NaN result gives NaN gradients, as TF")
 def reduce_max(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """The maximum over `axis`; tied maxima share the gradient equally, as in TF."""
     return _reduce("max", input_tensor, axis, keepdims)
 
 
-@table.export("math.reduce_min", "reduce_min", dtypes=table.REAL)
+@table.export("math.reduce_min", "reduce_min", gradient="tf", dtypes=table.REAL,
+              note="tied minima share the gradient; a NaN result gives NaN gradients, as TF")
 def reduce_min(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """The minimum over `axis`; tied minima share the gradient equally, as in TF."""
     return _reduce("min", input_tensor, axis, keepdims)
@@ -509,7 +681,7 @@ def argmin(input: Any, axis: Any = None, output_type: Any = dtypes.int64, name: 
     return _arg_reduce(_argmin_op, input, axis, output_type)
 
 
-@table.export("math.add_n", "add_n", dtypes=table.NUMERIC)
+@table.export("math.add_n", "add_n", dtypes=table.NUMERIC, note="adds in TF's kernel order (same rounding)")
 def add_n(inputs: list, name: str | None = None) -> Tensor:
     """Adds a list of tensors of one shape and dtype."""
     return apply(_add_n_op, tuple(convert_same_dtype(list(inputs), "AddN")))[0]

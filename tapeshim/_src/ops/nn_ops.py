@@ -6,6 +6,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from tapeshim._src import errors
 from tapeshim._src.ops import math_ops, table
@@ -102,7 +103,31 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = N
         raise ValueError(
             f"Shape mismatch: The shape of labels (received {tuple(labels_t._shape)}) should equal the shape of "
             f"logits except for the last dimension (received {tuple(logits_t._shape)}).")
+    _check_sparse_labels(labels_t, logits_t)
     return apply(_sparse_xent_op, (labels_t, logits_t))[0]
+
+
+def _check_sparse_labels(labels: Tensor, logits: Tensor) -> None:
+    """TF's CPU kernel errors: no classes, or a label outside [0, num_classes).
+
+    The label check needs the labels' values; lazy labels (computed under a tape
+    or traced by `tapeshim.function`) are not forced, and an out-of-range label
+    there gives a NaN loss, as on TF's GPU kernels.
+    """
+    op_name = "SparseSoftmaxCrossEntropyWithLogits"
+    num_classes = logits._shape[-1]
+    if num_classes == 0:
+        raise errors.invalid_argument(
+            f"Must have at least one class, but got logits shape [{','.join(map(str, logits._shape))}]", op_name)
+    if labels._value is None or not labels.shape.num_elements():
+        return
+    values = np.asarray(labels._value)
+    lowest, highest = values.min(), values.max()
+    if lowest < 0 or highest >= num_classes:
+        bad = lowest if lowest < 0 else highest
+        raise errors.invalid_argument(
+            f"Received a label value of {bad} which is outside the valid range of [0, {num_classes}).  "
+            f"Label values: {' '.join(str(v) for v in values.reshape(-1).tolist())}", op_name)
 
 
 @table.export("nn.softmax_cross_entropy_with_logits", dtypes=table.REAL_FLOAT,
@@ -149,42 +174,105 @@ def relu6(features: Any, name: str | None = None) -> Tensor:
     return apply(_relu6_op, (convert_to_tensor(features),))[0]
 
 
-elu = _activation("elu", "Elu", jax.nn.elu)
-selu = _activation("selu", "Selu", jax.nn.selu)
+# TF's Selu kernel constants (cast to the input's dtype, as the kernel does).
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SELU_SCALE_ALPHA = 1.7580993408473768599402175208123
+
+
+@jax.custom_jvp
+def _selu_impl(x: jax.Array) -> jax.Array:
+    """TF's Selu kernel: scale * alpha * (exp(x) - 1) below 0 (not expm1), scale * x otherwise."""
+    scale_alpha = jnp.asarray(_SELU_SCALE_ALPHA, x.dtype)
+    return jnp.where(x < 0, scale_alpha * (jnp.exp(x) - 1), jnp.asarray(_SELU_SCALE, x.dtype) * x)
+
+
+@_selu_impl.defjvp
+def _selu_jvp(primals: tuple, tangents: tuple) -> tuple:
+    # TF's SeluGrad works from the outputs: (y + scale * alpha) where y < 0, scale otherwise.
+    (x,), (t,) = primals, tangents
+    y = _selu_impl(x)
+    slope = jnp.where(y < 0, y + jnp.asarray(_SELU_SCALE_ALPHA, x.dtype), jnp.asarray(_SELU_SCALE, x.dtype))
+    return y, slope * t
+
+
+@jax.custom_jvp
+def _elu_impl(x: jax.Array) -> jax.Array:
+    return jnp.where(x < 0, jnp.expm1(x), x)
+
+
+@_elu_impl.defjvp
+def _elu_jvp(primals: tuple, tangents: tuple) -> tuple:
+    # TF's EluGrad works from the outputs: (y + 1) where y < 0, 1 otherwise.
+    (x,), (t,) = primals, tangents
+    y = _elu_impl(x)
+    return y, jnp.where(y < 0, y + 1, jnp.ones_like(y)) * t
+
+
+elu = _activation("elu", "Elu", _elu_impl, gradient="tf", note="the gradient is computed from the outputs, as TF")
+selu = _activation("selu", "Selu", _selu_impl, gradient="tf",
+                   note="TF's kernel: exp(x) - 1 and a gradient computed from the outputs")
 silu = _activation("silu", "Silu", jax.nn.silu)
 
 
-@table.export("nn.swish", dtypes=table.REAL_FLOAT)
-def swish(features: Any, beta: float = 1.0, name: str | None = None) -> Tensor:
-    """x * sigmoid(beta * x)."""
+@table.export("nn.swish", dtypes=table.REAL_FLOAT, note="beta is converted to float32 first, then cast, as TF")
+def swish(features: Any, beta: Any = 1.0, name: str | None = None) -> Tensor:
+    """x * sigmoid(beta * x), as `tf.nn.swish`.
+
+    As in TF, `beta` is converted to a tensor on its own (a Python float becomes
+    float32) and then cast to the features' dtype; a tensor `beta` gets a gradient.
+    """
     x = convert_to_tensor(features)
-    return x * math_ops.sigmoid(x * beta) if beta != 1.0 else silu(x)
+    if isinstance(beta, (int, float)) and float(beta) == 1.0:
+        return silu(x)
+    beta_t = math_ops.cast(convert_to_tensor(beta), x.dtype)
+    return x * math_ops.sigmoid(beta_t * x)
 
 
-_leaky_op = _row(OpDef("LeakyRelu", lambda x, alpha: jnp.where(x > 0, x, x * jnp.asarray(alpha, x.dtype)), True,
-                       dtype_check("LeakyRelu", "f")))
+def _float32_constant(value: float, dtype: Any) -> jax.Array:
+    """`value` rounded to float32 first, then cast to `dtype`: TF's float attrs and `cast(python_float, dtype)`."""
+    return jnp.asarray(np.float32(value)).astype(dtype)
 
 
-@table.export("nn.leaky_relu", gradient="tf", dtypes=table.REAL_FLOAT, note="the gradient at 0 is alpha, as TF")
+_leaky_op = _row(OpDef("LeakyRelu", lambda x, alpha: jnp.where(x > 0, x, x * _float32_constant(alpha, x.dtype)),
+                       True, dtype_check("LeakyRelu", "f")))
+
+
+@table.export("nn.leaky_relu", gradient="tf", dtypes=table.REAL_FLOAT,
+              note="the gradient at 0 is alpha; alpha is a float32 attr (rounded to float32 for float64), as TF")
 def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Tensor:
-    """x for x > 0, alpha * x otherwise (integers are computed as float32, as TF)."""
+    """x for x > 0, alpha * x otherwise (integers are computed as float32, as TF).
+
+    As in TF, `alpha` is an op attribute of type float32: for float64 features
+    it is rounded to float32 first.
+    """
     x = convert_to_tensor(features)
     if x.dtype.is_integer:
         x = math_ops.cast(x, "float32")
+    if isinstance(alpha, np.ndarray):
+        alpha = alpha.item()
     return apply(_leaky_op, (x,), (("alpha", float(alpha)),))[0]
 
 
-_gelu_op = _row(OpDef("Gelu", lambda x, approximate: jax.nn.gelu(x, approximate=approximate), True,
-                      dtype_check("Gelu", "f")))
+def _gelu_impl(x: jax.Array, approximate: bool) -> jax.Array:
+    """TF's composite gelu. Its `cast(python_float, dtype)` constants are float32-rounded; bare Python floats
+    take the features' dtype directly."""
+    half = jnp.asarray(0.5, x.dtype)
+    if approximate:
+        inner = x + _float32_constant(0.044715, x.dtype) * x ** 3
+        return half * x * (1 + jnp.tanh(jnp.asarray(0.7978845608028654, x.dtype) * inner))
+    return half * x * jax.scipy.special.erfc(-x * _float32_constant(0.7071067811865476, x.dtype))
 
 
-@table.export("nn.gelu", dtypes=table.REAL_FLOAT)
+_gelu_op = _row(OpDef("Gelu", _gelu_impl, True, dtype_check("Gelu", "f")))
+
+
+@table.export("nn.gelu", dtypes=table.REAL_FLOAT, note="TF's formula and constants (float32-rounded ones too)")
 def gelu(features: Any, approximate: bool = False, name: str | None = None) -> Tensor:
-    """The Gaussian error linear unit (exact, or the tanh approximation)."""
+    """The Gaussian error linear unit (exact, or the tanh approximation), computed as TF composes it."""
     x = convert_to_tensor(features)
     if not x.dtype.is_floating:
         raise ValueError(f"`features.dtype` must be a floating point tensor.Received:features.dtype={x.dtype}")
-    return apply(_gelu_op, (convert_to_tensor(features),), (("approximate", bool(approximate)),))[0]
+    return apply(_gelu_op, (x,), (("approximate", bool(approximate)),))[0]
 
 
 # -- losses -----------------------------------------------------------------------------
@@ -214,11 +302,20 @@ def weighted_cross_entropy_with_logits(labels: Any, logits: Any, pos_weight: Any
     return (1 - z) * x + log_weight * (math_ops.log1p(math_ops.exp(-math_ops.abs(x))) + relu(-x))
 
 
-@table.export("nn.l2_loss", dtypes=table.REAL_FLOAT)
+def _l2_loss_impl(x: jax.Array) -> jax.Array:
+    if x.dtype in (jnp.float16, jnp.bfloat16):  # TF's CPU kernel computes half types in float32
+        wide = x.astype(jnp.float32)
+        return (jnp.sum(wide * wide) / 2).astype(x.dtype)
+    return jnp.sum(x * x) / 2
+
+
+_l2_loss_op = _row(OpDef("L2Loss", _l2_loss_impl, True, dtype_check("L2Loss", "f")))
+
+
+@table.export("nn.l2_loss", dtypes=table.REAL_FLOAT, note="float16/bfloat16 are summed in float32, as TF's CPU kernel")
 def l2_loss(t: Any, name: str | None = None) -> Tensor:
-    """sum(t ** 2) / 2."""
-    x = convert_to_tensor(t)
-    return math_ops.reduce_sum(x * x) / 2
+    """sum(t ** 2) / 2, as `tf.nn.l2_loss` (float16/bfloat16 accumulate in float32)."""
+    return apply(_l2_loss_op, (convert_to_tensor(t),))[0]
 
 
 @table.export("nn.bias_add", dtypes=table.NUMERIC)
@@ -259,10 +356,12 @@ def batch_normalization(x: Any, mean: Any, variance: Any, offset: Any, scale: An
                         name: str | None = None) -> Tensor:
     """(x - mean) * scale / sqrt(variance + epsilon) + offset, as TF computes it."""
     t = convert_to_tensor(x)
-    inv = math_ops.rsqrt(convert_to_tensor(variance) + variance_epsilon)
+    # The same expression as TF's, so Python scalars convert where TF converts them (to the peer's dtype,
+    # or float32 where both operands are Python values).
+    inv = math_ops.rsqrt(variance + variance_epsilon)
     if scale is not None:
         inv = inv * scale
-    shift = (offset - convert_to_tensor(mean) * inv) if offset is not None else -convert_to_tensor(mean) * inv
+    shift = offset - mean * inv if offset is not None else -mean * inv
     return t * math_ops.cast(inv, t.dtype) + math_ops.cast(shift, t.dtype)
 
 

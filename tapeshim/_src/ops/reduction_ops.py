@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import functools
 from typing import Any, Sequence
 
 import jax
@@ -62,6 +63,46 @@ def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool = False
     return apply(_logsumexp_op, (x,), static)[0]
 
 
+def _sequential_cumsum(x: jax.Array, axis: int, dtype: Any = None) -> jax.Array:
+    """A running sum that rounds to x's dtype after every step, left to right, as TF's CPU scan does for
+    float16/bfloat16 (XLA's parallel scan rounds differently)."""
+    moved = jnp.moveaxis(x, axis, 0)
+
+    def step(total: jax.Array, row: jax.Array) -> tuple:
+        total = total + row
+        return total, total
+
+    _, out = lax.scan(step, jnp.zeros(moved.shape[1:], x.dtype), moved)
+    return jnp.moveaxis(out, 0, axis)
+
+
+def _cumsum(x: jax.Array, axis: int, dtype: Any) -> jax.Array:
+    if x.dtype in (jnp.float16, jnp.bfloat16):
+        return _sequential_cumsum(x, axis)
+    return jnp.cumsum(x, axis=axis, dtype=dtype)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
+def _cumprod(x: jax.Array, axis: int, exclusive: bool, reverse: bool) -> jax.Array:
+    return _scan(jnp.cumprod, x, axis, exclusive, reverse, 1)
+
+
+@_cumprod.defjvp
+def _cumprod_jvp(axis: int, exclusive: bool, reverse: bool, primals: tuple, tangents: tuple) -> tuple:
+    # The transpose of TF's CumprodGrad, div_no_nan(cumsum(prod * g, reverse=not reverse), x): 0 where x is 0.
+    (x,), (t,) = primals, tangents
+    prod = _cumprod(x, axis, exclusive, reverse)
+    zero = x == 0
+    ratio = jnp.where(zero, jnp.zeros_like(t), t / jnp.where(zero, jnp.ones_like(x), x))
+    return prod, prod * _scan(_cumsum, ratio, axis, exclusive, reverse, 0)
+
+
+def _cumprod_impl(x: jax.Array, axis: int, exclusive: bool, reverse: bool) -> jax.Array:
+    if jnp.issubdtype(x.dtype, jnp.inexact):
+        return _cumprod(x, axis, exclusive, reverse)
+    return _scan(jnp.cumprod, x, axis, exclusive, reverse, 1)
+
+
 def _scan(fn: Any, x: jax.Array, axis: int, exclusive: bool, reverse: bool, identity: float) -> jax.Array:
     if reverse:
         x = jnp.flip(x, axis)
@@ -73,12 +114,10 @@ def _scan(fn: Any, x: jax.Array, axis: int, exclusive: bool, reverse: bool, iden
     return jnp.flip(out, axis) if reverse else out
 
 
-_cumsum_op = _row(OpDef("Cumsum", lambda x, axis, exclusive, reverse: _scan(jnp.cumsum, x, axis, exclusive,
+_cumsum_op = _row(OpDef("Cumsum", lambda x, axis, exclusive, reverse: _scan(_cumsum, x, axis, exclusive,
                                                                             reverse, 0), True,
                         dtype_check("Cumsum", "fciu")))
-_cumprod_op = _row(OpDef("Cumprod", lambda x, axis, exclusive, reverse: _scan(jnp.cumprod, x, axis, exclusive,
-                                                                             reverse, 1), True,
-                         dtype_check("Cumprod", "fciu")))
+_cumprod_op = _row(OpDef("Cumprod", _cumprod_impl, True, dtype_check("Cumprod", "fciu")))
 
 
 def _cumulative(op: OpDef, x: Any, axis: Any, exclusive: bool, reverse: bool) -> Tensor:
@@ -87,13 +126,15 @@ def _cumulative(op: OpDef, x: Any, axis: Any, exclusive: bool, reverse: bool) ->
     return apply(op, (x,), (("axis", axis), ("exclusive", bool(exclusive)), ("reverse", bool(reverse))))[0]
 
 
-@table.export("math.cumsum", "cumsum", dtypes=table.NUMERIC)
+@table.export("math.cumsum", "cumsum", dtypes=table.NUMERIC,
+              note="float16/bfloat16 accumulate step by step in their own precision, as TF's CPU kernel")
 def cumsum(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None) -> Tensor:
     """The running sum along `axis` (optionally exclusive and/or from the end)."""
     return _cumulative(_cumsum_op, x, axis, exclusive, reverse)
 
 
-@table.export("math.cumprod", dtypes=table.NUMERIC)
+@table.export("math.cumprod", gradient="tf", dtypes=table.NUMERIC,
+              note="the gradient is 0 at a zero input (TF divides by x with div_no_nan)")
 def cumprod(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
             name: str | None = None) -> Tensor:
     """The running product along `axis` (optionally exclusive and/or from the end)."""
@@ -172,8 +213,14 @@ def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | N
     """x / sqrt(max(sum(x**2), epsilon)) along `axis`, as TF computes it."""
     x = convert_to_tensor(x)
     axis = dim if axis is None else axis
+    if x.dtype.is_complex:
+        square_real = math_ops.square(math_ops.real(x))
+        square_imag = math_ops.square(math_ops.imag(x))
+        square_sum = math_ops.real(math_ops.reduce_sum(square_real + square_imag, axis=axis, keepdims=True))
+        inv_norm = math_ops.rsqrt(math_ops.maximum(square_sum, epsilon))
+        return math_ops.complex(math_ops.real(x) * inv_norm, math_ops.imag(x) * inv_norm)
     square_sum = math_ops.reduce_sum(math_ops.square(x), axis=axis, keepdims=True)
-    return x * math_ops.rsqrt(math_ops.maximum(square_sum, math_ops.cast(epsilon, square_sum.dtype)))
+    return x * math_ops.rsqrt(math_ops.maximum(square_sum, epsilon))
 
 
 @table.export("clip_by_norm", dtypes=table.REAL_FLOAT)
@@ -183,7 +230,10 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = No
         clipped = clip_by_norm(t.values, clip_norm, axes)
         return IndexedSlices(clipped, t.indices, t.dense_shape)
     t = convert_to_tensor(t)
-    clip_norm = convert_to_tensor(clip_norm, dtype_hint=t.dtype)
+    if np.isscalar(clip_norm):  # as TF: a negative Python bound is 0, a tensor one is clamped at 0 and cast
+        clip_norm = max(clip_norm, 0)
+    else:
+        clip_norm = math_ops.cast(math_ops.maximum(clip_norm, 0), t.dtype)
     l2sum = math_ops.reduce_sum(t * t, axis=axes, keepdims=True)
     positive = l2sum > 0
     from tapeshim._src.ops import array_ops
@@ -199,8 +249,10 @@ def global_norm(t_list: Sequence[Any], name: str | None = None) -> Tensor:
     tensors = [convert_to_tensor(t.values if isinstance(t, IndexedSlices) else t) for t in t_list if t is not None]
     if not tensors:
         return convert_to_tensor(0.0)
-    half_squares = [math_ops.cast(math_ops.reduce_sum(t * t) / 2.0, tensors[0].dtype) for t in tensors]
-    return math_ops.sqrt(math_ops.add_n(half_squares) * 2.0)
+    from tapeshim._src.ops import array_ops, nn_ops
+
+    half_squared_norm = math_ops.reduce_sum(array_ops.stack([nn_ops.l2_loss(t) for t in tensors]))
+    return math_ops.sqrt(half_squared_norm * 2.0)
 
 
 @table.export("clip_by_global_norm", dtypes=table.REAL_FLOAT)
@@ -294,14 +346,47 @@ def segment_sum(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
     return _segment_call("sum", data, ids, count)
 
 
-@table.export("math.bincount", gradient="-", dtypes=table.REAL, note="arr must be known (not traced)")
+@jax.custom_vjp
+def _bincount_weights(weights: jax.Array) -> jax.Array:
+    return weights
+
+
+def _bincount_weights_fwd(weights: jax.Array) -> tuple:
+    return weights, None
+
+
+def _bincount_weights_bwd(_: Any, g: jax.Array) -> tuple:
+    raise LookupError("gradient registry has no entry for: DenseBincount")
+
+
+_bincount_weights.defvjp(_bincount_weights_fwd, _bincount_weights_bwd)
+
+
+def _weighted_bincount(values: jax.Array, weights: jax.Array, length: int, per_row: bool) -> jax.Array:
+    weights = _bincount_weights(weights)
+    if per_row:
+        return jax.vmap(lambda v, w: jnp.zeros((length,), w.dtype).at[v].add(w, mode="drop"))(values, weights)
+    return jnp.zeros((length,), weights.dtype).at[values.reshape(-1)].add(weights.reshape(-1), mode="drop")
+
+
+_weighted_bincount_op = _row(OpDef("DenseBincount", _weighted_bincount, True))
+
+
+@table.export("math.bincount", gradient="custom", dtypes=table.REAL,
+              note="arr must be known (not traced); differentiating through weights raises LookupError, as TF")
 def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: Any = None, dtype: Any = dtypes.int32,
              name: str | None = None, axis: Any = None, binary_output: bool = False) -> Tensor:
-    """Counts occurrences of each value in the int array `arr` (weighted if `weights` is given)."""
-    data = np.asarray(convert_to_tensor(arr).numpy())
+    """Counts occurrences of each value in the int array `arr` (weighted if `weights` is given).
+
+    As in TF, the weighted count is an op with no registered gradient: it is
+    recorded when a tape watches `weights`, and asking for a gradient through it
+    raises `LookupError`.
+    """
+    arr_t = convert_to_tensor(arr)
+    data = np.asarray(arr_t.numpy())
     if binary_output and weights is not None:
         raise ValueError("Arguments `binary_output` and `weights` are mutually exclusive. Please specify only one.")
-    w_all = None if weights is None else np.asarray(convert_to_tensor(weights).numpy())
+    weights_t = None if weights is None else convert_to_tensor(weights)
     if data.size and data.min() < 0:
         raise errors.invalid_argument(f"Input arr must be non-negative! Got: {data.min()}", "Bincount")
     length = int(data.max()) + 1 if data.size else 0
@@ -309,16 +394,17 @@ def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: An
         length = max(length, int(minlength))
     if maxlength is not None:
         length = min(length, int(maxlength))
-    out_dtype = w_all.dtype if w_all is not None else dtypes.as_dtype(dtype).as_numpy_dtype
+    if weights_t is not None:
+        per_row = axis == -1 and data.ndim == 2
+        return apply(_weighted_bincount_op, (arr_t, weights_t), (("length", length), ("per_row", per_row)))[0]
+    out_dtype = dtypes.as_dtype(dtype).as_numpy_dtype
 
-    def count(values: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    def count(values: np.ndarray) -> np.ndarray:
         keep = values < length
-        counts = np.bincount(values[keep].astype(np.int64), weights=None if w is None else w[keep], minlength=length)
-        counts = counts[:length]
+        counts = np.bincount(values[keep].astype(np.int64), minlength=length)[:length]
         return np.minimum(counts, 1) if binary_output else counts
 
     if axis == -1 and data.ndim == 2:
-        rows = [count(data[i], None if w_all is None else w_all[i]) for i in range(data.shape[0])]
+        rows = [count(data[i]) for i in range(data.shape[0])]
         return convert_to_tensor(np.stack(rows).reshape(data.shape[0], length).astype(out_dtype))
-    flat_w = None if w_all is None else w_all.reshape(-1)
-    return convert_to_tensor(count(data.reshape(-1), flat_w).astype(out_dtype))
+    return convert_to_tensor(count(data.reshape(-1)).astype(out_dtype))
