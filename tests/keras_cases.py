@@ -873,6 +873,134 @@ def metric_creating_variables_inside_function(tf):
     return [update(labels, scores), update(labels[::-1], scores), f1.result()]
 
 
+@case
+def add_loss_of_tf_op_in_call(tf):
+    class ActivityPenalty(tf.keras.layers.Layer):
+        def call(self, inputs):
+            self.add_loss(0.1 * tf.reduce_sum(tf.square(inputs)))
+            return inputs * 2.0
+
+    class Net(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(2)
+            self.penalty = ActivityPenalty()
+
+        def call(self, inputs):
+            return self.penalty(self.dense(inputs))
+
+    x, y = _regression_data()
+    y = np.concatenate([y, -y], axis=1)
+    net = Net()
+    net(x[:1])
+    set_weights(net, 10)
+    with tf.GradientTape() as tape:
+        out = net(x)
+        losses = net.losses
+        loss = tf.reduce_mean(out ** 2) + tf.add_n(losses)
+    grads = tape.gradient(loss, net.trainable_variables)
+    net.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse")
+    history = net.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+    return {"losses": losses, "grads": grads, "history": history.history, "weights": net.weights}
+
+
+@case
+def layer_call_returning_a_variable(tf):
+    class Constant(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.table = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+
+        def call(self, inputs):
+            return self.table
+
+    layer = Constant()
+    out = layer(np.zeros((1,), np.float32))
+    with tf.GradientTape() as tape:
+        total = tf.reduce_sum(layer(np.zeros((1,), np.float32)) * 3.0)
+    @tf.function
+    def traced(x):
+        return layer(x) * 1.0
+
+    return {"out": out, "is_the_variable": out is layer.table, "grad": tape.gradient(total, layer.table),
+            "traced": traced(np.zeros((1,), np.float32))}
+
+
+@case
+def functional_subclass_then_other_subclasses(tf):
+    # `CustomModel(inputs, outputs)`: Keras makes the subclass functional; later subclasses are unaffected.
+    class CustomModel(tf.keras.Model):
+        pass
+
+    inputs = tf.keras.Input((4,))
+    functional = CustomModel(inputs, tf.keras.layers.Dense(2)(inputs))
+    set_weights(functional, 11)
+
+    class Later(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(2)
+
+        def call(self, x):
+            return self.dense(x) * 3.0
+
+    x, _ = _regression_data()
+    later = Later()
+    later(x[:1])
+    set_weights(later, 12)
+    plain = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(inputs))
+    set_weights(plain, 13)
+    return {"functional": functional(x), "is_model": isinstance(functional, tf.keras.Model), "later": later(x),
+            "plain": plain(x), "n_layers": len(functional.layers)}
+
+
+@case
+def compute_loss_inside_a_tape(tf):
+    class Net(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(1, kernel_regularizer=tf.keras.regularizers.L2(0.5))
+
+        def call(self, x):
+            return self.dense(x)
+
+    x, y = _regression_data()
+    net = Net()
+    net(x[:1])
+    set_weights(net, 14)
+    net.compile(optimizer="sgd", loss="mse")
+    with tf.GradientTape() as tape:
+        y_pred = net(x)
+        loss = net.compute_loss(x=x, y=y, y_pred=y_pred)
+    return {"loss": loss, "is_tensor": isinstance(loss, tf.Tensor),
+            "grads": tape.gradient(loss, net.trainable_variables)}
+
+
+@case
+def compute_loss_without_a_loss(tf):
+    x, y = _regression_data()
+    model = _dense_functional(tf, tf.keras.Model)
+    model.compile(optimizer="sgd")
+    return model.compute_loss(x=x, y=y, y_pred=model(x))
+
+
+@case
+def tensors_read_before_fit_survive_it(tf):
+    # Keras's compiled steps donate the state arrays they get; tensors recorded before fit keep their values.
+    x, y = _regression_data()
+    model = _dense_functional(tf, tf.keras.Model)
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")
+    with tf.GradientTape() as tape:
+        before = model(x)
+        loss = tf.reduce_mean(before ** 2)
+    kernel = model.layers[1].kernel * 1.0
+    model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    model.train_on_batch(x, y)
+    model.evaluate(x, y, verbose=0)
+    return {"before": before, "loss": loss, "grads": tape.gradient(loss, model.trainable_variables),
+            "kernel": kernel, "after": model(x)}
+
+
 def main(out_path: str) -> None:
     import tensorflow as tf
 

@@ -274,7 +274,8 @@ class _Program:
     assigned (`written`).
     """
 
-    __slots__ = ("fn", "jitted", "key", "avals", "out_tree", "n_out", "changed", "extra_variables", "written")
+    __slots__ = ("fn", "jitted", "key", "avals", "out_tree", "n_out", "changed", "extra_variables", "written",
+                 "returned_variables")
 
     def __init__(self, call: Callable[..., Any], leaves: list, treedef: Any, positions: list[int],
                  keras_variables: Sequence[Any], in_structs: list) -> None:
@@ -291,6 +292,7 @@ class _Program:
             writes: dict[int, Variable] = {}
             mapping = list(zip(keras_variables, values[n_tensors:n_tensors + n_state]))
             _local.depth = getattr(_local, "depth", 0) + 1
+            saved_returned, _local.returned = getattr(_local, "returned", None), {}
             try:
                 with _isolated(extra, collector, writes), \
                         keras.StatelessScope(state_mapping=mapping, collect_losses=True) as scope:
@@ -299,8 +301,10 @@ class _Program:
                     after = [scope.get_current_value(v) for v in keras_variables]
             finally:
                 _local.depth -= 1
+                returned, _local.returned = _local.returned, saved_returned
             # The losses the call added (`add_loss`, activity regularizers) are outputs too.
             flat, out_tree = jax.tree_util.tree_flatten((result, list(scope.losses)), is_leaf=_is_tensor_like)
+            probe["returned"] = {i: returned[id(leaf)] for i, leaf in enumerate(flat) if id(leaf) in returned}
             outs = [_to_jax(v) for v in flat]
             if narrow:  # Keras assumes JAX's 32-bit defaults; with no 64-bit input, no 64-bit float result
                 outs = [o.astype(np.float32) if getattr(o, "dtype", None) == np.float64 else o for o in outs]
@@ -322,6 +326,7 @@ class _Program:
             structs = jax.eval_shape(analyse, *in_structs, *[
                 jax.ShapeDtypeStruct(v._shape, v._dtype._np) for v in self.extra_variables])
         self.out_tree, self.changed, self.written = probe["tree"], probe["changed"], probe["written"]
+        self.returned_variables = probe["returned"]  # output position -> the variable `call` returned there
         self.n_out = len(structs) - len(self.changed) - len(self.written)
         self.avals = tuple((tuple(s.shape), dtypes.from_numpy(np.dtype(s.dtype))) for s in structs)
         changed, written_variables = self.changed, self.written
@@ -388,7 +393,11 @@ def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple,
         states[index].assign(value)
     for variable, value in zip(program.written, outputs[program.n_out + n_changed:]):
         variable.assign(value)
-    result, added_losses = jax.tree_util.tree_unflatten(program.out_tree, list(outputs[:program.n_out]))
+    results = list(outputs[:program.n_out])
+    if program.returned_variables and _thread_state.trace is None:
+        for position, variable in program.returned_variables.items():  # eagerly, TF's call returns the variable
+            results[position] = variable
+    result, added_losses = jax.tree_util.tree_unflatten(program.out_tree, results)
     if label == "call":
         _added_losses[owner] = added_losses
     return result
@@ -475,7 +484,15 @@ def _jax_outputs(call: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(call)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         outputs = call(self, *args, **kwargs)
-        return jax.tree_util.tree_map(_to_jax, outputs, is_leaf=_is_tensor_like)
+        returned = getattr(_local, "returned", None)
+
+        def to_jax(leaf: Any) -> Any:
+            value = _to_jax(leaf)
+            if returned is not None and isinstance(leaf, (Variable, keras.Variable)):
+                returned[id(value)] = leaf  # a variable returned as it is (TF's eager call returns it)
+            return value
+
+        return jax.tree_util.tree_map(to_jax, outputs, is_leaf=_is_tensor_like)
 
     wrapper._tapeshim_jax_outputs = True  # type: ignore[attr-defined]
     return wrapper
@@ -507,6 +524,10 @@ class TapeLayerMixin:
     def add_weight(self, *args: Any, **kwargs: Any) -> Any:
         variable = super().add_weight(*args, **kwargs)
         return adopt_variable(variable)
+
+    def add_loss(self, loss: Any) -> None:
+        """Keras's `add_loss`, also for losses computed with tapeshim ops (`self.add_loss(tf.reduce_sum(x))`)."""
+        super().add_loss(jax.tree_util.tree_map(_to_jax, loss, is_leaf=_is_tensor_like))
 
     def _post_build(self) -> None:
         # Keras's hook after any build: values a checkpoint restored before the layer had

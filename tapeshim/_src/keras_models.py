@@ -158,6 +158,12 @@ class TrainingMixin(TapeLayerMixin):
             return
         super()._symbolic_build(*args, **kwargs)
 
+    def _get_jax_state(self, *args: Any, **kwargs: Any) -> tuple:
+        # Keras's compiled steps donate the state they are given; tensors read before `fit` (a tape's
+        # recorded reads, lazy results) still hold the variables' arrays, so Keras gets copies.
+        state = super()._get_jax_state(*args, **kwargs)
+        return tuple([value.copy() for value in group] for group in state)
+
     def _purge_model_variables(self, *args: Any, **kwargs: Any) -> None:
         # A TF-style step runs on the live variables, so they are never emptied between steps.
         if keras_train_step.uses_tf_style_steps(self, TrainingMixin):
