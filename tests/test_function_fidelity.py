@@ -319,3 +319,90 @@ def test_from_generator_errors():
             outcomes.append("InvalidArgumentError")
         return outcomes
     check(body)
+
+
+def test_a_pull_inside_a_cond_branch_happens_only_when_it_runs():
+    def body(tf):
+        iterator = iter(tf.data.Dataset.range(10))
+
+        @tf.function
+        def pick(flag):
+            return tf.cond(flag, lambda: next(iterator), lambda: tf.constant(-1, tf.int64))
+
+        return [pick(tf.constant(flag)) for flag in (True, False, True, True)], pick.experimental_get_tracing_count()
+    check(body)
+
+
+@pytest.mark.parametrize("size", [8, 6])  # 6: the data ends inside the loop
+def test_pulls_inside_a_while_loop_body_take_one_element_per_iteration(size):
+    def body(tf):
+        iterator = iter(tf.data.Dataset.range(size))
+
+        @tf.function
+        def total(it, steps):
+            first = next(it)
+            loop = tf.while_loop(lambda i, s: i < steps, lambda i, s: (i + 1, s + it.get_next()),
+                                 (tf.constant(0), first))
+            return loop[1]
+
+        return _until_end(total, iterator, tf.constant(3), calls=4)
+    check(body)
+
+
+def test_an_optional_pulled_inside_a_loop():
+    def body(tf):
+        iterator = iter(tf.data.Dataset.range(3))
+
+        @tf.function
+        def count_present():
+            return tf.while_loop(
+                lambda i, n: i < 5,
+                lambda i, n: (i + 1, n + tf.cast(iterator.get_next_as_optional().has_value(), tf.int32)),
+                (tf.constant(0), tf.constant(0)))[1]
+
+        return count_present(), count_present()
+    check(body)
+
+
+def test_iterators_in_nests_shared_and_in_nested_functions():
+    def body(tf):
+        shared = iter(tf.data.Dataset.range(6))
+
+        @tf.function
+        def a():
+            return next(shared)
+
+        @tf.function
+        def b():
+            return next(shared) * 10
+
+        @tf.function
+        def outer():
+            return a() + a()
+
+        @tf.function
+        def from_dict(d):
+            return next(d["it"]) * 2
+
+        in_dict = iter(tf.data.Dataset.range(5))
+        return ([a(), b(), a(), b(), outer()], [from_dict({"it": in_dict}) for _ in range(3)])
+    check(body)
+
+
+def test_a_variable_created_lazily_from_the_first_argument():
+    def body(tf):
+        class Accumulator(tf.Module):
+            def __init__(self):
+                self.total = None
+
+            @tf.function
+            def __call__(self, x):
+                if self.total is None:
+                    self.total = tf.Variable(tf.zeros_like(x) + 1.0)
+                self.total.assign_add(x)
+                return self.total.read_value()
+
+        accumulate = Accumulator()
+        values = [accumulate(tf.constant([1.0, 2.0])) for _ in range(3)]
+        return values, accumulate.__call__.experimental_get_tracing_count()
+    check(body)

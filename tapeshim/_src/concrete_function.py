@@ -343,7 +343,7 @@ class ConcreteFunction:
             key_tensors = [concrete(k) for k in keys] + [convert_to_tensor(v) for v in host_values]
             inputs = tuple(arg_tensors) + tuple(reads) + tuple(self._const_tensors) + tuple(key_tensors)
             if registry.tracking_recorders(inputs):
-                if self.host_feed is not None and self.host_feed.used:
+                if self.host_feed is not None and (self.host_feed.used or self.host_feed.branch_pulls):
                     raise LookupError(
                         "No gradient defined for operation'IteratorGetNext' (op type: IteratorGetNext). In general "
                         "every operation must have an associated `@tf.RegisterGradient` for correct autodiff, which "

@@ -30,7 +30,11 @@ class _Branch:
         self.placeholders = [trace.placeholder(jnp.zeros(shape, dtype._np), shape, dtype) for shape, dtype in specs]
         pending_before = dict(trace.pending)
         effects_before = len(trace.effects)
-        self.result = fn(*self.placeholders)
+        trace.branch_depth += 1  # host state read here is read when the branch runs (function_host_inputs)
+        try:
+            self.result = fn(*self.placeholders)
+        finally:
+            trace.branch_depth -= 1
         changed = pending_before.keys() != trace.pending.keys() or any(
             trace.pending[k][1] is not pending_before[k][1] for k in pending_before)
         if changed or len(trace.effects) != effects_before:

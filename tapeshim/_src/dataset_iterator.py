@@ -76,6 +76,8 @@ class OwnedIterator:
 
     def consume(self, count: int) -> list:
         """Removes and returns up to `count` next elements."""
+        if count <= 0:
+            return []
         self.peek(count - 1)
         return [self._buffer.popleft() for _ in range(min(count, len(self._buffer)))]
 

@@ -287,8 +287,15 @@ class Function:
             if concrete.host_feed is None:
                 return concrete.run(flat)
             peeked, signature = concrete.host_feed.peek(flat)
-        result = concrete.run(flat, concrete.host_feed.values(peeked))
-        concrete.host_feed.consume(peeked)  # a call that failed (under a tape) pulled nothing, as TF
+        feed = concrete.host_feed
+        if feed.branch_pulls:  # pulls inside branches or loops take the elements after this call's others
+            values = feed.values(peeked)
+            feed.consume(peeked)
+            result = concrete.run(flat, values)
+            feed.raise_failure()
+            return result
+        result = concrete.run(flat, feed.values(peeked))
+        feed.consume(peeked)  # a call that failed (under a tape) pulled nothing, as TF
         return result
 
     def _lookup(self, key: tuple, tf_key: Any, flat: list, args: tuple, kwargs: dict,

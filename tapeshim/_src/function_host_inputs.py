@@ -8,6 +8,12 @@ call pulls the elements on the host and passes them to the one compiled program 
 per-call inputs. A call whose elements have other shapes than the trace's (the
 last, smaller batch) traces the Python function again for those shapes without
 counting as a TF retrace, as for an `input_signature` with `None` dimensions.
+
+A pull inside a `tf.cond` branch or a `tf.while_loop` body runs only when (and as
+often as) the branch or body does, so it is an ordered host callback in the program
+instead (`io_callback`): it takes the next element when it runs. Its result shapes
+are the trace's; the end of the data (or an element of other shapes) is reported
+after the call, as TF's `OutOfRangeError` (or `InvalidArgumentError`).
 """
 
 from __future__ import annotations
@@ -17,8 +23,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import io_callback
 
-from tapeshim._src import dtypes, errors, nest
+from tapeshim._src import dtypes, errors, nest, registry
 from tapeshim._src.dataset_iterator import END_OF_SEQUENCE, Optional, OwnedIterator
 from tapeshim._src.tensor import Tensor
 
@@ -35,6 +42,9 @@ class _PullGroup:
         self.optional: list[bool] = []  # per pull: made by get_next_as_optional
         self.needs_value: list[bool] = []  # per pull: the optional's get_value was used
         self.avals: list[list[tuple]] = []  # per pull: each leaf's (shape, dtype) at trace time
+        self.branch_pulls = 0  # pulls inside control-flow branches and loop bodies (host callbacks)
+        self.current: OwnedIterator | None = None  # the iterator this call pulls from (set per call)
+        self.failure: errors.OpError | None = None  # what a host callback ran into during this call
 
 
 class HostInputs:
@@ -50,6 +60,8 @@ class HostInputs:
         group = self.groups.get(id(iterator))
         if group is None:
             group = self.groups[id(iterator)] = _PullGroup(iterator)
+        if self._trace.branch_depth:
+            return self._pull_in_branch(iterator, group, optional)
         index = len(group.optional)
         element = iterator.peek(index)
         if element is None and not optional:
@@ -81,6 +93,47 @@ class HostInputs:
 
         return Optional(value, iterator.element_spec, flag, on_get_value)
 
+    def _pull_in_branch(self, iterator: OwnedIterator, group: _PullGroup, optional: bool) -> Any:
+        """A pull inside a branch or loop body: a host callback that takes the next element when it runs."""
+        element = iterator.peek(len(group.optional) + group.branch_pulls)  # for the shapes only
+        group.branch_pulls += 1
+        if element is None:
+            specs = nest.flatten(iterator.element_spec)
+            avals = [(tuple(d or 0 for d in spec.shape.as_list()), spec.dtype) for spec in specs]
+        else:
+            avals = [(tuple(t._shape), t._dtype) for t in nest.flatten(element)]
+        structs = (jax.ShapeDtypeStruct((), np.bool_),) + tuple(
+            jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in avals)
+        needs_value = [not optional]
+
+        def take_on_host() -> tuple:
+            source = group.current if group.current is not None else group.iterator
+            pulled = source.consume(1)
+            leaves = nest.flatten(pulled[0]) if pulled else []
+            if pulled and [(tuple(t._shape), t._dtype) for t in leaves] == avals:
+                return (np.asarray(True),) + tuple(np.asarray(t._value) for t in leaves)
+            if group.failure is None and (pulled or needs_value[0]):
+                group.failure = (errors.invalid_argument(
+                    "An iterator element pulled inside a tf.cond branch or tf.while_loop body has shapes "
+                    f"{[list(t._shape) for t in leaves]}, not the traced {[list(a[0]) for a in avals]}.",
+                    "IteratorGetNext") if pulled else _end_of_sequence() if not optional else errors.invalid_argument(
+                    "The given optional does not have a value.", "OptionalGetValue"))
+            return tuple(np.zeros(s.shape, s.dtype) for s in structs)
+
+        def pull_op() -> tuple:
+            return tuple(io_callback(take_on_host, structs, ordered=True))
+
+        outputs = registry.record(pull_op, ("IteratorGetNext", id(take_on_host)), (),
+                                  (((), dtypes.bool_),) + tuple(avals), [])
+        value = nest.pack_sequence_as(iterator.element_spec if element is None else element, list(outputs[1:]))
+        if not optional:
+            return value
+
+        def on_get_value() -> None:
+            needs_value[0] = True
+
+        return Optional(value, iterator.element_spec, outputs[0], on_get_value)
+
 
 class HostFeed:
     """How a concrete function pulls its per-call host inputs.
@@ -104,6 +157,7 @@ class HostFeed:
         order = {id(group.iterator): g for g, group in enumerate(self._groups)}
         self._feed_of = {tid: (order[it], pull, leaf) for tid, (it, pull, leaf) in host_inputs.feed_of.items()}
         self.signature = tuple(tuple(tuple(avals) for avals in group.avals) for group in self._groups)
+        self.branch_pulls = any(group.branch_pulls for group in self._groups)
         self.used: list[tuple[int, int, int]] = []  # the program's host inputs, in order
 
     def add_input(self, tid: int) -> bool:
@@ -124,6 +178,7 @@ class HostFeed:
         iterators, elements, signature = [], [], []
         for group, (kind, source) in zip(self._groups, self._sources):
             iterator = flat_args[source] if kind == "arg" else source
+            group.current, group.failure = iterator, None
             pulled = [iterator.peek(i) for i in range(len(group.optional))]
             for element, optional, needs_value in zip(pulled, group.optional, group.needs_value):
                 if element is None and (not optional or needs_value):
@@ -139,6 +194,13 @@ class HostFeed:
             elements.append(pulled)
             signature.append(avals)
         return [iterators, elements], tuple(signature)
+
+    def raise_failure(self) -> None:
+        """Raises what a pull inside a branch or loop ran into during the call, if anything."""
+        for group in self._groups:
+            failure, group.failure = group.failure, None
+            if failure is not None:
+                raise failure
 
     def consume(self, peeked: list) -> None:
         """Consumes the peeked elements (after the call ran)."""

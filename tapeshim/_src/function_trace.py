@@ -47,6 +47,7 @@ class FunctionTrace(Recorder):
         self.created_variables = False
         self.placeholders: set[int] = set()
         self.placeholder_names: dict[int, str] = {}
+        self.branch_depth = 0  # > 0 while a tf.cond branch or tf.while_loop body is traced
         self.first_tid = next_tensor_id()  # tensors made before the trace began are captures
         self.var_leaves: dict[int, Variable] = {}
         self.pending: dict[int, tuple[Variable, Tensor]] = {}
