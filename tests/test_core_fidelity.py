@@ -401,3 +401,140 @@ def test_non_numbers_with_a_dtype_raise_tfs_error(body):
 ])
 def test_operators_defer_to_the_other_operands_reflected_operator(body):
     check(body)
+
+
+# -- custom gradients inside custom gradients, and in forward mode ----------
+def _override_second_order(tf):
+    """TF's backprop_test testOverrideSecondOrderWithCustomGradient."""
+    @tf.custom_gradient
+    def f(x):
+        def first_order_grad(dz):
+            @tf.custom_gradient
+            def first_order_custom(unused_x):
+                def h(ddz):
+                    return -2.1 * ddz
+                return -1.1, h
+            return dz * first_order_custom(x)
+        return x + 10.0, first_order_grad
+
+    c = tf.constant(1.0)
+    with tf.GradientTape() as outer:
+        outer.watch(c)
+        with tf.GradientTape() as inner:
+            inner.watch(c)
+            d = f(c) ** 4.0
+        dd = inner.gradient(d, c)
+    return dd, outer.gradient(dd, c)
+
+
+def _custom_gradient_of_custom_gradient(tf):
+    """TF's backprop_test testCustomGradientForwardprop (a grad_fn that is itself a custom gradient)."""
+    @tf.custom_gradient
+    def f(x):
+        def g(dz):
+            @tf.custom_gradient
+            def first_order(unused_x, unused_dz):
+                def second_order_and_transpose(unused_ddz):
+                    return 2.2, 3.1
+                return 2.1, second_order_and_transpose
+            return first_order(x, dz)
+        return 2.0 * x, g
+
+    with tf.GradientTape(persistent=True) as t:
+        with tf.GradientTape() as tt:
+            c = tf.constant(1.0)
+            t.watch(c)
+            tt.watch(c)
+            output_grad = tf.ones([])
+            t.watch(output_grad)
+            output = f(c)
+        gc = tt.gradient(output, c, output_gradients=output_grad)
+    # TF hands back grad_fn's Python floats as they are; compare them as tensors
+    return output, gc, tf.convert_to_tensor(t.gradient(gc, c)), tf.convert_to_tensor(t.gradient(gc, output_grad))
+
+
+def _custom_gradient_used_in_grad_fn(tf):
+    @tf.custom_gradient
+    def scaled_sin(x):
+        return tf.sin(x), lambda dy: dy * 100.0
+
+    @tf.custom_gradient
+    def f(x):
+        return x * 1.0, lambda dz: dz * scaled_sin(x)
+
+    c = tf.constant(1.0)
+    with tf.GradientTape() as outer:
+        outer.watch(c)
+        with tf.GradientTape() as inner:
+            inner.watch(c)
+            d = f(c) * 3.0
+        dd = inner.gradient(d, c)
+    return dd, outer.gradient(dd, c)
+
+
+def _forward_mode_through_custom_gradient(tf, stop):
+    @tf.custom_gradient
+    def f(x):
+        first = tf.stop_gradient(x) if stop else x
+        return first * x, lambda dz: dz * 100.0
+
+    x = tf.constant(3.0)
+    with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as acc:
+        y = f(x)
+        z = y * 2.0
+    return acc.jvp(y), acc.jvp(z)
+
+
+def _forward_mode_custom_gradient_with_variable(tf):
+    v = tf.Variable(2.0)
+
+    @tf.custom_gradient
+    def f(x):
+        def g(dz, variables=None):
+            return dz * 100.0, [dz * 7.0]
+        return x * v, g
+
+    with tf.autodiff.ForwardAccumulator(v, tf.constant(1.0)) as acc:
+        y = f(tf.constant(3.0))
+    return acc.jvp(y)
+
+
+def _forward_over_backward_custom_gradient(tf, grad_uses_x):
+    @tf.custom_gradient
+    def f(x):
+        def g(dz):
+            return dz * 100.0 * x if grad_uses_x else dz * 100.0
+        return x * x, g
+
+    x = tf.constant(3.0)
+    with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as acc:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        grad = tape.gradient(y, x)
+    return grad, acc.jvp(grad), acc.jvp(y)
+
+
+def _forward_over_backward_sqrt(tf):
+    x = tf.constant([1.0, 4.0])
+    with tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 1.0])) as acc:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.sqrt(x) * tf.constant([2.0, 1.0])
+        grad = tape.gradient(y, x)
+    return grad, acc.jvp(grad)
+
+
+@pytest.mark.parametrize("body", [
+    _override_second_order,
+    _custom_gradient_of_custom_gradient,
+    _custom_gradient_used_in_grad_fn,
+    lambda tf: _forward_mode_through_custom_gradient(tf, stop=False),
+    lambda tf: _forward_mode_through_custom_gradient(tf, stop=True),
+    _forward_mode_custom_gradient_with_variable,
+    lambda tf: _forward_over_backward_custom_gradient(tf, grad_uses_x=False),
+    lambda tf: _forward_over_backward_custom_gradient(tf, grad_uses_x=True),
+    _forward_over_backward_sqrt,
+])
+def test_custom_gradients_nested_and_in_forward_mode(body):
+    check(body, rtol=1e-5)

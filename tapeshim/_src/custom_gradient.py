@@ -144,10 +144,16 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         # An input whose gradient grad_fn returns as None reaches the op through stop_gradient, so
         # tapes see it as unconnected (None), as TF does.
         from tapeshim._src.ops import math_ops
+        from tapeshim._src.ops.math_ops import MODE
 
         inputs = [math_ops.stop_gradient(t) if p in probe["none_grads"] else t for p, t in zip(positions, inputs)]
         all_inputs = tuple(inputs) + tuple(reads)
-        if not registry.tracking_recorders(all_inputs):
+        tracking = registry.tracking_recorders(all_inputs)
+        # Inside a JAX transformation (another custom gradient's grad_fn, differentiated by an outer
+        # tape), JAX must see this function's custom rule too, as TF's second-order gradients do.
+        traced = not tracking and not MODE.forward and any(
+            isinstance(t._value, jax.core.Tracer) for t in all_inputs)
+        if not tracking and not traced:
             result, _ = f(*args, **kwargs)
             return result
         n_inputs = len(inputs)
@@ -155,10 +161,11 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         def values_by_variable(values: tuple) -> dict[int, Any]:
             return {id(v): value for v, value in zip(variables, values[n_inputs:])}
 
-        @jax.custom_vjp
-        def op(*values: jax.Array) -> tuple:
+        def forward(*values: jax.Array) -> tuple:
             result, _ = run(list(values[:n_inputs]), values_by_variable(values), None)
             return tuple(convert_to_tensor(t).value for t in nest.flatten(result))
+
+        op = jax.custom_vjp(forward)
 
         def op_fwd(*values: jax.Array) -> tuple:
             return op(*values), values
@@ -188,9 +195,16 @@ def custom_gradient(f: Callable | None = None) -> Callable:
             return tuple(out)
 
         op.defvjp(op_fwd, op_bwd)
+        if traced:
+            outputs = _wrap(op(*[t._value for t in all_inputs]))
+            return nest.pack_sequence_as(structure, outputs)
+
+        def node_fn(*values: jax.Array) -> tuple:
+            # Forward mode differentiates the ops the function ran, as TF's accumulators do.
+            return forward(*values) if MODE.forward else op(*values)
+
         avals = tuple((tuple(s.shape), dtypes.from_numpy(np.dtype(s.dtype))) for s in out_structs)
-        outputs = registry.record(op, ("CustomGradient", id(f), id(op)), all_inputs, avals,
-                                  registry.tracking_recorders(all_inputs))
+        outputs = registry.record(node_fn, ("CustomGradient", id(f), id(op)), all_inputs, avals, tracking)
         return nest.pack_sequence_as(structure, list(outputs))
 
     return decorated

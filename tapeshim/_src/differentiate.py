@@ -260,16 +260,22 @@ def _make_program(mode: str, steps: list, connected: tuple, source_avals: tuple,
             env = evaluate(leaf_values, eps)
             return [env[target_slots[k]] for k in trainable], [env[s] for s in target_slots]
 
-        eps0 = [jnp.zeros(shape, dtype._np) for shape, dtype in source_avals]
-        if mode == JVP:
-            from tapeshim._src.ops.math_ops import MODE
+        from tapeshim._src.ops.math_ops import MODE
 
-            saved, MODE.forward = MODE.forward, True
-            try:
+        eps0 = [jnp.zeros(shape, dtype._np) for shape, dtype in source_avals]
+        # Ops with TF-specific reverse rules (custom_vjp) use plain JAX in forward mode; a reverse-mode
+        # program keeps its reverse rules (and so its values) when an outer forward accumulator
+        # differentiates it (forward over backward).
+        saved, MODE.forward = MODE.forward, mode == JVP
+        try:
+            if mode == JVP:
                 (outs, aux), (tangents_out, _) = jax.jvp(f, (eps0,), (list(seeds),))
-            finally:
-                MODE.forward = saved
-            return aux, tangents_out
+                return aux, tangents_out
+            return reverse(f, eps0, seeds)
+        finally:
+            MODE.forward = saved
+
+    def reverse(f: Callable, eps0: list, seeds: list) -> tuple:
         outs, pullback, aux = jax.vjp(f, eps0, has_aux=True)
         if mode == GRADIENT:
             cotangents = []
