@@ -224,7 +224,9 @@ def intro_to_modules_keras_layers(tf):
             return tf.nn.relu(y)
 
     simple_layer = MyDense(name="simple", in_features=3, out_features=3)
-    out["cell 26"] = simple_layer([[2.0, 2.0, 2.0]])
+    # Cell 26 calls the layer on a Python list, which TF 2.21's Keras refuses (ValueError: only input
+    # tensors may be passed as positional arguments) and tapeshim accepts (reported); the same call on a tensor:
+    out["cell 26"] = simple_layer(tf.constant([[2.0, 2.0, 2.0]]))
 
     class FlexibleDense(tf.keras.layers.Layer):
         # Note the added `**kwargs`, as Keras supports many arguments
@@ -280,7 +282,7 @@ def intro_to_modules_keras_models(tf):
     my_sequential_model = MySequentialModel(name="the_model")
     out["cell 32"] = my_sequential_model(tf.constant([[2.0, 2.0, 2.0]]))
     out["cell 33"] = my_sequential_model.variables
-    out["cell 34"] = [type(m).__name__ for m in my_sequential_model.submodules]
+    # Cell 34 (my_sequential_model.submodules) fails in TF 2.21: Keras 3 models have no `submodules`.
 
     inputs = tf.keras.Input(shape=[3,])
     x = FlexibleDense(3)(inputs)
@@ -362,10 +364,12 @@ def basic_training_loops_keras(tf):
         out["cell 13 save_weights"] = type(e).__name__
 
     keras_model = MyModelKeras()
+    # The guide passes loss=tf.keras.losses.mean_squared_error, which TF 2.21's tf.keras does not have
+    # (AttributeError; tapeshim has it, reported); the same loss as its class:
     keras_model.compile(
         run_eagerly=False,
         optimizer=tf.keras.optimizers.SGD(learning_rate=0.1),
-        loss=tf.keras.losses.mean_squared_error,
+        loss=tf.keras.losses.MeanSquaredError(),
     )
     out["cell 15 x.shape[0]"] = x.shape[0]
     history = keras_model.fit(x, y, epochs=10, batch_size=1000, verbose=0)
