@@ -43,6 +43,15 @@ def seed_weights(layer: Any, seed: int = 0) -> None:
     layer.set_weights([(0.5 * rng.standard_normal(w.shape)).astype(np.float32) for w in layer.get_weights()])
 
 
+def error_class(cell: Callable[[], Any]) -> str | None:
+    """The class name of what `cell` raises, or None: for guide cells that fail in TF 2.21 as written."""
+    try:
+        cell()
+    except Exception as exc:  # noqa: BLE001 - the class is the result
+        return type(exc).__name__
+    return None
+
+
 @contextlib.contextmanager
 def printed() -> Any:
     """Captures what the block prints; the StringIO's value is the text."""
@@ -224,8 +233,9 @@ def intro_to_modules_keras_layers(tf):
             return tf.nn.relu(y)
 
     simple_layer = MyDense(name="simple", in_features=3, out_features=3)
-    # Cell 26 calls the layer on a Python list, which TF 2.21's Keras refuses (ValueError: only input
-    # tensors may be passed as positional arguments) and tapeshim accepts (reported); the same call on a tensor:
+    # As written, cell 26 calls the layer on a Python list, which TF 2.21's Keras refuses (ValueError: only
+    # input tensors may be passed as positional arguments); then the same call on a tensor.
+    out["cell 26 as written"] = error_class(lambda: simple_layer([[2.0, 2.0, 2.0]]))
     out["cell 26"] = simple_layer(tf.constant([[2.0, 2.0, 2.0]]))
 
     class FlexibleDense(tf.keras.layers.Layer):
@@ -282,7 +292,8 @@ def intro_to_modules_keras_models(tf):
     my_sequential_model = MySequentialModel(name="the_model")
     out["cell 32"] = my_sequential_model(tf.constant([[2.0, 2.0, 2.0]]))
     out["cell 33"] = my_sequential_model.variables
-    # Cell 34 (my_sequential_model.submodules) fails in TF 2.21: Keras 3 models have no `submodules`.
+    # Cell 34 fails in TF 2.21 (AttributeError): Keras 3 models have no `submodules`.
+    out["cell 34"] = error_class(lambda: my_sequential_model.submodules)
 
     inputs = tf.keras.Input(shape=[3,])
     x = FlexibleDense(3)(inputs)
@@ -364,8 +375,9 @@ def basic_training_loops_keras(tf):
         out["cell 13 save_weights"] = type(e).__name__
 
     keras_model = MyModelKeras()
-    # The guide passes loss=tf.keras.losses.mean_squared_error, which TF 2.21's tf.keras does not have
-    # (AttributeError; tapeshim has it, reported); the same loss as its class:
+    # As written, cell 14 passes loss=tf.keras.losses.mean_squared_error, which TF 2.21's tf.keras does not
+    # have (AttributeError); then the same loss as its class.
+    out["cell 14 as written"] = error_class(lambda: tf.keras.losses.mean_squared_error)
     keras_model.compile(
         run_eagerly=False,
         optimizer=tf.keras.optimizers.SGD(learning_rate=0.1),
