@@ -406,3 +406,27 @@ def test_a_variable_created_lazily_from_the_first_argument():
         values = [accumulate(tf.constant([1.0, 2.0])) for _ in range(3)]
         return values, accumulate.__call__.experimental_get_tracing_count()
     check(body)
+
+
+@pytest.mark.parametrize("source", ["op", "generator"])
+def test_random_draws_inside_a_loop_body_differ_per_iteration(source):
+    def body(tf):
+        generator = tf.random.Generator.from_seed(3)
+
+        def draw():
+            return tf.random.uniform([2]) if source == "op" else generator.uniform([2])
+
+        @tf.function
+        def two_draws():
+            def step(i, first, second):
+                r = draw()
+                return i + 1, tf.where(tf.equal(i, 0), r, first), tf.where(tf.equal(i, 1), r, second)
+
+            zeros = tf.zeros([2])
+            _, first, second = tf.while_loop(lambda i, a, b: i < 2, step, (tf.constant(0), zeros, zeros))
+            return first, second
+
+        first, second = two_draws()
+        again, _ = two_draws()
+        return bool(tf.reduce_all(first != second)), bool(tf.reduce_all(first != again)), first.shape
+    check(body)

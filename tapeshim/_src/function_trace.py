@@ -7,8 +7,10 @@ import functools
 from typing import Any, Callable, Iterator
 
 import jax
+import numpy as np
+from jax.experimental import io_callback
 
-from tapeshim._src import errors
+from tapeshim._src import errors, registry
 from tapeshim._src.dtypes import DType
 from tapeshim._src.function_host_inputs import HostInputs
 from tapeshim._src.ops import random_ops
@@ -63,7 +65,17 @@ class FunctionTrace(Recorder):
     def per_call_key(self, draw: Callable[[], jax.Array]) -> Tensor:
         """A placeholder for a PRNG key that `draw()` makes anew on every call (a seed stream or a
         `tf.random.Generator` advancing its state)."""
-        tensor = concrete(draw())
+        key = draw()
+        if self.branch_depth:
+            # Inside a loop body or branch: a fresh key each time it runs (an ordered host callback).
+            struct = jax.ShapeDtypeStruct(key.shape, key.dtype)
+
+            def draw_op() -> tuple:
+                return (io_callback(lambda: np.asarray(draw()), struct, ordered=True),)
+
+            return registry.record(draw_op, ("RandomKey", id(draw_op)), (), ((tuple(key.shape), concrete(key).dtype),),
+                                   [])[0]
+        tensor = concrete(key)
         self.placeholders.add(tensor._tid)
         self.random_leaves[tensor._tid] = draw
         return tensor
