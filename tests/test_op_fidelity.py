@@ -332,6 +332,30 @@ def test_half_precision_reductions_accumulate_as_tf(dtype, call):
     check(lambda tf: call(tf, tf.constant(MIXED, getattr(tf, dtype)), tf.constant(HUNDREDS, getattr(tf, dtype))))
 
 
+NOISY_HUNDREDS = 100 + RNG.uniform(-1, 1, 1000)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("call", [
+    lambda tf, x: (tf.math.reduce_variance(x), tf.math.reduce_std(x)),
+    lambda tf, x: tf.nn.moments(x, axes=[0]),
+    lambda tf, x: tf.nn.moments(tf.reshape(x, [10, 100]), axes=[1], keepdims=True),
+    lambda tf, x: tf.math.cumprod(1 + (x - 100) / 50),
+    lambda tf, x: tf.math.cumprod(tf.reshape(1 + (x - 100) / 50, [10, 100]), axis=0, exclusive=True),
+])
+def test_half_precision_statistics_over_many_elements(dtype, call):
+    check(lambda tf: call(tf, tf.constant(NOISY_HUNDREDS, getattr(tf, dtype))))
+
+
+def test_variance_gradients_and_integer_input():
+    check(_gradient(lambda tf, x: (tf.math.reduce_variance(x, axis=0), tf.math.reduce_std(x)),
+                    [[1.0, 2.0], [3.0, 5.0], [4.0, -1.0]]))
+    check(_gradient(lambda tf, x: tf.math.reduce_std(x), [1.0, 1.0]))
+    check(lambda tf: tf.math.reduce_variance(tf.constant([1 + 2j, 3 - 1j]), keepdims=True))
+    check_raises(lambda tf: tf.math.reduce_variance(tf.constant([1, 2])))
+    check_raises(lambda tf: tf.math.reduce_std(tf.constant([1, 2])))
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_precision_mean_and_sum_gradients(dtype):
     check(_gradient(lambda tf, x: tf.reduce_mean(x), HUNDREDS, dtype=dtype))

@@ -336,10 +336,14 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | 
     return x + array_ops.reshape(b, shape)
 
 
-@table.export("nn.moments", dtypes=table.REAL_FLOAT, note="the variance's gradient stops at the mean, as TF")
+@table.export("nn.moments", dtypes=table.REAL_FLOAT,
+              note="the variance's gradient stops at the mean; float16 is computed in float32, as TF")
 def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False, name: str | None = None) -> tuple:
-    """(mean, variance) over `axes`."""
+    """(mean, variance) over `axes`, as `tf.nn.moments` (float16 input is computed in float32, as TF)."""
     t = convert_to_tensor(x)
+    if t.dtype.name == "float16":
+        mean, variance = moments(math_ops.cast(t, "float32"), axes, shift, keepdims)
+        return math_ops.cast(mean, "float16"), math_ops.cast(variance, "float16")
     mean = math_ops.reduce_mean(t, axis=axes, keepdims=True)
     variance = math_ops.reduce_mean(math_ops.squared_difference(t, math_ops.stop_gradient(mean)), axis=axes,
                                     keepdims=True)

@@ -32,9 +32,23 @@ def _reduce_args(input_tensor: Any, axis: Any, keepdims: Any) -> tuple[Tensor, t
     return x, (("axis", normalize_axis(axis, len(x._shape))), ("keepdims", bool(keepdims)))
 
 
-_variance_op = _row(OpDef("Variance", lambda x, axis, keepdims: jnp.var(x, axis=axis, keepdims=keepdims), True,
-                          dtype_check("Variance", "fc")))
-_std_op = _row(OpDef("Std", lambda x, axis, keepdims: jnp.std(x, axis=axis, keepdims=keepdims), True,
+def _variance_args(input_tensor: Any, axis: Any, keepdims: Any) -> tuple[Tensor, tuple]:
+    x, static = _reduce_args(input_tensor, axis, keepdims)
+    if x.dtype.is_integer:
+        raise TypeError(f"Input must be either real or complex. Received integer type {x.dtype!r}.")
+    return x, static
+
+
+def _variance_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
+    """TF's reduce_variance: the mean of squared deviations from the (differentiated) mean, each mean
+    accumulated as TF's reduce_mean does."""
+    diff = x - math_ops._mean_impl(x, axis, True)
+    squared = jnp.real(jnp.conj(diff) * diff) if jnp.issubdtype(x.dtype, jnp.complexfloating) else jnp.square(diff)
+    return math_ops._mean_impl(squared, axis, keepdims)
+
+
+_variance_op = _row(OpDef("Variance", _variance_impl, True, dtype_check("Variance", "fc")))
+_std_op = _row(OpDef("Std", lambda x, axis, keepdims: math_ops._sqrt_impl(_variance_impl(x, axis, keepdims)), True,
                      dtype_check("Std", "fc")))
 _logsumexp_op = _row(OpDef(
     "ReduceLogSumExp", lambda x, axis, keepdims: jax.nn.logsumexp(x, axis=axis, keepdims=keepdims), True,
@@ -43,15 +57,23 @@ _logsumexp_op = _row(OpDef(
 
 @table.export("math.reduce_variance", dtypes=table.FLOAT)
 def reduce_variance(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
-    """The variance (mean squared deviation) over `axis`."""
-    x, static = _reduce_args(input_tensor, axis, keepdims)
+    """The variance (mean squared deviation) over `axis`, computed as TF composes it.
+
+    Raises:
+      TypeError: for integer input, as TF.
+    """
+    x, static = _variance_args(input_tensor, axis, keepdims)
     return apply(_variance_op, (x,), static)[0]
 
 
 @table.export("math.reduce_std", dtypes=table.FLOAT)
 def reduce_std(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
-    """The standard deviation over `axis`."""
-    x, static = _reduce_args(input_tensor, axis, keepdims)
+    """The standard deviation over `axis`: sqrt(reduce_variance), as TF.
+
+    Raises:
+      TypeError: for integer input, as TF.
+    """
+    x, static = _variance_args(input_tensor, axis, keepdims)
     return apply(_std_op, (x,), static)[0]
 
 
@@ -63,28 +85,34 @@ def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool = False
     return apply(_logsumexp_op, (x,), static)[0]
 
 
-def _sequential_cumsum(x: jax.Array, axis: int, dtype: Any = None) -> jax.Array:
-    """A running sum that rounds to x's dtype after every step, left to right, as TF's CPU scan does for
-    float16/bfloat16 (XLA's parallel scan rounds differently)."""
+def _sequential_scan(x: jax.Array, axis: int, combine: Any, identity: float) -> jax.Array:
+    """A running sum or product that rounds to x's dtype after every step, left to right, as TF's CPU scan
+    does for float16/bfloat16 (XLA's parallel scan rounds differently)."""
     moved = jnp.moveaxis(x, axis, 0)
 
     def step(total: jax.Array, row: jax.Array) -> tuple:
-        total = total + row
+        total = combine(total, row)
         return total, total
 
-    _, out = lax.scan(step, jnp.zeros(moved.shape[1:], x.dtype), moved)
+    _, out = lax.scan(step, jnp.full(moved.shape[1:], identity, x.dtype), moved)
     return jnp.moveaxis(out, 0, axis)
 
 
 def _cumsum(x: jax.Array, axis: int, dtype: Any) -> jax.Array:
     if x.dtype in (jnp.float16, jnp.bfloat16):
-        return _sequential_cumsum(x, axis)
+        return _sequential_scan(x, axis, jnp.add, 0)
     return jnp.cumsum(x, axis=axis, dtype=dtype)
+
+
+def _cumprod_values(x: jax.Array, axis: int, dtype: Any) -> jax.Array:
+    if x.dtype in (jnp.float16, jnp.bfloat16):
+        return _sequential_scan(x, axis, jnp.multiply, 1)
+    return jnp.cumprod(x, axis=axis, dtype=dtype)
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
 def _cumprod(x: jax.Array, axis: int, exclusive: bool, reverse: bool) -> jax.Array:
-    return _scan(jnp.cumprod, x, axis, exclusive, reverse, 1)
+    return _scan(_cumprod_values, x, axis, exclusive, reverse, 1)
 
 
 @_cumprod.defjvp
@@ -134,7 +162,8 @@ def cumsum(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False
 
 
 @table.export("math.cumprod", gradient="tf", dtypes=table.NUMERIC,
-              note="the gradient is 0 at a zero input (TF divides by x with div_no_nan)")
+              note="the gradient is 0 at a zero input (TF divides by x with div_no_nan); float16/bfloat16 "
+              "multiply step by step, as TF's CPU kernel")
 def cumprod(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
             name: str | None = None) -> Tensor:
     """The running product along `axis` (optionally exclusive and/or from the end)."""
