@@ -1,17 +1,16 @@
 """The `tf.math` rows of the op table, with TF's gradient conventions.
 
-Where TF's gradient differs from JAX's, the implementation here is written so
-that JAX's derivative *is* TF's (and stays usable in forward mode):
-`maximum`/`minimum` send a tie's gradient to the first argument, `abs'(0)` is 0,
-and `clip_by_value` passes the gradient at its (inclusive) boundaries.
+Where TF's gradient or numerics differ from JAX's, the row's implementation
+(from `math_kernels.py`) is written so that JAX's derivative *is* TF's (and
+stays usable in forward mode): `maximum`/`minimum` send a tie's gradient to the
+first argument, `abs'(0)` is 0, and `clip_by_value` passes the gradient at its
+(inclusive) boundaries.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import operator
-import threading
 from typing import Any, Callable
 
 import jax
@@ -27,6 +26,19 @@ from tapeshim._src.ops.common import (
     dtype_check,
     is_tensor_like,
     normalize_axis,
+)
+from tapeshim._src.ops.math_kernels import (
+    MODE,  # noqa: F401 - re-exported: differentiate.py and custom_gradient.py set it
+    abs_impl,
+    add_n_impl,
+    chooser_reduce,
+    floordiv_impl,
+    maximum_impl,
+    mean_impl,
+    minimum_impl,
+    pow_impl,
+    sqrt_impl,
+    sum_impl,
 )
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -90,149 +102,6 @@ def _binary(public_name: str, op_name: str, impl: Callable, allowed: str = NUMER
     return binary
 
 
-# -- TF-convention implementations ---------------------------------------------
-@jax.custom_jvp
-def _abs_real(x: jax.Array) -> jax.Array:
-    return jnp.abs(x)
-
-
-@_abs_real.defjvp
-def _abs_real_jvp(primals: tuple, tangents: tuple) -> tuple:
-    (x,), (t,) = primals, tangents
-    return jnp.abs(x), jnp.sign(x) * t
-
-
-def _abs_impl(x: jax.Array) -> jax.Array:
-    if jnp.issubdtype(x.dtype, jnp.complexfloating) or not jnp.issubdtype(x.dtype, jnp.floating):
-        return jnp.abs(x)
-    return _abs_real(x)
-
-
-class _Mode(threading.local):
-    forward = False
-
-
-MODE = _Mode()
-"""`MODE.forward` is set while a forward-mode (jvp) program is traced."""
-
-
-@jax.custom_vjp
-def _sqrt_reverse(x: jax.Array) -> jax.Array:
-    return jnp.sqrt(x)
-
-
-def _sqrt_fwd(x: jax.Array) -> tuple:
-    y = jnp.sqrt(x)
-    return y, y
-
-
-def _sqrt_bwd(y: jax.Array, g: jax.Array) -> tuple:
-    # TF's SqrtGrad: a zero upstream gives zero, even where 0.5 / y is inf or nan (a masked sqrt(0)).
-    return (jnp.where(g == 0, jnp.zeros_like(g), g * 0.5 / y),)
-
-
-_sqrt_reverse.defvjp(_sqrt_fwd, _sqrt_bwd)
-
-
-def _sqrt_impl(x: jax.Array) -> jax.Array:
-    """sqrt with TF's reverse-mode gradient; forward mode (which custom_vjp cannot do) uses JAX's."""
-    if MODE.forward or not jnp.issubdtype(x.dtype, jnp.floating):
-        return jnp.sqrt(x)
-    return _sqrt_reverse(x)
-
-
-def _nan_from_x(x: jax.Array, y: jax.Array, picked: jax.Array) -> jax.Array:
-    """`picked`, but NaN where `x` is NaN (TF's kernels propagate it); there the gradient goes to y, as TF's mask."""
-    if not jnp.issubdtype(x.dtype, jnp.inexact):
-        return picked
-    return jnp.where(jnp.isnan(x), y + lax.stop_gradient(x), picked)
-
-
-def _maximum_impl(x: jax.Array, y: jax.Array) -> jax.Array:
-    return _nan_from_x(x, y, jnp.where(x >= y, x, y))
-
-
-def _minimum_impl(x: jax.Array, y: jax.Array) -> jax.Array:
-    return _nan_from_x(x, y, jnp.where(x <= y, x, y))
-
-
-@jax.custom_jvp
-def _pow_inexact(x: jax.Array, y: jax.Array) -> jax.Array:
-    return jnp.power(x, y)
-
-
-@_pow_inexact.defjvp
-def _pow_inexact_jvp(primals: tuple, tangents: tuple) -> tuple:
-    # TF's PowGrad: y * x^(y - 1) for x, and z * log(x) for y where x > 0 (x != 0 for complex), else 0.
-    (x, y), (tx, ty) = primals, tangents
-    z = _pow_inexact(x, y)
-    mask = (x != 0) if jnp.issubdtype(x.dtype, jnp.complexfloating) else (x > 0)
-    log_x = jnp.where(mask, jnp.log(jnp.where(mask, x, jnp.ones_like(x))), jnp.zeros_like(x))
-    return z, y * _pow_inexact(x, y - 1) * tx + z * log_x * ty
-
-
-def _pow_impl(x: jax.Array, y: jax.Array) -> jax.Array:
-    return _pow_inexact(x, y) if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.power(x, y)
-
-
-def _sum_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
-    if x.dtype == jnp.bfloat16:  # TF's CPU kernel accumulates bfloat16 sums in float32
-        return jnp.sum(x.astype(jnp.float32), axis=axis, keepdims=keepdims).astype(x.dtype)
-    return jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
-
-
-def _chooser_reduce(kind: str, x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
-    reduce = jnp.max if kind == "max" else jnp.min
-    if not jnp.issubdtype(x.dtype, jnp.floating):
-        return reduce(x, axis=axis, keepdims=keepdims)
-    return _chooser_float(kind, axis, keepdims, x)
-
-
-@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2))
-def _chooser_float(kind: str, axis: tuple | None, keepdims: bool, x: jax.Array) -> jax.Array:
-    return (jnp.max if kind == "max" else jnp.min)(x, axis=axis, keepdims=keepdims)
-
-
-@_chooser_float.defjvp
-def _chooser_float_jvp(kind: str, axis: tuple | None, keepdims: bool, primals: tuple, tangents: tuple) -> tuple:
-    # TF's MinOrMaxGrad: the elements equal to the result share it equally (0/0, so NaN, when it is NaN).
-    (x,), (t,) = primals, tangents
-    y = _chooser_float(kind, axis, keepdims, x)
-    kept = jnp.max(x, axis=axis, keepdims=True) if kind == "max" else jnp.min(x, axis=axis, keepdims=True)
-    indicators = (x == kept).astype(x.dtype)
-    count = jnp.sum(indicators, axis=axis, keepdims=True)
-    # TF's indicators / num_selected, which is 0/0 (NaN) where the result is NaN (XLA would fold it to 0).
-    share = jnp.where(count > 0, indicators / jnp.maximum(count, 1), jnp.asarray(jnp.nan, x.dtype))
-    return y, jnp.sum(share * t, axis=axis, keepdims=keepdims)
-
-
-def _add_n_impl(*xs: jax.Array) -> jax.Array:
-    """TF's AddN order: the first `n % 8` inputs (8 or 9 when that is 0 or 1) left to right, then each
-    following group of 8 summed left to right and added to the total. The order decides half-precision
-    rounding."""
-    head = {0: 8, 1: 9}.get(len(xs) % 8, len(xs) % 8) if len(xs) > 1 else 1
-    total = functools.reduce(operator.add, xs[:head])
-    for start in range(head, len(xs), 8):
-        total = total + functools.reduce(operator.add, xs[start:start + 8])
-    return total
-
-
-def _floordiv_impl(x: jax.Array, y: jax.Array) -> jax.Array:
-    if jnp.issubdtype(x.dtype, jnp.integer):
-        return jnp.floor_divide(x, y)
-    return jnp.floor(x / y)
-
-
-def _mean_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
-    if x.dtype == jnp.bfloat16:  # TF's CPU kernel sums and divides bfloat16 in float32
-        return jnp.mean(x.astype(jnp.float32), axis=axis, keepdims=keepdims).astype(x.dtype)
-    if jnp.issubdtype(x.dtype, jnp.integer):
-        total = jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
-        count = x.size if axis is None else math.prod(x.shape[a] for a in axis)
-        return lax.div(total, jnp.asarray(max(count, 1), x.dtype))
-    return jnp.mean(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
-
-
 def _cast_impl(x: jax.Array, dtype: str) -> jax.Array:
     target = dtypes.as_dtype(dtype)._np
     if jnp.issubdtype(x.dtype, jnp.complexfloating) and not jnp.issubdtype(target, jnp.complexfloating):
@@ -290,7 +159,7 @@ tan = _unary("tan", "Tan", jnp.tan, paths=('math.tan', 'tan'))
 tanh = _unary("tanh", "Tanh", jnp.tanh, paths=('math.tanh', 'tanh', 'nn.tanh'))
 sinh = _unary("sinh", "Sinh", jnp.sinh, paths=('math.sinh', 'sinh'))
 cosh = _unary("cosh", "Cosh", jnp.cosh, paths=('math.cosh', 'cosh'))
-sqrt = _unary("sqrt", "Sqrt", _sqrt_impl, what="the square root", paths=('math.sqrt', 'sqrt'), gradient="tf",
+sqrt = _unary("sqrt", "Sqrt", sqrt_impl, what="the square root", paths=('math.sqrt', 'sqrt'), gradient="tf",
               note="a zero upstream gives a zero gradient, even at a masked sqrt(0), as TF")
 rsqrt = _unary("rsqrt", "Rsqrt", lax.rsqrt, what="1 / sqrt(x)", paths=('math.rsqrt',))
 square = _unary("square", "Square", jnp.square, NUMERIC, what="x * x", paths=('math.square', 'square'))
@@ -310,7 +179,7 @@ def reciprocal(x: Any, name: str | None = None) -> Tensor:
     return _reciprocal(x)
 sigmoid = _unary("sigmoid", "Sigmoid", jax.nn.sigmoid, what="1 / (1 + exp(-x))",
                  paths=('math.sigmoid', 'sigmoid', 'nn.sigmoid'))
-abs = _unary("abs", "Abs", _abs_impl, NUMERIC, what="the absolute value (gradient 0 at 0, as TF)",
+abs = _unary("abs", "Abs", abs_impl, NUMERIC, what="the absolute value (gradient 0 at 0, as TF)",
              paths=('math.abs', 'abs'), gradient="tf", note="abs'(0) is 0 (JAX: 1)")
 sign = _unary("sign", "Sign", jnp.sign, NUMERIC, what="the sign (its gradient is zeros, as TF)",
               paths=('math.sign', 'sign'), gradient="zeros")
@@ -439,7 +308,7 @@ add = _binary("add", "AddV2", jnp.add, what="x + y", paths=('math.add', 'add'))
 subtract = _binary("subtract", "Sub", jnp.subtract, what="x - y", paths=('math.subtract', 'subtract'))
 multiply = _binary("multiply", "Mul", jnp.multiply, what="x * y", paths=('math.multiply', 'multiply'))
 _real_div = _binary("realdiv", "RealDiv", jnp.true_divide, FLOAT, what="x / y")
-_floordiv = _binary("floordiv", "FloorDiv", _floordiv_impl, REAL_NUMERIC, False, "floor(x / y)")
+_floordiv = _binary("floordiv", "FloorDiv", floordiv_impl, REAL_NUMERIC, False, "floor(x / y)")
 _floormod = _binary("floormod", "FloorMod", jnp.mod, REAL_NUMERIC, what="x - floor(x / y) * y")
 
 
@@ -484,7 +353,7 @@ def floormod(x: Any, y: Any, name: str | None = None) -> Tensor:
     x, y = convert_same_dtype((x, y), "FloorMod")
     _check_integer_divisor(x, y, "FloorMod")
     return _floormod(x, y)
-_pow = _binary("pow", "Pow", _pow_impl, what="x ** y")
+_pow = _binary("pow", "Pow", pow_impl, what="x ** y")
 
 
 @table.export("math.pow", "pow", dtypes=table.NUMERIC, gradient="tf",
@@ -502,10 +371,10 @@ def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's
 
         raise errors.invalid_argument("Integers to negative integer powers are not allowed", "Pow")
     return _pow(x, y)
-maximum = _binary("maximum", "Maximum", _maximum_impl, REAL_NUMERIC, what="max(x, y) (a tie's gradient goes to x)",
+maximum = _binary("maximum", "Maximum", maximum_impl, REAL_NUMERIC, what="max(x, y) (a tie's gradient goes to x)",
                   paths=('math.maximum', 'maximum'), gradient="tf",
                   note="a tie's gradient goes to x (JAX: half each); NaN propagates, as TF")
-minimum = _binary("minimum", "Minimum", _minimum_impl, REAL_NUMERIC, what="min(x, y) (a tie's gradient goes to x)",
+minimum = _binary("minimum", "Minimum", minimum_impl, REAL_NUMERIC, what="min(x, y) (a tie's gradient goes to x)",
                   paths=('math.minimum', 'minimum'), gradient="tf",
                   note="a tie's gradient goes to x (JAX: half each); NaN propagates, as TF")
 squared_difference = _binary("squared_difference", "SquaredDifference", lambda x, y: jnp.square(x - y),
@@ -526,10 +395,10 @@ _complex_op = _row(OpDef("Complex", lax.complex, True, checks(dtype_check("Compl
 _cast_op = _row(OpDef("Cast", _cast_impl, True))
 _matmul_op = _row(OpDef("MatMul", _matmul_impl, True, checks(dtype_check("MatMul", NUMERIC), _matmul_check)))
 _reduce_ops = {
-    "sum": _row(OpDef("Sum", _sum_impl, True, dtype_check("Sum", NUMERIC))),
-    "mean": _row(OpDef("Mean", _mean_impl, True, dtype_check("Mean", NUMERIC))),
-    "max": _row(OpDef("Max", functools.partial(_chooser_reduce, "max"), True, dtype_check("Max", REAL_NUMERIC))),
-    "min": _row(OpDef("Min", functools.partial(_chooser_reduce, "min"), True, dtype_check("Min", REAL_NUMERIC))),
+    "sum": _row(OpDef("Sum", sum_impl, True, dtype_check("Sum", NUMERIC))),
+    "mean": _row(OpDef("Mean", mean_impl, True, dtype_check("Mean", NUMERIC))),
+    "max": _row(OpDef("Max", functools.partial(chooser_reduce, "max"), True, dtype_check("Max", REAL_NUMERIC))),
+    "min": _row(OpDef("Min", functools.partial(chooser_reduce, "min"), True, dtype_check("Min", REAL_NUMERIC))),
     "prod": _row(OpDef("Prod", lambda x, axis, keepdims: jnp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
                        True, dtype_check("Prod", NUMERIC))),
     "all": _row(OpDef("All", lambda x, axis, keepdims: jnp.all(x, axis=axis, keepdims=keepdims), False,
@@ -541,7 +410,7 @@ _argmax_op = _row(OpDef("ArgMax", lambda x, axis, out: jnp.argmax(x, axis=axis).
                         dtype_check("ArgMax", REAL_NUMERIC)))
 _argmin_op = _row(OpDef("ArgMin", lambda x, axis, out: jnp.argmin(x, axis=axis).astype(out), False,
                         dtype_check("ArgMin", REAL_NUMERIC)))
-_add_n_op = _row(OpDef("AddN", _add_n_impl, True, dtype_check("AddN", NUMERIC)))
+_add_n_op = _row(OpDef("AddN", add_n_impl, True, dtype_check("AddN", NUMERIC)))
 
 
 _INT_DIV_RESULT = {"int8": "float32", "uint8": "float32", "int16": "float32", "uint16": "float32",

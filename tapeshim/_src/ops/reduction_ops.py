@@ -13,7 +13,7 @@ from jax import lax
 
 from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.indexed_slices import IndexedSlices
-from tapeshim._src.ops import math_ops, table
+from tapeshim._src.ops import math_kernels, math_ops, table
 from tapeshim._src.ops.common import dtype_check, normalize_axis
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -42,13 +42,13 @@ def _variance_args(input_tensor: Any, axis: Any, keepdims: Any) -> tuple[Tensor,
 def _variance_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
     """TF's reduce_variance: the mean of squared deviations from the (differentiated) mean, each mean
     accumulated as TF's reduce_mean does."""
-    diff = x - math_ops._mean_impl(x, axis, True)
+    diff = x - math_kernels.mean_impl(x, axis, True)
     squared = jnp.real(jnp.conj(diff) * diff) if jnp.issubdtype(x.dtype, jnp.complexfloating) else jnp.square(diff)
-    return math_ops._mean_impl(squared, axis, keepdims)
+    return math_kernels.mean_impl(squared, axis, keepdims)
 
 
 _variance_op = _row(OpDef("Variance", _variance_impl, True, dtype_check("Variance", "fc")))
-_std_op = _row(OpDef("Std", lambda x, axis, keepdims: math_ops._sqrt_impl(_variance_impl(x, axis, keepdims)), True,
+_std_op = _row(OpDef("Std", lambda x, axis, keepdims: math_kernels.sqrt_impl(_variance_impl(x, axis, keepdims)), True,
                      dtype_check("Std", "fc")))
 _logsumexp_op = _row(OpDef(
     "ReduceLogSumExp", lambda x, axis, keepdims: jax.nn.logsumexp(x, axis=axis, keepdims=keepdims), True,

@@ -1,0 +1,162 @@
+"""JAX implementations of `tf.math` kernels whose numerics or gradients are TF's, not JAX's.
+
+Each is written so that JAX's derivative *is* TF's (and stays usable in forward
+mode): `maximum`/`minimum` send a tie's gradient to the first argument and
+propagate NaN, `abs'(0)` is 0, `sqrt` gives zero for a zero upstream, `pow`'s
+exponent gradient is 0 where the base is not positive, `reduce_max`/`min` share
+the gradient among ties (NaN when the result is NaN), and bfloat16 sums and
+means accumulate in float32 as TF's CPU kernels do.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+import threading
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+
+@jax.custom_jvp
+def _abs_real(x: jax.Array) -> jax.Array:
+    return jnp.abs(x)
+
+
+@_abs_real.defjvp
+def _abs_real_jvp(primals: tuple, tangents: tuple) -> tuple:
+    (x,), (t,) = primals, tangents
+    return jnp.abs(x), jnp.sign(x) * t
+
+
+def abs_impl(x: jax.Array) -> jax.Array:
+    if jnp.issubdtype(x.dtype, jnp.complexfloating) or not jnp.issubdtype(x.dtype, jnp.floating):
+        return jnp.abs(x)
+    return _abs_real(x)
+
+
+class _Mode(threading.local):
+    forward = False
+
+
+MODE = _Mode()
+"""`MODE.forward` is set while a forward-mode (jvp) program is traced."""
+
+
+@jax.custom_vjp
+def _sqrt_reverse(x: jax.Array) -> jax.Array:
+    return jnp.sqrt(x)
+
+
+def _sqrt_fwd(x: jax.Array) -> tuple:
+    y = jnp.sqrt(x)
+    return y, y
+
+
+def _sqrt_bwd(y: jax.Array, g: jax.Array) -> tuple:
+    # TF's SqrtGrad: a zero upstream gives zero, even where 0.5 / y is inf or nan (a masked sqrt(0)).
+    return (jnp.where(g == 0, jnp.zeros_like(g), g * 0.5 / y),)
+
+
+_sqrt_reverse.defvjp(_sqrt_fwd, _sqrt_bwd)
+
+
+def sqrt_impl(x: jax.Array) -> jax.Array:
+    """sqrt with TF's reverse-mode gradient; forward mode (which custom_vjp cannot do) uses JAX's."""
+    if MODE.forward or not jnp.issubdtype(x.dtype, jnp.floating):
+        return jnp.sqrt(x)
+    return _sqrt_reverse(x)
+
+
+def _nan_from_x(x: jax.Array, y: jax.Array, picked: jax.Array) -> jax.Array:
+    """`picked`, but NaN where `x` is NaN (TF's kernels propagate it); there the gradient goes to y, as TF's mask."""
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        return picked
+    return jnp.where(jnp.isnan(x), y + lax.stop_gradient(x), picked)
+
+
+def maximum_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    return _nan_from_x(x, y, jnp.where(x >= y, x, y))
+
+
+def minimum_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    return _nan_from_x(x, y, jnp.where(x <= y, x, y))
+
+
+@jax.custom_jvp
+def _pow_inexact(x: jax.Array, y: jax.Array) -> jax.Array:
+    return jnp.power(x, y)
+
+
+@_pow_inexact.defjvp
+def _pow_inexact_jvp(primals: tuple, tangents: tuple) -> tuple:
+    # TF's PowGrad: y * x^(y - 1) for x, and z * log(x) for y where x > 0 (x != 0 for complex), else 0.
+    (x, y), (tx, ty) = primals, tangents
+    z = _pow_inexact(x, y)
+    mask = (x != 0) if jnp.issubdtype(x.dtype, jnp.complexfloating) else (x > 0)
+    log_x = jnp.where(mask, jnp.log(jnp.where(mask, x, jnp.ones_like(x))), jnp.zeros_like(x))
+    return z, y * _pow_inexact(x, y - 1) * tx + z * log_x * ty
+
+
+def pow_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    return _pow_inexact(x, y) if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.power(x, y)
+
+
+def sum_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
+    if x.dtype == jnp.bfloat16:  # TF's CPU kernel accumulates bfloat16 sums in float32
+        return jnp.sum(x.astype(jnp.float32), axis=axis, keepdims=keepdims).astype(x.dtype)
+    return jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+def chooser_reduce(kind: str, x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
+    reduce = jnp.max if kind == "max" else jnp.min
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        return reduce(x, axis=axis, keepdims=keepdims)
+    return _chooser_float(kind, axis, keepdims, x)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2))
+def _chooser_float(kind: str, axis: tuple | None, keepdims: bool, x: jax.Array) -> jax.Array:
+    return (jnp.max if kind == "max" else jnp.min)(x, axis=axis, keepdims=keepdims)
+
+
+@_chooser_float.defjvp
+def _chooser_float_jvp(kind: str, axis: tuple | None, keepdims: bool, primals: tuple, tangents: tuple) -> tuple:
+    # TF's MinOrMaxGrad: the elements equal to the result share it equally (0/0, so NaN, when it is NaN).
+    (x,), (t,) = primals, tangents
+    y = _chooser_float(kind, axis, keepdims, x)
+    kept = jnp.max(x, axis=axis, keepdims=True) if kind == "max" else jnp.min(x, axis=axis, keepdims=True)
+    indicators = (x == kept).astype(x.dtype)
+    count = jnp.sum(indicators, axis=axis, keepdims=True)
+    # TF's indicators / num_selected, which is 0/0 (NaN) where the result is NaN (XLA would fold it to 0).
+    share = jnp.where(count > 0, indicators / jnp.maximum(count, 1), jnp.asarray(jnp.nan, x.dtype))
+    return y, jnp.sum(share * t, axis=axis, keepdims=keepdims)
+
+
+def add_n_impl(*xs: jax.Array) -> jax.Array:
+    """TF's AddN order: the first `n % 8` inputs (8 or 9 when that is 0 or 1) left to right, then each
+    following group of 8 summed left to right and added to the total. The order decides half-precision
+    rounding."""
+    head = {0: 8, 1: 9}.get(len(xs) % 8, len(xs) % 8) if len(xs) > 1 else 1
+    total = functools.reduce(operator.add, xs[:head])
+    for start in range(head, len(xs), 8):
+        total = total + functools.reduce(operator.add, xs[start:start + 8])
+    return total
+
+
+def floordiv_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        return jnp.floor_divide(x, y)
+    return jnp.floor(x / y)
+
+
+def mean_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
+    if x.dtype == jnp.bfloat16:  # TF's CPU kernel sums and divides bfloat16 in float32
+        return jnp.mean(x.astype(jnp.float32), axis=axis, keepdims=keepdims).astype(x.dtype)
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        total = jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+        count = x.size if axis is None else math.prod(x.shape[a] for a in axis)
+        return lax.div(total, jnp.asarray(max(count, 1), x.dtype))
+    return jnp.mean(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
