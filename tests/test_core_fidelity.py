@@ -538,3 +538,86 @@ def _forward_over_backward_sqrt(tf):
 ])
 def test_custom_gradients_nested_and_in_forward_mode(body):
     check(body, rtol=1e-5)
+
+
+def _numpy_forward_two_inputs(tf):
+    calls = []
+
+    @tf.custom_gradient
+    def f(x, y):
+        calls.append(1)
+        value = np.square(x.numpy()) * y.numpy()
+
+        def grad(dy):
+            return dy * 2.0 * x * y, tf.reduce_sum(dy * x * x)
+        return tf.constant(value), grad
+
+    x = tf.constant([1.0, 2.0])
+    y = tf.constant(3.0)
+    plain = f(x, y)
+    calls_without_tape = len(calls)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([x, y])
+        out = f(x, y)
+        loss = tf.reduce_sum(out * out)
+    return plain, calls_without_tape, out, tape.gradient(loss, [x, y]), tape.gradient(out, x)
+
+
+def _numpy_forward_with_variable(tf):
+    v = tf.Variable(2.0)
+
+    @tf.custom_gradient
+    def f(x):
+        def grad(dy, variables=None):
+            return dy * v, [dy * x]
+        return tf.constant(x.numpy() * v.numpy()), grad
+
+    x = tf.constant(3.0)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        out = f(x) * 2.0
+    return out, tape.gradient(out, [x, v])
+
+
+def _python_float_forward_of_lazy_input(tf):
+    @tf.custom_gradient
+    def f(x):
+        return tf.constant(float(x) ** 2), lambda dy: dy * 2.0 * x
+
+    x = tf.Variable(3.0)
+    with tf.GradientTape() as tape:
+        out = f(x * 1.0)
+    return out, tape.gradient(out, x)
+
+
+def _numpy_forward_in_forward_mode(tf):
+    @tf.custom_gradient
+    def f(x):
+        return tf.constant(x.numpy() * 2), lambda dy: dy * [10.0, 100.0]
+
+    x = tf.constant([3.0, 4.0])
+    with tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 2.0])) as acc:
+        y = f(x)
+    return y, acc.jvp(y)  # TF transposes grad_fn when the forward leaves TF
+
+
+def _forward_runs_once_without_a_tape(tf):
+    calls = []
+
+    @tf.custom_gradient
+    def f(x):
+        calls.append(1)
+        return x * 2.0, lambda dy: dy
+
+    return f(tf.constant(1.0)), len(calls)
+
+
+@pytest.mark.parametrize("body", [
+    _numpy_forward_two_inputs,
+    _numpy_forward_with_variable,
+    _python_float_forward_of_lazy_input,
+    _numpy_forward_in_forward_mode,
+    _forward_runs_once_without_a_tape,
+])
+def test_custom_gradient_whose_forward_leaves_tensors(body):
+    check(body, rtol=1e-5)

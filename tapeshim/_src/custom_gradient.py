@@ -96,6 +96,24 @@ def _none_gradients(grad_fn: Callable, outputs: list, n_args: int, uses_variable
     return {i for i, g in enumerate(grads) if g is None}
 
 
+_LEAVES_JAX = (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError,
+               jax.errors.TracerIntegerConversionError, jax.errors.TracerBoolConversionError)
+
+
+def _transposed_vjp(forward: Callable, vjp: Callable) -> Callable:
+    """`forward` with a jvp that transposes `vjp(values, cotangents)` (linear in the cotangents)."""
+    primal = jax.custom_jvp(forward)
+
+    def jvp_rule(values: tuple, tangents: tuple) -> tuple:
+        outs = forward(*values)
+        structs = [jax.ShapeDtypeStruct(o.shape, o.dtype) for o in outs]
+        transpose = jax.linear_transpose(lambda *cotangents: vjp(values, cotangents), *structs)
+        return outs, tuple(transpose(tuple(tangents)))
+
+    primal.defjvp(jvp_rule)
+    return primal
+
+
 def custom_gradient(f: Callable | None = None) -> Callable:
     """Decorates `f(*args) -> (outputs, grad_fn)` to use `grad_fn` as its gradient, as `tf.custom_gradient`.
 
@@ -133,7 +151,30 @@ def custom_gradient(f: Callable | None = None) -> Callable:
             probe["none_grads"] = _none_gradients(grad_fn, outs, len(args), bool(collector.variables))
             return outs
 
-        out_structs = jax.eval_shape(forward_structs, *[jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in inputs])
+        def run_on_values(probe_none: bool) -> list:
+            collector.variables.clear()
+            result, grad_fn = run([t.value for t in inputs], None, collector)
+            outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
+            probe["result"], probe["grad_fn"] = result, grad_fn
+            probe["none_grads"] = (
+                _none_gradients(grad_fn, outs, len(args), bool(collector.variables)) if probe_none else set())
+            return outs
+
+        state = _thread_state
+        computed: list | None = None
+        if not state.recorders and state.trace is None and not any(
+                isinstance(t._value, jax.core.Tracer) for t in inputs):
+            computed = run_on_values(False)  # no tape: run once, as TF does
+            out_structs = computed
+        else:
+            try:
+                out_structs = jax.eval_shape(
+                    forward_structs, *[jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in inputs])
+            except _LEAVES_JAX:
+                # The forward leaves tapeshim (`x.numpy()`): run it once on the values, as TF runs it,
+                # and differentiate only through grad_fn.
+                computed = run_on_values(True)
+                out_structs = computed
         variables = list(collector.variables.values())
         if variables and not _accepts_variables(probe["grad_fn"]):
             raise TypeError(
@@ -154,6 +195,8 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         traced = not tracking and not MODE.forward and any(
             isinstance(t._value, jax.core.Tracer) for t in all_inputs)
         if not tracking and not traced:
+            if computed is not None:
+                return structure  # already run on the values
             result, _ = f(*args, **kwargs)
             return result
         n_inputs = len(inputs)
@@ -162,6 +205,8 @@ def custom_gradient(f: Callable | None = None) -> Callable:
             return {id(v): value for v, value in zip(variables, values[n_inputs:])}
 
         def forward(*values: jax.Array) -> tuple:
+            if computed is not None:
+                return tuple(computed)
             result, _ = run(list(values[:n_inputs]), values_by_variable(values), None)
             return tuple(convert_to_tensor(t).value for t in nest.flatten(result))
 
@@ -171,7 +216,10 @@ def custom_gradient(f: Callable | None = None) -> Callable:
             return op(*values), values
 
         def op_bwd(values: tuple, cotangents: tuple) -> tuple:
-            result, grad_fn = run(list(values[:n_inputs]), values_by_variable(values), None)
+            if computed is not None:
+                grad_fn = probe["grad_fn"]
+            else:
+                _, grad_fn = run(list(values[:n_inputs]), values_by_variable(values), None)
             upstream = _wrap(cotangents)
             with _isolated(values_by_variable(values)):
                 if variables:
@@ -199,9 +247,14 @@ def custom_gradient(f: Callable | None = None) -> Callable:
             outputs = _wrap(op(*[t._value for t in all_inputs]))
             return nest.pack_sequence_as(structure, outputs)
 
+        transposed = _transposed_vjp(forward, op_bwd) if computed is not None else None
+
         def node_fn(*values: jax.Array) -> tuple:
-            # Forward mode differentiates the ops the function ran, as TF's accumulators do.
-            return forward(*values) if MODE.forward else op(*values)
+            # Forward mode differentiates the ops the function ran, as TF's accumulators do (or, when
+            # they left tapeshim, transposes grad_fn, as TF does then).
+            if not MODE.forward:
+                return op(*values)
+            return transposed(*values) if transposed is not None else forward(*values)
 
         avals = tuple((tuple(s.shape), dtypes.from_numpy(np.dtype(s.dtype))) for s in out_structs)
         outputs = registry.record(node_fn, ("CustomGradient", id(f), id(op)), all_inputs, avals, tracking)
