@@ -217,3 +217,45 @@ def test_deferred_restore_into_a_submodule_attached_later(tmp_path):
         fresh.leaf = Leaf()
         return fresh.leaf.v
     check(body)
+
+
+def test_restore_errors_by_kind(tmp_path):
+    def saved(tf, name, value, dtype=None):
+        return tf.train.Checkpoint(v=tf.Variable(value, dtype=dtype)).write(str(tmp_path / tf.__name__ / name))
+
+    check_raises(lambda tf: tf.train.Checkpoint(v=tf.Variable([1.0, 2.0])).restore(saved(tf, "shape", [1.0, 2.0, 3.0])))
+    check_raises(lambda tf: tf.train.Checkpoint(v=tf.Variable(1.0)).restore(saved(tf, "f64", 1.0, tf.float64)))
+    check_raises(lambda tf: tf.train.Checkpoint(v=tf.Variable(1)).restore(saved(tf, "f32", 1.0)))
+    check_raises(lambda tf: tf.train.Checkpoint(v=tf.Variable(1.0)).restore(
+        os.path.dirname(tf.train.Checkpoint(v=tf.Variable(1.0)).save(str(tmp_path / tf.__name__ / "dir" / "c")))))
+    check_raises(lambda tf: tf.train.Checkpoint(v=tf.Variable(1.0)).restore(3))
+
+
+def test_checkpoint_refuses_objects_it_cannot_track():
+    class Plain:
+        pass
+
+    check_raises(lambda tf: tf.train.Checkpoint(x=3))
+    check_raises(lambda tf: tf.train.Checkpoint(x=Plain()))
+    check(lambda tf: len(tf.train.Checkpoint(x=[tf.Variable(1.0)], y={"a": tf.Variable(2.0)}, m=tf.Module())
+                         .save_counter.shape))
+
+
+@pytest.mark.parametrize("max_to_keep", [0, -1, "2"])
+def test_manager_max_to_keep_must_be_positive(tmp_path, max_to_keep):
+    check_raises(lambda tf: tf.train.CheckpointManager(
+        tf.train.Checkpoint(v=tf.Variable(1.0)), str(tmp_path / tf.__name__), max_to_keep=max_to_keep))
+
+
+def test_manager_restore_or_initialize(tmp_path):
+    def body(tf):
+        v = tf.Variable(1.0)
+        initialized = []
+        manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=v), str(tmp_path / tf.__name__), max_to_keep=1,
+                                             init_fn=lambda: initialized.append(v.assign(5.0)) and None)
+        first = manager.restore_or_initialize()
+        saved = manager.save()
+        v.assign(-1.0)
+        second = manager.restore_or_initialize()
+        return first, len(initialized), os.path.basename(second) == os.path.basename(saved), v
+    check(body)

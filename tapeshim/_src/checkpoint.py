@@ -44,17 +44,26 @@ def register_trackable(base_type: type, variables_of: Callable[[Any], dict[str, 
 
 
 def restore_values(variables: dict[str, Variable], values: dict[str, np.ndarray], prefix: str = "") -> None:
-    """Assigns saved `values` to the `variables` of the same name, after checking every shape and dtype.
+    """Assigns saved `values` to the `variables` of the same name, after checking every dtype and shape.
 
     Raises:
-      ValueError: naming (after `prefix`) each variable whose saved shape or dtype
-        differs; nothing is assigned then.
+      InvalidArgumentError: naming (after `prefix`) each variable whose saved dtype
+        differs (TF's class: its restore op reads the value with the variable's dtype).
+      ValueError: naming each variable whose saved shape differs. Nothing is
+        assigned when either is raised.
     """
-    mismatched = [f"{prefix}{name}: saved {value.shape} {value.dtype}, variable {tuple(v._shape)} {v.dtype.name}"
-                  for name, value in values.items() if (v := variables.get(name)) is not None
-                  and (value.shape != tuple(v._shape) or value.dtype != v.dtype.as_numpy_dtype)]
-    if mismatched:
-        raise ValueError("The checkpoint does not match these variables: " + "; ".join(mismatched))
+    pairs = [(name, value, v) for name, value in values.items() if (v := variables.get(name)) is not None]
+    wrong_dtype = [f"{prefix}{name}: expected dtype {v.dtype.name} but the checkpoint holds {value.dtype}"
+                   for name, value, v in pairs if value.dtype != v.dtype.as_numpy_dtype]
+    if wrong_dtype:
+        from tapeshim._src import errors
+
+        raise errors.InvalidArgumentError(
+            None, None, "The checkpoint does not match these variables: " + "; ".join(wrong_dtype))
+    wrong_shape = [f"{prefix}{name}: saved shape {value.shape}, variable shape {tuple(v._shape)}"
+                   for name, value, v in pairs if value.shape != tuple(v._shape)]
+    if wrong_shape:
+        raise ValueError("The checkpoint does not match these variables: " + "; ".join(wrong_shape))
     for name, value in values.items():
         variable = variables.get(name)
         if variable is not None:
@@ -174,6 +183,16 @@ def restore_attached(owner: Any, name: str, value: Any) -> None:
     _defer(walk, {key: saved for key, saved in mine.items() if key not in matched})
 
 
+def _trackable(value: Any) -> bool:
+    """Whether TF could track `value` in a checkpoint: state-holding objects and containers, not plain values."""
+    if isinstance(value, (Variable, Module, Checkpoint, list, tuple, dict)):
+        return True
+    if any(isinstance(value, base_type) for base_type, _, _ in _trackables):
+        return True
+    # tapeshim's and Keras's own stateful objects (dataset iterators, optimizers, metrics) are trackable in TF
+    return type(value).__module__.split(".")[0] in ("tapeshim", "keras")
+
+
 class CheckpointLoadStatus:
     """What a restore matched, as TF's load status object."""
 
@@ -209,6 +228,11 @@ class Checkpoint:
     """
 
     def __init__(self, root: Any = None, **kwargs: Any) -> None:
+        for name, value in kwargs.items():
+            if not _trackable(value):
+                raise ValueError(
+                    f"`Checkpoint` was expecting {name} to be a trackable object (a variable, a `tf.Module`, a "
+                    f"Keras object, a checkpoint, or a list or dict of them), got {value!r}.")
         self._objects = dict(kwargs)
         if root is not None:
             self._objects["root"] = root
@@ -286,9 +310,15 @@ class CheckpointManager:
     def __init__(self, checkpoint: Checkpoint, directory: str, max_to_keep: int | None,
                  keep_checkpoint_every_n_hours: Any = None, checkpoint_name: str = "ckpt", step_counter: Any = None,
                  checkpoint_interval: Any = None, init_fn: Any = None) -> None:
+        if max_to_keep is not None:
+            if not isinstance(max_to_keep, (int, np.integer)) or isinstance(max_to_keep, bool):
+                raise TypeError(f"Expected a positive integer or `None` for `max_to_keep`, got {max_to_keep!r}.")
+            if max_to_keep <= 0:
+                raise ValueError(f"Expected a positive integer or `None` for `max_to_keep`, got {max_to_keep}.")
         self._checkpoint = checkpoint
         self._directory = os.fspath(directory)
         self._max_to_keep = max_to_keep
+        self._init_fn = init_fn
         self._prefix = os.path.join(self._directory, checkpoint_name)
         _, paths = checkpoint_io.read_state(self._directory)
         self._checkpoints = [p for p in paths if checkpoint_io.exists(p)]
@@ -305,6 +335,15 @@ class CheckpointManager:
     @property
     def latest_checkpoint(self) -> str | None:
         return self._checkpoints[-1] if self._checkpoints else None
+
+    def restore_or_initialize(self) -> str | None:
+        """Restores the latest checkpoint and returns its path, or else runs `init_fn` and returns None."""
+        if self.latest_checkpoint is not None:
+            self._checkpoint.restore(self.latest_checkpoint)
+            return self.latest_checkpoint
+        if self._init_fn is not None:
+            self._init_fn()
+        return None
 
     def save(self, checkpoint_number: int | None = None, check_interval: bool = True, options: Any = None) -> str:
         """Saves `<directory>/<name>-<n>` and deletes checkpoints beyond `max_to_keep`.

@@ -92,10 +92,15 @@ def read_values(prefix: str) -> dict[str, np.ndarray]:
 
     Raises:
       NotFoundError: if there is no checkpoint at `prefix`.
+      DataLossError: if `prefix` is a directory, not a checkpoint.
       OpError: if the file cannot be read or is truncated or not a checkpoint
         (TF's checkpoint reader raises the base class, error code UNKNOWN).
     """
     path = prefix + SUFFIX
+    if not os.path.exists(path) and os.path.isdir(prefix):
+        raise errors.DataLossError(
+            None, None, f"Unable to open table file {prefix}: FAILED_PRECONDITION: {prefix}; Is a directory: perhaps "
+            "your file is in a different file format and you need to use a different restore operator?")
     if not os.path.exists(path):
         raise errors.NotFoundError(
             None, None, f"Unsuccessful TensorSliceReader constructor: Failed to find any matching files for {prefix}")
