@@ -4,7 +4,7 @@ Each test is one cell (or a few that build on each other), written as a body of 
 and run with real TensorFlow and with tapeshim: the returned values, what the cell prints
 (Python `print`s, which show when tracing happens, and `tf.print`s, which show each call)
 and the errors it expects must match. Cells with string tensors, AutoGraph (Python
-`for`/`if`/`while` over tensors), leaked graph tensors and Keras optimizers are left out
+`for`/`if`/`while` over tensors) and Keras optimizers are left out
 (see docs/function.md).
 """
 
@@ -432,6 +432,43 @@ def test_python_iterator_versus_tf_data_iterator(capfd):
         good_consume_next(iterator)
         good_consume_next(iterator)
         return buggy_consume_next.experimental_get_tracing_count(), good_consume_next.experimental_get_tracing_count()
+    guide_cell(body, capfd)
+
+
+def test_all_outputs_must_be_return_values(capfd):
+    def body(tf):
+        leaked = {}
+
+        @tf.function
+        def leaky_function(a):
+            leaked["x"] = a + 1  # Bad - leaks local tensor
+            return a + 2
+
+        correct_a = leaky_function(tf.constant(1))
+        print(correct_a.numpy())
+        try:
+            leaked["x"].numpy()
+        except AttributeError as expected:
+            print(expected)
+
+        @tf.function
+        def leaky_returned(a):
+            leaked["x"] = a + 1
+            return leaked["x"]
+
+        print(leaky_returned(tf.constant(1)).numpy())
+        try:
+            leaked["x"].numpy()
+        except AttributeError as expected:
+            print(expected)
+
+        @tf.function
+        def captures_leaked_tensor(b):
+            b += leaked["x"]
+            return b
+
+        with assert_raises(TypeError):
+            captures_leaked_tensor(tf.constant(2))
     guide_cell(body, capfd)
 
 

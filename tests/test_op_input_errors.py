@@ -252,3 +252,85 @@ def test_singular_matrix_inside_function_and_tape():
         results.append(tape.gradient(y, x))
         return results
     check(body)
+
+
+def test_tensor_index_known_only_when_the_function_runs():
+    def body(tf):
+        x = tf.Variable([1.0, 2.0, 3.0])
+        m = tf.reshape(tf.range(6.0), [2, 3])
+
+        @tf.function
+        def pick(i, j):
+            with tf.GradientTape() as tape:
+                y = x[i] * m[1, j] + m[i][j]
+            return y, tape.gradient(y, x)
+
+        @tf.function
+        def total(n):
+            return tf.while_loop(lambda k, acc: k < n, lambda k, acc: (k + 1, acc + x[k]), (0, 0.0))[1]
+
+        good = pick(tf.constant(2), tf.constant(-1)), pick(tf.constant(-3), tf.constant(0)), total(tf.constant(3))
+        outcomes = []
+        for call in (lambda: pick(tf.constant(3), tf.constant(0)), lambda: pick(tf.constant(0), tf.constant(-4)),
+                     lambda: total(tf.constant(4))):
+            try:
+                call()
+                outcomes.append("no error")
+            except tf.errors.InvalidArgumentError:
+                outcomes.append("InvalidArgumentError")
+        return good, outcomes
+    check(body)
+
+
+# -- integer arguments given as floats, and other argument checks TF makes --------------------
+BAD_ARGUMENTS = {
+    "reshape_float_shape": lambda tf: tf.reshape(tf.ones([6]), [2.0, 3.0]),
+    "reshape_float_tensor_shape": lambda tf: tf.reshape(tf.ones([6]), tf.constant([2.0, 3.0])),
+    "tile_float_multiples": lambda tf: tf.tile(tf.ones([2]), [2.0]),
+    "pad_float_paddings": lambda tf: tf.pad(tf.ones([2]), [[1.0, 1.0]]),
+    "one_hot_float_depth": lambda tf: tf.one_hot([0, 1], 3.0),
+    "split_float_sizes": lambda tf: tf.split(tf.ones([4]), [2.0, 2.0]),
+    "split_float_count": lambda tf: tf.split(tf.ones([4]), 2.0),
+    "eye_float_rows": lambda tf: tf.eye(2.5),
+    "zeros_float_tensor_shape": lambda tf: tf.zeros(tf.constant([2.0])),
+    "broadcast_to_float_shape": lambda tf: tf.broadcast_to(tf.ones([1]), [2.0]),
+    "transpose_float_perm": lambda tf: tf.transpose(tf.ones([2, 3]), [1.0, 0.0]),
+    "expand_dims_float_axis": lambda tf: tf.expand_dims(tf.ones([2]), 1.5),
+    "gather_float_axis": lambda tf: tf.gather(tf.ones([2]), [0], axis=0.0),
+    "random_normal_float_tensor_shape": lambda tf: tf.random.normal(tf.constant([2.0])),
+    "random_uniform_float_shape": lambda tf: tf.random.uniform([2.0]),
+    "categorical_int_logits": lambda tf: tf.random.categorical(tf.zeros([2, 3], tf.int32), 2),
+    "slice_float_begin": lambda tf: tf.slice(tf.ones([3]), [0.0], [1]),
+    "strided_slice_float_begin": lambda tf: tf.strided_slice(tf.ones([3]), [0.0], [1]),
+    "getitem_float_slice_start": lambda tf: tf.ones([3])[0.0:1],
+    "reverse_float_axis": lambda tf: tf.reverse(tf.ones([2]), [0.0]),
+    "roll_float_shift": lambda tf: tf.roll(tf.ones([2]), 1.0, 0),
+    "repeat_float_repeats": lambda tf: tf.repeat(tf.ones([2]), 2.0),
+    "qr_int": lambda tf: tf.linalg.qr(tf.constant([[1, 0], [0, 1]])),
+    "svd_int": lambda tf: tf.linalg.svd(tf.constant([[1, 0], [0, 1]])),
+    "band_part_too_many_diagonals": lambda tf: tf.linalg.band_part(tf.ones([2, 2]), 5, 5),
+    "band_part_float_diagonals": lambda tf: tf.linalg.band_part(tf.ones([2, 2]), 0.5, 0),
+    "meshgrid_bad_indexing": lambda tf: tf.meshgrid(tf.ones([2]), tf.ones([3]), indexing="xx"),
+    "unique_matrix": lambda tf: tf.unique(tf.ones([2, 2])),
+    "einsum_unknown_output_label": lambda tf: tf.einsum("ij->k", tf.ones([2, 2])),
+    "einsum_operand_count": lambda tf: tf.einsum("ij,jk->ik", tf.ones([2, 2])),
+    "tensordot_too_many_axes": lambda tf: tf.tensordot(tf.ones([2]), tf.ones([2]), 3),
+    "shape_float_out_type": lambda tf: tf.shape(tf.ones([2]), out_type=tf.float32),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_ARGUMENTS))
+def test_bad_argument_raises_tf_error_class(name):
+    check_raises(BAD_ARGUMENTS[name])
+
+
+def test_integer_arguments_accept_ints_and_int_tensors():
+    def body(tf):
+        x = tf.reshape(tf.range(6.0), [2, 3])
+        return (tf.reshape(x, tf.constant([3, 2], tf.int64)), tf.tile(x, tf.constant([1, 2])),
+                tf.pad(x, tf.constant([[0, 1], [1, 0]])), tf.split(x, tf.constant([1, 2]), axis=1),
+                tf.squeeze(tf.ones([1, 2]), 0), tf.size(x, out_type=tf.float32), tf.eye(tf.constant(2)),
+                tf.linalg.band_part(x, 1, tf.constant(0, tf.int64)), tf.roll(x, tf.constant(1), 1),
+                tf.slice(x, tf.constant([0, 1]), [1, -1]), tf.repeat(x, tf.constant([1, 2]), axis=0),
+                tf.meshgrid(tf.ones([2]), tf.ones([3]), indexing="ij"), tf.einsum("ij->j", x))
+    check(body)

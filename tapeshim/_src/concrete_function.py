@@ -12,7 +12,7 @@ from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.differentiate import output_dependencies
 from tapeshim._src.function_graph import FuncGraph
 from tapeshim._src.function_host_inputs import HostFeed
-from tapeshim._src.function_trace import FunctionTrace
+from tapeshim._src.function_trace import FunctionTrace, _use_of_leaked_tensor
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
@@ -51,6 +51,17 @@ def _type_text(value: Any) -> str:
     if value is None:
         return "NoneType"
     return f"Literal[{value!r}]"
+
+
+def _check_no_leaked_tensors(plan: replay.Plan, roots: list[Tensor]) -> None:
+    """TF's `TypeError` when a function uses a tensor leaked out of another function's trace."""
+    if not any(step[0] != replay.LEAF and step[1] is _use_of_leaked_tensor for step in plan.steps):
+        return
+    raise TypeError(
+        "A tensor defined inside another tf.function is out of scope and cannot be used here. Use return "
+        "values, explicit Python locals or TensorFlow collections to access it.\nPlease see "
+        "https://www.tensorflow.org/guide/function#all_outputs_of_a_tffunction_must_be_return_values for more "
+        "information.")
 
 
 def _same_python(given: Any, traced: Any) -> bool:
@@ -116,6 +127,7 @@ class ConcreteFunction:
         pending_tensors = [tensor for _, tensor in trace.pending.values()]
         roots = out_tensors + pending_tensors + trace.effects
         plan = replay.Plan(roots, None, None, share_constants=False)
+        _check_no_leaked_tensors(plan, roots)
         read_position: dict[int, int] = {}
         self.read_variables: list[Variable | int] = []
         leaf_sources: list[tuple[str, int]] = []

@@ -399,6 +399,7 @@ class Function:
         finally:
             _thread_state.trace = saved_trace
             _thread_state.recorders = saved_recorders
+            trace.retire()
         self._first_trace_done = True
         return concrete, trace
 

@@ -16,9 +16,16 @@ from tapeshim._src.function_host_inputs import HostInputs
 from tapeshim._src.ops import random_ops
 from tapeshim._src.state import _thread_state, next_tensor_id
 from tapeshim._src.tape import Recorder
-from tapeshim._src.tensor import Tensor, concrete
+from tapeshim._src.tensor import Node, Tensor, concrete
 from tapeshim._src.tf_logging import caller_site
 from tapeshim._src.variable import Variable
+
+LEAKED_TENSOR_KEY = ("LeakedGraphTensor",)
+
+
+def _use_of_leaked_tensor(*arrays: jax.Array) -> tuple:
+    """The op behind a finished trace's placeholders: evaluating a leaked graph tensor fails as in TF."""
+    raise AttributeError("'SymbolicTensor' object has no attribute 'numpy'")
 
 
 class _Everything(frozenset):
@@ -49,6 +56,7 @@ class FunctionTrace(Recorder):
         self.created_variables = False
         self.placeholders: set[int] = set()
         self.placeholder_names: dict[int, str] = {}
+        self._placeholder_tensors: list[Tensor] = []
         self.branch_depth = 0  # > 0 while a tf.cond branch or tf.while_loop body is traced
         self.first_tid = next_tensor_id()  # tensors made before the trace began are captures
         self.var_leaves: dict[int, Variable] = {}
@@ -80,6 +88,18 @@ class FunctionTrace(Recorder):
         self.random_leaves[tensor._tid] = draw
         return tensor
 
+    def retire(self) -> None:
+        """Ends the trace: its tensors become graph tensors that cannot be evaluated any more.
+
+        A tensor leaked out of the function (stored in a global) then raises TF's
+        `AttributeError` on `.numpy()`, and TF's `TypeError` when another function
+        captures it, instead of silently computing with the trace-time values.
+        """
+        for tensor in self._placeholder_tensors:
+            tensor._value = None
+            tensor._node = Node(_use_of_leaked_tensor, LEAKED_TENSOR_KEY, (), (tensor._tid,))
+        self._placeholder_tensors = []
+
     def _variable_read(self, variable: Variable, tensor: Tensor) -> None:
         pass  # `read_variable` made the read tensor
 
@@ -90,6 +110,7 @@ class FunctionTrace(Recorder):
         """A tensor whose value is only known when the function runs (`name`: TF's graph name for it)."""
         tensor = Tensor(value, shape, dtype)
         self.placeholders.add(tensor._tid)
+        self._placeholder_tensors.append(tensor)
         if name is not None:
             self.placeholder_names[tensor._tid] = name
         return tensor

@@ -14,6 +14,7 @@ from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.ops import table
 from tapeshim._src.ops.common import convert_same_dtype, is_tensor_like, normalize_axis, tf_type_name
 from tapeshim._src.registry import OpDef, apply, check_allocation
+from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, device_constant
 
 OPS: dict[str, OpDef] = {}
@@ -34,6 +35,28 @@ def _static_ints(value: Any, what: str) -> tuple[int, ...]:
         raise TypeError(f"Expected `{what}` to be a list of integers, got {value!r}.") from None
 
 
+def _attr_error(attr: str, dtype_name: str, op_name: str, allowed: str) -> errors.InvalidArgumentError:
+    return errors.invalid_argument(f"Value for attr '{attr}' of {dtype_name} is not in the list of allowed values: "
+                                   f"{allowed}\n\t; NodeDef: {{{{node {op_name}}}}}", None)
+
+
+def int_arg(value: Any, attr: str, op_name: str, allowed: str = "int32, int64") -> tuple[int, ...]:
+    """An integer argument (an int, a list of ints or an integer tensor) as ints, flattened.
+
+    Raises:
+      InvalidArgumentError: for floats, as TF's kernel attribute `attr` of
+        `op_name` allows only integer types.
+    """
+    array = np.asarray(convert_to_tensor(value).numpy() if is_tensor_like(value) else value)
+    if array.dtype.kind not in "iu" and array.size:
+        try:
+            name = tf_type_name(dtypes.from_numpy(array.dtype))
+        except (TypeError, ValueError, KeyError):
+            name = str(array.dtype)
+        raise _attr_error(attr, name, op_name, allowed)
+    return _static_ints(array, attr)
+
+
 def shape_arg(value: Any, op_name: str, float_error: str = "convert") -> tuple[int, ...]:
     """A shape argument (a list, tuple or 1-D integer tensor) as non-negative ints, with TF's errors.
 
@@ -41,19 +64,24 @@ def shape_arg(value: Any, op_name: str, float_error: str = "convert") -> tuple[i
       value: the shape.
       op_name: the TF op named in error messages.
       float_error: what TF raises for a non-integer shape: "convert" (a TypeError
-        converting it to int32, as `tf.zeros`) or "attr" (an InvalidArgumentError
-        for the op's `T` attribute, as the random ops).
+        converting a list to int32, as `tf.zeros`), "attr" (an InvalidArgumentError
+        for the op's `T` attribute, as the random ops), or the name of the op's
+        index attribute that refuses it (`"Tidx"` for `tf.broadcast_to`).
 
     Raises:
       TypeError, InvalidArgumentError: for a non-integer shape, a shape that is
         not a vector, or a negative dimension.
     """
+    given_tensor = is_tensor_like(value)
     array = np.asarray(convert_to_tensor(value).numpy() if is_tensor_like(value) else value)
     if array.dtype.kind not in "iu" and array.size:
+        name = tf_type_name(dtypes.from_numpy(array.dtype)) if array.dtype.kind in "fc" else str(array.dtype)
         if float_error == "attr":
-            raise errors.invalid_argument(
-                f"Value for attr 'T' of {tf_type_name(dtypes.from_numpy(array.dtype))} is not in the list of allowed "
-                f"values: int32, int64\n\t; NodeDef: {{{{node {op_name}}}}}", None)
+            raise _attr_error("T", name, op_name, "int32, int64")
+        if float_error != "convert":  # a float list becomes a float tensor, refused by the op's index attribute
+            raise _attr_error(float_error, name, op_name, "int32, int64")
+        if given_tensor:
+            raise _attr_error("index_type", name, op_name, "int32, int64")
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype int32")
     if array.ndim > 1:
         raise errors.invalid_argument(
@@ -63,6 +91,20 @@ def shape_arg(value: Any, op_name: str, float_error: str = "convert") -> tuple[i
         if d < 0:
             raise errors.invalid_argument(f"Dimension {d} must be >= 0", op_name)
     return dims
+
+
+def _python_int(value: Any, dtype_name: str) -> int:
+    """An int argument TF converts to a tensor of `dtype_name`: a float raises TF's TypeError."""
+    floating = isinstance(value, (float, np.floating))
+    if floating or (is_tensor_like(value) and not convert_to_tensor(value).dtype.is_integer):
+        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype_name}")
+    return int(value)
+
+
+def _index_dtype(out_type: Any, op_name: str) -> None:
+    dtype = dtypes.as_dtype(out_type)
+    if dtype.name not in ("int32", "int64"):
+        raise _attr_error("out_type", tf_type_name(dtype), op_name, "int32, int64")
 
 
 def _reshape_target(size_dims: tuple, target: tuple) -> tuple[int, ...]:
@@ -97,6 +139,7 @@ _stack_op = _row(OpDef("Pack", lambda *xs, axis: jnp.stack(xs, axis=axis), True)
 _expand_dims_op = _row(OpDef("ExpandDims", lambda x, axis: jnp.expand_dims(x, axis), True))
 _squeeze_op = _row(OpDef("Squeeze", lambda x, axis: jnp.squeeze(x, axis), True))
 _slice_op = _row(OpDef("StridedSlice", lambda x, key: x[_decode_key(key)], True))
+_dynamic_slice_op = OpDef("StridedSlice", lambda x, *indices, key: x[_decode_key(key, indices)], True)
 _where_op = _row(OpDef("SelectV2", lambda c, x, y: jnp.where(c, x, y), True))
 _gather_op = _row(OpDef("GatherV2", lambda p, i, axis, batch_dims, checked=False: _gather_impl(
     p, i, axis, batch_dims, checked), True))
@@ -111,7 +154,7 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
       InvalidArgumentError: if the number of elements differs.
     """
     x = convert_to_tensor(tensor)
-    target = _static_ints(shape, "shape")
+    target = int_arg(shape, "Tshape", "Reshape")
     if all(isinstance(d, (int, np.integer)) for d in x._shape):  # not Keras's symbolic shape inference
         target = _reshape_target(tuple(x._shape), target)
     return apply(_reshape_op, (x,), (("shape", target),))[0]
@@ -122,7 +165,7 @@ def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str | Non
     """Permutes the dimensions of `a` (reverses them when `perm` is None)."""
     x = convert_to_tensor(a)
     rank = len(x._shape)
-    perm = tuple(builtins.range(rank - 1, -1, -1)) if perm is None else _static_ints(perm, "perm")
+    perm = tuple(builtins.range(rank - 1, -1, -1)) if perm is None else int_arg(perm, "Tperm", "Transpose")
     if sorted(p % rank if rank else p for p in perm) != list(builtins.range(rank)):
         raise errors.invalid_argument(
             f"transpose expects a vector of size {rank}. But input(1) is a vector of size {len(perm)}"
@@ -188,7 +231,7 @@ def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:  # no
     """Inserts a dimension of size 1 at `axis`."""
     x = convert_to_tensor(input)
     rank = len(x._shape)
-    axis = int(axis)
+    axis = _python_int(axis, "int32")
     if not -rank - 1 <= axis <= rank:
         raise errors.invalid_argument(
             f"Tried to expand dim index {axis} for tensor with {rank} dimensions.", "ExpandDims")
@@ -199,7 +242,8 @@ def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:  # no
 def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  # noqa: A002
     """Removes dimensions of size 1 (all of them, or those in `axis`)."""
     x = convert_to_tensor(input)
-    axes = normalize_axis(axis, len(x._shape))
+    axes = normalize_axis([int(axis)] if np.ndim(axis) == 0 and axis is not None and not is_tensor_like(axis)
+                          else axis, len(x._shape))
     if axes is None:
         axes = tuple(i for i, d in enumerate(x._shape) if d == 1)
     for a in axes:
@@ -210,8 +254,12 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  #
 
 
 # -- indexing ------------------------------------------------------------------
-def _encode_key(key: Any, shape: tuple) -> tuple:
-    """Turns a Python index into a hashable static spec, checking int bounds as TF does."""
+def _encode_key(key: Any, shape: tuple, dynamic: list | None = None) -> tuple:
+    """Turns a Python index into a hashable static spec, checking int bounds as TF does.
+
+    Scalar int tensors only known when a `tapeshim.function` runs are appended to
+    `dynamic` and checked inside the program.
+    """
     if not isinstance(key, tuple):
         key = (key,)
     n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
@@ -224,6 +272,12 @@ def _encode_key(key: Any, shape: tuple) -> tuple:
         elif item is None:
             spec.append(("new",))
         elif isinstance(item, slice):
+            for part in (item.start, item.stop, item.step):
+                if isinstance(part, (float, np.floating)) or (
+                        is_tensor_like(part) and not convert_to_tensor(part).dtype.is_integer):
+                    raise TypeError(
+                        "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
+                        f"tf.int32/tf.int64 tensors are valid indices, got {part!r}")
             parts = tuple(None if p is None else int(p) for p in (item.start, item.stop, item.step))
             if parts[2] == 0:
                 raise errors.invalid_argument("slice stride cannot be zero", "StridedSlice")
@@ -236,6 +290,12 @@ def _encode_key(key: Any, shape: tuple) -> tuple:
                     raise TypeError(
                         "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
                         f"tf.int32/tf.int64 tensors are valid indices, got {item!r}")
+                trace = _thread_state.trace
+                if dynamic is not None and trace is not None and trace.is_symbolic(item) and dim < len(shape):
+                    spec.append(("dyn", len(dynamic), dim, shape[dim]))
+                    dynamic.append(item)
+                    dim += 1
+                    continue
                 item = int(item)
             elif not isinstance(item, (int, np.integer)) or isinstance(item, bool):
                 raise TypeError(
@@ -257,7 +317,7 @@ def _encode_key(key: Any, shape: tuple) -> tuple:
     return tuple(spec)
 
 
-def _decode_key(spec: tuple) -> tuple:
+def _decode_key(spec: tuple, dynamic: tuple = ()) -> tuple:
     items: list = []
     for part in spec:
         kind = part[0]
@@ -267,6 +327,12 @@ def _decode_key(spec: tuple) -> tuple:
             items.append(None)
         elif kind == "slice":
             items.append(slice(*part[1:]))
+        elif kind == "dyn":
+            _, position, dim, size = part
+            index = dynamic[position]
+            runtime_checks.require((index >= -size) & (index < size), "slice index {index} of dimension "
+                                   f"{dim} out of bounds. [Op:StridedSlice]", index=index)
+            items.append(index)
         else:
             items.append(part[1])
     return tuple(items)
@@ -277,7 +343,11 @@ def getitem(tensor: Any, key: Any) -> Tensor:
     x = convert_to_tensor(tensor)
     if is_tensor_like(key) and convert_to_tensor(key)._dtype.is_bool:
         raise TypeError("Boolean-mask indexing is `tf.boolean_mask`, not `[]`.")
-    return apply(_slice_op, (x,), (("key", _encode_key(key, x._shape)),))[0]
+    dynamic: list = []
+    spec = _encode_key(key, x._shape, dynamic)
+    if dynamic:  # indices only known when the function runs
+        return apply(_dynamic_slice_op, (x, *dynamic), (("key", spec),))[0]
+    return apply(_slice_op, (x,), (("key", spec),))[0]
 
 
 @table.export("where", dtypes=table.ANY, note="the 1-argument form needs a known condition")
@@ -329,7 +399,7 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = 
             f"Value for attr 'Tindices' of {i._dtype.name} is not in the list of allowed values: int16, int32, "
             "int64", "GatherV2")
     rank = len(p._shape)
-    axis = int(batch_dims) if axis is None else int(axis)
+    axis = int(batch_dims) if axis is None else int_arg(axis, "Taxis", "GatherV2")[0]
     if axis >= rank:
         raise errors.invalid_argument(f"Shape must be at least rank {axis + 1} but is rank {rank}", "GatherV2")
     if axis < -rank:
@@ -356,6 +426,7 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
         raise errors.invalid_argument(
             f"Value for attr 'TI' of {tf_type_name(index_tensor.dtype)} is not in the list of allowed values: "
             "uint8, int8, int32, int64", "OneHot")
+    depth = _python_int(depth, "int32")
     if int(depth) < 0:
         raise errors.invalid_argument(f"depth must be non-negative, got: {int(depth)}", "OneHot")
     out_rank = len(index_tensor._shape) + 1
@@ -448,6 +519,7 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name
 def shape(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
     """The shape of `input` as a 1-D integer tensor."""
     x = convert_to_tensor(input)
+    _index_dtype(out_type, "Shape")
     return constant(np.asarray(x._shape, dtypes.as_dtype(out_type)._np))
 
 

@@ -89,8 +89,9 @@ def _eigh_impl(x: jax.Array) -> tuple:
 
 
 _eigh_op = _row(OpDef("SelfAdjointEigV2", _eigh_impl, True, dtype_check("Eigh", "fc")))
-_qr_op = _row(OpDef("Qr", lambda x, full: tuple(jnp.linalg.qr(x, mode="complete" if full else "reduced")), True))
-_svd_op = _row(OpDef("Svd", lambda x, full, uv: _svd(x, full, uv), True))
+_qr_op = _row(OpDef("Qr", lambda x, full: tuple(jnp.linalg.qr(x, mode="complete" if full else "reduced")), True,
+                    dtype_check("Qr", "fc")))
+_svd_op = _row(OpDef("Svd", lambda x, full, uv: _svd(x, full, uv), True, dtype_check("Svd", "fc")))
 def _solve(a: jax.Array, b: jax.Array, adjoint: bool, checked: bool = False) -> jax.Array:
     if checked:
         _require_invertible(a, "Input matrix is not invertible. [Op:MatrixSolve]")
@@ -192,7 +193,19 @@ def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = Non
     if len(x._shape) < 2:
         raise errors.invalid_argument(
             f"input must be at least 2-dim, received shape: [{','.join(map(str, x._shape))}]", "MatrixBandPart")
-    return apply(_band_op, (x,), (("lower", int(num_lower)), ("upper", int(num_upper))))[0]
+    bands = []
+    for name, value, size, what in (("num_lower", num_lower, x._shape[-2], "rows"),
+                                     ("num_upper", num_upper, x._shape[-1], "columns")):
+        if isinstance(value, (float, jnp.floating)) or (
+                hasattr(value, "dtype") and not jnp.issubdtype(jnp.dtype(getattr(value.dtype, "as_numpy_dtype",
+                                                                              value.dtype)), jnp.integer)):
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype int64")
+        if int(value) > size:
+            raise errors.invalid_argument(
+                f"{name} must be negative or less or equal to number of {what} ({size}) got: {int(value)}",
+                "MatrixBandPart")
+        bands.append(int(value))
+    return apply(_band_op, (x,), (("lower", bands[0]), ("upper", bands[1])))[0]
 
 
 @table.export("linalg.lstsq", dtypes=table.REAL_FLOAT, note="normal equations (TF's fast=True path)")

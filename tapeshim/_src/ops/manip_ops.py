@@ -39,6 +39,9 @@ def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = 
     x = convert_to_tensor(value)
     axis = _axis(axis, len(x._shape))
     length = x._shape[axis]
+    if isinstance(num_or_size_splits, (float, np.floating)):
+        raise ValueError("Rank-0 tensors are not supported as the num_or_size_splits argument to split. Argument "
+                         f"provided: {num_or_size_splits}")
     if isinstance(num_or_size_splits, (int, np.integer)):
         parts = int(num_or_size_splits)
         if parts <= 0 or length % parts:
@@ -47,7 +50,7 @@ def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = 
                 f"(size = {length}) and num_split {parts}", "Split")
         sizes = (length // parts,) * parts
     else:
-        sizes = list(_static_ints(num_or_size_splits, "num_or_size_splits"))
+        sizes = list(array_ops.int_arg(num_or_size_splits, "Tlen", "SplitV", "int8, int32, int64"))
         if sizes.count(-1) > 1:
             raise errors.invalid_argument("There can only be one -1 in the input.", "SplitV")
         if sizes.count(-1) == 1:
@@ -68,7 +71,7 @@ _tile_op = _row(OpDef("Tile", lambda x, multiples: jnp.tile(x, multiples), True)
 def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Repeats `input` `multiples[i]` times along each axis i."""
     x = convert_to_tensor(input)
-    multiples = _static_ints(multiples, "multiples")
+    multiples = array_ops.int_arg(multiples, "Tmultiples", "Tile")
     if len(multiples) != len(x._shape):
         raise errors.invalid_argument(
             f"Expected multiples argument to be a vector of length {len(x._shape)} but got length {len(multiples)}",
@@ -92,7 +95,11 @@ def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) 
         x = array_ops.reshape(x, [-1])
         axis = 0
     axis = _axis(axis, len(x._shape))
-    counts = _static_ints(repeats, "repeats")
+    given = convert_to_tensor(repeats)
+    if not given.dtype.is_integer:
+        raise TypeError(f"Argument `tensor` (name: repeats) must be of type integer. Received `tensor` = {repeats} of "
+                        f"dtype: {given.dtype!r}")
+    counts = _static_ints(given, "repeats")
     if len(counts) not in (1, x._shape[axis]):
         raise ValueError(f"Dimensions {x._shape[axis]} and {len(counts)} are not compatible")
     for count in counts:
@@ -114,7 +121,7 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any
     if given.ndim != 2 or given.shape[1] != 2:
         raise errors.invalid_argument(
             f"paddings must be a matrix with 2 columns: [{','.join(map(str, given.shape))}]", "Pad")
-    amounts = np.asarray(_static_ints(paddings, "paddings")).reshape(-1, 2)
+    amounts = np.asarray(array_ops.int_arg(paddings, "Tpaddings", "Pad")).reshape(-1, 2)
     if amounts.shape[0] != len(x._shape):
         raise errors.invalid_argument(
             f"The first dimension of paddings must be the rank of inputs[{amounts.shape[0]},2] {list(x._shape)}",
@@ -145,7 +152,7 @@ _reverse_op = _row(OpDef("ReverseV2", lambda x, axis: jnp.flip(x, axis), True))
 def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
     """Reverses `tensor` along the axes in `axis`."""
     x = convert_to_tensor(tensor)
-    return apply(_reverse_op, (x,), (("axis", normalize_axis(list(_static_ints(axis, "axis")), len(x._shape))),))[0]
+    return apply(_reverse_op, (x,), (("axis", normalize_axis(list(array_ops.int_arg(axis, "Tidx", "ReverseV2")), len(x._shape))),))[0]
 
 
 _roll_op = _row(OpDef("Roll", lambda x, shift, axis: jnp.roll(x, shift, axis), True))
@@ -155,8 +162,8 @@ _roll_op = _row(OpDef("Roll", lambda x, shift, axis: jnp.roll(x, shift, axis), T
 def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Rolls elements along `axis` by `shift` (both may be lists)."""
     x = convert_to_tensor(input)
-    shifts = _static_ints(shift, "shift")
-    axes = normalize_axis(list(_static_ints(axis, "axis")), len(x._shape))
+    shifts = array_ops.int_arg(shift, "Tshift", "Roll")
+    axes = normalize_axis(list(array_ops.int_arg(axis, "Taxis", "Roll")), len(x._shape))
     if len(shifts) != len(axes):
         raise errors.invalid_argument("shift and axis must have the same size", "Roll")
     return apply(_roll_op, (x,), (("axis", axes), ("shift", shifts)))[0]
@@ -262,7 +269,7 @@ def boolean_mask(tensor: Any, mask: Any, axis: Any = None, name: str | None = No
 def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor:  # noqa: A001
     """The slice of `input_` starting at `begin` with `size` (-1: to the end) per axis."""
     x = convert_to_tensor(input_)
-    starts, sizes = _static_ints(begin, "begin"), _static_ints(size, "size")
+    starts, sizes = array_ops.int_arg(begin, "Index", "Slice"), array_ops.int_arg(size, "Index", "Slice")
     rank = len(x._shape)
     if len(starts) != rank or len(sizes) != rank:
         raise errors.invalid_argument(
@@ -282,8 +289,10 @@ def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None, begin_
                   ellipsis_mask: int = 0, new_axis_mask: int = 0, shrink_axis_mask: int = 0,
                   var: Any = None, name: str | None = None) -> Tensor:
     """TF's strided slice with its bit masks, as indexing would express it."""
-    starts, ends = _static_ints(begin, "begin"), _static_ints(end, "end")
-    steps = _static_ints(strides, "strides") if strides is not None else (1,) * len(starts)
+    starts = array_ops.int_arg(begin, "Index", "StridedSlice", "int16, int32, int64")
+    ends = array_ops.int_arg(end, "Index", "StridedSlice", "int16, int32, int64")
+    steps = (array_ops.int_arg(strides, "Index", "StridedSlice", "int16, int32, int64") if strides is not None
+             else (1,) * len(starts))
     if not len(starts) == len(ends) == len(steps):
         raise errors.invalid_argument(
             f"Expected begin, end, and strides to be 1D equal size tensors, but got shapes [{len(starts)}], "
@@ -308,7 +317,7 @@ _broadcast_op = _row(OpDef("BroadcastTo", lambda x, shape: jnp.broadcast_to(x, s
 def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Broadcasts `input` to `shape`."""
     x = convert_to_tensor(input)
-    target = array_ops.shape_arg(shape, "BroadcastTo")
+    target = array_ops.shape_arg(shape, "BroadcastTo", float_error="Tidx")
     if len(target) < len(x._shape):
         raise errors.invalid_argument(
             f"Rank of input ({len(x._shape)}) must be no greater than rank of output shape ({len(target)}).",
@@ -328,6 +337,8 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # 
 def meshgrid(*args: Any, **kwargs: Any) -> list[Tensor]:
     """Coordinate grids from 1-D tensors (`indexing='xy'` or `'ij'`)."""
     indexing = kwargs.get("indexing", "xy")
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Argument `indexing` parameter must be either 'xy' or 'ij', got '{indexing}'")
     tensors = [array_ops.reshape(convert_to_tensor(a), [-1]) for a in args]
     sizes = [t.shape[0] for t in tensors]
     grids = []
@@ -387,7 +398,12 @@ def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int
 def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None, dtype: Any = dtypes.float32,
         name: str | None = None) -> Tensor:
     """An identity matrix (or a batch of them)."""
-    rows, columns = int(num_rows), int(num_rows if num_columns is None else num_columns)
+    columns_given = num_rows if num_columns is None else num_columns
+    if not all(isinstance(n, (int, np.integer)) or (is_tensor_like(n) and convert_to_tensor(n).dtype.is_integer)
+               for n in (num_rows, columns_given)):
+        raise TypeError("Arguments `num_rows` and `num_columns` must be positive integer values. Received: "
+                        f"num_rows={num_rows}, num_columns={columns_given}")
+    rows, columns = int(num_rows), int(columns_given)
     batch = () if batch_shape is None else array_ops.shape_arg(batch_shape, "Fill")
     array_ops.shape_arg((rows, columns), "Fill")
     matrix = np.eye(rows, columns, dtype=dtypes.as_dtype(dtype).as_numpy_dtype)
@@ -458,6 +474,8 @@ _unique_gather_op = _row(OpDef("Unique", lambda x, positions: _no_gradient_ident
 def unique(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> tuple[Tensor, Tensor]:
     """The unique values of 1-D `x` in order of appearance, and each element's index into them."""
     t = convert_to_tensor(x)
+    if len(t._shape) != 1:
+        raise errors.invalid_argument("unique expects a 1D vector.", "Unique")
     values = np.asarray(t.numpy())
     _, first, inverse = np.unique(values, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")
@@ -483,6 +501,18 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool_, n
     return mask if dtypes.as_dtype(dtype).is_bool else math_ops.cast(mask, dtype)
 
 
+def _check_equation(equation: str, count: int) -> None:
+    """TF's ValueErrors for an einsum equation that does not fit its operands."""
+    terms, _, output = equation.partition("->")
+    inputs = terms.split(",")
+    if len(inputs) != count:
+        raise ValueError(f"Expected {len(inputs)} inputs but got: {count}")
+    labels = set("".join(inputs))
+    for label in output.replace(".", ""):
+        if label not in labels:
+            raise ValueError(f"Output subscripts contain the label {label} not present in the input subscripts.")
+
+
 _einsum_op = _row(OpDef("Einsum", lambda *xs, equation: jnp.einsum(equation, *xs), True))
 
 
@@ -490,6 +520,7 @@ _einsum_op = _row(OpDef("Einsum", lambda *xs, equation: jnp.einsum(equation, *xs
 def einsum(equation: str, *inputs: Any, **kwargs: Any) -> Tensor:
     """Einstein summation over `inputs` described by `equation`."""
     tensors = convert_same_dtype(list(inputs), "Einsum") if len(inputs) > 1 else [convert_to_tensor(inputs[0])]
+    _check_equation(equation.replace(" ", ""), len(tensors))
     return apply(_einsum_op, tuple(tensors), (("equation", equation.replace(" ", "")),))[0]
 
 
@@ -502,6 +533,10 @@ def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
     a_t, b_t = convert_same_dtype((a, b), "Tensordot")
     if isinstance(axes, (int, np.integer)):
         static: Any = int(axes)
+        for t in (a_t, b_t):
+            if static > len(t._shape):
+                raise ValueError(f"`axes` must not be larger than the number of dimensions of tensor {t}.  Received "
+                                 f"{static}, vs tensor dimensions {len(t._shape)}.")
     else:
         first, second = axes
         static = (tuple(np.atleast_1d(first).tolist()), tuple(np.atleast_1d(second).tolist()))

@@ -144,6 +144,10 @@ def categorical(logits: Any, num_samples: int, dtype: Any = None, seed: Any = No
     values = convert_to_tensor(logits)
     if len(values._shape) != 2:
         raise errors.invalid_argument(f"logits should be a matrix, got shape {list(values._shape)}", "Multinomial")
+    if not values.dtype.is_floating:  # TF registers Multinomial for floating logits only
+        raise errors.NotFoundError(
+            None, None, f"Could not find device for node: {{{{node Multinomial}}}} = Multinomial[T=DT_"
+            f"{values.dtype.name.upper()}] All kernels registered for op Multinomial support floating logits only")
     if int(num_samples) < 0:
         raise errors.invalid_argument(f"num_samples should be non-negative, got {int(num_samples)}", "Multinomial")
     static = (("dtype", dtypes.as_dtype(dtype or dtypes.int64).name), ("n", int(num_samples)))
