@@ -430,3 +430,17 @@ def test_random_draws_inside_a_loop_body_differ_per_iteration(source):
         again, _ = two_draws()
         return bool(tf.reduce_all(first != second)), bool(tf.reduce_all(first != again)), first.shape
     check(body)
+
+
+def test_optional_value_used_under_its_has_value_condition():
+    def body(tf):
+        iterator = iter(_numbers(tf, count=4))
+
+        @tf.function
+        def step(it):
+            optional = it.get_next_as_optional()
+            return tf.cond(optional.has_value(), lambda: tf.reduce_sum(optional.get_value()),
+                           lambda: tf.constant(-1.0))
+
+        return [step(iterator) for _ in range(4)]
+    check(body)

@@ -89,7 +89,10 @@ class HostInputs:
         self.feed_of[flag._tid] = (id(iterator), index, -1)
 
         def on_get_value() -> None:
-            group.needs_value[index] = True
+            # In a branch (`tf.cond(opt.has_value(), lambda: opt.get_value(), ...)`) the value may never
+            # be used; an empty optional then gives zeros there instead of failing the call.
+            if not self._trace.branch_depth:
+                group.needs_value[index] = True
 
         return Optional(value, iterator.element_spec, flag, on_get_value)
 
@@ -105,6 +108,7 @@ class HostInputs:
         structs = (jax.ShapeDtypeStruct((), np.bool_),) + tuple(
             jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in avals)
         needs_value = [not optional]
+        depth = self._trace.branch_depth
 
         def take_on_host() -> tuple:
             source = group.current if group.current is not None else group.iterator
@@ -130,7 +134,8 @@ class HostInputs:
             return value
 
         def on_get_value() -> None:
-            needs_value[0] = True
+            if self._trace.branch_depth == depth:  # not from a nested branch, which may not run
+                needs_value[0] = True
 
         return Optional(value, iterator.element_spec, outputs[0], on_get_value)
 
