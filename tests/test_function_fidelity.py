@@ -444,3 +444,19 @@ def test_optional_value_used_under_its_has_value_condition():
 
         return [step(iterator) for _ in range(4)]
     check(body)
+
+
+def test_python_string_arguments_select_a_trace_by_value(capfd):
+    def body(tf):
+        @tf.function
+        def activate(x, kind):
+            print("Tracing", kind)
+            return tf.nn.relu(x) if kind == "relu" else tf.sigmoid(x)
+
+        x = tf.constant([-1.0, 2.0])
+        results = [activate(x, "relu"), activate(x, "sigmoid"), activate(x, kind="relu"), activate(x, "sigmoid")]
+        concrete = activate.get_concrete_function(x, "relu")
+        return results, activate.experimental_get_tracing_count(), str(concrete.function_type), concrete(x)
+    check(body)
+    printed = capfd.readouterr().out.splitlines()
+    assert [line for line in printed if line.startswith("Tracing")] == ["Tracing relu", "Tracing sigmoid"] * 2
