@@ -621,3 +621,31 @@ def _forward_runs_once_without_a_tape(tf):
 ])
 def test_custom_gradient_whose_forward_leaves_tensors(body):
     check(body, rtol=1e-5)
+
+
+# -- lists holding tensors: the first tensor's dtype decides ----------------
+def _gradient_through_packed_list(tf):
+    x = tf.constant(2.0, tf.float64)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        packed = tf.convert_to_tensor([x * x, 0.1])
+        y = tf.reduce_sum(packed * packed)
+    return packed, tape.gradient(y, x)
+
+
+@pytest.mark.parametrize("body", [
+    lambda tf: tf.convert_to_tensor([tf.constant(1.0, tf.float64), 0.1]),
+    lambda tf: tf.convert_to_tensor([0.1, tf.constant(1.0, tf.float64)]),
+    lambda tf: tf.convert_to_tensor([[0.1], [tf.constant(1.0, tf.float64)]]),
+    lambda tf: tf.convert_to_tensor([tf.Variable(1.0, dtype=tf.float64), 0.1]),
+    lambda tf: tf.convert_to_tensor([tf.constant(1), 2**40]),
+    lambda tf: tf.convert_to_tensor([tf.constant(1), 0.5]),
+    lambda tf: tf.convert_to_tensor([tf.constant(1.0), tf.constant(1.0, tf.float64)]),
+    lambda tf: tf.convert_to_tensor([tf.constant(1.0), 0.1], tf.float64),
+    lambda tf: tf.convert_to_tensor([tf.constant(1.0), 0.1], dtype_hint=tf.float64),
+    lambda tf: tf.convert_to_tensor([tf.constant(1.0), np.float64(0.1)]),
+    lambda tf: tf.constant([1.0, 2.0], tf.float64) * [tf.constant(1.0, tf.float64), 0.1],
+    _gradient_through_packed_list,
+])
+def test_lists_holding_tensors_convert_as_tf(body):
+    check(body)

@@ -659,11 +659,40 @@ def _find_conversion(value: Any) -> Callable[..., Tensor] | None:
     return None
 
 
+def _first_tensor_dtype(value: Any) -> DType | None:
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            found = _first_tensor_dtype(item)
+            if found is not None:
+                return found
+        return None
+    return value._dtype if isinstance(value, Tensor) or hasattr(value, "_read_for_op") else None
+
+
+def _autopack(value: Any, dtype: DType | None) -> Tensor:
+    """Stacks a nested list holding tensors, as TF's conversion does.
+
+    The other elements convert to the first tensor's dtype (strictly: `[int_tensor, 0.5]`
+    raises TypeError); with a requested dtype, the tensors are cast to it.
+    """
+    from tapeshim._src.ops import array_ops, math_ops
+
+    element_dtype = dtype if dtype is not None else _first_tensor_dtype(value)
+
+    def pack(item: Any) -> Tensor:
+        if isinstance(item, (list, tuple)):
+            return array_ops.stack([pack(v) for v in item])
+        if isinstance(item, Tensor) or hasattr(item, "_read_for_op"):
+            tensor = convert_to_tensor(item)
+            return tensor if dtype is None or tensor._dtype == dtype else math_ops.cast(tensor, dtype)
+        return convert_to_tensor(item, dtype=element_dtype)
+
+    return pack(value)
+
+
 def _python_constant(value: Any, dtype: DType | None) -> Tensor:
     if _contains_tensor(value):
-        from tapeshim._src.ops import array_ops
-
-        return array_ops.pack_nested(value, dtype)
+        return _autopack(value, dtype)
     scalar = value.__class__ in (bool, int, float, complex)
     if scalar:
         key = (value.__class__, value, dtype)
