@@ -67,3 +67,37 @@ def test_matches_tensorflow(name, tf_backend_results):
         assert "raised" not in expected, f"TF raised in a case that should not: {expected}"
     actual = run_case(ALL_CASES[name], tapeshim)
     assert_outcomes_match(expected, actual)
+
+
+def test_training_call_under_a_tape_runs_its_forward_pass_once():
+    """BatchNormalization/Dropout-style state updates: one forward pass per step (tapeshim only; the values
+    are compared with TF's Keras in batchnorm_training_steps_under_tape and layer_counting_training_calls_under_tape)."""
+    import jax
+    import numpy as np
+
+    tf = tapeshim
+    forward_runs = []
+
+    class Counting(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            self.seen = self.add_weight(shape=(), initializer="zeros", trainable=False, name="seen")
+            self.w = self.add_weight(shape=(input_shape[-1], 2), initializer="ones", name="w")
+
+        def call(self, inputs, training=False):
+            jax.debug.callback(lambda: forward_runs.append(1))
+            if training:
+                self.seen.assign(self.seen + 1.0)
+            return tf.keras.ops.matmul(inputs, self.w)
+
+    model = tf.keras.Sequential([tf.keras.Input((3,)), Counting(), tf.keras.layers.BatchNormalization(),
+                                 tf.keras.layers.Dropout(0.5)])
+    x = np.ones((4, 3), np.float32)
+    for step in range(3):
+        forward_runs.clear()
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(model(x, training=True) ** 2)
+        grads = tape.gradient(loss, model.trainable_variables)
+        jax.effects_barrier()
+        assert len(forward_runs) == 1, f"step {step}: {len(forward_runs)} forward passes"
+        assert all(g is not None for g in grads)
+        assert float(model.layers[0].seen.numpy()) == step + 1.0

@@ -36,6 +36,7 @@ import numpy as np
 
 from tapeshim._src import checkpoint, dtypes, registry
 from tapeshim._src.custom_gradient import _isolated, _VariableCollector
+from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor, register_tensor_conversion_function
 from tapeshim._src.variable import Variable, _creation_order, register_variable_adapter
@@ -383,7 +384,9 @@ def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple,
         program = cache[key] = _Program(call, static_leaves, treedef, positions, keras_variables, in_structs)
     inputs = tuple(tensors + state_reads + [v._read_for_op() for v in program.extra_variables])
     tracking = registry.tracking_recorders(inputs)
-    if tracking or _thread_state.trace is not None or any(t._value is None for t in inputs):
+    if saves_forward(program, inputs, tracking):  # a training-mode call under a tape: one forward pass
+        outputs = record_saved_forward(program, inputs, tracking)
+    elif tracking or _thread_state.trace is not None or any(t._value is None for t in inputs):
         outputs = registry.record(program.fn, program.key, inputs, program.avals, tracking)
     else:
         values = program.jitted(*[t._value for t in inputs])
@@ -544,7 +547,14 @@ class TapeLayerMixin:
         if not has_programs(self):
             note_created_trainable(self)
         keras_call = super().__call__
-        return stateful_call(self, "call", keras_call, args, kwargs, list(self.variables))
+        variables = list(self.variables)
+        from tapeshim._src.keras_embedding import gather_on_tape  # it builds on this module
+
+        lookup = gather_on_tape(self, keras_call, args, kwargs, variables)
+        if lookup is not None:  # an Embedding's rows gathered on the tape: its gradient is IndexedSlices
+            call, call_args, states = lookup
+            return stateful_call(self, "call", call, call_args, kwargs, variables, states=states)
+        return stateful_call(self, "call", keras_call, args, kwargs, variables)
 
     @property
     def losses(self) -> list:

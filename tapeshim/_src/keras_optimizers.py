@@ -16,9 +16,13 @@ import warnings
 import weakref
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.experimental import sparse as jax_sparse
 
 from tapeshim._src import checkpoint, dtypes, errors
+from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.keras_bridge import (
     KerasVariable,
     apply_pending_restore,
@@ -35,6 +39,11 @@ from tapeshim._src.shape import TensorShape
 from tapeshim._src.tensor import convert_to_tensor
 from tapeshim._src.variable import Variable
 
+_clip_by_global_norm = keras.src.optimizers.base_optimizer.clip_by_global_norm  # no public name
+# Optimizers whose update, given a sparse gradient, does what TF's Keras does with an IndexedSlices one.
+# The others (Adadelta, Adafactor, a loss-scale wrapper, user classes) get it densified first.
+_SPARSE_UPDATES = tuple(getattr(keras.optimizers, name) for name in (
+    "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam", "Lion", "Ftrl", "Lamb"))
 _stand_ins: dict[int, Any] = {}  # id(tapeshim Variable) -> its Keras stand-in
 
 
@@ -69,6 +78,52 @@ def _sides(variable: Any) -> tuple[Any, Variable]:
 
 def _name(keras_variable: Any, variable: Variable) -> str:
     return variable.name if getattr(keras_variable, "_tapeshim_variable", None) is not None else keras_variable.path
+
+
+def _checked_gradient(gradient: Any, keras_variable: Any, variable: Variable) -> Any:
+    """A gradient as the update op takes it: a Tensor of the variable's dtype, or `(values, indices)`
+    for an `IndexedSlices`.
+
+    Raises:
+      InvalidArgumentError: if its shape (or its rows' shape) is not the variable's.
+    """
+    if isinstance(gradient, IndexedSlices):
+        values, indices = convert_to_tensor(gradient.values), convert_to_tensor(gradient.indices)
+        shape = (None,) + tuple(values._shape[1:])
+        if len(values._shape) != len(variable._shape) or values._shape[1:] != variable._shape[1:]:
+            raise errors.InvalidArgumentError(
+                None, None, f"Gradient rows of shape {TensorShape(values._shape[1:])} do not match the rows "
+                f"{TensorShape(variable._shape[1:])} of variable '{_name(keras_variable, variable)}' "
+                f"(IndexedSlices of shape {TensorShape(shape)}); no variable was updated.")
+        if values._dtype != variable._dtype:
+            values = math_ops.cast(values, variable._dtype)
+        return values, indices
+    gradient = convert_to_tensor(gradient)
+    if gradient._shape != variable._shape:
+        raise errors.InvalidArgumentError(
+            None, None, f"Gradient shape {TensorShape(gradient._shape)} does not match the shape "
+            f"{TensorShape(variable._shape)} of variable '{_name(keras_variable, variable)}'; no variable "
+            "was updated.")
+    if gradient._dtype != variable._dtype:
+        gradient = math_ops.cast(gradient, variable._dtype)
+    return gradient
+
+
+def _sparse_rows(rows: tuple, keras_variable: Any) -> Any:
+    """An `IndexedSlices` gradient's `(values, indices)` as what Keras's JAX optimizers take: a BCOO array.
+
+    TF's Keras applies an optimizer's elementwise steps (`square`, `abs`) to each
+    slice separately, so a row indexed twice adds two squares, not the square of
+    a sum. A BCOO marked `unique_indices` gets exactly that from Keras's sparse
+    ops (which otherwise sum repeated rows first); densifying still sums them.
+    """
+    values, indices = rows
+    return jax_sparse.BCOO((values, indices.astype(jnp.int32)[:, None]), shape=tuple(keras_variable.shape),
+                           unique_indices=True)
+
+
+def _dense(gradient: Any) -> Any:
+    return gradient.todense() if isinstance(gradient, jax_sparse.BCOO) else gradient
 
 
 class TapeOptimizerMixin:
@@ -118,28 +173,58 @@ class TapeOptimizerMixin:
             warnings.warn(
                 f"Gradients do not exist for variables {missing} when minimizing the loss. If using "
                 "`model.compile()`, did you forget to provide a `loss` argument?", stacklevel=3)
-        gradients = []
-        for g, keras_variable, variable in kept:
-            gradient = convert_to_tensor(g)
-            if gradient._shape != variable._shape:
-                raise errors.InvalidArgumentError(
-                    None, None, f"Gradient shape {TensorShape(gradient._shape)} does not match the shape "
-                    f"{TensorShape(variable._shape)} of variable '{_name(keras_variable, variable)}'; no variable "
-                    "was updated.")
-            if gradient._dtype != variable._dtype:
-                gradient = math_ops.cast(gradient, variable._dtype)
-            gradients.append(gradient)
+        sparse_rows = isinstance(self, _SPARSE_UPDATES)
+        gradients = [_checked_gradient(g if sparse_rows or not isinstance(g, IndexedSlices) else convert_to_tensor(g),
+                                       keras_variable, variable) for g, keras_variable, variable in kept]
         keras_variables = [k for _, k, _ in kept]
         optimizer_variables = list(self.variables)
         keras_apply = super().apply
 
+        sparse = any(isinstance(g, tuple) for g in gradients)
+        narrow = sparse and not any(np.dtype(k.dtype).itemsize > 4 for k in keras_variables + optimizer_variables)
+
         def update(gradient_values: list) -> None:
-            keras_apply(list(gradient_values), keras_variables)
+            gradient_values = [_sparse_rows(g, v) if isinstance(g, tuple) else g
+                               for g, v in zip(gradient_values, keras_variables)]
+            if not narrow:
+                keras_apply(gradient_values, keras_variables)
+                return
+            # Keras's sparse ops (`lax.mul` of a BCOO and a Python number) need Python numbers to be
+            # 32-bit, as Keras on JAX assumes; tapeshim's 64-bit mode would make them float64.
+            with jax.enable_x64(False):
+                keras_apply(gradient_values, keras_variables)
 
         stateful_call(self, "apply", update, (gradients,), {}, keras_variables + optimizer_variables,
                       states=[v for _, _, v in kept] + [view_of(v) for v in optimizer_variables],
                       watch_state=False)
         return None
+
+    def _clip_gradients(self, grads: list) -> list:
+        """Keras's `clipnorm`/`global_clipnorm`/`clipvalue`, with TF's Keras's rule for sparse gradients.
+
+        For an `IndexedSlices` gradient TF's Keras computes norms from the slices
+        (a row indexed twice counts twice); `global_clipnorm` then gives a dense
+        gradient (TF scales it as a Tensor), the other two keep it sparse.
+        """
+        if not any(isinstance(g, jax_sparse.BCOO) for g in grads):
+            return super()._clip_gradients(grads)
+        data = [g.data if isinstance(g, jax_sparse.BCOO) else g for g in grads]
+
+        def rebuild(g: Any, new_data: Any) -> Any:
+            if not isinstance(g, jax_sparse.BCOO):
+                return new_data
+            return jax_sparse.BCOO((new_data, g.indices), shape=g.shape, unique_indices=True)
+
+        if self.clipnorm and self.clipnorm > 0:
+            return [None if g is None else rebuild(g, self._clip_by_norm(d)) for g, d in zip(grads, data)]
+        if self.global_clipnorm and self.global_clipnorm > 0:
+            clipped = _clip_by_global_norm([d for d in data if d is not None], self.global_clipnorm)
+            kept = iter(clipped)
+            return [None if g is None else _dense(rebuild(g, next(kept))) for g in grads]
+        if self.clipvalue and self.clipvalue > 0:
+            v = self.clipvalue
+            return [None if g is None else rebuild(g, keras.ops.clip(d, -v, v)) for g, d in zip(grads, data)]
+        return grads
 
     def minimize(self, loss: Any, var_list: Any, tape: Any = None) -> Any:
         """Minimizes `loss` over `var_list`, as TF's Keras 2 `minimize` (Keras 3 has none).
