@@ -460,3 +460,20 @@ def test_python_string_arguments_select_a_trace_by_value(capfd):
     check(body)
     printed = capfd.readouterr().out.splitlines()
     assert [line for line in printed if line.startswith("Tracing")] == ["Tracing relu", "Tracing sigmoid"] * 2
+
+
+def test_reduce_retracing_counts_generalised_traces():
+    def body(tf):
+        @tf.function(reduce_retracing=True)
+        def f(x, scale):
+            return x * scale
+
+        calls = [(tf.ones([3]), 2.0), (tf.ones([5]), 2.0), (tf.ones([7]), 2.0), (tf.ones([2, 2]), 2.0),
+                 (tf.ones([2, 3]), 2.0), (tf.ones([4, 4]), 2.0), (tf.ones([3]), 3.0), (tf.ones([3], tf.int32), 2),
+                 (tf.ones([4, 4, 4]), 2.0), (tf.ones([5]), 3.0), (tf.ones([2], tf.int32), 2)]
+        counts = []
+        for x, scale in calls:
+            f(x, scale)
+            counts.append(f.experimental_get_tracing_count())
+        return counts
+    check(body)

@@ -125,7 +125,7 @@ def test_unknown_dimensions_and_reduce_retracing_values_and_counts(capfd):
             return x
 
         out += [h(tf.constant(list(range(n)))) for n in (3, 5, 7, 9)]
-        return out, g.experimental_get_tracing_count()
+        return out, g.experimental_get_tracing_count(), h.experimental_get_tracing_count()
     guide_cell(body, capfd)
 
 

@@ -82,6 +82,37 @@ def _covers(spec_leaf: Any, leaf: Any) -> bool:
     return _leaf_key(spec_leaf) == _leaf_key(leaf)
 
 
+def _generalized_key(key: tuple, known: set) -> tuple:
+    """TF's `reduce_retracing`: the TF signature a call counts under.
+
+    A known signature whose tensors have `None` where this call's dimensions differ
+    (or an unknown rank) covers it; otherwise, a known signature of the same
+    structure, Python values and dtypes is generalised to `None` in the dimensions
+    that differ, or to any rank (one more TF trace).
+    """
+    def generalise(known_key: tuple) -> tuple | None:
+        if known_key[0] != key[0] or len(known_key[1]) != len(key[1]):
+            return None
+        leaves = []
+        for old, new in zip(known_key[1], key[1]):
+            if old == new:
+                leaves.append(old)
+            elif old[0] == new[0] == "tensor" and old[2] == new[2]:
+                if old[1] is None or len(old[1]) != len(new[1]):
+                    leaves.append(("tensor", None, old[2]))  # any rank
+                else:
+                    leaves.append(("tensor", tuple(a if a == b else None for a, b in zip(old[1], new[1])), old[2]))
+            else:
+                return None
+        return known_key[0], tuple(leaves)
+
+    candidates = [g for g in map(generalise, known) if g is not None]
+    for candidate in candidates:
+        if candidate in known:
+            return candidate
+    return candidates[0] if candidates else key
+
+
 def _describe(key: tuple) -> str:
     kind = key[0]
     if kind == "tensor":
@@ -305,6 +336,8 @@ class Function:
             return concrete
         if self._spec_traces and specs is None:
             tf_key = self._covering_spec(args, kwargs, flat) or tf_key
+        if self._reduce_retracing and self._input_signature is None:
+            tf_key = _generalized_key(tf_key, self._tf_keys)
         if self._last_key is not None:
             stats["last_retrace_reason"] = self._retrace_reason(args, kwargs)
         concrete = self._trace(flat, args, kwargs, specs)
