@@ -460,7 +460,8 @@ def function(func: Callable | None = None, input_signature: Any = None, autograp
         not rewritten and raises `OperatorNotAllowedInGraphError` (use
         `tf.cond`/`tf.while_loop`).
       jit_compile: accepted; the program is always compiled by XLA.
-      reduce_retracing: accepted; every new shape traces again.
+      reduce_retracing: count traces as TF does (generalised signatures);
+        every new concrete shape is still compiled, running the Python function.
 
     Returns:
       A `Function`, or a decorator making one.
