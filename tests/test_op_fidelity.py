@@ -412,3 +412,27 @@ def test_bincount_with_weights_under_a_tape_raises_lookup_error_when_differentia
             y = x * tf.reduce_sum(tf.math.bincount(tf.constant([0, 1, 1]), weights=w))
         return tape.gradient(y, x)
     check(untouched)
+
+
+# -- class hunt: complex inputs and dtype support of the activations and special functions ---------------------
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_sign_of_complex_is_differentiable(dtype):
+    check(_gradient(lambda tf, x: tf.math.sign(x), [1 + 1j, -2j, 0j, 3 + 0j], dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex128"])
+@pytest.mark.parametrize("op", ["silu", "swish"])
+def test_silu_and_swish_use_tfs_custom_gradient(dtype, op):
+    values = [-2.0, 0.5, 1.3] if dtype == "float32" else [-2 + 1j, 0.5j, 1.3 - 0.2j]
+    check(_gradient(lambda tf, x: getattr(tf.nn, op)(x), values, dtype=dtype))
+    check(_gradient(lambda tf, x, beta: getattr(tf.nn, op)(x, beta=beta), values, 0.7 + 0.1j if "complex" in dtype
+                    else 0.7, dtype=dtype))
+    check(_second_derivative(lambda tf, x: getattr(tf.nn, op)(x, beta=0.5), [-2.0, 0.5, 1.3]))
+    check(_jvp(lambda tf, x: getattr(tf.nn, op)(x, beta=0.5), [-2.0, 0.5, 1.3]))
+    check_raises(lambda tf: getattr(tf.nn, op)(tf.constant([1, 2])))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+@pytest.mark.parametrize("op", ["lgamma", "digamma"])
+def test_lgamma_and_digamma_dtype_support(dtype, op):
+    check(_gradient(lambda tf, x: getattr(tf.math, op)(x), [0.5, 2.0, 3.5], dtype=dtype))

@@ -160,3 +160,31 @@ def mean_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
         count = x.size if axis is None else math.prod(x.shape[a] for a in axis)
         return lax.div(total, jnp.asarray(max(count, 1), x.dtype))
     return jnp.mean(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+@jax.custom_vjp
+def _digamma_half(x: jax.Array) -> jax.Array:
+    return jax.scipy.special.digamma(x)
+
+
+def _digamma_half_fwd(x: jax.Array) -> tuple:
+    return _digamma_half(x), None
+
+
+def _digamma_half_bwd(_: None, g: jax.Array) -> tuple:
+    from tapeshim._src import errors
+
+    raise errors.invalid_argument(
+        "Value for attr 'T' of half is not in the list of allowed values: float, double\n\t; NodeDef: "
+        "{{node Polygamma}}; Op<name=Polygamma; signature=a:T, x:T -> z:T; attr=T:type,allowed=[DT_FLOAT, "
+        "DT_DOUBLE]>", "Polygamma")
+
+
+_digamma_half.defvjp(_digamma_half_fwd, _digamma_half_bwd)
+
+
+def digamma_impl(x: jax.Array) -> jax.Array:
+    """digamma; in float16 its gradient raises TF's error (TF's Polygamma has no half kernel)."""
+    if x.dtype == jnp.float16 and not MODE.forward:
+        return _digamma_half(x)
+    return jax.scipy.special.digamma(x)

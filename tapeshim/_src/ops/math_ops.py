@@ -32,6 +32,7 @@ from tapeshim._src.ops.math_kernels import (
     abs_impl,
     add_n_impl,
     chooser_reduce,
+    digamma_impl,
     floordiv_impl,
     maximum_impl,
     mean_impl,
@@ -181,8 +182,21 @@ sigmoid = _unary("sigmoid", "Sigmoid", jax.nn.sigmoid, what="1 / (1 + exp(-x))",
                  paths=('math.sigmoid', 'sigmoid', 'nn.sigmoid'))
 abs = _unary("abs", "Abs", abs_impl, NUMERIC, what="the absolute value (gradient 0 at 0, as TF)",
              paths=('math.abs', 'abs'), gradient="tf", note="abs'(0) is 0 (JAX: 1)")
-sign = _unary("sign", "Sign", jnp.sign, NUMERIC, what="the sign (its gradient is zeros, as TF)",
-              paths=('math.sign', 'sign'), gradient="zeros")
+_sign = _unary("sign", "Sign", jnp.sign, NUMERIC, what="the sign (its gradient is zeros, as TF)")
+
+
+@table.export("math.sign", "sign", gradient="zeros", dtypes=table.NUMERIC,
+              note="complex x is divide_no_nan(x, abs(x)), differentiable, as TF")
+def sign(x: Any, name: str | None = None) -> Tensor:
+    """The sign of `x` element-wise, as `tf.math.sign`; its gradient is zeros for real `x`.
+
+    As in TF, a complex `x` gives `x / |x|` (0 at 0), computed with
+    `divide_no_nan`, and its gradient flows through that.
+    """
+    x = convert_to_tensor(x)
+    if x._dtype.is_complex:
+        return divide_no_nan(x, cast(abs(x), x._dtype))
+    return _sign(x)
 _round = _unary("round", "Round", jnp.round, "f", False, "round-half-to-even")
 
 
@@ -227,8 +241,46 @@ acosh = _unary("acosh", "Acosh", jnp.arccosh, paths=("math.acosh", "acosh"))
 atanh = _unary("atanh", "Atanh", jnp.arctanh, paths=("math.atanh", "atanh"))
 erf = _unary("erf", "Erf", jax.scipy.special.erf, "f", paths=("math.erf",))
 erfc = _unary("erfc", "Erfc", jax.scipy.special.erfc, "f", paths=("math.erfc",))
-lgamma = _unary("lgamma", "Lgamma", jax.scipy.special.gammaln, "f", paths=("math.lgamma",))
-digamma = _unary("digamma", "Digamma", jax.scipy.special.digamma, "f", paths=("math.digamma",))
+_lgamma = _unary("lgamma", "Lgamma", jax.scipy.special.gammaln, "f")
+_digamma = _unary("digamma", "Digamma", digamma_impl, "f")
+
+
+def _no_bfloat16_kernel(x: Tensor, op_name: str) -> None:
+    """TF's CPU registers no bfloat16 kernel for Lgamma and Digamma: NotFoundError, as TF."""
+    if x._dtype.name == "bfloat16":
+        from tapeshim._src import errors
+
+        raise errors.NotFoundError(
+            None, None, f"Could not find device for node: {{{{node {op_name}}}}} = {op_name}[T=DT_BFLOAT16]\n"
+            f"All kernels registered for op {op_name}:\n  device='CPU'; T in [DT_DOUBLE]\n  device='CPU'; "
+            f"T in [DT_FLOAT]\n  device='CPU'; T in [DT_HALF]\n [Op:{op_name}]")
+
+
+@table.export("math.lgamma", dtypes=table.REAL_FLOAT, note="bfloat16 raises NotFoundError, as TF's CPU kernels")
+def lgamma(x: Any, name: str | None = None) -> Tensor:
+    """log|Gamma(x)| element-wise, as `tf.math.lgamma`.
+
+    Raises:
+      NotFoundError: for bfloat16, which TF's CPU kernels do not support.
+    """
+    x = convert_to_tensor(x)
+    _no_bfloat16_kernel(x, "Lgamma")
+    return _lgamma(x)
+
+
+@table.export("math.digamma", dtypes=table.REAL_FLOAT,
+              note="bfloat16 raises NotFoundError; a float16 gradient raises InvalidArgumentError, as TF")
+def digamma(x: Any, name: str | None = None) -> Tensor:
+    """The derivative of lgamma element-wise, as `tf.math.digamma`.
+
+    Raises:
+      NotFoundError: for bfloat16, which TF's CPU kernels do not support.
+      InvalidArgumentError: when differentiated in float16 (TF's Polygamma has
+        no half kernel), at the gradient call.
+    """
+    x = convert_to_tensor(x)
+    _no_bfloat16_kernel(x, "Digamma")
+    return _digamma(x)
 softplus = _unary("softplus", "Softplus", jax.nn.softplus, "f", what="log(1 + exp(x))",
                   paths=("math.softplus", "nn.softplus"))
 softsign = _unary("softsign", "Softsign", jax.nn.soft_sign, "f", what="x / (1 + |x|)",

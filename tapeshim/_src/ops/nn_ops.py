@@ -211,21 +211,61 @@ def _elu_jvp(primals: tuple, tangents: tuple) -> tuple:
 elu = _activation("elu", "Elu", _elu_impl, gradient="tf", note="the gradient is computed from the outputs, as TF")
 selu = _activation("selu", "Selu", _selu_impl, gradient="tf",
                    note="TF's kernel: exp(x) - 1 and a gradient computed from the outputs")
-silu = _activation("silu", "Silu", jax.nn.silu)
+@jax.custom_vjp
+def _swish_reverse(x: jax.Array, beta: jax.Array) -> jax.Array:
+    return x * jax.nn.sigmoid(beta * x)
 
 
-@table.export("nn.swish", dtypes=table.REAL_FLOAT, note="beta is converted to float32 first, then cast, as TF")
+def _swish_fwd(x: jax.Array, beta: jax.Array) -> tuple:
+    return _swish_reverse(x, beta), (x, beta)
+
+
+def _swish_bwd(saved: tuple, g: jax.Array) -> tuple:
+    # TF's swish gradient (a custom gradient): dy * s * (1 + beta x (1 - s)) and sum(dy * x^2 s (1 - s)),
+    # not conjugated for complex features; conj here undoes the conj(vjp(conj(dy))) that tapes apply.
+    x, beta = saved
+    s = jax.nn.sigmoid(beta * x)
+    activation_grad = s * (1 + beta * x * (1 - s))
+    beta_grad = jnp.sum(g * jnp.conj(x * x * s * (1 - s)))
+    return g * jnp.conj(activation_grad), beta_grad.reshape(beta.shape)
+
+
+_swish_reverse.defvjp(_swish_fwd, _swish_bwd)
+
+
+def _swish_impl(x: jax.Array, beta: jax.Array) -> jax.Array:
+    """x * sigmoid(beta * x) with TF's custom gradient (forward mode, which custom_vjp cannot do, uses JAX's)."""
+    if math_ops.MODE.forward:
+        return x * jax.nn.sigmoid(beta * x)
+    return _swish_reverse(x, beta)
+
+
+_swish_op = _row(OpDef("Swish", _swish_impl, True, dtype_check("Swish", "fc")))
+
+
+def _swish(features: Any, beta: Any) -> Tensor:
+    x = convert_to_tensor(features)
+    beta_t = math_ops.cast(convert_to_tensor(beta), x.dtype)  # as TF: converted on its own, then cast
+    return apply(_swish_op, (x, beta_t))[0]
+
+
+@table.export("nn.silu", gradient="custom", dtypes=table.FLOAT,
+              note="TF's swish: its custom gradient (not conjugated for complex); beta converted, then cast")
+def silu(features: Any, beta: Any = 1.0, name: str | None = None) -> Tensor:
+    """x * sigmoid(beta * x), as `tf.nn.silu` (TF's `tf.nn.swish`, with its custom gradient)."""
+    return _swish(features, beta)
+
+
+@table.export("nn.swish", gradient="custom", dtypes=table.FLOAT,
+              note="TF's custom gradient (not conjugated for complex); beta converted, then cast")
 def swish(features: Any, beta: Any = 1.0, name: str | None = None) -> Tensor:
     """x * sigmoid(beta * x), as `tf.nn.swish`.
 
     As in TF, `beta` is converted to a tensor on its own (a Python float becomes
-    float32) and then cast to the features' dtype; a tensor `beta` gets a gradient.
+    float32) and then cast to the features' dtype; a tensor `beta` gets a
+    gradient, and complex features get TF's (unconjugated) custom gradient.
     """
-    x = convert_to_tensor(features)
-    if isinstance(beta, (int, float)) and float(beta) == 1.0:
-        return silu(x)
-    beta_t = math_ops.cast(convert_to_tensor(beta), x.dtype)
-    return x * math_ops.sigmoid(beta_t * x)
+    return _swish(features, beta)
 
 
 def _float32_constant(value: float, dtype: Any) -> jax.Array:
