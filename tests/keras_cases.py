@@ -1215,3 +1215,25 @@ def text_cnn_functional_rmsprop_repeated_ids(tf):
 @backend_case
 def text_cnn_sequential_adagrad_repeated_ids(tf):
     return _text_training(tf, False, tf.keras.optimizers.Adagrad(0.3))
+
+
+@backend_case
+def legacy_optimizers_are_refused_error(tf):
+    tf.keras.optimizers.legacy.Adam(0.1)
+
+
+@backend_case
+def frozen_at_construction_and_nested_model_watched(tf):
+    x = tf.constant(np.ones((2, 4), np.float32))
+    frozen_at_birth = tf.keras.layers.Dense(3, trainable=False)
+    batchnorm = tf.keras.layers.BatchNormalization()
+    inner = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+    inner.build((None, 4))
+    inner.trainable = False
+    outer = tf.keras.Sequential([tf.keras.Input((4,)), inner, tf.keras.layers.Dense(1)])
+    with tf.GradientTape(persistent=True) as tape:
+        y = tf.reduce_sum(frozen_at_birth(x)) + tf.reduce_sum(batchnorm(x, training=True)) + tf.reduce_sum(outer(x))
+    return {"watched": sorted(tuple(v.shape) for v in tape.watched_variables()),
+            "frozen_at_birth": tape.gradient(y, frozen_at_birth.kernel) is None,
+            "inner": tape.gradient(y, inner.layers[0].kernel) is None,
+            "trainable": [len(outer.trainable_variables), len(frozen_at_birth.trainable_variables)]}

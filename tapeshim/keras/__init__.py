@@ -46,6 +46,25 @@ Loss = losses.Loss
 Metric = metrics.Metric
 Optimizer = optimizers.Optimizer
 __version__ = _keras.__version__
+# Keras's own classes, functions and namespaces that TF's `tf.keras` re-exports as they are.
+DTypePolicy = _keras.DTypePolicy
+FloatDTypePolicy = _keras.FloatDTypePolicy
+Function = _keras.Function
+Operation = _keras.Operation
+Quantizer = _keras.Quantizer
+RematScope = _keras.RematScope
+SymbolicScope = _keras.SymbolicScope
+device = _keras.device
+remat = _keras.remat
+version = _keras.version
+distillation = _keras.distillation
+distribution = _keras.distribution
+export = _keras.export
+legacy = _keras._tf_keras.keras.legacy
+quantizers = _keras.quantizers
+tree = _keras.tree
+visualization = _keras.visualization
+wrappers = _keras.wrappers
 
 
 def _register_for_loading() -> None:
@@ -70,9 +89,11 @@ def _register_for_loading() -> None:
 _register_for_loading()
 
 __all__ = [
-    "Initializer", "Input", "InputSpec", "KerasTensor", "Layer", "Loss", "Metric", "Model", "Optimizer",
-    "Regularizer", "Sequential", "StatelessScope", "Variable", "activations", "applications", "backend",
-    "callbacks", "config", "constraints", "datasets", "dtype_policies", "initializers", "layers", "losses",
-    "metrics", "mixed_precision", "models", "name_scope", "ops", "optimizers", "preprocessing", "random",
-    "regularizers", "saving", "utils",
+    "DTypePolicy", "FloatDTypePolicy", "Function", "Initializer", "Input", "InputSpec", "KerasTensor", "Layer", "Loss",
+    "Metric", "Model", "Operation", "Optimizer", "Quantizer", "Regularizer", "RematScope", "Sequential",
+    "StatelessScope", "SymbolicScope", "Variable", "activations", "applications", "backend", "callbacks", "config",
+    "constraints", "datasets", "device", "distillation", "distribution", "dtype_policies", "export", "initializers",
+    "layers", "legacy", "losses", "metrics", "mixed_precision", "models", "name_scope", "ops", "optimizers",
+    "preprocessing", "quantizers", "random", "regularizers", "remat", "saving", "tree", "utils", "version",
+    "visualization", "wrappers",
 ]
