@@ -649,3 +649,53 @@ def _gradient_through_packed_list(tf):
 ])
 def test_lists_holding_tensors_convert_as_tf(body):
     check(body)
+
+
+# -- a variable's slice can be assigned, as in TF ----------------------------
+def _slice_assigns(tf):
+    v = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    results = [
+        v[0].assign([5.0, 6.0]),
+        v[0:2].assign(1.0),
+        v[:, 0].assign([9.0]),
+        v[1, 1].assign(0.5),
+        v[tf.constant(1)].assign([7.0, 8.0]),
+        v[..., 1].assign([0, 0]),
+        v[None, 0].assign([[1.0, 1.0]]),
+        v[::-1, 0].assign([10.0, 20.0]),
+    ]
+    return [r.numpy() for r in results], v
+
+
+def _slice_assign_in_function(tf):
+    v = tf.Variable([1.0, 2.0, 3.0])
+
+    @tf.function
+    def step(x):
+        v[1].assign(x)
+        return v.read_value()
+
+    return step(tf.constant(9.0)), step(tf.constant(7.0)), v
+
+
+def _slice_assign_in_tape(tf):
+    v = tf.Variable([1.0, 2.0, 3.0])
+    with tf.GradientTape() as tape:
+        y = v[1] * v[2]
+        v[0].assign(y)
+    return v, tape.gradient(y, v)
+
+
+@pytest.mark.parametrize("body", [
+    _slice_assigns,
+    _slice_assign_in_function,
+    _slice_assign_in_tape,
+    lambda tf: tf.Variable([[1.0, 2.0]])[0].assign([1.0, 2.0, 3.0]),
+    lambda tf: tf.Variable([1, 2])[0].assign(1.5),
+    lambda tf: tf.Variable([1, 2])[0].assign(5),
+    lambda tf: (hasattr(tf.Variable([1.0])[0], "assign"), hasattr(tf.constant([1.0])[0], "assign")),
+    lambda tf: tf.Variable([[1.0]])[0][0].assign(3.0),
+    lambda tf: tf.Variable([1.0])[0].assign_add(1.0),
+])
+def test_variable_slices_assign_as_tf(body):
+    check(body)

@@ -8,7 +8,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from tapeshim._src import dtypes, errors
+from tapeshim._src import dtypes, errors, registry
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, TensorOperators, convert_to_tensor, device_name, numpy_text
@@ -129,6 +129,13 @@ class Variable(TensorOperators):
         if other is None:
             convert_to_tensor(other)
         return TensorOperators.__ne__(self, other)
+
+    def __getitem__(self, key: Any) -> Tensor:
+        """A slice of the value; as in TF, it has an `assign` that writes the slice back."""
+        from tapeshim._src.ops import array_ops
+
+        read = array_ops.getitem(self, key)
+        return _VariableSlice(read._value, read._shape, read._dtype, read._node, read._tid, self, key)
 
     def __hash__(self) -> int:
         raise TypeError(f"Variable is unhashable. Instead, use variable.ref() as the key. (Variable: {self!r})")
@@ -293,3 +300,82 @@ def as_variable(value: Any) -> Any:
             if isinstance(value, base_type):
                 return adapter(value)
     return value
+
+
+def _static_index(key: Any) -> tuple:
+    """A TF slicing key as a hashable static argument: tensors become Python ints."""
+    items = key if isinstance(key, tuple) else (key,)
+    encoded = []
+    for item in items:
+        if item is Ellipsis:
+            encoded.append(("...",))
+        elif item is None:
+            encoded.append(("newaxis",))
+        elif isinstance(item, slice):
+            encoded.append(("slice",) + tuple(None if part is None else int(part)
+                                              for part in (item.start, item.stop, item.step)))
+        elif isinstance(item, (int, np.integer, Tensor)) and not isinstance(item, bool):
+            encoded.append(("index", int(item)))
+        else:
+            raise TypeError(
+                "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
+                f"tensors are valid indices, got {item!r}")
+    return tuple(encoded)
+
+
+def _numpy_index(encoded: tuple) -> tuple:
+    decoded: list = []
+    for item in encoded:
+        kind = item[0]
+        decoded.append(Ellipsis if kind == "..." else None if kind == "newaxis"
+                       else slice(*item[1:]) if kind == "slice" else item[1])
+    return tuple(decoded)
+
+
+def _slice_assign_impl(full: jax.Array, value: jax.Array, index: tuple) -> jax.Array:
+    where = _numpy_index(index)
+    return full.at[where].set(jax.numpy.broadcast_to(value, full[where].shape))
+
+
+def _slice_assign_check(in_avals: tuple, static: dict) -> None:
+    (full_shape, _), (value_shape, _) = in_avals
+    target = np.empty(full_shape, np.bool_)[_numpy_index(static["index"])].shape
+    try:
+        fits = np.broadcast_shapes(value_shape, target) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        raise errors.invalid_argument(
+            f"Cannot broadcast input shape [{','.join(map(str, value_shape))}] into final shape "
+            f"[{','.join(map(str, target))}]", "ResourceStridedSliceAssign")
+
+
+_SLICE_ASSIGN = registry.OpDef("ResourceStridedSliceAssign", _slice_assign_impl, differentiable=False,
+                               check=_slice_assign_check)
+
+
+class _VariableSlice(Tensor):
+    """A read of part of a variable (`v[0]`), whose `assign` writes that part back, as TF's."""
+
+    __slots__ = ("_variable", "_key")
+
+    def __init__(self, value: Any, shape: tuple, dtype: dtypes.DType, node: Any, tid: int, variable: Variable,
+                 key: Any) -> None:
+        super().__init__(value, shape, dtype, node, tid)
+        self._variable = variable
+        self._key = key
+
+    def assign(self, value: Any, name: str | None = None) -> Variable:
+        """Writes `value` (broadcast to the slice's shape) into the slice of the variable.
+
+        Returns:
+          The variable.
+
+        Raises:
+          InvalidArgumentError: if `value` does not broadcast to the slice's shape.
+        """
+        variable = self._variable
+        tensor = convert_to_tensor(value, dtype=variable._dtype)
+        (updated,) = registry.apply(_SLICE_ASSIGN, (variable._plain_read(), tensor),
+                                    (("index", _static_index(self._key)),))
+        return variable.assign(updated)
