@@ -334,3 +334,67 @@ def test_integer_arguments_accept_ints_and_int_tensors():
                 tf.slice(x, tf.constant([0, 1]), [1, -1]), tf.repeat(x, tf.constant([1, 2]), axis=0),
                 tf.meshgrid(tf.ones([2]), tf.ones([3]), indexing="ij"), tf.einsum("ij->j", x))
     check(body)
+
+
+# -- the same bad arguments inside tf.function: TF's graph mode raises ValueError for what its
+# shape inference refuses, TypeError for a dtype an op's attribute refuses, and the kernel's
+# InvalidArgumentError (at call time) for the rest ------------------------------------------------
+IN_FUNCTION = {
+    "reshape_size": lambda tf: tf.reshape(tf.ones([6]), [4, -1]),
+    "reshape_below_minus_one": lambda tf: tf.reshape(tf.ones([6]), [-2, 3]),
+    "reshape_float_shape": lambda tf: tf.reshape(tf.ones([6]), [2.0, 3.0]),
+    "tile_negative": lambda tf: tf.tile(tf.ones([6]), [-1]),
+    "tile_length": lambda tf: tf.tile(tf.ones([6]), [1, 2]),
+    "range_start_above_limit": lambda tf: tf.range(5, 2),
+    "zeros_negative": lambda tf: tf.zeros([-1]),
+    "zeros_matrix_shape": lambda tf: tf.zeros([[2, 3]]),
+    "slice_out_of_bounds": lambda tf: tf.slice(tf.ones([6]), [5], [3]),
+    "slice_short_begin": lambda tf: tf.slice(tf.ones([3, 3]), [0], [1]),
+    "pad_negative": lambda tf: tf.pad(tf.ones([6]), [[-1, 0]]),
+    "pad_reflect_too_wide": lambda tf: tf.pad(tf.ones([2]), [[2, 0]], mode="REFLECT"),
+    "one_hot_negative_depth": lambda tf: tf.one_hot([0], -1),
+    "one_hot_float_indices": lambda tf: tf.one_hot([0.0], 3),
+    "gather_axis": lambda tf: tf.gather(tf.ones([6]), [0], axis=3),
+    "gather_float_indices": lambda tf: tf.gather(tf.ones([6]), [0.0]),
+    "gather_constant_out_of_range": lambda tf: tf.gather(tf.ones([6]), [9]),
+    "concat_shapes": lambda tf: tf.concat([tf.ones([2, 2]), tf.ones([2, 3])], 0),
+    "stack_shapes": lambda tf: tf.stack([tf.ones([2]), tf.ones([3])]),
+    "random_normal_negative": lambda tf: tf.random.normal([-2]),
+    "random_normal_float_shape": lambda tf: tf.random.normal([2.5]),
+    "random_uniform_int_empty_range": lambda tf: tf.random.uniform([2], 5, 5, dtype=tf.int32),
+    "categorical_negative_samples": lambda tf: tf.random.categorical(tf.zeros([2, 3]), -1),
+    "categorical_vector_logits": lambda tf: tf.random.categorical(tf.zeros([3]), 2),
+    "stateless_seed_shape": lambda tf: tf.random.stateless_normal([2], seed=[1, 2, 3]),
+    "broadcast_to": lambda tf: tf.broadcast_to(tf.ones([6]), [2, 2]),
+    "expand_dims": lambda tf: tf.expand_dims(tf.ones([6]), 3),
+    "squeeze": lambda tf: tf.squeeze(tf.ones([6]), 0),
+    "transpose_perm": lambda tf: tf.transpose(tf.ones([2, 3]), [0, 0]),
+    "split_uneven": lambda tf: tf.split(tf.ones([6]), 4),
+    "split_sizes": lambda tf: tf.split(tf.ones([5]), [2, 2]),
+    "gather_nd_index_too_deep": lambda tf: tf.gather_nd(tf.ones([6]), [[0, 0]]),
+    "getitem_out_of_range": lambda tf: tf.ones([6])[7],
+    "strided_slice_lengths": lambda tf: tf.strided_slice(tf.ones([6]), [0, 0], [1]),
+    "inv_not_square": lambda tf: tf.linalg.inv(tf.ones([2, 3])),
+    "inv_int": lambda tf: tf.linalg.inv(tf.constant([[1, 0], [0, 1]])),
+    "inv_singular": lambda tf: tf.linalg.inv(tf.zeros([2, 2])),
+    "solve_rhs_shape": lambda tf: tf.linalg.solve(tf.eye(2), tf.ones([3, 1])),
+    "band_part_vector": lambda tf: tf.linalg.band_part(tf.ones([6]), 0, 0),
+    "diag_scalar": lambda tf: tf.linalg.diag(tf.constant(1.0)),
+    "trace_vector": lambda tf: tf.linalg.trace(tf.ones([3])),
+    "unstack_num": lambda tf: tf.unstack(tf.ones([6]), num=3),
+    "scatter_nd_updates_shape": lambda tf: tf.scatter_nd([[0]], [1.0, 2.0], [3]),
+    "unsorted_segment_constant_ids": lambda tf: tf.math.unsorted_segment_sum(tf.ones([3]), [0, 1, 4], 3),
+    "eye_negative": lambda tf: tf.eye(-1),
+    "roll_lengths": lambda tf: tf.roll(tf.ones([2, 2]), [1, 1], [0]),
+    "repeat_negative": lambda tf: tf.repeat(tf.ones([6]), -1),
+    "where_shapes": lambda tf: tf.where([True, False], tf.ones([3]), tf.ones([3])),
+    "add_dtypes": lambda tf: tf.ones([2]) + tf.ones([2], tf.int32),
+    "reduce_axis": lambda tf: tf.reduce_sum(tf.ones([6]), axis=3),
+    "unique_matrix": lambda tf: tf.unique(tf.ones([2, 2])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IN_FUNCTION))
+def test_bad_arguments_inside_function_raise_graph_mode_errors(name):
+    op = IN_FUNCTION[name]
+    check_raises(lambda tf: tf.function(lambda: op(tf))())

@@ -484,9 +484,17 @@ def _build(layer: Any, args: tuple, kwargs: dict) -> None:
 def _jax_outputs(call: Callable[..., Any]) -> Callable[..., Any]:
     """Wraps a layer's `call` so that tapeshim Tensors it returns reach Keras as JAX values."""
 
+    # TF code in a user's `call` computes shapes from values (`tf.reshape(x, (tf.shape(x)[0], -1))`): there,
+    # tapeshim ops on concrete values are computed while JAX traces the call, as TF's shape inference folds them.
+    users_code = (getattr(call, "__module__", None) or "").split(".")[0] != "keras"
+
     @functools.wraps(call)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        outputs = call(self, *args, **kwargs)
+        if users_code:
+            with jax.ensure_compile_time_eval():
+                outputs = call(self, *args, **kwargs)
+        else:
+            outputs = call(self, *args, **kwargs)
         returned = getattr(_local, "returned", None)
 
         def to_jax(leaf: Any) -> Any:
@@ -508,6 +516,25 @@ def _inherited_from_framework(cls: type) -> bool:
         klass.__dict__.get("_keras_framework_class") and owner in klass.__mro__ for klass in cls.__mro__)
 
 
+def _with_unknown_dims(structure: Any, size: int) -> Any:
+    """`structure` with the unknown dimensions of its Keras tensors set to `size`."""
+
+    def concrete(leaf: Any) -> Any:
+        if isinstance(leaf, keras.KerasTensor) and None in leaf.shape:
+            return keras.KerasTensor(tuple(size if d is None else d for d in leaf.shape), dtype=leaf.dtype,
+                                     sparse=leaf.sparse, name=leaf.name)
+        return leaf
+
+    return jax.tree_util.tree_map(concrete, structure, is_leaf=lambda leaf: isinstance(leaf, keras.KerasTensor))
+
+
+def _merge_specs(first: Any, second: Any) -> Any:
+    if not isinstance(first, keras.KerasTensor):
+        return first
+    shape = tuple(a if a == b else None for a, b in zip(first.shape, second.shape))
+    return keras.KerasTensor(shape, dtype=first.dtype, sparse=first.sparse)
+
+
 class TapeLayerMixin:
     """Makes a Keras layer's outermost call one tapeshim op (see the module docstring).
 
@@ -527,6 +554,25 @@ class TapeLayerMixin:
     def add_weight(self, *args: Any, **kwargs: Any) -> Any:
         variable = super().add_weight(*args, **kwargs)
         return adopt_variable(variable)
+
+    def compute_output_spec(self, *args: Any, **kwargs: Any) -> Any:
+        """Keras's shape inference, which also handles a `call` computing shapes from `tf.shape(x)`.
+
+        Keras infers shapes with a symbolic batch dimension, which a shape computed from
+        `tf.shape(x)[0]` cannot carry; the call is then run for two concrete batch sizes, and
+        a dimension that follows them is unknown (`None`), as TF's shape inference gives.
+        """
+        try:
+            return super().compute_output_spec(*args, **kwargs)
+        except Exception as error:  # noqa: BLE001 - re-raised unless concrete sizes succeed
+            try:
+                first, second = (super(TapeLayerMixin, self).compute_output_spec(*_with_unknown_dims(args, size),
+                                                                                **_with_unknown_dims(kwargs, size))
+                                 for size in (83, 89))
+            except Exception:  # noqa: BLE001
+                raise error from None
+            return jax.tree_util.tree_map(_merge_specs, first, second,
+                                          is_leaf=lambda leaf: isinstance(leaf, keras.KerasTensor))
 
     def add_loss(self, loss: Any) -> None:
         """Keras's `add_loss`, also for losses computed with tapeshim ops (`self.add_loss(tf.reduce_sum(x))`)."""

@@ -12,7 +12,8 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.ops import table
-from tapeshim._src.ops.common import convert_same_dtype, is_tensor_like, normalize_axis, tf_type_name
+from tapeshim._src.ops.common import (attr_error, convert_same_dtype, is_tensor_like, normalize_axis,
+                                     static_error, tf_type_name)
 from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, device_constant
@@ -35,8 +36,8 @@ def _static_ints(value: Any, what: str) -> tuple[int, ...]:
         raise TypeError(f"Expected `{what}` to be a list of integers, got {value!r}.") from None
 
 
-def _attr_error(attr: str, dtype_name: str, op_name: str, allowed: str) -> errors.InvalidArgumentError:
-    return errors.invalid_argument(f"Value for attr '{attr}' of {dtype_name} is not in the list of allowed values: "
+def _attr_error(attr: str, dtype_name: str, op_name: str, allowed: str) -> Exception:
+    return attr_error(f"Value for attr '{attr}' of {dtype_name} is not in the list of allowed values: "
                                    f"{allowed}\n\t; NodeDef: {{{{node {op_name}}}}}", None)
 
 
@@ -84,12 +85,12 @@ def shape_arg(value: Any, op_name: str, float_error: str = "convert") -> tuple[i
             raise _attr_error("index_type", name, op_name, "int32, int64")
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype int32")
     if array.ndim > 1:
-        raise errors.invalid_argument(
+        raise static_error(
             f"dims must represent a vector, got shape [{','.join(map(str, array.shape))}]", op_name)
     dims = tuple(int(d) for d in array.reshape(-1))
     for d in dims:
         if d < 0:
-            raise errors.invalid_argument(f"Dimension {d} must be >= 0", op_name)
+            raise static_error(f"Dimension {d} must be >= 0", op_name)
     return dims
 
 
@@ -111,21 +112,21 @@ def _reshape_target(size_dims: tuple, target: tuple) -> tuple[int, ...]:
     """The requested shape with its -1 resolved as TF resolves it; raises TF's errors."""
     for position, d in enumerate(target):
         if d < -1:
-            raise errors.invalid_argument(f"Size {position} must be non-negative, not {d}", "Reshape")
+            raise static_error(f"Size {position} must be non-negative, not {d}", "Reshape")
     if sum(d == -1 for d in target) > 1:
-        raise errors.invalid_argument("Only one input size may be -1, not both", "Reshape")
+        raise static_error("Only one input size may be -1, not both", "Reshape")
     size = math.prod(size_dims)
     if -1 in target:
         # TF ignores zero dimensions when it infers the -1: reshaping 0 values to [0, -1] gives [0, 1].
         known = math.prod(d for d in target if d > 0)
         nonzero_size = math.prod(d for d in size_dims if d > 0)
         if 0 not in size_dims and nonzero_size % known:
-            raise errors.invalid_argument(
+            raise static_error(
                 f"Input to reshape is a tensor with {size} values, but the requested shape requires a "
                 f"multiple of {known}", "Reshape")
         target = tuple(nonzero_size // known if d == -1 else d for d in target)
     if math.prod(target) != size:
-        raise errors.invalid_argument(
+        raise static_error(
             f"Input to reshape is a tensor with {size} values, but the requested shape has {math.prod(target)}",
             "Reshape")
     return target
@@ -179,7 +180,7 @@ def _check_same_rank(tensors: Sequence[Tensor], axis: int, op_name: str, concat:
     if not -limit <= axis < limit:
         if not concat:
             raise ValueError(f"Argument `axis` = {axis} not in range [{-limit}, {limit})")
-        raise errors.invalid_argument(
+        raise static_error(
             f"ConcatOp : Expected concatenating dimensions in the range [{-limit}, {limit}), but got {axis}", op_name)
     axis %= limit
     for i, t in enumerate(tensors[1:], start=1):
@@ -187,10 +188,10 @@ def _check_same_rank(tensors: Sequence[Tensor], axis: int, op_name: str, concat:
         same = len(a) == len(b) and all(x == y for k, (x, y) in enumerate(zip(a, b)) if not (concat and k == axis))
         if not same:
             if concat:
-                raise errors.invalid_argument(
+                raise static_error(
                     f"ConcatOp : Dimension {0 if len(a) == len(b) else 'rank'} in both shapes must be equal: "
                     f"shape[0] = {list(a)} vs. shape[{i}] = {list(b)}", op_name)
-            raise errors.invalid_argument(
+            raise static_error(
                 f"Shapes of all inputs must match: values[0].shape = {list(a)} != values[{i}].shape = {list(b)}",
                 op_name)
     return axis
@@ -221,7 +222,7 @@ def unstack(value: Any, num: int | None = None, axis: int = 0, name: str | None 
         raise ValueError(f"Argument `axis` = {axis} not in range [{-rank}, {rank})")
     axis = int(axis) % rank
     if num is not None and int(num) != x._shape[axis]:
-        raise errors.invalid_argument(
+        raise static_error(
             f"Input shape axis {axis} must equal {int(num)}, got shape [{','.join(map(str, x._shape))}]", "Unpack")
     return [getitem(x, (slice(None),) * axis + (i,)) for i in builtins.range(x._shape[axis])]
 
@@ -233,7 +234,7 @@ def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:  # no
     rank = len(x._shape)
     axis = _python_int(axis, "int32")
     if not -rank - 1 <= axis <= rank:
-        raise errors.invalid_argument(
+        raise static_error(
             f"Tried to expand dim index {axis} for tensor with {rank} dimensions.", "ExpandDims")
     return apply(_expand_dims_op, (x,), (("axis", axis % (rank + 1)),))[0]
 
@@ -248,7 +249,7 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  #
         axes = tuple(i for i, d in enumerate(x._shape) if d == 1)
     for a in axes:
         if x._shape[a] != 1:
-            raise errors.invalid_argument(
+            raise static_error(
                 f"Can not squeeze dim[{a}], expected a dimension of 1, got {x._shape[a]}", "Squeeze")
     return apply(_squeeze_op, (x,), (("axis", axes),))[0]
 
@@ -280,7 +281,7 @@ def _encode_key(key: Any, shape: tuple, dynamic: list | None = None) -> tuple:
                         f"tf.int32/tf.int64 tensors are valid indices, got {part!r}")
             parts = tuple(None if p is None else int(p) for p in (item.start, item.stop, item.step))
             if parts[2] == 0:
-                raise errors.invalid_argument("slice stride cannot be zero", "StridedSlice")
+                raise static_error("slice stride cannot be zero", "StridedSlice")
             spec.append(("slice",) + parts)
             dim += 1
         else:
@@ -303,16 +304,16 @@ def _encode_key(key: Any, shape: tuple, dynamic: list | None = None) -> tuple:
                     f"tf.int32/tf.int64 tensors are valid indices, got {item!r}")
             item = int(item)
             if dim >= len(shape):
-                raise errors.invalid_argument(
+                raise static_error(
                     f"Index out of range using input dim {dim}; input has only {len(shape)} dims", "StridedSlice")
             size = shape[dim]
             if not -size <= item < size:
-                raise errors.invalid_argument(
+                raise static_error(
                     f"slice index {item} of dimension {dim} out of bounds.", "StridedSlice")
             spec.append(("int", item))
             dim += 1
     if dim > len(shape):
-        raise errors.invalid_argument(
+        raise static_error(
             f"Index out of range using input dim {len(shape)}; input has only {len(shape)} dims", "StridedSlice")
     return tuple(spec)
 
@@ -362,14 +363,14 @@ def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None)
     if x is None or y is None:
         raise ValueError("x and y must both be non-None or both be None.")
     if not cond._dtype.is_bool:
-        raise errors.invalid_argument(
+        raise attr_error(
             f"cannot compute SelectV2 as input #0(zero-based) was expected to be a bool tensor but is a "
             f"{cond._dtype.name} tensor", "SelectV2")
     x_t, y_t = convert_same_dtype((x, y), "SelectV2")
     try:
         np.broadcast_shapes(tuple(cond._shape), tuple(x_t._shape), tuple(y_t._shape))
     except ValueError:
-        raise errors.invalid_argument(
+        raise static_error(
             f"condition [{','.join(map(str, cond._shape))}], then [{','.join(map(str, x_t._shape))}], and else "
             f"[{','.join(map(str, y_t._shape))}] must be broadcastable", "SelectV2") from None
     return apply(_where_op, (cond, x_t, y_t))[0]
@@ -395,15 +396,15 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = 
     p = convert_to_tensor(params)
     i = convert_to_tensor(indices)
     if not i._dtype.is_integer:
-        raise errors.invalid_argument(
+        raise attr_error(
             f"Value for attr 'Tindices' of {i._dtype.name} is not in the list of allowed values: int16, int32, "
             "int64", "GatherV2")
     rank = len(p._shape)
     axis = int(batch_dims) if axis is None else int_arg(axis, "Taxis", "GatherV2")[0]
     if axis >= rank:
-        raise errors.invalid_argument(f"Shape must be at least rank {axis + 1} but is rank {rank}", "GatherV2")
+        raise static_error(f"Shape must be at least rank {axis + 1} but is rank {rank}", "GatherV2")
     if axis < -rank:
-        raise errors.invalid_argument(f"Expected axis in the range [{-rank}, {rank}), but got {axis}", "GatherV2")
+        raise static_error(f"Expected axis in the range [{-rank}, {rank}), but got {axis}", "GatherV2")
     axis %= rank
     static = (("axis", axis), ("batch_dims", int(batch_dims))) + runtime_checks.checked_static(
         i, lambda values: runtime_checks.check_range_host(values, p._shape[axis], "indices", "GatherV2"))
@@ -423,15 +424,15 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
         convert_to_tensor(on_value).dtype if on_value is not None else dtypes.float32)
     index_tensor = convert_to_tensor(indices)
     if not index_tensor.dtype.is_integer:
-        raise errors.invalid_argument(
+        raise attr_error(
             f"Value for attr 'TI' of {tf_type_name(index_tensor.dtype)} is not in the list of allowed values: "
             "uint8, int8, int32, int64", "OneHot")
     depth = _python_int(depth, "int32")
     if int(depth) < 0:
-        raise errors.invalid_argument(f"depth must be non-negative, got: {int(depth)}", "OneHot")
+        raise static_error(f"depth must be non-negative, got: {int(depth)}", "OneHot")
     out_rank = len(index_tensor._shape) + 1
     if axis is not None and not -1 <= int(axis) < out_rank:
-        raise errors.invalid_argument(
+        raise static_error(
             f"Expected axis to be -1 or between [0, {out_rank}).  But received: {int(axis)}", "OneHot")
     on = convert_to_tensor(1 if on_value is None else on_value, dtype=target)
     off = convert_to_tensor(0 if off_value is None else off_value, dtype=target)
@@ -470,7 +471,7 @@ def fill(dims: Any, value: Any, name: str | None = None, layout: Any = None) -> 
     """
     scalar = convert_to_tensor(value)
     if scalar._shape:
-        raise errors.invalid_argument(f"value must be a scalar, got shape {list(scalar._shape)}", "Fill")
+        raise static_error(f"value must be a scalar, got shape {list(scalar._shape)}", "Fill")
     shape = shape_arg(dims, "Fill")
     check_allocation(shape, scalar._dtype, "Fill")
     return apply(_fill_op, (scalar,), (("dims", shape),))[0]
@@ -500,11 +501,11 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name
         start, limit = 0, start
     values = [convert_to_tensor(v).numpy() if is_tensor_like(v) else v for v in (start, limit, delta)]
     if values[2] == 0:
-        raise errors.invalid_argument("Requires delta != 0: 0", "Range")
+        raise static_error("Requires delta != 0: 0", "Range")
     if values[2] > 0 and values[0] > values[1]:
-        raise errors.invalid_argument(f"Requires start <= limit when delta > 0: {values[0]}/{values[1]}", "Range")
+        raise static_error(f"Requires start <= limit when delta > 0: {values[0]}/{values[1]}", "Range")
     if values[2] < 0 and values[0] < values[1]:
-        raise errors.invalid_argument(f"Requires start >= limit when delta < 0: {values[0]}/{values[1]}", "Range")
+        raise static_error(f"Requires start >= limit when delta < 0: {values[0]}/{values[1]}", "Range")
     if dtype is None:
         arg_dtypes = [convert_to_tensor(v).dtype for v in (start, limit, delta)]
         floats = [d for d in arg_dtypes if d.is_floating]

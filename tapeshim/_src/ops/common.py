@@ -8,6 +8,7 @@ import numpy as np
 
 from tapeshim._src import errors
 from tapeshim._src.dtypes import DType
+from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
 _TF_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
@@ -16,6 +17,29 @@ _TF_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
 def tf_type_name(dtype: DType) -> str:
     """The dtype name TF's kernels use in error messages (`float`, `double`, `int32`)."""
     return _TF_TYPE_NAMES.get(dtype.name, dtype.name)
+
+
+def static_error(message: str, op_name: str | None = None) -> Exception:
+    """The error for an argument TF's shape inference refuses.
+
+    `InvalidArgumentError` when the op runs eagerly; `ValueError` while a
+    `tapeshim.function` is traced, as TF's graph-mode shape functions raise.
+    """
+    if _thread_state.trace is not None:
+        return ValueError(f"{message} for '{{{{node {op_name}}}}}'" if op_name else message)
+    return errors.invalid_argument(message, op_name)
+
+
+def attr_error(message: str, op_name: str | None = None) -> Exception:
+    """The error for an input dtype the op's kernel attribute does not allow.
+
+    `InvalidArgumentError` when the op runs eagerly; `TypeError` while a
+    `tapeshim.function` is traced, as TF refuses the attribute when it builds
+    the graph op.
+    """
+    if _thread_state.trace is not None:
+        return TypeError(message)
+    return errors.invalid_argument(message, op_name)
 
 
 def is_tensor_like(value: Any) -> bool:
@@ -46,7 +70,7 @@ def convert_same_dtype(values: Sequence[Any], op_name: str) -> list[Tensor]:
     first = tensors[0]._dtype
     for position, tensor in enumerate(tensors[1:], start=1):
         if tensor._dtype != first:
-            raise errors.invalid_argument(
+            raise attr_error(
                 f"cannot compute {op_name} as input #{position}(zero-based) was expected to be a "
                 f"{tf_type_name(first)} tensor but is a {tf_type_name(tensor._dtype)} tensor",
                 op_name,
@@ -63,7 +87,7 @@ def broadcast_check(op_name: str) -> Any:
             np.broadcast_shapes(*shapes)
         except ValueError:
             text = " vs. ".join("[" + ",".join(str(d) for d in s) + "]" for s in shapes)
-            raise errors.invalid_argument(f"Incompatible shapes: {text}", op_name) from None
+            raise static_error(f"Incompatible shapes: {text}", op_name) from None
 
     return check
 
@@ -88,7 +112,7 @@ def dtype_check(op_name: str, allowed: str) -> Any:
     def check(in_avals: tuple, static: dict) -> None:
         for _, dtype in in_avals:
             if tf_type_name(dtype) not in allowed_names:
-                raise errors.invalid_argument(
+                raise attr_error(
                     f"Value for attr 'T' of {dtype.name} is not in the list of allowed values: "
                     f"{', '.join(allowed_names)}\n\t; NodeDef: {{{{node {op_name}}}}}", op_name)
 
@@ -120,7 +144,7 @@ def normalize_axis(axis: Any, rank: int, name: str = "axis") -> tuple[int, ...] 
     for a in axes:
         a = int(a)
         if not -rank <= a < max(rank, 1):
-            raise errors.invalid_argument(
+            raise static_error(
                 f"Invalid reduction dimension ({a} for input with {rank} dimension(s)", None
             )
         result.append(a % rank if rank else 0)

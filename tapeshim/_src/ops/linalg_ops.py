@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 from tapeshim._src import errors, runtime_checks
 from tapeshim._src.ops import math_ops, table
-from tapeshim._src.ops.common import convert_same_dtype, dtype_check
+from tapeshim._src.ops.common import convert_same_dtype, dtype_check, static_error
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
@@ -28,14 +28,14 @@ def _runtime_checked(x: Tensor) -> tuple:
 
 def _check_rhs(a: Tensor, b: Tensor, op_name: str) -> None:
     if len(b._shape) < 2 or b._shape[-2] != a._shape[-1]:
-        raise errors.invalid_argument(
+        raise static_error(
             f"Input matrix and rhs are incompatible: matrix of shape [{','.join(map(str, a._shape))}], rhs of shape "
             f"[{','.join(map(str, b._shape))}]", op_name)
 
 
 def _square(x: Tensor, op_name: str) -> None:
     if len(x._shape) < 2 or x._shape[-1] != x._shape[-2]:
-        raise errors.invalid_argument(f"Input matrix must be square, got shape {list(x._shape)}", op_name)
+        raise static_error(f"Input matrix must be square, got shape {list(x._shape)}", op_name)
 
 
 def _matrix_op(public: str, op_name: str, impl: Any, square: bool = True, note: str = "", kinds: str = "fc",
@@ -47,7 +47,7 @@ def _matrix_op(public: str, op_name: str, impl: Any, square: bool = True, note: 
         if square:
             _square(x, op_name)
         elif len(x._shape) < 2:
-            raise errors.invalid_argument(
+            raise static_error(
                 f"input must be at least 2-dim, received shape: [{','.join(map(str, x._shape))}]", op_name)
         outputs = apply(op, (x,), _runtime_checked(x) if checked else ())
         return outputs[0] if len(outputs) == 1 else outputs
@@ -182,7 +182,7 @@ def diag(diagonal: Any, name: str = "diag", k: int = 0, num_rows: int = -1, num_
         raise NotImplementedError("tf.linalg.diag: only the main diagonal (k=0) is supported.")
     d = convert_to_tensor(diagonal)
     if not d._shape:
-        raise errors.invalid_argument("diagonal must be at least 1-dim, received shape: []", "MatrixDiagV3")
+        raise static_error("diagonal must be at least 1-dim, received shape: []", "MatrixDiagV3")
     return apply(_diag_op, (d,))[0]
 
 
@@ -191,7 +191,7 @@ def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = Non
     """Keeps `num_lower` sub- and `num_upper` super-diagonals (-1: all), zeroing the rest."""
     x = convert_to_tensor(input)
     if len(x._shape) < 2:
-        raise errors.invalid_argument(
+        raise errors.invalid_argument(  # TF checks this in the kernel, also in graph mode
             f"input must be at least 2-dim, received shape: [{','.join(map(str, x._shape))}]", "MatrixBandPart")
     bands = []
     for name, value, size, what in (("num_lower", num_lower, x._shape[-2], "rows"),

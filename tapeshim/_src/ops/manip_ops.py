@@ -13,7 +13,7 @@ from jax import lax
 from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.ops.array_ops import _static_ints
-from tapeshim._src.ops.common import convert_same_dtype, is_tensor_like, normalize_axis
+from tapeshim._src.ops.common import attr_error, convert_same_dtype, is_tensor_like, normalize_axis, static_error
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 
@@ -45,18 +45,18 @@ def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = 
     if isinstance(num_or_size_splits, (int, np.integer)):
         parts = int(num_or_size_splits)
         if parts <= 0 or length % parts:
-            raise errors.invalid_argument(
+            raise static_error(
                 f"Number of ways to split should evenly divide the split dimension, but got split_dim {axis} "
                 f"(size = {length}) and num_split {parts}", "Split")
         sizes = (length // parts,) * parts
     else:
         sizes = list(array_ops.int_arg(num_or_size_splits, "Tlen", "SplitV", "int8, int32, int64"))
         if sizes.count(-1) > 1:
-            raise errors.invalid_argument("There can only be one -1 in the input.", "SplitV")
+            raise static_error("There can only be one -1 in the input.", "SplitV")
         if sizes.count(-1) == 1:
             sizes[sizes.index(-1)] = length - (sum(sizes) + 1)
         if sum(sizes) != length or any(s < 0 for s in sizes):
-            raise errors.invalid_argument(
+            raise static_error(
                 f"Determined shape must either match input shape along split_dim exactly if fully specified, or "
                 f"be less than the size of the input along split_dim if not fully specified.  Got: {sum(sizes)}",
                 "SplitV")
@@ -73,7 +73,7 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa
     x = convert_to_tensor(input)
     multiples = array_ops.int_arg(multiples, "Tmultiples", "Tile")
     if len(multiples) != len(x._shape):
-        raise errors.invalid_argument(
+        raise static_error(
             f"Expected multiples argument to be a vector of length {len(x._shape)} but got length {len(multiples)}",
             "Tile")
     for position, m in enumerate(multiples):
@@ -119,11 +119,11 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any
     x = convert_to_tensor(tensor)
     given = np.asarray(convert_to_tensor(paddings).numpy() if is_tensor_like(paddings) else paddings)
     if given.ndim != 2 or given.shape[1] != 2:
-        raise errors.invalid_argument(
+        raise static_error(
             f"paddings must be a matrix with 2 columns: [{','.join(map(str, given.shape))}]", "Pad")
     amounts = np.asarray(array_ops.int_arg(paddings, "Tpaddings", "Pad")).reshape(-1, 2)
     if amounts.shape[0] != len(x._shape):
-        raise errors.invalid_argument(
+        raise static_error(
             f"The first dimension of paddings must be the rank of inputs[{amounts.shape[0]},2] {list(x._shape)}",
             "PadV2")
     modes = {"CONSTANT": "constant", "REFLECT": "reflect", "SYMMETRIC": "symmetric"}
@@ -132,7 +132,7 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any
                          f"\"SYMMETRIC\". Received `mode` = {mode}")
     for (before, after), size in zip(amounts.tolist(), x._shape):
         if before < 0 or after < 0:
-            raise errors.invalid_argument(f"Paddings must be non-negative: {before} {after}", "Pad")
+            raise static_error(f"Paddings must be non-negative: {before} {after}", "Pad")
         if mode.upper() == "REFLECT" and (before >= size or after >= size):
             raise errors.invalid_argument(
                 f"paddings must be less than the dimension size: {before}, {after} not less than {size}", "MirrorPad")
@@ -165,7 +165,7 @@ def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Tensor: 
     shifts = array_ops.int_arg(shift, "Tshift", "Roll")
     axes = normalize_axis(list(array_ops.int_arg(axis, "Taxis", "Roll")), len(x._shape))
     if len(shifts) != len(axes):
-        raise errors.invalid_argument("shift and axis must have the same size", "Roll")
+        raise static_error("shift and axis must have the same size", "Roll")
     return apply(_roll_op, (x,), (("axis", axes), ("shift", shifts)))[0]
 
 
@@ -191,11 +191,11 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
     """Gathers slices of `params` at the index vectors in the last axis of `indices`."""
     p, i = convert_to_tensor(params), convert_to_tensor(indices)
     if not i.dtype.is_integer:
-        raise errors.invalid_argument(f"indices must be int32 or int64, got {i.dtype.name}", "GatherNd")
+        raise attr_error(f"indices must be int32 or int64, got {i.dtype.name}", "GatherNd")
     batch_dims = int(batch_dims)
     depth, params_rank = (i._shape[-1] if i._shape else 0), len(p._shape) - batch_dims
     if depth > params_rank:
-        raise errors.invalid_argument(
+        raise static_error(
             f"index innermost dimension length must be <= params rank; saw: {depth} vs. {params_rank}", "GatherNd")
     static = (("batch_dims", batch_dims),) + _index_static(i, p._shape[batch_dims:], "GatherNd")
     return apply(_gather_nd_op, (p, i), static)[0]
@@ -216,16 +216,16 @@ def _scatter(tensor: Tensor, indices: Any, updates: Any, mode: str, op_name: str
     i = convert_to_tensor(indices)
     u = convert_to_tensor(updates, dtype_hint=tensor.dtype)
     if u.dtype != tensor.dtype:
-        raise errors.invalid_argument(
+        raise attr_error(
             f"updates must have the tensor's dtype {tensor.dtype.name}, got {u.dtype.name}", op_name)
     if not i.dtype.is_integer:
-        raise errors.invalid_argument(
+        raise attr_error(
             f"Value for attr 'Tindices' of {i.dtype.name} is not in the list of allowed values: int16, int32, int64",
             op_name)
     depth = i._shape[-1] if i._shape else 0
     expected = tuple(i._shape[:-1]) + tuple(tensor._shape[depth:])
     if depth > len(tensor._shape) or tuple(u._shape) != expected:
-        raise errors.invalid_argument(
+        raise static_error(
             f"updates has shape [{','.join(map(str, u._shape))}] but indices of shape "
             f"[{','.join(map(str, i._shape))}] into a tensor of shape [{','.join(map(str, tensor._shape))}] need "
             f"updates of shape [{','.join(map(str, expected))}]", op_name)
@@ -272,7 +272,7 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor
     starts, sizes = array_ops.int_arg(begin, "Index", "Slice"), array_ops.int_arg(size, "Index", "Slice")
     rank = len(x._shape)
     if len(starts) != rank or len(sizes) != rank:
-        raise errors.invalid_argument(
+        raise static_error(
             f"Expected begin and size arguments to be 1-D tensors of size {rank}, but got shapes [{len(starts)}] "
             f"and [{len(sizes)}] instead.", "Slice")
     key = tuple(builtins.slice(b, None if s == -1 else b + s) for b, s in zip(starts, sizes))
@@ -294,7 +294,7 @@ def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None, begin_
     steps = (array_ops.int_arg(strides, "Index", "StridedSlice", "int16, int32, int64") if strides is not None
              else (1,) * len(starts))
     if not len(starts) == len(ends) == len(steps):
-        raise errors.invalid_argument(
+        raise static_error(
             f"Expected begin, end, and strides to be 1D equal size tensors, but got shapes [{len(starts)}], "
             f"[{len(ends)}], and [{len(steps)}] instead.", "StridedSlice")
     key: list = []
@@ -319,7 +319,7 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # 
     x = convert_to_tensor(input)
     target = array_ops.shape_arg(shape, "BroadcastTo", float_error="Tidx")
     if len(target) < len(x._shape):
-        raise errors.invalid_argument(
+        raise static_error(
             f"Rank of input ({len(x._shape)}) must be no greater than rank of output shape ({len(target)}).",
             "BroadcastTo")
     try:
@@ -327,7 +327,7 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # 
         if np.broadcast_shapes(tuple(x._shape), target) != target:
             raise ValueError
     except ValueError:
-        raise errors.invalid_argument(
+        raise static_error(
             f"Unable to broadcast tensor of shape {list(x._shape)} to tensor of shape {list(target)}",
             "BroadcastTo") from None
     return apply(_broadcast_op, (x,), (("shape", target),))[0]
@@ -475,7 +475,7 @@ def unique(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> tupl
     """The unique values of 1-D `x` in order of appearance, and each element's index into them."""
     t = convert_to_tensor(x)
     if len(t._shape) != 1:
-        raise errors.invalid_argument("unique expects a 1D vector.", "Unique")
+        raise static_error("unique expects a 1D vector.", "Unique")
     values = np.asarray(t.numpy())
     _, first, inverse = np.unique(values, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")
@@ -495,7 +495,7 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool_, n
     if maxlen is None:
         maxlen = int(np.max(lengths_t.numpy())) if lengths_t.shape.num_elements() else 0
     if int(maxlen) < 0:
-        raise errors.invalid_argument(f"Requires start <= limit when delta > 0: 0/{int(maxlen)}", "Range")
+        raise static_error(f"Requires start <= limit when delta > 0: 0/{int(maxlen)}", "Range")
     columns = constant(np.arange(int(maxlen), dtype=lengths_t.dtype.as_numpy_dtype))
     mask = math_ops.less(columns, array_ops.expand_dims(lengths_t, -1))
     return mask if dtypes.as_dtype(dtype).is_bool else math_ops.cast(mask, dtype)

@@ -18,6 +18,7 @@ import jax
 from tapeshim._src import dtypes, errors
 from tapeshim._src.ops import table
 from tapeshim._src.ops.array_ops import _static_ints, shape_arg
+from tapeshim._src.ops.common import static_error
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
@@ -55,7 +56,7 @@ def _next_key(seed: Any) -> jax.Array:
 def _key_from_pair(seed: Any) -> jax.Array:
     pair = _static_ints(seed, "seed")
     if len(pair) != 2:
-        raise errors.invalid_argument(f"seed must have shape [2], not {[len(pair)]}", "StatelessRandom")
+        raise static_error(f"seed must have shape [2], not {[len(pair)]}", "StatelessRandom")
     with jax.ensure_compile_time_eval():
         return jax.random.fold_in(jax.random.PRNGKey(pair[0]), pair[1])
 
@@ -143,13 +144,13 @@ def categorical(logits: Any, num_samples: int, dtype: Any = None, seed: Any = No
     """Draws `num_samples` class indices per row of unnormalized log-probabilities."""
     values = convert_to_tensor(logits)
     if len(values._shape) != 2:
-        raise errors.invalid_argument(f"logits should be a matrix, got shape {list(values._shape)}", "Multinomial")
+        raise static_error(f"logits should be a matrix, got shape {list(values._shape)}", "Multinomial")
     if not values.dtype.is_floating:  # TF registers Multinomial for floating logits only
         raise errors.NotFoundError(
             None, None, f"Could not find device for node: {{{{node Multinomial}}}} = Multinomial[T=DT_"
             f"{values.dtype.name.upper()}] All kernels registered for op Multinomial support floating logits only")
     if int(num_samples) < 0:
-        raise errors.invalid_argument(f"num_samples should be non-negative, got {int(num_samples)}", "Multinomial")
+        raise static_error(f"num_samples should be non-negative, got {int(num_samples)}", "Multinomial")
     static = (("dtype", dtypes.as_dtype(dtype or dtypes.int64).name), ("n", int(num_samples)))
     return apply(_categorical_op, (_op_key(seed), values), static)[0]
 
