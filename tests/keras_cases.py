@@ -1001,6 +1001,291 @@ def tensors_read_before_fit_survive_it(tf):
             "kernel": kernel, "after": model(x)}
 
 
+# Scaled-down keras.io generative programs (VAE, DCGAN, WGAN-GP): each random draw keeps its shape (TF and
+# tapeshim draw different numbers) but is multiplied by zero, so the values compared are deterministic.
+
+
+def _vae_parts(tf, latent_dim=2):
+    class Sampling(tf.keras.layers.Layer):
+        """keras.io VAE: uses (z_mean, z_log_var) to sample z."""
+
+        def call(self, inputs):
+            z_mean, z_log_var = inputs
+            batch = tf.shape(z_mean)[0]
+            dim = tf.shape(z_mean)[1]
+            epsilon = tf.random.normal(shape=(batch, dim)) * 0.0 + 0.5
+            return z_mean + tf.exp(0.5 * z_log_var) * epsilon
+
+    encoder_inputs = tf.keras.Input(shape=(4, 4, 1))
+    x = tf.keras.layers.Conv2D(2, 3, activation="relu", strides=2, padding="same")(encoder_inputs)
+    x = tf.keras.layers.Flatten()(x)
+    x = tf.keras.layers.Dense(4, activation="relu")(x)
+    z_mean = tf.keras.layers.Dense(latent_dim, name="z_mean")(x)
+    z_log_var = tf.keras.layers.Dense(latent_dim, name="z_log_var")(x)
+    z = Sampling()([z_mean, z_log_var])
+    encoder = tf.keras.Model(encoder_inputs, [z_mean, z_log_var, z], name="encoder")
+    latent_inputs = tf.keras.Input(shape=(latent_dim,))
+    x = tf.keras.layers.Dense(2 * 2 * 2, activation="relu")(latent_inputs)
+    x = tf.keras.layers.Reshape((2, 2, 2))(x)
+    outputs = tf.keras.layers.Conv2DTranspose(1, 3, activation="sigmoid", strides=2, padding="same")(x)
+    decoder = tf.keras.Model(latent_inputs, outputs, name="decoder")
+    set_weights(encoder, 6)
+    set_weights(decoder, 7)
+    return Sampling, encoder, decoder
+
+
+def _images(n=8, size=4, seed=0):
+    return np.random.default_rng(seed).uniform(0, 1, (n, size, size, 1)).astype(np.float32)
+
+
+@case
+def vae_sampling_layer_dynamic_batch(tf):
+    # `tf.shape(x)[0]` as a dimension in a layer's call: eagerly, in a functional model, under a tape.
+    Sampling, encoder, _ = _vae_parts(tf)
+    rng = np.random.default_rng(2)
+    z_mean, z_log_var = rng.standard_normal((3, 2)).astype(np.float32), rng.standard_normal((3, 2)).astype(np.float32)
+    eager = Sampling()([z_mean, z_log_var])
+
+    class Flatten(tf.keras.layers.Layer):
+        def call(self, x):
+            batch = tf.shape(x)[0]
+            return tf.reshape(x, (batch, -1)) * tf.cast(batch, tf.float32)
+
+    images = _images(5)
+    flat = Flatten()(images)
+    inputs = tf.keras.Input((4, 4, 1))
+    model = tf.keras.Model(inputs, Flatten()(inputs))
+    with tf.GradientTape() as tape:
+        z_mean_out, _, z = encoder(images)
+        loss = tf.reduce_sum(z ** 2)
+    return {"eager": eager, "flat": flat, "model": model(images[:3]), "z": z, "z_mean": z_mean_out,
+            "grads": tape.gradient(loss, encoder.trainable_variables)}
+
+
+@case
+def vae_custom_train_step_fit(tf):
+    # keras.io examples/generative/vae.py, scaled down.
+    _, encoder, decoder = _vae_parts(tf)
+
+    class VAE(tf.keras.Model):
+        def __init__(self, encoder, decoder, **kwargs):
+            super().__init__(**kwargs)
+            self.encoder = encoder
+            self.decoder = decoder
+            self.total_loss_tracker = tf.keras.metrics.Mean(name="total_loss")
+            self.reconstruction_loss_tracker = tf.keras.metrics.Mean(name="reconstruction_loss")
+            self.kl_loss_tracker = tf.keras.metrics.Mean(name="kl_loss")
+
+        @property
+        def metrics(self):
+            return [self.total_loss_tracker, self.reconstruction_loss_tracker, self.kl_loss_tracker]
+
+        def train_step(self, data):
+            with tf.GradientTape() as tape:
+                z_mean, z_log_var, z = self.encoder(data)
+                reconstruction = self.decoder(z)
+                reconstruction_loss = tf.reduce_mean(
+                    tf.reduce_sum(tf.keras.losses.binary_crossentropy(data, reconstruction), axis=(1, 2)))
+                kl_loss = -0.5 * (1 + z_log_var - tf.square(z_mean) - tf.exp(z_log_var))
+                kl_loss = tf.reduce_mean(tf.reduce_sum(kl_loss, axis=1))
+                total_loss = reconstruction_loss + kl_loss
+            grads = tape.gradient(total_loss, self.trainable_weights)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+            self.total_loss_tracker.update_state(total_loss)
+            self.reconstruction_loss_tracker.update_state(reconstruction_loss)
+            self.kl_loss_tracker.update_state(kl_loss)
+            return {"loss": self.total_loss_tracker.result(),
+                    "reconstruction_loss": self.reconstruction_loss_tracker.result(),
+                    "kl_loss": self.kl_loss_tracker.result()}
+
+        def call(self, x):
+            _, _, z = self.encoder(x)
+            return self.decoder(z)
+
+    vae = VAE(encoder, decoder)
+    vae.compile(optimizer=tf.keras.optimizers.Adam(0.01))
+    history = vae.fit(_images(8), epochs=2, batch_size=4, shuffle=False, verbose=0)
+    return {"history": history.history, "weights": vae.weights, "out": vae(_images(2, seed=1))}
+
+
+def _gan_parts(tf, latent_dim=3):
+    discriminator = tf.keras.Sequential([
+        tf.keras.Input(shape=(4, 4, 1)),
+        tf.keras.layers.Conv2D(2, (3, 3), strides=(2, 2), padding="same"),
+        tf.keras.layers.LeakyReLU(negative_slope=0.2),
+        tf.keras.layers.GlobalMaxPooling2D(),
+        tf.keras.layers.Dense(1)], name="discriminator")
+    generator = tf.keras.Sequential([
+        tf.keras.Input(shape=(latent_dim,)),
+        tf.keras.layers.Dense(2 * 2 * 2),
+        tf.keras.layers.LeakyReLU(negative_slope=0.2),
+        tf.keras.layers.Reshape((2, 2, 2)),
+        tf.keras.layers.Conv2DTranspose(2, (4, 4), strides=(2, 2), padding="same"),
+        tf.keras.layers.LeakyReLU(negative_slope=0.2),
+        tf.keras.layers.Conv2D(1, (3, 3), padding="same", activation="sigmoid")], name="generator")
+    set_weights(discriminator, 8)
+    set_weights(generator, 9)
+    return discriminator, generator
+
+
+@case
+def gan_train_step_on_model_without_call(tf):
+    # keras.io "Customizing what happens in fit()" GAN / examples/generative/dcgan_overriding_train_step.py.
+    class GAN(tf.keras.Model):
+        def __init__(self, discriminator, generator, latent_dim):
+            super().__init__()
+            self.discriminator = discriminator
+            self.generator = generator
+            self.latent_dim = latent_dim
+            self.d_loss_tracker = tf.keras.metrics.Mean(name="d_loss")
+            self.g_loss_tracker = tf.keras.metrics.Mean(name="g_loss")
+
+        @property
+        def metrics(self):
+            return [self.d_loss_tracker, self.g_loss_tracker]
+
+        def compile(self, d_optimizer, g_optimizer, loss_fn):
+            super().compile()
+            self.d_optimizer = d_optimizer
+            self.g_optimizer = g_optimizer
+            self.loss_fn = loss_fn
+
+        def train_step(self, real_images):
+            if isinstance(real_images, tuple):
+                real_images = real_images[0]
+            batch_size = tf.shape(real_images)[0]
+            random_latent_vectors = tf.random.normal(shape=(batch_size, self.latent_dim)) * 0.0 + 0.3
+            generated_images = self.generator(random_latent_vectors)
+            combined_images = tf.concat([generated_images, real_images], axis=0)
+            labels = tf.concat([tf.ones((batch_size, 1)), tf.zeros((batch_size, 1))], axis=0)
+            labels += 0.05 * tf.random.uniform(tf.shape(labels)) * 0.0
+            with tf.GradientTape() as tape:
+                predictions = self.discriminator(combined_images)
+                d_loss = self.loss_fn(labels, predictions)
+            grads = tape.gradient(d_loss, self.discriminator.trainable_weights)
+            self.d_optimizer.apply_gradients(zip(grads, self.discriminator.trainable_weights))
+            random_latent_vectors = tf.random.normal(shape=(batch_size, self.latent_dim)) * 0.0 - 0.2
+            misleading_labels = tf.zeros((batch_size, 1))
+            with tf.GradientTape() as tape:
+                predictions = self.discriminator(self.generator(random_latent_vectors))
+                g_loss = self.loss_fn(misleading_labels, predictions)
+            grads = tape.gradient(g_loss, self.generator.trainable_weights)
+            self.g_optimizer.apply_gradients(zip(grads, self.generator.trainable_weights))
+            self.d_loss_tracker.update_state(d_loss)
+            self.g_loss_tracker.update_state(g_loss)
+            return {"d_loss": self.d_loss_tracker.result(), "g_loss": self.g_loss_tracker.result()}
+
+    discriminator, generator = _gan_parts(tf)
+    gan = GAN(discriminator=discriminator, generator=generator, latent_dim=3)
+    gan.compile(d_optimizer=tf.keras.optimizers.Adam(0.01), g_optimizer=tf.keras.optimizers.Adam(0.01),
+                loss_fn=tf.keras.losses.BinaryCrossentropy(from_logits=True))
+    dataset = tf.data.Dataset.from_tensor_slices(_images(8)).batch(4)
+    history = gan.fit(dataset, epochs=2, verbose=0)
+    return {"history": history.history, "discriminator": discriminator.weights, "generator": generator.weights,
+            "d_iterations": int(gan.d_optimizer.iterations)}
+
+
+@case
+def wgan_gp_train_step_with_gradient_penalty(tf):
+    # keras.io examples/generative/wgan_gp.py, scaled down: a nested tape for the gradient penalty.
+    class WGAN(tf.keras.Model):
+        def __init__(self, discriminator, generator, latent_dim, discriminator_extra_steps=2, gp_weight=10.0):
+            super().__init__()
+            self.discriminator = discriminator
+            self.generator = generator
+            self.latent_dim = latent_dim
+            self.d_steps = discriminator_extra_steps
+            self.gp_weight = gp_weight
+
+        def compile(self, d_optimizer, g_optimizer, d_loss_fn, g_loss_fn):
+            super().compile()
+            self.d_optimizer = d_optimizer
+            self.g_optimizer = g_optimizer
+            self.d_loss_fn = d_loss_fn
+            self.g_loss_fn = g_loss_fn
+
+        def gradient_penalty(self, batch_size, real_images, fake_images):
+            alpha = tf.random.normal([batch_size, 1, 1, 1], 0.0, 1.0) * 0.0 + 0.25
+            diff = fake_images - real_images
+            interpolated = real_images + alpha * diff
+            with tf.GradientTape() as gp_tape:
+                gp_tape.watch(interpolated)
+                pred = self.discriminator(interpolated, training=True)
+            grads = gp_tape.gradient(pred, [interpolated])[0]
+            norm = tf.sqrt(tf.reduce_sum(tf.square(grads), axis=[1, 2, 3]))
+            return tf.reduce_mean((norm - 1.0) ** 2)
+
+        def train_step(self, real_images):
+            if isinstance(real_images, tuple):
+                real_images = real_images[0]
+            batch_size = tf.shape(real_images)[0]
+            for _ in range(self.d_steps):
+                random_latent_vectors = tf.random.normal(shape=(batch_size, self.latent_dim)) * 0.0 + 0.4
+                with tf.GradientTape() as tape:
+                    fake_images = self.generator(random_latent_vectors, training=True)
+                    fake_logits = self.discriminator(fake_images, training=True)
+                    real_logits = self.discriminator(real_images, training=True)
+                    d_cost = self.d_loss_fn(real_img=real_logits, fake_img=fake_logits)
+                    gp = self.gradient_penalty(batch_size, real_images, fake_images)
+                    d_loss = d_cost + gp * self.gp_weight
+                d_gradient = tape.gradient(d_loss, self.discriminator.trainable_variables)
+                self.d_optimizer.apply_gradients(zip(d_gradient, self.discriminator.trainable_variables))
+            random_latent_vectors = tf.random.normal(shape=(batch_size, self.latent_dim)) * 0.0 - 0.1
+            with tf.GradientTape() as tape:
+                generated_images = self.generator(random_latent_vectors, training=True)
+                gen_img_logits = self.discriminator(generated_images, training=True)
+                g_loss = self.g_loss_fn(gen_img_logits)
+            gen_gradient = tape.gradient(g_loss, self.generator.trainable_variables)
+            self.g_optimizer.apply_gradients(zip(gen_gradient, self.generator.trainable_variables))
+            return {"d_loss": d_loss, "g_loss": g_loss}
+
+    def discriminator_loss(real_img, fake_img):
+        return tf.reduce_mean(fake_img) - tf.reduce_mean(real_img)
+
+    def generator_loss(fake_img):
+        return -tf.reduce_mean(fake_img)
+
+    discriminator, generator = _gan_parts(tf)
+    # One extra discriminator step (keras.io uses 3): a second step inside tapeshim.function differentiates a
+    # nested gradient of variables assigned earlier in the same function, which tapeshim does not do yet.
+    wgan = WGAN(discriminator=discriminator, generator=generator, latent_dim=3, discriminator_extra_steps=1)
+    wgan.compile(d_optimizer=tf.keras.optimizers.Adam(0.002, beta_1=0.5, beta_2=0.9),
+                 g_optimizer=tf.keras.optimizers.Adam(0.002, beta_1=0.5, beta_2=0.9),
+                 g_loss_fn=generator_loss, d_loss_fn=discriminator_loss)
+    history = wgan.fit(_images(8), batch_size=4, epochs=2, shuffle=False, verbose=0)
+    return {"history": history.history, "discriminator": discriminator.weights, "generator": generator.weights}
+
+@case
+def gradient_penalty_nested_tape_through_models(tf):
+    discriminator, generator = _gan_parts(tf)
+    real_images = _images(4)
+    latent = np.full((4, 3), 0.4, np.float32)
+    with tf.GradientTape() as tape:
+        fake_images = generator(latent, training=True)
+        interpolated = real_images + 0.25 * (fake_images - real_images)
+        with tf.GradientTape() as gp_tape:
+            gp_tape.watch(interpolated)
+            pred = discriminator(interpolated, training=True)
+        grads = gp_tape.gradient(pred, [interpolated])[0]
+        norm = tf.sqrt(tf.reduce_sum(tf.square(grads), axis=[1, 2, 3]))
+        gp = tf.reduce_mean((norm - 1.0) ** 2)
+    second = tape.gradient(gp, discriminator.trainable_variables)
+
+    @tf.function
+    def traced(real_images, latent):
+        with tf.GradientTape() as tape:
+            fake_images = generator(latent, training=True)
+            interpolated = real_images + 0.25 * (fake_images - real_images)
+            with tf.GradientTape() as gp_tape:
+                gp_tape.watch(interpolated)
+                pred = discriminator(interpolated, training=True)
+            grads = gp_tape.gradient(pred, [interpolated])[0]
+            gp = tf.reduce_mean((tf.sqrt(tf.reduce_sum(tf.square(grads), axis=[1, 2, 3])) - 1.0) ** 2)
+        return gp, tape.gradient(gp, discriminator.trainable_variables)
+
+    return {"grads": grads, "gp": gp, "second": second, "traced": traced(real_images, latent)}
+
+
 def main(out_path: str) -> None:
     import tensorflow as tf
 

@@ -1,0 +1,62 @@
+"""Values known while tracing: `tf.shape(x)[0]` used as a dimension inside `tapeshim.function`.
+
+TF code passes shape tensors where a shape is expected (`tf.reshape(x, (tf.shape(x)[0], -1))`,
+`tf.random.normal(shape=(batch, dim))`); TF builds a dynamic-shape op. XLA needs static
+shapes, and tapeshim traces a function once per input shape, so such a tensor's value is
+known while tracing whenever it is computed from constants alone (`tf.shape` of a traced
+tensor is a constant). `resolve` gives shape arguments those values, the way TF's
+`tensor_util.constant_value` folds shape tensors. A value that depends on a function's
+arguments, variables or random draws stays symbolic (TF's error follows).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+from tapeshim._src.state import _thread_state
+from tapeshim._src.tensor import Tensor
+
+
+def _from_constants_only(tensor: Tensor, trace: Any) -> bool:
+    """Whether `tensor` (recorded in `trace`) is computed from concrete tensors that are not placeholders."""
+    pending, seen = [tensor], set()
+    while pending:
+        current = pending.pop()
+        if current._tid in seen:
+            continue
+        seen.add(current._tid)
+        if current._tid in trace.placeholders:
+            return False
+        node = current._node
+        if node is None:
+            if current._value is None:
+                return False
+            continue
+        pending.extend(node.inputs)
+    return True
+
+
+def known_value(tensor: Tensor) -> np.ndarray | None:
+    """The value of `tensor` if it is known now (eagerly, or while tracing from constants alone), else None."""
+    trace = _thread_state.trace
+    if isinstance(tensor._value, jax.core.Tracer):
+        return None  # a value inside a JAX transformation
+    if trace is None or not trace.is_symbolic(tensor):
+        return np.asarray(tensor.value)
+    if tensor._tid in trace.placeholders or not _from_constants_only(tensor, trace):
+        return None
+    return np.asarray(trace.concrete_value(tensor))
+
+
+def resolve(value: Any) -> Any:
+    """`value` (a shape-like argument) with tensors whose values are known replaced by numpy values."""
+    if isinstance(value, Tensor):
+        known = known_value(value)
+        return value if known is None else known
+    if isinstance(value, (list, tuple)):
+        resolved = [resolve(v) for v in value]
+        return resolved if isinstance(value, list) else tuple(resolved)
+    return value
