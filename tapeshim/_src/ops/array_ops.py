@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import dtypes, errors, runtime_checks
+from tapeshim._src import dtypes, errors, runtime_checks, static_value
 from tapeshim._src.ops import table
 from tapeshim._src.ops.common import (attr_error, convert_same_dtype, is_tensor_like, normalize_axis,
                                      static_error, tf_type_name)
@@ -28,6 +28,7 @@ def _row(op: OpDef) -> OpDef:
 
 
 def _static_ints(value: Any, what: str) -> tuple[int, ...]:
+    value = static_value.resolve(value)  # `tf.shape(x)[0]` inside tapeshim.function is known (H5)
     if is_tensor_like(value):
         value = convert_to_tensor(value).numpy()
     try:
@@ -48,6 +49,7 @@ def int_arg(value: Any, attr: str, op_name: str, allowed: str = "int32, int64") 
       InvalidArgumentError: for floats, as TF's kernel attribute `attr` of
         `op_name` allows only integer types.
     """
+    value = static_value.resolve(value)
     array = np.asarray(convert_to_tensor(value).numpy() if is_tensor_like(value) else value)
     if array.dtype.kind not in "iu" and array.size:
         try:
@@ -74,6 +76,7 @@ def shape_arg(value: Any, op_name: str, float_error: str = "convert") -> tuple[i
         not a vector, or a negative dimension.
     """
     given_tensor = is_tensor_like(value)
+    value = static_value.resolve(value)  # `tf.shape(x)[0]` inside tapeshim.function is known (H5)
     array = np.asarray(convert_to_tensor(value).numpy() if is_tensor_like(value) else value)
     if array.dtype.kind not in "iu" and array.size:
         name = tf_type_name(dtypes.from_numpy(array.dtype)) if array.dtype.kind in "fc" else str(array.dtype)
