@@ -163,10 +163,13 @@ class ConcreteFunction:
         self._pending_avals = tuple((tuple(t._shape), t._dtype) for t in pending_tensors)
         steps = plan.steps
         arg_index = {position: i for i, position in enumerate(self._arg_positions)}
-        sources = [(kind, arg_index[i] if kind == "arg" else i) for kind, i in leaf_sources]
+        n_keys = len(self._key_draws)
+        # Per-call inputs are one list: the random keys, then the host inputs (pulled iterator elements).
+        sources = [("arg", arg_index[i]) if kind == "arg" else ("fed", n_keys + i) if kind == "host"
+                   else ("fed", i) if kind == "random" else (kind, i) for kind, i in leaf_sources]
 
-        def program(arg_values: list, var_values: list, consts: list, keys: list, hosts: list) -> tuple:
-            pools = {"arg": arg_values, "var": var_values, "const": consts, "random": keys, "host": hosts}
+        def program(arg_values: list, var_values: list, consts: list, fed: list) -> tuple:
+            pools = {"arg": arg_values, "var": var_values, "const": consts, "fed": fed}
             leaf_values = [pools[kind][i] for kind, i in sources]
             env = replay.evaluate_plain(steps, leaf_values)
             return [env[s] for s in out_slots], [env[s] for s in pending_slots]
@@ -175,14 +178,11 @@ class ConcreteFunction:
         # jax.jit, with TF's errors for out-of-range indices; without index checks it settles on the plain jit
         self._jitted = runtime_checks.jit(program, lambda plain: setattr(self, "_jitted", plain))
         n_args, n_vars, n_consts = len(self._arg_positions), len(self.read_variables), len(const_values)
-        n_keys = len(self._key_draws)
 
         def as_node(*values: jax.Array) -> tuple:
             consts_end = n_args + n_vars + n_consts
-            keys_end = consts_end + n_keys
             outs, news = program(list(values[:n_args]), list(values[n_args:n_args + n_vars]),
-                                 list(values[n_args + n_vars:consts_end]), list(values[consts_end:keys_end]),
-                                 list(values[keys_end:]))
+                                 list(values[n_args + n_vars:consts_end]), list(values[consts_end:]))
             return tuple(outs) + tuple(news)
 
         self._as_node = as_node
@@ -374,7 +374,7 @@ class ConcreteFunction:
                         variable._value = tensor._value
                 return self._pack(outputs[:n_out])
         outs, news = self._jitted([t.value for t in arg_tensors], [v._value for v in variables],
-                                  self._const_values, keys, host_values)
+                                  self._const_values, keys + host_values if host_values else keys)
         for variable, value in zip(written, news):
             variable._value = value
         return self._pack([Tensor(v, shape, dtype) for v, (shape, dtype) in zip(outs, self._out_avals)])
