@@ -259,3 +259,91 @@ def test_manager_restore_or_initialize(tmp_path):
         second = manager.restore_or_initialize()
         return first, len(initialized), os.path.basename(second) == os.path.basename(saved), v
     check(body)
+
+
+def test_keyword_objects_are_attributes(tmp_path):
+    def body(tf):
+        ckpt = tf.train.Checkpoint(step=tf.Variable(1), model=_model(tf))
+        ckpt.step.assign_add(1)
+        path = ckpt.save(str(tmp_path / tf.__name__ / "c"))
+        ckpt.step.assign(10)
+        ckpt.restore(path)
+        return ckpt.step, ckpt.model.w, [name for name, _ in tf.train.list_variables(path)]
+    check(body)
+
+
+def _layered_net(tf):
+    class Layer(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.kernel = tf.Variable(tf.reshape(tf.range(5.0), [1, 5]))
+            self.bias = tf.Variable(tf.range(5.0) + 10.0)
+
+    class Net(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.l1 = Layer()
+
+    return Net()
+
+
+def test_partial_restore_through_stand_in_checkpoints(tmp_path):
+    """The checkpoint guide's cells 14-16 on a tf.Module net: stand-in objects restore, and attach later."""
+    def body(tf):
+        path = tf.train.Checkpoint(net=_layered_net(tf)).save(str(tmp_path / tf.__name__ / "c"))
+        to_restore = tf.Variable(tf.zeros([5]))
+        fake_layer = tf.train.Checkpoint(bias=to_restore)
+        fake_net = tf.train.Checkpoint(l1=fake_layer)
+        new_root = tf.train.Checkpoint(net=fake_net)
+        status = new_root.restore(path)
+        restored = tf.identity(to_restore)
+        status.assert_existing_objects_matched()
+        deferred_restore = tf.Variable(tf.zeros([1, 5]))
+        before = tf.identity(deferred_restore)
+        fake_layer.kernel = deferred_restore
+        return restored, before, deferred_restore
+    check(body)
+
+
+def test_objects_reachable_by_two_paths_restore_through_either(tmp_path):
+    def body(tf):
+        shared = tf.Variable([1.0, 2.0])
+        model = _layered_net(tf)
+        path = tf.train.Checkpoint(a=shared, b={"again": shared}, net=model, alias=model.l1).write(
+            str(tmp_path / tf.__name__ / "c"))
+        by_alias = tf.Variable([0.0, 0.0])
+        kernel = tf.Variable(tf.zeros([1, 5]))
+        holder = tf.train.Checkpoint(b={"again": by_alias}, alias=tf.train.Checkpoint(kernel=kernel))
+        holder.restore(path)
+        return by_alias, kernel, [name for name, _ in tf.train.list_variables(path)]
+    check(body)
+
+
+def test_list_attributes_of_a_checkpoint_restore_what_is_appended(tmp_path):
+    def body(tf):
+        save = tf.train.Checkpoint()
+        save.listed = [tf.Variable(1.0)]
+        save.listed.append(tf.Variable(2.0))
+        path = save.save(str(tmp_path / tf.__name__ / "c"))
+        restore = tf.train.Checkpoint()
+        restore.restore(path)
+        restore.listed = []
+        empty = repr(restore.listed)
+        first, second = tf.Variable(0.0), tf.Variable(0.0)
+        restore.listed.append(first)
+        restore.listed.extend([second])
+        return empty, first, second
+    check(body)
+
+
+def test_an_object_is_saved_under_its_shortest_path(tmp_path):
+    def body(tf):
+        net = _layered_net(tf)
+        shared = tf.Variable(1.0)
+        names = []
+        for i, ckpt in enumerate([tf.train.Checkpoint(a=net, z=net.l1), tf.train.Checkpoint(b=shared, a=shared),
+                                  tf.train.Checkpoint(a=[[shared]], b={"c": shared})]):
+            path = ckpt.write(str(tmp_path / tf.__name__ / f"{i}"))
+            names.append([name for name, _ in tf.train.list_variables(path)])
+        return names
+    check(body)

@@ -551,6 +551,37 @@ def basic_training_loops_module(tf):
 
 
 
+# Training checkpoints (site/en/guide/checkpoint.ipynb) ------------------------------------------------
+
+
+def checkpoint_guide_lists_and_dicts(tf):
+    out = {}
+    directory = tempfile.mkdtemp()
+    save = tf.train.Checkpoint()
+    save.listed = [tf.Variable(1.)]
+    save.listed.append(tf.Variable(2.))
+    save.mapped = {'one': save.listed[0]}
+    save.mapped['two'] = save.listed[1]
+    save_path = save.save(os.path.join(directory, 'tf_list_example'))
+
+    restore = tf.train.Checkpoint()
+    v2 = tf.Variable(0.)
+    assert 0. == v2.numpy()  # Not restored yet
+    restore.mapped = {'two': v2}
+    restore.restore(save_path)
+    assert 2. == v2.numpy()
+    out["cell 20"] = v2
+
+    restore.listed = []
+    with printed() as text:
+        print(restore.listed)  # ListWrapper([])
+    v1 = tf.Variable(0.)
+    restore.listed.append(v1)  # Restores v1, from restore() in the previous cell
+    assert 1. == v1.numpy()
+    out["cell 21"] = (text.getvalue(), v1, tf.train.list_variables(save_path))
+    return out
+
+
 GUIDE_BODIES = [
     autodiff_computing_gradients,
     autodiff_controlling_what_the_tape_watches,
@@ -563,6 +594,7 @@ GUIDE_BODIES = [
     intro_to_modules_deferred_variables_and_checkpoints,
     intro_to_modules_tf_function,
     basic_training_loops_module,
+    checkpoint_guide_lists_and_dicts,
 ]
 
 

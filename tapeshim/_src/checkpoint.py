@@ -12,6 +12,7 @@ crash at any point leaves a restorable latest checkpoint.
 from __future__ import annotations
 
 import os
+from collections import deque
 from typing import Any, Callable
 
 import numpy as np
@@ -79,18 +80,34 @@ class _Walk:
 
     def __init__(self) -> None:
         self.variables: dict[str, Variable] = {}
-        self.modules: dict[str, Any] = {}  # path -> tf.Module, for restoring variables it creates later
+        self.owners: dict[str, Any] = {}  # path -> tf.Module or Checkpoint, for variables attached later
         self.restore_later: dict[str, tuple[Any, Callable]] = {}  # path -> (object, restore_later)
+        self.aliases: dict[str, str] = {}  # a second path to an object -> the path it was first found at
         self._seen: set[int] = set()
+        self._first_path: dict[int, str] = {}
 
     def visit(self, obj: Any, path: str) -> None:
-        """Records the variables reachable from `obj`, keyed by their paths under `path`."""
+        """Records the variables reachable from `obj`, keyed by their paths under `path`.
+
+        The walk is breadth first, as TF's object graph: an object reachable by
+        several paths is saved under its shortest one (the first in sorted order
+        among equals), and the others become aliases.
+        """
+        queue = deque([(obj, path)])
+        while queue:
+            queue.extend(self._children(*queue.popleft()))
+
+    def _children(self, obj: Any, path: str) -> list[tuple[Any, str]]:
+        """Records `obj` if it holds state itself; returns what to visit next under it."""
         if id(obj) in self._seen:
-            return
+            if self._first_path.get(id(obj)) not in (None, path):
+                self.aliases[path] = self._first_path[id(obj)]
+            return []
+        self._first_path.setdefault(id(obj), path)
         if isinstance(obj, Variable):
             self._seen.add(id(obj))
             self.variables[path] = obj
-            return
+            return []
         for base_type, variables_of, restore_later in _trackables:
             if isinstance(obj, base_type):
                 self._seen.add(id(obj))
@@ -98,40 +115,50 @@ class _Walk:
                     self.variables[_join(path, name)] = variable
                 if restore_later is not None:
                     self.restore_later[path] = (obj, restore_later)
-                return
+                return []
         if isinstance(obj, Checkpoint):
             self._seen.add(id(obj))
+            self.owners[path] = obj
             tracked = {k: v for k, v in obj._objects.items() if k != "root"}
             if "root" not in obj._objects:  # as TF: with a root, attributes set on the checkpoint are not saved
                 tracked.update({k: v for k, v in vars(obj).items() if not k.startswith("_")})
-            for name in sorted(tracked):
-                self.visit(tracked[name], _join(path, name))
+            children = [(tracked[name], _join(path, name)) for name in sorted(tracked)]
             if "root" in obj._objects:  # as TF: the root's children are the checkpoint's own
-                self.visit(obj._objects["root"], path)
-            return
+                children += self._children(obj._objects["root"], path)
+            return children
         if isinstance(obj, dict):
-            for key in sorted(obj, key=str):
-                self.visit(obj[key], _join(path, key))
-            return
+            return [(obj[key], _join(path, key)) for key in sorted(obj, key=str)]
         if isinstance(obj, (list, tuple)):
-            for index, item in enumerate(obj):
-                self.visit(item, _join(path, index))
-            return
+            return [(item, _join(path, index)) for index, item in enumerate(obj)]
         attributes = getattr(obj, "__dict__", None)
-        if attributes is not None and not isinstance(obj, type):
-            self._seen.add(id(obj))
-            if isinstance(obj, Module):
-                self.modules[path] = obj
-            for key in sorted(attributes):
-                if not key.startswith("__") and key != _PENDING:
-                    self.visit(attributes[key], _join(path, key))
+        if attributes is None or isinstance(obj, type):
+            return []
+        self._seen.add(id(obj))
+        if isinstance(obj, Module):
+            self.owners[path] = obj
+        return [(attributes[key], _join(path, key)) for key in sorted(attributes)
+                if not key.startswith("__") and key != _PENDING]
+
+
+def _resolve(path: str, aliases: dict[str, str]) -> str:
+    """The saved path of the object at `path`, following the aliases of it or of an object above it."""
+    for _ in range(len(aliases) + 1):
+        parts = path.split("/")
+        for cut in range(len(parts), 0, -1):
+            head = "/".join(parts[:cut])
+            if head in aliases:
+                path = "/".join([aliases[head]] + parts[cut:])
+                break
+        else:
+            return path
+    return path
 
 
 def _owner_of(key: str, owners: dict[str, Any]) -> str | None:
-    """The longest path in `owners` that `key` lies under."""
+    """The longest path in `owners` that `key` lies under (the root's path is "")."""
     best = None
     for path in owners:
-        if key.startswith(path + "/") and (best is None or len(path) > len(best)):
+        if (path == "" or key.startswith(path + "/")) and (best is None or len(path) > len(best)):
             best = path
     return best
 
@@ -139,9 +166,9 @@ def _owner_of(key: str, owners: dict[str, Any]) -> str | None:
 def _defer(walk: _Walk, pending: dict[str, np.ndarray]) -> set[str]:
     """Hands saved values that no variable took to the objects that may create those variables later.
 
-    Keras-style owners get theirs through their `restore_later`; a `tf.Module`
-    keeps its own until a matching variable is assigned to one of its attributes
-    (TF's deferred restoration). Returns the keys handed over.
+    Keras-style owners get theirs through their `restore_later`; a `tf.Module` or
+    a `Checkpoint` keeps its own until a matching variable is assigned to one of
+    its attributes (TF's deferred restoration). Returns the keys handed over.
     """
     handed = set(pending)
     for owner_path, (owner, restore_later) in walk.restore_later.items():
@@ -152,18 +179,20 @@ def _defer(walk: _Walk, pending: dict[str, np.ndarray]) -> set[str]:
             for key in mine:
                 del pending[key]
     for key in list(pending):
-        owner_path = _owner_of(key, walk.modules)
+        owner_path = _owner_of(key, walk.owners)
         if owner_path is not None:
-            module = walk.modules[owner_path]
-            module.__dict__.setdefault(_PENDING, {})[key[len(owner_path) + 1:]] = pending.pop(key)
+            owner = walk.owners[owner_path]
+            relative = key[len(owner_path) + 1:] if owner_path else key
+            owner.__dict__.setdefault(_PENDING, {})[relative] = pending.pop(key)
     return handed - set(pending)
 
 
 def restore_attached(owner: Any, name: str, value: Any) -> None:
     """Restores the saved values that `owner` holds for its attribute `name`, just set to `value`.
 
-    `tf.Module` calls this when an attribute is assigned while the module holds
-    values from a restore that ran before its variables existed.
+    `tf.Module` and `Checkpoint` call this when an attribute is assigned (or a
+    list attribute of a checkpoint changes) while the object holds values from a
+    restore that ran before those variables existed.
 
     Raises:
       ValueError: if a saved value's shape or dtype differs from the new variable's.
@@ -177,10 +206,12 @@ def restore_attached(owner: Any, name: str, value: Any) -> None:
     walk = _Walk()
     walk.visit(value, name)
     matched = {key: saved for key, saved in mine.items() if key in walk.variables}
-    restore_values(walk.variables, matched, f"{getattr(owner, 'name', '')}/")
+    owner_name = getattr(owner, "name", None)
+    restore_values(walk.variables, matched, f"{owner_name}/" if isinstance(owner_name, str) else "")
+    handed = _defer(walk, {key: saved for key, saved in mine.items() if key not in matched})
     for key in mine:
-        del pending[key]
-    _defer(walk, {key: saved for key, saved in mine.items() if key not in matched})
+        if key in matched or key in handed:  # the rest stays here, for variables attached later still
+            del pending[key]
 
 
 def _trackable(value: Any) -> bool:
@@ -191,6 +222,48 @@ def _trackable(value: Any) -> bool:
         return True
     # tapeshim's and Keras's own stateful objects (dataset iterators, optimizers, metrics) are trackable in TF
     return type(value).__module__.split(".")[0] in ("tapeshim", "keras")
+
+
+class ListWrapper(list):
+    """A list attribute of a `Checkpoint`, as TF's `ListWrapper`: variables added later are restored.
+
+    Args:
+      items: the list's items.
+      owner: the checkpoint holding the list.
+      name: the attribute's name.
+    """
+
+    def __init__(self, items: Any, owner: "Checkpoint", name: str) -> None:
+        super().__init__(items)
+        self._owner, self._name = owner, name
+
+    def _changed(self) -> None:
+        if self._owner.__dict__.get(_PENDING):
+            restore_attached(self._owner, self._name, self)
+
+    def append(self, item: Any) -> None:
+        super().append(item)
+        self._changed()
+
+    def extend(self, items: Any) -> None:
+        super().extend(items)
+        self._changed()
+
+    def insert(self, index: Any, item: Any) -> None:
+        super().insert(index, item)
+        self._changed()
+
+    def __setitem__(self, index: Any, item: Any) -> None:
+        super().__setitem__(index, item)
+        self._changed()
+
+    def __iadd__(self, items: Any) -> "ListWrapper":
+        super().__iadd__(items)
+        self._changed()
+        return self
+
+    def __repr__(self) -> str:
+        return f"ListWrapper({list.__repr__(self)})"
 
 
 class CheckpointLoadStatus:
@@ -233,16 +306,26 @@ class Checkpoint:
                 raise ValueError(
                     f"`Checkpoint` was expecting {name} to be a trackable object (a variable, a `tf.Module`, a "
                     f"Keras object, a checkpoint, or a list or dict of them), got {value!r}.")
-        self._objects = dict(kwargs)
+        object.__setattr__(self, "_objects", dict(kwargs))
         if root is not None:
             self._objects["root"] = root
-        self._save_counter: Variable | None = None
+        object.__setattr__(self, "_save_counter", None)
+        for name, value in kwargs.items():  # as TF: `ckpt.step` is the object passed as `step=`
+            object.__setattr__(self, name, ListWrapper(value, self, name) if type(value) is list else value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not name.startswith("_") and type(value) is list:
+            value = ListWrapper(value, self, name)
+        object.__setattr__(self, name, value)
+        if not name.startswith("_") and self.__dict__.get(_PENDING):  # a restore ran before this was attached
+            restore_attached(self, name, value)
 
     @property
     def save_counter(self) -> Variable:
         """The number of `save` calls so far (an int64 variable, created on first use, as in TF)."""
         if self._save_counter is None:
-            self._save_counter = Variable(0, dtype=dtypes.int64, trainable=False, name="save_counter")
+            object.__setattr__(
+                self, "_save_counter", Variable(0, dtype=dtypes.int64, trainable=False, name="save_counter"))
         return self._save_counter
 
     def _walk(self) -> _Walk:
@@ -261,8 +344,9 @@ class Checkpoint:
             `ResourceExhaustedError` for a full disk, ...).
         """
         file_prefix = os.fspath(file_prefix)
-        values = {path: np.asarray(v._value) for path, v in self._walk().variables.items()}
-        checkpoint_io.write_values(file_prefix, values)
+        walk = self._walk()
+        values = {path: np.asarray(v._value) for path, v in walk.variables.items()}
+        checkpoint_io.write_values(file_prefix, values, walk.aliases)
         return file_prefix
 
     def save(self, file_prefix: str, options: Any = None) -> str:
@@ -296,11 +380,19 @@ class Checkpoint:
         variables = walk.variables
         if save_path is None:
             return CheckpointLoadStatus([], sorted(variables))
-        stored = checkpoint_io.read_values(os.fspath(save_path))
-        restore_values(variables, stored)
-        deferred = _defer(walk, {key: value for key, value in stored.items() if key not in variables})
-        unused = sorted(set(stored) - set(variables) - deferred)
-        missing = sorted(set(variables) - set(stored))
+        save_path = os.fspath(save_path)
+        stored = checkpoint_io.read_values(save_path)
+        aliases = checkpoint_io.read_aliases(save_path)
+        saved_path = {path: _resolve(path, aliases) if path not in stored else path for path in variables}
+        restore_values(variables, {path: stored[key] for path, key in saved_path.items() if key in stored})
+        consumed = {key for key in saved_path.values() if key in stored}
+        pending = {key: value for key, value in stored.items() if key not in consumed}
+        for alias, target in aliases.items():  # objects attached later may come back through another path
+            pending.update({alias + key[len(target):]: value for key, value in stored.items()
+                            if key not in consumed and (key == target or key.startswith(target + "/"))})
+        handed = {_resolve(key, aliases) for key in _defer(walk, pending)}
+        unused = sorted(set(stored) - consumed - handed)
+        missing = sorted(path for path, key in saved_path.items() if key not in stored)
         return CheckpointLoadStatus(unused, missing)
 
 

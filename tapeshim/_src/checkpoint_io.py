@@ -11,6 +11,7 @@ damaged checkpoint raises `tf.errors.OpError`, as TF's checkpoint reader does.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -77,9 +78,17 @@ def write_atomically(path: str, write: Callable[[Any], None]) -> None:
         raise
 
 
-def write_values(prefix: str, values: dict[str, np.ndarray]) -> None:
-    """Writes the checkpoint `<prefix>.npz` holding `values` (keyed by object path)."""
-    graph = "\n".join(sorted(values)).encode()
+def write_values(prefix: str, values: dict[str, np.ndarray], aliases: dict[str, str] | None = None) -> None:
+    """Writes the checkpoint `<prefix>.npz` holding `values` (keyed by object path).
+
+    Args:
+      prefix: the checkpoint's path without the `.npz` suffix.
+      values: each variable's value, keyed by the first path that reaches it.
+      aliases: the other paths of objects reachable more than once, each mapped to
+        the path they were saved under (TF's object graph records these, so an object
+        restores through any of its paths).
+    """
+    graph = json.dumps({"values": sorted(values), "aliases": aliases or {}}).encode()
     write_atomically(prefix + SUFFIX, lambda stream: np.savez(stream, **values, **{OBJECT_GRAPH_KEY: np.array(graph)}))
 
 
@@ -117,6 +126,19 @@ def read_values(prefix: str) -> dict[str, np.ndarray]:
         raise _damaged(path, "the file is truncated or is not a checkpoint") from exc
     values.pop(OBJECT_GRAPH_KEY, None)
     return values
+
+
+def read_aliases(prefix: str) -> dict[str, str]:
+    """The object aliases (other path -> saved path) recorded in the checkpoint `prefix`, or {} if none."""
+    try:
+        with np.load(prefix + SUFFIX, allow_pickle=False) as saved:
+            if OBJECT_GRAPH_KEY not in saved.files:
+                return {}
+            graph = json.loads(bytes(saved[OBJECT_GRAPH_KEY][()]).decode())
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+        raise _damaged(prefix + SUFFIX, "the file is truncated or is not a checkpoint") from exc
+    aliases = graph.get("aliases", {}) if isinstance(graph, dict) else {}
+    return {str(k): str(v) for k, v in aliases.items()}
 
 
 def write_state(directory: str, latest: str, all_paths: list[str]) -> None:
