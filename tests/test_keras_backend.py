@@ -110,7 +110,7 @@ def test_training_call_under_a_tape_runs_its_forward_pass_once():
             self.w = self.add_weight(shape=(input_shape[-1], 2), initializer="ones", name="w")
 
         def call(self, inputs, training=False):
-            jax.debug.callback(lambda: forward_runs.append(1))
+            jax.debug.callback(lambda value: forward_runs.append(1), inputs)
             if training:
                 self.seen.assign(self.seen + 1.0)
             return tf.keras.ops.matmul(inputs, self.w)
