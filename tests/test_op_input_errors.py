@@ -398,3 +398,41 @@ IN_FUNCTION = {
 def test_bad_arguments_inside_function_raise_graph_mode_errors(name):
     op = IN_FUNCTION[name]
     check_raises(lambda tf: tf.function(lambda: op(tf))())
+
+
+@pytest.mark.parametrize("indices", [[2.0, 0.0], [1.0, 3.0]])
+def test_lazy_indices_under_nested_tapes_and_forward_accumulator(indices):
+    def body(tf):
+        x = tf.Variable([1.0, 2.0, 3.0])
+        k = tf.Variable(indices)
+        with tf.GradientTape() as outer:
+            with tf.GradientTape() as inner:
+                y = tf.reduce_sum(tf.gather(x, tf.cast(k * 1.0, tf.int32)) ** 3)
+            z = tf.reduce_sum(tf.convert_to_tensor(inner.gradient(y, x)) * x)
+        second = outer.gradient(z, x)
+        with tf.autodiff.ForwardAccumulator(x, tf.ones([3])) as acc:
+            w = tf.reduce_sum(tf.gather(x, tf.cast(k * 1.0, tf.int32)) ** 2)
+        return second, acc.jvp(w)
+    check(body)
+
+
+def test_sparse_softmax_labels_known_only_when_the_program_runs():
+    def body(tf):
+        logits = tf.Variable([[1.0, 2.0, 0.5], [0.1, 0.2, 0.3]])
+        loss = tf.function(lambda labels: tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
+        good = loss(tf.constant([2, 0]))
+        outcomes = [good]
+        try:
+            loss(tf.constant([0, 3]))
+            outcomes.append("no error")
+        except tf.errors.InvalidArgumentError:
+            outcomes.append("InvalidArgumentError")
+        k = tf.Variable([1.0, -1.0])
+        try:
+            with tf.GradientTape() as tape:
+                value = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(tf.cast(k, tf.int32), logits))
+            outcomes.append(tape.gradient(value, logits))
+        except tf.errors.InvalidArgumentError:
+            outcomes.append("InvalidArgumentError")
+        return outcomes
+    check(body)

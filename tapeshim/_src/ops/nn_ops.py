@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import errors
+from tapeshim._src import errors, runtime_checks
 from tapeshim._src.ops import math_ops, table
 from tapeshim._src.ops.common import convert_same_dtype, dtype_check
 from tapeshim._src.registry import OpDef, apply
@@ -22,7 +22,13 @@ def _row(op: OpDef) -> OpDef:
     return op
 
 
-def _sparse_xent(labels: jax.Array, logits: jax.Array) -> jax.Array:
+def _sparse_xent(labels: jax.Array, logits: jax.Array, checked: bool = False) -> jax.Array:
+    if checked and labels.size:  # labels only known when the program runs: TF's CPU kernel check
+        classes = logits.shape[-1]
+        bad = ((labels < 0) | (labels >= classes)).reshape(-1)
+        runtime_checks.require(~jnp.any(bad), "Received a label value of {value} which is outside the valid range of "
+                               f"[0, {classes}).  [Op:SparseSoftmaxCrossEntropyWithLogits]",
+                               value=labels.reshape(-1)[jnp.argmax(bad)])
     log_probs = jax.nn.log_softmax(logits, axis=-1)
     picked = jnp.take_along_axis(log_probs, labels[..., None].astype(jnp.int32), axis=-1)
     return -picked[..., 0]
@@ -103,25 +109,29 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = N
         raise ValueError(
             f"Shape mismatch: The shape of labels (received {tuple(labels_t._shape)}) should equal the shape of "
             f"logits except for the last dimension (received {tuple(logits_t._shape)}).")
-    _check_sparse_labels(labels_t, logits_t)
-    return apply(_sparse_xent_op, (labels_t, logits_t))[0]
+    return apply(_sparse_xent_op, (labels_t, logits_t), _check_sparse_labels(labels_t, logits_t))[0]
 
 
-def _check_sparse_labels(labels: Tensor, logits: Tensor) -> None:
+def _check_sparse_labels(labels: Tensor, logits: Tensor) -> tuple:
     """TF's CPU kernel errors: no classes, or a label outside [0, num_classes).
 
-    The label check needs the labels' values; lazy labels (computed under a tape
-    or traced by `tapeshim.function`) are not forced, and an out-of-range label
-    there gives a NaN loss, as on TF's GPU kernels.
+    Concrete labels are checked now; labels only known when the program runs
+    (computed under a tape, or traced by `tapeshim.function`) are checked inside
+    it (`runtime_checks`): the op's static `(("checked", True),)` is returned.
     """
     op_name = "SparseSoftmaxCrossEntropyWithLogits"
     num_classes = logits._shape[-1]
     if num_classes == 0:
         raise errors.invalid_argument(
             f"Must have at least one class, but got logits shape [{','.join(map(str, logits._shape))}]", op_name)
-    if labels._value is None or not labels.shape.num_elements():
+    return runtime_checks.checked_static(labels, lambda values: _check_label_values(values, num_classes))
+
+
+def _check_label_values(values: Any, num_classes: int) -> None:
+    op_name = "SparseSoftmaxCrossEntropyWithLogits"
+    values = np.asarray(values)
+    if not values.size:
         return
-    values = np.asarray(labels._value)
     lowest, highest = values.min(), values.max()
     if lowest < 0 or highest >= num_classes:
         bad = lowest if lowest < 0 else highest
