@@ -699,3 +699,60 @@ def _slice_assign_in_tape(tf):
 ])
 def test_variable_slices_assign_as_tf(body):
     check(body)
+
+
+# -- dtypes and shapes as TF names and checks them ---------------------------
+@pytest.mark.parametrize("body", [
+    lambda tf: tf.TensorShape([-1]),  # shape neg
+    lambda tf: tf.TensorShape([1.5]),  # shape float
+    lambda tf: tf.TensorShape([np.int64(2), None]),  # shape np int
+    lambda tf: tf.TensorShape([tf.constant(2)]),  # shape tensor dim
+    lambda tf: tf.TensorShape(["a"]),  # shape str dim
+    lambda tf: tf.TensorShape(tf.TensorShape([1, None])),  # shape from shape
+    lambda tf: tf.zeros(tf.TensorShape([2, 1])),  # zeros shape
+    lambda tf: tf.reshape(tf.range(4), tf.TensorShape([2, 2])),  # reshape tensorshape
+    lambda tf: tf.constant([[1.0]]).shape,  # tensor shape
+    lambda tf: tf.Variable([[1.0]]).shape,  # var shape
+    lambda tf: tf.TensorShape([None, 2]).merge_with([3, None]),  # shape merge
+    lambda tf: tf.TensorShape([1, 2]).merge_with([3, 2]),  # shape merge err
+    lambda tf: tf.TensorShape([1, 2]).merge_with([1]),  # shape merge rank
+    lambda tf: tf.TensorShape(None).merge_with([1]),  # shape merge unknown
+    lambda tf: tf.TensorShape([1]).concatenate([2, None]),  # shape concat
+    lambda tf: tf.TensorShape(None).concatenate([1]),  # shape concat unknown
+    lambda tf: tf.TensorShape([1, 2]).assert_is_compatible_with([1, 3]),  # shape assert
+    lambda tf: tf.TensorShape([1, None]).assert_is_compatible_with([1, 3]),  # shape assert ok
+    lambda tf: tf.TensorShape(None).with_rank(2),  # shape with_rank
+    lambda tf: tf.TensorShape([1]).with_rank(2),  # shape with_rank err
+    lambda tf: tf.TensorShape([1]).with_rank_at_least(2),  # shape with_rank_at_least
+    lambda tf: tf.TensorShape([1, 2, 3]).with_rank_at_most(2),  # shape with_rank_at_most
+    lambda tf: tf.TensorShape([1]).assert_has_rank(2),  # shape assert_has_rank
+    lambda tf: tf.TensorShape([1]).assert_same_rank([1, 2]),  # shape assert_same_rank
+    lambda tf: tf.TensorShape([1, None]).assert_is_fully_defined(),  # shape assert_fully
+    lambda tf: tf.TensorShape([1, 2]).most_specific_compatible_shape([1, 3]),  # shape most specific
+    lambda tf: tf.TensorShape([1, 2]).most_specific_compatible_shape([1]),  # shape most specific rank
+    lambda tf: tf.TensorShape([1]) + [2],  # shape add
+    lambda tf: [1] + tf.TensorShape([2]),  # shape radd
+    lambda tf: tf.as_dtype(float),  # as_dtype float
+    lambda tf: tf.as_dtype("float"),  # as_dtype float str
+    lambda tf: tf.as_dtype(int),  # as_dtype int
+    lambda tf: tf.as_dtype(complex),  # as_dtype complex
+    lambda tf: tf.as_dtype("<f4"),  # as_dtype np str
+    lambda tf: [tf.as_dtype(e) for e in (1, 2, 3, 9, 10, 14, 18, 19)],  # as_dtype enum
+    lambda tf: tf.cast(tf.constant([1, 2]), float),  # cast float
+    lambda tf: tf.cast(tf.constant([1.5]), int),  # cast int
+    lambda tf: tf.cast(tf.constant([1.5, 0.0]), bool),  # cast bool
+    lambda tf: tf.zeros([2], float),  # zeros float
+    lambda tf: tf.constant(0.1, float),  # constant float
+    lambda tf: tf.Variable(0.1, dtype=float).dtype,  # Variable float
+    lambda tf: [d.as_datatype_enum for d in (tf.float32, tf.float64, tf.int32, tf.uint8, tf.bool, tf.bfloat16, tf.complex128, tf.uint64)],  # enum
+    lambda tf: [d.limits for d in (tf.float32, tf.int8, tf.uint8, tf.bool, tf.int64)],  # limits
+    lambda tf: tf.float16.limits,  # limits f16
+    lambda tf: tf.bool.min,  # min bool
+    lambda tf: tf.complex64.max,  # max complex
+    lambda tf: (tf.float32.is_compatible_with(tf.float64), tf.float32.is_compatible_with("float32"), tf.float32.is_compatible_with(np.float32)),  # compat
+    lambda tf: tf.float32.is_compatible_with("foo"),  # compat bad
+    lambda tf: (tf.float32 == float, tf.int64 == int, tf.float32 == "<f4", tf.bool == bool),  # eq types
+    lambda tf: (tf.float32.is_quantized, tf.int8.is_numpy_compatible),  # quantized
+])
+def test_dtype_and_shape_api_as_tf(body):
+    check(body)

@@ -77,11 +77,65 @@ class DType:
 
     @property
     def min(self) -> Any:
-        return ml_dtypes.finfo(self._np).min if self.is_floating else np.iinfo(self._np).min
+        """The smallest value of the dtype.
+
+        Raises:
+          TypeError: for bool and complex dtypes, as TF.
+        """
+        if self.is_floating:
+            return ml_dtypes.finfo(self._np).min
+        if not self.is_integer:
+            raise TypeError(f"Cannot find minimum value of {self} with type {self}.")
+        return int(np.iinfo(self._np).min)
 
     @property
     def max(self) -> Any:
-        return ml_dtypes.finfo(self._np).max if self.is_floating else np.iinfo(self._np).max
+        """The largest value of the dtype.
+
+        Raises:
+          TypeError: for bool and complex dtypes, as TF.
+        """
+        if self.is_floating:
+            return ml_dtypes.finfo(self._np).max
+        if not self.is_integer:
+            raise TypeError(f"Cannot find maximum value of {self} with type {self}.")
+        return int(np.iinfo(self._np).max)
+
+    @property
+    def limits(self) -> tuple:
+        """TF's `(low, high)` range of the dtype's values, the low end clipped at 0.
+
+        Raises:
+          ValueError: for float16, bfloat16 and complex dtypes, which TF gives none.
+        """
+        if self._name in ("float32", "float64"):
+            return (0, 1)
+        if self._name == "bool":
+            return (0, True)
+        if not self.is_integer:
+            raise ValueError(f"{self} does not have defined limits.")
+        return (0, int(np.iinfo(self._np).max))
+
+    @property
+    def as_datatype_enum(self) -> int:
+        """TF's `DataType` enum value of the dtype (`tf.float32.as_datatype_enum == 1`)."""
+        return _ENUM_OF_NAME[self._name]
+
+    @property
+    def is_quantized(self) -> bool:
+        return False
+
+    @property
+    def is_numpy_compatible(self) -> bool:
+        return True
+
+    def is_compatible_with(self, other: Any) -> bool:
+        """True when `other` (a DType or anything `as_dtype` accepts) is this dtype.
+
+        Raises:
+          TypeError: if `other` names no dtype.
+        """
+        return self is as_dtype(other)
 
     def __repr__(self) -> str:
         return f"tf.{self._name}"
@@ -130,8 +184,14 @@ ALL_DTYPES = (
     uint8, uint16, uint32, uint64, bool_, complex64, complex128,
 )
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
-_BY_NAME.update({"half": float16, "double": float64})
+_BY_NAME.update({"half": float16, "double": float64, "float": float32})
 _BY_NP = {d._np: d for d in ALL_DTYPES}
+_ENUM_OF_NAME = {
+    "float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6, "complex64": 8, "int64": 9,
+    "bool": 10, "bfloat16": 14, "uint16": 17, "complex128": 18, "float16": 19, "uint32": 22, "uint64": 23,
+}
+_BY_ENUM = {enum: _BY_NAME[name] for name, enum in _ENUM_OF_NAME.items()}
+_PYTHON_TYPES = {float: float32, bool: bool_}
 
 
 def as_dtype(type_value: Any) -> DType:
@@ -148,15 +208,21 @@ def as_dtype(type_value: Any) -> DType:
     """
     if isinstance(type_value, DType):
         return type_value
-    if isinstance(type_value, str) and type_value in _BY_NAME:
-        return _BY_NAME[type_value]
-    if type_value is None:
-        raise TypeError("Cannot convert the argument `type_value`: None to a TensorFlow DType.")
-    try:
-        return _BY_NP[np.dtype(type_value)]
-    except (TypeError, KeyError):
-        pass
-    raise TypeError(f"Cannot convert the argument `type_value`: {type_value!r} to a TensorFlow DType.")
+    found = None
+    if isinstance(type_value, str):
+        found = _BY_NAME.get(type_value)  # TF's names only, not numpy's ("<f4")
+    elif isinstance(type_value, type) and type_value in (int, float, bool, complex):
+        found = _PYTHON_TYPES.get(type_value)  # Python's float is float32; int and complex name none
+    elif isinstance(type_value, int) and not isinstance(type_value, bool):
+        found = _BY_ENUM.get(type_value)  # TF's DataType enum
+    elif type_value is not None:
+        try:
+            found = _BY_NP.get(np.dtype(type_value))
+        except TypeError:
+            pass
+    if found is None:
+        raise TypeError(f"Cannot convert the argument `type_value`: {type_value!r} to a TensorFlow DType.")
+    return found
 
 
 def from_numpy(np_dtype: np.dtype) -> DType:

@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Iterator, Sequence
+
+
+def _dimension(value: Any) -> int:
+    """A known dimension as TF checks it: an integer (anything with `__index__`), never negative."""
+    if value.__class__ is not int:
+        try:
+            value = operator.index(value)
+        except TypeError:
+            raise TypeError(
+                f"Dimension value must be integer or None or have an __index__ method, got value '{value!r}' "
+                f"with type '{type(value)!r}'") from None
+    if value < 0:
+        raise ValueError(f"Dimension {value} must be >= 0")
+    return value
 
 
 class TensorShape:
@@ -20,7 +35,17 @@ class TensorShape:
         elif dims is None:
             self._dims = None
         else:
-            self._dims = tuple(None if d is None else int(d) for d in dims)
+            self._dims = tuple(None if d is None else _dimension(d) for d in dims)
+
+    @classmethod
+    def _known(cls, dims: tuple) -> "TensorShape":
+        """A shape from a tensor's own dimension tuple (checked only if a dimension is not an int)."""
+        for d in dims:
+            if d.__class__ is not int:
+                return cls(dims)
+        shape = cls.__new__(cls)
+        shape._dims = dims
+        return shape
 
     @property
     def rank(self) -> int | None:
@@ -56,6 +81,80 @@ class TensorShape:
             return False
         return all(a is None or b is None or a == b for a, b in zip(self._dims, other._dims))
 
+    def merge_with(self, other: Any) -> "TensorShape":
+        """The shape with the known dimensions of both.
+
+        Raises:
+          ValueError: if the shapes are not compatible.
+        """
+        other = TensorShape(other)
+        if self._dims is None:
+            return other
+        if other._dims is None:
+            return self
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Shapes {self} and {other} are not compatible")
+        return TensorShape([a if a is not None else b for a, b in zip(self._dims, other._dims)])
+
+    def concatenate(self, other: Any) -> "TensorShape":
+        """This shape's dimensions followed by `other`'s (unknown if either is)."""
+        other = TensorShape(other)
+        if self._dims is None or other._dims is None:
+            return TensorShape(None)
+        return TensorShape(self._dims + other._dims)
+
+    def most_specific_compatible_shape(self, other: Any) -> "TensorShape":
+        """The most specific shape compatible with both: dimensions that differ become unknown."""
+        other = TensorShape(other)
+        if self._dims is None or other._dims is None or len(self._dims) != len(other._dims):
+            return TensorShape(None)
+        return TensorShape([a if a == b else None for a, b in zip(self._dims, other._dims)])
+
+    def assert_is_compatible_with(self, other: Any) -> None:
+        """Raises ValueError if `other` is not compatible with this shape."""
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Shapes {self} and {other} are incompatible")
+
+    def assert_has_rank(self, rank: int) -> None:
+        """Raises ValueError if the rank is known and differs from `rank`."""
+        if self._dims is not None and len(self._dims) != rank:
+            raise ValueError(f"Shape {self} must have rank {rank}")
+
+    def assert_same_rank(self, other: Any) -> None:
+        """Raises ValueError if both ranks are known and differ."""
+        other = TensorShape(other)
+        if self._dims is not None and other._dims is not None and len(self._dims) != len(other._dims):
+            raise ValueError(f"Shapes {self} and {other} must have the same rank")
+
+    def assert_is_fully_defined(self) -> None:
+        """Raises ValueError if a dimension or the rank is unknown."""
+        if not self.is_fully_defined():
+            raise ValueError(f"Shape {self} is not fully defined")
+
+    def with_rank(self, rank: int) -> "TensorShape":
+        """This shape, known to have `rank` dimensions.
+
+        Raises:
+          ValueError: if the rank is known and differs.
+        """
+        if self._dims is None:
+            return TensorShape([None] * rank)
+        if len(self._dims) != rank:
+            raise ValueError(f"Shape {self} must have rank {rank}")
+        return self
+
+    def with_rank_at_least(self, rank: int) -> "TensorShape":
+        """This shape; raises ValueError if its known rank is below `rank`."""
+        if self._dims is not None and len(self._dims) < rank:
+            raise ValueError(f"Shape {self} must have rank at least {rank}")
+        return self
+
+    def with_rank_at_most(self, rank: int) -> "TensorShape":
+        """This shape; raises ValueError if its known rank is above `rank`."""
+        if self._dims is not None and len(self._dims) > rank:
+            raise ValueError(f"Shape {self} must have rank at most {rank}")
+        return self
+
     def __len__(self) -> int:
         if self._dims is None:
             raise ValueError("Cannot take the length of shape with unknown rank.")
@@ -86,7 +185,10 @@ class TensorShape:
         return hash(self._dims)
 
     def __add__(self, other: Any) -> "TensorShape":
-        return TensorShape(self.as_list() + TensorShape(other).as_list())
+        return self.concatenate(other)
+
+    def __radd__(self, other: Any) -> "TensorShape":
+        return TensorShape(other).concatenate(self)
 
     def __repr__(self) -> str:
         if self._dims is None:

@@ -256,7 +256,7 @@ class Tensor(TensorOperators):
 
     @property
     def shape(self) -> TensorShape:
-        return TensorShape(self._shape)
+        return TensorShape._known(self._shape)
 
     @property
     def ndim(self) -> int:

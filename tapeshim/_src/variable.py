@@ -150,7 +150,7 @@ class Variable(TensorOperators):
 
     @property
     def shape(self) -> TensorShape:
-        return TensorShape(self._shape)
+        return TensorShape._known(self._shape)
 
     @property
     def ndim(self) -> int:
