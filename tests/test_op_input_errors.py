@@ -436,3 +436,20 @@ def test_sparse_softmax_labels_known_only_when_the_program_runs():
             outcomes.append("InvalidArgumentError")
         return outcomes
     check(body)
+
+
+HUGE_OUTPUTS = {
+    "eye": lambda tf: tf.eye(2**21),
+    "eye_batch": lambda tf: tf.eye(2**10, batch_shape=[2**20]),
+    "range": lambda tf: tf.range(2**40, dtype=tf.int64),
+    "one_hot": lambda tf: tf.one_hot(tf.zeros([2**20], tf.int32), 2**20),
+    "tile": lambda tf: tf.tile(tf.ones([2**10]), [2**30]),
+    "broadcast_to": lambda tf: tf.broadcast_to(tf.ones([1]), [2**20, 2**20]),
+    "pad": lambda tf: tf.pad(tf.ones([2]), [[0, 2**40]]),
+    "random_uniform_int": lambda tf: tf.random.uniform([2**20, 2**20], maxval=5, dtype=tf.int32),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HUGE_OUTPUTS))
+def test_outputs_larger_than_memory_raise_resource_exhausted(name):
+    check_raises(HUGE_OUTPUTS[name])

@@ -515,6 +515,7 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name
         target = floats[0] if floats else (dtypes.int64 if dtypes.int64 in arg_dtypes else dtypes.int32)
     else:
         target = dtypes.as_dtype(dtype)
+    check_allocation((builtins.max(0, math.ceil((values[1] - values[0]) / values[2])),), target, "Range")
     array = np.arange(*values, dtype=np.float64 if target.is_floating else np.int64).astype(target._np)
     return Tensor(device_constant(array), array.shape, target)
 

@@ -14,7 +14,7 @@ from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.ops.common import attr_error, convert_same_dtype, is_tensor_like, normalize_axis, static_error
-from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 
 OPS: dict[str, OpDef] = {}
@@ -406,6 +406,7 @@ def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None, 
     rows, columns = int(num_rows), int(columns_given)
     batch = () if batch_shape is None else array_ops.shape_arg(batch_shape, "Fill")
     array_ops.shape_arg((rows, columns), "Fill")
+    check_allocation(batch + (rows, columns), dtypes.as_dtype(dtype), "MatrixDiagV3")
     matrix = np.eye(rows, columns, dtype=dtypes.as_dtype(dtype).as_numpy_dtype)
     if batch:
         matrix = np.broadcast_to(matrix, batch + matrix.shape)
