@@ -756,3 +756,30 @@ def test_variable_slices_assign_as_tf(body):
 ])
 def test_dtype_and_shape_api_as_tf(body):
     check(body)
+
+
+@pytest.mark.parametrize("body", [
+    lambda tf: tf.convert_to_tensor(np.array([1.5]), dtype=tf.int32),
+    lambda tf: tf.constant(np.array([1 + 1j]), dtype=tf.float32),
+    lambda tf: tf.constant(np.float32(2.7), dtype=tf.int32),
+    lambda tf: tf.constant(np.array([300]), tf.int8),
+    lambda tf: tf.constant(np.array([1e39]), tf.float32),
+    lambda tf: tf.constant([np.array(1e39)]),
+    lambda tf: tf.constant(np.array([1, None], dtype=object)),
+    lambda tf: tf.convert_to_tensor(np.array([1, None], dtype=object)),
+    lambda tf: tf.constant(np.array([1, 2], dtype=object), tf.float32),
+    lambda tf: tf.constant(np.array(["2020-01-01"], dtype="datetime64[D]")),
+    lambda tf: tf.convert_to_tensor(range(3)),
+    lambda tf: tf.convert_to_tensor(range(3), tf.float32),
+    lambda tf: tf.constant([1, 2, 3]) * range(3),
+    lambda tf: tf.convert_to_tensor(x for x in [1, 2]),
+    lambda tf: tf.convert_to_tensor({"a": 1}),
+    lambda tf: tf.convert_to_tensor(2**31),
+    lambda tf: tf.convert_to_tensor([(1, 2), (3, 4)]),
+    lambda tf: tf.convert_to_tensor([[]]),
+    lambda tf: tf.convert_to_tensor(1.5, dtype_hint=tf.int32),
+    lambda tf: tf.convert_to_tensor(2**40, dtype_hint=tf.int32),
+    lambda tf: tf.convert_to_tensor(1.0, dtype="foo"),
+])
+def test_numpy_and_python_containers_convert_as_tf(body):
+    check(body)

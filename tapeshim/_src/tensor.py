@@ -435,6 +435,15 @@ def _first_leaf(value: Any) -> Any:
     return value
 
 
+def _numeric_numpy(value: np.ndarray | np.generic) -> np.ndarray:
+    """A numpy value of a numeric dtype; strings and objects raise TF's ValueError (tapeshim has no strings)."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "biufc":
+        kind = "string" if array.dtype.kind in "US" else array.flat[0].__class__.__name__ if array.size else "object"
+        raise ValueError(f"Failed to convert a NumPy array to a Tensor (Unsupported object type {kind}).")
+    return array
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
@@ -456,6 +465,8 @@ def _python_numpy(value: Any) -> np.ndarray:
         return np.asarray(int(value), np.int64 if _INT64_MIN <= value <= _INT64_MAX else object)
     if isinstance(value, complex):
         return np.asarray(value, np.complex128)
+    if isinstance(value, range):
+        value = list(value)
     if isinstance(value, (list, tuple)):
         try:
             array = np.asarray(value)
@@ -500,7 +511,7 @@ def _check_sequence_types(value: Any, array: np.ndarray) -> None:
 def _default_numpy(value: Any) -> np.ndarray:
     """Converts a Python value to numpy with TF's default dtypes (float32, int32 or int64, complex128)."""
     if isinstance(value, (np.ndarray, np.generic)):
-        return np.asarray(value)
+        return _numeric_numpy(value)
     array = _python_numpy(value)
     kind = array.dtype.kind
     if isinstance(value, (list, tuple)):
@@ -539,8 +550,13 @@ def _numpy_as(value: Any, dtype: DType) -> np.ndarray:
     """
     target = dtype._np
     if isinstance(value, (np.ndarray, np.generic)):
+        if np.asarray(value).dtype.kind == "O":
+            try:  # an object array of numbers converts to a requested dtype, as in TF
+                return np.asarray(value).astype(target)
+            except (TypeError, ValueError):
+                pass
         with np.errstate(all="ignore"):
-            return np.asarray(value).astype(target)
+            return _numeric_numpy(value).astype(target)
     if isinstance(value, (str, bytes)):
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {_TF_TYPE_NAMES.get(dtype.name, dtype.name)}")
     array = _python_numpy(value)
@@ -735,8 +751,7 @@ def constant(value: Any, dtype: Any = None, shape: Sequence[int] | None = None, 
         if dtype is not None:
             array = array.astype(dtypes.as_dtype(dtype)._np)
     elif dtype is not None:
-        array = _numpy_as(value, dtypes.as_dtype(dtype)) if not isinstance(value, (np.ndarray, np.generic)) \
-            else np.asarray(value).astype(dtypes.as_dtype(dtype)._np)
+        array = _numpy_as(value, dtypes.as_dtype(dtype))
     else:
         array = _default_numpy(value)
     if shape is not None:
