@@ -453,3 +453,25 @@ HUGE_OUTPUTS = {
 @pytest.mark.parametrize("name", sorted(HUGE_OUTPUTS))
 def test_outputs_larger_than_memory_raise_resource_exhausted(name):
     check_raises(HUGE_OUTPUTS[name])
+
+
+SIZE_MISMATCHES = {
+    "bitcast_to_wider": lambda tf: tf.bitcast(tf.ones([3], tf.float32), tf.float64),
+    "lstsq_rows": lambda tf: tf.linalg.lstsq(tf.ones([3, 2]), tf.ones([2, 1])),
+    "tensordot_contracted": lambda tf: tf.tensordot(tf.ones([2, 3]), tf.ones([2, 3]), 1),
+}
+
+
+@pytest.mark.parametrize("in_function", [False, True])
+@pytest.mark.parametrize("name", sorted(SIZE_MISMATCHES))
+def test_size_mismatches_eagerly_and_in_function(name, in_function):
+    op = SIZE_MISMATCHES[name]
+    check_raises(lambda tf: tf.function(lambda: op(tf))() if in_function else op(tf))
+
+
+def test_bitcasts_and_contractions_that_fit():
+    def body(tf):
+        return (tf.bitcast(tf.ones([3, 2], tf.float32), tf.float64), tf.bitcast(tf.ones([3], tf.float64), tf.float32),
+                tf.bitcast(tf.ones([3], tf.float32), tf.int16), tf.tensordot(tf.ones([2, 3]), tf.ones([3, 2]), 1),
+                tf.linalg.lstsq(tf.constant([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]), tf.ones([3, 1])))
+    check(body)

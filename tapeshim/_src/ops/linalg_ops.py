@@ -212,6 +212,9 @@ def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = Non
 def lstsq(matrix: Any, rhs: Any, l2_regularizer: float = 0.0, fast: bool = True, name: str | None = None) -> Tensor:
     """The least-squares solution of matrix @ X = rhs (optionally L2-regularized)."""
     a, b = convert_same_dtype((matrix, rhs), "MatrixSolveLs")
+    if len(a._shape) < 2 or len(b._shape) < 2 or a._shape[-2] != b._shape[-2]:
+        raise static_error(f"Matrix size-incompatible: In[0]: [{','.join(map(str, a._shape))}], In[1]: "
+                           f"[{','.join(map(str, b._shape))}]", "MatMul")
     return apply(_lstsq_op, (a, b), (("l2", float(l2_regularizer)),))[0]
 
 

@@ -534,6 +534,11 @@ def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
     a_t, b_t = convert_same_dtype((a, b), "Tensordot")
     if isinstance(axes, (int, np.integer)):
         static: Any = int(axes)
+        if 0 <= static <= min(len(a_t._shape), len(b_t._shape)) and (
+                tuple(a_t._shape[len(a_t._shape) - static:]) != tuple(b_t._shape[:static])):
+            raise static_error(
+                f"Matrix size-incompatible: In[0]: [{','.join(map(str, a_t._shape))}], In[1]: "
+                f"[{','.join(map(str, b_t._shape))}]", "MatMul")
         for t in (a_t, b_t):
             if static > len(t._shape):
                 raise ValueError(f"`axes` must not be larger than the number of dimensions of tensor {t}.  Received "
@@ -550,5 +555,9 @@ _bitcast_op = _row(OpDef("Bitcast", lambda x, type: lax.bitcast_convert_type(x, 
 @table.export("bitcast", gradient="none", dtypes=table.NUMERIC)
 def bitcast(input: Any, type: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Reinterprets the bits of `input` as `type`."""
-    return apply(_bitcast_op, (convert_to_tensor(input),), (("type", dtypes.as_dtype(type).name),))[0]
+    x, target = convert_to_tensor(input), dtypes.as_dtype(type)
+    wider, narrower = target._np.itemsize, x.dtype._np.itemsize
+    if wider > narrower and (not x._shape or x._shape[-1] != wider // narrower):
+        raise static_error(f"Cannot bitcast from {narrower} to {wider}", "Bitcast")
+    return apply(_bitcast_op, (x,), (("type", target.name),))[0]
 
