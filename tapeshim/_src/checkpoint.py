@@ -365,15 +365,18 @@ class Checkpoint:
     def restore(self, save_path: str | None, options: Any = None) -> CheckpointLoadStatus:
         """Restores every tracked variable from `save_path` (None restores nothing).
 
-        Saved values for variables that do not exist yet are restored when they
-        are created: by a Keras layer's build, or when a `tf.Module` assigns them to
-        an attribute (TF's deferred restoration).
+        A variable reachable by several paths restores through any of them. Saved
+        values for variables that do not exist yet are restored when they are
+        created: by a Keras layer's build, or when a `tf.Module` or a `Checkpoint`
+        gets them as an attribute (TF's deferred restoration).
 
         Raises:
           NotFoundError: if there is no checkpoint at `save_path`.
+          DataLossError: if `save_path` is a directory.
           OpError: if the checkpoint cannot be read or is damaged.
-          ValueError: naming every variable whose saved shape or dtype differs; no
-            variable changes then.
+          InvalidArgumentError: naming every variable whose saved dtype differs.
+          ValueError: naming every variable whose saved shape differs. No variable
+            changes when either is raised.
         """
         self.save_counter  # noqa: B018 - TF creates it to restore it
         walk = self._walk()
@@ -381,8 +384,7 @@ class Checkpoint:
         if save_path is None:
             return CheckpointLoadStatus([], sorted(variables))
         save_path = os.fspath(save_path)
-        stored = checkpoint_io.read_values(save_path)
-        aliases = checkpoint_io.read_aliases(save_path)
+        stored, aliases = checkpoint_io.read_checkpoint(save_path)
         saved_path = {path: _resolve(path, aliases) if path not in stored else path for path in variables}
         restore_values(variables, {path: stored[key] for path, key in saved_path.items() if key in stored})
         consumed = {key for key in saved_path.values() if key in stored}

@@ -96,8 +96,12 @@ def _damaged(path: str, reason: str) -> errors.OpError:
     return errors.OpError(None, None, f"Unable to read checkpoint {path}: {reason}", errors.UnknownError.error_code)
 
 
-def read_values(prefix: str) -> dict[str, np.ndarray]:
-    """The values saved in the checkpoint `prefix`, keyed by object path.
+def read_checkpoint(prefix: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """The values saved in the checkpoint `prefix`, keyed by object path, and its object aliases.
+
+    Returns:
+      `(values, aliases)`: aliases map another path to an object onto the path it
+      was saved under ({} for a checkpoint without any).
 
     Raises:
       NotFoundError: if there is no checkpoint at `prefix`.
@@ -119,26 +123,19 @@ def read_values(prefix: str) -> dict[str, np.ndarray]:
             raise _damaged(path, "the file is not a checkpoint")
         with saved:
             values = {key: saved[key] for key in saved.files}
+        graph = json.loads(bytes(values.pop(OBJECT_GRAPH_KEY)[()]).decode()) if OBJECT_GRAPH_KEY in values else {}
     except OSError as exc:
         raise errors.OpError(None, None, f"{path}; {exc.strerror or 'cannot be read'}",
                              errors.UnknownError.error_code) from exc
-    except (ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+    except (ValueError, EOFError, KeyError, TypeError, zipfile.BadZipFile, zlib.error) as exc:
         raise _damaged(path, "the file is truncated or is not a checkpoint") from exc
-    values.pop(OBJECT_GRAPH_KEY, None)
-    return values
-
-
-def read_aliases(prefix: str) -> dict[str, str]:
-    """The object aliases (other path -> saved path) recorded in the checkpoint `prefix`, or {} if none."""
-    try:
-        with np.load(prefix + SUFFIX, allow_pickle=False) as saved:
-            if OBJECT_GRAPH_KEY not in saved.files:
-                return {}
-            graph = json.loads(bytes(saved[OBJECT_GRAPH_KEY][()]).decode())
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
-        raise _damaged(prefix + SUFFIX, "the file is truncated or is not a checkpoint") from exc
     aliases = graph.get("aliases", {}) if isinstance(graph, dict) else {}
-    return {str(k): str(v) for k, v in aliases.items()}
+    return values, {str(k): str(v) for k, v in aliases.items()}
+
+
+def read_values(prefix: str) -> dict[str, np.ndarray]:
+    """The values saved in the checkpoint `prefix`, keyed by object path (see `read_checkpoint`)."""
+    return read_checkpoint(prefix)[0]
 
 
 def write_state(directory: str, latest: str, all_paths: list[str]) -> None:
