@@ -14,19 +14,26 @@ from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from tapeshim._src import errors, nest, registry, replay
 from tapeshim._src.state import _thread_state, next_tensor_id
+from tapeshim._src.dtypes import int32
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
 
 class _Branch:
-    """A Python callable traced into a graph slice over placeholders and captured tensors."""
+    """A Python callable traced into a graph slice over placeholders and captured tensors.
+
+    Variable assignments and `tf.print` effects made while tracing the callable are
+    taken back out of the enclosing trace (`assigned`, `effects`): the construct
+    that owns the branch returns the new values and an effect token as outputs.
+    """
 
     def __init__(self, fn: Callable[..., Any], specs: Sequence[tuple], what: str) -> None:
         trace = _thread_state.trace
-        first_tid = next_tensor_id()
+        self.first_tid = next_tensor_id()
         self.placeholders = [trace.placeholder(jnp.zeros(shape, dtype._np), shape, dtype) for shape, dtype in specs]
         pending_before = dict(trace.pending)
         effects_before = len(trace.effects)
@@ -35,14 +42,19 @@ class _Branch:
             self.result = fn(*self.placeholders)
         finally:
             trace.branch_depth -= 1
-        changed = pending_before.keys() != trace.pending.keys() or any(
-            trace.pending[k][1] is not pending_before[k][1] for k in pending_before)
-        if changed or len(trace.effects) != effects_before:
-            raise NotImplementedError(
-                f"{what} assigns a variable or calls tf.print inside a branch or loop body; tapeshim.function "
-                "supports neither there yet. Move the assignment or print out of the branch.")
+            self.assigned = {k: v for k, v in trace.pending.items()
+                             if k not in pending_before or v[1] is not pending_before[k][1]}
+            self.effects = trace.effects[effects_before:]
+            trace.pending.clear()
+            trace.pending.update(pending_before)
+            del trace.effects[effects_before:]
         self.outputs = [convert_to_tensor(leaf) for leaf in nest.flatten(self.result)]
-        plan = replay.Plan(self.outputs, None, None, share_constants=False, first_tid=first_tid)
+        self.avals = tuple((tuple(t._shape), t._dtype) for t in self.outputs)
+
+    def finish(self, extra: Sequence[Tensor] = ()) -> None:
+        """Builds the slice for the outputs (and `extra` outputs: new variable values, effect tokens)."""
+        self.outputs = self.outputs + list(extra)
+        plan = replay.Plan(self.outputs, None, None, share_constants=False, first_tid=self.first_tid)
         position = {t._tid: i for i, t in enumerate(self.placeholders)}
         self.captures: list[Tensor] = []
         self._sources: list[tuple[bool, int]] = []
@@ -61,6 +73,51 @@ class _Branch:
                        for is_placeholder, i in self._sources]
         env = replay.evaluate_plain(self._steps, leaf_values)
         return [env[s] for s in self._out_slots]
+
+
+def _effect_token(effects: Sequence[Tensor]) -> Tensor:
+    """One int32 zero that depends on every effect in `effects` (none: a constant zero)."""
+    from tapeshim._src.ops import math_ops
+
+    token = convert_to_tensor(np.zeros((), np.int32))
+    for effect in effects:
+        token = math_ops.add(token, effect)
+    return token
+
+
+def _finish_branches(branches: Sequence[_Branch]) -> tuple[list, bool]:
+    """Gives every branch the same extra outputs: each assigned variable's value, an effect token.
+
+    A branch that does not assign a variable another branch assigns returns the
+    variable's value from before the construct. Returns the assigned variables and
+    whether an effect token was added.
+    """
+    trace = _thread_state.trace
+    variables: dict[int, Any] = {}
+    for branch in branches:
+        for key, (variable, _) in branch.assigned.items():
+            variables.setdefault(key, variable)
+    before = {key: (trace.pending[key][1] if key in trace.pending else trace.read_variable(variable))
+              for key, variable in variables.items()}
+    with_token = any(branch.effects for branch in branches)
+    for branch in branches:
+        extra = [branch.assigned[key][1] if key in branch.assigned else before[key] for key in variables]
+        extra = [convert_to_tensor(t) for t in extra]
+        if with_token:
+            extra.append(_effect_token(branch.effects))
+        branch.finish(extra)
+    return list(variables.values()), with_token
+
+
+def _apply_state(outputs: Sequence[Tensor], variables: Sequence[Any], with_token: bool) -> list:
+    """Assigns the construct's variable outputs, records its effect token; returns the other outputs."""
+    trace = _thread_state.trace
+    outputs = list(outputs)
+    if with_token:
+        trace.effects.append(outputs.pop())
+    for variable, value in zip(variables, outputs[len(outputs) - len(variables):]):
+        trace.assign(variable, value)
+    return outputs[:len(outputs) - len(variables)]
 
 
 def _merge_captures(branches: Sequence[_Branch]) -> tuple[list[Tensor], list[list[int]]]:
@@ -104,6 +161,7 @@ def _check_same_outputs(branches: Sequence[_Branch], message: str) -> None:
 def _switch(index: Tensor, fns: Sequence[Callable[[], Any]], name: str, message: str) -> Any:
     branches = [_Branch(fn, [], name) for fn in fns]
     _check_same_outputs(branches, message)
+    variables, with_token = _finish_branches(branches)
     captures, positions = _merge_captures(branches)
 
     def make(branch: _Branch, mine: list[int]) -> Callable:
@@ -116,8 +174,8 @@ def _switch(index: Tensor, fns: Sequence[Callable[[], Any]], name: str, message:
             return tuple(lax.cond(selector, callables[0], callables[1], caps))
         return tuple(lax.switch(selector, callables, caps))
 
-    outputs = _record(fn, name, (index, *captures), branches[0].avals)
-    return nest.pack_sequence_as(branches[0].result, list(outputs))
+    outputs = _apply_state(_record(fn, name, (index, *captures), branches[0].avals), variables, with_token)
+    return nest.pack_sequence_as(branches[0].result, outputs)
 
 
 def cond(pred: Any, true_fn: Callable[[], Any] | None = None, false_fn: Callable[[], Any] | None = None,
@@ -216,6 +274,64 @@ def switch_case(branch_index: Any, branch_fns: Any, default: Callable[[], Any] |
                    "branch_fns arguments to tf.switch_case must have the same structure of return values.")
 
 
+def _trace_loop(cond: Callable[..., Any], body: Callable[..., Any], values: Any,
+                as_structure: Callable[[Any], Any]) -> tuple:
+    """Traces a loop's condition and body; variables the body assigns become loop variables.
+
+    Returns the finished condition and body slices, the assigned variables (carried
+    after the loop variables) and whether an effect token (`tf.print` in the body)
+    is carried last.
+    """
+    trace = _thread_state.trace
+    flat = nest.flatten(values)
+    n = len(flat)
+    specs = [(tuple(t._shape), t._dtype) for t in flat]
+    variables: list = []
+    with_token = False
+    k = 0
+
+    def enter(xs: Sequence[Tensor]) -> None:
+        for variable, value in zip(variables, xs[n:n + k]):
+            trace.pending[id(variable)] = (variable, value)
+
+    def cond_fn(*xs: Tensor) -> Any:
+        enter(xs)
+        return cond(*nest.pack_sequence_as(values, list(xs[:n])))
+
+    def body_fn(*xs: Tensor) -> Any:
+        enter(xs)
+        effects_before = len(trace.effects)
+        result = as_structure(body(*nest.pack_sequence_as(values, list(xs[:n]))))
+        extra = [trace.pending[id(v)][1] for v in variables]
+        if with_token:
+            from tapeshim._src.ops import math_ops
+
+            extra.append(math_ops.add(xs[-1], _effect_token(trace.effects[effects_before:])))
+        return result, extra
+
+    cond_branch = _Branch(cond_fn, specs, "tf.while_loop")
+    if cond_branch.assigned or cond_branch.effects:
+        raise NotImplementedError("tapeshim.function does not support assigning a variable or calling tf.print in "
+                                  "the condition of a loop; move it into the loop body.")
+    body_branch = _Branch(lambda *xs: as_structure(body(*nest.pack_sequence_as(values, list(xs)))), specs,
+                          "tf.while_loop")
+    variables = [variable for variable, _ in body_branch.assigned.values()]
+    with_token = bool(body_branch.effects)
+    k = len(variables)
+    state_specs = [(tuple(v._shape), v._dtype) for v in variables] + ([((), int32)] if with_token else [])
+    if variables or with_token:
+        cond_branch = _Branch(cond_fn, specs + state_specs, "tf.while_loop")
+        body_branch = _Branch(body_fn, specs + state_specs, "tf.while_loop")
+        known = {id(v) for v in variables}
+        new_variables = [key for key in body_branch.assigned if key not in known]
+        if new_variables or bool(body_branch.effects) != with_token:
+            raise NotImplementedError("A loop body that assigns variables or prints differently on its second "
+                                      "trace is not supported by tapeshim.function.")
+    cond_branch.finish()
+    body_branch.finish()
+    return cond_branch, body_branch, variables, with_token
+
+
 def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any, shape_invariants: Any = None,
                parallel_iterations: int = 10, back_prop: bool = True, swap_memory: bool = False,
                maximum_iterations: Any = None, name: str | None = None) -> Any:
@@ -249,10 +365,12 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
             values = as_structure(call(body, values))
             count += 1
         return values if packed else values[0]
+    cond_branch, body_branch, variables, with_token = _trace_loop(cond, body, values, as_structure)
+    trace = _thread_state.trace
+    flat = flat + [trace.pending[id(v)][1] if id(v) in trace.pending else trace.read_variable(v) for v in variables]
+    if with_token:
+        flat.append(convert_to_tensor(np.zeros((), np.int32)))
     specs = [(tuple(t._shape), t._dtype) for t in flat]
-    cond_branch = _Branch(lambda *xs: call(cond, nest.pack_sequence_as(values, list(xs))), specs, "tf.while_loop")
-    body_branch = _Branch(lambda *xs: as_structure(call(body, nest.pack_sequence_as(values, list(xs)))), specs,
-                          "tf.while_loop")
     if body_branch.avals != tuple(specs):
         raise ValueError(
             "The loop variables' shapes and dtypes must not change in tf.while_loop: "
@@ -286,6 +404,6 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
         (final, _), _ = lax.scan(scan_step, (init, jnp.asarray(False)), None, length=steps)
         return final
 
-    outputs = _record(fn, "While", flat + dynamic_limit + captures, tuple(specs))
-    result = nest.pack_sequence_as(values, list(outputs))
+    outputs = _apply_state(_record(fn, "While", flat + dynamic_limit + captures, tuple(specs)), variables, with_token)
+    result = nest.pack_sequence_as(values, outputs)
     return result if packed else result[0]
