@@ -1286,6 +1286,29 @@ def gradient_penalty_nested_tape_through_models(tf):
     return {"grads": grads, "gp": gp, "second": second, "traced": traced(real_images, latent)}
 
 
+@case
+def random_op_in_layer_call_draws_anew(tf):
+    # TF draws new numbers on every call; the values themselves differ between TF and tapeshim.
+    class Noise(tf.keras.layers.Layer):
+        def call(self, x):
+            return x + tf.random.normal(shape=tf.shape(x))
+
+    layer = Noise()
+    x = np.zeros((3, 2), np.float32)
+    first, second = layer(x), layer(x)
+    inputs = tf.keras.Input((2,))
+    model = tf.keras.Model(inputs, Noise()(inputs))
+
+    @tf.function
+    def traced(x):
+        return layer(x)
+
+    fifth, sixth = traced(x), traced(x)
+    return {"eager_differ": bool(np.any(first.numpy() != second.numpy())), "shape": tuple(first.shape),
+            "function_differ": bool(np.any(fifth.numpy() != sixth.numpy())),
+            "model_call_differ": bool(np.any(model(x).numpy() != model(x).numpy()))}
+
+
 def main(out_path: str) -> None:
     import tensorflow as tf
 

@@ -36,6 +36,7 @@ import numpy as np
 
 from tapeshim._src import checkpoint, dtypes, registry
 from tapeshim._src.custom_gradient import _isolated, _VariableCollector
+from tapeshim._src.ops import random_ops
 from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor, register_tensor_conversion_function
@@ -276,12 +277,13 @@ class _Program:
     """
 
     __slots__ = ("fn", "jitted", "key", "avals", "out_tree", "n_out", "changed", "extra_variables", "written",
-                 "returned_variables")
+                 "returned_variables", "random_seeds")
 
     def __init__(self, call: Callable[..., Any], leaves: list, treedef: Any, positions: list[int],
                  keras_variables: Sequence[Any], in_structs: list) -> None:
         n_tensors, n_state = len(positions), len(keras_variables)
         self.extra_variables: list[Variable] = []
+        self.random_seeds: list[Any] = []  # the seeds of the tapeshim random ops the call runs, in order
         narrow = not any(np.dtype(s.dtype) in (np.float64, np.complex128) for s in in_structs)
 
         def run(values: Sequence[Any], collector: Any = None) -> tuple:
@@ -294,6 +296,18 @@ class _Program:
             mapping = list(zip(keras_variables, values[n_tensors:n_tensors + n_state]))
             _local.depth = getattr(_local, "depth", 0) + 1
             saved_returned, _local.returned = getattr(_local, "returned", None), {}
+            keys = values[n_tensors + n_state + len(self.extra_variables):]
+            seeds: list[Any] = []
+
+            def random_key(seed: Any) -> Tensor:
+                # Random ops draw from keys that are inputs of the op, fresh on every call, as TF draws anew.
+                seeds.append(seed)
+                if len(seeds) <= len(keys):
+                    return Tensor(keys[len(seeds) - 1], _KEY.shape, dtypes.from_numpy(_KEY.dtype))
+                return Tensor(jax.random.PRNGKey(0), _KEY.shape, dtypes.from_numpy(_KEY.dtype))  # finding them
+
+            saved_source, _thread_state.random_key_source = getattr(_thread_state, "random_key_source", None), \
+                random_key
             try:
                 with _isolated(extra, collector, writes), \
                         keras.StatelessScope(state_mapping=mapping, collect_losses=True) as scope:
@@ -303,6 +317,8 @@ class _Program:
             finally:
                 _local.depth -= 1
                 returned, _local.returned = _local.returned, saved_returned
+                _thread_state.random_key_source = saved_source
+            probe["seeds"] = seeds
             # The losses the call added (`add_loss`, activity regularizers) are outputs too.
             flat, out_tree = jax.tree_util.tree_flatten((result, list(scope.losses)), is_leaf=_is_tensor_like)
             probe["returned"] = {i: returned[id(leaf)] for i, leaf in enumerate(flat) if id(leaf) in returned}
@@ -323,9 +339,11 @@ class _Program:
 
         structs = jax.eval_shape(analyse, *in_structs)
         self.extra_variables = [v for v in collector.variables.values() if not isinstance(v, KerasVariable)]
-        if self.extra_variables:  # tapeshim Variables a custom layer reads become inputs too
+        self.random_seeds = list(probe["seeds"])
+        if self.extra_variables or self.random_seeds:  # tapeshim Variables read and random keys are inputs too
             structs = jax.eval_shape(analyse, *in_structs, *[
-                jax.ShapeDtypeStruct(v._shape, v._dtype._np) for v in self.extra_variables])
+                jax.ShapeDtypeStruct(v._shape, v._dtype._np) for v in self.extra_variables],
+                *[jax.ShapeDtypeStruct(_KEY.shape, _KEY.dtype) for _ in self.random_seeds])
         self.out_tree, self.changed, self.written = probe["tree"], probe["changed"], probe["written"]
         self.returned_variables = probe["returned"]  # output position -> the variable `call` returned there
         self.n_out = len(structs) - len(self.changed) - len(self.written)
@@ -341,6 +359,7 @@ class _Program:
         self.key = ("KerasCall", next(_program_ids))
 
 
+_KEY = jax.eval_shape(lambda: jax.random.PRNGKey(0))  # the shape and dtype of a random op's key
 _programs: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 _PROGRAMS_PER_OWNER = 64
 
@@ -382,7 +401,8 @@ def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple,
             del cache[next(iter(cache))]
         in_structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in tensors + state_reads]
         program = cache[key] = _Program(call, static_leaves, treedef, positions, keras_variables, in_structs)
-    inputs = tuple(tensors + state_reads + [v._read_for_op() for v in program.extra_variables])
+    keys = [random_ops._op_key(seed) for seed in program.random_seeds]  # fresh, or per call of a function
+    inputs = tuple(tensors + state_reads + [v._read_for_op() for v in program.extra_variables] + keys)
     tracking = registry.tracking_recorders(inputs)
     if saves_forward(program, inputs, tracking):  # a training-mode call under a tape: one forward pass
         outputs = record_saved_forward(program, inputs, tracking)

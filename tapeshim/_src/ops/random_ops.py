@@ -73,6 +73,9 @@ def _op_key(seed: Any) -> Tensor:
     trace = _thread_state.trace
     if trace is not None:
         return trace.random_key(seed)
+    source = getattr(_thread_state, "random_key_source", None)  # a Keras call's JAX function: keys are inputs
+    if source is not None:
+        return source(seed)
     return concrete(_next_key(seed))
 
 
