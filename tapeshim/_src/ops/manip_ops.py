@@ -37,7 +37,10 @@ def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = 
           name: str | None = None) -> list[Tensor]:
     """Splits `value` along `axis` into equal parts or parts of the given sizes (one may be -1)."""
     x = convert_to_tensor(value)
-    axis = _axis(axis, len(x._shape))
+    rank = len(x._shape)
+    if not -rank <= int(axis) < rank:
+        raise static_error(f"-input rank(-{rank}) <= split_dim < input rank ({rank}), but got {int(axis)}", "Split")
+    axis = _axis(axis, rank)
     length = x._shape[axis]
     if isinstance(num_or_size_splits, (float, np.floating)):
         raise ValueError("Rank-0 tensors are not supported as the num_or_size_splits argument to split. Argument "
