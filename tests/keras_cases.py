@@ -1309,6 +1309,29 @@ def random_op_in_layer_call_draws_anew(tf):
             "model_call_differ": bool(np.any(model(x).numpy() != model(x).numpy()))}
 
 
+@case
+def custom_steps_with_steps_per_execution(tf):
+    class CustomModel(tf.keras.Model):
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(self(x, training=True) - y))
+            self.optimizer.apply_gradients(zip(tape.gradient(loss, self.trainable_variables),
+                                               self.trainable_variables))
+            return {"loss": loss}
+
+        def predict_step(self, data):
+            x = data[0] if isinstance(data, tuple) else data
+            return self(x) + 1.0
+
+    x, y = _regression_data()
+    model = _dense_functional(tf, CustomModel)
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1), steps_per_execution=2)
+    history = model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+    return {"history": history.history, "weights": model.weights,
+            "predict": model.predict(x, batch_size=5, verbose=0)}
+
+
 def main(out_path: str) -> None:
     import tensorflow as tf
 

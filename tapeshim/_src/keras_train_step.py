@@ -102,7 +102,7 @@ def make_step_function(model: Any, name: str) -> Callable[[Any, Any], tuple]:
 
     def step_function(state: Any, iterator: Any) -> tuple:
         del state  # the variables hold it: Keras does not purge them for these models
-        outputs = None
+        outputs = []
         for index in range(max(1, int(model.steps_per_execution))):
             try:
                 data = next(iterator)
@@ -110,10 +110,12 @@ def make_step_function(model: Any, name: str) -> Callable[[Any, Any], tuple]:
                 if index == 0:
                     raise
                 break
-            outputs = compiled(_as_tensors(data))
-            if name == "predict_step" and index > 0:
-                raise NotImplementedError("predict_step with steps_per_execution > 1 is not supported")
-        return _as_arrays(outputs), _state_values(model, parts)
+            outputs.append(_as_arrays(compiled(_as_tensors(data))))
+        if name != "predict_step" or len(outputs) == 1:
+            return outputs[-1], _state_values(model, parts)  # the logs of the last step, as TF's
+        # Predictions of the steps run in one execution, concatenated along the batch.
+        return jax.tree_util.tree_map(lambda *batches: jax.numpy.concatenate(batches), *outputs), \
+            _state_values(model, parts)
 
     return step_function
 
