@@ -9,7 +9,16 @@ this means for other JAX code in the same process. The ops re-exported here are
 rows of the op table (`tapeshim/_src/ops/table.py`, documented in docs/ops.md).
 """
 
-import jax as _jax
+import os as _os
+import sys as _sys
+
+# Keras reads KERAS_BACKEND once, when it is first imported: choosing JAX here lets a plain `import keras`
+# after `import tapeshim` share tapeshim's backend (and not import TensorFlow). A backend the user chose
+# is theirs (`tf.keras` then says how to fix it), and a Keras already imported keeps its backend.
+if "keras" not in _sys.modules and not _os.environ.get("KERAS_BACKEND"):
+    _os.environ["KERAS_BACKEND"] = "jax"
+
+import jax as _jax  # noqa: E402
 
 _jax.config.update("jax_enable_x64", True)
 

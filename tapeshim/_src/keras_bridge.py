@@ -44,9 +44,9 @@ from tapeshim._src.variable import Variable, _creation_order, register_variable_
 
 _BACKEND_MESSAGE = (
     "tapeshim.keras runs Keras 3 on its JAX backend, but {found}. Keras chooses its backend once per "
-    "process, when `keras` is first imported: import tapeshim.keras (or set KERAS_BACKEND=jax) before "
-    "anything imports keras, and run TensorFlow's own Keras in a separate process."
+    "process, when `keras` is first imported: {fix}, and run TensorFlow's own Keras in a separate process."
 )
+_IMPORT_FIRST = "put `import tapeshim` before `import keras` (and before any import that imports keras)"
 
 
 def load_keras() -> ModuleType:
@@ -60,13 +60,20 @@ def load_keras() -> ModuleType:
     if keras is None:
         requested = os.environ.get("KERAS_BACKEND")
         if requested not in (None, "", "jax"):
-            raise ImportError(_BACKEND_MESSAGE.format(found=f"KERAS_BACKEND is set to {requested!r}"))
+            raise ImportError(_BACKEND_MESSAGE.format(
+                found=f"KERAS_BACKEND is set to {requested!r}",
+                fix="unset KERAS_BACKEND or set KERAS_BACKEND=jax before the process starts"))
         os.environ["KERAS_BACKEND"] = "jax"
+        for name in [name for name in sys.modules if name.startswith("keras.")]:
+            del sys.modules[name]  # left by an `import keras` that failed (its backend was not installed)
         import keras
     backend = keras.backend.backend()
     if backend != "jax":
+        requested = os.environ.get("KERAS_BACKEND")
         raise ImportError(_BACKEND_MESSAGE.format(
-            found=f"this process already imported Keras with the {backend!r} backend"))
+            found=f"this process already imported Keras with the {backend!r} backend",
+            fix=_IMPORT_FIRST if requested in (None, "", "jax") else
+            f"KERAS_BACKEND is set to {requested!r}: unset it or set KERAS_BACKEND=jax before the process starts"))
     return keras
 
 
