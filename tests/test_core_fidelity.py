@@ -783,3 +783,19 @@ def test_dtype_and_shape_api_as_tf(body):
 ])
 def test_numpy_and_python_containers_convert_as_tf(body):
     check(body)
+
+
+def _format_inside_function(tf, spec):
+    printed = []
+
+    @tf.function
+    def f(x):
+        printed.append(format(x, spec))
+        return x * 2
+
+    return f(tf.constant(1.5)), printed
+
+
+@pytest.mark.parametrize("spec", ["", ".2f"])
+def test_format_of_a_symbolic_tensor(spec):
+    check(lambda tf: _format_inside_function(tf, spec))
