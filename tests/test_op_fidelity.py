@@ -13,11 +13,16 @@ from oracle import check, check_raises
 HALF_AND_DOUBLE = ["float64", "float16", "bfloat16"]
 
 
+def _array(values):
+    """float64 (or complex128) numpy values, so every dtype is built from the same numbers."""
+    return np.asarray(values, np.complex128 if np.iscomplexobj(values) else np.float64)
+
+
 def _gradient(f, *values, dtype="float32"):
     """A body: the value of f(tf, *xs) and its gradient for each x (watched constants of `dtype`)."""
 
     def body(tf):
-        xs = [tf.constant(np.asarray(v, np.float64), getattr(tf, dtype)) for v in values]
+        xs = [tf.constant(_array(v), getattr(tf, dtype)) for v in values]
         with tf.GradientTape() as tape:
             for x in xs:
                 tape.watch(x)
@@ -31,7 +36,7 @@ def _jvp(f, *values, dtype="float32"):
     """A body: f's forward-mode derivative along ones (tf.autodiff.ForwardAccumulator)."""
 
     def body(tf):
-        xs = [tf.constant(np.asarray(v, np.float64), getattr(tf, dtype)) for v in values]
+        xs = [tf.constant(_array(v), getattr(tf, dtype)) for v in values]
         with tf.autodiff.ForwardAccumulator(xs, [tf.ones_like(x) for x in xs]) as acc:
             y = f(tf, *xs)
         return y, acc.jvp(y)
@@ -41,7 +46,7 @@ def _jvp(f, *values, dtype="float32"):
 
 def _second_derivative(f, values, dtype="float32"):
     def body(tf):
-        x = tf.constant(np.asarray(values, np.float64), getattr(tf, dtype))
+        x = tf.constant(_array(values), getattr(tf, dtype))
         with tf.GradientTape() as outer:
             outer.watch(x)
             with tf.GradientTape() as inner:
@@ -436,3 +441,42 @@ def test_silu_and_swish_use_tfs_custom_gradient(dtype, op):
 @pytest.mark.parametrize("op", ["lgamma", "digamma"])
 def test_lgamma_and_digamma_dtype_support(dtype, op):
     check(_gradient(lambda tf, x: getattr(tf.math, op)(x), [0.5, 2.0, 3.5], dtype=dtype))
+
+
+# -- class hunt: complex conventions and dtype errors across math and nn ops ------------------------------------
+COMPLEX_X = np.array([[0.3 + 1.2j, -1.1 + 0.4j, 0.7 - 0.2j], [1.5 - 0.9j, -0.4 - 1.3j, 0.2 + 0.6j]])
+COMPLEX_Y = np.array([[1.1 - 0.3j, 0.5 + 0.8j, -0.9 + 0.1j], [-0.6 + 0.7j, 1.2 + 0.2j, 0.4 - 1.0j]])
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("call", [
+    lambda tf, x, y: tf.math.xlogy(x, y),
+    lambda tf, x, y: tf.math.xdivy(x, y),
+    lambda tf, x, y: tf.math.divide_no_nan(x, y),
+    lambda tf, x, y: tf.math.squared_difference(x, y),
+    lambda tf, x, y: tf.math.cumprod(x, axis=1) + y,
+    lambda tf, x, y: tf.math.cumprod(x, axis=0, exclusive=True, reverse=True) * y,
+    lambda tf, x, y: tf.nn.moments(x + y, axes=[1]),
+    lambda tf, x, y: (tf.norm(x), tf.norm(x, axis=1, keepdims=True), tf.norm(y, ord=1), tf.norm(y, ord="fro",
+                                                                                                 axis=[0, 1])),
+])
+def test_complex_gradients_follow_tfs_gradient_functions(dtype, call):
+    check(_gradient(call, COMPLEX_X, COMPLEX_Y, dtype=dtype))
+
+
+@pytest.mark.parametrize("call", [
+    lambda tf: tf.sort(tf.constant([1 + 1j, 2j])),
+    lambda tf: tf.round(tf.constant([1.5 + 1j])),
+    lambda tf: tf.math.floordiv(tf.constant([1 + 1j]), tf.constant([2j])),
+    lambda tf: tf.math.unsorted_segment_mean(tf.constant([1 + 1j, 2j]), [0, 0], 1),
+    lambda tf: tf.nn.dropout(tf.constant([1 + 1j, 2j]), 0.5),
+    lambda tf: tf.nn.dropout(tf.constant([1, 2]), 0.0),
+])
+def test_dtypes_tf_has_no_kernel_for(call):
+    check_raises(call)
+
+
+def test_unsorted_segment_mean_of_integers_and_floats():
+    check(lambda tf: (tf.math.unsorted_segment_mean(tf.constant([[1, 2], [4, 7], [5, 5]]), [0, 2, 0], 3),
+                      tf.math.unsorted_segment_mean(tf.constant([1, 2, 4], tf.int16), [1, 1, 0], 2)))
+    check(_gradient(lambda tf, x: tf.math.unsorted_segment_mean(x, [0, 2, 0], 3), [[1.0, 2.0], [4.0, 7.0], [5.0, 5.0]]))

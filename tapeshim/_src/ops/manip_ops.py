@@ -430,6 +430,16 @@ _argsort_op = _row(OpDef("Argsort", lambda x, axis, descending: jnp.argsort(
     x, axis=axis, stable=True, descending=descending).astype(jnp.int32), False))
 
 
+def _sortable(x: Tensor) -> Tensor:
+    """TF sorts with TopKV2, which has no complex or bool kernel: InvalidArgumentError, as TF."""
+    if not (x._dtype.is_floating or x._dtype.is_integer):
+        raise errors.invalid_argument(
+            f"Value for attr 'T' of {x._dtype.name} is not in the list of allowed values: float, double, int32, "
+            "uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64\n\t; NodeDef: {{node TopKV2}}",
+            "TopKV2")
+    return x
+
+
 def _direction(direction: str) -> bool:
     if direction not in ("ASCENDING", "DESCENDING"):
         raise ValueError(f"`direction` should be one of ('ASCENDING', 'DESCENDING'). Received: {direction}")
@@ -444,7 +454,7 @@ def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | 
     Tied values keep their original order in either direction (TF sorts with
     `top_k`), which decides which of them each output's gradient reaches.
     """
-    x = convert_to_tensor(values)
+    x = _sortable(convert_to_tensor(values))
     return apply(_sort_op, (x,), (("axis", _axis(axis, len(x._shape))), ("descending", _direction(direction))))[0]
 
 

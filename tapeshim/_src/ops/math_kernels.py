@@ -14,6 +14,7 @@ import functools
 import math
 import operator
 import threading
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -188,3 +189,67 @@ def digamma_impl(x: jax.Array) -> jax.Array:
     if x.dtype == jnp.float16 and not MODE.forward:
         return _digamma_half(x)
     return jax.scipy.special.digamma(x)
+
+
+def squared_difference_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    """(x - y)^2; for complex inputs (x - y) * conj(x - y), as TF's kernel."""
+    diff = x - y
+    return diff * jnp.conj(diff) if jnp.issubdtype(diff.dtype, jnp.complexfloating) else jnp.square(diff)
+
+
+def _unconjugated(fn: Callable) -> Callable:
+    """`fn` (holomorphic) with TF's unconjugated complex gradient: grad * f'(z), not grad * conj(f'(z)).
+
+    A few TF gradient functions (Xlogy, Xdivy, Cumprod, the swish custom
+    gradient) multiply by the derivative without conjugating it. Tapes return
+    conj(vjp(conj(grad))); a backward pass of conj(vjp(conj(c))) undoes that.
+    """
+
+    @jax.custom_vjp
+    def wrapped(*xs: jax.Array) -> jax.Array:
+        return fn(*xs)
+
+    def forward(*xs: jax.Array) -> tuple:
+        return jax.vjp(fn, *xs)
+
+    def backward(pullback: Callable, c: jax.Array) -> tuple:
+        return tuple(jnp.conj(g) for g in pullback(jnp.conj(c)))
+
+    wrapped.defvjp(forward, backward)
+    return wrapped
+
+
+def tf_complex_gradient(fn: Callable) -> Callable:
+    """`fn`, whose gradient for complex inputs is TF's unconjugated one (see `_unconjugated`).
+
+    Real inputs and forward mode (which custom_vjp cannot do) run `fn` itself.
+    """
+    unconjugated = _unconjugated(fn)
+
+    def apply(*xs: jax.Array) -> jax.Array:
+        if MODE.forward or not jnp.issubdtype(xs[0].dtype, jnp.complexfloating):
+            return fn(*xs)
+        return unconjugated(*xs)
+
+    return apply
+
+
+def _safe_divide(x: jax.Array, y: jax.Array, zero_where: jax.Array) -> jax.Array:
+    """x / y, and 0 where `zero_where`, with finite gradients there (TF's convention)."""
+    safe_y = jnp.where(zero_where, jnp.ones_like(y), y)
+    return jnp.where(zero_where, jnp.zeros_like(x / safe_y), x / safe_y)
+
+
+def _xlogy(x: jax.Array, y: jax.Array) -> jax.Array:
+    zero = x == 0
+    safe_y = jnp.where(zero, jnp.ones_like(y), y)
+    return jnp.where(zero, jnp.zeros_like(x * safe_y), x * jnp.log(safe_y))
+
+
+xlogy_impl = tf_complex_gradient(_xlogy)
+xdivy_impl = tf_complex_gradient(lambda x, y: _safe_divide(x, y, x == 0))
+
+
+def divide_no_nan_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    """x / y, 0 where y == 0, with finite gradients there (TF's DivNoNan)."""
+    return _safe_divide(x, y, y == 0)

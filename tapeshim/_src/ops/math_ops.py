@@ -33,13 +33,17 @@ from tapeshim._src.ops.math_kernels import (
     add_n_impl,
     chooser_reduce,
     digamma_impl,
+    divide_no_nan_impl,
     floordiv_impl,
     maximum_impl,
     mean_impl,
     minimum_impl,
     pow_impl,
     sqrt_impl,
+    squared_difference_impl,
     sum_impl,
+    xdivy_impl,
+    xlogy_impl,
 )
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -207,6 +211,7 @@ def round(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
     This op has no gradient: gradients through it are `None`.
     """
     x = convert_to_tensor(x)
+    _no_complex_kernel(x, "Round")
     return x if x._dtype.is_integer else _round(x)
 floor = _unary("floor", "Floor", jnp.floor, "f", False, paths=('math.floor', 'floor'))
 ceil = _unary("ceil", "Ceil", jnp.ceil, "f", False, paths=('math.ceil',))
@@ -309,24 +314,13 @@ def angle(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's n
     return apply(_real_angle_op, (x,))[0]
 
 
-def _safe_divide(x: jax.Array, y: jax.Array, zero_where: jax.Array) -> jax.Array:
-    """x / y, and 0 where `zero_where`, with finite gradients there (TF's convention)."""
-    safe_y = jnp.where(zero_where, jnp.ones_like(y), y)
-    return jnp.where(zero_where, jnp.zeros_like(x / safe_y), x / safe_y)
-
-
-def _xlogy_impl(x: jax.Array, y: jax.Array) -> jax.Array:
-    zero = x == 0
-    safe_y = jnp.where(zero, jnp.ones_like(y), y)
-    return jnp.where(zero, jnp.zeros_like(x * safe_y), x * jnp.log(safe_y))
-
-
 atan2 = _binary("atan2", "Atan2", jnp.arctan2, "f", paths=("math.atan2", "atan2"))
-xlogy = _binary("xlogy", "Xlogy", _xlogy_impl, FLOAT, what="x * log(y), 0 where x == 0", paths=("math.xlogy",),
-                gradient="tf", note="the gradient is 0 where x == 0, as TF")
-xdivy = _binary("xdivy", "Xdivy", lambda x, y: _safe_divide(x, y, x == 0), FLOAT,
-                what="x / y, 0 where x == 0", paths=("math.xdivy",), gradient="tf")
-_divide_no_nan = _binary("divide_no_nan", "DivNoNan", lambda x, y: _safe_divide(x, y, y == 0), FLOAT,
+xlogy = _binary("xlogy", "Xlogy", xlogy_impl, FLOAT, what="x * log(y), 0 where x == 0", paths=("math.xlogy",),
+                gradient="tf", note="the gradient is 0 where x == 0; complex gradients unconjugated, as TF")
+xdivy = _binary("xdivy", "Xdivy", xdivy_impl, FLOAT,
+                what="x / y, 0 where x == 0", paths=("math.xdivy",), gradient="tf",
+                note="complex gradients are not conjugated, as TF's XdivyGrad")
+_divide_no_nan = _binary("divide_no_nan", "DivNoNan", divide_no_nan_impl, FLOAT,
                          what="x / y, 0 where y == 0")
 
 
@@ -364,6 +358,16 @@ _floordiv = _binary("floordiv", "FloorDiv", floordiv_impl, REAL_NUMERIC, False, 
 _floormod = _binary("floormod", "FloorMod", jnp.mod, REAL_NUMERIC, what="x - floor(x / y) * y")
 
 
+def _no_complex_kernel(x: Tensor, op_name: str) -> None:
+    """TF registers no complex CPU kernel for some ops that allow complex types: NotFoundError, as TF."""
+    if x._dtype.is_complex:
+        from tapeshim._src import errors
+
+        raise errors.NotFoundError(
+            None, None, f"Could not find device for node: {{{{node {op_name}}}}} = {op_name}"
+            f"[T=DT_{x._dtype.name.upper()}] [Op:{op_name}]")
+
+
 def _check_integer_divisor(x: Tensor, y: Tensor, op_name: str) -> None:
     """Raises TF's CPU error for an integer division by zero, when the divisor's value is known.
 
@@ -387,6 +391,7 @@ def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
         an integer `y` holds a zero (when its value is known, see `floormod`).
     """
     x, y = convert_same_dtype((x, y), "FloorDiv")
+    _no_complex_kernel(x, "FloorDiv")
     _check_integer_divisor(x, y, "FloorDiv")
     return _floordiv(x, y)
 
@@ -429,8 +434,8 @@ maximum = _binary("maximum", "Maximum", maximum_impl, REAL_NUMERIC, what="max(x,
 minimum = _binary("minimum", "Minimum", minimum_impl, REAL_NUMERIC, what="min(x, y) (a tie's gradient goes to x)",
                   paths=('math.minimum', 'minimum'), gradient="tf",
                   note="a tie's gradient goes to x (JAX: half each); NaN propagates, as TF")
-squared_difference = _binary("squared_difference", "SquaredDifference", lambda x, y: jnp.square(x - y),
-                             paths=('math.squared_difference',))
+squared_difference = _binary("squared_difference", "SquaredDifference", squared_difference_impl,
+                             paths=('math.squared_difference',), note="complex: (x - y) * conj(x - y), as TF")
 equal = _binary("equal", "Equal", jnp.equal, ANY, False, "x == y", paths=('math.equal', 'equal'))
 not_equal = _binary("not_equal", "NotEqual", jnp.not_equal, ANY, False, "x != y", paths=('math.not_equal', 'not_equal'))
 less = _binary("less", "Less", jnp.less, REAL_NUMERIC, False, "x < y", paths=('math.less', 'less'))

@@ -438,6 +438,9 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: Any = None, name: 
     from tapeshim._src.ops import array_ops, random_ops
 
     t = convert_to_tensor(x)
+    if not t.dtype.is_floating:
+        raise ValueError("`x.dtype` must be a floating point tensor as `x` will be scaled. "
+                         f"Received: x_dtype={t.dtype!r}")
     if not isinstance(rate, Tensor):
         if not 0 <= float(rate) < 1:
             raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={rate}")

@@ -125,9 +125,15 @@ def _cumprod_jvp(axis: int, exclusive: bool, reverse: bool, primals: tuple, tang
     return prod, prod * _scan(_cumsum, ratio, axis, exclusive, reverse, 0)
 
 
+@functools.lru_cache(maxsize=None)
+def _cumprod_tf(axis: int, exclusive: bool, reverse: bool) -> Any:
+    # TF's CumprodGrad does not conjugate for complex inputs.
+    return math_kernels.tf_complex_gradient(lambda x: _cumprod(x, axis, exclusive, reverse))
+
+
 def _cumprod_impl(x: jax.Array, axis: int, exclusive: bool, reverse: bool) -> jax.Array:
     if jnp.issubdtype(x.dtype, jnp.inexact):
-        return _cumprod(x, axis, exclusive, reverse)
+        return _cumprod_tf(axis, exclusive, reverse)(x)
     return _scan(jnp.cumprod, x, axis, exclusive, reverse, 1)
 
 
@@ -162,8 +168,8 @@ def cumsum(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False
 
 
 @table.export("math.cumprod", gradient="tf", dtypes=table.NUMERIC,
-              note="the gradient is 0 at a zero input (TF divides by x with div_no_nan); float16/bfloat16 "
-              "multiply step by step, as TF's CPU kernel")
+              note="the gradient is 0 at a zero input (TF divides by x with div_no_nan), not conjugated for "
+              "complex; float16/bfloat16 multiply step by step, as TF's CPU kernel")
 def cumprod(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
             name: str | None = None) -> Tensor:
     """The running product along `axis` (optionally exclusive and/or from the end)."""
@@ -196,11 +202,20 @@ def count_nonzero(input: Any, axis: Any = None, keepdims: bool | None = None, dt
     return math_ops.cast(math_ops.reduce_sum(nonzero, axis=axis, keepdims=bool(keepdims)), dtype)
 
 
+def _times_conj(x: Tensor) -> Tensor:
+    """x * conj(x): TF's euclidean norms sum it, so a complex input gives a complex norm."""
+    return x * math_ops.conj(x) if x.dtype.is_complex else x * x
+
+
 @table.export("norm", "linalg.norm", dtypes=table.FLOAT,
               note="vector p-norms and matrix norms 'fro', 1, 2, inf over two axes")
 def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = None,  # noqa: A002
          name: str | None = None) -> Tensor:
-    """The vector or matrix norm of `tensor`, as `tf.norm`; its gradient at 0 is nan, as TF's."""
+    """The vector or matrix norm of `tensor`, as `tf.norm`; its gradient at 0 is nan, as TF's.
+
+    As in TF, the euclidean norm of a complex tensor is complex (sqrt of the sum
+    of x * conj(x)); the other norms are real.
+    """
     x = convert_to_tensor(tensor)
     keep = bool(keepdims)
     magnitude = math_ops.abs(x)
@@ -208,7 +223,7 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = 
     if axes is not None and len(axes) == 2:
         rows, cols = (a % len(x._shape) for a in axes)
         if ord in ("euclidean", "fro"):
-            return math_ops.sqrt(math_ops.reduce_sum(magnitude * magnitude, axis=axes, keepdims=keep))
+            return math_ops.sqrt(math_ops.reduce_sum(_times_conj(x), axis=axes, keepdims=keep))
         if ord == 1:
             return math_ops.reduce_max(math_ops.reduce_sum(magnitude, axis=rows, keepdims=True), axis=axes,
                                        keepdims=keep)
@@ -226,7 +241,7 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = 
             return largest
         raise ValueError(f"'ord' must be a supported matrix norm in ['euclidean', 'fro', 1, 2, inf], got {ord!r}.")
     if ord in ("euclidean", "fro", 2):
-        return math_ops.sqrt(math_ops.reduce_sum(magnitude * magnitude, axis=axes, keepdims=keep))
+        return math_ops.sqrt(math_ops.reduce_sum(_times_conj(x), axis=axes, keepdims=keep))
     if ord == 1:
         return math_ops.reduce_sum(magnitude, axis=axes, keepdims=keep)
     if ord in (np.inf, "inf"):
@@ -349,10 +364,21 @@ def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any, name: s
     return _segment_call("sum", data, segment_ids, num_segments)
 
 
-@table.export("math.unsorted_segment_mean", dtypes=table.FLOAT)
+@table.export("math.unsorted_segment_mean", dtypes=table.REAL, note="integers average as float64/float32, as TF")
 def unsorted_segment_mean(data: Any, segment_ids: Any, num_segments: Any, name: str | None = None) -> Tensor:
-    """Averages the rows of `data` that share a segment id (0 for empty segments)."""
-    return _segment_call("mean", data, segment_ids, num_segments)
+    """Averages the rows of `data` that share a segment id (0 for empty segments), as TF composes it.
+
+    The sums are divided by max(count, 1) with `truediv`, so integer data gives
+    float64 (float32 for 8- and 16-bit integers), and complex data raises TF's
+    error (its `maximum` has no complex kernel).
+    """
+    from tapeshim._src.ops import array_ops
+
+    data_t, ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
+    summed = unsorted_segment_sum(data_t, ids, num_segments)
+    counts = unsorted_segment_sum(array_ops.ones(ids._shape, data_t.dtype), ids, num_segments)
+    counts = array_ops.reshape(counts, [int(num_segments)] + [1] * (len(data_t._shape) - len(ids._shape)))
+    return math_ops.truediv(summed, math_ops.maximum(counts, 1))
 
 
 @table.export("math.unsorted_segment_max", dtypes=table.REAL)
