@@ -1332,6 +1332,30 @@ def custom_steps_with_steps_per_execution(tf):
             "predict": model.predict(x, batch_size=5, verbose=0)}
 
 
+@case
+def custom_predict_and_test_step_on_model_without_call(tf):
+    class Wrapper(tf.keras.Model):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def predict_step(self, data):
+            x = data[0] if isinstance(data, tuple) else data
+            return self.inner(x) * 2.0
+
+        def test_step(self, data):
+            x, y = data
+            return {"mse": tf.reduce_mean(tf.square(self.inner(x) - y))}
+
+    inner = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(1)])
+    set_weights(inner, 15)
+    wrapper = Wrapper(inner)
+    wrapper.compile()
+    x, y = _regression_data()
+    return {"predict": wrapper.predict(x, batch_size=5, verbose=0),
+            "evaluate": wrapper.evaluate(x, y, batch_size=6, verbose=0, return_dict=True), "built": wrapper.built}
+
+
 def main(out_path: str) -> None:
     import tensorflow as tf
 

@@ -93,7 +93,17 @@ class TrainingMixin(TapeLayerMixin):
         return super().evaluate(_data(x), _data(y), *args, **kwargs)
 
     def predict(self, x: Any, *args: Any, **kwargs: Any) -> Any:
-        return super().predict(_data(x), *args, **kwargs)
+        unbuilt_wrapper = (not self.built and keras_train_step.tf_style_step(self, "predict_step", TrainingMixin)
+                           and all(layer.built for layer in self._flatten_layers(include_self=False)))
+        if not unbuilt_wrapper:
+            return super().predict(_data(x), *args, **kwargs)
+        # As TF, a TF-style `predict_step` runs without building the model first (Keras's JAX `predict`
+        # would call a model that may have no `call`, such as a GAN wrapper, to build it).
+        self.built = True
+        try:
+            return super().predict(_data(x), *args, **kwargs)
+        finally:
+            self.built = False
 
     def train_on_batch(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:
         return super().train_on_batch(_data(x), _data(y), *args, **kwargs)
