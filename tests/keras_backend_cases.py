@@ -700,3 +700,70 @@ for _name in ("is_float_dtype", "is_int_dtype", "standardize_dtype", "result_typ
 @backend_case("categorical_crossentropy_shapes_error")
 def _categorical_crossentropy_shapes(tf):
     return tf.keras.backend.categorical_crossentropy(tf.constant(ONE_HOT), tf.constant(PROBS[:, :3]))
+
+
+# -- bad input: TF's error classes ---------------------------------------------------------------------------
+@backend_case("dot_shapes_error")
+def _dot_shapes(tf):
+    return tf.keras.backend.dot(tf.constant(M), tf.constant(M))
+
+
+@backend_case("conv2d_channels_error")
+def _conv2d_channels(tf):
+    return tf.keras.backend.conv2d(tf.constant(IMAGES), tf.ones((2, 2, 4, 1)))
+
+
+@backend_case("conv1d_rank_error")
+def _conv1d_rank(tf):
+    return tf.keras.backend.conv1d(tf.constant(M), tf.ones((2, 4, 1)))
+
+
+@backend_case("pool2d_rank_error")
+def _pool2d_rank(tf):
+    return tf.keras.backend.pool2d(tf.constant(X), (2, 2))
+
+
+@backend_case("batch_dot_sizes_error")
+def _batch_dot_sizes(tf):
+    return tf.keras.backend.batch_dot(tf.constant(X), tf.constant(X))
+
+
+@backend_case("concatenate_shapes_error")
+def _concatenate_shapes(tf):
+    return tf.keras.backend.concatenate([tf.constant(M), tf.constant(X)])
+
+
+@backend_case("reshape_size_error")
+def _reshape_size(tf):
+    return tf.keras.backend.reshape(tf.constant(M), (5, -1))
+
+
+@backend_case("resize_images_interpolation_error")
+def _resize_interpolation(tf):
+    return tf.keras.backend.resize_images(tf.constant(IMAGES), 2, 2, "channels_last", interpolation="cubic")
+
+
+@backend_case("spatial_2d_padding_error")
+def _spatial_padding(tf):
+    return tf.keras.backend.spatial_2d_padding(tf.constant(IMAGES), ((1, 1),))
+
+
+@backend_case("repeat_rank_error")
+def _repeat_rank(tf):
+    return tf.keras.backend.repeat(tf.constant(X), 2)
+
+
+@backend_case("bias_add_rank_error")
+def _bias_add_rank(tf):
+    return tf.keras.backend.bias_add(tf.constant(IMAGES), tf.ones((2, 2)))
+
+
+@backend_case("ctc_batch_cost_shapes_error")
+def _ctc_shapes(tf):
+    return tf.keras.backend.ctc_batch_cost(tf.constant([[0, 1]]), tf.constant(CTC_PROBS), tf.constant([[6], [5]]),
+                                           tf.constant([[2], [1]]))
+
+
+@backend_case("depthwise_conv2d_channels_error")
+def _depthwise_channels(tf):
+    return tf.keras.backend.depthwise_conv2d(tf.constant(IMAGES), tf.ones((2, 2, 2, 1)))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import tapeshim as tf
+from tapeshim._src import errors
 from tapeshim._src.keras_bridge import keras, keras_function
 from tapeshim._src.keras_legacy_backend import _epsilon, zeros_like
 
@@ -51,6 +52,26 @@ def _from_channels_last(x: Any, data_format: str) -> Any:
         return x
     rank = len(x.shape)
     return tf.transpose(x, [0, rank - 1] + list(range(1, rank - 1)))
+
+
+def _check_convolution(x: Any, kernel: Any, spatial: int, op_name: str, depthwise: bool = False) -> None:
+    """TF's InvalidArgumentError for an input or kernel of the wrong rank, or channels the kernel cannot take."""
+    x_shape = tf.convert_to_tensor(x).shape.as_list()
+    kernel_shape = tf.convert_to_tensor(kernel).shape.as_list()
+    if len(x_shape) != spatial + 2:
+        raise errors.invalid_argument(
+            f"convolution input `x` must be {spatial + 2}-dimensional (batch, {spatial} spatial, channels): "
+            f"{x_shape}", op_name)
+    if len(kernel_shape) != spatial + 2:
+        raise errors.invalid_argument(
+            f"convolution `kernel` must be {spatial + 2}-dimensional ({spatial} spatial, in, out): {kernel_shape}",
+            op_name)
+    channels, kernel_channels = x_shape[-1], kernel_shape[-2]
+    if channels is not None and kernel_channels and (
+            channels != kernel_channels if depthwise else channels % kernel_channels):
+        raise errors.invalid_argument(
+            f"input depth must be evenly divisible by filter depth: {channels} vs {kernel_channels} "
+            "(the channels of `x` and the input channels of `kernel`)", op_name)
 
 
 def _spatial(x: Any, data_format: str | None, run: Callable[[Any], Any]) -> Any:
@@ -94,24 +115,27 @@ def conv1d(x: Any, kernel: Any, strides: int = 1, padding: str = "valid", data_f
         x = _spatial(x, data_format, lambda t: temporal_padding(t, (dilation_rate * (kernel.shape[0] - 1), 0)))
         padding = "valid"
     padding = _padding(padding)
-    return _spatial(x, data_format, lambda t: _conv(t, kernel, strides=strides, padding=padding,
-                                                    data_format="channels_last", dilation_rate=dilation_rate))
+    return _spatial(x, data_format, lambda t: _checked_conv(t, kernel, 1, "Conv2D", strides, padding, dilation_rate))
+
+
+def _checked_conv(x: Any, kernel: Any, spatial: int, op_name: str, strides: Any, padding: str,
+                  dilation_rate: Any) -> Any:
+    _check_convolution(x, kernel, spatial, op_name)
+    return _conv(x, kernel, strides=strides, padding=padding, data_format="channels_last", dilation_rate=dilation_rate)
 
 
 def conv2d(x: Any, kernel: Any, strides: tuple = (1, 1), padding: str = "valid", data_format: str | None = None,
            dilation_rate: tuple = (1, 1)) -> Any:
     """2D convolution of `x` with `kernel` of shape `(rows, cols, in, out)`."""
     padding = _padding(padding)
-    return _spatial(x, data_format, lambda t: _conv(t, kernel, strides=strides, padding=padding,
-                                                    data_format="channels_last", dilation_rate=dilation_rate))
+    return _spatial(x, data_format, lambda t: _checked_conv(t, kernel, 2, "Conv2D", strides, padding, dilation_rate))
 
 
 def conv3d(x: Any, kernel: Any, strides: tuple = (1, 1, 1), padding: str = "valid", data_format: str | None = None,
            dilation_rate: tuple = (1, 1, 1)) -> Any:
     """3D convolution of `x` with `kernel` of shape `(depth, rows, cols, in, out)`."""
     padding = _padding(padding)
-    return _spatial(x, data_format, lambda t: _conv(t, kernel, strides=strides, padding=padding,
-                                                    data_format="channels_last", dilation_rate=dilation_rate))
+    return _spatial(x, data_format, lambda t: _checked_conv(t, kernel, 3, "Conv3D", strides, padding, dilation_rate))
 
 
 def conv2d_transpose(x: Any, kernel: Any, output_shape: Any, strides: tuple = (1, 1), padding: str = "valid",
@@ -141,6 +165,8 @@ def depthwise_conv2d(x: Any, depthwise_kernel: Any, strides: tuple = (1, 1), pad
                      data_format: str | None = None, dilation_rate: tuple = (1, 1)) -> Any:
     """Depthwise 2D convolution (each input channel convolved with its own filters)."""
     padding = _padding(padding).upper()
+    _check_convolution(_to_channels_last(x, _data_format(data_format)), depthwise_kernel, 2, "DepthwiseConv2dNative",
+                       depthwise=True)
     return _spatial(x, data_format, lambda t: tf.nn.depthwise_conv2d(
         t, depthwise_kernel, strides=(1,) + tuple(strides) + (1,), padding=padding, dilations=dilation_rate))
 
@@ -169,6 +195,11 @@ def _pool(x: Any, pool_size: tuple, strides: tuple, padding: str, data_format: s
     if pool_mode not in ("max", "avg"):
         raise ValueError(f"Invalid pooling mode: {pool_mode}")
     pool = _max_pool if pool_mode == "max" else _average_pool
+    rank = len(tf.convert_to_tensor(x).shape)
+    if rank != len(pool_size) + 2:
+        raise errors.invalid_argument(
+            f"pooling input `x` must have {len(pool_size)} spatial dimensions (rank {len(pool_size) + 2}), got rank "
+            f"{rank}", "MaxPool" if pool_mode == "max" else "AvgPool")
     return _spatial(x, data_format, lambda t: pool(t, tuple(pool_size), strides=tuple(strides), padding=padding,
                                                    data_format="channels_last"))
 
@@ -286,6 +317,9 @@ def ctc_batch_cost(y_true: Any, y_pred: Any, input_length: Any, label_length: An
     """
     y_pred = tf.convert_to_tensor(y_pred)
     labels = tf.cast(y_true, tf.int32)
+    if labels.shape[0] != y_pred.shape[0]:
+        raise ValueError(f"Shapes {tuple(labels.shape.as_list())} and {tuple(y_pred.shape.as_list()[:1])} are "
+                         "incompatible: `y_true` and `y_pred` must have the same batch size.")
     label_length = tf.cast(tf.squeeze(label_length, axis=-1), tf.int32)
     input_length = tf.cast(tf.squeeze(input_length, axis=-1), tf.int32)
     log_probabilities = tf.math.log(y_pred + _epsilon())

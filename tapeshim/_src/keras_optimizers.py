@@ -95,6 +95,15 @@ def _checked_gradient(gradient: Any, keras_variable: Any, variable: Variable) ->
                 None, None, f"Gradient rows of shape {TensorShape(values._shape[1:])} do not match the rows "
                 f"{TensorShape(variable._shape[1:])} of variable '{_name(keras_variable, variable)}' "
                 f"(IndexedSlices of shape {TensorShape(shape)}); no variable was updated.")
+        if indices._value is not None:
+            rows = variable._shape[0]
+            outside = np.flatnonzero((np.asarray(indices._value) < 0) | (np.asarray(indices._value) >= rows))
+            if outside.size:
+                first = int(outside[0])
+                raise errors.InvalidArgumentError(
+                    None, None, f"indices[{first}] = {int(np.asarray(indices._value)[first])} is not in [0, {rows}): "
+                    f"the IndexedSlices gradient of variable '{_name(keras_variable, variable)}' names a row it does "
+                    "not have; no variable was updated.")
         if values._dtype != variable._dtype:
             values = math_ops.cast(values, variable._dtype)
         return values, indices

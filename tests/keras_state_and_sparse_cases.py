@@ -1,0 +1,256 @@
+"""Keras cases for frozen layers, sparse (IndexedSlices) gradients and one-forward-pass training calls.
+
+Each body is a function of the module (`tf`), run with TF's Keras in a child
+process and with tapeshim by tests/test_keras_backend.py, as tests/test_keras.py
+runs keras_cases.py. `BACKEND_CASES` maps a case name to its body.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from keras_cases import data, mlp, set_weights  # noqa: E402
+
+BACKEND_CASES: dict[str, Any] = {}
+
+
+def backend_case(fn: Any) -> Any:
+    BACKEND_CASES[fn.__name__] = fn
+    return fn
+
+
+@backend_case
+def frozen_layer_variables_still_watched(tf):
+    x = tf.constant(np.ones((3, 4), np.float32))
+    layer = tf.keras.layers.Dense(2)
+    layer(x)
+    set_weights(layer, 5)
+    layer.trainable = False
+    with tf.GradientTape(persistent=True) as tape:
+        y = tf.reduce_sum(layer(x) ** 2)
+    watched = [tuple(v.shape) for v in tape.watched_variables()]
+    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(3), tf.keras.layers.Dense(1)])
+    set_weights(model, 6)
+    model.layers[0].trainable = False
+    with tf.GradientTape() as model_tape:
+        z = tf.reduce_sum(model(x) ** 2)
+    return {"watched": watched, "kernel_gradient": tape.gradient(y, layer.kernel),
+            "gradients": tape.gradient(y, [layer.kernel, layer.bias]),
+            "trainable": [len(layer.trainable_variables), len(layer.non_trainable_variables), layer.kernel.trainable],
+            "model_watched": [tuple(v.shape) for v in model_tape.watched_variables()],
+            "model_trainable": [tuple(v.shape) for v in model.trainable_variables],
+            "model_gradients": model_tape.gradient(z, model.trainable_variables)}
+
+
+SPARSE_OPTIMIZERS = {
+    "sgd": ("SGD", {"learning_rate": 0.5}), "sgd_momentum": ("SGD", {"learning_rate": 0.5, "momentum": 0.9}),
+    "adam": ("Adam", {"learning_rate": 0.1}), "amsgrad": ("Adam", {"learning_rate": 0.1, "amsgrad": True}),
+    "adamw": ("AdamW", {"learning_rate": 0.1, "weight_decay": 0.1}), "rmsprop": ("RMSprop", {"learning_rate": 0.05}),
+    "rmsprop_centered": ("RMSprop", {"learning_rate": 0.05, "momentum": 0.5, "centered": True}),
+    "adagrad": ("Adagrad", {"learning_rate": 0.3}), "adamax": ("Adamax", {"learning_rate": 0.1}),
+    "nadam": ("Nadam", {"learning_rate": 0.1}), "lion": ("Lion", {"learning_rate": 0.05}),
+    "ftrl": ("Ftrl", {"learning_rate": 0.1}), "lamb": ("Lamb", {"learning_rate": 0.1}),
+    "clipnorm": ("Adam", {"learning_rate": 0.1, "clipnorm": 0.5}),
+    "global_clipnorm": ("Adam", {"learning_rate": 0.1, "global_clipnorm": 0.5}),
+    "clipvalue": ("RMSprop", {"learning_rate": 0.1, "clipvalue": 0.3}),
+}
+
+
+def _sparse_optimizer_steps(tf, name, kwargs):
+    """Repeated indices: TF's Keras squares (or takes abs of) each slice separately, not their sum."""
+    table = tf.Variable(np.arange(12, dtype=np.float32).reshape(6, 2) / 10)
+    dense = tf.Variable([0.5, -1.0])
+    optimizer = getattr(tf.keras.optimizers, name)(**kwargs)
+    rows = np.array([[1.0, -2.0], [0.5, 0.25], [3.0, 1.0], [-1.0, 0.5]], np.float32)
+    history = []
+    for _ in range(2):
+        given = tf.IndexedSlices(tf.constant(rows), tf.constant([1, 1, 4, 1]), tf.constant([6, 2]))
+        optimizer.apply_gradients([(given, table), (tf.constant([0.3, -0.2]), dense)])
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.gather(table, [0, 3, 3, 5, 0, 3]) ** 3) + tf.reduce_sum(dense ** 2)
+        grads = tape.gradient(loss, [table, dense])
+        optimizer.apply_gradients(zip(grads, [table, dense]))
+        history.append([tf.identity(table), tf.identity(dense), type(grads[0]).__name__])
+    return history
+
+
+for _key, (_name, _kwargs) in SPARSE_OPTIMIZERS.items():
+    BACKEND_CASES[f"sparse_gradient_repeated_indices_{_key}"] = (
+        lambda name, kwargs: lambda tf: _sparse_optimizer_steps(tf, name, kwargs))(_name, _kwargs)
+
+
+@backend_case
+def sparse_gradient_in_function(tf):
+    table = tf.Variable(np.arange(12, dtype=np.float32).reshape(6, 2) / 10)
+    optimizer = tf.keras.optimizers.Adam(0.1)
+
+    @tf.function
+    def step(ids):
+        rows = tf.gather(table, ids)
+        optimizer.apply_gradients([(tf.IndexedSlices(2.0 * rows, ids, tf.constant([6, 2])), table)])
+        return tf.reduce_sum(rows ** 2)
+
+    losses = [step(tf.constant([1, 1, 2, 5, 1])) for _ in range(3)]
+    return {"losses": losses, "table": table}
+
+
+@backend_case
+def batchnorm_training_steps_under_tape(tf):
+    x, y = data(16)
+    model = mlp(tf, batchnorm=True)
+    optimizer = tf.keras.optimizers.Adam(0.05)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    history = []
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        history.append([loss, logits, grads])
+    return {"history": history, "weights": model.weights, "inference": model(x, training=False)}
+
+
+@backend_case
+def batchnorm_training_persistent_tape(tf):
+    x, _ = data(6)
+    model = mlp(tf, batchnorm=True)
+    with tf.GradientTape(persistent=True) as tape:
+        out = model(x, training=True)
+        loss = tf.reduce_mean(out ** 2)
+    first = tape.gradient(loss, model.trainable_variables)
+    second = tape.gradient(out, model.layers[-1].bias)
+    jacobian = tape.jacobian(out, model.layers[-1].kernel)
+    return {"first": first, "second": second, "jacobian": jacobian,
+            "moving": [model.layers[1].moving_mean, model.layers[1].moving_variance]}
+
+
+@backend_case
+def layer_counting_training_calls_under_tape(tf):
+    class Counting(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            self.calls = self.add_weight(shape=(), initializer="zeros", trainable=False, name="calls")
+            self.w = self.add_weight(shape=(input_shape[-1], 2), initializer="ones", name="w")
+
+        def call(self, inputs, training=False):
+            if training:
+                self.calls.assign(self.calls + 1.0)
+            return tf.keras.ops.matmul(inputs, self.w) * (1.0 + self.calls)
+
+    layer = Counting()
+    x = tf.constant(np.ones((3, 4), np.float32))
+    results = []
+    for _ in range(2):
+        with tf.GradientTape() as tape:
+            out = layer(x, training=True)
+            loss = tf.reduce_sum(out ** 2)
+        results.append([out, tape.gradient(loss, layer.w), tf.identity(layer.calls)])
+    return results
+
+
+def _slices(gradient):
+    if hasattr(gradient, "indices"):
+        return ["IndexedSlices", gradient.values, gradient.indices, gradient.dense_shape]
+    return ["dense", gradient]
+
+
+@backend_case
+def embedding_gradient_is_indexed_slices(tf):
+    layer = tf.keras.layers.Embedding(6, 3)
+    layer.build((None,))
+    layer.set_weights([np.linspace(-1, 1, 18, dtype=np.float32).reshape(6, 3)])
+    ids = tf.constant([[1, 4, 1], [0, 1, 5]])
+    with tf.GradientTape() as tape:
+        out = layer(ids)
+        loss = tf.reduce_sum(out ** 3)
+    return [out, _slices(tape.gradient(loss, layer.embeddings))]
+
+
+def _text_model(tf, functional):
+    if functional:
+        inputs = tf.keras.Input((7,), dtype="int32")
+        hidden = tf.keras.layers.Embedding(10, 4)(inputs)
+        hidden = tf.keras.layers.Conv1D(5, 3, activation="relu")(hidden)
+        outputs = tf.keras.layers.Dense(2)(tf.keras.layers.GlobalMaxPooling1D()(hidden))
+        model = tf.keras.Model(inputs, outputs)
+    else:
+        model = tf.keras.Sequential([tf.keras.Input((7,), dtype="int32"), tf.keras.layers.Embedding(10, 4),
+                                     tf.keras.layers.Conv1D(5, 3, activation="relu"),
+                                     tf.keras.layers.GlobalMaxPooling1D(), tf.keras.layers.Dense(2)])
+    set_weights(model, 7)
+    return model
+
+
+def _text_training(tf, functional, optimizer):
+    """A text CNN whose batches repeat ids: TF's Embedding gradient is IndexedSlices, applied slice by slice."""
+    rng = np.random.default_rng(8)
+    ids = rng.integers(0, 4, (6, 7)).astype(np.int32)  # few distinct ids: many repeats
+    labels = rng.integers(0, 2, 6).astype(np.int32)
+    model = _text_model(tf, functional)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    history = []
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(labels, model(ids, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        history.append([loss, _slices(grads[0])])
+    return {"history": history, "weights": model.weights}
+
+
+@backend_case
+def text_cnn_sequential_adam_repeated_ids(tf):
+    return _text_training(tf, False, tf.keras.optimizers.Adam(0.05))
+
+
+@backend_case
+def text_cnn_functional_rmsprop_repeated_ids(tf):
+    return _text_training(tf, True, tf.keras.optimizers.RMSprop(0.05))
+
+
+@backend_case
+def text_cnn_sequential_adagrad_repeated_ids(tf):
+    return _text_training(tf, False, tf.keras.optimizers.Adagrad(0.3))
+
+
+@backend_case
+def legacy_optimizers_are_refused_error(tf):
+    tf.keras.optimizers.legacy.Adam(0.1)
+
+
+@backend_case
+def frozen_at_construction_and_nested_model_watched(tf):
+    x = tf.constant(np.ones((2, 4), np.float32))
+    frozen_at_birth = tf.keras.layers.Dense(3, trainable=False)
+    batchnorm = tf.keras.layers.BatchNormalization()
+    inner = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+    inner.build((None, 4))
+    inner.trainable = False
+    outer = tf.keras.Sequential([tf.keras.Input((4,)), inner, tf.keras.layers.Dense(1)])
+    with tf.GradientTape(persistent=True) as tape:
+        y = tf.reduce_sum(frozen_at_birth(x)) + tf.reduce_sum(batchnorm(x, training=True)) + tf.reduce_sum(outer(x))
+    return {"watched": sorted(tuple(v.shape) for v in tape.watched_variables()),
+            "frozen_at_birth": tape.gradient(y, frozen_at_birth.kernel) is None,
+            "inner": tape.gradient(y, inner.layers[0].kernel) is None,
+            "trainable": [len(outer.trainable_variables), len(frozen_at_birth.trainable_variables)]}
+
+
+@backend_case
+def sparse_gradient_index_out_of_range_error(tf):
+    table = tf.Variable(np.ones((4, 2), np.float32))
+    optimizer = tf.keras.optimizers.Adam(0.1)
+    optimizer.apply_gradients([(tf.IndexedSlices(tf.ones((2, 2)), tf.constant([1, 7]), tf.constant([4, 2])), table)])
+    return table
+
+
+@backend_case
+def sparse_gradient_row_shape_error(tf):
+    table = tf.Variable(np.ones((4, 2), np.float32))
+    optimizer = tf.keras.optimizers.Adam(0.1)  # (TF's SGD writes the first 2 of the 3 columns without an error)
+    optimizer.apply_gradients([(tf.IndexedSlices(tf.ones((2, 3)), tf.constant([1, 2]), tf.constant([4, 3])), table)])
+    return table
