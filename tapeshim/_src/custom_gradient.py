@@ -77,6 +77,25 @@ def _zero_cotangent(value: jax.Array) -> Any:
     return np.zeros(value.shape, dtype=jax.dtypes.float0)
 
 
+def _input_gradient(grad: Any, value: jax.Array, position: int) -> jax.Array:
+    """`grad_fn`'s gradient for argument `position`, broadcast to the argument's shape and dtype.
+
+    Raises:
+      ValueError: if the gradient's shape does not broadcast to the argument's (TF would hand back the
+        gradient as it is; a JAX gradient must have the argument's shape).
+    """
+    array = convert_to_tensor(grad).value
+    try:
+        fits = np.broadcast_shapes(array.shape, value.shape) == tuple(value.shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"custom_gradient grad_fn returned a gradient of shape {list(array.shape)} for argument {position} "
+            f"of shape {list(value.shape)}; tapeshim needs a gradient with the argument's shape.")
+    return jnp.broadcast_to(array, value.shape).astype(value.dtype)
+
+
 def _none_gradients(grad_fn: Callable, outputs: list, n_args: int, uses_variables: bool) -> set[int]:
     """The argument positions for which `grad_fn` returns None (probed on abstract values).
 
@@ -236,8 +255,7 @@ def custom_gradient(f: Callable | None = None) -> Callable:
             out = []
             for position, value in zip(positions, values[:n_inputs]):
                 grad = grads[position]
-                out.append(_zero_cotangent(value) if grad is None else
-                           jnp.broadcast_to(convert_to_tensor(grad).value, value.shape).astype(value.dtype))
+                out.append(_zero_cotangent(value) if grad is None else _input_gradient(grad, value, position))
             for grad, value in zip(variable_grads, values[n_inputs:]):
                 out.append(_zero_cotangent(value) if grad is None else convert_to_tensor(grad).value)
             return tuple(out)
