@@ -30,6 +30,11 @@ class OpError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    @property
+    def experimental_payloads(self) -> dict:
+        """The error's payloads (TF attaches none to the errors tapeshim raises)."""
+        return {}
+
 
 class CancelledError(OpError):
     """An operation or step was cancelled."""
@@ -119,6 +124,32 @@ class DataLossError(OpError):
     """Unrecoverable data loss or corruption (for example a truncated checkpoint)."""
 
     error_code = 15
+
+
+class UnauthenticatedError(OpError):
+    """The request does not have valid authentication credentials."""
+
+    error_code = 16
+
+
+# TF's error codes (`tf.errors.NOT_FOUND`, ...), the `error_code` of each class above.
+OK = 0
+CANCELLED = 1
+UNKNOWN = 2
+INVALID_ARGUMENT = 3
+DEADLINE_EXCEEDED = 4
+NOT_FOUND = 5
+ALREADY_EXISTS = 6
+PERMISSION_DENIED = 7
+RESOURCE_EXHAUSTED = 8
+FAILED_PRECONDITION = 9
+ABORTED = 10
+OUT_OF_RANGE = 11
+UNIMPLEMENTED = 12
+INTERNAL = 13
+UNAVAILABLE = 14
+DATA_LOSS = 15
+UNAUTHENTICATED = 16
 
 
 def _errno_codes(*names: str) -> list[int]:
