@@ -388,3 +388,96 @@ def _forward_runs_once_without_a_tape(tf):
 ])
 def test_custom_gradient_whose_forward_leaves_tensors(body):
     check(body, rtol=1e-5)
+
+
+
+# -- the same under jacobians, tf.function and variables ---------------------
+def _jacobian_of_custom_gradient(tf):
+    @tf.custom_gradient
+    def f(x):
+        return x * x, lambda dy: dy * 100.0
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    return tape.jacobian(y, x)
+
+
+def _batch_jacobian_of_custom_gradient(tf):
+    @tf.custom_gradient
+    def f(x):
+        return x * x, lambda dy: dy * 100.0
+    x = tf.constant([[1.0, 2.0]])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    return tape.batch_jacobian(y, x)
+
+
+def _nested_custom_gradients_in_function(tf):
+    @tf.custom_gradient
+    def inner_cg(x):
+        return tf.sin(x), lambda dy: dy * 100.0
+    @tf.custom_gradient
+    def f(x):
+        return x * 1.0, lambda dz: dz * inner_cg(x)
+    @tf.function
+    def step(c):
+        with tf.GradientTape() as outer:
+            outer.watch(c)
+            with tf.GradientTape() as inner:
+                inner.watch(c)
+                d = f(c) * 3.0
+            dd = inner.gradient(d, c)
+        return dd, outer.gradient(dd, c)
+    return step(tf.constant(1.0))
+
+
+def _forward_mode_custom_gradient_in_function(tf):
+    @tf.custom_gradient
+    def f(x):
+        return x * x, lambda dy: dy * 100.0
+    @tf.function
+    def step(x):
+        with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as acc:
+            y = f(x)
+        return acc.jvp(y)
+    return step(tf.constant(3.0))
+
+
+def _nested_accumulators_in_function(tf):
+    @tf.function
+    def step(x):
+        with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as outer:
+            with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as inner:
+                y = x ** 3
+        return outer.jvp(inner.jvp(y))
+    return step(tf.constant(2.0))
+
+
+def _custom_gradient_with_variable_second_order(tf):
+    v = tf.Variable(2.0)
+    @tf.custom_gradient
+    def f(x):
+        def g(dy, variables=None):
+            return dy * v * 3.0, [dy * x * 3.0]
+        return x * v * 3.0, g
+    x = tf.constant(1.5)
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x) * x
+        gx = inner.gradient(y, x)
+    return gx, outer.gradient(gx, v)
+
+
+@pytest.mark.parametrize("body", [
+    _jacobian_of_custom_gradient,
+    _batch_jacobian_of_custom_gradient,
+    _nested_custom_gradients_in_function,
+    _forward_mode_custom_gradient_in_function,
+    _nested_accumulators_in_function,
+    _custom_gradient_with_variable_second_order,
+])
+def test_custom_gradients_and_accumulators_in_jacobians_and_functions(body):
+    check(body, rtol=1e-5)
