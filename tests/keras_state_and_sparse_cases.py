@@ -254,3 +254,26 @@ def sparse_gradient_row_shape_error(tf):
     optimizer = tf.keras.optimizers.Adam(0.1)  # (TF's SGD writes the first 2 of the 3 columns without an error)
     optimizer.apply_gradients([(tf.IndexedSlices(tf.ones((2, 3)), tf.constant([1, 2]), tf.constant([4, 3])), table)])
     return table
+
+
+@backend_case
+def loss_scale_optimizer_custom_loop(tf):
+    v = tf.Variable([1.0, 2.0])
+    w = tf.Variable([[0.5], [-1.0]])
+    optimizer = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam(0.1), initial_scale=8.0,
+                                                            dynamic_growth_steps=2)
+    history = []
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(v * v) + tf.reduce_sum(tf.matmul(v[None, :], w) ** 2)
+            scaled = optimizer.scale_loss(loss)
+        grads = tape.gradient(scaled, [v, w])
+        optimizer.apply_gradients(zip(grads, [v, w]))
+        history.append([loss, scaled, tf.identity(v), tf.identity(w), float(optimizer.dynamic_scale)])
+    optimizer.apply_gradients([(tf.constant([np.inf, 1.0]), v), (tf.ones((2, 1)), w)])  # skipped, scale halved
+    plain = tf.keras.optimizers.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1))
+    plain.apply_gradients([(tf.constant([1.0, 1.0]), v)])
+    return {"history": history, "after_inf": [v, w, float(optimizer.dynamic_scale)],
+            "iterations": [int(optimizer.iterations), int(plain.iterations)],
+            "same_class": tf.keras.mixed_precision.LossScaleOptimizer is tf.keras.optimizers.LossScaleOptimizer,
+            "unscaled": tf.keras.optimizers.SGD(0.1).scale_loss(tf.constant(2.0))}

@@ -42,6 +42,7 @@ from tapeshim._src.variable import Variable
 _clip_by_global_norm = keras.src.optimizers.base_optimizer.clip_by_global_norm  # no public name
 # Optimizers whose update, given a sparse gradient, does what TF's Keras does with an IndexedSlices one.
 # The others (Adadelta, Adafactor, a loss-scale wrapper, user classes) get it densified first.
+_STATELESS_ONLY = (keras.optimizers.LossScaleOptimizer,)
 _SPARSE_UPDATES = tuple(getattr(keras.optimizers, name) for name in (
     "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam", "Lion", "Ftrl", "Lamb"))
 _stand_ins: dict[int, Any] = {}  # id(tapeshim Variable) -> its Keras stand-in
@@ -161,6 +162,9 @@ class TapeOptimizerMixin:
         grads = list(grads)
         if not grads:
             return
+        if passthrough((grads, trainable_variables), {}):
+            # Keras's own code calls this (a LossScaleOptimizer's inner optimizer, fit's compiled step).
+            return super().apply(grads, trainable_variables)
         if trainable_variables is None:
             if not self.built:
                 return super().apply(grads)  # Keras's error
@@ -187,7 +191,7 @@ class TapeOptimizerMixin:
                                        keras_variable, variable) for g, keras_variable, variable in kept]
         keras_variables = [k for _, k, _ in kept]
         optimizer_variables = list(self.variables)
-        keras_apply = super().apply
+        keras_apply = super().apply if not isinstance(self, _STATELESS_ONLY) else self._apply_statelessly
 
         sparse = any(isinstance(g, tuple) for g in gradients)
         narrow = sparse and not any(np.dtype(k.dtype).itemsize > 4 for k in keras_variables + optimizer_variables)
@@ -207,6 +211,28 @@ class TapeOptimizerMixin:
                       states=[v for _, _, v in kept] + [view_of(v) for v in optimizer_variables],
                       watch_state=False)
         return None
+
+    def _apply_statelessly(self, grads: list, trainable_variables: list) -> None:
+        """Keras's `stateless_apply`, its results assigned: for optimizers (LossScaleOptimizer) whose stateful
+        `apply` assigns variables inside `ops.cond` branches, which Keras on JAX runs only statelessly."""
+        optimizer_variables = list(self.variables)
+        new_trainable, new_optimizer = self.stateless_apply(
+            [v.value for v in optimizer_variables], grads, [v.value for v in trainable_variables])
+        for variable, value in zip(list(trainable_variables) + optimizer_variables,
+                                   list(new_trainable) + list(new_optimizer)):
+            variable.assign(value)
+
+    def scale_loss(self, loss: Any) -> Any:
+        """`loss` times the optimizer's loss scale (a LossScaleOptimizer's dynamic scale), on the tape.
+
+        Returns:
+          The scaled loss (`loss` itself when the optimizer has no loss scale).
+        """
+        keras_scale_loss = super().scale_loss
+        if passthrough((loss,), {}):
+            return keras_scale_loss(loss)
+        return stateful_call(self, "scale_loss", keras_scale_loss, (loss,), {}, list(self.variables),
+                             watch_state=False)
 
     def _clip_gradients(self, grads: list) -> list:
         """Keras's `clipnorm`/`global_clipnorm`/`clipvalue`, with TF's Keras's rule for sparse gradients.
