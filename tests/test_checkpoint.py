@@ -347,3 +347,20 @@ def test_an_object_is_saved_under_its_shortest_path(tmp_path):
             names.append([name for name, _ in tf.train.list_variables(path)])
         return names
     check(body)
+
+
+def test_checkpoint_state_and_options(tmp_path):
+    def body(tf):
+        directory = str(tmp_path / tf.__name__)
+        ckpt = tf.train.Checkpoint(v=tf.Variable(1.0))
+        empty = tf.train.get_checkpoint_state(directory)
+        ckpt.save(os.path.join(directory, "c"), options=tf.train.CheckpointOptions())
+        ckpt.save(os.path.join(directory, "c"))
+        state = tf.train.get_checkpoint_state(directory)
+        manager = tf.train.CheckpointManager(ckpt, directory, max_to_keep=3)
+        options = tf.train.CheckpointOptions(experimental_io_device="/job:localhost")
+        return (empty, os.path.basename(state.model_checkpoint_path),
+                [os.path.basename(p) for p in state.all_model_checkpoint_paths],
+                [os.path.basename(p) for p in manager.checkpoints],
+                options.experimental_io_device, options.experimental_enable_async_checkpoint)
+    check(body)

@@ -12,6 +12,7 @@ crash at any point leaves a restorable latest checkpoint.
 from __future__ import annotations
 
 import os
+import time
 from collections import deque
 from typing import Any, Callable
 
@@ -353,9 +354,7 @@ class Checkpoint:
         """Writes `<file_prefix>-<n>` for the next save number n and records it as the latest."""
         self.save_counter.assign_add(1)
         path = self.write(f"{os.fspath(file_prefix)}-{int(self.save_counter.numpy())}")
-        directory = os.path.dirname(path) or "."
-        _, previous = checkpoint_io.read_state(directory)
-        checkpoint_io.write_state(directory, path, [p for p in previous if p != path] + [path])
+        checkpoint_io.write_state(os.path.dirname(path) or ".", path, [path])  # as TF: only the newest is listed
         return path
 
     def read(self, save_path: str, options: Any = None) -> CheckpointLoadStatus:
@@ -414,8 +413,11 @@ class CheckpointManager:
         self._max_to_keep = max_to_keep
         self._init_fn = init_fn
         self._prefix = os.path.join(self._directory, checkpoint_name)
-        _, paths = checkpoint_io.read_state(self._directory)
-        self._checkpoints = [p for p in paths if checkpoint_io.exists(p)]
+        latest, paths, times = checkpoint_io.read_state_times(self._directory)
+        # As TF: only checkpoints a manager saved (those with a save time) are its own to keep or delete.
+        self._times = {p: t for p, t in zip(paths, times) if checkpoint_io.exists(p)}
+        self._checkpoints = list(self._times)
+        self._latest = latest
 
     @property
     def directory(self) -> str:
@@ -428,7 +430,8 @@ class CheckpointManager:
 
     @property
     def latest_checkpoint(self) -> str | None:
-        return self._checkpoints[-1] if self._checkpoints else None
+        """The newest checkpoint in the directory (also one saved without a manager), or None."""
+        return self._latest
 
     def restore_or_initialize(self) -> str | None:
         """Restores the latest checkpoint and returns its path, or else runs `init_fn` and returns None."""
@@ -453,11 +456,14 @@ class CheckpointManager:
         number = int(self._checkpoint.save_counter.numpy()) if checkpoint_number is None else int(checkpoint_number)
         path = self._checkpoint.write(f"{self._prefix}-{number}")
         self._checkpoints = [p for p in self._checkpoints if p != path] + [path]
-        checkpoint_io.write_state(self._directory, path, self._checkpoints)
+        self._times[path] = time.time()
+        self._latest = path
+        checkpoint_io.write_state(self._directory, path, self._checkpoints, [self._times[p] for p in self._checkpoints])
         if self._max_to_keep is None or len(self._checkpoints) <= self._max_to_keep:
             return path
         while len(self._checkpoints) > self._max_to_keep:
             old = self._checkpoints.pop(0)
+            self._times.pop(old, None)
             try:
                 os.remove(old + _SUFFIX)
             except FileNotFoundError:
@@ -466,5 +472,5 @@ class CheckpointManager:
                 from tapeshim._src import errors
 
                 raise errors.from_os_error(exc) from exc
-        checkpoint_io.write_state(self._directory, path, self._checkpoints)
+        checkpoint_io.write_state(self._directory, path, self._checkpoints, [self._times[p] for p in self._checkpoints])
         return path

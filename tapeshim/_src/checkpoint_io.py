@@ -138,18 +138,33 @@ def read_values(prefix: str) -> dict[str, np.ndarray]:
     return read_checkpoint(prefix)[0]
 
 
-def write_state(directory: str, latest: str, all_paths: list[str]) -> None:
-    """Writes TF's text `checkpoint` state file naming `latest` and `all_paths` (oldest first)."""
+def write_state(directory: str, latest: str, all_paths: list[str], timestamps: list[float] | None = None) -> None:
+    """Writes TF's text `checkpoint` state file naming `latest` and `all_paths` (oldest first).
+
+    Args:
+      directory: where the state file goes.
+      latest: the newest checkpoint's prefix.
+      all_paths: every kept checkpoint's prefix, oldest first.
+      timestamps: when each of `all_paths` was saved (a `CheckpointManager` records
+        these, as TF's does, and only recovers checkpoints that have one).
+    """
     def relative(p: str) -> str:
         return os.path.relpath(p, directory)
 
     text = f'model_checkpoint_path: "{relative(latest)}"\n' + "".join(
-        f'all_model_checkpoint_paths: "{relative(p)}"\n' for p in all_paths)
+        f'all_model_checkpoint_paths: "{relative(p)}"\n' for p in all_paths) + "".join(
+        f"all_model_checkpoint_timestamps: {t!r}\n" for t in (timestamps or []))
     write_atomically(os.path.join(directory, STATE_FILENAME), lambda stream: stream.write(text.encode()))
 
 
 def read_state(directory: str) -> tuple[str | None, list[str]]:
-    """The latest checkpoint and all checkpoints the state file in `directory` names.
+    """The latest checkpoint and all checkpoints the state file in `directory` names (see `read_state_times`)."""
+    latest, paths, _ = read_state_times(directory)
+    return latest, paths
+
+
+def read_state_times(directory: str) -> tuple[str | None, list[str], list[float]]:
+    """The latest checkpoint, all checkpoints and their save times, as the state file in `directory` records them.
 
     An unreadable state file is ignored with a warning, as TF does.
 
@@ -158,7 +173,7 @@ def read_state(directory: str) -> tuple[str | None, list[str]]:
     """
     state = os.path.join(directory, STATE_FILENAME)
     if not os.path.exists(state):
-        return None, []
+        return None, [], []
     try:
         with open(state, "rb") as stream:
             data = stream.read()
@@ -167,15 +182,57 @@ def read_state(directory: str) -> tuple[str | None, list[str]]:
         name = type(errors.from_os_error(exc)).__name__
         get_logger().warning(f"{name}: {state}; {reason}")
         get_logger().warning(f"{state}: Checkpoint ignored")
-        return None, []
+        return None, [], []
     text = data.decode("utf-8")
     latest = re.search(r'^model_checkpoint_path: "(.*)"', text, re.M)
     paths = re.findall(r'^all_model_checkpoint_paths: "(.*)"', text, re.M)
+    times = [float(t) for t in re.findall(r"^all_model_checkpoint_timestamps: ([0-9.eE+-]+)\s*$", text, re.M)]
 
     def absolute(p: str) -> str:
         return p if os.path.isabs(p) else os.path.join(directory, p)
 
-    return (absolute(latest.group(1)) if latest else None), [absolute(p) for p in paths]
+    return (absolute(latest.group(1)) if latest else None), [absolute(p) for p in paths], times
+
+
+class CheckpointState:
+    """What a directory's `checkpoint` state file records, as TF's `CheckpointState` proto."""
+
+    def __init__(self, model_checkpoint_path: str, all_model_checkpoint_paths: list[str]) -> None:
+        self.model_checkpoint_path = model_checkpoint_path
+        self.all_model_checkpoint_paths = list(all_model_checkpoint_paths)
+        self.all_model_checkpoint_timestamps: list[float] = []
+        self.last_preserved_timestamp = 0.0
+
+    def __repr__(self) -> str:
+        return (f'model_checkpoint_path: "{self.model_checkpoint_path}"\n' + "".join(
+            f'all_model_checkpoint_paths: "{p}"\n' for p in self.all_model_checkpoint_paths))
+
+
+def get_checkpoint_state(checkpoint_dir: str, latest_filename: str | None = None) -> CheckpointState | None:
+    """The state file of `checkpoint_dir`, or None if it has none, as `tf.train.get_checkpoint_state`."""
+    latest, paths = read_state(os.fspath(checkpoint_dir))
+    return None if latest is None else CheckpointState(latest, paths)
+
+
+class CheckpointOptions:
+    """Options for saving and restoring checkpoints, as `tf.train.CheckpointOptions` (accepted; files are local).
+
+    Args:
+      experimental_io_device: the device TF would do I/O on.
+      experimental_enable_async_checkpoint: whether TF would write in the background.
+      experimental_write_callbacks: callbacks TF runs after a write.
+      enable_async: the same as `experimental_enable_async_checkpoint`.
+      experimental_sharding_callback: how TF would shard the files.
+    """
+
+    def __init__(self, experimental_io_device: str | None = None, experimental_enable_async_checkpoint: bool = False,
+                 experimental_write_callbacks: Any = None, enable_async: bool = False,
+                 experimental_sharding_callback: Any = None) -> None:
+        self.experimental_io_device = experimental_io_device
+        self.experimental_enable_async_checkpoint = experimental_enable_async_checkpoint or enable_async
+        self.enable_async = self.experimental_enable_async_checkpoint
+        self.experimental_write_callbacks = experimental_write_callbacks
+        self.experimental_sharding_callback = experimental_sharding_callback
 
 
 def exists(prefix: str) -> bool:

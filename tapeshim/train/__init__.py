@@ -2,12 +2,14 @@
 
 from tapeshim._src.checkpoint import Checkpoint, CheckpointManager
 from tapeshim._src.checkpoint_io import (
+    CheckpointOptions,
     CheckpointReader,
+    get_checkpoint_state,
     latest_checkpoint,
     list_variables,
     load_checkpoint,
     load_variable,
 )
 
-__all__ = ["Checkpoint", "CheckpointManager", "CheckpointReader", "latest_checkpoint", "list_variables",
-           "load_checkpoint", "load_variable"]
+__all__ = ["Checkpoint", "CheckpointManager", "CheckpointOptions", "CheckpointReader", "get_checkpoint_state",
+           "latest_checkpoint", "list_variables", "load_checkpoint", "load_variable"]
