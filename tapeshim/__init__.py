@@ -24,6 +24,7 @@ _jax.config.update("jax_enable_x64", True)
 
 from tapeshim import (  # noqa: E402
     autodiff,
+    autograph,
     data,
     debugging,
     dtypes,
@@ -208,7 +209,7 @@ NON_OP_EXPORTS = frozenset([
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
     "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
-    "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "bfloat16", "bool", "case", "complex128",
+    "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "autograph", "bfloat16", "bool", "case", "complex128",
     "complex64", "cond", "constant", "convert_to_tensor", "custom_gradient", "debugging", "double", "dtypes",
     "errors", "experimental", "float16", "float32", "float64", "function", "get_logger", "half", "int16", "int32",
     "int64", "int8", "is_tensor", "linalg", "math", "nest", "newaxis", "nn", "random", "switch_case", "uint16",
@@ -222,7 +223,7 @@ __all__ = [
     "DType", "ForwardAccumulator", "Function", "GradientTape", "IndexedSlices", "Tensor", "TensorShape",
     "TensorSpec", "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n", "argmax", "argmin",
     "argsort", "as_dtype", "asin", "asinh", "assert_equal", "assert_greater", "assert_less", "assert_rank", "atan",
-    "atan2", "atanh", "autodiff", "bfloat16", "bitcast", "bool", "boolean_mask", "broadcast_to", "case", "cast",
+    "atan2", "atanh", "autodiff", "autograph", "bfloat16", "bitcast", "bool", "boolean_mask", "broadcast_to", "case", "cast",
     "clip_by_global_norm", "clip_by_norm", "clip_by_value", "complex", "complex128", "complex64", "concat", "cond",
     "constant", "convert_to_tensor", "cos", "cosh", "cumsum", "custom_gradient", "debugging", "divide", "double",
     "dtypes", "einsum", "equal", "errors", "exp", "expand_dims", "experimental", "eye", "fill", "float16",

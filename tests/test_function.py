@@ -564,17 +564,20 @@ def test_get_concrete_function_inside_a_trace():
     check(body)
 
 
+def test_assignment_inside_a_cond_branch():
+    def body(tf):
+        v = tf.Variable(0.0)
+
+        @tf.function
+        def assign_in_branch(p):
+            v.assign(1.0)
+            return tf.cond(p, lambda: v.assign(2.0) * 1.0, lambda: v.assign(3.0) * 1.0)
+
+        return assign_in_branch(tf.constant(True)), v.read_value(), assign_in_branch(tf.constant(False)), v
+    check(body)
+
+
 def test_unsupported_constructs_say_so():
-    v = tapeshim.Variable(0.0)
-
-    @tapeshim.function
-    def assign_in_branch(p):
-        v.assign(1.0)
-        return tapeshim.cond(p, lambda: v.assign(2.0) * 1.0, lambda: v.assign(3.0) * 1.0)
-
-    with pytest.raises(NotImplementedError, match="assigns a variable"):
-        assign_in_branch(tapeshim.constant(True))
-
     @tapeshim.function
     def unbounded(x):
         return tapeshim.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * 2.0), [tapeshim.constant(0), x])[1]

@@ -31,7 +31,7 @@ class _Branch:
     that owns the branch returns the new values and an effect token as outputs.
     """
 
-    def __init__(self, fn: Callable[..., Any], specs: Sequence[tuple], what: str) -> None:
+    def __init__(self, fn: Callable[..., Any], specs: Sequence[tuple], what: str, convert: bool = True) -> None:
         trace = _thread_state.trace
         self.first_tid = next_tensor_id()
         self.placeholders = [trace.placeholder(jnp.zeros(shape, dtype._np), shape, dtype) for shape, dtype in specs]
@@ -48,7 +48,11 @@ class _Branch:
             trace.pending.clear()
             trace.pending.update(pending_before)
             del trace.effects[effects_before:]
-        self.outputs = [convert_to_tensor(leaf) for leaf in nest.flatten(self.result)]
+        self.set_outputs(nest.flatten(self.result) if convert else [])
+
+    def set_outputs(self, outputs: Sequence[Any]) -> None:
+        """The branch's (flat) outputs, converted to tensors (AutoGraph chooses them itself)."""
+        self.outputs = [convert_to_tensor(leaf) for leaf in outputs]
         self.avals = tuple((tuple(t._shape), t._dtype) for t in self.outputs)
 
     def finish(self, extra: Sequence[Tensor] = ()) -> None:
@@ -161,6 +165,11 @@ def _check_same_outputs(branches: Sequence[_Branch], message: str) -> None:
 def _switch(index: Tensor, fns: Sequence[Callable[[], Any]], name: str, message: str) -> Any:
     branches = [_Branch(fn, [], name) for fn in fns]
     _check_same_outputs(branches, message)
+    return nest.pack_sequence_as(branches[0].result, switch_branches(index, branches, name))
+
+
+def switch_branches(index: Tensor, branches: Sequence[_Branch], name: str) -> list:
+    """Records one `lax.cond`/`lax.switch` over traced branches with the same outputs; returns them."""
     variables, with_token = _finish_branches(branches)
     captures, positions = _merge_captures(branches)
 
@@ -174,8 +183,7 @@ def _switch(index: Tensor, fns: Sequence[Callable[[], Any]], name: str, message:
             return tuple(lax.cond(selector, callables[0], callables[1], caps))
         return tuple(lax.switch(selector, callables, caps))
 
-    outputs = _apply_state(_record(fn, name, (index, *captures), branches[0].avals), variables, with_token)
-    return nest.pack_sequence_as(branches[0].result, outputs)
+    return _apply_state(_record(fn, name, (index, *captures), branches[0].avals), variables, with_token)
 
 
 def cond(pred: Any, true_fn: Callable[[], Any] | None = None, false_fn: Callable[[], Any] | None = None,

@@ -20,8 +20,8 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from tapeshim._src import nest
-from tapeshim._src.concrete_function import ConcreteFunction
+from tapeshim._src import autograph, nest
+from tapeshim._src.concrete_function import ConcreteFunction, PolymorphicFunctionType
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.function_trace import FunctionTrace
 from tapeshim._src.shape import TensorShape
@@ -128,6 +128,8 @@ class Function:
     def __init__(self, python_function: Callable, input_signature: Any = None, jit_compile: Any = None,
                  reduce_retracing: bool = False, autograph: bool = True, name: str | None = None) -> None:
         self._python_function = python_function
+        self._autograph = autograph
+        self._converted: Callable | None = None  # the AutoGraph form, made on the first trace
         self._input_signature = None if input_signature is None else list(input_signature)
         self._jit_compile = jit_compile
         self._reduce_retracing = reduce_retracing
@@ -161,6 +163,11 @@ class Function:
     def input_signature(self) -> Any:
         return self._input_signature
 
+    @property
+    def function_type(self) -> PolymorphicFunctionType:
+        """The parameters as TF prints them: `(x, y=<captured_default_value>)`, or with the signature's specs."""
+        return PolymorphicFunctionType(self._signature, self._input_signature)
+
     def experimental_get_tracing_count(self) -> int:
         """How many times the function was traced (TF's count of concrete signatures)."""
         return len(self._tf_keys) + self._initializing_traces
@@ -175,7 +182,7 @@ class Function:
         bound = self._bound.get(instance)
         if bound is None:
             bound = Function(functools.partial(self._python_function, instance), self._input_signature,
-                             self._jit_compile, self._reduce_retracing, name=self._name)
+                             self._jit_compile, self._reduce_retracing, autograph=self._autograph, name=self._name)
             self._bound[instance] = bound
         return bound
 
@@ -284,7 +291,7 @@ class Function:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _thread_state.trace is not None:
-            return self._python_function(*args, **kwargs)  # inlined into the enclosing trace
+            return self._traced_function()(*args, **kwargs)  # inlined into the enclosing trace
         if kwargs or len(args) != self._n_positional:
             args, kwargs = self._canonical(args, kwargs)
         if self._input_signature is not None:
@@ -402,6 +409,12 @@ class Function:
             names += [name if i == 0 else f"{name}_{i}" for i in range(len(nest.flatten(kwargs[name])))]
         return names
 
+    def _traced_function(self) -> Callable:
+        """What a trace runs: the AutoGraph form of the Python function (converted once), or the function."""
+        if self._converted is None:
+            self._converted = autograph.convert(self._python_function) if self._autograph else self._python_function
+        return self._converted
+
     def _trace_once(self, flat: list, args: tuple, kwargs: dict,
                     specs: Any = None) -> tuple[ConcreteFunction, FunctionTrace]:
         trace = FunctionTrace(allow_variable_creation=not self._first_trace_done)
@@ -427,7 +440,7 @@ class Function:
         _thread_state.recorders = [trace]
         _thread_state.trace = trace
         try:
-            result = self._python_function(*traced_args, **traced_kwargs)
+            result = self._traced_function()(*traced_args, **traced_kwargs)
             concrete = ConcreteFunction(self, trace, flat, result, args, kwargs, placeholders, specs)
         finally:
             _thread_state.trace = saved_trace
@@ -456,9 +469,9 @@ def function(func: Callable | None = None, input_signature: Any = None, autograp
         decorator with arguments).
       input_signature: a list of `tf.TensorSpec` (nests allowed) fixing the
         arguments; calls that do not match raise `TypeError`.
-      autograph: accepted for compatibility; Python `if`/`while` on tensors is
-        not rewritten and raises `OperatorNotAllowedInGraphError` (use
-        `tf.cond`/`tf.while_loop`).
+      autograph: convert Python `if`/`while`/`for` over tensors into
+        `tf.cond`/`tf.while_loop` (AutoGraph, `autograph/`); with False, Python
+        control flow on a tensor raises `OperatorNotAllowedInGraphError`.
       jit_compile: accepted; the program is always compiled by XLA.
       reduce_retracing: count traces as TF does (generalised signatures);
         every new concrete shape is still compiled, running the Python function.
@@ -466,10 +479,10 @@ def function(func: Callable | None = None, input_signature: Any = None, autograp
     Returns:
       A `Function`, or a decorator making one.
     """
-    del autograph, experimental_implements, experimental_autograph_options, experimental_attributes
+    del experimental_implements, experimental_autograph_options, experimental_attributes
     del experimental_relax_shapes, experimental_compile, experimental_follow_type_hints
 
     def decorate(python_function: Callable) -> Function:
-        return Function(python_function, input_signature, jit_compile, reduce_retracing)
+        return Function(python_function, input_signature, jit_compile, reduce_retracing, autograph=autograph)
 
     return decorate if func is None else decorate(func)

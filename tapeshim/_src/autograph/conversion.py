@@ -1,0 +1,197 @@
+"""Converting a Python function with AutoGraph: source, rewrite, compile, cache.
+
+`convert(fn)` parses the function's source with `ast`, rewrites it
+(`transformer.py`) and compiles it once per code object, keeping the original
+file name and line numbers so that errors point at the user's line. The
+converted function is rebuilt per function object with the original globals,
+closure cells (a method's `__class__` cell included) and defaults, and cached.
+Functions without source (builtins, lambdas typed in a REPL), generators, and
+functions from TF-like libraries (tapeshim, JAX, NumPy, Keras, TensorFlow, the
+standard library) run unconverted, as TF's AutoGraph leaves its own and
+allowlisted modules alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import os
+import sysconfig
+import textwrap
+import types
+import weakref
+from typing import Any, Callable
+
+from tapeshim._src.autograph import operators, transformer
+
+_DO_NOT_CONVERT = "__tapeshim_autograph_do_not_convert__"
+_SKIPPED_PACKAGES = ("tapeshim", "jax", "jaxlib", "numpy", "keras", "tensorflow", "scipy", "optax", "flax", "torch",
+                     "tree", "ml_dtypes", "absl", "pytest", "_pytest")
+_TAPESHIM_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_STDLIB = sysconfig.get_paths().get("stdlib", "\0")
+
+_code_cache: dict[types.CodeType, tuple[types.CodeType, str]] = {}
+_function_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_unconvertible: weakref.WeakSet = weakref.WeakSet()
+
+
+class _Operators(types.ModuleType):
+    """The `ag__` name the converted code sees."""
+
+
+ag__ = _Operators("ag__")
+for _name in ("and_", "or_", "not_", "if_stmt", "while_stmt", "for_stmt", "range_call", "Undefined",
+              "UndefinedReturnValue", "retval"):
+    setattr(ag__, _name, getattr(operators, _name))
+
+
+def do_not_convert(func: Callable | None = None) -> Any:
+    """Marks a function to run unconverted by AutoGraph, as `tf.autograph.experimental.do_not_convert`.
+
+    Args:
+      func: the function (or None, to use it as a decorator factory).
+
+    Returns:
+      A wrapper of `func` that AutoGraph calls as is.
+    """
+    if func is None:
+        return do_not_convert
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    setattr(wrapper, _DO_NOT_CONVERT, True)
+    return wrapper
+
+
+def _is_convertible(fn: Any) -> bool:
+    if not isinstance(fn, types.FunctionType) or getattr(fn, _DO_NOT_CONVERT, False):
+        return False
+    if fn in _unconvertible or fn.__name__ == "<lambda>":
+        return False
+    code = fn.__code__
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        return False
+    module = (getattr(fn, "__module__", None) or "").split(".")[0]
+    if module in _SKIPPED_PACKAGES:
+        return False
+    filename = code.co_filename  # by file too: functools.wraps gives a library's wrapper the user's __module__
+    if filename.startswith(("<", _TAPESHIM_DIR)) or any(f"{os.sep}{p}{os.sep}" in filename for p in _SKIPPED_PACKAGES):
+        return False
+    return not (filename.startswith(_STDLIB) and "site-packages" not in filename)
+
+
+def _parse(fn: types.FunctionType) -> ast.FunctionDef | None:
+    try:
+        lines, first_line = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return None
+    try:
+        module = ast.parse(textwrap.dedent("".join(lines)))
+    except SyntaxError:
+        return None
+    if not module.body or not isinstance(module.body[0], ast.FunctionDef) or module.body[0].name != fn.__name__:
+        return None
+    ast.increment_lineno(module, first_line - 1)
+    node = module.body[0]
+    node.decorator_list = []
+    return node
+
+
+def _compile(fn: types.FunctionType) -> tuple[types.CodeType, str] | None:
+    """The converted code object of `fn` and its source, cached per code object."""
+    cached = _code_cache.get(fn.__code__)
+    if cached is not None:
+        return cached
+    node = _parse(fn)
+    if node is None:
+        return None
+    transformer.transform(node)
+    freevars = list(fn.__code__.co_freevars)
+    factory = ast.FunctionDef(
+        name="autograph_factory__",
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=v) for v in ["ag__"] + freevars], vararg=None,
+                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        body=[node, ast.Return(value=ast.Name(id=node.name, ctx=ast.Load()))],
+        decorator_list=[], returns=None, type_params=[])
+    ast.copy_location(factory, node)
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    compiled = compile(module, fn.__code__.co_filename, "exec")
+    factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
+    code = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
+    cached = (code, ast.unparse(node))
+    _code_cache[fn.__code__] = cached
+    return cached
+
+
+def convert(fn: Any) -> Any:
+    """`fn` with AutoGraph applied (bound methods and `functools.partial` keep their binding).
+
+    Returns `fn` itself when it cannot or should not be converted.
+    """
+    if isinstance(fn, functools.partial):
+        converted = convert(fn.func)
+        return fn if converted is fn.func else functools.partial(converted, *fn.args, **fn.keywords)
+    if isinstance(fn, types.MethodType):
+        converted = convert(fn.__func__)
+        return fn if converted is fn.__func__ else types.MethodType(converted, fn.__self__)
+    if not _is_convertible(fn):
+        return fn
+    converted = _function_cache.get(fn)
+    if converted is not None:
+        return converted
+    compiled = _compile(fn)
+    if compiled is None:
+        _unconvertible.add(fn)
+        return fn
+    code = compiled[0]
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    cells["ag__"] = types.CellType(ag__)
+    closure = tuple(cells[name] for name in code.co_freevars)
+    converted = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    converted.__kwdefaults__ = fn.__kwdefaults__
+    converted.__dict__.update(fn.__dict__)
+    converted.__wrapped__ = fn
+    converted.__qualname__ = fn.__qualname__
+    setattr(converted, _DO_NOT_CONVERT, True)  # already converted
+    _function_cache[fn] = converted
+    return converted
+
+
+def converted_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """A call inside converted code: user functions are converted (once) before they run."""
+    if isinstance(fn, types.FunctionType):
+        if getattr(fn, _DO_NOT_CONVERT, False) or fn in _unconvertible:
+            return fn(*args, **kwargs)
+        converted = _function_cache.get(fn)
+        return (converted if converted is not None else convert(fn))(*args, **kwargs)
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        return convert(fn)(*args, **kwargs)
+    return fn(*args, **kwargs)
+
+
+setattr(ag__, "converted_call", converted_call)
+
+
+def to_code(fn: Callable, recursive: bool = True, experimental_optional_features: Any = None) -> str:
+    """The source of `fn` after AutoGraph's rewrite, as `tf.autograph.to_code`.
+
+    Raises:
+      ValueError: if `fn` has no Python source to convert.
+    """
+    del recursive, experimental_optional_features
+    target = getattr(fn, "python_function", fn)
+    target = getattr(target, "__func__", target)
+    if not isinstance(target, types.FunctionType) or _compile(target) is None:
+        raise ValueError(f"Unable to locate the source code of {fn!r}.")
+    return _compile(target)[1] + "\n"
+
+
+def to_graph(fn: Callable, recursive: bool = True, experimental_optional_features: Any = None) -> Callable:
+    """`fn` converted by AutoGraph (a Python function calling tf ops), as `tf.autograph.to_graph`."""
+    del recursive, experimental_optional_features
+    return convert(getattr(fn, "python_function", fn))
+

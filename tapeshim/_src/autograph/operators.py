@@ -1,0 +1,357 @@
+"""AutoGraph's run-time operators: what a converted `if`, `while`, `for`, `and`, `not` calls.
+
+Each operator looks at its condition or iterable when the statement runs: a
+symbolic tensor (inside `tapeshim.function`) makes a `tf.cond`/`tf.while_loop`
+over the statement's state (the variables it assigns), anything else runs as
+plain Python, as TF's AutoGraph does. The checks on the state (a variable
+defined in one branch only, a loop variable changing dtype or shape) raise TF's
+AutoGraph errors.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Callable, Sequence
+
+from tapeshim._src import control_flow, nest
+from tapeshim._src.state import _thread_state
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.variable import Variable
+
+_BRANCH_NAMES = ("main", "else")
+
+
+class Undefined:
+    """The value of a variable not yet assigned when a converted statement starts."""
+
+    def __init__(self, symbol_name: str) -> None:
+        self.symbol_name = symbol_name
+
+    def __repr__(self) -> str:
+        return f"<undefined {self.symbol_name}>"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise UnboundLocalError(f"local variable '{self.symbol_name}' referenced before assignment")
+
+    def __bool__(self) -> bool:
+        raise UnboundLocalError(f"local variable '{self.symbol_name}' referenced before assignment")
+
+
+class UndefinedReturnValue:
+    """The return value of a converted function before a `return` ran (the function returns None)."""
+
+
+def retval(value: Any) -> Any:
+    """The function's return value: None when no `return` ran."""
+    return None if isinstance(value, UndefinedReturnValue) else value
+
+
+def _symbolic(value: Any) -> bool:
+    trace = _thread_state.trace
+    if trace is None:
+        return False
+    if isinstance(value, Variable):
+        return False
+    return isinstance(value, Tensor) and trace.is_symbolic(value)
+
+
+# -- and, or, not ----------------------------------------------------------------------
+def and_(left: Callable[[], Any], right: Callable[[], Any]) -> Any:
+    """`a and b`: `tf.logical_and` when `a` is a tensor, else Python's lazy `and`."""
+    value = left()
+    if isinstance(value, (Tensor, Variable)):
+        from tapeshim._src.ops import math_ops
+
+        return math_ops.logical_and(value, right())
+    return value and right()
+
+
+def or_(left: Callable[[], Any], right: Callable[[], Any]) -> Any:
+    """`a or b`: `tf.logical_or` when `a` is a tensor, else Python's lazy `or`."""
+    value = left()
+    if isinstance(value, (Tensor, Variable)):
+        from tapeshim._src.ops import math_ops
+
+        return math_ops.logical_or(value, right())
+    return value or right()
+
+
+def not_(value: Any) -> Any:
+    """`not a`: `tf.logical_not` when `a` is a tensor, else Python's `not`."""
+    if isinstance(value, (Tensor, Variable)):
+        from tapeshim._src.ops import math_ops
+
+        return math_ops.logical_not(value)
+    return not value
+
+
+# -- if --------------------------------------------------------------------------------
+def if_stmt(test: Any, body: Callable[..., tuple], orelse: Callable[..., tuple], state: tuple,
+            names: Sequence[str], live: Sequence[str]) -> tuple:
+    """A converted `if`: `tf.cond` over the assigned variables when `test` is a symbolic tensor."""
+    if not _symbolic(test):
+        return body(*state) if test else orelse(*state)
+    predicate = convert_to_tensor(test)
+    if predicate._shape:
+        from tapeshim._src import errors
+
+        raise errors.invalid_argument(
+            f"The first argument to tf.cond must be a scalar, got shape {list(predicate._shape)}", "If")
+    if not predicate._dtype.is_bool:
+        raise TypeError(f"Expected bool for the condition of an if statement, got {predicate._dtype.name}.")
+    branches = [control_flow._Branch(lambda fn=fn: fn(*state), [], "If", convert=False) for fn in (body, orelse)]
+    results = [list(branch.result) for branch in branches]
+    final: list[Any] = [None] * len(names)
+    kept: list[int] = []
+    for i, name in enumerate(names):
+        values = [results[0][i], results[1][i]]
+        choice = _merge_branch_values(name, values, name in live)
+        if choice is _OUTPUT:
+            kept.append(i)
+        else:
+            final[i] = choice
+    flat_per_branch = [[leaf for i in kept for leaf in nest.flatten(_as_tensors(result[i]))] for result in results]
+    for branch, flat in zip(branches, flat_per_branch):
+        branch.set_outputs(flat)
+    outputs = control_flow.switch_branches(predicate, branches, "If")
+    position = 0
+    for i in kept:
+        structure = _as_tensors(results[0][i])
+        size = len(nest.flatten(structure))
+        final[i] = nest.pack_sequence_as(structure, outputs[position:position + size])
+        position += size
+    return tuple(final)
+
+
+_OUTPUT = object()
+
+
+def _as_tensors(value: Any) -> Any:
+    return nest.map_structure(convert_to_tensor, value)
+
+
+def _merge_branch_values(name: str, values: list, live: bool) -> Any:
+    """What a variable is after a tensor `if`: `_OUTPUT` (a cond output), or one Python value."""
+    undefined = [isinstance(v, (Undefined, UndefinedReturnValue)) for v in values]
+    if all(undefined):
+        return values[0]
+    if any(undefined):
+        missing = _BRANCH_NAMES[undefined.index(True)]
+        if name == "retval__":
+            raise ValueError(f"the {missing} branch must also have a return statement.")
+        if not live:
+            return Undefined(name)
+        raise ValueError(f"'{name}' must also be initialized in the {missing} branch")
+    if values[0] is values[1] and not isinstance(values[0], (Tensor, Variable)):
+        return values[0]  # the same Python object in both branches (unchanged, or a module, a function)
+    for branch, value in zip(_BRANCH_NAMES, values):
+        if value is None:
+            raise ValueError(f"'{name}' is None at the end of the {branch} branch.")
+    try:
+        converted = [_as_tensors(v) for v in values]
+    except (TypeError, ValueError):
+        raise TypeError(f"'{name}' must be a tensor (or a structure of tensors) in both branches of an if statement "
+                        f"on a tensor; got {type(values[0]).__name__} and {type(values[1]).__name__}.") from None
+    try:
+        nest.assert_same_structure(converted[0], converted[1])
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"'{name}' must have the same nested structure in the main and else branches:\n{exc}") \
+            from None
+    for first, second in zip(nest.flatten(converted[0]), nest.flatten(converted[1])):
+        if first._dtype != second._dtype:
+            raise TypeError(f"'{name}' has dtype {first._dtype.name} in the main branch, but dtype "
+                            f"{second._dtype.name} in the else branch")
+        if first._shape != second._shape:
+            raise ValueError(f"'{name}' has shape {tuple(first._shape)} in the main branch, but shape "
+                             f"{tuple(second._shape)} in the else branch; tapeshim needs the same shape in both.")
+    return _OUTPUT
+
+
+# -- while -----------------------------------------------------------------------------
+def while_stmt(test: Callable[..., Any], body: Callable[..., tuple], state: tuple, names: Sequence[str],
+               live: Sequence[str]) -> tuple:
+    """A converted `while`: `tf.while_loop` over the assigned variables when the test is a symbolic tensor."""
+    first = test(*state)
+    if not _symbolic(first):
+        while first:
+            state = body(*state)
+            first = test(*state)
+        return state
+    return _tensor_loop(test, body, state, names, live, None)
+
+
+def _tensor_loop(test: Callable[..., Any], body: Callable[..., tuple], state: tuple, names: Sequence[str],
+                 live: Sequence[str], maximum_iterations: int | None, counter: Any = None) -> tuple:
+    """`tf.while_loop` over a converted loop's state.
+
+    Variables still undefined at the loop are local to the body when nothing after
+    the loop reads them; otherwise the body is traced once to learn their shape and
+    dtype, and they start as zeros, as TF's AutoGraph does. `counter`, when given,
+    is an extra first loop variable the caller's `test`/`body` receive before the state.
+    """
+    if "do_return__" in names:
+        raise NotImplementedError(
+            "a return statement cannot be placed inside this TensorFlow loop; this may happen if a return "
+            "statement depends on a static Python condition such as a hyperparameter")
+    extra = [] if counter is None else [counter]
+    state = list(state)
+    undefined = [i for i, v in enumerate(state) if isinstance(v, (Undefined, UndefinedReturnValue))]
+    needed = [i for i in undefined if names[i] in live]
+    if needed:
+        probe = control_flow._Branch(lambda: body(*extra, *state), [], "While", convert=False)
+        for i in needed:
+            value = probe.result[i]
+            if isinstance(value, (Undefined, UndefinedReturnValue)):
+                raise ValueError(f"'{names[i]}' must be defined before the loop.")
+            from tapeshim._src.ops import array_ops
+
+            state[i] = nest.map_structure(lambda t: array_ops.zeros_like(convert_to_tensor(t)), value)
+    carried = [i for i, v in enumerate(state) if not isinstance(v, (Undefined, UndefinedReturnValue))]
+    for i in carried:
+        if state[i] is None:
+            raise ValueError(f"'{names[i]}' is None before the loop; it must be a tensor (or a Python value "
+                             "that converts to one) to be a loop variable.")
+    initial = [_as_tensors(state[i]) for i in carried]
+    n_extra = len(extra)
+
+    def full_state(values: Sequence[Any]) -> list:
+        current = list(state)
+        for i, value in zip(carried, values[n_extra:]):
+            current[i] = value
+        return list(values[:n_extra]) + current
+
+    def loop_test(*values: Any) -> Any:
+        return test(*full_state(values))
+
+    def loop_body(*values: Any) -> tuple:
+        result = body(*full_state(values))
+        new_extra = list(result[:n_extra])
+        result = result[n_extra:]
+        out = []
+        for i, before in zip(carried, initial):
+            out.append(_check_loop_variable(names[i], before, result[i]))
+        return tuple(new_extra + out)
+
+    final = control_flow.while_loop(loop_test, loop_body, tuple(extra + initial),
+                                    maximum_iterations=maximum_iterations)
+    result = list(state)
+    for i, value in zip(carried, list(final)[n_extra:]):
+        result[i] = value
+    return tuple(result)
+
+
+def _check_loop_variable(name: str, before: Any, after: Any) -> Any:
+    """TF's AutoGraph checks of a loop variable after one iteration; returns it as tensors."""
+    if isinstance(after, (Undefined, UndefinedReturnValue)):
+        raise ValueError(f"'{name}' must be defined in every iteration of the loop.")
+    if after is None:
+        raise ValueError(f"'{name}' is None after one iteration of the loop.")
+    try:
+        nest.assert_same_structure(before, after)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"'{name}' does not have the same nested structure after one iteration.\n{exc}") from None
+    after = _as_tensors(after)
+    for old, new in zip(nest.flatten(before), nest.flatten(after)):
+        if old._dtype != new._dtype:
+            raise TypeError(f"'{name}' has dtype {old._dtype.name} before the loop, but dtype {new._dtype.name} "
+                            "after one iteration")
+        if old._shape != new._shape:
+            raise ValueError(f"'{name}' has shape {tuple(old._shape)} before the loop, but shape "
+                             f"{tuple(new._shape)} after one iteration. Use "
+                             "tf.autograph.experimental.set_loop_options to set shape invariants.")
+    return after
+
+
+# -- for -------------------------------------------------------------------------------
+class _RangeCall:
+    """`range(...)` or `tf.range(...)` as a loop's iterable, not yet evaluated."""
+
+    def __init__(self, func: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+        self.func, self.args, self.kwargs = func, args, kwargs
+
+
+def range_call(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """The iterable of `for i in range(...)`: a Python range stays one (the loop unrolls)."""
+    import tapeshim
+
+    if func is tapeshim.range or (func is builtins.range and any(isinstance(a, (Tensor, Variable)) for a in args)):
+        return _RangeCall(func, args, kwargs)
+    return func(*args, **kwargs)
+
+
+def for_stmt(iterated: Any, extra_test: Callable[..., Any] | None, body: Callable[..., tuple], state: tuple,
+             names: Sequence[str], live: Sequence[str]) -> tuple:
+    """A converted `for`: a tensor loop over a tensor or `tf.range`, else Python iteration."""
+    if isinstance(iterated, _RangeCall):
+        return _range_loop(iterated, extra_test, body, state, names, live)
+    if isinstance(iterated, Tensor) and _thread_state.trace is not None:
+        return _tensor_iteration(iterated, extra_test, body, state, names, live)
+    for item in iterated:
+        if extra_test is not None:
+            go = extra_test(*state)
+            if _symbolic(go):
+                go = bool(go)  # a tensor break condition in a Python loop: TF's error
+            if not go:
+                break
+        state = body(item, *state)
+    return state
+
+
+def _range_loop(call: _RangeCall, extra_test: Callable[..., Any] | None, body: Callable[..., tuple], state: tuple,
+                names: Sequence[str], live: Sequence[str]) -> tuple:
+    import tapeshim
+    from tapeshim._src.ops import math_ops
+
+    args = list(call.args)
+    start, limit, delta = (0, args[0], 1) if len(args) == 1 else (args + [1])[:3]
+    start = call.kwargs.get("start", start)
+    limit = call.kwargs.get("limit", limit)
+    delta = call.kwargs.get("delta", delta)
+    if _thread_state.trace is None or not any(_symbolic(v) for v in (start, limit, delta)):
+        if _thread_state.trace is None:
+            return for_stmt(call.func(*call.args, **call.kwargs), extra_test, body, state, names, live)
+    dtype_of = tapeshim.range(start, limit, delta, **call.kwargs).dtype if not any(
+        _symbolic(v) for v in (start, limit, delta)) else None
+    values = [convert_to_tensor(v) for v in (start, limit, delta)]
+    if dtype_of is None:
+        order = ["int32", "int64", "float32", "float64"]
+        dtype_of = max((v.dtype for v in values), key=lambda d: order.index(d.name) if d.name in order else 0)
+        dtype_of = call.kwargs.get("dtype", dtype_of)
+    start_t, limit_t, delta_t = (math_ops.cast(v, dtype_of) for v in values)
+    steps = None
+    if not any(_symbolic(v) for v in values):
+        import math
+
+        steps = builtins.max(0, math.ceil((float(limit_t) - float(start_t)) / float(delta_t)))
+
+    def test(index: Any, *current: Any) -> Any:
+        more = math_ops.logical_or(math_ops.logical_and(delta_t > 0, index < limit_t),
+                                   math_ops.logical_and(delta_t < 0, index > limit_t))
+        return more if extra_test is None else and_(lambda: more, lambda: extra_test(*current))
+
+    def step(index: Any, *current: Any) -> tuple:
+        return (index + delta_t, *body(index, *current))
+
+    return _tensor_loop(test, step, state, names, live, steps, counter=start_t)
+
+
+def _tensor_iteration(tensor: Tensor, extra_test: Callable[..., Any] | None, body: Callable[..., tuple],
+                      state: tuple, names: Sequence[str], live: Sequence[str]) -> tuple:
+    """`for row in tensor`: a loop over the first dimension (its size is static in tapeshim)."""
+    from tapeshim._src import dtypes
+
+    if not tensor._shape:
+        raise TypeError("Tensor objects are only iterable when eager execution is enabled. To iterate over this "
+                        "tensor use tf.map_fn.")
+    size = tensor._shape[0]
+
+    def test(index: Any, *current: Any) -> Any:
+        more = index < size
+        return more if extra_test is None else and_(lambda: more, lambda: extra_test(*current))
+
+    def step(index: Any, *current: Any) -> tuple:
+        return (index + 1, *body(tensor[index], *current))
+
+    return _tensor_loop(test, step, state, names, live, size, counter=convert_to_tensor(0, dtypes.int32))

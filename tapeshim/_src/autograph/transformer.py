@@ -1,0 +1,379 @@
+"""AutoGraph's source rewrite: Python control flow becomes calls to `operators`.
+
+The rewrite works on the function's `ast` in three passes, as TF's AutoGraph does
+(its design, not its code):
+
+1. `return`, `break` and `continue` inside compound statements become flag
+   variables (`do_return__`, `break__N`, `continue__N`) and guards: the statements
+   after a jump run under `if not flag:`, and a loop also stops when its flag is set.
+2. Every `if`, `while` and `for` becomes local functions over the variables the
+   statement assigns (its *state*) and one call to `ag__.if_stmt`, `ag__.while_stmt`
+   or `ag__.for_stmt`, which decides at run time whether the condition is a tensor
+   (then `tf.cond` / `tf.while_loop`) or a Python value (then plain Python).
+3. `and`, `or`, `not` become `ag__.and_`, `ag__.or_`, `ag__.not_` (lazy operands),
+   and calls become `ag__.converted_call` so that called user functions are
+   converted too.
+
+Every generated node carries the line of the statement it replaces, so errors and
+tracebacks name the user's file and line.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from typing import Iterable
+
+_RETURN_FLAG = "do_return__"
+_RETURN_VALUE = "retval__"
+_GENERATED_FUNCTIONS = ("if_body__", "else_body__", "loop_test__", "loop_body__", "extra_test__")
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _walk_scope(node: ast.AST) -> Iterable[ast.AST]:
+    """`ast.walk` that does not enter nested functions, lambdas or classes."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        yield child
+        if not isinstance(child, _NESTED_SCOPES):
+            stack.extend(ast.iter_child_nodes(child))
+
+
+def _walk_loop_level(node: ast.AST) -> Iterable[ast.AST]:
+    """Like `_walk_scope`, also not entering nested loops (for `break`/`continue`)."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        yield child
+        if not isinstance(child, _NESTED_SCOPES + (ast.While, ast.For)):
+            stack.extend(ast.iter_child_nodes(child))
+
+
+def _contains(stmts: list[ast.stmt], kind: type, loop_level: bool) -> bool:
+    walk = _walk_loop_level if loop_level else _walk_scope
+    return any(isinstance(s, kind) or any(isinstance(n, kind) for n in walk(s)) for s in stmts)
+
+
+def assigned_names(stmts: list[ast.stmt]) -> list[str]:
+    """Names bound by `stmts` in this scope (assignments, loop targets, defs, imports), in order."""
+    names: list[str] = []
+
+    def add(name: str) -> None:
+        if name not in names and not name.startswith(_GENERATED_FUNCTIONS):
+            names.append(name)
+
+    for stmt in stmts:
+        for node in itertools.chain([stmt], _walk_scope(stmt)):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not stmt or (
+                    node is stmt and isinstance(node, (ast.FunctionDef, ast.ClassDef))):
+                add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    add((alias.asname or alias.name).split(".")[0])
+    return names
+
+
+def _name(name: str, store: bool = False) -> ast.Name:
+    return ast.Name(id=name, ctx=ast.Store() if store else ast.Load())
+
+
+def _ag(attr: str) -> ast.Attribute:
+    return ast.Attribute(value=_name("ag__"), attr=attr, ctx=ast.Load())
+
+
+def _call(func: ast.expr, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=func, args=list(args), keywords=[])
+
+
+def _assign(name: str, value: ast.expr) -> ast.Assign:
+    return ast.Assign(targets=[_name(name, True)], value=value)
+
+
+def _tuple(names: list[str], store: bool = False) -> ast.Tuple:
+    return ast.Tuple(elts=[_name(n, store) for n in names], ctx=ast.Store() if store else ast.Load())
+
+
+def _strings(names: Iterable[str]) -> ast.Tuple:
+    return ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
+
+
+def _at(node: ast.AST, where: ast.AST) -> ast.AST:
+    """Gives a generated node the line of `where` (start and end: Python reports a call's line from
+    its callee's end, which must not run on to the end of a compound statement)."""
+    node.lineno = node.end_lineno = where.lineno
+    node.col_offset = node.end_col_offset = where.col_offset
+    return node
+
+
+def _located(nodes: list[ast.stmt], where: ast.AST) -> list[ast.stmt]:
+    for node in nodes:
+        for child in ast.walk(node):
+            if "lineno" in child._attributes and getattr(child, "lineno", None) is None:
+                _at(child, where)
+    return nodes
+
+
+def _always_returns(stmts: list[ast.stmt]) -> bool:
+    """Whether a block ends in `return` on every path (a last `return`, or an `if` whose branches both do)."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    return isinstance(last, ast.If) and _always_returns(last.body) and _always_returns(last.orelse)
+
+
+class _Jumps:
+    """Pass 1: `return`/`break`/`continue` inside compound statements become flags and guards."""
+
+    def __init__(self) -> None:
+        self.counter = itertools.count()
+
+    def function(self, fn: ast.FunctionDef) -> None:
+        nested_return = any(isinstance(n, ast.Return) for s in fn.body if not isinstance(s, ast.Return)
+                            for n in _walk_scope(s))
+        self.returns = nested_return
+        body = self.block(fn.body, None, None)
+        if nested_return:
+            body = [_assign(_RETURN_FLAG, ast.Constant(False)), _assign(_RETURN_VALUE, _call(_ag("UndefinedReturnValue")))] + body
+            body.append(ast.Return(value=_call(_ag("retval"), _name(_RETURN_VALUE))))
+            _located(body, fn)
+        fn.body = body
+
+    def _flags(self, stmt: ast.stmt, brk: str | None, cont: str | None) -> list[str]:
+        flags = []
+        if self.returns and _contains([stmt], ast.Return, False):
+            flags.append(_RETURN_FLAG)
+        if brk and _contains([stmt], ast.Break, True):
+            flags.append(brk)
+        if cont and _contains([stmt], ast.Continue, True):
+            flags.append(cont)
+        return flags
+
+    def block(self, stmts: list[ast.stmt], brk: str | None, cont: str | None) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, ast.Return) and self.returns:
+                value = stmt.value if stmt.value is not None else ast.Constant(None)
+                out += _located([_assign(_RETURN_FLAG, ast.Constant(True)), _assign(_RETURN_VALUE, value)], stmt)
+                return out
+            if isinstance(stmt, ast.Break) and brk:
+                out += _located([_assign(brk, ast.Constant(True))], stmt)
+                return out
+            if isinstance(stmt, ast.Continue) and cont:
+                out += _located([_assign(cont, ast.Constant(True))], stmt)
+                return out
+            rest = stmts[i + 1:]
+            if self.returns and rest and isinstance(stmt, ast.If) and _always_returns(stmt.body) != _always_returns(
+                    stmt.orelse):
+                # As TF: the statements after an `if` with one branch that always returns belong to the other.
+                if _always_returns(stmt.body):
+                    stmt.orelse = stmt.orelse + rest
+                else:
+                    stmt.body = stmt.body + rest
+                out.append(self.compound(stmt, brk, cont))
+                return out
+            flags = self._flags(stmt, brk, cont)
+            out.append(self.compound(stmt, brk, cont))
+            if getattr(stmt, "ag_break", None):
+                out.insert(len(out) - 1, _located([_assign(stmt.ag_break, ast.Constant(False))], stmt)[0])
+            rest = stmts[i + 1:]
+            if flags and rest:
+                guard = ast.If(test=self._none_set(flags), body=self.block(rest, brk, cont), orelse=[])
+                out += _located([guard], rest[0])
+                return out
+        return out
+
+    @staticmethod
+    def _none_set(flags: list[str]) -> ast.expr:
+        test: ast.expr = ast.UnaryOp(op=ast.Not(), operand=_name(flags[0]))
+        for flag in flags[1:]:
+            test = ast.BoolOp(op=ast.And(), values=[test, ast.UnaryOp(op=ast.Not(), operand=_name(flag))])
+        return test
+
+    def compound(self, stmt: ast.stmt, brk: str | None, cont: str | None) -> ast.stmt:
+        if isinstance(stmt, ast.If):
+            stmt.body = self.block(stmt.body, brk, cont) or [ast.Pass()]
+            stmt.orelse = self.block(stmt.orelse, brk, cont)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            stmt.body = self.block(stmt.body, brk, cont) or [ast.Pass()]
+        elif isinstance(stmt, ast.Try):
+            stmt.body = self.block(stmt.body, brk, cont) or [ast.Pass()]
+            for handler in stmt.handlers:
+                handler.body = self.block(handler.body, brk, cont) or [ast.Pass()]
+            stmt.orelse = self.block(stmt.orelse, brk, cont)
+            stmt.finalbody = self.block(stmt.finalbody, brk, cont)
+        elif isinstance(stmt, (ast.While, ast.For)) and not stmt.orelse:
+            self.loop(stmt)
+        return stmt
+
+    def loop(self, loop: ast.While | ast.For) -> None:
+        n = next(self.counter)
+        brk = f"break__{n}" if _contains(loop.body, ast.Break, True) else None
+        cont = f"continue__{n}" if _contains(loop.body, ast.Continue, True) else None
+        body = self.block(loop.body, brk, cont)
+        if cont:
+            body = _located([_assign(cont, ast.Constant(False))], loop) + body
+        loop.body = body or [ast.Pass()]
+        stops = ([_RETURN_FLAG] if self.returns and _contains(loop.body, ast.Return, False) else []) + (
+            [brk] if brk else [])
+        loop.ag_stops = stops  # the flags that end the loop early (the loop's extra test)
+        loop.ag_break = brk
+        if stops and isinstance(loop, ast.While):
+            loop.test = ast.BoolOp(op=ast.And(), values=[self._none_set(stops), loop.test])
+            _at(loop.test, loop)
+
+
+class _ControlFlow(ast.NodeTransformer):
+    """Pass 2: `if`/`while`/`for` become local functions and one `ag__` operator call."""
+
+    def __init__(self, function: ast.FunctionDef) -> None:
+        self.counter = itertools.count()
+        self.function = function
+
+    def _live_outside(self, node: ast.AST) -> list[str]:
+        """Names loaded anywhere in the function outside `node` (a cheap liveness estimate)."""
+        inside = {id(n) for n in ast.walk(node)}
+        return sorted({n.id for n in ast.walk(self.function)
+                       if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside})
+
+    @staticmethod
+    def _define(names: list[str]) -> list[ast.stmt]:
+        """`try: name / except NameError: name = ag__.Undefined('name')` for each state name."""
+        out: list[ast.stmt] = []
+        for name in names:
+            out.append(ast.Try(
+                body=[ast.Expr(value=_name(name))],
+                handlers=[ast.ExceptHandler(type=_name("NameError"), name=None,
+                                            body=[_assign(name, _call(_ag("Undefined"), ast.Constant(name)))])],
+                orelse=[], finalbody=[]))
+        return out
+
+    @staticmethod
+    def _def(name: str, params: list[str], body: list[ast.stmt], returns: ast.expr) -> ast.FunctionDef:
+        args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None, kwonlyargs=[],
+                             kw_defaults=[], kwarg=None, defaults=[])
+        return ast.FunctionDef(name=name, args=args, body=body + [ast.Return(value=returns)], decorator_list=[],
+                               returns=None, type_params=[])
+
+    def visit_If(self, node: ast.If) -> list[ast.stmt]:
+        self.generic_visit(node)
+        n = next(self.counter)
+        state = assigned_names(node.body + node.orelse)
+        live = self._live_outside(node)
+        body_fn = self._def(f"if_body__{n}", state, node.body, _tuple(state))
+        else_fn = self._def(f"else_body__{n}", state, node.orelse or [ast.Pass()], _tuple(state))
+        call = ast.Call(func=_ag("if_stmt"), args=[node.test, _name(body_fn.name), _name(else_fn.name),
+                                                    _tuple(state), _strings(state), _strings(live)], keywords=[])
+        out = self._define(state) + [body_fn, else_fn, ast.Assign(targets=[_tuple(state, True)], value=call)
+                                     if state else ast.Expr(value=call)]
+        return _located(out, node)
+
+    def visit_While(self, node: ast.While) -> list[ast.stmt] | ast.While:
+        self.generic_visit(node)
+        if node.orelse:
+            return node
+        n = next(self.counter)
+        state = assigned_names(node.body)
+        live = self._live_outside(node)
+        test_fn = self._def(f"loop_test__{n}", state, [], node.test)
+        body_fn = self._def(f"loop_body__{n}", state, node.body, _tuple(state))
+        call = ast.Call(func=_ag("while_stmt"), args=[_name(test_fn.name), _name(body_fn.name), _tuple(state),
+                                                       _strings(state), _strings(live)], keywords=[])
+        out = self._define(state) + [test_fn, body_fn, ast.Assign(targets=[_tuple(state, True)], value=call)
+                                     if state else ast.Expr(value=call)]
+        return _located(out, node)
+
+    def visit_For(self, node: ast.For) -> list[ast.stmt] | ast.For:
+        self.generic_visit(node)
+        if node.orelse:
+            return node
+        n = next(self.counter)
+        state = [name for name in assigned_names([ast.Assign(targets=[node.target], value=ast.Constant(0))]
+                                                   + node.body)]
+        live = self._live_outside(node)
+        item = f"item__{n}"
+        body = [ast.Assign(targets=[node.target], value=_name(item))] + node.body
+        body_fn = self._def(f"loop_body__{n}", [item] + state, body, _tuple(state))
+        stops = getattr(node, "ag_stops", [])
+        extra: ast.expr = ast.Constant(None)
+        out = self._define(state)
+        if stops:
+            test_fn = self._def(f"extra_test__{n}", state, [], _Jumps._none_set(stops))
+            out.append(test_fn)
+            extra = _name(test_fn.name)
+        iterated = node.iter
+        if (isinstance(iterated, ast.Call) and not any(isinstance(a, ast.Starred) for a in iterated.args)
+                and (isinstance(iterated.func, ast.Name) and iterated.func.id == "range"
+                     or isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "range")):
+            # `range(n)` / `tf.range(n)`: the operator decides (a tensor bound counts without materialising).
+            iterated = ast.Call(func=_ag("range_call"), args=[iterated.func] + iterated.args,
+                                keywords=iterated.keywords)
+        call = ast.Call(func=_ag("for_stmt"), args=[iterated, extra, _name(body_fn.name), _tuple(state),
+                                                     _strings(state), _strings(live)], keywords=[])
+        out += [body_fn, ast.Assign(targets=[_tuple(state, True)], value=call) if state else ast.Expr(value=call)]
+        return _located(out, node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        if node is self.function:
+            self.generic_visit(node)
+        return node  # nested functions are converted when called (`converted_call`)
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.Lambda:
+        return node
+
+
+class _Expressions(ast.NodeTransformer):
+    """Pass 3: `and`/`or`/`not` with lazy operands, and calls through `ag__.converted_call`."""
+
+    def __init__(self, function: ast.FunctionDef) -> None:
+        self.function = function
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        self.generic_visit(node)
+        op = "and_" if isinstance(node.op, ast.And) else "or_"
+        result = node.values[-1]
+        for value in reversed(node.values[:-1]):
+            result = _call(_ag(op), ast.Lambda(args=_no_args(), body=value), ast.Lambda(args=_no_args(), body=result))
+        return _at(result, node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return _at(_call(_ag("not_"), node.operand), node)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and (
+                node.func.value.id == "ag__"):
+            return node  # an operator call made by the rewrite
+        if isinstance(node.func, ast.Name) and node.func.id == "super":
+            return node  # zero-argument super() needs its own frame's cell
+        call = ast.Call(func=_ag("converted_call"), args=[node.func] + node.args, keywords=node.keywords)
+        return _at(call, node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        if node is self.function or node.name.startswith(_GENERATED_FUNCTIONS):
+            self.generic_visit(node)
+        return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.Lambda:
+        return node
+
+
+def _no_args() -> ast.arguments:
+    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                         defaults=[])
+
+
+def transform(function: ast.FunctionDef) -> ast.FunctionDef:
+    """Rewrites `function` (in place) into its AutoGraph form; returns it."""
+    _Jumps().function(function)
+    _ControlFlow(function).visit(function)
+    _Expressions(function).visit(function)
+    ast.fix_missing_locations(function)
+    return function
