@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from oracle import check
+from oracle import check, check_raises, real_tf, run
 
 
 # -- a used one-shot tape records afresh when entered again -----------------
@@ -481,3 +481,24 @@ def _custom_gradient_with_variable_second_order(tf):
 ])
 def test_custom_gradients_and_accumulators_in_jacobians_and_functions(body):
     check(body, rtol=1e-5)
+
+
+def _gradient_with_seed(tf, seed, dtype):
+    x = tf.constant(3.0, dtype)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    return tape.gradient(y, x, output_gradients=seed)
+
+
+@pytest.mark.parametrize("body", [
+    lambda tf: _gradient_with_seed(tf, 2, "float32"),
+    lambda tf: _gradient_with_seed(tf, tf.constant(2.0, tf.float64), "float32"),
+    lambda tf: _gradient_with_seed(tf, np.float64(2.0), "float32"),
+    lambda tf: _gradient_with_seed(tf, 0.1, "float64"),
+    lambda tf: _gradient_with_seed(tf, 1e39, "float32"),
+])
+def test_seed_dtype_errors_name_the_seed_first(body):
+    raised = check_raises(body)
+    expected = run(body, real_tf)
+    assert raised.message.split(" [Op:")[0] == expected.message.split(" [Op:")[0]

@@ -379,9 +379,9 @@ def _seeds(flat_targets: list, output_gradients: Any) -> list:
     for target, value in zip(flat_targets, nest.flatten(output_gradients)):
         seed = convert_to_tensor(value)
         if seed._dtype != target._dtype:
-            raise errors.invalid_argument(
-                f"cannot compute Mul as input #1(zero-based) was expected to be a {tf_type_name(target._dtype)} "
-                f"tensor but is a {tf_type_name(seed._dtype)} tensor",
+            raise errors.invalid_argument(  # TF's Mul takes the seed first
+                f"cannot compute Mul as input #1(zero-based) was expected to be a {tf_type_name(seed._dtype)} "
+                f"tensor but is a {tf_type_name(target._dtype)} tensor",
                 "Mul",
             )
         in_avals = ((tuple(target._shape), target._dtype), (tuple(seed._shape), seed._dtype))
