@@ -421,6 +421,7 @@ class CheckpointManager:
 
     @property
     def directory(self) -> str:
+        """The directory the checkpoints are saved in."""
         return self._directory
 
     @property
