@@ -27,7 +27,7 @@ _NO_HOST_VALUES: list = []  # a call without iterator pulls (never mutated)
 
 def _spec_of(leaf: Any) -> Any:
     if isinstance(leaf, TensorSpec):
-        return TensorSpec(leaf.shape, leaf.dtype)
+        return TensorSpec(leaf.shape, leaf.dtype, leaf.name)
     if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
         return TensorSpec(np.shape(leaf) if not isinstance(leaf, Tensor) else leaf.shape,
                           leaf.dtype if isinstance(leaf, Tensor) else convert_to_tensor(leaf).dtype)
@@ -189,13 +189,49 @@ class ConcreteFunction:
         self._node_key = ("function", id(self))
         self._traced_call = (args, kwargs)
         self._flat_traced = flat_args
-        self.structured_input_signature = nest.map_structure(_spec_of, (args, kwargs) if specs is None else specs)
-        self.structured_outputs = nest.map_structure(
-            lambda leaf: TensorSpec(leaf.shape, leaf.dtype) if isinstance(leaf, Tensor) else leaf, result)
+        if specs is None and function._input_signature is not None:
+            specs = (tuple(function._input_signature), {})
+        self._input_specs = nest.map_structure(_spec_of, (args, kwargs) if specs is None else specs)
+        # TF names each tensor input after its parameter (`x`, `x_1`, ...) unless its spec has a name.
+        leaf_names = function._leaf_names(args, kwargs)
+        self.structured_input_signature = nest.pack_sequence_as(self._input_specs, [
+            TensorSpec(leaf.shape, leaf.dtype, leaf.name or leaf_names[i]) if isinstance(leaf, TensorSpec)
+            and i < len(leaf_names) else leaf for i, leaf in enumerate(nest.flatten(self._input_specs))])
+        out_shapes = self._general_output_shapes(out_tensors) or [t.shape for t in out_tensors]
+        out_specs = iter([TensorSpec(shape, t.dtype) for shape, t in zip(out_shapes, out_tensors)])
+        self.structured_outputs = nest.pack_sequence_as(result, [
+            next(out_specs) if kind == "tensor" else None for kind, _ in self._out_kinds])
         self._graph: FuncGraph | None = None
         self._graph_source = (trace, out_tensors, list(trace.pending.values()), list(trace.effects), plan.leaves,
                               function._name)
         self.key: Any = None  # the function's cache key for this trace (set by the function)
+
+    def _general_output_shapes(self, out_tensors: list[Tensor]) -> list[tuple] | None:
+        """The output shapes of a trace made for specs with unknown dimensions, those dimensions as `None`.
+
+        Unknown dimensions were traced as 1; the program is shape-evaluated again with them as 2,
+        and the output dimensions that change are unknown (as TF's output type shows them).
+        """
+        flat_specs = nest.flatten(self._input_specs)
+        if self._key_draws or self.host_feed is not None or len(flat_specs) != len(self._flat_traced):
+            return None
+        probes, unknown = [], False
+        for position in self._arg_positions:
+            spec, traced = flat_specs[position], convert_to_tensor(self._flat_traced[position])
+            dims = tuple(traced._shape)
+            if isinstance(spec, TensorSpec) and spec.shape.rank == len(dims) and None in spec.shape.as_list():
+                dims = tuple(2 if d is None else t for d, t in zip(spec.shape.as_list(), dims))
+                unknown = True
+            probes.append(jax.ShapeDtypeStruct(dims, traced._dtype._np))
+        if not unknown:
+            return None
+        variables = [v if isinstance(v, Variable) else self._flat_traced[v] for v in self.read_variables]
+        try:
+            probed, _ = jax.eval_shape(self._program, probes, [v.value for v in variables], self._const_values, [])
+        except Exception:  # noqa: BLE001 - a program that only runs at the traced shapes keeps them
+            return None
+        return [tuple(d if d == p else None for d, p in zip(t._shape, out.shape)) if len(out.shape) == len(t._shape)
+                else None for t, out in zip(out_tensors, probed)]
 
     # -- calling ---------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -267,7 +303,7 @@ class ConcreteFunction:
     # -- signature ---------------------------------------------------------------------
     def _parameters(self) -> list[tuple[str, str, Any]]:
         signature = self._function._signature
-        args, kwargs = self.structured_input_signature
+        args, kwargs = self._input_specs
         if signature is None:
             return [(f"arg_{i}", "POSITIONAL_ONLY", v) for i, v in enumerate(args)]
         bound = signature.bind(*args, **kwargs).arguments
@@ -397,6 +433,34 @@ class FunctionType:
     def __str__(self) -> str:
         params = ", ".join(f"{name}: {_type_text(value)}" for name, _, value in self._function._parameters())
         return f"({params}) -> {self._function._output_text()}"
+
+    __repr__ = __str__
+
+
+class PolymorphicFunctionType:
+    """A `tf.function`'s own `function_type`, printed as TF prints it.
+
+    Without an `input_signature` it lists the parameters (defaults shown as
+    `<captured_default_value>`); with one, each parameter with its spec.
+    """
+
+    def __init__(self, signature: Any, input_signature: list | None) -> None:
+        self._signature = signature
+        self._input_signature = input_signature
+
+    def __str__(self) -> str:
+        if self._signature is None:
+            return "(*args, **kwargs)"
+        texts = []
+        for position, parameter in enumerate(self._signature.parameters.values()):
+            if self._input_signature is not None:
+                if position < len(self._input_signature):
+                    texts.append(f"{parameter.name}: {_type_text(self._input_signature[position])}")
+                continue
+            prefix = {"VAR_POSITIONAL": "*", "VAR_KEYWORD": "**"}.get(parameter.kind.name, "")
+            default = "" if parameter.default is parameter.empty else "=<captured_default_value>"
+            texts.append(f"{prefix}{parameter.name}{default}")
+        return f"({', '.join(texts)})"
 
     __repr__ = __str__
 

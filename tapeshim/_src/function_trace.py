@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 from typing import Any, Callable, Iterator
 
 import jax
@@ -23,9 +24,43 @@ from tapeshim._src.variable import Variable
 LEAKED_TENSOR_KEY = ("LeakedGraphTensor",)
 
 
+_OUT_OF_SCOPE = (
+    "A tensor defined inside a tf.function is out of scope and cannot be used here. Use return values, explicit "
+    "Python locals or TensorFlow collections to access it.\nPlease see "
+    "https://www.tensorflow.org/guide/function#all_outputs_of_a_tffunction_must_be_return_values for more "
+    "information.")
+
+
+def _leaked_tensor_error() -> Exception:
+    """TF's error for what asked a leaked graph tensor's value: the `Tensor` method that asked, if any.
+
+    `.numpy()` is an AttributeError (a graph tensor has none), `float()`/`int()` a TypeError,
+    `np.asarray` a NotImplementedError, and an op using it TF's out-of-scope TypeError.
+    """
+    value_code = Tensor.value.fget.__code__
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code is not value_code:
+        frame = frame.f_back
+    callers = []
+    while frame is not None and frame.f_back is not None and len(callers) < 2:
+        frame = frame.f_back
+        callers.append(frame.f_code.co_name)
+    asker = callers[1] if callers[:1] == ["numpy"] and len(callers) > 1 and callers[1].startswith("__") else (
+        callers[0] if callers else "")
+    if asker == "numpy":
+        return AttributeError("'SymbolicTensor' object has no attribute 'numpy'")
+    if asker in ("__float__", "__int__", "__index__", "__bool__"):
+        return TypeError("float() argument must be a string or a real number, not 'SymbolicTensor'")
+    if asker == "__array__":
+        return NotImplementedError(
+            "Cannot convert a symbolic tf.Tensor to a numpy array. This error may indicate that you're trying to "
+            "pass a Tensor to a NumPy call, which is not supported.")
+    return TypeError(_OUT_OF_SCOPE)
+
+
 def _use_of_leaked_tensor(*arrays: jax.Array) -> tuple:
     """The op behind a finished trace's placeholders: evaluating a leaked graph tensor fails as in TF."""
-    raise AttributeError("'SymbolicTensor' object has no attribute 'numpy'")
+    raise _leaked_tensor_error()
 
 
 class _Everything(frozenset):

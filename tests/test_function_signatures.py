@@ -1,0 +1,175 @@
+"""Concrete functions and signatures of `tapeshim.function` against `tf.function`: specs given to
+`get_concrete_function`, `input_signature`s with unknown dimensions, `reduce_retracing`, the printed
+signatures, custom `TraceType`s and tensors leaked out of a trace."""
+
+import numpy as np
+
+from oracle import check
+
+
+def test_get_concrete_function_with_a_spec_and_a_bound_python_argument():
+    def body(tf):
+        @tf.function
+        def scale(a, b):
+            return a * b
+
+        concrete = scale.get_concrete_function(a=tf.TensorSpec(None, tf.float32), b=2)
+        return (concrete(tf.constant([1.0, 2.0])), concrete(a=tf.constant(3.0)),
+                concrete(tf.constant([[1.0]]), b=2), scale.experimental_get_tracing_count(),
+                str(concrete.structured_input_signature))
+    check(body)
+
+
+def test_specs_in_the_structured_input_signature_are_named_after_their_parameters():
+    def body(tf):
+        @tf.function
+        def f(a, b, c=None):
+            return a + b
+
+        named = f.get_concrete_function(tf.TensorSpec([2], tf.float32), tf.TensorSpec([2], tf.float32, name="bee"))
+        from_tensors = f.get_concrete_function(tf.constant([1.0]), tf.constant(2.0))
+        return str(named.structured_input_signature), str(from_tensors.structured_input_signature)
+    check(body)
+
+
+def test_input_signature_with_unknown_dimensions_is_one_trace_for_all_shapes():
+    def body(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+        def total(x):
+            return tf.reduce_sum(x), tf.shape(x)
+
+        results = [total(tf.range(n, dtype=tf.float32)) for n in (1, 2, 5, 2)]
+        return results, total.experimental_get_tracing_count()
+    check(body)
+
+
+def test_reduce_retracing_counts_traces_as_tf():
+    def body(tf):
+        @tf.function(reduce_retracing=True)
+        def total(x):
+            return tf.reduce_sum(x)
+
+        counts = []
+        for shape in ([1], [2], [3], [4], [2, 1], [2, 2], [2, 3]):
+            total(tf.ones(shape))
+            counts.append(total.experimental_get_tracing_count())
+        return counts
+    check(body)
+
+
+def test_pretty_printed_concrete_signatures():
+    def body(tf):
+        @tf.function
+        def add(x, y=1):
+            return x + y
+
+        add(tf.constant(1.0))
+        add(tf.constant([1, 2]), 3)
+        add.get_concrete_function(tf.TensorSpec([None, 2], tf.float32, name="z"), y=2)
+        return add.pretty_printed_concrete_signatures()
+    check(body, messages=True)
+
+
+def test_function_type_of_a_function_and_of_its_concrete_functions():
+    def body(tf):
+        @tf.function
+        def f(x, y=1, *args, z=3, **options):
+            return x
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.int32)])
+        def g(x, n):
+            return x * tf.cast(n, tf.float32)
+
+        @tf.function
+        def h(a, b):
+            return a * b
+
+        concrete = h.get_concrete_function(tf.TensorSpec([3], tf.float32), b=2.0)
+        return str(f.function_type), str(g.function_type), str(concrete.function_type)
+    check(body)
+
+
+def test_trace_type_protocol_decides_retracing():
+    def body(tf):
+        class ShapeKind(tf.types.experimental.TraceType):
+            def __init__(self, kind):
+                self.kind = kind
+
+            def is_subtype_of(self, other):
+                return type(other) is ShapeKind and self.kind == other.kind
+
+            def most_specific_common_supertype(self, others):
+                return self if all(self == other for other in others) else None
+
+            def placeholder_value(self, placeholder_context):
+                return self.kind
+
+            def __eq__(self, other):
+                return type(other) is ShapeKind and self.kind == other.kind
+
+            def __hash__(self):
+                return hash(self.kind)
+
+        class Config:
+            def __init__(self, kind, size):
+                self.kind, self.size = kind, size
+
+            def __tf_tracing_type__(self, context):
+                return ShapeKind(self.kind)
+
+        traced = []
+
+        @tf.function
+        def f(config, x):
+            traced.append(config)  # the placeholder value the type gave
+            return x * (2.0 if config == "double" else 3.0)
+
+        values = [f(Config("double", 1), tf.constant(1.0)), f(Config("double", 7), tf.constant(2.0)),
+                  f(Config("triple", 1), tf.constant(2.0))]
+        return values, traced, f.experimental_get_tracing_count()
+    check(body)
+
+
+def _leaked(tf):
+    leaked = []
+
+    @tf.function
+    def f(x):
+        y = x * 2.0
+        leaked.append(y)
+        return y
+
+    f(tf.constant(1.0))
+    return leaked[0]
+
+
+def test_a_leaked_tensor_used_by_an_op_is_out_of_scope():
+    check(lambda tf: _leaked(tf) + 1.0)
+    check(lambda tf: tf.reduce_sum(_leaked(tf)))
+
+
+def test_a_leaked_tensor_has_no_value():
+    check(lambda tf: _leaked(tf).numpy())
+    check(lambda tf: float(_leaked(tf)))
+
+
+def test_a_leaked_tensor_captured_by_another_function():
+    def body(tf):
+        leaked = _leaked(tf)
+
+        @tf.function
+        def g():
+            return leaked + 1.0
+        return g()
+    check(body)
+
+
+def test_a_concrete_function_from_specs_runs_numpy_inputs():
+    def body(tf):
+        @tf.function
+        def f(x):
+            return x * 2.0
+
+        concrete = f.get_concrete_function(tf.TensorSpec([None, 2], tf.float32))
+        return concrete(tf.constant(np.ones((3, 2), np.float32))), f.experimental_get_tracing_count()
+    check(body)
