@@ -306,6 +306,23 @@ def test_integer_division_by_zero_inside_a_tape_and_division_that_is_fine():
                       tf.constant([5, 3]) / tf.constant([0, 1])))
 
 
+@pytest.mark.parametrize("op", ["floordiv", "floormod"])
+def test_integer_division_by_a_zero_known_only_when_the_program_runs(op):
+    def lazy_divisor(tf):
+        x = tf.Variable([1.0, 2.0])
+        with tf.GradientTape():
+            divisor = tf.cast(x * 0, tf.int32)
+            return getattr(tf.math, op)(tf.constant([5, 3]), divisor).numpy()
+    check_raises(lazy_divisor)
+
+    def in_function(tf):
+        @tf.function
+        def divide(a, b):
+            return getattr(tf.math, op)(a, b)
+        return divide(tf.constant([5, 3]), tf.constant([2, 1])), divide(tf.constant([5, 3]), tf.constant([0, 1]))
+    check_raises(in_function)
+
+
 def test_divide_no_nan_of_integers_divides_as_floats():
     check(lambda tf: (tf.math.divide_no_nan(tf.constant([5, 3]), tf.constant([0, 2])),
                       tf.math.divide_no_nan(tf.constant([5, 3], tf.int16), tf.constant([0, 2], tf.int16)),

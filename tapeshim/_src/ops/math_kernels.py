@@ -147,10 +147,26 @@ def add_n_impl(*xs: jax.Array) -> jax.Array:
     return total
 
 
-def floordiv_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+def _require_nonzero_divisor(y: jax.Array, op_name: str) -> None:
+    from tapeshim._src import runtime_checks
+
+    runtime_checks.require(~jnp.any(y == 0), f"Integer division by zero [Op:{op_name}]")
+
+
+def floordiv_impl(x: jax.Array, y: jax.Array, checked: bool = False) -> jax.Array:
+    """floor(x / y); `checked` (an integer divisor known only when the program runs) adds TF's zero check."""
     if jnp.issubdtype(x.dtype, jnp.integer):
+        if checked:
+            _require_nonzero_divisor(y, "FloorDiv")
         return jnp.floor_divide(x, y)
     return jnp.floor(x / y)
+
+
+def floormod_impl(x: jax.Array, y: jax.Array, checked: bool = False) -> jax.Array:
+    """x - floor(x / y) * y; `checked` (an integer divisor known only when the program runs) adds TF's zero check."""
+    if checked:
+        _require_nonzero_divisor(y, "FloorMod")
+    return jnp.mod(x, y)
 
 
 def mean_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:

@@ -35,6 +35,7 @@ from tapeshim._src.ops.math_kernels import (
     digamma_impl,
     divide_no_nan_impl,
     floordiv_impl,
+    floormod_impl,
     maximum_impl,
     mean_impl,
     minimum_impl,
@@ -355,7 +356,7 @@ subtract = _binary("subtract", "Sub", jnp.subtract, what="x - y", paths=('math.s
 multiply = _binary("multiply", "Mul", jnp.multiply, what="x * y", paths=('math.multiply', 'multiply'))
 _real_div = _binary("realdiv", "RealDiv", jnp.true_divide, FLOAT, what="x / y")
 _floordiv = _binary("floordiv", "FloorDiv", floordiv_impl, REAL_NUMERIC, False, "floor(x / y)")
-_floormod = _binary("floormod", "FloorMod", jnp.mod, REAL_NUMERIC, what="x - floor(x / y) * y")
+_floormod = _binary("floormod", "FloorMod", floormod_impl, REAL_NUMERIC, what="x - floor(x / y) * y")
 
 
 def _no_complex_kernel(x: Tensor, op_name: str) -> None:
@@ -368,48 +369,50 @@ def _no_complex_kernel(x: Tensor, op_name: str) -> None:
             f"[T=DT_{x._dtype.name.upper()}] [Op:{op_name}]")
 
 
-def _check_integer_divisor(x: Tensor, y: Tensor, op_name: str) -> None:
-    """Raises TF's CPU error for an integer division by zero, when the divisor's value is known.
+def _integer_division(op_name: str, x: Tensor, y: Tensor) -> Tensor:
+    """Applies FloorDiv/FloorMod with TF's CPU error for an integer division by zero.
 
-    A lazy divisor (inside a recording tape, or a traced `tapeshim.function`)
-    cannot be inspected without forcing it, so there the result is XLA's
-    (x // 0 is -1 or the integer's max for unsigned, x % 0 is x), as on TF's GPU kernels.
+    A concrete integer divisor is checked now; one known only when the program
+    runs (computed under a tape, or traced by `tapeshim.function`) is checked
+    inside it (`runtime_checks`), raising the same error after the run.
     """
-    if y._dtype.is_integer and y._value is not None and bool(jnp.any(y._value == 0)):
-        from tapeshim._src import errors
+    from tapeshim._src import errors, runtime_checks
 
-        raise errors.invalid_argument("Integer division by zero", op_name)
+    def host_check(values: Any) -> None:
+        if bool(jnp.any(jnp.asarray(values) == 0)):
+            raise errors.invalid_argument("Integer division by zero", op_name)
+
+    static = runtime_checks.checked_static(y, host_check) if y._dtype.is_integer else ()
+    return apply(OPS[op_name], (x, y), static)[0]
 
 
 @table.export("math.floordiv", gradient="none", dtypes=table.REAL,
-              note="integer division by zero raises InvalidArgumentError when the divisor is known, as TF's CPU")
+              note="integer division by zero raises InvalidArgumentError (in the program for lazy divisors), as TF's CPU")
 def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
     """floor(x / y) element-wise with broadcasting, as `tf.math.floordiv` (no gradient).
 
     Raises:
       InvalidArgumentError: if the dtypes differ, the shapes do not broadcast, or
-        an integer `y` holds a zero (when its value is known, see `floormod`).
+        an integer `y` holds a zero (see `floormod`).
     """
     x, y = convert_same_dtype((x, y), "FloorDiv")
     _no_complex_kernel(x, "FloorDiv")
-    _check_integer_divisor(x, y, "FloorDiv")
-    return _floordiv(x, y)
+    return _integer_division("FloorDiv", x, y)
 
 
 @table.export("math.floormod", dtypes=table.REAL,
-              note="integer division by zero raises InvalidArgumentError when the divisor is known, as TF's CPU")
+              note="integer division by zero raises InvalidArgumentError (in the program for lazy divisors), as TF's CPU")
 def floormod(x: Any, y: Any, name: str | None = None) -> Tensor:
     """x - floor(x / y) * y element-wise with broadcasting, as `tf.math.floormod`.
 
     Raises:
       InvalidArgumentError: if the dtypes differ, the shapes do not broadcast, or
-        an integer `y` holds a zero. The zero check needs `y`'s value: a lazy
-        integer divisor (recorded under a tape or traced by `tapeshim.function`)
-        is not forced, and there a zero divisor gives XLA's result instead.
+        an integer `y` holds a zero (checked inside the compiled program when
+        `y` is only known there: computed under a tape, or traced by
+        `tapeshim.function`).
     """
     x, y = convert_same_dtype((x, y), "FloorMod")
-    _check_integer_divisor(x, y, "FloorMod")
-    return _floormod(x, y)
+    return _integer_division("FloorMod", x, y)
 _pow = _binary("pow", "Pow", pow_impl, what="x ** y")
 
 
