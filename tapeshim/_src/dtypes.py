@@ -123,10 +123,12 @@ class DType:
 
     @property
     def is_quantized(self) -> bool:
+        """False: tapeshim has no quantized dtypes."""
         return False
 
     @property
     def is_numpy_compatible(self) -> bool:
+        """True: every tapeshim dtype has a numpy counterpart."""
         return True
 
     def is_compatible_with(self, other: Any) -> bool:

@@ -268,6 +268,7 @@ class Tensor(TensorOperators):
 
     @property
     def device(self) -> str:
+        """The name of the device holding the tensor, as TF names it."""
         return device_name()
 
     def get_shape(self) -> TensorShape:
