@@ -33,6 +33,7 @@ def _abs_real_jvp(primals: tuple, tangents: tuple) -> tuple:
 
 
 def abs_impl(x: jax.Array) -> jax.Array:
+    """|x|, with TF's gradient 0 at 0 for real floats (JAX: 1)."""
     if jnp.issubdtype(x.dtype, jnp.complexfloating) or not jnp.issubdtype(x.dtype, jnp.floating):
         return jnp.abs(x)
     return _abs_real(x)
@@ -79,10 +80,12 @@ def _nan_from_x(x: jax.Array, y: jax.Array, picked: jax.Array) -> jax.Array:
 
 
 def maximum_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    """max(x, y): a tie's gradient goes to x, NaN propagates (its gradient goes to y), as TF."""
     return _nan_from_x(x, y, jnp.where(x >= y, x, y))
 
 
 def minimum_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    """min(x, y): a tie's gradient goes to x, NaN propagates (its gradient goes to y), as TF."""
     return _nan_from_x(x, y, jnp.where(x <= y, x, y))
 
 
@@ -102,16 +105,19 @@ def _pow_inexact_jvp(primals: tuple, tangents: tuple) -> tuple:
 
 
 def pow_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    """x ** y with TF's PowGrad for floating and complex inputs."""
     return _pow_inexact(x, y) if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.power(x, y)
 
 
 def sum_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
+    """The sum over `axis` in x's dtype; bfloat16 accumulates in float32, as TF's CPU kernel."""
     if x.dtype == jnp.bfloat16:  # TF's CPU kernel accumulates bfloat16 sums in float32
         return jnp.sum(x.astype(jnp.float32), axis=axis, keepdims=keepdims).astype(x.dtype)
     return jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
 
 
 def chooser_reduce(kind: str, x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
+    """reduce_max (`kind` "max") or reduce_min over `axis`, with TF's MinOrMaxGrad for floats."""
     reduce = jnp.max if kind == "max" else jnp.min
     if not jnp.issubdtype(x.dtype, jnp.floating):
         return reduce(x, axis=axis, keepdims=keepdims)
@@ -170,6 +176,7 @@ def floormod_impl(x: jax.Array, y: jax.Array, checked: bool = False) -> jax.Arra
 
 
 def mean_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
+    """The mean over `axis` in x's dtype: integers truncate, bfloat16 accumulates in float32, as TF."""
     if x.dtype == jnp.bfloat16:  # TF's CPU kernel sums and divides bfloat16 in float32
         return jnp.mean(x.astype(jnp.float32), axis=axis, keepdims=keepdims).astype(x.dtype)
     if jnp.issubdtype(x.dtype, jnp.integer):
