@@ -1356,6 +1356,32 @@ def custom_predict_and_test_step_on_model_without_call(tf):
             "evaluate": wrapper.evaluate(x, y, batch_size=6, verbose=0, return_dict=True), "built": wrapper.built}
 
 
+@case
+def custom_train_step_with_default_validation(tf):
+    class CustomModel(tf.keras.Model):
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred)
+            self.optimizer.apply_gradients(zip(tape.gradient(loss, self.trainable_variables),
+                                               self.trainable_variables))
+            for metric in self.metrics:
+                metric.update_state(loss) if metric.name == "loss" else metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    x, y = _regression_data(16)
+    model = _dense_functional(tf, CustomModel)
+    model.compile(optimizer=tf.keras.optimizers.Adam(0.05), loss="mse", metrics=["mae"])
+    history = model.fit(x[:12], y[:12], batch_size=4, epochs=3, shuffle=False, verbose=0,
+                        validation_data=(x[12:], y[12:]))
+    try:
+        model.train_on_batch(x[:4], y[:4])  # TF passes (x, y, sample_weight): this train_step cannot unpack it
+    except ValueError as error:
+        unpacked = str(error)
+    return {"history": history.history, "weights": model.weights, "train_on_batch": unpacked}
+
+
 def main(out_path: str) -> None:
     import tensorflow as tf
 
