@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import queue
+import threading
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -76,6 +78,52 @@ def _stack(*parts: Tensor) -> Tensor:
     return array_ops.stack(list(parts))
 
 
+def _stack_rows(*rows: np.ndarray) -> np.ndarray:
+    return np.stack(rows)
+
+
+def _prefetching(make_source: Callable[[], Iterator[Any]], depth: int) -> Iterator[Any]:
+    """The source's elements, produced up to `depth` ahead by a background thread.
+
+    The thread makes the elements (their host-to-device copies included) while the
+    caller computes; an error the source raises is raised here, at its place in the
+    sequence. Leaving the loop early stops the thread.
+    """
+    buffer: queue.Queue = queue.Queue(depth)
+    stop = threading.Event()
+
+    def put(item: tuple) -> bool:
+        while not stop.is_set():
+            try:
+                buffer.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for element in make_source():
+                if not put(("element", element)):
+                    return
+            put(("end", None))
+        except BaseException as exc:  # noqa: BLE001 - raised in the consumer, where TF raises it
+            put(("error", exc))
+
+    producer = threading.Thread(target=produce, name="tapeshim-prefetch", daemon=True)
+    producer.start()
+    try:
+        while True:
+            kind, item = buffer.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise item
+            yield item
+    finally:
+        stop.set()
+
+
 def _call(fn: Callable[..., Any], element: Any) -> Any:
     return fn(*element) if isinstance(element, tuple) else fn(element)
 
@@ -83,10 +131,36 @@ def _call(fn: Callable[..., Any], element: Any) -> Any:
 class Dataset:
     """A sequence of elements (nests of tensors), as `tf.data.Dataset`."""
 
-    def __init__(self, make_iterator: Callable[[], Iterator[Any]], cardinality: int, element_spec: Any) -> None:
+    def __init__(self, make_iterator: Callable[[], Iterator[Any]] | None, cardinality: int, element_spec: Any,
+                 host_rows: tuple[Callable[[], Iterator[Any]], Any] | None = None) -> None:
+        # `host_rows`: (a factory of elements as nests of numpy arrays, their dtypes). Stages that only
+        # select, reorder or stack elements work on those; tensors are made (copied to the device) once
+        # per element at the pipeline's end: one copy per batch, not per row.
+        self._host_rows = host_rows
+        if host_rows is not None:
+            make_host, dtypes_of = host_rows
+
+            def make_iterator() -> Iterator[Any]:
+                for row in make_host():
+                    yield nest.map_structure(_host_tensor, row, dtypes_of)
         self._make_iterator = make_iterator
         self._cardinality = cardinality
         self._element_spec = element_spec
+
+    def _through(self, transform: Callable[[Callable[[], Iterator[Any]]], Iterator[Any]], cardinality: int,
+                 element_spec: Any = None) -> "Dataset":
+        """A stage that selects or reorders the source's elements: on host rows when the source has them.
+
+        Args:
+          transform: makes the stage's iterator from a factory of fresh source iterators.
+          cardinality: the stage's cardinality.
+          element_spec: the stage's element spec (the source's when None).
+        """
+        spec = self._element_spec if element_spec is None else element_spec
+        if self._host_rows is not None:
+            make_host, dtypes_of = self._host_rows
+            return Dataset(None, cardinality, spec, (lambda: transform(make_host), dtypes_of))
+        return Dataset(lambda: transform(self._elements), cardinality, spec)
 
     # -- sources ----------------------------------------------------------
     @staticmethod
@@ -104,14 +178,12 @@ class Dataset:
 
         hosts = nest.map_structure(lambda t: np.asarray(t.value), converted)  # rows are sliced on the host
 
-        def iterate() -> Iterator[Any]:
+        def rows() -> Iterator[Any]:
             for i in range(size):
-                yield nest.map_structure(lambda host, t, i=i: _host_tensor(host[i], t._dtype), hosts, converted)
+                yield nest.map_structure(lambda host, i=i: host[i], hosts)
 
-        element = nest.map_structure(lambda t: t[0], converted) if size else None
-        spec = _spec(element) if element is not None else nest.map_structure(
-            lambda t: TensorSpec(t.shape[1:], t.dtype), converted)
-        return Dataset(iterate, size, spec)
+        spec = nest.map_structure(lambda t: TensorSpec(t.shape[1:], t.dtype), converted)
+        return Dataset(None, size, spec, (rows, nest.map_structure(lambda t: t._dtype, converted)))
 
     @staticmethod
     def from_tensors(tensors: Any, name: str | None = None) -> "Dataset":
@@ -176,20 +248,22 @@ class Dataset:
         if size <= 0:
             raise errors.invalid_argument("batch_size must be greater than zero.", "BatchDatasetV2")
 
-        def iterate() -> Iterator[Any]:
-            source = self._elements()
+        def batches(make_source: Callable[[], Iterator[Any]], stack: Callable[..., Any]) -> Iterator[Any]:
+            source = make_source()
             while True:
                 chunk = list(itertools.islice(source, size))
                 if not chunk or (drop_remainder and len(chunk) < size):
                     return
-                yield nest.map_structure(_stack, *chunk)
+                yield nest.map_structure(stack, *chunk)
 
         card = self._cardinality
         if card >= 0:
             card = card // size if drop_remainder else math.ceil(card / size)
         spec = nest.map_structure(
             lambda s: TensorSpec([size if drop_remainder else None] + s.shape.as_list(), s.dtype), self.element_spec)
-        return Dataset(iterate, card, spec)
+        if self._host_rows is not None:  # stacked on the host: one device copy per batch
+            return self._through(lambda make_rows: batches(make_rows, _stack_rows), card, spec)
+        return Dataset(lambda: batches(self._elements, _stack), card, spec)
 
     def map(self, map_func: Callable[..., Any], num_parallel_calls: Any = None, deterministic: Any = None,
             name: str | None = None) -> "Dataset":
@@ -216,23 +290,22 @@ class Dataset:
         """Repeats the dataset `count` times (forever when None or -1)."""
         times = None if count is None or int(count) < 0 else int(count)
 
-        def iterate() -> Iterator[Any]:
+        def iterate(make_source: Callable[[], Iterator[Any]]) -> Iterator[Any]:
             for _ in (itertools.count() if times is None else range(times)):
-                yield from self._elements()
+                yield from make_source()
 
         card = INFINITE if times is None else (self._cardinality * times if self._cardinality >= 0
                                                 else self._cardinality)
         if times == 0:
             card = 0
-        return Dataset(iterate, card, self._element_spec)
+        return self._through(iterate, card)
 
     def take(self, count: int, name: str | None = None) -> "Dataset":
         """The first `count` elements (all when -1)."""
         n = int(count)
         card = self._cardinality if n < 0 else (n if self._cardinality == INFINITE else
                                                  min(n, self._cardinality) if self._cardinality >= 0 else UNKNOWN)
-        return Dataset(lambda: self._elements() if n < 0 else itertools.islice(self._elements(), n), card,
-                       self._element_spec)
+        return self._through(lambda make_source: make_source() if n < 0 else itertools.islice(make_source(), n), card)
 
     def skip(self, count: int, name: str | None = None) -> "Dataset":
         """All but the first `count` elements."""
@@ -240,8 +313,8 @@ class Dataset:
         card = self._cardinality if self._cardinality < 0 else max(self._cardinality - n, 0)
         if n < 0:
             card = 0
-        return Dataset(lambda: itertools.islice(self._elements(), n if n >= 0 else None, None) if n >= 0 else iter(()),
-                       card, self._element_spec)
+        return self._through(lambda make_source: itertools.islice(make_source(), n, None) if n >= 0 else iter(()),
+                             card)
 
     def enumerate(self, start: int = 0, name: str | None = None) -> "Dataset":  # noqa: A003
         """Pairs each element with its int64 index."""
@@ -260,18 +333,18 @@ class Dataset:
         base = int(np.asarray(random_ops._next_key(seed))[-1])
         epochs = itertools.count()
 
-        def iterate() -> Iterator[Any]:
+        def iterate(make_source: Callable[[], Iterator[Any]]) -> Iterator[Any]:
             epoch = next(epochs) if reshuffle_each_iteration else 0
             rng = np.random.default_rng([base, epoch])
             buffer: list = []
-            for element in self._elements():
+            for element in make_source():
                 buffer.append(element)
                 if len(buffer) >= size:
                     yield buffer.pop(int(rng.integers(len(buffer))))
             while buffer:
                 yield buffer.pop(int(rng.integers(len(buffer))))
 
-        return Dataset(iterate, self._cardinality, self._element_spec)
+        return self._through(iterate, self._cardinality)
 
     def cache(self, filename: str = "", name: str | None = None) -> "Dataset":
         """Keeps the elements after the first complete pass and replays them."""
@@ -291,8 +364,27 @@ class Dataset:
         return Dataset(iterate, self._cardinality, self._element_spec)
 
     def prefetch(self, buffer_size: Any, name: str | None = None) -> "Dataset":
-        """Accepted for compatibility; elements are produced on demand."""
-        return self
+        """Produces up to `buffer_size` elements ahead in a background thread, as `tf.data`'s prefetch.
+
+        Args:
+          buffer_size: how many elements to produce ahead; `tf.data.AUTOTUNE` (-1)
+            lets tapeshim choose (2), and 0 produces them on demand.
+          name: accepted for compatibility.
+
+        Returns:
+          The dataset of the same elements, in the same order.
+
+        Raises:
+          InvalidArgumentError: if `buffer_size` is below -1.
+        """
+        depth = int(buffer_size)
+        if depth < -1:
+            raise errors.invalid_argument(f"buffer_size must be >= -1 (AUTOTUNE), but is {depth}.",
+                                          "PrefetchDataset")
+        if depth == 0:
+            return self
+        depth = 2 if depth == -1 else depth
+        return Dataset(lambda: _prefetching(self._elements, depth), self._cardinality, self._element_spec)
 
     def unbatch(self, name: str | None = None) -> "Dataset":
         """Splits each element's first dimension into separate elements."""

@@ -284,16 +284,20 @@ class _Program:
     """
 
     __slots__ = ("fn", "jitted", "key", "avals", "out_tree", "n_out", "changed", "extra_variables", "written",
-                 "returned_variables", "random_seeds")
+                 "returned_variables", "random_seeds", "bound")
 
     def __init__(self, call: Callable[..., Any], leaves: list, treedef: Any, positions: list[int],
                  keras_variables: Sequence[Any], in_structs: list) -> None:
         n_tensors, n_state = len(positions), len(keras_variables)
         self.extra_variables: list[Variable] = []
+        # The call and variables the program runs: rebound by each caller of a program shared by Keras
+        # objects of the same configuration (`_configuration_key`).
+        self.bound = (call, keras_variables)
         self.random_seeds: list[Any] = []  # the seeds of the tapeshim random ops the call runs, in order
         narrow = not any(np.dtype(s.dtype) in (np.float64, np.complex128) for s in in_structs)
 
         def run(values: Sequence[Any], collector: Any = None) -> tuple:
+            call, keras_variables = self.bound
             call_leaves = list(leaves)
             for position, value in zip(positions, values[:n_tensors]):
                 call_leaves[position] = value
@@ -369,6 +373,45 @@ class _Program:
 _KEY = jax.eval_shape(lambda: jax.random.PRNGKey(0))  # the shape and dtype of a random op's key
 _programs: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 _PROGRAMS_PER_OWNER = 64
+_shared_programs: dict[Any, _Program] = {}  # by `_configuration_key`: Keras objects of one configuration
+_SHARED_PROGRAMS = 256
+
+
+def _frozen_config(value: Any) -> Any:
+    """A Keras config as a hashable value, or None when it holds anything but plain data."""
+    if isinstance(value, dict):
+        items = [(k, _frozen_config(v)) for k, v in sorted(value.items())]
+        return None if any(v is None and value[k] is not None for k, v in items) else ("dict", tuple(items))
+    if isinstance(value, (list, tuple)):
+        items = [_frozen_config(v) for v in value]
+        return None if any(f is None and v is not None for f, v in zip(items, value)) else ("list", tuple(items))
+    return value if isinstance(value, (str, int, float, bool)) else None
+
+
+def _configuration_key(owner: Any, call_key: tuple, keras_variables: Sequence[Any]) -> Any:
+    """The key under which Keras's own metrics and losses of one configuration share their programs.
+
+    A new `tf.keras.metrics.Mean()` each epoch then reuses the compiled programs of the
+    first. Only Keras's (and tapeshim's) classes, whose configuration describes their
+    computation, share; a user's subclass or a wrapped user function keeps its own.
+    """
+    if not isinstance(owner, (keras.metrics.Metric, keras.losses.Loss)):
+        return None
+    if not type(owner).__module__.startswith(("keras.", "tapeshim.")):
+        return None
+    for attribute in ("_fn", "fn"):
+        fn = getattr(owner, attribute, None)
+        if fn is not None and not getattr(fn, "__module__", "").startswith("keras."):
+            return None
+    try:
+        config = {k: v for k, v in owner.get_config().items() if k != "name"}
+    except Exception:  # noqa: BLE001 - an object without a usable config keeps its own programs
+        return None
+    frozen = _frozen_config(config)
+    if frozen is None:
+        return None
+    variables = tuple((tuple(v.shape), str(v.dtype), v.name) for v in keras_variables)
+    return type(owner), frozen, call_key[:4], variables
 
 
 def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple, kwargs: dict,
@@ -406,8 +449,18 @@ def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple,
     if program is None:
         if len(cache) >= _PROGRAMS_PER_OWNER:  # e.g. a Python number argument that changes every call
             del cache[next(iter(cache))]
-        in_structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in tensors + state_reads]
-        program = cache[key] = _Program(call, static_leaves, treedef, positions, keras_variables, in_structs)
+        shared_key = _configuration_key(owner, key, keras_variables)
+        program = None if shared_key is None else _shared_programs.get(shared_key)
+        if program is None:
+            in_structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in tensors + state_reads]
+            program = _Program(call, static_leaves, treedef, positions, keras_variables, in_structs)
+            if shared_key is not None and not (program.extra_variables or program.written or program.random_seeds
+                                               or program.returned_variables):
+                if len(_shared_programs) >= _SHARED_PROGRAMS:
+                    del _shared_programs[next(iter(_shared_programs))]
+                _shared_programs[shared_key] = program
+        cache[key] = program
+    program.bound = (call, keras_variables)
     keys = [random_ops._op_key(seed) for seed in program.random_seeds]  # fresh, or per call of a function
     inputs = tuple(tensors + state_reads + [v._read_for_op() for v in program.extra_variables] + keys)
     tracking = registry.tracking_recorders(inputs)
