@@ -277,3 +277,18 @@ def loss_scale_optimizer_custom_loop(tf):
             "iterations": [int(optimizer.iterations), int(plain.iterations)],
             "same_class": tf.keras.mixed_precision.LossScaleOptimizer is tf.keras.optimizers.LossScaleOptimizer,
             "unscaled": tf.keras.optimizers.SGD(0.1).scale_loss(tf.constant(2.0))}
+
+
+@backend_case
+def keras_ops_under_a_tape(tf):
+    ops = tf.keras.ops
+    v = tf.Variable([[1.0, 2.0, -0.5], [3.0, -1.0, 0.25]])
+    w = tf.Variable(np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2))
+    with tf.GradientTape(persistent=True) as tape:
+        hidden = ops.nn.relu(ops.matmul(v, w))
+        probabilities = ops.softmax(ops.concatenate([hidden, ops.square(hidden)], axis=-1))
+        loss = (ops.sum(ops.log(probabilities + 1e-3)) + ops.mean(ops.where(v > 0, v, -v))
+                + ops.sum(ops.stop_gradient(v) * v) + ops.numpy.sum(ops.reshape(w, (6,)) ** 3)
+                + ops.linalg.norm(w) + ops.sum(ops.image.resize(ops.reshape(v, (1, 2, 3, 1)), (4, 6))))
+    return {"loss": loss, "grads": tape.gradient(loss, [v, w]), "shape": list(ops.shape(v)), "ndim": ops.ndim(v),
+            "stopped": tape.gradient(ops.stop_gradient(v) * 2.0, v)}

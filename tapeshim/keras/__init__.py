@@ -24,6 +24,7 @@ from tapeshim.keras import (
     metrics,
     mixed_precision,
     models,
+    ops,
     optimizers,
     preprocessing,
     regularizers,
@@ -39,7 +40,6 @@ StatelessScope = _keras.StatelessScope
 Initializer = _keras.Initializer
 Regularizer = _keras.Regularizer
 name_scope = _keras.name_scope
-ops = _keras.ops
 random = _keras.random
 Layer = layers.Layer
 Loss = losses.Loss
