@@ -497,3 +497,19 @@ def test_unsorted_segment_mean_of_integers_and_floats():
     check(lambda tf: (tf.math.unsorted_segment_mean(tf.constant([[1, 2], [4, 7], [5, 5]]), [0, 2, 0], 3),
                       tf.math.unsorted_segment_mean(tf.constant([1, 2, 4], tf.int16), [1, 1, 0], 2)))
     check(_gradient(lambda tf, x: tf.math.unsorted_segment_mean(x, [0, 2, 0], 3), [[1.0, 2.0], [4.0, 7.0], [5.0, 5.0]]))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("shape, data_format", [((1000, 3), None), ((7, 5, 4), "NWC"), ((6, 4, 5), "NCW")])
+def test_bias_add_gradient_accumulates_as_tf(dtype, shape, data_format):
+    upstream = np.random.RandomState(2).uniform(-1, 1, shape)
+
+    def body(tf):
+        channels = shape[1] if data_format == "NCW" else shape[-1]
+        x = tf.constant(np.zeros(shape), getattr(tf, dtype))
+        b = tf.constant(np.linspace(-1, 1, channels), getattr(tf, dtype))
+        with tf.GradientTape() as tape:
+            tape.watch([x, b])
+            y = tf.nn.bias_add(x, b, data_format=data_format)
+        return y, tape.gradient(y, [x, b], output_gradients=tf.constant(upstream, getattr(tf, dtype)))
+    check(body)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
@@ -368,9 +369,54 @@ def l2_loss(t: Any, name: str | None = None) -> Tensor:
     return apply(_l2_loss_op, (convert_to_tensor(t),))[0]
 
 
-@table.export("nn.bias_add", dtypes=table.NUMERIC)
+def _broadcast_bias(x: jax.Array, b: jax.Array, channel: int) -> jax.Array:
+    shape = [1] * x.ndim
+    shape[channel] = b.shape[0]
+    return x + b.reshape(shape)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
+def _bias_add_half(x: jax.Array, b: jax.Array, channel: int) -> jax.Array:
+    return _broadcast_bias(x, b, channel)
+
+
+def _bias_add_half_fwd(x: jax.Array, b: jax.Array, channel: int) -> tuple:
+    return _broadcast_bias(x, b, channel), None
+
+
+def _bias_add_half_bwd(channel: int, _: None, g: jax.Array) -> tuple:
+    # TF's BiasAddGrad on CPU: float16 sums in float32; bfloat16 adds row after row in bfloat16.
+    rows = jnp.moveaxis(g, channel, -1).reshape(-1, g.shape[channel])
+    if g.dtype == jnp.float16:
+        return g, jnp.sum(rows.astype(jnp.float32), axis=0).astype(g.dtype)
+
+    def step(total: jax.Array, row: jax.Array) -> tuple:
+        return total + row, None
+
+    total, _ = jax.lax.scan(step, jnp.zeros(rows.shape[1:], g.dtype), rows)
+    return g, total
+
+
+_bias_add_half.defvjp(_bias_add_half_fwd, _bias_add_half_bwd)
+
+
+def _bias_add_impl(x: jax.Array, b: jax.Array, channel: int) -> jax.Array:
+    if x.dtype in (jnp.float16, jnp.bfloat16) and not math_ops.MODE.forward:
+        return _bias_add_half(x, b, channel)
+    return _broadcast_bias(x, b, channel)
+
+
+_bias_add_op = _row(OpDef("BiasAdd", _bias_add_impl, True))
+
+
+@table.export("nn.bias_add", dtypes=table.NUMERIC,
+              note="the bias gradient sums float16 in float32 and bfloat16 row by row, as TF's CPU kernel")
 def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | None = None) -> Tensor:
-    """Adds the 1-D `bias` along the channel axis (last, or 1 for NC... formats)."""
+    """Adds the 1-D `bias` along the channel axis (last, or 1 for NC... formats), as `tf.nn.bias_add`.
+
+    The bias gradient accumulates as TF's CPU kernel does: float16 in float32,
+    bfloat16 row by row in bfloat16.
+    """
     x, b = convert_same_dtype((value, bias), "BiasAdd")
     if len(b._shape) != 1:
         raise ValueError(f"Shape must be rank 1 but is rank {len(b._shape)}")
@@ -379,11 +425,7 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | 
         raise errors.invalid_argument(
             "Must provide as many biases as the last dimension of the input tensor: "
             f"[{b._shape[0]}] vs. [{','.join(map(str, x._shape))}]", "BiasAdd")
-    from tapeshim._src.ops import array_ops
-
-    shape = [1] * len(x._shape)
-    shape[channel] = b._shape[0]
-    return x + array_ops.reshape(b, shape)
+    return apply(_bias_add_op, (x, b), (("channel", channel),))[0]
 
 
 @table.export("nn.moments", dtypes=table.REAL_FLOAT,
