@@ -292,3 +292,20 @@ def keras_ops_under_a_tape(tf):
                 + ops.linalg.norm(w) + ops.sum(ops.image.resize(ops.reshape(v, (1, 2, 3, 1)), (4, 6))))
     return {"loss": loss, "grads": tape.gradient(loss, [v, w]), "shape": list(ops.shape(v)), "ndim": ops.ndim(v),
             "stopped": tape.gradient(ops.stop_gradient(v) * 2.0, v)}
+
+
+@backend_case
+def keras_random_returns_tensors(tf):
+    draw = tf.keras.random.normal((3, 2), seed=1)
+    uniform = tf.keras.random.uniform((50,), minval=2.0, maxval=3.0, seed=tf.keras.random.SeedGenerator(4))
+    integers = tf.keras.random.randint((4,), 0, 5, seed=2)
+    v = tf.Variable(np.linspace(1, 2, 8, dtype=np.float32))
+    with tf.GradientTape() as tape:
+        dropped = tf.keras.random.dropout(v, 0.5, seed=3)
+        loss = tf.reduce_sum(dropped * dropped)
+    gradient = tape.gradient(loss, v)
+    return {"types": [isinstance(t, tf.Tensor) for t in (draw, uniform, integers, dropped)],
+            "shapes": [tuple(draw.shape), str(draw.dtype.name), str(integers.dtype.name)],
+            "uniform_in_range": bool(tf.reduce_all((uniform >= 2.0) & (uniform < 3.0))),
+            "dropout_gradient_is_4x_output": bool(tf.reduce_all(tf.abs(gradient - 4.0 * dropped) < 1e-5)),
+            "kept_or_zero": bool(tf.reduce_all((dropped == 0.0) | (tf.abs(dropped - 2.0 * v) < 1e-6)))}

@@ -27,6 +27,7 @@ from tapeshim.keras import (
     ops,
     optimizers,
     preprocessing,
+    random,
     regularizers,
     saving,
     utils,
@@ -40,7 +41,6 @@ StatelessScope = _keras.StatelessScope
 Initializer = _keras.Initializer
 Regularizer = _keras.Regularizer
 name_scope = _keras.name_scope
-random = _keras.random
 Layer = layers.Layer
 Loss = losses.Loss
 Metric = metrics.Metric
