@@ -173,3 +173,33 @@ def test_a_concrete_function_from_specs_runs_numpy_inputs():
         concrete = f.get_concrete_function(tf.TensorSpec([None, 2], tf.float32))
         return concrete(tf.constant(np.ones((3, 2), np.float32))), f.experimental_get_tracing_count()
     check(body)
+
+
+def test_a_concrete_function_refuses_another_python_value_and_dtype():
+    def body(tf):
+        @tf.function
+        def scale(a, b):
+            return a * b
+
+        concrete = scale.get_concrete_function(a=tf.TensorSpec(None, tf.float32), b=2)
+        outcomes = []
+        for call in (lambda: concrete(tf.constant(1.0), b=3), lambda: concrete(tf.constant(1, tf.int32))):
+            try:
+                outcomes.append(call())
+            except Exception as exc:  # noqa: BLE001 - the class is compared with TF's
+                outcomes.append(type(exc).__name__)
+        return outcomes
+    check(body)
+
+
+def test_the_concrete_function_of_an_input_signature_with_unknown_dimensions():
+    def body(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([], tf.int32)])
+        def f(x, n):
+            return tf.reduce_sum(x, axis=1) * tf.cast(n, tf.float32), x[:, :2]
+
+        concrete = f.get_concrete_function()
+        return (str(concrete.structured_input_signature), str(concrete.function_type),
+                [(o.shape.as_list(), o.dtype.name) for o in concrete.structured_outputs],
+                concrete(tf.ones([4, 3]), tf.constant(2)))
+    check(body)
