@@ -16,15 +16,16 @@ from pathlib import Path
 
 import pytest
 from keras_backend_cases import LEGACY_BACKEND_CASES
-from keras_state_and_sparse_cases import BACKEND_CASES
 from keras_oracle import assert_outcomes_match, run_case
+from keras_state_and_sparse_cases import BACKEND_CASES
 
 import tapeshim
 
 _HERE = Path(__file__).parent
 NAMESPACES = ("", "activations", "applications", "backend", "callbacks", "config", "constraints", "datasets",
-              "dtype_policies", "initializers", "layers", "losses", "metrics", "mixed_precision", "models", "optimizers",
-              "optimizers.schedules", "optimizers.legacy", "preprocessing", "regularizers", "utils", "ops", "random")
+              "dtype_policies", "initializers", "layers", "losses", "metrics", "mixed_precision", "models",
+              "optimizers", "optimizers.schedules", "optimizers.legacy", "preprocessing", "regularizers", "utils",
+              "ops", "random")
 # tapeshim's tf.keras also has `saving` (Keras's namespace), which TF 2.21's tf.keras lacks.
 TAPESHIM_EXTRA = {"": {"saving"}}
 # TF's backend function that returns a tf.SparseTensor, a type tapeshim does not have.
@@ -96,8 +97,8 @@ def test_matches_tensorflow(name, tf_backend_results):
 
 
 def test_training_call_under_a_tape_runs_its_forward_pass_once():
-    """BatchNormalization/Dropout-style state updates: one forward pass per step (tapeshim only; the values
-    are compared with TF's Keras in batchnorm_training_steps_under_tape and layer_counting_training_calls_under_tape)."""
+    """BatchNormalization/Dropout-style state updates: one forward pass per step (tapeshim only; the values are
+    compared with TF's Keras in batchnorm_training_steps_under_tape and layer_counting_training_calls_under_tape)."""
     import jax
     import numpy as np
 
