@@ -203,3 +203,15 @@ def test_the_concrete_function_of_an_input_signature_with_unknown_dimensions():
                 [(o.shape.as_list(), o.dtype.name) for o in concrete.structured_outputs],
                 concrete(tf.ones([4, 3]), tf.constant(2)))
     check(body)
+
+
+def test_reduce_retracing_prints_the_generalised_signature():
+    def body(tf):
+        @tf.function(reduce_retracing=True)
+        def total(x, scale):
+            return tf.reduce_sum(x, axis=0) * scale
+
+        for rows in (1, 2, 3):
+            total(tf.ones([rows, 2]), 2.0)
+        return total.pretty_printed_concrete_signatures(), total.experimental_get_tracing_count()
+    check(body, messages=True)

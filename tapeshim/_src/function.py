@@ -345,6 +345,11 @@ class Function:
             tf_key = self._covering_spec(args, kwargs, flat) or tf_key
         if self._reduce_retracing and self._input_signature is None:
             tf_key = _generalized_key(tf_key, self._tf_keys)
+            if specs is None and tf_key != key and tf_key[0] == key[0] and len(tf_key[1]) == len(flat):
+                # The generalised signature, as TF shows it: `None` where the dimensions differ.
+                specs = nest.pack_sequence_as((args, kwargs), [
+                    TensorSpec(general[1], general[2]) if general[0] == "tensor" and general != exact else leaf
+                    for leaf, general, exact in zip(flat, tf_key[1], key[1])])
         if self._last_key is not None:
             stats["last_retrace_reason"] = self._retrace_reason(args, kwargs)
         concrete = self._trace(flat, args, kwargs, specs)
