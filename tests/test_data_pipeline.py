@@ -167,3 +167,20 @@ def test_metrics_of_other_configurations_or_user_classes_keep_their_own_programs
     programs = [set(map(id, keras_bridge._programs[m].values())) for m in (plain, wide, doubled)]
     assert not programs[0] & programs[1] and not programs[0] & programs[2]
     assert float(wide.result()) == 2.0 and float(doubled.result()) == 4.0
+
+
+def test_leaving_a_prefetched_loop_early_stops_its_thread():
+    """tapeshim-only: the background thread of an abandoned prefetch ends (TF's are not Python threads)."""
+    import gc
+    import threading
+    import time
+
+    dataset = tapeshim.data.Dataset.range(10_000).prefetch(2)
+    for _ in range(5):
+        for _value in dataset:
+            break
+    gc.collect()
+    deadline = time.monotonic() + 5.0
+    while any(t.name == "tapeshim-prefetch" for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not [t for t in threading.enumerate() if t.name == "tapeshim-prefetch"]
