@@ -151,6 +151,8 @@ def test_a_leaked_tensor_used_by_an_op_is_out_of_scope():
 def test_a_leaked_tensor_has_no_value():
     check(lambda tf: _leaked(tf).numpy())
     check(lambda tf: float(_leaked(tf)))
+    check(lambda tf: tf.constant(_leaked(tf)))
+    check(lambda tf: np.asarray(_leaked(tf)))
 
 
 def test_a_leaked_tensor_captured_by_another_function():

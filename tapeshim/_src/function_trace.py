@@ -35,7 +35,7 @@ def _leaked_tensor_error() -> Exception:
     """TF's error for what asked a leaked graph tensor's value: the `Tensor` method that asked, if any.
 
     `.numpy()` is an AttributeError (a graph tensor has none), `float()`/`int()` a TypeError,
-    `np.asarray` a NotImplementedError, and an op using it TF's out-of-scope TypeError.
+    `np.asarray` and `tf.constant` a NotImplementedError, and an op using it TF's out-of-scope TypeError.
     """
     value_code = Tensor.value.fget.__code__
     frame = sys._getframe(1)
@@ -51,7 +51,7 @@ def _leaked_tensor_error() -> Exception:
         return AttributeError("'SymbolicTensor' object has no attribute 'numpy'")
     if asker in ("__float__", "__int__", "__index__", "__bool__"):
         return TypeError("float() argument must be a string or a real number, not 'SymbolicTensor'")
-    if asker == "__array__":
+    if asker in ("__array__", "constant"):
         return NotImplementedError(
             "Cannot convert a symbolic tf.Tensor to a numpy array. This error may indicate that you're trying to "
             "pass a Tensor to a NumPy call, which is not supported.")
