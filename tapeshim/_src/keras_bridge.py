@@ -46,7 +46,8 @@ _BACKEND_MESSAGE = (
     "tapeshim.keras runs Keras 3 on its JAX backend, but {found}. Keras chooses its backend once per "
     "process, when `keras` is first imported: {fix}, and run TensorFlow's own Keras in a separate process."
 )
-_IMPORT_FIRST = "put `import tapeshim` before `import keras` (and before any import that imports keras)"
+_IMPORT_FIRST = ("put `import tapeshim` before `import keras` and before any import that imports keras, such as "
+                 "`import tensorflow`")
 
 
 def load_keras() -> ModuleType:
