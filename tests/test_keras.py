@@ -1,7 +1,7 @@
 """tf.keras (real Keras 3 on JAX) against TF's own Keras, which runs in a child process (keras_oracle.py)."""
 
 import pytest
-from keras_cases import CASES
+from keras_cases import all_cases
 from keras_oracle import assert_outcomes_match, run_case, tf_results
 
 import tapeshim
@@ -12,6 +12,9 @@ MESSAGES = {"spec_k4_all_none_raises", "compute_loss_without_a_loss"}
 @pytest.fixture(scope="session")
 def tf_keras(tmp_path_factory):
     return tf_results(tmp_path_factory.mktemp("tf_keras"))
+
+
+CASES = all_cases()
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
