@@ -217,3 +217,17 @@ def test_reduce_retracing_prints_the_generalised_signature():
             total(tf.ones([rows, 2]), 2.0)
         return total.pretty_printed_concrete_signatures(), total.experimental_get_tracing_count()
     check(body, messages=True)
+
+
+def test_calls_covered_by_a_spec_trace_are_not_retraces():
+    def body(tf):
+        @tf.function
+        def scale(a, b):
+            return a * b
+
+        scale.get_concrete_function(a=tf.TensorSpec(None, tf.float32), b=2)
+        out = [scale(tf.constant([1.0, 2.0]), 2), scale(tf.constant(3.0), b=2), scale.experimental_get_tracing_count()]
+        out += [scale(tf.constant(3.0), 3), scale.experimental_get_tracing_count()]
+        out += [scale(tf.constant([1, 2]), 2), scale.experimental_get_tracing_count()]
+        return out
+    check(body)
