@@ -36,8 +36,8 @@ import numpy as np
 
 from tapeshim._src import checkpoint, dtypes, registry
 from tapeshim._src.custom_gradient import _isolated, _VariableCollector
-from tapeshim._src.ops import random_ops
 from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
+from tapeshim._src.ops import random_ops
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor, register_tensor_conversion_function
 from tapeshim._src.variable import Variable, _creation_order, register_variable_adapter

@@ -12,9 +12,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from tapeshim._src import nest
+from tapeshim._src import keras_train_step, nest
 from tapeshim._src.dataset import INFINITE, Dataset
-from tapeshim._src import keras_train_step
 from tapeshim._src.keras_bridge import TapeLayerMixin, keras, passthrough
 from tapeshim._src.tensor import Tensor
 from tapeshim._src.variable import Variable
@@ -192,7 +191,7 @@ class TrainingMixin(TapeLayerMixin):
         """TF's deprecated shim: `compute_loss(y=y, y_pred=y_pred, sample_weight=sample_weight)`."""
         del regularization_losses  # `compute_loss` adds `self.losses` itself, as in TF's shim
         warnings.warn("`model.compiled_loss()` is deprecated. Instead, use "
-                      "`model.compute_loss(x, y, y_pred, sample_weight, training)`.")
+                      "`model.compute_loss(x, y, y_pred, sample_weight, training)`.", stacklevel=2)
         return self.compute_loss(x=None, y=y, y_pred=y_pred, sample_weight=sample_weight)
 
     @property

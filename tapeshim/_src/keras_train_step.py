@@ -147,7 +147,7 @@ def default_train_step(model: Any, data: Any) -> dict:
         gradients = tape.gradient(loss, model.trainable_weights)
         model.optimizer.apply_gradients(zip(gradients, model.trainable_weights))
     else:
-        warnings.warn("The model does not have any trainable weights.")
+        warnings.warn("The model does not have any trainable weights.", stacklevel=2)
     return model.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
 
