@@ -71,7 +71,7 @@ def metric_seconds(tf: Any) -> float:
 def measure(module: str) -> dict[str, float]:
     """Every figure for one module (`tensorflow` or `tapeshim`), in this process."""
     tf = __import__(module)
-    tf.keras.metrics.Mean  # importing Keras is not part of the loops
+    _ = tf.keras.metrics.Mean  # importing Keras is not part of the loops
     return {"pipeline": pipeline_seconds(tf, prefetch=False),
             "pipeline + prefetch(AUTOTUNE)": pipeline_seconds(tf, prefetch=True),
             "new Mean() per epoch": metric_seconds(tf)}

@@ -11,9 +11,8 @@ import textwrap
 
 import numpy as np
 
-from oracle import check
-
 import tapeshim
+from oracle import check
 from tapeshim._src import keras_bridge
 
 
