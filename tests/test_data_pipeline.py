@@ -183,3 +183,22 @@ def test_leaving_a_prefetched_loop_early_stops_its_thread():
     while any(t.name == "tapeshim-prefetch" for t in threading.enumerate()) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not [t for t in threading.enumerate() if t.name == "tapeshim-prefetch"]
+
+
+def test_a_function_pulling_from_a_prefetched_iterator():
+    def body(tf):
+        x, y = _features(7)
+        iterator = iter(tf.data.Dataset.from_tensor_slices((x, y)).batch(3).prefetch(tf.data.AUTOTUNE))
+
+        @tf.function
+        def step(it):
+            features, labels = next(it)
+            return tf.reduce_sum(features, axis=1), labels
+
+        values = [step(iterator) for _ in range(3)]
+        try:
+            step(iterator)
+        except Exception as exc:  # noqa: BLE001 - the class is compared with TF's
+            return values, type(exc).__name__
+        return values, None
+    check(body)
