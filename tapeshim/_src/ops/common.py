@@ -46,26 +46,57 @@ def is_tensor_like(value: Any) -> bool:
     return isinstance(value, Tensor) or hasattr(value, "_read_for_op")
 
 
+# Ops whose TF wrappers convert Python operands with only a dtype hint (a mismatch is the kernel's
+# InvalidArgumentError), and ops that convert them with no hint at all (`tf.add_n`, `tf.tensordot`).
+# Every other op converts them *to* the other operand's dtype, and a value that cannot take it is a TypeError.
+_HINTED_OPS = frozenset({"AddV2", "MatMul"})
+_UNHINTED_OPS = frozenset({"AddN", "Tensordot"})
+
+
+def _is_python_value(value: Any) -> bool:
+    """Whether `value` is a Python scalar or (nested) list, which TF converts to the op's dtype (numpy casts)."""
+    return isinstance(value, (bool, int, float, complex, list, tuple))
+
+
+def _conversion_error(value: Any, dtype: DType) -> TypeError:
+    return TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {tf_type_name(dtype)}")
+
+
 def convert_same_dtype(values: Sequence[Any], op_name: str) -> list[Tensor]:
     """Converts op inputs as TF does: Python values take the first tensor's dtype.
 
+    Args:
+      values: The op's inputs: tensors, variables, numpy values or Python values.
+      op_name: TF's name for the op, used in error messages and to pick TF's conversion rule.
+
+    Returns:
+      The inputs as tensors of one dtype.
+
     Raises:
+      TypeError: if a Python value cannot be represented in the tensors' dtype (`0.5` for an int32
+        operand), as TF's op wrappers refuse it.
       InvalidArgumentError: if two tensors have different dtypes.
     """
     if len(values) == 2:
         x, y = values
         if x.__class__ is Tensor:
             if y.__class__ is not Tensor:
-                y = convert_to_tensor(y, dtype_hint=x._dtype)
+                y = convert_to_tensor(y, dtype_hint=None if op_name in _UNHINTED_OPS else x._dtype)
             if x._dtype is y._dtype:
                 return [x, y]
-    anchor = next((v for v in values if is_tensor_like(v)), None)
+    unhinted = op_name in _UNHINTED_OPS
+    anchor = None if unhinted else next((v for v in values if is_tensor_like(v)), None)
     hint = convert_to_tensor(anchor).dtype if anchor is not None else None
+    strict = anchor is not None and op_name not in _HINTED_OPS
     tensors: list[Tensor] = []
     for value in values:
         tensor = convert_to_tensor(value, dtype_hint=hint)
-        if hint is None:
+        if unhinted:
+            pass
+        elif hint is None:
             hint = tensor._dtype
+        elif strict and tensor._dtype != hint and _is_python_value(value):
+            raise _conversion_error(value, hint)
         tensors.append(tensor)
     first = tensors[0]._dtype
     for position, tensor in enumerate(tensors[1:], start=1):

@@ -1,0 +1,74 @@
+"""Jacobians of unconnected sources, deferred checkpoint restores and Python operands of another kind.
+
+Each case is compared with real TensorFlow (tests/oracle.py).
+"""
+
+import numpy as np
+import pytest
+
+from oracle import check, check_raises
+
+
+# -- Python operands that cannot take the tensor operand's dtype ----------------
+@pytest.mark.parametrize("body", [
+    lambda tf: tf.multiply(tf.constant([1, 2]), 0.5),
+    lambda tf: tf.multiply(0.5, tf.constant([1, 2])),
+    lambda tf: tf.less(tf.constant([1, 2]), 0.5),
+    lambda tf: tf.equal(tf.constant([1, 2]), 0.5),
+    lambda tf: tf.not_equal(tf.constant([1, 2]), 0.5),
+    lambda tf: tf.greater_equal(tf.constant([1, 2]), 0.5),
+    lambda tf: tf.maximum(tf.constant([1, 2]), 0.5),
+    lambda tf: tf.minimum(tf.constant([1, 2]), 0.5),
+    lambda tf: tf.subtract(tf.constant([1, 2]), 0.5),
+    lambda tf: tf.pow(tf.constant([1, 2]), 0.5),
+    lambda tf: tf.pow(0.5, tf.constant([1, 2])),
+    lambda tf: tf.math.floordiv(tf.constant([1, 2]), 0.5),
+    lambda tf: tf.math.floormod(tf.constant([1, 2]), 0.5),
+    lambda tf: tf.math.squared_difference(tf.constant([1, 2]), 0.5),
+    lambda tf: tf.multiply(tf.constant([1, 2]), [0.5, 1.5]),
+    lambda tf: tf.multiply(tf.constant([1, 2]), [1, 2.5]),
+    lambda tf: tf.multiply(tf.constant([1, 2]), 1e20),
+    lambda tf: tf.multiply(tf.constant([True]), 1),
+    lambda tf: tf.multiply(tf.constant([1.0, 2.0]), 1j),
+    lambda tf: tf.where([True, False], tf.constant([1, 2]), 0.5),
+    lambda tf: tf.where([True, False], 0.5, tf.constant([1, 2])),
+    lambda tf: tf.concat([tf.constant([1, 2]), [0.5]], 0),
+    lambda tf: tf.concat([[0.5], tf.constant([1, 2])], 0),
+    lambda tf: tf.stack([tf.constant([1, 2]), [0.5, 1.0]]),
+    lambda tf: tf.nn.bias_add(tf.constant([[1, 2]]), [0.5, 1.0]),
+    lambda tf: tf.complex(tf.constant([1.0, 2.0]), 1j),
+    lambda tf: tf.math.truediv(tf.constant([1, 2]), 0.5),
+], ids=lambda body: "")
+def test_a_python_value_of_another_kind_is_a_type_error(body):
+    check_raises(body)
+
+
+@pytest.mark.parametrize("body", [
+    lambda tf: tf.add(tf.constant([1, 2]), 0.5),  # tf.add converts with a dtype hint: the kernel refuses
+    lambda tf: tf.add(0.5, tf.constant([1, 2])),
+    lambda tf: tf.add_n([tf.constant([1.0, 2.0], tf.float64), 0.1]),  # add_n converts without a hint
+    lambda tf: tf.add_n([tf.constant([1.0, 2.0], tf.float64), [0.1, 0.2]]),
+    lambda tf: tf.add_n([0.1, tf.constant([1.0, 2.0], tf.float64)]),
+    lambda tf: tf.add_n([tf.constant([1, 2]), 1.5]),
+    lambda tf: tf.tensordot(tf.constant([1.0, 2.0], tf.float64), [0.1, 0.2], 1),
+    lambda tf: tf.tensordot(tf.constant([1.0, 2.0], tf.float64), [0.1], 1),
+    lambda tf: tf.tensordot(tf.constant([1.0, 2.0]), [1, 2], 1),
+    lambda tf: tf.matmul(tf.constant([[1, 2]]), [[0.5], [1.0]]),
+    lambda tf: tf.matmul([[0.5, 1.0]], tf.constant([[1], [2]])),
+], ids=lambda body: "")
+def test_ops_that_convert_with_a_hint_or_none_raise_the_kernel_error(body):
+    check_raises(body)
+
+
+@pytest.mark.parametrize("body", [
+    lambda tf: tf.multiply(tf.constant([1.0, 2.0]), 2),
+    lambda tf: tf.multiply(tf.constant([1.0, 2.0]), [1, 2]),
+    lambda tf: tf.multiply(tf.constant([1, 2]), np.float64(0.5)),
+    lambda tf: tf.multiply(tf.constant([1, 2]), np.array([0.5, 1.0])),
+    lambda tf: tf.add_n([tf.constant([1.0, 2.0], tf.float64), tf.constant([0.5, 1.0], tf.float64)]),
+    lambda tf: tf.tensordot(tf.constant([1.0, 2.0]), [0.5, 1.5], 1),
+    lambda tf: tf.constant([1, 2]) * 2,
+    lambda tf: tf.equal(tf.constant([1.0, 2.0]), 1),
+], ids=lambda body: "")
+def test_python_values_that_fit_still_convert(body):
+    check(body)
