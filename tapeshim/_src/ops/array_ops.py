@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import dtypes, errors, runtime_checks, static_value
+from tapeshim._src import boolean_mask, dtypes, errors, runtime_checks, static_value
 from tapeshim._src.ops import table
 from tapeshim._src.ops.common import (attr_error, convert_same_dtype, is_tensor_like, normalize_axis,
                                      static_error, tf_type_name)
@@ -301,7 +301,7 @@ def _encode_key(key: Any, shape: tuple, dynamic: list | None = None) -> tuple:
                     dim += 1
                     continue
                 item = int(item)
-            elif not isinstance(item, (int, np.integer)) or isinstance(item, bool):
+            elif not isinstance(item, (int, np.integer)):  # a bool among other indices is an int, as TF
                 raise TypeError(
                     "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
                     f"tf.int32/tf.int64 tensors are valid indices, got {item!r}")
@@ -345,8 +345,12 @@ def _decode_key(spec: tuple, dynamic: tuple = ()) -> tuple:
 def getitem(tensor: Any, key: Any) -> Tensor:
     """`tensor[key]` with ints, slices, strides, `...`, `tf.newaxis` and negative indices."""
     x = convert_to_tensor(tensor)
-    if is_tensor_like(key) and convert_to_tensor(key)._dtype.is_bool:
-        raise TypeError("Boolean-mask indexing is `tf.boolean_mask`, not `[]`.")
+    if key.__class__ is list:  # TF reads a list index as a tuple of indices
+        key = tuple(key)
+    if key.__class__ is not tuple and boolean_mask.is_mask_key(key):
+        return boolean_mask.boolean_mask(x, key)
+    if key.__class__ is tuple and boolean_mask.all_python_bools(key):
+        raise boolean_mask.bool_index_error()
     dynamic: list = []
     spec = _encode_key(key, x._shape, dynamic)
     if dynamic:  # indices only known when the function runs

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from tapeshim._src import boolean_mask as _boolean_mask
 from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.ops.array_ops import _static_ints
@@ -255,17 +256,11 @@ def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any, name: str | N
     return _scatter(convert_to_tensor(tensor), indices, updates, "add", "TensorScatterAdd")
 
 
-@table.export("boolean_mask", dtypes=table.ANY, note="the mask must be known (not traced)")
+@table.export("boolean_mask", dtypes=table.ANY,
+              note="the mask's values must be known: eagerly, under a tape, or from constants in tf.function")
 def boolean_mask(tensor: Any, mask: Any, axis: Any = None, name: str | None = None) -> Tensor:
     """The elements (or slices along `axis`) of `tensor` where `mask` is true."""
-    x, m = convert_to_tensor(tensor), convert_to_tensor(mask)
-    axis = 0 if axis is None else _axis(axis, len(x._shape))
-    rank = len(m._shape)
-    if tuple(x._shape[axis:axis + rank]) != tuple(m._shape):
-        raise ValueError(f"Shapes {list(x._shape[axis:axis + rank])} and {list(m._shape)} are incompatible")
-    flat_shape = list(x._shape[:axis]) + [-1] + list(x._shape[axis + rank:])
-    positions = np.flatnonzero(np.asarray(m.numpy()).reshape(-1)).astype(np.int64)
-    return array_ops.gather(array_ops.reshape(x, flat_shape), constant(positions), axis=axis)
+    return _boolean_mask.boolean_mask(tensor, mask, axis)
 
 
 @table.export("slice", dtypes=table.ANY)
