@@ -72,3 +72,58 @@ def test_ops_that_convert_with_a_hint_or_none_raise_the_kernel_error(body):
 ], ids=lambda body: "")
 def test_python_values_that_fit_still_convert(body):
     check(body)
+
+
+# -- jacobians of unconnected sources ------------------------------------------
+def _jacobian_case(kind, source_dtype="float32", use_list=False, **options):
+    def body(tf):
+        x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+        z = tf.cast(tf.constant([[5, 6], [7, 8]]), source_dtype)
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            tape.watch(z)
+            y = x * 2.0
+        return getattr(tape, kind)(y, [x, z] if use_list else z, **options)
+
+    return body
+
+
+@pytest.mark.parametrize("kind", ["jacobian", "batch_jacobian"])
+@pytest.mark.parametrize("options", [
+    {},
+    {"unconnected_gradients": "zero"},
+    {"unconnected_gradients": "none"},
+    {"experimental_use_pfor": False},
+    {"experimental_use_pfor": False, "unconnected_gradients": "zero"},
+    {"parallel_iterations": 8},  # fewer than the loop size trips a TF pfor bug with None gradients
+], ids=str)
+@pytest.mark.parametrize("source_dtype", ["float32", "float64", "int32"])
+def test_jacobians_of_an_unconnected_source_as_tf(kind, options, source_dtype):
+    check(_jacobian_case(kind, source_dtype, **options))
+
+
+@pytest.mark.parametrize("kind", ["jacobian", "batch_jacobian"])
+def test_jacobians_with_the_unconnected_gradients_enum(kind):
+    check(lambda tf: _jacobian_case(kind, unconnected_gradients=tf.UnconnectedGradients.ZERO)(tf))
+    check(lambda tf: _jacobian_case(kind, unconnected_gradients=tf.UnconnectedGradients.NONE)(tf))
+
+
+@pytest.mark.parametrize("kind", ["jacobian", "batch_jacobian"])
+@pytest.mark.parametrize("options", [{}, {"unconnected_gradients": "zero"}], ids=str)
+def test_jacobians_of_a_list_of_sources_as_tf(kind, options):
+    check(_jacobian_case(kind, use_list=True, **options))
+
+
+@pytest.mark.parametrize("kind", ["jacobian", "batch_jacobian"])
+def test_jacobians_refuse_an_unknown_unconnected_gradients(kind):
+    check_raises(_jacobian_case(kind, unconnected_gradients="foo"))
+
+
+def test_batch_jacobian_of_an_unconnected_variable_is_zeros():
+    def body(tf):
+        x, z = tf.Variable([[1.0, 2.0]]), tf.Variable([[3.0, 4.0]])
+        with tf.GradientTape() as tape:
+            y = x * 2.0
+        return tape.batch_jacobian(y, z)
+
+    check(body)

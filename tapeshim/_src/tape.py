@@ -314,7 +314,8 @@ class GradientTape(Recorder):
             source = request.sources[position]
             result = by_source.get(position)
             if result is None and unconnected is UnconnectedGradients.ZERO:
-                result = _zeros(tuple(target._shape) + tuple(source._shape), target._dtype)
+                result = _unconnected_jacobian(
+                    tuple(target._shape) + tuple(source._shape), target, source, experimental_use_pfor)
             results.append(result)
         self._finish_computation()
         return nest.pack_sequence_as(sources, results)
@@ -325,9 +326,11 @@ class GradientTape(Recorder):
         """Computes the per-example jacobian: shape `[b] + target.shape[1:] + source.shape[1:]`.
 
         Assumes example `i` of `target` depends only on example `i` of `source`.
-        Unconnected sources give zeros, as in TF.
+        An unconnected source gives zeros, as in TF: of `target`'s dtype, or of
+        `source`'s with `unconnected_gradients=ZERO`.
         """
-        del parallel_iterations, unconnected_gradients
+        del parallel_iterations
+        unconnected = parse_unconnected(unconnected_gradients)
         if not experimental_use_pfor and not self._persistent:
             raise RuntimeError(
                 "GradientTape must be created with persistent=True to compute the batch_jacobian with eager "
@@ -349,7 +352,24 @@ class GradientTape(Recorder):
         self._finish_computation()
         if values:
             return values[0]
-        return _zeros(tuple(target._shape) + tuple(source._shape[1:]), target._dtype)
+        shape = tuple(target._shape) + tuple(source._shape[1:])
+        if unconnected is UnconnectedGradients.ZERO:
+            return _unconnected_jacobian(shape, target, source, experimental_use_pfor)
+        return _zeros(shape, target._dtype)
+
+
+def _unconnected_jacobian(shape: tuple, target: Tensor, source: Any, use_pfor: bool) -> Tensor:
+    """The zeros TF's jacobians give an unconnected source with `unconnected_gradients=ZERO`.
+
+    Each row is `zeros_like(source)`, so the result has the source's dtype; without
+    pfor, TF's loop writes the rows into a TensorArray of the target's dtype and
+    refuses another dtype.
+    """
+    if not use_pfor and source._dtype != target._dtype:
+        raise errors.invalid_argument(
+            f"TensorArray dtype is {target._dtype.name} but Op is trying to write dtype {source._dtype.name}",
+            "TensorListSetItem")
+    return _zeros(shape, source._dtype)
 
 
 def _zeros(shape: tuple, dtype: Any) -> Tensor:
