@@ -574,6 +574,11 @@ def checkpoint_guide_training(tf):
     return out
 
 
+from guides_keras_generative import GENERATIVE_BODIES  # noqa: E402 - needs the helpers above
+
+KERAS_BODIES.update(GENERATIVE_BODIES)
+
+
 def main(out_path: str) -> None:
     """Runs every Keras guide body with real TensorFlow and pickles the outcomes to `out_path`."""
     import tensorflow as tf
