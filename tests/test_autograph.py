@@ -1,0 +1,501 @@
+"""AutoGraph in `tapeshim.function` against TF's: Python control flow over tensors, converted."""
+
+import sys
+
+import pytest
+
+import tapeshim
+from oracle import check, check_raises, real_tf
+
+
+def check_autograph_error(body):
+    """TF's error class, and TF's AutoGraph message (TF prefixes it with an "in user code:" frame list)."""
+    raised = check_raises(body)
+    tf_message = str(__import__("oracle").run(body, real_tf).exc)
+    assert tf_message.rstrip().endswith(f"{raised.name}: {raised.message}"), (tf_message, raised.message)
+    return raised
+
+
+# -- if ----------------------------------------------------------------------------------
+def test_if_elif_else_on_tensors():
+    def body(tf):
+        traces = []
+
+        @tf.function
+        def f(x):
+            traces.append(1)
+            if x > 2.0:
+                y = x * 10.0
+            elif x > 0.0:
+                y = x + 1.0
+            else:
+                y = -x
+            return y
+
+        return [f(tf.constant(v)) for v in (3.0, 1.0, -2.0)], len(traces), f.experimental_get_tracing_count()
+    check(body)
+
+
+def test_if_with_and_or_not_on_tensors():
+    def body(tf):
+        @tf.function
+        def f(x, y):
+            if x > 0 and not y < 0 or x < -5:
+                z = x + y
+            else:
+                z = x - y
+            return z, (x > 0) and (y > 0), not (x > 0)
+
+        return [f(tf.constant(a), tf.constant(b)) for a, b in ((1, 2), (1, -2), (-6, 1), (-1, 1))]
+    check(body)
+
+
+def test_python_conditions_stay_python():
+    def body(tf):
+        traces = []
+
+        @tf.function
+        def f(x, training):
+            traces.append(training)
+            if training:  # a Python bool: only the branch taken is traced
+                x = x * 2.0
+            for _ in range(3):  # a Python range: unrolled
+                x = x + 1.0
+            if x.shape[0] == 2:
+                x = x * 10.0
+            return x
+
+        return f(tf.constant([1.0, 2.0]), True), f(tf.constant([1.0, 2.0]), False), traces
+    check(body)
+
+
+def test_variable_defined_in_one_branch_raises_tf_error():
+    def body(tf):
+        @tf.function
+        def f(x):
+            if x > 0:
+                y = x
+            return y
+
+        return f(tf.constant(1.0))
+    assert check_autograph_error(body).name == "ValueError"
+
+
+def test_variable_local_to_one_branch_is_fine():
+    def body(tf):
+        @tf.function
+        def f(x):
+            if x > 0:
+                y = x * 2.0
+                x = y + 1.0
+            return x
+
+        return f(tf.constant(1.0)), f(tf.constant(-1.0))
+    check(body)
+
+
+@pytest.mark.parametrize("case", ["dtype", "none"])
+def test_branch_disagreement_raises_tf_error(case):
+    def body(tf):
+        @tf.function
+        def f(x):
+            if case == "dtype":
+                if x > 0:
+                    y = 1
+                else:
+                    y = 2.5
+            else:
+                y = None
+                if x > 0:
+                    y = x
+            return y
+
+        return f(tf.constant(1.0))
+    check_autograph_error(body)
+
+
+def test_return_inside_if():
+    def body(tf):
+        @tf.function
+        def f(x):
+            if x > 0:
+                return x * 2.0
+            return -x
+
+        @tf.function
+        def g(x):
+            if x > 0:
+                if x > 10:
+                    return x
+                else:
+                    return x + 1
+            else:
+                return x - 1
+
+        return [f(tf.constant(v)) for v in (3.0, -3.0)] + [g(tf.constant(v)) for v in (11.0, 3.0, -3.0)]
+    check(body)
+
+
+def test_return_in_one_branch_only_raises_tf_error():
+    def body(tf):
+        @tf.function
+        def f(x):
+            if x > 0:
+                return x
+
+        return f(tf.constant(1.0))
+    check_autograph_error(body)
+
+
+# -- while -------------------------------------------------------------------------------
+def test_while_on_tensor_condition():
+    def body(tf):
+        @tf.function
+        def collatz(n):
+            steps = 0
+            while n != 1:
+                if n % 2 == 0:
+                    n = n // 2
+                else:
+                    n = 3 * n + 1
+                steps += 1
+            return steps, n
+
+        return [collatz(tf.constant(v)) for v in (1, 6, 27)]
+    check(body)
+
+
+def test_while_with_break_and_continue():
+    def body(tf):
+        @tf.function
+        def f(n):
+            s = 0
+            i = 0
+            while i < n:
+                i += 1
+                if i % 2 == 0:
+                    continue
+                if i > 7:
+                    break
+                s += i
+            return s, i
+
+        return f(tf.constant(20)), f(tf.constant(4))
+    check(body)
+
+
+@pytest.mark.parametrize("case", ["dtype", "shape"])
+def test_loop_variable_changing_raises_tf_error(case):
+    def body(tf):
+        @tf.function
+        def f(x):
+            i = tf.constant(0)
+            while i < 3:
+                if case == "dtype":
+                    i = tf.cast(i, tf.float32) + 1.5
+                else:
+                    x = tf.concat([x, x], 0)
+                    i += 1
+            return i, x
+
+        return f(tf.constant([1.0]))
+    check_autograph_error(body)
+
+
+def test_return_inside_tensor_loop_raises_tf_error():
+    def body(tf):
+        @tf.function
+        def f(n):
+            for i in tf.range(n):
+                if i > 3:
+                    return i
+            return -1
+
+        return f(tf.constant(10))
+    check_autograph_error(body)
+
+
+def test_return_inside_python_loop():
+    def body(tf):
+        @tf.function
+        def f(x):
+            for i in range(5):
+                if i == 2:
+                    return x * i
+            return x
+
+        return f(tf.constant(3.0))
+    check(body)
+
+
+# -- for ---------------------------------------------------------------------------------
+def test_for_over_tf_range_with_tensor_bound():
+    def body(tf):
+        traces = []
+
+        @tf.function
+        def f(n):
+            traces.append(1)
+            total = tf.constant(0.0)
+            for i in tf.range(n):
+                total += tf.cast(i, tf.float32) ** 2
+            for j in tf.range(1, n, 2):
+                total += tf.cast(j, tf.float32)
+            for k in range(n):  # Python range over a tensor: converted as tf.range
+                total -= 1.0
+            return total
+
+        return f(tf.constant(5)), f(tf.constant(0)), f(tf.constant(3)), len(traces)
+    check(body)
+
+
+def test_for_over_tensor_rows_and_loop_defined_variable():
+    def body(tf):
+        @tf.function
+        def f(x):
+            s = 0.0
+            for row in x:
+                last = row * 2.0
+                s += tf.reduce_sum(row)
+            return s, last
+
+        return f(tf.reshape(tf.range(6.0), [3, 2]))
+    check(body)
+
+
+def test_for_with_break_on_tensor():
+    def body(tf):
+        @tf.function
+        def f(x):
+            s = tf.constant(0.0)
+            for v in x:
+                if v < 0:
+                    break
+                s += v
+            return s
+
+        return f(tf.constant([1.0, 2.0, -1.0, 4.0])), f(tf.constant([1.0, 2.0]))
+    check(body)
+
+
+def test_for_over_dataset():
+    def body(tf):
+        @tf.function
+        def f(ds):
+            s = tf.constant(0)
+            for batch in ds:
+                s += tf.reduce_sum(batch)
+            return s
+
+        return f(tf.data.Dataset.range(10).batch(3).map(lambda b: tf.cast(b, tf.int32)))
+    check(body)
+
+
+# -- effects inside converted branches and loops ----------------------------------------
+def test_variable_assignment_and_print_inside_converted_control_flow(capfd):
+    def body(tf):
+        v = tf.Variable(1.0)
+        counter = tf.Variable(0)
+
+        @tf.function
+        def f(x):
+            if x > 0:
+                v.assign_add(x)
+                tf.print("positive", x)
+            else:
+                v.assign(-1.0)
+            for i in tf.range(3):
+                counter.assign_add(i)
+                tf.print("step", i, v)
+                v.assign(v * 2.0)
+            return v.read_value(), counter.read_value()
+
+        return f(tf.constant(2.0)), f(tf.constant(-2.0)), v, counter
+
+    tf_result = body(real_tf)
+    tf_err = capfd.readouterr().err
+    ts_result = body(tapeshim)
+    ts_err = capfd.readouterr().err
+    check(lambda tf: tf_result if tf is real_tf else ts_result)
+    assert [line for line in ts_err.splitlines() if line] == [line for line in tf_err.splitlines() if line]
+
+
+# -- gradients ---------------------------------------------------------------------------
+def test_gradient_through_converted_branch_and_static_loop():
+    def body(tf):
+        w = tf.Variable(0.5)
+
+        @tf.function
+        def f(x):
+            with tf.GradientTape() as tape:
+                y = x
+                for _ in tf.range(3):
+                    y = y * w
+                if y > 0.1:
+                    loss = y * y
+                else:
+                    loss = -y
+            return loss, tape.gradient(loss, w)
+
+        return f(tf.constant(2.0)), f(tf.constant(0.1))
+    check(body)
+
+
+def test_gradient_through_loop_over_tensor_rows():
+    def body(tf):
+        @tf.function
+        def f(x, w):
+            with tf.GradientTape() as tape:
+                tape.watch(w)
+                h = tf.zeros([2])
+                for row in x:
+                    h = tf.tanh(row * w + h)
+                loss = tf.reduce_sum(h)
+            return loss, tape.gradient(loss, w)
+
+        return f(tf.reshape(tf.range(6.0), [3, 2]) / 6.0, tf.constant([0.3, -0.2]))
+    check(body)
+
+
+# -- conversion rules --------------------------------------------------------------------
+def _helper_with_loop(x, n):
+    while x < n:
+        x = x * 2.0
+    return x
+
+
+def test_called_user_functions_are_converted():
+    def body(tf):
+        scale = tf.constant(3.0)
+
+        def closure(x):
+            if x > 0:  # a closure: keeps `scale`
+                return x * scale
+            return x
+
+        class Model:
+            def __init__(self):
+                self.offset = 1.0
+
+            def apply(self, x):
+                if x > 5.0:
+                    x = x - self.offset
+                return x
+
+        model = Model()
+
+        @tf.function
+        def f(x):
+            return model.apply(closure(_helper_with_loop(x, tf.constant(10.0))))
+
+        return f(tf.constant(1.5)), f(tf.constant(0.25)), f(tf.constant(20.0))
+    check(body)
+
+
+def test_tf_function_method_is_converted():
+    def body(tf):
+        class Counter(tf.Module):
+            def __init__(self):
+                self.limit = tf.constant(4)
+
+            @tf.function
+            def __call__(self, x):
+                i = 0
+                while i < self.limit:
+                    x = x + 1.0
+                    i += 1
+                return x
+
+        return Counter()(tf.constant(1.0))
+    check(body)
+
+
+def test_do_not_convert_and_autograph_false_raise_as_tf():
+    def body(tf):
+        @tf.autograph.experimental.do_not_convert
+        def helper(x):
+            if x > 0:
+                return x
+            return -x
+
+        @tf.function
+        def f(x):
+            return helper(x)
+
+        @tf.function(autograph=False)
+        def g(x):
+            if x > 0:
+                return x
+            return -x
+
+        results = []
+        for fn in (f, g):
+            try:
+                results.append(fn(tf.constant(1.0)))
+            except Exception as exc:  # noqa: BLE001 - the class is compared with TF's
+                results.append(type(exc).__name__)
+        return results
+    check(body)
+
+
+def test_lambdas_and_builtins_run_unconverted():
+    def body(tf):
+        double = lambda x: x * 2.0  # noqa: E731
+
+        @tf.function
+        def f(x):
+            y = tf.nest.map_structure(double, [x, x])
+            return max(len(y), 1), sum(y), abs(x)
+
+        return f(tf.constant(-1.5))
+    check(body)
+
+
+def test_to_code_and_to_graph():
+    def body(tf):
+        def f(x):
+            if x > 0:
+                x = x * 2
+            return x
+
+        code = tf.autograph.to_code(f)
+        converted = tf.autograph.to_graph(f)
+        return isinstance(code, str), "ag__" in code, "def " in code, converted(tf.constant(2)), converted(-3)
+    check(body)
+
+
+def test_errors_point_at_the_users_line():
+    @tapeshim.function
+    def f(x):
+        while x < 3:
+            x = x + 1.5
+        return x
+
+    with pytest.raises(TypeError) as info:
+        f(tapeshim.constant(0))
+    frames = [(frame.f_code.co_filename, lineno) for frame, lineno in __import__("traceback").walk_tb(
+        info.tb)]
+    line = f.python_function.__code__.co_firstlineno + 3
+    assert (__file__, line) in frames, frames
+
+
+def test_steady_loop_compiles_once_and_converts_once():
+    from tapeshim._src.autograph import conversion
+
+    @tapeshim.function
+    def step(x, n):
+        for i in tapeshim.range(n):
+            if x > 100.0:
+                break
+            x = x * 2.0 + tapeshim.cast(i, tapeshim.float32)
+        return x
+
+    step(tapeshim.constant(1.0), tapeshim.constant(3))
+    converted = conversion._function_cache[step.python_function]
+    before = tapeshim.experimental.compile_stats()["function_traces"]
+    for v in range(5):
+        step(tapeshim.constant(float(v)), tapeshim.constant(v))
+    assert tapeshim.experimental.compile_stats()["function_traces"] == before
+    assert conversion._function_cache[step.python_function] is converted
+    assert step.experimental_get_tracing_count() == 1
+    assert sys.getrefcount(converted) > 1
