@@ -127,3 +127,108 @@ def test_batch_jacobian_of_an_unconnected_variable_is_zeros():
         return tape.batch_jacobian(y, z)
 
     check(body)
+
+
+# -- restoring into variables a module creates later (TF's deferred restoration) ----
+def _flexible_dense(tf):
+    class FlexibleDense(tf.Module):
+        """The intro-to-modules guide's layer: its variables are created on the first call."""
+
+        def __init__(self, out_features, name=None):
+            super().__init__(name=name)
+            self.out_features = out_features
+            self.is_built = False
+
+        def __call__(self, x):
+            if not self.is_built:
+                self.w = tf.Variable(tf.random.normal([x.shape[-1], self.out_features]), name="w")
+                self.b = tf.Variable(tf.random.normal([self.out_features]), name="b")
+                self.is_built = True
+            return tf.matmul(x, self.w) + self.b
+
+    return FlexibleDense
+
+
+def _list_model(tf):
+    dense = _flexible_dense(tf)
+
+    class ListModel(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = []
+
+        def __call__(self, x):
+            if not self.layers:
+                self.layers.append(dense(3))
+                self.layers.extend([dense(2)])
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    return ListModel
+
+
+def _dict_model(tf):
+    dense = _flexible_dense(tf)
+
+    class DictModel(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.parts = {}
+
+        def __call__(self, x):
+            if not self.parts:
+                self.parts["first"] = dense(3)
+                self.parts.update(second=dense(2))
+            return self.parts["second"](self.parts["first"](x))
+
+    return DictModel
+
+
+def _private_list_model(tf):
+    dense = _flexible_dense(tf)
+
+    class PrivateListModel(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self._layers = []
+
+        def __call__(self, x):
+            if not self._layers:
+                self._layers.append(dense(3))
+                self._layers += [dense(2)]
+            for layer in self._layers:
+                x = layer(x)
+            return x
+
+    return PrivateListModel
+
+
+@pytest.mark.parametrize("make_model", [_list_model, _dict_model, _private_list_model])
+def test_a_restore_reaches_variables_appended_to_module_containers_later(make_model, tmp_path):
+    def body(tf):
+        model_class = make_model(tf)
+        x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+        saved = model_class()
+        expected = saved(x)
+        path = tf.train.Checkpoint(model=saved).save(str(tmp_path / tf.__name__ / "ckpt"))
+        restored = model_class()
+        status = tf.train.Checkpoint(model=restored).restore(path)
+        actual = restored(x)
+        status.assert_consumed()
+        return expected - actual, [v.shape.as_list() for v in restored.trainable_variables]
+
+    check(body)
+
+
+def test_module_containers_stay_lists_and_dicts():
+    def body(tf):
+        module = tf.Module()
+        module.items = [tf.Variable(1.0)]
+        module.table = {"a": tf.Variable(2.0)}
+        module.items.append(tf.Variable(3.0))
+        module.table["b"] = tf.Variable(4.0)
+        return (isinstance(module.items, list), isinstance(module.table, dict), len(module.variables),
+                list(module.items) == module.items, sorted(module.table))
+
+    check(body)

@@ -226,15 +226,15 @@ def _trackable(value: Any) -> bool:
 
 
 class ListWrapper(list):
-    """A list attribute of a `Checkpoint`, as TF's `ListWrapper`: variables added later are restored.
+    """A list attribute of a `Checkpoint` or `tf.Module`, as TF's `ListWrapper`: variables added later are restored.
 
     Args:
       items: the list's items.
-      owner: the checkpoint holding the list.
+      owner: the checkpoint or module holding the list.
       name: the attribute's name.
     """
 
-    def __init__(self, items: Any, owner: "Checkpoint", name: str) -> None:
+    def __init__(self, items: Any, owner: Any, name: str) -> None:
         super().__init__(items)
         self._owner, self._name = owner, name
 
@@ -265,6 +265,50 @@ class ListWrapper(list):
 
     def __repr__(self) -> str:
         return f"ListWrapper({list.__repr__(self)})"
+
+
+class DictWrapper(dict):
+    """A dict attribute of a `tf.Module`, as TF's `_DictWrapper`: variables added later are restored.
+
+    Args:
+      items: the dict's items.
+      owner: the module holding the dict.
+      name: the attribute's name.
+    """
+
+    def __init__(self, items: Any, owner: Any, name: str) -> None:
+        super().__init__(items)
+        self._owner, self._name = owner, name
+
+    def _changed(self) -> None:
+        if self._owner.__dict__.get(_PENDING):
+            restore_attached(self._owner, self._name, self)
+
+    def __setitem__(self, key: Any, item: Any) -> None:
+        super().__setitem__(key, item)
+        self._changed()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        super().update(*args, **kwargs)
+        self._changed()
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        item = super().setdefault(key, default)
+        self._changed()
+        return item
+
+
+def track_container(value: Any, owner: Any, name: str) -> Any:
+    """`value` wrapped for tracking when it is a plain list or dict assigned to `owner.name`, else `value`.
+
+    As TF, a `tf.Module` keeps its list and dict attributes as trackable wrappers, so
+    variables appended to them after a restore receive their saved values.
+    """
+    if value.__class__ is list:
+        return ListWrapper(value, owner, name)
+    if value.__class__ is dict and name != _PENDING:
+        return DictWrapper(value, owner, name)
+    return value
 
 
 class CheckpointLoadStatus:

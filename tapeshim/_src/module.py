@@ -120,6 +120,10 @@ class Module:
         return _walk(self, predicate, seen, [])
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if value.__class__ is list or value.__class__ is dict:  # as TF: tracked, for deferred restores
+            from tapeshim._src import checkpoint
+
+            value = checkpoint.track_container(value, self, name)
         super().__setattr__(name, value)
         if self.__dict__.get("_pending_restore"):  # a restore ran before this module created its variables
             from tapeshim._src import checkpoint
