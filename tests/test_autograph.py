@@ -499,3 +499,29 @@ def test_steady_loop_compiles_once_and_converts_once():
     assert conversion._function_cache[step.python_function] is converted
     assert step.experimental_get_tracing_count() == 1
     assert sys.getrefcount(converted) > 1
+
+
+def test_list_appended_in_tensor_loop_raises_tf_error():
+    def body(tf):
+        @tf.function
+        def f(n):
+            values = []
+            for i in tf.range(n):
+                values.append(i * 2)
+            return tf.stack(values)
+
+        return f(tf.constant(3))
+    assert check_raises(body).name == "InaccessibleTensorError"
+
+
+def test_list_appended_in_python_loop_is_fine():
+    def body(tf):
+        @tf.function
+        def f(x):
+            values = []
+            for i in range(3):
+                values.append(x * i)
+            return tf.stack(values)
+
+        return f(tf.constant(1.5))
+    check(body)

@@ -20,7 +20,33 @@ from jax import lax
 from tapeshim._src import errors, nest, registry, replay
 from tapeshim._src.state import _thread_state, next_tensor_id
 from tapeshim._src.dtypes import int32
-from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.tensor import Node, Tensor, convert_to_tensor
+
+
+class InaccessibleTensorError(ValueError):
+    """A tensor of a loop body used outside the loop (TF's `InaccessibleTensorError`)."""
+
+
+LOOP_TENSOR_KEY = ("LoopTensorOutOfScope",)
+
+
+def use_of_loop_tensor(*arrays: jax.Array) -> tuple:
+    """The node of a loop body's placeholder after the loop: a plan that reaches it is refused."""
+    raise InaccessibleTensorError("A tensor of a loop body is out of scope here.")
+
+
+OUT_OF_SCOPE_MESSAGE = (
+    "A tensor of a tf.while_loop body (a loop variable or a value computed from it, appended to a Python list, "
+    "say) is out of scope and cannot be used after the loop. Use return values, explicit Python locals or "
+    "TensorFlow collections to access it (a tf.TensorArray in a loop).")
+
+
+def _retire_loop_placeholders(branches: Sequence["_Branch"]) -> None:
+    """After a loop, its bodies' placeholders (and what was computed from them) cannot be used any more."""
+    for branch in branches:
+        for tensor in branch.placeholders:
+            tensor._value = None
+            tensor._node = Node(use_of_loop_tensor, LOOP_TENSOR_KEY, (), (tensor._tid,))
 
 
 class _Branch:
@@ -413,5 +439,6 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
         return final
 
     outputs = _apply_state(_record(fn, "While", flat + dynamic_limit + captures, tuple(specs)), variables, with_token)
+    _retire_loop_placeholders([cond_branch, body_branch])
     result = nest.pack_sequence_as(values, outputs)
     return result if packed else result[0]
