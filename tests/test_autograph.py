@@ -525,3 +525,25 @@ def test_list_appended_in_python_loop_is_fine():
 
         return f(tf.constant(1.5))
     check(body)
+
+
+def test_gradient_through_loops_with_a_tensor_bound():
+    def body(tf):
+        w = tf.Variable([0.5, -0.25])
+
+        @tf.function
+        def f(x, n):
+            with tf.GradientTape(persistent=True) as tape:
+                tape.watch(x)
+                h = x
+                for i in tf.range(n):
+                    h = tf.tanh(h * w + tf.cast(i, tf.float32))
+                k = tf.constant(0)
+                y = tf.reduce_sum(h)
+                while k < n:
+                    y = y * 0.5 + tf.reduce_sum(w)
+                    k += 1
+            return y, tape.gradient(y, [x, w]), tape.gradient(h, w)
+
+        return [f(tf.constant([1.0, 2.0]), tf.constant(v)) for v in (0, 1, 4)]
+    check(body)

@@ -377,6 +377,20 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
     loop in reverse mode (it then compiles to `lax.scan`).
     """
     del shape_invariants, parallel_iterations, back_prop, swap_memory, name
+    return _while_loop(cond, body, loop_vars, maximum_iterations)
+
+
+def _while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any, maximum_iterations: Any = None,
+                dynamic_gradient: bool = False) -> Any:
+    """Repeats `body` while `cond` holds, as `tf.while_loop`.
+
+    `cond(*loop_vars)` and `body(*loop_vars)` take the loop variables unpacked;
+    `body` returns them in the same structure, shapes and dtypes. Inside
+    `tapeshim.function`, pass `maximum_iterations` to differentiate through the
+    loop in reverse mode (it then compiles to `lax.scan`).
+    """
+    """`while_loop`; with `dynamic_gradient`, a loop without a static trip count inside a function is
+    reverse differentiable (`autograph/loop_gradient.py`, used by AutoGraph's loops)."""
     packed = isinstance(loop_vars, (list, tuple))
     structure = loop_vars if packed else [loop_vars]
     values = nest.map_structure(convert_to_tensor, structure)
@@ -425,6 +439,12 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
             counted = lax.while_loop(lambda c: jnp.logical_and(c[0] < bound, keep_going(c[1])),
                                      lambda c: (c[0] + 1, step(c[1])), (jnp.zeros((), bound.dtype), init))
             return counted[1]
+        if steps is None and dynamic_gradient and not with_token:
+            from tapeshim._src.autograph.loop_gradient import reverse_differentiable_while
+
+            return reverse_differentiable_while(
+                lambda carry, c: cond_branch.run(carry, [c[i] for i in cond_caps])[0],
+                lambda carry, c: tuple(body_branch.run(carry, [c[i] for i in body_caps])), init, tuple(caps))
         if steps is None:
             return lax.while_loop(keep_going, step, init)
 

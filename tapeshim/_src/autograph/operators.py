@@ -234,8 +234,8 @@ def _tensor_loop(test: Callable[..., Any], body: Callable[..., tuple], state: tu
             out.append(_check_loop_variable(names[i], before, result[i]))
         return tuple(new_extra + out)
 
-    final = control_flow.while_loop(loop_test, loop_body, tuple(extra + initial),
-                                    maximum_iterations=maximum_iterations)
+    final = control_flow._while_loop(loop_test, loop_body, tuple(extra + initial),
+                                     maximum_iterations=maximum_iterations, dynamic_gradient=True)
     result = list(state)
     for i, value in zip(carried, list(final)[n_extra:]):
         result[i] = value
