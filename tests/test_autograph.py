@@ -547,3 +547,26 @@ def test_gradient_through_loops_with_a_tensor_bound():
 
         return [f(tf.constant([1.0, 2.0]), tf.constant(v)) for v in (0, 1, 4)]
     check(body)
+
+
+def test_methods_using_super_are_converted():
+    def body(tf):
+        class Base:
+            def scale(self, x):
+                return x * 2.0
+
+        class Child(Base):
+            def scale(self, x):
+                if x > 0:
+                    x = super().scale(x)
+                return x + 1.0
+
+        child = Child()
+
+        @tf.function
+        def f(x):
+            return child.scale(x)
+
+        return f(tf.constant(2.0)), f(tf.constant(-2.0))
+    check(body)
+

@@ -352,7 +352,11 @@ class _Expressions(ast.NodeTransformer):
                 node.func.value.id == "ag__"):
             return node  # an operator call made by the rewrite
         if isinstance(node.func, ast.Name) and node.func.id == "super":
-            return node  # zero-argument super() needs its own frame's cell
+            if not node.args and self.function.args.args:
+                # Zero-argument super() reads the calling frame's first argument: in a generated branch or
+                # loop function that is not `self`, so the converted code names both.
+                node.args = [_name("__class__"), _name(self.function.args.args[0].arg)]
+            return node
         call = ast.Call(func=_ag("converted_call"), args=[node.func] + node.args, keywords=node.keywords)
         return _at(call, node)
 
