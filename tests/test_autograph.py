@@ -570,3 +570,15 @@ def test_methods_using_super_are_converted():
         return f(tf.constant(2.0)), f(tf.constant(-2.0))
     check(body)
 
+
+
+def test_conditional_expression_on_tensor():
+    def body(tf):
+        @tf.function
+        def f(x, training):
+            y = x * 2.0 if x > 0 else -x
+            z = y + 1.0 if training else y
+            return y, z
+
+        return f(tf.constant(3.0), True), f(tf.constant(-3.0), False)
+    check(body)

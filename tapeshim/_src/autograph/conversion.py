@@ -41,7 +41,7 @@ class _Operators(types.ModuleType):
 
 
 ag__ = _Operators("ag__")
-for _name in ("and_", "or_", "not_", "if_stmt", "while_stmt", "for_stmt", "range_call", "Undefined",
+for _name in ("and_", "or_", "not_", "if_exp", "if_stmt", "while_stmt", "for_stmt", "range_call", "Undefined",
               "UndefinedReturnValue", "retval"):
     setattr(ag__, _name, getattr(operators, _name))
 

@@ -87,6 +87,13 @@ def not_(value: Any) -> Any:
     return not value
 
 
+def if_exp(test: Any, if_true: Callable[[], Any], if_false: Callable[[], Any]) -> Any:
+    """`a if c else b`: `tf.cond` when `c` is a symbolic tensor, else Python's."""
+    if _symbolic(test):
+        return control_flow.cond(test, if_true, if_false)
+    return if_true() if test else if_false()
+
+
 # -- if --------------------------------------------------------------------------------
 def if_stmt(test: Any, body: Callable[..., tuple], orelse: Callable[..., tuple], state: tuple,
             names: Sequence[str], live: Sequence[str]) -> tuple:

@@ -10,7 +10,7 @@ The rewrite works on the function's `ast` in three passes, as TF's AutoGraph doe
    statement assigns (its *state*) and one call to `ag__.if_stmt`, `ag__.while_stmt`
    or `ag__.for_stmt`, which decides at run time whether the condition is a tensor
    (then `tf.cond` / `tf.while_loop`) or a Python value (then plain Python).
-3. `and`, `or`, `not` become `ag__.and_`, `ag__.or_`, `ag__.not_` (lazy operands),
+3. `and`, `or`, `not` and `a if c else b` become `ag__.and_`, `ag__.or_`, `ag__.not_`, `ag__.if_exp` (lazy operands),
    and calls become `ag__.converted_call` so that called user functions are
    converted too.
 
@@ -339,6 +339,12 @@ class _Expressions(ast.NodeTransformer):
         for value in reversed(node.values[:-1]):
             result = _call(_ag(op), ast.Lambda(args=_no_args(), body=value), ast.Lambda(args=_no_args(), body=result))
         return _at(result, node)
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+        self.generic_visit(node)
+        call = _call(_ag("if_exp"), node.test, ast.Lambda(args=_no_args(), body=node.body),
+                     ast.Lambda(args=_no_args(), body=node.orelse))
+        return _at(call, node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
         self.generic_visit(node)
