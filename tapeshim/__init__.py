@@ -39,6 +39,7 @@ from tapeshim import (  # noqa: E402
     types,
 )
 from tapeshim._src.control_flow import case, cond, switch_case, while_loop  # noqa: E402
+from tapeshim._src.autograph.tensor_array import TensorArray  # noqa: E402
 from tapeshim._src.custom_gradient import custom_gradient  # noqa: E402
 from tapeshim._src.dtypes import (  # noqa: E402
     DType,
@@ -209,7 +210,8 @@ NON_OP_EXPORTS = frozenset([
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
     "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
-    "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "autograph", "bfloat16", "bool", "case", "complex128",
+    "TensorArray", "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "autograph", "bfloat16", "bool",
+    "case", "complex128",
     "complex64", "cond", "constant", "convert_to_tensor", "custom_gradient", "debugging", "double", "dtypes",
     "errors", "experimental", "float16", "float32", "float64", "function", "get_logger", "half", "int16", "int32",
     "int64", "int8", "is_tensor", "linalg", "math", "nest", "newaxis", "nn", "random", "switch_case", "uint16",
@@ -221,9 +223,11 @@ __all__ = [
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
     "DType", "ForwardAccumulator", "Function", "GradientTape", "IndexedSlices", "Tensor", "TensorShape",
-    "TensorSpec", "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n", "argmax", "argmin",
+    "TensorArray", "TensorSpec", "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n",
+    "argmax", "argmin",
     "argsort", "as_dtype", "asin", "asinh", "assert_equal", "assert_greater", "assert_less", "assert_rank", "atan",
-    "atan2", "atanh", "autodiff", "autograph", "bfloat16", "bitcast", "bool", "boolean_mask", "broadcast_to", "case", "cast",
+    "atan2", "atanh", "autodiff", "autograph", "bfloat16", "bitcast", "bool", "boolean_mask", "broadcast_to", "case",
+    "cast",
     "clip_by_global_norm", "clip_by_norm", "clip_by_value", "complex", "complex128", "complex64", "concat", "cond",
     "constant", "convert_to_tensor", "cos", "cosh", "cumsum", "custom_gradient", "debugging", "divide", "double",
     "dtypes", "einsum", "equal", "errors", "exp", "expand_dims", "experimental", "eye", "fill", "float16",

@@ -582,3 +582,22 @@ def test_conditional_expression_on_tensor():
 
         return f(tf.constant(3.0), True), f(tf.constant(-3.0), False)
     check(body)
+
+
+def test_tensor_array_in_converted_loops():
+    def body(tf):
+        @tf.function
+        def f(n, x):
+            squares = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+            for i in tf.range(4):
+                squares = squares.write(i, tf.cast(i, tf.float32) ** 2)
+            rows = tf.TensorArray(tf.float32, size=3)
+            for i in tf.range(n):
+                rows = rows.write(i, tf.ones([2]) * tf.cast(i, tf.float32))
+            doubled = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+            for i, row in enumerate(tf.unstack(x)):  # a Python loop: the array stays a list
+                doubled = doubled.write(i, row * 2.0)
+            return squares.stack(), squares.size(), rows.stack(), rows.read(1), doubled.stack(), doubled.size()
+
+        return f(tf.constant(3), tf.reshape(tf.range(4.0), [2, 2])), f(tf.constant(2), tf.ones([1, 2]))
+    check(body)

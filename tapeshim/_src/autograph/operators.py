@@ -14,6 +14,7 @@ import builtins
 from typing import Any, Callable, Sequence
 
 from tapeshim._src import control_flow, nest
+from tapeshim._src.autograph.tensor_array import TensorArray
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.variable import Variable
@@ -206,10 +207,16 @@ def _tensor_loop(test: Callable[..., Any], body: Callable[..., tuple], state: tu
     state = list(state)
     undefined = [i for i, v in enumerate(state) if isinstance(v, (Undefined, UndefinedReturnValue))]
     needed = [i for i in undefined if names[i] in live]
-    if needed:
+    arrays = [i for i, v in enumerate(state) if isinstance(v, TensorArray)]
+    if needed or any(state[i]._element_shape is None for i in arrays):
         probe = control_flow._Branch(lambda: body(*extra, *state), [], "While", convert=False)
+        probed = list(probe.result)[len(extra):]
+        for i in arrays:
+            if state[i]._element_shape is None and isinstance(probed[i], TensorArray):
+                state[i] = state[i]._copy()
+                state[i]._element_shape = probed[i]._element_shape
         for i in needed:
-            value = probe.result[i]
+            value = probed[i]
             if isinstance(value, (Undefined, UndefinedReturnValue)):
                 raise ValueError(f"'{names[i]}' must be defined before the loop.")
             from tapeshim._src.ops import array_ops
@@ -220,13 +227,15 @@ def _tensor_loop(test: Callable[..., Any], body: Callable[..., tuple], state: tu
         if state[i] is None:
             raise ValueError(f"'{names[i]}' is None before the loop; it must be a tensor (or a Python value "
                              "that converts to one) to be a loop variable.")
-    initial = [_as_tensors(state[i]) for i in carried]
+    templates = {i: state[i] for i in arrays}
+    initial = [state[i].loop_carry(maximum_iterations) if i in templates else _as_tensors(state[i])
+               for i in carried]
     n_extra = len(extra)
 
     def full_state(values: Sequence[Any]) -> list:
         current = list(state)
         for i, value in zip(carried, values[n_extra:]):
-            current[i] = value
+            current[i] = templates[i].from_loop_carry(value) if i in templates else value
         return list(values[:n_extra]) + current
 
     def loop_test(*values: Any) -> Any:
@@ -238,14 +247,17 @@ def _tensor_loop(test: Callable[..., Any], body: Callable[..., tuple], state: tu
         result = result[n_extra:]
         out = []
         for i, before in zip(carried, initial):
-            out.append(_check_loop_variable(names[i], before, result[i]))
+            after = result[i]
+            if i in templates and isinstance(after, TensorArray):
+                after = after.loop_carry(None)
+            out.append(_check_loop_variable(names[i], before, after))
         return tuple(new_extra + out)
 
     final = control_flow._while_loop(loop_test, loop_body, tuple(extra + initial),
                                      maximum_iterations=maximum_iterations, dynamic_gradient=True)
     result = list(state)
     for i, value in zip(carried, list(final)[n_extra:]):
-        result[i] = value
+        result[i] = templates[i].from_loop_carry(tuple(value)) if i in templates else value
     return tuple(result)
 
 

@@ -138,7 +138,9 @@ class _Jumps:
         self.returns = nested_return
         body = self.block(fn.body, None, None)
         if nested_return:
-            body = [_assign(_RETURN_FLAG, ast.Constant(False)), _assign(_RETURN_VALUE, _call(_ag("UndefinedReturnValue")))] + body
+            start = [_assign(_RETURN_FLAG, ast.Constant(False)),
+                     _assign(_RETURN_VALUE, _call(_ag("UndefinedReturnValue")))]
+            body = start + body
             body.append(ast.Return(value=_call(_ag("retval"), _name(_RETURN_VALUE))))
             _located(body, fn)
         fn.body = body

@@ -1,0 +1,164 @@
+"""A minimal `tf.TensorArray`: `write`, `read`, `stack`, `unstack`, `size`.
+
+Outside a tensor loop it holds its elements as a Python list. A converted
+tensor loop (`operators._tensor_loop`) carries it as a fixed buffer
+`[capacity, *element_shape]` and its size: the capacity is the array's `size`,
+or, with `dynamic_size=True`, its current size plus the loop's trip count, which
+must then be static. `stack()` of a carried array returns the whole buffer (rows
+never written are zeros, as TF's for a fixed size).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tapeshim._src.dtypes import as_dtype, int32
+from tapeshim._src.state import _thread_state
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+
+
+def _symbolic(value: Any) -> bool:
+    trace = _thread_state.trace
+    return trace is not None and isinstance(value, Tensor) and trace.is_symbolic(value)
+
+
+class TensorArray:
+    """A list of same-shaped tensors that converted loops can write to, as `tf.TensorArray`."""
+
+    def __init__(self, dtype: Any, size: Any = None, dynamic_size: bool | None = None,
+                 clear_after_read: bool | None = None, tensor_array_name: str | None = None, handle: Any = None,
+                 flow: Any = None, infer_shape: bool = True, element_shape: Any = None,
+                 colocate_with_first_write_call: bool = True, name: str | None = None) -> None:
+        del clear_after_read, tensor_array_name, handle, flow, infer_shape, colocate_with_first_write_call, name
+        self._dtype = as_dtype(dtype)
+        self._capacity = 0 if size is None else int(size)
+        self._dynamic_size = bool(dynamic_size)
+        self._element_shape = None if element_shape is None else tuple(element_shape)
+        self._rows: list | None = [None] * self._capacity  # Python mode
+        self._buffer: Tensor | None = None  # loop mode
+        self._size: Any = self._capacity
+
+    @property
+    def dtype(self) -> Any:
+        return self._dtype
+
+    @property
+    def dynamic_size(self) -> bool:
+        return self._dynamic_size
+
+    @property
+    def element_shape(self) -> Any:
+        from tapeshim._src.shape import TensorShape
+
+        return TensorShape(self._element_shape)
+
+    def _copy(self) -> "TensorArray":
+        new = object.__new__(TensorArray)
+        new.__dict__.update(self.__dict__)
+        if self._rows is not None:
+            new._rows = list(self._rows)
+        return new
+
+    def _check(self, value: Tensor) -> None:
+        if value._dtype != self._dtype:
+            raise TypeError(f"TensorArray dtype is {self._dtype.name} but Op is trying to write dtype "
+                            f"{value._dtype.name}.")
+        if self._element_shape is not None and tuple(value._shape) != self._element_shape:
+            raise ValueError(f"Incompatible shapes: {list(self._element_shape)} vs. {list(value._shape)}")
+
+    def write(self, index: Any, value: Any, name: str | None = None) -> "TensorArray":
+        """A new array with `value` at `index`."""
+        from tapeshim._src.ops import manip_ops, math_ops
+
+        value = convert_to_tensor(value, dtype=self._dtype)
+        self._check(value)
+        new = self._copy()
+        new._element_shape = tuple(value._shape)
+        if self._buffer is not None:
+            index = math_ops.cast(index, int32)
+            new._buffer = manip_ops.tensor_scatter_nd_update(self._buffer, index[None, None], value[None])
+            new._size = math_ops.maximum(self._size, index + 1)
+            return new
+        if _symbolic(index):  # a loop's first trace learns the element shape (see operators._tensor_loop)
+            return new
+        position = int(index)
+        if position >= len(new._rows):
+            if not self._dynamic_size:
+                from tapeshim._src import errors
+
+                raise errors.invalid_argument(
+                    f"Tried to write to index {position} but array is not resizeable and size is: {len(new._rows)}",
+                    "TensorArrayWriteV3")
+            new._rows += [None] * (position + 1 - len(new._rows))
+        new._rows[position] = value
+        new._size = len(new._rows)
+        return new
+
+    def read(self, index: Any, name: str | None = None) -> Tensor:
+        """The element at `index`."""
+        from tapeshim._src.ops import array_ops
+
+        if self._buffer is not None:
+            return array_ops.gather(self._buffer, index)
+        row = self._rows[int(index)]
+        return row if row is not None else self._zeros_row()
+
+    def _zeros_row(self) -> Tensor:
+        from tapeshim._src.ops import array_ops
+
+        return array_ops.zeros(self._element_shape or (), self._dtype)
+
+    def stack(self, name: str | None = None) -> Tensor:
+        """The elements stacked on a new first axis."""
+        from tapeshim._src.ops import array_ops
+
+        if self._buffer is not None:
+            return self._buffer
+        if not self._rows:
+            return array_ops.zeros((0,) + (self._element_shape or ()), self._dtype)
+        return array_ops.stack([r if r is not None else self._zeros_row() for r in self._rows])
+
+    def unstack(self, value: Any, name: str | None = None) -> "TensorArray":
+        """A new array whose elements are the rows of `value`."""
+        from tapeshim._src.ops import array_ops
+
+        value = convert_to_tensor(value, dtype=self._dtype)
+        new = self._copy()
+        new._buffer = None
+        new._rows = list(array_ops.unstack(value))
+        new._size = len(new._rows)
+        new._element_shape = tuple(value._shape[1:])
+        return new
+
+    def size(self, name: str | None = None) -> Tensor:
+        """The number of elements, as an int32 tensor."""
+        return convert_to_tensor(self._size, dtype=int32)
+
+    # -- a converted tensor loop carries the array as (buffer, size) -------------------------
+    def loop_carry(self, steps: int | None) -> tuple:
+        """The (buffer, size) a tensor loop carries, with room for `steps` more writes."""
+        from tapeshim._src.ops import array_ops
+
+        if self._buffer is not None:
+            return self._buffer, convert_to_tensor(self._size, dtype=int32)
+        if self._element_shape is None:
+            raise ValueError("The element shape of a TensorArray written in a tensor loop must be known: pass "
+                             "element_shape= or write an element before the loop.")
+        capacity = len(self._rows)
+        if self._dynamic_size:
+            if steps is None:
+                raise NotImplementedError("tapeshim needs a static trip count (a Python or constant bound) to grow a "
+                                          "dynamic_size TensorArray in a loop; give the TensorArray a fixed size.")
+            capacity += steps
+        rows = [r if r is not None else self._zeros_row() for r in self._rows]
+        rows += [self._zeros_row()] * (capacity - len(rows))
+        buffer = array_ops.stack(rows) if rows else array_ops.zeros((0,) + self._element_shape, self._dtype)
+        return buffer, convert_to_tensor(len(self._rows), dtype=int32)
+
+    def from_loop_carry(self, carry: tuple) -> "TensorArray":
+        """This array, in loop mode, holding a loop's carried (buffer, size)."""
+        new = self._copy()
+        new._rows = None
+        new._buffer, new._size = carry
+        new._element_shape = tuple(carry[0]._shape[1:])
+        return new
