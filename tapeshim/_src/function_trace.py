@@ -203,8 +203,8 @@ class FunctionTrace(Recorder):
             f"Using a symbolic `tf.Tensor` as a Python value (bool, float, int, iteration or .numpy()) is not "
             f"allowed inside tapeshim.function ({filename}, line {line}). The value is only known when the "
             "compiled function runs. Use `tf.cond` instead of a Python `if` and `tf.while_loop` instead of a "
-            "Python `while` (tapeshim does not rewrite Python control flow as AutoGraph does), or compute the "
-            "value outside the function."
+            "Python `while` where AutoGraph does not convert them (autograph=False, do_not_convert, lambdas, "
+            "code without source), or compute the value outside the function."
         )
 
 

@@ -328,9 +328,8 @@ def _range_loop(call: _RangeCall, extra_test: Callable[..., Any] | None, body: C
     start = call.kwargs.get("start", start)
     limit = call.kwargs.get("limit", limit)
     delta = call.kwargs.get("delta", delta)
-    if _thread_state.trace is None or not any(_symbolic(v) for v in (start, limit, delta)):
-        if _thread_state.trace is None:
-            return for_stmt(call.func(*call.args, **call.kwargs), extra_test, body, state, names, live)
+    if _thread_state.trace is None:  # eagerly: iterate the range itself
+        return for_stmt(call.func(*call.args, **call.kwargs), extra_test, body, state, names, live)
     dtype_of = tapeshim.range(start, limit, delta, **call.kwargs).dtype if not any(
         _symbolic(v) for v in (start, limit, delta)) else None
     values = [convert_to_tensor(v) for v in (start, limit, delta)]
