@@ -601,3 +601,20 @@ def test_tensor_array_in_converted_loops():
 
         return f(tf.constant(3), tf.reshape(tf.range(4.0), [2, 2])), f(tf.constant(2), tf.ones([1, 2]))
     check(body)
+
+
+def test_nested_function_passed_to_while_loop_is_converted():
+    def body(tf):
+        @tf.function
+        def f(x):
+            def step(i, s):
+                if s > 10.0:
+                    s = s - 1.0
+                else:
+                    s = s * 3.0
+                return i + 1, s
+
+            return tf.while_loop(lambda i, s: i < 4, step, [tf.constant(0), x])
+
+        return f(tf.constant(2.0))
+    check(body)

@@ -383,7 +383,14 @@ def _no_args() -> ast.arguments:
 
 
 def transform(function: ast.FunctionDef) -> ast.FunctionDef:
-    """Rewrites `function` (in place) into its AutoGraph form; returns it."""
+    """Rewrites `function` (in place) into its AutoGraph form; returns it.
+
+    Functions defined inside it are rewritten too (as TF converts the whole source), so
+    that a nested function passed to `tf.while_loop`, say, is converted without a call.
+    """
+    for node in list(_walk_scope(function)):
+        if isinstance(node, ast.FunctionDef):
+            transform(node)
     _Jumps().function(function)
     _ControlFlow(function).visit(function)
     _Expressions(function).visit(function)
