@@ -232,3 +232,34 @@ def test_module_containers_stay_lists_and_dicts():
                 list(module.items) == module.items, sorted(module.table))
 
     check(body)
+
+
+# -- Keras variables' shapes ------------------------------------------------------
+def keras_variable_shapes(tf):
+    layer = tf.keras.layers.Dense(2)
+    layer.build((None, 3))
+    kernel_shape, bias_shape = layer.kernel.shape, layer.bias.shape
+    return (type(kernel_shape).__name__, kernel_shape.as_list(), kernel_shape.rank, bias_shape.as_list(),
+            kernel_shape == (3, 2), list(kernel_shape), kernel_shape[0], len(kernel_shape),
+            kernel_shape.num_elements(), tuple(layer.kernel.numpy().shape))
+
+
+def test_keras_variable_shapes_are_tensor_shapes_as_tf():
+    import inspect
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    from keras_oracle import assert_outcomes_match, run_case
+
+    import tapeshim
+
+    script = (inspect.getsource(keras_variable_shapes) + "\nimport pickle, sys\nimport tensorflow as tf\n"
+              "sys.path.insert(0, sys.argv[1])\nfrom keras_oracle import run_case\n"
+              "sys.stdout.buffer.write(pickle.dumps(run_case(keras_variable_shapes, tf)))\n")
+    env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run([sys.executable, "-c", script, os.path.dirname(__file__)], env=env,
+                          capture_output=True, timeout=600)
+    assert done.returncode == 0, done.stderr.decode()[-4000:]
+    assert_outcomes_match(pickle.loads(done.stdout), run_case(keras_variable_shapes, tapeshim))

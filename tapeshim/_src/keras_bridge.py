@@ -38,6 +38,7 @@ from tapeshim._src import checkpoint, dtypes, registry
 from tapeshim._src.custom_gradient import _isolated, _VariableCollector
 from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
 from tapeshim._src.ops import random_ops
+from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor, register_tensor_conversion_function
 from tapeshim._src.variable import Variable, _creation_order, register_variable_adapter
@@ -189,7 +190,16 @@ def _routed_assign(name: str) -> Callable[..., Any]:
     return method
 
 
+def _shape(self: Any) -> Any:
+    """The variable's shape: a `TensorShape` in user code, as TF's Keras variables; Keras's own tuple inside Keras."""
+    dims = super(TapeVariableMixin, self).shape
+    if inside_keras() or in_stateless_scope():
+        return dims
+    return TensorShape(dims)
+
+
 TapeVariableMixin = type("TapeVariableMixin", (), {
+    "shape": property(_shape),
     "__module__": __name__,
     "__doc__": """A Keras variable whose Python operators and assignments are tapeshim ops in tapeshim code.
 
