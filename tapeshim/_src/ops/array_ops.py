@@ -12,8 +12,14 @@ import numpy as np
 
 from tapeshim._src import boolean_mask, dtypes, errors, runtime_checks, static_value
 from tapeshim._src.ops import table
-from tapeshim._src.ops.common import (attr_error, convert_same_dtype, is_tensor_like, normalize_axis,
-                                     static_error, tf_type_name)
+from tapeshim._src.ops.common import (
+    attr_error,
+    convert_same_dtype,
+    is_tensor_like,
+    normalize_axis,
+    static_error,
+    tf_type_name,
+)
 from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, device_constant

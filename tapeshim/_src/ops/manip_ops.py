@@ -156,7 +156,8 @@ _reverse_op = _row(OpDef("ReverseV2", lambda x, axis: jnp.flip(x, axis), True))
 def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
     """Reverses `tensor` along the axes in `axis`."""
     x = convert_to_tensor(tensor)
-    return apply(_reverse_op, (x,), (("axis", normalize_axis(list(array_ops.int_arg(axis, "Tidx", "ReverseV2")), len(x._shape))),))[0]
+    axes = normalize_axis(list(array_ops.int_arg(axis, "Tidx", "ReverseV2")), len(x._shape))
+    return apply(_reverse_op, (x,), (("axis", axes),))[0]
 
 
 _roll_op = _row(OpDef("Roll", lambda x, shift, axis: jnp.roll(x, shift, axis), True))
