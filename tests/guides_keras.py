@@ -437,11 +437,9 @@ def custom_training_walkthrough(tf):
 
     optimizer = tf.keras.optimizers.SGD(learning_rate=0.01)
     loss_value, grads = grad(model, features, labels)
-    # Cell 17 prints optimizer.iterations.numpy() too: tapeshim's is int32 where TF's is int64 (reported,
-    # outside the guides' files), so its value is compared as an int.
-    out["cell 17"] = [int(optimizer.iterations.numpy()), loss_value, grads]
+    out["cell 17"] = [optimizer.iterations.numpy(), loss_value, grads]
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
-    out["cell 17"] += [int(optimizer.iterations.numpy()), loss(model, features, labels, training=True).numpy()]
+    out["cell 17"] += [optimizer.iterations.numpy(), loss(model, features, labels, training=True).numpy()]
 
     train_loss_results = []
     train_accuracy_results = []

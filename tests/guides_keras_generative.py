@@ -357,3 +357,47 @@ def custom_layers_tutorial(tf):
     seed_scaled_weights(my_seq, 7)
     out["cell 25 seeded"] = (my_seq(x), my_seq(x, training=True), my_seq.weights)
     return out
+
+
+# Leftovers the guide runs reported -------------------------------------------------------------------
+
+
+@_body
+def optimizer_iterations_dtype(tf):
+    # The custom training walkthrough (cell 17) prints optimizer.iterations.numpy(): an int64 in TF's Keras.
+    out = {}
+    optimizer = tf.keras.optimizers.SGD(0.01)
+    out["new"] = (optimizer.iterations.numpy(), optimizer.iterations.dtype.name if hasattr(
+        optimizer.iterations.dtype, "name") else optimizer.iterations.dtype, len(optimizer.variables))
+    v = tf.Variable([1.0, 2.0])
+    out["apply_gradients"] = optimizer.apply_gradients([(tf.constant([1.0, 1.0]), v)]).numpy()
+
+    adam = tf.keras.optimizers.Adam(tf.keras.optimizers.schedules.ExponentialDecay(0.1, 2, 0.5))
+
+    @tf.function
+    def step():
+        adam.apply_gradients([(tf.constant([1.0, -1.0]), v)])
+        return adam.iterations + 0
+
+    out["tf.function"] = (step(), step(), adam.iterations.numpy(), adam.learning_rate, v)
+
+    @tf.function
+    def doubled_rate():
+        return optimizer.learning_rate * 2, optimizer.iterations % 2 == 0
+
+    first = doubled_rate()
+    optimizer.learning_rate.assign(0.5)
+    optimizer.apply_gradients([(tf.constant([1.0, 1.0]), v)])
+    out["variables read in tf.function"] = (first, doubled_rate())
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(np.ones((4, 2), np.float32), np.ones((4, 1), np.float32), epochs=2, verbose=0)
+    out["compile"] = (model.optimizer.iterations.numpy(), len(model.optimizer.variables))
+
+    directory = tempfile.mkdtemp()
+    path = tf.train.Checkpoint(optimizer=optimizer).save(os.path.join(directory, "ckpt"))
+    restored = tf.keras.optimizers.SGD(0.5)
+    tf.train.Checkpoint(optimizer=restored).restore(path)
+    out["restored"] = (restored.iterations.numpy(), restored.learning_rate)
+    return out

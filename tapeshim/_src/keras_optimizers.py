@@ -12,6 +12,7 @@ tapeshim Variable.
 
 from __future__ import annotations
 
+import threading
 import warnings
 import weakref
 from typing import Any
@@ -25,6 +26,7 @@ from tapeshim._src import checkpoint, dtypes, errors
 from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.keras_bridge import (
     KerasVariable,
+    adopt_variable,
     apply_pending_restore,
     keras,
     note_variables_created,
@@ -46,6 +48,7 @@ _STATELESS_ONLY = (keras.optimizers.LossScaleOptimizer,)
 _SPARSE_UPDATES = tuple(getattr(keras.optimizers, name) for name in (
     "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam", "Lion", "Ftrl", "Lamb"))
 _stand_ins: dict[int, Any] = {}  # id(tapeshim Variable) -> its Keras stand-in
+_narrow_updates = threading.local()  # .active: the running `apply` updates sparse gradients in 32-bit mode
 
 
 def _stand_in(variable: Variable) -> Any:
@@ -136,8 +139,33 @@ def _dense(gradient: Any) -> Any:
     return gradient.todense() if isinstance(gradient, jax_sparse.BCOO) else gradient
 
 
+def adopt_optimizer_variables(optimizer: Any) -> None:
+    """Makes a Keras optimizer's variables behave as TF's: an int64 step counter, tapeshim operators.
+
+    Keras creates `iterations` with dtype "int", which is int64 on its TensorFlow backend
+    and int32 on JAX; tapeshim runs JAX with 64-bit types, so the counter can be TF's.
+    The new variable takes the old one's place (and value) in the optimizer's variables.
+    Every variable becomes a `TapeVariableMixin` variable, so `optimizer.iterations + 1`
+    inside `tapeshim.function` reads the variable when the function runs (Keras's own
+    operator would read its value once, while tracing).
+    """
+    old = optimizer._iterations
+    if old.dtype == "int32":
+        with keras.name_scope(optimizer.name, caller=optimizer):
+            new = keras.Variable(np.int64(np.asarray(old.value)), name="iteration", dtype="int64",
+                                 trainable=False, aggregation="only_first_replica")
+        optimizer._tracker.replace_tracked_value("variables", old, new)
+        optimizer._iterations = new  # already tracked: Keras's tracker does not add it again
+    for variable in optimizer._variables:
+        adopt_variable(variable)
+
+
 class TapeOptimizerMixin:
     """Keras's optimizer `apply`, run as one tapeshim op over all the variables it updates."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: D107 - Keras's arguments
+        super().__init__(*args, **kwargs)
+        adopt_optimizer_variables(self)
 
     def apply_gradients(self, grads_and_vars: Any) -> Any:
         """Applies `(gradient, variable)` pairs, as Keras's `apply_gradients`.
@@ -194,7 +222,8 @@ class TapeOptimizerMixin:
         keras_apply = super().apply if not isinstance(self, _STATELESS_ONLY) else self._apply_statelessly
 
         sparse = any(isinstance(g, tuple) for g in gradients)
-        narrow = sparse and not any(np.dtype(k.dtype).itemsize > 4 for k in keras_variables + optimizer_variables)
+        narrow = sparse and not any(np.dtype(k.dtype).itemsize > 4 for k in keras_variables + optimizer_variables
+                                    if k is not self._iterations)  # the int64 step counter, as TF's
 
         def update(gradient_values: list) -> None:
             gradient_values = [_sparse_rows(g, v) if isinstance(g, tuple) else g
@@ -203,14 +232,40 @@ class TapeOptimizerMixin:
                 keras_apply(gradient_values, keras_variables)
                 return
             # Keras's sparse ops (`lax.mul` of a BCOO and a Python number) need Python numbers to be
-            # 32-bit, as Keras on JAX assumes; tapeshim's 64-bit mode would make them float64.
-            with jax.enable_x64(False):
+            # 32-bit, as Keras on JAX assumes; tapeshim's 64-bit mode would make them float64. Only the
+            # updates run so (`_backend_apply_gradients`): the int64 step counter is incremented after them.
+            _narrow_updates.active = True
+            try:
                 keras_apply(gradient_values, keras_variables)
+            finally:
+                _narrow_updates.active = False
 
         stateful_call(self, "apply", update, (gradients,), {}, keras_variables + optimizer_variables,
                       states=[v for _, _, v in kept] + [view_of(v) for v in optimizer_variables],
                       watch_state=False)
         return None
+
+    def _backend_apply_gradients(self, grads: list, trainable_variables: list) -> None:
+        """Keras's updates of the variables, with 32-bit Python numbers for sparse gradients (see `apply`)."""
+        if not getattr(_narrow_updates, "active", False):
+            super()._backend_apply_gradients(grads, trainable_variables)
+            return
+        _narrow_updates.x32 = True
+        try:
+            with jax.enable_x64(False):
+                super()._backend_apply_gradients(grads, trainable_variables)
+        finally:
+            _narrow_updates.x32 = False
+
+    @property
+    def iterations(self) -> Any:
+        """The step counter: an int64 variable, as TF's Keras's."""
+        if not getattr(_narrow_updates, "x32", False):
+            return super().iterations
+        # Inside 32-bit sparse updates, Keras's `self.iterations + 1` reads it as int32 (an int64 there would
+        # be truncated, with JAX's warning).
+        steps = self._iterations.value.astype(jnp.int32)
+        return steps // self.gradient_accumulation_steps if self.gradient_accumulation_steps else steps
 
     def _apply_statelessly(self, grads: list, trainable_variables: list) -> None:
         """Keras's `stateless_apply`, its results assigned: for optimizers (LossScaleOptimizer) whose stateful
@@ -317,6 +372,7 @@ class TapeOptimizerMixin:
         """Creates the optimizer's slot variables for `variables` (tapeshim or Keras variables)."""
         note_variables_created()
         super().build([_sides(v)[0] for v in variables])
+        adopt_optimizer_variables(self)
         apply_pending_restore(self)
 
 

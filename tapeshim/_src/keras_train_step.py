@@ -187,12 +187,14 @@ def adopt_compiled(value: Any) -> None:
 
     The object stays the same (its class becomes a subclass adding only methods).
     """
+    from tapeshim._src.keras_optimizers import adopt_optimizer_variables
     from tapeshim.keras import optimizers
 
     if isinstance(value, keras.optimizers.Optimizer):
         cls = getattr(optimizers, type(value).__name__, None)
         if isinstance(cls, type) and cls is not type(value) and issubclass(cls, type(value)):
             value.__class__ = cls
+        adopt_optimizer_variables(value)
     elif isinstance(value, keras.metrics.Metric):
         _adopt(value, TapeMetricMixin)
 
