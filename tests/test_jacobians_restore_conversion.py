@@ -263,3 +263,39 @@ def test_keras_variable_shapes_are_tensor_shapes_as_tf():
                           capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr.decode()[-4000:]
     assert_outcomes_match(pickle.loads(done.stdout), run_case(keras_variable_shapes, tapeshim))
+
+
+def _save_after(mutate, make_items):
+    def body(tf):
+        import tempfile
+
+        module = tf.Module()
+        module.items = make_items(tf)
+        mutate(tf, module.items)
+        path = tf.train.Checkpoint(module=module).save(tempfile.mkdtemp() + "/ckpt")
+        return path.endswith("-1"), len(module.items)
+
+    return body
+
+
+def _variables(tf):
+    return [tf.Variable(1.0), tf.Variable(2.0)]
+
+
+def _ints(tf):
+    return [1, 2]
+
+
+@pytest.mark.parametrize("make_items", [_variables, _ints])
+@pytest.mark.parametrize("mutate", [
+    lambda tf, items: items.insert(2, tf.Variable(3.0)),
+    lambda tf, items: items.insert(0, tf.Variable(3.0)),
+    lambda tf, items: items.__setitem__(0, tf.Variable(3.0)),
+    lambda tf, items: items.__delitem__(0),
+    lambda tf, items: items.pop(),
+    lambda tf, items: items.reverse(),
+    lambda tf, items: items.append(tf.Variable(3.0)),
+    lambda tf, items: items.extend([tf.Variable(3.0)]),
+], ids=["insert_end", "insert_front", "setitem", "delitem", "pop", "reverse", "append", "extend"])
+def test_only_append_only_module_lists_save_as_tf(mutate, make_items):
+    check(_save_after(mutate, make_items))

@@ -84,6 +84,7 @@ class _Walk:
         self.owners: dict[str, Any] = {}  # path -> tf.Module or Checkpoint, for variables attached later
         self.restore_later: dict[str, tuple[Any, Callable]] = {}  # path -> (object, restore_later)
         self.aliases: dict[str, str] = {}  # a second path to an object -> the path it was first found at
+        self.moved_lists: list["ListWrapper"] = []  # tracked lists whose trackables were replaced or moved
         self._seen: set[int] = set()
         self._first_path: dict[int, str] = {}
 
@@ -130,6 +131,8 @@ class _Walk:
         if isinstance(obj, dict):
             return [(obj[key], _join(path, key)) for key in sorted(obj, key=str)]
         if isinstance(obj, (list, tuple)):
+            if isinstance(obj, ListWrapper) and obj._moved:
+                self.moved_lists.append(obj)
             return [(item, _join(path, index)) for index, item in enumerate(obj)]
         attributes = getattr(obj, "__dict__", None)
         if attributes is None or isinstance(obj, type):
@@ -237,10 +240,35 @@ class ListWrapper(list):
     def __init__(self, items: Any, owner: Any, name: str) -> None:
         super().__init__(items)
         self._owner, self._name = owner, name
+        self._moved = False  # as TF: a list whose trackables were replaced, deleted or moved cannot be saved
 
     def _changed(self) -> None:
         if self._owner.__dict__.get(_PENDING):
             restore_attached(self._owner, self._name, self)
+
+    def _note_moved(self, items: Any) -> None:
+        if any(_trackable(item) for item in items):
+            self._moved = True
+
+    def __delitem__(self, index: Any) -> None:
+        self._note_moved(self[index] if isinstance(index, slice) else [self[index]])
+        super().__delitem__(index)
+
+    def pop(self, index: Any = -1) -> Any:
+        self._note_moved([self[index]])
+        return super().pop(index)
+
+    def remove(self, item: Any) -> None:
+        self._note_moved([item])
+        super().remove(item)
+
+    def reverse(self) -> None:
+        self._note_moved(self)
+        super().reverse()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        self._note_moved(self)
+        super().sort(*args, **kwargs)
 
     def append(self, item: Any) -> None:
         super().append(item)
@@ -251,10 +279,12 @@ class ListWrapper(list):
         self._changed()
 
     def insert(self, index: Any, item: Any) -> None:
+        self._moved = True
         super().insert(index, item)
         self._changed()
 
     def __setitem__(self, index: Any, item: Any) -> None:
+        self._note_moved(self[index] if isinstance(index, slice) else [self[index]])
         super().__setitem__(index, item)
         self._changed()
 
@@ -387,9 +417,17 @@ class Checkpoint:
         Raises:
           OpError: the class TF gives a file system failure (`PermissionDeniedError`,
             `ResourceExhaustedError` for a full disk, ...).
+          ValueError: if a tracked list's variables or modules were replaced, deleted or
+            moved (TF saves append-only lists only).
         """
         file_prefix = os.fspath(file_prefix)
         walk = self._walk()
+        if walk.moved_lists:
+            raise ValueError(
+                f"Unable to save the object {walk.moved_lists[0]!r} (a list wrapper constructed to track trackable "
+                "TensorFlow objects). A list element was replaced (__setitem__, __setslice__), deleted "
+                "(__delitem__, __delslice__), or moved (sort). In order to support restoration on object "
+                "creation, tracking is exclusively for append-only data structures.")
         values = {path: np.asarray(v._value) for path, v in walk.variables.items()}
         checkpoint_io.write_values(file_prefix, values, walk.aliases)
         return file_prefix
