@@ -299,3 +299,19 @@ def _ints(tf):
 ], ids=["insert_end", "insert_front", "setitem", "delitem", "pop", "reverse", "append", "extend"])
 def test_only_append_only_module_lists_save_as_tf(mutate, make_items):
     check(_save_after(mutate, make_items))
+
+
+# -- a TensorShape converts to its dimensions ---------------------------------------
+@pytest.mark.parametrize("body", [
+    lambda tf: tf.convert_to_tensor(tf.TensorShape([5, 8])),
+    lambda tf: tf.convert_to_tensor(tf.TensorShape([5, 8]), tf.int64),
+    lambda tf: tf.convert_to_tensor(tf.TensorShape([])),
+    lambda tf: tf.convert_to_tensor(tf.TensorShape([2**33])),
+    lambda tf: tf.reduce_prod(tf.TensorShape([5, 8])),
+    lambda tf: tf.reshape(tf.range(40), tf.constant([5, 8]).shape),
+    lambda tf: tf.convert_to_tensor(tf.TensorShape([None, 8])),
+    lambda tf: tf.convert_to_tensor(tf.TensorShape(None)),
+    lambda tf: tf.convert_to_tensor(tf.TensorShape([5]), tf.float32),
+], ids=lambda body: "")
+def test_a_tensor_shape_converts_as_tf(body):
+    check(body)

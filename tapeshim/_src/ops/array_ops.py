@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from tapeshim._src import boolean_mask, dtypes, errors, runtime_checks, static_value
+from tapeshim._src import shape_conversion  # noqa: F401 - registers TensorShape's conversion
 from tapeshim._src.ops import table
 from tapeshim._src.ops.common import (
     attr_error,
