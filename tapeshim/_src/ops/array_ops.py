@@ -10,8 +10,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import boolean_mask, dtypes, errors, runtime_checks, static_value
-from tapeshim._src import shape_conversion  # noqa: F401 - registers TensorShape's conversion
+from tapeshim._src import (
+    boolean_mask,
+    dtypes,
+    errors,
+    runtime_checks,
+    shape_conversion,  # noqa: F401 - registers TensorShape's conversion
+    static_value,
+)
 from tapeshim._src.ops import table
 from tapeshim._src.ops.common import (
     attr_error,
