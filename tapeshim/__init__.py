@@ -38,8 +38,8 @@ from tapeshim import (  # noqa: E402
     train,
     types,
 )
-from tapeshim._src.control_flow import case, cond, switch_case, while_loop  # noqa: E402
 from tapeshim._src.autograph.tensor_array import TensorArray  # noqa: E402
+from tapeshim._src.control_flow import case, cond, switch_case, while_loop  # noqa: E402
 from tapeshim._src.custom_gradient import custom_gradient  # noqa: E402
 from tapeshim._src.dtypes import (  # noqa: E402
     DType,

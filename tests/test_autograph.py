@@ -241,7 +241,7 @@ def test_for_over_tf_range_with_tensor_bound():
                 total += tf.cast(i, tf.float32) ** 2
             for j in tf.range(1, n, 2):
                 total += tf.cast(j, tf.float32)
-            for k in range(n):  # Python range over a tensor: converted as tf.range
+            for _ in range(n):  # Python range over a tensor: converted as tf.range
                 total -= 1.0
             return total
 

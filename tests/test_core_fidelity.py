@@ -360,14 +360,17 @@ def test_variable_slices_assign_as_tf(body):
     lambda tf: tf.zeros([2], float),  # zeros float
     lambda tf: tf.constant(0.1, float),  # constant float
     lambda tf: tf.Variable(0.1, dtype=float).dtype,  # Variable float
-    lambda tf: [d.as_datatype_enum for d in (tf.float32, tf.float64, tf.int32, tf.uint8, tf.bool, tf.bfloat16, tf.complex128, tf.uint64)],  # enum
+    lambda tf: [d.as_datatype_enum for d in (tf.float32, tf.float64, tf.int32, tf.uint8, tf.bool, tf.bfloat16,
+                                             tf.complex128, tf.uint64)],  # enum
     lambda tf: [d.limits for d in (tf.float32, tf.int8, tf.uint8, tf.bool, tf.int64)],  # limits
     lambda tf: tf.float16.limits,  # limits f16
     lambda tf: tf.bool.min,  # min bool
     lambda tf: tf.complex64.max,  # max complex
-    lambda tf: (tf.float32.is_compatible_with(tf.float64), tf.float32.is_compatible_with("float32"), tf.float32.is_compatible_with(np.float32)),  # compat
+    lambda tf: (tf.float32.is_compatible_with(tf.float64), tf.float32.is_compatible_with("float32"),
+                tf.float32.is_compatible_with(np.float32)),  # compat
     lambda tf: tf.float32.is_compatible_with("foo"),  # compat bad
-    lambda tf: (tf.float32 == float, tf.int64 == int, tf.float32 == "<f4", tf.bool == bool),  # eq types
+    # DType == a Python type is the behaviour under test, not a type check:
+    lambda tf: (tf.float32 == float, tf.int64 == int, tf.float32 == "<f4", tf.bool == bool),  # noqa: E721
     lambda tf: (tf.float32.is_quantized, tf.int8.is_numpy_compatible),  # quantized
 ])
 def test_dtype_and_shape_api_as_tf(body):

@@ -18,8 +18,8 @@ import numpy as np
 from jax import lax
 
 from tapeshim._src import errors, nest, registry, replay
-from tapeshim._src.state import _thread_state, next_tensor_id
 from tapeshim._src.dtypes import int32
+from tapeshim._src.state import _thread_state, next_tensor_id
 from tapeshim._src.tensor import Node, Tensor, convert_to_tensor
 
 

@@ -169,7 +169,7 @@ def check_range_traced(values: jax.Array, bound: int, name: str, op_name: str, s
     first = _first_bad(bad)
     value = values.reshape(-1)[first]
     if segment:
-        require(~jnp.any(bad), _escape(f"{name}[") + "{p0}" + _escape(f"] = ") + "{value}"
+        require(~jnp.any(bad), _escape(f"{name}[") + "{p0}" + _escape("] = ") + "{value}"
                 + _escape(f" is out of range [0, {bound}) [Op:{op_name}]"), p0=first, value=value)
         return
     fields = {f"p{k}": p for k, p in enumerate(jnp.unravel_index(first, values.shape))}

@@ -537,6 +537,11 @@ def _default_numpy(value: Any) -> np.ndarray:
     return array
 
 
+def _cannot_convert(value: Any, dtype: DType) -> TypeError:
+    """TF's TypeError for a Python value that cannot take `dtype`."""
+    return TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {_TF_TYPE_NAMES.get(dtype.name, dtype.name)}")
+
+
 def _numpy_as(value: Any, dtype: DType) -> np.ndarray:
     """Converts a Python or numpy value straight to `dtype` (no detour through float32), as TF does.
 
@@ -559,7 +564,7 @@ def _numpy_as(value: Any, dtype: DType) -> np.ndarray:
         with np.errstate(all="ignore"):
             return _numeric_numpy(value).astype(target)
     if isinstance(value, (str, bytes)):
-        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {_TF_TYPE_NAMES.get(dtype.name, dtype.name)}")
+        raise _cannot_convert(value, dtype)
     array = _python_numpy(value)
     kind = array.dtype.kind
     if kind == "O" and target.kind in "fc":
@@ -571,7 +576,7 @@ def _numpy_as(value: Any, dtype: DType) -> np.ndarray:
         or (kind in "iufO" and target.kind == "b")
     )
     if lossy:
-        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {_TF_TYPE_NAMES.get(dtype.name, dtype.name)}")
+        raise _cannot_convert(value, dtype)
     if kind in "uO":
         array = _check_integers(array, target)
     with np.errstate(all="ignore"):

@@ -173,7 +173,7 @@ def converted_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     return fn(*args, **kwargs)
 
 
-setattr(ag__, "converted_call", converted_call)
+ag__.converted_call = converted_call
 
 
 def to_code(fn: Callable, recursive: bool = True, experimental_optional_features: Any = None) -> str:

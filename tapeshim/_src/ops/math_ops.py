@@ -386,8 +386,12 @@ def _integer_division(op_name: str, x: Tensor, y: Tensor) -> Tensor:
     return apply(OPS[op_name], (x, y), static)[0]
 
 
+_DIVISION_BY_ZERO_NOTE = ("integer division by zero raises InvalidArgumentError (in the program for lazy divisors), "
+                          "as TF's CPU")
+
+
 @table.export("math.floordiv", gradient="none", dtypes=table.REAL,
-              note="integer division by zero raises InvalidArgumentError (in the program for lazy divisors), as TF's CPU")
+              note=_DIVISION_BY_ZERO_NOTE)
 def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
     """floor(x / y) element-wise with broadcasting, as `tf.math.floordiv` (no gradient).
 
@@ -401,7 +405,7 @@ def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 
 @table.export("math.floormod", dtypes=table.REAL,
-              note="integer division by zero raises InvalidArgumentError (in the program for lazy divisors), as TF's CPU")
+              note=_DIVISION_BY_ZERO_NOTE)
 def floormod(x: Any, y: Any, name: str | None = None) -> Tensor:
     """x - floor(x / y) * y element-wise with broadcasting, as `tf.math.floormod`.
 
