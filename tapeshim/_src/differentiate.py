@@ -18,6 +18,7 @@ import jax.numpy as jnp
 
 from tapeshim._src import registry, replay
 from tapeshim._src.replay import Plan
+from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
 from tapeshim._src.variable import Variable
 
@@ -38,7 +39,8 @@ def _conj(value: jax.Array) -> jax.Array:
 class Request:
     """What to differentiate: targets, unique sources and their occurrences."""
 
-    def __init__(self, recorder: Any, targets: Sequence[Any], sources: Sequence[Any]) -> None:
+    def __init__(self, recorder: Any, targets: Sequence[Any], sources: Sequence[Any],
+                 recorded_by: Sequence[Any] | None = None) -> None:
         self.sources: list[Any] = []
         index_of: dict[int, int] = {}
         self.source_positions = []
@@ -65,7 +67,7 @@ class Request:
             self.targets.append(tensor)
         # A source that is itself a target gets the identity, watched or not (even int ones).
         self.identity = {i for t in self.targets for i in occurrences.get(t._tid, ())}
-        self.plan = Plan(self.targets, recorder._produced, occurrences)
+        self.plan = Plan(self.targets, recorder._produced, occurrences, cut=_outer_tracked(recorded_by))
         self.target_slots = tuple(self.plan.slot_of[t._tid] for t in self.targets)
         self.trainable = tuple(k for k, t in enumerate(self.targets) if t._dtype.is_trainable)
         reached = self.plan.reached_slots([self.target_slots[k] for k in self.trainable])
@@ -76,6 +78,18 @@ class Request:
                 i in self.identity
                 or any(self.plan.tid_at[s] in tracked and s in reached for s in self.plan.occ_slots.get(i, ())))
         )
+
+
+def _outer_tracked(recorded_by: Sequence[Any] | None) -> list:
+    """The tracked sets of the recorders that may record a request (see `differentiate`), where it cuts its plan.
+
+    The function trace records every op but differentiates nothing, so it cuts nothing.
+    """
+    recorders = _thread_state.recorders if recorded_by is None else recorded_by
+    if not recorders:
+        return []
+    trace = _thread_state.trace
+    return [r._tracked for r in recorders if r is not trace and r._tracked]
 
 
 def sparse_gathers(request: Request) -> dict[int, list[tuple[Tensor, Tensor]]]:

@@ -86,7 +86,7 @@ class ForwardAccumulator(Recorder):
         for target in nest.flatten(primals):
             result = None
             if self._entered and isinstance(target, (Tensor, Variable)):
-                request = diff.Request(self, [target], self._primals)
+                request = diff.Request(self, [target], self._primals, recorded_by=self._enclosing)
                 tangents = [self._tangents[i] for i in request.connected]
                 values = diff.differentiate(self, diff.JVP, request, tangents, recorded_by=self._enclosing)
                 result = values[0] if values else None

@@ -57,7 +57,7 @@ class Plan:
     __slots__ = ("leaves", "steps", "key", "slot_of", "occ_slots", "tid_at")
 
     def __init__(self, roots: Sequence[Tensor], produced: set | None, occurrences: dict | None,
-                 share_constants: bool = True, first_tid: int = 0) -> None:
+                 share_constants: bool = True, first_tid: int = 0, cut: Sequence[Any] = ()) -> None:
         """Slices the graph from `roots`.
 
         Args:
@@ -70,11 +70,19 @@ class Plan:
             placeholders that differ from call to call).
           first_tid: lazy tensors created before this id are leaves too (the
             captured inputs of a control-flow branch).
+          cut: the tracked sets of the other recorders that may record this
+            request (higher order). A lazy tensor one of them tracks, from an
+            op the differentiating recorder did not record, is a leaf: a
+            constant to this recorder either way, and as an input of the
+            recorded program the outer recorder differentiates through it (a
+            watched lazy tensor, a variable's read after an assignment in a
+            `tapeshim.function`).
         """
         produced = produced if produced is not None else _NOTHING
         occurrences = occurrences or _NO_OCCURRENCES
         # Collect the slice: expand lazy tensors, and tensors whose op this recorder recorded.
         found: dict[int, Tensor] = {}
+        cut_tids: set[int] = set()
         stack = list(roots)
         while stack:
             tensor = stack.pop()
@@ -84,6 +92,9 @@ class Plan:
             found[tid] = tensor
             node = tensor._node
             if node is not None and (tensor._value is None or tid in produced) and tid >= first_tid:
+                if cut and tid not in produced and any(tid in tracked for tracked in cut):
+                    cut_tids.add(tid)
+                    continue
                 stack.extend(node.inputs)
         # Tensor ids grow with creation, so id order is a topological order.
         leaves: list[Tensor] = []
@@ -98,7 +109,8 @@ class Plan:
                 continue
             tensor = found[tid]
             node = tensor._node
-            if node is not None and (tensor._value is None or tid in produced) and tid >= first_tid:
+            if (node is not None and (tensor._value is None or tid in produced) and tid >= first_tid
+                    and tid not in cut_tids):
                 in_slots = tuple([slot_of[t._tid] for t in node.inputs])
                 out_slots = []
                 occs = []
@@ -106,8 +118,11 @@ class Plan:
                 for out_tid in node.out_tids:
                     slot = len(tid_at)
                     tid_at.append(out_tid)
-                    slot_of.setdefault(out_tid, slot)
                     out_slots.append(slot)
+                    if cut_tids and out_tid in cut_tids:  # a cut sibling output: a leaf of its own
+                        occs.append(())
+                        continue
+                    slot_of.setdefault(out_tid, slot)
                     occ = occurrences.get(out_tid, ())
                     occs.append(occ)
                     for source in occ:
@@ -120,8 +135,10 @@ class Plan:
                 key.append((node.key, in_slots, is_tracked, occs_t))
                 continue
             occ = occurrences.get(tid, ())
-            if not occ and share_constants:
-                # Leaves holding the same array (a cached Python constant) share one argument.
+            # Leaves holding the same array (a cached Python constant) share one argument; a lazy leaf
+            # (cut, or captured by a branch) holds none.
+            share = share_constants and tensor._value is not None
+            if not occ and share:
                 shared = slot_of_value.get(id(tensor._value))
                 if shared is not None:
                     slot_of[tid] = shared
@@ -132,7 +149,7 @@ class Plan:
             if occ:
                 for source in occ:
                     occ_slots.setdefault(source, []).append(slot)
-            elif share_constants:
+            elif share:
                 slot_of_value[id(tensor._value)] = slot
             steps.append((LEAF, slot, len(leaves), occ))
             key.append((tensor._shape, tensor._dtype._name, occ))
