@@ -364,3 +364,13 @@ def test_checkpoint_state_and_options(tmp_path):
                 [os.path.basename(p) for p in manager.checkpoints],
                 options.experimental_io_device, options.experimental_enable_async_checkpoint)
     check(body)
+
+
+def test_checkpoint_files_get_the_mode_of_new_files(tmp_path):
+    def body(tf):
+        directory = tmp_path / tf.__name__
+        manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(1.0)), str(directory), max_to_keep=2)
+        manager.save()
+        # tapeshim writes one .npz where TF writes .index and .data files: the modes are compared
+        return sorted({oct(path.stat().st_mode & 0o777) for path in directory.iterdir()})
+    check(body)

@@ -30,6 +30,15 @@ VALUE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 STATE_FILENAME = "checkpoint"
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_NEW_FILE_MODE = 0o666 & ~_umask()  # the mode open() gives a new file
+
+
 def make_directories(directory: str) -> None:
     """Creates `directory` and its parents, raising TF's error classes.
 
@@ -64,6 +73,7 @@ def write_atomically(path: str, write: Callable[[Any], None]) -> None:
     temporary = None
     try:
         handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+        os.chmod(temporary, _NEW_FILE_MODE)  # mkstemp makes 0600; files are created as TF creates them
         with os.fdopen(handle, "wb") as stream:
             write(stream)
         os.replace(temporary, path)

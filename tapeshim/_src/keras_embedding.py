@@ -92,7 +92,7 @@ def gather_on_tape(owner: Any, keras_call: Callable[..., Any], args: tuple, kwar
 
     rows = array_ops.gather(view_of(table), ids)
     if ids._value is not None:
-        rows.numpy()  # computed now (a cheap gather), so a training call can still run its forward pass once
+        rows.value  # noqa: B018 - computed now, on the device (a cheap gather), so a training call can still run its forward pass once
     layer_id = id(layer)
 
     def call_with_rows(gathered: Tensor, *call_args: Any, **call_kwargs: Any) -> Any:
