@@ -19,6 +19,7 @@ indices in two places:
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Callable
 
@@ -71,13 +72,26 @@ def runtime_check_needed(indices: Tensor) -> bool:
     return False
 
 
+@functools.cache
+def checks_enabled() -> bool:
+    """Whether index and divisor values are checked: on CPU, as TF's CPU kernels check them.
+
+    TF's GPU kernels do not (an out-of-range gather gives zeros, a bad label a NaN
+    loss), and on an accelerator a check would wait for the device on every call;
+    there tapeshim leaves the values unchecked, as TF does.
+    """
+    return jax.default_backend() == "cpu"
+
+
 def checked_static(indices: Tensor, host_check: Callable[[Any], None]) -> tuple:
     """The op's static `(("checked", True),)` when `indices` is checked in the program, else `()`.
 
     Concrete indices are checked now by `host_check(value)`; indices that are
     tracers of a JAX transformation tapeshim does not run (a Keras layer's JAX
-    call) cannot be checked.
+    call) cannot be checked. Off the CPU nothing is checked (`checks_enabled`).
     """
+    if not checks_enabled():
+        return ()
     if runtime_check_needed(indices):
         return (("checked", True),)
     if not isinstance(indices._value, jax.core.Tracer):

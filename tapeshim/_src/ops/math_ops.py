@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from tapeshim._src import dtypes
@@ -379,7 +380,7 @@ def _integer_division(op_name: str, x: Tensor, y: Tensor) -> Tensor:
     from tapeshim._src import errors, runtime_checks
 
     def host_check(values: Any) -> None:
-        if bool(jnp.any(jnp.asarray(values) == 0)):
+        if (np.asarray(values) == 0).any():
             raise errors.invalid_argument("Integer division by zero", op_name)
 
     static = runtime_checks.checked_static(y, host_check) if y._dtype.is_integer else ()
