@@ -320,6 +320,65 @@ def test_variable_assignment_and_print_inside_converted_control_flow(capfd):
     assert [line for line in ts_err.splitlines() if line] == [line for line in tf_err.splitlines() if line]
 
 
+def test_loop_body_that_prints_is_traced_once(capfd):
+    # A tensor loop whose body calls tf.print (and assigns no variable) runs its Python once while
+    # tracing, as TF's: the guide's fizzbuzz prints each "Tracing ... branch" line once.
+    def body(tf):
+        traces = []
+
+        @tf.function
+        def f(n):
+            for i in tf.range(n):
+                traces.append("for")
+                if i % 2 == 0:
+                    traces.append("even")
+                    tf.print("even", i)
+                else:
+                    traces.append("odd")
+                    tf.print(i)
+            k = tf.constant(0)
+            while k < n:
+                traces.append("while")
+                tf.print("k", k)
+                k += 1
+            return k
+
+        return [f(tf.constant(3)), f(tf.constant(4))], traces, f.experimental_get_tracing_count()
+
+    tf_result = body(real_tf)
+    tf_err = capfd.readouterr().err
+    ts_result = body(tapeshim)
+    ts_err = capfd.readouterr().err
+    check(lambda tf: tf_result if tf is real_tf else ts_result)
+    assert [line for line in ts_err.splitlines() if line] == [line for line in tf_err.splitlines() if line]
+
+
+def test_tf_print_float_digits(capfd):
+    # TF prints a float with 6 significant digits when they read back as the same value, else 9
+    # (float64: 15, else 17); float16 and bfloat16 print as float32.
+    def body(tf):
+        values = [0.636961699, 1e-9, 3.0, 0.1, 1 / 3, 123456789.0, 1e20, -2.5e-7, float("nan"), float("-inf"),
+                  100000.0, 1234567.0, 1e-5, -0.0]
+        for dtype in (tf.float16, tf.bfloat16, tf.float32, tf.float64):
+            tf.print(dtype.name, tf.constant(values, dtype), summarize=-1)
+
+        @tf.function
+        def f(x):
+            while tf.reduce_sum(x) > 1:
+                tf.print(x)
+                x = x * 0.7
+            return x
+
+        return f(tf.constant([0.636961699, 0.269786716, 0.81327021]))
+
+    tf_result = body(real_tf)
+    tf_err = capfd.readouterr().err
+    ts_result = body(tapeshim)
+    ts_err = capfd.readouterr().err
+    check(lambda tf: tf_result if tf is real_tf else ts_result)
+    assert [line for line in ts_err.splitlines() if line] == [line for line in tf_err.splitlines() if line]
+
+
 # -- gradients ---------------------------------------------------------------------------
 def test_gradient_through_converted_branch_and_static_loop():
     def body(tf):

@@ -3,9 +3,9 @@
 Each test is one cell (or a few that build on each other), written as a body of the module
 and run with real TensorFlow and with tapeshim: the returned values, what the cell prints
 (Python `print`s, which show when tracing happens, and `tf.print`s, which show each call)
-and the errors it expects must match. Cells with string tensors, AutoGraph (Python
-`for`/`if`/`while` over tensors) and Keras optimizers are left out
-(see docs/function.md).
+and the errors it expects must match. Cells with string tensors and Keras optimizers are left
+out, and so is the dataset half of the "graph size" cell: a `for` over a dataset is one loop
+in TF's graph whatever the dataset's length, where tapeshim unrolls it (see docs/function.md).
 """
 
 import contextlib
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tapeshim
-from oracle import assert_same, describe, real_tf, run
+from oracle import TOLERANCE, assert_same, describe, real_tf, run
 
 _LOG_LINE = re.compile(r"^([WIE]\d{4} |WARNING|.*cpu_feature_guard|.*oneDNN|.*rebuild TensorFlow)")
 
@@ -141,13 +141,16 @@ def test_new_function_objects_trace_again(capfd):
 
 
 def test_python_arguments_retrace_and_tensor_arguments_do_not(capfd):
-    # The guide's cell loops over `tf.range` (AutoGraph); the tracing and printing rules are the same
-    # without the loop.
     def body(tf):
+        def train_one_step():
+            pass
+
         @tf.function
         def train(num_steps):
             print("Tracing with num_steps = ", num_steps)
             tf.print("Executing with num_steps = ", num_steps)
+            for _ in tf.range(num_steps):
+                train_one_step()
 
         print("Retracing occurs for different Python arguments.")
         train(num_steps=10)
@@ -616,4 +619,114 @@ def test_trace_counts_of_the_lazy_variable_pattern(capfd):
         c = Count()
         values = [c(tf.constant(1.5)), c(tf.constant(2.0))]
         return values, c.traces, c.__call__.experimental_get_tracing_count()
+    guide_cell(body, capfd)
+
+
+# -- AutoGraph transformations ------------------------------------------------------------
+def _uniform(shape, seed):
+    """Seeded float32 values in [0, 1), in place of the guide's `tf.random.uniform(shape)` (tapeshim's
+    random streams are not TF's)."""
+    return np.random.default_rng(seed).uniform(size=shape).astype(np.float32)
+
+
+def _simple_loop(tf):
+    @tf.function
+    def f(x):
+        while tf.reduce_sum(x) > 1:
+            tf.print(x)
+            x = tf.tanh(x)
+        return x
+    return f
+
+
+def test_autograph_simple_loop(capfd):
+    # `tf.print(x)` prints float32 values with 9 digits, and XLA's tanh and TF's (Eigen's) differ in
+    # the last bit: the printed lines (one per iteration) must match in number and text layout, and
+    # their values at the float32 tolerance the returned values are compared with (tests/oracle.py).
+    def body(tf):
+        f = _simple_loop(tf)
+        return f(tf.constant(_uniform([5], 0))), f.experimental_get_tracing_count()
+
+    outcomes = []
+    for module in (real_tf, tapeshim):
+        capfd.readouterr()
+        result = run(body, module)
+        captured = capfd.readouterr()
+        outcomes.append((describe(result), _lines(captured.out), _lines(captured.err)))
+    (expected, tf_out, tf_err), (actual, ts_out, ts_err) = outcomes
+    assert_same(expected, actual)
+    assert ts_out == tf_out
+    assert len(ts_err) == len(tf_err) > 1, (tf_err, ts_err)
+    assert ts_err[0] == tf_err[0]  # the input, before any tanh
+    tolerance = TOLERANCE["float32"]
+    for tf_line, ts_line in zip(tf_err, ts_err):
+        assert re.fullmatch(r"\[\S+( \S+){4}\]", ts_line), ts_line
+        np.testing.assert_allclose(np.array(ts_line[1:-1].split(), np.float64),
+                                   np.array(tf_line[1:-1].split(), np.float64), rtol=tolerance, atol=tolerance)
+
+
+def test_autograph_to_code(capfd):
+    # The guide prints the converted code; its text is each library's own (TF's `ag__` runtime
+    # calls), so what is compared is that it is the source of one function, with the loop converted.
+    def body(tf):
+        import ast
+
+        code = tf.autograph.to_code(_simple_loop(tf).python_function)
+        tree = ast.parse(code)
+        return (isinstance(code, str), [type(node).__name__ for node in tree.body],
+                "while_stmt" in code, "while " in code)
+    guide_cell(body, capfd)
+
+
+def test_autograph_conditionals_fizzbuzz(capfd):
+    def body(tf):
+        @tf.function
+        def fizzbuzz(n):
+            for i in tf.range(1, n + 1):
+                print('Tracing for loop')
+                if i % 15 == 0:
+                    print('Tracing fizzbuzz branch')
+                    tf.print('fizzbuzz')
+                elif i % 3 == 0:
+                    print('Tracing fizz branch')
+                    tf.print('fizz')
+                elif i % 5 == 0:
+                    print('Tracing buzz branch')
+                    tf.print('buzz')
+                else:
+                    print('Tracing default branch')
+                    tf.print(i)
+
+        fizzbuzz(tf.constant(5))
+        fizzbuzz(tf.constant(20))
+        return fizzbuzz.experimental_get_tracing_count()
+    guide_cell(body, capfd)
+
+
+def test_autograph_tensor_array_in_a_loop(capfd):
+    def body(tf):
+        batch_size = 2
+        seq_len = 3
+        feature_size = 4
+
+        def rnn_step(inp, state):
+            return inp + state
+
+        @tf.function
+        def dynamic_rnn(rnn_step, input_data, initial_state):
+            # [batch, time, features] -> [time, batch, features]
+            input_data = tf.transpose(input_data, [1, 0, 2])
+            max_seq_len = input_data.shape[0]
+
+            states = tf.TensorArray(tf.float32, size=max_seq_len)
+            state = initial_state
+            for i in tf.range(max_seq_len):
+                state = rnn_step(input_data[i], state)
+                states = states.write(i, state)
+            return tf.transpose(states.stack(), [1, 0, 2])
+
+        result = dynamic_rnn(rnn_step,
+                             tf.constant(_uniform([batch_size, seq_len, feature_size], 1)),
+                             tf.zeros([batch_size, feature_size]))
+        return result, dynamic_rnn.experimental_get_tracing_count()
     guide_cell(body, capfd)

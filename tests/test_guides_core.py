@@ -591,9 +591,21 @@ def mlp_core(tf):
     test_acc = accuracy_score(test_classes, y_test)
     with printed() as text:
         print(f"Test Accuracy: {test_acc:.3f}")
-    # The accuracy breakdown by digit (test_classes[y_test == label]) is left out: tapeshim refuses
-    # boolean-mask indexing with [] (TypeError), which TF 2.21 supports (reported).
     out["test"] = (test_classes, test_acc, text.getvalue())
+    with printed() as text:
+        print("Accuracy breakdown by digit:")
+        print("---------------------------")
+        label_accs = {}
+        for label in range(10):
+            label_ind = (y_test == label)
+            # extract predictions for specific true label
+            pred_label = test_classes[label_ind]
+            labels = y_test[label_ind]
+            # compute class-wise accuracy
+            label_accs[accuracy_score(pred_label, labels).numpy()] = label
+        for key in sorted(label_accs):
+            print(f"Digit {label_accs[key]}: {key:.3f}")
+    out["accuracy by digit"] = (sorted((float(key), label) for key, label in label_accs.items()), text.getvalue())
     return out
 
 

@@ -312,16 +312,19 @@ def _trace_loop(cond: Callable[..., Any], body: Callable[..., Any], values: Any,
                 as_structure: Callable[[Any], Any]) -> tuple:
     """Traces a loop's condition and body; variables the body assigns become loop variables.
 
-    Returns the finished condition and body slices, the assigned variables (carried
-    after the loop variables) and whether an effect token (`tf.print` in the body)
-    is carried last.
+    An effect token is carried after the loop variables from the first trace on, so a
+    body that prints (`tf.print`) but assigns no variable is traced once, as TF traces
+    it (its Python side effects, such as `print`, run once). A body that assigns
+    variables is traced a second time with them as loop variables. Returns the
+    finished condition and body slices, the assigned variables (carried after the
+    loop variables, before the token) and whether the body has effects.
     """
     trace = _thread_state.trace
     flat = nest.flatten(values)
     n = len(flat)
     specs = [(tuple(t._shape), t._dtype) for t in flat]
+    token_spec = [((), int32)]
     variables: list = []
-    with_token = False
     k = 0
 
     def enter(xs: Sequence[Tensor]) -> None:
@@ -333,37 +336,35 @@ def _trace_loop(cond: Callable[..., Any], body: Callable[..., Any], values: Any,
         return cond(*nest.pack_sequence_as(values, list(xs[:n])))
 
     def body_fn(*xs: Tensor) -> Any:
+        from tapeshim._src.ops import math_ops
+
         enter(xs)
         effects_before = len(trace.effects)
         result = as_structure(body(*nest.pack_sequence_as(values, list(xs[:n]))))
         extra = [trace.pending[id(v)][1] for v in variables]
-        if with_token:
-            from tapeshim._src.ops import math_ops
-
-            extra.append(math_ops.add(xs[-1], _effect_token(trace.effects[effects_before:])))
+        extra.append(math_ops.add(xs[-1], _effect_token(trace.effects[effects_before:])))
         return result, extra
 
-    cond_branch = _Branch(cond_fn, specs, "tf.while_loop")
+    cond_branch = _Branch(cond_fn, specs + token_spec, "tf.while_loop")
     if cond_branch.assigned or cond_branch.effects:
         raise NotImplementedError("tapeshim.function does not support assigning a variable or calling tf.print in "
                                   "the condition of a loop; move it into the loop body.")
-    body_branch = _Branch(lambda *xs: as_structure(body(*nest.pack_sequence_as(values, list(xs)))), specs,
-                          "tf.while_loop")
+    body_branch = _Branch(body_fn, specs + token_spec, "tf.while_loop")
     variables = [variable for variable, _ in body_branch.assigned.values()]
-    with_token = bool(body_branch.effects)
-    k = len(variables)
-    state_specs = [(tuple(v._shape), v._dtype) for v in variables] + ([((), int32)] if with_token else [])
-    if variables or with_token:
+    has_effects = bool(body_branch.effects)
+    if variables:
+        k = len(variables)
+        state_specs = [(tuple(v._shape), v._dtype) for v in variables] + token_spec
         cond_branch = _Branch(cond_fn, specs + state_specs, "tf.while_loop")
         body_branch = _Branch(body_fn, specs + state_specs, "tf.while_loop")
         known = {id(v) for v in variables}
         new_variables = [key for key in body_branch.assigned if key not in known]
-        if new_variables or bool(body_branch.effects) != with_token:
+        if new_variables or bool(body_branch.effects) != has_effects:
             raise NotImplementedError("A loop body that assigns variables or prints differently on its second "
                                       "trace is not supported by tapeshim.function.")
     cond_branch.finish()
     body_branch.finish()
-    return cond_branch, body_branch, variables, with_token
+    return cond_branch, body_branch, variables, has_effects
 
 
 def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any, shape_invariants: Any = None,
@@ -413,11 +414,10 @@ def _while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: A
             values = as_structure(call(body, values))
             count += 1
         return values if packed else values[0]
-    cond_branch, body_branch, variables, with_token = _trace_loop(cond, body, values, as_structure)
+    cond_branch, body_branch, variables, has_effects = _trace_loop(cond, body, values, as_structure)
     trace = _thread_state.trace
     flat = flat + [trace.pending[id(v)][1] if id(v) in trace.pending else trace.read_variable(v) for v in variables]
-    if with_token:
-        flat.append(convert_to_tensor(np.zeros((), np.int32)))
+    flat.append(convert_to_tensor(np.zeros((), np.int32)))  # the effect token (carried by every loop)
     specs = [(tuple(t._shape), t._dtype) for t in flat]
     if body_branch.avals != tuple(specs):
         raise ValueError(
@@ -439,7 +439,7 @@ def _while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: A
             counted = lax.while_loop(lambda c: jnp.logical_and(c[0] < bound, keep_going(c[1])),
                                      lambda c: (c[0] + 1, step(c[1])), (jnp.zeros((), bound.dtype), init))
             return counted[1]
-        if steps is None and dynamic_gradient and not with_token:
+        if steps is None and dynamic_gradient and not has_effects:
             from tapeshim._src.autograph.loop_gradient import reverse_differentiable_while
 
             return reverse_differentiable_while(
@@ -458,7 +458,9 @@ def _while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: A
         (final, _), _ = lax.scan(scan_step, (init, jnp.asarray(False)), None, length=steps)
         return final
 
-    outputs = _apply_state(_record(fn, "While", flat + dynamic_limit + captures, tuple(specs)), variables, with_token)
+    outputs = list(_record(fn, "While", flat + dynamic_limit + captures, tuple(specs)))
+    token = outputs.pop()
+    outputs = _apply_state(outputs + ([token] if has_effects else []), variables, has_effects)
     _retire_loop_placeholders([cond_branch, body_branch])
     result = nest.pack_sequence_as(values, outputs)
     return result if packed else result[0]

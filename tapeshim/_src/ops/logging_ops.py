@@ -14,12 +14,28 @@ from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
 
 
+def _format_float(value: Any, double: bool) -> str:
+    """TF's text for one float: `%.6g` (`%.15g` for float64) when it reads back as the same value,
+    else `%.9g` (`%.17g`), as TF's FloatToBuffer/DoubleToBuffer; float16 and bfloat16 print as float32."""
+    if not np.isfinite(value):
+        return "nan" if np.isnan(value) else ("inf" if value > 0 else "-inf")
+    short, full = (15, 17) if double else (6, 9)
+    text = f"{float(value):.{short}g}"
+    same = float(text) == float(value) if double else np.float32(text) == np.float32(value)
+    return text if same else f"{float(value):.{full}g}"
+
+
 def _format_array(array: np.ndarray, summarize: int) -> str:
-    """TF's text for a tensor value: `[1 2 3]`, `[[1.5 2]\\n [3 4]]`, floats as `%g`."""
+    """TF's text for a tensor value: `[1 2 3]`, `[[1.5 2]\\n [3 4]]`, floats as TF's FloatToBuffer."""
     if array.dtype.kind == "b":
         formatter = {"bool": lambda v: "1" if v else "0"}
-    elif array.dtype.kind in "fc":
-        formatter = {"all": lambda v: f"{v:g}" if not isinstance(v, complex) else f"{v}"}
+    elif array.dtype.kind == "f" or array.dtype.name == "bfloat16":
+        double = array.dtype.itemsize == 8
+        if not double:
+            array = array.astype(np.float32)
+        formatter = {"all": lambda v: _format_float(v, double)}
+    elif array.dtype.kind == "c":
+        formatter = {"all": lambda v: f"{v}"}
     else:
         formatter = {"all": lambda v: f"{v}"}
     threshold = 0 if summarize >= 0 else sys.maxsize
