@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import functools
+from typing import Any, Callable, Sequence
 
+import jax
 import numpy as np
 
 from tapeshim._src import errors
@@ -180,3 +182,26 @@ def normalize_axis(axis: Any, rank: int, name: str = "axis") -> tuple[int, ...] 
             )
         result.append(a % rank if rank else 0)
     return tuple(result)
+
+
+@functools.cache
+def gradient_not_registered(op_name: str) -> Callable[[jax.Array], jax.Array]:
+    """An identity whose reverse-mode gradient raises TF's LookupError for `op_name`.
+
+    For ops that are differentiable in JAX but have no registered gradient in TF
+    (`Unique`, `DenseBincount` with weights): a gradient through them fails as TF's
+    does, when it is taken, not when the op is recorded.
+    """
+
+    @jax.custom_vjp
+    def identity(x: jax.Array) -> jax.Array:
+        return x
+
+    def forward(x: jax.Array) -> tuple:
+        return x, None
+
+    def backward(_: Any, g: jax.Array) -> tuple:
+        raise LookupError(f"gradient registry has no entry for: {op_name}")
+
+    identity.defvjp(forward, backward)
+    return identity

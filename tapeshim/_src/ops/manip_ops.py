@@ -14,7 +14,14 @@ from tapeshim._src import boolean_mask as _boolean_mask
 from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.ops.array_ops import _static_ints
-from tapeshim._src.ops.common import attr_error, convert_same_dtype, is_tensor_like, normalize_axis, static_error
+from tapeshim._src.ops.common import (
+    attr_error,
+    convert_same_dtype,
+    gradient_not_registered,
+    is_tensor_like,
+    normalize_axis,
+    static_error,
+)
 from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 
@@ -462,21 +469,8 @@ def argsort(values: Any, axis: int = -1, direction: str = "ASCENDING", stable: b
     return apply(_argsort_op, (x,), (("axis", _axis(axis, len(x._shape))), ("descending", _direction(direction))))[0]
 
 
-@jax.custom_vjp
-def _no_gradient_identity(x: jax.Array) -> jax.Array:
-    return x
-
-
-def _no_gradient_fwd(x: jax.Array) -> tuple:
-    return x, None
-
-
-def _no_gradient_bwd(_: Any, g: jax.Array) -> tuple:
-    raise LookupError("gradient registry has no entry for: Unique")
-
-
-_no_gradient_identity.defvjp(_no_gradient_fwd, _no_gradient_bwd)
-_unique_gather_op = _row(OpDef("Unique", lambda x, positions: _no_gradient_identity(x[np.asarray(positions)]), True))
+_unique_gather_op = _row(OpDef(
+    "Unique", lambda x, positions: gradient_not_registered("Unique")(x[np.asarray(positions)]), True))
 
 
 @table.export("unique", gradient="custom", dtypes=table.ANY,

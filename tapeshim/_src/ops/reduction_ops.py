@@ -14,7 +14,7 @@ from jax import lax
 from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.ops import math_kernels, math_ops, table
-from tapeshim._src.ops.common import dtype_check, normalize_axis
+from tapeshim._src.ops.common import dtype_check, gradient_not_registered, normalize_axis
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
@@ -401,24 +401,8 @@ def segment_sum(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
     return _segment_call("sum", data, ids, count)
 
 
-@jax.custom_vjp
-def _bincount_weights(weights: jax.Array) -> jax.Array:
-    return weights
-
-
-def _bincount_weights_fwd(weights: jax.Array) -> tuple:
-    return weights, None
-
-
-def _bincount_weights_bwd(_: Any, g: jax.Array) -> tuple:
-    raise LookupError("gradient registry has no entry for: DenseBincount")
-
-
-_bincount_weights.defvjp(_bincount_weights_fwd, _bincount_weights_bwd)
-
-
 def _weighted_bincount(values: jax.Array, weights: jax.Array, length: int, per_row: bool) -> jax.Array:
-    weights = _bincount_weights(weights)
+    weights = gradient_not_registered("DenseBincount")(weights)
     if per_row:
         return jax.vmap(lambda v, w: jnp.zeros((length,), w.dtype).at[v].add(w, mode="drop"))(values, weights)
     return jnp.zeros((length,), weights.dtype).at[values.reshape(-1)].add(weights.reshape(-1), mode="drop")
