@@ -677,3 +677,26 @@ def test_nested_function_passed_to_while_loop_is_converted():
 
         return f(tf.constant(2.0))
     check(body)
+
+
+def test_name_deleted_inside_a_loop_body_is_not_loop_state():
+    def body(tf):
+        w = tf.Variable(2.0)
+
+        @tf.function
+        def step(n):
+            for _ in range(2):  # a Python loop: the body is converted as a function of its state
+                with tf.GradientTape(persistent=True) as tape:
+                    y = w * w
+                g = tape.gradient(y, w)
+                del tape
+                w.assign_sub(0.1 * g)
+            total = tf.constant(0.0)
+            for i in tf.range(n):  # a tensor loop whose body deletes a temporary
+                scratch = tf.cast(i, tf.float32)
+                total += scratch
+                del scratch
+            return w.read_value(), total
+
+        return step(tf.constant(3))
+    check(body)

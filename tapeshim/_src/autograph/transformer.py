@@ -56,16 +56,24 @@ def _contains(stmts: list[ast.stmt], kind: type, loop_level: bool) -> bool:
 
 
 def assigned_names(stmts: list[ast.stmt]) -> list[str]:
-    """Names bound by `stmts` in this scope (assignments, loop targets, defs, imports), in order."""
+    """Names bound by `stmts` in this scope (assignments, loop targets, defs, imports), in order.
+
+    A name that the block deletes after binding it (`del tape`) is left out: it does not
+    outlive the block, so it is no loop or branch state.
+    """
     names: list[str] = []
 
     def add(name: str) -> None:
         if name not in names and not name.startswith(_GENERATED_FUNCTIONS):
             names.append(name)
 
+    deleted: set[str] = set()  # names a later statement deletes (`del tape`): not live after the block
     for stmt in stmts:
         for node in itertools.chain([stmt], _walk_scope(stmt)):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del):
+                deleted.add(node.id)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                deleted.discard(node.id)
                 add(node.id)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not stmt or (
                     node is stmt and isinstance(node, (ast.FunctionDef, ast.ClassDef))):
@@ -73,7 +81,7 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 for alias in node.names:
                     add((alias.asname or alias.name).split(".")[0])
-    return names
+    return [name for name in names if name not in deleted]
 
 
 def _name(name: str, store: bool = False) -> ast.Name:
