@@ -24,14 +24,20 @@ def _lines(text):
     return [line for line in text.splitlines() if line.strip() and not _LOG_LINE.match(line)]
 
 
-def guide_cell(body, capfd, compare_stdout=True):
-    """Runs `body` with TF and tapeshim; results, printed lines and tf.print lines must match."""
+def _run_with_output(body, capfd):
+    """`body` run with TF and with tapeshim: per module, its described result, printed lines and tf.print lines."""
     outcomes = []
     for module in (real_tf, tapeshim):
         capfd.readouterr()
         result = run(body, module)
         captured = capfd.readouterr()
         outcomes.append((describe(result), _lines(captured.out), _lines(captured.err)))
+    return outcomes
+
+
+def guide_cell(body, capfd, compare_stdout=True):
+    """Runs `body` with TF and tapeshim; results, printed lines and tf.print lines must match."""
+    outcomes = _run_with_output(body, capfd)
     (expected, tf_out, tf_err), (actual, ts_out, ts_err) = outcomes
     assert_same(expected, actual)
     if compare_stdout:
@@ -647,13 +653,7 @@ def test_autograph_simple_loop(capfd):
         f = _simple_loop(tf)
         return f(tf.constant(_uniform([5], 0))), f.experimental_get_tracing_count()
 
-    outcomes = []
-    for module in (real_tf, tapeshim):
-        capfd.readouterr()
-        result = run(body, module)
-        captured = capfd.readouterr()
-        outcomes.append((describe(result), _lines(captured.out), _lines(captured.err)))
-    (expected, tf_out, tf_err), (actual, ts_out, ts_err) = outcomes
+    (expected, tf_out, tf_err), (actual, ts_out, ts_err) = _run_with_output(body, capfd)
     assert_same(expected, actual)
     assert ts_out == tf_out
     assert len(ts_err) == len(tf_err) > 1, (tf_err, ts_err)
