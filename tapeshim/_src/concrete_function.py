@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable
 
 import jax
@@ -23,6 +24,43 @@ if TYPE_CHECKING:
 
 _TENSOR_LIKE = (Tensor, np.ndarray, np.generic, Variable, OwnedIterator)
 _NO_HOST_VALUES: list = []  # a call without iterator pulls (never mutated)
+
+# Compiled programs of traces, by the trace's structure: a retrace that records the same ops on inputs of the
+# same shapes (a new Python float baked in as a captured constant) reuses the compiled program, as replay does.
+_PROGRAM_CACHE_SIZE = 256
+_programs: OrderedDict = OrderedDict()
+
+
+class _SharedProgram:
+    """A trace's jitted program, shared by traces of the same structure (see `_programs`)."""
+
+    __slots__ = ("call", "raw")
+
+    def __init__(self, raw: Callable[..., Any]) -> None:
+        self.raw = raw
+        # jax.jit, with TF's errors for out-of-range indices; without index checks it settles on the plain jit
+        self.call: Callable[..., Any] = runtime_checks.jit(raw, self._settle)
+
+    def _settle(self, plain: Callable[..., Any]) -> None:
+        self.call = plain
+
+
+def _shared_program(key: Any, build: Callable[[], Callable[..., Any]]) -> _SharedProgram:
+    entry = _programs.get(key)
+    if entry is not None:
+        _programs.move_to_end(key)
+        return entry
+    entry = _SharedProgram(build())
+    _programs[key] = entry
+    if len(_programs) > _PROGRAM_CACHE_SIZE:
+        _programs.popitem(last=False)
+    return entry
+
+
+def _struct_of(leaf: Tensor) -> jax.ShapeDtypeStruct:
+    if leaf._value is not None:
+        return jax.ShapeDtypeStruct(leaf._value.shape, leaf._value.dtype)
+    return jax.ShapeDtypeStruct(tuple(leaf._shape), leaf._dtype._np)
 
 
 def _spec_of(leaf: Any) -> Any:
@@ -139,6 +177,8 @@ class ConcreteFunction:
         const_values: list[jax.Array] = []
         self._const_tensors: list[Tensor] = []
         self._key_draws: list[Callable[[], jax.Array]] = []
+        key_structs: list[jax.ShapeDtypeStruct] = []
+        host_structs: list[jax.ShapeDtypeStruct] = []
         self.host_feed = HostFeed(trace.host_inputs, flat_args) if trace.host_inputs.groups else None
         for leaf in plan.leaves:
             if leaf._tid in arg_placeholders:
@@ -146,8 +186,10 @@ class ConcreteFunction:
             elif leaf._tid in trace.random_leaves:
                 leaf_sources.append(("random", len(self._key_draws)))
                 self._key_draws.append(trace.random_leaves[leaf._tid])
+                key_structs.append(_struct_of(leaf))
             elif self.host_feed is not None and self.host_feed.add_input(leaf._tid):
                 leaf_sources.append(("host", len(self.host_feed.used) - 1))
+                host_structs.append(_struct_of(leaf))
             elif leaf._tid in trace.var_leaves:
                 variable = trace.var_leaves[leaf._tid]
                 if id(variable) not in read_position:
@@ -161,6 +203,7 @@ class ConcreteFunction:
                 const_values.append(leaf._value)
                 self._const_tensors.append(leaf)
         self._const_values = const_values
+        self._fed_structs = key_structs + host_structs  # per-call inputs, as the program takes them
         self._arg_positions = sorted(set(arg_placeholders.values()))
         out_slots = [plan.slot_of[t._tid] for t in out_tensors]
         pending_slots = [plan.slot_of[t._tid] for t in pending_tensors]
@@ -173,15 +216,17 @@ class ConcreteFunction:
         sources = [("arg", arg_index[i]) if kind == "arg" else ("fed", n_keys + i) if kind == "host"
                    else ("fed", i) if kind == "random" else (kind, i) for kind, i in leaf_sources]
 
-        def program(arg_values: list, var_values: list, consts: list, fed: list) -> tuple:
-            pools = {"arg": arg_values, "var": var_values, "const": consts, "fed": fed}
-            leaf_values = [pools[kind][i] for kind, i in sources]
-            env = replay.evaluate_plain(steps, leaf_values)
-            return [env[s] for s in out_slots], [env[s] for s in pending_slots]
+        def build() -> Callable[..., Any]:
+            def program(arg_values: list, var_values: list, consts: list, fed: list) -> tuple:
+                pools = {"arg": arg_values, "var": var_values, "const": consts, "fed": fed}
+                leaf_values = [pools[kind][i] for kind, i in sources]
+                env = replay.evaluate_plain(steps, leaf_values)
+                return [env[s] for s in out_slots], [env[s] for s in pending_slots]
 
-        self._program = program
-        # jax.jit, with TF's errors for out-of-range indices; without index checks it settles on the plain jit
-        self._jitted = runtime_checks.jit(program, lambda plain: setattr(self, "_jitted", plain))
+            return program
+
+        self._shared = _shared_program((plan.key, tuple(sources), tuple(out_slots), tuple(pending_slots)), build)
+        program = self._program = self._shared.raw
         n_args, n_vars, n_consts = len(self._arg_positions), len(self.read_variables), len(const_values)
 
         def as_node(*values: jax.Array) -> tuple:
@@ -414,11 +459,28 @@ class ConcreteFunction:
                     for variable, tensor in zip(written, outputs[n_out:]):
                         variable._value = tensor._value
                 return self._pack(outputs[:n_out])
-        outs, news = self._jitted([t.value for t in arg_tensors], [v._value for v in variables],
+        outs, news = self._shared.call([t.value for t in arg_tensors], [v._value for v in variables],
                                   self._const_values, keys + host_values if host_values else keys)
         for variable, value in zip(written, news):
             variable._value = value
         return self._pack([Tensor(v, shape, dtype) for v, (shape, dtype) in zip(outs, self._out_avals)])
+
+    def as_jaxpr(self, flat_args: list | None = None) -> jax.extend.core.ClosedJaxpr:
+        """The jaxpr of the program a call runs (`jax.jit` of it is what runs), for the traced arguments
+        or the flattened `flat_args` of a call of the same shapes.
+
+        A program with runtime index checks runs under `checkify` around this jaxpr.
+        """
+        flat_args = self._flat_traced if flat_args is None else flat_args
+
+        def struct(value: Any) -> jax.ShapeDtypeStruct:
+            tensor = value if isinstance(value, (Tensor, Variable)) else convert_to_tensor(value)
+            return jax.ShapeDtypeStruct(tuple(tensor.shape), tensor.dtype.as_numpy_dtype)
+
+        args = [struct(flat_args[i]) for i in self._arg_positions]
+        variables = [struct(flat_args[v] if isinstance(v, int) else v) for v in self.read_variables]
+        consts = [jax.ShapeDtypeStruct(c.shape, c.dtype) for c in self._const_values]
+        return jax.make_jaxpr(self._program)(args, variables, consts, list(self._fed_structs))
 
     def _pack(self, tensors: Any) -> Any:
         flat = [None if kind == "python" else tensors[i] for kind, i in self._out_kinds]

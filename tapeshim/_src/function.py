@@ -23,6 +23,7 @@ import numpy as np
 from tapeshim._src import autograph, nest
 from tapeshim._src.concrete_function import ConcreteFunction, PolymorphicFunctionType
 from tapeshim._src.dataset_iterator import OwnedIterator
+from tapeshim._src.function_retracing import detector_for, function_text
 from tapeshim._src.function_trace import FunctionTrace
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
@@ -142,6 +143,7 @@ class Function:
         self._last_args: Any = None
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._first_trace_done = False
+        self._detector = detector_for(python_function)  # TF's frequent-retracing warning
         self._initializing_traces = 0  # a first trace that created variables is traced again, as TF does
         try:
             self._signature: inspect.Signature | None = inspect.signature(python_function)
@@ -266,6 +268,23 @@ class Function:
             self._spec_traces.append((_structure_key(specs), nest.flatten(specs), tf_key))
         return self._lookup(key, tf_key, flat, args, kwargs, specs)
 
+    def as_jaxpr(self, *args: Any, **kwargs: Any) -> Any:
+        """The jaxpr of the program a call with these arguments runs (traced first if needed).
+
+        Tracing here counts as a trace, as `get_concrete_function` does. Returns a
+        `jax.extend.core.ClosedJaxpr`; its inputs are the call's tensor arguments, the
+        variables the function reads, its captured constants, then per-call inputs
+        (random keys, pulled iterator elements), and its outputs the function's
+        tensor outputs, then the new values of the variables it assigns.
+        """
+        if kwargs or len(args) != self._n_positional:
+            args, kwargs = self._canonical(args, kwargs)
+        if self._input_signature is not None:
+            args, kwargs = self._bind_signature(args, kwargs)
+        key, tf_key, flat = self._keys(args, kwargs)
+        concrete = self._concrete.get(key) or self._lookup(key, tf_key, flat, args, kwargs)
+        return concrete.as_jaxpr(flat)
+
     def _covering_spec(self, args: tuple, kwargs: dict, flat: list) -> Any:
         """The TF key of a `get_concrete_function(TensorSpec)` trace that covers this call, if any."""
         structure = _structure_key((args, kwargs))
@@ -299,7 +318,14 @@ class Function:
         key, tf_key, flat = self._keys(args, kwargs)
         concrete = self._concrete.get(key)
         if concrete is None:
+            count = self.experimental_get_tracing_count()
             concrete = self._lookup(key, tf_key, flat, args, kwargs)
+            if self.experimental_get_tracing_count() != count:
+                self._detector.called_with_tracing(function_text(self._python_function))
+            else:
+                self._detector.called_without_tracing()
+        else:
+            self._detector.called_without_tracing()
         if concrete.host_feed is not None:
             return self._run_with_host_inputs(concrete, key, flat, args, kwargs)
         return concrete.run(flat)
