@@ -30,6 +30,7 @@ from tapeshim import (  # noqa: E402
     dtypes,
     errors,
     experimental,
+    image,
     linalg,
     math,
     nest,
@@ -56,6 +57,7 @@ from tapeshim._src.dtypes import (  # noqa: E402
     int16,
     int32,
     int64,
+    string,
     uint8,
     uint16,
     uint32,
@@ -207,6 +209,7 @@ from tapeshim._src.variable import Variable  # noqa: E402
 __version__ = "0.1.0"
 
 NON_OP_EXPORTS = frozenset([
+    "image",
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
     "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
@@ -216,10 +219,12 @@ NON_OP_EXPORTS = frozenset([
     "errors", "experimental", "float16", "float32", "float64", "function", "get_logger", "half", "int16", "int32",
     "int64", "int8", "is_tensor", "linalg", "math", "nest", "newaxis", "nn", "random", "switch_case", "uint16",
     "uint32", "uint64", "uint8", "while_loop",
+    "string",
 ])
 """Public names that are API objects rather than rows of the op table."""
 
 __all__ = [
+    "image",
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
     "DType", "ForwardAccumulator", "Function", "GradientTape", "IndexedSlices", "Tensor", "TensorShape",
@@ -241,6 +246,7 @@ __all__ = [
     "squeeze", "stack", "stop_gradient", "strided_slice", "subtract", "switch_case", "tan", "tanh",
     "tensor_scatter_nd_add", "tensor_scatter_nd_update", "tensordot", "tile", "transpose", "truediv", "uint16",
     "uint32", "uint64", "uint8", "unique", "unstack", "where", "while_loop", "zeros", "zeros_like",
+    "string",
 ]
 
 

@@ -32,7 +32,7 @@ class DType:
 
     @property
     def as_numpy_dtype(self) -> type:
-        return self._np.type
+        return object if self._name == "string" else self._np.type
 
     @property
     def base_dtype(self) -> "DType":
@@ -72,8 +72,13 @@ class DType:
         return self
 
     @property
+    def is_string(self) -> bool:
+        """True for `tf.string`, whose tensors hold bytes on the host."""
+        return self._name == "string"
+
+    @property
     def size(self) -> int:
-        return self._np.itemsize
+        return 0 if self._name == "string" else self._np.itemsize
 
     @property
     def min(self) -> Any:
@@ -178,12 +183,13 @@ uint64 = DType(np.uint64, "uint64")
 bool_ = DType(np.bool_, "bool")
 complex64 = DType(np.complex64, "complex64")
 complex128 = DType(np.complex128, "complex128")
+string = DType(np.object_, "string")  # host-side numpy object arrays of bytes (see strings_tensor.py)
 half = float16
 double = float64
 
 ALL_DTYPES = (
     float16, bfloat16, float32, float64, int8, int16, int32, int64,
-    uint8, uint16, uint32, uint64, bool_, complex64, complex128,
+    uint8, uint16, uint32, uint64, bool_, complex64, complex128, string,
 )
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"half": float16, "double": float64, "float": float32})
@@ -191,6 +197,7 @@ _BY_NP = {d._np: d for d in ALL_DTYPES}
 _ENUM_OF_NAME = {
     "float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6, "complex64": 8, "int64": 9,
     "bool": 10, "bfloat16": 14, "uint16": 17, "complex128": 18, "float16": 19, "uint32": 22, "uint64": 23,
+    "string": 7,
 }
 _BY_ENUM = {enum: _BY_NAME[name] for name, enum in _ENUM_OF_NAME.items()}
 _PYTHON_TYPES = {float: float32, bool: bool_}
@@ -219,7 +226,8 @@ def as_dtype(type_value: Any) -> DType:
         found = _BY_ENUM.get(type_value)  # TF's DataType enum
     elif type_value is not None:
         try:
-            found = _BY_NP.get(np.dtype(type_value))
+            np_dtype = np.dtype(type_value)
+            found = string if np_dtype.kind in "SU" else _BY_NP.get(np_dtype)  # numpy's bytes and str: tf.string
         except TypeError:
             pass
     if found is None:

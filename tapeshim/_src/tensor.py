@@ -15,6 +15,7 @@ import jax
 import numpy as np
 
 from tapeshim._src import dtypes
+from tapeshim._src import explain_hooks as _explain_hooks  # EXPLAIN: tape events for tape.explain
 from tapeshim._src.dtypes import DType
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state, next_tensor_id
@@ -248,6 +249,8 @@ class Tensor(TensorOperators):
         self._tid = next_tensor_id() if tid is None else tid
         self._shape = shape
         self._dtype = dtype
+        if _explain_hooks.options.sites:  # EXPLAIN: opt-in, where each tensor was made
+            _explain_hooks.created(self)
 
     # -- metadata -------------------------------------------------------
     @property
@@ -292,14 +295,20 @@ class Tensor(TensorOperators):
 
     def numpy(self) -> Any:
         """Returns the value as a numpy array, or a numpy scalar for a scalar."""
+        if _thread_state.recorders:  # EXPLAIN: a tracked value leaving the tape
+            _explain_hooks.left_tape(self, "numpy")
         array = np.array(self.value)
         return array[()] if array.ndim == 0 else array
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if _thread_state.recorders:  # EXPLAIN: a tracked value leaving the tape
+            _explain_hooks.left_tape(self, "__array__")
         array = np.asarray(self.value)
         return array if dtype is None else array.astype(dtype)
 
     def __jax_array__(self) -> jax.Array:
+        if _thread_state.recorders:  # EXPLAIN: a tracked value leaving the tape
+            _explain_hooks.left_tape(self, "__jax_array__")
         return self.value
 
     def __float__(self) -> float:
@@ -721,6 +730,10 @@ def _python_constant(value: Any, dtype: DType | None) -> Tensor:
         cached = _constant_cache.get(key)
         if cached is not None:
             return Tensor(cached[0], (), cached[1])
+    elif dtype is None and strings_tensor.is_string_value(value):  # STRINGS: tf.string
+        return strings_tensor.string_constant(value, dtype)
+    if dtype is dtypes.string:  # STRINGS: tf.string
+        return strings_tensor.string_constant(value, dtype)
     array = _default_numpy(value) if dtype is None else _numpy_as(value, dtype)
     jax_value = device_constant(array)
     result_dtype = dtypes.from_numpy(array.dtype)
@@ -751,6 +764,10 @@ def constant(value: Any, dtype: Any = None, shape: Sequence[int] | None = None, 
       A concrete `Tensor`.
     """
     del name
+    if (dtype is None and strings_tensor.is_string_value(value) or dtype is not None
+            and dtypes.as_dtype(dtype) is dtypes.string or isinstance(value, Tensor) and value._dtype is dtypes.string):
+        # STRINGS: tf.string
+        return strings_tensor.string_constant(value, dtype, shape)
     if isinstance(value, Tensor) or hasattr(value, "_read_for_op"):
         tensor = convert_to_tensor(value)
         array = np.asarray(tensor.value)
@@ -783,4 +800,5 @@ def is_tensor(value: Any) -> bool:
 
 # The op modules need `Tensor`, so they are imported once it exists; the
 # operator methods of `TensorOperators` look them up at call time.
+from tapeshim._src import strings_tensor  # noqa: E402  (STRINGS: tf.string tensors)
 from tapeshim._src.ops import array_ops, math_ops  # noqa: E402
