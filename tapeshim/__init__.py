@@ -27,6 +27,7 @@ from tapeshim import (  # noqa: E402
     autograph,
     data,
     debugging,
+    distribute,
     dtypes,
     errors,
     experimental,
@@ -204,11 +205,12 @@ from tapeshim._src.tensor import (  # noqa: E402
 )
 from tapeshim._src.tensor_spec import TensorSpec  # noqa: E402
 from tapeshim._src.tf_logging import get_logger  # noqa: E402
-from tapeshim._src.variable import Variable  # noqa: E402
+from tapeshim._src.variable import Variable, VariableAggregation, VariableSynchronization  # noqa: E402
 
 __version__ = "0.1.0"
 
 NON_OP_EXPORTS = frozenset([
+    "distribute", "VariableAggregation", "VariableSynchronization",
     "image",
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
@@ -224,6 +226,7 @@ NON_OP_EXPORTS = frozenset([
 """Public names that are API objects rather than rows of the op table."""
 
 __all__ = [
+    "distribute", "VariableAggregation", "VariableSynchronization",
     "image",
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",

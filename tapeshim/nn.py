@@ -1,5 +1,6 @@
 """`tf.nn`: re-exports from the op table (`tapeshim/_src/ops/table.py`)."""
 
+from tapeshim._src.distribute.losses import compute_average_loss, scale_regularization_loss
 from tapeshim._src.ops.conv_ops import (
     avg_pool1d,
     avg_pool2d,
@@ -44,6 +45,7 @@ from tapeshim._src.ops.reduction_ops import (
 )
 
 __all__ = [
+    "compute_average_loss", "scale_regularization_loss",
     "avg_pool1d", "avg_pool2d", "batch_normalization", "bias_add", "conv1d", "conv2d", "conv2d_transpose",
     "depthwise_conv2d", "dropout", "elu", "embedding_lookup", "gelu", "l2_loss", "l2_normalize", "leaky_relu",
     "log_softmax", "max_pool1d", "max_pool2d", "moments", "relu", "relu6", "selu", "sigmoid",

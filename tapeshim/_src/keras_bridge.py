@@ -41,7 +41,13 @@ from tapeshim._src.ops import random_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor, register_tensor_conversion_function
-from tapeshim._src.variable import Variable, _creation_order, register_variable_adapter
+from tapeshim._src.variable import (
+    Variable,
+    VariableAggregation,
+    VariableSynchronization,
+    _creation_order,
+    register_variable_adapter,
+)
 
 _BACKEND_MESSAGE = (
     "tapeshim.keras runs Keras 3 on its JAX backend, but {found}. Keras chooses its backend once per "
@@ -123,6 +129,16 @@ class KerasVariable(Variable):
     @property
     def _trainable(self) -> bool:  # type: ignore[override]
         return self._created_trainable  # what tapes watch, as TF's tape
+
+    @property
+    def aggregation(self) -> Any:  # type: ignore[override]
+        """The Keras variable's aggregation as a `tf.VariableAggregation`."""
+        return VariableAggregation[str(self._adapted.aggregation).upper()]
+
+    @property
+    def synchronization(self) -> Any:  # type: ignore[override]
+        """The Keras variable's synchronization as a `tf.VariableSynchronization`."""
+        return VariableSynchronization[str(self._adapted.synchronization).upper()]
 
     @property
     def trainable(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import itertools
 from typing import Any, Callable
 
@@ -14,8 +15,50 @@ from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, TensorOperators, convert_to_tensor, device_name, numpy_text
 
 _creation_order = itertools.count()
+
+
+class VariableAggregation(enum.Enum):
+    """How a distributed variable combines the updates of its replicas, as `tf.VariableAggregation`."""
+
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+
+
+class VariableSynchronization(enum.Enum):
+    """When a distributed variable is synchronized, as `tf.VariableSynchronization`."""
+
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+def _as_enum(value: Any, kind: type, argument: str) -> Any:
+    """`value` as a member of `kind` (a member, its name or its Keras lower-case name); None gives the default."""
+    if value is None:
+        return next(iter(kind))
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str) and value.upper() in kind.__members__:
+        return kind[value.upper()]
+    raise ValueError(f"Invalid variable {argument} mode: {value!r}. Expected a tf.{kind.__name__}.")
+
+
+# Hooks set by `tapeshim._src.distribute` (so this module needs no import of it):
+# `placement(array) -> (array, strategy or None)` places a new variable's value under the current
+# strategy's scope; `writes(variable, kind)` tells the replica context an assignment ("assign") or an
+# update ("update") was recorded inside `strategy.run`.
+distribution_hooks: dict[str, Callable[..., Any]] = {}
 _add_kernel = jax.jit(lambda value, delta: value + delta)
 _sub_kernel = jax.jit(lambda value, delta: value - delta)
+
+
+def _note_write(variable: "Variable", kind: str) -> None:
+    hook = distribution_hooks.get("writes")
+    if hook is not None:
+        hook(variable, kind)
 
 
 class Variable(TensorOperators):
@@ -34,14 +77,24 @@ class Variable(TensorOperators):
       shape: accepted for compatibility; must be compatible with the value.
     """
 
-    __slots__ = ("_value", "_shape", "_dtype", "_trainable", "_name", "_order", "constraint", "__weakref__")
+    __slots__ = ("_value", "_shape", "_dtype", "_trainable", "_name", "_order", "constraint", "_aggregation",
+                 "_synchronization", "_strategy", "__weakref__")
 
     def __init__(self, initial_value: Any = None, trainable: bool | None = None, validate_shape: bool = True,
                  caching_device: Any = None, name: str | None = None, variable_def: Any = None,
                  dtype: Any = None, import_scope: Any = None, constraint: Callable | None = None,
                  synchronization: Any = None, aggregation: Any = None, shape: Any = None,
                  experimental_enable_variable_lifting: bool = True) -> None:
-        del validate_shape, caching_device, variable_def, import_scope, synchronization, aggregation
+        del validate_shape, caching_device, variable_def, import_scope
+        aggregation = _as_enum(aggregation, VariableAggregation, "aggregation")
+        synchronization = _as_enum(synchronization, VariableSynchronization, "synchronization")
+        if synchronization is VariableSynchronization.ON_READ:
+            if trainable:
+                raise ValueError(
+                    "Synchronization value can be set to VariableSynchronization.ON_READ only for non-trainable "
+                    "variables. You have specified trainable=True and synchronization=VariableSynchronization."
+                    "ON_READ.")
+            trainable = False
         del experimental_enable_variable_lifting
         trace = _thread_state.trace
         if trace is not None:
@@ -67,6 +120,12 @@ class Variable(TensorOperators):
         self._name = current_scope() + (name or "Variable") + ":0"
         self._order = next(_creation_order)
         self.constraint = constraint
+        self._aggregation = aggregation
+        self._synchronization = synchronization
+        self._strategy = None
+        placement = distribution_hooks.get("placement")
+        if placement is not None:
+            self._value, self._strategy = placement(self._value)
 
     # -- reads ----------------------------------------------------------
     def _current(self) -> Tensor:
@@ -168,6 +227,16 @@ class Variable(TensorOperators):
         return self._trainable
 
     @property
+    def aggregation(self) -> VariableAggregation:
+        """How replicas' updates combine under a `tf.distribute` strategy."""
+        return self._aggregation
+
+    @property
+    def synchronization(self) -> VariableSynchronization:
+        """When the variable is synchronized under a `tf.distribute` strategy."""
+        return self._synchronization
+
+    @property
     def device(self) -> str:
         return device_name()
 
@@ -200,6 +269,7 @@ class Variable(TensorOperators):
         """
         trace = _thread_state.trace
         if trace is not None:
+            _note_write(self, "assign")
             trace.assign(self, self._checked(value))
         elif _thread_state.variable_writes is not None:
             self._write_inside_jax(self._checked(value))
@@ -227,6 +297,7 @@ class Variable(TensorOperators):
 
         update = math_ops.add if op_name == "AssignAddVariableOp" else math_ops.subtract
         if trace is not None:
+            _note_write(self, "update")
             trace.assign(self, update(trace.read_variable(self), delta))
         else:  # inside a Keras call's JAX function: the new value is an output of that op
             self._write_inside_jax(update(self._read_for_op(), delta))
