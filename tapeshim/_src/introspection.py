@@ -5,8 +5,8 @@ from __future__ import annotations
 from tapeshim._src import function, registry, replay
 
 
-def compile_stats() -> dict[str, int]:
-    """How many programs tapeshim has built.
+def compile_stats(programs: bool = False) -> dict:
+    """How many programs tapeshim has built (and, with `programs=True`, which).
 
     Returns:
       A dict with `programs_compiled` (replay programs for forcing, gradients,
@@ -17,8 +17,13 @@ def compile_stats() -> dict[str, int]:
       (traces of `tapeshim.function`s) and `last_retrace_reason` (why the
       last function was traced again, e.g. "step retraced because argument
       `x` changed shape from (64, 32) to (50, 32)").
+      With `programs=True`, also `programs`: the structure summary of each
+      cached replay program (see `cached_programs`).
     """
-    return {**replay.stats, **registry.stats, "programs_cached": len(replay._programs), **function.stats}
+    stats = {**replay.stats, **registry.stats, "programs_cached": len(replay._programs), **function.stats}
+    if programs:
+        stats["programs"] = cached_programs()
+    return stats
 
 
 def set_program_cache_size(size: int) -> None:
@@ -37,3 +42,56 @@ def reset_compile_stats() -> None:
     for table in (replay.stats, registry.stats, function.stats):
         for key in table:
             table[key] = "" if key == "last_retrace_reason" else 0
+
+
+def _op_label(node_key: object) -> str:
+    if isinstance(node_key, tuple) and node_key and isinstance(node_key[0], str):
+        return "Gradient" if node_key[0] == "program" else node_key[0]
+    return "Op"
+
+
+def _summarize(key: tuple) -> dict:
+    """The structure of one cached replay program, read off its cache key."""
+    kind = key[0] if isinstance(key[0], str) else "program"
+    plan_key = key[1] if len(key) > 1 and isinstance(key[1], tuple) else ()
+    ops: dict[str, int] = {}
+    leaves: list[str] = []
+    recorded = 0
+    for entry in plan_key:
+        if isinstance(entry, tuple) and len(entry) == 4:  # (node key, input slots, recorded, occurrences)
+            name = _op_label(entry[0])
+            ops[name] = ops.get(name, 0) + 1
+            recorded += bool(entry[2])
+        elif isinstance(entry, tuple) and len(entry) == 3:  # (shape, dtype, occurrences)
+            leaves.append(f"{entry[1]}[{','.join(str(d) for d in entry[0])}]")
+    return {"kind": kind, "ops": sum(ops.values()), "recorded_ops": recorded, "op_counts": ops,
+            "inputs": leaves}
+
+
+def cached_programs() -> list[dict]:
+    """The compiled replay programs tapeshim keeps, least recently used first.
+
+    Returns:
+      One dict per program: `kind` (`force`, `gradient`, `jacobian`,
+      `batch_jacobian`, `jvp`), `ops` (how many ops it runs), `recorded_ops`
+      (how many of them it differentiates through), `op_counts` (TF op type ->
+      count) and `inputs` (each argument's dtype and shape).
+    """
+    return [_summarize(key) for key in list(replay._programs)]
+
+
+def explain_none_gradients(enabled: bool = True) -> None:
+    """Logs why, whenever `GradientTape.gradient` returns a None (opt-in, off by default).
+
+    While on, every tensor created inside a recording tape also keeps the file
+    and line of the user's code and the op that made it, so explanations (also
+    `tape.explain(...)` and `tape.summary(...)`) name the line of each op that
+    cut a path. This costs some time per op; turn it off for training.
+
+    Args:
+      enabled: True to turn the logging (and line keeping) on, False to turn it off.
+    """
+    from tapeshim._src import explain_hooks
+
+    explain_hooks.options.log_none = bool(enabled)
+    explain_hooks.set_sites(enabled)

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 
 from tapeshim._src import differentiate as diff
 from tapeshim._src import errors, nest, registry, tf_logging
+from tapeshim._src import explain_hooks as _explain_hooks  # EXPLAIN: tape events for tape.explain
 from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.ops.common import broadcast_check, tf_type_name
 from tapeshim._src.shape import TensorShape
@@ -124,6 +125,7 @@ class GradientTape(Recorder):
             raise ValueError(
                 "Tape is still recording, This can happen if you try to re-enter an already-active tape."
             )
+        _explain_hooks.entered(self)  # EXPLAIN
         self._renew_if_used()
         self._entered = True
         self._push()
@@ -132,6 +134,7 @@ class GradientTape(Recorder):
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         if self._recording:
             self._pop()
+            _explain_hooks.exited(self)  # EXPLAIN
 
     def _renew_if_used(self) -> None:
         """A used one-shot tape that records again starts a fresh recording, as TF's does."""
@@ -174,10 +177,12 @@ class GradientTape(Recorder):
         if not self._recording:
             raise ValueError("Tape is not recording.")
         self._pop()
+        _explain_hooks.paused(self)  # EXPLAIN
         try:
             yield
         finally:
             self._renew_if_used()  # a gradient taken inside leaves a fresh recording behind, as in TF
+            _explain_hooks.resumed(self)  # EXPLAIN
             self._push()
 
     def reset(self) -> None:
@@ -260,6 +265,7 @@ class GradientTape(Recorder):
                 elif unconnected is UnconnectedGradients.ZERO:
                     result = _filled(source, 0)
             results.append(result)
+        _explain_hooks.after_gradient(self, target, sources, results)  # EXPLAIN
         self._finish_computation()
         return nest.pack_sequence_as(sources, results)
 
@@ -356,6 +362,33 @@ class GradientTape(Recorder):
         if unconnected is UnconnectedGradients.ZERO:
             return _unconnected_jacobian(shape, target, source, experimental_use_pfor)
         return _zeros(shape, target._dtype)
+
+    # -- EXPLAIN: debugging views, implemented in explain.py and tape_views.py ------------------
+    def explain(self, target: Any = None, sources: Any = None) -> Any:
+        """Why each source's gradient is None or zero; see `tapeshim._src.explain.explain`."""
+        from tapeshim._src import explain
+        return explain.explain(self, target, sources)
+
+    def summary(self, target: Any = None, sources: Any = None, print_fn: Any = print) -> str:
+        """Prints the recorded slice as an op listing; see `tapeshim._src.tape_views.summary`."""
+        from tapeshim._src import tape_views
+        return tape_views.summary(self, target, sources, print_fn)
+
+    def as_jaxpr(self, target: Any = None, sources: Any = None) -> Any:
+        """The jaxpr of the program `gradient` runs; see `tapeshim._src.tape_views.as_jaxpr`."""
+        from tapeshim._src import tape_views
+        return tape_views.as_jaxpr(self, target, sources)
+
+    def as_stablehlo(self, target: Any = None, sources: Any = None) -> str:
+        """The StableHLO text of the program `gradient` runs; see `tapeshim._src.tape_views`."""
+        from tapeshim._src import tape_views
+        return tape_views.as_stablehlo(self, target, sources)
+
+    def to_dot(self, target: Any = None, sources: Any = None) -> Any:
+        """The recorded slice as Graphviz DOT text; see `tapeshim._src.tape_views.to_dot`."""
+        from tapeshim._src import tape_views
+        return tape_views.to_dot(self, target, sources)
+    # -- end EXPLAIN ------------------------------------------------------------------------------
 
 
 def _unconnected_jacobian(shape: tuple, target: Tensor, source: Any, use_pfor: bool) -> Tensor:

@@ -249,7 +249,7 @@ class Tensor(TensorOperators):
         self._tid = next_tensor_id() if tid is None else tid
         self._shape = shape
         self._dtype = dtype
-        if _explain_hooks.options.sites:  # EXPLAIN: opt-in, where each tensor was made
+        if _explain_hooks.active:  # EXPLAIN: while a tape records, which op made each tensor
             _explain_hooks.created(self)
 
     # -- metadata -------------------------------------------------------

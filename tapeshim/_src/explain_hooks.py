@@ -1,0 +1,281 @@
+"""What `GradientTape.explain` needs to remember while a tape records (no heavy imports).
+
+The tape and tensor modules call these hooks at a few rare moments: a tape is
+entered or exited, `stop_recording` pauses it, `gradient` returns, and a
+tracked tensor leaves the tape through `.numpy()`, `float()` or a numpy/JAX
+call. Each event keeps the file and line of the user's code. With
+`tapeshim.experimental.explain_none_gradients(True)`, every tensor created
+while a tape records also keeps its line and the op that made it, so
+explanations can name the op that cut a path (`tf.round`, `tf.argmax`, ...).
+
+This module imports only `state`, so `tensor.py` and `tape.py` can import it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import weakref
+from typing import Any, NamedTuple
+
+from tapeshim._src.state import _thread_state, next_tensor_id
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_CONTEXTLIB = os.path.abspath(contextlib.__file__)
+_MAX_EXITS = 32
+_MAX_SITES = 200_000
+
+
+class Site(NamedTuple):
+    """A place in the user's code."""
+
+    filename: str
+    lineno: int
+    function: str
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.lineno}"
+
+
+class Options:
+    """Switches of `tapeshim.experimental.explain_none_gradients` (module-wide)."""
+
+    log_none = False  # log an explanation whenever `gradient` returns a None
+    sites = False  # keep the line and op of every tensor created while a tape records
+
+
+options = Options()
+active = False  # read by `Tensor.__init__`: a tape records somewhere, or sites are kept
+_recording: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+def _update() -> None:
+    global active
+    active = bool(options.sites or len(_recording))
+
+
+def set_sites(enabled: bool) -> None:
+    """Keeps (or stops keeping) the line and op of every tensor created while a tape records."""
+    options.sites = bool(enabled)
+    _update()
+
+
+def user_site(depth: int = 1) -> tuple[Site | None, str | None]:
+    """The first frame outside tapeshim, and the name of the outermost tapeshim function above it."""
+    frame: Any = sys._getframe(depth)
+    outer = None
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not (filename.startswith(_PACKAGE) or filename == _CONTEXTLIB):
+            return Site(filename, frame.f_lineno, frame.f_code.co_name), outer
+        if filename.startswith(_PACKAGE):
+            outer = frame.f_code.co_name
+        frame = frame.f_back
+    return None, outer
+
+
+class Exit(NamedTuple):
+    """A tracked tensor that left the tape (its value went to Python, numpy or JAX)."""
+
+    tensor: Any
+    site: Site | None
+    how: str
+
+
+class Window(NamedTuple):
+    """A stretch of recording: tensors with ids in `[start, end)` were created while the tape recorded."""
+
+    start: int
+    end: int | None
+    site: Site | None
+
+
+class Pause(NamedTuple):
+    """A `stop_recording` block: tensors with ids in `[start, end)` were created inside it."""
+
+    start: int
+    end: int | None
+    site: Site | None
+
+
+class Snapshot(NamedTuple):
+    """A tape's recording state at its last `gradient` call (a one-shot tape clears its own)."""
+
+    tracked: set
+    produced: set
+    var_reads: dict
+    watched_vars: dict
+    explicit_vars: set
+    watch_accessed: bool
+    targets: Any
+    sources: Any
+    nodes: dict  # target id -> node: forcing may release a computed target's node once the tape is done
+
+
+class TapeLog:
+    """Everything `explain` reads about one tape beyond its own state."""
+
+    def __init__(self) -> None:
+        self.windows: list[Window] = []
+        self.pauses: list[Pause] = []
+        self.exits: list[Exit] = []
+        self.snapshot: Snapshot | None = None
+
+
+_logs: "weakref.WeakKeyDictionary[Any, TapeLog]" = weakref.WeakKeyDictionary()
+_sites: dict[int, tuple[Site | None, str | None, str | None]] = {}
+
+
+def log_of(tape: Any) -> TapeLog:
+    """The log of `tape` (an empty one if it never recorded)."""
+    log = _logs.get(tape)
+    if log is None:
+        log = _logs[tape] = TapeLog()
+    return log
+
+
+def _now() -> int:
+    return next_tensor_id()  # ids only grow: every later tensor has a larger one
+
+
+def entered(tape: Any) -> None:
+    """`with tape:` starts a recording window (a used one-shot tape starts a fresh log)."""
+    if getattr(tape, "_used", False):
+        _logs[tape] = TapeLog()
+    site, _ = user_site(2)
+    log_of(tape).windows.append(Window(_now(), None, site))
+    _recording.add(tape)
+    _update()
+
+
+def _close(tape: Any) -> None:
+    log = log_of(tape)
+    if log.windows and log.windows[-1].end is None:
+        log.windows[-1] = log.windows[-1]._replace(end=_now())
+    _recording.discard(tape)
+    _update()
+
+
+def exited(tape: Any) -> None:
+    """The `with` block ended."""
+    _close(tape)
+
+
+def paused(tape: Any) -> None:
+    """`stop_recording` began."""
+    _close(tape)
+    site, _ = user_site(2)
+    log_of(tape).pauses.append(Pause(_now(), None, site))
+
+
+def resumed(tape: Any) -> None:
+    """`stop_recording` ended: recording continues."""
+    log = log_of(tape)
+    if log.pauses and log.pauses[-1].end is None:
+        log.pauses[-1] = log.pauses[-1]._replace(end=_now())
+    site = log.windows[-1].site if log.windows else None
+    log.windows.append(Window(_now(), None, site))
+    _recording.add(tape)
+    _update()
+
+
+def after_gradient(tape: Any, target: Any, sources: Any, results: list) -> None:
+    """`gradient` is about to return `results`: remember the state; log Nones if asked."""
+    log = log_of(tape)
+    if not tape._recording:  # a one-shot tape stops recording when it computes inside its block
+        _close(tape)
+    log.snapshot = Snapshot(tape._tracked, tape._produced, tape._var_reads, dict(tape._watched_vars),
+                            set(tape._explicit_vars), tape._watch_accessed, target, sources,
+                            _nodes_of(target))
+    if options.log_none and any(r is None for r in results):
+        from tapeshim._src import explain  # imports the op modules: only when asked
+
+        explain.log_nones(tape, target, sources, results)
+
+
+def _nodes_of(target: Any) -> dict:
+    found = {}
+    stack = [target]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif getattr(value, "_node", None) is not None and hasattr(value, "_tid"):
+            found[value._tid] = value._node
+    return found
+
+
+_HOW = {
+    "numpy": ".numpy()", "__float__": "float()", "__int__": "int()", "__bool__": "bool() (an `if` on a tensor)",
+    "__array__": "a numpy call (np.asarray, np.* functions)", "__jax_array__": "a jax.numpy call",
+    "__index__": "an index conversion", "__complex__": "complex()",
+}
+
+
+def left_tape(tensor: Any, method: str) -> None:
+    """A tensor's value is being handed to Python/numpy/JAX while tapes record."""
+    watching = [r for r in _thread_state.recorders if tensor._tid in r._tracked]
+    if not watching:
+        return
+    site, outer = user_site(2)
+    how = _HOW.get(outer or method, _HOW.get(method, method))
+    for recorder in watching:
+        exits = log_of(recorder).exits
+        if len(exits) < _MAX_EXITS:
+            exits.append(Exit(tensor, site, how))
+
+
+def _is_dispatch(code: Any) -> bool:
+    return code.co_name == "apply" and code.co_filename.endswith("registry.py")
+
+
+def created(tensor: Any) -> None:
+    """A tensor was created while a tape records (or while sites are kept).
+
+    An op run at once on a tracked tensor (an op without gradient on a concrete
+    watched value, which the tape does not record) keeps its op, inputs and the
+    user's line, so `explain` can name it. With sites on, every tensor keeps
+    its line and op.
+    """
+    recorders = _thread_state.recorders
+    if not recorders:
+        return
+    frame: Any = sys._getframe(2)  # the caller of `Tensor.__init__`
+    op_name = None
+    inputs: tuple = ()
+    if not options.sites:
+        if tensor._node is not None or tensor._value is None or not _is_dispatch(frame.f_code):
+            return
+        local = frame.f_locals
+        inputs = tuple((t._tid, t._dtype._trainable) for t in local.get("inputs", ()))
+        op_name = getattr(local.get("op"), "name", None)
+    else:
+        while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+            if _is_dispatch(frame.f_code):
+                local = frame.f_locals
+                op_name = getattr(local.get("op"), "name", None)
+                if tensor._node is None:
+                    inputs = tuple((t._tid, t._dtype._trainable) for t in local.get("inputs", ()))
+                break
+            frame = frame.f_back
+    site, outer = user_site(2)
+    if len(_sites) >= _MAX_SITES:
+        _sites.clear()
+    _sites[tensor._tid] = (site, outer, op_name, inputs)
+
+
+def site_of(tid: int) -> tuple[Site | None, str | None, str | None, tuple]:
+    """`(site, public function, TF op, inputs)` of a tensor `created` noted, else empty.
+
+    `inputs` holds `(id, trainable dtype)` per input of an op run at once (not
+    recorded) while a tape recorded.
+    """
+    return _sites.get(tid, (None, None, None, ()))
+
+
+def eager_ops_between(start: int, end: int) -> list[tuple[int, tuple]]:
+    """`(output id, input ids)` of the ops run at once while a tape recorded, with outputs in `[start, end)`."""
+    return [(tid, tuple(i for i, _ in entry[3])) for tid, entry in _sites.items() if start <= tid < end and entry[3]]
