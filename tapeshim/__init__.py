@@ -25,6 +25,8 @@ _jax.config.update("jax_enable_x64", True)
 from tapeshim import (  # noqa: E402
     autodiff,
     autograph,
+    compat,
+    config,
     data,
     debugging,
     distribute,
@@ -32,15 +34,21 @@ from tapeshim import (  # noqa: E402
     errors,
     experimental,
     image,
+    io,
     linalg,
     math,
     nest,
     nn,
+    ragged,
     random,
+    sparse,
+    signal,
+    summary,
     train,
     types,
 )
 from tapeshim._src.autograph.tensor_array import TensorArray  # noqa: E402
+from tapeshim._src.config_device import device  # noqa: E402
 from tapeshim._src.control_flow import case, cond, switch_case, while_loop  # noqa: E402
 from tapeshim._src.custom_gradient import custom_gradient  # noqa: E402
 from tapeshim._src.dtypes import (  # noqa: E402
@@ -99,6 +107,23 @@ from tapeshim._src.ops.debugging_ops import (  # noqa: E402
     assert_greater,
     assert_less,
     assert_rank,
+)
+from tapeshim._src.ops.functional_ops import (  # noqa: E402
+    foldl,
+    foldr,
+    map_fn,
+    recompute_grad,
+    scan,
+    vectorized_map,
+)
+from tapeshim._src.ops.graph_ops import (  # noqa: E402
+    control_dependencies,
+    ensure_shape,
+    executing_eagerly,
+    get_static_value,
+    group,
+    identity_n,
+    no_op,
 )
 from tapeshim._src.ops.logging_ops import (  # noqa: E402
     print_v2 as print,
@@ -194,7 +219,9 @@ from tapeshim._src.ops.reduction_ops import (  # noqa: E402
     reduce_logsumexp,
 )
 from tapeshim._src.py_function import py_function  # noqa: E402
+from tapeshim._src.ragged import RaggedTensor  # noqa: E402
 from tapeshim._src.shape import TensorShape  # noqa: E402
+from tapeshim._src.sparse import SparseTensor  # noqa: E402
 from tapeshim._src.tape import GradientTape, UnconnectedGradients  # noqa: E402
 from tapeshim._src.tensor import (  # noqa: E402
     Tensor,
@@ -214,6 +241,8 @@ NON_OP_EXPORTS = frozenset([
     "image",
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
+    "io", "summary",  # IO
+    "compat", "config", "device",  # FUNCTIONAL
     "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
     "TensorArray", "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "autograph", "bfloat16", "bool",
     "case", "complex128",
@@ -221,7 +250,7 @@ NON_OP_EXPORTS = frozenset([
     "errors", "experimental", "float16", "float32", "float64", "function", "get_logger", "half", "int16", "int32",
     "int64", "int8", "is_tensor", "linalg", "math", "nest", "newaxis", "nn", "random", "switch_case", "uint16",
     "uint32", "uint64", "uint8", "while_loop",
-    "string",
+    "string", "ragged", "sparse", "RaggedTensor", "SparseTensor",
 ])
 """Public names that are API objects rather than rows of the op table."""
 
@@ -230,6 +259,8 @@ __all__ = [
     "image",
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
+    "io", "summary",  # IO
+    "compat", "config", "device",  # FUNCTIONAL
     "DType", "ForwardAccumulator", "Function", "GradientTape", "IndexedSlices", "Tensor", "TensorShape",
     "TensorArray", "TensorSpec", "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n",
     "argmax", "argmin",
@@ -249,7 +280,10 @@ __all__ = [
     "squeeze", "stack", "stop_gradient", "strided_slice", "subtract", "switch_case", "tan", "tanh",
     "tensor_scatter_nd_add", "tensor_scatter_nd_update", "tensordot", "tile", "transpose", "truediv", "uint16",
     "uint32", "uint64", "uint8", "unique", "unstack", "where", "while_loop", "zeros", "zeros_like",
-    "string",
+    "string", "ragged", "sparse", "RaggedTensor", "SparseTensor",
+    # FUNCTIONAL
+    "control_dependencies", "ensure_shape", "executing_eagerly", "foldl", "foldr", "get_static_value", "group",
+    "identity_n", "map_fn", "no_op", "recompute_grad", "scan", "vectorized_map",
 ]
 
 
