@@ -1,0 +1,470 @@
+"""`tf.RaggedTensor` and `tf.ragged.constant`: rows of different lengths.
+
+A `RaggedTensor` is its `values` (a `Tensor`, on the device for numbers and on
+the host for `tf.string`, or another `RaggedTensor`) and `row_splits` (an
+int64 or int32 `Tensor`: row `i` is `values[row_splits[i]:row_splits[i+1]]`),
+as TF's. Elementwise operators map over the flat values with tapeshim's own
+ops, so gradients flow through numeric values as through any tensor. The
+structure (splits, lengths, padding) is computed on the host with numpy.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from tapeshim._src import dtypes, errors
+from tapeshim._src.shape import TensorShape
+from tapeshim._src.strings_tensor import StringTensor, host_tensor
+from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+
+
+def _host(tensor: Tensor) -> np.ndarray:
+    return np.asarray(tensor._value) if isinstance(tensor, StringTensor) else np.asarray(tensor.numpy())
+
+
+def _index_tensor(value: Any, default: Any = dtypes.int64) -> Tensor:
+    """A row-partition argument as an int32/int64 tensor (Python values become int64, as TF's)."""
+    if isinstance(value, Tensor) or hasattr(value, "_read_for_op"):
+        tensor = convert_to_tensor(value)
+    else:
+        tensor = convert_to_tensor(value, dtype=default)
+    if tensor.dtype not in (dtypes.int32, dtypes.int64):
+        raise ValueError(f"dtype must be int32 or int64, got {tensor.dtype.name}")
+    return tensor
+
+
+def _invalid(message: str) -> errors.InvalidArgumentError:
+    return errors.invalid_argument(message, None)
+
+
+def _values_tensor(values: Any) -> Any:
+    if isinstance(values, RaggedTensor):
+        return values
+    return convert_to_tensor(values)
+
+
+def _nvals(values: Any) -> int:
+    return values.nrows_int() if isinstance(values, RaggedTensor) else values.shape[0]
+
+
+class RaggedTensor:
+    """A tensor with rows of different lengths, as `tf.RaggedTensor`.
+
+    Build one with `tf.ragged.constant` or the `from_*` class methods.
+    """
+
+    def __init__(self, values: Any, row_splits: Tensor, uniform_row_length: int | None = None) -> None:
+        self._values = values
+        self._row_splits = row_splits
+        self._splits = np.asarray(row_splits.numpy(), np.int64)
+        self._uniform = uniform_row_length
+
+    # -- construction -----------------------------------------------------
+    @classmethod
+    def from_row_splits(cls, values: Any, row_splits: Any, name: str | None = None,
+                        validate: bool = True) -> "RaggedTensor":
+        """Rows `values[row_splits[i]:row_splits[i + 1]]`.
+
+        Raises:
+          InvalidArgumentError: if the splits do not start at 0, decrease, or do not end at `len(values)`.
+        """
+        values = _values_tensor(values)
+        splits = _index_tensor(row_splits)
+        host = np.asarray(splits.numpy(), np.int64)
+        if validate:
+            if host.ndim != 1 or host.size == 0:
+                raise ValueError("row_splits must be a non-empty vector")
+            if host[0] != 0:
+                raise _invalid("Arguments to from_row_splits do not form a valid RaggedTensor:zero")
+            if np.any(np.diff(host) < 0):
+                raise _invalid("Arguments to from_row_splits do not form a valid RaggedTensor:monotonic.")
+            if host[-1] != _nvals(values):
+                raise _invalid("Arguments to _from_row_partition do not form a valid RaggedTensor")
+        return cls(values, splits)
+
+    @classmethod
+    def from_row_lengths(cls, values: Any, row_lengths: Any, name: str | None = None,
+                         validate: bool = True) -> "RaggedTensor":
+        """Rows of the given lengths, taken in order from `values`.
+
+        Raises:
+          InvalidArgumentError: for a negative length or lengths not summing to `len(values)`.
+        """
+        values = _values_tensor(values)
+        lengths = _index_tensor(row_lengths)
+        host = np.asarray(lengths.numpy(), np.int64)
+        if validate and np.any(host < 0):
+            raise _invalid("Arguments to from_row_lengths do not form a valid RowPartition.")
+        splits = np.concatenate([[0], np.cumsum(host)]).astype(lengths.dtype.as_numpy_dtype)
+        if validate and splits[-1] != _nvals(values):
+            raise _invalid("Arguments to _from_row_partition do not form a valid RaggedTensor")
+        return cls(values, constant(splits))
+
+    @classmethod
+    def from_value_rowids(cls, values: Any, value_rowids: Any, nrows: Any = None, name: str | None = None,
+                          validate: bool = True) -> "RaggedTensor":
+        """Rows from each value's row index (`value_rowids` sorted ascending)."""
+        values = _values_tensor(values)
+        ids = _index_tensor(value_rowids)
+        host = np.asarray(ids.numpy(), np.int64)
+        count = int(nrows) if nrows is not None else (int(host[-1]) + 1 if host.size else 0)
+        if validate and (np.any(np.diff(host) < 0) or (host.size and (host[0] < 0 or host[-1] >= count))):
+            raise _invalid("Arguments to from_value_rowids do not form a valid RaggedTensor")
+        lengths = np.bincount(host, minlength=count).astype(ids.dtype.as_numpy_dtype)
+        return cls.from_row_lengths(values, constant(lengths), validate=validate)
+
+    @classmethod
+    def from_nested_row_splits(cls, flat_values: Any, nested_row_splits: Any, name: str | None = None,
+                               validate: bool = True) -> "RaggedTensor":
+        """A ragged tensor with one ragged dimension per entry of `nested_row_splits`."""
+        result = flat_values
+        for splits in reversed(list(nested_row_splits)):
+            result = cls.from_row_splits(result, splits, validate=validate)
+        return result
+
+    @classmethod
+    def from_nested_row_lengths(cls, flat_values: Any, nested_row_lengths: Any, name: str | None = None,
+                                validate: bool = True) -> "RaggedTensor":
+        """A ragged tensor with one ragged dimension per entry of `nested_row_lengths`."""
+        result = flat_values
+        for lengths in reversed(list(nested_row_lengths)):
+            result = cls.from_row_lengths(result, lengths, validate=validate)
+        return result
+
+    @classmethod
+    def from_tensor(cls, tensor: Any, lengths: Any = None, padding: Any = None, ragged_rank: int = 1,
+                    name: str | None = None, row_splits_dtype: Any = dtypes.int64) -> "RaggedTensor":
+        """The rows of a dense tensor, cut at `lengths` or where trailing `padding` starts (ragged_rank 1)."""
+        tensor = convert_to_tensor(tensor)
+        if ragged_rank != 1:
+            raise NotImplementedError("tapeshim's RaggedTensor.from_tensor supports ragged_rank=1 only")
+        if tensor.ndim < 2:
+            raise ValueError(f"ragged_rank must be less than rank; got ragged_rank={ragged_rank}, rank={tensor.ndim}")
+        host = _host(tensor)
+        rows, cols = host.shape[0], host.shape[1]
+        if lengths is not None:
+            row_lengths = np.asarray(_host(convert_to_tensor(lengths)), np.int64)
+        elif padding is not None:
+            pad = _host(convert_to_tensor(padding, dtype=tensor.dtype))
+            equal = host == pad
+            equal = equal.reshape(rows, cols, -1).all(axis=2)
+            keep = ~np.flip(np.logical_and.accumulate(np.flip(equal, 1), axis=1), 1)
+            row_lengths = keep.sum(axis=1).astype(np.int64)
+        else:
+            row_lengths = np.full(rows, cols, np.int64)
+        mask = np.arange(cols)[None, :] < row_lengths[:, None]
+        flat = host[mask]
+        rs_dtype = dtypes.as_dtype(row_splits_dtype)
+        splits = np.concatenate([[0], np.cumsum(row_lengths)]).astype(rs_dtype.as_numpy_dtype)
+        uniform = cols if lengths is None and padding is None else None
+        return cls(host_tensor(np.ascontiguousarray(flat), tensor.dtype), constant(splits), uniform)
+
+    # -- structure --------------------------------------------------------
+    @property
+    def values(self) -> Any:
+        """The concatenated rows (a Tensor, or a RaggedTensor for ragged_rank > 1)."""
+        return self._values
+
+    @property
+    def row_splits(self) -> Tensor:
+        """Row `i` is `values[row_splits[i]:row_splits[i + 1]]`."""
+        return self._row_splits
+
+    @property
+    def flat_values(self) -> Tensor:
+        """The innermost values, a Tensor."""
+        values = self._values
+        while isinstance(values, RaggedTensor):
+            values = values._values
+        return values
+
+    @property
+    def nested_row_splits(self) -> tuple:
+        """The row_splits of every ragged dimension, outermost first."""
+        result, node = [], self
+        while isinstance(node, RaggedTensor):
+            result.append(node._row_splits)
+            node = node._values
+        return tuple(result)
+
+    @property
+    def ragged_rank(self) -> int:
+        """The number of ragged dimensions."""
+        return len(self.nested_row_splits)
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        """The dtype of the values."""
+        return self.flat_values.dtype
+
+    @property
+    def row_splits_dtype(self) -> dtypes.DType:
+        return self._row_splits.dtype
+
+    @property
+    def shape(self) -> TensorShape:
+        """`[nrows, None, ...]`: None for each ragged dimension, then the flat values' inner dimensions."""
+        dims, node = [self.nrows_int()], self
+        while isinstance(node, RaggedTensor):
+            dims.append(node._uniform)
+            node = node._values
+        return TensorShape(dims + list(node.shape[1:]))
+
+    def get_shape(self) -> TensorShape:
+        return self.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def nrows_int(self) -> int:
+        return int(self._splits.size - 1)
+
+    def nrows(self, out_type: Any = None, name: str | None = None) -> Tensor:
+        """The number of rows, as a scalar tensor (the row_splits dtype unless `out_type`)."""
+        dtype = self._row_splits.dtype if out_type is None else dtypes.as_dtype(out_type)
+        return constant(self.nrows_int(), dtype=dtype)
+
+    def row_lengths(self, axis: int = 1, name: str | None = None) -> Any:
+        """The length of each row (`axis=1`), or of each inner row (`axis=2`, ...)."""
+        if axis == 1:
+            return constant(np.diff(self._splits).astype(self._row_splits.dtype.as_numpy_dtype))
+        if axis < 1 or not isinstance(self._values, RaggedTensor):
+            raise ValueError(f"axis={axis} is not a ragged dimension")
+        return self.with_values(self._values.row_lengths(axis - 1))
+
+    def nested_row_lengths(self, name: str | None = None) -> tuple:
+        """The row lengths of every ragged dimension, outermost first."""
+        return tuple(constant(np.diff(np.asarray(s.numpy())).astype(s.dtype.as_numpy_dtype))
+                     for s in self.nested_row_splits)
+
+    def value_rowids(self, name: str | None = None) -> Tensor:
+        """The row index of each value."""
+        ids = np.repeat(np.arange(self.nrows_int()), np.diff(self._splits))
+        return constant(ids.astype(self._row_splits.dtype.as_numpy_dtype))
+
+    def row_starts(self, name: str | None = None) -> Tensor:
+        return constant(self._splits[:-1].astype(self._row_splits.dtype.as_numpy_dtype))
+
+    def row_limits(self, name: str | None = None) -> Tensor:
+        return constant(self._splits[1:].astype(self._row_splits.dtype.as_numpy_dtype))
+
+    def bounding_shape(self, axis: Any = None, name: str | None = None, out_type: Any = None) -> Tensor:
+        """The smallest dense shape holding every row."""
+        dims = [self.nrows_int()]
+        node = self
+        while isinstance(node, RaggedTensor):
+            lengths = np.diff(node._splits)
+            dims.append(int(lengths.max()) if lengths.size else 0)
+            node = node._values
+        dims += list(node.shape[1:])
+        dtype = self._row_splits.dtype if out_type is None else dtypes.as_dtype(out_type)
+        result = np.asarray(dims, dtype.as_numpy_dtype)
+        return constant(result if axis is None else result[axis])
+
+    def with_values(self, new_values: Any) -> "RaggedTensor":
+        """This tensor's outermost row partition over `new_values`."""
+        return RaggedTensor(_values_tensor(new_values), self._row_splits)
+
+    def with_flat_values(self, new_values: Any) -> "RaggedTensor":
+        """This tensor's row partitions over new flat values."""
+        if isinstance(self._values, RaggedTensor):
+            return RaggedTensor(self._values.with_flat_values(new_values), self._row_splits)
+        return RaggedTensor(convert_to_tensor(new_values), self._row_splits)
+
+    # -- conversion ---------------------------------------------------------
+    def to_list(self) -> list:
+        """The rows as nested Python lists (bytes for strings)."""
+        inner = self._values.to_list() if isinstance(self._values, RaggedTensor) else _host(self._values).tolist()
+        return [inner[self._splits[i]:self._splits[i + 1]] for i in range(self.nrows_int())]
+
+    def numpy(self) -> np.ndarray:
+        """An object array of each row's numpy value (ragged_rank 1), as TF's."""
+        if isinstance(self._values, RaggedTensor):
+            rows = [self[i].numpy() for i in range(self.nrows_int())]
+        else:
+            host = _host(self._values)
+            rows = [host[self._splits[i]:self._splits[i + 1]] for i in range(self.nrows_int())]
+        result = np.empty(len(rows), dtype=object)
+        result[:] = rows
+        return result
+
+    def to_tensor(self, default_value: Any = None, name: str | None = None, shape: Any = None) -> Tensor:
+        """A dense tensor, short rows padded with `default_value` (0 or b""); `shape` crops or pads."""
+        flat = self.flat_values
+        bounding = [int(d) for d in np.asarray(self.bounding_shape().numpy())]
+        if shape is not None:
+            shape = [None if d is None or (not isinstance(d, int) and d is None) else int(d)
+                     for d in (shape.as_list() if isinstance(shape, TensorShape) else list(shape))]
+            inner = list(flat.shape[1:])
+            for axis, (have, want) in enumerate(zip(inner, shape[len(shape) - len(inner):]), len(shape) - len(inner)):
+                if want is not None and want >= 0 and want != have:
+                    raise errors.invalid_argument(
+                        f"rt_input.shape and shape=[{','.join(str(d) for d in shape)}] are incompatible: "
+                        f"rt_input.shape[{axis}] = {have} "
+                        f"but shape[{axis}] = {want}", "RaggedTensorToTensor")
+            bounding = [b if s is None or s < 0 else s for b, s in zip(bounding, shape)]
+        if flat.dtype is not dtypes.string:
+            return self._scatter_to_tensor(bounding, default_value)
+        fill = b"" if default_value is None else _host(convert_to_tensor(default_value, dtype=flat.dtype))
+        out = np.empty(bounding, dtype=object)
+        out[...] = fill
+        host = _host(flat)
+
+        def place(node: Any, start: int, stop: int, target: np.ndarray) -> None:
+            if isinstance(node, RaggedTensor):
+                for row, i in enumerate(range(start, min(stop, start + target.shape[0]))):
+                    place(node._values, int(node._splits[i]), int(node._splits[i + 1]), target[row])
+            else:
+                take = host[start:stop][:target.shape[0]]
+                inner = tuple(slice(0, d) for d in target.shape[1:])
+                target[(slice(0, take.shape[0]), *inner)] = take[(slice(None), *inner)]
+
+        place(self, 0, self.nrows_int(), out)
+        return host_tensor(out, flat.dtype)
+
+    def _dense_coordinates(self) -> np.ndarray:
+        """Each flat value's coordinates in the dense tensor (ragged dimensions only), `[N, ragged_rank + 1]`."""
+        coords = np.arange(self.nrows_int(), dtype=np.int64)[:, None]
+        node = self
+        while isinstance(node, RaggedTensor):
+            lengths = np.diff(node._splits)
+            rows = np.repeat(np.arange(lengths.size), lengths)
+            within = np.arange(int(node._splits[-1])) - np.repeat(node._splits[:-1], lengths)
+            coords = np.concatenate([coords[rows], within[:, None]], axis=1)
+            node = node._values
+        return coords
+
+    def _scatter_to_tensor(self, bounding: list, default_value: Any) -> Tensor:
+        """`to_tensor` of numeric values as tapeshim ops (a scatter), so gradients reach the values."""
+        from tapeshim._src.ops import array_ops, manip_ops
+
+        flat = self.flat_values
+        coords = self._dense_coordinates()
+        inner = list(flat.shape[1:])
+        ragged_dims = len(bounding) - len(inner)
+        keep = np.all(coords < np.asarray(bounding[:ragged_dims]), axis=1)
+        values = flat
+        if inner != bounding[ragged_dims:]:
+            values = values[(slice(None), *[slice(0, d) for d in bounding[ragged_dims:]])]
+        if not keep.all():
+            values = array_ops.gather(values, constant(np.nonzero(keep)[0].astype(np.int64)))
+        fill = 0 if default_value is None else default_value
+        base = array_ops.fill(bounding, convert_to_tensor(fill, dtype=flat.dtype))
+        if not keep.any():
+            return base
+        updates = values
+        if list(values.shape[1:]) != bounding[ragged_dims:]:
+            pads = [[0, 0]] + [[0, b - d] for b, d in zip(bounding[ragged_dims:], values.shape[1:])]
+            updates = manip_ops.pad(values, pads, constant_values=fill)
+        return manip_ops.tensor_scatter_nd_update(base, constant(coords[keep]), updates)
+
+    # -- indexing -----------------------------------------------------------
+    def _row(self, i: int) -> Any:
+        n = self.nrows_int()
+        if not -n <= i < n:
+            raise IndexError(f"Row key {i} out of bounds")
+        i %= n
+        start, stop = int(self._splits[i]), int(self._splits[i + 1])
+        return _slice_rows(self._values, start, stop)
+
+    def __getitem__(self, key: Any) -> Any:
+        if not isinstance(key, tuple):
+            key = (key,)
+        if not key:
+            return self
+        first, rest = key[0], key[1:]
+        if isinstance(first, Tensor):
+            first = int(first.numpy())
+        if isinstance(first, (int, np.integer)):
+            row = self._row(int(first))
+            return row[rest] if rest else row
+        if isinstance(first, slice):
+            start, stop, step = first.indices(self.nrows_int())
+            if step != 1:
+                raise ValueError("tapeshim's RaggedTensor slicing supports a step of 1 only")
+            stop = max(stop, start)
+            splits = self._splits[start:stop + 1]
+            sub = _slice_rows(self._values, int(splits[0]), int(splits[-1]))
+            result = RaggedTensor(sub, constant((splits - splits[0]).astype(self._row_splits.dtype.as_numpy_dtype)))
+            if rest:
+                if any(not (isinstance(k, slice) and k == slice(None)) for k in rest[:1]):
+                    raise ValueError("Cannot index into an inner ragged dimension.")
+                return result.with_values(result._values[(slice(None), *rest[1:])] if rest[1:] else result._values)
+            return result
+        raise TypeError(f"Ragged tensors do not support the index {first!r}")
+
+    # -- printing -------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"<tf.RaggedTensor {self.to_list()!r}>"
+
+    __str__ = __repr__
+
+    def __iter__(self) -> Any:
+        return (self[i] for i in range(self.nrows_int()))
+
+    # -- elementwise operators on the flat values ------------------------------
+    def _binary(self, other: Any, fn: Callable[[Any, Any], Any], reflected: bool = False) -> "RaggedTensor":
+        if isinstance(other, RaggedTensor):
+            if len(self.nested_row_splits) != len(other.nested_row_splits) or any(
+                    not np.array_equal(a.numpy(), b.numpy())
+                    for a, b in zip(self.nested_row_splits, other.nested_row_splits)):
+                raise _invalid("Inputs must have identical ragged splits")
+            other_flat = other.flat_values
+        else:
+            other_flat = convert_to_tensor(other, dtype_hint=self.dtype)
+            if other_flat.ndim > 0:
+                raise ValueError("tapeshim's ragged operators take a scalar or a ragged tensor of the same rows")
+        a, b = (other_flat, self.flat_values) if reflected else (self.flat_values, other_flat)
+        return self.with_flat_values(fn(a, b))
+
+    def __add__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a + b)
+
+    def __radd__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a + b, True)
+
+    def __sub__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a - b)
+
+    def __rsub__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a - b, True)
+
+    def __mul__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a * b)
+
+    def __rmul__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a * b, True)
+
+    def __truediv__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a / b)
+
+    def __neg__(self) -> "RaggedTensor":
+        return self.with_flat_values(-self.flat_values)
+
+
+def _slice_rows(values: Any, start: int, stop: int) -> Any:
+    if isinstance(values, RaggedTensor):
+        splits = values._splits[start:stop + 1]
+        inner = _slice_rows(values._values, int(splits[0]), int(splits[-1]))
+        return RaggedTensor(inner, constant((splits - splits[0]).astype(values._row_splits.dtype.as_numpy_dtype)))
+    return values[start:stop]
+
+
+def map_flat_values(op: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Applies `op` to the flat values of the ragged arguments, keeping their row partitions.
+
+    Raises:
+      ValueError: if no argument is ragged.
+    """
+    ragged = [a for a in list(args) + list(kwargs.values()) if isinstance(a, RaggedTensor)]
+    if not ragged:
+        raise ValueError("map_flat_values requires at least one RaggedTensor input")
+    first = ragged[0]
+
+    def flat(a: Any) -> Any:
+        return a.flat_values if isinstance(a, RaggedTensor) else a
+
+    return first.with_flat_values(op(*[flat(a) for a in args], **{k: flat(v) for k, v in kwargs.items()}))

@@ -1,0 +1,98 @@
+"""`tf.ragged.constant`, `tf.ragged.range` and friends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tapeshim._src import dtypes
+from tapeshim._src.ragged import RaggedTensor
+from tapeshim._src.tensor import constant as dense_constant
+from tapeshim._src.tensor import convert_to_tensor
+
+_DEPTH = "all scalar values must have the same nesting depth"
+
+
+def _scalar_depths(value: Any, depth: int, found: set) -> int:
+    """Collects the depths of the scalars of a nested list; returns its deepest list nesting."""
+    if isinstance(value, (list, tuple)):
+        deepest = depth + 1
+        for item in value:
+            deepest = max(deepest, _scalar_depths(item, depth + 1, found))
+        return deepest
+    found.add(depth)
+    return depth
+
+
+def constant(pylist: Any, dtype: Any = None, ragged_rank: int | None = None, inner_shape: Any = None,
+             name: str | None = None, row_splits_dtype: Any = dtypes.int64) -> Any:
+    """A ragged tensor from a nested Python list, as `tf.ragged.constant`.
+
+    Args:
+      pylist: nested lists of scalars (numbers or strings); the scalars must all
+        be at the same depth.
+      dtype: the values' dtype (inferred as `tf.constant` does when None).
+      ragged_rank: the number of ragged dimensions (default: all but the scalars'
+        inner uniform dimensions given by `inner_shape`).
+      inner_shape: the shape of each innermost value (uniform dimensions).
+      name: ignored.
+      row_splits_dtype: int64 (default) or int32.
+
+    Returns:
+      A `RaggedTensor`, or a `Tensor` when `ragged_rank` is 0 (a flat list).
+
+    Raises:
+      ValueError: for scalars at different depths or inner values of different shapes.
+    """
+    depths: set = set()
+    lists = _scalar_depths(pylist, 0, depths)
+    if len(depths) > 1:
+        raise ValueError(_DEPTH)
+    depth = depths.pop() if depths else lists
+    inner_rank = 0 if inner_shape is None else len(inner_shape)
+    if ragged_rank is None:
+        ragged_rank = max(0, depth - 1 - inner_rank)
+    elif not 0 <= ragged_rank < max(depth, 1):
+        raise ValueError(f"Invalid pylist={pylist!r}: incompatible with ragged_rank={ragged_rank}")
+    if ragged_rank == 0:
+        return dense_constant(pylist, dtype=dtype)
+    splits_dtype = dtypes.as_dtype(row_splits_dtype)
+    levels: list[list[int]] = []
+    items: list = list(pylist)
+    for _ in range(ragged_rank):
+        lengths = [len(item) for item in items]
+        levels.append(lengths)
+        items = [child for item in items for child in item]
+    if any(isinstance(i, (list, tuple)) for i in items):
+        shapes = {np.shape(np.asarray(i, dtype=object)) for i in items}
+        if len(shapes) > 1:
+            raise ValueError("inner values have inconsistent shape")
+    if items:
+        values = dense_constant(items, dtype=dtype)
+    else:
+        inner = tuple(inner_shape) if inner_shape is not None else ()
+        target = dtypes.float32 if dtype is None else dtypes.as_dtype(dtype)
+        values = convert_to_tensor(np.zeros((0, *inner), target.as_numpy_dtype), dtype=target)
+    result: Any = values
+    for lengths in reversed(levels):
+        splits = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).astype(splits_dtype.as_numpy_dtype)
+        result = RaggedTensor(result, dense_constant(splits))
+    return result
+
+
+def ragged_range(starts: Any, limits: Any = None, deltas: Any = 1, dtype: Any = None, name: str | None = None,
+                 row_splits_dtype: Any = dtypes.int64) -> RaggedTensor:
+    """One `range(start, limit, delta)` row per element, as `tf.ragged.range`."""
+    if limits is None:
+        starts, limits = 0, starts
+    s, lim, d = (convert_to_tensor(v, dtype=dtype) if dtype is not None else convert_to_tensor(v)
+                 for v in (starts, limits, deltas))
+    out_dtype = s.dtype
+    s_h, l_h, d_h = np.broadcast_arrays(np.asarray(s.numpy()), np.asarray(lim.numpy()), np.asarray(d.numpy()))
+    np_dtype = out_dtype.as_numpy_dtype
+    rows = [np.arange(a, b, c, dtype=np_dtype) for a, b, c in zip(s_h.ravel(), l_h.ravel(), d_h.ravel())]
+    flat = np.concatenate(rows) if rows else np.zeros((0,), out_dtype.as_numpy_dtype)
+    splits = np.concatenate([[0], np.cumsum([len(r) for r in rows], dtype=np.int64)])
+    return RaggedTensor(dense_constant(flat.astype(out_dtype.as_numpy_dtype)),
+                        dense_constant(splits.astype(dtypes.as_dtype(row_splits_dtype).as_numpy_dtype)))

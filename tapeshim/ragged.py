@@ -1,0 +1,7 @@
+"""`tf.ragged`: ragged tensors (rows of different lengths)."""
+
+from tapeshim._src.ragged import map_flat_values
+from tapeshim._src.ragged_ops import constant
+from tapeshim._src.ragged_ops import ragged_range as range  # noqa: A004
+
+__all__ = ["constant", "map_flat_values", "range"]

@@ -1,0 +1,16 @@
+"""`tf.sparse`: sparse tensors and the ops programs use on them."""
+
+from tapeshim._src.sparse import (
+    SparseTensor,
+    add,
+    from_dense,
+    reduce_sum,
+    reorder,
+    sparse_dense_matmul,
+    to_dense,
+    to_indicator,
+)
+
+__all__ = [
+    "SparseTensor", "add", "from_dense", "reduce_sum", "reorder", "sparse_dense_matmul", "to_dense", "to_indicator",
+]

@@ -1,0 +1,116 @@
+"""tf.RaggedTensor and tf.ragged against TF: construction, structure, padding, indexing, operators, errors."""
+
+import pytest
+
+import tapeshim
+from oracle import check, check_raises, real_tf
+
+
+def _r(x):
+    """A ragged tensor's comparable parts (a dense result passes through)."""
+    if not hasattr(x, "nested_row_splits"):
+        return x
+    return (x.to_list(), x.dtype, x.shape, list(x.nested_row_splits), x.flat_values, x.ragged_rank)
+
+
+def _c(tf, value, **kw):
+    return tf.ragged.constant(value, **kw)
+
+
+CASES = {
+    "int": lambda tf: _r(_c(tf, [[1, 2], [3]])),
+    "float": lambda tf: _r(_c(tf, [[1.5, 2], [3.0]])),
+    "dtype": lambda tf: _r(_c(tf, [[1, 2], [3]], dtype=tf.float64)),
+    "strings": lambda tf: _r(_c(tf, [["a"], ["b", "c"]])),
+    "empty_rows": lambda tf: _r(_c(tf, [[], []])),
+    "flat_is_dense": lambda tf: _r(_c(tf, [1, 2])),
+    "empty_is_dense": lambda tf: _r(_c(tf, [])),
+    "rank3": lambda tf: _r(_c(tf, [[[1, 2]], [[3], [5, 6]]])),
+    "ragged_rank1_uniform_inner": lambda tf: _r(_c(tf, [[[1, 2]], [[3, 4], [5, 6]]], ragged_rank=1)),
+    "row_splits_int32": lambda tf: _r(_c(tf, [[1, 2], [3]], row_splits_dtype=tf.int32)),
+    "from_row_lengths": lambda tf: _r(tf.RaggedTensor.from_row_lengths([1, 2, 3], [2, 0, 1])),
+    "from_row_lengths_int32": lambda tf: _r(tf.RaggedTensor.from_row_lengths([1, 2, 3], tf.constant([2, 1]))),
+    "from_row_splits": lambda tf: _r(tf.RaggedTensor.from_row_splits([1, 2, 3], [0, 2, 2, 3])),
+    "from_value_rowids": lambda tf: _r(tf.RaggedTensor.from_value_rowids([1, 2, 3], [0, 0, 2])),
+    "from_value_rowids_nrows": lambda tf: _r(tf.RaggedTensor.from_value_rowids([1, 2, 3], [0, 0, 2], nrows=4)),
+    "from_nested_row_lengths": lambda tf: _r(
+        tf.RaggedTensor.from_nested_row_lengths([1, 2, 3, 4], [[2, 1], [1, 2, 1]])),
+    "from_tensor_padding": lambda tf: _r(tf.RaggedTensor.from_tensor([[1, 0], [2, 3]], padding=0)),
+    "from_tensor_lengths": lambda tf: _r(tf.RaggedTensor.from_tensor([[1, 0], [2, 3]], lengths=[1, 2])),
+    "from_tensor": lambda tf: _r(tf.RaggedTensor.from_tensor([[1, 0], [2, 3]])),
+    "to_tensor": lambda tf: _c(tf, [[1, 2], [3]]).to_tensor(),
+    "to_tensor_default_shape": lambda tf: _c(tf, [[1, 2], [3]]).to_tensor(default_value=9, shape=[3, 1]),
+    "to_tensor_strings": lambda tf: _c(tf, [["a"], ["b", "c"]]).to_tensor(),
+    "to_tensor_rank3": lambda tf: _c(tf, [[[1, 2]], [[3], [5, 6]]]).to_tensor(),
+    "to_tensor_uniform_inner": lambda tf: _c(tf, [[[1, 2]], [[3, 4], [5, 6]]], ragged_rank=1).to_tensor(),
+    "row_lengths": lambda tf: _c(tf, [[1, 2], [], [3]]).row_lengths(),
+    "row_lengths_axis2": lambda tf: _r(_c(tf, [[[1, 2]], [[3], [5, 6]]]).row_lengths(axis=2)),
+    "nested_row_lengths": lambda tf: _c(tf, [[[1, 2]], [[3], [5, 6]]]).nested_row_lengths(),
+    "nested_row_splits": lambda tf: _c(tf, [[[1, 2]], [[3], [5, 6]]]).nested_row_splits,
+    "values": lambda tf: _r(_c(tf, [[[1, 2]], [[3], [5, 6]]]).values),
+    "nrows": lambda tf: _c(tf, [[1, 2], [3]]).nrows(),
+    "value_rowids": lambda tf: _c(tf, [[1, 2], [3]]).value_rowids(),
+    "bounding_shape": lambda tf: _c(tf, [[[1, 2]], [[3], [5, 6]]]).bounding_shape(),
+    "row_starts_limits": lambda tf: (_c(tf, [[1, 2], [3]]).row_starts(), _c(tf, [[1, 2], [3]]).row_limits()),
+    "to_list": lambda tf: _c(tf, [["a"], ["b", "c"]]).to_list(),
+    "str": lambda tf: str(_c(tf, [[1, 2], [3]])),
+    "repr_strings": lambda tf: repr(_c(tf, [[b"a"], []])),
+    "index_row": lambda tf: _c(tf, [[1, 2], [3]])[0],
+    "index_negative": lambda tf: _c(tf, [[1, 2], [3]])[-1],
+    "index_element": lambda tf: _c(tf, [[1, 2], [3]])[0, 1],
+    "slice_rows": lambda tf: _r(_c(tf, [[1, 2], [3], [4, 5]])[1:]),
+    "slice_rank3": lambda tf: _r(_c(tf, [[[1, 2]], [[3], [5, 6]]])[1:]),
+    "row_of_rank3": lambda tf: _r(_c(tf, [[[1, 2]], [[3], [5, 6]]])[1]),
+    "mul_scalar": lambda tf: _r(_c(tf, [[1, 2], [3]]) * 2),
+    "add_ragged": lambda tf: _r(_c(tf, [[1, 2], [3]]) + _c(tf, [[1, 2], [3]])),
+    "rsub": lambda tf: _r(10 - _c(tf, [[1, 2], [3]])),
+    "neg": lambda tf: _r(-_c(tf, [[1.0, 2.0], [3.0]])),
+    "map_flat_values": lambda tf: _r(tf.ragged.map_flat_values(tf.math.square, _c(tf, [[1, 2], [3]]))),
+    "range": lambda tf: _r(tf.ragged.range([3, 1])),
+    "range_starts": lambda tf: _r(tf.ragged.range([0, 2], [3, 5], 2)),
+    "is_tensor": lambda tf: isinstance(_c(tf, [[1], []]), tf.Tensor),
+    "len": lambda tf: len(_c(tf, [[1, 2], [3]])),
+    "to_tensor_crop": lambda tf: _c(tf, [[[1, 2]], [[3], [5, 6]]]).to_tensor(default_value=-1, shape=[2, 1, 1]),
+    "to_tensor_pad_inner": lambda tf: _c(tf, [[[1, 2]], [[3, 4]]], ragged_rank=1).to_tensor(shape=[3, 2, 3]),
+    "from_tensor_to_tensor": lambda tf: tf.RaggedTensor.from_tensor([[1, 0], [2, 3]], padding=0).to_tensor(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_ragged(name):
+    check(CASES[name])
+
+
+ERRORS = {
+    "depth": lambda tf: _c(tf, [[1, [2]]]),
+    "inner_shape": lambda tf: _c(tf, [[[1, 2]], [[3], [5, 6]]], ragged_rank=1),
+    "mixed": lambda tf: _c(tf, [[1, "a"], [3]]),
+    "lengths_sum": lambda tf: tf.RaggedTensor.from_row_lengths([1, 2, 3], [2, 2]),
+    "lengths_negative": lambda tf: tf.RaggedTensor.from_row_lengths([1, 2, 3], [-1, 4]),
+    "splits_zero": lambda tf: tf.RaggedTensor.from_row_splits([1, 2, 3], [1, 3]),
+    "splits_end": lambda tf: tf.RaggedTensor.from_row_splits([1, 2, 3], [0, 1, 2]),
+    "splits_monotonic": lambda tf: tf.RaggedTensor.from_row_splits([1, 2, 3], [0, 2, 1, 3]),
+    "row_out_of_range": lambda tf: _c(tf, [[1, 2], [3]])[5],
+    "inner_ragged_index": lambda tf: _c(tf, [[1, 2], [3]])[:, 0],
+    "add_other_rows": lambda tf: _c(tf, [[1, 2], [3]]) + _c(tf, [[1], [2, 3]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_ragged_errors(name):
+    check_raises(ERRORS[name])
+
+
+def test_gradient_through_ragged_values():
+    def body(tf):
+        x = tf.Variable([1.0, 2.0, 3.0])
+        with tf.GradientTape() as tape:
+            rt = tf.RaggedTensor.from_row_lengths(x, [2, 1])
+            y = tf.reduce_sum((rt * rt).to_tensor() * tf.constant([[1.0, 2.0], [3.0, 4.0]]))
+        return tape.gradient(y, x)
+
+    check(body)
+
+
+def test_namespaces():
+    assert not hasattr(real_tf.ragged, "RaggedTensor") and not hasattr(tapeshim.ragged, "RaggedTensor")
