@@ -25,6 +25,8 @@ _jax.config.update("jax_enable_x64", True)
 from tapeshim import (  # noqa: E402
     autodiff,
     autograph,
+    compat,
+    config,
     data,
     debugging,
     distribute,
@@ -32,6 +34,7 @@ from tapeshim import (  # noqa: E402
     errors,
     experimental,
     image,
+    io,
     linalg,
     math,
     nest,
@@ -39,10 +42,13 @@ from tapeshim import (  # noqa: E402
     ragged,
     random,
     sparse,
+    signal,
+    summary,
     train,
     types,
 )
 from tapeshim._src.autograph.tensor_array import TensorArray  # noqa: E402
+from tapeshim._src.config_device import device  # noqa: E402
 from tapeshim._src.control_flow import case, cond, switch_case, while_loop  # noqa: E402
 from tapeshim._src.custom_gradient import custom_gradient  # noqa: E402
 from tapeshim._src.dtypes import (  # noqa: E402
@@ -101,6 +107,23 @@ from tapeshim._src.ops.debugging_ops import (  # noqa: E402
     assert_greater,
     assert_less,
     assert_rank,
+)
+from tapeshim._src.ops.functional_ops import (  # noqa: E402
+    foldl,
+    foldr,
+    map_fn,
+    recompute_grad,
+    scan,
+    vectorized_map,
+)
+from tapeshim._src.ops.graph_ops import (  # noqa: E402
+    control_dependencies,
+    ensure_shape,
+    executing_eagerly,
+    get_static_value,
+    group,
+    identity_n,
+    no_op,
 )
 from tapeshim._src.ops.logging_ops import (  # noqa: E402
     print_v2 as print,
@@ -218,6 +241,8 @@ NON_OP_EXPORTS = frozenset([
     "image",
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
+    "io", "summary",  # IO
+    "compat", "config", "device",  # FUNCTIONAL
     "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
     "TensorArray", "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "autograph", "bfloat16", "bool",
     "case", "complex128",
@@ -234,6 +259,8 @@ __all__ = [
     "image",
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
+    "io", "summary",  # IO
+    "compat", "config", "device",  # FUNCTIONAL
     "DType", "ForwardAccumulator", "Function", "GradientTape", "IndexedSlices", "Tensor", "TensorShape",
     "TensorArray", "TensorSpec", "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n",
     "argmax", "argmin",
@@ -254,6 +281,9 @@ __all__ = [
     "tensor_scatter_nd_add", "tensor_scatter_nd_update", "tensordot", "tile", "transpose", "truediv", "uint16",
     "uint32", "uint64", "uint8", "unique", "unstack", "where", "while_loop", "zeros", "zeros_like",
     "string", "ragged", "sparse", "RaggedTensor", "SparseTensor",
+    # FUNCTIONAL
+    "control_dependencies", "ensure_shape", "executing_eagerly", "foldl", "foldr", "get_static_value", "group",
+    "identity_n", "map_fn", "no_op", "recompute_grad", "scan", "vectorized_map",
 ]
 
 
