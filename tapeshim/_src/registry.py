@@ -208,9 +208,24 @@ def record(fn: Callable[..., tuple], key: Any, inputs: tuple, avals: tuple, trac
         of lists, the recorders tracking each output.
       deps: per output, the input positions it depends on (see `Node.deps`).
     """
+    owner = None
+    for t in inputs:
+        if t._value is None and t._node is not None:
+            lazy_owner = t._node.owner
+            if lazy_owner is not None and lazy_owner.done and _thread_state.trace is None:
+                _cut(inputs)  # a lazy value left over from a finished step: force it, keep graphs per step
+                break
+            if owner is None:
+                owner = lazy_owner
+    if tracking:
+        first = tracking[0]
+        if isinstance(first, list):
+            first = next((r[0] for r in tracking if r), None)
+        if first is not None:
+            owner = getattr(first, "_epoch", None)
     if len(avals) == 1:
         tid = next_tensor_id()
-        node = Node(fn, key, inputs, (tid,), deps)
+        node = Node(fn, key, inputs, (tid,), deps, owner)
         shape, dtype = avals[0]
         output = Tensor(None, shape, dtype, node, tid)
         if tracking and not isinstance(tracking[0], list) and dtype._trainable:
@@ -221,7 +236,7 @@ def record(fn: Callable[..., tuple], key: Any, inputs: tuple, avals: tuple, trac
         outputs: tuple = (output,)
     else:
         out_tids = tuple(next_tensor_id() for _ in avals)
-        node = Node(fn, key, inputs, out_tids, deps)
+        node = Node(fn, key, inputs, out_tids, deps, owner)
         outputs = tuple(Tensor(None, shape, dtype, node, tid) for tid, (shape, dtype) in zip(out_tids, avals))
     if tracking and isinstance(tracking[0], list):
         for output, recorders in zip(outputs, tracking):
@@ -235,6 +250,15 @@ def record(fn: Callable[..., tuple], key: Any, inputs: tuple, avals: tuple, trac
             recorder._tracked.update(trainable)
             recorder._produced.update(trainable)
     return outputs
+
+
+def _cut(inputs: tuple) -> None:
+    """Forces the lazy inputs whose recording finished (their tape computed its gradient and let go)."""
+    from tapeshim._src import replay
+
+    stale = [t for t in inputs if t._value is None and t._node is not None and t._node.owner is not None
+             and t._node.owner.done]
+    replay.force(stale)
 
 
 def tracking_recorders(tensors: Sequence[Tensor], exclude: Any = None) -> list:

@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import jax
 
 from tapeshim._src import runtime_checks
-from tapeshim._src.state import _thread_state
+from tapeshim._src.state import _thread_state, live_recorders
 from tapeshim._src.tensor import Tensor
 
 _PROGRAM_CACHE_SIZE = 512
@@ -57,7 +57,7 @@ class Plan:
     __slots__ = ("leaves", "steps", "key", "slot_of", "occ_slots", "tid_at")
 
     def __init__(self, roots: Sequence[Tensor], produced: set | None, occurrences: dict | None,
-                 share_constants: bool = True, first_tid: int = 0, cut: Sequence[Any] = ()) -> None:
+                 share_constants: bool = False, first_tid: int = 0, cut: Sequence[Any] = ()) -> None:
         """Slices the graph from `roots`.
 
         Args:
@@ -66,8 +66,9 @@ class Plan:
             recorded (expanded even when they have a value); None for none.
           occurrences: tensor id -> indices of the sources occurring there.
           share_constants: whether leaves holding the same array share an
-            argument (not for `tapeshim.function` traces, whose leaves are
-            placeholders that differ from call to call).
+            argument. Off by default: sharing makes the key depend on values
+            (`probs[0, a]` shares the index leaves only when `a == 0`), so a
+            loop over changing Python values would compile again.
           first_tid: lazy tensors created before this id are leaves too (the
             captured inputs of a control-flow branch).
           cut: the tracked sets of the other recorders that may record this
@@ -290,4 +291,27 @@ def force(tensors: Sequence[Tensor]) -> None:
     values = jitted([t._value for t in plan.leaves])
     for tensor, value in zip(lazy, values):
         tensor._value = value
+    release(lazy)
+
+
+def release(tensors: Sequence[Tensor]) -> None:
+    """Forcing releases the graph: a tensor with a value drops its node once no live recorder needs it.
+
+    A tape differentiates through the nodes of the tensors it recorded (its
+    `_produced`), so those keep their nodes while it lives; every other
+    computed tensor needs only its value. A kept loss or metric then holds its
+    own bytes, not the whole step's graph.
+    """
+    recorders = None
+    for tensor in tensors:
+        if tensor._node is None or tensor._value is None:
+            continue
+        if recorders is None:
+            try:
+                recorders = [r for r in live_recorders if r._produced]
+            except RuntimeError:  # another thread made a tape meanwhile: keep the nodes this time
+                return
+        tid = tensor._tid
+        if not any(tid in r._produced for r in recorders):
+            tensor._node = None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 from typing import Any
 
 
@@ -26,3 +27,21 @@ _thread_state = _ThreadState()
 next_tensor_id = itertools.count(1).__next__
 """Returns a fresh id for a tensor. Ids are never reused, unlike `id()`."""
 
+
+
+class Epoch:
+    """One recording of a tape: `done` once the tape released what it recorded (after `gradient`).
+
+    A lazy tensor whose node belongs to a finished epoch is left over from an
+    earlier step (`total = total + loss` across steps): the next op that uses it
+    forces it first, so no lazy graph spans more than one step.
+    """
+
+    __slots__ = ("done",)
+
+    def __init__(self) -> None:
+        self.done = False
+
+
+live_recorders: "weakref.WeakSet[Any]" = weakref.WeakSet()
+"""Every tape and accumulator alive (of any thread): a forced tensor keeps its node while one needs it."""

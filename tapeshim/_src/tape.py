@@ -9,12 +9,12 @@ from typing import Any, Iterator
 import jax.numpy as jnp
 
 from tapeshim._src import differentiate as diff
-from tapeshim._src import errors, nest, registry, tf_logging
+from tapeshim._src import errors, nest, registry, replay, tf_logging
 from tapeshim._src import explain_hooks as _explain_hooks  # EXPLAIN: tape events for tape.explain
 from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.ops.common import broadcast_check, tf_type_name
 from tapeshim._src.shape import TensorShape
-from tapeshim._src.state import _thread_state
+from tapeshim._src.state import Epoch, _thread_state, live_recorders
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
 from tapeshim._src.variable import Variable, as_variable
 
@@ -59,6 +59,8 @@ class Recorder:
         self._explicit_vars: set[int] = set()
         self._recording = False
         self._entered = False
+        self._epoch = Epoch()
+        live_recorders.add(self)
 
     def _variable_read(self, variable: Variable, tensor: Tensor) -> None:
         key = id(variable)
@@ -93,6 +95,8 @@ class Recorder:
         self._tracked = set()
         self._produced = set()
         self._var_reads = {}
+        self._epoch.done = True  # what it recorded is left over now: the next op using it forces it
+        self._epoch = Epoch()
 
 
 def _check_differentiable_arg(value: Any) -> None:
@@ -267,6 +271,7 @@ class GradientTape(Recorder):
             results.append(result)
         _explain_hooks.after_gradient(self, target, sources, results)  # EXPLAIN
         self._finish_computation()
+        replay.release(request.targets)  # a kept loss costs its own bytes, not its step's graph
         return nest.pack_sequence_as(sources, results)
 
     def _sparse_gradient(self, request: Any, flat_targets: list, seeds: list, sparse: dict) -> dict:

@@ -35,15 +35,16 @@ class Node:
         None means every output depends on every input.
     """
 
-    __slots__ = ("fn", "key", "inputs", "out_tids", "deps")
+    __slots__ = ("fn", "key", "inputs", "out_tids", "deps", "owner")
 
     def __init__(self, fn: Callable[..., tuple], key: Any, inputs: tuple, out_tids: tuple,
-                 deps: Any = None) -> None:
+                 deps: Any = None, owner: Any = None) -> None:
         self.fn = fn
         self.key = key
         self.inputs = inputs
         self.out_tids = out_tids
         self.deps = deps
+        self.owner = owner  # the `state.Epoch` of the recording that made it, if any
 
 
 def _operand(other: Any, anchor: Any) -> Any:

@@ -156,7 +156,7 @@ _stack_op = _row(OpDef("Pack", lambda *xs, axis: jnp.stack(xs, axis=axis), True)
 _expand_dims_op = _row(OpDef("ExpandDims", lambda x, axis: jnp.expand_dims(x, axis), True))
 _squeeze_op = _row(OpDef("Squeeze", lambda x, axis: jnp.squeeze(x, axis), True))
 _slice_op = _row(OpDef("StridedSlice", lambda x, key: x[_decode_key(key)], True))
-_dynamic_slice_op = OpDef("StridedSlice", lambda x, *indices, key: x[_decode_key(key, indices)], True)
+_dynamic_slice_op = OpDef("StridedSlice", lambda x, *indices, key: _dynamic_slice_impl(x, indices, key), True)
 _where_op = _row(OpDef("SelectV2", lambda c, x, y: jnp.where(c, x, y), True))
 _gather_op = _row(OpDef("GatherV2", lambda p, i, axis, batch_dims, checked=False: _gather_impl(
     p, i, axis, batch_dims, checked), True))
@@ -298,7 +298,13 @@ def _encode_key(key: Any, shape: tuple, dynamic: list | None = None) -> tuple:
             parts = tuple(None if p is None else int(p) for p in (item.start, item.stop, item.step))
             if parts[2] == 0:
                 raise static_error("slice stride cannot be zero", "StridedSlice")
-            spec.append(("slice",) + parts)
+            if (dynamic is not None and parts[2] in (None, 1) and parts[0] is not None and dim < len(shape)):
+                # `x[i:i + n]`: the start is data, only the length shapes the kernel
+                start, stop, _ = slice(*parts).indices(shape[dim])
+                spec.append(("dslice", len(dynamic), dim, max(0, stop - start)))
+                dynamic.append(_index_argument(start))
+            else:
+                spec.append(("slice",) + parts)
             dim += 1
         else:
             if is_tensor_like(item):
@@ -326,7 +332,11 @@ def _encode_key(key: Any, shape: tuple, dynamic: list | None = None) -> tuple:
             if not -size <= item < size:
                 raise static_error(
                     f"slice index {item} of dimension {dim} out of bounds.", "StridedSlice")
-            spec.append(("int", item))
+            if dynamic is not None:  # the index is data: an argument of one kernel for every index
+                spec.append(("arg", len(dynamic)))
+                dynamic.append(_index_argument(item % size))
+            else:
+                spec.append(("int", item))
             dim += 1
     if dim > len(shape):
         raise static_error(
@@ -344,6 +354,10 @@ def _decode_key(spec: tuple, dynamic: tuple = ()) -> tuple:
             items.append(None)
         elif kind == "slice":
             items.append(slice(*part[1:]))
+        elif kind == "dslice":
+            items.append(slice(None))  # cut before indexing (`_dynamic_slice_impl`)
+        elif kind == "arg":
+            items.append(dynamic[part[1]])
         elif kind == "dyn":
             _, position, dim, size = part
             index = dynamic[position]
@@ -353,6 +367,20 @@ def _decode_key(spec: tuple, dynamic: tuple = ()) -> tuple:
         else:
             items.append(part[1])
     return tuple(items)
+
+
+def _index_argument(index: int) -> Tensor:
+    """A Python index as an int32 scalar tensor (cached), an argument of the slicing kernel."""
+    return convert_to_tensor(index, dtype=dtypes.int32)
+
+
+def _dynamic_slice_impl(x: jax.Array, indices: tuple, key: tuple) -> jax.Array:
+    """`x[key]` where some indices and slice starts are arguments (`("arg", ...)`, `("dslice", ...)`)."""
+    for part in key:
+        if part[0] == "dslice":
+            _, position, dim, length = part
+            x = jax.lax.dynamic_slice_in_dim(x, indices[position], length, axis=dim)
+    return x[_decode_key(key, indices)]
 
 
 def getitem(tensor: Any, key: Any) -> Tensor:

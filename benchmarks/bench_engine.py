@@ -1,0 +1,346 @@
+"""Real-program patterns of issue 9: first-step latency, steady state and retained memory, side by side.
+
+Run: `python benchmarks/bench_engine.py [--quick]`. Each implementation runs in
+its own child process (so first-call figures are really first calls, and
+memory figures are that implementation's own), and the parent prints the
+ratios to TF eager in one table.
+
+Patterns (the same TF source runs on real TF and on tapeshim):
+  mlp_small     small MLP step (batch 64, 32-64-10): first step, steady step
+  chain200      200-op elementwise chain, one gradient: first, steady
+  mlp_compute   compute-bound MLP step (batch 512, 512-1024-10): first, steady
+  actor_critic  one tape over an RL episode of varying length, `np.argmax`
+                on the probabilities inside the tape, `probs[0, a]`
+  indexing      `x[i]`, `x[i:i+1]`, `for row in x`, `tf.unstack` over fresh indices
+  custom_grad   an eager loop calling a `tf.custom_gradient` function
+  chain_long    one tape over a long chain of `tf.sin`, first gradient
+  rnn           an RNN cell unrolled under a tape, first and second call
+  keras_cnn     a small Keras CNN train step (GradientTape + optimizer)
+  mem_append    `losses.append(loss)` after each step: RSS growth
+  mem_total     `total = total + loss` inside each step's tape, then read `total`
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any, Callable
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+import numpy as np  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _sync(value: Any) -> None:
+    if hasattr(value, "numpy"):
+        value.numpy()
+    elif hasattr(value, "block_until_ready"):
+        value.block_until_ready()
+
+
+def _first_and_steady(step: Callable[[], Any], steady_calls: int) -> dict:
+    start = time.perf_counter()
+    _sync(step())
+    first = time.perf_counter() - start
+    _sync(step())  # a second call (a tiered engine compiles here)
+    _sync(step())
+    start = time.perf_counter()
+    for _ in range(steady_calls):
+        out = step()
+    _sync(out)
+    return {"first": first, "steady": (time.perf_counter() - start) / steady_calls}
+
+
+def mlp_step(tf: Any, batch: int, sizes: tuple) -> Callable[[], Any]:
+    rng = np.random.default_rng(0)
+    n_in, n_hidden, n_out = sizes
+    w1 = tf.Variable((rng.normal(size=(n_in, n_hidden)) / np.sqrt(n_in)).astype(np.float32))
+    w2 = tf.Variable((rng.normal(size=(n_hidden, n_out)) / np.sqrt(n_hidden)).astype(np.float32))
+    x = tf.constant(rng.normal(size=(batch, n_in)).astype(np.float32))
+    labels = tf.constant(rng.integers(0, n_out, size=batch).astype(np.int32))
+
+    def step() -> Any:
+        with tf.GradientTape() as tape:
+            logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+        g1, g2 = tape.gradient(loss, [w1, w2])
+        w1.assign_sub(0.01 * g1)
+        w2.assign_sub(0.01 * g2)
+        return loss
+
+    return step
+
+
+def chain_step(tf: Any, length: int, size: int = 256) -> Callable[[], Any]:
+    x = tf.constant(np.linspace(-1.0, 1.0, size, dtype=np.float32))
+
+    def step() -> Any:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for _ in range(length // 4):
+                y = tf.tanh(tf.sin(y) * 1.01) + 0.01
+            loss = tf.reduce_sum(y)
+        return tape.gradient(loss, x)
+
+    return step
+
+
+def sin_chain_first(tf: Any, length: int) -> dict:
+    x = tf.constant(np.linspace(-1.0, 1.0, 64, dtype=np.float32))
+    start = time.perf_counter()
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x
+        for _ in range(length):
+            y = tf.sin(y)
+        loss = tf.reduce_sum(y)
+    _sync(tape.gradient(loss, x))
+    return {"first": time.perf_counter() - start}
+
+
+def actor_critic(tf: Any, episodes: int) -> dict:
+    rng = np.random.default_rng(1)
+    w1 = tf.Variable(rng.normal(size=(4, 32)).astype(np.float32) * 0.3)
+    wa = tf.Variable(rng.normal(size=(32, 2)).astype(np.float32) * 0.3)
+    wc = tf.Variable(rng.normal(size=(32, 1)).astype(np.float32) * 0.3)
+    variables = [w1, wa, wc]
+    times = []
+    for _ in range(episodes):
+        length = int(rng.integers(8, 24))
+        start = time.perf_counter()
+        state = rng.normal(size=(1, 4)).astype(np.float32)
+        with tf.GradientTape() as tape:
+            log_probs, values, rewards = [], [], []
+            for _ in range(length):
+                hidden = tf.nn.relu(tf.matmul(tf.constant(state), w1))
+                probs = tf.nn.softmax(tf.matmul(hidden, wa))
+                value = tf.matmul(hidden, wc)
+                action = int(np.argmax(np.squeeze(probs)))
+                log_probs.append(tf.math.log(probs[0, action]))
+                values.append(value[0, 0])
+                rewards.append(1.0)
+                state = rng.normal(size=(1, 4)).astype(np.float32)
+            returns = tf.constant(np.cumsum(rewards[::-1])[::-1].astype(np.float32))
+            log_probs = tf.stack(log_probs)
+            values = tf.stack(values)
+            advantage = returns - values
+            loss = -tf.reduce_sum(log_probs * advantage) + tf.reduce_sum(advantage * advantage)
+        grads = tape.gradient(loss, variables)
+        for v, g in zip(variables, grads):
+            v.assign_sub(0.001 * g)
+        _sync(loss)
+        times.append(time.perf_counter() - start)
+    return {"first": times[0], "steady": float(np.mean(times[1:]))}
+
+
+def indexing(tf: Any, n: int) -> dict:
+    x = tf.constant(np.arange(n * 8, dtype=np.float32).reshape(n, 8))
+    start = time.perf_counter()
+    out = None
+    for i in range(n):
+        out = x[i]
+        out = x[i:i + 1]
+    for row in x:
+        out = row
+    out = tf.unstack(x)[-1]
+    _sync(out)
+    calls = 3 * n + 1
+    return {"steady": (time.perf_counter() - start) / calls}
+
+
+def custom_grad(tf: Any, steps: int) -> dict:
+    @tf.custom_gradient
+    def clip(x):
+        def grad_fn(upstream):
+            return tf.clip_by_value(upstream, -0.5, 0.5) * tf.ones_like(x)
+
+        return tf.identity(x) * 1.0, grad_fn
+
+    w = tf.Variable(np.ones((16, 16), np.float32))
+    times = []
+    for i in range(steps):
+        start = time.perf_counter()
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(clip(w * float(i % 3 + 1)))
+        _sync(tape.gradient(loss, w))
+        times.append(time.perf_counter() - start)
+    return {"first": times[0], "steady": float(np.mean(times[1:]))}
+
+
+def rnn(tf: Any, steps: int) -> dict:
+    rng = np.random.default_rng(2)
+    wx = tf.Variable(rng.normal(size=(8, 32)).astype(np.float32) * 0.2)
+    wh = tf.Variable(rng.normal(size=(32, 32)).astype(np.float32) * 0.2)
+    xs = tf.constant(rng.normal(size=(steps, 4, 8)).astype(np.float32))
+
+    def call() -> Any:
+        with tf.GradientTape() as tape:
+            h = tf.zeros((4, 32))
+            for t in range(steps):
+                h = tf.tanh(tf.matmul(xs[t], wx) + tf.matmul(h, wh))
+            loss = tf.reduce_sum(h * h)
+        return tape.gradient(loss, [wx, wh])[0]
+
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        _sync(call())
+        times.append(time.perf_counter() - start)
+    return {"first": times[0], "steady": times[-1]}
+
+
+def keras_cnn(tf: Any, steps: int) -> dict:
+    keras = tf.keras
+    model = keras.Sequential([
+        keras.layers.Input((16, 16, 1)),
+        keras.layers.Conv2D(8, 3, activation="relu"),
+        keras.layers.Flatten(),
+        keras.layers.Dense(10),
+    ])
+    optimizer = keras.optimizers.SGD(0.01)
+    rng = np.random.default_rng(3)
+    x = tf.constant(rng.normal(size=(32, 16, 16, 1)).astype(np.float32))
+    y = tf.constant(rng.integers(0, 10, size=32).astype(np.int32))
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def step() -> Any:
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    return _first_and_steady(step, steps)
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def mem_append(tf: Any, steps: int) -> dict:
+    step = mlp_step(tf, 64, (32, 64, 10))
+    for _ in range(20):
+        step()
+    before = _rss_mib()
+    losses = []
+    for _ in range(steps):
+        losses.append(step())
+    _sync(losses[-1])
+    return {"rss_mib": _rss_mib() - before}
+
+
+def mem_total(tf: Any, steps: int) -> dict:
+    w = tf.Variable(np.ones((8,), np.float32))
+    total = tf.constant(0.0)
+    before = _rss_mib()
+    start = time.perf_counter()
+    for _ in range(steps):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(w * w) * 0.5
+            total = total + loss
+        w.assign_sub(0.001 * tape.gradient(loss, w))
+    loop = time.perf_counter() - start
+    start = time.perf_counter()
+    value = float(total)
+    return {"loop": loop, "read": time.perf_counter() - start, "rss_mib": _rss_mib() - before,
+            "value": value}
+
+
+def patterns(quick: bool) -> dict[str, Callable[[Any], dict]]:
+    scale = 1 if quick else 2
+    return {
+        "mlp_small": lambda tf: _first_and_steady(mlp_step(tf, 64, (32, 64, 10)), 200),
+        "chain200": lambda tf: _first_and_steady(chain_step(tf, 200), 20),
+        "mlp_compute": lambda tf: _first_and_steady(mlp_step(tf, 512, (512, 1024, 10)), 5),
+        "actor_critic": lambda tf: actor_critic(tf, 6 * scale),
+        "indexing": lambda tf: indexing(tf, 100 * scale),
+        "custom_grad": lambda tf: custom_grad(tf, 20 * scale),
+        "chain_long": lambda tf: sin_chain_first(tf, 500 * scale),
+        "rnn": lambda tf: rnn(tf, 50 * scale),
+        "keras_cnn": lambda tf: keras_cnn(tf, 10),
+        "mem_append": lambda tf: mem_append(tf, 5000 * scale),
+        "mem_total": lambda tf: mem_total(tf, 1000 * scale),
+    }
+
+
+def child(framework: str, names: list[str], quick: bool) -> None:
+    if framework == "tf":
+        import tensorflow as tf
+    else:
+        sys.path.insert(0, os.path.dirname(HERE))
+        import tapeshim as tf
+    table = patterns(quick)
+    results = {}
+    for name in names:
+        try:
+            results[name] = table[name](tf)
+        except Exception as exc:  # noqa: BLE001 - reported in the table
+            results[name] = {"error": f"{type(exc).__name__}: {str(exc)[:120]}"}
+        print(json.dumps({name: results[name]}), flush=True)
+
+
+def run_child(framework: str, names: list[str], quick: bool) -> dict:
+    command = [sys.executable, os.path.abspath(__file__), "--child", framework, "--only", ",".join(names)]
+    if quick:
+        command.append("--quick")
+    out = subprocess.run(command, capture_output=True, text=True, check=False)
+    results = {}
+    for line in out.stdout.splitlines():
+        if line.startswith("{"):
+            results.update(json.loads(line))
+    if out.returncode and not results:
+        print(out.stderr[-2000:], file=sys.stderr)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer steps")
+    parser.add_argument("--only", default="", help="comma-separated pattern names")
+    parser.add_argument("--child", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--no-tf", action="store_true", help="tapeshim only")
+    args = parser.parse_args()
+    names = [n for n in args.only.split(",") if n] or list(patterns(args.quick))
+    if args.child:
+        child(args.child, names, args.quick)
+        return
+    frameworks = ["tapeshim"] if args.no_tf else ["tf", "tapeshim"]
+    results = {}
+    for framework in frameworks:
+        compute = [n for n in names if not n.startswith("mem_")]
+        results[framework] = run_child(framework, compute, args.quick) if compute else {}
+        for name in names:
+            if name.startswith("mem_"):  # each memory pattern in a process of its own
+                results[framework].update(run_child(framework, [name], args.quick))
+    print(f"{'pattern':<14}{'figure':<10}{'TF eager':>12}{'tapeshim':>12}{'ratio':>9}")
+    for name in names:
+        tf_row = results.get("tf", {}).get(name, {})
+        ts_row = results.get("tapeshim", {}).get(name, {})
+        for row in (tf_row, ts_row):
+            if "error" in row:
+                print(f"{name:<14}error: {row['error']}")
+        for figure in ("first", "steady", "loop", "read", "rss_mib"):
+            a, b = tf_row.get(figure), ts_row.get(figure)
+            if a is None and b is None:
+                continue
+            unit = "MiB" if figure == "rss_mib" else "ms"
+            scale = 1 if figure == "rss_mib" else 1e3
+
+            def text(v: Any, scale: float = scale, unit: str = unit) -> str:
+                return "-" if v is None else f"{v * scale:.2f}{unit}"
+
+            ratio = f"{b / a:.2f}x" if a and b is not None and figure != "rss_mib" else ""
+            print(f"{name:<14}{figure:<10}{text(a):>12}{text(b):>12}{ratio:>9}")
+
+
+if __name__ == "__main__":
+    main()

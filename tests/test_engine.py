@@ -1,0 +1,207 @@
+"""The execution engine of real programs (issue 9): compile counts, values as arguments, released graphs.
+
+Counts, never durations: a loop over fresh indices compiles one kernel, a
+custom gradient called in a loop compiles one program, and so on. Values are
+compared against real TF where the behaviour is TF's.
+"""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import tapeshim as tf
+from tapeshim import experimental
+from tests.oracle import check
+
+
+def _stats():
+    return experimental.compile_stats()
+
+
+# -- values are arguments, not cache keys ------------------------------------------------------------
+
+
+INDEX_KEYS = [1, -1, (2, 3), (slice(1, 3),), (slice(1, None),), (slice(None, 3),), (slice(2, 1),),
+              (Ellipsis, 2), (1, slice(2, 4)), (slice(-3, -1), slice(None, None, 2)), (None, 2),
+              (slice(1, 3), None, -2), (slice(-2, None), Ellipsis, slice(0, 1))]
+
+
+@pytest.mark.parametrize("key", INDEX_KEYS, ids=repr)
+def test_python_indices_and_slices_match_tf(key):
+    def body(tf):
+        x = tf.constant(np.arange(24, dtype=np.float32).reshape(4, 6))
+        v = tf.Variable(np.arange(24, dtype=np.float32).reshape(4, 6))
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(v[key] * 2.0)
+        return x[key], y, tape.gradient(y, v)
+
+    check(body)
+
+
+def test_out_of_range_python_index_raises_tf_error():
+    def body(tf):
+        x = tf.constant(np.zeros((3, 2), np.float32))
+        return x[3]
+
+    check(body)
+
+
+def test_an_indexing_loop_builds_one_kernel_per_kind():
+    x = tf.constant(np.arange(400, dtype=np.float32).reshape(100, 4))
+    x[0], x[0:1], x[0, 1:3]  # the kernels, once
+    experimental.reset_compile_stats()
+    rows = [x[i] for i in range(1, 100)] + [x[i:i + 1] for i in range(100)] + [x[i, 1:3] for i in range(100)]
+    rows += list(x) + tf.unstack(x)
+    assert _stats()["eager_kernels"] == 0
+    assert rows[5].numpy().tolist() == [24.0, 25.0, 26.0, 27.0]
+    assert rows[99 + 7].numpy().tolist() == [[28.0, 29.0, 30.0, 31.0]]
+
+
+def test_indexing_with_sampled_actions_inside_a_tape_compiles_once():
+    w = tf.Variable(np.full((4, 3), 0.5, np.float32))
+    x = tf.constant(np.ones((1, 4), np.float32))
+    rng = np.random.default_rng(0)
+
+    def episode():
+        with tf.GradientTape() as tape:
+            probs = tf.nn.softmax(x @ w)
+            action = int(rng.integers(0, 3))
+            loss = -tf.math.log(probs[0, action])
+        return tape.gradient(loss, w)
+
+    for _ in range(3):
+        episode()
+    experimental.reset_compile_stats()
+    grads = [episode() for _ in range(10)]
+    assert _stats()["programs_compiled"] == 0
+    assert np.allclose(grads[0].numpy().sum(), 0.0, atol=1e-6)
+
+
+def test_a_custom_gradient_called_in_a_loop_compiles_once():
+    @tf.custom_gradient
+    def clip(x):
+        def grad_fn(upstream):
+            return tf.clip_by_value(upstream, -0.5, 0.5) * 3.0
+
+        return tf.identity(x), grad_fn
+
+    w = tf.Variable(np.ones((4,), np.float32))
+
+    def step(i):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(clip(w * float(i + 1)))
+        return tape.gradient(loss, w)
+
+    for i in range(3):
+        step(i)
+    experimental.reset_compile_stats()
+    grads = [step(i) for i in range(10)]
+    assert _stats()["programs_compiled"] == 0
+    assert grads[-1].numpy().tolist() == [15.0] * 4
+
+
+def _scaled(scale):
+    @tf.custom_gradient
+    def f(x):
+        def grad_fn(upstream):
+            return upstream * scale
+
+        return x * scale, grad_fn
+
+    return f
+
+
+GLOBAL_SCALE = 1.0
+
+
+@tf.custom_gradient
+def _global_scaled(x):
+    def grad_fn(upstream):
+        return upstream * GLOBAL_SCALE
+
+    return x * GLOBAL_SCALE, grad_fn
+
+
+def test_custom_gradient_keys_follow_captured_values():
+    global GLOBAL_SCALE
+    w = tf.Variable([1.0, 2.0])
+    seen = []
+    for scale in (1.0, 2.0, tf.constant(3.0), tf.constant(4.0)):
+        with tf.GradientTape() as tape:
+            y = _scaled(scale)(w)
+        seen.append((y.numpy().tolist(), tape.gradient(y, w).numpy().tolist()))
+    assert seen == [([1.0, 2.0], [1.0, 1.0]), ([2.0, 4.0], [2.0, 2.0]), ([3.0, 6.0], [3.0, 3.0]),
+                    ([4.0, 8.0], [4.0, 4.0])]
+    try:
+        for GLOBAL_SCALE in (1.0, 5.0):  # noqa: B007 - the function reads the global
+            with tf.GradientTape() as tape:
+                y = _global_scaled(w)
+            assert tape.gradient(y, w).numpy().tolist() == [GLOBAL_SCALE] * 2
+    finally:
+        GLOBAL_SCALE = 1.0
+
+
+# -- forcing releases the graph ----------------------------------------------------------------------
+
+
+def test_a_kept_loss_no_longer_holds_its_graph():
+    v = tf.Variable([1.0, 2.0])
+    losses, refs = [], []
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            hidden = v * 3.0
+            loss = tf.reduce_sum(hidden * hidden)
+        refs.append(weakref.ref(hidden))
+        del hidden
+        tape.gradient(loss, v)
+        losses.append(loss)
+    del tape
+    gc.collect()
+    assert all(ref() is None for ref in refs)
+    assert all(loss._node is None and float(loss) == 45.0 for loss in losses)
+
+
+def test_a_persistent_tape_keeps_what_it_needs():
+    x = tf.constant(2.0)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * x
+        z = y * x
+    assert float(y) == 4.0  # forced inside the tape: the tape still differentiates through it
+    assert float(tape.gradient(z, x)) == 12.0
+    assert float(tape.gradient(y, x)) == 4.0
+
+
+def test_an_accumulator_across_steps_spans_one_step():
+    w = tf.Variable(np.ones((4,), np.float32))
+    total = tf.constant(0.0)
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(w * w)
+            total = total + loss
+        tape.gradient(loss, w)
+    experimental.reset_compile_stats()
+    for step in range(40):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(w * w)
+            total = total + loss
+        tape.gradient(loss, w)
+        pending = [t for t in total._node.inputs if t._value is None]
+        assert pending == [], f"step {step}: the sum still holds an earlier step's graph"
+    assert float(total) == 4.0 * 43
+    assert _stats()["programs_compiled"] == 0
+
+
+def test_an_accumulator_inside_one_tape_still_differentiates():
+    def body(tf):
+        w = tf.Variable([1.0, 2.0])
+        with tf.GradientTape() as tape:
+            total = tf.constant(0.0)
+            for _ in range(5):
+                total = total + tf.reduce_sum(w * w)
+                float(total)  # forced inside the tape
+        return total, tape.gradient(total, w)
+
+    check(body)
