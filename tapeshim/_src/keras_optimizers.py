@@ -245,6 +245,22 @@ class TapeOptimizerMixin:
                       watch_state=False)
         return None
 
+    def _backend_update_step(self, grads: list, trainable_variables: list, learning_rate: Any) -> None:
+        """Keras's update step; inside `strategy.run` the gradients are first summed over the replicas.
+
+        Keras calls this after clipping and weight decay, so each replica clips its own
+        gradients before the sum, as TF's Keras under a strategy does (the hook Keras's TF
+        backend overrides for `tf.distribute`).
+        """
+        from tapeshim._src.distribute.collectives import psum_arrays
+
+        dense = [i for i, g in enumerate(grads) if not isinstance(g, jax_sparse.BCOO)]
+        summed = psum_arrays([grads[i] for i in dense])
+        grads = list(grads)
+        for i, g in zip(dense, summed):
+            grads[i] = g
+        super()._backend_update_step(grads, trainable_variables, learning_rate)
+
     def _backend_apply_gradients(self, grads: list, trainable_variables: list) -> None:
         """Keras's updates of the variables, with 32-bit Python numbers for sparse gradients (see `apply`)."""
         if not getattr(_narrow_updates, "active", False):

@@ -133,7 +133,8 @@ class ReplicaProgram:
         self._pending_avals = cf._pending_avals
         self._write_kinds = []
         for variable in self.written_variables:
-            kind = self.context.write_kinds.get(id(variable), "update")
+            # Keras writes its variables (metrics, optimizer state) as assignments of updated values: updates.
+            kind = "update" if hasattr(variable, "_adapted") else self.context.write_kinds.get(id(variable), "update")
             if getattr(variable, "_strategy", True) is None:
                 kind = "outside"
             self._write_kinds.append(kind)
