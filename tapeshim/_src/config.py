@@ -52,8 +52,8 @@ class _State:
         self.visible: list[PhysicalDevice] | None = None
         self.logical: dict[PhysicalDevice, list[LogicalDeviceConfiguration]] = {}
         self.memory_growth: dict[PhysicalDevice, bool | None] = {}
-        self.inter_op = 0
-        self.intra_op = 0
+        self.inter_op: int | None = None  # None: never set (TF refuses even 0 after initialization)
+        self.intra_op: int | None = None
         self.run_functions_eagerly = False
         self.op_determinism = False
         self.soft_placement = True
@@ -229,12 +229,12 @@ def set_intra_op_parallelism_threads(num_threads: int) -> None:
 
 def get_inter_op_parallelism_threads() -> int:
     """The recorded number of threads for independent ops (0: the system picks)."""
-    return STATE.inter_op
+    return STATE.inter_op or 0
 
 
 def get_intra_op_parallelism_threads() -> int:
     """The recorded number of threads inside one op (0: the system picks)."""
-    return STATE.intra_op
+    return STATE.intra_op or 0
 
 
 def run_functions_eagerly(run_eagerly: bool) -> None:

@@ -115,9 +115,11 @@ def get_memory_info(device: str) -> dict[str, int]:
     """The device's current and peak memory use in bytes, as `tf.config.experimental.get_memory_info`.
 
     Raises:
-      ValueError: no such device.
+      ValueError: no such device, or one without allocator statistics (a CPU).
     """
-    stats = _find(device).memory_stats() or {}
+    stats = _find(device).memory_stats()
+    if stats is None:
+        raise ValueError(f"Allocator stats not available for device '{device}'")
     return {"current": int(stats.get("bytes_in_use", 0)), "peak": int(stats.get("peak_bytes_in_use", 0))}
 
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 import jax
 from jax import lax
 
-from tapeshim._src import dtypes, errors, nest
+from tapeshim._src import config, dtypes, errors, nest
 from tapeshim._src.control_flow import _Branch, _record, _retire_loop_placeholders
 from tapeshim._src.ops import table
 from tapeshim._src.state import _thread_state
@@ -372,6 +372,11 @@ def vectorized_map(fn: Callable[..., Any], elems: Any, fallback_to_while_loop: b
     if not flat or not flat[0]._shape:
         raise IndexError("list index out of range")
     if _thread_state.trace is None:
+        if config.functions_run_eagerly():  # no compiled function to vectorize in: one call per element
+            rows = [_array_ops().unstack(t) for t in flat]
+            results = [fn(nest.pack_sequence_as(elems, [r[i] for r in rows])) for i in range(flat[0]._shape[0])]
+            return nest.map_structure(lambda *leaves: _array_ops().stack(list(leaves)), *results)
+
         def run(*tensors: Tensor) -> Any:
             return _vectorized(fn, nest.pack_sequence_as(elems, list(tensors)))
 
@@ -445,7 +450,7 @@ def recompute_grad(f: Callable[..., Any]) -> Callable[..., Any]:
                              "positionally.")
         if _thread_state.trace is not None:
             return checkpointed(*args)
-        if not _thread_state.recorders:
+        if not _thread_state.recorders or config.functions_run_eagerly():
             return f(*args)
         return _eager_function(f, "recompute_grad", lambda: checkpointed)(*args)
 

@@ -1,12 +1,11 @@
 """`tf.compat.v1.logging`: TF 1's logging functions on the `tensorflow` logger."""
 
-from __future__ import annotations
-
 import logging as _logging
-from collections import Counter
+from collections import Counter as _Counter
 from typing import Any
 
-from tapeshim._src.tf_logging import caller_site, get_logger
+from tapeshim._src.tf_logging import caller_site as _caller_site
+from tapeshim._src.tf_logging import get_logger as _get_logger
 
 DEBUG = _logging.DEBUG
 INFO = _logging.INFO
@@ -14,22 +13,22 @@ WARN = _logging.WARN
 ERROR = _logging.ERROR
 FATAL = _logging.FATAL
 
-_counts: Counter = Counter()
+_counts: _Counter = _Counter()
 
 
 def set_verbosity(v: int) -> None:
     """Sets the `tensorflow` logger's level."""
-    get_logger().setLevel(v)
+    _get_logger().setLevel(v)
 
 
 def get_verbosity() -> int:
     """The `tensorflow` logger's effective level."""
-    return get_logger().getEffectiveLevel()
+    return _get_logger().getEffectiveLevel()
 
 
 def log(level: int, msg: Any, *args: Any, **kwargs: Any) -> None:
     """Logs `msg % args` at `level`."""
-    get_logger().log(level, msg, *args, **kwargs)
+    _get_logger().log(level, msg, *args, **kwargs)
 
 
 def debug(msg: Any, *args: Any, **kwargs: Any) -> None:
@@ -67,7 +66,7 @@ def vlog(level: int, msg: Any, *args: Any, **kwargs: Any) -> None:
 
 def flush() -> None:
     """Flushes the logger's handlers."""
-    for handler in get_logger().handlers:
+    for handler in _get_logger().handlers:
         handler.flush()
 
 
@@ -79,7 +78,7 @@ def log_if(level: int, msg: Any, condition: Any, *args: Any) -> None:
 
 def log_every_n(level: int, msg: Any, n: int, *args: Any) -> None:
     """Logs on the first call from a call site and every `n`-th call after it."""
-    site = caller_site()
+    site = _caller_site()
     count = _counts[site]
     _counts[site] += 1
     log_if(level, msg, count % n == 0, *args)
@@ -87,7 +86,7 @@ def log_every_n(level: int, msg: Any, n: int, *args: Any) -> None:
 
 def log_first_n(level: int, msg: Any, n: int, *args: Any) -> None:
     """Logs on the first `n` calls from a call site."""
-    site = caller_site()
+    site = _caller_site()
     count = _counts[site]
     _counts[site] += 1
     log_if(level, msg, count < n, *args)
