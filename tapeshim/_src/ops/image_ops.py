@@ -1,0 +1,441 @@
+"""`tf.image`: dtype conversion, flips, crops and pads, patches, gradients and non-max suppression."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from tapeshim._src import dtypes, errors
+from tapeshim._src.ops import random_ops, table
+from tapeshim._src.ops.array_ops import _static_ints
+from tapeshim._src.ops.image_common import image_tensor, kernel, run, static_int
+from tapeshim._src.state import _thread_state
+from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+
+
+# -- dtype conversion ---------------------------------------------------------------------------------
+def _saturate(x: jax.Array, target: np.dtype) -> jax.Array:
+    """TF's saturate_cast: clamp to the target's range (where the source can exceed it), then cast."""
+    if jnp.issubdtype(target, jnp.integer):
+        info = jnp.iinfo(target)
+        low, high = info.min, info.max
+        if jnp.issubdtype(x.dtype, jnp.integer):
+            src = jnp.iinfo(x.dtype)
+            if low > src.min:
+                x = jnp.maximum(x, jnp.asarray(low).astype(x.dtype))
+            if high < src.max:
+                x = jnp.minimum(x, jnp.asarray(high).astype(x.dtype))
+        else:  # the bounds as the largest source values inside the range (2**31 - 1 is not a float32)
+            kind = np.dtype(x.dtype)
+            high_f, low_f = np.asarray(high, kind), np.asarray(low, kind)
+            if float(high_f) > high:
+                high_f = np.nextafter(high_f, np.asarray(0, kind))
+            if float(low_f) < low:
+                low_f = np.nextafter(low_f, np.asarray(0, kind))
+            x = jnp.clip(x, jnp.asarray(low_f), jnp.asarray(high_f))
+    return x.astype(target)
+
+
+def _convert(x: jax.Array, target: str, saturate: bool) -> jax.Array:
+    out = np.dtype(dtypes.as_dtype(target).as_numpy_dtype)
+    src = x.dtype
+    cast = (lambda v: _saturate(v, out)) if saturate else (lambda v: v.astype(out))
+    if jnp.issubdtype(src, jnp.integer) and jnp.issubdtype(out, jnp.integer):
+        max_in, max_out = int(jnp.iinfo(src).max), int(jnp.iinfo(out).max)
+        if max_in > max_out:
+            return cast(jnp.floor_divide(x, jnp.asarray((max_in + 1) // (max_out + 1), src)))
+        return cast(x) * jnp.asarray((max_out + 1) // (max_in + 1), out)
+    if jnp.issubdtype(src, jnp.floating) and jnp.issubdtype(out, jnp.floating):
+        return x.astype(out)
+    if jnp.issubdtype(src, jnp.integer):
+        return x.astype(out) * jnp.asarray(1.0 / int(jnp.iinfo(src).max), out)
+    return cast(x * jnp.asarray(int(jnp.iinfo(out).max) + 0.5, src))
+
+
+_CONVERT = kernel("ConvertImageDtype", _convert)
+
+
+def _real_dtype(dtype: dtypes.DType, what: str) -> None:
+    if not (dtype.is_floating or dtype.is_integer):
+        raise AttributeError(f"{what} must be either floating point or integer")
+
+
+@table.export("image.convert_image_dtype", dtypes=table.REAL,
+              note="float to unsigned int of negative values: XLA's cast, not necessarily TF's")
+def convert_image_dtype(image: Any, dtype: Any, saturate: bool = False, name: str | None = None) -> Tensor:
+    """Converts an image to `dtype`, scaling values: floats in [0, 1], integers in [0, MAX].
+
+    Raises:
+      AttributeError: for a dtype that is neither floating nor integer, as TF.
+    """
+    image_t = convert_to_tensor(image)
+    target = dtypes.as_dtype(dtype)
+    _real_dtype(target, "dtype")
+    _real_dtype(image_t.dtype, "image dtype")
+    if target == image_t.dtype:
+        return image_t
+    return run(_CONVERT, (image_t,), target=target.name, saturate=bool(saturate))
+
+
+def to_float(image: Tensor) -> Tensor:
+    """TF's working copy for adjustments: float16/float32 images as they are, others converted to float32."""
+    if image.dtype in (dtypes.float16, dtypes.float32):
+        return image
+    return convert_image_dtype(image, dtypes.float32)
+
+
+# -- flips, rotations, transposes ---------------------------------------------------------------------
+_FLIP = kernel("ReverseV2", lambda x, axis: jnp.flip(x, axis))
+_ROT90 = kernel("Rot90", lambda x, k: jnp.rot90(x, k, axes=(x.ndim - 3, x.ndim - 2)))
+_SWAP = kernel("Transpose", lambda x: jnp.swapaxes(x, -3, -2))
+
+
+@table.export("image.flip_left_right", dtypes=table.ANY)
+def flip_left_right(image: Any) -> Tensor:
+    """Reverses the width axis of an image or a batch of images."""
+    return run(_FLIP, (image_tensor(image, at_most=4),), axis=-2)
+
+
+@table.export("image.flip_up_down", dtypes=table.ANY)
+def flip_up_down(image: Any) -> Tensor:
+    """Reverses the height axis of an image or a batch of images."""
+    return run(_FLIP, (image_tensor(image, at_most=4),), axis=-3)
+
+
+@table.export("image.rot90", dtypes=table.ANY)
+def rot90(image: Any, k: Any = 1, name: str | None = None) -> Tensor:
+    """Rotates images counter-clockwise by `k` quarter turns."""
+    return run(_ROT90, (image_tensor(image, at_most=4),), k=static_int(k, "k") % 4)
+
+
+@table.export("image.transpose", dtypes=table.ANY)
+def transpose(image: Any, name: str | None = None) -> Tensor:
+    """Swaps the height and width axes."""
+    return run(_SWAP, (image_tensor(image, at_most=4),))
+
+
+def _random_flip(image: Any, seed: Any, axis: int) -> Tensor:
+    image_t = image_tensor(image, at_most=4)
+    key = random_ops._op_key(seed)
+    return run(_RANDOM_FLIP, (key, image_t), axis=axis)
+
+
+def _random_flip_impl(key: jax.Array, x: jax.Array, axis: int) -> jax.Array:
+    if x.ndim == 3:
+        return jnp.where(jax.random.uniform(key, ()) < 0.5, jnp.flip(x, axis), x)
+    coin = jax.random.uniform(key, (x.shape[0], 1, 1, 1)) < 0.5
+    return jnp.where(coin, jnp.flip(x, axis), x)
+
+
+_RANDOM_FLIP = kernel("RandomFlip", _random_flip_impl)
+
+
+@table.export("image.random_flip_left_right", dtypes=table.ANY, note="not TF's random stream")
+def random_flip_left_right(image: Any, seed: Any = None) -> Tensor:
+    """Flips each image left-right with probability 1/2 (each image of a batch independently)."""
+    return _random_flip(image, seed, -2)
+
+
+@table.export("image.random_flip_up_down", dtypes=table.ANY, note="not TF's random stream")
+def random_flip_up_down(image: Any, seed: Any = None) -> Tensor:
+    """Flips each image upside down with probability 1/2 (each image of a batch independently)."""
+    return _random_flip(image, seed, -3)
+
+
+# -- crops and pads -----------------------------------------------------------------------------------
+_CROP = kernel("Slice", lambda x, begin, size: jax.lax.slice(x, begin, tuple(b + s for b, s in zip(begin, size))))
+_PAD = kernel("Pad", lambda x, pads: jnp.pad(x, pads))
+
+
+def _batched(image: Tensor) -> tuple[Tensor, bool]:
+    from tapeshim._src.ops.array_ops import expand_dims
+
+    return (image, False) if len(image._shape) == 4 else (expand_dims(image, 0), True)
+
+
+def _unbatched(image: Tensor, squeeze: bool) -> Tensor:
+    from tapeshim._src.ops.array_ops import squeeze as squeeze_op
+
+    return squeeze_op(image, [0]) if squeeze else image
+
+
+@table.export("image.crop_to_bounding_box", dtypes=table.ANY)
+def crop_to_bounding_box(image: Any, offset_height: Any, offset_width: Any, target_height: Any,
+                         target_width: Any) -> Tensor:
+    """The `target_height` x `target_width` window of the image whose top-left corner is at the offsets.
+
+    Raises:
+      ValueError: for a bad rank, a negative offset, a non-positive target or a window outside the image.
+    """
+    image_t = image_tensor(image, at_most=4)
+    oh, ow = static_int(offset_height, "offset_height"), static_int(offset_width, "offset_width")
+    th, tw = static_int(target_height, "target_height"), static_int(target_width, "target_width")
+    height, width = image_t._shape[-3], image_t._shape[-2]
+    for ok, message in ((ow >= 0, "offset_width must be >= 0."), (oh >= 0, "offset_height must be >= 0."),
+                        (tw > 0, "target_width must be > 0."), (th > 0, "target_height must be > 0."),
+                        (width >= tw + ow, "width must be >= target + offset."),
+                        (height >= th + oh, "height must be >= target + offset.")):
+        if not ok:
+            raise ValueError(message)
+    lead = (0,) * (len(image_t._shape) - 3)
+    begin = lead + (oh, ow, 0)
+    size = tuple(image_t._shape[:-3]) + (th, tw, image_t._shape[-1])
+    return run(_CROP, (image_t,), begin=begin, size=size)
+
+
+@table.export("image.pad_to_bounding_box", dtypes=table.ANY)
+def pad_to_bounding_box(image: Any, offset_height: Any, offset_width: Any, target_height: Any,
+                        target_width: Any) -> Tensor:
+    """Pads with zeros to `target_height` x `target_width`, the image's top-left corner at the offsets.
+
+    Raises:
+      ValueError: for a bad rank, a negative offset or a target too small for the image.
+    """
+    image_t = image_tensor(image, at_most=4)
+    oh, ow = static_int(offset_height, "offset_height"), static_int(offset_width, "offset_width")
+    th, tw = static_int(target_height, "target_height"), static_int(target_width, "target_width")
+    height, width = image_t._shape[-3], image_t._shape[-2]
+    after_h, after_w = th - oh - height, tw - ow - width
+    for ok, message in ((oh >= 0, "offset_height must be >= 0"), (ow >= 0, "offset_width must be >= 0"),
+                        (after_w >= 0, "width must be <= target - offset"),
+                        (after_h >= 0, "height must be <= target - offset")):
+        if not ok:
+            raise ValueError(message)
+    pads = ((0, 0),) * (len(image_t._shape) - 3) + ((oh, after_h), (ow, after_w), (0, 0))
+    return run(_PAD, (image_t,), pads=pads)
+
+
+@table.export("image.resize_with_crop_or_pad", dtypes=table.ANY)
+def resize_with_crop_or_pad(image: Any, target_height: Any, target_width: Any) -> Tensor:
+    """Centrally crops or zero-pads the image to the target size (TF's offsets for odd differences).
+
+    Raises:
+      ValueError: for a bad rank or a non-positive target.
+    """
+    image_t = image_tensor(image, at_most=4)
+    th, tw = static_int(target_height, "target_height"), static_int(target_width, "target_width")
+    if tw <= 0:
+        raise ValueError("target_width must be > 0.")
+    if th <= 0:
+        raise ValueError("target_height must be > 0.")
+    height, width = image_t._shape[-3], image_t._shape[-2]
+    dw, dh = tw - width, th - height
+    cropped = crop_to_bounding_box(image_t, max(-dh // 2, 0), max(-dw // 2, 0), min(th, height), min(tw, width))
+    return pad_to_bounding_box(cropped, max(dh // 2, 0), max(dw // 2, 0), th, tw)
+
+
+@table.export("image.central_crop", dtypes=table.ANY)
+def central_crop(image: Any, central_fraction: float) -> Tensor:
+    """The central `central_fraction` of the image along height and width.
+
+    Raises:
+      ValueError: if `central_fraction` is not in (0, 1] or the rank is not 3 or 4.
+    """
+    fraction = float(central_fraction)
+    if fraction <= 0.0 or fraction > 1.0:
+        raise ValueError("central_fraction must be within (0, 1]")
+    image_t = convert_to_tensor(image)
+    if len(image_t._shape) not in (3, 4):
+        raise ValueError(f"`image` should either be a Tensor with rank = 3 or rank = 4. Had rank = "
+                         f"{len(image_t._shape)}.")
+    if fraction == 1.0:
+        return image_t
+    height, width = image_t._shape[-3], image_t._shape[-2]
+    start_h = int((float(height) - float(height) * fraction) / 2)
+    start_w = int((float(width) - float(width) * fraction) / 2)
+    return crop_to_bounding_box(image_t, start_h, start_w, height - 2 * start_h, width - 2 * start_w)
+
+
+def _random_crop_impl(key: jax.Array, x: jax.Array, size: tuple) -> jax.Array:
+    limit = jnp.asarray([d - s + 1 for d, s in zip(x.shape, size)], jnp.int32)
+    offsets = jax.random.randint(key, (x.ndim,), 0, jnp.iinfo(jnp.int32).max, jnp.int32) % limit
+    return jax.lax.dynamic_slice(x, tuple(offsets[i] for i in range(x.ndim)), size)
+
+
+_RANDOM_CROP = kernel("RandomCrop", _random_crop_impl)
+
+
+@table.export("image.random_crop", dtypes=table.ANY,
+              note="offsets uniform as TF's, not TF's random stream")
+def random_crop(value: Any, size: Any, seed: Any = None, name: str | None = None) -> Tensor:
+    """A window of shape `size` at a uniformly random offset.
+
+    Raises:
+      InvalidArgumentError: if `size` has the wrong length or exceeds `value`'s shape.
+    """
+    value_t = convert_to_tensor(value)
+    dims = _static_ints(size, "size")
+    shape = tuple(value_t._shape)
+    if len(dims) != len(shape):
+        raise errors.invalid_argument(f"Incompatible shapes: [{len(shape)}] vs. [{len(dims)}]", "GreaterEqual")
+    if any(d < s for d, s in zip(shape, dims)):
+        raise errors.invalid_argument(
+            f"Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. Summarized data: b'Need value.shape >= "
+            f"size, got ' {', '.join(map(str, shape))} {', '.join(map(str, dims))}", "Assert")
+    return run(_RANDOM_CROP, (random_ops._op_key(seed), value_t), size=tuple(dims))
+
+
+# -- patches and gradients ----------------------------------------------------------------------------
+def _patches(x: jax.Array, sizes: tuple, strides: tuple, rates: tuple, padding: str) -> jax.Array:
+    kh, kw = sizes
+    eff = ((kh - 1) * rates[0] + 1, (kw - 1) * rates[1] + 1)
+    pads = jax.lax.padtype_to_pads(x.shape[1:3], eff, strides, padding)
+    x = jnp.pad(x, ((0, 0), pads[0], pads[1], (0, 0)))
+    out_h = (x.shape[1] - eff[0]) // strides[0] + 1
+    out_w = (x.shape[2] - eff[1]) // strides[1] + 1
+    parts = []
+    for i in range(kh):
+        for j in range(kw):
+            r0, c0 = i * rates[0], j * rates[1]
+            parts.append(x[:, r0:r0 + (out_h - 1) * strides[0] + 1:strides[0],
+                           c0:c0 + (out_w - 1) * strides[1] + 1:strides[1], :])
+    stacked = jnp.stack(parts, axis=3)  # [b, oh, ow, kh*kw, c]
+    return stacked.reshape(stacked.shape[:3] + (-1,))
+
+
+_PATCHES = kernel("ExtractImagePatches", _patches)
+
+
+def _window_arg(value: Any, what: str) -> tuple[int, int]:
+    values = _static_ints(value, what)
+    if len(values) != 4 or values[0] != 1 or values[3] != 1:
+        raise errors.invalid_argument(f"{what} is only supported across rows and columns "
+                                      "(it must be [1, rows, cols, 1])", "ExtractImagePatches")
+    return values[1], values[2]
+
+
+@table.export("image.extract_patches", dtypes=table.REAL)
+def extract_patches(images: Any, sizes: Any, strides: Any, rates: Any, padding: str, name: str | None = None) -> Tensor:
+    """Patches of `images` flattened into the depth axis, ordered (row, column, channel) as TF.
+
+    Raises:
+      InvalidArgumentError: if `images` is not 4-D or a window argument is not `[1, r, c, 1]`.
+    """
+    images_t = convert_to_tensor(images)
+    if len(images_t._shape) != 4:
+        raise errors.invalid_argument(f"input must be 4-dimensional{list(images_t._shape)}".replace(" ", ""),
+                                      "ExtractImagePatches")
+    padding = str(padding).upper()
+    if padding not in ("SAME", "VALID"):
+        raise ValueError(f"padding must be 'SAME' or 'VALID', got {padding!r}")
+    return run(_PATCHES, (images_t,), sizes=_window_arg(sizes, "sizes"), strides=_window_arg(strides, "strides"),
+               rates=_window_arg(rates, "rates"), padding=padding)
+
+
+def _gradients(x: jax.Array) -> tuple:
+    dy = jnp.pad(x[:, 1:] - x[:, :-1], ((0, 0), (0, 1), (0, 0), (0, 0)))
+    dx = jnp.pad(x[:, :, 1:] - x[:, :, :-1], ((0, 0), (0, 0), (0, 1), (0, 0)))
+    return dy, dx
+
+
+_IMAGE_GRADIENTS = kernel("ImageGradients", _gradients)
+
+
+@table.export("image.image_gradients", dtypes=table.REAL)
+def image_gradients(image: Any) -> tuple[Tensor, Tensor]:
+    """Forward differences `(dy, dx)` of a 4-D image batch, zero in the last row / column.
+
+    Raises:
+      ValueError: if `image` is not 4-D.
+    """
+    image_t = convert_to_tensor(image)
+    if len(image_t._shape) != 4:
+        raise ValueError(f"image_gradients expects a 4D tensor [batch_size, h, w, d], not {image_t.shape}.")
+    from tapeshim._src.registry import apply
+
+    dy, dx = apply(_IMAGE_GRADIENTS, (image_t,), ())
+    return dy, dx
+
+
+def _sobel(x: jax.Array) -> jax.Array:
+    padded = jnp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)), mode="reflect")
+    h, w = x.shape[1], x.shape[2]
+    ky = np.array([[-1, -2, -1], [0, 0, 0], [1, 2, 1]], np.float64)
+    out = []
+    for k in (ky, ky.T):
+        acc = jnp.zeros_like(x)
+        for i in range(3):
+            for j in range(3):
+                if k[i, j]:
+                    acc = acc + jnp.asarray(k[i, j], x.dtype) * padded[:, i:i + h, j:j + w, :]
+        out.append(acc)
+    return jnp.stack(out, axis=-1)
+
+
+_SOBEL = kernel("SobelEdges", _sobel)
+
+
+@table.export("image.sobel_edges", dtypes=table.REAL_FLOAT)
+def sobel_edges(image: Any) -> Tensor:
+    """Sobel responses `[..., (dy, dx)]` of a 4-D float image batch (reflect padding, as TF).
+
+    Raises:
+      InvalidArgumentError: if `image` is not 4-D.
+    """
+    image_t = convert_to_tensor(image)
+    if len(image_t._shape) != 4:
+        raise errors.invalid_argument("The first dimension of paddings must be the rank of inputs[4,2], "
+                                      f"{list(image_t._shape)}".replace(" ", ""), "MirrorPad")
+    return run(_SOBEL, (image_t,))
+
+
+# -- non-max suppression (on the host) ----------------------------------------------------------------
+def _host_array(value: Tensor, what: str) -> np.ndarray:
+    if _thread_state.trace is not None:
+        raise NotImplementedError(f"tapeshim's non_max_suppression runs on the host: `{what}` must be known, "
+                                  "so call it outside tapeshim.function (or on values the function receives "
+                                  "through tf.py_function).")
+    return np.asarray(value.numpy())
+
+
+@table.export("image.non_max_suppression", gradient="-", dtypes=table.REAL_FLOAT,
+              note="computed on the host with numpy (not inside tapeshim.function)")
+def non_max_suppression(boxes: Any, scores: Any, max_output_size: Any, iou_threshold: float = 0.5,
+                        score_threshold: float = float("-inf"), name: str | None = None) -> Tensor:
+    """Greedy non-max suppression: indices of the kept boxes, best score first (int32).
+
+    Args:
+      boxes: `[num_boxes, 4]` boxes `[y1, x1, y2, x2]` (any corner order).
+      scores: `[num_boxes]` scores.
+      max_output_size: the most boxes to keep.
+      iou_threshold: a box overlapping a kept one by more than this IoU is dropped.
+      score_threshold: boxes scoring at or below this are dropped.
+      name: accepted for compatibility.
+
+    Raises:
+      InvalidArgumentError: for bad shapes or an IoU threshold outside [0, 1].
+    """
+    boxes_t, scores_t = convert_to_tensor(boxes), convert_to_tensor(scores)
+    op = "NonMaxSuppressionV3"
+    if len(boxes_t._shape) != 2 or boxes_t._shape[1] != 4:
+        raise errors.invalid_argument(f"boxes must be 2-D with 4 columns: {boxes_t.shape}", op)
+    if len(scores_t._shape) != 1 or scores_t._shape[0] != boxes_t._shape[0]:
+        raise errors.invalid_argument("scores has incompatible shape", op)
+    limit = static_int(max_output_size, "max_output_size")
+    iou_limit = float(iou_threshold)
+    if not 0 <= iou_limit <= 1:
+        raise errors.invalid_argument("iou_threshold must be in [0, 1]", op)
+    box = _host_array(boxes_t, "boxes").astype(np.float64)
+    score = _host_array(scores_t, "scores").astype(np.float64)
+    y1, y2 = np.minimum(box[:, 0], box[:, 2]), np.maximum(box[:, 0], box[:, 2])
+    x1, x2 = np.minimum(box[:, 1], box[:, 3]), np.maximum(box[:, 1], box[:, 3])
+    area = (y2 - y1) * (x2 - x1)
+    order = [i for i in sorted(range(len(score)), key=lambda i: (-score[i], i)) if score[i] > score_threshold]
+    kept: list[int] = []
+    for i in order:
+        if len(kept) >= limit:
+            break
+        suppressed = False
+        for j in kept:
+            if area[i] <= 0 or area[j] <= 0:
+                continue
+            inter = max(0.0, min(y2[i], y2[j]) - max(y1[i], y1[j])) * max(0.0, min(x2[i], x2[j]) - max(x1[i], x1[j]))
+            if inter / (area[i] + area[j] - inter) > iou_limit:
+                suppressed = True
+                break
+        if not suppressed:
+            kept.append(i)
+    return constant(np.asarray(kept, np.int32), dtypes.int32)

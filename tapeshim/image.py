@@ -1,0 +1,51 @@
+"""`tf.image`: re-exports from the op table (`tapeshim/_src/ops/table.py`)."""
+
+from tapeshim._src.ops.image_color import (
+    adjust_brightness,
+    adjust_contrast,
+    adjust_gamma,
+    adjust_hue,
+    adjust_saturation,
+    grayscale_to_rgb,
+    hsv_to_rgb,
+    per_image_standardization,
+    psnr,
+    random_brightness,
+    random_contrast,
+    random_hue,
+    random_saturation,
+    rgb_to_grayscale,
+    rgb_to_hsv,
+    ssim,
+)
+from tapeshim._src.ops.image_ops import (
+    central_crop,
+    convert_image_dtype,
+    crop_to_bounding_box,
+    extract_patches,
+    flip_left_right,
+    flip_up_down,
+    image_gradients,
+    non_max_suppression,
+    pad_to_bounding_box,
+    random_crop,
+    random_flip_left_right,
+    random_flip_up_down,
+    resize_with_crop_or_pad,
+    rot90,
+    sobel_edges,
+    transpose,
+)
+from tapeshim._src.ops.image_resize import ResizeMethod, resize, resize_with_pad
+
+NON_OP_EXPORTS = frozenset(["ResizeMethod"])
+
+__all__ = [
+    "ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue", "adjust_saturation",
+    "central_crop", "convert_image_dtype", "crop_to_bounding_box", "extract_patches", "flip_left_right",
+    "flip_up_down", "grayscale_to_rgb", "hsv_to_rgb", "image_gradients", "non_max_suppression",
+    "pad_to_bounding_box", "per_image_standardization", "psnr", "random_brightness", "random_contrast",
+    "random_crop", "random_flip_left_right", "random_flip_up_down", "random_hue", "random_saturation", "resize",
+    "resize_with_crop_or_pad", "resize_with_pad", "rgb_to_grayscale",
+    "rgb_to_hsv", "rot90", "sobel_edges", "ssim", "transpose",
+]
