@@ -1,4 +1,4 @@
-"""`tf.train`: checkpoints."""
+"""`tf.train`: checkpoints, and `tf.train.Example` protocol buffers."""
 
 from tapeshim._src.checkpoint import Checkpoint, CheckpointManager
 from tapeshim._src.checkpoint_io import (
@@ -10,6 +10,19 @@ from tapeshim._src.checkpoint_io import (
     load_checkpoint,
     load_variable,
 )
+from tapeshim._src.io.example_proto import (
+    BytesList,
+    Example,
+    Feature,
+    FeatureList,
+    FeatureLists,
+    Features,
+    FloatList,
+    Int64List,
+    SequenceExample,
+)
 
 __all__ = ["Checkpoint", "CheckpointManager", "CheckpointOptions", "CheckpointReader", "get_checkpoint_state",
            "latest_checkpoint", "list_variables", "load_checkpoint", "load_variable"]
+__all__ += ["BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FloatList", "Int64List",
+            "SequenceExample"]

@@ -1,0 +1,461 @@
+"""`tf.summary`: TensorBoard event files, written eagerly or from inside `tapeshim.function`.
+
+Inside a compiled function a summary is an ordered host callback
+(`jax.debug.callback`) taking the value, the step and the `record_if`
+condition, so each call of the function writes its own values and steps
+without retracing. The writer, the tag and `max_outputs`/`buckets` are fixed
+when the function is traced, as in TF.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Callable, Iterator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from tapeshim._src import dtypes, errors
+from tapeshim._src.module import current_scope
+from tapeshim._src.state import _thread_state
+from tapeshim._src.summary_proto import (
+    DT_DOUBLE,
+    DT_FLOAT,
+    DT_STRING,
+    Event,
+    EventFileWriter,
+    SummaryMetadata,
+    SummaryValue,
+    encode_png,
+    tensor_proto,
+)
+from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+
+_DEFAULT_BUCKETS = 30
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.writer: "SummaryWriter | None" = None
+        self.record_if: Any = True
+
+
+_state = _State()
+_step: list[Any] = [None]  # the default step, shared by all threads as TF's
+
+
+class SummaryWriter:
+    """The base of summary writers, as `tf.summary.SummaryWriter`."""
+
+    def set_as_default(self, step: Any = None) -> None:
+        """Makes this the default writer for this thread (and `step` the default step, when given)."""
+        self._check_open()
+        _state.writer = self
+        if step is not None:
+            _step[0] = step
+
+    def as_default(self, step: Any = None) -> "_DefaultWriter":
+        """A context in which this is the default writer (and `step` the default step); flushes on exit.
+
+        Raises:
+          RuntimeError: the writer is closed.
+        """
+        self._check_open()
+        return _DefaultWriter(self, step)
+
+    def _check_open(self) -> None:
+        return None
+
+    def init(self) -> None:
+        """Opens the writer's resources (done at creation)."""
+
+    def flush(self) -> None:
+        """Writes buffered summaries to the file."""
+
+    def close(self) -> None:
+        """Flushes and closes the writer."""
+
+    def _write(self, value: SummaryValue, step: int) -> None:
+        raise NotImplementedError
+
+
+class _DefaultWriter:
+    """The context manager `SummaryWriter.as_default` returns."""
+
+    def __init__(self, writer: SummaryWriter, step: Any) -> None:
+        self._writer, self._step = writer, step
+        self._saved: tuple = ()
+
+    def __enter__(self) -> SummaryWriter:
+        self._saved = (_state.writer, _step[0])
+        _state.writer = self._writer
+        if self._step is not None:
+            _step[0] = self._step
+        return self._writer
+
+    def __exit__(self, *exc_info: Any) -> None:
+        _state.writer = self._saved[0]
+        if self._step is not None:
+            _step[0] = self._saved[1]
+        self._writer.flush()
+
+
+class _FileWriter(SummaryWriter):
+    def __init__(self, logdir: str, max_queue: int, flush_millis: int, filename_suffix: str) -> None:
+        self._logdir = logdir
+        self._events = EventFileWriter(logdir, max_queue, flush_millis, filename_suffix)
+        self._closed = False
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"SummaryWriter {self!r} is already closed")
+
+    def flush(self) -> None:
+        self._events.flush()
+
+    def close(self) -> None:
+        self._events.close()
+        self._closed = True
+
+    def _write(self, value: SummaryValue, step: int) -> None:
+        import time
+
+        event = Event(wall_time=time.time(), step=int(step))
+        event.summary.value.append(value)
+        self._events.add(event)
+
+
+class _NoopWriter(SummaryWriter):
+    """A writer that writes nothing (`tf.summary.create_noop_writer`).
+
+    As TF's, making it the default changes nothing: the default writer (if any) stays.
+    """
+
+    def set_as_default(self, step: Any = None) -> None:
+        return None
+
+    def as_default(self, step: Any = None) -> contextlib.nullcontext:  # type: ignore[override]
+        return contextlib.nullcontext(self)
+
+    def _write(self, value: SummaryValue, step: int) -> None:
+        return None
+
+
+def create_file_writer(logdir: Any, max_queue: int | None = None, flush_millis: int | None = None,
+                       filename_suffix: str | None = None, name: str | None = None,
+                       experimental_trackable: bool = False, experimental_mesh: Any = None) -> SummaryWriter:
+    """A writer of a new event file in `logdir` (created if missing), as `tf.summary.create_file_writer`.
+
+    Args:
+      logdir: the directory of the event file.
+      max_queue: events buffered before a write to disk (default 10).
+      flush_millis: the longest time events stay buffered (default 120000).
+      filename_suffix: appended to the file name (default ".v2").
+      name, experimental_trackable, experimental_mesh: accepted for compatibility.
+    """
+    from tapeshim._src.io.gfile import path_text
+
+    return _FileWriter(path_text(logdir), 10 if max_queue is None else max_queue,
+                       120_000 if flush_millis is None else flush_millis,
+                       ".v2" if filename_suffix is None else filename_suffix)
+
+
+def create_noop_writer() -> SummaryWriter:
+    """A writer that writes nothing."""
+    return _NoopWriter()
+
+
+def flush(writer: SummaryWriter | None = None, name: str | None = None) -> None:
+    """Flushes `writer` (default: the default writer)."""
+    writer = _state.writer if writer is None else writer
+    if writer is not None:
+        writer.flush()
+
+
+@contextlib.contextmanager
+def record_if(condition: Any) -> Iterator[None]:
+    """Summaries are written only while `condition` (a bool, boolean tensor or callable returning one) holds."""
+    saved = _state.record_if
+    _state.record_if = condition
+    try:
+        yield
+    finally:
+        _state.record_if = saved
+
+
+def _condition() -> Any:
+    condition = _state.record_if
+    return condition() if callable(condition) else condition
+
+
+def should_record_summaries() -> Tensor:
+    """Whether a summary written now would be recorded: a default writer exists and `record_if` holds."""
+    writer = _state.writer
+    if writer is None or isinstance(writer, _NoopWriter):
+        return constant(False, dtypes.bool_)
+    return convert_to_tensor(_condition(), dtypes.bool_)
+
+
+def get_step() -> Any:
+    """The default step (`tf.summary.experimental.get_step`): an int, tensor, variable or None."""
+    return _step[0]
+
+
+def set_step(step: Any) -> None:
+    """Sets the default step for summaries."""
+    _step[0] = step
+
+
+@contextlib.contextmanager
+def summary_scope(name: str, default_name: str | None = None, values: Any = None) -> Iterator[tuple[str, str]]:
+    """(tag, scope) for a summary named `name` under the current name scope."""
+    name = name or default_name
+    tag = current_scope() + name
+    yield tag, tag
+
+
+def trace_on(graph: bool = True, profiler: bool = False, profiler_outdir: str | None = None) -> None:
+    """Accepted and ignored: tapeshim has no TF graph or TF profiler trace to record (see docs/io.md)."""
+
+
+def trace_off() -> None:
+    """Accepted and ignored (see `trace_on`)."""
+
+
+def trace_export(name: str, step: Any = None, profiler_outdir: str | None = None) -> None:
+    """Writes nothing: tapeshim records no graph trace (see `trace_on`)."""
+
+
+def _as_tensor(value: Any) -> Any:
+    if hasattr(value, "_read_for_op"):
+        return value._read_for_op()
+    if isinstance(value, Tensor):
+        return value
+    return convert_to_tensor(value)
+
+
+def _is_host(tensor: Any) -> bool:
+    return getattr(tensor.dtype, "is_string", False)
+
+
+def _metadata(plugin: str, description: str | None, content: bytes = b"") -> SummaryMetadata:
+    metadata = SummaryMetadata()
+    metadata.plugin_data.plugin_name = plugin
+    if content:
+        metadata.plugin_data.content = content
+    if description:
+        metadata.summary_description = description
+    return metadata
+
+
+def _summary(tag: str, build: Callable[[np.ndarray], SummaryValue], data: Any, step: Any) -> Tensor:
+    """Writes `build(value)` under `tag` at `step` to the default writer; eagerly or per call of a function."""
+    writer = _state.writer
+    if writer is None or isinstance(writer, _NoopWriter):
+        return constant(False, dtypes.bool_)
+    step = _step[0] if step is None else step
+    if step is None:
+        raise ValueError("No step set. Please specify one either through the `step` argument or through "
+                         "tf.summary.experimental.set_step()")
+    condition = _condition()
+    full_tag = current_scope() + tag
+
+    def write(value: np.ndarray, step_value: Any, keep: Any) -> None:
+        if bool(np.asarray(keep)):
+            summary = build(value)
+            summary.tag = full_tag
+            writer._write(summary, int(np.asarray(step_value)))
+
+    trace = _thread_state.trace
+    data_tensor = data if isinstance(data, np.ndarray) else _as_tensor(data)
+    if trace is None:
+        keep = bool(np.asarray(_as_tensor(condition).value)) if not isinstance(condition, bool) else condition
+        if keep:
+            host = data_tensor if isinstance(data_tensor, np.ndarray) else np.asarray(data_tensor.numpy())
+            write(host, np.asarray(_as_tensor(step).value), True)
+        return constant(keep, dtypes.bool_)
+
+    from tapeshim._src import registry
+
+    step_tensor = _as_tensor(step)
+    keep_tensor = convert_to_tensor(condition, dtypes.bool_) if not isinstance(condition, Tensor) else condition
+    if isinstance(data_tensor, np.ndarray) or _is_host(data_tensor):  # host strings: fixed when traced
+        fixed = data_tensor if isinstance(data_tensor, np.ndarray) else np.asarray(data_tensor.numpy())
+        inputs = (step_tensor, keep_tensor)
+
+        def callback(step_value: Any, keep: Any) -> None:
+            write(fixed, step_value, keep)
+    else:
+        inputs = (data_tensor, step_tensor, keep_tensor)
+        callback = write
+
+    def effect(*arrays: jax.Array) -> jax.Array:
+        jax.debug.callback(callback, *arrays, ordered=True)
+        return jnp.zeros((), jnp.int32)
+
+    (token,) = registry.record(lambda *arrays: (effect(*arrays),), ("WriteSummary", id(effect)), inputs,
+                               (((), dtypes.int32),), [])
+    trace.effects.append(token)
+    return keep_tensor
+
+
+def _numeric(data: Any, target: str) -> Any:
+    """`data` as a tensor, with TF's UnimplementedError for strings cast to `target`."""
+    tensor = data if isinstance(data, np.ndarray) else _as_tensor(data)
+    if isinstance(tensor, np.ndarray) and tensor.dtype.kind in "OSU" or (
+            not isinstance(tensor, np.ndarray) and _is_host(tensor)):
+        raise errors.UnimplementedError(None, None, f"Cast string to {target} is not supported [Op:Cast]")
+    return tensor
+
+
+def scalar(name: str, data: Any, step: Any = None, description: str | None = None) -> Tensor:
+    """Writes a scalar (as float32) for TensorBoard's scalars dashboard.
+
+    Returns:
+      A boolean tensor: True if the summary was written, False if there is no
+      default writer or `record_if` is false.
+
+    Raises:
+      ValueError: `data` is not a scalar, or no step is set.
+    """
+    tensor = _numeric(data, "float")
+    if tuple(tensor.shape) != ():
+        raise ValueError(f"Expected scalar shape, saw shape: {tuple(tensor.shape)}.")
+
+    def build(value: np.ndarray) -> SummaryValue:
+        out = SummaryValue(metadata=_metadata("scalars", description))
+        out.tensor.CopyFrom(tensor_proto(np.asarray(value, np.float32), DT_FLOAT))
+        return out
+
+    return _summary(name, build, tensor, step)
+
+
+def histogram_buckets(data: np.ndarray, bucket_count: int) -> np.ndarray:
+    """TensorBoard's `[bucket_count, 3]` (left edge, right edge, count) histogram of `data`, in float64."""
+    values = np.asarray(data, np.float64).reshape(-1)
+    bucket_count = max(int(bucket_count), 0)
+    if values.size == 0 or bucket_count == 0:
+        return np.zeros((bucket_count, 3), np.float64)
+    low, high = values.min(), values.max()
+    span = high - low
+    if span == 0:
+        counts = np.zeros(bucket_count, np.float64)
+        counts[-1] = values.size
+        return np.stack([np.full(bucket_count, low), np.full(bucket_count, low), counts], axis=1)
+    width = span / bucket_count
+    index = np.minimum(np.floor((values - low) / width).astype(np.int64), bucket_count - 1)
+    counts = np.bincount(index, minlength=bucket_count).astype(np.float64)
+    step = (high - low) / bucket_count
+    edges = low + step * np.arange(bucket_count + 1, dtype=np.float64)
+    edges[-1] = high
+    return np.stack([edges[:-1], edges[1:], counts], axis=1)
+
+
+def histogram(name: str, data: Any, step: Any = None, buckets: int | None = None,
+              description: str | None = None) -> Tensor:
+    """Writes a histogram of `data` (`buckets` equal-width buckets, default 30) for TensorBoard."""
+    tensor = _numeric(data, "double")
+    count = _DEFAULT_BUCKETS if buckets is None else int(buckets)
+
+    def build(value: np.ndarray) -> SummaryValue:
+        out = SummaryValue(metadata=_metadata("histograms", description))
+        out.tensor.CopyFrom(tensor_proto(histogram_buckets(value, count), DT_DOUBLE))
+        return out
+
+    return _summary(name, build, tensor, step)
+
+
+def _to_uint8(images: np.ndarray) -> np.ndarray:
+    """`tf.image.convert_image_dtype(images, tf.uint8, saturate=True)`."""
+    if images.dtype == np.uint8:
+        return images
+    if images.dtype.kind == "f":
+        scaled = images.astype(np.float32) * np.float32(255.5)
+        return np.clip(np.nan_to_num(scaled), 0, 255).astype(np.uint8)
+    if images.dtype.kind in "iu":
+        bits = images.dtype.itemsize * 8 - (1 if images.dtype.kind == "i" else 0)
+        return np.clip(images.astype(np.int64) >> max(bits - 8, 0), 0, 255).astype(np.uint8)
+    if images.dtype == np.bool_:
+        return images.astype(np.uint8)
+    raise TypeError(f"Unsupported image dtype {images.dtype}")
+
+
+def image(name: str, data: Any, step: Any = None, max_outputs: int = 3, description: str | None = None) -> Tensor:
+    """Writes up to `max_outputs` images of a `[k, h, w, c]` batch (c = 1, 3 or 4) as PNGs.
+
+    Raises:
+      ValueError: `data` is not of rank 4.
+    """
+    tensor = _as_tensor(data)
+    shape = tuple(tensor.shape)
+    if len(shape) != 4:
+        raise ValueError(f"Tensor  must have rank 4.  Received rank {len(shape)}, shape {shape}")
+    limit = int(max_outputs)
+
+    def build(value: np.ndarray) -> SummaryValue:
+        pixels = _to_uint8(np.asarray(value)[:max(limit, 0)])
+        strings = [str(shape[2]).encode(), str(shape[1]).encode()] + [encode_png(p) for p in pixels]
+        out = SummaryValue(metadata=_metadata("images", description))
+        out.tensor.CopyFrom(tensor_proto(np.array(strings, dtype=object), DT_STRING))
+        return out
+
+    return _summary(name, build, tensor, step)
+
+
+def _strings(data: Any) -> np.ndarray:
+    if hasattr(data, "numpy") and not isinstance(data, np.ndarray):
+        data = data.numpy()
+    array = np.asarray(data, dtype=object)
+    flat = [v.encode("utf-8") if isinstance(v, str) else v for v in array.reshape(-1)]
+    if not all(isinstance(v, bytes) for v in flat):
+        raise TypeError(f"text summaries take strings; got {data!r}")
+    out = np.empty(len(flat), dtype=object)
+    out[:] = flat
+    return out.reshape(array.shape)
+
+
+def text(name: str, data: Any, step: Any = None, description: str | None = None) -> Tensor:
+    """Writes a string tensor (of any shape) for TensorBoard's text dashboard."""
+    strings = _strings(data)
+
+    def build(value: np.ndarray) -> SummaryValue:
+        out = SummaryValue(metadata=_metadata("text", description))
+        out.tensor.CopyFrom(tensor_proto(value, DT_STRING))
+        return out
+
+    return _summary(name, build, strings, step)
+
+
+def write(tag: str, tensor: Any, step: Any = None, metadata: Any = None, name: str | None = None) -> Tensor:
+    """Writes `tensor` under `tag` with the given `SummaryMetadata` (a message or its serialized bytes)."""
+    if callable(tensor):
+        tensor = tensor()
+    data: Any = _strings(tensor) if _is_string_like(tensor) else _as_tensor(tensor)
+    if metadata is None:
+        meta_bytes = b""
+    elif isinstance(metadata, bytes):
+        meta_bytes = metadata
+    else:
+        meta_bytes = metadata.SerializeToString()
+
+    def build(value: np.ndarray) -> SummaryValue:
+        out = SummaryValue()
+        out.metadata.MergeFromString(meta_bytes)
+        value = np.asarray(value)
+        enum = DT_STRING if value.dtype == object else dtypes.as_dtype(value.dtype).as_datatype_enum
+        out.tensor.CopyFrom(tensor_proto(value, enum))
+        return out
+
+    return _summary(tag, build, data, step)
+
+
+def _is_string_like(value: Any) -> bool:
+    if isinstance(value, (str, bytes)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "OSU"
+    if isinstance(value, (list, tuple)) and value:
+        return isinstance(value[0], (str, bytes))
+    return getattr(getattr(value, "dtype", None), "is_string", False)
