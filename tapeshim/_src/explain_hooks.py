@@ -228,8 +228,18 @@ def left_tape(tensor: Any, method: str) -> None:
             exits.append(Exit(tensor, site, how))
 
 
+_dispatch_code: Any = None
+
+
 def _is_dispatch(code: Any) -> bool:
-    return code.co_name == "apply" and code.co_filename.endswith("registry.py")
+    """Whether `code` is `registry.apply`'s (found by name once, then compared by identity)."""
+    global _dispatch_code
+    if code is _dispatch_code:
+        return True
+    if _dispatch_code is None and code.co_name == "apply" and code.co_filename.endswith("registry.py"):
+        _dispatch_code = code
+        return True
+    return False
 
 
 def created(tensor: Any) -> None:
@@ -240,14 +250,15 @@ def created(tensor: Any) -> None:
     user's line, so `explain` can name it. With sites on, every tensor keeps
     its line and op.
     """
-    recorders = _thread_state.recorders
-    if not recorders:
+    if tensor._node is not None and not options.sites:
+        return  # a recorded op: its node already says what made it
+    if not _thread_state.recorders:
         return
     frame: Any = sys._getframe(2)  # the caller of `Tensor.__init__`
     op_name = None
     inputs: tuple = ()
     if not options.sites:
-        if tensor._node is not None or tensor._value is None or not _is_dispatch(frame.f_code):
+        if tensor._value is None or not _is_dispatch(frame.f_code):
             return
         local = frame.f_locals
         inputs = tuple((t._tid, t._dtype._trainable) for t in local.get("inputs", ()))

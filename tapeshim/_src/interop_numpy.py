@@ -148,6 +148,12 @@ _CREATION = ("arange", "linspace", "logspace", "geomspace", "zeros", "ones", "fu
 _ALIASES = {"around": "round", "empty": "zeros", "empty_like": "zeros_like"}
 
 
+def _float64_divide(x: Any, y: Any) -> Any:
+    if jnp.issubdtype(jnp.result_type(x, y), jnp.integer) or jnp.result_type(x, y) == jnp.bool_:
+        x, y = jnp.asarray(x, jnp.float64), jnp.asarray(y, jnp.float64)
+    return jnp.true_divide(x, y)
+
+
 def _build() -> dict[str, Callable]:
     table: dict[str, Callable] = {}
     for names, arrays in ((_UNARY, 1), (_BINARY, 2), (_TERNARY, 3), (_SEQUENCES, SEQ), (_CREATION, 0)):
@@ -156,6 +162,8 @@ def _build() -> dict[str, Callable]:
             if fn is not None:
                 table[name] = _make(name, fn, arrays)
     table["einsum"] = _make("einsum", jnp.einsum, EINSUM)
+    for name in ("divide", "true_divide"):  # NumPy divides integers in float64; JAX in float32
+        table[name] = _make(name, _float64_divide, 2)
     for alias, name in _ALIASES.items():
         table[alias] = table[name]
     return table
@@ -196,6 +204,6 @@ def shape(a: Any) -> tuple:
     return tuple(_as_tensor(a)._shape)
 
 
-def size(a: Any) -> int:
-    """The number of elements."""
-    return int(np.prod(_as_tensor(a)._shape, dtype=np.int64))
+def size(a: Any) -> np.int64:
+    """The number of elements (a numpy int64, as TF's)."""
+    return np.int64(np.prod(_as_tensor(a)._shape, dtype=np.int64))

@@ -210,7 +210,8 @@ class DotGraph(str):
 
 
 def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A DOT string; the `\\n` line breaks in labels are kept as DOT escapes."""
+    return '"' + text.replace('"', '\\"') + '"'
 
 
 def to_dot(tape: Any, target: Any = None, sources: Any = None) -> DotGraph:
