@@ -156,6 +156,19 @@ def test_parse_example_batches():
     lambda tf, F, S: tf.io.parse_example([_example(tf).SerializeToString(),
                                           _example(tf, ints=None).SerializeToString()], {"i": F([1], tf.int64)}),
     lambda tf, F, S: tf.io.parse_example([_example(tf).SerializeToString()], {"f": S([], tf.float32)}),
+    lambda tf, F, S: tf.io.parse_example([_example(tf, floats=None).SerializeToString(),
+                                          _example(tf).SerializeToString()], {"f": F([2], tf.int64)}),
+    lambda tf, F, S: tf.io.parse_example([_example(tf).SerializeToString()] * 2, {"f": F([3], tf.float32)}),
+    lambda tf, F, S: tf.io.parse_example([_example(tf).SerializeToString()], {"f": S([], tf.int64,
+                                                                                      allow_missing=True)}),
+    lambda tf, F, S: tf.io.parse_example([_example(tf).SerializeToString()], {"f": S([3], tf.float32,
+                                                                                      allow_missing=True)}),
+    lambda tf, F, S: tf.io.parse_single_example(_example(tf).SerializeToString(), {"f": S([3], tf.float32,
+                                                                                           allow_missing=True)}),
+    lambda tf, F, S: tf.io.parse_single_example(_example(tf).SerializeToString(), {"f": tf.io.VarLenFeature(
+        tf.int64)}),
+    lambda tf, F, S: tf.io.parse_example([_example(tf).SerializeToString()] * 2, {"i": F([], tf.int64),
+                                                                                   "f": F([], tf.float32)}),
 ])
 def test_parse_errors(bad):
     def body(tf):
@@ -174,3 +187,33 @@ def test_feature_configs():
                 repr(S([3], tf.float32, allow_missing=True)), F([2], tf.float32).shape, V(tf.int64).dtype,
                 F(shape=[1], dtype=tf.string, default_value=b"x").default_value]
     check(body)
+
+
+def _parts(result):
+    """A parse result with each SparseTensor as its (indices, values, dense_shape)."""
+    return {k: (v.indices, v.values, v.dense_shape) if hasattr(v, "dense_shape") else v for k, v in result.items()}
+
+
+def test_var_len_features_are_sparse_tensors():
+    def body(tf):
+        F, V, _ = _spec(tf)
+        one = _example(tf).SerializeToString()
+        other = _example(tf, floats=(3.0,), ints=None, strings=(b"z", b"y", b"x")).SerializeToString()
+        spec = {"s": V(tf.string), "f": V(tf.float32), "i": V(tf.int64), "m": V(tf.int64), "d": F([1], tf.int64,
+                                                                                                  default_value=[9])}
+        single = tf.io.parse_single_example(one, spec)
+        batch = tf.io.parse_example([one, other], spec)
+        return (list(single), _parts(single), list(batch), _parts(batch),
+                isinstance(single["s"], tf.sparse.SparseTensor),
+                tf.sparse.to_dense(batch["f"]), tf.sparse.to_dense(batch["s"], default_value=b"-"))
+    check(body)
+
+
+def test_var_len_type_mismatch():
+    def body(tf):
+        _, V, _ = _spec(tf)
+        try:
+            return tf.io.parse_example([_example(tf).SerializeToString()], {"f": V(tf.int64)})
+        except tf.errors.OpError as exc:
+            raise type(exc)(None, None, str(exc).split("}} ")[-1].split("\n")[0]) from None
+    check(body, messages=True)

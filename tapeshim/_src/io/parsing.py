@@ -52,16 +52,53 @@ def _dtype(config: Any, attr: str) -> Any:
     return dtype
 
 
-def _values(feature: Any, key: str, dtype: Any) -> list:
-    """The values of one Feature message as the list kind `dtype` expects."""
-    expected_kind, expected_name = _KINDS[dtype.name]
+def _values(feature: Any, dtype: Any) -> list:
+    """The values of one (validated) Feature message."""
     kind = feature.WhichOneof("kind")
-    if kind is None:
-        return []
-    if kind != expected_kind:
-        raise errors.invalid_argument(f"Key: {key}.  Data types don't match. Data type: {_KIND_NAMES[kind]} but "
-                                      f"expected type: {expected_name}", _OP)
-    return list(getattr(feature, kind).value)
+    return [] if kind is None else list(getattr(feature, kind).value)
+
+
+def _validate(parsed: list, configs: list, single: bool) -> None:
+    """TF's errors for the examples, in TF's order: each example's features as serialized, then missing ones."""
+    for index, features in enumerate(parsed):
+        where = "" if single else "Name: <unknown>, "
+        at = "." if single else f", Index: {index}."
+        for key, feature in features.items():
+            config = configs.get(key)
+            if config is None:
+                continue
+            dtype = dtypes.as_dtype(config.dtype)
+            expected_kind, expected_name = _KINDS[dtype.name]
+            kind = feature.WhichOneof("kind")
+            if kind is not None and kind != expected_kind:
+                actual = _KIND_NAMES[kind]
+                if isinstance(config, VarLenFeature):
+                    reason = f"Expected type: {expected_name}, Actual type: {actual}"
+                else:
+                    reason = f"Data type: {actual} but expected type: {expected_name}"
+                raise errors.invalid_argument(f"{where}Key: {key}{at}  Data types don't match. {reason}", _OP)
+            count = 0 if kind is None else len(getattr(feature, kind).value)
+            shape = _shape(config) if not isinstance(config, VarLenFeature) else ()
+            size = int(np.prod(shape))
+            if isinstance(config, FixedLenFeature) and count != size:
+                if single:
+                    raise errors.invalid_argument(f"Key: {key}.  Can't parse serialized Example: Some {expected_kind} "
+                                                  "slice was not parsed.", _OP)
+                raise errors.invalid_argument(f"{where}Key: {key}{at}  Number of {expected_name} values != expected.  "
+                                              f"Values size: {count} but output shape: {list(shape)}", _OP)
+            if isinstance(config, FixedLenSequenceFeature) and size and count % size:
+                if single:
+                    raise errors.invalid_argument(f"Error while parsing feature with key {key}: number of elements "
+                                                  f"should be divisible by {size}, found {count} instead", _OP)
+                dims = ",".join(["?"] + [str(d) for d in shape])
+                raise errors.invalid_argument(f"{where}Key: {key}{at}  Number of {expected_name} values is not a "
+                                              f"multiple of stride length. Saw {count} values but output shape is: "
+                                              f"[{dims}]", _OP)
+        for key, config in configs.items():
+            if isinstance(config, FixedLenFeature) and config.default_value is None and key not in features:
+                name = _KINDS[dtypes.as_dtype(config.dtype).name][1]
+                raise errors.invalid_argument(f"{where}Feature: {key} (data type: {name}) is required but could "
+                                              "not be found.", _OP)
 
 
 def _array(values: list, dtype: Any) -> np.ndarray:
@@ -121,32 +158,17 @@ def _check(features: dict) -> list[tuple[str, Any]]:
     return sparse + dense
 
 
-def _fixed(key: str, config: FixedLenFeature, feature: Any, dtype: Any, prefix: str) -> np.ndarray:
+def _fixed(config: FixedLenFeature, feature: Any, dtype: Any) -> np.ndarray:
     shape = _shape(config)
     default = _default(config, dtype, shape)
     if feature is None:
-        if default is None:
-            raise errors.invalid_argument(f"{prefix}Feature: {key} (data type: {_KINDS[dtype.name][1]}) is required "
-                                          "but could not be found.", _OP)
         return default
-    values = _values(feature, key, dtype)
-    size = int(np.prod(shape))
-    if len(values) != size:
-        kind = _KINDS[dtype.name][0]
-        raise errors.invalid_argument(f"Key: {key}.  Can't parse serialized Example: Some {kind} slice was not "
-                                      "parsed.", _OP)
-    return _array(values, dtype).reshape(shape)
+    return _array(_values(feature, dtype), dtype).reshape(shape)
 
 
-def _sequence(key: str, config: FixedLenSequenceFeature, feature: Any, dtype: Any) -> np.ndarray:
-    shape = _shape(config)
-    values = [] if feature is None else _values(feature, key, dtype)
-    size = max(int(np.prod(shape)), 1)
-    if len(values) % size:
-        raise errors.invalid_argument(f"Key: {key}, Index: 0.  Number of {_KINDS[dtype.name][1]} values is not a "
-                                      f"multiple of stride length. Saw {len(values)} values but output shape is: "
-                                      f"{list(shape)}", _OP)
-    return _array(values, dtype).reshape((-1,) + shape)
+def _sequence(config: FixedLenSequenceFeature, feature: Any, dtype: Any) -> np.ndarray:
+    values = [] if feature is None else _values(feature, dtype)
+    return _array(values, dtype).reshape((-1,) + _shape(config))
 
 
 def _sparse(indices: np.ndarray, values: np.ndarray, dense_shape: list, dtype: Any) -> Any:
@@ -196,14 +218,18 @@ def _parse(data: np.ndarray, features: dict, single: bool) -> dict:
     configs = _check(features)
     for _, config in configs:
         _dtype(config, "sparse_types" if isinstance(config, VarLenFeature) else "Tdense")
+    for _, config in configs:  # defaults are checked first, as TF builds them before parsing
+        if not isinstance(config, VarLenFeature):
+            _default(config, dtypes.as_dtype(config.dtype), _shape(config) if isinstance(config, FixedLenFeature)
+                     else ())
     parsed = [_decode(bytes(item)) for item in data]
-    prefix = "" if single else "Name: <unknown>, "
+    _validate(parsed, dict(configs), single)
     out: dict = {}
     for key, config in configs:
         dtype = dtypes.as_dtype(config.dtype)
         maps = [(m[key] if key in m else None) for m in parsed]
         if isinstance(config, VarLenFeature):
-            rows = [_values(f, key, dtype) if f is not None else [] for f in maps]
+            rows = [_values(f, dtype) if f is not None else [] for f in maps]
             values = _array([v for row in rows for v in row], dtype)
             longest = max((len(r) for r in rows), default=0)
             if single:
@@ -214,10 +240,10 @@ def _parse(data: np.ndarray, features: dict, single: bool) -> dict:
                 indices = np.asarray(pairs, np.int64).reshape(-1, 2)
                 out[key] = _sparse(indices, values, [len(rows), longest], dtype)
         elif isinstance(config, FixedLenFeature):
-            arrays = [_fixed(key, config, f, dtype, prefix) for f in maps]
+            arrays = [_fixed(config, f, dtype) for f in maps]
             out[key] = _tensor(arrays[0] if single else np.stack(arrays), dtype)
         else:
-            arrays = [_sequence(key, config, f, dtype) for f in maps]
+            arrays = [_sequence(config, f, dtype) for f in maps]
             if single:
                 out[key] = _tensor(arrays[0], dtype)
                 continue
