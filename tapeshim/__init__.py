@@ -25,6 +25,7 @@ _jax.config.update("jax_enable_x64", True)
 from tapeshim import (  # noqa: E402
     autodiff,
     autograph,
+    bitwise,
     compat,
     config,
     data,
@@ -41,8 +42,10 @@ from tapeshim import (  # noqa: E402
     nn,
     ragged,
     random,
-    sparse,
+    sets,
     signal,
+    sparse,
+    strings,
     summary,
     train,
     types,
@@ -218,6 +221,12 @@ from tapeshim._src.ops.reduction_ops import (  # noqa: E402
     norm,
     reduce_logsumexp,
 )
+from tapeshim._src.ops.search_ops import (  # noqa: E402
+    histogram_fixed_width,
+    histogram_fixed_width_bins,
+    searchsorted,
+    unravel_index,
+)
 from tapeshim._src.py_function import py_function  # noqa: E402
 from tapeshim._src.ragged import RaggedTensor  # noqa: E402
 from tapeshim._src.shape import TensorShape  # noqa: E402
@@ -242,7 +251,7 @@ NON_OP_EXPORTS = frozenset([
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
     "io", "summary",  # IO
-    "compat", "config", "device",  # FUNCTIONAL
+    "bitwise", "compat", "config", "device", "sets",  # FUNCTIONAL
     "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
     "TensorArray", "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "autograph", "bfloat16", "bool",
     "case", "complex128",
@@ -250,7 +259,7 @@ NON_OP_EXPORTS = frozenset([
     "errors", "experimental", "float16", "float32", "float64", "function", "get_logger", "half", "int16", "int32",
     "int64", "int8", "is_tensor", "linalg", "math", "nest", "newaxis", "nn", "random", "switch_case", "uint16",
     "uint32", "uint64", "uint8", "while_loop",
-    "string", "ragged", "sparse", "RaggedTensor", "SparseTensor",
+    "string", "ragged", "sparse", "RaggedTensor", "SparseTensor", "strings",
 ])
 """Public names that are API objects rather than rows of the op table."""
 
@@ -260,7 +269,7 @@ __all__ = [
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
     "io", "summary",  # IO
-    "compat", "config", "device",  # FUNCTIONAL
+    "bitwise", "compat", "config", "device", "sets",  # FUNCTIONAL
     "DType", "ForwardAccumulator", "Function", "GradientTape", "IndexedSlices", "Tensor", "TensorShape",
     "TensorArray", "TensorSpec", "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n",
     "argmax", "argmin",
@@ -280,10 +289,11 @@ __all__ = [
     "squeeze", "stack", "stop_gradient", "strided_slice", "subtract", "switch_case", "tan", "tanh",
     "tensor_scatter_nd_add", "tensor_scatter_nd_update", "tensordot", "tile", "transpose", "truediv", "uint16",
     "uint32", "uint64", "uint8", "unique", "unstack", "where", "while_loop", "zeros", "zeros_like",
-    "string", "ragged", "sparse", "RaggedTensor", "SparseTensor",
+    "string", "ragged", "sparse", "RaggedTensor", "SparseTensor", "strings",
     # FUNCTIONAL
     "control_dependencies", "ensure_shape", "executing_eagerly", "foldl", "foldr", "get_static_value", "group",
-    "identity_n", "map_fn", "no_op", "recompute_grad", "scan", "vectorized_map",
+    "identity_n", "map_fn", "no_op", "recompute_grad", "scan", "vectorized_map", "histogram_fixed_width",
+    "histogram_fixed_width_bins", "searchsorted", "unravel_index",
 ]
 
 
