@@ -179,7 +179,8 @@ class ConcreteFunction:
         self._key_draws: list[Callable[[], jax.Array]] = []
         key_structs: list[jax.ShapeDtypeStruct] = []
         host_structs: list[jax.ShapeDtypeStruct] = []
-        self.host_feed = HostFeed(trace.host_inputs, flat_args) if trace.host_inputs.groups else None
+        self.host_feed = (HostFeed(trace.host_inputs, flat_args)
+                          if trace.host_inputs.groups or trace.host_inputs.datasets else None)
         for leaf in plan.leaves:
             if leaf._tid in arg_placeholders:
                 leaf_sources.append(("arg", arg_placeholders[leaf._tid]))
@@ -441,7 +442,7 @@ class ConcreteFunction:
             key_tensors = [concrete(k) for k in keys] + [convert_to_tensor(v) for v in host_values]
             inputs = tuple(arg_tensors) + tuple(reads) + tuple(self._const_tensors) + tuple(key_tensors)
             if registry.tracking_recorders(inputs):
-                if self.host_feed is not None and (self.host_feed.used or self.host_feed.branch_pulls):
+                if self.host_feed is not None and self.host_feed.pulls_iterators:
                     raise LookupError(
                         "No gradient defined for operation'IteratorGetNext' (op type: IteratorGetNext). In general "
                         "every operation must have an associated `@tf.RegisterGradient` for correct autodiff, which "

@@ -21,7 +21,9 @@ import jax
 import numpy as np
 
 from tapeshim._src import autograph, nest
+from tapeshim._src import config as _config
 from tapeshim._src.concrete_function import ConcreteFunction, PolymorphicFunctionType
+from tapeshim._src.dataset import Dataset
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.function_retracing import detector_for, function_text
 from tapeshim._src.function_trace import FunctionTrace
@@ -58,6 +60,11 @@ def _leaf_key(leaf: Any) -> tuple:
         return ("python", leaf)  # by value, as TF: f(2) and f(2.0) share a trace
     except TypeError:
         return ("python", id(leaf))
+
+
+def _dataset_key(dataset: Dataset) -> tuple:
+    spec = dataset.element_spec
+    return ("dataset", _structure_key(spec), tuple(nest.flatten(spec)))
 
 
 def _structure_key(value: Any) -> Any:
@@ -244,6 +251,11 @@ class Function:
             flat = nest.flatten((args, kwargs))
             key = (_structure_key((args, kwargs)), tuple(_leaf_key(leaf) for leaf in flat))
         tf_key = ("signature",) if self._input_signature is not None else key
+        if tf_key is key and any(isinstance(leaf, Dataset) for leaf in flat):
+            # TF traces a dataset argument by its element spec; tapeshim traces each dataset object (its
+            # elements may be read while tracing), but counts traces as TF does.
+            tf_key = (key[0], tuple(_dataset_key(leaf) if isinstance(leaf, Dataset) else leaf_key
+                                    for leaf, leaf_key in zip(flat, key[1])))
         return key, tf_key, flat
 
     def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
@@ -311,6 +323,8 @@ class Function:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _thread_state.trace is not None:
             return self._traced_function()(*args, **kwargs)  # inlined into the enclosing trace
+        if _config.STATE.run_functions_eagerly:  # tf.config.run_functions_eagerly(True) (FUNCTIONAL)
+            return self._python_function(*args, **kwargs)
         if kwargs or len(args) != self._n_positional:
             args, kwargs = self._canonical(args, kwargs)
         if self._input_signature is not None:

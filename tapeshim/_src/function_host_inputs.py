@@ -9,6 +9,15 @@ per-call inputs. A call whose elements have other shapes than the trace's (the
 last, smaller batch) traces the Python function again for those shapes without
 counting as a TF retrace, as for an `input_signature` with `None` dimensions.
 
+A `for x in dataset` loop (AutoGraph, `autograph/operators.py`) reads the whole
+dataset instead: every call iterates it from the start on the host (as TF makes
+a new iterator per call, so a dataset that reshuffles each iteration gives a new
+order per call) and passes its elements stacked, one per-call input per run of
+consecutive elements of the same shapes (all full batches, then the last, smaller
+one); the loop body is traced once per run, into a loop over the stacked rows.
+A call whose dataset gives other runs (another element count or shapes) traces
+again for them, without counting as a TF retrace.
+
 A pull inside a `tf.cond` branch or a `tf.while_loop` body runs only when (and as
 often as) the branch or body does, so it is an ordered host callback in the program
 instead (`io_callback`): it takes the next element when it runs. Its result shapes
@@ -26,7 +35,7 @@ import numpy as np
 from jax.experimental import io_callback
 
 from tapeshim._src import dtypes, errors, nest, registry
-from tapeshim._src.dataset_iterator import END_OF_SEQUENCE, Optional, OwnedIterator
+from tapeshim._src.dataset_iterator import END_OF_SEQUENCE, Optional, OwnedIterator, _computed, _HostPull
 from tapeshim._src.tensor import Tensor
 
 
@@ -47,6 +56,29 @@ class _PullGroup:
         self.failure: errors.OpError | None = None  # what a host callback ran into during this call
 
 
+def dataset_runs(dataset: Any) -> list[tuple[Any, tuple, int, list[jax.Array]]]:
+    """All elements of `dataset`, read on the host, as runs of consecutive elements of the same shapes.
+
+    Returns, per run: its first element (for the structure), the leaves' `(shape,
+    dtype)`, the number of elements, and each leaf's values stacked on a new first axis.
+    """
+    runs: list[list] = []
+    with _HostPull():
+        for element in dataset._elements():
+            leaves = [_computed(t) for t in nest.flatten(element)]
+            avals = tuple((tuple(t._shape), t._dtype) for t in leaves)
+            if runs and runs[-1][1] == avals:
+                runs[-1][2].append(leaves)
+            else:
+                runs.append([element, avals, [leaves]])
+        return [(first, avals, len(rows), [jnp.stack([row[i]._value for row in rows]) for i in range(len(avals))])
+                for first, avals, rows in runs]
+
+
+def _runs_signature(runs: list) -> tuple:
+    return tuple((avals, count) for _, avals, count, _ in runs)
+
+
 class HostInputs:
     """The per-call host inputs a `FunctionTrace` recorded (`trace.host_inputs`)."""
 
@@ -54,6 +86,27 @@ class HostInputs:
         self._trace = trace
         self.groups: dict[int, _PullGroup] = {}
         self.feed_of: dict[int, tuple[int, int, int]] = {}  # placeholder tid -> (iterator id, pull, leaf or -1)
+        self.datasets: list[tuple[Any, tuple]] = []  # datasets read whole by loops: (dataset, runs' signature)
+        self.dataset_feed_of: dict[int, tuple[int, int, int]] = {}  # placeholder tid -> (dataset, run, leaf)
+
+    def read_dataset(self, dataset: Any) -> list[tuple[Any, int, list[Tensor]]]:
+        """Records a read of all of `dataset`'s elements; returns its runs as placeholders.
+
+        Each run is `(first element, number of elements, stacked leaves)`: the loop
+        body sees `nest.pack_sequence_as(first, [leaf[i] for leaf in leaves])`.
+        """
+        runs = dataset_runs(dataset)
+        index = len(self.datasets)
+        self.datasets.append((dataset, _runs_signature(runs)))
+        result = []
+        for r, (first, avals, count, arrays) in enumerate(runs):
+            leaves = []
+            for position, ((shape, dtype), array) in enumerate(zip(avals, arrays)):
+                placeholder = self._trace.placeholder(array, (count,) + shape, dtype)
+                self.dataset_feed_of[placeholder._tid] = (index, r, position)
+                leaves.append(placeholder)
+            result.append((first, count, leaves))
+        return result
 
     def pull(self, iterator: OwnedIterator, optional: bool) -> Any:
         """Records one pull from `iterator` and returns the element as placeholders."""
@@ -161,15 +214,27 @@ class HostFeed:
                 self._sources.append(("object", iterator))
         order = {id(group.iterator): g for g, group in enumerate(self._groups)}
         self._feed_of = {tid: (order[it], pull, leaf) for tid, (it, pull, leaf) in host_inputs.feed_of.items()}
-        self.signature = tuple(tuple(tuple(avals) for avals in group.avals) for group in self._groups)
+        self._datasets = [dataset for dataset, _ in host_inputs.datasets]
+        self._dataset_feed_of = host_inputs.dataset_feed_of
+        self.signature = (tuple(tuple(tuple(avals) for avals in group.avals) for group in self._groups),
+                          tuple(signature for _, signature in host_inputs.datasets))
         self.branch_pulls = any(group.branch_pulls for group in self._groups)
-        self.used: list[tuple[int, int, int]] = []  # the program's host inputs, in order
+        # The program's host inputs, in order: (iterator, pull, leaf) or ("dataset", dataset, run, leaf).
+        self.used: list[tuple] = []
+
+    @property
+    def pulls_iterators(self) -> bool:
+        """Whether a call pulls elements from iterators (TF's IteratorGetNext, which has no gradient)."""
+        return self.branch_pulls or any(len(feed) == 3 for feed in self.used)
 
     def add_input(self, tid: int) -> bool:
         """Makes placeholder `tid` a program input if it is a host input; returns whether it is."""
         feed = self._feed_of.get(tid)
         if feed is None:
-            return False
+            read = self._dataset_feed_of.get(tid)
+            if read is None:
+                return False
+            feed = ("dataset",) + read
         self.used.append(feed)
         return True
 
@@ -198,7 +263,8 @@ class HostFeed:
             iterators.append(iterator)
             elements.append(pulled)
             signature.append(avals)
-        return [iterators, elements], tuple(signature)
+        runs = [dataset_runs(dataset) for dataset in self._datasets]
+        return [iterators, elements, runs], (tuple(signature), tuple(_runs_signature(r) for r in runs))
 
     def raise_failure(self) -> None:
         """Raises what a pull inside a branch or loop ran into during the call, if anything."""
@@ -216,7 +282,11 @@ class HostFeed:
         """The program's host input values from the peeked elements."""
         elements = peeked[1]
         values = []
-        for g, pull, leaf in self.used:
+        for feed in self.used:
+            if feed[0] == "dataset":
+                values.append(peeked[2][feed[1]][feed[2]][3][feed[3]])
+                continue
+            g, pull, leaf = feed
             element = elements[g][pull]
             if leaf < 0:
                 values.append(np.asarray(element is not None))

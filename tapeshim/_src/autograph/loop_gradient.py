@@ -6,8 +6,14 @@ as TF's do, so they run through `reverse_differentiable_while`: a `jax.custom_vj
 whose forward pass counts the iterations, and whose backward pass walks them in
 reverse, recomputing each iteration's state from the initial one (no memory per
 iteration, quadratic time in the trip count) and applying the body's VJP to it.
-Integer loop variables and captures get no cotangent (`float0`). Such a loop is not
-forward differentiable (a `custom_vjp` has no JVP).
+Integer loop variables and captures get no cotangent (`float0`).
+
+A `custom_vjp` has no JVP, and a `lax.while_loop` has no transpose, so one function
+cannot serve both modes (a `custom_jvp` whose tangent is a `linear_call` with this
+backward walk as its transpose would, but `linear_call` cannot be batched, which
+`tape.jacobian` needs). The loop therefore chooses when JAX traces it: under forward
+mode (an input is a `JVPTracer`: `tf.autodiff.ForwardAccumulator`) it is a plain
+`lax.while_loop`, which JAX differentiates forwards; otherwise the `custom_vjp`.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.interpreters.ad import JVPTracer
 
 
 def _inexact(values: Sequence[jax.Array]) -> list[bool]:
@@ -39,7 +46,7 @@ def _no_cotangent(value: jax.Array) -> np.ndarray:
 
 def reverse_differentiable_while(keep_going: Callable[[tuple, tuple], jax.Array],
                                  step: Callable[[tuple, tuple], tuple], init: tuple, caps: tuple) -> tuple:
-    """`lax.while_loop(lambda c: keep_going(c, caps), lambda c: step(c, caps), init)`, reverse differentiable.
+    """`lax.while_loop(lambda c: keep_going(c, caps), lambda c: step(c, caps), init)`, differentiable both ways.
 
     Args:
       keep_going: the loop condition, of the carry and the captured values.
@@ -50,6 +57,8 @@ def reverse_differentiable_while(keep_going: Callable[[tuple, tuple], jax.Array]
     Returns:
       The final carry.
     """
+    if any(isinstance(v, JVPTracer) for v in (*init, *caps)):  # forward mode: JAX's own JVP of the loop
+        return lax.while_loop(lambda c: keep_going(c, caps), lambda c: step(c, caps), tuple(init))
     carry_mask, caps_mask = _inexact(init), _inexact(caps)
 
     @jax.custom_vjp

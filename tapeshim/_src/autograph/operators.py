@@ -154,6 +154,8 @@ def _merge_branch_values(name: str, values: list, live: bool) -> Any:
         raise ValueError(f"'{name}' must also be initialized in the {missing} branch")
     if values[0] is values[1] and not isinstance(values[0], (Tensor, Variable)):
         return values[0]  # the same Python object in both branches (unchanged, or a module, a function)
+    if not live and "__" not in name:  # a user's variable (not a return value or a break flag)
+        return Undefined(name)  # not read after the statement: no output, whatever its values (as TF)
     for branch, value in zip(_BRANCH_NAMES, values):
         if value is None:
             raise ValueError(f"'{name}' is None at the end of the {branch} branch.")
@@ -172,8 +174,12 @@ def _merge_branch_values(name: str, values: list, live: bool) -> Any:
             raise TypeError(f"'{name}' has dtype {first._dtype.name} in the main branch, but dtype "
                             f"{second._dtype.name} in the else branch")
         if first._shape != second._shape:
-            raise ValueError(f"'{name}' has shape {tuple(first._shape)} in the main branch, but shape "
-                             f"{tuple(second._shape)} in the else branch; tapeshim needs the same shape in both.")
+            what = "the return value" if name == "retval__" else f"'{name}'"
+            raise ValueError(
+                f"{what} has shape {tuple(first._shape)} in the main branch, but shape {tuple(second._shape)} in "
+                "the else branch of an if statement on a tensor. TensorFlow gives the result an unknown shape; "
+                "XLA, which tapeshim compiles to, needs one static shape: make both branches produce the same "
+                "shape (pad, or reshape to a common shape).")
     return _OUTPUT
 
 
@@ -307,6 +313,8 @@ def for_stmt(iterated: Any, extra_test: Callable[..., Any] | None, body: Callabl
         return _range_loop(iterated, extra_test, body, state, names, live)
     if isinstance(iterated, Tensor) and _thread_state.trace is not None:
         return _tensor_iteration(iterated, extra_test, body, state, names, live)
+    if _thread_state.trace is not None and _is_finite_dataset(iterated):
+        return _dataset_iteration(iterated, extra_test, body, state, names, live)
     for item in iterated:
         if extra_test is not None:
             go = extra_test(*state)
@@ -373,3 +381,33 @@ def _tensor_iteration(tensor: Tensor, extra_test: Callable[..., Any] | None, bod
         return (index + 1, *body(tensor[index], *current))
 
     return _tensor_loop(test, step, state, names, live, size, counter=convert_to_tensor(0, dtypes.int32))
+
+
+def _is_finite_dataset(value: Any) -> bool:
+    from tapeshim._src.dataset import Dataset
+
+    return isinstance(value, Dataset) and value._cardinality != -1
+
+
+def _dataset_iteration(dataset: Any, extra_test: Callable[..., Any] | None, body: Callable[..., tuple],
+                       state: tuple, names: Sequence[str], live: Sequence[str]) -> tuple:
+    """`for x in dataset`: one tensor loop over each run of same-shaped elements (`function_host_inputs`).
+
+    Every call of the function reads the dataset from its start on the host and
+    passes its elements stacked, so the program does not grow with the dataset and
+    the body is traced once per run (the full batches, then a last smaller one).
+    """
+    from tapeshim._src import dtypes
+
+    runs = _thread_state.trace.host_inputs.read_dataset(dataset)
+    for first, count, leaves in runs:
+        def test(index: Any, *current: Any, count: int = count) -> Any:
+            more = index < count
+            return more if extra_test is None else and_(lambda: more, lambda: extra_test(*current))
+
+        def step(index: Any, *current: Any, first: Any = first, leaves: list = leaves) -> tuple:
+            element = nest.pack_sequence_as(first, [leaf[index] for leaf in leaves])
+            return (index + 1, *body(element, *current))
+
+        state = _tensor_loop(test, step, state, names, live, count, counter=convert_to_tensor(0, dtypes.int32))
+    return state

@@ -1,0 +1,239 @@
+"""AutoGraph's loops and branches in `tapeshim.function` against TF's: forward-mode differentiation
+through loops whose trip count is a tensor, branches giving a variable different shapes, `for x in
+dataset` as one loop, and `dynamic_size` TensorArrays in loops with a tensor bound."""
+
+import numpy as np
+import pytest
+
+import tapeshim
+from oracle import check, check_raises, real_tf
+
+
+# -- forward mode through tensor-bound loops ----------------------------------------------
+def _loops(tf):
+    @tf.function
+    def f(x, n):
+        y = x
+        for i in tf.range(n):
+            y = tf.sin(y) * 1.5 + tf.cast(i, tf.float32)
+        k = tf.constant(0)
+        z = tf.reduce_sum(y)
+        while k < n:
+            z = z * z * 0.5 + 0.1
+            k += 1
+        return y, z
+
+    return f
+
+
+def test_forward_accumulator_through_loops_with_a_tensor_bound():
+    def body(tf):
+        f = _loops(tf)
+        x = tf.constant([0.3, 0.7])
+        results = []
+        for n in (0, 1, 3):
+            with tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 2.0])) as acc:
+                y, z = f(x, tf.constant(n))
+            results.append((y, z, acc.jvp(y), acc.jvp(z)))
+        return results
+    check(body)
+
+
+def test_forward_accumulator_inside_the_function_over_a_captured_tensor():
+    def body(tf):
+        @tf.function
+        def f(x, s, n):
+            with tf.autodiff.ForwardAccumulator(s, tf.constant(1.0)) as acc:
+                y = x
+                for _ in tf.range(n):
+                    y = y * s + 1.0
+            return y, acc.jvp(y)
+
+        return f(tf.constant([1.0, 2.0]), tf.constant(0.5), tf.constant(3))
+    check(body)
+
+
+def test_reverse_mode_and_jacobian_still_flow_through_the_loops():
+    def body(tf):
+        f = _loops(tf)
+        x = tf.constant([0.3, 0.7])
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y, z = f(x, tf.constant(3))
+        return tape.gradient(z, x), tape.jacobian(y, x)
+    check(body)
+
+
+# -- branches giving a variable different shapes --------------------------------------------
+def test_variable_with_different_shapes_not_used_after_the_if_is_fine():
+    def body(tf):
+        @tf.function
+        def f(x):
+            if x > 0:
+                _scratch = tf.ones([2])
+                _kind = 1
+            else:
+                _scratch = tf.ones([3])
+                _kind = 2.5
+            return x + 1.0
+
+        @tf.function
+        def g(x):
+            if x > 0:
+                y = tf.ones([2]) * x
+                _unused = tf.zeros([4])
+            else:
+                y = tf.ones([2])
+                _unused = 1
+            return y
+
+        return f(tf.constant(1.0)), f(tf.constant(-1.0)), g(tf.constant(3.0)), g(tf.constant(-3.0))
+    check(body)
+
+
+@pytest.mark.parametrize("case", ["dims", "rank", "return"])
+def test_variable_with_different_shapes_used_after_the_if(case):
+    """TF gives the result an unknown shape; XLA cannot: a ValueError naming the variable and both shapes."""
+    import tapeshim as tf
+
+    @tf.function
+    def f(x):
+        if case == "return":
+            if x > 0:
+                return tf.ones([2])
+            return tf.ones([3])
+        if x > 0:
+            y = tf.ones([2])
+        else:
+            y = tf.ones([2, 2]) if case == "rank" else tf.ones([3])
+        return tf.reduce_sum(y)
+
+    with pytest.raises(ValueError) as info:
+        f(tf.constant(1.0))
+    other = "(2, 2)" if case == "rank" else "(3,)"
+    name = "the return value" if case == "return" else "'y'"
+    assert f"{name} has shape (2,) in the main branch, but shape {other} in the else branch" in str(info.value)
+
+    def tf_accepts(real):  # TF runs the same function: the shapes are TF's unknown dimensions
+        @real.function
+        def g(x):
+            if x > 0:
+                y = real.ones([2])
+            else:
+                y = real.ones([3])
+            return real.reduce_sum(y)
+        return g(real.constant(1.0))
+    import oracle
+    assert float(tf_accepts(oracle.real_tf)) == 2.0
+
+
+def test_loop_variable_changing_shape_raises_tf_error():
+    def body(tf):
+        @tf.function
+        def f(n):
+            y = tf.ones([1])
+            for _ in tf.range(n):
+                y = tf.concat([y, y], 0)
+            return y
+        return f(tf.constant(2))
+    check_raises(body)
+
+
+# -- for x in dataset: one loop, the dataset read on every call ----------------------------
+def _data(tf, n, batch):
+    return tf.data.Dataset.from_tensor_slices((np.arange(n, dtype=np.float32),
+                                               np.arange(n, dtype=np.float32) * 2)).batch(batch)
+
+
+def test_for_over_a_dataset_is_one_loop_with_break_and_prints(capfd):
+    def body(tf):
+        traces = []
+
+        @tf.function
+        def f(ds, limit):
+            total = tf.constant(0.0)
+            steps = tf.constant(0)
+            for x, y in ds:
+                traces.append("body")
+                tf.print("batch", tf.shape(x)[0], tf.reduce_sum(y))
+                total += tf.reduce_sum(x * 2.0 + y)
+                steps += 1
+                if total > limit:
+                    break
+            return total, steps
+
+        ds = _data(tf, 24, 4)
+        return ([f(ds, tf.constant(1e9)), f(ds, tf.constant(50.0)), f(ds, tf.constant(1e9))], traces,
+                f.experimental_get_tracing_count())
+
+    tf_result = body(real_tf)
+    tf_err = capfd.readouterr().err
+    ts_result = body(tapeshim)
+    ts_err = capfd.readouterr().err
+    check(lambda tf: tf_result if tf is real_tf else ts_result)
+    assert [line for line in ts_err.splitlines() if line] == [line for line in tf_err.splitlines() if line]
+
+
+def test_for_over_a_dataset_with_a_last_smaller_batch_and_a_new_dataset_argument():
+    def body(tf):
+        @tf.function
+        def f(ds):
+            total = tf.constant(0.0)
+            count = tf.constant(0)
+            for x, y in ds:
+                total += tf.reduce_sum(x * y)
+                count += tf.shape(x)[0]
+            return total, count
+
+        return f(_data(tf, 10, 4)), f(_data(tf, 10, 4)), f(_data(tf, 7, 4)), f.experimental_get_tracing_count()
+    check(body)
+
+
+def test_for_over_a_dataset_made_inside_the_function_and_nested_structures():
+    def body(tf):
+        @tf.function
+        def f(scale):
+            ds = tf.data.Dataset.range(10).map(lambda i: {"a": tf.cast(i, tf.float32), "b": i * 2}).batch(3)
+            out = tf.constant(0.0)
+            for element in ds:
+                out += tf.reduce_sum(element["a"] * scale) + tf.cast(tf.reduce_sum(element["b"]), tf.float32)
+            return out
+
+        return f(tf.constant(2.0)), f(tf.constant(3.0))
+    check(body)
+
+
+def test_for_over_a_dataset_reshuffles_on_every_call():
+    def body(tf):
+        @tf.function
+        def order(ds):
+            out = tf.TensorArray(tf.int64, size=8)
+            i = 0
+            for x in ds:
+                out = out.write(i, x)
+                i += 1
+            return out.stack()
+
+        ds = tf.data.Dataset.range(8).shuffle(8, seed=3)
+        first, second = order(ds).numpy(), order(ds).numpy()
+        return sorted(first) == list(range(8)), sorted(second) == list(range(8)), list(first) != list(second)
+    check(body)
+
+
+def test_program_of_a_dataset_loop_does_not_grow_with_the_dataset():
+    traces = []
+
+    @tapeshim.function
+    def f(ds):
+        total = tapeshim.constant(0.0)
+        for x, y in ds:
+            traces.append(1)
+            total += tapeshim.reduce_sum(x + y)
+        return total
+
+    small, large = _data(tapeshim, 16, 4), _data(tapeshim, 4000, 4)
+    assert len(f.as_jaxpr(large).jaxpr.eqns) == len(f.as_jaxpr(small).jaxpr.eqns)
+    shapes = [tuple(v.aval.shape) for v in f.as_jaxpr(large).jaxpr.invars]
+    assert shapes.count((1000, 4)) == 2 and not [s for s in shapes if s and s != (1000, 4)]  # the data, stacked
+    assert float(f(large)) == float(np.arange(4000).sum() * 3)
+    assert len(traces) == 2  # once per trace (one per dataset object), not per element
