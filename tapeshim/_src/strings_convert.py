@@ -1,0 +1,233 @@
+"""`tf.strings` conversions: to_number, as_string, format, and the unicode_* ops (host-side, as TF's kernels)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+import numpy as np
+
+from tapeshim._src import dtypes, errors
+from tapeshim._src.ragged import RaggedTensor
+from tapeshim._src.strings_ops import map_strings, strings_array, tokens_result
+from tapeshim._src.strings_tensor import StringTensor, as_string_tensor
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+
+_INT_TEXT = re.compile(r"\s*[+-]?\d+\s*")
+_FLOAT_LIMITS = {"float32": 3.4028234663852886e38, "float64": sys.float_info.max}
+
+
+def _parse_number(text: bytes, dtype: dtypes.DType) -> Any:
+    s = text.decode("utf-8", "replace")
+    fail = errors.invalid_argument(f"StringToNumberOp could not correctly convert string: {s}", "StringToNumber")
+    if dtype.is_integer:
+        if not _INT_TEXT.fullmatch(s):
+            raise fail
+        value = int(s)
+        info = np.iinfo(dtype.as_numpy_dtype)
+        if not info.min <= value <= info.max:
+            raise fail
+        return value
+    stripped = s.strip()
+    try:
+        if "_" in stripped:
+            raise ValueError(stripped)
+        value = float(stripped)
+    except ValueError:
+        try:
+            value = float.fromhex(stripped) if stripped.lower().lstrip("+-").startswith("0x") else None
+        except ValueError:
+            value = None
+        if value is None:
+            raise fail from None
+    return value
+
+
+def to_number(string_tensor: Any, out_type: Any = dtypes.float32, name: str | None = None) -> Tensor:
+    """Parses each string as a number of `out_type` (float32, float64, int32, int64), as `tf.strings.to_number`.
+
+    Raises:
+      InvalidArgumentError: for a string that is not a number of that type.
+    """
+    strings = as_string_tensor(string_tensor, "string_tensor")
+    dtype = dtypes.as_dtype(out_type)
+    if dtype not in (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64):
+        raise TypeError(f"Value passed to parameter 'out_type' has DataType {dtype.name} not in list of allowed "
+                        "values: float32, float64, int32, int64")
+    return map_strings(lambda s: _parse_number(s, dtype), strings, dtype)
+
+
+def _c_format(fill: str, width: int, precision: int, kind: str) -> str:
+    flags = "0" if fill == "0" else ""
+    if fill not in ("", " ", "0"):
+        raise errors.invalid_argument(f"Fill argument not supported: \"{fill}\"", "AsString")
+    width_text = str(width) if width > -1 else ""
+    precision_text = f".{precision}" if precision > -1 else ""
+    return f"%{flags}{width_text}{precision_text}{kind}"
+
+
+def as_string(input: Any, precision: int = -1, scientific: bool = False, shortest: bool = False,  # noqa: A002
+              width: int = -1, fill: str = "", name: str | None = None) -> Tensor:
+    """Formats each number as a string (C printf rules, TF's defaults), as `tf.strings.as_string`.
+
+    Raises:
+      InvalidArgumentError: for scientific and shortest together, or precision with an integer input.
+    """
+    tensor = convert_to_tensor(input)
+    dtype = tensor.dtype
+    if dtype is dtypes.string:
+        fmt = _c_format(fill, width, -1, "s")
+        return map_strings(lambda s: (fmt % s.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"),
+                           tensor)
+    if scientific and shortest:
+        raise errors.invalid_argument("Cannot select both scientific and shortest notation", "AsString")
+    host = np.asarray(tensor.numpy())
+    if dtype.is_floating or dtype.is_complex:
+        kind = "e" if scientific else "g" if shortest else "f"
+        fmt = _c_format(fill, width, precision, kind)
+        if dtype.is_complex:
+            texts = [f"({fmt % v.real},{fmt % v.imag})" for v in host.reshape(-1)]
+        else:
+            texts = [fmt % float(v) for v in host.reshape(-1)]
+    else:
+        if precision > -1 or scientific or shortest:
+            raise errors.invalid_argument(f"Cannot select precision, scientific or shortest for {dtype.name} input",
+                                          "AsString")
+        if dtype is dtypes.bool_:
+            texts = ["true" if v else "false" for v in host.reshape(-1)]
+            fmt = _c_format(fill, width, -1, "s")
+            texts = [fmt % t for t in texts]
+        else:
+            fmt = _c_format(fill, width, -1, "d")
+            texts = [fmt % int(v) for v in host.reshape(-1)]
+    return StringTensor(strings_array([t.encode() for t in texts], host.shape))
+
+
+def _format_value(tensor: Tensor, summarize: int) -> str:
+    from tapeshim._src.ops import logging_ops
+
+    if tensor.dtype is dtypes.string:
+        array = tensor._value
+        if array.ndim == 0:
+            return '"' + array[()].decode("utf-8", "backslashreplace") + '"'
+        threshold = 0 if summarize >= 0 else sys.maxsize
+        return np.array2string(array, separator=" ", threshold=threshold, edgeitems=max(summarize, 1),
+                               max_line_width=sys.maxsize,
+                               formatter={"all": lambda b: '"' + b.decode("utf-8", "backslashreplace") + '"'})
+    return logging_ops._format_array(np.asarray(tensor.numpy()), summarize)
+
+
+def format(template: str, inputs: Any, placeholder: str = "{}", summarize: int = 3,  # noqa: A001
+           name: str | None = None) -> Tensor:
+    """Fills the placeholders of `template` with the tensors of `inputs`, printed as `tf.print` does.
+
+    Raises:
+      ValueError: if the number of placeholders and inputs differ.
+    """
+    values = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    parts = template.split(placeholder)
+    if len(parts) - 1 != len(values):
+        raise ValueError(f"The template expects {len(parts) - 1} tensors, but the inputs only has {len(values)}. "
+                         "Please ensure the number of placeholders in template matches inputs length.")
+    texts = [_format_value(convert_to_tensor(v), summarize) for v in values]
+    out = parts[0] + "".join(t + p for t, p in zip(texts, parts[1:]))
+    return StringTensor(strings_array([out.encode("utf-8")], ()))
+
+
+_ENCODINGS = {"UTF-8": "utf-8", "UTF-16-BE": "utf-16-be", "UTF-32-BE": "utf-32-be", "UTF-16-LE": "utf-16-le",
+              "UTF-32-LE": "utf-32-le", "US-ASCII": "ascii", "ISO-8859-1": "latin-1"}
+
+
+def _codec(encoding: str, argument: str) -> str:
+    codec = _ENCODINGS.get(str(encoding).upper())
+    if codec is None:
+        raise errors.invalid_argument(f"Could not create converter for {argument} encoding: {encoding}", None)
+    return codec
+
+
+def _decode_points(s: bytes, codec: str, errors_mode: str, replacement: int) -> list[int]:
+    if errors_mode == "strict":
+        try:
+            text = s.decode(codec)
+        except UnicodeDecodeError:
+            raise errors.invalid_argument("Invalid formatting on input string", "UnicodeDecode") from None
+        return [ord(c) for c in text]
+    if errors_mode == "ignore":
+        return [ord(c) for c in s.decode(codec, "ignore")]
+    if errors_mode != "replace":
+        raise ValueError(f"errors must be one of 'strict', 'replace', 'ignore', got {errors_mode!r}")
+    return [replacement if c == "\ufffd" else ord(c) for c in s.decode(codec, "replace")]
+
+
+def unicode_decode(input: Any, input_encoding: str, errors: str = "replace",  # noqa: A002
+                   replacement_char: int = 65533, replace_control_characters: bool = False,
+                   name: str | None = None) -> Any:
+    """Each string's code points (int32; a RaggedTensor, 1-D for a scalar), as `tf.strings.unicode_decode`."""
+    strings = as_string_tensor(input, "input")
+    codec = _codec(input_encoding, "input")
+    rows = []
+    for s in strings._value.reshape(-1):
+        points = _decode_points(s, codec, errors, replacement_char)
+        if replace_control_characters:
+            points = [replacement_char if p < 0x20 or 0x7F <= p < 0xA0 else p for p in points]
+        rows.append(points)
+    return tokens_result(rows, strings._value.shape, dtypes.int32)
+
+
+def unicode_split(input: Any, input_encoding: str, errors: str = "replace",  # noqa: A002
+                  replacement_char: int = 65533, name: str | None = None) -> Any:
+    """Each string's characters as strings in `input_encoding`, as `tf.strings.unicode_split`."""
+    strings = as_string_tensor(input, "input")
+    codec = _codec(input_encoding, "input")
+    rows = [[chr(p).encode(codec, "surrogatepass") for p in _decode_points(s, codec, errors, replacement_char)]
+            for s in strings._value.reshape(-1)]
+    return tokens_result(rows, strings._value.shape, dtypes.string)
+
+
+def _encode_points(points: Any, codec: str, errors_mode: str, replacement: int) -> bytes:
+    chars = []
+    for p in points:
+        p = int(p)
+        if 0 <= p <= 0x10FFFF and not 0xD800 <= p <= 0xDFFF:
+            chars.append(chr(p))
+        elif errors_mode == "strict":
+            raise errors.invalid_argument(f"Invalid code point: {p}", "UnicodeEncode")
+        elif errors_mode == "replace":
+            chars.append(chr(replacement))
+    return "".join(chars).encode(codec)
+
+
+def unicode_encode(input: Any, output_encoding: str, errors: str = "replace",  # noqa: A002
+                   replacement_char: int = 65533, name: str | None = None) -> Tensor:
+    """Encodes rows of int32 code points as strings (one rank less), as `tf.strings.unicode_encode`."""
+    codec = _codec(output_encoding, "output")
+    if isinstance(input, RaggedTensor):
+        rows = input.to_list()
+        shape: tuple = (len(rows),)
+        if rows and isinstance(rows[0], list) and rows[0] and isinstance(rows[0][0], list):
+            raise ValueError("tapeshim's tf.strings.unicode_encode takes a 2-D RaggedTensor")
+    else:
+        host = np.asarray(convert_to_tensor(input).numpy())
+        if host.ndim == 0:
+            raise ValueError("input must have rank at least 1")
+        shape = host.shape[:-1]
+        rows = list(host.reshape(-1, host.shape[-1]))
+    texts = [_encode_points(row, codec, errors, replacement_char) for row in rows]
+    return StringTensor(strings_array(texts, shape))
+
+
+def unicode_transcode(input: Any, input_encoding: str, output_encoding: str, errors: str = "replace",  # noqa: A002
+                      replacement_char: int = 65533, replace_control_characters: bool = False,
+                      name: str | None = None) -> Tensor:
+    """Re-encodes each string from `input_encoding` to `output_encoding`, as `tf.strings.unicode_transcode`."""
+    strings = as_string_tensor(input, "input")
+    source, target = _codec(input_encoding, "input"), _codec(output_encoding, "output")
+
+    def transcode(s: bytes) -> bytes:
+        points = _decode_points(s, source, errors, replacement_char)
+        if replace_control_characters:
+            points = [replacement_char if p < 0x20 or 0x7F <= p < 0xA0 else p for p in points]
+        return _encode_points(points, target, "replace", replacement_char)
+
+    return map_strings(transcode, strings)

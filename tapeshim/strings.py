@@ -1,0 +1,32 @@
+"""`tf.strings`: ops on `tf.string` tensors."""
+
+from tapeshim._src.strings_convert import (
+    as_string,
+    format,  # noqa: A004
+    to_number,
+    unicode_decode,
+    unicode_encode,
+    unicode_split,
+    unicode_transcode,
+)
+from tapeshim._src.strings_hash import to_hash_bucket_fast
+from tapeshim._src.strings_ops import (
+    bytes_split,
+    join,
+    length,
+    lower,
+    ngrams,
+    reduce_join,
+    regex_full_match,
+    regex_replace,
+    split,
+    strip,
+    substr,
+    upper,
+)
+
+__all__ = [
+    "as_string", "bytes_split", "format", "join", "length", "lower", "ngrams", "reduce_join", "regex_full_match",
+    "regex_replace", "split", "strip", "substr", "to_hash_bucket_fast", "to_number", "unicode_decode",
+    "unicode_encode", "unicode_split", "unicode_transcode", "upper",
+]
