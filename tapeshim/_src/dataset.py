@@ -17,6 +17,7 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors, nest
 from tapeshim._src.dataset_iterator import OwnedIterator
+from tapeshim._src.dataset_transforms import DatasetTransforms, _Deferred
 from tapeshim._src.ops import array_ops
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, device_constant
 from tapeshim._src.tensor_spec import TensorSpec
@@ -68,6 +69,10 @@ def _convert_to_spec(value: Any, spec: Any) -> Any:
 
 
 def _host_tensor(array: np.ndarray, dtype: Any) -> Tensor:
+    if dtype is dtypes.string:
+        from tapeshim._src.strings_tensor import host_tensor
+
+        return host_tensor(array, dtype)
     return Tensor(device_constant(array), array.shape, dtype)
 
 
@@ -128,7 +133,7 @@ def _call(fn: Callable[..., Any], element: Any) -> Any:
     return fn(*element) if isinstance(element, tuple) else fn(element)
 
 
-class Dataset:
+class Dataset(DatasetTransforms):
     """A sequence of elements (nests of tensors), as `tf.data.Dataset`."""
 
     def __init__(self, make_iterator: Callable[[], Iterator[Any]] | None, cardinality: int, element_spec: Any,
@@ -215,6 +220,18 @@ class Dataset:
                 yield _convert_to_spec(value, output_signature)
 
         return Dataset(iterate, UNKNOWN, output_signature)
+
+    @staticmethod
+    def list_files(file_pattern: Any, shuffle: bool | None = None, seed: Any = None,
+                   name: str | None = None) -> "Dataset":
+        """The file names matching glob pattern(s), as strings (shuffled unless `shuffle=False`).
+
+        Raises:
+          InvalidArgumentError: if no file matches.
+        """
+        from tapeshim._src.dataset_sources import list_files
+
+        return list_files(file_pattern, shuffle=shuffle, seed=seed)
 
     @staticmethod
     def range(*args: int, output_type: Any = dtypes.int64, name: str | None = None) -> "Dataset":  # noqa: A003
@@ -419,7 +436,7 @@ class Dataset:
     def element_spec(self) -> Any:
         """The structure, shapes and dtypes of one element (`tf.TensorSpec`s)."""
         spec = self._element_spec
-        return spec.resolve() if isinstance(spec, _LazySpec) else spec
+        return spec.resolve() if isinstance(spec, (_LazySpec, _Deferred)) else spec
 
     def __len__(self) -> int:
         if self._cardinality == INFINITE:
