@@ -5,3 +5,5 @@ from tapeshim._src.ragged_ops import constant
 from tapeshim._src.ragged_ops import ragged_range as range  # noqa: A004
 
 __all__ = ["constant", "map_flat_values", "range"]
+
+from tapeshim._src import strings_table  # noqa: E402, F401  (registers the op-table rows)

@@ -30,3 +30,5 @@ __all__ = [
     "regex_replace", "split", "strip", "substr", "to_hash_bucket_fast", "to_number", "unicode_decode",
     "unicode_encode", "unicode_split", "unicode_transcode", "upper",
 ]
+
+from tapeshim._src import strings_table  # noqa: E402, F401  (registers the op-table rows)

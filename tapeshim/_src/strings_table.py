@@ -1,0 +1,55 @@
+"""Op-table rows (docs/ops.md) for `tf.strings`, `tf.sparse` and `tf.ragged`.
+
+Imported by the `tapeshim.strings`, `tapeshim.sparse` and `tapeshim.ragged`
+namespaces; `export` returns each function unchanged.
+"""
+
+from __future__ import annotations
+
+from tapeshim._src import ragged, ragged_ops, sparse, strings_convert, strings_hash, strings_ops
+from tapeshim._src.ops.table import NUMERIC, export
+
+_STRING = "string"
+_HOST = "host-side (numpy), never traced into XLA"
+
+for _path, _fn, _dtypes, _note in (
+    ("strings.split", strings_ops.split, _STRING, _HOST + "; a RaggedTensor for rank >= 1 input"),
+    ("strings.lower", strings_ops.lower, _STRING, _HOST),
+    ("strings.upper", strings_ops.upper, _STRING, _HOST),
+    ("strings.strip", strings_ops.strip, _STRING, _HOST),
+    ("strings.length", strings_ops.length, _STRING, _HOST),
+    ("strings.substr", strings_ops.substr, _STRING, _HOST),
+    ("strings.join", strings_ops.join, _STRING, _HOST),
+    ("strings.reduce_join", strings_ops.reduce_join, _STRING, _HOST),
+    ("strings.regex_replace", strings_ops.regex_replace, _STRING,
+     _HOST + "; Python `re` syntax (TF: RE2), the common subset agrees"),
+    ("strings.regex_full_match", strings_ops.regex_full_match, _STRING,
+     _HOST + "; Python `re` syntax (TF: RE2), the common subset agrees"),
+    ("strings.bytes_split", strings_ops.bytes_split, _STRING, _HOST),
+    ("strings.ngrams", strings_ops.ngrams, _STRING, _HOST + "; 1-D tensors and 2-D RaggedTensors"),
+    ("strings.to_number", strings_convert.to_number, _STRING, _HOST),
+    ("strings.as_string", strings_convert.as_string, "all", _HOST),
+    ("strings.format", strings_convert.format, "all", _HOST),
+    ("strings.unicode_decode", strings_convert.unicode_decode, _STRING,
+     _HOST + "; UTF-8/16/32, ASCII, Latin-1"),
+    ("strings.unicode_encode", strings_convert.unicode_encode, "int32", _HOST + "; 1-D/2-D and 2-D ragged input"),
+    ("strings.unicode_split", strings_convert.unicode_split, _STRING, _HOST),
+    ("strings.unicode_transcode", strings_convert.unicode_transcode, _STRING, _HOST),
+    ("strings.to_hash_bucket_fast", strings_hash.to_hash_bucket_fast, _STRING,
+     _HOST + "; FarmHash Fingerprint64, TF's values"),
+):
+    export(_path, gradient="-", dtypes=_dtypes, note=_note)(_fn)
+
+export("sparse.to_dense", gradient="jax", dtypes="all", note="differentiable in the values")(sparse.to_dense)
+export("sparse.from_dense", gradient="jax", dtypes="all")(sparse.from_dense)
+export("sparse.reorder", gradient="jax", dtypes="all")(sparse.reorder)
+export("sparse.reduce_sum", gradient="jax", dtypes=NUMERIC)(sparse.reduce_sum)
+export("sparse.add", gradient="jax", dtypes=NUMERIC,
+       note="sparse + dense differentiable; sparse + sparse values computed on the host (no gradient)")(sparse.add)
+export("sparse.sparse_dense_matmul", gradient="jax", dtypes=NUMERIC,
+       note="differentiable in the sparse values and the dense operand")(sparse.sparse_dense_matmul)
+export("sparse.to_indicator", gradient="-", dtypes="integer")(sparse.to_indicator)
+export("ragged.constant", gradient="-", dtypes="all")(ragged_ops.constant)
+export("ragged.range", gradient="-", dtypes="floating, integer")(ragged_ops.ragged_range)
+export("ragged.map_flat_values", gradient="jax", dtypes="all",
+       note="maps the flat values with tapeshim ops (gradients flow)")(ragged.map_flat_values)
