@@ -278,6 +278,25 @@ def case_variable_aggregation(tf: Any, strategy: Any) -> dict:
             "trainable_on_read": counter.trainable, "aggregations": [v.aggregation.name for v in (none, total, first)]}
 
 
+def case_keras_fit(tf: Any, strategy: Any) -> dict:
+    """The Keras tutorial's form: model built and compiled in the scope, `fit` called outside it."""
+    x, y = _data(6, 64, 5, classes=3)
+    rng = np.random.default_rng(7)
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.Input((5,)), tf.keras.layers.Dense(8, activation="relu"),
+                                     tf.keras.layers.Dense(3)])
+        for v in model.weights:
+            v.assign(rng.normal(scale=0.3, size=tuple(v.shape)).astype(np.float32))
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.1),
+                      loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    history = model.fit(x, y, batch_size=32, epochs=2, verbose=0, shuffle=False)
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+    evaluated = model.evaluate(dataset, verbose=0)
+    predicted = model.predict(x[:16], batch_size=8, verbose=0)
+    return {"loss": [float(v) for v in history.history["loss"]], "weights": [v.numpy() for v in model.weights],
+            "evaluate": [float(v) for v in evaluated], "predict": np.asarray(predicted)}
+
+
 def case_checkpoint(tf: Any, strategy: Any) -> dict:
     import tempfile
 
@@ -356,6 +375,10 @@ def only_errors(tf: Any, strategy: Any) -> dict:
 
     uneven = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices(np.ones((20, 2))).batch(20))
     out["uneven"] = error_of(lambda: next(iter(uneven)))
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+        model.compile(optimizer="sgd", loss="mse")
+    out["fit_uneven"] = error_of(lambda: model.fit(np.ones((36, 2)), np.ones((36, 1)), batch_size=16, verbose=0))
     out["parameter_server"] = error_of(lambda: tf.distribute.experimental.ParameterServerStrategy(None))
     out["tpu"] = error_of(lambda: tf.distribute.TPUStrategy())
     out["bad_device"] = error_of(lambda: tf.distribute.MirroredStrategy(["/gpu:9"]))

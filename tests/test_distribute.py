@@ -105,6 +105,7 @@ def test_errors_say_what_to_do(results: dict) -> None:
     kind, message = result["uneven"]
     assert kind == "InvalidArgumentError"
     assert "20" in message and "8 replicas" in message and "drop_remainder=True" in message
+    assert result["fit_uneven"][0] == "InvalidArgumentError" and "drop_remainder" in result["fit_uneven"][1]
     kind, message = result["parameter_server"]
     assert kind == "NotImplementedError" and "MultiWorkerMirroredStrategy" in message
     assert result["tpu"][0] == "ValueError" and "TPU" in result["tpu"][1]

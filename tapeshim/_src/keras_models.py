@@ -74,6 +74,13 @@ def _data(value: Any) -> Any:
     return _numpy_nest(value)  # tensors (also inside `validation_data=(x, y)`) as numpy arrays
 
 
+def model_distribution(model: Any, x: Any, batch_size: Any) -> Any:
+    """The data-parallel Keras distribution of the strategy `model` was built under (a no-op context without)."""
+    from tapeshim._src.distribute.keras_fit import fit_scope
+
+    return fit_scope(model, x, batch_size)
+
+
 class TrainingMixin(TapeLayerMixin):
     """Keras's `fit`/`evaluate`/`predict`, given tapeshim Tensors or a tapeshim `tf.data.Dataset`.
 
@@ -86,12 +93,18 @@ class TrainingMixin(TapeLayerMixin):
     def fit(self, x: Any = None, y: Any = None, *args: Any, validation_data: Any = None, **kwargs: Any) -> Any:
         if isinstance(x, Dataset):
             kwargs["shuffle"] = False  # as TF, a dataset's own order is kept (`shuffle` applies to arrays)
-        return super().fit(_data(x), _data(y), *args, validation_data=_data(validation_data), **kwargs)
+        with model_distribution(self, x, args[0] if args else kwargs.get("batch_size")):
+            return super().fit(_data(x), _data(y), *args, validation_data=_data(validation_data), **kwargs)
 
     def evaluate(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:
-        return super().evaluate(_data(x), _data(y), *args, **kwargs)
+        with model_distribution(self, x, args[0] if args else kwargs.get("batch_size")):
+            return super().evaluate(_data(x), _data(y), *args, **kwargs)
 
     def predict(self, x: Any, *args: Any, **kwargs: Any) -> Any:
+        with model_distribution(self, x, args[0] if args else kwargs.get("batch_size")):
+            return self._predict(x, *args, **kwargs)
+
+    def _predict(self, x: Any, *args: Any, **kwargs: Any) -> Any:
         unbuilt_wrapper = (not self.built and keras_train_step.tf_style_step(self, "predict_step", TrainingMixin)
                            and all(layer.built for layer in self._flatten_layers(include_self=False)))
         if not unbuilt_wrapper:

@@ -85,9 +85,10 @@ class InputOptions:
         self.experimental_per_replica_buffer_size = experimental_per_replica_buffer_size
 
 
-def _uneven_error(batch: int, num_replicas: int) -> errors.InvalidArgumentError:
+def _uneven_error(batch: int | None, num_replicas: int) -> errors.InvalidArgumentError:
+    what = "A global batch" if batch is None else f"A global batch of {batch} examples"
     return errors.invalid_argument(
-        f"A global batch of {batch} examples cannot be split evenly over {num_replicas} replicas: tapeshim runs "
+        f"{what} cannot be split evenly over {num_replicas} replicas: tapeshim runs "
         "every replica as one SPMD program, so each replica must get the same number of examples (TF would give "
         "replicas different batch sizes here). Batch with `drop_remainder=True` (e.g. `dataset.batch(global_batch_"
         f"size, drop_remainder=True)` with a global batch size divisible by {num_replicas}), or `repeat()` the "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import weakref
 from typing import Any, Callable, Iterator
 
 import jax
@@ -24,6 +25,7 @@ from tapeshim._src.distribute.context import AXIS, ReduceOp, as_reduce_op
 from tapeshim._src.distribute.values import DistributedValues, PerReplica, local_rows
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
+_BY_MESH: "weakref.WeakValueDictionary[Any, Strategy]" = weakref.WeakValueDictionary()
 _DEVICE = re.compile(r"(?:.*device:)?/?(?P<kind>[a-zA-Z_]+):(?P<index>\d+)$")
 
 
@@ -145,6 +147,8 @@ class Strategy:
     def __init__(self, devices: list | None = None) -> None:
         self._devices = None if devices is None else list(devices)
         self._mesh = None if devices is None else Mesh(np.array(self._devices), (AXIS,))
+        if self._mesh is not None:
+            _BY_MESH[self._mesh] = self
         self._programs: dict = {}
         self._keras_distribution: Any = None
         self.extended = StrategyExtended(self)
@@ -384,6 +388,11 @@ class OneDeviceStrategy(Strategy):
 
 
 _DEFAULT = Strategy()
+
+
+def strategy_of_mesh(mesh: Any) -> Strategy | None:
+    """The live strategy whose mesh equals `mesh` (Keras's `DataParallel` mesh of its devices), if any."""
+    return _BY_MESH.get(mesh)
 
 
 def get_strategy() -> Strategy:
