@@ -4,6 +4,31 @@ import numpy as np
 
 import tapeshim as tf
 
+
+def save_loss_curve(losses, name, xlabel):
+    """Saves the loss curve as a PNG when matplotlib is installed (`pip install tapeshim[plots]`).
+
+    The picture goes to $TAPESHIM_PLOT_DIR, or tapeshim_plots/ in the temp directory; nothing is printed.
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        return
+    import os
+    import tempfile
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = os.environ.get("TAPESHIM_PLOT_DIR") or os.path.join(tempfile.gettempdir(), "tapeshim_plots")
+    os.makedirs(folder, exist_ok=True)
+    figure, axes = plt.subplots(figsize=(5, 3))
+    axes.plot(losses)
+    axes.set(xlabel=xlabel, ylabel="loss", title=name)
+    figure.tight_layout()
+    figure.savefig(os.path.join(folder, f"{name}.png"))
+    plt.close(figure)
+
 rng = np.random.default_rng(0)
 xs = rng.uniform(-1.0, 1.0, size=(256, 1)).astype(np.float32)
 ys = (2.0 * xs + 1.0).astype(np.float32)
@@ -11,6 +36,7 @@ ys = (2.0 * xs + 1.0).astype(np.float32)
 w = tf.Variable(tf.zeros([1, 1]), name="w")
 b = tf.Variable(tf.zeros([1]), name="b")
 learning_rate = 0.5
+losses = []
 
 for step in range(101):
     with tf.GradientTape() as tape:
@@ -19,7 +45,9 @@ for step in range(101):
     dw, db = tape.gradient(loss, [w, b])
     w.assign_sub(learning_rate * dw)
     b.assign_sub(learning_rate * db)
+    losses.append(float(loss))
     if step % 20 == 0:
         print(f"step {step:3d}  loss {loss.numpy():.6f}")
 
 print("w =", round(float(w.numpy()[0, 0]), 4), " b =", round(float(b.numpy()[0]), 4))
+save_loss_curve(losses, "02_linear_regression", "step")

@@ -4,6 +4,31 @@ import numpy as np
 
 import tapeshim as tf
 
+
+def save_loss_curve(losses, name, xlabel):
+    """Saves the loss curve as a PNG when matplotlib is installed (`pip install tapeshim[plots]`).
+
+    The picture goes to $TAPESHIM_PLOT_DIR, or tapeshim_plots/ in the temp directory; nothing is printed.
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        return
+    import os
+    import tempfile
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = os.environ.get("TAPESHIM_PLOT_DIR") or os.path.join(tempfile.gettempdir(), "tapeshim_plots")
+    os.makedirs(folder, exist_ok=True)
+    figure, axes = plt.subplots(figsize=(5, 3))
+    axes.plot(losses)
+    axes.set(xlabel=xlabel, ylabel="loss", title=name)
+    figure.tight_layout()
+    figure.savefig(os.path.join(folder, f"{name}.png"))
+    plt.close(figure)
+
 rng = np.random.default_rng(42)
 centers = rng.normal(size=(3, 2)).astype(np.float32) * 3.0
 labels = rng.integers(0, 3, size=300).astype(np.int32)
@@ -14,6 +39,7 @@ b1 = tf.Variable(tf.zeros([16]))
 w2 = tf.Variable(rng.normal(size=(16, 3)).astype(np.float32) * 0.5)
 b2 = tf.Variable(tf.zeros([3]))
 params = [w1, b1, w2, b2]
+losses = []
 
 
 def model(x):
@@ -31,6 +57,8 @@ for epoch in range(6):
         grads = tape.gradient(loss, params)
         for param, grad in zip(params, grads):
             param.assign_sub(0.2 * grad)
+        losses.append(float(loss))
     predictions = tf.argmax(model(features), axis=1, output_type=tf.int32)
     accuracy = tf.reduce_mean(tf.cast(tf.equal(predictions, labels), tf.float32))
     print(f"epoch {epoch}  last batch loss {float(loss):.4f}  accuracy {float(accuracy):.3f}")
+save_loss_curve(losses, "03_mlp_classifier", "step")

@@ -4,6 +4,31 @@ import numpy as np
 
 import tapeshim as tf
 
+
+def save_loss_curve(losses, name, xlabel):
+    """Saves the loss curve as a PNG when matplotlib is installed (`pip install tapeshim[plots]`).
+
+    The picture goes to $TAPESHIM_PLOT_DIR, or tapeshim_plots/ in the temp directory; nothing is printed.
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        return
+    import os
+    import tempfile
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = os.environ.get("TAPESHIM_PLOT_DIR") or os.path.join(tempfile.gettempdir(), "tapeshim_plots")
+    os.makedirs(folder, exist_ok=True)
+    figure, axes = plt.subplots(figsize=(5, 3))
+    axes.plot(losses)
+    axes.set(xlabel=xlabel, ylabel="loss", title=name)
+    figure.tight_layout()
+    figure.savefig(os.path.join(folder, f"{name}.png"))
+    plt.close(figure)
+
 rng = np.random.default_rng(3)
 xs = rng.uniform(-1.0, 1.0, size=(200, 3)).astype(np.float32)
 ys = (xs @ np.array([[1.5], [-2.0], [0.5]], np.float32) + 0.3).astype(np.float32)
@@ -23,6 +48,7 @@ class Linear(tf.Module):
 model = Linear(3, name="linear")
 print("variables:", [v.name for v in model.trainable_variables])
 dataset = tf.data.Dataset.from_tensor_slices((xs, ys)).batch(50)
+losses = []
 
 for epoch in range(40):
     for x, y in dataset:
@@ -31,7 +57,9 @@ for epoch in range(40):
         grads = tape.gradient(loss, model.trainable_variables)
         for variable, grad in zip(model.trainable_variables, grads):
             variable.assign_sub(0.3 * grad)
+        losses.append(float(loss))
     if epoch % 10 == 0:
         print(f"epoch {epoch:2d}  loss {float(loss):.6f}")
 
 print("w =", np.round(model.w.numpy().ravel(), 3), " b =", np.round(model.b.numpy(), 3))
+save_loss_curve(losses, "06_module_linear_regression", "step")

@@ -5,6 +5,31 @@ from sklearn.datasets import load_digits
 
 import tapeshim as tf
 
+
+def save_loss_curve(losses, name, xlabel):
+    """Saves the loss curve as a PNG when matplotlib is installed (`pip install tapeshim[plots]`).
+
+    The picture goes to $TAPESHIM_PLOT_DIR, or tapeshim_plots/ in the temp directory; nothing is printed.
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        return
+    import os
+    import tempfile
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = os.environ.get("TAPESHIM_PLOT_DIR") or os.path.join(tempfile.gettempdir(), "tapeshim_plots")
+    os.makedirs(folder, exist_ok=True)
+    figure, axes = plt.subplots(figsize=(5, 3))
+    axes.plot(losses)
+    axes.set(xlabel=xlabel, ylabel="loss", title=name)
+    figure.tight_layout()
+    figure.savefig(os.path.join(folder, f"{name}.png"))
+    plt.close(figure)
+
 digits = load_digits()  # 1,797 8x8 images, shipped with scikit-learn (no download)
 images = (digits.data / 16.0).astype(np.float32)
 labels = digits.target.astype(np.int32)
@@ -38,11 +63,14 @@ def train_step(x, y):
     return loss
 
 
+all_losses = []
 for epoch in range(5):
     train_accuracy.reset_state()
     losses = [float(train_step(x, y)) for x, y in dataset]
+    all_losses += losses
     print(f"epoch {epoch}  loss {np.mean(losses):.4f}  train accuracy {float(train_accuracy.result()):.3f}")
 
 predictions = tf.argmax(model(x_test), axis=1, output_type=tf.int32)
 correct = int(tf.reduce_sum(tf.cast(predictions == y_test, tf.int32)))
 print(f"test accuracy {correct}/{len(y_test)}")
+save_loss_curve(all_losses, "08_digits_keras_custom_loop", "step")

@@ -5,6 +5,31 @@ from sklearn.datasets import load_digits
 
 import tapeshim as tf
 
+
+def save_loss_curve(losses, name, xlabel):
+    """Saves the loss curve as a PNG when matplotlib is installed (`pip install tapeshim[plots]`).
+
+    The picture goes to $TAPESHIM_PLOT_DIR, or tapeshim_plots/ in the temp directory; nothing is printed.
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        return
+    import os
+    import tempfile
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = os.environ.get("TAPESHIM_PLOT_DIR") or os.path.join(tempfile.gettempdir(), "tapeshim_plots")
+    os.makedirs(folder, exist_ok=True)
+    figure, axes = plt.subplots(figsize=(5, 3))
+    axes.plot(losses)
+    axes.set(xlabel=xlabel, ylabel="loss", title=name)
+    figure.tight_layout()
+    figure.savefig(os.path.join(folder, f"{name}.png"))
+    plt.close(figure)
+
 digits = load_digits()
 images = (digits.data / 16.0).astype(np.float32)
 labels = digits.target.astype(np.int32)
@@ -35,3 +60,4 @@ for epoch, (loss, val_accuracy) in enumerate(zip(history.history["loss"], histor
 test_loss, test_accuracy = model.evaluate(x_test, y_test, verbose=0)
 print(f"test loss {test_loss:.4f}  test accuracy {test_accuracy:.3f}")
 print("first predictions:", np.argmax(model.predict(x_test[:8], verbose=0), axis=1), "labels:", y_test[:8])
+save_loss_curve(history.history["loss"], "09_digits_keras_fit", "epoch")

@@ -155,3 +155,13 @@ def test_a_jax_module_under_a_tape_via_jax_op():
             loss = module.reduce_sum(y * y)
         return tape.gradient(loss, [w1, b1, w2])
     check(body)
+
+
+def test_the_interop_guide_example_runs(capsys):
+    from pathlib import Path
+    text = (Path(__file__).parent.parent / "docs" / "interop.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "docs/interop.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert float(lines[0].split()[1]) < 0.05
+    assert lines[1:] == ["float32", "tf.Tensor([1.        0.5403023], shape=(2,), dtype=float32)", "(2, 8)"]
