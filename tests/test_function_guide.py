@@ -4,8 +4,7 @@ Each test is one cell (or a few that build on each other), written as a body of 
 and run with real TensorFlow and with tapeshim: the returned values, what the cell prints
 (Python `print`s, which show when tracing happens, and `tf.print`s, which show each call)
 and the errors it expects must match. Cells with string tensors and Keras optimizers are left
-out, and so is the dataset half of the "graph size" cell: a `for` over a dataset is one loop
-in TF's graph whatever the dataset's length, where tapeshim unrolls it (see docs/function.md).
+out.
 """
 
 import contextlib
@@ -308,6 +307,25 @@ def test_graph_size_grows_with_unrolled_python_data(capfd):
 
         small, big = graph_size(train, [(1, 1)] * 3), graph_size(train, [(1, 1)] * 10)
         return big > small, train([(1, 2)] * 3)
+    guide_cell(body, capfd)
+
+
+def test_graph_size_stays_the_same_for_datasets(capfd):
+    def body(tf):
+        def graph_size(f, *args):
+            return len(f.get_concrete_function(*args).graph.as_graph_def().node)
+
+        @tf.function
+        def train(dataset):
+            loss = tf.constant(0)
+            for x, y in dataset:
+                loss += tf.abs(y - x)
+            return loss
+
+        small_data, big_data = [(1, 1)] * 3, [(1, 1)] * 10
+        small = graph_size(train, tf.data.Dataset.from_generator(lambda: small_data, (tf.int32, tf.int32)))
+        big = graph_size(train, tf.data.Dataset.from_generator(lambda: big_data, (tf.int32, tf.int32)))
+        return big == small, train(tf.data.Dataset.from_generator(lambda: [(1, 3)] * 4, (tf.int32, tf.int32)))
     guide_cell(body, capfd)
 
 
