@@ -278,6 +278,26 @@ def case_variable_aggregation(tf: Any, strategy: Any) -> dict:
             "trainable_on_read": counter.trainable, "aggregations": [v.aggregation.name for v in (none, total, first)]}
 
 
+def case_keras_loss_scaling(tf: Any, strategy: Any) -> dict:
+    """TF's Keras divides mean-reduced losses by the replica count inside `run` and eagerly in the scope."""
+    y, p = np.ones((16, 1), np.float32), np.zeros((16, 1), np.float32)
+    batch = next(iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((y, p)).batch(16))))
+    mse = tf.keras.losses.MeanSquaredError()
+    mse_none = tf.keras.losses.MeanSquaredError(reduction=tf.keras.losses.Reduction.NONE)
+    mse_sum = tf.keras.losses.MeanSquaredError(reduction="sum")
+
+    @tf.function
+    def f(b):
+        return strategy.run(lambda yy, pp: (mse(yy, pp), mse_none(yy, pp), mse_sum(yy, pp)), args=b)
+
+    default, none, total = f(batch)
+    out = {"default": _local(strategy, default), "none": _local(strategy, none), "sum": _local(strategy, total),
+           "outside": float(mse(y, p))}
+    with strategy.scope():
+        out["in_scope"] = float(mse(y, p))
+    return out
+
+
 def case_keras_fit(tf: Any, strategy: Any) -> dict:
     """The Keras tutorial's form: model built and compiled in the scope, `fit` called outside it."""
     x, y = _data(6, 64, 5, classes=3)

@@ -32,7 +32,26 @@ class TapeLossMixin:
     def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         if passthrough((y_true, y_pred, sample_weight), {}):
             return super().__call__(y_true, y_pred, sample_weight)
-        return stateful_call(self, "call", super().__call__, (y_true, y_pred, sample_weight), {}, [])
+        loss = stateful_call(self, "call", super().__call__, (y_true, y_pred, sample_weight), {}, [])
+        return _scale_for_distribution(self, loss)
+
+
+def _scale_for_distribution(loss_object: Any, loss: Any) -> Any:
+    """TF's Keras divides a mean-reduced loss by the replica count under a strategy (its TF backend only).
+
+    This holds in replica context and eagerly inside the strategy's scope, as TF's; Keras's
+    own `fit` step calls losses on JAX values and is never scaled (it is global view).
+    """
+    from tapeshim._src.distribute import context
+
+    strategy = context.current_strategy()
+    if strategy is None or strategy.num_replicas_in_sync == 1:
+        return loss
+    if getattr(loss_object, "reduction", None) not in ("sum_over_batch_size", "mean", "mean_with_sample_weight"):
+        return loss
+    from tapeshim._src.ops import math_ops
+
+    return math_ops.multiply(loss, math_ops.cast(1.0 / strategy.num_replicas_in_sync, loss.dtype))
 
 
 _updated: "weakref.WeakSet[Any]" = weakref.WeakSet()  # metrics whose `update_state` has run
