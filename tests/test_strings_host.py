@@ -71,3 +71,12 @@ def test_other_ops_raise_tf_error_class():
     for tf in (real_tf, tapeshim):
         with pytest.raises(tf.errors.InvalidArgumentError, match="Value for attr 'T' of string"):
             tf.math.sin(tf.constant(["a"])) if tf is real_tf else _ours(array_ops._one_hot_op, tf.constant(["a"]))
+
+
+def test_cast_is_tf_unimplemented_error():
+    from tapeshim._src.ops import math_ops
+
+    with pytest.raises(real_tf.errors.UnimplementedError, match="Cast string to float is not supported"):
+        real_tf.cast(real_tf.constant(["1"]), real_tf.float32)
+    with pytest.raises(tapeshim.errors.UnimplementedError, match="Cast string to float is not supported"):
+        _ours(math_ops._cast_op, tapeshim.constant(["1"]), static=(("dtype", "float32"),))

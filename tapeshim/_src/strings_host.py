@@ -46,6 +46,13 @@ def apply(op: Any, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
     """
     from tapeshim._src import registry
 
+    if op.name == "Cast":
+        target = dtypes.as_dtype(dict(static).get("dtype", "float32"))
+        if target is dtypes.string:
+            return tuple(inputs)
+        names = {"float32": "float", "float64": "double", "float16": "half"}
+        raise errors.UnimplementedError(
+            None, None, f"Cast string to {names.get(target.name, target.name)} is not supported [Op:Cast]")
     if op.name not in _STRING_OUTPUTS:
         raise errors.invalid_argument(
             f"Value for attr 'T' of string is not in the list of allowed values\n\t; NodeDef: {{{{node {op.name}}}}}",
