@@ -278,6 +278,23 @@ def case_variable_aggregation(tf: Any, strategy: Any) -> dict:
             "trainable_on_read": counter.trainable, "aggregations": [v.aggregation.name for v in (none, total, first)]}
 
 
+def case_batch_norm_per_replica(tf: Any, strategy: Any) -> dict:
+    """BatchNormalization inside `run` normalises with each replica's statistics; moving stats are replica 0's."""
+    x = np.random.default_rng(8).normal(size=(32, 3)).astype(np.float32) * np.arange(1, 33, dtype=np.float32)[:, None]
+    with strategy.scope():
+        bn = tf.keras.layers.BatchNormalization(momentum=0.0)
+        bn.build((None, 3))
+    batch = next(iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices(x).batch(32))))
+
+    @tf.function
+    def step(b):
+        return strategy.run(lambda v: bn(v, training=True), args=(b,))
+
+    outputs = step(batch)
+    return {"outputs": _local(strategy, outputs), "moving_mean": bn.moving_mean.numpy(),
+            "moving_variance": bn.moving_variance.numpy()}
+
+
 def case_keras_loss_scaling(tf: Any, strategy: Any) -> dict:
     """TF's Keras divides mean-reduced losses by the replica count inside `run` and eagerly in the scope."""
     y, p = np.ones((16, 1), np.float32), np.zeros((16, 1), np.float32)
@@ -381,6 +398,17 @@ def only_steady_loop(tf: Any, strategy: Any) -> dict:
                      for v in model.weights)
     return {"traces": step.experimental_get_tracing_count(), "compiled_after_first": compiled[-1] - compiled[1],
             "shards_equal": shards_equal, "replicated": replicated, "devices": len(model.weights[0].value.devices())}
+
+
+def only_random_per_replica(tf: Any, strategy: Any) -> dict:
+    """tf.random ops draw different values on each replica (as TF's), and new values on each call."""
+    @tf.function
+    def draw():
+        return strategy.run(lambda: tf.random.uniform((3,)))
+
+    first, second = _local(strategy, draw()), _local(strategy, draw())
+    return {"distinct_replicas": len({tuple(np.round(v, 6)) for v in first}),
+            "new_each_call": not np.allclose(first[0], second[0])}
 
 
 def only_errors(tf: Any, strategy: Any) -> dict:

@@ -113,3 +113,8 @@ def test_errors_say_what_to_do(results: dict) -> None:
     assert result["bad_tf_config"][0] == "ValueError" and "index 5" in result["bad_tf_config"][1]
     assert result["single_worker"] == 1
     assert result["one_device"] == 6.0
+
+
+def test_random_ops_differ_per_replica(results: dict) -> None:
+    result = _only(results, "random_per_replica")
+    assert result["distinct_replicas"] == 8 and result["new_each_call"]
