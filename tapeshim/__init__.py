@@ -23,6 +23,7 @@ import jax as _jax  # noqa: E402
 _jax.config.update("jax_enable_x64", True)
 
 from tapeshim import (  # noqa: E402
+    audio,
     autodiff,
     autograph,
     bitwise,
@@ -247,7 +248,7 @@ __version__ = "0.1.0"
 
 NON_OP_EXPORTS = frozenset([
     "distribute", "VariableAggregation", "VariableSynchronization",
-    "image",
+    "image", "signal", "audio",  # IMAGE_DATA
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
     "io", "summary",  # IO
@@ -265,7 +266,7 @@ NON_OP_EXPORTS = frozenset([
 
 __all__ = [
     "distribute", "VariableAggregation", "VariableSynchronization",
-    "image",
+    "image", "signal", "audio",  # IMAGE_DATA
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
     "io", "summary",  # IO

@@ -1,5 +1,14 @@
 """`tf.image`: re-exports from the op table (`tapeshim/_src/ops/table.py`)."""
 
+from tapeshim._src.ops.image_codecs import (
+    decode_bmp,
+    decode_gif,
+    decode_image,
+    decode_jpeg,
+    decode_png,
+    encode_jpeg,
+    encode_png,
+)
 from tapeshim._src.ops.image_color import (
     adjust_brightness,
     adjust_contrast,
@@ -42,7 +51,8 @@ NON_OP_EXPORTS = frozenset(["ResizeMethod"])
 
 __all__ = [
     "ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue", "adjust_saturation",
-    "central_crop", "convert_image_dtype", "crop_to_bounding_box", "extract_patches", "flip_left_right",
+    "central_crop", "convert_image_dtype", "crop_to_bounding_box", "decode_bmp", "decode_gif", "decode_image",
+    "decode_jpeg", "decode_png", "encode_jpeg", "encode_png", "extract_patches", "flip_left_right",
     "flip_up_down", "grayscale_to_rgb", "hsv_to_rgb", "image_gradients", "non_max_suppression",
     "pad_to_bounding_box", "per_image_standardization", "psnr", "random_brightness", "random_contrast",
     "random_crop", "random_flip_left_right", "random_flip_up_down", "random_hue", "random_saturation", "resize",
