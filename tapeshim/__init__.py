@@ -47,6 +47,7 @@ from tapeshim import (  # noqa: E402
     signal,
     sparse,
     strings,
+    saved_model,
     summary,
     train,
     types,
@@ -251,7 +252,7 @@ NON_OP_EXPORTS = frozenset([
     "image", "signal", "audio",  # IMAGE_DATA
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
-    "io", "summary",  # IO
+    "io", "saved_model", "summary",  # IO
     "bitwise", "compat", "config", "device", "sets",  # FUNCTIONAL
     "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
     "TensorArray", "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "autograph", "bfloat16", "bool",
@@ -269,7 +270,7 @@ __all__ = [
     "image", "signal", "audio",  # IMAGE_DATA
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
-    "io", "summary",  # IO
+    "io", "saved_model", "summary",  # IO
     "bitwise", "compat", "config", "device", "sets",  # FUNCTIONAL
     "DType", "ForwardAccumulator", "Function", "GradientTape", "IndexedSlices", "Tensor", "TensorShape",
     "TensorArray", "TensorSpec", "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n",

@@ -1,0 +1,99 @@
+"""A real TensorFlow SavedModel beside tapeshim's own, written through `jax2tf` when TensorFlow is installed.
+
+Each saved function becomes a `tf.function` (same input signature) whose body is
+the function's `jax.export` program embedded with `jax2tf.convert` (StableHLO in
+an `XlaCallModule` op), reading `tf.Variable`s that hold the variables' values;
+`tensorflow.saved_model.load` serves it. Without TensorFlow (or `jax2tf`) only
+tapeshim's format is written.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+from tapeshim._src.variable import Variable
+
+
+def tensorflow_available() -> bool:
+    """Whether TensorFlow and `jax.experimental.jax2tf` can be imported."""
+    return importlib.util.find_spec("tensorflow") is not None
+
+
+def _polymorphic(spec: dict, counter: list) -> str | None:
+    if all(d is not None for d in spec["shape"]):
+        return None
+    dims = []
+    for size in spec["shape"]:
+        if size is None:
+            dims.append(f"d{counter[0]}")
+            counter[0] += 1
+        else:
+            dims.append(str(size))
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+def write_tf_saved_model(root: str, metas: list[dict], exports: list[Any], variables: list[Variable],
+                         paths: list[str]) -> bool:
+    """Writes `saved_model.pb` and `variables/` into `root`; False (nothing written) without TensorFlow."""
+    if not tensorflow_available():
+        return False
+    import tensorflow as real_tf
+    from jax.experimental import jax2tf
+
+    module = real_tf.Module()
+    module.saved_variables = [real_tf.Variable(v._value.__array__(), trainable=v.trainable,
+                                               name=v.name.split(":")[0]) for v in variables]
+    for path, variable in zip(paths, module.saved_variables):
+        if path.isidentifier() and path != "saved_variables":
+            setattr(module, path, variable)
+    signatures = {}
+    for meta, exported in zip(metas, exports):
+        reads, writes = meta["reads"], meta["writes"]
+        counter = [0]
+        shapes = [None] * len(reads) + [_polymorphic(s, counter) for s in meta["inputs"]]
+        n_reads, n_out = len(reads), meta["n_outputs"]
+
+        converted = jax2tf.convert(_flat_program(exported, n_reads), polymorphic_shapes=shapes, with_gradient=False)
+        specs = [real_tf.TensorSpec(s["shape"], s["dtype"], name=s["name"]) for s in meta["inputs"]]
+        body = _body(module, converted, reads, writes, meta["structure"], n_out)
+        function = real_tf.function(body, input_signature=specs, autograph=False)
+        attribute = meta["attribute"]
+        if not attribute.startswith("__signature_"):
+            setattr(module, attribute, function)
+        if meta["signature"] is not None:
+            signatures[meta["signature"]] = function.get_concrete_function()
+    real_tf.saved_model.save(module, root, signatures=signatures or None)
+    return True
+
+
+def _flat_program(exported: Any, n_reads: int) -> Any:
+    def flat_program(*values: Any) -> tuple:
+        outs, news = exported.call(list(values[:n_reads]), list(values[n_reads:]))
+        return tuple(outs) + tuple(news)
+
+    return flat_program
+
+
+def _body(module: Any, converted: Any, reads: list, writes: list, structure: dict, n_out: int) -> Any:
+    """The TF function's Python body: read the variables, run the program, assign the written ones."""
+    def body(*args: Any) -> Any:
+        values = [module.saved_variables[i] for i in reads]
+        results = converted(*values, *args)
+        for index, new in zip(writes, results[n_out:]):
+            module.saved_variables[index].assign(new)
+        return _rebuild(structure, list(results[:n_out]))
+
+    return body
+
+
+def _rebuild(description: dict, tensors: list) -> Any:
+    kind = description["kind"]
+    if kind == "none":
+        return None
+    if kind == "tensor":
+        return tensors[description["index"]]
+    items = [_rebuild(d, tensors) for d in description["items"]]
+    if kind == "dict":
+        return dict(zip(description["keys"], items))
+    return items if kind == "list" else tuple(items)

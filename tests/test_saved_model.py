@@ -1,0 +1,137 @@
+"""`tf.saved_model.save` / `load` against TF: a module saved by tapeshim loads in tapeshim without its Python code
+(portable `jax.export` programs) and in real TF (a SavedModel through jax2tf), and serves what TF's own
+saved module serves."""
+
+import numpy as np
+import pytest
+
+import tapeshim
+from oracle import check, real_tf
+
+X = np.arange(6, dtype=np.float32).reshape(2, 3) / 4.0
+
+
+def _module(tf):
+    class Model(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable(tf.reshape(tf.range(6, dtype=tf.float32), [3, 2]) / 3.0)
+            self.b = tf.Variable(tf.ones([2]))
+            self.count = tf.Variable(0, dtype=tf.int64)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def __call__(self, x):
+            return tf.nn.relu(tf.matmul(x, self.w) - self.b)
+
+        @tf.function(input_signature=[tf.TensorSpec([2, 3], tf.float32, name="features"),
+                                      tf.TensorSpec([], tf.float32)])
+        def scaled(self, x, scale):
+            self.count.assign_add(1)
+            return {"y": tf.reduce_sum(self(x) * scale, axis=1), "calls": self.count}
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.int32)])
+        def pair(self, ids):
+            return tf.gather(tf.constant([10, 20, 30, 40]), ids), tf.cast(ids, tf.float64) * 0.5
+
+    return Model()
+
+
+def _sorted(value):
+    """Dicts in key order: TF's loaded functions return their dict outputs in its proto map's order."""
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_sorted(v) for v in value)
+    return value
+
+
+def _use(tf, loaded):
+    x = tf.constant(X)
+    return _sorted([loaded(x), loaded(np.ones([5, 3], np.float32)), loaded.scaled(x, 2.0), loaded.scaled(x, 3.0),
+            loaded.pair(tf.constant([3, 0, 1])), loaded.signatures["serving_default"](x=x),
+            loaded.signatures["scaled"](features=x, scale=tf.constant(0.5)), sorted(loaded.signatures),
+            loaded.w, loaded.count, loaded.b.trainable])
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """Each library's module, saved by that library (tapeshim writes both formats)."""
+    paths = {}
+    for tf in (real_tf, tapeshim):
+        path = str(tmp_path_factory.mktemp(tf.__name__))
+        module = _module(tf)
+        tf.saved_model.save(module, path, signatures={"serving_default": module.__call__, "scaled": module.scaled})
+        paths[tf.__name__] = path
+    return paths
+
+
+def test_loads_and_serves_as_tf(saved):
+    check(lambda tf: _use(tf, tf.saved_model.load(saved[tf.__name__])))
+
+
+def test_real_tf_serves_what_tapeshim_saved(saved):
+    def body(tf):
+        path = saved["tapeshim"] if tf is real_tf else saved["tapeshim"]
+        loaded = real_tf.saved_model.load(path) if tf is real_tf else tapeshim.saved_model.load(path)
+        return _use(tf, loaded)
+    check(body)
+
+
+def test_loaded_without_the_python_code(saved, monkeypatch):
+    # the loaded object holds deserialized programs: nothing of the Model class is used
+    loaded = tapeshim.saved_model.load(saved["tapeshim"])
+    assert type(loaded).__name__ != "Model"
+    assert not hasattr(loaded, "_module")
+    np.testing.assert_allclose(loaded(X).numpy(), _module(tapeshim)(X).numpy())
+
+
+def test_signature_metadata(saved):
+    def body(tf):
+        loaded = tf.saved_model.load(saved[tf.__name__])
+        signature = loaded.signatures["serving_default"]
+        return signature.structured_input_signature, sorted(signature(x=X))
+    check(body)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda loaded: loaded(np.ones([2, 4], np.float32)),
+    lambda loaded: loaded.signatures["serving_default"](np.ones([2, 3], np.float32)),
+])
+def test_bad_calls_raise(saved, bad):
+    check(lambda tf: bad(tf.saved_model.load(saved[tf.__name__])))
+
+
+def test_a_program_that_depends_on_unknown_sizes_is_refused(tmp_path):
+    class SizeDependent(tapeshim.Module):
+        @tapeshim.function(input_signature=[tapeshim.TensorSpec([None, 3], tapeshim.float32)])
+        def f(self, x):
+            return x * tapeshim.cast(tapeshim.shape(x)[0], tapeshim.float32)
+
+    with pytest.raises(ValueError, match="depends on their sizes"):
+        tapeshim.saved_model.save(SizeDependent(), str(tmp_path))
+
+
+def test_load_missing_directory(tmp_path):
+    check(lambda tf: tf.saved_model.load(str(tmp_path / "nothing")))
+
+
+def test_loaded_functions_inside_a_function(saved):
+    def body(tf):
+        loaded = tf.saved_model.load(saved[tf.__name__])
+
+        @tf.function
+        def serve(x):
+            return loaded(x) * 2.0 + 1.0
+
+        return serve(tf.constant(X)), serve(tf.constant(X[:1]))
+    check(body)
+
+
+def test_keras_model_export_serves_in_tf(tmp_path):
+    # Keras's own JAX-backend export path (jax2tf); tapeshim only has to leave it working
+    keras = tapeshim.keras
+    model = keras.Sequential([keras.layers.Input((3,)), keras.layers.Dense(2)])
+    model.export(str(tmp_path / "keras"))
+    loaded = real_tf.saved_model.load(str(tmp_path / "keras"))
+    served = loaded.serve(X)
+    np.testing.assert_allclose(served.numpy(), np.asarray(model(X)), rtol=1e-6)
