@@ -3,6 +3,7 @@ bit-identically in the other, with TF's checksums, compression and errors."""
 
 import os
 
+import numpy as np
 import pytest
 
 import tapeshim
@@ -165,7 +166,11 @@ def test_filename_forms_and_dataset_api(tmp_path):
         return ([r.numpy() for r in from_dataset], [r.numpy() for r in from_tensor], ds.element_spec,
                 ds.cardinality(), isinstance(ds, tf.data.Dataset), isinstance(ds, tf.data.TFRecordDataset),
                 [r.numpy() for r in tf.data.TFRecordDataset(names[2]).map(lambda r: r + b"!").take(2)],
-                [r.numpy() for r in tf.data.TFRecordDataset(names[2]).skip(3)])
+                [r.numpy() for r in tf.data.TFRecordDataset(names[2]).skip(3)],
+                [r.numpy() for r in tf.data.TFRecordDataset(tf.data.Dataset.from_tensor_slices(names[1:]))],
+                [b.numpy() for b in tf.data.TFRecordDataset(names).batch(4)],
+                [b.numpy() for b in tf.data.Dataset.list_files(str(tmp_path / "f*.rec"), shuffle=False).interleave(
+                    tf.data.TFRecordDataset, cycle_length=2)])
     check(body)
 
 
@@ -204,3 +209,23 @@ def test_examples_feed_a_numeric_pipeline(tmp_path):
         ds = ds.map(lambda e: (e["x"] * 2.0, e["y"] + 1)).shuffle(2, seed=1).batch(2)
         return sorted(float(v) for x, _ in ds for v in x.numpy().reshape(-1)), [y.shape for _, y in ds]
     check(body)
+
+
+def test_raw_records_decode_in_a_pipeline(tmp_path):
+    path = tmp_path / "nums.rec"
+    _write(real_tf, path, [np.arange(i, i + 3, dtype=np.float32).tobytes() for i in range(5)], None)
+
+    def body(tf):
+        ds = tf.data.TFRecordDataset(str(path)).map(lambda r: tf.io.decode_raw(r, tf.float32)).batch(2)
+        return [b for b in ds]
+    check(body)
+
+
+def test_tf_io_names_exist_in_tf():
+    for name in tapeshim.io.__all__:
+        assert hasattr(real_tf.io, name), f"tf.io.{name} does not exist in TensorFlow"
+    for name in tapeshim.io.gfile.__all__:
+        assert hasattr(real_tf.io.gfile, name), f"tf.io.gfile.{name} does not exist in TensorFlow"
+    for name in ("BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FloatList",
+                 "Int64List", "SequenceExample"):
+        assert hasattr(real_tf.train, name) and hasattr(tapeshim.train, name)

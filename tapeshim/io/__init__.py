@@ -9,7 +9,19 @@ from tapeshim._src.io.parsing import (
     parse_single_example,
 )
 from tapeshim._src.io.records import TFRecordOptions, TFRecordWriter
+from tapeshim._src.ops.image_codecs import (  # IMAGE_DATA's codecs, under their tf.io names
+    decode_bmp,
+    decode_gif,
+    decode_image,
+    decode_jpeg,
+    decode_png,
+    encode_jpeg,
+    encode_png,
+)
+from tapeshim._src.strings_io import decode_raw, parse_tensor, serialize_tensor  # STRINGS'
 from tapeshim.io import gfile
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "TFRecordOptions", "TFRecordWriter", "VarLenFeature",
-           "gfile", "parse_example", "parse_single_example", "read_file", "write_file"]
+           "decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_png", "decode_raw", "encode_jpeg",
+           "encode_png", "gfile", "parse_example", "parse_single_example", "parse_tensor", "read_file",
+           "serialize_tensor", "write_file"]
