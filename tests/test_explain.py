@@ -139,11 +139,14 @@ def test_no_gradient_ops(fn, op):
     [item] = explained(grad_of(lambda tf: tf.Variable([3.0, 1.0]), fn))
     assert item.reason == "no_gradient_op"
     assert item.op == op
+    assert item.site.filename == __file__ and item.site.lineno == fn.__code__.co_firstlineno
 
 
 def test_stop_gradient():
-    [item] = explained(grad_of(lambda tf: tf.Variable(3.0), lambda tf, v: tf.stop_gradient(v * 2.0) * 3.0))
+    fn = lambda tf, v: tf.stop_gradient(v * 2.0) * 3.0  # noqa: E731
+    [item] = explained(grad_of(lambda tf: tf.Variable(3.0), fn))
     assert item.reason == "stop_gradient" and "tf.stop_gradient" in item.message
+    assert item.site.lineno == fn.__code__.co_firstlineno
 
 
 def test_stop_recording_concrete():
@@ -239,11 +242,12 @@ def test_structurally_zero_and_connected():
         a = tf.Variable(3.0)
         b = tf.Variable(2.0)
         with tape:
-            y = tf.sign(a * 2.0) + b * b
+            y = tf.sign(a * 2.0) + b * b  # sign-line
         return y, [a, b]
     explanation = explained(program)
     assert explanation.reasons == ["structurally_zero", "connected"]
-    assert "Sign" in explanation[0].message
+    assert "Sign" in explanation[0].message and explanation[0].op == "Sign"
+    assert explanation[0].site.lineno == line_of("sign-line")
 
 
 def test_identity_source():

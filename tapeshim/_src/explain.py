@@ -177,13 +177,16 @@ def _explain(tape: Any, state: TapeState, target: Any, sources: Any) -> Explanat
 
 def _connected(source: Any, label: str, position: int, zero: set, graph: Graph, request: Any) -> SourceExplanation:
     if position in zero:
-        ops = sorted({op_name(n) for n in graph.nodes if graph.recorded(n)} & _ZERO_GRADIENT_OPS)
+        zeroing = [n for n in graph.nodes if graph.recorded(n) and op_name(n) in _ZERO_GRADIENT_OPS]
+        ops = sorted({op_name(n) for n in zeroing})
         via = f" ({', '.join(ops)} has a zero gradient)" if ops else ""
+        site = explain_hooks.site_of(zeroing[0].out_tids[0])[0] if zeroing else None
         return SourceExplanation(
             source, label, ZERO,
             f"the target depends on it, but its gradient is zero everywhere: every path goes through ops "
             f"whose gradient is zero{via}.",
-            "use a differentiable surrogate on that path (for tf.sign, e.g. tf.tanh(k * x)).")
+            "use a differentiable surrogate on that path (for tf.sign, e.g. tf.tanh(k * x)).", site,
+            ops[0] if ops else None)
     del request
     return SourceExplanation(source, label, CONNECTED, "connected: the gradient flows through recorded ops.")
 

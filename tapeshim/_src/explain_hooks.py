@@ -24,7 +24,7 @@ from tapeshim._src.state import _thread_state, next_tensor_id
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _CONTEXTLIB = os.path.abspath(contextlib.__file__)
 _MAX_EXITS = 32
-_MAX_SITES = 200_000
+_MAX_SITES = 50_000
 
 
 class Site(NamedTuple):
@@ -229,6 +229,11 @@ def left_tape(tensor: Any, method: str) -> None:
 
 
 _dispatch_code: Any = None
+CUTTING_OPS = frozenset({
+    "Round", "Floor", "Ceil", "Rint", "Sign", "StopGradient", "ArgMax", "ArgMin", "Less", "LessEqual", "Greater",
+    "GreaterEqual", "Equal", "NotEqual", "FloorDiv", "OneHot", "ZerosLike", "OnesLike", "IsNan", "IsInf",
+    "IsFinite", "Bitcast",
+})  # TF ops without gradient (or with a zero one): a lazy result keeps the user's line for `explain`
 
 
 def _is_dispatch(code: Any) -> bool:
@@ -250,8 +255,16 @@ def created(tensor: Any) -> None:
     user's line, so `explain` can name it. With sites on, every tensor keeps
     its line and op.
     """
-    if tensor._node is not None and not options.sites:
-        return  # a recorded op: its node already says what made it
+    node = tensor._node
+    if node is not None and not options.sites:
+        key = node.key
+        if tensor._dtype._trainable and not (isinstance(key, tuple) and key and key[0] in CUTTING_OPS):
+            return  # a recorded op: its node already says what made it
+        if not _thread_state.recorders:
+            return
+        site, outer = user_site(2)  # an op that cuts the path: keep its line
+        _remember(tensor._tid, (site, outer, key[0] if isinstance(key, tuple) and key else None, ()))
+        return
     if not _thread_state.recorders:
         return
     frame: Any = sys._getframe(2)  # the caller of `Tensor.__init__`
@@ -273,9 +286,13 @@ def created(tensor: Any) -> None:
                 break
             frame = frame.f_back
     site, outer = user_site(2)
+    _remember(tensor._tid, (site, outer, op_name, inputs))
+
+
+def _remember(tid: int, entry: tuple) -> None:
     if len(_sites) >= _MAX_SITES:
         _sites.clear()
-    _sites[tensor._tid] = (site, outer, op_name, inputs)
+    _sites[tid] = entry
 
 
 def site_of(tid: int) -> tuple[Site | None, str | None, str | None, tuple]:
