@@ -205,3 +205,141 @@ def test_an_accumulator_inside_one_tape_still_differentiates():
         return total, tape.gradient(total, w)
 
     check(body)
+
+
+# -- tiers: per op the first time, one compiled program when the structure repeats ---------------------
+
+
+def _mlp_step():
+    rng = np.random.default_rng(0)
+    w1 = tf.Variable(rng.normal(size=(8, 16)).astype(np.float32) * 0.3)
+    w2 = tf.Variable(rng.normal(size=(16, 3)).astype(np.float32) * 0.3)
+    x = tf.constant(rng.normal(size=(5, 8)).astype(np.float32))
+    labels = tf.constant([0, 1, 2, 1, 0])
+
+    def step():
+        with tf.GradientTape() as tape:
+            logits = tf.nn.relu(x @ w1) @ w2
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+        return [g.numpy() for g in tape.gradient(loss, [w1, w2])]
+
+    return step
+
+
+def test_a_new_structure_runs_per_op_and_compiles_when_it_repeats():
+    step = _mlp_step()
+    experimental.reset_compile_stats()
+    first = step()
+    stats = _stats()
+    assert stats["programs_compiled"] == 0 and stats["per_op_plans"] == 1
+    second = step()
+    assert _stats()["programs_compiled"] == 1
+    for _ in range(5):
+        third = step()
+    stats = _stats()
+    assert stats["programs_compiled"] == 1 and stats["program_cache_hits"] == 5
+    for a, b, c in zip(first, second, third):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+        np.testing.assert_allclose(a, c, rtol=1e-6)
+
+
+def _tier_bodies():
+    def occurrences(tf):
+        x = tf.constant([1.0, 2.0])
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = x * x
+            tape.watch(y)
+            z = tf.reduce_sum(y * x) + tf.reduce_sum(tf.stop_gradient(y) * 3.0)
+        seeds = [tf.constant(2.0), tf.constant([1.0, 0.5])]
+        return tape.gradient(z, [x, y, x]), tape.gradient([z, y], x, output_gradients=seeds)
+
+    def complex_values(tf):
+        x = tf.constant([1.0 + 2.0j, 3.0 - 1.0j])
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(x * tf.math.conj(x) * x)
+        return tape.gradient(y, x)
+
+    def integer_ops(tf):
+        v = tf.Variable([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        with tf.GradientTape() as tape:
+            idx = tf.argmax(v, axis=1)
+            picked = tf.gather(v, idx, axis=1, batch_dims=1)
+            y = tf.reduce_sum(picked * tf.cast(idx, tf.float32)) + tf.reduce_sum(v[1, 0:2])
+        return tape.gradient(y, v)
+
+    def sparse_rows(tf):
+        table = tf.Variable(np.arange(12, dtype=np.float32).reshape(4, 3))
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(tf.gather(table, [0, 2, 2]) ** 2)
+        g = tape.gradient(y, table)
+        return tf.convert_to_tensor(g)
+
+    def custom(tf):
+        @tf.custom_gradient
+        def f(x):
+            return tf.sin(x), lambda dy: dy * 10.0
+
+        x = tf.constant([0.5, 1.0])
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(f(x * 2.0))
+        return tape.gradient(y, x)
+
+    return [occurrences, complex_values, integer_ops, sparse_rows, custom]
+
+
+@pytest.mark.parametrize("body", _tier_bodies(), ids=lambda b: b.__name__)
+def test_per_op_and_compiled_tiers_agree_with_tf(body):
+    check(body)  # the first run of the structure: per op
+    check(body)  # compiled
+    check(body)  # from the cache
+
+
+def test_a_long_structure_stays_per_op():
+    x = tf.constant(np.linspace(-1.0, 1.0, 16, dtype=np.float32))
+
+    def gradient():
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for _ in range(450):
+                y = tf.sin(y)
+            loss = tf.reduce_sum(y)
+        return tape.gradient(loss, x)
+
+    experimental.reset_compile_stats()
+    first, second = gradient(), gradient()
+    assert _stats()["programs_compiled"] == 0
+    expected = np.ones(16, np.float64)
+    value = np.linspace(-1.0, 1.0, 16, dtype=np.float32).astype(np.float64)
+    for _ in range(450):
+        expected *= np.cos(value)
+        value = np.sin(value)
+    np.testing.assert_allclose(first.numpy(), expected, rtol=1e-4)
+    np.testing.assert_allclose(second.numpy(), first.numpy())
+
+
+def test_an_xla_failure_falls_back_to_the_per_op_tier():
+    import jax
+
+    from tapeshim._src.custom_gradient import jax_op
+
+    calls = []
+
+    def host(value):
+        calls.append(1)
+        if len(calls) == 2:  # the compiled program's run
+            raise RuntimeError("a failure inside the compiled program")
+        return np.asarray(value) * 2
+
+    op = jax_op(lambda v: jax.pure_callback(host, jax.ShapeDtypeStruct(v.shape, v.dtype), v), name="HostDouble")
+    x = tf.Variable([1.0, 2.0])
+    experimental.reset_compile_stats()
+    values = []
+    for _ in range(3):
+        with tf.GradientTape():
+            values.append(op(x * 1.0).numpy().tolist())
+    assert values == [[2.0, 4.0]] * 3
+    assert _stats()["compile_fallbacks"] == 1

@@ -153,12 +153,13 @@ def test_program_cache_is_bounded_and_evicts_least_recent():
     try:
         experimental.reset_compile_stats()
         v = tf.Variable(1.0)
-        for n in range(1, 7):  # six structurally different programs
-            with tf.GradientTape() as t:
-                y = v
-                for _ in range(n):
-                    y = y * 2.0
-            t.gradient(y, v)
+        for n in range(1, 7):  # six structurally different programs, each seen twice (compiled the second time)
+            for _ in range(2):
+                with tf.GradientTape() as t:
+                    y = v
+                    for _ in range(n):
+                        y = y * 2.0
+                t.gradient(y, v)
         stats = experimental.compile_stats()
         assert stats["programs_compiled"] == 6 and stats["programs_evicted"] >= 2
         assert stats["programs_cached"] == 4

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import jax
 import jax.numpy as jnp
 
-from tapeshim._src import registry, replay
+from tapeshim._src import errors, registry, replay
 from tapeshim._src.replay import Plan
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
@@ -169,7 +169,6 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
         return _make_program(mode, steps, connected, source_avals, target_avals, target_slots,
                              trainable, seed_mask)
 
-    jitted, raw = replay.cached_program(key, build)
     if mode in (JACOBIAN, BATCH_JACOBIAN):
         out_avals = tuple(_result_aval(mode, target_avals[0], aval) for aval in source_avals)
     elif mode == JVP:
@@ -184,6 +183,7 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
         return [r for r in recorded_by if any(t._tid in r._tracked for t in tensors)]
 
     if trackers(inputs):
+        _, raw = replay.cached_program(key, build)
         n_leaves = len(plan.leaves)
 
         def recorded(*values: jax.Array) -> tuple:
@@ -194,8 +194,18 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
         return list(registry.record(recorded, ("program", key), inputs, out_avals, output_tracking,
                                     deps=dependencies))
     leaf_values = [t._value for t in plan.leaves]
+    seed_values = [s.value for s in seed_tensors]
     try:
-        aux, results = jitted(leaf_values, [s.value for s in seed_tensors])
+        if mode == GRADIENT and not replay.compile_now(key, plan.n_nodes):
+            outcome = _per_op_gradient(request, source_avals, seeds)
+        else:
+            outcome = _run_program(key, build, leaf_values, seed_values)
+            if outcome is None:  # XLA failed: the per-op tier serves this structure
+                if mode != GRADIENT:
+                    raise errors.InternalError(
+                        None, None, "XLA could not compile the program of this request; its per-op form "
+                        "serves only gradients.")
+                outcome = _per_op_gradient(request, source_avals, seeds)
     except ValueError as exc:
         if "Reverse-mode differentiation does not work for lax.while_loop" in str(exc):
             raise ValueError(
@@ -203,10 +213,28 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
                 "tapeshim.function: give the loop a `maximum_iterations` (an upper bound on its trip count) to "
                 "make it reverse differentiable.") from None
         raise
+    aux, results = outcome
     for tensor, value in zip(request.targets, aux):
         if tensor._value is None:
             tensor._value = value
     return [Tensor(v, shape, dtype) for v, (shape, dtype) in zip(results, out_avals)]
+
+
+def _per_op_gradient(request: Request, source_avals: tuple, seeds: Sequence[Tensor | None]) -> tuple:
+    from tapeshim._src import replay_eager
+
+    return replay_eager.gradient(request.plan, request.connected, source_avals, request.target_slots,
+                                 request.trainable, [None if s is None else s.value for s in seeds])
+
+
+def _run_program(key: Any, build: Callable, leaf_values: list, seed_values: list) -> tuple | None:
+    """Runs the compiled program of `key`; None when XLA fails on it (the key then runs per op)."""
+    jitted, _ = replay.cached_program(key, build)
+    try:
+        return jitted(leaf_values, seed_values)
+    except jax.errors.JaxRuntimeError:
+        replay.compile_failed(key)
+        return None
 
 
 _DEPENDENCY_CACHE_SIZE = 512

@@ -66,6 +66,7 @@ class _Kernel:
             out = impl(*arrays, **kwargs)
             return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
+        fn.kernel = self  # the per-op tier runs a recorded node through its op's eager kernel
         self.fn = fn
         # jax.jit; a kernel whose trace holds a runtime check (a singular matrix to invert) runs under
         # checkify and raises TF's error, any other kernel settles on the plain jax.jit after its first call.

@@ -32,7 +32,16 @@ from tapeshim._src.tensor import Tensor
 
 _PROGRAM_CACHE_SIZE = 512
 _programs: OrderedDict = OrderedDict()
-stats = {"programs_compiled": 0, "program_cache_hits": 0, "programs_evicted": 0}
+stats = {"programs_compiled": 0, "program_cache_hits": 0, "programs_evicted": 0, "per_op_plans": 0,
+         "compile_fallbacks": 0}
+
+COMPILE_AFTER = 2
+"""A structure is compiled into one program the `COMPILE_AFTER`-th time it is seen; before, it runs per op."""
+LONGEST_PROGRAM = 400
+"""Plans with more nodes than this always run per op: XLA's compile time grows faster than their run time."""
+_SIGHTINGS_SIZE = 4096
+_sightings: OrderedDict = OrderedDict()
+_never_compile: set = set()
 
 LEAF = 0
 NODE = 1
@@ -54,7 +63,7 @@ class Plan:
       slot_of: tensor id -> slot.
     """
 
-    __slots__ = ("leaves", "steps", "key", "slot_of", "occ_slots", "tid_at")
+    __slots__ = ("leaves", "steps", "key", "slot_of", "occ_slots", "tid_at", "n_nodes")
 
     def __init__(self, roots: Sequence[Tensor], produced: set | None, occurrences: dict | None,
                  share_constants: bool = False, first_tid: int = 0, cut: Sequence[Any] = ()) -> None:
@@ -156,6 +165,7 @@ class Plan:
             key.append((tensor._shape, tensor._dtype._name, occ))
             leaves.append(tensor)
         self.leaves = leaves
+        self.n_nodes = len(steps) - len(leaves)
         self.steps = steps
         self.key = tuple(key)
         self.slot_of = slot_of
@@ -259,6 +269,35 @@ def cached_program(key: Any, build: Callable[[], Callable]) -> tuple[Callable, C
     return entry
 
 
+def compile_now(key: Any, n_nodes: int) -> bool:
+    """The tier of a plan: True to run its compiled program, False to run it per op.
+
+    A structure runs per op the first time it is seen (no whole-program compile
+    for a graph that never repeats), compiled from its `COMPILE_AFTER`-th
+    sighting on; a plan longer than `LONGEST_PROGRAM` nodes, or one XLA failed
+    to compile, always runs per op.
+    """
+    if key in _programs:
+        return True
+    if n_nodes > LONGEST_PROGRAM or key in _never_compile:
+        return False
+    seen = _sightings.pop(key, 0) + 1
+    if seen >= COMPILE_AFTER:
+        return True
+    _sightings[key] = seen
+    if len(_sightings) > _SIGHTINGS_SIZE:
+        _sightings.popitem(last=False)
+    stats["per_op_plans"] += 1
+    return False
+
+
+def compile_failed(key: Any) -> None:
+    """XLA could not compile or run the program of `key`: the plan runs per op from now on."""
+    _programs.pop(key, None)
+    _never_compile.add(key)
+    stats["compile_fallbacks"] += 1
+
+
 def set_cache_size(size: int) -> None:
     """Bounds the program cache to `size` entries, evicting the least recently used."""
     global _PROGRAM_CACHE_SIZE
@@ -287,8 +326,19 @@ def force(tensors: Sequence[Tensor]) -> None:
 
         return program
 
-    jitted, _ = cached_program(("force", plan.key, out_slots), build)
-    values = jitted([t._value for t in plan.leaves])
+    key = ("force", plan.key, out_slots)
+    values = None
+    if compile_now(key, plan.n_nodes):
+        jitted, _ = cached_program(key, build)
+        try:
+            values = jitted([t._value for t in plan.leaves])
+        except jax.errors.JaxRuntimeError:
+            compile_failed(key)
+    if values is None:
+        from tapeshim._src import replay_eager
+
+        env = replay_eager.evaluate(plan, [t._value for t in plan.leaves])
+        values = [env[s] for s in out_slots]
     for tensor, value in zip(lazy, values):
         tensor._value = value
     release(lazy)

@@ -1,0 +1,169 @@
+"""The per-op tier: a plan run op by op through cached per-op kernels, its gradient through per-op VJP kernels.
+
+A recorded structure seen for the first time (and a very long one, always) is
+not compiled as one XLA program: its forward runs through one jitted kernel per
+op (cached by the op's key, shared by every plan that uses the op) and its
+gradient through one jitted VJP kernel per op. Compiling a whole program pays
+off only when the structure repeats; `replay.compile_now` decides (see
+docs/design.md, "Tiers").
+
+The gradient follows the compiled program's rules exactly: only nodes the
+differentiating tape recorded carry cotangents, a source's gradient is the sum
+of the cotangents at every place it occurs (sources do not cut paths), and
+complex gradients are `conj(vjp(conj(seed)))`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from tapeshim._src import runtime_checks
+from tapeshim._src.replay import LEAF, NODE
+
+_KERNEL_CACHE_SIZE = 4096
+_forward_kernels: OrderedDict = OrderedDict()
+_vjp_kernels: OrderedDict = OrderedDict()
+stats = {"op_kernels": 0, "vjp_kernels": 0, "per_op_runs": 0}
+
+
+class _Cached:
+    """A `runtime_checks.jit` kernel that keeps the plain `jax.jit` once it has no checks."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.call = runtime_checks.jit(fn, self._settle)
+
+    def _settle(self, plain: Callable[..., Any]) -> None:
+        self.call = plain
+
+
+def _remember(cache: OrderedDict, key: Any, make: Callable[[], Callable[..., Any]], counter: str) -> _Cached:
+    entry = cache.get(key)
+    if entry is None:
+        entry = cache[key] = _Cached(make())
+        stats[counter] += 1
+        if len(cache) > _KERNEL_CACHE_SIZE:
+            cache.popitem(last=False)
+    return entry
+
+
+def forward_kernel(node_key: Any, fn: Callable[..., tuple]) -> Callable[..., tuple]:
+    """The jitted kernel of one node: the op's own eager kernel, or one cached by the node's key."""
+    kernel = getattr(fn, "kernel", None)  # a row of the op table: its eager kernel, already compiled
+    if kernel is not None:
+        return kernel.jitted
+    return _remember(_forward_kernels, node_key, lambda: fn, "op_kernels").call
+
+
+def _inexact(dtype: Any) -> bool:
+    return jnp.issubdtype(dtype, jnp.inexact)
+
+
+def _vjp_kernel(node_key: Any, fn: Callable[..., tuple], given: tuple) -> Callable[..., Any]:
+    """`kernel(inputs, cotangents) -> {input position: cotangent}` for one node (inexact inputs only).
+
+    `given[k]` says whether output `k` has a cotangent; the others get zeros
+    (float0 for integer outputs) inside the kernel.
+    """
+
+    def make() -> Callable[..., Any]:
+        def vjp(inputs: list, cotangents: list) -> dict:
+            outs, pullback = jax.vjp(fn, *inputs)
+            supplied = iter(cotangents)
+            full = []
+            for out, has in zip(outs, given):
+                if has:
+                    full.append(next(supplied))
+                elif _inexact(out.dtype):
+                    full.append(jnp.zeros(out.shape, out.dtype))
+                else:
+                    full.append(np.zeros(out.shape, jax.dtypes.float0))
+            grads = pullback(tuple(full))
+            return {i: g for i, (g, x) in enumerate(zip(grads, inputs)) if _inexact(x.dtype)}
+
+        return vjp
+
+    return _remember(_vjp_kernels, (node_key, given), make, "vjp_kernels").call
+
+
+def node_keys(plan: Any) -> list:
+    """The node key of each step of `plan` (None for leaves)."""
+    return [entry[0] if step[0] == NODE else None for step, entry in zip(plan.steps, plan.key)]
+
+
+def evaluate(plan: Any, leaf_values: Sequence[jax.Array]) -> dict:
+    """Runs every node of `plan` through its per-op kernel; returns slot -> value."""
+    stats["per_op_runs"] += 1
+    env: dict[int, jax.Array] = {}
+    for step, node_key in zip(plan.steps, node_keys(plan)):
+        if step[0] == LEAF:
+            env[step[1]] = leaf_values[step[2]]
+            continue
+        outs = forward_kernel(node_key, step[1])(*[env[s] for s in step[2]])
+        for slot, value in zip(step[3], outs):
+            env[slot] = value
+    return env
+
+
+def _conj(value: jax.Array) -> jax.Array:
+    return jnp.conj(value) if jnp.iscomplexobj(value) else value
+
+
+def _accumulate(cotangents: dict, slot: int, value: jax.Array) -> None:
+    previous = cotangents.get(slot)
+    cotangents[slot] = value if previous is None else previous + value
+
+
+def gradient(plan: Any, connected: Sequence[int], source_avals: Sequence[tuple], target_slots: Sequence[int],
+             trainable: Sequence[int], seeds: Sequence[jax.Array | None]) -> tuple[list, list]:
+    """The per-op form of the compiled gradient program: `(target values, one gradient per connected source)`.
+
+    Args:
+      plan: the request's plan.
+      connected: the connected sources' indices.
+      source_avals: their (shape, DType).
+      target_slots: each target's slot.
+      trainable: the indices of the targets with a trainable dtype.
+      seeds: one optional cotangent per target.
+    """
+    env = evaluate(plan, [t._value for t in plan.leaves])
+    cotangents: dict[int, jax.Array] = {}
+    for k in trainable:
+        slot = target_slots[k]
+        value = env[slot]
+        seed = seeds[k]
+        seed = jnp.ones_like(value) if seed is None else jnp.broadcast_to(seed, value.shape)
+        _accumulate(cotangents, slot, _conj(seed))
+    keys = node_keys(plan)
+    for index in range(len(plan.steps) - 1, -1, -1):
+        step = plan.steps[index]
+        if step[0] != NODE or not step[4]:
+            continue  # a leaf, or a node this tape did not record (a constant to it)
+        out_slots = step[3]
+        given = tuple(slot in cotangents for slot in out_slots)
+        if not any(given):
+            continue
+        in_slots = step[2]
+        if not any(_inexact(env[s].dtype) for s in in_slots):
+            continue
+        supplied = [cotangents[s] for s, has in zip(out_slots, given) if has]
+        grads = _vjp_kernel(keys[index], step[1], given)([env[s] for s in in_slots], supplied)
+        for position, grad in grads.items():
+            _accumulate(cotangents, in_slots[position], grad)
+    results = []
+    for i, (shape, dtype) in zip(connected, source_avals):
+        total = None
+        for slot in plan.occ_slots.get(i, ()):
+            value = cotangents.get(slot)
+            if value is not None:
+                total = value if total is None else total + value
+        if total is None:
+            total = jnp.zeros(shape, dtype._np)
+        results.append(_conj(total).astype(dtype._np))
+    return [env[s] for s in target_slots], results
