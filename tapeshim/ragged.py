@@ -1,9 +1,9 @@
 """`tf.ragged`: ragged tensors (rows of different lengths)."""
 
 from tapeshim._src.ragged import map_flat_values
-from tapeshim._src.ragged_ops import constant
+from tapeshim._src.ragged_ops import boolean_mask, constant, stack
 from tapeshim._src.ragged_ops import ragged_range as range  # noqa: A004
 
-__all__ = ["constant", "map_flat_values", "range"]
+__all__ = ["boolean_mask", "constant", "map_flat_values", "range", "stack"]
 
 from tapeshim._src import strings_table  # noqa: E402, F401  (registers the op-table rows)

@@ -10,9 +10,21 @@ from tapeshim._src.sparse import (
     to_dense,
     to_indicator,
 )
+from tapeshim._src.sparse_ops import (
+    concat,
+    expand_dims,
+    eye,
+    fill_empty_rows,
+    reduce_max,
+    reshape,
+    retain,
+    slice,  # noqa: A004
+    transpose,
+)
 
 __all__ = [
-    "SparseTensor", "add", "from_dense", "reduce_sum", "reorder", "sparse_dense_matmul", "to_dense", "to_indicator",
+    "SparseTensor", "add", "concat", "expand_dims", "eye", "fill_empty_rows", "from_dense", "reduce_max", "reduce_sum",
+    "reorder", "reshape", "retain", "slice", "sparse_dense_matmul", "to_dense", "to_indicator", "transpose",
 ]
 
 from tapeshim._src import strings_table  # noqa: E402, F401  (registers the op-table rows)

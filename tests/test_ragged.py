@@ -114,3 +114,30 @@ def test_gradient_through_ragged_values():
 
 def test_namespaces():
     assert not hasattr(real_tf.ragged, "RaggedTensor") and not hasattr(tapeshim.ragged, "RaggedTensor")
+
+
+MORE = {
+    "to_sparse": lambda tf: (lambda s: (s.indices, s.values, s.dense_shape))(_c(tf, [[1, 2], [3]]).to_sparse()),
+    "to_sparse_rank3": lambda tf: (lambda s: (s.indices, s.values, s.dense_shape))(
+        _c(tf, [[[1, 2]], [[3], [4, 5]]]).to_sparse()),
+    "to_sparse_inner": lambda tf: (lambda s: (s.indices, s.values, s.dense_shape))(
+        _c(tf, [[[1, 2]], [[3, 4], [5, 6]]], ragged_rank=1).to_sparse()),
+    "from_sparse": lambda tf: _r(tf.RaggedTensor.from_sparse(
+        tf.sparse.SparseTensor([[0, 0], [0, 1], [2, 0]], [1, 2, 3], [3, 4]))),
+    "merge_dims_01": lambda tf: _r(_c(tf, [[[1, 2]], [[3], [4]]]).merge_dims(0, 1)),
+    "merge_dims_all": lambda tf: _r(_c(tf, [[[1, 2]], [[3], [4]]]).merge_dims(0, -1)),
+    "merge_dims_12": lambda tf: _r(_c(tf, [[[1, 2]], [[3], [4]]]).merge_dims(1, 2)),
+    "merge_dims_uniform_inner": lambda tf: _r(_c(tf, [[[1, 2]], [[3, 4], [5, 6]]], ragged_rank=1).merge_dims(1, 2)),
+    "stack": lambda tf: _r(tf.ragged.stack([_c(tf, [[1, 2], [3]]), _c(tf, [[4]])])),
+    "stack_dense": lambda tf: _r(tf.ragged.stack([tf.constant([[1, 2]]), tf.constant([[3, 4], [5, 6]])])),
+    "stack_strings": lambda tf: _r(tf.ragged.stack([_c(tf, [["a"], []]), _c(tf, [["b", "c"]])])),
+    "boolean_mask": lambda tf: _r(tf.ragged.boolean_mask(tf.constant([[1, 2], [3, 4]]),
+                                                         tf.constant([[True, False], [True, True]]))),
+    "boolean_mask_rank1": lambda tf: _r(tf.ragged.boolean_mask(tf.constant([1, 2, 3]), [True, False, True])),
+    "boolean_mask_strings": lambda tf: _r(tf.ragged.boolean_mask(tf.constant([["a", "b"]]), [[False, True]])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_ragged_more(name):
+    check(MORE[name])

@@ -274,6 +274,75 @@ class RaggedTensor:
             return RaggedTensor(self._values.with_flat_values(new_values), self._row_splits)
         return RaggedTensor(convert_to_tensor(new_values), self._row_splits)
 
+    @classmethod
+    def from_sparse(cls, st_input: Any, name: str | None = None,
+                    row_splits_dtype: Any = dtypes.int64) -> "RaggedTensor":
+        """The rows of a 2-D SparseTensor in row-major order (each row's values in order), as TF's."""
+        indices = np.asarray(st_input.indices.numpy(), np.int64)
+        shape = np.asarray(st_input.dense_shape.numpy(), np.int64)
+        if shape.size != 2:
+            raise ValueError(f"rank(st_input) must be 2. Received: {shape.size}")
+        keys = [tuple(r) for r in indices]
+        if any(a >= b for a, b in zip(keys, keys[1:])):
+            raise _invalid("SparseTensor is not right-ordered")
+        lengths = np.bincount(indices[:, 0], minlength=int(shape[0])) if indices.shape[0] else np.zeros(
+            int(shape[0]), np.int64)
+        splits = np.concatenate([[0], np.cumsum(lengths)]).astype(dtypes.as_dtype(row_splits_dtype).as_numpy_dtype)
+        return cls(st_input.values, constant(splits))
+
+    def to_sparse(self, name: str | None = None) -> Any:
+        """The SparseTensor of the present values (indices in row-major order), as TF's."""
+        from tapeshim._src.ops import array_ops
+        from tapeshim._src.sparse import SparseTensor
+
+        flat = self.flat_values
+        coords = self._dense_coordinates()
+        inner = [int(d) for d in flat.shape[1:]]
+        count = int(np.prod(inner)) if inner else 1
+        if inner:
+            within = np.stack(np.unravel_index(np.arange(count), inner), axis=1)
+            coords = np.concatenate([np.repeat(coords, count, axis=0), np.tile(within, (coords.shape[0], 1))],
+                                    axis=1)
+            values = host_tensor(_host(flat).reshape(-1), flat.dtype) if flat.dtype is dtypes.string else (
+                array_ops.reshape(flat, [-1]))
+        else:
+            values = flat
+        shape = np.asarray(self.bounding_shape(out_type=dtypes.int64).numpy(), np.int64)
+        return SparseTensor(constant(coords.astype(np.int64).reshape(-1, shape.size)), values, constant(shape))
+
+    def merge_dims(self, outer_axis: int, inner_axis: int) -> Any:
+        """Merges dimensions `outer_axis..inner_axis` into one, as TF's (a dense Tensor when none stay ragged)."""
+        from tapeshim._src.ops import array_ops
+
+        rank = self.ndim
+        outer, inner = outer_axis % rank, inner_axis % rank
+        if outer > inner:
+            raise ValueError(f"Expected outer_axis ({outer_axis}) to be less than or equal to inner_axis "
+                             f"({inner_axis})")
+        if outer == inner:
+            return self
+        if outer > 1:
+            values = self._values
+            merged = values.merge_dims(outer - 1, inner - 1) if isinstance(values, RaggedTensor) else (
+                _merge_dense(values, outer - 1, inner - 1, array_ops))
+            return self.with_values(merged)
+        if outer == 1:  # each row's boundaries, mapped through the merged levels
+            splits, node = self._splits, self._values
+            for _ in range(inner - 1):
+                if isinstance(node, RaggedTensor):
+                    splits, node = node._splits[splits], node._values
+                else:
+                    splits = splits * int(node.shape[1])
+                    node = _merge_dense(node, 0, 1, array_ops)
+            merged = self._values.merge_dims(0, inner - 1) if isinstance(self._values, RaggedTensor) else (
+                _merge_dense(self._values, 0, inner - 1, array_ops))
+            return RaggedTensor(merged, constant(splits.astype(self._row_splits.dtype.as_numpy_dtype)))
+        result: Any = self._values
+        for _ in range(inner - 1):
+            result = result.merge_dims(0, 1) if isinstance(result, RaggedTensor) else _merge_dense(
+                result, 0, 1, array_ops)
+        return result
+
     # -- conversion ---------------------------------------------------------
     def to_list(self) -> list:
         """The rows as nested Python lists (bytes for strings)."""
@@ -443,6 +512,14 @@ class RaggedTensor:
 
     def __neg__(self) -> "RaggedTensor":
         return self.with_flat_values(-self.flat_values)
+
+
+def _merge_dense(tensor: Tensor, outer: int, inner: int, array_ops: Any) -> Tensor:
+    shape = list(tensor.shape)
+    merged = shape[:outer] + [int(np.prod(shape[outer:inner + 1]))] + shape[inner + 1:]
+    if tensor.dtype is dtypes.string:
+        return host_tensor(_host(tensor).reshape(merged), dtypes.string)
+    return array_ops.reshape(tensor, merged)
 
 
 def _slice_rows(values: Any, start: int, stop: int) -> Any:

@@ -96,3 +96,69 @@ def ragged_range(starts: Any, limits: Any = None, deltas: Any = 1, dtype: Any = 
     splits = np.concatenate([[0], np.cumsum([len(r) for r in rows], dtype=np.int64)])
     return RaggedTensor(dense_constant(flat.astype(out_dtype.as_numpy_dtype)),
                         dense_constant(splits.astype(dtypes.as_dtype(row_splits_dtype).as_numpy_dtype)))
+
+
+def _as_ragged(value: Any, ragged_rank: int) -> RaggedTensor:
+    """A RaggedTensor (a dense tensor becomes one with uniform rows)."""
+    if isinstance(value, RaggedTensor):
+        return value
+    tensor = convert_to_tensor(value)
+    if tensor.ndim < 2:
+        raise ValueError("tf.ragged.stack needs inputs of rank >= 1 to stack into rank >= 2")
+    return RaggedTensor.from_tensor(tensor)
+
+
+def _concat_rows(parts: list) -> Any:
+    """Concatenates ragged tensors (or dense tensors) along their rows (axis 0)."""
+    from tapeshim._src.ops import array_ops
+    from tapeshim._src.strings_tensor import host_tensor
+
+    if not isinstance(parts[0], RaggedTensor):
+        if parts[0].dtype is dtypes.string:
+            return host_tensor(np.concatenate([np.asarray(p._value) for p in parts]), dtypes.string)
+        return array_ops.concat(parts, 0)
+    if any(not isinstance(p, RaggedTensor) or p.ragged_rank != parts[0].ragged_rank for p in parts):
+        raise ValueError("tapeshim's tf.ragged.stack takes inputs of one ragged rank")
+    splits, offset = [np.zeros(1, np.int64)], 0
+    for p in parts:
+        splits.append(p._splits[1:] + offset)
+        offset += int(p._splits[-1])
+    dtype = parts[0].row_splits.dtype.as_numpy_dtype
+    return RaggedTensor(_concat_rows([p.values for p in parts]), dense_constant(np.concatenate(splits).astype(dtype)))
+
+
+def stack(values: Any, axis: int = 0, name: str | None = None) -> RaggedTensor:
+    """Stacks ragged (or dense) tensors into a ragged tensor of one more dimension (`axis=0`), as TF's."""
+    if int(axis) != 0:
+        raise NotImplementedError("tapeshim's tf.ragged.stack supports axis=0 only")
+    parts = [_as_ragged(v, 1) for v in values]
+    counts = [p.nrows_int() for p in parts]
+    splits = np.concatenate([[0], np.cumsum(counts)]).astype(parts[0].row_splits.dtype.as_numpy_dtype)
+    return RaggedTensor(_concat_rows(parts), dense_constant(splits))
+
+
+def boolean_mask(data: Any, mask: Any, name: str | None = None) -> Any:
+    """The elements of `data` where `mask` is True, rows kept ragged, as `tf.ragged.boolean_mask`.
+
+    Supports a dense `data` with a rank-1 or rank-2 `mask`.
+    """
+    from tapeshim._src.ops import array_ops, manip_ops
+
+    tensor = convert_to_tensor(data)
+    keep = np.asarray(convert_to_tensor(mask, dtype=dtypes.bool_).numpy())
+    if keep.ndim == 1:
+        return manip_ops.boolean_mask(tensor, dense_constant(keep))
+    if keep.ndim != 2 or tuple(tensor.shape[:2]) != keep.shape:
+        raise ValueError("tapeshim's tf.ragged.boolean_mask takes a rank-1 or rank-2 mask matching data's shape")
+    rows, cols = np.nonzero(keep)
+    flat = array_ops.reshape(tensor, [-1, *tensor.shape[2:]]) if tensor.dtype is not dtypes.string else None
+    positions = dense_constant((rows * keep.shape[1] + cols).astype(np.int64))
+    if flat is None:
+        from tapeshim._src.strings_tensor import host_tensor
+
+        host = np.asarray(tensor._value).reshape(-1, *tensor.shape[2:])
+        values = host_tensor(host[np.asarray(positions.numpy())], dtypes.string)
+    else:
+        values = array_ops.gather(flat, positions)
+    lengths = keep.sum(axis=1).astype(np.int64)
+    return RaggedTensor(values, dense_constant(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)))

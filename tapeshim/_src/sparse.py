@@ -242,15 +242,21 @@ def add(a: Any, b: Any, threshold: Any = 0, name: str | None = None) -> Any:
         if a.dtype != b.dtype:
             raise TypeError(f"Input 'b_values' of 'SparseAdd' Op has type {b.dtype.name} that does not match type "
                             f"{a.dtype.name} of argument 'a_values'.")
+        from tapeshim._src.ops import array_ops, manip_ops
+
         keys = [tuple(r) for r in np.concatenate([a._index_host, b._index_host])]
         unique = sorted(set(keys))
         position = {k: i for i, k in enumerate(unique)}
-        values = np.zeros(len(unique), dtype=a.dtype.as_numpy_dtype)
-        for k, v in zip(keys, np.concatenate([_host(a._values), _host(b._values)])):
-            values[position[k]] += v
-        keep = np.abs(values) >= np.asarray(threshold) if unique else np.zeros(0, bool)
+        slots = np.asarray([position[k] for k in keys], np.int64).reshape(-1, 1)
+        count = len(unique)
+        n_a = a._index_host.shape[0]
+        sums = math_ops.add(manip_ops.scatter_nd(constant(slots[:n_a]), a._values, [count]),
+                            manip_ops.scatter_nd(constant(slots[n_a:]), b._values, [count]))
+        host_sums = np.asarray(sums.numpy())
+        keep = np.abs(host_sums) >= np.asarray(threshold) if unique else np.zeros(0, bool)
         indices = np.asarray(unique, np.int64).reshape(-1, a._shape_host.size)[keep]
-        return SparseTensor(constant(indices), constant(values[keep]), a._dense_shape)
+        values = array_ops.gather(sums, constant(np.nonzero(keep)[0].astype(np.int64)))
+        return SparseTensor(constant(indices), values, a._dense_shape)
     if isinstance(a, SparseTensor):
         return math_ops.add(to_dense(reorder(a)), b)
     if isinstance(b, SparseTensor):

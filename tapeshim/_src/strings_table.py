@@ -6,7 +6,7 @@ namespaces; `export` returns each function unchanged.
 
 from __future__ import annotations
 
-from tapeshim._src import ragged, ragged_ops, sparse, strings_convert, strings_hash, strings_ops
+from tapeshim._src import ragged, ragged_ops, sparse, sparse_ops, strings_convert, strings_hash, strings_ops
 from tapeshim._src.ops.table import NUMERIC, export
 
 _STRING = "string"
@@ -53,3 +53,14 @@ export("ragged.constant", gradient="-", dtypes="all")(ragged_ops.constant)
 export("ragged.range", gradient="-", dtypes="floating, integer")(ragged_ops.ragged_range)
 export("ragged.map_flat_values", gradient="jax", dtypes="all",
        note="maps the flat values with tapeshim ops (gradients flow)")(ragged.map_flat_values)
+for _path, _fn, _gradient in (
+    ("sparse.reshape", sparse_ops.reshape, "jax"), ("sparse.concat", sparse_ops.concat, "jax"),
+    ("sparse.slice", sparse_ops.slice, "jax"), ("sparse.expand_dims", sparse_ops.expand_dims, "jax"),
+    ("sparse.retain", sparse_ops.retain, "jax"), ("sparse.transpose", sparse_ops.transpose, "jax"),
+    ("sparse.fill_empty_rows", sparse_ops.fill_empty_rows, "jax"), ("sparse.reduce_max", sparse_ops.reduce_max, "jax"),
+    ("sparse.eye", sparse_ops.eye, "-"),
+):
+    export(_path, gradient=_gradient, dtypes="all", note="index arithmetic on the host; values gathered")(_fn)
+export("ragged.stack", gradient="jax", dtypes="all", note="axis=0")(ragged_ops.stack)
+export("ragged.boolean_mask", gradient="jax", dtypes="all", note="dense data, rank-1 or rank-2 mask")(
+    ragged_ops.boolean_mask)

@@ -1,0 +1,219 @@
+"""More `tf.sparse` ops: reshape, concat, slice, expand_dims, retain, transpose, fill_empty_rows, reduce_max, eye.
+
+The index arithmetic runs on the host (numpy); values are selected with
+tapeshim's `gather` (strings on the host), so gradients reach numeric values.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from tapeshim._src import dtypes, errors, registry
+from tapeshim._src.ops.common import gradient_not_registered
+from tapeshim._src.sparse import SparseTensor, _check_bounds, _host, _sparse
+from tapeshim._src.strings_tensor import host_tensor
+from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+
+_NO_GRADIENT_MAX = registry.OpDef(
+    "SparseReduceMax", lambda x: gradient_not_registered("SparseReduceMax")(x), True)
+
+
+def _take(values: Tensor, positions: np.ndarray) -> Tensor:
+    """`values[positions]`: a tapeshim gather for numbers (differentiable), numpy for strings."""
+    from tapeshim._src.ops import array_ops
+
+    positions = np.asarray(positions, np.int64).reshape(-1)
+    if values.dtype is dtypes.string:
+        return host_tensor(_host(values)[positions], dtypes.string)
+    return array_ops.gather(values, constant(positions))
+
+
+def _make(indices: np.ndarray, values: Tensor, shape: Sequence[int]) -> SparseTensor:
+    rank = len(shape)
+    return SparseTensor(constant(np.asarray(indices, np.int64).reshape(-1, rank)), values,
+                        constant(np.asarray(shape, np.int64)))
+
+
+def _row_major(indices: np.ndarray) -> np.ndarray:
+    return np.lexsort(indices.T[::-1]) if indices.shape[0] else np.zeros(0, np.int64)
+
+
+def reshape(sp_input: SparseTensor, shape: Any, name: str | None = None) -> SparseTensor:
+    """The same values in a sparse tensor of a new dense shape (one -1 allowed), as `tf.sparse.reshape`.
+
+    Raises:
+      InvalidArgumentError: if the number of dense elements differs.
+    """
+    sp = _sparse(sp_input, "sp_input")
+    old = [int(d) for d in sp._shape_host]
+    new = [int(d) for d in np.asarray(convert_to_tensor(shape, dtype_hint=dtypes.int64).numpy()).reshape(-1)]
+    total = int(np.prod(old)) if old else 1
+    if new.count(-1) > 1:
+        raise errors.invalid_argument("only one output dimension may be -1, not both 0 and 1", "SparseReshape")
+    if -1 in new:
+        known = int(np.prod([d for d in new if d != -1])) if len(new) > 1 else 1
+        new[new.index(-1)] = total // known if known else 0
+    if int(np.prod(new)) != total:
+        raise errors.invalid_argument(
+            f"Input to reshape is a tensor with {total} dense values, but the requested shape has "
+            f"{int(np.prod(new))}. input_shape=[{','.join(map(str, old))}] output_shape=[{','.join(map(str, new))}]",
+            "SparseReshape")
+    if sp._index_host.shape[0]:
+        flat = np.ravel_multi_index(tuple(sp._index_host.T), old) if old else np.zeros(sp._index_host.shape[0], int)
+        indices = np.stack(np.unravel_index(flat, new), axis=1) if new else np.zeros((flat.size, 0), np.int64)
+    else:
+        indices = np.zeros((0, len(new)), np.int64)
+    return _make(indices, sp.values, new)
+
+
+def concat(axis: int, sp_inputs: Sequence[SparseTensor], expand_nonconcat_dims: bool = False,
+           name: str | None = None) -> SparseTensor:
+    """Concatenates sparse tensors along `axis` (row-major ordered result), as `tf.sparse.concat`.
+
+    Raises:
+      InvalidArgumentError: if the other dimensions differ (without `expand_nonconcat_dims`).
+    """
+    from tapeshim._src.ops import array_ops, math_ops
+
+    parts = [_sparse(sp, "sp_inputs") for sp in sp_inputs]
+    rank = parts[0].ndim
+    axis = int(axis) % rank
+    shapes = [p._shape_host for p in parts]
+    if expand_nonconcat_dims:
+        bound = np.max(np.stack(shapes), axis=0)
+    else:
+        bound = shapes[0]
+        for position, shape in enumerate(shapes[1:], start=1):
+            for d in range(rank):
+                if d != axis and shape[d] != bound[d]:
+                    raise errors.invalid_argument(
+                        f"Input shapes must match: expected {bound[d]} for dimension {d} but got {shape[d]} at "
+                        f"position {position}", "SparseConcat")
+    offset, blocks = 0, []
+    for p in parts:
+        idx = p._index_host.copy()
+        idx[:, axis] += offset
+        offset += int(p._shape_host[axis])
+        blocks.append(idx)
+    indices = np.concatenate(blocks) if blocks else np.zeros((0, rank), np.int64)
+    if parts[0].dtype is dtypes.string:
+        values = host_tensor(np.concatenate([_host(p.values) for p in parts]), dtypes.string)
+    else:  # TF's SparseConcat passes no gradient to the values
+        values = math_ops.stop_gradient(array_ops.concat([p.values for p in parts], 0))
+    order = _row_major(indices)
+    shape = [int(d) for d in bound]
+    shape[axis] = offset
+    return _make(indices[order], _take(values, order), shape)
+
+
+def slice(sp_input: SparseTensor, start: Any, size: Any, name: str | None = None) -> SparseTensor:  # noqa: A001
+    """The entries inside `[start, start + size)`, shifted to start at 0, as `tf.sparse.slice`."""
+    sp = _sparse(sp_input, "sp_input")
+    begin = np.asarray(convert_to_tensor(start, dtype_hint=dtypes.int64).numpy(), np.int64).reshape(-1)
+    extent = np.asarray(convert_to_tensor(size, dtype_hint=dtypes.int64).numpy(), np.int64).reshape(-1)
+    stop = np.minimum(begin + extent, sp._shape_host)
+    idx = sp._index_host
+    keep = np.all((idx >= begin) & (idx < stop), axis=1) if idx.shape[0] else np.zeros(0, bool)
+    positions = np.nonzero(keep)[0]
+    shape = np.maximum(stop - begin, 0)
+    return _make(idx[positions] - begin, _take(sp.values, positions), [int(d) for d in shape])
+
+
+def expand_dims(sp_input: SparseTensor, axis: int | None = None, name: str | None = None) -> SparseTensor:
+    """A size-1 dimension inserted at `axis`, as `tf.sparse.expand_dims`."""
+    sp = _sparse(sp_input, "sp_input")
+    rank = sp.ndim
+    axis = -1 if axis is None else int(axis)
+    if not -rank - 1 <= axis <= rank:
+        raise errors.invalid_argument(f"Axis {axis} must be in range [{-rank - 1}, {rank}]", "ExpandDims")
+    axis %= rank + 1
+    idx = np.insert(sp._index_host, axis, 0, axis=1)
+    shape = [int(d) for d in sp._shape_host]
+    shape.insert(axis, 1)
+    return _make(idx, sp.values, shape)
+
+
+def retain(sp_input: SparseTensor, to_retain: Any) -> SparseTensor:
+    """The entries where the bool vector `to_retain` is True, as `tf.sparse.retain`.
+
+    Raises:
+      ValueError: if `to_retain` is not a vector as long as the values.
+    """
+    sp = _sparse(sp_input, "sp_input")
+    mask = np.asarray(convert_to_tensor(to_retain, dtype_hint=dtypes.bool_).numpy())
+    if mask.ndim != 1 or mask.shape[0] != sp._index_host.shape[0]:
+        raise ValueError(f"Shapes must be equal rank, but are 1 and {mask.ndim}" if mask.ndim != 1 else
+                         f"Dimensions {mask.shape[0]} and {sp._index_host.shape[0]} are not compatible")
+    positions = np.nonzero(mask.astype(bool))[0]
+    return _make(sp._index_host[positions], _take(sp.values, positions), [int(d) for d in sp._shape_host])
+
+
+def transpose(sp_input: SparseTensor, perm: Any = None, name: str | None = None) -> SparseTensor:
+    """The sparse tensor with permuted dimensions (reversed when `perm` is None), reordered, as TF's."""
+    sp = _sparse(sp_input, "sp_input")
+    rank = sp.ndim
+    order_dims = list(range(rank))[::-1] if perm is None else [
+        int(p) for p in np.asarray(convert_to_tensor(perm).numpy()).reshape(-1)]
+    if sorted(order_dims) != list(range(rank)):
+        raise errors.invalid_argument(f"perm must be a permutation of [0, {rank}), got {order_dims}", "Transpose")
+    idx = sp._index_host[:, order_dims]
+    order = _row_major(idx)
+    return _make(idx[order], _take(sp.values, order), [int(sp._shape_host[d]) for d in order_dims])
+
+
+def fill_empty_rows(sp_input: SparseTensor, default_value: Any, name: str | None = None) -> tuple:
+    """`(filled, empty_row_indicator)`: every empty row gets `default_value` at column 0, as TF's."""
+    from tapeshim._src.ops import array_ops
+
+    sp = _sparse(sp_input, "sp_input")
+    _check_bounds(sp, "SparseFillEmptyRows")
+    rows = int(sp._shape_host[0])
+    idx = sp._index_host
+    empty = np.ones(rows, bool)
+    empty[idx[:, 0]] = False
+    missing = np.nonzero(empty)[0]
+    extra = np.zeros((missing.size, idx.shape[1]), np.int64)
+    extra[:, 0] = missing
+    default = convert_to_tensor(default_value, dtype=sp.dtype)
+    if sp.dtype is dtypes.string:
+        values = host_tensor(np.concatenate([_host(sp.values), np.full(missing.size, _host(default), object)]),
+                             dtypes.string)
+    else:
+        values = array_ops.concat([sp.values, array_ops.fill([int(missing.size)], default)], 0)
+    indices = np.concatenate([idx, extra])
+    order = np.argsort(indices[:, 0], kind="stable")
+    filled = _make(indices[order], _take(values, order), [int(d) for d in sp._shape_host])
+    return filled, constant(empty)
+
+
+def reduce_max(sp_input: SparseTensor, axis: Any = None, keepdims: Any = None, output_is_sparse: bool = False,
+               name: str | None = None) -> Any:
+    """The maximum of the *present* values over `axis` (0 where none), as `tf.sparse.reduce_max`."""
+    from tapeshim._src.ops import math_ops
+    from tapeshim._src.sparse import from_dense, reorder, to_dense
+
+    sp = _sparse(sp_input, "sp_input")
+    if sp.dtype is not dtypes.string:  # TF registers no gradient for SparseReduceMax
+        sp = sp.with_values(registry.apply(_NO_GRADIENT_MAX, (sp.values,))[0])
+    lowest = -np.inf if sp.dtype.is_floating else np.iinfo(sp.dtype.as_numpy_dtype).min
+    dense = to_dense(reorder(sp), default_value=lowest)
+    result = math_ops.reduce_max(dense, axis=axis, keepdims=bool(keepdims))
+    present = to_dense(reorder(SparseTensor(sp.indices, constant(np.ones(sp._index_host.shape[0], bool)),
+                                            sp.dense_shape)), default_value=False)
+    any_present = math_ops.reduce_any(present, axis=axis, keepdims=bool(keepdims))
+    from tapeshim._src.ops import array_ops
+
+    result = array_ops.where(any_present, result, array_ops.zeros_like(result))
+    return from_dense(result) if output_is_sparse else result
+
+
+def eye(num_rows: int, num_columns: int | None = None, dtype: Any = dtypes.float32,
+        name: str | None = None) -> SparseTensor:
+    """A sparse identity matrix, as `tf.sparse.eye`."""
+    rows = int(num_rows)
+    cols = rows if num_columns is None else int(num_columns)
+    diag = np.arange(min(rows, cols), dtype=np.int64)
+    target = dtypes.as_dtype(dtype)
+    return _make(np.stack([diag, diag], axis=1), constant(np.ones(diag.size, target.as_numpy_dtype)), [rows, cols])

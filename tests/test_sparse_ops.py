@@ -1,0 +1,119 @@
+"""tf.sparse reshape/concat/slice/expand_dims/retain/transpose/fill_empty_rows/reduce_max/eye against TF."""
+
+import pytest
+
+from oracle import check, check_raises
+
+
+def _s(x):
+    if isinstance(x, tuple):
+        return tuple(_s(v) for v in x)
+    if hasattr(x, "dense_shape"):
+        return (x.indices, x.values, x.dense_shape)
+    return x
+
+
+def _a(tf):
+    return tf.sparse.SparseTensor([[0, 1], [1, 0]], [1.0, 2.0], [2, 3])
+
+
+def _b(tf):
+    return tf.sparse.SparseTensor([[0, 0], [1, 2]], [3.0, 4.0], [2, 3])
+
+
+CASES = {
+    "concat_axis1": lambda tf: _s(tf.sparse.concat(1, [_a(tf), _b(tf)])),
+    "concat_axis0": lambda tf: _s(tf.sparse.concat(0, [_a(tf), _b(tf)])),
+    "concat_expand": lambda tf: _s(tf.sparse.concat(
+        1, [_a(tf), tf.sparse.SparseTensor([[2, 0]], [5.0], [3, 1])], expand_nonconcat_dims=True)),
+    "concat_strings": lambda tf: _s(tf.sparse.concat(
+        0, [tf.sparse.SparseTensor([[0, 1]], ["a"], [1, 2]), tf.sparse.SparseTensor([[0, 0]], ["b"], [1, 2])])),
+    "reshape": lambda tf: _s(tf.sparse.reshape(_a(tf), [3, 2])),
+    "reshape_minus_one": lambda tf: _s(tf.sparse.reshape(_a(tf), [-1])),
+    "reshape_3d": lambda tf: _s(tf.sparse.reshape(_a(tf), [1, -1, 2])),
+    "slice": lambda tf: _s(tf.sparse.slice(_a(tf), [0, 1], [2, 5])),
+    "slice_rows": lambda tf: _s(tf.sparse.slice(_b(tf), [1, 0], [1, 3])),
+    "expand_dims": lambda tf: _s(tf.sparse.expand_dims(_a(tf), 1)),
+    "expand_dims_last": lambda tf: _s(tf.sparse.expand_dims(_a(tf), -1)),
+    "retain": lambda tf: _s(tf.sparse.retain(_a(tf), [False, True])),
+    "transpose": lambda tf: _s(tf.sparse.transpose(_a(tf))),
+    "transpose_perm": lambda tf: _s(tf.sparse.transpose(tf.sparse.expand_dims(_a(tf), 0), [2, 0, 1])),
+    "fill_empty_rows": lambda tf: _s(tf.sparse.fill_empty_rows(
+        tf.sparse.SparseTensor([[1, 0], [3, 1]], [1.0, 2.0], [5, 3]), -1.0)),
+    "fill_empty_rows_strings": lambda tf: _s(tf.sparse.fill_empty_rows(
+        tf.sparse.SparseTensor([[1, 0]], ["x"], [2, 3]), "?")),
+    "reduce_max_axis": lambda tf: tf.sparse.reduce_max(tf.sparse.SparseTensor([[1, 0], [1, 1]], [-1.0, -2.0], [3, 2]),
+                                                       axis=1),
+    "reduce_max_int": lambda tf: tf.sparse.reduce_max(tf.sparse.SparseTensor([[1, 0], [1, 1]], [-1, -2], [3, 2]),
+                                                      axis=1),
+    "reduce_max_all": lambda tf: tf.sparse.reduce_max(tf.sparse.SparseTensor([[1, 0], [1, 1]], [-1.0, -2.0], [3, 2])),
+    "reduce_max_keepdims": lambda tf: tf.sparse.reduce_max(_a(tf), axis=0, keepdims=True),
+    "eye": lambda tf: _s(tf.sparse.eye(2)),
+    "eye_rect": lambda tf: _s(tf.sparse.eye(2, 3, dtype=tf.int32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_sparse_ops(name):
+    check(CASES[name])
+
+
+ERRORS = {
+    "reshape_size": lambda tf: tf.sparse.reshape(_a(tf), [4]),
+    "concat_shapes": lambda tf: tf.sparse.concat(1, [_a(tf), tf.sparse.SparseTensor([[0, 0]], [5.0], [3, 1])]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_sparse_ops_errors(name):
+    check_raises(ERRORS[name])
+
+
+def test_gradient_through_slice_transpose():
+    def body(tf):
+        x = tf.Variable([1.0, 2.0])
+        with tf.GradientTape() as tape:
+            s = tf.sparse.SparseTensor([[0, 1], [1, 0]], x * x, [2, 3])
+            t = tf.sparse.transpose(s)
+            dense = tf.sparse.to_dense(tf.sparse.slice(t, [0, 0], [3, 1]))
+            y = tf.reduce_sum(dense * tf.constant([[1.0], [2.0], [3.0]]))
+        return tape.gradient(y, x)
+
+    check(body)
+
+
+GRADIENTS = {
+    "transpose": lambda tf, s: tf.sparse.transpose(s),
+    "slice": lambda tf, s: tf.sparse.slice(s, [0, 0], [2, 2]),
+    "reshape": lambda tf, s: tf.sparse.reshape(s, [-1]),
+    "expand_dims": lambda tf, s: tf.sparse.expand_dims(s, 0),
+    "retain": lambda tf, s: tf.sparse.retain(s, [True, False]),
+    "fill_empty_rows": lambda tf, s: tf.sparse.fill_empty_rows(s, 0.0)[0],
+    "from_dense": lambda tf, s: tf.sparse.from_dense(tf.sparse.to_dense(s)),
+    "add_sparse": lambda tf, s: tf.sparse.add(s, s),
+    "concat_none": lambda tf, s: tf.sparse.concat(0, [s, s]),
+    "reorder": lambda tf, s: tf.sparse.reorder(s),
+    "ragged_to_sparse": lambda tf, s: tf.RaggedTensor.from_row_lengths(s.values, [1, 1]).to_sparse(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADIENTS))
+def test_value_gradients(name):
+    def body(tf):
+        x = tf.Variable([1.0, 2.0])
+        with tf.GradientTape() as tape:
+            s = tf.sparse.SparseTensor([[0, 1], [1, 0]], x * x, [2, 3])
+            y = tf.reduce_sum(GRADIENTS[name](tf, s).values * 3.0)
+        return tape.gradient(y, x)
+
+    check(body)
+
+
+def test_reduce_max_gradient_is_lookup_error():
+    def body(tf):
+        x = tf.Variable([1.0, 2.0])
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(tf.sparse.reduce_max(tf.sparse.SparseTensor([[0, 1], [1, 0]], x, [2, 3]), axis=1))
+        return tape.gradient(y, x)
+
+    check_raises(body)
