@@ -237,3 +237,59 @@ def test_program_of_a_dataset_loop_does_not_grow_with_the_dataset():
     assert shapes.count((1000, 4)) == 2 and not [s for s in shapes if s and s != (1000, 4)]  # the data, stacked
     assert float(f(large)) == float(np.arange(4000).sum() * 3)
     assert len(traces) == 2  # once per trace (one per dataset object), not per element
+
+
+# -- dynamic_size TensorArrays in loops whose trip count is a tensor -------------------------
+def test_dynamic_tensor_array_in_a_tensor_bound_while_loop():
+    def body(tf):
+        @tf.function
+        def f(n, x):
+            ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+            k = tf.constant(0)
+            h = x
+            while k < n:
+                h = tf.tanh(h * 1.5 + tf.cast(k, tf.float32))
+                ta = ta.write(k, h)
+                k += 1
+            out = ta.stack()
+            return out, ta.size(), tf.reduce_sum(out, 0), ta.read(0)
+
+        x = tf.constant([0.1, 0.2])
+        return [f(tf.constant(n), x) for n in (3, 5, 3, 1, 5)], f.experimental_get_tracing_count()
+    check(body)
+
+
+def test_dynamic_tensor_array_gradients_and_elements_written_before_the_loop():
+    def body(tf):
+        @tf.function
+        def f(n, x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+                ta = ta.write(0, x)
+                h = x
+                for i in tf.range(n):
+                    h = h * x + 1.0
+                    ta = ta.write(i + 1, h)
+                stacked = ta.stack()
+                loss = tf.reduce_sum(stacked * stacked) + tf.reduce_sum(ta.read(1))
+            return stacked, loss, tape.gradient(loss, x)
+
+        x = tf.constant([0.5, -0.25])
+        return f(tf.constant(3), x), f(tf.constant(1), x), f(tf.constant(4), x)
+    check(body)
+
+
+def test_dynamic_tensor_array_in_a_tensor_loop_with_tf_print_is_refused():
+    import tapeshim as tf
+
+    @tf.function
+    def f(n):
+        ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+        for i in tf.range(n):
+            tf.print(i)
+            ta = ta.write(i, tf.cast(i, tf.float32))
+        return ta.stack()
+
+    with pytest.raises(NotImplementedError, match="dynamic_size TensorArray"):
+        f(tf.constant(2))

@@ -31,6 +31,15 @@ _PROGRAM_CACHE_SIZE = 256
 _programs: OrderedDict = OrderedDict()
 
 
+class ArrayCapacityMismatch(Exception):
+    """A call's dynamic_size TensorArrays reached other sizes than the trace's capacities (see
+    `autograph/tensor_array.py`); the function runs the call again with a trace for `capacities`."""
+
+    def __init__(self, capacities: tuple) -> None:
+        super().__init__(capacities)
+        self.capacities = capacities
+
+
 class _SharedProgram:
     """A trace's jitted program, shared by traces of the same structure (see `_programs`)."""
 
@@ -166,6 +175,17 @@ class ConcreteFunction:
             self._out_kinds.append(("tensor", len(out_tensors)))
             out_tensors.append(leaf)
         self._result_structure = result
+        self._array_checks = [(ordinal, capacity) for ordinal, _, capacity in trace.dynamic_array_sizes]
+        self.array_capacities = tuple(capacity for _, capacity in sorted(dict(self._array_checks).items()))
+        n_results = len(out_tensors)
+        if self._array_checks:
+            if trace.effects or any(group.branch_pulls for group in trace.host_inputs.groups.values()):
+                raise NotImplementedError(
+                    "tapeshim.function does not support a dynamic_size TensorArray in a loop whose trip count is a "
+                    "tensor together with tf.print or iterator pulls inside loops or branches: the size the array "
+                    "reaches is only known when the function runs, and a call that finds another size runs again.")
+            # The sizes the arrays reach are extra outputs, after the function's own (which `_pack` reads).
+            out_tensors = out_tensors + [size for _, size, _ in trace.dynamic_array_sizes]
         self.written_variables = [arg_variables.get(id(variable), variable) for variable, _ in trace.pending.values()]
         pending_tensors = [tensor for _, tensor in trace.pending.values()]
         roots = out_tensors + pending_tensors + trace.effects
@@ -253,8 +273,8 @@ class ConcreteFunction:
         self.structured_outputs = nest.pack_sequence_as(result, [
             next(out_specs) if kind == "tensor" else None for kind, _ in self._out_kinds])
         self._graph: FuncGraph | None = None
-        self._graph_source = (trace, out_tensors, list(trace.pending.values()), list(trace.effects), plan.leaves,
-                              function._name)
+        self._graph_source = (trace, out_tensors[:n_results], list(trace.pending.values()), list(trace.effects),
+                              plan.leaves, function._name)
         self.key: Any = None  # the function's cache key for this trace (set by the function)
 
     def _general_output_shapes(self, out_tensors: list[Tensor]) -> list[tuple] | None:
@@ -455,13 +475,19 @@ class ConcreteFunction:
                 outputs = registry.record(self._as_node, self._node_key, inputs,
                                           self._out_avals + self._pending_avals, tracking, deps=dependencies)
                 n_out = len(self._out_avals)
+                if self._array_checks:
+                    sizes = list(outputs[n_out - len(self._array_checks):n_out])
+                    replay.force(sizes)
+                    self._check_array_sizes([t._value for t in sizes])
                 if written:
                     replay.force(list(outputs[n_out:]))
                     for variable, tensor in zip(written, outputs[n_out:]):
                         variable._value = tensor._value
                 return self._pack(outputs[:n_out])
         outs, news = self._shared.call([t.value for t in arg_tensors], [v._value for v in variables],
-                                  self._const_values, keys + host_values if host_values else keys)
+                                       self._const_values, keys + host_values if host_values else keys)
+        if self._array_checks:
+            self._check_array_sizes(outs[len(outs) - len(self._array_checks):])
         for variable, value in zip(written, news):
             variable._value = value
         return self._pack([Tensor(v, shape, dtype) for v, (shape, dtype) in zip(outs, self._out_avals)])
@@ -482,6 +508,15 @@ class ConcreteFunction:
         variables = [struct(flat_args[v] if isinstance(v, int) else v) for v in self.read_variables]
         consts = [jax.ShapeDtypeStruct(c.shape, c.dtype) for c in self._const_values]
         return jax.make_jaxpr(self._program)(args, variables, consts, list(self._fed_structs))
+
+    def _check_array_sizes(self, sizes: list) -> None:
+        """Raises `ArrayCapacityMismatch` when a bounded TensorArray reached another size than its capacity."""
+        needed: dict[int, int] = {}
+        for (ordinal, _), size in zip(self._array_checks, sizes):
+            needed[ordinal] = max(needed.get(ordinal, 0), int(size))
+        traced = dict(self._array_checks)
+        if any(needed[ordinal] != traced[ordinal] for ordinal in needed):
+            raise ArrayCapacityMismatch(tuple(needed[ordinal] for ordinal in sorted(needed)))
 
     def _pack(self, tensors: Any) -> Any:
         flat = [None if kind == "python" else tensors[i] for kind, i in self._out_kinds]

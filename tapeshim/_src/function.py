@@ -22,7 +22,7 @@ import numpy as np
 
 from tapeshim._src import autograph, nest
 from tapeshim._src import config as _config
-from tapeshim._src.concrete_function import ConcreteFunction, PolymorphicFunctionType
+from tapeshim._src.concrete_function import ArrayCapacityMismatch, ConcreteFunction, PolymorphicFunctionType
 from tapeshim._src.dataset import Dataset
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.function_retracing import detector_for, function_text
@@ -316,9 +316,30 @@ class Function:
                 self._concrete[key] = variant
                 stats["function_traces"] += 1
             concrete = variant
-        if concrete.host_feed is not None:
-            return self._run_with_host_inputs(concrete, key, flat, args, kwargs)
-        return concrete.run(flat)
+        return self._run(concrete, key, flat, args, kwargs)
+
+    def _run(self, concrete: ConcreteFunction, key: tuple, flat: list, args: tuple, kwargs: dict) -> Any:
+        """Runs a call with `concrete`; a call whose dynamic_size TensorArrays reach other sizes than the
+        trace's capacities runs again with a trace for those sizes (`autograph/tensor_array.py`), which is
+        not a TF retrace."""
+        for _ in range(4):
+            try:
+                if concrete.host_feed is not None:
+                    return self._run_with_host_inputs(concrete, key, flat, args, kwargs)
+                return concrete.run(flat)
+            except ArrayCapacityMismatch as mismatch:
+                base = concrete.key
+                self._concrete.setdefault((base, "array capacities", concrete.array_capacities), concrete)
+                variant_key = (base, "array capacities", mismatch.capacities)
+                variant = self._concrete.get(variant_key)
+                if variant is None:
+                    variant = self._trace(flat, args, kwargs, capacities=mismatch.capacities)
+                    variant.key = base
+                    self._concrete[variant_key] = variant
+                    stats["function_traces"] += 1
+                self._concrete[base] = concrete = variant  # the next call of this signature tries these sizes first
+        raise NotImplementedError("The dynamic_size TensorArrays of this function's loops do not settle on one size "
+                                  "per call; give them a fixed size.")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _thread_state.trace is not None:
@@ -340,9 +361,12 @@ class Function:
                 self._detector.called_without_tracing()
         else:
             self._detector.called_without_tracing()
-        if concrete.host_feed is not None:
-            return self._run_with_host_inputs(concrete, key, flat, args, kwargs)
-        return concrete.run(flat)
+        if concrete.host_feed is None:
+            try:
+                return concrete.run(flat)
+            except ArrayCapacityMismatch:
+                pass  # `_run` traces for the sizes this call reached and runs it again
+        return self._run(concrete, key, flat, args, kwargs)
 
     def _run_with_host_inputs(self, concrete: ConcreteFunction, key: tuple, flat: list, args: tuple,
                               kwargs: dict) -> Any:
@@ -428,7 +452,8 @@ class Function:
                 return f"{self._name} retraced because argument `{name}` changed from {_describe(b)} to {_describe(a)}"
         return f"{self._name} retraced because its arguments changed"
 
-    def _trace(self, flat: list, args: tuple, kwargs: dict, specs: Any = None) -> ConcreteFunction:
+    def _trace(self, flat: list, args: tuple, kwargs: dict, specs: Any = None,
+               capacities: tuple = ()) -> ConcreteFunction:
         """Traces the Python function for these arguments.
 
         As TF, a first trace that created variables (including Keras's, such as an
@@ -436,10 +461,10 @@ class Function:
         Python function runs twice on that first call.
         """
         first = not self._first_trace_done
-        concrete, trace = self._trace_once(flat, args, kwargs, specs)
+        concrete, trace = self._trace_once(flat, args, kwargs, specs, capacities)
         if first and trace.created_variables:
             self._initializing_traces += 1
-            concrete, _ = self._trace_once(flat, args, kwargs, specs)
+            concrete, _ = self._trace_once(flat, args, kwargs, specs, capacities)
         return concrete
 
     def _leaf_names(self, args: tuple, kwargs: dict) -> list[str]:
@@ -460,9 +485,9 @@ class Function:
             self._converted = autograph.convert(self._python_function) if self._autograph else self._python_function
         return self._converted
 
-    def _trace_once(self, flat: list, args: tuple, kwargs: dict,
-                    specs: Any = None) -> tuple[ConcreteFunction, FunctionTrace]:
-        trace = FunctionTrace(allow_variable_creation=not self._first_trace_done)
+    def _trace_once(self, flat: list, args: tuple, kwargs: dict, specs: Any = None,
+                    capacities: tuple = ()) -> tuple[ConcreteFunction, FunctionTrace]:
+        trace = FunctionTrace(allow_variable_creation=not self._first_trace_done, array_capacities=capacities)
         placeholders: dict[int, int] = {}
         traced_flat = []
         names = self._leaf_names(args, kwargs)

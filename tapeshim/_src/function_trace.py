@@ -82,8 +82,13 @@ _EVERYTHING = _Everything()
 class FunctionTrace(Recorder):
     """Records a `tapeshim.function` body: every op, variable reads and assignments."""
 
-    def __init__(self, allow_variable_creation: bool) -> None:
+    def __init__(self, allow_variable_creation: bool, array_capacities: tuple = ()) -> None:
         super().__init__(watch_accessed_variables=False)
+        # `dynamic_size` TensorArrays in loops with a tensor trip count (autograph/tensor_array.py): the
+        # capacities a call found them to need, by ordinal, and the sizes they reach in this trace.
+        self._array_capacities = array_capacities
+        self._arrays_bounded = 0
+        self.dynamic_array_sizes: list[tuple[int, Tensor, int]] = []
         self._tracked = _EVERYTHING
         self._produced = _EVERYTHING
         self._recording = True
@@ -100,6 +105,13 @@ class FunctionTrace(Recorder):
         self.random_leaves: dict[int, Callable[[], jax.Array]] = {}
         self.host_inputs = HostInputs(self)
         self._forcing_allowed = 0
+
+    def dynamic_array_capacity(self, current: int) -> tuple[int, int]:
+        """A new bounded `dynamic_size` TensorArray: its ordinal and capacity (at least `current`)."""
+        ordinal = self._arrays_bounded
+        self._arrays_bounded += 1
+        hint = self._array_capacities[ordinal] if ordinal < len(self._array_capacities) else 0
+        return ordinal, max(current, hint)
 
     def random_key(self, seed: Any) -> Tensor:
         """A placeholder for a random op's key: a fresh key is drawn on every call of the function."""

@@ -263,7 +263,11 @@ def _tensor_loop(test: Callable[..., Any], body: Callable[..., tuple], state: tu
                                      maximum_iterations=maximum_iterations, dynamic_gradient=True)
     result = list(state)
     for i, value in zip(carried, list(final)[n_extra:]):
-        result[i] = templates[i].from_loop_carry(tuple(value)) if i in templates else value
+        if i in templates:
+            result[i] = templates[i].from_loop_carry(tuple(value))
+            result[i].report_size()
+        else:
+            result[i] = value
     return tuple(result)
 
 

@@ -3,9 +3,14 @@
 Outside a tensor loop it holds its elements as a Python list. A converted
 tensor loop (`operators._tensor_loop`) carries it as a fixed buffer
 `[capacity, *element_shape]` and its size: the capacity is the array's `size`,
-or, with `dynamic_size=True`, its current size plus the loop's trip count, which
-must then be static. `stack()` of a carried array returns the whole buffer (rows
-never written are zeros, as TF's for a fixed size).
+or, with `dynamic_size=True`, its current size plus the loop's trip count when
+that is static. In a loop whose trip count is a tensor, a `dynamic_size` array's
+capacity is the size a call of the function found it to reach (the trace's
+`dynamic_array_capacity`, 0 at first): writes past the capacity are dropped and
+the size they reach is an output of the program, and a call that finds another
+size runs again with a program traced for that capacity (`function.py`), so
+`stack()` has exactly as many rows as TF's. `stack()` of a carried array returns
+the whole buffer (rows never written are zeros, as TF's for a fixed size).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class TensorArray:
         self._rows: list | None = [None] * self._capacity  # Python mode
         self._buffer: Tensor | None = None  # loop mode
         self._size: Any = self._capacity
+        self._bounded = -1  # a dynamic array's capacity ordinal in the trace, once bounded by it (see module doc)
 
     @property
     def dtype(self) -> Any:
@@ -68,7 +74,7 @@ class TensorArray:
 
     def write(self, index: Any, value: Any, name: str | None = None) -> "TensorArray":
         """A new array with `value` at `index`."""
-        from tapeshim._src.ops import manip_ops, math_ops
+        from tapeshim._src.ops import array_ops, manip_ops, math_ops
 
         value = convert_to_tensor(value, dtype=self._dtype)
         self._check(value)
@@ -76,7 +82,10 @@ class TensorArray:
         new._element_shape = tuple(value._shape)
         if self._buffer is not None:
             index = math_ops.cast(index, int32)
-            new._buffer = manip_ops.tensor_scatter_nd_update(self._buffer, index[None, None], value[None])
+            if self._bounded >= 0:  # a write past the capacity is dropped (the call runs again, see module doc)
+                new._buffer = array_ops.where(self._row_mask(index), value[None], self._buffer)
+            else:
+                new._buffer = manip_ops.tensor_scatter_nd_update(self._buffer, index[None, None], value[None])
             new._size = math_ops.maximum(self._size, index + 1)
             return new
         if _symbolic(index):  # a loop's first trace learns the element shape (see operators._tensor_loop)
@@ -98,10 +107,23 @@ class TensorArray:
         """The element at `index`."""
         from tapeshim._src.ops import array_ops
 
+        if self._buffer is not None and self._bounded >= 0:  # a row past the capacity reads as zeros
+            from tapeshim._src.ops import math_ops
+
+            mask = self._row_mask(math_ops.cast(index, int32))
+            return math_ops.reduce_sum(array_ops.where(mask, self._buffer, array_ops.zeros_like(self._buffer)), 0)
         if self._buffer is not None:
             return array_ops.gather(self._buffer, index)
         row = self._rows[int(index)]
         return row if row is not None else self._zeros_row()
+
+    def _row_mask(self, index: Tensor) -> Tensor:
+        """`[capacity, 1, ...]` booleans: True at row `index`."""
+        from tapeshim._src.ops import array_ops, math_ops
+
+        capacity = self._buffer._shape[0]
+        rows = array_ops.range(0, capacity, 1, dtype=int32)
+        return array_ops.reshape(math_ops.equal(rows, index), (capacity,) + (1,) * len(self._buffer._shape[1:]))
 
     def _zeros_row(self) -> Tensor:
         from tapeshim._src.ops import array_ops
@@ -145,14 +167,17 @@ class TensorArray:
             raise ValueError("The element shape of a TensorArray written in a tensor loop must be known: pass "
                              "element_shape= or write an element before the loop.")
         capacity = len(self._rows)
+        bounded = -1
         if self._dynamic_size:
-            if steps is None:
-                raise NotImplementedError("tapeshim needs a static trip count (a Python or constant bound) to grow a "
-                                          "dynamic_size TensorArray in a loop; give the TensorArray a fixed size.")
-            capacity += steps
+            if steps is None:  # a tensor trip count: the capacity a call found (see the module doc)
+                bounded, capacity = _thread_state.trace.dynamic_array_capacity(capacity)
+            else:
+                capacity += steps
         rows = [r if r is not None else self._zeros_row() for r in self._rows]
         rows += [self._zeros_row()] * (capacity - len(rows))
+        rows = rows[:capacity]
         buffer = array_ops.stack(rows) if rows else array_ops.zeros((0,) + self._element_shape, self._dtype)
+        self._bounded = bounded
         return buffer, convert_to_tensor(len(self._rows), dtype=int32)
 
     def from_loop_carry(self, carry: tuple) -> "TensorArray":
@@ -162,3 +187,8 @@ class TensorArray:
         new._buffer, new._size = carry
         new._element_shape = tuple(carry[0]._shape[1:])
         return new
+
+    def report_size(self) -> None:
+        """After a tensor loop: a bounded array's size becomes an output the call checks (see module doc)."""
+        if self._bounded >= 0 and self._buffer is not None:
+            _thread_state.trace.dynamic_array_sizes.append((self._bounded, self._size, self._buffer._shape[0]))
