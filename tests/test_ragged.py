@@ -134,6 +134,12 @@ MORE = {
     "boolean_mask": lambda tf: _r(tf.ragged.boolean_mask(tf.constant([[1, 2], [3, 4]]),
                                                          tf.constant([[True, False], [True, True]]))),
     "boolean_mask_rank1": lambda tf: _r(tf.ragged.boolean_mask(tf.constant([1, 2, 3]), [True, False, True])),
+    "inner_slice": lambda tf: _r(_c(tf, [[1, 2, 3], [4], []])[:, 1:]),
+    "inner_slice_negative": lambda tf: _r(_c(tf, [[1, 2, 3], [4], []])[:, -2:]),
+    "inner_slice_rows": lambda tf: _r(_c(tf, [[1, 2, 3], [4], [5, 6]])[1:, :1]),
+    "inner_slice_strings": lambda tf: _r(_c(tf, [["a", "b"], ["c"]])[:, :1]),
+    "inner_slice_rank3": lambda tf: _r(_c(tf, [[[1, 2], [3]], [[4]], [[5], [6, 7], [8]]])[:, 1:]),
+    "inner_slice_uniform": lambda tf: _r(_c(tf, [[[1, 2]], [[3, 4], [5, 6]]], ragged_rank=1)[:, -1:]),
     "boolean_mask_strings": lambda tf: _r(tf.ragged.boolean_mask(tf.constant([["a", "b"]]), [[False, True]])),
 }
 

@@ -459,11 +459,29 @@ class RaggedTensor:
             sub = _slice_rows(self._values, int(splits[0]), int(splits[-1]))
             result = RaggedTensor(sub, constant((splits - splits[0]).astype(self._row_splits.dtype.as_numpy_dtype)))
             if rest:
-                if any(not (isinstance(k, slice) and k == slice(None)) for k in rest[:1]):
+                inner = rest[0]
+                if not isinstance(inner, slice):
                     raise ValueError("Cannot index into an inner ragged dimension.")
+                if inner != slice(None):
+                    result = result._slice_within_rows(inner)
                 return result.with_values(result._values[(slice(None), *rest[1:])] if rest[1:] else result._values)
             return result
         raise TypeError(f"Ragged tensors do not support the index {first!r}")
+
+    def _slice_within_rows(self, key: slice) -> "RaggedTensor":
+        """Each row sliced by `key` (Python slice rules per row), as TF's `rt[:, a:b]`."""
+        if key.step not in (None, 1):
+            raise ValueError("tapeshim's RaggedTensor slicing supports a step of 1 only")
+        picks, lengths = [], []
+        for i in range(self.nrows_int()):
+            start, stop = int(self._splits[i]), int(self._splits[i + 1])
+            a, b, _ = key.indices(stop - start)
+            b = max(a, b)
+            picks.extend(range(start + a, start + b))
+            lengths.append(b - a)
+        splits = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+        values = _gather_rows(self._values, np.asarray(picks, np.int64))
+        return RaggedTensor(values, constant(splits.astype(self._row_splits.dtype.as_numpy_dtype)))
 
     # -- printing -------------------------------------------------------------
     def __repr__(self) -> str:
@@ -512,6 +530,21 @@ class RaggedTensor:
 
     def __neg__(self) -> "RaggedTensor":
         return self.with_flat_values(-self.flat_values)
+
+
+def _gather_rows(values: Any, rows: np.ndarray) -> Any:
+    """The rows `rows` of a tensor (tapeshim's gather; numpy for strings) or of a RaggedTensor."""
+    from tapeshim._src.ops import array_ops
+
+    if isinstance(values, RaggedTensor):
+        starts, stops = values._splits[rows], values._splits[rows + 1]
+        inner = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)] or [np.zeros(0, np.int64)])
+        splits = np.concatenate([[0], np.cumsum(stops - starts)])
+        return RaggedTensor(_gather_rows(values._values, inner.astype(np.int64)),
+                            constant(splits.astype(values._row_splits.dtype.as_numpy_dtype)))
+    if values.dtype is dtypes.string:
+        return host_tensor(_host(values)[rows], dtypes.string)
+    return array_ops.gather(values, constant(rows))
 
 
 def _merge_dense(tensor: Tensor, outer: int, inner: int, array_ops: Any) -> Tensor:
