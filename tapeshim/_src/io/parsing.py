@@ -15,7 +15,6 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.io import wire
-from tapeshim._src.io.example_proto import Example
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor
 from tapeshim._src.tensor import Tensor, constant
 
@@ -52,53 +51,63 @@ def _dtype(config: Any, attr: str) -> Any:
     return dtype
 
 
-def _values(feature: Any, dtype: Any) -> list:
-    """The values of one (validated) Feature message."""
-    kind = feature.WhichOneof("kind")
-    return [] if kind is None else list(getattr(feature, kind).value)
+def _values(feature: Any, dtype: Any) -> Any:
+    """The values of one (validated) feature: a list of bytes or a numpy array."""
+    return feature[1]
 
 
-def _validate(parsed: list, configs: list, single: bool) -> None:
+def _validate(parsed: list, configs: dict, single: bool) -> None:
     """TF's errors for the examples, in TF's order: each example's features as serialized, then missing ones."""
+    info = {}
+    for key, config in configs.items():
+        dtype = dtypes.as_dtype(config.dtype)
+        shape = _shape(config) if not isinstance(config, VarLenFeature) else ()
+        info[key] = (config, _KINDS[dtype.name], shape, int(np.prod(shape)))
+    required = [(key, names[1]) for key, (config, names, _, _) in info.items()
+                if isinstance(config, FixedLenFeature) and config.default_value is None]
     for index, features in enumerate(parsed):
-        where = "" if single else "Name: <unknown>, "
-        at = "." if single else f", Index: {index}."
         for key, feature in features.items():
-            config = configs.get(key)
-            if config is None:
+            found = info.get(key)
+            if found is None:
                 continue
-            dtype = dtypes.as_dtype(config.dtype)
-            expected_kind, expected_name = _KINDS[dtype.name]
-            kind = feature.WhichOneof("kind")
-            if kind is not None and kind != expected_kind:
-                actual = _KIND_NAMES[kind]
-                if isinstance(config, VarLenFeature):
-                    reason = f"Expected type: {expected_name}, Actual type: {actual}"
-                else:
-                    reason = f"Data type: {actual} but expected type: {expected_name}"
-                raise errors.invalid_argument(f"{where}Key: {key}{at}  Data types don't match. {reason}", _OP)
-            count = 0 if kind is None else len(getattr(feature, kind).value)
-            shape = _shape(config) if not isinstance(config, VarLenFeature) else ()
-            size = int(np.prod(shape))
-            if isinstance(config, FixedLenFeature) and count != size:
-                if single:
-                    raise errors.invalid_argument(f"Key: {key}.  Can't parse serialized Example: Some {expected_kind} "
-                                                  "slice was not parsed.", _OP)
-                raise errors.invalid_argument(f"{where}Key: {key}{at}  Number of {expected_name} values != expected.  "
-                                              f"Values size: {count} but output shape: {list(shape)}", _OP)
-            if isinstance(config, FixedLenSequenceFeature) and size and count % size:
-                if single:
-                    raise errors.invalid_argument(f"Error while parsing feature with key {key}: number of elements "
-                                                  f"should be divisible by {size}, found {count} instead", _OP)
-                dims = ",".join(["?"] + [str(d) for d in shape])
-                raise errors.invalid_argument(f"{where}Key: {key}{at}  Number of {expected_name} values is not a "
-                                              f"multiple of stride length. Saw {count} values but output shape is: "
-                                              f"[{dims}]", _OP)
-        for key, config in configs.items():
-            if isinstance(config, FixedLenFeature) and config.default_value is None and key not in features:
-                name = _KINDS[dtypes.as_dtype(config.dtype).name][1]
+            config, (expected_kind, expected_name), shape, size = found
+            kind, count = feature[0], len(feature[1])
+            if kind is not None and kind != expected_kind or (
+                    isinstance(config, FixedLenFeature) and count != size) or (
+                    isinstance(config, FixedLenSequenceFeature) and size and count % size):
+                _raise(key, config, kind, count, expected_kind, expected_name, shape, size, index, single)
+        for key, name in required:
+            if key not in features:
+                where = "" if single else "Name: <unknown>, "
                 raise errors.invalid_argument(f"{where}Feature: {key} (data type: {name}) is required but could "
                                               "not be found.", _OP)
+
+
+def _raise(key: str, config: Any, kind: str | None, count: int, expected_kind: str, expected_name: str,
+           shape: tuple, size: int, index: int, single: bool) -> None:
+    """Raises TF's error for one feature of one example that does not fit its configuration."""
+    where = "" if single else "Name: <unknown>, "
+    at = "." if single else f", Index: {index}."
+    if kind is not None and kind != expected_kind:
+        actual = _KIND_NAMES[kind]
+        if isinstance(config, VarLenFeature):
+            reason = f"Expected type: {expected_name}, Actual type: {actual}"
+        else:
+            reason = f"Data type: {actual} but expected type: {expected_name}"
+        raise errors.invalid_argument(f"{where}Key: {key}{at}  Data types don't match. {reason}", _OP)
+    if isinstance(config, FixedLenFeature):
+        if single:
+            raise errors.invalid_argument(f"Key: {key}.  Can't parse serialized Example: Some {expected_kind} "
+                                          "slice was not parsed.", _OP)
+        raise errors.invalid_argument(f"{where}Key: {key}{at}  Number of {expected_name} values != expected.  "
+                                      f"Values size: {count} but output shape: {list(shape)}", _OP)
+    if single:
+        raise errors.invalid_argument(f"Error while parsing feature with key {key}: number of elements "
+                                      f"should be divisible by {size}, found {count} instead", _OP)
+    dims = ",".join(["?"] + [str(d) for d in shape])
+    raise errors.invalid_argument(f"{where}Key: {key}{at}  Number of {expected_name} values is not a "
+                                  f"multiple of stride length. Saw {count} values but output shape is: "
+                                  f"[{dims}]", _OP)
 
 
 def _array(values: list, dtype: Any) -> np.ndarray:
@@ -133,10 +142,55 @@ def _shape(config: Any) -> tuple:
     return tuple(int(d) for d in (config.shape if config.shape is not None else []))
 
 
-def _decode(serialized: bytes) -> Any:
+_KIND_OF_FIELD = {1: "bytes_list", 2: "float_list", 3: "int64_list"}
+
+
+def _feature(payload: bytes) -> tuple:
+    """(kind, values) of a serialized `Feature`: the last kind set wins, as protobuf's oneof."""
+    kind, values = None, []
+    for number, _, body, _ in wire.fields(payload):
+        if number not in _KIND_OF_FIELD:
+            continue
+        if _KIND_OF_FIELD[number] != kind:
+            kind, values = _KIND_OF_FIELD[number], []
+        parts = []
+        for inner, wire_type, value, _ in wire.fields(body):
+            if inner != 1:
+                continue
+            if number == 1:
+                parts.append(bytes(value))
+            elif number == 2:
+                parts.append(np.frombuffer(value, "<f4") if wire_type == wire.LENGTH
+                             else np.frombuffer(value, "<f4", count=1))
+            else:
+                ints = wire.unpack_varints(value) if wire_type == wire.LENGTH else [value]
+                parts.append(np.asarray(ints, np.uint64).astype(np.int64))
+        if number == 1:
+            values = list(values) + parts
+        else:
+            values = np.concatenate([np.asarray(values, np.float32 if number == 2 else np.int64)] + parts)
+    return kind, values
+
+
+def _decode(serialized: bytes) -> dict:
+    """{key: (kind, values)} of a serialized `Example` (decoded straight from the wire format)."""
     try:
-        return Example.FromString(serialized).features.feature
-    except (wire.DecodeError, ValueError):
+        out: dict = {}
+        for number, _, example_field, _ in wire.fields(serialized):
+            if number != 1:
+                continue
+            for entry_number, _, entry, _ in wire.fields(example_field):
+                if entry_number != 1:
+                    continue
+                key, payload = "", b""
+                for n, _, v, _ in wire.fields(entry):
+                    if n == 1:
+                        key = bytes(v).decode("utf-8", errors="replace")
+                    elif n == 2:
+                        payload = bytes(v)
+                out[key] = _feature(payload)
+        return out
+    except wire.DecodeError:
         raise errors.invalid_argument("Could not parse example input, value: "
                                       f"'{serialized[:64]!r}'", _OP) from None
 
@@ -230,7 +284,8 @@ def _parse(data: np.ndarray, features: dict, single: bool) -> dict:
         maps = [(m[key] if key in m else None) for m in parsed]
         if isinstance(config, VarLenFeature):
             rows = [_values(f, dtype) if f is not None else [] for f in maps]
-            values = _array([v for row in rows for v in row], dtype)
+            values = (_array([v for row in rows for v in row], dtype) if dtype.name == "string" else
+                      np.concatenate([np.asarray(r, dtype.as_numpy_dtype) for r in rows]))
             longest = max((len(r) for r in rows), default=0)
             if single:
                 indices = np.arange(len(rows[0]), dtype=np.int64).reshape(-1, 1)
@@ -240,6 +295,11 @@ def _parse(data: np.ndarray, features: dict, single: bool) -> dict:
                 indices = np.asarray(pairs, np.int64).reshape(-1, 2)
                 out[key] = _sparse(indices, values, [len(rows), longest], dtype)
         elif isinstance(config, FixedLenFeature):
+            shape = _shape(config)
+            if dtype.name != "string" and all(f is not None for f in maps):  # one copy for the whole batch
+                flat = np.concatenate([np.asarray(f[1], dtype.as_numpy_dtype) for f in maps])
+                out[key] = _tensor(flat.reshape(shape if single else (len(maps),) + shape), dtype)
+                continue
             arrays = [_fixed(config, f, dtype) for f in maps]
             out[key] = _tensor(arrays[0] if single else np.stack(arrays), dtype)
         else:
