@@ -97,6 +97,11 @@ CASES = {
     "hash_bucket_fast_matrix": lambda tf: tf.strings.to_hash_bucket_fast([["cat", "dog"]], 7),
     "hash_bucket_fast_lengths": lambda tf: tf.strings.to_hash_bucket_fast(
         [bytes(range(n)) for n in range(0, 140, 7)], 2**40),
+    "hash_bucket": lambda tf: tf.strings.to_hash_bucket(
+        ["", "a", "abcdefg", "abcdefgh", "abcdefghi", LONG, "é"], 2**62),
+    "hash_bucket_strong": lambda tf: tf.strings.to_hash_bucket_strong(
+        ["", "a", "abcdefg", "abcdefgh", "abcdefghi", LONG, "é"], 2**62, [1, 2]),
+    "hash_bucket_strong_key": lambda tf: tf.strings.to_hash_bucket_strong([["cat"], ["dog"]], 10, [-(2**62), 7]),
     "ngrams": lambda tf: tf.strings.ngrams(["a", "b", "c"], 2),
     "ngrams_ragged": lambda tf: _r(tf.strings.ngrams(tf.ragged.constant([["a", "b", "c"], ["d"]]), 2)),
     "ngrams_pad": lambda tf: tf.strings.ngrams(["a", "b", "c"], 2, pad_values=("<s>", "</s>"), padding_width=1),
@@ -125,6 +130,7 @@ ERRORS = {
     "numeric_input_lower": lambda tf: tf.strings.lower(tf.constant([1.5])),
     "join_shapes": lambda tf: tf.strings.join([["a", "b"], ["c", "d", "e"]]),
     "as_string_sci_short": lambda tf: tf.strings.as_string(tf.constant([1.0]), scientific=True, shortest=True),
+    "hash_strong_key_overflow": lambda tf: tf.strings.to_hash_bucket_strong(["a"], 10, [2**63, 7]),
     "hash_zero_buckets": lambda tf: tf.strings.to_hash_bucket_fast(["a"], 0),
 }
 

@@ -1,8 +1,9 @@
-"""`tf.strings.to_hash_bucket_fast`: TF's Fingerprint64 (FarmHash's `farmhashna::Hash64`) modulo the buckets.
+"""TF's string hash buckets: `to_hash_bucket_fast` (FarmHash Fingerprint64), `to_hash_bucket` (TF's Hash64,
+MurmurHash64A with TF's seed) and `to_hash_bucket_strong` (SipHash-2-4 with the given key).
 
-A pure-Python implementation of the published FarmHash Fingerprint64 algorithm
-(MIT licensed, by Geoff Pike), written here from its description; its values
-equal TF's, checked by the tests against real TF.
+Pure-Python implementations of the published algorithms, written here from
+their descriptions; their values equal TF's, checked by the tests against
+real TF.
 """
 
 from __future__ import annotations
@@ -163,3 +164,94 @@ def to_hash_bucket_fast(input: Any, num_buckets: int, name: str | None = None) -
     flat = strings._value.reshape(-1)
     out = np.fromiter((fingerprint64(s) % buckets for s in flat), dtype=np.int64, count=flat.size)
     return constant(out.reshape(strings._value.shape))
+
+
+_MURMUR_M = 0xC6A4A7935BD1E995
+_TF_HASH_SEED = 0xDECAFCAFFE
+
+
+def hash64(s: bytes, seed: int = _TF_HASH_SEED) -> int:
+    """TF's `Hash64` (MurmurHash64A) of `s`, an unsigned 64-bit integer."""
+    n = len(s)
+    h = (seed ^ (n * _MURMUR_M)) & _MASK
+    whole = n - n % 8
+    for at in range(0, whole, 8):
+        k = (_u64(s, at) * _MURMUR_M) & _MASK
+        k ^= k >> 47
+        k = (k * _MURMUR_M) & _MASK
+        h = ((h ^ k) * _MURMUR_M) & _MASK
+    tail = s[whole:]
+    if tail:
+        for i, byte in enumerate(tail):
+            h ^= byte << (8 * i)
+        h = (h * _MURMUR_M) & _MASK
+    h ^= h >> 47
+    h = (h * _MURMUR_M) & _MASK
+    return h ^ (h >> 47)
+
+
+def _rotl(value: int, shift: int) -> int:
+    return ((value << shift) | (value >> (64 - shift))) & _MASK
+
+
+def siphash24(key: tuple[int, int], s: bytes) -> int:
+    """SipHash-2-4 of `s` under the 128-bit key `(k0, k1)` (TF's `StrongKeyedHash`)."""
+    k0, k1 = key[0] & _MASK, key[1] & _MASK
+    v0, v1 = k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D
+    v2, v3 = k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573
+
+    def rounds(v0: int, v1: int, v2: int, v3: int, count: int) -> tuple:
+        for _ in range(count):
+            v0 = (v0 + v1) & _MASK
+            v1 = _rotl(v1, 13) ^ v0
+            v0 = _rotl(v0, 32)
+            v2 = (v2 + v3) & _MASK
+            v3 = _rotl(v3, 16) ^ v2
+            v0 = (v0 + v3) & _MASK
+            v3 = _rotl(v3, 21) ^ v0
+            v2 = (v2 + v1) & _MASK
+            v1 = _rotl(v1, 17) ^ v2
+            v2 = _rotl(v2, 32)
+        return v0, v1, v2, v3
+
+    n = len(s)
+    padded = s + b"\0" * (7 - n % 8) + bytes([n & 0xFF])
+    for at in range(0, len(padded), 8):
+        m = _u64(padded, at)
+        v3 ^= m
+        v0, v1, v2, v3 = rounds(v0, v1, v2, v3, 2)
+        v0 ^= m
+    v2 ^= 0xFF
+    v0, v1, v2, v3 = rounds(v0, v1, v2, v3, 4)
+    return v0 ^ v1 ^ v2 ^ v3
+
+
+def _buckets(input: Any, num_buckets: Any, op: str, hash_fn: Any) -> Tensor:  # noqa: A002
+    from tapeshim._src import errors
+
+    strings = as_string_tensor(input, "input")
+    buckets = int(num_buckets)
+    if buckets < 1:
+        raise errors.invalid_argument(f"Value for attr 'num_buckets' of {buckets} must be at least minimum 1", op)
+    flat = strings._value.reshape(-1)
+    out = np.fromiter((hash_fn(v) % buckets for v in flat), dtype=np.int64, count=flat.size)
+    return constant(out.reshape(strings._value.shape))
+
+
+def to_hash_bucket(string_tensor: Any, num_buckets: int, name: str | None = None) -> Tensor:
+    """Each string's bucket `Hash64(s) % num_buckets` (int64), as `tf.strings.to_hash_bucket`."""
+    return _buckets(string_tensor, num_buckets, "StringToHashBucket", hash64)
+
+
+def to_hash_bucket_strong(input: Any, num_buckets: int, key: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """Each string's bucket `SipHash24(key, s) % num_buckets` (int64), as `tf.strings.to_hash_bucket_strong`.
+
+    Raises:
+      ValueError: if `key` is not two integers.
+    """
+    pair = [int(k) for k in key]
+    if any(not -(2**63) <= k < 2**63 for k in pair):
+        raise OverflowError("int too big to convert")  # TF takes the key as int64s
+    if len(pair) != 2:
+        raise ValueError(f"Key must have size 2, got {len(pair)}.")
+    return _buckets(input, num_buckets, "StringToHashBucketStrong", lambda s: siphash24((pair[0], pair[1]), s))

@@ -37,6 +37,9 @@ for _path, _fn, _dtypes, _note in (
     ("strings.unicode_transcode", strings_convert.unicode_transcode, _STRING, _HOST),
     ("strings.to_hash_bucket_fast", strings_hash.to_hash_bucket_fast, _STRING,
      _HOST + "; FarmHash Fingerprint64, TF's values"),
+    ("strings.to_hash_bucket", strings_hash.to_hash_bucket, _STRING, _HOST + "; TF's Hash64, TF's values"),
+    ("strings.to_hash_bucket_strong", strings_hash.to_hash_bucket_strong, _STRING,
+     _HOST + "; SipHash-2-4, TF's values"),
 ):
     export(_path, gradient="-", dtypes=_dtypes, note=_note)(_fn)
 
