@@ -293,3 +293,60 @@ def test_dynamic_tensor_array_in_a_tensor_loop_with_tf_print_is_refused():
 
     with pytest.raises(NotImplementedError, match="dynamic_size TensorArray"):
         f(tf.constant(2))
+
+
+# -- for x in iterator ------------------------------------------------------------------------
+def test_for_over_an_iterator_argument_reads_what_remains_on_every_call():
+    def body(tf):
+        @tf.function
+        def f(it):
+            total = tf.constant(0.0)
+            n = tf.constant(0)
+            for x in it:
+                total += tf.reduce_sum(x)
+                n += 1
+            return total, n
+
+        ds = tf.data.Dataset.from_tensor_slices(np.arange(10, dtype=np.float32)).batch(4)
+        it = iter(ds)
+        first, second = f(it), f(it)  # the first call reads the iterator to its end
+        partly = iter(ds)
+        next(partly)
+        return first, second, f(partly), f.experimental_get_tracing_count()
+    check(body)
+
+
+def test_for_over_an_iterator_made_in_the_function():
+    def body(tf):
+        ds = tf.data.Dataset.from_tensor_slices(np.arange(10, dtype=np.float32)).batch(4)
+
+        @tf.function
+        def f():
+            it = iter(ds)
+            total = tf.reduce_sum(next(it))
+            for x in it:
+                total += tf.reduce_sum(x) * 2.0
+            return total
+
+        @tf.function
+        def g():
+            total = tf.constant(0.0)
+            for x in iter(ds):
+                total += tf.reduce_sum(x)
+            return total
+
+        return f(), f(), g(), g()
+    check(body)
+
+
+def test_next_after_a_loop_read_the_iterator_to_its_end_raises_tf_error():
+    def body(tf):
+        @tf.function
+        def f(it):
+            total = tf.constant(0)
+            for x in it:
+                total += x
+            return total + next(it)
+
+        return f(iter(tf.data.Dataset.range(3).map(lambda i: tf.cast(i, tf.int32))))
+    check_raises(body)

@@ -56,23 +56,38 @@ class _PullGroup:
         self.failure: errors.OpError | None = None  # what a host callback ran into during this call
 
 
-def dataset_runs(dataset: Any) -> list[tuple[Any, tuple, int, list[jax.Array]]]:
-    """All elements of `dataset`, read on the host, as runs of consecutive elements of the same shapes.
+def dataset_runs(source: Any) -> list[tuple[Any, tuple, int, list[jax.Array]]]:
+    """All elements of a dataset (or an iterator's remaining ones, peeked), read on the host, as runs of
+    consecutive elements of the same shapes.
 
     Returns, per run: its first element (for the structure), the leaves' `(shape,
     dtype)`, the number of elements, and each leaf's values stacked on a new first axis.
     """
     runs: list[list] = []
     with _HostPull():
-        for element in dataset._elements():
+        for element in _remaining(source) if isinstance(source, OwnedIterator) else source._elements():
             leaves = [_computed(t) for t in nest.flatten(element)]
             avals = tuple((tuple(t._shape), t._dtype) for t in leaves)
             if runs and runs[-1][1] == avals:
                 runs[-1][2].append(leaves)
             else:
                 runs.append([element, avals, [leaves]])
+    try:
         return [(first, avals, len(rows), [jnp.stack([row[i]._value for row in rows]) for i in range(len(avals))])
                 for first, avals, rows in runs]
+    except (TypeError, ValueError) as exc:  # elements that are not arrays (strings): iterated while tracing
+        raise NotStackable(str(exc)) from None
+
+
+def _remaining(iterator: OwnedIterator) -> list:
+    elements = []
+    while (element := iterator.peek(len(elements))) is not None:
+        elements.append(element)
+    return elements
+
+
+class NotStackable(Exception):
+    """A dataset whose elements cannot be stacked into arrays (it is iterated while tracing instead)."""
 
 
 def _runs_signature(runs: list) -> tuple:
@@ -86,7 +101,9 @@ class HostInputs:
         self._trace = trace
         self.groups: dict[int, _PullGroup] = {}
         self.feed_of: dict[int, tuple[int, int, int]] = {}  # placeholder tid -> (iterator id, pull, leaf or -1)
-        self.datasets: list[tuple[Any, tuple]] = []  # datasets read whole by loops: (dataset, runs' signature)
+        # Datasets (and iterators' remaining elements) read whole by loops: (source, runs' signature).
+        self.datasets: list[tuple[Any, tuple]] = []
+        self.read_iterators: set[int] = set()  # iterators a loop read to their end in this trace
         self.dataset_feed_of: dict[int, tuple[int, int, int]] = {}  # placeholder tid -> (dataset, run, leaf)
 
     def read_dataset(self, dataset: Any) -> list[tuple[Any, int, list[Tensor]]]:
@@ -96,6 +113,8 @@ class HostInputs:
         body sees `nest.pack_sequence_as(first, [leaf[i] for leaf in leaves])`.
         """
         runs = dataset_runs(dataset)
+        if isinstance(dataset, OwnedIterator):
+            self.read_iterators.add(id(dataset))
         index = len(self.datasets)
         self.datasets.append((dataset, _runs_signature(runs)))
         result = []
@@ -110,6 +129,10 @@ class HostInputs:
 
     def pull(self, iterator: OwnedIterator, optional: bool) -> Any:
         """Records one pull from `iterator` and returns the element as placeholders."""
+        if id(iterator) in self.read_iterators:  # a loop of this trace read it to its end
+            if not optional:
+                raise _end_of_sequence()
+            return Optional(None, iterator.element_spec)
         group = self.groups.get(id(iterator))
         if group is None:
             group = self.groups[id(iterator)] = _PullGroup(iterator)
@@ -214,7 +237,9 @@ class HostFeed:
                 self._sources.append(("object", iterator))
         order = {id(group.iterator): g for g, group in enumerate(self._groups)}
         self._feed_of = {tid: (order[it], pull, leaf) for tid, (it, pull, leaf) in host_inputs.feed_of.items()}
-        self._datasets = [dataset for dataset, _ in host_inputs.datasets]
+        # A loop's dataset, or the iterator a loop reads to its end: an iterator argument is the call's.
+        self._datasets = [("arg", positions[id(source)]) if id(source) in positions else ("object", source)
+                          for source, _ in host_inputs.datasets]
         self._dataset_feed_of = host_inputs.dataset_feed_of
         self.signature = (tuple(tuple(tuple(avals) for avals in group.avals) for group in self._groups),
                           tuple(signature for _, signature in host_inputs.datasets))
@@ -225,7 +250,8 @@ class HostFeed:
     @property
     def pulls_iterators(self) -> bool:
         """Whether a call pulls elements from iterators (TF's IteratorGetNext, which has no gradient)."""
-        return self.branch_pulls or any(len(feed) == 3 for feed in self.used)
+        return self.branch_pulls or any(len(feed) == 3 for feed in self.used) or any(
+            kind == "arg" or isinstance(source, OwnedIterator) for kind, source in self._datasets)
 
     def add_input(self, tid: int) -> bool:
         """Makes placeholder `tid` a program input if it is a host input; returns whether it is."""
@@ -263,8 +289,9 @@ class HostFeed:
             iterators.append(iterator)
             elements.append(pulled)
             signature.append(avals)
-        runs = [dataset_runs(dataset) for dataset in self._datasets]
-        return [iterators, elements, runs], (tuple(signature), tuple(_runs_signature(r) for r in runs))
+        sources = [flat_args[source] if kind == "arg" else source for kind, source in self._datasets]
+        runs = [dataset_runs(source) for source in sources]
+        return [iterators, elements, runs, sources], (tuple(signature), tuple(_runs_signature(r) for r in runs))
 
     def raise_failure(self) -> None:
         """Raises what a pull inside a branch or loop ran into during the call, if anything."""
@@ -277,6 +304,9 @@ class HostFeed:
         """Consumes the peeked elements (after the call ran)."""
         for iterator, group in zip(peeked[0], self._groups):
             iterator.consume(len(group.optional))
+        for source, runs in zip(peeked[3], peeked[2]):
+            if isinstance(source, OwnedIterator):  # a loop read it to its end
+                source.consume(sum(count for _, _, count, _ in runs))
 
     def values(self, peeked: list) -> list[jax.Array]:
         """The program's host input values from the peeked elements."""

@@ -319,6 +319,14 @@ def for_stmt(iterated: Any, extra_test: Callable[..., Any] | None, body: Callabl
         return _tensor_iteration(iterated, extra_test, body, state, names, live)
     if _thread_state.trace is not None and _is_finite_dataset(iterated):
         return _dataset_iteration(iterated, extra_test, body, state, names, live)
+    source = _iterator_loop_source(iterated, extra_test)
+    if source is not None:
+        return _dataset_iteration(source, extra_test, body, state, names, live)
+    return _python_iteration(iterated, extra_test, body, state)
+
+
+def _python_iteration(iterated: Any, extra_test: Callable[..., Any] | None, body: Callable[..., tuple],
+                      state: tuple) -> tuple:
     for item in iterated:
         if extra_test is not None:
             go = extra_test(*state)
@@ -393,6 +401,27 @@ def _is_finite_dataset(value: Any) -> bool:
     return isinstance(value, Dataset) and value._cardinality != -1
 
 
+def _iterator_loop_source(iterated: Any, extra_test: Callable[..., Any] | None) -> Any:
+    """What `for x in iterator` reads as one loop inside a trace, or None (a Python loop of pulls).
+
+    An iterator made in the trace and not yet pulled from starts over on every call: its
+    dataset. An argument or captured iterator not yet pulled from in this trace, in a
+    loop without `break` (which would leave the rest for the next call): the iterator,
+    whose remaining elements every call reads and consumes.
+    """
+    from tapeshim._src.dataset_iterator import OwnedIterator
+
+    trace = _thread_state.trace
+    if trace is None or not isinstance(iterated, OwnedIterator):
+        return None
+    if iterated._unrolled:
+        dataset = iterated._dataset
+        return dataset if iterated._source is None and _is_finite_dataset(dataset) else None
+    if extra_test is not None or id(iterated) in trace.host_inputs.groups:
+        return None
+    return iterated if _is_finite_dataset(iterated._dataset) else None
+
+
 def _dataset_iteration(dataset: Any, extra_test: Callable[..., Any] | None, body: Callable[..., tuple],
                        state: tuple, names: Sequence[str], live: Sequence[str]) -> tuple:
     """`for x in dataset`: one tensor loop over each run of same-shaped elements (`function_host_inputs`).
@@ -402,8 +431,12 @@ def _dataset_iteration(dataset: Any, extra_test: Callable[..., Any] | None, body
     the body is traced once per run (the full batches, then a last smaller one).
     """
     from tapeshim._src import dtypes
+    from tapeshim._src.function_host_inputs import NotStackable
 
-    runs = _thread_state.trace.host_inputs.read_dataset(dataset)
+    try:
+        runs = _thread_state.trace.host_inputs.read_dataset(dataset)
+    except NotStackable:
+        return _python_iteration(dataset, extra_test, body, state)
     for first, count, leaves in runs:
         def test(index: Any, *current: Any, count: int = count) -> Any:
             more = index < count
