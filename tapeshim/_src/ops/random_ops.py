@@ -14,11 +14,12 @@ import threading
 from typing import Any
 
 import jax
+import numpy as np
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.ops import table
 from tapeshim._src.ops.array_ops import _static_ints, shape_arg
-from tapeshim._src.ops.common import static_error
+from tapeshim._src.ops.common import attr_error, static_error
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
@@ -56,7 +57,7 @@ def _next_key(seed: Any) -> jax.Array:
 def _key_from_pair(seed: Any) -> jax.Array:
     pair = _static_ints(seed, "seed")
     if len(pair) != 2:
-        raise static_error(f"seed must have shape [2], not {[len(pair)]}", "StatelessRandom")
+        raise errors.invalid_argument(f"seed must have shape [2], not {[len(pair)]}", "StatelessRandomGetKeyCounter")
     with jax.ensure_compile_time_eval():
         return jax.random.fold_in(jax.random.PRNGKey(pair[0]), pair[1])
 
@@ -79,8 +80,26 @@ def _op_key(seed: Any) -> Tensor:
     return concrete(_next_key(seed))
 
 
+def _seed_key(seed: jax.Array) -> jax.Array:
+    return jax.random.fold_in(jax.random.PRNGKey(seed[0].astype(jax.numpy.int64)), seed[1])
+
+
+_seed_key_op = OpDef("StatelessRandomGetKeyCounter", _seed_key, False)
+
+
 def _pair_key(seed: Any) -> Tensor:
-    return concrete(_key_from_pair(seed))
+    """The key of a stateless op's `seed` (a shape [2] int32/int64 tensor, also a traced one)."""
+    if isinstance(seed, (list, tuple)) and all(isinstance(v, int) for v in seed):
+        return concrete(_key_from_pair(seed))
+    tensor = convert_to_tensor(seed)
+    if tensor._dtype not in (dtypes.int32, dtypes.int64):
+        raise attr_error(f"Value for attr 'Tseed' of {tensor._dtype.name} is not in the list of allowed values: "
+                         "int32, int64\n\t; NodeDef: {{node StatelessRandomGetKeyCounter}}",
+                         "StatelessRandomGetKeyCounter")
+    if tuple(tensor._shape) != (2,):
+        raise errors.invalid_argument(f"seed must have shape [2], not {list(tensor._shape)}",
+                                      "StatelessRandomGetKeyCounter")
+    return apply(_seed_key_op, (tensor,))[0]
 
 
 _normal_op = OpDef("RandomStandardNormal", lambda key, shape, dtype: jax.random.normal(key, shape, dtype), False)
@@ -102,8 +121,16 @@ def _normal(key: Tensor, shape: Any, mean: Any, stddev: Any, dtype: Any, op: OpD
     return z * convert_to_tensor(stddev, dtype=d) + convert_to_tensor(mean, dtype=d)
 
 
-def _uniform(key: Tensor, shape: Any, minval: Any, maxval: Any, dtype: Any) -> Tensor:
+_bits_op = OpDef("StatelessRandomUniformFullInt", lambda key, shape, dtype: jax.random.bits(
+    key, shape, jax.numpy.dtype(dtype.replace("int", "uint") if dtype.startswith("int") else dtype)).view(
+    jax.numpy.dtype(dtype)), False)
+
+
+def _uniform(key: Tensor, shape: Any, minval: Any, maxval: Any, dtype: Any, full_range: bool = False) -> Tensor:
     d = dtypes.as_dtype(dtype)
+    if d.is_integer and full_range and minval is None and maxval is None:
+        dims = shape_arg(shape, "StatelessRandomUniformFullInt", float_error="attr")
+        return apply(_bits_op, (key,), (("dtype", d.name), ("shape", dims)))[0]
     if d.is_integer:
         dims = shape_arg(shape, "RandomUniformInt", float_error="attr")
         if maxval is None:
@@ -174,8 +201,9 @@ def stateless_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0, 
 @table.export("random.stateless_uniform", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
 def stateless_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32,
                       name: str | None = None, alg: Any = None) -> Tensor:
-    """Uniform samples determined entirely by `seed` (a pair of ints)."""
-    return _uniform(_pair_key(seed), shape, minval, maxval, dtype)
+    """Uniform samples determined entirely by `seed` (a pair of ints); integers over their full range when
+    `minval` and `maxval` are both None."""
+    return _uniform(_pair_key(seed), shape, minval, maxval, dtype, full_range=True)
 
 
 class Generator:
@@ -215,5 +243,59 @@ class Generator:
         """Uniform samples; each call advances the generator."""
         return _uniform(self._key(), shape, minval, maxval, dtype)
 
+    def truncated_normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
+                         name: str | None = None) -> Tensor:
+        """Normal samples cut at two standard deviations; each call advances the generator."""
+        return _normal(self._key(), shape, mean, stddev, dtype, _truncated_op)
 
-table.export("random.Generator", gradient="-", dtypes="-", note="from_seed, normal, uniform")(Generator)
+    def uniform_full_int(self, shape: Any, dtype: Any = dtypes.uint64, name: str | None = None) -> Tensor:
+        """Integers over the whole range of `dtype`; each call advances the generator."""
+        return _uniform(self._key(), shape, None, None, dtype, full_range=True)
+
+    def binomial(self, shape: Any, counts: Any, probs: Any, dtype: Any = dtypes.int32,
+                 name: str | None = None) -> Tensor:
+        """Binomial(counts, probs) samples; each call advances the generator."""
+        from tapeshim._src.ops.random_stateless import _binomial_op
+
+        dims = shape_arg(shape, "StatelessRandomBinomial", float_error="attr")
+        n = convert_to_tensor(counts, dtype_hint=dtypes.float32)
+        p = convert_to_tensor(probs, dtype=n._dtype) if not isinstance(probs, Tensor) else probs
+        out = dtypes.as_dtype(dtype)
+        return apply(_binomial_op, (self._key(), n, p), (("dtype", out._np.str), ("shape", dims)))[0]
+
+    def make_seeds(self, count: int = 1) -> Tensor:
+        """`count` seeds for the stateless ops, as an int64 tensor of shape `[2, count]`."""
+        return self.uniform_full_int([2, int(count)], dtypes.int64)
+
+    def split(self, count: int = 1) -> list["Generator"]:
+        """`count` new, independent generators; advances this one."""
+        seeds = np.asarray(self.uniform_full_int([int(count)], dtypes.int64).numpy())
+        return [Generator(int(s) & 0x7FFFFFFFFFFFFFFF) for s in seeds]
+
+    def reset_from_seed(self, seed: int) -> None:
+        """Restarts the generator's sequence from `seed`."""
+        self._seed, self._count = int(seed), 0
+
+    def skip(self, delta: int) -> None:
+        """Advances the generator by `delta` draws."""
+        self._count += int(delta)
+
+    @property
+    def algorithm(self) -> int:
+        """TF's algorithm number (1, Philox); tapeshim draws with JAX's threefry."""
+        return 1
+
+    @property
+    def state(self) -> Tensor:
+        """The generator's position, `[seed, draws, 0]` (int64)."""
+        return convert_to_tensor(np.asarray([self._seed, self._count, 0], np.int64))
+
+    @property
+    def key(self) -> Tensor:
+        """The generator's key (its seed)."""
+        return convert_to_tensor(np.int64(self._seed))
+
+
+table.export("random.Generator", gradient="-", dtypes="-",
+             note="from_seed/from_non_deterministic_state; normal, uniform, truncated_normal, uniform_full_int, "
+                  "binomial, make_seeds, split, reset_from_seed, skip; not TF's bit stream")(Generator)
