@@ -130,6 +130,13 @@ from tapeshim._src.ops.graph_ops import (  # noqa: E402
     identity_n,
     no_op,
 )
+from tapeshim._src.ops.init_ops import (  # noqa: E402
+    constant_initializer,
+    ones_initializer,
+    random_normal_initializer,
+    random_uniform_initializer,
+    zeros_initializer,
+)
 from tapeshim._src.ops.logging_ops import (  # noqa: E402
     print_v2 as print,
 )
@@ -296,6 +303,8 @@ __all__ = [
     "control_dependencies", "ensure_shape", "executing_eagerly", "foldl", "foldr", "get_static_value", "group",
     "identity_n", "map_fn", "no_op", "recompute_grad", "scan", "vectorized_map", "histogram_fixed_width",
     "histogram_fixed_width_bins", "searchsorted", "unravel_index",
+    "constant_initializer", "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
+    "zeros_initializer",
 ]
 
 
