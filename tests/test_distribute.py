@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import socket
 import subprocess
 import sys
 import tempfile
@@ -46,6 +47,33 @@ def _run_children() -> dict:
 @pytest.fixture(scope="module")
 def results() -> dict:
     return _run_children()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def workers() -> list:
+    """Two MultiWorkerMirroredStrategy processes x 4 CPU devices on loopback (TF_CONFIG, jax.distributed)."""
+    directory = tempfile.mkdtemp(prefix="distribute_workers_")
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    ports = [str(_free_port()), str(_free_port())]
+    children = []
+    for index in range(2):
+        out = os.path.join(directory, f"worker{index}.pkl")
+        children.append((out, subprocess.Popen(
+            [sys.executable, str(_HERE / "distribute_multiworker.py"), str(index), *ports, out], cwd=_HERE, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)))
+    loaded = []
+    for out, child in children:
+        output, _ = child.communicate(timeout=600)
+        assert child.returncode == 0, f"a worker failed:\n{output.decode()[-3000:]}"
+        with open(out, "rb") as f:
+            loaded.append(pickle.load(f))
+    return loaded
 
 
 def _assert_same(expected: Any, actual: Any, path: str) -> None:
@@ -118,3 +146,23 @@ def test_errors_say_what_to_do(results: dict) -> None:
 def test_random_ops_differ_per_replica(results: dict) -> None:
     result = _only(results, "random_per_replica")
     assert result["distinct_replicas"] == 8 and result["new_each_call"]
+
+
+def test_multi_worker_equals_tf_eight_replicas(results: dict, workers: list) -> None:
+    """2 processes x 4 devices give TF's single-process 8-replica results; each holds its own 4 replicas."""
+    assert [w["num_replicas"] for w in workers] == [8, 8]
+    assert [w["task"] for w in workers] == [("worker", 0), ("worker", 1)]
+    for name in ("linear_step", "tutorial_adam"):
+        expected = results["tf"][name]["result"]
+        per_worker = []
+        for worker in workers:
+            assert "raised" not in worker[name], worker[name].get("trace")
+            per_worker.append(worker[name]["result"])
+        for key, value in expected.items():
+            if key in ("losses", "grads") and name == "linear_step":  # per replica: 4 on each worker
+                _assert_same(value, per_worker[0][key] + per_worker[1][key], f"{name}.{key}")
+            else:
+                for result in per_worker:
+                    _assert_same(value, result[key], f"{name}.{key}")
+    contexts = [w["datasets_from_function"]["result"]["contexts"] for w in workers]
+    assert contexts == [[[2, 0, 8, 2]], [[2, 1, 8, 2]]]

@@ -139,6 +139,11 @@ def _initialize(resolver: TFConfigClusterResolver) -> None:
             "Collective ops must be configured at program startup: create the MultiWorkerMirroredStrategy before "
             "any tapeshim op runs (tapeshim starts jax.distributed from TF_CONFIG, which must precede JAX's first "
             f"computation). JAX said: {exc}") from None
+    # Keras's own multi-process start-up: one random seed for every process, so Keras initializers give
+    # every process the same initial weights (Keras requires replicated values to be equal on each process).
+    from keras.src.backend.jax import distribution_lib
+
+    distribution_lib.initialize_rng()
 
 
 class MultiWorkerMirroredStrategy(Strategy):

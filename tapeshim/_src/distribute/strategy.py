@@ -179,7 +179,11 @@ class Strategy:
         """A new variable's value, replicated on every device of the mesh."""
         if jax.process_count() == 1:
             return jax.device_put(array, self._replicated())
-        return jax.make_array_from_process_local_data(self._replicated(), np.asarray(array), tuple(array.shape))
+        from jax.experimental import multihost_utils
+
+        # Process 0's initial value on every process (TF's multi-worker variables start from worker 0's).
+        value = np.asarray(multihost_utils.broadcast_one_to_all(np.asarray(array)))
+        return jax.make_array_from_process_local_data(self._replicated(), value, tuple(array.shape))
 
     # -- scopes ----------------------------------------------------------
     @contextlib.contextmanager
