@@ -272,7 +272,7 @@ class RaggedTensor:
         """This tensor's row partitions over new flat values."""
         if isinstance(self._values, RaggedTensor):
             return RaggedTensor(self._values.with_flat_values(new_values), self._row_splits)
-        return RaggedTensor(convert_to_tensor(new_values), self._row_splits)
+        return RaggedTensor(_values_tensor(new_values), self._row_splits)
 
     @classmethod
     def from_sparse(cls, st_input: Any, name: str | None = None,

@@ -10,7 +10,7 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.ragged import RaggedTensor
-from tapeshim._src.strings_ops import map_strings, strings_array, tokens_result
+from tapeshim._src.strings_ops import map_strings, ragged_elementwise, strings_array, tokens_result
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
@@ -44,6 +44,7 @@ def _parse_number(text: bytes, dtype: dtypes.DType) -> Any:
     return value
 
 
+@ragged_elementwise
 def to_number(string_tensor: Any, out_type: Any = dtypes.float32, name: str | None = None) -> Tensor:
     """Parses each string as a number of `out_type` (float32, float64, int32, int64), as `tf.strings.to_number`.
 
@@ -67,6 +68,7 @@ def _c_format(fill: str, width: int, precision: int, kind: str) -> str:
     return f"%{flags}{width_text}{precision_text}{kind}"
 
 
+@ragged_elementwise
 def as_string(input: Any, precision: int = -1, scientific: bool = False, shortest: bool = False,  # noqa: A002
               width: int = -1, fill: str = "", name: str | None = None) -> Tensor:
     """Formats each number as a string (C printf rules, TF's defaults), as `tf.strings.as_string`.
@@ -160,6 +162,7 @@ def _decode_points(s: bytes, codec: str, errors_mode: str, replacement: int) -> 
     return [replacement if c == "\ufffd" else ord(c) for c in s.decode(codec, "replace")]
 
 
+@ragged_elementwise
 def unicode_decode(input: Any, input_encoding: str, errors: str = "replace",  # noqa: A002
                    replacement_char: int = 65533, replace_control_characters: bool = False,
                    name: str | None = None) -> Any:
@@ -175,6 +178,7 @@ def unicode_decode(input: Any, input_encoding: str, errors: str = "replace",  # 
     return tokens_result(rows, strings._value.shape, dtypes.int32)
 
 
+@ragged_elementwise
 def unicode_split(input: Any, input_encoding: str, errors: str = "replace",  # noqa: A002
                   replacement_char: int = 65533, name: str | None = None) -> Any:
     """Each string's characters as strings in `input_encoding`, as `tf.strings.unicode_split`."""
@@ -217,6 +221,7 @@ def unicode_encode(input: Any, output_encoding: str, errors: str = "replace",  #
     return StringTensor(strings_array(texts, shape))
 
 
+@ragged_elementwise
 def unicode_transcode(input: Any, input_encoding: str, output_encoding: str, errors: str = "replace",  # noqa: A002
                       replacement_char: int = 65533, replace_control_characters: bool = False,
                       name: str | None = None) -> Tensor:

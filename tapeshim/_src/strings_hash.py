@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeshim._src.strings_ops import ragged_elementwise
 from tapeshim._src.strings_tensor import as_string_tensor
 from tapeshim._src.tensor import Tensor, constant
 
@@ -148,6 +149,7 @@ def fingerprint64(s: bytes) -> int:
                   (_mix16(v[1], w[1], mul) + x) & _MASK, mul)
 
 
+@ragged_elementwise
 def to_hash_bucket_fast(input: Any, num_buckets: int, name: str | None = None) -> Tensor:  # noqa: A002
     """Each string's bucket `Fingerprint64(s) % num_buckets` (int64), as `tf.strings.to_hash_bucket_fast`.
 
@@ -238,11 +240,13 @@ def _buckets(input: Any, num_buckets: Any, op: str, hash_fn: Any) -> Tensor:  # 
     return constant(out.reshape(strings._value.shape))
 
 
+@ragged_elementwise
 def to_hash_bucket(string_tensor: Any, num_buckets: int, name: str | None = None) -> Tensor:
     """Each string's bucket `Hash64(s) % num_buckets` (int64), as `tf.strings.to_hash_bucket`."""
     return _buckets(string_tensor, num_buckets, "StringToHashBucket", hash64)
 
 
+@ragged_elementwise
 def to_hash_bucket_strong(input: Any, num_buckets: int, key: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Each string's bucket `SipHash24(key, s) % num_buckets` (int64), as `tf.strings.to_hash_bucket_strong`.
 

@@ -8,6 +8,7 @@ tensors, token lists are `RaggedTensor`s, as TF's.
 from __future__ import annotations
 
 import builtins
+import functools
 import re
 from typing import Any, Callable, Sequence
 
@@ -19,6 +20,19 @@ from tapeshim._src.strings_tensor import StringTensor, as_string_tensor, host_te
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 
 _len = builtins.len  # `substr` has an argument named `len`, as TF's
+
+
+def ragged_elementwise(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Makes an op taking a string tensor as first argument also take a RaggedTensor, as TF's dispatch does:
+    the op runs on the flat values and the result keeps the row partitions."""
+
+    @functools.wraps(fn)
+    def wrapper(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+        if isinstance(input, RaggedTensor):
+            return input.with_flat_values(fn(input.flat_values, *args, **kwargs))
+        return fn(input, *args, **kwargs)
+
+    return wrapper
 
 
 def strings_array(values: Sequence[bytes], shape: tuple) -> np.ndarray:
@@ -57,6 +71,7 @@ def tokens_result(tokens: list[list[Any]], shape: tuple, values_dtype: dtypes.DT
     return result
 
 
+@ragged_elementwise
 def split(input: Any, sep: Any = None, maxsplit: int = -1, name: str | None = None) -> Any:  # noqa: A002
     """Splits each string at `sep` (runs of whitespace when None or empty), as `tf.strings.split`.
 
@@ -96,16 +111,19 @@ def _case(input: Any, encoding: str, ascii_fn: Callable[[bytes], bytes],  # noqa
                        strings)
 
 
+@ragged_elementwise
 def lower(input: Any, encoding: str = "", name: str | None = None) -> Tensor:  # noqa: A002
     """Lower-cases ASCII letters (all letters with `encoding="utf-8"`), as `tf.strings.lower`."""
     return _case(input, encoding, bytes.lower, str.lower)
 
 
+@ragged_elementwise
 def upper(input: Any, encoding: str = "", name: str | None = None) -> Tensor:  # noqa: A002
     """Upper-cases ASCII letters (all letters with `encoding="utf-8"`), as `tf.strings.upper`."""
     return _case(input, encoding, bytes.upper, str.upper)
 
 
+@ragged_elementwise
 def strip(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Removes leading and trailing whitespace, as `tf.strings.strip`."""
     return map_strings(bytes.strip, as_string_tensor(input, "input"))
@@ -116,6 +134,7 @@ def _utf8_starts(s: bytes) -> list[int]:
     return [i for i, b in enumerate(s) if b & 0xC0 != 0x80]
 
 
+@ragged_elementwise
 def length(input: Any, unit: str = "BYTE", name: str | None = None) -> Tensor:  # noqa: A002
     """The length of each string in bytes or (`unit="UTF8_CHAR"`) characters, int32, as `tf.strings.length`."""
     strings = as_string_tensor(input, "input")
@@ -227,6 +246,7 @@ def _expand(rewrite: str, match: re.Match) -> str:
     return "".join(out)
 
 
+@ragged_elementwise
 def regex_replace(input: Any, pattern: Any, rewrite: Any, replace_global: bool = True,  # noqa: A002
                   name: str | None = None) -> Tensor:
     """Replaces matches of the regular expression `pattern` with `rewrite`, as `tf.strings.regex_replace`.
@@ -243,6 +263,7 @@ def regex_replace(input: Any, pattern: Any, rewrite: Any, replace_global: bool =
             "utf-8", "surrogateescape"), strings)
 
 
+@ragged_elementwise
 def regex_full_match(input: Any, pattern: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Whether each whole string matches `pattern` (bool), as `tf.strings.regex_full_match`."""
     strings = as_string_tensor(input, "input")
@@ -250,6 +271,7 @@ def regex_full_match(input: Any, pattern: Any, name: str | None = None) -> Tenso
     return map_strings(lambda s: compiled.fullmatch(_decoded(s)) is not None, strings, dtypes.bool_)
 
 
+@ragged_elementwise
 def bytes_split(input: Any, name: str | None = None) -> Any:  # noqa: A002
     """Each string's bytes as one-byte strings (a RaggedTensor; 1-D for a scalar), as `tf.strings.bytes_split`."""
     strings = as_string_tensor(input, "input")
