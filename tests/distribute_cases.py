@@ -433,6 +433,8 @@ def only_errors(tf: Any, strategy: Any) -> dict:
     os.environ["TF_CONFIG"] = '{"cluster": {"worker": ["localhost:1", "localhost:2"]}, "task": {"type": "worker", ' \
         '"index": 5}}'
     out["bad_tf_config"] = error_of(lambda: tf.distribute.MultiWorkerMirroredStrategy())
+    os.environ["TF_CONFIG"] = os.environ["TF_CONFIG"].replace('"index": 5', '"index": 0')
+    out["after_ops"] = error_of(lambda: tf.distribute.MultiWorkerMirroredStrategy())  # JAX has started already
     del os.environ["TF_CONFIG"]
     out["single_worker"] = tf.distribute.MultiWorkerMirroredStrategy().num_replicas_in_sync
     one = tf.distribute.OneDeviceStrategy("/cpu:0")

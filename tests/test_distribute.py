@@ -139,6 +139,8 @@ def test_errors_say_what_to_do(results: dict) -> None:
     assert result["tpu"][0] == "ValueError" and "TPU" in result["tpu"][1]
     assert result["bad_device"][0] == "ValueError" and "/gpu:9" in result["bad_device"][1]
     assert result["bad_tf_config"][0] == "ValueError" and "index 5" in result["bad_tf_config"][1]
+    kind, message = result["after_ops"]
+    assert kind == "RuntimeError" and "program startup" in message and "before any tapeshim op" in message
     assert result["single_worker"] == 1
     assert result["one_device"] == 6.0
 
