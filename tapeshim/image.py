@@ -27,6 +27,23 @@ from tapeshim._src.ops.image_color import (
     rgb_to_hsv,
     ssim,
 )
+from tapeshim._src.ops.image_extra import (
+    crop_and_resize,
+    non_max_suppression_padded,
+    non_max_suppression_with_scores,
+    rgb_to_yiq,
+    rgb_to_yuv,
+    stateless_random_brightness,
+    stateless_random_contrast,
+    stateless_random_crop,
+    stateless_random_flip_left_right,
+    stateless_random_flip_up_down,
+    stateless_random_hue,
+    stateless_random_saturation,
+    total_variation,
+    yiq_to_rgb,
+    yuv_to_rgb,
+)
 from tapeshim._src.ops.image_ops import (
     central_crop,
     convert_image_dtype,
@@ -51,7 +68,11 @@ NON_OP_EXPORTS = frozenset(["ResizeMethod"])
 
 __all__ = [
     "ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue", "adjust_saturation",
-    "central_crop", "convert_image_dtype", "crop_to_bounding_box", "decode_bmp", "decode_gif", "decode_image",
+    "central_crop", "convert_image_dtype", "crop_and_resize", "non_max_suppression_padded",
+    "non_max_suppression_with_scores", "rgb_to_yiq", "rgb_to_yuv", "stateless_random_brightness",
+    "stateless_random_contrast", "stateless_random_crop", "stateless_random_flip_left_right",
+    "stateless_random_flip_up_down", "stateless_random_hue", "stateless_random_saturation", "total_variation",
+    "yiq_to_rgb", "yuv_to_rgb", "crop_to_bounding_box", "decode_bmp", "decode_gif", "decode_image",
     "decode_jpeg", "decode_png", "encode_jpeg", "encode_png", "extract_patches", "flip_left_right",
     "flip_up_down", "grayscale_to_rgb", "hsv_to_rgb", "image_gradients", "non_max_suppression",
     "pad_to_bounding_box", "per_image_standardization", "psnr", "random_brightness", "random_contrast",

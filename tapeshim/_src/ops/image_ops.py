@@ -408,34 +408,7 @@ def non_max_suppression(boxes: Any, scores: Any, max_output_size: Any, iou_thres
     Raises:
       InvalidArgumentError: for bad shapes or an IoU threshold outside [0, 1].
     """
-    boxes_t, scores_t = convert_to_tensor(boxes), convert_to_tensor(scores)
-    op = "NonMaxSuppressionV3"
-    if len(boxes_t._shape) != 2 or boxes_t._shape[1] != 4:
-        raise errors.invalid_argument(f"boxes must be 2-D with 4 columns: {boxes_t.shape}", op)
-    if len(scores_t._shape) != 1 or scores_t._shape[0] != boxes_t._shape[0]:
-        raise errors.invalid_argument("scores has incompatible shape", op)
-    limit = static_int(max_output_size, "max_output_size")
-    iou_limit = float(iou_threshold)
-    if not 0 <= iou_limit <= 1:
-        raise errors.invalid_argument("iou_threshold must be in [0, 1]", op)
-    box = _host_array(boxes_t, "boxes").astype(np.float64)
-    score = _host_array(scores_t, "scores").astype(np.float64)
-    y1, y2 = np.minimum(box[:, 0], box[:, 2]), np.maximum(box[:, 0], box[:, 2])
-    x1, x2 = np.minimum(box[:, 1], box[:, 3]), np.maximum(box[:, 1], box[:, 3])
-    area = (y2 - y1) * (x2 - x1)
-    order = [i for i in sorted(range(len(score)), key=lambda i: (-score[i], i)) if score[i] > score_threshold]
-    kept: list[int] = []
-    for i in order:
-        if len(kept) >= limit:
-            break
-        suppressed = False
-        for j in kept:
-            if area[i] <= 0 or area[j] <= 0:
-                continue
-            inter = max(0.0, min(y2[i], y2[j]) - max(y1[i], y1[j])) * max(0.0, min(x2[i], x2[j]) - max(x1[i], x1[j]))
-            if inter / (area[i] + area[j] - inter) > iou_limit:
-                suppressed = True
-                break
-        if not suppressed:
-            kept.append(i)
+    from tapeshim._src.ops.image_extra import _nms
+
+    kept, _ = _nms(boxes, scores, max_output_size, iou_threshold, score_threshold, 0.0, "NonMaxSuppressionV3")
     return constant(np.asarray(kept, np.int32), dtypes.int32)
