@@ -135,3 +135,40 @@ def test_keras_model_export_serves_in_tf(tmp_path):
     loaded = real_tf.saved_model.load(str(tmp_path / "keras"))
     served = loaded.serve(X)
     np.testing.assert_allclose(served.numpy(), np.asarray(model(X)), rtol=1e-6)
+
+
+def test_functions_without_signature_save_their_traces(tmp_path):
+    # the SavedModel guide's first module: __call__ is saved for the call made before saving
+    def build(tf):
+        class CustomModule(tf.Module):
+            def __init__(self):
+                super().__init__()
+                self.v = tf.Variable(1.0)
+
+            @tf.function
+            def __call__(self, x):
+                return x * self.v
+
+            @tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
+            def mutate(self, new_v):
+                self.v.assign(new_v)
+
+        module = CustomModule()
+        module(tf.constant(0.0))
+        module(tf.constant([1.0, 2.0]))
+        return module
+
+    paths = {}
+    for tf in (real_tf, tapeshim):
+        paths[tf.__name__] = str(tmp_path / tf.__name__)
+        tf.saved_model.save(build(tf), paths[tf.__name__])
+
+    def use(tf, imported):
+        first = imported(tf.constant(3.0))
+        imported.mutate(tf.constant(2.0))
+        return first, imported(tf.constant(3.0)), imported(tf.constant([1.0, 5.0])), imported.v
+
+    check(lambda tf: use(tf, tf.saved_model.load(paths[tf.__name__])))
+    check(lambda tf: use(tf, real_tf.saved_model.load(paths["tapeshim"]) if tf is real_tf
+                         else tapeshim.saved_model.load(paths["tapeshim"])))
+    check(lambda tf: tf.saved_model.load(paths[tf.__name__])(tf.constant([[1.0]])))

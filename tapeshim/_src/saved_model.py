@@ -127,13 +127,15 @@ def _functions_of(obj: Any, signatures: Any) -> list[tuple[str, str | None, Func
             raw = getattr(obj, "__dict__", {}).get(name)
         if isinstance(raw, Function):
             bound = getattr(obj, name)
-            if bound.input_signature is not None:
+            if bound.input_signature is not None or bound._tf_concretes:  # TF saves the traced ones too
                 found[name] = bound
     keys: dict[str, str | None] = dict.fromkeys(found)
     extra: list[tuple[str, str | None, Function]] = []
     if signatures is None:
-        if len(found) == 1:
-            keys[next(iter(found))] = "serving_default"
+        # as TF: the one function with an input signature whose outputs can be a signature's
+        with_signature = [n for n, f in found.items() if f.input_signature is not None and _valid_outputs(f)]
+        if len(with_signature) == 1:
+            keys[with_signature[0]] = "serving_default"
     else:
         if not isinstance(signatures, dict):
             signatures = {"serving_default": signatures}
@@ -147,6 +149,12 @@ def _functions_of(obj: Any, signatures: Any) -> list[tuple[str, str | None, Func
             else:
                 extra.append((f"__signature_{key}", key, fn))
     return [(name, keys[name], fn) for name, fn in found.items()] + extra
+
+
+def _valid_outputs(fn: Function) -> bool:
+    """Whether a function's outputs can be a signature's: at least one tensor, no None."""
+    kinds = [kind for kind, _ in fn.get_concrete_function()._out_kinds]
+    return bool(kinds) and "python" not in kinds
 
 
 def _variables_of(obj: Any) -> list[tuple[str, Variable]]:
@@ -191,9 +199,16 @@ def _sample(spec: dict, size: int, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(0, 4, shape).astype(dtype.as_numpy_dtype)
 
 
-def _export(fn: Function, var_index: dict[int, int], variables: list[Variable]) -> tuple[dict, Any]:
-    """(metadata, `jax.export.Exported`) of one function with an input signature."""
-    concrete = fn.get_concrete_function()
+def _concretes(fn: Function) -> list[Any]:
+    """The concrete functions `save` exports: the input signature's, else every trace of tensors only."""
+    if fn.input_signature is not None:
+        return [fn.get_concrete_function()]
+    return [c for c in fn._tf_concretes.values() if all(
+        isinstance(leaf, TensorSpec) for leaf in nest.flatten(c.structured_input_signature))]
+
+
+def _export(fn: Function, concrete: Any, var_index: dict[int, int], variables: list[Variable]) -> tuple[dict, Any]:
+    """(metadata, `jax.export.Exported`) of one concrete function."""
     name = fn._name
     if concrete._key_draws or concrete.host_feed is not None:
         raise ValueError(f"Cannot save function '{name}': it draws random numbers or pulls dataset iterators, "
@@ -230,7 +245,8 @@ def _export(fn: Function, var_index: dict[int, int], variables: list[Variable]) 
     markers = [None if kind == "python" else _Leaf(i) for kind, i in concrete._out_kinds]
     structure = _structure(nest.pack_sequence_as(concrete._result_structure, markers))
     names = [s["name"] for s in specs]
-    meta = {"inputs": specs, "structure": structure, "reads": [var_index[id(v)] for v in reads],
+    meta = {"inputs": specs, "has_signature": fn.input_signature is not None, "structure": structure,
+            "reads": [var_index[id(v)] for v in reads],
             "writes": [var_index[id(v)] for v in writes], "arg_names": names,
             "n_outputs": len(concrete._out_avals)}
     return meta, exported
@@ -262,8 +278,10 @@ def save(obj: Any, export_dir: Any, signatures: Any = None, options: SaveOptions
     """Saves `obj`'s functions that have an input signature, and its variables, as `tf.saved_model.save`.
 
     Args:
-      obj: a `tf.Module` (or any object) whose `tapeshim.function` attributes with an
-        `input_signature` are saved, with the variables they use.
+      obj: a `tf.Module` (or any object) whose `tapeshim.function` attributes are
+        saved, with the variables they use: for a function with an
+        `input_signature`, its program for that signature; for one without, the
+        programs of its traces so far whose arguments are all tensors (as TF).
       export_dir: the directory to write (created if missing).
       signatures: a function with an input signature, or a dict of signature name
         to such functions (default: the object's only such function, if exactly one).
@@ -283,11 +301,12 @@ def save(obj: Any, export_dir: Any, signatures: Any = None, options: SaveOptions
         variables.append(variable)
     paths = {id(v): p for p, v in _variables_of(obj)}
     metas, exports = [], []
-    for number, (attribute, key, fn) in enumerate(functions):
-        meta, exported = _export(fn, var_index, variables)
-        meta.update({"attribute": attribute, "signature": key, "file": f"{number}.stablehlo"})
-        metas.append(meta)
-        exports.append(exported)
+    for attribute, key, fn in functions:
+        for concrete in _concretes(fn):
+            meta, exported = _export(fn, concrete, var_index, variables)
+            meta.update({"attribute": attribute, "signature": key, "file": f"{len(metas)}.stablehlo"})
+            metas.append(meta)
+            exports.append(exported)
     folder = os.path.join(root, _DIR)
     os.makedirs(folder, exist_ok=True)
     for meta, exported in zip(metas, exports):

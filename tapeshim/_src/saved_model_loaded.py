@@ -39,6 +39,14 @@ class LoadedFunction:
         self._names = meta["arg_names"]
         self._key = ("LoadedFunction", id(self))
 
+    def _matches(self, args: tuple, kwargs: dict) -> bool:
+        """Whether a call's arguments fit this program's inputs (names, count, dtypes and shapes)."""
+        try:
+            self._flat(args, dict(kwargs))
+        except (TypeError, ValueError):
+            return False
+        return True
+
     def _flat(self, args: tuple, kwargs: dict) -> list[Tensor]:
         values = list(args)
         for name in self._names[len(values):]:
@@ -55,7 +63,11 @@ class LoadedFunction:
                              f"{len(flat)}.")
         out = []
         for value, spec in zip(flat, self._specs):
-            tensor = convert_to_tensor(value, dtypes.as_dtype(spec["dtype"]))
+            dtype = dtypes.as_dtype(spec["dtype"])
+            if isinstance(value, Tensor) and value.dtype is not dtype:
+                raise TypeError(f"Binding inputs to tf.function failed: input '{spec['name']}' is {value.dtype!r}, "
+                                f"the signature's is {dtype!r}.")
+            tensor = convert_to_tensor(value, dtype)
             shape = tuple(tensor.shape)
             if len(shape) != len(spec["shape"]) or any(d is not None and d != s for d, s in zip(spec["shape"],
                                                                                                shape)):
@@ -85,6 +97,22 @@ class LoadedFunction:
         for variable, new in zip(self._writes, outputs[n_out:]):
             variable.assign(new)
         return _rebuild(self._meta["structure"], outputs[:n_out])
+
+
+class Dispatcher:
+    """A function saved from several traces (no input signature): calls the first program whose inputs fit."""
+
+    def __init__(self, variants: list[LoadedFunction]) -> None:
+        self._variants = variants
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        for variant in self._variants:
+            if variant._matches(args, kwargs):
+                return variant(*args, **kwargs)
+        expected = "\n".join(f"  Option {i + 1}: {[s['shape'] for s in v._specs]} "
+                             f"{[s['dtype'] for s in v._specs]}" for i, v in enumerate(self._variants))
+        raise ValueError("Could not find matching concrete function to call loaded from the SavedModel. Got: "
+                         f"{args} {kwargs}. Expected inputs of one of these shapes and dtypes:\n{expected}")
 
 
 class SignatureFunction:
@@ -142,12 +170,16 @@ def build(description: dict, variables: list[Variable], programs: list) -> _Load
         path = info["path"]
         if path and path.isidentifier():
             setattr(loaded, path, variable)
+    grouped: dict[str, list[LoadedFunction]] = {}
     for meta, program in zip(description["functions"], programs):
         function = LoadedFunction(meta, program, variables)
-        if meta["attribute"] == "__call__":
-            loaded._call_function = function
-        elif not meta["attribute"].startswith("__signature_"):
-            setattr(loaded, meta["attribute"], function)
+        grouped.setdefault(meta["attribute"], []).append(function)
         if meta["signature"] is not None:
             loaded.signatures[meta["signature"]] = SignatureFunction(function)
+    for attribute, variants in grouped.items():
+        function = variants[0] if variants[0]._meta["has_signature"] else Dispatcher(variants)
+        if attribute == "__call__":
+            loaded._call_function = function
+        elif not attribute.startswith("__signature_"):
+            setattr(loaded, attribute, function)
     return loaded

@@ -48,6 +48,7 @@ def write_tf_saved_model(root: str, metas: list[dict], exports: list[Any], varia
         if path.isidentifier() and path != "saved_variables":
             setattr(module, path, variable)
     signatures = {}
+    traced: dict[str, list[tuple[list, Any]]] = {}  # functions saved from their traces: (specs, body) each
     for meta, exported in zip(metas, exports):
         reads, writes = meta["reads"], meta["writes"]
         counter = [0]
@@ -57,14 +58,33 @@ def write_tf_saved_model(root: str, metas: list[dict], exports: list[Any], varia
         converted = jax2tf.convert(_flat_program(exported, n_reads), polymorphic_shapes=shapes, with_gradient=False)
         specs = [real_tf.TensorSpec(s["shape"], s["dtype"], name=s["name"]) for s in meta["inputs"]]
         body = _body(module, converted, reads, writes, meta["structure"], n_out)
-        function = real_tf.function(body, input_signature=specs, autograph=False)
         attribute = meta["attribute"]
+        if not meta.get("has_signature", True):
+            traced.setdefault(attribute, []).append((specs, body))
+            continue
+        function = real_tf.function(body, input_signature=specs, autograph=False)
         if not attribute.startswith("__signature_"):
             setattr(module, attribute, function)
         if meta["signature"] is not None:
             signatures[meta["signature"]] = function.get_concrete_function()
+    for attribute, variants in traced.items():
+        function = real_tf.function(_dispatch(variants), autograph=False)
+        for specs, _ in variants:
+            function.get_concrete_function(*specs)
+        setattr(module, attribute, function)
     real_tf.saved_model.save(module, root, signatures=signatures or None)
     return True
+
+
+def _dispatch(variants: list[tuple[list, Any]]) -> Any:
+    """A TF function body running the variant whose input specs the (traced) arguments fit."""
+    def body(*args: Any) -> Any:
+        for specs, variant in variants:
+            if len(specs) == len(args) and all(s.is_compatible_with(a) for s, a in zip(specs, args)):
+                return variant(*args)
+        raise ValueError(f"No saved trace takes these arguments: {args}")
+
+    return body
 
 
 def _flat_program(exported: Any, n_reads: int) -> Any:
