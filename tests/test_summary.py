@@ -159,3 +159,16 @@ def test_trace_functions_are_accepted(tmp_path):
         with tf.summary.create_file_writer(str(tmp_path / tf.__name__)).as_default():
             return tf.summary.trace_on(), tf.summary.trace_export("t", step=1), tf.summary.trace_off()
     check(body)
+
+
+def test_events_reach_the_file_when_the_program_exits_without_flush(tmp_path):
+    import subprocess
+    import sys
+
+    program = ("import sys, tapeshim as tf\n"
+               "tf.summary.create_file_writer(sys.argv[1]).set_as_default()\n"
+               "for i in range(3):\n"
+               "    tf.summary.scalar('a', float(i), step=i)\n")
+    subprocess.run([sys.executable, "-c", program, str(tmp_path)], check=True, timeout=120)
+    assert [(step, tag, data[2]) for step, tag, _, _, data in _events(tmp_path)] == [
+        (0, "a", 0.0), (1, "a", 1.0), (2, "a", 2.0)]

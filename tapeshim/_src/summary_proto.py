@@ -6,10 +6,12 @@ version (`brain.Event:2`), the rest one `Summary` each.
 
 from __future__ import annotations
 
+import atexit
 import os
 import socket
 import threading
 import time
+import weakref
 import zlib
 from typing import Any
 
@@ -104,6 +106,14 @@ def encode_png(image: np.ndarray) -> bytes:
 
 _WRITER_IDS = iter(range(1 << 62))
 _WRITER_IDS_LOCK = threading.Lock()
+_OPEN_WRITERS: "weakref.WeakSet[EventFileWriter]" = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_all() -> None:
+    """Flushes every open event file when the interpreter exits (TF's writers flush when destroyed)."""
+    for writer in list(_OPEN_WRITERS):
+        writer.flush()
 
 
 class EventFileWriter:
@@ -126,6 +136,7 @@ class EventFileWriter:
         self._max_queue = max(int(max_queue), 1)
         self._flush_seconds = flush_millis / 1000.0
         self._last_flush = time.time()
+        _OPEN_WRITERS.add(self)
         first = Event(wall_time=time.time(), file_version="brain.Event:2")
         first.source_metadata.writer = "tapeshim"
         self.add(first)
@@ -150,6 +161,10 @@ class EventFileWriter:
             self._pending.clear()
             self._file.flush()
             self._last_flush = time.time()
+
+    def __del__(self) -> None:
+        if getattr(self, "_file", None) is not None:
+            self.close()
 
     def close(self) -> None:
         """Flushes and closes the file."""
