@@ -143,3 +143,22 @@ def test_string_tensors_live_on_the_host_and_are_read_only():
     assert t.numpy()[0] == b"a"  # numpy() is a copy, as TF's
     with pytest.raises(ValueError, match="read-only"):
         t.value[0] = b"q"  # the stored array is read-only
+
+
+PIPELINES = {
+    "slices": lambda tf: list(tf.data.Dataset.from_tensor_slices(["a b", "c"]).as_numpy_iterator()),
+    "map_lower_batch": lambda tf: list(tf.data.Dataset.from_tensor_slices(["A b", "C", "dE"])
+                                       .map(tf.strings.lower).batch(2).as_numpy_iterator()),
+    "map_to_number": lambda tf: list(tf.data.Dataset.from_tensor_slices(["1.5", "2"])
+                                     .map(tf.strings.to_number).batch(2).as_numpy_iterator()),
+    "dict_features": lambda tf: list(tf.data.Dataset.from_tensor_slices({"text": ["x y", "z"], "label": [0, 1]})
+                                     .map(lambda d: (tf.strings.length(d["text"]), d["label"]))
+                                     .as_numpy_iterator()),
+    "hash_buckets": lambda tf: list(tf.data.Dataset.from_tensor_slices([["cat", "dog"], ["emu", "cat"]])
+                                    .map(lambda s: tf.strings.to_hash_bucket_fast(s, 100)).as_numpy_iterator()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PIPELINES))
+def test_string_tensors_in_tf_data(name):
+    check(PIPELINES[name])
