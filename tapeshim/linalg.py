@@ -1,5 +1,12 @@
 """`tf.linalg`: re-exports from the op table (`tapeshim/_src/ops/table.py`)."""
 
+from tapeshim._src.ops.linalg_diag import (  # FUNCTIONAL
+    adjoint,
+    cross,
+    expm,
+    matrix_transpose,
+    set_diag,
+)
 from tapeshim._src.ops.linalg_ops import (
     band_part,
     cholesky,
@@ -36,4 +43,5 @@ __all__ = [
     "band_part", "cholesky", "det", "diag", "diag_part", "eigh", "einsum", "eye", "global_norm", "inv",
     "l2_normalize", "logdet", "lstsq", "matmul", "matvec", "norm", "qr", "slogdet", "solve", "svd", "tensordot",
     "trace", "triangular_solve",
+    "adjoint", "cross", "expm", "matrix_transpose", "set_diag",  # FUNCTIONAL
 ]

@@ -174,16 +174,31 @@ def triangular_solve(matrix: Any, rhs: Any, lower: bool = True, adjoint: bool = 
     return apply(_triangular_op, (a, b), (("adjoint", bool(adjoint)), ("lower", bool(lower))))[0]
 
 
-@table.export("linalg.diag", dtypes=table.ANY, note="the main diagonal only (k=0); other k raise NotImplementedError")
-def diag(diagonal: Any, name: str = "diag", k: int = 0, num_rows: int = -1, num_cols: int = -1,
+@table.export("linalg.diag", dtypes=table.ANY)
+def diag(diagonal: Any, name: str = "diag", k: Any = 0, num_rows: int = -1, num_cols: int = -1,
          padding_value: Any = 0, align: str = "RIGHT_LEFT") -> Tensor:
-    """A (batch of) square matrices with `diagonal` on the main diagonal."""
-    if k != 0 or num_rows != -1 or num_cols != -1:
-        raise NotImplementedError("tf.linalg.diag: only the main diagonal (k=0) is supported.")
-    d = convert_to_tensor(diagonal)
-    if not d._shape:
-        raise static_error("diagonal must be at least 1-dim, received shape: []", "MatrixDiagV3")
-    return apply(_diag_op, (d,))[0]
+    """Matrices with `diagonal` on the k-th diagonal, or the band `k = (lower, upper)` (TF's MatrixDiagV3).
+
+    Args:
+      diagonal: `[..., N]` for one diagonal; `[..., upper - lower + 1, N]` for a band, upper diagonal first.
+      k: the diagonal offset (0: main, >0 above, <0 below), or a `(lower, upper)` pair.
+      num_rows, num_cols: the matrices' size (-1: the smallest that fits).
+      padding_value: the value off the diagonals.
+      align: where shorter diagonals of a band sit: `"RIGHT_LEFT"` (TF's default), `"LEFT_RIGHT"`,
+        `"LEFT_LEFT"`, `"RIGHT_RIGHT"` (superdiagonals, then subdiagonals).
+
+    Raises:
+      InvalidArgumentError: `k` is not a valid band, or the sizes do not fit the diagonals.
+    """
+    from tapeshim._src.ops.linalg_diag import matrix_diag
+
+    if isinstance(k, int) and k == 0 and num_rows == -1 and num_cols == -1 and isinstance(padding_value, (int, float)) \
+            and padding_value == 0:
+        d = convert_to_tensor(diagonal)
+        if not d._shape:
+            raise static_error("diagonal must be at least 1-dim, received shape: []", "MatrixDiagV3")
+        return apply(_diag_op, (d,))[0]
+    return matrix_diag(diagonal, k, num_rows, num_cols, padding_value, align)
 
 
 @table.export("linalg.band_part", dtypes=table.ANY)
