@@ -19,6 +19,8 @@ from tapeshim._src.ops.signal_ops import (
     irfft,
     irfft2d,
     irfft3d,
+    kaiser_bessel_derived_window,
+    kaiser_window,
     linear_to_mel_weight_matrix,
     mfccs_from_log_mel_spectrograms,
     overlap_and_add,
@@ -26,11 +28,13 @@ from tapeshim._src.ops.signal_ops import (
     rfft2d,
     rfft3d,
     stft,
+    vorbis_window,
 )
 
 __all__ = [
     "dct", "fft", "fft2d", "fft3d", "fftshift", "frame", "hamming_window", "hann_window", "idct", "ifft", "ifft2d",
     "ifft3d", "ifftshift", "inverse_stft", "inverse_stft_window_fn", "irfft", "irfft2d", "irfft3d",
+    "kaiser_bessel_derived_window", "kaiser_window",
     "linear_to_mel_weight_matrix", "mfccs_from_log_mel_spectrograms", "overlap_and_add", "rfft", "rfft2d", "rfft3d",
-    "stft",
+    "stft", "vorbis_window",
 ]

@@ -187,6 +187,22 @@ def test_sample_from_datasets_distribution():
     assert sorted(both.as_numpy_iterator()) == [0, 1, 2, 10, 11, 12]
 
 
+def test_rejection_resample_distribution():
+    def spec(tf):
+        ds = tf.data.Dataset.range(20).map(lambda x: x % 4)
+        resampled = ds.rejection_resample(lambda x: tf.cast(x, tf.int32), [0.1, 0.2, 0.3, 0.4], seed=1)
+        return resampled.element_spec, resampled.cardinality()
+
+    check(spec)
+    tf = tapeshim
+    source = tf.data.Dataset.range(4000).map(lambda x: x % 4)
+    for initial in ([0.25] * 4, None):
+        kept = source.apply(tf.data.experimental.rejection_resample(
+            lambda x: tf.cast(x, tf.int32), [0.1, 0.2, 0.3, 0.4], initial_dist=initial, seed=2))
+        classes = np.array([c for c, _ in kept.as_numpy_iterator()])
+        np.testing.assert_allclose(np.bincount(classes) / len(classes), [0.1, 0.2, 0.3, 0.4], atol=0.03)
+
+
 def test_prefetch_overlaps_with_the_consumer():
     """prefetch produces in a background thread: a slow source and a slow consumer overlap."""
     delay = 0.05

@@ -79,6 +79,11 @@ def test_windows():
             check(lambda tf, n=length, p=periodic: tf.signal.hann_window(n, periodic=p))
             check(lambda tf, n=length, p=periodic: tf.signal.hamming_window(n, periodic=p, dtype=tf.float64))
     check_raises(lambda tf: tf.signal.hann_window(4, dtype=tf.int32))
+    for length in (1, 4, 7, 16):
+        check(lambda tf, n=length: tf.signal.kaiser_window(n), rtol=1e-4)
+        check(lambda tf, n=length: tf.signal.kaiser_window(n, beta=3.0, dtype=tf.float64), rtol=1e-6)
+        check(lambda tf, n=length: tf.signal.vorbis_window(n), rtol=1e-4)
+        check(lambda tf, n=length: tf.signal.kaiser_bessel_derived_window(n), rtol=1e-4)
 
 
 def test_stft_and_inverse():

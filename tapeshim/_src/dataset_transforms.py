@@ -530,6 +530,46 @@ class DatasetTransforms:
         grouped._element_spec = out_spec
         return grouped
 
+    def rejection_resample(self, class_func: Callable[..., Any], target_dist: Any, initial_dist: Any = None,
+                           seed: Any = None, name: str | None = None) -> Any:
+        """`(class, element)` pairs whose classes follow `target_dist`, by rejection.
+
+        Each element of class `c` is kept with probability `(t_c / p_c) / max_k(t_k / p_k)`,
+        `p` being `initial_dist` or, when None, the class frequencies seen so far. The kept
+        classes follow `target_dist` as TF's; TF also mixes in unfiltered elements early on
+        to reject fewer, so it keeps more elements than this does, and not the same ones.
+        """
+        target = np.asarray(convert_to_tensor(target_dist).numpy(), np.float64).reshape(-1)
+        initial = None if initial_dist is None else np.asarray(convert_to_tensor(initial_dist).numpy(),
+                                                               np.float64).reshape(-1)
+        base = int(np.asarray(_seed_key(seed))[-1])
+        passes = itertools.count()
+
+        def iterate() -> Iterator[Any]:
+            rng = np.random.default_rng([base, next(passes)])
+            counts = np.zeros(len(target))
+            for element in self._elements():
+                label = convert_to_tensor(_call(class_func, element))
+                if not label.dtype.is_integer or label._shape:
+                    raise ValueError("`class_func` must return a scalar integer tensor.")
+                c = int(label)
+                if not 0 <= c < len(target):
+                    raise errors.invalid_argument(f"class {c} is outside the target distribution's "
+                                                  f"{len(target)} classes", "IteratorGetNext")
+                counts[c] += 1
+                probs = counts / counts.sum() if initial is None else initial
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    ratio = np.where(probs > 0, target / probs, 0.0)
+                if rng.random() < ratio[c] / ratio.max():
+                    yield label, element
+
+        def first_spec() -> Any:
+            for element in self._elements():
+                return (TensorSpec([], convert_to_tensor(_call(class_func, element)).dtype), self.element_spec)
+            return None
+
+        return _dataset_class()(iterate, UNKNOWN, _Deferred(first_spec))
+
     # -- misc -----------------------------------------------------------------------------------------
     def apply(self, transformation_func: Callable[[Any], Any]) -> Any:
         """`transformation_func(self)`.

@@ -73,15 +73,20 @@ def take_while(predicate: Callable[..., Any]) -> Callable[[Any], Any]:
     return lambda dataset: dataset.take_while(predicate)
 
 
+def rejection_resample(class_func: Callable[..., Any], target_dist: Any, initial_dist: Any = None,
+                       seed: Any = None) -> Callable[[Any], Any]:
+    """A transformation for `Dataset.apply`: `Dataset.rejection_resample`."""
+    return lambda dataset: dataset.rejection_resample(class_func, target_dist, initial_dist, seed)
+
+
 def enumerate_dataset(start: int = 0) -> Callable[[Any], Any]:
     """A transformation for `Dataset.apply`: `Dataset.enumerate`."""
     return lambda dataset: dataset.enumerate(start)
-
 
 
 __all__ = [
     "AUTOTUNE", "AutoShardPolicy", "AutotuneOptions", "DistributeOptions", "ExternalStatePolicy",
     "INFINITE_CARDINALITY", "OptimizationOptions", "ThreadingOptions", "UNKNOWN_CARDINALITY",
     "bucket_by_sequence_length", "cardinality", "choose_from_datasets", "enumerate_dataset", "get_single_element",
-    "group_by_window", "make_csv_dataset", "sample_from_datasets", "scan", "take_while", "unique",
+    "group_by_window", "make_csv_dataset", "rejection_resample", "sample_from_datasets", "scan", "take_while", "unique",
 ]

@@ -239,6 +239,49 @@ def hamming_window(window_length: Any, periodic: bool = True, dtype: Any = dtype
     return _raised_cosine(window_length, periodic, dtype, 0.54, 0.46)
 
 
+def _float_window_dtype(dtype: Any) -> dtypes.DType:
+    out = dtypes.as_dtype(dtype)
+    if not out.is_floating:
+        raise ValueError(f"dtype must be a floating point type. Found {out}")
+    return out
+
+
+def _kaiser(length: int, beta: float) -> np.ndarray:
+    if length == 1:
+        return np.ones(1)
+    half = (length - 1) / 2.0
+    arg = np.arange(-half, half + 0.1, 1.0)
+    return np.i0(beta * np.sqrt(np.clip(1 - (arg / half) ** 2, 0, None))) / np.i0(beta)
+
+
+@table.export("signal.kaiser_window", gradient="-", dtypes=table.REAL_FLOAT)
+def kaiser_window(window_length: Any, beta: float = 12.0, dtype: Any = dtypes.float32,
+                  name: str | None = None) -> Tensor:
+    """A Kaiser window: `I0(beta * sqrt(1 - (2n / (N - 1) - 1) ** 2)) / I0(beta)`."""
+    out = _float_window_dtype(dtype)
+    return host_constant(_kaiser(static_int(window_length, "window_length"), float(beta)), out)
+
+
+@table.export("signal.kaiser_bessel_derived_window", gradient="-", dtypes=table.REAL_FLOAT)
+def kaiser_bessel_derived_window(window_length: Any, beta: float = 12.0, dtype: Any = dtypes.float32,
+                                 name: str | None = None) -> Tensor:
+    """A Kaiser-Bessel-derived window (for MDCTs): the normalized running sum of a Kaiser window, mirrored."""
+    out = _float_window_dtype(dtype)
+    half = static_int(window_length, "window_length") // 2
+    running = np.cumsum(_kaiser(half + 1, float(beta)))
+    half_window = np.sqrt(running[:-1] / running[-1])
+    return host_constant(np.concatenate([half_window, half_window[::-1]]), out)
+
+
+@table.export("signal.vorbis_window", gradient="-", dtypes=table.REAL_FLOAT)
+def vorbis_window(window_length: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+    """The Vorbis power-complementary window: `sin(pi / 2 * sin(pi * (n + 0.5) / N) ** 2)`."""
+    out = _float_window_dtype(dtype)
+    length = static_int(window_length, "window_length")
+    n = np.arange(length, dtype=np.float64)
+    return host_constant(np.sin(np.pi / 2 * np.sin(np.pi * (n + 0.5) / length) ** 2), out)
+
+
 # -- STFT ---------------------------------------------------------------------------------------------
 def _default_fft_length(frame_length: int) -> int:
     return 1 if frame_length <= 1 else 2 ** int(math.ceil(math.log2(frame_length)))
