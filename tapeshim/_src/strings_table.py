@@ -6,7 +6,16 @@ namespaces; `export` returns each function unchanged.
 
 from __future__ import annotations
 
-from tapeshim._src import ragged, ragged_ops, sparse, sparse_ops, strings_convert, strings_hash, strings_ops
+from tapeshim._src import (
+    ragged,
+    ragged_ops,
+    sparse,
+    sparse_ops,
+    strings_convert,
+    strings_hash,
+    strings_io,
+    strings_ops,
+)
 from tapeshim._src.ops.table import NUMERIC, export
 
 _STRING = "string"
@@ -67,3 +76,8 @@ for _path, _fn, _gradient in (
 export("ragged.stack", gradient="jax", dtypes="all", note="axis=0")(ragged_ops.stack)
 export("ragged.boolean_mask", gradient="jax", dtypes="all", note="dense data, rank-1 or rank-2 mask")(
     ragged_ops.boolean_mask)
+export("io.decode_raw", gradient="-", dtypes="string", note=_HOST)(strings_io.decode_raw)
+export("io.serialize_tensor", gradient="-", dtypes="all", note=_HOST + "; bytes identical to TF's TensorProto")(
+    strings_io.serialize_tensor)
+export("io.parse_tensor", gradient="-", dtypes="string", note=_HOST + "; reads TF's typed *_val fields too")(
+    strings_io.parse_tensor)
