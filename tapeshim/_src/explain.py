@@ -153,15 +153,15 @@ def explain(tape: Any, target: Any = None, sources: Any = None) -> Explanation:
     target, sources = _resolve_request(tape, target, sources)
     state = tape_state(tape)
     with nodes_restored(state, nest.flatten(target)):
-        return _explain(tape, state, target, sources)
+        return _explain(tape, state, target, sources, True)
 
 
-def _explain(tape: Any, state: TapeState, target: Any, sources: Any) -> Explanation:
+def _explain(tape: Any, state: TapeState, target: Any, sources: Any, find_zeros: bool) -> Explanation:
     _, _, request = _request(state, target, sources)
     log = explain_hooks.log_of(tape)
     since = log.windows[0].start if log.windows else None
     graph = Graph(request.targets, state, since)
-    zero = _structural_zeros(request)
+    zero = _structural_zeros(request) if find_zeros else set()
     by_position: dict[int, SourceExplanation] = {}
     for position, source in enumerate(request.sources):
         label = source_label(source)
@@ -459,7 +459,9 @@ def _describe_cut(log: Any, say: Any, tid: int, name: str, dtype: Any) -> Source
 def log_nones(tape: Any, target: Any, sources: Any, results: list) -> None:
     """Logs the explanation of each `None` that `gradient` is about to return."""
     try:
-        items = explain(tape, target, sources)
+        state = tape_state(tape)
+        with nodes_restored(state, nest.flatten(target)):
+            items = _explain(tape, state, target, sources, False)  # only the Nones: no program to run
     except Exception as exc:  # noqa: BLE001 - logging must never break `gradient`
         tf_logging.get_logger().warning("tapeshim could not explain a None gradient: %s", exc)
         return
