@@ -217,3 +217,47 @@ def test_var_len_type_mismatch():
         except tf.errors.OpError as exc:
             raise type(exc)(None, None, str(exc).split("}} ")[-1].split("\n")[0]) from None
     check(body, messages=True)
+
+
+def _sequence(tf, steps, length=5):
+    s = tf.train.SequenceExample()
+    s.context.feature["len"].int64_list.value.append(length)
+    tokens = s.feature_lists.feature_list["tok"]
+    words = s.feature_lists.feature_list["w"]
+    for i in range(steps):
+        tokens.feature.add().int64_list.value.extend([i, i + 1])
+        words.feature.add().bytes_list.value.extend([b"a%d" % i] * (i + 1))
+    return s.SerializeToString()
+
+
+def test_sequence_examples():
+    def body(tf):
+        F, V, S = _spec(tf)
+        context = {"len": F([], tf.int64), "other": F([], tf.float32, default_value=0.5)}
+        sequence = {"tok": S([2], tf.int64), "w": V(tf.string), "gone": S([], tf.float32, allow_missing=True)}
+        single = tf.io.parse_single_sequence_example(_sequence(tf, 3), context_features=context,
+                                                     sequence_features=sequence)
+        batch = tf.io.parse_sequence_example([_sequence(tf, 3), _sequence(tf, 1, 7), _sequence(tf, 0)],
+                                             context_features=context, sequence_features=sequence)
+        only_lists = tf.io.parse_single_sequence_example(_sequence(tf, 2), sequence_features={"tok": S([2], tf.int64)})
+        return ([list(d) for d in single], [_parts(d) for d in single], [list(d) for d in batch],
+                [_parts(d) for d in batch], [_parts(d) for d in only_lists])
+    check(body)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda tf, F, S: tf.io.parse_single_sequence_example(_sequence(tf, 3), sequence_features={"tok": S([3], tf.int64)}),
+    lambda tf, F, S: tf.io.parse_single_sequence_example(_sequence(tf, 3),
+                                                         sequence_features={"missing": S([2], tf.int64)}),
+    lambda tf, F, S: tf.io.parse_single_sequence_example(_sequence(tf, 3),
+                                                         sequence_features={"tok": S([2], tf.float32)}),
+    lambda tf, F, S: tf.io.parse_single_sequence_example(_sequence(tf, 3)),
+    lambda tf, F, S: tf.io.parse_sequence_example([_sequence(tf, 3)],
+                                                  sequence_features={"tok": S([2], tf.int64, default_value=-1)}),
+    lambda tf, F, S: tf.io.parse_sequence_example([_sequence(tf, 3)], sequence_features={"tok": F([2], tf.int64)}),
+])
+def test_sequence_example_errors(bad):
+    def body(tf):
+        F, _, S = _spec(tf)
+        return bad(tf, F, S)
+    check(body)

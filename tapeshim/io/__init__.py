@@ -10,6 +10,7 @@ from tapeshim._src.io.parsing import (
     parse_single_example,
 )
 from tapeshim._src.io.records import TFRecordOptions, TFRecordWriter
+from tapeshim._src.io.sequence_parsing import parse_sequence_example, parse_single_sequence_example
 from tapeshim._src.ops.image_codecs import (  # IMAGE_DATA's codecs, under their tf.io names
     decode_bmp,
     decode_gif,
@@ -24,5 +25,6 @@ from tapeshim.io import gfile
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "TFRecordOptions", "TFRecordWriter", "VarLenFeature",
            "decode_bmp", "decode_csv", "decode_gif", "decode_image", "decode_jpeg", "decode_png", "decode_raw",
-           "encode_jpeg", "encode_png", "gfile", "matching_files", "parse_example", "parse_single_example",
-           "parse_tensor", "read_file", "serialize_tensor", "write_file"]
+           "encode_jpeg", "encode_png", "gfile", "matching_files", "parse_example", "parse_sequence_example",
+           "parse_single_example", "parse_single_sequence_example", "parse_tensor", "read_file", "serialize_tensor",
+           "write_file"]

@@ -145,7 +145,7 @@ def _shape(config: Any) -> tuple:
 _KIND_OF_FIELD = {1: "bytes_list", 2: "float_list", 3: "int64_list"}
 
 
-def _feature(payload: bytes) -> tuple:
+def feature(payload: bytes) -> tuple:
     """(kind, values) of a serialized `Feature`: the last kind set wins, as protobuf's oneof."""
     kind, values = None, []
     for number, _, body, _ in wire.fields(payload):
@@ -172,23 +172,34 @@ def _feature(payload: bytes) -> tuple:
     return kind, values
 
 
+def map_entries(data: bytes) -> list[tuple[str, bytes]]:
+    """(key, value payload) of each entry of a serialized `map<string, Message>` field's container."""
+    out = []
+    for entry_number, _, entry, _ in wire.fields(data):
+        if entry_number != 1:
+            continue
+        key, payload = "", b""
+        for n, _, v, _ in wire.fields(entry):
+            if n == 1:
+                key = bytes(v).decode("utf-8", errors="replace")
+            elif n == 2:
+                payload = bytes(v)
+        out.append((key, payload))
+    return out
+
+
+def decode_features(data: bytes) -> dict:
+    """{key: (kind, values)} of a serialized `Features` message."""
+    return {key: feature(payload) for key, payload in map_entries(data)}
+
+
 def _decode(serialized: bytes) -> dict:
     """{key: (kind, values)} of a serialized `Example` (decoded straight from the wire format)."""
     try:
         out: dict = {}
         for number, _, example_field, _ in wire.fields(serialized):
-            if number != 1:
-                continue
-            for entry_number, _, entry, _ in wire.fields(example_field):
-                if entry_number != 1:
-                    continue
-                key, payload = "", b""
-                for n, _, v, _ in wire.fields(entry):
-                    if n == 1:
-                        key = bytes(v).decode("utf-8", errors="replace")
-                    elif n == 2:
-                        payload = bytes(v)
-                out[key] = _feature(payload)
+            if number == 1:
+                out.update(decode_features(example_field))
         return out
     except wire.DecodeError:
         raise errors.invalid_argument("Could not parse example input, value: "
@@ -276,7 +287,11 @@ def _parse(data: np.ndarray, features: dict, single: bool) -> dict:
         if not isinstance(config, VarLenFeature):
             _default(config, dtypes.as_dtype(config.dtype), _shape(config) if isinstance(config, FixedLenFeature)
                      else ())
-    parsed = [_decode(bytes(item)) for item in data]
+    return parse_decoded([_decode(bytes(item)) for item in data], configs, single)
+
+
+def parse_decoded(parsed: list, configs: list, single: bool) -> dict:
+    """The result dict for decoded examples (`{key: (kind, values)}` each) and sorted, checked configs."""
     _validate(parsed, dict(configs), single)
     out: dict = {}
     for key, config in configs:
