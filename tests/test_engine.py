@@ -210,12 +210,12 @@ def test_an_accumulator_inside_one_tape_still_differentiates():
 # -- tiers: per op the first time, one compiled program when the structure repeats ---------------------
 
 
-def _mlp_step():
+def _mlp_step(batch=5):
     rng = np.random.default_rng(0)
     w1 = tf.Variable(rng.normal(size=(8, 16)).astype(np.float32) * 0.3)
     w2 = tf.Variable(rng.normal(size=(16, 3)).astype(np.float32) * 0.3)
-    x = tf.constant(rng.normal(size=(5, 8)).astype(np.float32))
-    labels = tf.constant([0, 1, 2, 1, 0])
+    x = tf.constant(rng.normal(size=(batch, 8)).astype(np.float32))
+    labels = tf.constant(rng.integers(0, 3, size=batch).astype(np.int32))
 
     def step():
         with tf.GradientTape() as tape:
@@ -226,21 +226,48 @@ def _mlp_step():
     return step
 
 
-def test_a_new_structure_runs_per_op_and_compiles_when_it_repeats():
-    step = _mlp_step()
+def test_a_first_step_of_new_ops_compiles_one_program():
     experimental.reset_compile_stats()
-    first = step()
+    (x, w), = [(tf.constant(np.ones((3, 2), np.float32)), tf.Variable(np.ones((2, 2), np.float32)))]
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.math.softplus(tf.math.erf(x @ w) * 0.75))
+    tape.gradient(loss, w)
+    assert _stats()["programs_compiled"] == 1 and _stats()["per_op_plans"] == 0
+
+
+def _chain_gradient(length, size=8):
+    x = tf.constant(np.linspace(-1.0, 1.0, size, dtype=np.float32))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x
+        for _ in range(length):
+            y = tf.sin(y) * 1.01
+        loss = tf.reduce_sum(y)
+    return tape.gradient(loss, x).numpy()
+
+
+def test_a_larger_structure_runs_per_op_until_it_has_repeated():
+    experimental.reset_compile_stats()
+    for _ in range(3):
+        _chain_gradient(40)  # 81 nodes: per op until seen 40 times
+    stats = _stats()
+    assert stats["programs_compiled"] == 0 and stats["per_op_plans"] == 3
+
+
+def test_a_new_structure_of_known_ops_runs_per_op_and_compiles_when_it_repeats():
+    _chain_gradient(40, size=5)  # the ops' per-op kernels exist from here on
+    experimental.reset_compile_stats()
+    first = _chain_gradient(12)
     stats = _stats()
     assert stats["programs_compiled"] == 0 and stats["per_op_plans"] == 1
-    second = step()
+    second = _chain_gradient(12)
     assert _stats()["programs_compiled"] == 1
     for _ in range(5):
-        third = step()
+        third = _chain_gradient(12)
     stats = _stats()
     assert stats["programs_compiled"] == 1 and stats["program_cache_hits"] == 5
-    for a, b, c in zip(first, second, third):
-        np.testing.assert_allclose(a, b, rtol=1e-6)
-        np.testing.assert_allclose(a, c, rtol=1e-6)
+    np.testing.assert_allclose(first, second, rtol=1e-6)
+    np.testing.assert_allclose(first, third, rtol=1e-6)
 
 
 def _tier_bodies():
@@ -343,3 +370,31 @@ def test_an_xla_failure_falls_back_to_the_per_op_tier():
             values.append(op(x * 1.0).numpy().tolist())
     assert values == [[2.0, 4.0]] * 3
     assert _stats()["compile_fallbacks"] == 1
+
+
+# -- the recompile warning -----------------------------------------------------------------------------
+
+
+def test_a_loop_that_keeps_compiling_warns_with_its_line(caplog):
+    import inspect
+    import logging
+
+    x = tf.constant(np.ones((40, 3), np.float32))
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
+        for n in range(1, 8):
+            line = inspect.currentframe().f_lineno + 1
+            tf.reduce_sum(x[:n] * 2.0)
+    messages = [r.getMessage() for r in caplog.records if "compiled a new XLA program" in r.getMessage()]
+    assert len(messages) == 1
+    assert f"test_engine.py:{line}" in messages[0] and "5 calls to" in messages[0]
+    assert "changed" not in messages[0] or "from" in messages[0]
+
+
+def test_a_steady_loop_does_not_warn(caplog):
+    import logging
+
+    step = _mlp_step()
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
+        for _ in range(12):
+            step()
+    assert not [r for r in caplog.records if "compiled a new XLA program" in r.getMessage()]

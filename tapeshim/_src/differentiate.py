@@ -196,7 +196,7 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
     leaf_values = [t._value for t in plan.leaves]
     seed_values = [s.value for s in seed_tensors]
     try:
-        if mode == GRADIENT and not replay.compile_now(key, plan.n_nodes):
+        if mode == GRADIENT and not replay.compile_now(key, plan):
             outcome = _per_op_gradient(request, source_avals, seeds)
         else:
             outcome = _run_program(key, build, leaf_values, seed_values)

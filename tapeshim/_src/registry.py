@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 import jax
 import numpy as np
 
-from tapeshim._src import dtypes, errors, runtime_checks
+from tapeshim._src import dtypes, errors, recompile_warning, runtime_checks
 from tapeshim._src.ops.common import tf_type_name
 from tapeshim._src.state import _thread_state, next_tensor_id
 from tapeshim._src.tensor import Node, Tensor
@@ -149,6 +149,8 @@ def _resolve(op: OpDef, inputs: Sequence[Tensor], static: tuple, key: tuple) -> 
     if len(_dispatch) >= _DISPATCH_CACHE_SIZE:
         _dispatch.clear()
     entry = _dispatch[key] = (kernel, avals)
+    if _thread_state.trace is None:  # a new kernel signature: an XLA compile when it runs
+        recompile_warning.compiled(op.name, (static, key[2:]), recompile_warning.op_change)
     return entry
 
 

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 import jax
 
-from tapeshim._src import runtime_checks
+from tapeshim._src import recompile_warning, runtime_checks
 from tapeshim._src.state import _thread_state, live_recorders
 from tapeshim._src.tensor import Tensor
 
@@ -35,9 +35,10 @@ _programs: OrderedDict = OrderedDict()
 stats = {"programs_compiled": 0, "program_cache_hits": 0, "programs_evicted": 0, "per_op_plans": 0,
          "compile_fallbacks": 0}
 
-COMPILE_AFTER = 2
-"""A structure is compiled into one program the `COMPILE_AFTER`-th time it is seen; before, it runs per op."""
-LONGEST_PROGRAM = 400
+SMALL_PLAN = 64
+"""Plans up to this many nodes compile on their second sighting (or their first, when most of their
+per-op kernels would be new: one program then compiles faster than a kernel and a VJP kernel per op)."""
+LONGEST_PROGRAM = 1000
 """Plans with more nodes than this always run per op: XLA's compile time grows faster than their run time."""
 _SIGHTINGS_SIZE = 4096
 _sightings: OrderedDict = OrderedDict()
@@ -255,6 +256,8 @@ def cached_program(key: Any, build: Callable[[], Callable]) -> tuple[Callable, C
         stats["program_cache_hits"] += 1
         return entry
     raw = build()
+    if isinstance(key, tuple) and len(key) > 1 and isinstance(key[0], str):
+        recompile_warning.compiled(f"{key[0]} program", key, _program_change)
 
     def settle(plain: Callable) -> None:  # the program has no index checks: keep its plain jax.jit
         if key in _programs:
@@ -269,20 +272,34 @@ def cached_program(key: Any, build: Callable[[], Callable]) -> tuple[Callable, C
     return entry
 
 
-def compile_now(key: Any, n_nodes: int) -> bool:
+def compile_now(key: Any, plan: "Plan") -> bool:
     """The tier of a plan: True to run its compiled program, False to run it per op.
 
-    A structure runs per op the first time it is seen (no whole-program compile
-    for a graph that never repeats), compiled from its `COMPILE_AFTER`-th
-    sighting on; a plan longer than `LONGEST_PROGRAM` nodes, or one XLA failed
-    to compile, always runs per op.
+    * A structure already compiled runs compiled.
+    * A small plan (up to `SMALL_PLAN` nodes) compiles at once when most of its
+      ops have no per-op kernels yet (a first training step: one program costs
+      less than a kernel and a VJP kernel per op), else on its second sighting.
+    * A larger plan runs per op until it has been seen about half as many times
+      as it has nodes: its compile costs about as much as that many per-op runs,
+      and a structure that keeps changing (an episode of a new length, a longer
+      unrolled loop) never pays it.
+    * A plan over `LONGEST_PROGRAM` nodes, or one XLA failed on, always runs per op.
     """
     if key in _programs:
         return True
+    n_nodes = plan.n_nodes
     if n_nodes > LONGEST_PROGRAM or key in _never_compile:
         return False
     seen = _sightings.pop(key, 0) + 1
-    if seen >= COMPILE_AFTER:
+    if n_nodes <= SMALL_PLAN:
+        if seen >= 2:
+            return True
+        if seen == 1:
+            from tapeshim._src import replay_eager
+
+            if 2 * replay_eager.new_kernels(plan) > n_nodes:
+                return True
+    elif seen >= max(2, n_nodes // 2):
         return True
     _sightings[key] = seen
     if len(_sightings) > _SIGHTINGS_SIZE:
@@ -296,6 +313,10 @@ def compile_failed(key: Any) -> None:
     _programs.pop(key, None)
     _never_compile.add(key)
     stats["compile_fallbacks"] += 1
+
+
+def _program_change(old: tuple, new: tuple) -> str:
+    return recompile_warning.plan_change(old[1], new[1])
 
 
 def set_cache_size(size: int) -> None:
@@ -328,7 +349,7 @@ def force(tensors: Sequence[Tensor]) -> None:
 
     key = ("force", plan.key, out_slots)
     values = None
-    if compile_now(key, plan.n_nodes):
+    if compile_now(key, plan):
         jitted, _ = cached_program(key, build)
         try:
             values = jitted([t._value for t in plan.leaves])

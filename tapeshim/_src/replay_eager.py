@@ -92,6 +92,16 @@ def _vjp_kernel(node_key: Any, fn: Callable[..., tuple], given: tuple) -> Callab
     return _remember(_vjp_kernels, (node_key, given), make, "vjp_kernels").call
 
 
+_SEEN_SIZE = 16384
+_seen: set = set()
+
+
+def new_kernels(plan: Any) -> int:
+    """How many distinct ops of `plan` the per-op tier has not run yet (each would compile kernels)."""
+    keys = {entry[0] for step, entry in zip(plan.steps, plan.key) if step[0] == NODE}
+    return sum(1 for k in keys if k not in _seen)
+
+
 def node_keys(plan: Any) -> list:
     """The node key of each step of `plan` (None for leaves)."""
     return [entry[0] if step[0] == NODE else None for step, entry in zip(plan.steps, plan.key)]
@@ -100,11 +110,14 @@ def node_keys(plan: Any) -> list:
 def evaluate(plan: Any, leaf_values: Sequence[jax.Array]) -> dict:
     """Runs every node of `plan` through its per-op kernel; returns slot -> value."""
     stats["per_op_runs"] += 1
+    if len(_seen) > _SEEN_SIZE:
+        _seen.clear()
     env: dict[int, jax.Array] = {}
     for step, node_key in zip(plan.steps, node_keys(plan)):
         if step[0] == LEAF:
             env[step[1]] = leaf_values[step[2]]
             continue
+        _seen.add(node_key)
         outs = forward_kernel(node_key, step[1])(*[env[s] for s in step[2]])
         for slot, value in zip(step[3], outs):
             env[slot] = value
