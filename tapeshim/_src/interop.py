@@ -10,6 +10,7 @@ variable).
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any, Sequence
 
 import jax
@@ -129,7 +130,24 @@ class _Capsule:
         return self._capsule
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return (1, 0)  # kDLCPU: TF's and tapeshim's capsules name host memory unless made on a GPU
+        return _capsule_device(self._capsule)
+
+
+def _capsule_device(capsule: Any) -> tuple[int, int]:
+    """`(device type, device id)` read from a DLPack capsule's DLTensor (kDLCPU is 1, kDLCUDA 2)."""
+    api = ctypes.pythonapi
+    api.PyCapsule_IsValid.restype = ctypes.c_int
+    api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    for name, offset in ((b"dltensor", 8), (b"dltensor_versioned", 40)):
+        # DLManagedTensor starts with its DLTensor {void* data; DLDevice device; ...};
+        # DLManagedTensorVersioned has version, manager_ctx, deleter and flags (32 bytes) before it.
+        if api.PyCapsule_IsValid(capsule, name):
+            pointer = api.PyCapsule_GetPointer(capsule, name)
+            device = (ctypes.c_int32 * 2).from_address(pointer + offset)
+            return int(device[0]), int(device[1])
+    raise TypeError("`dlcapsule` is not an unconsumed DLPack capsule.")
 
 
 def optax_step(optimizer: Any, grads: Any, variables: Any, state: Any = None) -> Any:
