@@ -350,3 +350,31 @@ def test_next_after_a_loop_read_the_iterator_to_its_end_raises_tf_error():
 
         return f(iter(tf.data.Dataset.range(3).map(lambda i: tf.cast(i, tf.int32))))
     check_raises(body)
+
+
+def test_a_training_epoch_over_a_dataset_in_one_function():
+    def body(tf):
+        rng = np.random.default_rng(0)
+        x_all = rng.normal(size=(50, 3)).astype(np.float32)
+        y_all = (x_all @ np.array([1.0, -2.0, 0.5], np.float32) + 0.3)[:, None]
+        w = tf.Variable(np.zeros((3, 1), np.float32))
+        b = tf.Variable(np.zeros(1, np.float32))
+
+        @tf.function
+        def epoch(ds, lr):
+            total = tf.constant(0.0)
+            steps = 0
+            for x, y in ds:
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((x @ w + b - y) ** 2)
+                gw, gb = tape.gradient(loss, [w, b])
+                w.assign_sub(lr * gw)
+                b.assign_sub(lr * gb)
+                total += loss
+                steps += 1
+            return total / tf.cast(steps, tf.float32), steps
+
+        ds = tf.data.Dataset.from_tensor_slices((x_all, y_all)).batch(16)
+        losses = [epoch(ds, tf.constant(0.1)) for _ in range(3)]
+        return losses, w, b, epoch.experimental_get_tracing_count()
+    check(body)
