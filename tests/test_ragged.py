@@ -140,6 +140,9 @@ MORE = {
     "inner_slice_strings": lambda tf: _r(_c(tf, [["a", "b"], ["c"]])[:, :1]),
     "inner_slice_rank3": lambda tf: _r(_c(tf, [[[1, 2], [3]], [[4]], [[5], [6, 7], [8]]])[:, 1:]),
     "inner_slice_uniform": lambda tf: _r(_c(tf, [[[1, 2]], [[3, 4], [5, 6]]], ragged_rank=1)[:, -1:]),
+    "row_splits_to_segment_ids": lambda tf: tf.ragged.row_splits_to_segment_ids([0, 2, 2, 3]),
+    "segment_ids_to_row_splits": lambda tf: tf.ragged.segment_ids_to_row_splits([0, 0, 2]),
+    "segment_ids_to_row_splits_n": lambda tf: tf.ragged.segment_ids_to_row_splits([0, 0, 2], num_segments=5),
     "boolean_mask_strings": lambda tf: _r(tf.ragged.boolean_mask(tf.constant([["a", "b"]]), [[False, True]])),
 }
 

@@ -13,6 +13,10 @@ def _s(x):
     return x
 
 
+def _d(tf):
+    return tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+
+
 def _a(tf):
     return tf.sparse.SparseTensor([[0, 1], [1, 0]], [1.0, 2.0], [2, 3])
 
@@ -48,6 +52,13 @@ CASES = {
                                                       axis=1),
     "reduce_max_all": lambda tf: tf.sparse.reduce_max(tf.sparse.SparseTensor([[1, 0], [1, 1]], [-1.0, -2.0], [3, 2])),
     "reduce_max_keepdims": lambda tf: tf.sparse.reduce_max(_a(tf), axis=0, keepdims=True),
+    "segment_sum": lambda tf: tf.sparse.segment_sum(_d(tf), [0, 2, 1], [0, 0, 1]),
+    "segment_mean": lambda tf: tf.sparse.segment_mean(_d(tf), [0, 2, 1], [0, 0, 1]),
+    "segment_sqrt_n": lambda tf: tf.sparse.segment_sqrt_n(_d(tf), [0, 2, 1], [0, 0, 1]),
+    "segment_sum_gap": lambda tf: tf.sparse.segment_sum(_d(tf), [0, 2], [0, 2]),
+    "segment_sum_num_segments": lambda tf: tf.sparse.segment_sum(_d(tf), [0, 2], [0, 2], num_segments=4),
+    "segment_mean_gap": lambda tf: tf.sparse.segment_mean(_d(tf), [0, 2], [0, 2]),
+    "segment_sum_vector": lambda tf: tf.sparse.segment_sum(tf.constant([1.0, 2.0, 4.0]), [2, 1, 0], [0, 1, 1]),
     "eye": lambda tf: _s(tf.sparse.eye(2)),
     "eye_rect": lambda tf: _s(tf.sparse.eye(2, 3, dtype=tf.int32)),
 }
@@ -60,6 +71,8 @@ def test_sparse_ops(name):
 
 ERRORS = {
     "reshape_size": lambda tf: tf.sparse.reshape(_a(tf), [4]),
+    "segment_index_range": lambda tf: tf.sparse.segment_sum(_d(tf), [0, 5], [0, 0]),
+    "segment_ids_order": lambda tf: tf.sparse.segment_sum(_d(tf), [0, 1], [1, 0]),
     "concat_shapes": lambda tf: tf.sparse.concat(1, [_a(tf), tf.sparse.SparseTensor([[0, 0]], [5.0], [3, 1])]),
 }
 
@@ -117,3 +130,13 @@ def test_reduce_max_gradient_is_lookup_error():
         return tape.gradient(y, x)
 
     check_raises(body)
+
+
+def test_segment_mean_gradient_is_dense():
+    def body(tf):
+        x = tf.Variable([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(tf.sparse.segment_mean(x, [0, 2, 1], [0, 0, 1]) * tf.constant([[1.0, 2.0], [3.0, 4.0]]))
+        return tape.gradient(y, x)
+
+    check(body)

@@ -162,3 +162,24 @@ def boolean_mask(data: Any, mask: Any, name: str | None = None) -> Any:
         values = array_ops.gather(flat, positions)
     lengths = keep.sum(axis=1).astype(np.int64)
     return RaggedTensor(values, dense_constant(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)))
+
+
+def row_splits_to_segment_ids(splits: Any, name: str | None = None, out_type: Any = None) -> Any:
+    """The row of each value given row splits, as `tf.ragged.row_splits_to_segment_ids`."""
+    tensor = convert_to_tensor(splits, dtype_hint=dtypes.int64)
+    host = np.asarray(tensor.numpy(), np.int64)
+    if host.ndim != 1 or host.size == 0:
+        raise ValueError("splits must be a non-empty vector")
+    target = tensor.dtype if out_type is None else dtypes.as_dtype(out_type)
+    return dense_constant(np.repeat(np.arange(host.size - 1), np.diff(host)).astype(target.as_numpy_dtype))
+
+
+def segment_ids_to_row_splits(segment_ids: Any, num_segments: Any = None, out_type: Any = None,
+                              name: str | None = None) -> Any:
+    """Row splits from each value's (sorted) row, as `tf.ragged.segment_ids_to_row_splits`."""
+    tensor = convert_to_tensor(segment_ids, dtype_hint=dtypes.int64)
+    host = np.asarray(tensor.numpy(), np.int64).reshape(-1)
+    count = int(num_segments) if num_segments is not None else (int(host.max()) + 1 if host.size else 0)
+    target = tensor.dtype if out_type is None else dtypes.as_dtype(out_type)
+    lengths = np.bincount(host, minlength=count)[:count]
+    return dense_constant(np.concatenate([[0], np.cumsum(lengths)]).astype(target.as_numpy_dtype))

@@ -217,3 +217,50 @@ def eye(num_rows: int, num_columns: int | None = None, dtype: Any = dtypes.float
     diag = np.arange(min(rows, cols), dtype=np.int64)
     target = dtypes.as_dtype(dtype)
     return _make(np.stack([diag, diag], axis=1), constant(np.ones(diag.size, target.as_numpy_dtype)), [rows, cols])
+
+
+def _segment(kind: str, data: Any, indices: Any, segment_ids: Any, num_segments: Any) -> Tensor:
+    """TF's SparseSegment{Sum,Mean,SqrtN}: rows `data[indices]` reduced by sorted `segment_ids`."""
+    from tapeshim._src.ops import array_ops, manip_ops, math_ops
+
+    op = {"sum": "SparseSegmentSum", "mean": "SparseSegmentMean", "sqrt_n": "SparseSegmentSqrtN"}[kind]
+    data = convert_to_tensor(data)
+    idx = np.asarray(convert_to_tensor(indices).numpy(), np.int64).reshape(-1)
+    ids = np.asarray(convert_to_tensor(segment_ids).numpy(), np.int64).reshape(-1)
+    rows = int(data.shape[0])
+    for i, v in enumerate(idx):
+        if not 0 <= v < rows:
+            raise errors.invalid_argument(f"Bad: indices[{i}] == {v} out of range [0, {rows})", op)
+    if np.any(np.diff(ids) < 0):
+        raise errors.invalid_argument("segment ids are not increasing", op)
+    count = int(num_segments) if num_segments is not None else (int(ids[-1]) + 1 if ids.size else 0)
+    picked = manip_ops.gather_nd(data, constant(idx[:, None]))  # a dense gradient for data, as TF's
+    sums = manip_ops.scatter_nd(constant(ids[:, None]), picked, [count, *data.shape[1:]])
+    if kind == "sum":
+        return sums
+    sizes = np.bincount(ids, minlength=count)[:count].astype(np.float64)
+    scale = np.maximum(sizes, 1.0) if kind == "mean" else np.sqrt(np.maximum(sizes, 1.0))
+    shaped = scale.reshape(-1, *([1] * (data.ndim - 1))).astype(data.dtype.as_numpy_dtype)
+    return math_ops.truediv(sums, array_ops.reshape(constant(shaped), list(shaped.shape)))
+
+
+def segment_sum(data: Any, indices: Any, segment_ids: Any, num_segments: Any = None,
+                name: str | None = None) -> Tensor:
+    """Sums of the rows `data[indices]` per (sorted) segment id, as `tf.sparse.segment_sum`.
+
+    Raises:
+      InvalidArgumentError: for an index out of range or decreasing segment ids.
+    """
+    return _segment("sum", data, indices, segment_ids, num_segments)
+
+
+def segment_mean(data: Any, indices: Any, segment_ids: Any, num_segments: Any = None,
+                 name: str | None = None) -> Tensor:
+    """Means of the rows `data[indices]` per (sorted) segment id (0 for empty ones), as `tf.sparse.segment_mean`."""
+    return _segment("mean", data, indices, segment_ids, num_segments)
+
+
+def segment_sqrt_n(data: Any, indices: Any, segment_ids: Any, num_segments: Any = None,
+                   name: str | None = None) -> Tensor:
+    """Sums divided by sqrt(segment size) of the rows `data[indices]`, as `tf.sparse.segment_sqrt_n`."""
+    return _segment("sqrt_n", data, indices, segment_ids, num_segments)

@@ -81,3 +81,8 @@ export("io.serialize_tensor", gradient="-", dtypes="all", note=_HOST + "; bytes 
     strings_io.serialize_tensor)
 export("io.parse_tensor", gradient="-", dtypes="string", note=_HOST + "; reads TF's typed *_val fields too")(
     strings_io.parse_tensor)
+for _path, _fn in (("sparse.segment_sum", sparse_ops.segment_sum), ("sparse.segment_mean", sparse_ops.segment_mean),
+                   ("sparse.segment_sqrt_n", sparse_ops.segment_sqrt_n)):
+    export(_path, gradient="jax", dtypes="floating", note="gather + scatter-add; dense gradient for data")(_fn)
+export("ragged.row_splits_to_segment_ids", gradient="-", dtypes="int32, int64")(ragged_ops.row_splits_to_segment_ids)
+export("ragged.segment_ids_to_row_splits", gradient="-", dtypes="int32, int64")(ragged_ops.segment_ids_to_row_splits)
