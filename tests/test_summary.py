@@ -28,7 +28,8 @@ def _events(logdir):
                 else:
                     array = real_tf.make_ndarray(value.tensor)
                     data = (array.dtype.name, array.shape, array.tolist())
-                out.append((event.step, value.tag, plugin, value.metadata.summary_description, data))
+                out.append((event.step, value.tag, (plugin, value.metadata.plugin_data.content),
+                            value.metadata.summary_description, data))
     return out
 
 
@@ -58,6 +59,9 @@ def test_scalars_histograms_text_and_images(tmp_path):
             tf.summary.image("im", tf.reshape(tf.range(24, dtype=tf.float32) / 24.0, [2, 2, 2, 3]), max_outputs=1)
             tf.summary.image("gray", tf.ones([3, 2, 3, 1], tf.uint8) * 200)
             tf.summary.image("over", tf.constant(2.0, shape=[1, 1, 2, 1]))
+            tf.summary.audio("sound", tf.constant([[[0.5], [-0.25], [1.0]], [[0.0], [2.0], [-3.0]]]), 8000,
+                             max_outputs=2)
+            tf.summary.audio("stereo", tf.reshape(tf.range(12, dtype=tf.float32) / 12.0, [1, 6, 2]), 16000)
         writer.flush()
         return written
     _run(tmp_path, program)

@@ -10,6 +10,7 @@ when the function is traced, as in TF.
 from __future__ import annotations
 
 import contextlib
+import struct
 import threading
 from typing import Any, Callable, Iterator
 
@@ -399,6 +400,43 @@ def image(name: str, data: Any, step: Any = None, max_outputs: int = 3, descript
         strings = [str(shape[2]).encode(), str(shape[1]).encode()] + [encode_png(p) for p in pixels]
         out = SummaryValue(metadata=_metadata("images", description))
         out.tensor.CopyFrom(tensor_proto(np.array(strings, dtype=object), DT_STRING))
+        return out
+
+    return _summary(name, build, tensor, step)
+
+
+def _wav(samples: np.ndarray, rate: int) -> bytes:
+    """16-bit PCM WAV bytes of float `[samples, channels]` audio in [-1, 1] (as `tf.audio.encode_wav`)."""
+    count, channels = samples.shape
+    pcm = np.clip(np.round(samples.astype(np.float32) * np.float32(32768.0)), -32768, 32767).astype("<i2").tobytes()
+    fmt = struct.pack("<IHHIIHH", 16, 1, channels, rate, rate * channels * 2, channels * 2, 16)
+    return (b"RIFF" + struct.pack("<I", 36 + len(pcm)) + b"WAVE" + b"fmt " + fmt + b"data"
+            + struct.pack("<I", len(pcm)) + pcm)
+
+
+def audio(name: str, data: Any, sample_rate: Any, step: Any = None, max_outputs: int = 3, encoding: Any = None,
+          description: str | None = None) -> Tensor:
+    """Writes up to `max_outputs` clips of a `[k, samples, channels]` float batch as WAV, for TensorBoard.
+
+    Raises:
+      ValueError: `data` is not of rank 3, or `encoding` is not "wav".
+    """
+    if encoding not in (None, "wav"):
+        raise ValueError(f"Unknown encoding: {encoding!r}")
+    tensor = _numeric(data, "float")
+    shape = tuple(tensor.shape)
+    if len(shape) != 3:
+        raise ValueError(f"Shapes must be equal rank, but are {len(shape)} and 3")
+    rate = int(np.asarray(_as_tensor(sample_rate).numpy()))
+    limit = int(max_outputs)
+
+    def build(value: np.ndarray) -> SummaryValue:
+        clips = np.asarray(value, np.float32)[:max(limit, 0)]
+        strings = np.empty((len(clips), 2), dtype=object)
+        for i, clip in enumerate(clips):
+            strings[i] = (_wav(clip, rate), b"")
+        out = SummaryValue(metadata=_metadata("audio", description, content=b"\x10\x0b"))  # encoding: WAV
+        out.tensor.CopyFrom(tensor_proto(strings, DT_STRING))
         return out
 
     return _summary(name, build, tensor, step)
