@@ -39,6 +39,7 @@ PIPELINES = {
                                                                 drop_remainder=True),
     "padded_batch_tuple": lambda tf: tf.data.Dataset.zip((_ragged(tf), tf.data.Dataset.range(7))).padded_batch(
         4, padding_values=(np.int32(9), np.int64(0))),
+    "padded_batch_after_map": lambda tf: tf.data.Dataset.range(1, 6).map(lambda x: tf.range(x)).padded_batch(2),
     "padded_batch_fixed": lambda tf: tf.data.Dataset.from_tensor_slices(np.ones([5, 2], np.float32)).padded_batch(
         2, padded_shapes=[3]),
     "window": lambda tf: tf.data.Dataset.range(10).window(3, shift=2).flat_map(lambda w: w.batch(3)),
@@ -125,6 +126,22 @@ def test_reduce_cardinality_and_single_element():
 ])
 def test_bad_input_raises_tf_error_class(bad):
     check_raises(bad)
+
+
+def test_new_transformations_iterate_inside_function():
+    def body(tf):
+        ds = tf.data.Dataset.range(1, 7).map(lambda x: tf.range(x)).padded_batch(2).prefetch(2)
+        it = iter(ds)
+        inter = iter(tf.data.Dataset.range(6).interleave(lambda x: tf.data.Dataset.from_tensors(x).repeat(2),
+                                                         cycle_length=2))
+
+        @tf.function
+        def step():
+            return tf.reduce_sum(next(it)), next(inter)
+
+        return [step() for _ in range(3)]
+
+    check(body)
 
 
 def test_options():

@@ -265,12 +265,17 @@ class DatasetTransforms:
         size = int(batch_size)
         if size <= 0:
             raise errors.invalid_argument("batch_size must be greater than zero.", "PaddedBatchDatasetV2")
+        from tapeshim._src.dataset import _LazySpec
+
         spec = self.element_spec
         flat_specs = nest.flatten(spec)
         shapes = [None] * len(flat_specs) if padded_shapes is None else _flatten_up_to(spec, padded_shapes)
+        # A mapped dataset's spec is read off its first element (TF's traced map knows which dims vary):
+        # without padded_shapes, every dim of such a spec is padded to the batch's longest.
+        guessed = isinstance(self._element_spec, (_LazySpec, _Deferred))
         targets = []
         for s, p in zip(flat_specs, shapes):
-            target = _padded_shape(s.shape, p)
+            target = [None] * s.shape.rank if guessed and p is None else _padded_shape(s.shape, p)
             if s.shape.rank is not None and len(target) != s.shape.rank:
                 raise ValueError(f"The padded shape {TensorShape(target)} is not compatible with the shape "
                                  f"{s.shape} of the corresponding input component.")
