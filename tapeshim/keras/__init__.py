@@ -58,6 +58,8 @@ device = _keras.device
 remat = _keras.remat
 version = _keras.version
 distillation = _keras.distillation
+# Keras's JAX-native data/model parallelism (DataParallel, ModelParallel, LayoutMap), as TF 2.21's tf.keras has it.
+distribution = _keras.distribution
 distribution = _keras.distribution
 export = _keras.export
 legacy = _keras._tf_keras.keras.legacy

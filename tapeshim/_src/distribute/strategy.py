@@ -25,6 +25,7 @@ from tapeshim._src.distribute.context import AXIS, ReduceOp, as_reduce_op
 from tapeshim._src.distribute.values import DistributedValues, PerReplica, local_rows
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
+_MAX_PROGRAMS = 64  # traced replica programs kept per strategy
 _BY_MESH: "weakref.WeakValueDictionary[Any, Strategy]" = weakref.WeakValueDictionary()
 _DEVICE = re.compile(r"(?:.*device:)?/?(?P<kind>[a-zA-Z_]+):(?P<index>\d+)$")
 
@@ -227,9 +228,12 @@ class Strategy:
                 return fn(*args, **kwargs)
         leaves, treedef = flatten((tuple(args), dict(kwargs)))
         key = (fn, treedef, tuple(_leaf_key(leaf) for leaf in leaves))
-        program = self._programs.get(key)
+        program = self._programs.pop(key, None)
         if program is None:
-            program = self._programs[key] = ReplicaProgram(self, fn, leaves, treedef)
+            program = ReplicaProgram(self, fn, leaves, treedef)
+            if len(self._programs) >= _MAX_PROGRAMS:  # e.g. a new lambda per eager call: keep the recent ones
+                self._programs.pop(next(iter(self._programs)))
+        self._programs[key] = program  # most recently used last
         outputs, concrete = program(leaves)
         return program.pack(concrete, outputs)
 
