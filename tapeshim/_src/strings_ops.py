@@ -214,10 +214,12 @@ def reduce_join(inputs: Any, axis: Any = None, keepdims: bool = False, separator
     return StringTensor(result)
 
 
-def _compile(pattern: Any, op: str) -> re.Pattern:
-    text = _as_bytes(pattern, "pattern").decode("utf-8", "surrogateescape")
+def _compile(pattern: Any, op: str) -> tuple[re.Pattern, re.Pattern | None]:
+    """The pattern over text (RE2's ASCII classes: `re.ASCII`) and, for an ASCII pattern, over bytes."""
+    raw = _as_bytes(pattern, "pattern")
+    text = raw.decode("utf-8", "surrogateescape")
     try:
-        return re.compile(text)
+        return re.compile(text, re.ASCII), re.compile(raw) if raw.isascii() else None
     except re.error as exc:
         raise errors.invalid_argument(f"Invalid pattern: {text}, error: {exc}", op) from None
 
@@ -226,22 +228,17 @@ def _decoded(s: bytes) -> str:
     return s.decode("utf-8", "surrogateescape")
 
 
-def _expand(rewrite: str, match: re.Match) -> str:
-    """RE2's rewrite string: `\\0`..`\\9` are groups, `\\\\` a backslash."""
+def _python_template(rewrite: str) -> str:
+    """RE2's rewrite string (`\\0`..`\\9` are groups, `\\\\` a backslash) as a Python `re` template."""
     out, i = [], 0
     while i < _len(rewrite):
         c = rewrite[i]
-        if c == "\\" and i + 1 < _len(rewrite):
+        if c == "\\" and i + 1 < _len(rewrite) and (rewrite[i + 1].isdigit() or rewrite[i + 1] == "\\"):
             nxt = rewrite[i + 1]
-            if nxt.isdigit():
-                out.append(match.group(int(nxt)) or "")
-                i += 2
-                continue
-            if nxt == "\\":
-                out.append("\\")
-                i += 2
-                continue
-        out.append(c)
+            out.append(f"\\g<{nxt}>" if nxt.isdigit() else "\\\\")
+            i += 2
+            continue
+        out.append("\\\\" if c == "\\" else c)
         i += 1
     return "".join(out)
 
@@ -251,24 +248,36 @@ def regex_replace(input: Any, pattern: Any, rewrite: Any, replace_global: bool =
                   name: str | None = None) -> Tensor:
     """Replaces matches of the regular expression `pattern` with `rewrite`, as `tf.strings.regex_replace`.
 
-    Patterns are Python `re` expressions over UTF-8 text (TF uses RE2, whose
-    common syntax they share); `rewrite` uses RE2's `\\1` group references.
+    Patterns are Python `re` expressions over UTF-8 text with RE2's ASCII
+    character classes (TF uses RE2, whose common syntax they share); `rewrite`
+    uses RE2's `\\1` group references.
     """
     strings = as_string_tensor(input, "input")
-    compiled = _compile(pattern, "StaticRegexReplace")
-    template = _decoded(_as_bytes(rewrite, "rewrite"))
+    text_pattern, bytes_pattern = _compile(pattern, "StaticRegexReplace")
+    template = _python_template(_decoded(_as_bytes(rewrite, "rewrite")))
+    bytes_template = template.encode("utf-8", "surrogateescape")
     count = 0 if replace_global else 1
-    return map_strings(
-        lambda s: compiled.sub(lambda m: _expand(template, m), _decoded(s), count=count).encode(
-            "utf-8", "surrogateescape"), strings)
+
+    def replace(s: bytes) -> bytes:
+        if bytes_pattern is not None and s.isascii():
+            return bytes_pattern.sub(bytes_template, s, count=count)
+        return text_pattern.sub(template, _decoded(s), count=count).encode("utf-8", "surrogateescape")
+
+    return map_strings(replace, strings)
 
 
 @ragged_elementwise
 def regex_full_match(input: Any, pattern: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Whether each whole string matches `pattern` (bool), as `tf.strings.regex_full_match`."""
     strings = as_string_tensor(input, "input")
-    compiled = _compile(pattern, "StaticRegexFullMatch")
-    return map_strings(lambda s: compiled.fullmatch(_decoded(s)) is not None, strings, dtypes.bool_)
+    text_pattern, bytes_pattern = _compile(pattern, "StaticRegexFullMatch")
+
+    def matches(s: bytes) -> bool:
+        if bytes_pattern is not None and s.isascii():
+            return bytes_pattern.fullmatch(s) is not None
+        return text_pattern.fullmatch(_decoded(s)) is not None
+
+    return map_strings(matches, strings, dtypes.bool_)
 
 
 @ragged_elementwise
