@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any
 
 import jax
@@ -149,6 +150,23 @@ def _functions_of(obj: Any, signatures: Any) -> list[tuple[str, str | None, Func
             else:
                 extra.append((f"__signature_{key}", key, fn))
     return [(name, keys[name], fn) for name, fn in found.items()] + extra
+
+
+def _is_keras_model(obj: Any) -> bool:
+    """A built Keras model (its symbolic `inputs` known)."""
+    keras = sys.modules.get("keras")
+    return keras is not None and isinstance(obj, keras.Model) and bool(getattr(obj, "inputs", None))
+
+
+def _keras_serving(model: Any) -> Function:
+    """A function calling `model` on its inputs (one tensor each), as Keras's `model.export` serves it."""
+    specs = [TensorSpec(tuple(t.shape), dtypes.as_dtype(str(t.dtype)), getattr(t, "name", None))
+             for t in model.inputs]
+
+    def serve(*inputs: Any) -> Any:
+        return model(inputs[0] if len(inputs) == 1 else list(inputs))
+
+    return Function(serve, input_signature=specs, name="serve")
 
 
 def _valid_outputs(fn: Function) -> bool:
@@ -294,6 +312,8 @@ def save(obj: Any, export_dir: Any, signatures: Any = None, options: SaveOptions
 
     root = path_text(export_dir)
     functions = _functions_of(obj, signatures)
+    if not functions and signatures is None and _is_keras_model(obj):
+        functions = [("serve", "serving_default", _keras_serving(obj))]
     variables: list[Variable] = []
     var_index: dict[int, int] = {}
     for _, variable in _variables_of(obj):
