@@ -144,6 +144,26 @@ def test_new_transformations_iterate_inside_function():
     check(body)
 
 
+def test_assert_cardinality_ignore_errors_random():
+    check(lambda tf: tf.data.Dataset.range(3).apply(tf.data.experimental.assert_cardinality(3)).cardinality())
+    check(lambda tf: _elements(tf.data.Dataset.range(3).apply(tf.data.experimental.assert_cardinality(3))))
+    check_raises(lambda tf: _elements(tf.data.Dataset.range(3).apply(tf.data.experimental.assert_cardinality(5))))
+    check_raises(lambda tf: _elements(tf.data.Dataset.range(7).apply(tf.data.experimental.assert_cardinality(5))))
+
+    def errors(tf):
+        ds = tf.data.Dataset.from_tensor_slices([1.0, 0.0, 2.0]).map(
+            lambda x: tf.debugging.check_numerics(1 / x, "bad"))
+        return _elements(ds.ignore_errors()), _elements(ds.apply(tf.data.experimental.ignore_errors())), \
+            ds.ignore_errors().cardinality()
+
+    check(errors)
+    check(lambda tf: (tf.data.Dataset.random(seed=4).element_spec, tf.data.Dataset.random(seed=4).cardinality()))
+    stream = tapeshim.data.Dataset.random(seed=4).take(50)
+    values = list(stream.as_numpy_iterator())
+    assert len(set(values)) == 50 and all(0 <= v < 2 ** 32 for v in values)
+    assert values == list(stream.as_numpy_iterator())  # the same numbers on every pass, as TF by default
+
+
 def test_options():
     def body(tf):
         options = tf.data.Options()

@@ -289,7 +289,9 @@ class Dataset(DatasetTransforms):
             for element in self._elements():
                 yield _to_tensors(_call(map_func, element))
 
-        return Dataset(iterate, self._cardinality, _LazySpec(self, map_func))
+        mapped = Dataset(iterate, self._cardinality, _LazySpec(self, map_func))
+        mapped._map_parts = (self, map_func)  # lets ignore_errors() skip a failing element and go on
+        return mapped
 
     def filter(self, predicate: Callable[..., Any], name: str | None = None) -> "Dataset":
         """Keeps the elements for which `predicate` returns true."""

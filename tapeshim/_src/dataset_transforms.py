@@ -101,6 +101,7 @@ class DatasetTransforms:
 
     _cardinality: int
     _options: Any = None
+    _map_parts: Any = None
 
     # -- combining ------------------------------------------------------------------------------------
     def concatenate(self, dataset: Any, name: str | None = None) -> Any:
@@ -574,6 +575,78 @@ class DatasetTransforms:
             return None
 
         return _dataset_class()(iterate, UNKNOWN, _Deferred(first_spec))
+
+    def ignore_errors(self, log_warning: bool = False, name: str | None = None) -> Any:
+        """The elements whose production raised no TF error (`tf.errors.OpError`), the failed ones dropped.
+
+        Directly after `map`, a failing element is skipped and the pipeline goes on, as TF. After
+        other stages, tapeshim's Python pipeline cannot resume the stage that failed: the dataset
+        ends at the first error.
+        """
+        parts = getattr(self, "_map_parts", None)
+
+        def iterate() -> Iterator[Any]:
+            if parts is not None:
+                from tapeshim._src.dataset import _to_tensors
+
+                source_dataset, map_func = parts
+                for element in source_dataset._elements():
+                    try:
+                        yield _to_tensors(_call(map_func, element))
+                    except errors.OpError as exc:
+                        if log_warning:
+                            import logging
+
+                            logging.getLogger("tapeshim").warning("Dataset.ignore_errors: dropped an element: %s",
+                                                                  exc)
+                return
+            source = self._elements()
+            while True:
+                try:
+                    element = next(source)
+                except StopIteration:
+                    return
+                except errors.OpError as exc:
+                    if log_warning:
+                        import logging
+
+                        logging.getLogger("tapeshim").warning("Dataset.ignore_errors: dropped an element: %s", exc)
+                    continue
+                yield element
+
+        return _dataset_class()(iterate, UNKNOWN, self._element_spec)
+
+    def _assert_cardinality(self, expected: int) -> Any:
+        def iterate() -> Iterator[Any]:
+            count = 0
+            for element in self._elements():
+                count += 1
+                if count > expected:
+                    raise errors.FailedPreconditionError(
+                        None, None, f"Input dataset was expected to contain {expected} elements but contained at "
+                                    f"least {count} elements. [Op:IteratorGetNext]")
+                yield element
+            if count < expected:
+                raise errors.FailedPreconditionError(
+                    None, None, f"Input dataset was expected to contain {expected} elements but contained only "
+                                f"{count} elements. [Op:IteratorGetNext]")
+
+        return _dataset_class()(iterate, expected, self._element_spec)
+
+    @staticmethod
+    def random(seed: Any = None, rerandomize_each_iteration: Any = None, name: str | None = None) -> Any:
+        """Random int64 scalars in [0, 2**32) forever (not TF's stream)."""
+        from tapeshim._src.tensor import constant
+
+        base = int(np.asarray(_seed_key(seed))[-1])
+        passes = itertools.count()
+
+        def iterate() -> Iterator[Any]:
+            rng = np.random.default_rng([base, next(passes) if rerandomize_each_iteration else 0])
+            while True:
+                yield constant(int(rng.integers(0, 2 ** 32)), dtypes.int64)
+
+        return _dataset_class()(iterate, INFINITE, TensorSpec([], dtypes.int64))
 
     # -- misc -----------------------------------------------------------------------------------------
     def apply(self, transformation_func: Callable[[Any], Any]) -> Any:

@@ -79,6 +79,20 @@ def rejection_resample(class_func: Callable[..., Any], target_dist: Any, initial
     return lambda dataset: dataset.rejection_resample(class_func, target_dist, initial_dist, seed)
 
 
+def assert_cardinality(expected_cardinality: Any) -> Callable[[Any], Any]:
+    """A transformation for `Dataset.apply`: the dataset, reporting `expected_cardinality` and checking it.
+
+    Iterating raises `FailedPreconditionError` when the element count differs, as TF.
+    """
+    expected = int(expected_cardinality)
+    return lambda dataset: dataset._assert_cardinality(expected)
+
+
+def ignore_errors(log_warning: bool = False) -> Callable[[Any], Any]:
+    """A transformation for `Dataset.apply`: `Dataset.ignore_errors`."""
+    return lambda dataset: dataset.ignore_errors(log_warning)
+
+
 def enumerate_dataset(start: int = 0) -> Callable[[Any], Any]:
     """A transformation for `Dataset.apply`: `Dataset.enumerate`."""
     return lambda dataset: dataset.enumerate(start)
@@ -86,7 +100,8 @@ def enumerate_dataset(start: int = 0) -> Callable[[Any], Any]:
 
 __all__ = [
     "AUTOTUNE", "AutoShardPolicy", "AutotuneOptions", "DistributeOptions", "ExternalStatePolicy",
-    "INFINITE_CARDINALITY", "OptimizationOptions", "ThreadingOptions", "UNKNOWN_CARDINALITY",
+    "INFINITE_CARDINALITY", "OptimizationOptions", "ThreadingOptions", "UNKNOWN_CARDINALITY", "assert_cardinality",
     "bucket_by_sequence_length", "cardinality", "choose_from_datasets", "enumerate_dataset", "get_single_element",
-    "group_by_window", "make_csv_dataset", "rejection_resample", "sample_from_datasets", "scan", "take_while", "unique",
+    "group_by_window", "ignore_errors", "make_csv_dataset", "rejection_resample", "sample_from_datasets", "scan",
+    "take_while", "unique",
 ]
