@@ -102,6 +102,8 @@ CASES = {
     "hash_bucket_fast_matrix": lambda tf: tf.strings.to_hash_bucket_fast([["cat", "dog"]], 7),
     "hash_bucket_fast_lengths": lambda tf: tf.strings.to_hash_bucket_fast(
         [bytes(range(n)) for n in range(0, 140, 7)], 2**40),
+    "hash_bucket_fast_every_length": lambda tf: tf.strings.to_hash_bucket_fast(
+        [bytes((7 * i + n) % 256 for i in range(n)) for n in range(0, 80)] * 2, 2**62),
     "hash_bucket": lambda tf: tf.strings.to_hash_bucket(
         ["", "a", "abcdefg", "abcdefgh", "abcdefghi", LONG, "é"], 2**62),
     "hash_bucket_strong": lambda tf: tf.strings.to_hash_bucket_strong(

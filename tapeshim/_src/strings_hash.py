@@ -149,6 +149,75 @@ def fingerprint64(s: bytes) -> int:
                   (_mix16(v[1], w[1], mul) + x) & _MASK, mul)
 
 
+# -- the same algorithm vectorized with numpy (uint64 arithmetic wraps as C's) for strings of up to 64 bytes --
+_U = np.uint64
+
+
+def _vror(v: np.ndarray, shift: int) -> np.ndarray:
+    return v if shift == 0 else (v >> _U(shift)) | (v << _U(64 - shift))
+
+
+def _vmix16(u: np.ndarray, v: np.ndarray, mul: np.uint64) -> np.ndarray:
+    a = (u ^ v) * mul
+    a ^= a >> _U(47)
+    b = (v ^ a) * mul
+    b ^= b >> _U(47)
+    return b * mul
+
+
+def _fingerprint_group(rows: np.ndarray, n: int) -> np.ndarray:
+    """Fingerprint64 of each row of a `[count, n]` uint8 array (n <= 64)."""
+
+    def f64(at: int) -> np.ndarray:
+        return np.ascontiguousarray(rows[:, at:at + 8]).view("<u8").reshape(-1).astype(_U)
+
+    def f32(at: int) -> np.ndarray:
+        return np.ascontiguousarray(rows[:, at:at + 4]).view("<u4").reshape(-1).astype(_U)
+
+    k0, k1, k2 = _U(_K0), _U(_K1), _U(_K2)
+    mul = _U((_K2 + n * 2) & _MASK)
+    if n == 0:
+        return np.full(rows.shape[0], k2, _U)
+    if n < 4:
+        y = rows[:, 0].astype(_U) + (rows[:, n >> 1].astype(_U) << _U(8))
+        z = _U(n) + (rows[:, n - 1].astype(_U) << _U(2))
+        h = (y * k2) ^ (z * k0)
+        return (h ^ (h >> _U(47))) * k2
+    if n < 8:
+        return _vmix16(_U(n) + (f32(0) << _U(3)), f32(n - 4), mul)
+    if n <= 16:
+        a = f64(0) + k2
+        b = f64(n - 8)
+        return _vmix16(_vror(b, 37) * mul + a, (_vror(a, 25) + b) * mul, mul)
+    if n <= 32:
+        a, b = f64(0) * k1, f64(8)
+        c, d = f64(n - 8) * mul, f64(n - 16) * k2
+        return _vmix16(_vror(a + b, 43) + _vror(c, 30) + d, a + _vror(b + k2, 18) + c, mul)
+    a, b = f64(0) * k2, f64(8)
+    c, d = f64(n - 8) * mul, f64(n - 16) * k2
+    y = _vror(a + b, 43) + _vror(c, 30) + d
+    z = _vmix16(y, a + _vror(b + k2, 18) + c, mul)
+    e, f = f64(16) * mul, f64(24)
+    g = (y + f64(n - 32)) * mul
+    h = (z + f64(n - 24)) * mul
+    return _vmix16(_vror(e + f, 43) + _vror(g, 30) + h, e + _vror(f + a, 18) + g, mul)
+
+
+def fingerprints(values: np.ndarray) -> np.ndarray:
+    """Fingerprint64 of every bytes object of a flat object array, as uint64 (numpy for up to 64 bytes)."""
+    out = np.empty(values.size, _U)
+    lengths = np.fromiter((len(v) for v in values), dtype=np.int64, count=values.size)
+    with np.errstate(over="ignore"):
+        for n in np.unique(lengths):
+            where = np.nonzero(lengths == n)[0]
+            if n > 64:
+                out[where] = [fingerprint64(values[i]) for i in where]
+                continue
+            rows = np.frombuffer(b"".join(values[i] for i in where), np.uint8).reshape(where.size, int(n))
+            out[where] = _fingerprint_group(rows, int(n))
+    return out
+
+
 @ragged_elementwise
 def to_hash_bucket_fast(input: Any, num_buckets: int, name: str | None = None) -> Tensor:  # noqa: A002
     """Each string's bucket `Fingerprint64(s) % num_buckets` (int64), as `tf.strings.to_hash_bucket_fast`.
@@ -164,7 +233,7 @@ def to_hash_bucket_fast(input: Any, num_buckets: int, name: str | None = None) -
         raise errors.invalid_argument(f"Value for attr 'num_buckets' of {buckets} must be at least minimum 1",
                                       "StringToHashBucketFast")
     flat = strings._value.reshape(-1)
-    out = np.fromiter((fingerprint64(s) % buckets for s in flat), dtype=np.int64, count=flat.size)
+    out = (fingerprints(flat) % _U(buckets)).astype(np.int64)
     return constant(out.reshape(strings._value.shape))
 
 
