@@ -27,12 +27,39 @@ _MAX_EXITS = 32
 _MAX_SITES = 50_000
 
 
-class Site(NamedTuple):
-    """A place in the user's code."""
+class Site:
+    """A place in the user's code (its line is worked out only when read)."""
 
-    filename: str
-    lineno: int
-    function: str
+    __slots__ = ("_code", "_lasti")
+
+    def __init__(self, code: Any, lasti: int) -> None:
+        self._code = code
+        self._lasti = lasti
+
+    @property
+    def filename(self) -> str:
+        return self._code.co_filename
+
+    @property
+    def function(self) -> str:
+        return self._code.co_name
+
+    @property
+    def lineno(self) -> int:
+        line = self._code.co_firstlineno
+        for start, end, number in self._code.co_lines():
+            if start <= self._lasti < end and number is not None:
+                return number
+        return line
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Site) and (self.filename, self.lineno) == (other.filename, other.lineno)
+
+    def __hash__(self) -> int:
+        return hash((self.filename, self.lineno))
+
+    def __repr__(self) -> str:
+        return f"Site({self.filename!r}, {self.lineno}, {self.function!r})"
 
     def __str__(self) -> str:
         return f"{self.filename}:{self.lineno}"
@@ -47,12 +74,12 @@ class Options:
 
 options = Options()
 active = False  # read by `Tensor.__init__`: a tape records somewhere, or sites are kept
-_recording: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_open = 0  # recording windows open (a tape dropped while recording leaves one open: only slower)
 
 
 def _update() -> None:
     global active
-    active = bool(options.sites or len(_recording))
+    active = bool(options.sites or _open > 0)
 
 
 def set_sites(enabled: bool) -> None:
@@ -68,7 +95,7 @@ def user_site(depth: int = 1) -> tuple[Site | None, str | None]:
     while frame is not None:
         filename = frame.f_code.co_filename
         if not (filename.startswith(_PACKAGE) or filename == _CONTEXTLIB):
-            return Site(filename, frame.f_lineno, frame.f_code.co_name), outer
+            return Site(frame.f_code, frame.f_lasti), outer
         if filename.startswith(_PACKAGE):
             outer = frame.f_code.co_name
         frame = frame.f_back
@@ -83,20 +110,21 @@ class Exit(NamedTuple):
     how: str
 
 
-class Window(NamedTuple):
+class Window:
     """A stretch of recording: tensors with ids in `[start, end)` were created while the tape recorded."""
 
-    start: int
-    end: int | None
-    site: Site | None
+    __slots__ = ("start", "end", "site")
+
+    def __init__(self, start: int, end: int | None, site: Site | None) -> None:
+        self.start = start
+        self.end = end
+        self.site = site
 
 
-class Pause(NamedTuple):
+class Pause(Window):
     """A `stop_recording` block: tensors with ids in `[start, end)` were created inside it."""
 
-    start: int
-    end: int | None
-    site: Site | None
+    __slots__ = ()
 
 
 class Snapshot(NamedTuple):
@@ -139,22 +167,31 @@ def _now() -> int:
     return next_tensor_id()  # ids only grow: every later tensor has a larger one
 
 
+def _opened(log: TapeLog, site: Site | None) -> None:
+    global _open, active
+    log.windows.append(Window(_now(), None, site))
+    _open += 1
+    active = True
+
+
 def entered(tape: Any) -> None:
     """`with tape:` starts a recording window (a used one-shot tape starts a fresh log)."""
-    if getattr(tape, "_used", False):
-        _logs[tape] = TapeLog()
+    if tape._used:
+        log = _logs[tape] = TapeLog()
+    else:
+        log = log_of(tape)
     site, _ = user_site(2)
-    log_of(tape).windows.append(Window(_now(), None, site))
-    _recording.add(tape)
-    _update()
+    _opened(log, site)
 
 
-def _close(tape: Any) -> None:
-    log = log_of(tape)
-    if log.windows and log.windows[-1].end is None:
-        log.windows[-1] = log.windows[-1]._replace(end=_now())
-    _recording.discard(tape)
-    _update()
+def _close(tape: Any, log: TapeLog | None = None) -> None:
+    global _open
+    log = log or log_of(tape)
+    windows = log.windows
+    if windows and windows[-1].end is None:
+        windows[-1].end = _now()
+        _open -= 1
+        _update()
 
 
 def exited(tape: Any) -> None:
@@ -173,18 +210,15 @@ def resumed(tape: Any) -> None:
     """`stop_recording` ended: recording continues."""
     log = log_of(tape)
     if log.pauses and log.pauses[-1].end is None:
-        log.pauses[-1] = log.pauses[-1]._replace(end=_now())
-    site = log.windows[-1].site if log.windows else None
-    log.windows.append(Window(_now(), None, site))
-    _recording.add(tape)
-    _update()
+        log.pauses[-1].end = _now()
+    _opened(log, log.windows[-1].site if log.windows else None)
 
 
 def after_gradient(tape: Any, target: Any, sources: Any, results: list) -> None:
     """`gradient` is about to return `results`: remember the state; log Nones if asked."""
     log = log_of(tape)
     if not tape._recording:  # a one-shot tape stops recording when it computes inside its block
-        _close(tape)
+        _close(tape, log)
     log.snapshot = Snapshot(tape._tracked, tape._produced, tape._var_reads, dict(tape._watched_vars),
                             set(tape._explicit_vars), tape._watch_accessed, target, sources,
                             _nodes_of(target))
@@ -258,20 +292,24 @@ def created(tensor: Any) -> None:
     node = tensor._node
     if node is not None and not options.sites:
         key = node.key
-        if tensor._dtype._trainable and not (isinstance(key, tuple) and key and key[0] in CUTTING_OPS):
+        if tensor._dtype._trainable and not (type(key) is tuple and key and key[0] in CUTTING_OPS):
             return  # a recorded op: its node already says what made it
         if not _thread_state.recorders:
             return
         site, outer = user_site(2)  # an op that cuts the path: keep its line
         _remember(tensor._tid, (site, outer, key[0] if isinstance(key, tuple) and key else None, ()))
         return
+    frame: Any = sys._getframe(2)  # the caller of `Tensor.__init__`
+    if not options.sites:
+        code = frame.f_code
+        if code is not _dispatch_code and (_dispatch_code is not None or not _is_dispatch(code)):
+            return  # not an op's result (a constant, a variable read)
     if not _thread_state.recorders:
         return
-    frame: Any = sys._getframe(2)  # the caller of `Tensor.__init__`
     op_name = None
     inputs: tuple = ()
     if not options.sites:
-        if tensor._value is None or not _is_dispatch(frame.f_code):
+        if tensor._value is None:
             return
         local = frame.f_locals
         inputs = tuple((t._tid, t._dtype._trainable) for t in local.get("inputs", ()))
