@@ -230,6 +230,11 @@ from tapeshim._src.ops.reduction_ops import (  # noqa: E402
     norm,
     reduce_logsumexp,
 )
+from tapeshim._src.ops.scatter_ops import (  # noqa: E402
+    tensor_scatter_nd_max,
+    tensor_scatter_nd_min,
+    tensor_scatter_nd_sub,
+)
 from tapeshim._src.ops.search_ops import (  # noqa: E402
     histogram_fixed_width,
     histogram_fixed_width_bins,
@@ -305,6 +310,7 @@ __all__ = [
     "histogram_fixed_width_bins", "searchsorted", "unravel_index",
     "constant_initializer", "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
     "zeros_initializer",
+    "tensor_scatter_nd_max", "tensor_scatter_nd_min", "tensor_scatter_nd_sub",
 ]
 
 

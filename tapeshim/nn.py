@@ -2,14 +2,20 @@
 
 from tapeshim._src.distribute.losses import compute_average_loss, scale_regularization_loss
 from tapeshim._src.ops.conv_ops import (
+    avg_pool,
     avg_pool1d,
     avg_pool2d,
+    avg_pool3d,
     conv1d,
     conv2d,
     conv2d_transpose,
+    conv3d,
+    convolution,
     depthwise_conv2d,
+    max_pool,
     max_pool1d,
     max_pool2d,
+    max_pool3d,
 )
 from tapeshim._src.ops.math_ops import (
     sigmoid,
@@ -52,4 +58,5 @@ __all__ = [
     "sigmoid_cross_entropy_with_logits", "silu", "softmax", "softmax_cross_entropy_with_logits", "softplus",
     "softsign", "sparse_softmax_cross_entropy_with_logits", "swish", "tanh", "top_k",
     "weighted_cross_entropy_with_logits",
+    "avg_pool", "avg_pool3d", "conv3d", "convolution", "max_pool", "max_pool3d",  # FUNCTIONAL
 ]

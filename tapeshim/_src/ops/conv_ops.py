@@ -48,7 +48,7 @@ def _padding(padding: Any, n: int) -> Any:
 
 def _conv_impl(x: jax.Array, w: jax.Array, strides: tuple, padding: Any, dilations: tuple, spec: str,
                groups: int) -> jax.Array:
-    kernel_spec = "HWIO" if len(spec) == 4 else "WIO"
+    kernel_spec = {3: "WIO", 4: "HWIO", 5: "DHWIO"}[len(spec)]
     numbers = lax.conv_dimension_numbers(x.shape, w.shape, (spec, kernel_spec, spec))
     return lax.conv_general_dilated(x, w, strides, padding, rhs_dilation=dilations, dimension_numbers=numbers,
                                     feature_group_count=groups)
@@ -63,7 +63,8 @@ def _conv(x: Any, filters: Any, strides: Any, padding: Any, data_format: str, di
     if len(inputs._shape) != n + 2 or len(kernel._shape) != n + 2:
         raise errors.invalid_argument(
             f"convolution input must be {n + 2}-dimensional: [{','.join(map(str, inputs._shape))}]", "Conv2D")
-    spec = {"NHWC": "NHWC", "NCHW": "NCHW", "NWC": "NWC", "NCW": "NCW"}.get(data_format)
+    spec = {"NHWC": "NHWC", "NCHW": "NCHW", "NWC": "NWC", "NCW": "NCW", "NDHWC": "NDHWC", "NCDHW": "NCDHW"}.get(
+        data_format)
     if spec is None:
         raise ValueError(f"data_format {data_format!r} is not supported.")
     channels = inputs._shape[spec.index("C")]
@@ -192,3 +193,84 @@ def avg_pool1d(input: Any, ksize: Any, strides: Any, padding: str, data_format: 
     return _pool("avg", input, ksize, strides, padding, data_format, 1)
 
 
+
+
+_FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
+
+
+def _spatial_rank(x: Any, what: str) -> tuple[Tensor, int]:
+    t = convert_to_tensor(x)
+    n = len(t._shape) - 2
+    if n not in _FORMATS:
+        if "pool" in what:  # TF's pooling wrappers check the rank; its convolution leaves it to the kernel
+            raise ValueError(f"`input.shape.rank` must be 3, 4 or 5. Received: input.shape={tuple(t._shape)} of "
+                             f"rank {len(t._shape)}.")
+        raise errors.invalid_argument(f"convolution input must be 4-dimensional: [{','.join(map(str, t._shape))}]",
+                                      "Conv2D")
+    return t, n
+
+
+def _format(data_format: Any, n: int) -> str:
+    if data_format is None:
+        return _FORMATS[n][0]
+    if data_format not in _FORMATS[n] and not (n == 1 and data_format in ("NHWC", "NCHW")):
+        allowed = ", ".join(f'"{f}"' for f in _FORMATS[n])
+        raise errors.invalid_argument(f"Value for attr 'data_format' of \"{data_format}\" is not in the list of "
+                                      f"allowed values: {allowed}")
+    return {"NHWC": "NWC", "NCHW": "NCW"}.get(data_format, data_format) if n == 1 else data_format
+
+
+@table.export("nn.convolution", dtypes=table.REAL_FLOAT)
+def convolution(input: Any, filters: Any, strides: Any = None, padding: Any = "VALID",  # noqa: A002
+                data_format: str | None = None, dilations: Any = None, name: str | None = None) -> Tensor:
+    """N-D convolution (1 to 3 spatial dimensions, from the input's rank), as `tf.nn.convolution`.
+
+    Raises:
+      ValueError: an input rank other than 3, 4 or 5, or a data format for another rank.
+    """
+    x, n = _spatial_rank(input, "tf.nn.convolution")
+    return _conv(x, filters, strides, padding, _format(data_format, n), dilations, n)
+
+
+@table.export("nn.conv3d", dtypes=table.REAL_FLOAT)
+def conv3d(input: Any, filters: Any, strides: Any, padding: Any, data_format: str = "NDHWC",  # noqa: A002
+           dilations: Any = None, name: str | None = None) -> Tensor:
+    """3-D convolution, as `tf.nn.conv3d` (filters [d, h, w, in, out])."""
+    return _conv(input, filters, strides, padding, data_format, dilations, 3)
+
+
+def _pool_nd(kind: str, input: Any, ksize: Any, strides: Any, padding: str, data_format: Any,  # noqa: A002
+             what: str) -> Tensor:
+    x, n = _spatial_rank(input, what)
+    if isinstance(padding, str) and padding.upper() not in ("SAME", "VALID"):
+        raise errors.invalid_argument(f"Value for attr 'padding' of \"{padding}\" is not in the list of allowed "
+                                      "values: \"SAME\", \"VALID\", \"EXPLICIT\"")
+    return _pool(kind, x, ksize, strides, padding, _format(data_format, n), n)
+
+
+@table.export("nn.max_pool", dtypes=table.REAL)
+def max_pool(input: Any, ksize: Any, strides: Any, padding: str, data_format: str | None = None,  # noqa: A002
+             name: str | None = None) -> Tensor:
+    """Max pooling over 1 to 3 spatial dimensions (from the input's rank), as `tf.nn.max_pool`."""
+    return _pool_nd("max", input, ksize, strides, padding, data_format, "tf.nn.max_pool")
+
+
+@table.export("nn.avg_pool", dtypes=table.REAL_FLOAT, note="SAME padding averages over the valid cells, as TF")
+def avg_pool(input: Any, ksize: Any, strides: Any, padding: str, data_format: str | None = None,  # noqa: A002
+             name: str | None = None) -> Tensor:
+    """Average pooling over 1 to 3 spatial dimensions (from the input's rank), as `tf.nn.avg_pool`."""
+    return _pool_nd("avg", input, ksize, strides, padding, data_format, "tf.nn.avg_pool")
+
+
+@table.export("nn.max_pool3d", dtypes=table.REAL)
+def max_pool3d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NDHWC",  # noqa: A002
+               name: str | None = None) -> Tensor:
+    """3-D max pooling."""
+    return _pool("max", input, ksize, strides, padding, data_format, 3)
+
+
+@table.export("nn.avg_pool3d", dtypes=table.REAL_FLOAT)
+def avg_pool3d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NDHWC",  # noqa: A002
+               name: str | None = None) -> Tensor:
+    """3-D average pooling."""
+    return _pool("avg", input, ksize, strides, padding, data_format, 3)
