@@ -50,6 +50,16 @@ CASES = {
         tf.constant([[["0", "1"], ["2", "3"]], [["4", "5"], ["6", "7"]]]), axis=[2, 0]),
     "reduce_join_3d_all": lambda tf: tf.strings.reduce_join(
         tf.constant([[["0", "1"], ["2", "3"]], [["4", "5"], ["6", "7"]]]), separator="."),
+    "reduce_join_ragged_rows": lambda tf: tf.strings.reduce_join(
+        tf.ragged.constant([["a", "b"], [], ["c"]]), axis=1, separator=" "),
+    "reduce_join_ragged_last": lambda tf: tf.strings.reduce_join(tf.ragged.constant([["a", "b"], [], ["c"]]), axis=-1),
+    "reduce_join_ragged_columns": lambda tf: tf.strings.reduce_join(
+        tf.ragged.constant([["a", "b"], [], ["c"]]), axis=0),
+    "reduce_join_ragged_all": lambda tf: tf.strings.reduce_join(tf.ragged.constant([["a", "b"], [], ["c"]])),
+    "reduce_join_ragged_rank3": lambda tf: _r(tf.strings.reduce_join(
+        tf.ragged.constant([[["a", "b"]], [["c"], []]]), axis=2)),
+    "unsorted_segment_join": lambda tf: tf.strings.unsorted_segment_join(["a", "b", "c"], [1, 0, 1], 3, separator=","),
+    "unsorted_segment_join_rows": lambda tf: tf.strings.unsorted_segment_join([["a", "b"], ["c", "d"]], [1, 0], 2),
     "regex_replace": lambda tf: tf.strings.regex_replace(["aabc", "xyz"], "a+", "<\\0>"),
     "regex_replace_groups": lambda tf: tf.strings.regex_replace(["aabc"], "(a)(b)", "\\2\\1", replace_global=False),
     "regex_replace_classes": lambda tf: tf.strings.regex_replace(["Hello, World!"], "[^a-z ]", ""),
@@ -146,6 +156,7 @@ ERRORS = {
     "join_shapes": lambda tf: tf.strings.join([["a", "b"], ["c", "d", "e"]]),
     "as_string_sci_short": lambda tf: tf.strings.as_string(tf.constant([1.0]), scientific=True, shortest=True),
     "hash_strong_key_overflow": lambda tf: tf.strings.to_hash_bucket_strong(["a"], 10, [2**63, 7]),
+    "segment_join_range": lambda tf: tf.strings.unsorted_segment_join(["a", "b"], [0, 5], 2),
     "hash_zero_buckets": lambda tf: tf.strings.to_hash_bucket_fast(["a"], 0),
 }
 

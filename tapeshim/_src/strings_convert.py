@@ -236,3 +236,31 @@ def unicode_transcode(input: Any, input_encoding: str, output_encoding: str, err
         return _encode_points(points, target, "replace", replacement_char)
 
     return map_strings(transcode, strings)
+
+
+def unsorted_segment_join(inputs: Any, segment_ids: Any, num_segments: Any, separator: str = "",
+                          name: str | None = None) -> Tensor:
+    """Joins the strings of each segment (in input order), as `tf.strings.unsorted_segment_join`.
+
+    Raises:
+      InvalidArgumentError: for a segment id out of `[0, num_segments)`.
+    """
+    strings = as_string_tensor(inputs, "inputs")
+    ids = np.asarray(convert_to_tensor(segment_ids).numpy(), np.int64)
+    count = int(convert_to_tensor(num_segments).numpy())
+    array = strings._value
+    if ids.shape != array.shape[:ids.ndim]:
+        raise errors.invalid_argument("segment_ids should have the same shape as the prefix of inputs' shape",
+                                      "UnsortedSegmentJoin")
+    if ids.size and (ids.min() < 0 or ids.max() >= count):
+        raise errors.invalid_argument(
+            "segment_ids are not allowed to exceed num_segments or to have negative values.", "UnsortedSegmentJoin")
+    sep = separator.encode("utf-8") if isinstance(separator, str) else bytes(separator)
+    inner = array.shape[ids.ndim:]
+    rows = array.reshape(ids.size, -1)
+    parts: list = [[[] for _ in range(rows.shape[1])] for _ in range(count)]
+    for row, segment in zip(rows, ids.reshape(-1)):
+        for j, value in enumerate(row):
+            parts[segment][j].append(value)
+    joined = [sep.join(cell) for seg in parts for cell in seg]
+    return StringTensor(strings_array(joined, (count, *inner)))

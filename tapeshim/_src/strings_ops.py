@@ -189,9 +189,41 @@ def join(inputs: Sequence[Any], separator: str = "", name: str | None = None) ->
     return StringTensor(strings_array(joined, arrays[0].shape))
 
 
+def _reduce_join_ragged(rt: RaggedTensor, axis: Any, sep: bytes) -> Any:
+    """reduce_join of a RaggedTensor of strings: over all axes, the innermost one, or axis 0 of a 2-D one."""
+    flat = np.asarray(rt.flat_values._value)
+    if flat.ndim != 1:
+        raise ValueError("tapeshim's ragged reduce_join takes ragged tensors with 1-D flat values")
+    rank = rt.ragged_rank + 1
+    if axis is None:
+        return StringTensor(strings_array([sep.join(flat)], ()))
+    axis = int(axis) % rank
+    if axis == rank - 1:
+        def collapse(node: RaggedTensor) -> Any:
+            if isinstance(node._values, RaggedTensor):
+                return RaggedTensor(collapse(node._values), node._row_splits)
+            values = np.asarray(node._values._value)
+            return StringTensor(strings_array(
+                [sep.join(values[node._splits[i]:node._splits[i + 1]]) for i in range(node.nrows_int())],
+                (node.nrows_int(),)))
+
+        return collapse(rt)
+    if axis == 0 and rank == 2:
+        rows = rt.to_list()
+        width = max((_len(r) for r in rows), default=0)
+        columns = [sep.join(r[j] for r in rows if _len(r) > j) for j in range(width)]
+        return StringTensor(strings_array(columns, (width,)))
+    raise ValueError(f"tapeshim's ragged reduce_join supports axis=None, the innermost axis, or 0 of a 2-D "
+                     f"ragged tensor; got axis={axis}")
+
+
 def reduce_join(inputs: Any, axis: Any = None, keepdims: bool = False, separator: str = "",
-                name: str | None = None) -> Tensor:
+                name: str | None = None) -> Any:
     """Joins the strings along `axis` (all axes when None), as `tf.strings.reduce_join`."""
+    if isinstance(inputs, RaggedTensor):
+        if keepdims:
+            raise ValueError("tapeshim's ragged reduce_join does not take keepdims")
+        return _reduce_join_ragged(inputs, axis, _as_bytes(separator, "separator"))
     strings = as_string_tensor(inputs, "inputs")
     array = strings._value
     rank = array.ndim

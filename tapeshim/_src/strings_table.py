@@ -44,6 +44,7 @@ for _path, _fn, _dtypes, _note in (
     ("strings.unicode_encode", strings_convert.unicode_encode, "int32", _HOST + "; 1-D/2-D and 2-D ragged input"),
     ("strings.unicode_split", strings_convert.unicode_split, _STRING, _HOST),
     ("strings.unicode_transcode", strings_convert.unicode_transcode, _STRING, _HOST),
+    ("strings.unsorted_segment_join", strings_convert.unsorted_segment_join, _STRING, _HOST),
     ("strings.to_hash_bucket_fast", strings_hash.to_hash_bucket_fast, _STRING,
      _HOST + "; FarmHash Fingerprint64, TF's values"),
     ("strings.to_hash_bucket", strings_hash.to_hash_bucket, _STRING, _HOST + "; TF's Hash64, TF's values"),
