@@ -164,6 +164,37 @@ def test_assert_cardinality_ignore_errors_random():
     assert values == list(stream.as_numpy_iterator())  # the same numbers on every pass, as TF by default
 
 
+def _pairs(n):
+    for i in range(int(n)):
+        yield {"x": np.arange(i % 3, dtype=np.float32), "y": i}, np.int64(i * 2)
+
+
+@pytest.mark.parametrize("make", [
+    lambda tf: tf.data.Dataset.from_generator(_pairs, args=(4,), output_signature=(
+        {"x": tf.TensorSpec([None], tf.float32), "y": tf.TensorSpec([], tf.int32)}, tf.TensorSpec([], tf.int64))),
+    lambda tf: tf.data.Dataset.from_generator(lambda: iter([[1, 2], [3, 4]]), output_types=tf.int32,
+                                              output_shapes=[2]),
+    lambda tf: tf.data.Dataset.from_generator(lambda: iter([1.5, 2.5]), output_types=tf.float64),
+])
+def test_from_generator_signatures(make):
+    def body(tf):
+        ds = make(tf)
+        return _elements(ds), ds.element_spec, ds.cardinality()
+
+    check(body)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda tf: _elements(tf.data.Dataset.from_generator(lambda: iter([[1, 2, 3]]),
+                                                        output_signature=tf.TensorSpec([2], tf.int32))),
+    lambda tf: _elements(tf.data.Dataset.from_generator(lambda: iter(["a"]),
+                                                        output_signature=tf.TensorSpec([], tf.int32))),
+    lambda tf: tf.data.Dataset.from_generator(lambda: iter([1])),
+])
+def test_from_generator_errors(bad):
+    check_raises(bad)
+
+
 def test_options():
     def body(tf):
         options = tf.data.Options()
