@@ -143,6 +143,18 @@ MORE = {
     "row_splits_to_segment_ids": lambda tf: tf.ragged.row_splits_to_segment_ids([0, 2, 2, 3]),
     "segment_ids_to_row_splits": lambda tf: tf.ragged.segment_ids_to_row_splits([0, 0, 2]),
     "segment_ids_to_row_splits_n": lambda tf: tf.ragged.segment_ids_to_row_splits([0, 0, 2], num_segments=5),
+    "gt": lambda tf: _r(_c(tf, [[1, 2], [3]]) > 1),
+    "eq_scalar": lambda tf: _r(_c(tf, [[1, 2], [3]]) == 1),
+    "eq_ragged": lambda tf: _r(_c(tf, [[1, 2], [3]]) == _c(tf, [[1, 0], [3]])),
+    "ne_le_ge": lambda tf: [_r(_c(tf, [[1, 2], [3]]) != 2), _r(_c(tf, [[1, 2], [3]]) <= 2),
+                            _r(_c(tf, [[1, 2], [3]]) >= 2)],
+    "floordiv_mod_pow": lambda tf: [_r(_c(tf, [[1, 2], [3]]) // 2), _r(_c(tf, [[1, 2], [3]]) % 2),
+                                    _r(_c(tf, [[1, 2], [3]]) ** 2)],
+    "abs": lambda tf: _r(abs(-_c(tf, [[1, 2], [3]]))),
+    "truediv": lambda tf: [_r(_c(tf, [[1, 2], [3]]) / 2), _r(2 / _c(tf, [[1, 2], [3]]))],
+    "logical": lambda tf: [_r((_c(tf, [[1, 2], [3]]) > 1) & (_c(tf, [[1, 2], [3]]) < 3)),
+                           _r(~(_c(tf, [[1, 2], [3]]) > 1)), _r((_c(tf, [[1], [3]]) > 1) | (_c(tf, [[1], [3]]) < 2))],
+    "bool": lambda tf: bool(_c(tf, [[1]])),
     "boolean_mask_strings": lambda tf: _r(tf.ragged.boolean_mask(tf.constant([["a", "b"]]), [[False, True]])),
 }
 

@@ -101,6 +101,11 @@ CASES = {
     "unicode_decode_scalar": lambda tf: tf.strings.unicode_decode("hé€", "UTF-8"),
     "unicode_decode_replace": lambda tf: tf.strings.unicode_decode(b"h\xff", "UTF-8"),
     "unicode_decode_ignore": lambda tf: tf.strings.unicode_decode(b"h\xff", "UTF-8", errors="ignore"),
+    "unicode_offsets": lambda tf: [_r(x) for x in tf.strings.unicode_decode_with_offsets(["hé€", "x", ""], "UTF-8")],
+    "unicode_offsets_scalar": lambda tf: tf.strings.unicode_decode_with_offsets("hé", "UTF-8"),
+    "unicode_offsets_invalid": lambda tf: tf.strings.unicode_decode_with_offsets(b"a\xffb\xc3", "UTF-8"),
+    "unicode_offsets_ragged": lambda tf: [_r(x) for x in tf.strings.unicode_decode_with_offsets(
+        tf.ragged.constant([["hé"], ["x", "€"]]), "UTF-8")],
     "unicode_encode": lambda tf: tf.strings.unicode_encode([104, 233, 8364], "UTF-8"),
     "unicode_encode_matrix": lambda tf: tf.strings.unicode_encode([[104, 233], [120, 121]], "UTF-8"),
     "unicode_encode_ragged": lambda tf: tf.strings.unicode_encode(tf.ragged.constant([[104, 233], [120]]), "UTF-8"),

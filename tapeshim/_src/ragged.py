@@ -531,6 +531,53 @@ class RaggedTensor:
     def __neg__(self) -> "RaggedTensor":
         return self.with_flat_values(-self.flat_values)
 
+    def __rtruediv__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a / b, True)
+
+    def __floordiv__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a // b)
+
+    def __mod__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a % b)
+
+    def __pow__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a**b)
+
+    def __abs__(self) -> "RaggedTensor":
+        return self.with_flat_values(abs(self.flat_values))
+
+    def __lt__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a < b)
+
+    def __le__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a <= b)
+
+    def __gt__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a > b)
+
+    def __ge__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a >= b)
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        return self._binary(other, lambda a, b: a == b)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        return self._binary(other, lambda a, b: a != b)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __and__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a & b)
+
+    def __or__(self, other: Any) -> "RaggedTensor":
+        return self._binary(other, lambda a, b: a | b)
+
+    def __invert__(self) -> "RaggedTensor":
+        return self.with_flat_values(~self.flat_values)
+
+    def __bool__(self) -> bool:
+        raise TypeError("RaggedTensor may not be used as a boolean.")
+
 
 def _gather_rows(values: Any, rows: np.ndarray) -> Any:
     """The rows `rows` of a tensor (tapeshim's gather; numpy for strings) or of a RaggedTensor."""

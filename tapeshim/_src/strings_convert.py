@@ -178,6 +178,49 @@ def unicode_decode(input: Any, input_encoding: str, errors: str = "replace",  # 
     return tokens_result(rows, strings._value.shape, dtypes.int32)
 
 
+def _points_and_offsets(s: bytes, codec: str, errors_mode: str, replacement: int) -> tuple[list, list]:
+    """Code points with the byte offset each starts at (an incremental decode, byte by byte)."""
+    import codecs
+
+    if errors_mode not in ("strict", "replace", "ignore"):
+        raise ValueError(f"errors must be one of 'strict', 'replace', 'ignore', got {errors_mode!r}")
+    decoder = codecs.getincrementaldecoder(codec)("strict" if errors_mode == "strict" else errors_mode)
+    points, offsets, start = [], [], 0
+    for i in range(len(s)):
+        try:
+            text = decoder.decode(s[i:i + 1])
+        except UnicodeDecodeError:
+            raise errors.invalid_argument("Invalid formatting on input string", "UnicodeDecodeWithOffsets") from None
+        for c in text:
+            points.append(replacement if c == "\ufffd" and errors_mode == "replace" else ord(c))
+            offsets.append(start)
+        if text or decoder.getstate()[0] == b"":
+            start = i + 1
+    tail = decoder.decode(b"", final=True) if s else ""
+    for c in tail:
+        points.append(replacement if c == "\ufffd" else ord(c))
+        offsets.append(start)
+    return points, offsets
+
+
+def unicode_decode_with_offsets(input: Any, input_encoding: str, errors: str = "replace",  # noqa: A002
+                                replacement_char: int = 65533, replace_control_characters: bool = False,
+                                name: str | None = None) -> tuple:
+    """`(code points, byte offsets)` of each string, as `tf.strings.unicode_decode_with_offsets`."""
+    if isinstance(input, RaggedTensor):
+        points, offsets = unicode_decode_with_offsets(input.flat_values, input_encoding, errors, replacement_char,
+                                                      replace_control_characters)
+        return input.with_flat_values(points), input.with_flat_values(offsets)
+    strings = as_string_tensor(input, "input")
+    codec = _codec(input_encoding, "input")
+    pairs = [_points_and_offsets(s, codec, errors, replacement_char) for s in strings._value.reshape(-1)]
+    rows = [p for p, _ in pairs]
+    if replace_control_characters:
+        rows = [[replacement_char if c < 0x20 or 0x7F <= c < 0xA0 else c for c in row] for row in rows]
+    return (tokens_result(rows, strings._value.shape, dtypes.int32),
+            tokens_result([o for _, o in pairs], strings._value.shape, dtypes.int64))
+
+
 @ragged_elementwise
 def unicode_split(input: Any, input_encoding: str, errors: str = "replace",  # noqa: A002
                   replacement_char: int = 65533, name: str | None = None) -> Any:

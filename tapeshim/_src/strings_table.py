@@ -43,6 +43,7 @@ for _path, _fn, _dtypes, _note in (
      _HOST + "; UTF-8/16/32, ASCII, Latin-1"),
     ("strings.unicode_encode", strings_convert.unicode_encode, "int32", _HOST + "; 1-D/2-D and 2-D ragged input"),
     ("strings.unicode_split", strings_convert.unicode_split, _STRING, _HOST),
+    ("strings.unicode_decode_with_offsets", strings_convert.unicode_decode_with_offsets, _STRING, _HOST),
     ("strings.unicode_transcode", strings_convert.unicode_transcode, _STRING, _HOST),
     ("strings.unsorted_segment_join", strings_convert.unsorted_segment_join, _STRING, _HOST),
     ("strings.to_hash_bucket_fast", strings_hash.to_hash_bucket_fast, _STRING,
