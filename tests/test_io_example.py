@@ -261,3 +261,33 @@ def test_sequence_example_errors(bad):
         F, _, S = _spec(tf)
         return bad(tf, F, S)
     check(body)
+
+
+def test_ragged_features():
+    def body(tf):
+        F, V, _ = _spec(tf)
+        R = tf.io.RaggedFeature
+        batch = [_example(tf).SerializeToString(), _example(tf, floats=(), ints=(4, 5, 6),
+                                                            strings=None).SerializeToString()]
+        spec = {"i": R(tf.int64), "s": R(tf.string), "f2": R(tf.float32, value_key="f"),
+                "i2": R(tf.int64, value_key="i"), "d": F([], tf.int64, default_value=0), "v": V(tf.int64)}
+        parsed = tf.io.parse_example(batch, spec)
+        single = tf.io.parse_single_example(batch[1], spec)
+        as_lists = {k: (v.to_list(), v.row_splits.dtype) for k, v in parsed.items() if isinstance(v, tf.RaggedTensor)}
+        wide = tf.io.parse_example(batch, {"i": R(tf.int64, row_splits_dtype=tf.int64)})["i"]
+        return (list(parsed), as_lists, list(single), _parts(single), repr(R(tf.int64)), wide.to_list(),
+                wide.row_splits.dtype)
+    check(body)
+
+
+def test_ragged_feature_splits_types():
+    def body(tf):
+        R = tf.io.RaggedFeature
+        data = [_example(tf).SerializeToString()]
+        mixed = tf.io.parse_example(data, {"a": R(tf.int64, value_key="i"),
+                                           "b": R(tf.float32, value_key="f", row_splits_dtype=tf.int64)})
+        return {k: (v.to_list(), v.row_splits.dtype) for k, v in mixed.items()}
+    check(body)
+    check(lambda tf: tf.io.parse_example([_example(tf).SerializeToString()], {
+        "a": tf.io.RaggedFeature(tf.int64, value_key="i"),
+        "b": tf.io.RaggedFeature(tf.int64, value_key="i", row_splits_dtype=tf.int64)}), messages=True)

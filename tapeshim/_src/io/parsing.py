@@ -43,6 +43,19 @@ class FixedLenSequenceFeature(collections.namedtuple(
         return super().__new__(cls, shape, dtype, allow_missing, default_value)
 
 
+class RaggedFeature(collections.namedtuple(
+        "RaggedFeature", ["dtype", "value_key", "partitions", "row_splits_dtype", "validate"])):
+    """A feature of any length (`tf.io.RaggedFeature`): a `RaggedTensor` `[batch, None]` (a 1-D tensor for
+    one example). Only `partitions=()` is supported: further ragged dimensions raise `ValueError`."""
+
+    def __new__(cls, dtype: Any, value_key: str | None = None, partitions: Any = (), row_splits_dtype: Any = None,
+                validate: bool = False) -> "RaggedFeature":
+        if partitions:
+            raise ValueError("tapeshim's RaggedFeature supports no partitions (only [batch, None] results).")
+        splits = dtypes.int32 if row_splits_dtype is None else dtypes.as_dtype(row_splits_dtype)
+        return super().__new__(cls, dtype, value_key, tuple(partitions), splits, validate)
+
+
 def _dtype(config: Any, attr: str) -> Any:
     dtype = dtypes.as_dtype(config.dtype)
     if dtype.name not in _KINDS:
@@ -61,7 +74,7 @@ def _validate(parsed: list, configs: dict, single: bool) -> None:
     info = {}
     for key, config in configs.items():
         dtype = dtypes.as_dtype(config.dtype)
-        shape = _shape(config) if not isinstance(config, VarLenFeature) else ()
+        shape = _shape(config) if not isinstance(config, (VarLenFeature, RaggedFeature)) else ()
         info[key] = (config, _KINDS[dtype.name], shape, int(np.prod(shape)))
     required = [(key, names[1]) for key, (config, names, _, _) in info.items()
                 if isinstance(config, FixedLenFeature) and config.default_value is None]
@@ -90,7 +103,7 @@ def _raise(key: str, config: Any, kind: str | None, count: int, expected_kind: s
     at = "." if single else f", Index: {index}."
     if kind is not None and kind != expected_kind:
         actual = _KIND_NAMES[kind]
-        if isinstance(config, VarLenFeature):
+        if isinstance(config, (VarLenFeature, RaggedFeature)):
             reason = f"Expected type: {expected_name}, Actual type: {actual}"
         else:
             reason = f"Data type: {actual} but expected type: {expected_name}"
@@ -211,16 +224,24 @@ def _check(features: dict) -> list[tuple[str, Any]]:
         raise ValueError("Invalid argument: features cannot be empty.")
     sparse = sorted((k, c) for k, c in features.items() if isinstance(c, VarLenFeature))
     dense = sorted((k, c) for k, c in features.items() if isinstance(c, (FixedLenFeature, FixedLenSequenceFeature)))
-    if len(sparse) + len(dense) != len(features):
+    ragged = sorted(((k, c) for k, c in features.items() if isinstance(c, RaggedFeature)),
+                    key=lambda item: (item[1].value_key is not None, item[0]))  # TF's order
+    if len(sparse) + len(dense) + len(ragged) != len(features):
         bad = next(c for c in features.values() if not isinstance(
-            c, (VarLenFeature, FixedLenFeature, FixedLenSequenceFeature)))
+            c, (VarLenFeature, FixedLenFeature, FixedLenSequenceFeature, RaggedFeature)))
         raise ValueError(f"Unsupported {type(bad).__name__} {bad}.")
     for key, config in dense:
         if isinstance(config, FixedLenSequenceFeature) and not config.allow_missing:
             raise ValueError("Unsupported: FixedLenSequenceFeature requires allow_missing to be True.")
         if isinstance(config, FixedLenFeature) and config.shape is None:
             raise ValueError(f"Missing shape for feature {key}.")
-    return sparse + dense
+    split_types: dict[str, str] = {}
+    for key, config in ragged:  # features read from the same Example key share their row-splits type
+        source, name = _source(key, config), config.row_splits_dtype.name
+        if split_types.setdefault(source, name) != name:
+            raise ValueError(f"Conflicting partition type <dtype: '{split_types[source]}'> vs <dtype: '{name}'> "
+                             f"for feature {source}.")
+    return sparse + dense + ragged
 
 
 def _fixed(config: FixedLenFeature, feature: Any, dtype: Any) -> np.ndarray:
@@ -282,22 +303,41 @@ def parse_example(serialized: Any, features: dict, example_names: Any = None, na
 def _parse(data: np.ndarray, features: dict, single: bool) -> dict:
     configs = _check(features)
     for _, config in configs:
-        _dtype(config, "sparse_types" if isinstance(config, VarLenFeature) else "Tdense")
+        _dtype(config, "sparse_types" if isinstance(config, VarLenFeature) else
+               "ragged_value_types" if isinstance(config, RaggedFeature) else "Tdense")
     for _, config in configs:  # defaults are checked first, as TF builds them before parsing
-        if not isinstance(config, VarLenFeature):
+        if not isinstance(config, (VarLenFeature, RaggedFeature)):
             _default(config, dtypes.as_dtype(config.dtype), _shape(config) if isinstance(config, FixedLenFeature)
                      else ())
     return parse_decoded([_decode(bytes(item)) for item in data], configs, single)
 
 
+def _source(key: str, config: Any) -> str:
+    """The Example feature a configuration reads (a RaggedFeature's `value_key`, else its own key)."""
+    return (config.value_key or key) if isinstance(config, RaggedFeature) else key
+
+
 def parse_decoded(parsed: list, configs: list, single: bool) -> dict:
     """The result dict for decoded examples (`{key: (kind, values)}` each) and sorted, checked configs."""
-    _validate(parsed, dict(configs), single)
+    _validate(parsed, {_source(k, c): c for k, c in configs}, single)
     out: dict = {}
     for key, config in configs:
         dtype = dtypes.as_dtype(config.dtype)
-        maps = [(m[key] if key in m else None) for m in parsed]
-        if isinstance(config, VarLenFeature):
+        source = _source(key, config)
+        maps = [(m[source] if source in m else None) for m in parsed]
+        if isinstance(config, RaggedFeature):
+            rows = [_values(f, dtype) if f is not None else [] for f in maps]
+            values = _tensor(_array([v for row in rows for v in row], dtype) if dtype.name == "string" else
+                             np.concatenate([np.asarray(r, dtype.as_numpy_dtype) for r in rows]), dtype)
+            if single:
+                out[key] = values
+            else:
+                from tapeshim._src.ragged import RaggedTensor
+
+                lengths = constant(np.asarray([len(r) for r in rows], config.row_splits_dtype.as_numpy_dtype),
+                                   config.row_splits_dtype)
+                out[key] = RaggedTensor.from_row_lengths(values, lengths)
+        elif isinstance(config, VarLenFeature):
             rows = [_values(f, dtype) if f is not None else [] for f in maps]
             values = (_array([v for row in rows for v in row], dtype) if dtype.name == "string" else
                       np.concatenate([np.asarray(r, dtype.as_numpy_dtype) for r in rows]))
