@@ -9,8 +9,14 @@ are turned back into strings. This serves the ops that only move, select or
 compare elements, which are the ones TF registers for strings; any other op
 raises the `InvalidArgumentError` TF's kernels raise for a string input.
 
-The engine calls this from `registry.apply` when an input has dtype
-`tf.string` (the dispatch cache never holds such entries).
+`registry.apply` is to call this when an input has dtype `tf.string`, on its
+dispatch-cache miss path (so the hot path pays nothing):
+
+    if any(t._dtype is dtypes.string for t in inputs):
+        from tapeshim._src import strings_host
+        return strings_host.apply(op, inputs, static)
+
+That dispatch is ENGINE's to add; until then the tests call `apply` directly.
 """
 
 from __future__ import annotations

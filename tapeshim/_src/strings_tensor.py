@@ -17,10 +17,13 @@ Design:
   equality run the engine's own numeric ops on *codes* (`int64` positions of
   the strings, equal strings sharing a code), so their shape rules and error
   messages are exactly those of numeric tensors; the strings are then picked
-  on the host. Every other operator and numeric op fails the way TF's kernels
-  refuse a string input: `InvalidArgumentError` (the engine's abstract
-  evaluation cannot take an object dtype), or TF's exact message where the op
-  checks its dtype.
+  on the host.
+* The engine's other ops (`tf.reshape`, `tf.concat`, `tf.gather`, ...) reach
+  string tensors through `strings_host.apply`, which runs the element-moving
+  ones on codes the same way and raises TF's `InvalidArgumentError` (or
+  `UnimplementedError` for `Cast`) for numeric ones; `registry.apply` must
+  hand it ops with a `tf.string` input (a three-line dispatch, ENGINE's). Until
+  then those ops raise `InvalidArgumentError` or `TypeError` for strings.
 * Code that builds tensors from host numpy arrays (tf.data's batching, record
   readers, decoders) calls `host_tensor(array, dtype)`, which makes a
   `StringTensor` for `tf.string` and a device `Tensor` otherwise.
