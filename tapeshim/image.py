@@ -1,5 +1,11 @@
 """`tf.image`: re-exports from the op table (`tapeshim/_src/ops/table.py`)."""
 
+from tapeshim._src.ops.image_boxes import (
+    decode_and_crop_jpeg,
+    extract_jpeg_shape,
+    sample_distorted_bounding_box,
+    stateless_sample_distorted_bounding_box,
+)
 from tapeshim._src.ops.image_codecs import (
     decode_bmp,
     decode_gif,
@@ -68,7 +74,9 @@ NON_OP_EXPORTS = frozenset(["ResizeMethod"])
 
 __all__ = [
     "ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue", "adjust_saturation",
-    "central_crop", "convert_image_dtype", "crop_and_resize", "non_max_suppression_padded",
+    "central_crop", "convert_image_dtype", "decode_and_crop_jpeg", "extract_jpeg_shape",
+    "sample_distorted_bounding_box", "stateless_sample_distorted_bounding_box", "crop_and_resize",
+    "non_max_suppression_padded",
     "non_max_suppression_with_scores", "rgb_to_yiq", "rgb_to_yuv", "stateless_random_brightness",
     "stateless_random_contrast", "stateless_random_crop", "stateless_random_flip_left_right",
     "stateless_random_flip_up_down", "stateless_random_hue", "stateless_random_saturation", "total_variation",
