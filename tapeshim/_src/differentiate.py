@@ -197,9 +197,10 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
     seed_values = [s.value for s in seed_tensors]
     try:
         if mode == GRADIENT and not replay.compile_now(key, plan):
-            outcome = _per_op_gradient(request, source_avals, seeds)
+            outcome = replay.run_per_op(key, lambda: _per_op_gradient(request, source_avals, seeds))
         else:
-            outcome = _run_program(key, build, leaf_values, seed_values)
+            outcome = replay.run_compiled(key, build, plan.n_nodes,
+                                          lambda jitted: jitted(leaf_values, seed_values))
             if outcome is None:  # XLA failed: the per-op tier serves this structure
                 if mode != GRADIENT:
                     raise errors.InternalError(
@@ -225,16 +226,6 @@ def _per_op_gradient(request: Request, source_avals: tuple, seeds: Sequence[Tens
 
     return replay_eager.gradient(request.plan, request.connected, source_avals, request.target_slots,
                                  request.trainable, [None if s is None else s.value for s in seeds])
-
-
-def _run_program(key: Any, build: Callable, leaf_values: list, seed_values: list) -> tuple | None:
-    """Runs the compiled program of `key`; None when XLA fails on it (the key then runs per op)."""
-    jitted, _ = replay.cached_program(key, build)
-    try:
-        return jitted(leaf_values, seed_values)
-    except jax.errors.JaxRuntimeError:
-        replay.compile_failed(key)
-        return None
 
 
 _DEPENDENCY_CACHE_SIZE = 512

@@ -21,6 +21,7 @@ gradient can differentiate through them.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
@@ -279,10 +280,11 @@ def compile_now(key: Any, plan: "Plan") -> bool:
     * A small plan (up to `SMALL_PLAN` nodes) compiles at once when most of its
       ops have no per-op kernels yet (a first training step: one program costs
       less than a kernel and a VJP kernel per op), else on its second sighting.
-    * A larger plan runs per op until it has been seen about half as many times
-      as it has nodes: its compile costs about as much as that many per-op runs,
-      and a structure that keeps changing (an episode of a new length, a longer
-      unrolled loop) never pays it.
+    * A larger plan runs per op until the time its per-op runs took (from its
+      second sighting on) reaches what compiling it would cost (the measured
+      compile seconds per node times its nodes): a structure that keeps
+      changing (an episode of a new length, a longer unrolled loop) never pays
+      for a compile, one that repeats pays at most twice the better choice.
     * A plan over `LONGEST_PROGRAM` nodes, or one XLA failed on, always runs per op.
     """
     if key in _programs:
@@ -290,22 +292,56 @@ def compile_now(key: Any, plan: "Plan") -> bool:
     n_nodes = plan.n_nodes
     if n_nodes > LONGEST_PROGRAM or key in _never_compile:
         return False
-    seen = _sightings.pop(key, 0) + 1
+    seen, seconds = _sightings.pop(key, (0, 0.0))
+    seen += 1
     if n_nodes <= SMALL_PLAN:
         if seen >= 2:
             return True
-        if seen == 1:
-            from tapeshim._src import replay_eager
+        from tapeshim._src import replay_eager
 
-            if 2 * replay_eager.new_kernels(plan) > n_nodes:
-                return True
-    elif seen >= max(2, n_nodes // 2):
+        if 2 * replay_eager.new_kernels(plan) > n_nodes:
+            return True
+    elif seen >= 2 and seconds >= compile_cost["seconds_per_node"] * n_nodes:
         return True
-    _sightings[key] = seen
+    _sightings[key] = (seen, seconds)
     if len(_sightings) > _SIGHTINGS_SIZE:
         _sightings.popitem(last=False)
     stats["per_op_plans"] += 1
     return False
+
+
+compile_cost = {"seconds_per_node": 0.005}
+"""What compiling a program costs per node, measured on this machine on plans over `SMALL_PLAN` nodes (a
+moving average; 5 ms is what a 200-node gradient program took on an idle 2-core machine)."""
+
+
+def run_compiled(key: Any, build: Callable[[], Callable], n_nodes: int, call: Callable[[Callable], Any]) -> Any:
+    """`call(jitted)` with the compiled program of `key`; None when XLA fails on it (the key then runs per op).
+
+    A compile's duration updates `compile_cost`.
+    """
+    before = stats["programs_compiled"]
+    jitted, _ = cached_program(key, build)
+    start = time.perf_counter()
+    try:
+        result = call(jitted)
+    except jax.errors.JaxRuntimeError:
+        compile_failed(key)
+        return None
+    if stats["programs_compiled"] != before and n_nodes > SMALL_PLAN:  # small programs: fixed costs dominate
+        measured = (time.perf_counter() - start) / n_nodes
+        compile_cost["seconds_per_node"] = 0.7 * compile_cost["seconds_per_node"] + 0.3 * measured
+    return result
+
+
+def run_per_op(key: Any, run: Callable[[], Any]) -> Any:
+    """`run()` (the per-op tier of `key`), adding its duration to the key's account after its first sighting."""
+    start = time.perf_counter()
+    result = run()
+    entry = _sightings.get(key)
+    if entry is not None and entry[0] >= 2:
+        _sightings[key] = (entry[0], entry[1] + time.perf_counter() - start)
+    return result
 
 
 def compile_failed(key: Any) -> None:
@@ -348,17 +384,14 @@ def force(tensors: Sequence[Tensor]) -> None:
         return program
 
     key = ("force", plan.key, out_slots)
+    leaf_values = [t._value for t in plan.leaves]
     values = None
     if compile_now(key, plan):
-        jitted, _ = cached_program(key, build)
-        try:
-            values = jitted([t._value for t in plan.leaves])
-        except jax.errors.JaxRuntimeError:
-            compile_failed(key)
+        values = run_compiled(key, build, plan.n_nodes, lambda jitted: jitted(leaf_values))
     if values is None:
         from tapeshim._src import replay_eager
 
-        env = replay_eager.evaluate(plan, [t._value for t in plan.leaves])
+        env = run_per_op(key, lambda: replay_eager.evaluate(plan, leaf_values))
         values = [env[s] for s in out_slots]
     for tensor, value in zip(lazy, values):
         tensor._value = value
