@@ -67,6 +67,20 @@ CASES = {
     "equal": lambda n, a, b, i: n.equal(i, 5),
     "logical_and": lambda n, a, b, i: n.logical_and(n.greater(a, 0), n.less(b, 1)),
     "astype_asarray": lambda n, a, b, i: n.asarray(a, dtype=n.float64),
+    "meshgrid": lambda n, a, b, i: n.meshgrid(a[0], b[0]),
+    "broadcast_arrays": lambda n, a, b, i: n.broadcast_arrays(a, b[0]),
+    "fix": lambda n, a, b, i: n.fix(a),
+    "tri": lambda n, a, b, i: n.tri(3),
+    "nonzero": lambda n, a, b, i: n.nonzero(n.greater(a, 0)),
+    "pad": lambda n, a, b, i: n.pad(a, ((1, 1), (0, 2)), "constant"),
+    "pad_without_mode": lambda n, a, b, i: n.pad(a, 1),
+    "vander": lambda n, a, b, i: n.vander(a[0]),
+    "tensordot": lambda n, a, b, i: n.tensordot(a, b, axes=([1], [1])),
+    "moveaxis": lambda n, a, b, i: n.moveaxis(a, 0, 1),
+    "logspace": lambda n, a, b, i: n.logspace(0, 2, 3),
+    "gcd": lambda n, a, b, i: n.gcd(n.asarray([12, 18]), n.asarray([8, 12])),
+    "diagonal_trace": lambda n, a, b, i: n.trace(n.diag(a[0])),
+    "remainder_ints": lambda n, a, b, i: n.remainder(i, 4),
 }
 
 

@@ -118,7 +118,7 @@ def _make(name: str, fn: Callable, arrays: Any) -> Callable:
 
 
 _FLOAT_RESULTS = {"mean", "std", "var", "average", "nanmean"}
-_LIST_RESULTS = {"split", "hsplit", "vsplit", "dsplit", "broadcast_arrays", "meshgrid", "nonzero"}
+_LIST_RESULTS = {"split", "hsplit", "vsplit", "dsplit", "broadcast_arrays", "meshgrid"}
 
 
 def jnp_result_kind(fn: Callable, name: str) -> Any:
@@ -134,7 +134,7 @@ _UNARY = (
     "tanh ravel copy transpose squeeze expand_dims reshape sum mean prod max min amax amin argmax argmin std var "
     "cumsum cumprod all any count_nonzero flip fliplr flipud diag diagflat diagonal trace tril triu ptp sort "
     "argsort moveaxis swapaxes tile repeat roll rot90 atleast_1d atleast_2d atleast_3d broadcast_to pad nansum "
-    "nanmean nanprod zeros_like ones_like full_like average diff vander split hsplit vsplit dsplit nonzero"
+    "nanmean nanprod zeros_like ones_like full_like average diff vander split hsplit vsplit dsplit"
 ).split()
 _BINARY = (
     "add subtract multiply divide true_divide floor_divide mod remainder power float_power maximum minimum "
@@ -143,7 +143,8 @@ _BINARY = (
     "array_equal take take_along_axis append polyval gcd lcm"
 ).split()
 _TERNARY = ("where", "clip")
-_SEQUENCES = ("concatenate", "stack", "hstack", "vstack", "dstack", "broadcast_arrays", "meshgrid")
+_SEQUENCES = ("concatenate", "stack", "hstack", "vstack", "dstack")
+_VARARGS = ("broadcast_arrays", "meshgrid")  # every positional argument is an array
 _CREATION = ("arange", "linspace", "logspace", "geomspace", "zeros", "ones", "full", "eye", "identity", "tri")
 _ALIASES = {"around": "round", "empty": "zeros", "empty_like": "zeros_like"}
 
@@ -161,6 +162,13 @@ def _build() -> dict[str, Callable]:
             fn = getattr(jnp, name, None)
             if fn is not None:
                 table[name] = _make(name, fn, arrays)
+    for name in _VARARGS:
+        table[name] = _make(name, getattr(jnp, name), 1 << 30)
+    table["fix"] = _make("fix", jnp.trunc, 1)  # NumPy's fix: round towards zero
+    table["tri"] = functools.wraps(jnp.tri)(
+        lambda *args, **kwargs: from_jax(jnp.tri(*args, **{"dtype": np.float64, **kwargs})))
+    table["nonzero"] = nonzero
+    table["pad"] = pad
     table["einsum"] = _make("einsum", jnp.einsum, EINSUM)
     for name in ("divide", "true_divide"):  # NumPy divides integers in float64; JAX in float32
         table[name] = _make(name, _float64_divide, 2)
@@ -168,8 +176,6 @@ def _build() -> dict[str, Callable]:
         table[alias] = table[name]
     return table
 
-
-FUNCTIONS = _build()
 
 
 def asarray(a: Any, dtype: Any = None) -> Tensor:
@@ -194,6 +200,20 @@ def _cast(a: Any, dtype: Any) -> Tensor:
     return _cast_op(a, _static(dtype))
 
 
+def nonzero(a: Any) -> list:
+    """The indices of the non-zero elements, one int64 tensor per dimension (computed at once: its size is data)."""
+    found = np.nonzero(np.asarray(_as_tensor(a).value))
+    return [from_jax(jnp.asarray(index, jnp.int64)) for index in found]
+
+
+_pad_op = _make("pad", jnp.pad, 1)
+
+
+def pad(array: Any, pad_width: Any, mode: str, **kwargs: Any) -> Tensor:
+    """TF's `tf.experimental.numpy.pad`: `mode` is required, as in TF."""
+    return _pad_op(array, pad_width, mode=mode, **kwargs)
+
+
 def ndim(a: Any) -> int:
     """The number of dimensions."""
     return len(_as_tensor(a)._shape)
@@ -207,3 +227,6 @@ def shape(a: Any) -> tuple:
 def size(a: Any) -> np.int64:
     """The number of elements (a numpy int64, as TF's)."""
     return np.int64(np.prod(_as_tensor(a)._shape, dtype=np.int64))
+
+
+FUNCTIONS = _build()
