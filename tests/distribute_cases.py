@@ -444,6 +444,40 @@ def only_errors(tf: Any, strategy: Any) -> dict:
     return out
 
 
+def case_checkpoint_keras(tf: Any, strategy: Any) -> dict:
+    """The tutorial's checkpoint of a model and optimizer built in the scope, restored without a strategy."""
+    import tempfile
+
+    rng = np.random.default_rng(9)
+    x, y = _data(10, 16, 4)
+
+    def build():
+        model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
+        return model, tf.keras.optimizers.Adam(0.1)
+
+    with strategy.scope():
+        model, optimizer = build()
+        for v in model.weights:
+            v.assign(rng.normal(size=tuple(v.shape)).astype(np.float32))
+        optimizer.build(model.trainable_variables)
+    batch = next(iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(16))))
+
+    def step(inputs):
+        with tf.GradientTape() as tape:
+            loss = tf.nn.compute_average_loss(tf.reduce_sum((model(inputs[0]) - inputs[1]) ** 2, axis=1))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    tf.function(lambda b: strategy.run(step, args=(b,)))(batch)
+    path = tf.train.Checkpoint(model=model, optimizer=optimizer).save(os.path.join(tempfile.mkdtemp(), "ckpt"))
+    plain_model, plain_optimizer = build()
+    plain_optimizer.build(plain_model.trainable_variables)
+    tf.train.Checkpoint(model=plain_model, optimizer=plain_optimizer).restore(path)
+    return {"weights": [v.numpy() for v in plain_model.weights], "trained": [v.numpy() for v in model.weights],
+            "slots": [np.asarray(v.numpy()) for v in plain_optimizer.variables if v.dtype != "int64"],
+            "iterations": int(plain_optimizer.iterations.numpy())}
+
+
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 ONLY = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("only_")}
 
