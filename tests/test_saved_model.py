@@ -83,6 +83,13 @@ def test_loaded_without_the_python_code(saved, monkeypatch):
     assert type(loaded).__name__ != "Model"
     assert not hasattr(loaded, "_module")
     np.testing.assert_allclose(loaded(X).numpy(), _module(tapeshim)(X).numpy())
+    # lowered for accelerators too: a model saved here loads on a GPU machine
+    import glob
+
+    from jax import export
+    for path in glob.glob(saved["tapeshim"] + "/tapeshim/*.stablehlo"):
+        with open(path, "rb") as handle:
+            assert {"cpu", "cuda"} <= set(export.deserialize(bytearray(handle.read())).platforms)
 
 
 def test_signature_metadata(saved):

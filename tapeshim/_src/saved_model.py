@@ -7,7 +7,9 @@ A saved model directory holds, under `tapeshim/`:
 * `variables.npz`: the variables' values (and `model.json` their names);
 * `<n>.stablehlo`: each function's program, `jax.export`-serialized, taking the
   values of the variables it reads, then its tensor inputs, and returning its
-  outputs, then the new values of the variables it assigns.
+  outputs, then the new values of the variables it assigns. Programs are lowered
+  for CPU, CUDA and TPU where they can be, so a model saved on one machine loads
+  on another.
 
 `load` rebuilds an object with those functions and variables without the
 original Python code. When TensorFlow is installed, `save` also writes a real TF
@@ -41,6 +43,8 @@ from tapeshim._src.variable import Variable
 
 _DIR = "tapeshim"
 _FORMAT = 1
+# The platforms saved programs are lowered for, widest first (the last is the current backend only).
+PLATFORMS: tuple = (("cpu", "cuda", "tpu"), ("cpu", "cuda"), None)
 
 
 class SaveOptions:
@@ -254,10 +258,16 @@ def _export(fn: Function, concrete: Any, var_index: dict[int, int], variables: l
     # Runtime index checks (checkify) cannot be serialized: they are dropped, and the saved program
     # clamps out-of-range indices as XLA does (docs/io.md).
     unchecked = checkify.checkify(serving, errors=checkify.user_checks)
-    try:
-        exported = export.export(jax.jit(lambda r, a: unchecked(r, a)[1]))(read_structs, arg_structs)
-    except Exception as exc:  # noqa: BLE001 - JAX's shape errors say why the program cannot be exported
-        raise ValueError(f"Cannot export function '{name}' for its input signature: {exc}") from None
+    program_fn = jax.jit(lambda r, a: unchecked(r, a)[1])
+    exported, failure = None, None
+    for platforms in PLATFORMS:  # a program for every platform that can lower it, so a saved model moves
+        try:
+            exported = export.export(program_fn, platforms=platforms)(read_structs, arg_structs)
+            break
+        except Exception as exc:  # noqa: BLE001 - JAX's shape errors say why the program cannot be exported
+            failure = exc
+    if exported is None:
+        raise ValueError(f"Cannot export function '{name}' for its input signature: {failure}") from None
     if counter[0]:
         _verify(fn, name, specs, exported, reads, bool(writes))
     markers = [None if kind == "python" else _Leaf(i) for kind, i in concrete._out_kinds]

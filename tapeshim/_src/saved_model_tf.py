@@ -55,7 +55,9 @@ def write_tf_saved_model(root: str, metas: list[dict], exports: list[Any], varia
         shapes = [None] * len(reads) + [_polymorphic(s, counter) for s in meta["inputs"]]
         n_reads, n_out = len(reads), meta["n_outputs"]
 
-        converted = jax2tf.convert(_flat_program(exported, n_reads), polymorphic_shapes=shapes, with_gradient=False)
+        converted = jax2tf.convert(_flat_program(exported, n_reads), polymorphic_shapes=shapes, with_gradient=False,
+                                   native_serialization_platforms=tuple(p for p in exported.platforms
+                                                                        if p in ("cpu", "cuda", "tpu")))
         specs = [real_tf.TensorSpec(s["shape"], s["dtype"], name=s["name"]) for s in meta["inputs"]]
         body = _body(module, converted, reads, writes, meta["structure"], n_out)
         attribute = meta["attribute"]
