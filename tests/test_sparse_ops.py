@@ -59,6 +59,14 @@ CASES = {
     "segment_sum_num_segments": lambda tf: tf.sparse.segment_sum(_d(tf), [0, 2], [0, 2], num_segments=4),
     "segment_mean_gap": lambda tf: tf.sparse.segment_mean(_d(tf), [0, 2], [0, 2]),
     "segment_sum_vector": lambda tf: tf.sparse.segment_sum(tf.constant([1.0, 2.0, 4.0]), [2, 1, 0], [0, 1, 1]),
+    "div_scalar": lambda tf: _s(_a(tf) / 2),
+    "div_dense": lambda tf: _s(_a(tf) / tf.constant([[1.0, 2.0, 4.0], [8.0, 1.0, 1.0]])),
+    "maximum": lambda tf: _s(tf.sparse.maximum(_a(tf), tf.sparse.SparseTensor([[0, 1], [1, 1]], [-1.0, 3.0], [2, 3]))),
+    "minimum": lambda tf: _s(tf.sparse.minimum(_a(tf), tf.sparse.SparseTensor([[0, 1], [1, 1]], [-1.0, 3.0], [2, 3]))),
+    "softmax": lambda tf: _s(tf.sparse.softmax(tf.sparse.SparseTensor([[0, 0], [0, 2], [1, 1]], [1.0, 2.0, 3.0],
+                                                                      [2, 3]))),
+    "softmax_3d": lambda tf: _s(tf.sparse.softmax(tf.sparse.SparseTensor(
+        [[0, 0, 0], [0, 0, 1], [1, 0, 1]], [1.0, -2.0, 3.0], [2, 1, 2]))),
     "eye": lambda tf: _s(tf.sparse.eye(2)),
     "eye_rect": lambda tf: _s(tf.sparse.eye(2, 3, dtype=tf.int32)),
 }
@@ -73,6 +81,9 @@ ERRORS = {
     "reshape_size": lambda tf: tf.sparse.reshape(_a(tf), [4]),
     "segment_index_range": lambda tf: tf.sparse.segment_sum(_d(tf), [0, 5], [0, 0]),
     "segment_ids_order": lambda tf: tf.sparse.segment_sum(_d(tf), [0, 1], [1, 0]),
+    "add_operator": lambda tf: _a(tf) + _a(tf),
+    "neg_operator": lambda tf: -_a(tf),
+    "mul_sparse": lambda tf: _a(tf) * _a(tf),
     "concat_shapes": lambda tf: tf.sparse.concat(1, [_a(tf), tf.sparse.SparseTensor([[0, 0]], [5.0], [3, 1])]),
 }
 
@@ -137,6 +148,17 @@ def test_segment_mean_gradient_is_dense():
         x = tf.Variable([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
         with tf.GradientTape() as tape:
             y = tf.reduce_sum(tf.sparse.segment_mean(x, [0, 2, 1], [0, 0, 1]) * tf.constant([[1.0, 2.0], [3.0, 4.0]]))
+        return tape.gradient(y, x)
+
+    check(body)
+
+
+def test_softmax_gradient():
+    def body(tf):
+        x = tf.Variable([1.0, 2.0, 3.0])
+        with tf.GradientTape() as tape:
+            sp = tf.sparse.softmax(tf.sparse.SparseTensor([[0, 0], [0, 2], [1, 1]], x, [2, 3]))
+            y = tf.reduce_sum(sp.values * tf.constant([1.0, 2.0, 3.0]))
         return tape.gradient(y, x)
 
     check(body)

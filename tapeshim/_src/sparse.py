@@ -116,6 +116,16 @@ class SparseTensor:
         dense = manip_ops.broadcast_to(other, [int(d) for d in self._shape_host])
         return self.with_values(self._values * manip_ops.gather_nd(dense, self._indices))
 
+    def __truediv__(self, other: Any) -> "SparseTensor":
+        """Elementwise division by a dense tensor or scalar (broadcast to the dense shape), as TF's `sp / x`."""
+        from tapeshim._src.ops import manip_ops
+
+        other = convert_to_tensor(other, dtype_hint=self.dtype)
+        if other.ndim == 0:
+            return self.with_values(self._values / other)
+        dense = manip_ops.broadcast_to(other, [int(d) for d in self._shape_host])
+        return self.with_values(self._values / manip_ops.gather_nd(dense, self._indices))
+
 
 def _check_order(sp: SparseTensor, op: str) -> None:
     """TF's validation of indices for ops that need them in bounds, sorted and unique."""

@@ -264,3 +264,47 @@ def segment_sqrt_n(data: Any, indices: Any, segment_ids: Any, num_segments: Any 
                    name: str | None = None) -> Tensor:
     """Sums divided by sqrt(segment size) of the rows `data[indices]`, as `tf.sparse.segment_sqrt_n`."""
     return _segment("sqrt_n", data, indices, segment_ids, num_segments)
+
+
+def _union_extreme(a: SparseTensor, b: SparseTensor, pick: str) -> SparseTensor:
+    from tapeshim._src.ops import manip_ops, math_ops
+    from tapeshim._src.sparse import reorder, to_dense
+
+    a, b = _sparse(a, "sp_a"), _sparse(b, "sp_b")
+    if not np.array_equal(a._shape_host, b._shape_host):
+        raise errors.invalid_argument("Operands' shapes do not match", "SparseSparseMaximum")
+    keys = sorted({tuple(r) for r in np.concatenate([a._index_host, b._index_host])})
+    indices = np.asarray(keys, np.int64).reshape(-1, a.ndim)
+    fn = math_ops.maximum if pick == "max" else math_ops.minimum
+    dense = fn(to_dense(reorder(a)), to_dense(reorder(b)))  # absent entries count as 0, as TF's
+    return _make(indices, manip_ops.gather_nd(dense, constant(indices)), [int(d) for d in a._shape_host])
+
+
+def maximum(sp_a: SparseTensor, sp_b: SparseTensor, name: str | None = None) -> SparseTensor:
+    """The elementwise maximum over the union of entries (an absent entry is 0), as `tf.sparse.maximum`."""
+    return _union_extreme(sp_a, sp_b, "max")
+
+
+def minimum(sp_a: SparseTensor, sp_b: SparseTensor, name: str | None = None) -> SparseTensor:
+    """The elementwise minimum over the union of entries (an absent entry is 0), as `tf.sparse.minimum`."""
+    return _union_extreme(sp_a, sp_b, "min")
+
+
+def softmax(sp_input: SparseTensor, name: str | None = None) -> SparseTensor:
+    """The softmax of each row's present values (the last dimension), as `tf.sparse.softmax`."""
+    from tapeshim._src.ops import array_ops, manip_ops, math_ops
+
+    sp = _sparse(sp_input, "sp_input")
+    idx = sp._index_host
+    if not idx.shape[0]:
+        return sp
+    _, groups = np.unique(idx[:, :-1], axis=0, return_inverse=True)
+    groups = groups.reshape(-1).astype(np.int64)
+    count = int(groups.max()) + 1
+    host = np.asarray(sp.values.numpy(), np.float64)
+    peak = np.full(count, -np.inf)
+    np.maximum.at(peak, groups, host)
+    shifted = sp.values - constant(peak[groups].astype(sp.dtype.as_numpy_dtype))  # softmax is shift-invariant
+    e = math_ops.exp(shifted)
+    sums = manip_ops.scatter_nd(constant(groups[:, None]), e, [count])
+    return sp.with_values(e / array_ops.gather(sums, constant(groups)))

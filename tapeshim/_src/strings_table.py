@@ -88,3 +88,8 @@ for _path, _fn in (("sparse.segment_sum", sparse_ops.segment_sum), ("sparse.segm
     export(_path, gradient="jax", dtypes="floating", note="gather + scatter-add; dense gradient for data")(_fn)
 export("ragged.row_splits_to_segment_ids", gradient="-", dtypes="int32, int64")(ragged_ops.row_splits_to_segment_ids)
 export("ragged.segment_ids_to_row_splits", gradient="-", dtypes="int32, int64")(ragged_ops.segment_ids_to_row_splits)
+export("sparse.maximum", gradient="jax", dtypes="floating, integer", note="absent entries count as 0")(
+    sparse_ops.maximum)
+export("sparse.minimum", gradient="jax", dtypes="floating, integer", note="absent entries count as 0")(
+    sparse_ops.minimum)
+export("sparse.softmax", gradient="jax", dtypes="floating", note="over each row's present values")(sparse_ops.softmax)
