@@ -2,6 +2,7 @@
 
 from tapeshim._src.ops.image_boxes import (
     decode_and_crop_jpeg,
+    draw_bounding_boxes,
     extract_jpeg_shape,
     sample_distorted_bounding_box,
     stateless_sample_distorted_bounding_box,
@@ -74,7 +75,7 @@ NON_OP_EXPORTS = frozenset(["ResizeMethod"])
 
 __all__ = [
     "ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue", "adjust_saturation",
-    "central_crop", "convert_image_dtype", "decode_and_crop_jpeg", "extract_jpeg_shape",
+    "central_crop", "convert_image_dtype", "decode_and_crop_jpeg", "draw_bounding_boxes", "extract_jpeg_shape",
     "sample_distorted_bounding_box", "stateless_sample_distorted_bounding_box", "crop_and_resize",
     "non_max_suppression_padded",
     "non_max_suppression_with_scores", "rgb_to_yiq", "rgb_to_yuv", "stateless_random_brightness",

@@ -90,3 +90,19 @@ def test_stateless_random_augmentations():
                  lambda tf: tf.image.stateless_random_crop(IMG, [3, 7, 7, 3], seed=(1, 2)),
                  lambda tf: tf.image.stateless_random_hue(IMG, 0.7, seed=(1, 2))):
         check_raises(body)
+
+
+def test_draw_bounding_boxes():
+    canvas = RNG.random((2, 9, 11, 3)).astype(np.float32)
+    boxes = np.array([[[0.1, 0.2, 0.6, 0.9], [-0.2, 0.5, 0.4, 1.3], [0.7, 0.7, 0.2, 0.9], [0.0, 0.0, 1.0, 1.0]],
+                      [[0.5, -0.5, 1.5, 0.5], [1.2, 0.0, 1.5, 1.0], [0.3, 0.3, 0.31, 0.31], [0.0, 0.9, 0.5, 1.0]]],
+                     np.float32)
+    colors = np.array([[1, 0, 0, 1], [0, 0.5, 1, 1], [0.2, 0.2, 0.2, 0.5]], np.float32)
+    check(lambda tf: tf.image.draw_bounding_boxes(canvas, boxes, colors))
+    gray = canvas[..., :1].astype(np.float16)
+    check(lambda tf: tf.image.draw_bounding_boxes(tf.constant(gray), boxes, np.zeros([0, 4])))
+    check(lambda tf: tf.image.draw_bounding_boxes(tf.constant(gray), boxes, colors))
+    check(lambda tf: tf.image.draw_bounding_boxes(np.zeros([1, 4, 60, 4], np.float32), np.array(
+        [[[0, i * 5 / 59, 1, (i * 5 + 2) / 59] for i in range(12)]], np.float32), np.zeros([0, 4], np.float32)))
+    check_raises(lambda tf: tf.image.draw_bounding_boxes(canvas[0], boxes[0], colors))
+    check_raises(lambda tf: tf.image.draw_bounding_boxes(canvas[..., :2], boxes, colors))

@@ -184,3 +184,57 @@ def stateless_sample_distorted_bounding_box(image_size: Any, bounding_boxes: Any
     rng = np.random.default_rng([int(v) for v in key.reshape(-1)])
     return _sample(rng, image_size, bounding_boxes, min_object_covered, aspect_ratio_range, area_range,
                    max_attempts, use_image_if_no_bounding_boxes, StatelessSampleDistortedBoundingBox)
+
+
+_DEFAULT_COLORS = np.array([[1, 1, 0, 1], [0, 0, 1, 1], [1, 0, 0, 1], [0, 1, 0, 1], [0.5, 0, 0.5, 1],
+                            [0.5, 0.5, 0, 1], [0.5, 0, 0, 1], [0, 0, 0.5, 1], [0, 1, 1, 1], [1, 0, 1, 1]])
+
+
+@table.export("image.draw_bounding_boxes", gradient="-", dtypes="float32, float16",
+              note="drawn on the host with numpy (not inside tapeshim.function)")
+def draw_bounding_boxes(images: Any, boxes: Any, colors: Any, name: str | None = None) -> Tensor:
+    """Draws one-pixel outlines of normalized boxes `[y1, x1, y2, x2]` on a float image batch.
+
+    Box `i` of an image takes color `i % len(colors)` (TF's ten default colors when `colors` is
+    empty, white for gray images); rows and columns are `int(coordinate * (size - 1))`, and a side
+    outside the image is not drawn.
+
+    Raises:
+      InvalidArgumentError: for a rank other than 4, a depth other than 1, 3 or 4, or boxes of a bad shape.
+    """
+    from tapeshim._src.ops.image_ops import _host_array
+
+    op = "DrawBoundingBoxesV2"
+    images_t, boxes_t = convert_to_tensor(images), convert_to_tensor(boxes, dtype=dtypes.float32)
+    if len(images_t._shape) != 4:
+        raise errors.invalid_argument("The rank of the images should be 4", op)
+    depth = images_t._shape[-1]
+    if depth not in (1, 3, 4):
+        raise errors.invalid_argument("Channel depth should be either 1 (GRY), 3 (RGB), or 4 (RGBA)", op)
+    if len(boxes_t._shape) != 3 or boxes_t._shape[-1] != 4 or boxes_t._shape[0] != images_t._shape[0]:
+        raise errors.invalid_argument(f"boxes must be of shape [{images_t._shape[0]}, num_boxes, 4], got "
+                                      f"{list(boxes_t._shape)}", op)
+    table_colors = np.asarray(convert_to_tensor(colors, dtype=dtypes.float32).numpy(), np.float32).reshape(-1, 4)
+    if table_colors.shape[0] == 0:  # TF's default colors; gray images get white
+        table_colors = (_DEFAULT_COLORS if depth != 1 else np.ones((1, 4))).astype(np.float32)
+    canvas = np.array(_host_array(images_t, "images"))
+    box_values = _host_array(boxes_t, "boxes")
+    height, width = canvas.shape[1], canvas.shape[2]
+    for b in range(canvas.shape[0]):
+        for index, (y1, x1, y2, x2) in enumerate(box_values[b]):
+            color = table_colors[index % table_colors.shape[0]][:depth]
+            top, bottom = int(np.float32(y1) * (height - 1)), int(np.float32(y2) * (height - 1))
+            left, right = int(np.float32(x1) * (width - 1)), int(np.float32(x2) * (width - 1))
+            if top > bottom or left > right or top >= height or bottom < 0 or left >= width or right < 0:
+                continue
+            top_c, bottom_c = max(top, 0), min(bottom, height - 1)
+            left_c, right_c = max(left, 0), min(right, width - 1)
+            if top >= 0:
+                canvas[b, top, left_c:right_c + 1] = color
+            if bottom < height:
+                canvas[b, bottom, left_c:right_c + 1] = color
+            if left >= 0:
+                canvas[b, top_c:bottom_c + 1, left] = color
+            if right < width:
+                canvas[b, top_c:bottom_c + 1, right] = color
+    return constant(canvas, images_t.dtype)
