@@ -130,6 +130,7 @@ from tapeshim._src.ops.graph_ops import (  # noqa: E402
     identity_n,
     no_op,
 )
+from tapeshim._src.ops.host_ops import numpy_function  # noqa: E402
 from tapeshim._src.ops.init_ops import (  # noqa: E402
     constant_initializer,
     ones_initializer,
@@ -265,7 +266,7 @@ NON_OP_EXPORTS = frozenset([
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
     "io", "saved_model", "summary",  # IO
-    "bitwise", "compat", "config", "device", "sets",  # FUNCTIONAL
+    "bitwise", "compat", "config", "device", "numpy_function", "sets",  # FUNCTIONAL
     "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
     "TensorArray", "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "autograph", "bfloat16", "bool",
     "case", "complex128",
@@ -283,7 +284,7 @@ __all__ = [
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
     "io", "saved_model", "summary",  # IO
-    "bitwise", "compat", "config", "device", "sets",  # FUNCTIONAL
+    "bitwise", "compat", "config", "device", "numpy_function", "sets",  # FUNCTIONAL
     "DType", "ForwardAccumulator", "Function", "GradientTape", "IndexedSlices", "Tensor", "TensorShape",
     "TensorArray", "TensorSpec", "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n",
     "argmax", "argmin",

@@ -17,6 +17,7 @@ from tapeshim._src.ops.conv_ops import (
     max_pool2d,
     max_pool3d,
 )
+from tapeshim._src.ops.ctc_ops import ctc_loss  # FUNCTIONAL
 from tapeshim._src.ops.math_ops import (
     sigmoid,
     softplus,
@@ -45,6 +46,7 @@ from tapeshim._src.ops.nn_ops import (
     swish,
     weighted_cross_entropy_with_logits,
 )
+from tapeshim._src.ops.nn_sparse_ops import embedding_lookup_sparse  # FUNCTIONAL
 from tapeshim._src.ops.reduction_ops import (
     l2_normalize,
     top_k,
@@ -58,5 +60,6 @@ __all__ = [
     "sigmoid_cross_entropy_with_logits", "silu", "softmax", "softmax_cross_entropy_with_logits", "softplus",
     "softsign", "sparse_softmax_cross_entropy_with_logits", "swish", "tanh", "top_k",
     "weighted_cross_entropy_with_logits",
-    "avg_pool", "avg_pool3d", "conv3d", "convolution", "max_pool", "max_pool3d",  # FUNCTIONAL
+    "avg_pool", "avg_pool3d", "conv3d", "convolution", "ctc_loss", "embedding_lookup_sparse", "max_pool",
+    "max_pool3d",  # FUNCTIONAL
 ]
