@@ -152,6 +152,31 @@ def case_tutorial_iterator_in_function(tf: Any, strategy: Any) -> dict:
     return {"losses": losses, "w": w.numpy()}
 
 
+def case_steps_loop_in_function(tf: Any, strategy: Any) -> dict:
+    """Several steps in one tf.function (`for _ in tf.range(n)` with `next(iterator)`), as TPU programs write."""
+    x = np.random.default_rng(11).normal(size=(96, 3)).astype(np.float32)
+    y = x.sum(axis=1, keepdims=True)
+    with strategy.scope():
+        w = tf.Variable(np.zeros((3, 1), np.float32))
+    iterator = iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(32)))
+
+    def step_fn(inputs):
+        xb, yb = inputs
+        with tf.GradientTape() as tape:
+            loss = tf.nn.compute_average_loss(tf.reduce_sum((xb @ w - yb) ** 2, axis=1))
+        w.assign_sub(0.05 * tf.distribute.get_replica_context().all_reduce("sum", tape.gradient(loss, w)))
+        return loss
+
+    @tf.function
+    def train(iterator, steps):
+        total = 0.0
+        for _ in tf.range(steps):
+            total += strategy.reduce("SUM", strategy.run(step_fn, args=(next(iterator),)), axis=None)
+        return total
+
+    return {"total": float(train(iterator, tf.constant(3))), "w": w.numpy()}
+
+
 # -- replica context: collectives, ids, the gradient of all_reduce -----------------------------------
 def case_replica_context(tf: Any, strategy: Any) -> dict:
     values = strategy.experimental_distribute_dataset(
