@@ -244,7 +244,7 @@ def test_structurally_zero_and_connected():
         with tape:
             y = tf.sign(a * 2.0) + b * b  # sign-line
         return y, [a, b]
-    explanation = explained(program)
+    explanation = explained(program, persistent=True)  # a one-shot tape releases a graph without Nones
     assert explanation.reasons == ["structurally_zero", "connected"]
     assert "Sign" in explanation[0].message and explanation[0].op == "Sign"
     assert explanation[0].site.lineno == line_of("sign-line")
@@ -333,3 +333,18 @@ def test_no_log_by_default(caplog):
     with caplog.at_level(logging.WARNING, logger="tensorflow"):
         assert tape.gradient(y, c) is None
     assert "returned None" not in caplog.text
+
+
+def test_one_shot_tape_without_nones_releases_its_graph_and_still_answers():
+    import gc
+    import weakref
+    v = tapeshim.Variable([1.0, 2.0])
+    with tapeshim.GradientTape() as tape:
+        hidden = v * 3.0
+        y = tapeshim.reduce_sum(tapeshim.sign(hidden) + hidden * hidden)
+    ref = weakref.ref(hidden)
+    del hidden
+    assert tape.gradient(y, v) is not None
+    gc.collect()
+    assert ref() is None  # explain keeps nothing alive after a gradient without Nones
+    assert tape.explain(y, v).reasons == ["connected"]

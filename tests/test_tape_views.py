@@ -37,7 +37,12 @@ def used_tape():
         kept[tf.__name__] = tape, loss, sources
         return tape.gradient(loss, sources)
 
-    grads = check(body)
+    # With the debugging switch on, a one-shot tape keeps its graph for the views after `gradient`.
+    tapeshim.experimental.explain_none_gradients(True)
+    try:
+        grads = check(body)
+    finally:
+        tapeshim.experimental.explain_none_gradients(False)
     tape, loss, sources = kept["tapeshim"]
     return tape, loss, sources, grads
 

@@ -156,8 +156,29 @@ def explain(tape: Any, target: Any = None, sources: Any = None) -> Explanation:
         return _explain(tape, state, target, sources, True)
 
 
+def _given(tape: Any, target: Any, sources: Any) -> tuple | None:
+    """Per flattened source, whether the last `gradient` (if it was this request) returned a value."""
+    snapshot = explain_hooks.log_of(tape).snapshot
+    if snapshot is None or not getattr(tape, "_used", False):
+        return None
+    same = [a is b for a, b in zip(nest.flatten(target), nest.flatten(snapshot.targets))] + [
+        a is b for a, b in zip(nest.flatten(sources), nest.flatten(snapshot.sources))]
+    if not all(same) or len(nest.flatten(sources)) != len(snapshot.given):
+        return None
+    return snapshot.given
+
+
 def _explain(tape: Any, state: TapeState, target: Any, sources: Any, find_zeros: bool) -> Explanation:
     _, _, request = _request(state, target, sources)
+    given = _given(tape, target, sources)
+    if given is not None and all(given) and not state.nodes:
+        # A one-shot tape releases its graph after a gradient without Nones: every source got a value.
+        return Explanation([
+            SourceExplanation(request.sources[p], source_label(request.sources[p]), IDENTITY,
+                              "it is the target itself: its gradient is ones.") if p in request.identity else
+            SourceExplanation(request.sources[p], source_label(request.sources[p]), CONNECTED,
+                              "connected: the gradient flows through recorded ops.")
+            for p in request.source_positions], sources)
     log = explain_hooks.log_of(tape)
     since = log.windows[0].start if log.windows else None
     graph = Graph(request.targets, state, since)

@@ -138,7 +138,8 @@ class Snapshot(NamedTuple):
     watch_accessed: bool
     targets: Any
     sources: Any
-    nodes: dict  # target id -> node: forcing may release a computed target's node once the tape is done
+    nodes: dict  # target id -> node, kept only when a result was None (what `explain` is for) or sites are on
+    given: tuple  # per flattened source, whether `gradient` returned a value (not None)
 
 
 class TapeLog:
@@ -221,7 +222,8 @@ def after_gradient(tape: Any, target: Any, sources: Any, results: list) -> None:
         _close(tape, log)
     log.snapshot = Snapshot(tape._tracked, tape._produced, tape._var_reads, dict(tape._watched_vars),
                             set(tape._explicit_vars), tape._watch_accessed, target, sources,
-                            _nodes_of(target))
+                            _nodes_of(target) if options.sites or any(r is None for r in results) else {},
+                            tuple(r is not None for r in results))
     if options.log_none and any(r is None for r in results):
         from tapeshim._src import explain  # imports the op modules: only when asked
 
@@ -229,6 +231,7 @@ def after_gradient(tape: Any, target: Any, sources: Any, results: list) -> None:
 
 
 def _nodes_of(target: Any) -> dict:
+    """The targets' nodes (a released graph stays explainable; only kept when some gradient was None)."""
     found = {}
     stack = [target]
     while stack:
