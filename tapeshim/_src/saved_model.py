@@ -37,6 +37,7 @@ from jax.experimental import checkify
 
 from tapeshim._src import dtypes, nest
 from tapeshim._src.function import Function
+from tapeshim._src.ops import table
 from tapeshim._src.tensor import convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
 from tapeshim._src.variable import Variable
@@ -382,3 +383,10 @@ def load(export_dir: Any, tags: Any = None, options: LoadOptions | None = None) 
         with open(os.path.join(folder, meta["file"]), "rb") as handle:
             programs.append(export.deserialize(bytearray(handle.read())))
     return saved_model_loaded.build(description, variables, programs)
+
+
+table.export("saved_model.save", gradient="-", dtypes=table.ANY,
+             note="jax.export (StableHLO) programs + variables; a TF SavedModel through jax2tf when TF is installed")(
+    save)
+table.export("saved_model.load", gradient="-", dtypes=table.ANY,
+             note="tapeshim's saved models only (not TF-written SavedModels)")(load)

@@ -20,6 +20,7 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.module import current_scope
+from tapeshim._src.ops import table
 from tapeshim._src.state import _thread_state
 from tapeshim._src.summary_proto import (
     DT_DOUBLE,
@@ -497,3 +498,14 @@ def _is_string_like(value: Any) -> bool:
     if isinstance(value, (list, tuple)) and value:
         return isinstance(value[0], (str, bytes))
     return getattr(getattr(value, "dtype", None), "is_string", False)
+
+
+_NOTE = "event files TF's summary_iterator reads; in tapeshim.function an ordered host callback per call"
+table.export("summary.scalar", gradient="-", dtypes="floating, integer", note=_NOTE)(scalar)
+table.export("summary.histogram", gradient="-", dtypes="floating, integer",
+             note="TensorBoard's bucketing, computed on the host")(histogram)
+table.export("summary.image", gradient="-", dtypes="floating, integer",
+             note="PNG bytes differ from TF's, pixels equal")(image)
+table.export("summary.audio", gradient="-", dtypes="floating", note="16-bit PCM WAV, as TF")(audio)
+table.export("summary.text", gradient="-", dtypes="string", note="string data fixed when traced")(text)
+table.export("summary.write", gradient="-", dtypes=table.ANY, note=_NOTE)(write)

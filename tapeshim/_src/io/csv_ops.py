@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from tapeshim._src import dtypes, errors
+from tapeshim._src.ops import table
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 
@@ -160,3 +161,7 @@ def matching_files(pattern: Any, name: str | None = None) -> StringTensor:
     array = np.empty(len(names), dtype=object)
     array[:] = [n.encode("utf-8") for n in names]
     return StringTensor(array)
+
+
+table.export("io.decode_csv", gradient="-", dtypes="string", note="host-side (numpy), TF's quoting rules")(decode_csv)
+table.export("io.matching_files", gradient="-", dtypes="string", note="host-side glob, sorted")(matching_files)

@@ -9,6 +9,7 @@ import numpy as np
 
 from tapeshim._src import errors
 from tapeshim._src.io.gfile import path_text
+from tapeshim._src.ops import table
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor
 
 
@@ -61,3 +62,8 @@ def write_file(filename: Any, contents: Any, name: str | None = None) -> None:
             handle.write(data.numpy())
     except OSError as exc:
         raise errors.from_os_error(exc, path) from None
+
+
+table.export("io.read_file", gradient="-", dtypes="string", note="host-side; local files (`file://` too)")(read_file)
+table.export("io.write_file", gradient="-", dtypes="string",
+             note="host-side; creates missing parent directories, as TF")(write_file)

@@ -15,6 +15,7 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.io import wire
+from tapeshim._src.ops import table
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor
 from tapeshim._src.tensor import Tensor, constant
 
@@ -374,3 +375,10 @@ def parse_decoded(parsed: list, configs: list, single: bool) -> dict:
                 batch[b, :array.shape[0]] = array
             out[key] = _tensor(batch, dtype)
     return out
+
+
+table.export("io.parse_example", gradient="-", dtypes="string",
+             note="host-side; FixedLen/FixedLenSequence/VarLen/RaggedFeature (no partitions); no SparseFeature")(
+    parse_example)
+table.export("io.parse_single_example", gradient="-", dtypes="string",
+             note="host-side; as io.parse_example")(parse_single_example)

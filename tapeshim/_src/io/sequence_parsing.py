@@ -15,6 +15,7 @@ import numpy as np
 from tapeshim._src import dtypes, errors
 from tapeshim._src.io import parsing, wire
 from tapeshim._src.io.parsing import FixedLenSequenceFeature, VarLenFeature
+from tapeshim._src.ops import table
 from tapeshim._src.strings_tensor import as_string_tensor
 from tapeshim._src.tensor import constant
 
@@ -155,3 +156,9 @@ def parse_sequence_example(serialized: Any, context_features: dict | None = None
     if data.ndim != 1:
         raise ValueError(f"Shape must be rank 1 but is rank {data.ndim} for input serialized.")
     return _parse(data, context_features, sequence_features, single=False)
+
+
+table.export("io.parse_sequence_example", gradient="-", dtypes="string",
+             note="host-side; FixedLenSequence/VarLen sequence features; some messages differ")(parse_sequence_example)
+table.export("io.parse_single_sequence_example", gradient="-", dtypes="string",
+             note="host-side; as io.parse_sequence_example")(parse_single_sequence_example)
