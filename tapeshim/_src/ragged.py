@@ -282,9 +282,12 @@ class RaggedTensor:
         shape = np.asarray(st_input.dense_shape.numpy(), np.int64)
         if shape.size != 2:
             raise ValueError(f"rank(st_input) must be 2. Received: {shape.size}")
-        keys = [tuple(r) for r in indices]
-        if any(a >= b for a, b in zip(keys, keys[1:])):
-            raise _invalid("SparseTensor is not right-ordered")
+        lengths = np.bincount(indices[:, 0], minlength=int(shape[0])) if indices.shape[0] else np.zeros(
+            int(shape[0]), np.int64)
+        expected = np.concatenate([np.arange(n) for n in lengths] or [np.zeros(0, np.int64)])
+        rows = np.repeat(np.arange(lengths.size), lengths)
+        if indices.shape[0] and not (np.array_equal(indices[:, 0], rows) and np.array_equal(indices[:, 1], expected)):
+            raise _invalid("SparseTensor is not right-ragged")  # rows in order, each row's columns 0, 1, ...
         lengths = np.bincount(indices[:, 0], minlength=int(shape[0])) if indices.shape[0] else np.zeros(
             int(shape[0]), np.int64)
         splits = np.concatenate([[0], np.cumsum(lengths)]).astype(dtypes.as_dtype(row_splits_dtype).as_numpy_dtype)
