@@ -53,7 +53,7 @@ from tapeshim import (  # noqa: E402
     types,
 )
 from tapeshim._src.autograph.tensor_array import TensorArray  # noqa: E402
-from tapeshim._src.config_device import device  # noqa: E402
+from tapeshim._src.config_device import DeviceSpec, device  # noqa: E402
 from tapeshim._src.control_flow import case, cond, switch_case, while_loop  # noqa: E402
 from tapeshim._src.custom_gradient import custom_gradient  # noqa: E402
 from tapeshim._src.dtypes import (  # noqa: E402
@@ -266,7 +266,7 @@ NON_OP_EXPORTS = frozenset([
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
     "io", "saved_model", "summary",  # IO
-    "bitwise", "compat", "config", "device", "numpy_function", "sets",  # FUNCTIONAL
+    "DeviceSpec", "bitwise", "compat", "config", "device", "numpy_function", "sets",  # FUNCTIONAL
     "DType", "ForwardAccumulator", "Function", "GradientTape", "Tensor", "TensorShape", "TensorSpec",
     "TensorArray", "UnconnectedGradients", "Variable", "as_dtype", "autodiff", "autograph", "bfloat16", "bool",
     "case", "complex128",
@@ -284,7 +284,7 @@ __all__ = [
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
     "io", "saved_model", "summary",  # IO
-    "bitwise", "compat", "config", "device", "numpy_function", "sets",  # FUNCTIONAL
+    "DeviceSpec", "bitwise", "compat", "config", "device", "numpy_function", "sets",  # FUNCTIONAL
     "DType", "ForwardAccumulator", "Function", "GradientTape", "IndexedSlices", "Tensor", "TensorShape",
     "TensorArray", "TensorSpec", "UnconnectedGradients", "Variable", "abs", "acos", "acosh", "add", "add_n",
     "argmax", "argmin",

@@ -183,3 +183,25 @@ def test_namespaces_match_tf():
         theirs = real_tf.config if not space else getattr(real_tf.config, space)
         for name in ours.__all__:
             assert hasattr(theirs, name), f"tf.config.{space}.{name} is not TF's"
+
+
+@pytest.mark.parametrize("spec", ["/GPU:0", "/job:worker/replica:1/task:2/device:CPU:3", "cpu:1", "", "/device:GPU:*",
+                                  "/job:ps", "/device:CPU:0/device:GPU:1", "bogus"])
+def test_device_spec_parsing(spec):
+    def body(tf):
+        d = tf.DeviceSpec.from_string(spec)
+        return d.to_string(), d.job, d.replica, d.task, d.device_type, d.device_index
+
+    check(body)
+
+
+def test_device_spec_methods():
+    def body(tf):
+        d = tf.DeviceSpec(job="ps", device_type="gpu", device_index=1)
+        merged = d.make_merged_spec(tf.DeviceSpec.from_string("/CPU:0"))
+        with tf.device(tf.DeviceSpec(device_type="CPU", device_index=0)):
+            x = tf.constant(1.0) * 2
+        return (d.to_string(), d.replace(task=3).to_string(), merged.to_string(),
+                d == tf.DeviceSpec.from_string("/job:ps/device:GPU:1"), repr(d), x)
+
+    check(body)

@@ -18,29 +18,123 @@ from tapeshim._src import config, errors
 _TYPES = ("CPU", "GPU", "TPU", "CUSTOM", "EPU")
 
 
+def _one_type(fields: dict, spec: str) -> None:
+    if fields["device_type"] is not None:
+        raise ValueError(f"Multiple device types are not allowed while parsing the device spec: {spec}.")
+
+
+def _parse(spec: str) -> dict[str, Any]:
+    """The fields of a TF device string.
+
+    Raises:
+      ValueError: a part that is not a job, replica, task or device, or two device parts.
+    """
+    fields: dict[str, Any] = {"job": None, "replica": None, "task": None, "device_type": None, "device_index": None}
+    for part in (spec or "").split("/"):
+        if not part:
+            continue
+        items = part.split(":")
+        n = len(items)
+        if n == 2 and items[0] == "job":
+            fields["job"] = items[1]
+        elif n == 2 and items[0] in ("replica", "task"):
+            fields[items[0]] = int(items[1])
+        elif n in (1, 2) and items[0].upper() in _TYPES:
+            _one_type(fields, spec)
+            fields["device_type"] = items[0].upper()
+            fields["device_index"] = None if n == 1 or items[1] == "*" else int(items[1])
+        elif n == 3 and items[0] == "device":
+            _one_type(fields, spec)
+            fields["device_type"] = items[1].upper() if items[1].upper() in _TYPES else items[1]
+            fields["device_index"] = None if items[2] == "*" else int(items[2])
+        else:
+            raise ValueError(f"Unknown attribute '{items[0]}' is encountered while parsing the device spec: "
+                             f"'{spec}'.")
+    return fields
+
+
 def parse_device(spec: str) -> tuple[str | None, int | None]:
     """The device type and index of a TF device string (`"/job:localhost/device:GPU:0"`, `"/cpu:0"`, `"GPU"`).
 
     Raises:
       ValueError: a part that is not a job, replica, task or device.
     """
-    device_type, index = None, None
-    for part in spec.split("/"):
-        if not part:
-            continue
-        fields = part.split(":")
-        n = len(fields)
-        if n == 2 and fields[0] in ("job", "replica", "task"):
-            continue
-        if n in (1, 2) and fields[0].upper() in _TYPES:
-            device_type = fields[0].upper()
-            index = None if n == 1 or fields[1] == "*" else int(fields[1])
-        elif n == 3 and fields[0] == "device":
-            device_type = fields[1].upper() if fields[1].upper() in _TYPES else fields[1]
-            index = None if fields[2] == "*" else int(fields[2])
-        else:
-            raise ValueError(f"Unknown attribute '{fields[0]}' is encountered while parsing the device spec: '{spec}'.")
-    return device_type, index
+    fields = _parse(spec)
+    return fields["device_type"], fields["device_index"]
+
+
+class DeviceSpec:
+    """A device's job, replica, task, type and index, as `tf.DeviceSpec` (immutable).
+
+    Args:
+      job: the job name.
+      replica: the replica index.
+      task: the task index.
+      device_type: `"CPU"`, `"GPU"`, `"TPU"` (any case) or another type name.
+      device_index: the device's index (None: any).
+    """
+
+    __slots__ = ("_fields",)
+
+    def __init__(self, job: str | None = None, replica: int | None = None, task: int | None = None,
+                 device_type: str | None = None, device_index: int | None = None) -> None:
+        if device_type is not None and device_type.upper() in _TYPES:
+            device_type = device_type.upper()
+        self._fields = (job, None if replica is None else int(replica), None if task is None else int(task),
+                        device_type, None if device_index is None else int(device_index))
+
+    @classmethod
+    def from_string(cls, spec: str) -> "DeviceSpec":
+        """Parses a TF device string (`"/job:worker/task:1/device:GPU:0"`, `"/cpu:0"`)."""
+        return cls(**_parse(spec))
+
+    def parse_from_string(self, spec: str) -> "DeviceSpec":
+        """The spec of `spec` (TF's name for `from_string` on an instance)."""
+        return DeviceSpec.from_string(spec)
+
+    job = property(lambda self: self._fields[0])
+    replica = property(lambda self: self._fields[1])
+    task = property(lambda self: self._fields[2])
+    device_type = property(lambda self: self._fields[3])
+    device_index = property(lambda self: self._fields[4])
+
+    def to_string(self) -> str:
+        """The TF device string: `/job:<job>/replica:<r>/task:<t>/device:<type>:<index>`, set fields only."""
+        job, replica, task, device_type, index = self._fields
+        parts = []
+        if job is not None:
+            parts.append(f"/job:{job}")
+        if replica is not None:
+            parts.append(f"/replica:{replica}")
+        if task is not None:
+            parts.append(f"/task:{task}")
+        if device_type is not None:
+            parts.append(f"/device:{device_type}:{'*' if index is None else index}")
+        return "".join(parts)
+
+    def replace(self, **kwargs: Any) -> "DeviceSpec":
+        """A copy with some fields replaced."""
+        names = ("job", "replica", "task", "device_type", "device_index")
+        values = dict(zip(names, self._fields))
+        values.update(kwargs)
+        return DeviceSpec(**values)
+
+    def make_merged_spec(self, dev: "DeviceSpec") -> "DeviceSpec":
+        """A copy with the fields `dev` sets taken from `dev`."""
+        names = ("job", "replica", "task", "device_type", "device_index")
+        return DeviceSpec(**{n: theirs if theirs is not None else mine
+                             for n, mine, theirs in zip(names, self._fields, dev._fields)})
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DeviceSpec) and self._fields == other._fields
+
+    def __hash__(self) -> int:
+        return hash(self._fields)
+
+    def __repr__(self) -> str:
+        job, replica, task, device_type, index = self._fields
+        return (f"<DeviceSpec(job={job}, replica={replica}, task={task}, device_type={device_type}, "
+                f"device_index={index})>")
 
 
 def jax_device(device_type: str | None, index: int | None) -> Any:
