@@ -106,3 +106,15 @@ def test_draw_bounding_boxes():
         [[[0, i * 5 / 59, 1, (i * 5 + 2) / 59] for i in range(12)]], np.float32), np.zeros([0, 4], np.float32)))
     check_raises(lambda tf: tf.image.draw_bounding_boxes(canvas[0], boxes[0], colors))
     check_raises(lambda tf: tf.image.draw_bounding_boxes(canvas[..., :2], boxes, colors))
+
+
+def test_combined_non_max_suppression():
+    base = NMS_BOXES[:6] / 101.0
+    boxes = np.stack([np.stack([base, base[::-1]], axis=1), np.stack([base[::-1], base], axis=1)])  # [2, 6, 2, 4]
+    scores = RNG.permutation(24).reshape(2, 6, 2).astype(np.float32) / 24.0
+    for kwargs in ({}, {"pad_per_class": True}, {"score_threshold": 0.3, "iou_threshold": 0.1},
+                   {"clip_boxes": False}):
+        check(lambda tf, kw=kwargs: tf.image.combined_non_max_suppression(boxes, scores, 2, 5, **kw))
+    shared = boxes[:, :, :1] * 1.2 - 0.1
+    check(lambda tf: tf.image.combined_non_max_suppression(shared, scores, 3, 4))
+    check_raises(lambda tf: tf.image.combined_non_max_suppression(boxes[0], scores, 2, 5))

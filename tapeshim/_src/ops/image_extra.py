@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import heapq
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -347,3 +347,74 @@ def non_max_suppression_padded(boxes: Any, scores: Any, max_output_size: Any, io
     limit = static_int(max_output_size, "max_output_size")
     padded = selected + [0] * (limit - count) if pad_to_max_output_size else selected
     return constant(np.asarray(padded, np.int32), dtypes.int32), constant(np.int32(count), dtypes.int32)
+
+
+class CombinedNonMaxSuppression(NamedTuple):
+    """`tf.image.combined_non_max_suppression`'s result."""
+
+    nmsed_boxes: Tensor
+    nmsed_scores: Tensor
+    nmsed_classes: Tensor
+    valid_detections: Tensor
+
+
+@table.export("image.combined_non_max_suppression", gradient="-", dtypes=table.REAL_FLOAT,
+              note="computed on the host with numpy (not inside tapeshim.function); equal scores may be ordered "
+                   "differently from TF")
+def combined_non_max_suppression(boxes: Any, scores: Any, max_output_size_per_class: Any, max_total_size: Any,
+                                 iou_threshold: float = 0.5, score_threshold: float = float("-inf"),
+                                 pad_per_class: bool = False, clip_boxes: bool = True,
+                                 name: str | None = None) -> CombinedNonMaxSuppression:
+    """Per-class greedy NMS over a batch, merged by score into `max_total_size` detections per image.
+
+    Args:
+      boxes: `[batch, num_boxes, q, 4]`, `q` 1 (boxes shared by the classes) or `num_classes`.
+      scores: `[batch, num_boxes, num_classes]`.
+      max_output_size_per_class: the most boxes kept per class.
+      max_total_size: the most boxes kept per image.
+      iou_threshold: the overlap above which a box is suppressed.
+      score_threshold: boxes scoring at or below this are dropped.
+      pad_per_class: pad to `min(max_output_size_per_class * num_classes, max_total_size)` instead.
+      clip_boxes: clip the kept boxes to [0, 1].
+      name: accepted for compatibility.
+
+    Raises:
+      InvalidArgumentError: for bad shapes.
+    """
+    from tapeshim._src.ops.image_ops import _host_array
+
+    op = "CombinedNonMaxSuppression"
+    boxes_t, scores_t = convert_to_tensor(boxes, dtype=dtypes.float32), convert_to_tensor(scores, dtype=dtypes.float32)
+    if len(boxes_t._shape) != 4 or boxes_t._shape[-1] != 4:
+        raise errors.invalid_argument(f"boxes must be 4-D [batch, num_boxes, q, 4]: {boxes_t.shape}", op)
+    if len(scores_t._shape) != 3 or tuple(scores_t._shape[:2]) != tuple(boxes_t._shape[:2]):
+        raise errors.invalid_argument(f"scores must be 3-D [batch, num_boxes, num_classes]: {scores_t.shape}", op)
+    classes, q = scores_t._shape[2], boxes_t._shape[2]
+    if q not in (1, classes):
+        raise errors.invalid_argument("third dimension of boxes must be either 1 or num classes", op)
+    per_class, total = static_int(max_output_size_per_class, "max_output_size_per_class"), static_int(
+        max_total_size, "max_total_size")
+    if per_class <= 0 or total <= 0:
+        raise errors.invalid_argument("max_output_size_per_class and max_total_size must be positive", op)
+    box_values, score_values = _host_array(boxes_t, "boxes"), _host_array(scores_t, "scores")
+    detections = min(per_class * classes, total) if pad_per_class else total
+    batch = box_values.shape[0]
+    out_boxes = np.zeros((batch, detections, 4), np.float32)
+    out_scores = np.zeros((batch, detections), np.float32)
+    out_classes = np.zeros((batch, detections), np.float32)
+    valid = np.zeros(batch, np.int32)
+    for b in range(batch):
+        found = []
+        for c in range(classes):
+            class_boxes = box_values[b, :, 0 if q == 1 else c]
+            kept, kept_scores = _nms(class_boxes, score_values[b, :, c], per_class, iou_threshold, score_threshold,
+                                     0.0, op)
+            found += [(s, c, class_boxes[i]) for i, s in zip(kept, kept_scores)]
+        found.sort(key=lambda item: -item[0])
+        found = found[:detections]
+        valid[b] = len(found)
+        for k, (s, c, box) in enumerate(found):
+            out_boxes[b, k] = np.clip(box, 0.0, 1.0) if clip_boxes else box
+            out_scores[b, k], out_classes[b, k] = s, c
+    return CombinedNonMaxSuppression(constant(out_boxes, dtypes.float32), constant(out_scores, dtypes.float32),
+                                     constant(out_classes, dtypes.float32), constant(valid, dtypes.int32))
