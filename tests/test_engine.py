@@ -398,3 +398,34 @@ def test_a_steady_loop_does_not_warn(caplog):
         for _ in range(12):
             step()
     assert not [r for r in caplog.records if "compiled a new XLA program" in r.getMessage()]
+
+
+# -- host value checks -----------------------------------------------------------------------------
+
+
+def test_labels_checked_once_still_raise_tf_errors_for_bad_values():
+    def body(tf):
+        logits = tf.constant(np.zeros((3, 4), np.float32))
+        good = tf.constant([0, 3, 1])
+        losses = [tf.nn.sparse_softmax_cross_entropy_with_logits(labels=good, logits=logits) for _ in range(3)]
+        return losses[-1]
+
+    check(body)
+
+    def bad(tf):
+        logits = tf.constant(np.zeros((3, 4), np.float32))
+        labels = tf.constant([0, 4, 1])
+        for _ in range(2):
+            try:
+                tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+            except tf.errors.InvalidArgumentError:
+                continue
+            return "no error"
+        return tf.gather(logits, tf.constant([0, 3, 2]))  # in range, and then out of range below
+
+    check(bad)
+    x = tf.constant(np.zeros((3, 2), np.float32))
+    indices = tf.constant([0, 3])
+    for _ in range(2):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="not in"):
+            tf.gather(x, indices)

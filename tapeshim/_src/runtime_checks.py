@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from typing import Any, Callable
 
 import jax
@@ -94,9 +95,40 @@ def checked_static(indices: Tensor, host_check: Callable[[Any], None]) -> tuple:
         return ()
     if runtime_check_needed(indices):
         return (("checked", True),)
-    if not isinstance(indices._value, jax.core.Tracer):
-        host_check(indices._value)
+    value = indices._value
+    if not isinstance(value, jax.core.Tracer):
+        key = _verdict_key(value, host_check)
+        if key is None:
+            host_check(value)
+        elif key not in _passed or _passed[key]() is not value:
+            host_check(value)  # raises for bad values: only values that passed are remembered
+            if len(_passed) >= _PASSED_SIZE:
+                _passed.clear()
+            _passed[key] = weakref.ref(value)
     return ()
+
+
+_PASSED_SIZE = 1024
+_passed: dict = {}
+"""Arrays that passed a host check, by array id and check: a training loop that feeds the same
+labels tensor every step checks it once, not with a device-to-host copy every step (arrays are
+immutable; a weak reference tells a reused id apart)."""
+
+
+def _verdict_key(value: Any, host_check: Callable[[Any], None]) -> Any:
+    """`(id(value), what the check computes)`, or None when the check cannot be keyed."""
+    code = getattr(host_check, "__code__", None)
+    if code is None:
+        return None
+    try:
+        cells = tuple(cell.cell_contents for cell in (host_check.__closure__ or ()))
+        key = (id(value), code, cells)
+        hash(key)
+    except (TypeError, ValueError):
+        return None
+    if not all(isinstance(c, (int, str, bytes, bool, type(None), tuple)) for c in cells):
+        return None
+    return key
 
 
 class CheckedProgram:

@@ -454,8 +454,9 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = 
     if axis < -rank:
         raise static_error(f"Expected axis in the range [{-rank}, {rank}), but got {axis}", "GatherV2")
     axis %= rank
+    bound = p._shape[axis]  # the check captures plain values, so its verdict on an array can be remembered
     static = (("axis", axis), ("batch_dims", int(batch_dims))) + runtime_checks.checked_static(
-        i, lambda values: runtime_checks.check_range_host(values, p._shape[axis], "indices", "GatherV2"))
+        i, lambda values: runtime_checks.check_range_host(values, bound, "indices", "GatherV2"))
     return apply(_gather_op, (p, i), static)[0]
 
 
