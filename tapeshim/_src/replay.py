@@ -347,6 +347,8 @@ def run_per_op(key: Any, run: Callable[[], Any]) -> Any:
 def compile_failed(key: Any) -> None:
     """XLA could not compile or run the program of `key`: the plan runs per op from now on."""
     _programs.pop(key, None)
+    if len(_never_compile) >= _SIGHTINGS_SIZE:
+        _never_compile.clear()
     _never_compile.add(key)
     stats["compile_fallbacks"] += 1
 
