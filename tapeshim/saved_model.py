@@ -1,6 +1,41 @@
 """`tf.saved_model`: save `tf.Module`s' functions as portable StableHLO programs (and a TF SavedModel when
 TensorFlow is installed) and load them without the original code."""
 
-from tapeshim._src.saved_model import LoadOptions, SaveOptions, load, save
+from tapeshim._src.saved_model import (
+    ASSETS_DIRECTORY,
+    ASSETS_KEY,
+    CLASSIFY_INPUTS,
+    CLASSIFY_METHOD_NAME,
+    CLASSIFY_OUTPUT_CLASSES,
+    CLASSIFY_OUTPUT_SCORES,
+    DEBUG_DIRECTORY,
+    DEBUG_INFO_FILENAME_PB,
+    DEFAULT_SERVING_SIGNATURE_DEF_KEY,
+    GPU,
+    PREDICT_INPUTS,
+    PREDICT_METHOD_NAME,
+    PREDICT_OUTPUTS,
+    REGRESS_INPUTS,
+    REGRESS_METHOD_NAME,
+    REGRESS_OUTPUTS,
+    SAVED_MODEL_FILENAME_PB,
+    SAVED_MODEL_FILENAME_PBTXT,
+    SAVED_MODEL_SCHEMA_VERSION,
+    SERVING,
+    TPU,
+    TRAINING,
+    VARIABLES_DIRECTORY,
+    VARIABLES_FILENAME,
+    LoadOptions,
+    SaveOptions,
+    contains_saved_model,
+    load,
+    save,
+)
 
-__all__ = ["LoadOptions", "SaveOptions", "load", "save"]
+__all__ = ["ASSETS_DIRECTORY", "ASSETS_KEY", "CLASSIFY_INPUTS", "CLASSIFY_METHOD_NAME", "CLASSIFY_OUTPUT_CLASSES",
+           "CLASSIFY_OUTPUT_SCORES", "DEBUG_DIRECTORY", "DEBUG_INFO_FILENAME_PB", "DEFAULT_SERVING_SIGNATURE_DEF_KEY",
+           "GPU", "LoadOptions", "PREDICT_INPUTS", "PREDICT_METHOD_NAME", "PREDICT_OUTPUTS", "REGRESS_INPUTS",
+           "REGRESS_METHOD_NAME", "REGRESS_OUTPUTS", "SAVED_MODEL_FILENAME_PB", "SAVED_MODEL_FILENAME_PBTXT",
+           "SAVED_MODEL_SCHEMA_VERSION", "SERVING", "SaveOptions", "TPU", "TRAINING", "VARIABLES_DIRECTORY",
+           "VARIABLES_FILENAME", "contains_saved_model", "load", "save"]

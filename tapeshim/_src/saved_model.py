@@ -48,6 +48,42 @@ _FORMAT = 1
 PLATFORMS: tuple = (("cpu", "cuda", "tpu"), ("cpu", "cuda"), None)
 
 
+# TF's tf.saved_model constants.
+ASSETS_DIRECTORY = "assets"
+ASSETS_KEY = "saved_model_assets"
+DEBUG_DIRECTORY = "debug"
+DEBUG_INFO_FILENAME_PB = "saved_model_debug_info.pb"
+DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
+CLASSIFY_INPUTS = "inputs"
+CLASSIFY_METHOD_NAME = "tensorflow/serving/classify"
+CLASSIFY_OUTPUT_CLASSES = "classes"
+CLASSIFY_OUTPUT_SCORES = "scores"
+PREDICT_INPUTS = "inputs"
+PREDICT_METHOD_NAME = "tensorflow/serving/predict"
+PREDICT_OUTPUTS = "outputs"
+REGRESS_INPUTS = "inputs"
+REGRESS_METHOD_NAME = "tensorflow/serving/regress"
+REGRESS_OUTPUTS = "outputs"
+SAVED_MODEL_FILENAME_PB = "saved_model.pb"
+SAVED_MODEL_FILENAME_PBTXT = "saved_model.pbtxt"
+SAVED_MODEL_SCHEMA_VERSION = 1
+SERVING = "serve"
+TRAINING = "train"
+GPU = "gpu"
+TPU = "tpu"
+VARIABLES_DIRECTORY = "variables"
+VARIABLES_FILENAME = "variables"
+
+
+def contains_saved_model(export_dir: Any) -> bool:
+    """Whether `export_dir` holds a saved model (tapeshim's, or a TF SavedModel's `saved_model.pb`)."""
+    from tapeshim._src.io.gfile import path_text
+
+    root = path_text(export_dir)
+    return any(os.path.isfile(os.path.join(root, name)) for name in (
+        os.path.join(_DIR, "model.json"), SAVED_MODEL_FILENAME_PB, SAVED_MODEL_FILENAME_PBTXT))
+
+
 class SaveOptions:
     """Options of `tf.saved_model.save` (accepted for compatibility; tapeshim uses none of them)."""
 
