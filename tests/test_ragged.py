@@ -93,8 +93,8 @@ ERRORS = {
     "row_out_of_range": lambda tf: _c(tf, [[1, 2], [3]])[5],
     "inner_ragged_index": lambda tf: _c(tf, [[1, 2], [3]])[:, 0],
     "from_sparse_gap": lambda tf: tf.RaggedTensor.from_sparse(tf.sparse.SparseTensor([[0, 1]], [1.0], [2, 2])),
-    "from_sparse_unordered": lambda tf: tf.RaggedTensor.from_sparse(
-        tf.sparse.SparseTensor([[1, 0], [0, 0]], [1.0, 2.0], [2, 2])),
+    "from_sparse_repeated": lambda tf: tf.RaggedTensor.from_sparse(
+        tf.sparse.SparseTensor([[0, 0], [0, 0]], [1.0, 2.0], [2, 2])),
     "add_other_rows": lambda tf: _c(tf, [[1, 2], [3]]) + _c(tf, [[1], [2, 3]]),
 }
 

@@ -284,10 +284,9 @@ class RaggedTensor:
             raise ValueError(f"rank(st_input) must be 2. Received: {shape.size}")
         lengths = np.bincount(indices[:, 0], minlength=int(shape[0])) if indices.shape[0] else np.zeros(
             int(shape[0]), np.int64)
-        expected = np.concatenate([np.arange(n) for n in lengths] or [np.zeros(0, np.int64)])
-        rows = np.repeat(np.arange(lengths.size), lengths)
-        if indices.shape[0] and not (np.array_equal(indices[:, 0], rows) and np.array_equal(indices[:, 1], expected)):
-            raise _invalid("SparseTensor is not right-ragged")  # rows in order, each row's columns 0, 1, ...
+        for row in range(lengths.size):  # each row's columns, in order of appearance, are 0, 1, ... (as TF checks)
+            if not np.array_equal(indices[indices[:, 0] == row, 1], np.arange(lengths[row])):
+                raise _invalid("SparseTensor is not right-ragged")
         lengths = np.bincount(indices[:, 0], minlength=int(shape[0])) if indices.shape[0] else np.zeros(
             int(shape[0]), np.int64)
         splits = np.concatenate([[0], np.cumsum(lengths)]).astype(dtypes.as_dtype(row_splits_dtype).as_numpy_dtype)
