@@ -378,3 +378,61 @@ def test_a_training_epoch_over_a_dataset_in_one_function():
         losses = [epoch(ds, tf.constant(0.1)) for _ in range(3)]
         return losses, w, b, epoch.experimental_get_tracing_count()
     check(body)
+
+
+def test_dataset_loops_inside_tensor_branches_and_loops_reusing_the_target_name():
+    def body(tf):
+        ds = tf.data.Dataset.from_tensor_slices(np.arange(10, dtype=np.float32)).batch(4)
+
+        @tf.function
+        def f(flag, n):
+            s = tf.constant(0.0)
+            if flag > 0:
+                for x in ds:
+                    s += tf.reduce_sum(x)
+            k = 0
+            while k < n:
+                for x in ds:
+                    s += tf.reduce_max(x)
+                k += 1
+            return s
+
+        return f(tf.constant(1), tf.constant(2)), f(tf.constant(0), tf.constant(1))
+    check(body)
+
+
+def test_no_gradient_flows_out_of_a_dataset_loop():
+    def body(tf):
+        ds = tf.data.Dataset.from_tensor_slices(np.arange(10, dtype=np.float32)).batch(4)
+
+        @tf.function
+        def f(w):
+            with tf.GradientTape() as tape:
+                tape.watch(w)
+                s = w * 1.0
+                for x in ds:
+                    s += tf.reduce_sum(x * w * w)
+            return s, tape.gradient(s, w)
+
+        w = tf.constant(2.0)
+        with tf.GradientTape() as outer:
+            outer.watch(w)
+            s, inner = f(w)
+        return s, inner, outer.gradient(s, w)
+    check(body)
+
+
+def test_dataset_loop_target_read_after_the_loop_raises_tf_error():
+    def body(tf):
+        ds = tf.data.Dataset.from_tensor_slices(np.arange(10, dtype=np.float32)).batch(4)
+
+        @tf.function
+        def f():
+            s = tf.constant(0.0)
+            for x in ds:
+                s += tf.reduce_sum(x)
+            return s, x
+
+        return f()
+    raised = check_raises(body)
+    assert "'x' must be defined before the loop" in raised.message

@@ -164,6 +164,10 @@ class ConcreteFunction:
             if isinstance(leaf, Variable):
                 leaf = trace.read_variable(leaf)
             elif not isinstance(leaf, Tensor):
+                from tapeshim._src.autograph.operators import UndefinedAfterLoop
+
+                if isinstance(leaf, UndefinedAfterLoop):
+                    leaf._fail()  # TF's error for a dataset loop's target read after the loop
                 try:
                     leaf = convert_to_tensor(leaf)
                 except (TypeError, ValueError):

@@ -40,13 +40,33 @@ class Undefined:
         raise UnboundLocalError(f"local variable '{self.symbol_name}' referenced before assignment")
 
 
+class UndefinedAfterLoop(Undefined):
+    """The target of a loop over a dataset after the loop, when it was not defined before it (TF's error)."""
+
+    def _fail(self) -> Any:
+        raise ValueError(f"'{self.symbol_name}' must be defined before the loop")
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        self._fail()
+
+    def __bool__(self) -> bool:
+        return self._fail()
+
+
 class UndefinedReturnValue:
     """The return value of a converted function before a `return` ran (the function returns None)."""
 
 
 def retval(value: Any) -> Any:
     """The function's return value: None when no `return` ran."""
-    return None if isinstance(value, UndefinedReturnValue) else value
+    if isinstance(value, UndefinedReturnValue):
+        return None
+    for leaf in nest.flatten(value):
+        if isinstance(leaf, UndefinedAfterLoop):
+            leaf._fail()
+    return value
 
 
 def _symbolic(value: Any) -> bool:
@@ -224,7 +244,7 @@ def _tensor_loop(test: Callable[..., Any], body: Callable[..., tuple], state: tu
         for i in needed:
             value = probed[i]
             if isinstance(value, (Undefined, UndefinedReturnValue)):
-                raise ValueError(f"'{names[i]}' must be defined before the loop.")
+                continue  # undefined after every iteration too (an inner dataset loop's target): local to the body
             from tapeshim._src.ops import array_ops
 
             state[i] = nest.map_structure(lambda t: array_ops.zeros_like(convert_to_tensor(t)), value)
@@ -311,17 +331,20 @@ def range_call(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 def for_stmt(iterated: Any, extra_test: Callable[..., Any] | None, body: Callable[..., tuple], state: tuple,
-             names: Sequence[str], live: Sequence[str]) -> tuple:
-    """A converted `for`: a tensor loop over a tensor or `tf.range`, else Python iteration."""
+             names: Sequence[str], live: Sequence[str], target: tuple | None = None) -> tuple:
+    """A converted `for`: a tensor loop over a tensor or `tf.range`, else Python iteration.
+
+    `target` is `(function of an element giving the target's names' values, those names)`.
+    """
     if isinstance(iterated, _RangeCall):
         return _range_loop(iterated, extra_test, body, state, names, live)
     if isinstance(iterated, Tensor) and _thread_state.trace is not None:
         return _tensor_iteration(iterated, extra_test, body, state, names, live)
     if _thread_state.trace is not None and _is_finite_dataset(iterated):
-        return _dataset_iteration(iterated, extra_test, body, state, names, live)
+        return _dataset_iteration(iterated, extra_test, body, state, names, live, target)
     source = _iterator_loop_source(iterated, extra_test)
     if source is not None:
-        return _dataset_iteration(source, extra_test, body, state, names, live)
+        return _dataset_iteration(source, extra_test, body, state, names, live, target)
     return _python_iteration(iterated, extra_test, body, state)
 
 
@@ -423,7 +446,7 @@ def _iterator_loop_source(iterated: Any, extra_test: Callable[..., Any] | None) 
 
 
 def _dataset_iteration(dataset: Any, extra_test: Callable[..., Any] | None, body: Callable[..., tuple],
-                       state: tuple, names: Sequence[str], live: Sequence[str]) -> tuple:
+                       state: tuple, names: Sequence[str], live: Sequence[str], target: tuple | None = None) -> tuple:
     """`for x in dataset`: one tensor loop over each run of same-shaped elements (`function_host_inputs`).
 
     Every call of the function reads the dataset from its start on the host and
@@ -437,6 +460,11 @@ def _dataset_iteration(dataset: Any, extra_test: Callable[..., Any] | None, body
         runs = _thread_state.trace.host_inputs.read_dataset(dataset)
     except NotStackable:
         return _python_iteration(dataset, extra_test, body, state)
+    # A target undefined before the loop stays local to it (TF: "'x' must be defined before the loop" when
+    # it is read after a dataset loop); the runs' elements may have different shapes.
+    local = {name for name in (target[1] if target is not None else ())
+             if name in names and isinstance(state[names.index(name)], Undefined)}
+    live = [name for name in live if name not in local]
     for first, count, leaves in runs:
         def test(index: Any, *current: Any, count: int = count) -> Any:
             more = index < count
@@ -446,5 +474,20 @@ def _dataset_iteration(dataset: Any, extra_test: Callable[..., Any] | None, body
             element = nest.pack_sequence_as(first, [leaf[index] for leaf in leaves])
             return (index + 1, *body(element, *current))
 
+        if target is not None:  # a target defined before the loop starts each run as the run's zero element
+            from tapeshim._src.ops import array_ops
+
+            zero = nest.pack_sequence_as(first, [array_ops.zeros_like(leaf[0]) for leaf in leaves])
+            state = list(state)
+            for name, value in zip(target[1], target[0](zero)):
+                if name in names and name not in local:
+                    state[names.index(name)] = value
+            state = tuple(state)
+
         state = _tensor_loop(test, step, state, names, live, count, counter=convert_to_tensor(0, dtypes.int32))
-    return state
+    # TF reduces the dataset in one op without a gradient: no gradient flows out of the loop's variables.
+    from tapeshim._src.ops import math_ops
+
+    return tuple(UndefinedAfterLoop(name) if name in local and isinstance(value, Undefined) else
+                 nest.map_structure(lambda v: math_ops.stop_gradient(v) if isinstance(v, Tensor) else v, value)
+                 if isinstance(value, (Tensor, list, tuple, dict)) else value for name, value in zip(names, state))

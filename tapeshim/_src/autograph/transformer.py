@@ -26,7 +26,7 @@ from typing import Iterable
 
 _RETURN_FLAG = "do_return__"
 _RETURN_VALUE = "retval__"
-_GENERATED_FUNCTIONS = ("if_body__", "else_body__", "loop_test__", "loop_body__", "extra_test__")
+_GENERATED_FUNCTIONS = ("if_body__", "else_body__", "loop_test__", "loop_body__", "extra_test__", "loop_target__")
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
@@ -322,8 +322,16 @@ class _ControlFlow(ast.NodeTransformer):
             # `range(n)` / `tf.range(n)`: the operator decides (a tensor bound counts without materialising).
             iterated = ast.Call(func=_ag("range_call"), args=[iterated.func] + iterated.args,
                                 keywords=iterated.keywords)
+        # The loop target as a function of an element (`for x, y in ...`: `(x, y)`), so a loop over runs of
+        # differently shaped elements (a dataset's last batch) can start the target from the run's element.
+        targets = assigned_names([ast.Assign(targets=[node.target], value=ast.Constant(0))])
+        target_fn = self._def(f"loop_target__{n}", [item], [ast.Assign(targets=[node.target], value=_name(item))],
+                              _tuple(targets))
+        out.append(target_fn)
         call = ast.Call(func=_ag("for_stmt"), args=[iterated, extra, _name(body_fn.name), _tuple(state),
-                                                     _strings(state), _strings(live)], keywords=[])
+                                                     _strings(state), _strings(live)],
+                        keywords=[ast.keyword(arg="target", value=ast.Tuple(
+                            elts=[_name(target_fn.name), _strings(targets)], ctx=ast.Load()))])
         out += [body_fn, ast.Assign(targets=[_tuple(state, True)], value=call) if state else ast.Expr(value=call)]
         return _located(out, node)
 
