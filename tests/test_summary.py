@@ -62,6 +62,10 @@ def test_scalars_histograms_text_and_images(tmp_path):
             tf.summary.audio("sound", tf.constant([[[0.5], [-0.25], [1.0]], [[0.0], [2.0], [-3.0]]]), 8000,
                              max_outputs=2)
             tf.summary.audio("stereo", tf.reshape(tf.range(12, dtype=tf.float32) / 12.0, [1, 6, 2]), 16000)
+            raw = real_tf.compat.v1.Summary(value=[real_tf.compat.v1.Summary.Value(
+                tag="raw", metadata=real_tf.compat.v1.SummaryMetadata(display_name="r"),
+                tensor=real_tf.make_tensor_proto(np.float32([1.5, 2.5])))]).SerializeToString()
+            written.append(tf.summary.experimental.write_raw_pb(raw, step=11))
         writer.flush()
         return written
     _run(tmp_path, program)

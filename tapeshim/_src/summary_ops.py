@@ -28,6 +28,7 @@ from tapeshim._src.summary_proto import (
     DT_STRING,
     Event,
     EventFileWriter,
+    Summary,
     SummaryMetadata,
     SummaryValue,
     encode_png,
@@ -121,11 +122,14 @@ class _FileWriter(SummaryWriter):
         self._events.close()
         self._closed = True
 
-    def _write(self, value: SummaryValue, step: int) -> None:
+    def _write(self, value: Any, step: int) -> None:
         import time
 
         event = Event(wall_time=time.time(), step=int(step))
-        event.summary.value.append(value)
+        if isinstance(value, Summary):  # a whole Summary (write_raw_pb)
+            event.summary.CopyFrom(value)
+        else:
+            event.summary.value.append(value)
         self._events.add(event)
 
 
@@ -267,8 +271,12 @@ def _summary(tag: str, build: Callable[[np.ndarray], SummaryValue], data: Any, s
     def write(value: np.ndarray, step_value: Any, keep: Any) -> None:
         if bool(np.asarray(keep)):
             summary = build(value)
-            summary.tag = full_tag
-            writer._write(summary, int(np.asarray(step_value)))
+            if isinstance(summary, SummaryValue):
+                summary.tag = full_tag
+                writer._write(summary, int(np.asarray(step_value)))
+            else:  # serialized Summary messages, written as they are
+                for message in summary:
+                    writer._write(message, int(np.asarray(step_value)))
 
     trace = _thread_state.trace
     data_tensor = data if isinstance(data, np.ndarray) else _as_tensor(data)
@@ -488,6 +496,20 @@ def write(tag: str, tensor: Any, step: Any = None, metadata: Any = None, name: s
         return out
 
     return _summary(tag, build, data, step)
+
+
+def write_raw_pb(tensor: Any, step: Any = None, name: str | None = None) -> Tensor:
+    """Writes serialized `Summary` protocol buffers (a string scalar or vector) as they are, one event each.
+
+    Raises:
+      ValueError: no step is set.
+    """
+    strings = _strings(tensor)
+
+    def build(value: np.ndarray) -> list:
+        return [Summary.FromString(bytes(item)) for item in np.asarray(value, dtype=object).reshape(-1)]
+
+    return _summary("", build, strings, step)
 
 
 def _is_string_like(value: Any) -> bool:
