@@ -182,3 +182,15 @@ def test_map_fn_under_jax_vmap_cost():
     np.testing.assert_allclose(f(tf.zeros([1000])).numpy(), np.zeros(1000))
     jaxpr = str(f.as_jaxpr(tf.zeros([1000])))
     assert "scan" in jaxpr and jaxpr.count("sin") == 1
+
+
+def test_vectorized_map_same_fn_other_structures():
+    def body(tf):
+        def f(e):
+            return e[0] * 2 if isinstance(e, tuple) else e["a"] + 1
+
+        return (tf.vectorized_map(f, (tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0]))),
+                tf.vectorized_map(f, {"a": tf.constant([1.0, 2.0])}),
+                tf.vectorized_map(f, (tf.constant([1.0, 2.0, 5.0]), tf.constant([3.0, 4.0, 6.0]))))
+
+    check(body)

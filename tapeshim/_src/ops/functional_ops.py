@@ -377,10 +377,12 @@ def vectorized_map(fn: Callable[..., Any], elems: Any, fallback_to_while_loop: b
             results = [fn(nest.pack_sequence_as(elems, [r[i] for r in rows])) for i in range(flat[0]._shape[0])]
             return nest.map_structure(lambda *leaves: _array_ops().stack(list(leaves)), *results)
 
-        def run(*tensors: Tensor) -> Any:
-            return _vectorized(fn, nest.pack_sequence_as(elems, list(tensors)))
+        structure = nest.map_structure(lambda _: 0, elems)
 
-        return _eager_function(fn, "vectorized_map", lambda: run)(*flat)
+        def run(*tensors: Tensor) -> Any:
+            return _vectorized(fn, nest.pack_sequence_as(structure, list(tensors)))
+
+        return _eager_function(fn, f"vectorized_map {structure!r}", lambda: run)(*flat)
     return _vectorized(fn, elems)
 
 
