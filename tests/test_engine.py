@@ -429,3 +429,45 @@ def test_labels_checked_once_still_raise_tf_errors_for_bad_values():
     for _ in range(2):
         with pytest.raises(tf.errors.InvalidArgumentError, match="not in"):
             tf.gather(x, indices)
+
+
+def test_a_steady_loop_over_many_kinds_of_ops_compiles_nothing_after_warming_up():
+    import jax
+
+    compiles = []
+
+    def listener(name, duration, **kwargs):
+        if name == "/jax/core/compile/backend_compile_duration":
+            compiles.append(name)
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+
+    @tf.custom_gradient
+    def scale_grad(x):
+        return tf.identity(x), lambda dy: dy * 0.5
+
+    rng = np.random.default_rng(0)
+    w = tf.Variable(rng.normal(size=(6, 4)).astype(np.float32))
+    table = tf.Variable(rng.normal(size=(10, 4)).astype(np.float32))
+    x = tf.constant(rng.normal(size=(3, 6)).astype(np.float32))
+    ids = tf.constant([1, 7, 3])
+
+    def step(i):
+        with tf.GradientTape() as tape:
+            h = tf.tanh(x @ w) + tf.gather(table, ids)
+            h = tf.cond(tf.reduce_sum(h) > -1e9, lambda: h * 2.0, lambda: h)
+            h = scale_grad(h)
+            y = tf.reduce_mean(tf.square(h[i % 3])) + tf.reduce_logsumexp(h[:, i % 4])
+        grads = tape.gradient(y, [w, table])
+        w.assign_sub(0.01 * grads[0])
+        table.assign_sub(0.01 * tf.convert_to_tensor(grads[1]))
+        return y
+
+    for i in range(4):
+        step(i)
+    experimental.reset_compile_stats()
+    before = len(compiles)
+    for i in range(4, 16):
+        step(i)
+    assert len(compiles) == before, "the steady loop compiled again"
+    assert _stats()["programs_compiled"] == 0
