@@ -320,6 +320,25 @@ def case_batch_norm_per_replica(tf: Any, strategy: Any) -> dict:
             "moving_variance": bn.moving_variance.numpy()}
 
 
+def case_batch_norm_synchronized(tf: Any, strategy: Any) -> dict:
+    """BatchNormalization(synchronized=True): statistics of the global batch, all-reduced over the replicas."""
+    x = np.random.default_rng(12).normal(size=(32, 3)).astype(np.float32) * np.arange(1, 33, dtype=np.float32)[:, None]
+    with strategy.scope():
+        bn = tf.keras.layers.BatchNormalization(momentum=0.5, synchronized=True)
+        bn.build((None, 3))
+    batch = next(iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices(x).batch(32))))
+
+    @tf.function
+    def step(b):
+        return strategy.run(lambda v: bn(v, training=True), args=(b,))
+
+    outputs = step(batch)
+    plain = tf.keras.layers.BatchNormalization(synchronized=True)
+    return {"outputs": _local(strategy, outputs), "moving_mean": bn.moving_mean.numpy(),
+            "moving_variance": bn.moving_variance.numpy(), "no_strategy": plain(x[:8], training=True).numpy(),
+            "config": bn.get_config()["synchronized"]}
+
+
 def case_keras_loss_scaling(tf: Any, strategy: Any) -> dict:
     """TF's Keras divides mean-reduced losses by the replica count inside `run` and eagerly in the scope."""
     y, p = np.ones((16, 1), np.float32), np.zeros((16, 1), np.float32)

@@ -12,4 +12,21 @@ class Embedding(_EmbeddingRowsMixin, globals()["Embedding"]):  # noqa: F821 - ma
     __doc__ = _tf_keras.layers.Embedding.__doc__
 
 
+class BatchNormalization(globals()["BatchNormalization"]):  # noqa: F821 - made by _wrap_namespace
+    __doc__ = _tf_keras.layers.BatchNormalization.__doc__
+
+    def __init__(self, *args, synchronized=False, **kwargs):  # noqa: ANN001, ANN002, ANN003, D107 - Keras's
+        # Keras accepts `synchronized=True` on its TensorFlow backend only; tapeshim all-reduces the batch
+        # statistics over the replicas of `strategy.run` itself (tf.distribute's replica axis).
+        super().__init__(*args, **kwargs)
+        self.synchronized = bool(synchronized)
+
+    def _moments(self, inputs, mask):  # noqa: ANN001, ANN202 - Keras's hook
+        if not self.synchronized or mask is not None:
+            return super()._moments(inputs, mask)
+        from tapeshim._src.distribute.collectives import synchronized_moments
+
+        return synchronized_moments(inputs, self._reduction_axes)
+
+
 __all__ = sorted(name for name in globals() if not name.startswith("_"))

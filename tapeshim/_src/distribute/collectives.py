@@ -69,3 +69,25 @@ def psum_arrays(arrays: list) -> list:
     if not axis:
         return list(arrays)
     return list(jax.lax.psum(list(arrays), axis[0]))
+
+
+def synchronized_moments(x: jax.Array, axes: Any) -> tuple[jax.Array, jax.Array]:
+    """Mean and variance over `axes` of every replica's batch (BatchNormalization(synchronized=True)).
+
+    TF's formula: sums, squared sums and counts all-reduced, then `var = E[x^2] - E[x]^2` (at least 0);
+    outside a replica region it is the same formula over the local batch, as TF's default replica context.
+    """
+    axes = tuple(axes)
+    compute = jnp.float32 if x.dtype in (jnp.float16, jnp.bfloat16) else x.dtype
+    values = x.astype(compute)
+    local_sum = jnp.sum(values, axis=axes, keepdims=True)
+    local_squares = jnp.sum(jnp.square(values), axis=axes, keepdims=True)
+    local_count = jnp.sum(jnp.ones_like(values), axis=axes, keepdims=True)
+    bound = active_axis()
+    if bound:
+        local_sum, local_squares, local_count = jax.lax.psum((local_sum, local_squares, local_count), bound[0])
+    safe = jnp.where(local_count == 0, 1, local_count)
+    mean = jnp.where(local_count == 0, 0, local_sum / safe)
+    squares_mean = jnp.where(local_count == 0, 0, local_squares / safe)
+    variance = jnp.maximum(squares_mean - jnp.square(mean), 0.0)
+    return jnp.squeeze(mean, axes).astype(x.dtype), jnp.squeeze(variance, axes).astype(x.dtype)
