@@ -194,3 +194,22 @@ def test_vectorized_map_same_fn_other_structures():
                 tf.vectorized_map(f, (tf.constant([1.0, 2.0, 5.0]), tf.constant([3.0, 4.0, 6.0]))))
 
     check(body)
+
+
+def test_map_fn_and_scan_bodies_that_assign_variables_in_function():
+    def body(tf):
+        v = tf.Variable(0.0)
+        w = tf.Variable(1.5)
+
+        @tf.function
+        def f(x):
+            with tf.GradientTape() as tape:
+                y = tf.map_fn(lambda r: v.assign_add(r) * 0 + r * w, x)
+                z = tf.scan(lambda a, r: (v.assign_add(1.0), a * w + r)[1], x, initializer=tf.constant(0.0),
+                            reverse=True)
+                loss = tf.reduce_sum(y) + tf.reduce_sum(z)
+            return y, z, v.read_value(), tape.gradient(loss, w)
+
+        return f(tf.constant(X)), f(tf.constant(X * 2)), v.read_value()
+
+    check(body)

@@ -130,7 +130,9 @@ def _loop(step: Callable[[list, list], tuple], carry: list[Tensor], elems: list[
         return list(new_carry), list(outputs)
 
     branch = _Branch(body, specs, what)
-    _refuse_state(branch, what)
+    if branch.assigned or branch.effects:  # tf.print or variable assignments: tf.while_loop carries them
+        _retire_loop_placeholders([branch])
+        return _loop_with_state(step, carry, elems, n, reverse, branch.avals[k:])
     branch.finish()
     out_avals = branch.avals[k:]
     captures = list(branch.captures)
@@ -150,6 +152,32 @@ def _loop(step: Callable[[list, list], tuple], carry: list[Tensor], elems: list[
     results = list(_record(run, what, carry + elems + captures, avals))
     _retire_loop_placeholders([branch])
     return results[:k], results[k:]
+
+
+def _loop_with_state(step: Callable[[list, list], tuple], carry: list[Tensor], elems: list[Tensor], n: int,
+                     reverse: bool, out_avals: Sequence[tuple]) -> tuple[list[Tensor], list[Tensor] | None]:
+    """The traced loop of a step that prints or assigns variables: a `tf.while_loop` (which carries the
+    variables and the effects) writing each step's outputs into stacked buffers."""
+    from tapeshim._src.control_flow import _while_loop
+    from tapeshim._src.ops import array_ops, manip_ops
+
+    k = len(carry)
+    buffers = [array_ops.zeros((n,) + tuple(shape), dtype) for shape, dtype in out_avals]
+
+    def cond(i: Tensor, *_: Any) -> Tensor:
+        return i < n
+
+    def body(i: Tensor, *state: Tensor) -> list:
+        index = n - 1 - i if reverse else i
+        new_carry, outputs = step(list(state[:k]), [array_ops.gather(e, index) for e in elems])
+        written = [manip_ops.tensor_scatter_nd_update(b, array_ops.reshape(index, [1, 1]),
+                                                      array_ops.expand_dims(o, 0))
+                   for b, o in zip(state[k:], outputs)]
+        return [i + 1] + list(new_carry) + written
+
+    start = convert_to_tensor(0)
+    final = _while_loop(cond, body, [start] + list(carry) + buffers, maximum_iterations=n)
+    return list(final[1:k + 1]), (list(final[k + 1:]) if n else None)
 
 
 def _empty(shape: tuple | None, dtype: dtypes.DType) -> Tensor:
