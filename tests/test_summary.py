@@ -180,3 +180,25 @@ def test_events_reach_the_file_when_the_program_exits_without_flush(tmp_path):
     subprocess.run([sys.executable, "-c", program, str(tmp_path)], check=True, timeout=120)
     assert [(step, tag, data[2]) for step, tag, _, _, data in _events(tmp_path)] == [
         (0, "a", 0.0), (1, "a", 1.0), (2, "a", 2.0)]
+
+
+def test_strategy_run_writes_the_first_replicas_summaries(tmp_path):
+    # TF (MirroredStrategy over 2 devices) writes replica 0's summary only; tapeshim in a child process
+    # with 2 simulated CPU devices (the flag must precede JAX's start)
+    import subprocess
+    import sys
+
+    program = ("import os, sys\n"
+               "os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=2'\n"
+               "import tapeshim as tf\n"
+               "strategy = tf.distribute.MirroredStrategy(['/cpu:0', '/cpu:1'])\n"
+               "writer = tf.summary.create_file_writer(sys.argv[1])\n"
+               "def replica():\n"
+               "    ctx = tf.distribute.get_replica_context()\n"
+               "    with writer.as_default():\n"
+               "        tf.summary.scalar('r', tf.cast(ctx.replica_id_in_sync_group, tf.float32) + 1.0, step=1)\n"
+               "    return tf.constant(0)\n"
+               "strategy.run(replica)\n"
+               "writer.flush()\n")
+    subprocess.run([sys.executable, "-c", program, str(tmp_path)], check=True, timeout=120)
+    assert [(step, tag, data[2]) for step, tag, _, _, data in _events(tmp_path)] == [(1, "r", 1.0)]

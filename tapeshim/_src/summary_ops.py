@@ -291,6 +291,11 @@ def _summary(tag: str, build: Callable[[np.ndarray], SummaryValue], data: Any, s
 
     step_tensor = _as_tensor(step)
     keep_tensor = convert_to_tensor(condition, dtypes.bool_) if not isinstance(condition, Tensor) else condition
+    replica = _replica_id()
+    if replica is not None:  # as TF: inside strategy.run, only the first replica's summaries are written
+        from tapeshim._src.ops import math_ops
+
+        keep_tensor = math_ops.logical_and(keep_tensor, math_ops.equal(replica, 0))
     if isinstance(data_tensor, np.ndarray) or _is_host(data_tensor):  # host strings: fixed when traced
         fixed = data_tensor if isinstance(data_tensor, np.ndarray) else np.asarray(data_tensor.numpy())
         inputs = (step_tensor, keep_tensor)
@@ -302,13 +307,24 @@ def _summary(tag: str, build: Callable[[np.ndarray], SummaryValue], data: Any, s
         callback = write
 
     def effect(*arrays: jax.Array) -> jax.Array:
-        jax.debug.callback(callback, *arrays, ordered=True)
+        # ordered effects are refused in a region over several devices: there, each replica calls back
+        jax.debug.callback(callback, *arrays, ordered=replica is None)
         return jnp.zeros((), jnp.int32)
 
     (token,) = registry.record(lambda *arrays: (effect(*arrays),), ("WriteSummary", id(effect)), inputs,
                                (((), dtypes.int32),), [])
     trace.effects.append(token)
     return keep_tensor
+
+
+def _replica_id() -> Any:
+    """This replica's index inside `strategy.run` over several replicas, else None."""
+    from tapeshim._src.distribute import strategy as distribute
+
+    context = distribute.get_replica_context()
+    if context is None or isinstance(context, distribute._DefaultReplicaContext):
+        return None
+    return context.replica_id_in_sync_group if context.num_replicas_in_sync > 1 else None
 
 
 def _numeric(data: Any, target: str) -> Any:
