@@ -201,6 +201,27 @@ def case_replica_context(tf: Any, strategy: Any) -> dict:
     return {key: _local(strategy, value) for key, value in out.items()}
 
 
+def case_merge_call(tf: Any, strategy: Any) -> dict:
+    """ReplicaContext.merge_call: the merge function sees every replica's value in cross-replica context."""
+    batch = next(iter(strategy.experimental_distribute_dataset(
+        tf.data.Dataset.from_tensor_slices(np.arange(16, dtype=np.float32)).batch(16))))
+
+    def merge_fn(s, value, scale=1.0):
+        return s.reduce("SUM", value, axis=None) * scale, value, tf.distribute.in_cross_replica_context()
+
+    def fn(v):
+        total, own, cross = tf.distribute.get_replica_context().merge_call(merge_fn, args=(v * 2.0,),
+                                                                            kwargs={"scale": 0.5})
+        return total, own, tf.constant(cross)
+
+    total, own, cross = strategy.run(tf.function(fn), args=(batch,))
+    default = tf.distribute.get_replica_context().merge_call(lambda s, x: x + s.num_replicas_in_sync,
+                                                             args=(tf.constant(1.0),))
+    # TF returns the merged value itself from `run` (the same tensor on every replica); tapeshim a PerReplica.
+    return {"total": _local(strategy, total)[0], "own": _local(strategy, own), "cross": _local(strategy, cross),
+            "default": default.numpy()}
+
+
 def case_contexts(tf: Any, strategy: Any) -> dict:
     out = {"default_has": tf.distribute.has_strategy(), "default_cross": tf.distribute.in_cross_replica_context(),
            "default_n": tf.distribute.get_strategy().num_replicas_in_sync,

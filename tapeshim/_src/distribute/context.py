@@ -80,6 +80,19 @@ def replica_scope(context: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def cross_replica(strategy: Any) -> Iterator[None]:
+    """Cross-replica context inside a replica function (`ReplicaContext.merge_call`'s merge function)."""
+    saved = _state.replicas
+    _state.replicas = []
+    _state.strategies.append(strategy)
+    try:
+        yield
+    finally:
+        _state.strategies.pop()
+        _state.replicas = saved
+
+
+@contextlib.contextmanager
 def replica_axis(num_replicas: int) -> Iterator[None]:
     """Binds the replica axis: collectives become `lax` collectives over it (inside `shard_map` only)."""
     _state.axis.append((AXIS, num_replicas))

@@ -99,6 +99,27 @@ class ReplicaContext:
         return nest.map_structure(
             lambda t: collectives.all_gather(convert_to_tensor(t), axis, self.num_replicas_in_sync), value)
 
+    def merge_call(self, merge_fn: Callable, args: tuple = (), kwargs: dict | None = None) -> Any:
+        """Calls `merge_fn(strategy, *args, **kwargs)` in cross-replica context with every replica's values.
+
+        Tensor arguments reach `merge_fn` as `PerReplica` values of all the replicas (gathered over the
+        mesh); a `PerReplica` result gives each replica its own value, any other result is returned
+        to every replica, as TF's `merge_call`.
+        """
+        from tapeshim._src.distribute.replica_run import flatten
+        from tapeshim._src.ops import array_ops
+
+        n = self.num_replicas_in_sync
+        leaves, treedef = flatten((tuple(args), dict(kwargs or {})))
+        gathered = [PerReplica(collectives.all_gather(array_ops.expand_dims(convert_to_tensor(leaf), 0), 0, n))
+                    if isinstance(leaf, Tensor) else leaf for leaf in leaves]
+        merged_args, merged_kwargs = jax.tree_util.tree_unflatten(treedef, gathered)
+        with context.cross_replica(self._strategy):
+            result = merge_fn(self._strategy, *merged_args, **merged_kwargs)
+        replica = self.replica_id_in_sync_group
+        return _map(lambda v: array_ops.gather(v.stacked, replica) if isinstance(v, DistributedValues) else v,
+                    result)
+
     def __repr__(self) -> str:
         return f"<tapeshim.distribute.ReplicaContext of {type(self._strategy).__name__}>"
 
@@ -116,6 +137,9 @@ class _DefaultReplicaContext(ReplicaContext):
 
     def all_gather(self, value: Any, axis: int, options: Any = None) -> Any:
         return nest.map_structure(convert_to_tensor, value)
+
+    def merge_call(self, merge_fn: Callable, args: tuple = (), kwargs: dict | None = None) -> Any:
+        return merge_fn(self._strategy, *args, **(kwargs or {}))
 
 
 class StrategyExtended:
