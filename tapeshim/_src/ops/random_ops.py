@@ -272,6 +272,31 @@ class Generator:
         seeds = np.asarray(self.uniform_full_int([int(count)], dtypes.int64).numpy())
         return [Generator(int(s) & 0x7FFFFFFFFFFFFFFF) for s in seeds]
 
+    @classmethod
+    def from_state(cls, state: Any, alg: Any) -> "Generator":
+        """A generator at `state` (`[seed, draws, ...]`, as `state` returns it)."""
+        values = [int(v) for v in np.asarray(convert_to_tensor(state).numpy()).reshape(-1)]
+        generator = cls(values[0])
+        generator._count = values[1] if len(values) > 1 else 0
+        return generator
+
+    @classmethod
+    def from_key_counter(cls, key: Any, counter: Any, alg: Any) -> "Generator":
+        """A generator with `key` as its seed and the first element of `counter` as its position."""
+        count = np.asarray(convert_to_tensor(counter).numpy()).reshape(-1)
+        return cls.from_state([int(np.asarray(convert_to_tensor(key).numpy())), int(count[0]) if count.size else 0],
+                              alg)
+
+    def reset(self, state: Any) -> None:
+        """Moves the generator to `state`."""
+        other = Generator.from_state(state, None)
+        self._seed, self._count = other._seed, other._count
+
+    def reset_from_key_counter(self, key: Any, counter: Any) -> None:
+        """Moves the generator to `key` and `counter`."""
+        other = Generator.from_key_counter(key, counter, None)
+        self._seed, self._count = other._seed, other._count
+
     def reset_from_seed(self, seed: int) -> None:
         """Restarts the generator's sequence from `seed`."""
         self._seed, self._count = int(seed), 0
@@ -297,5 +322,6 @@ class Generator:
 
 
 table.export("random.Generator", gradient="-", dtypes="-",
-             note="from_seed/from_non_deterministic_state; normal, uniform, truncated_normal, uniform_full_int, "
-                  "binomial, make_seeds, split, reset_from_seed, skip; not TF's bit stream")(Generator)
+             note="from_seed/from_state/from_key_counter/from_non_deterministic_state; normal, uniform, "
+                  "truncated_normal, uniform_full_int, binomial, make_seeds, split, reset*, skip, state, key; "
+                  "not TF's bit stream")(Generator)
