@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -29,6 +30,7 @@ _NO_HOST_VALUES: list = []  # a call without iterator pulls (never mutated)
 # same shapes (a new Python float baked in as a captured constant) reuses the compiled program, as replay does.
 _PROGRAM_CACHE_SIZE = 256
 _programs: OrderedDict = OrderedDict()
+_programs_lock = threading.Lock()
 
 
 class ArrayCapacityMismatch(Exception):
@@ -55,15 +57,16 @@ class _SharedProgram:
 
 
 def _shared_program(key: Any, build: Callable[[], Callable[..., Any]]) -> _SharedProgram:
-    entry = _programs.get(key)
-    if entry is not None:
-        _programs.move_to_end(key)
+    with _programs_lock:  # traces may run in several threads
+        entry = _programs.get(key)
+        if entry is not None:
+            _programs.move_to_end(key)
+            return entry
+        entry = _SharedProgram(build())
+        _programs[key] = entry
+        if len(_programs) > _PROGRAM_CACHE_SIZE:
+            _programs.popitem(last=False)
         return entry
-    entry = _SharedProgram(build())
-    _programs[key] = entry
-    if len(_programs) > _PROGRAM_CACHE_SIZE:
-        _programs.popitem(last=False)
-    return entry
 
 
 def _struct_of(leaf: Tensor) -> jax.ShapeDtypeStruct:
