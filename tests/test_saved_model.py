@@ -211,3 +211,17 @@ def test_unknown_batch_with_index_inputs(tmp_path):
     tapeshim.saved_model.save(Lookup(), str(tmp_path))
     loaded = tapeshim.saved_model.load(str(tmp_path))
     np.testing.assert_allclose(loaded.rows(np.array([1, 0, 1], np.int32)).numpy(), [[6, 8], [2, 4], [6, 8]])
+
+
+def test_loaded_functions_are_differentiable(saved):
+    # gradients through a loaded function, to its inputs and to the loaded variables (fine-tuning)
+    def body(tf, loaded):
+        x = tf.constant(X)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(loaded(x) ** 2)
+        return tape.gradient(y, [x, loaded.w, loaded.b])
+
+    check(lambda tf: body(tf, tf.saved_model.load(saved[tf.__name__])))
+    check(lambda tf: body(tf, real_tf.saved_model.load(saved["tapeshim"]) if tf is real_tf
+                          else tapeshim.saved_model.load(saved["tapeshim"])))

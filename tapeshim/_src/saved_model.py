@@ -383,7 +383,7 @@ def save(obj: Any, export_dir: Any, signatures: Any = None, options: SaveOptions
     os.makedirs(folder, exist_ok=True)
     for meta, exported in zip(metas, exports):
         with open(os.path.join(folder, meta["file"]), "wb") as handle:
-            handle.write(exported.serialize())
+            handle.write(exported.serialize(vjp_order=1))  # loaded functions are differentiable
     values = {f"v{i}": np.asarray(v._value) for i, v in enumerate(variables)}
     np.savez(os.path.join(folder, "variables.npz"), **values)
     description = {"format": _FORMAT, "functions": metas, "variables": [

@@ -87,10 +87,11 @@ class LoadedFunction:
             outs, news = self._program.call(list(values[:n_reads]), list(values[n_reads:]))
             return tuple(outs) + tuple(news)
 
-        if _thread_state.trace is not None or any(t._value is None for t in reads + inputs):
+        tracking = registry.tracking_recorders(reads + inputs) if _thread_state.recorders else []
+        if tracking or _thread_state.trace is not None or any(t._value is None for t in reads + inputs):
             structs = [jax.ShapeDtypeStruct(tuple(t.shape), t.dtype.as_numpy_dtype) for t in reads + inputs]
             avals = tuple((tuple(a.shape), dtypes.as_dtype(a.dtype)) for a in jax.eval_shape(run, *structs))
-            outputs = list(registry.record(run, self._key, tuple(reads) + tuple(inputs), avals, []))
+            outputs = list(registry.record(run, self._key, tuple(reads) + tuple(inputs), avals, tracking))
         else:
             outs, news = self._call([r.value for r in reads], [t.value for t in inputs])
             outputs = [Tensor(v, tuple(v.shape), dtypes.as_dtype(v.dtype)) for v in list(outs) + list(news)]

@@ -55,7 +55,10 @@ def write_tf_saved_model(root: str, metas: list[dict], exports: list[Any], varia
         shapes = [None] * len(reads) + [_polymorphic(s, counter) for s in meta["inputs"]]
         n_reads, n_out = len(reads), meta["n_outputs"]
 
-        converted = jax2tf.convert(_flat_program(exported, n_reads), polymorphic_shapes=shapes, with_gradient=False,
+        # differentiable in TF where every input is floating (jax2tf's gradient refuses integer inputs)
+        floating = all(variables[i].dtype.is_floating for i in reads) and all(
+            s["dtype"] in ("float16", "bfloat16", "float32", "float64") for s in meta["inputs"])
+        converted = jax2tf.convert(_flat_program(exported, n_reads), polymorphic_shapes=shapes, with_gradient=floating,
                                    native_serialization_platforms=tuple(p for p in exported.platforms
                                                                         if p in ("cpu", "cuda", "tpu")))
         specs = [real_tf.TensorSpec(s["shape"], s["dtype"], name=s["name"]) for s in meta["inputs"]]
