@@ -225,3 +225,16 @@ def test_loaded_functions_are_differentiable(saved):
     check(lambda tf: body(tf, tf.saved_model.load(saved[tf.__name__])))
     check(lambda tf: body(tf, real_tf.saved_model.load(saved["tapeshim"]) if tf is real_tf
                           else tapeshim.saved_model.load(saved["tapeshim"])))
+
+
+def test_integer_outputs_and_non_differentiable_ops(tmp_path):
+    class Mixed(tapeshim.Module):
+        @tapeshim.function(input_signature=[tapeshim.TensorSpec([4], tapeshim.float32)])
+        def f(self, x):
+            return (tapeshim.argmax(x), tapeshim.cast(tapeshim.round(x), tapeshim.int32), tapeshim.sort(x),
+                    tapeshim.where(x > 0, x, 0.0))
+
+    tapeshim.saved_model.save(Mixed(), str(tmp_path))
+    x = np.array([0.3, -1.0, 2.5, 1.0], np.float32)
+    check(lambda tf: (tapeshim.saved_model.load(str(tmp_path)) if tf is tapeshim
+                      else real_tf.saved_model.load(str(tmp_path))).f(x))

@@ -382,8 +382,12 @@ def save(obj: Any, export_dir: Any, signatures: Any = None, options: SaveOptions
     folder = os.path.join(root, _DIR)
     os.makedirs(folder, exist_ok=True)
     for meta, exported in zip(metas, exports):
+        try:
+            data = exported.serialize(vjp_order=1)  # loaded functions are differentiable
+        except Exception:  # noqa: BLE001 - a program JAX cannot differentiate is saved without its VJP
+            data = exported.serialize()
         with open(os.path.join(folder, meta["file"]), "wb") as handle:
-            handle.write(exported.serialize(vjp_order=1))  # loaded functions are differentiable
+            handle.write(data)
     values = {f"v{i}": np.asarray(v._value) for i, v in enumerate(variables)}
     np.savez(os.path.join(folder, "variables.npz"), **values)
     description = {"format": _FORMAT, "functions": metas, "variables": [

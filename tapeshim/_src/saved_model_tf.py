@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
+import numpy as np
+
 from tapeshim._src.variable import Variable
 
 
@@ -55,9 +57,10 @@ def write_tf_saved_model(root: str, metas: list[dict], exports: list[Any], varia
         shapes = [None] * len(reads) + [_polymorphic(s, counter) for s in meta["inputs"]]
         n_reads, n_out = len(reads), meta["n_outputs"]
 
-        # differentiable in TF where every input is floating (jax2tf's gradient refuses integer inputs)
+        # differentiable in TF where every input and output is floating (jax2tf's gradient refuses integers)
         floating = all(variables[i].dtype.is_floating for i in reads) and all(
-            s["dtype"] in ("float16", "bfloat16", "float32", "float64") for s in meta["inputs"])
+            s["dtype"] in ("float16", "bfloat16", "float32", "float64") for s in meta["inputs"]) and all(
+            np.issubdtype(a.dtype, np.inexact) for a in exported.out_avals)
         converted = jax2tf.convert(_flat_program(exported, n_reads), polymorphic_shapes=shapes, with_gradient=floating,
                                    native_serialization_platforms=tuple(p for p in exported.platforms
                                                                         if p in ("cpu", "cuda", "tpu")))
