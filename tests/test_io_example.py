@@ -291,3 +291,16 @@ def test_ragged_feature_splits_types():
     check(lambda tf: tf.io.parse_example([_example(tf).SerializeToString()], {
         "a": tf.io.RaggedFeature(tf.int64, value_key="i"),
         "b": tf.io.RaggedFeature(tf.int64, value_key="i", row_splits_dtype=tf.int64)}), messages=True)
+
+
+def test_copy_and_pickle():
+    import copy
+    import pickle
+
+    def body(tf):
+        e = _example(tf)
+        clones = [copy.deepcopy(e), pickle.loads(pickle.dumps(e)), copy.copy(e)]
+        clones[0].features.feature["new"].int64_list.value.append(1)
+        return [c == e for c in clones], [c.SerializeToString(deterministic=True) for c in clones[1:]], len(
+            e.features.feature)
+    check(body)

@@ -264,7 +264,13 @@ class Message:
         except KeyError:
             raise ValueError(f'Protocol message {cls.__name__} has no "{name}" field.') from None
 
+    def __reduce__(self) -> tuple:
+        """Pickles (and deep-copies) as the serialized message, as protobuf's messages do."""
+        return type(self).FromString, (self.SerializeToString(),)
+
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
         field = type(self)._BY_NAME.get(name)
         if field is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
