@@ -229,3 +229,22 @@ def test_tf_io_names_exist_in_tf():
     for name in ("BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FloatList",
                  "Int64List", "SequenceExample"):
         assert hasattr(real_tf.train, name) and hasattr(tapeshim.train, name)
+
+
+@pytest.mark.parametrize("compression", [None, "GZIP"])
+def test_dataset_writer(tmp_path, compression):
+    # the TFRecord tutorial's tf.data.experimental.TFRecordWriter
+    def body(tf):
+        path = str(tmp_path / f"{tf.__name__}.rec")
+        records = tf.data.Dataset.from_generator(lambda: iter([b"a", b"bc", b""]), output_types=tf.string,
+                                                 output_shapes=())
+        tf.data.experimental.TFRecordWriter(path, compression).write(records)
+        return [r.numpy() for r in tf.data.TFRecordDataset(path, compression_type=compression)]
+    check(body)
+    assert (tmp_path / "tapeshim.rec").read_bytes() == (tmp_path / "tensorflow.rec").read_bytes()
+
+
+@pytest.mark.parametrize("bad", [[1, 2], [[b"x"]]])
+def test_dataset_writer_errors(tmp_path, bad):
+    check(lambda tf: tf.data.experimental.TFRecordWriter(str(tmp_path / "x.rec")).write(
+        tf.data.Dataset.from_tensor_slices(bad)), messages=True)

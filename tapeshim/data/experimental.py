@@ -12,6 +12,7 @@ from tapeshim._src.dataset_options import (
 )
 from tapeshim._src.dataset_sources import make_csv_dataset
 from tapeshim._src.dataset_transforms import DatasetTransforms
+from tapeshim._src.io.datasets import DatasetTFRecordWriter as TFRecordWriter  # IO
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -105,3 +106,4 @@ __all__ = [
     "group_by_window", "ignore_errors", "make_csv_dataset", "rejection_resample", "sample_from_datasets", "scan",
     "take_while", "unique",
 ]
+__all__ += ["TFRecordWriter"]  # IO

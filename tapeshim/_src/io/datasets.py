@@ -160,3 +160,35 @@ class TextLineDataset(_FileDataset):
     def __init__(self, filenames: Any, compression_type: Any = None, buffer_size: Any = None,
                  num_parallel_reads: Any = None, name: str | None = None) -> None:
         super().__init__(filenames, compression_type, num_parallel_reads, _zlib_errors(_read_lines))
+
+
+class DatasetTFRecordWriter:
+    """Writes a dataset of scalar strings to a TFRecord file, as `tf.data.experimental.TFRecordWriter`.
+
+    Args:
+      filename: the file to write.
+      compression_type: "", "ZLIB" or "GZIP" (None: "").
+    """
+
+    def __init__(self, filename: Any, compression_type: Any = None) -> None:
+        self._filename = path_text(filename)
+        self._kind = compression_name(compression_type)
+
+    def write(self, dataset: Dataset) -> None:
+        """Writes every element of `dataset` (scalar `tf.string` elements) as one record.
+
+        Raises:
+          TypeError: `dataset` does not produce scalar strings.
+        """
+        from tapeshim._src.io.records import TFRecordWriter
+
+        spec = dataset.element_spec
+        if not isinstance(spec, TensorSpec) or spec.dtype is not dtypes.string or spec.shape.rank != 0:
+            shapes = getattr(spec, "shape", spec)
+            kinds = getattr(spec, "dtype", spec)
+            raise TypeError("Invalid `dataset`. Expected a`dataset` that produces scalar `tf.string` elements, but "
+                            f"got a dataset which produces elements with shapes {tuple(shapes)} and types "
+                            f"<dtype: '{getattr(kinds, 'name', kinds)}'>.")
+        with TFRecordWriter(self._filename, self._kind or None) as writer:
+            for element in dataset._elements():
+                writer.write(element.numpy())
