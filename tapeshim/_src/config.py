@@ -114,6 +114,10 @@ def get_visible_devices(device_type: str | None = None) -> list[PhysicalDevice]:
 def set_visible_devices(devices: Any, device_type: str | None = None) -> None:
     """Sets the physical devices (of `device_type`) the runtime may use, as `tf.config.set_visible_devices`.
 
+    JAX's backends start when tapeshim is imported, so devices cannot be removed; hiding
+    every GPU (`set_visible_devices([], "GPU")`) makes the CPU JAX's default device, so the
+    program runs on the CPU as TF's would.
+
     Raises:
       ValueError: an element is not a physical device.
       RuntimeError: the visible devices change after the runtime was initialized.
@@ -129,6 +133,16 @@ def set_visible_devices(devices: Any, device_type: str | None = None) -> None:
         if STATE.initialized:
             raise RuntimeError("Visible devices cannot be modified after being initialized")
         STATE.visible = new
+    _place_default()
+
+
+def _place_default() -> None:
+    """With every accelerator hidden, JAX's default device becomes the CPU (TF then runs on its CPU)."""
+    accelerators = [d for d in _physical() if d.device_type != "CPU"]
+    if not accelerators:
+        return
+    visible = [d for d in get_visible_devices() if d.device_type != "CPU"]
+    jax.config.update("jax_default_device", None if visible else _jax_devices("cpu")[0])
 
 
 def get_logical_device_configuration(device: Any) -> list[LogicalDeviceConfiguration] | None:
