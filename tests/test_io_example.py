@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 import tapeshim
@@ -92,7 +93,9 @@ def test_text_format_equality_copy_and_clear():
 def test_float_values_round_to_float32():
     def body(tf):
         v = tf.train.FloatList(value=[0.1, 1 / 3, 16777217]).value
-        return [float(x) for x in v], math.isnan(tf.train.FloatList(value=[float("nan")]).value[0])
+        return ([float(x) for x in v], math.isnan(tf.train.FloatList(value=[float("nan")]).value[0]),
+                list(tf.train.FloatList(value=[np.True_, True, np.float16(1.5)]).value),
+                list(tf.train.Int64List(value=[np.int32(3), np.int64(-4)]).value))
     check(body)
 
 
@@ -101,6 +104,8 @@ def test_float_values_round_to_float32():
     lambda tf: tf.train.BytesList(value=[1]),
     lambda tf: tf.train.Int64List(value=[1.5]),
     lambda tf: tf.train.Int64List(value=[True]),
+    lambda tf: tf.train.Int64List(value=[np.True_]),
+    lambda tf: tf.train.Int64List(value=[np.uint64(2 ** 63)]),
     lambda tf: tf.train.Int64List(value=[2 ** 64]),
     lambda tf: tf.train.FloatList(value=["a"]),
     lambda tf: tf.train.FloatList(value=[None]),

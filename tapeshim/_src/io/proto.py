@@ -66,7 +66,7 @@ def _coerce(kind: str, value: Any) -> Any:
         return float(np.float32(value)) if kind == "float" else value
     if kind == "bool":
         return bool(value)
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, bool):  # numpy's bool falls to operator.index's TypeError, as protobuf's
         raise TypeError(f"Field {kind} value: Expected an int, got a boolean.")
     number = operator.index(value)
     low, high = _INT_RANGES[kind]
