@@ -196,7 +196,7 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
     leaf_values = [t._value for t in plan.leaves]
     seed_values = [s.value for s in seed_tensors]
     try:
-        if mode == GRADIENT and not replay.compile_now(key, plan):
+        if mode == GRADIENT and not _compiled_tier(recorder, key, plan):
             outcome = replay.run_per_op(key, lambda: _per_op_gradient(request, source_avals, seeds))
         else:
             outcome = replay.run_compiled(key, build, plan.n_nodes,
@@ -219,6 +219,21 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
         if tensor._value is None:
             tensor._value = value
     return [Tensor(v, shape, dtype) for v, (shape, dtype) in zip(results, out_avals)]
+
+
+def _compiled_tier(recorder: Any, key: Any, plan: Plan) -> bool:
+    """The tier of a gradient request; a persistent tape asked again keeps its first answer.
+
+    The per-op tier and the compiled program round differently (XLA fuses a
+    whole program), so a repeated request on one tape must not switch tiers.
+    """
+    tiers = getattr(recorder, "_tiers", None)
+    if tiers is not None and key in tiers:
+        return tiers[key]
+    compiled = replay.compile_now(key, plan)
+    if tiers is not None and getattr(recorder, "_persistent", False):
+        tiers[key] = compiled
+    return compiled
 
 
 def _per_op_gradient(request: Request, source_avals: tuple, seeds: Sequence[Tensor | None]) -> tuple:

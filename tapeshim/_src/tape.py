@@ -60,6 +60,7 @@ class Recorder:
         self._recording = False
         self._entered = False
         self._epoch = Epoch()
+        self._tiers: dict = {}  # request key -> tier used: a persistent tape repeats a request bit for bit
         live_recorders.add(self)
 
     def _variable_read(self, variable: Variable, tensor: Tensor) -> None:
@@ -97,6 +98,7 @@ class Recorder:
         self._var_reads = {}
         self._epoch.done = True  # what it recorded is left over now: the next op using it forces it
         self._epoch = Epoch()
+        self._tiers = {}
 
 
 def _check_differentiable_arg(value: Any) -> None:
