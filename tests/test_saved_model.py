@@ -238,3 +238,34 @@ def test_integer_outputs_and_non_differentiable_ops(tmp_path):
     x = np.array([0.3, -1.0, 2.5, 1.0], np.float32)
     check(lambda tf: (tapeshim.saved_model.load(str(tmp_path)) if tf is tapeshim
                       else real_tf.saved_model.load(str(tmp_path))).f(x))
+
+
+def test_the_saved_model_guides_fine_tuning_and_concrete_signatures(tmp_path):
+    # the SavedModel guide: a concrete function as the signature, then fine-tuning the loaded variable
+    def body(tf):
+        class CustomModule(tf.Module):
+            def __init__(self):
+                super().__init__()
+                self.v = tf.Variable(1.0)
+
+            @tf.function
+            def __call__(self, x):
+                return x * self.v
+
+        module = CustomModule()
+        path = str(tmp_path / tf.__name__)
+        call = module.__call__.get_concrete_function(tf.TensorSpec([None], tf.float32))
+        tf.saved_model.save(module, path, signatures=call)
+        imported = tf.saved_model.load(path)
+        served = imported.signatures["serving_default"](x=tf.constant([1.0, 2.0]))
+        losses = []
+        for _ in range(3):
+            with tf.GradientTape() as tape:
+                loss = (10.0 - imported.signatures["serving_default"](x=tf.constant([2.0]))["output_0"][0]) ** 2
+            variables = tape.watched_variables()
+            grads = tape.gradient(loss, variables)
+            for variable, grad in zip(variables, grads):
+                variable.assign_sub(0.05 * grad)
+            losses.append(loss)
+        return served, losses, imported.v if hasattr(imported, "v") else None
+    check(body)

@@ -182,6 +182,7 @@ def _functions_of(obj: Any, signatures: Any) -> list[tuple[str, str | None, Func
         if not isinstance(signatures, dict):
             signatures = {"serving_default": signatures}
         for key, fn in signatures.items():
+            fn = _as_signature_function(fn)
             if not isinstance(fn, Function) or fn.input_signature is None:
                 raise ValueError(f"Expected a TensorFlow function with an input_signature for signature '{key}' "
                                  f"(a tapeshim.function with input_signature), got {fn!r}.")
@@ -191,6 +192,18 @@ def _functions_of(obj: Any, signatures: Any) -> list[tuple[str, str | None, Func
             else:
                 extra.append((f"__signature_{key}", key, fn))
     return [(name, keys[name], fn) for name, fn in found.items()] + extra
+
+
+def _as_signature_function(fn: Any) -> Any:
+    """A concrete function (`f.get_concrete_function(spec)`) as a function with its input signature."""
+    traced = getattr(fn, "_function", None)
+    if not isinstance(traced, Function) or not hasattr(fn, "structured_input_signature"):
+        return fn
+    args, kwargs = fn.structured_input_signature
+    if kwargs:
+        raise ValueError("Cannot save a concrete function with keyword arguments as a signature: trace it with "
+                         "positional tensor specs.")
+    return Function(traced._python_function, input_signature=list(args), name=traced._name)
 
 
 def _is_keras_model(obj: Any) -> bool:
@@ -306,7 +319,7 @@ def _export(fn: Function, concrete: Any, var_index: dict[int, int], variables: l
     if exported is None:
         raise ValueError(f"Cannot export function '{name}' for its input signature: {failure}") from None
     if counter[0]:
-        _verify(fn, name, specs, exported, reads, bool(writes))
+        _verify(fn, name, specs, exported, reads, bool(writes), concrete.structured_input_signature)
     markers = [None if kind == "python" else _Leaf(i) for kind, i in concrete._out_kinds]
     structure = _structure(nest.pack_sequence_as(concrete._result_structure, markers))
     names = [s["name"] for s in specs]
@@ -317,7 +330,8 @@ def _export(fn: Function, concrete: Any, var_index: dict[int, int], variables: l
     return meta, exported
 
 
-def _verify(fn: Function, name: str, specs: list, exported: Any, reads: list, writes: bool) -> None:
+def _verify(fn: Function, name: str, specs: list, exported: Any, reads: list, writes: bool,
+            signature: tuple) -> None:
     """Runs the function at two other sizes of its unknown dimensions; the exported program must agree."""
     if writes:
         raise ValueError(f"Cannot save function '{name}' with unknown dimensions in its input signature: it "
@@ -326,9 +340,9 @@ def _verify(fn: Function, name: str, specs: list, exported: Any, reads: list, wr
     call = jax.jit(exported.call)
     for size in (2, 5):
         inputs = [_sample(s, size, rng) for s in specs]
-        structure = fn.input_signature
         try:
-            expected = nest.flatten(fn(*nest.pack_sequence_as(structure, [convert_to_tensor(a) for a in inputs])))
+            args, kwargs = nest.pack_sequence_as(signature, [convert_to_tensor(a) for a in inputs])
+            expected = nest.flatten(fn(*args, **kwargs))
         except Exception as exc:  # noqa: BLE001 - any failure means the check cannot be made
             raise ValueError(f"Cannot save function '{name}' with unknown dimensions in its input signature: "
                              f"checking it at size {size} failed ({type(exc).__name__}: {exc}). Give the input "
