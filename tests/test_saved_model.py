@@ -269,3 +269,8 @@ def test_the_saved_model_guides_fine_tuning_and_concrete_signatures(tmp_path):
             losses.append(loss)
         return served, losses, imported.v if hasattr(imported, "v") else None
     check(body)
+
+
+def test_loading_a_saved_model_tf_wrote_says_why_not(saved):
+    with pytest.raises(ValueError, match="written by TensorFlow"):
+        tapeshim.saved_model.load(saved["tensorflow"])

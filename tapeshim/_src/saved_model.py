@@ -417,12 +417,17 @@ def load(export_dir: Any, tags: Any = None, options: LoadOptions | None = None) 
     """Loads what `save` wrote: an object with the saved functions, `signatures` and variables.
 
     Raises:
-      OSError: the directory holds no tapeshim saved model.
+      OSError: the directory holds no saved model.
+      ValueError: it holds a SavedModel TensorFlow wrote (without tapeshim's programs).
     """
     from tapeshim._src import saved_model_loaded
     from tapeshim._src.io.gfile import path_text
 
     folder = os.path.join(path_text(export_dir), _DIR)
+    if not os.path.exists(os.path.join(folder, "model.json")) and contains_saved_model(export_dir):
+        raise ValueError(f"{path_text(export_dir)} holds a SavedModel written by TensorFlow (a TF graph), which "
+                         "tapeshim cannot run: tapeshim loads the saved models tapeshim writes (StableHLO "
+                         "programs). Load this one with tensorflow.saved_model.load.")
     if not os.path.exists(os.path.join(folder, "model.json")):
         raise OSError(f"SavedModel file does not exist at: {path_text(export_dir)}{os.sep}{{saved_model.pbtxt|"
                       "saved_model.pb}")
