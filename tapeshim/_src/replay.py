@@ -310,9 +310,9 @@ def compile_now(key: Any, plan: "Plan") -> bool:
     return False
 
 
-compile_cost = {"seconds_per_node": 0.005}
+compile_cost = {"seconds_per_node": 0.0025}
 """What compiling a program costs per node, measured on this machine on plans over `SMALL_PLAN` nodes (a
-moving average; 5 ms is what a 200-node gradient program took on an idle 2-core machine)."""
+moving average; 2.5 ms is what a 200-node gradient program took on the idle 2-core machine)."""
 
 
 def run_compiled(key: Any, build: Callable[[], Callable], n_nodes: int, call: Callable[[Callable], Any]) -> Any:
