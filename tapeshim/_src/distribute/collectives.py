@@ -37,8 +37,9 @@ def _replica_id(anchor: jax.Array) -> jax.Array:
     return anchor + (jax.lax.axis_index(axis[0]).astype(anchor.dtype) if axis else 0)
 
 
-all_reduce_sum = jax_op(_psum, name="CollectiveReduceV2")
-all_reduce_mean = jax_op(_pmean, name="CollectiveReduceV2")
+# Distinct names: tapeshim keys compiled programs by op names.
+all_reduce_sum = jax_op(_psum, name="CollectiveReduceV2Sum")
+all_reduce_mean = jax_op(_pmean, name="CollectiveReduceV2Mean")
 replica_id = jax_op(_replica_id, name="ReplicaId", differentiable=False)
 
 _gathers: dict[tuple[int, int], Any] = {}
@@ -55,7 +56,7 @@ def all_gather(x: Any, axis: int, num_replicas: int) -> Any:
                 return jax.lax.all_gather(value, bound[0], axis=axis, tiled=True)
             return jnp.concatenate([value] * num_replicas, axis=axis)
 
-        _gathers[key] = jax_op(gather, name="CollectiveGatherV2")
+        _gathers[key] = jax_op(gather, name=f"CollectiveGatherV2_axis{axis}_of{num_replicas}")
     return _gathers[key](x)
 
 

@@ -22,6 +22,7 @@ region's boundary, by each variable's aggregation (`_aggregate`).
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Callable
 
 import jax
@@ -35,6 +36,8 @@ from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
 from tapeshim._src.variable import Variable, VariableAggregation
+
+_region_ids = itertools.count()
 
 # Treated as leaves when flattening `run`'s arguments and results.
 _LEAF_TYPES = (DistributedValues, Tensor, Variable)
@@ -138,7 +141,8 @@ class ReplicaProgram:
             if getattr(variable, "_strategy", True) is None:
                 kind = "outside"
             self._write_kinds.append(kind)
-        self.op = jax_op(self._region(), name="StrategyRun")
+        # A name of its own: tapeshim keys compiled programs by op names, and two regions may share shapes.
+        self.op = jax_op(self._region(), name=f"StrategyRun_{next(_region_ids)}")
 
     def _region(self) -> Callable:
         program = self._concrete._program
