@@ -243,6 +243,11 @@ def structural_key(f: Callable, args: tuple, kwargs: dict, positions: list, vari
         return None
 
 
+_PROBED_SIZE = 1024
+_probed: dict = {}
+"""`structural_key` and input avals -> the argument positions grad_fn returns None for."""
+
+
 def custom_gradient(f: Callable | None = None) -> Callable:
     """Decorates `f(*args) -> (outputs, grad_fn)` to use `grad_fn` as its gradient, as `tf.custom_gradient`.
 
@@ -277,7 +282,17 @@ def custom_gradient(f: Callable | None = None) -> Callable:
             result, grad_fn = run(list(values), None, collector)
             probe["result"], probe["grad_fn"] = result, grad_fn
             outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
-            probe["none_grads"] = _none_gradients(grad_fn, outs, len(args), bool(collector.variables))
+            key = structural_key(f, args, kwargs, positions, list(collector.variables.values()))
+            if key is not None:
+                key = (key, tuple((t._shape, t._dtype) for t in inputs))
+            none_grads = _probed.get(key) if key is not None else None
+            if none_grads is None:  # grad_fn's None pattern: the same for calls computing the same thing
+                none_grads = _none_gradients(grad_fn, outs, len(args), bool(collector.variables))
+                if key is not None:
+                    if len(_probed) >= _PROBED_SIZE:
+                        _probed.clear()
+                    _probed[key] = none_grads
+            probe["none_grads"] = none_grads
             return outs
 
         def run_on_values(probe_none: bool) -> list:
