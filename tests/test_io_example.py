@@ -309,3 +309,28 @@ def test_copy_and_pickle():
         return [c == e for c in clones], [c.SerializeToString(deterministic=True) for c in clones[1:]], len(
             e.features.feature)
     check(body)
+
+
+def _indexed(tf, ix, values):
+    return tf.train.Example(features=tf.train.Features(feature={
+        "ix": tf.train.Feature(int64_list=tf.train.Int64List(value=ix)),
+        "v": tf.train.Feature(float_list=tf.train.FloatList(value=values))})).SerializeToString()
+
+
+def test_sparse_features():
+    def body(tf):
+        S = tf.io.SparseFeature
+        single = tf.io.parse_single_example(_indexed(tf, [3, 1], [0.5, 1.5]), {"s": S("ix", "v", tf.float32, 5)})
+        batch = tf.io.parse_example([_indexed(tf, [3, 1], [0.5, 1.5]), _indexed(tf, [0], [2.0])], {
+            "s": S("ix", "v", tf.float32, 5), "f": tf.io.FixedLenFeature([1], tf.float32, default_value=[0.0])})
+        presorted = tf.io.parse_single_example(_indexed(tf, [3, 1], [0.5, 1.5]),
+                                               {"s": S("ix", "v", tf.float32, 5, already_sorted=True)})
+        outside = tf.io.parse_single_example(_indexed(tf, [7], [0.5]), {"s": S("ix", "v", tf.float32, 5)})
+        return (_parts(single), list(batch), _parts(batch), _parts(presorted), _parts(outside),
+                repr(S("ix", "v", tf.float32, 5)))
+    check(body)
+
+
+def test_sparse_feature_errors():
+    check(lambda tf: tf.io.parse_single_example(_indexed(tf, [3], [0.5, 1.5]), {
+        "s": tf.io.SparseFeature("ix", "v", tf.float32, 5)}), messages=True)

@@ -301,8 +301,55 @@ def parse_example(serialized: Any, features: dict, example_names: Any = None, na
     return _parse(data, features, single=False)
 
 
+class SparseFeature(collections.namedtuple(
+        "SparseFeature", ["index_key", "value_key", "dtype", "size", "already_sorted"])):
+    """A sparse feature from an index feature and a value feature (`tf.io.SparseFeature`, one index key)."""
+
+    def __new__(cls, index_key: Any, value_key: str, dtype: Any, size: Any,
+                already_sorted: bool = False) -> "SparseFeature":
+        return super().__new__(cls, index_key, value_key, dtype, size, already_sorted)
+
+
+def _sparse_feature(key: str, config: SparseFeature, parsed: list, single: bool) -> Any:
+    """The SparseTensor of a SparseFeature: positions from its index feature, values from its value feature."""
+    if not isinstance(config.index_key, str):
+        raise ValueError(f"tapeshim's SparseFeature takes one index_key (a string); got {config.index_key!r}.")
+    dtype = dtypes.as_dtype(config.dtype)
+    size = int(config.size[0] if isinstance(config.size, (list, tuple)) else config.size)
+    where = "" if single else "Name: <unknown>, "
+    all_indices, all_values = [], []
+    for index, features in enumerate(parsed):
+        positions = features.get(config.index_key, (None, []))
+        values = features.get(config.value_key, (None, []))
+        for source, (kind, _), expected in ((config.index_key, positions, "int64_list"),
+                                            (config.value_key, values, _KINDS[dtype.name][0])):
+            if kind is not None and kind != expected:
+                raise errors.invalid_argument(f"{where}Key: {source}, Index: {index}.  Data types don't match. "
+                                              f"Expected type: {_KIND_NAMES[expected]}, Actual type: "
+                                              f"{_KIND_NAMES[kind]}", _OP)
+        ids, items = list(np.asarray(positions[1], np.int64)), list(values[1])
+        if len(ids) != len(items):
+            raise ValueError(f"Dimensions {len(ids)} and {len(items)} are not compatible")
+        order = range(len(ids)) if config.already_sorted else sorted(range(len(ids)), key=lambda i: ids[i])
+        for i in order:
+            all_indices.append((ids[i],) if single else (index, ids[i]))
+            all_values.append(items[i])
+    rank = 1 if single else 2
+    shape = [size] if single else [len(parsed), size]
+    return _sparse(np.asarray(all_indices, np.int64).reshape(-1, rank), _array(all_values, dtype), shape, dtype)
+
+
 def _parse(data: np.ndarray, features: dict, single: bool) -> dict:
+    combined = sorted((k, c) for k, c in features.items() if isinstance(c, SparseFeature))
+    features = {k: c for k, c in features.items() if not isinstance(c, SparseFeature)}
+    if combined and not features:
+        for _, config in combined:
+            _dtype(config, "sparse_types")
+        parsed = [_decode(bytes(item)) for item in data]
+        return {key: _sparse_feature(key, config, parsed, single) for key, config in combined}
     configs = _check(features)
+    for _, config in combined:
+        _dtype(config, "sparse_types")
     for _, config in configs:
         _dtype(config, "sparse_types" if isinstance(config, VarLenFeature) else
                "ragged_value_types" if isinstance(config, RaggedFeature) else "Tdense")
@@ -310,7 +357,11 @@ def _parse(data: np.ndarray, features: dict, single: bool) -> dict:
         if not isinstance(config, (VarLenFeature, RaggedFeature)):
             _default(config, dtypes.as_dtype(config.dtype), _shape(config) if isinstance(config, FixedLenFeature)
                      else ())
-    return parse_decoded([_decode(bytes(item)) for item in data], configs, single)
+    parsed = [_decode(bytes(item)) for item in data]
+    out = parse_decoded(parsed, configs, single)
+    for key, config in combined:  # after the other results, as TF's
+        out[key] = _sparse_feature(key, config, parsed, single)
+    return out
 
 
 def _source(key: str, config: Any) -> str:
@@ -378,7 +429,7 @@ def parse_decoded(parsed: list, configs: list, single: bool) -> dict:
 
 
 table.export("io.parse_example", gradient="-", dtypes="string",
-             note="host-side; FixedLen/FixedLenSequence/VarLen/RaggedFeature (no partitions); no SparseFeature")(
+             note="host-side; FixedLen/FixedLenSequence/VarLen/Ragged (no partitions)/Sparse (one index key)")(
     parse_example)
 table.export("io.parse_single_example", gradient="-", dtypes="string",
              note="host-side; as io.parse_example")(parse_single_example)
