@@ -223,7 +223,14 @@ def summary_scope(name: str, default_name: str | None = None, values: Any = None
 
 
 def trace_on(graph: bool = True, profiler: bool = False, profiler_outdir: str | None = None) -> None:
-    """Accepted and ignored: tapeshim has no TF graph or TF profiler trace to record (see docs/io.md)."""
+    """Accepted; records nothing: tapeshim has no TF graph or TF profiler trace (see docs/io.md).
+
+    Logs a warning (once per call site) saying so; `jax.profiler` traces what runs.
+    """
+    from tapeshim._src.tf_logging import warn_first_n
+
+    warn_first_n("tf.summary.trace_on: tapeshim records no TF graph or profiler trace (it runs JAX programs); "
+                 "trace_export will write nothing. Use jax.profiler for a trace of what runs.", 1)
 
 
 def trace_off() -> None:
