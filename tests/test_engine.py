@@ -471,3 +471,18 @@ def test_a_steady_loop_over_many_kinds_of_ops_compiles_nothing_after_warming_up(
         step(i)
     assert len(compiles) == before, "the steady loop compiled again"
     assert _stats()["programs_compiled"] == 0
+
+
+def test_two_ops_of_one_name_never_share_a_program():
+    from tapeshim._src.custom_gradient import jax_op
+
+    double = jax_op(lambda v: v * 2.0)
+    triple = jax_op(lambda v: v * 3.0)  # also named "<lambda>"
+    x = tf.constant([1.0, 2.0])
+    results = []
+    for op in (double, triple, double, triple):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(op(x))
+        results.append((float(y), tape.gradient(y, x).numpy().tolist()))
+    assert results == [(6.0, [2.0, 2.0]), (9.0, [3.0, 3.0])] * 2

@@ -71,10 +71,24 @@ class _Kernel:
         # jax.jit; a kernel whose trace holds a runtime check (a singular matrix to invert) runs under
         # checkify and raises TF's error, any other kernel settles on the plain jax.jit after its first call.
         self.jitted = runtime_checks.jit(fn, self._settle)
-        self.key = (op.name, static)
+        self.key = _node_key(op, static)
 
     def _settle(self, plain: Callable[..., Any]) -> None:
         self.jitted = plain
+
+
+_first_of_name: dict = {}
+
+
+def _node_key(op: OpDef, static: tuple) -> tuple:
+    """A recorded node's key: `(TF op name, static arguments)`, unique per op implementation.
+
+    Compiled programs and per-op VJP kernels are cached by these keys, so a
+    second row with a name already taken (two `jax_op` lambdas, both
+    `"<lambda>"`) gets the row itself as a third element.
+    """
+    first = _first_of_name.setdefault(op.name, op)
+    return (op.name, static) if first is op else (op.name, static, op)
 
 
 _KERNEL_CACHE_SIZE = 2048
