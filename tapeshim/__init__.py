@@ -49,6 +49,7 @@ from tapeshim import (  # noqa: E402
     sparse,
     strings,
     summary,
+    tpu,
     train,
     types,
 )
@@ -261,7 +262,7 @@ from tapeshim._src.variable import Variable, VariableAggregation, VariableSynchr
 __version__ = "0.1.0"
 
 NON_OP_EXPORTS = frozenset([
-    "distribute", "VariableAggregation", "VariableSynchronization",
+    "distribute", "tpu", "VariableAggregation", "VariableSynchronization",
     "image", "signal", "audio",  # IMAGE_DATA
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",
@@ -279,7 +280,7 @@ NON_OP_EXPORTS = frozenset([
 """Public names that are API objects rather than rows of the op table."""
 
 __all__ = [
-    "distribute", "VariableAggregation", "VariableSynchronization",
+    "distribute", "tpu", "VariableAggregation", "VariableSynchronization",
     "image", "signal", "audio",  # IMAGE_DATA
     "Module", "name_scope", "data", "train", "keras", "register_tensor_conversion_function", "init_scope", "types",
     "py_function",

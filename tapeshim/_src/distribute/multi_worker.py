@@ -27,8 +27,8 @@ class ClusterSpec:
     """
 
     def __init__(self, cluster: Any) -> None:
-        if isinstance(cluster, ClusterSpec):
-            cluster = cluster.as_dict()
+        if isinstance(cluster, ClusterSpec):  # TF copies through its ClusterDef proto: jobs in name order
+            cluster = dict(sorted(cluster.as_dict().items()))
         if not isinstance(cluster, dict):
             raise TypeError("`cluster` must be a dictionary mapping one or more job names to lists of network "
                             "addresses, or a `ClusterDef` protocol buffer")
@@ -46,6 +46,9 @@ class ClusterSpec:
 
     def task_address(self, job_name: str, task_index: int) -> str:
         return self._cluster[job_name][task_index]
+
+    def task_indices(self, job_name: str) -> list:
+        return list(range(len(self._cluster[job_name])))
 
     def __bool__(self) -> bool:
         return bool(self._cluster)
@@ -188,6 +191,22 @@ class TPUClusterResolver:
 
     def master(self, *args: Any, **kwargs: Any) -> str:
         return ""
+
+
+def experimental_connect_to_cluster(cluster_spec_or_resolver: Any, job_name: str = "localhost", task_index: int = 0,
+                                    protocol: Any = None, make_master_device_default: bool = True,
+                                    cluster_device_filters: Any = None) -> None:
+    """`tf.config.experimental_connect_to_cluster`: JAX connects to its devices itself, so this only checks.
+
+    A TPU host's JAX sees its TPUs without a connection step, and several hosts are joined by
+    `MultiWorkerMirroredStrategy` (`jax.distributed`), so programs that call this before
+    `initialize_tpu_system` run unchanged.
+
+    Raises:
+      ValueError: `cluster_spec_or_resolver` is neither a `ClusterSpec` nor a cluster resolver.
+    """
+    if not isinstance(cluster_spec_or_resolver, (ClusterSpec, TFConfigClusterResolver, TPUClusterResolver)):
+        raise ValueError("`cluster_spec_or_resolver` must be a `ClusterSpec` or a `ClusterResolver`.")
 
 
 def tpu_devices() -> list:
