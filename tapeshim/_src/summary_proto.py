@@ -111,9 +111,12 @@ _OPEN_WRITERS: "weakref.WeakSet[EventFileWriter]" = weakref.WeakSet()
 
 @atexit.register
 def _flush_all() -> None:
-    """Flushes every open event file when the interpreter exits (TF's writers flush when destroyed)."""
+    """Flushes and closes every open event file when the interpreter exits (TF's writers flush when destroyed).
+
+    Closed here, a writer collected later, while the interpreter tears its modules down, has nothing left to do.
+    """
     for writer in list(_OPEN_WRITERS):
-        writer.flush()
+        writer.close()
 
 
 class EventFileWriter:
@@ -135,7 +138,8 @@ class EventFileWriter:
         self._pending: list[bytes] = []
         self._max_queue = max(int(max_queue), 1)
         self._flush_seconds = flush_millis / 1000.0
-        self._last_flush = time.time()
+        self._now = time.time  # bound here: `__del__` may run after the module's globals are gone
+        self._last_flush = self._now()
         _OPEN_WRITERS.add(self)
         first = Event(wall_time=time.time(), file_version="brain.Event:2")
         first.source_metadata.writer = "tapeshim"
@@ -148,7 +152,7 @@ class EventFileWriter:
             if self._file is None:
                 return
             self._pending.append(frame(event.SerializeToString()))
-            due = len(self._pending) >= self._max_queue or time.time() - self._last_flush >= self._flush_seconds
+            due = len(self._pending) >= self._max_queue or self._now() - self._last_flush >= self._flush_seconds
         if due:
             self.flush()
 
@@ -160,7 +164,7 @@ class EventFileWriter:
             self._file.write(b"".join(self._pending))
             self._pending.clear()
             self._file.flush()
-            self._last_flush = time.time()
+            self._last_flush = self._now()
 
     def __del__(self) -> None:
         if getattr(self, "_file", None) is not None:
