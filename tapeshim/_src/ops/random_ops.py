@@ -57,7 +57,7 @@ def _next_key(seed: Any) -> jax.Array:
 def _key_from_pair(seed: Any) -> jax.Array:
     pair = _static_ints(seed, "seed")
     if len(pair) != 2:
-        raise errors.invalid_argument(f"seed must have shape [2], not {[len(pair)]}", "StatelessRandomGetKeyCounter")
+        raise static_error(f"seed must have shape [2], not {[len(pair)]}", "StatelessRandomGetKeyCounter")
     with jax.ensure_compile_time_eval():
         return jax.random.fold_in(jax.random.PRNGKey(pair[0]), pair[1])
 
@@ -97,8 +97,7 @@ def _pair_key(seed: Any) -> Tensor:
                          "int32, int64\n\t; NodeDef: {{node StatelessRandomGetKeyCounter}}",
                          "StatelessRandomGetKeyCounter")
     if tuple(tensor._shape) != (2,):
-        raise errors.invalid_argument(f"seed must have shape [2], not {list(tensor._shape)}",
-                                      "StatelessRandomGetKeyCounter")
+        raise static_error(f"seed must have shape [2], not {list(tensor._shape)}", "StatelessRandomGetKeyCounter")
     return apply(_seed_key_op, (tensor,))[0]
 
 
