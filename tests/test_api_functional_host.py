@@ -27,6 +27,16 @@ def test_numpy_function_eagerly():
     check(body)
 
 
+def test_host_functions_of_computed_inputs_see_each_calls_values():
+    """A py_function/numpy_function of a value computed in the function runs on each call's value."""
+    def body(tf):
+        py = tf.function(lambda x: tf.py_function(lambda a: a * 10.0, [x * 1.0], tf.float32))
+        np_fn = tf.function(lambda x: tf.numpy_function(lambda a: a * 10.0, [x + 1.0], tf.float32))
+        return [(py(tf.constant(v)), np_fn(tf.constant(v))) for v in (2.0, 5.0, -1.0)]
+
+    check(body)
+
+
 def test_numpy_function_gradient_is_none_and_runs_in_function():
     def body(tf):
         x = tf.constant(2.0)

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import jax
 import numpy as np
 
-from tapeshim._src import dtypes, errors, nest, registry
+from tapeshim._src import dtypes, errors, nest, registry, replay
 from tapeshim._src.function_trace import init_scope
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -42,8 +42,10 @@ class _HostCall:
 
     def __init__(self, func: Callable[..., Any], tout: Any, inputs: Sequence[Tensor], name: str) -> None:
         self._func, self._tout, self._name = func, tout, name
+        # Peeked, not forced: a computed input given a value would become a constant of the trace,
+        # and every later call would see the first call's value.
+        values = [np.asarray(v) for v in replay.peek(inputs)]
         with init_scope():
-            values = [np.asarray(t.value) for t in inputs]
             outputs = [np.asarray(t.value) for t in self._eager(values)]
         self._first = (values, outputs)
         self.avals = tuple((tuple(o.shape), dtypes.from_numpy(o.dtype)) for o in outputs)

@@ -374,6 +374,26 @@ def force(tensors: Sequence[Tensor]) -> None:
     trace = _thread_state.trace
     if trace is not None:
         trace.refuse_value(lazy[0])
+    values = _compute(lazy)
+    for tensor, value in zip(lazy, values):
+        tensor._value = value
+    release(lazy)
+
+
+def peek(tensors: Sequence[Tensor]) -> list:
+    """The values of `tensors`, computing lazy ones without filling them in.
+
+    Inside a function trace, a lazy tensor given a value would become a constant
+    of the trace; code that needs a trace-time value only to learn shapes (a
+    `py_function`'s first run) peeks instead.
+    """
+    lazy = [t for t in tensors if t._value is None]
+    computed = dict(zip((t._tid for t in lazy), _compute(lazy) if lazy else []))
+    return [computed[t._tid] if t._tid in computed else t._value for t in tensors]
+
+
+def _compute(lazy: Sequence[Tensor]) -> list:
+    """The values of lazy tensors, by one compiled program or op by op (the tier policy decides)."""
     plan = Plan(lazy, None, None)
     out_slots = tuple(plan.slot_of[t._tid] for t in lazy)
     steps = plan.steps
@@ -395,9 +415,7 @@ def force(tensors: Sequence[Tensor]) -> None:
 
         env = run_per_op(key, lambda: replay_eager.evaluate(plan, leaf_values))
         values = [env[s] for s in out_slots]
-    for tensor, value in zip(lazy, values):
-        tensor._value = value
-    release(lazy)
+    return list(values)
 
 
 def release(tensors: Sequence[Tensor]) -> None:
