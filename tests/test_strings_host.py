@@ -1,14 +1,14 @@
 """The engine's element-moving ops on string tensors (strings_host.apply), compared with TF's public ops.
 
-`registry.apply` hands ops with string inputs to `strings_host.apply` once ENGINE adds that dispatch; until
-then these tests call it with the engine's own op definitions and the static arguments its wrappers pass.
+`registry.apply` hands ops with string inputs to `strings_host.apply`; most tests here call it with the engine's
+own op definitions and the static arguments its wrappers pass, and the last ones go through the public ops.
 """
 
 import numpy as np
 import pytest
 
 import tapeshim
-from oracle import real_tf
+from oracle import check, check_raises, real_tf
 from tapeshim._src import strings_host
 from tapeshim._src.ops import array_ops, manip_ops
 
@@ -80,3 +80,18 @@ def test_cast_is_tf_unimplemented_error():
         real_tf.cast(real_tf.constant(["1"]), real_tf.float32)
     with pytest.raises(tapeshim.errors.UnimplementedError, match="Cast string to float is not supported"):
         _ours(math_ops._cast_op, tapeshim.constant(["1"]), static=(("dtype", "float32"),))
+
+
+def test_public_ops_move_string_elements_as_tf():
+    """tf.reshape/concat/gather/stack/... on tf.string tensors reach the host path through the op registry."""
+    def body(tf):
+        s = tf.constant([b"a", b"bb", b"", b"dd"])
+        return (tf.reshape(s, [2, 2]), tf.concat([s, s], 0), tf.gather(s, [3, 0]), tf.stack([s, s], axis=1),
+                tf.identity(s), tf.transpose(tf.reshape(s, [2, 2])), tf.tile(s, [2]), tf.reverse(s, [0]),
+                tf.equal(s, tf.constant(b"bb")), tf.where(tf.constant([True, False, True, False]), s, s[::-1]))
+
+    check(body)
+
+
+def test_numeric_ops_on_strings_raise_as_tf():
+    check_raises(lambda tf: tf.sin(tf.constant(["a"])))

@@ -177,6 +177,10 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
     key = (op, static, *[(t._shape, t._dtype._name) for t in inputs])
     entry = _dispatch.get(key)
     if entry is None:
+        if any(t._dtype is dtypes.string for t in inputs):  # host-side string tensors never reach XLA
+            from tapeshim._src import strings_host
+
+            return strings_host.apply(op, inputs, static)
         if any(not isinstance(d, (int, np.integer)) for t in inputs for d in t._shape):
             return _apply_symbolic(op, inputs, static)
         entry = _resolve(op, inputs, static, key)
