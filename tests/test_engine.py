@@ -486,3 +486,23 @@ def test_two_ops_of_one_name_never_share_a_program():
             y = tf.reduce_sum(op(x))
         results.append((float(y), tape.gradient(y, x).numpy().tolist()))
     assert results == [(6.0, [2.0, 2.0]), (9.0, [3.0, 3.0])] * 2
+
+
+def test_programs_compiled_while_tracing_a_function_do_not_warn(caplog):
+    """A function's trace runs many shapes through one line; tf.function's own retracing warning covers traces."""
+    import logging
+
+    w = tf.Variable(np.ones((40, 3), np.float32))
+
+    @tf.function
+    def sums():
+        grads = []
+        for n in range(1, 8):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(w[:n] * 2.0)
+            grads.append(tape.gradient(loss, w))
+        return grads
+
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
+        sums()
+    assert not [r for r in caplog.records if "compiled a new XLA program" in r.getMessage()]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from tapeshim._src.state import _thread_state
 from tapeshim._src.tf_logging import caller_site, get_logger
 
 THRESHOLD = 5
@@ -94,6 +95,8 @@ def compiled(what: str, signature: Any, change: Any) -> None:
       signature: what the compile was for; compared with the previous one of `what` at this line.
       change: `change(previous, signature) -> str`, the text naming what changed.
     """
+    if _thread_state.trace is not None:
+        return  # part of tracing a tapeshim.function: its own retracing warning speaks for it
     site = caller_site()
     with _lock:
         if len(_sites) >= _MAX_SITES:
