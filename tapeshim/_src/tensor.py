@@ -272,7 +272,11 @@ class Tensor(TensorOperators):
 
     @property
     def device(self) -> str:
-        """The name of the device holding the tensor, as TF names it."""
+        """The name of the device holding the tensor, as TF names it (where `tf.device` placed it)."""
+        if isinstance(self._value, jax.Array) and not isinstance(self._value, jax.core.Tracer):
+            from tapeshim._src.config_device import tf_device_name
+
+            return tf_device_name(self._value)
         return device_name()
 
     def get_shape(self) -> TensorShape:
