@@ -9,11 +9,11 @@ import io
 
 import numpy as np
 import pytest
+from PIL import Image as PIL
 
 import tapeshim
 from oracle import check, check_raises, real_tf
 
-PIL = pytest.importorskip("PIL.Image")
 RNG = np.random.default_rng(3)
 RGB = RNG.integers(0, 256, (6, 7, 3)).astype(np.uint8)
 RGBA = RNG.integers(0, 256, (5, 4, 4)).astype(np.uint8)
