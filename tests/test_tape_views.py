@@ -123,4 +123,6 @@ def test_compile_stats_lists_programs():
     mine = [p for p in programs if p["op_counts"] == {"Sin": 1, "Mul": 1, "Sum": 1}]
     assert mine and mine[0]["kind"] == "gradient" and mine[0]["recorded_ops"] == 3
     assert "float32[2]" in mine[0]["inputs"]
+    # compiled on the first or second sighting (the tier policy), then reused by every later step
+    assert mine[0]["hits"] >= 2 and sum(p["hits"] for p in programs) <= stats["program_cache_hits"]
     assert "programs" not in tapeshim.experimental.compile_stats()

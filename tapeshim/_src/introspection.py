@@ -42,6 +42,8 @@ def reset_compile_stats() -> None:
     for table in (replay.stats, registry.stats, function.stats):
         for key in table:
             table[key] = "" if key == "last_retrace_reason" else 0
+    for key in replay._program_hits:
+        replay._program_hits[key] = 0
 
 
 def _op_label(node_key: object) -> str:
@@ -65,7 +67,7 @@ def _summarize(key: tuple) -> dict:
         elif isinstance(entry, tuple) and len(entry) == 3:  # (shape, dtype, occurrences)
             leaves.append(f"{entry[1]}[{','.join(str(d) for d in entry[0])}]")
     return {"kind": kind, "ops": sum(ops.values()), "recorded_ops": recorded, "op_counts": ops,
-            "inputs": leaves}
+            "inputs": leaves, "hits": replay._program_hits.get(key, 0)}
 
 
 def cached_programs() -> list[dict]:
@@ -75,7 +77,8 @@ def cached_programs() -> list[dict]:
       One dict per program: `kind` (`force`, `gradient`, `jacobian`,
       `batch_jacobian`, `jvp`), `ops` (how many ops it runs), `recorded_ops`
       (how many of them it differentiates through), `op_counts` (TF op type ->
-      count) and `inputs` (each argument's dtype and shape).
+      count), `inputs` (each argument's dtype and shape) and `hits` (how many
+      times the cached program was reused since it was compiled).
     """
     return [_summarize(key) for key in list(replay._programs)]
 

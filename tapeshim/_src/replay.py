@@ -33,6 +33,7 @@ from tapeshim._src.tensor import Tensor
 
 _PROGRAM_CACHE_SIZE = 512
 _programs: OrderedDict = OrderedDict()
+_program_hits: dict = {}  # key -> cache hits since the program was compiled (`compile_stats(programs=True)`)
 stats = {"programs_compiled": 0, "program_cache_hits": 0, "programs_evicted": 0, "per_op_plans": 0,
          "compile_fallbacks": 0}
 
@@ -255,6 +256,7 @@ def cached_program(key: Any, build: Callable[[], Callable]) -> tuple[Callable, C
     if entry is not None:
         _programs.move_to_end(key)
         stats["program_cache_hits"] += 1
+        _program_hits[key] = _program_hits.get(key, 0) + 1
         return entry
     raw = build()
     if isinstance(key, tuple) and len(key) > 1 and isinstance(key[0], str):
@@ -266,9 +268,10 @@ def cached_program(key: Any, build: Callable[[], Callable]) -> tuple[Callable, C
 
     entry = (runtime_checks.jit(raw, settle), raw)  # jax.jit, with TF's errors for out-of-range indices
     _programs[key] = entry
+    _program_hits[key] = 0
     stats["programs_compiled"] += 1
     if len(_programs) > _PROGRAM_CACHE_SIZE:
-        _programs.popitem(last=False)
+        _program_hits.pop(_programs.popitem(last=False)[0], None)
         stats["programs_evicted"] += 1
     return entry
 
@@ -347,6 +350,7 @@ def run_per_op(key: Any, run: Callable[[], Any]) -> Any:
 def compile_failed(key: Any) -> None:
     """XLA could not compile or run the program of `key`: the plan runs per op from now on."""
     _programs.pop(key, None)
+    _program_hits.pop(key, None)
     if len(_never_compile) >= _SIGHTINGS_SIZE:
         _never_compile.clear()
     _never_compile.add(key)
@@ -362,7 +366,7 @@ def set_cache_size(size: int) -> None:
     global _PROGRAM_CACHE_SIZE
     _PROGRAM_CACHE_SIZE = size
     while len(_programs) > _PROGRAM_CACHE_SIZE:
-        _programs.popitem(last=False)
+        _program_hits.pop(_programs.popitem(last=False)[0], None)
         stats["programs_evicted"] += 1
 
 
