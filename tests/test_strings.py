@@ -162,3 +162,14 @@ PIPELINES = {
 @pytest.mark.parametrize("name", sorted(PIPELINES))
 def test_string_tensors_in_tf_data(name):
     check(PIPELINES[name])
+
+
+def test_a_string_argument_to_a_compiled_function_gets_a_clear_error():
+    """TF traces string arguments; tapeshim's string tensors stay on the host (docs/porting.md), and say so."""
+    import pytest
+
+    import tapeshim
+
+    length = tapeshim.function(lambda s: tapeshim.strings.length(s))
+    with pytest.raises(TypeError, match="argument s: string tensors live on the host"):
+        length(tapeshim.constant(["ab", "c"]))

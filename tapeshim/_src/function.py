@@ -20,7 +20,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from tapeshim._src import autograph, nest
+from tapeshim._src import autograph, dtypes, nest
 from tapeshim._src import config as _config
 from tapeshim._src.concrete_function import ArrayCapacityMismatch, ConcreteFunction, PolymorphicFunctionType
 from tapeshim._src.dataset import Dataset
@@ -494,6 +494,12 @@ class Function:
         for position, leaf in enumerate(flat):
             if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
                 tensor = convert_to_tensor(leaf)
+                if tensor._dtype is dtypes.string:
+                    raise TypeError(
+                        f"tapeshim.function {function_text(self._python_function)} got a tf.string tensor as "
+                        f"argument {names[position] if position < len(names) else position}: string tensors live "
+                        "on the host and cannot enter a compiled program. Run the string ops outside the "
+                        "function (e.g. in Dataset.map) and pass the numbers they produce.")
                 # The trace-time value, without forcing (inside another trace it may be symbolic).
                 value = tensor._value if tensor._value is not None else jax.numpy.zeros(tensor._shape,
                                                                                         tensor._dtype._np)
