@@ -166,10 +166,24 @@ def test_string_tensors_in_tf_data(name):
 
 def test_a_string_argument_to_a_compiled_function_gets_a_clear_error():
     """TF traces string arguments; tapeshim's string tensors stay on the host (docs/porting.md), and say so."""
-    import pytest
-
-    import tapeshim
-
     length = tapeshim.function(lambda s: tapeshim.strings.length(s))
     with pytest.raises(TypeError, match="argument s: string tensors live on the host"):
         length(tapeshim.constant(["ab", "c"]))
+
+
+def test_print_and_zeros_of_strings_as_tf(capfd):
+    """tf.print quotes string elements; tf.zeros/zeros_like of tf.string are empty strings; ones refuse."""
+
+    def body(tf):
+        tf.print(tf.constant(["ab", "c"]), tf.constant(b"x"), tf.constant([["a"], ["b"]]))
+        tf.print(tf.constant([str(i) for i in range(10)]))
+        return tf.zeros([2], tf.string), tf.zeros_like(tf.constant(["a"])), tf.fill([2], "a")
+
+    tf_result = body(real_tf)
+    tf_err = capfd.readouterr().err
+    ts_result = body(tapeshim)
+    ts_err = capfd.readouterr().err
+    check(lambda tf: tf_result if tf is real_tf else ts_result)
+    assert [line for line in ts_err.splitlines() if line] == [line for line in tf_err.splitlines() if line]
+    check_raises(lambda tf: tf.ones([2], tf.string))
+    check_raises(lambda tf: tf.ones_like(tf.constant(["a"])))

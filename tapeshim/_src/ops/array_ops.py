@@ -490,8 +490,19 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
 
 
 # -- creation --------------------------------------------------------------------
-def _filled(shape: Any, value: Any, dtype: dtypes.DType) -> Tensor:
+def _filled(shape: Any, value: Any, dtype: dtypes.DType, op_name: str = "Fill") -> Tensor:
     dims = shape_arg(shape, "Fill")
+    if dtype is dtypes.string:  # host-side strings: zeros are empty strings, as TF's
+        from tapeshim._src.strings_tensor import host_tensor
+
+        if value != 0:
+            if op_name == "OnesLike":
+                raise errors.invalid_argument(
+                    "Value for attr 'T' of string is not in the list of allowed values: bfloat16, half, float, "
+                    "double, int8, uint8, int16, uint16, int32, uint32, int64, uint64, complex64, complex128, "
+                    "bool\n\t; NodeDef: {{node OnesLike}}", op_name)
+            raise TypeError(f"Cannot convert {value} to EagerTensor of dtype string")
+        return host_tensor(np.full(dims, b"", dtype=object), dtypes.string)
     check_allocation(dims, dtype, "Fill")
     with jax.ensure_compile_time_eval():
         return Tensor(jnp.full(dims, value, dtype._np), dims, dtype)
@@ -537,7 +548,7 @@ def zeros_like(input: Any, dtype: Any = None, name: str | None = None, layout: A
 def ones_like(input: Any, dtype: Any = None, name: str | None = None, layout: Any = None) -> Tensor:  # noqa: A002
     """Ones of `input`'s shape (and dtype unless given); no gradient flows through it."""
     x = convert_to_tensor(input)
-    return _filled(x._shape, 1, dtypes.as_dtype(dtype) if dtype is not None else x._dtype)
+    return _filled(x._shape, 1, dtypes.as_dtype(dtype) if dtype is not None else x._dtype, "OnesLike")
 
 
 @table.export("range", gradient="-", dtypes=table.REAL)

@@ -27,7 +27,14 @@ def _format_float(value: Any, double: bool) -> str:
 
 def _format_array(array: np.ndarray, summarize: int) -> str:
     """TF's text for a tensor value: `[1 2 3]`, `[[1.5 2]\\n [3 4]]`, floats as TF's FloatToBuffer."""
-    if array.dtype.kind == "b":
+    if array.dtype.kind == "O":  # tf.string: each element quoted, as TF prints it
+        def quoted(v: Any) -> str:
+            return '"' + (v.decode("utf-8", "backslashreplace") if isinstance(v, bytes) else str(v)) + '"'
+
+        if array.ndim == 0:
+            return quoted(array[()])
+        formatter = {"all": quoted}
+    elif array.dtype.kind == "b":
         formatter = {"bool": lambda v: "1" if v else "0"}
     elif array.dtype.kind == "f" or array.dtype.name == "bfloat16":
         double = array.dtype.itemsize == 8
