@@ -16,28 +16,22 @@ default matmul precision on recent NVIDIA GPUs uses TF32, as TF's default does.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 from typing import Callable
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-import tapeshim as tf
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-LEARNING_RATE = 0.01
+import bench_tape  # noqa: E402 - the data and the jax.jit step the CPU benchmarks use
 
+import tapeshim as tf  # noqa: E402
 
-def _mlp_data(batch: int, sizes: tuple[int, int, int]) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(0)
-    n_in, n_hidden, n_out = sizes
-    return {
-        "x": rng.normal(size=(batch, n_in)).astype(np.float32),
-        "labels": rng.integers(0, n_out, size=batch).astype(np.int32),
-        "w1": (rng.normal(size=(n_in, n_hidden)) / np.sqrt(n_in)).astype(np.float32),
-        "w2": (rng.normal(size=(n_hidden, n_out)) / np.sqrt(n_hidden)).astype(np.float32),
-    }
+LEARNING_RATE = bench_tape.LEARNING_RATE
 
 
 def _conv_data() -> dict[str, np.ndarray]:
@@ -98,28 +92,6 @@ def tf_chain_step() -> tuple[Callable[[], object], list]:
     return step, []
 
 
-def jax_mlp_step(data: dict[str, np.ndarray]) -> Callable[[], object]:
-    params = {"w1": jnp.asarray(data["w1"]), "w2": jnp.asarray(data["w2"])}
-    x, labels = jnp.asarray(data["x"]), jnp.asarray(data["labels"])
-
-    def loss_fn(p):
-        log_probs = jax.nn.log_softmax(jax.nn.relu(x @ p["w1"]) @ p["w2"])
-        return -jnp.mean(jnp.take_along_axis(log_probs, labels[:, None], axis=1))
-
-    @jax.jit
-    def update(p):
-        loss, grads = jax.value_and_grad(loss_fn)(p)
-        return loss, jax.tree_util.tree_map(lambda w, g: w - LEARNING_RATE * g, p, grads)
-
-    state = {"p": params}
-
-    def step():
-        loss, state["p"] = update(state["p"])
-        return loss
-
-    return step
-
-
 def torch_mlp_step(torch, data: dict[str, np.ndarray], device: str) -> Callable[[], object]:
     w1 = torch.tensor(data["w1"], device=device, requires_grad=True)
     w2 = torch.tensor(data["w2"], device=device, requires_grad=True)
@@ -161,8 +133,8 @@ def _median_step_seconds(step: Callable[[], object], block: int, repeats: int) -
 
 def _programs() -> dict[str, Callable[[], tuple[Callable[[], object], list]]]:
     return {
-        "small MLP (64, 32-64-10)": lambda: tf_mlp_step(_mlp_data(64, (32, 64, 10))),
-        "large MLP (4096, 2048-4096-10)": lambda: tf_mlp_step(_mlp_data(4096, (2048, 4096, 10))),
+        "small MLP (64, 32-64-10)": lambda: tf_mlp_step(bench_tape.mlp_data(64, (32, 64, 10))),
+        "large MLP (4096, 2048-4096-10)": lambda: tf_mlp_step(bench_tape.mlp_data(4096, (2048, 4096, 10))),
         "conv 3x3 (64x32x32x16 -> 32)": lambda: tf_conv_step(_conv_data()),
         "200-op chain (4096)": tf_chain_step,
     }
@@ -207,8 +179,8 @@ def timings(repeats: int) -> None:
                                                    "tapeshim.function": tf.function(build()[0], jit_compile=True)}
         if "MLP" in name:
             sizes = (32, 64, 10) if "small" in name else (2048, 4096, 10)
-            data = _mlp_data(64 if "small" in name else 4096, sizes)
-            steps["jax.jit"] = jax_mlp_step(data)
+            data = bench_tape.mlp_data(64 if "small" in name else 4096, sizes)
+            steps["jax.jit"] = bench_tape.jax_mlp_step(data)
             if torch is not None:
                 steps[f"PyTorch eager ({device})"] = torch_mlp_step(torch, data, device)
         results = {label: _median_step_seconds(step, block, repeats) for label, step in steps.items()}

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.py"))
+EXAMPLES_DIR = Path(__file__).parent.parent / "examples"
+EXAMPLES = sorted(EXAMPLES_DIR.glob("*.py"))
 NUMBER = re.compile(r"-?\d+\.?\d*(?:e[-+]?\d+)?")
 
 
@@ -22,6 +23,8 @@ def _run(source: str, tmp_path: Path, name: str) -> str:
     script.write_text(source)
     env = {key: value for key, value in os.environ.items() if key != "KERAS_BACKEND"}
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    # The copy runs outside examples/: it imports the examples' shared helpers (examples/support/) from there.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(EXAMPLES_DIR), env.get("PYTHONPATH")]))
     if "import tensorflow as tf" in source:
         env["KERAS_BACKEND"] = "tensorflow"  # TF's own Keras; tapeshim chooses JAX itself
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)

@@ -20,8 +20,14 @@ from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
 
 
-def _from_constants_only(tensor: Tensor, trace: Any) -> bool:
-    """Whether `tensor` (recorded in `trace`) is computed from concrete tensors that are not placeholders."""
+def from_constants_only(tensor: Tensor, trace: Any, ops: frozenset | None = None) -> bool:
+    """Whether `tensor` (recorded in `trace`) is computed from concrete tensors that are not placeholders.
+
+    Args:
+      tensor: the tensor.
+      trace: the function trace that recorded it.
+      ops: when given, every op on the way must also be one of these TF op names.
+    """
     pending, seen = [tensor], set()
     while pending:
         current = pending.pop()
@@ -35,6 +41,8 @@ def _from_constants_only(tensor: Tensor, trace: Any) -> bool:
             if current._value is None:
                 return False
             continue
+        if ops is not None and not (isinstance(node.key, tuple) and node.key and node.key[0] in ops):
+            return False
         pending.extend(node.inputs)
     return True
 
@@ -46,7 +54,7 @@ def known_value(tensor: Tensor) -> np.ndarray | None:
         return None  # a value inside a JAX transformation
     if trace is None or not trace.is_symbolic(tensor):
         return np.asarray(tensor.value)
-    if tensor._tid in trace.placeholders or not _from_constants_only(tensor, trace):
+    if tensor._tid in trace.placeholders or not from_constants_only(tensor, trace):
         return None
     return np.asarray(trace.concrete_value(tensor))
 

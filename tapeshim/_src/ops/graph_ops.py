@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from tapeshim._src import errors
+from tapeshim._src import errors, static_value
 from tapeshim._src.ops import table
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
@@ -131,27 +131,6 @@ _FOLDED = frozenset(["Cast", "ConcatV2", "Identity", "Range", "Fill", "Size", "R
                      "StopGradient", "Unpack"])
 
 
-def _foldable(tensor: Tensor, trace: Any) -> bool:
-    pending, seen = [tensor], set()
-    while pending:
-        current = pending.pop()
-        if current._tid in seen:
-            continue
-        seen.add(current._tid)
-        if current._tid in trace.placeholders:
-            return False
-        node = current._node
-        if node is None:
-            if current._value is None:
-                return False
-            continue
-        key = node.key
-        if not (isinstance(key, tuple) and key and key[0] in _FOLDED):
-            return False
-        pending.extend(node.inputs)
-    return True
-
-
 @table.export("get_static_value", gradient="-", dtypes=table.ANY)
 def get_static_value(tensor: Any, partial: bool = False) -> Any:
     """The value of `tensor` if it is known without running a program, as `tf.get_static_value`.
@@ -172,7 +151,7 @@ def get_static_value(tensor: Any, partial: bool = False) -> Any:
     trace = _thread_state.trace
     if trace is None or not trace.is_symbolic(tensor):
         return np.asarray(tensor.value)
-    if not _foldable(tensor, trace):
+    if not static_value.from_constants_only(tensor, trace, _FOLDED):
         return None
     return np.asarray(trace.concrete_value(tensor))
 
