@@ -123,18 +123,6 @@ def _structure(value: Any) -> Any:
     raise TypeError(f"Cannot save an output of type {type(value).__name__}.")
 
 
-def _rebuild(description: dict, tensors: list) -> Any:
-    kind = description["kind"]
-    if kind == "none":
-        return None
-    if kind == "tensor":
-        return tensors[description["index"]]
-    items = [_rebuild(d, tensors) for d in description["items"]]
-    if kind == "dict":
-        return dict(zip(description["keys"], items))
-    return items if kind == "list" else tuple(items)
-
-
 def _spec_json(spec: TensorSpec, name: str) -> dict:
     return {"shape": spec.shape.as_list() if spec.shape.rank is not None else None, "dtype": spec.dtype.name,
             "name": spec.name or name}

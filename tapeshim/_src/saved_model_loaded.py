@@ -14,13 +14,14 @@ from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.variable import Variable
 
 
-def _rebuild(description: dict, tensors: list) -> Any:
+def rebuild_structure(description: dict, tensors: list) -> Any:
+    """The nest of outputs a saved function returns, from its JSON description and its flat tensors."""
     kind = description["kind"]
     if kind == "none":
         return None
     if kind == "tensor":
         return tensors[description["index"]]
-    items = [_rebuild(d, tensors) for d in description["items"]]
+    items = [rebuild_structure(d, tensors) for d in description["items"]]
     if kind == "dict":
         return dict(zip(description["keys"], items))
     return items if kind == "list" else tuple(items)
@@ -97,7 +98,7 @@ class LoadedFunction:
             outputs = [Tensor(v, tuple(v.shape), dtypes.as_dtype(v.dtype)) for v in list(outs) + list(news)]
         for variable, new in zip(self._writes, outputs[n_out:]):
             variable.assign(new)
-        return _rebuild(self._meta["structure"], outputs[:n_out])
+        return rebuild_structure(self._meta["structure"], outputs[:n_out])
 
 
 class Dispatcher:

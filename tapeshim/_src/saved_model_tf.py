@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeshim._src.saved_model_loaded import rebuild_structure
 from tapeshim._src.variable import Variable
 
 
@@ -110,18 +111,6 @@ def _body(module: Any, converted: Any, reads: list, writes: list, structure: dic
         results = converted(*values, *args)
         for index, new in zip(writes, results[n_out:]):
             module.saved_variables[index].assign(new)
-        return _rebuild(structure, list(results[:n_out]))
+        return rebuild_structure(structure, list(results[:n_out]))
 
     return body
-
-
-def _rebuild(description: dict, tensors: list) -> Any:
-    kind = description["kind"]
-    if kind == "none":
-        return None
-    if kind == "tensor":
-        return tensors[description["index"]]
-    items = [_rebuild(d, tensors) for d in description["items"]]
-    if kind == "dict":
-        return dict(zip(description["keys"], items))
-    return items if kind == "list" else tuple(items)

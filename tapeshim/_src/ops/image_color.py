@@ -254,6 +254,14 @@ def per_image_standardization(image: Any) -> Tensor:
     return run(_STANDARDIZE, (image_tensor(image),))
 
 
+def check_factor_range(lower: float, upper: float) -> None:
+    """TF's checks of a random contrast/saturation factor range [lower, upper)."""
+    if upper <= lower:
+        raise ValueError("upper must be > lower.")
+    if lower < 0:
+        raise ValueError("lower must be non-negative.")
+
+
 def _random_factor(seed: Any, low: float, high: float) -> Tensor:
     return random_ops.uniform([], low, high, seed=seed)
 
@@ -277,10 +285,7 @@ def random_contrast(image: Any, lower: float, upper: float, seed: Any = None) ->
     Raises:
       ValueError: if `upper <= lower` or `lower < 0`.
     """
-    if upper <= lower:
-        raise ValueError("upper must be > lower.")
-    if lower < 0:
-        raise ValueError("lower must be non-negative.")
+    check_factor_range(lower, upper)
     return adjust_contrast(image, _random_factor(seed, lower, upper))
 
 
@@ -291,10 +296,7 @@ def random_saturation(image: Any, lower: float, upper: float, seed: Any = None) 
     Raises:
       ValueError: if `upper <= lower` or `lower < 0`.
     """
-    if upper <= lower:
-        raise ValueError("upper must be > lower.")
-    if lower < 0:
-        raise ValueError("lower must be non-negative.")
+    check_factor_range(lower, upper)
     return adjust_saturation(image, _random_factor(seed, lower, upper))
 
 

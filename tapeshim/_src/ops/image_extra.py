@@ -12,7 +12,13 @@ import numpy as np
 from tapeshim._src import dtypes, errors
 from tapeshim._src.ops import random_ops, table
 from tapeshim._src.ops.array_ops import _static_ints
-from tapeshim._src.ops.image_color import adjust_brightness, adjust_contrast, adjust_hue, adjust_saturation
+from tapeshim._src.ops.image_color import (
+    adjust_brightness,
+    adjust_contrast,
+    adjust_hue,
+    adjust_saturation,
+    check_factor_range,
+)
 from tapeshim._src.ops.image_common import image_tensor, kernel, run, static_int
 from tapeshim._src.ops.image_ops import _RANDOM_CROP, _RANDOM_FLIP, _host_array
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
@@ -70,10 +76,7 @@ def stateless_random_contrast(image: Any, lower: float, upper: float, seed: Any)
     Raises:
       ValueError: if `upper <= lower` or `lower < 0`.
     """
-    if upper <= lower:
-        raise ValueError("upper must be > lower.")
-    if lower < 0:
-        raise ValueError("lower must be non-negative.")
+    check_factor_range(lower, upper)
     return adjust_contrast(image, _stateless_factor(seed, lower, upper))
 
 
@@ -84,10 +87,7 @@ def stateless_random_saturation(image: Any, lower: float, upper: float, seed: An
     Raises:
       ValueError: if `upper <= lower` or `lower < 0`.
     """
-    if upper <= lower:
-        raise ValueError("upper must be > lower.")
-    if lower < 0:
-        raise ValueError("lower must be non-negative.")
+    check_factor_range(lower, upper)
     return adjust_saturation(image, _stateless_factor(seed, lower, upper))
 
 
