@@ -39,7 +39,7 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.dtypes import DType
-from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, device_constant
+from tapeshim._src.tensor import Tensor, constant, constant_shaped, convert_to_tensor, device_constant
 
 _MIXED = "Can't convert Python sequence with mixed types to Tensor."
 _RAGGED = "Can't convert non-rectangular Python sequence to Tensor."
@@ -170,17 +170,7 @@ def string_constant(value: Any, dtype: Any = None, shape: Any = None) -> "String
         raise TypeError(f"Expected tensor {shown} with dtype {dtype!r}, but got dtype tf.string.")
     array = _as_bytes_array(value, dtype)
     if shape is not None:
-        shape = tuple(int(d) for d in shape)
-        if array.size == 1:
-            array = np.broadcast_to(array.reshape(()), shape)
-        elif array.size == int(np.prod(shape)):
-            array = array.reshape(shape)
-        else:
-            shown = str(array).replace("\n", "")
-            raise TypeError(
-                f"Eager execution of tf.constant with unsupported shape. Tensor {shown} "
-                f"(converted from {value!r}) has {array.size} elements, but got `shape` {shape} "
-                f"with {int(np.prod(shape))} elements).")
+        array = constant_shaped(array, shape, value, lambda: str(array).replace("\n", ""))
     return StringTensor(array)
 
 

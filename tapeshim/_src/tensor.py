@@ -755,6 +755,28 @@ def device_constant(array: Any) -> jax.Array:
         return jax.device_put(array)
 
 
+
+def constant_shaped(array: np.ndarray, shape: Any, value: Any, shown: Callable[[], str]) -> np.ndarray:
+    """`tf.constant`'s `shape`: a single value is broadcast, else the elements are reshaped (TF's TypeError).
+
+    Args:
+      array: the converted value.
+      shape: the requested shape.
+      value: the value as given (for the message).
+      shown: how the message shows the converted tensor (called only for the message).
+    """
+    shape = tuple(int(d) for d in shape)
+    if array.size == 1:
+        return np.broadcast_to(array.reshape(()), shape)
+    if array.size == int(np.prod(shape)):
+        return array.reshape(shape)
+    raise TypeError(
+        f"Eager execution of tf.constant with unsupported shape. Tensor {shown()} "
+        f"(converted from {value!r}) has {array.size} elements, but got `shape` {shape} "
+        f"with {int(np.prod(shape))} elements)."
+    )
+
+
 def constant(value: Any, dtype: Any = None, shape: Sequence[int] | None = None, name: str | None = None) -> Tensor:
     """Creates a constant tensor, as `tf.constant`.
 
@@ -783,17 +805,7 @@ def constant(value: Any, dtype: Any = None, shape: Sequence[int] | None = None, 
     else:
         array = _default_numpy(value)
     if shape is not None:
-        shape = tuple(int(d) for d in shape)
-        if array.size == 1:
-            array = np.broadcast_to(array.reshape(()), shape)
-        elif array.size == int(np.prod(shape)):
-            array = array.reshape(shape)
-        else:
-            raise TypeError(
-                f"Eager execution of tf.constant with unsupported shape. Tensor {value!r} "
-                f"(converted from {value!r}) has {array.size} elements, but got `shape` {shape} "
-                f"with {int(np.prod(shape))} elements)."
-            )
+        array = constant_shaped(array, shape, value, lambda: repr(value))
     jax_value = device_constant(np.array(array, order="C"))
     return Tensor(jax_value, array.shape, dtypes.from_numpy(array.dtype))
 
