@@ -81,7 +81,7 @@ BODIES = {
 @pytest.mark.parametrize("name", sorted(BODIES))
 def test_functional_ops_against_tf(name, mode):
     eager, taped, traced = _modes(BODIES[name])
-    check({"eager": eager, "taped": taped, "traced": traced}[mode], rtol=1e-5)
+    check({"eager": eager, "taped": taped, "traced": traced}[mode])
 
 
 def test_empty_elems():
@@ -138,7 +138,7 @@ def test_map_fn_variables_in_function():
 
         return f(tf.constant(M)), f(tf.constant(M * 2))
 
-    check(body, rtol=1e-5)
+    check(body)
 
 
 def test_vectorized_map_jacobian_style():
@@ -150,7 +150,7 @@ def test_vectorized_map_jacobian_style():
             loss = tf.reduce_sum(y)
         return y, tape.gradient(loss, w)
 
-    check(body, rtol=1e-5)
+    check(body)
 
 
 def test_recompute_grad_with_variable_in_function():
@@ -168,7 +168,7 @@ def test_recompute_grad_with_variable_in_function():
 
         return g(tf.constant(X)), g(tf.constant(-X))
 
-    check(body, rtol=1e-5)
+    check(body)
 
 
 def test_map_fn_under_jax_vmap_cost():

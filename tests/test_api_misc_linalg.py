@@ -56,13 +56,13 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_against_tf(name):
-    check(CASES[name], rtol=1e-5)
+    check(CASES[name])
 
 
 def test_in_function():
     check(lambda tf: tf.function(lambda d, x: (tf.linalg.diag(d, k=(-1, 0)), tf.linalg.set_diag(x, d[0], k=1),
                                                tf.linalg.expm(x[:, :3]), tf.linalg.adjoint(x)))(
-        tf.constant(M34[0, :2, :3]), tf.constant(M34[0])), rtol=1e-5)
+        tf.constant(M34[0, :2, :3]), tf.constant(M34[0])))
 
 
 ERRORS = {

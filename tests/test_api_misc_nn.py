@@ -45,7 +45,7 @@ CONV = {
 
 @pytest.mark.parametrize("name", sorted(CONV))
 def test_conv_and_pool_against_tf(name):
-    check(CONV[name], rtol=2e-4)
+    check(CONV[name])
 
 
 CONV_ERRORS = {

@@ -23,6 +23,7 @@ METHODS = ["bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5", "ga
 def test_resize_methods_match_tf(method, antialias):
     for size in ([3, 4], [11, 13], [7, 5]):
         check(lambda tf, size=size: tf.image.resize(IMG, size, method=method, antialias=antialias))
+    # uint8 input: TF's antialiased bicubic kernel sums its float32 weights in another order (1e-5 off)
     check(lambda tf: tf.image.resize(U8, [4, 9], method=method, antialias=antialias), rtol=1e-4)
     check(lambda tf: tf.image.resize(IMG3.astype(np.float64), [5, 5], method=method, antialias=antialias))
 
@@ -40,7 +41,7 @@ def test_resize_options_and_gradient():
         return tape.gradient(y, x)
 
     for method in ("bilinear", "bicubic", "lanczos3", "nearest", "area"):
-        check(lambda tf, method=method: grad(tf, method), rtol=1e-4)
+        check(lambda tf, method=method: grad(tf, method))
 
 
 @pytest.mark.parametrize("body", [
@@ -152,6 +153,7 @@ def test_color_conversions():
 
 def test_adjustments():
     check(lambda tf: tf.image.adjust_brightness(IMG3.astype(np.float64), 0.2))
+    # TF's colour adjustments run through float32 HSV round trips and Eigen reductions in their own order
     check(lambda tf: tf.image.adjust_saturation(IMG3.astype(np.float64), 0.4), rtol=1e-4)
     for image in (IMG, U8):
         check(lambda tf, image=image: tf.image.adjust_brightness(image, 0.2))
@@ -214,16 +216,16 @@ def test_extract_patches():
 def test_quality_metrics_and_gradients():
     other = np.clip(IMG + RNG.normal(0, 0.05, IMG.shape).astype(np.float32), 0, 1)
     big = RNG.random((2, 16, 14, 3)).astype(np.float32)
-    check(lambda tf: tf.image.psnr(IMG, other, 1.0), rtol=1e-4)
-    check(lambda tf: tf.image.psnr(U8, U8 // 2, 255), rtol=1e-4)
-    check(lambda tf: tf.image.ssim(big, np.clip(big * 0.9 + 0.05, 0, 1), 1.0), rtol=1e-4)
-    check(lambda tf: tf.image.ssim(big[0], big[0] ** 2, 1.0, filter_size=5, filter_sigma=1.0), rtol=1e-4)
-    check(lambda tf: tf.image.ssim((big * 255).astype(np.uint8), (big * 200).astype(np.uint8), 255), rtol=1e-4)
+    check(lambda tf: tf.image.psnr(IMG, other, 1.0))
+    check(lambda tf: tf.image.psnr(U8, U8 // 2, 255))
+    check(lambda tf: tf.image.ssim(big, np.clip(big * 0.9 + 0.05, 0, 1), 1.0))
+    check(lambda tf: tf.image.ssim(big[0], big[0] ** 2, 1.0, filter_size=5, filter_sigma=1.0))
+    check(lambda tf: tf.image.ssim((big * 255).astype(np.uint8), (big * 200).astype(np.uint8), 255))
     check_raises(lambda tf: tf.image.ssim(IMG, IMG, 1.0))
     check_raises(lambda tf: tf.image.psnr(IMG, IMG[..., :2], 1.0))
     check(lambda tf: tf.image.image_gradients(tf.constant(IMG)))
     check_raises(lambda tf: tf.image.image_gradients(tf.constant(IMG3)))
-    check(lambda tf: tf.image.sobel_edges(tf.constant(IMG)), rtol=1e-4)
+    check(lambda tf: tf.image.sobel_edges(tf.constant(IMG)))
     check_raises(lambda tf: tf.image.sobel_edges(tf.constant(IMG3)))
 
     def grad(tf):
@@ -233,7 +235,7 @@ def test_quality_metrics_and_gradients():
             y = tf.reduce_sum(tf.image.ssim(x, big * 0.5, 1.0)) + tf.reduce_sum(tf.image.sobel_edges(x) ** 2)
         return tape.gradient(y, x)
 
-    check(grad, rtol=1e-3)
+    check(grad)
 
 
 def test_non_max_suppression():
@@ -257,4 +259,4 @@ def test_image_ops_inside_function():
             return tf.image.per_image_standardization(tf.image.central_crop(y, 0.6))
         return f(tf.constant(IMG))
 
-    check(body, rtol=1e-4)
+    check(body)
