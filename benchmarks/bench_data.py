@@ -72,9 +72,11 @@ def measure(module: str) -> dict[str, float]:
     """Every figure for one module (`tensorflow` or `tapeshim`), in this process."""
     tf = __import__(module)
     _ = tf.keras.metrics.Mean  # importing Keras is not part of the loops
-    return {"pipeline": pipeline_seconds(tf, prefetch=False),
-            "pipeline + prefetch(AUTOTUNE)": pipeline_seconds(tf, prefetch=True),
-            "new Mean() per epoch": metric_seconds(tf)}
+    return {
+        "pipeline": pipeline_seconds(tf, prefetch=False),
+        "pipeline + prefetch(AUTOTUNE)": pipeline_seconds(tf, prefetch=True),
+        "new Mean() per epoch": metric_seconds(tf),
+    }
 
 
 def _child(module: str) -> dict[str, float] | None:
@@ -84,13 +86,18 @@ def _child(module: str) -> dict[str, float] | None:
         env["KERAS_BACKEND"] = "tensorflow"
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    done = subprocess.run([sys.executable, os.path.abspath(__file__), "--module", module], env=env,
-                          capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--module", module],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     if done.returncode != 0 or not lines:
         print(f"{module} failed:\n{done.stderr[-2000:]}", file=sys.stderr)
         return None
-    return json.loads(lines[-1][len("RESULT "):])
+    return json.loads(lines[-1][len("RESULT ") :])
 
 
 def main() -> None:

@@ -175,8 +175,10 @@ def timings(repeats: int) -> None:
     print(f"\n{'workload':<34}{'impl':<24}{'median/step':>14}{'vs jax.jit':>12}")
     for name, build in _programs().items():
         block = 50 if "small" in name else 10
-        steps: dict[str, Callable[[], object]] = {"tapeshim eager": build()[0],
-                                                   "tapeshim.function": tf.function(build()[0], jit_compile=True)}
+        steps: dict[str, Callable[[], object]] = {
+            "tapeshim eager": build()[0],
+            "tapeshim.function": tf.function(build()[0], jit_compile=True),
+        }
         if "MLP" in name:
             sizes = (32, 64, 10) if "small" in name else (2048, 4096, 10)
             data = bench_tape.mlp_data(64 if "small" in name else 4096, sizes)

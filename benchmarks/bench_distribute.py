@@ -44,8 +44,10 @@ def _data(batch: int) -> tuple:
     import numpy as np
 
     rng = np.random.default_rng(0)
-    return (rng.normal(size=(batch, FEATURES)).astype(np.float32),
-            rng.integers(0, CLASSES, size=(batch,)).astype(np.int64))
+    return (
+        rng.normal(size=(batch, FEATURES)).astype(np.float32),
+        rng.integers(0, CLASSES, size=(batch,)).astype(np.int64),
+    )
 
 
 def _median_ms(step, steps: int) -> float:
@@ -63,8 +65,13 @@ def _tutorial_step(tf, strategy, batch_size: int):
     """The TF tutorial's distributed step (same text for TF and tapeshim); returns a no-argument step."""
     x, y = _data(batch_size)
     with strategy.scope():
-        model = tf.keras.Sequential([tf.keras.Input((FEATURES,)), tf.keras.layers.Dense(HIDDEN, activation="relu"),
-                                     tf.keras.layers.Dense(CLASSES)])
+        model = tf.keras.Sequential(
+            [
+                tf.keras.Input((FEATURES,)),
+                tf.keras.layers.Dense(HIDDEN, activation="relu"),
+                tf.keras.layers.Dense(CLASSES),
+            ]
+        )
         optimizer = tf.keras.optimizers.Adam(1e-3)
         optimizer.build(model.trainable_variables)
         loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
@@ -80,8 +87,13 @@ def _tutorial_step(tf, strategy, batch_size: int):
     def distributed_train_step(inputs):
         return strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(train_step, args=(inputs,)), axis=None)
 
-    batch = next(iter(strategy.experimental_distribute_dataset(
-        tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size, drop_remainder=True))))
+    batch = next(
+        iter(
+            strategy.experimental_distribute_dataset(
+                tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size, drop_remainder=True)
+            )
+        )
+    )
 
     def step():
         loss = distributed_train_step(batch)
@@ -101,11 +113,16 @@ def _shard_map_step(devices: list, batch_size: int):
     n = len(devices)
     mesh = Mesh(np.array(devices), ("batch",))
     rng = np.random.default_rng(1)
-    params = [rng.normal(scale=0.05, size=(FEATURES, HIDDEN)).astype(np.float32), np.zeros(HIDDEN, np.float32),
-              rng.normal(scale=0.05, size=(HIDDEN, CLASSES)).astype(np.float32), np.zeros(CLASSES, np.float32)]
+    params = [
+        rng.normal(scale=0.05, size=(FEATURES, HIDDEN)).astype(np.float32),
+        np.zeros(HIDDEN, np.float32),
+        rng.normal(scale=0.05, size=(HIDDEN, CLASSES)).astype(np.float32),
+        np.zeros(CLASSES, np.float32),
+    ]
     rep, bat = NamedSharding(mesh, P()), NamedSharding(mesh, P("batch"))
-    state = jax.device_put((params, [np.zeros_like(p) for p in params], [np.zeros_like(p) for p in params],
-                            np.zeros((), np.float32)), rep)
+    state = jax.device_put(
+        (params, [np.zeros_like(p) for p in params], [np.zeros_like(p) for p in params], np.zeros((), np.float32)), rep
+    )
     x, y = _data(batch_size)
     xb, yb = jax.device_put(x, bat), jax.device_put(y, bat)
 
@@ -121,12 +138,14 @@ def _shard_map_step(devices: list, batch_size: int):
         t = t + 1
         m = [0.9 * a + 0.1 * g for a, g in zip(m, grads)]
         v = [0.999 * a + 0.001 * g * g for a, g in zip(v, grads)]
-        lr = 1e-3 * jnp.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)
+        lr = 1e-3 * jnp.sqrt(1 - 0.999**t) / (1 - 0.9**t)
         p = [w - lr * a / (jnp.sqrt(b) + 1e-7) for w, a, b in zip(p, m, v)]
         return (p, m, v, t), jax.lax.psum(loss, "batch")
 
-    run = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P(), P("batch"), P("batch")), out_specs=(P(), P()),
-                                check_vma=False), donate_argnums=0)
+    run = jax.jit(
+        jax.shard_map(body, mesh=mesh, in_specs=(P(), P("batch"), P("batch")), out_specs=(P(), P()), check_vma=False),
+        donate_argnums=0,
+    )
     holder = [state]
 
     def step():
@@ -152,8 +171,10 @@ def _jax_side(args: argparse.Namespace) -> dict:
         devices = available[:n]
         strategy = tf.distribute.MirroredStrategy(devices)
         batch = args.per_replica_batch * n
-        results[n] = {"tapeshim": _median_ms(_tutorial_step(tf, strategy, batch), args.steps),
-                      "shard_map": _median_ms(_shard_map_step(devices, batch), args.steps)}
+        results[n] = {
+            "tapeshim": _median_ms(_tutorial_step(tf, strategy, batch), args.steps),
+            "shard_map": _median_ms(_shard_map_step(devices, batch), args.steps),
+        }
     return results
 
 
@@ -182,31 +203,51 @@ def main() -> None:
         return
     tf_results: dict = {}
     if not args.no_tf:
-        child = subprocess.run([sys.executable, os.path.abspath(__file__), "--side", "tf", "--devices",
-                                str(args.devices), "--per-replica-batch", str(args.per_replica_batch), "--steps",
-                                str(args.steps)], capture_output=True, text=True)
+        child = subprocess.run(
+            [
+                sys.executable,
+                os.path.abspath(__file__),
+                "--side",
+                "tf",
+                "--devices",
+                str(args.devices),
+                "--per-replica-batch",
+                str(args.per_replica_batch),
+                "--steps",
+                str(args.steps),
+            ],
+            capture_output=True,
+            text=True,
+        )
         if child.returncode == 0:
             tf_results = {int(k): v for k, v in json.loads(child.stdout.strip().splitlines()[-1]).items()}
         else:
             print("TF side failed:", child.stderr[-2000:])
     results = _jax_side(args)
     platform = results.pop("platform")
-    print(f"MLP {FEATURES}-{HIDDEN}-{CLASSES}, Adam, per-replica batch {args.per_replica_batch}, {platform} devices "
-          f"(median of {args.steps} steps, ms)")
-    print(f"{'replicas':>8} {'tapeshim':>10} {'shard_map':>10} {'TF':>10} {'tapeshim/shard_map':>19} "
-          f"{'examples/s (tapeshim)':>22}")
+    print(
+        f"MLP {FEATURES}-{HIDDEN}-{CLASSES}, Adam, per-replica batch {args.per_replica_batch}, {platform} devices "
+        f"(median of {args.steps} steps, ms)"
+    )
+    print(
+        f"{'replicas':>8} {'tapeshim':>10} {'shard_map':>10} {'TF':>10} {'tapeshim/shard_map':>19} "
+        f"{'examples/s (tapeshim)':>22}"
+    )
     for n in sorted(results):
         row = results[n]
         tf_ms = tf_results.get(n, {}).get("tf")
         tf_text = f"{tf_ms:10.2f}" if tf_ms is not None else f"{'-':>10}"
-        print(f"{n:>8} {row['tapeshim']:10.2f} {row['shard_map']:10.2f} {tf_text} "
-              f"{row['tapeshim'] / row['shard_map']:19.2f} {args.per_replica_batch * n / row['tapeshim'] * 1e3:22.0f}")
+        print(
+            f"{n:>8} {row['tapeshim']:10.2f} {row['shard_map']:10.2f} {tf_text} "
+            f"{row['tapeshim'] / row['shard_map']:19.2f} {args.per_replica_batch * n / row['tapeshim'] * 1e3:22.0f}"
+        )
     if len(results) > 1:
         n = max(results)
-        print(f"weak-scaling efficiency T(1)/T({n}): tapeshim {results[1]['tapeshim'] / results[n]['tapeshim']:.2f}, "
-              f"shard_map {results[1]['shard_map'] / results[n]['shard_map']:.2f}" + (
-                  f", TF {tf_results[1]['tf'] / tf_results[n]['tf']:.2f}" if n in tf_results and 1 in tf_results
-                  else ""))
+        print(
+            f"weak-scaling efficiency T(1)/T({n}): tapeshim {results[1]['tapeshim'] / results[n]['tapeshim']:.2f}, "
+            f"shard_map {results[1]['shard_map'] / results[n]['shard_map']:.2f}"
+            + (f", TF {tf_results[1]['tf'] / tf_results[n]['tf']:.2f}" if n in tf_results and 1 in tf_results else "")
+        )
 
 
 if __name__ == "__main__":

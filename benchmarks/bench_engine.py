@@ -147,7 +147,7 @@ def indexing(tf: Any, n: int) -> dict:
     out = None
     for i in range(n):
         out = x[i]
-        out = x[i:i + 1]
+        out = x[i : i + 1]
     for row in x:
         out = row
     out = tf.unstack(x)[-1]
@@ -199,12 +199,14 @@ def rnn(tf: Any, steps: int) -> dict:
 
 def keras_cnn(tf: Any, steps: int) -> dict:
     keras = tf.keras
-    model = keras.Sequential([
-        keras.layers.Input((16, 16, 1)),
-        keras.layers.Conv2D(8, 3, activation="relu"),
-        keras.layers.Flatten(),
-        keras.layers.Dense(10),
-    ])
+    model = keras.Sequential(
+        [
+            keras.layers.Input((16, 16, 1)),
+            keras.layers.Conv2D(8, 3, activation="relu"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(10),
+        ]
+    )
     optimizer = keras.optimizers.SGD(0.01)
     rng = np.random.default_rng(3)
     x = tf.constant(rng.normal(size=(32, 16, 16, 1)).astype(np.float32))
@@ -258,8 +260,7 @@ def mem_total(tf: Any, steps: int) -> dict:
     loop = time.perf_counter() - start
     start = time.perf_counter()
     value = float(total)
-    return {"loop": loop, "read": time.perf_counter() - start, "rss_mib": _rss_mib() - before,
-            "value": value}
+    return {"loop": loop, "read": time.perf_counter() - start, "rss_mib": _rss_mib() - before, "value": value}
 
 
 def patterns(quick: bool) -> dict[str, Callable[[Any], dict]]:

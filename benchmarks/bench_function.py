@@ -32,15 +32,22 @@ def main() -> None:
     def compiled(module, data, **options):
         return lambda: module.function(bench_tape.tf_style_mlp_step(module, data), **options)
 
-    for name, sizes, batch, block in (("small MLP step, batch 64, 32-64-10", (32, 64, 10), 64, 100),
-                                      ("compute-bound MLP step, batch 512, 512-1024-10", (512, 1024, 10), 512, 5)):
+    for name, sizes, batch, block in (
+        ("small MLP step, batch 64, 32-64-10", (32, 64, 10), 64, 100),
+        ("compute-bound MLP step, batch 512, 512-1024-10", (512, 1024, 10), 512, 5),
+    ):
         data = bench_tape.mlp_data(batch, sizes)
-        bench_tape.run_workload(name, {
-            "tf.function": compiled(real_tf, data) if real_tf else None,
-            "tf.function(jit_compile)": compiled(real_tf, data, jit_compile=True) if real_tf else None,
-            "tapeshim.function(jit)": compiled(tapeshim, data, jit_compile=True),
-            "jax.jit": lambda d=data: bench_tape.jax_mlp_step(d),
-        }, block, args.repeats)
+        bench_tape.run_workload(
+            name,
+            {
+                "tf.function": compiled(real_tf, data) if real_tf else None,
+                "tf.function(jit_compile)": compiled(real_tf, data, jit_compile=True) if real_tf else None,
+                "tapeshim.function(jit)": compiled(tapeshim, data, jit_compile=True),
+                "jax.jit": lambda d=data: bench_tape.jax_mlp_step(d),
+            },
+            block,
+            args.repeats,
+        )
 
 
 if __name__ == "__main__":

@@ -35,8 +35,7 @@ BATCH, FEATURES, HIDDEN, CLASSES = 100, 64, 128, 10
 
 def _data() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(0)
-    return (rng.standard_normal((BATCH, FEATURES)).astype(np.float32),
-            rng.integers(0, CLASSES, BATCH).astype(np.int32))
+    return (rng.standard_normal((BATCH, FEATURES)).astype(np.float32), rng.integers(0, CLASSES, BATCH).astype(np.int32))
 
 
 def _weights(shapes: list[tuple]) -> list[np.ndarray]:
@@ -47,8 +46,9 @@ def _weights(shapes: list[tuple]) -> list[np.ndarray]:
 def keras_step(tf: Any, compiled: bool) -> Callable[[], object]:
     """The TF-style custom training step, for `tf` = tensorflow or tapeshim."""
     x, y = _data()
-    model = tf.keras.Sequential([tf.keras.Input((FEATURES,)), tf.keras.layers.Dense(HIDDEN, activation="relu"),
-                                 tf.keras.layers.Dense(CLASSES)])
+    model = tf.keras.Sequential(
+        [tf.keras.Input((FEATURES,)), tf.keras.layers.Dense(HIDDEN, activation="relu"), tf.keras.layers.Dense(CLASSES)]
+    )
     model.set_weights(_weights([tuple(w.shape) for w in model.weights]))
     optimizer = tf.keras.optimizers.Adam(1e-3)
     loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
@@ -71,8 +71,9 @@ def keras_jax_step() -> Callable[[], object]:
     from tapeshim._src.keras_bridge import keras
 
     x, y = _data()
-    model = keras.Sequential([keras.Input((FEATURES,)), keras.layers.Dense(HIDDEN, activation="relu"),
-                              keras.layers.Dense(CLASSES)])
+    model = keras.Sequential(
+        [keras.Input((FEATURES,)), keras.layers.Dense(HIDDEN, activation="relu"), keras.layers.Dense(CLASSES)]
+    )
     model.set_weights(_weights([tuple(w.shape) for w in model.weights]))
     optimizer = keras.optimizers.Adam(1e-3)
     optimizer.build(model.trainable_variables)
@@ -91,8 +92,11 @@ def keras_jax_step() -> Callable[[], object]:
         trainable, optimizer_state = optimizer.stateless_apply(optimizer_state, grads, trainable)
         return loss, (trainable, non_trainable, optimizer_state)
 
-    state = ([v.value for v in model.trainable_variables], [v.value for v in model.non_trainable_variables],
-             [v.value for v in optimizer.variables])
+    state = (
+        [v.value for v in model.trainable_variables],
+        [v.value for v in model.non_trainable_variables],
+        [v.value for v in optimizer.variables],
+    )
     holder = {"state": state}
 
     def step() -> object:
@@ -143,25 +147,40 @@ def main() -> None:
         return
     import tapeshim
 
-    steps = {"tapeshim.keras eager": keras_step(tapeshim, False),
-             "tapeshim.keras function": keras_step(tapeshim, True),
-             "Keras-JAX jax.jit": keras_jax_step()}
+    steps = {
+        "tapeshim.keras eager": keras_step(tapeshim, False),
+        "tapeshim.keras function": keras_step(tapeshim, True),
+        "Keras-JAX jax.jit": keras_jax_step(),
+    }
     torch = torch_step()
     if torch is not None:
         steps["PyTorch eager"] = torch
     results = bench_tape.measure(steps, args.block, args.repeats)
     if not args.no_tf:
         env = {**os.environ, "KERAS_BACKEND": "tensorflow"}
-        child = subprocess.run([sys.executable, os.path.abspath(__file__), "--tf-child", "--repeats",
-                                str(args.repeats), "--block", str(args.block)],
-                               capture_output=True, text=True, env=env)
+        child = subprocess.run(
+            [
+                sys.executable,
+                os.path.abspath(__file__),
+                "--tf-child",
+                "--repeats",
+                str(args.repeats),
+                "--block",
+                str(args.block),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         if child.returncode == 0:
             results = {**json.loads(child.stdout.strip().splitlines()[-1]), **results}
         else:
             print("TF's Keras could not run:", child.stderr[-2000:])
     base, jit = results.get("TF Keras eager"), results.get("Keras-JAX jax.jit")
-    print(f"\nKeras MLP training step, {FEATURES}-{HIDDEN}-{CLASSES}, batch {BATCH}, Adam "
-          "(median per step; TF's Keras measured in a child process)")
+    print(
+        f"\nKeras MLP training step, {FEATURES}-{HIDDEN}-{CLASSES}, batch {BATCH}, Adam "
+        "(median per step; TF's Keras measured in a child process)"
+    )
     print(f"  {'implementation':<28}{'median/step':>14}{'vs TF eager':>14}{'vs Keras-JAX jit':>18}")
     for label, seconds in results.items():
         vs_tf = f"{seconds / base:.3f}x" if base else "-"

@@ -38,15 +38,18 @@ def _import_baselines(with_tf: bool, with_torch: bool) -> None:
     if with_tf:
         try:
             import tensorflow
+
             real_tf = tensorflow
         except ImportError:  # the benchmark runs without TF too
             real_tf = None
     if with_torch:
         try:
             import torch as torch_module
+
             torch = torch_module
         except ImportError:
             torch = None
+
 
 LEARNING_RATE = 0.01
 
@@ -200,8 +203,9 @@ def measure(steps: dict[str, Callable[[], object]], block: int, repeats: int) ->
     return {label: statistics.median(values) for label, values in samples.items()}
 
 
-def run_workload(name: str, builders: dict[str, Callable[[], Callable[[], object]]], block: int,
-                 repeats: int) -> dict[str, float]:
+def run_workload(
+    name: str, builders: dict[str, Callable[[], Callable[[], object]]], block: int, repeats: int
+) -> dict[str, float]:
     steps = {label: build() for label, build in builders.items() if build is not None}
     results = measure(steps, block, repeats)
     base = results.get("TF eager")
@@ -219,36 +223,53 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--quick", action="store_true", help="fewer repeats, for a smoke run")
-    parser.add_argument("--no-tf", action="store_true",
-                        help="leave TensorFlow out of the process (its thread pools load a small machine)")
+    parser.add_argument(
+        "--no-tf",
+        action="store_true",
+        help="leave TensorFlow out of the process (its thread pools load a small machine)",
+    )
     parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out")
     args = parser.parse_args()
     _import_baselines(not args.no_tf, not args.no_torch)
     repeats = 3 if args.quick else args.repeats
-    print(f"jax {jax.__version__} on {jax.devices()[0].platform}; "
-          f"TF {real_tf.__version__ if real_tf else 'not installed'}; "
-          f"torch {torch.__version__ if torch else 'not installed'}")
+    print(
+        f"jax {jax.__version__} on {jax.devices()[0].platform}; "
+        f"TF {real_tf.__version__ if real_tf else 'not installed'}; "
+        f"torch {torch.__version__ if torch else 'not installed'}"
+    )
 
     def tf_function(step_builder):
         return lambda: real_tf.function(step_builder())
 
-    for name, sizes, batch, block in (("a) small MLP step, batch 64, 32-64-10", (32, 64, 10), 64, 50),
-                                      ("c) compute-bound MLP step, batch 512, 512-1024-10", (512, 1024, 10), 512, 5)):
+    for name, sizes, batch, block in (
+        ("a) small MLP step, batch 64, 32-64-10", (32, 64, 10), 64, 50),
+        ("c) compute-bound MLP step, batch 512, 512-1024-10", (512, 1024, 10), 512, 5),
+    ):
         data = mlp_data(batch, sizes)
-        run_workload(name, {
-            "TF eager": (lambda d=data: tf_style_mlp_step(real_tf, d)) if real_tf else None,
-            "tf.function": tf_function(lambda d=data: tf_style_mlp_step(real_tf, d)) if real_tf else None,
-            "tapeshim eager": lambda d=data: tf_style_mlp_step(tapeshim, d),
-            "jax.jit": lambda d=data: jax_mlp_step(d),
-            "PyTorch eager": (lambda d=data: torch_mlp_step(d)) if torch else None,
-        }, block, repeats)
-    run_workload(f"b) {CHAIN_LENGTH}-op elementwise chain, one gradient", {
-        "TF eager": (lambda: tf_style_chain(real_tf)) if real_tf else None,
-        "tf.function": tf_function(lambda: tf_style_chain(real_tf)) if real_tf else None,
-        "tapeshim eager": lambda: tf_style_chain(tapeshim),
-        "jax.jit": jax_chain,
-        "PyTorch eager": torch_chain if torch else None,
-    }, 5, repeats)
+        run_workload(
+            name,
+            {
+                "TF eager": (lambda d=data: tf_style_mlp_step(real_tf, d)) if real_tf else None,
+                "tf.function": tf_function(lambda d=data: tf_style_mlp_step(real_tf, d)) if real_tf else None,
+                "tapeshim eager": lambda d=data: tf_style_mlp_step(tapeshim, d),
+                "jax.jit": lambda d=data: jax_mlp_step(d),
+                "PyTorch eager": (lambda d=data: torch_mlp_step(d)) if torch else None,
+            },
+            block,
+            repeats,
+        )
+    run_workload(
+        f"b) {CHAIN_LENGTH}-op elementwise chain, one gradient",
+        {
+            "TF eager": (lambda: tf_style_chain(real_tf)) if real_tf else None,
+            "tf.function": tf_function(lambda: tf_style_chain(real_tf)) if real_tf else None,
+            "tapeshim eager": lambda: tf_style_chain(tapeshim),
+            "jax.jit": jax_chain,
+            "PyTorch eager": torch_chain if torch else None,
+        },
+        5,
+        repeats,
+    )
 
 
 if __name__ == "__main__":

@@ -25,8 +25,8 @@ def model(x):
 
 for epoch in range(6):
     for start in range(0, 300, 60):
-        x = features[start:start + 60]
-        y = labels[start:start + 60]
+        x = features[start : start + 60]
+        y = labels[start : start + 60]
         with tf.GradientTape() as tape:
             logits = model(x)
             loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))

@@ -14,7 +14,7 @@ print("d2y/dx2 :", d2y_dx2.numpy())
 v = tf.Variable([1.0, 2.0])
 with tf.GradientTape() as t2:
     with tf.GradientTape() as t1:
-        s = tf.reduce_sum(v ** 3)
+        s = tf.reduce_sum(v**3)
     g = t1.gradient(s, v)
 print("hessian :\n", t2.jacobian(g, v).numpy())
 
@@ -28,6 +28,6 @@ primal = tf.constant([1.0, 2.0])
 with tf.autodiff.ForwardAccumulator(primal, tf.constant([1.0, 0.0])) as acc:
     with tf.GradientTape() as tape:
         tape.watch(primal)
-        loss = tf.reduce_sum(primal ** 3)
+        loss = tf.reduce_sum(primal**3)
     gradient = tape.gradient(loss, primal)
 print("hessian-vector product:", acc.jvp(gradient).numpy())

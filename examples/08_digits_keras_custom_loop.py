@@ -13,11 +13,13 @@ order = np.random.default_rng(0).permutation(len(images))
 images, labels = images[order], labels[order]
 x_train, y_train, x_test, y_test = images[:1500], labels[:1500], images[1500:], labels[1500:]
 
-model = tf.keras.Sequential([
-    tf.keras.Input((64,)),
-    tf.keras.layers.Dense(64, activation="relu"),
-    tf.keras.layers.Dense(10),
-])
+model = tf.keras.Sequential(
+    [
+        tf.keras.Input((64,)),
+        tf.keras.layers.Dense(64, activation="relu"),
+        tf.keras.layers.Dense(10),
+    ]
+)
 # Start from the same weights with any backend (Keras's initializers draw backend-specific numbers).
 rng = np.random.default_rng(1)
 model.set_weights([(rng.standard_normal(w.shape) * 0.1).astype(np.float32) for w in model.weights])

@@ -13,11 +13,13 @@ order = np.random.default_rng(0).permutation(len(images))
 images, labels = images[order], labels[order]
 x_train, y_train, x_test, y_test = images[:1500], labels[:1500], images[1500:], labels[1500:]
 
-model = tf.keras.Sequential([
-    tf.keras.Input((64,)),
-    tf.keras.layers.Dense(64, activation="relu"),
-    tf.keras.layers.Dense(10),
-])
+model = tf.keras.Sequential(
+    [
+        tf.keras.Input((64,)),
+        tf.keras.layers.Dense(64, activation="relu"),
+        tf.keras.layers.Dense(10),
+    ]
+)
 rng = np.random.default_rng(1)  # the same starting weights with any backend
 model.set_weights([(rng.standard_normal(w.shape) * 0.1).astype(np.float32) for w in model.weights])
 
@@ -28,8 +30,13 @@ model.compile(
 )
 train = tf.data.Dataset.from_tensor_slices((x_train, y_train)).batch(100)
 validation = tf.data.Dataset.from_tensor_slices((x_test, y_test)).batch(100)
-history = model.fit(train, epochs=5, validation_data=validation, verbose=0,
-                    callbacks=[tf.keras.callbacks.EarlyStopping(monitor="val_loss", patience=2)])
+history = model.fit(
+    train,
+    epochs=5,
+    validation_data=validation,
+    verbose=0,
+    callbacks=[tf.keras.callbacks.EarlyStopping(monitor="val_loss", patience=2)],
+)
 
 for epoch, (loss, val_accuracy) in enumerate(zip(history.history["loss"], history.history["val_accuracy"])):
     print(f"epoch {epoch}  loss {loss:.4f}  validation accuracy {val_accuracy:.3f}")

@@ -23,11 +23,13 @@ print("replicas:", strategy.num_replicas_in_sync)
 GLOBAL_BATCH = 50 * strategy.num_replicas_in_sync
 
 with strategy.scope():
-    model = tf.keras.Sequential([
-        tf.keras.Input((64,)),
-        tf.keras.layers.Dense(64, activation="relu"),
-        tf.keras.layers.Dense(10),
-    ])
+    model = tf.keras.Sequential(
+        [
+            tf.keras.Input((64,)),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(10),
+        ]
+    )
     # Start from the same weights with any backend (Keras's initializers draw backend-specific numbers).
     rng = np.random.default_rng(1)
     model.set_weights([(rng.standard_normal(w.shape) * 0.1).astype(np.float32) for w in model.weights])

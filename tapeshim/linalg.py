@@ -40,8 +40,32 @@ from tapeshim._src.ops.reduction_ops import (
 )
 
 __all__ = [
-    "band_part", "cholesky", "det", "diag", "diag_part", "eigh", "einsum", "eye", "global_norm", "inv",
-    "l2_normalize", "logdet", "lstsq", "matmul", "matvec", "norm", "qr", "slogdet", "solve", "svd", "tensordot",
-    "trace", "triangular_solve",
-    "adjoint", "cross", "expm", "matrix_transpose", "set_diag",  # FUNCTIONAL
+    "band_part",
+    "cholesky",
+    "det",
+    "diag",
+    "diag_part",
+    "eigh",
+    "einsum",
+    "eye",
+    "global_norm",
+    "inv",
+    "l2_normalize",
+    "logdet",
+    "lstsq",
+    "matmul",
+    "matvec",
+    "norm",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "tensordot",
+    "trace",
+    "triangular_solve",
+    "adjoint",
+    "cross",
+    "expm",
+    "matrix_transpose",
+    "set_diag",  # FUNCTIONAL
 ]

@@ -30,11 +30,28 @@ from tapeshim._src.ops.random_stateless import (  # FUNCTIONAL
 )
 
 __all__ = [
-    "Generator", "categorical", "normal", "set_seed", "shuffle", "stateless_normal", "stateless_uniform",
-    "truncated_normal", "uniform",
+    "Generator",
+    "categorical",
+    "normal",
+    "set_seed",
+    "shuffle",
+    "stateless_normal",
+    "stateless_uniform",
+    "truncated_normal",
+    "uniform",
     # FUNCTIONAL
-    "Algorithm", "create_rng_state", "fold_in", "gamma", "get_global_generator", "poisson", "set_global_generator",
+    "Algorithm",
+    "create_rng_state",
+    "fold_in",
+    "gamma",
+    "get_global_generator",
+    "poisson",
+    "set_global_generator",
     "split",
-    "stateless_binomial", "stateless_categorical", "stateless_gamma", "stateless_parameterized_truncated_normal",
-    "stateless_poisson", "stateless_truncated_normal",
+    "stateless_binomial",
+    "stateless_categorical",
+    "stateless_gamma",
+    "stateless_parameterized_truncated_normal",
+    "stateless_poisson",
+    "stateless_truncated_normal",
 ]

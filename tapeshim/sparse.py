@@ -29,9 +29,29 @@ from tapeshim._src.sparse_ops import (
 )
 
 __all__ = [
-    "SparseTensor", "add", "concat", "expand_dims", "eye", "fill_empty_rows", "from_dense", "maximum", "minimum",
-    "reduce_max", "reduce_sum", "reorder", "reshape", "retain", "segment_mean", "segment_sqrt_n", "segment_sum",
-    "slice", "softmax", "sparse_dense_matmul", "to_dense", "to_indicator", "transpose",
+    "SparseTensor",
+    "add",
+    "concat",
+    "expand_dims",
+    "eye",
+    "fill_empty_rows",
+    "from_dense",
+    "maximum",
+    "minimum",
+    "reduce_max",
+    "reduce_sum",
+    "reorder",
+    "reshape",
+    "retain",
+    "segment_mean",
+    "segment_sqrt_n",
+    "segment_sum",
+    "slice",
+    "softmax",
+    "sparse_dense_matmul",
+    "to_dense",
+    "to_indicator",
+    "transpose",
 ]
 
 from tapeshim._src import strings_table  # noqa: E402, F401  (registers the op-table rows)

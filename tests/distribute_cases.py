@@ -87,9 +87,13 @@ def _tutorial(tf: Any, strategy: Any, optimizer_fn: Any, steps: int = 3) -> dict
     rng = np.random.default_rng(3)
     with strategy.scope():
         reg = tf.keras.regularizers.L2(1e-2)
-        model = tf.keras.Sequential([tf.keras.Input((6,)),
-                                     tf.keras.layers.Dense(16, activation="relu", kernel_regularizer=reg),
-                                     tf.keras.layers.Dense(4, kernel_regularizer=reg)])
+        model = tf.keras.Sequential(
+            [
+                tf.keras.Input((6,)),
+                tf.keras.layers.Dense(16, activation="relu", kernel_regularizer=reg),
+                tf.keras.layers.Dense(4, kernel_regularizer=reg),
+            ]
+        )
         for v in model.weights:
             v.assign(rng.normal(scale=0.3, size=tuple(v.shape)).astype(np.float32))
         optimizer = optimizer_fn(tf)
@@ -115,10 +119,14 @@ def _tutorial(tf: Any, strategy: Any, optimizer_fn: Any, steps: int = 3) -> dict
 
     dataset = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(32))
     losses = [float(distributed_train_step(batch)) for batch in dataset]
-    return {"losses": losses, "weights": [v.numpy() for v in model.weights],
-            "slots": [np.asarray(v.numpy()) for v in optimizer.variables if v.dtype != "int64"],
-            "iterations": int(optimizer.iterations.numpy()), "accuracy": float(accuracy.result()),
-            "traces": int(distributed_train_step.experimental_get_tracing_count())}
+    return {
+        "losses": losses,
+        "weights": [v.numpy() for v in model.weights],
+        "slots": [np.asarray(v.numpy()) for v in optimizer.variables if v.dtype != "int64"],
+        "iterations": int(optimizer.iterations.numpy()),
+        "accuracy": float(accuracy.result()),
+        "traces": int(distributed_train_step.experimental_get_tracing_count()),
+    }
 
 
 def case_tutorial_adam(tf: Any, strategy: Any) -> dict:
@@ -180,7 +188,8 @@ def case_steps_loop_in_function(tf: Any, strategy: Any) -> dict:
 # -- replica context: collectives, ids, the gradient of all_reduce -----------------------------------
 def case_replica_context(tf: Any, strategy: Any) -> dict:
     values = strategy.experimental_distribute_dataset(
-        tf.data.Dataset.from_tensor_slices(np.arange(16, dtype=np.float32).reshape(16, 1)).batch(16))
+        tf.data.Dataset.from_tensor_slices(np.arange(16, dtype=np.float32).reshape(16, 1)).batch(16)
+    )
     batch = next(iter(values))
 
     def fn(v):
@@ -192,10 +201,17 @@ def case_replica_context(tf: Any, strategy: Any) -> dict:
         mean = ctx.all_reduce("mean", tf.reduce_sum(v))
         gathered = ctx.all_gather(v, axis=0)
         rid = tf.cast(ctx.replica_id_in_sync_group, tf.float32)
-        return {"total": total, "grad": grad, "mean": mean, "gathered": gathered, "rid": rid,
-                "n": tf.constant(ctx.num_replicas_in_sync), "scaled": tf.nn.scale_regularization_loss(8.0),
-                "avg": tf.nn.compute_average_loss(tf.ones((2,))), "avg_global": tf.nn.compute_average_loss(
-                    tf.ones((2,)), global_batch_size=4)}
+        return {
+            "total": total,
+            "grad": grad,
+            "mean": mean,
+            "gathered": gathered,
+            "rid": rid,
+            "n": tf.constant(ctx.num_replicas_in_sync),
+            "scaled": tf.nn.scale_regularization_loss(8.0),
+            "avg": tf.nn.compute_average_loss(tf.ones((2,))),
+            "avg_global": tf.nn.compute_average_loss(tf.ones((2,)), global_batch_size=4),
+        }
 
     out = strategy.run(tf.function(fn), args=(batch,))
     return {key: _local(strategy, value) for key, value in out.items()}
@@ -203,41 +219,57 @@ def case_replica_context(tf: Any, strategy: Any) -> dict:
 
 def case_merge_call(tf: Any, strategy: Any) -> dict:
     """ReplicaContext.merge_call: the merge function sees every replica's value in cross-replica context."""
-    batch = next(iter(strategy.experimental_distribute_dataset(
-        tf.data.Dataset.from_tensor_slices(np.arange(16, dtype=np.float32)).batch(16))))
+    batch = next(
+        iter(
+            strategy.experimental_distribute_dataset(
+                tf.data.Dataset.from_tensor_slices(np.arange(16, dtype=np.float32)).batch(16)
+            )
+        )
+    )
 
     def merge_fn(s, value, scale=1.0):
         return s.reduce("SUM", value, axis=None) * scale, value, tf.distribute.in_cross_replica_context()
 
     def fn(v):
-        total, own, cross = tf.distribute.get_replica_context().merge_call(merge_fn, args=(v * 2.0,),
-                                                                            kwargs={"scale": 0.5})
+        total, own, cross = tf.distribute.get_replica_context().merge_call(
+            merge_fn, args=(v * 2.0,), kwargs={"scale": 0.5}
+        )
         return total, own, tf.constant(cross)
 
     total, own, cross = strategy.run(tf.function(fn), args=(batch,))
-    default = tf.distribute.get_replica_context().merge_call(lambda s, x: x + s.num_replicas_in_sync,
-                                                             args=(tf.constant(1.0),))
+    default = tf.distribute.get_replica_context().merge_call(
+        lambda s, x: x + s.num_replicas_in_sync, args=(tf.constant(1.0),)
+    )
     # TF returns the merged value itself from `run` (the same tensor on every replica); tapeshim a PerReplica.
-    return {"total": _local(strategy, total)[0], "own": _local(strategy, own), "cross": _local(strategy, cross),
-            "default": default.numpy()}
+    return {
+        "total": _local(strategy, total)[0],
+        "own": _local(strategy, own),
+        "cross": _local(strategy, cross),
+        "default": default.numpy(),
+    }
 
 
 def case_contexts(tf: Any, strategy: Any) -> dict:
-    out = {"default_has": tf.distribute.has_strategy(), "default_cross": tf.distribute.in_cross_replica_context(),
-           "default_n": tf.distribute.get_strategy().num_replicas_in_sync,
-           "default_ctx_n": tf.distribute.get_replica_context().num_replicas_in_sync,
-           "default_avg": tf.nn.compute_average_loss(tf.ones((4, 3))).numpy(),
-           "default_scaled": tf.nn.scale_regularization_loss(8.0).numpy(),
-           "default_run": tf.distribute.get_strategy().run(lambda a: a * 2, args=(tf.constant(3.0),)).numpy()}
+    out = {
+        "default_has": tf.distribute.has_strategy(),
+        "default_cross": tf.distribute.in_cross_replica_context(),
+        "default_n": tf.distribute.get_strategy().num_replicas_in_sync,
+        "default_ctx_n": tf.distribute.get_replica_context().num_replicas_in_sync,
+        "default_avg": tf.nn.compute_average_loss(tf.ones((4, 3))).numpy(),
+        "default_scaled": tf.nn.scale_regularization_loss(8.0).numpy(),
+        "default_run": tf.distribute.get_strategy().run(lambda a: a * 2, args=(tf.constant(3.0),)).numpy(),
+    }
     with strategy.scope():
         out["scope_has"] = tf.distribute.has_strategy()
         out["scope_cross"] = tf.distribute.in_cross_replica_context()
         out["scope_ctx_is_none"] = tf.distribute.get_replica_context() is None
         out["scope_same"] = tf.distribute.get_strategy() is strategy
         out["n"] = strategy.num_replicas_in_sync
-        for name, call in (("avg_cross", lambda: tf.nn.compute_average_loss(tf.ones((4,)))),
-                           ("scaled_cross", lambda: tf.nn.scale_regularization_loss(1.0)),
-                           ("avg_scalar", lambda: tf.nn.compute_average_loss(tf.constant(1.0), global_batch_size=4))):
+        for name, call in (
+            ("avg_cross", lambda: tf.nn.compute_average_loss(tf.ones((4,)))),
+            ("scaled_cross", lambda: tf.nn.scale_regularization_loss(1.0)),
+            ("avg_scalar", lambda: tf.nn.compute_average_loss(tf.constant(1.0), global_batch_size=4)),
+        ):
             try:
                 call()
                 out[name] = "no error"
@@ -251,15 +283,17 @@ def case_contexts(tf: Any, strategy: Any) -> dict:
 def case_reduce_gather(tf: Any, strategy: Any) -> dict:
     data = np.arange(48, dtype=np.float32).reshape(16, 3)
     batch = next(iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices(data).batch(16))))
-    out = {"local": _local(strategy, batch),
-           "sum": strategy.reduce("SUM", batch, axis=None).numpy(),
-           "mean": strategy.reduce("MEAN", batch, axis=None).numpy(),
-           "sum0": strategy.reduce(tf.distribute.ReduceOp.SUM, batch, axis=0).numpy(),
-           "mean0": strategy.reduce(tf.distribute.ReduceOp.MEAN, batch, axis=0).numpy(),
-           "gather0": strategy.gather(batch, axis=0).numpy(),
-           "gather1": strategy.gather(batch, axis=1).numpy(),
-           "mean_plain": strategy.reduce("MEAN", tf.constant([1.0, 2.0]), axis=None).numpy(),
-           "plain_local": _local(strategy, tf.constant(2.0))}
+    out = {
+        "local": _local(strategy, batch),
+        "sum": strategy.reduce("SUM", batch, axis=None).numpy(),
+        "mean": strategy.reduce("MEAN", batch, axis=None).numpy(),
+        "sum0": strategy.reduce(tf.distribute.ReduceOp.SUM, batch, axis=0).numpy(),
+        "mean0": strategy.reduce(tf.distribute.ReduceOp.MEAN, batch, axis=0).numpy(),
+        "gather0": strategy.gather(batch, axis=0).numpy(),
+        "gather1": strategy.gather(batch, axis=1).numpy(),
+        "mean_plain": strategy.reduce("MEAN", tf.constant([1.0, 2.0]), axis=None).numpy(),
+        "plain_local": _local(strategy, tf.constant(2.0)),
+    }
     try:
         strategy.reduce("SUM", tf.constant([1.0, 2.0]), axis=None)
         out["sum_plain"] = "no error"
@@ -276,20 +310,26 @@ def case_datasets_from_function(tf: Any, strategy: Any) -> dict:
     seen = []
 
     def dataset_fn(context):
-        seen.append((context.num_input_pipelines, context.input_pipeline_id, context.num_replicas_in_sync,
-                     context.get_per_replica_batch_size(16)))
+        seen.append(
+            (
+                context.num_input_pipelines,
+                context.input_pipeline_id,
+                context.num_replicas_in_sync,
+                context.get_per_replica_batch_size(16),
+            )
+        )
         data = np.arange(64, dtype=np.float32).reshape(32, 2)
         return tf.data.Dataset.from_tensor_slices(data).batch(context.get_per_replica_batch_size(16))
 
     dataset = strategy.distribute_datasets_from_function(dataset_fn)
     first = next(iter(dataset))
-    return {"contexts": seen, "local": _local(strategy, first),
-            "sum": strategy.reduce("SUM", first, axis=0).numpy()}
+    return {"contexts": seen, "local": _local(strategy, first), "sum": strategy.reduce("SUM", first, axis=0).numpy()}
 
 
 def case_values_from_function(tf: Any, strategy: Any) -> dict:
     values = strategy.experimental_distribute_values_from_function(
-        lambda ctx: tf.constant([float(ctx.replica_id_in_sync_group), float(ctx.num_replicas_in_sync)]))
+        lambda ctx: tf.constant([float(ctx.replica_id_in_sync_group), float(ctx.num_replicas_in_sync)])
+    )
     return {"local": _local(strategy, values), "sum": strategy.reduce("SUM", values, axis=None).numpy()}
 
 
@@ -319,9 +359,17 @@ def case_variable_aggregation(tf: Any, strategy: Any) -> dict:
         return strategy.run(fn)
 
     step()
-    return {"total": total.numpy(), "mean": mean.numpy(), "first": first.numpy(), "assigned": assigned.numpy(),
-            "outside": outside.numpy(), "none": none.numpy(), "counter": counter.numpy(),
-            "trainable_on_read": counter.trainable, "aggregations": [v.aggregation.name for v in (none, total, first)]}
+    return {
+        "total": total.numpy(),
+        "mean": mean.numpy(),
+        "first": first.numpy(),
+        "assigned": assigned.numpy(),
+        "outside": outside.numpy(),
+        "none": none.numpy(),
+        "counter": counter.numpy(),
+        "trainable_on_read": counter.trainable,
+        "aggregations": [v.aggregation.name for v in (none, total, first)],
+    }
 
 
 def case_batch_norm_per_replica(tf: Any, strategy: Any) -> dict:
@@ -337,8 +385,11 @@ def case_batch_norm_per_replica(tf: Any, strategy: Any) -> dict:
         return strategy.run(lambda v: bn(v, training=True), args=(b,))
 
     outputs = step(batch)
-    return {"outputs": _local(strategy, outputs), "moving_mean": bn.moving_mean.numpy(),
-            "moving_variance": bn.moving_variance.numpy()}
+    return {
+        "outputs": _local(strategy, outputs),
+        "moving_mean": bn.moving_mean.numpy(),
+        "moving_variance": bn.moving_variance.numpy(),
+    }
 
 
 def case_batch_norm_synchronized(tf: Any, strategy: Any) -> dict:
@@ -355,9 +406,13 @@ def case_batch_norm_synchronized(tf: Any, strategy: Any) -> dict:
 
     outputs = step(batch)
     plain = tf.keras.layers.BatchNormalization(synchronized=True)
-    return {"outputs": _local(strategy, outputs), "moving_mean": bn.moving_mean.numpy(),
-            "moving_variance": bn.moving_variance.numpy(), "no_strategy": plain(x[:8], training=True).numpy(),
-            "config": bn.get_config()["synchronized"]}
+    return {
+        "outputs": _local(strategy, outputs),
+        "moving_mean": bn.moving_mean.numpy(),
+        "moving_variance": bn.moving_variance.numpy(),
+        "no_strategy": plain(x[:8], training=True).numpy(),
+        "config": bn.get_config()["synchronized"],
+    }
 
 
 def case_keras_loss_scaling(tf: Any, strategy: Any) -> dict:
@@ -373,8 +428,12 @@ def case_keras_loss_scaling(tf: Any, strategy: Any) -> dict:
         return strategy.run(lambda yy, pp: (mse(yy, pp), mse_none(yy, pp), mse_sum(yy, pp)), args=b)
 
     default, none, total = f(batch)
-    out = {"default": _local(strategy, default), "none": _local(strategy, none), "sum": _local(strategy, total),
-           "outside": float(mse(y, p))}
+    out = {
+        "default": _local(strategy, default),
+        "none": _local(strategy, none),
+        "sum": _local(strategy, total),
+        "outside": float(mse(y, p)),
+    }
     with strategy.scope():
         out["in_scope"] = float(mse(y, p))
     return out
@@ -385,18 +444,26 @@ def case_keras_fit(tf: Any, strategy: Any) -> dict:
     x, y = _data(6, 64, 5, classes=3)
     rng = np.random.default_rng(7)
     with strategy.scope():
-        model = tf.keras.Sequential([tf.keras.Input((5,)), tf.keras.layers.Dense(8, activation="relu"),
-                                     tf.keras.layers.Dense(3)])
+        model = tf.keras.Sequential(
+            [tf.keras.Input((5,)), tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(3)]
+        )
         for v in model.weights:
             v.assign(rng.normal(scale=0.3, size=tuple(v.shape)).astype(np.float32))
-        model.compile(optimizer=tf.keras.optimizers.SGD(0.1),
-                      loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+        model.compile(
+            optimizer=tf.keras.optimizers.SGD(0.1),
+            loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            metrics=["accuracy"],
+        )
     history = model.fit(x, y, batch_size=32, epochs=2, verbose=0, shuffle=False)
     dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
     evaluated = model.evaluate(dataset, verbose=0)
     predicted = model.predict(x[:16], batch_size=8, verbose=0)
-    return {"loss": [float(v) for v in history.history["loss"]], "weights": [v.numpy() for v in model.weights],
-            "evaluate": [float(v) for v in evaluated], "predict": np.asarray(predicted)}
+    return {
+        "loss": [float(v) for v in history.history["loss"]],
+        "weights": [v.numpy() for v in model.weights],
+        "evaluate": [float(v) for v in evaluated],
+        "predict": np.asarray(predicted),
+    }
 
 
 def case_checkpoint(tf: Any, strategy: Any) -> dict:
@@ -436,8 +503,9 @@ def only_steady_loop(tf: Any, strategy: Any) -> dict:
 
     x, y = _data(5, 32 * 6, 6, classes=4)
     with strategy.scope():
-        model = tf.keras.Sequential([tf.keras.Input((6,)), tf.keras.layers.Dense(8, activation="relu"),
-                                     tf.keras.layers.Dense(4)])
+        model = tf.keras.Sequential(
+            [tf.keras.Input((6,)), tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(4)]
+        )
         optimizer = tf.keras.optimizers.Adam(0.01)
         loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
 
@@ -457,23 +525,37 @@ def only_steady_loop(tf: Any, strategy: Any) -> dict:
         step(batch)
         stats = tf.experimental.compile_stats()
         compiled.append(stats["programs_compiled"] + stats["eager_kernels"])
-    shards_equal = all(all(np.array_equal(np.asarray(s.data), np.asarray(v.value.addressable_shards[0].data))
-                           for s in v.value.addressable_shards) for v in model.weights + optimizer.variables)
-    replicated = all(v.value.sharding.spec == PartitionSpec() or all(d is None for d in v.value.sharding.spec)
-                     for v in model.weights)
-    return {"traces": step.experimental_get_tracing_count(), "compiled_after_first": compiled[-1] - compiled[1],
-            "shards_equal": shards_equal, "replicated": replicated, "devices": len(model.weights[0].value.devices())}
+    shards_equal = all(
+        all(
+            np.array_equal(np.asarray(s.data), np.asarray(v.value.addressable_shards[0].data))
+            for s in v.value.addressable_shards
+        )
+        for v in model.weights + optimizer.variables
+    )
+    replicated = all(
+        v.value.sharding.spec == PartitionSpec() or all(d is None for d in v.value.sharding.spec) for v in model.weights
+    )
+    return {
+        "traces": step.experimental_get_tracing_count(),
+        "compiled_after_first": compiled[-1] - compiled[1],
+        "shards_equal": shards_equal,
+        "replicated": replicated,
+        "devices": len(model.weights[0].value.devices()),
+    }
 
 
 def only_random_per_replica(tf: Any, strategy: Any) -> dict:
     """tf.random ops draw different values on each replica (as TF's), and new values on each call."""
+
     @tf.function
     def draw():
         return strategy.run(lambda: tf.random.uniform((3,)))
 
     first, second = _local(strategy, draw()), _local(strategy, draw())
-    return {"distinct_replicas": len({tuple(np.round(v, 6)) for v in first}),
-            "new_each_call": not np.allclose(first[0], second[0])}
+    return {
+        "distinct_replicas": len({tuple(np.round(v, 6)) for v in first}),
+        "new_each_call": not np.allclose(first[0], second[0]),
+    }
 
 
 def only_errors(tf: Any, strategy: Any) -> dict:
@@ -495,8 +577,9 @@ def only_errors(tf: Any, strategy: Any) -> dict:
     out["parameter_server"] = error_of(lambda: tf.distribute.experimental.ParameterServerStrategy(None))
     out["tpu"] = error_of(lambda: tf.distribute.TPUStrategy())
     out["bad_device"] = error_of(lambda: tf.distribute.MirroredStrategy(["/gpu:9"]))
-    os.environ["TF_CONFIG"] = '{"cluster": {"worker": ["localhost:1", "localhost:2"]}, "task": {"type": "worker", ' \
-        '"index": 5}}'
+    os.environ["TF_CONFIG"] = (
+        '{"cluster": {"worker": ["localhost:1", "localhost:2"]}, "task": {"type": "worker", "index": 5}}'
+    )
     out["bad_tf_config"] = error_of(lambda: tf.distribute.MultiWorkerMirroredStrategy())
     os.environ["TF_CONFIG"] = os.environ["TF_CONFIG"].replace('"index": 5', '"index": 0')
     out["after_ops"] = error_of(lambda: tf.distribute.MultiWorkerMirroredStrategy())  # JAX has started already
@@ -538,9 +621,12 @@ def case_checkpoint_keras(tf: Any, strategy: Any) -> dict:
     plain_model, plain_optimizer = build()
     plain_optimizer.build(plain_model.trainable_variables)
     tf.train.Checkpoint(model=plain_model, optimizer=plain_optimizer).restore(path)
-    return {"weights": [v.numpy() for v in plain_model.weights], "trained": [v.numpy() for v in model.weights],
-            "slots": [np.asarray(v.numpy()) for v in plain_optimizer.variables if v.dtype != "int64"],
-            "iterations": int(plain_optimizer.iterations.numpy())}
+    return {
+        "weights": [v.numpy() for v in plain_model.weights],
+        "trained": [v.numpy() for v in model.weights],
+        "slots": [np.asarray(v.numpy()) for v in plain_optimizer.variables if v.dtype != "int64"],
+        "iterations": int(plain_optimizer.iterations.numpy()),
+    }
 
 
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}

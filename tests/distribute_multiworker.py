@@ -14,8 +14,9 @@ import sys
 import traceback
 
 INDEX, PORTS, OUT = int(sys.argv[1]), sys.argv[2:4], sys.argv[4]
-os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": [f"localhost:{p}" for p in PORTS]},
-                                      "task": {"type": "worker", "index": INDEX}})
+os.environ["TF_CONFIG"] = json.dumps(
+    {"cluster": {"worker": [f"localhost:{p}" for p in PORTS]}, "task": {"type": "worker", "index": INDEX}}
+)
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
 os.environ["KERAS_BACKEND"] = "jax"
 
@@ -25,8 +26,10 @@ strategy = tf.distribute.MultiWorkerMirroredStrategy()  # before any op, as TF r
 
 import distribute_cases  # noqa: E402
 
-results = {"num_replicas": strategy.num_replicas_in_sync, "task": (strategy.cluster_resolver.task_type,
-                                                                   strategy.cluster_resolver.task_id)}
+results = {
+    "num_replicas": strategy.num_replicas_in_sync,
+    "task": (strategy.cluster_resolver.task_type, strategy.cluster_resolver.task_id),
+}
 for name in ("linear_step", "tutorial_adam", "datasets_from_function"):
     try:
         results[name] = {"result": distribute_cases.describe(distribute_cases.CASES[name](tf, strategy))}

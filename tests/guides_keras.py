@@ -76,11 +76,10 @@ def line_data(tf: Any) -> tuple:
     return x, y, f
 
 
-
 @keras_body
 def autodiff_keras_layer(tf):
-    layer = tf.keras.layers.Dense(2, activation='relu')
-    x = tf.constant([[1., 2., 3.]])
+    layer = tf.keras.layers.Dense(2, activation="relu")
+    x = tf.constant([[1.0, 2.0, 3.0]])
     layer.build(x.shape)
     seed_weights(layer)
     with tf.GradientTape() as tape:
@@ -91,7 +90,7 @@ def autodiff_keras_layer(tf):
     grad = tape.gradient(loss, layer.trainable_variables)
     with printed() as text:
         for var, g in zip(layer.trainable_variables, grad):
-            print(f'{var.name}, shape: {g.shape}')
+            print(f"{var.name}, shape: {g.shape}")
     return loss, grad, text.getvalue()
 
 
@@ -105,7 +104,7 @@ def advanced_autodiff_input_gradient_regularization(tf):
         with tf.GradientTape(watch_accessed_variables=False) as t1:
             t1.watch(x)
             y = layer(x)
-            out = tf.reduce_sum(layer(x)**2)
+            out = tf.reduce_sum(layer(x) ** 2)
         g1 = t1.gradient(out, x)
         g1_mag = tf.norm(g1)
     dg1_mag = t2.gradient(g1_mag, layer.trainable_variables)
@@ -150,13 +149,13 @@ def advanced_autodiff_hessian_newton_step(tf):
         g = t1.gradient(loss, layer1.kernel)
     h = t2.jacobian(g, layer1.kernel)
     with printed() as text:
-        print(f'layer.kernel.shape: {layer1.kernel.shape}')
-        print(f'h.shape: {h.shape}')
+        print(f"layer.kernel.shape: {layer1.kernel.shape}")
+        print(f"h.shape: {h.shape}")
     n_params = tf.reduce_prod(layer1.kernel.shape)
     g_vec = tf.reshape(g, [n_params, 1])
     h_mat = tf.reshape(h, [n_params, n_params])
     eps = 1e-3
-    eye_eps = tf.eye(h_mat.shape[0])*eps
+    eye_eps = tf.eye(h_mat.shape[0]) * eps
     update = tf.linalg.solve(h_mat + eye_eps, g_vec)
     _ = layer1.kernel.assign_sub(tf.reshape(update, layer1.kernel.shape))
     # h_mat + eps*I is nearly singular (ReLU), so the update itself amplifies float32 rounding past any
@@ -184,7 +183,7 @@ def advanced_autodiff_batch_jacobian(tf):
     with printed() as text:
         j_sum = tf.reduce_sum(j, axis=2)
         print(j_sum.shape)
-        j_select = tf.einsum('bxby->bxy', j)
+        j_select = tf.einsum("bxby->bxy", j)
         print(j_select.shape)
     out["cell 34"] = (j_sum, j_select, text.getvalue())
     jb = tape.batch_jacobian(y, x)
@@ -212,8 +211,8 @@ def advanced_autodiff_batch_jacobian_with_batch_norm(tf):
     j = tape.jacobian(y, x)
     jb = tape.batch_jacobian(y, x)
     with printed() as text:
-        print(f'j.shape: {j.shape}')
-        print(f'jb.shape: {jb.shape}')
+        print(f"j.shape: {j.shape}")
+        print(f"jb.shape: {jb.shape}")
     return j, jb, text.getvalue()
 
 
@@ -225,8 +224,8 @@ def intro_to_modules_keras_layers(tf):
         # Adding **kwargs to support base Keras layer arguments
         def __init__(self, in_features, out_features, **kwargs):
             super().__init__(**kwargs)
-            self.w = tf.Variable(normal(tf, [in_features, out_features]), name='w')
-            self.b = tf.Variable(tf.zeros([out_features]), name='b')
+            self.w = tf.Variable(normal(tf, [in_features, out_features]), name="w")
+            self.b = tf.Variable(tf.zeros([out_features]), name="b")
 
         def call(self, x):
             y = tf.matmul(x, self.w) + self.b
@@ -245,8 +244,8 @@ def intro_to_modules_keras_layers(tf):
             self.out_features = out_features
 
         def build(self, input_shape):  # Create the state of the layer (weights)
-            self.w = tf.Variable(normal(tf, [input_shape[-1], self.out_features], seed=1), name='w')
-            self.b = tf.Variable(tf.zeros([self.out_features]), name='b')
+            self.w = tf.Variable(normal(tf, [input_shape[-1], self.out_features], seed=1), name="w")
+            self.b = tf.Variable(tf.zeros([self.out_features]), name="b")
 
         def call(self, inputs):  # Defines the computation from inputs to outputs
             return tf.matmul(inputs, self.w) + self.b
@@ -273,8 +272,8 @@ def intro_to_modules_keras_models(tf):
             self.out_features = out_features
 
         def build(self, input_shape):
-            self.w = tf.Variable(normal(tf, [input_shape[-1], self.out_features], seed=self.out_features), name='w')
-            self.b = tf.Variable(tf.zeros([self.out_features]), name='b')
+            self.w = tf.Variable(normal(tf, [input_shape[-1], self.out_features], seed=self.out_features), name="w")
+            self.b = tf.Variable(tf.zeros([self.out_features]), name="b")
 
         def call(self, inputs):
             return tf.matmul(inputs, self.w) + self.b
@@ -295,7 +294,11 @@ def intro_to_modules_keras_models(tf):
     # Cell 34 fails in TF 2.21 (AttributeError): Keras 3 models have no `submodules`.
     out["cell 34"] = error_class(lambda: my_sequential_model.submodules)
 
-    inputs = tf.keras.Input(shape=[3,])
+    inputs = tf.keras.Input(
+        shape=[
+            3,
+        ]
+    )
     x = FlexibleDense(3)(inputs)
     x = FlexibleDense(2)(x)
     my_functional_model = tf.keras.Model(inputs=inputs, outputs=x)
@@ -313,8 +316,8 @@ def intro_to_modules_keras_saving(tf):
             self.out_features = out_features
 
         def build(self, input_shape):
-            self.w = tf.Variable(normal(tf, [input_shape[-1], self.out_features], seed=self.out_features), name='w')
-            self.b = tf.Variable(tf.zeros([self.out_features]), name='b')
+            self.w = tf.Variable(normal(tf, [input_shape[-1], self.out_features], seed=self.out_features), name="w")
+            self.b = tf.Variable(tf.zeros([self.out_features]), name="b")
 
         def call(self, inputs):
             return tf.matmul(inputs, self.w) + self.b
@@ -404,18 +407,20 @@ def _iris(tf):
 @keras_body
 def custom_training_walkthrough(tf):
     out = {}
-    class_names = ['setosa', 'versicolor', 'virginica']
+    class_names = ["setosa", "versicolor", "virginica"]
     ds_train, ds_test = _iris(tf)
     assert isinstance(ds_test, tf.data.Dataset)
     ds_train_batch = ds_train.batch(32)
     features, labels = next(iter(ds_train_batch))
     out["cell 7"] = (features, labels)
 
-    model = tf.keras.Sequential([
-        tf.keras.layers.Dense(10, activation=tf.nn.relu, input_shape=(4,)),  # input shape required
-        tf.keras.layers.Dense(10, activation=tf.nn.relu),
-        tf.keras.layers.Dense(3)
-    ])
+    model = tf.keras.Sequential(
+        [
+            tf.keras.layers.Dense(10, activation=tf.nn.relu, input_shape=(4,)),  # input shape required
+            tf.keras.layers.Dense(10, activation=tf.nn.relu),
+            tf.keras.layers.Dense(3),
+        ]
+    )
     seed_weights(model)
     predictions = model(features)
     out["cell 10"] = predictions[:5]
@@ -456,32 +461,46 @@ def custom_training_walkthrough(tf):
             train_loss_results.append(epoch_loss_avg.result())
             train_accuracy_results.append(epoch_accuracy.result())
             if epoch % 50 == 0:
-                print("Epoch {:03d}: Loss: {:.3f}, Accuracy: {:.3%}".format(epoch,
-                                                                            epoch_loss_avg.result(),
-                                                                            epoch_accuracy.result()))
+                print(
+                    "Epoch {:03d}: Loss: {:.3f}, Accuracy: {:.3%}".format(
+                        epoch, epoch_loss_avg.result(), epoch_accuracy.result()
+                    )
+                )
     out["cell 18"] = (train_loss_results, train_accuracy_results, text.getvalue())
 
     test_accuracy = tf.keras.metrics.Accuracy()
     ds_test_batch = ds_test.batch(10)
-    for (x, y) in ds_test_batch:
+    for x, y in ds_test_batch:
         logits = model(x, training=False)
         prediction = tf.math.argmax(logits, axis=1, output_type=tf.int64)
         test_accuracy(prediction, y)
     out["cell 20"] = test_accuracy.result()
     out["cell 21"] = tf.stack([y, prediction], axis=1)
 
-    predict_dataset = tf.convert_to_tensor([
-        [0.3, 0.8, 0.4, 0.5,],
-        [0.4, 0.1, 0.8, 0.5,],
-        [0.7, 0.9, 0.8, 0.4]
-    ])
+    predict_dataset = tf.convert_to_tensor(
+        [
+            [
+                0.3,
+                0.8,
+                0.4,
+                0.5,
+            ],
+            [
+                0.4,
+                0.1,
+                0.8,
+                0.5,
+            ],
+            [0.7, 0.9, 0.8, 0.4],
+        ]
+    )
     predictions = model(predict_dataset, training=False)
     shown = []
     for i, logits in enumerate(predictions):
         class_idx = tf.math.argmax(logits).numpy()
         p = tf.nn.softmax(logits)[class_idx]
         name = class_names[class_idx]
-        shown.append((i, name, float(100*p)))
+        shown.append((i, name, float(100 * p)))
     out["cell 22"] = shown
     return out
 
@@ -508,19 +527,18 @@ def checkpoint_guide_training(tf):
     net(tf.zeros([1, 1]))
     seed_weights(net)
     # Cell 5: Keras 3 asks for a `.weights.h5` file name (ValueError in TF 2.21 as written).
-    out["cell 5"] = error_class(lambda: net.save_weights(os.path.join(directory, 'easy_checkpoint')))
+    out["cell 5"] = error_class(lambda: net.save_weights(os.path.join(directory, "easy_checkpoint")))
 
     def toy_dataset():
-        inputs = tf.range(10.)[:, None]
-        labels = inputs * 5. + tf.range(5.)[None, :]
-        return tf.data.Dataset.from_tensor_slices(
-            dict(x=inputs, y=labels)).repeat().batch(2)
+        inputs = tf.range(10.0)[:, None]
+        labels = inputs * 5.0 + tf.range(5.0)[None, :]
+        return tf.data.Dataset.from_tensor_slices(dict(x=inputs, y=labels)).repeat().batch(2)
 
     def train_step(net, example, optimizer):
         """Trains `net` on `example` using `optimizer`."""
         with tf.GradientTape() as tape:
-            output = net(example['x'])
-            loss = tf.reduce_mean(tf.abs(output - example['y']))
+            output = net(example["x"])
+            loss = tf.reduce_mean(tf.abs(output - example["y"]))
         variables = net.trainable_variables
         gradients = tape.gradient(loss, variables)
         optimizer.apply_gradients(zip(gradients, variables))
@@ -530,7 +548,7 @@ def checkpoint_guide_training(tf):
     dataset = toy_dataset()
     iterator = iter(dataset)
     ckpt = tf.train.Checkpoint(step=tf.Variable(1), optimizer=opt, net=net, iterator=iterator)
-    manager = tf.train.CheckpointManager(ckpt, os.path.join(directory, 'tf_ckpts'), max_to_keep=3)
+    manager = tf.train.CheckpointManager(ckpt, os.path.join(directory, "tf_ckpts"), max_to_keep=3)
 
     def train_and_checkpoint(net, manager):
         ckpt.restore(manager.latest_checkpoint)
@@ -560,7 +578,7 @@ def checkpoint_guide_training(tf):
     dataset = toy_dataset()
     iterator = iter(dataset)
     ckpt = tf.train.Checkpoint(step=tf.Variable(1), optimizer=opt, net=net, iterator=iterator)
-    manager = tf.train.CheckpointManager(ckpt, os.path.join(directory, 'tf_ckpts'), max_to_keep=3)
+    manager = tf.train.CheckpointManager(ckpt, os.path.join(directory, "tf_ckpts"), max_to_keep=3)
     ckpt.restore(manager.latest_checkpoint)
     out["cell 11 restored"] = ([w.numpy() for w in net.weights], int(opt.iterations.numpy()), int(ckpt.step))
     with printed() as text:

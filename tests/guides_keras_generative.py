@@ -59,36 +59,35 @@ def _dcgan_models(tf: Any, dropout_rate: float) -> tuple:
 
     def make_generator_model():
         model = tf.keras.Sequential()
-        model.add(layers.Dense(7*7*256, use_bias=False, input_shape=(100,)))
+        model.add(layers.Dense(7 * 7 * 256, use_bias=False, input_shape=(100,)))
         model.add(layers.BatchNormalization())
         model.add(layers.LeakyReLU())
 
         model.add(layers.Reshape((7, 7, 256)))
         assert model.output_shape == (None, 7, 7, 256)  # Note: None is the batch size
 
-        model.add(layers.Conv2DTranspose(128, (5, 5), strides=(1, 1), padding='same', use_bias=False))
+        model.add(layers.Conv2DTranspose(128, (5, 5), strides=(1, 1), padding="same", use_bias=False))
         assert model.output_shape == (None, 7, 7, 128)
         model.add(layers.BatchNormalization())
         model.add(layers.LeakyReLU())
 
-        model.add(layers.Conv2DTranspose(64, (5, 5), strides=(2, 2), padding='same', use_bias=False))
+        model.add(layers.Conv2DTranspose(64, (5, 5), strides=(2, 2), padding="same", use_bias=False))
         assert model.output_shape == (None, 14, 14, 64)
         model.add(layers.BatchNormalization())
         model.add(layers.LeakyReLU())
 
-        model.add(layers.Conv2DTranspose(1, (5, 5), strides=(2, 2), padding='same', use_bias=False, activation='tanh'))
+        model.add(layers.Conv2DTranspose(1, (5, 5), strides=(2, 2), padding="same", use_bias=False, activation="tanh"))
         assert model.output_shape == (None, 28, 28, 1)
 
         return model
 
     def make_discriminator_model():
         model = tf.keras.Sequential()
-        model.add(layers.Conv2D(64, (5, 5), strides=(2, 2), padding='same',
-                                input_shape=[28, 28, 1]))
+        model.add(layers.Conv2D(64, (5, 5), strides=(2, 2), padding="same", input_shape=[28, 28, 1]))
         model.add(layers.LeakyReLU())
         model.add(layers.Dropout(dropout_rate))
 
-        model.add(layers.Conv2D(128, (5, 5), strides=(2, 2), padding='same'))
+        model.add(layers.Conv2D(128, (5, 5), strides=(2, 2), padding="same"))
         model.add(layers.LeakyReLU())
         model.add(layers.Dropout(dropout_rate))
 
@@ -116,8 +115,9 @@ def _dcgan_losses(tf: Any) -> tuple:
     return discriminator_loss, generator_loss
 
 
-def _dcgan_train_step(tf: Any, generator: Any, discriminator: Any, generator_optimizer: Any,
-                      discriminator_optimizer: Any) -> Callable:
+def _dcgan_train_step(
+    tf: Any, generator: Any, discriminator: Any, generator_optimizer: Any, discriminator_optimizer: Any
+) -> Callable:
     """Cell 38's `train_step`, with the noise an argument and the losses returned.
 
     The cell draws `noise = tf.random.normal([BATCH_SIZE, noise_dim])` inside the step; TF and
@@ -151,7 +151,7 @@ def _dcgan_data(tf: Any, batch_size: int) -> Any:
     """Cells 12-15 with 8 seeded images in [-1, 1] for MNIST's 60000 (no shuffle: TF's order is not tapeshim's)."""
     rng = np.random.default_rng(7)
     train_images = rng.integers(0, 256, size=(8, 28, 28)).astype(np.uint8)
-    train_images = train_images.reshape(train_images.shape[0], 28, 28, 1).astype('float32')
+    train_images = train_images.reshape(train_images.shape[0], 28, 28, 1).astype("float32")
     train_images = (train_images - 127.5) / 127.5  # Normalize the images to [-1, 1]
     return tf.data.Dataset.from_tensor_slices(train_images).batch(batch_size)
 
@@ -181,10 +181,12 @@ def dcgan_tutorial(tf):
 
     checkpoint_dir = tempfile.mkdtemp()
     checkpoint_prefix = os.path.join(checkpoint_dir, "ckpt")
-    checkpoint = tf.train.Checkpoint(generator_optimizer=generator_optimizer,
-                                     discriminator_optimizer=discriminator_optimizer,
-                                     generator=generator,
-                                     discriminator=discriminator)
+    checkpoint = tf.train.Checkpoint(
+        generator_optimizer=generator_optimizer,
+        discriminator_optimizer=discriminator_optimizer,
+        generator=generator,
+        discriminator=discriminator,
+    )
 
     num_examples_to_generate = 16
     seed = normal(tf, [num_examples_to_generate, noise_dim], seed=4)
@@ -196,8 +198,10 @@ def dcgan_tutorial(tf):
         losses.append(train_step(image_batch, normal(tf, [BATCH_SIZE, noise_dim], seed=10 + step)))
     out["cell 43 losses"] = losses
     out["cell 43 weights"] = (generator.weights, discriminator.weights)
-    out["cell 43 iterations"] = (int(generator_optimizer.iterations.numpy()),
-                                 int(discriminator_optimizer.iterations.numpy()))
+    out["cell 43 iterations"] = (
+        int(generator_optimizer.iterations.numpy()),
+        int(discriminator_optimizer.iterations.numpy()),
+    )
     # Cell 41's generate_and_save_images, without the plot.
     predictions = generator(seed, training=False)
     out["cell 41"] = predictions[:, :, :, 0] * 127.5 + 127.5
@@ -208,10 +212,11 @@ def dcgan_tutorial(tf):
     out["step 3 losses"] = train_step(next(iter(train_dataset)), normal(tf, [BATCH_SIZE, noise_dim], seed=20))
     status = checkpoint.restore(tf.train.latest_checkpoint(checkpoint_dir))
     status.assert_existing_objects_matched()
-    out["cell 45"] = (os.path.basename(save_path),
-                      all(np.array_equal(w.numpy(), s) for w, s in zip(generator.weights + discriminator.weights,
-                                                                         saved)),
-                      int(generator_optimizer.iterations.numpy()))
+    out["cell 45"] = (
+        os.path.basename(save_path),
+        all(np.array_equal(w.numpy(), s) for w, s in zip(generator.weights + discriminator.weights, saved)),
+        int(generator_optimizer.iterations.numpy()),
+    )
     out["cell 45 step"] = train_step(next(iter(train_dataset)), normal(tf, [BATCH_SIZE, noise_dim], seed=20))
     return out
 
@@ -226,15 +231,21 @@ def dcgan_tutorial_dropout(tf):
     seed_scaled_weights(generator, 1)
     seed_scaled_weights(discriminator, 2)
     before = [w.numpy() for w in generator.trainable_weights + discriminator.trainable_weights]
-    train_step = _dcgan_train_step(tf, generator, discriminator, tf.keras.optimizers.Adam(1e-4),
-                                   tf.keras.optimizers.Adam(1e-4))
-    losses = [train_step(images, normal(tf, [BATCH_SIZE, 100], seed=10 + step))
-              for step, images in enumerate(_dcgan_data(tf, BATCH_SIZE))]
+    train_step = _dcgan_train_step(
+        tf, generator, discriminator, tf.keras.optimizers.Adam(1e-4), tf.keras.optimizers.Adam(1e-4)
+    )
+    losses = [
+        train_step(images, normal(tf, [BATCH_SIZE, 100], seed=10 + step))
+        for step, images in enumerate(_dcgan_data(tf, BATCH_SIZE))
+    ]
     after = [w.numpy() for w in generator.trainable_weights + discriminator.trainable_weights]
-    described = [(loss.dtype.name, loss.shape.as_list(), bool(np.isfinite(loss.numpy()))) for pair in losses
-                 for loss in pair]
-    return (described, [(a.dtype.name, a.shape, bool(np.isfinite(a).all()), bool((a != b).any()))
-                        for a, b in zip(after, before)])
+    described = [
+        (loss.dtype.name, loss.shape.as_list(), bool(np.isfinite(loss.numpy()))) for pair in losses for loss in pair
+    ]
+    return (
+        described,
+        [(a.dtype.name, a.shape, bool(np.isfinite(a).all()), bool((a != b).any())) for a, b in zip(after, before)],
+    )
 
 
 # Custom layers (site/en/tutorials/customization/custom_layers.ipynb) ----------------------------------
@@ -270,9 +281,7 @@ def custom_layers_tutorial(tf):
             self.num_outputs = num_outputs
 
         def build(self, input_shape):
-            self.kernel = self.add_weight("kernel",
-                                          shape=[int(input_shape[-1]),
-                                                 self.num_outputs])
+            self.kernel = self.add_weight("kernel", shape=[int(input_shape[-1]), self.num_outputs])
 
         def call(self, inputs):
             return tf.matmul(inputs, self.kernel)
@@ -288,9 +297,7 @@ def custom_layers_tutorial(tf):
             self.num_outputs = num_outputs
 
         def build(self, input_shape):
-            self.kernel = self.add_weight(name="kernel",
-                                          shape=[int(input_shape[-1]),
-                                                 self.num_outputs])
+            self.kernel = self.add_weight(name="kernel", shape=[int(input_shape[-1]), self.num_outputs])
 
         def call(self, inputs):
             return tf.matmul(inputs, self.kernel)
@@ -305,13 +312,13 @@ def custom_layers_tutorial(tf):
 
     class ResnetIdentityBlock(tf.keras.Model):
         def __init__(self, kernel_size, filters):
-            super(ResnetIdentityBlock, self).__init__(name='')
+            super(ResnetIdentityBlock, self).__init__(name="")
             filters1, filters2, filters3 = filters
 
             self.conv2a = tf.keras.layers.Conv2D(filters1, (1, 1))
             self.bn2a = tf.keras.layers.BatchNormalization()
 
-            self.conv2b = tf.keras.layers.Conv2D(filters2, kernel_size, padding='same')
+            self.conv2b = tf.keras.layers.Conv2D(filters2, kernel_size, padding="same")
             self.bn2b = tf.keras.layers.BatchNormalization()
 
             self.conv2c = tf.keras.layers.Conv2D(filters3, (1, 1))
@@ -342,15 +349,16 @@ def custom_layers_tutorial(tf):
     x = normal(tf, [2, 2, 3, 3], seed=6)
     out["cell 20 seeded"] = (block(x), block(x, training=True), block.variables)
 
-    my_seq = tf.keras.Sequential([tf.keras.layers.Conv2D(1, (1, 1),
-                                                         input_shape=(
-                                                             None, None, 3)),
-                                  tf.keras.layers.BatchNormalization(),
-                                  tf.keras.layers.Conv2D(2, 1,
-                                                         padding='same'),
-                                  tf.keras.layers.BatchNormalization(),
-                                  tf.keras.layers.Conv2D(3, (1, 1)),
-                                  tf.keras.layers.BatchNormalization()])
+    my_seq = tf.keras.Sequential(
+        [
+            tf.keras.layers.Conv2D(1, (1, 1), input_shape=(None, None, 3)),
+            tf.keras.layers.BatchNormalization(),
+            tf.keras.layers.Conv2D(2, 1, padding="same"),
+            tf.keras.layers.BatchNormalization(),
+            tf.keras.layers.Conv2D(3, (1, 1)),
+            tf.keras.layers.BatchNormalization(),
+        ]
+    )
     out["cell 25"] = my_seq(tf.zeros([1, 2, 3, 3]))
     out["cell 26"] = _summary_totals(my_seq)
     out["cell 26 layers"] = [(type(sub).__name__, sub.count_params(), _variables(sub.weights)) for sub in my_seq.layers]
@@ -367,8 +375,11 @@ def optimizer_iterations_dtype(tf):
     # The custom training walkthrough (cell 17) prints optimizer.iterations.numpy(): an int64 in TF's Keras.
     out = {}
     optimizer = tf.keras.optimizers.SGD(0.01)
-    out["new"] = (optimizer.iterations.numpy(), optimizer.iterations.dtype.name if hasattr(
-        optimizer.iterations.dtype, "name") else optimizer.iterations.dtype, len(optimizer.variables))
+    out["new"] = (
+        optimizer.iterations.numpy(),
+        optimizer.iterations.dtype.name if hasattr(optimizer.iterations.dtype, "name") else optimizer.iterations.dtype,
+        len(optimizer.variables),
+    )
     v = tf.Variable([1.0, 2.0])
     out["apply_gradients"] = optimizer.apply_gradients([(tf.constant([1.0, 1.0]), v)]).numpy()
 

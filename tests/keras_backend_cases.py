@@ -33,6 +33,7 @@ def backend_case(name: str) -> Callable[[Callable[[Any], Any]], Callable[[Any], 
     def register(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
         LEGACY_BACKEND_CASES[f"backend_{name}"] = fn
         return fn
+
     return register
 
 
@@ -50,9 +51,28 @@ def _elementwise(name: str, value: np.ndarray = M, **kwargs: Any) -> None:
     backend_case(name)(lambda tf: with_gradient(tf, lambda v: getattr(tf.keras.backend, name)(v, **kwargs), value))
 
 
-for _name in ("abs", "cos", "sin", "exp", "sign", "round", "square", "tanh", "sigmoid", "softplus", "softsign",
-              "hard_sigmoid", "sqrt", "transpose", "flatten", "batch_flatten", "shape", "to_dense", "ones_like",
-              "zeros_like"):
+for _name in (
+    "abs",
+    "cos",
+    "sin",
+    "exp",
+    "sign",
+    "round",
+    "square",
+    "tanh",
+    "sigmoid",
+    "softplus",
+    "softsign",
+    "hard_sigmoid",
+    "sqrt",
+    "transpose",
+    "flatten",
+    "batch_flatten",
+    "shape",
+    "to_dense",
+    "ones_like",
+    "zeros_like",
+):
     _elementwise(_name)
 _elementwise("log", POSITIVE)
 _elementwise("pow", M, a=3)
@@ -85,8 +105,14 @@ def _elu(tf):
 @backend_case("relu")
 def _relu(tf):
     K = tf.keras.backend
-    options = [{}, {"alpha": 0.1}, {"max_value": 6.0}, {"max_value": 0.5}, {"threshold": 0.3},
-               {"alpha": 0.2, "max_value": 0.7, "threshold": -0.2}]
+    options = [
+        {},
+        {"alpha": 0.1},
+        {"max_value": 6.0},
+        {"max_value": 0.5},
+        {"threshold": 0.3},
+        {"alpha": 0.2, "max_value": 0.7, "threshold": -0.2},
+    ]
     return [with_gradient(tf, lambda v, o=o: K.relu(v, **o)) for o in options]
 
 
@@ -104,24 +130,37 @@ def _softmax_1d(tf):
 for _name in ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal"):
     backend_case(_name)(lambda tf, name=_name: getattr(tf.keras.backend, name)(tf.constant(M), tf.constant(M.T[:1].T)))
 for _name in ("maximum", "minimum"):
-    backend_case(_name)(lambda tf, name=_name: with_gradient(
-        tf, lambda v: getattr(tf.keras.backend, name)(v, tf.constant(M[::-1].copy()))))
+    backend_case(_name)(
+        lambda tf, name=_name: with_gradient(
+            tf, lambda v: getattr(tf.keras.backend, name)(v, tf.constant(M[::-1].copy()))
+        )
+    )
 
 
 @backend_case("clip")
 def _clip(tf):
     K = tf.keras.backend
-    return [with_gradient(tf, lambda v: K.clip(v, -0.5, 0.5)), with_gradient(tf, lambda v: K.clip(v, 0.5, -1.0)),
-            with_gradient(tf, lambda v: K.clip(v, None, 0.2))]
+    return [
+        with_gradient(tf, lambda v: K.clip(v, -0.5, 0.5)),
+        with_gradient(tf, lambda v: K.clip(v, 0.5, -1.0)),
+        with_gradient(tf, lambda v: K.clip(v, None, 0.2)),
+    ]
 
 
 for _name in ("sum", "prod", "max", "min", "mean", "std", "var"):
-    backend_case(_name)(lambda tf, name=_name: [
-        with_gradient(tf, getattr(tf.keras.backend, name), X),
-        with_gradient(tf, lambda v: getattr(tf.keras.backend, name)(v, axis=1, keepdims=True), X)])
+    backend_case(_name)(
+        lambda tf, name=_name: [
+            with_gradient(tf, getattr(tf.keras.backend, name), X),
+            with_gradient(tf, lambda v: getattr(tf.keras.backend, name)(v, axis=1, keepdims=True), X),
+        ]
+    )
 for _name in ("all", "any"):
-    backend_case(_name)(lambda tf, name=_name: [getattr(tf.keras.backend, name)(tf.constant(M > 0), axis=1),
-                                               getattr(tf.keras.backend, name)(tf.constant(M))])
+    backend_case(_name)(
+        lambda tf, name=_name: [
+            getattr(tf.keras.backend, name)(tf.constant(M > 0), axis=1),
+            getattr(tf.keras.backend, name)(tf.constant(M)),
+        ]
+    )
 
 
 @backend_case("mean_of_bool")
@@ -140,8 +179,13 @@ def _in_top_k(tf):
 @backend_case("int_shape")
 def _int_shape(tf):
     K = tf.keras.backend
-    return [K.int_shape(tf.constant(X)), K.int_shape(tf.Variable(M)), K.ndim(tf.constant(X)), K.dtype(tf.constant(M)),
-            K.count_params(tf.Variable(X))]
+    return [
+        K.int_shape(tf.constant(X)),
+        K.int_shape(tf.Variable(M)),
+        K.ndim(tf.constant(X)),
+        K.dtype(tf.constant(M)),
+        K.count_params(tf.Variable(X)),
+    ]
 
 
 backend_case("ndim")(lambda tf: tf.keras.backend.ndim(tf.Variable(X)))
@@ -168,8 +212,10 @@ def _gather(tf):
 def _dot(tf):
     K = tf.keras.backend
     y3 = randn((5, 4, 2))
-    return [with_gradient(tf, lambda v: K.dot(v, tf.constant(M.T))),
-            with_gradient(tf, lambda v: K.dot(v, tf.constant(y3)), X)]
+    return [
+        with_gradient(tf, lambda v: K.dot(v, tf.constant(M.T))),
+        with_gradient(tf, lambda v: K.dot(v, tf.constant(y3)), X),
+    ]
 
 
 @backend_case("batch_dot")
@@ -179,13 +225,15 @@ def _batch_dot(tf):
     a2, b2 = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
     a3, b3 = rng.standard_normal((3, 2, 4)).astype(np.float32), rng.standard_normal((3, 4, 5)).astype(np.float32)
     a4 = rng.standard_normal((3, 2, 4, 6)).astype(np.float32)
-    return [with_gradient(tf, lambda v: K.batch_dot(v, tf.constant(b2)), a2),
-            with_gradient(tf, lambda v: K.batch_dot(v, tf.constant(b3)), a3),
-            with_gradient(tf, lambda v: K.batch_dot(v, tf.constant(b3), axes=(2, 1)), a3),
-            with_gradient(tf, lambda v: K.batch_dot(v, tf.constant(a3), axes=(1, 2)), b3),
-            with_gradient(tf, lambda v: K.batch_dot(v, tf.constant(b2), axes=1), a3[:, 0, :]),
-            with_gradient(tf, lambda v: K.batch_dot(tf.constant(a3), v, axes=[2, 2]), a4[:, 0, :, :4]),
-            with_gradient(tf, lambda v: K.batch_dot(v, tf.constant(b3), axes=(2, 1)), a4)]
+    return [
+        with_gradient(tf, lambda v: K.batch_dot(v, tf.constant(b2)), a2),
+        with_gradient(tf, lambda v: K.batch_dot(v, tf.constant(b3)), a3),
+        with_gradient(tf, lambda v: K.batch_dot(v, tf.constant(b3), axes=(2, 1)), a3),
+        with_gradient(tf, lambda v: K.batch_dot(v, tf.constant(a3), axes=(1, 2)), b3),
+        with_gradient(tf, lambda v: K.batch_dot(v, tf.constant(b2), axes=1), a3[:, 0, :]),
+        with_gradient(tf, lambda v: K.batch_dot(tf.constant(a3), v, axes=[2, 2]), a4[:, 0, :, :4]),
+        with_gradient(tf, lambda v: K.batch_dot(v, tf.constant(b3), axes=(2, 1)), a4),
+    ]
 
 
 @backend_case("batch_dot_axis_0_error")
@@ -216,10 +264,14 @@ def _variable(tf):
 
 
 for _name in ("zeros", "ones"):
-    backend_case(_name)(lambda tf, name=_name: [
-        getattr(tf.keras.backend, name)((2, 3)), isinstance(getattr(tf.keras.backend, name)((2, 3)), tf.Variable),
-        getattr(tf.keras.backend, name)((2, 0), dtype="int32"),
-        isinstance(getattr(tf.keras.backend, name)((2, 0)), tf.Variable)])
+    backend_case(_name)(
+        lambda tf, name=_name: [
+            getattr(tf.keras.backend, name)((2, 3)),
+            isinstance(getattr(tf.keras.backend, name)((2, 3)), tf.Variable),
+            getattr(tf.keras.backend, name)((2, 0), dtype="int32"),
+            isinstance(getattr(tf.keras.backend, name)((2, 0)), tf.Variable),
+        ]
+    )
 
 
 @backend_case("eye")
@@ -290,32 +342,50 @@ def _stop_gradient(tf):
 def _random_normal(tf):
     K = tf.keras.backend
     draw = K.random_normal((200, 3), mean=1.0, stddev=0.5, seed=1)
-    return [draw.shape, draw.dtype.name, K.random_normal((4,), mean=2.5, stddev=0.0),
-            K.random_normal((2,), dtype="float64", seed=3).dtype.name, bool(abs(float(tf.reduce_mean(draw)) - 1) < 0.2)]
+    return [
+        draw.shape,
+        draw.dtype.name,
+        K.random_normal((4,), mean=2.5, stddev=0.0),
+        K.random_normal((2,), dtype="float64", seed=3).dtype.name,
+        bool(abs(float(tf.reduce_mean(draw)) - 1) < 0.2),
+    ]
 
 
 @backend_case("random_uniform")
 def _random_uniform(tf):
     K = tf.keras.backend
     draw = K.random_uniform((200, 3), minval=-2.0, maxval=-1.0, seed=1)
-    return [draw.shape, draw.dtype.name, bool(tf.reduce_all(draw >= -2.0)), bool(tf.reduce_all(draw < -1.0)),
-            K.random_uniform((3,), 4.0, 4.0)]
+    return [
+        draw.shape,
+        draw.dtype.name,
+        bool(tf.reduce_all(draw >= -2.0)),
+        bool(tf.reduce_all(draw < -1.0)),
+        K.random_uniform((3,), 4.0, 4.0),
+    ]
 
 
 @backend_case("truncated_normal")
 def _truncated_normal(tf):
     K = tf.keras.backend
     draw = K.truncated_normal((300,), mean=1.0, stddev=2.0, seed=2)
-    return [draw.shape, draw.dtype.name, bool(tf.reduce_all(tf.abs(draw - 1.0) <= 4.0)),
-            K.truncated_normal((3,), mean=-1.0, stddev=0.0)]
+    return [
+        draw.shape,
+        draw.dtype.name,
+        bool(tf.reduce_all(tf.abs(draw - 1.0) <= 4.0)),
+        K.truncated_normal((3,), mean=-1.0, stddev=0.0),
+    ]
 
 
 @backend_case("random_bernoulli")
 def _random_bernoulli(tf):
     K = tf.keras.backend
     draw = K.random_bernoulli((100,), p=0.5, seed=4)
-    return [draw.dtype.name, bool(tf.reduce_all(tf.logical_or(draw == 0.0, draw == 1.0))),
-            K.random_bernoulli((2, 2), p=0.0), K.random_bernoulli((3,), p=1.0, dtype="float64")]
+    return [
+        draw.dtype.name,
+        bool(tf.reduce_all(tf.logical_or(draw == 0.0, draw == 1.0))),
+        K.random_bernoulli((2, 2), p=0.0),
+        K.random_bernoulli((3,), p=1.0, dtype="float64"),
+    ]
 
 
 @backend_case("random_normal_variable")
@@ -349,45 +419,59 @@ BINARY = (M > 0).astype(np.float32)
 @backend_case("binary_crossentropy")
 def _binary_crossentropy(tf):
     K = tf.keras.backend
-    return [with_gradient(tf, lambda v: K.binary_crossentropy(tf.constant(BINARY), v), POSITIVE),
-            with_gradient(tf, lambda v: K.binary_crossentropy(tf.constant(BINARY), v, from_logits=True))]
+    return [
+        with_gradient(tf, lambda v: K.binary_crossentropy(tf.constant(BINARY), v), POSITIVE),
+        with_gradient(tf, lambda v: K.binary_crossentropy(tf.constant(BINARY), v, from_logits=True)),
+    ]
 
 
 @backend_case("binary_focal_crossentropy")
 def _binary_focal_crossentropy(tf):
     K = tf.keras.backend
-    return [with_gradient(tf, lambda v: K.binary_focal_crossentropy(tf.constant(BINARY), v), POSITIVE),
-            with_gradient(tf, lambda v: K.binary_focal_crossentropy(
-                tf.constant(BINARY), v, apply_class_balancing=True, alpha=0.4, gamma=1.5, from_logits=True))]
+    return [
+        with_gradient(tf, lambda v: K.binary_focal_crossentropy(tf.constant(BINARY), v), POSITIVE),
+        with_gradient(
+            tf,
+            lambda v: K.binary_focal_crossentropy(
+                tf.constant(BINARY), v, apply_class_balancing=True, alpha=0.4, gamma=1.5, from_logits=True
+            ),
+        ),
+    ]
 
 
 @backend_case("categorical_crossentropy")
 def _categorical_crossentropy(tf):
     K = tf.keras.backend
-    return [with_gradient(tf, lambda v: K.categorical_crossentropy(tf.constant(ONE_HOT), v), PROBS),
-            with_gradient(tf, lambda v: K.categorical_crossentropy(tf.constant(ONE_HOT), v, from_logits=True)),
-            with_gradient(tf, lambda v: K.categorical_crossentropy(tf.constant(ONE_HOT.T), v, axis=0), PROBS.T)]
+    return [
+        with_gradient(tf, lambda v: K.categorical_crossentropy(tf.constant(ONE_HOT), v), PROBS),
+        with_gradient(tf, lambda v: K.categorical_crossentropy(tf.constant(ONE_HOT), v, from_logits=True)),
+        with_gradient(tf, lambda v: K.categorical_crossentropy(tf.constant(ONE_HOT.T), v, axis=0), PROBS.T),
+    ]
 
 
 @backend_case("categorical_focal_crossentropy")
 def _categorical_focal_crossentropy(tf):
     K = tf.keras.backend
-    return [with_gradient(tf, lambda v: K.categorical_focal_crossentropy(tf.constant(ONE_HOT), v), PROBS),
-            with_gradient(tf, lambda v: K.categorical_focal_crossentropy(
-                tf.constant(ONE_HOT), v, alpha=0.5, gamma=1.0, from_logits=True))]
+    return [
+        with_gradient(tf, lambda v: K.categorical_focal_crossentropy(tf.constant(ONE_HOT), v), PROBS),
+        with_gradient(
+            tf,
+            lambda v: K.categorical_focal_crossentropy(tf.constant(ONE_HOT), v, alpha=0.5, gamma=1.0, from_logits=True),
+        ),
+    ]
 
 
 @backend_case("sparse_categorical_crossentropy")
 def _sparse_categorical_crossentropy(tf):
     K = tf.keras.backend
     labels3 = np.array([[1, 0, 2], [3, 3, 1]], np.int32)
-    return [with_gradient(tf, lambda v: K.sparse_categorical_crossentropy(tf.constant(LABELS), v), PROBS),
-            with_gradient(tf, lambda v: K.sparse_categorical_crossentropy(LABELS, v, from_logits=True)),
-            with_gradient(tf, lambda v: K.sparse_categorical_crossentropy(labels3, v, from_logits=True), X),
-            with_gradient(tf, lambda v: K.sparse_categorical_crossentropy(
-                LABELS, v, from_logits=True, axis=0), M.T.copy()),
-            with_gradient(tf, lambda v: K.sparse_categorical_crossentropy(
-                labels3, v, from_logits=True, ignore_class=3), X)]
+    return [
+        with_gradient(tf, lambda v: K.sparse_categorical_crossentropy(tf.constant(LABELS), v), PROBS),
+        with_gradient(tf, lambda v: K.sparse_categorical_crossentropy(LABELS, v, from_logits=True)),
+        with_gradient(tf, lambda v: K.sparse_categorical_crossentropy(labels3, v, from_logits=True), X),
+        with_gradient(tf, lambda v: K.sparse_categorical_crossentropy(LABELS, v, from_logits=True, axis=0), M.T.copy()),
+        with_gradient(tf, lambda v: K.sparse_categorical_crossentropy(labels3, v, from_logits=True, ignore_class=3), X),
+    ]
 
 
 # -- layers' building blocks ------------------------------------------------------------------------------
@@ -395,11 +479,12 @@ def _sparse_categorical_crossentropy(tf):
 def _bias_add(tf):
     K = tf.keras.backend
     bias = randn((3,))
-    return [with_gradient(tf, lambda v: K.bias_add(v, tf.constant(bias)), IMAGES),
-            with_gradient(tf, lambda v: K.bias_add(v, tf.constant(bias[:2]), data_format="channels_first"),
-                          IMAGES[:, :2]),
-            with_gradient(tf, lambda v: K.bias_add(v, tf.constant(IMAGES[0])), IMAGES),
-            with_gradient(tf, lambda v: K.bias_add(v, tf.constant(M[:2])), M[None, :2])]
+    return [
+        with_gradient(tf, lambda v: K.bias_add(v, tf.constant(bias)), IMAGES),
+        with_gradient(tf, lambda v: K.bias_add(v, tf.constant(bias[:2]), data_format="channels_first"), IMAGES[:, :2]),
+        with_gradient(tf, lambda v: K.bias_add(v, tf.constant(IMAGES[0])), IMAGES),
+        with_gradient(tf, lambda v: K.bias_add(v, tf.constant(M[:2])), M[None, :2]),
+    ]
 
 
 @backend_case("batch_normalization")
@@ -414,18 +499,22 @@ def _conv1d(tf):
     K = tf.keras.backend
     kernel = tf.constant(randn((3, 4, 2)))
     sequence = randn((2, 7, 4))
-    return [with_gradient(tf, lambda v: K.conv1d(v, kernel), sequence),
-            with_gradient(tf, lambda v: K.conv1d(v, kernel, strides=2, padding="same"), sequence),
-            with_gradient(tf, lambda v: K.conv1d(v, kernel, padding="causal", dilation_rate=2), sequence),]
+    return [
+        with_gradient(tf, lambda v: K.conv1d(v, kernel), sequence),
+        with_gradient(tf, lambda v: K.conv1d(v, kernel, strides=2, padding="same"), sequence),
+        with_gradient(tf, lambda v: K.conv1d(v, kernel, padding="causal", dilation_rate=2), sequence),
+    ]
 
 
 @backend_case("conv2d")
 def _conv2d(tf):
     K = tf.keras.backend
     kernel = tf.constant(randn((3, 2, 3, 4)))
-    return [with_gradient(tf, lambda v: K.conv2d(v, kernel), IMAGES),
-            with_gradient(tf, lambda v: K.conv2d(v, kernel, strides=(2, 1), padding="same"), IMAGES),
-            with_gradient(tf, lambda v: K.conv2d(v, kernel, dilation_rate=(2, 2)), IMAGES),]
+    return [
+        with_gradient(tf, lambda v: K.conv2d(v, kernel), IMAGES),
+        with_gradient(tf, lambda v: K.conv2d(v, kernel, strides=(2, 1), padding="same"), IMAGES),
+        with_gradient(tf, lambda v: K.conv2d(v, kernel, dilation_rate=(2, 2)), IMAGES),
+    ]
 
 
 @backend_case("conv2d_bad_padding_error")
@@ -437,25 +526,31 @@ def _conv2d_bad_padding(tf):
 def _conv3d(tf):
     K = tf.keras.backend
     kernel = tf.constant(randn((2, 3, 2, 2, 3)))
-    return [with_gradient(tf, lambda v: K.conv3d(v, kernel), VOLUMES),
-            with_gradient(tf, lambda v: K.conv3d(v, kernel, strides=(1, 2, 2), padding="same"), VOLUMES),]
+    return [
+        with_gradient(tf, lambda v: K.conv3d(v, kernel), VOLUMES),
+        with_gradient(tf, lambda v: K.conv3d(v, kernel, strides=(1, 2, 2), padding="same"), VOLUMES),
+    ]
 
 
 @backend_case("conv2d_transpose")
 def _conv2d_transpose(tf):
     K = tf.keras.backend
     kernel = tf.constant(randn((3, 3, 2, 3)))  # (rows, cols, out, in)
-    return [with_gradient(tf, lambda v: K.conv2d_transpose(v, kernel, (2, 11, 13, 2), strides=(2, 2)), IMAGES),
-            with_gradient(tf, lambda v: K.conv2d_transpose(v, kernel, (2, 5, 6, 2), padding="same"), IMAGES),
-            with_gradient(tf, lambda v: K.conv2d_transpose(v, kernel, (2, 9, 10, 2), dilation_rate=(2, 2)), IMAGES)]
+    return [
+        with_gradient(tf, lambda v: K.conv2d_transpose(v, kernel, (2, 11, 13, 2), strides=(2, 2)), IMAGES),
+        with_gradient(tf, lambda v: K.conv2d_transpose(v, kernel, (2, 5, 6, 2), padding="same"), IMAGES),
+        with_gradient(tf, lambda v: K.conv2d_transpose(v, kernel, (2, 9, 10, 2), dilation_rate=(2, 2)), IMAGES),
+    ]
 
 
 @backend_case("depthwise_conv2d")
 def _depthwise_conv2d(tf):
     K = tf.keras.backend
     kernel = tf.constant(randn((2, 2, 3, 2)))
-    return [with_gradient(tf, lambda v: K.depthwise_conv2d(v, kernel), IMAGES),
-            with_gradient(tf, lambda v: K.depthwise_conv2d(v, kernel, strides=(2, 2), padding="same"), IMAGES),]
+    return [
+        with_gradient(tf, lambda v: K.depthwise_conv2d(v, kernel), IMAGES),
+        with_gradient(tf, lambda v: K.depthwise_conv2d(v, kernel, strides=(2, 2), padding="same"), IMAGES),
+    ]
 
 
 @backend_case("separable_conv2d")
@@ -463,16 +558,21 @@ def _separable_conv2d(tf):
     K = tf.keras.backend
     depthwise = tf.constant(randn((2, 2, 3, 2)))
     pointwise = tf.constant(randn((1, 1, 6, 4)))
-    return [with_gradient(tf, lambda v: K.separable_conv2d(v, depthwise, pointwise), IMAGES),
-            with_gradient(tf, lambda v: K.separable_conv2d(v, depthwise, pointwise, padding="same",
-                                                           dilation_rate=(2, 2)), IMAGES)]
+    return [
+        with_gradient(tf, lambda v: K.separable_conv2d(v, depthwise, pointwise), IMAGES),
+        with_gradient(
+            tf, lambda v: K.separable_conv2d(v, depthwise, pointwise, padding="same", dilation_rate=(2, 2)), IMAGES
+        ),
+    ]
 
 
 @backend_case("pool2d")
 def _pool2d(tf):
     K = tf.keras.backend
-    return [with_gradient(tf, lambda v: K.pool2d(v, (2, 2), strides=(2, 2)), IMAGES),
-            with_gradient(tf, lambda v: K.pool2d(v, (3, 2), strides=(2, 2), padding="same", pool_mode="avg"), IMAGES),]
+    return [
+        with_gradient(tf, lambda v: K.pool2d(v, (2, 2), strides=(2, 2)), IMAGES),
+        with_gradient(tf, lambda v: K.pool2d(v, (3, 2), strides=(2, 2), padding="same", pool_mode="avg"), IMAGES),
+    ]
 
 
 @backend_case("pool2d_bad_mode_error")
@@ -483,8 +583,10 @@ def _pool2d_bad_mode(tf):
 @backend_case("pool3d")
 def _pool3d(tf):
     K = tf.keras.backend
-    return [with_gradient(tf, lambda v: K.pool3d(v, (2, 2, 2), strides=(2, 2, 2)), VOLUMES),
-            with_gradient(tf, lambda v: K.pool3d(v, (2, 3, 2), padding="same", pool_mode="avg"), VOLUMES)]
+    return [
+        with_gradient(tf, lambda v: K.pool3d(v, (2, 2, 2), strides=(2, 2, 2)), VOLUMES),
+        with_gradient(tf, lambda v: K.pool3d(v, (2, 3, 2), padding="same", pool_mode="avg"), VOLUMES),
+    ]
 
 
 @backend_case("temporal_padding")
@@ -495,30 +597,38 @@ def _temporal_padding(tf):
 @backend_case("spatial_2d_padding")
 def _spatial_2d_padding(tf):
     K = tf.keras.backend
-    return [with_gradient(tf, lambda v: K.spatial_2d_padding(v, ((1, 0), (2, 1))), IMAGES),
-            with_gradient(tf, lambda v: K.spatial_2d_padding(v, data_format="channels_first"), IMAGES)]
+    return [
+        with_gradient(tf, lambda v: K.spatial_2d_padding(v, ((1, 0), (2, 1))), IMAGES),
+        with_gradient(tf, lambda v: K.spatial_2d_padding(v, data_format="channels_first"), IMAGES),
+    ]
 
 
 @backend_case("spatial_3d_padding")
 def _spatial_3d_padding(tf):
     K = tf.keras.backend
-    return [with_gradient(tf, lambda v: K.spatial_3d_padding(v, ((1, 0), (0, 2), (1, 1))), VOLUMES),
-            with_gradient(tf, lambda v: K.spatial_3d_padding(v, data_format="channels_first"), VOLUMES)]
+    return [
+        with_gradient(tf, lambda v: K.spatial_3d_padding(v, ((1, 0), (0, 2), (1, 1))), VOLUMES),
+        with_gradient(tf, lambda v: K.spatial_3d_padding(v, data_format="channels_first"), VOLUMES),
+    ]
 
 
 @backend_case("resize_images")
 def _resize_images(tf):
     K = tf.keras.backend
-    return [with_gradient(tf, lambda v: K.resize_images(v, 2, 3, "channels_last"), IMAGES),
-            with_gradient(tf, lambda v: K.resize_images(v, 2, 2, "channels_last", interpolation="bilinear"), IMAGES),
-            with_gradient(tf, lambda v: K.resize_images(v, 1, 2, "channels_first"), IMAGES)]
+    return [
+        with_gradient(tf, lambda v: K.resize_images(v, 2, 3, "channels_last"), IMAGES),
+        with_gradient(tf, lambda v: K.resize_images(v, 2, 2, "channels_last", interpolation="bilinear"), IMAGES),
+        with_gradient(tf, lambda v: K.resize_images(v, 1, 2, "channels_first"), IMAGES),
+    ]
 
 
 @backend_case("resize_volumes")
 def _resize_volumes(tf):
     K = tf.keras.backend
-    return [with_gradient(tf, lambda v: K.resize_volumes(v, 2, 1, 2, "channels_last"), VOLUMES),
-            with_gradient(tf, lambda v: K.resize_volumes(v, 1, 2, 2, "channels_first"), VOLUMES)]
+    return [
+        with_gradient(tf, lambda v: K.resize_volumes(v, 2, 1, 2, "channels_last"), VOLUMES),
+        with_gradient(tf, lambda v: K.resize_volumes(v, 1, 2, 2, "channels_first"), VOLUMES),
+    ]
 
 
 # -- CTC ------------------------------------------------------------------------------------------------
@@ -530,8 +640,9 @@ CTC_PROBS /= CTC_PROBS.sum(-1, keepdims=True)
 def _ctc_batch_cost(tf):
     labels = tf.constant([[0, 1, 1], [2, 0, 0]])
     input_length, label_length = tf.constant([[6], [5]]), tf.constant([[3], [1]])
-    return with_gradient(tf, lambda v: tf.keras.backend.ctc_batch_cost(labels, v, input_length, label_length),
-                         CTC_PROBS)
+    return with_gradient(
+        tf, lambda v: tf.keras.backend.ctc_batch_cost(labels, v, input_length, label_length), CTC_PROBS
+    )
 
 
 @backend_case("ctc_decode")
@@ -544,11 +655,13 @@ def _ctc_decode(tf):
 @backend_case("switch")
 def _switch(tf):
     K = tf.keras.backend
-    return [with_gradient(tf, lambda v: K.switch(tf.constant(True), v * 2.0, lambda: v * 3.0)),
-            with_gradient(tf, lambda v: K.switch(tf.constant(0.0), lambda: v * 2.0, v * 3.0)),
-            with_gradient(tf, lambda v: K.switch(v > 0.0, v * v, -v)),
-            with_gradient(tf, lambda v: K.switch(tf.constant([[True], [False]]), v, v * 5.0), X[:, :, :1] * X[:, :1]),
-            with_gradient(tf, lambda v: K.switch(tf.constant([[True, False, True, True]] * 3), v, v * 5.0), M)]
+    return [
+        with_gradient(tf, lambda v: K.switch(tf.constant(True), v * 2.0, lambda: v * 3.0)),
+        with_gradient(tf, lambda v: K.switch(tf.constant(0.0), lambda: v * 2.0, v * 3.0)),
+        with_gradient(tf, lambda v: K.switch(v > 0.0, v * v, -v)),
+        with_gradient(tf, lambda v: K.switch(tf.constant([[True], [False]]), v, v * 5.0), X[:, :, :1] * X[:, :1]),
+        with_gradient(tf, lambda v: K.switch(tf.constant([[True, False, True, True]] * 3), v, v * 5.0), M),
+    ]
 
 
 @backend_case("switch_condition_not_broadcastable_error")
@@ -569,23 +682,25 @@ def _map_fn(tf):
 @backend_case("foldl")
 def _foldl(tf):
     K = tf.keras.backend
-    return [with_gradient(tf, lambda v: K.foldl(lambda acc, row: acc * 0.5 + row, v)),
-            with_gradient(tf, lambda v: K.foldl(lambda acc, row: acc + tf.reduce_sum(row), v, initializer=1.0))]
+    return [
+        with_gradient(tf, lambda v: K.foldl(lambda acc, row: acc * 0.5 + row, v)),
+        with_gradient(tf, lambda v: K.foldl(lambda acc, row: acc + tf.reduce_sum(row), v, initializer=1.0)),
+    ]
 
 
 @backend_case("foldr")
 def _foldr(tf):
     K = tf.keras.backend
-    return [with_gradient(tf, lambda v: K.foldr(lambda acc, row: acc * 0.5 + row, v)),
-            with_gradient(tf, lambda v: K.foldr(lambda acc, row: acc - tf.reduce_max(row), v, initializer=0.0))]
+    return [
+        with_gradient(tf, lambda v: K.foldr(lambda acc, row: acc * 0.5 + row, v)),
+        with_gradient(tf, lambda v: K.foldr(lambda acc, row: acc - tf.reduce_max(row), v, initializer=0.0)),
+    ]
 
 
 @backend_case("gradients_error")
 def _gradients(tf):
     v = tf.Variable(1.0)
     return tf.keras.backend.gradients(v * v, [v])
-
-
 
 
 @backend_case("name_scope")
@@ -613,9 +728,14 @@ def _rnn_case(tf, **kwargs):
 @backend_case("rnn")
 def _rnn(tf):
     mask = tf.constant([[True, True, False, True, False], [True, False, True, True, True]])
-    return [_rnn_case(tf), _rnn_case(tf, go_backwards=True), _rnn_case(tf, mask=mask),
-            _rnn_case(tf, mask=mask, zero_output_for_mask=True), _rnn_case(tf, unroll=True, mask=mask),
-            _rnn_case(tf, return_all_outputs=False)]
+    return [
+        _rnn_case(tf),
+        _rnn_case(tf, go_backwards=True),
+        _rnn_case(tf, mask=mask),
+        _rnn_case(tf, mask=mask, zero_output_for_mask=True),
+        _rnn_case(tf, unroll=True, mask=mask),
+        _rnn_case(tf, return_all_outputs=False),
+    ]
 
 
 # -- configuration ------------------------------------------------------------------------------------------
@@ -625,8 +745,13 @@ def _floatx(tf):
     before = K.floatx()
     K.set_floatx("float64")
     try:
-        made = [K.floatx(), K.constant(1.0), K.variable([1.0]).dtype.name, K.zeros((2,)).dtype.name,
-                K.cast_to_floatx([1.0]).dtype.name]
+        made = [
+            K.floatx(),
+            K.constant(1.0),
+            K.variable([1.0]).dtype.name,
+            K.zeros((2,)).dtype.name,
+            K.cast_to_floatx([1.0]).dtype.name,
+        ]
     finally:
         K.set_floatx(before)
     return [before, made, K.floatx()]
@@ -682,10 +807,19 @@ backend_case("get_uid")(_clear_session)
 @backend_case("dtype_helpers")
 def _dtype_helpers(tf):
     K = tf.keras.backend
-    return [K.is_float_dtype("float16"), K.is_float_dtype("int32"), K.is_int_dtype("uint8"),
-            K.is_int_dtype("float64"), K.standardize_dtype("float64"), K.standardize_dtype(np.int64),
-            K.result_type("int32", "float16"), K.result_type("bool", "int8"), K.is_keras_tensor(tf.constant(1.0)),
-            K.is_keras_tensor(tf.keras.Input((2,))), K.backend()]
+    return [
+        K.is_float_dtype("float16"),
+        K.is_float_dtype("int32"),
+        K.is_int_dtype("uint8"),
+        K.is_int_dtype("float64"),
+        K.standardize_dtype("float64"),
+        K.standardize_dtype(np.int64),
+        K.result_type("int32", "float16"),
+        K.result_type("bool", "int8"),
+        K.is_keras_tensor(tf.constant(1.0)),
+        K.is_keras_tensor(tf.keras.Input((2,))),
+        K.backend(),
+    ]
 
 
 @backend_case("standardize_dtype_error")
@@ -760,8 +894,9 @@ def _bias_add_rank(tf):
 
 @backend_case("ctc_batch_cost_shapes_error")
 def _ctc_shapes(tf):
-    return tf.keras.backend.ctc_batch_cost(tf.constant([[0, 1]]), tf.constant(CTC_PROBS), tf.constant([[6], [5]]),
-                                           tf.constant([[2], [1]]))
+    return tf.keras.backend.ctc_batch_cost(
+        tf.constant([[0, 1]]), tf.constant(CTC_PROBS), tf.constant([[6], [5]]), tf.constant([[2], [1]])
+    )
 
 
 @backend_case("depthwise_conv2d_channels_error")

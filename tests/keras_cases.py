@@ -36,10 +36,14 @@ def data(n: int = 12, features: int = 4, classes: int = 3, seed: int = 0) -> tup
 def set_weights(model: Any, seed: int = 1) -> None:
     """Deterministic weights (variances positive), the same with any backend."""
     rng = np.random.default_rng(seed)
-    model.set_weights([
-        rng.uniform(0.5, 1.5, w.shape).astype(w.dtype) if "variance" in w.name
-        else (rng.standard_normal(w.shape) * 0.4).astype(w.dtype)
-        for w in model.weights])
+    model.set_weights(
+        [
+            rng.uniform(0.5, 1.5, w.shape).astype(w.dtype)
+            if "variance" in w.name
+            else (rng.standard_normal(w.shape) * 0.4).astype(w.dtype)
+            for w in model.weights
+        ]
+    )
 
 
 def mlp(tf: Any, hidden: int = 8, classes: int = 3, batchnorm: bool = False) -> Any:
@@ -76,8 +80,11 @@ def functional_gradients(tf):
     with tf.GradientTape() as tape:
         out = model(x)
         loss = tf.reduce_mean(tf.square(out))
-    return {"is_model": isinstance(model, tf.keras.Model), "loss": loss,
-            "grads": tape.gradient(loss, model.trainable_variables)}
+    return {
+        "is_model": isinstance(model, tf.keras.Model),
+        "loss": loss,
+        "grads": tape.gradient(loss, model.trainable_variables),
+    }
 
 
 @case
@@ -125,12 +132,18 @@ def batchnorm_statistics(tf):
     bn = model.layers[1]
     with tf.GradientTape() as tape:
         out = model(x, training=True)
-        loss = tf.reduce_mean(out ** 2)
+        loss = tf.reduce_mean(out**2)
     grads = tape.gradient(loss, model.trainable_variables)
     after_train = [bn.moving_mean, bn.moving_variance]
     inference = model(x, training=False)
-    return {"out": out, "grads": grads, "stats": after_train, "inference": inference,
-            "n_trainable": len(model.trainable_variables), "n_all": len(model.variables)}
+    return {
+        "out": out,
+        "grads": grads,
+        "stats": after_train,
+        "inference": inference,
+        "n_trainable": len(model.trainable_variables),
+        "n_all": len(model.variables),
+    }
 
 
 @case
@@ -161,8 +174,12 @@ def training_step_in_function(tf):
         return loss
 
     losses = [step(x, y) for _ in range(4)]
-    return {"losses": losses, "weights": model.weights, "iterations": int(optimizer.iterations),
-            "traces": step.experimental_get_tracing_count()}  # TF traces a variable-creating first call twice
+    return {
+        "losses": losses,
+        "weights": model.weights,
+        "iterations": int(optimizer.iterations),
+        "traces": step.experimental_get_tracing_count(),
+    }  # TF traces a variable-creating first call twice
 
 
 @case
@@ -190,14 +207,15 @@ def eager_custom_loop_matches(tf):
 def regularization_losses_in_tape(tf):
     x, _ = data()
     inputs = tf.keras.Input((4,))
-    hidden = tf.keras.layers.Dense(5, kernel_regularizer=tf.keras.regularizers.L2(0.1),
-                                   activity_regularizer=tf.keras.regularizers.L1(0.01))(inputs)
+    hidden = tf.keras.layers.Dense(
+        5, kernel_regularizer=tf.keras.regularizers.L2(0.1), activity_regularizer=tf.keras.regularizers.L1(0.01)
+    )(inputs)
     model = tf.keras.Model(inputs, tf.keras.layers.Dense(2, bias_regularizer="l1")(hidden))
     set_weights(model, 4)
     with tf.GradientTape() as tape:
         out = model(x)
         penalties = model.losses
-        loss = tf.reduce_mean(out ** 2) + tf.add_n(penalties)
+        loss = tf.reduce_mean(out**2) + tf.add_n(penalties)
     return {"penalties": penalties, "grads": tape.gradient(loss, model.trainable_variables)}
 
 
@@ -278,7 +296,7 @@ def variable_operators_and_l2_penalty(tf):
     losses = []
     for _ in range(3):
         with tf.GradientTape() as tape:
-            penalty = tf.add_n([tf.reduce_sum(w ** 2) for w in model.trainable_variables])
+            penalty = tf.add_n([tf.reduce_sum(w**2) for w in model.trainable_variables])
             loss = loss_fn(y, model(x)) + 0.1 * penalty + tf.reduce_sum(model.layers[0].kernel * 0.5)
         grads = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
@@ -358,13 +376,13 @@ def spec_k1_sgd(tf):
     opt = tf.keras.optimizers.SGD(0.1)
     for _ in range(3):
         with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(v ** 2)
+            loss = tf.reduce_sum(v**2)
         opt.apply_gradients(zip(tape.gradient(loss, [v]), [v]))
     u = tf.Variable(1.0)
     momentum = tf.keras.optimizers.SGD(0.1, momentum=0.9)
     for _ in range(2):
         with tf.GradientTape() as tape:
-            loss = u ** 2
+            loss = u**2
         momentum.apply_gradients(zip(tape.gradient(loss, [u]), [u]))
     return {"v": v, "iterations": int(opt.iterations), "u": u}
 
@@ -375,7 +393,7 @@ def spec_k2_adam(tf):
     opt = tf.keras.optimizers.Adam(0.1)
     for _ in range(3):
         with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(v ** 2)
+            loss = tf.reduce_sum(v**2)
         opt.apply_gradients(zip(tape.gradient(loss, [v]), [v]))
     return v
 
@@ -453,14 +471,14 @@ def optimizer_minimize_with_tape(tf):
         opt = tf.keras.optimizers.SGD(0.1)
         for _ in range(2):
             with tf.GradientTape() as tape:
-                loss = tf.reduce_sum(v ** 2)
+                loss = tf.reduce_sum(v**2)
             opt.apply_gradients(zip(tape.gradient(loss, [v]), [v]))
         return [v, int(opt.iterations)]
     v = tf.Variable([1.0, 2.0])
     opt = tf.keras.optimizers.SGD(0.1)
-    opt.minimize(lambda: tf.reduce_sum(v ** 2), [v])
+    opt.minimize(lambda: tf.reduce_sum(v**2), [v])
     with tf.GradientTape() as tape:
-        loss = tf.reduce_sum(v ** 2)
+        loss = tf.reduce_sum(v**2)
     opt.minimize(loss, [v], tape=tape)
     return [v, int(opt.iterations)]
 
@@ -501,8 +519,13 @@ def optimizer_options_on_tf_variables(tf):
         adamw.apply_gradients([(gv, v), (gw, w)])
         sgd.apply_gradients([(gc, clipped)])
     huber = tf.keras.losses.get({"class_name": "Huber", "config": {"delta": 0.3}})
-    return {"v": v, "w": w, "clipped": clipped, "lr": sgd.learning_rate * 2.0,
-            "huber": huber(np.zeros((2, 2), np.float32), np.ones((2, 2), np.float32))}
+    return {
+        "v": v,
+        "w": w,
+        "clipped": clipped,
+        "lr": sgd.learning_rate * 2.0,
+        "huber": huber(np.zeros((2, 2), np.float32), np.ones((2, 2), np.float32)),
+    }
 
 
 @case
@@ -652,9 +675,11 @@ def activations_in_tape(tf):
 # -- fit / evaluate / predict -----------------------------------------------------------------------------
 def _compiled_model(tf, optimizer="sgd"):
     model = mlp(tf)
-    model.compile(optimizer=tf.keras.optimizers.SGD(0.05) if optimizer == "sgd" else optimizer,
-                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=["accuracy"])
+    model.compile(
+        optimizer=tf.keras.optimizers.SGD(0.05) if optimizer == "sgd" else optimizer,
+        loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
     return model
 
 
@@ -663,8 +688,13 @@ def fit_arrays(tf):
     x, y = data(40)
     model = _compiled_model(tf)
     history = model.fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0, validation_split=0.25)
-    return {"history": history.history, "epochs": history.epoch, "weights": model.weights,
-            "evaluate": model.evaluate(x, y, verbose=0, batch_size=8), "predict": model.predict(x[:5], verbose=0)}
+    return {
+        "history": history.history,
+        "epochs": history.epoch,
+        "weights": model.weights,
+        "evaluate": model.evaluate(x, y, verbose=0, batch_size=8),
+        "predict": model.predict(x[:5], verbose=0),
+    }
 
 
 @case
@@ -675,8 +705,12 @@ def fit_dataset_with_validation_and_early_stopping(tf):
     validation = tf.data.Dataset.from_tensor_slices((x[32:], y[32:])).batch(8)
     stop = tf.keras.callbacks.EarlyStopping(monitor="loss", patience=0, min_delta=10.0)
     history = model.fit(train, epochs=5, validation_data=validation, callbacks=[stop], verbose=0)
-    return {"history": history.history, "epochs": history.epoch, "stopped": stop.stopped_epoch,
-            "evaluate": model.evaluate(validation, verbose=0, return_dict=True)}
+    return {
+        "history": history.history,
+        "epochs": history.epoch,
+        "stopped": stop.stopped_epoch,
+        "evaluate": model.evaluate(validation, verbose=0, return_dict=True),
+    }
 
 
 @case
@@ -686,7 +720,6 @@ def train_on_batch_values(tf):
     first = model.train_on_batch(x, y)
     second = model.train_on_batch(x, y)
     return [first, second, model.predict_on_batch(x[:3])]
-
 
 
 def all_cases() -> dict[str, Any]:

@@ -62,9 +62,13 @@ def custom_train_step_compute_loss_and_compiled_metrics(tf):
     model = _dense_functional(tf, CustomModel)
     model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
     history = model.fit(x, y, epochs=2, batch_size=4, shuffle=False, verbose=0)
-    return {"history": history.history, "weights": model.weights, "functional": isinstance(model, tf.keras.Model),
-            "evaluate": model.evaluate(x, y, batch_size=4, verbose=0, return_dict=True),
-            "predict": model.predict(x[:3], verbose=0)}
+    return {
+        "history": history.history,
+        "weights": model.weights,
+        "functional": isinstance(model, tf.keras.Model),
+        "evaluate": model.evaluate(x, y, batch_size=4, verbose=0, return_dict=True),
+        "predict": model.predict(x[:3], verbose=0),
+    }
 
 
 @case
@@ -145,8 +149,10 @@ def custom_test_step_in_evaluate(tf):
     x, y = _regression_data()
     model = _dense_functional(tf, CustomModel)
     model.compile(loss="mse", metrics=["mae"])
-    return [model.evaluate(x, y, batch_size=5, verbose=0), model.evaluate(x, y, batch_size=4, verbose=0,
-                                                                          return_dict=True)]
+    return [
+        model.evaluate(x, y, batch_size=5, verbose=0),
+        model.evaluate(x, y, batch_size=4, verbose=0, return_dict=True),
+    ]
 
 
 @case
@@ -198,6 +204,7 @@ def custom_train_step_deprecated_compiled_loss_and_metrics(tf):
     history = model.fit(x, y, epochs=2, batch_size=4, shuffle=False, verbose=0)
     return {"history": history.history, "weights": model.weights}
 
+
 @case
 def metric_creating_variables_inside_function(tf):
     f1 = tf.keras.metrics.F1Score(average="macro")  # creates its variables on its first update
@@ -236,7 +243,7 @@ def add_loss_of_tf_op_in_call(tf):
     with tf.GradientTape() as tape:
         out = net(x)
         losses = net.losses
-        loss = tf.reduce_mean(out ** 2) + tf.add_n(losses)
+        loss = tf.reduce_mean(out**2) + tf.add_n(losses)
     grads = tape.gradient(loss, net.trainable_variables)
     net.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse")
     history = net.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
@@ -257,12 +264,17 @@ def layer_call_returning_a_variable(tf):
     out = layer(np.zeros((1,), np.float32))
     with tf.GradientTape() as tape:
         total = tf.reduce_sum(layer(np.zeros((1,), np.float32)) * 3.0)
+
     @tf.function
     def traced(x):
         return layer(x) * 1.0
 
-    return {"out": out, "is_the_variable": out is layer.table, "grad": tape.gradient(total, layer.table),
-            "traced": traced(np.zeros((1,), np.float32))}
+    return {
+        "out": out,
+        "is_the_variable": out is layer.table,
+        "grad": tape.gradient(total, layer.table),
+        "traced": traced(np.zeros((1,), np.float32)),
+    }
 
 
 @case
@@ -289,8 +301,13 @@ def functional_subclass_then_other_subclasses(tf):
     set_weights(later, 12)
     plain = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(inputs))
     set_weights(plain, 13)
-    return {"functional": functional(x), "is_model": isinstance(functional, tf.keras.Model), "later": later(x),
-            "plain": plain(x), "n_layers": len(functional.layers)}
+    return {
+        "functional": functional(x),
+        "is_model": isinstance(functional, tf.keras.Model),
+        "later": later(x),
+        "plain": plain(x),
+        "n_layers": len(functional.layers),
+    }
 
 
 @case
@@ -311,8 +328,11 @@ def compute_loss_inside_a_tape(tf):
     with tf.GradientTape() as tape:
         y_pred = net(x)
         loss = net.compute_loss(x=x, y=y, y_pred=y_pred)
-    return {"loss": loss, "is_tensor": isinstance(loss, tf.Tensor),
-            "grads": tape.gradient(loss, net.trainable_variables)}
+    return {
+        "loss": loss,
+        "is_tensor": isinstance(loss, tf.Tensor),
+        "grads": tape.gradient(loss, net.trainable_variables),
+    }
 
 
 @case
@@ -331,13 +351,18 @@ def tensors_read_before_fit_survive_it(tf):
     model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")
     with tf.GradientTape() as tape:
         before = model(x)
-        loss = tf.reduce_mean(before ** 2)
+        loss = tf.reduce_mean(before**2)
     kernel = model.layers[1].kernel * 1.0
     model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
     model.train_on_batch(x, y)
     model.evaluate(x, y, verbose=0)
-    return {"before": before, "loss": loss, "grads": tape.gradient(loss, model.trainable_variables),
-            "kernel": kernel, "after": model(x)}
+    return {
+        "before": before,
+        "loss": loss,
+        "grads": tape.gradient(loss, model.trainable_variables),
+        "kernel": kernel,
+        "after": model(x),
+    }
 
 
 # Scaled-down keras.io generative programs (VAE, DCGAN, WGAN-GP): each random draw keeps its shape (TF and
@@ -396,9 +421,15 @@ def vae_sampling_layer_dynamic_batch(tf):
     model = tf.keras.Model(inputs, Flatten()(inputs))
     with tf.GradientTape() as tape:
         z_mean_out, _, z = encoder(images)
-        loss = tf.reduce_sum(z ** 2)
-    return {"eager": eager, "flat": flat, "model": model(images[:3]), "z": z, "z_mean": z_mean_out,
-            "grads": tape.gradient(loss, encoder.trainable_variables)}
+        loss = tf.reduce_sum(z**2)
+    return {
+        "eager": eager,
+        "flat": flat,
+        "model": model(images[:3]),
+        "z": z,
+        "z_mean": z_mean_out,
+        "grads": tape.gradient(loss, encoder.trainable_variables),
+    }
 
 
 @case
@@ -424,7 +455,8 @@ def vae_custom_train_step_fit(tf):
                 z_mean, z_log_var, z = self.encoder(data)
                 reconstruction = self.decoder(z)
                 reconstruction_loss = tf.reduce_mean(
-                    tf.reduce_sum(tf.keras.losses.binary_crossentropy(data, reconstruction), axis=(1, 2)))
+                    tf.reduce_sum(tf.keras.losses.binary_crossentropy(data, reconstruction), axis=(1, 2))
+                )
                 kl_loss = -0.5 * (1 + z_log_var - tf.square(z_mean) - tf.exp(z_log_var))
                 kl_loss = tf.reduce_mean(tf.reduce_sum(kl_loss, axis=1))
                 total_loss = reconstruction_loss + kl_loss
@@ -433,9 +465,11 @@ def vae_custom_train_step_fit(tf):
             self.total_loss_tracker.update_state(total_loss)
             self.reconstruction_loss_tracker.update_state(reconstruction_loss)
             self.kl_loss_tracker.update_state(kl_loss)
-            return {"loss": self.total_loss_tracker.result(),
-                    "reconstruction_loss": self.reconstruction_loss_tracker.result(),
-                    "kl_loss": self.kl_loss_tracker.result()}
+            return {
+                "loss": self.total_loss_tracker.result(),
+                "reconstruction_loss": self.reconstruction_loss_tracker.result(),
+                "kl_loss": self.kl_loss_tracker.result(),
+            }
 
         def call(self, x):
             _, _, z = self.encoder(x)
@@ -448,20 +482,28 @@ def vae_custom_train_step_fit(tf):
 
 
 def _gan_parts(tf, latent_dim=3):
-    discriminator = tf.keras.Sequential([
-        tf.keras.Input(shape=(4, 4, 1)),
-        tf.keras.layers.Conv2D(2, (3, 3), strides=(2, 2), padding="same"),
-        tf.keras.layers.LeakyReLU(negative_slope=0.2),
-        tf.keras.layers.GlobalMaxPooling2D(),
-        tf.keras.layers.Dense(1)], name="discriminator")
-    generator = tf.keras.Sequential([
-        tf.keras.Input(shape=(latent_dim,)),
-        tf.keras.layers.Dense(2 * 2 * 2),
-        tf.keras.layers.LeakyReLU(negative_slope=0.2),
-        tf.keras.layers.Reshape((2, 2, 2)),
-        tf.keras.layers.Conv2DTranspose(2, (4, 4), strides=(2, 2), padding="same"),
-        tf.keras.layers.LeakyReLU(negative_slope=0.2),
-        tf.keras.layers.Conv2D(1, (3, 3), padding="same", activation="sigmoid")], name="generator")
+    discriminator = tf.keras.Sequential(
+        [
+            tf.keras.Input(shape=(4, 4, 1)),
+            tf.keras.layers.Conv2D(2, (3, 3), strides=(2, 2), padding="same"),
+            tf.keras.layers.LeakyReLU(negative_slope=0.2),
+            tf.keras.layers.GlobalMaxPooling2D(),
+            tf.keras.layers.Dense(1),
+        ],
+        name="discriminator",
+    )
+    generator = tf.keras.Sequential(
+        [
+            tf.keras.Input(shape=(latent_dim,)),
+            tf.keras.layers.Dense(2 * 2 * 2),
+            tf.keras.layers.LeakyReLU(negative_slope=0.2),
+            tf.keras.layers.Reshape((2, 2, 2)),
+            tf.keras.layers.Conv2DTranspose(2, (4, 4), strides=(2, 2), padding="same"),
+            tf.keras.layers.LeakyReLU(negative_slope=0.2),
+            tf.keras.layers.Conv2D(1, (3, 3), padding="same", activation="sigmoid"),
+        ],
+        name="generator",
+    )
     set_weights(discriminator, 8)
     set_weights(generator, 9)
     return discriminator, generator
@@ -516,12 +558,19 @@ def gan_train_step_on_model_without_call(tf):
 
     discriminator, generator = _gan_parts(tf)
     gan = GAN(discriminator=discriminator, generator=generator, latent_dim=3)
-    gan.compile(d_optimizer=tf.keras.optimizers.Adam(0.01), g_optimizer=tf.keras.optimizers.Adam(0.01),
-                loss_fn=tf.keras.losses.BinaryCrossentropy(from_logits=True))
+    gan.compile(
+        d_optimizer=tf.keras.optimizers.Adam(0.01),
+        g_optimizer=tf.keras.optimizers.Adam(0.01),
+        loss_fn=tf.keras.losses.BinaryCrossentropy(from_logits=True),
+    )
     dataset = tf.data.Dataset.from_tensor_slices(_images(8)).batch(4)
     history = gan.fit(dataset, epochs=2, verbose=0)
-    return {"history": history.history, "discriminator": discriminator.weights, "generator": generator.weights,
-            "d_iterations": int(gan.d_optimizer.iterations)}
+    return {
+        "history": history.history,
+        "discriminator": discriminator.weights,
+        "generator": generator.weights,
+        "d_iterations": int(gan.d_optimizer.iterations),
+    }
 
 
 @case
@@ -588,11 +637,15 @@ def wgan_gp_train_step_with_gradient_penalty(tf):
     # One extra discriminator step (keras.io uses 3): a second step inside tapeshim.function differentiates a
     # nested gradient of variables assigned earlier in the same function, which tapeshim does not do yet.
     wgan = WGAN(discriminator=discriminator, generator=generator, latent_dim=3, discriminator_extra_steps=1)
-    wgan.compile(d_optimizer=tf.keras.optimizers.Adam(0.002, beta_1=0.5, beta_2=0.9),
-                 g_optimizer=tf.keras.optimizers.Adam(0.002, beta_1=0.5, beta_2=0.9),
-                 g_loss_fn=generator_loss, d_loss_fn=discriminator_loss)
+    wgan.compile(
+        d_optimizer=tf.keras.optimizers.Adam(0.002, beta_1=0.5, beta_2=0.9),
+        g_optimizer=tf.keras.optimizers.Adam(0.002, beta_1=0.5, beta_2=0.9),
+        g_loss_fn=generator_loss,
+        d_loss_fn=discriminator_loss,
+    )
     history = wgan.fit(_images(8), batch_size=4, epochs=2, shuffle=False, verbose=0)
     return {"history": history.history, "discriminator": discriminator.weights, "generator": generator.weights}
+
 
 @case
 def gradient_penalty_nested_tape_through_models(tf):
@@ -643,9 +696,12 @@ def random_op_in_layer_call_draws_anew(tf):
         return layer(x)
 
     fifth, sixth = traced(x), traced(x)
-    return {"eager_differ": bool(np.any(first.numpy() != second.numpy())), "shape": tuple(first.shape),
-            "function_differ": bool(np.any(fifth.numpy() != sixth.numpy())),
-            "model_call_differ": bool(np.any(model(x).numpy() != model(x).numpy()))}
+    return {
+        "eager_differ": bool(np.any(first.numpy() != second.numpy())),
+        "shape": tuple(first.shape),
+        "function_differ": bool(np.any(fifth.numpy() != sixth.numpy())),
+        "model_call_differ": bool(np.any(model(x).numpy() != model(x).numpy())),
+    }
 
 
 @case
@@ -655,8 +711,7 @@ def custom_steps_with_steps_per_execution(tf):
             x, y = data
             with tf.GradientTape() as tape:
                 loss = tf.reduce_mean(tf.square(self(x, training=True) - y))
-            self.optimizer.apply_gradients(zip(tape.gradient(loss, self.trainable_variables),
-                                               self.trainable_variables))
+            self.optimizer.apply_gradients(zip(tape.gradient(loss, self.trainable_variables), self.trainable_variables))
             return {"loss": loss}
 
         def predict_step(self, data):
@@ -667,8 +722,7 @@ def custom_steps_with_steps_per_execution(tf):
     model = _dense_functional(tf, CustomModel)
     model.compile(optimizer=tf.keras.optimizers.SGD(0.1), steps_per_execution=2)
     history = model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
-    return {"history": history.history, "weights": model.weights,
-            "predict": model.predict(x, batch_size=5, verbose=0)}
+    return {"history": history.history, "weights": model.weights, "predict": model.predict(x, batch_size=5, verbose=0)}
 
 
 @case
@@ -691,8 +745,11 @@ def custom_predict_and_test_step_on_model_without_call(tf):
     wrapper = Wrapper(inner)
     wrapper.compile()
     x, y = _regression_data()
-    return {"predict": wrapper.predict(x, batch_size=5, verbose=0),
-            "evaluate": wrapper.evaluate(x, y, batch_size=6, verbose=0, return_dict=True), "built": wrapper.built}
+    return {
+        "predict": wrapper.predict(x, batch_size=5, verbose=0),
+        "evaluate": wrapper.evaluate(x, y, batch_size=6, verbose=0, return_dict=True),
+        "built": wrapper.built,
+    }
 
 
 @case
@@ -703,8 +760,7 @@ def custom_train_step_with_default_validation(tf):
             with tf.GradientTape() as tape:
                 y_pred = self(x, training=True)
                 loss = self.compute_loss(y=y, y_pred=y_pred)
-            self.optimizer.apply_gradients(zip(tape.gradient(loss, self.trainable_variables),
-                                               self.trainable_variables))
+            self.optimizer.apply_gradients(zip(tape.gradient(loss, self.trainable_variables), self.trainable_variables))
             for metric in self.metrics:
                 metric.update_state(loss) if metric.name == "loss" else metric.update_state(y, y_pred)
             return {m.name: m.result() for m in self.metrics}
@@ -712,8 +768,9 @@ def custom_train_step_with_default_validation(tf):
     x, y = _regression_data(16)
     model = _dense_functional(tf, CustomModel)
     model.compile(optimizer=tf.keras.optimizers.Adam(0.05), loss="mse", metrics=["mae"])
-    history = model.fit(x[:12], y[:12], batch_size=4, epochs=3, shuffle=False, verbose=0,
-                        validation_data=(x[12:], y[12:]))
+    history = model.fit(
+        x[:12], y[:12], batch_size=4, epochs=3, shuffle=False, verbose=0, validation_data=(x[12:], y[12:])
+    )
     try:
         model.train_on_batch(x[:4], y[:4])  # TF passes (x, y, sample_weight): this train_step cannot unpack it
     except ValueError as error:

@@ -45,8 +45,11 @@ def run_case(body: Callable[[Any], Any], module: Any) -> dict:
             outcome = {"result": describe(body(module))}
         except Exception as exc:  # noqa: BLE001 - the error class is part of the comparison
             outcome = {"raised": type(exc).__name__, "message": str(exc)}
-    outcome["warnings"] = [str(w.message) for w in caught if issubclass(w.category, UserWarning)
-                           and "Gradients do not exist" in str(w.message)]
+    outcome["warnings"] = [
+        str(w.message)
+        for w in caught
+        if issubclass(w.category, UserWarning) and "Gradients do not exist" in str(w.message)
+    ]
     return outcome
 
 
@@ -74,8 +77,9 @@ def assert_same(expected: Any, actual: Any, path: str = "result", rtol: float = 
         assert actual == expected, f"{path}: tapeshim {actual!r} vs TF {expected!r}"
 
 
-def assert_outcomes_match(expected: dict, actual: dict, rtol: float = 2e-5, atol: float = 2e-6,
-                          message: bool = False) -> None:
+def assert_outcomes_match(
+    expected: dict, actual: dict, rtol: float = 2e-5, atol: float = 2e-6, message: bool = False
+) -> None:
     """Compares two `run_case` outcomes: same error class (and message), or same result and warnings."""
     if "raised" in expected or "raised" in actual:
         assert expected.get("raised") == actual.get("raised"), f"TF: {expected}\ntapeshim: {actual}"
@@ -94,8 +98,13 @@ def tf_results(tmp_dir: Path) -> dict[str, dict]:
     if "tf" not in _cache:
         out = tmp_dir / "tf_keras_results.pkl"
         env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "3"}
-        done = subprocess.run([sys.executable, str(_HERE / "keras_cases.py"), str(out)], env=env,
-                              capture_output=True, text=True, timeout=1200)
+        done = subprocess.run(
+            [sys.executable, str(_HERE / "keras_cases.py"), str(out)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
         assert done.returncode == 0, f"TF's Keras run failed:\n{done.stderr[-4000:]}"
         with open(out, "rb") as stream:
             _cache["tf"] = pickle.load(stream)

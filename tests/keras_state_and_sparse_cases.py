@@ -39,22 +39,31 @@ def frozen_layer_variables_still_watched(tf):
     model.layers[0].trainable = False
     with tf.GradientTape() as model_tape:
         z = tf.reduce_sum(model(x) ** 2)
-    return {"watched": watched, "kernel_gradient": tape.gradient(y, layer.kernel),
-            "gradients": tape.gradient(y, [layer.kernel, layer.bias]),
-            "trainable": [len(layer.trainable_variables), len(layer.non_trainable_variables), layer.kernel.trainable],
-            "model_watched": [tuple(v.shape) for v in model_tape.watched_variables()],
-            "model_trainable": [tuple(v.shape) for v in model.trainable_variables],
-            "model_gradients": model_tape.gradient(z, model.trainable_variables)}
+    return {
+        "watched": watched,
+        "kernel_gradient": tape.gradient(y, layer.kernel),
+        "gradients": tape.gradient(y, [layer.kernel, layer.bias]),
+        "trainable": [len(layer.trainable_variables), len(layer.non_trainable_variables), layer.kernel.trainable],
+        "model_watched": [tuple(v.shape) for v in model_tape.watched_variables()],
+        "model_trainable": [tuple(v.shape) for v in model.trainable_variables],
+        "model_gradients": model_tape.gradient(z, model.trainable_variables),
+    }
 
 
 SPARSE_OPTIMIZERS = {
-    "sgd": ("SGD", {"learning_rate": 0.5}), "sgd_momentum": ("SGD", {"learning_rate": 0.5, "momentum": 0.9}),
-    "adam": ("Adam", {"learning_rate": 0.1}), "amsgrad": ("Adam", {"learning_rate": 0.1, "amsgrad": True}),
-    "adamw": ("AdamW", {"learning_rate": 0.1, "weight_decay": 0.1}), "rmsprop": ("RMSprop", {"learning_rate": 0.05}),
+    "sgd": ("SGD", {"learning_rate": 0.5}),
+    "sgd_momentum": ("SGD", {"learning_rate": 0.5, "momentum": 0.9}),
+    "adam": ("Adam", {"learning_rate": 0.1}),
+    "amsgrad": ("Adam", {"learning_rate": 0.1, "amsgrad": True}),
+    "adamw": ("AdamW", {"learning_rate": 0.1, "weight_decay": 0.1}),
+    "rmsprop": ("RMSprop", {"learning_rate": 0.05}),
     "rmsprop_centered": ("RMSprop", {"learning_rate": 0.05, "momentum": 0.5, "centered": True}),
-    "adagrad": ("Adagrad", {"learning_rate": 0.3}), "adamax": ("Adamax", {"learning_rate": 0.1}),
-    "nadam": ("Nadam", {"learning_rate": 0.1}), "lion": ("Lion", {"learning_rate": 0.05}),
-    "ftrl": ("Ftrl", {"learning_rate": 0.1}), "lamb": ("Lamb", {"learning_rate": 0.1}),
+    "adagrad": ("Adagrad", {"learning_rate": 0.3}),
+    "adamax": ("Adamax", {"learning_rate": 0.1}),
+    "nadam": ("Nadam", {"learning_rate": 0.1}),
+    "lion": ("Lion", {"learning_rate": 0.05}),
+    "ftrl": ("Ftrl", {"learning_rate": 0.1}),
+    "lamb": ("Lamb", {"learning_rate": 0.1}),
     "clipnorm": ("Adam", {"learning_rate": 0.1, "clipnorm": 0.5}),
     "global_clipnorm": ("Adam", {"learning_rate": 0.1, "global_clipnorm": 0.5}),
     "clipvalue": ("RMSprop", {"learning_rate": 0.1, "clipvalue": 0.3}),
@@ -72,7 +81,7 @@ def _sparse_optimizer_steps(tf, name, kwargs):
         given = tf.IndexedSlices(tf.constant(rows), tf.constant([1, 1, 4, 1]), tf.constant([6, 2]))
         optimizer.apply_gradients([(given, table), (tf.constant([0.3, -0.2]), dense)])
         with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(tf.gather(table, [0, 3, 3, 5, 0, 3]) ** 3) + tf.reduce_sum(dense ** 2)
+            loss = tf.reduce_sum(tf.gather(table, [0, 3, 3, 5, 0, 3]) ** 3) + tf.reduce_sum(dense**2)
         grads = tape.gradient(loss, [table, dense])
         optimizer.apply_gradients(zip(grads, [table, dense]))
         history.append([tf.identity(table), tf.identity(dense), type(grads[0]).__name__])
@@ -81,7 +90,8 @@ def _sparse_optimizer_steps(tf, name, kwargs):
 
 for _key, (_name, _kwargs) in SPARSE_OPTIMIZERS.items():
     BACKEND_CASES[f"sparse_gradient_repeated_indices_{_key}"] = (
-        lambda name, kwargs: lambda tf: _sparse_optimizer_steps(tf, name, kwargs))(_name, _kwargs)
+        lambda name, kwargs: lambda tf: _sparse_optimizer_steps(tf, name, kwargs)
+    )(_name, _kwargs)
 
 
 @backend_case
@@ -93,7 +103,7 @@ def sparse_gradient_in_function(tf):
     def step(ids):
         rows = tf.gather(table, ids)
         optimizer.apply_gradients([(tf.IndexedSlices(2.0 * rows, ids, tf.constant([6, 2])), table)])
-        return tf.reduce_sum(rows ** 2)
+        return tf.reduce_sum(rows**2)
 
     losses = [step(tf.constant([1, 1, 2, 5, 1])) for _ in range(3)]
     return {"losses": losses, "table": table}
@@ -122,12 +132,16 @@ def batchnorm_training_persistent_tape(tf):
     model = mlp(tf, batchnorm=True)
     with tf.GradientTape(persistent=True) as tape:
         out = model(x, training=True)
-        loss = tf.reduce_mean(out ** 2)
+        loss = tf.reduce_mean(out**2)
     first = tape.gradient(loss, model.trainable_variables)
     second = tape.gradient(out, model.layers[-1].bias)
     jacobian = tape.jacobian(out, model.layers[-1].kernel)
-    return {"first": first, "second": second, "jacobian": jacobian,
-            "moving": [model.layers[1].moving_mean, model.layers[1].moving_variance]}
+    return {
+        "first": first,
+        "second": second,
+        "jacobian": jacobian,
+        "moving": [model.layers[1].moving_mean, model.layers[1].moving_variance],
+    }
 
 
 @backend_case
@@ -148,7 +162,7 @@ def layer_counting_training_calls_under_tape(tf):
     for _ in range(2):
         with tf.GradientTape() as tape:
             out = layer(x, training=True)
-            loss = tf.reduce_sum(out ** 2)
+            loss = tf.reduce_sum(out**2)
         results.append([out, tape.gradient(loss, layer.w), tf.identity(layer.calls)])
     return results
 
@@ -167,7 +181,7 @@ def embedding_gradient_is_indexed_slices(tf):
     ids = tf.constant([[1, 4, 1], [0, 1, 5]])
     with tf.GradientTape() as tape:
         out = layer(ids)
-        loss = tf.reduce_sum(out ** 3)
+        loss = tf.reduce_sum(out**3)
     return [out, _slices(tape.gradient(loss, layer.embeddings))]
 
 
@@ -179,9 +193,15 @@ def _text_model(tf, functional):
         outputs = tf.keras.layers.Dense(2)(tf.keras.layers.GlobalMaxPooling1D()(hidden))
         model = tf.keras.Model(inputs, outputs)
     else:
-        model = tf.keras.Sequential([tf.keras.Input((7,), dtype="int32"), tf.keras.layers.Embedding(10, 4),
-                                     tf.keras.layers.Conv1D(5, 3, activation="relu"),
-                                     tf.keras.layers.GlobalMaxPooling1D(), tf.keras.layers.Dense(2)])
+        model = tf.keras.Sequential(
+            [
+                tf.keras.Input((7,), dtype="int32"),
+                tf.keras.layers.Embedding(10, 4),
+                tf.keras.layers.Conv1D(5, 3, activation="relu"),
+                tf.keras.layers.GlobalMaxPooling1D(),
+                tf.keras.layers.Dense(2),
+            ]
+        )
     set_weights(model, 7)
     return model
 
@@ -234,10 +254,12 @@ def frozen_at_construction_and_nested_model_watched(tf):
     outer = tf.keras.Sequential([tf.keras.Input((4,)), inner, tf.keras.layers.Dense(1)])
     with tf.GradientTape(persistent=True) as tape:
         y = tf.reduce_sum(frozen_at_birth(x)) + tf.reduce_sum(batchnorm(x, training=True)) + tf.reduce_sum(outer(x))
-    return {"watched": sorted(tuple(v.shape) for v in tape.watched_variables()),
-            "frozen_at_birth": tape.gradient(y, frozen_at_birth.kernel) is None,
-            "inner": tape.gradient(y, inner.layers[0].kernel) is None,
-            "trainable": [len(outer.trainable_variables), len(frozen_at_birth.trainable_variables)]}
+    return {
+        "watched": sorted(tuple(v.shape) for v in tape.watched_variables()),
+        "frozen_at_birth": tape.gradient(y, frozen_at_birth.kernel) is None,
+        "inner": tape.gradient(y, inner.layers[0].kernel) is None,
+        "trainable": [len(outer.trainable_variables), len(frozen_at_birth.trainable_variables)],
+    }
 
 
 @backend_case
@@ -260,8 +282,9 @@ def sparse_gradient_row_shape_error(tf):
 def loss_scale_optimizer_custom_loop(tf):
     v = tf.Variable([1.0, 2.0])
     w = tf.Variable([[0.5], [-1.0]])
-    optimizer = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam(0.1), initial_scale=8.0,
-                                                            dynamic_growth_steps=2)
+    optimizer = tf.keras.mixed_precision.LossScaleOptimizer(
+        tf.keras.optimizers.Adam(0.1), initial_scale=8.0, dynamic_growth_steps=2
+    )
     history = []
     for _ in range(3):
         with tf.GradientTape() as tape:
@@ -273,10 +296,13 @@ def loss_scale_optimizer_custom_loop(tf):
     optimizer.apply_gradients([(tf.constant([np.inf, 1.0]), v), (tf.ones((2, 1)), w)])  # skipped, scale halved
     plain = tf.keras.optimizers.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1))
     plain.apply_gradients([(tf.constant([1.0, 1.0]), v)])
-    return {"history": history, "after_inf": [v, w, float(optimizer.dynamic_scale)],
-            "iterations": [int(optimizer.iterations), int(plain.iterations)],
-            "same_class": tf.keras.mixed_precision.LossScaleOptimizer is tf.keras.optimizers.LossScaleOptimizer,
-            "unscaled": tf.keras.optimizers.SGD(0.1).scale_loss(tf.constant(2.0))}
+    return {
+        "history": history,
+        "after_inf": [v, w, float(optimizer.dynamic_scale)],
+        "iterations": [int(optimizer.iterations), int(plain.iterations)],
+        "same_class": tf.keras.mixed_precision.LossScaleOptimizer is tf.keras.optimizers.LossScaleOptimizer,
+        "unscaled": tf.keras.optimizers.SGD(0.1).scale_loss(tf.constant(2.0)),
+    }
 
 
 @backend_case
@@ -287,11 +313,21 @@ def keras_ops_under_a_tape(tf):
     with tf.GradientTape(persistent=True) as tape:
         hidden = ops.nn.relu(ops.matmul(v, w))
         probabilities = ops.softmax(ops.concatenate([hidden, ops.square(hidden)], axis=-1))
-        loss = (ops.sum(ops.log(probabilities + 1e-3)) + ops.mean(ops.where(v > 0, v, -v))
-                + ops.sum(ops.stop_gradient(v) * v) + ops.numpy.sum(ops.reshape(w, (6,)) ** 3)
-                + ops.linalg.norm(w) + ops.sum(ops.image.resize(ops.reshape(v, (1, 2, 3, 1)), (4, 6))))
-    return {"loss": loss, "grads": tape.gradient(loss, [v, w]), "shape": list(ops.shape(v)), "ndim": ops.ndim(v),
-            "stopped": tape.gradient(ops.stop_gradient(v) * 2.0, v)}
+        loss = (
+            ops.sum(ops.log(probabilities + 1e-3))
+            + ops.mean(ops.where(v > 0, v, -v))
+            + ops.sum(ops.stop_gradient(v) * v)
+            + ops.numpy.sum(ops.reshape(w, (6,)) ** 3)
+            + ops.linalg.norm(w)
+            + ops.sum(ops.image.resize(ops.reshape(v, (1, 2, 3, 1)), (4, 6)))
+        )
+    return {
+        "loss": loss,
+        "grads": tape.gradient(loss, [v, w]),
+        "shape": list(ops.shape(v)),
+        "ndim": ops.ndim(v),
+        "stopped": tape.gradient(ops.stop_gradient(v) * 2.0, v),
+    }
 
 
 @backend_case
@@ -304,8 +340,10 @@ def keras_random_returns_tensors(tf):
         dropped = tf.keras.random.dropout(v, 0.5, seed=3)
         loss = tf.reduce_sum(dropped * dropped)
     gradient = tape.gradient(loss, v)
-    return {"types": [isinstance(t, tf.Tensor) for t in (draw, uniform, integers, dropped)],
-            "shapes": [tuple(draw.shape), str(draw.dtype.name), str(integers.dtype.name)],
-            "uniform_in_range": bool(tf.reduce_all((uniform >= 2.0) & (uniform < 3.0))),
-            "dropout_gradient_is_4x_output": bool(tf.reduce_all(tf.abs(gradient - 4.0 * dropped) < 1e-5)),
-            "kept_or_zero": bool(tf.reduce_all((dropped == 0.0) | (tf.abs(dropped - 2.0 * v) < 1e-6)))}
+    return {
+        "types": [isinstance(t, tf.Tensor) for t in (draw, uniform, integers, dropped)],
+        "shapes": [tuple(draw.shape), str(draw.dtype.name), str(integers.dtype.name)],
+        "uniform_in_range": bool(tf.reduce_all((uniform >= 2.0) & (uniform < 3.0))),
+        "dropout_gradient_is_4x_output": bool(tf.reduce_all(tf.abs(gradient - 4.0 * dropped) < 1e-5)),
+        "kept_or_zero": bool(tf.reduce_all((dropped == 0.0) | (tf.abs(dropped - 2.0 * v) < 1e-6))),
+    }

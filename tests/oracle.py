@@ -24,8 +24,12 @@ import tapeshim  # noqa: E402
 
 MODULES = (real_tf, tapeshim)
 TOLERANCE = {
-    "float16": 2e-3, "bfloat16": 2e-2, "float32": 2e-5, "float64": 1e-10,
-    "complex64": 2e-5, "complex128": 1e-10,
+    "float16": 2e-3,
+    "bfloat16": 2e-2,
+    "float32": 2e-5,
+    "float64": 1e-10,
+    "complex64": 2e-5,
+    "complex128": 1e-10,
 }
 
 
@@ -80,20 +84,24 @@ def describe(value: Any) -> Any:
     return value
 
 
-def assert_same(expected: Any, actual: Any, path: str = "result", rtol: float | None = None,
-                messages: bool = False) -> None:
+def assert_same(
+    expected: Any, actual: Any, path: str = "result", rtol: float | None = None, messages: bool = False
+) -> None:
     """Asserts two descriptions match (expected from TF, actual from tapeshim)."""
     if isinstance(expected, Raised) or isinstance(actual, Raised):
         assert isinstance(expected, Raised) and isinstance(actual, Raised), (
-            f"{path}: TF gave {expected!r}, tapeshim gave {actual!r}")
+            f"{path}: TF gave {expected!r}, tapeshim gave {actual!r}"
+        )
         assert expected.name == actual.name, f"{path}: TF raised {expected!r}, tapeshim raised {actual!r}"
         if messages:
             assert expected.message == actual.message, (
-                f"{path}: messages differ:\nTF:       {expected.message!r}\ntapeshim: {actual.message!r}")
+                f"{path}: messages differ:\nTF:       {expected.message!r}\ntapeshim: {actual.message!r}"
+            )
         return
     if isinstance(expected, tuple) and expected and expected[0] in ("tensor", "ndarray"):
         assert isinstance(actual, tuple) and actual and actual[0] == expected[0], (
-            f"{path}: TF gave a {expected[0]}, tapeshim gave {actual!r}")
+            f"{path}: TF gave a {expected[0]}, tapeshim gave {actual!r}"
+        )
         _, dtype, shape, values = expected
         assert actual[1] == dtype, f"{path}: dtype {actual[1]} != TF's {dtype}"
         assert actual[2] == shape, f"{path}: shape {actual[2]} != TF's {shape}"
@@ -102,13 +110,18 @@ def assert_same(expected: Any, actual: Any, path: str = "result", rtol: float | 
             np.testing.assert_allclose(
                 np.asarray(actual[3], np.complex128 if "complex" in dtype else np.float64),
                 np.asarray(values, np.complex128 if "complex" in dtype else np.float64),
-                rtol=tol, atol=tol, equal_nan=True, err_msg=path)
+                rtol=tol,
+                atol=tol,
+                equal_nan=True,
+                err_msg=path,
+            )
         else:
             np.testing.assert_array_equal(actual[3], values, err_msg=path)
         return
     if isinstance(expected, tuple) and len(expected) == 2 and isinstance(expected[1], list):
         assert isinstance(actual, tuple) and len(actual) == 2 and actual[0] == expected[0], (
-            f"{path}: TF gave a {expected[0]}, tapeshim gave {actual!r}")
+            f"{path}: TF gave a {expected[0]}, tapeshim gave {actual!r}"
+        )
         assert len(actual[1]) == len(expected[1]), f"{path}: lengths differ: {actual[1]!r} vs TF {expected[1]!r}"
         for i, (e, a) in enumerate(zip(expected[1], actual[1])):
             if isinstance(e, tuple) and len(e) == 2 and expected[0] in ("dict", "OrderedDict"):

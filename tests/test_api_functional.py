@@ -45,11 +45,12 @@ BODIES = {
     "map_square": lambda tf, x, m: tf.map_fn(lambda v: v * v, x),
     "map_rows": lambda tf, x, m: tf.map_fn(lambda row: tf.reduce_sum(row) * row, m),
     "map_nested_in_out": lambda tf, x, m: tf.map_fn(
-        lambda e: {"a": e[0] * e[1][0], "b": e[1] + 1.0}, (x, m),
-        fn_output_signature={"a": tf.float32, "b": tf.float32}),
+        lambda e: {"a": e[0] * e[1][0], "b": e[1] + 1.0}, (x, m), fn_output_signature={"a": tf.float32, "b": tf.float32}
+    ),
     "map_signature_int": lambda tf, x, m: tf.map_fn(lambda row: tf.shape(row), m, fn_output_signature=tf.int32),
     "map_signature_spec": lambda tf, x, m: tf.map_fn(
-        lambda v: tf.stack([v, 2 * v]), x, fn_output_signature=tf.TensorSpec([2], tf.float32)),
+        lambda v: tf.stack([v, 2 * v]), x, fn_output_signature=tf.TensorSpec([2], tf.float32)
+    ),
     "map_dtype_arg": lambda tf, x, m: tf.map_fn(lambda v: tf.cast(v > 1.5, tf.int64), x, dtype=tf.int64),
     "map_python_result": lambda tf, x, m: tf.map_fn(lambda v: 1, x),
     "map_capture": lambda tf, x, m: tf.map_fn(lambda row: tf.tensordot(row, x[:2], 1), m),
@@ -57,11 +58,14 @@ BODIES = {
     "scan_sum": lambda tf, x, m: tf.scan(lambda a, v: a + v, x),
     "scan_reverse": lambda tf, x, m: tf.scan(lambda a, v: a * v + 1.0, x, reverse=True),
     "scan_init": lambda tf, x, m: tf.scan(lambda a, v: a * 0.5 + v, m, initializer=tf.zeros([2])),
-    "scan_init_reverse": lambda tf, x, m: tf.scan(lambda a, v: a * v[0] + v[1], m, initializer=tf.constant(1.0),
-                                                  reverse=True),
+    "scan_init_reverse": lambda tf, x, m: tf.scan(
+        lambda a, v: a * v[0] + v[1], m, initializer=tf.constant(1.0), reverse=True
+    ),
     "scan_nested": lambda tf, x, m: tf.scan(
-        lambda a, v: {"s": a["s"] + v[0], "p": a["p"] * v[1][0]}, (x, m),
-        initializer={"s": tf.constant(0.0), "p": tf.constant(1.0)}),
+        lambda a, v: {"s": a["s"] + v[0], "p": a["p"] * v[1][0]},
+        (x, m),
+        initializer={"s": tf.constant(0.0), "p": tf.constant(1.0)},
+    ),
     "scan_python_init": lambda tf, x, m: tf.scan(lambda a, v: a + 1, x, initializer=0),
     "foldl": lambda tf, x, m: tf.foldl(lambda a, v: a * v + 1.0, x),
     "foldr": lambda tf, x, m: tf.foldr(lambda a, v: a - v, x),
@@ -71,7 +75,8 @@ BODIES = {
     "vmap_rows": lambda tf, x, m: tf.vectorized_map(lambda row: tf.reduce_sum(row) * row + x[0], m),
     "vmap_struct": lambda tf, x, m: tf.vectorized_map(lambda e: {"a": e[0] * 2.0, "b": (e[1],)}, (x, m)),
     "vmap_matmul": lambda tf, x, m: tf.vectorized_map(
-        lambda row: tf.matmul(tf.reshape(row, [1, 2]), tf.reshape(row, [2, 1])), m),
+        lambda row: tf.matmul(tf.reshape(row, [1, 2]), tf.reshape(row, [2, 1])), m
+    ),
     "vmap_constant": lambda tf, x, m: tf.vectorized_map(lambda v: 3, x),
     "recompute": lambda tf, x, m: tf.recompute_grad(lambda a, b: tf.sin(a) * tf.reduce_sum(b))(x, m),
 }
@@ -97,10 +102,12 @@ ERRORS = {
     "map_scalar": lambda tf: tf.map_fn(lambda v: v, tf.constant(1.0)),
     "map_no_tensors": lambda tf: tf.map_fn(lambda v: v, []),
     "map_first_dims": lambda tf: tf.map_fn(lambda a: a[0], (tf.zeros([2]), tf.zeros([3]))),
-    "map_signature_shape": lambda tf: tf.map_fn(lambda v: tf.shape(v), tf.zeros([2, 3]),
-                                                fn_output_signature=tf.TensorSpec([2], tf.int32)),
-    "map_changing_shape": lambda tf: tf.map_fn(lambda v: v[:tf.cast(v[0], tf.int32)],
-                                               tf.constant([[1.0, 2.0], [2.0, 3.0]])),
+    "map_signature_shape": lambda tf: tf.map_fn(
+        lambda v: tf.shape(v), tf.zeros([2, 3]), fn_output_signature=tf.TensorSpec([2], tf.int32)
+    ),
+    "map_changing_shape": lambda tf: tf.map_fn(
+        lambda v: v[: tf.cast(v[0], tf.int32)], tf.constant([[1.0, 2.0], [2.0, 3.0]])
+    ),
     "scan_structure": lambda tf: tf.scan(lambda a, v: (a, a), tf.constant(X)),
     "scan_dtype": lambda tf: tf.scan(lambda a, v: tf.cast(a, tf.int32), tf.constant(X), initializer=tf.constant(0.0)),
     "scan_shape": lambda tf: tf.scan(lambda a, v: tf.stack([a, a]), tf.constant(X), initializer=tf.constant(0.0)),
@@ -108,7 +115,8 @@ ERRORS = {
     "foldl_empty": lambda tf: tf.foldl(lambda a, v: a * v, tf.zeros([0])),
     "foldl_structure": lambda tf: tf.foldl(lambda a, v: (a, a), tf.constant(X), initializer=tf.constant(0.0)),
     "fn_scan_dtype": lambda tf: tf.function(
-        lambda x: tf.scan(lambda a, v: tf.cast(a, tf.int32), x, initializer=tf.constant(0.0)))(tf.constant(X)),
+        lambda x: tf.scan(lambda a, v: tf.cast(a, tf.int32), x, initializer=tf.constant(0.0))
+    )(tf.constant(X)),
     "fn_map_structure": lambda tf: tf.function(lambda x: tf.map_fn(lambda v: (v, v), x))(tf.constant(X)),
 }
 
@@ -189,9 +197,11 @@ def test_vectorized_map_same_fn_other_structures():
         def f(e):
             return e[0] * 2 if isinstance(e, tuple) else e["a"] + 1
 
-        return (tf.vectorized_map(f, (tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0]))),
-                tf.vectorized_map(f, {"a": tf.constant([1.0, 2.0])}),
-                tf.vectorized_map(f, (tf.constant([1.0, 2.0, 5.0]), tf.constant([3.0, 4.0, 6.0]))))
+        return (
+            tf.vectorized_map(f, (tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0]))),
+            tf.vectorized_map(f, {"a": tf.constant([1.0, 2.0])}),
+            tf.vectorized_map(f, (tf.constant([1.0, 2.0, 5.0]), tf.constant([3.0, 4.0, 6.0]))),
+        )
 
     check(body)
 
@@ -205,8 +215,9 @@ def test_map_fn_and_scan_bodies_that_assign_variables_in_function():
         def f(x):
             with tf.GradientTape() as tape:
                 y = tf.map_fn(lambda r: v.assign_add(r) * 0 + r * w, x)
-                z = tf.scan(lambda a, r: (v.assign_add(1.0), a * w + r)[1], x, initializer=tf.constant(0.0),
-                            reverse=True)
+                z = tf.scan(
+                    lambda a, r: (v.assign_add(1.0), a * w + r)[1], x, initializer=tf.constant(0.0), reverse=True
+                )
                 loss = tf.reduce_sum(y) + tf.reduce_sum(z)
             return y, z, v.read_value(), tape.gradient(loss, w)
 

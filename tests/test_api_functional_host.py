@@ -29,6 +29,7 @@ def test_numpy_function_eagerly():
 
 def test_host_functions_of_computed_inputs_see_each_calls_values():
     """A py_function/numpy_function of a value computed in the function runs on each call's value."""
+
     def body(tf):
         py = tf.function(lambda x: tf.py_function(lambda a: a * 10.0, [x * 1.0], tf.float32))
         np_fn = tf.function(lambda x: tf.numpy_function(lambda a: a * 10.0, [x + 1.0], tf.float32))
@@ -74,17 +75,27 @@ def _ctc(tf, labels, label_length, logit_length, **kwargs):
 
 CTC = {
     "dense": lambda tf: _ctc(tf, lambda tf: tf.constant(LABELS), tf.constant([3, 1, 2]), tf.constant([6, 4, 5])),
-    "dense_batch_major_last_blank": lambda tf: _ctc(tf, lambda tf: tf.constant(LABELS), tf.constant([3, 1, 0]),
-                                                    tf.constant([6, 4, 5]), logits_time_major=False,
-                                                    blank_index=-1, time_major=False),
-    "dense_full_length": lambda tf: _ctc(tf, lambda tf: tf.constant(LABELS % 4 + 1), tf.constant([3, 3, 3]),
-                                         tf.constant([6, 6, 6]), blank_index=0),
-    "sparse": lambda tf: _ctc(tf, lambda tf: tf.sparse.from_dense(tf.constant(LABELS)), None,
-                              tf.constant([6, 4, 5]), blank_index=0),
-    "sparse_last_blank": lambda tf: _ctc(tf, lambda tf: tf.sparse.from_dense(tf.constant(LABELS % 4)), None,
-                                         tf.constant([6, 4, 5]), blank_index=-1),
-    "in_function": lambda tf: tf.function(lambda x: tf.nn.ctc_loss(tf.constant(LABELS), x, tf.constant([3, 1, 2]),
-                                                                   tf.constant([6, 4, 5])))(tf.constant(L)),
+    "dense_batch_major_last_blank": lambda tf: _ctc(
+        tf,
+        lambda tf: tf.constant(LABELS),
+        tf.constant([3, 1, 0]),
+        tf.constant([6, 4, 5]),
+        logits_time_major=False,
+        blank_index=-1,
+        time_major=False,
+    ),
+    "dense_full_length": lambda tf: _ctc(
+        tf, lambda tf: tf.constant(LABELS % 4 + 1), tf.constant([3, 3, 3]), tf.constant([6, 6, 6]), blank_index=0
+    ),
+    "sparse": lambda tf: _ctc(
+        tf, lambda tf: tf.sparse.from_dense(tf.constant(LABELS)), None, tf.constant([6, 4, 5]), blank_index=0
+    ),
+    "sparse_last_blank": lambda tf: _ctc(
+        tf, lambda tf: tf.sparse.from_dense(tf.constant(LABELS % 4)), None, tf.constant([6, 4, 5]), blank_index=-1
+    ),
+    "in_function": lambda tf: tf.function(
+        lambda x: tf.nn.ctc_loss(tf.constant(LABELS), x, tf.constant([3, 1, 2]), tf.constant([6, 4, 5]))
+    )(tf.constant(L)),
 }
 
 
@@ -94,8 +105,11 @@ def test_ctc_loss_against_tf(name):
 
 
 def test_ctc_loss_errors():
-    check_raises(lambda tf: tf.nn.ctc_loss(tf.sparse.from_dense(tf.constant(LABELS)), tf.constant(L), None,
-                                           tf.constant([6, 4, 5])))
+    check_raises(
+        lambda tf: tf.nn.ctc_loss(
+            tf.sparse.from_dense(tf.constant(LABELS)), tf.constant(L), None, tf.constant([6, 4, 5])
+        )
+    )
 
 
 PARAMS = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32)
@@ -121,5 +135,8 @@ def test_embedding_lookup_sparse_against_tf(combiner, weighted):
 def test_embedding_lookup_sparse_max_norm_and_errors():
     check(lambda tf: _lookup(tf, "mean", True, max_norm=1.0))
     check_raises(lambda tf: tf.nn.embedding_lookup_sparse(tf.constant(PARAMS), tf.constant([[0, 1]]), None))
-    check_raises(lambda tf: tf.nn.embedding_lookup_sparse(
-        tf.constant(PARAMS), tf.sparse.from_dense(tf.constant([[1, 2]])), None, combiner="max"))
+    check_raises(
+        lambda tf: tf.nn.embedding_lookup_sparse(
+            tf.constant(PARAMS), tf.sparse.from_dense(tf.constant([[1, 2]])), None, combiner="max"
+        )
+    )

@@ -20,47 +20,87 @@ def _summary(t):
 
 
 STATELESS = {  # name: (draw(tf, seed), what TF's distribution guarantees about the values)
-    "normal": (lambda tf, s: tf.random.stateless_normal([N], s, mean=1.0, stddev=2.0, dtype=tf.float64),
-               lambda z: abs(z.mean() - 1.0) < 0.05 and abs(z.std() - 2.0) < 0.05),
-    "uniform": (lambda tf, s: tf.random.stateless_uniform([N], s, minval=2.0, maxval=3.0),
-                lambda u: u.min() >= 2.0 and u.max() < 3.0 and abs(u.mean() - 2.5) < 0.01),
-    "uniform_int": (lambda tf, s: tf.random.stateless_uniform([N], s, minval=2, maxval=9, dtype=tf.int64),
-                    lambda u: u.min() == 2 and u.max() == 8 and abs(u.mean() - 5.0) < 0.05),
-    "uniform_full_int": (lambda tf, s: tf.random.stateless_uniform([N], s, minval=None, maxval=None, dtype=tf.int32),
-                         lambda u: u.min() < -2**30 and u.max() > 2**30),
-    "uniform_full_uint": (lambda tf, s: tf.random.stateless_uniform([N], s, minval=None, maxval=None,
-                                                                    dtype=tf.uint64),
-                          lambda u: u.max() > 2**63),
-    "truncated_normal": (lambda tf, s: tf.random.stateless_truncated_normal([N], s, dtype=tf.float64),
-                         lambda t: abs(t).max() <= 2.0 and abs(t.std() - 0.88) < 0.02),
-    "categorical": (lambda tf, s: tf.random.stateless_categorical([[0.0, np.log(3.0)], [0.0, 0.0]], N, s),
-                    lambda c: abs(c[0].mean() - 0.75) < 0.02 and abs(c[1].mean() - 0.5) < 0.02),
-    "categorical_int32": (lambda tf, s: tf.random.stateless_categorical([[0.0, 1.0, 0.5]], 30, s, dtype=tf.int32),
-                          lambda c: c.min() >= 0 and c.max() <= 2),
-    "binomial": (lambda tf, s: tf.random.stateless_binomial([N], s, counts=10.0, probs=0.3),
-                 lambda b: abs(b.mean() - 3.0) < 0.1),
-    "binomial_float": (lambda tf, s: tf.random.stateless_binomial([2, 3], s, counts=[10.0, 20.0, 5.0], probs=0.5,
-                                                                  output_dtype=tf.float32),
-                       lambda b: (b >= 0).all() and (b <= [10.0, 20.0, 5.0]).all()),
-    "gamma": (lambda tf, s: tf.random.stateless_gamma([N, 2], s, alpha=[1.0, 3.0], beta=2.0),
-              lambda g: abs(g[:, 0].mean() - 0.5) < 0.03 and abs(g[:, 1].mean() - 1.5) < 0.05),
-    "poisson": (lambda tf, s: tf.random.stateless_poisson([N], s, lam=4.0),
-                lambda p: abs(p.mean() - 4.0) < 0.1 and abs(p.var() - 4.0) < 0.3),
-    "poisson_float": (lambda tf, s: tf.random.stateless_poisson([3], s, lam=[1.0, 2.0, 3.0], dtype=tf.float32),
-                      lambda p: (p >= 0).all()),
-    "parameterized_truncated_normal": (lambda tf, s: tf.random.stateless_parameterized_truncated_normal(
-        [N], s, means=0.0, stddevs=1.0, minvals=0.0, maxvals=1.0),
-        lambda t: t.min() >= 0.0 and t.max() <= 1.0 and abs(t.mean() - 0.46) < 0.02),
+    "normal": (
+        lambda tf, s: tf.random.stateless_normal([N], s, mean=1.0, stddev=2.0, dtype=tf.float64),
+        lambda z: abs(z.mean() - 1.0) < 0.05 and abs(z.std() - 2.0) < 0.05,
+    ),
+    "uniform": (
+        lambda tf, s: tf.random.stateless_uniform([N], s, minval=2.0, maxval=3.0),
+        lambda u: u.min() >= 2.0 and u.max() < 3.0 and abs(u.mean() - 2.5) < 0.01,
+    ),
+    "uniform_int": (
+        lambda tf, s: tf.random.stateless_uniform([N], s, minval=2, maxval=9, dtype=tf.int64),
+        lambda u: u.min() == 2 and u.max() == 8 and abs(u.mean() - 5.0) < 0.05,
+    ),
+    "uniform_full_int": (
+        lambda tf, s: tf.random.stateless_uniform([N], s, minval=None, maxval=None, dtype=tf.int32),
+        lambda u: u.min() < -(2**30) and u.max() > 2**30,
+    ),
+    "uniform_full_uint": (
+        lambda tf, s: tf.random.stateless_uniform([N], s, minval=None, maxval=None, dtype=tf.uint64),
+        lambda u: u.max() > 2**63,
+    ),
+    "truncated_normal": (
+        lambda tf, s: tf.random.stateless_truncated_normal([N], s, dtype=tf.float64),
+        lambda t: abs(t).max() <= 2.0 and abs(t.std() - 0.88) < 0.02,
+    ),
+    "categorical": (
+        lambda tf, s: tf.random.stateless_categorical([[0.0, np.log(3.0)], [0.0, 0.0]], N, s),
+        lambda c: abs(c[0].mean() - 0.75) < 0.02 and abs(c[1].mean() - 0.5) < 0.02,
+    ),
+    "categorical_int32": (
+        lambda tf, s: tf.random.stateless_categorical([[0.0, 1.0, 0.5]], 30, s, dtype=tf.int32),
+        lambda c: c.min() >= 0 and c.max() <= 2,
+    ),
+    "binomial": (
+        lambda tf, s: tf.random.stateless_binomial([N], s, counts=10.0, probs=0.3),
+        lambda b: abs(b.mean() - 3.0) < 0.1,
+    ),
+    "binomial_float": (
+        lambda tf, s: tf.random.stateless_binomial(
+            [2, 3], s, counts=[10.0, 20.0, 5.0], probs=0.5, output_dtype=tf.float32
+        ),
+        lambda b: (b >= 0).all() and (b <= [10.0, 20.0, 5.0]).all(),
+    ),
+    "gamma": (
+        lambda tf, s: tf.random.stateless_gamma([N, 2], s, alpha=[1.0, 3.0], beta=2.0),
+        lambda g: abs(g[:, 0].mean() - 0.5) < 0.03 and abs(g[:, 1].mean() - 1.5) < 0.05,
+    ),
+    "poisson": (
+        lambda tf, s: tf.random.stateless_poisson([N], s, lam=4.0),
+        lambda p: abs(p.mean() - 4.0) < 0.1 and abs(p.var() - 4.0) < 0.3,
+    ),
+    "poisson_float": (
+        lambda tf, s: tf.random.stateless_poisson([3], s, lam=[1.0, 2.0, 3.0], dtype=tf.float32),
+        lambda p: (p >= 0).all(),
+    ),
+    "parameterized_truncated_normal": (
+        lambda tf, s: tf.random.stateless_parameterized_truncated_normal(
+            [N], s, means=0.0, stddevs=1.0, minvals=0.0, maxvals=1.0
+        ),
+        lambda t: t.min() >= 0.0 and t.max() <= 1.0 and abs(t.mean() - 0.46) < 0.02,
+    ),
     "fold_in": (lambda tf, s: tf.random.fold_in(s, 3), lambda x: x.shape == (2,)),
     "fold_in_int64_data": (lambda tf, s: tf.random.fold_in(s, tf.constant(3, tf.int64)), lambda x: x.shape == (2,)),
     "split": (lambda tf, s: tf.random.split(s, 100), lambda x: len({tuple(r) for r in x}) == 100),
-    "shuffle": (lambda tf, s: tf.random.experimental.stateless_shuffle(tf.range(6), s),
-                lambda x: sorted(x) == list(range(6))),
+    "shuffle": (
+        lambda tf, s: tf.random.experimental.stateless_shuffle(tf.range(6), s),
+        lambda x: sorted(x) == list(range(6)),
+    ),
 }
 
 
-TRACED = ("normal", "uniform", "uniform_int", "truncated_normal", "categorical_int32", "fold_in", "split", "shuffle",
-          "poisson_float")
+TRACED = (
+    "normal",
+    "uniform",
+    "uniform_int",
+    "truncated_normal",
+    "categorical_int32",
+    "fold_in",
+    "split",
+    "shuffle",
+    "poisson_float",
+)
 
 
 @pytest.mark.parametrize("name", sorted(STATELESS))
@@ -119,14 +159,20 @@ def test_generator_methods():
         g = tf.random.Generator.from_seed(1)
         h = tf.random.Generator.from_seed(1)
         out = {}
-        for name, call in [("normal", lambda r: r.normal([2, 3])), ("uniform", lambda r: r.uniform([2], 1.0, 2.0)),
-                           ("truncated_normal", lambda r: r.truncated_normal([2], dtype=tf.float64)),
-                           ("uniform_full_int", lambda r: r.uniform_full_int([2], tf.int64)),
-                           ("binomial", lambda r: r.binomial([3], counts=5.0, probs=0.5)),
-                           ("make_seeds", lambda r: r.make_seeds(3))]:
+        for name, call in [
+            ("normal", lambda r: r.normal([2, 3])),
+            ("uniform", lambda r: r.uniform([2], 1.0, 2.0)),
+            ("truncated_normal", lambda r: r.truncated_normal([2], dtype=tf.float64)),
+            ("uniform_full_int", lambda r: r.uniform_full_int([2], tf.int64)),
+            ("binomial", lambda r: r.binomial([3], counts=5.0, probs=0.5)),
+            ("make_seeds", lambda r: r.make_seeds(3)),
+        ]:
             a, b = call(g), call(h)
-            out[name] = (_summary(a), bool(np.array_equal(a.numpy(), b.numpy())),
-                         not np.array_equal(a.numpy(), call(g).numpy()))
+            out[name] = (
+                _summary(a),
+                bool(np.array_equal(a.numpy(), b.numpy())),
+                not np.array_equal(a.numpy(), call(g).numpy()),
+            )
         children = g.split(2)
         out["split"] = (len(children), type(children[0]).__name__, _summary(children[0].normal([2])))
         out["algorithm"] = g.algorithm
@@ -160,11 +206,15 @@ INITIALIZERS = {
     "constant_scalar": lambda tf: tf.constant_initializer(3)([2], tf.int32),
     "constant_list": lambda tf: tf.constant_initializer([1.0, 2.0, 3.0, 4.0])([2, 2]),
     "constant_default_dtype": lambda tf: tf.constant_initializer([1, 2])([2]),
-    "configs": lambda tf: [tf.random_normal_initializer(0.0, 1.0, seed=1).get_config(),
-                           tf.random_uniform_initializer().get_config(), tf.constant_initializer(2).get_config(),
-                           tf.zeros_initializer().get_config()],
+    "configs": lambda tf: [
+        tf.random_normal_initializer(0.0, 1.0, seed=1).get_config(),
+        tf.random_uniform_initializer().get_config(),
+        tf.constant_initializer(2).get_config(),
+        tf.zeros_initializer().get_config(),
+    ],
     "from_config": lambda tf: tf.random_normal_initializer.from_config(
-        tf.random_normal_initializer(1.0, 2.0, seed=3).get_config()).get_config(),
+        tf.random_normal_initializer(1.0, 2.0, seed=3).get_config()
+    ).get_config(),
 }
 
 
@@ -180,8 +230,14 @@ def test_random_initializers():
         unseeded = tf.random_uniform_initializer(0, 5)
         u = unseeded([50], tf.int32)
         v = tf.Variable(tf.random_uniform_initializer(-1.0, 1.0, seed=2)([3]))
-        return (_summary(a), bool(np.array_equal(a.numpy(), b.numpy())), _summary(u),
-                bool(u.numpy().min() >= 0 and u.numpy().max() < 5), v.shape, v.dtype)
+        return (
+            _summary(a),
+            bool(np.array_equal(a.numpy(), b.numpy())),
+            _summary(u),
+            bool(u.numpy().min() >= 0 and u.numpy().max() < 5),
+            v.shape,
+            v.dtype,
+        )
 
     check(body)
 
@@ -200,12 +256,12 @@ def test_initializer_errors_against_tf(name):
 
 def test_initializers_in_tapeshim_keras_layers():
     tf = tapeshim
-    layer = tf.keras.layers.Dense(2, kernel_initializer=tf.random_normal_initializer(seed=1),
-                                  bias_initializer=tf.constant_initializer(0.5))
+    layer = tf.keras.layers.Dense(
+        2, kernel_initializer=tf.random_normal_initializer(seed=1), bias_initializer=tf.constant_initializer(0.5)
+    )
     out = layer(tf.ones([1, 3]))
     assert out.shape == (1, 2)
     np.testing.assert_allclose(layer.bias.numpy(), [0.5, 0.5])
-
 
 
 def test_generator_state_round_trip_in_tapeshim():

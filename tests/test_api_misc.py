@@ -56,7 +56,12 @@ def test_group_rejects_unknown_keywords():
 
 
 ENSURE = {
-    "exact": [3], "unknown_dim": [None], "none": None, "shape": "TensorShape", "bad_dim": [2], "bad_rank": [3, 1],
+    "exact": [3],
+    "unknown_dim": [None],
+    "none": None,
+    "shape": "TensorShape",
+    "bad_dim": [2],
+    "bad_rank": [3, 1],
 }
 
 
@@ -93,11 +98,23 @@ def test_get_static_value_in_function():
         @tf.function
         def f(x):
             s = tf.shape(x)
-            for name, t in [("x", x), ("shape", s), ("cast", tf.cast(s, tf.float32)), ("concat", tf.concat([s, s], 0)),
-                            ("identity", tf.identity(s)), ("range", tf.range(3)), ("fill", tf.fill([2], 3)),
-                            ("size", tf.size(x)), ("rank", tf.rank(x)), ("const", tf.constant([1, 2])),
-                            ("equal", tf.equal(s, 2)), ("sum", s + 1), ("slice", s[0]), ("mul", tf.constant(2) * 3),
-                            ("from_x", x * 2)]:
+            for name, t in [
+                ("x", x),
+                ("shape", s),
+                ("cast", tf.cast(s, tf.float32)),
+                ("concat", tf.concat([s, s], 0)),
+                ("identity", tf.identity(s)),
+                ("range", tf.range(3)),
+                ("fill", tf.fill([2], 3)),
+                ("size", tf.size(x)),
+                ("rank", tf.rank(x)),
+                ("const", tf.constant([1, 2])),
+                ("equal", tf.equal(s, 2)),
+                ("sum", s + 1),
+                ("slice", s[0]),
+                ("mul", tf.constant(2) * 3),
+                ("from_x", x * 2),
+            ]:
                 value = tf.get_static_value(t)
                 found[name] = None if value is None else np.asarray(value)
             return x

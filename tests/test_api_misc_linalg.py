@@ -27,25 +27,31 @@ CASES = {
     "diag_rows_cols": lambda tf: _grad(tf, lambda d: tf.linalg.diag(d, k=-1, num_rows=4, num_cols=5), D2),
     "diag_rows_only": lambda tf: _grad(tf, lambda d: tf.linalg.diag(d, k=1, num_rows=5), D2),
     "diag_band": lambda tf: _grad(tf, lambda d: tf.linalg.diag(d, k=(-1, 0)), M34[0, :2, :3]),
-    "diag_band_wide": lambda tf: _grad(tf, lambda d: tf.linalg.diag(d, k=(-1, 1), num_rows=3, num_cols=4),
-                                       M34[:, :, :3]),
-    "diag_band_left_left": lambda tf: _grad(tf, lambda d: tf.linalg.diag(d, k=(0, 1), align="LEFT_LEFT"),
-                                            M34[0, :2, :3]),
-    "diag_band_right_right": lambda tf: _grad(tf, lambda d: tf.linalg.diag(d, k=(-1, 1), align="RIGHT_RIGHT"),
-                                              M34[0, :, :3]),
+    "diag_band_wide": lambda tf: _grad(
+        tf, lambda d: tf.linalg.diag(d, k=(-1, 1), num_rows=3, num_cols=4), M34[:, :, :3]
+    ),
+    "diag_band_left_left": lambda tf: _grad(
+        tf, lambda d: tf.linalg.diag(d, k=(0, 1), align="LEFT_LEFT"), M34[0, :2, :3]
+    ),
+    "diag_band_right_right": lambda tf: _grad(
+        tf, lambda d: tf.linalg.diag(d, k=(-1, 1), align="RIGHT_RIGHT"), M34[0, :, :3]
+    ),
     "diag_k_tensor": lambda tf: _grad(tf, lambda d: tf.linalg.diag(d, k=tf.constant([-1, 0])), M34[0, :2, :3]),
     "set_diag": lambda tf: _grad(tf, lambda x, d: tf.linalg.set_diag(x, d), M34, M34[:, :, 0]),
     "set_diag_k": lambda tf: _grad(tf, lambda x, d: tf.linalg.set_diag(x, d, k=1), M34, M34[:, :, 1]),
-    "set_diag_band": lambda tf: _grad(tf, lambda x, d: tf.linalg.set_diag(x, d, k=(-1, 0)), M34,
-                                      M34[:, :2, :3]),
-    "set_diag_band_left_right": lambda tf: _grad(tf, lambda x, d: tf.linalg.set_diag(x, d, k=(-2, 1),
-                                                                                      align="LEFT_RIGHT"),
-                                                 M34, np.concatenate([M34, M34], 1)[:, :4, :3]),
+    "set_diag_band": lambda tf: _grad(tf, lambda x, d: tf.linalg.set_diag(x, d, k=(-1, 0)), M34, M34[:, :2, :3]),
+    "set_diag_band_left_right": lambda tf: _grad(
+        tf,
+        lambda x, d: tf.linalg.set_diag(x, d, k=(-2, 1), align="LEFT_RIGHT"),
+        M34,
+        np.concatenate([M34, M34], 1)[:, :4, :3],
+    ),
     "matrix_transpose": lambda tf: _grad(tf, lambda x: tf.linalg.matrix_transpose(x), M34),
     "adjoint": lambda tf: _grad(tf, lambda x: tf.linalg.adjoint(x), SQ),
     "adjoint_complex": lambda tf: tf.linalg.adjoint(tf.complex(tf.constant(SQ), tf.constant(SQ * 2))),
-    "transpose_conjugate": lambda tf: tf.linalg.matrix_transpose(tf.complex(tf.constant(SQ), tf.constant(-SQ)),
-                                                                 conjugate=True),
+    "transpose_conjugate": lambda tf: tf.linalg.matrix_transpose(
+        tf.complex(tf.constant(SQ), tf.constant(-SQ)), conjugate=True
+    ),
     "cross": lambda tf: _grad(tf, lambda a, b: tf.linalg.cross(a, b), M34[:, :, :3], M34[:, :, 1:]),
     "cross_int": lambda tf: tf.linalg.cross(tf.constant([1, 2, 3]), tf.constant([1, 2, 4])),
     "expm": lambda tf: _grad(tf, lambda x: tf.linalg.expm(x), SQ),
@@ -60,9 +66,16 @@ def test_against_tf(name):
 
 
 def test_in_function():
-    check(lambda tf: tf.function(lambda d, x: (tf.linalg.diag(d, k=(-1, 0)), tf.linalg.set_diag(x, d[0], k=1),
-                                               tf.linalg.expm(x[:, :3]), tf.linalg.adjoint(x)))(
-        tf.constant(M34[0, :2, :3]), tf.constant(M34[0])))
+    check(
+        lambda tf: tf.function(
+            lambda d, x: (
+                tf.linalg.diag(d, k=(-1, 0)),
+                tf.linalg.set_diag(x, d[0], k=1),
+                tf.linalg.expm(x[:, :3]),
+                tf.linalg.adjoint(x),
+            )
+        )(tf.constant(M34[0, :2, :3]), tf.constant(M34[0]))
+    )
 
 
 ERRORS = {

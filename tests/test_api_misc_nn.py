@@ -27,8 +27,9 @@ def _grad(tf, fn, *arrays):
 CONV = {
     "convolution_1d": lambda tf: _grad(tf, lambda x, w: tf.nn.convolution(x, w, padding="SAME"), X1, W1),
     "convolution_2d": lambda tf: _grad(tf, lambda x, w: tf.nn.convolution(x, w, strides=2), X2, W2),
-    "convolution_2d_dilated": lambda tf: _grad(tf, lambda x, w: tf.nn.convolution(x, w, dilations=[2, 1],
-                                                                                  padding="SAME"), X2, W2),
+    "convolution_2d_dilated": lambda tf: _grad(
+        tf, lambda x, w: tf.nn.convolution(x, w, dilations=[2, 1], padding="SAME"), X2, W2
+    ),
     # (TF 2.21's 3-D pooling and convolution gradients fail on its portable CPU kernels: values only)
     "convolution_3d": lambda tf: tf.nn.convolution(tf.constant(X3), tf.constant(W3), padding="SAME"),
     "conv3d": lambda tf: _grad(tf, lambda x, w: tf.nn.conv3d(x, w, [1, 1, 2, 1, 1], "VALID"), X3, W3),
@@ -63,15 +64,19 @@ def test_conv_and_pool_errors_against_tf(name):
 
 T = np.array([[1.0, 5.0], [3.0, -2.0], [0.0, 4.0]], np.float32)
 SCATTER = {
-    "max": lambda tf: _grad(tf, lambda t, u: tf.tensor_scatter_nd_max(t, [[0], [2]], u), T,
-                            np.array([[2.0, 4.5], [-1.0, 6.0]], np.float32)),
-    "min": lambda tf: _grad(tf, lambda t, u: tf.tensor_scatter_nd_min(t, [[0, 1], [1, 0]], u), T,
-                            np.array([2.0, 4.0], np.float32)),
-    "sub": lambda tf: _grad(tf, lambda t, u: tf.tensor_scatter_nd_sub(t, [[1], [1]], u), T,
-                            np.array([[2.0, 4.0], [1.0, 1.0]], np.float32)),
+    "max": lambda tf: _grad(
+        tf, lambda t, u: tf.tensor_scatter_nd_max(t, [[0], [2]], u), T, np.array([[2.0, 4.5], [-1.0, 6.0]], np.float32)
+    ),
+    "min": lambda tf: _grad(
+        tf, lambda t, u: tf.tensor_scatter_nd_min(t, [[0, 1], [1, 0]], u), T, np.array([2.0, 4.0], np.float32)
+    ),
+    "sub": lambda tf: _grad(
+        tf, lambda t, u: tf.tensor_scatter_nd_sub(t, [[1], [1]], u), T, np.array([[2.0, 4.0], [1.0, 1.0]], np.float32)
+    ),
     "max_int": lambda tf: tf.tensor_scatter_nd_max(tf.constant([1, 5, 3]), [[0], [1], [0]], [4, 2, 7]),
-    "min_int64": lambda tf: tf.tensor_scatter_nd_min(tf.constant([1, 5, 3], tf.int64), [[2]], tf.constant([0],
-                                                                                                         tf.int64)),
+    "min_int64": lambda tf: tf.tensor_scatter_nd_min(
+        tf.constant([1, 5, 3], tf.int64), [[2]], tf.constant([0], tf.int64)
+    ),
 }
 
 
@@ -121,8 +126,9 @@ ASSERTS = {
     "rank_in_fails": lambda tf: tf.debugging.assert_rank_in(tf.constant(X), [0, 2]),
     "same_float_dtype": lambda tf: tf.debugging.assert_same_float_dtype([tf.constant(X), tf.constant(X)]),
     "same_float_dtype_none": lambda tf: tf.debugging.assert_same_float_dtype(),
-    "same_float_dtype_fails": lambda tf: tf.debugging.assert_same_float_dtype([tf.constant(X),
-                                                                                tf.constant([1.0], tf.float64)]),
+    "same_float_dtype_fails": lambda tf: tf.debugging.assert_same_float_dtype(
+        [tf.constant(X), tf.constant([1.0], tf.float64)]
+    ),
     "same_float_dtype_int": lambda tf: tf.debugging.assert_same_float_dtype([tf.constant([1])]),
     "proper_iterable": lambda tf: tf.debugging.assert_proper_iterable([1]),
     "proper_iterable_tensor": lambda tf: tf.debugging.assert_proper_iterable(tf.constant(X)),
@@ -136,6 +142,14 @@ def test_asserts_against_tf(name):
 
 
 def test_static_asserts_in_function():
-    check(lambda tf: tf.function(lambda x: (tf.debugging.assert_rank_at_least(x, 1), tf.debugging.assert_type(
-        x, tf.float32), tf.debugging.assert_greater_equal(x, 0.0), x * 2)[-1])(tf.constant(X)))
+    check(
+        lambda tf: tf.function(
+            lambda x: (
+                tf.debugging.assert_rank_at_least(x, 1),
+                tf.debugging.assert_type(x, tf.float32),
+                tf.debugging.assert_greater_equal(x, 0.0),
+                x * 2,
+            )[-1]
+        )(tf.constant(X))
+    )
     check_raises(lambda tf: tf.function(lambda x: tf.debugging.assert_scalar(x))(tf.constant(X)))

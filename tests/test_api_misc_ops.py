@@ -10,30 +10,36 @@ H = np.array([-1.0, 0.0, 1.5, 2.0, 5.0, 15.0, 4.99, 0.999], np.float32)
 
 CASES = {
     "searchsorted_left": lambda tf: tf.searchsorted(tf.constant(S), tf.constant([[2.0, 5.0], [0.0, 7.0]])),
-    "searchsorted_right": lambda tf: tf.searchsorted(tf.constant(S), tf.constant([[3.0, 5.0], [0.0, 7.0]]),
-                                                     side="right", out_type=tf.int64),
+    "searchsorted_right": lambda tf: tf.searchsorted(
+        tf.constant(S), tf.constant([[3.0, 5.0], [0.0, 7.0]]), side="right", out_type=tf.int64
+    ),
     "searchsorted_1d_int": lambda tf: tf.searchsorted(tf.constant([1, 2, 2, 3]), tf.constant([2, 9, 0])),
-    "searchsorted_3d": lambda tf: tf.searchsorted(tf.reshape(tf.range(12), [2, 2, 3]),
-                                                  tf.ones([2, 2, 1], tf.int32) * 4),
+    "searchsorted_3d": lambda tf: tf.searchsorted(
+        tf.reshape(tf.range(12), [2, 2, 3]), tf.ones([2, 2, 1], tf.int32) * 4
+    ),
     "histogram": lambda tf: tf.histogram_fixed_width(tf.constant(H), [0.0, 5.0], nbins=5),
-    "histogram_2d_int64": lambda tf: tf.histogram_fixed_width(tf.reshape(tf.constant(H), [2, 4]),
-                                                              tf.constant([-2.0, 3.0]), nbins=7, dtype=tf.int64),
+    "histogram_2d_int64": lambda tf: tf.histogram_fixed_width(
+        tf.reshape(tf.constant(H), [2, 4]), tf.constant([-2.0, 3.0]), nbins=7, dtype=tf.int64
+    ),
     "histogram_int": lambda tf: tf.histogram_fixed_width(tf.constant([1, 2, 3, 9]), [0, 5], nbins=5),
     "histogram_f64": lambda tf: tf.histogram_fixed_width(tf.constant(H, tf.float64), [0.0, 1.0], nbins=3),
     "histogram_bins": lambda tf: tf.histogram_fixed_width_bins(tf.constant(H), [0.0, 5.0], nbins=5),
     "unravel": lambda tf: tf.unravel_index(tf.constant([1, 5, 7]), tf.constant([2, 4])),
     "unravel_scalar": lambda tf: tf.unravel_index(tf.constant(5), tf.constant([2, 4])),
-    "unravel_int64_3d": lambda tf: tf.unravel_index(tf.constant([0, 23, 11], tf.int64),
-                                                    tf.constant([2, 3, 4], tf.int64)),
+    "unravel_int64_3d": lambda tf: tf.unravel_index(
+        tf.constant([0, 23, 11], tf.int64), tf.constant([2, 3, 4], tf.int64)
+    ),
     "unravel_negative": lambda tf: tf.unravel_index(tf.constant([-1]), tf.constant([2, 4])),
     "bitwise": lambda tf: (
         tf.bitwise.bitwise_and(tf.constant([5, 3]), 6),
         tf.bitwise.bitwise_or(tf.constant([5], tf.uint8), tf.constant([2], tf.uint8)),
         tf.bitwise.bitwise_xor(tf.constant([[5], [1]], tf.int64), tf.constant([3, 4], tf.int64)),
-        tf.bitwise.invert(tf.constant([5, -1], tf.int8)), tf.bitwise.invert(tf.constant([5], tf.uint16)),
+        tf.bitwise.invert(tf.constant([5, -1], tf.int8)),
+        tf.bitwise.invert(tf.constant([5], tf.uint16)),
         tf.bitwise.left_shift(tf.constant([1, 2, 3]), tf.constant([3, 40, -1])),
         tf.bitwise.right_shift(tf.constant([-8, 8, -8]), tf.constant([1, 70, 70])),
-        tf.bitwise.right_shift(tf.constant([200], tf.uint8), tf.constant([3], tf.uint8))),
+        tf.bitwise.right_shift(tf.constant([200], tf.uint8), tf.constant([3], tf.uint8)),
+    ),
 }
 
 
@@ -96,13 +102,16 @@ SETS = {
     "union": lambda tf: tf.sets.union(tf.constant(A), tf.constant(C)),
     "difference": lambda tf: tf.sets.difference(tf.constant(A), tf.constant(C)),
     "difference_b": lambda tf: tf.sets.difference(tf.constant(A), tf.constant(C), aminusb=False),
-    "sparse_dense": lambda tf: tf.sets.intersection(tf.sparse.from_dense(tf.constant([[1, 0, 4], [0, 4, 4]])),
-                                                    tf.constant(C)),
+    "sparse_dense": lambda tf: tf.sets.intersection(
+        tf.sparse.from_dense(tf.constant([[1, 0, 4], [0, 4, 4]])), tf.constant(C)
+    ),
     "dense_sparse": lambda tf: tf.sets.difference(tf.constant(C), tf.sparse.from_dense(tf.constant([[2, 0], [0, 4]]))),
-    "sparse_sparse": lambda tf: tf.sets.union(tf.sparse.from_dense(tf.constant([[2, 0], [0, 4]])),
-                                              tf.sparse.from_dense(tf.constant([[0, 1], [0, 0]]))),
-    "rank3": lambda tf: tf.sets.union(tf.constant([[[1, 1]], [[2, 3]]], tf.int64), tf.constant([[[1, 5]], [[2, 2]]],
-                                                                                                tf.int64)),
+    "sparse_sparse": lambda tf: tf.sets.union(
+        tf.sparse.from_dense(tf.constant([[2, 0], [0, 4]])), tf.sparse.from_dense(tf.constant([[0, 1], [0, 0]]))
+    ),
+    "rank3": lambda tf: tf.sets.union(
+        tf.constant([[[1, 1]], [[2, 3]]], tf.int64), tf.constant([[[1, 5]], [[2, 2]]], tf.int64)
+    ),
     "empty": lambda tf: tf.sets.intersection(tf.constant([[1]], tf.uint8), tf.constant([[2]], tf.uint8)),
     "strings": lambda tf: tf.sets.union(tf.constant([["a", "b"]]), tf.constant([["b", "c"]])),
 }

@@ -33,6 +33,7 @@ def test_if_elif_else_on_tensors():
             return y
 
         return [f(tf.constant(v)) for v in (3.0, 1.0, -2.0)], len(traces), f.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -47,6 +48,7 @@ def test_if_with_and_or_not_on_tensors():
             return z, (x > 0) and (y > 0), not (x > 0)
 
         return [f(tf.constant(a), tf.constant(b)) for a, b in ((1, 2), (1, -2), (-6, 1), (-1, 1))]
+
     check(body)
 
 
@@ -66,6 +68,7 @@ def test_python_conditions_stay_python():
             return x
 
         return f(tf.constant([1.0, 2.0]), True), f(tf.constant([1.0, 2.0]), False), traces
+
     check(body)
 
 
@@ -78,6 +81,7 @@ def test_variable_defined_in_one_branch_raises_tf_error():
             return y
 
         return f(tf.constant(1.0))
+
     assert check_autograph_error(body).name == "ValueError"
 
 
@@ -91,6 +95,7 @@ def test_variable_local_to_one_branch_is_fine():
             return x
 
         return f(tf.constant(1.0)), f(tf.constant(-1.0))
+
     check(body)
 
 
@@ -111,6 +116,7 @@ def test_branch_disagreement_raises_tf_error(case):
             return y
 
         return f(tf.constant(1.0))
+
     check_autograph_error(body)
 
 
@@ -133,6 +139,7 @@ def test_return_inside_if():
                 return x - 1
 
         return [f(tf.constant(v)) for v in (3.0, -3.0)] + [g(tf.constant(v)) for v in (11.0, 3.0, -3.0)]
+
     check(body)
 
 
@@ -144,6 +151,7 @@ def test_return_in_one_branch_only_raises_tf_error():
                 return x
 
         return f(tf.constant(1.0))
+
     check_autograph_error(body)
 
 
@@ -162,6 +170,7 @@ def test_while_on_tensor_condition():
             return steps, n
 
         return [collatz(tf.constant(v)) for v in (1, 6, 27)]
+
     check(body)
 
 
@@ -181,6 +190,7 @@ def test_while_with_break_and_continue():
             return s, i
 
         return f(tf.constant(20)), f(tf.constant(4))
+
     check(body)
 
 
@@ -199,6 +209,7 @@ def test_loop_variable_changing_raises_tf_error(case):
             return i, x
 
         return f(tf.constant([1.0]))
+
     check_autograph_error(body)
 
 
@@ -212,6 +223,7 @@ def test_return_inside_tensor_loop_raises_tf_error():
             return -1
 
         return f(tf.constant(10))
+
     check_autograph_error(body)
 
 
@@ -225,6 +237,7 @@ def test_return_inside_python_loop():
             return x
 
         return f(tf.constant(3.0))
+
     check(body)
 
 
@@ -246,6 +259,7 @@ def test_for_over_tf_range_with_tensor_bound():
             return total
 
         return f(tf.constant(5)), f(tf.constant(0)), f(tf.constant(3)), len(traces)
+
     check(body)
 
 
@@ -260,6 +274,7 @@ def test_for_over_tensor_rows_and_loop_defined_variable():
             return s, last
 
         return f(tf.reshape(tf.range(6.0), [3, 2]))
+
     check(body)
 
 
@@ -275,6 +290,7 @@ def test_for_with_break_on_tensor():
             return s
 
         return f(tf.constant([1.0, 2.0, -1.0, 4.0])), f(tf.constant([1.0, 2.0]))
+
     check(body)
 
 
@@ -288,6 +304,7 @@ def test_for_over_dataset():
             return s
 
         return f(tf.data.Dataset.range(10).batch(3).map(lambda b: tf.cast(b, tf.int32)))
+
     check(body)
 
 
@@ -357,8 +374,22 @@ def test_tf_print_float_digits(capfd):
     # TF prints a float with 6 significant digits when they read back as the same value, else 9
     # (float64: 15, else 17); float16 and bfloat16 print as float32.
     def body(tf):
-        values = [0.636961699, 1e-9, 3.0, 0.1, 1 / 3, 123456789.0, 1e20, -2.5e-7, float("nan"), float("-inf"),
-                  100000.0, 1234567.0, 1e-5, -0.0]
+        values = [
+            0.636961699,
+            1e-9,
+            3.0,
+            0.1,
+            1 / 3,
+            123456789.0,
+            1e20,
+            -2.5e-7,
+            float("nan"),
+            float("-inf"),
+            100000.0,
+            1234567.0,
+            1e-5,
+            -0.0,
+        ]
         for dtype in (tf.float16, tf.bfloat16, tf.float32, tf.float64):
             tf.print(dtype.name, tf.constant(values, dtype), summarize=-1)
 
@@ -397,6 +428,7 @@ def test_gradient_through_converted_branch_and_static_loop():
             return loss, tape.gradient(loss, w)
 
         return f(tf.constant(2.0)), f(tf.constant(0.1))
+
     check(body)
 
 
@@ -413,6 +445,7 @@ def test_gradient_through_loop_over_tensor_rows():
             return loss, tape.gradient(loss, w)
 
         return f(tf.reshape(tf.range(6.0), [3, 2]) / 6.0, tf.constant([0.3, -0.2]))
+
     check(body)
 
 
@@ -448,6 +481,7 @@ def test_called_user_functions_are_converted():
             return model.apply(closure(_helper_with_loop(x, tf.constant(10.0))))
 
         return f(tf.constant(1.5)), f(tf.constant(0.25)), f(tf.constant(20.0))
+
     check(body)
 
 
@@ -466,6 +500,7 @@ def test_tf_function_method_is_converted():
                 return x
 
         return Counter()(tf.constant(1.0))
+
     check(body)
 
 
@@ -494,6 +529,7 @@ def test_do_not_convert_and_autograph_false_raise_as_tf():
             except Exception as exc:  # noqa: BLE001 - the class is compared with TF's
                 results.append(type(exc).__name__)
         return results
+
     check(body)
 
 
@@ -507,6 +543,7 @@ def test_lambdas_and_builtins_run_unconverted():
             return max(len(y), 1), sum(y), abs(x)
 
         return f(tf.constant(-1.5))
+
     check(body)
 
 
@@ -520,6 +557,7 @@ def test_to_code_and_to_graph():
         code = tf.autograph.to_code(f)
         converted = tf.autograph.to_graph(f)
         return isinstance(code, str), "ag__" in code, "def " in code, converted(tf.constant(2)), converted(-3)
+
     check(body)
 
 
@@ -532,8 +570,7 @@ def test_errors_point_at_the_users_line():
 
     with pytest.raises(TypeError) as info:
         f(tapeshim.constant(0))
-    frames = [(frame.f_code.co_filename, lineno) for frame, lineno in __import__("traceback").walk_tb(
-        info.tb)]
+    frames = [(frame.f_code.co_filename, lineno) for frame, lineno in __import__("traceback").walk_tb(info.tb)]
     line = f.python_function.__code__.co_firstlineno + 3
     assert (__file__, line) in frames, frames
 
@@ -570,6 +607,7 @@ def test_list_appended_in_tensor_loop_raises_tf_error():
             return tf.stack(values)
 
         return f(tf.constant(3))
+
     assert check_raises(body).name == "InaccessibleTensorError"
 
 
@@ -583,6 +621,7 @@ def test_list_appended_in_python_loop_is_fine():
             return tf.stack(values)
 
         return f(tf.constant(1.5))
+
     check(body)
 
 
@@ -605,6 +644,7 @@ def test_gradient_through_loops_with_a_tensor_bound():
             return y, tape.gradient(y, [x, w]), tape.gradient(h, w)
 
         return [f(tf.constant([1.0, 2.0]), tf.constant(v)) for v in (0, 1, 4)]
+
     check(body)
 
 
@@ -627,8 +667,8 @@ def test_methods_using_super_are_converted():
             return child.scale(x)
 
         return f(tf.constant(2.0)), f(tf.constant(-2.0))
-    check(body)
 
+    check(body)
 
 
 def test_conditional_expression_on_tensor():
@@ -640,6 +680,7 @@ def test_conditional_expression_on_tensor():
             return y, z
 
         return f(tf.constant(3.0), True), f(tf.constant(-3.0), False)
+
     check(body)
 
 
@@ -659,6 +700,7 @@ def test_tensor_array_in_converted_loops():
             return squares.stack(), squares.size(), rows.stack(), rows.read(1), doubled.stack(), doubled.size()
 
         return f(tf.constant(3), tf.reshape(tf.range(4.0), [2, 2])), f(tf.constant(2), tf.ones([1, 2]))
+
     check(body)
 
 
@@ -676,6 +718,7 @@ def test_nested_function_passed_to_while_loop_is_converted():
             return tf.while_loop(lambda i, s: i < 4, step, [tf.constant(0), x])
 
         return f(tf.constant(2.0))
+
     check(body)
 
 
@@ -699,4 +742,5 @@ def test_name_deleted_inside_a_loop_body_is_not_loop_state():
             return w.read_value(), total
 
         return step(tf.constant(3))
+
     check(body)

@@ -36,6 +36,7 @@ def test_forward_accumulator_through_loops_with_a_tensor_bound():
                 y, z = f(x, tf.constant(n))
             results.append((y, z, acc.jvp(y), acc.jvp(z)))
         return results
+
     check(body)
 
 
@@ -50,6 +51,7 @@ def test_forward_accumulator_inside_the_function_over_a_captured_tensor():
             return y, acc.jvp(y)
 
         return f(tf.constant([1.0, 2.0]), tf.constant(0.5), tf.constant(3))
+
     check(body)
 
 
@@ -61,6 +63,7 @@ def test_reverse_mode_and_jacobian_still_flow_through_the_loops():
             tape.watch(x)
             y, z = f(x, tf.constant(3))
         return tape.gradient(z, x), tape.jacobian(y, x)
+
     check(body)
 
 
@@ -88,6 +91,7 @@ def test_variable_with_different_shapes_not_used_after_the_if_is_fine():
             return y
 
         return f(tf.constant(1.0)), f(tf.constant(-1.0)), g(tf.constant(3.0)), g(tf.constant(-3.0))
+
     check(body)
 
 
@@ -122,8 +126,11 @@ def test_variable_with_different_shapes_used_after_the_if(case):
             else:
                 y = real.ones([3])
             return real.reduce_sum(y)
+
         return g(real.constant(1.0))
+
     import oracle
+
     assert float(tf_accepts(oracle.real_tf)) == 2.0
 
 
@@ -135,14 +142,17 @@ def test_loop_variable_changing_shape_raises_tf_error():
             for _ in tf.range(n):
                 y = tf.concat([y, y], 0)
             return y
+
         return f(tf.constant(2))
+
     check_raises(body)
 
 
 # -- for x in dataset: one loop, the dataset read on every call ----------------------------
 def _data(tf, n, batch):
-    return tf.data.Dataset.from_tensor_slices((np.arange(n, dtype=np.float32),
-                                               np.arange(n, dtype=np.float32) * 2)).batch(batch)
+    return tf.data.Dataset.from_tensor_slices(
+        (np.arange(n, dtype=np.float32), np.arange(n, dtype=np.float32) * 2)
+    ).batch(batch)
 
 
 def test_for_over_a_dataset_is_one_loop_with_break_and_prints(capfd):
@@ -163,8 +173,11 @@ def test_for_over_a_dataset_is_one_loop_with_break_and_prints(capfd):
             return total, steps
 
         ds = _data(tf, 24, 4)
-        return ([f(ds, tf.constant(1e9)), f(ds, tf.constant(50.0)), f(ds, tf.constant(1e9))], traces,
-                f.experimental_get_tracing_count())
+        return (
+            [f(ds, tf.constant(1e9)), f(ds, tf.constant(50.0)), f(ds, tf.constant(1e9))],
+            traces,
+            f.experimental_get_tracing_count(),
+        )
 
     tf_result = body(real_tf)
     tf_err = capfd.readouterr().err
@@ -186,6 +199,7 @@ def test_for_over_a_dataset_with_a_last_smaller_batch_and_a_new_dataset_argument
             return total, count
 
         return f(_data(tf, 10, 4)), f(_data(tf, 10, 4)), f(_data(tf, 7, 4)), f.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -200,6 +214,7 @@ def test_for_over_a_dataset_made_inside_the_function_and_nested_structures():
             return out
 
         return f(tf.constant(2.0)), f(tf.constant(3.0))
+
     check(body)
 
 
@@ -217,6 +232,7 @@ def test_for_over_a_dataset_reshuffles_on_every_call():
         ds = tf.data.Dataset.range(8).shuffle(8, seed=3)
         first, second = order(ds).numpy(), order(ds).numpy()
         return sorted(first) == list(range(8)), sorted(second) == list(range(8)), list(first) != list(second)
+
     check(body)
 
 
@@ -256,6 +272,7 @@ def test_dynamic_tensor_array_in_a_tensor_bound_while_loop():
 
         x = tf.constant([0.1, 0.2])
         return [f(tf.constant(n), x) for n in (3, 5, 3, 1, 5)], f.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -277,6 +294,7 @@ def test_dynamic_tensor_array_gradients_and_elements_written_before_the_loop():
 
         x = tf.constant([0.5, -0.25])
         return f(tf.constant(3), x), f(tf.constant(1), x), f(tf.constant(4), x)
+
     check(body)
 
 
@@ -313,6 +331,7 @@ def test_for_over_an_iterator_argument_reads_what_remains_on_every_call():
         partly = iter(ds)
         next(partly)
         return first, second, f(partly), f.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -336,6 +355,7 @@ def test_for_over_an_iterator_made_in_the_function():
             return total
 
         return f(), f(), g(), g()
+
     check(body)
 
 
@@ -349,6 +369,7 @@ def test_next_after_a_loop_read_the_iterator_to_its_end_raises_tf_error():
             return total + next(it)
 
         return f(iter(tf.data.Dataset.range(3).map(lambda i: tf.cast(i, tf.int32))))
+
     check_raises(body)
 
 
@@ -377,6 +398,7 @@ def test_a_training_epoch_over_a_dataset_in_one_function():
         ds = tf.data.Dataset.from_tensor_slices((x_all, y_all)).batch(16)
         losses = [epoch(ds, tf.constant(0.1)) for _ in range(3)]
         return losses, w, b, epoch.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -398,6 +420,7 @@ def test_dataset_loops_inside_tensor_branches_and_loops_reusing_the_target_name(
             return s
 
         return f(tf.constant(1), tf.constant(2)), f(tf.constant(0), tf.constant(1))
+
     check(body)
 
 
@@ -419,6 +442,7 @@ def test_no_gradient_flows_out_of_a_dataset_loop():
             outer.watch(w)
             s, inner = f(w)
         return s, inner, outer.gradient(s, w)
+
     check(body)
 
 
@@ -434,5 +458,6 @@ def test_dataset_loop_target_read_after_the_loop_raises_tf_error():
             return s, x
 
         return f()
+
     raised = check_raises(body)
     assert "'x' must be defined before the loop" in raised.message

@@ -10,58 +10,71 @@ def _matrix(tf):
     return tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
 
 
-@pytest.mark.parametrize("body", [
-    lambda tf: (lambda x: x[x > 1])(tf.constant([1, 2, 3])),
-    lambda tf: tf.constant([1, 2, 3])[np.array([True, False, True])],
-    lambda tf: _matrix(tf)[tf.constant([True, False])],  # mask rank < tensor rank: whole rows
-    lambda tf: _matrix(tf)[_matrix(tf) > 2.0],
-    lambda tf: _matrix(tf)[np.array([[True, False, True], [False, False, True]])],
-    lambda tf: _matrix(tf)[np.array([True, False])],
-    lambda tf: _matrix(tf)[tf.constant([False, False])],  # nothing selected: shape (0, 3)
-    lambda tf: tf.Variable([1.0, 2.0, 3.0])[tf.constant([True, False, True])],
-    lambda tf: tf.Variable([[1.0, 2.0], [3.0, 4.0]])[tf.constant([[True, False], [False, True]])],
-    lambda tf: tf.constant([[1, 2, 3], [4, 5, 6]])[0, True],  # a bool among other indices is an int
-    lambda tf: tf.constant([1, 2, 3])[[]],  # a list index is a tuple of indices
-    lambda tf: tf.constant([[1, 2, 3], [4, 5, 6]])[[1]],
-    lambda tf: tf.constant([[1, 2, 3], [4, 5, 6]])[[1, 2]],
-    lambda tf: tf.constant([[1, 2, 3], [4, 5, 6]])[[slice(None), 1]],
-], ids=lambda body: "")
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda tf: (lambda x: x[x > 1])(tf.constant([1, 2, 3])),
+        lambda tf: tf.constant([1, 2, 3])[np.array([True, False, True])],
+        lambda tf: _matrix(tf)[tf.constant([True, False])],  # mask rank < tensor rank: whole rows
+        lambda tf: _matrix(tf)[_matrix(tf) > 2.0],
+        lambda tf: _matrix(tf)[np.array([[True, False, True], [False, False, True]])],
+        lambda tf: _matrix(tf)[np.array([True, False])],
+        lambda tf: _matrix(tf)[tf.constant([False, False])],  # nothing selected: shape (0, 3)
+        lambda tf: tf.Variable([1.0, 2.0, 3.0])[tf.constant([True, False, True])],
+        lambda tf: tf.Variable([[1.0, 2.0], [3.0, 4.0]])[tf.constant([[True, False], [False, True]])],
+        lambda tf: tf.constant([[1, 2, 3], [4, 5, 6]])[0, True],  # a bool among other indices is an int
+        lambda tf: tf.constant([1, 2, 3])[[]],  # a list index is a tuple of indices
+        lambda tf: tf.constant([[1, 2, 3], [4, 5, 6]])[[1]],
+        lambda tf: tf.constant([[1, 2, 3], [4, 5, 6]])[[1, 2]],
+        lambda tf: tf.constant([[1, 2, 3], [4, 5, 6]])[[slice(None), 1]],
+    ],
+    ids=lambda body: "",
+)
 def test_indexing_with_a_mask_selects_as_tf(body):
     check(body)
 
 
-@pytest.mark.parametrize("body", [
-    lambda tf: tf.constant([1, 2, 3])[[True, False, True]],  # a list of bools is a tuple of bool indices
-    lambda tf: tf.constant([1, 2, 3])[[True]],
-    lambda tf: tf.constant([1, 2, 3])[tf.constant([True, False])],
-    lambda tf: tf.constant([1, 2, 3])[True],
-    lambda tf: tf.constant([1, 2, 3])[False],
-    lambda tf: tf.constant([1, 2, 3])[tf.constant(True)],
-    lambda tf: _matrix(tf)[tf.constant([True, False]), 0],  # masks mixed with other indices
-    lambda tf: _matrix(tf)[:, tf.constant([True, False, True])],
-    lambda tf: _matrix(tf)[..., tf.constant([True, False, True])],
-    lambda tf: tf.constant([1, 2, 3])[tf.constant([1, 0, 1])],
-    lambda tf: tf.constant([1, 2, 3])[tf.Variable([True, False, True])],
-    lambda tf: tf.constant([1, 2, 3])[[0, 2]],
-], ids=lambda body: "")
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda tf: tf.constant([1, 2, 3])[[True, False, True]],  # a list of bools is a tuple of bool indices
+        lambda tf: tf.constant([1, 2, 3])[[True]],
+        lambda tf: tf.constant([1, 2, 3])[tf.constant([True, False])],
+        lambda tf: tf.constant([1, 2, 3])[True],
+        lambda tf: tf.constant([1, 2, 3])[False],
+        lambda tf: tf.constant([1, 2, 3])[tf.constant(True)],
+        lambda tf: _matrix(tf)[tf.constant([True, False]), 0],  # masks mixed with other indices
+        lambda tf: _matrix(tf)[:, tf.constant([True, False, True])],
+        lambda tf: _matrix(tf)[..., tf.constant([True, False, True])],
+        lambda tf: tf.constant([1, 2, 3])[tf.constant([1, 0, 1])],
+        lambda tf: tf.constant([1, 2, 3])[tf.Variable([True, False, True])],
+        lambda tf: tf.constant([1, 2, 3])[[0, 2]],
+    ],
+    ids=lambda body: "",
+)
 def test_bad_masks_raise_as_tf(body):
     check_raises(body)
 
 
-@pytest.mark.parametrize("body", [
-    lambda tf: tf.boolean_mask(_matrix(tf), [True, False, True], axis=1),
-    lambda tf: tf.boolean_mask(_matrix(tf), [True, False, True], axis=tf.constant(1)),
-    lambda tf: tf.boolean_mask(_matrix(tf), [True, False], axis=-2),
-    lambda tf: tf.boolean_mask(_matrix(tf), [True, False, True], axis=-1),  # TF slices the shape: () vs (3,)
-    lambda tf: tf.boolean_mask(_matrix(tf), [True, False, True], axis=2),
-    lambda tf: tf.boolean_mask(_matrix(tf), True),
-    lambda tf: tf.boolean_mask(_matrix(tf), [True, False, True]),
-    lambda tf: tf.boolean_mask(tf.constant([1, 2, 3]), [1, 0, 1]),
-    lambda tf: tf.boolean_mask(tf.constant([1, 2, 3]), [1.0, 0.0, 2.0]),
-    lambda tf: tf.boolean_mask(tf.reshape(tf.range(24.0), [2, 3, 4]),
-                               tf.reshape(tf.range(12) % 3 == 0, [3, 4]), axis=1),
-    lambda tf: tf.boolean_mask(_matrix(tf), [False, False]),
-], ids=lambda body: "")
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda tf: tf.boolean_mask(_matrix(tf), [True, False, True], axis=1),
+        lambda tf: tf.boolean_mask(_matrix(tf), [True, False, True], axis=tf.constant(1)),
+        lambda tf: tf.boolean_mask(_matrix(tf), [True, False], axis=-2),
+        lambda tf: tf.boolean_mask(_matrix(tf), [True, False, True], axis=-1),  # TF slices the shape: () vs (3,)
+        lambda tf: tf.boolean_mask(_matrix(tf), [True, False, True], axis=2),
+        lambda tf: tf.boolean_mask(_matrix(tf), True),
+        lambda tf: tf.boolean_mask(_matrix(tf), [True, False, True]),
+        lambda tf: tf.boolean_mask(tf.constant([1, 2, 3]), [1, 0, 1]),
+        lambda tf: tf.boolean_mask(tf.constant([1, 2, 3]), [1.0, 0.0, 2.0]),
+        lambda tf: tf.boolean_mask(
+            tf.reshape(tf.range(24.0), [2, 3, 4]), tf.reshape(tf.range(12) % 3 == 0, [3, 4]), axis=1
+        ),
+        lambda tf: tf.boolean_mask(_matrix(tf), [False, False]),
+    ],
+    ids=lambda body: "",
+)
 def test_boolean_mask_with_axis_as_tf(body):
     check(body)
 

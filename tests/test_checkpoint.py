@@ -15,6 +15,7 @@ def _model(tf):
             super().__init__()
             self.w = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
             self.b = tf.Variable([0.5, -0.5])
+
     return Dense()
 
 
@@ -35,6 +36,7 @@ def test_save_restore_round_trip_and_paths(tmp_path):
         names = [os.path.basename(p) for p in (first, second, tf.train.latest_checkpoint(directory))]
         written = ckpt.write(os.path.join(directory, "manual"))
         return names, restored_first, (model.w, model.b, extra), int(ckpt.save_counter), os.path.basename(written)
+
     check(body)
 
 
@@ -45,6 +47,7 @@ def test_restore_into_a_fresh_model(tmp_path):
         fresh.w.assign(tf.zeros([2, 2]))
         tf.train.Checkpoint(model=fresh).restore(path)
         return fresh.w, fresh.b
+
     check(body)
 
 
@@ -59,8 +62,8 @@ def test_manager_keeps_the_newest(tmp_path):
             saved.append(os.path.basename(manager.save()))
         v.assign(-1.0)
         tf.train.Checkpoint(v=v).restore(manager.latest_checkpoint)
-        return saved, [os.path.basename(p) for p in manager.checkpoints], os.path.basename(
-            manager.latest_checkpoint), v
+        return saved, [os.path.basename(p) for p in manager.checkpoints], os.path.basename(manager.latest_checkpoint), v
+
     check(body)
 
 
@@ -112,6 +115,7 @@ def _nested(tf):
             self._hidden = tf.Variable(3, dtype=tf.int64)
             self.layers = [tf.Variable(1.5)]
             self.table = {"b": tf.Variable([1.0], dtype=tf.float64), "a": (tf.Variable(2.0),)}
+
     return Nested()
 
 
@@ -122,17 +126,26 @@ def test_list_and_load_variables(tmp_path):
         names = tf.train.list_variables(path)
         values = [tf.train.load_variable(path, name) for name, _ in names if name != "_CHECKPOINTABLE_OBJECT_GRAPH"]
         reader = tf.train.load_checkpoint(directory)
-        return (names, tf.train.list_variables(directory), values,
-                tf.train.load_variable(directory, "model/w/.ATTRIBUTES/VARIABLE_VALUE:0"),
-                reader.get_variable_to_shape_map()["model/table/b/.ATTRIBUTES/VARIABLE_VALUE"],
-                reader.get_variable_to_dtype_map()["step/.ATTRIBUTES/VARIABLE_VALUE"],
-                reader.has_tensor("model/w/.ATTRIBUTES/VARIABLE_VALUE"), reader.has_tensor("model/w"))
+        return (
+            names,
+            tf.train.list_variables(directory),
+            values,
+            tf.train.load_variable(directory, "model/w/.ATTRIBUTES/VARIABLE_VALUE:0"),
+            reader.get_variable_to_shape_map()["model/table/b/.ATTRIBUTES/VARIABLE_VALUE"],
+            reader.get_variable_to_dtype_map()["step/.ATTRIBUTES/VARIABLE_VALUE"],
+            reader.has_tensor("model/w/.ATTRIBUTES/VARIABLE_VALUE"),
+            reader.has_tensor("model/w"),
+        )
+
     check(body)
 
 
 def test_load_variable_of_a_missing_name(tmp_path):
-    check_raises(lambda tf: tf.train.load_variable(
-        tf.train.Checkpoint(v=tf.Variable(1.0)).write(str(tmp_path / tf.__name__ / "c")), "v/missing"))
+    check_raises(
+        lambda tf: tf.train.load_variable(
+            tf.train.Checkpoint(v=tf.Variable(1.0)).write(str(tmp_path / tf.__name__ / "c")), "v/missing"
+        )
+    )
 
 
 def test_write_saves_no_save_counter_until_it_exists(tmp_path):
@@ -141,6 +154,7 @@ def test_write_saves_no_save_counter_until_it_exists(tmp_path):
         first = tf.train.list_variables(plain.write(str(tmp_path / tf.__name__ / "a")))
         plain.save_counter  # noqa: B018 - reading it creates it, as in TF
         return first, tf.train.list_variables(plain.write(str(tmp_path / tf.__name__ / "b")))
+
     check(body)
 
 
@@ -153,6 +167,7 @@ def test_root_and_attributes_of_the_checkpoint(tmp_path):
         fresh.w.assign(tf.zeros([2, 2]))
         tf.train.Checkpoint(root=fresh, extra=tf.Variable(0.0)).restore(path)
         return tf.train.list_variables(path), fresh.w
+
     check(body)
 
 
@@ -195,6 +210,7 @@ def test_deferred_restore_into_variables_created_later(tmp_path):
         tf.train.Checkpoint(model=fresh).restore(path)
         before = len(fresh.variables)
         return expected, before, fresh(x), [v.numpy() for v in fresh.variables], fresh(x)
+
     check(body)
 
 
@@ -216,6 +232,7 @@ def test_deferred_restore_into_a_submodule_attached_later(tmp_path):
         tf.train.Checkpoint(holder=fresh).restore(path)
         fresh.leaf = Leaf()
         return fresh.leaf.v
+
     check(body)
 
 
@@ -226,8 +243,11 @@ def test_restore_errors_by_kind(tmp_path):
     check_raises(lambda tf: tf.train.Checkpoint(v=tf.Variable([1.0, 2.0])).restore(saved(tf, "shape", [1.0, 2.0, 3.0])))
     check_raises(lambda tf: tf.train.Checkpoint(v=tf.Variable(1.0)).restore(saved(tf, "f64", 1.0, tf.float64)))
     check_raises(lambda tf: tf.train.Checkpoint(v=tf.Variable(1)).restore(saved(tf, "f32", 1.0)))
-    check_raises(lambda tf: tf.train.Checkpoint(v=tf.Variable(1.0)).restore(
-        os.path.dirname(tf.train.Checkpoint(v=tf.Variable(1.0)).save(str(tmp_path / tf.__name__ / "dir" / "c")))))
+    check_raises(
+        lambda tf: tf.train.Checkpoint(v=tf.Variable(1.0)).restore(
+            os.path.dirname(tf.train.Checkpoint(v=tf.Variable(1.0)).save(str(tmp_path / tf.__name__ / "dir" / "c")))
+        )
+    )
     check_raises(lambda tf: tf.train.Checkpoint(v=tf.Variable(1.0)).restore(3))
 
 
@@ -237,27 +257,38 @@ def test_checkpoint_refuses_objects_it_cannot_track():
 
     check_raises(lambda tf: tf.train.Checkpoint(x=3))
     check_raises(lambda tf: tf.train.Checkpoint(x=Plain()))
-    check(lambda tf: len(tf.train.Checkpoint(x=[tf.Variable(1.0)], y={"a": tf.Variable(2.0)}, m=tf.Module())
-                         .save_counter.shape))
+    check(
+        lambda tf: len(
+            tf.train.Checkpoint(x=[tf.Variable(1.0)], y={"a": tf.Variable(2.0)}, m=tf.Module()).save_counter.shape
+        )
+    )
 
 
 @pytest.mark.parametrize("max_to_keep", [0, -1, "2"])
 def test_manager_max_to_keep_must_be_positive(tmp_path, max_to_keep):
-    check_raises(lambda tf: tf.train.CheckpointManager(
-        tf.train.Checkpoint(v=tf.Variable(1.0)), str(tmp_path / tf.__name__), max_to_keep=max_to_keep))
+    check_raises(
+        lambda tf: tf.train.CheckpointManager(
+            tf.train.Checkpoint(v=tf.Variable(1.0)), str(tmp_path / tf.__name__), max_to_keep=max_to_keep
+        )
+    )
 
 
 def test_manager_restore_or_initialize(tmp_path):
     def body(tf):
         v = tf.Variable(1.0)
         initialized = []
-        manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=v), str(tmp_path / tf.__name__), max_to_keep=1,
-                                             init_fn=lambda: initialized.append(v.assign(5.0)) and None)
+        manager = tf.train.CheckpointManager(
+            tf.train.Checkpoint(v=v),
+            str(tmp_path / tf.__name__),
+            max_to_keep=1,
+            init_fn=lambda: initialized.append(v.assign(5.0)) and None,
+        )
         first = manager.restore_or_initialize()
         saved = manager.save()
         v.assign(-1.0)
         second = manager.restore_or_initialize()
         return first, len(initialized), os.path.basename(second) == os.path.basename(saved), v
+
     check(body)
 
 
@@ -269,6 +300,7 @@ def test_keyword_objects_are_attributes(tmp_path):
         ckpt.step.assign(10)
         ckpt.restore(path)
         return ckpt.step, ckpt.model.w, [name for name, _ in tf.train.list_variables(path)]
+
     check(body)
 
 
@@ -289,6 +321,7 @@ def _layered_net(tf):
 
 def test_partial_restore_through_stand_in_checkpoints(tmp_path):
     """The checkpoint guide's cells 14-16 on a tf.Module net: stand-in objects restore, and attach later."""
+
     def body(tf):
         path = tf.train.Checkpoint(net=_layered_net(tf)).save(str(tmp_path / tf.__name__ / "c"))
         to_restore = tf.Variable(tf.zeros([5]))
@@ -302,6 +335,7 @@ def test_partial_restore_through_stand_in_checkpoints(tmp_path):
         before = tf.identity(deferred_restore)
         fake_layer.kernel = deferred_restore
         return restored, before, deferred_restore
+
     check(body)
 
 
@@ -310,12 +344,14 @@ def test_objects_reachable_by_two_paths_restore_through_either(tmp_path):
         shared = tf.Variable([1.0, 2.0])
         model = _layered_net(tf)
         path = tf.train.Checkpoint(a=shared, b={"again": shared}, net=model, alias=model.l1).write(
-            str(tmp_path / tf.__name__ / "c"))
+            str(tmp_path / tf.__name__ / "c")
+        )
         by_alias = tf.Variable([0.0, 0.0])
         kernel = tf.Variable(tf.zeros([1, 5]))
         holder = tf.train.Checkpoint(b={"again": by_alias}, alias=tf.train.Checkpoint(kernel=kernel))
         holder.restore(path)
         return by_alias, kernel, [name for name, _ in tf.train.list_variables(path)]
+
     check(body)
 
 
@@ -333,6 +369,7 @@ def test_list_attributes_of_a_checkpoint_restore_what_is_appended(tmp_path):
         restore.listed.append(first)
         restore.listed.extend([second])
         return empty, first, second
+
     check(body)
 
 
@@ -341,11 +378,17 @@ def test_an_object_is_saved_under_its_shortest_path(tmp_path):
         net = _layered_net(tf)
         shared = tf.Variable(1.0)
         names = []
-        for i, ckpt in enumerate([tf.train.Checkpoint(a=net, z=net.l1), tf.train.Checkpoint(b=shared, a=shared),
-                                  tf.train.Checkpoint(a=[[shared]], b={"c": shared})]):
+        for i, ckpt in enumerate(
+            [
+                tf.train.Checkpoint(a=net, z=net.l1),
+                tf.train.Checkpoint(b=shared, a=shared),
+                tf.train.Checkpoint(a=[[shared]], b={"c": shared}),
+            ]
+        ):
             path = ckpt.write(str(tmp_path / tf.__name__ / f"{i}"))
             names.append([name for name, _ in tf.train.list_variables(path)])
         return names
+
     check(body)
 
 
@@ -359,10 +402,15 @@ def test_checkpoint_state_and_options(tmp_path):
         state = tf.train.get_checkpoint_state(directory)
         manager = tf.train.CheckpointManager(ckpt, directory, max_to_keep=3)
         options = tf.train.CheckpointOptions(experimental_io_device="/job:localhost")
-        return (empty, os.path.basename(state.model_checkpoint_path),
-                [os.path.basename(p) for p in state.all_model_checkpoint_paths],
-                [os.path.basename(p) for p in manager.checkpoints],
-                options.experimental_io_device, options.experimental_enable_async_checkpoint)
+        return (
+            empty,
+            os.path.basename(state.model_checkpoint_path),
+            [os.path.basename(p) for p in state.all_model_checkpoint_paths],
+            [os.path.basename(p) for p in manager.checkpoints],
+            options.experimental_io_device,
+            options.experimental_enable_async_checkpoint,
+        )
+
     check(body)
 
 
@@ -373,4 +421,5 @@ def test_checkpoint_files_get_the_mode_of_new_files(tmp_path):
         manager.save()
         # tapeshim writes one .npz where TF writes .index and .data files: the modes are compared
         return sorted({oct(path.stat().st_mode & 0o777) for path in directory.iterdir()})
+
     check(body)

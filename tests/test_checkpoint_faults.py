@@ -57,6 +57,7 @@ def _model(tf):
             super().__init__()
             self.w = tf.Variable(tf.reshape(tf.range(64, dtype=tf.float32), [8, 8]))
             self.b = tf.Variable(tf.zeros([8]))
+
     return Dense()
 
 
@@ -66,6 +67,7 @@ def _outcome(call):
         call()
     except Exception as exc:  # noqa: BLE001 - the class is the result
         from tensorflow import errors as tf_errors
+
         return ("raised", type(exc).__name__, isinstance(exc, (tf_errors.OpError, tapeshim.errors.OpError)))
     return ("ok", None)
 
@@ -86,6 +88,7 @@ def test_save_into_a_read_only_directory_is_permission_denied(shared_dir):
                 _outcome(lambda: checkpoint.write(os.path.join(directory, "sub", "ckpt"))),
                 _outcome(lambda: tf.train.CheckpointManager(checkpoint, directory, max_to_keep=1).save()),
             ]
+
     result = check(body)
     assert result == [("raised", "PermissionDeniedError", True)] * 4
 
@@ -99,6 +102,7 @@ def test_unreadable_checkpoint_raises_op_error(shared_dir):
             os.chmod(name, 0)
         with unprivileged():
             return [_outcome(lambda: checkpoint.restore(path)), _outcome(lambda: tf.train.list_variables(path))]
+
     assert check(body) == [("raised", "OpError", True)] * 2
 
 
@@ -109,8 +113,11 @@ def test_unreadable_state_file_is_ignored(shared_dir):
         checkpoint.save(os.path.join(directory, "ckpt"))
         os.chmod(os.path.join(directory, "checkpoint"), 0)
         with unprivileged():
-            return (tf.train.latest_checkpoint(directory),
-                    tf.train.CheckpointManager(checkpoint, directory, max_to_keep=2).latest_checkpoint)
+            return (
+                tf.train.latest_checkpoint(directory),
+                tf.train.CheckpointManager(checkpoint, directory, max_to_keep=2).latest_checkpoint,
+            )
+
     assert check(body) == (None, None)
 
 
@@ -129,6 +136,7 @@ def test_save_past_the_file_size_limit_is_out_of_range(shared_dir):
         finally:
             resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
             signal.signal(signal.SIGXFSZ, previous_handler)
+
     assert check(body) == ("raised", "OutOfRangeError", True)
 
 
@@ -166,10 +174,17 @@ def test_full_disk_and_read_only_file_system(tmp_path):
     read_only.mkdir()
     script = tmp_path / "child.py"
     script.write_text(_MOUNTED_CHILD.format(tests=TESTS_DIR))
-    command = (f"mount -t tmpfs -o size=64k tmpfs {full} && mount -t tmpfs -o ro tmpfs {read_only} && "
-               f"exec {sys.executable} {script} {full} {read_only}")
-    done = subprocess.run(["unshare", "--map-root-user", "--mount", "sh", "-c", command],
-                          capture_output=True, text=True, timeout=300, cwd=REPO_DIR)
+    command = (
+        f"mount -t tmpfs -o size=64k tmpfs {full} && mount -t tmpfs -o ro tmpfs {read_only} && "
+        f"exec {sys.executable} {script} {full} {read_only}"
+    )
+    done = subprocess.run(
+        ["unshare", "--map-root-user", "--mount", "sh", "-c", command],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO_DIR,
+    )
     assert done.returncode == 0 and "OK" in done.stdout, done.stdout + done.stderr[-3000:]
 
 
@@ -184,9 +199,12 @@ def test_save_under_a_file_is_failed_precondition(tmp_path):
         os.makedirs(directory / "taken" / "ckpt.index")  # TF's index file name, taken by a directory
         os.makedirs(directory / "taken" / "ckpt.npz")  # tapeshim's
         checkpoint = tf.train.Checkpoint(model=_model(tf))
-        return [_outcome(lambda: checkpoint.save(str(directory / "a_file" / "ckpt"))),
-                _outcome(lambda: checkpoint.write(str(directory / "a_file" / "sub" / "ckpt"))),
-                _outcome(lambda: checkpoint.write(str(directory / "taken" / "ckpt")))]
+        return [
+            _outcome(lambda: checkpoint.save(str(directory / "a_file" / "ckpt"))),
+            _outcome(lambda: checkpoint.write(str(directory / "a_file" / "sub" / "ckpt"))),
+            _outcome(lambda: checkpoint.write(str(directory / "taken" / "ckpt"))),
+        ]
+
     assert check(body) == [("raised", "FailedPreconditionError", True)] * 3
 
 
@@ -213,11 +231,14 @@ def test_damaged_checkpoint_raises_op_error(tmp_path, kind):
                 data = stream.read()
             with open(name, "wb") as stream:
                 stream.write(_damage(kind, data))
-        return [_outcome(lambda: checkpoint.restore(path)), _outcome(lambda: checkpoint.read(path)),
-                _outcome(lambda: tf.train.list_variables(path)),
-                _outcome(lambda: tf.train.load_variable(path, "model/w/.ATTRIBUTES/VARIABLE_VALUE")),
-                _outcome(lambda: tf.train.CheckpointManager(
-                    checkpoint, str(tmp_path / tf.__name__), 1).latest_checkpoint)]
+        return [
+            _outcome(lambda: checkpoint.restore(path)),
+            _outcome(lambda: checkpoint.read(path)),
+            _outcome(lambda: tf.train.list_variables(path)),
+            _outcome(lambda: tf.train.load_variable(path, "model/w/.ATTRIBUTES/VARIABLE_VALUE")),
+            _outcome(lambda: tf.train.CheckpointManager(checkpoint, str(tmp_path / tf.__name__), 1).latest_checkpoint),
+        ]
+
     assert check(body) == [("raised", "OpError", True)] * 4 + [("ok", None)]
 
 
@@ -237,8 +258,11 @@ def test_garbage_state_file_means_no_latest_checkpoint(tmp_path):
         directory = tmp_path / tf.__name__
         directory.mkdir()
         (directory / "checkpoint").write_text("garbage {{ model_checkpoint_path: ~~")
-        return (tf.train.latest_checkpoint(str(directory)),
-                tf.train.CheckpointManager(tf.train.Checkpoint(), str(directory), 1).latest_checkpoint)
+        return (
+            tf.train.latest_checkpoint(str(directory)),
+            tf.train.CheckpointManager(tf.train.Checkpoint(), str(directory), 1).latest_checkpoint,
+        )
+
     assert check(body) == (None, None)
 
 
@@ -248,6 +272,7 @@ def test_state_file_that_is_not_text(tmp_path):
         directory.mkdir(exist_ok=True)
         (directory / "checkpoint").write_bytes(b"\xff\xfe garbage")
         return str(directory)
+
     check_raises(lambda tf: tf.train.latest_checkpoint(state_dir(tf)))
     check_raises(lambda tf: tf.train.CheckpointManager(tf.train.Checkpoint(), state_dir(tf), 1))
 
@@ -266,6 +291,7 @@ def test_restore_errors_are_caught_by_except_op_error(tmp_path):
             except tf.errors.OpError as exc:
                 caught.append(type(exc).__name__)
         return caught
+
     assert check(body) == ["NotFoundError", "OpError"]
 
 
@@ -311,8 +337,13 @@ _CRASHING_CHILD = textwrap.dedent("""
 
 
 def _run_crashing_save(directory, kill_at):
-    done = subprocess.run([sys.executable, "-c", _CRASHING_CHILD, directory, str(kill_at)],
-                          capture_output=True, text=True, timeout=300, cwd=REPO_DIR)
+    done = subprocess.run(
+        [sys.executable, "-c", _CRASHING_CHILD, directory, str(kill_at)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO_DIR,
+    )
     return done
 
 
@@ -328,7 +359,8 @@ def test_a_crash_at_any_point_of_a_save_leaves_a_restorable_latest_checkpoint(tm
         latest = tapeshim.train.latest_checkpoint(directory)
         assert latest is not None, f"killed at file operation {kill_at}: no latest checkpoint"
         manager_latest = tapeshim.train.CheckpointManager(
-            tapeshim.train.Checkpoint(), directory, max_to_keep=1).latest_checkpoint
+            tapeshim.train.Checkpoint(), directory, max_to_keep=1
+        ).latest_checkpoint
         assert manager_latest == latest
         v = tapeshim.Variable(-1.0)
         tapeshim.train.Checkpoint(v=v).restore(latest)

@@ -68,8 +68,15 @@ def test_v1_logging_matches_tf():
         log.set_verbosity(log.ERROR)
         level = log.get_verbosity()
         log.set_verbosity(before)
-        return (log.DEBUG, log.INFO, log.WARN, log.ERROR, log.FATAL, level,
-                sorted(n for n in dir(log) if not n.startswith("_") and n[0].islower()))
+        return (
+            log.DEBUG,
+            log.INFO,
+            log.WARN,
+            log.ERROR,
+            log.FATAL,
+            level,
+            sorted(n for n in dir(log) if not n.startswith("_") and n[0].islower()),
+        )
 
     check(body)
 
@@ -91,8 +98,9 @@ def test_v1_disable_eager_execution_is_a_clear_error():
         tapeshim.compat.v1.disable_v2_behavior()
 
 
-@pytest.mark.parametrize("name", ["Session", "placeholder", "global_variables_initializer", "get_variable",
-                                  "ConfigProto", "train"])
+@pytest.mark.parametrize(
+    "name", ["Session", "placeholder", "global_variables_initializer", "get_variable", "ConfigProto", "train"]
+)
 def test_other_v1_names_say_tf2_only(name):
     assert hasattr(real_tf.compat.v1, name)
     with pytest.raises(AttributeError, match="tapeshim runs TF2 code only"):

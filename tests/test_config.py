@@ -20,8 +20,9 @@ def test_physical_and_visible_devices(kind):
 
 
 def test_one_physical_cpu_whatever_xla_simulates():
-    assert tapeshim.config.list_physical_devices("CPU") == [tapeshim.config.PhysicalDevice("/physical_device:CPU:0",
-                                                                                           "CPU")]
+    assert tapeshim.config.list_physical_devices("CPU") == [
+        tapeshim.config.PhysicalDevice("/physical_device:CPU:0", "CPU")
+    ]
     assert len(jax.devices("cpu")) >= 1
 
 
@@ -41,15 +42,18 @@ CHANGES = {
     "visible_bad": lambda tf, cpu: tf.config.set_visible_devices(["x"], "CPU"),
     "visible_bad_str": lambda tf, cpu: tf.config.set_visible_devices("x"),
     "logical_split": lambda tf, cpu: tf.config.set_logical_device_configuration(
-        cpu, [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()]),
+        cpu, [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()]
+    ),
     "logical_none": lambda tf, cpu: tf.config.set_logical_device_configuration(cpu, None),
     "logical_get": lambda tf, cpu: tf.config.get_logical_device_configuration(cpu),
     "virtual_alias": lambda tf, cpu: tf.config.experimental.get_virtual_device_configuration(cpu),
     "threads_inter": lambda tf, cpu: tf.config.threading.set_inter_op_parallelism_threads(2),
     "threads_inter_zero": lambda tf, cpu: tf.config.threading.set_inter_op_parallelism_threads(0),
     "threads_intra": lambda tf, cpu: tf.config.threading.set_intra_op_parallelism_threads(2),
-    "threads_get": lambda tf, cpu: (tf.config.threading.get_inter_op_parallelism_threads(),
-                                    tf.config.threading.get_intra_op_parallelism_threads()),
+    "threads_get": lambda tf, cpu: (
+        tf.config.threading.get_inter_op_parallelism_threads(),
+        tf.config.threading.get_intra_op_parallelism_threads(),
+    ),
     "growth_cpu": lambda tf, cpu: tf.config.experimental.set_memory_growth(cpu, True),
     "growth_get_cpu": lambda tf, cpu: tf.config.experimental.get_memory_growth(cpu),
     "growth_bad": lambda tf, cpu: tf.config.experimental.set_memory_growth("x", True),
@@ -59,11 +63,11 @@ CHANGES = {
     "tf32": lambda tf, cpu: tf.config.experimental.tensor_float_32_execution_enabled(),
     "soft": lambda tf, cpu: tf.config.get_soft_device_placement(),
     "jit": lambda tf, cpu: tf.config.optimizer.get_jit(),
-    "eager_flag": lambda tf, cpu: (tf.config.functions_run_eagerly(),
-                                   tf.config.experimental_functions_run_eagerly()),
+    "eager_flag": lambda tf, cpu: (tf.config.functions_run_eagerly(), tf.config.experimental_functions_run_eagerly()),
     "config_repr": lambda tf, cpu: repr(tf.config.LogicalDeviceConfiguration(memory_limit=10)),
-    "virtual_is_logical": lambda tf, cpu: (tf.config.experimental.VirtualDeviceConfiguration
-                                           is tf.config.LogicalDeviceConfiguration),
+    "virtual_is_logical": lambda tf, cpu: (
+        tf.config.experimental.VirtualDeviceConfiguration is tf.config.LogicalDeviceConfiguration
+    ),
 }
 
 
@@ -82,9 +86,26 @@ def _placed(tf, name):
     return x, x.device
 
 
-@pytest.mark.parametrize("name", ["/GPU:0", "/CPU:0", "/cpu:1", "GPU:3", "gpu", "/device:CPU:0", "/device:GPU:0",
-                                  "/job:localhost/replica:0/task:0/device:CPU:0", "", None, "/TPU:0", "/CPU:5",
-                                  "bogus", "/job:localhost/bogus:1", "/device:CPU"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "/GPU:0",
+        "/CPU:0",
+        "/cpu:1",
+        "GPU:3",
+        "gpu",
+        "/device:CPU:0",
+        "/device:GPU:0",
+        "/job:localhost/replica:0/task:0/device:CPU:0",
+        "",
+        None,
+        "/TPU:0",
+        "/CPU:5",
+        "bogus",
+        "/job:localhost/bogus:1",
+        "/device:CPU",
+    ],
+)
 def test_device_scopes(name):
     check(lambda tf: _placed(tf, name))
 
@@ -185,8 +206,19 @@ def test_namespaces_match_tf():
             assert hasattr(theirs, name), f"tf.config.{space}.{name} is not TF's"
 
 
-@pytest.mark.parametrize("spec", ["/GPU:0", "/job:worker/replica:1/task:2/device:CPU:3", "cpu:1", "", "/device:GPU:*",
-                                  "/job:ps", "/device:CPU:0/device:GPU:1", "bogus"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "/GPU:0",
+        "/job:worker/replica:1/task:2/device:CPU:3",
+        "cpu:1",
+        "",
+        "/device:GPU:*",
+        "/job:ps",
+        "/device:CPU:0/device:GPU:1",
+        "bogus",
+    ],
+)
 def test_device_spec_parsing(spec):
     def body(tf):
         d = tf.DeviceSpec.from_string(spec)
@@ -201,7 +233,13 @@ def test_device_spec_methods():
         merged = d.make_merged_spec(tf.DeviceSpec.from_string("/CPU:0"))
         with tf.device(tf.DeviceSpec(device_type="CPU", device_index=0)):
             x = tf.constant(1.0) * 2
-        return (d.to_string(), d.replace(task=3).to_string(), merged.to_string(),
-                d == tf.DeviceSpec.from_string("/job:ps/device:GPU:1"), repr(d), x)
+        return (
+            d.to_string(),
+            d.replace(task=3).to_string(),
+            merged.to_string(),
+            d == tf.DeviceSpec.from_string("/job:ps/device:GPU:1"),
+            repr(d),
+            x,
+        )
 
     check(body)

@@ -78,16 +78,19 @@ def _jacobians_after_reentry(tf):
     return first, tape.batch_jacobian(z, x)
 
 
-@pytest.mark.parametrize("body", [
-    _reentered,
-    lambda tf: _reentered(tf, rewatch=False),
-    lambda tf: _reentered(tf, rewatch=False, variable=True),
-    _gradient_in_stop_recording,
-    _old_target_after_reentry,
-    _third_gradient,
-    _watch_after_use,
-    _jacobians_after_reentry,
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        _reentered,
+        lambda tf: _reentered(tf, rewatch=False),
+        lambda tf: _reentered(tf, rewatch=False, variable=True),
+        _gradient_in_stop_recording,
+        _old_target_after_reentry,
+        _third_gradient,
+        _watch_after_use,
+        _jacobians_after_reentry,
+    ],
+)
 def test_used_tape_entered_again_records_afresh(body):
     check(body)
 
@@ -97,7 +100,7 @@ def _nested_accumulators(tf, call_inside):
     x = tf.constant(2.0)
     with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as outer:
         with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as inner:
-            y = tf.sin(x) * x ** 3
+            y = tf.sin(x) * x**3
         if call_inside:
             return inner.jvp(y), outer.jvp(inner.jvp(y))
     return inner.jvp(y), outer.jvp(y), outer.jvp(inner.jvp(y)), inner.jvp(outer.jvp(y))
@@ -107,7 +110,7 @@ def _mixed_partial(tf):
     x = tf.constant([1.0, 2.0])
     with tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 0.0])) as outer:
         with tf.autodiff.ForwardAccumulator(x, tf.constant([0.0, 1.0])) as inner:
-            y = tf.reduce_sum(x ** 3) * x[0]
+            y = tf.reduce_sum(x**3) * x[0]
     return outer.jvp(inner.jvp(y))
 
 
@@ -116,7 +119,7 @@ def _tape_around_accumulator(tf, persistent):
     with tf.GradientTape(persistent=persistent) as tape:
         tape.watch(x)
         with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as acc:
-            y = x ** 3
+            y = x**3
     tangent = acc.jvp(y)
     return tangent, tape.gradient(tangent, x)
 
@@ -126,7 +129,7 @@ def _tape_inside_accumulator(tf, jvp_inside_tape):
     with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as acc:
         with tf.GradientTape() as tape:
             tape.watch(x)
-            y = x ** 3
+            y = x**3
             if jvp_inside_tape:
                 tangent = acc.jvp(y)
     if not jvp_inside_tape:
@@ -137,7 +140,7 @@ def _tape_inside_accumulator(tf, jvp_inside_tape):
 def _tape_after_accumulator(tf):
     x = tf.constant(2.0)
     with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as acc:
-        y = x ** 3
+        y = x**3
     with tf.GradientTape() as tape:
         tape.watch(x)
         tangent = acc.jvp(y)
@@ -149,23 +152,26 @@ def _sequential_accumulators(tf):
     first = tf.autodiff.ForwardAccumulator(x, tf.constant(1.0))
     second = tf.autodiff.ForwardAccumulator(x, tf.constant(1.0))
     with first:
-        y = x ** 3
+        y = x**3
     with second:
         z = y * x
     return first.jvp(z), second.jvp(z), second.jvp(first.jvp(y)), first.jvp(second.jvp(z))
 
 
-@pytest.mark.parametrize("body", [
-    lambda tf: _nested_accumulators(tf, call_inside=False),
-    lambda tf: _nested_accumulators(tf, call_inside=True),
-    _mixed_partial,
-    lambda tf: _tape_around_accumulator(tf, persistent=False),
-    lambda tf: _tape_around_accumulator(tf, persistent=True),
-    lambda tf: _tape_inside_accumulator(tf, jvp_inside_tape=False),
-    lambda tf: _tape_inside_accumulator(tf, jvp_inside_tape=True),
-    _tape_after_accumulator,
-    _sequential_accumulators,
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda tf: _nested_accumulators(tf, call_inside=False),
+        lambda tf: _nested_accumulators(tf, call_inside=True),
+        _mixed_partial,
+        lambda tf: _tape_around_accumulator(tf, persistent=False),
+        lambda tf: _tape_around_accumulator(tf, persistent=True),
+        lambda tf: _tape_inside_accumulator(tf, jvp_inside_tape=False),
+        lambda tf: _tape_inside_accumulator(tf, jvp_inside_tape=True),
+        _tape_after_accumulator,
+        _sequential_accumulators,
+    ],
+)
 def test_tangents_are_recorded_by_the_recorders_around_the_accumulator(body):
     check(body, rtol=1e-5)
 
@@ -173,6 +179,7 @@ def test_tangents_are_recorded_by_the_recorders_around_the_accumulator(body):
 # -- custom gradients inside custom gradients, and in forward mode ----------
 def _override_second_order(tf):
     """TF's backprop_test testOverrideSecondOrderWithCustomGradient."""
+
     @tf.custom_gradient
     def f(x):
         def first_order_grad(dz):
@@ -180,8 +187,11 @@ def _override_second_order(tf):
             def first_order_custom(unused_x):
                 def h(ddz):
                     return -2.1 * ddz
+
                 return -1.1, h
+
             return dz * first_order_custom(x)
+
         return x + 10.0, first_order_grad
 
     c = tf.constant(1.0)
@@ -196,6 +206,7 @@ def _override_second_order(tf):
 
 def _custom_gradient_of_custom_gradient(tf):
     """TF's backprop_test testCustomGradientForwardprop (a grad_fn that is itself a custom gradient)."""
+
     @tf.custom_gradient
     def f(x):
         def g(dz):
@@ -203,8 +214,11 @@ def _custom_gradient_of_custom_gradient(tf):
             def first_order(unused_x, unused_dz):
                 def second_order_and_transpose(unused_ddz):
                     return 2.2, 3.1
+
                 return 2.1, second_order_and_transpose
+
             return first_order(x, dz)
+
         return 2.0 * x, g
 
     with tf.GradientTape(persistent=True) as t:
@@ -259,6 +273,7 @@ def _forward_mode_custom_gradient_with_variable(tf):
     def f(x):
         def g(dz, variables=None):
             return dz * 100.0, [dz * 7.0]
+
         return x * v, g
 
     with tf.autodiff.ForwardAccumulator(v, tf.constant(1.0)) as acc:
@@ -271,6 +286,7 @@ def _forward_over_backward_custom_gradient(tf, grad_uses_x):
     def f(x):
         def g(dz):
             return dz * 100.0 * x if grad_uses_x else dz * 100.0
+
         return x * x, g
 
     x = tf.constant(3.0)
@@ -292,17 +308,20 @@ def _forward_over_backward_sqrt(tf):
     return grad, acc.jvp(grad)
 
 
-@pytest.mark.parametrize("body", [
-    _override_second_order,
-    _custom_gradient_of_custom_gradient,
-    _custom_gradient_used_in_grad_fn,
-    lambda tf: _forward_mode_through_custom_gradient(tf, stop=False),
-    lambda tf: _forward_mode_through_custom_gradient(tf, stop=True),
-    _forward_mode_custom_gradient_with_variable,
-    lambda tf: _forward_over_backward_custom_gradient(tf, grad_uses_x=False),
-    lambda tf: _forward_over_backward_custom_gradient(tf, grad_uses_x=True),
-    _forward_over_backward_sqrt,
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        _override_second_order,
+        _custom_gradient_of_custom_gradient,
+        _custom_gradient_used_in_grad_fn,
+        lambda tf: _forward_mode_through_custom_gradient(tf, stop=False),
+        lambda tf: _forward_mode_through_custom_gradient(tf, stop=True),
+        _forward_mode_custom_gradient_with_variable,
+        lambda tf: _forward_over_backward_custom_gradient(tf, grad_uses_x=False),
+        lambda tf: _forward_over_backward_custom_gradient(tf, grad_uses_x=True),
+        _forward_over_backward_sqrt,
+    ],
+)
 def test_custom_gradients_nested_and_in_forward_mode(body):
     check(body, rtol=1e-5)
 
@@ -317,6 +336,7 @@ def _numpy_forward_two_inputs(tf):
 
         def grad(dy):
             return dy * 2.0 * x * y, tf.reduce_sum(dy * x * x)
+
         return tf.constant(value), grad
 
     x = tf.constant([1.0, 2.0])
@@ -337,6 +357,7 @@ def _numpy_forward_with_variable(tf):
     def f(x):
         def grad(dy, variables=None):
             return dy * v, [dy * x]
+
         return tf.constant(x.numpy() * v.numpy()), grad
 
     x = tf.constant(3.0)
@@ -379,16 +400,18 @@ def _forward_runs_once_without_a_tape(tf):
     return f(tf.constant(1.0)), len(calls)
 
 
-@pytest.mark.parametrize("body", [
-    _numpy_forward_two_inputs,
-    _numpy_forward_with_variable,
-    _python_float_forward_of_lazy_input,
-    _numpy_forward_in_forward_mode,
-    _forward_runs_once_without_a_tape,
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        _numpy_forward_two_inputs,
+        _numpy_forward_with_variable,
+        _python_float_forward_of_lazy_input,
+        _numpy_forward_in_forward_mode,
+        _forward_runs_once_without_a_tape,
+    ],
+)
 def test_custom_gradient_whose_forward_leaves_tensors(body):
     check(body, rtol=1e-5)
-
 
 
 # -- the same under jacobians, tf.function and variables ---------------------
@@ -396,6 +419,7 @@ def _jacobian_of_custom_gradient(tf):
     @tf.custom_gradient
     def f(x):
         return x * x, lambda dy: dy * 100.0
+
     x = tf.constant([1.0, 2.0])
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -407,6 +431,7 @@ def _batch_jacobian_of_custom_gradient(tf):
     @tf.custom_gradient
     def f(x):
         return x * x, lambda dy: dy * 100.0
+
     x = tf.constant([[1.0, 2.0]])
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -418,9 +443,11 @@ def _nested_custom_gradients_in_function(tf):
     @tf.custom_gradient
     def inner_cg(x):
         return tf.sin(x), lambda dy: dy * 100.0
+
     @tf.custom_gradient
     def f(x):
         return x * 1.0, lambda dz: dz * inner_cg(x)
+
     @tf.function
     def step(c):
         with tf.GradientTape() as outer:
@@ -430,6 +457,7 @@ def _nested_custom_gradients_in_function(tf):
                 d = f(c) * 3.0
             dd = inner.gradient(d, c)
         return dd, outer.gradient(dd, c)
+
     return step(tf.constant(1.0))
 
 
@@ -437,11 +465,13 @@ def _forward_mode_custom_gradient_in_function(tf):
     @tf.custom_gradient
     def f(x):
         return x * x, lambda dy: dy * 100.0
+
     @tf.function
     def step(x):
         with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as acc:
             y = f(x)
         return acc.jvp(y)
+
     return step(tf.constant(3.0))
 
 
@@ -450,18 +480,22 @@ def _nested_accumulators_in_function(tf):
     def step(x):
         with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as outer:
             with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as inner:
-                y = x ** 3
+                y = x**3
         return outer.jvp(inner.jvp(y))
+
     return step(tf.constant(2.0))
 
 
 def _custom_gradient_with_variable_second_order(tf):
     v = tf.Variable(2.0)
+
     @tf.custom_gradient
     def f(x):
         def g(dy, variables=None):
             return dy * v * 3.0, [dy * x * 3.0]
+
         return x * v * 3.0, g
+
     x = tf.constant(1.5)
     with tf.GradientTape() as outer:
         with tf.GradientTape() as inner:
@@ -471,14 +505,17 @@ def _custom_gradient_with_variable_second_order(tf):
     return gx, outer.gradient(gx, v)
 
 
-@pytest.mark.parametrize("body", [
-    _jacobian_of_custom_gradient,
-    _batch_jacobian_of_custom_gradient,
-    _nested_custom_gradients_in_function,
-    _forward_mode_custom_gradient_in_function,
-    _nested_accumulators_in_function,
-    _custom_gradient_with_variable_second_order,
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        _jacobian_of_custom_gradient,
+        _batch_jacobian_of_custom_gradient,
+        _nested_custom_gradients_in_function,
+        _forward_mode_custom_gradient_in_function,
+        _nested_accumulators_in_function,
+        _custom_gradient_with_variable_second_order,
+    ],
+)
 def test_custom_gradients_and_accumulators_in_jacobians_and_functions(body):
     check(body, rtol=1e-5)
 
@@ -491,13 +528,16 @@ def _gradient_with_seed(tf, seed, dtype):
     return tape.gradient(y, x, output_gradients=seed)
 
 
-@pytest.mark.parametrize("body", [
-    lambda tf: _gradient_with_seed(tf, 2, "float32"),
-    lambda tf: _gradient_with_seed(tf, tf.constant(2.0, tf.float64), "float32"),
-    lambda tf: _gradient_with_seed(tf, np.float64(2.0), "float32"),
-    lambda tf: _gradient_with_seed(tf, 0.1, "float64"),
-    lambda tf: _gradient_with_seed(tf, 1e39, "float32"),
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda tf: _gradient_with_seed(tf, 2, "float32"),
+        lambda tf: _gradient_with_seed(tf, tf.constant(2.0, tf.float64), "float32"),
+        lambda tf: _gradient_with_seed(tf, np.float64(2.0), "float32"),
+        lambda tf: _gradient_with_seed(tf, 0.1, "float64"),
+        lambda tf: _gradient_with_seed(tf, 1e39, "float32"),
+    ],
+)
 def test_seed_dtype_errors_name_the_seed_first(body):
     raised = check_raises(body)
     expected = run(body, real_tf)

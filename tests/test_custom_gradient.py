@@ -14,7 +14,9 @@ def _clip(tf):
     def clip_gradients(y):
         def backward(dy):
             return tf.clip_by_value(dy, -0.5, 0.5)
+
         return y, backward
+
     return clip_gradients
 
 
@@ -28,6 +30,7 @@ def test_guide_clip_gradients_and_forward_only():
         with tf.GradientTape() as t2:
             out2 = clip(w * 2.0)
         return t.gradient(out, v), t2.gradient(out2, w), clip(tf.constant(6.0))
+
     check(body)
 
 
@@ -39,6 +42,7 @@ def test_log1pexp_is_stable():
 
             def grad(upstream):
                 return upstream * (1 - 1 / (1 + e))
+
             return tf.math.log(1 + e), grad
 
         x = tf.constant(100.0)
@@ -46,6 +50,7 @@ def test_log1pexp_is_stable():
             t.watch(x)
             y = log1pexp(x)
         return y, t.gradient(y, x)
+
     check(body)
 
 
@@ -55,6 +60,7 @@ def test_none_gradient_and_keyword_arguments():
         def f(x, y, scale=1.0):
             def grad(dz):
                 return dz * 10.0, None
+
             return x * y * scale, grad
 
         x, y = tf.constant(2.0), tf.constant(3.0)
@@ -62,6 +68,7 @@ def test_none_gradient_and_keyword_arguments():
             t.watch([x, y])
             z = f(x, y, scale=tf.constant(2.0))
         return t.gradient(z, [x, y])
+
     check(body)
 
 
@@ -71,6 +78,7 @@ def test_python_scalar_argument_needs_a_slot():
         def f(x, k):
             def grad(dz):
                 return dz * k, None
+
             return x * k, grad
 
         x = tf.constant(2.0)
@@ -78,6 +86,7 @@ def test_python_scalar_argument_needs_a_slot():
             t.watch(x)
             z = f(x, 3.0)
         return t.gradient(z, x)
+
     check(body)
 
 
@@ -88,6 +97,7 @@ def test_wrong_number_of_gradients(returned):
         def f(x, y):
             def grad(dz):
                 return returned(tf, dz)
+
             return x * y, grad
 
         x, y = tf.constant(2.0), tf.constant(3.0)
@@ -101,6 +111,7 @@ def test_wrong_number_of_gradients(returned):
         def f(x):
             def grad(dz):
                 return returned(tf, dz) if returned(tf, dz) else []
+
             return x * 2.0, grad
 
         x = tf.constant(2.0)
@@ -118,6 +129,7 @@ def test_exception_in_grad_fn_propagates():
         def f(x):
             def grad(dz):
                 raise RuntimeError("boom")
+
             return x * 2.0, grad
 
         x = tf.constant(1.0)
@@ -125,6 +137,7 @@ def test_exception_in_grad_fn_propagates():
             t.watch(x)
             z = f(x)
         return t.gradient(z, x)
+
     raised = check_raises(body, messages=True)
     assert raised.message == "boom"
 
@@ -138,9 +151,9 @@ def test_variables_protocol():
             poly = weights[1] * x + weights[0]
 
             def grad_fn(dpoly, variables):
-                grad_vars = [tf.reduce_sum(dpoly * x) if v is weights[1] else tf.reduce_sum(dpoly)
-                             for v in variables]
+                grad_vars = [tf.reduce_sum(dpoly * x) if v is weights[1] else tf.reduce_sum(dpoly) for v in variables]
                 return dpoly * weights[1], grad_vars
+
             return poly, grad_fn
 
         x = tf.constant([1.0, 2.0, 3.0])
@@ -148,6 +161,7 @@ def test_variables_protocol():
             tape.watch(x)
             poly = linear_poly(x)
         return poly, tape.gradient(poly, x), tape.gradient(poly, weights)
+
     check(body)
 
 
@@ -159,12 +173,14 @@ def test_variables_without_variables_parameter_raises_at_forward():
         def f(x):
             def grad(dz):
                 return dz
+
             return x * v, grad
 
         x = tf.constant(1.0)
         with tf.GradientTape() as t:
             t.watch(x)
             return f(x)
+
     check_raises(body)
 
 
@@ -174,6 +190,7 @@ def test_multiple_outputs():
         def f(x):
             def grad(da, db):
                 return da + 100.0 * db
+
             return [x * 1.0, x * 2.0], grad
 
         x = tf.constant(1.0)
@@ -182,6 +199,7 @@ def test_multiple_outputs():
             a, b = f(x)
             pair = f(x)
         return t.gradient(a, x), t.gradient(b, x), t.gradient([a, b], x), type(pair).__name__
+
     check(body)
 
 
@@ -191,6 +209,7 @@ def test_second_order_through_grad_fn():
         def cube(x):
             def grad(dy):
                 return dy * 3.0 * x * x
+
             return x * x * x, grad
 
         x = tf.constant([1.0, 2.0])
@@ -201,6 +220,7 @@ def test_second_order_through_grad_fn():
                 y = cube(x)
             g = inner.gradient(y, x)
         return g, outer.gradient(g, x)
+
     check(body)
 
 
@@ -216,6 +236,7 @@ def test_custom_gradient_inside_function():
             return t.gradient(out, v)
 
         return step(), step()
+
     check(body)
 
 
@@ -229,7 +250,8 @@ def test_jax_op_on_the_tape():
         a, b = split(y)
         total = tapeshim.reduce_sum(a + b)
     expected = jax.grad(lambda z: jnp.sum(2 * jnp.logaddexp(z, 0.0) + jnp.sin(jnp.logaddexp(z, 0.0))))(
-        jnp.asarray([0.5, -1.0]))
+        jnp.asarray([0.5, -1.0])
+    )
     np.testing.assert_allclose(tape.gradient(total, x).numpy(), expected, rtol=1e-6)
     assert isinstance(y, tapeshim.Tensor) and isinstance(a, tapeshim.Tensor)
     blocked = tapeshim.experimental.jax_op(jnp.floor, differentiable=False)

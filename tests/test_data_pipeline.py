@@ -25,6 +25,7 @@ def test_batches_of_slices_over_several_epochs():
         x, y = _features()
         dataset = tf.data.Dataset.from_tensor_slices({"x": x, "y": y}).batch(4).repeat(2)
         return [element for element in dataset], dataset.cardinality()
+
     check(body)
 
 
@@ -33,6 +34,7 @@ def test_batches_with_drop_remainder_take_and_skip():
         x, y = _features(11)
         dataset = tf.data.Dataset.from_tensor_slices((x, y)).skip(1).batch(3, drop_remainder=True).take(2)
         return list(dataset), dataset.element_spec, dataset.cardinality()
+
     check(body)
 
 
@@ -41,11 +43,13 @@ def test_prefetch_keeps_the_order_and_values():
         x, y = _features()
         results = []
         for depth in (1, 3, tf.data.AUTOTUNE):
-            dataset = (tf.data.Dataset.from_tensor_slices((x, y)).map(lambda a, b: (a * 2.0, b + 1))
-                       .batch(3).prefetch(depth))
+            dataset = (
+                tf.data.Dataset.from_tensor_slices((x, y)).map(lambda a, b: (a * 2.0, b + 1)).batch(3).prefetch(depth)
+            )
             results.append([element for element in dataset])
             results.append(dataset.cardinality())
         return results
+
     check(body)
 
 
@@ -59,6 +63,7 @@ def test_prefetch_of_batches_over_epochs_in_a_function():
             return tf.reduce_sum(features) + tf.cast(tf.reduce_sum(labels), tf.float32)
 
         return [[step(a, b) for a, b in dataset] for _ in range(3)]
+
     check(body)
 
 
@@ -71,6 +76,7 @@ def test_an_iterator_of_a_prefetched_dataset_ends_with_out_of_range():
         except Exception as exc:  # noqa: BLE001 - the class is compared with TF's
             return values, type(exc).__name__
         return values, None
+
     check(body)
 
 
@@ -83,13 +89,17 @@ def test_leaving_a_prefetched_loop_early_and_iterating_again():
             if len(first) == 3:
                 break
         return first, list(dataset.take(5))
+
     check(body)
 
 
 def test_an_error_in_a_prefetched_map_is_raised_where_tf_raises_it():
     def body(tf):
-        dataset = tf.data.Dataset.from_tensor_slices([1.0, 2.0, 0.0, 3.0]).map(
-            lambda v: tf.debugging.check_numerics(1.0 / v, "inverse")).prefetch(2)
+        dataset = (
+            tf.data.Dataset.from_tensor_slices([1.0, 2.0, 0.0, 3.0])
+            .map(lambda v: tf.debugging.check_numerics(1.0 / v, "inverse"))
+            .prefetch(2)
+        )
         seen = []
         try:
             for value in dataset:
@@ -97,6 +107,7 @@ def test_an_error_in_a_prefetched_map_is_raised_where_tf_raises_it():
         except Exception as exc:  # noqa: BLE001 - the class is compared with TF's
             return seen, type(exc).__name__
         return seen, None
+
     check(body)
 
 
@@ -123,7 +134,7 @@ def test_a_new_metric_each_epoch_matches_tf():
     done = subprocess.run([sys.executable, "-c", source], env=env, capture_output=True, text=True, timeout=300)
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert done.returncode == 0 and lines, done.stderr[-3000:]
-    expected = json.loads(lines[-1][len("RESULT "):])
+    expected = json.loads(lines[-1][len("RESULT ") :])
     scope = {"tf": tapeshim}
     exec(_METRIC_LOOP, scope)  # noqa: S102 - the same loop as TF's child ran
     np.testing.assert_allclose(scope["results"], expected, rtol=1e-6)
@@ -201,4 +212,5 @@ def test_a_function_pulling_from_a_prefetched_iterator():
         except Exception as exc:  # noqa: BLE001 - the class is compared with TF's
             return values, type(exc).__name__
         return values, None
+
     check(body)

@@ -14,28 +14,32 @@ def _elements(ds):
     return list(ds.as_numpy_iterator())
 
 
-@pytest.mark.parametrize("pipeline", [
-    lambda tf: tf.data.Dataset.from_tensor_slices(FEATURES),
-    lambda tf: tf.data.Dataset.from_tensor_slices((FEATURES, LABELS)).batch(4),
-    lambda tf: tf.data.Dataset.from_tensor_slices((FEATURES, LABELS)).batch(4, drop_remainder=True),
-    lambda tf: tf.data.Dataset.from_tensor_slices({"x": FEATURES, "y": LABELS}).batch(3),
-    lambda tf: tf.data.Dataset.from_tensors(FEATURES),
-    lambda tf: tf.data.Dataset.range(5),
-    lambda tf: tf.data.Dataset.range(2, 11, 3),
-    lambda tf: tf.data.Dataset.range(10).map(lambda x: x * 2).filter(lambda x: x % 3 == 0),
-    lambda tf: tf.data.Dataset.from_tensor_slices((FEATURES, LABELS)).map(lambda x, y: (x * 2.0, y + 1)),
-    lambda tf: tf.data.Dataset.range(3).repeat(2),
-    lambda tf: tf.data.Dataset.range(10).skip(3).take(4),
-    lambda tf: tf.data.Dataset.zip((tf.data.Dataset.range(3), tf.data.Dataset.range(5, 10))),
-    lambda tf: tf.data.Dataset.range(4).enumerate(start=10),
-    lambda tf: tf.data.Dataset.range(6).cache().prefetch(tf.data.AUTOTUNE),
-    lambda tf: tf.data.Dataset.range(7).batch(3).unbatch(),
-    lambda tf: tf.data.Dataset.range(100).take(-1).take(3),
-])
+@pytest.mark.parametrize(
+    "pipeline",
+    [
+        lambda tf: tf.data.Dataset.from_tensor_slices(FEATURES),
+        lambda tf: tf.data.Dataset.from_tensor_slices((FEATURES, LABELS)).batch(4),
+        lambda tf: tf.data.Dataset.from_tensor_slices((FEATURES, LABELS)).batch(4, drop_remainder=True),
+        lambda tf: tf.data.Dataset.from_tensor_slices({"x": FEATURES, "y": LABELS}).batch(3),
+        lambda tf: tf.data.Dataset.from_tensors(FEATURES),
+        lambda tf: tf.data.Dataset.range(5),
+        lambda tf: tf.data.Dataset.range(2, 11, 3),
+        lambda tf: tf.data.Dataset.range(10).map(lambda x: x * 2).filter(lambda x: x % 3 == 0),
+        lambda tf: tf.data.Dataset.from_tensor_slices((FEATURES, LABELS)).map(lambda x, y: (x * 2.0, y + 1)),
+        lambda tf: tf.data.Dataset.range(3).repeat(2),
+        lambda tf: tf.data.Dataset.range(10).skip(3).take(4),
+        lambda tf: tf.data.Dataset.zip((tf.data.Dataset.range(3), tf.data.Dataset.range(5, 10))),
+        lambda tf: tf.data.Dataset.range(4).enumerate(start=10),
+        lambda tf: tf.data.Dataset.range(6).cache().prefetch(tf.data.AUTOTUNE),
+        lambda tf: tf.data.Dataset.range(7).batch(3).unbatch(),
+        lambda tf: tf.data.Dataset.range(100).take(-1).take(3),
+    ],
+)
 def test_pipelines_give_tf_elements_and_cardinality(pipeline):
     def body(tf):
         ds = pipeline(tf)
         return _elements(ds), ds.cardinality(), ds.element_spec
+
     check(body)
 
 
@@ -44,14 +48,18 @@ def test_iteration_yields_tensors_and_len():
         ds = tf.data.Dataset.from_tensor_slices((FEATURES, LABELS)).batch(4)
         first = next(iter(ds))
         return isinstance(first[0], tf.Tensor), first, len(ds), len(tf.data.Dataset.range(3).repeat(2))
+
     check(body)
 
 
-@pytest.mark.parametrize("bad", [
-    lambda tf: tf.data.Dataset.from_tensor_slices((FEATURES, LABELS[:3])),
-    lambda tf: len(tf.data.Dataset.range(3).repeat()),
-    lambda tf: len(tf.data.Dataset.range(3).filter(lambda x: x > 0)),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda tf: tf.data.Dataset.from_tensor_slices((FEATURES, LABELS[:3])),
+        lambda tf: len(tf.data.Dataset.range(3).repeat()),
+        lambda tf: len(tf.data.Dataset.range(3).filter(lambda x: x > 0)),
+    ],
+)
 def test_bad_input(bad):
     check_raises(bad)
 
@@ -83,4 +91,5 @@ def test_training_loop_over_a_dataset_matches_tf():
                 w.assign_sub(0.5 * tape.gradient(loss, w))
                 losses.append(loss)
         return losses, w
+
     check(body)

@@ -33,8 +33,16 @@ def _run_children() -> dict:
     children = {}
     for side in ("tf", "tapeshim"):
         out = os.path.join(directory, f"{side}.pkl")
-        children[side] = (out, subprocess.Popen([sys.executable, str(_HERE / "distribute_cases.py"), side, out],
-                                                cwd=_HERE, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+        children[side] = (
+            out,
+            subprocess.Popen(
+                [sys.executable, str(_HERE / "distribute_cases.py"), side, out],
+                cwd=_HERE,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            ),
+        )
     results = {}
     for side, (out, child) in children.items():
         output, _ = child.communicate(timeout=600)
@@ -64,9 +72,18 @@ def workers() -> list:
     children = []
     for index in range(2):
         out = os.path.join(directory, f"worker{index}.pkl")
-        children.append((out, subprocess.Popen(
-            [sys.executable, str(_HERE / "distribute_multiworker.py"), str(index), *ports, out], cwd=_HERE, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)))
+        children.append(
+            (
+                out,
+                subprocess.Popen(
+                    [sys.executable, str(_HERE / "distribute_multiworker.py"), str(index), *ports, out],
+                    cwd=_HERE,
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                ),
+            )
+        )
     loaded = []
     for out, child in children:
         output, _ = child.communicate(timeout=600)
@@ -88,11 +105,13 @@ def _assert_same(expected: Any, actual: Any, path: str) -> None:
     elif isinstance(expected, np.ndarray):
         actual = np.asarray(actual)
         assert actual.dtype == expected.dtype and actual.shape == expected.shape, (
-            f"{path}: {actual.dtype}{actual.shape} vs TF {expected.dtype}{expected.shape}")
+            f"{path}: {actual.dtype}{actual.shape} vs TF {expected.dtype}{expected.shape}"
+        )
         np.testing.assert_allclose(actual, expected, rtol=2e-5, atol=2e-6, err_msg=path)
     elif isinstance(expected, float):
         assert isinstance(actual, float) and np.isclose(actual, expected, rtol=2e-5, atol=2e-6), (
-            f"{path}: {actual!r} vs TF {expected!r}")
+            f"{path}: {actual!r} vs TF {expected!r}"
+        )
     else:
         assert actual == expected and type(actual) is type(expected), f"{path}: {actual!r} vs TF {expected!r}"
 

@@ -10,8 +10,17 @@ def test_cluster_spec_reads_as_tf():
     def body(tf):
         spec = tf.train.ClusterSpec({"worker": ["localhost:1", "localhost:2"], "chief": ["localhost:3"]})
         again = tf.train.ClusterSpec(spec)
-        return (spec.as_dict(), spec.jobs, spec.num_tasks("worker"), spec.task_address("worker", 1),
-                spec.task_indices("worker"), bool(spec), bool(tf.train.ClusterSpec({})), again.as_dict())
+        return (
+            spec.as_dict(),
+            spec.jobs,
+            spec.num_tasks("worker"),
+            spec.task_address("worker", 1),
+            spec.task_indices("worker"),
+            bool(spec),
+            bool(tf.train.ClusterSpec({})),
+            again.as_dict(),
+        )
+
     check(body)
 
 

@@ -12,6 +12,7 @@ def test_gradient_keeps_source_dtype(dtype):
         with tf.GradientTape() as t:
             y = v * v * v
         return t.gradient(y, v)
+
     check(body)
 
 
@@ -24,6 +25,7 @@ def test_float_casts_are_differentiable_and_mixed_sources():
             y = tf.cast(x, tf.float64) ** 2
             z = tf.cast(x, tf.float64) * d
         return t.gradient(y, x), t.gradient(z, [x, d])
+
     check(body)
 
 
@@ -35,6 +37,7 @@ def test_integer_sources():
             t.watch(c)
             y = v * c
         return t.gradient(y, [v, c]), t.gradient(y, [v, c], unconnected_gradients="zero"), t.gradient(c, c)
+
     check(body)
 
 
@@ -45,16 +48,20 @@ def test_int_target_from_float_source():
             t.watch(x)
             y = tf.cast(x, tf.int32)
         return t.gradient(y, x)
+
     check(body)
 
 
-@pytest.mark.parametrize("fn", [
-    lambda tf, z: z * z,
-    lambda tf, z: tf.exp(z),
-    lambda tf, z: tf.math.real(z * tf.math.conj(z)),
-    lambda tf, z: tf.abs(z),
-    lambda tf, z: tf.math.real(z) + 2 * tf.math.imag(z),
-])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda tf, z: z * z,
+        lambda tf, z: tf.exp(z),
+        lambda tf, z: tf.math.real(z * tf.math.conj(z)),
+        lambda tf, z: tf.abs(z),
+        lambda tf, z: tf.math.real(z) + 2 * tf.math.imag(z),
+    ],
+)
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_complex_gradients_are_conjugated_as_tf(fn, dtype):
     def body(tf):
@@ -63,6 +70,7 @@ def test_complex_gradients_are_conjugated_as_tf(fn, dtype):
             t.watch(z)
             y = fn(tf, z)
         return t.gradient(y, z), y
+
     check(body)
 
 
@@ -76,6 +84,7 @@ def test_real_sources_through_complex():
             r = tf.math.real(z * z)
             c = tf.complex(a, a) * 1j
         return t.gradient(r, [a, b]), t.gradient(c, a)
+
     check(body)
 
 
@@ -85,6 +94,7 @@ def test_watching_complex_does_not_warn(caplog):
         with tf.GradientTape() as t:
             t.watch(z)
         return True
+
     with caplog.at_level("WARNING", logger="tensorflow"):
         check(body)
     assert not [r for r in caplog.records if "watched tensor" in r.getMessage()]

@@ -23,9 +23,21 @@ def _stats():
 # -- values are arguments, not cache keys ------------------------------------------------------------
 
 
-INDEX_KEYS = [1, -1, (2, 3), (slice(1, 3),), (slice(1, None),), (slice(None, 3),), (slice(2, 1),),
-              (Ellipsis, 2), (1, slice(2, 4)), (slice(-3, -1), slice(None, None, 2)), (None, 2),
-              (slice(1, 3), None, -2), (slice(-2, None), Ellipsis, slice(0, 1))]
+INDEX_KEYS = [
+    1,
+    -1,
+    (2, 3),
+    (slice(1, 3),),
+    (slice(1, None),),
+    (slice(None, 3),),
+    (slice(2, 1),),
+    (Ellipsis, 2),
+    (1, slice(2, 4)),
+    (slice(-3, -1), slice(None, None, 2)),
+    (None, 2),
+    (slice(1, 3), None, -2),
+    (slice(-2, None), Ellipsis, slice(0, 1)),
+]
 
 
 @pytest.mark.parametrize("key", INDEX_KEYS, ids=repr)
@@ -52,7 +64,7 @@ def test_an_indexing_loop_builds_one_kernel_per_kind():
     x = tf.constant(np.arange(400, dtype=np.float32).reshape(100, 4))
     x[0], x[0:1], x[0, 1:3]  # the kernels, once
     experimental.reset_compile_stats()
-    rows = [x[i] for i in range(1, 100)] + [x[i:i + 1] for i in range(100)] + [x[i, 1:3] for i in range(100)]
+    rows = [x[i] for i in range(1, 100)] + [x[i : i + 1] for i in range(100)] + [x[i, 1:3] for i in range(100)]
     rows += list(x) + tf.unstack(x)
     assert _stats()["eager_kernels"] == 0
     assert rows[5].numpy().tolist() == [24.0, 25.0, 26.0, 27.0]
@@ -132,8 +144,12 @@ def test_custom_gradient_keys_follow_captured_values():
         with tf.GradientTape() as tape:
             y = _scaled(scale)(w)
         seen.append((y.numpy().tolist(), tape.gradient(y, w).numpy().tolist()))
-    assert seen == [([1.0, 2.0], [1.0, 1.0]), ([2.0, 4.0], [2.0, 2.0]), ([3.0, 6.0], [3.0, 3.0]),
-                    ([4.0, 8.0], [4.0, 4.0])]
+    assert seen == [
+        ([1.0, 2.0], [1.0, 1.0]),
+        ([2.0, 4.0], [2.0, 2.0]),
+        ([3.0, 6.0], [3.0, 3.0]),
+        ([4.0, 8.0], [4.0, 4.0]),
+    ]
     try:
         for GLOBAL_SCALE in (1.0, 5.0):  # noqa: B007 - the function reads the global
             with tf.GradientTape() as tape:
@@ -228,7 +244,7 @@ def _mlp_step(batch=5):
 
 def test_a_first_step_of_new_ops_compiles_one_program():
     experimental.reset_compile_stats()
-    (x, w), = [(tf.constant(np.ones((3, 2), np.float32)), tf.Variable(np.ones((2, 2), np.float32)))]
+    ((x, w),) = [(tf.constant(np.ones((3, 2), np.float32)), tf.Variable(np.ones((2, 2), np.float32)))]
     with tf.GradientTape() as tape:
         loss = tf.reduce_sum(tf.math.softplus(tf.math.erf(x @ w) * 0.75))
     tape.gradient(loss, w)

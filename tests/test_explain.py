@@ -50,12 +50,14 @@ def reasons_of(program, **kwargs):
 
 # -- the seed example's four reasons (examples/01_first_gradients.py) -------------------------------
 
+
 def grad_of(make_variable, fn):
     def program(tf, tape):
         x = make_variable(tf)
         with tape:
             y = fn(tf, x)
         return y, x
+
     return program
 
 
@@ -72,8 +74,7 @@ def test_seed_trainable_false():
 
 
 def test_seed_left_through_numpy():
-    [item] = explained(grad_of(lambda tf: tf.Variable(3.0),
-                               lambda tf, v: tf.constant(v.numpy() ** 2)))  # numpy-exit
+    [item] = explained(grad_of(lambda tf: tf.Variable(3.0), lambda tf, v: tf.constant(v.numpy() ** 2)))  # numpy-exit
     assert item.reason == "left_tape"
     assert ".numpy()" in item.message
     assert item.site.lineno == line_of("numpy-exit") - 1 or item.site.lineno == line_of("numpy-exit")
@@ -88,12 +89,14 @@ def test_seed_no_gradient_op_names_op_and_line():
 
 # -- the other reasons -------------------------------------------------------------------------------
 
+
 def test_constant_never_watched():
     def program(tf, tape):
         c = tf.constant(3.0)
         with tape:
-            y = c ** 2
+            y = c**2
         return y, c
+
     [item] = explained(program)
     assert item.reason == "not_watched" and "tape.watch" in item.fix
     assert "the target uses it" in item.message
@@ -105,6 +108,7 @@ def test_watch_accessed_variables_false():
         with tape:
             y = v * v
         return y, v
+
     kept = {}
 
     def body(tf):
@@ -112,6 +116,7 @@ def test_watch_accessed_variables_false():
         y, v = program(tf, tape)
         kept[tf.__name__] = tape, y, v
         return tape.gradient(y, v)
+
     check(body)
     tape, y, v = kept["tapeshim"]
     assert tape.explain(y, v).reasons == ["not_watched"]
@@ -124,17 +129,21 @@ def test_float_exit():
 
 def test_numpy_function_exit():
     import numpy as np
+
     [item] = explained(grad_of(lambda tf: tf.Variable(3.0), lambda tf, v: tf.constant(np.square(v * 2.0))))
     assert item.reason == "left_tape" and "numpy call" in item.message
 
 
-@pytest.mark.parametrize("fn, op", [
-    (lambda tf, v: tf.round(v * 2.0), "Round"),  # a lazy input: the op is an unrecorded node
-    (lambda tf, v: tf.cast(tf.argmax(v * 2.0), tf.float32), "ArgMax"),
-    (lambda tf, v: tf.cast(v > 1.0, tf.float32), "Greater"),
-    (lambda tf, v: tf.cast(tf.cast(v * 2.0, tf.int32), tf.float32), "Cast"),
-    (lambda tf, v: tf.floor(v), "Floor"),
-])
+@pytest.mark.parametrize(
+    "fn, op",
+    [
+        (lambda tf, v: tf.round(v * 2.0), "Round"),  # a lazy input: the op is an unrecorded node
+        (lambda tf, v: tf.cast(tf.argmax(v * 2.0), tf.float32), "ArgMax"),
+        (lambda tf, v: tf.cast(v > 1.0, tf.float32), "Greater"),
+        (lambda tf, v: tf.cast(tf.cast(v * 2.0, tf.int32), tf.float32), "Cast"),
+        (lambda tf, v: tf.floor(v), "Floor"),
+    ],
+)
 def test_no_gradient_ops(fn, op):
     [item] = explained(grad_of(lambda tf: tf.Variable([3.0, 1.0]), fn))
     assert item.reason == "no_gradient_op"
@@ -158,6 +167,7 @@ def test_stop_recording_concrete():
                 y = x * x
             z = y * 2.0
         return z, x
+
     [item] = explained(program)
     assert item.reason == "stop_recording"
     assert item.site.lineno == line_of("pause-a")
@@ -173,6 +183,7 @@ def test_stop_recording_lazy():
                 b = a * a
             z = b + 1.0
         return z, x
+
     [item] = explained(program)
     assert item.reason == "stop_recording"
     assert item.site.lineno == line_of("pause-b")
@@ -186,6 +197,7 @@ def test_computed_before_the_tape():
             tape.watch(x)
             z = y * 2.0
         return z, x
+
     [item] = explained(program)
     assert item.reason == "before_tape"
 
@@ -197,6 +209,7 @@ def test_variable_read_before_the_tape():
         with tape:
             z = y * 2.0
         return z, v
+
     [item] = explained(program)
     assert item.reason == "before_tape"
 
@@ -212,6 +225,7 @@ def test_recreated_variable():
         with tape:
             y = model(tf.constant(2.0))
         return y, w
+
     [item] = explained(program)
     assert item.reason == "other_variable" and "'w:0'" in item.message
 
@@ -223,6 +237,7 @@ def test_unconnected():
             tape.watch(x)
             z = tf.constant(5.0) * 2.0
         return z, x
+
     [item] = explained(program)
     assert item.reason == "unconnected" and "UnconnectedGradients.ZERO" in item.fix
 
@@ -233,6 +248,7 @@ def test_variable_never_read():
         with tape:
             z = tf.constant(5.0) * 2.0
         return z, v
+
     [item] = explained(program)
     assert item.reason == "not_read"
 
@@ -244,6 +260,7 @@ def test_structurally_zero_and_connected():
         with tape:
             y = tf.sign(a * 2.0) + b * b  # sign-line
         return y, [a, b]
+
     explanation = explained(program, persistent=True)  # a one-shot tape releases a graph without Nones
     assert explanation.reasons == ["structurally_zero", "connected"]
     assert "Sign" in explanation[0].message and explanation[0].op == "Sign"
@@ -256,6 +273,7 @@ def test_identity_source():
         with tape:
             tape.watch(x)
         return x, x
+
     assert reasons_of(program) == ["identity"]
 
 
@@ -267,6 +285,7 @@ def test_several_sources_in_a_structure_persistent_and_repeated():
         with tape:
             y = a * 3.0 + tf.round(a)
         return y, {"a": a, "b": b, "c": c}
+
     kept = {}
 
     def body(tf):
@@ -275,6 +294,7 @@ def test_several_sources_in_a_structure_persistent_and_repeated():
         first = tape.gradient(y, sources)
         kept[tf.__name__] = tape, y, sources
         return first, tape.gradient(y, sources)
+
     check(body)
     tape, y, sources = kept["tapeshim"]
     explanation = tape.explain(y, sources)
@@ -338,6 +358,7 @@ def test_no_log_by_default(caplog):
 def test_one_shot_tape_without_nones_releases_its_graph_and_still_answers():
     import gc
     import weakref
+
     v = tapeshim.Variable([1.0, 2.0])
     with tapeshim.GradientTape() as tape:
         hidden = v * 3.0

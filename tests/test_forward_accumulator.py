@@ -15,6 +15,7 @@ def test_basics():
         with tf.autodiff.ForwardAccumulator(v, tf.constant(1.0)) as acc_v:
             w = v * v
         return acc.jvp(y), acc.jvp(x), acc.jvp(s), acc_v.jvp(w)
+
     check(body)
 
 
@@ -26,6 +27,7 @@ def test_matmul_jvp():
         with tf.autodiff.ForwardAccumulator(x, t) as acc:
             y = a @ x
         return acc.jvp(y)
+
     check(body)
 
 
@@ -39,6 +41,7 @@ def test_unconnected_and_after_exit(mode):
         after = y * 2
         kwargs = {} if mode is None else {"unconnected_gradients": mode}
         return acc.jvp(u * 2, **kwargs), acc.jvp(after, **kwargs), acc.jvp(y, **kwargs)
+
     check(body)
 
 
@@ -52,6 +55,7 @@ def test_nested_dicts_and_outside_use():
             y = x * x * z
             w = x + z * z
         return acc.jvp({"y": y, "z": w})
+
     check(body)
 
 
@@ -60,6 +64,7 @@ def test_never_entered_returns_none():
         x = tf.constant(1.0)
         acc = tf.autodiff.ForwardAccumulator(x, tf.constant(1.0))
         return acc.jvp(x * 2)
+
     check(body)
 
 
@@ -96,6 +101,7 @@ def test_int_primal_has_no_jvp():
         with tf.autodiff.ForwardAccumulator(x, tf.constant(1)) as acc:
             y = x * x
         return acc.jvp(y)
+
     check(body)
 
 
@@ -104,9 +110,10 @@ def test_nesting_order():
         x = tf.constant(1.1)
         with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as outer:
             with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as inner:
-                y = x ** 3.5
+                y = x**3.5
             inner_jvp = inner.jvp(y)
         return outer.jvp(inner_jvp), inner_jvp
+
     check(body, rtol=1e-5)
 
 
@@ -116,9 +123,10 @@ def test_forward_over_backward_hvp():
         with tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 0.0])) as acc:
             with tf.GradientTape() as tape:
                 tape.watch(x)
-                y = tf.reduce_sum(x ** 3)
+                y = tf.reduce_sum(x**3)
             backward = tape.gradient(y, x)
         return backward, acc.jvp(backward)
+
     check(body)
 
 
@@ -128,9 +136,10 @@ def test_backward_over_forward():
         with tf.GradientTape() as tape:
             tape.watch(x)
             with tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 1.0])) as acc:
-                y = x ** 3
+                y = x**3
             jvp = acc.jvp(y)
         return jvp, tape.gradient(jvp, x)
+
     check(body)
 
 
@@ -139,9 +148,10 @@ def test_nesting_order_reversed_gives_none():
         x = tf.constant(1.1)
         with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as outer:
             with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as inner:
-                y = x ** 3.5
+                y = x**3.5
             outer_jvp = outer.jvp(y)
         return inner.jvp(outer_jvp), outer_jvp
+
     check(body, rtol=1e-5)
 
 
@@ -151,4 +161,5 @@ def test_variable_primal_and_target():
         with tf.autodiff.ForwardAccumulator(v, tf.constant([3.0, 4.0])) as acc:
             y = v * v
         return acc.jvp(v), acc.jvp(y)
+
     check(body)

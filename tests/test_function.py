@@ -16,16 +16,20 @@ def test_values_and_tracing_count():
         a = f(tf.constant([1.0, 2.0]), tf.constant(1.0))
         b = f(tf.constant([3.0, 4.0]), tf.constant(2.0))
         return a, b, f.experimental_get_tracing_count()
+
     check(body)
 
 
-@pytest.mark.parametrize("calls", [
-    lambda tf: [tf.constant(1.0), tf.constant(2.0), tf.constant([1.0]), tf.constant([1.0, 2.0]), tf.constant(1)],
-    lambda tf: [1, 2, 1, 2.0, 3],
-    lambda tf: [tf.constant(1.0), 1.0, tf.constant(2.0), 2.0],
-    lambda tf: [[tf.constant(1.0)], (tf.constant(1.0),), [tf.constant(2.0)], [tf.constant(1.0), tf.constant(1.0)]],
-    lambda tf: [{"a": tf.constant(1.0)}, {"a": tf.constant(2.0)}, {"b": tf.constant(1.0)}],
-])
+@pytest.mark.parametrize(
+    "calls",
+    [
+        lambda tf: [tf.constant(1.0), tf.constant(2.0), tf.constant([1.0]), tf.constant([1.0, 2.0]), tf.constant(1)],
+        lambda tf: [1, 2, 1, 2.0, 3],
+        lambda tf: [tf.constant(1.0), 1.0, tf.constant(2.0), 2.0],
+        lambda tf: [[tf.constant(1.0)], (tf.constant(1.0),), [tf.constant(2.0)], [tf.constant(1.0), tf.constant(1.0)]],
+        lambda tf: [{"a": tf.constant(1.0)}, {"a": tf.constant(2.0)}, {"b": tf.constant(1.0)}],
+    ],
+)
 def test_retracing_rules(calls):
     def body(tf):
         traces = []
@@ -37,6 +41,7 @@ def test_retracing_rules(calls):
 
         results = [f(value) for value in calls(tf)]
         return results, f.experimental_get_tracing_count(), len(traces)
+
     check(body)
 
 
@@ -47,11 +52,15 @@ def test_retrace_reason_names_the_argument():
 
     step(tapeshim.ones([64, 32]), 2.0)
     step(tapeshim.ones([50, 32]), 2.0)
-    assert (tapeshim.experimental.compile_stats()["last_retrace_reason"]
-            == "step retraced because argument `x` changed shape from (64, 32) to (50, 32)")
+    assert (
+        tapeshim.experimental.compile_stats()["last_retrace_reason"]
+        == "step retraced because argument `x` changed shape from (64, 32) to (50, 32)"
+    )
     step(tapeshim.ones([50, 32]), 3.0)
-    assert "argument `scale` changed from the Python value 2.0 to the Python value 3.0" in (
-        tapeshim.experimental.compile_stats()["last_retrace_reason"])
+    assert (
+        "argument `scale` changed from the Python value 2.0 to the Python value 3.0"
+        in (tapeshim.experimental.compile_stats()["last_retrace_reason"])
+    )
 
 
 def test_tf_print_runs_every_call(capfd):
@@ -87,6 +96,7 @@ def test_variable_reads_and_write_back():
 
         results = [step(tf.constant([0.5, 0.5])) for _ in range(3)]
         return results, v, counter, step.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -102,6 +112,7 @@ def test_variable_created_on_first_call_only():
             return holder[0] * 1.0
 
         return f(tf.constant([1.0, 1.0])), f(tf.constant([1.0, 1.0])), holder[0]
+
     check(body)
 
 
@@ -117,6 +128,7 @@ def test_variable_created_on_a_later_trace_raises():
         except ValueError:
             pass  # TF refuses even here: it traces twice on the first call
         return f(tf.constant([1.0, 2.0]))
+
     check_raises(body)
 
 
@@ -127,14 +139,18 @@ def test_input_signature():
             return x * 2.0
 
         return f(tf.constant([1.0])), f(tf.constant([1.0, 2.0, 3.0])), f.experimental_get_tracing_count()
+
     check(body)
 
 
-@pytest.mark.parametrize("call", [
-    lambda tf, f: f(tf.constant([1, 2])),
-    lambda tf, f: f(tf.constant([[1.0]])),
-    lambda tf, f: f(tf.constant([1.0]), tf.constant([1.0])),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda tf, f: f(tf.constant([1, 2])),
+        lambda tf, f: f(tf.constant([[1.0]])),
+        lambda tf, f: f(tf.constant([1.0]), tf.constant([1.0])),
+    ],
+)
 def test_input_signature_rejects_incompatible_calls(call):
     def body(tf):
         @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
@@ -142,6 +158,7 @@ def test_input_signature_rejects_incompatible_calls(call):
             return x * 2.0
 
         return call(tf, f)
+
     check_raises(body)
 
 
@@ -154,6 +171,7 @@ def test_python_if_on_traced_tensor_raises():
             return -x
 
         return f(tf.constant(1.0))
+
     raised = check_raises(body)
     assert "tf.cond" in raised.message and "line" in raised.message
 
@@ -165,6 +183,7 @@ def test_non_tensor_output_raises():
             return object()
 
         return f(tf.constant(1.0))
+
     check_raises(body)
 
 
@@ -175,6 +194,7 @@ def test_python_scalar_and_none_outputs():
             return {"a": x * 2, "b": None, "c": 3.0}
 
         return f(tf.constant(1.0))
+
     check(body)
 
 
@@ -191,6 +211,7 @@ def test_methods_are_bound_per_instance():
         a, b = Model(2.0), Model(3.0)
         results = [a(tf.constant(1.0)), b(tf.constant(1.0)), a(tf.constant(2.0))]
         return results, a.__call__.experimental_get_tracing_count(), b.__call__.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -205,6 +226,7 @@ def test_function_inside_a_tape_is_differentiable():
             t.watch(x)
             y = cube(x)
         return y, t.gradient(y, x)
+
     check(body)
 
 
@@ -221,6 +243,7 @@ def test_tape_jacobian_and_nested_tapes_inside_function():
             return g, outer.jacobian(g, w)
 
         return f(tf.constant(3.0))
+
     check(body)
 
 
@@ -287,6 +310,7 @@ def test_get_concrete_function_and_python_function():
         f = tf.function(plain)
         concrete = f.get_concrete_function(tf.constant([1.0, 2.0]))
         return f.python_function is plain, concrete(tf.constant([3.0, 4.0])), f.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -301,6 +325,7 @@ def test_nested_functions_inline():
             return inner(x) + inner(x * 2.0)
 
         return outer(tf.constant(1.0)), outer.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -317,6 +342,7 @@ def test_cond_with_gradients(compiled, value):
 
         f = tf.function(f) if compiled else f
         return f(tf.constant(value))
+
     check(body)
 
 
@@ -326,12 +352,17 @@ def test_while_loop_with_gradients(compiled):
         def f(x, n):
             with tf.GradientTape() as t:
                 t.watch(x)
-                _, y = tf.while_loop(lambda i, acc: (i < n), lambda i, acc: (i + 1, acc * x),
-                                     (tf.constant(0), tf.constant(1.0)), maximum_iterations=10)
+                _, y = tf.while_loop(
+                    lambda i, acc: i < n,
+                    lambda i, acc: (i + 1, acc * x),
+                    (tf.constant(0), tf.constant(1.0)),
+                    maximum_iterations=10,
+                )
             return y, t.gradient(y, x)
 
         f = tf.function(f) if compiled else f
         return f(tf.constant(1.5), tf.constant(4))
+
     check(body)
 
 
@@ -339,11 +370,13 @@ def test_while_loop_with_gradients(compiled):
 def test_while_loop_forward_without_maximum_iterations(compiled):
     def body(tf):
         def f(n):
-            return tf.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + tf.cast(i, tf.float32)),
-                                 [tf.constant(0), tf.constant(0.0)])
+            return tf.while_loop(
+                lambda i, s: i < n, lambda i, s: (i + 1, s + tf.cast(i, tf.float32)), [tf.constant(0), tf.constant(0.0)]
+            )
 
         f = tf.function(f) if compiled else f
         return f(tf.constant(5)), f(tf.constant(7))
+
     check(body)
 
 
@@ -359,6 +392,7 @@ def test_case_with_gradients(compiled, value):
 
         f = tf.function(f) if compiled else f
         return f(tf.constant(value))
+
     check(body)
 
 
@@ -374,6 +408,7 @@ def test_switch_case_with_gradients(compiled, index):
 
         f = tf.function(f) if compiled else f
         return f(tf.constant(index), tf.constant(1.5))
+
     check(body)
 
 
@@ -395,6 +430,7 @@ def test_keyword_and_positional_calls_share_a_trace():
 
         results = [f(tf.constant(1.0)), f(x=tf.constant(2.0)), f(tf.constant(3.0), scale=2.0), f(tf.constant(1.0), 3.0)]
         return results, f.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -431,6 +467,7 @@ def test_state_stops_gradients_inside_functions():
             t.watch(x)
             y = from_watched(x)
         return first, second, t.gradient(y, x)
+
     check(body)
 
 
@@ -453,6 +490,7 @@ def test_captured_tensors_and_unused_arguments_under_a_tape():
             y = captured()
             z = ignores(a)
         return t.gradient(y, x), t.gradient(z, a)
+
     check(body)
 
 
@@ -474,6 +512,7 @@ def test_variable_arguments_share_a_trace_and_state_stops_gradients():
             y = upd(v1, x) + upd(v2, x)
         reads = [read(v) for v in (tf.Variable(1.0), tf.Variable(2.0), tf.Variable([1.0]), tf.Variable(3.0))]
         return y, v1, v2, t.gradient(y, [x, v1, v2]), reads, read.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -485,6 +524,7 @@ def test_cond_predicate_must_be_bool_inside_function(predicate):
             return tf.cond(p, lambda: tf.constant(1.0), lambda: tf.constant(2.0))
 
         return f(predicate(tf))
+
     check_raises(body)
 
 
@@ -494,11 +534,16 @@ def test_while_loop_gradient_after_the_loop_stops():
         def f(x):
             with tf.GradientTape() as t:
                 t.watch(x)
-                _, y = tf.while_loop(lambda i, y: y > 0.0, lambda i, y: (i + 1, tf.sqrt(y) - 1.0),
-                                     [tf.constant(0), x], maximum_iterations=10)
+                _, y = tf.while_loop(
+                    lambda i, y: y > 0.0,
+                    lambda i, y: (i + 1, tf.sqrt(y) - 1.0),
+                    [tf.constant(0), x],
+                    maximum_iterations=10,
+                )
             return y, t.gradient(y, x)
 
         return f(tf.constant(5.0))
+
     check(body, rtol=1e-5)
 
 
@@ -506,10 +551,12 @@ def test_while_loop_with_tensor_maximum_iterations():
     def body(tf):
         @tf.function
         def f(x, n):
-            return tf.while_loop(lambda i, y: i < 100, lambda i, y: (i + 1, y * 2.0), [tf.constant(0), x],
-                                 maximum_iterations=n)
+            return tf.while_loop(
+                lambda i, y: i < 100, lambda i, y: (i + 1, y * 2.0), [tf.constant(0), x], maximum_iterations=n
+            )
 
         return f(tf.constant(1.0), tf.constant(3))
+
     check(body)
 
 
@@ -526,6 +573,7 @@ def test_numpy_scalars_are_tensors_and_keyword_only_defaults():
         t = tf.constant(1.0)
         out = [f(2), f(np.float32(2.0)), kw(t), kw(t, 2.0), kw(x=t, scale=3.0), kw(t, shift=1.0)]
         return out, f.experimental_get_tracing_count(), kw.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -536,6 +584,7 @@ def test_input_signature_converts_python_lists():
             return tf.reduce_sum(x)
 
         return f([1.0]), f([1.0, 2.0])
+
     check(body)
 
 
@@ -546,6 +595,7 @@ def test_shape_errors_while_tracing_are_value_errors():
             return tf.matmul(x, x)
 
         return f(tf.constant([1.0, 2.0]))
+
     check_raises(body)
 
 
@@ -561,6 +611,7 @@ def test_get_concrete_function_inside_a_trace():
             return x * 2.0 + 1.0
 
         return outer(tf.constant(1.0))
+
     check(body)
 
 
@@ -574,6 +625,7 @@ def test_assignment_inside_a_cond_branch():
             return tf.cond(p, lambda: v.assign(2.0) * 1.0, lambda: v.assign(3.0) * 1.0)
 
         return assign_in_branch(tf.constant(True)), v.read_value(), assign_in_branch(tf.constant(False)), v
+
     check(body)
 
 

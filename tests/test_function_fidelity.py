@@ -31,6 +31,7 @@ def test_next_of_an_iterator_argument_advances_every_call():
             return tf.reduce_sum(next(it))
 
         return [step(iterator) for _ in range(3)], step.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -44,6 +45,7 @@ def test_a_captured_iterator_advances_and_ends_with_out_of_range():
 
         values, ended = _until_end(step)
         return values, ended, isinstance(step.python_function, object)
+
     check(body)
 
 
@@ -61,6 +63,7 @@ def test_out_of_range_error_class_inside_a_function():
         except tf.errors.OutOfRangeError:
             return "OutOfRangeError"
         return "no error"
+
     check(body)
 
 
@@ -76,6 +79,7 @@ def test_several_pulls_per_call_and_a_smaller_last_batch():
 
         values, ended = _until_end(step, iterator)
         return values, ended, step.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -89,6 +93,7 @@ def test_new_iterators_share_a_trace_by_element_spec():
         count_same_spec = step.experimental_get_tracing_count()
         other = step(iter(tf.data.Dataset.range(10).batch(2)))
         return first, count_same_spec, other, step.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -96,8 +101,11 @@ def test_dict_elements_of_a_mapped_dataset():
     def body(tf):
         features = np.arange(12, dtype=np.float32).reshape(6, 2)
         labels = np.arange(6, dtype=np.int32)
-        dataset = tf.data.Dataset.from_tensor_slices({"x": features, "y": labels}).map(
-            lambda item: {"x": item["x"] * 2.0, "y": item["y"] + 1}).batch(3)
+        dataset = (
+            tf.data.Dataset.from_tensor_slices({"x": features, "y": labels})
+            .map(lambda item: {"x": item["x"] * 2.0, "y": item["y"] + 1})
+            .batch(3)
+        )
         iterator = iter(dataset)
 
         @tf.function
@@ -106,6 +114,7 @@ def test_dict_elements_of_a_mapped_dataset():
             return tf.reduce_sum(item["x"], axis=1), item["y"]
 
         return [step(iterator) for _ in range(2)]
+
     check(body)
 
 
@@ -126,6 +135,7 @@ def test_training_step_pulls_a_batch_per_call():
 
         losses = [step(iterator) for _ in range(4)]
         return losses, w, step.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -152,6 +162,7 @@ def test_a_function_that_pulls_raises_lookup_error_under_a_tape():
             tape.watch(other)
             unwatched = step(iterator)  # a tape that watches nothing the call reads records nothing
         return outcomes, unwatched
+
     check(body)
 
 
@@ -165,6 +176,7 @@ def test_get_next_as_optional_inside_a_function():
             return optional.has_value()
 
         return [step(iterator) for _ in range(4)]
+
     check(body)
 
 
@@ -178,6 +190,7 @@ def test_optional_get_value_inside_a_function_and_its_end():
             return optional.get_value() + 1.0
 
         return _until_end(step, iterator)
+
     check(body)
 
 
@@ -200,6 +213,7 @@ def test_iterators_outside_functions(pull):
                 out.append(type(exc).__name__)
                 break
         return out, iterator.element_spec
+
     check(body)
 
 
@@ -212,6 +226,7 @@ def test_an_iterator_made_inside_a_function_starts_over_each_call():
             return next(iter(dataset))
 
         return [step() for _ in range(3)]
+
     check(body)
 
 
@@ -224,6 +239,7 @@ def test_a_python_iterator_is_read_once_while_tracing():
             return tf.constant(next(it))
 
         return [step(values) for _ in range(3)]
+
     check(body)
 
 
@@ -239,6 +255,7 @@ def test_random_ops_give_new_values_on_every_call():
 
         first, second = step(), step()
         return [bool(tf.reduce_any(a != b)) for a, b in zip(first, second)], step.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -253,6 +270,7 @@ def test_a_random_generator_advances_on_every_call():
         first, second, third = step(), step(), step()
         changed = [bool(tf.reduce_any(a != b)) for a, b in zip(first + second, second + third)]
         return changed, step.experimental_get_tracing_count(), first[0].shape, first[1].dtype
+
     check(body)
 
 
@@ -266,6 +284,7 @@ def test_optional_from_value_and_empty():
         except tf.errors.InvalidArgumentError:
             error = "InvalidArgumentError"
         return full.has_value(), full.get_value(), full.element_spec, empty.has_value(), error
+
     check(body)
 
 
@@ -275,7 +294,8 @@ def _generated(tf):
             yield i, np.full([i % 2 + 1], float(i), np.float32)
 
     return tf.data.Dataset.from_generator(
-        gen, output_signature=(tf.TensorSpec([], tf.int32), tf.TensorSpec([None], tf.float32)))
+        gen, output_signature=(tf.TensorSpec([], tf.int32), tf.TensorSpec([None], tf.float32))
+    )
 
 
 def test_a_generator_dataset_is_pulled_on_every_call():
@@ -290,16 +310,21 @@ def test_a_generator_dataset_is_pulled_on_every_call():
 
         values, ended = _until_end(step, iterator, calls=7)
         return values, ended, step.experimental_get_tracing_count(), dataset.element_spec, dataset.cardinality()
+
     check(body)
 
 
-@pytest.mark.parametrize("make", [
-    lambda tf: tf.data.Dataset.from_generator(lambda: [(1, 1)] * 3, (tf.int32, tf.int32)),
-    lambda tf: tf.data.Dataset.from_generator(lambda: iter([[1.0, 2.0]]), output_types=tf.float32,
-                                              output_shapes=[2]),
-    lambda tf: tf.data.Dataset.from_generator(lambda: iter([{"a": 1.5}]), output_types={"a": tf.float64}),
-    lambda tf: tf.data.Dataset.from_generator(lambda n: iter(range(n)), output_types=tf.int64, args=(3,)),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda tf: tf.data.Dataset.from_generator(lambda: [(1, 1)] * 3, (tf.int32, tf.int32)),
+        lambda tf: tf.data.Dataset.from_generator(
+            lambda: iter([[1.0, 2.0]]), output_types=tf.float32, output_shapes=[2]
+        ),
+        lambda tf: tf.data.Dataset.from_generator(lambda: iter([{"a": 1.5}]), output_types={"a": tf.float64}),
+        lambda tf: tf.data.Dataset.from_generator(lambda n: iter(range(n)), output_types=tf.int64, args=(3,)),
+    ],
+)
 def test_from_generator_elements_and_specs(make):
     check(lambda tf: (list(make(tf)), make(tf).element_spec))
 
@@ -311,13 +336,15 @@ def test_from_generator_errors():
             tf.data.Dataset.from_generator(lambda: iter([1]))
         except TypeError:
             outcomes.append("TypeError")
-        bad_shape = tf.data.Dataset.from_generator(lambda: iter([[1.0, 2.0, 3.0]]), output_types=tf.float32,
-                                                   output_shapes=[2])
+        bad_shape = tf.data.Dataset.from_generator(
+            lambda: iter([[1.0, 2.0, 3.0]]), output_types=tf.float32, output_shapes=[2]
+        )
         try:
             list(bad_shape)
         except tf.errors.InvalidArgumentError:
             outcomes.append("InvalidArgumentError")
         return outcomes
+
     check(body)
 
 
@@ -330,6 +357,7 @@ def test_a_pull_inside_a_cond_branch_happens_only_when_it_runs():
             return tf.cond(flag, lambda: next(iterator), lambda: tf.constant(-1, tf.int64))
 
         return [pick(tf.constant(flag)) for flag in (True, False, True, True)], pick.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -341,11 +369,13 @@ def test_pulls_inside_a_while_loop_body_take_one_element_per_iteration(size):
         @tf.function
         def total(it, steps):
             first = next(it)
-            loop = tf.while_loop(lambda i, s: i < steps, lambda i, s: (i + 1, s + it.get_next()),
-                                 (tf.constant(0), first))
+            loop = tf.while_loop(
+                lambda i, s: i < steps, lambda i, s: (i + 1, s + it.get_next()), (tf.constant(0), first)
+            )
             return loop[1]
 
         return _until_end(total, iterator, tf.constant(3), calls=4)
+
     check(body)
 
 
@@ -358,9 +388,11 @@ def test_an_optional_pulled_inside_a_loop():
             return tf.while_loop(
                 lambda i, n: i < 5,
                 lambda i, n: (i + 1, n + tf.cast(iterator.get_next_as_optional().has_value(), tf.int32)),
-                (tf.constant(0), tf.constant(0)))[1]
+                (tf.constant(0), tf.constant(0)),
+            )[1]
 
         return count_present(), count_present()
+
     check(body)
 
 
@@ -386,6 +418,7 @@ def test_iterators_in_nests_shared_and_in_nested_functions():
 
         in_dict = iter(tf.data.Dataset.range(5))
         return ([a(), b(), a(), b(), outer()], [from_dict({"it": in_dict}) for _ in range(3)])
+
     check(body)
 
 
@@ -405,6 +438,7 @@ def test_a_variable_created_lazily_from_the_first_argument():
         accumulate = Accumulator()
         values = [accumulate(tf.constant([1.0, 2.0])) for _ in range(3)]
         return values, accumulate.__call__.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -429,6 +463,7 @@ def test_random_draws_inside_a_loop_body_differ_per_iteration(source):
         first, second = two_draws()
         again, _ = two_draws()
         return bool(tf.reduce_all(first != second)), bool(tf.reduce_all(first != again)), first.shape
+
     check(body)
 
 
@@ -439,10 +474,10 @@ def test_optional_value_used_under_its_has_value_condition():
         @tf.function
         def step(it):
             optional = it.get_next_as_optional()
-            return tf.cond(optional.has_value(), lambda: tf.reduce_sum(optional.get_value()),
-                           lambda: tf.constant(-1.0))
+            return tf.cond(optional.has_value(), lambda: tf.reduce_sum(optional.get_value()), lambda: tf.constant(-1.0))
 
         return [step(iterator) for _ in range(4)]
+
     check(body)
 
 
@@ -457,6 +492,7 @@ def test_python_string_arguments_select_a_trace_by_value(capfd):
         results = [activate(x, "relu"), activate(x, "sigmoid"), activate(x, kind="relu"), activate(x, "sigmoid")]
         concrete = activate.get_concrete_function(x, "relu")
         return results, activate.experimental_get_tracing_count(), str(concrete.function_type), concrete(x)
+
     check(body)
     printed = capfd.readouterr().out.splitlines()
     assert [line for line in printed if line.startswith("Tracing")] == ["Tracing relu", "Tracing sigmoid"] * 2
@@ -468,12 +504,23 @@ def test_reduce_retracing_counts_generalised_traces():
         def f(x, scale):
             return x * scale
 
-        calls = [(tf.ones([3]), 2.0), (tf.ones([5]), 2.0), (tf.ones([7]), 2.0), (tf.ones([2, 2]), 2.0),
-                 (tf.ones([2, 3]), 2.0), (tf.ones([4, 4]), 2.0), (tf.ones([3]), 3.0), (tf.ones([3], tf.int32), 2),
-                 (tf.ones([4, 4, 4]), 2.0), (tf.ones([5]), 3.0), (tf.ones([2], tf.int32), 2)]
+        calls = [
+            (tf.ones([3]), 2.0),
+            (tf.ones([5]), 2.0),
+            (tf.ones([7]), 2.0),
+            (tf.ones([2, 2]), 2.0),
+            (tf.ones([2, 3]), 2.0),
+            (tf.ones([4, 4]), 2.0),
+            (tf.ones([3]), 3.0),
+            (tf.ones([3], tf.int32), 2),
+            (tf.ones([4, 4, 4]), 2.0),
+            (tf.ones([5]), 3.0),
+            (tf.ones([2], tf.int32), 2),
+        ]
         counts = []
         for x, scale in calls:
             f(x, scale)
             counts.append(f.experimental_get_tracing_count())
         return counts
+
     check(body)

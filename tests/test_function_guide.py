@@ -74,6 +74,7 @@ def test_usage_add_gradient_and_nesting(capfd):
             return add(tf.matmul(x, w), b)
 
         return first, grad, dense_layer(tf.ones([3, 2]), tf.ones([2, 2]), tf.ones([2]))
+
     guide_cell(body, capfd)
 
 
@@ -96,6 +97,7 @@ def test_tracing_prints_once_per_signature(capfd):
         print(double(tf.constant(2.5, tf.float64)))  # no 'Tracing with ...'
         print(double.pretty_printed_concrete_signatures())
         return double.experimental_get_tracing_count()
+
     guide_cell(body, capfd)
 
 
@@ -111,6 +113,7 @@ def test_input_signature_rejects_other_shapes_and_dtypes(capfd):
         with assert_raises(TypeError):
             next_collatz(tf.constant([1.0, 2.0]))
         return next_collatz.experimental_get_tracing_count()
+
     guide_cell(body, capfd)
 
 
@@ -131,6 +134,7 @@ def test_unknown_dimensions_and_reduce_retracing_values_and_counts(capfd):
 
         out += [h(tf.constant(list(range(n)))) for n in (3, 5, 7, 9)]
         return out, g.experimental_get_tracing_count(), h.experimental_get_tracing_count()
+
     guide_cell(body, capfd)
 
 
@@ -142,6 +146,7 @@ def test_new_function_objects_trace_again(capfd):
 
         tf.function(f)()
         tf.function(f)()
+
     guide_cell(body, capfd)
 
 
@@ -165,6 +170,7 @@ def test_python_arguments_retrace_and_tensor_arguments_do_not(capfd):
         train(num_steps=tf.constant(10))
         train(num_steps=tf.constant(20))
         return train.experimental_get_tracing_count()
+
     guide_cell(body, capfd)
 
 
@@ -219,6 +225,7 @@ def test_trace_type_protocol(capfd):
         results.append(get_mixed_flavor(AppleWithTraceType(), MangoWithTraceType()))
         results.append(get_mixed_flavor(AppleWithTraceType(), MangoWithTraceType()))
         return results, plain_count, get_mixed_flavor.experimental_get_tracing_count()
+
     guide_cell(body, capfd)
 
 
@@ -248,6 +255,7 @@ def test_obtaining_and_calling_concrete_functions(capfd):
         with assert_raises(tf.errors.InvalidArgumentError):
             double_floats(tf.constant(1))
         return double.experimental_get_tracing_count()
+
     guide_cell(body, capfd)
 
 
@@ -255,7 +263,7 @@ def test_concrete_function_with_a_python_argument(capfd):
     def body(tf):
         @tf.function
         def pow(a, b):
-            return a ** b
+            return a**b
 
         square = pow.get_concrete_function(a=tf.TensorSpec(None, tf.float32), b=2)
         results = [square(tf.constant(10.0)), square(tf.constant([1.0, 3.0])), square(tf.constant(10.0), 2)]
@@ -263,6 +271,7 @@ def test_concrete_function_with_a_python_argument(capfd):
         with assert_raises(TypeError):
             square(tf.constant(10.0), b=3)
         return results
+
     guide_cell(body, capfd)
 
 
@@ -270,12 +279,13 @@ def test_concrete_function_signature_text(capfd):
     def body(tf):
         @tf.function
         def pow(a, b):
-            return a ** b
+            return a**b
 
         square = pow.get_concrete_function(a=tf.TensorSpec([2], tf.float32), b=2)
         print(square)
         print(square.function_type)
         print(pow.pretty_printed_concrete_signatures())
+
     guide_cell(body, capfd)
 
 
@@ -286,10 +296,17 @@ def test_obtaining_graphs(capfd):
         nodes = graph.as_graph_def().node
         names = {node.name for node in nodes}
         operations = graph.get_operations()
-        return (nodes[0].name, nodes[0].op, list(nodes[0].input), nodes[-1].op, len(nodes[-1].input),
-                all(name.split(":")[0] in names for node in nodes for name in node.input),
-                [op.name for op in operations] == [node.name for node in nodes],
-                operations[-1].outputs[0].dtype == tf.float32)
+        return (
+            nodes[0].name,
+            nodes[0].op,
+            list(nodes[0].input),
+            nodes[-1].op,
+            len(nodes[-1].input),
+            all(name.split(":")[0] in names for node in nodes for name in node.input),
+            [op.name for op in operations] == [node.name for node in nodes],
+            operations[-1].outputs[0].dtype == tf.float32,
+        )
+
     guide_cell(body, capfd)
 
 
@@ -307,6 +324,7 @@ def test_graph_size_grows_with_unrolled_python_data(capfd):
 
         small, big = graph_size(train, [(1, 1)] * 3), graph_size(train, [(1, 1)] * 10)
         return big > small, train([(1, 2)] * 3)
+
     guide_cell(body, capfd)
 
 
@@ -326,6 +344,7 @@ def test_graph_size_stays_the_same_for_datasets(capfd):
         small = graph_size(train, tf.data.Dataset.from_generator(lambda: small_data, (tf.int32, tf.int32)))
         big = graph_size(train, tf.data.Dataset.from_generator(lambda: big_data, (tf.int32, tf.int32)))
         return big == small, train(tf.data.Dataset.from_generator(lambda: [(1, 3)] * 4, (tf.int32, tf.int32)))
+
     guide_cell(body, capfd)
 
 
@@ -334,6 +353,7 @@ def test_inference_fn(capfd):
         double = _double(tf)
         atomic_fn = double.get_concrete_function(tf.constant(1.5)).inference_fn
         return atomic_fn(tf.constant(2.0))
+
     guide_cell(body, capfd)
 
 
@@ -360,6 +380,7 @@ def test_python_side_effects_run_while_tracing(capfd):
         side_effect(1)
         side_effect(1)
         return len(external_list)
+
     guide_cell(body, capfd)
 
 
@@ -379,6 +400,7 @@ def test_py_function_executes_every_call(capfd):
         second = tf_wrapper(tf.constant(1.0), tf.constant(2.0)).numpy()
         third = tf_wrapper(tf.constant(4.0), tf.constant(2.0)).numpy()
         return first, second, third
+
     guide_cell(body, capfd)
 
 
@@ -392,6 +414,7 @@ def test_py_function_outputs(tout, capfd):
             return tf.py_function(lambda a: 2, [x], getattr(tf, tout)) + tf.cast(x[0], getattr(tf, tout))
 
         return wrapper(tf.constant([1, 2])), wrapper(tf.constant([5, 6]))
+
     guide_cell(body, capfd)
 
 
@@ -434,6 +457,7 @@ def test_counter_side_effect_and_init_scope(capfd):
         m = InitScopeModel()
         for _ in range(3):
             print(m().numpy())  # prints 1, 1, 1
+
     guide_cell(body, capfd)
 
 
@@ -459,6 +483,7 @@ def test_python_iterator_versus_tf_data_iterator(capfd):
         good_consume_next(iterator)
         good_consume_next(iterator)
         return buggy_consume_next.experimental_get_tracing_count(), good_consume_next.experimental_get_tracing_count()
+
     guide_cell(body, capfd)
 
 
@@ -496,6 +521,7 @@ def test_all_outputs_must_be_return_values(capfd):
 
         with assert_raises(TypeError):
             captures_leaked_tensor(tf.constant(2))
+
     guide_cell(body, capfd)
 
 
@@ -520,6 +546,7 @@ def test_recursive_functions(capfd):
                 return 1
 
         return traced_recursive_fn(5)
+
     guide_cell(body, capfd)
 
 
@@ -553,6 +580,7 @@ def test_python_globals_are_captured_while_tracing(capfd):
         print("Updating the value of `foo` to 100!")
         foo.assign(100)
         print("Variable:", variable_add())
+
     guide_cell(body, capfd)
 
 
@@ -560,15 +588,15 @@ def test_python_object_arguments(capfd):
     def body(tf):
         class SimpleModel(tf.Module):
             def __init__(self):
-                self.bias = 0.
-                self.weight = 2.
+                self.bias = 0.0
+                self.weight = 2.0
 
         @tf.function
         def evaluate(model, x):
             return model.weight * x + model.bias
 
         simple_model = SimpleModel()
-        x = tf.constant(10.)
+        x = tf.constant(10.0)
         print(evaluate(simple_model, x))
         print("Adding bias!")
         simple_model.bias += 5.0
@@ -587,14 +615,15 @@ def test_python_object_arguments(capfd):
 
         class BetterModel:
             def __init__(self):
-                self.bias = tf.Variable(0.)
-                self.weight = tf.Variable(2.)
+                self.bias = tf.Variable(0.0)
+                self.weight = tf.Variable(2.0)
 
         better_model = BetterModel()
         print(evaluate(better_model, x))
         print("Adding bias!")
         better_model.bias.assign_add(5.0)
         print(evaluate(better_model, x))  # This works!
+
     guide_cell(body, capfd)
 
 
@@ -623,6 +652,7 @@ def test_creating_variables(capfd):
         print(c())
         print(c())
         return c.count
+
     guide_cell(body, capfd)
 
 
@@ -643,6 +673,7 @@ def test_trace_counts_of_the_lazy_variable_pattern(capfd):
         c = Count()
         values = [c(tf.constant(1.5)), c(tf.constant(2.0))]
         return values, c.traces, c.__call__.experimental_get_tracing_count()
+
     guide_cell(body, capfd)
 
 
@@ -660,6 +691,7 @@ def _simple_loop(tf):
             tf.print(x)
             x = tf.tanh(x)
         return x
+
     return f
 
 
@@ -679,8 +711,12 @@ def test_autograph_simple_loop(capfd):
     tolerance = TOLERANCE["float32"]
     for tf_line, ts_line in zip(tf_err, ts_err):
         assert re.fullmatch(r"\[\S+( \S+){4}\]", ts_line), ts_line
-        np.testing.assert_allclose(np.array(ts_line[1:-1].split(), np.float64),
-                                   np.array(tf_line[1:-1].split(), np.float64), rtol=tolerance, atol=tolerance)
+        np.testing.assert_allclose(
+            np.array(ts_line[1:-1].split(), np.float64),
+            np.array(tf_line[1:-1].split(), np.float64),
+            rtol=tolerance,
+            atol=tolerance,
+        )
 
 
 def test_autograph_to_code(capfd):
@@ -691,8 +727,13 @@ def test_autograph_to_code(capfd):
 
         code = tf.autograph.to_code(_simple_loop(tf).python_function)
         tree = ast.parse(code)
-        return (isinstance(code, str), [type(node).__name__ for node in tree.body],
-                "while_stmt" in code, "while " in code)
+        return (
+            isinstance(code, str),
+            [type(node).__name__ for node in tree.body],
+            "while_stmt" in code,
+            "while " in code,
+        )
+
     guide_cell(body, capfd)
 
 
@@ -701,23 +742,24 @@ def test_autograph_conditionals_fizzbuzz(capfd):
         @tf.function
         def fizzbuzz(n):
             for i in tf.range(1, n + 1):
-                print('Tracing for loop')
+                print("Tracing for loop")
                 if i % 15 == 0:
-                    print('Tracing fizzbuzz branch')
-                    tf.print('fizzbuzz')
+                    print("Tracing fizzbuzz branch")
+                    tf.print("fizzbuzz")
                 elif i % 3 == 0:
-                    print('Tracing fizz branch')
-                    tf.print('fizz')
+                    print("Tracing fizz branch")
+                    tf.print("fizz")
                 elif i % 5 == 0:
-                    print('Tracing buzz branch')
-                    tf.print('buzz')
+                    print("Tracing buzz branch")
+                    tf.print("buzz")
                 else:
-                    print('Tracing default branch')
+                    print("Tracing default branch")
                     tf.print(i)
 
         fizzbuzz(tf.constant(5))
         fizzbuzz(tf.constant(20))
         return fizzbuzz.experimental_get_tracing_count()
+
     guide_cell(body, capfd)
 
 
@@ -743,8 +785,11 @@ def test_autograph_tensor_array_in_a_loop(capfd):
                 states = states.write(i, state)
             return tf.transpose(states.stack(), [1, 0, 2])
 
-        result = dynamic_rnn(rnn_step,
-                             tf.constant(_uniform([batch_size, seq_len, feature_size], 1)),
-                             tf.zeros([batch_size, feature_size]))
+        result = dynamic_rnn(
+            rnn_step,
+            tf.constant(_uniform([batch_size, seq_len, feature_size], 1)),
+            tf.zeros([batch_size, feature_size]),
+        )
         return result, dynamic_rnn.experimental_get_tracing_count()
+
     guide_cell(body, capfd)

@@ -42,8 +42,10 @@ def test_retracing_on_a_changing_python_float_warns_twice_with_tf_text():
 
         def run():
             return [scaled(tf.constant(1.0), float(i)) for i in range(12)]
+
         values, messages = _warnings_of(run)
         return values, messages, scaled.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -57,8 +59,10 @@ def test_warning_counts_recent_calls_without_tracing_too():
             for i in range(8):
                 scaled(tf.constant(1.0), float(i))  # traces
                 scaled(tf.constant(2.0), float(i))  # same signature: no trace
+
         _, messages = _warnings_of(run)
         return messages
+
     check(body)
 
 
@@ -72,8 +76,10 @@ def test_a_function_made_again_in_a_loop_shares_the_count():
                 tf.function(plus_one)(tf.constant(1.0))
             for _ in range(7):
                 tf.function(lambda x: x * 2.0)(tf.constant(1.0))
+
         _, messages = _warnings_of(run)
         return [m.split(" triggered")[0] for m in messages]
+
     check(body)
 
 
@@ -94,8 +100,10 @@ def test_no_warning_for_shapes_an_input_signature_covers_or_few_retraces():
                 scaled(tf.constant(1.0), float(i))
             for _ in range(4):
                 scaled(tf.constant(2.0), 3.0)
+
         _, messages = _warnings_of(run)
         return messages, total.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -116,8 +124,9 @@ def test_a_retrace_with_another_python_float_compiles_nothing_new():
     values = [step(x, 0.5 + i).numpy() for i in range(1, 6)]
     assert not compiles
     assert step.experimental_get_tracing_count() == 6
-    np.testing.assert_allclose([first] + values, [np.sum(np.tanh(np.ones((3, 4)) * (0.5 + i)) + 1) for i in range(6)],
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        [first] + values, [np.sum(np.tanh(np.ones((3, 4)) * (0.5 + i)) + 1) for i in range(6)], rtol=1e-6
+    )
 
 
 def test_as_jaxpr_is_the_program_a_call_runs():
@@ -134,8 +143,9 @@ def test_as_jaxpr_is_the_program_a_call_runs():
     assert v.numpy() == 2.0  # nothing ran
     assert [tuple(a.aval.shape) for a in jaxpr.jaxpr.invars] == [(2, 2), (), (), ()]
     assert [tuple(a.aval.shape) for a in jaxpr.jaxpr.outvars] == [(), ()]  # the output, the new value of v
-    (result, new_v) = jax.core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, np.ones((2, 2), np.float32), np.float32(2.0),
-                                          np.float32(1.0), np.float32(3.0))
+    (result, new_v) = jax.core.eval_jaxpr(
+        jaxpr.jaxpr, jaxpr.consts, np.ones((2, 2), np.float32), np.float32(2.0), np.float32(1.0), np.float32(3.0)
+    )
     assert float(new_v) == 3.0
     assert float(result) == float(f(x, 3.0)) == 24.0
     assert f.experimental_get_tracing_count() == 1

@@ -14,9 +14,14 @@ def test_get_concrete_function_with_a_spec_and_a_bound_python_argument():
             return a * b
 
         concrete = scale.get_concrete_function(a=tf.TensorSpec(None, tf.float32), b=2)
-        return (concrete(tf.constant([1.0, 2.0])), concrete(a=tf.constant(3.0)),
-                concrete(tf.constant([[1.0]]), b=2), scale.experimental_get_tracing_count(),
-                str(concrete.structured_input_signature))
+        return (
+            concrete(tf.constant([1.0, 2.0])),
+            concrete(a=tf.constant(3.0)),
+            concrete(tf.constant([[1.0]]), b=2),
+            scale.experimental_get_tracing_count(),
+            str(concrete.structured_input_signature),
+        )
+
     check(body)
 
 
@@ -29,6 +34,7 @@ def test_specs_in_the_structured_input_signature_are_named_after_their_parameter
         named = f.get_concrete_function(tf.TensorSpec([2], tf.float32), tf.TensorSpec([2], tf.float32, name="bee"))
         from_tensors = f.get_concrete_function(tf.constant([1.0]), tf.constant(2.0))
         return str(named.structured_input_signature), str(from_tensors.structured_input_signature)
+
     check(body)
 
 
@@ -40,6 +46,7 @@ def test_input_signature_with_unknown_dimensions_is_one_trace_for_all_shapes():
 
         results = [total(tf.range(n, dtype=tf.float32)) for n in (1, 2, 5, 2)]
         return results, total.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -54,6 +61,7 @@ def test_reduce_retracing_counts_traces_as_tf():
             total(tf.ones(shape))
             counts.append(total.experimental_get_tracing_count())
         return counts
+
     check(body)
 
 
@@ -67,6 +75,7 @@ def test_pretty_printed_concrete_signatures():
         add(tf.constant([1, 2]), 3)
         add.get_concrete_function(tf.TensorSpec([None, 2], tf.float32, name="z"), y=2)
         return add.pretty_printed_concrete_signatures()
+
     check(body, messages=True)
 
 
@@ -86,6 +95,7 @@ def test_function_type_of_a_function_and_of_its_concrete_functions():
 
         concrete = h.get_concrete_function(tf.TensorSpec([3], tf.float32), b=2.0)
         return str(f.function_type), str(g.function_type), str(concrete.function_type)
+
     check(body)
 
 
@@ -124,9 +134,13 @@ def test_trace_type_protocol_decides_retracing():
             traced.append(config)  # the placeholder value the type gave
             return x * (2.0 if config == "double" else 3.0)
 
-        values = [f(Config("double", 1), tf.constant(1.0)), f(Config("double", 7), tf.constant(2.0)),
-                  f(Config("triple", 1), tf.constant(2.0))]
+        values = [
+            f(Config("double", 1), tf.constant(1.0)),
+            f(Config("double", 7), tf.constant(2.0)),
+            f(Config("triple", 1), tf.constant(2.0)),
+        ]
         return values, traced, f.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -162,7 +176,9 @@ def test_a_leaked_tensor_captured_by_another_function():
         @tf.function
         def g():
             return leaked + 1.0
+
         return g()
+
     check(body)
 
 
@@ -174,6 +190,7 @@ def test_a_concrete_function_from_specs_runs_numpy_inputs():
 
         concrete = f.get_concrete_function(tf.TensorSpec([None, 2], tf.float32))
         return concrete(tf.constant(np.ones((3, 2), np.float32))), f.experimental_get_tracing_count()
+
     check(body)
 
 
@@ -191,6 +208,7 @@ def test_a_concrete_function_refuses_another_python_value_and_dtype():
             except Exception as exc:  # noqa: BLE001 - the class is compared with TF's
                 outcomes.append(type(exc).__name__)
         return outcomes
+
     check(body)
 
 
@@ -201,9 +219,13 @@ def test_the_concrete_function_of_an_input_signature_with_unknown_dimensions():
             return tf.reduce_sum(x, axis=1) * tf.cast(n, tf.float32), x[:, :2]
 
         concrete = f.get_concrete_function()
-        return (str(concrete.structured_input_signature), str(concrete.function_type),
-                [(o.shape.as_list(), o.dtype.name) for o in concrete.structured_outputs],
-                concrete(tf.ones([4, 3]), tf.constant(2)))
+        return (
+            str(concrete.structured_input_signature),
+            str(concrete.function_type),
+            [(o.shape.as_list(), o.dtype.name) for o in concrete.structured_outputs],
+            concrete(tf.ones([4, 3]), tf.constant(2)),
+        )
+
     check(body)
 
 
@@ -216,6 +238,7 @@ def test_reduce_retracing_prints_the_generalised_signature():
         for rows in (1, 2, 3):
             total(tf.ones([rows, 2]), 2.0)
         return total.pretty_printed_concrete_signatures(), total.experimental_get_tracing_count()
+
     check(body, messages=True)
 
 
@@ -230,4 +253,5 @@ def test_calls_covered_by_a_spec_trace_are_not_retraces():
         out += [scale(tf.constant(3.0), 3), scale.experimental_get_tracing_count()]
         out += [scale(tf.constant([1, 2]), 2), scale.experimental_get_tracing_count()]
         return out
+
     check(body)

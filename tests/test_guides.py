@@ -46,9 +46,9 @@ def autodiff_computing_gradients(tf):
     dy_dx = tape.gradient(y, x)
     out["cell 4"] = dy_dx.numpy()
 
-    w = tf.Variable(normal(tf, (3, 2)), name='w')
-    b = tf.Variable(tf.zeros(2, dtype=tf.float32), name='b')
-    x = [[1., 2., 3.]]
+    w = tf.Variable(normal(tf, (3, 2)), name="w")
+    b = tf.Variable(tf.zeros(2, dtype=tf.float32), name="b")
+    x = [[1.0, 2.0, 3.0]]
     with tf.GradientTape(persistent=True) as tape:
         y = x @ w + b
         loss = tf.reduce_mean(y**2)
@@ -58,18 +58,18 @@ def autodiff_computing_gradients(tf):
         print(dl_dw.shape)
     out["cell 6"] = (dl_dw, dl_db)
     out["cell 7"] = text.getvalue()
-    my_vars = {'w': w, 'b': b}
+    my_vars = {"w": w, "b": b}
     grad = tape.gradient(loss, my_vars)
-    out["cell 8"] = grad['b']
+    out["cell 8"] = grad["b"]
     return out
 
 
 def autodiff_controlling_what_the_tape_watches(tf):
     out = {}
-    x0 = tf.Variable(3.0, name='x0')
-    x1 = tf.Variable(3.0, name='x1', trainable=False)
-    x2 = tf.Variable(2.0, name='x2') + 1.0
-    x3 = tf.constant(3.0, name='x3')
+    x0 = tf.Variable(3.0, name="x0")
+    x1 = tf.Variable(3.0, name="x1", trainable=False)
+    x2 = tf.Variable(2.0, name="x2") + 1.0
+    x3 = tf.constant(3.0, name="x3")
     with tf.GradientTape() as tape:
         y = (x0**2) + (x1**2) + (x2**2)
     grad = tape.gradient(y, [x0, x1, x2, x3])
@@ -96,9 +96,9 @@ def autodiff_controlling_what_the_tape_watches(tf):
         y1 = tf.nn.softplus(x1)
         y = y0 + y1
         ys = tf.reduce_sum(y)
-    grad = tape.gradient(ys, {'x0': x0, 'x1': x1})
+    grad = tape.gradient(ys, {"x0": x0, "x1": x1})
     with printed() as text:
-        print('dy/dx0:', grad['x0'])
+        print("dy/dx0:", grad["x0"])
     # dy/dx1 (sigmoid(10)) is compared as a value: its printed digits go past float32's tolerance.
     out["cell 15"] = (grad, text.getvalue())
     return out
@@ -134,15 +134,15 @@ def autodiff_intermediate_results_and_targets(tf):
         with tf.GradientTape() as tape:
             y0 = x**2
             y1 = 1 / x
-        print(tape.gradient({'y0': y0, 'y1': y1}, x).numpy())
+        print(tape.gradient({"y0": y0, "y1": y1}, x).numpy())
 
-        x = tf.Variable(2.)
+        x = tf.Variable(2.0)
         with tf.GradientTape() as tape:
-            y = x * [3., 4.]
+            y = x * [3.0, 4.0]
         print(tape.gradient(y, x).numpy())
     out["cells 16-21"] = text.getvalue()
 
-    x = tf.linspace(-10.0, 10.0, 200+1)
+    x = tf.linspace(-10.0, 10.0, 200 + 1)
     with tf.GradientTape() as tape:
         tape.watch(x)
         y = tf.nn.sigmoid(x)
@@ -169,8 +169,8 @@ def autodiff_control_flow_and_none_gradients(tf):
         dx = tape.gradient(result, x)
         print(dx)
 
-        x = tf.Variable(2.)
-        y = tf.Variable(3.)
+        x = tf.Variable(2.0)
+        y = tf.Variable(3.0)
         with tf.GradientTape() as tape:
             z = y * y
         print(tape.gradient(z, x))
@@ -182,14 +182,13 @@ def autodiff_control_flow_and_none_gradients(tf):
     x = tf.Variable(2.0)
     for _epoch in range(2):
         with tf.GradientTape() as tape:
-            y = x+1
+            y = x + 1
         gradients.append(tape.gradient(y, x))
-        x = x + 1   # This should be `x.assign_add(1)`
+        x = x + 1  # This should be `x.assign_add(1)`
     out["cell 27"] = gradients
 
     with printed() as text:
-        x = tf.Variable([[1.0, 2.0],
-                         [3.0, 4.0]], dtype=tf.float32)
+        x = tf.Variable([[1.0, 2.0], [3.0, 4.0]], dtype=tf.float32)
         with tf.GradientTape() as tape:
             x2 = x**2
             # This step is calculated with NumPy
@@ -207,11 +206,11 @@ def autodiff_control_flow_and_none_gradients(tf):
         x1 = tf.Variable(0.0)
         with tf.GradientTape() as tape:
             x1.assign_add(x0)
-            y = x1**2   # y = (x1 + x0)**2
-        print(tape.gradient(y, x0))   # dy/dx0 = 2*(x1 + x0)
+            y = x1**2  # y = (x1 + x0)**2
+        print(tape.gradient(y, x0))  # dy/dx0 = 2*(x1 + x0)
 
-        x = tf.Variable([2., 2.])
-        y = tf.Variable(3.)
+        x = tf.Variable([2.0, 2.0])
+        y = tf.Variable(3.0)
         with tf.GradientTape() as tape:
             z = y**2
         print(tape.gradient(z, x, unconnected_gradients=tf.UnconnectedGradients.ZERO))
@@ -219,8 +218,6 @@ def autodiff_control_flow_and_none_gradients(tf):
     # tf.image (AttributeError; reported).
     out["cells 28-30, 32"] = text.getvalue()
     return out
-
-
 
 
 # Advanced automatic differentiation (site/en/guide/advanced_autodiff.ipynb) ---------------------------
@@ -235,9 +232,9 @@ def advanced_autodiff_controlling_recording(tf):
             with t.stop_recording():
                 y_sq = y * y
             z = x_sq + y_sq
-        grad = t.gradient(z, {'x': x, 'y': y})
-        print('dz/dx:', grad['x'])  # 2*x => 4
-        print('dz/dy:', grad['y'])
+        grad = t.gradient(z, {"x": x, "y": y})
+        print("dz/dx:", grad["x"])  # 2*x => 4
+        print("dz/dy:", grad["y"])
 
         x = tf.Variable(2.0)
         y = tf.Variable(3.0)
@@ -247,18 +244,18 @@ def advanced_autodiff_controlling_recording(tf):
             if reset:
                 t.reset()
             z = x * x + y_sq
-        grad = t.gradient(z, {'x': x, 'y': y})
-        print('dz/dx:', grad['x'])  # 2*x => 4
-        print('dz/dy:', grad['y'])
+        grad = t.gradient(z, {"x": x, "y": y})
+        print("dz/dx:", grad["x"])  # 2*x => 4
+        print("dz/dy:", grad["y"])
 
         x = tf.Variable(2.0)
         y = tf.Variable(3.0)
         with tf.GradientTape() as t:
             y_sq = y**2
             z = x**2 + tf.stop_gradient(y_sq)
-        grad = t.gradient(z, {'x': x, 'y': y})
-        print('dz/dx:', grad['x'])  # 2*x => 4
-        print('dz/dy:', grad['y'])
+        grad = t.gradient(z, {"x": x, "y": y})
+        print("dz/dx:", grad["x"])  # 2*x => 4
+        print("dz/dy:", grad["y"])
     return text.getvalue()
 
 
@@ -267,6 +264,7 @@ def advanced_autodiff_custom_gradients(tf):
     def clip_gradients(y):
         def backward(dy):
             return tf.clip_by_norm(dy, 0.5)
+
         return y, backward
 
     v = tf.Variable(2.0)
@@ -276,7 +274,6 @@ def advanced_autodiff_custom_gradients(tf):
         print(t.gradient(output, v))  # calls "backward", which clips 4 to 2
 
     class MyModule(tf.Module):
-
         @tf.function(input_signature=[tf.TensorSpec(None)])
         def call_custom_grad(self, x):
             return clip_gradients(x)
@@ -300,8 +297,8 @@ def advanced_autodiff_multiple_tapes_and_higher_order(tf):
         y1 = tf.nn.sigmoid(x1)
         y = y0 + y1
         ys = tf.reduce_sum(y)
-    out["cell 10"] = tape0.gradient(ys, x0).numpy()   # cos(x) => 1.0
-    out["cell 11"] = tape1.gradient(ys, x1).numpy()   # sigmoid(x1)*(1-sigmoid(x1)) => 0.25
+    out["cell 10"] = tape0.gradient(ys, x0).numpy()  # cos(x) => 1.0
+    out["cell 11"] = tape1.gradient(ys, x1).numpy()  # sigmoid(x1)*(1-sigmoid(x1)) => 0.25
 
     x = tf.Variable(1.0)
     with tf.GradientTape() as t2:
@@ -310,30 +307,20 @@ def advanced_autodiff_multiple_tapes_and_higher_order(tf):
         dy_dx = t1.gradient(y, x)
     d2y_dx2 = t2.gradient(dy_dx, x)
     with printed() as text:
-        print('dy_dx:', dy_dx.numpy())  # 3 * x**2 => 3.0
-        print('d2y_dx2:', d2y_dx2.numpy())  # 6 * x => 6.0
+        print("dy_dx:", dy_dx.numpy())  # 3 * x**2 => 3.0
+        print("d2y_dx2:", d2y_dx2.numpy())  # 6 * x => 6.0
     out["cell 12"] = text.getvalue()
 
-    x = tf.linspace(-10.0, 10.0, 200+1)
+    x = tf.linspace(-10.0, 10.0, 200 + 1)
     delta = tf.Variable(0.0)
     with tf.GradientTape() as tape:
-        y = tf.nn.sigmoid(x+delta)
+        y = tf.nn.sigmoid(x + delta)
     dy_dx = tape.jacobian(y, delta)
     with printed() as text:
         print(y.shape)
         print(dy_dx.shape)
     out["cells 16-17"] = (y, dy_dx, text.getvalue())
     return out
-
-
-
-
-
-
-
-
-
-
 
 
 # Introduction to modules, layers, and models (site/en/guide/intro_to_modules.ipynb) -------------------
@@ -362,8 +349,9 @@ def intro_to_modules_modules_and_variables(tf):
         def __init__(self, in_features, out_features, name=None):
             super().__init__(name=name)
             self.w = tf.Variable(
-                normal(tf, [in_features, out_features], seed=in_features * 10 + out_features), name='w')
-            self.b = tf.Variable(tf.zeros([out_features]), name='b')
+                normal(tf, [in_features, out_features], seed=in_features * 10 + out_features), name="w"
+            )
+            self.b = tf.Variable(tf.zeros([out_features]), name="b")
 
         def __call__(self, x):
             y = tf.matmul(x, self.w) + self.b
@@ -405,9 +393,8 @@ def intro_to_modules_deferred_variables_and_checkpoints(tf):
         def __call__(self, x):
             # Create variables on first call.
             if not self.is_built:
-                self.w = tf.Variable(
-                    normal(tf, [x.shape[-1], self.out_features], seed=self.out_features), name='w')
-                self.b = tf.Variable(tf.zeros([self.out_features]), name='b')
+                self.w = tf.Variable(normal(tf, [x.shape[-1], self.out_features], seed=self.out_features), name="w")
+                self.b = tf.Variable(tf.zeros([self.out_features]), name="b")
                 self.is_built = True
 
             y = tf.matmul(x, self.w) + self.b
@@ -449,8 +436,9 @@ def intro_to_modules_tf_function(tf):
         def __init__(self, in_features, out_features, name=None):
             super().__init__(name=name)
             self.w = tf.Variable(
-                normal(tf, [in_features, out_features], seed=in_features * 10 + out_features), name='w')
-            self.b = tf.Variable(tf.zeros([out_features]), name='b')
+                normal(tf, [in_features, out_features], seed=in_features * 10 + out_features), name="w"
+            )
+            self.b = tf.Variable(tf.zeros([out_features]), name="b")
 
         def __call__(self, x):
             y = tf.matmul(x, self.w) + self.b
@@ -472,10 +460,6 @@ def intro_to_modules_tf_function(tf):
         print(my_model([[2.0, 2.0, 2.0]]))
         print(my_model([[[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]]))
     return text.getvalue()
-
-
-
-
 
 
 # Basic training loops (site/en/guide/basic_training_loops.ipynb) --------------------------------------
@@ -541,14 +525,8 @@ def basic_training_loops_module(tf):
     return out
 
 
-
-
 # Custom training walkthrough (site/en/tutorials/customization/custom_training_walkthrough.ipynb) ------
 # scikit-learn's iris data instead of the penguins download: 4 features, 3 classes.
-
-
-
-
 
 
 # Training checkpoints (site/en/guide/checkpoint.ipynb) ------------------------------------------------
@@ -558,26 +536,26 @@ def checkpoint_guide_lists_and_dicts(tf):
     out = {}
     directory = tempfile.mkdtemp()
     save = tf.train.Checkpoint()
-    save.listed = [tf.Variable(1.)]
-    save.listed.append(tf.Variable(2.))
-    save.mapped = {'one': save.listed[0]}
-    save.mapped['two'] = save.listed[1]
-    save_path = save.save(os.path.join(directory, 'tf_list_example'))
+    save.listed = [tf.Variable(1.0)]
+    save.listed.append(tf.Variable(2.0))
+    save.mapped = {"one": save.listed[0]}
+    save.mapped["two"] = save.listed[1]
+    save_path = save.save(os.path.join(directory, "tf_list_example"))
 
     restore = tf.train.Checkpoint()
-    v2 = tf.Variable(0.)
-    assert 0. == v2.numpy()  # Not restored yet
-    restore.mapped = {'two': v2}
+    v2 = tf.Variable(0.0)
+    assert 0.0 == v2.numpy()  # Not restored yet
+    restore.mapped = {"two": v2}
     restore.restore(save_path)
-    assert 2. == v2.numpy()
+    assert 2.0 == v2.numpy()
     out["cell 20"] = v2
 
     restore.listed = []
     with printed() as text:
         print(restore.listed)  # ListWrapper([])
-    v1 = tf.Variable(0.)
+    v1 = tf.Variable(0.0)
     restore.listed.append(v1)  # Restores v1, from restore() in the previous cell
-    assert 1. == v1.numpy()
+    assert 1.0 == v1.numpy()
     out["cell 21"] = (text.getvalue(), v1, tf.train.list_variables(save_path))
     return out
 
@@ -608,8 +586,13 @@ def tf_keras_guides(tmp_path_factory):
     """Every Keras guide body run with TF's own Keras, in a child process."""
     out = tmp_path_factory.mktemp("tf_keras_guides") / "outcomes.pkl"
     env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    done = subprocess.run([sys.executable, str(Path(__file__).parent / "guides_keras.py"), str(out)], env=env,
-                          capture_output=True, text=True, timeout=1200)
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).parent / "guides_keras.py"), str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert done.returncode == 0, f"TF's Keras run failed:\n{done.stderr[-4000:]}"
     import pickle
 

@@ -29,8 +29,7 @@ def _auto_mpg_like():
     """392 rows shaped like the auto-mpg table: MPG, six numeric columns, origin in {1, 2, 3} (seeded)."""
     rng = np.random.default_rng(0)
     rows = 392
-    numeric = rng.normal(size=(rows, 6)) * [1.7, 100.0, 38.0, 850.0, 2.8, 3.7] + [5.5, 194.0, 104.0, 2978.0,
-                                                                                   15.5, 76.0]
+    numeric = rng.normal(size=(rows, 6)) * [1.7, 100.0, 38.0, 850.0, 2.8, 3.7] + [5.5, 194.0, 104.0, 2978.0, 15.5, 76.0]
     origin = rng.integers(1, 4, size=(rows, 1))
     mpg = 46.0 - 0.0077 * numeric[:, 3:4] + rng.normal(size=(rows, 1))
     table = np.concatenate([mpg, numeric, origin], axis=1)
@@ -60,7 +59,7 @@ def quickstart_core(tf):
             self.std = tf.math.reduce_std(x, axis=0)
 
         def norm(self, x):
-            return (x - self.mean)/self.std
+            return (x - self.mean) / self.std
 
         def unnorm(self, x):
             return (x * self.std) + self.mean
@@ -71,7 +70,6 @@ def quickstart_core(tf):
     x_test_norm, y_test_norm = norm_x.norm(x_test_ohe), norm_y.norm(y_test)
 
     class LinearRegression(tf.Module):
-
         def __init__(self):
             self.built = False
 
@@ -122,7 +120,7 @@ def quickstart_core(tf):
             train_losses.append(train_loss)
             test_losses.append(test_loss)
             if epoch % 10 == 0:
-                print(f'Mean squared error for step {epoch}: {train_loss.numpy():0.3f}')
+                print(f"Mean squared error for step {epoch}: {train_loss.numpy():0.3f}")
         print(f"\nFinal train loss: {train_loss:0.3f}")
         print(f"Final test loss: {test_loss:0.3f}")
     out["cell 12"] = (train_losses, test_losses, text.getvalue())
@@ -178,7 +176,7 @@ def logistic_regression_core(tf):
             self.std = tf.Variable(tf.math.reduce_std(x, axis=0))
 
         def norm(self, x):
-            return (x - self.mean)/self.std
+            return (x - self.mean) / self.std
 
         def unnorm(self, x):
             return (x * self.std) + self.mean
@@ -194,7 +192,6 @@ def logistic_regression_core(tf):
         return tf.reduce_mean(ce)
 
     class LogisticRegression(tf.Module):
-
         def __init__(self):
             self.built = False
 
@@ -299,20 +296,19 @@ def optimizers_core(tf):
     out = {}
 
     class GradientDescent(tf.Module):
-
         def __init__(self, learning_rate=1e-3):
             self.learning_rate = learning_rate
             self.title = f"Gradient descent optimizer: learning rate={self.learning_rate}"
 
         def apply_gradients(self, grads, vars):
             for grad, var in zip(grads, vars):
-                var.assign_sub(self.learning_rate*grad)
+                var.assign_sub(self.learning_rate * grad)
 
     x_vals = tf.linspace(-2, 2, 201)
     x_vals = tf.cast(x_vals, tf.float32)
 
     def loss(x):
-        return 2*(x**4) + 3*(x**3) + 2
+        return 2 * (x**4) + 3 * (x**3) + 2
 
     def grad(f, x):
         with tf.GradientTape() as tape:
@@ -320,9 +316,9 @@ def optimizers_core(tf):
             result = f(x)
         return tape.gradient(result, x)
 
-    out["cell 5"] = (loss(x_vals), grad(loss, x_vals), loss(0), loss(-9/8))
+    out["cell 5"] = (loss(x_vals), grad(loss, x_vals), loss(0), loss(-9 / 8))
 
-    def convergence_test(optimizer, loss_fn, grad_fn=grad, init_val=2., max_iters=60):
+    def convergence_test(optimizer, loss_fn, grad_fn=grad, init_val=2.0, max_iters=60):
         print(optimizer.title)
         print("-------------------------------")
         x_star = tf.Variable(init_val)
@@ -346,27 +342,25 @@ def optimizers_core(tf):
         return np.array(param_path)
 
     class Momentum(tf.Module):
-
         def __init__(self, learning_rate=1e-3, momentum=0.7):
             self.learning_rate = learning_rate
             self.momentum = momentum
-            self.change = 0.
+            self.change = 0.0
             self.title = f"Gradient descent optimizer: learning rate={self.learning_rate}"
 
         def apply_gradients(self, grads, vars):
             for grad, var in zip(grads, vars):
-                curr_change = self.learning_rate*grad + self.momentum*self.change
+                curr_change = self.learning_rate * grad + self.momentum * self.change
                 var.assign_sub(curr_change)
                 self.change = curr_change
 
     class Adam(tf.Module):
-
         def __init__(self, learning_rate=1e-3, beta_1=0.9, beta_2=0.999, ep=1e-7):
             self.beta_1 = beta_1
             self.beta_2 = beta_2
             self.learning_rate = learning_rate
             self.ep = ep
-            self.t = 1.
+            self.t = 1.0
             self.v_dvar, self.s_dvar = [], []
             self.title = f"Adam: learning rate={self.learning_rate}"
             self.built = False
@@ -380,18 +374,20 @@ def optimizers_core(tf):
                     self.s_dvar.append(s)
                 self.built = True
             for i, (d_var, var) in enumerate(zip(grads, vars)):
-                self.v_dvar[i] = self.beta_1*self.v_dvar[i] + (1-self.beta_1)*d_var
-                self.s_dvar[i] = self.beta_2*self.s_dvar[i] + (1-self.beta_2)*tf.square(d_var)
-                v_dvar_bc = self.v_dvar[i]/(1-(self.beta_1**self.t))
-                s_dvar_bc = self.s_dvar[i]/(1-(self.beta_2**self.t))
-                var.assign_sub(self.learning_rate*(v_dvar_bc/(tf.sqrt(s_dvar_bc) + self.ep)))
-            self.t += 1.
+                self.v_dvar[i] = self.beta_1 * self.v_dvar[i] + (1 - self.beta_1) * d_var
+                self.s_dvar[i] = self.beta_2 * self.s_dvar[i] + (1 - self.beta_2) * tf.square(d_var)
+                v_dvar_bc = self.v_dvar[i] / (1 - (self.beta_1**self.t))
+                s_dvar_bc = self.s_dvar[i] / (1 - (self.beta_2**self.t))
+                var.assign_sub(self.learning_rate * (v_dvar_bc / (tf.sqrt(s_dvar_bc) + self.ep)))
+            self.t += 1.0
 
     learning_rates = [1e-3, 1e-2, 1e-1]
     for name, optimizer_class in (("gd", GradientDescent), ("momentum", Momentum), ("adam", Adam)):
         with printed() as text:
-            paths = {learning_rate: convergence_test(optimizer_class(learning_rate=learning_rate), loss_fn=loss)
-                     for learning_rate in learning_rates}
+            paths = {
+                learning_rate: convergence_test(optimizer_class(learning_rate=learning_rate), loss_fn=loss)
+                for learning_rate in learning_rates
+            }
         out[name] = (paths, text.getvalue())
     return out
 
@@ -425,7 +421,7 @@ def mlp_core(tf):
         # Reshaping the data
         x = tf.reshape(x, shape=[-1, pixels])
         # Rescaling the data
-        x = x/255
+        x = x / 255
         return x, y
 
     train_data, val_data = train_data.map(preprocess), val_data.map(preprocess)
@@ -438,13 +434,12 @@ def mlp_core(tf):
 
     def xavier_init(shape):
         in_dim, out_dim = shape
-        xavier_lim = tf.sqrt(6.)/tf.sqrt(tf.cast(in_dim + out_dim, tf.float32))
+        xavier_lim = tf.sqrt(6.0) / tf.sqrt(tf.cast(in_dim + out_dim, tf.float32))
         # tf.random.uniform(shape=(in_dim, out_dim), minval=-xavier_lim, maxval=xavier_lim, seed=22), seeded:
         weight_vals = uniform(tf, (in_dim, out_dim), seed=in_dim + out_dim) * 2 * xavier_lim - xavier_lim
         return weight_vals
 
     class DenseLayer(tf.Module):
-
         def __init__(self, out_dim, weight_init=xavier_init, activation=tf.identity):
             self.out_dim = out_dim
             self.weight_init = weight_init
@@ -461,7 +456,6 @@ def mlp_core(tf):
             return self.activation(z)
 
     class MLP(tf.Module):
-
         def __init__(self, layers):
             self.layers = layers
 
@@ -474,10 +468,13 @@ def mlp_core(tf):
     hidden_layer_1_size = 700
     hidden_layer_2_size = 500
     output_size = 10
-    mlp_model = MLP([
-        DenseLayer(out_dim=hidden_layer_1_size, activation=tf.nn.relu),
-        DenseLayer(out_dim=hidden_layer_2_size, activation=tf.nn.relu),
-        DenseLayer(out_dim=output_size)])
+    mlp_model = MLP(
+        [
+            DenseLayer(out_dim=hidden_layer_1_size, activation=tf.nn.relu),
+            DenseLayer(out_dim=hidden_layer_2_size, activation=tf.nn.relu),
+            DenseLayer(out_dim=output_size),
+        ]
+    )
 
     def cross_entropy_loss(y_pred, y):
         sparse_ce = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=y_pred)
@@ -494,7 +491,7 @@ def mlp_core(tf):
             self.beta_2 = beta_2
             self.learning_rate = learning_rate
             self.ep = ep
-            self.t = 1.
+            self.t = 1.0
             self.v_dvar, self.s_dvar = [], []
             self.built = False
 
@@ -507,12 +504,12 @@ def mlp_core(tf):
                     self.s_dvar.append(s)
                 self.built = True
             for i, (d_var, var) in enumerate(zip(grads, vars)):
-                self.v_dvar[i].assign(self.beta_1*self.v_dvar[i] + (1-self.beta_1)*d_var)
-                self.s_dvar[i].assign(self.beta_2*self.s_dvar[i] + (1-self.beta_2)*tf.square(d_var))
-                v_dvar_bc = self.v_dvar[i]/(1-(self.beta_1**self.t))
-                s_dvar_bc = self.s_dvar[i]/(1-(self.beta_2**self.t))
-                var.assign_sub(self.learning_rate*(v_dvar_bc/(tf.sqrt(s_dvar_bc) + self.ep)))
-            self.t += 1.
+                self.v_dvar[i].assign(self.beta_1 * self.v_dvar[i] + (1 - self.beta_1) * d_var)
+                self.s_dvar[i].assign(self.beta_2 * self.s_dvar[i] + (1 - self.beta_2) * tf.square(d_var))
+                v_dvar_bc = self.v_dvar[i] / (1 - (self.beta_1**self.t))
+                s_dvar_bc = self.s_dvar[i] / (1 - (self.beta_2**self.t))
+                var.assign_sub(self.learning_rate * (v_dvar_bc / (tf.sqrt(s_dvar_bc) + self.ep)))
+            self.t += 1.0
             return
 
     def train_step(x_batch, y_batch, loss, acc, model, optimizer):
@@ -556,8 +553,9 @@ def mlp_core(tf):
         return train_losses, train_accs, val_losses, val_accs
 
     with printed() as text:
-        history = train_model(mlp_model, train_data, val_data, loss=cross_entropy_loss, acc=accuracy,
-                              optimizer=Adam(), epochs=2)
+        history = train_model(
+            mlp_model, train_data, val_data, loss=cross_entropy_loss, acc=accuracy, optimizer=Adam(), epochs=2
+        )
     out["training"] = (history, text.getvalue())
 
     class ExportModule(tf.Module):
@@ -575,7 +573,7 @@ def mlp_core(tf):
 
     def preprocess_test(x):
         x = tf.reshape(x, shape=[-1, pixels])
-        x = x/255
+        x = x / 255
         return x
 
     def class_pred_test(y):
@@ -597,7 +595,7 @@ def mlp_core(tf):
         print("---------------------------")
         label_accs = {}
         for label in range(10):
-            label_ind = (y_test == label)
+            label_ind = y_test == label
             # extract predictions for specific true label
             pred_label = test_classes[label_ind]
             labels = y_test[label_ind]

@@ -14,6 +14,7 @@ def test_nested_tapes_guide():
                 y = x * x * x
             dy_dx = t1.gradient(y, x)
         return dy_dx, t2.gradient(dy_dx, x)
+
     check(body)
 
 
@@ -27,6 +28,7 @@ def test_nested_docstring_constant():
                 y = x * x
             dy_dx = gg.gradient(y, x)
         return dy_dx, g.gradient(dy_dx, x)
+
     check(body)
 
 
@@ -38,6 +40,7 @@ def test_inner_gradient_after_outer_exit_is_none():
                 y = x * x * x
         dy_dx = t1.gradient(y, x)
         return t2.gradient(dy_dx, x)
+
     check(body)
 
 
@@ -51,6 +54,7 @@ def test_persistent_tape_to_third_order():
             d2y = t.gradient(dy, x)
             d3y = t.gradient(d2y, x)
         return y, dy, d2y, d3y
+
     check(body)
 
 
@@ -65,6 +69,7 @@ def test_inner_tape_watches_intermediate():
                 z = 2 * y
             inner = gg.gradient(z, [y])[0]
         return inner, g.gradient(z, [x])[0], g.gradient(inner, x)
+
     check(body)
 
 
@@ -79,6 +84,7 @@ def test_independent_tapes_in_one_with():
             y = y0 + y1
             ys = tf.reduce_sum(y)
         return tape0.gradient(ys, [x0, x1]), tape1.gradient(ys, [x0, x1])
+
     check(body)
 
 
@@ -90,6 +96,7 @@ def test_hessian_via_jacobian_of_gradient():
                 y = tf.reduce_sum(x * x * x)
             g = t1.gradient(y, x)
         return g, t2.jacobian(g, x)
+
     check(body)
 
 
@@ -108,6 +115,7 @@ def test_input_gradient_regularisation():
             gx = inner.gradient(y, x)
             penalty = tf.reduce_sum(gx * gx)
         return penalty, outer.gradient(penalty, w)
+
     check(body, rtol=1e-4)
 
 
@@ -120,6 +128,7 @@ def test_jacobian_values_and_shapes():
             z = x * x * y
             s = tf.reduce_sum(x * x)
         return g.jacobian(z, [x, y]), g.jacobian(s, x), g.jacobian(z, y, experimental_use_pfor=False)
+
     check(body)
 
 
@@ -136,6 +145,7 @@ def test_jacobian_shape_rule():
             y = tf.constant(m) @ x * s
             v = tf.stack([s, s * s, s * 3, s, s])
         return g.jacobian(y, x), g.jacobian(v, s)
+
     check(body, rtol=1e-4)
 
 
@@ -149,6 +159,7 @@ def test_jacobian_unconnected(mode):
             y = x * 2
         kwargs = {} if mode is None else {"unconnected_gradients": mode}
         return g.jacobian(y, [x, u], **kwargs)
+
     check(body)
 
 
@@ -159,6 +170,7 @@ def test_jacobian_dict_sources_and_float64():
             g.watch(x)
             y = tf.sin(x)
         return g.jacobian(y, {"x": x})
+
     check(body)
 
 
@@ -195,6 +207,7 @@ def test_batch_jacobian_values_and_shapes():
             z = x * x * y
             h = tf.reshape(tf.tanh(a @ tf.constant(ws)), [7, 3, 2])
         return g.batch_jacobian(z, x), g.batch_jacobian(h, a), g.batch_jacobian(z, y, parallel_iterations=2)
+
     check(body, rtol=1e-4)
 
 
@@ -206,6 +219,7 @@ def test_batch_jacobian_unconnected_gives_zeros_and_empty_source():
             g.watch([x, u])
             z = x * 2
         return g.batch_jacobian(z, u), g.batch_jacobian(tf.reduce_sum(u, axis=1, keepdims=True) + 1.0, u)
+
     check(body)
 
 

@@ -44,14 +44,17 @@ def test_resize_options_and_gradient():
         check(lambda tf, method=method: grad(tf, method))
 
 
-@pytest.mark.parametrize("body", [
-    lambda tf: tf.image.resize(np.zeros([5, 6], np.float32), [3, 4]),
-    lambda tf: tf.image.resize(IMG, [3.0, 4]),
-    lambda tf: tf.image.resize(IMG, [3]),
-    lambda tf: tf.image.resize(IMG, [3, 4], method="foo"),
-    lambda tf: tf.image.resize(IMG, [0, 4]),
-    lambda tf: tf.image.resize_with_pad(IMG, 0, 4),
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda tf: tf.image.resize(np.zeros([5, 6], np.float32), [3, 4]),
+        lambda tf: tf.image.resize(IMG, [3.0, 4]),
+        lambda tf: tf.image.resize(IMG, [3]),
+        lambda tf: tf.image.resize(IMG, [3, 4], method="foo"),
+        lambda tf: tf.image.resize(IMG, [0, 4]),
+        lambda tf: tf.image.resize_with_pad(IMG, 0, 4),
+    ],
+)
 def test_resize_errors(body):
     check_raises(body)
 
@@ -78,9 +81,14 @@ def test_convert_image_dtype():
 
 
 def test_flips_rotations_transpose():
-    for body in (lambda tf, x: tf.image.flip_left_right(x), lambda tf, x: tf.image.flip_up_down(x),
-                 lambda tf, x: tf.image.transpose(x), lambda tf, x: tf.image.rot90(x),
-                 lambda tf, x: tf.image.rot90(x, k=2), lambda tf, x: tf.image.rot90(x, k=-1)):
+    for body in (
+        lambda tf, x: tf.image.flip_left_right(x),
+        lambda tf, x: tf.image.flip_up_down(x),
+        lambda tf, x: tf.image.transpose(x),
+        lambda tf, x: tf.image.rot90(x),
+        lambda tf, x: tf.image.rot90(x, k=2),
+        lambda tf, x: tf.image.rot90(x, k=-1),
+    ):
         check(lambda tf, body=body: body(tf, IMG))
         check(lambda tf, body=body: body(tf, U8[0]))
     check_raises(lambda tf: tf.image.flip_left_right(np.zeros([4, 5])))
@@ -92,8 +100,10 @@ def test_flips_rotations_transpose():
         x = tf.constant(IMG)
         with tf.GradientTape() as tape:
             tape.watch(x)
-            y = tf.reduce_sum(tf.image.rot90(tf.image.flip_left_right(x)) * tf.range(63.0, dtype=tf.float32)[
-                None, :, None, None][:, :9])
+            y = tf.reduce_sum(
+                tf.image.rot90(tf.image.flip_left_right(x))
+                * tf.range(63.0, dtype=tf.float32)[None, :, None, None][:, :9]
+            )
         return tape.gradient(y, x)
 
     check(grad)
@@ -105,13 +115,15 @@ def test_crops_and_pads():
     check(lambda tf: tf.image.central_crop(IMG, 0.5))
     check(lambda tf: tf.image.central_crop(IMG3, 0.33))
     check(lambda tf: tf.image.central_crop(IMG3, 1.0))
-    for body in (lambda tf: tf.image.crop_to_bounding_box(IMG3, 0, 0, 8, 5),
-                 lambda tf: tf.image.crop_to_bounding_box(IMG3, -1, 0, 2, 2),
-                 lambda tf: tf.image.crop_to_bounding_box(IMG3, 0, 0, 0, 2),
-                 lambda tf: tf.image.pad_to_bounding_box(IMG3, 1, 1, 3, 3),
-                 lambda tf: tf.image.resize_with_crop_or_pad(IMG3, 0, 3),
-                 lambda tf: tf.image.central_crop(IMG3, 0.0),
-                 lambda tf: tf.image.central_crop(np.zeros([3, 3]), 0.5)):
+    for body in (
+        lambda tf: tf.image.crop_to_bounding_box(IMG3, 0, 0, 8, 5),
+        lambda tf: tf.image.crop_to_bounding_box(IMG3, -1, 0, 2, 2),
+        lambda tf: tf.image.crop_to_bounding_box(IMG3, 0, 0, 0, 2),
+        lambda tf: tf.image.pad_to_bounding_box(IMG3, 1, 1, 3, 3),
+        lambda tf: tf.image.resize_with_crop_or_pad(IMG3, 0, 3),
+        lambda tf: tf.image.central_crop(IMG3, 0.0),
+        lambda tf: tf.image.central_crop(np.zeros([3, 3]), 0.5),
+    ):
         check_raises(body)
 
 
@@ -144,10 +156,12 @@ def test_color_conversions():
     check(lambda tf: tf.image.hsv_to_rgb(tf.image.rgb_to_hsv(tf.constant(IMG3.astype(np.float64)))))
     special = np.array([[[0, 0, 0], [1, 1, 1], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0.5, 0.5, 0.2]]], np.float32)
     check(lambda tf: tf.image.rgb_to_hsv(special))
-    for body in (lambda tf: tf.image.grayscale_to_rgb(tf.constant(IMG3)),
-                 lambda tf: tf.image.rgb_to_grayscale(np.zeros([4, 5, 2], np.float32)),
-                 lambda tf: tf.image.rgb_to_hsv(np.zeros([4, 5, 2], np.float32)),
-                 lambda tf: tf.image.rgb_to_hsv(tf.constant(U8))):
+    for body in (
+        lambda tf: tf.image.grayscale_to_rgb(tf.constant(IMG3)),
+        lambda tf: tf.image.rgb_to_grayscale(np.zeros([4, 5, 2], np.float32)),
+        lambda tf: tf.image.rgb_to_hsv(np.zeros([4, 5, 2], np.float32)),
+        lambda tf: tf.image.rgb_to_hsv(tf.constant(U8)),
+    ):
         check_raises(body)
 
 
@@ -164,11 +178,13 @@ def test_adjustments():
         check(lambda tf, image=image: tf.image.adjust_gamma(image, 2.2, 0.9), rtol=1e-4)
         check(lambda tf, image=image: tf.image.per_image_standardization(image), rtol=1e-4)
     check(lambda tf: tf.image.per_image_standardization(np.ones([3, 3, 1], np.float32)))
-    for body in (lambda tf: tf.image.adjust_gamma(IMG, -1.0),
-                 lambda tf: tf.image.adjust_hue(IMG, 2.0),
-                 lambda tf: tf.image.adjust_saturation(np.zeros([2, 2, 2], np.float32), 1.0),
-                 lambda tf: tf.image.adjust_contrast(np.zeros([3], np.float32), 2.0),
-                 lambda tf: tf.image.per_image_standardization(np.zeros([2, 2]))):
+    for body in (
+        lambda tf: tf.image.adjust_gamma(IMG, -1.0),
+        lambda tf: tf.image.adjust_hue(IMG, 2.0),
+        lambda tf: tf.image.adjust_saturation(np.zeros([2, 2, 2], np.float32), 1.0),
+        lambda tf: tf.image.adjust_contrast(np.zeros([3], np.float32), 2.0),
+        lambda tf: tf.image.per_image_standardization(np.zeros([2, 2])),
+    ):
         check_raises(body)
 
     def grad(tf):
@@ -186,28 +202,40 @@ def test_adjustments():
         return tape.gradient(y, x)
 
     check(grad, rtol=1e-4)
-    for adjust in (lambda tf, x: tf.image.adjust_contrast(x, 1.5), lambda tf, x: tf.image.adjust_hue(x, 0.1),
-                   lambda tf, x: tf.image.adjust_saturation(x, 0.5)):
+    for adjust in (
+        lambda tf, x: tf.image.adjust_contrast(x, 1.5),
+        lambda tf, x: tf.image.adjust_hue(x, 0.1),
+        lambda tf, x: tf.image.adjust_saturation(x, 0.5),
+    ):
         check_raises(lambda tf, adjust=adjust: no_grad(tf, adjust))
 
 
 def test_random_adjustments_shapes_and_ranges():
-    for body in (lambda tf: tf.image.random_brightness(IMG, 0.2), lambda tf: tf.image.random_contrast(IMG, 0.5, 1.5),
-                 lambda tf: tf.image.random_saturation(IMG, 0.5, 1.5), lambda tf: tf.image.random_hue(U8, 0.2)):
+    for body in (
+        lambda tf: tf.image.random_brightness(IMG, 0.2),
+        lambda tf: tf.image.random_contrast(IMG, 0.5, 1.5),
+        lambda tf: tf.image.random_saturation(IMG, 0.5, 1.5),
+        lambda tf: tf.image.random_hue(U8, 0.2),
+    ):
         check(lambda tf, body=body: (body(tf).shape, body(tf).dtype))
     shifted = tapeshim.image.random_brightness(np.zeros([2, 2, 3], np.float32), 0.25).numpy()
     assert np.all(shifted == shifted.flat[0]) and -0.25 <= shifted.flat[0] < 0.25
-    for body in (lambda tf: tf.image.random_contrast(IMG, 1.5, 0.5), lambda tf: tf.image.random_hue(IMG, 0.7),
-                 lambda tf: tf.image.random_saturation(IMG, -1.0, 0.5)):
+    for body in (
+        lambda tf: tf.image.random_contrast(IMG, 1.5, 0.5),
+        lambda tf: tf.image.random_hue(IMG, 0.7),
+        lambda tf: tf.image.random_saturation(IMG, -1.0, 0.5),
+    ):
         check_raises(body)
 
 
 def test_extract_patches():
     x = np.arange(2 * 6 * 7 * 2, dtype=np.float32).reshape(2, 6, 7, 2)
     for padding in ("VALID", "SAME"):
-        for sizes, strides, rates in (([1, 3, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1]),
-                                      ([1, 2, 3, 1], [1, 2, 3, 1], [1, 1, 1, 1]),
-                                      ([1, 2, 2, 1], [1, 3, 2, 1], [1, 2, 2, 1])):
+        for sizes, strides, rates in (
+            ([1, 3, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1]),
+            ([1, 2, 3, 1], [1, 2, 3, 1], [1, 1, 1, 1]),
+            ([1, 2, 2, 1], [1, 3, 2, 1], [1, 2, 2, 1]),
+        ):
             check(lambda tf, a=sizes, b=strides, c=rates, p=padding: tf.image.extract_patches(x, a, b, c, p))
     check(lambda tf: tf.image.extract_patches(x.astype(np.int32), [1, 2, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "SAME"))
     check_raises(lambda tf: tf.image.extract_patches(x[0], [1, 2, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "VALID"))
@@ -239,8 +267,18 @@ def test_quality_metrics_and_gradients():
 
 
 def test_non_max_suppression():
-    boxes = np.array([[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11], [0, 10.1, 1, 11.1],
-                      [0, 100, 1, 101], [1, 1, 0, 0]], np.float32)
+    boxes = np.array(
+        [
+            [0, 0, 1, 1],
+            [0, 0.1, 1, 1.1],
+            [0, -0.1, 1, 0.9],
+            [0, 10, 1, 11],
+            [0, 10.1, 1, 11.1],
+            [0, 100, 1, 101],
+            [1, 1, 0, 0],
+        ],
+        np.float32,
+    )
     scores = np.array([0.9, 0.75, 0.6, 0.95, 0.5, 0.3, 0.9], np.float32)
     check(lambda tf: tf.image.non_max_suppression(boxes, scores, 3))
     check(lambda tf: tf.image.non_max_suppression(boxes, scores, 10, iou_threshold=0.5))
@@ -257,6 +295,7 @@ def test_image_ops_inside_function():
             y = tf.image.resize(x, [5, 5], method="bicubic")
             y = tf.image.adjust_saturation(tf.image.flip_left_right(y), 0.5)
             return tf.image.per_image_standardization(tf.image.central_crop(y, 0.6))
+
         return f(tf.constant(IMG))
 
     check(body)

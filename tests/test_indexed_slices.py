@@ -14,6 +14,7 @@ def test_gather_from_variable_gives_indexed_slices():
             y = tf.gather(v, [0, 2, 0]) * 2
         g = t.gradient(y, v)
         return type(g).__name__, g, g.dense_shape, tf.convert_to_tensor(g), isinstance(g, tf.Tensor)
+
     check(body)
 
 
@@ -25,6 +26,7 @@ def test_watched_constant_and_embedding_lookup():
             y = tf.nn.embedding_lookup(c, [1, 1])
             z = tf.gather(c, tf.constant([[0, 2]])) * 3.0
         return t.gradient(y, c), t.gradient(z, c), tf.convert_to_tensor(t.gradient(z, c))
+
     check(body)
 
 
@@ -35,6 +37,7 @@ def test_aggregation_of_sparse_and_dense_contributions():
             two_sparse = tf.reduce_sum(tf.gather(v, [0])) + tf.reduce_sum(tf.gather(v, [2]))
             mixed = tf.reduce_sum(tf.gather(v, [0])) + tf.reduce_sum(v)
         return t.gradient(two_sparse, v), t.gradient(mixed, v)
+
     check(body)
 
 
@@ -46,6 +49,7 @@ def test_dense_cases():
             intermediate = tf.gather(v * 2, [0])
             sliced = v[1]
         return t.gradient(axis1, v), t.gradient(intermediate, v), t.gradient(sliced, v)
+
     check(body)
 
 
@@ -57,6 +61,7 @@ def test_indexed_slices_in_updates_and_ops():
         g = t.gradient(y, v)
         v.assign_sub(0.1 * tf.convert_to_tensor(g))
         return v, g.values, g.indices
+
     check(body)
 
 
@@ -68,6 +73,7 @@ def test_variables_accept_indexed_slices_updates():
         g = t.gradient(y, v)
         v.assign_sub(g)
         return v, g * 0.5
+
     check(body)
 
 
@@ -78,4 +84,5 @@ def test_negated_indexed_slices_stay_sparse():
             y = tf.reduce_sum(tf.gather(v, [2]))
         negated = -t.gradient(y, v)
         return type(negated).__name__, negated, tf.convert_to_tensor(negated)
+
     check(body)

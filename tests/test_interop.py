@@ -54,9 +54,11 @@ def test_jit_vmap_grad_take_tensors_and_match_tf():
             tape.watch(t)
             y = _f(module, t)
         return tape.gradient(y, t)
+
     expected = check(body)
-    np.testing.assert_allclose(np.asarray(grad.numpy() if isinstance(grad, tf.Tensor) else grad),
-                               expected.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(grad.numpy() if isinstance(grad, tf.Tensor) else grad), expected.numpy(), rtol=1e-6
+    )
     grad_of_tf_ops = jax.grad(lambda t: _f(tf, t).value)(x)  # tapeshim ops inside jax.grad
     np.testing.assert_allclose(np.asarray(grad_of_tf_ops.numpy()), expected.numpy(), rtol=1e-6)
 
@@ -77,6 +79,7 @@ def test_dlpack_round_trip_and_exchange_with_tf():
     def body(module):
         x = module.constant([[1.0, 2.0], [3.0, 4.0]])
         return module.experimental.dlpack.from_dlpack(module.experimental.dlpack.to_dlpack(x))
+
     check(body)
     x = tf.constant([1.0, 2.0, 3.0])
     from_tapeshim = real_tf.experimental.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(x))
@@ -103,6 +106,7 @@ def test_optax_sgd_matches_tf_and_adam_matches_optax():
             else:
                 v.assign_sub(0.1 * g)
         return v
+
     check(body)
 
     params = [jnp.array([1.0, -2.0]), jnp.array(0.5)]
@@ -140,8 +144,11 @@ def test_a_jax_module_under_a_tape_via_jax_op():
         return hidden @ params["w2"]
 
     layer = tf.experimental.jax_op(lambda w1, b1, w2, x: mlp_apply({"w1": w1, "b1": b1, "w2": w2}, x), name="mlp")
-    init = {"w1": np.array([[0.1, -0.2], [0.3, 0.4]], np.float32), "b1": np.array([0.0, 0.1], np.float32),
-            "w2": np.array([[0.5], [-0.5]], np.float32)}
+    init = {
+        "w1": np.array([[0.1, -0.2], [0.3, 0.4]], np.float32),
+        "b1": np.array([0.0, 0.1], np.float32),
+        "w2": np.array([[0.5], [-0.5]], np.float32),
+    }
     x_value = np.array([[1.0, 2.0]], np.float32)
 
     def body(module):
@@ -154,6 +161,7 @@ def test_a_jax_module_under_a_tape_via_jax_op():
                 y = module.tanh(x @ w1 + b1) @ w2
             loss = module.reduce_sum(y * y)
         return tape.gradient(loss, [w1, b1, w2])
+
     check(body)
 
 
@@ -183,6 +191,7 @@ def test_an_equinox_module_under_a_tape_via_jax_op():
 
 def test_the_interop_guide_example_runs(capsys):
     from pathlib import Path
+
     text = (Path(__file__).parent.parent / "docs" / "interop.md").read_text()
     code = text.split("```python\n", 1)[1].split("```", 1)[0]
     exec(compile(code, "docs/interop.md", "exec"), {})

@@ -89,6 +89,7 @@ def test_function_matches_tf(name):
     def body(tf):
         tnp = tnp_of(tf)
         return CASES[name](tnp, tf.constant(A), tf.constant(B), tf.constant(INTS))
+
     check(body)
 
 
@@ -97,11 +98,29 @@ def test_shape_size_ndim_and_dtypes():
         tnp = tnp_of(tf)
         a = tf.constant(A)
         return tnp.ndim(a), tnp.size(a), tuple(tnp.shape(a)), tnp.zeros(2, dtype=tnp.float32).dtype == tf.float32
+
     check(body)
 
 
-@pytest.mark.parametrize("name", ["sin", "multiply", "dot", "einsum", "mean", "std", "where", "clip", "concatenate",
-                                  "cumsum", "prod", "max", "power", "take"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sin",
+        "multiply",
+        "dot",
+        "einsum",
+        "mean",
+        "std",
+        "where",
+        "clip",
+        "concatenate",
+        "cumsum",
+        "prod",
+        "max",
+        "power",
+        "take",
+    ],
+)
 def test_gradients_flow_on_a_tape(name):
     def body(tf):
         tnp = tnp_of(tf)
@@ -111,6 +130,7 @@ def test_gradients_flow_on_a_tape(name):
             y = CASES[name](tnp, a, b, tf.constant(INTS))
             loss = tf.reduce_sum(tf.concat([tf.reshape(t, [-1]) for t in (y if isinstance(y, list) else [y])], 0))
         return tape.gradient(loss, [a, b])
+
     check(body)
 
 
@@ -121,4 +141,5 @@ def test_non_differentiable_results_give_none():
         with tf.GradientTape() as tape:
             y = tf.cast(tnp.argmax(a, axis=1), tf.float32)
         return tape.gradient(y, a)
+
     check(body)

@@ -13,31 +13,45 @@ def test_base64():
     def body(tf):
         data = tf.constant([[b"hello?>", b""], [bytes(range(256)), b"a"]])
         encoded = tf.io.encode_base64(data)
-        return (encoded, tf.io.encode_base64(b"hello?>", pad=True), tf.io.decode_base64(encoded),
-                tf.io.decode_base64(b"aGVsbG8_Pg=="), tf.io.decode_base64([b"aGk", b"aGk="]))
+        return (
+            encoded,
+            tf.io.encode_base64(b"hello?>", pad=True),
+            tf.io.decode_base64(encoded),
+            tf.io.decode_base64(b"aGVsbG8_Pg=="),
+            tf.io.decode_base64([b"aGk", b"aGk="]),
+        )
+
     check(body)
 
 
-@pytest.mark.parametrize("bad", [
-    lambda tf: tf.io.decode_base64(b"aGVsbG8/Pg=="),
-    lambda tf: tf.io.decode_base64(b"a"),
-    lambda tf: tf.io.encode_base64(3),
-    lambda tf: tf.io.decode_compressed(b"abc", "ZLIB"),
-    lambda tf: tf.io.decode_compressed(b"abc", "XX"),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda tf: tf.io.decode_base64(b"aGVsbG8/Pg=="),
+        lambda tf: tf.io.decode_base64(b"a"),
+        lambda tf: tf.io.encode_base64(3),
+        lambda tf: tf.io.decode_compressed(b"abc", "ZLIB"),
+        lambda tf: tf.io.decode_compressed(b"abc", "XX"),
+    ],
+)
 def test_errors(bad):
     def body(tf):
         try:
             return bad(tf)
         except tf.errors.OpError as exc:
             raise type(exc)(None, None, str(exc).split("}} ")[-1]) from None
+
     check(body, messages=True)
 
 
 def test_decode_compressed():
     def body(tf):
-        return (tf.io.decode_compressed([zlib.compress(b"abc"), zlib.compress(b"")], "ZLIB"),
-                tf.io.decode_compressed(gzip.compress(b"abc" * 100), "GZIP"), tf.io.decode_compressed(b"abc"))
+        return (
+            tf.io.decode_compressed([zlib.compress(b"abc"), zlib.compress(b"")], "ZLIB"),
+            tf.io.decode_compressed(gzip.compress(b"abc" * 100), "GZIP"),
+            tf.io.decode_compressed(b"abc"),
+        )
+
     check(body)
 
 

@@ -10,66 +10,78 @@ from oracle import check, check_raises
 
 
 # -- Python operands that cannot take the tensor operand's dtype ----------------
-@pytest.mark.parametrize("body", [
-    lambda tf: tf.multiply(tf.constant([1, 2]), 0.5),
-    lambda tf: tf.multiply(0.5, tf.constant([1, 2])),
-    lambda tf: tf.less(tf.constant([1, 2]), 0.5),
-    lambda tf: tf.equal(tf.constant([1, 2]), 0.5),
-    lambda tf: tf.not_equal(tf.constant([1, 2]), 0.5),
-    lambda tf: tf.greater_equal(tf.constant([1, 2]), 0.5),
-    lambda tf: tf.maximum(tf.constant([1, 2]), 0.5),
-    lambda tf: tf.minimum(tf.constant([1, 2]), 0.5),
-    lambda tf: tf.subtract(tf.constant([1, 2]), 0.5),
-    lambda tf: tf.pow(tf.constant([1, 2]), 0.5),
-    lambda tf: tf.pow(0.5, tf.constant([1, 2])),
-    lambda tf: tf.math.floordiv(tf.constant([1, 2]), 0.5),
-    lambda tf: tf.math.floormod(tf.constant([1, 2]), 0.5),
-    lambda tf: tf.math.squared_difference(tf.constant([1, 2]), 0.5),
-    lambda tf: tf.multiply(tf.constant([1, 2]), [0.5, 1.5]),
-    lambda tf: tf.multiply(tf.constant([1, 2]), [1, 2.5]),
-    lambda tf: tf.multiply(tf.constant([1, 2]), 1e20),
-    lambda tf: tf.multiply(tf.constant([True]), 1),
-    lambda tf: tf.multiply(tf.constant([1.0, 2.0]), 1j),
-    lambda tf: tf.where([True, False], tf.constant([1, 2]), 0.5),
-    lambda tf: tf.where([True, False], 0.5, tf.constant([1, 2])),
-    lambda tf: tf.concat([tf.constant([1, 2]), [0.5]], 0),
-    lambda tf: tf.concat([[0.5], tf.constant([1, 2])], 0),
-    lambda tf: tf.stack([tf.constant([1, 2]), [0.5, 1.0]]),
-    lambda tf: tf.nn.bias_add(tf.constant([[1, 2]]), [0.5, 1.0]),
-    lambda tf: tf.complex(tf.constant([1.0, 2.0]), 1j),
-    lambda tf: tf.math.truediv(tf.constant([1, 2]), 0.5),
-], ids=lambda body: "")
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda tf: tf.multiply(tf.constant([1, 2]), 0.5),
+        lambda tf: tf.multiply(0.5, tf.constant([1, 2])),
+        lambda tf: tf.less(tf.constant([1, 2]), 0.5),
+        lambda tf: tf.equal(tf.constant([1, 2]), 0.5),
+        lambda tf: tf.not_equal(tf.constant([1, 2]), 0.5),
+        lambda tf: tf.greater_equal(tf.constant([1, 2]), 0.5),
+        lambda tf: tf.maximum(tf.constant([1, 2]), 0.5),
+        lambda tf: tf.minimum(tf.constant([1, 2]), 0.5),
+        lambda tf: tf.subtract(tf.constant([1, 2]), 0.5),
+        lambda tf: tf.pow(tf.constant([1, 2]), 0.5),
+        lambda tf: tf.pow(0.5, tf.constant([1, 2])),
+        lambda tf: tf.math.floordiv(tf.constant([1, 2]), 0.5),
+        lambda tf: tf.math.floormod(tf.constant([1, 2]), 0.5),
+        lambda tf: tf.math.squared_difference(tf.constant([1, 2]), 0.5),
+        lambda tf: tf.multiply(tf.constant([1, 2]), [0.5, 1.5]),
+        lambda tf: tf.multiply(tf.constant([1, 2]), [1, 2.5]),
+        lambda tf: tf.multiply(tf.constant([1, 2]), 1e20),
+        lambda tf: tf.multiply(tf.constant([True]), 1),
+        lambda tf: tf.multiply(tf.constant([1.0, 2.0]), 1j),
+        lambda tf: tf.where([True, False], tf.constant([1, 2]), 0.5),
+        lambda tf: tf.where([True, False], 0.5, tf.constant([1, 2])),
+        lambda tf: tf.concat([tf.constant([1, 2]), [0.5]], 0),
+        lambda tf: tf.concat([[0.5], tf.constant([1, 2])], 0),
+        lambda tf: tf.stack([tf.constant([1, 2]), [0.5, 1.0]]),
+        lambda tf: tf.nn.bias_add(tf.constant([[1, 2]]), [0.5, 1.0]),
+        lambda tf: tf.complex(tf.constant([1.0, 2.0]), 1j),
+        lambda tf: tf.math.truediv(tf.constant([1, 2]), 0.5),
+    ],
+    ids=lambda body: "",
+)
 def test_a_python_value_of_another_kind_is_a_type_error(body):
     check_raises(body)
 
 
-@pytest.mark.parametrize("body", [
-    lambda tf: tf.add(tf.constant([1, 2]), 0.5),  # tf.add converts with a dtype hint: the kernel refuses
-    lambda tf: tf.add(0.5, tf.constant([1, 2])),
-    lambda tf: tf.add_n([tf.constant([1.0, 2.0], tf.float64), 0.1]),  # add_n converts without a hint
-    lambda tf: tf.add_n([tf.constant([1.0, 2.0], tf.float64), [0.1, 0.2]]),
-    lambda tf: tf.add_n([0.1, tf.constant([1.0, 2.0], tf.float64)]),
-    lambda tf: tf.add_n([tf.constant([1, 2]), 1.5]),
-    lambda tf: tf.tensordot(tf.constant([1.0, 2.0], tf.float64), [0.1, 0.2], 1),
-    lambda tf: tf.tensordot(tf.constant([1.0, 2.0], tf.float64), [0.1], 1),
-    lambda tf: tf.tensordot(tf.constant([1.0, 2.0]), [1, 2], 1),
-    lambda tf: tf.matmul(tf.constant([[1, 2]]), [[0.5], [1.0]]),
-    lambda tf: tf.matmul([[0.5, 1.0]], tf.constant([[1], [2]])),
-], ids=lambda body: "")
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda tf: tf.add(tf.constant([1, 2]), 0.5),  # tf.add converts with a dtype hint: the kernel refuses
+        lambda tf: tf.add(0.5, tf.constant([1, 2])),
+        lambda tf: tf.add_n([tf.constant([1.0, 2.0], tf.float64), 0.1]),  # add_n converts without a hint
+        lambda tf: tf.add_n([tf.constant([1.0, 2.0], tf.float64), [0.1, 0.2]]),
+        lambda tf: tf.add_n([0.1, tf.constant([1.0, 2.0], tf.float64)]),
+        lambda tf: tf.add_n([tf.constant([1, 2]), 1.5]),
+        lambda tf: tf.tensordot(tf.constant([1.0, 2.0], tf.float64), [0.1, 0.2], 1),
+        lambda tf: tf.tensordot(tf.constant([1.0, 2.0], tf.float64), [0.1], 1),
+        lambda tf: tf.tensordot(tf.constant([1.0, 2.0]), [1, 2], 1),
+        lambda tf: tf.matmul(tf.constant([[1, 2]]), [[0.5], [1.0]]),
+        lambda tf: tf.matmul([[0.5, 1.0]], tf.constant([[1], [2]])),
+    ],
+    ids=lambda body: "",
+)
 def test_ops_that_convert_with_a_hint_or_none_raise_the_kernel_error(body):
     check_raises(body)
 
 
-@pytest.mark.parametrize("body", [
-    lambda tf: tf.multiply(tf.constant([1.0, 2.0]), 2),
-    lambda tf: tf.multiply(tf.constant([1.0, 2.0]), [1, 2]),
-    lambda tf: tf.multiply(tf.constant([1, 2]), np.float64(0.5)),
-    lambda tf: tf.multiply(tf.constant([1, 2]), np.array([0.5, 1.0])),
-    lambda tf: tf.add_n([tf.constant([1.0, 2.0], tf.float64), tf.constant([0.5, 1.0], tf.float64)]),
-    lambda tf: tf.tensordot(tf.constant([1.0, 2.0]), [0.5, 1.5], 1),
-    lambda tf: tf.constant([1, 2]) * 2,
-    lambda tf: tf.equal(tf.constant([1.0, 2.0]), 1),
-], ids=lambda body: "")
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda tf: tf.multiply(tf.constant([1.0, 2.0]), 2),
+        lambda tf: tf.multiply(tf.constant([1.0, 2.0]), [1, 2]),
+        lambda tf: tf.multiply(tf.constant([1, 2]), np.float64(0.5)),
+        lambda tf: tf.multiply(tf.constant([1, 2]), np.array([0.5, 1.0])),
+        lambda tf: tf.add_n([tf.constant([1.0, 2.0], tf.float64), tf.constant([0.5, 1.0], tf.float64)]),
+        lambda tf: tf.tensordot(tf.constant([1.0, 2.0]), [0.5, 1.5], 1),
+        lambda tf: tf.constant([1, 2]) * 2,
+        lambda tf: tf.equal(tf.constant([1.0, 2.0]), 1),
+    ],
+    ids=lambda body: "",
+)
 def test_python_values_that_fit_still_convert(body):
     check(body)
 
@@ -89,14 +101,18 @@ def _jacobian_case(kind, source_dtype="float32", use_list=False, **options):
 
 
 @pytest.mark.parametrize("kind", ["jacobian", "batch_jacobian"])
-@pytest.mark.parametrize("options", [
-    {},
-    {"unconnected_gradients": "zero"},
-    {"unconnected_gradients": "none"},
-    {"experimental_use_pfor": False},
-    {"experimental_use_pfor": False, "unconnected_gradients": "zero"},
-    {"parallel_iterations": 8},  # fewer than the loop size trips a TF pfor bug with None gradients
-], ids=str)
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"unconnected_gradients": "zero"},
+        {"unconnected_gradients": "none"},
+        {"experimental_use_pfor": False},
+        {"experimental_use_pfor": False, "unconnected_gradients": "zero"},
+        {"parallel_iterations": 8},  # fewer than the loop size trips a TF pfor bug with None gradients
+    ],
+    ids=str,
+)
 @pytest.mark.parametrize("source_dtype", ["float32", "float64", "int32"])
 def test_jacobians_of_an_unconnected_source_as_tf(kind, options, source_dtype):
     check(_jacobian_case(kind, source_dtype, **options))
@@ -228,8 +244,13 @@ def test_module_containers_stay_lists_and_dicts():
         module.table = {"a": tf.Variable(2.0)}
         module.items.append(tf.Variable(3.0))
         module.table["b"] = tf.Variable(4.0)
-        return (isinstance(module.items, list), isinstance(module.table, dict), len(module.variables),
-                list(module.items) == module.items, sorted(module.table))
+        return (
+            isinstance(module.items, list),
+            isinstance(module.table, dict),
+            len(module.variables),
+            list(module.items) == module.items,
+            sorted(module.table),
+        )
 
     check(body)
 
@@ -239,9 +260,18 @@ def keras_variable_shapes(tf):
     layer = tf.keras.layers.Dense(2)
     layer.build((None, 3))
     kernel_shape, bias_shape = layer.kernel.shape, layer.bias.shape
-    return (type(kernel_shape).__name__, kernel_shape.as_list(), kernel_shape.rank, bias_shape.as_list(),
-            kernel_shape == (3, 2), list(kernel_shape), kernel_shape[0], len(kernel_shape),
-            kernel_shape.num_elements(), tuple(layer.kernel.numpy().shape))
+    return (
+        type(kernel_shape).__name__,
+        kernel_shape.as_list(),
+        kernel_shape.rank,
+        bias_shape.as_list(),
+        kernel_shape == (3, 2),
+        list(kernel_shape),
+        kernel_shape[0],
+        len(kernel_shape),
+        kernel_shape.num_elements(),
+        tuple(layer.kernel.numpy().shape),
+    )
 
 
 def test_keras_variable_shapes_are_tensor_shapes_as_tf():
@@ -255,12 +285,15 @@ def test_keras_variable_shapes_are_tensor_shapes_as_tf():
 
     import tapeshim
 
-    script = (inspect.getsource(keras_variable_shapes) + "\nimport pickle, sys\nimport tensorflow as tf\n"
-              "sys.path.insert(0, sys.argv[1])\nfrom keras_oracle import run_case\n"
-              "sys.stdout.buffer.write(pickle.dumps(run_case(keras_variable_shapes, tf)))\n")
+    script = (
+        inspect.getsource(keras_variable_shapes) + "\nimport pickle, sys\nimport tensorflow as tf\n"
+        "sys.path.insert(0, sys.argv[1])\nfrom keras_oracle import run_case\n"
+        "sys.stdout.buffer.write(pickle.dumps(run_case(keras_variable_shapes, tf)))\n"
+    )
     env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    done = subprocess.run([sys.executable, "-c", script, os.path.dirname(__file__)], env=env,
-                          capture_output=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", script, os.path.dirname(__file__)], env=env, capture_output=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr.decode()[-4000:]
     assert_outcomes_match(pickle.loads(done.stdout), run_case(keras_variable_shapes, tapeshim))
 
@@ -287,31 +320,39 @@ def _ints(tf):
 
 
 @pytest.mark.parametrize("make_items", [_variables, _ints])
-@pytest.mark.parametrize("mutate", [
-    lambda tf, items: items.insert(2, tf.Variable(3.0)),
-    lambda tf, items: items.insert(0, tf.Variable(3.0)),
-    lambda tf, items: items.__setitem__(0, tf.Variable(3.0)),
-    lambda tf, items: items.__delitem__(0),
-    lambda tf, items: items.pop(),
-    lambda tf, items: items.reverse(),
-    lambda tf, items: items.append(tf.Variable(3.0)),
-    lambda tf, items: items.extend([tf.Variable(3.0)]),
-], ids=["insert_end", "insert_front", "setitem", "delitem", "pop", "reverse", "append", "extend"])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda tf, items: items.insert(2, tf.Variable(3.0)),
+        lambda tf, items: items.insert(0, tf.Variable(3.0)),
+        lambda tf, items: items.__setitem__(0, tf.Variable(3.0)),
+        lambda tf, items: items.__delitem__(0),
+        lambda tf, items: items.pop(),
+        lambda tf, items: items.reverse(),
+        lambda tf, items: items.append(tf.Variable(3.0)),
+        lambda tf, items: items.extend([tf.Variable(3.0)]),
+    ],
+    ids=["insert_end", "insert_front", "setitem", "delitem", "pop", "reverse", "append", "extend"],
+)
 def test_only_append_only_module_lists_save_as_tf(mutate, make_items):
     check(_save_after(mutate, make_items))
 
 
 # -- a TensorShape converts to its dimensions ---------------------------------------
-@pytest.mark.parametrize("body", [
-    lambda tf: tf.convert_to_tensor(tf.TensorShape([5, 8])),
-    lambda tf: tf.convert_to_tensor(tf.TensorShape([5, 8]), tf.int64),
-    lambda tf: tf.convert_to_tensor(tf.TensorShape([])),
-    lambda tf: tf.convert_to_tensor(tf.TensorShape([2**33])),
-    lambda tf: tf.reduce_prod(tf.TensorShape([5, 8])),
-    lambda tf: tf.reshape(tf.range(40), tf.constant([5, 8]).shape),
-    lambda tf: tf.convert_to_tensor(tf.TensorShape([None, 8])),
-    lambda tf: tf.convert_to_tensor(tf.TensorShape(None)),
-    lambda tf: tf.convert_to_tensor(tf.TensorShape([5]), tf.float32),
-], ids=lambda body: "")
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda tf: tf.convert_to_tensor(tf.TensorShape([5, 8])),
+        lambda tf: tf.convert_to_tensor(tf.TensorShape([5, 8]), tf.int64),
+        lambda tf: tf.convert_to_tensor(tf.TensorShape([])),
+        lambda tf: tf.convert_to_tensor(tf.TensorShape([2**33])),
+        lambda tf: tf.reduce_prod(tf.TensorShape([5, 8])),
+        lambda tf: tf.reshape(tf.range(40), tf.constant([5, 8]).shape),
+        lambda tf: tf.convert_to_tensor(tf.TensorShape([None, 8])),
+        lambda tf: tf.convert_to_tensor(tf.TensorShape(None)),
+        lambda tf: tf.convert_to_tensor(tf.TensorShape([5]), tf.float32),
+    ],
+    ids=lambda body: "",
+)
 def test_a_tensor_shape_converts_as_tf(body):
     check(body)

@@ -22,10 +22,31 @@ from keras_state_and_sparse_cases import BACKEND_CASES
 import tapeshim
 
 _HERE = Path(__file__).parent
-NAMESPACES = ("", "activations", "applications", "backend", "callbacks", "config", "constraints", "datasets",
-              "dtype_policies", "initializers", "layers", "losses", "metrics", "mixed_precision", "models",
-              "optimizers", "optimizers.schedules", "optimizers.legacy", "preprocessing", "regularizers", "utils",
-              "ops", "random")
+NAMESPACES = (
+    "",
+    "activations",
+    "applications",
+    "backend",
+    "callbacks",
+    "config",
+    "constraints",
+    "datasets",
+    "dtype_policies",
+    "initializers",
+    "layers",
+    "losses",
+    "metrics",
+    "mixed_precision",
+    "models",
+    "optimizers",
+    "optimizers.schedules",
+    "optimizers.legacy",
+    "preprocessing",
+    "regularizers",
+    "utils",
+    "ops",
+    "random",
+)
 # tapeshim's tf.keras also has `saving` (Keras's namespace), which TF 2.21's tf.keras lacks.
 TAPESHIM_EXTRA = {"": {"saving"}}
 # TF's backend function that returns a tf.SparseTensor, a type tapeshim does not have.
@@ -56,9 +77,13 @@ with open(sys.argv[1], "wb") as stream:
 def tf_backend_results(tmp_path_factory):
     out = tmp_path_factory.mktemp("tf_keras_backend") / "results.pkl"
     env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    done = subprocess.run([sys.executable, "-c", _CHILD.format(here=str(_HERE), namespaces=NAMESPACES), str(out)],
-                          env=env,
-                          capture_output=True, text=True, timeout=1200)
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD.format(here=str(_HERE), namespaces=NAMESPACES), str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert done.returncode == 0, f"TF's Keras run failed:\n{done.stderr[-4000:]}"
     with open(out, "rb") as stream:
         return pickle.load(stream)
@@ -79,11 +104,12 @@ def test_keras_namespace_has_tfs_names(path, tf_backend_results):
     expected = set(tf_backend_results["__namespaces__"][path]) - TAPESHIM_MISSING.get(path, set())
     assert not expected - names, f"tf.keras.{path} lacks TF's {sorted(expected - names)}"
     assert not names - expected - TAPESHIM_EXTRA.get(path, set()), (
-        f"tf.keras.{path} has names TF's lacks: {sorted(names - expected)}")
+        f"tf.keras.{path} has names TF's lacks: {sorted(names - expected)}"
+    )
 
 
 def test_every_backend_name_has_a_case(tf_backend_results):
-    covered = {name[len("backend_"):].removesuffix("_error") for name in LEGACY_BACKEND_CASES}
+    covered = {name[len("backend_") :].removesuffix("_error") for name in LEGACY_BACKEND_CASES}
     assert not set(tf_backend_results["__names__"]) - TAPESHIM_MISSING["backend"] - covered
 
 
@@ -116,8 +142,9 @@ def test_training_call_under_a_tape_runs_its_forward_pass_once():
                 self.seen.assign(self.seen + 1.0)
             return tf.keras.ops.matmul(inputs, self.w)
 
-    model = tf.keras.Sequential([tf.keras.Input((3,)), Counting(), tf.keras.layers.BatchNormalization(),
-                                 tf.keras.layers.Dropout(0.5)])
+    model = tf.keras.Sequential(
+        [tf.keras.Input((3,)), Counting(), tf.keras.layers.BatchNormalization(), tf.keras.layers.Dropout(0.5)]
+    )
     x = np.ones((4, 3), np.float32)
     for step in range(3):
         forward_runs.clear()

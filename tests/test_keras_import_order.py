@@ -56,7 +56,7 @@ def _run_child(source: str, keras_backend: str | None = None) -> dict:
     done = subprocess.run([sys.executable, "-c", source], env=env, capture_output=True, text=True, timeout=300)
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert done.returncode == 0 and lines, f"child failed:\n{done.stdout}\n{done.stderr[-3000:]}"
-    return json.loads(lines[-1][len("RESULT "):])
+    return json.loads(lines[-1][len("RESULT ") :])
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +110,9 @@ def test_keras_backend_chosen_by_the_user_is_kept_and_named_in_the_error():
 def test_tf_keras_works_after_keras_failed_to_import_without_tensorflow(tensorflow_values):
     # Keras's default backend is TensorFlow: without it `import keras` fails (Keras's own error);
     # tapeshim imported afterwards still gets a working Keras on JAX.
-    source = HIDE_TENSORFLOW + textwrap.dedent("""
+    source = (
+        HIDE_TENSORFLOW
+        + textwrap.dedent("""
         import json, sys
         try:
             import keras
@@ -119,7 +121,9 @@ def test_tf_keras_works_after_keras_failed_to_import_without_tensorflow(tensorfl
         import tapeshim as tf
         tf.keras
         import keras
-    """) + KERAS_SCRIPT
+    """)
+        + KERAS_SCRIPT
+    )
     result = _run_child(source)
     assert result["values"] == tensorflow_values
     assert result["backend"] == "jax"

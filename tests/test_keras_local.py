@@ -33,8 +33,14 @@ def _model(batchnorm=False):
         layers.append(tf.keras.layers.BatchNormalization())
     model = tf.keras.Sequential([tf.keras.Input((4,))] + layers + [tf.keras.layers.Dense(3)])
     rng = np.random.default_rng(0)
-    model.set_weights([rng.uniform(0.5, 1.5, w.shape).astype(w.dtype) if "variance" in w.name
-                       else (rng.standard_normal(w.shape) * 0.4).astype(w.dtype) for w in model.weights])
+    model.set_weights(
+        [
+            rng.uniform(0.5, 1.5, w.shape).astype(w.dtype)
+            if "variance" in w.name
+            else (rng.standard_normal(w.shape) * 0.4).astype(w.dtype)
+            for w in model.weights
+        ]
+    )
     return model
 
 
@@ -54,7 +60,7 @@ def test_model_call_is_one_recorded_op():
     # (keras_saved_forward): the op's inputs then also hold the saved pullback and outputs.
     assert node is not None and node.key[0] in ("KerasCall", "KerasCallSavedForward")
     assert node.inputs[0] is x  # the input goes straight into the one op: nothing was recorded per layer
-    assert [t._value is not None for t in node.inputs[1:1 + len(model.variables)]] == [True] * len(model.variables)
+    assert [t._value is not None for t in node.inputs[1 : 1 + len(model.variables)]] == [True] * len(model.variables)
     assert tape.watched_variables() and all(isinstance(v, tf.keras.Variable) for v in tape.watched_variables())
 
 
@@ -142,8 +148,7 @@ def test_checkpoint_restores_model_and_optimizer_slots(tmp_path):
         for _ in range(steps):
             with tf.GradientTape() as tape:
                 loss = loss_fn(y, model(x, training=True))
-            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
-                                          model.trainable_variables))
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
 
     model, optimizer = _model(batchnorm=True), tf.keras.optimizers.Adam(0.05)
     train(model, optimizer, 3)
@@ -171,9 +176,11 @@ def test_checkpoint_of_another_model_names_the_variables(tmp_path):
 
 
 def test_keras_imported_with_another_backend_is_a_clear_error():
-    code = ("import os; os.environ['KERAS_BACKEND'] = 'numpy'; import keras\n"
-            "import tapeshim as tf\n"
-            "try:\n    tf.keras\nexcept ImportError as exc:\n    print('ImportError:', exc)\n")
+    code = (
+        "import os; os.environ['KERAS_BACKEND'] = 'numpy'; import keras\n"
+        "import tapeshim as tf\n"
+        "try:\n    tf.keras\nexcept ImportError as exc:\n    print('ImportError:', exc)\n"
+    )
     env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert "ImportError: tapeshim.keras runs Keras 3 on its JAX backend" in out.stdout, out.stderr
@@ -229,8 +236,11 @@ def test_fit_with_tf_style_train_step_compiles_once():
 
     inputs = tf.keras.Input((4,))
     model = CustomModel(inputs, tf.keras.layers.Dense(3)(tf.keras.layers.Dense(8, activation="relu")(inputs)))
-    model.compile(optimizer=tf.keras.optimizers.Adam(0.01),
-                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    model.compile(
+        optimizer=tf.keras.optimizers.Adam(0.01),
+        loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
     x, y = _data(32)
     model.fit(x, y, batch_size=8, epochs=2, verbose=0)  # the second epoch resets metrics built by the first
     experimental.reset_compile_stats()

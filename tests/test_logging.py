@@ -77,13 +77,10 @@ def test_stderr_format_without_tensorflow(tmp_path):
     import sys
 
     script = tmp_path / "warn.py"
-    script.write_text(
-        "import tapeshim as tf\n"
-        "x = tf.constant(1)\n"
-        "with tf.GradientTape() as t:\n"
-        "    t.watch(x)\n"
-    )
+    script.write_text("import tapeshim as tf\nx = tf.constant(1)\nwith tf.GradientTape() as t:\n    t.watch(x)\n")
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert ("WARNING:tensorflow:The dtype of the watched tensor must be floating (e.g. tf.float32), got tf.int32"
-            in result.stderr.splitlines())
+    assert (
+        "WARNING:tensorflow:The dtype of the watched tensor must be floating (e.g. tf.float32), got tf.int32"
+        in result.stderr.splitlines()
+    )

@@ -35,8 +35,14 @@ def _model(tf):
 def test_discovery_order_and_names():
     def body(tf):
         m = _model(tf)
-        return (m.name, [v.name for v in m.variables], [v.name for v in m.trainable_variables],
-                [s.name for s in m.submodules], len(m.variables))
+        return (
+            m.name,
+            [v.name for v in m.variables],
+            [v.name for v in m.trainable_variables],
+            [s.name for s in m.submodules],
+            len(m.variables),
+        )
+
     check(body)
 
 
@@ -47,6 +53,7 @@ def test_gradients_through_a_module():
         with tf.GradientTape() as tape:
             y = tf.reduce_sum(m(x))
         return y, tape.gradient(y, m.trainable_variables)
+
     check(body)
 
 
@@ -57,6 +64,7 @@ def test_name_scopes_name_variables():
                 v = tf.Variable(1.0, name="v")
             w = tf.Variable(1.0)
         return v.name, w.name, tf.Variable(1.0, name="u").name
+
     check(body)
 
 

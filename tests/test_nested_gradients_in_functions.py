@@ -13,6 +13,7 @@ from oracle import check
 
 def _step_body(persistent, two_variables, in_function, iterations=2):
     """A body that runs `iterations` steps of {inner gradient, outer gradient of a loss of it, assign_sub}."""
+
     def body(tf):
         w = tf.Variable(2.0)
         v = tf.Variable(0.5)
@@ -42,6 +43,7 @@ def _step_body(persistent, two_variables, in_function, iterations=2):
         if in_function:  # the gradients of the traced calls are graph tensors: compare what came out
             grads = []
         return losses, grads, w.read_value(), v.read_value()
+
     return body
 
 
@@ -75,11 +77,13 @@ def test_issue_repro_in_function():
             return loss
 
         return [step() for _ in range(3)], w.read_value()
+
     check(body)
 
 
 def test_gradients_returned_from_function_after_assign():
     """The outer gradient after an assignment in the same call, returned from the function."""
+
     def body(tf):
         w = tf.Variable(2.0)
         v = tf.Variable([1.0, -2.0])
@@ -98,12 +102,14 @@ def test_gradients_returned_from_function_after_assign():
             return loss, tape.gradient(loss, [w, v]), tape.gradient(g, w)
 
         return step(), step()
+
     check(body)
 
 
 @pytest.mark.parametrize("in_function", [False, True], ids=["eager", "function"])
 def test_outer_tape_watches_lazy_tensor(in_function):
     """Plain ops: the outer tape watches a tensor computed (lazily) under another tape."""
+
     def body(tf):
         x = tf.constant(3.0)
         z = tf.constant(5.0)
@@ -121,12 +127,14 @@ def test_outer_tape_watches_lazy_tensor(in_function):
             return g, outer.gradient(g, a), first.gradient(a, x)
 
         return (tf.function(compute) if in_function else compute)()
+
     check(body)
 
 
 @pytest.mark.parametrize("in_function", [False, True], ids=["eager", "function"])
 def test_persistent_tape_inside_its_context_watches_lazy_tensor(in_function):
     """A persistent tape takes a gradient inside its context (recorded on itself) of a lazy watched tensor."""
+
     def body(tf):
         x = tf.constant(3.0)
 
@@ -141,12 +149,14 @@ def test_persistent_tape_inside_its_context_watches_lazy_tensor(in_function):
             return g, tape.gradient(g, a), first.gradient(a, x)
 
         return (tf.function(compute) if in_function else compute)()
+
     check(body)
 
 
 @pytest.mark.parametrize("in_function", [False, True], ids=["eager", "function"])
 def test_forward_accumulator_over_inner_gradient_of_lazy_primal(in_function):
     """Forward over backward where the accumulator's primal is a lazy tensor."""
+
     def body(tf):
         x = tf.constant(3.0)
 
@@ -162,12 +172,14 @@ def test_forward_accumulator_over_inner_gradient_of_lazy_primal(in_function):
             return g, acc.jvp(g), first.gradient(a, x)
 
         return (tf.function(compute) if in_function else compute)()
+
     check(body)
 
 
 @pytest.mark.parametrize("in_function", [False, True], ids=["eager", "function"])
 def test_outer_tape_watches_one_output_of_a_lazy_multi_output_op(in_function):
     """The outer tape watches one output of a lazy split; the inner tape uses both outputs."""
+
     def body(tf):
         x = tf.constant([3.0, 4.0])
         z = tf.constant(5.0)
@@ -185,4 +197,5 @@ def test_outer_tape_watches_one_output_of_a_lazy_multi_output_op(in_function):
             return g, outer.gradient(g, b), first.gradient(a, x)
 
         return (tf.function(compute) if in_function else compute)()
+
     check(body)

@@ -39,13 +39,18 @@ def test_out_of_range_indices_raise_eagerly(name):
 def test_in_range_index_ops_and_dropped_negative_segment_ids():
     def body(tf):
         x = tf.reshape(tf.range(6.0), [2, 3])
-        return (tf.gather(x, [[0], [2]], batch_dims=1), tf.gather(x, [2, 0], axis=1),
-                tf.gather_nd(x, [[1], [0]], batch_dims=1), tf.gather_nd(x, [[1, 2], [0, 0]]),
-                tf.scatter_nd([[1], [1]], [1.0, 2.0], [3]),
-                tf.tensor_scatter_nd_update(tf.ones([3]), [[2]], [5.0]),
-                tf.math.unsorted_segment_sum(tf.ones([3]), [0, -1, 2], 3),
-                tf.math.unsorted_segment_max(tf.ones([3]), [0, -1, 2], 3),
-                tf.math.segment_sum(tf.ones([3]), [0, 0, 2]))
+        return (
+            tf.gather(x, [[0], [2]], batch_dims=1),
+            tf.gather(x, [2, 0], axis=1),
+            tf.gather_nd(x, [[1], [0]], batch_dims=1),
+            tf.gather_nd(x, [[1, 2], [0, 0]]),
+            tf.scatter_nd([[1], [1]], [1.0, 2.0], [3]),
+            tf.tensor_scatter_nd_update(tf.ones([3]), [[2]], [5.0]),
+            tf.math.unsorted_segment_sum(tf.ones([3]), [0, -1, 2], 3),
+            tf.math.unsorted_segment_max(tf.ones([3]), [0, -1, 2], 3),
+            tf.math.segment_sum(tf.ones([3]), [0, 0, 2]),
+        )
+
     check(body)
 
 
@@ -58,8 +63,7 @@ FUNCTION_CASES = {
     "scatter_nd": (lambda tf, i: tf.scatter_nd(i, [1.0], [3]), [[2]], [[3]]),
     "tensor_scatter_nd_update": (lambda tf, i: tf.tensor_scatter_nd_update(tf.ones([3]), i, [4.0]), [[0]], [[-1]]),
     "tensor_scatter_nd_add": (lambda tf, i: tf.tensor_scatter_nd_add(tf.ones([3]), i, [4.0]), [[1]], [[7]]),
-    "unsorted_segment_sum": (lambda tf, i: tf.math.unsorted_segment_sum(tf.ones([3]), i, 3), [0, -1, 2],
-                             [0, 1, 3]),
+    "unsorted_segment_sum": (lambda tf, i: tf.math.unsorted_segment_sum(tf.ones([3]), i, 3), [0, -1, 2], [0, 1, 3]),
     "embedding_lookup": (lambda tf, i: tf.nn.embedding_lookup(tf.ones([3, 2]), i), [2, 0], [1, 3]),
 }
 
@@ -76,6 +80,7 @@ def test_out_of_range_indices_raise_inside_function_on_a_later_call(name):
         except tf.errors.InvalidArgumentError:
             return first, "InvalidArgumentError"
         return first, "no error"
+
     check(body)
 
 
@@ -90,6 +95,7 @@ def test_out_of_range_indices_computed_inside_a_tape(name):
             y = op(tf, indices)
             loss = tf.reduce_sum(y) + tf.reduce_sum(x)
         return tape.gradient(loss, x)
+
     check_raises(body)
 
 
@@ -103,6 +109,7 @@ def test_lazy_in_range_indices_give_tf_gradients():
             loss = tf.reduce_sum(rows * rows) + tf.reduce_sum(tf.gather_nd(w, tf.stack([indices, indices * 0], 1)))
         dw = tape.gradient(loss, w)
         return tf.convert_to_tensor(dw), loss, tape.jacobian(rows, w)
+
     check(body)
 
 
@@ -123,6 +130,7 @@ def test_function_gradient_through_checked_gather_and_cond():
         except tf.errors.InvalidArgumentError:
             return good, "InvalidArgumentError"
         return good, "no error"
+
     check(body)
 
 
@@ -136,6 +144,7 @@ def test_function_called_under_a_tape_with_bad_indices():
         with tf.GradientTape() as tape:
             y = f(tf.constant([0, 4]))
         return tf.convert_to_tensor(good), tape.gradient(y, w)
+
     check_raises(body)
 
 
@@ -219,14 +228,27 @@ def test_bad_input_raises_tf_error_class(name):
 
 def test_valid_edge_inputs_match_tf():
     def body(tf):
-        return (tf.range(2, 2), tf.range(5, 2, -1), tf.range(0.0, -1.0, -0.5),
-                tf.reshape(tf.ones([0]), [0, -1]), tf.reshape(tf.ones([0, 4]), [-1, 2, 0]),
-                tf.reshape(tf.ones([2, 3]), [3, -1]), tf.random.shuffle(tf.constant(3.0)),
-                tf.zeros([]), tf.ones(3), tf.zeros(tf.constant([2, 1])), tf.random.normal([0]).shape,
-                tf.linalg.inv(tf.constant([[2.0, 1.0], [1.0, 3.0]])),
-                tf.linalg.solve(tf.constant([[2.0, 1.0], [1.0, 3.0]]), tf.ones([2, 1])),
-                tf.one_hot([0, 1], 3, axis=0), tf.slice(tf.ones([3]), [3], [0]), tf.eye(0),
-                tf.pad(tf.ones([2]), [[1, 1]], mode="REFLECT"), tf.pad(tf.ones([2]), [[2, 2]], mode="SYMMETRIC"))
+        return (
+            tf.range(2, 2),
+            tf.range(5, 2, -1),
+            tf.range(0.0, -1.0, -0.5),
+            tf.reshape(tf.ones([0]), [0, -1]),
+            tf.reshape(tf.ones([0, 4]), [-1, 2, 0]),
+            tf.reshape(tf.ones([2, 3]), [3, -1]),
+            tf.random.shuffle(tf.constant(3.0)),
+            tf.zeros([]),
+            tf.ones(3),
+            tf.zeros(tf.constant([2, 1])),
+            tf.random.normal([0]).shape,
+            tf.linalg.inv(tf.constant([[2.0, 1.0], [1.0, 3.0]])),
+            tf.linalg.solve(tf.constant([[2.0, 1.0], [1.0, 3.0]]), tf.ones([2, 1])),
+            tf.one_hot([0, 1], 3, axis=0),
+            tf.slice(tf.ones([3]), [3], [0]),
+            tf.eye(0),
+            tf.pad(tf.ones([2]), [[1, 1]], mode="REFLECT"),
+            tf.pad(tf.ones([2]), [[2, 2]], mode="SYMMETRIC"),
+        )
+
     check(body)
 
 
@@ -252,6 +274,7 @@ def test_singular_matrix_inside_function_and_tape():
             y = tf.reduce_sum(tf.linalg.solve(x * 1.0, tf.ones([2, 1])))
         results.append(tape.gradient(y, x))
         return results
+
     check(body)
 
 
@@ -272,14 +295,18 @@ def test_tensor_index_known_only_when_the_function_runs():
 
         good = pick(tf.constant(2), tf.constant(-1)), pick(tf.constant(-3), tf.constant(0)), total(tf.constant(3))
         outcomes = []
-        for call in (lambda: pick(tf.constant(3), tf.constant(0)), lambda: pick(tf.constant(0), tf.constant(-4)),
-                     lambda: total(tf.constant(4))):
+        for call in (
+            lambda: pick(tf.constant(3), tf.constant(0)),
+            lambda: pick(tf.constant(0), tf.constant(-4)),
+            lambda: total(tf.constant(4)),
+        ):
             try:
                 call()
                 outcomes.append("no error")
             except tf.errors.InvalidArgumentError:
                 outcomes.append("InvalidArgumentError")
         return good, outcomes
+
     check(body)
 
 
@@ -328,12 +355,22 @@ def test_bad_argument_raises_tf_error_class(name):
 def test_integer_arguments_accept_ints_and_int_tensors():
     def body(tf):
         x = tf.reshape(tf.range(6.0), [2, 3])
-        return (tf.reshape(x, tf.constant([3, 2], tf.int64)), tf.tile(x, tf.constant([1, 2])),
-                tf.pad(x, tf.constant([[0, 1], [1, 0]])), tf.split(x, tf.constant([1, 2]), axis=1),
-                tf.squeeze(tf.ones([1, 2]), 0), tf.size(x, out_type=tf.float32), tf.eye(tf.constant(2)),
-                tf.linalg.band_part(x, 1, tf.constant(0, tf.int64)), tf.roll(x, tf.constant(1), 1),
-                tf.slice(x, tf.constant([0, 1]), [1, -1]), tf.repeat(x, tf.constant([1, 2]), axis=0),
-                tf.meshgrid(tf.ones([2]), tf.ones([3]), indexing="ij"), tf.einsum("ij->j", x))
+        return (
+            tf.reshape(x, tf.constant([3, 2], tf.int64)),
+            tf.tile(x, tf.constant([1, 2])),
+            tf.pad(x, tf.constant([[0, 1], [1, 0]])),
+            tf.split(x, tf.constant([1, 2]), axis=1),
+            tf.squeeze(tf.ones([1, 2]), 0),
+            tf.size(x, out_type=tf.float32),
+            tf.eye(tf.constant(2)),
+            tf.linalg.band_part(x, 1, tf.constant(0, tf.int64)),
+            tf.roll(x, tf.constant(1), 1),
+            tf.slice(x, tf.constant([0, 1]), [1, -1]),
+            tf.repeat(x, tf.constant([1, 2]), axis=0),
+            tf.meshgrid(tf.ones([2]), tf.ones([3]), indexing="ij"),
+            tf.einsum("ij->j", x),
+        )
+
     check(body)
 
 
@@ -415,6 +452,7 @@ def test_lazy_indices_under_nested_tapes_and_forward_accumulator(indices):
         with tf.autodiff.ForwardAccumulator(x, tf.ones([3])) as acc:
             w = tf.reduce_sum(tf.gather(x, tf.cast(k * 1.0, tf.int32)) ** 2)
         return second, acc.jvp(w)
+
     check(body)
 
 
@@ -437,6 +475,7 @@ def test_sparse_softmax_labels_known_only_when_the_program_runs():
         except tf.errors.InvalidArgumentError:
             outcomes.append("InvalidArgumentError")
         return outcomes
+
     check(body)
 
 
@@ -473,7 +512,12 @@ def test_size_mismatches_eagerly_and_in_function(name, in_function):
 
 def test_bitcasts_and_contractions_that_fit():
     def body(tf):
-        return (tf.bitcast(tf.ones([3, 2], tf.float32), tf.float64), tf.bitcast(tf.ones([3], tf.float64), tf.float32),
-                tf.bitcast(tf.ones([3], tf.float32), tf.int16), tf.tensordot(tf.ones([2, 3]), tf.ones([3, 2]), 1),
-                tf.linalg.lstsq(tf.constant([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]), tf.ones([3, 1])))
+        return (
+            tf.bitcast(tf.ones([3, 2], tf.float32), tf.float64),
+            tf.bitcast(tf.ones([3], tf.float64), tf.float32),
+            tf.bitcast(tf.ones([3], tf.float32), tf.int16),
+            tf.tensordot(tf.ones([2, 3]), tf.ones([3, 2]), 1),
+            tf.linalg.lstsq(tf.constant([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]), tf.ones([3, 1])),
+        )
+
     check(body)

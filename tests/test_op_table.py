@@ -9,11 +9,23 @@ import tapeshim
 from oracle import real_tf
 from tapeshim._src.ops import table
 
-NAMESPACES = {"": tapeshim, "math": tapeshim.math, "nn": tapeshim.nn, "linalg": tapeshim.linalg,
-              "random": tapeshim.random, "debugging": tapeshim.debugging, "dtypes": tapeshim.dtypes,
-              "image": tapeshim.image, "signal": tapeshim.signal, "audio": tapeshim.audio,
-              "strings": tapeshim.strings, "sparse": tapeshim.sparse, "ragged": tapeshim.ragged,
-              "bitwise": tapeshim.bitwise, "sets": tapeshim.sets}
+NAMESPACES = {
+    "": tapeshim,
+    "math": tapeshim.math,
+    "nn": tapeshim.nn,
+    "linalg": tapeshim.linalg,
+    "random": tapeshim.random,
+    "debugging": tapeshim.debugging,
+    "dtypes": tapeshim.dtypes,
+    "image": tapeshim.image,
+    "signal": tapeshim.signal,
+    "audio": tapeshim.audio,
+    "strings": tapeshim.strings,
+    "sparse": tapeshim.sparse,
+    "ragged": tapeshim.ragged,
+    "bitwise": tapeshim.bitwise,
+    "sets": tapeshim.sets,
+}
 # Names a namespace exports that are classes or enums, not ops.
 NON_OP_EXPORTS = {"": tapeshim.NON_OP_EXPORTS, "image": tapeshim.image.NON_OP_EXPORTS, "sparse": {"SparseTensor"}}
 PATHS = table.all_paths()

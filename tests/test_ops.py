@@ -59,10 +59,16 @@ CASES = {
     "softmax": (lambda tf, a: tf.nn.softmax(a), [(3, 4)], False),
     "softmax_axis0": (lambda tf, a: tf.nn.softmax(a, axis=0), [(3, 4)], False),
     "log_softmax": (lambda tf, a: tf.nn.log_softmax(a), [(3, 4)], False),
-    "softmax_xent": (lambda tf, a, b: tf.nn.softmax_cross_entropy_with_logits(labels=tf.nn.softmax(b), logits=a),
-                     [(3, 4), (3, 4)], False),
-    "sparse_xent": (lambda tf, a: tf.nn.sparse_softmax_cross_entropy_with_logits(
-        labels=tf.constant([0, 3, 1]), logits=a), [(3, 4)], False),
+    "softmax_xent": (
+        lambda tf, a, b: tf.nn.softmax_cross_entropy_with_logits(labels=tf.nn.softmax(b), logits=a),
+        [(3, 4), (3, 4)],
+        False,
+    ),
+    "sparse_xent": (
+        lambda tf, a: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([0, 3, 1]), logits=a),
+        [(3, 4)],
+        False,
+    ),
     "getitem": (lambda tf, a: a[1:, ::-2] * 2.0, [(3, 4)], False),
     "clip": (lambda tf, a: tf.clip_by_value(a, -0.5, 0.5), [(3, 4)], False),
     "where": (lambda tf, a, b: tf.where(a > b, a, b * 2.0), [(3, 4), (3, 4)], False),
@@ -100,34 +106,64 @@ def test_no_gradient_ops_values():
     def body(tf):
         a = tf.constant([[1.5, -2.5, 3.0], [0.5, 2.0, -1.0]])
         b = tf.constant([[1.0, -2.5, 2.0], [0.5, 3.0, -1.5]])
-        return (tf.round(a), tf.floor(a), tf.argmax(a, axis=1), tf.argmax(a), tf.math.argmin(a, axis=0),
-                tf.equal(a, b), tf.not_equal(a, b), tf.less(a, b), tf.less_equal(a, b), tf.greater(a, b),
-                tf.greater_equal(a, b), a > 1.0, tf.cast(a, tf.int32), tf.cast(a > 0, tf.float32),
-                tf.argmax(a, axis=1, output_type=tf.int32))
+        return (
+            tf.round(a),
+            tf.floor(a),
+            tf.argmax(a, axis=1),
+            tf.argmax(a),
+            tf.math.argmin(a, axis=0),
+            tf.equal(a, b),
+            tf.not_equal(a, b),
+            tf.less(a, b),
+            tf.less_equal(a, b),
+            tf.greater(a, b),
+            tf.greater_equal(a, b),
+            a > 1.0,
+            tf.cast(a, tf.int32),
+            tf.cast(a > 0, tf.float32),
+            tf.argmax(a, axis=1, output_type=tf.int32),
+        )
+
     check(body)
 
 
 def test_creation_ops():
     def body(tf):
         x = tf.constant([[1.0, 2.0]])
-        return (tf.zeros([2, 3]), tf.ones([2], tf.int32), tf.zeros_like(x), tf.ones_like(x, dtype=tf.int64),
-                tf.fill([2, 2], 7.0), tf.fill([3], 2), tf.range(5), tf.range(1, 10, 3), tf.range(0.0, 1.0, 0.25),
-                tf.range(5, dtype=tf.float32), tf.shape(x), tf.size(x), tf.rank(x))
+        return (
+            tf.zeros([2, 3]),
+            tf.ones([2], tf.int32),
+            tf.zeros_like(x),
+            tf.ones_like(x, dtype=tf.int64),
+            tf.fill([2, 2], 7.0),
+            tf.fill([3], 2),
+            tf.range(5),
+            tf.range(1, 10, 3),
+            tf.range(0.0, 1.0, 0.25),
+            tf.range(5, dtype=tf.float32),
+            tf.shape(x),
+            tf.size(x),
+            tf.rank(x),
+        )
+
     check(body)
 
 
-@pytest.mark.parametrize("bad", [
-    lambda tf: tf.concat([tf.ones([2, 2]), tf.ones([3, 3])], axis=0),
-    lambda tf: tf.concat([tf.ones([2]), tf.ones([2], tf.int32)], axis=0),
-    lambda tf: tf.stack([tf.ones([2]), tf.ones([3])]),
-    lambda tf: tf.reduce_sum(tf.ones([2, 2]), axis=2),
-    lambda tf: tf.transpose(tf.ones([2, 3]), perm=[0, 0]),
-    lambda tf: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([0, 1]), logits=tf.ones([3, 4])),
-    lambda tf: tf.nn.softmax_cross_entropy_with_logits(labels=tf.ones([3, 3]), logits=tf.ones([3, 4])),
-    lambda tf: tf.matmul(tf.ones([2, 3]), tf.ones([3, 2], tf.float64)),
-    lambda tf: tf.squeeze(tf.ones([2, 3]), axis=0),
-    lambda tf: tf.where(tf.constant([True, False]), tf.ones([2]), tf.ones([3])),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda tf: tf.concat([tf.ones([2, 2]), tf.ones([3, 3])], axis=0),
+        lambda tf: tf.concat([tf.ones([2]), tf.ones([2], tf.int32)], axis=0),
+        lambda tf: tf.stack([tf.ones([2]), tf.ones([3])]),
+        lambda tf: tf.reduce_sum(tf.ones([2, 2]), axis=2),
+        lambda tf: tf.transpose(tf.ones([2, 3]), perm=[0, 0]),
+        lambda tf: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([0, 1]), logits=tf.ones([3, 4])),
+        lambda tf: tf.nn.softmax_cross_entropy_with_logits(labels=tf.ones([3, 3]), logits=tf.ones([3, 4])),
+        lambda tf: tf.matmul(tf.ones([2, 3]), tf.ones([3, 2], tf.float64)),
+        lambda tf: tf.squeeze(tf.ones([2, 3]), axis=0),
+        lambda tf: tf.where(tf.constant([True, False]), tf.ones([2]), tf.ones([3])),
+    ],
+)
 def test_bad_input_raises_tf_error_class(bad):
     check_raises(bad)
 
@@ -143,4 +179,5 @@ def test_bad_input_inside_a_tape_raises_at_the_op_and_tape_still_works():
                 pass
             z = tf.reduce_sum(y)
         return t.gradient(z, v)
+
     check(body)

@@ -48,8 +48,10 @@ CASES = {
     "reduce_logsumexp": (lambda tf, a: tf.reduce_logsumexp(a, axis=0), [((3, 4), "normal")]),
     "reduce_prod": (lambda tf, a: tf.reduce_prod(a, axis=1), [((3, 4), "positive")]),
     "cumsum": (lambda tf, a: tf.cumsum(a, axis=1), [((3, 4), "normal")]),
-    "cumsum_exclusive_reverse": (lambda tf, a: tf.cumsum(a, axis=0, exclusive=True, reverse=True),
-                                 [((3, 4), "normal")]),
+    "cumsum_exclusive_reverse": (
+        lambda tf, a: tf.cumsum(a, axis=0, exclusive=True, reverse=True),
+        [((3, 4), "normal")],
+    ),
     "cumprod": (lambda tf, a: tf.math.cumprod(a, axis=1), [((3, 4), "positive")]),
     "top_k_values": (lambda tf, a: tf.math.top_k(a, k=2).values, [((3, 5), "normal")]),
     "norm": (lambda tf, a: tf.norm(a), [((3, 4), "normal")]),
@@ -58,14 +60,22 @@ CASES = {
     "l2_normalize": (lambda tf, a: tf.math.l2_normalize(a, axis=1), [((3, 4), "normal")]),
     "clip_by_norm": (lambda tf, a: tf.clip_by_norm(a, 1.5), [((3, 4), "normal")]),
     "clip_by_norm_axes": (lambda tf, a: tf.clip_by_norm(a, 0.5, axes=[1]), [((3, 4), "normal")]),
-    "clip_by_global_norm": (lambda tf, a, b: tf.clip_by_global_norm([a, b], 1.0)[0][1],
-                            [((3,), "normal"), ((2, 2), "normal")]),
-    "unsorted_segment_sum": (lambda tf, a: tf.math.unsorted_segment_sum(a, tf.constant([0, 2, 0]), 3),
-                             [((3, 4), "normal")]),
-    "unsorted_segment_mean": (lambda tf, a: tf.math.unsorted_segment_mean(a, tf.constant([0, 2, 0]), 3),
-                              [((3, 4), "normal")]),
-    "unsorted_segment_max": (lambda tf, a: tf.math.unsorted_segment_max(a, tf.constant([0, 1, 0]), 2),
-                             [((3, 4), "normal")]),
+    "clip_by_global_norm": (
+        lambda tf, a, b: tf.clip_by_global_norm([a, b], 1.0)[0][1],
+        [((3,), "normal"), ((2, 2), "normal")],
+    ),
+    "unsorted_segment_sum": (
+        lambda tf, a: tf.math.unsorted_segment_sum(a, tf.constant([0, 2, 0]), 3),
+        [((3, 4), "normal")],
+    ),
+    "unsorted_segment_mean": (
+        lambda tf, a: tf.math.unsorted_segment_mean(a, tf.constant([0, 2, 0]), 3),
+        [((3, 4), "normal")],
+    ),
+    "unsorted_segment_max": (
+        lambda tf, a: tf.math.unsorted_segment_max(a, tf.constant([0, 1, 0]), 2),
+        [((3, 4), "normal")],
+    ),
     "segment_sum": (lambda tf, a: tf.math.segment_sum(a, tf.constant([0, 0, 1])), [((3, 4), "normal")]),
     "split": (lambda tf, a: tf.split(a, [1, -1], axis=1)[1] * 2.0, [((3, 4), "normal")]),
     "split_even": (lambda tf, a: tf.split(a, 2, axis=1)[0] * 2.0, [((3, 4), "normal")]),
@@ -78,13 +88,19 @@ CASES = {
     "reverse": (lambda tf, a: tf.reverse(a, [1]) * 2.0, [((3, 4), "normal")]),
     "roll": (lambda tf, a: tf.roll(a, shift=[1, -1], axis=[0, 1]) * 2.0, [((3, 4), "normal")]),
     "gather_nd": (lambda tf, a: tf.gather_nd(a, tf.constant([[0, 1], [2, 3], [0, 1]])), [((3, 4), "normal")]),
-    "gather_axis1": (lambda tf, a: tf.convert_to_tensor(tf.gather(a, tf.constant([2, 0]), axis=1)),
-                     [((3, 4), "normal")]),
+    "gather_axis1": (
+        lambda tf, a: tf.convert_to_tensor(tf.gather(a, tf.constant([2, 0]), axis=1)),
+        [((3, 4), "normal")],
+    ),
     "scatter_nd": (lambda tf, a: tf.scatter_nd(tf.constant([[1], [3], [1]]), a, [5, 2]), [((3, 2), "normal")]),
-    "tensor_scatter_nd_update": (lambda tf, a, b: tf.tensor_scatter_nd_update(a, tf.constant([[0], [2]]), b),
-                                 [((3, 2), "normal"), ((2, 2), "normal")]),
-    "tensor_scatter_nd_add": (lambda tf, a, b: tf.tensor_scatter_nd_add(a, tf.constant([[0], [0]]), b),
-                              [((3, 2), "normal"), ((2, 2), "normal")]),
+    "tensor_scatter_nd_update": (
+        lambda tf, a, b: tf.tensor_scatter_nd_update(a, tf.constant([[0], [2]]), b),
+        [((3, 2), "normal"), ((2, 2), "normal")],
+    ),
+    "tensor_scatter_nd_add": (
+        lambda tf, a, b: tf.tensor_scatter_nd_add(a, tf.constant([[0], [0]]), b),
+        [((3, 2), "normal"), ((2, 2), "normal")],
+    ),
     "boolean_mask": (lambda tf, a: tf.boolean_mask(a, tf.constant([True, False, True])), [((3, 2), "normal")]),
     "slice": (lambda tf, a: tf.slice(a, [1, 0], [2, -1]) * 2.0, [((3, 4), "normal")]),
     "strided_slice": (lambda tf, a: tf.strided_slice(a, [0, 1], [3, 4], [2, 2]) * 2.0, [((3, 4), "normal")]),
@@ -102,31 +118,49 @@ CASES = {
     "gelu_approx": (lambda tf, a: tf.nn.gelu(a, approximate=True), [((6,), "normal")]),
     "silu": (lambda tf, a: tf.nn.silu(a), [((6,), "normal")]),
     "swish_beta": (lambda tf, a: tf.nn.swish(a, beta=2.0), [((6,), "normal")]),
-    "sigmoid_xent": (lambda tf, a, b: tf.nn.sigmoid_cross_entropy_with_logits(labels=tf.sigmoid(b), logits=a),
-                     [((3, 4), "normal"), ((3, 4), "normal")]),
-    "weighted_xent": (lambda tf, a, b: tf.nn.weighted_cross_entropy_with_logits(tf.sigmoid(b), a, 2.0),
-                      [((3, 4), "normal"), ((3, 4), "normal")]),
+    "sigmoid_xent": (
+        lambda tf, a, b: tf.nn.sigmoid_cross_entropy_with_logits(labels=tf.sigmoid(b), logits=a),
+        [((3, 4), "normal"), ((3, 4), "normal")],
+    ),
+    "weighted_xent": (
+        lambda tf, a, b: tf.nn.weighted_cross_entropy_with_logits(tf.sigmoid(b), a, 2.0),
+        [((3, 4), "normal"), ((3, 4), "normal")],
+    ),
     "l2_loss": (lambda tf, a: tf.nn.l2_loss(a), [((3, 4), "normal")]),
     "bias_add": (lambda tf, a, b: tf.nn.bias_add(a, b), [((2, 3, 4), "normal"), ((4,), "normal")]),
-    "moments": (lambda tf, a: tf.nn.moments(a, axes=[0])[1] + tf.nn.moments(a, axes=[0])[0],
-                [((5, 3), "normal")]),
-    "batch_normalization": (lambda tf, a, m, v, o, s: tf.nn.batch_normalization(a, m, v, o, s, 1e-3),
-                            [((4, 3), "normal"), ((3,), "normal"), ((3,), "positive"), ((3,), "normal"),
-                             ((3,), "normal")]),
-    "embedding_lookup": (lambda tf, a: tf.convert_to_tensor(tf.nn.embedding_lookup(a, tf.constant([[1, 2], [1, 0]]))),
-                         [((4, 3), "normal")]),
-    "conv2d_valid": (lambda tf, a, w: tf.nn.conv2d(a, w, strides=1, padding="VALID"),
-                     [((2, 5, 5, 3), "normal"), ((3, 3, 3, 4), "normal")]),
-    "conv2d_same_strided": (lambda tf, a, w: tf.nn.conv2d(a, w, strides=[1, 2, 2, 1], padding="SAME"),
-                            [((2, 6, 5, 3), "normal"), ((3, 2, 3, 4), "normal")]),
-    "conv2d_dilated": (lambda tf, a, w: tf.nn.conv2d(a, w, strides=1, padding="SAME", dilations=2),
-                       [((1, 7, 7, 2), "normal"), ((3, 3, 2, 2), "normal")]),
-    "conv1d": (lambda tf, a, w: tf.nn.conv1d(a, w, stride=2, padding="SAME"),
-               [((2, 9, 3), "normal"), ((3, 3, 4), "normal")]),
-    "depthwise_conv2d": (lambda tf, a, w: tf.nn.depthwise_conv2d(a, w, strides=[1, 1, 1, 1], padding="SAME"),
-                         [((1, 5, 5, 3), "normal"), ((3, 3, 3, 2), "normal")]),
-    "conv2d_transpose": (lambda tf, a, w: tf.nn.conv2d_transpose(a, w, [2, 6, 6, 3], strides=2, padding="SAME"),
-                         [((2, 3, 3, 4), "normal"), ((3, 3, 3, 4), "normal")]),
+    "moments": (lambda tf, a: tf.nn.moments(a, axes=[0])[1] + tf.nn.moments(a, axes=[0])[0], [((5, 3), "normal")]),
+    "batch_normalization": (
+        lambda tf, a, m, v, o, s: tf.nn.batch_normalization(a, m, v, o, s, 1e-3),
+        [((4, 3), "normal"), ((3,), "normal"), ((3,), "positive"), ((3,), "normal"), ((3,), "normal")],
+    ),
+    "embedding_lookup": (
+        lambda tf, a: tf.convert_to_tensor(tf.nn.embedding_lookup(a, tf.constant([[1, 2], [1, 0]]))),
+        [((4, 3), "normal")],
+    ),
+    "conv2d_valid": (
+        lambda tf, a, w: tf.nn.conv2d(a, w, strides=1, padding="VALID"),
+        [((2, 5, 5, 3), "normal"), ((3, 3, 3, 4), "normal")],
+    ),
+    "conv2d_same_strided": (
+        lambda tf, a, w: tf.nn.conv2d(a, w, strides=[1, 2, 2, 1], padding="SAME"),
+        [((2, 6, 5, 3), "normal"), ((3, 2, 3, 4), "normal")],
+    ),
+    "conv2d_dilated": (
+        lambda tf, a, w: tf.nn.conv2d(a, w, strides=1, padding="SAME", dilations=2),
+        [((1, 7, 7, 2), "normal"), ((3, 3, 2, 2), "normal")],
+    ),
+    "conv1d": (
+        lambda tf, a, w: tf.nn.conv1d(a, w, stride=2, padding="SAME"),
+        [((2, 9, 3), "normal"), ((3, 3, 4), "normal")],
+    ),
+    "depthwise_conv2d": (
+        lambda tf, a, w: tf.nn.depthwise_conv2d(a, w, strides=[1, 1, 1, 1], padding="SAME"),
+        [((1, 5, 5, 3), "normal"), ((3, 3, 3, 2), "normal")],
+    ),
+    "conv2d_transpose": (
+        lambda tf, a, w: tf.nn.conv2d_transpose(a, w, [2, 6, 6, 3], strides=2, padding="SAME"),
+        [((2, 3, 3, 4), "normal"), ((3, 3, 3, 4), "normal")],
+    ),
     "max_pool2d": (lambda tf, a: tf.nn.max_pool2d(a, 2, 2, "VALID"), [((2, 4, 4, 3), "normal")]),
     "max_pool2d_same": (lambda tf, a: tf.nn.max_pool2d(a, 3, 2, "SAME"), [((1, 5, 5, 2), "normal")]),
     "avg_pool2d_same": (lambda tf, a: tf.nn.avg_pool2d(a, 3, 2, "SAME"), [((1, 5, 5, 2), "normal")]),
@@ -139,8 +173,10 @@ CASES = {
     "logdet": (lambda tf, a: tf.linalg.logdet(a), [((3, 3), "spd")]),
     "cholesky": (lambda tf, a: tf.linalg.cholesky(a), [((3, 3), "spd")]),
     "solve": (lambda tf, a, b: tf.linalg.solve(a, b), [((3, 3), "spd"), ((3, 2), "normal")]),
-    "triangular_solve": (lambda tf, a, b: tf.linalg.triangular_solve(tf.linalg.band_part(a, -1, 0), b),
-                         [((3, 3), "spd"), ((3, 2), "normal")]),
+    "triangular_solve": (
+        lambda tf, a, b: tf.linalg.triangular_solve(tf.linalg.band_part(a, -1, 0), b),
+        [((3, 3), "spd"), ((3, 2), "normal")],
+    ),
     "trace": (lambda tf, a: tf.linalg.trace(a), [((2, 3, 3), "normal")]),
     "diag": (lambda tf, a: tf.linalg.diag(a), [((2, 3), "normal")]),
     "diag_part": (lambda tf, a: tf.linalg.diag_part(a), [((2, 3, 3), "normal")]),
@@ -188,11 +224,23 @@ def test_non_differentiable_ops():
         with tf.GradientTape() as t:
             t.watch(x)
             y = tf.cast(tf.argsort(x), tf.float32) * x
-        return (tf.argsort(x), tf.argsort(x, direction="DESCENDING"), u.y, u.idx, tf.sequence_mask([1, 3], 4),
-                tf.sequence_mask(tf.constant([2, 0])), tf.linspace(0.0, 1.0, 5), tf.eye(2, 3),
-                tf.eye(2, dtype=tf.int32),
-                tf.math.bincount(tf.constant([1, 1, 4])), tf.math.count_nonzero(x), tf.math.top_k(x, 2).indices,
-                tf.bitcast(tf.constant([1.0]), tf.int32), t.gradient(y, x))
+        return (
+            tf.argsort(x),
+            tf.argsort(x, direction="DESCENDING"),
+            u.y,
+            u.idx,
+            tf.sequence_mask([1, 3], 4),
+            tf.sequence_mask(tf.constant([2, 0])),
+            tf.linspace(0.0, 1.0, 5),
+            tf.eye(2, 3),
+            tf.eye(2, dtype=tf.int32),
+            tf.math.bincount(tf.constant([1, 1, 4])),
+            tf.math.count_nonzero(x),
+            tf.math.top_k(x, 2).indices,
+            tf.bitcast(tf.constant([1.0]), tf.int32),
+            t.gradient(y, x),
+        )
+
     check(body)
 
 
@@ -203,22 +251,26 @@ def test_unique_has_no_gradient():
             t.watch(x)
             y = tf.reduce_sum(tf.unique(x * 2.0).y)
         return t.gradient(y, x)
+
     check_raises(body)
 
 
-@pytest.mark.parametrize("bad", [
-    lambda tf: tf.split(tf.ones([3, 4]), 3, axis=1),
-    lambda tf: tf.tile(tf.ones([2]), [1, 2]),
-    lambda tf: tf.linalg.inv(tf.ones([2, 3])),
-    lambda tf: tf.math.top_k(tf.ones([3]), k=4),
-    lambda tf: tf.broadcast_to(tf.ones([3]), [2, 2]),
-    lambda tf: tf.pad(tf.ones([2, 2]), [[1, 1]]),
-    lambda tf: tf.random.uniform([2], maxval=None, dtype=tf.int32),
-    lambda tf: tf.debugging.check_numerics(tf.constant([1.0, np.nan]), "bad value"),
-    lambda tf: tf.debugging.assert_equal(tf.constant([1, 2]), tf.constant([1, 3])),
-    lambda tf: tf.debugging.assert_less(tf.constant([3.0]), tf.constant([1.0])),
-    lambda tf: tf.debugging.assert_rank(tf.ones([2, 2]), 3),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda tf: tf.split(tf.ones([3, 4]), 3, axis=1),
+        lambda tf: tf.tile(tf.ones([2]), [1, 2]),
+        lambda tf: tf.linalg.inv(tf.ones([2, 3])),
+        lambda tf: tf.math.top_k(tf.ones([3]), k=4),
+        lambda tf: tf.broadcast_to(tf.ones([3]), [2, 2]),
+        lambda tf: tf.pad(tf.ones([2, 2]), [[1, 1]]),
+        lambda tf: tf.random.uniform([2], maxval=None, dtype=tf.int32),
+        lambda tf: tf.debugging.check_numerics(tf.constant([1.0, np.nan]), "bad value"),
+        lambda tf: tf.debugging.assert_equal(tf.constant([1, 2]), tf.constant([1, 3])),
+        lambda tf: tf.debugging.assert_less(tf.constant([3.0]), tf.constant([1.0])),
+        lambda tf: tf.debugging.assert_rank(tf.ones([2, 2]), 3),
+    ],
+)
 def test_bad_input_raises_tf_error_class(bad):
     check_raises(bad)
 
@@ -235,27 +287,32 @@ def test_assertions_pass_silently():
         tf.debugging.assert_rank(x, 1)
         tf.debugging.assert_shapes([(x, ("n",)), (tf.ones([2, 3]), ("n", 3))])
         return tf.debugging.check_numerics(x, "fine")
+
     check(body)
 
 
 # -- random -------------------------------------------------------------------------------
-@pytest.mark.parametrize("draw", [
-    lambda tf: tf.random.normal([2, 3]),
-    lambda tf: tf.random.normal([4], mean=2.0, stddev=0.5, dtype=tf.float64),
-    lambda tf: tf.random.uniform([3], minval=1.0, maxval=2.0),
-    lambda tf: tf.random.uniform([3], minval=0, maxval=10, dtype=tf.int64),
-    lambda tf: tf.random.truncated_normal([5]),
-    lambda tf: tf.random.categorical(tf.math.log([[0.5, 0.5]]), 4),
-    lambda tf: tf.random.shuffle(tf.range(5)),
-    lambda tf: tf.random.stateless_normal([2], seed=[1, 2]),
-    lambda tf: tf.random.stateless_uniform([2], seed=[3, 4], minval=0, maxval=5, dtype=tf.int32),
-    lambda tf: tf.random.Generator.from_seed(3).normal([2]),
-    lambda tf: tf.nn.dropout(tf.ones([4, 4]), rate=0.5),
-])
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda tf: tf.random.normal([2, 3]),
+        lambda tf: tf.random.normal([4], mean=2.0, stddev=0.5, dtype=tf.float64),
+        lambda tf: tf.random.uniform([3], minval=1.0, maxval=2.0),
+        lambda tf: tf.random.uniform([3], minval=0, maxval=10, dtype=tf.int64),
+        lambda tf: tf.random.truncated_normal([5]),
+        lambda tf: tf.random.categorical(tf.math.log([[0.5, 0.5]]), 4),
+        lambda tf: tf.random.shuffle(tf.range(5)),
+        lambda tf: tf.random.stateless_normal([2], seed=[1, 2]),
+        lambda tf: tf.random.stateless_uniform([2], seed=[3, 4], minval=0, maxval=5, dtype=tf.int32),
+        lambda tf: tf.random.Generator.from_seed(3).normal([2]),
+        lambda tf: tf.nn.dropout(tf.ones([4, 4]), rate=0.5),
+    ],
+)
 def test_random_shapes_and_dtypes_match_tf(draw):
     def body(tf):
         value = draw(tf)
         return value.shape, value.dtype
+
     check(body)
 
 
@@ -269,8 +326,9 @@ def test_random_is_deterministic_under_set_seed_and_statistically_right():
     for a, b in zip(first, second):
         np.testing.assert_array_equal(a, b)
     assert not np.array_equal(tf.random.normal([3]).numpy(), first[0])
-    np.testing.assert_array_equal(tf.random.stateless_normal([4], seed=[1, 2]).numpy(),
-                                  tf.random.stateless_normal([4], seed=[1, 2]).numpy())
+    np.testing.assert_array_equal(
+        tf.random.stateless_normal([4], seed=[1, 2]).numpy(), tf.random.stateless_normal([4], seed=[1, 2]).numpy()
+    )
     sample = tf.random.normal([20000], mean=1.0, stddev=2.0).numpy()
     assert abs(sample.mean() - 1.0) < 0.05 and abs(sample.std() - 2.0) < 0.05
     uniform = tf.random.uniform([20000]).numpy()

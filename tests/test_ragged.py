@@ -34,7 +34,8 @@ CASES = {
     "from_value_rowids": lambda tf: _r(tf.RaggedTensor.from_value_rowids([1, 2, 3], [0, 0, 2])),
     "from_value_rowids_nrows": lambda tf: _r(tf.RaggedTensor.from_value_rowids([1, 2, 3], [0, 0, 2], nrows=4)),
     "from_nested_row_lengths": lambda tf: _r(
-        tf.RaggedTensor.from_nested_row_lengths([1, 2, 3, 4], [[2, 1], [1, 2, 1]])),
+        tf.RaggedTensor.from_nested_row_lengths([1, 2, 3, 4], [[2, 1], [1, 2, 1]])
+    ),
     "from_tensor_padding": lambda tf: _r(tf.RaggedTensor.from_tensor([[1, 0], [2, 3]], padding=0)),
     "from_tensor_lengths": lambda tf: _r(tf.RaggedTensor.from_tensor([[1, 0], [2, 3]], lengths=[1, 2])),
     "from_tensor": lambda tf: _r(tf.RaggedTensor.from_tensor([[1, 0], [2, 3]])),
@@ -94,7 +95,8 @@ ERRORS = {
     "inner_ragged_index": lambda tf: _c(tf, [[1, 2], [3]])[:, 0],
     "from_sparse_gap": lambda tf: tf.RaggedTensor.from_sparse(tf.sparse.SparseTensor([[0, 1]], [1.0], [2, 2])),
     "from_sparse_repeated": lambda tf: tf.RaggedTensor.from_sparse(
-        tf.sparse.SparseTensor([[0, 0], [0, 0]], [1.0, 2.0], [2, 2])),
+        tf.sparse.SparseTensor([[0, 0], [0, 0]], [1.0, 2.0], [2, 2])
+    ),
     "add_other_rows": lambda tf: _c(tf, [[1, 2], [3]]) + _c(tf, [[1], [2, 3]]),
 }
 
@@ -122,11 +124,14 @@ def test_namespaces():
 MORE = {
     "to_sparse": lambda tf: (lambda s: (s.indices, s.values, s.dense_shape))(_c(tf, [[1, 2], [3]]).to_sparse()),
     "to_sparse_rank3": lambda tf: (lambda s: (s.indices, s.values, s.dense_shape))(
-        _c(tf, [[[1, 2]], [[3], [4, 5]]]).to_sparse()),
+        _c(tf, [[[1, 2]], [[3], [4, 5]]]).to_sparse()
+    ),
     "to_sparse_inner": lambda tf: (lambda s: (s.indices, s.values, s.dense_shape))(
-        _c(tf, [[[1, 2]], [[3, 4], [5, 6]]], ragged_rank=1).to_sparse()),
-    "from_sparse": lambda tf: _r(tf.RaggedTensor.from_sparse(
-        tf.sparse.SparseTensor([[0, 0], [0, 1], [2, 0]], [1, 2, 3], [3, 4]))),
+        _c(tf, [[[1, 2]], [[3, 4], [5, 6]]], ragged_rank=1).to_sparse()
+    ),
+    "from_sparse": lambda tf: _r(
+        tf.RaggedTensor.from_sparse(tf.sparse.SparseTensor([[0, 0], [0, 1], [2, 0]], [1, 2, 3], [3, 4]))
+    ),
     "merge_dims_01": lambda tf: _r(_c(tf, [[[1, 2]], [[3], [4]]]).merge_dims(0, 1)),
     "merge_dims_all": lambda tf: _r(_c(tf, [[[1, 2]], [[3], [4]]]).merge_dims(0, -1)),
     "merge_dims_12": lambda tf: _r(_c(tf, [[[1, 2]], [[3], [4]]]).merge_dims(1, 2)),
@@ -134,8 +139,9 @@ MORE = {
     "stack": lambda tf: _r(tf.ragged.stack([_c(tf, [[1, 2], [3]]), _c(tf, [[4]])])),
     "stack_dense": lambda tf: _r(tf.ragged.stack([tf.constant([[1, 2]]), tf.constant([[3, 4], [5, 6]])])),
     "stack_strings": lambda tf: _r(tf.ragged.stack([_c(tf, [["a"], []]), _c(tf, [["b", "c"]])])),
-    "boolean_mask": lambda tf: _r(tf.ragged.boolean_mask(tf.constant([[1, 2], [3, 4]]),
-                                                         tf.constant([[True, False], [True, True]]))),
+    "boolean_mask": lambda tf: _r(
+        tf.ragged.boolean_mask(tf.constant([[1, 2], [3, 4]]), tf.constant([[True, False], [True, True]]))
+    ),
     "boolean_mask_rank1": lambda tf: _r(tf.ragged.boolean_mask(tf.constant([1, 2, 3]), [True, False, True])),
     "inner_slice": lambda tf: _r(_c(tf, [[1, 2, 3], [4], []])[:, 1:]),
     "inner_slice_negative": lambda tf: _r(_c(tf, [[1, 2, 3], [4], []])[:, -2:]),
@@ -149,14 +155,23 @@ MORE = {
     "gt": lambda tf: _r(_c(tf, [[1, 2], [3]]) > 1),
     "eq_scalar": lambda tf: _r(_c(tf, [[1, 2], [3]]) == 1),
     "eq_ragged": lambda tf: _r(_c(tf, [[1, 2], [3]]) == _c(tf, [[1, 0], [3]])),
-    "ne_le_ge": lambda tf: [_r(_c(tf, [[1, 2], [3]]) != 2), _r(_c(tf, [[1, 2], [3]]) <= 2),
-                            _r(_c(tf, [[1, 2], [3]]) >= 2)],
-    "floordiv_mod_pow": lambda tf: [_r(_c(tf, [[1, 2], [3]]) // 2), _r(_c(tf, [[1, 2], [3]]) % 2),
-                                    _r(_c(tf, [[1, 2], [3]]) ** 2)],
+    "ne_le_ge": lambda tf: [
+        _r(_c(tf, [[1, 2], [3]]) != 2),
+        _r(_c(tf, [[1, 2], [3]]) <= 2),
+        _r(_c(tf, [[1, 2], [3]]) >= 2),
+    ],
+    "floordiv_mod_pow": lambda tf: [
+        _r(_c(tf, [[1, 2], [3]]) // 2),
+        _r(_c(tf, [[1, 2], [3]]) % 2),
+        _r(_c(tf, [[1, 2], [3]]) ** 2),
+    ],
     "abs": lambda tf: _r(abs(-_c(tf, [[1, 2], [3]]))),
     "truediv": lambda tf: [_r(_c(tf, [[1, 2], [3]]) / 2), _r(2 / _c(tf, [[1, 2], [3]]))],
-    "logical": lambda tf: [_r((_c(tf, [[1, 2], [3]]) > 1) & (_c(tf, [[1, 2], [3]]) < 3)),
-                           _r(~(_c(tf, [[1, 2], [3]]) > 1)), _r((_c(tf, [[1], [3]]) > 1) | (_c(tf, [[1], [3]]) < 2))],
+    "logical": lambda tf: [
+        _r((_c(tf, [[1, 2], [3]]) > 1) & (_c(tf, [[1, 2], [3]]) < 3)),
+        _r(~(_c(tf, [[1, 2], [3]]) > 1)),
+        _r((_c(tf, [[1], [3]]) > 1) | (_c(tf, [[1], [3]]) < 2)),
+    ],
     "bool": lambda tf: bool(_c(tf, [[1]])),
     "boolean_mask_strings": lambda tf: _r(tf.ragged.boolean_mask(tf.constant([["a", "b"]]), [[False, True]])),
 }

@@ -172,7 +172,7 @@ def _rss_mib():
         pages = int(f.read().split()[1])
     import os
 
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 @pytest.mark.skipif(not __import__("os").path.exists("/proc/self/statm"), reason="needs /proc (Linux)")

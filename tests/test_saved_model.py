@@ -23,8 +23,9 @@ def _module(tf):
         def __call__(self, x):
             return tf.nn.relu(tf.matmul(x, self.w) - self.b)
 
-        @tf.function(input_signature=[tf.TensorSpec([2, 3], tf.float32, name="features"),
-                                      tf.TensorSpec([], tf.float32)])
+        @tf.function(
+            input_signature=[tf.TensorSpec([2, 3], tf.float32, name="features"), tf.TensorSpec([], tf.float32)]
+        )
         def scaled(self, x, scale):
             self.count.assign_add(1)
             return {"y": tf.reduce_sum(self(x) * scale, axis=1), "calls": self.count}
@@ -47,10 +48,21 @@ def _sorted(value):
 
 def _use(tf, loaded):
     x = tf.constant(X)
-    return _sorted([loaded(x), loaded(np.ones([5, 3], np.float32)), loaded.scaled(x, 2.0), loaded.scaled(x, 3.0),
-            loaded.pair(tf.constant([3, 0, 1])), loaded.signatures["serving_default"](x=x),
-            loaded.signatures["scaled"](features=x, scale=tf.constant(0.5)), sorted(loaded.signatures),
-            loaded.w, loaded.count, loaded.b.trainable])
+    return _sorted(
+        [
+            loaded(x),
+            loaded(np.ones([5, 3], np.float32)),
+            loaded.scaled(x, 2.0),
+            loaded.scaled(x, 3.0),
+            loaded.pair(tf.constant([3, 0, 1])),
+            loaded.signatures["serving_default"](x=x),
+            loaded.signatures["scaled"](features=x, scale=tf.constant(0.5)),
+            sorted(loaded.signatures),
+            loaded.w,
+            loaded.count,
+            loaded.b.trainable,
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +86,7 @@ def test_real_tf_serves_what_tapeshim_saved(saved):
         path = saved["tapeshim"] if tf is real_tf else saved["tapeshim"]
         loaded = real_tf.saved_model.load(path) if tf is real_tf else tapeshim.saved_model.load(path)
         return _use(tf, loaded)
+
     check(body)
 
 
@@ -87,6 +100,7 @@ def test_loaded_without_the_python_code(saved, monkeypatch):
     import glob
 
     from jax import export
+
     for path in glob.glob(saved["tapeshim"] + "/tapeshim/*.stablehlo"):
         with open(path, "rb") as handle:
             assert {"cpu", "cuda"} <= set(export.deserialize(bytearray(handle.read())).platforms)
@@ -97,13 +111,17 @@ def test_signature_metadata(saved):
         loaded = tf.saved_model.load(saved[tf.__name__])
         signature = loaded.signatures["serving_default"]
         return signature.structured_input_signature, sorted(signature(x=X))
+
     check(body)
 
 
-@pytest.mark.parametrize("bad", [
-    lambda loaded: loaded(np.ones([2, 4], np.float32)),
-    lambda loaded: loaded.signatures["serving_default"](np.ones([2, 3], np.float32)),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda loaded: loaded(np.ones([2, 4], np.float32)),
+        lambda loaded: loaded.signatures["serving_default"](np.ones([2, 3], np.float32)),
+    ],
+)
 def test_bad_calls_raise(saved, bad):
     check(lambda tf: bad(tf.saved_model.load(saved[tf.__name__])))
 
@@ -131,6 +149,7 @@ def test_loaded_functions_inside_a_function(saved):
             return loaded(x) * 2.0 + 1.0
 
         return serve(tf.constant(X)), serve(tf.constant(X[:1]))
+
     check(body)
 
 
@@ -176,8 +195,14 @@ def test_functions_without_signature_save_their_traces(tmp_path):
         return first, imported(tf.constant(3.0)), imported(tf.constant([1.0, 5.0])), imported.v
 
     check(lambda tf: use(tf, tf.saved_model.load(paths[tf.__name__])))
-    check(lambda tf: use(tf, real_tf.saved_model.load(paths["tapeshim"]) if tf is real_tf
-                         else tapeshim.saved_model.load(paths["tapeshim"])))
+    check(
+        lambda tf: use(
+            tf,
+            real_tf.saved_model.load(paths["tapeshim"])
+            if tf is real_tf
+            else tapeshim.saved_model.load(paths["tapeshim"]),
+        )
+    )
     check(lambda tf: tf.saved_model.load(paths[tf.__name__])(tf.constant([[1.0]])))
 
 
@@ -190,11 +215,17 @@ def test_saving_a_keras_model_serves_its_call(tmp_path):
     ours = tapeshim.saved_model.load(str(tmp_path))
     theirs = real_tf.saved_model.load(str(tmp_path))
     np.testing.assert_allclose(ours.serve(X).numpy(), expected, rtol=1e-5)
-    np.testing.assert_allclose(ours.signatures["serving_default"](**{
-        ours.signatures["serving_default"]._function._names[0]: X})["output_0"].numpy(), expected, rtol=1e-5)
+    np.testing.assert_allclose(
+        ours.signatures["serving_default"](**{ours.signatures["serving_default"]._function._names[0]: X})[
+            "output_0"
+        ].numpy(),
+        expected,
+        rtol=1e-5,
+    )
     np.testing.assert_allclose(theirs.serve(X).numpy(), expected, rtol=1e-5)
-    np.testing.assert_allclose(theirs.serve(np.ones([7, 3], np.float32)).numpy(),
-                               np.asarray(model(np.ones([7, 3], np.float32))), rtol=1e-5)
+    np.testing.assert_allclose(
+        theirs.serve(np.ones([7, 3], np.float32)).numpy(), np.asarray(model(np.ones([7, 3], np.float32))), rtol=1e-5
+    )
 
 
 def test_unknown_batch_with_index_inputs(tmp_path):
@@ -223,21 +254,34 @@ def test_loaded_functions_are_differentiable(saved):
         return tape.gradient(y, [x, loaded.w, loaded.b])
 
     check(lambda tf: body(tf, tf.saved_model.load(saved[tf.__name__])))
-    check(lambda tf: body(tf, real_tf.saved_model.load(saved["tapeshim"]) if tf is real_tf
-                          else tapeshim.saved_model.load(saved["tapeshim"])))
+    check(
+        lambda tf: body(
+            tf,
+            real_tf.saved_model.load(saved["tapeshim"])
+            if tf is real_tf
+            else tapeshim.saved_model.load(saved["tapeshim"]),
+        )
+    )
 
 
 def test_integer_outputs_and_non_differentiable_ops(tmp_path):
     class Mixed(tapeshim.Module):
         @tapeshim.function(input_signature=[tapeshim.TensorSpec([4], tapeshim.float32)])
         def f(self, x):
-            return (tapeshim.argmax(x), tapeshim.cast(tapeshim.round(x), tapeshim.int32), tapeshim.sort(x),
-                    tapeshim.where(x > 0, x, 0.0))
+            return (
+                tapeshim.argmax(x),
+                tapeshim.cast(tapeshim.round(x), tapeshim.int32),
+                tapeshim.sort(x),
+                tapeshim.where(x > 0, x, 0.0),
+            )
 
     tapeshim.saved_model.save(Mixed(), str(tmp_path))
     x = np.array([0.3, -1.0, 2.5, 1.0], np.float32)
-    check(lambda tf: (tapeshim.saved_model.load(str(tmp_path)) if tf is tapeshim
-                      else real_tf.saved_model.load(str(tmp_path))).f(x))
+    check(
+        lambda tf: (
+            tapeshim.saved_model.load(str(tmp_path)) if tf is tapeshim else real_tf.saved_model.load(str(tmp_path))
+        ).f(x)
+    )
 
 
 def test_the_saved_model_guides_fine_tuning_and_concrete_signatures(tmp_path):
@@ -268,6 +312,7 @@ def test_the_saved_model_guides_fine_tuning_and_concrete_signatures(tmp_path):
                 variable.assign_sub(0.05 * grad)
             losses.append(loss)
         return served, losses, imported.v if hasattr(imported, "v") else None
+
     check(body)
 
 

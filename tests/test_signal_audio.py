@@ -26,7 +26,10 @@ def test_decode_wav_matches_tf(channels, samples):
 
 
 def test_wav_errors():
-    for body in (lambda tf: tf.audio.decode_wav(b"RIFFxx"), lambda tf: tf.audio.decode_wav(b"RIFF\0\0\0\0WAVX"),
-                 lambda tf: tf.audio.encode_wav(np.zeros([3], np.float32), 100),
-                 lambda tf: tf.audio.encode_wav(np.zeros([3, 1], np.float32), [100, 200])):
+    for body in (
+        lambda tf: tf.audio.decode_wav(b"RIFFxx"),
+        lambda tf: tf.audio.decode_wav(b"RIFF\0\0\0\0WAVX"),
+        lambda tf: tf.audio.encode_wav(np.zeros([3], np.float32), 100),
+        lambda tf: tf.audio.encode_wav(np.zeros([3, 1], np.float32), [100, 200]),
+    ):
         check_raises(body)

@@ -31,9 +31,11 @@ CASES = {
     "to_dense_default": lambda tf: tf.sparse.to_dense(_sp(tf), default_value=7.0),
     "to_dense_strings": lambda tf: tf.sparse.to_dense(_sp(tf, values=("a", "b"))),
     "to_dense_empty": lambda tf: tf.sparse.to_dense(
-        tf.sparse.SparseTensor(tf.zeros([0, 2], tf.int64), tf.zeros([0]), [2, 2])),
+        tf.sparse.SparseTensor(tf.zeros([0, 2], tf.int64), tf.zeros([0]), [2, 2])
+    ),
     "to_dense_unordered_unvalidated": lambda tf: tf.sparse.to_dense(
-        _sp(tf, indices=((1, 0), (0, 1))), validate_indices=False),
+        _sp(tf, indices=((1, 0), (0, 1))), validate_indices=False
+    ),
     "from_dense": lambda tf: _s(tf.sparse.from_dense(tf.constant([[0, 1], [2, 0]]))),
     "from_dense_strings": lambda tf: _s(tf.sparse.from_dense(tf.constant([["", "a"]]))),
     "from_dense_float_3d": lambda tf: _s(tf.sparse.from_dense(tf.constant([[[0.0, 1.5]], [[2.0, 0.0]]]))),
@@ -50,11 +52,13 @@ CASES = {
     "matmul": lambda tf: tf.sparse.sparse_dense_matmul(_sp(tf), tf.ones([3, 2])),
     "matmul_adjoint_a": lambda tf: tf.sparse.sparse_dense_matmul(_sp(tf), tf.ones([2, 2]), adjoint_a=True),
     "matmul_adjoint_b": lambda tf: tf.sparse.sparse_dense_matmul(
-        _sp(tf), tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), adjoint_b=True),
+        _sp(tf), tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), adjoint_b=True
+    ),
     "matmul_dense_sparse": lambda tf: tf.sparse.sparse_dense_matmul(tf.constant([[1.0, 2.0], [3.0, 4.0]]), _sp(tf)),
     "reorder": lambda tf: _s(tf.sparse.reorder(_sp(tf, indices=((1, 0), (0, 1))))),
     "to_indicator": lambda tf: tf.sparse.to_indicator(
-        tf.sparse.SparseTensor([[0, 0], [0, 1], [1, 0]], [1, 3, 2], [2, 2]), 4),
+        tf.sparse.SparseTensor([[0, 0], [0, 1], [1, 0]], [1, 3, 2], [2, 2]), 4
+    ),
     "to_indicator_float": lambda tf: tf.sparse.to_indicator(_sp(tf), 4),
     "is_tensor": lambda tf: (isinstance(_sp(tf), tf.Tensor), tf.SparseTensor is tf.sparse.SparseTensor),
 }
@@ -102,8 +106,11 @@ def test_gradients_through_values_and_dense_operand():
         b = tf.Variable(tf.ones([3, 2]))
         with tf.GradientTape() as tape:
             s = tf.sparse.SparseTensor([[0, 1], [1, 0]], x, [2, 3])
-            y = (tf.reduce_sum(tf.sparse.sparse_dense_matmul(s, b) * tf.constant([[1.0, 2.0], [3.0, 4.0]]))
-                 + tf.reduce_sum(tf.sparse.to_dense(s) ** 2) + tf.sparse.reduce_sum(s * tf.fill([2, 3], 3.0)))
+            y = (
+                tf.reduce_sum(tf.sparse.sparse_dense_matmul(s, b) * tf.constant([[1.0, 2.0], [3.0, 4.0]]))
+                + tf.reduce_sum(tf.sparse.to_dense(s) ** 2)
+                + tf.sparse.reduce_sum(s * tf.fill([2, 3], 3.0))
+            )
         return tape.gradient(y, [x, b])
 
     check(body)

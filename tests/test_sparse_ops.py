@@ -28,10 +28,14 @@ def _b(tf):
 CASES = {
     "concat_axis1": lambda tf: _s(tf.sparse.concat(1, [_a(tf), _b(tf)])),
     "concat_axis0": lambda tf: _s(tf.sparse.concat(0, [_a(tf), _b(tf)])),
-    "concat_expand": lambda tf: _s(tf.sparse.concat(
-        1, [_a(tf), tf.sparse.SparseTensor([[2, 0]], [5.0], [3, 1])], expand_nonconcat_dims=True)),
-    "concat_strings": lambda tf: _s(tf.sparse.concat(
-        0, [tf.sparse.SparseTensor([[0, 1]], ["a"], [1, 2]), tf.sparse.SparseTensor([[0, 0]], ["b"], [1, 2])])),
+    "concat_expand": lambda tf: _s(
+        tf.sparse.concat(1, [_a(tf), tf.sparse.SparseTensor([[2, 0]], [5.0], [3, 1])], expand_nonconcat_dims=True)
+    ),
+    "concat_strings": lambda tf: _s(
+        tf.sparse.concat(
+            0, [tf.sparse.SparseTensor([[0, 1]], ["a"], [1, 2]), tf.sparse.SparseTensor([[0, 0]], ["b"], [1, 2])]
+        )
+    ),
     "reshape": lambda tf: _s(tf.sparse.reshape(_a(tf), [3, 2])),
     "reshape_minus_one": lambda tf: _s(tf.sparse.reshape(_a(tf), [-1])),
     "reshape_3d": lambda tf: _s(tf.sparse.reshape(_a(tf), [1, -1, 2])),
@@ -42,14 +46,18 @@ CASES = {
     "retain": lambda tf: _s(tf.sparse.retain(_a(tf), [False, True])),
     "transpose": lambda tf: _s(tf.sparse.transpose(_a(tf))),
     "transpose_perm": lambda tf: _s(tf.sparse.transpose(tf.sparse.expand_dims(_a(tf), 0), [2, 0, 1])),
-    "fill_empty_rows": lambda tf: _s(tf.sparse.fill_empty_rows(
-        tf.sparse.SparseTensor([[1, 0], [3, 1]], [1.0, 2.0], [5, 3]), -1.0)),
-    "fill_empty_rows_strings": lambda tf: _s(tf.sparse.fill_empty_rows(
-        tf.sparse.SparseTensor([[1, 0]], ["x"], [2, 3]), "?")),
-    "reduce_max_axis": lambda tf: tf.sparse.reduce_max(tf.sparse.SparseTensor([[1, 0], [1, 1]], [-1.0, -2.0], [3, 2]),
-                                                       axis=1),
-    "reduce_max_int": lambda tf: tf.sparse.reduce_max(tf.sparse.SparseTensor([[1, 0], [1, 1]], [-1, -2], [3, 2]),
-                                                      axis=1),
+    "fill_empty_rows": lambda tf: _s(
+        tf.sparse.fill_empty_rows(tf.sparse.SparseTensor([[1, 0], [3, 1]], [1.0, 2.0], [5, 3]), -1.0)
+    ),
+    "fill_empty_rows_strings": lambda tf: _s(
+        tf.sparse.fill_empty_rows(tf.sparse.SparseTensor([[1, 0]], ["x"], [2, 3]), "?")
+    ),
+    "reduce_max_axis": lambda tf: tf.sparse.reduce_max(
+        tf.sparse.SparseTensor([[1, 0], [1, 1]], [-1.0, -2.0], [3, 2]), axis=1
+    ),
+    "reduce_max_int": lambda tf: tf.sparse.reduce_max(
+        tf.sparse.SparseTensor([[1, 0], [1, 1]], [-1, -2], [3, 2]), axis=1
+    ),
     "reduce_max_all": lambda tf: tf.sparse.reduce_max(tf.sparse.SparseTensor([[1, 0], [1, 1]], [-1.0, -2.0], [3, 2])),
     "reduce_max_keepdims": lambda tf: tf.sparse.reduce_max(_a(tf), axis=0, keepdims=True),
     "segment_sum": lambda tf: tf.sparse.segment_sum(_d(tf), [0, 2, 1], [0, 0, 1]),
@@ -63,10 +71,12 @@ CASES = {
     "div_dense": lambda tf: _s(_a(tf) / tf.constant([[1.0, 2.0, 4.0], [8.0, 1.0, 1.0]])),
     "maximum": lambda tf: _s(tf.sparse.maximum(_a(tf), tf.sparse.SparseTensor([[0, 1], [1, 1]], [-1.0, 3.0], [2, 3]))),
     "minimum": lambda tf: _s(tf.sparse.minimum(_a(tf), tf.sparse.SparseTensor([[0, 1], [1, 1]], [-1.0, 3.0], [2, 3]))),
-    "softmax": lambda tf: _s(tf.sparse.softmax(tf.sparse.SparseTensor([[0, 0], [0, 2], [1, 1]], [1.0, 2.0, 3.0],
-                                                                      [2, 3]))),
-    "softmax_3d": lambda tf: _s(tf.sparse.softmax(tf.sparse.SparseTensor(
-        [[0, 0, 0], [0, 0, 1], [1, 0, 1]], [1.0, -2.0, 3.0], [2, 1, 2]))),
+    "softmax": lambda tf: _s(
+        tf.sparse.softmax(tf.sparse.SparseTensor([[0, 0], [0, 2], [1, 1]], [1.0, 2.0, 3.0], [2, 3]))
+    ),
+    "softmax_3d": lambda tf: _s(
+        tf.sparse.softmax(tf.sparse.SparseTensor([[0, 0, 0], [0, 0, 1], [1, 0, 1]], [1.0, -2.0, 3.0], [2, 1, 2]))
+    ),
     "eye": lambda tf: _s(tf.sparse.eye(2)),
     "eye_rect": lambda tf: _s(tf.sparse.eye(2, 3, dtype=tf.int32)),
 }

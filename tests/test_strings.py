@@ -67,8 +67,15 @@ def test_errors(name):
 
 
 def test_messages_match_tf():
-    for name in ("mixed_types", "ragged", "int_as_string", "string_as_int", "add_int_tensor",
-                 "eq_int_tensor", "index_out_of_range"):
+    for name in (
+        "mixed_types",
+        "ragged",
+        "int_as_string",
+        "string_as_int",
+        "add_int_tensor",
+        "eq_int_tensor",
+        "index_out_of_range",
+    ):
         check_raises(ERRORS[name], messages=False)
     check_raises(ERRORS["sin"])
     for tf in (real_tf, tapeshim):
@@ -118,13 +125,25 @@ def test_operators(name):
 
 DTYPE = {
     "name": lambda tf: (tf.string.name, str(tf.string), repr(tf.string)),
-    "flags": lambda tf: (tf.string.is_floating, tf.string.is_integer, tf.string.is_bool, tf.string.is_complex,
-                         tf.string.is_unsigned, tf.string.is_numpy_compatible, tf.string.is_quantized),
+    "flags": lambda tf: (
+        tf.string.is_floating,
+        tf.string.is_integer,
+        tf.string.is_bool,
+        tf.string.is_complex,
+        tf.string.is_unsigned,
+        tf.string.is_numpy_compatible,
+        tf.string.is_quantized,
+    ),
     "enum_size": lambda tf: (tf.string.as_datatype_enum, tf.string.size),
     "as_numpy_dtype": lambda tf: repr(tf.string.as_numpy_dtype),
     "as_dtype": lambda tf: [tf.as_dtype(v) for v in (np.object_, np.bytes_, np.str_, "string", 7)],
-    "compatible": lambda tf: (tf.string.is_compatible_with(tf.string), tf.string.is_compatible_with(tf.int32),
-                              tf.string == np.object_, tf.string.real_dtype, tf.string.base_dtype),
+    "compatible": lambda tf: (
+        tf.string.is_compatible_with(tf.string),
+        tf.string.is_compatible_with(tf.int32),
+        tf.string == np.object_,
+        tf.string.real_dtype,
+        tf.string.base_dtype,
+    ),
     "min": lambda tf: tf.string.min,
     "limits": lambda tf: tf.string.limits,
 }
@@ -147,15 +166,22 @@ def test_string_tensors_live_on_the_host_and_are_read_only():
 
 PIPELINES = {
     "slices": lambda tf: list(tf.data.Dataset.from_tensor_slices(["a b", "c"]).as_numpy_iterator()),
-    "map_lower_batch": lambda tf: list(tf.data.Dataset.from_tensor_slices(["A b", "C", "dE"])
-                                       .map(tf.strings.lower).batch(2).as_numpy_iterator()),
-    "map_to_number": lambda tf: list(tf.data.Dataset.from_tensor_slices(["1.5", "2"])
-                                     .map(tf.strings.to_number).batch(2).as_numpy_iterator()),
-    "dict_features": lambda tf: list(tf.data.Dataset.from_tensor_slices({"text": ["x y", "z"], "label": [0, 1]})
-                                     .map(lambda d: (tf.strings.length(d["text"]), d["label"]))
-                                     .as_numpy_iterator()),
-    "hash_buckets": lambda tf: list(tf.data.Dataset.from_tensor_slices([["cat", "dog"], ["emu", "cat"]])
-                                    .map(lambda s: tf.strings.to_hash_bucket_fast(s, 100)).as_numpy_iterator()),
+    "map_lower_batch": lambda tf: list(
+        tf.data.Dataset.from_tensor_slices(["A b", "C", "dE"]).map(tf.strings.lower).batch(2).as_numpy_iterator()
+    ),
+    "map_to_number": lambda tf: list(
+        tf.data.Dataset.from_tensor_slices(["1.5", "2"]).map(tf.strings.to_number).batch(2).as_numpy_iterator()
+    ),
+    "dict_features": lambda tf: list(
+        tf.data.Dataset.from_tensor_slices({"text": ["x y", "z"], "label": [0, 1]})
+        .map(lambda d: (tf.strings.length(d["text"]), d["label"]))
+        .as_numpy_iterator()
+    ),
+    "hash_buckets": lambda tf: list(
+        tf.data.Dataset.from_tensor_slices([["cat", "dog"], ["emu", "cat"]])
+        .map(lambda s: tf.strings.to_hash_bucket_fast(s, 100))
+        .as_numpy_iterator()
+    ),
 }
 
 

@@ -20,28 +20,44 @@ def _ours(op, *inputs, static=()):
 
 
 CASES = {
-    "reshape": (lambda tf: tf.reshape(tf.constant(S), [3, 2]),
-                lambda t: _ours(array_ops._reshape_op, t.constant(S), static=(("shape", (3, 2)),))[0]),
-    "transpose": (lambda tf: tf.transpose(tf.constant(S)),
-                  lambda t: _ours(array_ops._transpose_op, t.constant(S),
-                                  static=(("conjugate", False), ("perm", (1, 0))))[0]),
-    "concat": (lambda tf: tf.concat([tf.constant(S), tf.constant([["x", "y", "z"]])], 0),
-               lambda t: _ours(array_ops._concat_op, t.constant(S), t.constant([["x", "y", "z"]]),
-                               static=(("axis", 0),))[0]),
-    "stack": (lambda tf: tf.stack([tf.constant(["a", "b"]), tf.constant(["c", "a"])], axis=1),
-              lambda t: _ours(array_ops._stack_op, t.constant(["a", "b"]), t.constant(["c", "a"]),
-                              static=(("axis", 1),))[0]),
-    "where": (lambda tf: tf.where([True, False], tf.constant(["a", "b"]), tf.constant(["c", "d"])),
-              lambda t: _ours(array_ops._where_op, t.constant([True, False]), t.constant(["a", "b"]),
-                              t.constant(["c", "d"]))[0]),
-    "tile": (lambda tf: tf.tile(tf.constant(["a", "b"]), [3]),
-             lambda t: _ours(manip_ops._tile_op, t.constant(["a", "b"]), static=(("multiples", (3,)),))[0]),
-    "reverse": (lambda tf: tf.reverse(tf.constant(S), [1]),
-                lambda t: _ours(manip_ops._reverse_op, t.constant(S), static=(("axis", (1,)),))[0]),
-    "broadcast_to": (lambda tf: tf.broadcast_to(tf.constant(["a", "b"]), [2, 2]),
-                     lambda t: _ours(manip_ops._broadcast_op, t.constant(["a", "b"]), static=(("shape", (2, 2)),))[0]),
-    "expand_dims": (lambda tf: tf.expand_dims(tf.constant(["a", "b"]), 0),
-                    lambda t: _ours(array_ops._expand_dims_op, t.constant(["a", "b"]), static=(("axis", 0),))[0]),
+    "reshape": (
+        lambda tf: tf.reshape(tf.constant(S), [3, 2]),
+        lambda t: _ours(array_ops._reshape_op, t.constant(S), static=(("shape", (3, 2)),))[0],
+    ),
+    "transpose": (
+        lambda tf: tf.transpose(tf.constant(S)),
+        lambda t: _ours(array_ops._transpose_op, t.constant(S), static=(("conjugate", False), ("perm", (1, 0))))[0],
+    ),
+    "concat": (
+        lambda tf: tf.concat([tf.constant(S), tf.constant([["x", "y", "z"]])], 0),
+        lambda t: _ours(array_ops._concat_op, t.constant(S), t.constant([["x", "y", "z"]]), static=(("axis", 0),))[0],
+    ),
+    "stack": (
+        lambda tf: tf.stack([tf.constant(["a", "b"]), tf.constant(["c", "a"])], axis=1),
+        lambda t: _ours(array_ops._stack_op, t.constant(["a", "b"]), t.constant(["c", "a"]), static=(("axis", 1),))[0],
+    ),
+    "where": (
+        lambda tf: tf.where([True, False], tf.constant(["a", "b"]), tf.constant(["c", "d"])),
+        lambda t: _ours(array_ops._where_op, t.constant([True, False]), t.constant(["a", "b"]), t.constant(["c", "d"]))[
+            0
+        ],
+    ),
+    "tile": (
+        lambda tf: tf.tile(tf.constant(["a", "b"]), [3]),
+        lambda t: _ours(manip_ops._tile_op, t.constant(["a", "b"]), static=(("multiples", (3,)),))[0],
+    ),
+    "reverse": (
+        lambda tf: tf.reverse(tf.constant(S), [1]),
+        lambda t: _ours(manip_ops._reverse_op, t.constant(S), static=(("axis", (1,)),))[0],
+    ),
+    "broadcast_to": (
+        lambda tf: tf.broadcast_to(tf.constant(["a", "b"]), [2, 2]),
+        lambda t: _ours(manip_ops._broadcast_op, t.constant(["a", "b"]), static=(("shape", (2, 2)),))[0],
+    ),
+    "expand_dims": (
+        lambda tf: tf.expand_dims(tf.constant(["a", "b"]), 0),
+        lambda t: _ours(array_ops._expand_dims_op, t.constant(["a", "b"]), static=(("axis", 0),))[0],
+    ),
 }
 
 
@@ -84,11 +100,21 @@ def test_cast_is_tf_unimplemented_error():
 
 def test_public_ops_move_string_elements_as_tf():
     """tf.reshape/concat/gather/stack/... on tf.string tensors reach the host path through the op registry."""
+
     def body(tf):
         s = tf.constant([b"a", b"bb", b"", b"dd"])
-        return (tf.reshape(s, [2, 2]), tf.concat([s, s], 0), tf.gather(s, [3, 0]), tf.stack([s, s], axis=1),
-                tf.identity(s), tf.transpose(tf.reshape(s, [2, 2])), tf.tile(s, [2]), tf.reverse(s, [0]),
-                tf.equal(s, tf.constant(b"bb")), tf.where(tf.constant([True, False, True, False]), s, s[::-1]))
+        return (
+            tf.reshape(s, [2, 2]),
+            tf.concat([s, s], 0),
+            tf.gather(s, [3, 0]),
+            tf.stack([s, s], axis=1),
+            tf.identity(s),
+            tf.transpose(tf.reshape(s, [2, 2])),
+            tf.tile(s, [2]),
+            tf.reverse(s, [0]),
+            tf.equal(s, tf.constant(b"bb")),
+            tf.where(tf.constant([True, False, True, False]), s, s[::-1]),
+        )
 
     check(body)
 

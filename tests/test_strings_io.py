@@ -53,6 +53,7 @@ def test_parse_tensor_reads_tf_bytes_and_tf_reads_ours(name):
 
 def _typed_proto(dtype_enum, dims, field, payload):
     """A TensorProto with a typed *_val field (as TF's constants are stored), written by hand."""
+
     def varint(v):
         out = bytearray()
         while True:
@@ -91,10 +92,8 @@ DECODE = {
     "float32": lambda tf: _io(tf).decode_raw(tf.constant([np.asarray([1.5, -2.0], "<f4").tobytes()]), tf.float32),
     "uint8_scalar": lambda tf: _io(tf).decode_raw(b"abc", tf.uint8),
     "fixed_length_pad": lambda tf: _io(tf).decode_raw(tf.constant([b"\x01\x02", b"\x05"]), tf.uint8, fixed_length=4),
-    "fixed_length_cut": lambda tf: _io(tf).decode_raw(tf.constant([b"\x01\x02\x03\x04\x05"]), tf.int16,
-                                                       fixed_length=4),
-    "float64_matrix": lambda tf: _io(tf).decode_raw(
-        tf.constant([[np.asarray([0.1], "<f8").tobytes()]]), tf.float64),
+    "fixed_length_cut": lambda tf: _io(tf).decode_raw(tf.constant([b"\x01\x02\x03\x04\x05"]), tf.int16, fixed_length=4),
+    "float64_matrix": lambda tf: _io(tf).decode_raw(tf.constant([[np.asarray([0.1], "<f8").tobytes()]]), tf.float64),
     "bool": lambda tf: _io(tf).decode_raw(tf.constant([b"\x00\x01"]), tf.bool),
     "empty_strings": lambda tf: _io(tf).decode_raw(tf.constant([b"", b""]), tf.int32),
 }
@@ -110,7 +109,8 @@ ERRORS = {
     "not_multiple": lambda tf: _io(tf).decode_raw(tf.constant([b"\x01\x02\x03"]), tf.int16),
     "string_out_type": lambda tf: _io(tf).decode_raw(tf.constant([b"\x01"]), tf.string),
     "parse_type_mismatch": lambda tf: _io(tf).parse_tensor(
-        real_tf.io.serialize_tensor(real_tf.constant([1.5])).numpy(), tf.int32),
+        real_tf.io.serialize_tensor(real_tf.constant([1.5])).numpy(), tf.int32
+    ),
     "parse_garbage": lambda tf: _io(tf).parse_tensor(b"garbage", tf.int32),
     "parse_vector": lambda tf: _io(tf).parse_tensor([b"a", b"b"], tf.int32),
 }

@@ -45,19 +45,25 @@ CASES = {
     "reduce_join_keepdims": lambda tf: tf.strings.reduce_join([["a", "b"], ["c", "d"]], axis=0, keepdims=True),
     "reduce_join_negative": lambda tf: tf.strings.reduce_join([["a", "b"], ["c", "d"]], axis=-1),
     "reduce_join_3d": lambda tf: tf.strings.reduce_join(
-        tf.constant([[["0", "1"], ["2", "3"]], [["4", "5"], ["6", "7"]]]), axis=[0, 2]),
+        tf.constant([[["0", "1"], ["2", "3"]], [["4", "5"], ["6", "7"]]]), axis=[0, 2]
+    ),
     "reduce_join_3d_reversed": lambda tf: tf.strings.reduce_join(
-        tf.constant([[["0", "1"], ["2", "3"]], [["4", "5"], ["6", "7"]]]), axis=[2, 0]),
+        tf.constant([[["0", "1"], ["2", "3"]], [["4", "5"], ["6", "7"]]]), axis=[2, 0]
+    ),
     "reduce_join_3d_all": lambda tf: tf.strings.reduce_join(
-        tf.constant([[["0", "1"], ["2", "3"]], [["4", "5"], ["6", "7"]]]), separator="."),
+        tf.constant([[["0", "1"], ["2", "3"]], [["4", "5"], ["6", "7"]]]), separator="."
+    ),
     "reduce_join_ragged_rows": lambda tf: tf.strings.reduce_join(
-        tf.ragged.constant([["a", "b"], [], ["c"]]), axis=1, separator=" "),
+        tf.ragged.constant([["a", "b"], [], ["c"]]), axis=1, separator=" "
+    ),
     "reduce_join_ragged_last": lambda tf: tf.strings.reduce_join(tf.ragged.constant([["a", "b"], [], ["c"]]), axis=-1),
     "reduce_join_ragged_columns": lambda tf: tf.strings.reduce_join(
-        tf.ragged.constant([["a", "b"], [], ["c"]]), axis=0),
+        tf.ragged.constant([["a", "b"], [], ["c"]]), axis=0
+    ),
     "reduce_join_ragged_all": lambda tf: tf.strings.reduce_join(tf.ragged.constant([["a", "b"], [], ["c"]])),
-    "reduce_join_ragged_rank3": lambda tf: _r(tf.strings.reduce_join(
-        tf.ragged.constant([[["a", "b"]], [["c"], []]]), axis=2)),
+    "reduce_join_ragged_rank3": lambda tf: _r(
+        tf.strings.reduce_join(tf.ragged.constant([[["a", "b"]], [["c"], []]]), axis=2)
+    ),
     "unsorted_segment_join": lambda tf: tf.strings.unsorted_segment_join(["a", "b", "c"], [1, 0, 1], 3, separator=","),
     "unsorted_segment_join_rows": lambda tf: tf.strings.unsorted_segment_join([["a", "b"], ["c", "d"]], [1, 0], 2),
     "regex_replace": lambda tf: tf.strings.regex_replace(["aabc", "xyz"], "a+", "<\\0>"),
@@ -104,8 +110,9 @@ CASES = {
     "unicode_offsets": lambda tf: [_r(x) for x in tf.strings.unicode_decode_with_offsets(["hé€", "x", ""], "UTF-8")],
     "unicode_offsets_scalar": lambda tf: tf.strings.unicode_decode_with_offsets("hé", "UTF-8"),
     "unicode_offsets_invalid": lambda tf: tf.strings.unicode_decode_with_offsets(b"a\xffb\xc3", "UTF-8"),
-    "unicode_offsets_ragged": lambda tf: [_r(x) for x in tf.strings.unicode_decode_with_offsets(
-        tf.ragged.constant([["hé"], ["x", "€"]]), "UTF-8")],
+    "unicode_offsets_ragged": lambda tf: [
+        _r(x) for x in tf.strings.unicode_decode_with_offsets(tf.ragged.constant([["hé"], ["x", "€"]]), "UTF-8")
+    ],
     "unicode_encode": lambda tf: tf.strings.unicode_encode([104, 233, 8364], "UTF-8"),
     "unicode_encode_matrix": lambda tf: tf.strings.unicode_encode([[104, 233], [120, 121]], "UTF-8"),
     "unicode_encode_ragged": lambda tf: tf.strings.unicode_encode(tf.ragged.constant([[104, 233], [120]]), "UTF-8"),
@@ -113,16 +120,21 @@ CASES = {
     "unicode_transcode": lambda tf: tf.strings.unicode_transcode(["hé"], "UTF-8", "UTF-16-BE"),
     "unicode_transcode_32": lambda tf: tf.strings.unicode_transcode("hé", "UTF-8", "UTF-32-BE"),
     "hash_bucket_fast": lambda tf: tf.strings.to_hash_bucket_fast(
-        ["a", "ab", "abc", "abcd", "hello", "", "0123456789abcdefg", "x" * 33, "y" * 64, LONG, "é"], 1000),
+        ["a", "ab", "abc", "abcd", "hello", "", "0123456789abcdefg", "x" * 33, "y" * 64, LONG, "é"], 1000
+    ),
     "hash_bucket_fast_matrix": lambda tf: tf.strings.to_hash_bucket_fast([["cat", "dog"]], 7),
     "hash_bucket_fast_lengths": lambda tf: tf.strings.to_hash_bucket_fast(
-        [bytes(range(n)) for n in range(0, 140, 7)], 2**40),
+        [bytes(range(n)) for n in range(0, 140, 7)], 2**40
+    ),
     "hash_bucket_fast_every_length": lambda tf: tf.strings.to_hash_bucket_fast(
-        [bytes((7 * i + n) % 256 for i in range(n)) for n in range(0, 80)] * 2, 2**62),
+        [bytes((7 * i + n) % 256 for i in range(n)) for n in range(0, 80)] * 2, 2**62
+    ),
     "hash_bucket": lambda tf: tf.strings.to_hash_bucket(
-        ["", "a", "abcdefg", "abcdefgh", "abcdefghi", LONG, "é"], 2**62),
+        ["", "a", "abcdefg", "abcdefgh", "abcdefghi", LONG, "é"], 2**62
+    ),
     "hash_bucket_strong": lambda tf: tf.strings.to_hash_bucket_strong(
-        ["", "a", "abcdefg", "abcdefgh", "abcdefghi", LONG, "é"], 2**62, [1, 2]),
+        ["", "a", "abcdefg", "abcdefgh", "abcdefghi", LONG, "é"], 2**62, [1, 2]
+    ),
     "hash_bucket_strong_key": lambda tf: tf.strings.to_hash_bucket_strong([["cat"], ["dog"]], 10, [-(2**62), 7]),
     "ragged_split": lambda tf: _r(tf.strings.split(tf.ragged.constant([["a b", "c"], []]))),
     "ragged_lower": lambda tf: _r(tf.strings.lower(tf.ragged.constant([["A", "bC"], ["D"]]))),
@@ -136,8 +148,9 @@ CASES = {
     "ngrams_ragged": lambda tf: _r(tf.strings.ngrams(tf.ragged.constant([["a", "b", "c"], ["d"]]), 2)),
     "ngrams_pad": lambda tf: tf.strings.ngrams(["a", "b", "c"], 2, pad_values=("<s>", "</s>"), padding_width=1),
     "ngrams_widths": lambda tf: tf.strings.ngrams(["a", "b", "c"], [1, 3], separator="_"),
-    "ngrams_preserve_short": lambda tf: _r(tf.strings.ngrams(
-        tf.ragged.constant([["a"], ["b", "c", "d"]]), 3, preserve_short_sequences=True)),
+    "ngrams_preserve_short": lambda tf: _r(
+        tf.strings.ngrams(tf.ragged.constant([["a"], ["b", "c", "d"]]), 3, preserve_short_sequences=True)
+    ),
 }
 
 

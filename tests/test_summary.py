@@ -28,17 +28,26 @@ def _events(logdir):
                 else:
                     array = real_tf.make_ndarray(value.tensor)
                     data = (array.dtype.name, array.shape, array.tolist())
-                out.append((event.step, value.tag, (plugin, value.metadata.plugin_data.content),
-                            value.metadata.summary_description, data))
+                out.append(
+                    (
+                        event.step,
+                        value.tag,
+                        (plugin, value.metadata.plugin_data.content),
+                        value.metadata.summary_description,
+                        data,
+                    )
+                )
     return out
 
 
 def _run(tmp_path, program):
     """The events `program(tf, logdir)` writes, with TF and with tapeshim."""
+
     def body(tf):
         logdir = tmp_path / tf.__name__
         result = program(tf, str(logdir))
         return result, _events(logdir)
+
     return check(body)
 
 
@@ -59,15 +68,23 @@ def test_scalars_histograms_text_and_images(tmp_path):
             tf.summary.image("im", tf.reshape(tf.range(24, dtype=tf.float32) / 24.0, [2, 2, 2, 3]), max_outputs=1)
             tf.summary.image("gray", tf.ones([3, 2, 3, 1], tf.uint8) * 200)
             tf.summary.image("over", tf.constant(2.0, shape=[1, 1, 2, 1]))
-            tf.summary.audio("sound", tf.constant([[[0.5], [-0.25], [1.0]], [[0.0], [2.0], [-3.0]]]), 8000,
-                             max_outputs=2)
+            tf.summary.audio(
+                "sound", tf.constant([[[0.5], [-0.25], [1.0]], [[0.0], [2.0], [-3.0]]]), 8000, max_outputs=2
+            )
             tf.summary.audio("stereo", tf.reshape(tf.range(12, dtype=tf.float32) / 12.0, [1, 6, 2]), 16000)
-            raw = real_tf.compat.v1.Summary(value=[real_tf.compat.v1.Summary.Value(
-                tag="raw", metadata=real_tf.compat.v1.SummaryMetadata(display_name="r"),
-                tensor=real_tf.make_tensor_proto(np.float32([1.5, 2.5])))]).SerializeToString()
+            raw = real_tf.compat.v1.Summary(
+                value=[
+                    real_tf.compat.v1.Summary.Value(
+                        tag="raw",
+                        metadata=real_tf.compat.v1.SummaryMetadata(display_name="r"),
+                        tensor=real_tf.make_tensor_proto(np.float32([1.5, 2.5])),
+                    )
+                ]
+            ).SerializeToString()
             written.append(tf.summary.experimental.write_raw_pb(raw, step=11))
         writer.flush()
         return written
+
     _run(tmp_path, program)
 
 
@@ -97,6 +114,7 @@ def test_steps_record_if_and_default_writers(tmp_path):
         with pytest.raises(RuntimeError):
             writer.as_default()
         return out
+
     try:
         _run(tmp_path, program)
     finally:
@@ -126,6 +144,7 @@ def test_summaries_inside_a_function_write_every_call_without_retracing(tmp_path
             train_step(tf.constant([i, 1.0, 2.0 * i]))
         writer.flush()
         return len(traces), step
+
     _run(tmp_path, program)
 
 
@@ -145,20 +164,25 @@ def test_default_step_variable_in_a_function(tmp_path):
             log(tf.constant(v))
         tf.summary.experimental.set_step(None)
         writer.flush()
+
     _run(tmp_path, program)
 
 
-@pytest.mark.parametrize("bad", [
-    lambda tf: tf.summary.scalar("a", 1.0),
-    lambda tf: tf.summary.scalar("a", [1.0, 2.0], step=1),
-    lambda tf: tf.summary.scalar("a", "x", step=1),
-    lambda tf: tf.summary.histogram("a", "x", step=1),
-    lambda tf: tf.summary.image("a", [1.0], step=1),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda tf: tf.summary.scalar("a", 1.0),
+        lambda tf: tf.summary.scalar("a", [1.0, 2.0], step=1),
+        lambda tf: tf.summary.scalar("a", "x", step=1),
+        lambda tf: tf.summary.histogram("a", "x", step=1),
+        lambda tf: tf.summary.image("a", [1.0], step=1),
+    ],
+)
 def test_errors(tmp_path, bad):
     def body(tf):
         with tf.summary.create_file_writer(str(tmp_path / tf.__name__)).as_default():
             return bad(tf)
+
     check(body)
 
 
@@ -166,6 +190,7 @@ def test_trace_functions_are_accepted(tmp_path):
     def body(tf):
         with tf.summary.create_file_writer(str(tmp_path / tf.__name__)).as_default():
             return tf.summary.trace_on(), tf.summary.trace_export("t", step=1), tf.summary.trace_off()
+
     check(body)
 
 
@@ -173,13 +198,18 @@ def test_events_reach_the_file_when_the_program_exits_without_flush(tmp_path):
     import subprocess
     import sys
 
-    program = ("import sys, tapeshim as tf\n"
-               "tf.summary.create_file_writer(sys.argv[1]).set_as_default()\n"
-               "for i in range(3):\n"
-               "    tf.summary.scalar('a', float(i), step=i)\n")
+    program = (
+        "import sys, tapeshim as tf\n"
+        "tf.summary.create_file_writer(sys.argv[1]).set_as_default()\n"
+        "for i in range(3):\n"
+        "    tf.summary.scalar('a', float(i), step=i)\n"
+    )
     subprocess.run([sys.executable, "-c", program, str(tmp_path)], check=True, timeout=120)
     assert [(step, tag, data[2]) for step, tag, _, _, data in _events(tmp_path)] == [
-        (0, "a", 0.0), (1, "a", 1.0), (2, "a", 2.0)]
+        (0, "a", 0.0),
+        (1, "a", 1.0),
+        (2, "a", 2.0),
+    ]
 
 
 def test_strategy_run_writes_the_first_replicas_summaries(tmp_path):
@@ -188,17 +218,19 @@ def test_strategy_run_writes_the_first_replicas_summaries(tmp_path):
     import subprocess
     import sys
 
-    program = ("import os, sys\n"
-               "os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=2'\n"
-               "import tapeshim as tf\n"
-               "strategy = tf.distribute.MirroredStrategy(['/cpu:0', '/cpu:1'])\n"
-               "writer = tf.summary.create_file_writer(sys.argv[1])\n"
-               "def replica():\n"
-               "    ctx = tf.distribute.get_replica_context()\n"
-               "    with writer.as_default():\n"
-               "        tf.summary.scalar('r', tf.cast(ctx.replica_id_in_sync_group, tf.float32) + 1.0, step=1)\n"
-               "    return tf.constant(0)\n"
-               "strategy.run(replica)\n"
-               "writer.flush()\n")
+    program = (
+        "import os, sys\n"
+        "os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=2'\n"
+        "import tapeshim as tf\n"
+        "strategy = tf.distribute.MirroredStrategy(['/cpu:0', '/cpu:1'])\n"
+        "writer = tf.summary.create_file_writer(sys.argv[1])\n"
+        "def replica():\n"
+        "    ctx = tf.distribute.get_replica_context()\n"
+        "    with writer.as_default():\n"
+        "        tf.summary.scalar('r', tf.cast(ctx.replica_id_in_sync_group, tf.float32) + 1.0, step=1)\n"
+        "    return tf.constant(0)\n"
+        "strategy.run(replica)\n"
+        "writer.flush()\n"
+    )
     subprocess.run([sys.executable, "-c", program, str(tmp_path)], check=True, timeout=120)
     assert [(step, tag, data[2]) for step, tag, _, _, data in _events(tmp_path)] == [(1, "r", 1.0)]

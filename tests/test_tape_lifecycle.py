@@ -13,6 +13,7 @@ def test_one_shot_tape_second_call_raises():
             y = x * x
         t.gradient(y, x)
         return t.gradient(y, x)
+
     check_raises(body, messages=True)
 
 
@@ -40,6 +41,7 @@ def test_one_shot_after_jacobian_and_batch_jacobian_message():
 def test_never_entered_gradient_raises():
     def body(tf):
         return tf.GradientTape().gradient(tf.constant(1.0), tf.constant(1.0))
+
     check_raises(body, messages=True)
 
 
@@ -54,6 +56,7 @@ def test_persistent_tape_guide():
         second = (tape.gradient(z, x), tape.gradient(y, x))
         del tape
         return first, second
+
     check(body)
 
 
@@ -71,6 +74,7 @@ def test_gradient_inside_block_of_one_shot_tape():
         except RuntimeError as exc:
             again = str(exc)
         return g, again
+
     check(body)
 
 
@@ -83,6 +87,7 @@ def test_gradient_inside_block_persistent_records_itself():
             g = t.gradient(y, x)
             gg = t.gradient(g, x)
         return g, gg
+
     check(body)
 
 
@@ -92,6 +97,7 @@ def test_reenter_active_tape_raises():
         with t:
             with t:
                 pass
+
     check_raises(body, messages=True)
 
 
@@ -105,6 +111,7 @@ def test_two_with_blocks_continue_recording():
         with g:
             z = 2 * y
         return g.gradient(z, [x])
+
     check(body)
 
 
@@ -121,6 +128,7 @@ def test_exception_in_block_pops_tape():
             pass
         z = y * 3  # not recorded: the tape is popped
         return t.gradient(y, x), z
+
     check(body)
 
 
@@ -139,6 +147,7 @@ def test_stop_recording_guide_and_outer_tape():
                 x2 = x * 2.0
             plain = t.gradient(z, {"x": x, "y": y})
         return plain, t.gradient(hidden, x), outer.gradient(hidden, x), t.gradient(x2, x)
+
     check(body)
 
 
@@ -149,6 +158,7 @@ def test_stop_recording_hides_variable_reads():
             with t.stop_recording():
                 y = v * 2
         return t.gradient(y, v), t.watched_variables()
+
     check(body)
 
 
@@ -161,6 +171,7 @@ def test_gradient_inside_stop_recording_is_not_recorded():
             with t.stop_recording():
                 g = t.gradient(y, x)
         return g, t.gradient(g, x)
+
     check(body)
 
 
@@ -199,6 +210,7 @@ def test_reset():
             after = x * x
             z = after + y
         return t.gradient(z, {"x": x, "y": y}), t.gradient(before, x), t.gradient(after, x)
+
     check(body)
 
 
@@ -242,6 +254,7 @@ def test_tensor_computed_before_tape_is_constant():
             t2.watch(y)
             z2 = 2 * y
         return t.gradient(z, x), t2.gradient(z2, [x, y])
+
     check(body)
 
 
@@ -253,6 +266,7 @@ def test_ops_after_exit_are_not_recorded():
             y = x * x
         z = y * 2
         return t.gradient(z, x), t.gradient(z, y), t.gradient(y, x)
+
     check(body)
 
 
@@ -264,6 +278,7 @@ def test_slice_outside_tape_is_fresh():
             t.watch(first)
             y = v[0] * v[1]
         return t.gradient(y, [first, v])
+
     check(body)
 
 
@@ -273,15 +288,16 @@ def test_state_stops_gradients():
         x1 = tf.Variable(0.0)
         with tf.GradientTape() as tape:
             x1.assign_add(x0)
-            y = x1 ** 2
+            y = x1**2
         first = tape.gradient(y, (x0, x1))
         x = tf.constant(1.0)
         v = tf.Variable(0.0)
         with tf.GradientTape() as tape:
             tape.watch(x)
             v.assign(2 * x)
-            y = v ** 2
+            y = v**2
         return first, tape.gradient(y, [x, v])
+
     check(body)
 
 
@@ -295,6 +311,7 @@ def test_each_read_sees_its_moment():
             c = v.assign(2.0) * 1.0
             r = v.read_value()
         return t.gradient(a, v), t.gradient(b, v), t.gradient(a + b, v), t.gradient(c, v), t.gradient(r, v)
+
     check(body)
 
 
@@ -308,6 +325,7 @@ def test_replacing_variable_by_tensor_disconnects():
             out.append((isinstance(x, tf.Variable), tape.gradient(y, x)))
             x = x + 1
         return out
+
     check(body)
 
 
@@ -318,6 +336,7 @@ def test_numpy_step_disconnects():
             x2 = x * 2
             y = tf.constant(np.mean(x2.numpy()))
         return t.gradient(y, x)
+
     check(body)
 
 
@@ -327,7 +346,8 @@ def test_python_control_flow_records_only_what_ran():
         v0, v1 = tf.Variable(2.0), tf.Variable(3.0)
         with tf.GradientTape(persistent=True) as t:
             t.watch(x)
-            result = v0 if x > 0 else v1 ** 2
+            result = v0 if x > 0 else v1**2
             picked = max([tf.Variable(2.0), tf.Variable(3.0), tf.Variable(5.0)], key=lambda v: float(v))
         return t.gradient(result, [v0, v1, x]), t.gradient(picked, picked)
+
     check(body)

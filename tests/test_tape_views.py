@@ -67,6 +67,7 @@ def test_as_jaxpr_is_the_gradient_program(used_tape):
     closed = tape.as_jaxpr(loss, sources)
     assert "tanh" in str(closed) and "round" in str(closed)
     from tapeshim._src import tape_views
+
     with tape_views._prepared(tape, loss, sources) as (_, request):
         _, (leaf_values, seeds) = tape_views.gradient_program(request)
     outputs = jex.core.jaxpr_as_fun(closed)(*jax.tree_util.tree_leaves((leaf_values, seeds)))
@@ -104,7 +105,7 @@ def test_views_on_a_persistent_tape_before_gradient_and_unwatched_source():
     text = tape.summary(y, [x, c], print_fn=None)
     assert "watched tensor" in text and "constant" in text
     dot = tape.to_dot(y, [x, c])
-    assert "fillcolor=\"#f0d0d0\"" in dot  # the unwatched source is drawn dashed red
+    assert 'fillcolor="#f0d0d0"' in dot  # the unwatched source is drawn dashed red
     assert "mul" in str(tape.as_jaxpr(y, [x, c]))
     assert tape.gradient(y, x).numpy() == 6.0
 

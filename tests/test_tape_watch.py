@@ -13,9 +13,10 @@ def test_seed_variable_square():
     def body(tf):
         x = tf.Variable(3.0)
         with tf.GradientTape() as tape:
-            y = x ** 2
+            y = x**2
         g = tape.gradient(y, x)
         return g, y, str(g), type(g.numpy()).__name__
+
     check(body)
 
 
@@ -24,8 +25,9 @@ def test_seed_watched_constant_cube():
         x = tf.constant(3.0)
         with tf.GradientTape() as tape:
             tape.watch(x)
-            y = x ** 3
+            y = x**3
         return tape.gradient(y, x)
+
     check(body)
 
 
@@ -34,27 +36,35 @@ def test_chain_rule_and_intermediates():
         x = tf.Variable(2.0)
         with tf.GradientTape() as tape:
             a = 3 * x + 1
-            y = a ** 2
+            y = a**2
         return tape.gradient(y, x), a, y
+
     check(body)
 
 
-@pytest.mark.parametrize("fn", [
-    lambda tf, v: v * v,
-    lambda tf, v: tf.constant(v.numpy() ** 2),
-    lambda tf, v: tf.round(v),
-])
-@pytest.mark.parametrize("make", [
-    lambda tf: tf.Variable(3),
-    lambda tf: tf.Variable(3.0, trainable=False),
-    lambda tf: tf.Variable(3.0),
-])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda tf, v: v * v,
+        lambda tf, v: tf.constant(v.numpy() ** 2),
+        lambda tf, v: tf.round(v),
+    ],
+)
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda tf: tf.Variable(3),
+        lambda tf: tf.Variable(3.0, trainable=False),
+        lambda tf: tf.Variable(3.0),
+    ],
+)
 def test_none_rules(make, fn):
     def body(tf):
         x = make(tf)
         with tf.GradientTape() as tape:
             y = fn(tf, x)
         return tape.gradient(y, x), y
+
     check(body)
 
 
@@ -66,6 +76,7 @@ def test_python_loop_squaring():
             for _ in range(3):
                 y = y * y
         return y, tape.gradient(y, x)
+
     check(body)
 
 
@@ -75,9 +86,9 @@ TAPESHIM_ONLY_TAPE_METHODS = {"explain", "summary", "as_jaxpr", "as_stablehlo", 
 
 def test_public_methods_and_aliases():
     def body(tf):
-        names = sorted(n for n in dir(tf.GradientTape)
-                       if not n.startswith("_") and n not in TAPESHIM_ONLY_TAPE_METHODS)
+        names = sorted(n for n in dir(tf.GradientTape) if not n.startswith("_") and n not in TAPESHIM_ONLY_TAPE_METHODS)
         return names, tf.autodiff.GradientTape is tf.GradientTape, [e.value for e in tf.UnconnectedGradients]
+
     check(body)
     assert TAPESHIM_ONLY_TAPE_METHODS <= set(dir(tapeshim.GradientTape))
 
@@ -91,6 +102,7 @@ def test_enter_returns_tape_and_positional_persistent():
             tape.watch(x)
             y = x * x
         return same, tape.gradient(y, x), tape.gradient(y, x)
+
     check(body)
 
 
@@ -102,6 +114,7 @@ def test_any_read_watches_trainable_variables():
             _ = a.numpy()
             _ = b.read_value()
         return [v.name for v in t.watched_variables()], len(t.watched_variables())
+
     check(body)
 
 
@@ -111,6 +124,7 @@ def test_variable_created_inside_block():
             v = tf.Variable(2.0)
             y = v * v
         return t.gradient(y, v), len(t.watched_variables())
+
     check(body)
 
 
@@ -121,9 +135,10 @@ def test_guide_trainable_false_and_tensor():
         x2 = tf.Variable(2.0, name="x2") + 1.0
         x3 = tf.constant(3.0, name="x3")
         with tf.GradientTape() as tape:
-            y = (x0 ** 2) + (x1 ** 2) + (x2 ** 2)
+            y = (x0**2) + (x1**2) + (x2**2)
         grad = tape.gradient(y, [x0, x1, x2, x3])
         return grad, [v.name for v in tape.watched_variables()]
+
     check(body)
 
 
@@ -134,6 +149,7 @@ def test_explicit_watch_of_non_trainable_variable():
             t.watch(v)
             y = v * v
         return t.gradient(y, v), [w.name for w in t.watched_variables()]
+
     check(body)
 
 
@@ -143,6 +159,7 @@ def test_integer_variables_are_watched_without_gradient():
         with tf.GradientTape() as t:
             y = v * v
         return t.gradient(y, v), len(t.watched_variables()), y
+
     check(body)
 
 
@@ -153,6 +170,7 @@ def test_watch_nest_returns_same_nest():
             t.watch({"a": a, "bc": (b, [c])})
             y = a * b * c
         return t.gradient(y, {"a": a, "bc": (b, [c])})
+
     check(body)
 
 
@@ -161,6 +179,7 @@ def test_watch_non_tensor_raises(bad):
     def body(tf):
         with tf.GradientTape() as t:
             t.watch(bad)
+
     check_raises(body, messages=True)
 
 
@@ -171,6 +190,7 @@ def test_watch_after_exit_is_ignored():
             pass
         t.watch(x)
         return t.gradient(x * x, x)
+
     check(body)
 
 
@@ -182,6 +202,7 @@ def test_watch_accessed_variables_false():
             tape.watch(x1)
             ys = tf.reduce_sum(tf.math.sin(x0) + tf.math.exp(x1 * 0.01))
         return tape.gradient(ys, {"x0": x0, "x1": x1}), len(tape.watched_variables())
+
     check(body)
 
 
@@ -193,6 +214,7 @@ def test_inner_tape_flag_does_not_affect_outer():
                 y = v * 2.0
             inner_grad = inner.gradient(y, v)
         return outer.gradient(y, v), inner_grad
+
     check(body)
 
 
@@ -208,6 +230,7 @@ def test_watched_variables_order_dedup_and_reset():
             t.reset()
             after_reset = t.watched_variables()
         return before, names, after_reset, type(t.watched_variables()).__name__
+
     check(body)
 
 
@@ -218,6 +241,7 @@ def test_watched_variables_after_one_shot_gradient():
             y = a * a
         t.gradient(y, a)
         return len(t.watched_variables())
+
     check(body)
 
 
@@ -229,11 +253,12 @@ def test_watching_is_tape_local():
             with tf.GradientTape() as tape2:
                 tape1.watch(x1)
                 tape2.watch([x1, x2])
-                y = x1 ** 3
-                z = x2 ** 2
+                y = x1**3
+                z = x2**2
                 dy, dz = tape2.gradient([y, z], [x1, x2])
         d2y, d2z = tape1.gradient([dy, dz], [x1, x2])
         return dy, dz, d2y, d2z
+
     check(body)
 
 
@@ -245,5 +270,6 @@ def test_namedtuple_sources_keep_type():
         with tf.GradientTape() as t:
             z = p.x * p.y
         return t.gradient(z, p)
+
     result = check(body)
     assert type(result).__name__ == "Point"

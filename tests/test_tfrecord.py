@@ -30,6 +30,7 @@ def test_crc32c_known_values():
     assert crc32c(bytes(32)) == 0x8A9136AA
     long = os.urandom(70_000)  # the chunked path, checked against the byte loop
     from tapeshim._src.io.crc32c import _update_small
+
     assert crc32c(long) == _update_small(0xFFFFFFFF, long) ^ 0xFFFFFFFF
     assert masked_crc32c(b"") == ((0 >> 15 | 0 << 17) + 0xA282EAD8) & 0xFFFFFFFF
 
@@ -74,16 +75,20 @@ def test_writer_accepts_str_and_bytes_and_flushes(tmp_path):
         writer.close()
         writer.close()
         return flushed
+
     assert check(body) == [b"text", b"tensor"]
 
 
-@pytest.mark.parametrize("bad", [
-    lambda tf, p: tf.io.TFRecordWriter(str(p / "missing" / "x.rec")),
-    lambda tf, p: tf.io.TFRecordWriter(str(p / "x.rec"), "BAD"),
-    lambda tf, p: tf.io.TFRecordWriter(str(p / "x.rec"), tf.io.TFRecordOptions("LZ4")),
-    lambda tf, p: tf.io.TFRecordWriter(str(p / "x.rec")).write(3),
-    lambda tf, p: tf.io.TFRecordWriter(str(p / "x.rec")).write(tf.constant(b"a tensor")),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda tf, p: tf.io.TFRecordWriter(str(p / "missing" / "x.rec")),
+        lambda tf, p: tf.io.TFRecordWriter(str(p / "x.rec"), "BAD"),
+        lambda tf, p: tf.io.TFRecordWriter(str(p / "x.rec"), tf.io.TFRecordOptions("LZ4")),
+        lambda tf, p: tf.io.TFRecordWriter(str(p / "x.rec")).write(3),
+        lambda tf, p: tf.io.TFRecordWriter(str(p / "x.rec")).write(tf.constant(b"a tensor")),
+    ],
+)
 def test_writer_errors(tmp_path, bad):
     check(lambda tf: bad(tf, tmp_path), messages=False)
 
@@ -93,6 +98,7 @@ def test_closed_writer_errors(tmp_path):
         writer = tf.io.TFRecordWriter(str(tmp_path / f"{tf.__name__}.rec"))
         writer.close()
         writer.write(b"x")
+
     check(body, messages=True)
 
 
@@ -126,6 +132,7 @@ def test_corrupt_files_raise_tf_errors(tmp_path, name):
             text = str(exc).split("}} ")[-1].split(" [Op:")[0]
             return out, type(exc).__name__, text
         return out
+
     check(body)
 
 
@@ -137,6 +144,7 @@ def test_gzip_reader_on_plain_file(tmp_path):
             _read(tf, tmp_path / "plain.rec", "GZIP")
         except tf.errors.DataLossError as exc:
             return str(exc).split("}} ")[-1].split(" [Op:")[0]
+
     check(body)
 
 
@@ -163,14 +171,25 @@ def test_filename_forms_and_dataset_api(tmp_path):
         from_dataset = tf.data.TFRecordDataset(files)
         from_tensor = tf.data.TFRecordDataset(tf.constant(names[1:]))
         ds = tf.data.TFRecordDataset(names[0])
-        return ([r.numpy() for r in from_dataset], [r.numpy() for r in from_tensor], ds.element_spec,
-                ds.cardinality(), isinstance(ds, tf.data.Dataset), isinstance(ds, tf.data.TFRecordDataset),
-                [r.numpy() for r in tf.data.TFRecordDataset(names[2]).map(lambda r: r + b"!").take(2)],
-                [r.numpy() for r in tf.data.TFRecordDataset(names[2]).skip(3)],
-                [r.numpy() for r in tf.data.TFRecordDataset(tf.data.Dataset.from_tensor_slices(names[1:]))],
-                [b.numpy() for b in tf.data.TFRecordDataset(names).batch(4)],
-                [b.numpy() for b in tf.data.Dataset.list_files(str(tmp_path / "f*.rec"), shuffle=False).interleave(
-                    tf.data.TFRecordDataset, cycle_length=2)])
+        return (
+            [r.numpy() for r in from_dataset],
+            [r.numpy() for r in from_tensor],
+            ds.element_spec,
+            ds.cardinality(),
+            isinstance(ds, tf.data.Dataset),
+            isinstance(ds, tf.data.TFRecordDataset),
+            [r.numpy() for r in tf.data.TFRecordDataset(names[2]).map(lambda r: r + b"!").take(2)],
+            [r.numpy() for r in tf.data.TFRecordDataset(names[2]).skip(3)],
+            [r.numpy() for r in tf.data.TFRecordDataset(tf.data.Dataset.from_tensor_slices(names[1:]))],
+            [b.numpy() for b in tf.data.TFRecordDataset(names).batch(4)],
+            [
+                b.numpy()
+                for b in tf.data.Dataset.list_files(str(tmp_path / "f*.rec"), shuffle=False).interleave(
+                    tf.data.TFRecordDataset, cycle_length=2
+                )
+            ],
+        )
+
     check(body)
 
 
@@ -184,14 +203,19 @@ def test_text_line_dataset(tmp_path):
     (tmp_path / "b.txt").write_bytes(b"x\ny\n")
     (tmp_path / "e.txt").write_bytes(b"")
     import gzip
+
     (tmp_path / "c.txt.gz").write_bytes(gzip.compress(b"one\ntwo\n" * 3))
     names = [str(tmp_path / n) for n in ("a.txt", "b.txt", "e.txt")]
 
     def body(tf):
-        return ([x.numpy() for x in tf.data.TextLineDataset(names)],
-                [x.numpy() for x in tf.data.TextLineDataset(names, num_parallel_reads=2)],
-                [x.numpy() for x in tf.data.TextLineDataset(str(tmp_path / "c.txt.gz"), compression_type="GZIP")],
-                tf.data.TextLineDataset(names).cardinality(), tf.data.TextLineDataset(names).element_spec)
+        return (
+            [x.numpy() for x in tf.data.TextLineDataset(names)],
+            [x.numpy() for x in tf.data.TextLineDataset(names, num_parallel_reads=2)],
+            [x.numpy() for x in tf.data.TextLineDataset(str(tmp_path / "c.txt.gz"), compression_type="GZIP")],
+            tf.data.TextLineDataset(names).cardinality(),
+            tf.data.TextLineDataset(names).element_spec,
+        )
+
     check(body)
 
 
@@ -199,8 +223,10 @@ def test_examples_feed_a_numeric_pipeline(tmp_path):
     path = tmp_path / "examples.rec"
     with real_tf.io.TFRecordWriter(str(path)) as writer:
         for i in range(5):
-            features = {"x": real_tf.train.Feature(float_list=real_tf.train.FloatList(value=[i, i + 0.5])),
-                        "y": real_tf.train.Feature(int64_list=real_tf.train.Int64List(value=[i * 10]))}
+            features = {
+                "x": real_tf.train.Feature(float_list=real_tf.train.FloatList(value=[i, i + 0.5])),
+                "y": real_tf.train.Feature(int64_list=real_tf.train.Int64List(value=[i * 10])),
+            }
             writer.write(real_tf.train.Example(features=real_tf.train.Features(feature=features)).SerializeToString())
 
     def body(tf):
@@ -208,6 +234,7 @@ def test_examples_feed_a_numeric_pipeline(tmp_path):
         ds = tf.data.TFRecordDataset(str(path)).map(lambda r: tf.io.parse_single_example(r, spec))
         ds = ds.map(lambda e: (e["x"] * 2.0, e["y"] + 1)).shuffle(2, seed=1).batch(2)
         return sorted(float(v) for x, _ in ds for v in x.numpy().reshape(-1)), [y.shape for _, y in ds]
+
     check(body)
 
 
@@ -218,6 +245,7 @@ def test_raw_records_decode_in_a_pipeline(tmp_path):
     def body(tf):
         ds = tf.data.TFRecordDataset(str(path)).map(lambda r: tf.io.decode_raw(r, tf.float32)).batch(2)
         return [b for b in ds]
+
     check(body)
 
 
@@ -226,8 +254,17 @@ def test_tf_io_names_exist_in_tf():
         assert hasattr(real_tf.io, name), f"tf.io.{name} does not exist in TensorFlow"
     for name in tapeshim.io.gfile.__all__:
         assert hasattr(real_tf.io.gfile, name), f"tf.io.gfile.{name} does not exist in TensorFlow"
-    for name in ("BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FloatList",
-                 "Int64List", "SequenceExample"):
+    for name in (
+        "BytesList",
+        "Example",
+        "Feature",
+        "FeatureList",
+        "FeatureLists",
+        "Features",
+        "FloatList",
+        "Int64List",
+        "SequenceExample",
+    ):
         assert hasattr(real_tf.train, name) and hasattr(tapeshim.train, name)
 
 
@@ -236,15 +273,21 @@ def test_dataset_writer(tmp_path, compression):
     # the TFRecord tutorial's tf.data.experimental.TFRecordWriter
     def body(tf):
         path = str(tmp_path / f"{tf.__name__}.rec")
-        records = tf.data.Dataset.from_generator(lambda: iter([b"a", b"bc", b""]), output_types=tf.string,
-                                                 output_shapes=())
+        records = tf.data.Dataset.from_generator(
+            lambda: iter([b"a", b"bc", b""]), output_types=tf.string, output_shapes=()
+        )
         tf.data.experimental.TFRecordWriter(path, compression).write(records)
         return [r.numpy() for r in tf.data.TFRecordDataset(path, compression_type=compression)]
+
     check(body)
     assert (tmp_path / "tapeshim.rec").read_bytes() == (tmp_path / "tensorflow.rec").read_bytes()
 
 
 @pytest.mark.parametrize("bad", [[1, 2], [[b"x"]]])
 def test_dataset_writer_errors(tmp_path, bad):
-    check(lambda tf: tf.data.experimental.TFRecordWriter(str(tmp_path / "x.rec")).write(
-        tf.data.Dataset.from_tensor_slices(bad)), messages=True)
+    check(
+        lambda tf: tf.data.experimental.TFRecordWriter(str(tmp_path / "x.rec")).write(
+            tf.data.Dataset.from_tensor_slices(bad)
+        ),
+        messages=True,
+    )

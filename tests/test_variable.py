@@ -11,6 +11,7 @@ def test_attributes():
         v = tf.Variable([1.0, 2.0], name="w", trainable=False)
         u = tf.Variable(lambda: tf.ones([2, 2]))
         return v.name, v.trainable, v.dtype, v.shape, v.numpy(), u, u.read_value(), tf.Variable(3).dtype
+
     check(body)
 
 
@@ -24,15 +25,19 @@ def test_assign_family():
         v.assign_sub(tf.constant([0.5, 0.5]))
         r = v.assign(v * 2)
         return a, b, v, r.numpy()
+
     check(body)
 
 
-@pytest.mark.parametrize("bad", [
-    lambda tf, v: v.assign([1.0, 2.0, 3.0]),
-    lambda tf, v: v.assign(tf.constant([1, 2])),
-    lambda tf, v: v.assign(tf.constant([1.0, 2.0], tf.float64)),
-    lambda tf, v: v.assign_add(tf.constant([1, 2])),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda tf, v: v.assign([1.0, 2.0, 3.0]),
+        lambda tf, v: v.assign(tf.constant([1, 2])),
+        lambda tf, v: v.assign(tf.constant([1.0, 2.0], tf.float64)),
+        lambda tf, v: v.assign_add(tf.constant([1, 2])),
+    ],
+)
 def test_bad_assign_raises_and_leaves_value(bad):
     def body(tf):
         v = tf.Variable([1.0, 2.0])
@@ -41,6 +46,7 @@ def test_bad_assign_raises_and_leaves_value(bad):
         except (ValueError, TypeError) as exc:
             return type(exc).__name__, str(exc), v
         return None
+
     check(body)
 
 
@@ -48,6 +54,7 @@ def test_variable_in_ops_and_numpy():
     def body(tf):
         v = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3))
         return tf.reduce_sum(v), v[1, ::2], tf.matmul(v, v, transpose_b=True), np.asarray(v).sum()
+
     check(body)
 
 
@@ -55,12 +62,15 @@ def test_none_initial_value():
     check_raises(lambda tf: tf.Variable(None))
 
 
-@pytest.mark.parametrize("update", [
-    lambda v: v.assign_add(1.0),
-    lambda v: v.assign_sub([[1.0, 2.0]]),
-    lambda v: v.assign_add(1),
-    lambda v: v.assign(1.0),
-])
+@pytest.mark.parametrize(
+    "update",
+    [
+        lambda v: v.assign_add(1.0),
+        lambda v: v.assign_sub([[1.0, 2.0]]),
+        lambda v: v.assign_add(1),
+        lambda v: v.assign(1.0),
+    ],
+)
 def test_updates_need_the_variables_shape(update):
     def body(tf):
         v = tf.Variable([1.0, 2.0])
@@ -69,4 +79,5 @@ def test_updates_need_the_variables_shape(update):
         except (tf.errors.InvalidArgumentError, ValueError, TypeError) as exc:
             return type(exc).__name__, v
         return None
+
     check(body)

@@ -36,22 +36,21 @@ def _parse(data: bytes) -> tuple[np.ndarray, int, int]:
         raise errors.invalid_argument(f"Header mismatch: Expected WAVE but found {data[8:12].decode('latin-1')}", op)
     offset, channels, rate, bits, samples = 12, None, None, None, None
     while offset + 8 <= len(data):
-        chunk, size = data[offset:offset + 4], struct.unpack("<I", data[offset + 4:offset + 8])[0]
-        body = data[offset + 8:offset + 8 + size]
+        chunk, size = data[offset : offset + 4], struct.unpack("<I", data[offset + 4 : offset + 8])[0]
+        body = data[offset + 8 : offset + 8 + size]
         if chunk == b"fmt ":
             if len(body) < 16:
                 raise _short(op)
             audio_format, channels, rate, _, _, bits = struct.unpack("<HHIIHH", body[:16])
             if audio_format != 1:
-                raise errors.invalid_argument(f"Bad audio format for WAV: Expected 1 (PCM), but got{audio_format}",
-                                              op)
+                raise errors.invalid_argument(f"Bad audio format for WAV: Expected 1 (PCM), but got{audio_format}", op)
             if bits != 16:
                 raise errors.invalid_argument(f"Can only read 16-bit WAV files, but received {bits}", op)
         elif chunk == b"data":
             if channels is None:
                 raise errors.invalid_argument("The fmt chunk must come before the data chunk.", op)
             count = len(body) // 2
-            samples = np.frombuffer(body[:count * 2], dtype="<i2").reshape(-1, channels)
+            samples = np.frombuffer(body[: count * 2], dtype="<i2").reshape(-1, channels)
             break
         offset += 8 + size + (size & 1)
     if samples is None or channels is None or rate is None:
@@ -60,8 +59,9 @@ def _parse(data: bytes) -> tuple[np.ndarray, int, int]:
 
 
 @table.export("audio.decode_wav", gradient="-", dtypes="string", note="host-side; 16-bit PCM, as TF")
-def decode_wav(contents: Any, desired_channels: int = -1, desired_samples: int = -1,
-               name: str | None = None) -> DecodeWav:
+def decode_wav(
+    contents: Any, desired_channels: int = -1, desired_samples: int = -1, name: str | None = None
+) -> DecodeWav:
     """Decodes 16-bit PCM WAV data to float32 `[samples, channels]` and the sample rate.
 
     `desired_channels` repeats the last channel or drops channels; `desired_samples`
@@ -84,8 +84,9 @@ def decode_wav(contents: Any, desired_channels: int = -1, desired_samples: int =
     return DecodeWav(constant(np.ascontiguousarray(audio), dtypes.float32), constant(np.int32(rate), dtypes.int32))
 
 
-@table.export("audio.encode_wav", gradient="-", dtypes=table.REAL_FLOAT,
-              note="host-side; the same bytes as TF's encoder")
+@table.export(
+    "audio.encode_wav", gradient="-", dtypes=table.REAL_FLOAT, note="host-side; the same bytes as TF's encoder"
+)
 def encode_wav(audio: Any, sample_rate: Any, name: str | None = None) -> Tensor:
     """Encodes float32 `[samples, channels]` audio (clipped to [-1, 1]) as 16-bit PCM WAV bytes.
 
@@ -96,20 +97,24 @@ def encode_wav(audio: Any, sample_rate: Any, name: str | None = None) -> Tensor:
         raise NotImplementedError("tapeshim encodes WAV data on the host: call it outside tapeshim.function.")
     tensor = convert_to_tensor(audio, dtype_hint=dtypes.float32)
     if tensor.dtype != dtypes.float32:
-        raise errors.invalid_argument(f"cannot compute EncodeWav as input #0(zero-based) was expected to be a float "
-                                      f"tensor but is a {tensor.dtype.name} tensor", "EncodeWav")
+        raise errors.invalid_argument(
+            f"cannot compute EncodeWav as input #0(zero-based) was expected to be a float "
+            f"tensor but is a {tensor.dtype.name} tensor",
+            "EncodeWav",
+        )
     if len(tensor._shape) != 2:
-        raise errors.invalid_argument(f"audio must be 2-dimensional{list(tensor._shape)}".replace(" ", ""),
-                                      "EncodeWav")
+        raise errors.invalid_argument(f"audio must be 2-dimensional{list(tensor._shape)}".replace(" ", ""), "EncodeWav")
     rate_t = convert_to_tensor(sample_rate, dtype_hint=dtypes.int32)
     if rate_t._shape:
-        raise errors.invalid_argument(f"Input sample_rate should be a scalar tensor, got {rate_t.shape} instead.",
-                                      "EncodeWav")
+        raise errors.invalid_argument(
+            f"Input sample_rate should be a scalar tensor, got {rate_t.shape} instead.", "EncodeWav"
+        )
     rate = int(rate_t.numpy())
     values = np.asarray(tensor.numpy(), np.float32)
     count, channels = values.shape
     pcm = np.clip(np.round(values * np.float32(32768.0)), -32768, 32767).astype("<i2").tobytes()
     fmt = struct.pack("<IHHIIHH", 16, 1, channels, rate, rate * channels * 2, channels * 2, 16)
-    header = b"RIFF" + struct.pack("<I", 36 + len(pcm)) + b"WAVE" + b"fmt " + fmt + b"data" + struct.pack(
-        "<I", len(pcm))
+    header = (
+        b"RIFF" + struct.pack("<I", 36 + len(pcm)) + b"WAVE" + b"fmt " + fmt + b"data" + struct.pack("<I", len(pcm))
+    )
     return constant(header + pcm)

@@ -47,7 +47,8 @@ def _mask_positions(mask: Tensor) -> np.ndarray:
             "tf.boolean_mask (and indexing a tensor with a boolean mask) needs the mask's values to size its "
             "result, and this mask is only known when the compiled tapeshim.function runs: XLA programs have "
             "static shapes. Compute the mask outside the function, or keep the shape with "
-            "`tf.where(mask, x, tf.zeros_like(x))`.")
+            "`tf.where(mask, x, tf.zeros_like(x))`."
+        )
     return np.flatnonzero(np.asarray(known).reshape(-1)).astype(np.int64)
 
 
@@ -76,11 +77,11 @@ def boolean_mask(tensor: Any, mask: Any, axis: Any = None) -> Tensor:
     if mask_rank == 0:
         raise ValueError("mask cannot be scalar.")
     axis = 0 if axis is None else _static_axis(axis)
-    covered = tuple(x._shape[axis:axis + mask_rank])
+    covered = tuple(x._shape[axis : axis + mask_rank])
     if covered != tuple(m._shape):
         raise ValueError(f"Shapes {TensorShape(covered)} and {TensorShape(tuple(m._shape))} are incompatible")
     axis %= len(x._shape)
-    flat_shape = list(x._shape[:axis]) + [-1] + list(x._shape[axis + mask_rank:])
+    flat_shape = list(x._shape[:axis]) + [-1] + list(x._shape[axis + mask_rank :])
     positions = _mask_positions(m)
     return array_ops.gather(array_ops.reshape(x, flat_shape), constant(positions), axis=axis)
 
@@ -92,4 +93,5 @@ def all_python_bools(key: tuple) -> bool:
 
 def bool_index_error() -> Exception:
     return errors.invalid_argument(
-        "Value for attr 'Index' of bool is not in the list of allowed values: int16, int32, int64", "StridedSlice")
+        "Value for attr 'Index' of bool is not in the list of allowed values: int16, int32, int64", "StridedSlice"
+    )

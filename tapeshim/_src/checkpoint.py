@@ -29,8 +29,11 @@ _PENDING = "_pending_restore"  # a tf.Module's saved values for variables it has
 _trackables: list[tuple[type, Callable[[Any], dict[str, Variable]], Callable | None]] = []
 
 
-def register_trackable(base_type: type, variables_of: Callable[[Any], dict[str, Variable]],
-                       restore_later: Callable[[Any, dict[str, np.ndarray]], None] | None = None) -> None:
+def register_trackable(
+    base_type: type,
+    variables_of: Callable[[Any], dict[str, Variable]],
+    restore_later: Callable[[Any, dict[str, np.ndarray]], None] | None = None,
+) -> None:
     """Makes checkpoints save objects of `base_type` through `variables_of(obj)`.
 
     Args:
@@ -55,15 +58,22 @@ def restore_values(variables: dict[str, Variable], values: dict[str, np.ndarray]
         assigned when either is raised.
     """
     pairs = [(name, value, v) for name, value in values.items() if (v := variables.get(name)) is not None]
-    wrong_dtype = [f"{prefix}{name}: expected dtype {v.dtype.name} but the checkpoint holds {value.dtype}"
-                   for name, value, v in pairs if value.dtype != v.dtype.as_numpy_dtype]
+    wrong_dtype = [
+        f"{prefix}{name}: expected dtype {v.dtype.name} but the checkpoint holds {value.dtype}"
+        for name, value, v in pairs
+        if value.dtype != v.dtype.as_numpy_dtype
+    ]
     if wrong_dtype:
         from tapeshim._src import errors
 
         raise errors.InvalidArgumentError(
-            None, None, "The checkpoint does not match these variables: " + "; ".join(wrong_dtype))
-    wrong_shape = [f"{prefix}{name}: saved shape {value.shape}, variable shape {tuple(v._shape)}"
-                   for name, value, v in pairs if value.shape != tuple(v._shape)]
+            None, None, "The checkpoint does not match these variables: " + "; ".join(wrong_dtype)
+        )
+    wrong_shape = [
+        f"{prefix}{name}: saved shape {value.shape}, variable shape {tuple(v._shape)}"
+        for name, value, v in pairs
+        if value.shape != tuple(v._shape)
+    ]
     if wrong_shape:
         raise ValueError("The checkpoint does not match these variables: " + "; ".join(wrong_shape))
     for name, value in values.items():
@@ -140,8 +150,11 @@ class _Walk:
         self._seen.add(id(obj))
         if isinstance(obj, Module):
             self.owners[path] = obj
-        return [(attributes[key], _join(path, key)) for key in sorted(attributes)
-                if not key.startswith("__") and key != _PENDING]
+        return [
+            (attributes[key], _join(path, key))
+            for key in sorted(attributes)
+            if not key.startswith("__") and key != _PENDING
+        ]
 
 
 def _resolve(path: str, aliases: dict[str, str]) -> str:
@@ -179,14 +192,14 @@ def _defer(walk: _Walk, pending: dict[str, np.ndarray]) -> set[str]:
         prefix = owner_path + "/" if owner_path else ""
         mine = {key: value for key, value in pending.items() if key.startswith(prefix)}
         if mine:
-            restore_later(owner, {key[len(prefix):]: value for key, value in mine.items()})
+            restore_later(owner, {key[len(prefix) :]: value for key, value in mine.items()})
             for key in mine:
                 del pending[key]
     for key in list(pending):
         owner_path = _owner_of(key, walk.owners)
         if owner_path is not None:
             owner = walk.owners[owner_path]
-            relative = key[len(owner_path) + 1:] if owner_path else key
+            relative = key[len(owner_path) + 1 :] if owner_path else key
             owner.__dict__.setdefault(_PENDING, {})[relative] = pending.pop(key)
     return handed - set(pending)
 
@@ -352,7 +365,8 @@ class CheckpointLoadStatus:
         if self._unused or self._missing:
             raise AssertionError(
                 f"Unresolved object in checkpoint: saved values not restored {self._unused}, variables without a "
-                f"saved value {self._missing}")
+                f"saved value {self._missing}"
+            )
         return self
 
     def assert_existing_objects_matched(self) -> "CheckpointLoadStatus":
@@ -380,7 +394,8 @@ class Checkpoint:
             if not _trackable(value):
                 raise ValueError(
                     f"`Checkpoint` was expecting {name} to be a trackable object (a variable, a `tf.Module`, a "
-                    f"Keras object, a checkpoint, or a list or dict of them), got {value!r}.")
+                    f"Keras object, a checkpoint, or a list or dict of them), got {value!r}."
+                )
         object.__setattr__(self, "_objects", dict(kwargs))
         if root is not None:
             self._objects["root"] = root
@@ -400,7 +415,8 @@ class Checkpoint:
         """The number of `save` calls so far (an int64 variable, created on first use, as in TF)."""
         if self._save_counter is None:
             object.__setattr__(
-                self, "_save_counter", Variable(0, dtype=dtypes.int64, trainable=False, name="save_counter"))
+                self, "_save_counter", Variable(0, dtype=dtypes.int64, trainable=False, name="save_counter")
+            )
         return self._save_counter
 
     def _walk(self) -> _Walk:
@@ -427,7 +443,8 @@ class Checkpoint:
                 f"Unable to save the object {walk.moved_lists[0]!r} (a list wrapper constructed to track trackable "
                 "TensorFlow objects). A list element was replaced (__setitem__, __setslice__), deleted "
                 "(__delitem__, __delslice__), or moved (sort). In order to support restoration on object "
-                "creation, tracking is exclusively for append-only data structures.")
+                "creation, tracking is exclusively for append-only data structures."
+            )
         values = {path: np.asarray(v._value) for path, v in walk.variables.items()}
         checkpoint_io.write_values(file_prefix, values, walk.aliases)
         return file_prefix
@@ -471,8 +488,13 @@ class Checkpoint:
         consumed = {key for key in saved_path.values() if key in stored}
         pending = {key: value for key, value in stored.items() if key not in consumed}
         for alias, target in aliases.items():  # objects attached later may come back through another path
-            pending.update({alias + key[len(target):]: value for key, value in stored.items()
-                            if key not in consumed and (key == target or key.startswith(target + "/"))})
+            pending.update(
+                {
+                    alias + key[len(target) :]: value
+                    for key, value in stored.items()
+                    if key not in consumed and (key == target or key.startswith(target + "/"))
+                }
+            )
         handed = {_resolve(key, aliases) for key in _defer(walk, pending)}
         unused = sorted(set(stored) - consumed - handed)
         missing = sorted(path for path, key in saved_path.items() if key not in stored)
@@ -482,9 +504,17 @@ class Checkpoint:
 class CheckpointManager:
     """Numbered checkpoints in a directory, keeping the newest `max_to_keep`, as `tf.train.CheckpointManager`."""
 
-    def __init__(self, checkpoint: Checkpoint, directory: str, max_to_keep: int | None,
-                 keep_checkpoint_every_n_hours: Any = None, checkpoint_name: str = "ckpt", step_counter: Any = None,
-                 checkpoint_interval: Any = None, init_fn: Any = None) -> None:
+    def __init__(
+        self,
+        checkpoint: Checkpoint,
+        directory: str,
+        max_to_keep: int | None,
+        keep_checkpoint_every_n_hours: Any = None,
+        checkpoint_name: str = "ckpt",
+        step_counter: Any = None,
+        checkpoint_interval: Any = None,
+        init_fn: Any = None,
+    ) -> None:
         if max_to_keep is not None:
             if not isinstance(max_to_keep, (int, np.integer)) or isinstance(max_to_keep, bool):
                 raise TypeError(f"Expected a positive integer or `None` for `max_to_keep`, got {max_to_keep!r}.")

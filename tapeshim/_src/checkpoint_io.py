@@ -122,11 +122,15 @@ def read_checkpoint(prefix: str) -> tuple[dict[str, np.ndarray], dict[str, str]]
     path = prefix + SUFFIX
     if not os.path.exists(path) and os.path.isdir(prefix):
         raise errors.DataLossError(
-            None, None, f"Unable to open table file {prefix}: FAILED_PRECONDITION: {prefix}; Is a directory: perhaps "
-            "your file is in a different file format and you need to use a different restore operator?")
+            None,
+            None,
+            f"Unable to open table file {prefix}: FAILED_PRECONDITION: {prefix}; Is a directory: perhaps "
+            "your file is in a different file format and you need to use a different restore operator?",
+        )
     if not os.path.exists(path):
         raise errors.NotFoundError(
-            None, None, f"Unsuccessful TensorSliceReader constructor: Failed to find any matching files for {prefix}")
+            None, None, f"Unsuccessful TensorSliceReader constructor: Failed to find any matching files for {prefix}"
+        )
     try:
         saved = np.load(path, allow_pickle=False)
         if not isinstance(saved, np.lib.npyio.NpzFile):
@@ -135,8 +139,9 @@ def read_checkpoint(prefix: str) -> tuple[dict[str, np.ndarray], dict[str, str]]
             values = {key: saved[key] for key in saved.files}
         graph = json.loads(bytes(values.pop(OBJECT_GRAPH_KEY)[()]).decode()) if OBJECT_GRAPH_KEY in values else {}
     except OSError as exc:
-        raise errors.OpError(None, None, f"{path}; {exc.strerror or 'cannot be read'}",
-                             errors.UnknownError.error_code) from exc
+        raise errors.OpError(
+            None, None, f"{path}; {exc.strerror or 'cannot be read'}", errors.UnknownError.error_code
+        ) from exc
     except (ValueError, EOFError, KeyError, TypeError, zipfile.BadZipFile, zlib.error) as exc:
         raise _damaged(path, "the file is truncated or is not a checkpoint") from exc
     aliases = graph.get("aliases", {}) if isinstance(graph, dict) else {}
@@ -158,12 +163,15 @@ def write_state(directory: str, latest: str, all_paths: list[str], timestamps: l
       timestamps: when each of `all_paths` was saved (a `CheckpointManager` records
         these, as TF's does, and only recovers checkpoints that have one).
     """
+
     def relative(p: str) -> str:
         return os.path.relpath(p, directory)
 
-    text = f'model_checkpoint_path: "{relative(latest)}"\n' + "".join(
-        f'all_model_checkpoint_paths: "{relative(p)}"\n' for p in all_paths) + "".join(
-        f"all_model_checkpoint_timestamps: {t!r}\n" for t in (timestamps or []))
+    text = (
+        f'model_checkpoint_path: "{relative(latest)}"\n'
+        + "".join(f'all_model_checkpoint_paths: "{relative(p)}"\n' for p in all_paths)
+        + "".join(f"all_model_checkpoint_timestamps: {t!r}\n" for t in (timestamps or []))
+    )
     write_atomically(os.path.join(directory, STATE_FILENAME), lambda stream: stream.write(text.encode()))
 
 
@@ -214,8 +222,9 @@ class CheckpointState:
         self.last_preserved_timestamp = 0.0
 
     def __repr__(self) -> str:
-        return (f'model_checkpoint_path: "{self.model_checkpoint_path}"\n' + "".join(
-            f'all_model_checkpoint_paths: "{p}"\n' for p in self.all_model_checkpoint_paths))
+        return f'model_checkpoint_path: "{self.model_checkpoint_path}"\n' + "".join(
+            f'all_model_checkpoint_paths: "{p}"\n' for p in self.all_model_checkpoint_paths
+        )
 
 
 def get_checkpoint_state(checkpoint_dir: str, latest_filename: str | None = None) -> CheckpointState | None:
@@ -235,9 +244,14 @@ class CheckpointOptions:
       experimental_sharding_callback: how TF would shard the files.
     """
 
-    def __init__(self, experimental_io_device: str | None = None, experimental_enable_async_checkpoint: bool = False,
-                 experimental_write_callbacks: Any = None, enable_async: bool = False,
-                 experimental_sharding_callback: Any = None) -> None:
+    def __init__(
+        self,
+        experimental_io_device: str | None = None,
+        experimental_enable_async_checkpoint: bool = False,
+        experimental_write_callbacks: Any = None,
+        enable_async: bool = False,
+        experimental_sharding_callback: Any = None,
+    ) -> None:
         self.experimental_io_device = experimental_io_device
         self.experimental_enable_async_checkpoint = experimental_enable_async_checkpoint or enable_async
         self.enable_async = self.experimental_enable_async_checkpoint
@@ -267,8 +281,10 @@ def _checkpoint_path(ckpt_dir_or_file: Any) -> str:
         latest = latest_checkpoint(ckpt_dir_or_file)
         if latest is None:
             raise errors.NotFoundError(
-                None, None, "Unsuccessful TensorSliceReader constructor: Failed to find any matching files for "
-                f"{ckpt_dir_or_file}")
+                None,
+                None,
+                f"Unsuccessful TensorSliceReader constructor: Failed to find any matching files for {ckpt_dir_or_file}",
+            )
         return latest
     return ckpt_dir_or_file
 

@@ -79,8 +79,10 @@ def _spec_of(leaf: Any) -> Any:
     if isinstance(leaf, TensorSpec):
         return TensorSpec(leaf.shape, leaf.dtype, leaf.name)
     if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
-        return TensorSpec(np.shape(leaf) if not isinstance(leaf, Tensor) else leaf.shape,
-                          leaf.dtype if isinstance(leaf, Tensor) else convert_to_tensor(leaf).dtype)
+        return TensorSpec(
+            np.shape(leaf) if not isinstance(leaf, Tensor) else leaf.shape,
+            leaf.dtype if isinstance(leaf, Tensor) else convert_to_tensor(leaf).dtype,
+        )
     return leaf
 
 
@@ -116,7 +118,8 @@ def _check_no_leaked_tensors(plan: replay.Plan, roots: list[Tensor]) -> None:
         "A tensor defined inside another tf.function is out of scope and cannot be used here. Use return "
         "values, explicit Python locals or TensorFlow collections to access it.\nPlease see "
         "https://www.tensorflow.org/guide/function#all_outputs_of_a_tffunction_must_be_return_values for more "
-        "information.")
+        "information."
+    )
 
 
 def _same_python(given: Any, traced: Any) -> bool:
@@ -151,8 +154,17 @@ class ConcreteFunction:
       structured_outputs: the outputs' structure with `TensorSpec`s.
     """
 
-    def __init__(self, function: "Function", trace: FunctionTrace, flat_args: list, result: Any,
-                 args: tuple, kwargs: dict, arg_placeholders: dict[int, int], specs: Any = None) -> None:
+    def __init__(
+        self,
+        function: "Function",
+        trace: FunctionTrace,
+        flat_args: list,
+        result: Any,
+        args: tuple,
+        kwargs: dict,
+        arg_placeholders: dict[int, int],
+        specs: Any = None,
+    ) -> None:
         # A variable passed as an argument is read from (and written to) that argument on each call,
         # so calls with other variables of the same shape and dtype share this trace.
         arg_variables = {id(leaf): position for position, leaf in enumerate(flat_args) if isinstance(leaf, Variable)}
@@ -190,7 +202,8 @@ class ConcreteFunction:
                 raise NotImplementedError(
                     "tapeshim.function does not support a dynamic_size TensorArray in a loop whose trip count is a "
                     "tensor together with tf.print or iterator pulls inside loops or branches: the size the array "
-                    "reaches is only known when the function runs, and a call that finds another size runs again.")
+                    "reaches is only known when the function runs, and a call that finds another size runs again."
+                )
             # The sizes the arrays reach are extra outputs, after the function's own (which `_pack` reads).
             out_tensors = out_tensors + [size for _, size, _ in trace.dynamic_array_sizes]
         self.written_variables = [arg_variables.get(id(variable), variable) for variable, _ in trace.pending.values()]
@@ -206,8 +219,9 @@ class ConcreteFunction:
         self._key_draws: list[Callable[[], jax.Array]] = []
         key_structs: list[jax.ShapeDtypeStruct] = []
         host_structs: list[jax.ShapeDtypeStruct] = []
-        self.host_feed = (HostFeed(trace.host_inputs, flat_args)
-                          if trace.host_inputs.groups or trace.host_inputs.datasets else None)
+        self.host_feed = (
+            HostFeed(trace.host_inputs, flat_args) if trace.host_inputs.groups or trace.host_inputs.datasets else None
+        )
         for leaf in plan.leaves:
             if leaf._tid in arg_placeholders:
                 leaf_sources.append(("arg", arg_placeholders[leaf._tid]))
@@ -241,8 +255,16 @@ class ConcreteFunction:
         arg_index = {position: i for i, position in enumerate(self._arg_positions)}
         n_keys = len(self._key_draws)
         # Per-call inputs are one list: the random keys, then the host inputs (pulled iterator elements).
-        sources = [("arg", arg_index[i]) if kind == "arg" else ("fed", n_keys + i) if kind == "host"
-                   else ("fed", i) if kind == "random" else (kind, i) for kind, i in leaf_sources]
+        sources = [
+            ("arg", arg_index[i])
+            if kind == "arg"
+            else ("fed", n_keys + i)
+            if kind == "host"
+            else ("fed", i)
+            if kind == "random"
+            else (kind, i)
+            for kind, i in leaf_sources
+        ]
 
         def build() -> Callable[..., Any]:
             def program(arg_values: list, var_values: list, consts: list, fed: list) -> tuple:
@@ -259,8 +281,12 @@ class ConcreteFunction:
 
         def as_node(*values: jax.Array) -> tuple:
             consts_end = n_args + n_vars + n_consts
-            outs, news = program(list(values[:n_args]), list(values[n_args:n_args + n_vars]),
-                                 list(values[n_args + n_vars:consts_end]), list(values[consts_end:]))
+            outs, news = program(
+                list(values[:n_args]),
+                list(values[n_args : n_args + n_vars]),
+                list(values[n_args + n_vars : consts_end]),
+                list(values[consts_end:]),
+            )
             return tuple(outs) + tuple(news)
 
         self._as_node = as_node
@@ -272,16 +298,29 @@ class ConcreteFunction:
         self._input_specs = nest.map_structure(_spec_of, (args, kwargs) if specs is None else specs)
         # TF names each tensor input after its parameter (`x`, `x_1`, ...) unless its spec has a name.
         leaf_names = function._leaf_names(args, kwargs)
-        self.structured_input_signature = nest.pack_sequence_as(self._input_specs, [
-            TensorSpec(leaf.shape, leaf.dtype, leaf.name or leaf_names[i]) if isinstance(leaf, TensorSpec)
-            and i < len(leaf_names) else leaf for i, leaf in enumerate(nest.flatten(self._input_specs))])
+        self.structured_input_signature = nest.pack_sequence_as(
+            self._input_specs,
+            [
+                TensorSpec(leaf.shape, leaf.dtype, leaf.name or leaf_names[i])
+                if isinstance(leaf, TensorSpec) and i < len(leaf_names)
+                else leaf
+                for i, leaf in enumerate(nest.flatten(self._input_specs))
+            ],
+        )
         out_shapes = self._general_output_shapes(out_tensors) or [t.shape for t in out_tensors]
         out_specs = iter([TensorSpec(shape, t.dtype) for shape, t in zip(out_shapes, out_tensors)])
-        self.structured_outputs = nest.pack_sequence_as(result, [
-            next(out_specs) if kind == "tensor" else None for kind, _ in self._out_kinds])
+        self.structured_outputs = nest.pack_sequence_as(
+            result, [next(out_specs) if kind == "tensor" else None for kind, _ in self._out_kinds]
+        )
         self._graph: FuncGraph | None = None
-        self._graph_source = (trace, out_tensors[:n_results], list(trace.pending.values()), list(trace.effects),
-                              plan.leaves, function._name)
+        self._graph_source = (
+            trace,
+            out_tensors[:n_results],
+            list(trace.pending.values()),
+            list(trace.effects),
+            plan.leaves,
+            function._name,
+        )
         self.key: Any = None  # the function's cache key for this trace (set by the function)
 
     def _general_output_shapes(self, out_tensors: list[Tensor]) -> list[tuple] | None:
@@ -308,8 +347,12 @@ class ConcreteFunction:
             probed, _ = jax.eval_shape(self._program, probes, [v.value for v in variables], self._const_values, [])
         except Exception:  # noqa: BLE001 - a program that only runs at the traced shapes keeps them
             return None
-        return [tuple(d if d == p else None for d, p in zip(t._shape, out.shape)) if len(out.shape) == len(t._shape)
-                else None for t, out in zip(out_tensors, probed)]
+        return [
+            tuple(d if d == p else None for d, p in zip(t._shape, out.shape))
+            if len(out.shape) == len(t._shape)
+            else None
+            for t, out in zip(out_tensors, probed)
+        ]
 
     # -- calling ---------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -333,15 +376,21 @@ class ConcreteFunction:
                     given[name] = value
                 elif _is_python(value) and not _same_python(given[name], value):
                     raise TypeError(f"parameter {name!r} was traced with {value!r}, got {given[name]!r}")
-            bound = signature.bind(**{k: v for k, v in given.items()
-                                      if signature.parameters[k].kind != signature.parameters[k].VAR_POSITIONAL})
+            bound = signature.bind(
+                **{
+                    k: v
+                    for k, v in given.items()
+                    if signature.parameters[k].kind != signature.parameters[k].VAR_POSITIONAL
+                }
+            )
             call_args, call_kwargs = self._function._canonical(bound.args, bound.kwargs)
         except TypeError as exc:
             flat = self._bind_flat(args, kwargs)
             if flat is None:
                 raise TypeError(
                     f"Binding inputs to tf.function failed due to `{exc}`. Received args: {args} and kwargs: "
-                    f"{kwargs} for signature: {self.function_type}.") from None
+                    f"{kwargs} for signature: {self.function_type}."
+                ) from None
             call_args, call_kwargs = nest.pack_sequence_as(self._traced_call, flat)
         self._check_dtypes(nest.flatten((call_args, call_kwargs)))
         return call_args, call_kwargs
@@ -371,7 +420,9 @@ class ConcreteFunction:
                 got_name = "a Python object" if got is None else f"a {got.name} tensor"
                 raise errors.invalid_argument(
                     f"cannot compute __inference_{self._function._name} as input #{index}(zero-based) was expected "
-                    f"to be a {expected.name} tensor but is {got_name}", f"__inference_{self._function._name}")
+                    f"to be a {expected.name} tensor but is {got_name}",
+                    f"__inference_{self._function._name}",
+                )
 
     @property
     def inference_fn(self) -> "AtomicFunction":
@@ -459,8 +510,10 @@ class ConcreteFunction:
           flat_args: the call's arguments, flattened.
           host_values: this call's host inputs (elements pulled from iterators), see `HostFeed`.
         """
-        arg_tensors = [flat_args[i] if isinstance(flat_args[i], Tensor) else convert_to_tensor(flat_args[i])
-                       for i in self._arg_positions]
+        arg_tensors = [
+            flat_args[i] if isinstance(flat_args[i], Tensor) else convert_to_tensor(flat_args[i])
+            for i in self._arg_positions
+        ]
         variables = [flat_args[v] if isinstance(v, int) else v for v in self.read_variables]
         written = [flat_args[v] if isinstance(v, int) else v for v in self.written_variables]
         keys = [draw() for draw in self._key_draws] if self._key_draws else []
@@ -474,16 +527,23 @@ class ConcreteFunction:
                         "No gradient defined for operation'IteratorGetNext' (op type: IteratorGetNext). In general "
                         "every operation must have an associated `@tf.RegisterGradient` for correct autodiff, which "
                         "this op is lacking. If you want to pretend this operation is a constant in your program, "
-                        "you may insert `tf.stop_gradient`.")
+                        "you may insert `tf.stop_gradient`."
+                    )
                 # Called under a tape: the call is one recorded op, each output watched by the tapes
                 # that watch an input it depends on.
                 dependencies = output_dependencies(self._node_key, self._as_node, inputs)
                 tracking = [registry.tracking_recorders([inputs[i] for i in deps]) for deps in dependencies]
-                outputs = registry.record(self._as_node, self._node_key, inputs,
-                                          self._out_avals + self._pending_avals, tracking, deps=dependencies)
+                outputs = registry.record(
+                    self._as_node,
+                    self._node_key,
+                    inputs,
+                    self._out_avals + self._pending_avals,
+                    tracking,
+                    deps=dependencies,
+                )
                 n_out = len(self._out_avals)
                 if self._array_checks:
-                    sizes = list(outputs[n_out - len(self._array_checks):n_out])
+                    sizes = list(outputs[n_out - len(self._array_checks) : n_out])
                     replay.force(sizes)
                     self._check_array_sizes([t._value for t in sizes])
                 if written:
@@ -491,10 +551,14 @@ class ConcreteFunction:
                     for variable, tensor in zip(written, outputs[n_out:]):
                         variable._value = tensor._value
                 return self._pack(outputs[:n_out])
-        outs, news = self._shared.call([t.value for t in arg_tensors], [v._value for v in variables],
-                                       self._const_values, keys + host_values if host_values else keys)
+        outs, news = self._shared.call(
+            [t.value for t in arg_tensors],
+            [v._value for v in variables],
+            self._const_values,
+            keys + host_values if host_values else keys,
+        )
         if self._array_checks:
-            self._check_array_sizes(outs[len(outs) - len(self._array_checks):])
+            self._check_array_sizes(outs[len(outs) - len(self._array_checks) :])
         for variable, value in zip(written, news):
             variable._value = value
         return self._pack([Tensor(v, shape, dtype) for v, (shape, dtype) in zip(outs, self._out_avals)])

@@ -41,8 +41,10 @@ class LogicalDeviceConfiguration:
     experimental_device_ordinal: int | None = None
 
     def __repr__(self) -> str:
-        return (f"LogicalDeviceConfiguration(memory_limit={self.memory_limit}, experimental_priority="
-                f"{self.experimental_priority}, experimental_device_ordinal={self.experimental_device_ordinal})")
+        return (
+            f"LogicalDeviceConfiguration(memory_limit={self.memory_limit}, experimental_priority="
+            f"{self.experimental_priority}, experimental_device_ordinal={self.experimental_device_ordinal})"
+        )
 
 
 class _State:
@@ -311,8 +313,10 @@ def get_jit() -> Any:
 
 def set_experimental_options(options: dict) -> None:
     """Records grappler options (tapeshim has no graph optimizer; XLA optimizes)."""
-    STATE.optimizer_options = {**dict(options), **{k: v for k, v in STATE.optimizer_options.items()
-                                                   if k not in options}}
+    STATE.optimizer_options = {
+        **dict(options),
+        **{k: v for k, v in STATE.optimizer_options.items() if k not in options},
+    }
 
 
 def get_experimental_options() -> dict:

@@ -48,8 +48,7 @@ def _parse(spec: str) -> dict[str, Any]:
             fields["device_type"] = items[1].upper() if items[1].upper() in _TYPES else items[1]
             fields["device_index"] = None if items[2] == "*" else int(items[2])
         else:
-            raise ValueError(f"Unknown attribute '{items[0]}' is encountered while parsing the device spec: "
-                             f"'{spec}'.")
+            raise ValueError(f"Unknown attribute '{items[0]}' is encountered while parsing the device spec: '{spec}'.")
     return fields
 
 
@@ -76,12 +75,23 @@ class DeviceSpec:
 
     __slots__ = ("_fields",)
 
-    def __init__(self, job: str | None = None, replica: int | None = None, task: int | None = None,
-                 device_type: str | None = None, device_index: int | None = None) -> None:
+    def __init__(
+        self,
+        job: str | None = None,
+        replica: int | None = None,
+        task: int | None = None,
+        device_type: str | None = None,
+        device_index: int | None = None,
+    ) -> None:
         if device_type is not None and device_type.upper() in _TYPES:
             device_type = device_type.upper()
-        self._fields = (job, None if replica is None else int(replica), None if task is None else int(task),
-                        device_type, None if device_index is None else int(device_index))
+        self._fields = (
+            job,
+            None if replica is None else int(replica),
+            None if task is None else int(task),
+            device_type,
+            None if device_index is None else int(device_index),
+        )
 
     @classmethod
     def from_string(cls, spec: str) -> "DeviceSpec":
@@ -122,8 +132,9 @@ class DeviceSpec:
     def make_merged_spec(self, dev: "DeviceSpec") -> "DeviceSpec":
         """A copy with the fields `dev` sets taken from `dev`."""
         names = ("job", "replica", "task", "device_type", "device_index")
-        return DeviceSpec(**{n: theirs if theirs is not None else mine
-                             for n, mine, theirs in zip(names, self._fields, dev._fields)})
+        return DeviceSpec(
+            **{n: theirs if theirs is not None else mine for n, mine, theirs in zip(names, self._fields, dev._fields)}
+        )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, DeviceSpec) and self._fields == other._fields
@@ -133,8 +144,9 @@ class DeviceSpec:
 
     def __repr__(self) -> str:
         job, replica, task, device_type, index = self._fields
-        return (f"<DeviceSpec(job={job}, replica={replica}, task={task}, device_type={device_type}, "
-                f"device_index={index})>")
+        return (
+            f"<DeviceSpec(job={job}, replica={replica}, task={task}, device_type={device_type}, device_index={index})>"
+        )
 
 
 def jax_device(device_type: str | None, index: int | None) -> Any:
@@ -157,7 +169,8 @@ def jax_device(device_type: str | None, index: int | None) -> Any:
     raise errors.invalid_argument(
         f"Could not satisfy device specification '/job:localhost/replica:0/task:0/device:{device_type}:{position}'. "
         "enable_soft_placement=0. Supported device types [CPU]. All available devices "
-        "[/job:localhost/replica:0/task:0/device:CPU:0].")
+        "[/job:localhost/replica:0/task:0/device:CPU:0]."
+    )
 
 
 def tf_device_name(array: Any) -> str:

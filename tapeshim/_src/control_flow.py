@@ -38,7 +38,8 @@ def use_of_loop_tensor(*arrays: jax.Array) -> tuple:
 OUT_OF_SCOPE_MESSAGE = (
     "A tensor of a tf.while_loop body (a loop variable or a value computed from it, appended to a Python list, "
     "say) is out of scope and cannot be used after the loop. Use return values, explicit Python locals or "
-    "TensorFlow collections to access it (a tf.TensorArray in a loop).")
+    "TensorFlow collections to access it (a tf.TensorArray in a loop)."
+)
 
 
 def _retire_loop_placeholders(branches: Sequence["_Branch"]) -> None:
@@ -68,8 +69,9 @@ class _Branch:
             self.result = fn(*self.placeholders)
         finally:
             trace.branch_depth -= 1
-            self.assigned = {k: v for k, v in trace.pending.items()
-                             if k not in pending_before or v[1] is not pending_before[k][1]}
+            self.assigned = {
+                k: v for k, v in trace.pending.items() if k not in pending_before or v[1] is not pending_before[k][1]
+            }
             self.effects = trace.effects[effects_before:]
             trace.pending.clear()
             trace.pending.update(pending_before)
@@ -99,8 +101,9 @@ class _Branch:
         self.avals = tuple((tuple(t._shape), t._dtype) for t in self.outputs)
 
     def run(self, placeholder_values: Sequence[jax.Array], capture_values: Sequence[jax.Array]) -> list:
-        leaf_values = [placeholder_values[i] if is_placeholder else capture_values[i]
-                       for is_placeholder, i in self._sources]
+        leaf_values = [
+            placeholder_values[i] if is_placeholder else capture_values[i] for is_placeholder, i in self._sources
+        ]
         env = replay.evaluate_plain(self._steps, leaf_values)
         return [env[s] for s in self._out_slots]
 
@@ -127,8 +130,10 @@ def _finish_branches(branches: Sequence[_Branch]) -> tuple[list, bool]:
     for branch in branches:
         for key, (variable, _) in branch.assigned.items():
             variables.setdefault(key, variable)
-    before = {key: (trace.pending[key][1] if key in trace.pending else trace.read_variable(variable))
-              for key, variable in variables.items()}
+    before = {
+        key: (trace.pending[key][1] if key in trace.pending else trace.read_variable(variable))
+        for key, variable in variables.items()
+    }
     with_token = any(branch.effects for branch in branches)
     for branch in branches:
         extra = [branch.assigned[key][1] if key in branch.assigned else before[key] for key in variables]
@@ -145,9 +150,9 @@ def _apply_state(outputs: Sequence[Tensor], variables: Sequence[Any], with_token
     outputs = list(outputs)
     if with_token:
         trace.effects.append(outputs.pop())
-    for variable, value in zip(variables, outputs[len(outputs) - len(variables):]):
+    for variable, value in zip(variables, outputs[len(outputs) - len(variables) :]):
         trace.assign(variable, value)
-    return outputs[:len(outputs) - len(variables)]
+    return outputs[: len(outputs) - len(variables)]
 
 
 def _merge_captures(branches: Sequence[_Branch]) -> tuple[list[Tensor], list[list[int]]]:
@@ -212,8 +217,12 @@ def switch_branches(index: Tensor, branches: Sequence[_Branch], name: str) -> li
     return _apply_state(_record(fn, name, (index, *captures), branches[0].avals), variables, with_token)
 
 
-def cond(pred: Any, true_fn: Callable[[], Any] | None = None, false_fn: Callable[[], Any] | None = None,
-         name: str | None = None) -> Any:
+def cond(
+    pred: Any,
+    true_fn: Callable[[], Any] | None = None,
+    false_fn: Callable[[], Any] | None = None,
+    name: str | None = None,
+) -> Any:
     """Returns `true_fn()` if `pred` is true, else `false_fn()`, as `tf.cond`.
 
     Both branches must return the same structure, shapes and dtypes. Gradients
@@ -230,19 +239,30 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None, false_fn: Callable
     predicate = convert_to_tensor(pred)
     if predicate._shape:
         raise errors.invalid_argument(
-            f"The first argument to tf.cond must be a scalar, got shape {list(predicate._shape)}", "If")
+            f"The first argument to tf.cond must be a scalar, got shape {list(predicate._shape)}", "If"
+        )
     if not _is_traced(predicate):
         return true_fn() if bool(predicate) else false_fn()
     if not predicate._dtype.is_bool:
         raise errors.invalid_argument(
-            f"The predicate of tf.cond must be a bool tensor: passed {predicate._dtype.name} expected bool", "If")
-    return _switch(predicate, [true_fn, false_fn], "If",
-                   "true_fn and false_fn arguments to tf.cond must have the same number, type, and overall "
-                   "structure of return values.")
+            f"The predicate of tf.cond must be a bool tensor: passed {predicate._dtype.name} expected bool", "If"
+        )
+    return _switch(
+        predicate,
+        [true_fn, false_fn],
+        "If",
+        "true_fn and false_fn arguments to tf.cond must have the same number, type, and overall "
+        "structure of return values.",
+    )
 
 
-def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None, exclusive: bool = False,
-         strict: bool = False, name: str = "case") -> Any:
+def case(
+    pred_fn_pairs: Any,
+    default: Callable[[], Any] | None = None,
+    exclusive: bool = False,
+    strict: bool = False,
+    name: str = "case",
+) -> Any:
     """Runs the function of the first true predicate (or `default`), as `tf.case`.
 
     Args:
@@ -263,7 +283,8 @@ def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None, exclusive
         hits = [i for i, p in enumerate(predicates) if bool(p)]
         if exclusive and len(hits) > 1:
             raise errors.invalid_argument(
-                f"Input error: exclusive=True and more than 1 conditions ({len(hits)}) evaluated as True.", "Case")
+                f"Input error: exclusive=True and more than 1 conditions ({len(hits)}) evaluated as True.", "Case"
+            )
         return pairs[hits[0]][1]() if hits else default()
     result_fn = default
     for predicate, (_, fn) in reversed(list(zip(predicates, pairs))):
@@ -271,8 +292,9 @@ def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None, exclusive
     return result_fn()
 
 
-def switch_case(branch_index: Any, branch_fns: Any, default: Callable[[], Any] | None = None,
-                name: str = "switch_case") -> Any:
+def switch_case(
+    branch_index: Any, branch_fns: Any, default: Callable[[], Any] | None = None, name: str = "switch_case"
+) -> Any:
     """Runs `branch_fns[branch_index]()`, as `tf.switch_case`.
 
     Args:
@@ -304,12 +326,17 @@ def switch_case(branch_index: Any, branch_fns: Any, default: Callable[[], Any] |
     from tapeshim._src.ops import array_ops
 
     selector = array_ops.where(in_range, math_ops.cast(index, "int32"), len(fns))
-    return _switch(selector, fns + [default], "Case",
-                   "branch_fns arguments to tf.switch_case must have the same structure of return values.")
+    return _switch(
+        selector,
+        fns + [default],
+        "Case",
+        "branch_fns arguments to tf.switch_case must have the same structure of return values.",
+    )
 
 
-def _trace_loop(cond: Callable[..., Any], body: Callable[..., Any], values: Any,
-                as_structure: Callable[[Any], Any]) -> tuple:
+def _trace_loop(
+    cond: Callable[..., Any], body: Callable[..., Any], values: Any, as_structure: Callable[[Any], Any]
+) -> tuple:
     """Traces a loop's condition and body; variables the body assigns become loop variables.
 
     An effect token is carried after the loop variables from the first trace on, so a
@@ -328,7 +355,7 @@ def _trace_loop(cond: Callable[..., Any], body: Callable[..., Any], values: Any,
     k = 0
 
     def enter(xs: Sequence[Tensor]) -> None:
-        for variable, value in zip(variables, xs[n:n + k]):
+        for variable, value in zip(variables, xs[n : n + k]):
             trace.pending[id(variable)] = (variable, value)
 
     def cond_fn(*xs: Tensor) -> Any:
@@ -347,8 +374,10 @@ def _trace_loop(cond: Callable[..., Any], body: Callable[..., Any], values: Any,
 
     cond_branch = _Branch(cond_fn, specs + token_spec, "tf.while_loop")
     if cond_branch.assigned or cond_branch.effects:
-        raise NotImplementedError("tapeshim.function does not support assigning a variable or calling tf.print in "
-                                  "the condition of a loop; move it into the loop body.")
+        raise NotImplementedError(
+            "tapeshim.function does not support assigning a variable or calling tf.print in "
+            "the condition of a loop; move it into the loop body."
+        )
     body_branch = _Branch(body_fn, specs + token_spec, "tf.while_loop")
     variables = [variable for variable, _ in body_branch.assigned.values()]
     has_effects = bool(body_branch.effects)
@@ -360,16 +389,26 @@ def _trace_loop(cond: Callable[..., Any], body: Callable[..., Any], values: Any,
         known = {id(v) for v in variables}
         new_variables = [key for key in body_branch.assigned if key not in known]
         if new_variables or bool(body_branch.effects) != has_effects:
-            raise NotImplementedError("A loop body that assigns variables or prints differently on its second "
-                                      "trace is not supported by tapeshim.function.")
+            raise NotImplementedError(
+                "A loop body that assigns variables or prints differently on its second "
+                "trace is not supported by tapeshim.function."
+            )
     cond_branch.finish()
     body_branch.finish()
     return cond_branch, body_branch, variables, has_effects
 
 
-def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any, shape_invariants: Any = None,
-               parallel_iterations: int = 10, back_prop: bool = True, swap_memory: bool = False,
-               maximum_iterations: Any = None, name: str | None = None) -> Any:
+def while_loop(
+    cond: Callable[..., Any],
+    body: Callable[..., Any],
+    loop_vars: Any,
+    shape_invariants: Any = None,
+    parallel_iterations: int = 10,
+    back_prop: bool = True,
+    swap_memory: bool = False,
+    maximum_iterations: Any = None,
+    name: str | None = None,
+) -> Any:
     """Repeats `body` while `cond` holds, as `tf.while_loop`.
 
     `cond(*loop_vars)` and `body(*loop_vars)` take the loop variables unpacked;
@@ -381,8 +420,13 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
     return _while_loop(cond, body, loop_vars, maximum_iterations)
 
 
-def _while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any, maximum_iterations: Any = None,
-                dynamic_gradient: bool = False) -> Any:
+def _while_loop(
+    cond: Callable[..., Any],
+    body: Callable[..., Any],
+    loop_vars: Any,
+    maximum_iterations: Any = None,
+    dynamic_gradient: bool = False,
+) -> Any:
     """Repeats `body` while `cond` holds, as `tf.while_loop`.
 
     `cond(*loop_vars)` and `body(*loop_vars)` take the loop variables unpacked;
@@ -422,7 +466,8 @@ def _while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: A
     if body_branch.avals != tuple(specs):
         raise ValueError(
             "The loop variables' shapes and dtypes must not change in tf.while_loop: "
-            f"{[(list(s), d.name) for s, d in specs]} became {[(list(s), d.name) for s, d in body_branch.avals]}.")
+            f"{[(list(s), d.name) for s, d in specs]} became {[(list(s), d.name) for s, d in body_branch.avals]}."
+        )
     captures, (cond_caps, body_caps) = _merge_captures([cond_branch, body_branch])
     n = len(flat)
     static_limit = limit is not None and not _is_traced(limit)
@@ -431,20 +476,26 @@ def _while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: A
 
     def fn(*values_and_caps: jax.Array) -> tuple:
         init = tuple(values_and_caps[:n])
-        caps = values_and_caps[n + len(dynamic_limit):]
+        caps = values_and_caps[n + len(dynamic_limit) :]
         keep_going = lambda carry: cond_branch.run(carry, [caps[i] for i in cond_caps])[0]  # noqa: E731
         step = lambda carry: tuple(body_branch.run(carry, [caps[i] for i in body_caps]))  # noqa: E731
         if dynamic_limit:
             bound = values_and_caps[n]
-            counted = lax.while_loop(lambda c: jnp.logical_and(c[0] < bound, keep_going(c[1])),
-                                     lambda c: (c[0] + 1, step(c[1])), (jnp.zeros((), bound.dtype), init))
+            counted = lax.while_loop(
+                lambda c: jnp.logical_and(c[0] < bound, keep_going(c[1])),
+                lambda c: (c[0] + 1, step(c[1])),
+                (jnp.zeros((), bound.dtype), init),
+            )
             return counted[1]
         if steps is None and dynamic_gradient and not has_effects:
             from tapeshim._src.autograph.loop_gradient import reverse_differentiable_while
 
             return reverse_differentiable_while(
                 lambda carry, c: cond_branch.run(carry, [c[i] for i in cond_caps])[0],
-                lambda carry, c: tuple(body_branch.run(carry, [c[i] for i in body_caps])), init, tuple(caps))
+                lambda carry, c: tuple(body_branch.run(carry, [c[i] for i in body_caps])),
+                init,
+                tuple(caps),
+            )
         if steps is None:
             return lax.while_loop(keep_going, step, init)
 

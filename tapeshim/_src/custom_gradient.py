@@ -39,8 +39,11 @@ class _VariableCollector(Recorder):
 
 
 @contextlib.contextmanager
-def _isolated(variable_values: dict[int, Any] | None = None, collector: Recorder | None = None,
-              variable_writes: dict[int, Variable] | None = None) -> Iterator[None]:
+def _isolated(
+    variable_values: dict[int, Any] | None = None,
+    collector: Recorder | None = None,
+    variable_writes: dict[int, Variable] | None = None,
+) -> Iterator[None]:
     """Runs user code inside a JAX transformation: no tape records, variables read `variable_values`.
 
     With `variable_writes`, assignments to variables update `variable_values` and
@@ -92,7 +95,8 @@ def _input_gradient(grad: Any, value: jax.Array, position: int) -> jax.Array:
     if not fits:
         raise ValueError(
             f"custom_gradient grad_fn returned a gradient of shape {list(array.shape)} for argument {position} "
-            f"of shape {list(value.shape)}; tapeshim needs a gradient with the argument's shape.")
+            f"of shape {list(value.shape)}; tapeshim needs a gradient with the argument's shape."
+        )
     return jnp.broadcast_to(array, value.shape).astype(value.dtype)
 
 
@@ -115,8 +119,12 @@ def _none_gradients(grad_fn: Callable, outputs: list, n_args: int, uses_variable
     return {i for i, g in enumerate(grads) if g is None}
 
 
-_LEAVES_JAX = (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError,
-               jax.errors.TracerIntegerConversionError, jax.errors.TracerBoolConversionError)
+_LEAVES_JAX = (
+    jax.errors.TracerArrayConversionError,
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerBoolConversionError,
+)
 
 
 def _transposed_vjp(forward: Callable, vjp: Callable) -> Callable:
@@ -198,11 +206,13 @@ def _code_globals(code: Any) -> tuple:
 
 def _function_key(fn: Callable, depth: int = 0) -> tuple:
     """What `fn` computes: its code, defaults, captured cells and the tensors among the globals it reads."""
-    cells = tuple(_value_key(c.cell_contents, depth + 1) if _cell_filled(c) else ("empty",)
-                  for c in (fn.__closure__ or ()))
+    cells = tuple(
+        _value_key(c.cell_contents, depth + 1) if _cell_filled(c) else ("empty",) for c in (fn.__closure__ or ())
+    )
     namespace = fn.__globals__
-    read = tuple((name, _global_key(namespace[name], depth)) for name in _code_globals(fn.__code__)
-                 if name in namespace)
+    read = tuple(
+        (name, _global_key(namespace[name], depth)) for name in _code_globals(fn.__code__) if name in namespace
+    )
     defaults = _value_key(fn.__defaults__ or (), depth + 1)
     kwdefaults = _value_key(fn.__kwdefaults__ or {}, depth + 1)
     return (fn.__code__, _Identity(namespace), cells, read, defaults, kwdefaults)
@@ -301,19 +311,24 @@ def custom_gradient(f: Callable | None = None) -> Callable:
             outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
             probe["result"], probe["grad_fn"] = result, grad_fn
             probe["none_grads"] = (
-                _none_gradients(grad_fn, outs, len(args), bool(collector.variables)) if probe_none else set())
+                _none_gradients(grad_fn, outs, len(args), bool(collector.variables)) if probe_none else set()
+            )
             return outs
 
         state = _thread_state
         computed: list | None = None
-        if not state.recorders and state.trace is None and not any(
-                isinstance(t._value, jax.core.Tracer) for t in inputs):
+        if (
+            not state.recorders
+            and state.trace is None
+            and not any(isinstance(t._value, jax.core.Tracer) for t in inputs)
+        ):
             computed = run_on_values(False)  # no tape: run once, as TF does
             out_structs = computed
         else:
             try:
                 out_structs = jax.eval_shape(
-                    forward_structs, *[jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in inputs])
+                    forward_structs, *[jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in inputs]
+                )
             except _LEAVES_JAX:
                 # The forward leaves tapeshim (`x.numpy()`): run it once on the values, as TF runs it,
                 # and differentiate only through grad_fn.
@@ -323,7 +338,8 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         if variables and not _accepts_variables(probe["grad_fn"]):
             raise TypeError(
                 "@tf.custom_gradient grad_fn must accept keyword argument 'variables', since function uses "
-                f"variables: {variables}")
+                f"variables: {variables}"
+            )
         structure = probe["result"]
         reads = [v._read_for_op() for v in variables]
         # An input whose gradient grad_fn returns as None reaches the op through stop_gradient, so
@@ -336,8 +352,7 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         tracking = registry.tracking_recorders(all_inputs)
         # Inside a JAX transformation (another custom gradient's grad_fn, differentiated by an outer
         # tape), JAX must see this function's custom rule too, as TF's second-order gradients do.
-        traced = not tracking and not MODE.forward and any(
-            isinstance(t._value, jax.core.Tracer) for t in all_inputs)
+        traced = not tracking and not MODE.forward and any(isinstance(t._value, jax.core.Tracer) for t in all_inputs)
         if not tracking and not traced:
             if computed is not None:
                 return structure  # already run on the values
@@ -374,7 +389,8 @@ def custom_gradient(f: Callable | None = None) -> Callable:
             if len(grads) != len(args):
                 raise ValueError(
                     f"custom_gradient function expected to return {len(args)} gradients, but returned "
-                    f"{len(grads)} instead.")
+                    f"{len(grads)} instead."
+                )
             if len(list(variable_grads)) != len(variables):
                 raise ValueError("Must return gradient for each variable from @custom_gradient grad_fn.")
             out = []

@@ -59,12 +59,16 @@ def _convert_to_spec(value: Any, spec: Any) -> Any:
     try:
         tensor = convert_to_tensor(value, dtype=spec.dtype)
     except (TypeError, ValueError) as exc:
-        raise errors.invalid_argument(f"TypeError: `generator` yielded an element that did not match the expected "
-                                      f"structure or dtype: {exc}", "IteratorGetNext") from None
+        raise errors.invalid_argument(
+            f"TypeError: `generator` yielded an element that did not match the expected structure or dtype: {exc}",
+            "IteratorGetNext",
+        ) from None
     if not spec.shape.is_compatible_with(tensor.shape):
         raise errors.invalid_argument(
             f"TypeError: `generator` yielded an element of shape {tensor.shape} where an element of shape "
-            f"{spec.shape} was expected.", "IteratorGetNext")
+            f"{spec.shape} was expected.",
+            "IteratorGetNext",
+        )
     return tensor
 
 
@@ -136,8 +140,13 @@ def _call(fn: Callable[..., Any], element: Any) -> Any:
 class Dataset(DatasetTransforms):
     """A sequence of elements (nests of tensors), as `tf.data.Dataset`."""
 
-    def __init__(self, make_iterator: Callable[[], Iterator[Any]] | None, cardinality: int, element_spec: Any,
-                 host_rows: tuple[Callable[[], Iterator[Any]], Any] | None = None) -> None:
+    def __init__(
+        self,
+        make_iterator: Callable[[], Iterator[Any]] | None,
+        cardinality: int,
+        element_spec: Any,
+        host_rows: tuple[Callable[[], Iterator[Any]], Any] | None = None,
+    ) -> None:
         # `host_rows`: (a factory of elements as nests of numpy arrays, their dtypes). Stages that only
         # select, reorder or stack elements work on those; tensors are made (copied to the device) once
         # per element at the pipeline's end: one copy per batch, not per row.
@@ -148,12 +157,17 @@ class Dataset(DatasetTransforms):
             def make_iterator() -> Iterator[Any]:
                 for row in make_host():
                     yield nest.map_structure(_host_tensor, row, dtypes_of)
+
         self._make_iterator = make_iterator
         self._cardinality = cardinality
         self._element_spec = element_spec
 
-    def _through(self, transform: Callable[[Callable[[], Iterator[Any]]], Iterator[Any]], cardinality: int,
-                 element_spec: Any = None) -> "Dataset":
+    def _through(
+        self,
+        transform: Callable[[Callable[[], Iterator[Any]]], Iterator[Any]],
+        cardinality: int,
+        element_spec: Any = None,
+    ) -> "Dataset":
         """A stage that selects or reorders the source's elements: on host rows when the source has them.
 
         Args:
@@ -197,8 +211,14 @@ class Dataset(DatasetTransforms):
         return Dataset(lambda: iter([converted]), 1, _spec(converted))
 
     @staticmethod
-    def from_generator(generator: Callable[..., Any], output_types: Any = None, output_shapes: Any = None,
-                       args: Any = None, output_signature: Any = None, name: str | None = None) -> "Dataset":
+    def from_generator(
+        generator: Callable[..., Any],
+        output_types: Any = None,
+        output_shapes: Any = None,
+        args: Any = None,
+        output_signature: Any = None,
+        name: str | None = None,
+    ) -> "Dataset":
         """The elements a Python generator yields, as `tf.data.Dataset.from_generator`.
 
         `generator(*args)` is called anew for every pass; each element is converted
@@ -210,8 +230,10 @@ class Dataset(DatasetTransforms):
         """
         if output_signature is None:
             if output_types is None:
-                raise TypeError("To specify the output signature you need to provide either the `output_signature` "
-                                "argument or the `output_types` argument.")
+                raise TypeError(
+                    "To specify the output signature you need to provide either the `output_signature` "
+                    "argument or the `output_types` argument."
+                )
             output_signature = _signature_from_types(output_types, output_shapes)
         call_args = tuple(args) if args is not None else ()
 
@@ -222,8 +244,9 @@ class Dataset(DatasetTransforms):
         return Dataset(iterate, UNKNOWN, output_signature)
 
     @staticmethod
-    def list_files(file_pattern: Any, shuffle: bool | None = None, seed: Any = None,
-                   name: str | None = None) -> "Dataset":
+    def list_files(
+        file_pattern: Any, shuffle: bool | None = None, seed: Any = None, name: str | None = None
+    ) -> "Dataset":
         """The file names matching glob pattern(s), as strings (shuffled unless `shuffle=False`).
 
         Raises:
@@ -258,8 +281,14 @@ class Dataset(DatasetTransforms):
         return Dataset(iterate, card, nest.pack_sequence_as(structure, [d.element_spec for d in flat]))
 
     # -- transformations --------------------------------------------------
-    def batch(self, batch_size: int, drop_remainder: bool = False, num_parallel_calls: Any = None,
-              deterministic: Any = None, name: str | None = None) -> "Dataset":
+    def batch(
+        self,
+        batch_size: int,
+        drop_remainder: bool = False,
+        num_parallel_calls: Any = None,
+        deterministic: Any = None,
+        name: str | None = None,
+    ) -> "Dataset":
         """Stacks consecutive elements into batches of `batch_size` (the last may be smaller)."""
         size = int(batch_size)
         if size <= 0:
@@ -277,14 +306,21 @@ class Dataset(DatasetTransforms):
         if card >= 0:
             card = card // size if drop_remainder else math.ceil(card / size)
         spec = nest.map_structure(
-            lambda s: TensorSpec([size if drop_remainder else None] + s.shape.as_list(), s.dtype), self.element_spec)
+            lambda s: TensorSpec([size if drop_remainder else None] + s.shape.as_list(), s.dtype), self.element_spec
+        )
         if self._host_rows is not None:  # stacked on the host: one device copy per batch
             return self._through(lambda make_rows: batches(make_rows, _stack_rows), card, spec)
         return Dataset(lambda: batches(self._elements, _stack), card, spec)
 
-    def map(self, map_func: Callable[..., Any], num_parallel_calls: Any = None, deterministic: Any = None,
-            name: str | None = None) -> "Dataset":
+    def map(
+        self,
+        map_func: Callable[..., Any],
+        num_parallel_calls: Any = None,
+        deterministic: Any = None,
+        name: str | None = None,
+    ) -> "Dataset":
         """Applies `map_func` to every element (a tuple element is passed unpacked)."""
+
         def iterate() -> Iterator[Any]:
             for element in self._elements():
                 yield _to_tensors(_call(map_func, element))
@@ -295,6 +331,7 @@ class Dataset(DatasetTransforms):
 
     def filter(self, predicate: Callable[..., Any], name: str | None = None) -> "Dataset":
         """Keeps the elements for which `predicate` returns true."""
+
         def iterate() -> Iterator[Any]:
             for element in self._elements():
                 keep = convert_to_tensor(_call(predicate, element))
@@ -310,11 +347,12 @@ class Dataset(DatasetTransforms):
         times = None if count is None or int(count) < 0 else int(count)
 
         def iterate(make_source: Callable[[], Iterator[Any]]) -> Iterator[Any]:
-            for _ in (itertools.count() if times is None else range(times)):
+            for _ in itertools.count() if times is None else range(times):
                 yield from make_source()
 
-        card = INFINITE if times is None else (self._cardinality * times if self._cardinality >= 0
-                                                else self._cardinality)
+        card = (
+            INFINITE if times is None else (self._cardinality * times if self._cardinality >= 0 else self._cardinality)
+        )
         if times == 0:
             card = 0
         return self._through(iterate, card)
@@ -322,8 +360,13 @@ class Dataset(DatasetTransforms):
     def take(self, count: int, name: str | None = None) -> "Dataset":
         """The first `count` elements (all when -1)."""
         n = int(count)
-        card = self._cardinality if n < 0 else (n if self._cardinality == INFINITE else
-                                                 min(n, self._cardinality) if self._cardinality >= 0 else UNKNOWN)
+        card = (
+            self._cardinality
+            if n < 0
+            else (
+                n if self._cardinality == INFINITE else min(n, self._cardinality) if self._cardinality >= 0 else UNKNOWN
+            )
+        )
         return self._through(lambda make_source: make_source() if n < 0 else itertools.islice(make_source(), n), card)
 
     def skip(self, count: int, name: str | None = None) -> "Dataset":
@@ -332,17 +375,17 @@ class Dataset(DatasetTransforms):
         card = self._cardinality if self._cardinality < 0 else max(self._cardinality - n, 0)
         if n < 0:
             card = 0
-        return self._through(lambda make_source: itertools.islice(make_source(), n, None) if n >= 0 else iter(()),
-                             card)
+        return self._through(lambda make_source: itertools.islice(make_source(), n, None) if n >= 0 else iter(()), card)
 
     def enumerate(self, start: int = 0, name: str | None = None) -> "Dataset":  # noqa: A003
         """Pairs each element with its int64 index."""
-        counter = Dataset.range(int(start), 2 ** 62)
+        counter = Dataset.range(int(start), 2**62)
         counter._cardinality = INFINITE
         return Dataset.zip((counter, self))
 
-    def shuffle(self, buffer_size: int, seed: int | None = None, reshuffle_each_iteration: bool = True,
-                name: str | None = None) -> "Dataset":
+    def shuffle(
+        self, buffer_size: int, seed: int | None = None, reshuffle_each_iteration: bool = True, name: str | None = None
+    ) -> "Dataset":
         """Shuffles with TF's buffer algorithm (the order differs from TF's: it uses numpy's RNG)."""
         size = int(buffer_size)
         if size <= 0:
@@ -398,8 +441,7 @@ class Dataset(DatasetTransforms):
         """
         depth = int(buffer_size)
         if depth < -1:
-            raise errors.invalid_argument(f"buffer_size must be >= -1 (AUTOTUNE), but is {depth}.",
-                                          "PrefetchDataset")
+            raise errors.invalid_argument(f"buffer_size must be >= -1 (AUTOTUNE), but is {depth}.", "PrefetchDataset")
         if depth == 0:
             return self
         depth = 2 if depth == -1 else depth
@@ -407,6 +449,7 @@ class Dataset(DatasetTransforms):
 
     def unbatch(self, name: str | None = None) -> "Dataset":
         """Splits each element's first dimension into separate elements."""
+
         def iterate() -> Iterator[Any]:
             for element in self._elements():
                 leaves = nest.flatten(element)
@@ -468,5 +511,3 @@ class _LazySpec:
         for element in self._source._elements():
             return _spec(_to_tensors(_call(self._fn, element)))
         return None
-
-

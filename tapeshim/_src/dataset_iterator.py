@@ -129,8 +129,9 @@ class Optional:
         a per-call input); made from `value` when not given.
     """
 
-    def __init__(self, value: Any, element_spec: Any, has_value_tensor: Tensor | None = None,
-                 on_get_value: Any = None) -> None:
+    def __init__(
+        self, value: Any, element_spec: Any, has_value_tensor: Tensor | None = None, on_get_value: Any = None
+    ) -> None:
         self._value = value
         self._element_spec = element_spec
         self._has_value = has_value_tensor

@@ -81,8 +81,14 @@ class _OptionsBase:
 class AutotuneOptions(_OptionsBase):
     """`tf.data.experimental.AutotuneOptions`."""
 
-    _FIELDS = {"enabled": None, "cpu_budget": None, "ram_budget": None, "autotune_algorithm": None,
-               "initial_parallelism": None, "min_parallelism": None}
+    _FIELDS = {
+        "enabled": None,
+        "cpu_budget": None,
+        "ram_budget": None,
+        "autotune_algorithm": None,
+        "initial_parallelism": None,
+        "min_parallelism": None,
+    }
 
 
 class DistributeOptions(_OptionsBase):
@@ -94,10 +100,24 @@ class DistributeOptions(_OptionsBase):
 class OptimizationOptions(_OptionsBase):
     """`tf.data.experimental.OptimizationOptions`."""
 
-    _FIELDS = {name: None for name in (
-        "apply_default_optimizations", "filter_fusion", "filter_parallelization", "inject_prefetch",
-        "map_and_batch_fusion", "map_and_filter_fusion", "map_fusion", "map_parallelization", "noop_elimination",
-        "parallel_batch", "seq_interleave_prefetch", "shuffle_and_repeat_fusion", "warm_start")}
+    _FIELDS = {
+        name: None
+        for name in (
+            "apply_default_optimizations",
+            "filter_fusion",
+            "filter_parallelization",
+            "inject_prefetch",
+            "map_and_batch_fusion",
+            "map_and_filter_fusion",
+            "map_fusion",
+            "map_parallelization",
+            "noop_elimination",
+            "parallel_batch",
+            "seq_interleave_prefetch",
+            "shuffle_and_repeat_fusion",
+            "warm_start",
+        )
+    }
 
 
 class ThreadingOptions(_OptionsBase):
@@ -110,11 +130,18 @@ class Options(_OptionsBase):
     """`tf.data.Options`: settings a dataset carries (`Dataset.with_options`); merged when set twice."""
 
     _FIELDS = {
-        "autotune": AutotuneOptions, "deterministic": None, "experimental_deterministic": None,
-        "experimental_distribute": DistributeOptions, "experimental_external_state_policy": None,
-        "experimental_optimization": OptimizationOptions, "experimental_slack": None,
-        "experimental_symbolic_checkpoint": None, "experimental_warm_start": None,
-        "experimental_threading": ThreadingOptions, "threading": ThreadingOptions, "dataset_name": None,
+        "autotune": AutotuneOptions,
+        "deterministic": None,
+        "experimental_deterministic": None,
+        "experimental_distribute": DistributeOptions,
+        "experimental_external_state_policy": None,
+        "experimental_optimization": OptimizationOptions,
+        "experimental_slack": None,
+        "experimental_symbolic_checkpoint": None,
+        "experimental_warm_start": None,
+        "experimental_threading": ThreadingOptions,
+        "threading": ThreadingOptions,
+        "dataset_name": None,
         "framework_type": None,
     }
 

@@ -49,7 +49,9 @@ def list_files(file_pattern: Any, shuffle: bool | None = None, seed: Any = None,
     if not names:
         raise errors.invalid_argument(
             "Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. Summarized data: b'No files matched "
-            f"pattern: ' b'{', '.join(patterns)}'", "Assert")
+            f"pattern: ' b'{', '.join(patterns)}'",
+            "Assert",
+        )
     dataset = _string_rows(names)
     if shuffle is None or shuffle:
         dataset = dataset.shuffle(len(names), seed=seed)
@@ -64,8 +66,9 @@ def _fits(text: str, dtype: dtypes.DType) -> bool:
             info = np.iinfo(dtype.as_numpy_dtype)
             return info.min <= value <= info.max
         value = float(text)
-        return dtype == dtypes.float64 or math.isinf(value) or math.isnan(value) or abs(value) <= np.finfo(
-            np.float32).max
+        return (
+            dtype == dtypes.float64 or math.isinf(value) or math.isnan(value) or abs(value) <= np.finfo(np.float32).max
+        )
     except ValueError:
         return False
 
@@ -89,8 +92,9 @@ def _infer(values: list[str], na_value: str) -> dtypes.DType:
 def _read_rows(path: str, delimiter: str, use_quote: bool, header: bool, encoding: str) -> tuple[list, list]:
     with open(path, encoding=encoding, newline="") as handle:
         text = handle.read()
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if use_quote else
-                        csv.QUOTE_NONE)
+    reader = csv.reader(
+        io.StringIO(text), delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if use_quote else csv.QUOTE_NONE
+    )
     rows = [row for row in reader if row]
     if header:
         return rows[0] if rows else [], rows[1:]
@@ -115,13 +119,29 @@ def _column(values: list[str], dtype: dtypes.DType, default: Any, name: str, na_
     return np.asarray(out, dtype=dtype.as_numpy_dtype)
 
 
-def make_csv_dataset(file_pattern: Any, batch_size: int, column_names: Sequence[str] | None = None,
-                     column_defaults: Sequence[Any] | None = None, label_name: str | None = None,
-                     select_columns: Sequence[Any] | None = None, field_delim: str = ",", use_quote_delim: bool = True,
-                     na_value: str = "", header: bool = True, num_epochs: int | None = None, shuffle: bool = True,
-                     shuffle_buffer_size: int = 10000, shuffle_seed: Any = None, prefetch_buffer_size: Any = None,
-                     num_parallel_reads: Any = None, sloppy: bool = False, num_rows_for_inference: int = 100,
-                     compression_type: Any = None, ignore_errors: bool = False, encoding: str = "utf-8") -> Any:
+def make_csv_dataset(
+    file_pattern: Any,
+    batch_size: int,
+    column_names: Sequence[str] | None = None,
+    column_defaults: Sequence[Any] | None = None,
+    label_name: str | None = None,
+    select_columns: Sequence[Any] | None = None,
+    field_delim: str = ",",
+    use_quote_delim: bool = True,
+    na_value: str = "",
+    header: bool = True,
+    num_epochs: int | None = None,
+    shuffle: bool = True,
+    shuffle_buffer_size: int = 10000,
+    shuffle_seed: Any = None,
+    prefetch_buffer_size: Any = None,
+    num_parallel_reads: Any = None,
+    sloppy: bool = False,
+    num_rows_for_inference: int = 100,
+    compression_type: Any = None,
+    ignore_errors: bool = False,
+    encoding: str = "utf-8",
+) -> Any:
     """Batches of CSV records as `(OrderedDict of columns, label)` (or the dict alone without `label_name`).
 
     Column names come from the header (or `column_names`), types from `column_defaults` or are
@@ -136,8 +156,9 @@ def make_csv_dataset(file_pattern: Any, batch_size: int, column_names: Sequence[
 
     files = sorted({m for p in _patterns(file_pattern) for m in glob.glob(p)})
     if not files:
-        raise errors.invalid_argument(f"No files matched pattern: {', '.join(_patterns(file_pattern))}",
-                                      "MatchingFiles")
+        raise errors.invalid_argument(
+            f"No files matched pattern: {', '.join(_patterns(file_pattern))}", "MatchingFiles"
+        )
     if compression_type not in (None, ""):
         raise NotImplementedError("tapeshim's make_csv_dataset reads uncompressed files only.")
     if column_names is None and not header:
@@ -160,8 +181,9 @@ def make_csv_dataset(file_pattern: Any, batch_size: int, column_names: Sequence[
     else:
         keep = list(range(len(names)))
     if label_name is not None and label_name not in [names[i] for i in keep]:
-        raise ValueError(f"`label_name` provided must be one of the columns: {[names[i] for i in keep]}. Received: "
-                         f"{label_name}.")
+        raise ValueError(
+            f"`label_name` provided must be one of the columns: {[names[i] for i in keep]}. Received: {label_name}."
+        )
     columns: dict[str, np.ndarray] = collections.OrderedDict()
     for position, index in enumerate(keep):
         values = [row[index] if index < len(row) else "" for row in all_rows]
@@ -169,20 +191,26 @@ def make_csv_dataset(file_pattern: Any, batch_size: int, column_names: Sequence[
             given = column_defaults[position if select_columns is not None else index]
             given_array = np.asarray(given.numpy() if hasattr(given, "numpy") else given, dtype=object).reshape(-1)
             default = given_array[0] if given_array.size else None
-            dtype = (dtypes.string if isinstance(default, (str, bytes)) else
-                     dtypes.as_dtype(given.dtype) if hasattr(given, "dtype") else
-                     dtypes.int32 if isinstance(default, int) else dtypes.float32)
+            dtype = (
+                dtypes.string
+                if isinstance(default, (str, bytes))
+                else dtypes.as_dtype(given.dtype)
+                if hasattr(given, "dtype")
+                else dtypes.int32
+                if isinstance(default, int)
+                else dtypes.float32
+            )
             if isinstance(default, str):
                 default = default.encode()
         else:
             dtype, default = _infer(values[:num_rows_for_inference], na_value), None
         columns[names[index]] = _column(values, dtype, default, names[index], na_value)
-    tensors = collections.OrderedDict(
-        (k, _strings(v) if v.dtype == object else v) for k, v in columns.items())
+    tensors = collections.OrderedDict((k, _strings(v) if v.dtype == object else v) for k, v in columns.items())
     dataset = Dataset.from_tensor_slices(tensors)
     if label_name is not None:
-        dataset = dataset.map(lambda row: (collections.OrderedDict((k, v) for k, v in row.items() if k != label_name),
-                                           row[label_name]))
+        dataset = dataset.map(
+            lambda row: (collections.OrderedDict((k, v) for k, v in row.items() if k != label_name), row[label_name])
+        )
     dataset = dataset.repeat(num_epochs)
     if shuffle:
         dataset = dataset.shuffle(shuffle_buffer_size, seed=shuffle_seed)

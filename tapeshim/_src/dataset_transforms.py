@@ -36,6 +36,7 @@ def _call(fn: Callable[..., Any], element: Any) -> Any:
 
 def _common_spec(a: Any, b: Any) -> Any:
     """The most specific spec compatible with both (TF's concatenate rule), or TypeError."""
+
     def merge(x: TensorSpec, y: TensorSpec) -> TensorSpec:
         if x.dtype != y.dtype or x.shape.rank != y.shape.rank:
             raise TypeError
@@ -58,8 +59,7 @@ def _as_bool(value: Any, what: str) -> bool:
 def _as_int64(value: Any, what: str) -> int:
     tensor = convert_to_tensor(value)
     if tensor.dtype != dtypes.int64 or tensor._shape:
-        raise ValueError(f"`{what}` must return a single tf.int64 tensor, got {tensor.dtype.name} "
-                         f"{tensor.shape}.")
+        raise ValueError(f"`{what}` must return a single tf.int64 tensor, got {tensor.dtype.name} {tensor.shape}.")
     return int(tensor)
 
 
@@ -90,8 +90,9 @@ def _pad_one(arrays: list[np.ndarray], target: list, fill: Any, dtype: Any) -> n
     out = np.full([len(arrays)] + sizes, fill, dtype=object if dtype == dtypes.string else dtype.as_numpy_dtype)
     for i, a in enumerate(arrays):
         if any(a.shape[d] > sizes[d] for d in range(rank)):
-            raise errors.DataLossError(None, None, "Attempted to pad to a smaller size than the input element. "
-                                       "[Op:IteratorGetNext]")
+            raise errors.DataLossError(
+                None, None, "Attempted to pad to a smaller size than the input element. [Op:IteratorGetNext]"
+            )
         out[(i,) + tuple(slice(0, s) for s in a.shape)] = a
     return out
 
@@ -117,6 +118,7 @@ class DatasetTransforms:
 
     def flat_map(self, map_func: Callable[..., Any], name: str | None = None) -> Any:
         """Maps each element to a dataset and flattens the results in order."""
+
         def iterate() -> Iterator[Any]:
             for element in self._elements():
                 yield from _call(map_func, element)._elements()
@@ -128,8 +130,15 @@ class DatasetTransforms:
             return _call(map_func, element).element_spec
         return None
 
-    def interleave(self, map_func: Callable[..., Any], cycle_length: Any = None, block_length: Any = None,
-                   num_parallel_calls: Any = None, deterministic: Any = None, name: str | None = None) -> Any:
+    def interleave(
+        self,
+        map_func: Callable[..., Any],
+        cycle_length: Any = None,
+        block_length: Any = None,
+        num_parallel_calls: Any = None,
+        deterministic: Any = None,
+        name: str | None = None,
+    ) -> Any:
         """Interleaves the datasets `map_func` makes, `block_length` elements from each in a cycle.
 
         The order is TF's (deterministic) order: `cycle_length` datasets are open at once,
@@ -181,12 +190,20 @@ class DatasetTransforms:
         return _dataset_class()(iterate, UNKNOWN, _Deferred(lambda: self._first_inner_spec(map_func)))
 
     @staticmethod
-    def sample_from_datasets(datasets: Any, weights: Any = None, seed: Any = None,
-                             stop_on_empty_dataset: bool = False, rerandomize_each_iteration: Any = None) -> Any:
+    def sample_from_datasets(
+        datasets: Any,
+        weights: Any = None,
+        seed: Any = None,
+        stop_on_empty_dataset: bool = False,
+        rerandomize_each_iteration: Any = None,
+    ) -> Any:
         """Elements drawn at random from `datasets` with probabilities `weights` (uniform by default)."""
         count = len(datasets)
-        probs = np.full(count, 1.0 / count) if weights is None else np.asarray(
-            convert_to_tensor(weights).numpy() if hasattr(weights, "numpy") else weights, np.float64)
+        probs = (
+            np.full(count, 1.0 / count)
+            if weights is None
+            else np.asarray(convert_to_tensor(weights).numpy() if hasattr(weights, "numpy") else weights, np.float64)
+        )
         probs = probs / probs.sum()
         base = int(np.asarray(_seed_key(seed))[-1])
         passes = itertools.count()
@@ -219,8 +236,9 @@ class DatasetTransforms:
         """
         spec = choice_dataset.element_spec
         if not isinstance(spec, TensorSpec) or spec.dtype != dtypes.int64 or spec.shape.rank != 0:
-            raise TypeError("Invalid `choice_dataset`. Elements of `choice_dataset` must be scalar of type "
-                            f"`tf.int64`. Got {spec}.")
+            raise TypeError(
+                f"Invalid `choice_dataset`. Elements of `choice_dataset` must be scalar of type `tf.int64`. Got {spec}."
+            )
 
         def iterate() -> Iterator[Any]:
             sources = [d._elements() for d in datasets]
@@ -228,8 +246,9 @@ class DatasetTransforms:
             for choice in choice_dataset._elements():
                 i = int(choice)
                 if not 0 <= i < len(sources):
-                    raise errors.invalid_argument(f"Selector index out of range: {i} >= {len(sources)}",
-                                                  "IteratorGetNext")
+                    raise errors.invalid_argument(
+                        f"Selector index out of range: {i} >= {len(sources)}", "IteratorGetNext"
+                    )
                 if empty[i]:
                     continue
                 try:
@@ -250,12 +269,19 @@ class DatasetTransforms:
         from tapeshim._src.tensor import constant
 
         out = dtypes.as_dtype(dtype)
-        return _dataset_class()(lambda: (constant(v, out) for v in itertools.count(int(start), int(step))), INFINITE,
-                                TensorSpec([], out))
+        return _dataset_class()(
+            lambda: (constant(v, out) for v in itertools.count(int(start), int(step))), INFINITE, TensorSpec([], out)
+        )
 
     # -- batching -------------------------------------------------------------------------------------
-    def padded_batch(self, batch_size: int, padded_shapes: Any = None, padding_values: Any = None,
-                     drop_remainder: bool = False, name: str | None = None) -> Any:
+    def padded_batch(
+        self,
+        batch_size: int,
+        padded_shapes: Any = None,
+        padding_values: Any = None,
+        drop_remainder: bool = False,
+        name: str | None = None,
+    ) -> Any:
         """Batches elements, padding each component to `padded_shapes` (unknown dims: the batch's longest).
 
         Raises:
@@ -278,14 +304,18 @@ class DatasetTransforms:
         for s, p in zip(flat_specs, shapes):
             target = [None] * s.shape.rank if guessed and p is None else _padded_shape(s.shape, p)
             if s.shape.rank is not None and len(target) != s.shape.rank:
-                raise ValueError(f"The padded shape {TensorShape(target)} is not compatible with the shape "
-                                 f"{s.shape} of the corresponding input component.")
+                raise ValueError(
+                    f"The padded shape {TensorShape(target)} is not compatible with the shape "
+                    f"{s.shape} of the corresponding input component."
+                )
             targets.append(target)
         if padding_values is None:
             fills = [b"" if s.dtype == dtypes.string else 0 for s in flat_specs]
         else:
-            fills = [np.asarray(convert_to_tensor(v).numpy()) if hasattr(v, "numpy") else v
-                     for v in _flatten_up_to(spec, padding_values)]
+            fills = [
+                np.asarray(convert_to_tensor(v).numpy()) if hasattr(v, "numpy") else v
+                for v in _flatten_up_to(spec, padding_values)
+            ]
 
         def iterate() -> Iterator[Any]:
             from tapeshim._src.dataset import _host_tensor
@@ -305,12 +335,14 @@ class DatasetTransforms:
         card = self._cardinality
         if card >= 0:
             card = card // size if drop_remainder else -(-card // size)
-        out_spec = nest.pack_sequence_as(spec, [
-            TensorSpec([size if drop_remainder else None] + t, s.dtype) for t, s in zip(targets, flat_specs)])
+        out_spec = nest.pack_sequence_as(
+            spec, [TensorSpec([size if drop_remainder else None] + t, s.dtype) for t, s in zip(targets, flat_specs)]
+        )
         return _dataset_class()(iterate, card, out_spec)
 
-    def window(self, size: int, shift: Any = None, stride: int = 1, drop_remainder: bool = False,
-               name: str | None = None) -> Any:
+    def window(
+        self, size: int, shift: Any = None, stride: int = 1, drop_remainder: bool = False, name: str | None = None
+    ) -> Any:
         """Windows of `size` elements (every `stride`-th), starting every `shift` elements, as nested datasets.
 
         Each element is the element structure with a `Dataset` in place of each tensor.
@@ -322,8 +354,9 @@ class DatasetTransforms:
         shift = size if shift is None else int(shift)
         for value, what in ((size, "size"), (shift, "shift"), (stride, "stride")):
             if value <= 0:
-                raise errors.invalid_argument(f"Window {what} must be greater than zero, but got {value}.",
-                                              "WindowDataset")
+                raise errors.invalid_argument(
+                    f"Window {what} must be greater than zero, but got {value}.", "WindowDataset"
+                )
         spec = self.element_spec
         dataset_class = _dataset_class()
 
@@ -373,11 +406,13 @@ class DatasetTransforms:
         """
         n, i = int(num_shards), int(index)
         if n <= 0:
-            raise errors.invalid_argument(f"Number of shards must be greater than zero (currently num_shards = {n}).",
-                                          "ShardDataset")
+            raise errors.invalid_argument(
+                f"Number of shards must be greater than zero (currently num_shards = {n}).", "ShardDataset"
+            )
         if not 0 <= i < n:
-            raise errors.invalid_argument(f"Index must be between 0 and {n - 1} (currently index = {i}).",
-                                          "ShardDataset")
+            raise errors.invalid_argument(
+                f"Index must be between 0 and {n - 1} (currently index = {i}).", "ShardDataset"
+            )
         card = self._cardinality
         if card >= 0:
             card = card // n + (1 if i < card % n else 0)
@@ -385,6 +420,7 @@ class DatasetTransforms:
 
     def take_while(self, predicate: Callable[..., Any], name: str | None = None) -> Any:
         """Elements up to (not including) the first for which `predicate` is false."""
+
         def iterate() -> Iterator[Any]:
             for element in self._elements():
                 if not _as_bool(_call(predicate, element), "predicate"):
@@ -401,8 +437,10 @@ class DatasetTransforms:
         """
         spec = self.element_spec
         if not isinstance(spec, TensorSpec) or spec.dtype not in (dtypes.int32, dtypes.int64, dtypes.string):
-            raise TypeError("`tf.data.Dataset.unique` does not support type "
-                            f"{spec.dtype if isinstance(spec, TensorSpec) else spec}.")
+            raise TypeError(
+                "`tf.data.Dataset.unique` does not support type "
+                f"{spec.dtype if isinstance(spec, TensorSpec) else spec}."
+            )
 
         def iterate() -> Iterator[Any]:
             seen: set = set()
@@ -416,6 +454,7 @@ class DatasetTransforms:
 
     def scan(self, initial_state: Any, scan_func: Callable[[Any, Any], Any], name: str | None = None) -> Any:
         """Maps with a state: `scan_func(state, element) -> (new_state, output)`."""
+
         def iterate() -> Iterator[Any]:
             from tapeshim._src.dataset import _to_tensors
 
@@ -435,9 +474,14 @@ class DatasetTransforms:
 
         return _dataset_class()(iterate, self._cardinality, _Deferred(first_spec))
 
-    def group_by_window(self, key_func: Callable[..., Any], reduce_func: Callable[[Any, Any], Any],
-                        window_size: Any = None, window_size_func: Callable[[Any], Any] | None = None,
-                        name: str | None = None) -> Any:
+    def group_by_window(
+        self,
+        key_func: Callable[..., Any],
+        reduce_func: Callable[[Any, Any], Any],
+        window_size: Any = None,
+        window_size_func: Callable[[Any], Any] | None = None,
+        name: str | None = None,
+    ) -> Any:
         """Groups elements by an int64 key into windows, reduces each window (a dataset) to a dataset.
 
         A window is reduced when it reaches its size; at the end the unfinished windows
@@ -449,10 +493,12 @@ class DatasetTransforms:
         from tapeshim._src.tensor import constant
 
         if (window_size is None) == (window_size_func is None):
-            raise ValueError("Either the `window_size` argument or the `window_size_func` argument must be "
-                             "specified.")
-        size_of = (lambda key: int(window_size)) if window_size is not None else (
-            lambda key: _as_int64(window_size_func(key), "window_size_func"))
+            raise ValueError("Either the `window_size` argument or the `window_size_func` argument must be specified.")
+        size_of = (
+            (lambda key: int(window_size))
+            if window_size is not None
+            else (lambda key: _as_int64(window_size_func(key), "window_size_func"))
+        )
         spec = self.element_spec
         dataset_class = _dataset_class()
 
@@ -467,8 +513,9 @@ class DatasetTransforms:
                 group.append(element)
                 limit = size_of(constant(key, dtypes.int64))
                 if limit <= 0:
-                    raise errors.invalid_argument("Window size must be greater than zero, but got "
-                                                  f"{limit}.", "GroupByWindowDataset")
+                    raise errors.invalid_argument(
+                        f"Window size must be greater than zero, but got {limit}.", "GroupByWindowDataset"
+                    )
                 if len(group) >= limit:
                     del groups[key]
                     yield from reduce_func(constant(key, dtypes.int64), as_dataset(group))._elements()
@@ -483,10 +530,18 @@ class DatasetTransforms:
 
         return dataset_class(iterate, UNKNOWN, _Deferred(first_spec))
 
-    def bucket_by_sequence_length(self, element_length_func: Callable[..., Any], bucket_boundaries: Any,
-                                  bucket_batch_sizes: Any, padded_shapes: Any = None, padding_values: Any = None,
-                                  pad_to_bucket_boundary: bool = False, no_padding: bool = False,
-                                  drop_remainder: bool = False, name: str | None = None) -> Any:
+    def bucket_by_sequence_length(
+        self,
+        element_length_func: Callable[..., Any],
+        bucket_boundaries: Any,
+        bucket_batch_sizes: Any,
+        padded_shapes: Any = None,
+        padding_values: Any = None,
+        pad_to_bucket_boundary: bool = False,
+        no_padding: bool = False,
+        drop_remainder: bool = False,
+        name: str | None = None,
+    ) -> Any:
         """Batches elements of similar length together, padded per batch (TF's bucketing).
 
         Raises:
@@ -512,13 +567,21 @@ class DatasetTransforms:
             shapes = padded_shapes
             if pad_to_bucket_boundary:
                 if bucket_id >= len(sizes) - 1:
-                    raise errors.invalid_argument("When pad_to_bucket_boundary=True, elements must have length < "
-                                                  "max(bucket_boundaries).", "Assert")
+                    raise errors.invalid_argument(
+                        "When pad_to_bucket_boundary=True, elements must have length < max(bucket_boundaries).",
+                        "Assert",
+                    )
                 fill = boundaries[bucket_id] - 1
                 base = grouped.element_spec if padded_shapes is None else padded_shapes
                 shapes = nest.map_structure(
-                    lambda s: TensorShape([fill if d is None else d for d in (
-                        s.shape if isinstance(s, TensorSpec) else TensorShape(s)).as_list()]), base)
+                    lambda s: TensorShape(
+                        [
+                            fill if d is None else d
+                            for d in (s.shape if isinstance(s, TensorSpec) else TensorShape(s)).as_list()
+                        ]
+                    ),
+                    base,
+                )
             return grouped.padded_batch(sizes[bucket_id], shapes, padding_values, drop_remainder=drop_remainder)
 
         def size_func(bucket: Any) -> Any:
@@ -528,16 +591,25 @@ class DatasetTransforms:
 
         grouped = self.group_by_window(lambda *e: key_func(*e), reduce_func, window_size_func=size_func)
         spec = self.element_spec
-        out_spec = nest.map_structure(lambda s: TensorSpec(
-            [None] + ([None] * s.shape.rank if not no_padding else s.shape.as_list()), s.dtype), spec)
+        out_spec = nest.map_structure(
+            lambda s: TensorSpec([None] + ([None] * s.shape.rank if not no_padding else s.shape.as_list()), s.dtype),
+            spec,
+        )
         if padded_shapes is not None and not pad_to_bucket_boundary and not no_padding:
-            out_spec = nest.map_structure(lambda s, p: TensorSpec([None] + TensorShape(p).as_list(), s.dtype), spec,
-                                          padded_shapes)
+            out_spec = nest.map_structure(
+                lambda s, p: TensorSpec([None] + TensorShape(p).as_list(), s.dtype), spec, padded_shapes
+            )
         grouped._element_spec = out_spec
         return grouped
 
-    def rejection_resample(self, class_func: Callable[..., Any], target_dist: Any, initial_dist: Any = None,
-                           seed: Any = None, name: str | None = None) -> Any:
+    def rejection_resample(
+        self,
+        class_func: Callable[..., Any],
+        target_dist: Any,
+        initial_dist: Any = None,
+        seed: Any = None,
+        name: str | None = None,
+    ) -> Any:
         """`(class, element)` pairs whose classes follow `target_dist`, by rejection.
 
         Each element of class `c` is kept with probability `(t_c / p_c) / max_k(t_k / p_k)`,
@@ -546,8 +618,11 @@ class DatasetTransforms:
         to reject fewer, so it keeps more elements than this does, and not the same ones.
         """
         target = np.asarray(convert_to_tensor(target_dist).numpy(), np.float64).reshape(-1)
-        initial = None if initial_dist is None else np.asarray(convert_to_tensor(initial_dist).numpy(),
-                                                               np.float64).reshape(-1)
+        initial = (
+            None
+            if initial_dist is None
+            else np.asarray(convert_to_tensor(initial_dist).numpy(), np.float64).reshape(-1)
+        )
         base = int(np.asarray(_seed_key(seed))[-1])
         passes = itertools.count()
 
@@ -560,8 +635,9 @@ class DatasetTransforms:
                     raise ValueError("`class_func` must return a scalar integer tensor.")
                 c = int(label)
                 if not 0 <= c < len(target):
-                    raise errors.invalid_argument(f"class {c} is outside the target distribution's "
-                                                  f"{len(target)} classes", "IteratorGetNext")
+                    raise errors.invalid_argument(
+                        f"class {c} is outside the target distribution's {len(target)} classes", "IteratorGetNext"
+                    )
                 counts[c] += 1
                 probs = counts / counts.sum() if initial is None else initial
                 with np.errstate(divide="ignore", invalid="ignore"):
@@ -597,8 +673,7 @@ class DatasetTransforms:
                         if log_warning:
                             import logging
 
-                            logging.getLogger("tapeshim").warning("Dataset.ignore_errors: dropped an element: %s",
-                                                                  exc)
+                            logging.getLogger("tapeshim").warning("Dataset.ignore_errors: dropped an element: %s", exc)
                 return
             source = self._elements()
             while True:
@@ -623,13 +698,19 @@ class DatasetTransforms:
                 count += 1
                 if count > expected:
                     raise errors.FailedPreconditionError(
-                        None, None, f"Input dataset was expected to contain {expected} elements but contained at "
-                                    f"least {count} elements. [Op:IteratorGetNext]")
+                        None,
+                        None,
+                        f"Input dataset was expected to contain {expected} elements but contained at "
+                        f"least {count} elements. [Op:IteratorGetNext]",
+                    )
                 yield element
             if count < expected:
                 raise errors.FailedPreconditionError(
-                    None, None, f"Input dataset was expected to contain {expected} elements but contained only "
-                                f"{count} elements. [Op:IteratorGetNext]")
+                    None,
+                    None,
+                    f"Input dataset was expected to contain {expected} elements but contained only "
+                    f"{count} elements. [Op:IteratorGetNext]",
+                )
 
         return _dataset_class()(iterate, expected, self._element_spec)
 
@@ -644,7 +725,7 @@ class DatasetTransforms:
         def iterate() -> Iterator[Any]:
             rng = np.random.default_rng([base, next(passes) if rerandomize_each_iteration else 0])
             while True:
-                yield constant(int(rng.integers(0, 2 ** 32)), dtypes.int64)
+                yield constant(int(rng.integers(0, 2**32)), dtypes.int64)
 
         return _dataset_class()(iterate, INFINITE, TensorSpec([], dtypes.int64))
 

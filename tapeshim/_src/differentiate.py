@@ -39,8 +39,9 @@ def _conj(value: jax.Array) -> jax.Array:
 class Request:
     """What to differentiate: targets, unique sources and their occurrences."""
 
-    def __init__(self, recorder: Any, targets: Sequence[Any], sources: Sequence[Any],
-                 recorded_by: Sequence[Any] | None = None) -> None:
+    def __init__(
+        self, recorder: Any, targets: Sequence[Any], sources: Sequence[Any], recorded_by: Sequence[Any] | None = None
+    ) -> None:
         self.sources: list[Any] = []
         index_of: dict[int, int] = {}
         self.source_positions = []
@@ -73,10 +74,13 @@ class Request:
         reached = self.plan.reached_slots([self.target_slots[k] for k in self.trainable])
         tracked = recorder._tracked
         self.connected = tuple(
-            i for i, source in enumerate(self.sources)
-            if source._dtype.is_trainable and (
+            i
+            for i, source in enumerate(self.sources)
+            if source._dtype.is_trainable
+            and (
                 i in self.identity
-                or any(self.plan.tid_at[s] in tracked and s in reached for s in self.plan.occ_slots.get(i, ())))
+                or any(self.plan.tid_at[s] in tracked and s in reached for s in self.plan.occ_slots.get(i, ()))
+            )
         )
 
 
@@ -100,8 +104,10 @@ def sparse_gathers(request: Request) -> dict[int, list[tuple[Tensor, Tensor]]]:
       returns `IndexedSlices` for them; sources used any other way are dense.
     """
     plan = request.plan
-    if not any(step[0] == replay.NODE and isinstance(entry[0], tuple) and entry[0][0] == "GatherV2"
-               for step, entry in zip(plan.steps, plan.key)):
+    if not any(
+        step[0] == replay.NODE and isinstance(entry[0], tuple) and entry[0][0] == "GatherV2"
+        for step, entry in zip(plan.steps, plan.key)
+    ):
         return {}  # the common case: no gather, nothing sparse
     consumers: dict[int, list[int]] = {}
     for index, step in enumerate(plan.steps):
@@ -121,8 +127,14 @@ def sparse_gathers(request: Request) -> dict[int, list[tuple[Tensor, Tensor]]]:
                 step = plan.steps[index]
                 is_gather = isinstance(node_key, tuple) and node_key[0] == "GatherV2"
                 static = dict(node_key[1]) if is_gather else {}
-                if not (is_gather and static.get("axis") == 0 and static.get("batch_dims") == 0
-                        and step[2][0] == slot and step[2][1] != slot and step[2][1] in leaf_at):
+                if not (
+                    is_gather
+                    and static.get("axis") == 0
+                    and static.get("batch_dims") == 0
+                    and step[2][0] == slot
+                    and step[2][1] != slot
+                    and step[2][1] in leaf_at
+                ):
                     gathers = None
                     break
                 params = plan.leaves[leaf_at[slot]]
@@ -137,8 +149,13 @@ def sparse_gathers(request: Request) -> dict[int, list[tuple[Tensor, Tensor]]]:
     return found
 
 
-def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Tensor | None] = (),
-                  recorded_by: Sequence[Any] | None = None) -> list:
+def differentiate(
+    recorder: Any,
+    mode: str,
+    request: Request,
+    seeds: Sequence[Tensor | None] = (),
+    recorded_by: Sequence[Any] | None = None,
+) -> list:
     """Returns one value per unique connected source (a Tensor), in `request.connected` order.
 
     Args:
@@ -166,8 +183,7 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
     key = (mode, plan.key, target_slots, trainable, connected, source_avals, seed_mask)
 
     def build() -> Callable:
-        return _make_program(mode, steps, connected, source_avals, target_avals, target_slots,
-                             trainable, seed_mask)
+        return _make_program(mode, steps, connected, source_avals, target_avals, target_slots, trainable, seed_mask)
 
     if mode in (JACOBIAN, BATCH_JACOBIAN):
         out_avals = tuple(_result_aval(mode, target_avals[0], aval) for aval in source_avals)
@@ -191,28 +207,29 @@ def differentiate(recorder: Any, mode: str, request: Request, seeds: Sequence[Te
 
         dependencies = output_dependencies(key, recorded, inputs)
         output_tracking = [trackers([inputs[i] for i in deps]) for deps in dependencies]
-        return list(registry.record(recorded, ("program", key), inputs, out_avals, output_tracking,
-                                    deps=dependencies))
+        return list(registry.record(recorded, ("program", key), inputs, out_avals, output_tracking, deps=dependencies))
     leaf_values = [t._value for t in plan.leaves]
     seed_values = [s.value for s in seed_tensors]
     try:
         if mode == GRADIENT and not _compiled_tier(recorder, key, plan):
             outcome = replay.run_per_op(key, lambda: _per_op_gradient(request, source_avals, seeds))
         else:
-            outcome = replay.run_compiled(key, build, plan.n_nodes,
-                                          lambda jitted: jitted(leaf_values, seed_values))
+            outcome = replay.run_compiled(key, build, plan.n_nodes, lambda jitted: jitted(leaf_values, seed_values))
             if outcome is None:  # XLA failed: the per-op tier serves this structure
                 if mode != GRADIENT:
                     raise errors.InternalError(
-                        None, None, "XLA could not compile the program of this request; its per-op form "
-                        "serves only gradients.")
+                        None,
+                        None,
+                        "XLA could not compile the program of this request; its per-op form serves only gradients.",
+                    )
                 outcome = _per_op_gradient(request, source_avals, seeds)
     except ValueError as exc:
         if "Reverse-mode differentiation does not work for lax.while_loop" in str(exc):
             raise ValueError(
                 "Cannot compute the gradient through a tf.while_loop without `maximum_iterations` inside "
                 "tapeshim.function: give the loop a `maximum_iterations` (an upper bound on its trip count) to "
-                "make it reverse differentiable.") from None
+                "make it reverse differentiable."
+            ) from None
         raise
     aux, results = outcome
     for tensor, value in zip(request.targets, aux):
@@ -239,8 +256,14 @@ def _compiled_tier(recorder: Any, key: Any, plan: Plan) -> bool:
 def _per_op_gradient(request: Request, source_avals: tuple, seeds: Sequence[Tensor | None]) -> tuple:
     from tapeshim._src import replay_eager
 
-    return replay_eager.gradient(request.plan, request.connected, source_avals, request.target_slots,
-                                 request.trainable, [None if s is None else s.value for s in seeds])
+    return replay_eager.gradient(
+        request.plan,
+        request.connected,
+        source_avals,
+        request.target_slots,
+        request.trainable,
+        [None if s is None else s.value for s in seeds],
+    )
 
 
 _DEPENDENCY_CACHE_SIZE = 512
@@ -295,8 +318,16 @@ def _result_aval(mode: str, target_aval: tuple, source_aval: tuple) -> tuple:
     return ((t_shape[0],) + t_shape[1:] + s_shape[1:], s_dtype)
 
 
-def _make_program(mode: str, steps: list, connected: tuple, source_avals: tuple, target_avals: tuple,
-                  target_slots: tuple, trainable: tuple, seed_mask: tuple) -> Callable:
+def _make_program(
+    mode: str,
+    steps: list,
+    connected: tuple,
+    source_avals: tuple,
+    target_avals: tuple,
+    target_slots: tuple,
+    trainable: tuple,
+    seed_mask: tuple,
+) -> Callable:
     evaluate = replay.make_perturbed(steps, connected)
     seed_position = {}
     for k, given in enumerate(seed_mask):

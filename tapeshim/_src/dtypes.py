@@ -188,15 +188,42 @@ half = float16
 double = float64
 
 ALL_DTYPES = (
-    float16, bfloat16, float32, float64, int8, int16, int32, int64,
-    uint8, uint16, uint32, uint64, bool_, complex64, complex128, string,
+    float16,
+    bfloat16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    bool_,
+    complex64,
+    complex128,
+    string,
 )
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"half": float16, "double": float64, "float": float32})
 _BY_NP = {d._np: d for d in ALL_DTYPES}
 _ENUM_OF_NAME = {
-    "float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6, "complex64": 8, "int64": 9,
-    "bool": 10, "bfloat16": 14, "uint16": 17, "complex128": 18, "float16": 19, "uint32": 22, "uint64": 23,
+    "float32": 1,
+    "float64": 2,
+    "int32": 3,
+    "uint8": 4,
+    "int16": 5,
+    "int8": 6,
+    "complex64": 8,
+    "int64": 9,
+    "bool": 10,
+    "bfloat16": 14,
+    "uint16": 17,
+    "complex128": 18,
+    "float16": 19,
+    "uint32": 22,
+    "uint64": 23,
     "string": 7,
 }
 _BY_ENUM = {enum: _BY_NAME[name] for name, enum in _ENUM_OF_NAME.items()}

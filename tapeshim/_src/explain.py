@@ -38,13 +38,28 @@ NOT_READ = "not_read"
 UNCONNECTED = "unconnected"
 
 _NO_GRADIENT_WORDS = {
-    "Round": "tf.round", "Floor": "tf.floor", "Ceil": "tf.math.ceil", "Rint": "tf.math.rint",
-    "ArgMax": "tf.argmax", "ArgMin": "tf.argmin", "Cast": "tf.cast", "Less": "a comparison (<)",
-    "LessEqual": "a comparison (<=)", "Greater": "a comparison (>)", "GreaterEqual": "a comparison (>=)",
-    "Equal": "a comparison (==)", "NotEqual": "a comparison (!=)", "FloorDiv": "floor division (//)",
-    "OneHot": "tf.one_hot", "ZerosLike": "tf.zeros_like", "OnesLike": "tf.ones_like",
-    "IsNan": "tf.math.is_nan", "IsInf": "tf.math.is_inf", "IsFinite": "tf.math.is_finite",
-    "Bitcast": "tf.bitcast", "StopGradient": "tf.stop_gradient",
+    "Round": "tf.round",
+    "Floor": "tf.floor",
+    "Ceil": "tf.math.ceil",
+    "Rint": "tf.math.rint",
+    "ArgMax": "tf.argmax",
+    "ArgMin": "tf.argmin",
+    "Cast": "tf.cast",
+    "Less": "a comparison (<)",
+    "LessEqual": "a comparison (<=)",
+    "Greater": "a comparison (>)",
+    "GreaterEqual": "a comparison (>=)",
+    "Equal": "a comparison (==)",
+    "NotEqual": "a comparison (!=)",
+    "FloorDiv": "floor division (//)",
+    "OneHot": "tf.one_hot",
+    "ZerosLike": "tf.zeros_like",
+    "OnesLike": "tf.ones_like",
+    "IsNan": "tf.math.is_nan",
+    "IsInf": "tf.math.is_inf",
+    "IsFinite": "tf.math.is_finite",
+    "Bitcast": "tf.bitcast",
+    "StopGradient": "tf.stop_gradient",
 }
 _ZERO_GRADIENT_OPS = {"Sign"}
 
@@ -162,7 +177,8 @@ def _given(tape: Any, target: Any, sources: Any) -> tuple | None:
     if snapshot is None or not getattr(tape, "_used", False):
         return None
     same = [a is b for a, b in zip(nest.flatten(target), nest.flatten(snapshot.targets))] + [
-        a is b for a, b in zip(nest.flatten(sources), nest.flatten(snapshot.sources))]
+        a is b for a, b in zip(nest.flatten(sources), nest.flatten(snapshot.sources))
+    ]
     if not all(same) or len(nest.flatten(sources)) != len(snapshot.given):
         return None
     return snapshot.given
@@ -173,12 +189,25 @@ def _explain(tape: Any, state: TapeState, target: Any, sources: Any, find_zeros:
     given = _given(tape, target, sources)
     if given is not None and all(given) and not state.nodes:
         # A one-shot tape releases its graph after a gradient without Nones: every source got a value.
-        return Explanation([
-            SourceExplanation(request.sources[p], source_label(request.sources[p]), IDENTITY,
-                              "it is the target itself: its gradient is ones.") if p in request.identity else
-            SourceExplanation(request.sources[p], source_label(request.sources[p]), CONNECTED,
-                              "connected: the gradient flows through recorded ops.")
-            for p in request.source_positions], sources)
+        return Explanation(
+            [
+                SourceExplanation(
+                    request.sources[p],
+                    source_label(request.sources[p]),
+                    IDENTITY,
+                    "it is the target itself: its gradient is ones.",
+                )
+                if p in request.identity
+                else SourceExplanation(
+                    request.sources[p],
+                    source_label(request.sources[p]),
+                    CONNECTED,
+                    "connected: the gradient flows through recorded ops.",
+                )
+                for p in request.source_positions
+            ],
+            sources,
+        )
     log = explain_hooks.log_of(tape)
     since = log.windows[0].start if log.windows else None
     graph = Graph(request.targets, state, since)
@@ -203,11 +232,15 @@ def _connected(source: Any, label: str, position: int, zero: set, graph: Graph, 
         via = f" ({', '.join(ops)} has a zero gradient)" if ops else ""
         site = explain_hooks.site_of(zeroing[0].out_tids[0])[0] if zeroing else None
         return SourceExplanation(
-            source, label, ZERO,
+            source,
+            label,
+            ZERO,
             f"the target depends on it, but its gradient is zero everywhere: every path goes through ops "
             f"whose gradient is zero{via}.",
-            "use a differentiable surrogate on that path (for tf.sign, e.g. tf.tanh(k * x)).", site,
-            ops[0] if ops else None)
+            "use a differentiable surrogate on that path (for tf.sign, e.g. tf.tanh(k * x)).",
+            site,
+            ops[0] if ops else None,
+        )
     del request
     return SourceExplanation(source, label, CONNECTED, "connected: the gradient flows through recorded ops.")
 
@@ -225,12 +258,12 @@ def _structural_zeros(request: Any) -> set[int]:
         return set()
     jaxpr = closed.jaxpr
     outputs = jax.tree_util.tree_leaves(jax.eval_shape(program, *args))
-    grad_vars = jaxpr.outvars[len(outputs) - len(request.connected):]
+    grad_vars = jaxpr.outvars[len(outputs) - len(request.connected) :]
     constant = _constant_outputs(jaxpr, grad_vars)
     if not constant:
         return set()
     values = jax.tree_util.tree_leaves(jax.jit(program)(*args))
-    grads = values[len(values) - len(request.connected):]
+    grads = values[len(values) - len(request.connected) :]
     found = set()
     for k, position in enumerate(request.connected):
         if k in constant and not np.any(np.asarray(grads[k])):
@@ -246,18 +279,21 @@ def _constant_outputs(jaxpr: Any, outvars: Sequence[Any]) -> set[int]:
     return {k for k, v in enumerate(outvars) if hasattr(v, "val") or v not in depends}
 
 
-def _why_none(tape: Any, log: Any, state: TapeState, graph: Graph, request: Any, source: Any,
-              label: str) -> SourceExplanation:
+def _why_none(
+    tape: Any, log: Any, state: TapeState, graph: Graph, request: Any, source: Any, label: str
+) -> SourceExplanation:
     def say(reason: str, message: str, fix: str, site: Site | None = None, op: str | None = None) -> Any:
         return SourceExplanation(source, label, reason, message, fix, site, op)
 
     start_site = log.windows[0].site if log.windows else None
     if not source._dtype.is_trainable:
-        return say(INTEGER_DTYPE,
-                   f"its dtype is {source._dtype.name}: TF computes gradients only for floating and complex "
-                   "tensors, so an integer or bool source always gets None.",
-                   "cast to float before the tape, e.g. tf.Variable(3.0) or tf.cast(x, tf.float32), and "
-                   "watch/differentiate the float value.")
+        return say(
+            INTEGER_DTYPE,
+            f"its dtype is {source._dtype.name}: TF computes gradients only for floating and complex "
+            "tensors, so an integer or bool source always gets None.",
+            "cast to float before the tape, e.g. tf.Variable(3.0) or tf.cast(x, tf.float32), and "
+            "watch/differentiate the float value.",
+        )
     if isinstance(source, Variable):
         vid = id(source)
         watched = vid in state._watched_vars or vid in state._explicit_vars
@@ -266,34 +302,45 @@ def _why_none(tape: Any, log: Any, state: TapeState, graph: Graph, request: Any,
             if other is not None:
                 return other
             if not source._trainable:
-                return say(NOT_TRAINABLE,
-                           "the variable was created with trainable=False, so the tape does not watch it "
-                           "automatically.",
-                           "create it with trainable=True, or call tape.watch(variable) inside the tape.",
-                           start_site)
+                return say(
+                    NOT_TRAINABLE,
+                    "the variable was created with trainable=False, so the tape does not watch it automatically.",
+                    "create it with trainable=True, or call tape.watch(variable) inside the tape.",
+                    start_site,
+                )
             if not state._watch_accessed:
-                return say(NOT_WATCHED,
-                           "the tape was created with watch_accessed_variables=False and this variable was "
-                           "never passed to tape.watch.",
-                           "call tape.watch(variable) inside the `with tf.GradientTape()` block.", start_site)
+                return say(
+                    NOT_WATCHED,
+                    "the tape was created with watch_accessed_variables=False and this variable was "
+                    "never passed to tape.watch.",
+                    "call tape.watch(variable) inside the `with tf.GradientTape()` block.",
+                    start_site,
+                )
             return _not_read(log, graph, request, say, start_site)
         occ = list(state._var_reads.get(vid, ()))
         if not occ:
             other = _other_variable(state, graph, source)
             if other is not None:
                 return other
-            return say(NOT_READ, "the tape watches this variable, but it was never read while the tape recorded.",
-                       "read the variable inside the `with tf.GradientTape()` block.", start_site)
+            return say(
+                NOT_READ,
+                "the tape watches this variable, but it was never read while the tape recorded.",
+                "read the variable inside the `with tf.GradientTape()` block.",
+                start_site,
+            )
     else:
         if source._tid not in state._tracked:
             ancestors = _ancestor_leaves(graph, [t._tid for t in request.targets])
             used = source._tid in graph.tensors or any(tid == source._tid for tid, _ in ancestors)
             what = "the target uses it, but" if used else "it"
-            return say(NOT_WATCHED,
-                       f"{what} is a constant to the tape: a tf.Tensor is never watched automatically (only "
-                       "trainable tf.Variables are).",
-                       "call tape.watch(x) inside the `with tf.GradientTape()` block before using x, or make "
-                       "it a tf.Variable.", start_site)
+            return say(
+                NOT_WATCHED,
+                f"{what} is a constant to the tape: a tf.Tensor is never watched automatically (only "
+                "trainable tf.Variables are).",
+                "call tape.watch(x) inside the `with tf.GradientTape()` block before using x, or make "
+                "it a tf.Variable.",
+                start_site,
+            )
         occ = [source._tid]
     return _cut(tape, log, state, graph, request, source, label, occ)
 
@@ -305,14 +352,19 @@ def _not_read(log: Any, graph: Graph, request: Any, say: Any, start_site: Site |
         when = _window_of(log, tid)
         if trainable and when in ("before", "paused"):
             where = "before the tape started recording" if when == "before" else "under tape.stop_recording()"
-            return say(BEFORE_TAPE if when == "before" else STOP_RECORDING,
-                       f"the variable was not read while the tape recorded: the target uses a value computed "
-                       f"{where}, which is a constant to the tape.",
-                       "compute the target from the variable inside the `with tf.GradientTape()` block.",
-                       start_site if when == "before" else _pause_site(log, tid))
-    return say(NOT_READ,
-               "the variable was never read while the tape recorded, so the target cannot depend on it.",
-               "read the variable inside the `with tf.GradientTape()` block.", start_site)
+            return say(
+                BEFORE_TAPE if when == "before" else STOP_RECORDING,
+                f"the variable was not read while the tape recorded: the target uses a value computed "
+                f"{where}, which is a constant to the tape.",
+                "compute the target from the variable inside the `with tf.GradientTape()` block.",
+                start_site if when == "before" else _pause_site(log, tid),
+            )
+    return say(
+        NOT_READ,
+        "the variable was never read while the tape recorded, so the target cannot depend on it.",
+        "read the variable inside the `with tf.GradientTape()` block.",
+        start_site,
+    )
 
 
 def _other_variable(state: TapeState, graph: Graph, source: Variable) -> SourceExplanation | None:
@@ -322,12 +374,15 @@ def _other_variable(state: TapeState, graph: Graph, source: Variable) -> SourceE
             continue
         if any(tid in graph.tensors for tid in state._var_reads.get(vid, ())):
             return SourceExplanation(
-                source, source_label(source), OTHER_VARIABLE,
+                source,
+                source_label(source),
+                OTHER_VARIABLE,
                 f"the target reads a different tf.Variable object with the same name '{variable._name}': the "
                 "variable was created again (e.g. inside the function that computes the loss), and the "
                 "gradient is taken with respect to the old one.",
                 "create variables once (in __init__ or build, or outside the step) and differentiate with "
-                "respect to the same objects the computation reads.")
+                "respect to the same objects the computation reads.",
+            )
     return None
 
 
@@ -351,8 +406,9 @@ def _pause_site(log: Any, tid: int) -> Site | None:
     return None
 
 
-def _cut(tape: Any, log: Any, state: TapeState, graph: Graph, request: Any, source: Any, label: str,
-         occ: list[int]) -> SourceExplanation:
+def _cut(
+    tape: Any, log: Any, state: TapeState, graph: Graph, request: Any, source: Any, label: str, occ: list[int]
+) -> SourceExplanation:
     def say(reason: str, message: str, fix: str, site: Site | None = None, op: str | None = None) -> Any:
         return SourceExplanation(source, label, reason, message, fix, site, op)
 
@@ -367,33 +423,47 @@ def _cut(tape: Any, log: Any, state: TapeState, graph: Graph, request: Any, sour
     for exit_ in log.exits:
         exit_graph = Graph([exit_.tensor], state, None)
         if any(t in exit_graph.tensors for t in occ):
-            return say(LEFT_TAPE,
-                       f"its value left the tape through {exit_.how}: what comes back is a new constant the "
-                       "tape cannot trace to it.",
-                       "keep the computation in TensorFlow ops (tf.* functions and tensor operators) instead of "
-                       ".numpy()/float()/numpy functions between the source and the target.", exit_.site)
+            return say(
+                LEFT_TAPE,
+                f"its value left the tape through {exit_.how}: what comes back is a new constant the "
+                "tape cannot trace to it.",
+                "keep the computation in TensorFlow ops (tf.* functions and tensor operators) instead of "
+                ".numpy()/float()/numpy functions between the source and the target.",
+                exit_.site,
+            )
     first = min(occ)
     for tid, trainable in _ancestor_leaves(graph, target_tids):
         if tid <= first or not trainable or tid in occ:
             continue
         when = _window_of(log, tid)
         if when == "paused":
-            return say(STOP_RECORDING,
-                       "the target uses a tensor computed under tape.stop_recording(), which the tape does not "
-                       "record.", "compute it outside the stop_recording block.", _pause_site(log, tid))
+            return say(
+                STOP_RECORDING,
+                "the target uses a tensor computed under tape.stop_recording(), which the tape does not record.",
+                "compute it outside the stop_recording block.",
+                _pause_site(log, tid),
+            )
         if when == "before":
-            return say(BEFORE_TAPE,
-                       "the target uses a tensor computed before the tape started recording: ops run before "
-                       "`with tf.GradientTape()` are not recorded.",
-                       "move the computation inside the `with tf.GradientTape()` block (and watch the source "
-                       "there).", log.windows[0].site if log.windows else None)
+            return say(
+                BEFORE_TAPE,
+                "the target uses a tensor computed before the tape started recording: ops run before "
+                "`with tf.GradientTape()` are not recorded.",
+                "move the computation inside the `with tf.GradientTape()` block (and watch the source there).",
+                log.windows[0].site if log.windows else None,
+            )
         if when == "after":
-            return say(AFTER_TAPE, "the target uses a tensor computed after the tape's `with` block ended.",
-                       "move the computation inside the `with tf.GradientTape()` block.")
-    return say(UNCONNECTED, "the target does not depend on it: no recorded path leads from it to the target.",
-               "check that the target is computed from this source (the loss uses the model's output, the "
-               "model uses this variable); pass unconnected_gradients=tf.UnconnectedGradients.ZERO to get zeros.",
-               log.windows[0].site if log.windows else None)
+            return say(
+                AFTER_TAPE,
+                "the target uses a tensor computed after the tape's `with` block ended.",
+                "move the computation inside the `with tf.GradientTape()` block.",
+            )
+    return say(
+        UNCONNECTED,
+        "the target does not depend on it: no recorded path leads from it to the target.",
+        "check that the target is computed from this source (the loss uses the model's output, the "
+        "model uses this variable); pass unconnected_gradients=tf.UnconnectedGradients.ZERO to get zeros.",
+        log.windows[0].site if log.windows else None,
+    )
 
 
 def _ancestor_leaves(graph: Graph, target_tids: list[int]) -> list[tuple[int, bool]]:
@@ -452,29 +522,55 @@ def _describe_cut(log: Any, say: Any, tid: int, name: str, dtype: Any) -> Source
     words = _NO_GRADIENT_WORDS.get(name, f"tf.{outer}" if outer and not outer.startswith("_") else name)
     when = _window_of(log, tid)
     if name == "StopGradient":
-        return say(STOP_GRADIENT, "the path goes through tf.stop_gradient, which blocks gradients on purpose.",
-                   "remove tf.stop_gradient from the path if the gradient should flow.", site, name)
+        return say(
+            STOP_GRADIENT,
+            "the path goes through tf.stop_gradient, which blocks gradients on purpose.",
+            "remove tf.stop_gradient from the path if the gradient should flow.",
+            site,
+            name,
+        )
     if when == "paused":
-        return say(STOP_RECORDING,
-                   f"the path goes through {name}, computed under tape.stop_recording(): the tape does not "
-                   "record ops there.", "compute it outside the stop_recording block.",
-                   _pause_site(log, tid) or site, name)
+        return say(
+            STOP_RECORDING,
+            f"the path goes through {name}, computed under tape.stop_recording(): the tape does not record ops there.",
+            "compute it outside the stop_recording block.",
+            _pause_site(log, tid) or site,
+            name,
+        )
     if when == "before":
-        return say(BEFORE_TAPE, f"the path goes through {name}, computed before the tape started recording.",
-                   "move the computation inside the `with tf.GradientTape()` block.", site, name)
+        return say(
+            BEFORE_TAPE,
+            f"the path goes through {name}, computed before the tape started recording.",
+            "move the computation inside the `with tf.GradientTape()` block.",
+            site,
+            name,
+        )
     if when == "after":
-        return say(AFTER_TAPE, f"the path goes through {name}, computed after the tape's `with` block ended.",
-                   "move the computation inside the `with tf.GradientTape()` block.", site, name)
+        return say(
+            AFTER_TAPE,
+            f"the path goes through {name}, computed after the tape's `with` block ended.",
+            "move the computation inside the `with tf.GradientTape()` block.",
+            site,
+            name,
+        )
     if dtype is not None and not dtype.is_trainable:
-        return say(NO_GRADIENT_OP,
-                   f"the path goes through {words} ({name}), whose result is {dtype.name}: integer and bool "
-                   "results carry no gradient.",
-                   "keep the values floating point on the path (e.g. a smooth surrogate instead of an argmax "
-                   "or comparison, or cast to int only after the loss).", site, name)
-    return say(NO_GRADIENT_OP,
-               f"the path goes through {words} ({name}), an op TF registers no gradient for.",
-               "replace it with a differentiable op on the path (e.g. x + tf.stop_gradient(tf.round(x) - x) "
-               "for a straight-through round), or apply it only after the loss.", site, name)
+        return say(
+            NO_GRADIENT_OP,
+            f"the path goes through {words} ({name}), whose result is {dtype.name}: integer and bool "
+            "results carry no gradient.",
+            "keep the values floating point on the path (e.g. a smooth surrogate instead of an argmax "
+            "or comparison, or cast to int only after the loss).",
+            site,
+            name,
+        )
+    return say(
+        NO_GRADIENT_OP,
+        f"the path goes through {words} ({name}), an op TF registers no gradient for.",
+        "replace it with a differentiable op on the path (e.g. x + tf.stop_gradient(tf.round(x) - x) "
+        "for a straight-through round), or apply it only after the loss.",
+        site,
+        name,
+    )
 
 
 def log_nones(tape: Any, target: Any, sources: Any, results: list) -> None:

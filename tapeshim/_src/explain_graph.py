@@ -20,11 +20,18 @@ from tapeshim._src.variable import Variable
 class TapeState:
     """What a tape knew at its last `gradient` (or knows now): the attributes `diff.Request` reads."""
 
-    __slots__ = ("_tracked", "_produced", "_var_reads", "_watched_vars", "_explicit_vars", "_watch_accessed",
-                 "nodes")
+    __slots__ = ("_tracked", "_produced", "_var_reads", "_watched_vars", "_explicit_vars", "_watch_accessed", "nodes")
 
-    def __init__(self, tracked: set, produced: set, var_reads: dict, watched_vars: dict, explicit_vars: set,
-                 watch_accessed: bool, nodes: dict | None = None) -> None:
+    def __init__(
+        self,
+        tracked: set,
+        produced: set,
+        var_reads: dict,
+        watched_vars: dict,
+        explicit_vars: set,
+        watch_accessed: bool,
+        nodes: dict | None = None,
+    ) -> None:
         self.nodes = nodes or {}
         self._tracked = tracked
         self._produced = produced
@@ -38,10 +45,23 @@ def tape_state(tape: Any) -> TapeState:
     """The tape's own state, or the one remembered at its last `gradient` if it was used up."""
     snapshot = explain_hooks.log_of(tape).snapshot
     if getattr(tape, "_used", False) and snapshot is not None:
-        return TapeState(snapshot.tracked, snapshot.produced, snapshot.var_reads, snapshot.watched_vars,
-                         snapshot.explicit_vars, snapshot.watch_accessed, snapshot.nodes)
-    return TapeState(tape._tracked, tape._produced, tape._var_reads, dict(tape._watched_vars),
-                     set(tape._explicit_vars), tape._watch_accessed)
+        return TapeState(
+            snapshot.tracked,
+            snapshot.produced,
+            snapshot.var_reads,
+            snapshot.watched_vars,
+            snapshot.explicit_vars,
+            snapshot.watch_accessed,
+            snapshot.nodes,
+        )
+    return TapeState(
+        tape._tracked,
+        tape._produced,
+        tape._var_reads,
+        dict(tape._watched_vars),
+        set(tape._explicit_vars),
+        tape._watch_accessed,
+    )
 
 
 def op_name(node: Any) -> str:

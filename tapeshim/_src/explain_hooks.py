@@ -220,10 +220,18 @@ def after_gradient(tape: Any, target: Any, sources: Any, results: list) -> None:
     log = log_of(tape)
     if not tape._recording:  # a one-shot tape stops recording when it computes inside its block
         _close(tape, log)
-    log.snapshot = Snapshot(tape._tracked, tape._produced, tape._var_reads, dict(tape._watched_vars),
-                            set(tape._explicit_vars), tape._watch_accessed, target, sources,
-                            _nodes_of(target) if options.sites or any(r is None for r in results) else {},
-                            tuple(r is not None for r in results))
+    log.snapshot = Snapshot(
+        tape._tracked,
+        tape._produced,
+        tape._var_reads,
+        dict(tape._watched_vars),
+        set(tape._explicit_vars),
+        tape._watch_accessed,
+        target,
+        sources,
+        _nodes_of(target) if options.sites or any(r is None for r in results) else {},
+        tuple(r is not None for r in results),
+    )
     if options.log_none and any(r is None for r in results):
         from tapeshim._src import explain  # imports the op modules: only when asked
 
@@ -246,9 +254,14 @@ def _nodes_of(target: Any) -> dict:
 
 
 _HOW = {
-    "numpy": ".numpy()", "__float__": "float()", "__int__": "int()", "__bool__": "bool() (an `if` on a tensor)",
-    "__array__": "a numpy call (np.asarray, np.* functions)", "__jax_array__": "a jax.numpy call",
-    "__index__": "an index conversion", "__complex__": "complex()",
+    "numpy": ".numpy()",
+    "__float__": "float()",
+    "__int__": "int()",
+    "__bool__": "bool() (an `if` on a tensor)",
+    "__array__": "a numpy call (np.asarray, np.* functions)",
+    "__jax_array__": "a jax.numpy call",
+    "__index__": "an index conversion",
+    "__complex__": "complex()",
 }
 
 
@@ -266,11 +279,32 @@ def left_tape(tensor: Any, method: str) -> None:
 
 
 _dispatch_code: Any = None
-CUTTING_OPS = frozenset({
-    "Round", "Floor", "Ceil", "Rint", "Sign", "StopGradient", "ArgMax", "ArgMin", "Less", "LessEqual", "Greater",
-    "GreaterEqual", "Equal", "NotEqual", "FloorDiv", "OneHot", "ZerosLike", "OnesLike", "IsNan", "IsInf",
-    "IsFinite", "Bitcast",
-})  # TF ops without gradient (or with a zero one): a lazy result keeps the user's line for `explain`
+CUTTING_OPS = frozenset(
+    {
+        "Round",
+        "Floor",
+        "Ceil",
+        "Rint",
+        "Sign",
+        "StopGradient",
+        "ArgMax",
+        "ArgMin",
+        "Less",
+        "LessEqual",
+        "Greater",
+        "GreaterEqual",
+        "Equal",
+        "NotEqual",
+        "FloorDiv",
+        "OneHot",
+        "ZerosLike",
+        "OnesLike",
+        "IsNan",
+        "IsInf",
+        "IsFinite",
+        "Bitcast",
+    }
+)  # TF ops without gradient (or with a zero one): a lazy result keeps the user's line for `explain`
 
 
 def _is_dispatch(code: Any) -> bool:

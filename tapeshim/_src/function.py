@@ -86,7 +86,8 @@ def _zeros_for_spec(leaf: Any) -> Any:
 def _covers(spec_leaf: Any, leaf: Any) -> bool:
     if isinstance(spec_leaf, TensorSpec):
         return isinstance(leaf, (Tensor, np.ndarray, np.generic)) and spec_leaf.is_compatible_with(
-            convert_to_tensor(leaf))
+            convert_to_tensor(leaf)
+        )
     return _leaf_key(spec_leaf) == _leaf_key(leaf)
 
 
@@ -98,6 +99,7 @@ def _generalized_key(key: tuple, known: set) -> tuple:
     structure, Python values and dtypes is generalised to `None` in the dimensions
     that differ, or to any rank (one more TF trace).
     """
+
     def generalise(known_key: tuple) -> tuple | None:
         if known_key[0] != key[0] or len(known_key[1]) != len(key[1]):
             return None
@@ -133,8 +135,15 @@ def _describe(key: tuple) -> str:
 class Function:
     """A Python function compiled as a whole, as `tf.function` (see `function`)."""
 
-    def __init__(self, python_function: Callable, input_signature: Any = None, jit_compile: Any = None,
-                 reduce_retracing: bool = False, autograph: bool = True, name: str | None = None) -> None:
+    def __init__(
+        self,
+        python_function: Callable,
+        input_signature: Any = None,
+        jit_compile: Any = None,
+        reduce_retracing: bool = False,
+        autograph: bool = True,
+        name: str | None = None,
+    ) -> None:
         self._python_function = python_function
         self._autograph = autograph
         self._converted: Callable | None = None  # the AutoGraph form, made on the first trace
@@ -190,8 +199,14 @@ class Function:
             return self
         bound = self._bound.get(instance)
         if bound is None:
-            bound = Function(functools.partial(self._python_function, instance), self._input_signature,
-                             self._jit_compile, self._reduce_retracing, autograph=self._autograph, name=self._name)
+            bound = Function(
+                functools.partial(self._python_function, instance),
+                self._input_signature,
+                self._jit_compile,
+                self._reduce_retracing,
+                autograph=self._autograph,
+                name=self._name,
+            )
             self._bound[instance] = bound
         return bound
 
@@ -254,8 +269,13 @@ class Function:
         if tf_key is key and any(isinstance(leaf, Dataset) for leaf in flat):
             # TF traces a dataset argument by its element spec; tapeshim traces each dataset object (its
             # elements may be read while tracing), but counts traces as TF does.
-            tf_key = (key[0], tuple(_dataset_key(leaf) if isinstance(leaf, Dataset) else leaf_key
-                                    for leaf, leaf_key in zip(flat, key[1])))
+            tf_key = (
+                key[0],
+                tuple(
+                    _dataset_key(leaf) if isinstance(leaf, Dataset) else leaf_key
+                    for leaf, leaf_key in zip(flat, key[1])
+                ),
+            )
         return key, tf_key, flat
 
     def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
@@ -338,8 +358,10 @@ class Function:
                     self._concrete[variant_key] = variant
                     stats["function_traces"] += 1
                 self._concrete[base] = concrete = variant  # the next call of this signature tries these sizes first
-        raise NotImplementedError("The dynamic_size TensorArrays of this function's loops do not settle on one size "
-                                  "per call; give them a fixed size.")
+        raise NotImplementedError(
+            "The dynamic_size TensorArrays of this function's loops do not settle on one size "
+            "per call; give them a fixed size."
+        )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _thread_state.trace is not None:
@@ -368,8 +390,9 @@ class Function:
                 pass  # `_run` traces for the sizes this call reached and runs it again
         return self._run(concrete, key, flat, args, kwargs)
 
-    def _run_with_host_inputs(self, concrete: ConcreteFunction, key: tuple, flat: list, args: tuple,
-                              kwargs: dict) -> Any:
+    def _run_with_host_inputs(
+        self, concrete: ConcreteFunction, key: tuple, flat: list, args: tuple, kwargs: dict
+    ) -> Any:
         """Pulls this call's iterator elements and runs the trace made for their shapes.
 
         A call whose elements have other shapes than the trace saw (a last, smaller
@@ -400,8 +423,9 @@ class Function:
         feed.consume(peeked)  # a call that failed (under a tape) pulled nothing, as TF
         return result
 
-    def _lookup(self, key: tuple, tf_key: Any, flat: list, args: tuple, kwargs: dict,
-                specs: Any = None) -> ConcreteFunction:
+    def _lookup(
+        self, key: tuple, tf_key: Any, flat: list, args: tuple, kwargs: dict, specs: Any = None
+    ) -> ConcreteFunction:
         concrete = self._concrete.get(key)
         if concrete is not None:
             return concrete
@@ -411,9 +435,13 @@ class Function:
             tf_key = _generalized_key(tf_key, self._tf_keys)
             if specs is None and tf_key != key and tf_key[0] == key[0] and len(tf_key[1]) == len(flat):
                 # The generalised signature, as TF shows it: `None` where the dimensions differ.
-                specs = nest.pack_sequence_as((args, kwargs), [
-                    TensorSpec(general[1], general[2]) if general[0] == "tensor" and general != exact else leaf
-                    for leaf, general, exact in zip(flat, tf_key[1], key[1])])
+                specs = nest.pack_sequence_as(
+                    (args, kwargs),
+                    [
+                        TensorSpec(general[1], general[2]) if general[0] == "tensor" and general != exact else leaf
+                        for leaf, general, exact in zip(flat, tf_key[1], key[1])
+                    ],
+                )
         if self._last_key is not None:
             stats["last_retrace_reason"] = self._retrace_reason(args, kwargs)
         concrete = self._trace(flat, args, kwargs, specs)
@@ -445,15 +473,18 @@ class Function:
                 if b == a:
                     continue
                 if b[0] == a[0] == "tensor" and b[2] == a[2]:
-                    return (f"{self._name} retraced because argument `{name}` changed shape from "
-                            f"{TensorShape(b[1])} to {TensorShape(a[1])}")
+                    return (
+                        f"{self._name} retraced because argument `{name}` changed shape from "
+                        f"{TensorShape(b[1])} to {TensorShape(a[1])}"
+                    )
                 if b[0] == a[0] == "tensor":
                     return f"{self._name} retraced because argument `{name}` changed dtype from {b[2]} to {a[2]}"
                 return f"{self._name} retraced because argument `{name}` changed from {_describe(b)} to {_describe(a)}"
         return f"{self._name} retraced because its arguments changed"
 
-    def _trace(self, flat: list, args: tuple, kwargs: dict, specs: Any = None,
-               capacities: tuple = ()) -> ConcreteFunction:
+    def _trace(
+        self, flat: list, args: tuple, kwargs: dict, specs: Any = None, capacities: tuple = ()
+    ) -> ConcreteFunction:
         """Traces the Python function for these arguments.
 
         As TF, a first trace that created variables (including Keras's, such as an
@@ -469,8 +500,11 @@ class Function:
 
     def _leaf_names(self, args: tuple, kwargs: dict) -> list[str]:
         """TF's graph names for the flattened arguments: the parameter's name, then `name_1`, ..."""
-        params = [] if self._signature is None else [
-            p.name for p in self._signature.parameters.values() if p.kind != p.VAR_POSITIONAL]
+        params = (
+            []
+            if self._signature is None
+            else [p.name for p in self._signature.parameters.values() if p.kind != p.VAR_POSITIONAL]
+        )
         names = []
         for position, value in enumerate(args):
             base = params[position] if position < len(params) else f"args_{position}"
@@ -485,8 +519,9 @@ class Function:
             self._converted = autograph.convert(self._python_function) if self._autograph else self._python_function
         return self._converted
 
-    def _trace_once(self, flat: list, args: tuple, kwargs: dict, specs: Any = None,
-                    capacities: tuple = ()) -> tuple[ConcreteFunction, FunctionTrace]:
+    def _trace_once(
+        self, flat: list, args: tuple, kwargs: dict, specs: Any = None, capacities: tuple = ()
+    ) -> tuple[ConcreteFunction, FunctionTrace]:
         trace = FunctionTrace(allow_variable_creation=not self._first_trace_done, array_capacities=capacities)
         placeholders: dict[int, int] = {}
         traced_flat = []
@@ -499,10 +534,12 @@ class Function:
                         f"tapeshim.function {function_text(self._python_function)} got a tf.string tensor as "
                         f"argument {names[position] if position < len(names) else position}: string tensors live "
                         "on the host and cannot enter a compiled program. Run the string ops outside the "
-                        "function (e.g. in Dataset.map) and pass the numbers they produce.")
+                        "function (e.g. in Dataset.map) and pass the numbers they produce."
+                    )
                 # The trace-time value, without forcing (inside another trace it may be symbolic).
-                value = tensor._value if tensor._value is not None else jax.numpy.zeros(tensor._shape,
-                                                                                        tensor._dtype._np)
+                value = (
+                    tensor._value if tensor._value is not None else jax.numpy.zeros(tensor._shape, tensor._dtype._np)
+                )
                 name = names[position] if position < len(names) else None
                 placeholder = trace.placeholder(value, tensor._shape, tensor._dtype, name)
                 placeholders[placeholder._tid] = position
@@ -526,11 +563,19 @@ class Function:
         return concrete, trace
 
 
-def function(func: Callable | None = None, input_signature: Any = None, autograph: bool = True,
-             jit_compile: Any = None, reduce_retracing: bool = False, experimental_implements: Any = None,
-             experimental_autograph_options: Any = None, experimental_attributes: Any = None,
-             experimental_relax_shapes: Any = None, experimental_compile: Any = None,
-             experimental_follow_type_hints: Any = None) -> Any:
+def function(
+    func: Callable | None = None,
+    input_signature: Any = None,
+    autograph: bool = True,
+    jit_compile: Any = None,
+    reduce_retracing: bool = False,
+    experimental_implements: Any = None,
+    experimental_autograph_options: Any = None,
+    experimental_attributes: Any = None,
+    experimental_relax_shapes: Any = None,
+    experimental_compile: Any = None,
+    experimental_follow_type_hints: Any = None,
+) -> Any:
     """Compiles a Python function into one XLA program, as `tf.function`.
 
     The function is traced once per input signature (tensor shapes and dtypes,

@@ -83,8 +83,15 @@ class FuncGraph:
       name: the function's name.
     """
 
-    def __init__(self, trace: Any, outputs: list[Tensor], assignments: list[tuple], effects: list[Tensor],
-                 leaves: list[Tensor], name: str) -> None:
+    def __init__(
+        self,
+        trace: Any,
+        outputs: list[Tensor],
+        assignments: list[tuple],
+        effects: list[Tensor],
+        leaves: list[Tensor],
+        name: str,
+    ) -> None:
         self.name = f"{name}"
         self._operations: list[Operation] = []
         self._names: dict[str, int] = {}

@@ -73,8 +73,10 @@ def dataset_runs(source: Any) -> list[tuple[Any, tuple, int, list[jax.Array]]]:
             else:
                 runs.append([element, avals, [leaves]])
     try:
-        return [(first, avals, len(rows), [jnp.stack([row[i]._value for row in rows]) for i in range(len(avals))])
-                for first, avals, rows in runs]
+        return [
+            (first, avals, len(rows), [jnp.stack([row[i]._value for row in rows]) for i in range(len(avals))])
+            for first, avals, rows in runs
+        ]
     except (TypeError, ValueError) as exc:  # elements that are not arrays (strings): iterated while tracing
         raise NotStackable(str(exc)) from None
 
@@ -150,8 +152,11 @@ class HostInputs:
         group.optional.append(optional)
         group.needs_value.append(False)
         group.avals.append(avals)
-        values = ([jnp.zeros(shape, dtype._np) for shape, dtype in avals] if element is None
-                  else [t._value for t in nest.flatten(element)])
+        values = (
+            [jnp.zeros(shape, dtype._np) for shape, dtype in avals]
+            if element is None
+            else [t._value for t in nest.flatten(element)]
+        )
         leaves = []
         for position, ((shape, dtype), value) in enumerate(zip(avals, values)):
             placeholder = self._trace.placeholder(value, shape, dtype)
@@ -182,7 +187,8 @@ class HostInputs:
         else:
             avals = [(tuple(t._shape), t._dtype) for t in nest.flatten(element)]
         structs = (jax.ShapeDtypeStruct((), np.bool_),) + tuple(
-            jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in avals)
+            jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in avals
+        )
         needs_value = [not optional]
         depth = self._trace.branch_depth
 
@@ -193,18 +199,25 @@ class HostInputs:
             if pulled and [(tuple(t._shape), t._dtype) for t in leaves] == avals:
                 return (np.asarray(True),) + tuple(np.asarray(t._value) for t in leaves)
             if group.failure is None and (pulled or needs_value[0]):
-                group.failure = (errors.invalid_argument(
-                    "An iterator element pulled inside a tf.cond branch or tf.while_loop body has shapes "
-                    f"{[list(t._shape) for t in leaves]}, not the traced {[list(a[0]) for a in avals]}.",
-                    "IteratorGetNext") if pulled else _end_of_sequence() if not optional else errors.invalid_argument(
-                    "The given optional does not have a value.", "OptionalGetValue"))
+                group.failure = (
+                    errors.invalid_argument(
+                        "An iterator element pulled inside a tf.cond branch or tf.while_loop body has shapes "
+                        f"{[list(t._shape) for t in leaves]}, not the traced {[list(a[0]) for a in avals]}.",
+                        "IteratorGetNext",
+                    )
+                    if pulled
+                    else _end_of_sequence()
+                    if not optional
+                    else errors.invalid_argument("The given optional does not have a value.", "OptionalGetValue")
+                )
             return tuple(np.zeros(s.shape, s.dtype) for s in structs)
 
         def pull_op() -> tuple:
             return tuple(io_callback(take_on_host, structs, ordered=True))
 
-        outputs = registry.record(pull_op, ("IteratorGetNext", id(take_on_host)), (),
-                                  (((), dtypes.bool_),) + tuple(avals), [])
+        outputs = registry.record(
+            pull_op, ("IteratorGetNext", id(take_on_host)), (), (((), dtypes.bool_),) + tuple(avals), []
+        )
         value = nest.pack_sequence_as(iterator.element_spec if element is None else element, list(outputs[1:]))
         if not optional:
             return value
@@ -238,11 +251,15 @@ class HostFeed:
         order = {id(group.iterator): g for g, group in enumerate(self._groups)}
         self._feed_of = {tid: (order[it], pull, leaf) for tid, (it, pull, leaf) in host_inputs.feed_of.items()}
         # A loop's dataset, or the iterator a loop reads to its end: an iterator argument is the call's.
-        self._datasets = [("arg", positions[id(source)]) if id(source) in positions else ("object", source)
-                          for source, _ in host_inputs.datasets]
+        self._datasets = [
+            ("arg", positions[id(source)]) if id(source) in positions else ("object", source)
+            for source, _ in host_inputs.datasets
+        ]
         self._dataset_feed_of = host_inputs.dataset_feed_of
-        self.signature = (tuple(tuple(tuple(avals) for avals in group.avals) for group in self._groups),
-                          tuple(signature for _, signature in host_inputs.datasets))
+        self.signature = (
+            tuple(tuple(tuple(avals) for avals in group.avals) for group in self._groups),
+            tuple(signature for _, signature in host_inputs.datasets),
+        )
         self.branch_pulls = any(group.branch_pulls for group in self._groups)
         # The program's host inputs, in order: (iterator, pull, leaf) or ("dataset", dataset, run, leaf).
         self.used: list[tuple] = []
@@ -250,8 +267,11 @@ class HostFeed:
     @property
     def pulls_iterators(self) -> bool:
         """Whether a call pulls elements from iterators (TF's IteratorGetNext, which has no gradient)."""
-        return self.branch_pulls or any(len(feed) == 3 for feed in self.used) or any(
-            kind == "arg" or isinstance(source, OwnedIterator) for kind, source in self._datasets)
+        return (
+            self.branch_pulls
+            or any(len(feed) == 3 for feed in self.used)
+            or any(kind == "arg" or isinstance(source, OwnedIterator) for kind, source in self._datasets)
+        )
 
     def add_input(self, tid: int) -> bool:
         """Makes placeholder `tid` a program input if it is a host input; returns whether it is."""
@@ -280,12 +300,12 @@ class HostFeed:
                 if element is None and (not optional or needs_value):
                     iterator.consume(len(group.optional))
                     if optional:
-                        raise errors.invalid_argument("The given optional does not have a value.",
-                                                      "OptionalGetValue")
+                        raise errors.invalid_argument("The given optional does not have a value.", "OptionalGetValue")
                     raise _end_of_sequence()
             avals = tuple(
                 traced if element is None else tuple((tuple(t._shape), t._dtype) for t in nest.flatten(element))
-                for element, traced in zip(pulled, (tuple(a) for a in group.avals)))
+                for element, traced in zip(pulled, (tuple(a) for a in group.avals))
+            )
             iterators.append(iterator)
             elements.append(pulled)
             signature.append(avals)

@@ -26,7 +26,8 @@ _MESSAGE = (
     "different shapes, (3) passing Python objects instead of tensors. For (1), please define your @tf.function "
     "outside of the loop. For (2), @tf.function has reduce_retracing=True option that can avoid unnecessary "
     "retracing. For (3), please refer to https://www.tensorflow.org/guide/function#controlling_retracing and "
-    "https://www.tensorflow.org/api_docs/python/tf/function for  more details.")
+    "https://www.tensorflow.org/api_docs/python/tf/function for  more details."
+)
 
 
 class RetracingDetector:
@@ -88,7 +89,10 @@ def detector_for(python_function: Callable) -> RetracingDetector:
 
 def function_text(python_function: Callable) -> str:
     """The function as TF's warning names it (`<function f at 0x...>`, `<bound method ...>`)."""
-    if isinstance(python_function, functools.partial) and len(python_function.args) == 1 \
-            and not python_function.keywords:
+    if (
+        isinstance(python_function, functools.partial)
+        and len(python_function.args) == 1
+        and not python_function.keywords
+    ):
         return str(types.MethodType(python_function.func, python_function.args[0]))
     return str(python_function)

@@ -28,7 +28,8 @@ _OUT_OF_SCOPE = (
     "A tensor defined inside a tf.function is out of scope and cannot be used here. Use return values, explicit "
     "Python locals or TensorFlow collections to access it.\nPlease see "
     "https://www.tensorflow.org/guide/function#all_outputs_of_a_tffunction_must_be_return_values for more "
-    "information.")
+    "information."
+)
 
 
 def _leaked_tensor_error() -> Exception:
@@ -45,8 +46,11 @@ def _leaked_tensor_error() -> Exception:
     while frame is not None and frame.f_back is not None and len(callers) < 2:
         frame = frame.f_back
         callers.append(frame.f_code.co_name)
-    asker = callers[1] if callers[:1] == ["numpy"] and len(callers) > 1 and callers[1].startswith("__") else (
-        callers[0] if callers else "")
+    asker = (
+        callers[1]
+        if callers[:1] == ["numpy"] and len(callers) > 1 and callers[1].startswith("__")
+        else (callers[0] if callers else "")
+    )
     if asker == "numpy":
         return AttributeError("'SymbolicTensor' object has no attribute 'numpy'")
     if asker in ("__float__", "__int__", "__index__", "__bool__"):
@@ -54,7 +58,8 @@ def _leaked_tensor_error() -> Exception:
     if asker in ("__array__", "constant"):
         return NotImplementedError(
             "Cannot convert a symbolic tf.Tensor to a numpy array. This error may indicate that you're trying to "
-            "pass a Tensor to a NumPy call, which is not supported.")
+            "pass a Tensor to a NumPy call, which is not supported."
+        )
     return TypeError(_OUT_OF_SCOPE)
 
 
@@ -128,8 +133,9 @@ class FunctionTrace(Recorder):
             def draw_op() -> tuple:
                 return (io_callback(lambda: np.asarray(draw()), struct, ordered=True),)
 
-            return registry.record(draw_op, ("RandomKey", id(draw_op)), (), ((tuple(key.shape), concrete(key).dtype),),
-                                   [])[0]
+            return registry.record(
+                draw_op, ("RandomKey", id(draw_op)), (), ((tuple(key.shape), concrete(key).dtype),), []
+            )[0]
         tensor = concrete(key)
         self.placeholders.add(tensor._tid)
         self.random_leaves[tensor._tid] = draw

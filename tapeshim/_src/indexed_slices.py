@@ -49,8 +49,11 @@ class IndexedSlices:
 
     def to_dense(self) -> Tensor:
         """The dense tensor: rows summed into zeros of `dense_shape`."""
-        shape = tuple(int(d) for d in self._dense_shape.numpy()) if self._dense_shape is not None else (
-            int(jnp.max(self._indices.value)) + 1,) + tuple(self._values._shape[1:])
+        shape = (
+            tuple(int(d) for d in self._dense_shape.numpy())
+            if self._dense_shape is not None
+            else (int(jnp.max(self._indices.value)) + 1,) + tuple(self._values._shape[1:])
+        )
         dense = jax.ops.segment_sum(self._values.value, self._indices.value.astype(jnp.int32), shape[0])
         return Tensor(dense.reshape(shape), shape, self._values.dtype)
 
@@ -58,9 +61,9 @@ class IndexedSlices:
         return IndexedSlices(-self._values, self._indices, self._dense_shape)
 
     def __repr__(self) -> str:
-        return (f"IndexedSlices(indices={self._indices!r}, values={self._values!r}, "
-                f"dense_shape={self._dense_shape!r})")
+        return f"IndexedSlices(indices={self._indices!r}, values={self._values!r}, dense_shape={self._dense_shape!r})"
 
 
-table.export("IndexedSlices", gradient="-", dtypes=table.ANY,
-             note="from gathers (axis 0) of a variable or watched tensor, as TF")(IndexedSlices)
+table.export(
+    "IndexedSlices", gradient="-", dtypes=table.ANY, note="from gathers (axis 0) of a variable or watched tensor, as TF"
+)(IndexedSlices)

@@ -88,6 +88,7 @@ def to_jax(tensor: Any) -> Any:
     Raises:
       TypeError: for an element that is not a Tensor or Variable.
     """
+
     def one(value: Any) -> jax.Array:
         if isinstance(value, Variable):
             return value._read_for_op().value
@@ -184,8 +185,10 @@ def optax_step(optimizer: Any, grads: Any, variables: Any, state: Any = None) ->
     if len(flat_grads) != len(flat_vars):
         raise ValueError(f"`grads` has {len(flat_grads)} elements but `variables` has {len(flat_vars)}.")
     params = [v._value for v in flat_vars]
-    updates_in = [np.zeros(v._shape, v._dtype._np) if g is None else convert_to_tensor(g).value
-                  for g, v in zip(flat_grads, flat_vars)]
+    updates_in = [
+        np.zeros(v._shape, v._dtype._np) if g is None else convert_to_tensor(g).value
+        for g, v in zip(flat_grads, flat_vars)
+    ]
     if state is None:
         state = optimizer.init(params)
     updates, state = _update(optimizer)(updates_in, state, params)

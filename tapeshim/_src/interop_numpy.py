@@ -89,8 +89,11 @@ def _make(name: str, fn: Callable, arrays: Any) -> Callable:
         tensors: list[Tensor] = []
         template: list[tuple] = []
         for position, arg in enumerate(args):
-            is_input = (arrays == SEQ and position == 0) or (arrays == EINSUM and position > 0) or (
-                isinstance(arrays, int) and position < arrays)
+            is_input = (
+                (arrays == SEQ and position == 0)
+                or (arrays == EINSUM and position > 0)
+                or (isinstance(arrays, int) and position < arrays)
+            )
             if is_input and arrays == SEQ:
                 template.append(("Q", tuple(range(len(tensors), len(tensors) + len(arg)))))
                 tensors.extend(_as_tensor(a) for a in arg)
@@ -166,7 +169,8 @@ def _build() -> dict[str, Callable]:
         table[name] = _make(name, getattr(jnp, name), 1 << 30)
     table["fix"] = _make("fix", jnp.trunc, 1)  # NumPy's fix: round towards zero
     table["tri"] = functools.wraps(jnp.tri)(
-        lambda *args, **kwargs: from_jax(jnp.tri(*args, **{"dtype": np.float64, **kwargs})))
+        lambda *args, **kwargs: from_jax(jnp.tri(*args, **{"dtype": np.float64, **kwargs}))
+    )
     table["nonzero"] = nonzero
     table["pad"] = pad
     table["einsum"] = _make("einsum", jnp.einsum, EINSUM)
@@ -175,7 +179,6 @@ def _build() -> dict[str, Callable]:
     for alias, name in _ALIASES.items():
         table[alias] = table[name]
     return table
-
 
 
 def asarray(a: Any, dtype: Any = None) -> Tensor:

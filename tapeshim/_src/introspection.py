@@ -66,8 +66,14 @@ def _summarize(key: tuple) -> dict:
             recorded += bool(entry[2])
         elif isinstance(entry, tuple) and len(entry) == 3:  # (shape, dtype, occurrences)
             leaves.append(f"{entry[1]}[{','.join(str(d) for d in entry[0])}]")
-    return {"kind": kind, "ops": sum(ops.values()), "recorded_ops": recorded, "op_counts": ops,
-            "inputs": leaves, "hits": replay._program_hits.get(key, 0)}
+    return {
+        "kind": kind,
+        "ops": sum(ops.values()),
+        "recorded_ops": recorded,
+        "op_counts": ops,
+        "inputs": leaves,
+        "hits": replay._program_hits.get(key, 0),
+    }
 
 
 def cached_programs() -> list[dict]:

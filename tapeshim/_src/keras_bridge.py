@@ -53,8 +53,9 @@ _BACKEND_MESSAGE = (
     "tapeshim.keras runs Keras 3 on its JAX backend, but {found}. Keras chooses its backend once per "
     "process, when `keras` is first imported: {fix}, and run TensorFlow's own Keras in a separate process."
 )
-_IMPORT_FIRST = ("put `import tapeshim` before `import keras` and before any import that imports keras, such as "
-                 "`import tensorflow`")
+_IMPORT_FIRST = (
+    "put `import tapeshim` before `import keras` and before any import that imports keras, such as `import tensorflow`"
+)
 
 
 def load_keras() -> ModuleType:
@@ -68,9 +69,12 @@ def load_keras() -> ModuleType:
     if keras is None:
         requested = os.environ.get("KERAS_BACKEND")
         if requested not in (None, "", "jax"):
-            raise ImportError(_BACKEND_MESSAGE.format(
-                found=f"KERAS_BACKEND is set to {requested!r}",
-                fix="unset KERAS_BACKEND or set KERAS_BACKEND=jax before the process starts"))
+            raise ImportError(
+                _BACKEND_MESSAGE.format(
+                    found=f"KERAS_BACKEND is set to {requested!r}",
+                    fix="unset KERAS_BACKEND or set KERAS_BACKEND=jax before the process starts",
+                )
+            )
         os.environ["KERAS_BACKEND"] = "jax"
         for name in [name for name in sys.modules if name.startswith("keras.")]:
             del sys.modules[name]  # left by an `import keras` that failed (its backend was not installed)
@@ -78,10 +82,15 @@ def load_keras() -> ModuleType:
     backend = keras.backend.backend()
     if backend != "jax":
         requested = os.environ.get("KERAS_BACKEND")
-        raise ImportError(_BACKEND_MESSAGE.format(
-            found=f"this process already imported Keras with the {backend!r} backend",
-            fix=_IMPORT_FIRST if requested in (None, "", "jax") else
-            f"KERAS_BACKEND is set to {requested!r}: unset it or set KERAS_BACKEND=jax before the process starts"))
+        raise ImportError(
+            _BACKEND_MESSAGE.format(
+                found=f"this process already imported Keras with the {backend!r} backend",
+                fix=_IMPORT_FIRST
+                if requested in (None, "", "jax")
+                else f"KERAS_BACKEND is set to {requested!r}: unset it or set KERAS_BACKEND=jax "
+                "before the process starts",
+            )
+        )
     return keras
 
 
@@ -179,10 +188,37 @@ register_tensor_conversion_function(keras.Variable, _convert_keras_variable)
 register_variable_adapter(keras.Variable, view_of)
 
 _OPERATORS = (
-    "__abs__", "__add__", "__and__", "__floordiv__", "__ge__", "__getitem__", "__gt__", "__invert__", "__le__",
-    "__lt__", "__matmul__", "__mod__", "__mul__", "__neg__", "__or__", "__pos__", "__pow__", "__radd__", "__rand__",
-    "__rfloordiv__", "__rmatmul__", "__rmod__", "__rmul__", "__ror__", "__rpow__", "__rsub__", "__rtruediv__",
-    "__sub__", "__truediv__", "__xor__")
+    "__abs__",
+    "__add__",
+    "__and__",
+    "__floordiv__",
+    "__ge__",
+    "__getitem__",
+    "__gt__",
+    "__invert__",
+    "__le__",
+    "__lt__",
+    "__matmul__",
+    "__mod__",
+    "__mul__",
+    "__neg__",
+    "__or__",
+    "__pos__",
+    "__pow__",
+    "__radd__",
+    "__rand__",
+    "__rfloordiv__",
+    "__rmatmul__",
+    "__rmod__",
+    "__rmul__",
+    "__ror__",
+    "__rpow__",
+    "__rsub__",
+    "__rtruediv__",
+    "__sub__",
+    "__truediv__",
+    "__xor__",
+)
 
 
 def _routed(name: str) -> Callable[..., Any]:
@@ -214,19 +250,23 @@ def _shape(self: Any) -> Any:
     return TensorShape(dims)
 
 
-TapeVariableMixin = type("TapeVariableMixin", (), {
-    "shape": property(_shape),
-    "__module__": __name__,
-    "__doc__": """A Keras variable whose Python operators and assignments are tapeshim ops in tapeshim code.
+TapeVariableMixin = type(
+    "TapeVariableMixin",
+    (),
+    {
+        "shape": property(_shape),
+        "__module__": __name__,
+        "__doc__": """A Keras variable whose Python operators and assignments are tapeshim ops in tapeshim code.
 
     `w ** 2`, `kernel * x` and `v.assign_add(d)` outside Keras's own code act on
     the variable's tapeshim `Variable` (so tapes watch them and functions trace
     them), as TF's Keras variables are TF variables. Inside Keras code they are
     Keras's own.
     """,
-    **{name: _routed(name) for name in _OPERATORS},
-    **{name: _routed_assign(name) for name in ("assign", "assign_add", "assign_sub")},
-})
+        **{name: _routed(name) for name in _OPERATORS},
+        **{name: _routed_assign(name) for name in ("assign", "assign_add", "assign_sub")},
+    },
+)
 
 
 _tape_variable_classes: dict[type, type] = {}
@@ -251,8 +291,9 @@ def adopt_variable(variable: Any) -> Any:
         return variable
     tape_cls = _tape_variable_classes.get(cls)
     if tape_cls is None:
-        tape_cls = _tape_variable_classes[cls] = type(cls.__name__, (TapeVariableMixin, cls), {
-            "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+        tape_cls = _tape_variable_classes[cls] = type(
+            cls.__name__, (TapeVariableMixin, cls), {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        )
     variable.__class__ = tape_cls  # a subclass adding only methods: the object is otherwise unchanged
     view_of(variable)  # made now, so it knows whether the variable was created trainable
     return variable
@@ -274,8 +315,9 @@ def inside_keras() -> bool:
 
 
 def _is_tensor_like(leaf: Any) -> bool:
-    return isinstance(leaf, (Tensor, Variable, np.ndarray, np.generic, jax.Array, keras.Variable)) \
-        or hasattr(leaf, "to_dense")
+    return isinstance(leaf, (Tensor, Variable, np.ndarray, np.generic, jax.Array, keras.Variable)) or hasattr(
+        leaf, "to_dense"
+    )
 
 
 def _static_key(leaf: Any) -> Any:
@@ -310,11 +352,30 @@ class _Program:
     assigned (`written`).
     """
 
-    __slots__ = ("fn", "jitted", "key", "avals", "out_tree", "n_out", "changed", "extra_variables", "written",
-                 "returned_variables", "random_seeds", "bound")
+    __slots__ = (
+        "fn",
+        "jitted",
+        "key",
+        "avals",
+        "out_tree",
+        "n_out",
+        "changed",
+        "extra_variables",
+        "written",
+        "returned_variables",
+        "random_seeds",
+        "bound",
+    )
 
-    def __init__(self, call: Callable[..., Any], leaves: list, treedef: Any, positions: list[int],
-                 keras_variables: Sequence[Any], in_structs: list) -> None:
+    def __init__(
+        self,
+        call: Callable[..., Any],
+        leaves: list,
+        treedef: Any,
+        positions: list[int],
+        keras_variables: Sequence[Any],
+        in_structs: list,
+    ) -> None:
         n_tensors, n_state = len(positions), len(keras_variables)
         self.extra_variables: list[Variable] = []
         # The call and variables the program runs: rebound by each caller of a program shared by Keras
@@ -329,12 +390,12 @@ class _Program:
             for position, value in zip(positions, values[:n_tensors]):
                 call_leaves[position] = value
             call_args, call_kwargs = jax.tree_util.tree_unflatten(treedef, call_leaves)
-            extra = {id(v): value for v, value in zip(self.extra_variables, values[n_tensors + n_state:])}
+            extra = {id(v): value for v, value in zip(self.extra_variables, values[n_tensors + n_state :])}
             writes: dict[int, Variable] = {}
-            mapping = list(zip(keras_variables, values[n_tensors:n_tensors + n_state]))
+            mapping = list(zip(keras_variables, values[n_tensors : n_tensors + n_state]))
             _local.depth = getattr(_local, "depth", 0) + 1
             saved_returned, _local.returned = getattr(_local, "returned", None), {}
-            keys = values[n_tensors + n_state + len(self.extra_variables):]
+            keys = values[n_tensors + n_state + len(self.extra_variables) :]
             seeds: list[Any] = []
 
             def random_key(seed: Any) -> Tensor:
@@ -344,11 +405,15 @@ class _Program:
                     return Tensor(keys[len(seeds) - 1], _KEY.shape, dtypes.from_numpy(_KEY.dtype))
                 return Tensor(jax.random.PRNGKey(0), _KEY.shape, dtypes.from_numpy(_KEY.dtype))  # finding them
 
-            saved_source, _thread_state.random_key_source = getattr(_thread_state, "random_key_source", None), \
-                random_key
+            saved_source, _thread_state.random_key_source = (
+                getattr(_thread_state, "random_key_source", None),
+                random_key,
+            )
             try:
-                with _isolated(extra, collector, writes), \
-                        keras.StatelessScope(state_mapping=mapping, collect_losses=True) as scope:
+                with (
+                    _isolated(extra, collector, writes),
+                    keras.StatelessScope(state_mapping=mapping, collect_losses=True) as scope,
+                ):
                     before = [scope.get_current_value(v) for v in keras_variables]
                     result = call(*call_args, **call_kwargs)
                     after = [scope.get_current_value(v) for v in keras_variables]
@@ -379,9 +444,12 @@ class _Program:
         self.extra_variables = [v for v in collector.variables.values() if not isinstance(v, KerasVariable)]
         self.random_seeds = list(probe["seeds"])
         if self.extra_variables or self.random_seeds:  # tapeshim Variables read and random keys are inputs too
-            structs = jax.eval_shape(analyse, *in_structs, *[
-                jax.ShapeDtypeStruct(v._shape, v._dtype._np) for v in self.extra_variables],
-                *[jax.ShapeDtypeStruct(_KEY.shape, _KEY.dtype) for _ in self.random_seeds])
+            structs = jax.eval_shape(
+                analyse,
+                *in_structs,
+                *[jax.ShapeDtypeStruct(v._shape, v._dtype._np) for v in self.extra_variables],
+                *[jax.ShapeDtypeStruct(_KEY.shape, _KEY.dtype) for _ in self.random_seeds],
+            )
         self.out_tree, self.changed, self.written = probe["tree"], probe["changed"], probe["written"]
         self.returned_variables = probe["returned"]  # output position -> the variable `call` returned there
         self.n_out = len(structs) - len(self.changed) - len(self.written)
@@ -441,9 +509,16 @@ def _configuration_key(owner: Any, call_key: tuple, keras_variables: Sequence[An
     return type(owner), frozen, call_key[:4], variables
 
 
-def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple, kwargs: dict,
-                  keras_variables: Sequence[Any], states: Sequence[Variable] | None = None,
-                  watch_state: bool = True) -> Any:
+def stateful_call(
+    owner: Any,
+    label: str,
+    call: Callable[..., Any],
+    args: tuple,
+    kwargs: dict,
+    keras_variables: Sequence[Any],
+    states: Sequence[Variable] | None = None,
+    watch_state: bool = True,
+) -> Any:
     """Runs `call(*args, **kwargs)`, which reads and may assign `keras_variables`, as one tapeshim op.
 
     Args:
@@ -468,8 +543,13 @@ def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple,
     static_leaves = list(leaves)
     for i in positions:
         static_leaves[i] = None
-    key = (label, treedef, tuple(_static_key(leaf) for leaf in static_leaves),
-           tuple((t._shape, t._dtype) for t in tensors), tuple(id(v) for v in keras_variables))
+    key = (
+        label,
+        treedef,
+        tuple(_static_key(leaf) for leaf in static_leaves),
+        tuple((t._shape, t._dtype) for t in tensors),
+        tuple(id(v) for v in keras_variables),
+    )
     cache = _programs.setdefault(owner, {})
     state_reads = [s._read_for_op() if watch_state else s._current() for s in states]
     program = cache.get(key)
@@ -481,8 +561,9 @@ def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple,
         if program is None:
             in_structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in tensors + state_reads]
             program = _Program(call, static_leaves, treedef, positions, keras_variables, in_structs)
-            if shared_key is not None and not (program.extra_variables or program.written or program.random_seeds
-                                               or program.returned_variables):
+            if shared_key is not None and not (
+                program.extra_variables or program.written or program.random_seeds or program.returned_variables
+            ):
                 if len(_shared_programs) >= _SHARED_PROGRAMS:
                     del _shared_programs[next(iter(_shared_programs))]
                 _shared_programs[shared_key] = program
@@ -499,11 +580,11 @@ def stateful_call(owner: Any, label: str, call: Callable[..., Any], args: tuple,
         values = program.jitted(*[t._value for t in inputs])
         outputs = tuple(Tensor(v, shape, dtype) for v, (shape, dtype) in zip(values, program.avals))
     n_changed = len(program.changed)
-    for index, value in zip(program.changed, outputs[program.n_out:program.n_out + n_changed]):
+    for index, value in zip(program.changed, outputs[program.n_out : program.n_out + n_changed]):
         states[index].assign(value)
-    for variable, value in zip(program.written, outputs[program.n_out + n_changed:]):
+    for variable, value in zip(program.written, outputs[program.n_out + n_changed :]):
         variable.assign(value)
-    results = list(outputs[:program.n_out])
+    results = list(outputs[: program.n_out])
     if program.returned_variables and _thread_state.trace is None:
         for position, variable in program.returned_variables.items():  # eagerly, TF's call returns the variable
             results[position] = variable
@@ -620,7 +701,8 @@ def _inherited_from_framework(cls: type) -> bool:
     """Whether `cls` inherits its `call` through tapeshim's Model, Functional or Sequential (Keras's own)."""
     owner = next(klass for klass in cls.__mro__ if "call" in klass.__dict__)
     return owner is not cls and any(
-        klass.__dict__.get("_keras_framework_class") and owner in klass.__mro__ for klass in cls.__mro__)
+        klass.__dict__.get("_keras_framework_class") and owner in klass.__mro__ for klass in cls.__mro__
+    )
 
 
 def _with_unknown_dims(structure: Any, size: int) -> Any:
@@ -628,8 +710,12 @@ def _with_unknown_dims(structure: Any, size: int) -> Any:
 
     def concrete(leaf: Any) -> Any:
         if isinstance(leaf, keras.KerasTensor) and None in leaf.shape:
-            return keras.KerasTensor(tuple(size if d is None else d for d in leaf.shape), dtype=leaf.dtype,
-                                     sparse=leaf.sparse, name=leaf.name)
+            return keras.KerasTensor(
+                tuple(size if d is None else d for d in leaf.shape),
+                dtype=leaf.dtype,
+                sparse=leaf.sparse,
+                name=leaf.name,
+            )
         return leaf
 
     return jax.tree_util.tree_map(concrete, structure, is_leaf=lambda leaf: isinstance(leaf, keras.KerasTensor))
@@ -673,13 +759,17 @@ class TapeLayerMixin:
             return super().compute_output_spec(*args, **kwargs)
         except Exception as error:  # noqa: BLE001 - re-raised unless concrete sizes succeed
             try:
-                first, second = (super(TapeLayerMixin, self).compute_output_spec(*_with_unknown_dims(args, size),
-                                                                                **_with_unknown_dims(kwargs, size))
-                                 for size in (83, 89))
+                first, second = (
+                    super(TapeLayerMixin, self).compute_output_spec(
+                        *_with_unknown_dims(args, size), **_with_unknown_dims(kwargs, size)
+                    )
+                    for size in (83, 89)
+                )
             except Exception:  # noqa: BLE001
                 raise error from None
-            return jax.tree_util.tree_map(_merge_specs, first, second,
-                                          is_leaf=lambda leaf: isinstance(leaf, keras.KerasTensor))
+            return jax.tree_util.tree_map(
+                _merge_specs, first, second, is_leaf=lambda leaf: isinstance(leaf, keras.KerasTensor)
+            )
 
     def add_loss(self, loss: Any) -> None:
         """Keras's `add_loss`, also for losses computed with tapeshim ops (`self.add_loss(tf.reduce_sum(x))`)."""

@@ -45,8 +45,13 @@ def _unwatched_view(keras_variable: Any) -> KerasVariable:
 
 
 def _is_plain_embedding(layer: Any) -> bool:
-    return isinstance(layer, keras.layers.Embedding) and layer.built and not layer.lora_enabled \
-        and not getattr(layer, "quantization_mode", None) and len(getattr(layer, "_inbound_nodes", ())) <= 1
+    return (
+        isinstance(layer, keras.layers.Embedding)
+        and layer.built
+        and not layer.lora_enabled
+        and not getattr(layer, "quantization_mode", None)
+        and len(getattr(layer, "_inbound_nodes", ())) <= 1
+    )
 
 
 def _looked_up_by_input(owner: Any) -> Any:
@@ -60,15 +65,19 @@ def _looked_up_by_input(owner: Any) -> Any:
         inputs = getattr(owner, "inputs", None)
         if not inputs or len(inputs) != 1:
             return None
-        found = [layer for layer in owner.layers if _is_plain_embedding(layer)
-                 and any(node.input_tensors and node.input_tensors[0] is inputs[0]
-                         for node in layer._inbound_nodes)]
+        found = [
+            layer
+            for layer in owner.layers
+            if _is_plain_embedding(layer)
+            and any(node.input_tensors and node.input_tensors[0] is inputs[0] for node in layer._inbound_nodes)
+        ]
         return found[0] if len(found) == 1 else None
     return None
 
 
-def gather_on_tape(owner: Any, keras_call: Callable[..., Any], args: tuple, kwargs: dict,
-                   variables: list) -> tuple | None:
+def gather_on_tape(
+    owner: Any, keras_call: Callable[..., Any], args: tuple, kwargs: dict, variables: list
+) -> tuple | None:
     """Prepares a recorded Keras call whose first input is looked up by an `Embedding` layer.
 
     Returns:

@@ -203,8 +203,7 @@ def clip(x: Any, min_value: Any, max_value: Any) -> Any:
     """Clips `x` to `[min_value, max_value]` (None: unbounded; a smaller max is raised to the min)."""
     if isinstance(min_value, (int, float)) and isinstance(max_value, (int, float)) and max_value < min_value:
         max_value = min_value
-    return tf.clip_by_value(x, -np.inf if min_value is None else min_value,
-                            np.inf if max_value is None else max_value)
+    return tf.clip_by_value(x, -np.inf if min_value is None else min_value, np.inf if max_value is None else max_value)
 
 
 # -- reductions --------------------------------------------------------------------------------------
@@ -441,33 +440,41 @@ def batch_dot(x: Any, y: Any, axes: Any = None) -> Any:
     x_shape, y_shape = x.shape, y.shape
     x_rank, y_rank = len(x_shape), len(y_shape)
     if x_rank < 2 or y_rank < 2:
-        raise ValueError("Cannot do batch_dot on inputs with rank < 2. "
-                         f"Received inputs with tf.shapes {x_shape} and {y_shape}.")
+        raise ValueError(
+            f"Cannot do batch_dot on inputs with rank < 2. Received inputs with tf.shapes {x_shape} and {y_shape}."
+        )
     if x_shape[0] is not None and y_shape[0] is not None and x_shape[0] != y_shape[0]:
-        raise ValueError("Cannot do batch_dot on inputs with different batch sizes. "
-                         f"Received inputs with tf.shapes {x_shape} and {y_shape}.")
+        raise ValueError(
+            "Cannot do batch_dot on inputs with different batch sizes. "
+            f"Received inputs with tf.shapes {x_shape} and {y_shape}."
+        )
     if isinstance(axes, int):
         axes = [axes, axes]
     if axes is None:
         axes = [x_rank - 1, y_rank - 1 if y_rank == 2 else y_rank - 2]
     if builtins.any(isinstance(a, (list, tuple)) for a in axes):
-        raise ValueError("Multiple target dimensions are not supported. "
-                         f"Expected: None, int, (int, int), Provided: {axes}")
+        raise ValueError(
+            f"Multiple target dimensions are not supported. Expected: None, int, (int, int), Provided: {axes}"
+        )
     axes = [axes[0] % x_rank if axes[0] < 0 else axes[0], axes[1] % y_rank if axes[1] < 0 else axes[1]]
     if 0 in axes:
-        raise ValueError("Cannot perform batch_dot over axis 0. If your inputs are not batched, add a dummy "
-                         "batch dimension to your inputs using K.expand_dims(x, 0)")
+        raise ValueError(
+            "Cannot perform batch_dot over axis 0. If your inputs are not batched, add a dummy "
+            "batch dimension to your inputs using K.expand_dims(x, 0)"
+        )
     x_axis, y_axis = axes
     if x_shape[x_axis] is not None and y_shape[y_axis] is not None and x_shape[x_axis] != y_shape[y_axis]:
         raise ValueError(
             f"Cannot do batch_dot on inputs with tf.shapes {x_shape} and {y_shape} with axes={axes}. "
-            f"x.shape[{x_axis}] != y.shape[{y_axis}] ({x_shape[x_axis]} != {y_shape[y_axis]}).")
+            f"x.shape[{x_axis}] != y.shape[{y_axis}] ({x_shape[x_axis]} != {y_shape[y_axis]})."
+        )
     x_rest = [d for i, d in enumerate(x_shape.as_list()) if i not in (0, x_axis)]
     y_rest = [d for i, d in enumerate(y_shape.as_list()) if i not in (0, y_axis)]
     x_last = tf.transpose(x, [i for i in range(x_rank) if i != x_axis] + [x_axis])
     y_second = tf.transpose(y, [0, y_axis] + [i for i in range(1, y_rank) if i != y_axis])
-    product = tf.matmul(tf.reshape(x_last, [x_shape[0], -1, x_shape[x_axis]]),
-                        tf.reshape(y_second, [y_shape[0], y_shape[y_axis], -1]))
+    product = tf.matmul(
+        tf.reshape(x_last, [x_shape[0], -1, x_shape[x_axis]]), tf.reshape(y_second, [y_shape[0], y_shape[y_axis], -1])
+    )
     return tf.reshape(product, [x_shape[0]] + (x_rest + y_rest or [1]))
 
 
@@ -491,8 +498,9 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
 
 def variable(value: Any, dtype: Any = None, name: str | None = None, constraint: Any = None) -> Any:
     """A `tf.Variable` holding `value` (floatx unless `dtype` says otherwise)."""
-    return tf.Variable(value, dtype=tf.as_dtype(_floatx() if dtype is None else dtype), name=name,
-                       constraint=constraint)
+    return tf.Variable(
+        value, dtype=tf.as_dtype(_floatx() if dtype is None else dtype), name=name, constraint=constraint
+    )
 
 
 def _filled(fill: Any, shape: Any, dtype: Any, name: str | None) -> Any:
@@ -622,8 +630,7 @@ def random_uniform(shape: Any, minval: float = 0.0, maxval: float = 1.0, dtype: 
     return tf.random.uniform(shape, minval=minval, maxval=maxval, dtype=dtype or _floatx(), seed=_seed(seed))
 
 
-def truncated_normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = None,
-                     seed: Any = None) -> Any:
+def truncated_normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = None, seed: Any = None) -> Any:
     """Normal random values redrawn beyond two standard deviations."""
     return tf.random.truncated_normal(shape, mean, stddev, dtype=dtype or _floatx(), seed=_seed(seed))
 
@@ -635,16 +642,18 @@ def random_bernoulli(shape: Any, p: float = 0.0, dtype: Any = None, seed: Any = 
     return tf.where(draw <= p, tf.ones(shape, dtype=dtype), tf.zeros(shape, dtype=dtype))
 
 
-def random_normal_variable(shape: Any, mean: float, scale: float, dtype: Any = None, name: str | None = None,
-                           seed: Any = None) -> Any:
+def random_normal_variable(
+    shape: Any, mean: float, scale: float, dtype: Any = None, name: str | None = None, seed: Any = None
+) -> Any:
     """A variable of normal random values."""
     dtype = tf.as_dtype(dtype or _floatx())
     value = tf.random.normal(shape, mean=mean, stddev=scale, dtype=dtype, seed=_seed(seed, 10e8))
     return variable(value, dtype=dtype, name=name)
 
 
-def random_uniform_variable(shape: Any, low: float, high: float, dtype: Any = None, name: str | None = None,
-                            seed: Any = None) -> Any:
+def random_uniform_variable(
+    shape: Any, low: float, high: float, dtype: Any = None, name: str | None = None, seed: Any = None
+) -> Any:
     """A variable of uniform random values in `[low, high)`."""
     dtype = tf.as_dtype(dtype or _floatx())
     value = tf.random.uniform(shape, minval=low, maxval=high, dtype=dtype, seed=_seed(seed, 10e8))
@@ -665,7 +674,8 @@ def _clipped(output: Any) -> Any:
 def _check_compatible(target: Any, output: Any) -> None:
     target_shape, output_shape = target.shape.as_list(), output.shape.as_list()
     if len(target_shape) != len(output_shape) or builtins.any(
-            a is not None and b is not None and a != b for a, b in zip(target_shape, output_shape)):
+        a is not None and b is not None and a != b for a, b in zip(target_shape, output_shape)
+    ):
         raise ValueError(f"Shapes {target.shape} and {output.shape} are incompatible")
 
 
@@ -680,8 +690,14 @@ def binary_crossentropy(target: Any, output: Any, from_logits: bool = False) -> 
     return -log_likelihood
 
 
-def binary_focal_crossentropy(target: Any, output: Any, apply_class_balancing: bool = False, alpha: float = 0.25,
-                              gamma: float = 2.0, from_logits: bool = False) -> Any:
+def binary_focal_crossentropy(
+    target: Any,
+    output: Any,
+    apply_class_balancing: bool = False,
+    alpha: float = 0.25,
+    gamma: float = 2.0,
+    from_logits: bool = False,
+) -> Any:
     """Binary crossentropy weighted by `(1 - p_t) ** gamma` (and by `alpha` with class balancing)."""
     probabilities = tf.sigmoid(output) if from_logits else output
     p_t = target * probabilities + (1 - target) * (1 - probabilities)
@@ -709,16 +725,18 @@ def categorical_crossentropy(target: Any, output: Any, from_logits: bool = False
     return -tf.reduce_sum(target * tf.math.log(output), axis)
 
 
-def categorical_focal_crossentropy(target: Any, output: Any, alpha: float = 0.25, gamma: float = 2.0,
-                                   from_logits: bool = False, axis: int = -1) -> Any:
+def categorical_focal_crossentropy(
+    target: Any, output: Any, alpha: float = 0.25, gamma: float = 2.0, from_logits: bool = False, axis: int = -1
+) -> Any:
     """Categorical crossentropy weighted by `alpha * (1 - p) ** gamma`."""
     target, output = _normalized_probabilities(target, output, from_logits, axis)
     weighted = tf.pow(1.0 - output, gamma) * alpha * (-target * tf.math.log(output))
     return tf.reduce_sum(weighted, axis=axis)
 
 
-def sparse_categorical_crossentropy(target: Any, output: Any, from_logits: bool = False, axis: int = -1,
-                                    ignore_class: int | None = None) -> Any:
+def sparse_categorical_crossentropy(
+    target: Any, output: Any, from_logits: bool = False, axis: int = -1, ignore_class: int | None = None
+) -> Any:
     """Crossentropy of probabilities (or logits) `output` against integer class `target`.
 
     Entries whose target is `ignore_class` get a loss of zero.
@@ -739,7 +757,8 @@ def sparse_categorical_crossentropy(target: Any, output: Any, from_logits: bool 
     if ignore_class is not None:
         valid = tf.not_equal(target, tf.cast(ignore_class, target.dtype))
         losses = tf.nn.sparse_softmax_cross_entropy_with_logits(
-            labels=tf.where(valid, target, tf.zeros_like(target)), logits=output)
+            labels=tf.where(valid, target, tf.zeros_like(target)), logits=output
+        )
         losses = tf.where(valid, losses, tf.zeros_like(losses))
         return tf.reshape(losses, output_shape[:-1])
     losses = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=target, logits=output)

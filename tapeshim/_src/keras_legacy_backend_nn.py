@@ -60,18 +60,25 @@ def _check_convolution(x: Any, kernel: Any, spatial: int, op_name: str, depthwis
     kernel_shape = tf.convert_to_tensor(kernel).shape.as_list()
     if len(x_shape) != spatial + 2:
         raise errors.invalid_argument(
-            f"convolution input `x` must be {spatial + 2}-dimensional (batch, {spatial} spatial, channels): "
-            f"{x_shape}", op_name)
+            f"convolution input `x` must be {spatial + 2}-dimensional (batch, {spatial} spatial, channels): {x_shape}",
+            op_name,
+        )
     if len(kernel_shape) != spatial + 2:
         raise errors.invalid_argument(
             f"convolution `kernel` must be {spatial + 2}-dimensional ({spatial} spatial, in, out): {kernel_shape}",
-            op_name)
+            op_name,
+        )
     channels, kernel_channels = x_shape[-1], kernel_shape[-2]
-    if channels is not None and kernel_channels and (
-            channels != kernel_channels if depthwise else channels % kernel_channels):
+    if (
+        channels is not None
+        and kernel_channels
+        and (channels != kernel_channels if depthwise else channels % kernel_channels)
+    ):
         raise errors.invalid_argument(
             f"input depth must be evenly divisible by filter depth: {channels} vs {kernel_channels} "
-            "(the channels of `x` and the input channels of `kernel`)", op_name)
+            "(the channels of `x` and the input channels of `kernel`)",
+            op_name,
+        )
 
 
 def _spatial(x: Any, data_format: str | None, run: Callable[[Any], Any]) -> Any:
@@ -99,16 +106,23 @@ def bias_add(x: Any, bias: Any, data_format: str | None = None) -> Any:
     return tf.nn.bias_add(x, bias)
 
 
-def batch_normalization(x: Any, mean: Any, var: Any, beta: Any, gamma: Any, axis: int = -1,
-                        epsilon: float = 1e-3) -> Any:
+def batch_normalization(
+    x: Any, mean: Any, var: Any, beta: Any, gamma: Any, axis: int = -1, epsilon: float = 1e-3
+) -> Any:
     """`(x - mean) / sqrt(var + epsilon) * gamma + beta` (`axis` is unused, as in TF)."""
     del axis
     return tf.nn.batch_normalization(x, mean, var, beta, gamma, epsilon)
 
 
 # -- convolutions and pooling ------------------------------------------------------------------------
-def conv1d(x: Any, kernel: Any, strides: int = 1, padding: str = "valid", data_format: str | None = None,
-           dilation_rate: int = 1) -> Any:
+def conv1d(
+    x: Any,
+    kernel: Any,
+    strides: int = 1,
+    padding: str = "valid",
+    data_format: str | None = None,
+    dilation_rate: int = 1,
+) -> Any:
     """1D convolution; `padding` may be `"causal"` (left padding only)."""
     kernel = tf.convert_to_tensor(kernel)
     if padding == "causal":
@@ -118,28 +132,48 @@ def conv1d(x: Any, kernel: Any, strides: int = 1, padding: str = "valid", data_f
     return _spatial(x, data_format, lambda t: _checked_conv(t, kernel, 1, "Conv2D", strides, padding, dilation_rate))
 
 
-def _checked_conv(x: Any, kernel: Any, spatial: int, op_name: str, strides: Any, padding: str,
-                  dilation_rate: Any) -> Any:
+def _checked_conv(
+    x: Any, kernel: Any, spatial: int, op_name: str, strides: Any, padding: str, dilation_rate: Any
+) -> Any:
     _check_convolution(x, kernel, spatial, op_name)
     return _conv(x, kernel, strides=strides, padding=padding, data_format="channels_last", dilation_rate=dilation_rate)
 
 
-def conv2d(x: Any, kernel: Any, strides: tuple = (1, 1), padding: str = "valid", data_format: str | None = None,
-           dilation_rate: tuple = (1, 1)) -> Any:
+def conv2d(
+    x: Any,
+    kernel: Any,
+    strides: tuple = (1, 1),
+    padding: str = "valid",
+    data_format: str | None = None,
+    dilation_rate: tuple = (1, 1),
+) -> Any:
     """2D convolution of `x` with `kernel` of shape `(rows, cols, in, out)`."""
     padding = _padding(padding)
     return _spatial(x, data_format, lambda t: _checked_conv(t, kernel, 2, "Conv2D", strides, padding, dilation_rate))
 
 
-def conv3d(x: Any, kernel: Any, strides: tuple = (1, 1, 1), padding: str = "valid", data_format: str | None = None,
-           dilation_rate: tuple = (1, 1, 1)) -> Any:
+def conv3d(
+    x: Any,
+    kernel: Any,
+    strides: tuple = (1, 1, 1),
+    padding: str = "valid",
+    data_format: str | None = None,
+    dilation_rate: tuple = (1, 1, 1),
+) -> Any:
     """3D convolution of `x` with `kernel` of shape `(depth, rows, cols, in, out)`."""
     padding = _padding(padding)
     return _spatial(x, data_format, lambda t: _checked_conv(t, kernel, 3, "Conv3D", strides, padding, dilation_rate))
 
 
-def conv2d_transpose(x: Any, kernel: Any, output_shape: Any, strides: tuple = (1, 1), padding: str = "valid",
-                     data_format: str | None = None, dilation_rate: tuple = (1, 1)) -> Any:
+def conv2d_transpose(
+    x: Any,
+    kernel: Any,
+    output_shape: Any,
+    strides: tuple = (1, 1),
+    padding: str = "valid",
+    data_format: str | None = None,
+    dilation_rate: tuple = (1, 1),
+) -> Any:
     """Transposed 2D convolution to `output_shape` (in `data_format`'s layout).
 
     Raises:
@@ -148,31 +182,58 @@ def conv2d_transpose(x: Any, kernel: Any, output_shape: Any, strides: tuple = (1
     data_format = _data_format(data_format)
     padding = _padding(padding).upper()
     if tuple(dilation_rate) != (1, 1) and dilation_rate[0] != dilation_rate[1]:
-        raise ValueError("Expected the 2 dimensions of the `dilation_rate` argument to be equal to each other. "
-                         f"Received: dilation_rate={dilation_rate}")
+        raise ValueError(
+            "Expected the 2 dimensions of the `dilation_rate` argument to be equal to each other. "
+            f"Received: dilation_rate={dilation_rate}"
+        )
     x = _to_channels_last(x, data_format)
     output_shape = tuple(output_shape)
     if data_format == "channels_first":
         output_shape = (output_shape[0], output_shape[2], output_shape[3], output_shape[1])
     if output_shape[0] is None:
         output_shape = (x.shape[0],) + output_shape[1:]
-    out = tf.nn.conv2d_transpose(x, kernel, list(output_shape), (1,) + tuple(strides) + (1,), padding=padding,
-                                 dilations=list(dilation_rate) if tuple(dilation_rate) != (1, 1) else None)
+    out = tf.nn.conv2d_transpose(
+        x,
+        kernel,
+        list(output_shape),
+        (1,) + tuple(strides) + (1,),
+        padding=padding,
+        dilations=list(dilation_rate) if tuple(dilation_rate) != (1, 1) else None,
+    )
     return _from_channels_last(out, data_format)
 
 
-def depthwise_conv2d(x: Any, depthwise_kernel: Any, strides: tuple = (1, 1), padding: str = "valid",
-                     data_format: str | None = None, dilation_rate: tuple = (1, 1)) -> Any:
+def depthwise_conv2d(
+    x: Any,
+    depthwise_kernel: Any,
+    strides: tuple = (1, 1),
+    padding: str = "valid",
+    data_format: str | None = None,
+    dilation_rate: tuple = (1, 1),
+) -> Any:
     """Depthwise 2D convolution (each input channel convolved with its own filters)."""
     padding = _padding(padding).upper()
-    _check_convolution(_to_channels_last(x, _data_format(data_format)), depthwise_kernel, 2, "DepthwiseConv2dNative",
-                       depthwise=True)
-    return _spatial(x, data_format, lambda t: tf.nn.depthwise_conv2d(
-        t, depthwise_kernel, strides=(1,) + tuple(strides) + (1,), padding=padding, dilations=dilation_rate))
+    _check_convolution(
+        _to_channels_last(x, _data_format(data_format)), depthwise_kernel, 2, "DepthwiseConv2dNative", depthwise=True
+    )
+    return _spatial(
+        x,
+        data_format,
+        lambda t: tf.nn.depthwise_conv2d(
+            t, depthwise_kernel, strides=(1,) + tuple(strides) + (1,), padding=padding, dilations=dilation_rate
+        ),
+    )
 
 
-def separable_conv2d(x: Any, depthwise_kernel: Any, pointwise_kernel: Any, strides: tuple = (1, 1),
-                     padding: str = "valid", data_format: str | None = None, dilation_rate: tuple = (1, 1)) -> Any:
+def separable_conv2d(
+    x: Any,
+    depthwise_kernel: Any,
+    pointwise_kernel: Any,
+    strides: tuple = (1, 1),
+    padding: str = "valid",
+    data_format: str | None = None,
+    dilation_rate: tuple = (1, 1),
+) -> Any:
     """Depthwise 2D convolution followed by a 1x1 pointwise convolution.
 
     Raises:
@@ -183,8 +244,9 @@ def separable_conv2d(x: Any, depthwise_kernel: Any, pointwise_kernel: Any, strid
     padding = _padding(padding).upper()
 
     def run(t: Any) -> Any:
-        depthwise = tf.nn.depthwise_conv2d(t, depthwise_kernel, strides=(1,) + tuple(strides) + (1,),
-                                           padding=padding, dilations=dilation_rate)
+        depthwise = tf.nn.depthwise_conv2d(
+            t, depthwise_kernel, strides=(1,) + tuple(strides) + (1,), padding=padding, dilations=dilation_rate
+        )
         return tf.nn.conv2d(depthwise, pointwise_kernel, strides=1, padding="VALID")
 
     return _spatial(x, data_format, run)
@@ -199,13 +261,24 @@ def _pool(x: Any, pool_size: tuple, strides: tuple, padding: str, data_format: s
     if rank != len(pool_size) + 2:
         raise errors.invalid_argument(
             f"pooling input `x` must have {len(pool_size)} spatial dimensions (rank {len(pool_size) + 2}), got rank "
-            f"{rank}", "MaxPool" if pool_mode == "max" else "AvgPool")
-    return _spatial(x, data_format, lambda t: pool(t, tuple(pool_size), strides=tuple(strides), padding=padding,
-                                                   data_format="channels_last"))
+            f"{rank}",
+            "MaxPool" if pool_mode == "max" else "AvgPool",
+        )
+    return _spatial(
+        x,
+        data_format,
+        lambda t: pool(t, tuple(pool_size), strides=tuple(strides), padding=padding, data_format="channels_last"),
+    )
 
 
-def pool2d(x: Any, pool_size: tuple, strides: tuple = (1, 1), padding: str = "valid", data_format: str | None = None,
-           pool_mode: str = "max") -> Any:
+def pool2d(
+    x: Any,
+    pool_size: tuple,
+    strides: tuple = (1, 1),
+    padding: str = "valid",
+    data_format: str | None = None,
+    pool_mode: str = "max",
+) -> Any:
     """2D max (`pool_mode="max"`) or average (`"avg"`) pooling.
 
     Raises:
@@ -220,8 +293,14 @@ def pool2d(x: Any, pool_size: tuple, strides: tuple = (1, 1), padding: str = "va
     return _pool(x, pool_size, strides, padding, data_format, pool_mode)
 
 
-def pool3d(x: Any, pool_size: tuple, strides: tuple = (1, 1, 1), padding: str = "valid",
-           data_format: str | None = None, pool_mode: str = "max") -> Any:
+def pool3d(
+    x: Any,
+    pool_size: tuple,
+    strides: tuple = (1, 1, 1),
+    padding: str = "valid",
+    data_format: str | None = None,
+    pool_mode: str = "max",
+) -> Any:
     """3D max (`pool_mode="max"`) or average (`"avg"`) pooling."""
     return _pool(x, pool_size, strides, padding, data_format, pool_mode)
 
@@ -247,8 +326,7 @@ def spatial_2d_padding(x: Any, padding: tuple = ((1, 1), (1, 1)), data_format: s
     if len(padding) != 2 or len(padding[0]) != 2 or len(padding[1]) != 2:
         raise ValueError(f"Expected `padding` to be a tuple of 2 tuples of 2 integers. Received: padding={padding}")
     pairs = [list(p) for p in padding]
-    pattern = [[0, 0], [0, 0]] + pairs if _data_format(data_format) == "channels_first" else \
-        [[0, 0]] + pairs + [[0, 0]]
+    pattern = [[0, 0], [0, 0]] + pairs if _data_format(data_format) == "channels_first" else [[0, 0]] + pairs + [[0, 0]]
     return tf.pad(x, pattern)
 
 
@@ -261,13 +339,13 @@ def spatial_3d_padding(x: Any, padding: tuple = ((1, 1), (1, 1), (1, 1)), data_f
     if len(padding) != 3 or any(len(p) != 2 for p in padding):
         raise ValueError(f"Expected `padding` to be a tuple of 3 tuples of 2 integers. Received: padding={padding}")
     pairs = [list(p) for p in padding]
-    pattern = [[0, 0], [0, 0]] + pairs if _data_format(data_format) == "channels_first" else \
-        [[0, 0]] + pairs + [[0, 0]]
+    pattern = [[0, 0], [0, 0]] + pairs if _data_format(data_format) == "channels_first" else [[0, 0]] + pairs + [[0, 0]]
     return tf.pad(x, pattern)
 
 
-def resize_images(x: Any, height_factor: int, width_factor: int, data_format: str,
-                  interpolation: str = "nearest") -> Any:
+def resize_images(
+    x: Any, height_factor: int, width_factor: int, data_format: str, interpolation: str = "nearest"
+) -> Any:
     """Resizes the images of a rank-4 `x` by integer factors.
 
     Raises:
@@ -281,8 +359,10 @@ def resize_images(x: Any, height_factor: int, width_factor: int, data_format: st
         names = '"' + '", "'.join(_INTERPOLATIONS) + '"'
         raise ValueError(f'`interpolation` argument should be one of: {names}. Received: "{interpolation}".')
     if interpolation in ("gaussian", "mitchellcubic"):
-        raise NotImplementedError(f"resize_images(interpolation={interpolation!r}) is not supported by tapeshim; "
-                                  "use one of area, bicubic, bilinear, lanczos3, lanczos5, nearest.")
+        raise NotImplementedError(
+            f"resize_images(interpolation={interpolation!r}) is not supported by tapeshim; "
+            "use one of area, bicubic, bilinear, lanczos3, lanczos5, nearest."
+        )
 
     def run(images: Any) -> Any:
         size = (images.shape[1] * height_factor, images.shape[2] * width_factor)
@@ -318,8 +398,10 @@ def ctc_batch_cost(y_true: Any, y_pred: Any, input_length: Any, label_length: An
     y_pred = tf.convert_to_tensor(y_pred)
     labels = tf.cast(y_true, tf.int32)
     if labels.shape[0] != y_pred.shape[0]:
-        raise ValueError(f"Shapes {tuple(labels.shape.as_list())} and {tuple(y_pred.shape.as_list()[:1])} are "
-                         "incompatible: `y_true` and `y_pred` must have the same batch size.")
+        raise ValueError(
+            f"Shapes {tuple(labels.shape.as_list())} and {tuple(y_pred.shape.as_list()[:1])} are "
+            "incompatible: `y_true` and `y_pred` must have the same batch size."
+        )
     label_length = tf.cast(tf.squeeze(label_length, axis=-1), tf.int32)
     input_length = tf.cast(tf.squeeze(input_length, axis=-1), tf.int32)
     log_probabilities = tf.math.log(y_pred + _epsilon())
@@ -327,8 +409,7 @@ def ctc_batch_cost(y_true: Any, y_pred: Any, input_length: Any, label_length: An
     return tf.expand_dims(tf.cast(losses, y_pred.dtype), 1)
 
 
-def ctc_decode(y_pred: Any, input_length: Any, greedy: bool = True, beam_width: int = 100,
-               top_paths: int = 1) -> tuple:
+def ctc_decode(y_pred: Any, input_length: Any, greedy: bool = True, beam_width: int = 100, top_paths: int = 1) -> tuple:
     """Decodes softmax outputs by best path (`greedy`) or beam search; the last class is the blank.
 
     Returns:
@@ -338,9 +419,14 @@ def ctc_decode(y_pred: Any, input_length: Any, greedy: bool = True, beam_width: 
     """
     y_pred = tf.convert_to_tensor(y_pred)
     log_probabilities = tf.math.log(y_pred + _epsilon())
-    decoded, scores = _ctc_decode(log_probabilities, tf.cast(input_length, tf.int32),
-                                  strategy="greedy" if greedy else "beam_search", beam_width=beam_width,
-                                  top_paths=1 if greedy else top_paths, mask_index=int(y_pred.shape[-1]) - 1)
+    decoded, scores = _ctc_decode(
+        log_probabilities,
+        tf.cast(input_length, tf.int32),
+        strategy="greedy" if greedy else "beam_search",
+        beam_width=beam_width,
+        top_paths=1 if greedy else top_paths,
+        mask_index=int(y_pred.shape[-1]) - 1,
+    )
     steps = int(y_pred.shape[1])
     paths = []
     for path in tf.unstack(tf.cast(decoded, tf.int64)):
@@ -373,8 +459,10 @@ def switch(condition: Any, then_expression: Any, else_expression: Any) -> Any:
     else_value = else_expression() if callable(else_expression) else else_expression
     expression_rank = len(tf.convert_to_tensor(then_value).shape)
     if rank > expression_rank:
-        raise ValueError("Rank of `condition` should be less than or equal to rank of `then_expression` and "
-                         f"`else_expression`. ndim(condition)={rank}, ndim(then_expression)={expression_rank}")
+        raise ValueError(
+            "Rank of `condition` should be less than or equal to rank of `then_expression` and "
+            f"`else_expression`. ndim(condition)={rank}, ndim(then_expression)={expression_rank}"
+        )
     if rank > 1:
         condition = tf.reshape(condition, condition.shape.as_list() + [1] * (expression_rank - rank))
         condition = tf.logical_and(condition, tf.ones(tf.shape(then_value), tf.bool))
@@ -444,10 +532,19 @@ def _select(mask_t: Any, new: Any, old: Any) -> Any:
     return tf.where(mask_t, new, old)
 
 
-def rnn(step_function: Callable[[Any, tuple], tuple], inputs: Any, initial_states: list,
-        go_backwards: bool = False, mask: Any = None, constants: list | None = None, unroll: bool = False,
-        input_length: Any = None, time_major: bool = False, zero_output_for_mask: bool = False,
-        return_all_outputs: bool = True) -> tuple:
+def rnn(
+    step_function: Callable[[Any, tuple], tuple],
+    inputs: Any,
+    initial_states: list,
+    go_backwards: bool = False,
+    mask: Any = None,
+    constants: list | None = None,
+    unroll: bool = False,
+    input_length: Any = None,
+    time_major: bool = False,
+    zero_output_for_mask: bool = False,
+    return_all_outputs: bool = True,
+) -> tuple:
     """Runs `step_function(input_t, states + constants) -> (output_t, new_states)` over the time axis.
 
     Each step runs as tapeshim ops (so tapes record the whole loop). A masked
@@ -485,11 +582,16 @@ def rnn(step_function: Callable[[Any, tuple], tuple], inputs: Any, initial_state
         mask_t = step_masks[t]
         if mask_t is not None:
             flat_output = tf.nest.flatten(output)
-            fallback = [zeros_like(o) for o in flat_output] if zero_output_for_mask or previous is None \
+            fallback = (
+                [zeros_like(o) for o in flat_output]
+                if zero_output_for_mask or previous is None
                 else tf.nest.flatten(previous)
+            )
             output = tf.nest.pack_sequence_as(output, [_select(mask_t, o, f) for o, f in zip(flat_output, fallback)])
-            new_states = tf.nest.pack_sequence_as(new_states, [
-                _select(mask_t, n, s) for n, s in zip(tf.nest.flatten(new_states), tf.nest.flatten(states))])
+            new_states = tf.nest.pack_sequence_as(
+                new_states,
+                [_select(mask_t, n, s) for n, s in zip(tf.nest.flatten(new_states), tf.nest.flatten(states))],
+            )
         states = tuple(new_states) if isinstance(new_states, (list, tuple)) else (new_states,)
         previous = output
         if return_all_outputs or position == steps - 1:
@@ -502,8 +604,28 @@ def rnn(step_function: Callable[[Any, tuple], tuple], inputs: Any, initial_state
 
 
 __all__ = [
-    "batch_normalization", "bias_add", "conv1d", "conv2d", "conv2d_transpose", "conv3d", "ctc_batch_cost",
-    "ctc_decode", "depthwise_conv2d", "foldl", "foldr", "gradients", "map_fn", "name_scope", "pool2d", "pool3d",
-    "resize_images", "resize_volumes", "rnn", "separable_conv2d", "spatial_2d_padding", "spatial_3d_padding",
-    "switch", "temporal_padding",
+    "batch_normalization",
+    "bias_add",
+    "conv1d",
+    "conv2d",
+    "conv2d_transpose",
+    "conv3d",
+    "ctc_batch_cost",
+    "ctc_decode",
+    "depthwise_conv2d",
+    "foldl",
+    "foldr",
+    "gradients",
+    "map_fn",
+    "name_scope",
+    "pool2d",
+    "pool3d",
+    "resize_images",
+    "resize_volumes",
+    "rnn",
+    "separable_conv2d",
+    "spatial_2d_padding",
+    "spatial_3d_padding",
+    "switch",
+    "temporal_padding",
 ]

@@ -91,12 +91,14 @@ class TapeMetricMixin:
 
 
 def _subclass(cls: type, mixin: type, module: str) -> type:
-    return type(cls.__name__, (mixin, cls), {"__module__": module, "__doc__": cls.__doc__,
-                                             "__qualname__": cls.__name__})
+    return type(
+        cls.__name__, (mixin, cls), {"__module__": module, "__doc__": cls.__doc__, "__qualname__": cls.__name__}
+    )
 
 
-def wrap_namespace(source: ModuleType, base: type | None, mixin: type, module: str,
-                   wrap_functions: bool) -> dict[str, Any]:
+def wrap_namespace(
+    source: ModuleType, base: type | None, mixin: type, module: str, wrap_functions: bool
+) -> dict[str, Any]:
     """Public names of Keras namespace `source`: `base` subclasses get `mixin`, functions become ops.
 
     Aliases of one class or function map to one wrapper.
@@ -108,8 +110,12 @@ def wrap_namespace(source: ModuleType, base: type | None, mixin: type, module: s
             if id(obj) not in wrapped:
                 wrapped[id(obj)] = _subclass(obj, mixin, module)
             names[name] = wrapped[id(obj)]
-        elif wrap_functions and callable(obj) and not isinstance(obj, type) and name not in (
-                "get", "serialize", "deserialize"):
+        elif (
+            wrap_functions
+            and callable(obj)
+            and not isinstance(obj, type)
+            and name not in ("get", "serialize", "deserialize")
+        ):
             if id(obj) not in wrapped:
                 wrapped[id(obj)] = keras_function(obj)
             names[name] = wrapped[id(obj)]
@@ -138,4 +144,3 @@ def getter(keras_get: Callable[[Any], Any], namespace: dict[str, Any]) -> Callab
 
     get.__doc__ = "Returns the object for `identifier` (a name, config or instance), as Keras's `get`."
     return get
-

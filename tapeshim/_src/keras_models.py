@@ -105,8 +105,11 @@ class TrainingMixin(TapeLayerMixin):
             return self._predict(x, *args, **kwargs)
 
     def _predict(self, x: Any, *args: Any, **kwargs: Any) -> Any:
-        unbuilt_wrapper = (not self.built and keras_train_step.tf_style_step(self, "predict_step", TrainingMixin)
-                           and all(layer.built for layer in self._flatten_layers(include_self=False)))
+        unbuilt_wrapper = (
+            not self.built
+            and keras_train_step.tf_style_step(self, "predict_step", TrainingMixin)
+            and all(layer.built for layer in self._flatten_layers(include_self=False))
+        )
         if not unbuilt_wrapper:
             return super().predict(_data(x), *args, **kwargs)
         # As TF, a TF-style `predict_step` runs without building the model first (Keras's JAX `predict`
@@ -175,8 +178,9 @@ class TrainingMixin(TapeLayerMixin):
     def _symbolic_build(self, *args: Any, **kwargs: Any) -> None:
         # TF's trainer builds nothing before a step it does not own: the user's step builds what it
         # uses on its first call (a GAN wrapper has no `call` to build with).
-        if keras_train_step.tf_style_step(self, "train_step", TrainingMixin) or \
-                keras_train_step.tf_style_step(self, "test_step", TrainingMixin):
+        if keras_train_step.tf_style_step(self, "train_step", TrainingMixin) or keras_train_step.tf_style_step(
+            self, "test_step", TrainingMixin
+        ):
             return
         super()._symbolic_build(*args, **kwargs)
 
@@ -192,8 +196,9 @@ class TrainingMixin(TapeLayerMixin):
             return
         super()._purge_model_variables(*args, **kwargs)
 
-    def compute_loss(self, x: Any = None, y: Any = None, y_pred: Any = None, sample_weight: Any = None,
-                     training: bool = True) -> Any:
+    def compute_loss(
+        self, x: Any = None, y: Any = None, y_pred: Any = None, sample_weight: Any = None, training: bool = True
+    ) -> Any:
         """The compiled loss plus `self.losses`; on tapeshim Tensors, one op returning a Tensor."""
         keras_compute_loss = super().compute_loss
         if passthrough((x, y, y_pred, sample_weight), {}):
@@ -203,8 +208,11 @@ class TrainingMixin(TapeLayerMixin):
     def compiled_loss(self, y: Any, y_pred: Any, sample_weight: Any = None, regularization_losses: Any = None) -> Any:
         """TF's deprecated shim: `compute_loss(y=y, y_pred=y_pred, sample_weight=sample_weight)`."""
         del regularization_losses  # `compute_loss` adds `self.losses` itself, as in TF's shim
-        warnings.warn("`model.compiled_loss()` is deprecated. Instead, use "
-                      "`model.compute_loss(x, y, y_pred, sample_weight, training)`.", stacklevel=2)
+        warnings.warn(
+            "`model.compiled_loss()` is deprecated. Instead, use "
+            "`model.compute_loss(x, y, y_pred, sample_weight, training)`.",
+            stacklevel=2,
+        )
         return self.compute_loss(x=None, y=y, y_pred=y_pred, sample_weight=sample_weight)
 
     @property

@@ -45,8 +45,10 @@ _clip_by_global_norm = keras.src.optimizers.base_optimizer.clip_by_global_norm  
 # Optimizers whose update, given a sparse gradient, does what TF's Keras does with an IndexedSlices one.
 # The others (Adadelta, Adafactor, a loss-scale wrapper, user classes) get it densified first.
 _STATELESS_ONLY = (keras.optimizers.LossScaleOptimizer,)
-_SPARSE_UPDATES = tuple(getattr(keras.optimizers, name) for name in (
-    "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam", "Lion", "Ftrl", "Lamb"))
+_SPARSE_UPDATES = tuple(
+    getattr(keras.optimizers, name)
+    for name in ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam", "Lion", "Ftrl", "Lamb")
+)
 _stand_ins: dict[int, Any] = {}  # id(tapeshim Variable) -> its Keras stand-in
 _narrow_updates = threading.local()  # .active: the running `apply` updates sparse gradients in 32-bit mode
 
@@ -55,8 +57,12 @@ def _stand_in(variable: Variable) -> Any:
     stand_in = _stand_ins.get(id(variable))
     if stand_in is None:
         name = variable.name.split(":")[0].replace("/", "_")
-        stand_in = keras.Variable(np.zeros(variable._shape, variable._dtype._np), dtype=variable._dtype.name,
-                                  trainable=variable.trainable, name=name)
+        stand_in = keras.Variable(
+            np.zeros(variable._shape, variable._dtype._np),
+            dtype=variable._dtype.name,
+            trainable=variable.trainable,
+            name=name,
+        )
         stand_in.constraint = variable.constraint  # Keras applies it after the update, as TF's Keras does
         stand_in._tapeshim_variable = weakref.ref(variable)
         _stand_ins[id(variable)] = stand_in
@@ -77,7 +83,8 @@ def _sides(variable: Any) -> tuple[Any, Variable]:
         return _stand_in(variable), variable
     raise TypeError(
         f"Expected a variable (a tf.Variable or a Keras variable) to update, got {variable!r} of type "
-        f"{type(variable).__name__}.")
+        f"{type(variable).__name__}."
+    )
 
 
 def _name(keras_variable: Any, variable: Variable) -> str:
@@ -96,27 +103,36 @@ def _checked_gradient(gradient: Any, keras_variable: Any, variable: Variable) ->
         shape = (None,) + tuple(values._shape[1:])
         if len(values._shape) != len(variable._shape) or values._shape[1:] != variable._shape[1:]:
             raise errors.InvalidArgumentError(
-                None, None, f"Gradient rows of shape {TensorShape(values._shape[1:])} do not match the rows "
+                None,
+                None,
+                f"Gradient rows of shape {TensorShape(values._shape[1:])} do not match the rows "
                 f"{TensorShape(variable._shape[1:])} of variable '{_name(keras_variable, variable)}' "
-                f"(IndexedSlices of shape {TensorShape(shape)}); no variable was updated.")
+                f"(IndexedSlices of shape {TensorShape(shape)}); no variable was updated.",
+            )
         if indices._value is not None:
             rows = variable._shape[0]
             outside = np.flatnonzero((np.asarray(indices._value) < 0) | (np.asarray(indices._value) >= rows))
             if outside.size:
                 first = int(outside[0])
                 raise errors.InvalidArgumentError(
-                    None, None, f"indices[{first}] = {int(np.asarray(indices._value)[first])} is not in [0, {rows}): "
+                    None,
+                    None,
+                    f"indices[{first}] = {int(np.asarray(indices._value)[first])} is not in [0, {rows}): "
                     f"the IndexedSlices gradient of variable '{_name(keras_variable, variable)}' names a row it does "
-                    "not have; no variable was updated.")
+                    "not have; no variable was updated.",
+                )
         if values._dtype != variable._dtype:
             values = math_ops.cast(values, variable._dtype)
         return values, indices
     gradient = convert_to_tensor(gradient)
     if gradient._shape != variable._shape:
         raise errors.InvalidArgumentError(
-            None, None, f"Gradient shape {TensorShape(gradient._shape)} does not match the shape "
+            None,
+            None,
+            f"Gradient shape {TensorShape(gradient._shape)} does not match the shape "
             f"{TensorShape(variable._shape)} of variable '{_name(keras_variable, variable)}'; no variable "
-            "was updated.")
+            "was updated.",
+        )
     if gradient._dtype != variable._dtype:
         gradient = math_ops.cast(gradient, variable._dtype)
     return gradient
@@ -131,8 +147,9 @@ def _sparse_rows(rows: tuple, keras_variable: Any) -> Any:
     ops (which otherwise sum repeated rows first); densifying still sums them.
     """
     values, indices = rows
-    return jax_sparse.BCOO((values, indices.astype(jnp.int32)[:, None]), shape=tuple(keras_variable.shape),
-                           unique_indices=True)
+    return jax_sparse.BCOO(
+        (values, indices.astype(jnp.int32)[:, None]), shape=tuple(keras_variable.shape), unique_indices=True
+    )
 
 
 def _dense(gradient: Any) -> Any:
@@ -152,8 +169,13 @@ def adopt_optimizer_variables(optimizer: Any) -> None:
     old = optimizer._iterations
     if old.dtype == "int32":
         with keras.name_scope(optimizer.name, caller=optimizer):
-            new = keras.Variable(np.int64(np.asarray(old.value)), name="iteration", dtype="int64",
-                                 trainable=False, aggregation="only_first_replica")
+            new = keras.Variable(
+                np.int64(np.asarray(old.value)),
+                name="iteration",
+                dtype="int64",
+                trainable=False,
+                aggregation="only_first_replica",
+            )
         optimizer._tracker.replace_tracked_value("variables", old, new)
         optimizer._iterations = new  # already tracked: Keras's tracker does not add it again
     for variable in optimizer._variables:
@@ -213,21 +235,29 @@ class TapeOptimizerMixin:
         if missing:
             warnings.warn(
                 f"Gradients do not exist for variables {missing} when minimizing the loss. If using "
-                "`model.compile()`, did you forget to provide a `loss` argument?", stacklevel=3)
+                "`model.compile()`, did you forget to provide a `loss` argument?",
+                stacklevel=3,
+            )
         sparse_rows = isinstance(self, _SPARSE_UPDATES)
-        gradients = [_checked_gradient(g if sparse_rows or not isinstance(g, IndexedSlices) else convert_to_tensor(g),
-                                       keras_variable, variable) for g, keras_variable, variable in kept]
+        gradients = [
+            _checked_gradient(
+                g if sparse_rows or not isinstance(g, IndexedSlices) else convert_to_tensor(g), keras_variable, variable
+            )
+            for g, keras_variable, variable in kept
+        ]
         keras_variables = [k for _, k, _ in kept]
         optimizer_variables = list(self.variables)
         keras_apply = super().apply if not isinstance(self, _STATELESS_ONLY) else self._apply_statelessly
 
         sparse = any(isinstance(g, tuple) for g in gradients)
-        narrow = sparse and not any(np.dtype(k.dtype).itemsize > 4 for k in keras_variables + optimizer_variables
-                                    if k is not self._iterations)  # the int64 step counter, as TF's
+        narrow = sparse and not any(
+            np.dtype(k.dtype).itemsize > 4 for k in keras_variables + optimizer_variables if k is not self._iterations
+        )  # the int64 step counter, as TF's
 
         def update(gradient_values: list) -> None:
-            gradient_values = [_sparse_rows(g, v) if isinstance(g, tuple) else g
-                               for g, v in zip(gradient_values, keras_variables)]
+            gradient_values = [
+                _sparse_rows(g, v) if isinstance(g, tuple) else g for g, v in zip(gradient_values, keras_variables)
+            ]
             if not narrow:
                 keras_apply(gradient_values, keras_variables)
                 return
@@ -240,9 +270,16 @@ class TapeOptimizerMixin:
             finally:
                 _narrow_updates.active = False
 
-        stateful_call(self, "apply", update, (gradients,), {}, keras_variables + optimizer_variables,
-                      states=[v for _, _, v in kept] + [view_of(v) for v in optimizer_variables],
-                      watch_state=False)
+        stateful_call(
+            self,
+            "apply",
+            update,
+            (gradients,),
+            {},
+            keras_variables + optimizer_variables,
+            states=[v for _, _, v in kept] + [view_of(v) for v in optimizer_variables],
+            watch_state=False,
+        )
         return None
 
     def _backend_update_step(self, grads: list, trainable_variables: list, learning_rate: Any) -> None:
@@ -288,9 +325,11 @@ class TapeOptimizerMixin:
         `apply` assigns variables inside `ops.cond` branches, which Keras on JAX runs only statelessly."""
         optimizer_variables = list(self.variables)
         new_trainable, new_optimizer = self.stateless_apply(
-            [v.value for v in optimizer_variables], grads, [v.value for v in trainable_variables])
-        for variable, value in zip(list(trainable_variables) + optimizer_variables,
-                                   list(new_trainable) + list(new_optimizer)):
+            [v.value for v in optimizer_variables], grads, [v.value for v in trainable_variables]
+        )
+        for variable, value in zip(
+            list(trainable_variables) + optimizer_variables, list(new_trainable) + list(new_optimizer)
+        ):
             variable.assign(value)
 
     def scale_loss(self, loss: Any) -> Any:
@@ -302,8 +341,7 @@ class TapeOptimizerMixin:
         keras_scale_loss = super().scale_loss
         if passthrough((loss,), {}):
             return keras_scale_loss(loss)
-        return stateful_call(self, "scale_loss", keras_scale_loss, (loss,), {}, list(self.variables),
-                             watch_state=False)
+        return stateful_call(self, "scale_loss", keras_scale_loss, (loss,), {}, list(self.variables), watch_state=False)
 
     def _clip_gradients(self, grads: list) -> list:
         """Keras's `clipnorm`/`global_clipnorm`/`clipvalue`, with TF's Keras's rule for sparse gradients.
@@ -350,8 +388,7 @@ class TapeOptimizerMixin:
         from tapeshim._src.tape import GradientTape
 
         if not callable(loss) and tape is None:
-            raise ValueError("`tape` is required when a `Tensor` loss is passed. "
-                             f"Received: loss={loss}, tape={tape}.")
+            raise ValueError(f"`tape` is required when a `Tensor` loss is passed. Received: loss={loss}, tape={tape}.")
         if tape is None:
             tape = GradientTape()
         if callable(loss):

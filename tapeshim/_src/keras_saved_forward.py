@@ -44,8 +44,13 @@ def saves_forward(program: Any, inputs: Sequence[Tensor], tracking: list) -> boo
     True for a call that changes variables, on concrete inputs, tracked by
     exactly one `GradientTape` and outside any function trace.
     """
-    return bool(program.changed) and _thread_state.trace is None and len(tracking) == 1 \
-        and type(tracking[0]) is GradientTape and all(t._value is not None for t in inputs)
+    return (
+        bool(program.changed)
+        and _thread_state.trace is None
+        and len(tracking) == 1
+        and type(tracking[0]) is GradientTape
+        and all(t._value is not None for t in inputs)
+    )
 
 
 def _replay(tree: Any, n_inputs: int, n_residuals: int) -> Callable[..., tuple]:
@@ -68,14 +73,20 @@ def _replay(tree: Any, n_inputs: int, n_residuals: int) -> Callable[..., tuple]:
     def backward(saved: tuple, cotangents: tuple) -> tuple:
         residuals, outputs = saved
         pullback = jax.tree_util.tree_unflatten(tree, residuals)
-        return (tuple(pullback(tuple(cotangents))), tuple(_zero_cotangent(r) for r in residuals),
-                tuple(_zero_cotangent(o) for o in outputs))
+        return (
+            tuple(pullback(tuple(cotangents))),
+            tuple(_zero_cotangent(r) for r in residuals),
+            tuple(_zero_cotangent(o) for o in outputs),
+        )
 
     saved_call.defvjp(forward, backward)
 
     def replay_fn(*values: Any) -> tuple:
-        return saved_call(tuple(values[:n_inputs]), tuple(values[n_inputs:n_inputs + n_residuals]),
-                          tuple(values[n_inputs + n_residuals:]))
+        return saved_call(
+            tuple(values[:n_inputs]),
+            tuple(values[n_inputs : n_inputs + n_residuals]),
+            tuple(values[n_inputs + n_residuals :]),
+        )
 
     return _remember(_replays, key, replay_fn)
 
@@ -104,8 +115,9 @@ def record_saved_forward(program: Any, inputs: Sequence[Tensor], tracking: list)
     saved = [Tensor(r, tuple(r.shape), dtypes.from_numpy(np.dtype(r.dtype))) for r in residuals]
     saved += [Tensor(o, shape, dtype) for o, (shape, dtype) in zip(outputs, program.avals)]
     replay = _replay(tree, len(inputs), len(residuals))
-    recorded = registry.record(replay, ("KerasCallSavedForward", program.key, tree), tuple(inputs) + tuple(saved),
-                               program.avals, tracking)
+    recorded = registry.record(
+        replay, ("KerasCallSavedForward", program.key, tree), tuple(inputs) + tuple(saved), program.avals, tracking
+    )
     for tensor, value in zip(recorded, outputs):
         tensor._value = value
     return recorded

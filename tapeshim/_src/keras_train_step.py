@@ -31,9 +31,11 @@ from tapeshim._src.variable import Variable
 
 _compile_utils = keras.src.trainers.compile_utils  # not in Keras's public API: compile()'s loss and metrics
 STEP_NAMES = ("train_step", "test_step", "predict_step")
-_STEP_STATE = {"train_step": ("trainable", "non_trainable", "optimizer", "metrics"),
-               "test_step": ("trainable", "non_trainable", "metrics"),
-               "predict_step": ("trainable", "non_trainable")}
+_STEP_STATE = {
+    "train_step": ("trainable", "non_trainable", "optimizer", "metrics"),
+    "test_step": ("trainable", "non_trainable", "metrics"),
+    "predict_step": ("trainable", "non_trainable"),
+}
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
@@ -61,10 +63,12 @@ def uses_tf_style_steps(model: Any, base: type) -> bool:
 
 
 def _state_values(model: Any, parts: tuple) -> tuple:
-    groups = {"trainable": lambda: model.trainable_variables,
-              "non_trainable": lambda: model.non_trainable_variables,
-              "optimizer": lambda: model.optimizer.variables if model.optimizer is not None else [],
-              "metrics": lambda: model.metrics_variables}
+    groups = {
+        "trainable": lambda: model.trainable_variables,
+        "non_trainable": lambda: model.non_trainable_variables,
+        "optimizer": lambda: model.optimizer.variables if model.optimizer is not None else [],
+        "metrics": lambda: model.metrics_variables,
+    }
     return tuple([variable.value for variable in groups[part]()] for part in parts)
 
 
@@ -114,8 +118,9 @@ def make_step_function(model: Any, name: str) -> Callable[[Any, Any], tuple]:
         if name != "predict_step" or len(outputs) == 1:
             return outputs[-1], _state_values(model, parts)  # the logs of the last step, as TF's
         # Predictions of the steps run in one execution, concatenated along the batch.
-        return jax.tree_util.tree_map(lambda *batches: jax.numpy.concatenate(batches), *outputs), \
-            _state_values(model, parts)
+        return jax.tree_util.tree_map(lambda *batches: jax.numpy.concatenate(batches), *outputs), _state_values(
+            model, parts
+        )
 
     return step_function
 
@@ -177,8 +182,9 @@ def _adopt(obj: Any, mixin: type) -> None:
         return
     tape_cls = _tape_classes.get(cls)
     if tape_cls is None:
-        tape_cls = _tape_classes[cls] = type(cls.__name__, (mixin, cls), {
-            "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+        tape_cls = _tape_classes[cls] = type(
+            cls.__name__, (mixin, cls), {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        )
     obj.__class__ = tape_cls
 
 
@@ -234,8 +240,9 @@ def _build_compile_loss(model: Any, y: Any, y_pred: Any) -> None:
     keras.src.backend.compute_output_spec(compile_loss, symbolic_y, symbolic_pred)
 
 
-def compute_loss_op(model: Any, keras_compute_loss: Callable[..., Any], x: Any, y: Any, y_pred: Any,
-                    sample_weight: Any, training: bool) -> Any:
+def compute_loss_op(
+    model: Any, keras_compute_loss: Callable[..., Any], x: Any, y: Any, y_pred: Any, sample_weight: Any, training: bool
+) -> Any:
     """`model.compute_loss(...)` on tapeshim Tensors as one op: the compiled loss plus `model.losses`.
 
     Raises:
@@ -255,8 +262,9 @@ def compute_loss_op(model: Any, keras_compute_loss: Callable[..., Any], x: Any, 
         finally:
             model._losses_override = []
 
-    return stateful_call(model, f"compute_loss/{training}", call, (x, y, y_pred, sample_weight, added), {}, state,
-                         watch_state=False)
+    return stateful_call(
+        model, f"compute_loss/{training}", call, (x, y, y_pred, sample_weight, added), {}, state, watch_state=False
+    )
 
 
 class CompiledMetricsShim:
@@ -269,7 +277,9 @@ class CompiledMetricsShim:
         """Updates every metric of the model, as TF's shim (with its deprecation warning)."""
         warnings.warn(
             "`model.compiled_metrics()` is deprecated. Instead, use e.g.:\n```\nfor metric in self.metrics:\n"
-            "    metric.update_state(y, y_pred)\n```\n", stacklevel=2)
+            "    metric.update_state(y, y_pred)\n```\n",
+            stacklevel=2,
+        )
         for metric in self._model.metrics:
             if isinstance(metric, keras.metrics.Mean):
                 metric.update_state(y_pred, sample_weight=sample_weight)

@@ -81,8 +81,7 @@ class Module:
         if name is None:
             name = _camel_to_snake(type(self).__name__)
         elif not _VALID_NAME.match(name):
-            raise ValueError(
-                f"'{name}' is not a valid module name. Module names must be valid Python 3 identifiers.")
+            raise ValueError(f"'{name}' is not a valid module name. Module names must be valid Python 3 identifiers.")
         self._name = name
         with name_scope(name) as scope:
             self._scope_name = scope

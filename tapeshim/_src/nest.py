@@ -77,11 +77,16 @@ def assert_same_structure(first: Any, second: Any, check_types: bool = False) ->
     With `check_types`, a list where the other has a tuple (or another sequence
     type) raises `TypeError`, as `tf.nest` does.
     """
-    if check_types and isinstance(first, (list, tuple, dict)) and type(first) is not type(second) \
-            and isinstance(second, (list, tuple, dict)):
+    if (
+        check_types
+        and isinstance(first, (list, tuple, dict))
+        and type(first) is not type(second)
+        and isinstance(second, (list, tuple, dict))
+    ):
         raise TypeError(
             "The two structures don't have the same sequence type. Input structure has type "
-            f"{type(first)}, while shallow structure has type {type(second)}.")
+            f"{type(first)}, while shallow structure has type {type(second)}."
+        )
     if isinstance(first, dict) != isinstance(second, dict) or (
         isinstance(first, (list, tuple)) != isinstance(second, (list, tuple))
     ):

@@ -64,8 +64,12 @@ class _HostCall:
         return tuple(np.asarray(o, dtype=shape_dtype[1]._np) for o, shape_dtype in zip(outputs, self.avals))
 
 
-def py_function(func: Callable[..., Any] | None = None, inp: Any = None, Tout: Any = None,  # noqa: N803
-                name: str | None = None) -> Any:
+def py_function(
+    func: Callable[..., Any] | None = None,
+    inp: Any = None,
+    Tout: Any = None,  # noqa: N803
+    name: str | None = None,
+) -> Any:
     """Runs `func` eagerly on `inp`, also on every call of a compiled function, as `tf.py_function`.
 
     Args:
@@ -82,6 +86,7 @@ def py_function(func: Callable[..., Any] | None = None, inp: Any = None, Tout: A
       ValueError: `func` returned another number of values than `Tout` has.
     """
     if func is None:
+
         def decorate(python_function: Callable[..., Any]) -> Callable[..., Any]:
             @functools.wraps(python_function)
             def call(*args: Any) -> Any:

@@ -63,8 +63,9 @@ class RaggedTensor:
 
     # -- construction -----------------------------------------------------
     @classmethod
-    def from_row_splits(cls, values: Any, row_splits: Any, name: str | None = None,
-                        validate: bool = True) -> "RaggedTensor":
+    def from_row_splits(
+        cls, values: Any, row_splits: Any, name: str | None = None, validate: bool = True
+    ) -> "RaggedTensor":
         """Rows `values[row_splits[i]:row_splits[i + 1]]`.
 
         Raises:
@@ -85,8 +86,9 @@ class RaggedTensor:
         return cls(values, splits)
 
     @classmethod
-    def from_row_lengths(cls, values: Any, row_lengths: Any, name: str | None = None,
-                         validate: bool = True) -> "RaggedTensor":
+    def from_row_lengths(
+        cls, values: Any, row_lengths: Any, name: str | None = None, validate: bool = True
+    ) -> "RaggedTensor":
         """Rows of the given lengths, taken in order from `values`.
 
         Raises:
@@ -103,8 +105,9 @@ class RaggedTensor:
         return cls(values, constant(splits))
 
     @classmethod
-    def from_value_rowids(cls, values: Any, value_rowids: Any, nrows: Any = None, name: str | None = None,
-                          validate: bool = True) -> "RaggedTensor":
+    def from_value_rowids(
+        cls, values: Any, value_rowids: Any, nrows: Any = None, name: str | None = None, validate: bool = True
+    ) -> "RaggedTensor":
         """Rows from each value's row index (`value_rowids` sorted ascending)."""
         values = _values_tensor(values)
         ids = _index_tensor(value_rowids)
@@ -116,8 +119,9 @@ class RaggedTensor:
         return cls.from_row_lengths(values, constant(lengths), validate=validate)
 
     @classmethod
-    def from_nested_row_splits(cls, flat_values: Any, nested_row_splits: Any, name: str | None = None,
-                               validate: bool = True) -> "RaggedTensor":
+    def from_nested_row_splits(
+        cls, flat_values: Any, nested_row_splits: Any, name: str | None = None, validate: bool = True
+    ) -> "RaggedTensor":
         """A ragged tensor with one ragged dimension per entry of `nested_row_splits`."""
         result = flat_values
         for splits in reversed(list(nested_row_splits)):
@@ -125,8 +129,9 @@ class RaggedTensor:
         return result
 
     @classmethod
-    def from_nested_row_lengths(cls, flat_values: Any, nested_row_lengths: Any, name: str | None = None,
-                                validate: bool = True) -> "RaggedTensor":
+    def from_nested_row_lengths(
+        cls, flat_values: Any, nested_row_lengths: Any, name: str | None = None, validate: bool = True
+    ) -> "RaggedTensor":
         """A ragged tensor with one ragged dimension per entry of `nested_row_lengths`."""
         result = flat_values
         for lengths in reversed(list(nested_row_lengths)):
@@ -134,8 +139,15 @@ class RaggedTensor:
         return result
 
     @classmethod
-    def from_tensor(cls, tensor: Any, lengths: Any = None, padding: Any = None, ragged_rank: int = 1,
-                    name: str | None = None, row_splits_dtype: Any = dtypes.int64) -> "RaggedTensor":
+    def from_tensor(
+        cls,
+        tensor: Any,
+        lengths: Any = None,
+        padding: Any = None,
+        ragged_rank: int = 1,
+        name: str | None = None,
+        row_splits_dtype: Any = dtypes.int64,
+    ) -> "RaggedTensor":
         """The rows of a dense tensor, cut at `lengths` or where trailing `padding` starts (ragged_rank 1)."""
         tensor = convert_to_tensor(tensor)
         if ragged_rank != 1:
@@ -237,8 +249,9 @@ class RaggedTensor:
 
     def nested_row_lengths(self, name: str | None = None) -> tuple:
         """The row lengths of every ragged dimension, outermost first."""
-        return tuple(constant(np.diff(np.asarray(s.numpy())).astype(s.dtype.as_numpy_dtype))
-                     for s in self.nested_row_splits)
+        return tuple(
+            constant(np.diff(np.asarray(s.numpy())).astype(s.dtype.as_numpy_dtype)) for s in self.nested_row_splits
+        )
 
     def value_rowids(self, name: str | None = None) -> Tensor:
         """The row index of each value."""
@@ -275,20 +288,27 @@ class RaggedTensor:
         return RaggedTensor(_values_tensor(new_values), self._row_splits)
 
     @classmethod
-    def from_sparse(cls, st_input: Any, name: str | None = None,
-                    row_splits_dtype: Any = dtypes.int64) -> "RaggedTensor":
+    def from_sparse(
+        cls, st_input: Any, name: str | None = None, row_splits_dtype: Any = dtypes.int64
+    ) -> "RaggedTensor":
         """The rows of a 2-D SparseTensor in row-major order (each row's values in order), as TF's."""
         indices = np.asarray(st_input.indices.numpy(), np.int64)
         shape = np.asarray(st_input.dense_shape.numpy(), np.int64)
         if shape.size != 2:
             raise ValueError(f"rank(st_input) must be 2. Received: {shape.size}")
-        lengths = np.bincount(indices[:, 0], minlength=int(shape[0])) if indices.shape[0] else np.zeros(
-            int(shape[0]), np.int64)
+        lengths = (
+            np.bincount(indices[:, 0], minlength=int(shape[0]))
+            if indices.shape[0]
+            else np.zeros(int(shape[0]), np.int64)
+        )
         for row in range(lengths.size):  # each row's columns, in order of appearance, are 0, 1, ... (as TF checks)
             if not np.array_equal(indices[indices[:, 0] == row, 1], np.arange(lengths[row])):
                 raise _invalid("SparseTensor is not right-ragged")
-        lengths = np.bincount(indices[:, 0], minlength=int(shape[0])) if indices.shape[0] else np.zeros(
-            int(shape[0]), np.int64)
+        lengths = (
+            np.bincount(indices[:, 0], minlength=int(shape[0]))
+            if indices.shape[0]
+            else np.zeros(int(shape[0]), np.int64)
+        )
         splits = np.concatenate([[0], np.cumsum(lengths)]).astype(dtypes.as_dtype(row_splits_dtype).as_numpy_dtype)
         return cls(st_input.values, constant(splits))
 
@@ -303,10 +323,12 @@ class RaggedTensor:
         count = int(np.prod(inner)) if inner else 1
         if inner:
             within = np.stack(np.unravel_index(np.arange(count), inner), axis=1)
-            coords = np.concatenate([np.repeat(coords, count, axis=0), np.tile(within, (coords.shape[0], 1))],
-                                    axis=1)
-            values = host_tensor(_host(flat).reshape(-1), flat.dtype) if flat.dtype is dtypes.string else (
-                array_ops.reshape(flat, [-1]))
+            coords = np.concatenate([np.repeat(coords, count, axis=0), np.tile(within, (coords.shape[0], 1))], axis=1)
+            values = (
+                host_tensor(_host(flat).reshape(-1), flat.dtype)
+                if flat.dtype is dtypes.string
+                else (array_ops.reshape(flat, [-1]))
+            )
         else:
             values = flat
         shape = np.asarray(self.bounding_shape(out_type=dtypes.int64).numpy(), np.int64)
@@ -319,14 +341,18 @@ class RaggedTensor:
         rank = self.ndim
         outer, inner = outer_axis % rank, inner_axis % rank
         if outer > inner:
-            raise ValueError(f"Expected outer_axis ({outer_axis}) to be less than or equal to inner_axis "
-                             f"({inner_axis})")
+            raise ValueError(
+                f"Expected outer_axis ({outer_axis}) to be less than or equal to inner_axis ({inner_axis})"
+            )
         if outer == inner:
             return self
         if outer > 1:
             values = self._values
-            merged = values.merge_dims(outer - 1, inner - 1) if isinstance(values, RaggedTensor) else (
-                _merge_dense(values, outer - 1, inner - 1, array_ops))
+            merged = (
+                values.merge_dims(outer - 1, inner - 1)
+                if isinstance(values, RaggedTensor)
+                else (_merge_dense(values, outer - 1, inner - 1, array_ops))
+            )
             return self.with_values(merged)
         if outer == 1:  # each row's boundaries, mapped through the merged levels
             splits, node = self._splits, self._values
@@ -336,20 +362,24 @@ class RaggedTensor:
                 else:
                     splits = splits * int(node.shape[1])
                     node = _merge_dense(node, 0, 1, array_ops)
-            merged = self._values.merge_dims(0, inner - 1) if isinstance(self._values, RaggedTensor) else (
-                _merge_dense(self._values, 0, inner - 1, array_ops))
+            merged = (
+                self._values.merge_dims(0, inner - 1)
+                if isinstance(self._values, RaggedTensor)
+                else (_merge_dense(self._values, 0, inner - 1, array_ops))
+            )
             return RaggedTensor(merged, constant(splits.astype(self._row_splits.dtype.as_numpy_dtype)))
         result: Any = self._values
         for _ in range(inner - 1):
-            result = result.merge_dims(0, 1) if isinstance(result, RaggedTensor) else _merge_dense(
-                result, 0, 1, array_ops)
+            result = (
+                result.merge_dims(0, 1) if isinstance(result, RaggedTensor) else _merge_dense(result, 0, 1, array_ops)
+            )
         return result
 
     # -- conversion ---------------------------------------------------------
     def to_list(self) -> list:
         """The rows as nested Python lists (bytes for strings)."""
         inner = self._values.to_list() if isinstance(self._values, RaggedTensor) else _host(self._values).tolist()
-        return [inner[self._splits[i]:self._splits[i + 1]] for i in range(self.nrows_int())]
+        return [inner[self._splits[i] : self._splits[i + 1]] for i in range(self.nrows_int())]
 
     def numpy(self) -> np.ndarray:
         """An object array of each row's numpy value (ragged_rank 1), as TF's."""
@@ -357,7 +387,7 @@ class RaggedTensor:
             rows = [self[i].numpy() for i in range(self.nrows_int())]
         else:
             host = _host(self._values)
-            rows = [host[self._splits[i]:self._splits[i + 1]] for i in range(self.nrows_int())]
+            rows = [host[self._splits[i] : self._splits[i + 1]] for i in range(self.nrows_int())]
         result = np.empty(len(rows), dtype=object)
         result[:] = rows
         return result
@@ -367,15 +397,19 @@ class RaggedTensor:
         flat = self.flat_values
         bounding = [int(d) for d in np.asarray(self.bounding_shape().numpy())]
         if shape is not None:
-            shape = [None if d is None or (not isinstance(d, int) and d is None) else int(d)
-                     for d in (shape.as_list() if isinstance(shape, TensorShape) else list(shape))]
+            shape = [
+                None if d is None or (not isinstance(d, int) and d is None) else int(d)
+                for d in (shape.as_list() if isinstance(shape, TensorShape) else list(shape))
+            ]
             inner = list(flat.shape[1:])
-            for axis, (have, want) in enumerate(zip(inner, shape[len(shape) - len(inner):]), len(shape) - len(inner)):
+            for axis, (have, want) in enumerate(zip(inner, shape[len(shape) - len(inner) :]), len(shape) - len(inner)):
                 if want is not None and want >= 0 and want != have:
                     raise errors.invalid_argument(
                         f"rt_input.shape and shape=[{','.join(str(d) for d in shape)}] are incompatible: "
                         f"rt_input.shape[{axis}] = {have} "
-                        f"but shape[{axis}] = {want}", "RaggedTensorToTensor")
+                        f"but shape[{axis}] = {want}",
+                        "RaggedTensorToTensor",
+                    )
             bounding = [b if s is None or s < 0 else s for b, s in zip(bounding, shape)]
         if flat.dtype is not dtypes.string:
             return self._scatter_to_tensor(bounding, default_value)
@@ -389,7 +423,7 @@ class RaggedTensor:
                 for row, i in enumerate(range(start, min(stop, start + target.shape[0]))):
                     place(node._values, int(node._splits[i]), int(node._splits[i + 1]), target[row])
             else:
-                take = host[start:stop][:target.shape[0]]
+                take = host[start:stop][: target.shape[0]]
                 inner = tuple(slice(0, d) for d in target.shape[1:])
                 target[(slice(0, take.shape[0]), *inner)] = take[(slice(None), *inner)]
 
@@ -457,7 +491,7 @@ class RaggedTensor:
             if step != 1:
                 raise ValueError("tapeshim's RaggedTensor slicing supports a step of 1 only")
             stop = max(stop, start)
-            splits = self._splits[start:stop + 1]
+            splits = self._splits[start : stop + 1]
             sub = _slice_rows(self._values, int(splits[0]), int(splits[-1]))
             result = RaggedTensor(sub, constant((splits - splits[0]).astype(self._row_splits.dtype.as_numpy_dtype)))
             if rest:
@@ -498,8 +532,9 @@ class RaggedTensor:
     def _binary(self, other: Any, fn: Callable[[Any, Any], Any], reflected: bool = False) -> "RaggedTensor":
         if isinstance(other, RaggedTensor):
             if len(self.nested_row_splits) != len(other.nested_row_splits) or any(
-                    not np.array_equal(a.numpy(), b.numpy())
-                    for a, b in zip(self.nested_row_splits, other.nested_row_splits)):
+                not np.array_equal(a.numpy(), b.numpy())
+                for a, b in zip(self.nested_row_splits, other.nested_row_splits)
+            ):
                 raise _invalid("Inputs must have identical ragged splits")
             other_flat = other.flat_values
         else:
@@ -589,8 +624,10 @@ def _gather_rows(values: Any, rows: np.ndarray) -> Any:
         starts, stops = values._splits[rows], values._splits[rows + 1]
         inner = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)] or [np.zeros(0, np.int64)])
         splits = np.concatenate([[0], np.cumsum(stops - starts)])
-        return RaggedTensor(_gather_rows(values._values, inner.astype(np.int64)),
-                            constant(splits.astype(values._row_splits.dtype.as_numpy_dtype)))
+        return RaggedTensor(
+            _gather_rows(values._values, inner.astype(np.int64)),
+            constant(splits.astype(values._row_splits.dtype.as_numpy_dtype)),
+        )
     if values.dtype is dtypes.string:
         return host_tensor(_host(values)[rows], dtypes.string)
     return array_ops.gather(values, constant(rows))
@@ -598,7 +635,7 @@ def _gather_rows(values: Any, rows: np.ndarray) -> Any:
 
 def _merge_dense(tensor: Tensor, outer: int, inner: int, array_ops: Any) -> Tensor:
     shape = list(tensor.shape)
-    merged = shape[:outer] + [int(np.prod(shape[outer:inner + 1]))] + shape[inner + 1:]
+    merged = shape[:outer] + [int(np.prod(shape[outer : inner + 1]))] + shape[inner + 1 :]
     if tensor.dtype is dtypes.string:
         return host_tensor(_host(tensor).reshape(merged), dtypes.string)
     return array_ops.reshape(tensor, merged)
@@ -606,7 +643,7 @@ def _merge_dense(tensor: Tensor, outer: int, inner: int, array_ops: Any) -> Tens
 
 def _slice_rows(values: Any, start: int, stop: int) -> Any:
     if isinstance(values, RaggedTensor):
-        splits = values._splits[start:stop + 1]
+        splits = values._splits[start : stop + 1]
         inner = _slice_rows(values._values, int(splits[0]), int(splits[-1]))
         return RaggedTensor(inner, constant((splits - splits[0]).astype(values._row_splits.dtype.as_numpy_dtype)))
     return values[start:stop]

@@ -25,8 +25,14 @@ def _scalar_depths(value: Any, depth: int, found: set) -> int:
     return depth
 
 
-def constant(pylist: Any, dtype: Any = None, ragged_rank: int | None = None, inner_shape: Any = None,
-             name: str | None = None, row_splits_dtype: Any = dtypes.int64) -> Any:
+def constant(
+    pylist: Any,
+    dtype: Any = None,
+    ragged_rank: int | None = None,
+    inner_shape: Any = None,
+    name: str | None = None,
+    row_splits_dtype: Any = dtypes.int64,
+) -> Any:
     """A ragged tensor from a nested Python list, as `tf.ragged.constant`.
 
     Args:
@@ -81,21 +87,31 @@ def constant(pylist: Any, dtype: Any = None, ragged_rank: int | None = None, inn
     return result
 
 
-def ragged_range(starts: Any, limits: Any = None, deltas: Any = 1, dtype: Any = None, name: str | None = None,
-                 row_splits_dtype: Any = dtypes.int64) -> RaggedTensor:
+def ragged_range(
+    starts: Any,
+    limits: Any = None,
+    deltas: Any = 1,
+    dtype: Any = None,
+    name: str | None = None,
+    row_splits_dtype: Any = dtypes.int64,
+) -> RaggedTensor:
     """One `range(start, limit, delta)` row per element, as `tf.ragged.range`."""
     if limits is None:
         starts, limits = 0, starts
-    s, lim, d = (convert_to_tensor(v, dtype=dtype) if dtype is not None else convert_to_tensor(v)
-                 for v in (starts, limits, deltas))
+    s, lim, d = (
+        convert_to_tensor(v, dtype=dtype) if dtype is not None else convert_to_tensor(v)
+        for v in (starts, limits, deltas)
+    )
     out_dtype = s.dtype
     s_h, l_h, d_h = np.broadcast_arrays(np.asarray(s.numpy()), np.asarray(lim.numpy()), np.asarray(d.numpy()))
     np_dtype = out_dtype.as_numpy_dtype
     rows = [np.arange(a, b, c, dtype=np_dtype) for a, b, c in zip(s_h.ravel(), l_h.ravel(), d_h.ravel())]
     flat = np.concatenate(rows) if rows else np.zeros((0,), out_dtype.as_numpy_dtype)
     splits = np.concatenate([[0], np.cumsum([len(r) for r in rows], dtype=np.int64)])
-    return RaggedTensor(dense_constant(flat.astype(out_dtype.as_numpy_dtype)),
-                        dense_constant(splits.astype(dtypes.as_dtype(row_splits_dtype).as_numpy_dtype)))
+    return RaggedTensor(
+        dense_constant(flat.astype(out_dtype.as_numpy_dtype)),
+        dense_constant(splits.astype(dtypes.as_dtype(row_splits_dtype).as_numpy_dtype)),
+    )
 
 
 def _as_ragged(value: Any, ragged_rank: int) -> RaggedTensor:
@@ -174,8 +190,9 @@ def row_splits_to_segment_ids(splits: Any, name: str | None = None, out_type: An
     return dense_constant(np.repeat(np.arange(host.size - 1), np.diff(host)).astype(target.as_numpy_dtype))
 
 
-def segment_ids_to_row_splits(segment_ids: Any, num_segments: Any = None, out_type: Any = None,
-                              name: str | None = None) -> Any:
+def segment_ids_to_row_splits(
+    segment_ids: Any, num_segments: Any = None, out_type: Any = None, name: str | None = None
+) -> Any:
     """Row splits from each value's (sorted) row, as `tf.ragged.segment_ids_to_row_splits`."""
     tensor = convert_to_tensor(segment_ids, dtype_hint=dtypes.int64)
     host = np.asarray(tensor.numpy(), np.int64).reshape(-1)

@@ -12,6 +12,12 @@ from tapeshim._src.ops.random_stateless import fold_in as stateless_fold_in
 from tapeshim._src.ops.random_stateless import split as stateless_split
 
 __all__ = [
-    "Algorithm", "Generator", "create_rng_state", "get_global_generator", "set_global_generator",
-    "stateless_fold_in", "stateless_shuffle", "stateless_split",
+    "Algorithm",
+    "Generator",
+    "create_rng_state",
+    "get_global_generator",
+    "set_global_generator",
+    "stateless_fold_in",
+    "stateless_shuffle",
+    "stateless_split",
 ]

@@ -27,7 +27,8 @@ _MESSAGE = (
     "number of compilations could be due to (1) passing tensors with different shapes, (2) passing Python "
     "values (indices, sizes, scalars) that change from call to call, (3) a graph whose structure changes "
     "from step to step. The last compile followed a change of {change}. Pass changing values as tensors, "
-    "keep shapes fixed (pad or bucket them), or wrap the step in tapeshim.function.")
+    "keep shapes fixed (pad or bucket them), or wrap the step in tapeshim.function."
+)
 
 _sites: dict = {}
 _warned: dict = {}
@@ -71,6 +72,7 @@ def op_change(old: tuple, new: tuple) -> str:
 
 def plan_change(old: tuple, new: tuple) -> str:
     """What differs between two plan keys (`replay.Plan.key`)."""
+
     def ops(key: tuple) -> list:
         return [entry[0] for entry in key if len(entry) == 4]
 
@@ -110,5 +112,4 @@ def compiled(what: str, signature: Any, change: Any) -> None:
             return
         _warned[site] = _warned.get(site, 0) + 1
     text = change(previous, signature)
-    get_logger().warning(_MESSAGE.format(count=entry.compiles, what=what, site=f"{site[0]}:{site[1]}",
-                                         change=text))
+    get_logger().warning(_MESSAGE.format(count=entry.compiles, what=what, site=f"{site[0]}:{site[1]}", change=text))

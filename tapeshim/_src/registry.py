@@ -42,8 +42,9 @@ class OpDef:
 
     __slots__ = ("name", "impl", "differentiable", "check")
 
-    def __init__(self, name: str, impl: Callable[..., Any], differentiable: bool = True,
-                 check: Check | None = None) -> None:
+    def __init__(
+        self, name: str, impl: Callable[..., Any], differentiable: bool = True, check: Check | None = None
+    ) -> None:
         self.name = name
         self.impl = impl
         self.differentiable = differentiable
@@ -130,9 +131,12 @@ def check_allocation(shape: Sequence[int], dtype: dtypes.DType, op_name: str) ->
     if size > _memory_limit():
         device = jax.devices()[0]
         raise errors.ResourceExhaustedError(
-            None, None, f"OOM when allocating tensor with shape[{','.join(str(d) for d in shape)}] and type "
+            None,
+            None,
+            f"OOM when allocating tensor with shape[{','.join(str(d) for d in shape)}] and type "
             f"{tf_type_name(dtype)} on /job:localhost/replica:0/task:0/device:"
-            f"{device.platform.upper()}:{device.id} by allocator {device.platform} [Op:{op_name}]")
+            f"{device.platform.upper()}:{device.id} by allocator {device.platform} [Op:{op_name}]",
+        )
 
 
 def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tuple:
@@ -220,8 +224,7 @@ def _apply_symbolic(op: OpDef, inputs: Sequence[Tensor], static: tuple) -> tuple
     return tuple(Tensor(v, tuple(v.shape), dtypes.from_numpy(v.dtype)) for v in results)
 
 
-def record(fn: Callable[..., tuple], key: Any, inputs: tuple, avals: tuple, tracking: list,
-           deps: Any = None) -> tuple:
+def record(fn: Callable[..., tuple], key: Any, inputs: tuple, avals: tuple, tracking: list, deps: Any = None) -> tuple:
     """Creates lazy outputs for a recorded op and marks them tracked.
 
     Args:
@@ -277,8 +280,11 @@ def _cut(inputs: tuple) -> None:
     """Forces the lazy inputs whose recording finished (their tape computed its gradient and let go)."""
     from tapeshim._src import replay
 
-    stale = [t for t in inputs if t._value is None and t._node is not None and t._node.owner is not None
-             and t._node.owner.done]
+    stale = [
+        t
+        for t in inputs
+        if t._value is None and t._node is not None and t._node.owner is not None and t._node.owner.done
+    ]
     replay.force(stale)
 
 
@@ -292,4 +298,3 @@ def tracking_recorders(tensors: Sequence[Tensor], exclude: Any = None) -> list:
         if any(t._tid in tracked for t in tensors):
             found.append(recorder)
     return found
-

@@ -34,8 +34,13 @@ from tapeshim._src.tensor import Tensor
 _PROGRAM_CACHE_SIZE = 512
 _programs: OrderedDict = OrderedDict()
 _program_hits: dict = {}  # key -> cache hits since the program was compiled (`compile_stats(programs=True)`)
-stats = {"programs_compiled": 0, "program_cache_hits": 0, "programs_evicted": 0, "per_op_plans": 0,
-         "compile_fallbacks": 0}
+stats = {
+    "programs_compiled": 0,
+    "program_cache_hits": 0,
+    "programs_evicted": 0,
+    "per_op_plans": 0,
+    "compile_fallbacks": 0,
+}
 
 SMALL_PLAN = 64
 """Plans up to this many nodes compile on their second sighting (or their first, when most of their
@@ -68,8 +73,15 @@ class Plan:
 
     __slots__ = ("leaves", "steps", "key", "slot_of", "occ_slots", "tid_at", "n_nodes")
 
-    def __init__(self, roots: Sequence[Tensor], produced: set | None, occurrences: dict | None,
-                 share_constants: bool = False, first_tid: int = 0, cut: Sequence[Any] = ()) -> None:
+    def __init__(
+        self,
+        roots: Sequence[Tensor],
+        produced: set | None,
+        occurrences: dict | None,
+        share_constants: bool = False,
+        first_tid: int = 0,
+        cut: Sequence[Any] = (),
+    ) -> None:
         """Slices the graph from `roots`.
 
         Args:
@@ -122,8 +134,12 @@ class Plan:
                 continue
             tensor = found[tid]
             node = tensor._node
-            if (node is not None and (tensor._value is None or tid in produced) and tid >= first_tid
-                    and tid not in cut_tids):
+            if (
+                node is not None
+                and (tensor._value is None or tid in produced)
+                and tid >= first_tid
+                and tid not in cut_tids
+            ):
                 in_slots = tuple([slot_of[t._tid] for t in node.inputs])
                 out_slots = []
                 occs = []
@@ -442,4 +458,3 @@ def release(tensors: Sequence[Tensor]) -> None:
         tid = tensor._tid
         if not any(tid in r._produced for r in recorders):
             tensor._node = None
-

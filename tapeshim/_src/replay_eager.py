@@ -133,8 +133,14 @@ def _accumulate(cotangents: dict, slot: int, value: jax.Array) -> None:
     cotangents[slot] = value if previous is None else previous + value
 
 
-def gradient(plan: Any, connected: Sequence[int], source_avals: Sequence[tuple], target_slots: Sequence[int],
-             trainable: Sequence[int], seeds: Sequence[jax.Array | None]) -> tuple[list, list]:
+def gradient(
+    plan: Any,
+    connected: Sequence[int],
+    source_avals: Sequence[tuple],
+    target_slots: Sequence[int],
+    trainable: Sequence[int],
+    seeds: Sequence[jax.Array | None],
+) -> tuple[list, list]:
     """The per-op form of the compiled gradient program: `(target values, one gradient per connected source)`.
 
     Args:

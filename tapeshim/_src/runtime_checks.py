@@ -215,13 +215,25 @@ def check_range_traced(values: jax.Array, bound: int, name: str, op_name: str, s
     first = _first_bad(bad)
     value = values.reshape(-1)[first]
     if segment:
-        require(~jnp.any(bad), _escape(f"{name}[") + "{p0}" + _escape("] = ") + "{value}"
-                + _escape(f" is out of range [0, {bound}) [Op:{op_name}]"), p0=first, value=value)
+        require(
+            ~jnp.any(bad),
+            _escape(f"{name}[")
+            + "{p0}"
+            + _escape("] = ")
+            + "{value}"
+            + _escape(f" is out of range [0, {bound}) [Op:{op_name}]"),
+            p0=first,
+            value=value,
+        )
         return
     fields = {f"p{k}": p for k, p in enumerate(jnp.unravel_index(first, values.shape))}
     position = ",".join("{" + f + "}" for f in fields)
-    require(~jnp.any(bad), _escape(f"{name}[") + position + "] = {value}"
-            + _escape(f" is not in [0, {bound}) [Op:{op_name}]"), value=value, **fields)
+    require(
+        ~jnp.any(bad),
+        _escape(f"{name}[") + position + "] = {value}" + _escape(f" is not in [0, {bound}) [Op:{op_name}]"),
+        value=value,
+        **fields,
+    )
 
 
 def _index_vector_bad(indices: Any, shape: tuple[int, ...], xp: Any) -> Any:
@@ -247,8 +259,9 @@ def check_vectors_host(indices: Any, shape: tuple[int, ...], op_name: str) -> No
         flat = int(np.argmax(bad))
         vector = indices.reshape(-1, indices.shape[-1])[flat]
         raise errors.invalid_argument(
-            f"indices[{flat}] = [{', '.join(str(int(v)) for v in vector)}]"
-            f"{_vector_message('shape', shape, op_name)}", op_name)
+            f"indices[{flat}] = [{', '.join(str(int(v)) for v in vector)}]{_vector_message('shape', shape, op_name)}",
+            op_name,
+        )
 
 
 def check_vectors_traced(indices: jax.Array, shape: tuple[int, ...], op_name: str) -> None:
@@ -260,5 +273,9 @@ def check_vectors_traced(indices: jax.Array, shape: tuple[int, ...], op_name: st
     vector = indices.reshape(-1, indices.shape[-1])[first]
     fields = {f"v{k}": vector[k] for k in range(indices.shape[-1])}
     text = "indices[{position}] = [" + ", ".join("{" + f + "}" for f in fields) + "]"
-    require(~jnp.any(bad), text + _escape(_vector_message("shape", shape, op_name) + f" [Op:{op_name}]"),
-            position=first, **fields)
+    require(
+        ~jnp.any(bad),
+        text + _escape(_vector_message("shape", shape, op_name) + f" [Op:{op_name}]"),
+        position=first,
+        **fields,
+    )

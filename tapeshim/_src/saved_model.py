@@ -80,27 +80,42 @@ def contains_saved_model(export_dir: Any) -> bool:
     from tapeshim._src.io.gfile import path_text
 
     root = path_text(export_dir)
-    return any(os.path.isfile(os.path.join(root, name)) for name in (
-        os.path.join(_DIR, "model.json"), SAVED_MODEL_FILENAME_PB, SAVED_MODEL_FILENAME_PBTXT))
+    return any(
+        os.path.isfile(os.path.join(root, name))
+        for name in (os.path.join(_DIR, "model.json"), SAVED_MODEL_FILENAME_PB, SAVED_MODEL_FILENAME_PBTXT)
+    )
 
 
 class SaveOptions:
     """Options of `tf.saved_model.save` (accepted for compatibility; tapeshim uses none of them)."""
 
-    def __init__(self, namespace_whitelist: Any = None, save_debug_info: bool = False, function_aliases: Any = None,
-                 experimental_io_device: Any = None, experimental_variable_policy: Any = None,
-                 experimental_custom_gradients: bool = True, experimental_image_format: bool = False,
-                 experimental_skip_saver: bool = False, experimental_sharding_callback: Any = None,
-                 extra_tags: Any = None) -> None:
+    def __init__(
+        self,
+        namespace_whitelist: Any = None,
+        save_debug_info: bool = False,
+        function_aliases: Any = None,
+        experimental_io_device: Any = None,
+        experimental_variable_policy: Any = None,
+        experimental_custom_gradients: bool = True,
+        experimental_image_format: bool = False,
+        experimental_skip_saver: bool = False,
+        experimental_sharding_callback: Any = None,
+        extra_tags: Any = None,
+    ) -> None:
         self.function_aliases = function_aliases or {}
 
 
 class LoadOptions:
     """Options of `tf.saved_model.load` (accepted for compatibility)."""
 
-    def __init__(self, allow_partial_checkpoint: bool = False, experimental_io_device: Any = None,
-                 experimental_skip_checkpoint: bool = False, experimental_variable_policy: Any = None,
-                 experimental_load_function_aliases: bool = False) -> None:
+    def __init__(
+        self,
+        allow_partial_checkpoint: bool = False,
+        experimental_io_device: Any = None,
+        experimental_skip_checkpoint: bool = False,
+        experimental_variable_policy: Any = None,
+        experimental_load_function_aliases: bool = False,
+    ) -> None:
         pass
 
 
@@ -124,8 +139,11 @@ def _structure(value: Any) -> Any:
 
 
 def _spec_json(spec: TensorSpec, name: str) -> dict:
-    return {"shape": spec.shape.as_list() if spec.shape.rank is not None else None, "dtype": spec.dtype.name,
-            "name": spec.name or name}
+    return {
+        "shape": spec.shape.as_list() if spec.shape.rank is not None else None,
+        "dtype": spec.dtype.name,
+        "name": spec.name or name,
+    }
 
 
 def _struct(spec: dict, scope: Any, counter: list) -> jax.ShapeDtypeStruct:
@@ -172,8 +190,10 @@ def _functions_of(obj: Any, signatures: Any) -> list[tuple[str, str | None, Func
         for key, fn in signatures.items():
             fn = _as_signature_function(fn)
             if not isinstance(fn, Function) or fn.input_signature is None:
-                raise ValueError(f"Expected a TensorFlow function with an input_signature for signature '{key}' "
-                                 f"(a tapeshim.function with input_signature), got {fn!r}.")
+                raise ValueError(
+                    f"Expected a TensorFlow function with an input_signature for signature '{key}' "
+                    f"(a tapeshim.function with input_signature), got {fn!r}."
+                )
             attribute = next((n for n, f in found.items() if f is fn and keys[n] is None), None)
             if attribute is not None:
                 keys[attribute] = key
@@ -189,8 +209,10 @@ def _as_signature_function(fn: Any) -> Any:
         return fn
     args, kwargs = fn.structured_input_signature
     if kwargs:
-        raise ValueError("Cannot save a concrete function with keyword arguments as a signature: trace it with "
-                         "positional tensor specs.")
+        raise ValueError(
+            "Cannot save a concrete function with keyword arguments as a signature: trace it with "
+            "positional tensor specs."
+        )
     return Function(traced._python_function, input_signature=list(args), name=traced._name)
 
 
@@ -202,8 +224,7 @@ def _is_keras_model(obj: Any) -> bool:
 
 def _keras_serving(model: Any) -> Function:
     """A function calling `model` on its inputs (one tensor each), as Keras's `model.export` serves it."""
-    specs = [TensorSpec(tuple(t.shape), dtypes.as_dtype(str(t.dtype)), getattr(t, "name", None))
-             for t in model.inputs]
+    specs = [TensorSpec(tuple(t.shape), dtypes.as_dtype(str(t.dtype)), getattr(t, "name", None)) for t in model.inputs]
 
     def serve(*inputs: Any) -> Any:
         return model(inputs[0] if len(inputs) == 1 else list(inputs))
@@ -263,16 +284,21 @@ def _concretes(fn: Function) -> list[Any]:
     """The concrete functions `save` exports: the input signature's, else every trace of tensors only."""
     if fn.input_signature is not None:
         return [fn.get_concrete_function()]
-    return [c for c in fn._tf_concretes.values() if all(
-        isinstance(leaf, TensorSpec) for leaf in nest.flatten(c.structured_input_signature))]
+    return [
+        c
+        for c in fn._tf_concretes.values()
+        if all(isinstance(leaf, TensorSpec) for leaf in nest.flatten(c.structured_input_signature))
+    ]
 
 
 def _export(fn: Function, concrete: Any, var_index: dict[int, int], variables: list[Variable]) -> tuple[dict, Any]:
     """(metadata, `jax.export.Exported`) of one concrete function."""
     name = fn._name
     if concrete._key_draws or concrete.host_feed is not None:
-        raise ValueError(f"Cannot save function '{name}': it draws random numbers or pulls dataset iterators, "
-                         "which a saved program cannot take from the caller.")
+        raise ValueError(
+            f"Cannot save function '{name}': it draws random numbers or pulls dataset iterators, "
+            "which a saved program cannot take from the caller."
+        )
     reads, writes = list(concrete.read_variables), list(concrete.written_variables)
     if any(not isinstance(v, Variable) for v in reads + writes):
         raise ValueError(f"Cannot save function '{name}': it takes variables as arguments.")
@@ -280,8 +306,9 @@ def _export(fn: Function, concrete: Any, var_index: dict[int, int], variables: l
         if id(variable) not in var_index:
             var_index[id(variable)] = len(variables)
             variables.append(variable)
-    specs = [_spec_json(s, s.name or f"input_{i}")
-             for i, s in enumerate(nest.flatten(concrete.structured_input_signature))]
+    specs = [
+        _spec_json(s, s.name or f"input_{i}") for i, s in enumerate(nest.flatten(concrete.structured_input_signature))
+    ]
     if any(s["dtype"] == "string" for s in specs):
         raise ValueError(f"Cannot save function '{name}': string inputs have no StableHLO type.")
     program, consts, positions = concrete._program, concrete._const_values, concrete._arg_positions
@@ -311,19 +338,25 @@ def _export(fn: Function, concrete: Any, var_index: dict[int, int], variables: l
     markers = [None if kind == "python" else _Leaf(i) for kind, i in concrete._out_kinds]
     structure = _structure(nest.pack_sequence_as(concrete._result_structure, markers))
     names = [s["name"] for s in specs]
-    meta = {"inputs": specs, "has_signature": fn.input_signature is not None, "structure": structure,
-            "reads": [var_index[id(v)] for v in reads],
-            "writes": [var_index[id(v)] for v in writes], "arg_names": names,
-            "n_outputs": len(concrete._out_avals)}
+    meta = {
+        "inputs": specs,
+        "has_signature": fn.input_signature is not None,
+        "structure": structure,
+        "reads": [var_index[id(v)] for v in reads],
+        "writes": [var_index[id(v)] for v in writes],
+        "arg_names": names,
+        "n_outputs": len(concrete._out_avals),
+    }
     return meta, exported
 
 
-def _verify(fn: Function, name: str, specs: list, exported: Any, reads: list, writes: bool,
-            signature: tuple) -> None:
+def _verify(fn: Function, name: str, specs: list, exported: Any, reads: list, writes: bool, signature: tuple) -> None:
     """Runs the function at two other sizes of its unknown dimensions; the exported program must agree."""
     if writes:
-        raise ValueError(f"Cannot save function '{name}' with unknown dimensions in its input signature: it "
-                         "assigns variables. Give the input signature fully-defined shapes.")
+        raise ValueError(
+            f"Cannot save function '{name}' with unknown dimensions in its input signature: it "
+            "assigns variables. Give the input signature fully-defined shapes."
+        )
     rng = np.random.default_rng(0)
     call = jax.jit(exported.call)
     for size in (2, 5):
@@ -332,18 +365,23 @@ def _verify(fn: Function, name: str, specs: list, exported: Any, reads: list, wr
             args, kwargs = nest.pack_sequence_as(signature, [convert_to_tensor(a) for a in inputs])
             expected = nest.flatten(fn(*args, **kwargs))
         except Exception as exc:  # noqa: BLE001 - any failure means the check cannot be made
-            raise ValueError(f"Cannot save function '{name}' with unknown dimensions in its input signature: "
-                             f"checking it at size {size} failed ({type(exc).__name__}: {exc}). Give the input "
-                             "signature fully-defined shapes.") from None
+            raise ValueError(
+                f"Cannot save function '{name}' with unknown dimensions in its input signature: "
+                f"checking it at size {size} failed ({type(exc).__name__}: {exc}). Give the input "
+                "signature fully-defined shapes."
+            ) from None
         outs, _ = call([v._value for v in reads], inputs)
         got = [np.asarray(o) for o in outs]
         want = [np.asarray(t.numpy()) for t in expected if t is not None]
         same = len(got) == len(want) and all(
-            g.shape == w.shape and np.allclose(g, w, rtol=1e-4, atol=1e-5, equal_nan=True) for g, w in zip(got, want))
+            g.shape == w.shape and np.allclose(g, w, rtol=1e-4, atol=1e-5, equal_nan=True) for g, w in zip(got, want)
+        )
         if not same:
-            raise ValueError(f"Cannot save function '{name}' with unknown dimensions in its input signature: its "
-                             "program depends on their sizes (tapeshim traces at concrete shapes). Give the input "
-                             "signature fully-defined shapes.")
+            raise ValueError(
+                f"Cannot save function '{name}' with unknown dimensions in its input signature: its "
+                "program depends on their sizes (tapeshim traces at concrete shapes). Give the input "
+                "signature fully-defined shapes."
+            )
 
 
 def save(obj: Any, export_dir: Any, signatures: Any = None, options: SaveOptions | None = None) -> None:
@@ -392,8 +430,13 @@ def save(obj: Any, export_dir: Any, signatures: Any = None, options: SaveOptions
             handle.write(data)
     values = {f"v{i}": np.asarray(v._value) for i, v in enumerate(variables)}
     np.savez(os.path.join(folder, "variables.npz"), **values)
-    description = {"format": _FORMAT, "functions": metas, "variables": [
-        {"name": v.name, "path": paths.get(id(v), ""), "trainable": bool(v.trainable)} for v in variables]}
+    description = {
+        "format": _FORMAT,
+        "functions": metas,
+        "variables": [
+            {"name": v.name, "path": paths.get(id(v), ""), "trainable": bool(v.trainable)} for v in variables
+        ],
+    }
     with open(os.path.join(folder, "model.json"), "w") as handle:
         json.dump(description, handle, indent=1)
     from tapeshim._src import saved_model_tf
@@ -413,18 +456,23 @@ def load(export_dir: Any, tags: Any = None, options: LoadOptions | None = None) 
 
     folder = os.path.join(path_text(export_dir), _DIR)
     if not os.path.exists(os.path.join(folder, "model.json")) and contains_saved_model(export_dir):
-        raise ValueError(f"{path_text(export_dir)} holds a SavedModel written by TensorFlow (a TF graph), which "
-                         "tapeshim cannot run: tapeshim loads the saved models tapeshim writes (StableHLO "
-                         "programs). Load this one with tensorflow.saved_model.load.")
+        raise ValueError(
+            f"{path_text(export_dir)} holds a SavedModel written by TensorFlow (a TF graph), which "
+            "tapeshim cannot run: tapeshim loads the saved models tapeshim writes (StableHLO "
+            "programs). Load this one with tensorflow.saved_model.load."
+        )
     if not os.path.exists(os.path.join(folder, "model.json")):
-        raise OSError(f"SavedModel file does not exist at: {path_text(export_dir)}{os.sep}{{saved_model.pbtxt|"
-                      "saved_model.pb}")
+        raise OSError(
+            f"SavedModel file does not exist at: {path_text(export_dir)}{os.sep}{{saved_model.pbtxt|saved_model.pb}}"
+        )
     with open(os.path.join(folder, "model.json")) as handle:
         description = json.load(handle)
     with np.load(os.path.join(folder, "variables.npz")) as data:
         values = [data[f"v{i}"] for i in range(len(description["variables"]))]
-    variables = [Variable(value, trainable=info["trainable"], name=info["name"].split(":")[0])
-                 for value, info in zip(values, description["variables"])]
+    variables = [
+        Variable(value, trainable=info["trainable"], name=info["name"].split(":")[0])
+        for value, info in zip(values, description["variables"])
+    ]
     programs = []
     for meta in description["functions"]:
         with open(os.path.join(folder, meta["file"]), "rb") as handle:
@@ -432,8 +480,12 @@ def load(export_dir: Any, tags: Any = None, options: LoadOptions | None = None) 
     return saved_model_loaded.build(description, variables, programs)
 
 
-table.export("saved_model.save", gradient="-", dtypes=table.ANY,
-             note="jax.export (StableHLO) programs + variables; a TF SavedModel through jax2tf when TF is installed")(
-    save)
-table.export("saved_model.load", gradient="-", dtypes=table.ANY,
-             note="tapeshim's saved models only (not TF-written SavedModels)")(load)
+table.export(
+    "saved_model.save",
+    gradient="-",
+    dtypes=table.ANY,
+    note="jax.export (StableHLO) programs + variables; a TF SavedModel through jax2tf when TF is installed",
+)(save)
+table.export(
+    "saved_model.load", gradient="-", dtypes=table.ANY, note="tapeshim's saved models only (not TF-written SavedModels)"
+)(load)

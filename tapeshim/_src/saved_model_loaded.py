@@ -50,32 +50,36 @@ class LoadedFunction:
 
     def _flat(self, args: tuple, kwargs: dict) -> list[Tensor]:
         values = list(args)
-        for name in self._names[len(values):]:
+        for name in self._names[len(values) :]:
             if name not in kwargs:
-                raise TypeError(f"Missing required argument '{name}' (the saved function takes "
-                                f"{', '.join(self._names)}).")
+                raise TypeError(
+                    f"Missing required argument '{name}' (the saved function takes {', '.join(self._names)})."
+                )
             values.append(kwargs.pop(name))
         if kwargs:
-            raise TypeError(f"Unexpected arguments {sorted(kwargs)} (the saved function takes "
-                            f"{', '.join(self._names)}).")
+            raise TypeError(
+                f"Unexpected arguments {sorted(kwargs)} (the saved function takes {', '.join(self._names)})."
+            )
         flat = nest.flatten(values)
         if len(flat) != len(self._specs):
-            raise ValueError(f"Expected {len(self._specs)} tensor inputs ({', '.join(self._names)}), got "
-                             f"{len(flat)}.")
+            raise ValueError(f"Expected {len(self._specs)} tensor inputs ({', '.join(self._names)}), got {len(flat)}.")
         out = []
         for value, spec in zip(flat, self._specs):
             dtype = dtypes.as_dtype(spec["dtype"])
             if isinstance(value, Tensor) and value.dtype is not dtype:
-                raise TypeError(f"Binding inputs to tf.function failed: input '{spec['name']}' is {value.dtype!r}, "
-                                f"the signature's is {dtype!r}.")
+                raise TypeError(
+                    f"Binding inputs to tf.function failed: input '{spec['name']}' is {value.dtype!r}, "
+                    f"the signature's is {dtype!r}."
+                )
             tensor = convert_to_tensor(value, dtype)
             shape = tuple(tensor.shape)
-            if len(shape) != len(spec["shape"]) or any(d is not None and d != s for d, s in zip(spec["shape"],
-                                                                                               shape)):
+            if len(shape) != len(spec["shape"]) or any(d is not None and d != s for d, s in zip(spec["shape"], shape)):
                 given = f"TensorSpec(shape={tuple(shape)}, dtype=tf.{tensor.dtype.name}, name=None)"
                 wanted = f"TensorSpec(shape={tuple(spec['shape'])}, dtype=tf.{spec['dtype']}, name=None)"
-                raise TypeError(f"Binding inputs to tf.function failed due to `Can not cast {given} to {wanted}`. "
-                                f"Received args: {args} and kwargs: {kwargs} for signature: {self._names}.")
+                raise TypeError(
+                    f"Binding inputs to tf.function failed due to `Can not cast {given} to {wanted}`. "
+                    f"Received args: {args} and kwargs: {kwargs} for signature: {self._names}."
+                )
             out.append(tensor)
         return out
 
@@ -111,10 +115,14 @@ class Dispatcher:
         for variant in self._variants:
             if variant._matches(args, kwargs):
                 return variant(*args, **kwargs)
-        expected = "\n".join(f"  Option {i + 1}: {[s['shape'] for s in v._specs]} "
-                             f"{[s['dtype'] for s in v._specs]}" for i, v in enumerate(self._variants))
-        raise ValueError("Could not find matching concrete function to call loaded from the SavedModel. Got: "
-                         f"{args} {kwargs}. Expected inputs of one of these shapes and dtypes:\n{expected}")
+        expected = "\n".join(
+            f"  Option {i + 1}: {[s['shape'] for s in v._specs]} {[s['dtype'] for s in v._specs]}"
+            for i, v in enumerate(self._variants)
+        )
+        raise ValueError(
+            "Could not find matching concrete function to call loaded from the SavedModel. Got: "
+            f"{args} {kwargs}. Expected inputs of one of these shapes and dtypes:\n{expected}"
+        )
 
 
 class SignatureFunction:
@@ -127,8 +135,9 @@ class SignatureFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> dict:
         if args:
-            raise TypeError("Signature functions take their inputs as keyword arguments "
-                            f"({', '.join(self._function._names)}).")
+            raise TypeError(
+                f"Signature functions take their inputs as keyword arguments ({', '.join(self._function._names)})."
+            )
         result = self._function(**kwargs)
         if isinstance(result, dict):
             return result

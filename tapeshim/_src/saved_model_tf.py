@@ -36,8 +36,9 @@ def _polymorphic(spec: dict, counter: list) -> str | None:
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
 
-def write_tf_saved_model(root: str, metas: list[dict], exports: list[Any], variables: list[Variable],
-                         paths: list[str]) -> bool:
+def write_tf_saved_model(
+    root: str, metas: list[dict], exports: list[Any], variables: list[Variable], paths: list[str]
+) -> bool:
     """Writes `saved_model.pb` and `variables/` into `root`; False (nothing written) without TensorFlow."""
     if not tensorflow_available():
         return False
@@ -45,8 +46,9 @@ def write_tf_saved_model(root: str, metas: list[dict], exports: list[Any], varia
     from jax.experimental import jax2tf
 
     module = real_tf.Module()
-    module.saved_variables = [real_tf.Variable(v._value.__array__(), trainable=v.trainable,
-                                               name=v.name.split(":")[0]) for v in variables]
+    module.saved_variables = [
+        real_tf.Variable(v._value.__array__(), trainable=v.trainable, name=v.name.split(":")[0]) for v in variables
+    ]
     for path, variable in zip(paths, module.saved_variables):
         if path.isidentifier() and path != "saved_variables":
             setattr(module, path, variable)
@@ -59,12 +61,17 @@ def write_tf_saved_model(root: str, metas: list[dict], exports: list[Any], varia
         n_reads, n_out = len(reads), meta["n_outputs"]
 
         # differentiable in TF where every input and output is floating (jax2tf's gradient refuses integers)
-        floating = all(variables[i].dtype.is_floating for i in reads) and all(
-            s["dtype"] in ("float16", "bfloat16", "float32", "float64") for s in meta["inputs"]) and all(
-            np.issubdtype(a.dtype, np.inexact) for a in exported.out_avals)
-        converted = jax2tf.convert(_flat_program(exported, n_reads), polymorphic_shapes=shapes, with_gradient=floating,
-                                   native_serialization_platforms=tuple(p for p in exported.platforms
-                                                                        if p in ("cpu", "cuda", "tpu")))
+        floating = (
+            all(variables[i].dtype.is_floating for i in reads)
+            and all(s["dtype"] in ("float16", "bfloat16", "float32", "float64") for s in meta["inputs"])
+            and all(np.issubdtype(a.dtype, np.inexact) for a in exported.out_avals)
+        )
+        converted = jax2tf.convert(
+            _flat_program(exported, n_reads),
+            polymorphic_shapes=shapes,
+            with_gradient=floating,
+            native_serialization_platforms=tuple(p for p in exported.platforms if p in ("cpu", "cuda", "tpu")),
+        )
         specs = [real_tf.TensorSpec(s["shape"], s["dtype"], name=s["name"]) for s in meta["inputs"]]
         body = _body(module, converted, reads, writes, meta["structure"], n_out)
         attribute = meta["attribute"]
@@ -87,6 +94,7 @@ def write_tf_saved_model(root: str, metas: list[dict], exports: list[Any], varia
 
 def _dispatch(variants: list[tuple[list, Any]]) -> Any:
     """A TF function body running the variant whose input specs the (traced) arguments fit."""
+
     def body(*args: Any) -> Any:
         for specs, variant in variants:
             if len(specs) == len(args) and all(s.is_compatible_with(a) for s, a in zip(specs, args)):
@@ -106,6 +114,7 @@ def _flat_program(exported: Any, n_reads: int) -> Any:
 
 def _body(module: Any, converted: Any, reads: list, writes: list, structure: dict, n_out: int) -> Any:
     """The TF function's Python body: read the variables, run the program, assign the written ones."""
+
     def body(*args: Any) -> Any:
         values = [module.saved_variables[i] for i in reads]
         results = converted(*values, *args)

@@ -14,7 +14,8 @@ def _dimension(value: Any) -> int:
         except TypeError:
             raise TypeError(
                 f"Dimension value must be integer or None or have an __index__ method, got value '{value!r}' "
-                f"with type '{type(value)!r}'") from None
+                f"with type '{type(value)!r}'"
+            ) from None
     if value < 0:
         raise ValueError(f"Dimension {value} must be >= 0")
     return value

@@ -27,8 +27,9 @@ def _shape_to_tensor(shape: TensorShape, dtype: Any = None, name: Any = None, as
     else:
         target = dtypes.as_dtype(dtype)
         if target not in (dtypes.int32, dtypes.int64):
-            raise TypeError(f"Cannot convert TensorShape {shape} to dtype {target!r}. Allowed dtypes are tf.int32 "
-                            "and tf.int64.")
+            raise TypeError(
+                f"Cannot convert TensorShape {shape} to dtype {target!r}. Allowed dtypes are tf.int32 and tf.int64."
+            )
     return constant(np.asarray(dims, target.as_numpy_dtype).reshape(len(dims)), target)
 
 

@@ -28,8 +28,9 @@ def _int64(value: Any, name: str) -> Tensor:
     if isinstance(value, Tensor) or hasattr(value, "_read_for_op"):
         tensor = convert_to_tensor(value)
         if tensor.dtype is not dtypes.int64:
-            raise ValueError(f"{name}: Tensor conversion requested dtype int64 for Tensor with dtype "
-                             f"{tensor.dtype.name}: {tensor!r}")
+            raise ValueError(
+                f"{name}: Tensor conversion requested dtype int64 for Tensor with dtype {tensor.dtype.name}: {tensor!r}"
+            )
         return tensor
     return convert_to_tensor(value, dtype=dtypes.int64)
 
@@ -67,8 +68,11 @@ class SparseTensor:
 
     @classmethod
     def from_value(cls, sparse_tensor_value: Any) -> "SparseTensor":
-        return sparse_tensor_value if isinstance(sparse_tensor_value, SparseTensor) else cls(
-            sparse_tensor_value.indices, sparse_tensor_value.values, sparse_tensor_value.dense_shape)
+        return (
+            sparse_tensor_value
+            if isinstance(sparse_tensor_value, SparseTensor)
+            else cls(sparse_tensor_value.indices, sparse_tensor_value.values, sparse_tensor_value.dense_shape)
+        )
 
     @property
     def indices(self) -> Tensor:
@@ -142,11 +146,14 @@ def _check_order(sp: SparseTensor, op: str) -> None:
             if tuple(row) < prev:
                 raise errors.invalid_argument(
                     f"indices[{i}] = [{text}] is out of order. Many sparse ops require sorted indices.\n"
-                    "    Use `tf.sparse.reorder` to create a correctly ordered copy.\n\n", op)
+                    "    Use `tf.sparse.reorder` to create a correctly ordered copy.\n\n",
+                    op,
+                )
 
 
-def to_dense(sp_input: SparseTensor, default_value: Any = None, validate_indices: bool = True,
-             name: str | None = None) -> Tensor:
+def to_dense(
+    sp_input: SparseTensor, default_value: Any = None, validate_indices: bool = True, name: str | None = None
+) -> Tensor:
     """The dense tensor, unset entries `default_value` (0, or b"" for strings), as `tf.sparse.to_dense`.
 
     Differentiable in the values. Raises InvalidArgumentError for indices out of
@@ -180,7 +187,9 @@ def _check_bounds(sp: SparseTensor, op: str) -> None:
         i = int(bad[0])
         raise errors.invalid_argument(
             f"indices[{i}] = [{','.join(str(v) for v in idx[i])}] is out of bounds: need 0 <= index < "
-            f"[{','.join(str(d) for d in shape)}]", op)
+            f"[{','.join(str(d) for d in shape)}]",
+            op,
+        )
 
 
 def _sparse(value: Any, name: str) -> SparseTensor:
@@ -213,13 +222,21 @@ def reorder(sp_input: SparseTensor, name: str | None = None) -> SparseTensor:
     if not sp._index_host.shape[0]:
         return sp
     order = np.lexsort(sp._index_host.T[::-1])
-    values = host_tensor(_host(sp._values)[order], dtypes.string) if sp.dtype is dtypes.string else (
-        array_ops.gather(sp._values, constant(order.astype(np.int64))))
+    values = (
+        host_tensor(_host(sp._values)[order], dtypes.string)
+        if sp.dtype is dtypes.string
+        else (array_ops.gather(sp._values, constant(order.astype(np.int64))))
+    )
     return SparseTensor(constant(sp._index_host[order]), values, sp._dense_shape)
 
 
-def reduce_sum(sp_input: SparseTensor, axis: Any = None, keepdims: Any = None, output_is_sparse: bool = False,
-               name: str | None = None) -> Any:
+def reduce_sum(
+    sp_input: SparseTensor,
+    axis: Any = None,
+    keepdims: Any = None,
+    output_is_sparse: bool = False,
+    name: str | None = None,
+) -> Any:
     """The sum over `axis` (all axes when None), as `tf.sparse.reduce_sum`; dense unless `output_is_sparse`."""
     from tapeshim._src.ops import math_ops
 
@@ -248,10 +265,14 @@ def add(a: Any, b: Any, threshold: Any = 0, name: str | None = None) -> Any:
         if not np.array_equal(a._shape_host, b._shape_host):
             raise errors.invalid_argument(
                 f"Operands do not have the same ranks or shapes: lhs shape: [{','.join(map(str, a._shape_host))}] "
-                f"rhs shape: [{','.join(map(str, b._shape_host))}]", "SparseAdd")
+                f"rhs shape: [{','.join(map(str, b._shape_host))}]",
+                "SparseAdd",
+            )
         if a.dtype != b.dtype:
-            raise TypeError(f"Input 'b_values' of 'SparseAdd' Op has type {b.dtype.name} that does not match type "
-                            f"{a.dtype.name} of argument 'a_values'.")
+            raise TypeError(
+                f"Input 'b_values' of 'SparseAdd' Op has type {b.dtype.name} that does not match type "
+                f"{a.dtype.name} of argument 'a_values'."
+            )
         from tapeshim._src.ops import array_ops, manip_ops
 
         keys = [tuple(r) for r in np.concatenate([a._index_host, b._index_host])]
@@ -260,8 +281,10 @@ def add(a: Any, b: Any, threshold: Any = 0, name: str | None = None) -> Any:
         slots = np.asarray([position[k] for k in keys], np.int64).reshape(-1, 1)
         count = len(unique)
         n_a = a._index_host.shape[0]
-        sums = math_ops.add(manip_ops.scatter_nd(constant(slots[:n_a]), a._values, [count]),
-                            manip_ops.scatter_nd(constant(slots[n_a:]), b._values, [count]))
+        sums = math_ops.add(
+            manip_ops.scatter_nd(constant(slots[:n_a]), a._values, [count]),
+            manip_ops.scatter_nd(constant(slots[n_a:]), b._values, [count]),
+        )
         host_sums = np.asarray(sums.numpy())
         keep = np.abs(host_sums) >= np.asarray(threshold) if unique else np.zeros(0, bool)
         indices = np.asarray(unique, np.int64).reshape(-1, a._shape_host.size)[keep]
@@ -274,8 +297,9 @@ def add(a: Any, b: Any, threshold: Any = 0, name: str | None = None) -> Any:
     raise TypeError("At least one input of tf.sparse.add must be a SparseTensor.")
 
 
-def sparse_dense_matmul(sp_a: Any, b: Any, adjoint_a: bool = False, adjoint_b: bool = False,
-                        name: str | None = None) -> Tensor:
+def sparse_dense_matmul(
+    sp_a: Any, b: Any, adjoint_a: bool = False, adjoint_b: bool = False, name: str | None = None
+) -> Tensor:
     """`sp_a @ b` (or `b @ sp_b` when the second argument is sparse), as `tf.sparse.sparse_dense_matmul`.
 
     Differentiable in the sparse values and in the dense operand.
@@ -304,7 +328,8 @@ def sparse_dense_matmul(sp_a: Any, b: Any, adjoint_a: bool = False, adjoint_b: b
         raise errors.invalid_argument(
             f"Cannot multiply A and B because inner dimension does not match: {k} vs. {b.shape[0]}.  Did you "
             f"forget a transpose?  Dimensions of A: [{m}, {k}).  Dimensions of B: {list(b.shape)}",
-            "SparseTensorDenseMatMul")
+            "SparseTensorDenseMatMul",
+        )
     n = b.shape[1]
     if not rows.size:
         return array_ops.zeros([m, n], dtype=b.dtype)

@@ -16,8 +16,7 @@ from tapeshim._src.sparse import SparseTensor, _check_bounds, _host, _sparse
 from tapeshim._src.strings_tensor import host_tensor
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 
-_NO_GRADIENT_MAX = registry.OpDef(
-    "SparseReduceMax", lambda x: gradient_not_registered("SparseReduceMax")(x), True)
+_NO_GRADIENT_MAX = registry.OpDef("SparseReduceMax", lambda x: gradient_not_registered("SparseReduceMax")(x), True)
 
 
 def _take(values: Tensor, positions: np.ndarray) -> Tensor:
@@ -32,8 +31,9 @@ def _take(values: Tensor, positions: np.ndarray) -> Tensor:
 
 def _make(indices: np.ndarray, values: Tensor, shape: Sequence[int]) -> SparseTensor:
     rank = len(shape)
-    return SparseTensor(constant(np.asarray(indices, np.int64).reshape(-1, rank)), values,
-                        constant(np.asarray(shape, np.int64)))
+    return SparseTensor(
+        constant(np.asarray(indices, np.int64).reshape(-1, rank)), values, constant(np.asarray(shape, np.int64))
+    )
 
 
 def _row_major(indices: np.ndarray) -> np.ndarray:
@@ -59,7 +59,8 @@ def reshape(sp_input: SparseTensor, shape: Any, name: str | None = None) -> Spar
         raise errors.invalid_argument(
             f"Input to reshape is a tensor with {total} dense values, but the requested shape has "
             f"{int(np.prod(new))}. input_shape=[{','.join(map(str, old))}] output_shape=[{','.join(map(str, new))}]",
-            "SparseReshape")
+            "SparseReshape",
+        )
     if sp._index_host.shape[0]:
         flat = np.ravel_multi_index(tuple(sp._index_host.T), old) if old else np.zeros(sp._index_host.shape[0], int)
         indices = np.stack(np.unravel_index(flat, new), axis=1) if new else np.zeros((flat.size, 0), np.int64)
@@ -68,8 +69,9 @@ def reshape(sp_input: SparseTensor, shape: Any, name: str | None = None) -> Spar
     return _make(indices, sp.values, new)
 
 
-def concat(axis: int, sp_inputs: Sequence[SparseTensor], expand_nonconcat_dims: bool = False,
-           name: str | None = None) -> SparseTensor:
+def concat(
+    axis: int, sp_inputs: Sequence[SparseTensor], expand_nonconcat_dims: bool = False, name: str | None = None
+) -> SparseTensor:
     """Concatenates sparse tensors along `axis` (row-major ordered result), as `tf.sparse.concat`.
 
     Raises:
@@ -90,7 +92,9 @@ def concat(axis: int, sp_inputs: Sequence[SparseTensor], expand_nonconcat_dims: 
                 if d != axis and shape[d] != bound[d]:
                     raise errors.invalid_argument(
                         f"Input shapes must match: expected {bound[d]} for dimension {d} but got {shape[d]} at "
-                        f"position {position}", "SparseConcat")
+                        f"position {position}",
+                        "SparseConcat",
+                    )
     offset, blocks = 0, []
     for p in parts:
         idx = p._index_host.copy()
@@ -144,8 +148,11 @@ def retain(sp_input: SparseTensor, to_retain: Any) -> SparseTensor:
     sp = _sparse(sp_input, "sp_input")
     mask = np.asarray(convert_to_tensor(to_retain, dtype_hint=dtypes.bool_).numpy())
     if mask.ndim != 1 or mask.shape[0] != sp._index_host.shape[0]:
-        raise ValueError(f"Shapes must be equal rank, but are 1 and {mask.ndim}" if mask.ndim != 1 else
-                         f"Dimensions {mask.shape[0]} and {sp._index_host.shape[0]} are not compatible")
+        raise ValueError(
+            f"Shapes must be equal rank, but are 1 and {mask.ndim}"
+            if mask.ndim != 1
+            else f"Dimensions {mask.shape[0]} and {sp._index_host.shape[0]} are not compatible"
+        )
     positions = np.nonzero(mask.astype(bool))[0]
     return _make(sp._index_host[positions], _take(sp.values, positions), [int(d) for d in sp._shape_host])
 
@@ -154,8 +161,11 @@ def transpose(sp_input: SparseTensor, perm: Any = None, name: str | None = None)
     """The sparse tensor with permuted dimensions (reversed when `perm` is None), reordered, as TF's."""
     sp = _sparse(sp_input, "sp_input")
     rank = sp.ndim
-    order_dims = list(range(rank))[::-1] if perm is None else [
-        int(p) for p in np.asarray(convert_to_tensor(perm).numpy()).reshape(-1)]
+    order_dims = (
+        list(range(rank))[::-1]
+        if perm is None
+        else [int(p) for p in np.asarray(convert_to_tensor(perm).numpy()).reshape(-1)]
+    )
     if sorted(order_dims) != list(range(rank)):
         raise errors.invalid_argument(f"perm must be a permutation of [0, {rank}), got {order_dims}", "Transpose")
     idx = sp._index_host[:, order_dims]
@@ -178,8 +188,9 @@ def fill_empty_rows(sp_input: SparseTensor, default_value: Any, name: str | None
     extra[:, 0] = missing
     default = convert_to_tensor(default_value, dtype=sp.dtype)
     if sp.dtype is dtypes.string:
-        values = host_tensor(np.concatenate([_host(sp.values), np.full(missing.size, _host(default), object)]),
-                             dtypes.string)
+        values = host_tensor(
+            np.concatenate([_host(sp.values), np.full(missing.size, _host(default), object)]), dtypes.string
+        )
     else:
         values = array_ops.concat([sp.values, array_ops.fill([int(missing.size)], default)], 0)
     indices = np.concatenate([idx, extra])
@@ -188,8 +199,13 @@ def fill_empty_rows(sp_input: SparseTensor, default_value: Any, name: str | None
     return filled, constant(empty)
 
 
-def reduce_max(sp_input: SparseTensor, axis: Any = None, keepdims: Any = None, output_is_sparse: bool = False,
-               name: str | None = None) -> Any:
+def reduce_max(
+    sp_input: SparseTensor,
+    axis: Any = None,
+    keepdims: Any = None,
+    output_is_sparse: bool = False,
+    name: str | None = None,
+) -> Any:
     """The maximum of the *present* values over `axis` (0 where none), as `tf.sparse.reduce_max`."""
     from tapeshim._src.ops import math_ops
     from tapeshim._src.sparse import from_dense, reorder, to_dense
@@ -200,8 +216,10 @@ def reduce_max(sp_input: SparseTensor, axis: Any = None, keepdims: Any = None, o
     lowest = -np.inf if sp.dtype.is_floating else np.iinfo(sp.dtype.as_numpy_dtype).min
     dense = to_dense(reorder(sp), default_value=lowest)
     result = math_ops.reduce_max(dense, axis=axis, keepdims=bool(keepdims))
-    present = to_dense(reorder(SparseTensor(sp.indices, constant(np.ones(sp._index_host.shape[0], bool)),
-                                            sp.dense_shape)), default_value=False)
+    present = to_dense(
+        reorder(SparseTensor(sp.indices, constant(np.ones(sp._index_host.shape[0], bool)), sp.dense_shape)),
+        default_value=False,
+    )
     any_present = math_ops.reduce_any(present, axis=axis, keepdims=bool(keepdims))
     from tapeshim._src.ops import array_ops
 
@@ -209,8 +227,9 @@ def reduce_max(sp_input: SparseTensor, axis: Any = None, keepdims: Any = None, o
     return from_dense(result) if output_is_sparse else result
 
 
-def eye(num_rows: int, num_columns: int | None = None, dtype: Any = dtypes.float32,
-        name: str | None = None) -> SparseTensor:
+def eye(
+    num_rows: int, num_columns: int | None = None, dtype: Any = dtypes.float32, name: str | None = None
+) -> SparseTensor:
     """A sparse identity matrix, as `tf.sparse.eye`."""
     rows = int(num_rows)
     cols = rows if num_columns is None else int(num_columns)
@@ -244,8 +263,7 @@ def _segment(kind: str, data: Any, indices: Any, segment_ids: Any, num_segments:
     return math_ops.truediv(sums, array_ops.reshape(constant(shaped), list(shaped.shape)))
 
 
-def segment_sum(data: Any, indices: Any, segment_ids: Any, num_segments: Any = None,
-                name: str | None = None) -> Tensor:
+def segment_sum(data: Any, indices: Any, segment_ids: Any, num_segments: Any = None, name: str | None = None) -> Tensor:
     """Sums of the rows `data[indices]` per (sorted) segment id, as `tf.sparse.segment_sum`.
 
     Raises:
@@ -254,14 +272,16 @@ def segment_sum(data: Any, indices: Any, segment_ids: Any, num_segments: Any = N
     return _segment("sum", data, indices, segment_ids, num_segments)
 
 
-def segment_mean(data: Any, indices: Any, segment_ids: Any, num_segments: Any = None,
-                 name: str | None = None) -> Tensor:
+def segment_mean(
+    data: Any, indices: Any, segment_ids: Any, num_segments: Any = None, name: str | None = None
+) -> Tensor:
     """Means of the rows `data[indices]` per (sorted) segment id (0 for empty ones), as `tf.sparse.segment_mean`."""
     return _segment("mean", data, indices, segment_ids, num_segments)
 
 
-def segment_sqrt_n(data: Any, indices: Any, segment_ids: Any, num_segments: Any = None,
-                   name: str | None = None) -> Tensor:
+def segment_sqrt_n(
+    data: Any, indices: Any, segment_ids: Any, num_segments: Any = None, name: str | None = None
+) -> Tensor:
     """Sums divided by sqrt(segment size) of the rows `data[indices]`, as `tf.sparse.segment_sqrt_n`."""
     return _segment("sqrt_n", data, indices, segment_ids, num_segments)
 

@@ -28,7 +28,6 @@ next_tensor_id = itertools.count(1).__next__
 """Returns a fresh id for a tensor. Ids are never reused, unlike `id()`."""
 
 
-
 class Epoch:
     """One recording of a tape: `done` once the tape released what it recorded (after `gradient`).
 

@@ -54,23 +54,32 @@ def to_number(string_tensor: Any, out_type: Any = dtypes.float32, name: str | No
     strings = as_string_tensor(string_tensor, "string_tensor")
     dtype = dtypes.as_dtype(out_type)
     if dtype not in (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64):
-        raise TypeError(f"Value passed to parameter 'out_type' has DataType {dtype.name} not in list of allowed "
-                        "values: float32, float64, int32, int64")
+        raise TypeError(
+            f"Value passed to parameter 'out_type' has DataType {dtype.name} not in list of allowed "
+            "values: float32, float64, int32, int64"
+        )
     return map_strings(lambda s: _parse_number(s, dtype), strings, dtype)
 
 
 def _c_format(fill: str, width: int, precision: int, kind: str) -> str:
     flags = "0" if fill == "0" else ""
     if fill not in ("", " ", "0"):
-        raise errors.invalid_argument(f"Fill argument not supported: \"{fill}\"", "AsString")
+        raise errors.invalid_argument(f'Fill argument not supported: "{fill}"', "AsString")
     width_text = str(width) if width > -1 else ""
     precision_text = f".{precision}" if precision > -1 else ""
     return f"%{flags}{width_text}{precision_text}{kind}"
 
 
 @ragged_elementwise
-def as_string(input: Any, precision: int = -1, scientific: bool = False, shortest: bool = False,  # noqa: A002
-              width: int = -1, fill: str = "", name: str | None = None) -> Tensor:
+def as_string(
+    input: Any,
+    precision: int = -1,
+    scientific: bool = False,
+    shortest: bool = False,  # noqa: A002
+    width: int = -1,
+    fill: str = "",
+    name: str | None = None,
+) -> Tensor:
     """Formats each number as a string (C printf rules, TF's defaults), as `tf.strings.as_string`.
 
     Raises:
@@ -80,8 +89,9 @@ def as_string(input: Any, precision: int = -1, scientific: bool = False, shortes
     dtype = tensor.dtype
     if dtype is dtypes.string:
         fmt = _c_format(fill, width, -1, "s")
-        return map_strings(lambda s: (fmt % s.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"),
-                           tensor)
+        return map_strings(
+            lambda s: (fmt % s.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"), tensor
+        )
     if scientific and shortest:
         raise errors.invalid_argument("Cannot select both scientific and shortest notation", "AsString")
     host = np.asarray(tensor.numpy())
@@ -94,8 +104,9 @@ def as_string(input: Any, precision: int = -1, scientific: bool = False, shortes
             texts = [fmt % float(v) for v in host.reshape(-1)]
     else:
         if precision > -1 or scientific or shortest:
-            raise errors.invalid_argument(f"Cannot select precision, scientific or shortest for {dtype.name} input",
-                                          "AsString")
+            raise errors.invalid_argument(
+                f"Cannot select precision, scientific or shortest for {dtype.name} input", "AsString"
+            )
         if dtype is dtypes.bool_:
             texts = ["true" if v else "false" for v in host.reshape(-1)]
             fmt = _c_format(fill, width, -1, "s")
@@ -114,14 +125,24 @@ def _format_value(tensor: Tensor, summarize: int) -> str:
         if array.ndim == 0:
             return '"' + array[()].decode("utf-8", "backslashreplace") + '"'
         threshold = 0 if summarize >= 0 else sys.maxsize
-        return np.array2string(array, separator=" ", threshold=threshold, edgeitems=max(summarize, 1),
-                               max_line_width=sys.maxsize,
-                               formatter={"all": lambda b: '"' + b.decode("utf-8", "backslashreplace") + '"'})
+        return np.array2string(
+            array,
+            separator=" ",
+            threshold=threshold,
+            edgeitems=max(summarize, 1),
+            max_line_width=sys.maxsize,
+            formatter={"all": lambda b: '"' + b.decode("utf-8", "backslashreplace") + '"'},
+        )
     return logging_ops._format_array(np.asarray(tensor.numpy()), summarize)
 
 
-def format(template: str, inputs: Any, placeholder: str = "{}", summarize: int = 3,  # noqa: A001
-           name: str | None = None) -> Tensor:
+def format(
+    template: str,
+    inputs: Any,
+    placeholder: str = "{}",
+    summarize: int = 3,  # noqa: A001
+    name: str | None = None,
+) -> Tensor:
     """Fills the placeholders of `template` with the tensors of `inputs`, printed as `tf.print` does.
 
     Raises:
@@ -130,15 +151,24 @@ def format(template: str, inputs: Any, placeholder: str = "{}", summarize: int =
     values = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     parts = template.split(placeholder)
     if len(parts) - 1 != len(values):
-        raise ValueError(f"The template expects {len(parts) - 1} tensors, but the inputs only has {len(values)}. "
-                         "Please ensure the number of placeholders in template matches inputs length.")
+        raise ValueError(
+            f"The template expects {len(parts) - 1} tensors, but the inputs only has {len(values)}. "
+            "Please ensure the number of placeholders in template matches inputs length."
+        )
     texts = [_format_value(convert_to_tensor(v), summarize) for v in values]
     out = parts[0] + "".join(t + p for t, p in zip(texts, parts[1:]))
     return StringTensor(strings_array([out.encode("utf-8")], ()))
 
 
-_ENCODINGS = {"UTF-8": "utf-8", "UTF-16-BE": "utf-16-be", "UTF-32-BE": "utf-32-be", "UTF-16-LE": "utf-16-le",
-              "UTF-32-LE": "utf-32-le", "US-ASCII": "ascii", "ISO-8859-1": "latin-1"}
+_ENCODINGS = {
+    "UTF-8": "utf-8",
+    "UTF-16-BE": "utf-16-be",
+    "UTF-32-BE": "utf-32-be",
+    "UTF-16-LE": "utf-16-le",
+    "UTF-32-LE": "utf-32-le",
+    "US-ASCII": "ascii",
+    "ISO-8859-1": "latin-1",
+}
 
 
 def _codec(encoding: str, argument: str) -> str:
@@ -163,9 +193,14 @@ def _decode_points(s: bytes, codec: str, errors_mode: str, replacement: int) -> 
 
 
 @ragged_elementwise
-def unicode_decode(input: Any, input_encoding: str, errors: str = "replace",  # noqa: A002
-                   replacement_char: int = 65533, replace_control_characters: bool = False,
-                   name: str | None = None) -> Any:
+def unicode_decode(
+    input: Any,
+    input_encoding: str,
+    errors: str = "replace",  # noqa: A002
+    replacement_char: int = 65533,
+    replace_control_characters: bool = False,
+    name: str | None = None,
+) -> Any:
     """Each string's code points (int32; a RaggedTensor, 1-D for a scalar), as `tf.strings.unicode_decode`."""
     strings = as_string_tensor(input, "input")
     codec = _codec(input_encoding, "input")
@@ -188,7 +223,7 @@ def _points_and_offsets(s: bytes, codec: str, errors_mode: str, replacement: int
     points, offsets, start = [], [], 0
     for i in range(len(s)):
         try:
-            text = decoder.decode(s[i:i + 1])
+            text = decoder.decode(s[i : i + 1])
         except UnicodeDecodeError:
             raise errors.invalid_argument("Invalid formatting on input string", "UnicodeDecodeWithOffsets") from None
         for c in text:
@@ -203,13 +238,19 @@ def _points_and_offsets(s: bytes, codec: str, errors_mode: str, replacement: int
     return points, offsets
 
 
-def unicode_decode_with_offsets(input: Any, input_encoding: str, errors: str = "replace",  # noqa: A002
-                                replacement_char: int = 65533, replace_control_characters: bool = False,
-                                name: str | None = None) -> tuple:
+def unicode_decode_with_offsets(
+    input: Any,
+    input_encoding: str,
+    errors: str = "replace",  # noqa: A002
+    replacement_char: int = 65533,
+    replace_control_characters: bool = False,
+    name: str | None = None,
+) -> tuple:
     """`(code points, byte offsets)` of each string, as `tf.strings.unicode_decode_with_offsets`."""
     if isinstance(input, RaggedTensor):
-        points, offsets = unicode_decode_with_offsets(input.flat_values, input_encoding, errors, replacement_char,
-                                                      replace_control_characters)
+        points, offsets = unicode_decode_with_offsets(
+            input.flat_values, input_encoding, errors, replacement_char, replace_control_characters
+        )
         return input.with_flat_values(points), input.with_flat_values(offsets)
     strings = as_string_tensor(input, "input")
     codec = _codec(input_encoding, "input")
@@ -217,18 +258,27 @@ def unicode_decode_with_offsets(input: Any, input_encoding: str, errors: str = "
     rows = [p for p, _ in pairs]
     if replace_control_characters:
         rows = [[replacement_char if c < 0x20 or 0x7F <= c < 0xA0 else c for c in row] for row in rows]
-    return (tokens_result(rows, strings._value.shape, dtypes.int32),
-            tokens_result([o for _, o in pairs], strings._value.shape, dtypes.int64))
+    return (
+        tokens_result(rows, strings._value.shape, dtypes.int32),
+        tokens_result([o for _, o in pairs], strings._value.shape, dtypes.int64),
+    )
 
 
 @ragged_elementwise
-def unicode_split(input: Any, input_encoding: str, errors: str = "replace",  # noqa: A002
-                  replacement_char: int = 65533, name: str | None = None) -> Any:
+def unicode_split(
+    input: Any,
+    input_encoding: str,
+    errors: str = "replace",  # noqa: A002
+    replacement_char: int = 65533,
+    name: str | None = None,
+) -> Any:
     """Each string's characters as strings in `input_encoding`, as `tf.strings.unicode_split`."""
     strings = as_string_tensor(input, "input")
     codec = _codec(input_encoding, "input")
-    rows = [[chr(p).encode(codec, "surrogatepass") for p in _decode_points(s, codec, errors, replacement_char)]
-            for s in strings._value.reshape(-1)]
+    rows = [
+        [chr(p).encode(codec, "surrogatepass") for p in _decode_points(s, codec, errors, replacement_char)]
+        for s in strings._value.reshape(-1)
+    ]
     return tokens_result(rows, strings._value.shape, dtypes.string)
 
 
@@ -245,8 +295,13 @@ def _encode_points(points: Any, codec: str, errors_mode: str, replacement: int) 
     return "".join(chars).encode(codec)
 
 
-def unicode_encode(input: Any, output_encoding: str, errors: str = "replace",  # noqa: A002
-                   replacement_char: int = 65533, name: str | None = None) -> Tensor:
+def unicode_encode(
+    input: Any,
+    output_encoding: str,
+    errors: str = "replace",  # noqa: A002
+    replacement_char: int = 65533,
+    name: str | None = None,
+) -> Tensor:
     """Encodes rows of int32 code points as strings (one rank less), as `tf.strings.unicode_encode`."""
     codec = _codec(output_encoding, "output")
     if isinstance(input, RaggedTensor):
@@ -265,9 +320,15 @@ def unicode_encode(input: Any, output_encoding: str, errors: str = "replace",  #
 
 
 @ragged_elementwise
-def unicode_transcode(input: Any, input_encoding: str, output_encoding: str, errors: str = "replace",  # noqa: A002
-                      replacement_char: int = 65533, replace_control_characters: bool = False,
-                      name: str | None = None) -> Tensor:
+def unicode_transcode(
+    input: Any,
+    input_encoding: str,
+    output_encoding: str,
+    errors: str = "replace",  # noqa: A002
+    replacement_char: int = 65533,
+    replace_control_characters: bool = False,
+    name: str | None = None,
+) -> Tensor:
     """Re-encodes each string from `input_encoding` to `output_encoding`, as `tf.strings.unicode_transcode`."""
     strings = as_string_tensor(input, "input")
     source, target = _codec(input_encoding, "input"), _codec(output_encoding, "output")
@@ -281,8 +342,9 @@ def unicode_transcode(input: Any, input_encoding: str, output_encoding: str, err
     return map_strings(transcode, strings)
 
 
-def unsorted_segment_join(inputs: Any, segment_ids: Any, num_segments: Any, separator: str = "",
-                          name: str | None = None) -> Tensor:
+def unsorted_segment_join(
+    inputs: Any, segment_ids: Any, num_segments: Any, separator: str = "", name: str | None = None
+) -> Tensor:
     """Joins the strings of each segment (in input order), as `tf.strings.unsorted_segment_join`.
 
     Raises:
@@ -292,14 +354,16 @@ def unsorted_segment_join(inputs: Any, segment_ids: Any, num_segments: Any, sepa
     ids = np.asarray(convert_to_tensor(segment_ids).numpy(), np.int64)
     count = int(convert_to_tensor(num_segments).numpy())
     array = strings._value
-    if ids.shape != array.shape[:ids.ndim]:
-        raise errors.invalid_argument("segment_ids should have the same shape as the prefix of inputs' shape",
-                                      "UnsortedSegmentJoin")
+    if ids.shape != array.shape[: ids.ndim]:
+        raise errors.invalid_argument(
+            "segment_ids should have the same shape as the prefix of inputs' shape", "UnsortedSegmentJoin"
+        )
     if ids.size and (ids.min() < 0 or ids.max() >= count):
         raise errors.invalid_argument(
-            "segment_ids are not allowed to exceed num_segments or to have negative values.", "UnsortedSegmentJoin")
+            "segment_ids are not allowed to exceed num_segments or to have negative values.", "UnsortedSegmentJoin"
+        )
     sep = separator.encode("utf-8") if isinstance(separator, str) else bytes(separator)
-    inner = array.shape[ids.ndim:]
+    inner = array.shape[ids.ndim :]
     rows = array.reshape(ids.size, -1)
     parts: list = [[[] for _ in range(rows.shape[1])] for _ in range(count)]
     for row, segment in zip(rows, ids.reshape(-1)):

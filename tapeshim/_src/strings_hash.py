@@ -71,8 +71,9 @@ def _medium(s: bytes, n: int) -> int:
     b = _u64(s, 8)
     c = (_u64(s, n - 8) * mul) & _MASK
     d = (_u64(s, n - 16) * _K2) & _MASK
-    return _mix16((_ror((a + b) & _MASK, 43) + _ror(c, 30) + d) & _MASK,
-                  (a + _ror((b + _K2) & _MASK, 18) + c) & _MASK, mul)
+    return _mix16(
+        (_ror((a + b) & _MASK, 43) + _ror(c, 30) + d) & _MASK, (a + _ror((b + _K2) & _MASK, 18) + c) & _MASK, mul
+    )
 
 
 def _upto64(s: bytes, n: int) -> int:
@@ -87,8 +88,9 @@ def _upto64(s: bytes, n: int) -> int:
     f = _u64(s, 24)
     g = ((y + _u64(s, n - 32)) * mul) & _MASK
     h = ((z + _u64(s, n - 24)) * mul) & _MASK
-    return _mix16((_ror((e + f) & _MASK, 43) + _ror(g, 30) + h) & _MASK,
-                  (e + _ror((f + a) & _MASK, 18) + g) & _MASK, mul)
+    return _mix16(
+        (_ror((e + f) & _MASK, 43) + _ror(g, 30) + h) & _MASK, (e + _ror((f + a) & _MASK, 18) + g) & _MASK, mul
+    )
 
 
 def _weak32(s: bytes, at: int, a: int, b: int) -> tuple[int, int]:
@@ -145,8 +147,7 @@ def fingerprint64(s: bytes) -> int:
     v = _weak32(s, at, (v[1] * mul) & _MASK, (x + w[0]) & _MASK)
     w = _weak32(s, at + 32, (z + w[1]) & _MASK, (y + _u64(s, at + 16)) & _MASK)
     z, x = x, z
-    return _mix16((_mix16(v[0], w[0], mul) + _smix(y) * _K0 + z) & _MASK,
-                  (_mix16(v[1], w[1], mul) + x) & _MASK, mul)
+    return _mix16((_mix16(v[0], w[0], mul) + _smix(y) * _K0 + z) & _MASK, (_mix16(v[1], w[1], mul) + x) & _MASK, mul)
 
 
 # -- the same algorithm vectorized with numpy (uint64 arithmetic wraps as C's) for strings of up to 64 bytes --
@@ -169,10 +170,10 @@ def _fingerprint_group(rows: np.ndarray, n: int) -> np.ndarray:
     """Fingerprint64 of each row of a `[count, n]` uint8 array (n <= 64)."""
 
     def f64(at: int) -> np.ndarray:
-        return np.ascontiguousarray(rows[:, at:at + 8]).view("<u8").reshape(-1).astype(_U)
+        return np.ascontiguousarray(rows[:, at : at + 8]).view("<u8").reshape(-1).astype(_U)
 
     def f32(at: int) -> np.ndarray:
-        return np.ascontiguousarray(rows[:, at:at + 4]).view("<u4").reshape(-1).astype(_U)
+        return np.ascontiguousarray(rows[:, at : at + 4]).view("<u4").reshape(-1).astype(_U)
 
     k0, k1, k2 = _U(_K0), _U(_K1), _U(_K2)
     mul = _U((_K2 + n * 2) & _MASK)
@@ -230,8 +231,9 @@ def to_hash_bucket_fast(input: Any, num_buckets: int, name: str | None = None) -
     strings = as_string_tensor(input, "input")
     buckets = int(num_buckets)
     if buckets < 1:
-        raise errors.invalid_argument(f"Value for attr 'num_buckets' of {buckets} must be at least minimum 1",
-                                      "StringToHashBucketFast")
+        raise errors.invalid_argument(
+            f"Value for attr 'num_buckets' of {buckets} must be at least minimum 1", "StringToHashBucketFast"
+        )
     flat = strings._value.reshape(-1)
     out = (fingerprints(flat) % _U(buckets)).astype(np.int64)
     return constant(out.reshape(strings._value.shape))

@@ -31,10 +31,28 @@ from tapeshim._src.tensor import Tensor, constant
 
 # TF op type -> the output positions that hold strings (the others are numeric, e.g. Unique's indices)
 _STRING_OUTPUTS = {
-    "Reshape": None, "Transpose": None, "ConcatV2": None, "Pack": None, "ExpandDims": None, "Squeeze": None,
-    "StridedSlice": None, "SelectV2": None, "GatherV2": None, "GatherNd": None, "Tile": None, "BroadcastTo": None,
-    "ReverseV2": None, "Roll": None, "Fill": None, "SplitV": None, "PadV2": None, "Identity": None,
-    "Unique": None, "Repeat": None, "Equal": (), "NotEqual": (),
+    "Reshape": None,
+    "Transpose": None,
+    "ConcatV2": None,
+    "Pack": None,
+    "ExpandDims": None,
+    "Squeeze": None,
+    "StridedSlice": None,
+    "SelectV2": None,
+    "GatherV2": None,
+    "GatherNd": None,
+    "Tile": None,
+    "BroadcastTo": None,
+    "ReverseV2": None,
+    "Roll": None,
+    "Fill": None,
+    "SplitV": None,
+    "PadV2": None,
+    "Identity": None,
+    "Unique": None,
+    "Repeat": None,
+    "Equal": (),
+    "NotEqual": (),
 }
 
 
@@ -58,21 +76,24 @@ def apply(op: Any, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
             return tuple(inputs)
         names = {"float32": "float", "float64": "double", "float16": "half"}
         raise errors.UnimplementedError(
-            None, None, f"Cast string to {names.get(target.name, target.name)} is not supported [Op:Cast]")
+            None, None, f"Cast string to {names.get(target.name, target.name)} is not supported [Op:Cast]"
+        )
     if op.name not in _STRING_OUTPUTS:
         raise errors.invalid_argument(
             f"Value for attr 'T' of string is not in the list of allowed values\n\t; NodeDef: {{{{node {op.name}}}}}",
-            op.name)
+            op.name,
+        )
     strings = [t for t in inputs if t._dtype is dtypes.string]
     flats = [np.asarray(t._value, dtype=object).reshape(-1) for t in strings]
     pool = np.concatenate(flats) if flats else np.empty((0,), object)
-    table, inverse = np.unique(pool, return_inverse=True) if pool.size else (np.empty((0,), object),
-                                                                              np.empty((0,), np.int64))
+    table, inverse = (
+        np.unique(pool, return_inverse=True) if pool.size else (np.empty((0,), object), np.empty((0,), np.int64))
+    )
     coded, start = [], 0
     for t in inputs:
         if t._dtype is dtypes.string:
             size = int(np.prod(t._shape)) if t._shape else 1
-            coded.append(constant(np.asarray(inverse[start:start + size], np.int64).reshape(t._shape)))
+            coded.append(constant(np.asarray(inverse[start : start + size], np.int64).reshape(t._shape)))
             start += size
         else:
             coded.append(t)
@@ -81,7 +102,9 @@ def apply(op: Any, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
         other = next(d for d in kinds if d is not dtypes.string)
         raise errors.invalid_argument(
             f"cannot compute {op.name} as input #1(zero-based) was expected to be a string tensor but is a "
-            f"{other.name} tensor", op.name)
+            f"{other.name} tensor",
+            op.name,
+        )
     outputs = registry.apply(op, coded, static)
     string_positions = _STRING_OUTPUTS[op.name]
     result = []

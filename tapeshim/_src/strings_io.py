@@ -17,8 +17,21 @@ from tapeshim._src import dtypes, errors
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor, host_tensor
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
-_DECODABLE = ("half", "float", "double", "int32", "uint16", "uint8", "int16", "int8", "int64", "complex64",
-              "complex128", "bool", "bfloat16")
+_DECODABLE = (
+    "half",
+    "float",
+    "double",
+    "int32",
+    "uint16",
+    "uint8",
+    "int16",
+    "int8",
+    "int64",
+    "complex64",
+    "complex128",
+    "bool",
+    "bfloat16",
+)
 _TF_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
 
 
@@ -26,8 +39,9 @@ def _tf_name(dtype: dtypes.DType) -> str:
     return _TF_NAMES.get(dtype.name, dtype.name)
 
 
-def decode_raw(input_bytes: Any, out_type: Any, little_endian: bool = True, fixed_length: Any = None,
-               name: str | None = None) -> Tensor:
+def decode_raw(
+    input_bytes: Any, out_type: Any, little_endian: bool = True, fixed_length: Any = None, name: str | None = None
+) -> Tensor:
     """Reinterprets each string's bytes as a vector of `out_type`, as `tf.io.decode_raw`.
 
     Returns:
@@ -42,7 +56,9 @@ def decode_raw(input_bytes: Any, out_type: Any, little_endian: bool = True, fixe
     if _tf_name(dtype) not in _DECODABLE:
         raise errors.invalid_argument(
             f"Value for attr 'out_type' of {dtype.name} is not in the list of allowed values: "
-            f"{', '.join(_DECODABLE)}\n\t; NodeDef: {{{{node DecodeRaw}}}}", "DecodeRaw")
+            f"{', '.join(_DECODABLE)}\n\t; NodeDef: {{{{node DecodeRaw}}}}",
+            "DecodeRaw",
+        )
     np_dtype = np.dtype(dtype.as_numpy_dtype).newbyteorder("<" if little_endian else ">")
     size = np_dtype.itemsize
     flat = list(strings._value.reshape(-1))
@@ -50,7 +66,8 @@ def decode_raw(input_bytes: Any, out_type: Any, little_endian: bool = True, fixe
         width = int(convert_to_tensor(fixed_length).numpy())
         if width % size:
             raise errors.invalid_argument(
-                f"fixed_length ({width}) must be a multiple of the size of out_type ({size})", "DecodeRawV2")
+                f"fixed_length ({width}) must be a multiple of the size of out_type ({size})", "DecodeRawV2"
+            )
         flat = [s[:width].ljust(width, b"\0") for s in flat]
     elif flat:
         first = len(flat[0])
@@ -58,15 +75,22 @@ def decode_raw(input_bytes: Any, out_type: Any, little_endian: bool = True, fixe
             if len(s) != first:
                 raise errors.invalid_argument(
                     f"DecodeRaw requires input strings to all be the same size, but element {i} has size "
-                    f"{first} != {len(s)}", "DecodeRaw")
+                    f"{first} != {len(s)}",
+                    "DecodeRaw",
+                )
         if first % size:
             raise errors.invalid_argument(
                 f"Input to DecodeRaw has length {first} that is not a multiple of {size}, the size of "
-                f"{_tf_name(dtype)}", "DecodeRaw")
+                f"{_tf_name(dtype)}",
+                "DecodeRaw",
+            )
     count = (len(flat[0]) if flat else 0) // size
     data = b"".join(flat)
-    values = np.frombuffer(data, np_dtype).astype(np.dtype(dtype.as_numpy_dtype)) if data else np.zeros(
-        0, dtype.as_numpy_dtype)
+    values = (
+        np.frombuffer(data, np_dtype).astype(np.dtype(dtype.as_numpy_dtype))
+        if data
+        else np.zeros(0, dtype.as_numpy_dtype)
+    )
     return host_tensor(np.array(values.reshape(*strings._value.shape, count), order="C"), dtype)
 
 
@@ -132,12 +156,12 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
         if wire == 0:
             value, at = _read_varint(data, at)
         elif wire == 1:
-            value, at = data[at:at + 8], at + 8
+            value, at = data[at : at + 8], at + 8
         elif wire == 2:
             size, at = _read_varint(data, at)
-            value, at = data[at:at + size], at + size
+            value, at = data[at : at + size], at + size
         elif wire == 5:
-            value, at = data[at:at + 4], at + 4
+            value, at = data[at : at + 4], at + 4
         else:
             raise ValueError(f"wire type {wire}")
         if at > len(data) or number == 0:
@@ -152,8 +176,18 @@ def _signed(value: int, bits: int) -> int:
 
 
 # the typed value fields: field number -> (numpy dtype of packed fixed-width data, or "varint")
-_VAL_FIELDS = {5: "<f4", 6: "<f8", 7: "varint", 9: "<f4", 10: "varint", 11: "varint", 12: "<f8", 13: "varint",
-               16: "varint", 17: "varint"}
+_VAL_FIELDS = {
+    5: "<f4",
+    6: "<f8",
+    7: "varint",
+    9: "<f4",
+    10: "varint",
+    11: "varint",
+    12: "<f8",
+    13: "varint",
+    16: "varint",
+    17: "varint",
+}
 
 
 def _typed_values(fields: list, number: int) -> list:
@@ -215,8 +249,10 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> Ten
     """
     data = as_string_tensor(serialized, "serialized")
     if data._value.ndim != 0:
-        raise errors.invalid_argument("Expected `serialized` to be a scalar, got shape: "
-                                      f"[{','.join(str(d) for d in data._value.shape)}]", "ParseTensor")
+        raise errors.invalid_argument(
+            f"Expected `serialized` to be a scalar, got shape: [{','.join(str(d) for d in data._value.shape)}]",
+            "ParseTensor",
+        )
     raw = data._value[()]
     want = dtypes.as_dtype(out_type)
     try:
@@ -224,17 +260,21 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> Ten
         enum = next((v for n, w, v in fields if n == 1 and w == 0), 0)
         dtype = dtypes.as_dtype(int(enum))
         shape_msg = next((v for n, w, v in fields if n == 2 and w == 2), b"")
-        shape = tuple(_signed(next((v for n, w, v in _fields(dim) if n == 1 and w == 0), 0), 64)
-                      for n, w, dim in _fields(shape_msg) if n == 2 and w == 2)
+        shape = tuple(
+            _signed(next((v for n, w, v in _fields(dim) if n == 1 and w == 0), 0), 64)
+            for n, w, dim in _fields(shape_msg)
+            if n == 2 and w == 2
+        )
     except (ValueError, TypeError, StopIteration):
         import base64
 
         raise errors.invalid_argument(
-            f"Could not parse `serialized` as TensorProto, base64: {base64.b64encode(raw).decode()}",
-            "ParseTensor") from None
+            f"Could not parse `serialized` as TensorProto, base64: {base64.b64encode(raw).decode()}", "ParseTensor"
+        ) from None
     if dtype is not want:
         raise errors.invalid_argument(
-            f"Type mismatch between parsed tensor ({_tf_name(dtype)}) and dtype ({_tf_name(want)})", "ParseTensor")
+            f"Type mismatch between parsed tensor ({_tf_name(dtype)}) and dtype ({_tf_name(want)})", "ParseTensor"
+        )
     count = int(np.prod(shape)) if shape else 1
     if dtype is dtypes.string:
         strings = [bytes(v) for n, w, v in fields if n == 8 and w == 2]
@@ -245,10 +285,10 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> Ten
     np_dtype = np.dtype(dtype.as_numpy_dtype)
     if content:
         if len(content) != count * np_dtype.itemsize:
-            raise errors.invalid_argument("Could not parse `serialized` as TensorProto: content size mismatch",
-                                          "ParseTensor")
+            raise errors.invalid_argument(
+                "Could not parse `serialized` as TensorProto: content size mismatch", "ParseTensor"
+            )
         array = np.frombuffer(content, np_dtype.newbyteorder("<")).astype(np_dtype)
     else:
         array = _from_val_fields(fields, dtype, count)
     return host_tensor(np.array(array.reshape(shape), order="C"), dtype)
-

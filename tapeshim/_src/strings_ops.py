@@ -100,15 +100,20 @@ def _as_bytes(value: Any, name: str) -> bytes:
     raise TypeError(f"Expected string for argument '{name}' not {value!r}.")
 
 
-def _case(input: Any, encoding: str, ascii_fn: Callable[[bytes], bytes],  # noqa: A002
-          text_fn: Callable[[str], str]) -> Tensor:
+def _case(
+    input: Any,
+    encoding: str,
+    ascii_fn: Callable[[bytes], bytes],  # noqa: A002
+    text_fn: Callable[[str], str],
+) -> Tensor:
     strings = as_string_tensor(input, "input")
     if encoding in ("", None):
         return map_strings(ascii_fn, strings)
     if encoding.lower().replace("-", "") != "utf8":
         raise errors.invalid_argument(f"Unknown encoding: {encoding}", None)
-    return map_strings(lambda s: text_fn(s.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"),
-                       strings)
+    return map_strings(
+        lambda s: text_fn(s.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"), strings
+    )
 
 
 @ragged_elementwise
@@ -159,8 +164,9 @@ def substr(input: Any, pos: Any, len: Any, unit: str = "BYTE", name: str | None 
     try:
         s_b, p_b, l_b = np.broadcast_arrays(strings._value, positions, lengths)
     except ValueError:
-        raise errors.invalid_argument("pos and len should have the same shape as input or be scalars", "Substr") \
-            from None
+        raise errors.invalid_argument(
+            "pos and len should have the same shape as input or be scalars", "Substr"
+        ) from None
     out = []
     for i, (s, p, n) in enumerate(zip(s_b.reshape(-1), p_b.reshape(-1), l_b.reshape(-1))):
         starts = _utf8_starts(s) + [_len(s)] if unit == "UTF8_CHAR" else None
@@ -170,7 +176,7 @@ def substr(input: Any, pos: Any, len: Any, unit: str = "BYTE", name: str | None 
             raise errors.invalid_argument(f"pos {p} out of range for string {s!r} at index {i}", "Substr")
         p = p + size if p < 0 else p
         stop = min(p + max(n, 0), size)
-        out.append(s[starts[p]:starts[stop]] if starts is not None else s[p:stop])
+        out.append(s[starts[p] : starts[stop]] if starts is not None else s[p:stop])
     return StringTensor(strings_array(out, s_b.shape))
 
 
@@ -199,13 +205,17 @@ def _reduce_join_ragged(rt: RaggedTensor, axis: Any, sep: bytes) -> Any:
         return StringTensor(strings_array([sep.join(flat)], ()))
     axis = int(axis) % rank
     if axis == rank - 1:
+
         def collapse(node: RaggedTensor) -> Any:
             if isinstance(node._values, RaggedTensor):
                 return RaggedTensor(collapse(node._values), node._row_splits)
             values = np.asarray(node._values._value)
-            return StringTensor(strings_array(
-                [sep.join(values[node._splits[i]:node._splits[i + 1]]) for i in range(node.nrows_int())],
-                (node.nrows_int(),)))
+            return StringTensor(
+                strings_array(
+                    [sep.join(values[node._splits[i] : node._splits[i + 1]]) for i in range(node.nrows_int())],
+                    (node.nrows_int(),),
+                )
+            )
 
         return collapse(rt)
     if axis == 0 and rank == 2:
@@ -213,12 +223,15 @@ def _reduce_join_ragged(rt: RaggedTensor, axis: Any, sep: bytes) -> Any:
         width = max((_len(r) for r in rows), default=0)
         columns = [sep.join(r[j] for r in rows if _len(r) > j) for j in range(width)]
         return StringTensor(strings_array(columns, (width,)))
-    raise ValueError(f"tapeshim's ragged reduce_join supports axis=None, the innermost axis, or 0 of a 2-D "
-                     f"ragged tensor; got axis={axis}")
+    raise ValueError(
+        f"tapeshim's ragged reduce_join supports axis=None, the innermost axis, or 0 of a 2-D "
+        f"ragged tensor; got axis={axis}"
+    )
 
 
-def reduce_join(inputs: Any, axis: Any = None, keepdims: bool = False, separator: str = "",
-                name: str | None = None) -> Any:
+def reduce_join(
+    inputs: Any, axis: Any = None, keepdims: bool = False, separator: str = "", name: str | None = None
+) -> Any:
     """Joins the strings along `axis` (all axes when None), as `tf.strings.reduce_join`."""
     if isinstance(inputs, RaggedTensor):
         if keepdims:
@@ -227,12 +240,16 @@ def reduce_join(inputs: Any, axis: Any = None, keepdims: bool = False, separator
     strings = as_string_tensor(inputs, "inputs")
     array = strings._value
     rank = array.ndim
-    axes = list(range(rank - 1, -1, -1)) if axis is None else [int(a) for a in np.atleast_1d(
-        convert_to_tensor(axis).numpy() if isinstance(axis, Tensor) else axis)]
+    axes = (
+        list(range(rank - 1, -1, -1))
+        if axis is None
+        else [int(a) for a in np.atleast_1d(convert_to_tensor(axis).numpy() if isinstance(axis, Tensor) else axis)]
+    )
     for a in axes:
         if not -rank <= a < max(rank, 1):
-            raise errors.invalid_argument(f"Invalid reduction dimension {a} for input with {rank} dimensions.",
-                                          "ReduceJoin")
+            raise errors.invalid_argument(
+                f"Invalid reduction dimension {a} for input with {rank} dimensions.", "ReduceJoin"
+            )
     axes = list(dict.fromkeys(a % rank for a in axes)) if rank else []
     sep = _as_bytes(separator, "separator")
     kept = [a for a in range(rank) if a not in axes]
@@ -276,8 +293,13 @@ def _python_template(rewrite: str) -> str:
 
 
 @ragged_elementwise
-def regex_replace(input: Any, pattern: Any, rewrite: Any, replace_global: bool = True,  # noqa: A002
-                  name: str | None = None) -> Tensor:
+def regex_replace(
+    input: Any,
+    pattern: Any,
+    rewrite: Any,
+    replace_global: bool = True,  # noqa: A002
+    name: str | None = None,
+) -> Tensor:
     """Replaces matches of the regular expression `pattern` with `rewrite`, as `tf.strings.regex_replace`.
 
     Patterns are Python `re` expressions over UTF-8 text with RE2's ASCII
@@ -316,12 +338,19 @@ def regex_full_match(input: Any, pattern: Any, name: str | None = None) -> Tenso
 def bytes_split(input: Any, name: str | None = None) -> Any:  # noqa: A002
     """Each string's bytes as one-byte strings (a RaggedTensor; 1-D for a scalar), as `tf.strings.bytes_split`."""
     strings = as_string_tensor(input, "input")
-    tokens = [[s[i:i + 1] for i in range(_len(s))] for s in strings._value.reshape(-1)]
+    tokens = [[s[i : i + 1] for i in range(_len(s))] for s in strings._value.reshape(-1)]
     return tokens_result(tokens, strings._value.shape, dtypes.string)
 
 
-def ngrams(data: Any, ngram_width: Any, separator: str = " ", pad_values: Any = None, padding_width: Any = None,
-           preserve_short_sequences: bool = False, name: str | None = None) -> Any:
+def ngrams(
+    data: Any,
+    ngram_width: Any,
+    separator: str = " ",
+    pad_values: Any = None,
+    padding_width: Any = None,
+    preserve_short_sequences: bool = False,
+    name: str | None = None,
+) -> Any:
     """The n-grams of each row of strings, joined by `separator`, as `tf.strings.ngrams`.
 
     `data` is a 1-D string tensor or a 2-D RaggedTensor of strings; the result
@@ -351,7 +380,7 @@ def ngrams(data: Any, ngram_width: Any, separator: str = " ", pad_values: Any = 
             count = _len(padded) - width + 1
             if count <= 0 and preserve_short_sequences and row:
                 grams.append(sep.join(padded))
-            grams.extend(sep.join(padded[i:i + width]) for i in range(max(count, 0)))
+            grams.extend(sep.join(padded[i : i + width]) for i in range(max(count, 0)))
         out_rows.append(grams)
     if isinstance(data, RaggedTensor):
         return tokens_result(out_rows, (_len(out_rows),), dtypes.string)

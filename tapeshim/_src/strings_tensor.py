@@ -105,7 +105,8 @@ def _numpy_strings(array: np.ndarray) -> np.ndarray:
         leaf = _leaf_bytes(item)
         if leaf is None:
             raise ValueError(
-                f"Failed to convert a NumPy array to a Tensor (Unsupported object type {type(item).__name__}).")
+                f"Failed to convert a NumPy array to a Tensor (Unsupported object type {type(item).__name__})."
+            )
         out[i] = leaf
     return out.reshape(array.shape)
 
@@ -189,7 +190,9 @@ def as_string_tensor(value: Any, name: str = "input") -> "StringTensor":
             return StringTensor(np.asarray(tensor._value, dtype=object))
         raise errors.invalid_argument(
             f"Value for attr 'T' of {tensor._dtype.name} is not in the list of allowed values: string "
-            f"(argument `{name}` must be a string tensor)", None)
+            f"(argument `{name}` must be a string tensor)",
+            None,
+        )
     return string_constant(value)
 
 
@@ -203,7 +206,7 @@ def codes(*tensors: "StringTensor") -> list[Tensor]:
         inverse = np.empty((0,), np.int64)
     result, start = [], 0
     for t, flat in zip(tensors, flats):
-        part = np.asarray(inverse[start:start + flat.size], np.int64).reshape(t._value.shape)
+        part = np.asarray(inverse[start : start + flat.size], np.int64).reshape(t._value.shape)
         start += flat.size
         result.append(constant(part))
     return result
@@ -227,7 +230,9 @@ def _other_string(other: Any, anchor: "StringTensor") -> Any:
         tensor = convert_to_tensor(other)
         raise errors.invalid_argument(
             f"cannot compute {{op}} as input #1(zero-based) was expected to be a string tensor but is a "
-            f"{_tf_name(tensor._dtype)} tensor", None)
+            f"{_tf_name(tensor._dtype)} tensor",
+            None,
+        )
     return string_constant(other, dtypes.string)
 
 

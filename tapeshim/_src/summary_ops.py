@@ -149,9 +149,15 @@ class _NoopWriter(SummaryWriter):
         return None
 
 
-def create_file_writer(logdir: Any, max_queue: int | None = None, flush_millis: int | None = None,
-                       filename_suffix: str | None = None, name: str | None = None,
-                       experimental_trackable: bool = False, experimental_mesh: Any = None) -> SummaryWriter:
+def create_file_writer(
+    logdir: Any,
+    max_queue: int | None = None,
+    flush_millis: int | None = None,
+    filename_suffix: str | None = None,
+    name: str | None = None,
+    experimental_trackable: bool = False,
+    experimental_mesh: Any = None,
+) -> SummaryWriter:
     """A writer of a new event file in `logdir` (created if missing), as `tf.summary.create_file_writer`.
 
     Args:
@@ -163,9 +169,12 @@ def create_file_writer(logdir: Any, max_queue: int | None = None, flush_millis: 
     """
     from tapeshim._src.io.gfile import path_text
 
-    return _FileWriter(path_text(logdir), 10 if max_queue is None else max_queue,
-                       120_000 if flush_millis is None else flush_millis,
-                       ".v2" if filename_suffix is None else filename_suffix)
+    return _FileWriter(
+        path_text(logdir),
+        10 if max_queue is None else max_queue,
+        120_000 if flush_millis is None else flush_millis,
+        ".v2" if filename_suffix is None else filename_suffix,
+    )
 
 
 def create_noop_writer() -> SummaryWriter:
@@ -229,8 +238,11 @@ def trace_on(graph: bool = True, profiler: bool = False, profiler_outdir: str | 
     """
     from tapeshim._src.tf_logging import warn_first_n
 
-    warn_first_n("tf.summary.trace_on: tapeshim records no TF graph or profiler trace (it runs JAX programs); "
-                 "trace_export will write nothing. Use jax.profiler for a trace of what runs.", 1)
+    warn_first_n(
+        "tf.summary.trace_on: tapeshim records no TF graph or profiler trace (it runs JAX programs); "
+        "trace_export will write nothing. Use jax.profiler for a trace of what runs.",
+        1,
+    )
 
 
 def trace_off() -> None:
@@ -270,8 +282,10 @@ def _summary(tag: str, build: Callable[[np.ndarray], SummaryValue], data: Any, s
         return constant(False, dtypes.bool_)
     step = _step[0] if step is None else step
     if step is None:
-        raise ValueError("No step set. Please specify one either through the `step` argument or through "
-                         "tf.summary.experimental.set_step()")
+        raise ValueError(
+            "No step set. Please specify one either through the `step` argument or through "
+            "tf.summary.experimental.set_step()"
+        )
     condition = _condition()
     full_tag = current_scope() + tag
 
@@ -318,8 +332,9 @@ def _summary(tag: str, build: Callable[[np.ndarray], SummaryValue], data: Any, s
         jax.debug.callback(callback, *arrays, ordered=replica is None)
         return jnp.zeros((), jnp.int32)
 
-    (token,) = registry.record(lambda *arrays: (effect(*arrays),), ("WriteSummary", id(effect)), inputs,
-                               (((), dtypes.int32),), [])
+    (token,) = registry.record(
+        lambda *arrays: (effect(*arrays),), ("WriteSummary", id(effect)), inputs, (((), dtypes.int32),), []
+    )
     trace.effects.append(token)
     return keep_tensor
 
@@ -337,8 +352,11 @@ def _replica_id() -> Any:
 def _numeric(data: Any, target: str) -> Any:
     """`data` as a tensor, with TF's UnimplementedError for strings cast to `target`."""
     tensor = data if isinstance(data, np.ndarray) else _as_tensor(data)
-    if isinstance(tensor, np.ndarray) and tensor.dtype.kind in "OSU" or (
-            not isinstance(tensor, np.ndarray) and _is_host(tensor)):
+    if (
+        isinstance(tensor, np.ndarray)
+        and tensor.dtype.kind in "OSU"
+        or (not isinstance(tensor, np.ndarray) and _is_host(tensor))
+    ):
         raise errors.UnimplementedError(None, None, f"Cast string to {target} is not supported [Op:Cast]")
     return tensor
 
@@ -386,8 +404,9 @@ def histogram_buckets(data: np.ndarray, bucket_count: int) -> np.ndarray:
     return np.stack([edges[:-1], edges[1:], counts], axis=1)
 
 
-def histogram(name: str, data: Any, step: Any = None, buckets: int | None = None,
-              description: str | None = None) -> Tensor:
+def histogram(
+    name: str, data: Any, step: Any = None, buckets: int | None = None, description: str | None = None
+) -> Tensor:
     """Writes a histogram of `data` (`buckets` equal-width buckets, default 30) for TensorBoard."""
     tensor = _numeric(data, "double")
     count = _DEFAULT_BUCKETS if buckets is None else int(buckets)
@@ -428,7 +447,7 @@ def image(name: str, data: Any, step: Any = None, max_outputs: int = 3, descript
     limit = int(max_outputs)
 
     def build(value: np.ndarray) -> SummaryValue:
-        pixels = _to_uint8(np.asarray(value)[:max(limit, 0)])
+        pixels = _to_uint8(np.asarray(value)[: max(limit, 0)])
         strings = [str(shape[2]).encode(), str(shape[1]).encode()] + [encode_png(p) for p in pixels]
         out = SummaryValue(metadata=_metadata("images", description))
         out.tensor.CopyFrom(tensor_proto(np.array(strings, dtype=object), DT_STRING))
@@ -442,12 +461,27 @@ def _wav(samples: np.ndarray, rate: int) -> bytes:
     count, channels = samples.shape
     pcm = np.clip(np.round(samples.astype(np.float32) * np.float32(32768.0)), -32768, 32767).astype("<i2").tobytes()
     fmt = struct.pack("<IHHIIHH", 16, 1, channels, rate, rate * channels * 2, channels * 2, 16)
-    return (b"RIFF" + struct.pack("<I", 36 + len(pcm)) + b"WAVE" + b"fmt " + fmt + b"data"
-            + struct.pack("<I", len(pcm)) + pcm)
+    return (
+        b"RIFF"
+        + struct.pack("<I", 36 + len(pcm))
+        + b"WAVE"
+        + b"fmt "
+        + fmt
+        + b"data"
+        + struct.pack("<I", len(pcm))
+        + pcm
+    )
 
 
-def audio(name: str, data: Any, sample_rate: Any, step: Any = None, max_outputs: int = 3, encoding: Any = None,
-          description: str | None = None) -> Tensor:
+def audio(
+    name: str,
+    data: Any,
+    sample_rate: Any,
+    step: Any = None,
+    max_outputs: int = 3,
+    encoding: Any = None,
+    description: str | None = None,
+) -> Tensor:
     """Writes up to `max_outputs` clips of a `[k, samples, channels]` float batch as WAV, for TensorBoard.
 
     Raises:
@@ -463,7 +497,7 @@ def audio(name: str, data: Any, sample_rate: Any, step: Any = None, max_outputs:
     limit = int(max_outputs)
 
     def build(value: np.ndarray) -> SummaryValue:
-        clips = np.asarray(value, np.float32)[:max(limit, 0)]
+        clips = np.asarray(value, np.float32)[: max(limit, 0)]
         strings = np.empty((len(clips), 2), dtype=object)
         for i, clip in enumerate(clips):
             strings[i] = (_wav(clip, rate), b"")
@@ -547,10 +581,12 @@ def _is_string_like(value: Any) -> bool:
 
 _NOTE = "event files TF's summary_iterator reads; in tapeshim.function an ordered host callback per call"
 table.export("summary.scalar", gradient="-", dtypes="floating, integer", note=_NOTE)(scalar)
-table.export("summary.histogram", gradient="-", dtypes="floating, integer",
-             note="TensorBoard's bucketing, computed on the host")(histogram)
-table.export("summary.image", gradient="-", dtypes="floating, integer",
-             note="PNG bytes differ from TF's, pixels equal")(image)
+table.export(
+    "summary.histogram", gradient="-", dtypes="floating, integer", note="TensorBoard's bucketing, computed on the host"
+)(histogram)
+table.export(
+    "summary.image", gradient="-", dtypes="floating, integer", note="PNG bytes differ from TF's, pixels equal"
+)(image)
 table.export("summary.audio", gradient="-", dtypes="floating", note="16-bit PCM WAV, as TF")(audio)
 table.export("summary.text", gradient="-", dtypes="string", note="string data fixed when traced")(text)
 table.export("summary.write", gradient="-", dtypes=table.ANY, note=_NOTE)(write)

@@ -33,14 +33,18 @@ class TensorShapeProto(Message):
 
 
 class TensorProto(Message):
-    FIELDS = (Field("dtype", 1, "enum"), Field("tensor_shape", 2, "message", message=lambda: TensorShapeProto),
-              Field("version_number", 3, "int32"), Field("tensor_content", 4, "bytes"),
-              Field("float_val", 5, "float", repeated=True, packed=True),
-              Field("double_val", 6, "double", repeated=True, packed=True),
-              Field("int_val", 7, "int32", repeated=True, packed=True),
-              Field("string_val", 8, "bytes", repeated=True),
-              Field("int64_val", 10, "int64", repeated=True, packed=True),
-              Field("bool_val", 11, "bool", repeated=True, packed=True))
+    FIELDS = (
+        Field("dtype", 1, "enum"),
+        Field("tensor_shape", 2, "message", message=lambda: TensorShapeProto),
+        Field("version_number", 3, "int32"),
+        Field("tensor_content", 4, "bytes"),
+        Field("float_val", 5, "float", repeated=True, packed=True),
+        Field("double_val", 6, "double", repeated=True, packed=True),
+        Field("int_val", 7, "int32", repeated=True, packed=True),
+        Field("string_val", 8, "bytes", repeated=True),
+        Field("int64_val", 10, "int64", repeated=True, packed=True),
+        Field("bool_val", 11, "bool", repeated=True, packed=True),
+    )
 
 
 class PluginData(Message):
@@ -48,17 +52,24 @@ class PluginData(Message):
 
 
 class SummaryMetadata(Message):
-    FIELDS = (Field("plugin_data", 1, "message", message=lambda: PluginData), Field("display_name", 2, "string"),
-              Field("summary_description", 3, "string"), Field("data_class", 4, "enum"))
+    FIELDS = (
+        Field("plugin_data", 1, "message", message=lambda: PluginData),
+        Field("display_name", 2, "string"),
+        Field("summary_description", 3, "string"),
+        Field("data_class", 4, "enum"),
+    )
 
 
 class SummaryValue(Message):
     """`Summary.Value`: a tag and its data (TF2 summaries write `tensor` plus plugin `metadata`)."""
 
-    FIELDS = (Field("tag", 1, "string"), Field("simple_value", 2, "float", oneof="value"),
-              Field("node_name", 7, "string"),
-              Field("tensor", 8, "message", message=lambda: TensorProto, oneof="value"),
-              Field("metadata", 9, "message", message=lambda: SummaryMetadata))
+    FIELDS = (
+        Field("tag", 1, "string"),
+        Field("simple_value", 2, "float", oneof="value"),
+        Field("node_name", 7, "string"),
+        Field("tensor", 8, "message", message=lambda: TensorProto, oneof="value"),
+        Field("metadata", 9, "message", message=lambda: SummaryMetadata),
+    )
 
 
 class Summary(Message):
@@ -70,10 +81,14 @@ class SourceMetadata(Message):
 
 
 class Event(Message):
-    FIELDS = (Field("wall_time", 1, "double"), Field("step", 2, "int64"),
-              Field("file_version", 3, "string", oneof="what"), Field("graph_def", 4, "bytes", oneof="what"),
-              Field("summary", 5, "message", message=lambda: Summary, oneof="what"),
-              Field("source_metadata", 10, "message", message=lambda: SourceMetadata))
+    FIELDS = (
+        Field("wall_time", 1, "double"),
+        Field("step", 2, "int64"),
+        Field("file_version", 3, "string", oneof="what"),
+        Field("graph_def", 4, "bytes", oneof="what"),
+        Field("summary", 5, "message", message=lambda: Summary, oneof="what"),
+        Field("source_metadata", 10, "message", message=lambda: SourceMetadata),
+    )
 
 
 def tensor_proto(array: np.ndarray, dtype_enum: int) -> TensorProto:
@@ -100,8 +115,12 @@ def encode_png(image: np.ndarray) -> bytes:
         return len(data).to_bytes(4, "big") + body + (zlib.crc32(body) & 0xFFFFFFFF).to_bytes(4, "big")
 
     header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, color_type, 0, 0, 0])
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows.tobytes()))
-            + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows.tobytes()))
+        + chunk(b"IEND", b"")
+    )
 
 
 _WRITER_IDS = iter(range(1 << 62))
@@ -126,8 +145,9 @@ class EventFileWriter:
     `flush_millis` milliseconds (checked when an event is added), and on `flush`.
     """
 
-    def __init__(self, logdir: str, max_queue: int = 10, flush_millis: int = 120_000,
-                 filename_suffix: str = ".v2") -> None:
+    def __init__(
+        self, logdir: str, max_queue: int = 10, flush_millis: int = 120_000, filename_suffix: str = ".v2"
+    ) -> None:
         os.makedirs(logdir, exist_ok=True)
         with _WRITER_IDS_LOCK:
             serial = next(_WRITER_IDS)

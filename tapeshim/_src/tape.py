@@ -128,9 +128,7 @@ class GradientTape(Recorder):
 
     def __enter__(self) -> "GradientTape":
         if self._recording:
-            raise ValueError(
-                "Tape is still recording, This can happen if you try to re-enter an already-active tape."
-            )
+            raise ValueError("Tape is still recording, This can happen if you try to re-enter an already-active tape.")
         _explain_hooks.entered(self)  # EXPLAIN
         self._renew_if_used()
         self._entered = True
@@ -222,8 +220,13 @@ class GradientTape(Recorder):
             self._used = True
             self._clear()
 
-    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
-                 unconnected_gradients: Any = UnconnectedGradients.NONE) -> Any:
+    def gradient(
+        self,
+        target: Any,
+        sources: Any,
+        output_gradients: Any = None,
+        unconnected_gradients: Any = UnconnectedGradients.NONE,
+    ) -> Any:
         """Computes the gradient of `target` with respect to `sources`.
 
         Args:
@@ -296,12 +299,20 @@ class GradientTape(Recorder):
             if parts:
                 source = request.sources[i]
                 by_source[i] = IndexedSlices(
-                    concrete(jnp.concatenate(parts)), concrete(jnp.concatenate(indices)),
-                    concrete(jnp.asarray(source._shape, jnp.int32)))
+                    concrete(jnp.concatenate(parts)),
+                    concrete(jnp.concatenate(indices)),
+                    concrete(jnp.asarray(source._shape, jnp.int32)),
+                )
         return by_source
 
-    def jacobian(self, target: Any, sources: Any, unconnected_gradients: Any = UnconnectedGradients.NONE,
-                 parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Any:
+    def jacobian(
+        self,
+        target: Any,
+        sources: Any,
+        unconnected_gradients: Any = UnconnectedGradients.NONE,
+        parallel_iterations: int | None = None,
+        experimental_use_pfor: bool = True,
+    ) -> Any:
         """Computes the jacobian of `target` with respect to each source.
 
         Each result has shape `target.shape + source.shape`.
@@ -328,14 +339,20 @@ class GradientTape(Recorder):
             result = by_source.get(position)
             if result is None and unconnected is UnconnectedGradients.ZERO:
                 result = _unconnected_jacobian(
-                    tuple(target._shape) + tuple(source._shape), target, source, experimental_use_pfor)
+                    tuple(target._shape) + tuple(source._shape), target, source, experimental_use_pfor
+                )
             results.append(result)
         self._finish_computation()
         return nest.pack_sequence_as(sources, results)
 
-    def batch_jacobian(self, target: Any, source: Any,
-                       unconnected_gradients: Any = UnconnectedGradients.NONE,
-                       parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Tensor:
+    def batch_jacobian(
+        self,
+        target: Any,
+        source: Any,
+        unconnected_gradients: Any = UnconnectedGradients.NONE,
+        parallel_iterations: int | None = None,
+        experimental_use_pfor: bool = True,
+    ) -> Tensor:
         """Computes the per-example jacobian: shape `[b] + target.shape[1:] + source.shape[1:]`.
 
         Assumes example `i` of `target` depends only on example `i` of `source`.
@@ -374,27 +391,33 @@ class GradientTape(Recorder):
     def explain(self, target: Any = None, sources: Any = None) -> Any:
         """Why each source's gradient is None or zero; see `tapeshim._src.explain.explain`."""
         from tapeshim._src import explain
+
         return explain.explain(self, target, sources)
 
     def summary(self, target: Any = None, sources: Any = None, print_fn: Any = print) -> str:
         """Prints the recorded slice as an op listing; see `tapeshim._src.tape_views.summary`."""
         from tapeshim._src import tape_views
+
         return tape_views.summary(self, target, sources, print_fn)
 
     def as_jaxpr(self, target: Any = None, sources: Any = None) -> Any:
         """The jaxpr of the program `gradient` runs; see `tapeshim._src.tape_views.as_jaxpr`."""
         from tapeshim._src import tape_views
+
         return tape_views.as_jaxpr(self, target, sources)
 
     def as_stablehlo(self, target: Any = None, sources: Any = None) -> str:
         """The StableHLO text of the program `gradient` runs; see `tapeshim._src.tape_views`."""
         from tapeshim._src import tape_views
+
         return tape_views.as_stablehlo(self, target, sources)
 
     def to_dot(self, target: Any = None, sources: Any = None) -> Any:
         """The recorded slice as Graphviz DOT text; see `tapeshim._src.tape_views.to_dot`."""
         from tapeshim._src import tape_views
+
         return tape_views.to_dot(self, target, sources)
+
     # -- end EXPLAIN ------------------------------------------------------------------------------
 
 
@@ -408,7 +431,8 @@ def _unconnected_jacobian(shape: tuple, target: Tensor, source: Any, use_pfor: b
     if not use_pfor and source._dtype != target._dtype:
         raise errors.invalid_argument(
             f"TensorArray dtype is {target._dtype.name} but Op is trying to write dtype {source._dtype.name}",
-            "TensorListSetItem")
+            "TensorListSetItem",
+        )
     return _zeros(shape, source._dtype)
 
 
@@ -447,10 +471,12 @@ def _seeds(flat_targets: list, output_gradients: Any) -> list:
         in_avals = ((tuple(target._shape), target._dtype), (tuple(seed._shape), seed._dtype))
         broadcast_check("Mul")(in_avals, {})
         if len(seed._shape) > len(target._shape) or any(
-                s != t and s != 1 for s, t in zip(reversed(seed._shape), reversed(target._shape))):
+            s != t and s != 1 for s, t in zip(reversed(seed._shape), reversed(target._shape))
+        ):
             raise errors.invalid_argument(
-                f"Incompatible shapes: [{','.join(map(str, target._shape))}] vs. "
-                f"[{','.join(map(str, seed._shape))}]", "Mul")
+                f"Incompatible shapes: [{','.join(map(str, target._shape))}] vs. [{','.join(map(str, seed._shape))}]",
+                "Mul",
+            )
         seeds.append(seed)
     seeds.extend([None] * (len(flat_targets) - len(seeds)))
     return seeds

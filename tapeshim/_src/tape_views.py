@@ -24,8 +24,16 @@ def gradient_program(request: diff.Request) -> tuple[Callable, tuple]:
     """
     source_avals = tuple((tuple(request.sources[i]._shape), request.sources[i]._dtype) for i in request.connected)
     target_avals = tuple((tuple(t._shape), t._dtype) for t in request.targets)
-    program = diff._make_program(diff.GRADIENT, request.plan.steps, request.connected, source_avals, target_avals,
-                                 request.target_slots, request.trainable, ())
+    program = diff._make_program(
+        diff.GRADIENT,
+        request.plan.steps,
+        request.connected,
+        source_avals,
+        target_avals,
+        request.target_slots,
+        request.trainable,
+        (),
+    )
     return program, ([t.value for t in request.plan.leaves], [])
 
 
@@ -85,7 +93,7 @@ class _Listing:
             self.names[tid] = f"%{k}"
         self.source_at: dict[int, list[int]] = {}
         for i, source in enumerate(self.request.sources):
-            tids = (self.state._var_reads.get(id(source), ()) if isinstance(source, Variable) else (source._tid,))
+            tids = self.state._var_reads.get(id(source), ()) if isinstance(source, Variable) else (source._tid,)
             for tid in tids:
                 self.source_at.setdefault(tid, []).append(i)
         self.depends: dict[int, set] = {tid: set(self.source_at.get(tid, ())) for tid in self.graph.tensors}
@@ -138,8 +146,10 @@ def summary(tape: Any, target: Any = None, sources: Any = None, print_fn: Callab
       The listing.
     """
     listing = _Listing(tape, target, sources)
-    lines = [f"GradientTape(persistent={tape._persistent}): {len(listing.graph.nodes)} ops, "
-             f"{len(listing.graph.leaves)} inputs"]
+    lines = [
+        f"GradientTape(persistent={tape._persistent}): {len(listing.graph.nodes)} ops, "
+        f"{len(listing.graph.leaves)} inputs"
+    ]
     for i, source in enumerate(listing.request.sources):
         lines.append(f"  s{i} = {source_label(source)}")
     rows = []
@@ -169,8 +179,7 @@ def summary(tape: Any, target: Any = None, sources: Any = None, print_fn: Callab
             status = f"  CUT (not recorded; drops {listing.source_names(cut)})" if cut else "  (not recorded)"
         site = explain_hooks.site_of(tid)[0]
         where = f"  @ {site}" if site is not None else ""
-        rows.append((f"{', '.join(outs)} = {op_name(node)}({args})", _shape_text(tensor), deps,
-                     status + mark + where))
+        rows.append((f"{', '.join(outs)} = {op_name(node)}({args})", _shape_text(tensor), deps, status + mark + where))
     width = max((len(r[0]) for r in rows), default=0)
     swidth = max((len(r[1]) for r in rows), default=0)
     for text, shape, deps, tail in rows:
@@ -204,9 +213,9 @@ class DotGraph(str):
         if dot is None:
             raise ImportError(
                 "Rendering a tape to SVG needs Graphviz: install the `dot` program (e.g. apt-get install "
-                "graphviz) and optionally `pip install tapeshim[graphviz]`.")
-        return subprocess.run([dot, "-Tsvg"], input=str(self).encode(), capture_output=True,
-                              check=True).stdout.decode()
+                "graphviz) and optionally `pip install tapeshim[graphviz]`."
+            )
+        return subprocess.run([dot, "-Tsvg"], input=str(self).encode(), capture_output=True, check=True).stdout.decode()
 
 
 def _quote(text: str) -> str:
@@ -236,8 +245,11 @@ def to_dot(tape: Any, target: Any = None, sources: Any = None) -> DotGraph:
         if tid in listing.source_at:
             label = f"source {listing.source_names(set(listing.source_at[tid]))}: " + label
             watched = tid in listing.state._tracked
-            style = ('shape=box, style="filled,bold", fillcolor="#c8f0c8"' if watched
-                     else 'shape=box, style="filled,dashed", fillcolor="#f0d0d0"')
+            style = (
+                'shape=box, style="filled,bold", fillcolor="#c8f0c8"'
+                if watched
+                else 'shape=box, style="filled,dashed", fillcolor="#f0d0d0"'
+            )
         if tid in listing.target_tids:
             style += ", peripheries=2"
         lines.append(f"  t{tid} [label={_quote(label)}, {style}];")
@@ -249,7 +261,7 @@ def to_dot(tape: Any, target: Any = None, sources: Any = None) -> DotGraph:
         label = op_name(node)
         if not recorded:
             label += "\\n(not recorded)"
-            style += ', color=red, fontcolor=red, style=dashed' if cut else ", color=gray"
+            style += ", color=red, fontcolor=red, style=dashed" if cut else ", color=gray"
         if any(t in listing.target_tids for t in node.out_tids):
             style += ", penwidth=3, peripheries=2"
             label += "\\ntarget"

@@ -37,8 +37,9 @@ class Node:
 
     __slots__ = ("fn", "key", "inputs", "out_tids", "deps", "owner")
 
-    def __init__(self, fn: Callable[..., tuple], key: Any, inputs: tuple, out_tids: tuple,
-                 deps: Any = None, owner: Any = None) -> None:
+    def __init__(
+        self, fn: Callable[..., tuple], key: Any, inputs: tuple, out_tids: tuple, deps: Any = None, owner: Any = None
+    ) -> None:
         self.fn = fn
         self.key = key
         self.inputs = inputs
@@ -243,8 +244,9 @@ class Tensor(TensorOperators):
     __slots__ = ("_value", "_node", "_tid", "_shape", "_dtype", "__weakref__")
     __array_priority__ = 100
 
-    def __init__(self, value: jax.Array | None, shape: tuple, dtype: DType, node: Node | None = None,
-                 tid: int | None = None) -> None:
+    def __init__(
+        self, value: jax.Array | None, shape: tuple, dtype: DType, node: Node | None = None, tid: int | None = None
+    ) -> None:
         self._value = value
         self._node = node
         self._tid = next_tensor_id() if tid is None else tid
@@ -339,7 +341,8 @@ class Tensor(TensorOperators):
         # TF's eager tensors route round() to numpy's `astype`, which they lack without numpy behaviour
         raise AttributeError(
             "Tensor object has no attribute 'astype'. \n        If you are looking for numpy-related methods, "
-            "please run the following:\n        tf.experimental.numpy.experimental_enable_numpy_behavior()\n      ")
+            "please run the following:\n        tf.experimental.numpy.experimental_enable_numpy_behavior()\n      "
+        )
 
     def __format__(self, format_spec: str) -> str:
         """Formats the value as numpy does (`f"{loss:.4f}"`), as TF's eager tensors do."""
@@ -496,9 +499,7 @@ def _python_numpy(value: Any) -> np.ndarray:
             raise ValueError(_MIXED_TYPES)  # None or another non-number among numbers
         if array.dtype.kind in "biufcO":
             return array
-    raise ValueError(
-        f"Attempt to convert a value ({value!r}) with an unsupported type ({type(value)}) to a Tensor."
-    )
+    raise ValueError(f"Attempt to convert a value ({value!r}) with an unsupported type ({type(value)}) to a Tensor.")
 
 
 def _check_integers(array: np.ndarray, target: np.dtype | None) -> np.ndarray:
@@ -664,8 +665,9 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, nam
 _conversion_functions: list[tuple[type, Callable[..., Tensor], int]] = []
 
 
-def register_tensor_conversion_function(base_type: type | tuple, conversion_func: Callable[..., Tensor],
-                                        priority: int = 100) -> None:
+def register_tensor_conversion_function(
+    base_type: type | tuple, conversion_func: Callable[..., Tensor], priority: int = 100
+) -> None:
     """Makes `convert_to_tensor` (and so every op) accept `base_type`, as `tf.register_tensor_conversion_function`.
 
     Args:
@@ -755,7 +757,6 @@ def device_constant(array: Any) -> jax.Array:
         return jax.device_put(array)
 
 
-
 def constant_shaped(array: np.ndarray, shape: Any, value: Any, shown: Callable[[], str]) -> np.ndarray:
     """`tf.constant`'s `shape`: a single value is broadcast, else the elements are reshaped (TF's TypeError).
 
@@ -791,8 +792,14 @@ def constant(value: Any, dtype: Any = None, shape: Sequence[int] | None = None, 
       A concrete `Tensor`.
     """
     del name
-    if (dtype is None and strings_tensor.is_string_value(value) or dtype is not None
-            and dtypes.as_dtype(dtype) is dtypes.string or isinstance(value, Tensor) and value._dtype is dtypes.string):
+    if (
+        dtype is None
+        and strings_tensor.is_string_value(value)
+        or dtype is not None
+        and dtypes.as_dtype(dtype) is dtypes.string
+        or isinstance(value, Tensor)
+        and value._dtype is dtypes.string
+    ):
         # STRINGS: tf.string
         return strings_tensor.string_constant(value, dtype, shape)
     if isinstance(value, Tensor) or hasattr(value, "_read_for_op"):

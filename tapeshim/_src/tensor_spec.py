@@ -45,8 +45,12 @@ class TensorSpec:
         return value.dtype == self._dtype and self._shape.is_compatible_with(value.shape)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, TensorSpec) and self._shape == other._shape and self._dtype == other._dtype
-                and self._name == other._name)
+        return (
+            isinstance(other, TensorSpec)
+            and self._shape == other._shape
+            and self._dtype == other._dtype
+            and self._name == other._name
+        )
 
     def __hash__(self) -> int:
         return hash((self._shape, self._dtype, self._name))

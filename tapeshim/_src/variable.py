@@ -77,14 +77,36 @@ class Variable(TensorOperators):
       shape: accepted for compatibility; must be compatible with the value.
     """
 
-    __slots__ = ("_value", "_shape", "_dtype", "_trainable", "_name", "_order", "constraint", "_aggregation",
-                 "_synchronization", "_strategy", "__weakref__")
+    __slots__ = (
+        "_value",
+        "_shape",
+        "_dtype",
+        "_trainable",
+        "_name",
+        "_order",
+        "constraint",
+        "_aggregation",
+        "_synchronization",
+        "_strategy",
+        "__weakref__",
+    )
 
-    def __init__(self, initial_value: Any = None, trainable: bool | None = None, validate_shape: bool = True,
-                 caching_device: Any = None, name: str | None = None, variable_def: Any = None,
-                 dtype: Any = None, import_scope: Any = None, constraint: Callable | None = None,
-                 synchronization: Any = None, aggregation: Any = None, shape: Any = None,
-                 experimental_enable_variable_lifting: bool = True) -> None:
+    def __init__(
+        self,
+        initial_value: Any = None,
+        trainable: bool | None = None,
+        validate_shape: bool = True,
+        caching_device: Any = None,
+        name: str | None = None,
+        variable_def: Any = None,
+        dtype: Any = None,
+        import_scope: Any = None,
+        constraint: Callable | None = None,
+        synchronization: Any = None,
+        aggregation: Any = None,
+        shape: Any = None,
+        experimental_enable_variable_lifting: bool = True,
+    ) -> None:
         del validate_shape, caching_device, variable_def, import_scope
         aggregation = _as_enum(aggregation, VariableAggregation, "aggregation")
         synchronization = _as_enum(synchronization, VariableSynchronization, "synchronization")
@@ -93,7 +115,8 @@ class Variable(TensorOperators):
                 raise ValueError(
                     "Synchronization value can be set to VariableSynchronization.ON_READ only for non-trainable "
                     "variables. You have specified trainable=True and synchronization=VariableSynchronization."
-                    "ON_READ.")
+                    "ON_READ."
+                )
             trainable = False
         del experimental_enable_variable_lifting
         trace = _thread_state.trace
@@ -260,8 +283,9 @@ class Variable(TensorOperators):
             )
         return tensor
 
-    def assign(self, value: Any, use_locking: bool | None = None, name: str | None = None,
-               read_value: bool = True) -> "Variable | None":
+    def assign(
+        self, value: Any, use_locking: bool | None = None, name: str | None = None, read_value: bool = True
+    ) -> "Variable | None":
         """Sets the variable to `value` (same dtype and shape).
 
         Raises:
@@ -288,7 +312,9 @@ class Variable(TensorOperators):
         if delta._shape != self._shape:
             raise errors.invalid_argument(
                 f"Cannot update variable with shape [{','.join(map(str, self._shape))}] using a Tensor with shape "
-                f"[{','.join(map(str, delta._shape))}], shapes must be equal.", op_name)
+                f"[{','.join(map(str, delta._shape))}], shapes must be equal.",
+                op_name,
+            )
         trace = _thread_state.trace
         if trace is None and _thread_state.variable_writes is None:
             self._value = kernel(self._value, delta.value)
@@ -302,8 +328,9 @@ class Variable(TensorOperators):
         else:  # inside a Keras call's JAX function: the new value is an output of that op
             self._write_inside_jax(update(self._read_for_op(), delta))
 
-    def assign_add(self, delta: Any, use_locking: bool | None = None, name: str | None = None,
-                   read_value: bool = True) -> "Variable | None":
+    def assign_add(
+        self, delta: Any, use_locking: bool | None = None, name: str | None = None, read_value: bool = True
+    ) -> "Variable | None":
         """Adds `delta` (same dtype and shape) to the variable.
 
         Raises:
@@ -313,8 +340,9 @@ class Variable(TensorOperators):
         self._update(delta, _add_kernel, "AssignAddVariableOp")
         return self if read_value else None
 
-    def assign_sub(self, delta: Any, use_locking: bool | None = None, name: str | None = None,
-                   read_value: bool = True) -> "Variable | None":
+    def assign_sub(
+        self, delta: Any, use_locking: bool | None = None, name: str | None = None, read_value: bool = True
+    ) -> "Variable | None":
         """Subtracts `delta` (same dtype and shape) from the variable.
 
         Raises:
@@ -383,14 +411,16 @@ def _static_index(key: Any) -> tuple:
         elif item is None:
             encoded.append(("newaxis",))
         elif isinstance(item, slice):
-            encoded.append(("slice",) + tuple(None if part is None else int(part)
-                                              for part in (item.start, item.stop, item.step)))
+            encoded.append(
+                ("slice",) + tuple(None if part is None else int(part) for part in (item.start, item.stop, item.step))
+            )
         elif isinstance(item, (int, np.integer, Tensor)) and not isinstance(item, bool):
             encoded.append(("index", int(item)))
         else:
             raise TypeError(
                 "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
-                f"tensors are valid indices, got {item!r}")
+                f"tensors are valid indices, got {item!r}"
+            )
     return tuple(encoded)
 
 
@@ -398,8 +428,15 @@ def _numpy_index(encoded: tuple) -> tuple:
     decoded: list = []
     for item in encoded:
         kind = item[0]
-        decoded.append(Ellipsis if kind == "..." else None if kind == "newaxis"
-                       else slice(*item[1:]) if kind == "slice" else item[1])
+        decoded.append(
+            Ellipsis
+            if kind == "..."
+            else None
+            if kind == "newaxis"
+            else slice(*item[1:])
+            if kind == "slice"
+            else item[1]
+        )
     return tuple(decoded)
 
 
@@ -418,11 +455,14 @@ def _slice_assign_check(in_avals: tuple, static: dict) -> None:
     if not fits:
         raise errors.invalid_argument(
             f"Cannot broadcast input shape [{','.join(map(str, value_shape))}] into final shape "
-            f"[{','.join(map(str, target))}]", "ResourceStridedSliceAssign")
+            f"[{','.join(map(str, target))}]",
+            "ResourceStridedSliceAssign",
+        )
 
 
-_SLICE_ASSIGN = registry.OpDef("ResourceStridedSliceAssign", _slice_assign_impl, differentiable=False,
-                               check=_slice_assign_check)
+_SLICE_ASSIGN = registry.OpDef(
+    "ResourceStridedSliceAssign", _slice_assign_impl, differentiable=False, check=_slice_assign_check
+)
 
 
 class _VariableSlice(Tensor):
@@ -430,8 +470,9 @@ class _VariableSlice(Tensor):
 
     __slots__ = ("_variable", "_key")
 
-    def __init__(self, value: Any, shape: tuple, dtype: dtypes.DType, node: Any, tid: int, variable: Variable,
-                 key: Any) -> None:
+    def __init__(
+        self, value: Any, shape: tuple, dtype: dtypes.DType, node: Any, tid: int, variable: Variable, key: Any
+    ) -> None:
         super().__init__(value, shape, dtype, node, tid)
         self._variable = variable
         self._key = key
@@ -447,6 +488,7 @@ class _VariableSlice(Tensor):
         """
         variable = self._variable
         tensor = convert_to_tensor(value, dtype=variable._dtype)
-        (updated,) = registry.apply(_SLICE_ASSIGN, (variable._plain_read(), tensor),
-                                    (("index", _static_index(self._key)),))
+        (updated,) = registry.apply(
+            _SLICE_ASSIGN, (variable._plain_read(), tensor), (("index", _static_index(self._key)),)
+        )
         return variable.assign(updated)

@@ -104,7 +104,19 @@ def forward_compatibility_horizon(year: int, month: int, day: int) -> Iterator[N
 
 
 __all__ = [
-    "as_bytes", "as_str", "as_str_any", "as_text", "bytes_or_text_types", "complex_types", "dimension_at_index",
-    "dimension_value", "forward_compatibility_horizon", "forward_compatible", "integral_types", "path_to_str",
-    "real_types", "v1", "v2",
+    "as_bytes",
+    "as_str",
+    "as_str_any",
+    "as_text",
+    "bytes_or_text_types",
+    "complex_types",
+    "dimension_at_index",
+    "dimension_value",
+    "forward_compatibility_horizon",
+    "forward_compatible",
+    "integral_types",
+    "path_to_str",
+    "real_types",
+    "v1",
+    "v2",
 ]

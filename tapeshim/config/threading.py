@@ -8,6 +8,8 @@ from tapeshim._src.config import (
 )
 
 __all__ = [
-    "get_inter_op_parallelism_threads", "get_intra_op_parallelism_threads", "set_inter_op_parallelism_threads",
+    "get_inter_op_parallelism_threads",
+    "get_intra_op_parallelism_threads",
+    "set_inter_op_parallelism_threads",
     "set_intra_op_parallelism_threads",
 ]

@@ -10,6 +10,14 @@ AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
 
-__all__ = ["AUTOTUNE", "Dataset", "INFINITE_CARDINALITY", "Iterator", "Options", "ThreadingOptions",
-           "UNKNOWN_CARDINALITY", "experimental"]
+__all__ = [
+    "AUTOTUNE",
+    "Dataset",
+    "INFINITE_CARDINALITY",
+    "Iterator",
+    "Options",
+    "ThreadingOptions",
+    "UNKNOWN_CARDINALITY",
+    "experimental",
+]
 __all__ += ["TFRecordDataset", "TextLineDataset"]  # IO

@@ -24,8 +24,9 @@ def cardinality(dataset: Any) -> Any:
     return dataset.cardinality()
 
 
-def sample_from_datasets(datasets: Any, weights: Any = None, seed: Any = None,
-                         stop_on_empty_dataset: bool = False) -> Any:
+def sample_from_datasets(
+    datasets: Any, weights: Any = None, seed: Any = None, stop_on_empty_dataset: bool = False
+) -> Any:
     """`tf.data.Dataset.sample_from_datasets`."""
     return DatasetTransforms.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)
 
@@ -40,21 +41,39 @@ def get_single_element(dataset: Any) -> Any:
     return dataset.get_single_element()
 
 
-def bucket_by_sequence_length(element_length_func: Callable[..., Any], bucket_boundaries: Any,
-                              bucket_batch_sizes: Any, padded_shapes: Any = None, padding_values: Any = None,
-                              pad_to_bucket_boundary: bool = False, no_padding: bool = False,
-                              drop_remainder: bool = False) -> Callable[[Any], Any]:
+def bucket_by_sequence_length(
+    element_length_func: Callable[..., Any],
+    bucket_boundaries: Any,
+    bucket_batch_sizes: Any,
+    padded_shapes: Any = None,
+    padding_values: Any = None,
+    pad_to_bucket_boundary: bool = False,
+    no_padding: bool = False,
+    drop_remainder: bool = False,
+) -> Callable[[Any], Any]:
     """A transformation for `Dataset.apply`: `Dataset.bucket_by_sequence_length` with these arguments."""
+
     def apply(dataset: Any) -> Any:
-        return dataset.bucket_by_sequence_length(element_length_func, bucket_boundaries, bucket_batch_sizes,
-                                                 padded_shapes, padding_values, pad_to_bucket_boundary, no_padding,
-                                                 drop_remainder)
+        return dataset.bucket_by_sequence_length(
+            element_length_func,
+            bucket_boundaries,
+            bucket_batch_sizes,
+            padded_shapes,
+            padding_values,
+            pad_to_bucket_boundary,
+            no_padding,
+            drop_remainder,
+        )
 
     return apply
 
 
-def group_by_window(key_func: Callable[..., Any], reduce_func: Callable[[Any, Any], Any], window_size: Any = None,
-                    window_size_func: Callable[[Any], Any] | None = None) -> Callable[[Any], Any]:
+def group_by_window(
+    key_func: Callable[..., Any],
+    reduce_func: Callable[[Any, Any], Any],
+    window_size: Any = None,
+    window_size_func: Callable[[Any], Any] | None = None,
+) -> Callable[[Any], Any]:
     """A transformation for `Dataset.apply`: `Dataset.group_by_window`."""
     return lambda dataset: dataset.group_by_window(key_func, reduce_func, window_size, window_size_func)
 
@@ -74,8 +93,9 @@ def take_while(predicate: Callable[..., Any]) -> Callable[[Any], Any]:
     return lambda dataset: dataset.take_while(predicate)
 
 
-def rejection_resample(class_func: Callable[..., Any], target_dist: Any, initial_dist: Any = None,
-                       seed: Any = None) -> Callable[[Any], Any]:
+def rejection_resample(
+    class_func: Callable[..., Any], target_dist: Any, initial_dist: Any = None, seed: Any = None
+) -> Callable[[Any], Any]:
     """A transformation for `Dataset.apply`: `Dataset.rejection_resample`."""
     return lambda dataset: dataset.rejection_resample(class_func, target_dist, initial_dist, seed)
 
@@ -100,10 +120,28 @@ def enumerate_dataset(start: int = 0) -> Callable[[Any], Any]:
 
 
 __all__ = [
-    "AUTOTUNE", "AutoShardPolicy", "AutotuneOptions", "DistributeOptions", "ExternalStatePolicy",
-    "INFINITE_CARDINALITY", "OptimizationOptions", "ThreadingOptions", "UNKNOWN_CARDINALITY", "assert_cardinality",
-    "bucket_by_sequence_length", "cardinality", "choose_from_datasets", "enumerate_dataset", "get_single_element",
-    "group_by_window", "ignore_errors", "make_csv_dataset", "rejection_resample", "sample_from_datasets", "scan",
-    "take_while", "unique",
+    "AUTOTUNE",
+    "AutoShardPolicy",
+    "AutotuneOptions",
+    "DistributeOptions",
+    "ExternalStatePolicy",
+    "INFINITE_CARDINALITY",
+    "OptimizationOptions",
+    "ThreadingOptions",
+    "UNKNOWN_CARDINALITY",
+    "assert_cardinality",
+    "bucket_by_sequence_length",
+    "cardinality",
+    "choose_from_datasets",
+    "enumerate_dataset",
+    "get_single_element",
+    "group_by_window",
+    "ignore_errors",
+    "make_csv_dataset",
+    "rejection_resample",
+    "sample_from_datasets",
+    "scan",
+    "take_while",
+    "unique",
 ]
 __all__ += ["TFRecordWriter"]  # IO

@@ -13,6 +13,12 @@ from tapeshim._src.distribute.strategy import ValueContext
 CollectiveCommunication = CommunicationImplementation
 
 __all__ = [
-    "CentralStorageStrategy", "CollectiveCommunication", "CommunicationImplementation", "CommunicationOptions",
-    "MultiWorkerMirroredStrategy", "ParameterServerStrategy", "TPUStrategy", "ValueContext",
+    "CentralStorageStrategy",
+    "CollectiveCommunication",
+    "CommunicationImplementation",
+    "CommunicationOptions",
+    "MultiWorkerMirroredStrategy",
+    "ParameterServerStrategy",
+    "TPUStrategy",
+    "ValueContext",
 ]

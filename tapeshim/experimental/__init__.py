@@ -14,7 +14,18 @@ from tapeshim._src.introspection import (
 from tapeshim.experimental import dlpack, numpy
 
 __all__ = [
-    "Explanation", "Optional", "SourceExplanation", "cached_programs", "compile_stats", "dlpack",
-    "explain_none_gradients", "from_jax", "jax_op", "numpy", "optax_step", "reset_compile_stats",
-    "set_program_cache_size", "to_jax",
+    "Explanation",
+    "Optional",
+    "SourceExplanation",
+    "cached_programs",
+    "compile_stats",
+    "dlpack",
+    "explain_none_gradients",
+    "from_jax",
+    "jax_op",
+    "numpy",
+    "optax_step",
+    "reset_compile_stats",
+    "set_program_cache_size",
+    "to_jax",
 ]

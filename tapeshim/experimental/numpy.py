@@ -19,11 +19,45 @@ complex64, complex128 = _np.complex64, _np.complex128
 float_, int_, complex_ = _np.float64, _np.int64, _np.complex128
 pi, e, inf, newaxis = _np.pi, _np.e, _np.inf, None
 finfo, iinfo, issubdtype, result_type, promote_types = (
-    _np.finfo, _np.iinfo, _np.issubdtype, _np.result_type, _np.promote_types)
+    _np.finfo,
+    _np.iinfo,
+    _np.issubdtype,
+    _np.result_type,
+    _np.promote_types,
+)
 
 __all__ = [
-    "array", "asarray", "ndim", "shape", "size", "ndarray", "bool_", "int8", "int16", "int32", "int64", "uint8",
-    "uint16", "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128", "float_", "int_",
-    "complex_", "pi", "e", "inf", "newaxis", "finfo", "iinfo", "issubdtype", "result_type", "promote_types",
+    "array",
+    "asarray",
+    "ndim",
+    "shape",
+    "size",
+    "ndarray",
+    "bool_",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "float_",
+    "int_",
+    "complex_",
+    "pi",
+    "e",
+    "inf",
+    "newaxis",
+    "finfo",
+    "iinfo",
+    "issubdtype",
+    "result_type",
+    "promote_types",
 ]
 __all__ += sorted(_FUNCTIONS)

@@ -18,5 +18,20 @@ from tapeshim._src.io.gfile import (
     walk,
 )
 
-__all__ = ["GFile", "copy", "exists", "get_registered_schemes", "glob", "isdir", "join", "listdir", "makedirs",
-           "mkdir", "remove", "rename", "rmtree", "stat", "walk"]
+__all__ = [
+    "GFile",
+    "copy",
+    "exists",
+    "get_registered_schemes",
+    "glob",
+    "isdir",
+    "join",
+    "listdir",
+    "makedirs",
+    "mkdir",
+    "remove",
+    "rename",
+    "rmtree",
+    "stat",
+    "walk",
+]

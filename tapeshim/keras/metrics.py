@@ -5,7 +5,8 @@ from tapeshim._src.keras_losses_metrics import TapeMetricMixin as _TapeMetricMix
 from tapeshim._src.keras_losses_metrics import getter as _getter
 from tapeshim._src.keras_losses_metrics import wrap_namespace as _wrap_namespace
 
-globals().update(_wrap_namespace(_tf_keras.metrics, _tf_keras.metrics.Metric,
-                                 _TapeMetricMixin, __name__, wrap_functions=True))
+globals().update(
+    _wrap_namespace(_tf_keras.metrics, _tf_keras.metrics.Metric, _TapeMetricMixin, __name__, wrap_functions=True)
+)
 get = _getter(_tf_keras.metrics.get, globals())
 __all__ = sorted(name for name in globals() if not name.startswith("_"))

@@ -15,10 +15,23 @@ from tapeshim._src.keras_bridge import public_names as _public_names
 from tapeshim._src.keras_bridge import tf_keras as _tf_keras
 from tapeshim._src.ops.math_ops import stop_gradient as _stop_gradient
 
-_KERAS_OWN = frozenset({
-    "associative_scan", "cond", "convert_to_numpy", "custom_gradient", "fori_loop", "is_tensor", "map", "ndim",
-    "scan", "shape", "switch", "vectorized_map", "while_loop",
-})
+_KERAS_OWN = frozenset(
+    {
+        "associative_scan",
+        "cond",
+        "convert_to_numpy",
+        "custom_gradient",
+        "fori_loop",
+        "is_tensor",
+        "map",
+        "ndim",
+        "scan",
+        "shape",
+        "switch",
+        "vectorized_map",
+        "while_loop",
+    }
+)
 _wrapped: dict[int, object] = {}
 
 
@@ -44,6 +57,11 @@ image = _namespace(_tf_keras.ops.image, __name__ + ".image")
 linalg = _namespace(_tf_keras.ops.linalg, __name__ + ".linalg")
 nn = _namespace(_tf_keras.ops.nn, __name__ + ".nn")
 numpy = _namespace(_tf_keras.ops.numpy, __name__ + ".numpy")
-globals().update({attribute: _tape_aware(attribute, value) for attribute, value in _public_names(_tf_keras.ops).items()
-                  if not isinstance(value, _ModuleType)})
+globals().update(
+    {
+        attribute: _tape_aware(attribute, value)
+        for attribute, value in _public_names(_tf_keras.ops).items()
+        if not isinstance(value, _ModuleType)
+    }
+)
 __all__ = sorted(_public_names(_tf_keras.ops))

@@ -24,8 +24,9 @@ SeedGenerator = _tf_keras.random.SeedGenerator
 
 
 def _as_tensors(value: _Any) -> _Any:
-    return _jax.tree_util.tree_map(lambda leaf: _convert_to_tensor(leaf) if isinstance(leaf, _jax.Array) else leaf,
-                                   value)
+    return _jax.tree_util.tree_map(
+        lambda leaf: _convert_to_tensor(leaf) if isinstance(leaf, _jax.Array) else leaf, value
+    )
 
 
 def _tapeshim_random(function: _Callable[..., _Any]) -> _Callable[..., _Any]:
@@ -37,13 +38,19 @@ def _tapeshim_random(function: _Callable[..., _Any]) -> _Callable[..., _Any]:
             return function(*args, **kwargs)
         leaves = _jax.tree_util.tree_leaves((args, kwargs), is_leaf=lambda leaf: isinstance(leaf, (_Tensor, _Variable)))
         if any(isinstance(leaf, (_Tensor, _Variable)) for leaf in leaves) and not any(
-                isinstance(leaf, SeedGenerator) for leaf in leaves):
+            isinstance(leaf, SeedGenerator) for leaf in leaves
+        ):
             return on_tape(*args, **kwargs)
         return _as_tensors(function(*args, **kwargs))
 
     return draw
 
 
-globals().update({name: _tapeshim_random(value) for name, value in _public_names(_tf_keras.random).items()
-                  if name != "SeedGenerator"})
+globals().update(
+    {
+        name: _tapeshim_random(value)
+        for name, value in _public_names(_tf_keras.random).items()
+        if name != "SeedGenerator"
+    }
+)
 __all__ = sorted(_public_names(_tf_keras.random))

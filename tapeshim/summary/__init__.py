@@ -19,6 +19,21 @@ from tapeshim._src.summary_ops import (
 )
 from tapeshim.summary import experimental
 
-__all__ = ["SummaryWriter", "audio", "create_file_writer", "create_noop_writer", "experimental", "flush", "histogram",
-           "image", "record_if", "scalar", "should_record_summaries", "text", "trace_export", "trace_off",
-           "trace_on", "write"]
+__all__ = [
+    "SummaryWriter",
+    "audio",
+    "create_file_writer",
+    "create_noop_writer",
+    "experimental",
+    "flush",
+    "histogram",
+    "image",
+    "record_if",
+    "scalar",
+    "should_record_summaries",
+    "text",
+    "trace_export",
+    "trace_off",
+    "trace_on",
+    "write",
+]

@@ -23,7 +23,26 @@ from tapeshim._src.io.example_proto import (
     SequenceExample,
 )
 
-__all__ = ["Checkpoint", "ClusterSpec", "CheckpointManager", "CheckpointOptions", "CheckpointReader",
-           "get_checkpoint_state", "latest_checkpoint", "list_variables", "load_checkpoint", "load_variable"]
-__all__ += ["BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FloatList", "Int64List",
-            "SequenceExample"]
+__all__ = [
+    "Checkpoint",
+    "ClusterSpec",
+    "CheckpointManager",
+    "CheckpointOptions",
+    "CheckpointReader",
+    "get_checkpoint_state",
+    "latest_checkpoint",
+    "list_variables",
+    "load_checkpoint",
+    "load_variable",
+]
+__all__ += [
+    "BytesList",
+    "Example",
+    "Feature",
+    "FeatureList",
+    "FeatureLists",
+    "Features",
+    "FloatList",
+    "Int64List",
+    "SequenceExample",
+]

@@ -6,5 +6,13 @@ from tapeshim._src.trace_type import PlaceholderContext, TraceType, TracingConte
 
 GenericFunction = PolymorphicFunction
 
-__all__ = ["AtomicFunction", "ConcreteFunction", "FunctionType", "GenericFunction", "PlaceholderContext",
-           "PolymorphicFunction", "TraceType", "TracingContext"]
+__all__ = [
+    "AtomicFunction",
+    "ConcreteFunction",
+    "FunctionType",
+    "GenericFunction",
+    "PlaceholderContext",
+    "PolymorphicFunction",
+    "TraceType",
+    "TracingContext",
+]

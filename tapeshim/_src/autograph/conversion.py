@@ -26,8 +26,23 @@ from typing import Any, Callable
 from tapeshim._src.autograph import operators, transformer
 
 _DO_NOT_CONVERT = "__tapeshim_autograph_do_not_convert__"
-_SKIPPED_PACKAGES = ("tapeshim", "jax", "jaxlib", "numpy", "keras", "tensorflow", "scipy", "optax", "flax", "torch",
-                     "tree", "ml_dtypes", "absl", "pytest", "_pytest")
+_SKIPPED_PACKAGES = (
+    "tapeshim",
+    "jax",
+    "jaxlib",
+    "numpy",
+    "keras",
+    "tensorflow",
+    "scipy",
+    "optax",
+    "flax",
+    "torch",
+    "tree",
+    "ml_dtypes",
+    "absl",
+    "pytest",
+    "_pytest",
+)
 _TAPESHIM_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _STDLIB = sysconfig.get_paths().get("stdlib", "\0")
 
@@ -41,8 +56,19 @@ class _Operators(types.ModuleType):
 
 
 ag__ = _Operators("ag__")
-for _name in ("and_", "or_", "not_", "if_exp", "if_stmt", "while_stmt", "for_stmt", "range_call", "Undefined",
-              "UndefinedReturnValue", "retval"):
+for _name in (
+    "and_",
+    "or_",
+    "not_",
+    "if_exp",
+    "if_stmt",
+    "while_stmt",
+    "for_stmt",
+    "range_call",
+    "Undefined",
+    "UndefinedReturnValue",
+    "retval",
+):
     setattr(ag__, _name, getattr(operators, _name))
 
 
@@ -112,10 +138,20 @@ def _compile(fn: types.FunctionType) -> tuple[types.CodeType, str] | None:
     freevars = list(fn.__code__.co_freevars)
     factory = ast.FunctionDef(
         name="autograph_factory__",
-        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=v) for v in ["ag__"] + freevars], vararg=None,
-                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        args=ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(arg=v) for v in ["ag__"] + freevars],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        ),
         body=[node, ast.Return(value=ast.Name(id=node.name, ctx=ast.Load()))],
-        decorator_list=[], returns=None, type_params=[])
+        decorator_list=[],
+        returns=None,
+        type_params=[],
+    )
     ast.copy_location(factory, node)
     module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)
@@ -194,4 +230,3 @@ def to_graph(fn: Callable, recursive: bool = True, experimental_optional_feature
     """`fn` converted by AutoGraph (a Python function calling tf ops), as `tf.autograph.to_graph`."""
     del recursive, experimental_optional_features
     return convert(getattr(fn, "python_function", fn))
-

@@ -44,8 +44,9 @@ def _no_cotangent(value: jax.Array) -> np.ndarray:
     return np.zeros(value.shape, dtype=jax.dtypes.float0)
 
 
-def reverse_differentiable_while(keep_going: Callable[[tuple, tuple], jax.Array],
-                                 step: Callable[[tuple, tuple], tuple], init: tuple, caps: tuple) -> tuple:
+def reverse_differentiable_while(
+    keep_going: Callable[[tuple, tuple], jax.Array], step: Callable[[tuple, tuple], tuple], init: tuple, caps: tuple
+) -> tuple:
     """`lax.while_loop(lambda c: keep_going(c, caps), lambda c: step(c, caps), init)`, differentiable both ways.
 
     Args:
@@ -66,8 +67,9 @@ def reverse_differentiable_while(keep_going: Callable[[tuple, tuple], jax.Array]
         return lax.while_loop(lambda c: keep_going(c, caps), lambda c: step(c, caps), init)
 
     def forward(init: tuple, caps: tuple) -> tuple:
-        count, final = lax.while_loop(lambda s: keep_going(s[1], caps), lambda s: (s[0] + 1, step(s[1], caps)),
-                                      (jnp.zeros((), jnp.int32), init))
+        count, final = lax.while_loop(
+            lambda s: keep_going(s[1], caps), lambda s: (s[0] + 1, step(s[1], caps)), (jnp.zeros((), jnp.int32), init)
+        )
         return final, (init, caps, count)
 
     def backward(residuals: tuple, cotangent: tuple) -> tuple:
@@ -87,8 +89,10 @@ def reverse_differentiable_while(keep_going: Callable[[tuple, tuple], jax.Array]
 
         start = (_pick(cotangent, carry_mask), [jnp.zeros_like(c) for c in _pick(caps, caps_mask)])
         carry_ct, caps_ct = lax.fori_loop(0, count, one_iteration_back, start)
-        return (_merge([_no_cotangent(v) for v in init], carry_ct, carry_mask),
-                _merge([_no_cotangent(v) for v in caps], caps_ct, caps_mask))
+        return (
+            _merge([_no_cotangent(v) for v in init], carry_ct, carry_mask),
+            _merge([_no_cotangent(v) for v in caps], caps_ct, caps_mask),
+        )
 
     run.defvjp(forward, backward)
     return run(tuple(init), tuple(caps))

@@ -116,8 +116,14 @@ def if_exp(test: Any, if_true: Callable[[], Any], if_false: Callable[[], Any]) -
 
 
 # -- if --------------------------------------------------------------------------------
-def if_stmt(test: Any, body: Callable[..., tuple], orelse: Callable[..., tuple], state: tuple,
-            names: Sequence[str], live: Sequence[str]) -> tuple:
+def if_stmt(
+    test: Any,
+    body: Callable[..., tuple],
+    orelse: Callable[..., tuple],
+    state: tuple,
+    names: Sequence[str],
+    live: Sequence[str],
+) -> tuple:
     """A converted `if`: `tf.cond` over the assigned variables when `test` is a symbolic tensor."""
     if not _symbolic(test):
         return body(*state) if test else orelse(*state)
@@ -126,7 +132,8 @@ def if_stmt(test: Any, body: Callable[..., tuple], orelse: Callable[..., tuple],
         from tapeshim._src import errors
 
         raise errors.invalid_argument(
-            f"The first argument to tf.cond must be a scalar, got shape {list(predicate._shape)}", "If")
+            f"The first argument to tf.cond must be a scalar, got shape {list(predicate._shape)}", "If"
+        )
     if not predicate._dtype.is_bool:
         raise TypeError(f"Expected bool for the condition of an if statement, got {predicate._dtype.name}.")
     branches = [control_flow._Branch(lambda fn=fn: fn(*state), [], "If", convert=False) for fn in (body, orelse)]
@@ -148,7 +155,7 @@ def if_stmt(test: Any, body: Callable[..., tuple], orelse: Callable[..., tuple],
     for i in kept:
         structure = _as_tensors(results[0][i])
         size = len(nest.flatten(structure))
-        final[i] = nest.pack_sequence_as(structure, outputs[position:position + size])
+        final[i] = nest.pack_sequence_as(structure, outputs[position : position + size])
         position += size
     return tuple(final)
 
@@ -182,30 +189,37 @@ def _merge_branch_values(name: str, values: list, live: bool) -> Any:
     try:
         converted = [_as_tensors(v) for v in values]
     except (TypeError, ValueError):
-        raise TypeError(f"'{name}' must be a tensor (or a structure of tensors) in both branches of an if statement "
-                        f"on a tensor; got {type(values[0]).__name__} and {type(values[1]).__name__}.") from None
+        raise TypeError(
+            f"'{name}' must be a tensor (or a structure of tensors) in both branches of an if statement "
+            f"on a tensor; got {type(values[0]).__name__} and {type(values[1]).__name__}."
+        ) from None
     try:
         nest.assert_same_structure(converted[0], converted[1])
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"'{name}' must have the same nested structure in the main and else branches:\n{exc}") \
-            from None
+        raise ValueError(
+            f"'{name}' must have the same nested structure in the main and else branches:\n{exc}"
+        ) from None
     for first, second in zip(nest.flatten(converted[0]), nest.flatten(converted[1])):
         if first._dtype != second._dtype:
-            raise TypeError(f"'{name}' has dtype {first._dtype.name} in the main branch, but dtype "
-                            f"{second._dtype.name} in the else branch")
+            raise TypeError(
+                f"'{name}' has dtype {first._dtype.name} in the main branch, but dtype "
+                f"{second._dtype.name} in the else branch"
+            )
         if first._shape != second._shape:
             what = "the return value" if name == "retval__" else f"'{name}'"
             raise ValueError(
                 f"{what} has shape {tuple(first._shape)} in the main branch, but shape {tuple(second._shape)} in "
                 "the else branch of an if statement on a tensor. TensorFlow gives the result an unknown shape; "
                 "XLA, which tapeshim compiles to, needs one static shape: make both branches produce the same "
-                "shape (pad, or reshape to a common shape).")
+                "shape (pad, or reshape to a common shape)."
+            )
     return _OUTPUT
 
 
 # -- while -----------------------------------------------------------------------------
-def while_stmt(test: Callable[..., Any], body: Callable[..., tuple], state: tuple, names: Sequence[str],
-               live: Sequence[str]) -> tuple:
+def while_stmt(
+    test: Callable[..., Any], body: Callable[..., tuple], state: tuple, names: Sequence[str], live: Sequence[str]
+) -> tuple:
     """A converted `while`: `tf.while_loop` over the assigned variables when the test is a symbolic tensor."""
     first = test(*state)
     if not _symbolic(first):
@@ -216,8 +230,15 @@ def while_stmt(test: Callable[..., Any], body: Callable[..., tuple], state: tupl
     return _tensor_loop(test, body, state, names, live, None)
 
 
-def _tensor_loop(test: Callable[..., Any], body: Callable[..., tuple], state: tuple, names: Sequence[str],
-                 live: Sequence[str], maximum_iterations: int | None, counter: Any = None) -> tuple:
+def _tensor_loop(
+    test: Callable[..., Any],
+    body: Callable[..., tuple],
+    state: tuple,
+    names: Sequence[str],
+    live: Sequence[str],
+    maximum_iterations: int | None,
+    counter: Any = None,
+) -> tuple:
     """`tf.while_loop` over a converted loop's state.
 
     Variables still undefined at the loop are local to the body when nothing after
@@ -228,7 +249,8 @@ def _tensor_loop(test: Callable[..., Any], body: Callable[..., tuple], state: tu
     if "do_return__" in names:
         raise NotImplementedError(
             "a return statement cannot be placed inside this TensorFlow loop; this may happen if a return "
-            "statement depends on a static Python condition such as a hyperparameter")
+            "statement depends on a static Python condition such as a hyperparameter"
+        )
     extra = [] if counter is None else [counter]
     state = list(state)
     undefined = [i for i, v in enumerate(state) if isinstance(v, (Undefined, UndefinedReturnValue))]
@@ -236,7 +258,7 @@ def _tensor_loop(test: Callable[..., Any], body: Callable[..., tuple], state: tu
     arrays = [i for i, v in enumerate(state) if isinstance(v, TensorArray)]
     if needed or any(state[i]._element_shape is None for i in arrays):
         probe = control_flow._Branch(lambda: body(*extra, *state), [], "While", convert=False)
-        probed = list(probe.result)[len(extra):]
+        probed = list(probe.result)[len(extra) :]
         for i in arrays:
             if state[i]._element_shape is None and isinstance(probed[i], TensorArray):
                 state[i] = state[i]._copy()
@@ -251,11 +273,12 @@ def _tensor_loop(test: Callable[..., Any], body: Callable[..., tuple], state: tu
     carried = [i for i, v in enumerate(state) if not isinstance(v, (Undefined, UndefinedReturnValue))]
     for i in carried:
         if state[i] is None:
-            raise ValueError(f"'{names[i]}' is None before the loop; it must be a tensor (or a Python value "
-                             "that converts to one) to be a loop variable.")
+            raise ValueError(
+                f"'{names[i]}' is None before the loop; it must be a tensor (or a Python value "
+                "that converts to one) to be a loop variable."
+            )
     templates = {i: state[i] for i in arrays}
-    initial = [state[i].loop_carry(maximum_iterations) if i in templates else _as_tensors(state[i])
-               for i in carried]
+    initial = [state[i].loop_carry(maximum_iterations) if i in templates else _as_tensors(state[i]) for i in carried]
     n_extra = len(extra)
 
     def full_state(values: Sequence[Any]) -> list:
@@ -279,8 +302,9 @@ def _tensor_loop(test: Callable[..., Any], body: Callable[..., tuple], state: tu
             out.append(_check_loop_variable(names[i], before, after))
         return tuple(new_extra + out)
 
-    final = control_flow._while_loop(loop_test, loop_body, tuple(extra + initial),
-                                     maximum_iterations=maximum_iterations, dynamic_gradient=True)
+    final = control_flow._while_loop(
+        loop_test, loop_body, tuple(extra + initial), maximum_iterations=maximum_iterations, dynamic_gradient=True
+    )
     result = list(state)
     for i, value in zip(carried, list(final)[n_extra:]):
         if i in templates:
@@ -304,12 +328,15 @@ def _check_loop_variable(name: str, before: Any, after: Any) -> Any:
     after = _as_tensors(after)
     for old, new in zip(nest.flatten(before), nest.flatten(after)):
         if old._dtype != new._dtype:
-            raise TypeError(f"'{name}' has dtype {old._dtype.name} before the loop, but dtype {new._dtype.name} "
-                            "after one iteration")
+            raise TypeError(
+                f"'{name}' has dtype {old._dtype.name} before the loop, but dtype {new._dtype.name} after one iteration"
+            )
         if old._shape != new._shape:
-            raise ValueError(f"'{name}' has shape {tuple(old._shape)} before the loop, but shape "
-                             f"{tuple(new._shape)} after one iteration. Use "
-                             "tf.autograph.experimental.set_loop_options to set shape invariants.")
+            raise ValueError(
+                f"'{name}' has shape {tuple(old._shape)} before the loop, but shape "
+                f"{tuple(new._shape)} after one iteration. Use "
+                "tf.autograph.experimental.set_loop_options to set shape invariants."
+            )
     return after
 
 
@@ -330,8 +357,15 @@ def range_call(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     return func(*args, **kwargs)
 
 
-def for_stmt(iterated: Any, extra_test: Callable[..., Any] | None, body: Callable[..., tuple], state: tuple,
-             names: Sequence[str], live: Sequence[str], target: tuple | None = None) -> tuple:
+def for_stmt(
+    iterated: Any,
+    extra_test: Callable[..., Any] | None,
+    body: Callable[..., tuple],
+    state: tuple,
+    names: Sequence[str],
+    live: Sequence[str],
+    target: tuple | None = None,
+) -> tuple:
     """A converted `for`: a tensor loop over a tensor or `tf.range`, else Python iteration.
 
     `target` is `(function of an element giving the target's names' values, those names)`.
@@ -348,8 +382,9 @@ def for_stmt(iterated: Any, extra_test: Callable[..., Any] | None, body: Callabl
     return _python_iteration(iterated, extra_test, body, state)
 
 
-def _python_iteration(iterated: Any, extra_test: Callable[..., Any] | None, body: Callable[..., tuple],
-                      state: tuple) -> tuple:
+def _python_iteration(
+    iterated: Any, extra_test: Callable[..., Any] | None, body: Callable[..., tuple], state: tuple
+) -> tuple:
     for item in iterated:
         if extra_test is not None:
             go = extra_test(*state)
@@ -361,8 +396,14 @@ def _python_iteration(iterated: Any, extra_test: Callable[..., Any] | None, body
     return state
 
 
-def _range_loop(call: _RangeCall, extra_test: Callable[..., Any] | None, body: Callable[..., tuple], state: tuple,
-                names: Sequence[str], live: Sequence[str]) -> tuple:
+def _range_loop(
+    call: _RangeCall,
+    extra_test: Callable[..., Any] | None,
+    body: Callable[..., tuple],
+    state: tuple,
+    names: Sequence[str],
+    live: Sequence[str],
+) -> tuple:
     import tapeshim
     from tapeshim._src.ops import math_ops
 
@@ -373,8 +414,11 @@ def _range_loop(call: _RangeCall, extra_test: Callable[..., Any] | None, body: C
     delta = call.kwargs.get("delta", delta)
     if _thread_state.trace is None:  # eagerly: iterate the range itself
         return for_stmt(call.func(*call.args, **call.kwargs), extra_test, body, state, names, live)
-    dtype_of = tapeshim.range(start, limit, delta, **call.kwargs).dtype if not any(
-        _symbolic(v) for v in (start, limit, delta)) else None
+    dtype_of = (
+        tapeshim.range(start, limit, delta, **call.kwargs).dtype
+        if not any(_symbolic(v) for v in (start, limit, delta))
+        else None
+    )
     values = [convert_to_tensor(v) for v in (start, limit, delta)]
     if dtype_of is None:
         order = ["int32", "int64", "float32", "float64"]
@@ -388,8 +432,9 @@ def _range_loop(call: _RangeCall, extra_test: Callable[..., Any] | None, body: C
         steps = builtins.max(0, math.ceil((float(limit_t) - float(start_t)) / float(delta_t)))
 
     def test(index: Any, *current: Any) -> Any:
-        more = math_ops.logical_or(math_ops.logical_and(delta_t > 0, index < limit_t),
-                                   math_ops.logical_and(delta_t < 0, index > limit_t))
+        more = math_ops.logical_or(
+            math_ops.logical_and(delta_t > 0, index < limit_t), math_ops.logical_and(delta_t < 0, index > limit_t)
+        )
         return more if extra_test is None else and_(lambda: more, lambda: extra_test(*current))
 
     def step(index: Any, *current: Any) -> tuple:
@@ -398,14 +443,22 @@ def _range_loop(call: _RangeCall, extra_test: Callable[..., Any] | None, body: C
     return _tensor_loop(test, step, state, names, live, steps, counter=start_t)
 
 
-def _tensor_iteration(tensor: Tensor, extra_test: Callable[..., Any] | None, body: Callable[..., tuple],
-                      state: tuple, names: Sequence[str], live: Sequence[str]) -> tuple:
+def _tensor_iteration(
+    tensor: Tensor,
+    extra_test: Callable[..., Any] | None,
+    body: Callable[..., tuple],
+    state: tuple,
+    names: Sequence[str],
+    live: Sequence[str],
+) -> tuple:
     """`for row in tensor`: a loop over the first dimension (its size is static in tapeshim)."""
     from tapeshim._src import dtypes
 
     if not tensor._shape:
-        raise TypeError("Tensor objects are only iterable when eager execution is enabled. To iterate over this "
-                        "tensor use tf.map_fn.")
+        raise TypeError(
+            "Tensor objects are only iterable when eager execution is enabled. To iterate over this "
+            "tensor use tf.map_fn."
+        )
     size = tensor._shape[0]
 
     def test(index: Any, *current: Any) -> Any:
@@ -445,8 +498,15 @@ def _iterator_loop_source(iterated: Any, extra_test: Callable[..., Any] | None) 
     return iterated if _is_finite_dataset(iterated._dataset) else None
 
 
-def _dataset_iteration(dataset: Any, extra_test: Callable[..., Any] | None, body: Callable[..., tuple],
-                       state: tuple, names: Sequence[str], live: Sequence[str], target: tuple | None = None) -> tuple:
+def _dataset_iteration(
+    dataset: Any,
+    extra_test: Callable[..., Any] | None,
+    body: Callable[..., tuple],
+    state: tuple,
+    names: Sequence[str],
+    live: Sequence[str],
+    target: tuple | None = None,
+) -> tuple:
     """`for x in dataset`: one tensor loop over each run of same-shaped elements (`function_host_inputs`).
 
     Every call of the function reads the dataset from its start on the host and
@@ -462,10 +522,14 @@ def _dataset_iteration(dataset: Any, extra_test: Callable[..., Any] | None, body
         return _python_iteration(dataset, extra_test, body, state)
     # A target undefined before the loop stays local to it (TF: "'x' must be defined before the loop" when
     # it is read after a dataset loop); the runs' elements may have different shapes.
-    local = {name for name in (target[1] if target is not None else ())
-             if name in names and isinstance(state[names.index(name)], Undefined)}
+    local = {
+        name
+        for name in (target[1] if target is not None else ())
+        if name in names and isinstance(state[names.index(name)], Undefined)
+    }
     live = [name for name in live if name not in local]
     for first, count, leaves in runs:
+
         def test(index: Any, *current: Any, count: int = count) -> Any:
             more = index < count
             return more if extra_test is None else and_(lambda: more, lambda: extra_test(*current))
@@ -488,6 +552,11 @@ def _dataset_iteration(dataset: Any, extra_test: Callable[..., Any] | None, body
     # TF reduces the dataset in one op without a gradient: no gradient flows out of the loop's variables.
     from tapeshim._src.ops import math_ops
 
-    return tuple(UndefinedAfterLoop(name) if name in local and isinstance(value, Undefined) else
-                 nest.map_structure(lambda v: math_ops.stop_gradient(v) if isinstance(v, Tensor) else v, value)
-                 if isinstance(value, (Tensor, list, tuple, dict)) else value for name, value in zip(names, state))
+    return tuple(
+        UndefinedAfterLoop(name)
+        if name in local and isinstance(value, Undefined)
+        else nest.map_structure(lambda v: math_ops.stop_gradient(v) if isinstance(v, Tensor) else v, value)
+        if isinstance(value, (Tensor, list, tuple, dict))
+        else value
+        for name, value in zip(names, state)
+    )

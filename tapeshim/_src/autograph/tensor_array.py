@@ -30,10 +30,20 @@ def _symbolic(value: Any) -> bool:
 class TensorArray:
     """A list of same-shaped tensors that converted loops can write to, as `tf.TensorArray`."""
 
-    def __init__(self, dtype: Any, size: Any = None, dynamic_size: bool | None = None,
-                 clear_after_read: bool | None = None, tensor_array_name: str | None = None, handle: Any = None,
-                 flow: Any = None, infer_shape: bool = True, element_shape: Any = None,
-                 colocate_with_first_write_call: bool = True, name: str | None = None) -> None:
+    def __init__(
+        self,
+        dtype: Any,
+        size: Any = None,
+        dynamic_size: bool | None = None,
+        clear_after_read: bool | None = None,
+        tensor_array_name: str | None = None,
+        handle: Any = None,
+        flow: Any = None,
+        infer_shape: bool = True,
+        element_shape: Any = None,
+        colocate_with_first_write_call: bool = True,
+        name: str | None = None,
+    ) -> None:
         del clear_after_read, tensor_array_name, handle, flow, infer_shape, colocate_with_first_write_call, name
         self._dtype = as_dtype(dtype)
         self._capacity = 0 if size is None else int(size)
@@ -67,8 +77,9 @@ class TensorArray:
 
     def _check(self, value: Tensor) -> None:
         if value._dtype != self._dtype:
-            raise TypeError(f"TensorArray dtype is {self._dtype.name} but Op is trying to write dtype "
-                            f"{value._dtype.name}.")
+            raise TypeError(
+                f"TensorArray dtype is {self._dtype.name} but Op is trying to write dtype {value._dtype.name}."
+            )
         if self._element_shape is not None and tuple(value._shape) != self._element_shape:
             raise ValueError(f"Incompatible shapes: {list(self._element_shape)} vs. {list(value._shape)}")
 
@@ -97,7 +108,8 @@ class TensorArray:
 
                 raise errors.invalid_argument(
                     f"Tried to write to index {position} but array is not resizeable and size is: {len(new._rows)}",
-                    "TensorArrayWriteV3")
+                    "TensorArrayWriteV3",
+                )
             new._rows += [None] * (position + 1 - len(new._rows))
         new._rows[position] = value
         new._size = len(new._rows)
@@ -164,8 +176,10 @@ class TensorArray:
         if self._buffer is not None:
             return self._buffer, convert_to_tensor(self._size, dtype=int32)
         if self._element_shape is None:
-            raise ValueError("The element shape of a TensorArray written in a tensor loop must be known: pass "
-                             "element_shape= or write an element before the loop.")
+            raise ValueError(
+                "The element shape of a TensorArray written in a tensor loop must be known: pass "
+                "element_shape= or write an element before the loop."
+            )
         capacity = len(self._rows)
         bounded = -1
         if self._dynamic_size:

@@ -75,8 +75,11 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 deleted.discard(node.id)
                 add(node.id)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not stmt or (
-                    node is stmt and isinstance(node, (ast.FunctionDef, ast.ClassDef))):
+            elif (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and node is not stmt
+                or (node is stmt and isinstance(node, (ast.FunctionDef, ast.ClassDef)))
+            ):
                 add(node.name)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 for alias in node.names:
@@ -141,13 +144,16 @@ class _Jumps:
         self.counter = itertools.count()
 
     def function(self, fn: ast.FunctionDef) -> None:
-        nested_return = any(isinstance(n, ast.Return) for s in fn.body if not isinstance(s, ast.Return)
-                            for n in _walk_scope(s))
+        nested_return = any(
+            isinstance(n, ast.Return) for s in fn.body if not isinstance(s, ast.Return) for n in _walk_scope(s)
+        )
         self.returns = nested_return
         body = self.block(fn.body, None, None)
         if nested_return:
-            start = [_assign(_RETURN_FLAG, ast.Constant(False)),
-                     _assign(_RETURN_VALUE, _call(_ag("UndefinedReturnValue")))]
+            start = [
+                _assign(_RETURN_FLAG, ast.Constant(False)),
+                _assign(_RETURN_VALUE, _call(_ag("UndefinedReturnValue"))),
+            ]
             body = start + body
             body.append(ast.Return(value=_call(_ag("retval"), _name(_RETURN_VALUE))))
             _located(body, fn)
@@ -176,9 +182,13 @@ class _Jumps:
             if isinstance(stmt, ast.Continue) and cont:
                 out += _located([_assign(cont, ast.Constant(True))], stmt)
                 return out
-            rest = stmts[i + 1:]
-            if self.returns and rest and isinstance(stmt, ast.If) and _always_returns(stmt.body) != _always_returns(
-                    stmt.orelse):
+            rest = stmts[i + 1 :]
+            if (
+                self.returns
+                and rest
+                and isinstance(stmt, ast.If)
+                and _always_returns(stmt.body) != _always_returns(stmt.orelse)
+            ):
                 # As TF: the statements after an `if` with one branch that always returns belong to the other.
                 if _always_returns(stmt.body):
                     stmt.orelse = stmt.orelse + rest
@@ -190,7 +200,7 @@ class _Jumps:
             out.append(self.compound(stmt, brk, cont))
             if getattr(stmt, "ag_break", None):
                 out.insert(len(out) - 1, _located([_assign(stmt.ag_break, ast.Constant(False))], stmt)[0])
-            rest = stmts[i + 1:]
+            rest = stmts[i + 1 :]
             if flags and rest:
                 guard = ast.If(test=self._none_set(flags), body=self.block(rest, brk, cont), orelse=[])
                 out += _located([guard], rest[0])
@@ -229,7 +239,8 @@ class _Jumps:
             body = _located([_assign(cont, ast.Constant(False))], loop) + body
         loop.body = body or [ast.Pass()]
         stops = ([_RETURN_FLAG] if self.returns and _contains(loop.body, ast.Return, False) else []) + (
-            [brk] if brk else [])
+            [brk] if brk else []
+        )
         loop.ag_stops = stops  # the flags that end the loop early (the loop's extra test)
         loop.ag_break = brk
         if stops and isinstance(loop, ast.While):
@@ -247,27 +258,54 @@ class _ControlFlow(ast.NodeTransformer):
     def _live_outside(self, node: ast.AST) -> list[str]:
         """Names loaded anywhere in the function outside `node` (a cheap liveness estimate)."""
         inside = {id(n) for n in ast.walk(node)}
-        return sorted({n.id for n in ast.walk(self.function)
-                       if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside})
+        return sorted(
+            {
+                n.id
+                for n in ast.walk(self.function)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside
+            }
+        )
 
     @staticmethod
     def _define(names: list[str]) -> list[ast.stmt]:
         """`try: name / except NameError: name = ag__.Undefined('name')` for each state name."""
         out: list[ast.stmt] = []
         for name in names:
-            out.append(ast.Try(
-                body=[ast.Expr(value=_name(name))],
-                handlers=[ast.ExceptHandler(type=_name("NameError"), name=None,
-                                            body=[_assign(name, _call(_ag("Undefined"), ast.Constant(name)))])],
-                orelse=[], finalbody=[]))
+            out.append(
+                ast.Try(
+                    body=[ast.Expr(value=_name(name))],
+                    handlers=[
+                        ast.ExceptHandler(
+                            type=_name("NameError"),
+                            name=None,
+                            body=[_assign(name, _call(_ag("Undefined"), ast.Constant(name)))],
+                        )
+                    ],
+                    orelse=[],
+                    finalbody=[],
+                )
+            )
         return out
 
     @staticmethod
     def _def(name: str, params: list[str], body: list[ast.stmt], returns: ast.expr) -> ast.FunctionDef:
-        args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None, kwonlyargs=[],
-                             kw_defaults=[], kwarg=None, defaults=[])
-        return ast.FunctionDef(name=name, args=args, body=body + [ast.Return(value=returns)], decorator_list=[],
-                               returns=None, type_params=[])
+        args = ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(arg=p) for p in params],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        )
+        return ast.FunctionDef(
+            name=name,
+            args=args,
+            body=body + [ast.Return(value=returns)],
+            decorator_list=[],
+            returns=None,
+            type_params=[],
+        )
 
     def visit_If(self, node: ast.If) -> list[ast.stmt]:
         self.generic_visit(node)
@@ -276,10 +314,16 @@ class _ControlFlow(ast.NodeTransformer):
         live = self._live_outside(node)
         body_fn = self._def(f"if_body__{n}", state, node.body, _tuple(state))
         else_fn = self._def(f"else_body__{n}", state, node.orelse or [ast.Pass()], _tuple(state))
-        call = ast.Call(func=_ag("if_stmt"), args=[node.test, _name(body_fn.name), _name(else_fn.name),
-                                                    _tuple(state), _strings(state), _strings(live)], keywords=[])
-        out = self._define(state) + [body_fn, else_fn, ast.Assign(targets=[_tuple(state, True)], value=call)
-                                     if state else ast.Expr(value=call)]
+        call = ast.Call(
+            func=_ag("if_stmt"),
+            args=[node.test, _name(body_fn.name), _name(else_fn.name), _tuple(state), _strings(state), _strings(live)],
+            keywords=[],
+        )
+        out = self._define(state) + [
+            body_fn,
+            else_fn,
+            ast.Assign(targets=[_tuple(state, True)], value=call) if state else ast.Expr(value=call),
+        ]
         return _located(out, node)
 
     def visit_While(self, node: ast.While) -> list[ast.stmt] | ast.While:
@@ -291,10 +335,16 @@ class _ControlFlow(ast.NodeTransformer):
         live = self._live_outside(node)
         test_fn = self._def(f"loop_test__{n}", state, [], node.test)
         body_fn = self._def(f"loop_body__{n}", state, node.body, _tuple(state))
-        call = ast.Call(func=_ag("while_stmt"), args=[_name(test_fn.name), _name(body_fn.name), _tuple(state),
-                                                       _strings(state), _strings(live)], keywords=[])
-        out = self._define(state) + [test_fn, body_fn, ast.Assign(targets=[_tuple(state, True)], value=call)
-                                     if state else ast.Expr(value=call)]
+        call = ast.Call(
+            func=_ag("while_stmt"),
+            args=[_name(test_fn.name), _name(body_fn.name), _tuple(state), _strings(state), _strings(live)],
+            keywords=[],
+        )
+        out = self._define(state) + [
+            test_fn,
+            body_fn,
+            ast.Assign(targets=[_tuple(state, True)], value=call) if state else ast.Expr(value=call),
+        ]
         return _located(out, node)
 
     def visit_For(self, node: ast.For) -> list[ast.stmt] | ast.For:
@@ -302,8 +352,9 @@ class _ControlFlow(ast.NodeTransformer):
         if node.orelse:
             return node
         n = next(self.counter)
-        state = [name for name in assigned_names([ast.Assign(targets=[node.target], value=ast.Constant(0))]
-                                                   + node.body)]
+        state = [
+            name for name in assigned_names([ast.Assign(targets=[node.target], value=ast.Constant(0))] + node.body)
+        ]
         live = self._live_outside(node)
         item = f"item__{n}"
         body = [ast.Assign(targets=[node.target], value=_name(item))] + node.body
@@ -316,22 +367,36 @@ class _ControlFlow(ast.NodeTransformer):
             out.append(test_fn)
             extra = _name(test_fn.name)
         iterated = node.iter
-        if (isinstance(iterated, ast.Call) and not any(isinstance(a, ast.Starred) for a in iterated.args)
-                and (isinstance(iterated.func, ast.Name) and iterated.func.id == "range"
-                     or isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "range")):
+        if (
+            isinstance(iterated, ast.Call)
+            and not any(isinstance(a, ast.Starred) for a in iterated.args)
+            and (
+                isinstance(iterated.func, ast.Name)
+                and iterated.func.id == "range"
+                or isinstance(iterated.func, ast.Attribute)
+                and iterated.func.attr == "range"
+            )
+        ):
             # `range(n)` / `tf.range(n)`: the operator decides (a tensor bound counts without materialising).
-            iterated = ast.Call(func=_ag("range_call"), args=[iterated.func] + iterated.args,
-                                keywords=iterated.keywords)
+            iterated = ast.Call(
+                func=_ag("range_call"), args=[iterated.func] + iterated.args, keywords=iterated.keywords
+            )
         # The loop target as a function of an element (`for x, y in ...`: `(x, y)`), so a loop over runs of
         # differently shaped elements (a dataset's last batch) can start the target from the run's element.
         targets = assigned_names([ast.Assign(targets=[node.target], value=ast.Constant(0))])
-        target_fn = self._def(f"loop_target__{n}", [item], [ast.Assign(targets=[node.target], value=_name(item))],
-                              _tuple(targets))
+        target_fn = self._def(
+            f"loop_target__{n}", [item], [ast.Assign(targets=[node.target], value=_name(item))], _tuple(targets)
+        )
         out.append(target_fn)
-        call = ast.Call(func=_ag("for_stmt"), args=[iterated, extra, _name(body_fn.name), _tuple(state),
-                                                     _strings(state), _strings(live)],
-                        keywords=[ast.keyword(arg="target", value=ast.Tuple(
-                            elts=[_name(target_fn.name), _strings(targets)], ctx=ast.Load()))])
+        call = ast.Call(
+            func=_ag("for_stmt"),
+            args=[iterated, extra, _name(body_fn.name), _tuple(state), _strings(state), _strings(live)],
+            keywords=[
+                ast.keyword(
+                    arg="target", value=ast.Tuple(elts=[_name(target_fn.name), _strings(targets)], ctx=ast.Load())
+                )
+            ],
+        )
         out += [body_fn, ast.Assign(targets=[_tuple(state, True)], value=call) if state else ast.Expr(value=call)]
         return _located(out, node)
 
@@ -360,8 +425,12 @@ class _Expressions(ast.NodeTransformer):
 
     def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
         self.generic_visit(node)
-        call = _call(_ag("if_exp"), node.test, ast.Lambda(args=_no_args(), body=node.body),
-                     ast.Lambda(args=_no_args(), body=node.orelse))
+        call = _call(
+            _ag("if_exp"),
+            node.test,
+            ast.Lambda(args=_no_args(), body=node.body),
+            ast.Lambda(args=_no_args(), body=node.orelse),
+        )
         return _at(call, node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
@@ -372,8 +441,11 @@ class _Expressions(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
-        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and (
-                node.func.value.id == "ag__"):
+        if (
+            isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and (node.func.value.id == "ag__")
+        ):
             return node  # an operator call made by the rewrite
         if isinstance(node.func, ast.Name) and node.func.id == "super":
             if not node.args and self.function.args.args:
@@ -394,8 +466,7 @@ class _Expressions(ast.NodeTransformer):
 
 
 def _no_args() -> ast.arguments:
-    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-                         defaults=[])
+    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
 
 
 def transform(function: ast.FunctionDef) -> ast.FunctionDef:

@@ -50,6 +50,7 @@ def all_gather(x: Any, axis: int, num_replicas: int) -> Any:
 
     key = (axis, num_replicas)
     if key not in _gathers:
+
         def gather(value: jax.Array) -> jax.Array:
             bound = active_axis()
             if bound:

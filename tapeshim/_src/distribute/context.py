@@ -33,8 +33,9 @@ class ReduceOp(enum.Enum):
         """The reduce op of a `tf.VariableAggregation` (SUM or MEAN)."""
         name = getattr(aggregation, "name", str(aggregation)).upper()
         if name not in ("SUM", "MEAN"):
-            raise ValueError(f"Could not convert from `tf.VariableAggregation` {aggregation} to`tf.distribute.ReduceOp`"
-                             " type")
+            raise ValueError(
+                f"Could not convert from `tf.VariableAggregation` {aggregation} to`tf.distribute.ReduceOp` type"
+            )
         return ReduceOp[name]
 
 

@@ -39,8 +39,7 @@ class InputContext:
       num_replicas_in_sync: the number of replicas taking part in each step.
     """
 
-    def __init__(self, num_input_pipelines: int = 1, input_pipeline_id: int = 0,
-                 num_replicas_in_sync: int = 1) -> None:
+    def __init__(self, num_input_pipelines: int = 1, input_pipeline_id: int = 0, num_replicas_in_sync: int = 1) -> None:
         self._num_input_pipelines = num_input_pipelines
         self._input_pipeline_id = input_pipeline_id
         self._num_replicas_in_sync = num_replicas_in_sync
@@ -64,21 +63,29 @@ class InputContext:
           ValueError: if the global batch does not divide by the replica count.
         """
         if global_batch_size % self._num_replicas_in_sync != 0:
-            raise ValueError(f"The `global_batch_size` {global_batch_size} is not divisible by "
-                             f"`num_replicas_in_sync` {self._num_replicas_in_sync}")
+            raise ValueError(
+                f"The `global_batch_size` {global_batch_size} is not divisible by "
+                f"`num_replicas_in_sync` {self._num_replicas_in_sync}"
+            )
         return global_batch_size // self._num_replicas_in_sync
 
     def __str__(self) -> str:
-        return (f"tf.distribute.InputContext(input pipeline id {self._input_pipeline_id}, total: "
-                f"{self._num_input_pipelines})")
+        return (
+            f"tf.distribute.InputContext(input pipeline id {self._input_pipeline_id}, total: "
+            f"{self._num_input_pipelines})"
+        )
 
 
 class InputOptions:
     """Accepted for compatibility (`tf.distribute.InputOptions`); placement is the mesh's."""
 
-    def __init__(self, experimental_fetch_to_device: Any = None, experimental_replication_mode: Any = None,
-                 experimental_place_dataset_on_device: bool = False,
-                 experimental_per_replica_buffer_size: int = 1) -> None:
+    def __init__(
+        self,
+        experimental_fetch_to_device: Any = None,
+        experimental_replication_mode: Any = None,
+        experimental_place_dataset_on_device: bool = False,
+        experimental_per_replica_buffer_size: int = 1,
+    ) -> None:
         self.experimental_fetch_to_device = experimental_fetch_to_device
         self.experimental_replication_mode = experimental_replication_mode
         self.experimental_place_dataset_on_device = experimental_place_dataset_on_device
@@ -92,7 +99,9 @@ def _uneven_error(batch: int | None, num_replicas: int) -> errors.InvalidArgumen
         "every replica as one SPMD program, so each replica must get the same number of examples (TF would give "
         "replicas different batch sizes here). Batch with `drop_remainder=True` (e.g. `dataset.batch(global_batch_"
         f"size, drop_remainder=True)` with a global batch size divisible by {num_replicas}), or `repeat()` the "
-        "dataset and run a fixed number of steps.", "DistributedDatasetSplit")
+        "dataset and run a fixed number of steps.",
+        "DistributedDatasetSplit",
+    )
 
 
 def place_rows(strategy: Any, local: np.ndarray) -> jax.Array:
@@ -111,13 +120,15 @@ def split_batch(strategy: Any, leaf: Any) -> PerReplica:
     if not tensor._shape:
         raise errors.invalid_argument(
             "A distributed dataset's elements must be batched (each leaf needs a leading batch dimension); got a "
-            "scalar. Use `dataset.batch(global_batch_size, drop_remainder=True)`.", "DistributedDatasetSplit")
+            "scalar. Use `dataset.batch(global_batch_size, drop_remainder=True)`.",
+            "DistributedDatasetSplit",
+        )
     batch = int(tensor._shape[0])
     if batch % n:
         raise _uneven_error(batch, n)
     rows = np.asarray(tensor.numpy()).reshape((n, batch // n) + tuple(tensor._shape[1:]))
     start, count = strategy._local_replica_range()
-    array = place_rows(strategy, rows[start:start + count])
+    array = place_rows(strategy, rows[start : start + count])
     return PerReplica(Tensor(array, (n, batch // n) + tuple(tensor._shape[1:]), tensor._dtype))
 
 
@@ -129,7 +140,8 @@ def stack_replicas(strategy: Any, leaves: list) -> PerReplica:
         raise errors.invalid_argument(
             f"The replicas' values have different shapes {sorted(shapes)}: tapeshim runs every replica as one SPMD "
             "program, so each replica's input must have the same shape. Batch with `drop_remainder=True`.",
-            "DistributedDatasetSplit")
+            "DistributedDatasetSplit",
+        )
     rows = np.stack([np.asarray(t.numpy()) for t in tensors])
     array = place_rows(strategy, rows)
     return PerReplica(Tensor(array, (strategy.num_replicas_in_sync,) + tuple(tensors[0]._shape), tensors[0]._dtype))
@@ -200,8 +212,11 @@ def distribute_dataset(strategy: Any, dataset: Any) -> DistributedDataset:
 
 def datasets_from_function(strategy: Any, dataset_fn: Callable[[InputContext], Any]) -> DistributedDataset:
     """`strategy.distribute_datasets_from_function(fn)`: one dataset per process, one element per replica."""
-    context = InputContext(num_input_pipelines=jax.process_count(), input_pipeline_id=jax.process_index(),
-                           num_replicas_in_sync=strategy.num_replicas_in_sync)
+    context = InputContext(
+        num_input_pipelines=jax.process_count(),
+        input_pipeline_id=jax.process_index(),
+        num_replicas_in_sync=strategy.num_replicas_in_sync,
+    )
     dataset = dataset_fn(context)
     if not hasattr(dataset, "_elements"):
         raise ValueError(f"The `dataset_fn` must return a `tf.data.Dataset`, got {type(dataset)}.")

@@ -34,7 +34,8 @@ def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, globa
     if not losses._shape:
         raise ValueError(
             "Invalid value passed for `per_example_loss`. Expected a tensor with at least rank 1. Received "
-            f"per_example_loss={losses.numpy() if losses._value is not None else losses} with rank 0")
+            f"per_example_loss={losses.numpy() if losses._value is not None else losses} with rank 0"
+        )
     if sample_weight is not None:
         weight = math_ops.cast(convert_to_tensor(sample_weight), dtypes.float32)
         losses = math_ops.cast(losses, dtypes.float32)
@@ -43,8 +44,10 @@ def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, globa
         losses = math_ops.cast(math_ops.multiply(losses, weight), input_dtype)
     if global_batch_size is None:
         if has_strategy() and in_cross_replica_context():
-            raise RuntimeError("You are calling `compute_average_loss` in cross replica context, while it was "
-                               "expected to be called in replica context.")
+            raise RuntimeError(
+                "You are calling `compute_average_loss` in cross replica context, while it was "
+                "expected to be called in replica context."
+            )
         global_batch_size = int(losses._shape[0]) * get_strategy().num_replicas_in_sync
     else:
         size = convert_to_tensor(global_batch_size)
@@ -73,7 +76,9 @@ def scale_regularization_loss(regularization_loss: Any) -> Any:
     from tapeshim._src.ops import math_ops
 
     if has_strategy() and in_cross_replica_context():
-        raise RuntimeError("You are calling `scale_regularization_loss` in cross replica context, while it was "
-                           "expected to be called in replica context.")
+        raise RuntimeError(
+            "You are calling `scale_regularization_loss` in cross replica context, while it was "
+            "expected to be called in replica context."
+        )
     total = math_ops.reduce_sum(convert_to_tensor(regularization_loss))
     return math_ops.divide(total, math_ops.cast(get_strategy().num_replicas_in_sync, total._dtype))

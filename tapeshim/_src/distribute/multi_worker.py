@@ -30,8 +30,10 @@ class ClusterSpec:
         if isinstance(cluster, ClusterSpec):  # TF copies through its ClusterDef proto: jobs in name order
             cluster = dict(sorted(cluster.as_dict().items()))
         if not isinstance(cluster, dict):
-            raise TypeError("`cluster` must be a dictionary mapping one or more job names to lists of network "
-                            "addresses, or a `ClusterDef` protocol buffer")
+            raise TypeError(
+                "`cluster` must be a dictionary mapping one or more job names to lists of network "
+                "addresses, or a `ClusterDef` protocol buffer"
+            )
         self._cluster = {job: list(tasks) for job, tasks in cluster.items()}
 
     def as_dict(self) -> dict:
@@ -64,8 +66,13 @@ class TFConfigClusterResolver:
       ValueError: `TF_CONFIG` is not valid JSON, or its `task` does not name a task of its `cluster`.
     """
 
-    def __init__(self, task_type: str | None = None, task_id: int | None = None, rpc_layer: str | None = None,
-                 environment: str | None = None) -> None:
+    def __init__(
+        self,
+        task_type: str | None = None,
+        task_id: int | None = None,
+        rpc_layer: str | None = None,
+        environment: str | None = None,
+    ) -> None:
         text = os.environ.get("TF_CONFIG", "")
         try:
             config = json.loads(text) if text else {}
@@ -80,12 +87,16 @@ class TFConfigClusterResolver:
         if self._cluster:
             jobs = self._cluster.as_dict()
             if self.task_type not in jobs:
-                raise ValueError(f"TF_CONFIG's task type {self.task_type!r} is not a job of its cluster "
-                                 f"{sorted(jobs)}: set TF_CONFIG['task']['type'] to one of them.")
+                raise ValueError(
+                    f"TF_CONFIG's task type {self.task_type!r} is not a job of its cluster "
+                    f"{sorted(jobs)}: set TF_CONFIG['task']['type'] to one of them."
+                )
             if not 0 <= self.task_id < len(jobs[self.task_type]):
-                raise ValueError(f"TF_CONFIG's task index {self.task_id} is out of range for job {self.task_type!r}, "
-                                 f"which has {len(jobs[self.task_type])} task(s): each process needs its own index "
-                                 "0..n-1.")
+                raise ValueError(
+                    f"TF_CONFIG's task index {self.task_id} is out of range for job {self.task_type!r}, "
+                    f"which has {len(jobs[self.task_type])} task(s): each process needs its own index "
+                    "0..n-1."
+                )
 
     def cluster_spec(self) -> ClusterSpec:
         return self._cluster
@@ -102,8 +113,9 @@ class TFConfigClusterResolver:
         tasks = self.ranked_tasks()
         return tasks[0][2] if tasks else ""
 
-    def num_accelerators(self, task_type: str | None = None, task_id: int | None = None,
-                         config_proto: Any = None) -> dict:
+    def num_accelerators(
+        self, task_type: str | None = None, task_id: int | None = None, config_proto: Any = None
+    ) -> dict:
         local = jax.local_devices()
         return {local[0].platform.upper(): len(local)} if local[0].platform != "cpu" else {}
 
@@ -111,8 +123,9 @@ class TFConfigClusterResolver:
 class CommunicationOptions:
     """Accepted for compatibility (`tf.distribute.experimental.CommunicationOptions`): XLA picks collectives."""
 
-    def __init__(self, bytes_per_pack: int = 0, timeout_seconds: float | None = None,
-                 implementation: Any = None) -> None:
+    def __init__(
+        self, bytes_per_pack: int = 0, timeout_seconds: float | None = None, implementation: Any = None
+    ) -> None:
         self.bytes_per_pack = bytes_per_pack
         self.timeout_seconds = timeout_seconds
         self.implementation = implementation
@@ -131,9 +144,11 @@ def _initialize(resolver: TFConfigClusterResolver) -> None:
     rank = [(job, index) for job, index, _ in tasks].index((resolver.task_type, resolver.task_id))
     if jax.distributed.is_initialized():
         if jax.process_count() != len(tasks) or jax.process_index() != rank:
-            raise ValueError(f"jax.distributed is already initialized with {jax.process_count()} processes "
-                             f"(this one {jax.process_index()}), but TF_CONFIG describes {len(tasks)} (this one "
-                             f"{rank}).")
+            raise ValueError(
+                f"jax.distributed is already initialized with {jax.process_count()} processes "
+                f"(this one {jax.process_index()}), but TF_CONFIG describes {len(tasks)} (this one "
+                f"{rank})."
+            )
         return
     try:
         jax.distributed.initialize(coordinator_address=tasks[0][2], num_processes=len(tasks), process_id=rank)
@@ -141,7 +156,8 @@ def _initialize(resolver: TFConfigClusterResolver) -> None:
         raise RuntimeError(
             "Collective ops must be configured at program startup: create the MultiWorkerMirroredStrategy before "
             "any tapeshim op runs (tapeshim starts jax.distributed from TF_CONFIG, which must precede JAX's first "
-            f"computation). JAX said: {exc}") from None
+            f"computation). JAX said: {exc}"
+        ) from None
     # Keras's own multi-process start-up: one random seed for every process, so Keras initializers give
     # every process the same initial weights (Keras requires replicated values to be equal on each process).
     from keras.src.backend.jax import distribution_lib
@@ -175,9 +191,18 @@ class MultiWorkerMirroredStrategy(Strategy):
 class TPUClusterResolver:
     """`tf.distribute.cluster_resolver.TPUClusterResolver`: JAX finds the TPUs itself, so this only records."""
 
-    def __init__(self, tpu: Any = None, zone: Any = None, project: Any = None, job_name: str = "worker",
-                 coordinator_name: Any = None, coordinator_address: Any = None, credentials: str = "default",
-                 service: Any = None, discovery_url: Any = None) -> None:
+    def __init__(
+        self,
+        tpu: Any = None,
+        zone: Any = None,
+        project: Any = None,
+        job_name: str = "worker",
+        coordinator_name: Any = None,
+        coordinator_address: Any = None,
+        credentials: str = "default",
+        service: Any = None,
+        discovery_url: Any = None,
+    ) -> None:
         self.tpu = tpu
         self.task_type = job_name
         self.task_id = 0
@@ -193,9 +218,14 @@ class TPUClusterResolver:
         return ""
 
 
-def experimental_connect_to_cluster(cluster_spec_or_resolver: Any, job_name: str = "localhost", task_index: int = 0,
-                                    protocol: Any = None, make_master_device_default: bool = True,
-                                    cluster_device_filters: Any = None) -> None:
+def experimental_connect_to_cluster(
+    cluster_spec_or_resolver: Any,
+    job_name: str = "localhost",
+    task_index: int = 0,
+    protocol: Any = None,
+    make_master_device_default: bool = True,
+    cluster_device_filters: Any = None,
+) -> None:
     """`tf.config.experimental_connect_to_cluster`: JAX connects to its devices itself, so this only checks.
 
     A TPU host's JAX sees its TPUs without a connection step, and several hosts are joined by
@@ -228,8 +258,10 @@ def initialize_tpu_system(cluster_resolver: Any = None) -> None:
 
 
 def _no_tpu_error() -> ValueError:
-    return ValueError("No TPU devices are visible to JAX (jax.devices('tpu') is empty): TPUStrategy needs a TPU host "
-                      "with jax[tpu] installed. Use MirroredStrategy for GPUs or CPUs.")
+    return ValueError(
+        "No TPU devices are visible to JAX (jax.devices('tpu') is empty): TPUStrategy needs a TPU host "
+        "with jax[tpu] installed. Use MirroredStrategy for GPUs or CPUs."
+    )
 
 
 class TPUStrategy(Strategy):
@@ -243,8 +275,12 @@ class TPUStrategy(Strategy):
       ValueError: JAX sees no TPU.
     """
 
-    def __init__(self, tpu_cluster_resolver: Any = None, experimental_device_assignment: Any = None,
-                 experimental_spmd_xla_partitioning: bool = False) -> None:
+    def __init__(
+        self,
+        tpu_cluster_resolver: Any = None,
+        experimental_device_assignment: Any = None,
+        experimental_spmd_xla_partitioning: bool = False,
+    ) -> None:
         devices = tpu_devices()
         if not devices:
             raise _no_tpu_error()
@@ -260,7 +296,8 @@ class ParameterServerStrategy:
             "tf.distribute.experimental.ParameterServerStrategy (asynchronous training with a ClusterCoordinator) "
             "is not supported by tapeshim: JAX has no parameter-server runtime. Use "
             "tf.distribute.MultiWorkerMirroredStrategy (synchronous data parallelism over jax.distributed) or "
-            "MirroredStrategy instead.")
+            "MirroredStrategy instead."
+        )
 
 
 class CentralStorageStrategy(Strategy):

@@ -102,8 +102,10 @@ class ReplicaProgram:
             if isinstance(leaf, DistributedValues):
                 t = leaf.stacked
                 if int(t._shape[0]) != n:
-                    raise ValueError(f"A distributed value of {t._shape[0]} replicas was passed to `run` of a "
-                                     f"strategy with {n} replicas.")
+                    raise ValueError(
+                        f"A distributed value of {t._shape[0]} replicas was passed to `run` of a "
+                        f"strategy with {n} replicas."
+                    )
                 self._kinds.append("per_replica")
                 specs.append(TensorSpec(t._shape[1:], t._dtype))
             elif _leaf_key(leaf)[0] == "tensor":
@@ -127,7 +129,8 @@ class ReplicaProgram:
         if cf.host_feed is not None:
             raise NotImplementedError(
                 "`next(iterator)` inside the function passed to `strategy.run` is not supported by tapeshim: pull the "
-                "element outside `run` (in the enclosing tf.function) and pass it in `args`.")
+                "element outside `run` (in the enclosing tf.function) and pass it in `args`."
+            )
         self.read_variables = list(cf.read_variables)
         self.written_variables = list(cf.written_variables)
         self._const_tensors = list(cf._const_tensors)
@@ -165,15 +168,19 @@ class ReplicaProgram:
                 news = [_aggregate(kind, agg, old, new) for kind, agg, old, new in zip(kinds, aggregations, olds, news)]
             return [o[None] for o in outs], news
 
-        region = jax.shard_map(body, mesh=mesh, in_specs=(arg_specs, [P()] * n_vars, [P()] * n_consts,
-                                                         [P()] * n_keys, [P()] * n_written),
-                               out_specs=([P(AXIS)] * len(self._out_avals), [P()] * n_written), check_vma=False)
+        region = jax.shard_map(
+            body,
+            mesh=mesh,
+            in_specs=(arg_specs, [P()] * n_vars, [P()] * n_consts, [P()] * n_keys, [P()] * n_written),
+            out_specs=([P(AXIS)] * len(self._out_avals), [P()] * n_written),
+            check_vma=False,
+        )
 
         def run_region(*arrays: jax.Array) -> tuple:
             i = 0
             groups = []
             for count in (n_args, n_vars, n_consts, n_keys, n_written):
-                groups.append(list(arrays[i:i + count]))
+                groups.append(list(arrays[i : i + count]))
                 i += count
             outs, news = region(*groups)
             return tuple(outs) + tuple(news)
@@ -183,8 +190,11 @@ class ReplicaProgram:
     def __call__(self, leaves: list) -> tuple[list, Any]:
         """Runs the region on a call's leaves; writes variables back; returns the stacked outputs."""
         trace = _thread_state.trace
-        args = [leaf.stacked if kind == "per_replica" else convert_to_tensor(leaf)
-                for leaf, kind in zip(leaves, self._kinds) if kind != "static"]
+        args = [
+            leaf.stacked if kind == "per_replica" else convert_to_tensor(leaf)
+            for leaf, kind in zip(leaves, self._kinds)
+            if kind != "static"
+        ]
         reads = [v._read_for_op() for v in self.read_variables]
         if trace is not None:
             keys = [trace.per_call_key(draw) for draw in self._key_draws]

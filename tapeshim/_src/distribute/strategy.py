@@ -49,8 +49,10 @@ def resolve_device(name: Any) -> Any:
     except RuntimeError:
         devices = []
     if index >= len(devices):
-        raise ValueError(f"Device {name!r} does not exist: this machine has {len(devices)} {platform.upper()} "
-                         f"device(s) visible to JAX.")
+        raise ValueError(
+            f"Device {name!r} does not exist: this machine has {len(devices)} {platform.upper()} "
+            f"device(s) visible to JAX."
+        )
     return devices[index]
 
 
@@ -97,7 +99,8 @@ class ReplicaContext:
     def all_gather(self, value: Any, axis: int, options: Any = None) -> Any:
         """Concatenates every replica's `value` (a nest of tensors) along `axis`, in replica order."""
         return nest.map_structure(
-            lambda t: collectives.all_gather(convert_to_tensor(t), axis, self.num_replicas_in_sync), value)
+            lambda t: collectives.all_gather(convert_to_tensor(t), axis, self.num_replicas_in_sync), value
+        )
 
     def merge_call(self, merge_fn: Callable, args: tuple = (), kwargs: dict | None = None) -> Any:
         """Calls `merge_fn(strategy, *args, **kwargs)` in cross-replica context with every replica's values.
@@ -111,14 +114,17 @@ class ReplicaContext:
 
         n = self.num_replicas_in_sync
         leaves, treedef = flatten((tuple(args), dict(kwargs or {})))
-        gathered = [PerReplica(collectives.all_gather(array_ops.expand_dims(convert_to_tensor(leaf), 0), 0, n))
-                    if isinstance(leaf, Tensor) else leaf for leaf in leaves]
+        gathered = [
+            PerReplica(collectives.all_gather(array_ops.expand_dims(convert_to_tensor(leaf), 0), 0, n))
+            if isinstance(leaf, Tensor)
+            else leaf
+            for leaf in leaves
+        ]
         merged_args, merged_kwargs = jax.tree_util.tree_unflatten(treedef, gathered)
         with context.cross_replica(self._strategy):
             result = merge_fn(self._strategy, *merged_args, **merged_kwargs)
         replica = self.replica_id_in_sync_group
-        return _map(lambda v: array_ops.gather(v.stacked, replica) if isinstance(v, DistributedValues) else v,
-                    result)
+        return _map(lambda v: array_ops.gather(v.stacked, replica) if isinstance(v, DistributedValues) else v, result)
 
     def __repr__(self) -> str:
         return f"<tapeshim.distribute.ReplicaContext of {type(self._strategy).__name__}>"
@@ -150,8 +156,10 @@ class StrategyExtended:
 
     @property
     def worker_devices(self) -> tuple:
-        return tuple(f"/job:localhost/replica:0/task:0/device:{d.platform.upper()}:{d.id}"
-                     for d in self._strategy._local_devices())
+        return tuple(
+            f"/job:localhost/replica:0/task:0/device:{d.platform.upper()}:{d.id}"
+            for d in self._strategy._local_devices()
+        )
 
     @property
     def parameter_devices(self) -> tuple:
@@ -232,8 +240,10 @@ class Strategy:
             yield self
             return
         if context.current_replica_context() is not None:
-            raise RuntimeError("Cannot enter a strategy's scope inside `strategy.run`: the replica function already "
-                               "runs in the strategy.")
+            raise RuntimeError(
+                "Cannot enter a strategy's scope inside `strategy.run`: the replica function already "
+                "runs in the strategy."
+            )
         with context.strategy_scope(self), self._keras_scope():
             yield self
 
@@ -287,6 +297,7 @@ class Strategy:
 
     def gather(self, value: Any, axis: int) -> Any:
         """Concatenates the replicas' values (a nest) along `axis`, in replica order."""
+
         def one(v: Any) -> Any:
             if not isinstance(v, DistributedValues):
                 return convert_to_tensor(v)
@@ -479,5 +490,15 @@ def install_variable_hooks() -> None:
     distribution_hooks["writes"] = _note_write
 
 
-__all__ = ["MirroredStrategy", "OneDeviceStrategy", "PerReplica", "ReduceOp", "ReplicaContext", "Strategy",
-           "get_replica_context", "get_strategy", "has_strategy", "in_cross_replica_context"]
+__all__ = [
+    "MirroredStrategy",
+    "OneDeviceStrategy",
+    "PerReplica",
+    "ReduceOp",
+    "ReplicaContext",
+    "Strategy",
+    "get_replica_context",
+    "get_strategy",
+    "has_strategy",
+    "in_cross_replica_context",
+]

@@ -59,8 +59,12 @@ class PerReplica(DistributedValues):
 def local_rows(stacked: Tensor) -> tuple:
     """The rows of a stacked per-replica tensor that this process holds, in replica order."""
     value = stacked._value
-    if _thread_state.trace is None and value is not None and hasattr(value, "addressable_shards") \
-            and not value.is_fully_addressable:
+    if (
+        _thread_state.trace is None
+        and value is not None
+        and hasattr(value, "addressable_shards")
+        and not value.is_fully_addressable
+    ):
         shards = sorted(value.addressable_shards, key=lambda s: s.index[0].start or 0)
         return tuple(Tensor(shard.data[0], tuple(stacked._shape[1:]), stacked._dtype) for shard in shards)
     from tapeshim._src.ops import array_ops

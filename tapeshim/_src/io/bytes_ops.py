@@ -33,6 +33,7 @@ def _each(value: Any, fn: Callable[[bytes], bytes], argument: str) -> StringTens
 
 def encode_base64(input: Any, pad: bool = False, name: str | None = None) -> StringTensor:  # noqa: A002 - TF's name
     """Web-safe base64 (`-` and `_` for `+` and `/`) of each string; `=` padding only when `pad`."""
+
     def encode(data: bytes) -> bytes:
         text = base64.urlsafe_b64encode(data)
         return text if pad else text.rstrip(b"=")
@@ -47,6 +48,7 @@ def decode_base64(input: Any, name: str | None = None) -> StringTensor:  # noqa:
       InvalidArgumentError: a character outside the web-safe alphabet, or a length
         that is 1 modulo 4.
     """
+
     def decode(text: bytes) -> bytes:
         if not _WEB_SAFE.match(text):
             raise errors.invalid_argument("Invalid character found in base64.", "DecodeBase64")
@@ -70,8 +72,7 @@ def decode_compressed(bytes: Any, compression_type: str = "", name: str | None =
     """
     kind = compression_type or ""
     if kind not in ("", "ZLIB", "GZIP"):
-        raise errors.invalid_argument("Only ZLIB, ZSTD, GZIP or NONE are supported compressions",
-                                      "DecodeCompressed")
+        raise errors.invalid_argument("Only ZLIB, ZSTD, GZIP or NONE are supported compressions", "DecodeCompressed")
 
     def inflate(data: bytes) -> bytes:
         if not kind:
@@ -81,8 +82,9 @@ def decode_compressed(bytes: Any, compression_type: str = "", name: str | None =
         except zlib.error as exc:
             text = str(exc)
             code = text.split("Error ")[1].split(" ")[0] if "Error " in text else "-3"
-            raise errors.DataLossError(None, None, f"inflate() failed with error {code}: {text.split(': ', 1)[-1]} "
-                                       "[Op:DecodeCompressed]") from None
+            raise errors.DataLossError(
+                None, None, f"inflate() failed with error {code}: {text.split(': ', 1)[-1]} [Op:DecodeCompressed]"
+            ) from None
 
     return _each(bytes, inflate, "bytes")
 
@@ -90,4 +92,5 @@ def decode_compressed(bytes: Any, compression_type: str = "", name: str | None =
 table.export("io.encode_base64", gradient="-", dtypes="string", note="host-side; web-safe alphabet")(encode_base64)
 table.export("io.decode_base64", gradient="-", dtypes="string", note="host-side; web-safe alphabet")(decode_base64)
 table.export("io.decode_compressed", gradient="-", dtypes="string", note="host-side; ZLIB/GZIP (no ZSTD)")(
-    decode_compressed)
+    decode_compressed
+)

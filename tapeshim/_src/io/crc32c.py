@@ -68,7 +68,7 @@ def _update(state: int, data: bytes) -> int:
     t0, t1, t2, t3 = _shift_tables(_CHUNK)
     for value in partial.tolist():
         state = (t0[state & 0xFF] ^ t1[state >> 8 & 0xFF] ^ t2[state >> 16 & 0xFF] ^ t3[state >> 24]) ^ value
-    return _update_small(state, data[count * _CHUNK:])
+    return _update_small(state, data[count * _CHUNK :])
 
 
 def crc32c(data: bytes) -> int:

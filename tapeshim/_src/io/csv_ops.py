@@ -25,15 +25,15 @@ def _split(record: bytes, delim: bytes, quotes: bool) -> list[bytes]:
     if not end:
         return fields  # an empty record has no fields
     while True:
-        if quotes and pos < end and record[pos:pos + 1] == b'"':
+        if quotes and pos < end and record[pos : pos + 1] == b'"':
             pos += 1
             out = bytearray()
             while True:
                 if pos >= end:
                     raise errors.invalid_argument("Quoted field has to end with quote followed by delim or end", _OP)
-                char = record[pos:pos + 1]
+                char = record[pos : pos + 1]
                 if char == b'"':
-                    if record[pos + 1:pos + 2] == b'"':
+                    if record[pos + 1 : pos + 2] == b'"':
                         out += b'"'
                         pos += 2
                         continue
@@ -41,7 +41,7 @@ def _split(record: bytes, delim: bytes, quotes: bool) -> list[bytes]:
                     break
                 out += char
                 pos += 1
-            if pos < end and record[pos:pos + len(delim)] != delim:
+            if pos < end and record[pos : pos + len(delim)] != delim:
                 raise errors.invalid_argument("Quote inside a string has to be escaped by another quote", _OP)
             fields.append(bytes(out))
         else:
@@ -60,16 +60,22 @@ def _split(record: bytes, delim: bytes, quotes: bool) -> list[bytes]:
 def _default(value: Any, column: int) -> tuple[Any, Any]:
     """(dtype, default value or None when the column is required) of one `record_defaults` entry."""
     if isinstance(value, dtypes.DType) or isinstance(value, type):
-        raise ValueError(f"Attempt to convert a value ({value!r}) with an unsupported type ({type(value)!r}) to a "
-                         "Tensor.")
+        raise ValueError(
+            f"Attempt to convert a value ({value!r}) with an unsupported type ({type(value)!r}) to a Tensor."
+        )
     tensor = convert_to_tensor(value)
     if tensor.dtype.name not in _ALLOWED:
-        raise errors.InvalidArgumentError(None, None, f"Value for attr 'OUT_TYPE' of {tensor.dtype.name} is not in "
-                                          "the list of allowed values: float, double, int32, int64, string")
+        raise errors.InvalidArgumentError(
+            None,
+            None,
+            f"Value for attr 'OUT_TYPE' of {tensor.dtype.name} is not in "
+            "the list of allowed values: float, double, int32, int64, string",
+        )
     array = np.asarray(tensor.numpy(), dtype=object if tensor.dtype.name == "string" else None).reshape(-1)
     if array.size > 1:
-        raise errors.invalid_argument(f"There should only be 1 default per field but field {column} has "
-                                      f"{array.size}", _OP)
+        raise errors.invalid_argument(
+            f"There should only be 1 default per field but field {column} has {array.size}", _OP
+        )
     return tensor.dtype, (array[0] if array.size else None)
 
 
@@ -91,8 +97,15 @@ def _value(text: bytes, dtype: Any, column: int, record: int) -> Any:
     raise errors.invalid_argument(f"Field {column} in record {record} is not a valid {name}: {decoded}", _OP)
 
 
-def decode_csv(records: Any, record_defaults: Any, field_delim: str = ",", use_quote_delim: bool = True,
-               name: str | None = None, na_value: str = "", select_cols: Any = None) -> list[Tensor]:
+def decode_csv(
+    records: Any,
+    record_defaults: Any,
+    field_delim: str = ",",
+    use_quote_delim: bool = True,
+    name: str | None = None,
+    na_value: str = "",
+    select_cols: Any = None,
+) -> list[Tensor]:
     """Parses CSV records into one tensor per column, as `tf.io.decode_csv`.
 
     Args:
@@ -125,13 +138,15 @@ def decode_csv(records: Any, record_defaults: Any, field_delim: str = ",", use_q
         fields = _split(bytes(record), delim, bool(use_quote_delim))
         if selected is None:
             if len(fields) != len(columns):
-                raise errors.invalid_argument(f"Expect {len(columns)} fields but have {len(fields)} in record "
-                                              f"{index}", _OP)
+                raise errors.invalid_argument(
+                    f"Expect {len(columns)} fields but have {len(fields)} in record {index}", _OP
+                )
             picked = fields
         else:
             if len(fields) <= selected[-1]:
-                raise errors.invalid_argument(f"Expect {selected[-1] + 1} fields but have {len(fields)} in record "
-                                              f"{index}", _OP)
+                raise errors.invalid_argument(
+                    f"Expect {selected[-1] + 1} fields but have {len(fields)} in record {index}", _OP
+                )
             picked = [fields[c] for c in selected]
         for column, (text, (dtype, default)) in enumerate(zip(picked, columns)):
             if text == b"" or (na and text == na):

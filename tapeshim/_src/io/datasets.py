@@ -77,8 +77,13 @@ def _scalar(data: bytes) -> StringTensor:
 class _FileDataset(Dataset):
     """A dataset of the `tf.string` scalars `read(path, compression)` yields for each file."""
 
-    def __init__(self, filenames: Any, compression_type: Any, num_parallel_reads: Any,
-                 read: Callable[[str, str], Iterator[bytes]]) -> None:
+    def __init__(
+        self,
+        filenames: Any,
+        compression_type: Any,
+        num_parallel_reads: Any,
+        read: Callable[[str, str], Iterator[bytes]],
+    ) -> None:
         names = _filenames(filenames)
         kind = compression_name(compression_type)
         cycle = 1 if num_parallel_reads is None else int(num_parallel_reads)
@@ -122,8 +127,14 @@ class TFRecordDataset(_FileDataset):
       TypeError: `filenames` does not hold strings.
     """
 
-    def __init__(self, filenames: Any, compression_type: Any = None, buffer_size: Any = None,
-                 num_parallel_reads: Any = None, name: str | None = None) -> None:
+    def __init__(
+        self,
+        filenames: Any,
+        compression_type: Any = None,
+        buffer_size: Any = None,
+        num_parallel_reads: Any = None,
+        name: str | None = None,
+    ) -> None:
         super().__init__(filenames, compression_type, num_parallel_reads, _zlib_errors(read_records))
 
 
@@ -157,8 +168,14 @@ class TextLineDataset(_FileDataset):
       name: accepted for compatibility.
     """
 
-    def __init__(self, filenames: Any, compression_type: Any = None, buffer_size: Any = None,
-                 num_parallel_reads: Any = None, name: str | None = None) -> None:
+    def __init__(
+        self,
+        filenames: Any,
+        compression_type: Any = None,
+        buffer_size: Any = None,
+        num_parallel_reads: Any = None,
+        name: str | None = None,
+    ) -> None:
         super().__init__(filenames, compression_type, num_parallel_reads, _zlib_errors(_read_lines))
 
 
@@ -186,9 +203,11 @@ class DatasetTFRecordWriter:
         if not isinstance(spec, TensorSpec) or spec.dtype is not dtypes.string or spec.shape.rank != 0:
             shapes = getattr(spec, "shape", spec)
             kinds = getattr(spec, "dtype", spec)
-            raise TypeError("Invalid `dataset`. Expected a`dataset` that produces scalar `tf.string` elements, but "
-                            f"got a dataset which produces elements with shapes {tuple(shapes)} and types "
-                            f"<dtype: '{getattr(kinds, 'name', kinds)}'>.")
+            raise TypeError(
+                "Invalid `dataset`. Expected a`dataset` that produces scalar `tf.string` elements, but "
+                f"got a dataset which produces elements with shapes {tuple(shapes)} and types "
+                f"<dtype: '{getattr(kinds, 'name', kinds)}'>."
+            )
         with TFRecordWriter(self._filename, self._kind or None) as writer:
             for element in dataset._elements():
                 writer.write(element.numpy())

@@ -26,9 +26,11 @@ class Int64List(Message):
 class Feature(Message):
     """One of a `BytesList`, `FloatList` or `Int64List` (the oneof `kind`)."""
 
-    FIELDS = (Field("bytes_list", 1, "message", message=lambda: BytesList, oneof="kind"),
-              Field("float_list", 2, "message", message=lambda: FloatList, oneof="kind"),
-              Field("int64_list", 3, "message", message=lambda: Int64List, oneof="kind"))
+    FIELDS = (
+        Field("bytes_list", 1, "message", message=lambda: BytesList, oneof="kind"),
+        Field("float_list", 2, "message", message=lambda: FloatList, oneof="kind"),
+        Field("int64_list", 3, "message", message=lambda: Int64List, oneof="kind"),
+    )
 
 
 class Features(Message):
@@ -58,5 +60,7 @@ class Example(Message):
 class SequenceExample(Message):
     """Context features plus named feature sequences."""
 
-    FIELDS = (Field("context", 1, "message", message=lambda: Features),
-              Field("feature_lists", 2, "message", message=lambda: FeatureLists))
+    FIELDS = (
+        Field("context", 1, "message", message=lambda: Features),
+        Field("feature_lists", 2, "message", message=lambda: FeatureLists),
+    )

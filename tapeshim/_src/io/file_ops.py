@@ -22,8 +22,9 @@ def scalar_path(value: Any, op: str, argument: str = "filename") -> str:
     except TypeError:
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype string") from None
     if tensor.shape.rank != 0:
-        raise errors.invalid_argument(f"Input {argument} tensor must be scalar, but had shape: "
-                                      f"{list(tensor.shape)}", op)
+        raise errors.invalid_argument(
+            f"Input {argument} tensor must be scalar, but had shape: {list(tensor.shape)}", op
+        )
     return path_text(tensor.numpy())
 
 
@@ -52,8 +53,7 @@ def write_file(filename: Any, contents: Any, name: str | None = None) -> None:
     path = scalar_path(filename, "WriteFile")
     data = as_string_tensor(contents, "contents")
     if data.shape.rank != 0:
-        raise errors.invalid_argument(f"Contents tensor must be scalar, but had shape: {list(data.shape)}",
-                                      "WriteFile")
+        raise errors.invalid_argument(f"Contents tensor must be scalar, but had shape: {list(data.shape)}", "WriteFile")
     directory = os.path.dirname(path)
     try:
         if directory:
@@ -65,5 +65,6 @@ def write_file(filename: Any, contents: Any, name: str | None = None) -> None:
 
 
 table.export("io.read_file", gradient="-", dtypes="string", note="host-side; local files (`file://` too)")(read_file)
-table.export("io.write_file", gradient="-", dtypes="string",
-             note="host-side; creates missing parent directories, as TF")(write_file)
+table.export(
+    "io.write_file", gradient="-", dtypes="string", note="host-side; creates missing parent directories, as TF"
+)(write_file)

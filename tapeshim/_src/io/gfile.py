@@ -28,8 +28,9 @@ def path_text(path: Any) -> str:
     if "://" in path:
         scheme, rest = path.split("://", 1)
         if scheme != "file":
-            raise errors.UnimplementedError(None, None, f"File system scheme '{scheme}' not implemented (file: "
-                                            f"'{path}')")
+            raise errors.UnimplementedError(
+                None, None, f"File system scheme '{scheme}' not implemented (file: '{path}')"
+            )
         path = rest
     return path
 

@@ -35,22 +35,31 @@ class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
     """A feature of any length (`tf.io.VarLenFeature`): a `SparseTensor`."""
 
 
-class FixedLenSequenceFeature(collections.namedtuple(
-        "FixedLenSequenceFeature", ["shape", "dtype", "allow_missing", "default_value"])):
+class FixedLenSequenceFeature(
+    collections.namedtuple("FixedLenSequenceFeature", ["shape", "dtype", "allow_missing", "default_value"])
+):
     """A sequence of fixed-shape items (`tf.io.FixedLenSequenceFeature`): a dense `[n, *shape]` tensor."""
 
-    def __new__(cls, shape: Any, dtype: Any, allow_missing: bool = False,
-                default_value: Any = None) -> "FixedLenSequenceFeature":
+    def __new__(
+        cls, shape: Any, dtype: Any, allow_missing: bool = False, default_value: Any = None
+    ) -> "FixedLenSequenceFeature":
         return super().__new__(cls, shape, dtype, allow_missing, default_value)
 
 
-class RaggedFeature(collections.namedtuple(
-        "RaggedFeature", ["dtype", "value_key", "partitions", "row_splits_dtype", "validate"])):
+class RaggedFeature(
+    collections.namedtuple("RaggedFeature", ["dtype", "value_key", "partitions", "row_splits_dtype", "validate"])
+):
     """A feature of any length (`tf.io.RaggedFeature`): a `RaggedTensor` `[batch, None]` (a 1-D tensor for
     one example). Only `partitions=()` is supported: further ragged dimensions raise `ValueError`."""
 
-    def __new__(cls, dtype: Any, value_key: str | None = None, partitions: Any = (), row_splits_dtype: Any = None,
-                validate: bool = False) -> "RaggedFeature":
+    def __new__(
+        cls,
+        dtype: Any,
+        value_key: str | None = None,
+        partitions: Any = (),
+        row_splits_dtype: Any = None,
+        validate: bool = False,
+    ) -> "RaggedFeature":
         if partitions:
             raise ValueError("tapeshim's RaggedFeature supports no partitions (only [batch, None] results).")
         splits = dtypes.int32 if row_splits_dtype is None else dtypes.as_dtype(row_splits_dtype)
@@ -60,8 +69,11 @@ class RaggedFeature(collections.namedtuple(
 def _dtype(config: Any, attr: str) -> Any:
     dtype = dtypes.as_dtype(config.dtype)
     if dtype.name not in _KINDS:
-        raise errors.InvalidArgumentError(None, None, f"Value for attr '{attr}' of {dtype.name} is not in the list "
-                                          "of allowed values: float, int64, string")
+        raise errors.InvalidArgumentError(
+            None,
+            None,
+            f"Value for attr '{attr}' of {dtype.name} is not in the list of allowed values: float, int64, string",
+        )
     return dtype
 
 
@@ -77,8 +89,11 @@ def _validate(parsed: list, configs: dict, single: bool) -> None:
         dtype = dtypes.as_dtype(config.dtype)
         shape = _shape(config) if not isinstance(config, (VarLenFeature, RaggedFeature)) else ()
         info[key] = (config, _KINDS[dtype.name], shape, int(np.prod(shape)))
-    required = [(key, names[1]) for key, (config, names, _, _) in info.items()
-                if isinstance(config, FixedLenFeature) and config.default_value is None]
+    required = [
+        (key, names[1])
+        for key, (config, names, _, _) in info.items()
+        if isinstance(config, FixedLenFeature) and config.default_value is None
+    ]
     for index, features in enumerate(parsed):
         for key, feature in features.items():
             found = info.get(key)
@@ -86,19 +101,33 @@ def _validate(parsed: list, configs: dict, single: bool) -> None:
                 continue
             config, (expected_kind, expected_name), shape, size = found
             kind, count = feature[0], len(feature[1])
-            if kind is not None and kind != expected_kind or (
-                    isinstance(config, FixedLenFeature) and count != size) or (
-                    isinstance(config, FixedLenSequenceFeature) and size and count % size):
+            if (
+                kind is not None
+                and kind != expected_kind
+                or (isinstance(config, FixedLenFeature) and count != size)
+                or (isinstance(config, FixedLenSequenceFeature) and size and count % size)
+            ):
                 _raise(key, config, kind, count, expected_kind, expected_name, shape, size, index, single)
         for key, name in required:
             if key not in features:
                 where = "" if single else "Name: <unknown>, "
-                raise errors.invalid_argument(f"{where}Feature: {key} (data type: {name}) is required but could "
-                                              "not be found.", _OP)
+                raise errors.invalid_argument(
+                    f"{where}Feature: {key} (data type: {name}) is required but could not be found.", _OP
+                )
 
 
-def _raise(key: str, config: Any, kind: str | None, count: int, expected_kind: str, expected_name: str,
-           shape: tuple, size: int, index: int, single: bool) -> None:
+def _raise(
+    key: str,
+    config: Any,
+    kind: str | None,
+    count: int,
+    expected_kind: str,
+    expected_name: str,
+    shape: tuple,
+    size: int,
+    index: int,
+    single: bool,
+) -> None:
     """Raises TF's error for one feature of one example that does not fit its configuration."""
     where = "" if single else "Name: <unknown>, "
     at = "." if single else f", Index: {index}."
@@ -111,17 +140,27 @@ def _raise(key: str, config: Any, kind: str | None, count: int, expected_kind: s
         raise errors.invalid_argument(f"{where}Key: {key}{at}  Data types don't match. {reason}", _OP)
     if isinstance(config, FixedLenFeature):
         if single:
-            raise errors.invalid_argument(f"Key: {key}.  Can't parse serialized Example: Some {expected_kind} "
-                                          "slice was not parsed.", _OP)
-        raise errors.invalid_argument(f"{where}Key: {key}{at}  Number of {expected_name} values != expected.  "
-                                      f"Values size: {count} but output shape: {list(shape)}", _OP)
+            raise errors.invalid_argument(
+                f"Key: {key}.  Can't parse serialized Example: Some {expected_kind} slice was not parsed.", _OP
+            )
+        raise errors.invalid_argument(
+            f"{where}Key: {key}{at}  Number of {expected_name} values != expected.  "
+            f"Values size: {count} but output shape: {list(shape)}",
+            _OP,
+        )
     if single:
-        raise errors.invalid_argument(f"Error while parsing feature with key {key}: number of elements "
-                                      f"should be divisible by {size}, found {count} instead", _OP)
+        raise errors.invalid_argument(
+            f"Error while parsing feature with key {key}: number of elements "
+            f"should be divisible by {size}, found {count} instead",
+            _OP,
+        )
     dims = ",".join(["?"] + [str(d) for d in shape])
-    raise errors.invalid_argument(f"{where}Key: {key}{at}  Number of {expected_name} values is not a "
-                                  f"multiple of stride length. Saw {count} values but output shape is: "
-                                  f"[{dims}]", _OP)
+    raise errors.invalid_argument(
+        f"{where}Key: {key}{at}  Number of {expected_name} values is not a "
+        f"multiple of stride length. Saw {count} values but output shape is: "
+        f"[{dims}]",
+        _OP,
+    )
 
 
 def _array(values: list, dtype: Any) -> np.ndarray:
@@ -147,8 +186,9 @@ def _default(config: Any, dtype: Any, shape: tuple) -> np.ndarray | None:
         array = np.asarray(config.default_value, dtype=dtype.as_numpy_dtype)
     size = int(np.prod(shape))
     if array.size != size:
-        raise errors.invalid_argument(f"Input to reshape is a tensor with {array.size} values, but the requested "
-                                      f"shape has {size}", "Reshape")
+        raise errors.invalid_argument(
+            f"Input to reshape is a tensor with {array.size} values, but the requested shape has {size}", "Reshape"
+        )
     return array.reshape(shape)
 
 
@@ -174,8 +214,9 @@ def feature(payload: bytes) -> tuple:
             if number == 1:
                 parts.append(bytes(value))
             elif number == 2:
-                parts.append(np.frombuffer(value, "<f4") if wire_type == wire.LENGTH
-                             else np.frombuffer(value, "<f4", count=1))
+                parts.append(
+                    np.frombuffer(value, "<f4") if wire_type == wire.LENGTH else np.frombuffer(value, "<f4", count=1)
+                )
             else:
                 ints = wire.unpack_varints(value) if wire_type == wire.LENGTH else [value]
                 parts.append(np.asarray(ints, np.uint64).astype(np.int64))
@@ -216,8 +257,7 @@ def _decode(serialized: bytes) -> dict:
                 out.update(decode_features(example_field))
         return out
     except wire.DecodeError:
-        raise errors.invalid_argument("Could not parse example input, value: "
-                                      f"'{serialized[:64]!r}'", _OP) from None
+        raise errors.invalid_argument(f"Could not parse example input, value: '{serialized[:64]!r}'", _OP) from None
 
 
 def _check(features: dict) -> list[tuple[str, Any]]:
@@ -225,11 +265,16 @@ def _check(features: dict) -> list[tuple[str, Any]]:
         raise ValueError("Invalid argument: features cannot be empty.")
     sparse = sorted((k, c) for k, c in features.items() if isinstance(c, VarLenFeature))
     dense = sorted((k, c) for k, c in features.items() if isinstance(c, (FixedLenFeature, FixedLenSequenceFeature)))
-    ragged = sorted(((k, c) for k, c in features.items() if isinstance(c, RaggedFeature)),
-                    key=lambda item: (item[1].value_key is not None, item[0]))  # TF's order
+    ragged = sorted(
+        ((k, c) for k, c in features.items() if isinstance(c, RaggedFeature)),
+        key=lambda item: (item[1].value_key is not None, item[0]),
+    )  # TF's order
     if len(sparse) + len(dense) + len(ragged) != len(features):
-        bad = next(c for c in features.values() if not isinstance(
-            c, (VarLenFeature, FixedLenFeature, FixedLenSequenceFeature, RaggedFeature)))
+        bad = next(
+            c
+            for c in features.values()
+            if not isinstance(c, (VarLenFeature, FixedLenFeature, FixedLenSequenceFeature, RaggedFeature))
+        )
         raise ValueError(f"Unsupported {type(bad).__name__} {bad}.")
     for key, config in dense:
         if isinstance(config, FixedLenSequenceFeature) and not config.allow_missing:
@@ -240,8 +285,10 @@ def _check(features: dict) -> list[tuple[str, Any]]:
     for key, config in ragged:  # features read from the same Example key share their row-splits type
         source, name = _source(key, config), config.row_splits_dtype.name
         if split_types.setdefault(source, name) != name:
-            raise ValueError(f"Conflicting partition type <dtype: '{split_types[source]}'> vs <dtype: '{name}'> "
-                             f"for feature {source}.")
+            raise ValueError(
+                f"Conflicting partition type <dtype: '{split_types[source]}'> vs <dtype: '{name}'> "
+                f"for feature {source}."
+            )
     return sparse + dense + ragged
 
 
@@ -261,16 +308,18 @@ def _sequence(config: FixedLenSequenceFeature, feature: Any, dtype: Any) -> np.n
 def _sparse(indices: np.ndarray, values: np.ndarray, dense_shape: list, dtype: Any) -> Any:
     from tapeshim._src.sparse import SparseTensor
 
-    return SparseTensor(constant(indices.astype(np.int64), dtypes.int64), _tensor(values, dtype),
-                        constant(np.asarray(dense_shape, np.int64), dtypes.int64))
+    return SparseTensor(
+        constant(indices.astype(np.int64), dtypes.int64),
+        _tensor(values, dtype),
+        constant(np.asarray(dense_shape, np.int64), dtypes.int64),
+    )
 
 
 def _serialized(serialized: Any) -> np.ndarray:
     return np.asarray(as_string_tensor(serialized, "serialized").numpy(), dtype=object)
 
 
-def parse_single_example(serialized: Any, features: dict, example_names: Any = None,
-                         name: str | None = None) -> dict:
+def parse_single_example(serialized: Any, features: dict, example_names: Any = None, name: str | None = None) -> dict:
     """Parses one serialized `tf.train.Example` (a scalar string) into tensors, as `tf.io.parse_single_example`.
 
     Raises:
@@ -301,12 +350,14 @@ def parse_example(serialized: Any, features: dict, example_names: Any = None, na
     return _parse(data, features, single=False)
 
 
-class SparseFeature(collections.namedtuple(
-        "SparseFeature", ["index_key", "value_key", "dtype", "size", "already_sorted"])):
+class SparseFeature(
+    collections.namedtuple("SparseFeature", ["index_key", "value_key", "dtype", "size", "already_sorted"])
+):
     """A sparse feature from an index feature and a value feature (`tf.io.SparseFeature`, one index key)."""
 
-    def __new__(cls, index_key: Any, value_key: str, dtype: Any, size: Any,
-                already_sorted: bool = False) -> "SparseFeature":
+    def __new__(
+        cls, index_key: Any, value_key: str, dtype: Any, size: Any, already_sorted: bool = False
+    ) -> "SparseFeature":
         return super().__new__(cls, index_key, value_key, dtype, size, already_sorted)
 
 
@@ -321,12 +372,17 @@ def _sparse_feature(key: str, config: SparseFeature, parsed: list, single: bool)
     for index, features in enumerate(parsed):
         positions = features.get(config.index_key, (None, []))
         values = features.get(config.value_key, (None, []))
-        for source, (kind, _), expected in ((config.index_key, positions, "int64_list"),
-                                            (config.value_key, values, _KINDS[dtype.name][0])):
+        for source, (kind, _), expected in (
+            (config.index_key, positions, "int64_list"),
+            (config.value_key, values, _KINDS[dtype.name][0]),
+        ):
             if kind is not None and kind != expected:
-                raise errors.invalid_argument(f"{where}Key: {source}, Index: {index}.  Data types don't match. "
-                                              f"Expected type: {_KIND_NAMES[expected]}, Actual type: "
-                                              f"{_KIND_NAMES[kind]}", _OP)
+                raise errors.invalid_argument(
+                    f"{where}Key: {source}, Index: {index}.  Data types don't match. "
+                    f"Expected type: {_KIND_NAMES[expected]}, Actual type: "
+                    f"{_KIND_NAMES[kind]}",
+                    _OP,
+                )
         ids, items = list(np.asarray(positions[1], np.int64)), list(values[1])
         if len(ids) != len(items):
             raise ValueError(f"Dimensions {len(ids)} and {len(items)} are not compatible")
@@ -351,12 +407,19 @@ def _parse(data: np.ndarray, features: dict, single: bool) -> dict:
     for _, config in combined:
         _dtype(config, "sparse_types")
     for _, config in configs:
-        _dtype(config, "sparse_types" if isinstance(config, VarLenFeature) else
-               "ragged_value_types" if isinstance(config, RaggedFeature) else "Tdense")
+        _dtype(
+            config,
+            "sparse_types"
+            if isinstance(config, VarLenFeature)
+            else "ragged_value_types"
+            if isinstance(config, RaggedFeature)
+            else "Tdense",
+        )
     for _, config in configs:  # defaults are checked first, as TF builds them before parsing
         if not isinstance(config, (VarLenFeature, RaggedFeature)):
-            _default(config, dtypes.as_dtype(config.dtype), _shape(config) if isinstance(config, FixedLenFeature)
-                     else ())
+            _default(
+                config, dtypes.as_dtype(config.dtype), _shape(config) if isinstance(config, FixedLenFeature) else ()
+            )
     parsed = [_decode(bytes(item)) for item in data]
     out = parse_decoded(parsed, configs, single)
     for key, config in combined:  # after the other results, as TF's
@@ -379,20 +442,28 @@ def parse_decoded(parsed: list, configs: list, single: bool) -> dict:
         maps = [(m[source] if source in m else None) for m in parsed]
         if isinstance(config, RaggedFeature):
             rows = [_values(f, dtype) if f is not None else [] for f in maps]
-            values = _tensor(_array([v for row in rows for v in row], dtype) if dtype.name == "string" else
-                             np.concatenate([np.asarray(r, dtype.as_numpy_dtype) for r in rows]), dtype)
+            values = _tensor(
+                _array([v for row in rows for v in row], dtype)
+                if dtype.name == "string"
+                else np.concatenate([np.asarray(r, dtype.as_numpy_dtype) for r in rows]),
+                dtype,
+            )
             if single:
                 out[key] = values
             else:
                 from tapeshim._src.ragged import RaggedTensor
 
-                lengths = constant(np.asarray([len(r) for r in rows], config.row_splits_dtype.as_numpy_dtype),
-                                   config.row_splits_dtype)
+                lengths = constant(
+                    np.asarray([len(r) for r in rows], config.row_splits_dtype.as_numpy_dtype), config.row_splits_dtype
+                )
                 out[key] = RaggedTensor.from_row_lengths(values, lengths)
         elif isinstance(config, VarLenFeature):
             rows = [_values(f, dtype) if f is not None else [] for f in maps]
-            values = (_array([v for row in rows for v in row], dtype) if dtype.name == "string" else
-                      np.concatenate([np.asarray(r, dtype.as_numpy_dtype) for r in rows]))
+            values = (
+                _array([v for row in rows for v in row], dtype)
+                if dtype.name == "string"
+                else np.concatenate([np.asarray(r, dtype.as_numpy_dtype) for r in rows])
+            )
             longest = max((len(r) for r in rows), default=0)
             if single:
                 indices = np.arange(len(rows[0]), dtype=np.int64).reshape(-1, 1)
@@ -419,17 +490,22 @@ def parse_decoded(parsed: list, configs: list, single: bool) -> dict:
             fill: Any = b"" if dtype.name == "string" else 0
             if config.default_value is not None:
                 fill = _default(config, dtype, ()) if np.size(config.default_value) == 1 else fill
-            batch = np.empty((len(arrays), longest) + shape, dtype=object if dtype.name == "string"
-                             else dtype.as_numpy_dtype)
+            batch = np.empty(
+                (len(arrays), longest) + shape, dtype=object if dtype.name == "string" else dtype.as_numpy_dtype
+            )
             batch[...] = fill
             for b, array in enumerate(arrays):
-                batch[b, :array.shape[0]] = array
+                batch[b, : array.shape[0]] = array
             out[key] = _tensor(batch, dtype)
     return out
 
 
-table.export("io.parse_example", gradient="-", dtypes="string",
-             note="host-side; FixedLen/FixedLenSequence/VarLen/Ragged (no partitions)/Sparse (one index key)")(
-    parse_example)
-table.export("io.parse_single_example", gradient="-", dtypes="string",
-             note="host-side; as io.parse_example")(parse_single_example)
+table.export(
+    "io.parse_example",
+    gradient="-",
+    dtypes="string",
+    note="host-side; FixedLen/FixedLenSequence/VarLen/Ragged (no partitions)/Sparse (one index key)",
+)(parse_example)
+table.export("io.parse_single_example", gradient="-", dtypes="string", note="host-side; as io.parse_example")(
+    parse_single_example
+)

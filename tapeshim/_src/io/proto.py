@@ -20,17 +20,39 @@ import numpy as np
 
 from tapeshim._src.io import wire
 
-_SCALAR_DEFAULTS = {"bytes": b"", "string": "", "float": 0.0, "double": 0.0, "int64": 0, "int32": 0,
-                    "uint64": 0, "bool": False, "enum": 0}
-_INT_RANGES = {"int64": (-(1 << 63), (1 << 63) - 1), "int32": (-(1 << 31), (1 << 31) - 1),
-               "enum": (-(1 << 31), (1 << 31) - 1), "uint64": (0, (1 << 64) - 1)}
+_SCALAR_DEFAULTS = {
+    "bytes": b"",
+    "string": "",
+    "float": 0.0,
+    "double": 0.0,
+    "int64": 0,
+    "int32": 0,
+    "uint64": 0,
+    "bool": False,
+    "enum": 0,
+}
+_INT_RANGES = {
+    "int64": (-(1 << 63), (1 << 63) - 1),
+    "int32": (-(1 << 31), (1 << 31) - 1),
+    "enum": (-(1 << 31), (1 << 31) - 1),
+    "uint64": (0, (1 << 64) - 1),
+}
 
 
 class Field:
     """One field of a message: name, number, kind, and how it repeats."""
 
-    def __init__(self, name: str, number: int, kind: str, repeated: bool = False, packed: bool = False,
-                 message: Callable[[], type] | None = None, oneof: str | None = None, is_map: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        number: int,
+        kind: str,
+        repeated: bool = False,
+        packed: bool = False,
+        message: Callable[[], type] | None = None,
+        oneof: str | None = None,
+        is_map: bool = False,
+    ) -> None:
         self.name, self.number, self.kind = name, number, kind
         self.repeated, self.packed, self.oneof, self.is_map = repeated, packed, oneof, is_map
         self._message = message
@@ -54,8 +76,10 @@ def _coerce(kind: str, value: Any) -> Any:
             try:
                 return bytes(value).decode("utf-8")
             except UnicodeDecodeError:
-                raise ValueError(f"{value!r} has type bytes, but isn't valid UTF-8 encoding. Non-UTF-8 strings "
-                                 "must be converted to unicode objects before being added.") from None
+                raise ValueError(
+                    f"{value!r} has type bytes, but isn't valid UTF-8 encoding. Non-UTF-8 strings "
+                    "must be converted to unicode objects before being added."
+                ) from None
         if not isinstance(value, str):
             raise TypeError(f"{value!r} has type {type(value).__name__}, but expected one of: bytes, str")
         return value
@@ -240,8 +264,9 @@ class Message:
             if field.is_map:
                 target = getattr(self, name)
                 for key, item in dict(value).items():
-                    target.get_or_create(key).CopyFrom(item) if isinstance(item, Message) else \
-                        target.get_or_create(key).MergeFrom(field.message_type(**item))
+                    target.get_or_create(key).CopyFrom(item) if isinstance(item, Message) else target.get_or_create(
+                        key
+                    ).MergeFrom(field.message_type(**item))
             elif field.repeated:
                 getattr(self, name).extend(value)
             elif field.kind == "message":
@@ -249,8 +274,10 @@ class Message:
                 if isinstance(value, dict):
                     value = field.message_type(**value)
                 if not isinstance(value, field.message_type):
-                    raise TypeError(f"Parameter to CopyFrom() must be instance of same class: expected "
-                                    f"{field.message_type.__name__} got {type(value).__name__}.")
+                    raise TypeError(
+                        f"Parameter to CopyFrom() must be instance of same class: expected "
+                        f"{field.message_type.__name__} got {type(value).__name__}."
+                    )
                 child.CopyFrom(value)
                 self._touch(field)
             else:
@@ -294,7 +321,7 @@ class Message:
             return
         field = type(self)._BY_NAME.get(name)
         if field is None:
-            raise AttributeError(f"Protocol message has no \"{name}\" field.")
+            raise AttributeError(f'Protocol message has no "{name}" field.')
         if field.repeated or field.kind == "message":
             what = "message" if field.kind == "message" and not field.repeated else "repeated"
             raise AttributeError(f'Assignment not allowed to {what} field "{name}" in protocol message object.')
@@ -320,8 +347,11 @@ class Message:
             return bool(value)
         if field.kind == "message" or field.oneof is not None:
             return field.name in self._present
-        return value is not None and value != _SCALAR_DEFAULTS[field.kind] or (
-            field.kind in ("float", "double") and value is not None and math.copysign(1.0, value) < 0)
+        return (
+            value is not None
+            and value != _SCALAR_DEFAULTS[field.kind]
+            or (field.kind in ("float", "double") and value is not None and math.copysign(1.0, value) < 0)
+        )
 
     def HasField(self, name: str) -> bool:  # noqa: N802 - protobuf's name
         """Whether singular field (or oneof) `name` is set."""
@@ -363,8 +393,10 @@ class Message:
     def CopyFrom(self, other: "Message") -> None:  # noqa: N802
         """Makes this message a copy of `other`."""
         if not isinstance(other, type(self)):
-            raise TypeError(f"Parameter to CopyFrom() must be instance of same class: expected "
-                            f"{type(self).__name__} got {type(other).__name__}.")
+            raise TypeError(
+                f"Parameter to CopyFrom() must be instance of same class: expected "
+                f"{type(self).__name__} got {type(other).__name__}."
+            )
         if other is self:
             return
         self.Clear()
@@ -404,7 +436,8 @@ class Message:
                 items = sorted(value.items()) if deterministic else value.items()
                 for key, item in items:
                     entry = wire.length_delimited(1, key.encode("utf-8")) + wire.length_delimited(
-                        2, item.SerializeToString(deterministic))
+                        2, item.SerializeToString(deterministic)
+                    )
                     out.append(wire.length_delimited(field.number, entry))
             elif field.kind == "message":
                 items = value if field.repeated else [value]
@@ -450,9 +483,11 @@ class Message:
                 if not field.repeated:
                     self._touch(field)
             elif field.repeated:
-                values = (_decode_packed(field.kind, value)
-                          if wire_type == wire.LENGTH and field.kind not in ("bytes", "string")
-                          else [_decode_scalar(field.kind, wire_type, value)])
+                values = (
+                    _decode_packed(field.kind, value)
+                    if wire_type == wire.LENGTH and field.kind not in ("bytes", "string")
+                    else [_decode_scalar(field.kind, wire_type, value)]
+                )
                 getattr(self, field.name).extend(values)
             else:
                 self._values[field.name] = _decode_scalar(field.kind, wire_type, value)
@@ -478,8 +513,11 @@ class Message:
         if type(other) is not type(self):
             return False
         mine, theirs = self.ListFields(), other.ListFields()
-        return ([f.name for f, _ in mine] == [f.name for f, _ in theirs]
-                and all(a == b for (_, a), (_, b) in zip(mine, theirs)) and self._unknown == other._unknown)
+        return (
+            [f.name for f, _ in mine] == [f.name for f, _ in theirs]
+            and all(a == b for (_, a), (_, b) in zip(mine, theirs))
+            and self._unknown == other._unknown
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -500,12 +538,12 @@ class Message:
                     lines.extend(item._text_lines(depth + 2))
                     lines.append(f"{pad}  }}\n{pad}}}\n")
             elif field.kind == "message":
-                for item in (value if field.repeated else [value]):
+                for item in value if field.repeated else [value]:
                     lines.append(f"{pad}{field.name} {{\n")
                     lines.extend(item._text_lines(depth + 1))
                     lines.append(f"{pad}}}\n")
             else:
-                for item in (value if field.repeated else [value]):
+                for item in value if field.repeated else [value]:
                     lines.append(f"{pad}{field.name}: {_text_scalar(field.kind, item)}\n")
         return lines
 

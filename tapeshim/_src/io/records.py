@@ -28,8 +28,11 @@ class TFRecordCompressionType:
     GZIP = 2
 
 
-_TYPE_NAMES = {TFRecordCompressionType.NONE: "", TFRecordCompressionType.ZLIB: "ZLIB",
-               TFRecordCompressionType.GZIP: "GZIP"}
+_TYPE_NAMES = {
+    TFRecordCompressionType.NONE: "",
+    TFRecordCompressionType.ZLIB: "ZLIB",
+    TFRecordCompressionType.GZIP: "GZIP",
+}
 
 
 class TFRecordOptions:
@@ -51,12 +54,24 @@ class TFRecordOptions:
       ValueError: an unknown compression type.
     """
 
-    compression_type_map = {TFRecordCompressionType.ZLIB: "ZLIB", TFRecordCompressionType.GZIP: "GZIP",
-                            TFRecordCompressionType.NONE: ""}
+    compression_type_map = {
+        TFRecordCompressionType.ZLIB: "ZLIB",
+        TFRecordCompressionType.GZIP: "GZIP",
+        TFRecordCompressionType.NONE: "",
+    }
 
-    def __init__(self, compression_type: Any = None, flush_mode: Any = None, input_buffer_size: Any = None,
-                 output_buffer_size: Any = None, window_bits: Any = None, compression_level: Any = None,
-                 compression_method: Any = None, mem_level: Any = None, compression_strategy: Any = None) -> None:
+    def __init__(
+        self,
+        compression_type: Any = None,
+        flush_mode: Any = None,
+        input_buffer_size: Any = None,
+        output_buffer_size: Any = None,
+        window_bits: Any = None,
+        compression_level: Any = None,
+        compression_method: Any = None,
+        mem_level: Any = None,
+        compression_strategy: Any = None,
+    ) -> None:
         if isinstance(compression_type, int):
             compression_type = _TYPE_NAMES.get(compression_type)
             if compression_type is None:
@@ -75,7 +90,7 @@ class TFRecordOptions:
 
     @classmethod
     def get_compression_type_string(cls, options: Any) -> str:
-        """"GZIP", "ZLIB" or "" for a `TFRecordOptions`, a compression-type string or value, or None."""
+        """ "GZIP", "ZLIB" or "" for a `TFRecordOptions`, a compression-type string or value, or None."""
         if not options:
             return ""
         if isinstance(options, TFRecordOptions):
@@ -108,8 +123,10 @@ def record_bytes(record: Any) -> bytes:
         return record.encode("utf-8")
     if isinstance(record, (bytes, bytearray, memoryview)):
         return bytes(record)
-    raise TypeError(f"write(): incompatible function arguments. The following argument types are supported:\n"
-                    f"    1. (self, record: str) -> None\n\nInvoked with: {record!r}")
+    raise TypeError(
+        f"write(): incompatible function arguments. The following argument types are supported:\n"
+        f"    1. (self, record: str) -> None\n\nInvoked with: {record!r}"
+    )
 
 
 def frame(data: bytes) -> bytes:
@@ -125,7 +142,8 @@ def _compressor(options: TFRecordOptions, kind: str) -> Any:
         zlib.DEFLATED if options.compression_method is None else int(options.compression_method),
         window + 16 if kind == "GZIP" else window,
         9 if options.mem_level is None else int(options.mem_level),
-        0 if options.compression_strategy is None else int(options.compression_strategy))
+        0 if options.compression_strategy is None else int(options.compression_strategy),
+    )
 
 
 class TFRecordWriter:
@@ -235,8 +253,9 @@ def read_records(path: Any, compression_type: str = "") -> Iterator[bytes]:
             if not header:
                 return
             if len(header) < 12:
-                raise errors.DataLossError(None, None, f"truncated record at {offset}' failed with Read less bytes "
-                                           f"than requested")
+                raise errors.DataLossError(
+                    None, None, f"truncated record at {offset}' failed with Read less bytes than requested"
+                )
             length_bytes, length_crc = header[:8], struct.unpack("<I", header[8:])[0]
             if masked_crc32c(length_bytes) != length_crc:
                 hint = " (Is this even a TFRecord file?)" if offset == 0 else ""
@@ -244,8 +263,9 @@ def read_records(path: Any, compression_type: str = "") -> Iterator[bytes]:
             (length,) = struct.unpack("<Q", length_bytes)
             body = stream.read(length + 4)
             if len(body) < length + 4:
-                raise errors.DataLossError(None, None, f"truncated record at {offset}' failed with Read less bytes "
-                                           f"than requested")
+                raise errors.DataLossError(
+                    None, None, f"truncated record at {offset}' failed with Read less bytes than requested"
+                )
             data = body[:length]
             if masked_crc32c(data) != struct.unpack("<I", body[length:])[0]:
                 raise errors.DataLossError(None, None, f"corrupted record at {offset + 12}")

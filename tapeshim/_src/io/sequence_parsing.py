@@ -45,8 +45,9 @@ def _sequence_configs(sequence_features: dict | None, single: bool) -> list[tupl
             raise ValueError(f"Unsupported {type(config).__name__} {config} for key '{key}'")
         if isinstance(config, FixedLenSequenceFeature) and config.default_value is not None:
             raise ValueError(f"Value feature_list.dense_defaults[{key}] must be None")
-        parsing._dtype(config, "feature_list_sparse_types" if isinstance(config, VarLenFeature)
-                       else "feature_list_dense_types")
+        parsing._dtype(
+            config, "feature_list_sparse_types" if isinstance(config, VarLenFeature) else "feature_list_dense_types"
+        )
     sparse = sorted((k, c) for k, c in configs.items() if isinstance(c, VarLenFeature))
     dense = sorted((k, c) for k, c in configs.items() if isinstance(c, FixedLenSequenceFeature))
     return sparse + dense
@@ -60,21 +61,25 @@ def _steps(key: str, config: Any, steps: list, index: int) -> list:
     out = []
     for kind, values in steps:
         if kind is not None and kind != expected_kind:
-            raise errors.invalid_argument(f"Name: <unknown>, Key: {key}, Index: {index}.  Data types don't match. "
-                                          f"Expected type: {expected_name}", _OP)
+            raise errors.invalid_argument(
+                f"Name: <unknown>, Key: {key}, Index: {index}.  Data types don't match. Expected type: {expected_name}",
+                _OP,
+            )
         if size is not None and len(values) != size:
             raise errors.invalid_argument(
                 f"Name: <unknown>, Key: {key}, Index: {index}.  Number of values != expected.  values size: "
-                f"{len(values)} but output shape: {list(parsing._shape(config))}", _OP)
+                f"{len(values)} but output shape: {list(parsing._shape(config))}",
+                _OP,
+            )
         out.append(values)
     return out
 
 
-def _parse(data: np.ndarray, context_features: dict | None, sequence_features: dict | None,
-           single: bool) -> tuple[dict, dict, dict]:
+def _parse(
+    data: np.ndarray, context_features: dict | None, sequence_features: dict | None, single: bool
+) -> tuple[dict, dict, dict]:
     if not context_features and not sequence_features:
-        raise ValueError("Both context_features and sequence_features are None, but at least one should have "
-                         "values.")
+        raise ValueError("Both context_features and sequence_features are None, but at least one should have values.")
     context_configs = parsing._check(context_features) if context_features else []
     sequence_configs = _sequence_configs(sequence_features, single)
     decoded = [_decode(bytes(item)) for item in data]
@@ -90,7 +95,8 @@ def _parse(data: np.ndarray, context_features: dict | None, sequence_features: d
                     raise errors.invalid_argument(
                         f"Name: <unknown>, Feature list '{key}' is required but could not be found.  Did you mean "
                         "to include it in feature_list_dense_missing_assumed_empty or feature_list_dense_defaults?",
-                        _OP)
+                        _OP,
+                    )
                 per_example.append([])
             else:
                 per_example.append(_steps(key, config, feature_lists[key], index))
@@ -100,8 +106,9 @@ def _parse(data: np.ndarray, context_features: dict | None, sequence_features: d
             shape = parsing._shape(config)
             longest = max((len(steps) for steps in per_example), default=0)
             fill: Any = b"" if dtype.name == "string" else 0
-            batch = np.empty((len(per_example), longest) + shape,
-                             dtype=object if dtype.name == "string" else dtype.as_numpy_dtype)
+            batch = np.empty(
+                (len(per_example), longest) + shape, dtype=object if dtype.name == "string" else dtype.as_numpy_dtype
+            )
             batch[...] = fill
             for b, steps in enumerate(per_example):
                 for t, values in enumerate(steps):
@@ -122,13 +129,18 @@ def _sparse(per_example: list, dtype: Any, single: bool) -> Any:
                 values.append(value)
     rank = 2 if single else 3
     dense_shape = [longest_steps, longest_values] if single else [len(per_example), longest_steps, longest_values]
-    return parsing._sparse(np.asarray(indices, np.int64).reshape(-1, rank), parsing._array(values, dtype),
-                           dense_shape, dtype)
+    return parsing._sparse(
+        np.asarray(indices, np.int64).reshape(-1, rank), parsing._array(values, dtype), dense_shape, dtype
+    )
 
 
-def parse_single_sequence_example(serialized: Any, context_features: dict | None = None,
-                                  sequence_features: dict | None = None, example_name: Any = None,
-                                  name: str | None = None) -> tuple[dict, dict]:
+def parse_single_sequence_example(
+    serialized: Any,
+    context_features: dict | None = None,
+    sequence_features: dict | None = None,
+    example_name: Any = None,
+    name: str | None = None,
+) -> tuple[dict, dict]:
     """Parses one serialized `tf.train.SequenceExample` into (context, feature lists), as TF.
 
     Raises:
@@ -144,9 +156,13 @@ def parse_single_sequence_example(serialized: Any, context_features: dict | None
     return context, lists
 
 
-def parse_sequence_example(serialized: Any, context_features: dict | None = None,
-                           sequence_features: dict | None = None, example_names: Any = None,
-                           name: str | None = None) -> tuple[dict, dict, dict]:
+def parse_sequence_example(
+    serialized: Any,
+    context_features: dict | None = None,
+    sequence_features: dict | None = None,
+    example_names: Any = None,
+    name: str | None = None,
+) -> tuple[dict, dict, dict]:
     """Parses a vector of serialized `tf.train.SequenceExample`s: (context, feature lists, lengths), as TF.
 
     Dense sequences are padded to the longest with 0 (or b""); `lengths` gives each
@@ -158,7 +174,12 @@ def parse_sequence_example(serialized: Any, context_features: dict | None = None
     return _parse(data, context_features, sequence_features, single=False)
 
 
-table.export("io.parse_sequence_example", gradient="-", dtypes="string",
-             note="host-side; FixedLenSequence/VarLen sequence features; some messages differ")(parse_sequence_example)
-table.export("io.parse_single_sequence_example", gradient="-", dtypes="string",
-             note="host-side; as io.parse_sequence_example")(parse_single_sequence_example)
+table.export(
+    "io.parse_sequence_example",
+    gradient="-",
+    dtypes="string",
+    note="host-side; FixedLenSequence/VarLen sequence features; some messages differ",
+)(parse_sequence_example)
+table.export(
+    "io.parse_single_sequence_example", gradient="-", dtypes="string", note="host-side; as io.parse_sequence_example"
+)(parse_single_sequence_example)

@@ -78,12 +78,12 @@ def fields(data: bytes) -> Iterator[tuple[int, int, object, bytes]]:
         if wire_type == VARINT:
             value, pos = read_varint(data, pos)
         elif wire_type == FIXED64:
-            value, pos = data[pos:pos + 8], pos + 8
+            value, pos = data[pos : pos + 8], pos + 8
         elif wire_type == FIXED32:
-            value, pos = data[pos:pos + 4], pos + 4
+            value, pos = data[pos : pos + 4], pos + 4
         elif wire_type == LENGTH:
             size, pos = read_varint(data, pos)
-            value, pos = data[pos:pos + size], pos + size
+            value, pos = data[pos : pos + size], pos + size
         else:
             raise DecodeError(f"Unsupported wire type {wire_type}.")
         if pos > end:

@@ -51,8 +51,11 @@ def _static_ints(value: Any, what: str) -> tuple[int, ...]:
 
 
 def _attr_error(attr: str, dtype_name: str, op_name: str, allowed: str) -> Exception:
-    return attr_error(f"Value for attr '{attr}' of {dtype_name} is not in the list of allowed values: "
-                                   f"{allowed}\n\t; NodeDef: {{{{node {op_name}}}}}", None)
+    return attr_error(
+        f"Value for attr '{attr}' of {dtype_name} is not in the list of allowed values: "
+        f"{allowed}\n\t; NodeDef: {{{{node {op_name}}}}}",
+        None,
+    )
 
 
 def int_arg(value: Any, attr: str, op_name: str, allowed: str = "int32, int64") -> tuple[int, ...]:
@@ -101,8 +104,7 @@ def shape_arg(value: Any, op_name: str, float_error: str = "convert") -> tuple[i
             raise _attr_error("index_type", name, op_name, "int32, int64")
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype int32")
     if array.ndim > 1:
-        raise static_error(
-            f"dims must represent a vector, got shape [{','.join(map(str, array.shape))}]", op_name)
+        raise static_error(f"dims must represent a vector, got shape [{','.join(map(str, array.shape))}]", op_name)
     dims = tuple(int(d) for d in array.reshape(-1))
     for d in dims:
         if d < 0:
@@ -139,18 +141,26 @@ def _reshape_target(size_dims: tuple, target: tuple) -> tuple[int, ...]:
         if 0 not in size_dims and nonzero_size % known:
             raise static_error(
                 f"Input to reshape is a tensor with {size} values, but the requested shape requires a "
-                f"multiple of {known}", "Reshape")
+                f"multiple of {known}",
+                "Reshape",
+            )
         target = tuple(nonzero_size // known if d == -1 else d for d in target)
     if math.prod(target) != size:
         raise static_error(
             f"Input to reshape is a tensor with {size} values, but the requested shape has {math.prod(target)}",
-            "Reshape")
+            "Reshape",
+        )
     return target
 
 
 _reshape_op = _row(OpDef("Reshape", lambda x, shape: jnp.reshape(x, shape), True))
-_transpose_op = _row(OpDef("Transpose", lambda x, perm, conjugate: jnp.conj(jnp.transpose(x, perm))
-                           if conjugate else jnp.transpose(x, perm), True))
+_transpose_op = _row(
+    OpDef(
+        "Transpose",
+        lambda x, perm, conjugate: jnp.conj(jnp.transpose(x, perm)) if conjugate else jnp.transpose(x, perm),
+        True,
+    )
+)
 _concat_op = _row(OpDef("ConcatV2", lambda *xs, axis: jnp.concatenate(xs, axis=axis), True))
 _stack_op = _row(OpDef("Pack", lambda *xs, axis: jnp.stack(xs, axis=axis), True))
 _expand_dims_op = _row(OpDef("ExpandDims", lambda x, axis: jnp.expand_dims(x, axis), True))
@@ -158,8 +168,9 @@ _squeeze_op = _row(OpDef("Squeeze", lambda x, axis: jnp.squeeze(x, axis), True))
 _slice_op = _row(OpDef("StridedSlice", lambda x, key: x[_decode_key(key)], True))
 _dynamic_slice_op = OpDef("StridedSlice", lambda x, *indices, key: _dynamic_slice_impl(x, indices, key), True)
 _where_op = _row(OpDef("SelectV2", lambda c, x, y: jnp.where(c, x, y), True))
-_gather_op = _row(OpDef("GatherV2", lambda p, i, axis, batch_dims, checked=False: _gather_impl(
-    p, i, axis, batch_dims, checked), True))
+_gather_op = _row(
+    OpDef("GatherV2", lambda p, i, axis, batch_dims, checked=False: _gather_impl(p, i, axis, batch_dims, checked), True)
+)
 _one_hot_op = _row(OpDef("OneHot", lambda i, on, off, depth, axis: _one_hot_impl(i, on, off, depth, axis), False))
 
 
@@ -186,7 +197,10 @@ def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str | Non
     if sorted(p % rank if rank else p for p in perm) != list(builtins.range(rank)):
         raise errors.invalid_argument(
             f"transpose expects a vector of size {rank}. But input(1) is a vector of size {len(perm)}"
-            if len(perm) != rank else f"{list(perm)} is not a valid permutation", "Transpose")
+            if len(perm) != rank
+            else f"{list(perm)} is not a valid permutation",
+            "Transpose",
+        )
     return apply(_transpose_op, (x,), (("conjugate", bool(conjugate)), ("perm", perm)))[0]
 
 
@@ -197,7 +211,8 @@ def _check_same_rank(tensors: Sequence[Tensor], axis: int, op_name: str, concat:
         if not concat:
             raise ValueError(f"Argument `axis` = {axis} not in range [{-limit}, {limit})")
         raise static_error(
-            f"ConcatOp : Expected concatenating dimensions in the range [{-limit}, {limit}), but got {axis}", op_name)
+            f"ConcatOp : Expected concatenating dimensions in the range [{-limit}, {limit}), but got {axis}", op_name
+        )
     axis %= limit
     for i, t in enumerate(tensors[1:], start=1):
         a, b = tensors[0]._shape, t._shape
@@ -206,10 +221,13 @@ def _check_same_rank(tensors: Sequence[Tensor], axis: int, op_name: str, concat:
             if concat:
                 raise static_error(
                     f"ConcatOp : Dimension {0 if len(a) == len(b) else 'rank'} in both shapes must be equal: "
-                    f"shape[0] = {list(a)} vs. shape[{i}] = {list(b)}", op_name)
+                    f"shape[0] = {list(a)} vs. shape[{i}] = {list(b)}",
+                    op_name,
+                )
             raise static_error(
                 f"Shapes of all inputs must match: values[0].shape = {list(a)} != values[{i}].shape = {list(b)}",
-                op_name)
+                op_name,
+            )
     return axis
 
 
@@ -239,7 +257,8 @@ def unstack(value: Any, num: int | None = None, axis: int = 0, name: str | None 
     axis = int(axis) % rank
     if num is not None and int(num) != x._shape[axis]:
         raise static_error(
-            f"Input shape axis {axis} must equal {int(num)}, got shape [{','.join(map(str, x._shape))}]", "Unpack")
+            f"Input shape axis {axis} must equal {int(num)}, got shape [{','.join(map(str, x._shape))}]", "Unpack"
+        )
     return [getitem(x, (slice(None),) * axis + (i,)) for i in builtins.range(x._shape[axis])]
 
 
@@ -250,8 +269,7 @@ def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:  # no
     rank = len(x._shape)
     axis = _python_int(axis, "int32")
     if not -rank - 1 <= axis <= rank:
-        raise static_error(
-            f"Tried to expand dim index {axis} for tensor with {rank} dimensions.", "ExpandDims")
+        raise static_error(f"Tried to expand dim index {axis} for tensor with {rank} dimensions.", "ExpandDims")
     return apply(_expand_dims_op, (x,), (("axis", axis % (rank + 1)),))[0]
 
 
@@ -259,14 +277,14 @@ def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:  # no
 def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  # noqa: A002
     """Removes dimensions of size 1 (all of them, or those in `axis`)."""
     x = convert_to_tensor(input)
-    axes = normalize_axis([int(axis)] if np.ndim(axis) == 0 and axis is not None and not is_tensor_like(axis)
-                          else axis, len(x._shape))
+    axes = normalize_axis(
+        [int(axis)] if np.ndim(axis) == 0 and axis is not None and not is_tensor_like(axis) else axis, len(x._shape)
+    )
     if axes is None:
         axes = tuple(i for i, d in enumerate(x._shape) if d == 1)
     for a in axes:
         if x._shape[a] != 1:
-            raise static_error(
-                f"Can not squeeze dim[{a}], expected a dimension of 1, got {x._shape[a]}", "Squeeze")
+            raise static_error(f"Can not squeeze dim[{a}], expected a dimension of 1, got {x._shape[a]}", "Squeeze")
     return apply(_squeeze_op, (x,), (("axis", axes),))[0]
 
 
@@ -291,14 +309,16 @@ def _encode_key(key: Any, shape: tuple, dynamic: list | None = None) -> tuple:
         elif isinstance(item, slice):
             for part in (item.start, item.stop, item.step):
                 if isinstance(part, (float, np.floating)) or (
-                        is_tensor_like(part) and not convert_to_tensor(part).dtype.is_integer):
+                    is_tensor_like(part) and not convert_to_tensor(part).dtype.is_integer
+                ):
                     raise TypeError(
                         "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
-                        f"tf.int32/tf.int64 tensors are valid indices, got {part!r}")
+                        f"tf.int32/tf.int64 tensors are valid indices, got {part!r}"
+                    )
             parts = tuple(None if p is None else int(p) for p in (item.start, item.stop, item.step))
             if parts[2] == 0:
                 raise static_error("slice stride cannot be zero", "StridedSlice")
-            if (dynamic is not None and parts[2] in (None, 1) and parts[0] is not None and dim < len(shape)):
+            if dynamic is not None and parts[2] in (None, 1) and parts[0] is not None and dim < len(shape):
                 # `x[i:i + n]`: the start is data, only the length shapes the kernel
                 start, stop, _ = slice(*parts).indices(shape[dim])
                 spec.append(("dslice", len(dynamic), dim, max(0, stop - start)))
@@ -312,7 +332,8 @@ def _encode_key(key: Any, shape: tuple, dynamic: list | None = None) -> tuple:
                 if not item._dtype.is_integer or item._shape:
                     raise TypeError(
                         "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
-                        f"tf.int32/tf.int64 tensors are valid indices, got {item!r}")
+                        f"tf.int32/tf.int64 tensors are valid indices, got {item!r}"
+                    )
                 trace = _thread_state.trace
                 if dynamic is not None and trace is not None and trace.is_symbolic(item) and dim < len(shape):
                     spec.append(("dyn", len(dynamic), dim, shape[dim]))
@@ -323,15 +344,16 @@ def _encode_key(key: Any, shape: tuple, dynamic: list | None = None) -> tuple:
             elif not isinstance(item, (int, np.integer)):  # a bool among other indices is an int, as TF
                 raise TypeError(
                     "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
-                    f"tf.int32/tf.int64 tensors are valid indices, got {item!r}")
+                    f"tf.int32/tf.int64 tensors are valid indices, got {item!r}"
+                )
             item = int(item)
             if dim >= len(shape):
                 raise static_error(
-                    f"Index out of range using input dim {dim}; input has only {len(shape)} dims", "StridedSlice")
+                    f"Index out of range using input dim {dim}; input has only {len(shape)} dims", "StridedSlice"
+                )
             size = shape[dim]
             if not -size <= item < size:
-                raise static_error(
-                    f"slice index {item} of dimension {dim} out of bounds.", "StridedSlice")
+                raise static_error(f"slice index {item} of dimension {dim} out of bounds.", "StridedSlice")
             if dynamic is not None:  # the index is data: an argument of one kernel for every index
                 spec.append(("arg", len(dynamic)))
                 dynamic.append(_index_argument(item % size))
@@ -340,7 +362,8 @@ def _encode_key(key: Any, shape: tuple, dynamic: list | None = None) -> tuple:
             dim += 1
     if dim > len(shape):
         raise static_error(
-            f"Index out of range using input dim {len(shape)}; input has only {len(shape)} dims", "StridedSlice")
+            f"Index out of range using input dim {len(shape)}; input has only {len(shape)} dims", "StridedSlice"
+        )
     return tuple(spec)
 
 
@@ -361,8 +384,11 @@ def _decode_key(spec: tuple, dynamic: tuple = ()) -> tuple:
         elif kind == "dyn":
             _, position, dim, size = part
             index = dynamic[position]
-            runtime_checks.require((index >= -size) & (index < size), "slice index {index} of dimension "
-                                   f"{dim} out of bounds. [Op:StridedSlice]", index=index)
+            runtime_checks.require(
+                (index >= -size) & (index < size),
+                f"slice index {{index}} of dimension {dim} out of bounds. [Op:StridedSlice]",
+                index=index,
+            )
             items.append(index)
         else:
             items.append(part[1])
@@ -413,19 +439,22 @@ def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None)
     if not cond._dtype.is_bool:
         raise attr_error(
             f"cannot compute SelectV2 as input #0(zero-based) was expected to be a bool tensor but is a "
-            f"{cond._dtype.name} tensor", "SelectV2")
+            f"{cond._dtype.name} tensor",
+            "SelectV2",
+        )
     x_t, y_t = convert_same_dtype((x, y), "SelectV2")
     try:
         np.broadcast_shapes(tuple(cond._shape), tuple(x_t._shape), tuple(y_t._shape))
     except ValueError:
         raise static_error(
             f"condition [{','.join(map(str, cond._shape))}], then [{','.join(map(str, x_t._shape))}], and else "
-            f"[{','.join(map(str, y_t._shape))}] must be broadcastable", "SelectV2") from None
+            f"[{','.join(map(str, y_t._shape))}] must be broadcastable",
+            "SelectV2",
+        ) from None
     return apply(_where_op, (cond, x_t, y_t))[0]
 
 
-def _gather_impl(params: jax.Array, indices: jax.Array, axis: int, batch_dims: int,
-                 checked: bool = False) -> jax.Array:
+def _gather_impl(params: jax.Array, indices: jax.Array, axis: int, batch_dims: int, checked: bool = False) -> jax.Array:
     if checked:
         runtime_checks.check_range_traced(indices, params.shape[axis], "indices", "GatherV2")
     if batch_dims:
@@ -436,17 +465,27 @@ def _gather_impl(params: jax.Array, indices: jax.Array, axis: int, batch_dims: i
     return jnp.take(params, indices, axis=axis, mode="clip")
 
 
-@table.export("gather", dtypes=table.ANY,
-              note="the gradient of a variable or watched tensor gathered on axis 0 is IndexedSlices, as TF")
-def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = None, batch_dims: int = 0,
-           name: str | None = None) -> Tensor:
+@table.export(
+    "gather",
+    dtypes=table.ANY,
+    note="the gradient of a variable or watched tensor gathered on axis 0 is IndexedSlices, as TF",
+)
+def gather(
+    params: Any,
+    indices: Any,
+    validate_indices: Any = None,
+    axis: Any = None,
+    batch_dims: int = 0,
+    name: str | None = None,
+) -> Tensor:
     """Gathers slices of `params` along `axis` at `indices` (dense gradient)."""
     p = convert_to_tensor(params)
     i = convert_to_tensor(indices)
     if not i._dtype.is_integer:
         raise attr_error(
-            f"Value for attr 'Tindices' of {i._dtype.name} is not in the list of allowed values: int16, int32, "
-            "int64", "GatherV2")
+            f"Value for attr 'Tindices' of {i._dtype.name} is not in the list of allowed values: int16, int32, int64",
+            "GatherV2",
+        )
     rank = len(p._shape)
     axis = int(batch_dims) if axis is None else int_arg(axis, "Taxis", "GatherV2")[0]
     if axis >= rank:
@@ -456,7 +495,8 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = 
     axis %= rank
     bound = p._shape[axis]  # the check captures plain values, so its verdict on an array can be remembered
     static = (("axis", axis), ("batch_dims", int(batch_dims))) + runtime_checks.checked_static(
-        i, lambda values: runtime_checks.check_range_host(values, bound, "indices", "GatherV2"))
+        i, lambda values: runtime_checks.check_range_host(values, bound, "indices", "GatherV2")
+    )
     return apply(_gather_op, (p, i), static)[0]
 
 
@@ -466,27 +506,41 @@ def _one_hot_impl(indices: jax.Array, on: jax.Array, off: jax.Array, depth: int,
 
 
 @table.export("one_hot", gradient="none", dtypes=table.ANY)
-def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = None, axis: int | None = None,
-            dtype: Any = None, name: str | None = None) -> Tensor:
+def one_hot(
+    indices: Any,
+    depth: int,
+    on_value: Any = None,
+    off_value: Any = None,
+    axis: int | None = None,
+    dtype: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """One-hot encodes integer `indices` into `depth` classes (float32 by default)."""
-    target = dtypes.as_dtype(dtype) if dtype is not None else (
-        convert_to_tensor(on_value).dtype if on_value is not None else dtypes.float32)
+    target = (
+        dtypes.as_dtype(dtype)
+        if dtype is not None
+        else (convert_to_tensor(on_value).dtype if on_value is not None else dtypes.float32)
+    )
     index_tensor = convert_to_tensor(indices)
     if not index_tensor.dtype.is_integer:
         raise attr_error(
             f"Value for attr 'TI' of {tf_type_name(index_tensor.dtype)} is not in the list of allowed values: "
-            "uint8, int8, int32, int64", "OneHot")
+            "uint8, int8, int32, int64",
+            "OneHot",
+        )
     depth = _python_int(depth, "int32")
     if int(depth) < 0:
         raise static_error(f"depth must be non-negative, got: {int(depth)}", "OneHot")
     out_rank = len(index_tensor._shape) + 1
     if axis is not None and not -1 <= int(axis) < out_rank:
-        raise static_error(
-            f"Expected axis to be -1 or between [0, {out_rank}).  But received: {int(axis)}", "OneHot")
+        raise static_error(f"Expected axis to be -1 or between [0, {out_rank}).  But received: {int(axis)}", "OneHot")
     on = convert_to_tensor(1 if on_value is None else on_value, dtype=target)
     off = convert_to_tensor(0 if off_value is None else off_value, dtype=target)
-    return apply(_one_hot_op, (convert_to_tensor(indices), on, off),
-                 (("axis", -1 if axis is None else int(axis)), ("depth", int(depth))))[0]
+    return apply(
+        _one_hot_op,
+        (convert_to_tensor(indices), on, off),
+        (("axis", -1 if axis is None else int(axis)), ("depth", int(depth))),
+    )[0]
 
 
 # -- creation --------------------------------------------------------------------
@@ -500,7 +554,9 @@ def _filled(shape: Any, value: Any, dtype: dtypes.DType, op_name: str = "Fill") 
                 raise errors.invalid_argument(
                     "Value for attr 'T' of string is not in the list of allowed values: bfloat16, half, float, "
                     "double, int8, uint8, int16, uint16, int32, uint32, int64, uint64, complex64, complex128, "
-                    "bool\n\t; NodeDef: {{node OnesLike}}", op_name)
+                    "bool\n\t; NodeDef: {{node OnesLike}}",
+                    op_name,
+                )
             raise TypeError(f"Cannot convert {value} to EagerTensor of dtype string")
         return host_tensor(np.full(dims, b"", dtype=object), dtypes.string)
     check_allocation(dims, dtype, "Fill")

@@ -36,9 +36,15 @@ bitwise_and = _binary("bitwise_and", "BitwiseAnd", jnp.bitwise_and)
 bitwise_or = _binary("bitwise_or", "BitwiseOr", jnp.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", "BitwiseXor", jnp.bitwise_xor)
 left_shift = _binary("left_shift", "LeftShift", lambda x, y: lax.shift_left(x, _clamped_shift(y, x)))
-right_shift = _binary("right_shift", "RightShift", lambda x, y: (
-    lax.shift_right_logical(x, _clamped_shift(y, x)) if jnp.issubdtype(x.dtype, jnp.unsignedinteger)
-    else lax.shift_right_arithmetic(x, _clamped_shift(y, x))))
+right_shift = _binary(
+    "right_shift",
+    "RightShift",
+    lambda x, y: (
+        lax.shift_right_logical(x, _clamped_shift(y, x))
+        if jnp.issubdtype(x.dtype, jnp.unsignedinteger)
+        else lax.shift_right_arithmetic(x, _clamped_shift(y, x))
+    ),
+)
 
 _invert_op = OpDef("Invert", jnp.invert, False, dtype_check("Invert", "iu"))
 

@@ -147,7 +147,9 @@ def dtype_check(op_name: str, allowed: str) -> Any:
             if tf_type_name(dtype) not in allowed_names:
                 raise attr_error(
                     f"Value for attr 'T' of {dtype.name} is not in the list of allowed values: "
-                    f"{', '.join(allowed_names)}\n\t; NodeDef: {{{{node {op_name}}}}}", op_name)
+                    f"{', '.join(allowed_names)}\n\t; NodeDef: {{{{node {op_name}}}}}",
+                    op_name,
+                )
 
     return check
 
@@ -177,9 +179,7 @@ def normalize_axis(axis: Any, rank: int, name: str = "axis") -> tuple[int, ...] 
     for a in axes:
         a = int(a)
         if not -rank <= a < max(rank, 1):
-            raise static_error(
-                f"Invalid reduction dimension ({a} for input with {rank} dimension(s)", None
-            )
+            raise static_error(f"Invalid reduction dimension ({a} for input with {rank} dimension(s)", None)
         result.append(a % rank if rank else 0)
     return tuple(result)
 

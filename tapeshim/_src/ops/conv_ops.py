@@ -46,25 +46,37 @@ def _padding(padding: Any, n: int) -> Any:
     return tuple(pairs[1:-1]) if len(pairs) == n + 2 else tuple(pairs)
 
 
-def _conv_impl(x: jax.Array, w: jax.Array, strides: tuple, padding: Any, dilations: tuple, spec: str,
-               groups: int) -> jax.Array:
+def _conv_impl(
+    x: jax.Array, w: jax.Array, strides: tuple, padding: Any, dilations: tuple, spec: str, groups: int
+) -> jax.Array:
     kernel_spec = {3: "WIO", 4: "HWIO", 5: "DHWIO"}[len(spec)]
     numbers = lax.conv_dimension_numbers(x.shape, w.shape, (spec, kernel_spec, spec))
-    return lax.conv_general_dilated(x, w, strides, padding, rhs_dilation=dilations, dimension_numbers=numbers,
-                                    feature_group_count=groups)
+    return lax.conv_general_dilated(
+        x, w, strides, padding, rhs_dilation=dilations, dimension_numbers=numbers, feature_group_count=groups
+    )
 
 
 _conv_op = _row(OpDef("Conv", _conv_impl, True))
 
 
-def _conv(x: Any, filters: Any, strides: Any, padding: Any, data_format: str, dilations: Any, n: int,
-          groups_from_depthwise: bool = False) -> Tensor:
+def _conv(
+    x: Any,
+    filters: Any,
+    strides: Any,
+    padding: Any,
+    data_format: str,
+    dilations: Any,
+    n: int,
+    groups_from_depthwise: bool = False,
+) -> Tensor:
     inputs, kernel = convert_same_dtype((x, filters), "Conv2D")
     if len(inputs._shape) != n + 2 or len(kernel._shape) != n + 2:
         raise errors.invalid_argument(
-            f"convolution input must be {n + 2}-dimensional: [{','.join(map(str, inputs._shape))}]", "Conv2D")
+            f"convolution input must be {n + 2}-dimensional: [{','.join(map(str, inputs._shape))}]", "Conv2D"
+        )
     spec = {"NHWC": "NHWC", "NCHW": "NCHW", "NWC": "NWC", "NCW": "NCW", "NDHWC": "NDHWC", "NCDHW": "NCDHW"}.get(
-        data_format)
+        data_format
+    )
     if spec is None:
         raise ValueError(f"data_format {data_format!r} is not supported.")
     channels = inputs._shape[spec.index("C")]
@@ -75,10 +87,16 @@ def _conv(x: Any, filters: Any, strides: Any, padding: Any, data_format: str, di
     elif channels != kernel._shape[-2]:
         if channels % kernel._shape[-2]:
             raise errors.invalid_argument(
-                f"input depth must be evenly divisible by filter depth: {channels} vs {kernel._shape[-2]}", "Conv2D")
+                f"input depth must be evenly divisible by filter depth: {channels} vs {kernel._shape[-2]}", "Conv2D"
+            )
         groups = channels // kernel._shape[-2]
-    static = (("dilations", _tuple(dilations, n, "dilations")), ("groups", groups),
-              ("padding", _padding(padding, n)), ("spec", spec), ("strides", _tuple(strides, n, "strides")))
+    static = (
+        ("dilations", _tuple(dilations, n, "dilations")),
+        ("groups", groups),
+        ("padding", _padding(padding, n)),
+        ("spec", spec),
+        ("strides", _tuple(strides, n, "strides")),
+    )
     return apply(_conv_op, (inputs, kernel), static)[0]
 
 
@@ -90,41 +108,76 @@ def _depthwise_kernel(kernel: Tensor) -> Tensor:
 
 
 @table.export("nn.conv2d", dtypes=table.REAL_FLOAT, note="gradients with dilations work (TF CPU kernels cannot)")
-def conv2d(input: Any, filters: Any, strides: Any, padding: Any, data_format: str = "NHWC",  # noqa: A002
-           dilations: Any = None, name: str | None = None) -> Tensor:
+def conv2d(
+    input: Any,
+    filters: Any,
+    strides: Any,
+    padding: Any,
+    data_format: str = "NHWC",  # noqa: A002
+    dilations: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """2-D convolution, as `tf.nn.conv2d` (filters [h, w, in, out]; SAME/VALID or explicit padding)."""
     return _conv(input, filters, strides, padding, data_format, dilations, 2)
 
 
 @table.export("nn.conv1d", dtypes=table.REAL_FLOAT)
-def conv1d(input: Any, filters: Any, stride: Any, padding: Any, data_format: str = "NWC",  # noqa: A002
-           dilations: Any = None, name: str | None = None) -> Tensor:
+def conv1d(
+    input: Any,
+    filters: Any,
+    stride: Any,
+    padding: Any,
+    data_format: str = "NWC",  # noqa: A002
+    dilations: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """1-D convolution, as `tf.nn.conv1d` (filters [w, in, out])."""
     return _conv(input, filters, stride, padding, data_format, dilations, 1)
 
 
 @table.export("nn.depthwise_conv2d", dtypes=table.REAL_FLOAT)
-def depthwise_conv2d(input: Any, filter: Any, strides: Any, padding: Any, data_format: str | None = None,  # noqa: A002
-                     dilations: Any = None, name: str | None = None) -> Tensor:
+def depthwise_conv2d(
+    input: Any,
+    filter: Any,
+    strides: Any,
+    padding: Any,
+    data_format: str | None = None,  # noqa: A002
+    dilations: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """Depthwise 2-D convolution (filter [h, w, in, multiplier])."""
     return _conv(input, filter, strides, padding, data_format or "NHWC", dilations, 2, groups_from_depthwise=True)
 
 
 @table.export("nn.conv2d_transpose", dtypes=table.REAL_FLOAT)
-def conv2d_transpose(input: Any, filters: Any, output_shape: Any, strides: Any, padding: str = "SAME",  # noqa: A002
-                     data_format: str = "NHWC", dilations: Any = None, name: str | None = None) -> Tensor:
+def conv2d_transpose(
+    input: Any,
+    filters: Any,
+    output_shape: Any,
+    strides: Any,
+    padding: str = "SAME",  # noqa: A002
+    data_format: str = "NHWC",
+    dilations: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """The transpose (gradient) of conv2d: filters [h, w, out, in], producing `output_shape`."""
     from tapeshim._src.ops.array_ops import _static_ints
 
     inputs, kernel = convert_same_dtype((input, filters), "Conv2DBackpropInput")
     shape = _static_ints(output_shape, "output_shape")
-    static = (("dilations", _tuple(dilations, 2, "dilations")), ("output_shape", shape),
-              ("padding", _padding(padding, 2)), ("spec", data_format), ("strides", _tuple(strides, 2, "strides")))
+    static = (
+        ("dilations", _tuple(dilations, 2, "dilations")),
+        ("output_shape", shape),
+        ("padding", _padding(padding, 2)),
+        ("spec", data_format),
+        ("strides", _tuple(strides, 2, "strides")),
+    )
     return apply(_conv_transpose_op, (inputs, kernel), static)[0]
 
 
-def _conv_transpose_impl(x: jax.Array, w: jax.Array, output_shape: tuple, strides: tuple, padding: Any,
-                         dilations: tuple, spec: str) -> jax.Array:
+def _conv_transpose_impl(
+    x: jax.Array, w: jax.Array, output_shape: tuple, strides: tuple, padding: Any, dilations: tuple, spec: str
+) -> jax.Array:
     def forward(y: jax.Array) -> jax.Array:
         return _conv_impl(y, w, strides, padding, dilations, spec, 1)
 
@@ -158,41 +211,67 @@ _pool_op = _row(OpDef("Pool", _pool_impl, True))
 def _pool(kind: str, x: Any, ksize: Any, strides: Any, padding: str, data_format: str, n: int) -> Tensor:
     t = convert_to_tensor(x)
     if len(t._shape) != n + 2:
-        raise errors.invalid_argument(
-            f"tensor_in_shape must have {n} spatial dimensions. {len(t._shape)} 0", "MaxPool")
-    static = (("kind", kind), ("padding", _padding(padding, n)), ("spec", data_format),
-              ("strides", _tuple(strides, n, "strides")), ("window", _tuple(ksize, n, "ksize")))
+        raise errors.invalid_argument(f"tensor_in_shape must have {n} spatial dimensions. {len(t._shape)} 0", "MaxPool")
+    static = (
+        ("kind", kind),
+        ("padding", _padding(padding, n)),
+        ("spec", data_format),
+        ("strides", _tuple(strides, n, "strides")),
+        ("window", _tuple(ksize, n, "ksize")),
+    )
     return apply(_pool_op, (t,), static)[0]
 
 
 @table.export("nn.max_pool2d", dtypes=table.REAL)
-def max_pool2d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NHWC",  # noqa: A002
-               name: str | None = None) -> Tensor:
+def max_pool2d(
+    input: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: str = "NHWC",  # noqa: A002
+    name: str | None = None,
+) -> Tensor:
     """2-D max pooling."""
     return _pool("max", input, ksize, strides, padding, data_format, 2)
 
 
 @table.export("nn.avg_pool2d", dtypes=table.REAL_FLOAT, note="SAME padding averages over the valid cells, as TF")
-def avg_pool2d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NHWC",  # noqa: A002
-               name: str | None = None) -> Tensor:
+def avg_pool2d(
+    input: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: str = "NHWC",  # noqa: A002
+    name: str | None = None,
+) -> Tensor:
     """2-D average pooling."""
     return _pool("avg", input, ksize, strides, padding, data_format, 2)
 
 
 @table.export("nn.max_pool1d", dtypes=table.REAL)
-def max_pool1d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NWC",  # noqa: A002
-               name: str | None = None) -> Tensor:
+def max_pool1d(
+    input: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: str = "NWC",  # noqa: A002
+    name: str | None = None,
+) -> Tensor:
     """1-D max pooling."""
     return _pool("max", input, ksize, strides, padding, data_format, 1)
 
 
 @table.export("nn.avg_pool1d", dtypes=table.REAL_FLOAT)
-def avg_pool1d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NWC",  # noqa: A002
-               name: str | None = None) -> Tensor:
+def avg_pool1d(
+    input: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: str = "NWC",  # noqa: A002
+    name: str | None = None,
+) -> Tensor:
     """1-D average pooling."""
     return _pool("avg", input, ksize, strides, padding, data_format, 1)
-
-
 
 
 _FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
@@ -203,10 +282,13 @@ def _spatial_rank(x: Any, what: str) -> tuple[Tensor, int]:
     n = len(t._shape) - 2
     if n not in _FORMATS:
         if "pool" in what:  # TF's pooling wrappers check the rank; its convolution leaves it to the kernel
-            raise ValueError(f"`input.shape.rank` must be 3, 4 or 5. Received: input.shape={tuple(t._shape)} of "
-                             f"rank {len(t._shape)}.")
-        raise errors.invalid_argument(f"convolution input must be 4-dimensional: [{','.join(map(str, t._shape))}]",
-                                      "Conv2D")
+            raise ValueError(
+                f"`input.shape.rank` must be 3, 4 or 5. Received: input.shape={tuple(t._shape)} of "
+                f"rank {len(t._shape)}."
+            )
+        raise errors.invalid_argument(
+            f"convolution input must be 4-dimensional: [{','.join(map(str, t._shape))}]", "Conv2D"
+        )
     return t, n
 
 
@@ -215,14 +297,22 @@ def _format(data_format: Any, n: int) -> str:
         return _FORMATS[n][0]
     if data_format not in _FORMATS[n] and not (n == 1 and data_format in ("NHWC", "NCHW")):
         allowed = ", ".join(f'"{f}"' for f in _FORMATS[n])
-        raise errors.invalid_argument(f"Value for attr 'data_format' of \"{data_format}\" is not in the list of "
-                                      f"allowed values: {allowed}")
+        raise errors.invalid_argument(
+            f"Value for attr 'data_format' of \"{data_format}\" is not in the list of allowed values: {allowed}"
+        )
     return {"NHWC": "NWC", "NCHW": "NCW"}.get(data_format, data_format) if n == 1 else data_format
 
 
 @table.export("nn.convolution", dtypes=table.REAL_FLOAT)
-def convolution(input: Any, filters: Any, strides: Any = None, padding: Any = "VALID",  # noqa: A002
-                data_format: str | None = None, dilations: Any = None, name: str | None = None) -> Tensor:
+def convolution(
+    input: Any,
+    filters: Any,
+    strides: Any = None,
+    padding: Any = "VALID",  # noqa: A002
+    data_format: str | None = None,
+    dilations: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """N-D convolution (1 to 3 spatial dimensions, from the input's rank), as `tf.nn.convolution`.
 
     Raises:
@@ -233,44 +323,84 @@ def convolution(input: Any, filters: Any, strides: Any = None, padding: Any = "V
 
 
 @table.export("nn.conv3d", dtypes=table.REAL_FLOAT)
-def conv3d(input: Any, filters: Any, strides: Any, padding: Any, data_format: str = "NDHWC",  # noqa: A002
-           dilations: Any = None, name: str | None = None) -> Tensor:
+def conv3d(
+    input: Any,
+    filters: Any,
+    strides: Any,
+    padding: Any,
+    data_format: str = "NDHWC",  # noqa: A002
+    dilations: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """3-D convolution, as `tf.nn.conv3d` (filters [d, h, w, in, out])."""
     return _conv(input, filters, strides, padding, data_format, dilations, 3)
 
 
-def _pool_nd(kind: str, input: Any, ksize: Any, strides: Any, padding: str, data_format: Any,  # noqa: A002
-             what: str) -> Tensor:
+def _pool_nd(
+    kind: str,
+    input: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: Any,  # noqa: A002
+    what: str,
+) -> Tensor:
     x, n = _spatial_rank(input, what)
     if isinstance(padding, str) and padding.upper() not in ("SAME", "VALID"):
-        raise errors.invalid_argument(f"Value for attr 'padding' of \"{padding}\" is not in the list of allowed "
-                                      "values: \"SAME\", \"VALID\", \"EXPLICIT\"")
+        raise errors.invalid_argument(
+            f"Value for attr 'padding' of \"{padding}\" is not in the list of allowed "
+            'values: "SAME", "VALID", "EXPLICIT"'
+        )
     return _pool(kind, x, ksize, strides, padding, _format(data_format, n), n)
 
 
 @table.export("nn.max_pool", dtypes=table.REAL)
-def max_pool(input: Any, ksize: Any, strides: Any, padding: str, data_format: str | None = None,  # noqa: A002
-             name: str | None = None) -> Tensor:
+def max_pool(
+    input: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: str | None = None,  # noqa: A002
+    name: str | None = None,
+) -> Tensor:
     """Max pooling over 1 to 3 spatial dimensions (from the input's rank), as `tf.nn.max_pool`."""
     return _pool_nd("max", input, ksize, strides, padding, data_format, "tf.nn.max_pool")
 
 
 @table.export("nn.avg_pool", dtypes=table.REAL_FLOAT, note="SAME padding averages over the valid cells, as TF")
-def avg_pool(input: Any, ksize: Any, strides: Any, padding: str, data_format: str | None = None,  # noqa: A002
-             name: str | None = None) -> Tensor:
+def avg_pool(
+    input: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: str | None = None,  # noqa: A002
+    name: str | None = None,
+) -> Tensor:
     """Average pooling over 1 to 3 spatial dimensions (from the input's rank), as `tf.nn.avg_pool`."""
     return _pool_nd("avg", input, ksize, strides, padding, data_format, "tf.nn.avg_pool")
 
 
 @table.export("nn.max_pool3d", dtypes=table.REAL)
-def max_pool3d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NDHWC",  # noqa: A002
-               name: str | None = None) -> Tensor:
+def max_pool3d(
+    input: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: str = "NDHWC",  # noqa: A002
+    name: str | None = None,
+) -> Tensor:
     """3-D max pooling."""
     return _pool("max", input, ksize, strides, padding, data_format, 3)
 
 
 @table.export("nn.avg_pool3d", dtypes=table.REAL_FLOAT)
-def avg_pool3d(input: Any, ksize: Any, strides: Any, padding: str, data_format: str = "NDHWC",  # noqa: A002
-               name: str | None = None) -> Tensor:
+def avg_pool3d(
+    input: Any,
+    ksize: Any,
+    strides: Any,
+    padding: str,
+    data_format: str = "NDHWC",  # noqa: A002
+    name: str | None = None,
+) -> Tensor:
     """3-D average pooling."""
     return _pool("avg", input, ksize, strides, padding, data_format, 3)

@@ -25,8 +25,9 @@ def _logaddexp(a: jax.Array, b: jax.Array) -> jax.Array:
     return jnp.where(finite, shift + jnp.log(jnp.where(finite, total, 1.0)), top)
 
 
-def _ctc(logits: jax.Array, labels: jax.Array, label_length: jax.Array, logit_length: jax.Array,
-         blank: int) -> jax.Array:
+def _ctc(
+    logits: jax.Array, labels: jax.Array, label_length: jax.Array, logit_length: jax.Array, blank: int
+) -> jax.Array:
     """Per-sequence negative log likelihoods; logits are [time, batch, classes]."""
     log_probs = jax.nn.log_softmax(logits, axis=-1)
     time, batch, _ = log_probs.shape
@@ -57,8 +58,9 @@ def _ctc(logits: jax.Array, labels: jax.Array, label_length: jax.Array, logit_le
     alpha, _ = lax.scan(step, alpha0, jnp.arange(1, time))
     last = 2 * label_length
     end = jnp.take_along_axis(alpha, last[:, None], axis=1)[:, 0]
-    before = jnp.where(label_length > 0, jnp.take_along_axis(alpha, jnp.maximum(last - 1, 0)[:, None], axis=1)[:, 0],
-                       neg_inf)
+    before = jnp.where(
+        label_length > 0, jnp.take_along_axis(alpha, jnp.maximum(last - 1, 0)[:, None], axis=1)[:, 0], neg_inf
+    )
     return -_logaddexp(end, before)
 
 
@@ -77,14 +79,22 @@ def _dense_labels(labels: Any) -> tuple[Tensor, Tensor | None]:
         width = max((len(r) for r in per_row), default=0)
         dense = np.zeros((rows, width), np.int32)
         for row, items in enumerate(per_row):
-            dense[row, :len(items)] = items
+            dense[row, : len(items)] = items
         return convert_to_tensor(dense), convert_to_tensor(np.asarray([len(r) for r in per_row], np.int32))
     return convert_to_tensor(labels), None
 
 
 @table.export("nn.ctc_loss", dtypes=table.REAL_FLOAT, note="dense or sparse labels; log-space forward algorithm")
-def ctc_loss(labels: Any, logits: Any, label_length: Any, logit_length: Any, logits_time_major: bool = True,
-             unique: Any = None, blank_index: Any = None, name: str | None = None) -> Tensor:
+def ctc_loss(
+    labels: Any,
+    logits: Any,
+    label_length: Any,
+    logit_length: Any,
+    logits_time_major: bool = True,
+    unique: Any = None,
+    blank_index: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """The CTC loss (negative log likelihood) of each sequence, as `tf.nn.ctc_loss`.
 
     Args:
@@ -123,7 +133,9 @@ def ctc_loss(labels: Any, logits: Any, label_length: Any, logit_length: Any, log
     batch = x._shape[1]
     for what, t in (("labels", dense), ("label_length", lengths), ("logit_length", frames)):
         if not t._shape or t._shape[0] != batch:
-            raise errors.invalid_argument(f"{what} must have batch size {batch}, got shape {list(t._shape)}",
-                                          "CTCLoss")
-    return apply(_ctc_op, (x, math_ops.cast(dense, "int32"), math_ops.cast(lengths, "int32"),
-                           math_ops.cast(frames, "int32")), (("blank", blank),))[0]
+            raise errors.invalid_argument(f"{what} must have batch size {batch}, got shape {list(t._shape)}", "CTCLoss")
+    return apply(
+        _ctc_op,
+        (x, math_ops.cast(dense, "int32"), math_ops.cast(lengths, "int32"), math_ops.cast(frames, "int32")),
+        (("blank", blank),),
+    )[0]

@@ -25,13 +25,18 @@ def _compare(x: Any, y: Any, op: Callable[[Any, Any], Tensor], what: str, messag
     if ok is None:
         return
     xv, yv = _values(x), _values(y)
-    _assert(bool(np.all(ok)), message, f"Condition x {what} y did not hold.\nFirst {np.size(xv)} elements of x:\n"
-                                       f"{xv}\nFirst {np.size(yv)} elements of y:\n{yv}")
+    _assert(
+        bool(np.all(ok)),
+        message,
+        f"Condition x {what} y did not hold.\nFirst {np.size(xv)} elements of x:\n"
+        f"{xv}\nFirst {np.size(yv)} elements of y:\n{yv}",
+    )
 
 
 @table.export("debugging.assert_greater_equal", gradient="-", dtypes=table.REAL, note=_VALUE_NOTE)
-def assert_greater_equal(x: Any, y: Any, message: str | None = None, summarize: Any = None,
-                         name: str | None = None) -> None:
+def assert_greater_equal(
+    x: Any, y: Any, message: str | None = None, summarize: Any = None, name: str | None = None
+) -> None:
     """Raises InvalidArgumentError unless x >= y element-wise."""
     from tapeshim._src.ops import math_ops
 
@@ -39,8 +44,9 @@ def assert_greater_equal(x: Any, y: Any, message: str | None = None, summarize: 
 
 
 @table.export("debugging.assert_less_equal", gradient="-", dtypes=table.REAL, note=_VALUE_NOTE)
-def assert_less_equal(x: Any, y: Any, message: str | None = None, summarize: Any = None,
-                      name: str | None = None) -> None:
+def assert_less_equal(
+    x: Any, y: Any, message: str | None = None, summarize: Any = None, name: str | None = None
+) -> None:
     """Raises InvalidArgumentError unless x <= y element-wise."""
     from tapeshim._src.ops import math_ops
 
@@ -48,8 +54,9 @@ def assert_less_equal(x: Any, y: Any, message: str | None = None, summarize: Any
 
 
 @table.export("debugging.assert_none_equal", gradient="-", dtypes=table.ANY, note=_VALUE_NOTE)
-def assert_none_equal(x: Any, y: Any, message: str | None = None, summarize: Any = None,
-                      name: str | None = None) -> None:
+def assert_none_equal(
+    x: Any, y: Any, message: str | None = None, summarize: Any = None, name: str | None = None
+) -> None:
     """Raises InvalidArgumentError unless x != y element-wise."""
     from tapeshim._src.ops import math_ops
 
@@ -62,9 +69,12 @@ def _sign(x: Any, test: Callable[[np.ndarray], np.ndarray], what: str, message: 
         return
     tensor = convert_to_tensor(x)
     shown = [str(v) for v in np.asarray(values).reshape(-1).tolist()]
-    _assert(bool(np.all(test(values))), message,
-            f"Condition x {what} 0 did not hold element-wise:\nx (shape={tuple(tensor._shape)} dtype="
-            f"{tensor._dtype.name}) = \n{shown}")
+    _assert(
+        bool(np.all(test(values))),
+        message,
+        f"Condition x {what} 0 did not hold element-wise:\nx (shape={tuple(tensor._shape)} dtype="
+        f"{tensor._dtype.name}) = \n{shown}",
+    )
 
 
 @table.export("debugging.assert_negative", gradient="-", dtypes=table.REAL, note=_VALUE_NOTE)
@@ -90,8 +100,10 @@ def assert_integer(x: Any, message: str | None = None, name: str | None = None) 
     """Raises TypeError unless `x`'s dtype is an integer type."""
     tensor = convert_to_tensor(x)
     if not tensor._dtype.is_integer:
-        raise TypeError(f"{message + ' ' if message else ''}Expected \"x\" to be integer type.  Found: tensor of "
-                        f"dtype <dtype: '{tensor._dtype.name}'>")
+        raise TypeError(
+            f'{message + " " if message else ""}Expected "x" to be integer type.  Found: tensor of '
+            f"dtype <dtype: '{tensor._dtype.name}'>"
+        )
 
 
 @table.export("debugging.assert_type", gradient="-", dtypes=table.ANY)
@@ -100,8 +112,9 @@ def assert_type(tensor: Any, tf_type: Any, message: str | None = None, name: str
     t = convert_to_tensor(tensor)
     want = dtypes.as_dtype(tf_type)
     if t._dtype != want:
-        raise TypeError(f"{message + ' ' if message else ''}tensor must be of type tf.{want.name}; got "
-                        f"tf.{t._dtype.name}")
+        raise TypeError(
+            f"{message + ' ' if message else ''}tensor must be of type tf.{want.name}; got tf.{t._dtype.name}"
+        )
 
 
 @table.export("debugging.assert_scalar", gradient="-", dtypes=table.ANY)
@@ -117,8 +130,10 @@ def assert_rank_at_least(x: Any, rank: int, message: str | None = None, name: st
     """Raises ValueError unless `x`'s static rank is at least `rank`."""
     t = convert_to_tensor(x)
     if len(t._shape) < int(rank):
-        raise ValueError(f"{message or ''} Tensor  must have rank at least {int(rank)}.  Received rank "
-                         f"{len(t._shape)}, shape {tuple(t._shape)}")
+        raise ValueError(
+            f"{message or ''} Tensor  must have rank at least {int(rank)}.  Received rank "
+            f"{len(t._shape)}, shape {tuple(t._shape)}"
+        )
 
 
 @table.export("debugging.assert_rank_in", gradient="-", dtypes=table.ANY)
@@ -127,8 +142,10 @@ def assert_rank_in(x: Any, ranks: Any, message: str | None = None, name: str | N
     t = convert_to_tensor(x)
     allowed = tuple(int(r) for r in ranks)
     if len(t._shape) not in allowed:
-        raise ValueError(f"{message or ''} Tensor  must have rank in {allowed}.  Received rank {len(t._shape)}, "
-                         f"shape {tuple(t._shape)}")
+        raise ValueError(
+            f"{message or ''} Tensor  must have rank in {allowed}.  Received rank {len(t._shape)}, "
+            f"shape {tuple(t._shape)}"
+        )
 
 
 @table.export("debugging.assert_same_float_dtype", gradient="-", dtypes=table.REAL_FLOAT)
@@ -145,8 +162,10 @@ def assert_same_float_dtype(tensors: Any = None, dtype: Any = None) -> dtypes.DT
         if expected is None:
             expected, first = t._dtype, t
         elif t._dtype != expected:
-            raise ValueError(f"{str(t)}, type=<dtype: '{t._dtype.name}'>, must be of the same type (<dtype: "
-                             f"'{expected.name}'>){' as ' + str(first) if first is not None else ''}.")
+            raise ValueError(
+                f"{str(t)}, type=<dtype: '{t._dtype.name}'>, must be of the same type (<dtype: "
+                f"'{expected.name}'>){' as ' + str(first) if first is not None else ''}."
+            )
     if expected is None:
         return dtypes.float32
     if not expected.is_floating:
@@ -159,4 +178,4 @@ def assert_proper_iterable(values: Any) -> None:
     """Raises TypeError unless `values` is an iterable other than a tensor, array, string or bytes."""
     unwanted = (Tensor, np.ndarray, str, bytes)
     if isinstance(values, unwanted) or hasattr(values, "_read_for_op") or not hasattr(values, "__iter__"):
-        raise TypeError(f"Expected argument \"values\" to be a \"proper\" iterable.  Found: {type(values)}")
+        raise TypeError(f'Expected argument "values" to be a "proper" iterable.  Found: {type(values)}')

@@ -25,8 +25,9 @@ def _values(x: Any) -> np.ndarray | None:
     return np.asarray(tensor.numpy())
 
 
-@table.export("debugging.check_numerics", gradient="jax", dtypes=table.REAL_FLOAT,
-              note="not checked inside tapeshim.function")
+@table.export(
+    "debugging.check_numerics", gradient="jax", dtypes=table.REAL_FLOAT, note="not checked inside tapeshim.function"
+)
 def check_numerics(tensor: Any, message: str, name: str | None = None) -> Tensor:
     """Returns `tensor`, raising InvalidArgumentError if it holds NaN or Inf."""
     t = convert_to_tensor(tensor)
@@ -48,32 +49,54 @@ def _compare(x: Any, y: Any, test: Any, what: str, message: str | None) -> None:
     _assert(ok, message, f"Condition x {what} y did not hold element-wise:\nx = {xv}\ny = {yv}")
 
 
-@table.export("debugging.assert_equal", "assert_equal", gradient="-", dtypes=table.ANY,
-              note="value checks are skipped inside tapeshim.function")
+@table.export(
+    "debugging.assert_equal",
+    "assert_equal",
+    gradient="-",
+    dtypes=table.ANY,
+    note="value checks are skipped inside tapeshim.function",
+)
 def assert_equal(x: Any, y: Any, message: str | None = None, summarize: Any = None, name: str | None = None) -> None:
     """Raises InvalidArgumentError unless x == y element-wise."""
     _compare(x, y, np.equal, "==", message)
 
 
-@table.export("debugging.assert_less", "assert_less", gradient="-", dtypes=table.REAL,
-              note="value checks are skipped inside tapeshim.function")
+@table.export(
+    "debugging.assert_less",
+    "assert_less",
+    gradient="-",
+    dtypes=table.REAL,
+    note="value checks are skipped inside tapeshim.function",
+)
 def assert_less(x: Any, y: Any, message: str | None = None, summarize: Any = None, name: str | None = None) -> None:
     """Raises InvalidArgumentError unless x < y element-wise."""
     _compare(x, y, np.less, "<", message)
 
 
-@table.export("debugging.assert_greater", "assert_greater", gradient="-", dtypes=table.REAL,
-              note="value checks are skipped inside tapeshim.function")
-def assert_greater(x: Any, y: Any, message: str | None = None, summarize: Any = None,
-                   name: str | None = None) -> None:
+@table.export(
+    "debugging.assert_greater",
+    "assert_greater",
+    gradient="-",
+    dtypes=table.REAL,
+    note="value checks are skipped inside tapeshim.function",
+)
+def assert_greater(x: Any, y: Any, message: str | None = None, summarize: Any = None, name: str | None = None) -> None:
     """Raises InvalidArgumentError unless x > y element-wise."""
     _compare(x, y, np.greater, ">", message)
 
 
-@table.export("debugging.assert_near", gradient="-", dtypes=table.FLOAT,
-              note="value checks are skipped inside tapeshim.function")
-def assert_near(x: Any, y: Any, rtol: Any = None, atol: Any = None, message: str | None = None,
-                summarize: Any = None, name: str | None = None) -> None:
+@table.export(
+    "debugging.assert_near", gradient="-", dtypes=table.FLOAT, note="value checks are skipped inside tapeshim.function"
+)
+def assert_near(
+    x: Any,
+    y: Any,
+    rtol: Any = None,
+    atol: Any = None,
+    message: str | None = None,
+    summarize: Any = None,
+    name: str | None = None,
+) -> None:
     """Raises InvalidArgumentError unless |x - y| <= atol + rtol * |y| element-wise."""
     xv, yv = _values(x), _values(y)
     if xv is None or yv is None:
@@ -81,8 +104,11 @@ def assert_near(x: Any, y: Any, rtol: Any = None, atol: Any = None, message: str
     eps = np.finfo(xv.dtype).eps if xv.dtype.kind in "fc" else 0
     rtol = 10 * eps if rtol is None else rtol
     atol = 10 * eps if atol is None else atol
-    _assert(bool(np.all(np.abs(xv - yv) <= atol + rtol * np.abs(yv))), message,
-            f"x and y not equal to tolerance rtol = {rtol}, atol = {atol}")
+    _assert(
+        bool(np.all(np.abs(xv - yv) <= atol + rtol * np.abs(yv))),
+        message,
+        f"x and y not equal to tolerance rtol = {rtol}, atol = {atol}",
+    )
 
 
 @table.export("debugging.assert_non_negative", gradient="-", dtypes=table.REAL)
@@ -104,21 +130,30 @@ def assert_rank(x: Any, rank: int, message: str | None = None, name: str | None 
     """Raises ValueError unless `x` has the static rank `rank`."""
     actual = len(convert_to_tensor(x)._shape)
     if actual != int(rank):
-        raise ValueError(f"{message + ' ' if message else ''}Tensor must have rank {int(rank)}. Received rank "
-                         f"{actual}, shape {list(convert_to_tensor(x)._shape)}")
+        raise ValueError(
+            f"{message + ' ' if message else ''}Tensor must have rank {int(rank)}. Received rank "
+            f"{actual}, shape {list(convert_to_tensor(x)._shape)}"
+        )
 
 
 @table.export("debugging.assert_shapes", gradient="-", dtypes=table.ANY)
-def assert_shapes(shapes: Any, data: Any = None, summarize: Any = None, message: str | None = None,
-                  name: str | None = None) -> None:
+def assert_shapes(
+    shapes: Any, data: Any = None, summarize: Any = None, message: str | None = None, name: str | None = None
+) -> None:
     """Raises ValueError unless each (tensor, symbolic shape) pair agrees, with named dims consistent."""
     sizes: dict[str, int] = {}
-    for tensor, spec in (shapes.items() if isinstance(shapes, dict) else shapes):
+    for tensor, spec in shapes.items() if isinstance(shapes, dict) else shapes:
         shape = list(convert_to_tensor(tensor)._shape)
         if len(shape) != len(spec):
             raise ValueError(f"{message or ''} Specified by tensor with shape {shape}: wrong rank, expected {spec}")
         for dim, symbol in zip(shape, spec):
-            if isinstance(symbol, int) and symbol != dim or isinstance(symbol, str) and sizes.setdefault(
-                    symbol, dim) != dim:
-                raise ValueError(f"{message or ''} Specified by tensor with shape {shape}: dimension {symbol!r} "
-                                 f"must be {sizes.get(symbol, symbol)}, got {dim}")
+            if (
+                isinstance(symbol, int)
+                and symbol != dim
+                or isinstance(symbol, str)
+                and sizes.setdefault(symbol, dim) != dim
+            ):
+                raise ValueError(
+                    f"{message or ''} Specified by tensor with shape {shape}: dimension {symbol!r} "
+                    f"must be {sizes.get(symbol, symbol)}, got {dim}"
+                )

@@ -34,8 +34,10 @@ def _array_ops() -> Any:
 def _flat_elems(elems: Any) -> list[Tensor]:
     flat = [convert_to_tensor(e) for e in nest.flatten(elems)]
     if not flat:
-        raise ValueError(f"elems must be a Tensor or (possibly nested) sequence of Tensors. Got {elems}, which does "
-                         "not contain any Tensors.")
+        raise ValueError(
+            f"elems must be a Tensor or (possibly nested) sequence of Tensors. Got {elems}, which does "
+            "not contain any Tensors."
+        )
     for t in flat:
         if not t._shape:
             raise ValueError("Elements in elems must be 1+ dimensional Tensors, not scalars")
@@ -50,7 +52,8 @@ def _refuse_state(branch: _Branch, what: str) -> None:
     if branch.assigned or branch.effects:
         raise NotImplementedError(
             f"tapeshim.function does not support assigning a variable or calling tf.print inside the function of "
-            f"{what}; compute the values and assign them after it.")
+            f"{what}; compute the values and assign them after it."
+        )
 
 
 def _shape_str(shape: Sequence[Any]) -> str:
@@ -83,11 +86,14 @@ def _write(value: Any, dtype: dtypes.DType, shape: tuple | None, in_trace_error:
         tensor = convert_to_tensor(value)
         if tensor._dtype != dtype:
             if in_trace_error:
-                raise TypeError(f"Loop var enters the loop with type {dtype!r} but has type {tensor._dtype!r} after "
-                                "1 iteration. The type should remain constant.")
+                raise TypeError(
+                    f"Loop var enters the loop with type {dtype!r} but has type {tensor._dtype!r} after "
+                    "1 iteration. The type should remain constant."
+                )
             raise errors.invalid_argument(
                 f"TensorArray dtype is {dtype.name} but Op is trying to write dtype {tensor._dtype.name} ",
-                "TensorListSetItem")
+                "TensorListSetItem",
+            )
     else:
         tensor = convert_to_tensor(value, dtype=dtype)
     _check_shape(tensor._shape, shape)
@@ -98,8 +104,9 @@ def _traced(tensors: Sequence[Tensor]) -> bool:
     return _thread_state.trace is not None
 
 
-def _loop(step: Callable[[list, list], tuple], carry: list[Tensor], elems: list[Tensor], n: int, reverse: bool,
-          what: str) -> tuple[list[Tensor], list[Tensor] | None]:
+def _loop(
+    step: Callable[[list, list], tuple], carry: list[Tensor], elems: list[Tensor], n: int, reverse: bool, what: str
+) -> tuple[list[Tensor], list[Tensor] | None]:
     """Runs `step(carry, elem) -> (new_carry, outputs)` over the leading dimension of `elems`.
 
     Returns the final carry and each output stacked over the steps (None when there
@@ -139,7 +146,7 @@ def _loop(step: Callable[[list, list], tuple], carry: list[Tensor], elems: list[
     m = len(elems)
 
     def run(*arrays: jax.Array) -> tuple:
-        init, xs, caps = arrays[:k], arrays[k:k + m], arrays[k + m:]
+        init, xs, caps = arrays[:k], arrays[k : k + m], arrays[k + m :]
 
         def scan_step(c: tuple, x: tuple) -> tuple:
             result = branch.run(tuple(c) + tuple(x), caps)
@@ -154,8 +161,14 @@ def _loop(step: Callable[[list, list], tuple], carry: list[Tensor], elems: list[
     return results[:k], results[k:]
 
 
-def _loop_with_state(step: Callable[[list, list], tuple], carry: list[Tensor], elems: list[Tensor], n: int,
-                     reverse: bool, out_avals: Sequence[tuple]) -> tuple[list[Tensor], list[Tensor] | None]:
+def _loop_with_state(
+    step: Callable[[list, list], tuple],
+    carry: list[Tensor],
+    elems: list[Tensor],
+    n: int,
+    reverse: bool,
+    out_avals: Sequence[tuple],
+) -> tuple[list[Tensor], list[Tensor] | None]:
     """The traced loop of a step that prints or assigns variables: a `tf.while_loop` (which carries the
     variables and the effects) writing each step's outputs into stacked buffers."""
     from tapeshim._src.control_flow import _while_loop
@@ -170,14 +183,15 @@ def _loop_with_state(step: Callable[[list, list], tuple], carry: list[Tensor], e
     def body(i: Tensor, *state: Tensor) -> list:
         index = n - 1 - i if reverse else i
         new_carry, outputs = step(list(state[:k]), [array_ops.gather(e, index) for e in elems])
-        written = [manip_ops.tensor_scatter_nd_update(b, array_ops.reshape(index, [1, 1]),
-                                                      array_ops.expand_dims(o, 0))
-                   for b, o in zip(state[k:], outputs)]
+        written = [
+            manip_ops.tensor_scatter_nd_update(b, array_ops.reshape(index, [1, 1]), array_ops.expand_dims(o, 0))
+            for b, o in zip(state[k:], outputs)
+        ]
         return [i + 1] + list(new_carry) + written
 
     start = convert_to_tensor(0)
     final = _while_loop(cond, body, [start] + list(carry) + buffers, maximum_iterations=n)
-    return list(final[1:k + 1]), (list(final[k + 1:]) if n else None)
+    return list(final[1 : k + 1]), (list(final[k + 1 :]) if n else None)
 
 
 def _empty(shape: tuple | None, dtype: dtypes.DType) -> Tensor:
@@ -186,9 +200,17 @@ def _empty(shape: tuple | None, dtype: dtypes.DType) -> Tensor:
 
 
 @table.export("map_fn", dtypes=table.ANY, note="RaggedTensorSpec / SparseTensorSpec signatures are not supported")
-def map_fn(fn: Callable[..., Any], elems: Any, dtype: Any = None, parallel_iterations: int | None = None,
-           back_prop: bool = True, swap_memory: bool = False, infer_shape: bool = True, name: str | None = None,
-           fn_output_signature: Any = None) -> Any:
+def map_fn(
+    fn: Callable[..., Any],
+    elems: Any,
+    dtype: Any = None,
+    parallel_iterations: int | None = None,
+    back_prop: bool = True,
+    swap_memory: bool = False,
+    infer_shape: bool = True,
+    name: str | None = None,
+    fn_output_signature: Any = None,
+) -> Any:
     """Applies `fn` to each element of `elems` (unstacked on dimension 0) and stacks the results.
 
     Args:
@@ -253,9 +275,17 @@ def _scan_setup(elems: Any, initializer: Any, reverse: bool) -> tuple:
 
 
 @table.export("scan", dtypes=table.ANY)
-def scan(fn: Callable[..., Any], elems: Any, initializer: Any = None, parallel_iterations: int = 10,
-         back_prop: bool = True, swap_memory: bool = False, infer_shape: bool = True, reverse: bool = False,
-         name: str | None = None) -> Any:
+def scan(
+    fn: Callable[..., Any],
+    elems: Any,
+    initializer: Any = None,
+    parallel_iterations: int = 10,
+    back_prop: bool = True,
+    swap_memory: bool = False,
+    infer_shape: bool = True,
+    reverse: bool = False,
+    name: str | None = None,
+) -> Any:
     """Scans `fn(accumulator, element)` over `elems`, stacking every accumulator, as `tf.scan`.
 
     Args:
@@ -293,8 +323,10 @@ def scan(fn: Callable[..., Any], elems: Any, initializer: Any = None, parallel_i
         stacked = [_empty(s, d) for d, s in sigs]
     if first is not None:
         array_ops = _array_ops()
-        stacked = [array_ops.concat([s, array_ops.expand_dims(f, 0)] if reverse else
-                                    [array_ops.expand_dims(f, 0), s], 0) for s, f in zip(stacked, first)]
+        stacked = [
+            array_ops.concat([s, array_ops.expand_dims(f, 0)] if reverse else [array_ops.expand_dims(f, 0), s], 0)
+            for s, f in zip(stacked, first)
+        ]
     return nest.pack_sequence_as(structure, stacked)
 
 
@@ -309,11 +341,15 @@ def _fold(fn: Callable[..., Any], elems: Any, initializer: Any, reverse: bool) -
         if traced:
             for before, after in zip(carry, out):
                 if before._dtype != after._dtype:
-                    raise TypeError(f"Loop var enters the loop with type {before._dtype!r} but has type "
-                                    f"{after._dtype!r} after 1 iteration. The type should remain constant.")
+                    raise TypeError(
+                        f"Loop var enters the loop with type {before._dtype!r} but has type "
+                        f"{after._dtype!r} after 1 iteration. The type should remain constant."
+                    )
                 if before._shape != after._shape:
-                    raise ValueError(f"Input tensor enters the loop with shape {_shape_str(before._shape)}, but has "
-                                     f"shape {_shape_str(after._shape)} after one iteration.")
+                    raise ValueError(
+                        f"Input tensor enters the loop with shape {_shape_str(before._shape)}, but has "
+                        f"shape {_shape_str(after._shape)} after one iteration."
+                    )
         return out, []
 
     final, _ = _loop(step, init, flat, n, reverse, "foldr" if reverse else "foldl")
@@ -321,8 +357,15 @@ def _fold(fn: Callable[..., Any], elems: Any, initializer: Any, reverse: bool) -
 
 
 @table.export("foldl", dtypes=table.ANY)
-def foldl(fn: Callable[..., Any], elems: Any, initializer: Any = None, parallel_iterations: int = 10,
-          back_prop: bool = True, swap_memory: bool = False, name: str | None = None) -> Any:
+def foldl(
+    fn: Callable[..., Any],
+    elems: Any,
+    initializer: Any = None,
+    parallel_iterations: int = 10,
+    back_prop: bool = True,
+    swap_memory: bool = False,
+    name: str | None = None,
+) -> Any:
     """Folds `fn(accumulator, element)` over `elems` from the first element, as `tf.foldl`.
 
     Args:
@@ -342,8 +385,15 @@ def foldl(fn: Callable[..., Any], elems: Any, initializer: Any = None, parallel_
 
 
 @table.export("foldr", dtypes=table.ANY)
-def foldr(fn: Callable[..., Any], elems: Any, initializer: Any = None, parallel_iterations: int = 10,
-          back_prop: bool = True, swap_memory: bool = False, name: str | None = None) -> Any:
+def foldr(
+    fn: Callable[..., Any],
+    elems: Any,
+    initializer: Any = None,
+    parallel_iterations: int = 10,
+    back_prop: bool = True,
+    swap_memory: bool = False,
+    name: str | None = None,
+) -> Any:
     """Folds `fn(accumulator, element)` over `elems` from the last element, as `tf.foldr`.
 
     Args:
@@ -379,8 +429,7 @@ def _eager_function(fn: Callable[..., Any], kind: str, make: Callable[[], Callab
 
 
 @table.export("vectorized_map", dtypes=table.ANY, note="on jax.vmap; fallback_to_while_loop is not needed")
-def vectorized_map(fn: Callable[..., Any], elems: Any, fallback_to_while_loop: bool = True,
-                   warn: bool = True) -> Any:
+def vectorized_map(fn: Callable[..., Any], elems: Any, fallback_to_while_loop: bool = True, warn: bool = True) -> Any:
     """Applies `fn` to every element of `elems` at once, vectorized with `jax.vmap`, as `tf.vectorized_map`.
 
     Eagerly, the map runs as a compiled function of its own (as TF's does), so `fn`'s
@@ -419,8 +468,10 @@ def _vectorized(fn: Callable[..., Any], elems: Any) -> Any:
     n = flat[0]._shape[0]
     for t in flat:
         if not t._shape or t._shape[0] != n:
-            raise ValueError(f"All elements of elems must have the same first dimension: got {n} and "
-                             f"{t._shape[0] if t._shape else 'a scalar'}.")
+            raise ValueError(
+                f"All elements of elems must have the same first dimension: got {n} and "
+                f"{t._shape[0] if t._shape else 'a scalar'}."
+            )
     specs = [(tuple(t._shape[1:]), t._dtype) for t in flat]
     branch = _Branch(lambda *xs: fn(nest.pack_sequence_as(elems, list(xs))), specs, "vectorized_map")
     _refuse_state(branch, "tf.vectorized_map")
@@ -476,8 +527,9 @@ def recompute_grad(f: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(f)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         if kwargs:
-            raise ValueError(f"The kwargs {sorted(kwargs)} are not supported by tf.recompute_grad: pass tensors "
-                             "positionally.")
+            raise ValueError(
+                f"The kwargs {sorted(kwargs)} are not supported by tf.recompute_grad: pass tensors positionally."
+            )
         if _thread_state.trace is not None:
             return checkpointed(*args)
         if not _thread_state.recorders or config.functions_run_eagerly():

@@ -26,8 +26,12 @@ def executing_eagerly() -> bool:
     return _thread_state.trace is None
 
 
-@table.export("control_dependencies", gradient="-", dtypes=table.ANY,
-              note="orders nothing: every op of a function runs, effects in program order")
+@table.export(
+    "control_dependencies",
+    gradient="-",
+    dtypes=table.ANY,
+    note="orders nothing: every op of a function runs, effects in program order",
+)
 @contextlib.contextmanager
 def control_dependencies(control_inputs: Any) -> Iterator[None]:
     """A context in which ops run after `control_inputs`, as `tf.control_dependencies`.
@@ -86,9 +90,11 @@ def _as_shape(shape: Any) -> TensorShape:
 
 
 def _bad_shape(shape: Any) -> TensorShape:
-    raise TypeError(f"Failed to convert '{shape!r}' to a shape: '{shape!r}'could not be converted to a dimension. "
-                    "A shape should either be single dimension (e.g. 10), or an iterable of dimensions "
-                    "(e.g. [1, 10, None]).")
+    raise TypeError(
+        f"Failed to convert '{shape!r}' to a shape: '{shape!r}'could not be converted to a dimension. "
+        "A shape should either be single dimension (e.g. 10), or an iterable of dimensions "
+        "(e.g. [1, 10, None])."
+    )
 
 
 @table.export("ensure_shape", gradient="jax", dtypes=table.ANY)
@@ -113,22 +119,41 @@ def ensure_shape(x: Any, shape: Any, name: str | None = None) -> Tensor:
         dims = expected.as_list()
         if _thread_state.trace is not None:
             if len(dims) != len(tensor._shape):
-                raise ValueError(f"Shape must be rank {len(dims)} but is rank {len(tensor._shape)} for "
-                                 f"'{{{{node EnsureShape}}}}' with input shapes: {_shape_str(tensor._shape)}.")
+                raise ValueError(
+                    f"Shape must be rank {len(dims)} but is rank {len(tensor._shape)} for "
+                    f"'{{{{node EnsureShape}}}}' with input shapes: {_shape_str(tensor._shape)}."
+                )
             i = next(i for i, (a, b) in enumerate(zip(dims, tensor._shape)) if a is not None and a != b)
             raise ValueError(
                 f"Dimension {i} in both shapes must be equal, but are {dims[i]} and {tensor._shape[i]}. Shapes are "
                 f"{_shape_str(dims)} and {_shape_str(tensor._shape)}. for '{{{{node EnsureShape}}}}' with input "
-                f"shapes: {_shape_str(tensor._shape)}.")
+                f"shapes: {_shape_str(tensor._shape)}."
+            )
         raise errors.invalid_argument(
             f"Shape of tensor input {_shape_str(tensor._shape)} is not compatible with expected shape "
-            f"{_shape_str(dims)}.", "EnsureShape")
+            f"{_shape_str(dims)}.",
+            "EnsureShape",
+        )
     return math_ops.identity(tensor)
 
 
 # Ops whose value TF's `constant_value` computes inside a graph when their inputs are known.
-_FOLDED = frozenset(["Cast", "ConcatV2", "Identity", "Range", "Fill", "Size", "Rank", "Shape", "Equal", "NotEqual",
-                     "StopGradient", "Unpack"])
+_FOLDED = frozenset(
+    [
+        "Cast",
+        "ConcatV2",
+        "Identity",
+        "Range",
+        "Fill",
+        "Size",
+        "Rank",
+        "Shape",
+        "Equal",
+        "NotEqual",
+        "StopGradient",
+        "Unpack",
+    ]
+)
 
 
 @table.export("get_static_value", gradient="-", dtypes=table.ANY)

@@ -20,8 +20,13 @@ def _eager_output(value: Any, dtype: Any) -> Tensor:
     return convert_to_tensor(np.asarray(value))
 
 
-def numpy_function(func: Callable[..., Any] | None = None, inp: Any = None, Tout: Any = None,  # noqa: N803
-                   stateful: bool = True, name: str | None = None) -> Any:
+def numpy_function(
+    func: Callable[..., Any] | None = None,
+    inp: Any = None,
+    Tout: Any = None,  # noqa: N803
+    stateful: bool = True,
+    name: str | None = None,
+) -> Any:
     """Runs `func` on the inputs' values as numpy arrays and returns its results as tensors, as `tf.numpy_function`.
 
     Eagerly the results keep the dtypes `func` gives them (TF does not cast them to
@@ -39,6 +44,7 @@ def numpy_function(func: Callable[..., Any] | None = None, inp: Any = None, Tout
       A tensor, or a list of tensors when `Tout` is a list (or `func` returns a sequence).
     """
     if func is None:
+
         def decorate(python_function: Callable[..., Any]) -> Callable[..., Any]:
             @functools.wraps(python_function)
             def call(*args: Any) -> Any:
@@ -49,6 +55,7 @@ def numpy_function(func: Callable[..., Any] | None = None, inp: Any = None, Tout
         return decorate
     inputs = [convert_to_tensor(v) for v in (inp or [])]
     if _thread_state.trace is not None:  # py_function's host op inside a function records no gradient
+
         def on_host(*tensors: Tensor) -> Any:
             return func(*[np.asarray(t.numpy()) for t in tensors])
 
@@ -59,8 +66,11 @@ def numpy_function(func: Callable[..., Any] | None = None, inp: Any = None, Tout
         if len(values) != len(Tout):
             from tapeshim._src import errors
 
-            raise errors.invalid_argument(f"numpy_function {getattr(func, '__name__', 'func')} returned "
-                                          f"{len(values)} values, but Tout has {len(Tout)} types.", "EagerPyFunc")
+            raise errors.invalid_argument(
+                f"numpy_function {getattr(func, '__name__', 'func')} returned "
+                f"{len(values)} values, but Tout has {len(Tout)} types.",
+                "EagerPyFunc",
+            )
         return [_eager_output(v, d) for v, d in zip(values, Tout)]
     if isinstance(result, (list, tuple)):
         return [_eager_output(v, Tout) for v in result]

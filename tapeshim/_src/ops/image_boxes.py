@@ -37,9 +37,17 @@ def extract_jpeg_shape(contents: Any, output_type: Any = dtypes.int32, name: str
 
 
 @table.export("image.decode_and_crop_jpeg", gradient="-", dtypes="string", note="host-side, with Pillow")
-def decode_and_crop_jpeg(contents: Any, crop_window: Any, channels: int = 0, ratio: int = 1,
-                         fancy_upscaling: bool = True, try_recover_truncated: bool = False,
-                         acceptable_fraction: float = 1, dct_method: str = "", name: str | None = None) -> Tensor:
+def decode_and_crop_jpeg(
+    contents: Any,
+    crop_window: Any,
+    channels: int = 0,
+    ratio: int = 1,
+    fancy_upscaling: bool = True,
+    try_recover_truncated: bool = False,
+    acceptable_fraction: float = 1,
+    dct_method: str = "",
+    name: str | None = None,
+) -> Tensor:
     """Decodes the `crop_window` `[y, x, height, width]` of a JPEG (uint8).
 
     Raises:
@@ -53,7 +61,7 @@ def decode_and_crop_jpeg(contents: Any, crop_window: Any, channels: int = 0, rat
     y, x, h, w = window
     if y < 0 or x < 0 or h <= 0 or w <= 0 or y + h > array.shape[0] or x + w > array.shape[1]:
         raise errors.invalid_argument("jpeg::Uncompress failed. Invalid JPEG data or crop window.", op)
-    return constant(np.ascontiguousarray(array[y:y + h, x:x + w]), dtypes.uint8)
+    return constant(np.ascontiguousarray(array[y : y + h, x : x + w]), dtypes.uint8)
 
 
 class SampleDistortedBoundingBoxV2(NamedTuple):
@@ -72,8 +80,9 @@ class StatelessSampleDistortedBoundingBox(NamedTuple):
     bboxes: Tensor
 
 
-def _random_crop(rng: np.random.Generator, width: int, height: int, min_area_fraction: float,
-                 max_area_fraction: float, aspect: float) -> tuple | None:
+def _random_crop(
+    rng: np.random.Generator, width: int, height: int, min_area_fraction: float, max_area_fraction: float, aspect: float
+) -> tuple | None:
     min_area = min_area_fraction * width * height
     max_area = max_area_fraction * width * height
     crop_h = int(np.rint(math.sqrt(min_area / aspect)))
@@ -113,9 +122,17 @@ def _covers(crop: tuple, boxes: np.ndarray, minimum: float) -> bool:
     return False
 
 
-def _sample(rng: np.random.Generator, image_size: Any, bounding_boxes: Any, min_object_covered: Any,
-            aspect_ratio_range: Any, area_range: Any, max_attempts: Any, use_image: bool,
-            result: type = SampleDistortedBoundingBoxV2) -> Any:
+def _sample(
+    rng: np.random.Generator,
+    image_size: Any,
+    bounding_boxes: Any,
+    min_object_covered: Any,
+    aspect_ratio_range: Any,
+    area_range: Any,
+    max_attempts: Any,
+    use_image: bool,
+    result: type = SampleDistortedBoundingBoxV2,
+) -> Any:
     op = "SampleDistortedBoundingBoxV2"
     size_t = convert_to_tensor(image_size)
     sizes = _static_ints(size_t, "image_size")
@@ -125,9 +142,12 @@ def _sample(rng: np.random.Generator, image_size: Any, bounding_boxes: Any, min_
     boxes = np.asarray(convert_to_tensor(bounding_boxes, dtype=dtypes.float32).numpy(), np.float64).reshape(-1, 4)
     if boxes.shape[0] == 0:
         if not use_image:
-            raise errors.invalid_argument("No bounding boxes provided as input. One must enable "
-                                          "use_image_if_no_bounding_boxes if you wish to not provide any bounding "
-                                          "boxes.", op)
+            raise errors.invalid_argument(
+                "No bounding boxes provided as input. One must enable "
+                "use_image_if_no_bounding_boxes if you wish to not provide any bounding "
+                "boxes.",
+                op,
+            )
         boxes = np.array([[0.0, 0.0, 1.0, 1.0]])
     if np.any(boxes < 0) or np.any(boxes > 1):
         raise errors.invalid_argument("All bounding box coordinates must be in [0.0, 1.0]", op)
@@ -150,12 +170,23 @@ def _sample(rng: np.random.Generator, image_size: Any, bounding_boxes: Any, min_
     return result(begin, size, constant(box, dtypes.float32))
 
 
-@table.export("image.sample_distorted_bounding_box", gradient="-", dtypes="integer",
-              note="TF's algorithm on the host; not TF's random stream")
-def sample_distorted_bounding_box(image_size: Any, bounding_boxes: Any, seed: Any = 0, min_object_covered: Any = 0.1,
-                                  aspect_ratio_range: Any = (0.75, 1.33), area_range: Any = (0.05, 1.0),
-                                  max_attempts: int = 100, use_image_if_no_bounding_boxes: bool = False,
-                                  name: str | None = None) -> SampleDistortedBoundingBoxV2:
+@table.export(
+    "image.sample_distorted_bounding_box",
+    gradient="-",
+    dtypes="integer",
+    note="TF's algorithm on the host; not TF's random stream",
+)
+def sample_distorted_bounding_box(
+    image_size: Any,
+    bounding_boxes: Any,
+    seed: Any = 0,
+    min_object_covered: Any = 0.1,
+    aspect_ratio_range: Any = (0.75, 1.33),
+    area_range: Any = (0.05, 1.0),
+    max_attempts: int = 100,
+    use_image_if_no_bounding_boxes: bool = False,
+    name: str | None = None,
+) -> SampleDistortedBoundingBoxV2:
     """A random crop covering at least `min_object_covered` of one of the boxes: `(begin, size, bboxes)`.
 
     Raises:
@@ -164,17 +195,35 @@ def sample_distorted_bounding_box(image_size: Any, bounding_boxes: Any, seed: An
     """
     key = np.asarray(random_ops._next_key(None if not seed else seed))
     rng = np.random.default_rng([int(v) for v in key.reshape(-1)])
-    return _sample(rng, image_size, bounding_boxes, min_object_covered, aspect_ratio_range, area_range,
-                   max_attempts, use_image_if_no_bounding_boxes)
+    return _sample(
+        rng,
+        image_size,
+        bounding_boxes,
+        min_object_covered,
+        aspect_ratio_range,
+        area_range,
+        max_attempts,
+        use_image_if_no_bounding_boxes,
+    )
 
 
-@table.export("image.stateless_sample_distorted_bounding_box", gradient="-", dtypes="integer",
-              note="TF's algorithm on the host; deterministic in `seed`, not TF's random stream")
-def stateless_sample_distorted_bounding_box(image_size: Any, bounding_boxes: Any, seed: Any,
-                                            min_object_covered: Any = 0.1, aspect_ratio_range: Any = (0.75, 1.33),
-                                            area_range: Any = (0.05, 1.0), max_attempts: int = 100,
-                                            use_image_if_no_bounding_boxes: bool = False,
-                                            name: str | None = None) -> SampleDistortedBoundingBoxV2:
+@table.export(
+    "image.stateless_sample_distorted_bounding_box",
+    gradient="-",
+    dtypes="integer",
+    note="TF's algorithm on the host; deterministic in `seed`, not TF's random stream",
+)
+def stateless_sample_distorted_bounding_box(
+    image_size: Any,
+    bounding_boxes: Any,
+    seed: Any,
+    min_object_covered: Any = 0.1,
+    aspect_ratio_range: Any = (0.75, 1.33),
+    area_range: Any = (0.05, 1.0),
+    max_attempts: int = 100,
+    use_image_if_no_bounding_boxes: bool = False,
+    name: str | None = None,
+) -> SampleDistortedBoundingBoxV2:
     """`sample_distorted_bounding_box` determined by `seed` (a pair of ints).
 
     Raises:
@@ -182,16 +231,41 @@ def stateless_sample_distorted_bounding_box(image_size: Any, bounding_boxes: Any
     """
     key = np.asarray(random_ops._pair_key(seed).numpy())
     rng = np.random.default_rng([int(v) for v in key.reshape(-1)])
-    return _sample(rng, image_size, bounding_boxes, min_object_covered, aspect_ratio_range, area_range,
-                   max_attempts, use_image_if_no_bounding_boxes, StatelessSampleDistortedBoundingBox)
+    return _sample(
+        rng,
+        image_size,
+        bounding_boxes,
+        min_object_covered,
+        aspect_ratio_range,
+        area_range,
+        max_attempts,
+        use_image_if_no_bounding_boxes,
+        StatelessSampleDistortedBoundingBox,
+    )
 
 
-_DEFAULT_COLORS = np.array([[1, 1, 0, 1], [0, 0, 1, 1], [1, 0, 0, 1], [0, 1, 0, 1], [0.5, 0, 0.5, 1],
-                            [0.5, 0.5, 0, 1], [0.5, 0, 0, 1], [0, 0, 0.5, 1], [0, 1, 1, 1], [1, 0, 1, 1]])
+_DEFAULT_COLORS = np.array(
+    [
+        [1, 1, 0, 1],
+        [0, 0, 1, 1],
+        [1, 0, 0, 1],
+        [0, 1, 0, 1],
+        [0.5, 0, 0.5, 1],
+        [0.5, 0.5, 0, 1],
+        [0.5, 0, 0, 1],
+        [0, 0, 0.5, 1],
+        [0, 1, 1, 1],
+        [1, 0, 1, 1],
+    ]
+)
 
 
-@table.export("image.draw_bounding_boxes", gradient="-", dtypes="float32, float16",
-              note="drawn on the host with numpy (not inside tapeshim.function)")
+@table.export(
+    "image.draw_bounding_boxes",
+    gradient="-",
+    dtypes="float32, float16",
+    note="drawn on the host with numpy (not inside tapeshim.function)",
+)
 def draw_bounding_boxes(images: Any, boxes: Any, colors: Any, name: str | None = None) -> Tensor:
     """Draws one-pixel outlines of normalized boxes `[y1, x1, y2, x2]` on a float image batch.
 
@@ -212,8 +286,9 @@ def draw_bounding_boxes(images: Any, boxes: Any, colors: Any, name: str | None =
     if depth not in (1, 3, 4):
         raise errors.invalid_argument("Channel depth should be either 1 (GRY), 3 (RGB), or 4 (RGBA)", op)
     if len(boxes_t._shape) != 3 or boxes_t._shape[-1] != 4 or boxes_t._shape[0] != images_t._shape[0]:
-        raise errors.invalid_argument(f"boxes must be of shape [{images_t._shape[0]}, num_boxes, 4], got "
-                                      f"{list(boxes_t._shape)}", op)
+        raise errors.invalid_argument(
+            f"boxes must be of shape [{images_t._shape[0]}, num_boxes, 4], got {list(boxes_t._shape)}", op
+        )
     table_colors = np.asarray(convert_to_tensor(colors, dtype=dtypes.float32).numpy(), np.float32).reshape(-1, 4)
     if table_colors.shape[0] == 0:  # TF's default colors; gray images get white
         table_colors = (_DEFAULT_COLORS if depth != 1 else np.ones((1, 4))).astype(np.float32)
@@ -230,11 +305,11 @@ def draw_bounding_boxes(images: Any, boxes: Any, colors: Any, name: str | None =
             top_c, bottom_c = max(top, 0), min(bottom, height - 1)
             left_c, right_c = max(left, 0), min(right, width - 1)
             if top >= 0:
-                canvas[b, top, left_c:right_c + 1] = color
+                canvas[b, top, left_c : right_c + 1] = color
             if bottom < height:
-                canvas[b, bottom, left_c:right_c + 1] = color
+                canvas[b, bottom, left_c : right_c + 1] = color
             if left >= 0:
-                canvas[b, top_c:bottom_c + 1, left] = color
+                canvas[b, top_c : bottom_c + 1, left] = color
             if right < width:
-                canvas[b, top_c:bottom_c + 1, right] = color
+                canvas[b, top_c : bottom_c + 1, right] = color
     return constant(canvas, images_t.dtype)

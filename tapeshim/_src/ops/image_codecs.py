@@ -35,8 +35,10 @@ def _pil() -> Any:
 
 def _bytes_of(contents: Any, what: str = "contents") -> bytes:
     if _thread_state.trace is not None:
-        raise NotImplementedError(f"tapeshim decodes and encodes images on the host: call it outside "
-                                  f"tapeshim.function (for example in a tf.data map). `{what}` was symbolic.")
+        raise NotImplementedError(
+            f"tapeshim decodes and encodes images on the host: call it outside "
+            f"tapeshim.function (for example in a tf.data map). `{what}` was symbolic."
+        )
     if isinstance(contents, (bytes, str)):
         return contents.encode() if isinstance(contents, str) else contents
     tensor = convert_to_tensor(contents)
@@ -98,8 +100,11 @@ def _frame_array(image: Any, kind: str, channels: int) -> np.ndarray:
     color = array[..., :3] if native >= 3 else np.repeat(array[..., :1], 3, axis=-1)
     if channels == 3:
         return color
-    alpha = array[..., 3:4] if native in (2, 4) and native != 2 else (
-        array[..., 1:2] if native == 2 else np.full(array.shape[:-1] + (1,), maximum, array.dtype))
+    alpha = (
+        array[..., 3:4]
+        if native in (2, 4) and native != 2
+        else (array[..., 1:2] if native == 2 else np.full(array.shape[:-1] + (1,), maximum, array.dtype))
+    )
     return np.concatenate([color, alpha], axis=-1)
 
 
@@ -135,8 +140,12 @@ def _as_tensor(array: np.ndarray) -> Tensor:
     return constant(np.ascontiguousarray(array), dtypes.from_numpy(array.dtype))
 
 
-@table.export("image.decode_png", gradient="-", dtypes="string",
-              note="host-side, with Pillow; 16-bit color PNGs are read at 8 bits")
+@table.export(
+    "image.decode_png",
+    gradient="-",
+    dtypes="string",
+    note="host-side, with Pillow; 16-bit color PNGs are read at 8 bits",
+)
 def decode_png(contents: Any, channels: int = 0, dtype: Any = dtypes.uint8, name: str | None = None) -> Tensor:
     """Decodes a PNG (or any format TF's decoders accept) to `[height, width, channels]`.
 
@@ -158,11 +167,22 @@ def _to_bits(array: np.ndarray, out: dtypes.DType) -> np.ndarray:
     return array
 
 
-@table.export("image.decode_jpeg", gradient="-", dtypes="string",
-              note="host-side, with Pillow: TF's INTEGER_ACCURATE DCT; TF's default fast DCT differs by a few levels")
-def decode_jpeg(contents: Any, channels: int = 0, ratio: int = 1, fancy_upscaling: bool = True,
-                try_recover_truncated: bool = False, acceptable_fraction: float = 1, dct_method: str = "",
-                name: str | None = None) -> Tensor:
+@table.export(
+    "image.decode_jpeg",
+    gradient="-",
+    dtypes="string",
+    note="host-side, with Pillow: TF's INTEGER_ACCURATE DCT; TF's default fast DCT differs by a few levels",
+)
+def decode_jpeg(
+    contents: Any,
+    channels: int = 0,
+    ratio: int = 1,
+    fancy_upscaling: bool = True,
+    try_recover_truncated: bool = False,
+    acceptable_fraction: float = 1,
+    dct_method: str = "",
+    name: str | None = None,
+) -> Tensor:
     """Decodes a JPEG (or any format TF's decoders accept) to uint8 `[height, width, channels]`.
 
     Raises:
@@ -198,10 +218,14 @@ def decode_bmp(contents: Any, channels: int = 0, name: str | None = None) -> Ten
     return _as_tensor(array[0] if array.ndim == 4 else array)
 
 
-@table.export("image.decode_image", gradient="-", dtypes="string",
-              note="host-side, with Pillow")
-def decode_image(contents: Any, channels: Any = None, dtype: Any = dtypes.uint8, name: str | None = None,
-                 expand_animations: bool = True) -> Tensor:
+@table.export("image.decode_image", gradient="-", dtypes="string", note="host-side, with Pillow")
+def decode_image(
+    contents: Any,
+    channels: Any = None,
+    dtype: Any = dtypes.uint8,
+    name: str | None = None,
+    expand_animations: bool = True,
+) -> Tensor:
     """Decodes a PNG, JPEG, GIF, BMP or WebP image; GIFs give `[frames, h, w, 3]` unless `expand_animations=False`.
 
     A `dtype` other than uint8/uint16 is reached with `convert_image_dtype`.
@@ -229,13 +253,19 @@ def _image_array(image: Any, op_name: str, allowed: tuple) -> np.ndarray:
     if len(tensor._shape) != 3:
         raise errors.invalid_argument(f"image must be 3-dimensional{list(tensor._shape)}".replace(" ", ""), op_name)
     if tensor.dtype.name not in allowed:
-        raise errors.invalid_argument(f"Value for attr 'T' of {tensor.dtype.name} is not in the list of allowed "
-                                      f"values: {', '.join(allowed)}", op_name)
+        raise errors.invalid_argument(
+            f"Value for attr 'T' of {tensor.dtype.name} is not in the list of allowed values: {', '.join(allowed)}",
+            op_name,
+        )
     return np.asarray(tensor.numpy())
 
 
-@table.export("image.encode_png", gradient="-", dtypes="uint8, uint16",
-              note="host-side, with Pillow; the bytes differ from TF's, the pixels do not")
+@table.export(
+    "image.encode_png",
+    gradient="-",
+    dtypes="uint8, uint16",
+    note="host-side, with Pillow; the bytes differ from TF's, the pixels do not",
+)
 def encode_png(image: Any, compression: int = -1, name: str | None = None) -> Tensor:
     """PNG-encodes a uint8/uint16 `[height, width, channels]` image (1-4 channels) to a `tf.string` scalar.
 
@@ -245,8 +275,9 @@ def encode_png(image: Any, compression: int = -1, name: str | None = None) -> Te
     """
     tensor = convert_to_tensor(image)
     if len(tensor._shape) < 3:
-        raise errors.invalid_argument(f"images must be at least rank 3{list(tensor._shape)}".replace(" ", ""),
-                                      "EncodePng")
+        raise errors.invalid_argument(
+            f"images must be at least rank 3{list(tensor._shape)}".replace(" ", ""), "EncodePng"
+        )
     array = _image_array(tensor, "EncodePng", ("uint8", "uint16"))
     channels = array.shape[-1]
     if channels not in (1, 2, 3, 4):
@@ -264,11 +295,25 @@ def encode_png(image: Any, compression: int = -1, name: str | None = None) -> Te
     return constant(buffer.getvalue())
 
 
-@table.export("image.encode_jpeg", gradient="-", dtypes="uint8",
-              note="host-side, with Pillow; the bytes differ from TF's, decoded pixels are close")
-def encode_jpeg(image: Any, format: str = "", quality: int = 95, progressive: bool = False,  # noqa: A002
-                optimize_size: bool = False, chroma_downsampling: bool = True, density_unit: str = "in",
-                x_density: int = 300, y_density: int = 300, xmp_metadata: str = "", name: str | None = None) -> Tensor:
+@table.export(
+    "image.encode_jpeg",
+    gradient="-",
+    dtypes="uint8",
+    note="host-side, with Pillow; the bytes differ from TF's, decoded pixels are close",
+)
+def encode_jpeg(
+    image: Any,
+    format: str = "",
+    quality: int = 95,
+    progressive: bool = False,  # noqa: A002
+    optimize_size: bool = False,
+    chroma_downsampling: bool = True,
+    density_unit: str = "in",
+    x_density: int = 300,
+    y_density: int = 300,
+    xmp_metadata: str = "",
+    name: str | None = None,
+) -> Tensor:
     """JPEG-encodes a uint8 `[height, width, 1 or 3]` image to a `tf.string` scalar.
 
     Raises:
@@ -280,11 +325,18 @@ def encode_jpeg(image: Any, format: str = "", quality: int = 95, progressive: bo
         raise errors.invalid_argument(f"format must be '', grayscale or rgb, got {format}", "EncodeJpeg")
     expected = {"grayscale": 1, "rgb": 3}.get(format)
     if channels not in (1, 3) or (expected is not None and channels != expected):
-        raise errors.invalid_argument(f"image must have 1 or 3 channels, got {list(array.shape)}".replace(" ", ""),
-                                      "EncodeJpeg")
+        raise errors.invalid_argument(
+            f"image must have 1 or 3 channels, got {list(array.shape)}".replace(" ", ""), "EncodeJpeg"
+        )
     picture = _pil().fromarray(np.ascontiguousarray(array[..., 0] if channels == 1 else array))
     buffer = io.BytesIO()
-    picture.save(buffer, format="JPEG", quality=int(quality), progressive=bool(progressive),
-                 optimize=bool(optimize_size), subsampling=2 if chroma_downsampling else 0,
-                 dpi=(int(x_density), int(y_density)))
+    picture.save(
+        buffer,
+        format="JPEG",
+        quality=int(quality),
+        progressive=bool(progressive),
+        optimize=bool(optimize_size),
+        subsampling=2 if chroma_downsampling else 0,
+        dpi=(int(x_density), int(y_density)),
+    )
     return constant(buffer.getvalue())

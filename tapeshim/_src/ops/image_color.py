@@ -37,8 +37,9 @@ def rgb_to_grayscale(images: Any, name: str | None = None) -> Tensor:
     images_t = convert_to_tensor(images)
     if not images_t._shape or images_t._shape[-1] != 3:
         last = images_t._shape[-1] if images_t._shape else 1
-        raise errors.invalid_argument(f"Matrix size-incompatible: In[0]: [{int(np.prod(images_t._shape[:-1]))},"
-                                      f"{last}], In[1]: [3,1]", "MatMul")
+        raise errors.invalid_argument(
+            f"Matrix size-incompatible: In[0]: [{int(np.prod(images_t._shape[:-1]))},{last}], In[1]: [3,1]", "MatMul"
+        )
     gray = run(_GRAY, (convert_image_dtype(images_t, dtypes.float32),))
     return convert_image_dtype(gray, images_t.dtype)
 
@@ -66,8 +67,7 @@ def _hsv(x: jax.Array) -> jax.Array:
     sat = jnp.where(value > 0, spread / safe_v, 0)
     safe = jnp.where(spread > 0, spread, 1)
     norm = 1 / (6 * safe)
-    hue = jnp.where(r == value, norm * (g - b),
-                    jnp.where(g == value, norm * (b - r) + 2 / 6, norm * (r - g) + 4 / 6))
+    hue = jnp.where(r == value, norm * (g - b), jnp.where(g == value, norm * (b - r) + 2 / 6, norm * (r - g) + 4 / 6))
     hue = jnp.where(spread > 0, hue, 0)
     hue = jnp.where(hue < 0, hue + 1, hue)
     return jnp.stack([hue, sat, value], axis=-1).astype(x.dtype)
@@ -92,11 +92,14 @@ def _color_input(images: Any, op_name: str) -> Tensor:
     if not images_t.dtype.is_floating:
         raise errors.invalid_argument(
             f"Value for attr 'T' of {images_t.dtype.name} is not in the list of allowed values: half, bfloat16, "
-            f"float, double\n\t; NodeDef: {{{{node {op_name}}}}}", op_name)
+            f"float, double\n\t; NodeDef: {{{{node {op_name}}}}}",
+            op_name,
+        )
     channels = images_t._shape[-1] if images_t._shape else 0
     if channels != 3:
         raise errors.FailedPreconditionError(
-            None, None, f"input must have 3 channels but input only has {channels} channels. [Op:{op_name}]")
+            None, None, f"input must have 3 channels but input only has {channels} channels. [Op:{op_name}]"
+        )
     return images_t
 
 
@@ -128,6 +131,8 @@ def _back(adjusted: Tensor, dtype: dtypes.DType) -> Tensor:
 
 
 _ADD = kernel("AddV2", lambda x, d: x + d.astype(x.dtype))
+
+
 def _contrast(x: jax.Array, factor: jax.Array) -> jax.Array:
     mean = jnp.mean(x, axis=(-3, -2), keepdims=True)
     return gradient_not_registered("AdjustContrastv2")((x - mean) * factor.astype(x.dtype) + mean)
@@ -153,8 +158,9 @@ def adjust_contrast(images: Any, contrast_factor: Any) -> Tensor:
     """
     images_t = convert_to_tensor(images)
     if len(images_t._shape) < 3:
-        raise errors.invalid_argument(f"input must be at least 3-D, got shape{list(images_t._shape)}".replace(
-            " ", ""), "AdjustContrastv2")
+        raise errors.invalid_argument(
+            f"input must be at least 3-D, got shape{list(images_t._shape)}".replace(" ", ""), "AdjustContrastv2"
+        )
     flt = to_float(images_t)
     factor = convert_to_tensor(contrast_factor, dtype=dtypes.float32)
     return _back(run(_CONTRAST, (flt, factor)), images_t.dtype)
@@ -331,8 +337,15 @@ def _ssim(x: jax.Array, y: jax.Array, max_val: jax.Array, size: int, sigma: floa
     def reduce(v: jax.Array) -> jax.Array:
         lead = v.shape[:-3]
         flat = v.reshape((-1,) + v.shape[-3:])
-        out = jax.lax.conv_general_dilated(flat, filt, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"),
-                                           feature_group_count=channels, precision=jax.lax.Precision.HIGHEST)
+        out = jax.lax.conv_general_dilated(
+            flat,
+            filt,
+            (1, 1),
+            "VALID",
+            dimension_numbers=("NHWC", "HWIO", "NHWC"),
+            feature_group_count=channels,
+            precision=jax.lax.Precision.HIGHEST,
+        )
         return out.reshape(lead + out.shape[1:])
 
     c1, c2 = (k1 * max_val) ** 2, (k2 * max_val) ** 2
@@ -368,8 +381,16 @@ def _max_val(max_val: Any, dtype: dtypes.DType) -> Tensor:
 
 
 @table.export("image.ssim", dtypes=table.REAL)
-def ssim(img1: Any, img2: Any, max_val: Any, filter_size: int = 11, filter_sigma: float = 1.5, k1: float = 0.01,
-         k2: float = 0.03, return_index_map: bool = False) -> Tensor:
+def ssim(
+    img1: Any,
+    img2: Any,
+    max_val: Any,
+    filter_size: int = 11,
+    filter_sigma: float = 1.5,
+    k1: float = 0.01,
+    k2: float = 0.03,
+    return_index_map: bool = False,
+) -> Tensor:
     """Structural similarity of two image batches (Gaussian window, VALID), averaged over pixels and channels.
 
     Raises:
@@ -382,15 +403,21 @@ def ssim(img1: Any, img2: Any, max_val: Any, filter_size: int = 11, filter_sigma
     if min(a._shape[-3:-1]) < size:
         raise errors.invalid_argument(
             f"Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. Summarized data: "
-            f"{', '.join(map(str, a._shape))} {size}", "Assert")
+            f"{', '.join(map(str, a._shape))} {size}",
+            "Assert",
+        )
     peak = _max_val(max_val, a.dtype)
     x, y = convert_image_dtype(a, dtypes.float32), convert_image_dtype(b, dtypes.float32)
     return run(_SSIM, (x, y, peak), size=size, sigma=float(filter_sigma), k1=float(k1), k2=float(k2))
 
 
-_PSNR = kernel("PSNR", lambda a, b, peak: (
-    20 * jnp.log(peak) / jnp.log(jnp.float32(10.0))
-    - jnp.float32(10 / np.log(10)) * jnp.log(jnp.mean(jnp.square(a - b), axis=(-3, -2, -1)))))
+_PSNR = kernel(
+    "PSNR",
+    lambda a, b, peak: (
+        20 * jnp.log(peak) / jnp.log(jnp.float32(10.0))
+        - jnp.float32(10 / np.log(10)) * jnp.log(jnp.mean(jnp.square(a - b), axis=(-3, -2, -1)))
+    ),
+)
 
 
 @table.export("image.psnr", dtypes=table.REAL)

@@ -128,21 +128,23 @@ def total_variation(images: Any, name: str | None = None) -> Tensor:
     return run(_TOTAL_VARIATION, (images_t,))
 
 
-_YUV = np.array([[0.299, -0.14714119, 0.61497538], [0.587, -0.28886916, -0.51496512],
-                 [0.114, 0.43601035, -0.10001026]])
-_YIQ = np.array([[0.299, 0.59590059, 0.2115], [0.587, -0.27455667, -0.52273617],
-                 [0.114, -0.32134392, 0.31119955]])
+_YUV = np.array([[0.299, -0.14714119, 0.61497538], [0.587, -0.28886916, -0.51496512], [0.114, 0.43601035, -0.10001026]])
+_YIQ = np.array([[0.299, 0.59590059, 0.2115], [0.587, -0.27455667, -0.52273617], [0.114, -0.32134392, 0.31119955]])
 _YUV_INVERSE = np.array([[1, 1, 1], [0, -0.394642334, 2.03206185], [1.13988303, -0.58062185, 0]])
 _YIQ_INVERSE = np.array([[1, 1, 1], [0.95598634, -0.27201283, -1.10674021], [0.6208248, -0.64720424, 1.70423049]])
-_MIX = kernel("ColorMatrix", lambda x, m: jnp.tensordot(x, m.astype(x.dtype), axes=[[-1], [0]],
-                                                        precision=jax.lax.Precision.HIGHEST))
+_MIX = kernel(
+    "ColorMatrix",
+    lambda x, m: jnp.tensordot(x, m.astype(x.dtype), axes=[[-1], [0]], precision=jax.lax.Precision.HIGHEST),
+)
 
 
 def _color_matrix(images: Any, matrix: np.ndarray) -> Tensor:
     images_t = convert_to_tensor(images)
     if not images_t.dtype.is_floating:
-        raise TypeError(f"Value passed to parameter 'a' has DataType {images_t.dtype.name} not in list of allowed "
-                        "values: bfloat16, float16, float32, float64")
+        raise TypeError(
+            f"Value passed to parameter 'a' has DataType {images_t.dtype.name} not in list of allowed "
+            "values: bfloat16, float16, float32, float64"
+        )
     if not images_t._shape or images_t._shape[-1] != 3:
         raise ValueError(f"Dimensions must be equal, but are {images_t._shape[-1] if images_t._shape else 0} and 3")
     return run(_MIX, (images_t, constant(matrix.astype(images_t.dtype.as_numpy_dtype), images_t.dtype)))
@@ -173,8 +175,15 @@ def yiq_to_rgb(images: Any) -> Tensor:
 
 
 # -- crop_and_resize ----------------------------------------------------------------------------------
-def _crop_and_resize(image: jax.Array, boxes: jax.Array, box_ind: jax.Array, extents: jax.Array, crop: tuple,
-                     method: str, extrapolation: float) -> jax.Array:
+def _crop_and_resize(
+    image: jax.Array,
+    boxes: jax.Array,
+    box_ind: jax.Array,
+    extents: jax.Array,
+    crop: tuple,
+    method: str,
+    extrapolation: float,
+) -> jax.Array:
     # `extents` holds [height - 1, width - 1, crop_h - 1, crop_w - 1] as a runtime input: XLA would turn a
     # division by a constant into a multiplication by its reciprocal, and sampling positions would then
     # round differently from TF's float32 kernel (nearest picks a different pixel).
@@ -216,10 +225,20 @@ def _crop_and_resize(image: jax.Array, boxes: jax.Array, box_ind: jax.Array, ext
 _CROP_AND_RESIZE = kernel("CropAndResize", _crop_and_resize)
 
 
-@table.export("image.crop_and_resize", dtypes=table.REAL,
-              note="gradients for image and boxes are JAX's derivative of the same interpolation")
-def crop_and_resize(image: Any, boxes: Any, box_indices: Any, crop_size: Any, method: str = "bilinear",
-                    extrapolation_value: float = 0.0, name: str | None = None) -> Tensor:
+@table.export(
+    "image.crop_and_resize",
+    dtypes=table.REAL,
+    note="gradients for image and boxes are JAX's derivative of the same interpolation",
+)
+def crop_and_resize(
+    image: Any,
+    boxes: Any,
+    box_indices: Any,
+    crop_size: Any,
+    method: str = "bilinear",
+    extrapolation_value: float = 0.0,
+    name: str | None = None,
+) -> Tensor:
     """Crops normalized boxes `[y1, x1, y2, x2]` from a batch of images and resizes them to `crop_size` (float32).
 
     Raises:
@@ -245,15 +264,28 @@ def crop_and_resize(image: Any, boxes: Any, box_indices: Any, crop_size: Any, me
         indices = np.asarray(index_t.numpy()).reshape(-1)
         if indices.size and (indices.min() < 0 or indices.max() >= image_t._shape[0]):
             raise errors.OutOfRangeError(None, None, f"box_index has values outside [0, batch_size) [Op:{op}]")
-    extents = constant(np.array([image_t._shape[1] - 1, image_t._shape[2] - 1, crop[0] - 1, crop[1] - 1],
-                                np.float32), dtypes.float32)
-    return run(_CROP_AND_RESIZE, (image_t, boxes_t, index_t, extents), crop=tuple(crop), method=method,
-               extrapolation=float(extrapolation_value))
+    extents = constant(
+        np.array([image_t._shape[1] - 1, image_t._shape[2] - 1, crop[0] - 1, crop[1] - 1], np.float32), dtypes.float32
+    )
+    return run(
+        _CROP_AND_RESIZE,
+        (image_t, boxes_t, index_t, extents),
+        crop=tuple(crop),
+        method=method,
+        extrapolation=float(extrapolation_value),
+    )
 
 
 # -- non-max suppression variants (on the host) -------------------------------------------------------
-def _nms(boxes: Any, scores: Any, max_output_size: Any, iou_threshold: float, score_threshold: float,
-         soft_nms_sigma: float, op: str) -> tuple[list[int], list[float]]:
+def _nms(
+    boxes: Any,
+    scores: Any,
+    max_output_size: Any,
+    iou_threshold: float,
+    score_threshold: float,
+    soft_nms_sigma: float,
+    op: str,
+) -> tuple[list[int], list[float]]:
     """TF's NonMaxSuppressionV5: greedy selection with hard or Gaussian soft suppression.
 
     Soft-NMS (`soft_nms_sigma > 0`) decays a candidate's score by `exp(-iou**2 / (2 sigma))` for every
@@ -282,7 +314,8 @@ def _nms(boxes: Any, scores: Any, max_output_size: Any, iou_threshold: float, sc
         if area[i] <= 0 or area[j] <= 0:
             return np.float32(0)
         inter = max(np.float32(0), min(y2[i], y2[j]) - max(y1[i], y1[j])) * max(
-            np.float32(0), min(x2[i], x2[j]) - max(x1[i], x1[j]))
+            np.float32(0), min(x2[i], x2[j]) - max(x1[i], x1[j])
+        )
         return np.float32(inter / (area[i] + area[j] - inter))
 
     heap = [(-score[i], i, 0, score[i]) for i in range(len(score)) if score[i] > floor]
@@ -312,28 +345,53 @@ def _nms(boxes: Any, scores: Any, max_output_size: Any, iou_threshold: float, sc
     return selected, kept
 
 
-@table.export("image.non_max_suppression_with_scores", gradient="-", dtypes=table.REAL_FLOAT,
-              note="computed on the host with numpy (not inside tapeshim.function)")
-def non_max_suppression_with_scores(boxes: Any, scores: Any, max_output_size: Any, iou_threshold: float = 0.5,
-                                    score_threshold: float = float("-inf"), soft_nms_sigma: float = 0.0,
-                                    name: str | None = None) -> tuple[Tensor, Tensor]:
+@table.export(
+    "image.non_max_suppression_with_scores",
+    gradient="-",
+    dtypes=table.REAL_FLOAT,
+    note="computed on the host with numpy (not inside tapeshim.function)",
+)
+def non_max_suppression_with_scores(
+    boxes: Any,
+    scores: Any,
+    max_output_size: Any,
+    iou_threshold: float = 0.5,
+    score_threshold: float = float("-inf"),
+    soft_nms_sigma: float = 0.0,
+    name: str | None = None,
+) -> tuple[Tensor, Tensor]:
     """Non-max suppression returning `(indices, scores)`; `soft_nms_sigma > 0` decays overlapping scores (Soft-NMS).
 
     Raises:
       InvalidArgumentError: for bad shapes or thresholds.
     """
-    selected, kept = _nms(boxes, scores, max_output_size, iou_threshold, score_threshold, float(soft_nms_sigma),
-                          "NonMaxSuppressionV5")
-    return (constant(np.asarray(selected, np.int32), dtypes.int32),
-            constant(np.asarray(kept, np.float32), dtypes.float32))
+    selected, kept = _nms(
+        boxes, scores, max_output_size, iou_threshold, score_threshold, float(soft_nms_sigma), "NonMaxSuppressionV5"
+    )
+    return (
+        constant(np.asarray(selected, np.int32), dtypes.int32),
+        constant(np.asarray(kept, np.float32), dtypes.float32),
+    )
 
 
-@table.export("image.non_max_suppression_padded", gradient="-", dtypes=table.REAL_FLOAT,
-              note="unbatched boxes only; computed on the host (not inside tapeshim.function)")
-def non_max_suppression_padded(boxes: Any, scores: Any, max_output_size: Any, iou_threshold: float = 0.5,
-                               score_threshold: float = float("-inf"), pad_to_max_output_size: bool = False,
-                               name: str | None = None, sorted_input: bool = False,
-                               canonicalized_coordinates: bool = False, tile_size: int = 512) -> tuple[Tensor, Tensor]:
+@table.export(
+    "image.non_max_suppression_padded",
+    gradient="-",
+    dtypes=table.REAL_FLOAT,
+    note="unbatched boxes only; computed on the host (not inside tapeshim.function)",
+)
+def non_max_suppression_padded(
+    boxes: Any,
+    scores: Any,
+    max_output_size: Any,
+    iou_threshold: float = 0.5,
+    score_threshold: float = float("-inf"),
+    pad_to_max_output_size: bool = False,
+    name: str | None = None,
+    sorted_input: bool = False,
+    canonicalized_coordinates: bool = False,
+    tile_size: int = 512,
+) -> tuple[Tensor, Tensor]:
     """Non-max suppression returning `(indices, num_valid)`, the indices zero-padded to `max_output_size` if asked.
 
     Raises:
@@ -358,13 +416,24 @@ class CombinedNonMaxSuppression(NamedTuple):
     valid_detections: Tensor
 
 
-@table.export("image.combined_non_max_suppression", gradient="-", dtypes=table.REAL_FLOAT,
-              note="computed on the host with numpy (not inside tapeshim.function); equal scores may be ordered "
-                   "differently from TF")
-def combined_non_max_suppression(boxes: Any, scores: Any, max_output_size_per_class: Any, max_total_size: Any,
-                                 iou_threshold: float = 0.5, score_threshold: float = float("-inf"),
-                                 pad_per_class: bool = False, clip_boxes: bool = True,
-                                 name: str | None = None) -> CombinedNonMaxSuppression:
+@table.export(
+    "image.combined_non_max_suppression",
+    gradient="-",
+    dtypes=table.REAL_FLOAT,
+    note="computed on the host with numpy (not inside tapeshim.function); equal scores may be ordered "
+    "differently from TF",
+)
+def combined_non_max_suppression(
+    boxes: Any,
+    scores: Any,
+    max_output_size_per_class: Any,
+    max_total_size: Any,
+    iou_threshold: float = 0.5,
+    score_threshold: float = float("-inf"),
+    pad_per_class: bool = False,
+    clip_boxes: bool = True,
+    name: str | None = None,
+) -> CombinedNonMaxSuppression:
     """Per-class greedy NMS over a batch, merged by score into `max_total_size` detections per image.
 
     Args:
@@ -392,8 +461,10 @@ def combined_non_max_suppression(boxes: Any, scores: Any, max_output_size_per_cl
     classes, q = scores_t._shape[2], boxes_t._shape[2]
     if q not in (1, classes):
         raise errors.invalid_argument("third dimension of boxes must be either 1 or num classes", op)
-    per_class, total = static_int(max_output_size_per_class, "max_output_size_per_class"), static_int(
-        max_total_size, "max_total_size")
+    per_class, total = (
+        static_int(max_output_size_per_class, "max_output_size_per_class"),
+        static_int(max_total_size, "max_total_size"),
+    )
     if per_class <= 0 or total <= 0:
         raise errors.invalid_argument("max_output_size_per_class and max_total_size must be positive", op)
     box_values, score_values = _host_array(boxes_t, "boxes"), _host_array(scores_t, "scores")
@@ -407,8 +478,9 @@ def combined_non_max_suppression(boxes: Any, scores: Any, max_output_size_per_cl
         found = []
         for c in range(classes):
             class_boxes = box_values[b, :, 0 if q == 1 else c]
-            kept, kept_scores = _nms(class_boxes, score_values[b, :, c], per_class, iou_threshold, score_threshold,
-                                     0.0, op)
+            kept, kept_scores = _nms(
+                class_boxes, score_values[b, :, c], per_class, iou_threshold, score_threshold, 0.0, op
+            )
             found += [(s, c, class_boxes[i]) for i, s in zip(kept, kept_scores)]
         found.sort(key=lambda item: -item[0])
         found = found[:detections]
@@ -416,5 +488,9 @@ def combined_non_max_suppression(boxes: Any, scores: Any, max_output_size_per_cl
         for k, (s, c, box) in enumerate(found):
             out_boxes[b, k] = np.clip(box, 0.0, 1.0) if clip_boxes else box
             out_scores[b, k], out_classes[b, k] = s, c
-    return CombinedNonMaxSuppression(constant(out_boxes, dtypes.float32), constant(out_scores, dtypes.float32),
-                                     constant(out_classes, dtypes.float32), constant(valid, dtypes.int32))
+    return CombinedNonMaxSuppression(
+        constant(out_boxes, dtypes.float32),
+        constant(out_scores, dtypes.float32),
+        constant(out_classes, dtypes.float32),
+        constant(valid, dtypes.int32),
+    )

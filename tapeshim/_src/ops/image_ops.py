@@ -63,8 +63,11 @@ def _real_dtype(dtype: dtypes.DType, what: str) -> None:
         raise AttributeError(f"{what} must be either floating point or integer")
 
 
-@table.export("image.convert_image_dtype", dtypes=table.REAL,
-              note="float to unsigned int of negative values: XLA's cast, not necessarily TF's")
+@table.export(
+    "image.convert_image_dtype",
+    dtypes=table.REAL,
+    note="float to unsigned int of negative values: XLA's cast, not necessarily TF's",
+)
 def convert_image_dtype(image: Any, dtype: Any, saturate: bool = False, name: str | None = None) -> Tensor:
     """Converts an image to `dtype`, scaling values: floats in [0, 1], integers in [0, MAX].
 
@@ -163,8 +166,9 @@ def _unbatched(image: Tensor, squeeze: bool) -> Tensor:
 
 
 @table.export("image.crop_to_bounding_box", dtypes=table.ANY)
-def crop_to_bounding_box(image: Any, offset_height: Any, offset_width: Any, target_height: Any,
-                         target_width: Any) -> Tensor:
+def crop_to_bounding_box(
+    image: Any, offset_height: Any, offset_width: Any, target_height: Any, target_width: Any
+) -> Tensor:
     """The `target_height` x `target_width` window of the image whose top-left corner is at the offsets.
 
     Raises:
@@ -174,10 +178,14 @@ def crop_to_bounding_box(image: Any, offset_height: Any, offset_width: Any, targ
     oh, ow = static_int(offset_height, "offset_height"), static_int(offset_width, "offset_width")
     th, tw = static_int(target_height, "target_height"), static_int(target_width, "target_width")
     height, width = image_t._shape[-3], image_t._shape[-2]
-    for ok, message in ((ow >= 0, "offset_width must be >= 0."), (oh >= 0, "offset_height must be >= 0."),
-                        (tw > 0, "target_width must be > 0."), (th > 0, "target_height must be > 0."),
-                        (width >= tw + ow, "width must be >= target + offset."),
-                        (height >= th + oh, "height must be >= target + offset.")):
+    for ok, message in (
+        (ow >= 0, "offset_width must be >= 0."),
+        (oh >= 0, "offset_height must be >= 0."),
+        (tw > 0, "target_width must be > 0."),
+        (th > 0, "target_height must be > 0."),
+        (width >= tw + ow, "width must be >= target + offset."),
+        (height >= th + oh, "height must be >= target + offset."),
+    ):
         if not ok:
             raise ValueError(message)
     lead = (0,) * (len(image_t._shape) - 3)
@@ -187,8 +195,9 @@ def crop_to_bounding_box(image: Any, offset_height: Any, offset_width: Any, targ
 
 
 @table.export("image.pad_to_bounding_box", dtypes=table.ANY)
-def pad_to_bounding_box(image: Any, offset_height: Any, offset_width: Any, target_height: Any,
-                        target_width: Any) -> Tensor:
+def pad_to_bounding_box(
+    image: Any, offset_height: Any, offset_width: Any, target_height: Any, target_width: Any
+) -> Tensor:
     """Pads with zeros to `target_height` x `target_width`, the image's top-left corner at the offsets.
 
     Raises:
@@ -199,9 +208,12 @@ def pad_to_bounding_box(image: Any, offset_height: Any, offset_width: Any, targe
     th, tw = static_int(target_height, "target_height"), static_int(target_width, "target_width")
     height, width = image_t._shape[-3], image_t._shape[-2]
     after_h, after_w = th - oh - height, tw - ow - width
-    for ok, message in ((oh >= 0, "offset_height must be >= 0"), (ow >= 0, "offset_width must be >= 0"),
-                        (after_w >= 0, "width must be <= target - offset"),
-                        (after_h >= 0, "height must be <= target - offset")):
+    for ok, message in (
+        (oh >= 0, "offset_height must be >= 0"),
+        (ow >= 0, "offset_width must be >= 0"),
+        (after_w >= 0, "width must be <= target - offset"),
+        (after_h >= 0, "height must be <= target - offset"),
+    ):
         if not ok:
             raise ValueError(message)
     pads = ((0, 0),) * (len(image_t._shape) - 3) + ((oh, after_h), (ow, after_w), (0, 0))
@@ -239,8 +251,9 @@ def central_crop(image: Any, central_fraction: float) -> Tensor:
         raise ValueError("central_fraction must be within (0, 1]")
     image_t = convert_to_tensor(image)
     if len(image_t._shape) not in (3, 4):
-        raise ValueError(f"`image` should either be a Tensor with rank = 3 or rank = 4. Had rank = "
-                         f"{len(image_t._shape)}.")
+        raise ValueError(
+            f"`image` should either be a Tensor with rank = 3 or rank = 4. Had rank = {len(image_t._shape)}."
+        )
     if fraction == 1.0:
         return image_t
     height, width = image_t._shape[-3], image_t._shape[-2]
@@ -258,8 +271,7 @@ def _random_crop_impl(key: jax.Array, x: jax.Array, size: tuple) -> jax.Array:
 _RANDOM_CROP = kernel("RandomCrop", _random_crop_impl)
 
 
-@table.export("image.random_crop", dtypes=table.ANY,
-              note="offsets uniform as TF's, not TF's random stream")
+@table.export("image.random_crop", dtypes=table.ANY, note="offsets uniform as TF's, not TF's random stream")
 def random_crop(value: Any, size: Any, seed: Any = None, name: str | None = None) -> Tensor:
     """A window of shape `size` at a uniformly random offset.
 
@@ -274,7 +286,9 @@ def random_crop(value: Any, size: Any, seed: Any = None, name: str | None = None
     if any(d < s for d, s in zip(shape, dims)):
         raise errors.invalid_argument(
             f"Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. Summarized data: b'Need value.shape >= "
-            f"size, got ' {', '.join(map(str, shape))} {', '.join(map(str, dims))}", "Assert")
+            f"size, got ' {', '.join(map(str, shape))} {', '.join(map(str, dims))}",
+            "Assert",
+        )
     return run(_RANDOM_CROP, (random_ops._op_key(seed), value_t), size=tuple(dims))
 
 
@@ -290,8 +304,14 @@ def _patches(x: jax.Array, sizes: tuple, strides: tuple, rates: tuple, padding: 
     for i in range(kh):
         for j in range(kw):
             r0, c0 = i * rates[0], j * rates[1]
-            parts.append(x[:, r0:r0 + (out_h - 1) * strides[0] + 1:strides[0],
-                           c0:c0 + (out_w - 1) * strides[1] + 1:strides[1], :])
+            parts.append(
+                x[
+                    :,
+                    r0 : r0 + (out_h - 1) * strides[0] + 1 : strides[0],
+                    c0 : c0 + (out_w - 1) * strides[1] + 1 : strides[1],
+                    :,
+                ]
+            )
     stacked = jnp.stack(parts, axis=3)  # [b, oh, ow, kh*kw, c]
     return stacked.reshape(stacked.shape[:3] + (-1,))
 
@@ -302,8 +322,9 @@ _PATCHES = kernel("ExtractImagePatches", _patches)
 def _window_arg(value: Any, what: str) -> tuple[int, int]:
     values = _static_ints(value, what)
     if len(values) != 4 or values[0] != 1 or values[3] != 1:
-        raise errors.invalid_argument(f"{what} is only supported across rows and columns "
-                                      "(it must be [1, rows, cols, 1])", "ExtractImagePatches")
+        raise errors.invalid_argument(
+            f"{what} is only supported across rows and columns (it must be [1, rows, cols, 1])", "ExtractImagePatches"
+        )
     return values[1], values[2]
 
 
@@ -316,13 +337,20 @@ def extract_patches(images: Any, sizes: Any, strides: Any, rates: Any, padding: 
     """
     images_t = convert_to_tensor(images)
     if len(images_t._shape) != 4:
-        raise errors.invalid_argument(f"input must be 4-dimensional{list(images_t._shape)}".replace(" ", ""),
-                                      "ExtractImagePatches")
+        raise errors.invalid_argument(
+            f"input must be 4-dimensional{list(images_t._shape)}".replace(" ", ""), "ExtractImagePatches"
+        )
     padding = str(padding).upper()
     if padding not in ("SAME", "VALID"):
         raise ValueError(f"padding must be 'SAME' or 'VALID', got {padding!r}")
-    return run(_PATCHES, (images_t,), sizes=_window_arg(sizes, "sizes"), strides=_window_arg(strides, "strides"),
-               rates=_window_arg(rates, "rates"), padding=padding)
+    return run(
+        _PATCHES,
+        (images_t,),
+        sizes=_window_arg(sizes, "sizes"),
+        strides=_window_arg(strides, "strides"),
+        rates=_window_arg(rates, "rates"),
+        padding=padding,
+    )
 
 
 def _gradients(x: jax.Array) -> tuple:
@@ -360,7 +388,7 @@ def _sobel(x: jax.Array) -> jax.Array:
         for i in range(3):
             for j in range(3):
                 if k[i, j]:
-                    acc = acc + jnp.asarray(k[i, j], x.dtype) * padded[:, i:i + h, j:j + w, :]
+                    acc = acc + jnp.asarray(k[i, j], x.dtype) * padded[:, i : i + h, j : j + w, :]
         out.append(acc)
     return jnp.stack(out, axis=-1)
 
@@ -377,24 +405,38 @@ def sobel_edges(image: Any) -> Tensor:
     """
     image_t = convert_to_tensor(image)
     if len(image_t._shape) != 4:
-        raise errors.invalid_argument("The first dimension of paddings must be the rank of inputs[4,2], "
-                                      f"{list(image_t._shape)}".replace(" ", ""), "MirrorPad")
+        raise errors.invalid_argument(
+            f"The first dimension of paddings must be the rank of inputs[4,2], {list(image_t._shape)}".replace(" ", ""),
+            "MirrorPad",
+        )
     return run(_SOBEL, (image_t,))
 
 
 # -- non-max suppression (on the host) ----------------------------------------------------------------
 def _host_array(value: Tensor, what: str) -> np.ndarray:
     if _thread_state.trace is not None:
-        raise NotImplementedError(f"tapeshim's non_max_suppression runs on the host: `{what}` must be known, "
-                                  "so call it outside tapeshim.function (or on values the function receives "
-                                  "through tf.py_function).")
+        raise NotImplementedError(
+            f"tapeshim's non_max_suppression runs on the host: `{what}` must be known, "
+            "so call it outside tapeshim.function (or on values the function receives "
+            "through tf.py_function)."
+        )
     return np.asarray(value.numpy())
 
 
-@table.export("image.non_max_suppression", gradient="-", dtypes=table.REAL_FLOAT,
-              note="computed on the host with numpy (not inside tapeshim.function)")
-def non_max_suppression(boxes: Any, scores: Any, max_output_size: Any, iou_threshold: float = 0.5,
-                        score_threshold: float = float("-inf"), name: str | None = None) -> Tensor:
+@table.export(
+    "image.non_max_suppression",
+    gradient="-",
+    dtypes=table.REAL_FLOAT,
+    note="computed on the host with numpy (not inside tapeshim.function)",
+)
+def non_max_suppression(
+    boxes: Any,
+    scores: Any,
+    max_output_size: Any,
+    iou_threshold: float = 0.5,
+    score_threshold: float = float("-inf"),
+    name: str | None = None,
+) -> Tensor:
     """Greedy non-max suppression: indices of the kept boxes, best score first (int32).
 
     Args:

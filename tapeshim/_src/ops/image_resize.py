@@ -58,20 +58,28 @@ def _lanczos(radius: float, x: np.ndarray) -> np.ndarray:
 
 def _keys_cubic(x: np.ndarray) -> np.ndarray:
     x = x.astype(np.float64)
-    return np.where(x >= 2, 0.0, np.where(x >= 1, ((-0.5 * x + 2.5) * x - 4.0) * x + 2.0,
-                                          ((1.5 * x - 2.5) * x) * x + 1.0))
+    return np.where(
+        x >= 2, 0.0, np.where(x >= 1, ((-0.5 * x + 2.5) * x - 4.0) * x + 2.0, ((1.5 * x - 2.5) * x) * x + 1.0)
+    )
 
 
 def _mitchell_cubic(x: np.ndarray) -> np.ndarray:
     x = x.astype(np.float64)
-    return np.where(x >= 2, 0.0, np.where(x >= 1, (((-7.0 / 18.0) * x + 2.0) * x - 10.0 / 3.0) * x + 16.0 / 9.0,
-                                          (((7.0 / 6.0) * x - 2.0) * x) * x + 8.0 / 9.0))
+    return np.where(
+        x >= 2,
+        0.0,
+        np.where(
+            x >= 1,
+            (((-7.0 / 18.0) * x + 2.0) * x - 10.0 / 3.0) * x + 16.0 / 9.0,
+            (((7.0 / 6.0) * x - 2.0) * x) * x + 8.0 / 9.0,
+        ),
+    )
 
 
 _KERNELS = {
     "lanczos3": (3.0, functools.partial(_lanczos, 3.0)),
     "lanczos5": (5.0, functools.partial(_lanczos, 5.0)),
-    "gaussian": (1.5, lambda x: np.where(x < 1.5, np.exp(-x.astype(np.float64) ** 2 / (2 * 0.5 ** 2)), 0.0)),
+    "gaussian": (1.5, lambda x: np.where(x < 1.5, np.exp(-(x.astype(np.float64) ** 2) / (2 * 0.5**2)), 0.0)),
     "box": (1.0, lambda x: np.where(x < 0.5, 1.0, np.where(x == 0.5, 0.5, 0.0))),
     "triangle": (1.0, lambda x: np.where(x < 1.0, 1.0 - x.astype(np.float64), 0.0)),
     "keyscubic": (2.0, _keys_cubic),
@@ -142,9 +150,12 @@ def _bicubic_weights(in_size: int, out_size: int) -> np.ndarray:
         loc = math.floor(pos)
         delta = _F32(pos - loc)
         offset = int(np.rint(delta * _TABLE_SIZE))
-        taps = [(loc - 1, far(offset / _TABLE_SIZE + 1)), (loc, near(offset / _TABLE_SIZE)),
-                (loc + 1, near((_TABLE_SIZE - offset) / _TABLE_SIZE)),
-                (loc + 2, far((_TABLE_SIZE - offset) / _TABLE_SIZE + 1))]
+        taps = [
+            (loc - 1, far(offset / _TABLE_SIZE + 1)),
+            (loc, near(offset / _TABLE_SIZE)),
+            (loc + 1, near((_TABLE_SIZE - offset) / _TABLE_SIZE)),
+            (loc + 2, far((_TABLE_SIZE - offset) / _TABLE_SIZE + 1)),
+        ]
         kept = [(j, w) for j, w in taps if 0 <= j < in_size]
         total = float(sum(_F32(w) for _, w in kept))
         for j, w in kept:
@@ -172,11 +183,17 @@ def _area_weights(in_size: int, out_size: int) -> np.ndarray:
 
 def _weights(method: str, antialias: bool, in_size: int, out_size: int) -> np.ndarray:
     if method == "bilinear":
-        return _scale_translate_weights("triangle", in_size, out_size, True) if antialias else \
-            _bilinear_weights(in_size, out_size)
+        return (
+            _scale_translate_weights("triangle", in_size, out_size, True)
+            if antialias
+            else _bilinear_weights(in_size, out_size)
+        )
     if method == "bicubic":
-        return _scale_translate_weights("keyscubic", in_size, out_size, True) if antialias else \
-            _bicubic_weights(in_size, out_size)
+        return (
+            _scale_translate_weights("keyscubic", in_size, out_size, True)
+            if antialias
+            else _bicubic_weights(in_size, out_size)
+        )
     if method == "area":
         return _area_weights(in_size, out_size)
     return _scale_translate_weights(method, in_size, out_size, antialias)
@@ -231,16 +248,29 @@ def _resize(images: Tensor, height: int, width: int, method: str, antialias: boo
     return run(_AREA if method == "area" else _SEPARABLE, (images, rows, cols))
 
 
-_OP_NAMES = {"bilinear": "ResizeBilinear", "bicubic": "ResizeBicubic", "area": "ResizeArea",
-             "nearest": "ResizeNearestNeighbor"}
+_OP_NAMES = {
+    "bilinear": "ResizeBilinear",
+    "bicubic": "ResizeBicubic",
+    "area": "ResizeArea",
+    "nearest": "ResizeNearestNeighbor",
+}
 
 
-@table.export("image.resize", dtypes=table.REAL,
-              note="all eight methods with TF's sampling (half-pixel centers, TF's bicubic table, ResizeArea, "
-                   "ScaleAndTranslate kernels for antialias/lanczos/gaussian/mitchellcubic); float32 output except "
-                   "nearest, as TF")
-def resize(images: Any, size: Any, method: str = ResizeMethod.BILINEAR, preserve_aspect_ratio: bool = False,
-           antialias: bool = False, name: str | None = None) -> Tensor:
+@table.export(
+    "image.resize",
+    dtypes=table.REAL,
+    note="all eight methods with TF's sampling (half-pixel centers, TF's bicubic table, ResizeArea, "
+    "ScaleAndTranslate kernels for antialias/lanczos/gaussian/mitchellcubic); float32 output except "
+    "nearest, as TF",
+)
+def resize(
+    images: Any,
+    size: Any,
+    method: str = ResizeMethod.BILINEAR,
+    preserve_aspect_ratio: bool = False,
+    antialias: bool = False,
+    name: str | None = None,
+) -> Tensor:
     """Resizes images to `size` with TF's sampling rules for `method`.
 
     Args:
@@ -275,8 +305,9 @@ def resize(images: Any, size: Any, method: str = ResizeMethod.BILINEAR, preserve
 
 
 @table.export("image.resize_with_pad", dtypes=table.REAL)
-def resize_with_pad(image: Any, target_height: Any, target_width: Any, method: str = ResizeMethod.BILINEAR,
-                    antialias: bool = False) -> Tensor:
+def resize_with_pad(
+    image: Any, target_height: Any, target_width: Any, method: str = ResizeMethod.BILINEAR, antialias: bool = False
+) -> Tensor:
     """Resizes to fit inside the target keeping the aspect ratio, then pads with zeros to the target size.
 
     Raises:

@@ -40,8 +40,9 @@ def _dtype(dtype: Any, default: dtypes.DType = dtypes.float32) -> dtypes.DType:
 def _check_kwargs(kwargs: dict) -> None:
     unknown = [k for k in kwargs if k not in ("partition_shape", "partition_offset")]
     if unknown:
-        raise TypeError(f"Keyword argument should be one of ['partition_shape', 'partition_offset']. Received: "
-                        f"{unknown[0]}")
+        raise TypeError(
+            f"Keyword argument should be one of ['partition_shape', 'partition_offset']. Received: {unknown[0]}"
+        )
 
 
 class zeros_initializer(Initializer):  # noqa: N801 - TF's name
@@ -143,7 +144,11 @@ class random_uniform_initializer(Initializer):  # noqa: N801 - TF's name
         return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
 
 
-for _cls, _note in ((zeros_initializer, ""), (ones_initializer, ""), (constant_initializer, ""),
-                    (random_normal_initializer, "not TF's bit stream"),
-                    (random_uniform_initializer, "not TF's bit stream")):
+for _cls, _note in (
+    (zeros_initializer, ""),
+    (ones_initializer, ""),
+    (constant_initializer, ""),
+    (random_normal_initializer, "not TF's bit stream"),
+    (random_uniform_initializer, "not TF's bit stream"),
+):
     table.export(_cls.__name__, gradient="-", dtypes=table.ANY, note=_note)(_cls)

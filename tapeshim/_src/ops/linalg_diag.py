@@ -29,14 +29,16 @@ def _band(k: Any, op_name: str) -> tuple[int, int]:
     if isinstance(k, (list, tuple, np.ndarray)):
         values = [int(v) for v in np.asarray(k).reshape(-1)]
         if len(values) not in (1, 2):
-            raise errors.invalid_argument(f"diag_index must be a scalar or vector with 1 or 2 elements, got "
-                                          f"{len(values)}", op_name)
+            raise errors.invalid_argument(
+                f"diag_index must be a scalar or vector with 1 or 2 elements, got {len(values)}", op_name
+            )
         lo, hi = values[0], values[-1]
     else:
         lo = hi = int(k)
     if lo > hi:
-        raise errors.invalid_argument(f"lower_diag_index must not be larger than upper_diag_index: {lo} > {hi}",
-                                      op_name)
+        raise errors.invalid_argument(
+            f"lower_diag_index must not be larger than upper_diag_index: {lo} > {hi}", op_name
+        )
     return lo, hi
 
 
@@ -65,26 +67,33 @@ def _place(diagonals: jax.Array, base: jax.Array, rows: int, cols: int, lo: int,
     return jnp.where(mask, values, base)
 
 
-def _diag_impl(diagonals: jax.Array, padding: jax.Array, rows: int, cols: int, lo: int, hi: int,
-               align: str) -> jax.Array:
+def _diag_impl(
+    diagonals: jax.Array, padding: jax.Array, rows: int, cols: int, lo: int, hi: int, align: str
+) -> jax.Array:
     base = jnp.broadcast_to(padding, diagonals.shape[:-2] + (rows, cols))
     return _place(diagonals, base, rows, cols, lo, hi, align)
 
 
 _diag_op = OpDef("MatrixDiagV3", _diag_impl, True)
-_set_diag_op = OpDef("MatrixSetDiagV3", lambda x, diagonals, lo, hi, align: _place(
-    diagonals, x, x.shape[-2], x.shape[-1], lo, hi, align), True)
+_set_diag_op = OpDef(
+    "MatrixSetDiagV3",
+    lambda x, diagonals, lo, hi, align: _place(diagonals, x, x.shape[-2], x.shape[-1], lo, hi, align),
+    True,
+)
 
 
 def _check_align(align: str, op_name: str) -> str:
     if align not in _ALIGNS:
-        raise errors.invalid_argument(f"Attr align has value '{align}' not in list of allowed values: "
-                                      f"{', '.join(repr(a) for a in _ALIGNS)}", op_name)
+        raise errors.invalid_argument(
+            f"Attr align has value '{align}' not in list of allowed values: {', '.join(repr(a) for a in _ALIGNS)}",
+            op_name,
+        )
     return align
 
 
-def matrix_diag(diagonal: Any, k: Any = 0, num_rows: int = -1, num_cols: int = -1, padding_value: Any = 0,
-                align: str = "RIGHT_LEFT") -> Tensor:
+def matrix_diag(
+    diagonal: Any, k: Any = 0, num_rows: int = -1, num_cols: int = -1, padding_value: Any = 0, align: str = "RIGHT_LEFT"
+) -> Tensor:
     """`tf.linalg.diag`: matrices with `diagonal` on the k-th diagonal (or the band `k = (lower, upper)`)."""
     op_name = "MatrixDiagV3"
     d = convert_to_tensor(diagonal)
@@ -92,12 +101,17 @@ def matrix_diag(diagonal: Any, k: Any = 0, num_rows: int = -1, num_cols: int = -
     _check_align(align, op_name)
     band = lo != hi
     if len(d._shape) < (2 if band else 1):
-        raise static_error(f"diagonal must be at least {2 if band else 1}-dim, received shape: "
-                           f"[{','.join(map(str, d._shape))}]", op_name)
+        raise static_error(
+            f"diagonal must be at least {2 if band else 1}-dim, received shape: [{','.join(map(str, d._shape))}]",
+            op_name,
+        )
     if band and d._shape[-2] != hi - lo + 1:
-        raise errors.invalid_argument(f"The number of diagonals provided in the input does not match the lower_diag"
-                                      f"_index and upper_diag_index range. Expected {hi - lo + 1}, got "
-                                      f"{d._shape[-2]}", op_name)
+        raise errors.invalid_argument(
+            f"The number of diagonals provided in the input does not match the lower_diag"
+            f"_index and upper_diag_index range. Expected {hi - lo + 1}, got "
+            f"{d._shape[-2]}",
+            op_name,
+        )
     max_len = d._shape[-1]
     min_rows, min_cols = max_len - min(hi, 0), max_len + max(lo, 0)
     rows, cols = int(num_rows), int(num_cols)
@@ -108,8 +122,10 @@ def matrix_diag(diagonal: Any, k: Any = 0, num_rows: int = -1, num_cols: int = -
     elif cols == -1:
         cols = min_cols
     if rows < min_rows or cols < min_cols or (rows != min_rows and cols != min_cols):
-        raise errors.invalid_argument("The number of rows or columns is not consistent with the specified d_lower, "
-                                      "d_upper, and diagonal.", op_name)
+        raise errors.invalid_argument(
+            "The number of rows or columns is not consistent with the specified d_lower, d_upper, and diagonal.",
+            op_name,
+        )
     from tapeshim._src.ops import array_ops
 
     diagonals = d if band else array_ops.expand_dims(d, -2)
@@ -119,8 +135,13 @@ def matrix_diag(diagonal: Any, k: Any = 0, num_rows: int = -1, num_cols: int = -
 
 
 @table.export("linalg.set_diag", dtypes=table.ANY)
-def set_diag(input: Any, diagonal: Any, name: str = "set_diag", k: Any = 0,  # noqa: A002
-             align: str = "RIGHT_LEFT") -> Tensor:
+def set_diag(
+    input: Any,
+    diagonal: Any,
+    name: str = "set_diag",
+    k: Any = 0,  # noqa: A002
+    align: str = "RIGHT_LEFT",
+) -> Tensor:
     """`input` with its k-th diagonal (or the band `k = (lower, upper)`) replaced by `diagonal`.
 
     Raises:
@@ -132,8 +153,7 @@ def set_diag(input: Any, diagonal: Any, name: str = "set_diag", k: Any = 0,  # n
     lo, hi = _band(k, op_name)
     _check_align(align, op_name)
     if len(x._shape) < 2:
-        raise static_error(f"input must be at least 2-dim, received shape: [{','.join(map(str, x._shape))}]",
-                           op_name)
+        raise static_error(f"input must be at least 2-dim, received shape: [{','.join(map(str, x._shape))}]", op_name)
     rows, cols = x._shape[-2:]
     max_len = max(_length(dd, rows, cols) for dd in range(lo, hi + 1))
     band = lo != hi
@@ -143,7 +163,9 @@ def set_diag(input: Any, diagonal: Any, name: str = "set_diag", k: Any = 0,  # n
             "Either first dimensions of diagonal don't match input.shape[:-2], or diagonal.shape[:-1] is not equal "
             "to the longests diagonal in range [lower_diag_index:upper_diag_index].\nInput shape: "
             f"[{','.join(map(str, x._shape))}]\nDiagonal shape: [{','.join(map(str, d._shape))}]\nExpected diagonal "
-            f"shape: [{','.join(map(str, expected))}]", op_name)
+            f"shape: [{','.join(map(str, expected))}]",
+            op_name,
+        )
     from tapeshim._src.ops import array_ops
 
     diagonals = d if band else array_ops.expand_dims(d, -2)
@@ -152,8 +174,10 @@ def set_diag(input: Any, diagonal: Any, name: str = "set_diag", k: Any = 0,  # n
 
 def _rank2(a: Tensor) -> None:
     if len(a._shape) < 2:
-        raise ValueError(f"Argument `a` should be a (batch) matrix with rank >= 2.  Received `a` = "
-                         f"{np.asarray(a.numpy())} with shape: {tuple(a._shape)}")
+        raise ValueError(
+            f"Argument `a` should be a (batch) matrix with rank >= 2.  Received `a` = "
+            f"{np.asarray(a.numpy())} with shape: {tuple(a._shape)}"
+        )
 
 
 _transpose_op = OpDef("Transpose", lambda x, conj: jnp.swapaxes(jnp.conj(x) if conj else x, -1, -2), True)
@@ -196,11 +220,14 @@ def cross(a: Any, b: Any, name: str | None = None) -> Tensor:
     """
     x, y = convert_same_dtype((a, b), "Cross")
     if x._shape != y._shape:
-        raise static_error(f"Both inputs must be of same shape: [{','.join(map(str, x._shape))}] vs. "
-                           f"[{','.join(map(str, y._shape))}]", "Cross")
+        raise static_error(
+            f"Both inputs must be of same shape: [{','.join(map(str, x._shape))}] vs. [{','.join(map(str, y._shape))}]",
+            "Cross",
+        )
     if not x._shape or x._shape[-1] != 3:
-        raise errors.FailedPreconditionError(None, None,
-                                             "Cross-products are only defined for 3-element vectors. [Op:Cross]")
+        raise errors.FailedPreconditionError(
+            None, None, "Cross-products are only defined for 3-element vectors. [Op:Cross]"
+        )
     return apply(_cross_op, (x, y))[0]
 
 

@@ -30,7 +30,9 @@ def _check_rhs(a: Tensor, b: Tensor, op_name: str) -> None:
     if len(b._shape) < 2 or b._shape[-2] != a._shape[-1]:
         raise static_error(
             f"Input matrix and rhs are incompatible: matrix of shape [{','.join(map(str, a._shape))}], rhs of shape "
-            f"[{','.join(map(str, b._shape))}]", op_name)
+            f"[{','.join(map(str, b._shape))}]",
+            op_name,
+        )
 
 
 def _square(x: Tensor, op_name: str) -> None:
@@ -38,8 +40,9 @@ def _square(x: Tensor, op_name: str) -> None:
         raise static_error(f"Input matrix must be square, got shape {list(x._shape)}", op_name)
 
 
-def _matrix_op(public: str, op_name: str, impl: Any, square: bool = True, note: str = "", kinds: str = "fc",
-               checked: bool = False) -> Any:
+def _matrix_op(
+    public: str, op_name: str, impl: Any, square: bool = True, note: str = "", kinds: str = "fc", checked: bool = False
+) -> Any:
     op = _row(OpDef(op_name, impl, True, dtype_check(op_name, kinds)))
 
     def matrix_fn(input: Any, name: str | None = None) -> Any:  # noqa: A002
@@ -48,7 +51,8 @@ def _matrix_op(public: str, op_name: str, impl: Any, square: bool = True, note: 
             _square(x, op_name)
         elif len(x._shape) < 2:
             raise static_error(
-                f"input must be at least 2-dim, received shape: [{','.join(map(str, x._shape))}]", op_name)
+                f"input must be at least 2-dim, received shape: [{','.join(map(str, x._shape))}]", op_name
+            )
         outputs = apply(op, (x,), _runtime_checked(x) if checked else ())
         return outputs[0] if len(outputs) == 1 else outputs
 
@@ -76,12 +80,23 @@ inv = _matrix_op("inv", "MatrixInverse", _inv, checked=True)
 det = _matrix_op("det", "MatrixDeterminant", jnp.linalg.det)
 slogdet = _matrix_op("slogdet", "LogMatrixDeterminant", lambda x: tuple(jnp.linalg.slogdet(x)))
 cholesky = _matrix_op("cholesky", "Cholesky", jnp.linalg.cholesky)
-logdet = _matrix_op("logdet", "Logdet", lambda x: 2.0 * jnp.sum(jnp.log(jnp.real(jnp.diagonal(
-    jnp.linalg.cholesky(x), axis1=-2, axis2=-1))), axis=-1).astype(x.dtype), note="for Hermitian positive definite")
-trace = _matrix_op("trace", "Trace", lambda x: jnp.trace(x, axis1=-2, axis2=-1, dtype=x.dtype), square=False,
-                   kinds="fciu")
-diag_part = _matrix_op("diag_part", "MatrixDiagPart", lambda x: jnp.diagonal(x, axis1=-2, axis2=-1), square=False,
-                       kinds="fciu")
+logdet = _matrix_op(
+    "logdet",
+    "Logdet",
+    lambda x: (
+        2.0
+        * jnp.sum(jnp.log(jnp.real(jnp.diagonal(jnp.linalg.cholesky(x), axis1=-2, axis2=-1))), axis=-1).astype(x.dtype)
+    ),
+    note="for Hermitian positive definite",
+)
+trace = _matrix_op(
+    "trace", "Trace", lambda x: jnp.trace(x, axis1=-2, axis2=-1, dtype=x.dtype), square=False, kinds="fciu"
+)
+diag_part = _matrix_op(
+    "diag_part", "MatrixDiagPart", lambda x: jnp.diagonal(x, axis1=-2, axis2=-1), square=False, kinds="fciu"
+)
+
+
 def _eigh_impl(x: jax.Array) -> tuple:
     # TF reads only the lower triangle, so its gradient lands there (doubled off the diagonal).
     lower = jnp.tril(x)
@@ -89,9 +104,17 @@ def _eigh_impl(x: jax.Array) -> tuple:
 
 
 _eigh_op = _row(OpDef("SelfAdjointEigV2", _eigh_impl, True, dtype_check("Eigh", "fc")))
-_qr_op = _row(OpDef("Qr", lambda x, full: tuple(jnp.linalg.qr(x, mode="complete" if full else "reduced")), True,
-                    dtype_check("Qr", "fc")))
+_qr_op = _row(
+    OpDef(
+        "Qr",
+        lambda x, full: tuple(jnp.linalg.qr(x, mode="complete" if full else "reduced")),
+        True,
+        dtype_check("Qr", "fc"),
+    )
+)
 _svd_op = _row(OpDef("Svd", lambda x, full, uv: _svd(x, full, uv), True, dtype_check("Svd", "fc")))
+
+
 def _solve(a: jax.Array, b: jax.Array, adjoint: bool, checked: bool = False) -> jax.Array:
     if checked:
         _require_invertible(a, "Input matrix is not invertible. [Op:MatrixSolve]")
@@ -99,8 +122,13 @@ def _solve(a: jax.Array, b: jax.Array, adjoint: bool, checked: bool = False) -> 
 
 
 _solve_op = _row(OpDef("MatrixSolve", _solve, True))
-_triangular_op = _row(OpDef("MatrixTriangularSolve", lambda a, b, lower, adjoint: jax.scipy.linalg.solve_triangular(
-    a, b, lower=lower, trans="C" if adjoint else 0), True))
+_triangular_op = _row(
+    OpDef(
+        "MatrixTriangularSolve",
+        lambda a, b, lower, adjoint: jax.scipy.linalg.solve_triangular(a, b, lower=lower, trans="C" if adjoint else 0),
+        True,
+    )
+)
 _diag_op = _row(OpDef("MatrixDiag", lambda d: d[..., :, None] * jnp.eye(d.shape[-1], dtype=d.dtype), True))
 _band_op = _row(OpDef("MatrixBandPart", lambda x, lower, upper: _band(x, lower, upper), True))
 _lstsq_op = _row(OpDef("MatrixSolveLs", lambda a, b, l2: _lstsq(a, b, l2), True))
@@ -133,8 +161,12 @@ def _lstsq(a: jax.Array, b: jax.Array, l2: float) -> jax.Array:
     return jnp.linalg.solve(gram, at @ b)
 
 
-@table.export("linalg.eigh", gradient="tf", dtypes=table.FLOAT,
-              note="reads the lower triangle, as TF; eigenvector signs may differ from TF's")
+@table.export(
+    "linalg.eigh",
+    gradient="tf",
+    dtypes=table.FLOAT,
+    note="reads the lower triangle, as TF; eigenvector signs may differ from TF's",
+)
 def eigh(tensor: Any, name: str | None = None) -> tuple[Tensor, Tensor]:
     """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix."""
     x = convert_to_tensor(tensor)
@@ -165,8 +197,9 @@ def solve(matrix: Any, rhs: Any, adjoint: bool = False, name: str | None = None)
 
 
 @table.export("linalg.triangular_solve", dtypes=table.FLOAT)
-def triangular_solve(matrix: Any, rhs: Any, lower: bool = True, adjoint: bool = False,
-                     name: str | None = None) -> Tensor:
+def triangular_solve(
+    matrix: Any, rhs: Any, lower: bool = True, adjoint: bool = False, name: str | None = None
+) -> Tensor:
     """X with matrix @ X = rhs for a triangular matrix."""
     a, b = convert_same_dtype((matrix, rhs), "MatrixTriangularSolve")
     _square(a, "MatrixTriangularSolve")
@@ -175,8 +208,15 @@ def triangular_solve(matrix: Any, rhs: Any, lower: bool = True, adjoint: bool = 
 
 
 @table.export("linalg.diag", dtypes=table.ANY)
-def diag(diagonal: Any, name: str = "diag", k: Any = 0, num_rows: int = -1, num_cols: int = -1,
-         padding_value: Any = 0, align: str = "RIGHT_LEFT") -> Tensor:
+def diag(
+    diagonal: Any,
+    name: str = "diag",
+    k: Any = 0,
+    num_rows: int = -1,
+    num_cols: int = -1,
+    padding_value: Any = 0,
+    align: str = "RIGHT_LEFT",
+) -> Tensor:
     """Matrices with `diagonal` on the k-th diagonal, or the band `k = (lower, upper)` (TF's MatrixDiagV3).
 
     Args:
@@ -192,8 +232,14 @@ def diag(diagonal: Any, name: str = "diag", k: Any = 0, num_rows: int = -1, num_
     """
     from tapeshim._src.ops.linalg_diag import matrix_diag
 
-    if isinstance(k, int) and k == 0 and num_rows == -1 and num_cols == -1 and isinstance(padding_value, (int, float)) \
-            and padding_value == 0:
+    if (
+        isinstance(k, int)
+        and k == 0
+        and num_rows == -1
+        and num_cols == -1
+        and isinstance(padding_value, (int, float))
+        and padding_value == 0
+    ):
         d = convert_to_tensor(diagonal)
         if not d._shape:
             raise static_error("diagonal must be at least 1-dim, received shape: []", "MatrixDiagV3")
@@ -207,18 +253,23 @@ def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = Non
     x = convert_to_tensor(input)
     if len(x._shape) < 2:
         raise errors.invalid_argument(  # TF checks this in the kernel, also in graph mode
-            f"input must be at least 2-dim, received shape: [{','.join(map(str, x._shape))}]", "MatrixBandPart")
+            f"input must be at least 2-dim, received shape: [{','.join(map(str, x._shape))}]", "MatrixBandPart"
+        )
     bands = []
-    for name, value, size, what in (("num_lower", num_lower, x._shape[-2], "rows"),
-                                     ("num_upper", num_upper, x._shape[-1], "columns")):
+    for name, value, size, what in (
+        ("num_lower", num_lower, x._shape[-2], "rows"),
+        ("num_upper", num_upper, x._shape[-1], "columns"),
+    ):
         if isinstance(value, (float, jnp.floating)) or (
-                hasattr(value, "dtype") and not jnp.issubdtype(jnp.dtype(getattr(value.dtype, "as_numpy_dtype",
-                                                                              value.dtype)), jnp.integer)):
+            hasattr(value, "dtype")
+            and not jnp.issubdtype(jnp.dtype(getattr(value.dtype, "as_numpy_dtype", value.dtype)), jnp.integer)
+        ):
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype int64")
         if int(value) > size:
             raise errors.invalid_argument(
                 f"{name} must be negative or less or equal to number of {what} ({size}) got: {int(value)}",
-                "MatrixBandPart")
+                "MatrixBandPart",
+            )
         bands.append(int(value))
     return apply(_band_op, (x,), (("lower", bands[0]), ("upper", bands[1])))[0]
 
@@ -228,19 +279,27 @@ def lstsq(matrix: Any, rhs: Any, l2_regularizer: float = 0.0, fast: bool = True,
     """The least-squares solution of matrix @ X = rhs (optionally L2-regularized)."""
     a, b = convert_same_dtype((matrix, rhs), "MatrixSolveLs")
     if len(a._shape) < 2 or len(b._shape) < 2 or a._shape[-2] != b._shape[-2]:
-        raise static_error(f"Matrix size-incompatible: In[0]: [{','.join(map(str, a._shape))}], In[1]: "
-                           f"[{','.join(map(str, b._shape))}]", "MatMul")
+        raise static_error(
+            f"Matrix size-incompatible: In[0]: [{','.join(map(str, a._shape))}], In[1]: "
+            f"[{','.join(map(str, b._shape))}]",
+            "MatMul",
+        )
     return apply(_lstsq_op, (a, b), (("l2", float(l2_regularizer)),))[0]
 
 
 @table.export("linalg.matvec", dtypes=table.NUMERIC)
-def matvec(a: Any, b: Any, transpose_a: bool = False, adjoint_a: bool = False, a_is_sparse: bool = False,
-           b_is_sparse: bool = False, name: str | None = None) -> Tensor:
+def matvec(
+    a: Any,
+    b: Any,
+    transpose_a: bool = False,
+    adjoint_a: bool = False,
+    a_is_sparse: bool = False,
+    b_is_sparse: bool = False,
+    name: str | None = None,
+) -> Tensor:
     """Matrix-vector product a @ b."""
     from tapeshim._src.ops import array_ops
 
     b_t = convert_to_tensor(b)
     product = math_ops.matmul(a, array_ops.expand_dims(b_t, -1), transpose_a=transpose_a, adjoint_a=adjoint_a)
     return array_ops.squeeze(product, -1)
-
-

@@ -28,6 +28,7 @@ def _format_float(value: Any, double: bool) -> str:
 def _format_array(array: np.ndarray, summarize: int) -> str:
     """TF's text for a tensor value: `[1 2 3]`, `[[1.5 2]\\n [3 4]]`, floats as TF's FloatToBuffer."""
     if array.dtype.kind == "O":  # tf.string: each element quoted, as TF prints it
+
         def quoted(v: Any) -> str:
             return '"' + (v.decode("utf-8", "backslashreplace") if isinstance(v, bytes) else str(v)) + '"'
 
@@ -46,8 +47,14 @@ def _format_array(array: np.ndarray, summarize: int) -> str:
     else:
         formatter = {"all": lambda v: f"{v}"}
     threshold = 0 if summarize >= 0 else sys.maxsize
-    return np.array2string(array, separator=" ", formatter=formatter, threshold=threshold,
-                           edgeitems=max(summarize, 1), max_line_width=sys.maxsize)
+    return np.array2string(
+        array,
+        separator=" ",
+        formatter=formatter,
+        threshold=threshold,
+        edgeitems=max(summarize, 1),
+        max_line_width=sys.maxsize,
+    )
 
 
 def _render(parts: list, arrays: list, sep: str, summarize: int) -> str:
@@ -58,8 +65,14 @@ def _render(parts: list, arrays: list, sep: str, summarize: int) -> str:
     return sep.join(texts)
 
 
-def print_v2(*inputs: Any, output_stream: TextIO | None = None, summarize: int = 3, sep: str = " ",
-             end: str = "\n", name: str | None = None) -> None:
+def print_v2(
+    *inputs: Any,
+    output_stream: TextIO | None = None,
+    summarize: int = 3,
+    sep: str = " ",
+    end: str = "\n",
+    name: str | None = None,
+) -> None:
     """Prints tensors and Python values, as `tf.print`.
 
     Eagerly it prints at once; inside `tapeshim.function` it prints every time
@@ -98,8 +111,9 @@ def print_v2(*inputs: Any, output_stream: TextIO | None = None, summarize: int =
 
     from tapeshim._src import dtypes, registry
 
-    (token,) = registry.record(lambda *arrays: (effect(*arrays),), ("PrintV2", id(effect)), tuple(tensors),
-                               (((), dtypes.int32),), [])
+    (token,) = registry.record(
+        lambda *arrays: (effect(*arrays),), ("PrintV2", id(effect)), tuple(tensors), (((), dtypes.int32),), []
+    )
     trace.effects.append(token)
 
 

@@ -41,8 +41,9 @@ _split_op = _row(OpDef("SplitV", lambda x, sizes, axis: tuple(jnp.split(x, np.cu
 
 
 @table.export("split", dtypes=table.ANY)
-def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = None,
-          name: str | None = None) -> list[Tensor]:
+def split(
+    value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = None, name: str | None = None
+) -> list[Tensor]:
     """Splits `value` along `axis` into equal parts or parts of the given sizes (one may be -1)."""
     x = convert_to_tensor(value)
     rank = len(x._shape)
@@ -51,14 +52,18 @@ def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = 
     axis = _axis(axis, rank)
     length = x._shape[axis]
     if isinstance(num_or_size_splits, (float, np.floating)):
-        raise ValueError("Rank-0 tensors are not supported as the num_or_size_splits argument to split. Argument "
-                         f"provided: {num_or_size_splits}")
+        raise ValueError(
+            "Rank-0 tensors are not supported as the num_or_size_splits argument to split. Argument "
+            f"provided: {num_or_size_splits}"
+        )
     if isinstance(num_or_size_splits, (int, np.integer)):
         parts = int(num_or_size_splits)
         if parts <= 0 or length % parts:
             raise static_error(
                 f"Number of ways to split should evenly divide the split dimension, but got split_dim {axis} "
-                f"(size = {length}) and num_split {parts}", "Split")
+                f"(size = {length}) and num_split {parts}",
+                "Split",
+            )
         sizes = (length // parts,) * parts
     else:
         sizes = list(array_ops.int_arg(num_or_size_splits, "Tlen", "SplitV", "int8, int32, int64"))
@@ -70,7 +75,8 @@ def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = 
             raise static_error(
                 f"Determined shape must either match input shape along split_dim exactly if fully specified, or "
                 f"be less than the size of the input along split_dim if not fully specified.  Got: {sum(sizes)}",
-                "SplitV")
+                "SplitV",
+            )
         sizes = tuple(sizes)
     return list(apply(_split_op, (x,), (("axis", axis), ("sizes", sizes))))
 
@@ -86,16 +92,23 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa
     if len(multiples) != len(x._shape):
         raise static_error(
             f"Expected multiples argument to be a vector of length {len(x._shape)} but got length {len(multiples)}",
-            "Tile")
+            "Tile",
+        )
     for position, m in enumerate(multiples):
         if m < 0:
             raise errors.invalid_argument(f"Expected multiples[{position}] >= 0, but got {m}", "Tile")
     return apply(_tile_op, (x,), (("multiples", multiples),))[0]
 
 
-_repeat_op = _row(OpDef("Repeat", lambda x, repeats, axis: jnp.repeat(x, np.asarray(repeats), axis=axis,
-                                                                      total_repeat_length=int(np.sum(repeats))
-                                                                      if len(repeats) > 1 else None), True))
+_repeat_op = _row(
+    OpDef(
+        "Repeat",
+        lambda x, repeats, axis: jnp.repeat(
+            x, np.asarray(repeats), axis=axis, total_repeat_length=int(np.sum(repeats)) if len(repeats) > 1 else None
+        ),
+        True,
+    )
+)
 
 
 @table.export("repeat", dtypes=table.ANY)
@@ -108,8 +121,10 @@ def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) 
     axis = _axis(axis, len(x._shape))
     given = convert_to_tensor(repeats)
     if not given.dtype.is_integer:
-        raise TypeError(f"Argument `tensor` (name: repeats) must be of type integer. Received `tensor` = {repeats} of "
-                        f"dtype: {given.dtype!r}")
+        raise TypeError(
+            f"Argument `tensor` (name: repeats) must be of type integer. Received `tensor` = {repeats} of "
+            f"dtype: {given.dtype!r}"
+        )
     counts = _static_ints(given, "repeats")
     if len(counts) not in (1, x._shape[axis]):
         raise ValueError(f"Dimensions {x._shape[axis]} and {len(counts)} are not compatible")
@@ -119,41 +134,58 @@ def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) 
     return apply(_repeat_op, (x,), (("axis", axis), ("repeats", counts)))[0]
 
 
-_pad_op = _row(OpDef("PadV2", lambda x, c, paddings, mode: jnp.pad(x, paddings, mode=mode, constant_values=c)
-                     if mode == "constant" else jnp.pad(x, paddings, mode=mode), True))
+_pad_op = _row(
+    OpDef(
+        "PadV2",
+        lambda x, c, paddings, mode: (
+            jnp.pad(x, paddings, mode=mode, constant_values=c)
+            if mode == "constant"
+            else jnp.pad(x, paddings, mode=mode)
+        ),
+        True,
+    )
+)
 
 
 @table.export("pad", dtypes=table.ANY)
-def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0,
-        name: str | None = None) -> Tensor:
+def pad(
+    tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0, name: str | None = None
+) -> Tensor:
     """Pads `tensor` by `paddings` ([[before, after], ...]); mode CONSTANT, REFLECT or SYMMETRIC."""
     x = convert_to_tensor(tensor)
     given = np.asarray(convert_to_tensor(paddings).numpy() if is_tensor_like(paddings) else paddings)
     if given.ndim != 2 or given.shape[1] != 2:
-        raise static_error(
-            f"paddings must be a matrix with 2 columns: [{','.join(map(str, given.shape))}]", "Pad")
+        raise static_error(f"paddings must be a matrix with 2 columns: [{','.join(map(str, given.shape))}]", "Pad")
     amounts = np.asarray(array_ops.int_arg(paddings, "Tpaddings", "Pad")).reshape(-1, 2)
     if amounts.shape[0] != len(x._shape):
         raise static_error(
             f"The first dimension of paddings must be the rank of inputs[{amounts.shape[0]},2] {list(x._shape)}",
-            "PadV2")
+            "PadV2",
+        )
     modes = {"CONSTANT": "constant", "REFLECT": "reflect", "SYMMETRIC": "symmetric"}
     if mode.upper() not in modes:
-        raise ValueError(f"Value of argument `mode` expected to be one of \"CONSTANT\", \"REFLECT\", or "
-                         f"\"SYMMETRIC\". Received `mode` = {mode}")
+        raise ValueError(
+            f'Value of argument `mode` expected to be one of "CONSTANT", "REFLECT", or '
+            f'"SYMMETRIC". Received `mode` = {mode}'
+        )
     for (before, after), size in zip(amounts.tolist(), x._shape):
         if before < 0 or after < 0:
             raise static_error(f"Paddings must be non-negative: {before} {after}", "Pad")
         if mode.upper() == "REFLECT" and (before >= size or after >= size):
             raise errors.invalid_argument(
-                f"paddings must be less than the dimension size: {before}, {after} not less than {size}", "MirrorPad")
+                f"paddings must be less than the dimension size: {before}, {after} not less than {size}", "MirrorPad"
+            )
         if mode.upper() == "SYMMETRIC" and (before > size or after > size):
             raise errors.invalid_argument(
                 f"paddings must be no greater than the dimension size: {before}, {after} greater than {size}",
-                "MirrorPad")
+                "MirrorPad",
+            )
     value = convert_to_tensor(constant_values, dtype_hint=x.dtype)
-    return apply(_pad_op, (x, math_ops.cast(value, x.dtype)),
-                 (("mode", modes[mode.upper()]), ("paddings", tuple(map(tuple, amounts.tolist())))))[0]
+    return apply(
+        _pad_op,
+        (x, math_ops.cast(value, x.dtype)),
+        (("mode", modes[mode.upper()]), ("paddings", tuple(map(tuple, amounts.tolist())))),
+    )[0]
 
 
 _reverse_op = _row(OpDef("ReverseV2", lambda x, axis: jnp.flip(x, axis), True))
@@ -195,7 +227,8 @@ _gather_nd_op = _row(OpDef("GatherNd", _gather_nd_impl, True))
 def _index_static(indices: Tensor, shape: tuple, op_name: str) -> tuple:
     """`(("checked", True),)` when `indices` is checked in the program; else checks it now, on the host."""
     return runtime_checks.checked_static(
-        indices, lambda values: runtime_checks.check_vectors_host(values, tuple(shape), op_name))
+        indices, lambda values: runtime_checks.check_vectors_host(values, tuple(shape), op_name)
+    )
 
 
 @table.export("gather_nd", dtypes=table.ANY)
@@ -208,13 +241,15 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None =
     depth, params_rank = (i._shape[-1] if i._shape else 0), len(p._shape) - batch_dims
     if depth > params_rank:
         raise static_error(
-            f"index innermost dimension length must be <= params rank; saw: {depth} vs. {params_rank}", "GatherNd")
+            f"index innermost dimension length must be <= params rank; saw: {depth} vs. {params_rank}", "GatherNd"
+        )
     static = (("batch_dims", batch_dims),) + _index_static(i, p._shape[batch_dims:], "GatherNd")
     return apply(_gather_nd_op, (p, i), static)[0]
 
 
-def _scatter_impl(tensor: jax.Array, indices: jax.Array, updates: jax.Array, mode: str, op_name: str,
-                  checked: bool = False) -> jax.Array:
+def _scatter_impl(
+    tensor: jax.Array, indices: jax.Array, updates: jax.Array, mode: str, op_name: str, checked: bool = False
+) -> jax.Array:
     if checked:
         runtime_checks.check_vectors_traced(indices, tensor.shape, op_name)
     where = tuple(jnp.moveaxis(indices, -1, 0))
@@ -228,19 +263,21 @@ def _scatter(tensor: Tensor, indices: Any, updates: Any, mode: str, op_name: str
     i = convert_to_tensor(indices)
     u = convert_to_tensor(updates, dtype_hint=tensor.dtype)
     if u.dtype != tensor.dtype:
-        raise attr_error(
-            f"updates must have the tensor's dtype {tensor.dtype.name}, got {u.dtype.name}", op_name)
+        raise attr_error(f"updates must have the tensor's dtype {tensor.dtype.name}, got {u.dtype.name}", op_name)
     if not i.dtype.is_integer:
         raise attr_error(
             f"Value for attr 'Tindices' of {i.dtype.name} is not in the list of allowed values: int16, int32, int64",
-            op_name)
+            op_name,
+        )
     depth = i._shape[-1] if i._shape else 0
     expected = tuple(i._shape[:-1]) + tuple(tensor._shape[depth:])
     if depth > len(tensor._shape) or tuple(u._shape) != expected:
         raise static_error(
             f"updates has shape [{','.join(map(str, u._shape))}] but indices of shape "
             f"[{','.join(map(str, i._shape))}] into a tensor of shape [{','.join(map(str, tensor._shape))}] need "
-            f"updates of shape [{','.join(map(str, expected))}]", op_name)
+            f"updates of shape [{','.join(map(str, expected))}]",
+            op_name,
+        )
     static = (("mode", mode), ("op_name", op_name)) + _index_static(i, tensor._shape, op_name)
     return apply(_scatter_op, (tensor, i, u), static)[0]
 
@@ -264,8 +301,11 @@ def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any, name: str | N
     return _scatter(convert_to_tensor(tensor), indices, updates, "add", "TensorScatterAdd")
 
 
-@table.export("boolean_mask", dtypes=table.ANY,
-              note="the mask's values must be known: eagerly, under a tape, or from constants in tf.function")
+@table.export(
+    "boolean_mask",
+    dtypes=table.ANY,
+    note="the mask's values must be known: eagerly, under a tape, or from constants in tf.function",
+)
 def boolean_mask(tensor: Any, mask: Any, axis: Any = None, name: str | None = None) -> Tensor:
     """The elements (or slices along `axis`) of `tensor` where `mask` is true."""
     return _boolean_mask.boolean_mask(tensor, mask, axis)
@@ -280,7 +320,9 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor
     if len(starts) != rank or len(sizes) != rank:
         raise static_error(
             f"Expected begin and size arguments to be 1-D tensors of size {rank}, but got shapes [{len(starts)}] "
-            f"and [{len(sizes)}] instead.", "Slice")
+            f"and [{len(sizes)}] instead.",
+            "Slice",
+        )
     key = tuple(builtins.slice(b, None if s == -1 else b + s) for b, s in zip(starts, sizes))
     for position, (b, s, d) in enumerate(zip(starts, sizes, x._shape)):
         if not 0 <= b <= d:
@@ -291,18 +333,33 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor
 
 
 @table.export("strided_slice", dtypes=table.ANY)
-def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None, begin_mask: int = 0, end_mask: int = 0,
-                  ellipsis_mask: int = 0, new_axis_mask: int = 0, shrink_axis_mask: int = 0,
-                  var: Any = None, name: str | None = None) -> Tensor:
+def strided_slice(
+    input_: Any,
+    begin: Any,
+    end: Any,
+    strides: Any = None,
+    begin_mask: int = 0,
+    end_mask: int = 0,
+    ellipsis_mask: int = 0,
+    new_axis_mask: int = 0,
+    shrink_axis_mask: int = 0,
+    var: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """TF's strided slice with its bit masks, as indexing would express it."""
     starts = array_ops.int_arg(begin, "Index", "StridedSlice", "int16, int32, int64")
     ends = array_ops.int_arg(end, "Index", "StridedSlice", "int16, int32, int64")
-    steps = (array_ops.int_arg(strides, "Index", "StridedSlice", "int16, int32, int64") if strides is not None
-             else (1,) * len(starts))
+    steps = (
+        array_ops.int_arg(strides, "Index", "StridedSlice", "int16, int32, int64")
+        if strides is not None
+        else (1,) * len(starts)
+    )
     if not len(starts) == len(ends) == len(steps):
         raise static_error(
             f"Expected begin, end, and strides to be 1D equal size tensors, but got shapes [{len(starts)}], "
-            f"[{len(ends)}], and [{len(steps)}] instead.", "StridedSlice")
+            f"[{len(ends)}], and [{len(steps)}] instead.",
+            "StridedSlice",
+        )
     key: list = []
     for i, (b, e, s) in enumerate(zip(starts, ends, steps)):
         if ellipsis_mask >> i & 1:
@@ -327,15 +384,16 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # 
     if len(target) < len(x._shape):
         raise static_error(
             f"Rank of input ({len(x._shape)}) must be no greater than rank of output shape ({len(target)}).",
-            "BroadcastTo")
+            "BroadcastTo",
+        )
     try:
         np.broadcast_shapes(tuple(x._shape), target)
         if np.broadcast_shapes(tuple(x._shape), target) != target:
             raise ValueError
     except ValueError:
         raise static_error(
-            f"Unable to broadcast tensor of shape {list(x._shape)} to tensor of shape {list(target)}",
-            "BroadcastTo") from None
+            f"Unable to broadcast tensor of shape {list(x._shape)} to tensor of shape {list(target)}", "BroadcastTo"
+        ) from None
     return apply(_broadcast_op, (x,), (("shape", target),))[0]
 
 
@@ -376,8 +434,11 @@ def _linspace_impl(start: jax.Array, stop: jax.Array, num: int, axis: int) -> ja
 _linspace_op = _row(OpDef("LinSpace", _linspace_impl, True))
 
 
-@table.export("linspace", dtypes=table.REAL_FLOAT,
-              note="TF's formula; gradients flow to start and stop; num must be known (not traced)")
+@table.export(
+    "linspace",
+    dtypes=table.REAL_FLOAT,
+    note="TF's formula; gradients flow to start and stop; num must be known (not traced)",
+)
 def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int = 0) -> Tensor:
     """`num` evenly spaced values from `start` to `stop` (inclusive) along `axis`, as `tf.linspace`.
 
@@ -401,14 +462,23 @@ def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int
 
 
 @table.export("eye", "linalg.eye", gradient="-", dtypes=table.ANY)
-def eye(num_rows: int, num_columns: int | None = None, batch_shape: Any = None, dtype: Any = dtypes.float32,
-        name: str | None = None) -> Tensor:
+def eye(
+    num_rows: int,
+    num_columns: int | None = None,
+    batch_shape: Any = None,
+    dtype: Any = dtypes.float32,
+    name: str | None = None,
+) -> Tensor:
     """An identity matrix (or a batch of them)."""
     columns_given = num_rows if num_columns is None else num_columns
-    if not all(isinstance(n, (int, np.integer)) or (is_tensor_like(n) and convert_to_tensor(n).dtype.is_integer)
-               for n in (num_rows, columns_given)):
-        raise TypeError("Arguments `num_rows` and `num_columns` must be positive integer values. Received: "
-                        f"num_rows={num_rows}, num_columns={columns_given}")
+    if not all(
+        isinstance(n, (int, np.integer)) or (is_tensor_like(n) and convert_to_tensor(n).dtype.is_integer)
+        for n in (num_rows, columns_given)
+    ):
+        raise TypeError(
+            "Arguments `num_rows` and `num_columns` must be positive integer values. Received: "
+            f"num_rows={num_rows}, num_columns={columns_given}"
+        )
     rows, columns = int(num_rows), int(columns_given)
     batch = () if batch_shape is None else array_ops.shape_arg(batch_shape, "Fill")
     array_ops.shape_arg((rows, columns), "Fill")
@@ -429,8 +499,13 @@ def _sort_impl(x: jax.Array, axis: int, descending: bool) -> jax.Array:
 
 
 _sort_op = _row(OpDef("Sort", _sort_impl, True))
-_argsort_op = _row(OpDef("Argsort", lambda x, axis, descending: jnp.argsort(
-    x, axis=axis, stable=True, descending=descending).astype(jnp.int32), False))
+_argsort_op = _row(
+    OpDef(
+        "Argsort",
+        lambda x, axis, descending: jnp.argsort(x, axis=axis, stable=True, descending=descending).astype(jnp.int32),
+        False,
+    )
+)
 
 
 def _sortable(x: Tensor) -> Tensor:
@@ -439,7 +514,8 @@ def _sortable(x: Tensor) -> Tensor:
         raise errors.invalid_argument(
             f"Value for attr 'T' of {x._dtype.name} is not in the list of allowed values: float, double, int32, "
             "uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64\n\t; NodeDef: {{node TopKV2}}",
-            "TopKV2")
+            "TopKV2",
+        )
     return x
 
 
@@ -449,8 +525,12 @@ def _direction(direction: str) -> bool:
     return direction == "DESCENDING"
 
 
-@table.export("sort", gradient="tf", dtypes=table.REAL,
-              note="ties keep their order, so the gradient reaches the element TF's sort picks")
+@table.export(
+    "sort",
+    gradient="tf",
+    dtypes=table.REAL,
+    note="ties keep their order, so the gradient reaches the element TF's sort picks",
+)
 def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | None = None) -> Tensor:
     """Sorted `values` along `axis`, as `tf.sort`.
 
@@ -462,19 +542,25 @@ def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | 
 
 
 @table.export("argsort", gradient="-", dtypes=table.REAL)
-def argsort(values: Any, axis: int = -1, direction: str = "ASCENDING", stable: bool = False,
-            name: str | None = None) -> Tensor:
+def argsort(
+    values: Any, axis: int = -1, direction: str = "ASCENDING", stable: bool = False, name: str | None = None
+) -> Tensor:
     """The int32 indices that sort `values` along `axis` (stable)."""
     x = convert_to_tensor(values)
     return apply(_argsort_op, (x,), (("axis", _axis(axis, len(x._shape))), ("descending", _direction(direction))))[0]
 
 
-_unique_gather_op = _row(OpDef(
-    "Unique", lambda x, positions: gradient_not_registered("Unique")(x[np.asarray(positions)]), True))
+_unique_gather_op = _row(
+    OpDef("Unique", lambda x, positions: gradient_not_registered("Unique")(x[np.asarray(positions)]), True)
+)
 
 
-@table.export("unique", gradient="custom", dtypes=table.ANY,
-              note="x must be known (not traced); differentiating raises LookupError, as TF")
+@table.export(
+    "unique",
+    gradient="custom",
+    dtypes=table.ANY,
+    note="x must be known (not traced); differentiating raises LookupError, as TF",
+)
 def unique(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> tuple[Tensor, Tensor]:
     """The unique values of 1-D `x` in order of appearance, and each element's index into them."""
     t = convert_to_tensor(x)
@@ -538,14 +624,19 @@ def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
     if isinstance(axes, (int, np.integer)):
         static: Any = int(axes)
         if 0 <= static <= min(len(a_t._shape), len(b_t._shape)) and (
-                tuple(a_t._shape[len(a_t._shape) - static:]) != tuple(b_t._shape[:static])):
+            tuple(a_t._shape[len(a_t._shape) - static :]) != tuple(b_t._shape[:static])
+        ):
             raise static_error(
                 f"Matrix size-incompatible: In[0]: [{','.join(map(str, a_t._shape))}], In[1]: "
-                f"[{','.join(map(str, b_t._shape))}]", "MatMul")
+                f"[{','.join(map(str, b_t._shape))}]",
+                "MatMul",
+            )
         for t in (a_t, b_t):
             if static > len(t._shape):
-                raise ValueError(f"`axes` must not be larger than the number of dimensions of tensor {t}.  Received "
-                                 f"{static}, vs tensor dimensions {len(t._shape)}.")
+                raise ValueError(
+                    f"`axes` must not be larger than the number of dimensions of tensor {t}.  Received "
+                    f"{static}, vs tensor dimensions {len(t._shape)}."
+                )
     else:
         first, second = axes
         static = (tuple(np.atleast_1d(first).tolist()), tuple(np.atleast_1d(second).tolist()))
@@ -563,4 +654,3 @@ def bitcast(input: Any, type: Any, name: str | None = None) -> Tensor:  # noqa: 
     if wider > narrower and (not x._shape or x._shape[-1] != wider // narrower):
         raise static_error(f"Cannot bitcast from {narrower} to {wider}", "Bitcast")
     return apply(_bitcast_op, (x,), (("type", target.name),))[0]
-

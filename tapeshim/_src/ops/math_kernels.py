@@ -149,7 +149,7 @@ def add_n_impl(*xs: jax.Array) -> jax.Array:
     head = {0: 8, 1: 9}.get(len(xs) % 8, len(xs) % 8) if len(xs) > 1 else 1
     total = functools.reduce(operator.add, xs[:head])
     for start in range(head, len(xs), 8):
-        total = total + functools.reduce(operator.add, xs[start:start + 8])
+        total = total + functools.reduce(operator.add, xs[start : start + 8])
     return total
 
 
@@ -201,7 +201,9 @@ def _digamma_half_bwd(_: None, g: jax.Array) -> tuple:
     raise errors.invalid_argument(
         "Value for attr 'T' of half is not in the list of allowed values: float, double\n\t; NodeDef: "
         "{{node Polygamma}}; Op<name=Polygamma; signature=a:T, x:T -> z:T; attr=T:type,allowed=[DT_FLOAT, "
-        "DT_DOUBLE]>", "Polygamma")
+        "DT_DOUBLE]>",
+        "Polygamma",
+    )
 
 
 _digamma_half.defvjp(_digamma_half_fwd, _digamma_half_bwd)

@@ -64,13 +64,29 @@ def _row(op: OpDef) -> OpDef:
     return op
 
 
-_DTYPE_WORDS = {FLOAT: table.FLOAT, NUMERIC: table.NUMERIC, REAL_NUMERIC: table.REAL, ANY: table.ANY,
-                "f": table.REAL_FLOAT, "b": "bool", "fiu": table.REAL, "fci": table.NUMERIC}
+_DTYPE_WORDS = {
+    FLOAT: table.FLOAT,
+    NUMERIC: table.NUMERIC,
+    REAL_NUMERIC: table.REAL,
+    ANY: table.ANY,
+    "f": table.REAL_FLOAT,
+    "b": "bool",
+    "fiu": table.REAL,
+    "fci": table.NUMERIC,
+}
 
 
-def _unary(public_name: str, op_name: str, impl: Callable, allowed: str = FLOAT, differentiable: bool = True,
-           what: str = "", paths: tuple[str, ...] = (), gradient: str | None = None,
-           note: str = "") -> Callable[..., Tensor]:
+def _unary(
+    public_name: str,
+    op_name: str,
+    impl: Callable,
+    allowed: str = FLOAT,
+    differentiable: bool = True,
+    what: str = "",
+    paths: tuple[str, ...] = (),
+    gradient: str | None = None,
+    note: str = "",
+) -> Callable[..., Tensor]:
     op = _row(OpDef(op_name, impl, differentiable, dtype_check(op_name, allowed)))
 
     def unary(x: Any, name: str | None = None) -> Tensor:
@@ -83,14 +99,23 @@ def _unary(public_name: str, op_name: str, impl: Callable, allowed: str = FLOAT,
         + ("" if differentiable else "\n\nThis op has no gradient: gradients through it are `None`.")
     )
     if paths:
-        table.export(*paths, gradient=gradient or ("jax" if differentiable else "none"),
-                     dtypes=_DTYPE_WORDS[allowed], note=note)(unary)
+        table.export(
+            *paths, gradient=gradient or ("jax" if differentiable else "none"), dtypes=_DTYPE_WORDS[allowed], note=note
+        )(unary)
     return unary
 
 
-def _binary(public_name: str, op_name: str, impl: Callable, allowed: str = NUMERIC, differentiable: bool = True,
-            what: str = "", paths: tuple[str, ...] = (), gradient: str | None = None,
-            note: str = "") -> Callable[..., Tensor]:
+def _binary(
+    public_name: str,
+    op_name: str,
+    impl: Callable,
+    allowed: str = NUMERIC,
+    differentiable: bool = True,
+    what: str = "",
+    paths: tuple[str, ...] = (),
+    gradient: str | None = None,
+    note: str = "",
+) -> Callable[..., Tensor]:
     op = _row(OpDef(op_name, impl, differentiable, checks(dtype_check(op_name, allowed), broadcast_check(op_name))))
 
     def binary(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -104,8 +129,9 @@ def _binary(public_name: str, op_name: str, impl: Callable, allowed: str = NUMER
         "Raises:\n  InvalidArgumentError: if the dtypes differ or the shapes do not broadcast."
     )
     if paths:
-        table.export(*paths, gradient=gradient or ("jax" if differentiable else "none"),
-                     dtypes=_DTYPE_WORDS[allowed], note=note)(binary)
+        table.export(
+            *paths, gradient=gradient or ("jax" if differentiable else "none"), dtypes=_DTYPE_WORDS[allowed], note=note
+        )(binary)
     return binary
 
 
@@ -116,8 +142,9 @@ def _cast_impl(x: jax.Array, dtype: str) -> jax.Array:
     return x.astype(target)
 
 
-def _matmul_impl(a: jax.Array, b: jax.Array, transpose_a: bool, transpose_b: bool, adjoint_a: bool,
-                 adjoint_b: bool) -> jax.Array:
+def _matmul_impl(
+    a: jax.Array, b: jax.Array, transpose_a: bool, transpose_b: bool, adjoint_a: bool, adjoint_b: bool
+) -> jax.Array:
     if transpose_a or adjoint_a:
         a = jnp.swapaxes(a, -1, -2)
         a = jnp.conj(a) if adjoint_a else a
@@ -134,7 +161,8 @@ def _matmul_check(in_avals: tuple, static: dict) -> None:
     if len(a_shape) < 2 or len(b_shape) < 2:
         raise errors.invalid_argument(
             f"In[0] and In[1] has different ndims: {list(a_shape)} vs. {list(b_shape)}"
-            if len(a_shape) != len(b_shape) else f"In[0] ndims must be >= 2: {len(a_shape)}",
+            if len(a_shape) != len(b_shape)
+            else f"In[0] ndims must be >= 2: {len(a_shape)}",
             "MatMul",
         )
     k_a = a_shape[-2] if (static["transpose_a"] or static["adjoint_a"]) else a_shape[-1]
@@ -155,21 +183,28 @@ def _matmul_check(in_avals: tuple, static: dict) -> None:
 
 
 # -- elementwise unary -----------------------------------------------------------
-negative = _unary("negative", "Neg", jnp.negative, NUMERIC, what="-x", paths=('math.negative', 'negative'))
-exp = _unary("exp", "Exp", jnp.exp, what="e^x", paths=('math.exp', 'exp'))
-expm1 = _unary("expm1", "Expm1", jnp.expm1, paths=('math.expm1',))
-log = _unary("log", "Log", jnp.log, what="the natural logarithm", paths=('math.log',))
-log1p = _unary("log1p", "Log1p", jnp.log1p, paths=('math.log1p',))
-sin = _unary("sin", "Sin", jnp.sin, paths=('math.sin', 'sin'))
-cos = _unary("cos", "Cos", jnp.cos, paths=('math.cos', 'cos'))
-tan = _unary("tan", "Tan", jnp.tan, paths=('math.tan', 'tan'))
-tanh = _unary("tanh", "Tanh", jnp.tanh, paths=('math.tanh', 'tanh', 'nn.tanh'))
-sinh = _unary("sinh", "Sinh", jnp.sinh, paths=('math.sinh', 'sinh'))
-cosh = _unary("cosh", "Cosh", jnp.cosh, paths=('math.cosh', 'cosh'))
-sqrt = _unary("sqrt", "Sqrt", sqrt_impl, what="the square root", paths=('math.sqrt', 'sqrt'), gradient="tf",
-              note="a zero upstream gives a zero gradient, even at a masked sqrt(0), as TF")
-rsqrt = _unary("rsqrt", "Rsqrt", lax.rsqrt, what="1 / sqrt(x)", paths=('math.rsqrt',))
-square = _unary("square", "Square", jnp.square, NUMERIC, what="x * x", paths=('math.square', 'square'))
+negative = _unary("negative", "Neg", jnp.negative, NUMERIC, what="-x", paths=("math.negative", "negative"))
+exp = _unary("exp", "Exp", jnp.exp, what="e^x", paths=("math.exp", "exp"))
+expm1 = _unary("expm1", "Expm1", jnp.expm1, paths=("math.expm1",))
+log = _unary("log", "Log", jnp.log, what="the natural logarithm", paths=("math.log",))
+log1p = _unary("log1p", "Log1p", jnp.log1p, paths=("math.log1p",))
+sin = _unary("sin", "Sin", jnp.sin, paths=("math.sin", "sin"))
+cos = _unary("cos", "Cos", jnp.cos, paths=("math.cos", "cos"))
+tan = _unary("tan", "Tan", jnp.tan, paths=("math.tan", "tan"))
+tanh = _unary("tanh", "Tanh", jnp.tanh, paths=("math.tanh", "tanh", "nn.tanh"))
+sinh = _unary("sinh", "Sinh", jnp.sinh, paths=("math.sinh", "sinh"))
+cosh = _unary("cosh", "Cosh", jnp.cosh, paths=("math.cosh", "cosh"))
+sqrt = _unary(
+    "sqrt",
+    "Sqrt",
+    sqrt_impl,
+    what="the square root",
+    paths=("math.sqrt", "sqrt"),
+    gradient="tf",
+    note="a zero upstream gives a zero gradient, even at a masked sqrt(0), as TF",
+)
+rsqrt = _unary("rsqrt", "Rsqrt", lax.rsqrt, what="1 / sqrt(x)", paths=("math.rsqrt",))
+square = _unary("square", "Square", jnp.square, NUMERIC, what="x * x", paths=("math.square", "square"))
 _reciprocal = _unary("reciprocal", "Reciprocal", jnp.reciprocal, what="1 / x")
 
 
@@ -181,18 +216,37 @@ def reciprocal(x: Any, name: str | None = None) -> Tensor:
         from tapeshim._src import errors
 
         raise errors.NotFoundError(
-            None, None, f"Could not find device for node: {{{{node Reciprocal}}}} = Reciprocal[T=DT_"
-            f"{x.dtype.name.upper()}] [Op:Reciprocal]")
+            None,
+            None,
+            f"Could not find device for node: {{{{node Reciprocal}}}} = Reciprocal[T=DT_"
+            f"{x.dtype.name.upper()}] [Op:Reciprocal]",
+        )
     return _reciprocal(x)
-sigmoid = _unary("sigmoid", "Sigmoid", jax.nn.sigmoid, what="1 / (1 + exp(-x))",
-                 paths=('math.sigmoid', 'sigmoid', 'nn.sigmoid'))
-abs = _unary("abs", "Abs", abs_impl, NUMERIC, what="the absolute value (gradient 0 at 0, as TF)",
-             paths=('math.abs', 'abs'), gradient="tf", note="abs'(0) is 0 (JAX: 1)")
+
+
+sigmoid = _unary(
+    "sigmoid", "Sigmoid", jax.nn.sigmoid, what="1 / (1 + exp(-x))", paths=("math.sigmoid", "sigmoid", "nn.sigmoid")
+)
+abs = _unary(
+    "abs",
+    "Abs",
+    abs_impl,
+    NUMERIC,
+    what="the absolute value (gradient 0 at 0, as TF)",
+    paths=("math.abs", "abs"),
+    gradient="tf",
+    note="abs'(0) is 0 (JAX: 1)",
+)
 _sign = _unary("sign", "Sign", jnp.sign, NUMERIC, what="the sign (its gradient is zeros, as TF)")
 
 
-@table.export("math.sign", "sign", gradient="zeros", dtypes=table.NUMERIC,
-              note="complex x is divide_no_nan(x, abs(x)), differentiable, as TF")
+@table.export(
+    "math.sign",
+    "sign",
+    gradient="zeros",
+    dtypes=table.NUMERIC,
+    note="complex x is divide_no_nan(x, abs(x)), differentiable, as TF",
+)
 def sign(x: Any, name: str | None = None) -> Tensor:
     """The sign of `x` element-wise, as `tf.math.sign`; its gradient is zeros for real `x`.
 
@@ -203,6 +257,8 @@ def sign(x: Any, name: str | None = None) -> Tensor:
     if x._dtype.is_complex:
         return divide_no_nan(x, cast(abs(x), x._dtype))
     return _sign(x)
+
+
 _round = _unary("round", "Round", jnp.round, "f", False, "round-half-to-even")
 
 
@@ -215,15 +271,18 @@ def round(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
     x = convert_to_tensor(x)
     _no_complex_kernel(x, "Round")
     return x if x._dtype.is_integer else _round(x)
-floor = _unary("floor", "Floor", jnp.floor, "f", False, paths=('math.floor', 'floor'))
-ceil = _unary("ceil", "Ceil", jnp.ceil, "f", False, paths=('math.ceil',))
-rint = _unary("rint", "Rint", jnp.round, "f", False, paths=('math.rint',))
-is_nan = _unary("is_nan", "IsNan", jnp.isnan, "f", False, paths=('math.is_nan',))
-is_inf = _unary("is_inf", "IsInf", jnp.isinf, "f", False, paths=('math.is_inf',))
-is_finite = _unary("is_finite", "IsFinite", jnp.isfinite, "f", False, paths=('math.is_finite',))
-logical_not = _unary("logical_not", "LogicalNot", jnp.logical_not, "b", False,
-                     paths=('math.logical_not', 'logical_not'))
-real = _unary("real", "Real", jnp.real, NUMERIC, what="the real part", paths=('math.real',))
+
+
+floor = _unary("floor", "Floor", jnp.floor, "f", False, paths=("math.floor", "floor"))
+ceil = _unary("ceil", "Ceil", jnp.ceil, "f", False, paths=("math.ceil",))
+rint = _unary("rint", "Rint", jnp.round, "f", False, paths=("math.rint",))
+is_nan = _unary("is_nan", "IsNan", jnp.isnan, "f", False, paths=("math.is_nan",))
+is_inf = _unary("is_inf", "IsInf", jnp.isinf, "f", False, paths=("math.is_inf",))
+is_finite = _unary("is_finite", "IsFinite", jnp.isfinite, "f", False, paths=("math.is_finite",))
+logical_not = _unary(
+    "logical_not", "LogicalNot", jnp.logical_not, "b", False, paths=("math.logical_not", "logical_not")
+)
+real = _unary("real", "Real", jnp.real, NUMERIC, what="the real part", paths=("math.real",))
 _imag = _unary("imag", "Imag", jnp.imag, "c", what="the imaginary part")
 _real_zeros_op = _row(OpDef("ZerosLike", jnp.zeros_like, False))
 
@@ -237,8 +296,10 @@ def imag(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's na
     """
     x = convert_to_tensor(input)
     return _imag(x) if x._dtype.is_complex else apply(_real_zeros_op, (x,))[0]
-conj = _unary("conj", "Conj", jnp.conj, NUMERIC, what="the complex conjugate", paths=('math.conj',))
-identity = _unary("identity", "Identity", lambda x: x, ANY, what="the identity", paths=('identity',))
+
+
+conj = _unary("conj", "Conj", jnp.conj, NUMERIC, what="the complex conjugate", paths=("math.conj",))
+identity = _unary("identity", "Identity", lambda x: x, ANY, what="the identity", paths=("identity",))
 _stop_gradient_op = _row(OpDef("StopGradient", lax.stop_gradient, False))
 asin = _unary("asin", "Asin", jnp.arcsin, paths=("math.asin", "asin"))
 acos = _unary("acos", "Acos", jnp.arccos, paths=("math.acos", "acos"))
@@ -258,9 +319,12 @@ def _no_bfloat16_kernel(x: Tensor, op_name: str) -> None:
         from tapeshim._src import errors
 
         raise errors.NotFoundError(
-            None, None, f"Could not find device for node: {{{{node {op_name}}}}} = {op_name}[T=DT_BFLOAT16]\n"
+            None,
+            None,
+            f"Could not find device for node: {{{{node {op_name}}}}} = {op_name}[T=DT_BFLOAT16]\n"
             f"All kernels registered for op {op_name}:\n  device='CPU'; T in [DT_DOUBLE]\n  device='CPU'; "
-            f"T in [DT_FLOAT]\n  device='CPU'; T in [DT_HALF]\n [Op:{op_name}]")
+            f"T in [DT_FLOAT]\n  device='CPU'; T in [DT_HALF]\n [Op:{op_name}]",
+        )
 
 
 @table.export("math.lgamma", dtypes=table.REAL_FLOAT, note="bfloat16 raises NotFoundError, as TF's CPU kernels")
@@ -275,8 +339,11 @@ def lgamma(x: Any, name: str | None = None) -> Tensor:
     return _lgamma(x)
 
 
-@table.export("math.digamma", dtypes=table.REAL_FLOAT,
-              note="bfloat16 raises NotFoundError; a float16 gradient raises InvalidArgumentError, as TF")
+@table.export(
+    "math.digamma",
+    dtypes=table.REAL_FLOAT,
+    note="bfloat16 raises NotFoundError; a float16 gradient raises InvalidArgumentError, as TF",
+)
 def digamma(x: Any, name: str | None = None) -> Tensor:
     """The derivative of lgamma element-wise, as `tf.math.digamma`.
 
@@ -288,19 +355,26 @@ def digamma(x: Any, name: str | None = None) -> Tensor:
     x = convert_to_tensor(x)
     _no_bfloat16_kernel(x, "Digamma")
     return _digamma(x)
-softplus = _unary("softplus", "Softplus", jax.nn.softplus, "f", what="log(1 + exp(x))",
-                  paths=("math.softplus", "nn.softplus"))
-softsign = _unary("softsign", "Softsign", jax.nn.soft_sign, "f", what="x / (1 + |x|)",
-                  paths=("math.softsign", "nn.softsign"))
+
+
+softplus = _unary(
+    "softplus", "Softplus", jax.nn.softplus, "f", what="log(1 + exp(x))", paths=("math.softplus", "nn.softplus")
+)
+softsign = _unary(
+    "softsign", "Softsign", jax.nn.soft_sign, "f", what="x / (1 + |x|)", paths=("math.softsign", "nn.softsign")
+)
 log_sigmoid = _unary("log_sigmoid", "LogSigmoid", jax.nn.log_sigmoid, "f", paths=("math.log_sigmoid",))
-_angle = _unary("angle", "Angle", lambda x: jnp.angle(x).astype(jnp.real(x).dtype), "c",
-                what="the argument of a complex number")
-_real_angle_op = _row(OpDef("RealAngle", lambda x: jnp.where(x < 0, jnp.asarray(math.pi, x.dtype),
-                                                              jnp.zeros_like(x)), False))
+_angle = _unary(
+    "angle", "Angle", lambda x: jnp.angle(x).astype(jnp.real(x).dtype), "c", what="the argument of a complex number"
+)
+_real_angle_op = _row(
+    OpDef("RealAngle", lambda x: jnp.where(x < 0, jnp.asarray(math.pi, x.dtype), jnp.zeros_like(x)), False)
+)
 
 
-@table.export("math.angle", dtypes=table.FLOAT,
-              note="a real input gives pi below 0, else 0, with no gradient (None), as TF")
+@table.export(
+    "math.angle", dtypes=table.FLOAT, note="a real input gives pi below 0, else 0, with no gradient (None), as TF"
+)
 def angle(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
     """The argument of each complex element of `input`, as `tf.math.angle`.
 
@@ -317,17 +391,35 @@ def angle(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's n
 
 
 atan2 = _binary("atan2", "Atan2", jnp.arctan2, "f", paths=("math.atan2", "atan2"))
-xlogy = _binary("xlogy", "Xlogy", xlogy_impl, FLOAT, what="x * log(y), 0 where x == 0", paths=("math.xlogy",),
-                gradient="tf", note="the gradient is 0 where x == 0; complex gradients unconjugated, as TF")
-xdivy = _binary("xdivy", "Xdivy", xdivy_impl, FLOAT,
-                what="x / y, 0 where x == 0", paths=("math.xdivy",), gradient="tf",
-                note="complex gradients are not conjugated, as TF's XdivyGrad")
-_divide_no_nan = _binary("divide_no_nan", "DivNoNan", divide_no_nan_impl, FLOAT,
-                         what="x / y, 0 where y == 0")
+xlogy = _binary(
+    "xlogy",
+    "Xlogy",
+    xlogy_impl,
+    FLOAT,
+    what="x * log(y), 0 where x == 0",
+    paths=("math.xlogy",),
+    gradient="tf",
+    note="the gradient is 0 where x == 0; complex gradients unconjugated, as TF",
+)
+xdivy = _binary(
+    "xdivy",
+    "Xdivy",
+    xdivy_impl,
+    FLOAT,
+    what="x / y, 0 where x == 0",
+    paths=("math.xdivy",),
+    gradient="tf",
+    note="complex gradients are not conjugated, as TF's XdivyGrad",
+)
+_divide_no_nan = _binary("divide_no_nan", "DivNoNan", divide_no_nan_impl, FLOAT, what="x / y, 0 where y == 0")
 
 
-@table.export("math.divide_no_nan", gradient="tf", dtypes=table.NUMERIC,
-              note="finite gradients where y == 0; integers divide as float32/float64, as TF")
+@table.export(
+    "math.divide_no_nan",
+    gradient="tf",
+    dtypes=table.NUMERIC,
+    note="finite gradients where y == 0; integers divide as float32/float64, as TF",
+)
 def divide_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:
     """x / y element-wise, 0 where y == 0, as `tf.math.divide_no_nan`.
 
@@ -351,10 +443,11 @@ def divide_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:
         x, y = cast(x, float_name), cast(y, float_name)
     return _divide_no_nan(x, y)
 
+
 # -- elementwise binary -----------------------------------------------------------
-add = _binary("add", "AddV2", jnp.add, what="x + y", paths=('math.add', 'add'))
-subtract = _binary("subtract", "Sub", jnp.subtract, what="x - y", paths=('math.subtract', 'subtract'))
-multiply = _binary("multiply", "Mul", jnp.multiply, what="x * y", paths=('math.multiply', 'multiply'))
+add = _binary("add", "AddV2", jnp.add, what="x + y", paths=("math.add", "add"))
+subtract = _binary("subtract", "Sub", jnp.subtract, what="x - y", paths=("math.subtract", "subtract"))
+multiply = _binary("multiply", "Mul", jnp.multiply, what="x * y", paths=("math.multiply", "multiply"))
 _real_div = _binary("realdiv", "RealDiv", jnp.true_divide, FLOAT, what="x / y")
 _floordiv = _binary("floordiv", "FloorDiv", floordiv_impl, REAL_NUMERIC, False, "floor(x / y)")
 _floormod = _binary("floormod", "FloorMod", floormod_impl, REAL_NUMERIC, what="x - floor(x / y) * y")
@@ -366,8 +459,11 @@ def _no_complex_kernel(x: Tensor, op_name: str) -> None:
         from tapeshim._src import errors
 
         raise errors.NotFoundError(
-            None, None, f"Could not find device for node: {{{{node {op_name}}}}} = {op_name}"
-            f"[T=DT_{x._dtype.name.upper()}] [Op:{op_name}]")
+            None,
+            None,
+            f"Could not find device for node: {{{{node {op_name}}}}} = {op_name}"
+            f"[T=DT_{x._dtype.name.upper()}] [Op:{op_name}]",
+        )
 
 
 def _integer_division(op_name: str, x: Tensor, y: Tensor) -> Tensor:
@@ -387,12 +483,12 @@ def _integer_division(op_name: str, x: Tensor, y: Tensor) -> Tensor:
     return apply(OPS[op_name], (x, y), static)[0]
 
 
-_DIVISION_BY_ZERO_NOTE = ("integer division by zero raises InvalidArgumentError (in the program for lazy divisors), "
-                          "as TF's CPU")
+_DIVISION_BY_ZERO_NOTE = (
+    "integer division by zero raises InvalidArgumentError (in the program for lazy divisors), as TF's CPU"
+)
 
 
-@table.export("math.floordiv", gradient="none", dtypes=table.REAL,
-              note=_DIVISION_BY_ZERO_NOTE)
+@table.export("math.floordiv", gradient="none", dtypes=table.REAL, note=_DIVISION_BY_ZERO_NOTE)
 def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
     """floor(x / y) element-wise with broadcasting, as `tf.math.floordiv` (no gradient).
 
@@ -405,8 +501,7 @@ def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
     return _integer_division("FloorDiv", x, y)
 
 
-@table.export("math.floormod", dtypes=table.REAL,
-              note=_DIVISION_BY_ZERO_NOTE)
+@table.export("math.floormod", dtypes=table.REAL, note=_DIVISION_BY_ZERO_NOTE)
 def floormod(x: Any, y: Any, name: str | None = None) -> Tensor:
     """x - floor(x / y) * y element-wise with broadcasting, as `tf.math.floormod`.
 
@@ -418,11 +513,18 @@ def floormod(x: Any, y: Any, name: str | None = None) -> Tensor:
     """
     x, y = convert_same_dtype((x, y), "FloorMod")
     return _integer_division("FloorMod", x, y)
+
+
 _pow = _binary("pow", "Pow", pow_impl, what="x ** y")
 
 
-@table.export("math.pow", "pow", dtypes=table.NUMERIC, gradient="tf",
-              note="the gradient for y is 0 where x <= 0 (x == 0 for complex), as TF")
+@table.export(
+    "math.pow",
+    "pow",
+    dtypes=table.NUMERIC,
+    gradient="tf",
+    note="the gradient for y is 0 where x <= 0 (x == 0 for complex), as TF",
+)
 def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
     """Computes x ** y element-wise with broadcasting, as `tf.math.pow`.
 
@@ -436,26 +538,56 @@ def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's
 
         raise errors.invalid_argument("Integers to negative integer powers are not allowed", "Pow")
     return _pow(x, y)
-maximum = _binary("maximum", "Maximum", maximum_impl, REAL_NUMERIC, what="max(x, y) (a tie's gradient goes to x)",
-                  paths=('math.maximum', 'maximum'), gradient="tf",
-                  note="a tie's gradient goes to x (JAX: half each); NaN propagates, as TF")
-minimum = _binary("minimum", "Minimum", minimum_impl, REAL_NUMERIC, what="min(x, y) (a tie's gradient goes to x)",
-                  paths=('math.minimum', 'minimum'), gradient="tf",
-                  note="a tie's gradient goes to x (JAX: half each); NaN propagates, as TF")
-squared_difference = _binary("squared_difference", "SquaredDifference", squared_difference_impl,
-                             paths=('math.squared_difference',), note="complex: (x - y) * conj(x - y), as TF")
-equal = _binary("equal", "Equal", jnp.equal, ANY, False, "x == y", paths=('math.equal', 'equal'))
-not_equal = _binary("not_equal", "NotEqual", jnp.not_equal, ANY, False, "x != y", paths=('math.not_equal', 'not_equal'))
-less = _binary("less", "Less", jnp.less, REAL_NUMERIC, False, "x < y", paths=('math.less', 'less'))
-less_equal = _binary("less_equal", "LessEqual", jnp.less_equal, REAL_NUMERIC, False, "x <= y",
-                     paths=('math.less_equal', 'less_equal'))
-greater = _binary("greater", "Greater", jnp.greater, REAL_NUMERIC, False, "x > y", paths=('math.greater', 'greater'))
-greater_equal = _binary("greater_equal", "GreaterEqual", jnp.greater_equal, REAL_NUMERIC, False, "x >= y",
-                        paths=('math.greater_equal', 'greater_equal'))
-logical_and = _binary("logical_and", "LogicalAnd", jnp.logical_and, "b", False,
-                      paths=('math.logical_and', 'logical_and'))
-logical_or = _binary("logical_or", "LogicalOr", jnp.logical_or, "b", False, paths=('math.logical_or', 'logical_or'))
-logical_xor = _binary("logical_xor", "LogicalXor", jnp.logical_xor, "b", False, paths=('math.logical_xor',))
+
+
+maximum = _binary(
+    "maximum",
+    "Maximum",
+    maximum_impl,
+    REAL_NUMERIC,
+    what="max(x, y) (a tie's gradient goes to x)",
+    paths=("math.maximum", "maximum"),
+    gradient="tf",
+    note="a tie's gradient goes to x (JAX: half each); NaN propagates, as TF",
+)
+minimum = _binary(
+    "minimum",
+    "Minimum",
+    minimum_impl,
+    REAL_NUMERIC,
+    what="min(x, y) (a tie's gradient goes to x)",
+    paths=("math.minimum", "minimum"),
+    gradient="tf",
+    note="a tie's gradient goes to x (JAX: half each); NaN propagates, as TF",
+)
+squared_difference = _binary(
+    "squared_difference",
+    "SquaredDifference",
+    squared_difference_impl,
+    paths=("math.squared_difference",),
+    note="complex: (x - y) * conj(x - y), as TF",
+)
+equal = _binary("equal", "Equal", jnp.equal, ANY, False, "x == y", paths=("math.equal", "equal"))
+not_equal = _binary("not_equal", "NotEqual", jnp.not_equal, ANY, False, "x != y", paths=("math.not_equal", "not_equal"))
+less = _binary("less", "Less", jnp.less, REAL_NUMERIC, False, "x < y", paths=("math.less", "less"))
+less_equal = _binary(
+    "less_equal", "LessEqual", jnp.less_equal, REAL_NUMERIC, False, "x <= y", paths=("math.less_equal", "less_equal")
+)
+greater = _binary("greater", "Greater", jnp.greater, REAL_NUMERIC, False, "x > y", paths=("math.greater", "greater"))
+greater_equal = _binary(
+    "greater_equal",
+    "GreaterEqual",
+    jnp.greater_equal,
+    REAL_NUMERIC,
+    False,
+    "x >= y",
+    paths=("math.greater_equal", "greater_equal"),
+)
+logical_and = _binary(
+    "logical_and", "LogicalAnd", jnp.logical_and, "b", False, paths=("math.logical_and", "logical_and")
+)
+logical_or = _binary("logical_or", "LogicalOr", jnp.logical_or, "b", False, paths=("math.logical_or", "logical_or"))
+logical_xor = _binary("logical_xor", "LogicalXor", jnp.logical_xor, "b", False, paths=("math.logical_xor",))
 _complex_op = _row(OpDef("Complex", lax.complex, True, checks(dtype_check("Complex", "f"), broadcast_check("Complex"))))
 _cast_op = _row(OpDef("Cast", _cast_impl, True))
 _matmul_op = _row(OpDef("MatMul", _matmul_impl, True, checks(dtype_check("MatMul", NUMERIC), _matmul_check)))
@@ -464,22 +596,44 @@ _reduce_ops = {
     "mean": _row(OpDef("Mean", mean_impl, True, dtype_check("Mean", NUMERIC))),
     "max": _row(OpDef("Max", functools.partial(chooser_reduce, "max"), True, dtype_check("Max", REAL_NUMERIC))),
     "min": _row(OpDef("Min", functools.partial(chooser_reduce, "min"), True, dtype_check("Min", REAL_NUMERIC))),
-    "prod": _row(OpDef("Prod", lambda x, axis, keepdims: jnp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
-                       True, dtype_check("Prod", NUMERIC))),
-    "all": _row(OpDef("All", lambda x, axis, keepdims: jnp.all(x, axis=axis, keepdims=keepdims), False,
-                      dtype_check("All", "b"))),
-    "any": _row(OpDef("Any", lambda x, axis, keepdims: jnp.any(x, axis=axis, keepdims=keepdims), False,
-                      dtype_check("Any", "b"))),
+    "prod": _row(
+        OpDef(
+            "Prod",
+            lambda x, axis, keepdims: jnp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
+            True,
+            dtype_check("Prod", NUMERIC),
+        )
+    ),
+    "all": _row(
+        OpDef("All", lambda x, axis, keepdims: jnp.all(x, axis=axis, keepdims=keepdims), False, dtype_check("All", "b"))
+    ),
+    "any": _row(
+        OpDef("Any", lambda x, axis, keepdims: jnp.any(x, axis=axis, keepdims=keepdims), False, dtype_check("Any", "b"))
+    ),
 }
-_argmax_op = _row(OpDef("ArgMax", lambda x, axis, out: jnp.argmax(x, axis=axis).astype(out), False,
-                        dtype_check("ArgMax", REAL_NUMERIC)))
-_argmin_op = _row(OpDef("ArgMin", lambda x, axis, out: jnp.argmin(x, axis=axis).astype(out), False,
-                        dtype_check("ArgMin", REAL_NUMERIC)))
+_argmax_op = _row(
+    OpDef(
+        "ArgMax", lambda x, axis, out: jnp.argmax(x, axis=axis).astype(out), False, dtype_check("ArgMax", REAL_NUMERIC)
+    )
+)
+_argmin_op = _row(
+    OpDef(
+        "ArgMin", lambda x, axis, out: jnp.argmin(x, axis=axis).astype(out), False, dtype_check("ArgMin", REAL_NUMERIC)
+    )
+)
 _add_n_op = _row(OpDef("AddN", add_n_impl, True, dtype_check("AddN", NUMERIC)))
 
 
-_INT_DIV_RESULT = {"int8": "float32", "uint8": "float32", "int16": "float32", "uint16": "float32",
-                   "int32": "float64", "uint32": "float64", "int64": "float64", "uint64": "float64"}
+_INT_DIV_RESULT = {
+    "int8": "float32",
+    "uint8": "float32",
+    "int16": "float32",
+    "uint16": "float32",
+    "int32": "float64",
+    "uint32": "float64",
+    "int64": "float64",
+    "uint64": "float64",
+}
 
 
 @table.export("math.truediv", "truediv", dtypes=table.NUMERIC, note="integers divide as float32/float64, as TF")
@@ -531,17 +685,32 @@ def stop_gradient(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 
 
 
 @table.export("linalg.matmul", "matmul", dtypes=table.NUMERIC)
-def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False, adjoint_a: bool = False,
-           adjoint_b: bool = False, a_is_sparse: bool = False, b_is_sparse: bool = False,
-           output_type: Any = None, grad_a: bool = False, grad_b: bool = False, name: str | None = None) -> Tensor:
+def matmul(
+    a: Any,
+    b: Any,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    adjoint_a: bool = False,
+    adjoint_b: bool = False,
+    a_is_sparse: bool = False,
+    b_is_sparse: bool = False,
+    output_type: Any = None,
+    grad_a: bool = False,
+    grad_b: bool = False,
+    name: str | None = None,
+) -> Tensor:
     """Multiplies matrices `a @ b` (rank >= 2, batched over leading dims), as `tf.linalg.matmul`.
 
     Raises:
       InvalidArgumentError: if the dtypes differ or the inner dimensions do not match.
     """
     a, b = convert_same_dtype((a, b), "MatMul")
-    static = (("adjoint_a", bool(adjoint_a)), ("adjoint_b", bool(adjoint_b)),
-              ("transpose_a", bool(transpose_a)), ("transpose_b", bool(transpose_b)))
+    static = (
+        ("adjoint_a", bool(adjoint_a)),
+        ("adjoint_b", bool(adjoint_b)),
+        ("transpose_a", bool(transpose_a)),
+        ("transpose_b", bool(transpose_b)),
+    )
     return apply(_matmul_op, (a, b), static)[0]
 
 
@@ -551,29 +720,44 @@ def _reduce(kind: str, input_tensor: Any, axis: Any, keepdims: bool) -> Tensor:
     return apply(_reduce_ops[kind], (x,), (("axis", axes), ("keepdims", bool(keepdims))))[0]
 
 
-@table.export("math.reduce_sum", "reduce_sum", dtypes=table.NUMERIC,
-              note="bfloat16 accumulates in float32, as TF's CPU kernel")
+@table.export(
+    "math.reduce_sum", "reduce_sum", dtypes=table.NUMERIC, note="bfloat16 accumulates in float32, as TF's CPU kernel"
+)
 def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """Sums over `axis` (all axes when None), as `tf.math.reduce_sum`."""
     return _reduce("sum", input_tensor, axis, keepdims)
 
 
-@table.export("math.reduce_mean", "reduce_mean", dtypes=table.NUMERIC,
-              note="integer means truncate; bfloat16 accumulates in float32, as TF")
+@table.export(
+    "math.reduce_mean",
+    "reduce_mean",
+    dtypes=table.NUMERIC,
+    note="integer means truncate; bfloat16 accumulates in float32, as TF",
+)
 def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """Averages over `axis`; integer means truncate, as in TF."""
     return _reduce("mean", input_tensor, axis, keepdims)
 
 
-@table.export("math.reduce_max", "reduce_max", gradient="tf", dtypes=table.REAL,
-              note="tied maxima share the gradient; a NaN result gives NaN gradients, as TF")
+@table.export(
+    "math.reduce_max",
+    "reduce_max",
+    gradient="tf",
+    dtypes=table.REAL,
+    note="tied maxima share the gradient; a NaN result gives NaN gradients, as TF",
+)
 def reduce_max(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """The maximum over `axis`; tied maxima share the gradient equally, as in TF."""
     return _reduce("max", input_tensor, axis, keepdims)
 
 
-@table.export("math.reduce_min", "reduce_min", gradient="tf", dtypes=table.REAL,
-              note="tied minima share the gradient; a NaN result gives NaN gradients, as TF")
+@table.export(
+    "math.reduce_min",
+    "reduce_min",
+    gradient="tf",
+    dtypes=table.REAL,
+    note="tied minima share the gradient; a NaN result gives NaN gradients, as TF",
+)
 def reduce_min(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """The minimum over `axis`; tied minima share the gradient equally, as in TF."""
     return _reduce("min", input_tensor, axis, keepdims)
@@ -621,8 +805,9 @@ def add_n(inputs: list, name: str | None = None) -> Tensor:
     return apply(_add_n_op, tuple(convert_same_dtype(list(inputs), "AddN")))[0]
 
 
-@table.export("clip_by_value", gradient="tf", dtypes=table.REAL,
-              note="the gradient passes at the (inclusive) bounds, as TF")
+@table.export(
+    "clip_by_value", gradient="tf", dtypes=table.REAL, note="the gradient passes at the (inclusive) bounds, as TF"
+)
 def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | None = None) -> Tensor:
     """Clips values to `[clip_value_min, clip_value_max]`.
 
@@ -657,5 +842,3 @@ def _compare_or_constant(op: Callable, x: Any, y: Any, otherwise: bool) -> Any:
     except ValueError:
         return convert_to_tensor(otherwise)
     return op(x_t, y_t)
-
-

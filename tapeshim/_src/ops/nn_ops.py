@@ -27,9 +27,12 @@ def _sparse_xent(labels: jax.Array, logits: jax.Array, checked: bool = False) ->
     if checked and labels.size:  # labels only known when the program runs: TF's CPU kernel check
         classes = logits.shape[-1]
         bad = ((labels < 0) | (labels >= classes)).reshape(-1)
-        runtime_checks.require(~jnp.any(bad), "Received a label value of {value} which is outside the valid range of "
-                               f"[0, {classes}).  [Op:SparseSoftmaxCrossEntropyWithLogits]",
-                               value=labels.reshape(-1)[jnp.argmax(bad)])
+        runtime_checks.require(
+            ~jnp.any(bad),
+            "Received a label value of {value} which is outside the valid range of "
+            f"[0, {classes}).  [Op:SparseSoftmaxCrossEntropyWithLogits]",
+            value=labels.reshape(-1)[jnp.argmax(bad)],
+        )
     log_probs = jax.nn.log_softmax(logits, axis=-1)
     picked = jnp.take_along_axis(log_probs, labels[..., None].astype(jnp.int32), axis=-1)
     return -picked[..., 0]
@@ -41,8 +44,9 @@ def _xent(labels: jax.Array, logits: jax.Array, axis: int) -> jax.Array:
 
 _relu_op = _row(OpDef("Relu", jax.nn.relu, True, dtype_check("Relu", "fiu")))
 _softmax_op = _row(OpDef("Softmax", lambda x, axis: jax.nn.softmax(x, axis=axis), True, dtype_check("Softmax", "f")))
-_log_softmax_op = _row(OpDef("LogSoftmax", lambda x, axis: jax.nn.log_softmax(x, axis=axis), True,
-                             dtype_check("LogSoftmax", "f")))
+_log_softmax_op = _row(
+    OpDef("LogSoftmax", lambda x, axis: jax.nn.log_softmax(x, axis=axis), True, dtype_check("LogSoftmax", "f"))
+)
 _sparse_xent_op = _row(OpDef("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent, True))
 _xent_op = _row(OpDef("SoftmaxCrossEntropyWithLogits", _xent, True, dtype_check("SoftmaxCrossEntropyWithLogits", "f")))
 
@@ -58,7 +62,9 @@ def _axis(axis: Any, rank: int, op_name: str) -> int:
     if not -rank <= axis < rank:
         raise errors.invalid_argument(
             f"`axis` must be in the range [{-rank}, {rank}) where {rank} is the number of dimensions in the input."
-            f" Received: axis={axis}", op_name)
+            f" Received: axis={axis}",
+            op_name,
+        )
     return axis % rank
 
 
@@ -97,19 +103,24 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = N
     if not labels_t._dtype.is_integer:
         raise errors.invalid_argument(
             f"Value for attr 'Tlabels' of {labels_t._dtype.name} is not in the list of allowed values: int32, int64",
-            "SparseSoftmaxCrossEntropyWithLogits")
+            "SparseSoftmaxCrossEntropyWithLogits",
+        )
     if not logits_t._dtype.is_floating:
         raise errors.invalid_argument(
             f"Value for attr 'T' of {logits_t._dtype.name} is not in the list of allowed values: half, bfloat16, "
-            "float, double", "SparseSoftmaxCrossEntropyWithLogits")
+            "float, double",
+            "SparseSoftmaxCrossEntropyWithLogits",
+        )
     if len(labels_t._shape) != len(logits_t._shape) - 1:
         raise ValueError(
             f"Rank mismatch: Rank of labels (received {len(labels_t._shape)}) should equal rank of logits minus 1 "
-            f"(received {len(logits_t._shape)}).")
+            f"(received {len(logits_t._shape)})."
+        )
     if tuple(labels_t._shape) != tuple(logits_t._shape[:-1]):
         raise ValueError(
             f"Shape mismatch: The shape of labels (received {tuple(labels_t._shape)}) should equal the shape of "
-            f"logits except for the last dimension (received {tuple(logits_t._shape)}).")
+            f"logits except for the last dimension (received {tuple(logits_t._shape)})."
+        )
     return apply(_sparse_xent_op, (labels_t, logits_t), _check_sparse_labels(labels_t, logits_t))[0]
 
 
@@ -124,7 +135,8 @@ def _check_sparse_labels(labels: Tensor, logits: Tensor) -> tuple:
     num_classes = logits._shape[-1]
     if num_classes == 0:
         raise errors.invalid_argument(
-            f"Must have at least one class, but got logits shape [{','.join(map(str, logits._shape))}]", op_name)
+            f"Must have at least one class, but got logits shape [{','.join(map(str, logits._shape))}]", op_name
+        )
     return runtime_checks.checked_static(labels, lambda values: _check_label_values(values, num_classes))
 
 
@@ -138,13 +150,17 @@ def _check_label_values(values: Any, num_classes: int) -> None:
         bad = lowest if lowest < 0 else highest
         raise errors.invalid_argument(
             f"Received a label value of {bad} which is outside the valid range of [0, {num_classes}).  "
-            f"Label values: {' '.join(str(v) for v in values.reshape(-1).tolist())}", op_name)
+            f"Label values: {' '.join(str(v) for v in values.reshape(-1).tolist())}",
+            op_name,
+        )
 
 
-@table.export("nn.softmax_cross_entropy_with_logits", dtypes=table.REAL_FLOAT,
-              note="gradients flow to labels too, as TF")
-def softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = None, axis: int = -1,
-                                      name: str | None = None) -> Tensor:
+@table.export(
+    "nn.softmax_cross_entropy_with_logits", dtypes=table.REAL_FLOAT, note="gradients flow to labels too, as TF"
+)
+def softmax_cross_entropy_with_logits(
+    labels: Any = None, logits: Any = None, axis: int = -1, name: str | None = None
+) -> Tensor:
     """Cross-entropy of probability `labels` against unnormalized `logits` along `axis`.
 
     Gradients flow to both `logits` and `labels`, as in TF.
@@ -155,7 +171,9 @@ def softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = None, ax
     if tuple(labels_t._shape) != tuple(logits_t._shape):
         raise errors.invalid_argument(
             f"logits and labels must be broadcastable: logits_size=[{','.join(map(str, logits_t._shape))}] "
-            f"labels_size=[{','.join(map(str, labels_t._shape))}]", "SoftmaxCrossEntropyWithLogits")
+            f"labels_size=[{','.join(map(str, labels_t._shape))}]",
+            "SoftmaxCrossEntropyWithLogits",
+        )
     axis = _axis(axis, len(logits_t._shape), "SoftmaxCrossEntropyWithLogits")
     return apply(_xent_op, (labels_t, logits_t), (("axis", axis),))[0]
 
@@ -220,8 +238,11 @@ def _elu_jvp(primals: tuple, tangents: tuple) -> tuple:
 
 
 elu = _activation("elu", "Elu", _elu_impl, gradient="tf", note="the gradient is computed from the outputs, as TF")
-selu = _activation("selu", "Selu", _selu_impl, gradient="tf",
-                   note="TF's kernel: exp(x) - 1 and a gradient computed from the outputs")
+selu = _activation(
+    "selu", "Selu", _selu_impl, gradient="tf", note="TF's kernel: exp(x) - 1 and a gradient computed from the outputs"
+)
+
+
 @jax.custom_vjp
 def _swish_reverse(x: jax.Array, beta: jax.Array) -> jax.Array:
     return x * jax.nn.sigmoid(beta * x)
@@ -260,15 +281,23 @@ def _swish(features: Any, beta: Any) -> Tensor:
     return apply(_swish_op, (x, beta_t))[0]
 
 
-@table.export("nn.silu", gradient="custom", dtypes=table.FLOAT,
-              note="TF's swish: its custom gradient (not conjugated for complex); beta converted, then cast")
+@table.export(
+    "nn.silu",
+    gradient="custom",
+    dtypes=table.FLOAT,
+    note="TF's swish: its custom gradient (not conjugated for complex); beta converted, then cast",
+)
 def silu(features: Any, beta: Any = 1.0, name: str | None = None) -> Tensor:
     """x * sigmoid(beta * x), as `tf.nn.silu` (TF's `tf.nn.swish`, with its custom gradient)."""
     return _swish(features, beta)
 
 
-@table.export("nn.swish", gradient="custom", dtypes=table.FLOAT,
-              note="TF's custom gradient (not conjugated for complex); beta converted, then cast")
+@table.export(
+    "nn.swish",
+    gradient="custom",
+    dtypes=table.FLOAT,
+    note="TF's custom gradient (not conjugated for complex); beta converted, then cast",
+)
 def swish(features: Any, beta: Any = 1.0, name: str | None = None) -> Tensor:
     """x * sigmoid(beta * x), as `tf.nn.swish`.
 
@@ -284,12 +313,22 @@ def _float32_constant(value: float, dtype: Any) -> jax.Array:
     return jnp.asarray(np.float32(value)).astype(dtype)
 
 
-_leaky_op = _row(OpDef("LeakyRelu", lambda x, alpha: jnp.where(x > 0, x, x * _float32_constant(alpha, x.dtype)),
-                       True, dtype_check("LeakyRelu", "f")))
+_leaky_op = _row(
+    OpDef(
+        "LeakyRelu",
+        lambda x, alpha: jnp.where(x > 0, x, x * _float32_constant(alpha, x.dtype)),
+        True,
+        dtype_check("LeakyRelu", "f"),
+    )
+)
 
 
-@table.export("nn.leaky_relu", gradient="tf", dtypes=table.REAL_FLOAT,
-              note="the gradient at 0 is alpha; alpha is a float32 attr (rounded to float32 for float64), as TF")
+@table.export(
+    "nn.leaky_relu",
+    gradient="tf",
+    dtypes=table.REAL_FLOAT,
+    note="the gradient at 0 is alpha; alpha is a float32 attr (rounded to float32 for float64), as TF",
+)
 def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Tensor:
     """x for x > 0, alpha * x otherwise (integers are computed as float32, as TF).
 
@@ -309,7 +348,7 @@ def _gelu_impl(x: jax.Array, approximate: bool) -> jax.Array:
     take the features' dtype directly."""
     half = jnp.asarray(0.5, x.dtype)
     if approximate:
-        inner = x + _float32_constant(0.044715, x.dtype) * x ** 3
+        inner = x + _float32_constant(0.044715, x.dtype) * x**3
         return half * x * (1 + jnp.tanh(jnp.asarray(0.7978845608028654, x.dtype) * inner))
     return half * x * jax.scipy.special.erfc(-x * _float32_constant(0.7071067811865476, x.dtype))
 
@@ -327,8 +366,12 @@ def gelu(features: Any, approximate: bool = False, name: str | None = None) -> T
 
 
 # -- losses -----------------------------------------------------------------------------
-@table.export("nn.sigmoid_cross_entropy_with_logits", gradient="tf", dtypes=table.REAL_FLOAT,
-              note="TF's stable formula, so TF's gradient at logits == 0")
+@table.export(
+    "nn.sigmoid_cross_entropy_with_logits",
+    gradient="tf",
+    dtypes=table.REAL_FLOAT,
+    note="TF's stable formula, so TF's gradient at logits == 0",
+)
 def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None, name: str | None = None) -> Tensor:
     """max(x, 0) - x * z + log(1 + exp(-|x|)) for logits x and labels z."""
     if labels is None or logits is None:
@@ -409,8 +452,11 @@ def _bias_add_impl(x: jax.Array, b: jax.Array, channel: int) -> jax.Array:
 _bias_add_op = _row(OpDef("BiasAdd", _bias_add_impl, True))
 
 
-@table.export("nn.bias_add", dtypes=table.NUMERIC,
-              note="the bias gradient sums float16 in float32 and bfloat16 row by row, as TF's CPU kernel")
+@table.export(
+    "nn.bias_add",
+    dtypes=table.NUMERIC,
+    note="the bias gradient sums float16 in float32 and bfloat16 row by row, as TF's CPU kernel",
+)
 def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | None = None) -> Tensor:
     """Adds the 1-D `bias` along the channel axis (last, or 1 for NC... formats), as `tf.nn.bias_add`.
 
@@ -424,12 +470,17 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | 
     if x._shape[channel] != b._shape[0]:
         raise errors.invalid_argument(
             "Must provide as many biases as the last dimension of the input tensor: "
-            f"[{b._shape[0]}] vs. [{','.join(map(str, x._shape))}]", "BiasAdd")
+            f"[{b._shape[0]}] vs. [{','.join(map(str, x._shape))}]",
+            "BiasAdd",
+        )
     return apply(_bias_add_op, (x, b), (("channel", channel),))[0]
 
 
-@table.export("nn.moments", dtypes=table.REAL_FLOAT,
-              note="the variance's gradient stops at the mean; float16 is computed in float32, as TF")
+@table.export(
+    "nn.moments",
+    dtypes=table.REAL_FLOAT,
+    note="the variance's gradient stops at the mean; float16 is computed in float32, as TF",
+)
 def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False, name: str | None = None) -> tuple:
     """(mean, variance) over `axes`, as `tf.nn.moments` (float16 input is computed in float32, as TF)."""
     t = convert_to_tensor(x)
@@ -437,8 +488,9 @@ def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False, name: 
         mean, variance = moments(math_ops.cast(t, "float32"), axes, shift, keepdims)
         return math_ops.cast(mean, "float16"), math_ops.cast(variance, "float16")
     mean = math_ops.reduce_mean(t, axis=axes, keepdims=True)
-    variance = math_ops.reduce_mean(math_ops.squared_difference(t, math_ops.stop_gradient(mean)), axis=axes,
-                                    keepdims=True)
+    variance = math_ops.reduce_mean(
+        math_ops.squared_difference(t, math_ops.stop_gradient(mean)), axis=axes, keepdims=True
+    )
     if not keepdims:
         from tapeshim._src.ops import array_ops
 
@@ -448,8 +500,9 @@ def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False, name: 
 
 
 @table.export("nn.batch_normalization", dtypes=table.REAL_FLOAT)
-def batch_normalization(x: Any, mean: Any, variance: Any, offset: Any, scale: Any, variance_epsilon: float,
-                        name: str | None = None) -> Tensor:
+def batch_normalization(
+    x: Any, mean: Any, variance: Any, offset: Any, scale: Any, variance_epsilon: float, name: str | None = None
+) -> Tensor:
     """(x - mean) * scale / sqrt(variance + epsilon) + offset, as TF computes it."""
     t = convert_to_tensor(x)
     # The same expression as TF's, so Python scalars convert where TF converts them (to the peer's dtype,
@@ -481,8 +534,9 @@ def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: Any = None, name: 
 
     t = convert_to_tensor(x)
     if not t.dtype.is_floating:
-        raise ValueError("`x.dtype` must be a floating point tensor as `x` will be scaled. "
-                         f"Received: x_dtype={t.dtype!r}")
+        raise ValueError(
+            f"`x.dtype` must be a floating point tensor as `x` will be scaled. Received: x_dtype={t.dtype!r}"
+        )
     if not isinstance(rate, Tensor):
         if not 0 <= float(rate) < 1:
             raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={rate}")

@@ -14,11 +14,20 @@ def _is_sparse(value: Any) -> bool:
     return hasattr(value, "dense_shape") and hasattr(value, "indices") and hasattr(value, "values")
 
 
-@table.export("nn.embedding_lookup_sparse", dtypes=table.REAL_FLOAT,
-              note="gradients to params (IndexedSlices) and weights; rows after the last with an id are dropped, "
-                   "as TF's")
-def embedding_lookup_sparse(params: Any, sp_ids: Any, sp_weights: Any, combiner: str | None = None,
-                            max_norm: Any = None, name: str | None = None, allow_fast_lookup: bool = False) -> Tensor:
+@table.export(
+    "nn.embedding_lookup_sparse",
+    dtypes=table.REAL_FLOAT,
+    note="gradients to params (IndexedSlices) and weights; rows after the last with an id are dropped, as TF's",
+)
+def embedding_lookup_sparse(
+    params: Any,
+    sp_ids: Any,
+    sp_weights: Any,
+    combiner: str | None = None,
+    max_norm: Any = None,
+    name: str | None = None,
+    allow_fast_lookup: bool = False,
+) -> Tensor:
     """Looks up the embeddings of each row's ids and combines them, as `tf.nn.embedding_lookup_sparse`.
 
     Args:

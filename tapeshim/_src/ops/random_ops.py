@@ -93,24 +93,34 @@ def _pair_key(seed: Any) -> Tensor:
         return concrete(_key_from_pair(seed))
     tensor = convert_to_tensor(seed)
     if tensor._dtype not in (dtypes.int32, dtypes.int64):
-        raise attr_error(f"Value for attr 'Tseed' of {tensor._dtype.name} is not in the list of allowed values: "
-                         "int32, int64\n\t; NodeDef: {{node StatelessRandomGetKeyCounter}}",
-                         "StatelessRandomGetKeyCounter")
+        raise attr_error(
+            f"Value for attr 'Tseed' of {tensor._dtype.name} is not in the list of allowed values: "
+            "int32, int64\n\t; NodeDef: {{node StatelessRandomGetKeyCounter}}",
+            "StatelessRandomGetKeyCounter",
+        )
     if tuple(tensor._shape) != (2,):
         raise static_error(f"seed must have shape [2], not {list(tensor._shape)}", "StatelessRandomGetKeyCounter")
     return apply(_seed_key_op, (tensor,))[0]
 
 
 _normal_op = OpDef("RandomStandardNormal", lambda key, shape, dtype: jax.random.normal(key, shape, dtype), False)
-_truncated_op = OpDef("TruncatedNormal", lambda key, shape, dtype: jax.random.truncated_normal(
-    key, -2.0, 2.0, shape, dtype), False)
+_truncated_op = OpDef(
+    "TruncatedNormal", lambda key, shape, dtype: jax.random.truncated_normal(key, -2.0, 2.0, shape, dtype), False
+)
 _uniform_op = OpDef("RandomUniform", lambda key, shape, dtype: jax.random.uniform(key, shape, dtype), False)
-_randint_op = OpDef("RandomUniformInt", lambda key, shape, dtype, low, high: jax.random.randint(
-    key, shape, low, high, dtype), False)
-_categorical_op = OpDef("Multinomial", lambda key, logits, n, dtype: jax.random.categorical(
-    key, logits, axis=-1, shape=(n, logits.shape[0])).T.astype(dtype), False)
-_shuffle_op = OpDef("RandomShuffle", lambda key, x: x if x.ndim == 0 else jax.random.permutation(key, x, axis=0),
-                    False)  # TF returns a scalar unchanged
+_randint_op = OpDef(
+    "RandomUniformInt", lambda key, shape, dtype, low, high: jax.random.randint(key, shape, low, high, dtype), False
+)
+_categorical_op = OpDef(
+    "Multinomial",
+    lambda key, logits, n, dtype: jax.random.categorical(key, logits, axis=-1, shape=(n, logits.shape[0])).T.astype(
+        dtype
+    ),
+    False,
+)
+_shuffle_op = OpDef(
+    "RandomShuffle", lambda key, x: x if x.ndim == 0 else jax.random.permutation(key, x, axis=0), False
+)  # TF returns a scalar unchanged
 
 
 def _normal(key: Tensor, shape: Any, mean: Any, stddev: Any, dtype: Any, op: OpDef = _normal_op) -> Tensor:
@@ -120,9 +130,13 @@ def _normal(key: Tensor, shape: Any, mean: Any, stddev: Any, dtype: Any, op: OpD
     return z * convert_to_tensor(stddev, dtype=d) + convert_to_tensor(mean, dtype=d)
 
 
-_bits_op = OpDef("StatelessRandomUniformFullInt", lambda key, shape, dtype: jax.random.bits(
-    key, shape, jax.numpy.dtype(dtype.replace("int", "uint") if dtype.startswith("int") else dtype)).view(
-    jax.numpy.dtype(dtype)), False)
+_bits_op = OpDef(
+    "StatelessRandomUniformFullInt",
+    lambda key, shape, dtype: jax.random.bits(
+        key, shape, jax.numpy.dtype(dtype.replace("int", "uint") if dtype.startswith("int") else dtype)
+    ).view(jax.numpy.dtype(dtype)),
+    False,
+)
 
 
 def _uniform(key: Tensor, shape: Any, minval: Any, maxval: Any, dtype: Any, full_range: bool = False) -> Tensor:
@@ -135,8 +149,9 @@ def _uniform(key: Tensor, shape: Any, minval: Any, maxval: Any, dtype: Any, full
         if maxval is None:
             raise ValueError(f"Must specify maxval for integer dtype {d!r}")
         if int(minval) >= int(maxval):
-            raise errors.invalid_argument(f"Need minval < maxval, got {int(minval)} >= {int(maxval)}",
-                                          "RandomUniformInt")
+            raise errors.invalid_argument(
+                f"Need minval < maxval, got {int(minval)} >= {int(maxval)}", "RandomUniformInt"
+            )
         static = (("dtype", d.name), ("high", int(maxval)), ("low", int(minval)), ("shape", dims))
         return apply(_randint_op, (key,), static)[0]
     d = _float_dtype(d, minval)
@@ -148,22 +163,40 @@ def _uniform(key: Tensor, shape: Any, minval: Any, maxval: Any, dtype: Any, full
 
 
 @table.export("random.normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
-def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32, seed: Any = None,
-           name: str | None = None) -> Tensor:
+def normal(
+    shape: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = dtypes.float32,
+    seed: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """Samples from a normal distribution."""
     return _normal(_op_key(seed), shape, mean, stddev, dtype)
 
 
 @table.export("random.uniform", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
-def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32, seed: Any = None,
-            name: str | None = None) -> Tensor:
+def uniform(
+    shape: Any,
+    minval: Any = 0,
+    maxval: Any = None,
+    dtype: Any = dtypes.float32,
+    seed: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """Samples uniformly from [minval, maxval) (maxval required for integer dtypes)."""
     return _uniform(_op_key(seed), shape, minval, maxval, dtype)
 
 
 @table.export("random.truncated_normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
-def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32, seed: Any = None,
-                     name: str | None = None) -> Tensor:
+def truncated_normal(
+    shape: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = dtypes.float32,
+    seed: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """Samples from a normal distribution cut at two standard deviations."""
     return _normal(_op_key(seed), shape, mean, stddev, dtype, _truncated_op)
 
@@ -176,8 +209,11 @@ def categorical(logits: Any, num_samples: int, dtype: Any = None, seed: Any = No
         raise static_error(f"logits should be a matrix, got shape {list(values._shape)}", "Multinomial")
     if not values.dtype.is_floating:  # TF registers Multinomial for floating logits only
         raise errors.NotFoundError(
-            None, None, f"Could not find device for node: {{{{node Multinomial}}}} = Multinomial[T=DT_"
-            f"{values.dtype.name.upper()}] All kernels registered for op Multinomial support floating logits only")
+            None,
+            None,
+            f"Could not find device for node: {{{{node Multinomial}}}} = Multinomial[T=DT_"
+            f"{values.dtype.name.upper()}] All kernels registered for op Multinomial support floating logits only",
+        )
     if int(num_samples) < 0:
         raise static_error(f"num_samples should be non-negative, got {int(num_samples)}", "Multinomial")
     static = (("dtype", dtypes.as_dtype(dtype or dtypes.int64).name), ("n", int(num_samples)))
@@ -191,15 +227,29 @@ def shuffle(value: Any, seed: Any = None, name: str | None = None) -> Tensor:
 
 
 @table.export("random.stateless_normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
-def stateless_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
-                     name: str | None = None, alg: Any = None) -> Tensor:
+def stateless_normal(
+    shape: Any,
+    seed: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = dtypes.float32,
+    name: str | None = None,
+    alg: Any = None,
+) -> Tensor:
     """Normal samples determined entirely by `seed` (a pair of ints)."""
     return _normal(_pair_key(seed), shape, mean, stddev, dtype)
 
 
 @table.export("random.stateless_uniform", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
-def stateless_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32,
-                      name: str | None = None, alg: Any = None) -> Tensor:
+def stateless_uniform(
+    shape: Any,
+    seed: Any,
+    minval: Any = 0,
+    maxval: Any = None,
+    dtype: Any = dtypes.float32,
+    name: str | None = None,
+    alg: Any = None,
+) -> Tensor:
     """Uniform samples determined entirely by `seed` (a pair of ints); integers over their full range when
     `minval` and `maxval` are both None."""
     return _uniform(_pair_key(seed), shape, minval, maxval, dtype, full_range=True)
@@ -232,18 +282,21 @@ class Generator:
             return trace.per_call_key(self._draw)
         return concrete(self._draw())
 
-    def normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
-               name: str | None = None) -> Tensor:
+    def normal(
+        self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32, name: str | None = None
+    ) -> Tensor:
         """Normal samples; each call advances the generator."""
         return _normal(self._key(), shape, mean, stddev, dtype)
 
-    def uniform(self, shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32,
-                name: str | None = None) -> Tensor:
+    def uniform(
+        self, shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32, name: str | None = None
+    ) -> Tensor:
         """Uniform samples; each call advances the generator."""
         return _uniform(self._key(), shape, minval, maxval, dtype)
 
-    def truncated_normal(self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
-                         name: str | None = None) -> Tensor:
+    def truncated_normal(
+        self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32, name: str | None = None
+    ) -> Tensor:
         """Normal samples cut at two standard deviations; each call advances the generator."""
         return _normal(self._key(), shape, mean, stddev, dtype, _truncated_op)
 
@@ -251,8 +304,9 @@ class Generator:
         """Integers over the whole range of `dtype`; each call advances the generator."""
         return _uniform(self._key(), shape, None, None, dtype, full_range=True)
 
-    def binomial(self, shape: Any, counts: Any, probs: Any, dtype: Any = dtypes.int32,
-                 name: str | None = None) -> Tensor:
+    def binomial(
+        self, shape: Any, counts: Any, probs: Any, dtype: Any = dtypes.int32, name: str | None = None
+    ) -> Tensor:
         """Binomial(counts, probs) samples; each call advances the generator."""
         from tapeshim._src.ops.random_stateless import _binomial_op
 
@@ -283,8 +337,9 @@ class Generator:
     def from_key_counter(cls, key: Any, counter: Any, alg: Any) -> "Generator":
         """A generator with `key` as its seed and the first element of `counter` as its position."""
         count = np.asarray(convert_to_tensor(counter).numpy()).reshape(-1)
-        return cls.from_state([int(np.asarray(convert_to_tensor(key).numpy())), int(count[0]) if count.size else 0],
-                              alg)
+        return cls.from_state(
+            [int(np.asarray(convert_to_tensor(key).numpy())), int(count[0]) if count.size else 0], alg
+        )
 
     def reset(self, state: Any) -> None:
         """Moves the generator to `state`."""
@@ -320,7 +375,11 @@ class Generator:
         return convert_to_tensor(np.int64(self._seed))
 
 
-table.export("random.Generator", gradient="-", dtypes="-",
-             note="from_seed/from_state/from_key_counter/from_non_deterministic_state; normal, uniform, "
-                  "truncated_normal, uniform_full_int, binomial, make_seeds, split, reset*, skip, state, key; "
-                  "not TF's bit stream")(Generator)
+table.export(
+    "random.Generator",
+    gradient="-",
+    dtypes="-",
+    note="from_seed/from_state/from_key_counter/from_non_deterministic_state; normal, uniform, "
+    "truncated_normal, uniform_full_int, binomial, make_seeds, split, reset*, skip, state, key; "
+    "not TF's bit stream",
+)(Generator)

@@ -48,8 +48,9 @@ def _seed_like(key: jax.Array, count: int, dtype: str) -> jax.Array:
 
 
 _split_op = OpDef("StatelessRandomSplit", lambda key, num, dtype: _seed_like(key, num, dtype), False)
-_fold_op = OpDef("StatelessRandomFoldIn", lambda key, data, dtype: _seed_like(
-    jax.random.fold_in(key, data), 1, dtype)[0], False)
+_fold_op = OpDef(
+    "StatelessRandomFoldIn", lambda key, data, dtype: _seed_like(jax.random.fold_in(key, data), 1, dtype)[0], False
+)
 
 
 def _seed_dtype(seed: Any) -> str:
@@ -57,15 +58,13 @@ def _seed_dtype(seed: Any) -> str:
     return "int64" if tensor._dtype == dtypes.int64 else "int32"
 
 
-@table.export("random.split", gradient="-", dtypes="int32, int64",
-              note="new seeds, not TF's numbers")
+@table.export("random.split", gradient="-", dtypes="int32, int64", note="new seeds, not TF's numbers")
 def split(seed: Any, num: int = 2, alg: Any = "auto_select") -> Tensor:
     """`num` new seeds (shape `[num, 2]`, the seed's dtype) derived from `seed`, as `tf.random.split`."""
     return apply(_split_op, (_pair_key(seed),), (("dtype", _seed_dtype(seed)), ("num", int(num))))[0]
 
 
-@table.export("random.fold_in", gradient="-", dtypes="int32, int64",
-              note="a new seed, not TF's numbers")
+@table.export("random.fold_in", gradient="-", dtypes="int32, int64", note="a new seed, not TF's numbers")
 def fold_in(seed: Any, data: Any, alg: Any = "auto_select") -> Tensor:
     """A new seed (shape [2], `data`'s dtype, as TF's) from `seed` and an integer `data`, as `tf.random.fold_in`."""
     data_t = convert_to_tensor(data)
@@ -75,15 +74,23 @@ def fold_in(seed: Any, data: Any, alg: Any = "auto_select") -> Tensor:
 
 
 @table.export("random.stateless_truncated_normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
-def stateless_truncated_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
-                               name: str | None = None, alg: Any = "auto_select") -> Tensor:
+def stateless_truncated_normal(
+    shape: Any,
+    seed: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = dtypes.float32,
+    name: str | None = None,
+    alg: Any = "auto_select",
+) -> Tensor:
     """Normal samples cut at two standard deviations, determined by `seed` (a pair of ints)."""
     return _normal(_pair_key(seed), shape, mean, stddev, dtype, _truncated_op)
 
 
 @table.export("random.stateless_categorical", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
-def stateless_categorical(logits: Any, num_samples: int, seed: Any, dtype: Any = dtypes.int64,
-                          name: str | None = None) -> Tensor:
+def stateless_categorical(
+    logits: Any, num_samples: int, seed: Any, dtype: Any = dtypes.int64, name: str | None = None
+) -> Tensor:
     """`num_samples` class indices per row of `logits`, determined by `seed`."""
     values = convert_to_tensor(logits)
     categorical(values, 0, dtype)  # TF's checks of the logits and dtype
@@ -98,7 +105,7 @@ def _params_shape(shape: tuple, op_name: str, *params: Tensor) -> None:
         broadcast = np.broadcast_shapes(*[p._shape for p in params])
     except ValueError:
         raise errors.invalid_argument("Incompatible shapes for the distribution's parameters.", op_name) from None
-    if len(broadcast) > len(shape) or tuple(shape[len(shape) - len(broadcast):]) != tuple(broadcast):
+    if len(broadcast) > len(shape) or tuple(shape[len(shape) - len(broadcast) :]) != tuple(broadcast):
         raise errors.invalid_argument("Shape passed in must end with broadcasted shape.", op_name)
 
 
@@ -106,14 +113,22 @@ def _float_param(value: Any, dtype: dtypes.DType) -> Tensor:
     return convert_to_tensor(value, dtype=dtype) if not isinstance(value, Tensor) else value
 
 
-_gamma_op = OpDef("StatelessRandomGammaV3", lambda key, alpha, shape: jax.random.gamma(
-    key, jnp.broadcast_to(alpha, shape), shape, alpha.dtype), True)
+_gamma_op = OpDef(
+    "StatelessRandomGammaV3",
+    lambda key, alpha, shape: jax.random.gamma(key, jnp.broadcast_to(alpha, shape), shape, alpha.dtype),
+    True,
+)
 
 
-@table.export("random.stateless_gamma", gradient="jax", dtypes=table.REAL_FLOAT,
-              note="not TF's bit stream; differentiable in alpha (implicit reparameterization)")
-def stateless_gamma(shape: Any, seed: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.float32,
-                    name: str | None = None) -> Tensor:
+@table.export(
+    "random.stateless_gamma",
+    gradient="jax",
+    dtypes=table.REAL_FLOAT,
+    note="not TF's bit stream; differentiable in alpha (implicit reparameterization)",
+)
+def stateless_gamma(
+    shape: Any, seed: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.float32, name: str | None = None
+) -> Tensor:
     """Gamma(alpha, beta) samples determined by `seed`; `shape` must end with the parameters' shape.
 
     Raises:
@@ -128,8 +143,11 @@ def stateless_gamma(shape: Any, seed: Any, alpha: Any, beta: Any = None, dtype: 
     return sample if beta is None else sample / params[1]
 
 
-_poisson_op = OpDef("StatelessRandomPoisson", lambda key, lam, shape, dtype: jax.random.poisson(
-    key, jnp.broadcast_to(lam, shape), shape).astype(dtype), False)
+_poisson_op = OpDef(
+    "StatelessRandomPoisson",
+    lambda key, lam, shape, dtype: jax.random.poisson(key, jnp.broadcast_to(lam, shape), shape).astype(dtype),
+    False,
+)
 
 
 @table.export("random.stateless_poisson", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
@@ -142,13 +160,19 @@ def stateless_poisson(shape: Any, seed: Any, lam: Any, dtype: Any = dtypes.int32
     return apply(_poisson_op, (_pair_key(seed), rate), (("dtype", out._np.str), ("shape", dims)))[0]
 
 
-_binomial_op = OpDef("StatelessRandomBinomial", lambda key, n, p, shape, dtype: jax.random.binomial(
-    key, jnp.broadcast_to(n, shape), jnp.broadcast_to(p, shape), shape).astype(dtype), False)
+_binomial_op = OpDef(
+    "StatelessRandomBinomial",
+    lambda key, n, p, shape, dtype: jax.random.binomial(
+        key, jnp.broadcast_to(n, shape), jnp.broadcast_to(p, shape), shape
+    ).astype(dtype),
+    False,
+)
 
 
 @table.export("random.stateless_binomial", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
-def stateless_binomial(shape: Any, seed: Any, counts: Any, probs: Any, output_dtype: Any = dtypes.int32,
-                       name: str | None = None) -> Tensor:
+def stateless_binomial(
+    shape: Any, seed: Any, counts: Any, probs: Any, output_dtype: Any = dtypes.int32, name: str | None = None
+) -> Tensor:
     """Binomial(counts, probs) samples determined by `seed`."""
     dims = shape_arg(shape, "StatelessRandomBinomial", float_error="attr")
     n = convert_to_tensor(counts, dtype_hint=dtypes.float32)
@@ -165,24 +189,33 @@ def _ptn(key: jax.Array, mean: jax.Array, std: jax.Array, lo: jax.Array, hi: jax
 _ptn_op = OpDef("StatelessParameterizedTruncatedNormal", _ptn, False)
 
 
-@table.export("random.stateless_parameterized_truncated_normal", gradient="-", dtypes=table.REAL_FLOAT,
-              note="not TF's bit stream")
-def stateless_parameterized_truncated_normal(shape: Any, seed: Any, means: Any = 0.0, stddevs: Any = 1.0,
-                                             minvals: Any = -2.0, maxvals: Any = 2.0,
-                                             name: str | None = None) -> Tensor:
+@table.export(
+    "random.stateless_parameterized_truncated_normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream"
+)
+def stateless_parameterized_truncated_normal(
+    shape: Any,
+    seed: Any,
+    means: Any = 0.0,
+    stddevs: Any = 1.0,
+    minvals: Any = -2.0,
+    maxvals: Any = 2.0,
+    name: str | None = None,
+) -> Tensor:
     """Normal(means, stddevs) samples cut to [minvals, maxvals], determined by `seed`."""
     dims = shape_arg(shape, "StatelessParameterizedTruncatedNormal", float_error="attr")
     mean = convert_to_tensor(means, dtype_hint=dtypes.float32)
-    params = [mean] + [convert_to_tensor(v, dtype=mean._dtype) if not isinstance(v, Tensor) else v
-                       for v in (stddevs, minvals, maxvals)]
+    params = [mean] + [
+        convert_to_tensor(v, dtype=mean._dtype) if not isinstance(v, Tensor) else v for v in (stddevs, minvals, maxvals)
+    ]
     _params_shape(dims, "StatelessParameterizedTruncatedNormal", *params)
     broadcast = [apply(_broadcast_op, (t,), (("shape", dims),))[0] for t in params]
     return apply(_ptn_op, (_pair_key(seed), *broadcast), (("shape", dims),))[0]
 
 
 _broadcast_op = OpDef("BroadcastTo", lambda x, shape: jnp.broadcast_to(x, shape), True)
-_shuffle_op = OpDef("StatelessShuffle", lambda key, x: x if x.ndim == 0 else jax.random.permutation(key, x, axis=0),
-                    False)
+_shuffle_op = OpDef(
+    "StatelessShuffle", lambda key, x: x if x.ndim == 0 else jax.random.permutation(key, x, axis=0), False
+)
 
 
 def stateless_shuffle(value: Any, seed: Any, alg: Any = "auto_select", name: str | None = None) -> Tensor:
@@ -190,14 +223,21 @@ def stateless_shuffle(value: Any, seed: Any, alg: Any = "auto_select", name: str
     return apply(_shuffle_op, (_pair_key(seed), convert_to_tensor(value)))[0]
 
 
-_stateful_gamma_op = OpDef("RandomGamma", lambda key, alpha, shape: jax.random.gamma(
-    key, jnp.broadcast_to(alpha, shape + alpha.shape), shape + alpha.shape, alpha.dtype), True)
+_stateful_gamma_op = OpDef(
+    "RandomGamma",
+    lambda key, alpha, shape: jax.random.gamma(
+        key, jnp.broadcast_to(alpha, shape + alpha.shape), shape + alpha.shape, alpha.dtype
+    ),
+    True,
+)
 
 
-@table.export("random.gamma", gradient="jax", dtypes=table.REAL_FLOAT,
-              note="not TF's bit stream; differentiable in alpha")
-def gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.float32, seed: Any = None,
-          name: str | None = None) -> Tensor:
+@table.export(
+    "random.gamma", gradient="jax", dtypes=table.REAL_FLOAT, note="not TF's bit stream; differentiable in alpha"
+)
+def gamma(
+    shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.float32, seed: Any = None, name: str | None = None
+) -> Tensor:
     """Gamma samples of shape `shape + broadcast(alpha, beta).shape`, as `tf.random.gamma`."""
     d = dtypes.as_dtype(dtype)
     dims = shape_arg(shape, "RandomGamma", float_error="attr")
@@ -209,8 +249,13 @@ def gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.float32,
     return sample if beta is None else sample / b
 
 
-_stateful_poisson_op = OpDef("RandomPoissonV2", lambda key, lam, shape, dtype: jax.random.poisson(
-    key, jnp.broadcast_to(lam, shape + lam.shape), shape + lam.shape).astype(dtype), False)
+_stateful_poisson_op = OpDef(
+    "RandomPoissonV2",
+    lambda key, lam, shape, dtype: jax.random.poisson(
+        key, jnp.broadcast_to(lam, shape + lam.shape), shape + lam.shape
+    ).astype(dtype),
+    False,
+)
 
 
 @table.export("random.poisson", gradient="-", dtypes=table.REAL, note="not TF's bit stream")

@@ -48,11 +48,22 @@ def _variance_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Arra
 
 
 _variance_op = _row(OpDef("Variance", _variance_impl, True, dtype_check("Variance", "fc")))
-_std_op = _row(OpDef("Std", lambda x, axis, keepdims: math_kernels.sqrt_impl(_variance_impl(x, axis, keepdims)), True,
-                     dtype_check("Std", "fc")))
-_logsumexp_op = _row(OpDef(
-    "ReduceLogSumExp", lambda x, axis, keepdims: jax.nn.logsumexp(x, axis=axis, keepdims=keepdims), True,
-    dtype_check("ReduceLogSumExp", "f")))
+_std_op = _row(
+    OpDef(
+        "Std",
+        lambda x, axis, keepdims: math_kernels.sqrt_impl(_variance_impl(x, axis, keepdims)),
+        True,
+        dtype_check("Std", "fc"),
+    )
+)
+_logsumexp_op = _row(
+    OpDef(
+        "ReduceLogSumExp",
+        lambda x, axis, keepdims: jax.nn.logsumexp(x, axis=axis, keepdims=keepdims),
+        True,
+        dtype_check("ReduceLogSumExp", "f"),
+    )
+)
 
 
 @table.export("math.reduce_variance", dtypes=table.FLOAT)
@@ -78,8 +89,7 @@ def reduce_std(input_tensor: Any, axis: Any = None, keepdims: bool = False, name
 
 
 @table.export("math.reduce_logsumexp", "reduce_logsumexp", dtypes=table.REAL_FLOAT)
-def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool = False,
-                     name: str | None = None) -> Tensor:
+def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
     """log(sum(exp(x))) over `axis`, computed stably."""
     x, static = _reduce_args(input_tensor, axis, keepdims)
     return apply(_logsumexp_op, (x,), static)[0]
@@ -148,9 +158,14 @@ def _scan(fn: Any, x: jax.Array, axis: int, exclusive: bool, reverse: bool, iden
     return jnp.flip(out, axis) if reverse else out
 
 
-_cumsum_op = _row(OpDef("Cumsum", lambda x, axis, exclusive, reverse: _scan(_cumsum, x, axis, exclusive,
-                                                                            reverse, 0), True,
-                        dtype_check("Cumsum", "fciu")))
+_cumsum_op = _row(
+    OpDef(
+        "Cumsum",
+        lambda x, axis, exclusive, reverse: _scan(_cumsum, x, axis, exclusive, reverse, 0),
+        True,
+        dtype_check("Cumsum", "fciu"),
+    )
+)
 _cumprod_op = _row(OpDef("Cumprod", _cumprod_impl, True, dtype_check("Cumprod", "fciu")))
 
 
@@ -160,18 +175,25 @@ def _cumulative(op: OpDef, x: Any, axis: Any, exclusive: bool, reverse: bool) ->
     return apply(op, (x,), (("axis", axis), ("exclusive", bool(exclusive)), ("reverse", bool(reverse))))[0]
 
 
-@table.export("math.cumsum", "cumsum", dtypes=table.NUMERIC,
-              note="float16/bfloat16 accumulate step by step in their own precision, as TF's CPU kernel")
+@table.export(
+    "math.cumsum",
+    "cumsum",
+    dtypes=table.NUMERIC,
+    note="float16/bfloat16 accumulate step by step in their own precision, as TF's CPU kernel",
+)
 def cumsum(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None) -> Tensor:
     """The running sum along `axis` (optionally exclusive and/or from the end)."""
     return _cumulative(_cumsum_op, x, axis, exclusive, reverse)
 
 
-@table.export("math.cumprod", gradient="tf", dtypes=table.NUMERIC,
-              note="the gradient is 0 at a zero input (TF divides by x with div_no_nan), not conjugated for "
-              "complex; float16/bfloat16 multiply step by step, as TF's CPU kernel")
-def cumprod(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
-            name: str | None = None) -> Tensor:
+@table.export(
+    "math.cumprod",
+    gradient="tf",
+    dtypes=table.NUMERIC,
+    note="the gradient is 0 at a zero input (TF divides by x with div_no_nan), not conjugated for "
+    "complex; float16/bfloat16 multiply step by step, as TF's CPU kernel",
+)
+def cumprod(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None) -> Tensor:
     """The running product along `axis` (optionally exclusive and/or from the end)."""
     return _cumulative(_cumprod_op, x, axis, exclusive, reverse)
 
@@ -180,25 +202,37 @@ _top_k_op = _row(OpDef("TopKV2", lambda x, k: lax.top_k(x, k), True, dtype_check
 
 
 @table.export("math.top_k", "nn.top_k", dtypes=table.REAL, note="indices are int32, as TF")
-def top_k(input: Any, k: int = 1, sorted: bool = True, index_type: Any = dtypes.int32,  # noqa: A002
-          name: str | None = None) -> TopKV2:
+def top_k(
+    input: Any,
+    k: int = 1,
+    sorted: bool = True,
+    index_type: Any = dtypes.int32,  # noqa: A002
+    name: str | None = None,
+) -> TopKV2:
     """The `k` largest values of the last axis and their indices (`values`, `indices`)."""
     x = convert_to_tensor(input)
     k = int(k)
     if not x._shape or k > x._shape[-1] or k < 0:
         raise errors.invalid_argument(
-            f"input must have at least k columns. Had {x._shape[-1] if x._shape else 0}, needed {k}", "TopKV2")
+            f"input must have at least k columns. Had {x._shape[-1] if x._shape else 0}, needed {k}", "TopKV2"
+        )
     values, indices = apply(_top_k_op, (x,), (("k", k),))
     return TopKV2(values, math_ops.cast(indices, index_type))
 
 
 @table.export("math.count_nonzero", gradient="-", dtypes=table.ANY)
-def count_nonzero(input: Any, axis: Any = None, keepdims: bool | None = None, dtype: Any = dtypes.int64,  # noqa: A002
-                  name: str | None = None) -> Tensor:
+def count_nonzero(
+    input: Any,
+    axis: Any = None,
+    keepdims: bool | None = None,
+    dtype: Any = dtypes.int64,  # noqa: A002
+    name: str | None = None,
+) -> Tensor:
     """The number of non-zero elements over `axis`."""
     x = convert_to_tensor(input)
-    nonzero = math_ops.cast(math_ops.not_equal(x, math_ops.cast(0, x.dtype) if not x.dtype.is_bool else False),
-                            dtypes.int64)
+    nonzero = math_ops.cast(
+        math_ops.not_equal(x, math_ops.cast(0, x.dtype) if not x.dtype.is_bool else False), dtypes.int64
+    )
     return math_ops.cast(math_ops.reduce_sum(nonzero, axis=axis, keepdims=bool(keepdims)), dtype)
 
 
@@ -207,10 +241,16 @@ def _times_conj(x: Tensor) -> Tensor:
     return x * math_ops.conj(x) if x.dtype.is_complex else x * x
 
 
-@table.export("norm", "linalg.norm", dtypes=table.FLOAT,
-              note="vector p-norms and matrix norms 'fro', 1, 2, inf over two axes")
-def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = None,  # noqa: A002
-         name: str | None = None) -> Tensor:
+@table.export(
+    "norm", "linalg.norm", dtypes=table.FLOAT, note="vector p-norms and matrix norms 'fro', 1, 2, inf over two axes"
+)
+def norm(
+    tensor: Any,
+    ord: Any = "euclidean",
+    axis: Any = None,
+    keepdims: Any = None,  # noqa: A002
+    name: str | None = None,
+) -> Tensor:
     """The vector or matrix norm of `tensor`, as `tf.norm`; its gradient at 0 is nan, as TF's.
 
     As in TF, the euclidean norm of a complex tensor is complex (sqrt of the sum
@@ -225,11 +265,13 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Any = 
         if ord in ("euclidean", "fro"):
             return math_ops.sqrt(math_ops.reduce_sum(_times_conj(x), axis=axes, keepdims=keep))
         if ord == 1:
-            return math_ops.reduce_max(math_ops.reduce_sum(magnitude, axis=rows, keepdims=True), axis=axes,
-                                       keepdims=keep)
+            return math_ops.reduce_max(
+                math_ops.reduce_sum(magnitude, axis=rows, keepdims=True), axis=axes, keepdims=keep
+            )
         if ord in (np.inf, "inf"):
-            return math_ops.reduce_max(math_ops.reduce_sum(magnitude, axis=cols, keepdims=True), axis=axes,
-                                       keepdims=keep)
+            return math_ops.reduce_max(
+                math_ops.reduce_sum(magnitude, axis=cols, keepdims=True), axis=axes, keepdims=keep
+            )
         if ord == 2:
             from tapeshim._src.ops import array_ops, linalg_ops
 
@@ -300,8 +342,9 @@ def global_norm(t_list: Sequence[Any], name: str | None = None) -> Tensor:
 
 
 @table.export("clip_by_global_norm", dtypes=table.REAL_FLOAT)
-def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any, use_norm: Any = None,
-                        name: str | None = None) -> tuple[list, Tensor]:
+def clip_by_global_norm(
+    t_list: Sequence[Any], clip_norm: Any, use_norm: Any = None, name: str | None = None
+) -> tuple[list, Tensor]:
     """Scales every tensor by clip_norm / max(global_norm, clip_norm); returns (clipped list, global norm)."""
     if not isinstance(t_list, (list, tuple)):
         raise TypeError("`t_list` should be a sequence of tensors.")
@@ -324,7 +367,7 @@ def clip_by_global_norm(t_list: Sequence[Any], clip_norm: Any, use_norm: Any = N
 def _segment(kind: str, data: jax.Array, ids: jax.Array, num_segments: int, checked: bool = False) -> jax.Array:
     if checked:
         runtime_checks.check_range_traced(ids, num_segments, "segment_ids", "UnsortedSegmentSum", segment=True)
-    data = data.reshape((-1,) + data.shape[ids.ndim:])  # ids may cover several leading axes
+    data = data.reshape((-1,) + data.shape[ids.ndim :])  # ids may cover several leading axes
     ids = ids.reshape(-1).astype(jnp.int32)
     if kind == "sum":
         return jax.ops.segment_sum(data, ids, num_segments)
@@ -339,22 +382,31 @@ def _segment(kind: str, data: jax.Array, ids: jax.Array, num_segments: int, chec
     return total / count
 
 
-_segment_op = _row(OpDef("UnsortedSegment", lambda d, i, kind, num_segments, checked=False: _segment(
-    kind, d, i, num_segments, checked),
-                         True, dtype_check("UnsortedSegment", "fciu")))
+_segment_op = _row(
+    OpDef(
+        "UnsortedSegment",
+        lambda d, i, kind, num_segments, checked=False: _segment(kind, d, i, num_segments, checked),
+        True,
+        dtype_check("UnsortedSegment", "fciu"),
+    )
+)
 
 
 def _segment_call(kind: str, data: Any, segment_ids: Any, num_segments: Any) -> Tensor:
     data_t, ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
     if not ids.dtype.is_integer:
         raise errors.invalid_argument(f"segment_ids must be int32 or int64, got {ids.dtype.name}", "Segment")
-    if tuple(data_t._shape[:len(ids._shape)]) != tuple(ids._shape):
+    if tuple(data_t._shape[: len(ids._shape)]) != tuple(ids._shape):
         raise errors.invalid_argument(
             f"data.shape = {list(data_t._shape)} does not start with segment_ids.shape = {list(ids._shape)}",
-            "UnsortedSegmentSum")
+            "UnsortedSegmentSum",
+        )
     static = (("kind", kind), ("num_segments", int(num_segments))) + runtime_checks.checked_static(
-        ids, lambda values: runtime_checks.check_range_host(values, int(num_segments), "segment_ids",
-                                                            "UnsortedSegmentSum", segment=True))
+        ids,
+        lambda values: runtime_checks.check_range_host(
+            values, int(num_segments), "segment_ids", "UnsortedSegmentSum", segment=True
+        ),
+    )
     return apply(_segment_op, (data_t, ids), static)[0]
 
 
@@ -396,8 +448,10 @@ def segment_sum(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
     if values.size and (np.diff(values) < 0).any():
         raise errors.invalid_argument("segment ids are not increasing", "SegmentSum")
     if values.size and values[0] < 0:
-        raise errors.invalid_argument(f"Segment id {values[0]} out of range [0, {count}), possibly because "
-                                      "'segment_ids' input is not sorted.", "SegmentSum")
+        raise errors.invalid_argument(
+            f"Segment id {values[0]} out of range [0, {count}), possibly because 'segment_ids' input is not sorted.",
+            "SegmentSum",
+        )
     return _segment_call("sum", data, ids, count)
 
 
@@ -411,10 +465,22 @@ def _weighted_bincount(values: jax.Array, weights: jax.Array, length: int, per_r
 _weighted_bincount_op = _row(OpDef("DenseBincount", _weighted_bincount, True))
 
 
-@table.export("math.bincount", gradient="custom", dtypes=table.REAL,
-              note="arr must be known (not traced); differentiating through weights raises LookupError, as TF")
-def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: Any = None, dtype: Any = dtypes.int32,
-             name: str | None = None, axis: Any = None, binary_output: bool = False) -> Tensor:
+@table.export(
+    "math.bincount",
+    gradient="custom",
+    dtypes=table.REAL,
+    note="arr must be known (not traced); differentiating through weights raises LookupError, as TF",
+)
+def bincount(
+    arr: Any,
+    weights: Any = None,
+    minlength: Any = None,
+    maxlength: Any = None,
+    dtype: Any = dtypes.int32,
+    name: str | None = None,
+    axis: Any = None,
+    binary_output: bool = False,
+) -> Tensor:
     """Counts occurrences of each value in the int array `arr` (weighted if `weights` is given).
 
     As in TF, the weighted count is an op with no registered gradient: it is

@@ -16,8 +16,9 @@ from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
 
-def _impl(tensor: jax.Array, indices: jax.Array, updates: jax.Array, mode: str, op_name: str,
-          checked: bool = False) -> jax.Array:
+def _impl(
+    tensor: jax.Array, indices: jax.Array, updates: jax.Array, mode: str, op_name: str, checked: bool = False
+) -> jax.Array:
     if checked:
         runtime_checks.check_vectors_traced(indices, tensor.shape, op_name)
     where = tuple(jnp.moveaxis(indices, -1, 0))
@@ -36,12 +37,16 @@ def _scatter(tensor: Any, indices: Any, updates: Any, mode: str, op_name: str) -
     i = convert_to_tensor(indices)
     u = convert_to_tensor(updates, dtype_hint=t.dtype)
     if u.dtype != t.dtype:
-        raise attr_error(f"cannot compute {op_name} as input #2(zero-based) was expected to be a {t.dtype.name} "
-                         f"tensor but is a {u.dtype.name} tensor", op_name)
+        raise attr_error(
+            f"cannot compute {op_name} as input #2(zero-based) was expected to be a {t.dtype.name} "
+            f"tensor but is a {u.dtype.name} tensor",
+            op_name,
+        )
     if not i.dtype.is_integer:
         raise attr_error(
             f"Value for attr 'Tindices' of {i.dtype.name} is not in the list of allowed values: int16, int32, int64",
-            op_name)
+            op_name,
+        )
     if mode != "sub" and (t.dtype.is_complex or t.dtype.is_bool):
         raise attr_error(f"Value for attr 'T' of {t.dtype.name} is not in the list of allowed values", op_name)
     depth = i._shape[-1] if i._shape else 0
@@ -50,7 +55,9 @@ def _scatter(tensor: Any, indices: Any, updates: Any, mode: str, op_name: str) -
         raise static_error(
             f"updates has shape [{','.join(map(str, u._shape))}] but indices of shape "
             f"[{','.join(map(str, i._shape))}] into a tensor of shape [{','.join(map(str, t._shape))}] need "
-            f"updates of shape [{','.join(map(str, expected))}]", op_name)
+            f"updates of shape [{','.join(map(str, expected))}]",
+            op_name,
+        )
     static = (("mode", mode), ("op_name", op_name)) + _index_static(i, t._shape, op_name)
     return apply(_op, (t, i, u), static)[0]
 

@@ -20,8 +20,11 @@ from tapeshim._src.tensor import Tensor, convert_to_tensor
 def _index_dtype(dtype: Any, attr: str, op_name: str) -> dtypes.DType:
     result = dtypes.as_dtype(dtype)
     if result not in (dtypes.int32, dtypes.int64):
-        raise attr_error(f"Value for attr '{attr}' of {result.name} is not in the list of allowed values: int32, "
-                         f"int64\n\t; NodeDef: {{{{node {op_name}}}}}", op_name)
+        raise attr_error(
+            f"Value for attr '{attr}' of {result.name} is not in the list of allowed values: int32, "
+            f"int64\n\t; NodeDef: {{{{node {op_name}}}}}",
+            op_name,
+        )
     return result
 
 
@@ -35,8 +38,9 @@ _upper_op = OpDef("UpperBound", _searchsorted, False)
 
 
 @table.export("searchsorted", gradient="-", dtypes=table.REAL)
-def searchsorted(sorted_sequence: Any, values: Any, side: str = "left", out_type: Any = dtypes.int32,
-                 name: str | None = None) -> Tensor:
+def searchsorted(
+    sorted_sequence: Any, values: Any, side: str = "left", out_type: Any = dtypes.int32, name: str | None = None
+) -> Tensor:
     """Where each value would be inserted into its row of `sorted_sequence`, as `tf.searchsorted`.
 
     Args:
@@ -84,8 +88,11 @@ def _histogram_inputs(values: Any, value_range: Any, nbins: Any, dtype: Any) -> 
     v, r = convert_same_dtype((values, value_range), "HistogramFixedWidth")
     allowed = (dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
     if v._dtype not in allowed:
-        raise attr_error(f"Value for attr 'T' of {v._dtype.name} is not in the list of allowed values: int32, int64, "
-                         "float, double\n\t; NodeDef: {{node HistogramFixedWidth}}", "HistogramFixedWidth")
+        raise attr_error(
+            f"Value for attr 'T' of {v._dtype.name} is not in the list of allowed values: int32, int64, "
+            "float, double\n\t; NodeDef: {{node HistogramFixedWidth}}",
+            "HistogramFixedWidth",
+        )
     out = _index_dtype(dtype, "dtype", "HistogramFixedWidth")
     bins = int(known_value(convert_to_tensor(nbins)))
     if bins <= 0:
@@ -94,13 +101,15 @@ def _histogram_inputs(values: Any, value_range: Any, nbins: Any, dtype: Any) -> 
     if known is not None and not known[0] < known[1]:
         shown = ", ".join(f"{x:g}" for x in known.tolist())
         raise errors.invalid_argument(
-            f"value_range should satisfy value_range[0] < value_range[1], but got '[{shown}]'", "HistogramFixedWidth")
+            f"value_range should satisfy value_range[0] < value_range[1], but got '[{shown}]'", "HistogramFixedWidth"
+        )
     return v, r, bins, out
 
 
 @table.export("histogram_fixed_width", gradient="-", dtypes=table.REAL)
-def histogram_fixed_width(values: Any, value_range: Any, nbins: Any = 100, dtype: Any = dtypes.int32,
-                          name: str | None = None) -> Tensor:
+def histogram_fixed_width(
+    values: Any, value_range: Any, nbins: Any = 100, dtype: Any = dtypes.int32, name: str | None = None
+) -> Tensor:
     """Counts `values` in `nbins` equal bins over `value_range` (outliers in the end bins).
 
     Raises:
@@ -121,8 +130,9 @@ _bins_op = OpDef("HistogramFixedWidthBins", _bins, False)
 
 
 @table.export("histogram_fixed_width_bins", gradient="-", dtypes=table.REAL)
-def histogram_fixed_width_bins(values: Any, value_range: Any, nbins: Any = 100, dtype: Any = dtypes.int32,
-                               name: str | None = None) -> Tensor:
+def histogram_fixed_width_bins(
+    values: Any, value_range: Any, nbins: Any = 100, dtype: Any = dtypes.int32, name: str | None = None
+) -> Tensor:
     """The bin of each value for `histogram_fixed_width` (same shape as `values`).
 
     Raises:
@@ -130,8 +140,11 @@ def histogram_fixed_width_bins(values: Any, value_range: Any, nbins: Any = 100, 
     """
     v, r, bins, out = _histogram_inputs(values, value_range, nbins, dtype)
     if not v._dtype.is_floating:  # TF scales integer values by a float64 nbins: its Mul refuses them
-        raise attr_error(f"cannot compute Mul as input #1(zero-based) was expected to be a {v._dtype.name} tensor "
-                         "but is a double tensor", "Mul")
+        raise attr_error(
+            f"cannot compute Mul as input #1(zero-based) was expected to be a {v._dtype.name} tensor "
+            "but is a double tensor",
+            "Mul",
+        )
     return apply(_bins_op, (v, r), (("nbins", bins), ("out", out._np)))[0]
 
 
@@ -162,9 +175,14 @@ def unravel_index(indices: Any, dims: Any, name: str | None = None) -> Tensor:
     _index_dtype(idx._dtype, "Tidx", "UnravelIndex")
     if len(idx._shape) > 1:
         raise errors.invalid_argument(
-            f"The indices can only be scalar or vector, got \"[{','.join(map(str, idx._shape))}]\"", "UnravelIndex")
+            f'The indices can only be scalar or vector, got "[{",".join(map(str, idx._shape))}]"', "UnravelIndex"
+        )
     known_idx, known_dims = known_value(idx), known_value(shape)
-    if known_idx is not None and known_dims is not None and known_idx.size and (
-            np.max(known_idx) >= np.prod(known_dims, dtype=np.int64)):
+    if (
+        known_idx is not None
+        and known_dims is not None
+        and known_idx.size
+        and (np.max(known_idx) >= np.prod(known_dims, dtype=np.int64))
+    ):
         raise errors.invalid_argument("index is out of bound as with dims", "UnravelIndex")
     return apply(_unravel_op, (idx, shape))[0]

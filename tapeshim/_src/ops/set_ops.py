@@ -24,8 +24,10 @@ SET_DTYPES = "int8, int16, int32, int64, uint8, uint16, string"
 
 def _eager_only(what: str) -> None:
     if _thread_state.trace is not None:
-        raise NotImplementedError(f"tf.sets.{what} inside tapeshim.function is not supported: its result's shape "
-                                  "depends on the values. Call it outside the function (for example in tf.data).")
+        raise NotImplementedError(
+            f"tf.sets.{what} inside tapeshim.function is not supported: its result's shape "
+            "depends on the values. Call it outside the function (for example in tf.data)."
+        )
 
 
 def _as_input(value: Any, name: str) -> Any:
@@ -53,8 +55,9 @@ def _rows(value: Any) -> tuple[tuple, dict]:
         return shape[:-1], rows
     shape = tuple(value._shape)
     if len(shape) < 2:
-        raise errors.invalid_argument(f"Shape [{','.join(map(str, shape))}] has rank {len(shape)} < 2",
-                                      "DenseToDenseSetOperation")
+        raise errors.invalid_argument(
+            f"Shape [{','.join(map(str, shape))}] has rank {len(shape)} < 2", "DenseToDenseSetOperation"
+        )
     array = _host(value).reshape(-1, shape[-1]) if shape[-1] else np.zeros((int(np.prod(shape[:-1])), 0))
     rows = {}
     for position, index in enumerate(np.ndindex(*shape[:-1])):
@@ -87,10 +90,16 @@ def _set_op(a: Any, b: Any, kind: str, what: str) -> SparseTensor:
     lead_a, rows_a = _rows(a_in)
     lead_b, rows_b = _rows(b_in)
     if lead_a != lead_b:
-        op_name = ("SparseToSparseSetOperation" if isinstance(a_in, SparseTensor) else
-                   "DenseToSparseSetOperation" if isinstance(b_in, SparseTensor) else "DenseToDenseSetOperation")
+        op_name = (
+            "SparseToSparseSetOperation"
+            if isinstance(a_in, SparseTensor)
+            else "DenseToSparseSetOperation"
+            if isinstance(b_in, SparseTensor)
+            else "DenseToDenseSetOperation"
+        )
         raise errors.invalid_argument(
-            f"Mismatched shapes [{','.join(map(str, lead_a))}] vs [{','.join(map(str, lead_b))}]", op_name)
+            f"Mismatched shapes [{','.join(map(str, lead_a))}] vs [{','.join(map(str, lead_b))}]", op_name
+        )
     sets = {}
     for index in np.ndindex(*lead_a):
         x, y = set(rows_a.get(index, [])), set(rows_b.get(index, []))

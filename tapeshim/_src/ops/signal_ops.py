@@ -41,7 +41,8 @@ def _complex_input(value: Any, op_name: str) -> Tensor:
         raise errors.invalid_argument(
             f"Value for attr 'Tcomplex' of {tensor.dtype.name.replace('float32', 'float').replace('float64', 'double')}"
             f" is not in the list of allowed values: complex64, complex128\n\t; NodeDef: {{{{node {op_name}}}}}",
-            op_name)
+            op_name,
+        )
     return tensor
 
 
@@ -58,8 +59,10 @@ def _complex_fft(kind: str, rank: int, op_name: str) -> Callable[..., Tensor]:
 
     direction = "inverse " if kind == "ifft" else ""
     fft.__name__ = op_name.lower()
-    fft.__doc__ = (f"The {direction}discrete Fourier transform over the innermost {rank} axis/axes of a complex "
-                   f"tensor.\n\n    Raises:\n      InvalidArgumentError: for a real input or a rank below {rank}.\n")
+    fft.__doc__ = (
+        f"The {direction}discrete Fourier transform over the innermost {rank} axis/axes of a complex "
+        f"tensor.\n\n    Raises:\n      InvalidArgumentError: for a real input or a rank below {rank}.\n"
+    )
     return fft
 
 
@@ -88,11 +91,13 @@ def _real_fft(rank: int, op_name: str) -> Callable[..., Tensor]:
         return run(_FFT, (tensor,), kind="rfft", rank=rank, lengths=lengths)
 
     rfft.__name__ = op_name.lower()
-    rfft.__doc__ = (f"The discrete Fourier transform of a real signal over its innermost {rank} axis/axes: the "
-                    f"non-negative frequencies of the last one.\n\n    Args:\n      input_tensor: a float32 or "
-                    f"float64 tensor.\n      fft_length: the transform sizes (the input is cropped or zero-padded)."
-                    f"\n      name: accepted for compatibility.\n\n    Raises:\n      ValueError: for a non-float "
-                    f"input.\n")
+    rfft.__doc__ = (
+        f"The discrete Fourier transform of a real signal over its innermost {rank} axis/axes: the "
+        f"non-negative frequencies of the last one.\n\n    Args:\n      input_tensor: a float32 or "
+        f"float64 tensor.\n      fft_length: the transform sizes (the input is cropped or zero-padded)."
+        f"\n      name: accepted for compatibility.\n\n    Raises:\n      ValueError: for a non-float "
+        f"input.\n"
+    )
     return rfft
 
 
@@ -109,9 +114,11 @@ def _inverse_real_fft(rank: int, op_name: str) -> Callable[..., Tensor]:
         return run(_FFT, (tensor,), kind="irfft", rank=rank, lengths=lengths)
 
     irfft.__name__ = op_name.lower()
-    irfft.__doc__ = (f"The inverse of `rfft` over the innermost {rank} axis/axes: a real signal of `fft_length` "
-                     f"(default `2 * (n - 1)` for the last axis).\n\n    Raises:\n      ValueError: for a "
-                     f"non-complex input.\n")
+    irfft.__doc__ = (
+        f"The inverse of `rfft` over the innermost {rank} axis/axes: a real signal of `fft_length` "
+        f"(default `2 * (n - 1)` for the last axis).\n\n    Raises:\n      ValueError: for a "
+        f"non-complex input.\n"
+    )
     return irfft
 
 
@@ -158,15 +165,22 @@ def _frame_impl(x: jax.Array, pad_value: jax.Array, length: int, step: int, pad_
         count = max(0, 1 + (size - length) // step)
     index = (np.arange(count)[:, None] * step + np.arange(length)[None, :]).astype(np.int32)
     out = jnp.take(x, jnp.asarray(index.reshape(-1)), axis=axis)
-    return out.reshape(x.shape[:axis] + (count, length) + x.shape[axis + 1:])
+    return out.reshape(x.shape[:axis] + (count, length) + x.shape[axis + 1 :])
 
 
 _FRAME = kernel("Frame", _frame_impl)
 
 
 @table.export("signal.frame", dtypes=table.ANY)
-def frame(signal: Any, frame_length: Any, frame_step: Any, pad_end: bool = False, pad_value: Any = 0, axis: int = -1,
-          name: str | None = None) -> Tensor:
+def frame(
+    signal: Any,
+    frame_length: Any,
+    frame_step: Any,
+    pad_end: bool = False,
+    pad_value: Any = 0,
+    axis: int = -1,
+    name: str | None = None,
+) -> Tensor:
     """Overlapping frames of `frame_length` every `frame_step` samples along `axis`.
 
     Raises:
@@ -226,15 +240,17 @@ def _raised_cosine(length: Any, periodic: Any, dtype: Any, a: float, b: float) -
 
 
 @table.export("signal.hann_window", gradient="-", dtypes=table.REAL_FLOAT)
-def hann_window(window_length: Any, periodic: bool = True, dtype: Any = dtypes.float32,
-                name: str | None = None) -> Tensor:
+def hann_window(
+    window_length: Any, periodic: bool = True, dtype: Any = dtypes.float32, name: str | None = None
+) -> Tensor:
     """A Hann window of `window_length` (periodic for even lengths when `periodic`, as TF)."""
     return _raised_cosine(window_length, periodic, dtype, 0.5, 0.5)
 
 
 @table.export("signal.hamming_window", gradient="-", dtypes=table.REAL_FLOAT)
-def hamming_window(window_length: Any, periodic: bool = True, dtype: Any = dtypes.float32,
-                   name: str | None = None) -> Tensor:
+def hamming_window(
+    window_length: Any, periodic: bool = True, dtype: Any = dtypes.float32, name: str | None = None
+) -> Tensor:
     """A Hamming window of `window_length` (periodic for even lengths when `periodic`, as TF)."""
     return _raised_cosine(window_length, periodic, dtype, 0.54, 0.46)
 
@@ -255,16 +271,18 @@ def _kaiser(length: int, beta: float) -> np.ndarray:
 
 
 @table.export("signal.kaiser_window", gradient="-", dtypes=table.REAL_FLOAT)
-def kaiser_window(window_length: Any, beta: float = 12.0, dtype: Any = dtypes.float32,
-                  name: str | None = None) -> Tensor:
+def kaiser_window(
+    window_length: Any, beta: float = 12.0, dtype: Any = dtypes.float32, name: str | None = None
+) -> Tensor:
     """A Kaiser window: `I0(beta * sqrt(1 - (2n / (N - 1) - 1) ** 2)) / I0(beta)`."""
     out = _float_window_dtype(dtype)
     return host_constant(_kaiser(static_int(window_length, "window_length"), float(beta)), out)
 
 
 @table.export("signal.kaiser_bessel_derived_window", gradient="-", dtypes=table.REAL_FLOAT)
-def kaiser_bessel_derived_window(window_length: Any, beta: float = 12.0, dtype: Any = dtypes.float32,
-                                 name: str | None = None) -> Tensor:
+def kaiser_bessel_derived_window(
+    window_length: Any, beta: float = 12.0, dtype: Any = dtypes.float32, name: str | None = None
+) -> Tensor:
     """A Kaiser-Bessel-derived window (for MDCTs): the normalized running sum of a Kaiser window, mirrored."""
     out = _float_window_dtype(dtype)
     half = static_int(window_length, "window_length") // 2
@@ -288,8 +306,15 @@ def _default_fft_length(frame_length: int) -> int:
 
 
 @table.export("signal.stft", dtypes=table.REAL_FLOAT)
-def stft(signals: Any, frame_length: Any, frame_step: Any, fft_length: Any = None,
-         window_fn: Callable[..., Any] | None = hann_window, pad_end: bool = False, name: str | None = None) -> Tensor:
+def stft(
+    signals: Any,
+    frame_length: Any,
+    frame_step: Any,
+    fft_length: Any = None,
+    window_fn: Callable[..., Any] | None = hann_window,
+    pad_end: bool = False,
+    name: str | None = None,
+) -> Tensor:
     """The short-time Fourier transform of real signals `[..., samples]`: `[..., frames, fft_length // 2 + 1]`.
 
     Raises:
@@ -309,8 +334,14 @@ def stft(signals: Any, frame_length: Any, frame_step: Any, fft_length: Any = Non
 
 
 @table.export("signal.inverse_stft", dtypes="complex")
-def inverse_stft(stfts: Any, frame_length: Any, frame_step: Any, fft_length: Any = None,
-                 window_fn: Callable[..., Any] | None = hann_window, name: str | None = None) -> Tensor:
+def inverse_stft(
+    stfts: Any,
+    frame_length: Any,
+    frame_step: Any,
+    fft_length: Any = None,
+    window_fn: Callable[..., Any] | None = hann_window,
+    name: str | None = None,
+) -> Tensor:
     """Overlap-adds the inverse FFTs of `stfts` `[..., frames, bins]` (windowed by `window_fn`).
 
     Raises:
@@ -335,8 +366,9 @@ def inverse_stft(stfts: Any, frame_length: Any, frame_step: Any, fft_length: Any
 
 
 @table.export("signal.inverse_stft_window_fn", gradient="-", dtypes=table.REAL_FLOAT)
-def inverse_stft_window_fn(frame_step: Any, forward_window_fn: Callable[..., Any] = hann_window,
-                           name: str | None = None) -> Callable[..., Tensor]:
+def inverse_stft_window_fn(
+    frame_step: Any, forward_window_fn: Callable[..., Any] = hann_window, name: str | None = None
+) -> Callable[..., Tensor]:
     """A window function for `inverse_stft` that inverts `stft` with `forward_window_fn` (TF's normalization)."""
     step = static_int(frame_step, "frame_step")
 
@@ -357,9 +389,15 @@ def _hertz_to_mel(hertz: np.ndarray, np_type: type) -> np.ndarray:
 
 
 @table.export("signal.linear_to_mel_weight_matrix", gradient="-", dtypes=table.REAL_FLOAT)
-def linear_to_mel_weight_matrix(num_mel_bins: int = 20, num_spectrogram_bins: int = 129, sample_rate: Any = 8000,
-                                lower_edge_hertz: float = 125.0, upper_edge_hertz: float = 3800.0,
-                                dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+def linear_to_mel_weight_matrix(
+    num_mel_bins: int = 20,
+    num_spectrogram_bins: int = 129,
+    sample_rate: Any = 8000,
+    lower_edge_hertz: float = 125.0,
+    upper_edge_hertz: float = 3800.0,
+    dtype: Any = dtypes.float32,
+    name: str | None = None,
+) -> Tensor:
     """The `[num_spectrogram_bins, num_mel_bins]` matrix of triangular mel filters (HTK mel scale, as TF).
 
     Raises:
@@ -380,8 +418,9 @@ def linear_to_mel_weight_matrix(num_mel_bins: int = 20, num_spectrogram_bins: in
     if rate <= 0.0:
         raise ValueError(f"sample_rate must be positive. Got: {rate}")
     if upper > rate / 2:
-        raise ValueError(f"upper_edge_hertz {upper:.1f} is greater than Nyquist {rate / 2:.1f} for sample_rate "
-                         f"{rate:.1f}")
+        raise ValueError(
+            f"upper_edge_hertz {upper:.1f} is greater than Nyquist {rate / 2:.1f} for sample_rate {rate:.1f}"
+        )
     np_type = np.float64 if out == dtypes.float64 else np.float32
     nyquist = np_type(rate / 2.0)
     step = nyquist / np_type(bins - 1) if bins > 1 else np_type(0)
@@ -427,8 +466,14 @@ _MATMUL = kernel("DCT", lambda x, m: jnp.matmul(x, m.astype(x.dtype), precision=
 
 
 @table.export("signal.dct", dtypes=table.REAL_FLOAT, note="a matrix product in the input dtype (TF uses an FFT)")
-def dct(input: Any, type: int = 2, n: Any = None, axis: int = -1, norm: str | None = None,  # noqa: A002
-        name: str | None = None) -> Tensor:
+def dct(
+    input: Any,
+    type: int = 2,
+    n: Any = None,
+    axis: int = -1,
+    norm: str | None = None,  # noqa: A002
+    name: str | None = None,
+) -> Tensor:
     """The discrete cosine transform of types 1-4 over the last axis, as `scipy.fft.dct`.
 
     Raises:
@@ -463,8 +508,14 @@ def dct(input: Any, type: int = 2, n: Any = None, axis: int = -1, norm: str | No
 
 
 @table.export("signal.idct", dtypes=table.REAL_FLOAT, note="a matrix product in the input dtype (TF uses an FFT)")
-def idct(input: Any, type: int = 2, n: Any = None, axis: int = -1, norm: str | None = None,  # noqa: A002
-         name: str | None = None) -> Tensor:
+def idct(
+    input: Any,
+    type: int = 2,
+    n: Any = None,
+    axis: int = -1,
+    norm: str | None = None,  # noqa: A002
+    name: str | None = None,
+) -> Tensor:
     """The inverse DCT: a DCT of the inverse type (unnormalized, it scales by `2 * (n - 1)` or `2 * n`, as TF)."""
     if type not in (1, 2, 3, 4):
         raise ValueError(f"Types I, II, III and IV (I)DCT are supported. Got type: {type}")

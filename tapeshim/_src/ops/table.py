@@ -60,8 +60,9 @@ def _add(row: Row) -> None:
     ROWS[row.paths[0]] = row
 
 
-def export(*paths: str, gradient: str = "jax", dtypes: str = FLOAT, note: str = "",
-           status: str = "implemented") -> Callable[[Callable], Callable]:
+def export(
+    *paths: str, gradient: str = "jax", dtypes: str = FLOAT, note: str = "", status: str = "implemented"
+) -> Callable[[Callable], Callable]:
     """Registers a public op function under its TF paths; returns the function unchanged."""
 
     def register(function: Callable) -> Callable:

@@ -10,10 +10,12 @@ from typing import Any
 
 from tapeshim.compat.v1 import logging
 
-_TF2_ONLY = ("tapeshim runs TF2 code only: tf.compat.v1.{name} is a TF1 API, which tapeshim does not provide. "
-             "Port this code to TF2 (eager execution, tf.function, tf.keras); tapeshim's tf.compat.v1 has only "
-             "enable_eager_execution, disable_eager_execution (an error), enable_v2_behavior, executing_eagerly, "
-             "logging and set_random_seed.")
+_TF2_ONLY = (
+    "tapeshim runs TF2 code only: tf.compat.v1.{name} is a TF1 API, which tapeshim does not provide. "
+    "Port this code to TF2 (eager execution, tf.function, tf.keras); tapeshim's tf.compat.v1 has only "
+    "enable_eager_execution, disable_eager_execution (an error), enable_v2_behavior, executing_eagerly, "
+    "logging and set_random_seed."
+)
 
 
 def enable_eager_execution(config: Any = None, device_policy: Any = None, execution_mode: Any = None) -> None:
@@ -40,7 +42,8 @@ def disable_eager_execution() -> None:
     raise NotImplementedError(
         "tapeshim runs TF2 code only: tf.compat.v1.disable_eager_execution() switches TensorFlow to TF1 graph mode "
         "(sessions, placeholders), which tapeshim does not have. Remove the call and run the code eagerly, using "
-        "tapeshim.function (tf.function) for compiled code.")
+        "tapeshim.function (tf.function) for compiled code."
+    )
 
 
 def disable_v2_behavior() -> None:
@@ -51,7 +54,8 @@ def disable_v2_behavior() -> None:
     """
     raise NotImplementedError(
         "tapeshim runs TF2 code only: tf.compat.v1.disable_v2_behavior() switches TensorFlow to TF1 behavior, "
-        "which tapeshim does not have. Remove the call.")
+        "which tapeshim does not have. Remove the call."
+    )
 
 
 def set_random_seed(seed: int) -> None:
@@ -68,6 +72,11 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "disable_eager_execution", "disable_v2_behavior", "enable_eager_execution", "enable_v2_behavior",
-    "executing_eagerly", "logging", "set_random_seed",
+    "disable_eager_execution",
+    "disable_v2_behavior",
+    "enable_eager_execution",
+    "enable_v2_behavior",
+    "executing_eagerly",
+    "logging",
+    "set_random_seed",
 ]

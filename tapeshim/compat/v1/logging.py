@@ -98,7 +98,24 @@ def TaskLevelStatusMessage(msg: Any) -> None:  # noqa: N802 - TF's name
 
 
 __all__ = [
-    "DEBUG", "ERROR", "FATAL", "INFO", "TaskLevelStatusMessage", "WARN", "debug", "error", "fatal", "flush",
-    "get_verbosity", "info", "log", "log_every_n", "log_first_n", "log_if", "set_verbosity", "vlog", "warn",
+    "DEBUG",
+    "ERROR",
+    "FATAL",
+    "INFO",
+    "TaskLevelStatusMessage",
+    "WARN",
+    "debug",
+    "error",
+    "fatal",
+    "flush",
+    "get_verbosity",
+    "info",
+    "log",
+    "log_every_n",
+    "log_first_n",
+    "log_if",
+    "set_verbosity",
+    "vlog",
+    "warn",
     "warning",
 ]
