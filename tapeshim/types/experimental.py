@@ -3,6 +3,7 @@
 from tapeshim._src.concrete_function import AtomicFunction, ConcreteFunction, FunctionType
 from tapeshim._src.function import Function as PolymorphicFunction
 from tapeshim._src.trace_type import PlaceholderContext, TraceType, TracingContext
+from tapeshim._src.typing_aliases import TensorLike
 
 GenericFunction = PolymorphicFunction
 
@@ -13,6 +14,7 @@ __all__ = [
     "GenericFunction",
     "PlaceholderContext",
     "PolymorphicFunction",
+    "TensorLike",
     "TraceType",
     "TracingContext",
 ]
