@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from tapeshim._src.typing_aliases import DTypeLike
 
 
 class DType:
@@ -18,7 +22,7 @@ class DType:
 
     __slots__ = ("_np", "_name", "_floating", "_complex", "_trainable", "_hash")
 
-    def __init__(self, np_dtype: np.dtype, name: str) -> None:
+    def __init__(self, np_dtype: npt.DTypeLike, name: str) -> None:
         self._np = np.dtype(np_dtype)
         self._name = name
         self._floating = name in ("float16", "bfloat16", "float32", "float64")
@@ -136,7 +140,7 @@ class DType:
         """True: every tapeshim dtype has a numpy counterpart."""
         return True
 
-    def is_compatible_with(self, other: Any) -> bool:
+    def is_compatible_with(self, other: DTypeLike | npt.DTypeLike | int) -> bool:
         """True when `other` (a DType or anything `as_dtype` accepts) is this dtype.
 
         Raises:
@@ -154,7 +158,8 @@ class DType:
         if other.__class__ is DType:
             return self is other
         try:
-            return self._name == as_dtype(other)._name
+            # Any object may be compared: as_dtype raises TypeError or ValueError for one naming no dtype.
+            return self._name == as_dtype(other)._name  # type: ignore[arg-type]
         except (TypeError, ValueError):
             return False
 
@@ -164,7 +169,7 @@ class DType:
     def __hash__(self) -> int:
         return self._hash
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
         return as_dtype, (self._name,)
 
 
@@ -227,11 +232,11 @@ _ENUM_OF_NAME = {
     "string": 7,
 }
 _BY_ENUM = {enum: _BY_NAME[name] for name, enum in _ENUM_OF_NAME.items()}
-_PYTHON_TYPES = {float: float32, bool: bool_}
+_PYTHON_TYPES: dict[type, DType] = {float: float32, bool: bool_}
 
 
-def as_dtype(type_value: Any) -> DType:
-    """Converts a DType, numpy dtype, numpy type or dtype name to a `DType`.
+def as_dtype(type_value: DTypeLike | npt.DTypeLike | int) -> DType:
+    """Converts a DType, numpy dtype or type, dtype name, Python `float`/`bool` or TF enum to a `DType`.
 
     Args:
       type_value: the value to convert.
@@ -249,8 +254,8 @@ def as_dtype(type_value: Any) -> DType:
         found = _BY_NAME.get(type_value)  # TF's names only, not numpy's ("<f4")
     elif isinstance(type_value, type) and type_value in (int, float, bool, complex):
         found = _PYTHON_TYPES.get(type_value)  # Python's float is float32; int and complex name none
-    elif isinstance(type_value, int) and not isinstance(type_value, bool):
-        found = _BY_ENUM.get(type_value)  # TF's DataType enum
+    elif isinstance(type_value, int):
+        found = None if isinstance(type_value, bool) else _BY_ENUM.get(type_value)  # TF's DataType enum
     elif type_value is not None:
         try:
             np_dtype = np.dtype(type_value)

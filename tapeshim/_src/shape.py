@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import operator
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterable, Iterator
+from typing import SupportsIndex, TypeAlias, Union, overload
+
+_Dims: TypeAlias = Union["TensorShape", Iterable[Union[SupportsIndex, None]], None]
+"""What `TensorShape(...)` accepts: a shape, dimensions (`None` unknown, others with `__index__`), or `None`."""
 
 
-def _dimension(value: Any) -> int:
+def _dimension(value: SupportsIndex) -> int:
     """A known dimension as TF checks it: an integer (anything with `__index__`), never negative."""
-    if value.__class__ is not int:
-        try:
-            value = operator.index(value)
-        except TypeError:
-            raise TypeError(
-                f"Dimension value must be integer or None or have an __index__ method, got value '{value!r}' "
-                f"with type '{type(value)!r}'"
-            ) from None
-    if value < 0:
-        raise ValueError(f"Dimension {value} must be >= 0")
-    return value
+    try:
+        index = operator.index(value)
+    except TypeError:
+        raise TypeError(
+            f"Dimension value must be integer or None or have an __index__ method, got value '{value!r}' "
+            f"with type '{type(value)!r}'"
+        ) from None
+    if index < 0:
+        raise ValueError(f"Dimension {index} must be >= 0")
+    return index
 
 
 class TensorShape:
@@ -29,8 +32,9 @@ class TensorShape:
     """
 
     __slots__ = ("_dims",)
+    _dims: tuple[int | None, ...] | None
 
-    def __init__(self, dims: Sequence[int | None] | None) -> None:
+    def __init__(self, dims: _Dims) -> None:
         if isinstance(dims, TensorShape):
             self._dims = dims._dims
         elif dims is None:
@@ -39,7 +43,7 @@ class TensorShape:
             self._dims = tuple(None if d is None else _dimension(d) for d in dims)
 
     @classmethod
-    def _known(cls, dims: tuple) -> "TensorShape":
+    def _known(cls, dims: tuple[int, ...]) -> "TensorShape":
         """A shape from a tensor's own dimension tuple (checked only if a dimension is not an int)."""
         for d in dims:
             if d.__class__ is not int:
@@ -64,17 +68,19 @@ class TensorShape:
         return list(self._dims)
 
     def num_elements(self) -> int | None:
-        if self._dims is None or any(d is None for d in self._dims):
+        if self._dims is None:
             return None
         total = 1
         for d in self._dims:
+            if d is None:
+                return None
             total *= d
         return total
 
     def is_fully_defined(self) -> bool:
         return self._dims is not None and all(d is not None for d in self._dims)
 
-    def is_compatible_with(self, other: Any) -> bool:
+    def is_compatible_with(self, other: _Dims) -> bool:
         other = TensorShape(other)
         if self._dims is None or other._dims is None:
             return True
@@ -82,7 +88,7 @@ class TensorShape:
             return False
         return all(a is None or b is None or a == b for a, b in zip(self._dims, other._dims))
 
-    def merge_with(self, other: Any) -> "TensorShape":
+    def merge_with(self, other: _Dims) -> "TensorShape":
         """The shape with the known dimensions of both.
 
         Raises:
@@ -97,21 +103,21 @@ class TensorShape:
             raise ValueError(f"Shapes {self} and {other} are not compatible")
         return TensorShape([a if a is not None else b for a, b in zip(self._dims, other._dims)])
 
-    def concatenate(self, other: Any) -> "TensorShape":
+    def concatenate(self, other: _Dims) -> "TensorShape":
         """This shape's dimensions followed by `other`'s (unknown if either is)."""
         other = TensorShape(other)
         if self._dims is None or other._dims is None:
             return TensorShape(None)
         return TensorShape(self._dims + other._dims)
 
-    def most_specific_compatible_shape(self, other: Any) -> "TensorShape":
+    def most_specific_compatible_shape(self, other: _Dims) -> "TensorShape":
         """The most specific shape compatible with both: dimensions that differ become unknown."""
         other = TensorShape(other)
         if self._dims is None or other._dims is None or len(self._dims) != len(other._dims):
             return TensorShape(None)
         return TensorShape([a if a == b else None for a, b in zip(self._dims, other._dims)])
 
-    def assert_is_compatible_with(self, other: Any) -> None:
+    def assert_is_compatible_with(self, other: _Dims) -> None:
         """Raises ValueError if `other` is not compatible with this shape."""
         if not self.is_compatible_with(other):
             raise ValueError(f"Shapes {self} and {other} are incompatible")
@@ -121,7 +127,7 @@ class TensorShape:
         if self._dims is not None and len(self._dims) != rank:
             raise ValueError(f"Shape {self} must have rank {rank}")
 
-    def assert_same_rank(self, other: Any) -> None:
+    def assert_same_rank(self, other: _Dims) -> None:
         """Raises ValueError if both ranks are known and differ."""
         other = TensorShape(other)
         if self._dims is not None and other._dims is not None and len(self._dims) != len(other._dims):
@@ -166,7 +172,13 @@ class TensorShape:
             raise ValueError("Cannot iterate over a shape with unknown rank.")
         return iter(self._dims)
 
-    def __getitem__(self, key: Any) -> Any:
+    @overload
+    def __getitem__(self, key: SupportsIndex) -> int | None: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> TensorShape: ...
+
+    def __getitem__(self, key: SupportsIndex | slice) -> int | None | TensorShape:
         if isinstance(key, slice):
             return TensorShape(self.as_list()[key])
         return self.as_list()[key]
@@ -185,10 +197,10 @@ class TensorShape:
     def __hash__(self) -> int:
         return hash(self._dims)
 
-    def __add__(self, other: Any) -> "TensorShape":
+    def __add__(self, other: _Dims) -> "TensorShape":
         return self.concatenate(other)
 
-    def __radd__(self, other: Any) -> "TensorShape":
+    def __radd__(self, other: _Dims) -> "TensorShape":
         return TensorShape(other).concatenate(self)
 
     def __repr__(self) -> str:
