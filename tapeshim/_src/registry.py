@@ -1,4 +1,4 @@
-"""The op row type and the one dispatch path every op goes through.
+"""The kernel type (`OpDef`) and the one dispatch path every op goes through.
 
 `apply(op, inputs, static)` is the only way an op runs. It
 1. finds the outputs' shapes and dtypes by abstract evaluation (cached per op,
@@ -29,7 +29,12 @@ Check = Callable[[tuple, dict], None]
 
 
 class OpDef:
-    """One row of the op table.
+    """A kernel: one TF op type and the JAX function that computes it, what `apply` runs.
+
+    A kernel is not a row of the op table: the table (`ops/table.py`, `Row`) registers
+    the public functions, and the row of a function that runs exactly one kernel names
+    it (`Row.op`) and reads its gradient kind from `differentiable`. Kernels are held
+    by the module (or closure) that applies them and registered nowhere else.
 
     Attributes:
       name: TF's op type (`"AddV2"`), used in error messages and cache keys.

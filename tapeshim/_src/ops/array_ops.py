@@ -31,13 +31,7 @@ from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, device_constant
 
-OPS: dict[str, OpDef] = {}
 newaxis = None
-
-
-def _row(op: OpDef) -> OpDef:
-    OPS[op.name] = op
-    return op
 
 
 def _static_ints(value: Any, what: str) -> tuple[int, ...]:
@@ -153,25 +147,23 @@ def _reshape_target(size_dims: tuple, target: tuple) -> tuple[int, ...]:
     return target
 
 
-_reshape_op = _row(OpDef("Reshape", lambda x, shape: jnp.reshape(x, shape), True))
-_transpose_op = _row(
-    OpDef(
-        "Transpose",
-        lambda x, perm, conjugate: jnp.conj(jnp.transpose(x, perm)) if conjugate else jnp.transpose(x, perm),
-        True,
-    )
+_reshape_op = OpDef("Reshape", lambda x, shape: jnp.reshape(x, shape), True)
+_transpose_op = OpDef(
+    "Transpose",
+    lambda x, perm, conjugate: jnp.conj(jnp.transpose(x, perm)) if conjugate else jnp.transpose(x, perm),
+    True,
 )
-_concat_op = _row(OpDef("ConcatV2", lambda *xs, axis: jnp.concatenate(xs, axis=axis), True))
-_stack_op = _row(OpDef("Pack", lambda *xs, axis: jnp.stack(xs, axis=axis), True))
-_expand_dims_op = _row(OpDef("ExpandDims", lambda x, axis: jnp.expand_dims(x, axis), True))
-_squeeze_op = _row(OpDef("Squeeze", lambda x, axis: jnp.squeeze(x, axis), True))
-_slice_op = _row(OpDef("StridedSlice", lambda x, key: x[_decode_key(key)], True))
+_concat_op = OpDef("ConcatV2", lambda *xs, axis: jnp.concatenate(xs, axis=axis), True)
+_stack_op = OpDef("Pack", lambda *xs, axis: jnp.stack(xs, axis=axis), True)
+_expand_dims_op = OpDef("ExpandDims", lambda x, axis: jnp.expand_dims(x, axis), True)
+_squeeze_op = OpDef("Squeeze", lambda x, axis: jnp.squeeze(x, axis), True)
+_slice_op = OpDef("StridedSlice", lambda x, key: x[_decode_key(key)], True)
 _dynamic_slice_op = OpDef("StridedSlice", lambda x, *indices, key: _dynamic_slice_impl(x, indices, key), True)
-_where_op = _row(OpDef("SelectV2", lambda c, x, y: jnp.where(c, x, y), True))
-_gather_op = _row(
-    OpDef("GatherV2", lambda p, i, axis, batch_dims, checked=False: _gather_impl(p, i, axis, batch_dims, checked), True)
+_where_op = OpDef("SelectV2", lambda c, x, y: jnp.where(c, x, y), True)
+_gather_op = OpDef(
+    "GatherV2", lambda p, i, axis, batch_dims, checked=False: _gather_impl(p, i, axis, batch_dims, checked), True
 )
-_one_hot_op = _row(OpDef("OneHot", lambda i, on, off, depth, axis: _one_hot_impl(i, on, off, depth, axis), False))
+_one_hot_op = OpDef("OneHot", lambda i, on, off, depth, axis: _one_hot_impl(i, on, off, depth, axis), False)
 
 
 @table.export("reshape", dtypes=table.ANY)
@@ -576,7 +568,7 @@ def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None, layou
     return _filled(shape, 1, dtypes.as_dtype(dtype))
 
 
-_fill_op = _row(OpDef("Fill", lambda value, dims: jnp.broadcast_to(value, dims), True))
+_fill_op = OpDef("Fill", lambda value, dims: jnp.broadcast_to(value, dims), True)
 
 
 @table.export("fill", dtypes=table.ANY, note="differentiable with respect to value, as TF")

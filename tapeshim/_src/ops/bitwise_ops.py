@@ -29,7 +29,7 @@ def _binary(public: str, op_name: str, impl: Any) -> Any:
 
     fn.__name__ = fn.__qualname__ = public
     fn.__doc__ = f"Elementwise `tf.bitwise.{public}` of two integer tensors of one dtype (broadcasting)."
-    return table.export(f"bitwise.{public}", gradient="-", dtypes=INTEGER)(fn)
+    return table.export(f"bitwise.{public}", gradient="-", dtypes=INTEGER, op=op)(fn)
 
 
 bitwise_and = _binary("bitwise_and", "BitwiseAnd", jnp.bitwise_and)

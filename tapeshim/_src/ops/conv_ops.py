@@ -15,13 +15,6 @@ from tapeshim._src.ops.common import convert_same_dtype
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
-OPS: dict[str, OpDef] = {}
-
-
-def _row(op: OpDef) -> OpDef:
-    OPS[op.name] = op
-    return op
-
 
 def _tuple(value: Any, n: int, what: str) -> tuple[int, ...]:
     """Expands TF's int / [n] / [1, n..., 1] argument forms to n spatial values."""
@@ -56,7 +49,7 @@ def _conv_impl(
     )
 
 
-_conv_op = _row(OpDef("Conv", _conv_impl, True))
+_conv_op = OpDef("Conv", _conv_impl, True)
 
 
 def _conv(
@@ -185,7 +178,7 @@ def _conv_transpose_impl(
     return pullback(x)[0]
 
 
-_conv_transpose_op = _row(OpDef("Conv2DBackpropInput", _conv_transpose_impl, True))
+_conv_transpose_op = OpDef("Conv2DBackpropInput", _conv_transpose_impl, True)
 
 
 def _pool_impl(x: jax.Array, kind: str, window: tuple, strides: tuple, padding: str, spec: str) -> jax.Array:
@@ -205,7 +198,7 @@ def _pool_impl(x: jax.Array, kind: str, window: tuple, strides: tuple, padding: 
     return total / count
 
 
-_pool_op = _row(OpDef("Pool", _pool_impl, True))
+_pool_op = OpDef("Pool", _pool_impl, True)
 
 
 def _pool(kind: str, x: Any, ksize: Any, strides: Any, padding: str, data_format: str, n: int) -> Tensor:

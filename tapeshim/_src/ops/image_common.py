@@ -11,15 +11,10 @@ from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 
-_OPS: dict[str, OpDef] = {}
-
 
 def kernel(name: str, impl: Callable[..., Any], differentiable: bool = True) -> OpDef:
-    """The op row `name` running the JAX function `impl(*arrays, **static)` (made once per name)."""
-    op = _OPS.get(name)
-    if op is None:
-        op = _OPS[name] = OpDef(name, impl, differentiable)
-    return op
+    """The kernel `name` (TF's op type) running the JAX function `impl(*arrays, **static)`."""
+    return OpDef(name, impl, differentiable)
 
 
 def run(op: OpDef, inputs: Any, **static: Any) -> Tensor:

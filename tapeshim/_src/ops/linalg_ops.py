@@ -13,13 +13,6 @@ from tapeshim._src.ops.common import convert_same_dtype, dtype_check, static_err
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
-OPS: dict[str, OpDef] = {}
-
-
-def _row(op: OpDef) -> OpDef:
-    OPS[op.name] = op
-    return op
-
 
 def _runtime_checked(x: Tensor) -> tuple:
     """`(("checked", True),)` unless x is a tracer of a JAX transformation tapeshim does not run."""
@@ -43,7 +36,7 @@ def _square(x: Tensor, op_name: str) -> None:
 def _matrix_op(
     public: str, op_name: str, impl: Any, square: bool = True, note: str = "", kinds: str = "fc", checked: bool = False
 ) -> Any:
-    op = _row(OpDef(op_name, impl, True, dtype_check(op_name, kinds)))
+    op = OpDef(op_name, impl, True, dtype_check(op_name, kinds))
 
     def matrix_fn(input: Any, name: str | None = None) -> Any:  # noqa: A002
         x = convert_to_tensor(input)
@@ -58,7 +51,7 @@ def _matrix_op(
 
     matrix_fn.__name__ = matrix_fn.__qualname__ = public
     matrix_fn.__doc__ = f"`tf.linalg.{public}` of a (batch of) matrices."
-    return table.export(f"linalg.{public}", dtypes=table.FLOAT, note=note)(matrix_fn)
+    return table.export(f"linalg.{public}", dtypes=table.FLOAT, note=note, op=op)(matrix_fn)
 
 
 def _require_invertible(x: jax.Array, message: str) -> None:
@@ -103,16 +96,14 @@ def _eigh_impl(x: jax.Array) -> tuple:
     return tuple(jnp.linalg.eigh(lower + jnp.conj(jnp.swapaxes(jnp.tril(x, -1), -1, -2))))
 
 
-_eigh_op = _row(OpDef("SelfAdjointEigV2", _eigh_impl, True, dtype_check("Eigh", "fc")))
-_qr_op = _row(
-    OpDef(
-        "Qr",
-        lambda x, full: tuple(jnp.linalg.qr(x, mode="complete" if full else "reduced")),
-        True,
-        dtype_check("Qr", "fc"),
-    )
+_eigh_op = OpDef("SelfAdjointEigV2", _eigh_impl, True, dtype_check("Eigh", "fc"))
+_qr_op = OpDef(
+    "Qr",
+    lambda x, full: tuple(jnp.linalg.qr(x, mode="complete" if full else "reduced")),
+    True,
+    dtype_check("Qr", "fc"),
 )
-_svd_op = _row(OpDef("Svd", lambda x, full, uv: _svd(x, full, uv), True, dtype_check("Svd", "fc")))
+_svd_op = OpDef("Svd", lambda x, full, uv: _svd(x, full, uv), True, dtype_check("Svd", "fc"))
 
 
 def _solve(a: jax.Array, b: jax.Array, adjoint: bool, checked: bool = False) -> jax.Array:
@@ -121,17 +112,15 @@ def _solve(a: jax.Array, b: jax.Array, adjoint: bool, checked: bool = False) -> 
     return jnp.linalg.solve(jnp.conj(jnp.swapaxes(a, -1, -2)) if adjoint else a, b)
 
 
-_solve_op = _row(OpDef("MatrixSolve", _solve, True))
-_triangular_op = _row(
-    OpDef(
-        "MatrixTriangularSolve",
-        lambda a, b, lower, adjoint: jax.scipy.linalg.solve_triangular(a, b, lower=lower, trans="C" if adjoint else 0),
-        True,
-    )
+_solve_op = OpDef("MatrixSolve", _solve, True)
+_triangular_op = OpDef(
+    "MatrixTriangularSolve",
+    lambda a, b, lower, adjoint: jax.scipy.linalg.solve_triangular(a, b, lower=lower, trans="C" if adjoint else 0),
+    True,
 )
-_diag_op = _row(OpDef("MatrixDiag", lambda d: d[..., :, None] * jnp.eye(d.shape[-1], dtype=d.dtype), True))
-_band_op = _row(OpDef("MatrixBandPart", lambda x, lower, upper: _band(x, lower, upper), True))
-_lstsq_op = _row(OpDef("MatrixSolveLs", lambda a, b, l2: _lstsq(a, b, l2), True))
+_diag_op = OpDef("MatrixDiag", lambda d: d[..., :, None] * jnp.eye(d.shape[-1], dtype=d.dtype), True)
+_band_op = OpDef("MatrixBandPart", lambda x, lower, upper: _band(x, lower, upper), True)
+_lstsq_op = OpDef("MatrixSolveLs", lambda a, b, l2: _lstsq(a, b, l2), True)
 
 
 def _svd(x: jax.Array, full: bool, uv: bool) -> Any:

@@ -25,19 +25,12 @@ from tapeshim._src.ops.common import (
 from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 
-OPS: dict[str, OpDef] = {}
-
-
-def _row(op: OpDef) -> OpDef:
-    OPS[op.name] = op
-    return op
-
 
 def _axis(axis: Any, rank: int) -> int:
     return normalize_axis(int(axis), rank)[0]
 
 
-_split_op = _row(OpDef("SplitV", lambda x, sizes, axis: tuple(jnp.split(x, np.cumsum(sizes)[:-1], axis=axis)), True))
+_split_op = OpDef("SplitV", lambda x, sizes, axis: tuple(jnp.split(x, np.cumsum(sizes)[:-1], axis=axis)), True)
 
 
 @table.export("split", dtypes=table.ANY)
@@ -81,7 +74,7 @@ def split(
     return list(apply(_split_op, (x,), (("axis", axis), ("sizes", sizes))))
 
 
-_tile_op = _row(OpDef("Tile", lambda x, multiples: jnp.tile(x, multiples), True))
+_tile_op = OpDef("Tile", lambda x, multiples: jnp.tile(x, multiples), True)
 
 
 @table.export("tile", dtypes=table.ANY)
@@ -100,14 +93,12 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa
     return apply(_tile_op, (x,), (("multiples", multiples),))[0]
 
 
-_repeat_op = _row(
-    OpDef(
-        "Repeat",
-        lambda x, repeats, axis: jnp.repeat(
-            x, np.asarray(repeats), axis=axis, total_repeat_length=int(np.sum(repeats)) if len(repeats) > 1 else None
-        ),
-        True,
-    )
+_repeat_op = OpDef(
+    "Repeat",
+    lambda x, repeats, axis: jnp.repeat(
+        x, np.asarray(repeats), axis=axis, total_repeat_length=int(np.sum(repeats)) if len(repeats) > 1 else None
+    ),
+    True,
 )
 
 
@@ -134,16 +125,12 @@ def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) 
     return apply(_repeat_op, (x,), (("axis", axis), ("repeats", counts)))[0]
 
 
-_pad_op = _row(
-    OpDef(
-        "PadV2",
-        lambda x, c, paddings, mode: (
-            jnp.pad(x, paddings, mode=mode, constant_values=c)
-            if mode == "constant"
-            else jnp.pad(x, paddings, mode=mode)
-        ),
-        True,
-    )
+_pad_op = OpDef(
+    "PadV2",
+    lambda x, c, paddings, mode: (
+        jnp.pad(x, paddings, mode=mode, constant_values=c) if mode == "constant" else jnp.pad(x, paddings, mode=mode)
+    ),
+    True,
 )
 
 
@@ -188,7 +175,7 @@ def pad(
     )[0]
 
 
-_reverse_op = _row(OpDef("ReverseV2", lambda x, axis: jnp.flip(x, axis), True))
+_reverse_op = OpDef("ReverseV2", lambda x, axis: jnp.flip(x, axis), True)
 
 
 @table.export("reverse", dtypes=table.ANY)
@@ -199,7 +186,7 @@ def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
     return apply(_reverse_op, (x,), (("axis", axes),))[0]
 
 
-_roll_op = _row(OpDef("Roll", lambda x, shift, axis: jnp.roll(x, shift, axis), True))
+_roll_op = OpDef("Roll", lambda x, shift, axis: jnp.roll(x, shift, axis), True)
 
 
 @table.export("roll", dtypes=table.ANY)
@@ -221,7 +208,7 @@ def _gather_nd_impl(params: jax.Array, indices: jax.Array, batch_dims: int, chec
     return params[tuple(jnp.moveaxis(indices, -1, 0))]
 
 
-_gather_nd_op = _row(OpDef("GatherNd", _gather_nd_impl, True))
+_gather_nd_op = OpDef("GatherNd", _gather_nd_impl, True)
 
 
 def _index_static(indices: Tensor, shape: tuple, op_name: str) -> tuple:
@@ -256,7 +243,7 @@ def _scatter_impl(
     return tensor.at[where].set(updates) if mode == "update" else tensor.at[where].add(updates)
 
 
-_scatter_op = _row(OpDef("TensorScatter", _scatter_impl, True))
+_scatter_op = OpDef("TensorScatter", _scatter_impl, True)
 
 
 def _scatter(tensor: Tensor, indices: Any, updates: Any, mode: str, op_name: str) -> Tensor:
@@ -373,7 +360,7 @@ def strided_slice(
     return array_ops.getitem(convert_to_tensor(input_), tuple(key))
 
 
-_broadcast_op = _row(OpDef("BroadcastTo", lambda x, shape: jnp.broadcast_to(x, shape), True))
+_broadcast_op = OpDef("BroadcastTo", lambda x, shape: jnp.broadcast_to(x, shape), True)
 
 
 @table.export("broadcast_to", dtypes=table.ANY)
@@ -431,7 +418,7 @@ def _linspace_impl(start: jax.Array, stop: jax.Array, num: int, axis: int) -> ja
     return lax.slice_in_dim(jnp.concatenate([first, first + delta * inner, last], axis=axis), 0, num, axis=axis)
 
 
-_linspace_op = _row(OpDef("LinSpace", _linspace_impl, True))
+_linspace_op = OpDef("LinSpace", _linspace_impl, True)
 
 
 @table.export(
@@ -498,13 +485,11 @@ def _sort_impl(x: jax.Array, axis: int, descending: bool) -> jax.Array:
     return jnp.take_along_axis(x, order, axis=axis)
 
 
-_sort_op = _row(OpDef("Sort", _sort_impl, True))
-_argsort_op = _row(
-    OpDef(
-        "Argsort",
-        lambda x, axis, descending: jnp.argsort(x, axis=axis, stable=True, descending=descending).astype(jnp.int32),
-        False,
-    )
+_sort_op = OpDef("Sort", _sort_impl, True)
+_argsort_op = OpDef(
+    "Argsort",
+    lambda x, axis, descending: jnp.argsort(x, axis=axis, stable=True, descending=descending).astype(jnp.int32),
+    False,
 )
 
 
@@ -550,8 +535,8 @@ def argsort(
     return apply(_argsort_op, (x,), (("axis", _axis(axis, len(x._shape))), ("descending", _direction(direction))))[0]
 
 
-_unique_gather_op = _row(
-    OpDef("Unique", lambda x, positions: gradient_not_registered("Unique")(x[np.asarray(positions)]), True)
+_unique_gather_op = OpDef(
+    "Unique", lambda x, positions: gradient_not_registered("Unique")(x[np.asarray(positions)]), True
 )
 
 
@@ -603,7 +588,7 @@ def _check_equation(equation: str, count: int) -> None:
             raise ValueError(f"Output subscripts contain the label {label} not present in the input subscripts.")
 
 
-_einsum_op = _row(OpDef("Einsum", lambda *xs, equation: jnp.einsum(equation, *xs), True))
+_einsum_op = OpDef("Einsum", lambda *xs, equation: jnp.einsum(equation, *xs), True)
 
 
 @table.export("einsum", "linalg.einsum", dtypes=table.NUMERIC)
@@ -614,7 +599,7 @@ def einsum(equation: str, *inputs: Any, **kwargs: Any) -> Tensor:
     return apply(_einsum_op, tuple(tensors), (("equation", equation.replace(" ", "")),))[0]
 
 
-_tensordot_op = _row(OpDef("Tensordot", lambda a, b, axes: jnp.tensordot(a, b, axes), True))
+_tensordot_op = OpDef("Tensordot", lambda a, b, axes: jnp.tensordot(a, b, axes), True)
 
 
 @table.export("tensordot", "linalg.tensordot", dtypes=table.NUMERIC)
@@ -643,7 +628,7 @@ def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
     return apply(_tensordot_op, (a_t, b_t), (("axes", static),))[0]
 
 
-_bitcast_op = _row(OpDef("Bitcast", lambda x, type: lax.bitcast_convert_type(x, dtypes.as_dtype(type)._np), False))
+_bitcast_op = OpDef("Bitcast", lambda x, type: lax.bitcast_convert_type(x, dtypes.as_dtype(type)._np), False)
 
 
 @table.export("bitcast", gradient="none", dtypes=table.NUMERIC)

@@ -50,18 +50,10 @@ from tapeshim._src.ops.math_kernels import (
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
-OPS: dict[str, OpDef] = {}
-"""Every op row defined in this file, by TF op type."""
-
 FLOAT = "fc"
 NUMERIC = "fciu"
 REAL_NUMERIC = "fiu"
 ANY = "fciub"
-
-
-def _row(op: OpDef) -> OpDef:
-    OPS[op.name] = op
-    return op
 
 
 _DTYPE_WORDS = {
@@ -87,7 +79,7 @@ def _unary(
     gradient: str | None = None,
     note: str = "",
 ) -> Callable[..., Tensor]:
-    op = _row(OpDef(op_name, impl, differentiable, dtype_check(op_name, allowed)))
+    op = OpDef(op_name, impl, differentiable, dtype_check(op_name, allowed))
 
     def unary(x: Any, name: str | None = None) -> Tensor:
         return apply(op, (convert_to_tensor(x),))[0]
@@ -99,10 +91,13 @@ def _unary(
         + ("" if differentiable else "\n\nThis op has no gradient: gradients through it are `None`.")
     )
     if paths:
-        table.export(
-            *paths, gradient=gradient or ("jax" if differentiable else "none"), dtypes=_DTYPE_WORDS[allowed], note=note
-        )(unary)
+        table.export(*paths, gradient=gradient, dtypes=_DTYPE_WORDS[allowed], note=note, op=op)(unary)
     return unary
+
+
+def _elementwise_op(op_name: str, impl: Callable, allowed: str, differentiable: bool = True) -> OpDef:
+    """The kernel of a broadcasting binary op: TF's dtype and broadcast checks before `impl`."""
+    return OpDef(op_name, impl, differentiable, checks(dtype_check(op_name, allowed), broadcast_check(op_name)))
 
 
 def _binary(
@@ -116,7 +111,7 @@ def _binary(
     gradient: str | None = None,
     note: str = "",
 ) -> Callable[..., Tensor]:
-    op = _row(OpDef(op_name, impl, differentiable, checks(dtype_check(op_name, allowed), broadcast_check(op_name))))
+    op = _elementwise_op(op_name, impl, allowed, differentiable)
 
     def binary(x: Any, y: Any, name: str | None = None) -> Tensor:
         return apply(op, tuple(convert_same_dtype((x, y), op_name)))[0]
@@ -129,9 +124,7 @@ def _binary(
         "Raises:\n  InvalidArgumentError: if the dtypes differ or the shapes do not broadcast."
     )
     if paths:
-        table.export(
-            *paths, gradient=gradient or ("jax" if differentiable else "none"), dtypes=_DTYPE_WORDS[allowed], note=note
-        )(binary)
+        table.export(*paths, gradient=gradient, dtypes=_DTYPE_WORDS[allowed], note=note, op=op)(binary)
     return binary
 
 
@@ -284,7 +277,7 @@ logical_not = _unary(
 )
 real = _unary("real", "Real", jnp.real, NUMERIC, what="the real part", paths=("math.real",))
 _imag = _unary("imag", "Imag", jnp.imag, "c", what="the imaginary part")
-_real_zeros_op = _row(OpDef("ZerosLike", jnp.zeros_like, False))
+_real_zeros_op = OpDef("ZerosLike", jnp.zeros_like, False)
 
 
 @table.export("math.imag", dtypes=table.NUMERIC, note="a real input gives zeros with no gradient (None), as TF")
@@ -300,7 +293,7 @@ def imag(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's na
 
 conj = _unary("conj", "Conj", jnp.conj, NUMERIC, what="the complex conjugate", paths=("math.conj",))
 identity = _unary("identity", "Identity", lambda x: x, ANY, what="the identity", paths=("identity",))
-_stop_gradient_op = _row(OpDef("StopGradient", lax.stop_gradient, False))
+_stop_gradient_op = OpDef("StopGradient", lax.stop_gradient, False)
 asin = _unary("asin", "Asin", jnp.arcsin, paths=("math.asin", "asin"))
 acos = _unary("acos", "Acos", jnp.arccos, paths=("math.acos", "acos"))
 atan = _unary("atan", "Atan", jnp.arctan, paths=("math.atan", "atan"))
@@ -367,9 +360,7 @@ log_sigmoid = _unary("log_sigmoid", "LogSigmoid", jax.nn.log_sigmoid, "f", paths
 _angle = _unary(
     "angle", "Angle", lambda x: jnp.angle(x).astype(jnp.real(x).dtype), "c", what="the argument of a complex number"
 )
-_real_angle_op = _row(
-    OpDef("RealAngle", lambda x: jnp.where(x < 0, jnp.asarray(math.pi, x.dtype), jnp.zeros_like(x)), False)
-)
+_real_angle_op = OpDef("RealAngle", lambda x: jnp.where(x < 0, jnp.asarray(math.pi, x.dtype), jnp.zeros_like(x)), False)
 
 
 @table.export(
@@ -449,8 +440,8 @@ add = _binary("add", "AddV2", jnp.add, what="x + y", paths=("math.add", "add"))
 subtract = _binary("subtract", "Sub", jnp.subtract, what="x - y", paths=("math.subtract", "subtract"))
 multiply = _binary("multiply", "Mul", jnp.multiply, what="x * y", paths=("math.multiply", "multiply"))
 _real_div = _binary("realdiv", "RealDiv", jnp.true_divide, FLOAT, what="x / y")
-_floordiv = _binary("floordiv", "FloorDiv", floordiv_impl, REAL_NUMERIC, False, "floor(x / y)")
-_floormod = _binary("floormod", "FloorMod", floormod_impl, REAL_NUMERIC, what="x - floor(x / y) * y")
+_floordiv_op = _elementwise_op("FloorDiv", floordiv_impl, REAL_NUMERIC, False)
+_floormod_op = _elementwise_op("FloorMod", floormod_impl, REAL_NUMERIC)
 
 
 def _no_complex_kernel(x: Tensor, op_name: str) -> None:
@@ -466,7 +457,7 @@ def _no_complex_kernel(x: Tensor, op_name: str) -> None:
         )
 
 
-def _integer_division(op_name: str, x: Tensor, y: Tensor) -> Tensor:
+def _integer_division(op: OpDef, x: Tensor, y: Tensor) -> Tensor:
     """Applies FloorDiv/FloorMod with TF's CPU error for an integer division by zero.
 
     A concrete integer divisor is checked now; one known only when the program
@@ -477,10 +468,10 @@ def _integer_division(op_name: str, x: Tensor, y: Tensor) -> Tensor:
 
     def host_check(values: Any) -> None:
         if (np.asarray(values) == 0).any():
-            raise errors.invalid_argument("Integer division by zero", op_name)
+            raise errors.invalid_argument("Integer division by zero", op.name)
 
     static = runtime_checks.checked_static(y, host_check) if y._dtype.is_integer else ()
-    return apply(OPS[op_name], (x, y), static)[0]
+    return apply(op, (x, y), static)[0]
 
 
 _DIVISION_BY_ZERO_NOTE = (
@@ -498,7 +489,7 @@ def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
     """
     x, y = convert_same_dtype((x, y), "FloorDiv")
     _no_complex_kernel(x, "FloorDiv")
-    return _integer_division("FloorDiv", x, y)
+    return _integer_division(_floordiv_op, x, y)
 
 
 @table.export("math.floormod", dtypes=table.REAL, note=_DIVISION_BY_ZERO_NOTE)
@@ -512,7 +503,7 @@ def floormod(x: Any, y: Any, name: str | None = None) -> Tensor:
         `tapeshim.function`).
     """
     x, y = convert_same_dtype((x, y), "FloorMod")
-    return _integer_division("FloorMod", x, y)
+    return _integer_division(_floormod_op, x, y)
 
 
 _pow = _binary("pow", "Pow", pow_impl, what="x ** y")
@@ -588,40 +579,34 @@ logical_and = _binary(
 )
 logical_or = _binary("logical_or", "LogicalOr", jnp.logical_or, "b", False, paths=("math.logical_or", "logical_or"))
 logical_xor = _binary("logical_xor", "LogicalXor", jnp.logical_xor, "b", False, paths=("math.logical_xor",))
-_complex_op = _row(OpDef("Complex", lax.complex, True, checks(dtype_check("Complex", "f"), broadcast_check("Complex"))))
-_cast_op = _row(OpDef("Cast", _cast_impl, True))
-_matmul_op = _row(OpDef("MatMul", _matmul_impl, True, checks(dtype_check("MatMul", NUMERIC), _matmul_check)))
+_complex_op = OpDef("Complex", lax.complex, True, checks(dtype_check("Complex", "f"), broadcast_check("Complex")))
+_cast_op = OpDef("Cast", _cast_impl, True)
+_matmul_op = OpDef("MatMul", _matmul_impl, True, checks(dtype_check("MatMul", NUMERIC), _matmul_check))
 _reduce_ops = {
-    "sum": _row(OpDef("Sum", sum_impl, True, dtype_check("Sum", NUMERIC))),
-    "mean": _row(OpDef("Mean", mean_impl, True, dtype_check("Mean", NUMERIC))),
-    "max": _row(OpDef("Max", functools.partial(chooser_reduce, "max"), True, dtype_check("Max", REAL_NUMERIC))),
-    "min": _row(OpDef("Min", functools.partial(chooser_reduce, "min"), True, dtype_check("Min", REAL_NUMERIC))),
-    "prod": _row(
-        OpDef(
-            "Prod",
-            lambda x, axis, keepdims: jnp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
-            True,
-            dtype_check("Prod", NUMERIC),
-        )
+    "sum": OpDef("Sum", sum_impl, True, dtype_check("Sum", NUMERIC)),
+    "mean": OpDef("Mean", mean_impl, True, dtype_check("Mean", NUMERIC)),
+    "max": OpDef("Max", functools.partial(chooser_reduce, "max"), True, dtype_check("Max", REAL_NUMERIC)),
+    "min": OpDef("Min", functools.partial(chooser_reduce, "min"), True, dtype_check("Min", REAL_NUMERIC)),
+    "prod": OpDef(
+        "Prod",
+        lambda x, axis, keepdims: jnp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
+        True,
+        dtype_check("Prod", NUMERIC),
     ),
-    "all": _row(
-        OpDef("All", lambda x, axis, keepdims: jnp.all(x, axis=axis, keepdims=keepdims), False, dtype_check("All", "b"))
+    "all": OpDef(
+        "All", lambda x, axis, keepdims: jnp.all(x, axis=axis, keepdims=keepdims), False, dtype_check("All", "b")
     ),
-    "any": _row(
-        OpDef("Any", lambda x, axis, keepdims: jnp.any(x, axis=axis, keepdims=keepdims), False, dtype_check("Any", "b"))
+    "any": OpDef(
+        "Any", lambda x, axis, keepdims: jnp.any(x, axis=axis, keepdims=keepdims), False, dtype_check("Any", "b")
     ),
 }
-_argmax_op = _row(
-    OpDef(
-        "ArgMax", lambda x, axis, out: jnp.argmax(x, axis=axis).astype(out), False, dtype_check("ArgMax", REAL_NUMERIC)
-    )
+_argmax_op = OpDef(
+    "ArgMax", lambda x, axis, out: jnp.argmax(x, axis=axis).astype(out), False, dtype_check("ArgMax", REAL_NUMERIC)
 )
-_argmin_op = _row(
-    OpDef(
-        "ArgMin", lambda x, axis, out: jnp.argmin(x, axis=axis).astype(out), False, dtype_check("ArgMin", REAL_NUMERIC)
-    )
+_argmin_op = OpDef(
+    "ArgMin", lambda x, axis, out: jnp.argmin(x, axis=axis).astype(out), False, dtype_check("ArgMin", REAL_NUMERIC)
 )
-_add_n_op = _row(OpDef("AddN", add_n_impl, True, dtype_check("AddN", NUMERIC)))
+_add_n_op = OpDef("AddN", add_n_impl, True, dtype_check("AddN", NUMERIC))
 
 
 _INT_DIV_RESULT = {

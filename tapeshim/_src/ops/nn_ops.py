@@ -15,13 +15,6 @@ from tapeshim._src.ops.common import convert_same_dtype, dtype_check
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
-OPS: dict[str, OpDef] = {}
-
-
-def _row(op: OpDef) -> OpDef:
-    OPS[op.name] = op
-    return op
-
 
 def _sparse_xent(labels: jax.Array, logits: jax.Array, checked: bool = False) -> jax.Array:
     if checked and labels.size:  # labels only known when the program runs: TF's CPU kernel check
@@ -42,13 +35,13 @@ def _xent(labels: jax.Array, logits: jax.Array, axis: int) -> jax.Array:
     return -jnp.sum(labels * jax.nn.log_softmax(logits, axis=axis), axis=axis)
 
 
-_relu_op = _row(OpDef("Relu", jax.nn.relu, True, dtype_check("Relu", "fiu")))
-_softmax_op = _row(OpDef("Softmax", lambda x, axis: jax.nn.softmax(x, axis=axis), True, dtype_check("Softmax", "f")))
-_log_softmax_op = _row(
-    OpDef("LogSoftmax", lambda x, axis: jax.nn.log_softmax(x, axis=axis), True, dtype_check("LogSoftmax", "f"))
+_relu_op = OpDef("Relu", jax.nn.relu, True, dtype_check("Relu", "fiu"))
+_softmax_op = OpDef("Softmax", lambda x, axis: jax.nn.softmax(x, axis=axis), True, dtype_check("Softmax", "f"))
+_log_softmax_op = OpDef(
+    "LogSoftmax", lambda x, axis: jax.nn.log_softmax(x, axis=axis), True, dtype_check("LogSoftmax", "f")
 )
-_sparse_xent_op = _row(OpDef("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent, True))
-_xent_op = _row(OpDef("SoftmaxCrossEntropyWithLogits", _xent, True, dtype_check("SoftmaxCrossEntropyWithLogits", "f")))
+_sparse_xent_op = OpDef("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent, True)
+_xent_op = OpDef("SoftmaxCrossEntropyWithLogits", _xent, True, dtype_check("SoftmaxCrossEntropyWithLogits", "f"))
 
 
 @table.export("nn.relu", dtypes=table.REAL, note="the gradient at 0 is 0, as TF")
@@ -180,21 +173,21 @@ def softmax_cross_entropy_with_logits(
 
 # -- activations --------------------------------------------------------------------
 def _activation(public_name: str, op_name: str, impl: Any, note: str = "", gradient: str = "jax") -> Any:
-    op = _row(OpDef(op_name, impl, True, dtype_check(op_name, "f")))
+    op = OpDef(op_name, impl, True, dtype_check(op_name, "f"))
 
     def activation(features: Any, name: str | None = None) -> Tensor:
         return apply(op, (convert_to_tensor(features),))[0]
 
     activation.__name__ = activation.__qualname__ = public_name
     activation.__doc__ = f"The {public_name} activation, as `tf.nn.{public_name}`."
-    return table.export(f"nn.{public_name}", gradient=gradient, dtypes=table.REAL_FLOAT, note=note)(activation)
+    return table.export(f"nn.{public_name}", gradient=gradient, dtypes=table.REAL_FLOAT, note=note, op=op)(activation)
 
 
 def _relu6_impl(x: jax.Array) -> jax.Array:
     return jnp.where(x > 0, jnp.where(x < 6, x, jnp.asarray(6, x.dtype)), jnp.zeros_like(x))
 
 
-_relu6_op = _row(OpDef("Relu6", _relu6_impl, True, dtype_check("Relu6", "fiu")))
+_relu6_op = OpDef("Relu6", _relu6_impl, True, dtype_check("Relu6", "fiu"))
 
 
 @table.export("nn.relu6", gradient="tf", dtypes=table.REAL, note="the gradient is 0 at 0 and 6, as TF")
@@ -272,7 +265,7 @@ def _swish_impl(x: jax.Array, beta: jax.Array) -> jax.Array:
     return _swish_reverse(x, beta)
 
 
-_swish_op = _row(OpDef("Swish", _swish_impl, True, dtype_check("Swish", "fc")))
+_swish_op = OpDef("Swish", _swish_impl, True, dtype_check("Swish", "fc"))
 
 
 def _swish(features: Any, beta: Any) -> Tensor:
@@ -313,13 +306,11 @@ def _float32_constant(value: float, dtype: Any) -> jax.Array:
     return jnp.asarray(np.float32(value)).astype(dtype)
 
 
-_leaky_op = _row(
-    OpDef(
-        "LeakyRelu",
-        lambda x, alpha: jnp.where(x > 0, x, x * _float32_constant(alpha, x.dtype)),
-        True,
-        dtype_check("LeakyRelu", "f"),
-    )
+_leaky_op = OpDef(
+    "LeakyRelu",
+    lambda x, alpha: jnp.where(x > 0, x, x * _float32_constant(alpha, x.dtype)),
+    True,
+    dtype_check("LeakyRelu", "f"),
 )
 
 
@@ -353,7 +344,7 @@ def _gelu_impl(x: jax.Array, approximate: bool) -> jax.Array:
     return half * x * jax.scipy.special.erfc(-x * _float32_constant(0.7071067811865476, x.dtype))
 
 
-_gelu_op = _row(OpDef("Gelu", _gelu_impl, True, dtype_check("Gelu", "f")))
+_gelu_op = OpDef("Gelu", _gelu_impl, True, dtype_check("Gelu", "f"))
 
 
 @table.export("nn.gelu", dtypes=table.REAL_FLOAT, note="TF's formula and constants (float32-rounded ones too)")
@@ -403,7 +394,7 @@ def _l2_loss_impl(x: jax.Array) -> jax.Array:
     return jnp.sum(x * x) / 2
 
 
-_l2_loss_op = _row(OpDef("L2Loss", _l2_loss_impl, True, dtype_check("L2Loss", "f")))
+_l2_loss_op = OpDef("L2Loss", _l2_loss_impl, True, dtype_check("L2Loss", "f"))
 
 
 @table.export("nn.l2_loss", dtypes=table.REAL_FLOAT, note="float16/bfloat16 are summed in float32, as TF's CPU kernel")
@@ -449,7 +440,7 @@ def _bias_add_impl(x: jax.Array, b: jax.Array, channel: int) -> jax.Array:
     return _broadcast_bias(x, b, channel)
 
 
-_bias_add_op = _row(OpDef("BiasAdd", _bias_add_impl, True))
+_bias_add_op = OpDef("BiasAdd", _bias_add_impl, True)
 
 
 @table.export(

@@ -18,13 +18,7 @@ from tapeshim._src.ops.common import dtype_check, gradient_not_registered, norma
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
-OPS: dict[str, OpDef] = {}
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
-
-
-def _row(op: OpDef) -> OpDef:
-    OPS[op.name] = op
-    return op
 
 
 def _reduce_args(input_tensor: Any, axis: Any, keepdims: Any) -> tuple[Tensor, tuple]:
@@ -47,22 +41,18 @@ def _variance_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Arra
     return math_kernels.mean_impl(squared, axis, keepdims)
 
 
-_variance_op = _row(OpDef("Variance", _variance_impl, True, dtype_check("Variance", "fc")))
-_std_op = _row(
-    OpDef(
-        "Std",
-        lambda x, axis, keepdims: math_kernels.sqrt_impl(_variance_impl(x, axis, keepdims)),
-        True,
-        dtype_check("Std", "fc"),
-    )
+_variance_op = OpDef("Variance", _variance_impl, True, dtype_check("Variance", "fc"))
+_std_op = OpDef(
+    "Std",
+    lambda x, axis, keepdims: math_kernels.sqrt_impl(_variance_impl(x, axis, keepdims)),
+    True,
+    dtype_check("Std", "fc"),
 )
-_logsumexp_op = _row(
-    OpDef(
-        "ReduceLogSumExp",
-        lambda x, axis, keepdims: jax.nn.logsumexp(x, axis=axis, keepdims=keepdims),
-        True,
-        dtype_check("ReduceLogSumExp", "f"),
-    )
+_logsumexp_op = OpDef(
+    "ReduceLogSumExp",
+    lambda x, axis, keepdims: jax.nn.logsumexp(x, axis=axis, keepdims=keepdims),
+    True,
+    dtype_check("ReduceLogSumExp", "f"),
 )
 
 
@@ -158,15 +148,13 @@ def _scan(fn: Any, x: jax.Array, axis: int, exclusive: bool, reverse: bool, iden
     return jnp.flip(out, axis) if reverse else out
 
 
-_cumsum_op = _row(
-    OpDef(
-        "Cumsum",
-        lambda x, axis, exclusive, reverse: _scan(_cumsum, x, axis, exclusive, reverse, 0),
-        True,
-        dtype_check("Cumsum", "fciu"),
-    )
+_cumsum_op = OpDef(
+    "Cumsum",
+    lambda x, axis, exclusive, reverse: _scan(_cumsum, x, axis, exclusive, reverse, 0),
+    True,
+    dtype_check("Cumsum", "fciu"),
 )
-_cumprod_op = _row(OpDef("Cumprod", _cumprod_impl, True, dtype_check("Cumprod", "fciu")))
+_cumprod_op = OpDef("Cumprod", _cumprod_impl, True, dtype_check("Cumprod", "fciu"))
 
 
 def _cumulative(op: OpDef, x: Any, axis: Any, exclusive: bool, reverse: bool) -> Tensor:
@@ -198,7 +186,7 @@ def cumprod(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = Fals
     return _cumulative(_cumprod_op, x, axis, exclusive, reverse)
 
 
-_top_k_op = _row(OpDef("TopKV2", lambda x, k: lax.top_k(x, k), True, dtype_check("TopKV2", "fiu")))
+_top_k_op = OpDef("TopKV2", lambda x, k: lax.top_k(x, k), True, dtype_check("TopKV2", "fiu"))
 
 
 @table.export("math.top_k", "nn.top_k", dtypes=table.REAL, note="indices are int32, as TF")
@@ -382,13 +370,11 @@ def _segment(kind: str, data: jax.Array, ids: jax.Array, num_segments: int, chec
     return total / count
 
 
-_segment_op = _row(
-    OpDef(
-        "UnsortedSegment",
-        lambda d, i, kind, num_segments, checked=False: _segment(kind, d, i, num_segments, checked),
-        True,
-        dtype_check("UnsortedSegment", "fciu"),
-    )
+_segment_op = OpDef(
+    "UnsortedSegment",
+    lambda d, i, kind, num_segments, checked=False: _segment(kind, d, i, num_segments, checked),
+    True,
+    dtype_check("UnsortedSegment", "fciu"),
 )
 
 
@@ -462,7 +448,7 @@ def _weighted_bincount(values: jax.Array, weights: jax.Array, length: int, per_r
     return jnp.zeros((length,), weights.dtype).at[values.reshape(-1)].add(weights.reshape(-1), mode="drop")
 
 
-_weighted_bincount_op = _row(OpDef("DenseBincount", _weighted_bincount, True))
+_weighted_bincount_op = OpDef("DenseBincount", _weighted_bincount, True)
 
 
 @table.export(

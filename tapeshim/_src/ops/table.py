@@ -1,15 +1,25 @@
-"""The public op table: every TF path tapeshim answers to, its gradient kind and status.
+"""The op table: every TF path tapeshim answers to, its gradient kind and status.
 
-Each public op function is registered here with `export(...)`; ops not built yet
-are `gap(...)` rows. The namespaces (`tapeshim.math`, `tapeshim.nn`, ...) import
-the functions explicitly, `docs/ops.md` is generated from this table
-(`python -m tapeshim._src.ops.table`), and a test checks that the three agree.
+`Row` is the one row type. Each public op function is registered here once, with
+`export(...)`; ops not built yet are `gap(...)` rows. A function that runs one
+kernel (`tf.math.sin` runs the `OpDef` "Sin") names it (`export(..., op=...)`):
+the row then reads its gradient kind from the kernel's definition instead of
+restating it. Kernels themselves (`registry.OpDef`: TF op type, JAX
+implementation, checks) are not rows and are registered nowhere: the public
+function that applies them is. The namespaces (`tapeshim.math`, `tapeshim.nn`,
+...) import the functions explicitly, `docs/ops.md` is generated from this
+table (`python -m tapeshim._src.ops.table`), and a test checks that the three
+agree.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
+
+from tapeshim._src.registry import OpDef
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 GRADIENT_KINDS = {
     "jax": "JAX's derivative, which equals TF's",
@@ -33,6 +43,7 @@ class Row:
       dtypes: the dtypes it accepts, in words.
       status: one of `STATUSES`.
       note: known divergences from TF, or why it is a gap.
+      op: the kernel `function` runs, when it runs exactly one (None otherwise).
     """
 
     paths: tuple[str, ...]
@@ -41,6 +52,7 @@ class Row:
     dtypes: str
     status: str = "implemented"
     note: str = ""
+    op: OpDef | None = None
 
 
 ROWS: dict[str, Row] = {}
@@ -51,9 +63,15 @@ REAL = "floating, integer"
 ANY = "all"
 
 
+# Gradient kinds a kernel TF registers no gradient for (`OpDef.differentiable` False) may have.
+_NO_GRADIENT_KINDS = ("none", "-")
+
+
 def _add(row: Row) -> None:
     if row.gradient not in GRADIENT_KINDS or row.status not in STATUSES:
         raise ValueError(f"bad op table row {row}")
+    if row.op is not None and row.op.differentiable != (row.gradient not in _NO_GRADIENT_KINDS):
+        raise ValueError(f"op table row {row.paths[0]}: gradient {row.gradient!r} disagrees with its kernel {row.op}")
     for path in row.paths:
         if path in ROWS and ROWS[path].function is not row.function:
             raise ValueError(f"{path} is registered twice in the op table")
@@ -61,12 +79,30 @@ def _add(row: Row) -> None:
 
 
 def export(
-    *paths: str, gradient: str = "jax", dtypes: str = FLOAT, note: str = "", status: str = "implemented"
-) -> Callable[[Callable], Callable]:
-    """Registers a public op function under its TF paths; returns the function unchanged."""
+    *paths: str,
+    gradient: str | None = None,
+    dtypes: str = FLOAT,
+    note: str = "",
+    status: str = "implemented",
+    op: OpDef | None = None,
+) -> Callable[[F], F]:
+    """Registers a public op function under its TF paths; returns the function unchanged.
 
-    def register(function: Callable) -> Callable:
-        _add(Row(tuple(paths), function, gradient, dtypes, status, note))
+    Args:
+      *paths: the TF paths, without `tf.`; the first names the row.
+      gradient: a key of `GRADIENT_KINDS`; None reads it from `op` ("jax", or "none" for a
+        kernel TF registers no gradient for), or "jax" without one.
+      dtypes: the dtypes it accepts, in words.
+      note: known divergences from TF.
+      status: one of `STATUSES`.
+      op: the one kernel the function runs, if it runs exactly one.
+    """
+    if gradient is None:
+        gradient = "jax" if op is None or op.differentiable else "none"
+    kind = gradient
+
+    def register(function: F) -> F:
+        _add(Row(tuple(paths), function, kind, dtypes, status, note, op))
         return function
 
     return register
