@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 import sys
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from tapeshim._src import dtypes, errors
+from tapeshim._src.ops import logging_ops
 from tapeshim._src.ragged import RaggedTensor
 from tapeshim._src.strings_ops import map_strings, ragged_elementwise, strings_array, tokens_result
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor
@@ -24,12 +26,13 @@ def _parse_number(text: bytes, dtype: dtypes.DType) -> Any:
     if dtype.is_integer:
         if not _INT_TEXT.fullmatch(s):
             raise fail
-        value = int(s)
+        number = int(s)
         info = np.iinfo(dtype.as_numpy_dtype)
-        if not info.min <= value <= info.max:
+        if not info.min <= number <= info.max:
             raise fail
-        return value
+        return number
     stripped = s.strip()
+    value: float | None
     try:
         if "_" in stripped:
             raise ValueError(stripped)
@@ -87,7 +90,7 @@ def as_string(
     """
     tensor = convert_to_tensor(input)
     dtype = tensor.dtype
-    if dtype is dtypes.string:
+    if isinstance(tensor, StringTensor):  # every tf.string tensor is one
         fmt = _c_format(fill, width, -1, "s")
         return map_strings(
             lambda s: (fmt % s.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"), tensor
@@ -117,13 +120,17 @@ def as_string(
     return StringTensor(strings_array([t.encode() for t in texts], host.shape))
 
 
-def _format_value(tensor: Tensor, summarize: int) -> str:
-    from tapeshim._src.ops import logging_ops
+def _quoted(item: object) -> str:
+    """One element of a string tensor as `tf.strings.format` prints it: its bytes in double quotes."""
+    text = item.decode("utf-8", "backslashreplace") if isinstance(item, bytes) else str(item)
+    return '"' + text + '"'
 
-    if tensor.dtype is dtypes.string:
-        array = tensor._value
+
+def _format_value(tensor: Tensor, summarize: int) -> str:
+    if isinstance(tensor, StringTensor):  # every tf.string tensor is one
+        array = tensor._array
         if array.ndim == 0:
-            return '"' + array[()].decode("utf-8", "backslashreplace") + '"'
+            return _quoted(array.item())
         threshold = 0 if summarize >= 0 else sys.maxsize
         return np.array2string(
             array,
@@ -131,7 +138,7 @@ def _format_value(tensor: Tensor, summarize: int) -> str:
             threshold=threshold,
             edgeitems=max(summarize, 1),
             max_line_width=sys.maxsize,
-            formatter={"all": lambda b: '"' + b.decode("utf-8", "backslashreplace") + '"'},
+            formatter={"all": _quoted},
         )
     return logging_ops._format_array(np.asarray(tensor.numpy()), summarize)
 
@@ -205,18 +212,16 @@ def unicode_decode(
     strings = as_string_tensor(input, "input")
     codec = _codec(input_encoding, "input")
     rows = []
-    for s in strings._value.reshape(-1):
+    for s in strings._array.reshape(-1):
         points = _decode_points(s, codec, errors, replacement_char)
         if replace_control_characters:
             points = [replacement_char if p < 0x20 or 0x7F <= p < 0xA0 else p for p in points]
         rows.append(points)
-    return tokens_result(rows, strings._value.shape, dtypes.int32)
+    return tokens_result(rows, strings._array.shape, dtypes.int32)
 
 
 def _points_and_offsets(s: bytes, codec: str, errors_mode: str, replacement: int) -> tuple[list, list]:
     """Code points with the byte offset each starts at (an incremental decode, byte by byte)."""
-    import codecs
-
     if errors_mode not in ("strict", "replace", "ignore"):
         raise ValueError(f"errors must be one of 'strict', 'replace', 'ignore', got {errors_mode!r}")
     decoder = codecs.getincrementaldecoder(codec)("strict" if errors_mode == "strict" else errors_mode)
@@ -254,13 +259,13 @@ def unicode_decode_with_offsets(
         return input.with_flat_values(points), input.with_flat_values(offsets)
     strings = as_string_tensor(input, "input")
     codec = _codec(input_encoding, "input")
-    pairs = [_points_and_offsets(s, codec, errors, replacement_char) for s in strings._value.reshape(-1)]
+    pairs = [_points_and_offsets(s, codec, errors, replacement_char) for s in strings._array.reshape(-1)]
     rows = [p for p, _ in pairs]
     if replace_control_characters:
         rows = [[replacement_char if c < 0x20 or 0x7F <= c < 0xA0 else c for c in row] for row in rows]
     return (
-        tokens_result(rows, strings._value.shape, dtypes.int32),
-        tokens_result([o for _, o in pairs], strings._value.shape, dtypes.int64),
+        tokens_result(rows, strings._array.shape, dtypes.int32),
+        tokens_result([o for _, o in pairs], strings._array.shape, dtypes.int64),
     )
 
 
@@ -277,9 +282,9 @@ def unicode_split(
     codec = _codec(input_encoding, "input")
     rows = [
         [chr(p).encode(codec, "surrogatepass") for p in _decode_points(s, codec, errors, replacement_char)]
-        for s in strings._value.reshape(-1)
+        for s in strings._array.reshape(-1)
     ]
-    return tokens_result(rows, strings._value.shape, dtypes.string)
+    return tokens_result(rows, strings._array.shape, dtypes.string)
 
 
 def _encode_points(points: Any, codec: str, errors_mode: str, replacement: int) -> bytes:
@@ -353,7 +358,7 @@ def unsorted_segment_join(
     strings = as_string_tensor(inputs, "inputs")
     ids = np.asarray(convert_to_tensor(segment_ids).numpy(), np.int64)
     count = int(convert_to_tensor(num_segments).numpy())
-    array = strings._value
+    array = strings._array
     if ids.shape != array.shape[: ids.ndim]:
         raise errors.invalid_argument(
             "segment_ids should have the same shape as the prefix of inputs' shape", "UnsortedSegmentJoin"

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeshim._src import errors
 from tapeshim._src.strings_ops import ragged_elementwise
 from tapeshim._src.strings_tensor import as_string_tensor
 from tapeshim._src.tensor import Tensor, constant
@@ -226,17 +227,15 @@ def to_hash_bucket_fast(input: Any, num_buckets: int, name: str | None = None) -
     Raises:
       InvalidArgumentError: for a non-string input or fewer than one bucket.
     """
-    from tapeshim._src import errors
-
     strings = as_string_tensor(input, "input")
     buckets = int(num_buckets)
     if buckets < 1:
         raise errors.invalid_argument(
             f"Value for attr 'num_buckets' of {buckets} must be at least minimum 1", "StringToHashBucketFast"
         )
-    flat = strings._value.reshape(-1)
+    flat = strings._array.reshape(-1)
     out = (fingerprints(flat) % _U(buckets)).astype(np.int64)
-    return constant(out.reshape(strings._value.shape))
+    return constant(out.reshape(strings._array.shape))
 
 
 _MURMUR_M = 0xC6A4A7935BD1E995
@@ -300,15 +299,13 @@ def siphash24(key: tuple[int, int], s: bytes) -> int:
 
 
 def _buckets(input: Any, num_buckets: Any, op: str, hash_fn: Any) -> Tensor:  # noqa: A002
-    from tapeshim._src import errors
-
     strings = as_string_tensor(input, "input")
     buckets = int(num_buckets)
     if buckets < 1:
         raise errors.invalid_argument(f"Value for attr 'num_buckets' of {buckets} must be at least minimum 1", op)
-    flat = strings._value.reshape(-1)
+    flat = strings._array.reshape(-1)
     out = np.fromiter((hash_fn(v) % buckets for v in flat), dtype=np.int64, count=flat.size)
-    return constant(out.reshape(strings._value.shape))
+    return constant(out.reshape(strings._array.shape))
 
 
 @ragged_elementwise

@@ -9,14 +9,8 @@ are turned back into strings. This serves the ops that only move, select or
 compare elements, which are the ones TF registers for strings; any other op
 raises the `InvalidArgumentError` TF's kernels raise for a string input.
 
-`registry.apply` is to call this when an input has dtype `tf.string`, on its
-dispatch-cache miss path (so the hot path pays nothing):
-
-    if any(t._dtype is dtypes.string for t in inputs):
-        from tapeshim._src import strings_host
-        return strings_host.apply(op, inputs, static)
-
-That dispatch is ENGINE's to add; until then the tests call `apply` directly.
+`registry.apply` calls this when an input has dtype `tf.string`, on its
+dispatch-cache miss path (so the hot path pays nothing).
 """
 
 from __future__ import annotations
@@ -25,7 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tapeshim._src import dtypes, errors
+from tapeshim._src import dtypes, errors, registry
 from tapeshim._src.strings_tensor import StringTensor
 from tapeshim._src.tensor import Tensor, constant
 
@@ -68,8 +62,6 @@ def apply(op: Any, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
       InvalidArgumentError: for an op TF does not define on strings, or string and
         numeric inputs where the op needs one dtype.
     """
-    from tapeshim._src import registry
-
     if op.name == "Cast":
         target = dtypes.as_dtype(dict(static).get("dtype", "float32"))
         if target is dtypes.string:

@@ -8,6 +8,7 @@ constants use (a value list shorter than the shape repeats its last value).
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import ml_dtypes
@@ -61,7 +62,7 @@ def decode_raw(
         )
     np_dtype = np.dtype(dtype.as_numpy_dtype).newbyteorder("<" if little_endian else ">")
     size = np_dtype.itemsize
-    flat = list(strings._value.reshape(-1))
+    flat = list(strings._array.reshape(-1))
     if fixed_length is not None:
         width = int(convert_to_tensor(fixed_length).numpy())
         if width % size:
@@ -91,7 +92,7 @@ def decode_raw(
         if data
         else np.zeros(0, dtype.as_numpy_dtype)
     )
-    return host_tensor(np.array(values.reshape(*strings._value.shape, count), order="C"), dtype)
+    return host_tensor(np.array(values.reshape(*strings._array.shape, count), order="C"), dtype)
 
 
 # -- protobuf wire format ---------------------------------------------------------------------------------------
@@ -153,6 +154,7 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
     while at < len(data):
         key, at = _read_varint(data, at)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == 0:
             value, at = _read_varint(data, at)
         elif wire == 1:
@@ -248,12 +250,12 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> Ten
       InvalidArgumentError: for bytes that are not a TensorProto, or a dtype other than `out_type`.
     """
     data = as_string_tensor(serialized, "serialized")
-    if data._value.ndim != 0:
+    if data._array.ndim != 0:
         raise errors.invalid_argument(
-            f"Expected `serialized` to be a scalar, got shape: [{','.join(str(d) for d in data._value.shape)}]",
+            f"Expected `serialized` to be a scalar, got shape: [{','.join(str(d) for d in data._array.shape)}]",
             "ParseTensor",
         )
-    raw = data._value[()]
+    raw: bytes = data._array.item()
     want = dtypes.as_dtype(out_type)
     try:
         fields = _fields(raw)
@@ -266,8 +268,6 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> Ten
             if n == 2 and w == 2
         )
     except (ValueError, TypeError, StopIteration):
-        import base64
-
         raise errors.invalid_argument(
             f"Could not parse `serialized` as TensorProto, base64: {base64.b64encode(raw).decode()}", "ParseTensor"
         ) from None

@@ -44,11 +44,11 @@ def strings_array(values: Sequence[bytes], shape: tuple) -> np.ndarray:
 
 def map_strings(fn: Callable[[bytes], Any], tensor: StringTensor, dtype: dtypes.DType = dtypes.string) -> Tensor:
     """`fn` applied to every string of `tensor`; the results form a tensor of `dtype`."""
-    flat = tensor._value.reshape(-1)
+    flat = tensor._array.reshape(-1)
     results = [fn(s) for s in flat]
     if dtype is dtypes.string:
-        return StringTensor(strings_array(results, tensor._value.shape))
-    return constant(np.asarray(results, dtype.as_numpy_dtype).reshape(tensor._value.shape))
+        return StringTensor(strings_array(results, tensor._array.shape))
+    return constant(np.asarray(results, dtype.as_numpy_dtype).reshape(tensor._array.shape))
 
 
 def tokens_result(tokens: list[list[Any]], shape: tuple, values_dtype: dtypes.DType) -> Any:
@@ -83,11 +83,11 @@ def split(input: Any, sep: Any = None, maxsplit: int = -1, name: str | None = No
     if separator == b"":
         separator = None
     limit = int(maxsplit)
-    tokens = [s.split(separator, limit) for s in strings._value.reshape(-1)]
+    tokens = [s.split(separator, limit) for s in strings._array.reshape(-1)]
     if separator is None and limit > 0:
         # TF's whitespace split emits the (empty) remainder once `maxsplit` tokens are taken
         tokens = [row + [b""] if len(row) == limit else row for row in tokens]
-    return tokens_result(tokens, strings._value.shape, dtypes.string)
+    return tokens_result(tokens, strings._array.shape, dtypes.string)
 
 
 def _as_bytes(value: Any, name: str) -> bytes:
@@ -162,7 +162,7 @@ def substr(input: Any, pos: Any, len: Any, unit: str = "BYTE", name: str | None 
     positions = np.asarray(convert_to_tensor(pos).numpy())
     lengths = np.asarray(convert_to_tensor(len).numpy())
     try:
-        s_b, p_b, l_b = np.broadcast_arrays(strings._value, positions, lengths)
+        s_b, p_b, l_b = np.broadcast_arrays(strings._array, positions, lengths)
     except ValueError:
         raise errors.invalid_argument(
             "pos and len should have the same shape as input or be scalars", "Substr"
@@ -187,7 +187,7 @@ def join(inputs: Sequence[Any], separator: str = "", name: str | None = None) ->
     if not tensors:
         return StringTensor(strings_array([b""], ()))
     try:
-        arrays = np.broadcast_arrays(*[t._value for t in tensors])
+        arrays = np.broadcast_arrays(*[t._array for t in tensors])
     except ValueError:
         raise errors.invalid_argument("Input shapes do not match", "StringJoin") from None
     flat = [a.reshape(-1) for a in arrays]
@@ -238,7 +238,7 @@ def reduce_join(
             raise ValueError("tapeshim's ragged reduce_join does not take keepdims")
         return _reduce_join_ragged(inputs, axis, _as_bytes(separator, "separator"))
     strings = as_string_tensor(inputs, "inputs")
-    array = strings._value
+    array = strings._array
     rank = array.ndim
     axes = (
         list(range(rank - 1, -1, -1))
@@ -338,8 +338,8 @@ def regex_full_match(input: Any, pattern: Any, name: str | None = None) -> Tenso
 def bytes_split(input: Any, name: str | None = None) -> Any:  # noqa: A002
     """Each string's bytes as one-byte strings (a RaggedTensor; 1-D for a scalar), as `tf.strings.bytes_split`."""
     strings = as_string_tensor(input, "input")
-    tokens = [[s[i : i + 1] for i in range(_len(s))] for s in strings._value.reshape(-1)]
-    return tokens_result(tokens, strings._value.shape, dtypes.string)
+    tokens = [[s[i : i + 1] for i in range(_len(s))] for s in strings._array.reshape(-1)]
+    return tokens_result(tokens, strings._array.shape, dtypes.string)
 
 
 def ngrams(
@@ -362,9 +362,9 @@ def ngrams(
         rows = [[bytes(v) for v in row] for row in data.to_list()]
     else:
         strings = as_string_tensor(data, "data")
-        if strings._value.ndim != 1:
+        if strings._array.ndim != 1:
             raise ValueError("tapeshim's tf.strings.ngrams takes a 1-D tensor or a 2-D RaggedTensor")
-        rows = [list(strings._value)]
+        rows = [list(strings._array)]
     if pad_values is None:
         left = right = None
     elif isinstance(pad_values, (tuple, list)):
@@ -376,7 +376,7 @@ def ngrams(
         grams = []
         for width in widths:
             pad = 0 if left is None else (width - 1 if padding_width is None else int(padding_width))
-            padded = [left] * pad + row + [right] * pad
+            padded = row if left is None or right is None else [left] * pad + row + [right] * pad
             count = _len(padded) - width + 1
             if count <= 0 and preserve_short_sequences and row:
                 grams.append(sep.join(padded))

@@ -39,6 +39,7 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.dtypes import DType
+from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.tensor import Tensor, constant, constant_shaped, convert_to_tensor, device_constant
 
 _MIXED = "Can't convert Python sequence with mixed types to Tensor."
@@ -114,9 +115,9 @@ def _numpy_strings(array: np.ndarray) -> np.ndarray:
 def _as_bytes_array(value: Any, dtype: DType | None) -> np.ndarray:
     """Converts a Python or numpy value to an object array of bytes, with TF's conversion errors."""
     if isinstance(value, Tensor):
-        if value._dtype is not dtypes.string:
+        if not isinstance(value, StringTensor):  # every tf.string tensor is a StringTensor
             raise TypeError(f"Expected tensor {value.numpy()} with dtype tf.string, but got dtype {value._dtype!r}.")
-        return value._value
+        return value._array
     if isinstance(value, (np.ndarray, np.generic)):
         array = np.asarray(value)
         if array.dtype.kind in "SUO":
@@ -198,7 +199,7 @@ def as_string_tensor(value: Any, name: str = "input") -> "StringTensor":
 
 def codes(*tensors: "StringTensor") -> list[Tensor]:
     """int64 tensors of codes for string tensors: equal strings get equal codes, across all of them."""
-    flats = [t._value.reshape(-1) for t in tensors]
+    flats = [t._array.reshape(-1) for t in tensors]
     pool = np.concatenate(flats) if flats else np.empty((0,), object)
     if pool.size:
         _, inverse = np.unique(pool, return_inverse=True)
@@ -206,7 +207,7 @@ def codes(*tensors: "StringTensor") -> list[Tensor]:
         inverse = np.empty((0,), np.int64)
     result, start = [], 0
     for t, flat in zip(tensors, flats):
-        part = np.asarray(inverse[start : start + flat.size], np.int64).reshape(t._value.shape)
+        part = np.asarray(inverse[start : start + flat.size], np.int64).reshape(t._array.shape)
         start += flat.size
         result.append(constant(part))
     return result
@@ -214,12 +215,12 @@ def codes(*tensors: "StringTensor") -> list[Tensor]:
 
 def positions(tensor: "StringTensor") -> Tensor:
     """An int64 tensor of each element's flat position: numeric ops on it move elements as they would strings."""
-    return constant(np.arange(tensor._value.size, dtype=np.int64).reshape(tensor._value.shape))
+    return constant(np.arange(tensor._array.size, dtype=np.int64).reshape(tensor._array.shape))
 
 
 def pick(tensor: "StringTensor", index: Tensor) -> "StringTensor":
     """The strings of `tensor` at the flat positions `index` holds (the result of an op on `positions`)."""
-    return StringTensor(tensor._value.reshape(-1)[np.asarray(index.numpy(), np.int64)])
+    return StringTensor(tensor._array.reshape(-1)[np.asarray(index.numpy(), np.int64)])
 
 
 def _other_string(other: Any, anchor: "StringTensor") -> Any:
@@ -248,40 +249,43 @@ class StringTensor(Tensor):
     def __init__(self, array: np.ndarray) -> None:
         array = np.array(array, dtype=object, order="C")
         array.flags.writeable = False
-        super().__init__(array, tuple(array.shape), dtypes.string)
+        # A string tensor holds a host object array where Tensor expects a device array: JAX has no strings.
+        super().__init__(array, tuple(array.shape), dtypes.string)  # type: ignore[arg-type]
 
     @property
-    def value(self) -> np.ndarray:
+    def _array(self) -> np.ndarray:
+        """The host numpy object array of bytes (read-only) that `_value` holds."""
+        # Tensor types `_value` as a device array; a string tensor's is always this host array (see __init__).
+        return self._value  # type: ignore[return-value]
+
+    @property
+    def value(self) -> np.ndarray:  # type: ignore[override]  # host bytes, where Tensor.value is a device array
         """The host numpy object array of bytes (read-only)."""
-        return self._value
+        return self._array
 
     def numpy(self) -> Any:
         """`bytes` for a scalar, else a numpy object array of `bytes`, as TF."""
-        return self._value[()] if self._value.ndim == 0 else self._value.copy()
+        return self._array[()] if self._array.ndim == 0 else self._array.copy()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self._value.copy() if dtype is None else self._value.astype(dtype)
+        return self._array.copy() if dtype is None else self._array.astype(dtype)
 
     def __jax_array__(self) -> Any:
         raise TypeError("A tf.string tensor cannot be used as a JAX array: JAX has no string type.")
 
     def __float__(self) -> float:
-        return float(self._value.astype(np.float64))
+        return float(self._array.astype(np.float64))
 
     def __int__(self) -> int:
-        return int(self._value.astype(np.int64))
+        return int(self._array.astype(np.int64))
 
     def __reduce__(self) -> tuple:
         return string_constant, (self.numpy(),)
 
     def __getitem__(self, key: Any) -> "StringTensor":
-        from tapeshim._src.ops import array_ops
-
         return pick(self, array_ops.getitem(positions(self), key))
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        from tapeshim._src.ops import math_ops
-
+    def __eq__(self, other: Any) -> Any:
         if other is None:
             return False
         try:
@@ -291,9 +295,7 @@ class StringTensor(Tensor):
         a, b = codes(self, other)
         return math_ops.tensor_equals(a, b)
 
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        from tapeshim._src.ops import math_ops
-
+    def __ne__(self, other: Any) -> Any:
         if other is None:
             return True
         try:
@@ -320,12 +322,12 @@ def _concatenate(tensor: StringTensor, other: Any, reflected: bool) -> StringTen
         raise errors.invalid_argument(str(exc).format(op="Add").split(" [Op:")[0], "Add") from None
     left, right = (other, tensor) if reflected else (tensor, other)
     try:
-        shape = np.broadcast_shapes(left._value.shape, right._value.shape)
+        shape = np.broadcast_shapes(left._array.shape, right._array.shape)
     except ValueError:
-        text = " vs. ".join("[" + ",".join(str(d) for d in s) + "]" for s in (left._value.shape, right._value.shape))
+        text = " vs. ".join("[" + ",".join(str(d) for d in s) + "]" for s in (left._array.shape, right._array.shape))
         raise errors.invalid_argument(f"Incompatible shapes: {text}", "Add") from None
-    a = np.broadcast_to(left._value, shape).reshape(-1)
-    b = np.broadcast_to(right._value, shape).reshape(-1)
+    a = np.broadcast_to(left._array, shape).reshape(-1)
+    b = np.broadcast_to(right._array, shape).reshape(-1)
     out = np.empty(a.shape, dtype=object)
     for i in range(a.size):
         out[i] = a[i] + b[i]
