@@ -1,5 +1,7 @@
-"""The op table, the public namespaces and docs/ops.md agree, and the table's TF paths exist in TF."""
+"""The op table, the public namespaces and docs/ops.md agree, the table's TF paths exist in TF, and every row
+has a differential test case."""
 
+import ast
 import inspect
 from pathlib import Path
 
@@ -77,3 +79,93 @@ GAPS = sorted(path for path, row in PATHS.items() if row.function is None)
 @pytest.mark.parametrize("path", GAPS)
 def test_gap_rows_are_not_implemented_yet(path):
     assert _resolve(tapeshim, path) is not None
+
+
+# -- every row has a differential case --------------------------------------------------------------------
+TESTS = Path(__file__).parent
+
+NAMED_CASES = {
+    "signal.fft": "test_signal_ops.py::test_complex_ffts",
+    "signal.ifft": "test_signal_ops.py::test_complex_ffts",
+    "signal.fft2d": "test_signal_ops.py::test_complex_ffts",
+    "signal.ifft2d": "test_signal_ops.py::test_complex_ffts",
+    "signal.fft3d": "test_signal_ops.py::test_complex_ffts",
+    "signal.ifft3d": "test_signal_ops.py::test_complex_ffts",
+    "image.rgb_to_yuv": "test_image_extra.py::test_total_variation_and_color_matrices",
+    "image.yuv_to_rgb": "test_image_extra.py::test_total_variation_and_color_matrices",
+    "image.rgb_to_yiq": "test_image_extra.py::test_total_variation_and_color_matrices",
+    "image.yiq_to_rgb": "test_image_extra.py::test_total_variation_and_color_matrices",
+    "io.serialize_tensor": "test_strings_io.py::test_serialize_tensor_bytes_equal_tf",
+    "io.parse_tensor": "test_strings_io.py::test_parse_tensor_reads_tf_bytes_and_tf_reads_ours",
+}
+"""Rows whose differential case reaches the op by name (`getattr(tf.signal, name)` over a parametrized list, or
+through a helper returning the namespace) rather than as `tf.<path>`: the test running it, `file::function`."""
+
+
+def _is_differential(tree):
+    """Whether a test module runs its bodies through tests/oracle.py."""
+    return any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "oracle"
+        or isinstance(node, ast.Import)
+        and any(alias.name == "oracle" for alias in node.names)
+        for node in ast.walk(tree)
+    )
+
+
+def _tf_paths(tree):
+    """Every `tf.a.b` attribute chain in `tree` (bodies take the module as `tf`), as "a.b"."""
+    paths = set()
+    for node in ast.walk(tree):
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if parts and isinstance(node, ast.Name) and node.id == "tf":
+            paths.add(".".join(reversed(parts)))
+    return paths
+
+
+def _differential_modules():
+    trees = {path.name: ast.parse(path.read_text()) for path in sorted(TESTS.glob("*.py"))}
+    return {name: tree for name, tree in trees.items() if _is_differential(tree)}
+
+
+DIFFERENTIAL = _differential_modules()
+NAMED = set().union(*(_tf_paths(tree) for tree in DIFFERENTIAL.values()))
+
+
+def _names_in(function):
+    """The string constants and attribute names in a test function, its decorators included."""
+    names = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names.add(node.value)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+    return names
+
+
+@pytest.mark.parametrize("path", sorted(NAMED_CASES))
+def test_named_cases_run_their_op(path):
+    module, _, test = NAMED_CASES[path].partition("::")
+    assert module in DIFFERENTIAL, f"{module} is not a differential test module (it does not use tests/oracle.py)"
+    functions = {node.name: node for node in DIFFERENTIAL[module].body if isinstance(node, ast.FunctionDef)}
+    assert test in functions, f"{NAMED_CASES[path]} does not exist"
+    assert path.rpartition(".")[2] in _names_in(functions[test]), f"{NAMED_CASES[path]} does not name {path}"
+
+
+def test_every_row_has_a_differential_case():
+    """A row's case: a test module using tests/oracle.py names `tf.<path>` for one of its paths, or NAMED_CASES."""
+    missing = [
+        key
+        for key, row in table.ROWS.items()
+        if row.function is not None and not any(path in NAMED or path in NAMED_CASES for path in row.paths)
+    ]
+    assert not missing, f"op table rows without a differential test case: {missing}"
+
+
+def test_rows_read_their_gradient_kind_from_their_kernel():
+    for row in table.ROWS.values():
+        if row.op is not None:
+            assert row.op.differentiable == (row.gradient not in ("none", "-")), f"tf.{row.paths[0]}: {row.op}"
