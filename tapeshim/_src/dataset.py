@@ -16,28 +16,15 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from tapeshim._src import dtypes, errors, nest
+from tapeshim._src.dataset_elements import _call, _host_tensor, _LazySpec, _spec, _to_tensors
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.dataset_transforms import DatasetTransforms, _Deferred
-from tapeshim._src.ops import array_ops
-from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, device_constant
+from tapeshim._src.ops import array_ops, random_ops
+from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
 
 INFINITE = -1
 UNKNOWN = -2
-
-
-def _spec(element: Any) -> Any:
-    return nest.map_structure(lambda t: TensorSpec(t.shape, t.dtype), element)
-
-
-def _to_tensors(value: Any) -> Any:
-    """tf.data's structures are tuples and dicts; a Python list is one tensor."""
-    if isinstance(value, dict):
-        return type(value)((k, _to_tensors(v)) for k, v in value.items())
-    if isinstance(value, tuple):
-        items = [_to_tensors(v) for v in value]
-        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
-    return convert_to_tensor(value)
 
 
 def _signature_from_types(types: Any, shapes: Any) -> Any:
@@ -70,14 +57,6 @@ def _convert_to_spec(value: Any, spec: Any) -> Any:
             "IteratorGetNext",
         )
     return tensor
-
-
-def _host_tensor(array: np.ndarray, dtype: Any) -> Tensor:
-    if dtype is dtypes.string:
-        from tapeshim._src.strings_tensor import host_tensor
-
-        return host_tensor(array, dtype)
-    return Tensor(device_constant(array), array.shape, dtype)
 
 
 def _stack(*parts: Tensor) -> Tensor:
@@ -133,10 +112,6 @@ def _prefetching(make_source: Callable[[], Iterator[Any]], depth: int) -> Iterat
         stop.set()
 
 
-def _call(fn: Callable[..., Any], element: Any) -> Any:
-    return fn(*element) if isinstance(element, tuple) else fn(element)
-
-
 class Dataset(DatasetTransforms):
     """A sequence of elements (nests of tensors), as `tf.data.Dataset`."""
 
@@ -158,6 +133,7 @@ class Dataset(DatasetTransforms):
                 for row in make_host():
                     yield nest.map_structure(_host_tensor, row, dtypes_of)
 
+        assert make_iterator is not None, "a Dataset needs `make_iterator` or `host_rows`"
         self._make_iterator = make_iterator
         self._cardinality = cardinality
         self._element_spec = element_spec
@@ -252,7 +228,7 @@ class Dataset(DatasetTransforms):
         Raises:
           InvalidArgumentError: if no file matches.
         """
-        from tapeshim._src.dataset_sources import list_files
+        from tapeshim._src.dataset_sources import list_files  # import cycle: dataset <-> dataset_sources
 
         return list_files(file_pattern, shuffle=shuffle, seed=seed)
 
@@ -390,8 +366,6 @@ class Dataset(DatasetTransforms):
         size = int(buffer_size)
         if size <= 0:
             raise errors.invalid_argument("buffer_size must be greater than zero.", "ShuffleDatasetV3")
-        from tapeshim._src.ops import random_ops
-
         base = int(np.asarray(random_ops._next_key(seed))[-1])
         epochs = itertools.count()
 
@@ -499,15 +473,3 @@ class Dataset(DatasetTransforms):
         for element in self._elements():
             state = reduce_func(state, element)
         return state
-
-
-class _LazySpec:
-    """The element spec of a mapped dataset, computed from its first element when asked."""
-
-    def __init__(self, source: Dataset, fn: Callable[..., Any]) -> None:
-        self._source, self._fn = source, fn
-
-    def resolve(self) -> Any:
-        for element in self._source._elements():
-            return _spec(_to_tensors(_call(self._fn, element)))
-        return None

@@ -15,6 +15,7 @@ from typing import Any
 from typing import Iterator as PyIterator
 
 from tapeshim._src import errors, nest
+from tapeshim._src.dataset_elements import _spec, _to_tensors
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
@@ -140,8 +141,6 @@ class Optional:
     @staticmethod
     def from_value(value: Any) -> "Optional":
         """An optional holding `value`."""
-        from tapeshim._src.dataset import _spec, _to_tensors
-
         value = _to_tensors(value)
         return Optional(value, _spec(value))
 

@@ -12,6 +12,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from tapeshim._src import dtypes, errors
+from tapeshim._src.dataset import Dataset
+from tapeshim._src.strings_tensor import host_tensor
 from tapeshim._src.tensor_spec import TensorSpec
 
 
@@ -26,15 +28,11 @@ def _patterns(file_pattern: Any) -> list[str]:
 
 
 def _string_rows(names: Sequence[str]) -> Any:
-    from tapeshim._src.dataset import Dataset
-
     array = np.array([n.encode() for n in names] + [b""], dtype=object)[:-1]
     return Dataset.from_tensor_slices(_strings(array)) if len(names) else None
 
 
 def _strings(array: np.ndarray) -> Any:
-    from tapeshim._src.strings_tensor import host_tensor
-
     return host_tensor(array, dtypes.string)
 
 
@@ -62,9 +60,9 @@ def list_files(file_pattern: Any, shuffle: bool | None = None, seed: Any = None,
 def _fits(text: str, dtype: dtypes.DType) -> bool:
     try:
         if dtype.is_integer:
-            value = int(text)
+            number = int(text)
             info = np.iinfo(dtype.as_numpy_dtype)
-            return info.min <= value <= info.max
+            return info.min <= number <= info.max
         value = float(text)
         return (
             dtype == dtypes.float64 or math.isinf(value) or math.isnan(value) or abs(value) <= np.finfo(np.float32).max
@@ -152,8 +150,6 @@ def make_csv_dataset(
       ValueError: for a missing header/column names, an unknown `label_name` or selected column.
       InvalidArgumentError: if no file matches, or a field without a default is empty.
     """
-    from tapeshim._src.dataset import Dataset
-
     files = sorted({m for p in _patterns(file_pattern) for m in glob.glob(p)})
     if not files:
         raise errors.invalid_argument(

@@ -10,28 +10,31 @@ and its cardinality rules.
 from __future__ import annotations
 
 import itertools
+import logging
 import os
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
 from tapeshim._src import dtypes, errors, nest
+from tapeshim._src.dataset_elements import _call, _host_tensor, _LazySpec, _spec, _to_tensors
+from tapeshim._src.dataset_options import Options
+from tapeshim._src.ops import random_ops
 from tapeshim._src.shape import TensorShape
-from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
+
+if TYPE_CHECKING:
+    from tapeshim._src.dataset import Dataset
 
 INFINITE = -1
 UNKNOWN = -2
 
 
 def _dataset_class() -> Any:
-    from tapeshim._src.dataset import Dataset
+    from tapeshim._src.dataset import Dataset  # import cycle: dataset <-> dataset_transforms
 
     return Dataset
-
-
-def _call(fn: Callable[..., Any], element: Any) -> Any:
-    return fn(*element) if isinstance(element, tuple) else fn(element)
 
 
 def _common_spec(a: Any, b: Any) -> Any:
@@ -103,6 +106,21 @@ class DatasetTransforms:
     _cardinality: int
     _options: Any = None
     _map_parts: Any = None
+
+    if TYPE_CHECKING:  # what `Dataset` provides
+        _element_spec: Any
+
+        @property
+        def element_spec(self) -> Any: ...
+
+        def _elements(self) -> Iterator[Any]: ...
+
+        def _through(
+            self,
+            transform: Callable[[Callable[[], Iterator[Any]]], Iterator[Any]],
+            cardinality: int,
+            element_spec: Any = None,
+        ) -> Dataset: ...
 
     # -- combining ------------------------------------------------------------------------------------
     def concatenate(self, dataset: Any, name: str | None = None) -> Any:
@@ -266,8 +284,6 @@ class DatasetTransforms:
     @staticmethod
     def counter(start: int = 0, step: int = 1, dtype: Any = dtypes.int64, name: str | None = None) -> Any:
         """`start, start + step, ...` forever."""
-        from tapeshim._src.tensor import constant
-
         out = dtypes.as_dtype(dtype)
         return _dataset_class()(
             lambda: (constant(v, out) for v in itertools.count(int(start), int(step))), INFINITE, TensorSpec([], out)
@@ -292,8 +308,6 @@ class DatasetTransforms:
         size = int(batch_size)
         if size <= 0:
             raise errors.invalid_argument("batch_size must be greater than zero.", "PaddedBatchDatasetV2")
-        from tapeshim._src.dataset import _LazySpec
-
         spec = self.element_spec
         flat_specs = nest.flatten(spec)
         shapes = [None] * len(flat_specs) if padded_shapes is None else _flatten_up_to(spec, padded_shapes)
@@ -309,6 +323,7 @@ class DatasetTransforms:
                     f"{s.shape} of the corresponding input component."
                 )
             targets.append(target)
+        fills: list[Any]
         if padding_values is None:
             fills = [b"" if s.dtype == dtypes.string else 0 for s in flat_specs]
         else:
@@ -318,8 +333,6 @@ class DatasetTransforms:
             ]
 
         def iterate() -> Iterator[Any]:
-            from tapeshim._src.dataset import _host_tensor
-
             source = self._elements()
             while True:
                 chunk = list(itertools.islice(source, size))
@@ -456,8 +469,6 @@ class DatasetTransforms:
         """Maps with a state: `scan_func(state, element) -> (new_state, output)`."""
 
         def iterate() -> Iterator[Any]:
-            from tapeshim._src.dataset import _to_tensors
-
             state = nest.map_structure(convert_to_tensor, initial_state)
             for element in self._elements():
                 args = (state,) + (element if isinstance(element, tuple) else (element,))
@@ -466,8 +477,6 @@ class DatasetTransforms:
                 yield _to_tensors(output)
 
         def first_spec() -> Any:
-            from tapeshim._src.dataset import _spec
-
             for element in iterate():
                 return _spec(element)
             return None
@@ -490,15 +499,14 @@ class DatasetTransforms:
         Raises:
           ValueError: unless exactly one of `window_size` and `window_size_func` is given.
         """
-        from tapeshim._src.tensor import constant
-
         if (window_size is None) == (window_size_func is None):
             raise ValueError("Either the `window_size` argument or the `window_size_func` argument must be specified.")
-        size_of = (
-            (lambda key: int(window_size))
-            if window_size is not None
-            else (lambda key: _as_int64(window_size_func(key), "window_size_func"))
-        )
+
+        def size_of(key: Any) -> int:
+            if window_size_func is None:
+                return int(window_size)
+            return _as_int64(window_size_func(key), "window_size_func")
+
         spec = self.element_spec
         dataset_class = _dataset_class()
 
@@ -554,8 +562,6 @@ class DatasetTransforms:
         lows, highs = [0] + boundaries, boundaries + [np.iinfo(np.int64).max]
 
         def key_func(*element: Any) -> Any:
-            from tapeshim._src.tensor import constant
-
             length = int(element_length_func(*element))
             matches = [i for i, (lo, hi) in enumerate(zip(lows, highs)) if lo <= length < hi]
             return constant(matches[0] if matches else len(sizes) - 1, dtypes.int64)
@@ -585,8 +591,6 @@ class DatasetTransforms:
             return grouped.padded_batch(sizes[bucket_id], shapes, padding_values, drop_remainder=drop_remainder)
 
         def size_func(bucket: Any) -> Any:
-            from tapeshim._src.tensor import constant
-
             return constant(sizes[int(bucket)], dtypes.int64)
 
         grouped = self.group_by_window(lambda *e: key_func(*e), reduce_func, window_size_func=size_func)
@@ -663,16 +667,12 @@ class DatasetTransforms:
 
         def iterate() -> Iterator[Any]:
             if parts is not None:
-                from tapeshim._src.dataset import _to_tensors
-
                 source_dataset, map_func = parts
                 for element in source_dataset._elements():
                     try:
                         yield _to_tensors(_call(map_func, element))
                     except errors.OpError as exc:
                         if log_warning:
-                            import logging
-
                             logging.getLogger("tapeshim").warning("Dataset.ignore_errors: dropped an element: %s", exc)
                 return
             source = self._elements()
@@ -683,8 +683,6 @@ class DatasetTransforms:
                     return
                 except errors.OpError as exc:
                     if log_warning:
-                        import logging
-
                         logging.getLogger("tapeshim").warning("Dataset.ignore_errors: dropped an element: %s", exc)
                     continue
                 yield element
@@ -717,8 +715,6 @@ class DatasetTransforms:
     @staticmethod
     def random(seed: Any = None, rerandomize_each_iteration: Any = None, name: str | None = None) -> Any:
         """Random int64 scalars in [0, 2**32) forever (not TF's stream)."""
-        from tapeshim._src.tensor import constant
-
         base = int(np.asarray(_seed_key(seed))[-1])
         passes = itertools.count()
 
@@ -743,8 +739,6 @@ class DatasetTransforms:
 
     def with_options(self, options: Any, name: str | None = None) -> Any:
         """The same dataset carrying `options` (merged with options set before)."""
-        from tapeshim._src.dataset_options import Options
-
         if not isinstance(options, Options):
             raise TypeError(f"`options` must be a `tf.data.Options`, got {type(options)}.")
         result = self._through(lambda make_source: make_source(), self._cardinality)
@@ -753,8 +747,6 @@ class DatasetTransforms:
 
     def options(self) -> Any:
         """The `tf.data.Options` set with `with_options` (defaults when none)."""
-        from tapeshim._src.dataset_options import Options
-
         return self._options if self._options is not None else Options()
 
     def get_single_element(self, name: str | None = None) -> Any:
@@ -774,8 +766,6 @@ class DatasetTransforms:
 
 
 def _seed_key(seed: Any) -> Any:
-    from tapeshim._src.ops import random_ops
-
     return random_ops._next_key(seed)
 
 
