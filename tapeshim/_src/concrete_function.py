@@ -109,10 +109,10 @@ def _check_no_leaked_tensors(plan: replay.Plan, roots: list[Tensor]) -> None:
     """TF's `TypeError` when a function uses a tensor leaked out of another function's trace."""
     from tapeshim._src import control_flow
 
-    for step in plan.steps:  # a loop body's tensor used after the loop (appended to a list): TF's error
-        if step[0] != replay.LEAF and step[1] is control_flow.use_of_loop_tensor:
+    for step in plan.node_steps():  # a loop body's tensor used after the loop (appended to a list): TF's error
+        if step.fn is control_flow.use_of_loop_tensor:
             raise control_flow.InaccessibleTensorError(control_flow.OUT_OF_SCOPE_MESSAGE)
-    if not any(step[0] != replay.LEAF and step[1] is _use_of_leaked_tensor for step in plan.steps):
+    if not any(step.fn is _use_of_leaked_tensor for step in plan.node_steps()):
         return
     raise TypeError(
         "A tensor defined inside another tf.function is out of scope and cannot be used here. Use return "

@@ -17,6 +17,8 @@ import jax
 import jax.numpy as jnp
 
 from tapeshim._src import errors, registry, replay
+from tapeshim._src.node import static_of
+from tapeshim._src.plan_steps import LeafStep, NodeStep
 from tapeshim._src.replay import Plan
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
@@ -104,49 +106,48 @@ def sparse_gathers(request: Request) -> dict[int, list[tuple[Tensor, Tensor]]]:
       returns `IndexedSlices` for them; sources used any other way are dense.
     """
     plan = request.plan
-    if not any(
-        step[0] == replay.NODE and isinstance(entry[0], tuple) and entry[0][0] == "GatherV2"
-        for step, entry in zip(plan.steps, plan.key)
-    ):
+    if not plan.has_op("GatherV2"):
         return {}  # the common case: no gather, nothing sparse
-    consumers: dict[int, list[int]] = {}
-    for index, step in enumerate(plan.steps):
-        if step[0] == replay.NODE and step[4]:
-            for slot in step[2]:
-                consumers.setdefault(slot, []).append(index)
-    leaf_at = {step[1]: step[2] for step in plan.steps if step[0] == replay.LEAF}
+    consumers: dict[int, list[NodeStep]] = {}
+    for step in plan.node_steps():
+        if step.tracked:
+            for slot in step.in_slots:
+                consumers.setdefault(slot, []).append(step)
+    leaf_at = {step.slot: step.index for step in plan.steps if isinstance(step, LeafStep)}
     found: dict[int, list[tuple[Tensor, Tensor]]] = {}
     for i in request.connected:
         slots = plan.occ_slots.get(i, ())
         if i in request.identity or not slots or any(s not in leaf_at for s in slots):
             continue
-        gathers = []
+        gathers: list[tuple[Tensor, Tensor]] = []
         for slot in slots:
-            for index in consumers.get(slot, ()):
-                node_key = plan.key[index][0]
-                step = plan.steps[index]
-                is_gather = isinstance(node_key, tuple) and node_key[0] == "GatherV2"
-                static = dict(node_key[1]) if is_gather else {}
-                if not (
-                    is_gather
-                    and static.get("axis") == 0
-                    and static.get("batch_dims") == 0
-                    and step[2][0] == slot
-                    and step[2][1] != slot
-                    and step[2][1] in leaf_at
-                ):
-                    gathers = None
-                    break
-                params = plan.leaves[leaf_at[slot]]
-                indices = plan.leaves[leaf_at[step[2][1]]]
-                shape = tuple(indices._shape) + tuple(params._shape[1:])
-                out_tid = plan.tid_at[step[3][0]]
-                gathers.append((Tensor(None, shape, params._dtype, None, out_tid), indices))
-            if gathers is None:
+            uses = [_gather_of(plan, step, slot, leaf_at) for step in consumers.get(slot, ())]
+            if any(use is None for use in uses):
+                gathers = []
                 break
+            gathers.extend(use for use in uses if use is not None)
         if gathers:
             found[i] = gathers
     return found
+
+
+def _gather_of(plan: Plan, step: NodeStep, slot: int, leaf_at: dict[int, int]) -> tuple[Tensor, Tensor] | None:
+    """`(gather output, indices)` if `step` is `tf.gather(leaf at slot, leaf indices)` on axis 0, else None."""
+    static = dict(static_of(step.key)) if step.op_type == "GatherV2" else {}
+    in_slots = step.in_slots
+    if not (
+        static.get("axis") == 0
+        and static.get("batch_dims") == 0
+        and in_slots[0] == slot
+        and in_slots[1] != slot
+        and in_slots[1] in leaf_at
+    ):
+        return None
+    params = plan.leaves[leaf_at[slot]]
+    indices = plan.leaves[leaf_at[in_slots[1]]]
+    shape = tuple(indices._shape) + tuple(params._shape[1:])
+    out_tid = plan.tid_at[step.out_slots[0]]
+    return Tensor(None, shape, params._dtype, None, out_tid), indices
 
 
 def differentiate(

@@ -13,6 +13,7 @@ import contextlib
 from typing import Any, Iterator, Sequence
 
 from tapeshim._src import explain_hooks
+from tapeshim._src.node import Node
 from tapeshim._src.tensor import Tensor
 from tapeshim._src.variable import Variable
 
@@ -64,11 +65,11 @@ def tape_state(tape: Any) -> TapeState:
     )
 
 
-def op_name(node: Any) -> str:
+def op_name(node: Node) -> str:
     """TF's op type of a node (`"Mul"`), or a short description of a compound one."""
-    key = node.key
-    if isinstance(key, tuple) and key and isinstance(key[0], str):
-        return "Gradient" if key[0] == "program" else key[0]
+    op = node.op_type
+    if op is not None:
+        return "Gradient" if op == "program" else op
     return getattr(node.fn, "__name__", "Op")
 
 

@@ -328,13 +328,13 @@ def created(tensor: Any) -> None:
     """
     node = tensor._node
     if node is not None and not options.sites:
-        key = node.key
-        if tensor._dtype._trainable and not (type(key) is tuple and key and key[0] in CUTTING_OPS):
+        op = node.op_type
+        if tensor._dtype._trainable and op not in CUTTING_OPS:
             return  # a recorded op: its node already says what made it
         if not _thread_state.recorders:
             return
         site, outer = user_site(2)  # an op that cuts the path: keep its line
-        _remember(tensor._tid, (site, outer, key[0] if isinstance(key, tuple) and key else None, ()))
+        _remember(tensor._tid, (site, outer, op, ()))
         return
     frame: Any = sys._getframe(2)  # the caller of `Tensor.__init__`
     if not options.sites:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tapeshim._src.node import Node
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.tensor import Tensor
 
@@ -66,9 +67,9 @@ class GraphDef:
         self.node = [NodeDef(op) for op in operations]
 
 
-def _op_type(key: Any) -> str:
-    name = key[0] if isinstance(key, tuple) and key else key
-    return name if isinstance(name, str) else "PartitionedCall"
+def _op_type(node: Node) -> str:
+    """The node's TF op type; a node whose key names none is a function call."""
+    return node.op_type or "PartitionedCall"
 
 
 class FuncGraph:
@@ -117,7 +118,7 @@ class FuncGraph:
                 produced[tid] = self._leaf(trace, tensor, host_feeds, variable_handles)
                 continue
             node = tensor._node
-            op = self._add(_op_type(node.key), _op_type(node.key), [produced[t._tid] for t in node.inputs])
+            op = self._add(_op_type(node), _op_type(node), [produced[t._tid] for t in node.inputs])
             for index, out_tid in enumerate(node.out_tids):
                 out = found.get(out_tid)
                 shape, dtype = (out._shape, out._dtype) if out is not None else (tensor._shape, tensor._dtype)

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from typing import Any, Callable, Sequence
+from typing import AbstractSet, Any, Callable, Iterator, Mapping, Sequence
 
 import jax
 
-from tapeshim._src import recompile_warning, runtime_checks
+from tapeshim._src import recompile_warning, replay_eager, runtime_checks
+from tapeshim._src.plan_steps import LeafStep, NodeStep, Step
 from tapeshim._src.state import _thread_state, live_recorders
 from tapeshim._src.tensor import Tensor
 
@@ -51,24 +52,70 @@ _SIGHTINGS_SIZE = 4096
 _sightings: OrderedDict = OrderedDict()
 _never_compile: set = set()
 
-LEAF = 0
-NODE = 1
 _NOTHING: frozenset = frozenset()
 _NO_OCCURRENCES: dict = {}
+
+
+def _collect(
+    roots: Sequence[Tensor], produced: AbstractSet[int], first_tid: int, cut: Sequence[AbstractSet[int]]
+) -> tuple[dict[int, Tensor], set[int]]:
+    """The tensors of the slice by id, and the ids of the lazy tensors `cut` makes leaves.
+
+    A tensor is expanded (its node's inputs join the slice) when it is lazy or
+    its op was recorded by the differentiating recorder, and it was made at or
+    after `first_tid`.
+    """
+    found: dict[int, Tensor] = {}
+    cut_tids: set[int] = set()
+    stack = list(roots)
+    while stack:
+        tensor = stack.pop()
+        tid = tensor._tid
+        if tid in found:
+            continue
+        found[tid] = tensor
+        node = tensor._node
+        if node is not None and (tensor._value is None or tid in produced) and tid >= first_tid:
+            if cut and tid not in produced and any(tid in tracked for tracked in cut):
+                cut_tids.add(tid)
+                continue
+            stack.extend(node.inputs)
+    return found, cut_tids
+
+
+def _structure_key(steps: Sequence[Step], leaves: Sequence[Tensor]) -> tuple:
+    """The plan's cache key, read off its steps (values are never part of it).
+
+    Per node step: its op key, wiring, whether tracked and the sources
+    occurring at its outputs; per leaf step: its shape, dtype and the sources
+    occurring there.
+    """
+    key = []
+    for step in steps:
+        if isinstance(step, NodeStep):
+            key.append((step.key, step.in_slots, step.tracked, step.occs))
+        else:
+            leaf = leaves[step.index]
+            key.append((leaf._shape, leaf._dtype._name, step.occ))
+    return tuple(key)
 
 
 class Plan:
     """A slice of the lazy graph, cut at concrete tensors.
 
+    Built in three steps: `_collect` finds the slice's tensors, sorting their
+    ids orders them (ids grow with creation, so id order is a topological
+    order), and `_build` makes one `LeafStep` per leaf and one `NodeStep` per
+    node; `_structure_key` reads the cache key off the steps.
+
     Attributes:
       leaves: the concrete tensors the slice reads (program arguments).
-      steps: `(LEAF, slot, leaf_index, occ)` or
-        `(NODE, fn, in_slots, out_slots, tracked, occs)` in topological order;
-        `tracked` says the differentiating recorder recorded the node (its
-        outputs are in the recorder's `_produced`); `occ` lists the source
-        indices occurring at a slot.
-      key: the structural cache key.
+      steps: `LeafStep`s and `NodeStep`s in topological order.
+      key: the structural cache key (`_structure_key`).
       slot_of: tensor id -> slot.
+      occ_slots: source index -> the slots where it occurs.
+      tid_at: slot -> the id of the tensor held there.
+      n_nodes: the number of node steps.
     """
 
     __slots__ = ("leaves", "steps", "key", "slot_of", "occ_slots", "tid_at", "n_nodes")
@@ -76,11 +123,11 @@ class Plan:
     def __init__(
         self,
         roots: Sequence[Tensor],
-        produced: set | None,
-        occurrences: dict | None,
+        produced: AbstractSet[int] | None,
+        occurrences: Mapping[int, tuple[int, ...]] | None,
         share_constants: bool = False,
         first_tid: int = 0,
-        cut: Sequence[Any] = (),
+        cut: Sequence[AbstractSet[int]] = (),
     ) -> None:
         """Slices the graph from `roots`.
 
@@ -104,32 +151,32 @@ class Plan:
             `tapeshim.function`).
         """
         produced = produced if produced is not None else _NOTHING
-        occurrences = occurrences or _NO_OCCURRENCES
-        # Collect the slice: expand lazy tensors, and tensors whose op this recorder recorded.
-        found: dict[int, Tensor] = {}
-        cut_tids: set[int] = set()
-        stack = list(roots)
-        while stack:
-            tensor = stack.pop()
-            tid = tensor._tid
-            if tid in found:
-                continue
-            found[tid] = tensor
-            node = tensor._node
-            if node is not None and (tensor._value is None or tid in produced) and tid >= first_tid:
-                if cut and tid not in produced and any(tid in tracked for tracked in cut):
-                    cut_tids.add(tid)
-                    continue
-                stack.extend(node.inputs)
-        # Tensor ids grow with creation, so id order is a topological order.
-        leaves: list[Tensor] = []
-        steps: list[tuple] = []
-        key: list[tuple] = []
-        slot_of: dict[int, int] = {}
-        occ_slots: dict[int, list[int]] = {}
-        tid_at: list[int] = []
+        found, cut_tids = _collect(roots, produced, first_tid, cut)
+        self.leaves: list[Tensor] = []
+        self.steps: list[Step] = []
+        self.slot_of: dict[int, int] = {}
+        self.occ_slots: dict[int, list[int]] = {}
+        self.tid_at: list[int] = []
+        self._build(
+            found, sorted(found), cut_tids, produced, occurrences or _NO_OCCURRENCES, share_constants, first_tid
+        )
+        self.n_nodes = len(self.steps) - len(self.leaves)
+        self.key = _structure_key(self.steps, self.leaves)
+
+    def _build(
+        self,
+        found: Mapping[int, Tensor],
+        order: Sequence[int],
+        cut_tids: AbstractSet[int],
+        produced: AbstractSet[int],
+        occurrences: Mapping[int, tuple[int, ...]],
+        share_constants: bool,
+        first_tid: int,
+    ) -> None:
+        """Appends the steps of the tensors in `order` (a topological order)."""
+        steps, leaves, slot_of, occ_slots, tid_at = self.steps, self.leaves, self.slot_of, self.occ_slots, self.tid_at
         slot_of_value: dict[int, int] = {}
-        for tid in sorted(found):
+        for tid in order:
             if tid in slot_of:
                 continue
             tensor = found[tid]
@@ -140,7 +187,6 @@ class Plan:
                 and tid >= first_tid
                 and tid not in cut_tids
             ):
-                in_slots = tuple([slot_of[t._tid] for t in node.inputs])
                 out_slots = []
                 occs = []
                 is_tracked = False
@@ -158,10 +204,10 @@ class Plan:
                         occ_slots.setdefault(source, []).append(slot)
                     if out_tid in produced:
                         is_tracked = True
-                out_slots_t = tuple(out_slots)
-                occs_t = tuple(occs)
-                steps.append((NODE, node.fn, in_slots, out_slots_t, is_tracked, occs_t, node.deps))
-                key.append((node.key, in_slots, is_tracked, occs_t))
+                in_slots = tuple([slot_of[t._tid] for t in node.inputs])
+                steps.append(
+                    NodeStep(node.fn, node.key, in_slots, tuple(out_slots), is_tracked, tuple(occs), node.deps)
+                )
                 continue
             occ = occurrences.get(tid, ())
             # Leaves holding the same array (a cached Python constant) share one argument; a lazy leaf
@@ -180,62 +226,68 @@ class Plan:
                     occ_slots.setdefault(source, []).append(slot)
             elif share:
                 slot_of_value[id(tensor._value)] = slot
-            steps.append((LEAF, slot, len(leaves), occ))
-            key.append((tensor._shape, tensor._dtype._name, occ))
+            steps.append(LeafStep(slot, len(leaves), occ))
             leaves.append(tensor)
-        self.leaves = leaves
-        self.n_nodes = len(steps) - len(leaves)
-        self.steps = steps
-        self.key = tuple(key)
-        self.slot_of = slot_of
-        self.occ_slots = occ_slots
-        self.tid_at = tid_at
 
     def reached_slots(self, target_slots: Sequence[int]) -> set[int]:
         """Slots from which a target is reachable through tracked nodes."""
         reached = set(target_slots)
         for step in reversed(self.steps):
-            if step[0] == NODE and step[4]:
-                deps = step[6]
+            if isinstance(step, NodeStep) and step.tracked:
+                deps = step.deps
+                in_slots = step.in_slots
                 if deps is None:
-                    for slot in step[3]:
+                    for slot in step.out_slots:
                         if slot in reached:
-                            reached.update(step[2])
+                            reached.update(in_slots)
                             break
                 else:
-                    in_slots = step[2]
-                    for slot, needed in zip(step[3], deps):
+                    for slot, needed in zip(step.out_slots, deps):
                         if slot in reached:
                             reached.update(in_slots[i] for i in needed)
         return reached
 
+    def node_steps(self) -> Iterator[NodeStep]:
+        """The plan's node steps, in topological order."""
+        for step in self.steps:
+            if isinstance(step, NodeStep):
+                yield step
 
-def _phase_a_steps(steps: list[tuple]) -> set[int]:
+    def has_op(self, op_type: str) -> bool:
+        """Whether a node of the plan is an op of TF type `op_type`."""
+        return any(step.op_type == op_type for step in self.node_steps())
+
+
+def _phase_a_steps(steps: Sequence[Step]) -> set[int]:
     """Indices of the node steps to evaluate outside the differentiated function."""
     needed_slots: set[int] = set()
     needed_steps: set[int] = set()
     for index in range(len(steps) - 1, -1, -1):
         step = steps[index]
-        if step[0] == NODE and (not step[4] or any(s in needed_slots for s in step[3])):
+        if isinstance(step, NodeStep) and (not step.tracked or any(s in needed_slots for s in step.out_slots)):
             needed_steps.add(index)
-            needed_slots.update(step[2])
+            needed_slots.update(step.in_slots)
     return needed_steps
 
 
-def evaluate_plain(steps: list[tuple], leaf_values: Sequence[jax.Array], only: set[int] | None = None) -> dict:
-    """Evaluates the plan's nodes (or the node steps in `only`) without perturbations."""
+def evaluate_plain(
+    steps: Sequence[Step], leaf_values: Sequence[jax.Array], only: AbstractSet[int] | None = None
+) -> dict[int, jax.Array]:
+    """Evaluates the plan's nodes (or the node steps in `only`) without perturbations; returns slot -> value."""
     env: dict[int, jax.Array] = {}
     for index, step in enumerate(steps):
-        if step[0] == LEAF:
-            env[step[1]] = leaf_values[step[2]]
+        if isinstance(step, LeafStep):
+            env[step.slot] = leaf_values[step.index]
         elif only is None or index in only:
-            outs = step[1](*[env[s] for s in step[2]])
-            for slot, value in zip(step[3], outs):
+            outs = step.fn(*[env[s] for s in step.in_slots])
+            for slot, value in zip(step.out_slots, outs):
                 env[slot] = value
     return env
 
 
-def make_perturbed(steps: list[tuple], connected: Sequence[int]) -> Callable:
+def make_perturbed(
+    steps: Sequence[Step], connected: Sequence[int]
+) -> Callable[[Sequence[jax.Array], Sequence[jax.Array]], dict[int, jax.Array]]:
     """Returns `evaluate(leaf_values, perturbations) -> env`.
 
     Tracked nodes are evaluated inside, untracked ones come from phase A, and
@@ -244,22 +296,25 @@ def make_perturbed(steps: list[tuple], connected: Sequence[int]) -> Callable:
     position = {source: i for i, source in enumerate(connected)}
     phase_a = _phase_a_steps(steps)
 
-    def perturb(value: jax.Array, occ: tuple, eps: Sequence[jax.Array]) -> jax.Array:
+    def perturb(value: jax.Array, occ: tuple[int, ...], eps: Sequence[jax.Array]) -> jax.Array:
         for source in occ:
             if source in position:
                 value = value + eps[position[source]]
         return value
 
-    def evaluate(leaf_values: Sequence[jax.Array], eps: Sequence[jax.Array]) -> dict:
+    def evaluate(leaf_values: Sequence[jax.Array], eps: Sequence[jax.Array]) -> dict[int, jax.Array]:
         env_a = evaluate_plain(steps, leaf_values, phase_a) if phase_a else {}
         env: dict[int, jax.Array] = {}
         for step in steps:
-            if step[0] == LEAF:
-                env[step[1]] = perturb(leaf_values[step[2]], step[3], eps)
+            if isinstance(step, LeafStep):
+                env[step.slot] = perturb(leaf_values[step.index], step.occ, eps)
                 continue
-            _, fn, in_slots, out_slots, is_tracked, occs, _ = step
-            outs = fn(*[env[s] for s in in_slots]) if is_tracked else [env_a[s] for s in out_slots]
-            for slot, value, occ in zip(out_slots, outs, occs):
+            out_slots = step.out_slots
+            if step.tracked:
+                outs = step.fn(*[env[s] for s in step.in_slots])
+            else:
+                outs = [env_a[s] for s in out_slots]
+            for slot, value, occ in zip(out_slots, outs, step.occs):
                 env[slot] = perturb(value, occ, eps)
         return env
 
@@ -316,8 +371,6 @@ def compile_now(key: Any, plan: "Plan") -> bool:
     if n_nodes <= SMALL_PLAN:
         if seen >= 2:
             return True
-        from tapeshim._src import replay_eager
-
         if 2 * replay_eager.new_kernels(plan) > n_nodes:
             return True
     elif seen >= 2 and seconds >= compile_cost["seconds_per_node"] * n_nodes:
@@ -431,8 +484,6 @@ def _compute(lazy: Sequence[Tensor]) -> list:
     if compile_now(key, plan):
         values = run_compiled(key, build, plan.n_nodes, lambda jitted: jitted(leaf_values))
     if values is None:
-        from tapeshim._src import replay_eager
-
         env = run_per_op(key, lambda: replay_eager.evaluate(plan, leaf_values))
         values = [env[s] for s in out_slots]
     return list(values)

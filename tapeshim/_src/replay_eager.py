@@ -16,14 +16,17 @@ complex gradients are `conj(vjp(conj(seed)))`.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from tapeshim._src import runtime_checks
-from tapeshim._src.replay import LEAF, NODE
+from tapeshim._src.plan_steps import LeafStep, NodeStep
+
+if TYPE_CHECKING:
+    from tapeshim._src.replay import Plan  # import cycle: replay <-> replay_eager (replay runs the per-op tier)
 
 _KERNEL_CACHE_SIZE = 4096
 _forward_kernels: OrderedDict = OrderedDict()
@@ -53,7 +56,7 @@ def _remember(cache: OrderedDict, key: Any, make: Callable[[], Callable[..., Any
     return entry
 
 
-def forward_kernel(node_key: Any, fn: Callable[..., tuple]) -> Callable[..., tuple]:
+def forward_kernel(node_key: Hashable, fn: Callable[..., tuple]) -> Callable[..., tuple]:
     """The jitted kernel of one node: the op's own eager kernel, or one cached by the node's key."""
     kernel = getattr(fn, "kernel", None)  # a row of the op table: its eager kernel, already compiled
     if kernel is not None:
@@ -65,7 +68,7 @@ def _inexact(dtype: Any) -> bool:
     return jnp.issubdtype(dtype, jnp.inexact)
 
 
-def _vjp_kernel(node_key: Any, fn: Callable[..., tuple], given: tuple) -> Callable[..., Any]:
+def _vjp_kernel(node_key: Hashable, fn: Callable[..., tuple], given: tuple) -> Callable[..., Any]:
     """`kernel(inputs, cotangents) -> {input position: cotangent}` for one node (inexact inputs only).
 
     `given[k]` says whether output `k` has a cotangent; the others get zeros
@@ -96,30 +99,25 @@ _SEEN_SIZE = 16384
 _seen: set = set()
 
 
-def new_kernels(plan: Any) -> int:
+def new_kernels(plan: Plan) -> int:
     """How many distinct ops of `plan` the per-op tier has not run yet (each would compile kernels)."""
-    keys = {entry[0] for step, entry in zip(plan.steps, plan.key) if step[0] == NODE}
+    keys = {step.key for step in plan.node_steps()}
     return sum(1 for k in keys if k not in _seen)
 
 
-def node_keys(plan: Any) -> list:
-    """The node key of each step of `plan` (None for leaves)."""
-    return [entry[0] if step[0] == NODE else None for step, entry in zip(plan.steps, plan.key)]
-
-
-def evaluate(plan: Any, leaf_values: Sequence[jax.Array]) -> dict:
+def evaluate(plan: Plan, leaf_values: Sequence[jax.Array]) -> dict[int, jax.Array]:
     """Runs every node of `plan` through its per-op kernel; returns slot -> value."""
     stats["per_op_runs"] += 1
     if len(_seen) > _SEEN_SIZE:
         _seen.clear()
     env: dict[int, jax.Array] = {}
-    for step, node_key in zip(plan.steps, node_keys(plan)):
-        if step[0] == LEAF:
-            env[step[1]] = leaf_values[step[2]]
+    for step in plan.steps:
+        if isinstance(step, LeafStep):
+            env[step.slot] = leaf_values[step.index]
             continue
-        _seen.add(node_key)
-        outs = forward_kernel(node_key, step[1])(*[env[s] for s in step[2]])
-        for slot, value in zip(step[3], outs):
+        _seen.add(step.key)
+        outs = forward_kernel(step.key, step.fn)(*[env[s] for s in step.in_slots])
+        for slot, value in zip(step.out_slots, outs):
             env[slot] = value
     return env
 
@@ -134,7 +132,7 @@ def _accumulate(cotangents: dict, slot: int, value: jax.Array) -> None:
 
 
 def gradient(
-    plan: Any,
+    plan: Plan,
     connected: Sequence[int],
     source_avals: Sequence[tuple],
     target_slots: Sequence[int],
@@ -159,20 +157,18 @@ def gradient(
         seed = seeds[k]
         seed = jnp.ones_like(value) if seed is None else jnp.broadcast_to(seed, value.shape)
         _accumulate(cotangents, slot, _conj(seed))
-    keys = node_keys(plan)
-    for index in range(len(plan.steps) - 1, -1, -1):
-        step = plan.steps[index]
-        if step[0] != NODE or not step[4]:
+    for step in reversed(plan.steps):
+        if not isinstance(step, NodeStep) or not step.tracked:
             continue  # a leaf, or a node this tape did not record (a constant to it)
-        out_slots = step[3]
+        out_slots = step.out_slots
         given = tuple(slot in cotangents for slot in out_slots)
         if not any(given):
             continue
-        in_slots = step[2]
+        in_slots = step.in_slots
         if not any(_inexact(env[s].dtype) for s in in_slots):
             continue
         supplied = [cotangents[s] for s, has in zip(out_slots, given) if has]
-        grads = _vjp_kernel(keys[index], step[1], given)([env[s] for s in in_slots], supplied)
+        grads = _vjp_kernel(step.key, step.fn, given)([env[s] for s in in_slots], supplied)
         for position, grad in grads.items():
             _accumulate(cotangents, in_slots[position], grad)
     results = []

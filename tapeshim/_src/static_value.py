@@ -41,7 +41,7 @@ def from_constants_only(tensor: Tensor, trace: Any, ops: frozenset | None = None
             if current._value is None:
                 return False
             continue
-        if ops is not None and not (isinstance(node.key, tuple) and node.key and node.key[0] in ops):
+        if ops is not None and node.op_type not in ops:
             return False
         pending.extend(node.inputs)
     return True

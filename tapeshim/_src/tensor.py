@@ -17,35 +17,9 @@ import numpy as np
 from tapeshim._src import dtypes
 from tapeshim._src import explain_hooks as _explain_hooks  # EXPLAIN: tape events for tape.explain
 from tapeshim._src.dtypes import DType
+from tapeshim._src.node import Node  # registry, control_flow and function_trace import it from here
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state, next_tensor_id
-
-
-class Node:
-    """One recorded op: a pure JAX function of its input tensors' values.
-
-    Attributes:
-      fn: `fn(*arrays) -> tuple of arrays`, the op with its static arguments bound.
-      key: hashable identity of `fn` (op name and static arguments), part of the
-        compiled-program cache key.
-      inputs: the input tensors.
-      out_tids: the ids of the output tensors.
-      deps: for ops built from whole programs (a recorded gradient, a function
-        call), the input positions each output depends on differentiably;
-        None means every output depends on every input.
-    """
-
-    __slots__ = ("fn", "key", "inputs", "out_tids", "deps", "owner")
-
-    def __init__(
-        self, fn: Callable[..., tuple], key: Any, inputs: tuple, out_tids: tuple, deps: Any = None, owner: Any = None
-    ) -> None:
-        self.fn = fn
-        self.key = key
-        self.inputs = inputs
-        self.out_tids = out_tids
-        self.deps = deps
-        self.owner = owner  # the `state.Epoch` of the recording that made it, if any
 
 
 def _operand(other: Any, anchor: Any) -> Any:
@@ -378,9 +352,9 @@ class Tensor(TensorOperators):
         trace = _thread_state.trace
         if trace is None or not trace.is_symbolic(self):
             return None
-        if self._node is None or not isinstance(self._node.key, tuple):
+        op = None if self._node is None else self._node.op_type
+        if op is None:
             return f"{trace.placeholder_name(self._tid)}:0"  # an argument's placeholder is named after it, as TF
-        op = self._node.key[0]
         return f"{op}:0"
 
     def __str__(self) -> str:
