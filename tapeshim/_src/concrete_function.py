@@ -209,7 +209,8 @@ class ConcreteFunction:
         self.written_variables = [arg_variables.get(id(variable), variable) for variable, _ in trace.pending.values()]
         pending_tensors = [tensor for _, tensor in trace.pending.values()]
         roots = out_tensors + pending_tensors + trace.effects
-        plan = replay.Plan(roots, None, None, share_constants=False)
+        sliced = replay.Slice(roots)
+        plan = sliced.plan
         _check_no_leaked_tensors(plan, roots)
         read_position: dict[int, int] = {}
         self.read_variables: list[Variable | int] = []
@@ -247,11 +248,11 @@ class ConcreteFunction:
         self._const_values = const_values
         self._fed_structs = key_structs + host_structs  # per-call inputs, as the program takes them
         self._arg_positions = sorted(set(arg_placeholders.values()))
-        out_slots = [plan.slot_of[t._tid] for t in out_tensors]
-        pending_slots = [plan.slot_of[t._tid] for t in pending_tensors]
+        n_out, n_pending = len(out_tensors), len(pending_tensors)
+        out_slots = sliced.out_slots[:n_out]
+        pending_slots = sliced.out_slots[n_out : n_out + n_pending]
         self._out_avals = tuple((tuple(t._shape), t._dtype) for t in out_tensors)
         self._pending_avals = tuple((tuple(t._shape), t._dtype) for t in pending_tensors)
-        steps = plan.steps
         arg_index = {position: i for i, position in enumerate(self._arg_positions)}
         n_keys = len(self._key_draws)
         # Per-call inputs are one list: the random keys, then the host inputs (pulled iterator elements).
@@ -267,15 +268,16 @@ class ConcreteFunction:
         ]
 
         def build() -> Callable[..., Any]:
+            run = sliced.function()
+
             def program(arg_values: list, var_values: list, consts: list, fed: list) -> tuple:
                 pools = {"arg": arg_values, "var": var_values, "const": consts, "fed": fed}
-                leaf_values = [pools[kind][i] for kind, i in sources]
-                env = replay.evaluate_plain(steps, leaf_values)
-                return [env[s] for s in out_slots], [env[s] for s in pending_slots]
+                values = run([pools[kind][i] for kind, i in sources])
+                return values[:n_out], values[n_out : n_out + n_pending]
 
             return program
 
-        self._shared = _shared_program((plan.key, tuple(sources), tuple(out_slots), tuple(pending_slots)), build)
+        self._shared = _shared_program((plan.key, tuple(sources), out_slots, pending_slots), build)
         program = self._program = self._shared.raw
         n_args, n_vars, n_consts = len(self._arg_positions), len(self.read_variables), len(const_values)
 

@@ -86,26 +86,24 @@ class _Branch:
     def finish(self, extra: Sequence[Tensor] = ()) -> None:
         """Builds the slice for the outputs (and `extra` outputs: new variable values, effect tokens)."""
         self.outputs = self.outputs + list(extra)
-        plan = replay.Plan(self.outputs, None, None, share_constants=False, first_tid=self.first_tid)
+        sliced = replay.Slice(self.outputs, first_tid=self.first_tid)
         position = {t._tid: i for i, t in enumerate(self.placeholders)}
         self.captures: list[Tensor] = []
         self._sources: list[tuple[bool, int]] = []
-        for leaf in plan.leaves:
+        for leaf in sliced.leaves:
             if leaf._tid in position:
                 self._sources.append((True, position[leaf._tid]))
             else:
                 self._sources.append((False, len(self.captures)))
                 self.captures.append(leaf)
-        self._steps = plan.steps
-        self._out_slots = [plan.slot_of[t._tid] for t in self.outputs]
+        self._run = sliced.function()
         self.avals = tuple((tuple(t._shape), t._dtype) for t in self.outputs)
 
     def run(self, placeholder_values: Sequence[jax.Array], capture_values: Sequence[jax.Array]) -> list:
         leaf_values = [
             placeholder_values[i] if is_placeholder else capture_values[i] for is_placeholder, i in self._sources
         ]
-        env = replay.evaluate_plain(self._steps, leaf_values)
-        return [env[s] for s in self._out_slots]
+        return self._run(leaf_values)
 
 
 def _effect_token(effects: Sequence[Tensor]) -> Tensor:

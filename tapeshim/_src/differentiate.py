@@ -70,8 +70,9 @@ class Request:
             self.targets.append(tensor)
         # A source that is itself a target gets the identity, watched or not (even int ones).
         self.identity = {i for t in self.targets for i in occurrences.get(t._tid, ())}
-        self.plan = Plan(self.targets, recorder._produced, occurrences, cut=_outer_tracked(recorded_by))
-        self.target_slots = tuple(self.plan.slot_of[t._tid] for t in self.targets)
+        self.slice = replay.Slice(self.targets, recorder._produced, occurrences, cut=_outer_tracked(recorded_by))
+        self.plan = self.slice.plan
+        self.target_slots = self.slice.out_slots
         self.trainable = tuple(k for k, t in enumerate(self.targets) if t._dtype.is_trainable)
         reached = self.plan.reached_slots([self.target_slots[k] for k in self.trainable])
         tracked = recorder._tracked
@@ -173,7 +174,6 @@ def differentiate(
     if not request.connected:
         return []
     plan = request.plan
-    steps = plan.steps
     connected = request.connected
     source_avals = tuple(_aval_of(request.sources[i]) for i in connected)
     target_avals = tuple(_aval_of(t) for t in request.targets)
@@ -184,7 +184,7 @@ def differentiate(
     key = (mode, plan.key, target_slots, trainable, connected, source_avals, seed_mask)
 
     def build() -> Callable:
-        return _make_program(mode, steps, connected, source_avals, target_avals, target_slots, trainable, seed_mask)
+        return _make_program(mode, request.slice, connected, source_avals, target_avals, trainable, seed_mask)
 
     if mode in (JACOBIAN, BATCH_JACOBIAN):
         out_avals = tuple(_result_aval(mode, target_avals[0], aval) for aval in source_avals)
@@ -321,15 +321,19 @@ def _result_aval(mode: str, target_aval: tuple, source_aval: tuple) -> tuple:
 
 def _make_program(
     mode: str,
-    steps: list,
-    connected: tuple,
+    sliced: replay.Slice,
+    connected: tuple[int, ...],
     source_avals: tuple,
     target_avals: tuple,
-    target_slots: tuple,
-    trainable: tuple,
-    seed_mask: tuple,
-) -> Callable:
-    evaluate = replay.make_perturbed(steps, connected)
+    trainable: tuple[int, ...],
+    seed_mask: tuple[bool, ...],
+) -> Callable[[list, list], tuple]:
+    """The program of a request: `program(leaf values, seeds) -> (target values, results)`.
+
+    It differentiates the slice of the targets with respect to a zero
+    perturbation per connected source (see `replay.make_perturbed`).
+    """
+    evaluate = sliced.perturbed_function(connected)
     seed_position = {}
     for k, given in enumerate(seed_mask):
         if given:
@@ -337,8 +341,8 @@ def _make_program(
 
     def program(leaf_values: list, seeds: list) -> tuple:
         def f(eps: list) -> tuple:
-            env = evaluate(leaf_values, eps)
-            return [env[target_slots[k]] for k in trainable], [env[s] for s in target_slots]
+            values = evaluate(leaf_values, eps)
+            return [values[k] for k in trainable], values
 
         from tapeshim._src.ops.math_ops import MODE
 

@@ -321,6 +321,68 @@ def make_perturbed(
     return evaluate
 
 
+class Slice:
+    """The part of the lazy graph that computes `outputs`, as a pure JAX function of its leaves' values.
+
+    The one way to "slice the recorded graph, then run it": forcing lazy
+    tensors (`force`), a concrete function's program, a control-flow branch and
+    the differentiated program (with perturbations) all build one. Its
+    functions keep the plan's steps, never its tensors, so a cached program
+    does not keep a step's graph alive.
+
+    Attributes:
+      plan: the `Plan` of the outputs.
+      out_slots: the slot of each output.
+    """
+
+    __slots__ = ("plan", "out_slots")
+
+    def __init__(
+        self,
+        outputs: Sequence[Tensor],
+        produced: AbstractSet[int] | None = None,
+        occurrences: Mapping[int, tuple[int, ...]] | None = None,
+        *,
+        first_tid: int = 0,
+        cut: Sequence[AbstractSet[int]] = (),
+    ) -> None:
+        """Slices the graph from `outputs` (see `Plan` for the arguments)."""
+        self.plan = Plan(outputs, produced, occurrences, first_tid=first_tid, cut=cut)
+        self.out_slots = tuple([self.plan.slot_of[t._tid] for t in outputs])
+
+    @property
+    def leaves(self) -> list[Tensor]:
+        """The concrete tensors the slice reads, in the order its functions take their values."""
+        return self.plan.leaves
+
+    def function(self) -> Callable[[Sequence[jax.Array]], list[jax.Array]]:
+        """`run(leaf_values) -> output values`: every node evaluated as recorded."""
+        steps, out_slots = self.plan.steps, self.out_slots
+
+        def run(leaf_values: Sequence[jax.Array]) -> list[jax.Array]:
+            env = evaluate_plain(steps, leaf_values)
+            return [env[s] for s in out_slots]
+
+        return run
+
+    def perturbed_function(
+        self, connected: Sequence[int]
+    ) -> Callable[[Sequence[jax.Array], Sequence[jax.Array]], list[jax.Array]]:
+        """`run(leaf_values, perturbations) -> output values`, one perturbation per connected source.
+
+        Each is added where its source occurs (see `make_perturbed`); the
+        differentiated program differentiates with respect to them.
+        """
+        evaluate = make_perturbed(self.plan.steps, connected)
+        out_slots = self.out_slots
+
+        def run(leaf_values: Sequence[jax.Array], eps: Sequence[jax.Array]) -> list[jax.Array]:
+            env = evaluate(leaf_values, eps)
+            return [env[s] for s in out_slots]
+
+        return run
+
+
 def cached_program(key: Any, build: Callable[[], Callable]) -> tuple[Callable, Callable]:
     """Returns `(jitted, raw)` for `key`, building and caching on a miss (LRU)."""
     entry = _programs.get(key)
@@ -467,25 +529,16 @@ def peek(tensors: Sequence[Tensor]) -> list:
 
 def _compute(lazy: Sequence[Tensor]) -> list:
     """The values of lazy tensors, by one compiled program or op by op (the tier policy decides)."""
-    plan = Plan(lazy, None, None)
-    out_slots = tuple(plan.slot_of[t._tid] for t in lazy)
-    steps = plan.steps
-
-    def build() -> Callable:
-        def program(leaf_values: list) -> list:
-            env = evaluate_plain(steps, leaf_values)
-            return [env[s] for s in out_slots]
-
-        return program
-
-    key = ("force", plan.key, out_slots)
+    sliced = Slice(lazy)
+    plan = sliced.plan
+    key = ("force", plan.key, sliced.out_slots)
     leaf_values = [t._value for t in plan.leaves]
     values = None
     if compile_now(key, plan):
-        values = run_compiled(key, build, plan.n_nodes, lambda jitted: jitted(leaf_values))
+        values = run_compiled(key, sliced.function, plan.n_nodes, lambda jitted: jitted(leaf_values))
     if values is None:
         env = run_per_op(key, lambda: replay_eager.evaluate(plan, leaf_values))
-        values = [env[s] for s in out_slots]
+        values = [env[s] for s in sliced.out_slots]
     return list(values)
 
 

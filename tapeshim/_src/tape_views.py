@@ -26,11 +26,10 @@ def gradient_program(request: diff.Request) -> tuple[Callable, tuple]:
     target_avals = tuple((tuple(t._shape), t._dtype) for t in request.targets)
     program = diff._make_program(
         diff.GRADIENT,
-        request.plan.steps,
+        request.slice,
         request.connected,
         source_avals,
         target_avals,
-        request.target_slots,
         request.trainable,
         (),
     )
