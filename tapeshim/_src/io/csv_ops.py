@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from tapeshim._src import dtypes, errors
+from tapeshim._src.io.gfile import glob, path_text
 from tapeshim._src.ops import table
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
@@ -169,8 +170,6 @@ def decode_csv(
 
 def matching_files(pattern: Any, name: str | None = None) -> StringTensor:
     """The sorted paths matching a glob pattern (or a 1-D tensor of patterns), as `tf.io.matching_files`."""
-    from tapeshim._src.io.gfile import glob, path_text
-
     patterns = np.asarray(as_string_tensor(pattern, "pattern").numpy(), dtype=object).reshape(-1)
     names = sorted({n for p in patterns for n in glob(path_text(p))})
     array = np.empty(len(names), dtype=object)

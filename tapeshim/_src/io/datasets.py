@@ -8,6 +8,7 @@ iteration; `num_parallel_reads` interleaves files in TF's deterministic order
 
 from __future__ import annotations
 
+import functools
 import zlib
 from typing import Any, Callable, Iterator
 
@@ -16,7 +17,7 @@ import numpy as np
 from tapeshim._src import dtypes, errors
 from tapeshim._src.dataset import UNKNOWN, Dataset
 from tapeshim._src.io.gfile import path_text
-from tapeshim._src.io.records import _Stream, compression_name, read_records
+from tapeshim._src.io.records import TFRecordWriter, _Stream, compression_name, read_records
 from tapeshim._src.strings_tensor import StringTensor
 from tapeshim._src.tensor import convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
@@ -56,8 +57,8 @@ def _interleave(sources: list[Callable[[], Iterator[bytes]]], cycle: int) -> Ite
     pending = iter(sources)
     slots: list[Iterator[bytes] | None] = []
     for _ in range(cycle):
-        make = next(pending, None)
-        slots.append(make() if make is not None else None)
+        opener = next(pending, None)
+        slots.append(opener() if opener is not None else None)
     index = 0
     while any(s is not None for s in slots):
         current = slots[index]
@@ -65,8 +66,8 @@ def _interleave(sources: list[Callable[[], Iterator[bytes]]], cycle: int) -> Ite
             try:
                 yield next(current)
             except StopIteration:
-                make = next(pending, None)
-                slots[index] = make() if make is not None else None
+                opener = next(pending, None)
+                slots[index] = opener() if opener is not None else None
         index = (index + 1) % cycle
 
 
@@ -91,7 +92,7 @@ class _FileDataset(Dataset):
             cycle = 2
 
         def iterate() -> Iterator[StringTensor]:
-            sources = [lambda path=path: read(path, kind) for path in names()]
+            sources: list[Callable[[], Iterator[bytes]]] = [functools.partial(read, path, kind) for path in names()]
             for data in _interleave(sources, cycle):
                 yield _scalar(data)
 
@@ -197,8 +198,6 @@ class DatasetTFRecordWriter:
         Raises:
           TypeError: `dataset` does not produce scalar strings.
         """
-        from tapeshim._src.io.records import TFRecordWriter
-
         spec = dataset.element_spec
         if not isinstance(spec, TensorSpec) or spec.dtype is not dtypes.string or spec.shape.rank != 0:
             shapes = getattr(spec, "shape", spec)

@@ -16,6 +16,8 @@ import numpy as np
 from tapeshim._src import dtypes, errors
 from tapeshim._src.io import wire
 from tapeshim._src.ops import table
+from tapeshim._src.ragged import RaggedTensor
+from tapeshim._src.sparse import SparseTensor
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor
 from tapeshim._src.tensor import Tensor, constant
 
@@ -201,13 +203,14 @@ _KIND_OF_FIELD = {1: "bytes_list", 2: "float_list", 3: "int64_list"}
 
 def feature(payload: bytes) -> tuple:
     """(kind, values) of a serialized `Feature`: the last kind set wins, as protobuf's oneof."""
-    kind, values = None, []
+    kind: str | None = None
+    values: list[bytes] | np.ndarray = []
     for number, _, body, _ in wire.fields(payload):
         if number not in _KIND_OF_FIELD:
             continue
         if _KIND_OF_FIELD[number] != kind:
             kind, values = _KIND_OF_FIELD[number], []
-        parts = []
+        parts: list[Any] = []  # bytes of a bytes_list, else arrays
         for inner, wire_type, value, _ in wire.fields(body):
             if inner != 1:
                 continue
@@ -282,8 +285,8 @@ def _check(features: dict) -> list[tuple[str, Any]]:
         if isinstance(config, FixedLenFeature) and config.shape is None:
             raise ValueError(f"Missing shape for feature {key}.")
     split_types: dict[str, str] = {}
-    for key, config in ragged:  # features read from the same Example key share their row-splits type
-        source, name = _source(key, config), config.row_splits_dtype.name
+    for key, ragged_config in ragged:  # features read from the same Example key share their row-splits type
+        source, name = _source(key, ragged_config), ragged_config.row_splits_dtype.name
         if split_types.setdefault(source, name) != name:
             raise ValueError(
                 f"Conflicting partition type <dtype: '{split_types[source]}'> vs <dtype: '{name}'> "
@@ -296,6 +299,7 @@ def _fixed(config: FixedLenFeature, feature: Any, dtype: Any) -> np.ndarray:
     shape = _shape(config)
     default = _default(config, dtype, shape)
     if feature is None:
+        assert default is not None, "validation raises for a missing feature without a default"
         return default
     return _array(_values(feature, dtype), dtype).reshape(shape)
 
@@ -306,8 +310,6 @@ def _sequence(config: FixedLenSequenceFeature, feature: Any, dtype: Any) -> np.n
 
 
 def _sparse(indices: np.ndarray, values: np.ndarray, dense_shape: list, dtype: Any) -> Any:
-    from tapeshim._src.sparse import SparseTensor
-
     return SparseTensor(
         constant(indices.astype(np.int64), dtypes.int64),
         _tensor(values, dtype),
@@ -451,15 +453,13 @@ def parse_decoded(parsed: list, configs: list, single: bool) -> dict:
             if single:
                 out[key] = values
             else:
-                from tapeshim._src.ragged import RaggedTensor
-
                 lengths = constant(
                     np.asarray([len(r) for r in rows], config.row_splits_dtype.as_numpy_dtype), config.row_splits_dtype
                 )
                 out[key] = RaggedTensor.from_row_lengths(values, lengths)
         elif isinstance(config, VarLenFeature):
             rows = [_values(f, dtype) if f is not None else [] for f in maps]
-            values = (
+            flat_values = (
                 _array([v for row in rows for v in row], dtype)
                 if dtype.name == "string"
                 else np.concatenate([np.asarray(r, dtype.as_numpy_dtype) for r in rows])
@@ -467,15 +467,15 @@ def parse_decoded(parsed: list, configs: list, single: bool) -> dict:
             longest = max((len(r) for r in rows), default=0)
             if single:
                 indices = np.arange(len(rows[0]), dtype=np.int64).reshape(-1, 1)
-                out[key] = _sparse(indices, values, [len(rows[0])], dtype)
+                out[key] = _sparse(indices, flat_values, [len(rows[0])], dtype)
             else:
                 pairs = [(b, i) for b, row in enumerate(rows) for i in range(len(row))]
                 indices = np.asarray(pairs, np.int64).reshape(-1, 2)
-                out[key] = _sparse(indices, values, [len(rows), longest], dtype)
+                out[key] = _sparse(indices, flat_values, [len(rows), longest], dtype)
         elif isinstance(config, FixedLenFeature):
             shape = _shape(config)
             if dtype.name != "string" and all(f is not None for f in maps):  # one copy for the whole batch
-                flat = np.concatenate([np.asarray(f[1], dtype.as_numpy_dtype) for f in maps])
+                flat = np.concatenate([np.asarray(f[1], dtype.as_numpy_dtype) for f in maps if f is not None])
                 out[key] = _tensor(flat.reshape(shape if single else (len(maps),) + shape), dtype)
                 continue
             arrays = [_fixed(config, f, dtype) for f in maps]

@@ -59,6 +59,13 @@ class Field:
 
     @property
     def message_type(self) -> type:
+        """The message class of a message field.
+
+        Raises:
+          TypeError: for a field that holds no message.
+        """
+        if self._message is None:
+            raise TypeError(f"'NoneType' object is not callable (field {self.name} holds no message)")
         return self._message()
 
     def __repr__(self) -> str:
@@ -174,7 +181,7 @@ class _Repeated(list):
     def __eq__(self, other: object) -> bool:
         return list(self) == list(other) if isinstance(other, (list, tuple)) else NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
     def __repr__(self) -> str:
         return repr(list(self))
@@ -204,7 +211,7 @@ class _RepeatedMessages(list):
     def __eq__(self, other: object) -> bool:
         return list(self) == list(other) if isinstance(other, (list, tuple)) else NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
 
 class _MessageMap(dict):
@@ -237,7 +244,7 @@ class _MessageMap(dict):
     def __eq__(self, other: object) -> bool:
         return dict(self) == dict(other) if isinstance(other, dict) else NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
 
 class Message:
@@ -519,7 +526,7 @@ class Message:
             and self._unknown == other._unknown
         )
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as protobuf's messages (object's is a method)
 
     def __str__(self) -> str:
         return "".join(self._text_lines(0))

@@ -88,7 +88,7 @@ def _parse(
     lengths: dict = {}
     for key, config in sequence_configs:
         dtype = dtypes.as_dtype(config.dtype)
-        per_example = []
+        per_example: list[Any] = []  # steps of each example
         for index, (_, feature_lists) in enumerate(decoded):
             if key not in feature_lists:
                 if isinstance(config, FixedLenSequenceFeature) and not config.allow_missing:
@@ -106,7 +106,7 @@ def _parse(
             shape = parsing._shape(config)
             longest = max((len(steps) for steps in per_example), default=0)
             fill: Any = b"" if dtype.name == "string" else 0
-            batch = np.empty(
+            batch: np.ndarray = np.empty(
                 (len(per_example), longest) + shape, dtype=object if dtype.name == "string" else dtype.as_numpy_dtype
             )
             batch[...] = fill

@@ -8,7 +8,7 @@ protobuf's `google.protobuf.message.DecodeError`) on truncated or malformed data
 from __future__ import annotations
 
 import struct
-from typing import Iterator
+from typing import Any, Iterator
 
 VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
 
@@ -63,12 +63,14 @@ def signed64(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def fields(data: bytes) -> Iterator[tuple[int, int, object, bytes]]:
+def fields(data: bytes) -> Iterator[tuple[int, int, Any, bytes]]:
     """(field number, wire type, value, raw bytes of the whole field) for each field in `data`.
 
-    The value is an int (varint), bytes of 4 or 8 (fixed) or the payload (length-delimited).
+    The value is an int (varint), bytes of 4 or 8 (fixed) or the payload (length-delimited). It is
+    typed `Any`: its type follows the wire type, which the callers check and a checker cannot relate.
     """
     pos, end = 0, len(data)
+    value: int | bytes
     while pos < end:
         start = pos
         key, pos = read_varint(data, pos)
