@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from tapeshim._src import checkpoint_io, dtypes
+from tapeshim._src import checkpoint_io, dtypes, errors
 from tapeshim._src.module import Module
 from tapeshim._src.variable import Variable
 
@@ -64,8 +64,6 @@ def restore_values(variables: dict[str, Variable], values: dict[str, np.ndarray]
         if value.dtype != v.dtype.as_numpy_dtype
     ]
     if wrong_dtype:
-        from tapeshim._src import errors
-
         raise errors.InvalidArgumentError(
             None, None, "The checkpoint does not match these variables: " + "; ".join(wrong_dtype)
         )
@@ -196,10 +194,10 @@ def _defer(walk: _Walk, pending: dict[str, np.ndarray]) -> set[str]:
             for key in mine:
                 del pending[key]
     for key in list(pending):
-        owner_path = _owner_of(key, walk.owners)
-        if owner_path is not None:
-            owner = walk.owners[owner_path]
-            relative = key[len(owner_path) + 1 :] if owner_path else key
+        found = _owner_of(key, walk.owners)
+        if found is not None:
+            owner = walk.owners[found]
+            relative = key[len(found) + 1 :] if found else key
             owner.__dict__.setdefault(_PENDING, {})[relative] = pending.pop(key)
     return handed - set(pending)
 
@@ -301,7 +299,9 @@ class ListWrapper(list):
         super().__setitem__(index, item)
         self._changed()
 
-    def __iadd__(self, items: Any) -> "ListWrapper":
+    # list's `__add__` returns a plain list, while `+=` keeps the wrapper (as TF's ListWrapper): mypy
+    # wants the two to agree.
+    def __iadd__(self, items: Iterable[Any]) -> "ListWrapper":  # type: ignore[misc]
         super().__iadd__(items)
         self._changed()
         return self
@@ -396,6 +396,8 @@ class Checkpoint:
                     f"`Checkpoint` was expecting {name} to be a trackable object (a variable, a `tf.Module`, a "
                     f"Keras object, a checkpoint, or a list or dict of them), got {value!r}."
                 )
+        self._objects: dict[str, Any]
+        self._save_counter: Variable | None
         object.__setattr__(self, "_objects", dict(kwargs))
         if root is not None:
             self._objects["root"] = root
@@ -413,11 +415,11 @@ class Checkpoint:
     @property
     def save_counter(self) -> Variable:
         """The number of `save` calls so far (an int64 variable, created on first use, as in TF)."""
-        if self._save_counter is None:
-            object.__setattr__(
-                self, "_save_counter", Variable(0, dtype=dtypes.int64, trainable=False, name="save_counter")
-            )
-        return self._save_counter
+        counter = self._save_counter
+        if counter is None:
+            counter = Variable(0, dtype=dtypes.int64, trainable=False, name="save_counter")
+            object.__setattr__(self, "_save_counter", counter)
+        return counter
 
     def _walk(self) -> _Walk:
         walk = _Walk()
@@ -582,8 +584,6 @@ class CheckpointManager:
             except FileNotFoundError:
                 pass
             except OSError as exc:
-                from tapeshim._src import errors
-
                 raise errors.from_os_error(exc) from exc
         checkpoint_io.write_state(self._directory, path, self._checkpoints, [self._times[p] for p in self._checkpoints])
         return path

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tapeshim._src import errors
+from tapeshim._src import dtypes, errors
 from tapeshim._src.tf_logging import get_logger
 
 SUFFIX = ".npz"
@@ -99,7 +99,8 @@ def write_values(prefix: str, values: dict[str, np.ndarray], aliases: dict[str, 
         restores through any of its paths).
     """
     graph = json.dumps({"values": sorted(values), "aliases": aliases or {}}).encode()
-    write_atomically(prefix + SUFFIX, lambda stream: np.savez(stream, **values, **{OBJECT_GRAPH_KEY: np.array(graph)}))
+    arrays: dict[str, Any] = {**values, OBJECT_GRAPH_KEY: np.array(graph)}
+    write_atomically(prefix + SUFFIX, lambda stream: np.savez(stream, **arrays))
 
 
 def _damaged(path: str, reason: str) -> errors.OpError:
@@ -305,8 +306,6 @@ class CheckpointReader:
 
     def get_variable_to_dtype_map(self) -> dict[str, Any]:
         """Each saved variable's name and its `tf.DType` (without TF's `tf.string` object graph entry)."""
-        from tapeshim._src import dtypes
-
         return {name: dtypes.as_dtype(value.dtype) for name, value in self._values.items()}
 
     def has_tensor(self, name: str) -> bool:

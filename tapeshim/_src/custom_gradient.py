@@ -10,20 +10,21 @@ watched by tapes as usual) and get the gradients `grad_fn` returns for them.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from tapeshim._src import dtypes, nest, registry
+from tapeshim._src.ops import math_ops
 from tapeshim._src.registry import OpDef
-from tapeshim._src.state import _thread_state
+from tapeshim._src.state import StatelessScope, _thread_state, in_forward_mode
 from tapeshim._src.tape import Recorder
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 from tapeshim._src.variable import Variable
 
 
@@ -38,28 +39,7 @@ class _VariableCollector(Recorder):
         self.variables.setdefault(id(variable), variable)
 
 
-@contextlib.contextmanager
-def _isolated(
-    variable_values: dict[int, Any] | None = None,
-    collector: Recorder | None = None,
-    variable_writes: dict[int, Variable] | None = None,
-) -> Iterator[None]:
-    """Runs user code inside a JAX transformation: no tape records, variables read `variable_values`.
-
-    With `variable_writes`, assignments to variables update `variable_values` and
-    are noted there (the JAX function returns the new values) instead of storing
-    traced values in the variables.
-    """
-    state = _thread_state
-    saved = (state.recorders, state.trace, state.variable_values, state.variable_writes)
-    state.recorders = [collector] if collector is not None else []
-    state.trace = None
-    state.variable_values = variable_values
-    state.variable_writes = variable_writes
-    try:
-        yield
-    finally:
-        state.recorders, state.trace, state.variable_values, state.variable_writes = saved
+_isolated = StatelessScope  # old name: keras_bridge.py imports it from here
 
 
 def _wrap(values: Any) -> list[Tensor]:
@@ -107,7 +87,7 @@ def _none_gradients(grad_fn: Callable, outputs: list, n_args: int, uses_variable
     """
     upstream = _wrap([jnp.ones(o.shape, o.dtype) for o in outputs])
     try:
-        with _isolated():
+        with StatelessScope():
             grads = grad_fn(*upstream, variables=[]) if uses_variables else grad_fn(*upstream)
         if uses_variables:
             grads = grads[0]
@@ -284,7 +264,7 @@ def custom_gradient(f: Callable | None = None) -> Callable:
             call_args = list(args)
             for position, tensor in zip(positions, _wrap(values)):
                 call_args[position] = tensor
-            with _isolated(variable_values, variables_seen):
+            with StatelessScope(variable_values, variables_seen):
                 result, grad_fn = f(*call_args, **kwargs)
             return result, grad_fn
 
@@ -344,15 +324,14 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         reads = [v._read_for_op() for v in variables]
         # An input whose gradient grad_fn returns as None reaches the op through stop_gradient, so
         # tapes see it as unconnected (None), as TF does.
-        from tapeshim._src.ops import math_ops
-        from tapeshim._src.ops.math_ops import MODE
-
         inputs = [math_ops.stop_gradient(t) if p in probe["none_grads"] else t for p, t in zip(positions, inputs)]
         all_inputs = tuple(inputs) + tuple(reads)
         tracking = registry.tracking_recorders(all_inputs)
         # Inside a JAX transformation (another custom gradient's grad_fn, differentiated by an outer
         # tape), JAX must see this function's custom rule too, as TF's second-order gradients do.
-        traced = not tracking and not MODE.forward and any(isinstance(t._value, jax.core.Tracer) for t in all_inputs)
+        traced = (
+            not tracking and not in_forward_mode() and any(isinstance(t._value, jax.core.Tracer) for t in all_inputs)
+        )
         if not tracking and not traced:
             if computed is not None:
                 return structure  # already run on the values
@@ -380,7 +359,7 @@ def custom_gradient(f: Callable | None = None) -> Callable:
             else:
                 _, grad_fn = run(list(values[:n_inputs]), values_by_variable(values), None)
             upstream = _wrap(cotangents)
-            with _isolated(values_by_variable(values)):
+            with StatelessScope(values_by_variable(values)):
                 if variables:
                     grads, variable_grads = grad_fn(*upstream, variables=variables)
                 else:
@@ -411,7 +390,7 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         def node_fn(*values: jax.Array) -> tuple:
             # Forward mode differentiates the ops the function ran, as TF's accumulators do (or, when
             # they left tapeshim, transposes grad_fn, as TF does then).
-            if not MODE.forward:
+            if not in_forward_mode():
                 return op(*values)
             return transposed(*values) if transposed is not None else forward(*values)
 
@@ -419,8 +398,8 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         key = None if computed is not None else structural_key(f, args, kwargs, positions, variables)
         if key is None:
             key = (id(f), id(op), _Identity(op))  # this call only
-        outputs = registry.record(node_fn, ("CustomGradient", key), all_inputs, avals, tracking)
-        return nest.pack_sequence_as(structure, list(outputs))
+        recorded = registry.record(node_fn, ("CustomGradient", key), all_inputs, avals, tracking)
+        return nest.pack_sequence_as(structure, list(recorded))
 
     return decorated
 
@@ -442,11 +421,11 @@ def jax_op(fn: Callable[..., Any], name: str | None = None, differentiable: bool
     Returns:
       The tape-aware op.
     """
-    op = OpDef(name or getattr(fn, "__name__", "JaxOp"), fn, differentiable)
+    op = OpDef(name or str(getattr(fn, "__name__", "JaxOp")), fn, differentiable)
     returns_tuple: dict[tuple, bool] = {}
 
     @functools.wraps(fn)
-    def call(*args: Any) -> Any:
+    def call(*args: TensorLike) -> Tensor | tuple[Tensor, ...]:
         tensors = tuple(convert_to_tensor(a) for a in args)
         outputs = registry.apply(op, tensors)
         key = tuple((t._shape, t._dtype._name) for t in tensors)

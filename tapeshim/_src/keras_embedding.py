@@ -21,6 +21,7 @@ import weakref
 from typing import Any, Callable
 
 from tapeshim._src.keras_bridge import KerasVariable, keras, view_of
+from tapeshim._src.ops import array_ops
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
@@ -97,8 +98,6 @@ def gather_on_tape(
     ids = convert_to_tensor(args[0])
     if ids._dtype.name not in ("int32", "int64"):
         return None  # Keras casts other ids; the gather would not be the table's only use
-    from tapeshim._src.ops import array_ops
-
     rows = array_ops.gather(view_of(table), ids)
     if ids._value is not None:
         rows.value  # noqa: B018 - computed now, on the device (a cheap gather), so a training call can still run its forward pass once
@@ -119,9 +118,11 @@ def gather_on_tape(
 class EmbeddingRowsMixin:
     """tapeshim's `Embedding`: returns the rows gathered on the tape when its caller gathered them."""
 
+    compute_dtype: str  # Keras's `Layer.compute_dtype`, of the Embedding class this mixin goes first in
+
     def call(self, inputs: Any) -> Any:
         """Looks up `inputs` in the table (or returns the rows already gathered for this call)."""
         rows = given_rows(self)
         if rows is not None:
             return keras.ops.cast(rows, self.compute_dtype)
-        return super().call(inputs)
+        return super().call(inputs)  # type: ignore[misc]  # a mixin: Keras's Embedding, after it, has `call`

@@ -4,25 +4,14 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
+from types import TracebackType
 from typing import Any, Callable, Iterator
 
 from tapeshim._src import nest
+from tapeshim._src.state import current_name_scope, enter_name_scope, exit_name_scope
 from tapeshim._src.variable import Variable
 
-
-class _Scopes(threading.local):
-    def __init__(self) -> None:
-        super().__init__()
-        self.stack: list[str] = []
-
-
-_scopes = _Scopes()
-
-
-def current_scope() -> str:
-    """The active name scope, `"a/b/"`, or `""`."""
-    return "".join(f"{s}/" for s in _scopes.stack)
+current_scope = current_name_scope  # old name: summary_ops.py imports it from here
 
 
 class name_scope:  # noqa: N801 - TF's name
@@ -36,25 +25,20 @@ class name_scope:  # noqa: N801 - TF's name
         if not isinstance(name, str):
             raise TypeError(f"name_scope expects a string name, got {name!r}")
         self._name = name
+        self._saved: list[str] | None = None
 
     @property
     def name(self) -> str:
         return self._name
 
     def __enter__(self) -> str:
-        if self._name.endswith("/"):
-            self._saved = list(_scopes.stack)
-            _scopes.stack[:] = [part for part in self._name.split("/") if part]
-        else:
-            self._saved = None
-            _scopes.stack.append(self._name)
-        return current_scope()
+        self._saved = enter_name_scope(self._name)
+        return current_name_scope()
 
-    def __exit__(self, *exc: Any) -> None:
-        if self._saved is not None:
-            _scopes.stack[:] = self._saved
-        else:
-            _scopes.stack.pop()
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        exit_name_scope(self._saved)
 
 
 def _camel_to_snake(name: str) -> str:
@@ -120,12 +104,12 @@ class Module:
 
     def __setattr__(self, name: str, value: Any) -> None:
         if value.__class__ is list or value.__class__ is dict:  # as TF: tracked, for deferred restores
-            from tapeshim._src import checkpoint
+            from tapeshim._src import checkpoint  # import cycle: module <-> checkpoint (its walk knows Module)
 
             value = checkpoint.track_container(value, self, name)
         super().__setattr__(name, value)
         if self.__dict__.get("_pending_restore"):  # a restore ran before this module created its variables
-            from tapeshim._src import checkpoint
+            from tapeshim._src import checkpoint  # import cycle: module <-> checkpoint
 
             checkpoint.restore_attached(self, name, value)
 

@@ -1,8 +1,17 @@
-"""Per-thread recording state: which tapes and accumulators are recording.
+"""Per-thread state: what records, where variables read and write, the name scope, the differentiation mode.
 
 TF's tapes are per thread: a tape records only the ops its own thread runs. The
 `recorders` list holds the recording tapes and forward accumulators of the
-calling thread, outermost first.
+calling thread, outermost first; `trace` is the `tapeshim.function` trace being
+recorded, if any.
+
+Where a `Variable` reads and writes is decided by explicit scope objects,
+entered with `with` (as Keras's `StatelessScope`): a `StatelessScope` stands for
+a JAX function being traced (a custom gradient's, a Keras call's), and carries
+the values its variables read and the writes it collects as data. The name
+scope stack (`tf.name_scope`) and the differentiation mode (`DifferentiationMode`,
+which picks the gradient rule of ops whose TF rule JAX cannot do in forward
+mode) live here too.
 """
 
 from __future__ import annotations
@@ -10,7 +19,90 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import jax
+
+    from tapeshim._src.variable import Variable
+
+
+class StatelessScope:
+    """Runs user code inside a JAX function's trace, as Keras's `StatelessScope`.
+
+    Inside, no tape records (except `collector`, which only notes the variables
+    read), no `tapeshim.function` trace is active, and a variable whose id is in
+    `values` reads that JAX value (an input of the JAX function) instead of its
+    own. With `writes`, an assignment stores the new value in `values` and notes
+    the variable in `writes` (the JAX function returns the new values) instead of
+    storing a traced value in the variable; without it, assignments write the
+    variable as outside.
+
+    Args:
+      values: variable id -> the JAX value the variable reads inside; None reads
+        every variable's own value.
+      collector: a recorder that notes the variables read, or None.
+      writes: variable id -> variable, filled with the variables assigned inside;
+        None for a function whose assignments write the variables directly.
+    """
+
+    __slots__ = ("values", "writes", "collector", "_saved")
+
+    def __init__(
+        self,
+        values: dict[int, jax.Array] | None = None,
+        collector: Any = None,
+        writes: dict[int, Variable] | None = None,
+    ) -> None:
+        self.values = values
+        self.writes = writes
+        self.collector = collector
+        self._saved: tuple = ()
+
+    def __enter__(self) -> StatelessScope:
+        state = _thread_state
+        self._saved = (state.recorders, state.trace, state.stateless_scope)
+        state.recorders = [self.collector] if self.collector is not None else []
+        state.trace = None
+        state.stateless_scope = self
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        state = _thread_state
+        state.recorders, state.trace, state.stateless_scope = self._saved
+        self._saved = ()
+
+
+class DifferentiationMode:
+    """Sets whether the program being traced is differentiated in forward mode (`jax.jvp`).
+
+    Ops whose TF gradient is a reverse-mode rule (`jax.custom_vjp`, which JAX
+    cannot differentiate in forward mode) read `in_forward_mode()` while they
+    are traced and use JAX's rule in forward mode. A program traced in one mode
+    is only reused in that mode: the differentiated programs are keyed by it.
+
+    Args:
+      forward: True while a forward-mode program is traced, False for reverse mode.
+    """
+
+    __slots__ = ("forward", "_saved")
+
+    def __init__(self, forward: bool) -> None:
+        self.forward = forward
+        self._saved = False
+
+    def __enter__(self) -> DifferentiationMode:
+        state = _thread_state
+        self._saved, state.forward_mode = state.forward_mode, self.forward
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        _thread_state.forward_mode = self._saved
 
 
 class _ThreadState(threading.local):
@@ -18,11 +110,66 @@ class _ThreadState(threading.local):
         super().__init__()
         self.recorders: list[Any] = []
         self.trace: Any = None  # the `tapeshim.function` trace being recorded, if any
-        self.variable_values: Any = None  # variable id -> value, inside a custom gradient's JAX function
-        self.variable_writes: Any = None  # variable id -> variable assigned inside a Keras call's JAX function
+        self.stateless_scope: StatelessScope | None = None  # the innermost JAX function being traced, if any
+        self.name_stack: list[str] = []  # the `tf.name_scope` names, outermost first
+        self.forward_mode = False  # see `DifferentiationMode`
+
+    # Compatibility: keras_bridge.py reads `variable_writes`; remove once it reads `stateless_scope`.
+    @property
+    def variable_writes(self) -> dict[int, Variable] | None:
+        """The writes collected by the innermost `StatelessScope`, or None."""
+        scope = self.stateless_scope
+        return None if scope is None else scope.writes
+
+    @property
+    def variable_values(self) -> dict[int, jax.Array] | None:
+        """The variable values of the innermost `StatelessScope`, or None."""
+        scope = self.stateless_scope
+        return None if scope is None else scope.values
 
 
 _thread_state = _ThreadState()
+
+
+def stateless_scope() -> StatelessScope | None:
+    """The innermost `StatelessScope` of this thread, or None."""
+    return _thread_state.stateless_scope
+
+
+def in_forward_mode() -> bool:
+    """Whether a forward-mode (jvp) program is being traced on this thread (see `DifferentiationMode`)."""
+    return _thread_state.forward_mode
+
+
+def current_name_scope() -> str:
+    """The active name scope, `"a/b/"`, or `""`."""
+    return "".join(f"{s}/" for s in _thread_state.name_stack)
+
+
+def enter_name_scope(name: str) -> list[str] | None:
+    """Enters name scope `name` (one ending in "/" replaces the whole stack).
+
+    Returns:
+      What `exit_name_scope` needs to restore the stack: the replaced stack, or
+      None when `name` was pushed.
+    """
+    stack = _thread_state.name_stack
+    if name.endswith("/"):
+        saved = list(stack)
+        stack[:] = [part for part in name.split("/") if part]
+        return saved
+    stack.append(name)
+    return None
+
+
+def exit_name_scope(saved: list[str] | None) -> None:
+    """Leaves the name scope entered by the `enter_name_scope` call that returned `saved`."""
+    stack = _thread_state.name_stack
+    if saved is not None:
+        stack[:] = saved
+    else:
+        stack.pop()
+
 
 next_tensor_id = itertools.count(1).__next__
 """Returns a fresh id for a tensor. Ids are never reused, unlike `id()`."""

@@ -1,18 +1,27 @@
-"""`Variable`: mutable state whose reads inside a tape are watched."""
+"""`Variable`: mutable state whose reads inside a tape are watched.
+
+Where a variable reads and writes is decided by one function, `variable_scope()`:
+eagerly it reads and stores its own value; inside a `tapeshim.function` trace it
+reads a placeholder and its writes become the trace's pending assignments; inside
+a `state.StatelessScope` (a JAX function being traced) it reads the scope's values
+and its writes are collected by the scope.
+"""
 
 from __future__ import annotations
 
 import enum
 import itertools
-from typing import Any, Callable
+from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 import jax
 import numpy as np
 
 from tapeshim._src import dtypes, errors, registry
+from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.shape import TensorShape
-from tapeshim._src.state import _thread_state
+from tapeshim._src.state import StatelessScope, _thread_state, current_name_scope
 from tapeshim._src.tensor import Tensor, TensorOperators, convert_to_tensor, device_name, numpy_text
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 _creation_order = itertools.count()
 
@@ -35,7 +44,10 @@ class VariableSynchronization(enum.Enum):
     ON_READ = 3
 
 
-def _as_enum(value: Any, kind: type, argument: str) -> Any:
+_Enum = TypeVar("_Enum", bound=enum.Enum)
+
+
+def _as_enum(value: _Enum | str | None, kind: type[_Enum], argument: str) -> _Enum:
     """`value` as a member of `kind` (a member, its name or its Keras lower-case name); None gives the default."""
     if value is None:
         return next(iter(kind))
@@ -51,14 +63,140 @@ def _as_enum(value: Any, kind: type, argument: str) -> Any:
 # strategy's scope; `writes(variable, kind)` tells the replica context an assignment ("assign") or an
 # update ("update") was recorded inside `strategy.run`.
 distribution_hooks: dict[str, Callable[..., Any]] = {}
-_add_kernel = jax.jit(lambda value, delta: value + delta)
-_sub_kernel = jax.jit(lambda value, delta: value - delta)
 
 
 def _note_write(variable: "Variable", kind: str) -> None:
     hook = distribution_hooks.get("writes")
     if hook is not None:
         hook(variable, kind)
+
+
+class VariableScope(Protocol):
+    """Where a variable reads and writes now: what `variable_scope()` returns."""
+
+    def read(self, variable: "Variable") -> Tensor:
+        """The variable's value here (no tape is told)."""
+        ...
+
+    def assign(self, variable: "Variable", tensor: Tensor, kind: str) -> None:
+        """Stores `tensor` (already of the variable's dtype and shape); `kind` is "assign" or "update"."""
+        ...
+
+    def update(self, variable: "Variable", delta: Tensor, op_name: str) -> None:
+        """Adds (`AssignAddVariableOp`) or subtracts (`AssignSubVariableOp`) `delta` to the variable."""
+        ...
+
+    def jax_array(self, variable: "Variable") -> jax.Array:
+        """The array JAX sees when it converts the variable (`jnp.asarray(v)`)."""
+        ...
+
+
+_add_kernel = jax.jit(lambda value, delta: value + delta)
+_sub_kernel = jax.jit(lambda value, delta: value - delta)
+
+
+def _computed_update(base: Tensor, delta: Tensor, op_name: str) -> Tensor:
+    """`base + delta` (`AssignAddVariableOp`) or `base - delta`, as ops the current trace records."""
+    return math_ops.add(base, delta) if op_name == "AssignAddVariableOp" else math_ops.subtract(base, delta)
+
+
+class _EagerScope:
+    """Outside any trace: the variable reads and stores its own value."""
+
+    __slots__ = ()
+
+    def read(self, variable: "Variable") -> Tensor:
+        return Tensor(variable._value, variable._shape, variable._dtype)
+
+    def assign(self, variable: "Variable", tensor: Tensor, kind: str) -> None:
+        variable._value = tensor.value
+
+    def update(self, variable: "Variable", delta: Tensor, op_name: str) -> None:
+        kernel = _add_kernel if op_name == "AssignAddVariableOp" else _sub_kernel
+        variable._value = kernel(variable._value, delta.value)
+
+    def jax_array(self, variable: "Variable") -> jax.Array:
+        return variable._value
+
+
+_EAGER = _EagerScope()
+
+
+class _TraceScope:
+    """Inside a `tapeshim.function` trace: reads are placeholders, writes the trace's pending assignments."""
+
+    __slots__ = ("trace",)
+
+    def __init__(self, trace: Any) -> None:
+        self.trace = trace
+
+    def read(self, variable: "Variable") -> Tensor:
+        return self.trace.read_variable(variable)
+
+    def assign(self, variable: "Variable", tensor: Tensor, kind: str) -> None:
+        _note_write(variable, kind)
+        self.trace.assign(variable, tensor)
+
+    def update(self, variable: "Variable", delta: Tensor, op_name: str) -> None:
+        self.assign(variable, _computed_update(self.trace.read_variable(variable), delta, op_name), "update")
+
+    def jax_array(self, variable: "Variable") -> jax.Array:
+        return variable._value
+
+
+class _StatelessAccess:
+    """Inside a `StatelessScope`: reads its values, and its writes are collected there (when it collects them)."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self, scope: StatelessScope) -> None:
+        self.scope = scope
+
+    def read(self, variable: "Variable") -> Tensor:
+        values = self.scope.values
+        if values is not None and id(variable) in values:
+            return Tensor(values[id(variable)], variable._shape, variable._dtype)
+        return _EAGER.read(variable)
+
+    def assign(self, variable: "Variable", tensor: Tensor, kind: str) -> None:
+        scope = self.scope
+        if scope.writes is None:  # a custom gradient's function: assignments write the variable
+            _EAGER.assign(variable, tensor, kind)
+            return
+        # A Keras call's JAX function: the new value becomes an output of that op.
+        assert scope.values is not None, "a StatelessScope that collects writes has values"
+        scope.values[id(variable)] = tensor.value
+        scope.writes[id(variable)] = variable
+
+    def update(self, variable: "Variable", delta: Tensor, op_name: str) -> None:
+        if self.scope.writes is None:
+            _EAGER.update(variable, delta, op_name)
+        else:  # the read is an input of the JAX function: recorders (its collector) see it
+            self.assign(variable, _computed_update(variable._read_for_op(), delta, op_name), "update")
+
+    def jax_array(self, variable: "Variable") -> jax.Array:
+        if self.scope.values is None:
+            return variable._value
+        # Inside a custom gradient's or a Keras call's JAX function: the read is an input of that op.
+        value = variable._read_for_op()._value
+        assert value is not None, "reads inside a JAX function are never lazy"
+        return value
+
+
+def variable_scope() -> VariableScope:
+    """Where variables read and write on this thread now.
+
+    The innermost of: the `tapeshim.function` trace being recorded, the
+    `StatelessScope` being traced (entering one hides an outer trace), or eager
+    storage.
+    """
+    state = _thread_state
+    if state.trace is not None:
+        return _TraceScope(state.trace)
+    scope = state.stateless_scope
+    if scope is not None:
+        return _StatelessAccess(scope)
+    return _EAGER
 
 
 class Variable(TensorOperators):
@@ -93,18 +231,18 @@ class Variable(TensorOperators):
 
     def __init__(
         self,
-        initial_value: Any = None,
+        initial_value: TensorLike | Callable[[], TensorLike] | None = None,
         trainable: bool | None = None,
         validate_shape: bool = True,
         caching_device: Any = None,
         name: str | None = None,
         variable_def: Any = None,
-        dtype: Any = None,
+        dtype: DTypeLike | None = None,
         import_scope: Any = None,
         constraint: Callable | None = None,
-        synchronization: Any = None,
-        aggregation: Any = None,
-        shape: Any = None,
+        synchronization: VariableSynchronization | str | None = None,
+        aggregation: VariableAggregation | str | None = None,
+        shape: TensorShape | Sequence[int | None] | None = None,
         experimental_enable_variable_lifting: bool = True,
     ) -> None:
         del validate_shape, caching_device, variable_def, import_scope
@@ -138,9 +276,7 @@ class Variable(TensorOperators):
         self._shape = tensor._shape
         self._dtype = tensor._dtype
         self._trainable = True if trainable is None else bool(trainable)
-        from tapeshim._src.module import current_scope
-
-        self._name = current_scope() + (name or "Variable") + ":0"
+        self._name = current_name_scope() + (name or "Variable") + ":0"
         self._order = next(_creation_order)
         self.constraint = constraint
         self._aggregation = aggregation
@@ -152,13 +288,8 @@ class Variable(TensorOperators):
 
     # -- reads ----------------------------------------------------------
     def _current(self) -> Tensor:
-        """The value to read now: a function trace's placeholder, a custom gradient's input, or the value."""
-        state = _thread_state
-        if state.trace is not None:
-            return state.trace.read_variable(self)
-        if state.variable_values is not None and id(self) in state.variable_values:
-            return Tensor(state.variable_values[id(self)], self._shape, self._dtype)
-        return Tensor(self._value, self._shape, self._dtype)
+        """The value to read now: a function trace's placeholder, a JAX function's input, or the value."""
+        return variable_scope().read(self)
 
     def _plain_read(self) -> Tensor:
         """The current value as a Tensor, without telling any tape."""
@@ -185,10 +316,7 @@ class Variable(TensorOperators):
         return self._read_for_op().__array__(dtype)
 
     def __jax_array__(self) -> jax.Array:
-        if _thread_state.variable_values is not None:
-            # Inside a custom gradient's or a Keras call's JAX function: the read is an input of that op.
-            return self._read_for_op()._value
-        return self._value
+        return variable_scope().jax_array(self)
 
     def __float__(self) -> float:
         return float(self._read_for_op())
@@ -202,20 +330,18 @@ class Variable(TensorOperators):
     def __iter__(self) -> Any:
         return iter(self._read_for_op())
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Any:
         if other is None:  # TF compares a variable by converting `other`, which fails for None
             convert_to_tensor(other)
         return TensorOperators.__eq__(self, other)
 
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Any:
         if other is None:
             convert_to_tensor(other)
         return TensorOperators.__ne__(self, other)
 
     def __getitem__(self, key: Any) -> Tensor:
         """A slice of the value; as in TF, it has an `assign` that writes the slice back."""
-        from tapeshim._src.ops import array_ops
-
         read = array_ops.getitem(self, key)
         return _VariableSlice(read._value, read._shape, read._dtype, read._node, read._tid, self, key)
 
@@ -264,11 +390,7 @@ class Variable(TensorOperators):
         return device_name()
 
     # -- writes ---------------------------------------------------------
-    def _new_value(self, value: Any) -> jax.Array:
-        """The array to store for `value`: converted, checked, and computed if lazy."""
-        return self._checked(value).value
-
-    def _checked(self, value: Any) -> Tensor:
+    def _checked(self, value: TensorLike) -> Tensor:
         """`value` as a tensor of this variable's dtype and shape.
 
         Raises:
@@ -284,52 +406,28 @@ class Variable(TensorOperators):
         return tensor
 
     def assign(
-        self, value: Any, use_locking: bool | None = None, name: str | None = None, read_value: bool = True
+        self, value: TensorLike, use_locking: bool | None = None, name: str | None = None, read_value: bool = True
     ) -> "Variable | None":
         """Sets the variable to `value` (same dtype and shape).
 
         Raises:
           ValueError: if `value`'s dtype or shape differ from the variable's.
         """
-        trace = _thread_state.trace
-        if trace is not None:
-            _note_write(self, "assign")
-            trace.assign(self, self._checked(value))
-        elif _thread_state.variable_writes is not None:
-            self._write_inside_jax(self._checked(value))
-        else:
-            self._value = self._new_value(value)
+        variable_scope().assign(self, self._checked(value), "assign")
         return self if read_value else None
 
-    def _write_inside_jax(self, tensor: Tensor) -> None:
-        """An assignment inside a Keras call's JAX function: the new value becomes an output of that op."""
-        state = _thread_state
-        state.variable_values[id(self)] = tensor._value
-        state.variable_writes[id(self)] = self
-
-    def _update(self, delta: Any, kernel: Callable[[jax.Array, jax.Array], jax.Array], op_name: str) -> None:
-        delta = convert_to_tensor(delta, dtype=self._dtype)
-        if delta._shape != self._shape:
+    def _update(self, delta: TensorLike, op_name: str) -> None:
+        tensor = convert_to_tensor(delta, dtype=self._dtype)
+        if tensor._shape != self._shape:
             raise errors.invalid_argument(
                 f"Cannot update variable with shape [{','.join(map(str, self._shape))}] using a Tensor with shape "
-                f"[{','.join(map(str, delta._shape))}], shapes must be equal.",
+                f"[{','.join(map(str, tensor._shape))}], shapes must be equal.",
                 op_name,
             )
-        trace = _thread_state.trace
-        if trace is None and _thread_state.variable_writes is None:
-            self._value = kernel(self._value, delta.value)
-            return
-        from tapeshim._src.ops import math_ops
-
-        update = math_ops.add if op_name == "AssignAddVariableOp" else math_ops.subtract
-        if trace is not None:
-            _note_write(self, "update")
-            trace.assign(self, update(trace.read_variable(self), delta))
-        else:  # inside a Keras call's JAX function: the new value is an output of that op
-            self._write_inside_jax(update(self._read_for_op(), delta))
+        variable_scope().update(self, tensor, op_name)
 
     def assign_add(
-        self, delta: Any, use_locking: bool | None = None, name: str | None = None, read_value: bool = True
+        self, delta: TensorLike, use_locking: bool | None = None, name: str | None = None, read_value: bool = True
     ) -> "Variable | None":
         """Adds `delta` (same dtype and shape) to the variable.
 
@@ -337,11 +435,11 @@ class Variable(TensorOperators):
           ValueError: if `delta`'s dtype differs from the variable's.
           InvalidArgumentError: if `delta`'s shape differs from the variable's.
         """
-        self._update(delta, _add_kernel, "AssignAddVariableOp")
+        self._update(delta, "AssignAddVariableOp")
         return self if read_value else None
 
     def assign_sub(
-        self, delta: Any, use_locking: bool | None = None, name: str | None = None, read_value: bool = True
+        self, delta: TensorLike, use_locking: bool | None = None, name: str | None = None, read_value: bool = True
     ) -> "Variable | None":
         """Subtracts `delta` (same dtype and shape) from the variable.
 
@@ -349,7 +447,7 @@ class Variable(TensorOperators):
           ValueError: if `delta`'s dtype differs from the variable's.
           InvalidArgumentError: if `delta`'s shape differs from the variable's.
         """
-        self._update(delta, _sub_kernel, "AssignSubVariableOp")
+        self._update(delta, "AssignSubVariableOp")
         return self if read_value else None
 
     # -- printing -------------------------------------------------------
@@ -404,7 +502,7 @@ def as_variable(value: Any) -> Any:
 def _static_index(key: Any) -> tuple:
     """A TF slicing key as a hashable static argument: tensors become Python ints."""
     items = key if isinstance(key, tuple) else (key,)
-    encoded = []
+    encoded: list[tuple] = []
     for item in items:
         if item is Ellipsis:
             encoded.append(("...",))
@@ -477,7 +575,7 @@ class _VariableSlice(Tensor):
         self._variable = variable
         self._key = key
 
-    def assign(self, value: Any, name: str | None = None) -> Variable:
+    def assign(self, value: TensorLike, name: str | None = None) -> Variable:
         """Writes `value` (broadcast to the slice's shape) into the slice of the variable.
 
         Returns:
@@ -491,4 +589,5 @@ class _VariableSlice(Tensor):
         (updated,) = registry.apply(
             _SLICE_ASSIGN, (variable._plain_read(), tensor), (("index", _static_index(self._key)),)
         )
-        return variable.assign(updated)
+        variable.assign(updated)
+        return variable

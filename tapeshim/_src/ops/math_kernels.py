@@ -13,12 +13,13 @@ from __future__ import annotations
 import functools
 import math
 import operator
-import threading
 from typing import Callable
 
 import jax
 import jax.numpy as jnp
 from jax import lax
+
+from tapeshim._src.state import _thread_state, in_forward_mode
 
 
 @jax.custom_jvp
@@ -39,12 +40,24 @@ def abs_impl(x: jax.Array) -> jax.Array:
     return _abs_real(x)
 
 
-class _Mode(threading.local):
-    forward = False
+class _Mode:
+    """Compatibility view of `state.in_forward_mode()` (differentiate.py sets it, nn_ops.py reads it).
+
+    New code enters `state.DifferentiationMode(forward)` and reads `state.in_forward_mode()`.
+    """
+
+    __slots__ = ()
+
+    @property
+    def forward(self) -> bool:
+        return in_forward_mode()
+
+    @forward.setter
+    def forward(self, value: bool) -> None:
+        _thread_state.forward_mode = value
 
 
-MODE = _Mode()
-"""`MODE.forward` is set while a forward-mode (jvp) program is traced."""
+MODE = _Mode()  # old name: differentiate.py sets `MODE.forward`, nn_ops.py reads it (via math_ops)
 
 
 @jax.custom_vjp
@@ -67,7 +80,7 @@ _sqrt_reverse.defvjp(_sqrt_fwd, _sqrt_bwd)
 
 def sqrt_impl(x: jax.Array) -> jax.Array:
     """sqrt with TF's reverse-mode gradient; forward mode (which custom_vjp cannot do) uses JAX's."""
-    if MODE.forward or not jnp.issubdtype(x.dtype, jnp.floating):
+    if in_forward_mode() or not jnp.issubdtype(x.dtype, jnp.floating):
         return jnp.sqrt(x)
     return _sqrt_reverse(x)
 
@@ -211,7 +224,7 @@ _digamma_half.defvjp(_digamma_half_fwd, _digamma_half_bwd)
 
 def digamma_impl(x: jax.Array) -> jax.Array:
     """digamma; in float16 its gradient raises TF's error (TF's Polygamma has no half kernel)."""
-    if x.dtype == jnp.float16 and not MODE.forward:
+    if x.dtype == jnp.float16 and not in_forward_mode():
         return _digamma_half(x)
     return jax.scipy.special.digamma(x)
 
@@ -252,7 +265,7 @@ def tf_complex_gradient(fn: Callable) -> Callable:
     unconjugated = _unconjugated(fn)
 
     def apply(*xs: jax.Array) -> jax.Array:
-        if MODE.forward or not jnp.issubdtype(xs[0].dtype, jnp.complexfloating):
+        if in_forward_mode() or not jnp.issubdtype(xs[0].dtype, jnp.complexfloating):
             return fn(*xs)
         return unconjugated(*xs)
 
