@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from tapeshim._src import errors, runtime_checks
 from tapeshim._src.state import _thread_state, in_forward_mode
 
 
@@ -167,8 +168,6 @@ def add_n_impl(*xs: jax.Array) -> jax.Array:
 
 
 def _require_nonzero_divisor(y: jax.Array, op_name: str) -> None:
-    from tapeshim._src import runtime_checks
-
     runtime_checks.require(~jnp.any(y == 0), f"Integer division by zero [Op:{op_name}]")
 
 
@@ -209,8 +208,6 @@ def _digamma_half_fwd(x: jax.Array) -> tuple:
 
 
 def _digamma_half_bwd(_: None, g: jax.Array) -> tuple:
-    from tapeshim._src import errors
-
     raise errors.invalid_argument(
         "Value for attr 'T' of half is not in the list of allowed values: float, double\n\t; NodeDef: "
         "{{node Polygamma}}; Op<name=Polygamma; signature=a:T, x:T -> z:T; attr=T:type,allowed=[DT_FLOAT, "
