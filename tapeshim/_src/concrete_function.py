@@ -11,10 +11,11 @@ import numpy as np
 
 from tapeshim._src import errors, nest, registry, replay, runtime_checks
 from tapeshim._src.dataset_iterator import OwnedIterator
-from tapeshim._src.differentiate import output_dependencies
 from tapeshim._src.function_graph import FuncGraph
 from tapeshim._src.function_host_inputs import HostFeed
 from tapeshim._src.function_trace import FunctionTrace, _use_of_leaked_tensor
+from tapeshim._src.node import OpKey
+from tapeshim._src.recorded_call import record_call
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
@@ -292,7 +293,7 @@ class ConcreteFunction:
             return tuple(outs) + tuple(news)
 
         self._as_node = as_node
-        self._node_key = ("function", id(self))
+        self._node_key = OpKey("function", id(self))
         self._traced_call = (args, kwargs)
         self._flat_traced = flat_args
         if specs is None and function._input_signature is not None:
@@ -533,16 +534,7 @@ class ConcreteFunction:
                     )
                 # Called under a tape: the call is one recorded op, each output watched by the tapes
                 # that watch an input it depends on.
-                dependencies = output_dependencies(self._node_key, self._as_node, inputs)
-                tracking = [registry.tracking_recorders([inputs[i] for i in deps]) for deps in dependencies]
-                outputs = registry.record(
-                    self._as_node,
-                    self._node_key,
-                    inputs,
-                    self._out_avals + self._pending_avals,
-                    tracking,
-                    deps=dependencies,
-                )
+                outputs = record_call(self._as_node, self._node_key, inputs, self._out_avals + self._pending_avals)
                 n_out = len(self._out_avals)
                 if self._array_checks:
                     sizes = list(outputs[n_out - len(self._array_checks) : n_out])

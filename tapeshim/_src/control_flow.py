@@ -17,17 +17,19 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from tapeshim._src import errors, nest, registry, replay
+from tapeshim._src import errors, nest, replay
 from tapeshim._src.dtypes import int32
+from tapeshim._src.node import Node, OpKey
+from tapeshim._src.recorded_call import record_call
 from tapeshim._src.state import _thread_state, next_tensor_id
-from tapeshim._src.tensor import Node, Tensor, convert_to_tensor
+from tapeshim._src.tensor import Tensor, convert_to_tensor
 
 
 class InaccessibleTensorError(ValueError):
     """A tensor of a loop body used outside the loop (TF's `InaccessibleTensorError`)."""
 
 
-LOOP_TENSOR_KEY = ("LoopTensorOutOfScope",)
+LOOP_TENSOR_KEY = OpKey("LoopTensorOutOfScope")
 
 
 def use_of_loop_tensor(*arrays: jax.Array) -> tuple:
@@ -170,8 +172,8 @@ def _merge_captures(branches: Sequence[_Branch]) -> tuple[list[Tensor], list[lis
 
 
 def _record(fn: Callable[..., tuple], name: str, inputs: Sequence[Tensor], avals: tuple) -> tuple:
-    inputs = tuple(inputs)
-    return registry.record(fn, (name, id(fn)), inputs, avals, registry.tracking_recorders(inputs))
+    """Records the construct as one op; each output is tracked by the tapes that track an input it depends on."""
+    return record_call(fn, OpKey(name, id(fn)), inputs, avals)
 
 
 def _is_traced(value: Tensor) -> bool:

@@ -10,15 +10,15 @@ program as one op on that tape (higher-order derivatives).
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 
-from tapeshim._src import errors, registry, replay
-from tapeshim._src.node import static_of
+from tapeshim._src import errors, replay
+from tapeshim._src.node import OpKey, static_of
 from tapeshim._src.plan_steps import LeafStep, NodeStep
+from tapeshim._src.recorded_call import record_call, trackers
 from tapeshim._src.replay import Plan
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
@@ -194,21 +194,14 @@ def differentiate(
         out_avals = source_avals
     inputs = tuple(plan.leaves) + tuple(seed_tensors)
 
-    def trackers(tensors: Sequence[Tensor]) -> list:
-        if recorded_by is None:
-            return registry.tracking_recorders(tensors)
-        return [r for r in recorded_by if any(t._tid in r._tracked for t in tensors)]
-
-    if trackers(inputs):
+    if trackers(inputs, recorded_by):
         _, raw = replay.cached_program(key, build)
         n_leaves = len(plan.leaves)
 
         def recorded(*values: jax.Array) -> tuple:
             return tuple(raw(list(values[:n_leaves]), list(values[n_leaves:]))[1])
 
-        dependencies = output_dependencies(key, recorded, inputs)
-        output_tracking = [trackers([inputs[i] for i in deps]) for deps in dependencies]
-        return list(registry.record(recorded, ("program", key), inputs, out_avals, output_tracking, deps=dependencies))
+        return list(record_call(recorded, OpKey("program", key), inputs, out_avals, recorded_by, dependency_key=key))
     leaf_values = [t._value for t in plan.leaves]
     seed_values = [s.value for s in seed_tensors]
     try:
@@ -265,51 +258,6 @@ def _per_op_gradient(request: Request, source_avals: tuple, seeds: Sequence[Tens
         request.trainable,
         [None if s is None else s.value for s in seeds],
     )
-
-
-_DEPENDENCY_CACHE_SIZE = 512
-_dependencies: OrderedDict = OrderedDict()
-
-
-def output_dependencies(key: Any, fn: Callable, inputs: tuple) -> list[set[int]]:
-    """Which inputs each output of `fn` depends on, read off its jaxpr (cached by `key`).
-
-    A recorded gradient's output is watched by a tape only if it depends on a
-    tensor the tape watches, as TF records only ops on watched tensors: the
-    gradient of `2 * y` with respect to `y` is a constant, not a function of `y`.
-    """
-    dependencies = _dependencies.get(key)
-    if dependencies is None:
-        structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in inputs]
-        jaxpr = jax.make_jaxpr(fn)(*structs).jaxpr
-        dependencies = [set(d) for d in _jaxpr_dependencies(jaxpr, [frozenset((i,)) for i in range(len(inputs))])]
-        _dependencies[key] = dependencies
-        if len(_dependencies) > _DEPENDENCY_CACHE_SIZE:
-            _dependencies.popitem(last=False)
-    return dependencies
-
-
-def _jaxpr_dependencies(jaxpr: Any, inputs: list[frozenset]) -> list[frozenset]:
-    """Per output, the inputs it depends on differentiably (`stop_gradient` cuts; `jit` is entered)."""
-    depends: dict[Any, frozenset] = dict(zip(jaxpr.invars, inputs))
-    empty: frozenset = frozenset()
-
-    def of(var: Any) -> frozenset:
-        return empty if hasattr(var, "val") else depends.get(var, empty)  # a Literal has a value
-
-    for eqn in jaxpr.eqns:
-        name = eqn.primitive.name
-        if name == "stop_gradient":
-            outs = [empty] * len(eqn.outvars)
-        elif name in ("jit", "pjit") and "jaxpr" in eqn.params:
-            inner = eqn.params["jaxpr"]
-            outs = _jaxpr_dependencies(getattr(inner, "jaxpr", inner), [of(v) for v in eqn.invars])
-        else:
-            found = empty.union(*[of(v) for v in eqn.invars]) if eqn.invars else empty
-            outs = [found] * len(eqn.outvars)
-        for var, dep in zip(eqn.outvars, outs):
-            depends[var] = dep
-    return [of(v) for v in jaxpr.outvars]
 
 
 def _result_aval(mode: str, target_aval: tuple, source_aval: tuple) -> tuple:

@@ -36,6 +36,7 @@ from jax.experimental import io_callback
 
 from tapeshim._src import dtypes, errors, nest, registry
 from tapeshim._src.dataset_iterator import END_OF_SEQUENCE, Optional, OwnedIterator, _computed, _HostPull
+from tapeshim._src.node import OpKey
 from tapeshim._src.tensor import Tensor
 
 
@@ -216,7 +217,7 @@ class HostInputs:
             return tuple(io_callback(take_on_host, structs, ordered=True))
 
         outputs = registry.record(
-            pull_op, ("IteratorGetNext", id(take_on_host)), (), (((), dtypes.bool_),) + tuple(avals), []
+            pull_op, OpKey("IteratorGetNext", id(take_on_host)), (), (((), dtypes.bool_),) + tuple(avals), []
         )
         value = nest.pack_sequence_as(iterator.element_spec if element is None else element, list(outputs[1:]))
         if not optional:

@@ -14,14 +14,15 @@ from jax.experimental import io_callback
 from tapeshim._src import errors, registry
 from tapeshim._src.dtypes import DType
 from tapeshim._src.function_host_inputs import HostInputs
+from tapeshim._src.node import Node, OpKey
 from tapeshim._src.ops import random_ops
 from tapeshim._src.state import _thread_state, next_tensor_id
 from tapeshim._src.tape import Recorder
-from tapeshim._src.tensor import Node, Tensor, concrete
+from tapeshim._src.tensor import Tensor, concrete
 from tapeshim._src.tf_logging import caller_site
 from tapeshim._src.variable import Variable
 
-LEAKED_TENSOR_KEY = ("LeakedGraphTensor",)
+LEAKED_TENSOR_KEY = OpKey("LeakedGraphTensor")
 
 
 _OUT_OF_SCOPE = (
@@ -134,7 +135,7 @@ class FunctionTrace(Recorder):
                 return (io_callback(lambda: np.asarray(draw()), struct, ordered=True),)
 
             return registry.record(
-                draw_op, ("RandomKey", id(draw_op)), (), ((tuple(key.shape), concrete(key).dtype),), []
+                draw_op, OpKey("RandomKey", id(draw_op)), (), ((tuple(key.shape), concrete(key).dtype),), []
             )[0]
         tensor = concrete(key)
         self.placeholders.add(tensor._tid)

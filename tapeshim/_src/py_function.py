@@ -18,6 +18,7 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors, nest, registry, replay
 from tapeshim._src.function_trace import init_scope
+from tapeshim._src.node import OpKey
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
@@ -106,7 +107,7 @@ def py_function(
         def callback(*arrays: jax.Array) -> tuple:
             return tuple(jax.pure_callback(host, structs, *arrays))
 
-        outputs = list(registry.record(callback, ("EagerPyFunc", id(host)), tuple(inputs), host.avals, []))
+        outputs = list(registry.record(callback, OpKey("EagerPyFunc", id(host)), tuple(inputs), host.avals, []))
     if not isinstance(Tout, (list, tuple)):
         return outputs[0]
     return outputs

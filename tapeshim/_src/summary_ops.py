@@ -20,6 +20,7 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.module import current_scope
+from tapeshim._src.node import OpKey
 from tapeshim._src.ops import table
 from tapeshim._src.state import _thread_state
 from tapeshim._src.summary_proto import (
@@ -333,7 +334,7 @@ def _summary(tag: str, build: Callable[[np.ndarray], SummaryValue], data: Any, s
         return jnp.zeros((), jnp.int32)
 
     (token,) = registry.record(
-        lambda *arrays: (effect(*arrays),), ("WriteSummary", id(effect)), inputs, (((), dtypes.int32),), []
+        lambda *arrays: (effect(*arrays),), OpKey("WriteSummary", id(effect)), inputs, (((), dtypes.int32),), []
     )
     trace.effects.append(token)
     return keep_tensor
