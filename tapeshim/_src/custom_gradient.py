@@ -19,7 +19,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from tapeshim._src import dtypes, nest, registry
+from tapeshim._src.node import OpKey
 from tapeshim._src.ops import math_ops
+from tapeshim._src.recorded_call import record_call
 from tapeshim._src.registry import OpDef
 from tapeshim._src.state import StatelessScope, _thread_state, in_forward_mode
 from tapeshim._src.tape import Recorder
@@ -398,7 +400,7 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         key = None if computed is not None else structural_key(f, args, kwargs, positions, variables)
         if key is None:
             key = (id(f), id(op), _Identity(op))  # this call only
-        recorded = registry.record(node_fn, ("CustomGradient", key), all_inputs, avals, tracking)
+        recorded = record_call(node_fn, OpKey("CustomGradient", key), all_inputs, avals, opaque=True)
         return nest.pack_sequence_as(structure, list(recorded))
 
     return decorated

@@ -43,6 +43,7 @@ def record_call(
     avals: tuple,
     recorded_by: Sequence[Recorder] | None = None,
     dependency_key: Hashable | None = None,
+    opaque: bool = False,
 ) -> tuple[Tensor, ...]:
     """Records `fn` (a pure JAX function of the inputs' values) as one op; returns its lazy outputs.
 
@@ -56,6 +57,9 @@ def record_call(
       dependency_key: a structural key under which the dependency analysis is
         cached (for a new `fn` every call, e.g. a recorded gradient); None to
         cache it with `fn` itself, as long as `fn` lives.
+      opaque: every output depends on every input, without analysis (a
+        custom gradient: TF's tape records it as one op over all its inputs,
+        and its `grad_fn` decides which gradients are None).
 
     Each output is tracked by the recorders that track an input it depends on.
     When no recorder tracks an input, or only the function trace does (it
@@ -64,7 +68,7 @@ def record_call(
     inputs = tuple(inputs)
     tracking = trackers(inputs, recorded_by)
     trace = _thread_state.trace
-    if not tracking or all(r is trace for r in tracking):
+    if opaque or not tracking or all(r is trace for r in tracking):
         return registry.record(fn, key, inputs, avals, tracking)
     dependencies = output_dependencies(fn, inputs, dependency_key)
     per_output = [trackers([inputs[i] for i in deps], recorded_by) for deps in dependencies]
