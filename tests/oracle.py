@@ -4,12 +4,19 @@ A body is a function of the module (`lambda tf: ...`). `check(body)` runs it
 with real TensorFlow (the oracle) and with tapeshim and compares what came out:
 structure, `None` pattern, tensor dtype, shape and values (per-dtype
 tolerance), or the error class (and optionally message) when the body raises.
+
+The body builders below run one op function `fn(tf, *tensors)` in the modes a test
+compares: eagerly (`eager_body`), under a GradientTape and differentiated
+(`taped_body`, `run_taped`), inside `tf.function` (`traced_body`), in forward mode
+(`jvp_body`) and twice differentiated (`second_derivative_body`);
+`check_values_and_gradients` runs the eager and taped bodies of one op-table row.
+Test data comes from `oracle_data` (seeded numpy; re-exported here).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # TF 2.21's oneDNN kernels (on by default on AVX-512 CPUs) abort the process on some bad inputs
@@ -21,6 +28,45 @@ import numpy as np  # noqa: E402
 import tensorflow as real_tf  # noqa: E402  (the oracle: a missing TF fails the run)
 
 import tapeshim  # noqa: E402
+from oracle_data import KINDS, Kind, Shape, exact, labelled, normal, sample, uniform  # noqa: E402
+
+__all__ = [
+    "KINDS",
+    "MODULES",
+    "TOLERANCE",
+    "Body",
+    "Kind",
+    "Raised",
+    "Shape",
+    "assert_same",
+    "check",
+    "check_raises",
+    "check_values_and_gradients",
+    "constants",
+    "describe",
+    "eager_body",
+    "exact",
+    "jvp_body",
+    "labelled",
+    "normal",
+    "real_tf",
+    "run",
+    "run_taped",
+    "sample",
+    "second_derivative_body",
+    "squared_sum",
+    "sum_of_outputs",
+    "taped_body",
+    "traced_body",
+    "uniform",
+]
+
+# A body's argument is a module, `tensorflow` or `tapeshim`: the two share no static type.
+Module = Any
+Body = Callable[[Module], Any]
+# An op function, `fn(tf, *tensors)`; a loss, `loss(tf, outputs)` -> a scalar tensor.
+OpFn = Callable[..., Any]
+Loss = Callable[[Module, Any], Any]
 
 MODULES = (real_tf, tapeshim)
 TOLERANCE = {
@@ -45,7 +91,8 @@ class Raised:
         return f"Raised({self.name}: {self.message[:200]})"
 
 
-def run(body: Callable[[Any], Any], module: Any) -> Any:
+def run(body: Body, module: Module) -> Any:
+    """`body(module)`, or a `Raised` holding what it raised."""
     try:
         return body(module)
     except Exception as exc:  # noqa: BLE001 - every exception is part of the comparison
@@ -136,7 +183,7 @@ def assert_same(
     assert expected == actual, f"{path}: tapeshim gave {actual!r}, TF gave {expected!r}"
 
 
-def check(body: Callable[[Any], Any], rtol: float | None = None, messages: bool = False) -> Any:
+def check(body: Body, rtol: float | None = None, messages: bool = False) -> Any:
     """Runs `body` with TF and tapeshim, asserts the results match; returns tapeshim's."""
     expected = run(body, real_tf)
     actual = run(body, tapeshim)
@@ -144,10 +191,201 @@ def check(body: Callable[[Any], Any], rtol: float | None = None, messages: bool 
     return actual
 
 
-def check_raises(body: Callable[[Any], Any], messages: bool = False) -> Raised:
+def check_raises(body: Body, messages: bool = False) -> Raised:
     """Like `check`, and asserts that TF raised."""
     expected = run(body, real_tf)
     assert isinstance(expected, Raised), f"TF did not raise: {expected!r}"
     actual = run(body, tapeshim)
     assert_same(expected, actual, messages=messages)
     return actual
+
+
+# -- body builders: one op function, the modes a test compares ------------------------------------
+def constants(tf: Module, arrays: Sequence[Any], dtype: str | None = None) -> list[Any]:
+    """`tf.constant` of each array (of `dtype`, a dtype name such as "float16", when given)."""
+    if dtype is None:
+        return [tf.constant(a) for a in arrays]
+    return [tf.constant(a, getattr(tf, dtype)) for a in arrays]
+
+
+def eager_body(fn: OpFn, *arrays: Any, dtype: str | None = None) -> Body:
+    """A body: `fn(tf, *xs)` on constants of `arrays`, outside any tape."""
+
+    def body(tf: Module) -> Any:
+        return fn(tf, *constants(tf, arrays, dtype))
+
+    return body
+
+
+def _differentiate(
+    tf: Module,
+    fn: OpFn,
+    xs: list[Any],
+    output_gradients: np.ndarray | None,
+    loss: Loss | None,
+    persistent: bool,
+    densify: bool,
+    unconnected_gradients: str | None,
+) -> tuple[Any, Any]:
+    with tf.GradientTape(persistent=persistent) as tape:
+        tape.watch(xs)
+        y = fn(tf, *xs)
+        target = y if loss is None else loss(tf, y)
+    options: dict[str, Any] = {}
+    if output_gradients is not None:
+        options["output_gradients"] = tf.constant(output_gradients)
+    if unconnected_gradients is not None:
+        options["unconnected_gradients"] = unconnected_gradients
+    grads = tape.gradient(target, xs, **options)
+    if densify:  # an IndexedSlices gradient (TF's for gather) compared as its dense tensor
+        grads = [None if g is None else tf.convert_to_tensor(g) for g in grads]
+    return y, grads
+
+
+def run_taped(
+    tf: Module,
+    fn: OpFn,
+    arrays: Sequence[Any],
+    *,
+    dtype: str | None = None,
+    output_gradients: np.ndarray | None = None,
+    loss: Loss | None = None,
+    persistent: bool = False,
+    densify: bool = False,
+    unconnected_gradients: str | None = None,
+) -> tuple[Any, Any]:
+    """Runs `fn(tf, *xs)` under a GradientTape that watches `xs` (constants of `arrays`) and differentiates.
+
+    Args:
+        tf: the module.
+        fn: the op function.
+        arrays: the inputs (numpy arrays or nested lists).
+        dtype: the inputs' dtype name, or None for the arrays' own dtypes.
+        output_gradients: the upstream gradient (a numpy array), or None for TF's ones.
+        loss: differentiate `loss(tf, y)` (computed inside the tape) instead of `y`.
+        persistent: whether the tape is persistent.
+        densify: return each gradient through `tf.convert_to_tensor` (None stays None).
+        unconnected_gradients: passed to `tape.gradient` when given.
+
+    Returns:
+        `(y, [gradient for each x])`.
+    """
+    return _differentiate(
+        tf, fn, constants(tf, arrays, dtype), output_gradients, loss, persistent, densify, unconnected_gradients
+    )
+
+
+def taped_body(
+    fn: OpFn,
+    *arrays: Any,
+    dtype: str | None = None,
+    output_gradients: np.ndarray | None = None,
+    loss: Loss | None = None,
+    persistent: bool = False,
+    densify: bool = False,
+    unconnected_gradients: str | None = None,
+) -> Body:
+    """A body: `run_taped` of `fn` on `arrays` (see there for the options); it returns `(y, gradients)`."""
+
+    def body(tf: Module) -> Any:
+        return run_taped(
+            tf,
+            fn,
+            arrays,
+            dtype=dtype,
+            output_gradients=output_gradients,
+            loss=loss,
+            persistent=persistent,
+            densify=densify,
+            unconnected_gradients=unconnected_gradients,
+        )
+
+    return body
+
+
+def traced_body(
+    fn: OpFn,
+    *arrays: Any,
+    dtype: str | None = None,
+    loss: Loss | None = None,
+    densify: bool = False,
+) -> Body:
+    """A body: `taped_body`'s computation inside `tf.function`, the constants of `arrays` its arguments."""
+
+    def body(tf: Module) -> Any:
+        def traced(*xs: Any) -> tuple[Any, Any]:
+            return _differentiate(tf, fn, list(xs), None, loss, False, densify, None)
+
+        return tf.function(traced)(*constants(tf, arrays, dtype))
+
+    return body
+
+
+def jvp_body(fn: OpFn, *values: Any, dtype: str = "float32") -> Body:
+    """A body: `fn(tf, *xs)` and its forward-mode derivative along ones (`tf.autodiff.ForwardAccumulator`).
+
+    The inputs are built from `exact(values)`, so every dtype sees the same numbers.
+    """
+
+    def body(tf: Module) -> Any:
+        xs = constants(tf, [exact(v) for v in values], dtype)
+        with tf.autodiff.ForwardAccumulator(xs, [tf.ones_like(x) for x in xs]) as acc:
+            y = fn(tf, *xs)
+        return y, acc.jvp(y)
+
+    return body
+
+
+def second_derivative_body(fn: OpFn, values: Any, dtype: str = "float32") -> Body:
+    """A body: the first and second derivatives of `fn(tf, x)` by nested tapes (x built from `exact(values)`)."""
+
+    def body(tf: Module) -> Any:
+        x = tf.constant(exact(values), getattr(tf, dtype))
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = fn(tf, x)
+            dy = inner.gradient(y, x)
+        return dy, outer.gradient(dy, x)
+
+    return body
+
+
+def squared_sum(tf: Module, y: Any) -> Any:
+    """A loss: `reduce_sum(y * y)`."""
+    return tf.reduce_sum(y * y)
+
+
+def sum_of_outputs(tf: Module, out: Any) -> Any:
+    """A loss: the sum of every output of a nest, each cast to float32."""
+    return tf.add_n([tf.reduce_sum(tf.cast(o, tf.float32)) for o in tf.nest.flatten(out)])
+
+
+def check_values_and_gradients(
+    fn: OpFn,
+    inputs: Sequence[np.ndarray],
+    rng: np.random.Generator,
+    rtol: float | None = None,
+    densify: bool = False,
+    gradients: bool = True,
+) -> None:
+    """Checks one op-table row: `fn` eagerly, then under a tape along a random upstream gradient.
+
+    TF's output fixes the upstream gradient's shape and dtype; it is drawn from `rng` (a
+    "normal" `sample`) even when `gradients` is False, so that the rows after it draw the same
+    numbers either way.
+
+    Args:
+        fn: the op function, `fn(tf, *tensors)`.
+        inputs: its inputs (numpy arrays).
+        rng: the generator the upstream gradient is drawn from.
+        rtol: the tolerance for `check` (None: the per-dtype default).
+        densify: compare gradients as dense tensors (see `run_taped`).
+        gradients: False for an op whose TF gradient is missing: values only.
+    """
+    out = fn(real_tf, *[real_tf.constant(x) for x in inputs])
+    upstream = sample(rng, tuple(out.shape), "normal", out.dtype.as_numpy_dtype)
+    check(eager_body(fn, *inputs), rtol=rtol)
+    if gradients:
+        check(taped_body(fn, *inputs, output_gradients=upstream, densify=densify), rtol=rtol)

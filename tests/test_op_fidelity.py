@@ -8,54 +8,14 @@ float64 arrays so that every dtype sees the same values.
 import numpy as np
 import pytest
 
-from oracle import check, check_raises
+from oracle import check, check_raises, exact, jvp_body, second_derivative_body, taped_body
 
 HALF_AND_DOUBLE = ["float64", "float16", "bfloat16"]
 
 
-def _array(values):
-    """float64 (or complex128) numpy values, so every dtype is built from the same numbers."""
-    return np.asarray(values, np.complex128 if np.iscomplexobj(values) else np.float64)
-
-
 def _gradient(f, *values, dtype="float32"):
     """A body: the value of f(tf, *xs) and its gradient for each x (watched constants of `dtype`)."""
-
-    def body(tf):
-        xs = [tf.constant(_array(v), getattr(tf, dtype)) for v in values]
-        with tf.GradientTape() as tape:
-            for x in xs:
-                tape.watch(x)
-            y = f(tf, *xs)
-        return y, tape.gradient(y, xs)
-
-    return body
-
-
-def _jvp(f, *values, dtype="float32"):
-    """A body: f's forward-mode derivative along ones (tf.autodiff.ForwardAccumulator)."""
-
-    def body(tf):
-        xs = [tf.constant(_array(v), getattr(tf, dtype)) for v in values]
-        with tf.autodiff.ForwardAccumulator(xs, [tf.ones_like(x) for x in xs]) as acc:
-            y = f(tf, *xs)
-        return y, acc.jvp(y)
-
-    return body
-
-
-def _second_derivative(f, values, dtype="float32"):
-    def body(tf):
-        x = tf.constant(_array(values), getattr(tf, dtype))
-        with tf.GradientTape() as outer:
-            outer.watch(x)
-            with tf.GradientTape() as inner:
-                inner.watch(x)
-                y = f(tf, x)
-            dy = inner.gradient(y, x)
-        return dy, outer.gradient(dy, x)
-
-    return body
+    return taped_body(f, *[exact(v) for v in values], dtype=dtype)
 
 
 WIDE = [-100.0, -15.0, -10.0, -1.0, -1e-3, -1e-8, -0.0, 0.0, 1e-8, 0.5, 3.0]
@@ -76,8 +36,8 @@ def test_selu_gradient_in_half_precision(dtype):
 @pytest.mark.parametrize("op", ["selu", "elu"])
 def test_selu_and_elu_forward_mode_and_second_order(op):
     f = lambda tf, x: getattr(tf.nn, op)(x)  # noqa: E731
-    check(_jvp(f, [-15.0, -1.0, 0.0, 2.0]))
-    check(_second_derivative(f, [-15.0, -1.0, -0.5, 0.0, 2.0]))
+    check(jvp_body(f, [-15.0, -1.0, 0.0, 2.0]))
+    check(second_derivative_body(f, [-15.0, -1.0, -0.5, 0.0, 2.0]))
 
 
 def test_elu_gradient_is_computed_from_its_outputs():
@@ -204,8 +164,8 @@ def test_pow_gradient_for_the_exponent_is_zero_where_the_base_is_not_positive(dt
 
 
 def test_pow_forward_mode_second_order_and_complex():
-    check(_jvp(lambda tf, x, y: tf.pow(x, y), [-2.0, 0.0, 2.0], [2.0, 2.0, 0.5]))
-    check(_second_derivative(lambda tf, x: tf.pow(x, 3.0), [-2.0, 0.0, 2.0]))
+    check(jvp_body(lambda tf, x, y: tf.pow(x, y), [-2.0, 0.0, 2.0], [2.0, 2.0, 0.5]))
+    check(second_derivative_body(lambda tf, x: tf.pow(x, 3.0), [-2.0, 0.0, 2.0]))
 
     def complex_body(tf):
         x = tf.constant(np.array([0j, -1 + 0j, 1 + 2j]), tf.complex128)
@@ -249,7 +209,7 @@ def test_maximum_and_minimum_propagate_nan_with_tfs_gradient(op):
 def test_reduce_max_and_min_gradient_is_nan_when_the_result_is_nan(op):
     check(_gradient(lambda tf, x: getattr(tf.math, op)(x), [np.nan, 1.0, 1.0]))
     check(_gradient(lambda tf, x: getattr(tf.math, op)(x, axis=1), [[np.nan, 1.0], [2.0, 2.0], [1.0, 3.0]]))
-    check(_jvp(lambda tf, x: getattr(tf.math, op)(x, axis=0, keepdims=True), [[1.0, 2.0], [1.0, 0.0]]))
+    check(jvp_body(lambda tf, x: getattr(tf.math, op)(x, axis=0, keepdims=True), [[1.0, 2.0], [1.0, 0.0]]))
 
 
 @pytest.mark.parametrize("exclusive", [False, True])
@@ -258,7 +218,7 @@ def test_cumprod_gradient_is_zero_at_a_zero_input(exclusive, reverse):
     f = lambda tf, x: tf.math.cumprod(x, exclusive=exclusive, reverse=reverse) * tf.constant([1.0, 2.0, 3.0, 4.0])  # noqa: E731
     check(_gradient(f, [2.0, 0.0, 3.0, 0.5]))
     check(_gradient(f, [2.0, 1.5, 3.0, 0.5]))
-    check(_jvp(f, [2.0, 1.5, 3.0, 0.5]))
+    check(jvp_body(f, [2.0, 1.5, 3.0, 0.5]))
 
 
 # -- A6: real/imag/angle/conj/abs of real and complex inputs ---------------------------------------------------
@@ -534,8 +494,8 @@ def test_silu_and_swish_use_tfs_custom_gradient(dtype, op):
             dtype=dtype,
         )
     )
-    check(_second_derivative(lambda tf, x: getattr(tf.nn, op)(x, beta=0.5), [-2.0, 0.5, 1.3]))
-    check(_jvp(lambda tf, x: getattr(tf.nn, op)(x, beta=0.5), [-2.0, 0.5, 1.3]))
+    check(second_derivative_body(lambda tf, x: getattr(tf.nn, op)(x, beta=0.5), [-2.0, 0.5, 1.3]))
+    check(jvp_body(lambda tf, x: getattr(tf.nn, op)(x, beta=0.5), [-2.0, 0.5, 1.3]))
     check_raises(lambda tf: getattr(tf.nn, op)(tf.constant([1, 2])))
 
 

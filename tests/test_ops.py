@@ -7,16 +7,9 @@ differentiated with a random output gradient), in float32 and float64.
 import numpy as np
 import pytest
 
-from oracle import check, check_raises
+from oracle import check, check_raises, check_values_and_gradients, sample
 
 RNG = np.random.default_rng(7)
-
-
-def _data(shape, positive=False, dtype=np.float32):
-    values = RNG.normal(size=shape)
-    if positive:
-        values = np.abs(values) + 0.5
-    return values.astype(dtype)
 
 
 # name: (function of (tf, *inputs), input shapes, positive inputs?)
@@ -82,24 +75,8 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_op_eager_and_gradient(name, dtype):
     fn, shapes, positive = CASES[name]
-    inputs = [_data(s, positive, dtype) for s in shapes]
-    real_tf = __import__("tensorflow")
-    eager_out = fn(real_tf, *[real_tf.constant(x) for x in inputs])
-    seed = _data(tuple(eager_out.shape), dtype=eager_out.dtype.as_numpy_dtype)
-
-    def eager(tf):
-        return fn(tf, *[tf.constant(x) for x in inputs])
-
-    def lazy(tf):
-        xs = [tf.constant(x) for x in inputs]
-        with tf.GradientTape() as tape:
-            tape.watch(xs)
-            out = fn(tf, *xs)
-        return out, tape.gradient(out, xs, output_gradients=tf.constant(seed))
-
-    rtol = 1e-4 if dtype == np.float32 else 1e-9
-    check(eager, rtol=rtol)
-    check(lazy, rtol=rtol)
+    inputs = [sample(RNG, s, "positive" if positive else "normal", dtype) for s in shapes]
+    check_values_and_gradients(fn, inputs, RNG, rtol=1e-4 if dtype == np.float32 else 1e-9)
 
 
 def test_no_gradient_ops_values():

@@ -3,22 +3,9 @@
 import numpy as np
 import pytest
 
-from oracle import check, check_raises, real_tf
+from oracle import check, check_raises, check_values_and_gradients, sample
 
 RNG = np.random.default_rng(11)
-
-
-def _data(shape, kind="normal", dtype=np.float32):
-    if kind == "positive":
-        return (np.abs(RNG.normal(size=shape)) + 0.5).astype(dtype)
-    if kind == "unit":
-        return RNG.uniform(-0.9, 0.9, size=shape).astype(dtype)
-    if kind == "above1":
-        return (RNG.uniform(1.1, 3.0, size=shape)).astype(dtype)
-    if kind == "spd":
-        a = RNG.normal(size=shape)
-        return (a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(dtype)
-    return RNG.normal(size=shape).astype(dtype)
 
 
 # name: (function of (tf, *inputs), [(shape, kind), ...])
@@ -196,25 +183,9 @@ FORWARD_ONLY = {"conv2d_dilated"}
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_op_values_and_gradients(name, dtype):
     fn, specs = CASES[name]
-    inputs = [_data(shape, kind, dtype) for shape, kind in specs]
-    out = fn(real_tf, *[real_tf.constant(x) for x in inputs])
-    seed = _data(tuple(out.shape), "normal", out.dtype.as_numpy_dtype)
-
-    def eager(tf):
-        return fn(tf, *[tf.constant(x) for x in inputs])
-
-    def lazy(tf):
-        xs = [tf.constant(x) for x in inputs]
-        with tf.GradientTape() as tape:
-            tape.watch(xs)
-            y = fn(tf, *xs)
-        grads = tape.gradient(y, xs, output_gradients=tf.constant(seed))
-        return y, [None if g is None else tf.convert_to_tensor(g) for g in grads]
-
+    inputs = [sample(RNG, shape, kind, dtype) for shape, kind in specs]
     rtol = 2e-4 if dtype == np.float32 else 1e-8
-    check(eager, rtol=rtol)
-    if name not in FORWARD_ONLY:
-        check(lazy, rtol=rtol)
+    check_values_and_gradients(fn, inputs, RNG, rtol=rtol, densify=True, gradients=name not in FORWARD_ONLY)
 
 
 def test_non_differentiable_ops():
