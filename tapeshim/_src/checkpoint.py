@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from tapeshim._src import checkpoint_io, dtypes, errors
+from tapeshim._src.checkpoint_io import CheckpointOptions
 from tapeshim._src.module import Module
 from tapeshim._src.variable import Variable
 
@@ -202,7 +203,7 @@ def _defer(walk: _Walk, pending: dict[str, np.ndarray]) -> set[str]:
     return handed - set(pending)
 
 
-def restore_attached(owner: Any, name: str, value: Any) -> None:
+def restore_attached(owner: Module | Checkpoint, name: str, value: object) -> None:
     """Restores the saved values that `owner` holds for its attribute `name`, just set to `value`.
 
     `tf.Module` and `Checkpoint` call this when an attribute is assigned (or a
@@ -341,7 +342,7 @@ class DictWrapper(dict):
         return item
 
 
-def track_container(value: Any, owner: Any, name: str) -> Any:
+def track_container(value: object, owner: Module | Checkpoint, name: str) -> object:
     """`value` wrapped for tracking when it is a plain list or dict assigned to `owner.name`, else `value`.
 
     As TF, a `tf.Module` keeps its list and dict attributes as trackable wrappers, so
@@ -429,7 +430,7 @@ class Checkpoint:
             walk.variables["save_counter"] = self._save_counter
         return walk
 
-    def write(self, file_prefix: str, options: Any = None) -> str:
+    def write(self, file_prefix: str, options: CheckpointOptions | None = None) -> str:
         """Writes the checkpoint to `file_prefix` (atomically) and returns the prefix.
 
         Raises:
@@ -451,18 +452,18 @@ class Checkpoint:
         checkpoint_io.write_values(file_prefix, values, walk.aliases)
         return file_prefix
 
-    def save(self, file_prefix: str, options: Any = None) -> str:
+    def save(self, file_prefix: str, options: CheckpointOptions | None = None) -> str:
         """Writes `<file_prefix>-<n>` for the next save number n and records it as the latest."""
         self.save_counter.assign_add(1)
         path = self.write(f"{os.fspath(file_prefix)}-{int(self.save_counter.numpy())}")
         checkpoint_io.write_state(os.path.dirname(path) or ".", path, [path])  # as TF: only the newest is listed
         return path
 
-    def read(self, save_path: str, options: Any = None) -> CheckpointLoadStatus:
+    def read(self, save_path: str, options: CheckpointOptions | None = None) -> CheckpointLoadStatus:
         """Restores the variables from `save_path`."""
         return self.restore(save_path)
 
-    def restore(self, save_path: str | None, options: Any = None) -> CheckpointLoadStatus:
+    def restore(self, save_path: str | None, options: CheckpointOptions | None = None) -> CheckpointLoadStatus:
         """Restores every tracked variable from `save_path` (None restores nothing).
 
         A variable reachable by several paths restores through any of them. Saved
@@ -557,7 +558,12 @@ class CheckpointManager:
             self._init_fn()
         return None
 
-    def save(self, checkpoint_number: int | None = None, check_interval: bool = True, options: Any = None) -> str:
+    def save(
+        self,
+        checkpoint_number: int | None = None,
+        check_interval: bool = True,
+        options: CheckpointOptions | None = None,
+    ) -> str:
         """Saves `<directory>/<name>-<n>` and deletes checkpoints beyond `max_to_keep`.
 
         As TF, the state file names the new checkpoint before any old one is

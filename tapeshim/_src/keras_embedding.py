@@ -30,7 +30,7 @@ _local = threading.local()
 _unwatched: dict[int, KerasVariable] = {}
 
 
-def given_rows(layer: Any) -> Any:
+def given_rows(layer: object) -> Tensor | None:
     """The rows gathered on the tape for `layer` in the Keras call running now, or None."""
     return getattr(_local, "rows", {}).get(id(layer))
 

@@ -490,7 +490,10 @@ def register_variable_adapter(base_type: type, adapter: Callable[[Any], Variable
     _variable_adapters.append((base_type, adapter))
 
 
-def as_variable(value: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def as_variable(value: _T) -> _T | Variable:
     """`value`'s Variable if it is another library's variable with an adapter, else `value` unchanged."""
     if _variable_adapters and not isinstance(value, (Tensor, Variable)):
         for base_type, adapter in _variable_adapters:
