@@ -39,7 +39,6 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.dtypes import DType
-from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.tensor import Tensor, constant, constant_shaped, convert_to_tensor, device_constant
 
 _MIXED = "Can't convert Python sequence with mixed types to Tensor."
@@ -283,6 +282,8 @@ class StringTensor(Tensor):
         return string_constant, (self.numpy(),)
 
     def __getitem__(self, key: Any) -> "StringTensor":
+        from tapeshim._src.ops import array_ops  # import cycle: tensor -> strings_tensor -> ops -> tensor
+
         return pick(self, array_ops.getitem(positions(self), key))
 
     def __eq__(self, other: Any) -> Any:
@@ -293,6 +294,8 @@ class StringTensor(Tensor):
         except errors.InvalidArgumentError as exc:
             raise errors.invalid_argument(str(exc).format(op="Equal").split(" [Op:")[0], "Equal") from None
         a, b = codes(self, other)
+        from tapeshim._src.ops import math_ops  # import cycle: tensor -> strings_tensor -> ops -> tensor
+
         return math_ops.tensor_equals(a, b)
 
     def __ne__(self, other: Any) -> Any:
@@ -303,6 +306,8 @@ class StringTensor(Tensor):
         except errors.InvalidArgumentError as exc:
             raise errors.invalid_argument(str(exc).format(op="NotEqual").split(" [Op:")[0], "NotEqual") from None
         a, b = codes(self, other)
+        from tapeshim._src.ops import math_ops  # import cycle: tensor -> strings_tensor -> ops -> tensor
+
         return math_ops.tensor_not_equals(a, b)
 
     def __add__(self, other: Any) -> "StringTensor":

@@ -54,6 +54,8 @@ _unconvertible: weakref.WeakSet = weakref.WeakSet()
 class _Operators(types.ModuleType):
     """The `ag__` name the converted code sees."""
 
+    converted_call: Callable[..., Any]  # set below, once defined; the operators are set from `operators`
+
 
 ag__ = _Operators("ag__")
 for _name in (
@@ -150,7 +152,7 @@ def _compile(fn: types.FunctionType) -> tuple[types.CodeType, str] | None:
         body=[node, ast.Return(value=ast.Name(id=node.name, ctx=ast.Load()))],
         decorator_list=[],
         returns=None,
-        type_params=[],
+        type_params=[],  # type: ignore[call-arg]  # Python 3.12+ requires it; 3.10 and 3.11 accept it
     )
     ast.copy_location(factory, node)
     module = ast.Module(body=[factory], type_ignores=[])
@@ -190,7 +192,7 @@ def convert(fn: Any) -> Any:
     converted = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
     converted.__kwdefaults__ = fn.__kwdefaults__
     converted.__dict__.update(fn.__dict__)
-    converted.__wrapped__ = fn
+    converted.__wrapped__ = fn  # type: ignore[attr-defined]  # as functools.wraps sets; FunctionType has none
     converted.__qualname__ = fn.__qualname__
     setattr(converted, _DO_NOT_CONVERT, True)  # already converted
     _function_cache[fn] = converted
@@ -221,9 +223,10 @@ def to_code(fn: Callable, recursive: bool = True, experimental_optional_features
     del recursive, experimental_optional_features
     target = getattr(fn, "python_function", fn)
     target = getattr(target, "__func__", target)
-    if not isinstance(target, types.FunctionType) or _compile(target) is None:
+    compiled = _compile(target) if isinstance(target, types.FunctionType) else None
+    if compiled is None:
         raise ValueError(f"Unable to locate the source code of {fn!r}.")
-    return _compile(target)[1] + "\n"
+    return compiled[1] + "\n"
 
 
 def to_graph(fn: Callable, recursive: bool = True, experimental_optional_features: Any = None) -> Callable:

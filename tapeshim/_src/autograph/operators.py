@@ -11,10 +11,15 @@ AutoGraph errors.
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any, Callable, Sequence
 
-from tapeshim._src import control_flow, nest
+from tapeshim._src import control_flow, dtypes, errors, nest
 from tapeshim._src.autograph.tensor_array import TensorArray
+from tapeshim._src.dataset import Dataset
+from tapeshim._src.dataset_iterator import OwnedIterator
+from tapeshim._src.function_host_inputs import NotStackable
+from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.variable import Variable
@@ -83,8 +88,6 @@ def and_(left: Callable[[], Any], right: Callable[[], Any]) -> Any:
     """`a and b`: `tf.logical_and` when `a` is a tensor, else Python's lazy `and`."""
     value = left()
     if isinstance(value, (Tensor, Variable)):
-        from tapeshim._src.ops import math_ops
-
         return math_ops.logical_and(value, right())
     return value and right()
 
@@ -93,8 +96,6 @@ def or_(left: Callable[[], Any], right: Callable[[], Any]) -> Any:
     """`a or b`: `tf.logical_or` when `a` is a tensor, else Python's lazy `or`."""
     value = left()
     if isinstance(value, (Tensor, Variable)):
-        from tapeshim._src.ops import math_ops
-
         return math_ops.logical_or(value, right())
     return value or right()
 
@@ -102,8 +103,6 @@ def or_(left: Callable[[], Any], right: Callable[[], Any]) -> Any:
 def not_(value: Any) -> Any:
     """`not a`: `tf.logical_not` when `a` is a tensor, else Python's `not`."""
     if isinstance(value, (Tensor, Variable)):
-        from tapeshim._src.ops import math_ops
-
         return math_ops.logical_not(value)
     return not value
 
@@ -129,8 +128,6 @@ def if_stmt(
         return body(*state) if test else orelse(*state)
     predicate = convert_to_tensor(test)
     if predicate._shape:
-        from tapeshim._src import errors
-
         raise errors.invalid_argument(
             f"The first argument to tf.cond must be a scalar, got shape {list(predicate._shape)}", "If"
         )
@@ -233,7 +230,7 @@ def while_stmt(
 def _tensor_loop(
     test: Callable[..., Any],
     body: Callable[..., tuple],
-    state: tuple,
+    state: Sequence[Any],
     names: Sequence[str],
     live: Sequence[str],
     maximum_iterations: int | None,
@@ -267,8 +264,6 @@ def _tensor_loop(
             value = probed[i]
             if isinstance(value, (Undefined, UndefinedReturnValue)):
                 continue  # undefined after every iteration too (an inner dataset loop's target): local to the body
-            from tapeshim._src.ops import array_ops
-
             state[i] = nest.map_structure(lambda t: array_ops.zeros_like(convert_to_tensor(t)), value)
     carried = [i for i, v in enumerate(state) if not isinstance(v, (Undefined, UndefinedReturnValue))]
     for i in carried:
@@ -350,9 +345,7 @@ class _RangeCall:
 
 def range_call(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """The iterable of `for i in range(...)`: a Python range stays one (the loop unrolls)."""
-    import tapeshim
-
-    if func is tapeshim.range or (func is builtins.range and any(isinstance(a, (Tensor, Variable)) for a in args)):
+    if func is array_ops.range or (func is builtins.range and any(isinstance(a, (Tensor, Variable)) for a in args)):
         return _RangeCall(func, args, kwargs)
     return func(*args, **kwargs)
 
@@ -404,9 +397,6 @@ def _range_loop(
     names: Sequence[str],
     live: Sequence[str],
 ) -> tuple:
-    import tapeshim
-    from tapeshim._src.ops import math_ops
-
     args = list(call.args)
     start, limit, delta = (0, args[0], 1) if len(args) == 1 else (args + [1])[:3]
     start = call.kwargs.get("start", start)
@@ -415,7 +405,7 @@ def _range_loop(
     if _thread_state.trace is None:  # eagerly: iterate the range itself
         return for_stmt(call.func(*call.args, **call.kwargs), extra_test, body, state, names, live)
     dtype_of = (
-        tapeshim.range(start, limit, delta, **call.kwargs).dtype
+        array_ops.range(start, limit, delta, **call.kwargs).dtype
         if not any(_symbolic(v) for v in (start, limit, delta))
         else None
     )
@@ -427,8 +417,6 @@ def _range_loop(
     start_t, limit_t, delta_t = (math_ops.cast(v, dtype_of) for v in values)
     steps = None
     if not any(_symbolic(v) for v in values):
-        import math
-
         steps = builtins.max(0, math.ceil((float(limit_t) - float(start_t)) / float(delta_t)))
 
     def test(index: Any, *current: Any) -> Any:
@@ -452,8 +440,6 @@ def _tensor_iteration(
     live: Sequence[str],
 ) -> tuple:
     """`for row in tensor`: a loop over the first dimension (its size is static in tapeshim)."""
-    from tapeshim._src import dtypes
-
     if not tensor._shape:
         raise TypeError(
             "Tensor objects are only iterable when eager execution is enabled. To iterate over this "
@@ -472,8 +458,6 @@ def _tensor_iteration(
 
 
 def _is_finite_dataset(value: Any) -> bool:
-    from tapeshim._src.dataset import Dataset
-
     return isinstance(value, Dataset) and value._cardinality != -1
 
 
@@ -485,8 +469,6 @@ def _iterator_loop_source(iterated: Any, extra_test: Callable[..., Any] | None) 
     loop without `break` (which would leave the rest for the next call): the iterator,
     whose remaining elements every call reads and consumes.
     """
-    from tapeshim._src.dataset_iterator import OwnedIterator
-
     trace = _thread_state.trace
     if trace is None or not isinstance(iterated, OwnedIterator):
         return None
@@ -513,9 +495,6 @@ def _dataset_iteration(
     passes its elements stacked, so the program does not grow with the dataset and
     the body is traced once per run (the full batches, then a last smaller one).
     """
-    from tapeshim._src import dtypes
-    from tapeshim._src.function_host_inputs import NotStackable
-
     try:
         runs = _thread_state.trace.host_inputs.read_dataset(dataset)
     except NotStackable:
@@ -539,19 +518,15 @@ def _dataset_iteration(
             return (index + 1, *body(element, *current))
 
         if target is not None:  # a target defined before the loop starts each run as the run's zero element
-            from tapeshim._src.ops import array_ops
-
             zero = nest.pack_sequence_as(first, [array_ops.zeros_like(leaf[0]) for leaf in leaves])
-            state = list(state)
+            values = list(state)
             for name, value in zip(target[1], target[0](zero)):
                 if name in names and name not in local:
-                    state[names.index(name)] = value
-            state = tuple(state)
+                    values[names.index(name)] = value
+            state = tuple(values)
 
         state = _tensor_loop(test, step, state, names, live, count, counter=convert_to_tensor(0, dtypes.int32))
     # TF reduces the dataset in one op without a gradient: no gradient flows out of the loop's variables.
-    from tapeshim._src.ops import math_ops
-
     return tuple(
         UndefinedAfterLoop(name)
         if name in local and isinstance(value, Undefined)

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tapeshim._src import errors
 from tapeshim._src.dtypes import as_dtype, int32
+from tapeshim._src.ops import array_ops, manip_ops, math_ops
+from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
@@ -49,7 +52,7 @@ class TensorArray:
         self._capacity = 0 if size is None else int(size)
         self._dynamic_size = bool(dynamic_size)
         self._element_shape = None if element_shape is None else tuple(element_shape)
-        self._rows: list | None = [None] * self._capacity  # Python mode
+        self._rows: list[Tensor | None] | None = [None] * self._capacity  # Python mode
         self._buffer: Tensor | None = None  # loop mode
         self._size: Any = self._capacity
         self._bounded = -1  # a dynamic array's capacity ordinal in the trace, once bounded by it (see module doc)
@@ -64,9 +67,13 @@ class TensorArray:
 
     @property
     def element_shape(self) -> Any:
-        from tapeshim._src.shape import TensorShape
-
         return TensorShape(self._element_shape)
+
+    @property
+    def _row_list(self) -> list[Tensor | None]:
+        """The rows of an array in Python mode (one without a buffer)."""
+        assert self._rows is not None, "a TensorArray holds either rows or a buffer"
+        return self._rows
 
     def _copy(self) -> "TensorArray":
         new = object.__new__(TensorArray)
@@ -85,8 +92,6 @@ class TensorArray:
 
     def write(self, index: Any, value: Any, name: str | None = None) -> "TensorArray":
         """A new array with `value` at `index`."""
-        from tapeshim._src.ops import array_ops, manip_ops, math_ops
-
         value = convert_to_tensor(value, dtype=self._dtype)
         self._check(value)
         new = self._copy()
@@ -94,68 +99,56 @@ class TensorArray:
         if self._buffer is not None:
             index = math_ops.cast(index, int32)
             if self._bounded >= 0:  # a write past the capacity is dropped (the call runs again, see module doc)
-                new._buffer = array_ops.where(self._row_mask(index), value[None], self._buffer)
+                new._buffer = array_ops.where(self._row_mask(self._buffer, index), value[None], self._buffer)
             else:
                 new._buffer = manip_ops.tensor_scatter_nd_update(self._buffer, index[None, None], value[None])
             new._size = math_ops.maximum(self._size, index + 1)
             return new
         if _symbolic(index):  # a loop's first trace learns the element shape (see operators._tensor_loop)
             return new
+        rows = new._row_list
         position = int(index)
-        if position >= len(new._rows):
+        if position >= len(rows):
             if not self._dynamic_size:
-                from tapeshim._src import errors
-
                 raise errors.invalid_argument(
-                    f"Tried to write to index {position} but array is not resizeable and size is: {len(new._rows)}",
+                    f"Tried to write to index {position} but array is not resizeable and size is: {len(rows)}",
                     "TensorArrayWriteV3",
                 )
-            new._rows += [None] * (position + 1 - len(new._rows))
-        new._rows[position] = value
-        new._size = len(new._rows)
+            rows += [None] * (position + 1 - len(rows))
+        rows[position] = value
+        new._size = len(rows)
         return new
 
     def read(self, index: Any, name: str | None = None) -> Tensor:
         """The element at `index`."""
-        from tapeshim._src.ops import array_ops
-
         if self._buffer is not None and self._bounded >= 0:  # a row past the capacity reads as zeros
-            from tapeshim._src.ops import math_ops
-
-            mask = self._row_mask(math_ops.cast(index, int32))
+            mask = self._row_mask(self._buffer, math_ops.cast(index, int32))
             return math_ops.reduce_sum(array_ops.where(mask, self._buffer, array_ops.zeros_like(self._buffer)), 0)
         if self._buffer is not None:
             return array_ops.gather(self._buffer, index)
-        row = self._rows[int(index)]
+        row = self._row_list[int(index)]
         return row if row is not None else self._zeros_row()
 
-    def _row_mask(self, index: Tensor) -> Tensor:
-        """`[capacity, 1, ...]` booleans: True at row `index`."""
-        from tapeshim._src.ops import array_ops, math_ops
-
-        capacity = self._buffer._shape[0]
+    @staticmethod
+    def _row_mask(buffer: Tensor, index: Tensor) -> Tensor:
+        """`[capacity, 1, ...]` booleans: True at row `index` of `buffer`."""
+        capacity = buffer._shape[0]
         rows = array_ops.range(0, capacity, 1, dtype=int32)
-        return array_ops.reshape(math_ops.equal(rows, index), (capacity,) + (1,) * len(self._buffer._shape[1:]))
+        return array_ops.reshape(math_ops.equal(rows, index), (capacity,) + (1,) * len(buffer._shape[1:]))
 
     def _zeros_row(self) -> Tensor:
-        from tapeshim._src.ops import array_ops
-
         return array_ops.zeros(self._element_shape or (), self._dtype)
 
     def stack(self, name: str | None = None) -> Tensor:
         """The elements stacked on a new first axis."""
-        from tapeshim._src.ops import array_ops
-
         if self._buffer is not None:
             return self._buffer
-        if not self._rows:
+        if not self._row_list:
             return array_ops.zeros((0,) + (self._element_shape or ()), self._dtype)
-        return array_ops.stack([r if r is not None else self._zeros_row() for r in self._rows])
+        return array_ops.stack([r if r is not None else self._zeros_row() for r in self._row_list])
 
     def unstack(self, value: Any, name: str | None = None) -> "TensorArray":
         """A new array whose elements are the rows of `value`."""
-        from tapeshim._src.ops import array_ops
-
         value = convert_to_tensor(value, dtype=self._dtype)
         new = self._copy()
         new._buffer = None
@@ -171,8 +164,6 @@ class TensorArray:
     # -- a converted tensor loop carries the array as (buffer, size) -------------------------
     def loop_carry(self, steps: int | None) -> tuple:
         """The (buffer, size) a tensor loop carries, with room for `steps` more writes."""
-        from tapeshim._src.ops import array_ops
-
         if self._buffer is not None:
             return self._buffer, convert_to_tensor(self._size, dtype=int32)
         if self._element_shape is None:
@@ -180,19 +171,19 @@ class TensorArray:
                 "The element shape of a TensorArray written in a tensor loop must be known: pass "
                 "element_shape= or write an element before the loop."
             )
-        capacity = len(self._rows)
+        capacity = len(self._row_list)
         bounded = -1
         if self._dynamic_size:
             if steps is None:  # a tensor trip count: the capacity a call found (see the module doc)
                 bounded, capacity = _thread_state.trace.dynamic_array_capacity(capacity)
             else:
                 capacity += steps
-        rows = [r if r is not None else self._zeros_row() for r in self._rows]
+        rows = [r if r is not None else self._zeros_row() for r in self._row_list]
         rows += [self._zeros_row()] * (capacity - len(rows))
         rows = rows[:capacity]
         buffer = array_ops.stack(rows) if rows else array_ops.zeros((0,) + self._element_shape, self._dtype)
         self._bounded = bounded
-        return buffer, convert_to_tensor(len(self._rows), dtype=int32)
+        return buffer, convert_to_tensor(len(self._row_list), dtype=int32)
 
     def from_loop_carry(self, carry: tuple) -> "TensorArray":
         """This array, in loop mode, holding a loop's carried (buffer, size)."""

@@ -22,12 +22,16 @@ from __future__ import annotations
 
 import ast
 import itertools
-from typing import Iterable
+from typing import Iterable, TypeVar, Union
 
 _RETURN_FLAG = "do_return__"
 _RETURN_VALUE = "retval__"
 _GENERATED_FUNCTIONS = ("if_body__", "else_body__", "loop_test__", "loop_body__", "extra_test__", "loop_target__")
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_POSITIONED = (ast.expr, ast.stmt, ast.arg, ast.keyword, ast.excepthandler, ast.alias, ast.pattern)
+_Located = TypeVar(  # a node with a source position (one of _POSITIONED)
+    "_Located", bound=Union[ast.expr, ast.stmt, ast.arg, ast.keyword, ast.excepthandler, ast.alias, ast.pattern]
+)
 
 
 def _walk_scope(node: ast.AST) -> Iterable[ast.AST]:
@@ -111,7 +115,7 @@ def _strings(names: Iterable[str]) -> ast.Tuple:
     return ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
 
 
-def _at(node: ast.AST, where: ast.AST) -> ast.AST:
+def _at(node: _Located, where: ast.expr | ast.stmt) -> _Located:
     """Gives a generated node the line of `where` (start and end: Python reports a call's line from
     its callee's end, which must not run on to the end of a compound statement)."""
     node.lineno = node.end_lineno = where.lineno
@@ -119,10 +123,10 @@ def _at(node: ast.AST, where: ast.AST) -> ast.AST:
     return node
 
 
-def _located(nodes: list[ast.stmt], where: ast.AST) -> list[ast.stmt]:
+def _located(nodes: list[ast.stmt], where: ast.expr | ast.stmt) -> list[ast.stmt]:
     for node in nodes:
         for child in ast.walk(node):
-            if "lineno" in child._attributes and getattr(child, "lineno", None) is None:
+            if isinstance(child, _POSITIONED) and getattr(child, "lineno", None) is None:
                 _at(child, where)
     return nodes
 
@@ -142,6 +146,8 @@ class _Jumps:
 
     def __init__(self) -> None:
         self.counter = itertools.count()
+        self.stops: dict[ast.stmt, list[str]] = {}  # per loop: the flags that end it early (its extra test)
+        self.breaks: dict[ast.stmt, str] = {}  # per loop with a `break`: its flag
 
     def function(self, fn: ast.FunctionDef) -> None:
         nested_return = any(
@@ -198,8 +204,9 @@ class _Jumps:
                 return out
             flags = self._flags(stmt, brk, cont)
             out.append(self.compound(stmt, brk, cont))
-            if getattr(stmt, "ag_break", None):
-                out.insert(len(out) - 1, _located([_assign(stmt.ag_break, ast.Constant(False))], stmt)[0])
+            brk_flag = self.breaks.get(stmt)
+            if brk_flag:
+                out.insert(len(out) - 1, _located([_assign(brk_flag, ast.Constant(False))], stmt)[0])
             rest = stmts[i + 1 :]
             if flags and rest:
                 guard = ast.If(test=self._none_set(flags), body=self.block(rest, brk, cont), orelse=[])
@@ -241,8 +248,9 @@ class _Jumps:
         stops = ([_RETURN_FLAG] if self.returns and _contains(loop.body, ast.Return, False) else []) + (
             [brk] if brk else []
         )
-        loop.ag_stops = stops  # the flags that end the loop early (the loop's extra test)
-        loop.ag_break = brk
+        self.stops[loop] = stops
+        if brk:
+            self.breaks[loop] = brk
         if stops and isinstance(loop, ast.While):
             loop.test = ast.BoolOp(op=ast.And(), values=[self._none_set(stops), loop.test])
             _at(loop.test, loop)
@@ -251,9 +259,10 @@ class _Jumps:
 class _ControlFlow(ast.NodeTransformer):
     """Pass 2: `if`/`while`/`for` become local functions and one `ag__` operator call."""
 
-    def __init__(self, function: ast.FunctionDef) -> None:
+    def __init__(self, function: ast.FunctionDef, stops: dict[ast.stmt, list[str]]) -> None:
         self.counter = itertools.count()
         self.function = function
+        self.stops = stops  # pass 1's early-exit flags of each loop
 
     def _live_outside(self, node: ast.AST) -> list[str]:
         """Names loaded anywhere in the function outside `node` (a cheap liveness estimate)."""
@@ -304,7 +313,7 @@ class _ControlFlow(ast.NodeTransformer):
             body=body + [ast.Return(value=returns)],
             decorator_list=[],
             returns=None,
-            type_params=[],
+            type_params=[],  # type: ignore[call-arg]  # Python 3.12+ requires it; 3.10 and 3.11 accept it
         )
 
     def visit_If(self, node: ast.If) -> list[ast.stmt]:
@@ -359,7 +368,7 @@ class _ControlFlow(ast.NodeTransformer):
         item = f"item__{n}"
         body = [ast.Assign(targets=[node.target], value=_name(item))] + node.body
         body_fn = self._def(f"loop_body__{n}", [item] + state, body, _tuple(state))
-        stops = getattr(node, "ag_stops", [])
+        stops = self.stops.get(node, [])
         extra: ast.expr = ast.Constant(None)
         out = self._define(state)
         if stops:
@@ -478,8 +487,9 @@ def transform(function: ast.FunctionDef) -> ast.FunctionDef:
     for node in list(_walk_scope(function)):
         if isinstance(node, ast.FunctionDef):
             transform(node)
-    _Jumps().function(function)
-    _ControlFlow(function).visit(function)
+    jumps = _Jumps()
+    jumps.function(function)
+    _ControlFlow(function, jumps.stops).visit(function)
     _Expressions(function).visit(function)
     ast.fix_missing_locations(function)
     return function
