@@ -44,7 +44,7 @@ class IndexedSlices:
     @property
     def shape(self) -> TensorShape:
         if self._dense_shape is None:
-            return TensorShape([None] + self._values.shape.as_list()[1:])
+            return TensorShape([None, *self._values.shape.as_list()[1:]])
         return TensorShape(self._dense_shape.numpy().tolist())
 
     def to_dense(self) -> Tensor:

@@ -72,11 +72,13 @@ class _Kernel:
             out = impl(*arrays, **kwargs)
             return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
-        fn.kernel = self  # the per-op tier runs a recorded node through its op's eager kernel
+        # the per-op tier runs a recorded node through its op's eager kernel (replay_eager reads it);
+        # mypy knows no attributes on a function object
+        fn.kernel = self  # type: ignore[attr-defined]
         self.fn = fn
         # jax.jit; a kernel whose trace holds a runtime check (a singular matrix to invert) runs under
         # checkify and raises TF's error, any other kernel settles on the plain jax.jit after its first call.
-        self.jitted = runtime_checks.jit(fn, self._settle)
+        self.jitted: Callable[..., tuple] = runtime_checks.jit(fn, self._settle)
         self.key = _node_key(op, static)
 
     def _settle(self, plain: Callable[..., Any]) -> None:

@@ -107,9 +107,9 @@ def concat(
     else:  # TF's SparseConcat passes no gradient to the values
         values = math_ops.stop_gradient(array_ops.concat([p.values for p in parts], 0))
     order = _row_major(indices)
-    shape = [int(d) for d in bound]
-    shape[axis] = offset
-    return _make(indices[order], _take(values, order), shape)
+    dense_shape = [int(d) for d in bound]
+    dense_shape[axis] = offset
+    return _make(indices[order], _take(values, order), dense_shape)
 
 
 def slice(sp_input: SparseTensor, start: Any, size: Any, name: str | None = None) -> SparseTensor:  # noqa: A001

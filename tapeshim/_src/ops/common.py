@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, overload
 
 import jax
 import numpy as np
@@ -12,6 +12,7 @@ from tapeshim._src import errors
 from tapeshim._src.dtypes import DType
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import AxisLike
 
 _TF_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
 
@@ -164,8 +165,18 @@ def checks(*parts: Any) -> Any:
     return check
 
 
-def normalize_axis(axis: Any, rank: int, name: str = "axis") -> tuple[int, ...] | None:
-    """Makes `axis` (None, int, list or tensor) a tuple of non-negative ints.
+@overload
+def normalize_axis(axis: None, rank: int, name: str = "axis") -> None: ...
+
+
+@overload
+def normalize_axis(
+    axis: int | np.integer | Sequence[int] | Tensor, rank: int, name: str = "axis"
+) -> tuple[int, ...]: ...
+
+
+def normalize_axis(axis: AxisLike | np.integer, rank: int, name: str = "axis") -> tuple[int, ...] | None:
+    """Makes `axis` (None, int, list or tensor) a tuple of non-negative ints (None stays None).
 
     Raises:
       InvalidArgumentError: if an axis is out of range for `rank`.

@@ -41,7 +41,7 @@ def _ctc(
     valid = s[None, :] < (2 * label_length[:, None] + 1)
     neg_inf = jnp.asarray(-jnp.inf, log_probs.dtype)
 
-    def emit(t: jax.Array) -> jax.Array:
+    def emit(t: jax.Array | int) -> jax.Array:
         return jnp.take_along_axis(log_probs[t], extended, axis=1)
 
     alpha0 = jnp.where((s[None, :] < 2) & valid, emit(0), neg_inf)

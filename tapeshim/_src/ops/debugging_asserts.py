@@ -28,8 +28,8 @@ def _compare(x: Any, y: Any, op: Callable[[Any, Any], Tensor], what: str, messag
     _assert(
         bool(np.all(ok)),
         message,
-        f"Condition x {what} y did not hold.\nFirst {np.size(xv)} elements of x:\n"
-        f"{xv}\nFirst {np.size(yv)} elements of y:\n{yv}",
+        f"Condition x {what} y did not hold.\nFirst {np.size(np.asarray(xv))} elements of x:\n"
+        f"{xv}\nFirst {np.size(np.asarray(yv))} elements of y:\n{yv}",
     )
 
 

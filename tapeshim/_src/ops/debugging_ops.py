@@ -141,7 +141,7 @@ def assert_shapes(
     shapes: Any, data: Any = None, summarize: Any = None, message: str | None = None, name: str | None = None
 ) -> None:
     """Raises ValueError unless each (tensor, symbolic shape) pair agrees, with named dims consistent."""
-    sizes: dict[str, int] = {}
+    sizes: dict[int | str, int] = {}
     for tensor, spec in shapes.items() if isinstance(shapes, dict) else shapes:
         shape = list(convert_to_tensor(tensor)._shape)
         if len(shape) != len(spec):

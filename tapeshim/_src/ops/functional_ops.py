@@ -152,6 +152,7 @@ def _loop(
             result = branch.run(tuple(c) + tuple(x), caps)
             return tuple(result[:k]), tuple(result[k:])
 
+        ys: tuple
         final, ys = lax.scan(scan_step, tuple(init), tuple(xs), length=n, reverse=reverse)
         return tuple(final) + tuple(ys)
 
@@ -242,7 +243,7 @@ def map_fn(
     n = flat[0]._shape[0]
     if signature is None:
         structure = elems
-        sigs = [(t._dtype, None) for t in flat]
+        sigs: list[tuple[dtypes.DType, tuple | None]] = [(t._dtype, None) for t in flat]
     else:
         structure = signature
         sigs = [_signature(s) for s in nest.flatten(signature)]

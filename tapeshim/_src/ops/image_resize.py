@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -76,7 +76,7 @@ def _mitchell_cubic(x: np.ndarray) -> np.ndarray:
     )
 
 
-_KERNELS = {
+_KERNELS: dict[str, tuple[float, Callable[[np.ndarray], np.ndarray]]] = {
     "lanczos3": (3.0, functools.partial(_lanczos, 3.0)),
     "lanczos5": (5.0, functools.partial(_lanczos, 5.0)),
     "gaussian": (1.5, lambda x: np.where(x < 1.5, np.exp(-(x.astype(np.float64) ** 2) / (2 * 0.5**2)), 0.0)),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 import jax
 import jax.numpy as jnp
@@ -34,23 +34,21 @@ def _format_array(array: np.ndarray, summarize: int) -> str:
 
         if array.ndim == 0:
             return quoted(array[()])
-        formatter = {"all": quoted}
+        element: Callable[[Any], str] = quoted
     elif array.dtype.kind == "b":
-        formatter = {"bool": lambda v: "1" if v else "0"}
+        element = lambda v: "1" if v else "0"  # noqa: E731
     elif array.dtype.kind == "f" or array.dtype.name == "bfloat16":
         double = array.dtype.itemsize == 8
         if not double:
             array = array.astype(np.float32)
-        formatter = {"all": lambda v: _format_float(v, double)}
-    elif array.dtype.kind == "c":
-        formatter = {"all": lambda v: f"{v}"}
+        element = lambda v: _format_float(v, double)  # noqa: E731
     else:
-        formatter = {"all": lambda v: f"{v}"}
+        element = lambda v: f"{v}"  # noqa: E731
     threshold = 0 if summarize >= 0 else sys.maxsize
     return np.array2string(
         array,
         separator=" ",
-        formatter=formatter,
+        formatter={"bool": element} if array.dtype.kind == "b" else {"all": element},
         threshold=threshold,
         edgeitems=max(summarize, 1),
         max_line_width=sys.maxsize,

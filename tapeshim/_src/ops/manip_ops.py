@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -57,7 +57,7 @@ def split(
                 f"(size = {length}) and num_split {parts}",
                 "Split",
             )
-        sizes = (length // parts,) * parts
+        sizes: tuple[int, ...] | list[int] = (length // parts,) * parts
     else:
         sizes = list(array_ops.int_arg(num_or_size_splits, "Tlen", "SplitV", "int8, int32, int64"))
         if sizes.count(-1) > 1:
@@ -394,7 +394,7 @@ def meshgrid(*args: Any, **kwargs: Any) -> list[Tensor]:
     sizes = [t.shape[0] for t in tensors]
     grids = []
     for i, t in enumerate(tensors):
-        shape = [1] * len(tensors)
+        shape: list[int | None] = [1] * len(tensors)
         shape[i] = sizes[i]
         if indexing == "xy" and len(tensors) > 1 and i < 2:
             shape[0], shape[1] = shape[1], shape[0]
@@ -470,7 +470,7 @@ def eye(
     batch = () if batch_shape is None else array_ops.shape_arg(batch_shape, "Fill")
     array_ops.shape_arg((rows, columns), "Fill")
     check_allocation(batch + (rows, columns), dtypes.as_dtype(dtype), "MatrixDiagV3")
-    matrix = np.eye(rows, columns, dtype=dtypes.as_dtype(dtype).as_numpy_dtype)
+    matrix: np.ndarray = np.eye(rows, columns, dtype=dtypes.as_dtype(dtype).as_numpy_dtype)
     if batch:
         matrix = np.broadcast_to(matrix, batch + matrix.shape)
     return constant(matrix)
@@ -540,6 +540,13 @@ _unique_gather_op = OpDef(
 )
 
 
+class Unique(NamedTuple):
+    """What `unique` returns, as TF's `Unique` tuple."""
+
+    y: Tensor
+    idx: Tensor
+
+
 @table.export(
     "unique",
     gradient="custom",
@@ -558,9 +565,7 @@ def unique(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> tupl
     rank[order] = np.arange(order.size)
     y = apply(_unique_gather_op, (t,), (("positions", tuple(first[order].tolist())),))[0]
     idx = constant(rank[inverse.reshape(-1)].astype(dtypes.as_dtype(out_idx).as_numpy_dtype))
-    import collections
-
-    return collections.namedtuple("Unique", ["y", "idx"])(y, idx)
+    return Unique(y, idx)
 
 
 @table.export("sequence_mask", gradient="-", dtypes=table.REAL)

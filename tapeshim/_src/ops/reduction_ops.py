@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import collections
 import functools
-from typing import Any, Sequence
+from typing import Any, Sequence, cast, overload
 
 import jax
 import jax.numpy as jnp
@@ -17,6 +17,7 @@ from tapeshim._src.ops import math_kernels, math_ops, table
 from tapeshim._src.ops.common import dtype_check, gradient_not_registered, normalize_axis
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import AxisLike, TensorLike
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
 
@@ -94,6 +95,7 @@ def _sequential_scan(x: jax.Array, axis: int, combine: Any, identity: float) -> 
         total = combine(total, row)
         return total, total
 
+    out: jax.Array
     _, out = lax.scan(step, jnp.full(moved.shape[1:], identity, x.dtype), moved)
     return jnp.moveaxis(out, 0, axis)
 
@@ -297,15 +299,26 @@ def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | N
     return x * math_ops.rsqrt(math_ops.maximum(square_sum, epsilon))
 
 
+@overload
+def clip_by_norm(
+    t: IndexedSlices, clip_norm: TensorLike, axes: AxisLike = None, name: str | None = None
+) -> IndexedSlices: ...
+
+
+@overload
+def clip_by_norm(t: TensorLike, clip_norm: TensorLike, axes: AxisLike = None, name: str | None = None) -> Tensor: ...
+
+
 @table.export("clip_by_norm", dtypes=table.REAL_FLOAT)
-def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = None) -> Tensor:
+def clip_by_norm(
+    t: TensorLike | IndexedSlices, clip_norm: TensorLike, axes: AxisLike = None, name: str | None = None
+) -> Tensor | IndexedSlices:
     """Rescales `t` so its L2 norm over `axes` is at most `clip_norm` (TF's formula and gradient)."""
     if isinstance(t, IndexedSlices):
-        clipped = clip_by_norm(t.values, clip_norm, axes)
-        return IndexedSlices(clipped, t.indices, t.dense_shape)
+        return IndexedSlices(clip_by_norm(t.values, clip_norm, axes), t.indices, t.dense_shape)
     t = convert_to_tensor(t)
     if np.isscalar(clip_norm):  # as TF: a negative Python bound is 0, a tensor one is clamped at 0 and cast
-        clip_norm = max(clip_norm, 0)
+        clip_norm = max(cast(float, clip_norm), 0)  # a Python or NumPy number (anything else raises TypeError)
     else:
         clip_norm = math_ops.cast(math_ops.maximum(clip_norm, 0), t.dtype)
     l2sum = math_ops.reduce_sum(t * t, axis=axes, keepdims=True)
@@ -332,7 +345,7 @@ def global_norm(t_list: Sequence[Any], name: str | None = None) -> Tensor:
 @table.export("clip_by_global_norm", dtypes=table.REAL_FLOAT)
 def clip_by_global_norm(
     t_list: Sequence[Any], clip_norm: Any, use_norm: Any = None, name: str | None = None
-) -> tuple[list, Tensor]:
+) -> tuple[list[Tensor | IndexedSlices | None], Tensor]:
     """Scales every tensor by clip_norm / max(global_norm, clip_norm); returns (clipped list, global norm)."""
     if not isinstance(t_list, (list, tuple)):
         raise TypeError("`t_list` should be a sequence of tensors.")
@@ -340,7 +353,7 @@ def clip_by_global_norm(
     clip = convert_to_tensor(clip_norm, dtype_hint=norm_value.dtype)
     # As TF: an infinite norm makes every entry NaN (norm - norm).
     scale = clip * math_ops.minimum(1.0 / norm_value, 1.0 / clip) + (norm_value - norm_value)
-    clipped = []
+    clipped: list[Tensor | IndexedSlices | None] = []
     for t in t_list:
         if t is None:
             clipped.append(None)

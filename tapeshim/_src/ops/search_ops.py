@@ -94,7 +94,10 @@ def _histogram_inputs(values: Any, value_range: Any, nbins: Any, dtype: Any) -> 
             "HistogramFixedWidth",
         )
     out = _index_dtype(dtype, "dtype", "HistogramFixedWidth")
-    bins = int(known_value(convert_to_tensor(nbins)))
+    known_bins = known_value(convert_to_tensor(nbins))
+    if known_bins is None:  # the histogram's shape depends on it
+        raise TypeError("`nbins` must be known when the histogram is built, not computed inside the program.")
+    bins = int(known_bins)
     if bins <= 0:
         raise errors.invalid_argument(f"nbins should be a positive number, but got '{bins}'", "HistogramFixedWidth")
     known = known_value(r)

@@ -32,7 +32,7 @@ def _eager_only(what: str) -> None:
 
 def _as_input(value: Any, name: str) -> Any:
     if isinstance(value, SparseTensor) or hasattr(value, "dense_shape") and hasattr(value, "indices"):
-        sp = SparseTensor.from_value(value)
+        sp: SparseTensor | Tensor = SparseTensor.from_value(value)
         dtype = sp.dtype
     else:
         sp = convert_to_tensor(value)
