@@ -178,7 +178,7 @@ def list_logical_devices(device_type: str | None = None) -> list[LogicalDevice]:
     found = []
     counts: dict[str, int] = {}
     for device in get_visible_devices():
-        for _ in STATE.logical.get(device) or [None]:
+        for _ in STATE.logical.get(device) or (None,):
             index = counts.get(device.device_type, 0)
             counts[device.device_type] = index + 1
             found.append(LogicalDevice(f"/device:{device.device_type}:{index}", device.device_type))

@@ -125,16 +125,17 @@ class DeviceSpec:
     def replace(self, **kwargs: Any) -> "DeviceSpec":
         """A copy with some fields replaced."""
         names = ("job", "replica", "task", "device_type", "device_index")
-        values = dict(zip(names, self._fields))
+        values: dict[str, Any] = dict(zip(names, self._fields))
         values.update(kwargs)
         return DeviceSpec(**values)
 
     def make_merged_spec(self, dev: "DeviceSpec") -> "DeviceSpec":
         """A copy with the fields `dev` sets taken from `dev`."""
         names = ("job", "replica", "task", "device_type", "device_index")
-        return DeviceSpec(
-            **{n: theirs if theirs is not None else mine for n, mine, theirs in zip(names, self._fields, dev._fields)}
-        )
+        merged: dict[str, Any] = {
+            n: theirs if theirs is not None else mine for n, mine, theirs in zip(names, self._fields, dev._fields)
+        }
+        return DeviceSpec(**merged)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, DeviceSpec) and self._fields == other._fields

@@ -99,7 +99,7 @@ class RaggedTensor:
         host = np.asarray(lengths.numpy(), np.int64)
         if validate and np.any(host < 0):
             raise _invalid("Arguments to from_row_lengths do not form a valid RowPartition.")
-        splits = np.concatenate([[0], np.cumsum(host)]).astype(lengths.dtype.as_numpy_dtype)
+        splits: np.ndarray = np.concatenate([[0], np.cumsum(host)]).astype(lengths.dtype.as_numpy_dtype)
         if validate and splits[-1] != _nvals(values):
             raise _invalid("Arguments to _from_row_partition do not form a valid RaggedTensor")
         return cls(values, constant(splits))
@@ -115,7 +115,7 @@ class RaggedTensor:
         count = int(nrows) if nrows is not None else (int(host[-1]) + 1 if host.size else 0)
         if validate and (np.any(np.diff(host) < 0) or (host.size and (host[0] < 0 or host[-1] >= count))):
             raise _invalid("Arguments to from_value_rowids do not form a valid RaggedTensor")
-        lengths = np.bincount(host, minlength=count).astype(ids.dtype.as_numpy_dtype)
+        lengths: np.ndarray = np.bincount(host, minlength=count).astype(ids.dtype.as_numpy_dtype)
         return cls.from_row_lengths(values, constant(lengths), validate=validate)
 
     @classmethod
@@ -169,7 +169,7 @@ class RaggedTensor:
         mask = np.arange(cols)[None, :] < row_lengths[:, None]
         flat = host[mask]
         rs_dtype = dtypes.as_dtype(row_splits_dtype)
-        splits = np.concatenate([[0], np.cumsum(row_lengths)]).astype(rs_dtype.as_numpy_dtype)
+        splits: np.ndarray = np.concatenate([[0], np.cumsum(row_lengths)]).astype(rs_dtype.as_numpy_dtype)
         uniform = cols if lengths is None and padding is None else None
         return cls(host_tensor(np.ascontiguousarray(flat), tensor.dtype), constant(splits), uniform)
 
@@ -218,7 +218,8 @@ class RaggedTensor:
     @property
     def shape(self) -> TensorShape:
         """`[nrows, None, ...]`: None for each ragged dimension, then the flat values' inner dimensions."""
-        dims, node = [self.nrows_int()], self
+        dims: list[int | None] = [self.nrows_int()]
+        node = self
         while isinstance(node, RaggedTensor):
             dims.append(node._uniform)
             node = node._values
@@ -309,7 +310,9 @@ class RaggedTensor:
             if indices.shape[0]
             else np.zeros(int(shape[0]), np.int64)
         )
-        splits = np.concatenate([[0], np.cumsum(lengths)]).astype(dtypes.as_dtype(row_splits_dtype).as_numpy_dtype)
+        splits: np.ndarray = np.concatenate([[0], np.cumsum(lengths)]).astype(
+            dtypes.as_dtype(row_splits_dtype).as_numpy_dtype
+        )
         return cls(st_input.values, constant(splits))
 
     def to_sparse(self, name: str | None = None) -> Any:
@@ -319,7 +322,7 @@ class RaggedTensor:
 
         flat = self.flat_values
         coords = self._dense_coordinates()
-        inner = [int(d) for d in flat.shape[1:]]
+        inner = [int(d) for d in flat._shape[1:]]
         count = int(np.prod(inner)) if inner else 1
         if inner:
             within = np.stack(np.unravel_index(np.arange(count), inner), axis=1)
@@ -425,7 +428,8 @@ class RaggedTensor:
             else:
                 take = host[start:stop][: target.shape[0]]
                 inner = tuple(slice(0, d) for d in target.shape[1:])
-                target[(slice(0, take.shape[0]), *inner)] = take[(slice(None), *inner)]
+                target_index, take_index = (slice(0, take.shape[0]), *inner), (slice(None), *inner)
+                target[target_index] = take[take_index]
 
         place(self, 0, self.nrows_int(), out)
         return host_tensor(out, flat.dtype)
@@ -453,7 +457,8 @@ class RaggedTensor:
         keep = np.all(coords < np.asarray(bounding[:ragged_dims]), axis=1)
         values = flat
         if inner != bounding[ragged_dims:]:
-            values = values[(slice(None), *[slice(0, d) for d in bounding[ragged_dims:]])]
+            index = (slice(None), *[slice(0, d) for d in bounding[ragged_dims:]])
+            values = values[index]
         if not keep.all():
             values = array_ops.gather(values, constant(np.nonzero(keep)[0].astype(np.int64)))
         fill = 0 if default_value is None else default_value
@@ -500,7 +505,8 @@ class RaggedTensor:
                     raise ValueError("Cannot index into an inner ragged dimension.")
                 if inner != slice(None):
                     result = result._slice_within_rows(inner)
-                return result.with_values(result._values[(slice(None), *rest[1:])] if rest[1:] else result._values)
+                index = (slice(None), *rest[1:])
+                return result.with_values(result._values[index] if rest[1:] else result._values)
             return result
         raise TypeError(f"Ragged tensors do not support the index {first!r}")
 
@@ -508,7 +514,8 @@ class RaggedTensor:
         """Each row sliced by `key` (Python slice rules per row), as TF's `rt[:, a:b]`."""
         if key.step not in (None, 1):
             raise ValueError("tapeshim's RaggedTensor slicing supports a step of 1 only")
-        picks, lengths = [], []
+        picks: list[int] = []
+        lengths: list[int] = []
         for i in range(self.nrows_int()):
             start, stop = int(self._splits[i]), int(self._splits[i + 1])
             a, b, _ = key.indices(stop - start)
@@ -595,10 +602,10 @@ class RaggedTensor:
     def __ge__(self, other: Any) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a >= b)
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Any:
         return self._binary(other, lambda a, b: a == b)
 
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Any:
         return self._binary(other, lambda a, b: a != b)
 
     __hash__ = None  # type: ignore[assignment]
@@ -634,7 +641,7 @@ def _gather_rows(values: Any, rows: np.ndarray) -> Any:
 
 
 def _merge_dense(tensor: Tensor, outer: int, inner: int, array_ops: Any) -> Tensor:
-    shape = list(tensor.shape)
+    shape = list(tensor._shape)
     merged = shape[:outer] + [int(np.prod(shape[outer : inner + 1]))] + shape[inner + 1 :]
     if tensor.dtype is dtypes.string:
         return host_tensor(_host(tensor).reshape(merged), dtypes.string)

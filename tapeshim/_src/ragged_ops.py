@@ -82,7 +82,9 @@ def constant(
         values = convert_to_tensor(np.zeros((0, *inner), target.as_numpy_dtype), dtype=target)
     result: Any = values
     for lengths in reversed(levels):
-        splits = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).astype(splits_dtype.as_numpy_dtype)
+        splits: np.ndarray = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).astype(
+            splits_dtype.as_numpy_dtype
+        )
         result = RaggedTensor(result, dense_constant(splits))
     return result
 
@@ -149,7 +151,7 @@ def stack(values: Any, axis: int = 0, name: str | None = None) -> RaggedTensor:
         raise NotImplementedError("tapeshim's tf.ragged.stack supports axis=0 only")
     parts = [_as_ragged(v, 1) for v in values]
     counts = [p.nrows_int() for p in parts]
-    splits = np.concatenate([[0], np.cumsum(counts)]).astype(parts[0].row_splits.dtype.as_numpy_dtype)
+    splits: np.ndarray = np.concatenate([[0], np.cumsum(counts)]).astype(parts[0].row_splits.dtype.as_numpy_dtype)
     return RaggedTensor(_concat_rows(parts), dense_constant(splits))
 
 

@@ -49,7 +49,7 @@ def require(ok: jax.Array, message: str, **values: jax.Array) -> None:
         check fails.
       **values: the scalars the message names (the bad index, its position).
     """
-    checkify.check(ok, message, **values)
+    checkify.check(ok, message, **values)  # type: ignore[arg-type]  # `values` never names check's `debug` flag
 
 
 def _has_checks(effects: Any) -> bool:
@@ -162,6 +162,7 @@ class CheckedProgram:
         return self._run_checked(*args)
 
     def _run_checked(self, *args: Any) -> Any:
+        assert self._checked is not None, "set before _run_checked becomes the call"
         error, out = self._checked(*args)
         message = error.get()
         if message is not None:

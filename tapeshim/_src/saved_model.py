@@ -350,7 +350,9 @@ def _export(fn: Function, concrete: Any, var_index: dict[int, int], variables: l
     return meta, exported
 
 
-def _verify(fn: Function, name: str, specs: list, exported: Any, reads: list, writes: bool, signature: tuple) -> None:
+def _verify(
+    fn: Function, name: str | None, specs: list, exported: Any, reads: list, writes: bool, signature: tuple
+) -> None:
     """Runs the function at two other sizes of its unknown dimensions; the exported program must agree."""
     if writes:
         raise ValueError(
@@ -412,7 +414,8 @@ def save(obj: Any, export_dir: Any, signatures: Any = None, options: SaveOptions
         var_index[id(variable)] = len(variables)
         variables.append(variable)
     paths = {id(v): p for p, v in _variables_of(obj)}
-    metas, exports = [], []
+    metas: list[dict] = []
+    exports: list[Any] = []  # jax.export.Exported
     for attribute, key, fn in functions:
         for concrete in _concretes(fn):
             meta, exported = _export(fn, concrete, var_index, variables)
@@ -429,7 +432,7 @@ def save(obj: Any, export_dir: Any, signatures: Any = None, options: SaveOptions
         with open(os.path.join(folder, meta["file"]), "wb") as handle:
             handle.write(data)
     values = {f"v{i}": np.asarray(v._value) for i, v in enumerate(variables)}
-    np.savez(os.path.join(folder, "variables.npz"), **values)
+    np.savez(os.path.join(folder, "variables.npz"), **values)  # type: ignore[arg-type]  # names are v0, v1, ...
     description = {
         "format": _FORMAT,
         "functions": metas,

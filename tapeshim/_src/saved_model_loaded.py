@@ -166,11 +166,11 @@ class _Loaded(Module):
         return call(*args, **kwargs)
 
     @property
-    def variables(self) -> tuple:  # type: ignore[override]
+    def variables(self) -> tuple:
         return tuple(self._loaded_variables)
 
     @property
-    def trainable_variables(self) -> tuple:  # type: ignore[override]
+    def trainable_variables(self) -> tuple:
         return tuple(v for v in self._loaded_variables if v.trainable)
 
 
@@ -188,9 +188,9 @@ def build(description: dict, variables: list[Variable], programs: list) -> _Load
         if meta["signature"] is not None:
             loaded.signatures[meta["signature"]] = SignatureFunction(function)
     for attribute, variants in grouped.items():
-        function = variants[0] if variants[0]._meta["has_signature"] else Dispatcher(variants)
+        entry = variants[0] if variants[0]._meta["has_signature"] else Dispatcher(variants)
         if attribute == "__call__":
-            loaded._call_function = function
+            loaded._call_function = entry
         elif not attribute.startswith("__signature_"):
-            setattr(loaded, attribute, function)
+            setattr(loaded, attribute, entry)
     return loaded

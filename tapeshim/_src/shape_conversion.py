@@ -21,7 +21,7 @@ def _shape_to_tensor(shape: TensorShape, dtype: Any = None, name: Any = None, as
     del name, as_ref
     if shape.rank is None or None in shape.as_list():
         raise ValueError(f"Cannot convert a partially known TensorShape {shape} to a Tensor.")
-    dims = shape.as_list()
+    dims = [d for d in shape.as_list() if d is not None]  # all of them: checked above
     if dtype is None:
         target = dtypes.int64 if any(d >= 2**31 for d in dims) else dtypes.int32
     else:

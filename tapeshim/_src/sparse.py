@@ -58,7 +58,7 @@ class SparseTensor:
             raise ValueError(f"Shape {self._values.shape} must have rank 1")
         if self._dense_shape.ndim != 1:
             raise ValueError(f"Shape {self._dense_shape.shape} must have rank 1")
-        n, rank = self._indices.shape
+        n, rank = self._indices._shape
         if self._values.shape[0] != n:
             raise ValueError(f"Dimensions {self._values.shape[0]} and {n} are not compatible")
         if self._dense_shape.shape[0] != rank:
@@ -353,5 +353,6 @@ def to_indicator(sp_input: SparseTensor, vocab_size: Any, name: str | None = Non
     for row, value in zip(sp._index_host[:, :-1], ids):
         if not 0 <= value < vocab:
             raise errors.invalid_argument(f"Index out of range: {value} is not in [0, {vocab})", "SparseToDense")
-        out[(*row, value)] = True
+        index = (*row, value)
+        out[index] = True
     return constant(out)

@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 from collections import Counter
+from types import FrameType
 
 _logger = logging.getLogger("tensorflow")
 _counts: Counter = Counter()
@@ -26,7 +27,7 @@ def get_logger() -> logging.Logger:
 
 def caller_site() -> tuple[str, int]:
     """The file and line of the first frame outside tapeshim (the user's call)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame = frame.f_back
     if frame is None:

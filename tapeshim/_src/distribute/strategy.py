@@ -206,6 +206,7 @@ class Strategy:
         return local[0], len(local)
 
     def _replicated(self) -> NamedSharding:
+        assert self._mesh is not None, "only a strategy over devices places values"
         return NamedSharding(self._mesh, P())
 
     def _place_variable(self, array: jax.Array) -> jax.Array:
