@@ -83,35 +83,21 @@ def _collect(
     return found, cut_tids
 
 
-def _structure_key(steps: Sequence[Step], leaves: Sequence[Tensor]) -> tuple:
-    """The plan's cache key, read off its steps (values are never part of it).
-
-    Per node step: its op key, wiring, whether tracked and the sources
-    occurring at its outputs; per leaf step: its shape, dtype and the sources
-    occurring there.
-    """
-    key = []
-    for step in steps:
-        if isinstance(step, NodeStep):
-            key.append((step.key, step.in_slots, step.tracked, step.occs))
-        else:
-            leaf = leaves[step.index]
-            key.append((leaf._shape, leaf._dtype._name, step.occ))
-    return tuple(key)
-
-
 class Plan:
     """A slice of the lazy graph, cut at concrete tensors.
 
     Built in three steps: `_collect` finds the slice's tensors, sorting their
     ids orders them (ids grow with creation, so id order is a topological
     order), and `_build` makes one `LeafStep` per leaf and one `NodeStep` per
-    node; `_structure_key` reads the cache key off the steps.
+    node and, in the same pass, the structural cache key.
 
     Attributes:
       leaves: the concrete tensors the slice reads (program arguments).
       steps: `LeafStep`s and `NodeStep`s in topological order.
-      key: the structural cache key (`_structure_key`).
+      key: the structural cache key: per node step its op key, wiring, whether
+        tracked and the sources occurring at its outputs; per leaf step its
+        shape, dtype and the sources occurring there. Values are never part
+        of it.
       slot_of: tensor id -> slot.
       occ_slots: source index -> the slots where it occurs.
       tid_at: slot -> the id of the tensor held there.
@@ -157,11 +143,10 @@ class Plan:
         self.slot_of: dict[int, int] = {}
         self.occ_slots: dict[int, list[int]] = {}
         self.tid_at: list[int] = []
-        self._build(
+        self.key = self._build(
             found, sorted(found), cut_tids, produced, occurrences or _NO_OCCURRENCES, share_constants, first_tid
         )
         self.n_nodes = len(self.steps) - len(self.leaves)
-        self.key = _structure_key(self.steps, self.leaves)
 
     def _build(
         self,
@@ -172,9 +157,10 @@ class Plan:
         occurrences: Mapping[int, tuple[int, ...]],
         share_constants: bool,
         first_tid: int,
-    ) -> None:
-        """Appends the steps of the tensors in `order` (a topological order)."""
+    ) -> tuple:
+        """Appends the steps of the tensors in `order` (a topological order); returns the structural key."""
         steps, leaves, slot_of, occ_slots, tid_at = self.steps, self.leaves, self.slot_of, self.occ_slots, self.tid_at
+        key: list[tuple] = []
         slot_of_value: dict[int, int] = {}
         for tid in order:
             if tid in slot_of:
@@ -205,9 +191,9 @@ class Plan:
                     if out_tid in produced:
                         is_tracked = True
                 in_slots = tuple([slot_of[t._tid] for t in node.inputs])
-                steps.append(
-                    NodeStep(node.fn, node.key, in_slots, tuple(out_slots), is_tracked, tuple(occs), node.deps)
-                )
+                occs_t = tuple(occs)
+                steps.append(NodeStep(node.fn, node.key, in_slots, tuple(out_slots), is_tracked, occs_t, node.deps))
+                key.append((node.key, in_slots, is_tracked, occs_t))
                 continue
             occ = occurrences.get(tid, ())
             # Leaves holding the same array (a cached Python constant) share one argument; a lazy leaf
@@ -227,7 +213,9 @@ class Plan:
             elif share:
                 slot_of_value[id(tensor._value)] = slot
             steps.append(LeafStep(slot, len(leaves), occ))
+            key.append((tensor._shape, tensor._dtype._name, occ))
             leaves.append(tensor)
+        return tuple(key)
 
     def reached_slots(self, target_slots: Sequence[int]) -> set[int]:
         """Slots from which a target is reachable through tracked nodes."""
@@ -255,7 +243,12 @@ class Plan:
 
     def has_op(self, op_type: str) -> bool:
         """Whether a node of the plan is an op of TF type `op_type`."""
-        return any(step.op_type == op_type for step in self.node_steps())
+        for step in self.steps:
+            if type(step) is NodeStep:
+                key = step.key  # `node.op_type_of(key)`, inlined: this runs for every gradient
+                if isinstance(key, tuple) and key and key[0] == op_type:
+                    return True
+        return False
 
 
 def _phase_a_steps(steps: Sequence[Step]) -> set[int]:
