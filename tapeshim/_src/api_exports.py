@@ -204,6 +204,146 @@ NAMESPACES: dict[str, Namespace] = {
         doc="`tf.bitwise`: re-exports from the op table (`tapeshim/_src/ops/table.py`).",
         exports={},
     ),
+    "tapeshim.compat": Namespace(
+        doc=(
+            "`tf.compat`: TF's string and dimension helpers, `tf.compat.v2` (tapeshim itself) and the "
+            "TF 2 parts of `v1`.\n"
+            "\n"
+            "tapeshim runs TF 2 programs only: `tf.compat.v1` has what TF 2 programs still call\n"
+            "(`enable_eager_execution`, `logging`, `set_random_seed`, ...); every other name raises an\n"
+            "AttributeError saying so.\n"
+        ),
+        exports={
+            "as_bytes": "tapeshim._src.api_compat:as_bytes",
+            "as_str": "tapeshim._src.api_compat:as_str",
+            "as_str_any": "tapeshim._src.api_compat:as_str_any",
+            "as_text": "tapeshim._src.api_compat:as_text",
+            "bytes_or_text_types": "tapeshim._src.api_compat:bytes_or_text_types",
+            "complex_types": "tapeshim._src.api_compat:complex_types",
+            "dimension_at_index": "tapeshim._src.api_compat:dimension_at_index",
+            "dimension_value": "tapeshim._src.api_compat:dimension_value",
+            "forward_compatibility_horizon": "tapeshim._src.api_compat:forward_compatibility_horizon",
+            "forward_compatible": "tapeshim._src.api_compat:forward_compatible",
+            "integral_types": "tapeshim._src.api_compat:integral_types",
+            "path_to_str": "tapeshim._src.api_compat:path_to_str",
+            "real_types": "tapeshim._src.api_compat:real_types",
+            "v1": "tapeshim.compat:v1",
+            "v2": "tapeshim",
+            "Any": "typing:Any",
+            "Iterator": "typing:Iterator",
+            "annotations": "__future__:annotations",
+            "codecs": "codecs",
+            "contextlib": "contextlib",
+            "datetime": "datetime",
+            "np": "numpy",
+            "numbers": "numbers",
+            "os": "os",
+        },
+        # Names the hand-written module leaked (its own imports); kept so the public surface is unchanged.
+        hidden=(
+            "Any",
+            "Iterator",
+            "annotations",
+            "codecs",
+            "contextlib",
+            "datetime",
+            "np",
+            "numbers",
+            "os",
+        ),
+    ),
+    "tapeshim.compat.v1": Namespace(
+        doc=(
+            "`tf.compat.v1`: the pieces TF 2 programs still call; any other name raises "
+            "AttributeError.\n"
+            "\n"
+            "tapeshim runs TF 2 (eager) code only: sessions, placeholders, graph collections and the\n"
+            "other TF 1 APIs have no tapeshim equivalent.\n"
+        ),
+        exports={
+            "disable_eager_execution": "tapeshim._src.api_compat_v1:disable_eager_execution",
+            "disable_v2_behavior": "tapeshim._src.api_compat_v1:disable_v2_behavior",
+            "enable_eager_execution": "tapeshim._src.api_compat_v1:enable_eager_execution",
+            "enable_v2_behavior": "tapeshim._src.api_compat_v1:enable_v2_behavior",
+            "executing_eagerly": "tapeshim._src.api_compat_v1:executing_eagerly",
+            "set_random_seed": "tapeshim._src.api_compat_v1:set_random_seed",
+            "logging": "tapeshim.compat.v1:logging",
+            "__getattr__": "tapeshim._src.api_compat_v1:tf1_attribute",
+            "Any": "typing:Any",
+            "annotations": "__future__:annotations",
+        },
+        # Names the hand-written module leaked (its own imports); kept so the public surface is unchanged.
+        hidden=(
+            "Any",
+            "annotations",
+        ),
+    ),
+    "tapeshim.compat.v1.logging": Namespace(
+        doc="`tf.compat.v1.logging`: TF 1's logging functions on the `tensorflow` logger.",
+        exports={
+            "DEBUG": "tapeshim._src.api_compat_v1_logging:DEBUG",
+            "ERROR": "tapeshim._src.api_compat_v1_logging:ERROR",
+            "FATAL": "tapeshim._src.api_compat_v1_logging:FATAL",
+            "INFO": "tapeshim._src.api_compat_v1_logging:INFO",
+            "WARN": "tapeshim._src.api_compat_v1_logging:WARN",
+            "TaskLevelStatusMessage": "tapeshim._src.api_compat_v1_logging:TaskLevelStatusMessage",
+            "debug": "tapeshim._src.api_compat_v1_logging:debug",
+            "error": "tapeshim._src.api_compat_v1_logging:error",
+            "fatal": "tapeshim._src.api_compat_v1_logging:fatal",
+            "flush": "tapeshim._src.api_compat_v1_logging:flush",
+            "get_verbosity": "tapeshim._src.api_compat_v1_logging:get_verbosity",
+            "info": "tapeshim._src.api_compat_v1_logging:info",
+            "log": "tapeshim._src.api_compat_v1_logging:log",
+            "log_every_n": "tapeshim._src.api_compat_v1_logging:log_every_n",
+            "log_first_n": "tapeshim._src.api_compat_v1_logging:log_first_n",
+            "log_if": "tapeshim._src.api_compat_v1_logging:log_if",
+            "set_verbosity": "tapeshim._src.api_compat_v1_logging:set_verbosity",
+            "vlog": "tapeshim._src.api_compat_v1_logging:vlog",
+            "warn": "tapeshim._src.api_compat_v1_logging:warn",
+            "warning": "tapeshim._src.api_compat_v1_logging:warning",
+            "Any": "typing:Any",
+        },
+        # Names the hand-written module leaked (its own imports); kept so the public surface is unchanged.
+        hidden=("Any",),
+    ),
+    "tapeshim.data.experimental": Namespace(
+        doc="`tf.data.experimental`: the pieces TF2 programs still use.",
+        exports={
+            "AUTOTUNE": "tapeshim._src.api_data_experimental:AUTOTUNE",
+            "INFINITE_CARDINALITY": "tapeshim._src.api_data_experimental:INFINITE_CARDINALITY",
+            "UNKNOWN_CARDINALITY": "tapeshim._src.api_data_experimental:UNKNOWN_CARDINALITY",
+            "assert_cardinality": "tapeshim._src.api_data_experimental:assert_cardinality",
+            "bucket_by_sequence_length": "tapeshim._src.api_data_experimental:bucket_by_sequence_length",
+            "cardinality": "tapeshim._src.api_data_experimental:cardinality",
+            "choose_from_datasets": "tapeshim._src.api_data_experimental:choose_from_datasets",
+            "enumerate_dataset": "tapeshim._src.api_data_experimental:enumerate_dataset",
+            "get_single_element": "tapeshim._src.api_data_experimental:get_single_element",
+            "group_by_window": "tapeshim._src.api_data_experimental:group_by_window",
+            "ignore_errors": "tapeshim._src.api_data_experimental:ignore_errors",
+            "rejection_resample": "tapeshim._src.api_data_experimental:rejection_resample",
+            "sample_from_datasets": "tapeshim._src.api_data_experimental:sample_from_datasets",
+            "scan": "tapeshim._src.api_data_experimental:scan",
+            "take_while": "tapeshim._src.api_data_experimental:take_while",
+            "unique": "tapeshim._src.api_data_experimental:unique",
+            "AutoShardPolicy": "tapeshim._src.dataset_options:AutoShardPolicy",
+            "AutotuneOptions": "tapeshim._src.dataset_options:AutotuneOptions",
+            "DistributeOptions": "tapeshim._src.dataset_options:DistributeOptions",
+            "ExternalStatePolicy": "tapeshim._src.dataset_options:ExternalStatePolicy",
+            "OptimizationOptions": "tapeshim._src.dataset_options:OptimizationOptions",
+            "ThreadingOptions": "tapeshim._src.dataset_options:ThreadingOptions",
+            "make_csv_dataset": "tapeshim._src.dataset_sources:make_csv_dataset",
+            "TFRecordWriter": "tapeshim._src.io.datasets:DatasetTFRecordWriter",
+            "Any": "typing:Any",
+            "Callable": "typing:Callable",
+            "DatasetTransforms": "tapeshim._src.dataset_transforms:DatasetTransforms",
+        },
+        # Names the hand-written module leaked (its own imports); kept so the public surface is unchanged.
+        hidden=(
+            "Any",
+            "Callable",
+            "DatasetTransforms",
+        ),
+    ),
     "tapeshim.config": Namespace(
         doc="`tf.config`: devices and runtime settings (`tapeshim/_src/config.py`, `config_device.py`).",
         exports={

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 LINE_LENGTH = 120
 
@@ -28,7 +29,7 @@ def _is_first_party(module: str) -> bool:
 
 
 def _is_stdlib(module: str) -> bool:
-    return module.split(".")[0] in ("typing", "types", "builtins", "collections", "enum", "numbers")
+    return module.split(".")[0] in sys.stdlib_module_names
 
 
 def import_blocks(
@@ -43,7 +44,8 @@ def import_blocks(
 
     Args:
       plain: modules imported as `import a.b`.
-      imports: `{name: "module:attribute"}` imported as `from module import attribute [as name]`.
+      imports: `{name: "module:attribute"}` imported as `from module import attribute [as name]`, or
+        `{name: "module"}` imported as `import module as name`.
       exported: the names in `__all__`, imported plainly in a module. Any other public name (and in a
         stub, every name) is imported as `name as name`, the explicit re-export form of type checkers and
         ruff. A name imported under another name outside `__all__` (a private one imported for its side
@@ -53,10 +55,14 @@ def import_blocks(
     """
     grouped: dict[str, list[str]] = {}
     statements: list[tuple[str, str, str, list[str], bool]] = []
+    aliased: list[tuple[str, str, bool]] = []
     for name, source in imports.items():
-        module, _, attribute = source.partition(":")
+        module, colon, attribute = source.partition(":")
+        if not colon:
+            aliased.append((module, name, module != name and name not in exported and name not in used))
+            continue
         helper = stub and name in ("Any", "Callable") and module == "typing"
-        if attribute == name and (name in exported and not stub or helper):
+        if attribute == name and (name in exported and not stub or helper or module == "__future__"):
             grouped.setdefault(module, []).append(name)
         else:
             unused = attribute != name and name not in exported and name not in used and not stub
@@ -64,13 +70,18 @@ def import_blocks(
     for module, names in grouped.items():
         first = min(names, key=member_key)
         statements.append((module, first, first, sorted(names, key=member_key), False))
-    sections: dict[int, list[str]] = {0: [], 1: [], 2: []}
+    sections: dict[int, list[str]] = {-1: [], 0: [], 1: [], 2: []}
 
     def section(module: str) -> int:
+        if module == "__future__":
+            return -1
         return 2 if _is_first_party(module) else 0 if _is_stdlib(module) else 1
 
-    for module in sorted(plain, key=_natural):
-        sections[section(module)].append(f"import {module}")
+    plain_statements = [(module, f"import {module}") for module in plain]
+    for module, name, unused in aliased:
+        plain_statements.append((module, f"import {module} as {name}" + "  # noqa: F401" * unused))
+    for module, text in sorted(plain_statements, key=lambda statement: (_natural(statement[0]), statement[1])):
+        sections[section(module)].append(text)
 
     def statement_key(statement: tuple[str, str, str, list[str], bool]) -> tuple[object, ...]:
         return (_natural(statement[0]), member_key(statement[1]), member_key(statement[2]))

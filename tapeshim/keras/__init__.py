@@ -8,6 +8,7 @@ tapeshim ops: `tape.gradient(loss, model.trainable_variables)` works, and
 """
 
 from tapeshim._src.keras_bridge import keras as _keras
+from tapeshim._src.keras_models import Functional as _Functional
 from tapeshim._src.keras_models import Model, Sequential
 from tapeshim.keras import (
     activations,
@@ -75,9 +76,7 @@ def _register_for_loading() -> None:
     Keras looks a saved class up by its registered name (the class name for these)
     in its custom-object registry, and imports only `keras.*` modules itself.
     """
-    from tapeshim._src.keras_models import Functional
-
-    found = {"Model": Model, "Sequential": Sequential, "Functional": Functional}
+    found = {"Model": Model, "Sequential": Sequential, "Functional": _Functional}
     for namespace in (layers, losses, metrics, optimizers):
         for name in namespace.__all__:
             obj = getattr(namespace, name)

@@ -1,5 +1,6 @@
 """`tf.keras.layers`: every Keras layer, subclassed so its outermost call is one tapeshim op."""
 
+from tapeshim._src.distribute.collectives import synchronized_moments as _synchronized_moments
 from tapeshim._src.keras_bridge import TapeLayerMixin as _TapeLayerMixin
 from tapeshim._src.keras_bridge import tf_keras as _tf_keras
 from tapeshim._src.keras_embedding import EmbeddingRowsMixin as _EmbeddingRowsMixin
@@ -24,9 +25,7 @@ class BatchNormalization(globals()["BatchNormalization"]):  # noqa: F821 - made 
     def _moments(self, inputs, mask):  # noqa: ANN001, ANN202 - Keras's hook
         if not self.synchronized or mask is not None:
             return super()._moments(inputs, mask)
-        from tapeshim._src.distribute.collectives import synchronized_moments
-
-        return synchronized_moments(inputs, self._reduction_axes)
+        return _synchronized_moments(inputs, self._reduction_axes)
 
 
 __all__ = sorted(name for name in globals() if not name.startswith("_"))
