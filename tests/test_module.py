@@ -1,5 +1,7 @@
 """`tf.Module` and `tf.name_scope` against real TensorFlow."""
 
+import threading
+
 import pytest
 
 from oracle import check, check_raises
@@ -64,6 +66,32 @@ def test_name_scopes_name_variables():
                 v = tf.Variable(1.0, name="v")
             w = tf.Variable(1.0)
         return v.name, w.name, tf.Variable(1.0, name="u").name
+
+    check(body)
+
+
+def test_name_scopes_are_per_thread_and_full_paths_replace_the_stack():
+    def body(tf):
+        names = {}
+        entered, done = threading.Event(), threading.Event()
+
+        def other():
+            with tf.name_scope("thread"):
+                entered.set()
+                done.wait(10)
+                names["other"] = tf.Variable(1.0, name="x").name
+
+        thread = threading.Thread(target=other)
+        with tf.name_scope("main"):
+            thread.start()
+            entered.wait(10)
+            names["main"] = tf.Variable(1.0, name="y").name
+            with tf.name_scope("full/path/"):
+                names["full"] = tf.Variable(1.0, name="z").name
+            names["after"] = tf.Variable(1.0, name="w").name
+        done.set()
+        thread.join()
+        return sorted(names.items())
 
     check(body)
 

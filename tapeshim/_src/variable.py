@@ -74,6 +74,17 @@ def _note_write(variable: "Variable", kind: str) -> None:
 class VariableScope(Protocol):
     """Where a variable reads and writes now: what `variable_scope()` returns."""
 
+    symbolic: bool
+    """Whether reads are placeholders without a value (a `tapeshim.function` trace)."""
+
+    def creating(self) -> None:
+        """Called first when a variable is created here; raises where creation is not allowed."""
+        ...
+
+    def initial_array(self, tensor: Tensor) -> jax.Array:
+        """The array a variable created here starts with, for its converted initial value `tensor`."""
+        ...
+
     def read(self, variable: "Variable") -> Tensor:
         """The variable's value here (no tape is told)."""
         ...
@@ -104,6 +115,13 @@ class _EagerScope:
     """Outside any trace: the variable reads and stores its own value."""
 
     __slots__ = ()
+    symbolic = False
+
+    def creating(self) -> None:
+        pass
+
+    def initial_array(self, tensor: Tensor) -> jax.Array:
+        return tensor.value
 
     def read(self, variable: "Variable") -> Tensor:
         return Tensor(variable._value, variable._shape, variable._dtype)
@@ -126,9 +144,16 @@ class _TraceScope:
     """Inside a `tapeshim.function` trace: reads are placeholders, writes the trace's pending assignments."""
 
     __slots__ = ("trace",)
+    symbolic = True
 
     def __init__(self, trace: Any) -> None:
         self.trace = trace
+
+    def creating(self) -> None:
+        self.trace.on_variable_created()
+
+    def initial_array(self, tensor: Tensor) -> jax.Array:
+        return self.trace.concrete_value(tensor)
 
     def read(self, variable: "Variable") -> Tensor:
         return self.trace.read_variable(variable)
@@ -148,9 +173,16 @@ class _StatelessAccess:
     """Inside a `StatelessScope`: reads its values, and its writes are collected there (when it collects them)."""
 
     __slots__ = ("scope",)
+    symbolic = False
 
     def __init__(self, scope: StatelessScope) -> None:
         self.scope = scope
+
+    def creating(self) -> None:
+        pass
+
+    def initial_array(self, tensor: Tensor) -> jax.Array:
+        return tensor.value
 
     def read(self, variable: "Variable") -> Tensor:
         values = self.scope.values
@@ -257,9 +289,8 @@ class Variable(TensorOperators):
                 )
             trainable = False
         del experimental_enable_variable_lifting
-        trace = _thread_state.trace
-        if trace is not None:
-            trace.on_variable_created()
+        scope = variable_scope()
+        scope.creating()
         if initial_value is None:
             raise ValueError("The `initial_value` arg (None) must be specified.")
         if callable(initial_value):
@@ -272,7 +303,7 @@ class Variable(TensorOperators):
                 f"The initial value's shape ({TensorShape(tensor._shape)}) is not compatible with "
                 f"the explicitly supplied `shape` argument ({TensorShape(shape)})."
             )
-        self._value: jax.Array = tensor.value if trace is None else trace.concrete_value(tensor)
+        self._value: jax.Array = scope.initial_array(tensor)
         self._shape = tensor._shape
         self._dtype = tensor._dtype
         self._trainable = True if trainable is None else bool(trainable)
@@ -453,7 +484,7 @@ class Variable(TensorOperators):
     # -- printing -------------------------------------------------------
     def __repr__(self) -> str:
         text = f"<tf.Variable '{self._name}' shape={TensorShape(self._shape)} dtype={self._dtype.name}"
-        if _thread_state.trace is not None:
+        if variable_scope().symbolic:
             return text + ">"
         return f"{text}, numpy={numpy_text(Tensor(self._value, self._shape, self._dtype).numpy())}>"
 
