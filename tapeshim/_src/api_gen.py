@@ -107,7 +107,7 @@ def render(module: str, namespace: Namespace) -> str:
 def render_all() -> dict[Path, str]:
     """Every generated file (namespace modules and Keras stubs), mapped to its text."""
     files = {module_path(module): render(module, namespace) for module, namespace in NAMESPACES.items()}
-    files.update(api_gen_keras.render_stubs(HEADER.format(source="Keras's public namespaces")))
+    files.update(api_gen_keras.render_stubs(HEADER.format(source=api_gen_keras.stub_source())))
     return files
 
 

@@ -162,6 +162,20 @@ class _StubWriter:
         return "\n\n".join(parts) + "\n"
 
 
+def stub_source() -> str:
+    """What the stubs are generated from, named in their header: the installed Keras's version.
+
+    The stubs list the names of the Keras the tree was generated with; under another Keras version
+    (the package allows several) they are stale by design, and `tests/test_api_surface.py` says so.
+    """
+    return f"Keras {keras_version()}'s public namespaces"
+
+
+def keras_version() -> str:
+    """The installed Keras's version (the one `tapeshim.keras` runs)."""
+    return str(keras.__version__)
+
+
 def stub_path(module: ModuleType) -> Path:
     """Where the stub of a `tapeshim.keras` module goes (beside its `.py` file)."""
     file = getattr(module, "__file__", None)
