@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 import jax
+import jax.extend.core
 import numpy as np
 
 from tapeshim._src import errors, nest, registry, replay, runtime_checks
@@ -244,7 +245,7 @@ class ConcreteFunction:
                 # A captured tensor (or a constant made while tracing): the tensor itself is the
                 # input, so a tape watching a captured tensor differentiates through the call.
                 leaf_sources.append(("const", len(const_values)))
-                const_values.append(leaf._value)
+                const_values.append(cast(jax.Array, leaf._value))
                 self._const_tensors.append(leaf)
         self._const_values = const_values
         self._fed_structs = key_structs + host_structs  # per-call inputs, as the program takes them
@@ -310,7 +311,8 @@ class ConcreteFunction:
                 for i, leaf in enumerate(nest.flatten(self._input_specs))
             ],
         )
-        out_shapes = self._general_output_shapes(out_tensors) or [t.shape for t in out_tensors]
+        general = self._general_output_shapes(out_tensors)
+        out_shapes: list = general if general else [t.shape for t in out_tensors]
         out_specs = iter([TensorSpec(shape, t.dtype) for shape, t in zip(out_shapes, out_tensors)])
         self.structured_outputs = nest.pack_sequence_as(
             result, [next(out_specs) if kind == "tensor" else None for kind, _ in self._out_kinds]
@@ -322,11 +324,11 @@ class ConcreteFunction:
             list(trace.pending.values()),
             list(trace.effects),
             plan.leaves,
-            function._name,
+            str(function._name),
         )
         self.key: Any = None  # the function's cache key for this trace (set by the function)
 
-    def _general_output_shapes(self, out_tensors: list[Tensor]) -> list[tuple] | None:
+    def _general_output_shapes(self, out_tensors: list[Tensor]) -> list[tuple | None] | None:
         """The output shapes of a trace made for specs with unknown dimensions, those dimensions as `None`.
 
         Unknown dimensions were traced as 1; the program is shape-evaluated again with them as 2,

@@ -471,7 +471,7 @@ def _while_loop(
     captures, (cond_caps, body_caps) = _merge_captures([cond_branch, body_branch])
     n = len(flat)
     static_limit = limit is not None and not _is_traced(limit)
-    steps = int(limit) if static_limit else None
+    steps = int(limit) if static_limit and limit is not None else None
     dynamic_limit = [limit] if limit is not None and not static_limit else []
 
     def fn(*values_and_caps: jax.Array) -> tuple:

@@ -202,7 +202,7 @@ def differentiate(
             return tuple(raw(list(values[:n_leaves]), list(values[n_leaves:]))[1])
 
         return list(record_call(recorded, OpKey("program", key), inputs, out_avals, recorded_by, dependency_key=key))
-    leaf_values = [t._value for t in plan.leaves]
+    leaf_values = plan.leaf_values()
     seed_values = [s.value for s in seed_tensors]
     try:
         if mode == GRADIENT and not _compiled_tier(recorder, key, plan):
@@ -282,7 +282,7 @@ def _make_program(
     perturbation per connected source (see `replay.make_perturbed`).
     """
     evaluate = sliced.perturbed_function(connected)
-    seed_position = {}
+    seed_position: dict[int, int] = {}
     for k, given in enumerate(seed_mask):
         if given:
             seed_position[k] = len(seed_position)

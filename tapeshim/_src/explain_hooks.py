@@ -153,7 +153,7 @@ class TapeLog:
 
 
 _logs: "weakref.WeakKeyDictionary[Any, TapeLog]" = weakref.WeakKeyDictionary()
-_sites: dict[int, tuple[Site | None, str | None, str | None]] = {}
+_sites: dict[int, tuple[Site | None, str | None, str | None, tuple]] = {}
 
 
 def log_of(tape: Any) -> TapeLog:
@@ -364,7 +364,7 @@ def created(tensor: Any) -> None:
     _remember(tensor._tid, (site, outer, op_name, inputs))
 
 
-def _remember(tid: int, entry: tuple) -> None:
+def _remember(tid: int, entry: tuple[Site | None, str | None, str | None, tuple]) -> None:
     if len(_sites) >= _MAX_SITES:
         _sites.clear()
     _sites[tid] = entry

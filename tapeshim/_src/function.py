@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import inspect
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, TypedDict
 
 import jax
 import numpy as np
@@ -36,7 +36,15 @@ from tapeshim._src.variable import Variable
 
 __all__ = ["ConcreteFunction", "Function", "FunctionTrace", "function"]
 
-stats = {"function_traces": 0, "last_retrace_reason": ""}
+
+class TraceStats(TypedDict):
+    """`tapeshim.function`'s part of `compile_stats()`."""
+
+    function_traces: int
+    last_retrace_reason: str
+
+
+stats: TraceStats = {"function_traces": 0, "last_retrace_reason": ""}
 
 
 # -- argument signatures -------------------------------------------------------------
@@ -225,6 +233,8 @@ class Function:
     def _bind_signature(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         """Checks and converts a call against `input_signature`, as TF does."""
         specs = self._input_signature
+        if specs is None:  # no input_signature: nothing to bind against
+            return args, kwargs
         if kwargs or len(args) != len(specs):
             raise TypeError(
                 f"Binding inputs to tf.function failed: the function {self._name} has input_signature {specs} "
@@ -260,8 +270,8 @@ class Function:
         if not kwargs and all(a.__class__ is Tensor for a in args):
             # The common call, tensors only: the same key as the general path, built directly.
             flat = list(args)
-            key = (("dict", ()), tuple(("tensor", tuple(a._shape), a._dtype._name) for a in args))
-            key = (("tuple", (("tuple", (".",) * len(args)), key[0])), key[1])
+            tensor_keys = tuple(("tensor", tuple(a._shape), a._dtype._name) for a in args)
+            key: tuple = (("tuple", (("tuple", (".",) * len(args)), ("dict", ()))), tensor_keys)
         else:
             flat = nest.flatten((args, kwargs))
             key = (_structure_key((args, kwargs)), tuple(_leaf_key(leaf) for leaf in flat))
@@ -399,8 +409,11 @@ class Function:
         batch) runs the Python function again for them; as TF traces an iterator by its
         element spec, this is not a TF retrace.
         """
-        peeked, signature = concrete.host_feed.peek(flat)
-        if signature != concrete.host_feed.signature:
+        feed = concrete.host_feed
+        if feed is None:  # no host inputs: nothing to pull
+            return concrete.run(flat)
+        peeked, signature = feed.peek(flat)
+        if signature != feed.signature:
             variant_key = (key, "host inputs", signature)
             variant = self._concrete.get(variant_key)
             if variant is None:
@@ -409,10 +422,10 @@ class Function:
                 self._concrete[variant_key] = variant
                 stats["function_traces"] += 1
             concrete = variant
-            if concrete.host_feed is None:
+            feed = concrete.host_feed
+            if feed is None:
                 return concrete.run(flat)
-            peeked, signature = concrete.host_feed.peek(flat)
-        feed = concrete.host_feed
+            peeked, signature = feed.peek(flat)
         if feed.branch_pulls:  # pulls inside branches or loops take the elements after this call's others
             values = feed.values(peeked)
             feed.consume(peeked)

@@ -83,7 +83,7 @@ def dataset_runs(source: Any) -> list[tuple[Any, tuple, int, list[jax.Array]]]:
 
 
 def _remaining(iterator: OwnedIterator) -> list:
-    elements = []
+    elements: list = []
     while (element := iterator.peek(len(elements))) is not None:
         elements.append(element)
     return elements
@@ -276,7 +276,7 @@ class HostFeed:
 
     def add_input(self, tid: int) -> bool:
         """Makes placeholder `tid` a program input if it is a host input; returns whether it is."""
-        feed = self._feed_of.get(tid)
+        feed: tuple | None = self._feed_of.get(tid)
         if feed is None:
             read = self._dataset_feed_of.get(tid)
             if read is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
+from types import FrameType
 from typing import Any, Callable, Iterator
 
 import jax
@@ -39,11 +40,11 @@ def _leaked_tensor_error() -> Exception:
     `.numpy()` is an AttributeError (a graph tensor has none), `float()`/`int()` a TypeError,
     `np.asarray` and `tf.constant` a NotImplementedError, and an op using it TF's out-of-scope TypeError.
     """
-    value_code = Tensor.value.fget.__code__
-    frame = sys._getframe(1)
+    value_code = Tensor.__dict__["value"].fget.__code__
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code is not value_code:
         frame = frame.f_back
-    callers = []
+    callers: list[str] = []
     while frame is not None and frame.f_back is not None and len(callers) < 2:
         frame = frame.f_back
         callers.append(frame.f_code.co_name)
@@ -95,8 +96,8 @@ class FunctionTrace(Recorder):
         self._array_capacities = array_capacities
         self._arrays_bounded = 0
         self.dynamic_array_sizes: list[tuple[int, Tensor, int]] = []
-        self._tracked = _EVERYTHING
-        self._produced = _EVERYTHING
+        self._tracked = _EVERYTHING  # type: ignore[assignment]  # a frozenset that holds every id
+        self._produced = _EVERYTHING  # type: ignore[assignment]
         self._recording = True
         self.allow_variable_creation = allow_variable_creation
         self.created_variables = False

@@ -51,7 +51,8 @@ def _unflatten(dtype: Any, children: Sequence[Any]) -> Tensor:
 
 
 jax.tree_util.register_pytree_node(Tensor, _flatten_tensor, _unflatten)
-jax.tree_util.register_pytree_node(Variable, _flatten_variable, _unflatten)
+# A Variable's leaf is its value: it unflattens to a Tensor, on purpose.
+jax.tree_util.register_pytree_node(Variable, _flatten_variable, _unflatten)  # type: ignore[arg-type]
 
 
 def from_jax(array: Any) -> Tensor:

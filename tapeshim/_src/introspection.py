@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Hashable
+
 from tapeshim._src import function, registry, replay
+from tapeshim._src.node import op_type_of
 
 
 def compile_stats(programs: bool = False) -> dict:
@@ -39,17 +42,20 @@ def set_program_cache_size(size: int) -> None:
 
 def reset_compile_stats() -> None:
     """Sets every counter of `compile_stats()` to zero (the caches are kept)."""
-    for table in (replay.stats, registry.stats, function.stats):
+    for table in (replay.stats, registry.stats):
         for key in table:
-            table[key] = "" if key == "last_retrace_reason" else 0
+            table[key] = 0
+    function.stats["function_traces"] = 0
+    function.stats["last_retrace_reason"] = ""
     for key in replay._program_hits:
         replay._program_hits[key] = 0
 
 
-def _op_label(node_key: object) -> str:
-    if isinstance(node_key, tuple) and node_key and isinstance(node_key[0], str):
-        return "Gradient" if node_key[0] == "program" else node_key[0]
-    return "Op"
+def _op_label(node_key: Hashable) -> str:
+    op = op_type_of(node_key)
+    if op is None:
+        return "Op"
+    return "Gradient" if op == "program" else op
 
 
 def _summarize(key: tuple) -> dict:

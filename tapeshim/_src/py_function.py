@@ -48,7 +48,7 @@ class _HostCall:
         values = [np.asarray(v) for v in replay.peek(inputs)]
         with init_scope():
             outputs = [np.asarray(t.value) for t in self._eager(values)]
-        self._first = (values, outputs)
+        self._first: tuple[list[np.ndarray], list[np.ndarray]] | None = (values, outputs)
         self.avals = tuple((tuple(o.shape), dtypes.from_numpy(o.dtype)) for o in outputs)
 
     def _eager(self, values: Sequence[np.ndarray]) -> list[Tensor]:

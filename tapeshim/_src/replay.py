@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from typing import AbstractSet, Any, Callable, Iterator, Mapping, Sequence
+from typing import AbstractSet, Any, Callable, Iterator, Mapping, Sequence, cast
 
 import jax
 
@@ -173,8 +173,8 @@ class Plan:
                 and tid >= first_tid
                 and tid not in cut_tids
             ):
-                out_slots = []
-                occs = []
+                out_slots: list[int] = []
+                occs: list[tuple[int, ...]] = []
                 is_tracked = False
                 for out_tid in node.out_tids:
                     slot = len(tid_at)
@@ -216,6 +216,10 @@ class Plan:
             key.append((tensor._shape, tensor._dtype._name, occ))
             leaves.append(tensor)
         return tuple(key)
+
+    def leaf_values(self) -> list[jax.Array]:
+        """The leaves' values (a plan's leaves are concrete tensors)."""
+        return cast("list[jax.Array]", [t._value for t in self.leaves])
 
     def reached_slots(self, target_slots: Sequence[int]) -> set[int]:
         """Slots from which a target is reachable through tracked nodes."""
@@ -303,6 +307,7 @@ def make_perturbed(
                 env[step.slot] = perturb(leaf_values[step.index], step.occ, eps)
                 continue
             out_slots = step.out_slots
+            outs: Sequence[jax.Array]
             if step.tracked:
                 outs = step.fn(*[env[s] for s in step.in_slots])
             else:
@@ -525,7 +530,7 @@ def _compute(lazy: Sequence[Tensor]) -> list:
     sliced = Slice(lazy)
     plan = sliced.plan
     key = ("force", plan.key, sliced.out_slots)
-    leaf_values = [t._value for t in plan.leaves]
+    leaf_values = plan.leaf_values()
     values = None
     if compile_now(key, plan):
         values = run_compiled(key, sliced.function, plan.n_nodes, lambda jitted: jitted(leaf_values))

@@ -40,7 +40,7 @@ class _Cached:
     __slots__ = ("call",)
 
     def __init__(self, fn: Callable[..., Any]) -> None:
-        self.call = runtime_checks.jit(fn, self._settle)
+        self.call: Callable[..., Any] = runtime_checks.jit(fn, self._settle)
 
     def _settle(self, plain: Callable[..., Any]) -> None:
         self.call = plain
@@ -149,7 +149,7 @@ def gradient(
       trainable: the indices of the targets with a trainable dtype.
       seeds: one optional cotangent per target.
     """
-    env = evaluate(plan, [t._value for t in plan.leaves])
+    env = evaluate(plan, plan.leaf_values())
     cotangents: dict[int, jax.Array] = {}
     for k in trainable:
         slot = target_slots[k]
@@ -173,11 +173,11 @@ def gradient(
             _accumulate(cotangents, in_slots[position], grad)
     results = []
     for i, (shape, dtype) in zip(connected, source_avals):
-        total = None
+        total: jax.Array | None = None
         for slot in plan.occ_slots.get(i, ()):
-            value = cotangents.get(slot)
-            if value is not None:
-                total = value if total is None else total + value
+            cotangent = cotangents.get(slot)
+            if cotangent is not None:
+                total = cotangent if total is None else total + cotangent
         if total is None:
             total = jnp.zeros(shape, dtype._np)
         results.append(_conj(total).astype(dtype._np))

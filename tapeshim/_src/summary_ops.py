@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import struct
 import threading
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, cast
 
 import jax
 import jax.numpy as jnp
@@ -227,8 +227,7 @@ def set_step(step: Any) -> None:
 @contextlib.contextmanager
 def summary_scope(name: str, default_name: str | None = None, values: Any = None) -> Iterator[tuple[str, str]]:
     """(tag, scope) for a summary named `name` under the current name scope."""
-    name = name or default_name
-    tag = current_scope() + name
+    tag = current_scope() + cast(str, name or default_name)
     yield tag, tag
 
 
@@ -276,7 +275,7 @@ def _metadata(plugin: str, description: str | None, content: bytes = b"") -> Sum
     return metadata
 
 
-def _summary(tag: str, build: Callable[[np.ndarray], SummaryValue], data: Any, step: Any) -> Tensor:
+def _summary(tag: str, build: Callable[[np.ndarray], SummaryValue | list], data: Any, step: Any) -> Tensor:
     """Writes `build(value)` under `tag` at `step` to the default writer; eagerly or per call of a function."""
     writer = _state.writer
     if writer is None or isinstance(writer, _NoopWriter):
@@ -320,10 +319,12 @@ def _summary(tag: str, build: Callable[[np.ndarray], SummaryValue], data: Any, s
         keep_tensor = math_ops.logical_and(keep_tensor, math_ops.equal(replica, 0))
     if isinstance(data_tensor, np.ndarray) or _is_host(data_tensor):  # host strings: fixed when traced
         fixed = data_tensor if isinstance(data_tensor, np.ndarray) else np.asarray(data_tensor.numpy())
-        inputs = (step_tensor, keep_tensor)
+        inputs: tuple = (step_tensor, keep_tensor)
 
-        def callback(step_value: Any, keep: Any) -> None:
+        def write_fixed(step_value: Any, keep: Any) -> None:
             write(fixed, step_value, keep)
+
+        callback: Callable[..., None] = write_fixed
     else:
         inputs = (data_tensor, step_tensor, keep_tensor)
         callback = write

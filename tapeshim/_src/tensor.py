@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numbers
 from collections import OrderedDict
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 
 import jax
 import numpy as np
@@ -198,10 +198,10 @@ class TensorOperators:
     def __ge__(self, other: Any) -> "Tensor":
         return math_ops.greater_equal(self, _compared(other, self))
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Any:
         return math_ops.tensor_equals(self, _compared(other, self))
 
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Any:
         return math_ops.tensor_not_equals(self, _compared(other, self))
 
     def __getitem__(self, key: Any) -> "Tensor":
@@ -268,11 +268,13 @@ class Tensor(TensorOperators):
         trace = _thread_state.trace
         if trace is not None:
             trace.check_concrete(self)
-        if self._value is None:
-            from tapeshim._src import replay
+        value = self._value
+        if value is None:
+            from tapeshim._src import replay  # import cycle: tensor <-> replay
 
             replay.force([self])
-        return self._value
+            value = cast(jax.Array, self._value)
+        return value
 
     def numpy(self) -> Any:
         """Returns the value as a numpy array, or a numpy scalar for a scalar."""
@@ -454,7 +456,8 @@ def _python_numpy(value: Any) -> np.ndarray:
     if isinstance(value, float):
         return np.asarray(value, np.float64)
     if isinstance(value, numbers.Integral):
-        return np.asarray(int(value), np.int64 if _INT64_MIN <= value <= _INT64_MAX else object)
+        number = int(value)
+        return np.asarray(number, np.int64 if _INT64_MIN <= number <= _INT64_MAX else object)
     if isinstance(value, complex):
         return np.asarray(value, np.complex128)
     if isinstance(value, range):
