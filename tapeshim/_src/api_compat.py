@@ -10,7 +10,7 @@ import contextlib
 import datetime
 import numbers
 import os
-from typing import Any, Iterator
+from typing import Iterator, Sequence, TypeVar, cast
 
 import numpy as np
 
@@ -21,10 +21,11 @@ integral_types = (numbers.Integral, np.integer)
 real_types = (numbers.Real, np.integer, np.floating)
 complex_types = (numbers.Complex, np.number)
 
+_T = TypeVar("_T")
 _HORIZON = [datetime.date(2026, 1, 1)]
 
 
-def as_bytes(bytes_or_text: Any, encoding: str = "utf-8") -> bytes:
+def as_bytes(bytes_or_text: bytes | bytearray | str, encoding: str = "utf-8") -> bytes:
     """`bytes_or_text` as bytes (text is encoded), as `tf.compat.as_bytes`.
 
     Raises:
@@ -40,7 +41,7 @@ def as_bytes(bytes_or_text: Any, encoding: str = "utf-8") -> bytes:
     raise TypeError(f"Expected binary or unicode string, got {bytes_or_text!r}")
 
 
-def as_text(bytes_or_text: Any, encoding: str = "utf-8") -> str:
+def as_text(bytes_or_text: bytes | str, encoding: str = "utf-8") -> str:
     """`bytes_or_text` as text (bytes are decoded), as `tf.compat.as_text`.
 
     Raises:
@@ -57,31 +58,32 @@ def as_text(bytes_or_text: Any, encoding: str = "utf-8") -> str:
 as_str = as_text
 
 
-def as_str_any(value: Any, encoding: str = "utf-8") -> str:
+def as_str_any(value: object, encoding: str = "utf-8") -> str:
     """`value` as text: bytes decoded, anything else through `str`, as `tf.compat.as_str_any`."""
     if isinstance(value, bytes):
         return as_str(value, encoding=encoding)
     return str(value)
 
 
-def path_to_str(path: Any) -> Any:
+def path_to_str(path: _T) -> _T | str:
     """A path-like object as a string (other values unchanged), as `tf.compat.path_to_str`."""
-    if hasattr(path, "__fspath__"):
-        path = as_str_any(os.fspath(path))
+    if isinstance(path, os.PathLike):
+        return as_str_any(os.fspath(path))
     return path
 
 
-def dimension_value(dimension: Any) -> int | None:
+def dimension_value(dimension: object) -> int | None:
     """The int (or None) of a dimension, as `tf.compat.dimension_value`."""
-    return getattr(dimension, "value", dimension)
+    found: object = getattr(dimension, "value", dimension)
+    return cast("int | None", found)
 
 
-def dimension_at_index(shape: Any, index: int) -> Any:
+def dimension_at_index(shape: TensorShape | Sequence[int | None] | None, index: int) -> int | None:
     """The dimension at `index` of a shape (None for an unknown rank), as `tf.compat.dimension_at_index`."""
-    shape = TensorShape(shape)
-    if shape.rank is None:
+    known = TensorShape(shape)
+    if known.rank is None:
         return None
-    return shape[index]
+    return known[index]
 
 
 def forward_compatible(year: int, month: int, day: int) -> bool:

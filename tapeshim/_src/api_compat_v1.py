@@ -7,7 +7,7 @@ other TF 1 APIs have no tapeshim equivalent. `tapeshim/compat/v1/__init__.py` (g
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NoReturn
 
 from tapeshim._src.ops.graph_ops import executing_eagerly as _executing_eagerly
 from tapeshim._src.ops.random_ops import set_seed as _set_seed
@@ -20,7 +20,7 @@ _TF2_ONLY = (
 )
 
 
-def enable_eager_execution(config: Any = None, device_policy: Any = None, execution_mode: Any = None) -> None:
+def enable_eager_execution(config: object = None, device_policy: object = None, execution_mode: object = None) -> None:
     """Does nothing: eager execution is always on, as in TF 2."""
 
 
@@ -63,7 +63,7 @@ def set_random_seed(seed: int) -> None:
     _set_seed(seed)
 
 
-def tf1_attribute(name: str) -> Any:
+def tf1_attribute(name: str) -> NoReturn:
     """`tf.compat.v1`'s module `__getattr__`: any name it lacks is a TF 1 API, refused with what to do.
 
     Raises:

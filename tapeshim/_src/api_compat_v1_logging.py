@@ -29,22 +29,22 @@ def get_verbosity() -> int:
     return _get_logger().getEffectiveLevel()
 
 
-def log(level: int, msg: Any, *args: Any, **kwargs: Any) -> None:
+def log(level: int, msg: object, *args: object, **kwargs: Any) -> None:
     """Logs `msg % args` at `level`."""
     _get_logger().log(level, msg, *args, **kwargs)
 
 
-def debug(msg: Any, *args: Any, **kwargs: Any) -> None:
+def debug(msg: object, *args: object, **kwargs: Any) -> None:
     """Logs at DEBUG."""
     log(DEBUG, msg, *args, **kwargs)
 
 
-def info(msg: Any, *args: Any, **kwargs: Any) -> None:
+def info(msg: object, *args: object, **kwargs: Any) -> None:
     """Logs at INFO."""
     log(INFO, msg, *args, **kwargs)
 
 
-def warning(msg: Any, *args: Any, **kwargs: Any) -> None:
+def warning(msg: object, *args: object, **kwargs: Any) -> None:
     """Logs at WARNING."""
     log(WARN, msg, *args, **kwargs)
 
@@ -52,17 +52,17 @@ def warning(msg: Any, *args: Any, **kwargs: Any) -> None:
 warn = warning
 
 
-def error(msg: Any, *args: Any, **kwargs: Any) -> None:
+def error(msg: object, *args: object, **kwargs: Any) -> None:
     """Logs at ERROR."""
     log(ERROR, msg, *args, **kwargs)
 
 
-def fatal(msg: Any, *args: Any, **kwargs: Any) -> None:
+def fatal(msg: object, *args: object, **kwargs: Any) -> None:
     """Logs at FATAL (CRITICAL)."""
     log(FATAL, msg, *args, **kwargs)
 
 
-def vlog(level: int, msg: Any, *args: Any, **kwargs: Any) -> None:
+def vlog(level: int, msg: object, *args: object, **kwargs: Any) -> None:
     """Logs at `level` (TF's verbose logging)."""
     log(level, msg, *args, **kwargs)
 
@@ -73,13 +73,13 @@ def flush() -> None:
         handler.flush()
 
 
-def log_if(level: int, msg: Any, condition: Any, *args: Any) -> None:
+def log_if(level: int, msg: object, condition: object, *args: object) -> None:
     """Logs when `condition` holds."""
     if condition:
         log(level, msg, *args)
 
 
-def log_every_n(level: int, msg: Any, n: int, *args: Any) -> None:
+def log_every_n(level: int, msg: object, n: int, *args: object) -> None:
     """Logs on the first call from a call site and every `n`-th call after it."""
     site = _caller_site()
     count = _counts[site]
@@ -87,7 +87,7 @@ def log_every_n(level: int, msg: Any, n: int, *args: Any) -> None:
     log_if(level, msg, count % n == 0, *args)
 
 
-def log_first_n(level: int, msg: Any, n: int, *args: Any) -> None:
+def log_first_n(level: int, msg: object, n: int, *args: object) -> None:
     """Logs on the first `n` calls from a call site."""
     site = _caller_site()
     count = _counts[site]
@@ -95,6 +95,6 @@ def log_first_n(level: int, msg: Any, n: int, *args: Any) -> None:
     log_if(level, msg, count < n, *args)
 
 
-def TaskLevelStatusMessage(msg: Any) -> None:  # noqa: N802 - TF's name
+def TaskLevelStatusMessage(msg: object) -> None:  # noqa: N802 - TF's name
     """Logs `msg` at ERROR, as TF does."""
     error(msg)
