@@ -16,16 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from oracle_data import labelled, normal
+
 N = 8
 DEVICES = [f"/cpu:{i}" for i in range(N)]
-
-
-def _data(seed: int, rows: int, features: int, classes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(rows, features)).astype(np.float32)
-    if classes is None:
-        return x, rng.normal(size=(rows, 1)).astype(np.float32)
-    return x, rng.integers(0, classes, size=(rows,)).astype(np.int64)
 
 
 def _local(strategy: Any, value: Any) -> list:
@@ -34,8 +28,8 @@ def _local(strategy: Any, value: Any) -> list:
 
 # -- the gradient-summing trap: a linear model, per-replica gradients, SUM all-reduce -----------------
 def case_linear_step(tf: Any, strategy: Any) -> dict:
-    x, y = _data(0, 32, 3)
-    w0 = np.random.default_rng(1).normal(size=(3, 1)).astype(np.float32)
+    x, y = labelled(0, 32, 3)
+    w0 = normal((3, 1), 1)
     with strategy.scope():
         w = tf.Variable(w0)
     dataset = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(32))
@@ -63,8 +57,8 @@ def case_linear_step(tf: Any, strategy: Any) -> dict:
 
 
 def case_linear_step_eager(tf: Any, strategy: Any) -> dict:
-    x, y = _data(0, 32, 3)
-    w0 = np.random.default_rng(1).normal(size=(3, 1)).astype(np.float32)
+    x, y = labelled(0, 32, 3)
+    w0 = normal((3, 1), 1)
     with strategy.scope():
         w = tf.Variable(w0)
     iterator = iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(32)))
@@ -83,7 +77,7 @@ def case_linear_step_eager(tf: Any, strategy: Any) -> dict:
 
 # -- the custom_training tutorial: Keras model with L2, Adam, metrics, 3 steps ----------------------
 def _tutorial(tf: Any, strategy: Any, optimizer_fn: Any, steps: int = 3) -> dict:
-    x, y = _data(2, 32 * steps, 6, classes=4)
+    x, y = labelled(2, 32 * steps, 6, classes=4)
     rng = np.random.default_rng(3)
     with strategy.scope():
         reg = tf.keras.regularizers.L2(1e-2)
@@ -140,7 +134,7 @@ def case_tutorial_sgd_clipnorm(tf: Any, strategy: Any) -> dict:
 
 def case_tutorial_iterator_in_function(tf: Any, strategy: Any) -> dict:
     """The multi-worker tutorial's form: `next(iterator)` inside the tf.function takes a new batch per call."""
-    x, y = _data(4, 96, 3)
+    x, y = labelled(4, 96, 3)
     with strategy.scope():
         w = tf.Variable(np.ones((3, 1), np.float32))
     iterator = iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(32)))
@@ -162,7 +156,7 @@ def case_tutorial_iterator_in_function(tf: Any, strategy: Any) -> dict:
 
 def case_steps_loop_in_function(tf: Any, strategy: Any) -> dict:
     """Several steps in one tf.function (`for _ in tf.range(n)` with `next(iterator)`), as TPU programs write."""
-    x = np.random.default_rng(11).normal(size=(96, 3)).astype(np.float32)
+    x = normal((96, 3), 11)
     y = x.sum(axis=1, keepdims=True)
     with strategy.scope():
         w = tf.Variable(np.zeros((3, 1), np.float32))
@@ -374,7 +368,7 @@ def case_variable_aggregation(tf: Any, strategy: Any) -> dict:
 
 def case_batch_norm_per_replica(tf: Any, strategy: Any) -> dict:
     """BatchNormalization inside `run` normalises with each replica's statistics; moving stats are replica 0's."""
-    x = np.random.default_rng(8).normal(size=(32, 3)).astype(np.float32) * np.arange(1, 33, dtype=np.float32)[:, None]
+    x = normal((32, 3), 8) * np.arange(1, 33, dtype=np.float32)[:, None]
     with strategy.scope():
         bn = tf.keras.layers.BatchNormalization(momentum=0.0)
         bn.build((None, 3))
@@ -394,7 +388,7 @@ def case_batch_norm_per_replica(tf: Any, strategy: Any) -> dict:
 
 def case_batch_norm_synchronized(tf: Any, strategy: Any) -> dict:
     """BatchNormalization(synchronized=True): statistics of the global batch, all-reduced over the replicas."""
-    x = np.random.default_rng(12).normal(size=(32, 3)).astype(np.float32) * np.arange(1, 33, dtype=np.float32)[:, None]
+    x = normal((32, 3), 12) * np.arange(1, 33, dtype=np.float32)[:, None]
     with strategy.scope():
         bn = tf.keras.layers.BatchNormalization(momentum=0.5, synchronized=True)
         bn.build((None, 3))
@@ -441,7 +435,7 @@ def case_keras_loss_scaling(tf: Any, strategy: Any) -> dict:
 
 def case_keras_fit(tf: Any, strategy: Any) -> dict:
     """The Keras tutorial's form: model built and compiled in the scope, `fit` called outside it."""
-    x, y = _data(6, 64, 5, classes=3)
+    x, y = labelled(6, 64, 5, classes=3)
     rng = np.random.default_rng(7)
     with strategy.scope():
         model = tf.keras.Sequential(
@@ -487,8 +481,8 @@ def case_checkpoint(tf: Any, strategy: Any) -> dict:
 # -- tapeshim only: invariants TF has no counterpart for, checked by test_distribute.py --------------------
 def only_gradient_trap(tf: Any, strategy: Any) -> dict:
     """Per-replica gradients must be local (the check_vma=False region): summed = single-device gradient."""
-    x, y = _data(0, 32, 3)
-    w0 = np.random.default_rng(1).normal(size=(3, 1)).astype(np.float32)
+    x, y = labelled(0, 32, 3)
+    w0 = normal((3, 1), 1)
     plain = tf.Variable(w0)
     with tf.GradientTape() as tape:
         loss = tf.reduce_mean(tf.reduce_sum((tf.constant(x) @ plain - y) ** 2, axis=1))
@@ -501,7 +495,7 @@ def only_steady_loop(tf: Any, strategy: Any) -> dict:
     """A 6-step loop of the tutorial step traces once and compiles nothing after its first step."""
     from jax.sharding import PartitionSpec
 
-    x, y = _data(5, 32 * 6, 6, classes=4)
+    x, y = labelled(5, 32 * 6, 6, classes=4)
     with strategy.scope():
         model = tf.keras.Sequential(
             [tf.keras.Input((6,)), tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(4)]
@@ -597,7 +591,7 @@ def case_checkpoint_keras(tf: Any, strategy: Any) -> dict:
     import tempfile
 
     rng = np.random.default_rng(9)
-    x, y = _data(10, 16, 4)
+    x, y = labelled(10, 16, 4)
 
     def build():
         model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
