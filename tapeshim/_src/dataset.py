@@ -22,6 +22,7 @@ from tapeshim._src.dataset_transforms import DatasetTransforms, _Deferred
 from tapeshim._src.ops import array_ops, random_ops
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
+from tapeshim._src.typing_aliases import DTypeLike
 
 INFINITE = -1
 UNKNOWN = -2
@@ -233,7 +234,7 @@ class Dataset(DatasetTransforms):
         return list_files(file_pattern, shuffle=shuffle, seed=seed)
 
     @staticmethod
-    def range(*args: int, output_type: Any = dtypes.int64, name: str | None = None) -> "Dataset":  # noqa: A003
+    def range(*args: int, output_type: DTypeLike = dtypes.int64, name: str | None = None) -> "Dataset":  # noqa: A003
         """Integers like Python's range, as int64 scalars."""
         values = range(*[int(a) for a in args])
         out = dtypes.as_dtype(output_type)

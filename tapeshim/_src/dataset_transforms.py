@@ -23,6 +23,7 @@ from tapeshim._src.ops import random_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
+from tapeshim._src.typing_aliases import DTypeLike
 
 if TYPE_CHECKING:
     from tapeshim._src.dataset import Dataset
@@ -282,7 +283,7 @@ class DatasetTransforms:
         return _dataset_class()(iterate, UNKNOWN, merged)
 
     @staticmethod
-    def counter(start: int = 0, step: int = 1, dtype: Any = dtypes.int64, name: str | None = None) -> Any:
+    def counter(start: int = 0, step: int = 1, dtype: DTypeLike = dtypes.int64, name: str | None = None) -> Any:
         """`start, start + step, ...` forever."""
         out = dtypes.as_dtype(dtype)
         return _dataset_class()(
@@ -601,7 +602,7 @@ class DatasetTransforms:
         )
         if padded_shapes is not None and not pad_to_bucket_boundary and not no_padding:
             out_spec = nest.map_structure(
-                lambda s, p: TensorSpec([None] + TensorShape(p).as_list(), s.dtype), spec, padded_shapes
+                lambda s, p: TensorSpec([None, *TensorShape(p).as_list()], s.dtype), spec, padded_shapes
             )
         grouped._element_spec = out_spec
         return grouped

@@ -15,9 +15,12 @@ from typing import Any, Callable
 import numpy as np
 
 from tapeshim._src import dtypes, errors
+from tapeshim._src.ops import array_ops, manip_ops
 from tapeshim._src.shape import TensorShape
+from tapeshim._src.sparse import SparseTensor
 from tapeshim._src.strings_tensor import StringTensor, host_tensor
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike, TensorShapeLike
 
 
 def _host(tensor: Tensor) -> np.ndarray:
@@ -146,7 +149,7 @@ class RaggedTensor:
         padding: Any = None,
         ragged_rank: int = 1,
         name: str | None = None,
-        row_splits_dtype: Any = dtypes.int64,
+        row_splits_dtype: DTypeLike = dtypes.int64,
     ) -> "RaggedTensor":
         """The rows of a dense tensor, cut at `lengths` or where trailing `padding` starts (ragged_rank 1)."""
         tensor = convert_to_tensor(tensor)
@@ -235,7 +238,7 @@ class RaggedTensor:
     def nrows_int(self) -> int:
         return int(self._splits.size - 1)
 
-    def nrows(self, out_type: Any = None, name: str | None = None) -> Tensor:
+    def nrows(self, out_type: DTypeLike | None = None, name: str | None = None) -> Tensor:
         """The number of rows, as a scalar tensor (the row_splits dtype unless `out_type`)."""
         dtype = self._row_splits.dtype if out_type is None else dtypes.as_dtype(out_type)
         return constant(self.nrows_int(), dtype=dtype)
@@ -265,7 +268,9 @@ class RaggedTensor:
     def row_limits(self, name: str | None = None) -> Tensor:
         return constant(self._splits[1:].astype(self._row_splits.dtype.as_numpy_dtype))
 
-    def bounding_shape(self, axis: Any = None, name: str | None = None, out_type: Any = None) -> Tensor:
+    def bounding_shape(
+        self, axis: AxisLike = None, name: str | None = None, out_type: DTypeLike | None = None
+    ) -> Tensor:
         """The smallest dense shape holding every row."""
         dims = [self.nrows_int()]
         node = self
@@ -278,11 +283,11 @@ class RaggedTensor:
         result = np.asarray(dims, dtype.as_numpy_dtype)
         return constant(result if axis is None else result[axis])
 
-    def with_values(self, new_values: Any) -> "RaggedTensor":
+    def with_values(self, new_values: TensorLike | RaggedTensor) -> "RaggedTensor":
         """This tensor's outermost row partition over `new_values`."""
         return RaggedTensor(_values_tensor(new_values), self._row_splits)
 
-    def with_flat_values(self, new_values: Any) -> "RaggedTensor":
+    def with_flat_values(self, new_values: TensorLike | RaggedTensor) -> "RaggedTensor":
         """This tensor's row partitions over new flat values."""
         if isinstance(self._values, RaggedTensor):
             return RaggedTensor(self._values.with_flat_values(new_values), self._row_splits)
@@ -290,7 +295,7 @@ class RaggedTensor:
 
     @classmethod
     def from_sparse(
-        cls, st_input: Any, name: str | None = None, row_splits_dtype: Any = dtypes.int64
+        cls, st_input: Any, name: str | None = None, row_splits_dtype: DTypeLike = dtypes.int64
     ) -> "RaggedTensor":
         """The rows of a 2-D SparseTensor in row-major order (each row's values in order), as TF's."""
         indices = np.asarray(st_input.indices.numpy(), np.int64)
@@ -317,9 +322,6 @@ class RaggedTensor:
 
     def to_sparse(self, name: str | None = None) -> Any:
         """The SparseTensor of the present values (indices in row-major order), as TF's."""
-        from tapeshim._src.ops import array_ops
-        from tapeshim._src.sparse import SparseTensor
-
         flat = self.flat_values
         coords = self._dense_coordinates()
         inner = [int(d) for d in flat._shape[1:]]
@@ -339,8 +341,6 @@ class RaggedTensor:
 
     def merge_dims(self, outer_axis: int, inner_axis: int) -> Any:
         """Merges dimensions `outer_axis..inner_axis` into one, as TF's (a dense Tensor when none stay ragged)."""
-        from tapeshim._src.ops import array_ops
-
         rank = self.ndim
         outer, inner = outer_axis % rank, inner_axis % rank
         if outer > inner:
@@ -395,25 +395,27 @@ class RaggedTensor:
         result[:] = rows
         return result
 
-    def to_tensor(self, default_value: Any = None, name: str | None = None, shape: Any = None) -> Tensor:
+    def to_tensor(
+        self, default_value: TensorLike | None = None, name: str | None = None, shape: TensorShapeLike = None
+    ) -> Tensor:
         """A dense tensor, short rows padded with `default_value` (0 or b""); `shape` crops or pads."""
         flat = self.flat_values
         bounding = [int(d) for d in np.asarray(self.bounding_shape().numpy())]
         if shape is not None:
-            shape = [
+            dims: list[int | None] = [
                 None if d is None or (not isinstance(d, int) and d is None) else int(d)
                 for d in (shape.as_list() if isinstance(shape, TensorShape) else list(shape))
             ]
             inner = list(flat.shape[1:])
-            for axis, (have, want) in enumerate(zip(inner, shape[len(shape) - len(inner) :]), len(shape) - len(inner)):
+            for axis, (have, want) in enumerate(zip(inner, dims[len(dims) - len(inner) :]), len(dims) - len(inner)):
                 if want is not None and want >= 0 and want != have:
                     raise errors.invalid_argument(
-                        f"rt_input.shape and shape=[{','.join(str(d) for d in shape)}] are incompatible: "
+                        f"rt_input.shape and shape=[{','.join(str(d) for d in dims)}] are incompatible: "
                         f"rt_input.shape[{axis}] = {have} "
                         f"but shape[{axis}] = {want}",
                         "RaggedTensorToTensor",
                     )
-            bounding = [b if s is None or s < 0 else s for b, s in zip(bounding, shape)]
+            bounding = [b if s is None or s < 0 else s for b, s in zip(bounding, dims)]
         if flat.dtype is not dtypes.string:
             return self._scatter_to_tensor(bounding, default_value)
         fill = b"" if default_value is None else _host(convert_to_tensor(default_value, dtype=flat.dtype))
@@ -448,8 +450,6 @@ class RaggedTensor:
 
     def _scatter_to_tensor(self, bounding: list, default_value: Any) -> Tensor:
         """`to_tensor` of numeric values as tapeshim ops (a scatter), so gradients reach the values."""
-        from tapeshim._src.ops import array_ops, manip_ops
-
         flat = self.flat_values
         coords = self._dense_coordinates()
         inner = list(flat.shape[1:])
@@ -551,55 +551,55 @@ class RaggedTensor:
         a, b = (other_flat, self.flat_values) if reflected else (self.flat_values, other_flat)
         return self.with_flat_values(fn(a, b))
 
-    def __add__(self, other: Any) -> "RaggedTensor":
+    def __add__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a + b)
 
-    def __radd__(self, other: Any) -> "RaggedTensor":
+    def __radd__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a + b, True)
 
-    def __sub__(self, other: Any) -> "RaggedTensor":
+    def __sub__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a - b)
 
-    def __rsub__(self, other: Any) -> "RaggedTensor":
+    def __rsub__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a - b, True)
 
-    def __mul__(self, other: Any) -> "RaggedTensor":
+    def __mul__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a * b)
 
-    def __rmul__(self, other: Any) -> "RaggedTensor":
+    def __rmul__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a * b, True)
 
-    def __truediv__(self, other: Any) -> "RaggedTensor":
+    def __truediv__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a / b)
 
     def __neg__(self) -> "RaggedTensor":
         return self.with_flat_values(-self.flat_values)
 
-    def __rtruediv__(self, other: Any) -> "RaggedTensor":
+    def __rtruediv__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a / b, True)
 
-    def __floordiv__(self, other: Any) -> "RaggedTensor":
+    def __floordiv__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a // b)
 
-    def __mod__(self, other: Any) -> "RaggedTensor":
+    def __mod__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a % b)
 
-    def __pow__(self, other: Any) -> "RaggedTensor":
+    def __pow__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a**b)
 
     def __abs__(self) -> "RaggedTensor":
         return self.with_flat_values(abs(self.flat_values))
 
-    def __lt__(self, other: Any) -> "RaggedTensor":
+    def __lt__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a < b)
 
-    def __le__(self, other: Any) -> "RaggedTensor":
+    def __le__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a <= b)
 
-    def __gt__(self, other: Any) -> "RaggedTensor":
+    def __gt__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a > b)
 
-    def __ge__(self, other: Any) -> "RaggedTensor":
+    def __ge__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a >= b)
 
     def __eq__(self, other: Any) -> Any:
@@ -610,10 +610,10 @@ class RaggedTensor:
 
     __hash__ = None  # type: ignore[assignment]
 
-    def __and__(self, other: Any) -> "RaggedTensor":
+    def __and__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a & b)
 
-    def __or__(self, other: Any) -> "RaggedTensor":
+    def __or__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a | b)
 
     def __invert__(self) -> "RaggedTensor":
@@ -625,8 +625,6 @@ class RaggedTensor:
 
 def _gather_rows(values: Any, rows: np.ndarray) -> Any:
     """The rows `rows` of a tensor (tapeshim's gather; numpy for strings) or of a RaggedTensor."""
-    from tapeshim._src.ops import array_ops
-
     if isinstance(values, RaggedTensor):
         starts, stops = values._splits[rows], values._splits[rows + 1]
         inner = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)] or [np.zeros(0, np.int64)])

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, SupportsInt
 
 import numpy as np
 
 from tapeshim._src import dtypes
+from tapeshim._src.ops import array_ops, manip_ops
 from tapeshim._src.ragged import RaggedTensor
+from tapeshim._src.strings_tensor import host_tensor
 from tapeshim._src.tensor import constant as dense_constant
 from tapeshim._src.tensor import convert_to_tensor
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 _DEPTH = "all scalar values must have the same nesting depth"
 
@@ -27,11 +30,11 @@ def _scalar_depths(value: Any, depth: int, found: set) -> int:
 
 def constant(
     pylist: Any,
-    dtype: Any = None,
+    dtype: DTypeLike | None = None,
     ragged_rank: int | None = None,
     inner_shape: Any = None,
     name: str | None = None,
-    row_splits_dtype: Any = dtypes.int64,
+    row_splits_dtype: DTypeLike = dtypes.int64,
 ) -> Any:
     """A ragged tensor from a nested Python list, as `tf.ragged.constant`.
 
@@ -90,12 +93,12 @@ def constant(
 
 
 def ragged_range(
-    starts: Any,
-    limits: Any = None,
-    deltas: Any = 1,
-    dtype: Any = None,
+    starts: TensorLike,
+    limits: TensorLike | None = None,
+    deltas: TensorLike = 1,
+    dtype: DTypeLike | None = None,
     name: str | None = None,
-    row_splits_dtype: Any = dtypes.int64,
+    row_splits_dtype: DTypeLike = dtypes.int64,
 ) -> RaggedTensor:
     """One `range(start, limit, delta)` row per element, as `tf.ragged.range`."""
     if limits is None:
@@ -128,9 +131,6 @@ def _as_ragged(value: Any, ragged_rank: int) -> RaggedTensor:
 
 def _concat_rows(parts: list) -> Any:
     """Concatenates ragged tensors (or dense tensors) along their rows (axis 0)."""
-    from tapeshim._src.ops import array_ops
-    from tapeshim._src.strings_tensor import host_tensor
-
     if not isinstance(parts[0], RaggedTensor):
         if parts[0].dtype is dtypes.string:
             return host_tensor(np.concatenate([np.asarray(p._value) for p in parts]), dtypes.string)
@@ -155,13 +155,11 @@ def stack(values: Any, axis: int = 0, name: str | None = None) -> RaggedTensor:
     return RaggedTensor(_concat_rows(parts), dense_constant(splits))
 
 
-def boolean_mask(data: Any, mask: Any, name: str | None = None) -> Any:
+def boolean_mask(data: TensorLike | RaggedTensor, mask: TensorLike | RaggedTensor, name: str | None = None) -> Any:
     """The elements of `data` where `mask` is True, rows kept ragged, as `tf.ragged.boolean_mask`.
 
     Supports a dense `data` with a rank-1 or rank-2 `mask`.
     """
-    from tapeshim._src.ops import array_ops, manip_ops
-
     tensor = convert_to_tensor(data)
     keep = np.asarray(convert_to_tensor(mask, dtype=dtypes.bool_).numpy())
     if keep.ndim == 1:
@@ -172,8 +170,6 @@ def boolean_mask(data: Any, mask: Any, name: str | None = None) -> Any:
     flat = array_ops.reshape(tensor, [-1, *tensor.shape[2:]]) if tensor.dtype is not dtypes.string else None
     positions = dense_constant((rows * keep.shape[1] + cols).astype(np.int64))
     if flat is None:
-        from tapeshim._src.strings_tensor import host_tensor
-
         host = np.asarray(tensor._value).reshape(-1, *tensor.shape[2:])
         values = host_tensor(host[np.asarray(positions.numpy())], dtypes.string)
     else:
@@ -182,7 +178,7 @@ def boolean_mask(data: Any, mask: Any, name: str | None = None) -> Any:
     return RaggedTensor(values, dense_constant(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)))
 
 
-def row_splits_to_segment_ids(splits: Any, name: str | None = None, out_type: Any = None) -> Any:
+def row_splits_to_segment_ids(splits: TensorLike, name: str | None = None, out_type: DTypeLike | None = None) -> Any:
     """The row of each value given row splits, as `tf.ragged.row_splits_to_segment_ids`."""
     tensor = convert_to_tensor(splits, dtype_hint=dtypes.int64)
     host = np.asarray(tensor.numpy(), np.int64)
@@ -193,7 +189,10 @@ def row_splits_to_segment_ids(splits: Any, name: str | None = None, out_type: An
 
 
 def segment_ids_to_row_splits(
-    segment_ids: Any, num_segments: Any = None, out_type: Any = None, name: str | None = None
+    segment_ids: TensorLike,
+    num_segments: SupportsInt | None = None,
+    out_type: DTypeLike | None = None,
+    name: str | None = None,
 ) -> Any:
     """Row splits from each value's (sorted) row, as `tf.ragged.segment_ids_to_row_splits`."""
     tensor = convert_to_tensor(segment_ids, dtype_hint=dtypes.int64)

@@ -35,8 +35,9 @@ import numpy as np
 from jax import export
 from jax.experimental import checkify
 
-from tapeshim._src import dtypes, nest
+from tapeshim._src import dtypes, nest, saved_model_loaded, saved_model_tf
 from tapeshim._src.function import Function
+from tapeshim._src.io.gfile import path_text
 from tapeshim._src.ops import table
 from tapeshim._src.tensor import convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
@@ -77,8 +78,6 @@ VARIABLES_FILENAME = "variables"
 
 def contains_saved_model(export_dir: Any) -> bool:
     """Whether `export_dir` holds a saved model (tapeshim's, or a TF SavedModel's `saved_model.pb`)."""
-    from tapeshim._src.io.gfile import path_text
-
     root = path_text(export_dir)
     return any(
         os.path.isfile(os.path.join(root, name))
@@ -402,8 +401,6 @@ def save(obj: Any, export_dir: Any, signatures: Any = None, options: SaveOptions
     Raises:
       ValueError: a function cannot be exported (see the module docstring).
     """
-    from tapeshim._src.io.gfile import path_text
-
     root = path_text(export_dir)
     functions = _functions_of(obj, signatures)
     if not functions and signatures is None and _is_keras_model(obj):
@@ -442,7 +439,6 @@ def save(obj: Any, export_dir: Any, signatures: Any = None, options: SaveOptions
     }
     with open(os.path.join(folder, "model.json"), "w") as handle:
         json.dump(description, handle, indent=1)
-    from tapeshim._src import saved_model_tf
 
     saved_model_tf.write_tf_saved_model(root, metas, exports, variables, [paths.get(id(v), "") for v in variables])
 
@@ -454,9 +450,6 @@ def load(export_dir: Any, tags: Any = None, options: LoadOptions | None = None) 
       OSError: the directory holds no saved model.
       ValueError: it holds a SavedModel TensorFlow wrote (without tapeshim's programs).
     """
-    from tapeshim._src import saved_model_loaded
-    from tapeshim._src.io.gfile import path_text
-
     folder = os.path.join(path_text(export_dir), _DIR)
     if not os.path.exists(os.path.join(folder, "model.json")) and contains_saved_model(export_dir):
         raise ValueError(

@@ -11,6 +11,7 @@ from tapeshim._src import dtypes, nest, registry
 from tapeshim._src.module import Module
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.tensor_spec import TensorSpec
 from tapeshim._src.variable import Variable
 
 
@@ -146,8 +147,6 @@ class SignatureFunction:
 
 
 def _spec(spec: dict) -> Any:
-    from tapeshim._src.tensor_spec import TensorSpec
-
     return TensorSpec(spec["shape"], dtypes.as_dtype(spec["dtype"]), spec["name"])
 
 

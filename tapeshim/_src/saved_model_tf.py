@@ -42,8 +42,8 @@ def write_tf_saved_model(
     """Writes `saved_model.pb` and `variables/` into `root`; False (nothing written) without TensorFlow."""
     if not tensorflow_available():
         return False
-    import tensorflow as real_tf
-    from jax.experimental import jax2tf
+    import tensorflow as real_tf  # here: TensorFlow is optional, and slow to import
+    from jax.experimental import jax2tf  # here: it imports TensorFlow
 
     module = real_tf.Module()
     module.saved_variables = [

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Iterator
-from typing import SupportsIndex, TypeAlias, Union, overload
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, SupportsIndex, overload
 
-_Dims: TypeAlias = Union["TensorShape", Iterable[Union[SupportsIndex, None]], None]
-"""What `TensorShape(...)` accepts: a shape, dimensions (`None` unknown, others with `__index__`), or `None`."""
+if TYPE_CHECKING:
+    from tapeshim._src.typing_aliases import TensorShapeLike
 
 
 def _dimension(value: SupportsIndex) -> int:
@@ -34,7 +34,7 @@ class TensorShape:
     __slots__ = ("_dims",)
     _dims: tuple[int | None, ...] | None
 
-    def __init__(self, dims: _Dims) -> None:
+    def __init__(self, dims: TensorShapeLike) -> None:
         if isinstance(dims, TensorShape):
             self._dims = dims._dims
         elif dims is None:
@@ -80,7 +80,7 @@ class TensorShape:
     def is_fully_defined(self) -> bool:
         return self._dims is not None and all(d is not None for d in self._dims)
 
-    def is_compatible_with(self, other: _Dims) -> bool:
+    def is_compatible_with(self, other: TensorShapeLike) -> bool:
         other = TensorShape(other)
         if self._dims is None or other._dims is None:
             return True
@@ -88,7 +88,7 @@ class TensorShape:
             return False
         return all(a is None or b is None or a == b for a, b in zip(self._dims, other._dims))
 
-    def merge_with(self, other: _Dims) -> "TensorShape":
+    def merge_with(self, other: TensorShapeLike) -> "TensorShape":
         """The shape with the known dimensions of both.
 
         Raises:
@@ -103,21 +103,21 @@ class TensorShape:
             raise ValueError(f"Shapes {self} and {other} are not compatible")
         return TensorShape([a if a is not None else b for a, b in zip(self._dims, other._dims)])
 
-    def concatenate(self, other: _Dims) -> "TensorShape":
+    def concatenate(self, other: TensorShapeLike) -> "TensorShape":
         """This shape's dimensions followed by `other`'s (unknown if either is)."""
         other = TensorShape(other)
         if self._dims is None or other._dims is None:
             return TensorShape(None)
         return TensorShape(self._dims + other._dims)
 
-    def most_specific_compatible_shape(self, other: _Dims) -> "TensorShape":
+    def most_specific_compatible_shape(self, other: TensorShapeLike) -> "TensorShape":
         """The most specific shape compatible with both: dimensions that differ become unknown."""
         other = TensorShape(other)
         if self._dims is None or other._dims is None or len(self._dims) != len(other._dims):
             return TensorShape(None)
         return TensorShape([a if a == b else None for a, b in zip(self._dims, other._dims)])
 
-    def assert_is_compatible_with(self, other: _Dims) -> None:
+    def assert_is_compatible_with(self, other: TensorShapeLike) -> None:
         """Raises ValueError if `other` is not compatible with this shape."""
         if not self.is_compatible_with(other):
             raise ValueError(f"Shapes {self} and {other} are incompatible")
@@ -127,7 +127,7 @@ class TensorShape:
         if self._dims is not None and len(self._dims) != rank:
             raise ValueError(f"Shape {self} must have rank {rank}")
 
-    def assert_same_rank(self, other: _Dims) -> None:
+    def assert_same_rank(self, other: TensorShapeLike) -> None:
         """Raises ValueError if both ranks are known and differ."""
         other = TensorShape(other)
         if self._dims is not None and other._dims is not None and len(self._dims) != len(other._dims):
@@ -197,10 +197,10 @@ class TensorShape:
     def __hash__(self) -> int:
         return hash(self._dims)
 
-    def __add__(self, other: _Dims) -> "TensorShape":
+    def __add__(self, other: TensorShapeLike) -> "TensorShape":
         return self.concatenate(other)
 
-    def __radd__(self, other: _Dims) -> "TensorShape":
+    def __radd__(self, other: TensorShapeLike) -> "TensorShape":
         return TensorShape(other).concatenate(self)
 
     def __repr__(self) -> str:

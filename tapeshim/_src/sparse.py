@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 
 from tapeshim._src import dtypes, errors
+from tapeshim._src.ops import array_ops, manip_ops, math_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.strings_tensor import StringTensor, host_tensor
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.typing_aliases import AxisLike, TensorLike
 
 
 def _host(tensor: Tensor) -> np.ndarray:
@@ -110,20 +112,16 @@ class SparseTensor:
 
     __str__ = __repr__
 
-    def __mul__(self, other: Any) -> "SparseTensor":
+    def __mul__(self, other: TensorLike) -> "SparseTensor":
         """Elementwise product with a dense tensor or scalar (broadcast to the dense shape)."""
-        from tapeshim._src.ops import manip_ops
-
         other = convert_to_tensor(other, dtype_hint=self.dtype)
         if other.ndim == 0:
             return self.with_values(self._values * other)
         dense = manip_ops.broadcast_to(other, [int(d) for d in self._shape_host])
         return self.with_values(self._values * manip_ops.gather_nd(dense, self._indices))
 
-    def __truediv__(self, other: Any) -> "SparseTensor":
+    def __truediv__(self, other: TensorLike) -> "SparseTensor":
         """Elementwise division by a dense tensor or scalar (broadcast to the dense shape), as TF's `sp / x`."""
-        from tapeshim._src.ops import manip_ops
-
         other = convert_to_tensor(other, dtype_hint=self.dtype)
         if other.ndim == 0:
             return self.with_values(self._values / other)
@@ -159,8 +157,6 @@ def to_dense(
     Differentiable in the values. Raises InvalidArgumentError for indices out of
     bounds, and (with `validate_indices`) unsorted or repeated ones.
     """
-    from tapeshim._src.ops import array_ops, manip_ops
-
     sp = _sparse(sp_input, "sp_input")
     if validate_indices:
         _check_order(sp, "SparseToDense")
@@ -198,10 +194,8 @@ def _sparse(value: Any, name: str) -> SparseTensor:
     return value
 
 
-def from_dense(tensor: Any, name: str | None = None) -> SparseTensor:
+def from_dense(tensor: TensorLike, name: str | None = None) -> SparseTensor:
     """The non-zero (non-empty for strings) entries of a dense tensor, as `tf.sparse.from_dense`."""
-    from tapeshim._src.ops import manip_ops
-
     tensor = convert_to_tensor(tensor)
     host = _host(tensor)
     nonzero = host != (b"" if tensor.dtype is dtypes.string else 0)
@@ -216,8 +210,6 @@ def from_dense(tensor: Any, name: str | None = None) -> SparseTensor:
 
 def reorder(sp_input: SparseTensor, name: str | None = None) -> SparseTensor:
     """The same sparse tensor with indices in row-major order, as `tf.sparse.reorder`."""
-    from tapeshim._src.ops import array_ops
-
     sp = _sparse(sp_input, "sp_input")
     if not sp._index_host.shape[0]:
         return sp
@@ -232,14 +224,12 @@ def reorder(sp_input: SparseTensor, name: str | None = None) -> SparseTensor:
 
 def reduce_sum(
     sp_input: SparseTensor,
-    axis: Any = None,
-    keepdims: Any = None,
+    axis: AxisLike = None,
+    keepdims: bool | None = None,
     output_is_sparse: bool = False,
     name: str | None = None,
 ) -> Any:
     """The sum over `axis` (all axes when None), as `tf.sparse.reduce_sum`; dense unless `output_is_sparse`."""
-    from tapeshim._src.ops import math_ops
-
     sp = _sparse(sp_input, "sp_input")
     _check_bounds(sp, "SparseReduceSum")
     dense = to_dense(sp, validate_indices=False) if _is_ordered(sp) else to_dense(reorder(sp))
@@ -255,12 +245,12 @@ def _is_ordered(sp: SparseTensor) -> bool:
     return all(a < b for a, b in zip(keys, keys[1:]))
 
 
-def add(a: Any, b: Any, threshold: Any = 0, name: str | None = None) -> Any:
+def add(
+    a: SparseTensor | TensorLike, b: SparseTensor | TensorLike, threshold: TensorLike = 0, name: str | None = None
+) -> Any:
     """`a + b` for sparse + sparse (a sparse result, sums below `threshold` in magnitude dropped) or
     sparse + dense (a dense result), as `tf.sparse.add`.
     """
-    from tapeshim._src.ops import math_ops
-
     if isinstance(a, SparseTensor) and isinstance(b, SparseTensor):
         if not np.array_equal(a._shape_host, b._shape_host):
             raise errors.invalid_argument(
@@ -273,7 +263,6 @@ def add(a: Any, b: Any, threshold: Any = 0, name: str | None = None) -> Any:
                 f"Input 'b_values' of 'SparseAdd' Op has type {b.dtype.name} that does not match type "
                 f"{a.dtype.name} of argument 'a_values'."
             )
-        from tapeshim._src.ops import array_ops, manip_ops
 
         keys = [tuple(r) for r in np.concatenate([a._index_host, b._index_host])]
         unique = sorted(set(keys))
@@ -298,14 +287,16 @@ def add(a: Any, b: Any, threshold: Any = 0, name: str | None = None) -> Any:
 
 
 def sparse_dense_matmul(
-    sp_a: Any, b: Any, adjoint_a: bool = False, adjoint_b: bool = False, name: str | None = None
+    sp_a: SparseTensor | TensorLike,
+    b: SparseTensor | TensorLike,
+    adjoint_a: bool = False,
+    adjoint_b: bool = False,
+    name: str | None = None,
 ) -> Tensor:
     """`sp_a @ b` (or `b @ sp_b` when the second argument is sparse), as `tf.sparse.sparse_dense_matmul`.
 
     Differentiable in the sparse values and in the dense operand.
     """
-    from tapeshim._src.ops import array_ops, manip_ops, math_ops
-
     if not isinstance(sp_a, SparseTensor):
         # dense @ sparse = (sparse^T @ dense^T)^T
         flipped = sparse_dense_matmul(b, sp_a, adjoint_a=not adjoint_b, adjoint_b=not adjoint_a)
@@ -338,7 +329,7 @@ def sparse_dense_matmul(
     return manip_ops.scatter_nd(constant(rows.astype(np.int64)[:, None]), products, [m, n])
 
 
-def to_indicator(sp_input: SparseTensor, vocab_size: Any, name: str | None = None) -> Tensor:
+def to_indicator(sp_input: SparseTensor, vocab_size: TensorLike, name: str | None = None) -> Tensor:
     """A dense bool tensor `[..., vocab_size]`, True at each row's ids, as `tf.sparse.to_indicator`.
 
     Raises:

@@ -15,6 +15,7 @@ from tapeshim._src.ragged import RaggedTensor
 from tapeshim._src.strings_ops import map_strings, ragged_elementwise, strings_array, tokens_result
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 _INT_TEXT = re.compile(r"\s*[+-]?\d+\s*")
 _FLOAT_LIMITS = {"float32": 3.4028234663852886e38, "float64": sys.float_info.max}
@@ -48,7 +49,7 @@ def _parse_number(text: bytes, dtype: dtypes.DType) -> Any:
 
 
 @ragged_elementwise
-def to_number(string_tensor: Any, out_type: Any = dtypes.float32, name: str | None = None) -> Tensor:
+def to_number(string_tensor: TensorLike, out_type: DTypeLike = dtypes.float32, name: str | None = None) -> Tensor:
     """Parses each string as a number of `out_type` (float32, float64, int32, int64), as `tf.strings.to_number`.
 
     Raises:
@@ -75,7 +76,7 @@ def _c_format(fill: str, width: int, precision: int, kind: str) -> str:
 
 @ragged_elementwise
 def as_string(
-    input: Any,
+    input: TensorLike,
     precision: int = -1,
     scientific: bool = False,
     shortest: bool = False,  # noqa: A002
@@ -201,7 +202,7 @@ def _decode_points(s: bytes, codec: str, errors_mode: str, replacement: int) -> 
 
 @ragged_elementwise
 def unicode_decode(
-    input: Any,
+    input: TensorLike,
     input_encoding: str,
     errors: str = "replace",  # noqa: A002
     replacement_char: int = 65533,
@@ -244,7 +245,7 @@ def _points_and_offsets(s: bytes, codec: str, errors_mode: str, replacement: int
 
 
 def unicode_decode_with_offsets(
-    input: Any,
+    input: TensorLike | RaggedTensor,
     input_encoding: str,
     errors: str = "replace",  # noqa: A002
     replacement_char: int = 65533,
@@ -271,7 +272,7 @@ def unicode_decode_with_offsets(
 
 @ragged_elementwise
 def unicode_split(
-    input: Any,
+    input: TensorLike,
     input_encoding: str,
     errors: str = "replace",  # noqa: A002
     replacement_char: int = 65533,
@@ -301,7 +302,7 @@ def _encode_points(points: Any, codec: str, errors_mode: str, replacement: int) 
 
 
 def unicode_encode(
-    input: Any,
+    input: TensorLike | RaggedTensor,
     output_encoding: str,
     errors: str = "replace",  # noqa: A002
     replacement_char: int = 65533,
@@ -326,7 +327,7 @@ def unicode_encode(
 
 @ragged_elementwise
 def unicode_transcode(
-    input: Any,
+    input: TensorLike,
     input_encoding: str,
     output_encoding: str,
     errors: str = "replace",  # noqa: A002
@@ -348,7 +349,7 @@ def unicode_transcode(
 
 
 def unsorted_segment_join(
-    inputs: Any, segment_ids: Any, num_segments: Any, separator: str = "", name: str | None = None
+    inputs: Any, segment_ids: TensorLike, num_segments: TensorLike, separator: str = "", name: str | None = None
 ) -> Tensor:
     """Joins the strings of each segment (in input order), as `tf.strings.unsorted_segment_join`.
 

@@ -17,6 +17,7 @@ from tapeshim._src import errors
 from tapeshim._src.strings_ops import ragged_elementwise
 from tapeshim._src.strings_tensor import as_string_tensor
 from tapeshim._src.tensor import Tensor, constant
+from tapeshim._src.typing_aliases import TensorLike
 
 _MASK = (1 << 64) - 1
 _K0 = 0xC3A5C85C97CB3127
@@ -221,7 +222,7 @@ def fingerprints(values: np.ndarray) -> np.ndarray:
 
 
 @ragged_elementwise
-def to_hash_bucket_fast(input: Any, num_buckets: int, name: str | None = None) -> Tensor:  # noqa: A002
+def to_hash_bucket_fast(input: TensorLike, num_buckets: int, name: str | None = None) -> Tensor:  # noqa: A002
     """Each string's bucket `Fingerprint64(s) % num_buckets` (int64), as `tf.strings.to_hash_bucket_fast`.
 
     Raises:
@@ -309,13 +310,13 @@ def _buckets(input: Any, num_buckets: Any, op: str, hash_fn: Any) -> Tensor:  # 
 
 
 @ragged_elementwise
-def to_hash_bucket(string_tensor: Any, num_buckets: int, name: str | None = None) -> Tensor:
+def to_hash_bucket(string_tensor: TensorLike, num_buckets: int, name: str | None = None) -> Tensor:
     """Each string's bucket `Hash64(s) % num_buckets` (int64), as `tf.strings.to_hash_bucket`."""
     return _buckets(string_tensor, num_buckets, "StringToHashBucket", hash64)
 
 
 @ragged_elementwise
-def to_hash_bucket_strong(input: Any, num_buckets: int, key: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def to_hash_bucket_strong(input: TensorLike, num_buckets: int, key: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Each string's bucket `SipHash24(key, s) % num_buckets` (int64), as `tf.strings.to_hash_bucket_strong`.
 
     Raises:

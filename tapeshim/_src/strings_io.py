@@ -17,6 +17,7 @@ import numpy as np
 from tapeshim._src import dtypes, errors
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor, host_tensor
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 _DECODABLE = (
     "half",
@@ -41,7 +42,7 @@ def _tf_name(dtype: dtypes.DType) -> str:
 
 
 def decode_raw(
-    input_bytes: Any, out_type: Any, little_endian: bool = True, fixed_length: Any = None, name: str | None = None
+    input_bytes: Any, out_type: DTypeLike, little_endian: bool = True, fixed_length: Any = None, name: str | None = None
 ) -> Tensor:
     """Reinterprets each string's bytes as a vector of `out_type`, as `tf.io.decode_raw`.
 
@@ -117,14 +118,14 @@ def _shape_proto(shape: tuple) -> bytes:
     return b"".join(_field(2, _varint(1 << 3) + _varint(int(d)) if d else b"") for d in shape)  # 0: proto3 default
 
 
-def serialize_tensor(tensor: Any, name: str | None = None) -> StringTensor:
+def serialize_tensor(tensor: TensorLike, name: str | None = None) -> StringTensor:
     """The `TensorProto` bytes of a tensor (a scalar string tensor), byte-identical to `tf.io.serialize_tensor`."""
     tensor = convert_to_tensor(tensor)
     dtype = tensor.dtype
     out = _varint(1 << 3) + _varint(dtypes._ENUM_OF_NAME[dtype.name])
     out += _field(2, _shape_proto(tuple(tensor.shape)))
-    if dtype is dtypes.string:
-        out += b"".join(_field(8, s) for s in tensor._value.reshape(-1))
+    if isinstance(tensor, StringTensor):  # every tf.string tensor is one
+        out += b"".join(_field(8, s) for s in tensor._array.reshape(-1))
     else:
         host = np.ascontiguousarray(np.asarray(tensor.numpy()))
         content = host.astype(host.dtype.newbyteorder("<")).tobytes()
@@ -243,7 +244,7 @@ def _from_val_fields(fields: list, dtype: dtypes.DType, count: int) -> np.ndarra
     return array[:count]
 
 
-def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> Tensor:
+def parse_tensor(serialized: TensorLike, out_type: DTypeLike, name: str | None = None) -> Tensor:
     """The tensor a `TensorProto` holds, as `tf.io.parse_tensor`.
 
     Raises:

@@ -18,6 +18,7 @@ from tapeshim._src import dtypes, errors
 from tapeshim._src.ragged import RaggedTensor
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor, host_tensor
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.typing_aliases import AxisLike, TensorLike
 
 _len = builtins.len  # `substr` has an argument named `len`, as TF's
 
@@ -72,7 +73,7 @@ def tokens_result(tokens: list[list[Any]], shape: tuple, values_dtype: dtypes.DT
 
 
 @ragged_elementwise
-def split(input: Any, sep: Any = None, maxsplit: int = -1, name: str | None = None) -> Any:  # noqa: A002
+def split(input: TensorLike, sep: Any = None, maxsplit: int = -1, name: str | None = None) -> Any:  # noqa: A002
     """Splits each string at `sep` (runs of whitespace when None or empty), as `tf.strings.split`.
 
     Returns:
@@ -117,19 +118,19 @@ def _case(
 
 
 @ragged_elementwise
-def lower(input: Any, encoding: str = "", name: str | None = None) -> Tensor:  # noqa: A002
+def lower(input: TensorLike, encoding: str = "", name: str | None = None) -> Tensor:  # noqa: A002
     """Lower-cases ASCII letters (all letters with `encoding="utf-8"`), as `tf.strings.lower`."""
     return _case(input, encoding, bytes.lower, str.lower)
 
 
 @ragged_elementwise
-def upper(input: Any, encoding: str = "", name: str | None = None) -> Tensor:  # noqa: A002
+def upper(input: TensorLike, encoding: str = "", name: str | None = None) -> Tensor:  # noqa: A002
     """Upper-cases ASCII letters (all letters with `encoding="utf-8"`), as `tf.strings.upper`."""
     return _case(input, encoding, bytes.upper, str.upper)
 
 
 @ragged_elementwise
-def strip(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def strip(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """Removes leading and trailing whitespace, as `tf.strings.strip`."""
     return map_strings(bytes.strip, as_string_tensor(input, "input"))
 
@@ -140,7 +141,7 @@ def _utf8_starts(s: bytes) -> list[int]:
 
 
 @ragged_elementwise
-def length(input: Any, unit: str = "BYTE", name: str | None = None) -> Tensor:  # noqa: A002
+def length(input: TensorLike, unit: str = "BYTE", name: str | None = None) -> Tensor:  # noqa: A002
     """The length of each string in bytes or (`unit="UTF8_CHAR"`) characters, int32, as `tf.strings.length`."""
     strings = as_string_tensor(input, "input")
     if unit == "BYTE":
@@ -150,7 +151,7 @@ def length(input: Any, unit: str = "BYTE", name: str | None = None) -> Tensor:  
     raise ValueError(f"unit must be one of ('BYTE', 'UTF8_CHAR'), got {unit!r}")
 
 
-def substr(input: Any, pos: Any, len: Any, unit: str = "BYTE", name: str | None = None) -> Tensor:  # noqa: A002
+def substr(input: TensorLike, pos: TensorLike, len: TensorLike, unit: str = "BYTE", name: str | None = None) -> Tensor:  # noqa: A002
     """The substring of `len` bytes (or characters) from `pos` (negative: from the end), as `tf.strings.substr`.
 
     Raises:
@@ -230,7 +231,11 @@ def _reduce_join_ragged(rt: RaggedTensor, axis: Any, sep: bytes) -> Any:
 
 
 def reduce_join(
-    inputs: Any, axis: Any = None, keepdims: bool = False, separator: str = "", name: str | None = None
+    inputs: TensorLike | RaggedTensor,
+    axis: AxisLike = None,
+    keepdims: bool = False,
+    separator: str = "",
+    name: str | None = None,
 ) -> Any:
     """Joins the strings along `axis` (all axes when None), as `tf.strings.reduce_join`."""
     if isinstance(inputs, RaggedTensor):
@@ -294,7 +299,7 @@ def _python_template(rewrite: str) -> str:
 
 @ragged_elementwise
 def regex_replace(
-    input: Any,
+    input: TensorLike,
     pattern: Any,
     rewrite: Any,
     replace_global: bool = True,  # noqa: A002
@@ -321,7 +326,7 @@ def regex_replace(
 
 
 @ragged_elementwise
-def regex_full_match(input: Any, pattern: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def regex_full_match(input: TensorLike, pattern: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Whether each whole string matches `pattern` (bool), as `tf.strings.regex_full_match`."""
     strings = as_string_tensor(input, "input")
     text_pattern, bytes_pattern = _compile(pattern, "StaticRegexFullMatch")
@@ -335,7 +340,7 @@ def regex_full_match(input: Any, pattern: Any, name: str | None = None) -> Tenso
 
 
 @ragged_elementwise
-def bytes_split(input: Any, name: str | None = None) -> Any:  # noqa: A002
+def bytes_split(input: TensorLike, name: str | None = None) -> Any:  # noqa: A002
     """Each string's bytes as one-byte strings (a RaggedTensor; 1-D for a scalar), as `tf.strings.bytes_split`."""
     strings = as_string_tensor(input, "input")
     tokens = [[s[i : i + 1] for i in range(_len(s))] for s in strings._array.reshape(-1)]
@@ -343,7 +348,7 @@ def bytes_split(input: Any, name: str | None = None) -> Any:  # noqa: A002
 
 
 def ngrams(
-    data: Any,
+    data: TensorLike | RaggedTensor,
     ngram_width: Any,
     separator: str = " ",
     pad_values: Any = None,

@@ -36,10 +36,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.dtypes import DType
 from tapeshim._src.tensor import Tensor, constant, constant_shaped, convert_to_tensor, device_constant
+from tapeshim._src.typing_aliases import DTypeLike
 
 _MIXED = "Can't convert Python sequence with mixed types to Tensor."
 _RAGGED = "Can't convert non-rectangular Python sequence to Tensor."
@@ -150,7 +152,7 @@ def host_tensor(array: np.ndarray, dtype: DType) -> Tensor:
     return Tensor(device_constant(array), array.shape, dtype)
 
 
-def string_constant(value: Any, dtype: Any = None, shape: Any = None) -> "StringTensor":
+def string_constant(value: Any, dtype: DTypeLike | None = None, shape: Any = None) -> "StringTensor":
     """A `tf.string` tensor from a Python or numpy value (the hook `tensor.py`'s conversions call).
 
     Args:
@@ -266,7 +268,7 @@ class StringTensor(Tensor):
         """`bytes` for a scalar, else a numpy object array of `bytes`, as TF."""
         return self._array[()] if self._array.ndim == 0 else self._array.copy()
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         return self._array.copy() if dtype is None else self._array.astype(dtype)
 
     def __jax_array__(self) -> Any:

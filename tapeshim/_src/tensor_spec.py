@@ -6,6 +6,7 @@ from typing import Any
 
 from tapeshim._src import dtypes
 from tapeshim._src.shape import TensorShape
+from tapeshim._src.typing_aliases import DTypeLike, TensorShapeLike
 
 
 class TensorSpec:
@@ -19,7 +20,7 @@ class TensorSpec:
 
     __slots__ = ("_shape", "_dtype", "_name")
 
-    def __init__(self, shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> None:
+    def __init__(self, shape: TensorShapeLike, dtype: DTypeLike = dtypes.float32, name: str | None = None) -> None:
         self._shape = TensorShape(shape)
         self._dtype = dtypes.as_dtype(dtype)
         self._name = name

@@ -6,8 +6,8 @@ accepts. They are aliases only: nothing here converts or checks a value at run t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias, Union
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, SupportsIndex, TypeAlias, Union
 
 import jax
 import numpy as np
@@ -29,7 +29,11 @@ DTypeLike: TypeAlias = Union["DType", np.dtype, type, str]
 ShapeLike: TypeAlias = Union["TensorShape", Sequence[Union[int, None]], int]
 """What `tf.TensorShape` accepts: a shape, a sequence of dimensions (`None` unknown), or a length."""
 
+TensorShapeLike: TypeAlias = Union["TensorShape", Iterable[Union[SupportsIndex, None]], None]
+"""What `tf.TensorShape(...)` and `tf.TensorSpec`'s shape accept: a shape, dimensions (`None` unknown, the
+others anything with `__index__`), or `None` for an unknown rank. (A bare int is not a shape here.)"""
+
 AxisLike: TypeAlias = Union[int, Sequence[int], "Tensor", None]
 """A reduction axis: one axis, several axes, an integer tensor of axes, or `None` for all."""
 
-__all__ = ["AxisLike", "DTypeLike", "ShapeLike", "TensorLike"]
+__all__ = ["AxisLike", "DTypeLike", "ShapeLike", "TensorLike", "TensorShapeLike"]

@@ -23,6 +23,7 @@ from tapeshim._src.ops import array_ops, manip_ops, math_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import DTypeLike
 
 
 def _symbolic(value: Any) -> bool:
@@ -35,7 +36,7 @@ class TensorArray:
 
     def __init__(
         self,
-        dtype: Any,
+        dtype: DTypeLike,
         size: Any = None,
         dynamic_size: bool | None = None,
         clear_after_read: bool | None = None,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tapeshim._src import dtypes
+from tapeshim._src import dtypes, errors
 from tapeshim._src.distribute.strategy import get_strategy, has_strategy, in_cross_replica_context
+from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.ops.table import export
 from tapeshim._src.tensor import convert_to_tensor
 
@@ -27,8 +28,6 @@ def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, globa
       RuntimeError: called in cross-replica context (inside a strategy's scope, outside `run`) without
         `global_batch_size`.
     """
-    from tapeshim._src.ops import array_ops, math_ops
-
     losses = convert_to_tensor(per_example_loss)
     input_dtype = losses._dtype
     if not losses._shape:
@@ -61,8 +60,6 @@ def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, globa
 
 
 def errors_invalid(message: str) -> Exception:
-    from tapeshim._src import errors
-
     return errors.invalid_argument(message, "AssertScalar")
 
 
@@ -73,8 +70,6 @@ def scale_regularization_loss(regularization_loss: Any) -> Any:
     Raises:
       RuntimeError: called in cross-replica context.
     """
-    from tapeshim._src.ops import math_ops
-
     if has_strategy() and in_cross_replica_context():
         raise RuntimeError(
             "You are calling `scale_regularization_loss` in cross replica context, while it was "

@@ -16,7 +16,7 @@ from typing import Any
 
 import jax
 
-from tapeshim._src.distribute.strategy import Strategy, default_devices
+from tapeshim._src.distribute.strategy import Strategy, default_devices, resolve_device
 
 
 class ClusterSpec:
@@ -160,9 +160,9 @@ def _initialize(resolver: TFConfigClusterResolver) -> None:
         ) from None
     # Keras's own multi-process start-up: one random seed for every process, so Keras initializers give
     # every process the same initial weights (Keras requires replicated values to be equal on each process).
-    from keras.src.backend.jax import distribution_lib
+    from tapeshim._src.keras_compat import initialize_multi_process_rng  # here: `import tapeshim` imports no Keras
 
-    distribution_lib.initialize_rng()
+    initialize_multi_process_rng()
 
 
 class MultiWorkerMirroredStrategy(Strategy):
@@ -304,6 +304,4 @@ class CentralStorageStrategy(Strategy):
     """`tf.distribute.experimental.CentralStorageStrategy`: numerically a MirroredStrategy on the local devices."""
 
     def __init__(self, compute_devices: Any = None, parameter_device: Any = None) -> None:
-        from tapeshim._src.distribute.strategy import resolve_device
-
         super().__init__(default_devices() if compute_devices is None else [resolve_device(d) for d in compute_devices])

@@ -29,9 +29,11 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec as P
 
+from tapeshim._src import nest
 from tapeshim._src.custom_gradient import jax_op
 from tapeshim._src.distribute.context import AXIS, replica_axis, replica_scope
 from tapeshim._src.distribute.values import DistributedValues, PerReplica
+from tapeshim._src.function import function
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
@@ -91,8 +93,7 @@ class ReplicaProgram:
     """One trace of a per-replica function and its `shard_map` region, for one argument signature."""
 
     def __init__(self, strategy: Any, fn: Callable, leaves: list, treedef: Any) -> None:
-        from tapeshim._src.distribute.strategy import ReplicaContext
-        from tapeshim._src.function import function
+        from tapeshim._src.distribute.strategy import ReplicaContext  # import cycle: strategy <-> replica_run
 
         self._strategy = strategy
         n = strategy.num_replicas_in_sync
@@ -212,6 +213,5 @@ class ReplicaProgram:
     def pack(self, concrete: Any, outputs: list) -> Any:
         """The per-replica function's result structure with each tensor output as a `PerReplica`."""
         flat = [None if kind == "python" else PerReplica(outputs[i]) for kind, i in concrete._out_kinds]
-        from tapeshim._src import nest
 
         return nest.pack_sequence_as(concrete._result_structure, flat)

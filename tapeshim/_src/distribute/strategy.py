@@ -16,14 +16,19 @@ from typing import Any, Callable, Iterator
 
 import jax
 import numpy as np
+from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from tapeshim._src import nest
 from tapeshim._src.distribute import collectives, context
 from tapeshim._src.distribute.context import AXIS, ReduceOp, as_reduce_op
+from tapeshim._src.distribute.input import InputContext, datasets_from_function, distribute_dataset, stack_replicas
+from tapeshim._src.distribute.replica_run import ReplicaProgram, _leaf_key, flatten
 from tapeshim._src.distribute.values import DistributedValues, PerReplica, local_rows
+from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.variable import distribution_hooks
 
 _MAX_PROGRAMS = 64  # traced replica programs kept per strategy
 _BY_MESH: "weakref.WeakValueDictionary[Any, Strategy]" = weakref.WeakValueDictionary()
@@ -109,9 +114,6 @@ class ReplicaContext:
         mesh); a `PerReplica` result gives each replica its own value, any other result is returned
         to every replica, as TF's `merge_call`.
         """
-        from tapeshim._src.distribute.replica_run import flatten
-        from tapeshim._src.ops import array_ops
-
         n = self.num_replicas_in_sync
         leaves, treedef = flatten((tuple(args), dict(kwargs or {})))
         gathered = [
@@ -213,7 +215,6 @@ class Strategy:
         """A new variable's value, replicated on every device of the mesh."""
         if jax.process_count() == 1:
             return jax.device_put(array, self._replicated())
-        from jax.experimental import multihost_utils
 
         # Process 0's initial value on every process (TF's multi-worker variables start from worker 0's).
         value = np.asarray(multihost_utils.broadcast_one_to_all(np.asarray(array)))
@@ -227,7 +228,7 @@ class Strategy:
             yield
             return
         if self._keras_distribution is None:
-            import keras
+            import keras  # here: `import tapeshim` imports no Keras
 
             mesh = keras.distribution.DeviceMesh((len(self._devices),), [AXIS], self._devices)
             self._keras_distribution = keras.distribution.DataParallel(device_mesh=mesh)
@@ -255,8 +256,6 @@ class Strategy:
         Returns:
           `fn`'s result with each tensor as a `PerReplica` (one value per replica).
         """
-        from tapeshim._src.distribute.replica_run import ReplicaProgram, _leaf_key, flatten
-
         kwargs = {} if kwargs is None else kwargs
         if self._devices is None:
             with context.replica_scope(_DefaultReplicaContext(self)):
@@ -283,8 +282,6 @@ class Strategy:
         return _map(lambda v: self._reduce_one(op, v, axis), value)
 
     def _reduce_one(self, op: ReduceOp, value: Any, axis: int | None) -> Any:
-        from tapeshim._src.ops import math_ops
-
         reduce = math_ops.reduce_sum if op is ReduceOp.SUM else math_ops.reduce_mean
         if isinstance(value, DistributedValues):
             stacked = value.stacked
@@ -302,7 +299,6 @@ class Strategy:
         def one(v: Any) -> Any:
             if not isinstance(v, DistributedValues):
                 return convert_to_tensor(v)
-            from tapeshim._src.ops import array_ops
 
             rows = local_rows(v.stacked) if jax.process_count() == 1 else _all_rows(v.stacked)
             return array_ops.concat(list(rows), axis=axis)
@@ -311,8 +307,6 @@ class Strategy:
 
     def experimental_local_results(self, value: Any) -> tuple:
         """The values of this process's replicas: a tuple per leaf structure (one entry when not distributed)."""
-        from tapeshim._src.distribute.replica_run import flatten
-
         flat, treedef = flatten(value)
         if not any(isinstance(v, DistributedValues) for v in flat):
             return (value,)
@@ -322,8 +316,6 @@ class Strategy:
 
     def experimental_distribute_values_from_function(self, value_fn: Callable) -> Any:
         """Per-replica values made by `value_fn(ValueContext)` for each of this process's replicas."""
-        from tapeshim._src.distribute.input import stack_replicas
-
         start, count = self._local_replica_range()
         values = [value_fn(ValueContext(start + i, self.num_replicas_in_sync)) for i in range(count)]
         flat = [nest.flatten(v) for v in values]
@@ -336,14 +328,11 @@ class Strategy:
         """Each global batch of `dataset` split contiguously over the replicas (see `input`)."""
         if self._devices is None:
             return dataset
-        from tapeshim._src.distribute.input import distribute_dataset
 
         return distribute_dataset(self, dataset)
 
     def distribute_datasets_from_function(self, dataset_fn: Callable, options: Any = None) -> Any:
         """`dataset_fn(InputContext)` per process; each replica gets one element of it per step."""
-        from tapeshim._src.distribute.input import InputContext, datasets_from_function
-
         if self._devices is None:
             return dataset_fn(InputContext())
         return datasets_from_function(self, dataset_fn)
@@ -362,8 +351,6 @@ class ValueContext:
 
 def _map(fn: Callable[[Any], Any], value: Any) -> Any:
     """`fn` applied to each leaf of `value`, a `PerReplica` being one leaf (tapeshim's nest would open it)."""
-    from tapeshim._src.distribute.replica_run import flatten
-
     leaves, treedef = flatten(value)
     return jax.tree_util.tree_unflatten(treedef, [fn(leaf) for leaf in leaves])
 
@@ -373,8 +360,6 @@ def _axis_of(axis: int, rank: int) -> int:
 
 
 def _all_rows(stacked: Tensor) -> tuple:
-    from jax.experimental import multihost_utils
-
     full = multihost_utils.process_allgather(stacked._value, tiled=True)
     return tuple(Tensor(full[i], tuple(stacked._shape[1:]), stacked._dtype) for i in range(full.shape[0]))
 
@@ -485,8 +470,6 @@ def _note_write(variable: Any, kind: str) -> None:
 
 
 def install_variable_hooks() -> None:
-    from tapeshim._src.variable import distribution_hooks
-
     distribution_hooks["placement"] = _place
     distribution_hooks["writes"] = _note_write
 

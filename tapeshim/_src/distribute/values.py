@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeshim._src.ops import array_ops
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
 
@@ -67,7 +68,6 @@ def local_rows(stacked: Tensor) -> tuple:
     ):
         shards = sorted(value.addressable_shards, key=lambda s: s.index[0].start or 0)
         return tuple(Tensor(shard.data[0], tuple(stacked._shape[1:]), stacked._dtype) for shard in shards)
-    from tapeshim._src.ops import array_ops
 
     return tuple(array_ops.getitem(stacked, i) for i in range(int(stacked._shape[0])))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import builtins
 import re
 import zlib
 from typing import Any, Callable
@@ -13,6 +14,7 @@ import numpy as np
 from tapeshim._src import errors
 from tapeshim._src.ops import table
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 _WEB_SAFE = re.compile(rb"^[A-Za-z0-9_\-]*={0,2}$")
 
@@ -31,7 +33,7 @@ def _each(value: Any, fn: Callable[[bytes], bytes], argument: str) -> StringTens
     return StringTensor(out)
 
 
-def encode_base64(input: Any, pad: bool = False, name: str | None = None) -> StringTensor:  # noqa: A002 - TF's name
+def encode_base64(input: TensorLike, pad: bool = False, name: str | None = None) -> StringTensor:  # noqa: A002 - TF's name
     """Web-safe base64 (`-` and `_` for `+` and `/`) of each string; `=` padding only when `pad`."""
 
     def encode(data: bytes) -> bytes:
@@ -41,7 +43,7 @@ def encode_base64(input: Any, pad: bool = False, name: str | None = None) -> Str
     return _each(input, encode, "input")
 
 
-def decode_base64(input: Any, name: str | None = None) -> StringTensor:  # noqa: A002 - TF's name
+def decode_base64(input: TensorLike, name: str | None = None) -> StringTensor:  # noqa: A002 - TF's name
     """Decodes web-safe base64 strings, padded or not.
 
     Raises:
@@ -63,7 +65,7 @@ def decode_base64(input: Any, name: str | None = None) -> StringTensor:  # noqa:
     return _each(input, decode, "input")
 
 
-def decode_compressed(bytes: Any, compression_type: str = "", name: str | None = None) -> StringTensor:  # noqa: A002
+def decode_compressed(bytes: TensorLike, compression_type: str = "", name: str | None = None) -> StringTensor:  # noqa: A002
     """Decompresses each string: `"ZLIB"`, `"GZIP"` or `""` (unchanged).
 
     Raises:
@@ -74,7 +76,7 @@ def decode_compressed(bytes: Any, compression_type: str = "", name: str | None =
     if kind not in ("", "ZLIB", "GZIP"):
         raise errors.invalid_argument("Only ZLIB, ZSTD, GZIP or NONE are supported compressions", "DecodeCompressed")
 
-    def inflate(data: bytes) -> bytes:
+    def inflate(data: builtins.bytes) -> builtins.bytes:  # `bytes` is the argument here (TF's name)
         if not kind:
             return data
         try:

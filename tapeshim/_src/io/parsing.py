@@ -20,6 +20,7 @@ from tapeshim._src.ragged import RaggedTensor
 from tapeshim._src.sparse import SparseTensor
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor
 from tapeshim._src.tensor import Tensor, constant
+from tapeshim._src.typing_aliases import DTypeLike
 
 _KINDS = {"float32": ("float_list", "float"), "int64": ("int64_list", "int64"), "string": ("bytes_list", "string")}
 _KIND_NAMES = {"float_list": "float", "int64_list": "int64", "bytes_list": "string"}
@@ -29,7 +30,7 @@ _OP = "ParseExampleV2"
 class FixedLenFeature(collections.namedtuple("FixedLenFeature", ["shape", "dtype", "default_value"])):
     """A feature of fixed shape (`tf.io.FixedLenFeature`): a dense tensor; `default_value` when missing."""
 
-    def __new__(cls, shape: Any, dtype: Any, default_value: Any = None) -> "FixedLenFeature":
+    def __new__(cls, shape: Any, dtype: DTypeLike, default_value: Any = None) -> "FixedLenFeature":
         return super().__new__(cls, shape, dtype, default_value)
 
 
@@ -43,7 +44,7 @@ class FixedLenSequenceFeature(
     """A sequence of fixed-shape items (`tf.io.FixedLenSequenceFeature`): a dense `[n, *shape]` tensor."""
 
     def __new__(
-        cls, shape: Any, dtype: Any, allow_missing: bool = False, default_value: Any = None
+        cls, shape: Any, dtype: DTypeLike, allow_missing: bool = False, default_value: Any = None
     ) -> "FixedLenSequenceFeature":
         return super().__new__(cls, shape, dtype, allow_missing, default_value)
 
@@ -56,10 +57,10 @@ class RaggedFeature(
 
     def __new__(
         cls,
-        dtype: Any,
+        dtype: DTypeLike,
         value_key: str | None = None,
         partitions: Any = (),
-        row_splits_dtype: Any = None,
+        row_splits_dtype: DTypeLike | None = None,
         validate: bool = False,
     ) -> "RaggedFeature":
         if partitions:
@@ -358,7 +359,7 @@ class SparseFeature(
     """A sparse feature from an index feature and a value feature (`tf.io.SparseFeature`, one index key)."""
 
     def __new__(
-        cls, index_key: Any, value_key: str, dtype: Any, size: Any, already_sorted: bool = False
+        cls, index_key: Any, value_key: str, dtype: DTypeLike, size: Any, already_sorted: bool = False
     ) -> "SparseFeature":
         return super().__new__(cls, index_key, value_key, dtype, size, already_sorted)
 
