@@ -70,7 +70,7 @@ def boolean_mask(tensor: Any, mask: Any, axis: Any = None) -> Tensor:
       OperatorNotAllowedInGraphError: if the mask's values are only known when a
         compiled function runs.
     """
-    from tapeshim._src.ops import array_ops  # array_ops' indexing imports this module
+    from tapeshim._src.ops import array_ops  # import cycle: boolean_mask <-> array_ops (its indexing)
 
     x, m = convert_to_tensor(tensor), convert_to_tensor(mask)
     mask_rank = len(m._shape)

@@ -189,7 +189,7 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
     entry = _dispatch.get(key)
     if entry is None:
         if any(t._dtype is dtypes.string for t in inputs):  # host-side string tensors never reach XLA
-            from tapeshim._src import strings_host
+            from tapeshim._src import strings_host  # import cycle: registry <-> strings_host
 
             return strings_host.apply(op, inputs, static)
         if any(not isinstance(d, (int, np.integer)) for t in inputs for d in t._shape):
@@ -285,7 +285,7 @@ def record(fn: Callable[..., tuple], key: Any, inputs: tuple, avals: tuple, trac
 
 def _cut(inputs: tuple) -> None:
     """Forces the lazy inputs whose recording finished (their tape computed its gradient and let go)."""
-    from tapeshim._src import replay
+    from tapeshim._src import replay  # import cycle: registry -> replay -> tensor -> array_ops -> registry
 
     stale = [
         t

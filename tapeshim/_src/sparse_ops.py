@@ -11,8 +11,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from tapeshim._src import dtypes, errors, registry
+from tapeshim._src.ops import array_ops, manip_ops, math_ops
 from tapeshim._src.ops.common import gradient_not_registered
-from tapeshim._src.sparse import SparseTensor, _check_bounds, _host, _sparse
+from tapeshim._src.sparse import SparseTensor, _check_bounds, _host, _sparse, from_dense, reorder, to_dense
 from tapeshim._src.strings_tensor import host_tensor
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 
@@ -21,8 +22,6 @@ _NO_GRADIENT_MAX = registry.OpDef("SparseReduceMax", lambda x: gradient_not_regi
 
 def _take(values: Tensor, positions: np.ndarray) -> Tensor:
     """`values[positions]`: a tapeshim gather for numbers (differentiable), numpy for strings."""
-    from tapeshim._src.ops import array_ops
-
     positions = np.asarray(positions, np.int64).reshape(-1)
     if values.dtype is dtypes.string:
         return host_tensor(_host(values)[positions], dtypes.string)
@@ -77,8 +76,6 @@ def concat(
     Raises:
       InvalidArgumentError: if the other dimensions differ (without `expand_nonconcat_dims`).
     """
-    from tapeshim._src.ops import array_ops, math_ops
-
     parts = [_sparse(sp, "sp_inputs") for sp in sp_inputs]
     rank = parts[0].ndim
     axis = int(axis) % rank
@@ -175,8 +172,6 @@ def transpose(sp_input: SparseTensor, perm: Any = None, name: str | None = None)
 
 def fill_empty_rows(sp_input: SparseTensor, default_value: Any, name: str | None = None) -> tuple:
     """`(filled, empty_row_indicator)`: every empty row gets `default_value` at column 0, as TF's."""
-    from tapeshim._src.ops import array_ops
-
     sp = _sparse(sp_input, "sp_input")
     _check_bounds(sp, "SparseFillEmptyRows")
     rows = int(sp._shape_host[0])
@@ -207,9 +202,6 @@ def reduce_max(
     name: str | None = None,
 ) -> Any:
     """The maximum of the *present* values over `axis` (0 where none), as `tf.sparse.reduce_max`."""
-    from tapeshim._src.ops import math_ops
-    from tapeshim._src.sparse import from_dense, reorder, to_dense
-
     sp = _sparse(sp_input, "sp_input")
     if sp.dtype is not dtypes.string:  # TF registers no gradient for SparseReduceMax
         sp = sp.with_values(registry.apply(_NO_GRADIENT_MAX, (sp.values,))[0])
@@ -221,7 +213,6 @@ def reduce_max(
         default_value=False,
     )
     any_present = math_ops.reduce_any(present, axis=axis, keepdims=bool(keepdims))
-    from tapeshim._src.ops import array_ops
 
     result = array_ops.where(any_present, result, array_ops.zeros_like(result))
     return from_dense(result) if output_is_sparse else result
@@ -240,8 +231,6 @@ def eye(
 
 def _segment(kind: str, data: Any, indices: Any, segment_ids: Any, num_segments: Any) -> Tensor:
     """TF's SparseSegment{Sum,Mean,SqrtN}: rows `data[indices]` reduced by sorted `segment_ids`."""
-    from tapeshim._src.ops import array_ops, manip_ops, math_ops
-
     op = {"sum": "SparseSegmentSum", "mean": "SparseSegmentMean", "sqrt_n": "SparseSegmentSqrtN"}[kind]
     data = convert_to_tensor(data)
     idx = np.asarray(convert_to_tensor(indices).numpy(), np.int64).reshape(-1)
@@ -287,9 +276,6 @@ def segment_sqrt_n(
 
 
 def _union_extreme(a: SparseTensor, b: SparseTensor, pick: str) -> SparseTensor:
-    from tapeshim._src.ops import manip_ops, math_ops
-    from tapeshim._src.sparse import reorder, to_dense
-
     a, b = _sparse(a, "sp_a"), _sparse(b, "sp_b")
     if not np.array_equal(a._shape_host, b._shape_host):
         raise errors.invalid_argument("Operands' shapes do not match", "SparseSparseMaximum")
@@ -312,8 +298,6 @@ def minimum(sp_a: SparseTensor, sp_b: SparseTensor, name: str | None = None) -> 
 
 def softmax(sp_input: SparseTensor, name: str | None = None) -> SparseTensor:
     """The softmax of each row's present values (the last dimension), as `tf.sparse.softmax`."""
-    from tapeshim._src.ops import array_ops, manip_ops, math_ops
-
     sp = _sparse(sp_input, "sp_input")
     idx = sp._index_host
     if not idx.shape[0]:

@@ -539,7 +539,9 @@ def one_hot(
 def _filled(shape: Any, value: Any, dtype: dtypes.DType, op_name: str = "Fill") -> Tensor:
     dims = shape_arg(shape, "Fill")
     if dtype is dtypes.string:  # host-side strings: zeros are empty strings, as TF's
-        from tapeshim._src.strings_tensor import host_tensor
+        from tapeshim._src.strings_tensor import (
+            host_tensor,
+        )  # import cycle: array_ops -> strings_tensor -> tensor -> array_ops
 
         if value != 0:
             if op_name == "OnesLike":

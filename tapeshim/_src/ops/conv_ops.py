@@ -10,7 +10,8 @@ import numpy as np
 from jax import lax
 
 from tapeshim._src import errors
-from tapeshim._src.ops import table
+from tapeshim._src.ops import array_ops, table
+from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.ops.common import convert_same_dtype
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -94,8 +95,6 @@ def _conv(
 
 
 def _depthwise_kernel(kernel: Tensor) -> Tensor:
-    from tapeshim._src.ops import array_ops
-
     h, w, c, m = kernel._shape
     return array_ops.reshape(kernel, [h, w, 1, c * m])
 
@@ -154,8 +153,6 @@ def conv2d_transpose(
     name: str | None = None,
 ) -> Tensor:
     """The transpose (gradient) of conv2d: filters [h, w, out, in], producing `output_shape`."""
-    from tapeshim._src.ops.array_ops import _static_ints
-
     inputs, kernel = convert_same_dtype((input, filters), "Conv2DBackpropInput")
     shape = _static_ints(output_shape, "output_shape")
     static = (

@@ -11,7 +11,7 @@ import numpy as np
 from jax import lax
 
 from tapeshim._src import errors
-from tapeshim._src.ops import table
+from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
@@ -120,7 +120,6 @@ def ctc_loss(
     x = convert_to_tensor(logits)
     if len(x._shape) != 3:
         raise errors.invalid_argument(f"logits must be 3-D, got shape {list(x._shape)}", "CTCLoss")
-    from tapeshim._src.ops import array_ops, math_ops
 
     if not logits_time_major:
         x = array_ops.transpose(x, [1, 0, 2])

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tapeshim._src import dtypes
-from tapeshim._src.ops import table
+from tapeshim._src.ops import math_ops, table
 from tapeshim._src.ops.debugging_ops import _assert, _values, check_numerics
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
@@ -38,8 +38,6 @@ def assert_greater_equal(
     x: Any, y: Any, message: str | None = None, summarize: Any = None, name: str | None = None
 ) -> None:
     """Raises InvalidArgumentError unless x >= y element-wise."""
-    from tapeshim._src.ops import math_ops
-
     _compare(x, y, math_ops.greater_equal, ">=", message)
 
 
@@ -48,8 +46,6 @@ def assert_less_equal(
     x: Any, y: Any, message: str | None = None, summarize: Any = None, name: str | None = None
 ) -> None:
     """Raises InvalidArgumentError unless x <= y element-wise."""
-    from tapeshim._src.ops import math_ops
-
     _compare(x, y, math_ops.less_equal, "<=", message)
 
 
@@ -58,8 +54,6 @@ def assert_none_equal(
     x: Any, y: Any, message: str | None = None, summarize: Any = None, name: str | None = None
 ) -> None:
     """Raises InvalidArgumentError unless x != y element-wise."""
-    from tapeshim._src.ops import math_ops
-
     _compare(x, y, math_ops.not_equal, "!=", message)
 
 

@@ -19,15 +19,14 @@ import jax
 from jax import lax
 
 from tapeshim._src import config, dtypes, errors, nest
-from tapeshim._src.control_flow import _Branch, _record, _retire_loop_placeholders
-from tapeshim._src.ops import table
+from tapeshim._src.control_flow import _Branch, _record, _retire_loop_placeholders, _while_loop
+from tapeshim._src.function import function
+from tapeshim._src.ops import array_ops, manip_ops, table
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
 
 def _array_ops() -> Any:
-    from tapeshim._src.ops import array_ops
-
     return array_ops
 
 
@@ -172,9 +171,6 @@ def _loop_with_state(
 ) -> tuple[list[Tensor], list[Tensor] | None]:
     """The traced loop of a step that prints or assigns variables: a `tf.while_loop` (which carries the
     variables and the effects) writing each step's outputs into stacked buffers."""
-    from tapeshim._src.control_flow import _while_loop
-    from tapeshim._src.ops import array_ops, manip_ops
-
     k = len(carry)
     buffers = [array_ops.zeros((n,) + tuple(shape), dtype) for shape, dtype in out_avals]
 
@@ -418,8 +414,6 @@ _EAGER_WRAPPERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def _eager_function(fn: Callable[..., Any], kind: str, make: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
     """A `tapeshim.function` that runs `make()` (cached per `fn` and kind while `fn` lives)."""
-    from tapeshim._src.function import function
-
     try:
         cache = _EAGER_WRAPPERS.setdefault(fn, {})
     except TypeError:  # fn cannot be weakly referenced (a builtin): no cache

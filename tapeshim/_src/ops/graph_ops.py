@@ -14,7 +14,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from tapeshim._src import errors, static_value
-from tapeshim._src.ops import table
+from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -111,8 +111,6 @@ def ensure_shape(x: Any, shape: Any, name: str | None = None) -> Tensor:
       ValueError: inside `tapeshim.function` (TF checks the static shape there).
       TypeError: `shape` is not a shape.
     """
-    from tapeshim._src.ops import math_ops
-
     tensor = convert_to_tensor(x)
     expected = _as_shape(shape)
     if not expected.is_compatible_with(TensorShape(tensor._shape)):
@@ -184,11 +182,8 @@ def get_static_value(tensor: Any, partial: bool = False) -> Any:
 @table.export("identity_n", gradient="jax", dtypes=table.ANY)
 def identity_n(input: Any, name: str | None = None) -> list[Tensor]:  # noqa: A002
     """The identity of each tensor of a list, as `tf.identity_n` (a tensor is unstacked into its rows)."""
-    from tapeshim._src.ops import math_ops
-
     if isinstance(input, (list, tuple)):
         return [math_ops.identity(convert_to_tensor(v)) for v in input]
     tensor = convert_to_tensor(input)
-    from tapeshim._src.ops import array_ops
 
     return [math_ops.identity(t) for t in array_ops.unstack(tensor)]

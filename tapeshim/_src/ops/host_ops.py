@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tapeshim._src import dtypes
+from tapeshim._src import dtypes, errors
 from tapeshim._src.py_function import py_function
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -64,8 +64,6 @@ def numpy_function(
     if isinstance(Tout, (list, tuple)):
         values = list(result) if isinstance(result, (list, tuple)) else [result]
         if len(values) != len(Tout):
-            from tapeshim._src import errors
-
             raise errors.invalid_argument(
                 f"numpy_function {getattr(func, '__name__', 'func')} returned "
                 f"{len(values)} values, but Tout has {len(Tout)} types.",

@@ -17,6 +17,7 @@ from tapeshim._src import dtypes, errors
 from tapeshim._src.ops import random_ops, table
 from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.ops.image_codecs import _bytes_of, _check_channels, _decode, _pil
+from tapeshim._src.ops.image_ops import _host_array
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 
 
@@ -276,8 +277,6 @@ def draw_bounding_boxes(images: Any, boxes: Any, colors: Any, name: str | None =
     Raises:
       InvalidArgumentError: for a rank other than 4, a depth other than 1, 3 or 4, or boxes of a bad shape.
     """
-    from tapeshim._src.ops.image_ops import _host_array
-
     op = "DrawBoundingBoxesV2"
     images_t, boxes_t = convert_to_tensor(images), convert_to_tensor(boxes, dtype=dtypes.float32)
     if len(images_t._shape) != 4:

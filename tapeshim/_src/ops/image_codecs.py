@@ -19,6 +19,7 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.ops import table
+from tapeshim._src.ops.image_ops import convert_image_dtype
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 
@@ -27,7 +28,7 @@ _UNKNOWN = "Unknown image file format. One of JPEG, JPEG XL, PNG, GIF, BMP, WebP
 
 def _pil() -> Any:
     try:
-        from PIL import Image
+        from PIL import Image  # optional dependency (the `images` extra): imported when a codec runs
     except ImportError:  # pragma: no cover - the extra is installed in tests
         raise ImportError("tapeshim's image codecs need Pillow: pip install 'tapeshim[images]'") from None
     return Image
@@ -233,8 +234,6 @@ def decode_image(
     Raises:
       InvalidArgumentError: for bad data or `channels` not in 0, 1, 3, 4.
     """
-    from tapeshim._src.ops.image_ops import convert_image_dtype
-
     out = dtypes.as_dtype(dtype)
     data = _bytes_of(contents)
     wanted = _check_channels(channels, "DecodeImage")

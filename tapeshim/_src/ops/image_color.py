@@ -13,6 +13,7 @@ from tapeshim._src.ops import random_ops, table
 from tapeshim._src.ops.common import gradient_not_registered
 from tapeshim._src.ops.image_common import image_tensor, kernel, run
 from tapeshim._src.ops.image_ops import convert_image_dtype, to_float
+from tapeshim._src.ops.math_ops import cast
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
 _GRAY_WEIGHTS = (0.2989, 0.587, 0.114)
@@ -375,8 +376,6 @@ def _pair(a: Any, b: Any, op_name: str) -> tuple[Tensor, Tensor]:
 
 
 def _max_val(max_val: Any, dtype: dtypes.DType) -> Tensor:
-    from tapeshim._src.ops.math_ops import cast
-
     return convert_image_dtype(cast(convert_to_tensor(max_val), dtype), dtypes.float32)
 
 

@@ -20,7 +20,7 @@ from tapeshim._src.ops.image_color import (
     check_factor_range,
 )
 from tapeshim._src.ops.image_common import image_tensor, kernel, run, static_int
-from tapeshim._src.ops.image_ops import _RANDOM_CROP, _RANDOM_FLIP, _host_array
+from tapeshim._src.ops.image_ops import _RANDOM_CROP, _RANDOM_FLIP, _host_array, random_crop
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 
 
@@ -48,8 +48,6 @@ def stateless_random_crop(value: Any, size: Any, seed: Any, name: str | None = N
     Raises:
       InvalidArgumentError: if `size` has the wrong length or exceeds `value`'s shape.
     """
-    from tapeshim._src.ops.image_ops import random_crop
-
     value_t = convert_to_tensor(value)
     dims = _static_ints(size, "size")
     if len(dims) != len(value_t._shape) or any(d < s for d, s in zip(value_t._shape, dims)):
@@ -450,8 +448,6 @@ def combined_non_max_suppression(
     Raises:
       InvalidArgumentError: for bad shapes.
     """
-    from tapeshim._src.ops.image_ops import _host_array
-
     op = "CombinedNonMaxSuppression"
     boxes_t, scores_t = convert_to_tensor(boxes, dtype=dtypes.float32), convert_to_tensor(scores, dtype=dtypes.float32)
     if len(boxes_t._shape) != 4 or boxes_t._shape[-1] != 4:

@@ -10,8 +10,10 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.ops import random_ops, table
-from tapeshim._src.ops.array_ops import _static_ints
+from tapeshim._src.ops.array_ops import _static_ints, expand_dims
+from tapeshim._src.ops.array_ops import squeeze as squeeze_op
 from tapeshim._src.ops.image_common import image_tensor, kernel, run, static_int
+from tapeshim._src.registry import apply
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 
@@ -154,14 +156,10 @@ _PAD = kernel("Pad", lambda x, pads: jnp.pad(x, pads))
 
 
 def _batched(image: Tensor) -> tuple[Tensor, bool]:
-    from tapeshim._src.ops.array_ops import expand_dims
-
     return (image, False) if len(image._shape) == 4 else (expand_dims(image, 0), True)
 
 
 def _unbatched(image: Tensor, squeeze: bool) -> Tensor:
-    from tapeshim._src.ops.array_ops import squeeze as squeeze_op
-
     return squeeze_op(image, [0]) if squeeze else image
 
 
@@ -372,7 +370,6 @@ def image_gradients(image: Any) -> tuple[Tensor, Tensor]:
     image_t = convert_to_tensor(image)
     if len(image_t._shape) != 4:
         raise ValueError(f"image_gradients expects a 4D tensor [batch_size, h, w, d], not {image_t.shape}.")
-    from tapeshim._src.registry import apply
 
     dy, dx = apply(_IMAGE_GRADIENTS, (image_t,), ())
     return dy, dx
@@ -450,7 +447,7 @@ def non_max_suppression(
     Raises:
       InvalidArgumentError: for bad shapes or an IoU threshold outside [0, 1].
     """
-    from tapeshim._src.ops.image_extra import _nms
+    from tapeshim._src.ops.image_extra import _nms  # import cycle: image_ops <-> image_extra
 
     kept, _ = _nms(boxes, scores, max_output_size, iou_threshold, score_threshold, 0.0, "NonMaxSuppressionV3")
     return constant(np.asarray(kept, np.int32), dtypes.int32)

@@ -23,6 +23,7 @@ from tapeshim._src.ops import table
 from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.ops.common import gradient_not_registered, is_tensor_like
 from tapeshim._src.ops.image_common import host_constant, image_tensor, kernel, run, static_int
+from tapeshim._src.ops.image_ops import pad_to_bounding_box
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
 
@@ -313,8 +314,6 @@ def resize_with_pad(
     Raises:
       ValueError: for a bad rank or a non-positive target size.
     """
-    from tapeshim._src.ops.image_ops import pad_to_bounding_box
-
     image_t = image_tensor(image, at_most=4)
     target_h, target_w = static_int(target_height, "target_height"), static_int(target_width, "target_width")
     if target_w <= 0:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from tapeshim._src import dtypes
-from tapeshim._src.ops import table
-from tapeshim._src.tensor import Tensor
+from tapeshim._src.ops import array_ops, random_ops, table
+from tapeshim._src.tensor import Tensor, constant
 
 
 class Initializer:
@@ -49,8 +49,6 @@ class zeros_initializer(Initializer):  # noqa: N801 - TF's name
     """Fills with zeros, as `tf.zeros_initializer`."""
 
     def __call__(self, shape: Any, dtype: Any = dtypes.float32, **kwargs: Any) -> Tensor:
-        from tapeshim._src.ops import array_ops
-
         _check_kwargs(kwargs)
         return array_ops.zeros(shape, _dtype(dtype))
 
@@ -59,8 +57,6 @@ class ones_initializer(Initializer):  # noqa: N801 - TF's name
     """Fills with ones, as `tf.ones_initializer`."""
 
     def __call__(self, shape: Any, dtype: Any = dtypes.float32, **kwargs: Any) -> Tensor:
-        from tapeshim._src.ops import array_ops
-
         _check_kwargs(kwargs)
         return array_ops.ones(shape, _dtype(dtype))
 
@@ -76,8 +72,6 @@ class constant_initializer(Initializer):  # noqa: N801 - TF's name
         self.value = value
 
     def __call__(self, shape: Any, dtype: Any = None, **kwargs: Any) -> Tensor:
-        from tapeshim._src.tensor import constant
-
         _check_kwargs(kwargs)
         return constant(self.value, dtype=None if dtype is None else dtypes.as_dtype(dtype), shape=shape)
 
@@ -105,8 +99,6 @@ class random_normal_initializer(Initializer):  # noqa: N801 - TF's name
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape: Any, dtype: Any = dtypes.float32, **kwargs: Any) -> Tensor:
-        from tapeshim._src.ops import random_ops
-
         _check_kwargs(kwargs)
         d = _floating(dtype)
         if self.seed is None:
@@ -130,8 +122,6 @@ class random_uniform_initializer(Initializer):  # noqa: N801 - TF's name
         self.minval, self.maxval, self.seed = minval, maxval, seed
 
     def __call__(self, shape: Any, dtype: Any = dtypes.float32, **kwargs: Any) -> Tensor:
-        from tapeshim._src.ops import random_ops
-
         _check_kwargs(kwargs)
         d = _dtype(dtype)
         if not (d.is_floating or d.is_integer):

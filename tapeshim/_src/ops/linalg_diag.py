@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from tapeshim._src import dtypes, errors
-from tapeshim._src.ops import table
+from tapeshim._src.ops import array_ops, table
 from tapeshim._src.ops.common import convert_same_dtype, dtype_check, static_error
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -126,7 +126,6 @@ def matrix_diag(
             "The number of rows or columns is not consistent with the specified d_lower, d_upper, and diagonal.",
             op_name,
         )
-    from tapeshim._src.ops import array_ops
 
     diagonals = d if band else array_ops.expand_dims(d, -2)
     padding = convert_to_tensor(padding_value, dtype=d._dtype)
@@ -166,7 +165,6 @@ def set_diag(
             f"shape: [{','.join(map(str, expected))}]",
             op_name,
         )
-    from tapeshim._src.ops import array_ops
 
     diagonals = d if band else array_ops.expand_dims(d, -2)
     return apply(_set_diag_op, (x, diagonals), (("align", align), ("hi", hi), ("lo", lo)))[0]

@@ -8,8 +8,9 @@ import jax
 import jax.numpy as jnp
 
 from tapeshim._src import errors, runtime_checks
-from tapeshim._src.ops import math_ops, table
+from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.ops.common import convert_same_dtype, dtype_check, static_error
+from tapeshim._src.ops.linalg_diag import matrix_diag
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
@@ -219,8 +220,6 @@ def diag(
     Raises:
       InvalidArgumentError: `k` is not a valid band, or the sizes do not fit the diagonals.
     """
-    from tapeshim._src.ops.linalg_diag import matrix_diag
-
     if (
         isinstance(k, int)
         and k == 0
@@ -287,8 +286,6 @@ def matvec(
     name: str | None = None,
 ) -> Tensor:
     """Matrix-vector product a @ b."""
-    from tapeshim._src.ops import array_ops
-
     b_t = convert_to_tensor(b)
     product = math_ops.matmul(a, array_ops.expand_dims(b_t, -1), transpose_a=transpose_a, adjoint_a=adjoint_a)
     return array_ops.squeeze(product, -1)

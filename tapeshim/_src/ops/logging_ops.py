@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tapeshim._src import dtypes, registry
 from tapeshim._src.ops import table
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
@@ -106,8 +107,6 @@ def print_v2(
     def effect(*arrays: jax.Array) -> jax.Array:
         jax.debug.callback(emit, *arrays, ordered=True)
         return jnp.zeros((), jnp.int32)
-
-    from tapeshim._src import dtypes, registry
 
     (token,) = registry.record(
         lambda *arrays: (effect(*arrays),), ("PrintV2", id(effect)), tuple(tensors), (((), dtypes.int32),), []

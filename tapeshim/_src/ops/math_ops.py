@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from tapeshim._src import dtypes
+from tapeshim._src import dtypes, errors
 from tapeshim._src.ops import table
 from tapeshim._src.ops.common import (
     broadcast_check,
@@ -149,8 +149,6 @@ def _matmul_impl(
 
 def _matmul_check(in_avals: tuple, static: dict) -> None:
     (a_shape, a_dtype), (b_shape, _) = in_avals
-    from tapeshim._src import errors
-
     if len(a_shape) < 2 or len(b_shape) < 2:
         raise errors.invalid_argument(
             f"In[0] and In[1] has different ndims: {list(a_shape)} vs. {list(b_shape)}"
@@ -165,8 +163,6 @@ def _matmul_check(in_avals: tuple, static: dict) -> None:
         text_b = ",".join(str(d) for d in b_shape)
         raise errors.invalid_argument(f"Matrix size-incompatible: In[0]: [{text_a}], In[1]: [{text_b}]", "MatMul")
     try:
-        import numpy as np
-
         np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
     except ValueError:
         raise errors.invalid_argument(
@@ -206,8 +202,6 @@ def reciprocal(x: Any, name: str | None = None) -> Tensor:
     """1 / x element-wise. Integer inputs raise NotFoundError, as TF's CPU kernels do."""
     x = convert_to_tensor(x)
     if x.dtype.is_integer:
-        from tapeshim._src import errors
-
         raise errors.NotFoundError(
             None,
             None,
@@ -309,8 +303,6 @@ _digamma = _unary("digamma", "Digamma", digamma_impl, "f")
 def _no_bfloat16_kernel(x: Tensor, op_name: str) -> None:
     """TF's CPU registers no bfloat16 kernel for Lgamma and Digamma: NotFoundError, as TF."""
     if x._dtype.name == "bfloat16":
-        from tapeshim._src import errors
-
         raise errors.NotFoundError(
             None,
             None,
@@ -447,8 +439,6 @@ _floormod_op = _elementwise_op("FloorMod", floormod_impl, REAL_NUMERIC)
 def _no_complex_kernel(x: Tensor, op_name: str) -> None:
     """TF registers no complex CPU kernel for some ops that allow complex types: NotFoundError, as TF."""
     if x._dtype.is_complex:
-        from tapeshim._src import errors
-
         raise errors.NotFoundError(
             None,
             None,
@@ -464,7 +454,7 @@ def _integer_division(op: OpDef, x: Tensor, y: Tensor) -> Tensor:
     runs (computed under a tape, or traced by `tapeshim.function`) is checked
     inside it (`runtime_checks`), raising the same error after the run.
     """
-    from tapeshim._src import errors, runtime_checks
+    from tapeshim._src import runtime_checks  # import cycle: math_ops -> runtime_checks -> tensor -> math_ops
 
     def host_check(values: Any) -> None:
         if (np.asarray(values) == 0).any():
@@ -525,8 +515,6 @@ def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's
     """
     x, y = convert_same_dtype((x, y), "Pow")
     if y._dtype.is_integer and y._value is not None and bool(jnp.any(y._value < 0)):
-        from tapeshim._src import errors
-
         raise errors.invalid_argument("Integers to negative integer powers are not allowed", "Pow")
     return _pow(x, y)
 
@@ -818,8 +806,6 @@ def tensor_not_equals(x: Any, y: Any) -> Any:
 
 
 def _compare_or_constant(op: Callable, x: Any, y: Any, otherwise: bool) -> Any:
-    import numpy as np
-
     x_t = convert_to_tensor(x)
     y_t = convert_to_tensor(y, dtype_hint=x_t.dtype) if not is_tensor_like(y) else convert_to_tensor(y)
     try:

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from tapeshim._src import errors, runtime_checks
-from tapeshim._src.ops import math_ops, table
+from tapeshim._src.ops import array_ops, math_ops, random_ops, reduction_ops, table
 from tapeshim._src.ops.common import convert_same_dtype, dtype_check
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -370,7 +370,6 @@ def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None, na
     z, x = convert_same_dtype((labels, logits), "SigmoidCrossEntropy")
     if tuple(z._shape) != tuple(x._shape):
         raise ValueError(f"logits and labels must have the same shape ({list(x._shape)} vs {list(z._shape)})")
-    from tapeshim._src.ops import array_ops
 
     zeros = array_ops.zeros_like(x)
     positive = x >= zeros
@@ -483,8 +482,6 @@ def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False, name: 
         math_ops.squared_difference(t, math_ops.stop_gradient(mean)), axis=axes, keepdims=True
     )
     if not keepdims:
-        from tapeshim._src.ops import array_ops
-
         mean = array_ops.squeeze(mean, axes)
         variance = array_ops.squeeze(variance, axes)
     return mean, variance
@@ -508,12 +505,8 @@ def batch_normalization(
 @table.export("nn.embedding_lookup", dtypes=table.ANY, note="IndexedSlices gradients, as TF")
 def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | None = None) -> Tensor:
     """The rows of `params` at `ids`."""
-    from tapeshim._src.ops import array_ops
-
     rows = array_ops.gather(params, ids)
     if max_norm is not None:
-        from tapeshim._src.ops import reduction_ops
-
         rows = reduction_ops.clip_by_norm(rows, max_norm, axes=[-1])
     return rows
 
@@ -521,8 +514,6 @@ def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | No
 @table.export("nn.dropout", gradient="jax", dtypes=table.REAL_FLOAT, note="not TF's random stream")
 def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: Any = None, name: str | None = None) -> Tensor:
     """Zeroes elements with probability `rate` and scales the rest by 1 / (1 - rate)."""
-    from tapeshim._src.ops import array_ops, random_ops
-
     t = convert_to_tensor(x)
     if not t.dtype.is_floating:
         raise ValueError(

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from tapeshim._src.ops import table
+from tapeshim._src.ops import array_ops, math_ops, nn_ops, reduction_ops, table
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
 
@@ -45,8 +45,6 @@ def embedding_lookup_sparse(
       TypeError: `sp_ids` or `sp_weights` is not a SparseTensor.
       ValueError: an unknown combiner.
     """
-    from tapeshim._src.ops import array_ops, math_ops, nn_ops, reduction_ops
-
     if combiner is None:
         combiner = "mean"
     if combiner not in ("mean", "sqrtn", "sum"):

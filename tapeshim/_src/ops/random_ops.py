@@ -308,7 +308,7 @@ class Generator:
         self, shape: Any, counts: Any, probs: Any, dtype: Any = dtypes.int32, name: str | None = None
     ) -> Tensor:
         """Binomial(counts, probs) samples; each call advances the generator."""
-        from tapeshim._src.ops.random_stateless import _binomial_op
+        from tapeshim._src.ops.random_stateless import _binomial_op  # import cycle: random_ops <-> random_stateless
 
         dims = shape_arg(shape, "StatelessRandomBinomial", float_error="attr")
         n = convert_to_tensor(counts, dtype_hint=dtypes.float32)

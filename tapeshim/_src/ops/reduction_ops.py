@@ -13,7 +13,7 @@ from jax import lax
 
 from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.indexed_slices import IndexedSlices
-from tapeshim._src.ops import math_kernels, math_ops, table
+from tapeshim._src.ops import array_ops, linalg_ops, math_kernels, math_ops, nn_ops, table
 from tapeshim._src.ops.common import dtype_check, gradient_not_registered, normalize_axis
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -263,8 +263,6 @@ def norm(
                 math_ops.reduce_sum(magnitude, axis=cols, keepdims=True), axis=axes, keepdims=keep
             )
         if ord == 2:
-            from tapeshim._src.ops import array_ops, linalg_ops
-
             moved = array_ops.transpose(x, [d for d in range(len(x._shape)) if d not in (rows, cols)] + [rows, cols])
             largest = math_ops.reduce_max(linalg_ops.svd(moved, compute_uv=False), axis=-1)
             if keep:
@@ -323,7 +321,6 @@ def clip_by_norm(
         clip_norm = math_ops.cast(math_ops.maximum(clip_norm, 0), t.dtype)
     l2sum = math_ops.reduce_sum(t * t, axis=axes, keepdims=True)
     positive = l2sum > 0
-    from tapeshim._src.ops import array_ops
 
     l2sum_safe = array_ops.where(positive, l2sum, array_ops.ones_like(l2sum))
     l2norm = array_ops.where(positive, math_ops.sqrt(l2sum_safe), l2sum)
@@ -336,7 +333,6 @@ def global_norm(t_list: Sequence[Any], name: str | None = None) -> Tensor:
     tensors = [convert_to_tensor(t.values if isinstance(t, IndexedSlices) else t) for t in t_list if t is not None]
     if not tensors:
         return convert_to_tensor(0.0)
-    from tapeshim._src.ops import array_ops, nn_ops
 
     half_squared_norm = math_ops.reduce_sum(array_ops.stack([nn_ops.l2_loss(t) for t in tensors]))
     return math_ops.sqrt(half_squared_norm * 2.0)
@@ -423,8 +419,6 @@ def unsorted_segment_mean(data: Any, segment_ids: Any, num_segments: Any, name: 
     float64 (float32 for 8- and 16-bit integers), and complex data raises TF's
     error (its `maximum` has no complex kernel).
     """
-    from tapeshim._src.ops import array_ops
-
     data_t, ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
     summed = unsorted_segment_sum(data_t, ids, num_segments)
     counts = unsorted_segment_sum(array_ops.ones(ids._shape, data_t.dtype), ids, num_segments)

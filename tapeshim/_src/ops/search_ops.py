@@ -10,7 +10,7 @@ import numpy as np
 from jax import lax
 
 from tapeshim._src import dtypes, errors
-from tapeshim._src.ops import table
+from tapeshim._src.ops import array_ops, table
 from tapeshim._src.ops.common import attr_error, convert_same_dtype
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.static_value import known_value
@@ -65,7 +65,6 @@ def searchsorted(
     val_rows = int(np.prod(vals._shape[:-1], dtype=np.int64))
     if seq_rows != val_rows:
         raise errors.invalid_argument("Leading dim_size of both tensors must match.", op_name)
-    from tapeshim._src.ops import array_ops
 
     seq2 = array_ops.reshape(seq, [seq_rows, seq._shape[-1]])
     vals2 = array_ops.reshape(vals, [val_rows, vals._shape[-1]])

@@ -13,6 +13,8 @@ from tapeshim._src import dtypes, errors
 from tapeshim._src.ops import table
 from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.ops.image_common import host_constant, kernel, run, static_int
+from tapeshim._src.ops.manip_ops import pad
+from tapeshim._src.ops.math_ops import multiply
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 
 _COMPLEX_OF = {"float32": dtypes.complex64, "float64": dtypes.complex128}
@@ -320,8 +322,6 @@ def stft(
     Raises:
       ValueError: for a scalar or non-float signal.
     """
-    from tapeshim._src.ops.math_ops import multiply
-
     signals_t = convert_to_tensor(signals)
     if len(signals_t._shape) < 1:
         raise ValueError("Shape must have rank at least 1 but is rank 0")
@@ -347,9 +347,6 @@ def inverse_stft(
     Raises:
       ValueError: for a rank below 2.
     """
-    from tapeshim._src.ops.manip_ops import pad
-    from tapeshim._src.ops.math_ops import multiply
-
     stfts_t = convert_to_tensor(stfts)
     if len(stfts_t._shape) < 2:
         raise ValueError(f"Shape must have rank at least 2 but is rank {len(stfts_t._shape)}")
@@ -480,8 +477,6 @@ def dct(
       ValueError: for a bad type, norm or `n`, or a non-float input.
       NotImplementedError: for `axis` other than -1, as TF.
     """
-    from tapeshim._src.ops.manip_ops import pad
-
     x = convert_to_tensor(input)
     if type not in (1, 2, 3, 4):
         raise ValueError(f"Types I, II, III and IV (I)DCT are supported. Got type: {type}")
@@ -530,8 +525,6 @@ def mfccs_from_log_mel_spectrograms(log_mel_spectrograms: Any, name: str | None 
     Raises:
       ValueError: for a scalar input or no mel bins.
     """
-    from tapeshim._src.ops.math_ops import multiply
-
     x = convert_to_tensor(log_mel_spectrograms)
     if len(x._shape) < 1:
         raise ValueError("Shape must have rank at least 1 but is rank 0")

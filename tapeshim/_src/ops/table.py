@@ -141,8 +141,8 @@ def render_markdown() -> str:
 
 
 def _main() -> None:
-    import tapeshim  # noqa: F401 - registers every op
-    from tapeshim._src.ops import table as registered  # the imported module, not this __main__ copy
+    import tapeshim  # noqa: F401 - registers every op; import cycle: tapeshim imports this table
+    from tapeshim._src.ops import table as registered  # import cycle: this __main__ copy is not the imported module
 
     print(registered.render_markdown(), end="")
 
