@@ -11,7 +11,7 @@ import itertools
 import math
 import queue
 import threading
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, SupportsInt
 
 import numpy as np
 
@@ -222,7 +222,7 @@ class Dataset(DatasetTransforms):
 
     @staticmethod
     def list_files(
-        file_pattern: Any, shuffle: bool | None = None, seed: Any = None, name: str | None = None
+        file_pattern: Any, shuffle: bool | None = None, seed: SupportsInt | None = None, name: str | None = None
     ) -> "Dataset":
         """The file names matching glob pattern(s), as strings (shuffled unless `shuffle=False`).
 
@@ -262,8 +262,8 @@ class Dataset(DatasetTransforms):
         self,
         batch_size: int,
         drop_remainder: bool = False,
-        num_parallel_calls: Any = None,
-        deterministic: Any = None,
+        num_parallel_calls: int | None = None,
+        deterministic: bool | None = None,
         name: str | None = None,
     ) -> "Dataset":
         """Stacks consecutive elements into batches of `batch_size` (the last may be smaller)."""
@@ -292,8 +292,8 @@ class Dataset(DatasetTransforms):
     def map(
         self,
         map_func: Callable[..., Any],
-        num_parallel_calls: Any = None,
-        deterministic: Any = None,
+        num_parallel_calls: int | None = None,
+        deterministic: bool | None = None,
         name: str | None = None,
     ) -> "Dataset":
         """Applies `map_func` to every element (a tuple element is passed unpacked)."""
@@ -319,7 +319,7 @@ class Dataset(DatasetTransforms):
 
         return Dataset(iterate, UNKNOWN if self._cardinality != INFINITE else INFINITE, self._element_spec)
 
-    def repeat(self, count: Any = None, name: str | None = None) -> "Dataset":
+    def repeat(self, count: SupportsInt | None = None, name: str | None = None) -> "Dataset":
         """Repeats the dataset `count` times (forever when None or -1)."""
         times = None if count is None or int(count) < 0 else int(count)
 
@@ -400,7 +400,7 @@ class Dataset(DatasetTransforms):
 
         return Dataset(iterate, self._cardinality, self._element_spec)
 
-    def prefetch(self, buffer_size: Any, name: str | None = None) -> "Dataset":
+    def prefetch(self, buffer_size: SupportsInt, name: str | None = None) -> "Dataset":
         """Produces up to `buffer_size` elements ahead in a background thread, as `tf.data`'s prefetch.
 
         Args:

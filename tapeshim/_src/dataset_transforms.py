@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, SupportsInt
 
 import numpy as np
 
@@ -124,7 +124,7 @@ class DatasetTransforms:
         ) -> Dataset: ...
 
     # -- combining ------------------------------------------------------------------------------------
-    def concatenate(self, dataset: Any, name: str | None = None) -> Any:
+    def concatenate(self, dataset: Dataset, name: str | None = None) -> Any:
         """This dataset's elements followed by `dataset`'s (same structure and dtypes).
 
         Raises:
@@ -152,10 +152,10 @@ class DatasetTransforms:
     def interleave(
         self,
         map_func: Callable[..., Any],
-        cycle_length: Any = None,
-        block_length: Any = None,
-        num_parallel_calls: Any = None,
-        deterministic: Any = None,
+        cycle_length: SupportsInt | None = None,
+        block_length: SupportsInt | None = None,
+        num_parallel_calls: int | None = None,
+        deterministic: bool | None = None,
         name: str | None = None,
     ) -> Any:
         """Interleaves the datasets `map_func` makes, `block_length` elements from each in a cycle.
@@ -210,11 +210,11 @@ class DatasetTransforms:
 
     @staticmethod
     def sample_from_datasets(
-        datasets: Any,
+        datasets: Sequence[Dataset],
         weights: Any = None,
-        seed: Any = None,
+        seed: SupportsInt | None = None,
         stop_on_empty_dataset: bool = False,
-        rerandomize_each_iteration: Any = None,
+        rerandomize_each_iteration: bool | None = None,
     ) -> Any:
         """Elements drawn at random from `datasets` with probabilities `weights` (uniform by default)."""
         count = len(datasets)
@@ -246,7 +246,9 @@ class DatasetTransforms:
         return _dataset_class()(iterate, UNKNOWN, spec)
 
     @staticmethod
-    def choose_from_datasets(datasets: Any, choice_dataset: Any, stop_on_empty_dataset: bool = True) -> Any:
+    def choose_from_datasets(
+        datasets: Sequence[Dataset], choice_dataset: Dataset, stop_on_empty_dataset: bool = True
+    ) -> Any:
         """The element of `datasets[i]` for each int64 `i` of `choice_dataset`.
 
         Raises:
@@ -355,7 +357,12 @@ class DatasetTransforms:
         return _dataset_class()(iterate, card, out_spec)
 
     def window(
-        self, size: int, shift: Any = None, stride: int = 1, drop_remainder: bool = False, name: str | None = None
+        self,
+        size: int,
+        shift: SupportsInt | None = None,
+        stride: int = 1,
+        drop_remainder: bool = False,
+        name: str | None = None,
     ) -> Any:
         """Windows of `size` elements (every `stride`-th), starting every `shift` elements, as nested datasets.
 
@@ -412,7 +419,7 @@ class DatasetTransforms:
         return dataset_class(iterate, card, out_spec)
 
     # -- selecting ------------------------------------------------------------------------------------
-    def shard(self, num_shards: Any, index: Any, name: str | None = None) -> Any:
+    def shard(self, num_shards: SupportsInt, index: SupportsInt, name: str | None = None) -> Any:
         """Every `num_shards`-th element, starting at `index`.
 
         Raises:
@@ -488,7 +495,7 @@ class DatasetTransforms:
         self,
         key_func: Callable[..., Any],
         reduce_func: Callable[[Any, Any], Any],
-        window_size: Any = None,
+        window_size: SupportsInt | None = None,
         window_size_func: Callable[[Any], Any] | None = None,
         name: str | None = None,
     ) -> Any:
@@ -504,8 +511,9 @@ class DatasetTransforms:
             raise ValueError("Either the `window_size` argument or the `window_size_func` argument must be specified.")
 
         def size_of(key: Any) -> int:
-            if window_size_func is None:
+            if window_size is not None:
                 return int(window_size)
+            assert window_size_func is not None, "exactly one of the two is given (checked above)"
             return _as_int64(window_size_func(key), "window_size_func")
 
         spec = self.element_spec
@@ -612,7 +620,7 @@ class DatasetTransforms:
         class_func: Callable[..., Any],
         target_dist: Any,
         initial_dist: Any = None,
-        seed: Any = None,
+        seed: SupportsInt | None = None,
         name: str | None = None,
     ) -> Any:
         """`(class, element)` pairs whose classes follow `target_dist`, by rejection.
@@ -714,7 +722,9 @@ class DatasetTransforms:
         return _dataset_class()(iterate, expected, self._element_spec)
 
     @staticmethod
-    def random(seed: Any = None, rerandomize_each_iteration: Any = None, name: str | None = None) -> Any:
+    def random(
+        seed: SupportsInt | None = None, rerandomize_each_iteration: bool | None = None, name: str | None = None
+    ) -> Any:
         """Random int64 scalars in [0, 2**32) forever (not TF's stream)."""
         base = int(np.asarray(_seed_key(seed))[-1])
         passes = itertools.count()
@@ -738,7 +748,7 @@ class DatasetTransforms:
             raise TypeError(f"`transformation_func` must return a `tf.data.Dataset` object. Got {type(result)}.")
         return result
 
-    def with_options(self, options: Any, name: str | None = None) -> Any:
+    def with_options(self, options: Options, name: str | None = None) -> Any:
         """The same dataset carrying `options` (merged with options set before)."""
         if not isinstance(options, Options):
             raise TypeError(f"`options` must be a `tf.data.Options`, got {type(options)}.")

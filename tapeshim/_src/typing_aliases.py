@@ -6,6 +6,7 @@ accepts. They are aliases only: nothing here converts or checks a value at run t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex, TypeAlias, Union
 
@@ -33,7 +34,10 @@ TensorShapeLike: TypeAlias = Union["TensorShape", Iterable[Union[SupportsIndex, 
 """What `tf.TensorShape(...)` and `tf.TensorSpec`'s shape accept: a shape, dimensions (`None` unknown, the
 others anything with `__index__`), or `None` for an unknown rank. (A bare int is not a shape here.)"""
 
+PathLike: TypeAlias = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]", "Tensor", "Variable"]
+"""What `tf.io.gfile` and the file ops accept as a path: text, bytes, an `os.PathLike`, or a scalar string tensor."""
+
 AxisLike: TypeAlias = Union[int, Sequence[int], "Tensor", None]
 """A reduction axis: one axis, several axes, an integer tensor of axes, or `None` for all."""
 
-__all__ = ["AxisLike", "DTypeLike", "ShapeLike", "TensorLike", "TensorShapeLike"]
+__all__ = ["AxisLike", "DTypeLike", "PathLike", "ShapeLike", "TensorLike", "TensorShapeLike"]

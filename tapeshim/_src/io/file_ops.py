@@ -11,6 +11,7 @@ from tapeshim._src import errors
 from tapeshim._src.io.gfile import path_text
 from tapeshim._src.ops import table
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor
+from tapeshim._src.typing_aliases import PathLike
 
 
 def scalar_path(value: Any, op: str, argument: str = "filename") -> str:
@@ -28,7 +29,7 @@ def scalar_path(value: Any, op: str, argument: str = "filename") -> str:
     return path_text(tensor.numpy())
 
 
-def read_file(filename: Any, name: str | None = None) -> StringTensor:
+def read_file(filename: PathLike, name: str | None = None) -> StringTensor:
     """The contents of file `filename` as a scalar `tf.string` tensor.
 
     Raises:
@@ -44,7 +45,7 @@ def read_file(filename: Any, name: str | None = None) -> StringTensor:
     return StringTensor(np.array(data, dtype=object))
 
 
-def write_file(filename: Any, contents: Any, name: str | None = None) -> None:
+def write_file(filename: PathLike, contents: Any, name: str | None = None) -> None:
     """Writes scalar string `contents` to `filename`, creating missing parent directories (as TF).
 
     Raises:

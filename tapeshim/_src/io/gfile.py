@@ -12,19 +12,18 @@ import shutil
 from typing import Any, Iterator, NamedTuple
 
 from tapeshim._src import errors
+from tapeshim._src.typing_aliases import PathLike
 
 
-def path_text(path: Any) -> str:
+def path_text(path: PathLike) -> str:
     """`path` (str, bytes, `os.PathLike` or a scalar string tensor) as a local path string.
 
     Raises:
       UnimplementedError: for a scheme other than `file://`.
     """
-    if hasattr(path, "numpy") and not isinstance(path, (str, bytes)):
-        path = path.numpy()
-    path = os.fspath(path)
-    if isinstance(path, bytes):
-        path = path.decode("utf-8")
+    raw = path.numpy() if hasattr(path, "numpy") and not isinstance(path, (str, bytes)) else path
+    fs_path = os.fspath(raw)
+    path = fs_path.decode("utf-8") if isinstance(fs_path, bytes) else fs_path
     if "://" in path:
         scheme, rest = path.split("://", 1)
         if scheme != "file":
@@ -47,17 +46,17 @@ class FileStatistics(NamedTuple):
     is_directory: bool
 
 
-def exists(path: Any) -> bool:
+def exists(path: PathLike) -> bool:
     """Whether `path` exists."""
     return os.path.exists(path_text(path))
 
 
-def isdir(path: Any) -> bool:
+def isdir(path: PathLike) -> bool:
     """Whether `path` is a directory."""
     return os.path.isdir(path_text(path))
 
 
-def stat(path: Any) -> FileStatistics:
+def stat(path: PathLike) -> FileStatistics:
     """Length, modification time (ns) and kind of `path`.
 
     Raises:
@@ -71,7 +70,7 @@ def stat(path: Any) -> FileStatistics:
     return FileStatistics(info.st_size, info.st_mtime_ns, os.path.isdir(name))
 
 
-def listdir(path: Any) -> list[str]:
+def listdir(path: PathLike) -> list[str]:
     """The names in directory `path` (no `.`/`..`).
 
     Raises:
@@ -83,7 +82,7 @@ def listdir(path: Any) -> list[str]:
     return os.listdir(name)
 
 
-def mkdir(path: Any) -> None:
+def mkdir(path: PathLike) -> None:
     """Creates directory `path` (its parent must exist; an existing directory is fine).
 
     Raises:
@@ -99,7 +98,7 @@ def mkdir(path: Any) -> None:
         raise _os_error(exc, name) from None
 
 
-def makedirs(path: Any) -> None:
+def makedirs(path: PathLike) -> None:
     """Creates directory `path` and any missing parents."""
     name = path_text(path)
     try:
@@ -108,7 +107,7 @@ def makedirs(path: Any) -> None:
         raise _os_error(exc, name) from None
 
 
-def remove(path: Any) -> None:
+def remove(path: PathLike) -> None:
     """Deletes file `path`.
 
     Raises:
@@ -124,7 +123,7 @@ def remove(path: Any) -> None:
         raise _os_error(exc, name) from None
 
 
-def rmtree(path: Any) -> None:
+def rmtree(path: PathLike) -> None:
     """Deletes directory `path` and everything under it.
 
     Raises:
@@ -144,7 +143,7 @@ def _check_target(target: str, overwrite: bool) -> None:
         raise errors.AlreadyExistsError(None, None, "file already exists")
 
 
-def copy(src: Any, dst: Any, overwrite: bool = False) -> None:
+def copy(src: PathLike, dst: PathLike, overwrite: bool = False) -> None:
     """Copies file `src` to `dst`.
 
     Raises:
@@ -159,7 +158,7 @@ def copy(src: Any, dst: Any, overwrite: bool = False) -> None:
         raise _os_error(exc, source if not os.path.exists(source) else target) from None
 
 
-def rename(src: Any, dst: Any, overwrite: bool = False) -> None:
+def rename(src: PathLike, dst: PathLike, overwrite: bool = False) -> None:
     """Renames (moves) `src` to `dst`.
 
     Raises:
@@ -174,19 +173,19 @@ def rename(src: Any, dst: Any, overwrite: bool = False) -> None:
         raise _os_error(exc, source if not os.path.exists(source) else target) from None
 
 
-def glob(pattern: Any) -> list[str]:
+def glob(pattern: PathLike) -> list[str]:
     """The paths matching `pattern` (`*`, `?`, `[...]`; a list of patterns gives all their matches)."""
     if isinstance(pattern, (list, tuple)):
         return [name for p in pattern for name in glob(p)]
     return _glob.glob(path_text(pattern))
 
 
-def join(path: Any, *paths: Any) -> str:
+def join(path: PathLike, *paths: Any) -> str:
     """Joins path components (a component starting with `/` restarts the path, as `os.path.join`)."""
     return os.path.join(path_text(path), *[path_text(p) for p in paths])
 
 
-def walk(top: Any, topdown: bool = True, onerror: Any = None) -> Iterator[tuple[str, list[str], list[str]]]:
+def walk(top: PathLike, topdown: bool = True, onerror: Any = None) -> Iterator[tuple[str, list[str], list[str]]]:
     """(directory, subdirectory names, file names) for `top` and every directory under it.
 
     A `top` that is not a directory gives nothing.

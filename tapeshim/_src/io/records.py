@@ -16,6 +16,7 @@ from typing import Any, Iterator
 from tapeshim._src import errors
 from tapeshim._src.io import gfile
 from tapeshim._src.io.crc32c import masked_crc32c
+from tapeshim._src.typing_aliases import PathLike
 
 _COMPRESSIONS = {"": "", "NONE": "", "ZLIB": "ZLIB", "GZIP": "GZIP"}
 
@@ -157,7 +158,7 @@ class TFRecordWriter:
       NotFoundError: the directory of `path` does not exist.
     """
 
-    def __init__(self, path: Any, options: Any = None) -> None:
+    def __init__(self, path: PathLike, options: Any = None) -> None:
         if not isinstance(options, TFRecordOptions):
             options = TFRecordOptions(options or None)
         self._kind = _COMPRESSIONS[options.compression_type or ""]
@@ -237,7 +238,7 @@ class _Stream:
         self._file.close()
 
 
-def read_records(path: Any, compression_type: str = "") -> Iterator[bytes]:
+def read_records(path: PathLike, compression_type: str = "") -> Iterator[bytes]:
     """The records of a TFRecord file, their checksums verified.
 
     Raises:
