@@ -10,7 +10,8 @@ import jax
 import jax.extend.core
 import numpy as np
 
-from tapeshim._src import errors, nest, registry, replay, runtime_checks
+from tapeshim._src import control_flow, errors, nest, registry, replay, runtime_checks
+from tapeshim._src.autograph.operators import UndefinedAfterLoop
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.function_graph import FuncGraph
 from tapeshim._src.function_host_inputs import HostFeed
@@ -109,8 +110,6 @@ def _type_text(value: Any) -> str:
 
 def _check_no_leaked_tensors(plan: replay.Plan, roots: list[Tensor]) -> None:
     """TF's `TypeError` when a function uses a tensor leaked out of another function's trace."""
-    from tapeshim._src import control_flow
-
     for step in plan.node_steps():  # a loop body's tensor used after the loop (appended to a list): TF's error
         if step.fn is control_flow.use_of_loop_tensor:
             raise control_flow.InaccessibleTensorError(control_flow.OUT_OF_SCOPE_MESSAGE)
@@ -181,8 +180,6 @@ class ConcreteFunction:
             if isinstance(leaf, Variable):
                 leaf = trace.read_variable(leaf)
             elif not isinstance(leaf, Tensor):
-                from tapeshim._src.autograph.operators import UndefinedAfterLoop
-
                 if isinstance(leaf, UndefinedAfterLoop):
                     leaf._fail()  # TF's error for a dataset loop's target read after the loop
                 try:

@@ -18,8 +18,10 @@ import numpy as np
 from jax import lax
 
 from tapeshim._src import errors, nest, replay
+from tapeshim._src.autograph.loop_gradient import reverse_differentiable_while
 from tapeshim._src.dtypes import int32
 from tapeshim._src.node import Node, OpKey
+from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.recorded_call import record_call
 from tapeshim._src.state import _thread_state, next_tensor_id
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -110,8 +112,6 @@ class _Branch:
 
 def _effect_token(effects: Sequence[Tensor]) -> Tensor:
     """One int32 zero that depends on every effect in `effects` (none: a constant zero)."""
-    from tapeshim._src.ops import math_ops
-
     token = convert_to_tensor(np.zeros((), np.int32))
     for effect in effects:
         token = math_ops.add(token, effect)
@@ -320,10 +320,8 @@ def switch_case(
     if not _is_traced(index):
         position = int(index)
         return fns[position]() if 0 <= position < len(fns) else default()
-    from tapeshim._src.ops import math_ops
 
     in_range = math_ops.logical_and(index >= 0, index < len(fns))
-    from tapeshim._src.ops import array_ops
 
     selector = array_ops.where(in_range, math_ops.cast(index, "int32"), len(fns))
     return _switch(
@@ -363,8 +361,6 @@ def _trace_loop(
         return cond(*nest.pack_sequence_as(values, list(xs[:n])))
 
     def body_fn(*xs: Tensor) -> Any:
-        from tapeshim._src.ops import math_ops
-
         enter(xs)
         effects_before = len(trace.effects)
         result = as_structure(body(*nest.pack_sequence_as(values, list(xs[:n]))))
@@ -488,8 +484,6 @@ def _while_loop(
             )
             return counted[1]
         if steps is None and dynamic_gradient and not has_effects:
-            from tapeshim._src.autograph.loop_gradient import reverse_differentiable_while
-
             return reverse_differentiable_while(
                 lambda carry, c: cond_branch.run(carry, [c[i] for i in cond_caps])[0],
                 lambda carry, c: tuple(body_branch.run(carry, [c[i] for i in body_caps])),

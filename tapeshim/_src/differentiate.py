@@ -15,12 +15,12 @@ from typing import Any, Callable, Sequence
 import jax
 import jax.numpy as jnp
 
-from tapeshim._src import errors, replay
+from tapeshim._src import errors, replay, replay_eager
 from tapeshim._src.node import OpKey, static_of
 from tapeshim._src.plan_steps import LeafStep, NodeStep
 from tapeshim._src.recorded_call import record_call, trackers
 from tapeshim._src.replay import Plan
-from tapeshim._src.state import _thread_state
+from tapeshim._src.state import DifferentiationMode, _thread_state
 from tapeshim._src.tensor import Tensor
 from tapeshim._src.variable import Variable
 
@@ -248,8 +248,6 @@ def _compiled_tier(recorder: Any, key: Any, plan: Plan) -> bool:
 
 
 def _per_op_gradient(request: Request, source_avals: tuple, seeds: Sequence[Tensor | None]) -> tuple:
-    from tapeshim._src import replay_eager
-
     return replay_eager.gradient(
         request.plan,
         request.connected,
@@ -292,20 +290,15 @@ def _make_program(
             values = evaluate(leaf_values, eps)
             return [values[k] for k in trainable], values
 
-        from tapeshim._src.ops.math_ops import MODE
-
         eps0 = [jnp.zeros(shape, dtype._np) for shape, dtype in source_avals]
         # Ops with TF-specific reverse rules (custom_vjp) use plain JAX in forward mode; a reverse-mode
         # program keeps its reverse rules (and so its values) when an outer forward accumulator
         # differentiates it (forward over backward).
-        saved, MODE.forward = MODE.forward, mode == JVP
-        try:
+        with DifferentiationMode(forward=mode == JVP):
             if mode == JVP:
                 (outs, aux), (tangents_out, _) = jax.jvp(f, (eps0,), (list(seeds),))
                 return aux, tangents_out
             return reverse(f, eps0, seeds)
-        finally:
-            MODE.forward = saved
 
     def reverse(f: Callable, eps0: list, seeds: list) -> tuple:
         outs, pullback, aux = jax.vjp(f, eps0, has_aux=True)

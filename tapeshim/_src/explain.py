@@ -249,7 +249,7 @@ def _structural_zeros(request: Any) -> set[int]:
     """Connected sources whose gradient program output is a constant zero (independent of every input)."""
     if not request.connected:
         return set()
-    from tapeshim._src import tape_views
+    from tapeshim._src import tape_views  # import cycle: explain <-> tape_views
 
     try:
         program, args = tape_views.gradient_program(request)

@@ -233,7 +233,7 @@ def after_gradient(tape: Any, target: Any, sources: Any, results: list) -> None:
         tuple(r is not None for r in results),
     )
     if options.log_none and any(r is None for r in results):
-        from tapeshim._src import explain  # imports the op modules: only when asked
+        from tapeshim._src import explain  # import cycle: explain_hooks <-> explain (via tensor)
 
         explain.log_nones(tape, target, sources, results)
 

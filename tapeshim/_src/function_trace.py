@@ -16,7 +16,7 @@ from tapeshim._src import errors, registry
 from tapeshim._src.dtypes import DType
 from tapeshim._src.function_host_inputs import HostInputs
 from tapeshim._src.node import Node, OpKey
-from tapeshim._src.ops import random_ops
+from tapeshim._src.ops import math_ops, random_ops
 from tapeshim._src.state import _thread_state, next_tensor_id
 from tapeshim._src.tape import Recorder
 from tapeshim._src.tensor import Tensor, concrete
@@ -183,7 +183,6 @@ class FunctionTrace(Recorder):
             return tensor
         # State stops gradients: the read has the assigned value, but its gradient goes to the
         # variable (as a read of it), not through the assignment.
-        from tapeshim._src.ops import math_ops
 
         stop = math_ops.stop_gradient
         return math_ops.add(stop(pending[1]), math_ops.subtract(tensor, stop(tensor)))

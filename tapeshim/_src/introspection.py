@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Hashable
 
-from tapeshim._src import function, registry, replay
+from tapeshim._src import explain_hooks, function, registry, replay
 from tapeshim._src.node import op_type_of
 
 
@@ -106,7 +106,5 @@ def explain_none_gradients(enabled: bool = True) -> None:
     Args:
       enabled: True to turn the logging (and line keeping) on, False to turn it off.
     """
-    from tapeshim._src import explain_hooks
-
     explain_hooks.options.log_none = bool(enabled)
     explain_hooks.set_sites(enabled)

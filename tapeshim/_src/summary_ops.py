@@ -12,16 +12,19 @@ from __future__ import annotations
 import contextlib
 import struct
 import threading
+import time
 from typing import Any, Callable, Iterator, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import dtypes, errors
+from tapeshim._src import dtypes, errors, registry
+from tapeshim._src.distribute import strategy as distribute
+from tapeshim._src.io.gfile import path_text
 from tapeshim._src.module import current_scope
 from tapeshim._src.node import OpKey
-from tapeshim._src.ops import table
+from tapeshim._src.ops import math_ops, table
 from tapeshim._src.state import _thread_state
 from tapeshim._src.summary_proto import (
     DT_DOUBLE,
@@ -36,6 +39,7 @@ from tapeshim._src.summary_proto import (
     tensor_proto,
 )
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.tf_logging import warn_first_n
 
 _DEFAULT_BUCKETS = 30
 
@@ -124,8 +128,6 @@ class _FileWriter(SummaryWriter):
         self._closed = True
 
     def _write(self, value: Any, step: int) -> None:
-        import time
-
         event = Event(wall_time=time.time(), step=int(step))
         if isinstance(value, Summary):  # a whole Summary (write_raw_pb)
             event.summary.CopyFrom(value)
@@ -168,8 +170,6 @@ def create_file_writer(
       filename_suffix: appended to the file name (default ".v2").
       name, experimental_trackable, experimental_mesh: accepted for compatibility.
     """
-    from tapeshim._src.io.gfile import path_text
-
     return _FileWriter(
         path_text(logdir),
         10 if max_queue is None else max_queue,
@@ -236,8 +236,6 @@ def trace_on(graph: bool = True, profiler: bool = False, profiler_outdir: str | 
 
     Logs a warning (once per call site) saying so; `jax.profiler` traces what runs.
     """
-    from tapeshim._src.tf_logging import warn_first_n
-
     warn_first_n(
         "tf.summary.trace_on: tapeshim records no TF graph or profiler trace (it runs JAX programs); "
         "trace_export will write nothing. Use jax.profiler for a trace of what runs.",
@@ -308,14 +306,10 @@ def _summary(tag: str, build: Callable[[np.ndarray], SummaryValue | list], data:
             write(host, np.asarray(_as_tensor(step).value), True)
         return constant(keep, dtypes.bool_)
 
-    from tapeshim._src import registry
-
     step_tensor = _as_tensor(step)
     keep_tensor = convert_to_tensor(condition, dtypes.bool_) if not isinstance(condition, Tensor) else condition
     replica = _replica_id()
     if replica is not None:  # as TF: inside strategy.run, only the first replica's summaries are written
-        from tapeshim._src.ops import math_ops
-
         keep_tensor = math_ops.logical_and(keep_tensor, math_ops.equal(replica, 0))
     if isinstance(data_tensor, np.ndarray) or _is_host(data_tensor):  # host strings: fixed when traced
         fixed = data_tensor if isinstance(data_tensor, np.ndarray) else np.asarray(data_tensor.numpy())
@@ -343,8 +337,6 @@ def _summary(tag: str, build: Callable[[np.ndarray], SummaryValue | list], data:
 
 def _replica_id() -> Any:
     """This replica's index inside `strategy.run` over several replicas, else None."""
-    from tapeshim._src.distribute import strategy as distribute
-
     context = distribute.get_replica_context()
     if context is None or isinstance(context, distribute._DefaultReplicaContext):
         return None

@@ -9,9 +9,10 @@ from typing import Any, Iterator
 import jax.numpy as jnp
 
 from tapeshim._src import differentiate as diff
-from tapeshim._src import errors, nest, registry, replay, tf_logging
+from tapeshim._src import errors, explain, nest, registry, replay, tape_views, tf_logging
 from tapeshim._src import explain_hooks as _explain_hooks  # EXPLAIN: tape events for tape.explain
 from tapeshim._src.indexed_slices import IndexedSlices
+from tapeshim._src.ops import array_ops
 from tapeshim._src.ops.common import broadcast_check, tf_type_name
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import Epoch, _thread_state, live_recorders
@@ -390,32 +391,22 @@ class GradientTape(Recorder):
     # -- EXPLAIN: debugging views, implemented in explain.py and tape_views.py ------------------
     def explain(self, target: Any = None, sources: Any = None) -> Any:
         """Why each source's gradient is None or zero; see `tapeshim._src.explain.explain`."""
-        from tapeshim._src import explain
-
         return explain.explain(self, target, sources)
 
     def summary(self, target: Any = None, sources: Any = None, print_fn: Any = print) -> str:
         """Prints the recorded slice as an op listing; see `tapeshim._src.tape_views.summary`."""
-        from tapeshim._src import tape_views
-
         return tape_views.summary(self, target, sources, print_fn)
 
     def as_jaxpr(self, target: Any = None, sources: Any = None) -> Any:
         """The jaxpr of the program `gradient` runs; see `tapeshim._src.tape_views.as_jaxpr`."""
-        from tapeshim._src import tape_views
-
         return tape_views.as_jaxpr(self, target, sources)
 
     def as_stablehlo(self, target: Any = None, sources: Any = None) -> str:
         """The StableHLO text of the program `gradient` runs; see `tapeshim._src.tape_views`."""
-        from tapeshim._src import tape_views
-
         return tape_views.as_stablehlo(self, target, sources)
 
     def to_dot(self, target: Any = None, sources: Any = None) -> Any:
         """The recorded slice as Graphviz DOT text; see `tapeshim._src.tape_views.to_dot`."""
-        from tapeshim._src import tape_views
-
         return tape_views.to_dot(self, target, sources)
 
     # -- end EXPLAIN ------------------------------------------------------------------------------
@@ -445,8 +436,6 @@ def _filled(source: Any, fill: int) -> Tensor:
 
 
 def _filled_shape(shape: tuple, fill: int, dtype: Any) -> Tensor:
-    from tapeshim._src.ops import array_ops  # the op table imports this module's users
-
     return array_ops._filled(shape, fill, dtype)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from tapeshim._src import dtypes
 from tapeshim._src import explain_hooks as _explain_hooks  # EXPLAIN: tape events for tape.explain
+from tapeshim._src.config_device import tf_device_name
 from tapeshim._src.dtypes import DType
 from tapeshim._src.node import Node  # registry, control_flow and function_trace import it from here
 from tapeshim._src.shape import TensorShape
@@ -250,8 +251,6 @@ class Tensor(TensorOperators):
     def device(self) -> str:
         """The name of the device holding the tensor, as TF names it (where `tf.device` placed it)."""
         if isinstance(self._value, jax.Array) and not isinstance(self._value, jax.core.Tracer):
-            from tapeshim._src.config_device import tf_device_name
-
             return tf_device_name(self._value)
         return device_name()
 
@@ -690,7 +689,7 @@ def _autopack(value: Any, dtype: DType | None) -> Tensor:
     The other elements convert to the first tensor's dtype (strictly: `[int_tensor, 0.5]`
     raises TypeError); with a requested dtype, the tensors are cast to it.
     """
-    from tapeshim._src.ops import array_ops, math_ops
+    from tapeshim._src.ops import array_ops, math_ops  # import cycle: tensor <-> ops (the ops build tensors)
 
     element_dtype = dtype if dtype is not None else _first_tensor_dtype(value)
 
