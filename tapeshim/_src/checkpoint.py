@@ -512,11 +512,11 @@ class CheckpointManager:
         checkpoint: Checkpoint,
         directory: str,
         max_to_keep: int | None,
-        keep_checkpoint_every_n_hours: Any = None,
+        keep_checkpoint_every_n_hours: float | None = None,
         checkpoint_name: str = "ckpt",
-        step_counter: Any = None,
-        checkpoint_interval: Any = None,
-        init_fn: Any = None,
+        step_counter: Variable | None = None,
+        checkpoint_interval: int | None = None,
+        init_fn: Callable[[], object] | None = None,
     ) -> None:
         if max_to_keep is not None:
             if not isinstance(max_to_keep, (int, np.integer)) or isinstance(max_to_keep, bool):

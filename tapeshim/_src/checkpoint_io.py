@@ -17,7 +17,7 @@ import re
 import tempfile
 import zipfile
 import zlib
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -249,9 +249,9 @@ class CheckpointOptions:
         self,
         experimental_io_device: str | None = None,
         experimental_enable_async_checkpoint: bool = False,
-        experimental_write_callbacks: Any = None,
+        experimental_write_callbacks: Sequence[Callable[..., object]] | None = None,
         enable_async: bool = False,
-        experimental_sharding_callback: Any = None,
+        experimental_sharding_callback: object = None,
     ) -> None:
         self.experimental_io_device = experimental_io_device
         self.experimental_enable_async_checkpoint = experimental_enable_async_checkpoint or enable_async
@@ -271,7 +271,7 @@ def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -
     return latest if latest and exists(latest) else None
 
 
-def _checkpoint_path(ckpt_dir_or_file: Any) -> str:
+def _checkpoint_path(ckpt_dir_or_file: str | bytes | os.PathLike[str]) -> str:
     if isinstance(ckpt_dir_or_file, os.PathLike):
         ckpt_dir_or_file = os.fspath(ckpt_dir_or_file)
     if not isinstance(ckpt_dir_or_file, (str, bytes)):

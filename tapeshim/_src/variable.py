@@ -15,6 +15,7 @@ from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 import jax
 import numpy as np
+import numpy.typing as npt
 
 from tapeshim._src import dtypes, errors, registry
 from tapeshim._src.ops import array_ops, math_ops
@@ -266,11 +267,11 @@ class Variable(TensorOperators):
         initial_value: TensorLike | Callable[[], TensorLike] | None = None,
         trainable: bool | None = None,
         validate_shape: bool = True,
-        caching_device: Any = None,
+        caching_device: str | None = None,
         name: str | None = None,
-        variable_def: Any = None,
+        variable_def: object = None,
         dtype: DTypeLike | None = None,
-        import_scope: Any = None,
+        import_scope: str | None = None,
         constraint: Callable | None = None,
         synchronization: VariableSynchronization | str | None = None,
         aggregation: VariableAggregation | str | None = None,
@@ -343,7 +344,7 @@ class Variable(TensorOperators):
     def numpy(self) -> Any:
         return self._read_for_op().numpy()
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         return self._read_for_op().__array__(dtype)
 
     def __jax_array__(self) -> jax.Array:
