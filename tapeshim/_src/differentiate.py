@@ -10,7 +10,7 @@ program as one op on that tape (higher-order derivatives).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -23,6 +23,9 @@ from tapeshim._src.replay import Plan
 from tapeshim._src.state import DifferentiationMode, _thread_state
 from tapeshim._src.tensor import Tensor
 from tapeshim._src.variable import Variable
+
+if TYPE_CHECKING:
+    from tapeshim._src.tape import Recorder  # import cycle: tape -> differentiate
 
 GRADIENT = "gradient"
 JACOBIAN = "jacobian"
@@ -42,7 +45,11 @@ class Request:
     """What to differentiate: targets, unique sources and their occurrences."""
 
     def __init__(
-        self, recorder: Any, targets: Sequence[Any], sources: Sequence[Any], recorded_by: Sequence[Any] | None = None
+        self,
+        recorder: Recorder,
+        targets: Sequence[Any],
+        sources: Sequence[Any],
+        recorded_by: Sequence[Any] | None = None,
     ) -> None:
         self.sources: list[Any] = []
         index_of: dict[int, int] = {}
@@ -152,7 +159,7 @@ def _gather_of(plan: Plan, step: NodeStep, slot: int, leaf_at: dict[int, int]) -
 
 
 def differentiate(
-    recorder: Any,
+    recorder: Recorder,
     mode: str,
     request: Request,
     seeds: Sequence[Tensor | None] = (),

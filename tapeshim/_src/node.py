@@ -7,7 +7,10 @@ nodes with equal keys must compute the same function of their inputs.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence
+
+if TYPE_CHECKING:
+    from tapeshim._src.state import Epoch
 
 
 class OpKey(tuple):
@@ -72,7 +75,7 @@ class Node:
         inputs: tuple,
         out_tids: tuple,
         deps: Sequence[Sequence[int]] | None = None,
-        owner: Any = None,
+        owner: Epoch | None = None,
     ) -> None:
         self.fn = fn
         self.key = key

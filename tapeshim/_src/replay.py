@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from typing import AbstractSet, Any, Callable, Iterator, Mapping, Sequence, cast
+from typing import AbstractSet, Any, Callable, Hashable, Iterator, Mapping, Sequence, cast
 
 import jax
 
@@ -381,7 +381,7 @@ class Slice:
         return run
 
 
-def cached_program(key: Any, build: Callable[[], Callable]) -> tuple[Callable, Callable]:
+def cached_program(key: Hashable, build: Callable[[], Callable]) -> tuple[Callable, Callable]:
     """Returns `(jitted, raw)` for `key`, building and caching on a miss (LRU)."""
     entry = _programs.get(key)
     if entry is not None:
@@ -407,7 +407,7 @@ def cached_program(key: Any, build: Callable[[], Callable]) -> tuple[Callable, C
     return entry
 
 
-def compile_now(key: Any, plan: "Plan") -> bool:
+def compile_now(key: Hashable, plan: "Plan") -> bool:
     """The tier of a plan: True to run its compiled program, False to run it per op.
 
     * A structure already compiled runs compiled.
@@ -447,7 +447,7 @@ compile_cost = {"seconds_per_node": 0.0025}
 moving average; 2.5 ms is what a 200-node gradient program took on the idle 2-core machine)."""
 
 
-def run_compiled(key: Any, build: Callable[[], Callable], n_nodes: int, call: Callable[[Callable], Any]) -> Any:
+def run_compiled(key: Hashable, build: Callable[[], Callable], n_nodes: int, call: Callable[[Callable], Any]) -> Any:
     """`call(jitted)` with the compiled program of `key`; None when XLA fails on it (the key then runs per op).
 
     A compile's duration updates `compile_cost`.
@@ -466,7 +466,7 @@ def run_compiled(key: Any, build: Callable[[], Callable], n_nodes: int, call: Ca
     return result
 
 
-def run_per_op(key: Any, run: Callable[[], Any]) -> Any:
+def run_per_op(key: Hashable, run: Callable[[], Any]) -> Any:
     """`run()` (the per-op tier of `key`), adding its duration to the key's account after its first sighting."""
     start = time.perf_counter()
     result = run()
@@ -476,7 +476,7 @@ def run_per_op(key: Any, run: Callable[[], Any]) -> Any:
     return result
 
 
-def compile_failed(key: Any) -> None:
+def compile_failed(key: Hashable) -> None:
     """XLA could not compile or run the program of `key`: the plan runs per op from now on."""
     _programs.pop(key, None)
     _program_hits.pop(key, None)

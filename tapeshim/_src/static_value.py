@@ -11,7 +11,7 @@ arguments, variables or random draws stays symbolic (TF's error follows).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
@@ -19,8 +19,11 @@ import numpy as np
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
 
+if TYPE_CHECKING:
+    from tapeshim._src.function_trace import FunctionTrace
 
-def from_constants_only(tensor: Tensor, trace: Any, ops: frozenset | None = None) -> bool:
+
+def from_constants_only(tensor: Tensor, trace: FunctionTrace, ops: frozenset | None = None) -> bool:
     """Whether `tensor` (recorded in `trace`) is computed from concrete tensors that are not placeholders.
 
     Args:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import enum
-from typing import Any, Iterator
+from types import TracebackType
+from typing import Any, Callable, Iterator
 
 import jax.numpy as jnp
 
@@ -35,7 +36,7 @@ class UnconnectedGradients(enum.Enum):
     ZERO = "zero"
 
 
-def parse_unconnected(value: Any) -> UnconnectedGradients:
+def parse_unconnected(value: UnconnectedGradients | str) -> UnconnectedGradients:
     try:
         return UnconnectedGradients(value)
     except ValueError:
@@ -136,7 +137,9 @@ class GradientTape(Recorder):
         self._push()
         return self
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self._recording:
             self._pop()
             _explain_hooks.exited(self)  # EXPLAIN
@@ -226,7 +229,7 @@ class GradientTape(Recorder):
         target: Any,
         sources: Any,
         output_gradients: Any = None,
-        unconnected_gradients: Any = UnconnectedGradients.NONE,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
     ) -> Any:
         """Computes the gradient of `target` with respect to `sources`.
 
@@ -310,7 +313,7 @@ class GradientTape(Recorder):
         self,
         target: Any,
         sources: Any,
-        unconnected_gradients: Any = UnconnectedGradients.NONE,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
         parallel_iterations: int | None = None,
         experimental_use_pfor: bool = True,
     ) -> Any:
@@ -350,7 +353,7 @@ class GradientTape(Recorder):
         self,
         target: Any,
         source: Any,
-        unconnected_gradients: Any = UnconnectedGradients.NONE,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
         parallel_iterations: int | None = None,
         experimental_use_pfor: bool = True,
     ) -> Tensor:
@@ -393,7 +396,7 @@ class GradientTape(Recorder):
         """Why each source's gradient is None or zero; see `tapeshim._src.explain.explain`."""
         return explain.explain(self, target, sources)
 
-    def summary(self, target: Any = None, sources: Any = None, print_fn: Any = print) -> str:
+    def summary(self, target: Any = None, sources: Any = None, print_fn: Callable[[str], object] = print) -> str:
         """Prints the recorded slice as an op listing; see `tapeshim._src.tape_views.summary`."""
         return tape_views.summary(self, target, sources, print_fn)
 
