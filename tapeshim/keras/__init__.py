@@ -76,7 +76,7 @@ def _register_for_loading() -> None:
     Keras looks a saved class up by its registered name (the class name for these)
     in its custom-object registry, and imports only `keras.*` modules itself.
     """
-    found = {"Model": Model, "Sequential": Sequential, "Functional": _Functional}
+    found: dict[str, type] = {"Model": Model, "Sequential": Sequential, "Functional": _Functional}
     for namespace in (layers, losses, metrics, optimizers):
         for name in namespace.__all__:
             obj = getattr(namespace, name)

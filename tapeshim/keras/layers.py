@@ -1,19 +1,25 @@
 """`tf.keras.layers`: every Keras layer, subclassed so its outermost call is one tapeshim op."""
 
+from typing import Any as _Any
+
 from tapeshim._src.distribute.collectives import synchronized_moments as _synchronized_moments
 from tapeshim._src.keras_bridge import TapeLayerMixin as _TapeLayerMixin
 from tapeshim._src.keras_bridge import tf_keras as _tf_keras
 from tapeshim._src.keras_embedding import EmbeddingRowsMixin as _EmbeddingRowsMixin
 from tapeshim._src.keras_losses_metrics import wrap_namespace as _wrap_namespace
 
-globals().update(_wrap_namespace(_tf_keras.layers, _tf_keras.Layer, _TapeLayerMixin, __name__, wrap_functions=False))
+_wrapped = _wrap_namespace(_tf_keras.layers, _tf_keras.Layer, _TapeLayerMixin, __name__, wrap_functions=False)
+globals().update(_wrapped)
+# The wrappers _wrap_namespace made (tapeshim mixin + Keras class), extended below; Keras ships no types.
+_WrappedEmbedding: _Any = _wrapped["Embedding"]
+_WrappedBatchNormalization: _Any = _wrapped["BatchNormalization"]
 
 
-class Embedding(_EmbeddingRowsMixin, globals()["Embedding"]):  # noqa: F821 - made by _wrap_namespace
+class Embedding(_EmbeddingRowsMixin, _WrappedEmbedding):
     __doc__ = _tf_keras.layers.Embedding.__doc__
 
 
-class BatchNormalization(globals()["BatchNormalization"]):  # noqa: F821 - made by _wrap_namespace
+class BatchNormalization(_WrappedBatchNormalization):
     __doc__ = _tf_keras.layers.BatchNormalization.__doc__
 
     def __init__(self, *args, synchronized=False, **kwargs):  # noqa: ANN001, ANN002, ANN003, D107 - Keras's

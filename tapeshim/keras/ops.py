@@ -49,7 +49,7 @@ def _namespace(source: _ModuleType, name: str) -> _ModuleType:
     module = _ModuleType(name, source.__doc__)
     for attribute, value in _public_names(source).items():
         setattr(module, attribute, _tape_aware(attribute, value))
-    module.__all__ = sorted(_public_names(source))
+    vars(module)["__all__"] = sorted(_public_names(source))
     return module
 
 
