@@ -17,6 +17,7 @@ import numpy as np
 from tapeshim._src import errors, static_value
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.typing_aliases import AxisLike, TensorLike
 
 
 def is_mask_key(key: Any) -> bool:
@@ -52,7 +53,7 @@ def _mask_positions(mask: Tensor) -> np.ndarray:
     return np.flatnonzero(np.asarray(known).reshape(-1)).astype(np.int64)
 
 
-def boolean_mask(tensor: Any, mask: Any, axis: Any = None) -> Tensor:
+def boolean_mask(tensor: TensorLike, mask: TensorLike, axis: AxisLike = None) -> Tensor:
     """The elements (or slices along `axis`) of `tensor` where `mask` is true.
 
     Args:

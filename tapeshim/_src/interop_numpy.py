@@ -24,6 +24,7 @@ from tapeshim._src import dtypes
 from tapeshim._src.interop import from_jax
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 from tapeshim._src.variable import Variable
 
 _SCALARS = (bool, int, float, complex, np.generic)
@@ -181,7 +182,7 @@ def _build() -> dict[str, Callable]:
     return table
 
 
-def asarray(a: Any, dtype: Any = None) -> Tensor:
+def asarray(a: TensorLike, dtype: DTypeLike | None = None) -> Tensor:
     """TF's `tf.experimental.numpy.asarray`: a tensor stays itself; other values convert with NumPy's dtypes."""
     if isinstance(a, (Tensor, Variable)) and dtype is None:
         return convert_to_tensor(a)
@@ -190,7 +191,7 @@ def asarray(a: Any, dtype: Any = None) -> Tensor:
     return from_jax(jnp.asarray(a, dtype=_static(dtype) if dtype is not None else None))
 
 
-def array(a: Any, dtype: Any = None, copy: bool = True) -> Tensor:
+def array(a: TensorLike, dtype: DTypeLike | None = None, copy: bool = True) -> Tensor:
     """TF's `tf.experimental.numpy.array`: like `asarray`."""
     del copy
     return asarray(a, dtype)
@@ -203,7 +204,7 @@ def _cast(a: Any, dtype: Any) -> Tensor:
     return _cast_op(a, _static(dtype))
 
 
-def nonzero(a: Any) -> list:
+def nonzero(a: TensorLike) -> list:
     """The indices of the non-zero elements, one int64 tensor per dimension (computed at once: its size is data)."""
     found = np.nonzero(np.asarray(_as_tensor(a).value))
     return [from_jax(jnp.asarray(index, jnp.int64)) for index in found]
@@ -217,17 +218,17 @@ def pad(array: Any, pad_width: Any, mode: str, **kwargs: Any) -> Tensor:
     return _pad_op(array, pad_width, mode=mode, **kwargs)
 
 
-def ndim(a: Any) -> int:
+def ndim(a: TensorLike) -> int:
     """The number of dimensions."""
     return len(_as_tensor(a)._shape)
 
 
-def shape(a: Any) -> tuple:
+def shape(a: TensorLike) -> tuple:
     """The shape as a tuple of ints."""
     return tuple(_as_tensor(a)._shape)
 
 
-def size(a: Any) -> np.int64:
+def size(a: TensorLike) -> np.int64:
     """The number of elements (a numpy int64, as TF's)."""
     return np.int64(np.prod(_as_tensor(a)._shape, dtype=np.int64))
 

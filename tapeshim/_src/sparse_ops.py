@@ -16,6 +16,7 @@ from tapeshim._src.ops.common import gradient_not_registered
 from tapeshim._src.sparse import SparseTensor, _check_bounds, _host, _sparse, from_dense, reorder, to_dense
 from tapeshim._src.strings_tensor import host_tensor
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike
 
 _NO_GRADIENT_MAX = registry.OpDef("SparseReduceMax", lambda x: gradient_not_registered("SparseReduceMax")(x), True)
 
@@ -109,7 +110,7 @@ def concat(
     return _make(indices[order], _take(values, order), dense_shape)
 
 
-def slice(sp_input: SparseTensor, start: Any, size: Any, name: str | None = None) -> SparseTensor:  # noqa: A001
+def slice(sp_input: SparseTensor, start: TensorLike, size: TensorLike, name: str | None = None) -> SparseTensor:  # noqa: A001
     """The entries inside `[start, start + size)`, shifted to start at 0, as `tf.sparse.slice`."""
     sp = _sparse(sp_input, "sp_input")
     begin = np.asarray(convert_to_tensor(start, dtype_hint=dtypes.int64).numpy(), np.int64).reshape(-1)
@@ -170,7 +171,7 @@ def transpose(sp_input: SparseTensor, perm: Any = None, name: str | None = None)
     return _make(idx[order], _take(sp.values, order), [int(sp._shape_host[d]) for d in order_dims])
 
 
-def fill_empty_rows(sp_input: SparseTensor, default_value: Any, name: str | None = None) -> tuple:
+def fill_empty_rows(sp_input: SparseTensor, default_value: TensorLike, name: str | None = None) -> tuple:
     """`(filled, empty_row_indicator)`: every empty row gets `default_value` at column 0, as TF's."""
     sp = _sparse(sp_input, "sp_input")
     _check_bounds(sp, "SparseFillEmptyRows")
@@ -196,7 +197,7 @@ def fill_empty_rows(sp_input: SparseTensor, default_value: Any, name: str | None
 
 def reduce_max(
     sp_input: SparseTensor,
-    axis: Any = None,
+    axis: AxisLike = None,
     keepdims: Any = None,
     output_is_sparse: bool = False,
     name: str | None = None,
@@ -219,7 +220,7 @@ def reduce_max(
 
 
 def eye(
-    num_rows: int, num_columns: int | None = None, dtype: Any = dtypes.float32, name: str | None = None
+    num_rows: int, num_columns: int | None = None, dtype: DTypeLike = dtypes.float32, name: str | None = None
 ) -> SparseTensor:
     """A sparse identity matrix, as `tf.sparse.eye`."""
     rows = int(num_rows)
@@ -252,7 +253,13 @@ def _segment(kind: str, data: Any, indices: Any, segment_ids: Any, num_segments:
     return math_ops.truediv(sums, array_ops.reshape(constant(shaped), list(shaped.shape)))
 
 
-def segment_sum(data: Any, indices: Any, segment_ids: Any, num_segments: Any = None, name: str | None = None) -> Tensor:
+def segment_sum(
+    data: TensorLike,
+    indices: TensorLike,
+    segment_ids: TensorLike,
+    num_segments: TensorLike | None = None,
+    name: str | None = None,
+) -> Tensor:
     """Sums of the rows `data[indices]` per (sorted) segment id, as `tf.sparse.segment_sum`.
 
     Raises:
@@ -262,14 +269,22 @@ def segment_sum(data: Any, indices: Any, segment_ids: Any, num_segments: Any = N
 
 
 def segment_mean(
-    data: Any, indices: Any, segment_ids: Any, num_segments: Any = None, name: str | None = None
+    data: TensorLike,
+    indices: TensorLike,
+    segment_ids: TensorLike,
+    num_segments: TensorLike | None = None,
+    name: str | None = None,
 ) -> Tensor:
     """Means of the rows `data[indices]` per (sorted) segment id (0 for empty ones), as `tf.sparse.segment_mean`."""
     return _segment("mean", data, indices, segment_ids, num_segments)
 
 
 def segment_sqrt_n(
-    data: Any, indices: Any, segment_ids: Any, num_segments: Any = None, name: str | None = None
+    data: TensorLike,
+    indices: TensorLike,
+    segment_ids: TensorLike,
+    num_segments: TensorLike | None = None,
+    name: str | None = None,
 ) -> Tensor:
     """Sums divided by sqrt(segment size) of the rows `data[indices]`, as `tf.sparse.segment_sqrt_n`."""
     return _segment("sqrt_n", data, indices, segment_ids, num_segments)

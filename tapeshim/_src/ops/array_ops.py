@@ -30,6 +30,7 @@ from tapeshim._src.ops.common import (
 from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, device_constant
+from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike
 
 newaxis = None
 
@@ -52,7 +53,7 @@ def _attr_error(attr: str, dtype_name: str, op_name: str, allowed: str) -> Excep
     )
 
 
-def int_arg(value: Any, attr: str, op_name: str, allowed: str = "int32, int64") -> tuple[int, ...]:
+def int_arg(value: TensorLike, attr: str, op_name: str, allowed: str = "int32, int64") -> tuple[int, ...]:
     """An integer argument (an int, a list of ints or an integer tensor) as ints, flattened.
 
     Raises:
@@ -70,7 +71,7 @@ def int_arg(value: Any, attr: str, op_name: str, allowed: str = "int32, int64") 
     return _static_ints(array, attr)
 
 
-def shape_arg(value: Any, op_name: str, float_error: str = "convert") -> tuple[int, ...]:
+def shape_arg(value: TensorLike, op_name: str, float_error: str = "convert") -> tuple[int, ...]:
     """A shape argument (a list, tuple or 1-D integer tensor) as non-negative ints, with TF's errors.
 
     Args:
@@ -167,7 +168,7 @@ _one_hot_op = OpDef("OneHot", lambda i, on, off, depth, axis: _one_hot_impl(i, o
 
 
 @table.export("reshape", dtypes=table.ANY)
-def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
+def reshape(tensor: TensorLike, shape: Any, name: str | None = None) -> Tensor:
     """Reshapes `tensor` to `shape` (one dimension may be -1), as `tf.reshape`.
 
     Raises:
@@ -181,7 +182,7 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
 
 
 @table.export("transpose", dtypes=table.ANY)
-def transpose(a: Any, perm: Any = None, conjugate: bool = False, name: str | None = None) -> Tensor:
+def transpose(a: TensorLike, perm: Any = None, conjugate: bool = False, name: str | None = None) -> Tensor:
     """Permutes the dimensions of `a` (reverses them when `perm` is None)."""
     x = convert_to_tensor(a)
     rank = len(x._shape)
@@ -240,7 +241,7 @@ def stack(values: Sequence[Any], axis: int = 0, name: str | None = None) -> Tens
 
 
 @table.export("unstack", dtypes=table.ANY)
-def unstack(value: Any, num: int | None = None, axis: int = 0, name: str | None = None) -> list[Tensor]:
+def unstack(value: TensorLike, num: int | None = None, axis: int = 0, name: str | None = None) -> list[Tensor]:
     """Splits `value` along `axis` into a list of tensors."""
     x = convert_to_tensor(value)
     rank = len(x._shape)
@@ -255,7 +256,7 @@ def unstack(value: Any, num: int | None = None, axis: int = 0, name: str | None 
 
 
 @table.export("expand_dims", dtypes=table.ANY)
-def expand_dims(input: Any, axis: int, name: str | None = None) -> Tensor:  # noqa: A002
+def expand_dims(input: TensorLike, axis: int, name: str | None = None) -> Tensor:  # noqa: A002
     """Inserts a dimension of size 1 at `axis`."""
     x = convert_to_tensor(input)
     rank = len(x._shape)
@@ -418,7 +419,9 @@ def getitem(tensor: Any, key: Any) -> Tensor:
 
 
 @table.export("where", dtypes=table.ANY, note="the 1-argument form needs a known condition")
-def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Tensor:
+def where(
+    condition: TensorLike, x: TensorLike | None = None, y: TensorLike | None = None, name: str | None = None
+) -> Tensor:
     """Picks from `x` where `condition` holds, else from `y` (broadcasting), as `tf.where`.
 
     With only `condition`, returns the int64 coordinates of its true elements.
@@ -463,10 +466,10 @@ def _gather_impl(params: jax.Array, indices: jax.Array, axis: int, batch_dims: i
     note="the gradient of a variable or watched tensor gathered on axis 0 is IndexedSlices, as TF",
 )
 def gather(
-    params: Any,
-    indices: Any,
+    params: TensorLike,
+    indices: TensorLike,
     validate_indices: Any = None,
-    axis: Any = None,
+    axis: AxisLike = None,
     batch_dims: int = 0,
     name: str | None = None,
 ) -> Tensor:
@@ -499,12 +502,12 @@ def _one_hot_impl(indices: jax.Array, on: jax.Array, off: jax.Array, depth: int,
 
 @table.export("one_hot", gradient="none", dtypes=table.ANY)
 def one_hot(
-    indices: Any,
+    indices: TensorLike,
     depth: int,
-    on_value: Any = None,
-    off_value: Any = None,
+    on_value: TensorLike | None = None,
+    off_value: TensorLike | None = None,
     axis: int | None = None,
-    dtype: Any = None,
+    dtype: DTypeLike | None = None,
     name: str | None = None,
 ) -> Tensor:
     """One-hot encodes integer `indices` into `depth` classes (float32 by default)."""
@@ -559,13 +562,13 @@ def _filled(shape: Any, value: Any, dtype: dtypes.DType, op_name: str = "Fill") 
 
 
 @table.export("zeros", gradient="-", dtypes=table.ANY)
-def zeros(shape: Any, dtype: Any = dtypes.float32, name: str | None = None, layout: Any = None) -> Tensor:
+def zeros(shape: Any, dtype: DTypeLike = dtypes.float32, name: str | None = None, layout: Any = None) -> Tensor:
     """A tensor of zeros."""
     return _filled(shape, 0, dtypes.as_dtype(dtype))
 
 
 @table.export("ones", gradient="-", dtypes=table.ANY)
-def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None, layout: Any = None) -> Tensor:
+def ones(shape: Any, dtype: DTypeLike = dtypes.float32, name: str | None = None, layout: Any = None) -> Tensor:
     """A tensor of ones."""
     return _filled(shape, 1, dtypes.as_dtype(dtype))
 
@@ -574,7 +577,7 @@ _fill_op = OpDef("Fill", lambda value, dims: jnp.broadcast_to(value, dims), True
 
 
 @table.export("fill", dtypes=table.ANY, note="differentiable with respect to value, as TF")
-def fill(dims: Any, value: Any, name: str | None = None, layout: Any = None) -> Tensor:
+def fill(dims: TensorLike, value: TensorLike, name: str | None = None, layout: Any = None) -> Tensor:
     """A tensor of shape `dims` filled with the scalar `value` (its dtype follows `value`), as `tf.fill`.
 
     As in TF, the gradient with respect to `value` is the sum of the output's gradient.
@@ -588,21 +591,29 @@ def fill(dims: Any, value: Any, name: str | None = None, layout: Any = None) -> 
 
 
 @table.export("zeros_like", gradient="none", dtypes=table.ANY)
-def zeros_like(input: Any, dtype: Any = None, name: str | None = None, layout: Any = None) -> Tensor:  # noqa: A002
+def zeros_like(
+    input: TensorLike, dtype: DTypeLike | None = None, name: str | None = None, layout: Any = None
+) -> Tensor:  # noqa: A002
     """Zeros of `input`'s shape (and dtype unless given); no gradient flows through it."""
     x = convert_to_tensor(input)
     return _filled(x._shape, 0, dtypes.as_dtype(dtype) if dtype is not None else x._dtype)
 
 
 @table.export("ones_like", gradient="none", dtypes=table.ANY)
-def ones_like(input: Any, dtype: Any = None, name: str | None = None, layout: Any = None) -> Tensor:  # noqa: A002
+def ones_like(input: TensorLike, dtype: DTypeLike | None = None, name: str | None = None, layout: Any = None) -> Tensor:  # noqa: A002
     """Ones of `input`'s shape (and dtype unless given); no gradient flows through it."""
     x = convert_to_tensor(input)
     return _filled(x._shape, 1, dtypes.as_dtype(dtype) if dtype is not None else x._dtype, "OnesLike")
 
 
 @table.export("range", gradient="-", dtypes=table.REAL)
-def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name: str = "range") -> Tensor:  # noqa: A001
+def range(
+    start: Any,
+    limit: Any = None,
+    delta: Any = 1,
+    dtype: Any = None,
+    name: str = "range",
+) -> Tensor:  # noqa: A001
     """Numbers from `start` up to (not including) `limit` in steps of `delta`, as `tf.range`.
 
     The dtype follows the arguments (int32 for ints, float32 for floats) unless given.
@@ -628,7 +639,7 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None, name
 
 
 @table.export("shape", gradient="-", dtypes=table.ANY)
-def shape(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
+def shape(input: TensorLike, out_type: DTypeLike = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
     """The shape of `input` as a 1-D integer tensor."""
     x = convert_to_tensor(input)
     _index_dtype(out_type, "Shape")
@@ -636,19 +647,19 @@ def shape(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> 
 
 
 @table.export("size", gradient="-", dtypes=table.ANY)
-def size(input: Any, out_type: Any = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
+def size(input: TensorLike, out_type: DTypeLike = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
     """The number of elements of `input`."""
     x = convert_to_tensor(input)
     return constant(np.asarray(math.prod(x._shape), dtypes.as_dtype(out_type)._np))
 
 
 @table.export("rank", gradient="-", dtypes=table.ANY)
-def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def rank(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """The rank of `input` as an int32 scalar."""
     return constant(np.int32(len(convert_to_tensor(input)._shape)))
 
 
-def pack_nested(value: Any, dtype: dtypes.DType | None) -> Tensor:
+def pack_nested(value: TensorLike, dtype: dtypes.DType | None) -> Tensor:
     """Converts a (nested) list holding Tensors by stacking, as `tf.convert_to_tensor([t1, t2])`."""
     if isinstance(value, (list, tuple)):
         parts = [pack_nested(v, dtype) for v in value]

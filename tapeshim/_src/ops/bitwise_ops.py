@@ -11,6 +11,7 @@ from tapeshim._src.ops import table
 from tapeshim._src.ops.common import broadcast_check, checks, convert_same_dtype, dtype_check
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 INTEGER = "integer"
 
@@ -50,6 +51,6 @@ _invert_op = OpDef("Invert", jnp.invert, False, dtype_check("Invert", "iu"))
 
 
 @table.export("bitwise.invert", gradient="-", dtypes=INTEGER)
-def invert(x: Any, name: str | None = None) -> Tensor:
+def invert(x: TensorLike, name: str | None = None) -> Tensor:
     """Flips every bit of an integer tensor, as `tf.bitwise.invert`."""
     return apply(_invert_op, (convert_to_tensor(x),))[0]

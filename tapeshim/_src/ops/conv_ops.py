@@ -15,6 +15,7 @@ from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.ops.common import convert_same_dtype
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 
 def _tuple(value: Any, n: int, what: str) -> tuple[int, ...]:
@@ -101,9 +102,9 @@ def _depthwise_kernel(kernel: Tensor) -> Tensor:
 
 @table.export("nn.conv2d", dtypes=table.REAL_FLOAT, note="gradients with dilations work (TF CPU kernels cannot)")
 def conv2d(
-    input: Any,
-    filters: Any,
-    strides: Any,
+    input: TensorLike,
+    filters: TensorLike,
+    strides: TensorLike,
     padding: Any,
     data_format: str = "NHWC",  # noqa: A002
     dilations: Any = None,
@@ -115,8 +116,8 @@ def conv2d(
 
 @table.export("nn.conv1d", dtypes=table.REAL_FLOAT)
 def conv1d(
-    input: Any,
-    filters: Any,
+    input: TensorLike,
+    filters: TensorLike,
     stride: Any,
     padding: Any,
     data_format: str = "NWC",  # noqa: A002
@@ -129,9 +130,9 @@ def conv1d(
 
 @table.export("nn.depthwise_conv2d", dtypes=table.REAL_FLOAT)
 def depthwise_conv2d(
-    input: Any,
-    filter: Any,
-    strides: Any,
+    input: TensorLike,
+    filter: TensorLike,
+    strides: TensorLike,
     padding: Any,
     data_format: str | None = None,  # noqa: A002
     dilations: Any = None,
@@ -143,10 +144,10 @@ def depthwise_conv2d(
 
 @table.export("nn.conv2d_transpose", dtypes=table.REAL_FLOAT)
 def conv2d_transpose(
-    input: Any,
-    filters: Any,
+    input: TensorLike,
+    filters: TensorLike,
     output_shape: Any,
-    strides: Any,
+    strides: TensorLike,
     padding: str = "SAME",  # noqa: A002
     data_format: str = "NHWC",
     dilations: Any = None,
@@ -214,9 +215,9 @@ def _pool(kind: str, x: Any, ksize: Any, strides: Any, padding: str, data_format
 
 @table.export("nn.max_pool2d", dtypes=table.REAL)
 def max_pool2d(
-    input: Any,
+    input: TensorLike,
     ksize: Any,
-    strides: Any,
+    strides: TensorLike,
     padding: str,
     data_format: str = "NHWC",  # noqa: A002
     name: str | None = None,
@@ -227,9 +228,9 @@ def max_pool2d(
 
 @table.export("nn.avg_pool2d", dtypes=table.REAL_FLOAT, note="SAME padding averages over the valid cells, as TF")
 def avg_pool2d(
-    input: Any,
+    input: TensorLike,
     ksize: Any,
-    strides: Any,
+    strides: TensorLike,
     padding: str,
     data_format: str = "NHWC",  # noqa: A002
     name: str | None = None,
@@ -240,9 +241,9 @@ def avg_pool2d(
 
 @table.export("nn.max_pool1d", dtypes=table.REAL)
 def max_pool1d(
-    input: Any,
+    input: TensorLike,
     ksize: Any,
-    strides: Any,
+    strides: TensorLike,
     padding: str,
     data_format: str = "NWC",  # noqa: A002
     name: str | None = None,
@@ -253,9 +254,9 @@ def max_pool1d(
 
 @table.export("nn.avg_pool1d", dtypes=table.REAL_FLOAT)
 def avg_pool1d(
-    input: Any,
+    input: TensorLike,
     ksize: Any,
-    strides: Any,
+    strides: TensorLike,
     padding: str,
     data_format: str = "NWC",  # noqa: A002
     name: str | None = None,
@@ -295,9 +296,9 @@ def _format(data_format: Any, n: int) -> str:
 
 @table.export("nn.convolution", dtypes=table.REAL_FLOAT)
 def convolution(
-    input: Any,
-    filters: Any,
-    strides: Any = None,
+    input: TensorLike,
+    filters: TensorLike,
+    strides: TensorLike | None = None,
     padding: Any = "VALID",  # noqa: A002
     data_format: str | None = None,
     dilations: Any = None,
@@ -314,9 +315,9 @@ def convolution(
 
 @table.export("nn.conv3d", dtypes=table.REAL_FLOAT)
 def conv3d(
-    input: Any,
-    filters: Any,
-    strides: Any,
+    input: TensorLike,
+    filters: TensorLike,
+    strides: TensorLike,
     padding: Any,
     data_format: str = "NDHWC",  # noqa: A002
     dilations: Any = None,
@@ -346,9 +347,9 @@ def _pool_nd(
 
 @table.export("nn.max_pool", dtypes=table.REAL)
 def max_pool(
-    input: Any,
+    input: TensorLike,
     ksize: Any,
-    strides: Any,
+    strides: TensorLike,
     padding: str,
     data_format: str | None = None,  # noqa: A002
     name: str | None = None,
@@ -359,9 +360,9 @@ def max_pool(
 
 @table.export("nn.avg_pool", dtypes=table.REAL_FLOAT, note="SAME padding averages over the valid cells, as TF")
 def avg_pool(
-    input: Any,
+    input: TensorLike,
     ksize: Any,
-    strides: Any,
+    strides: TensorLike,
     padding: str,
     data_format: str | None = None,  # noqa: A002
     name: str | None = None,
@@ -372,9 +373,9 @@ def avg_pool(
 
 @table.export("nn.max_pool3d", dtypes=table.REAL)
 def max_pool3d(
-    input: Any,
+    input: TensorLike,
     ksize: Any,
-    strides: Any,
+    strides: TensorLike,
     padding: str,
     data_format: str = "NDHWC",  # noqa: A002
     name: str | None = None,
@@ -385,9 +386,9 @@ def max_pool3d(
 
 @table.export("nn.avg_pool3d", dtypes=table.REAL_FLOAT)
 def avg_pool3d(
-    input: Any,
+    input: TensorLike,
     ksize: Any,
-    strides: Any,
+    strides: TensorLike,
     padding: str,
     data_format: str = "NDHWC",  # noqa: A002
     name: str | None = None,

@@ -15,6 +15,7 @@ from tapeshim._src import dtypes
 from tapeshim._src.ops import math_ops, table
 from tapeshim._src.ops.debugging_ops import _assert, _values, check_numerics
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 _VALUE_NOTE = "value checks are skipped inside tapeshim.function"
 
@@ -35,7 +36,7 @@ def _compare(x: Any, y: Any, op: Callable[[Any, Any], Tensor], what: str, messag
 
 @table.export("debugging.assert_greater_equal", gradient="-", dtypes=table.REAL, note=_VALUE_NOTE)
 def assert_greater_equal(
-    x: Any, y: Any, message: str | None = None, summarize: Any = None, name: str | None = None
+    x: TensorLike, y: TensorLike, message: str | None = None, summarize: Any = None, name: str | None = None
 ) -> None:
     """Raises InvalidArgumentError unless x >= y element-wise."""
     _compare(x, y, math_ops.greater_equal, ">=", message)
@@ -43,7 +44,7 @@ def assert_greater_equal(
 
 @table.export("debugging.assert_less_equal", gradient="-", dtypes=table.REAL, note=_VALUE_NOTE)
 def assert_less_equal(
-    x: Any, y: Any, message: str | None = None, summarize: Any = None, name: str | None = None
+    x: TensorLike, y: TensorLike, message: str | None = None, summarize: Any = None, name: str | None = None
 ) -> None:
     """Raises InvalidArgumentError unless x <= y element-wise."""
     _compare(x, y, math_ops.less_equal, "<=", message)
@@ -51,7 +52,7 @@ def assert_less_equal(
 
 @table.export("debugging.assert_none_equal", gradient="-", dtypes=table.ANY, note=_VALUE_NOTE)
 def assert_none_equal(
-    x: Any, y: Any, message: str | None = None, summarize: Any = None, name: str | None = None
+    x: TensorLike, y: TensorLike, message: str | None = None, summarize: Any = None, name: str | None = None
 ) -> None:
     """Raises InvalidArgumentError unless x != y element-wise."""
     _compare(x, y, math_ops.not_equal, "!=", message)
@@ -72,25 +73,27 @@ def _sign(x: Any, test: Callable[[np.ndarray], np.ndarray], what: str, message: 
 
 
 @table.export("debugging.assert_negative", gradient="-", dtypes=table.REAL, note=_VALUE_NOTE)
-def assert_negative(x: Any, message: str | None = None, summarize: Any = None, name: str | None = None) -> None:
+def assert_negative(x: TensorLike, message: str | None = None, summarize: Any = None, name: str | None = None) -> None:
     """Raises InvalidArgumentError unless every x < 0."""
     _sign(x, lambda v: v < 0, "<", message)
 
 
 @table.export("debugging.assert_non_positive", gradient="-", dtypes=table.REAL, note=_VALUE_NOTE)
-def assert_non_positive(x: Any, message: str | None = None, summarize: Any = None, name: str | None = None) -> None:
+def assert_non_positive(
+    x: TensorLike, message: str | None = None, summarize: Any = None, name: str | None = None
+) -> None:
     """Raises InvalidArgumentError unless every x <= 0."""
     _sign(x, lambda v: v <= 0, "<=", message)
 
 
 @table.export("debugging.assert_all_finite", gradient="jax", dtypes=table.REAL_FLOAT, note=_VALUE_NOTE)
-def assert_all_finite(x: Any, message: str, name: str | None = None) -> Tensor:
+def assert_all_finite(x: TensorLike, message: str, name: str | None = None) -> Tensor:
     """Returns `x`, raising InvalidArgumentError if it holds NaN or Inf (as `check_numerics`)."""
     return check_numerics(x, message)
 
 
 @table.export("debugging.assert_integer", gradient="-", dtypes=table.ANY)
-def assert_integer(x: Any, message: str | None = None, name: str | None = None) -> None:
+def assert_integer(x: TensorLike, message: str | None = None, name: str | None = None) -> None:
     """Raises TypeError unless `x`'s dtype is an integer type."""
     tensor = convert_to_tensor(x)
     if not tensor._dtype.is_integer:
@@ -101,7 +104,7 @@ def assert_integer(x: Any, message: str | None = None, name: str | None = None) 
 
 
 @table.export("debugging.assert_type", gradient="-", dtypes=table.ANY)
-def assert_type(tensor: Any, tf_type: Any, message: str | None = None, name: str | None = None) -> None:
+def assert_type(tensor: TensorLike, tf_type: Any, message: str | None = None, name: str | None = None) -> None:
     """Raises TypeError unless `tensor`'s dtype is `tf_type`."""
     t = convert_to_tensor(tensor)
     want = dtypes.as_dtype(tf_type)
@@ -112,7 +115,7 @@ def assert_type(tensor: Any, tf_type: Any, message: str | None = None, name: str
 
 
 @table.export("debugging.assert_scalar", gradient="-", dtypes=table.ANY)
-def assert_scalar(tensor: Any, message: str | None = None, name: str | None = None) -> None:
+def assert_scalar(tensor: TensorLike, message: str | None = None, name: str | None = None) -> None:
     """Raises ValueError unless `tensor` is a scalar (static rank 0)."""
     t = convert_to_tensor(tensor)
     if t._shape:
@@ -120,7 +123,7 @@ def assert_scalar(tensor: Any, message: str | None = None, name: str | None = No
 
 
 @table.export("debugging.assert_rank_at_least", gradient="-", dtypes=table.ANY)
-def assert_rank_at_least(x: Any, rank: int, message: str | None = None, name: str | None = None) -> None:
+def assert_rank_at_least(x: TensorLike, rank: int, message: str | None = None, name: str | None = None) -> None:
     """Raises ValueError unless `x`'s static rank is at least `rank`."""
     t = convert_to_tensor(x)
     if len(t._shape) < int(rank):
@@ -131,7 +134,7 @@ def assert_rank_at_least(x: Any, rank: int, message: str | None = None, name: st
 
 
 @table.export("debugging.assert_rank_in", gradient="-", dtypes=table.ANY)
-def assert_rank_in(x: Any, ranks: Any, message: str | None = None, name: str | None = None) -> None:
+def assert_rank_in(x: TensorLike, ranks: Any, message: str | None = None, name: str | None = None) -> None:
     """Raises ValueError unless `x`'s static rank is one of `ranks`."""
     t = convert_to_tensor(x)
     allowed = tuple(int(r) for r in ranks)
@@ -168,7 +171,7 @@ def assert_same_float_dtype(tensors: Any = None, dtype: Any = None) -> dtypes.DT
 
 
 @table.export("debugging.assert_proper_iterable", gradient="-", dtypes=table.ANY)
-def assert_proper_iterable(values: Any) -> None:
+def assert_proper_iterable(values: TensorLike) -> None:
     """Raises TypeError unless `values` is an iterable other than a tensor, array, string or bytes."""
     unwanted = (Tensor, np.ndarray, str, bytes)
     if isinstance(values, unwanted) or hasattr(values, "_read_for_op") or not hasattr(values, "__iter__"):

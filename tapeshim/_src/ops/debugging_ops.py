@@ -15,6 +15,7 @@ from tapeshim._src import errors
 from tapeshim._src.ops import table
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 
 def _values(x: Any) -> np.ndarray | None:
@@ -28,7 +29,7 @@ def _values(x: Any) -> np.ndarray | None:
 @table.export(
     "debugging.check_numerics", gradient="jax", dtypes=table.REAL_FLOAT, note="not checked inside tapeshim.function"
 )
-def check_numerics(tensor: Any, message: str, name: str | None = None) -> Tensor:
+def check_numerics(tensor: TensorLike, message: str, name: str | None = None) -> Tensor:
     """Returns `tensor`, raising InvalidArgumentError if it holds NaN or Inf."""
     t = convert_to_tensor(tensor)
     values = _values(t)
@@ -56,7 +57,9 @@ def _compare(x: Any, y: Any, test: Any, what: str, message: str | None) -> None:
     dtypes=table.ANY,
     note="value checks are skipped inside tapeshim.function",
 )
-def assert_equal(x: Any, y: Any, message: str | None = None, summarize: Any = None, name: str | None = None) -> None:
+def assert_equal(
+    x: TensorLike, y: TensorLike, message: str | None = None, summarize: Any = None, name: str | None = None
+) -> None:
     """Raises InvalidArgumentError unless x == y element-wise."""
     _compare(x, y, np.equal, "==", message)
 
@@ -68,7 +71,9 @@ def assert_equal(x: Any, y: Any, message: str | None = None, summarize: Any = No
     dtypes=table.REAL,
     note="value checks are skipped inside tapeshim.function",
 )
-def assert_less(x: Any, y: Any, message: str | None = None, summarize: Any = None, name: str | None = None) -> None:
+def assert_less(
+    x: TensorLike, y: TensorLike, message: str | None = None, summarize: Any = None, name: str | None = None
+) -> None:
     """Raises InvalidArgumentError unless x < y element-wise."""
     _compare(x, y, np.less, "<", message)
 
@@ -80,7 +85,9 @@ def assert_less(x: Any, y: Any, message: str | None = None, summarize: Any = Non
     dtypes=table.REAL,
     note="value checks are skipped inside tapeshim.function",
 )
-def assert_greater(x: Any, y: Any, message: str | None = None, summarize: Any = None, name: str | None = None) -> None:
+def assert_greater(
+    x: TensorLike, y: TensorLike, message: str | None = None, summarize: Any = None, name: str | None = None
+) -> None:
     """Raises InvalidArgumentError unless x > y element-wise."""
     _compare(x, y, np.greater, ">", message)
 
@@ -89,8 +96,8 @@ def assert_greater(x: Any, y: Any, message: str | None = None, summarize: Any = 
     "debugging.assert_near", gradient="-", dtypes=table.FLOAT, note="value checks are skipped inside tapeshim.function"
 )
 def assert_near(
-    x: Any,
-    y: Any,
+    x: TensorLike,
+    y: TensorLike,
     rtol: Any = None,
     atol: Any = None,
     message: str | None = None,
@@ -112,21 +119,23 @@ def assert_near(
 
 
 @table.export("debugging.assert_non_negative", gradient="-", dtypes=table.REAL)
-def assert_non_negative(x: Any, message: str | None = None, summarize: Any = None, name: str | None = None) -> None:
+def assert_non_negative(
+    x: TensorLike, message: str | None = None, summarize: Any = None, name: str | None = None
+) -> None:
     """Raises InvalidArgumentError unless every x >= 0."""
     values = _values(x)
     _assert(None if values is None else bool(np.all(values >= 0)), message, "Condition x >= 0 did not hold.")
 
 
 @table.export("debugging.assert_positive", gradient="-", dtypes=table.REAL)
-def assert_positive(x: Any, message: str | None = None, summarize: Any = None, name: str | None = None) -> None:
+def assert_positive(x: TensorLike, message: str | None = None, summarize: Any = None, name: str | None = None) -> None:
     """Raises InvalidArgumentError unless every x > 0."""
     values = _values(x)
     _assert(None if values is None else bool(np.all(values > 0)), message, "Condition x > 0 did not hold.")
 
 
 @table.export("debugging.assert_rank", "assert_rank", gradient="-", dtypes=table.ANY)
-def assert_rank(x: Any, rank: int, message: str | None = None, name: str | None = None) -> None:
+def assert_rank(x: TensorLike, rank: int, message: str | None = None, name: str | None = None) -> None:
     """Raises ValueError unless `x` has the static rank `rank`."""
     actual = len(convert_to_tensor(x)._shape)
     if actual != int(rank):
@@ -138,7 +147,11 @@ def assert_rank(x: Any, rank: int, message: str | None = None, name: str | None 
 
 @table.export("debugging.assert_shapes", gradient="-", dtypes=table.ANY)
 def assert_shapes(
-    shapes: Any, data: Any = None, summarize: Any = None, message: str | None = None, name: str | None = None
+    shapes: Any,
+    data: TensorLike | None = None,
+    summarize: Any = None,
+    message: str | None = None,
+    name: str | None = None,
 ) -> None:
     """Raises ValueError unless each (tensor, symbolic shape) pair agrees, with named dims consistent."""
     sizes: dict[int | str, int] = {}

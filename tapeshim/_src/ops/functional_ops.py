@@ -24,6 +24,7 @@ from tapeshim._src.function import function
 from tapeshim._src.ops import array_ops, manip_ops, table
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 
 def _array_ops() -> Any:
@@ -274,7 +275,7 @@ def _scan_setup(elems: Any, initializer: Any, reverse: bool) -> tuple:
 @table.export("scan", dtypes=table.ANY)
 def scan(
     fn: Callable[..., Any],
-    elems: Any,
+    elems: TensorLike,
     initializer: Any = None,
     parallel_iterations: int = 10,
     back_prop: bool = True,
@@ -356,7 +357,7 @@ def _fold(fn: Callable[..., Any], elems: Any, initializer: Any, reverse: bool) -
 @table.export("foldl", dtypes=table.ANY)
 def foldl(
     fn: Callable[..., Any],
-    elems: Any,
+    elems: TensorLike,
     initializer: Any = None,
     parallel_iterations: int = 10,
     back_prop: bool = True,
@@ -384,7 +385,7 @@ def foldl(
 @table.export("foldr", dtypes=table.ANY)
 def foldr(
     fn: Callable[..., Any],
-    elems: Any,
+    elems: TensorLike,
     initializer: Any = None,
     parallel_iterations: int = 10,
     back_prop: bool = True,
@@ -424,7 +425,9 @@ def _eager_function(fn: Callable[..., Any], kind: str, make: Callable[[], Callab
 
 
 @table.export("vectorized_map", dtypes=table.ANY, note="on jax.vmap; fallback_to_while_loop is not needed")
-def vectorized_map(fn: Callable[..., Any], elems: Any, fallback_to_while_loop: bool = True, warn: bool = True) -> Any:
+def vectorized_map(
+    fn: Callable[..., Any], elems: TensorLike, fallback_to_while_loop: bool = True, warn: bool = True
+) -> Any:
     """Applies `fn` to every element of `elems` at once, vectorized with `jax.vmap`, as `tf.vectorized_map`.
 
     Eagerly, the map runs as a compiled function of its own (as TF's does), so `fn`'s

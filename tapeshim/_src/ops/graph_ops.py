@@ -18,6 +18,7 @@ from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 
 @table.export("executing_eagerly", gradient="-", dtypes="-")
@@ -50,7 +51,7 @@ def control_dependencies(control_inputs: Any) -> Iterator[None]:
 
 
 @table.export("group", gradient="-", dtypes=table.ANY, note="returns None (TF returns an Operation in a graph)")
-def group(*inputs: Any, **kwargs: Any) -> None:
+def group(*inputs: TensorLike, **kwargs: Any) -> None:
     """Groups ops (runs them all), as `tf.group`; returns None, as TF does eagerly.
 
     Raises:
@@ -98,7 +99,7 @@ def _bad_shape(shape: Any) -> TensorShape:
 
 
 @table.export("ensure_shape", gradient="jax", dtypes=table.ANY)
-def ensure_shape(x: Any, shape: Any, name: str | None = None) -> Tensor:
+def ensure_shape(x: TensorLike, shape: Any, name: str | None = None) -> Tensor:
     """Returns `x` after checking that its shape is compatible with `shape`, as `tf.ensure_shape`.
 
     Args:
@@ -155,7 +156,7 @@ _FOLDED = frozenset(
 
 
 @table.export("get_static_value", gradient="-", dtypes=table.ANY)
-def get_static_value(tensor: Any, partial: bool = False) -> Any:
+def get_static_value(tensor: TensorLike, partial: bool = False) -> Any:
     """The value of `tensor` if it is known without running a program, as `tf.get_static_value`.
 
     Eagerly that is every tensor's value (a numpy array). Inside `tapeshim.function`,
@@ -180,7 +181,7 @@ def get_static_value(tensor: Any, partial: bool = False) -> Any:
 
 
 @table.export("identity_n", gradient="jax", dtypes=table.ANY)
-def identity_n(input: Any, name: str | None = None) -> list[Tensor]:  # noqa: A002
+def identity_n(input: TensorLike, name: str | None = None) -> list[Tensor]:  # noqa: A002
     """The identity of each tensor of a list, as `tf.identity_n` (a tensor is unstacked into its rows)."""
     if isinstance(input, (list, tuple)):
         return [math_ops.identity(convert_to_tensor(v)) for v in input]

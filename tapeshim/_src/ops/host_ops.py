@@ -12,6 +12,7 @@ from tapeshim._src import dtypes, errors
 from tapeshim._src.py_function import py_function
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import DTypeLike
 
 
 def _eager_output(value: Any, dtype: Any) -> Tensor:
@@ -23,7 +24,7 @@ def _eager_output(value: Any, dtype: Any) -> Tensor:
 def numpy_function(
     func: Callable[..., Any] | None = None,
     inp: Any = None,
-    Tout: Any = None,  # noqa: N803
+    Tout: DTypeLike | None = None,  # noqa: N803
     stateful: bool = True,
     name: str | None = None,
 ) -> Any:

@@ -19,10 +19,11 @@ from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.ops.image_codecs import _bytes_of, _check_channels, _decode, _pil
 from tapeshim._src.ops.image_ops import _host_array
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 
 @table.export("image.extract_jpeg_shape", gradient="-", dtypes="string", note="host-side, with Pillow")
-def extract_jpeg_shape(contents: Any, output_type: Any = dtypes.int32, name: str | None = None) -> Tensor:
+def extract_jpeg_shape(contents: Any, output_type: DTypeLike = dtypes.int32, name: str | None = None) -> Tensor:
     """`[height, width, channels]` of a JPEG, read from its header.
 
     Raises:
@@ -180,7 +181,7 @@ def _sample(
 def sample_distorted_bounding_box(
     image_size: Any,
     bounding_boxes: Any,
-    seed: Any = 0,
+    seed: TensorLike = 0,
     min_object_covered: Any = 0.1,
     aspect_ratio_range: Any = (0.75, 1.33),
     area_range: Any = (0.05, 1.0),
@@ -217,7 +218,7 @@ def sample_distorted_bounding_box(
 def stateless_sample_distorted_bounding_box(
     image_size: Any,
     bounding_boxes: Any,
-    seed: Any,
+    seed: TensorLike,
     min_object_covered: Any = 0.1,
     aspect_ratio_range: Any = (0.75, 1.33),
     area_range: Any = (0.05, 1.0),
@@ -267,7 +268,7 @@ _DEFAULT_COLORS = np.array(
     dtypes="float32, float16",
     note="drawn on the host with numpy (not inside tapeshim.function)",
 )
-def draw_bounding_boxes(images: Any, boxes: Any, colors: Any, name: str | None = None) -> Tensor:
+def draw_bounding_boxes(images: TensorLike, boxes: TensorLike, colors: Any, name: str | None = None) -> Tensor:
     """Draws one-pixel outlines of normalized boxes `[y1, x1, y2, x2]` on a float image batch.
 
     Box `i` of an image takes color `i % len(colors)` (TF's ten default colors when `colors` is

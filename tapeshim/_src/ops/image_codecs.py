@@ -22,6 +22,7 @@ from tapeshim._src.ops import table
 from tapeshim._src.ops.image_ops import convert_image_dtype
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 _UNKNOWN = "Unknown image file format. One of JPEG, JPEG XL, PNG, GIF, BMP, WebP required."
 
@@ -147,7 +148,7 @@ def _as_tensor(array: np.ndarray) -> Tensor:
     dtypes="string",
     note="host-side, with Pillow; 16-bit color PNGs are read at 8 bits",
 )
-def decode_png(contents: Any, channels: int = 0, dtype: Any = dtypes.uint8, name: str | None = None) -> Tensor:
+def decode_png(contents: Any, channels: int = 0, dtype: DTypeLike = dtypes.uint8, name: str | None = None) -> Tensor:
     """Decodes a PNG (or any format TF's decoders accept) to `[height, width, channels]`.
 
     Raises:
@@ -223,7 +224,7 @@ def decode_bmp(contents: Any, channels: int = 0, name: str | None = None) -> Ten
 def decode_image(
     contents: Any,
     channels: Any = None,
-    dtype: Any = dtypes.uint8,
+    dtype: DTypeLike = dtypes.uint8,
     name: str | None = None,
     expand_animations: bool = True,
 ) -> Tensor:
@@ -265,7 +266,7 @@ def _image_array(image: Any, op_name: str, allowed: tuple) -> np.ndarray:
     dtypes="uint8, uint16",
     note="host-side, with Pillow; the bytes differ from TF's, the pixels do not",
 )
-def encode_png(image: Any, compression: int = -1, name: str | None = None) -> Tensor:
+def encode_png(image: TensorLike, compression: int = -1, name: str | None = None) -> Tensor:
     """PNG-encodes a uint8/uint16 `[height, width, channels]` image (1-4 channels) to a `tf.string` scalar.
 
     Raises:
@@ -301,7 +302,7 @@ def encode_png(image: Any, compression: int = -1, name: str | None = None) -> Te
     note="host-side, with Pillow; the bytes differ from TF's, decoded pixels are close",
 )
 def encode_jpeg(
-    image: Any,
+    image: TensorLike,
     format: str = "",
     quality: int = 95,
     progressive: bool = False,  # noqa: A002

@@ -15,6 +15,7 @@ from tapeshim._src.ops.image_common import image_tensor, kernel, run
 from tapeshim._src.ops.image_ops import convert_image_dtype, to_float
 from tapeshim._src.ops.math_ops import cast
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 _GRAY_WEIGHTS = (0.2989, 0.587, 0.114)
 
@@ -29,7 +30,7 @@ _TILE3 = kernel("GrayscaleToRGB", lambda x: jnp.concatenate([x, x, x], axis=-1))
 
 
 @table.export("image.rgb_to_grayscale", dtypes=table.REAL)
-def rgb_to_grayscale(images: Any, name: str | None = None) -> Tensor:
+def rgb_to_grayscale(images: TensorLike, name: str | None = None) -> Tensor:
     """Luma (0.2989 R + 0.587 G + 0.114 B) with a last axis of size 1, in the input dtype.
 
     Raises:
@@ -46,7 +47,7 @@ def rgb_to_grayscale(images: Any, name: str | None = None) -> Tensor:
 
 
 @table.export("image.grayscale_to_rgb", dtypes=table.ANY)
-def grayscale_to_rgb(images: Any, name: str | None = None) -> Tensor:
+def grayscale_to_rgb(images: TensorLike, name: str | None = None) -> Tensor:
     """Repeats a size-1 last axis three times.
 
     Raises:
@@ -105,7 +106,7 @@ def _color_input(images: Any, op_name: str) -> Tensor:
 
 
 @table.export("image.rgb_to_hsv", dtypes=table.REAL_FLOAT)
-def rgb_to_hsv(images: Any, name: str | None = None) -> Tensor:
+def rgb_to_hsv(images: TensorLike, name: str | None = None) -> Tensor:
     """RGB in [0, 1] to hue, saturation, value in [0, 1] (last axis).
 
     Raises:
@@ -116,7 +117,7 @@ def rgb_to_hsv(images: Any, name: str | None = None) -> Tensor:
 
 
 @table.export("image.hsv_to_rgb", dtypes=table.REAL_FLOAT)
-def hsv_to_rgb(images: Any, name: str | None = None) -> Tensor:
+def hsv_to_rgb(images: TensorLike, name: str | None = None) -> Tensor:
     """Hue, saturation, value in [0, 1] to RGB (last axis).
 
     Raises:
@@ -143,7 +144,7 @@ _CONTRAST = kernel("AdjustContrastv2", _contrast)
 
 
 @table.export("image.adjust_brightness", dtypes=table.REAL)
-def adjust_brightness(image: Any, delta: Any) -> Tensor:
+def adjust_brightness(image: TensorLike, delta: TensorLike) -> Tensor:
     """Adds `delta` (in [0, 1] image units) to every pixel; integer images saturate."""
     image_t = convert_to_tensor(image)
     flt = to_float(image_t)
@@ -151,7 +152,7 @@ def adjust_brightness(image: Any, delta: Any) -> Tensor:
 
 
 @table.export("image.adjust_contrast", dtypes=table.REAL)
-def adjust_contrast(images: Any, contrast_factor: Any) -> Tensor:
+def adjust_contrast(images: TensorLike, contrast_factor: TensorLike) -> Tensor:
     """`(x - mean) * contrast_factor + mean`, the mean per image and channel.
 
     Raises:
@@ -192,7 +193,7 @@ def _three_channels(image: Tensor, op_name: str) -> None:
 
 
 @table.export("image.adjust_saturation", dtypes=table.REAL)
-def adjust_saturation(image: Any, saturation_factor: Any, name: str | None = None) -> Tensor:
+def adjust_saturation(image: TensorLike, saturation_factor: TensorLike, name: str | None = None) -> Tensor:
     """Scales the HSV saturation by `saturation_factor` (clipped to [0, 1]).
 
     Raises:
@@ -205,7 +206,7 @@ def adjust_saturation(image: Any, saturation_factor: Any, name: str | None = Non
 
 
 @table.export("image.adjust_hue", dtypes=table.REAL)
-def adjust_hue(image: Any, delta: Any, name: str | None = None) -> Tensor:
+def adjust_hue(image: TensorLike, delta: TensorLike, name: str | None = None) -> Tensor:
     """Rotates the HSV hue by `delta` (in [-1, 1], a full turn being 1).
 
     Raises:
@@ -225,7 +226,7 @@ _GAMMA = kernel("AdjustGamma", lambda x, gamma, gain: gain.astype(x.dtype) * x *
 
 
 @table.export("image.adjust_gamma", dtypes=table.REAL)
-def adjust_gamma(image: Any, gamma: Any = 1, gain: Any = 1) -> Tensor:
+def adjust_gamma(image: TensorLike, gamma: TensorLike = 1, gain: TensorLike = 1) -> Tensor:
     """`gain * image ** gamma` on [0, 1]-scaled values; integer images saturate.
 
     Raises:
@@ -252,7 +253,7 @@ _STANDARDIZE = kernel("PerImageStandardization", _standardize)
 
 
 @table.export("image.per_image_standardization", dtypes=table.REAL)
-def per_image_standardization(image: Any) -> Tensor:
+def per_image_standardization(image: TensorLike) -> Tensor:
     """`(x - mean) / max(stddev, 1/sqrt(num_pixels))` per image, as float32.
 
     Raises:
@@ -274,7 +275,7 @@ def _random_factor(seed: Any, low: float, high: float) -> Tensor:
 
 
 @table.export("image.random_brightness", dtypes=table.REAL, note="not TF's random stream")
-def random_brightness(image: Any, max_delta: float, seed: Any = None) -> Tensor:
+def random_brightness(image: TensorLike, max_delta: float, seed: TensorLike | None = None) -> Tensor:
     """`adjust_brightness` by a delta uniform in [-max_delta, max_delta).
 
     Raises:
@@ -286,7 +287,7 @@ def random_brightness(image: Any, max_delta: float, seed: Any = None) -> Tensor:
 
 
 @table.export("image.random_contrast", dtypes=table.REAL, note="not TF's random stream")
-def random_contrast(image: Any, lower: float, upper: float, seed: Any = None) -> Tensor:
+def random_contrast(image: TensorLike, lower: float, upper: float, seed: TensorLike | None = None) -> Tensor:
     """`adjust_contrast` by a factor uniform in [lower, upper).
 
     Raises:
@@ -297,7 +298,7 @@ def random_contrast(image: Any, lower: float, upper: float, seed: Any = None) ->
 
 
 @table.export("image.random_saturation", dtypes=table.REAL, note="not TF's random stream")
-def random_saturation(image: Any, lower: float, upper: float, seed: Any = None) -> Tensor:
+def random_saturation(image: TensorLike, lower: float, upper: float, seed: TensorLike | None = None) -> Tensor:
     """`adjust_saturation` by a factor uniform in [lower, upper).
 
     Raises:
@@ -308,7 +309,7 @@ def random_saturation(image: Any, lower: float, upper: float, seed: Any = None) 
 
 
 @table.export("image.random_hue", dtypes=table.REAL, note="not TF's random stream")
-def random_hue(image: Any, max_delta: float, seed: Any = None) -> Tensor:
+def random_hue(image: TensorLike, max_delta: float, seed: TensorLike | None = None) -> Tensor:
     """`adjust_hue` by a delta uniform in [-max_delta, max_delta).
 
     Raises:
@@ -381,9 +382,9 @@ def _max_val(max_val: Any, dtype: dtypes.DType) -> Tensor:
 
 @table.export("image.ssim", dtypes=table.REAL)
 def ssim(
-    img1: Any,
-    img2: Any,
-    max_val: Any,
+    img1: TensorLike,
+    img2: TensorLike,
+    max_val: TensorLike,
     filter_size: int = 11,
     filter_sigma: float = 1.5,
     k1: float = 0.01,
@@ -420,7 +421,7 @@ _PSNR = kernel(
 
 
 @table.export("image.psnr", dtypes=table.REAL)
-def psnr(a: Any, b: Any, max_val: Any, name: str | None = None) -> Tensor:
+def psnr(a: TensorLike, b: TensorLike, max_val: TensorLike, name: str | None = None) -> Tensor:
     """Peak signal-to-noise ratio in dB per image (float32).
 
     Raises:

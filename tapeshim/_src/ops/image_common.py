@@ -10,6 +10,7 @@ from tapeshim._src import dtypes
 from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 
 def kernel(name: str, impl: Callable[..., Any], differentiable: bool = True) -> OpDef:
@@ -27,13 +28,13 @@ def run_all(op: OpDef, inputs: Any, **static: Any) -> tuple:
     return apply(op, tuple(inputs), tuple(sorted(static.items())))
 
 
-def host_constant(array: np.ndarray, dtype: Any) -> Tensor:
+def host_constant(array: np.ndarray, dtype: DTypeLike) -> Tensor:
     """A constant tensor of `array` cast to `dtype` (weight matrices and windows built on the host)."""
     dtype = dtypes.as_dtype(dtype)
     return constant(np.asarray(array).astype(dtype.as_numpy_dtype), dtype)
 
 
-def static_int(value: Any, what: str) -> int:
+def static_int(value: TensorLike, what: str) -> int:
     """A scalar integer argument (int or integer tensor) as a Python int."""
     values = _static_ints(value, what)
     if len(values) != 1:
@@ -41,7 +42,7 @@ def static_int(value: Any, what: str) -> int:
     return values[0]
 
 
-def image_tensor(image: Any, what: str = "image", at_least: int = 3, at_most: int | None = None) -> Tensor:
+def image_tensor(image: TensorLike, what: str = "image", at_least: int = 3, at_most: int | None = None) -> Tensor:
     """`image` as a tensor whose rank TF's image ops accept, or TF's ValueError.
 
     Args:

@@ -22,6 +22,7 @@ from tapeshim._src.ops.image_color import (
 from tapeshim._src.ops.image_common import image_tensor, kernel, run, static_int
 from tapeshim._src.ops.image_ops import _RANDOM_CROP, _RANDOM_FLIP, _host_array, random_crop
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 
 # -- stateless random augmentations (deterministic in `seed`, not TF's streams) --------------------------
@@ -30,19 +31,19 @@ def _stateless_factor(seed: Any, low: float, high: float) -> Tensor:
 
 
 @table.export("image.stateless_random_flip_left_right", dtypes=table.ANY, note="not TF's random stream")
-def stateless_random_flip_left_right(image: Any, seed: Any) -> Tensor:
+def stateless_random_flip_left_right(image: TensorLike, seed: TensorLike) -> Tensor:
     """Flips each image left-right with probability 1/2, determined by `seed` (a pair of ints)."""
     return run(_RANDOM_FLIP, (random_ops._pair_key(seed), image_tensor(image, at_most=4)), axis=-2)
 
 
 @table.export("image.stateless_random_flip_up_down", dtypes=table.ANY, note="not TF's random stream")
-def stateless_random_flip_up_down(image: Any, seed: Any) -> Tensor:
+def stateless_random_flip_up_down(image: TensorLike, seed: TensorLike) -> Tensor:
     """Flips each image upside down with probability 1/2, determined by `seed` (a pair of ints)."""
     return run(_RANDOM_FLIP, (random_ops._pair_key(seed), image_tensor(image, at_most=4)), axis=-3)
 
 
 @table.export("image.stateless_random_crop", dtypes=table.ANY, note="not TF's random stream")
-def stateless_random_crop(value: Any, size: Any, seed: Any, name: str | None = None) -> Tensor:
+def stateless_random_crop(value: TensorLike, size: TensorLike, seed: TensorLike, name: str | None = None) -> Tensor:
     """A window of shape `size` at an offset determined by `seed` (a pair of ints).
 
     Raises:
@@ -56,7 +57,7 @@ def stateless_random_crop(value: Any, size: Any, seed: Any, name: str | None = N
 
 
 @table.export("image.stateless_random_brightness", dtypes=table.REAL, note="not TF's random stream")
-def stateless_random_brightness(image: Any, max_delta: float, seed: Any) -> Tensor:
+def stateless_random_brightness(image: TensorLike, max_delta: float, seed: TensorLike) -> Tensor:
     """`adjust_brightness` by a delta in [-max_delta, max_delta) determined by `seed`.
 
     Raises:
@@ -68,7 +69,7 @@ def stateless_random_brightness(image: Any, max_delta: float, seed: Any) -> Tens
 
 
 @table.export("image.stateless_random_contrast", dtypes=table.REAL, note="not TF's random stream")
-def stateless_random_contrast(image: Any, lower: float, upper: float, seed: Any) -> Tensor:
+def stateless_random_contrast(image: TensorLike, lower: float, upper: float, seed: TensorLike) -> Tensor:
     """`adjust_contrast` by a factor in [lower, upper) determined by `seed`.
 
     Raises:
@@ -79,7 +80,7 @@ def stateless_random_contrast(image: Any, lower: float, upper: float, seed: Any)
 
 
 @table.export("image.stateless_random_saturation", dtypes=table.REAL, note="not TF's random stream")
-def stateless_random_saturation(image: Any, lower: float, upper: float, seed: Any) -> Tensor:
+def stateless_random_saturation(image: TensorLike, lower: float, upper: float, seed: TensorLike) -> Tensor:
     """`adjust_saturation` by a factor in [lower, upper) determined by `seed`.
 
     Raises:
@@ -90,7 +91,7 @@ def stateless_random_saturation(image: Any, lower: float, upper: float, seed: An
 
 
 @table.export("image.stateless_random_hue", dtypes=table.REAL, note="not TF's random stream")
-def stateless_random_hue(image: Any, max_delta: float, seed: Any) -> Tensor:
+def stateless_random_hue(image: TensorLike, max_delta: float, seed: TensorLike) -> Tensor:
     """`adjust_hue` by a delta in [-max_delta, max_delta) determined by `seed`.
 
     Raises:
@@ -114,7 +115,7 @@ _TOTAL_VARIATION = kernel("TotalVariation", _total_variation)
 
 
 @table.export("image.total_variation", dtypes=table.REAL)
-def total_variation(images: Any, name: str | None = None) -> Tensor:
+def total_variation(images: TensorLike, name: str | None = None) -> Tensor:
     """Sum of absolute differences of neighboring pixels, per image.
 
     Raises:
@@ -149,25 +150,25 @@ def _color_matrix(images: Any, matrix: np.ndarray) -> Tensor:
 
 
 @table.export("image.rgb_to_yuv", dtypes=table.REAL_FLOAT)
-def rgb_to_yuv(images: Any) -> Tensor:
+def rgb_to_yuv(images: TensorLike) -> Tensor:
     """RGB (floats in [0, 1]) to YUV, TF's matrix."""
     return _color_matrix(images, _YUV)
 
 
 @table.export("image.yuv_to_rgb", dtypes=table.REAL_FLOAT)
-def yuv_to_rgb(images: Any) -> Tensor:
+def yuv_to_rgb(images: TensorLike) -> Tensor:
     """YUV to RGB, the inverse of TF's matrix."""
     return _color_matrix(images, _YUV_INVERSE)
 
 
 @table.export("image.rgb_to_yiq", dtypes=table.REAL_FLOAT)
-def rgb_to_yiq(images: Any) -> Tensor:
+def rgb_to_yiq(images: TensorLike) -> Tensor:
     """RGB (floats in [0, 1]) to YIQ, TF's matrix."""
     return _color_matrix(images, _YIQ)
 
 
 @table.export("image.yiq_to_rgb", dtypes=table.REAL_FLOAT)
-def yiq_to_rgb(images: Any) -> Tensor:
+def yiq_to_rgb(images: TensorLike) -> Tensor:
     """YIQ to RGB, the inverse of TF's matrix."""
     return _color_matrix(images, _YIQ_INVERSE)
 
@@ -229,8 +230,8 @@ _CROP_AND_RESIZE = kernel("CropAndResize", _crop_and_resize)
     note="gradients for image and boxes are JAX's derivative of the same interpolation",
 )
 def crop_and_resize(
-    image: Any,
-    boxes: Any,
+    image: TensorLike,
+    boxes: TensorLike,
     box_indices: Any,
     crop_size: Any,
     method: str = "bilinear",
@@ -350,8 +351,8 @@ def _nms(
     note="computed on the host with numpy (not inside tapeshim.function)",
 )
 def non_max_suppression_with_scores(
-    boxes: Any,
-    scores: Any,
+    boxes: TensorLike,
+    scores: TensorLike,
     max_output_size: Any,
     iou_threshold: float = 0.5,
     score_threshold: float = float("-inf"),
@@ -379,8 +380,8 @@ def non_max_suppression_with_scores(
     note="unbatched boxes only; computed on the host (not inside tapeshim.function)",
 )
 def non_max_suppression_padded(
-    boxes: Any,
-    scores: Any,
+    boxes: TensorLike,
+    scores: TensorLike,
     max_output_size: Any,
     iou_threshold: float = 0.5,
     score_threshold: float = float("-inf"),
@@ -422,8 +423,8 @@ class CombinedNonMaxSuppression(NamedTuple):
     "differently from TF",
 )
 def combined_non_max_suppression(
-    boxes: Any,
-    scores: Any,
+    boxes: TensorLike,
+    scores: TensorLike,
     max_output_size_per_class: Any,
     max_total_size: Any,
     iou_threshold: float = 0.5,

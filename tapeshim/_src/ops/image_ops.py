@@ -16,6 +16,7 @@ from tapeshim._src.ops.image_common import image_tensor, kernel, run, static_int
 from tapeshim._src.registry import apply
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 
 # -- dtype conversion ---------------------------------------------------------------------------------
@@ -70,7 +71,7 @@ def _real_dtype(dtype: dtypes.DType, what: str) -> None:
     dtypes=table.REAL,
     note="float to unsigned int of negative values: XLA's cast, not necessarily TF's",
 )
-def convert_image_dtype(image: Any, dtype: Any, saturate: bool = False, name: str | None = None) -> Tensor:
+def convert_image_dtype(image: TensorLike, dtype: DTypeLike, saturate: bool = False, name: str | None = None) -> Tensor:
     """Converts an image to `dtype`, scaling values: floats in [0, 1], integers in [0, MAX].
 
     Raises:
@@ -99,25 +100,25 @@ _SWAP = kernel("Transpose", lambda x: jnp.swapaxes(x, -3, -2))
 
 
 @table.export("image.flip_left_right", dtypes=table.ANY)
-def flip_left_right(image: Any) -> Tensor:
+def flip_left_right(image: TensorLike) -> Tensor:
     """Reverses the width axis of an image or a batch of images."""
     return run(_FLIP, (image_tensor(image, at_most=4),), axis=-2)
 
 
 @table.export("image.flip_up_down", dtypes=table.ANY)
-def flip_up_down(image: Any) -> Tensor:
+def flip_up_down(image: TensorLike) -> Tensor:
     """Reverses the height axis of an image or a batch of images."""
     return run(_FLIP, (image_tensor(image, at_most=4),), axis=-3)
 
 
 @table.export("image.rot90", dtypes=table.ANY)
-def rot90(image: Any, k: Any = 1, name: str | None = None) -> Tensor:
+def rot90(image: TensorLike, k: TensorLike = 1, name: str | None = None) -> Tensor:
     """Rotates images counter-clockwise by `k` quarter turns."""
     return run(_ROT90, (image_tensor(image, at_most=4),), k=static_int(k, "k") % 4)
 
 
 @table.export("image.transpose", dtypes=table.ANY)
-def transpose(image: Any, name: str | None = None) -> Tensor:
+def transpose(image: TensorLike, name: str | None = None) -> Tensor:
     """Swaps the height and width axes."""
     return run(_SWAP, (image_tensor(image, at_most=4),))
 
@@ -139,13 +140,13 @@ _RANDOM_FLIP = kernel("RandomFlip", _random_flip_impl)
 
 
 @table.export("image.random_flip_left_right", dtypes=table.ANY, note="not TF's random stream")
-def random_flip_left_right(image: Any, seed: Any = None) -> Tensor:
+def random_flip_left_right(image: TensorLike, seed: TensorLike | None = None) -> Tensor:
     """Flips each image left-right with probability 1/2 (each image of a batch independently)."""
     return _random_flip(image, seed, -2)
 
 
 @table.export("image.random_flip_up_down", dtypes=table.ANY, note="not TF's random stream")
-def random_flip_up_down(image: Any, seed: Any = None) -> Tensor:
+def random_flip_up_down(image: TensorLike, seed: TensorLike | None = None) -> Tensor:
     """Flips each image upside down with probability 1/2 (each image of a batch independently)."""
     return _random_flip(image, seed, -3)
 
@@ -165,7 +166,7 @@ def _unbatched(image: Tensor, squeeze: bool) -> Tensor:
 
 @table.export("image.crop_to_bounding_box", dtypes=table.ANY)
 def crop_to_bounding_box(
-    image: Any, offset_height: Any, offset_width: Any, target_height: Any, target_width: Any
+    image: TensorLike, offset_height: Any, offset_width: Any, target_height: Any, target_width: Any
 ) -> Tensor:
     """The `target_height` x `target_width` window of the image whose top-left corner is at the offsets.
 
@@ -194,7 +195,7 @@ def crop_to_bounding_box(
 
 @table.export("image.pad_to_bounding_box", dtypes=table.ANY)
 def pad_to_bounding_box(
-    image: Any, offset_height: Any, offset_width: Any, target_height: Any, target_width: Any
+    image: TensorLike, offset_height: Any, offset_width: Any, target_height: Any, target_width: Any
 ) -> Tensor:
     """Pads with zeros to `target_height` x `target_width`, the image's top-left corner at the offsets.
 
@@ -219,7 +220,7 @@ def pad_to_bounding_box(
 
 
 @table.export("image.resize_with_crop_or_pad", dtypes=table.ANY)
-def resize_with_crop_or_pad(image: Any, target_height: Any, target_width: Any) -> Tensor:
+def resize_with_crop_or_pad(image: TensorLike, target_height: Any, target_width: Any) -> Tensor:
     """Centrally crops or zero-pads the image to the target size (TF's offsets for odd differences).
 
     Raises:
@@ -238,7 +239,7 @@ def resize_with_crop_or_pad(image: Any, target_height: Any, target_width: Any) -
 
 
 @table.export("image.central_crop", dtypes=table.ANY)
-def central_crop(image: Any, central_fraction: float) -> Tensor:
+def central_crop(image: TensorLike, central_fraction: float) -> Tensor:
     """The central `central_fraction` of the image along height and width.
 
     Raises:
@@ -270,7 +271,7 @@ _RANDOM_CROP = kernel("RandomCrop", _random_crop_impl)
 
 
 @table.export("image.random_crop", dtypes=table.ANY, note="offsets uniform as TF's, not TF's random stream")
-def random_crop(value: Any, size: Any, seed: Any = None, name: str | None = None) -> Tensor:
+def random_crop(value: TensorLike, size: TensorLike, seed: TensorLike | None = None, name: str | None = None) -> Tensor:
     """A window of shape `size` at a uniformly random offset.
 
     Raises:
@@ -327,7 +328,9 @@ def _window_arg(value: Any, what: str) -> tuple[int, int]:
 
 
 @table.export("image.extract_patches", dtypes=table.REAL)
-def extract_patches(images: Any, sizes: Any, strides: Any, rates: Any, padding: str, name: str | None = None) -> Tensor:
+def extract_patches(
+    images: TensorLike, sizes: Any, strides: TensorLike, rates: Any, padding: str, name: str | None = None
+) -> Tensor:
     """Patches of `images` flattened into the depth axis, ordered (row, column, channel) as TF.
 
     Raises:
@@ -361,7 +364,7 @@ _IMAGE_GRADIENTS = kernel("ImageGradients", _gradients)
 
 
 @table.export("image.image_gradients", dtypes=table.REAL)
-def image_gradients(image: Any) -> tuple[Tensor, Tensor]:
+def image_gradients(image: TensorLike) -> tuple[Tensor, Tensor]:
     """Forward differences `(dy, dx)` of a 4-D image batch, zero in the last row / column.
 
     Raises:
@@ -394,7 +397,7 @@ _SOBEL = kernel("SobelEdges", _sobel)
 
 
 @table.export("image.sobel_edges", dtypes=table.REAL_FLOAT)
-def sobel_edges(image: Any) -> Tensor:
+def sobel_edges(image: TensorLike) -> Tensor:
     """Sobel responses `[..., (dy, dx)]` of a 4-D float image batch (reflect padding, as TF).
 
     Raises:
@@ -427,8 +430,8 @@ def _host_array(value: Tensor, what: str) -> np.ndarray:
     note="computed on the host with numpy (not inside tapeshim.function)",
 )
 def non_max_suppression(
-    boxes: Any,
-    scores: Any,
+    boxes: TensorLike,
+    scores: TensorLike,
     max_output_size: Any,
     iou_threshold: float = 0.5,
     score_threshold: float = float("-inf"),

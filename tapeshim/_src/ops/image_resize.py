@@ -25,6 +25,7 @@ from tapeshim._src.ops.common import gradient_not_registered, is_tensor_like
 from tapeshim._src.ops.image_common import host_constant, image_tensor, kernel, run, static_int
 from tapeshim._src.ops.image_ops import pad_to_bounding_box
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 
 class ResizeMethod:
@@ -265,8 +266,8 @@ _OP_NAMES = {
     "nearest, as TF",
 )
 def resize(
-    images: Any,
-    size: Any,
+    images: TensorLike,
+    size: TensorLike,
     method: str = ResizeMethod.BILINEAR,
     preserve_aspect_ratio: bool = False,
     antialias: bool = False,
@@ -307,7 +308,11 @@ def resize(
 
 @table.export("image.resize_with_pad", dtypes=table.REAL)
 def resize_with_pad(
-    image: Any, target_height: Any, target_width: Any, method: str = ResizeMethod.BILINEAR, antialias: bool = False
+    image: TensorLike,
+    target_height: Any,
+    target_width: Any,
+    method: str = ResizeMethod.BILINEAR,
+    antialias: bool = False,
 ) -> Tensor:
     """Resizes to fit inside the target keeping the aspect ratio, then pads with zeros to the target size.
 

@@ -19,6 +19,7 @@ from tapeshim._src.ops import array_ops, table
 from tapeshim._src.ops.common import convert_same_dtype, dtype_check, static_error
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 _ALIGNS = ("RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT")
 
@@ -92,7 +93,12 @@ def _check_align(align: str, op_name: str) -> str:
 
 
 def matrix_diag(
-    diagonal: Any, k: Any = 0, num_rows: int = -1, num_cols: int = -1, padding_value: Any = 0, align: str = "RIGHT_LEFT"
+    diagonal: TensorLike,
+    k: TensorLike = 0,
+    num_rows: int = -1,
+    num_cols: int = -1,
+    padding_value: TensorLike = 0,
+    align: str = "RIGHT_LEFT",
 ) -> Tensor:
     """`tf.linalg.diag`: matrices with `diagonal` on the k-th diagonal (or the band `k = (lower, upper)`)."""
     op_name = "MatrixDiagV3"
@@ -135,10 +141,10 @@ def matrix_diag(
 
 @table.export("linalg.set_diag", dtypes=table.ANY)
 def set_diag(
-    input: Any,
-    diagonal: Any,
+    input: TensorLike,
+    diagonal: TensorLike,
     name: str = "set_diag",
-    k: Any = 0,  # noqa: A002
+    k: TensorLike = 0,  # noqa: A002
     align: str = "RIGHT_LEFT",
 ) -> Tensor:
     """`input` with its k-th diagonal (or the band `k = (lower, upper)`) replaced by `diagonal`.
@@ -182,7 +188,7 @@ _transpose_op = OpDef("Transpose", lambda x, conj: jnp.swapaxes(jnp.conj(x) if c
 
 
 @table.export("linalg.matrix_transpose", dtypes=table.ANY)
-def matrix_transpose(a: Any, name: str = "matrix_transpose", conjugate: bool = False) -> Tensor:
+def matrix_transpose(a: TensorLike, name: str = "matrix_transpose", conjugate: bool = False) -> Tensor:
     """Swaps the last two dimensions (conjugating complex values if `conjugate`).
 
     Raises:
@@ -194,7 +200,7 @@ def matrix_transpose(a: Any, name: str = "matrix_transpose", conjugate: bool = F
 
 
 @table.export("linalg.adjoint", dtypes=table.ANY)
-def adjoint(matrix: Any, name: str | None = None) -> Tensor:
+def adjoint(matrix: TensorLike, name: str | None = None) -> Tensor:
     """The conjugate transpose of the last two dimensions.
 
     Raises:
@@ -209,7 +215,7 @@ _cross_op = OpDef("Cross", jnp.cross, True, dtype_check("Cross", "fiu"))
 
 
 @table.export("linalg.cross", dtypes=table.REAL)
-def cross(a: Any, b: Any, name: str | None = None) -> Tensor:
+def cross(a: TensorLike, b: TensorLike, name: str | None = None) -> Tensor:
     """The cross products of pairs of 3-element vectors (the last dimension).
 
     Raises:
@@ -239,7 +245,7 @@ _expm_op = OpDef("MatrixExponential", _expm, True)
 
 
 @table.export("linalg.expm", dtypes=table.FLOAT, note="jax.scipy.linalg.expm (Pade with scaling and squaring)")
-def expm(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def expm(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """The matrix exponential of a (batch of) square matrices.
 
     Raises:

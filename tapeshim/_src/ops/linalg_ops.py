@@ -13,6 +13,7 @@ from tapeshim._src.ops.common import convert_same_dtype, dtype_check, static_err
 from tapeshim._src.ops.linalg_diag import matrix_diag
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 
 def _runtime_checked(x: Tensor) -> tuple:
@@ -157,7 +158,7 @@ def _lstsq(a: jax.Array, b: jax.Array, l2: float) -> jax.Array:
     dtypes=table.FLOAT,
     note="reads the lower triangle, as TF; eigenvector signs may differ from TF's",
 )
-def eigh(tensor: Any, name: str | None = None) -> tuple[Tensor, Tensor]:
+def eigh(tensor: TensorLike, name: str | None = None) -> tuple[Tensor, Tensor]:
     """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix."""
     x = convert_to_tensor(tensor)
     _square(x, "SelfAdjointEigV2")
@@ -165,20 +166,20 @@ def eigh(tensor: Any, name: str | None = None) -> tuple[Tensor, Tensor]:
 
 
 @table.export("linalg.qr", dtypes=table.FLOAT, note="column signs may differ from TF's")
-def qr(input: Any, full_matrices: bool = False, name: str | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002
+def qr(input: TensorLike, full_matrices: bool = False, name: str | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002
     """The QR decomposition (q, r)."""
     return apply(_qr_op, (convert_to_tensor(input),), (("full", bool(full_matrices)),))
 
 
 @table.export("linalg.svd", dtypes=table.FLOAT, note="singular vector signs may differ from TF's")
-def svd(tensor: Any, full_matrices: bool = False, compute_uv: bool = True, name: str | None = None) -> Any:
+def svd(tensor: TensorLike, full_matrices: bool = False, compute_uv: bool = True, name: str | None = None) -> Any:
     """Singular values, and (s, u, v) with v not transposed, as TF returns them."""
     outputs = apply(_svd_op, (convert_to_tensor(tensor),), (("full", bool(full_matrices)), ("uv", bool(compute_uv))))
     return outputs if compute_uv else outputs[0]
 
 
 @table.export("linalg.solve", dtypes=table.FLOAT)
-def solve(matrix: Any, rhs: Any, adjoint: bool = False, name: str | None = None) -> Tensor:
+def solve(matrix: TensorLike, rhs: TensorLike, adjoint: bool = False, name: str | None = None) -> Tensor:
     """X with matrix @ X = rhs (or adjoint(matrix) @ X = rhs)."""
     a, b = convert_same_dtype((matrix, rhs), "MatrixSolve")
     _square(a, "MatrixSolve")
@@ -188,7 +189,7 @@ def solve(matrix: Any, rhs: Any, adjoint: bool = False, name: str | None = None)
 
 @table.export("linalg.triangular_solve", dtypes=table.FLOAT)
 def triangular_solve(
-    matrix: Any, rhs: Any, lower: bool = True, adjoint: bool = False, name: str | None = None
+    matrix: TensorLike, rhs: TensorLike, lower: bool = True, adjoint: bool = False, name: str | None = None
 ) -> Tensor:
     """X with matrix @ X = rhs for a triangular matrix."""
     a, b = convert_same_dtype((matrix, rhs), "MatrixTriangularSolve")
@@ -199,12 +200,12 @@ def triangular_solve(
 
 @table.export("linalg.diag", dtypes=table.ANY)
 def diag(
-    diagonal: Any,
+    diagonal: TensorLike,
     name: str = "diag",
-    k: Any = 0,
+    k: TensorLike = 0,
     num_rows: int = -1,
     num_cols: int = -1,
-    padding_value: Any = 0,
+    padding_value: TensorLike = 0,
     align: str = "RIGHT_LEFT",
 ) -> Tensor:
     """Matrices with `diagonal` on the k-th diagonal, or the band `k = (lower, upper)` (TF's MatrixDiagV3).
@@ -263,7 +264,9 @@ def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = Non
 
 
 @table.export("linalg.lstsq", dtypes=table.REAL_FLOAT, note="normal equations (TF's fast=True path)")
-def lstsq(matrix: Any, rhs: Any, l2_regularizer: float = 0.0, fast: bool = True, name: str | None = None) -> Tensor:
+def lstsq(
+    matrix: TensorLike, rhs: TensorLike, l2_regularizer: float = 0.0, fast: bool = True, name: str | None = None
+) -> Tensor:
     """The least-squares solution of matrix @ X = rhs (optionally L2-regularized)."""
     a, b = convert_same_dtype((matrix, rhs), "MatrixSolveLs")
     if len(a._shape) < 2 or len(b._shape) < 2 or a._shape[-2] != b._shape[-2]:
@@ -277,8 +280,8 @@ def lstsq(matrix: Any, rhs: Any, l2_regularizer: float = 0.0, fast: bool = True,
 
 @table.export("linalg.matvec", dtypes=table.NUMERIC)
 def matvec(
-    a: Any,
-    b: Any,
+    a: TensorLike,
+    b: TensorLike,
     transpose_a: bool = False,
     adjoint_a: bool = False,
     a_is_sparse: bool = False,

@@ -13,6 +13,7 @@ from tapeshim._src import dtypes, registry
 from tapeshim._src.ops import table
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 
 def _format_float(value: Any, double: bool) -> str:
@@ -65,7 +66,7 @@ def _render(parts: list, arrays: list, sep: str, summarize: int) -> str:
 
 
 def print_v2(
-    *inputs: Any,
+    *inputs: TensorLike,
     output_stream: TextIO | None = None,
     summarize: int = 3,
     sep: str = " ",

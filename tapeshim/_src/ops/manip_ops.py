@@ -24,6 +24,7 @@ from tapeshim._src.ops.common import (
 )
 from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike
 
 
 def _axis(axis: Any, rank: int) -> int:
@@ -35,7 +36,11 @@ _split_op = OpDef("SplitV", lambda x, sizes, axis: tuple(jnp.split(x, np.cumsum(
 
 @table.export("split", dtypes=table.ANY)
 def split(
-    value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = None, name: str | None = None
+    value: Any,
+    num_or_size_splits: Any,
+    axis: Any = 0,
+    num: int | None = None,
+    name: str | None = None,
 ) -> list[Tensor]:
     """Splits `value` along `axis` into equal parts or parts of the given sizes (one may be -1)."""
     x = convert_to_tensor(value)
@@ -78,7 +83,7 @@ _tile_op = OpDef("Tile", lambda x, multiples: jnp.tile(x, multiples), True)
 
 
 @table.export("tile", dtypes=table.ANY)
-def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def tile(input: TensorLike, multiples: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """Repeats `input` `multiples[i]` times along each axis i."""
     x = convert_to_tensor(input)
     multiples = array_ops.int_arg(multiples, "Tmultiples", "Tile")
@@ -103,7 +108,7 @@ _repeat_op = OpDef(
 
 
 @table.export("repeat", dtypes=table.ANY)
-def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) -> Tensor:  # noqa: A002
+def repeat(input: TensorLike, repeats: Any, axis: AxisLike = None, name: str | None = None) -> Tensor:  # noqa: A002
     """Repeats each element `repeats` times along `axis` (the flattened input when None)."""
     x = convert_to_tensor(input)
     if axis is None:
@@ -136,7 +141,7 @@ _pad_op = OpDef(
 
 @table.export("pad", dtypes=table.ANY)
 def pad(
-    tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0, name: str | None = None
+    tensor: TensorLike, paddings: TensorLike, mode: str = "CONSTANT", constant_values: Any = 0, name: str | None = None
 ) -> Tensor:
     """Pads `tensor` by `paddings` ([[before, after], ...]); mode CONSTANT, REFLECT or SYMMETRIC."""
     x = convert_to_tensor(tensor)
@@ -219,7 +224,7 @@ def _index_static(indices: Tensor, shape: tuple, op_name: str) -> tuple:
 
 
 @table.export("gather_nd", dtypes=table.ANY)
-def gather_nd(params: Any, indices: Any, batch_dims: int = 0, name: str | None = None) -> Tensor:
+def gather_nd(params: TensorLike, indices: TensorLike, batch_dims: int = 0, name: str | None = None) -> Tensor:
     """Gathers slices of `params` at the index vectors in the last axis of `indices`."""
     p, i = convert_to_tensor(params), convert_to_tensor(indices)
     if not i.dtype.is_integer:
@@ -270,20 +275,24 @@ def _scatter(tensor: Tensor, indices: Any, updates: Any, mode: str, op_name: str
 
 
 @table.export("scatter_nd", dtypes=table.NUMERIC)
-def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Tensor:
+def scatter_nd(indices: TensorLike, updates: TensorLike, shape: Any, name: str | None = None) -> Tensor:
     """A tensor of `shape` with `updates` summed in at `indices` (zeros elsewhere)."""
     u = convert_to_tensor(updates)
     return _scatter(array_ops.zeros(array_ops.shape_arg(shape, "ScatterNd"), u.dtype), indices, u, "add", "ScatterNd")
 
 
 @table.export("tensor_scatter_nd_update", dtypes=table.ANY)
-def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+def tensor_scatter_nd_update(
+    tensor: TensorLike, indices: TensorLike, updates: TensorLike, name: str | None = None
+) -> Tensor:
     """`tensor` with the elements at `indices` replaced by `updates`."""
     return _scatter(convert_to_tensor(tensor), indices, updates, "update", "TensorScatterUpdate")
 
 
 @table.export("tensor_scatter_nd_add", dtypes=table.NUMERIC)
-def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+def tensor_scatter_nd_add(
+    tensor: TensorLike, indices: TensorLike, updates: TensorLike, name: str | None = None
+) -> Tensor:
     """`tensor` with `updates` added at `indices`."""
     return _scatter(convert_to_tensor(tensor), indices, updates, "add", "TensorScatterAdd")
 
@@ -293,13 +302,13 @@ def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any, name: str | N
     dtypes=table.ANY,
     note="the mask's values must be known: eagerly, under a tape, or from constants in tf.function",
 )
-def boolean_mask(tensor: Any, mask: Any, axis: Any = None, name: str | None = None) -> Tensor:
+def boolean_mask(tensor: TensorLike, mask: TensorLike, axis: AxisLike = None, name: str | None = None) -> Tensor:
     """The elements (or slices along `axis`) of `tensor` where `mask` is true."""
     return _boolean_mask.boolean_mask(tensor, mask, axis)
 
 
 @table.export("slice", dtypes=table.ANY)
-def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor:  # noqa: A001
+def slice(input_: Any, begin: TensorLike, size: TensorLike, name: str | None = None) -> Tensor:  # noqa: A001
     """The slice of `input_` starting at `begin` with `size` (-1: to the end) per axis."""
     x = convert_to_tensor(input_)
     starts, sizes = array_ops.int_arg(begin, "Index", "Slice"), array_ops.int_arg(size, "Index", "Slice")
@@ -322,9 +331,9 @@ def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor
 @table.export("strided_slice", dtypes=table.ANY)
 def strided_slice(
     input_: Any,
-    begin: Any,
-    end: Any,
-    strides: Any = None,
+    begin: TensorLike,
+    end: TensorLike,
+    strides: TensorLike | None = None,
     begin_mask: int = 0,
     end_mask: int = 0,
     ellipsis_mask: int = 0,
@@ -364,7 +373,7 @@ _broadcast_op = OpDef("BroadcastTo", lambda x, shape: jnp.broadcast_to(x, shape)
 
 
 @table.export("broadcast_to", dtypes=table.ANY)
-def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def broadcast_to(input: TensorLike, shape: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Broadcasts `input` to `shape`."""
     x = convert_to_tensor(input)
     target = array_ops.shape_arg(shape, "BroadcastTo", float_error="Tidx")
@@ -453,7 +462,7 @@ def eye(
     num_rows: int,
     num_columns: int | None = None,
     batch_shape: Any = None,
-    dtype: Any = dtypes.float32,
+    dtype: DTypeLike = dtypes.float32,
     name: str | None = None,
 ) -> Tensor:
     """An identity matrix (or a batch of them)."""
@@ -516,7 +525,7 @@ def _direction(direction: str) -> bool:
     dtypes=table.REAL,
     note="ties keep their order, so the gradient reaches the element TF's sort picks",
 )
-def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | None = None) -> Tensor:
+def sort(values: TensorLike, axis: int = -1, direction: str = "ASCENDING", name: str | None = None) -> Tensor:
     """Sorted `values` along `axis`, as `tf.sort`.
 
     Tied values keep their original order in either direction (TF sorts with
@@ -528,7 +537,7 @@ def sort(values: Any, axis: int = -1, direction: str = "ASCENDING", name: str | 
 
 @table.export("argsort", gradient="-", dtypes=table.REAL)
 def argsort(
-    values: Any, axis: int = -1, direction: str = "ASCENDING", stable: bool = False, name: str | None = None
+    values: TensorLike, axis: int = -1, direction: str = "ASCENDING", stable: bool = False, name: str | None = None
 ) -> Tensor:
     """The int32 indices that sort `values` along `axis` (stable)."""
     x = convert_to_tensor(values)
@@ -553,7 +562,7 @@ class Unique(NamedTuple):
     dtypes=table.ANY,
     note="x must be known (not traced); differentiating raises LookupError, as TF",
 )
-def unique(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> tuple[Tensor, Tensor]:
+def unique(x: TensorLike, out_idx: DTypeLike = dtypes.int32, name: str | None = None) -> tuple[Tensor, Tensor]:
     """The unique values of 1-D `x` in order of appearance, and each element's index into them."""
     t = convert_to_tensor(x)
     if len(t._shape) != 1:
@@ -569,7 +578,9 @@ def unique(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> tupl
 
 
 @table.export("sequence_mask", gradient="-", dtypes=table.REAL)
-def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool_, name: str | None = None) -> Tensor:
+def sequence_mask(
+    lengths: TensorLike, maxlen: Any = None, dtype: DTypeLike = dtypes.bool_, name: str | None = None
+) -> Tensor:
     """mask[..., j] = j < lengths[...], with maxlen columns (max(lengths) when None)."""
     lengths_t = convert_to_tensor(lengths)
     if maxlen is None:
@@ -597,7 +608,7 @@ _einsum_op = OpDef("Einsum", lambda *xs, equation: jnp.einsum(equation, *xs), Tr
 
 
 @table.export("einsum", "linalg.einsum", dtypes=table.NUMERIC)
-def einsum(equation: str, *inputs: Any, **kwargs: Any) -> Tensor:
+def einsum(equation: str, *inputs: TensorLike, **kwargs: Any) -> Tensor:
     """Einstein summation over `inputs` described by `equation`."""
     tensors = convert_same_dtype(list(inputs), "Einsum") if len(inputs) > 1 else [convert_to_tensor(inputs[0])]
     _check_equation(equation.replace(" ", ""), len(tensors))
@@ -637,7 +648,7 @@ _bitcast_op = OpDef("Bitcast", lambda x, type: lax.bitcast_convert_type(x, dtype
 
 
 @table.export("bitcast", gradient="none", dtypes=table.NUMERIC)
-def bitcast(input: Any, type: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def bitcast(input: TensorLike, type: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Reinterprets the bits of `input` as `type`."""
     x, target = convert_to_tensor(input), dtypes.as_dtype(type)
     wider, narrower = target._np.itemsize, x.dtype._np.itemsize

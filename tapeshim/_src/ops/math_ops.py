@@ -49,6 +49,7 @@ from tapeshim._src.ops.math_kernels import (
 )
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike
 
 FLOAT = "fc"
 NUMERIC = "fciu"
@@ -198,7 +199,7 @@ _reciprocal = _unary("reciprocal", "Reciprocal", jnp.reciprocal, what="1 / x")
 
 
 @table.export("math.reciprocal", dtypes=table.FLOAT)
-def reciprocal(x: Any, name: str | None = None) -> Tensor:
+def reciprocal(x: TensorLike, name: str | None = None) -> Tensor:
     """1 / x element-wise. Integer inputs raise NotFoundError, as TF's CPU kernels do."""
     x = convert_to_tensor(x)
     if x.dtype.is_integer:
@@ -234,7 +235,7 @@ _sign = _unary("sign", "Sign", jnp.sign, NUMERIC, what="the sign (its gradient i
     dtypes=table.NUMERIC,
     note="complex x is divide_no_nan(x, abs(x)), differentiable, as TF",
 )
-def sign(x: Any, name: str | None = None) -> Tensor:
+def sign(x: TensorLike, name: str | None = None) -> Tensor:
     """The sign of `x` element-wise, as `tf.math.sign`; its gradient is zeros for real `x`.
 
     As in TF, a complex `x` gives `x / |x|` (0 at 0), computed with
@@ -250,7 +251,7 @@ _round = _unary("round", "Round", jnp.round, "f", False, "round-half-to-even")
 
 
 @table.export("math.round", "round", gradient="none", dtypes=table.REAL, note="integers come back unchanged")
-def round(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
+def round(x: TensorLike, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
     """Rounds half to even, as `tf.math.round`; integer tensors come back unchanged.
 
     This op has no gradient: gradients through it are `None`.
@@ -275,7 +276,7 @@ _real_zeros_op = OpDef("ZerosLike", jnp.zeros_like, False)
 
 
 @table.export("math.imag", dtypes=table.NUMERIC, note="a real input gives zeros with no gradient (None), as TF")
-def imag(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
+def imag(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
     """The imaginary part of `input`, as `tf.math.imag`.
 
     As in TF, a real `input` gives zeros of its own dtype that no gradient flows
@@ -313,7 +314,7 @@ def _no_bfloat16_kernel(x: Tensor, op_name: str) -> None:
 
 
 @table.export("math.lgamma", dtypes=table.REAL_FLOAT, note="bfloat16 raises NotFoundError, as TF's CPU kernels")
-def lgamma(x: Any, name: str | None = None) -> Tensor:
+def lgamma(x: TensorLike, name: str | None = None) -> Tensor:
     """log|Gamma(x)| element-wise, as `tf.math.lgamma`.
 
     Raises:
@@ -329,7 +330,7 @@ def lgamma(x: Any, name: str | None = None) -> Tensor:
     dtypes=table.REAL_FLOAT,
     note="bfloat16 raises NotFoundError; a float16 gradient raises InvalidArgumentError, as TF",
 )
-def digamma(x: Any, name: str | None = None) -> Tensor:
+def digamma(x: TensorLike, name: str | None = None) -> Tensor:
     """The derivative of lgamma element-wise, as `tf.math.digamma`.
 
     Raises:
@@ -358,7 +359,7 @@ _real_angle_op = OpDef("RealAngle", lambda x: jnp.where(x < 0, jnp.asarray(math.
 @table.export(
     "math.angle", dtypes=table.FLOAT, note="a real input gives pi below 0, else 0, with no gradient (None), as TF"
 )
-def angle(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
+def angle(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
     """The argument of each complex element of `input`, as `tf.math.angle`.
 
     As in TF, a real `input` gives `pi` where it is negative and 0 elsewhere,
@@ -403,7 +404,7 @@ _divide_no_nan = _binary("divide_no_nan", "DivNoNan", divide_no_nan_impl, FLOAT,
     dtypes=table.NUMERIC,
     note="finite gradients where y == 0; integers divide as float32/float64, as TF",
 )
-def divide_no_nan(x: Any, y: Any, name: str | None = None) -> Tensor:
+def divide_no_nan(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
     """x / y element-wise, 0 where y == 0, as `tf.math.divide_no_nan`.
 
     Integer inputs are cast to floats first, as in `truediv`.
@@ -626,13 +627,13 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 
 @table.export("math.divide", "divide", dtypes=table.NUMERIC)
-def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
+def divide(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
     """Divides x / y element-wise, as `tf.math.divide` (see `truediv`)."""
     return truediv(x, y)
 
 
 @table.export("cast", "dtypes.cast", dtypes=table.ANY, note="differentiable between floating/complex dtypes only")
-def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
+def cast(x: TensorLike, dtype: DTypeLike, name: str | None = None) -> Tensor:
     """Casts `x` to `dtype`, as `tf.cast`. Float-to-int truncates; complex-to-real keeps the real part.
 
     Casts between floating/complex dtypes are differentiable (the gradient comes
@@ -652,7 +653,7 @@ def complex(real: Any, imag: Any, name: str | None = None) -> Tensor:  # noqa: A
 
 
 @table.export("stop_gradient", gradient="none", dtypes=table.ANY)
-def stop_gradient(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
+def stop_gradient(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
     """Returns `input` unchanged, but gradients do not flow through it (they are `None`)."""
     return apply(_stop_gradient_op, (convert_to_tensor(input),))[0]
 
@@ -696,7 +697,9 @@ def _reduce(kind: str, input_tensor: Any, axis: Any, keepdims: bool) -> Tensor:
 @table.export(
     "math.reduce_sum", "reduce_sum", dtypes=table.NUMERIC, note="bfloat16 accumulates in float32, as TF's CPU kernel"
 )
-def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+def reduce_sum(
+    input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
+) -> Tensor:
     """Sums over `axis` (all axes when None), as `tf.math.reduce_sum`."""
     return _reduce("sum", input_tensor, axis, keepdims)
 
@@ -707,7 +710,9 @@ def reduce_sum(input_tensor: Any, axis: Any = None, keepdims: bool = False, name
     dtypes=table.NUMERIC,
     note="integer means truncate; bfloat16 accumulates in float32, as TF",
 )
-def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+def reduce_mean(
+    input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
+) -> Tensor:
     """Averages over `axis`; integer means truncate, as in TF."""
     return _reduce("mean", input_tensor, axis, keepdims)
 
@@ -719,7 +724,9 @@ def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool = False, nam
     dtypes=table.REAL,
     note="tied maxima share the gradient; a NaN result gives NaN gradients, as TF",
 )
-def reduce_max(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+def reduce_max(
+    input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
+) -> Tensor:
     """The maximum over `axis`; tied maxima share the gradient equally, as in TF."""
     return _reduce("max", input_tensor, axis, keepdims)
 
@@ -731,25 +738,33 @@ def reduce_max(input_tensor: Any, axis: Any = None, keepdims: bool = False, name
     dtypes=table.REAL,
     note="tied minima share the gradient; a NaN result gives NaN gradients, as TF",
 )
-def reduce_min(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+def reduce_min(
+    input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
+) -> Tensor:
     """The minimum over `axis`; tied minima share the gradient equally, as in TF."""
     return _reduce("min", input_tensor, axis, keepdims)
 
 
 @table.export("math.reduce_prod", "reduce_prod", dtypes=table.NUMERIC)
-def reduce_prod(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+def reduce_prod(
+    input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
+) -> Tensor:
     """The product over `axis`."""
     return _reduce("prod", input_tensor, axis, keepdims)
 
 
 @table.export("math.reduce_all", "reduce_all", gradient="-", dtypes="bool")
-def reduce_all(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+def reduce_all(
+    input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
+) -> Tensor:
     """Logical AND over `axis`."""
     return _reduce("all", input_tensor, axis, keepdims)
 
 
 @table.export("math.reduce_any", "reduce_any", gradient="-", dtypes="bool")
-def reduce_any(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+def reduce_any(
+    input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
+) -> Tensor:
     """Logical OR over `axis`."""
     return _reduce("any", input_tensor, axis, keepdims)
 
@@ -761,13 +776,17 @@ def _arg_reduce(op: OpDef, input: Any, axis: Any, output_type: Any) -> Tensor:
 
 
 @table.export("math.argmax", "argmax", gradient="-", dtypes=table.REAL)
-def argmax(input: Any, axis: Any = None, output_type: Any = dtypes.int64, name: str | None = None) -> Tensor:  # noqa: A002
+def argmax(
+    input: TensorLike, axis: AxisLike = None, output_type: DTypeLike = dtypes.int64, name: str | None = None
+) -> Tensor:  # noqa: A002
     """The index of the largest value along `axis` (default 0); no gradient."""
     return _arg_reduce(_argmax_op, input, axis, output_type)
 
 
 @table.export("math.argmin", "argmin", gradient="-", dtypes=table.REAL)
-def argmin(input: Any, axis: Any = None, output_type: Any = dtypes.int64, name: str | None = None) -> Tensor:  # noqa: A002
+def argmin(
+    input: TensorLike, axis: AxisLike = None, output_type: DTypeLike = dtypes.int64, name: str | None = None
+) -> Tensor:  # noqa: A002
     """The index of the smallest value along `axis` (default 0); no gradient."""
     return _arg_reduce(_argmin_op, input, axis, output_type)
 
@@ -781,7 +800,9 @@ def add_n(inputs: list, name: str | None = None) -> Tensor:
 @table.export(
     "clip_by_value", gradient="tf", dtypes=table.REAL, note="the gradient passes at the (inclusive) bounds, as TF"
 )
-def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | None = None) -> Tensor:
+def clip_by_value(
+    t: TensorLike, clip_value_min: TensorLike, clip_value_max: TensorLike, name: str | None = None
+) -> Tensor:
     """Clips values to `[clip_value_min, clip_value_max]`.
 
     As in TF, this is `maximum(minimum(t, max), min)`, so the gradient passes at

@@ -14,6 +14,7 @@ from tapeshim._src.ops import array_ops, math_ops, random_ops, reduction_ops, ta
 from tapeshim._src.ops.common import convert_same_dtype, dtype_check
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import AxisLike, TensorLike
 
 
 def _sparse_xent(labels: jax.Array, logits: jax.Array, checked: bool = False) -> jax.Array:
@@ -45,7 +46,7 @@ _xent_op = OpDef("SoftmaxCrossEntropyWithLogits", _xent, True, dtype_check("Soft
 
 
 @table.export("nn.relu", dtypes=table.REAL, note="the gradient at 0 is 0, as TF")
-def relu(features: Any, name: str | None = None) -> Tensor:
+def relu(features: TensorLike, name: str | None = None) -> Tensor:
     """max(features, 0); the gradient at 0 is 0, as in TF."""
     return apply(_relu_op, (convert_to_tensor(features),))[0]
 
@@ -62,21 +63,23 @@ def _axis(axis: Any, rank: int, op_name: str) -> int:
 
 
 @table.export("nn.softmax", "math.softmax", dtypes=table.REAL_FLOAT)
-def softmax(logits: Any, axis: Any = None, name: str | None = None) -> Tensor:
+def softmax(logits: TensorLike, axis: AxisLike = None, name: str | None = None) -> Tensor:
     """exp(logits) / sum(exp(logits)) along `axis` (default last)."""
     x = convert_to_tensor(logits)
     return apply(_softmax_op, (x,), (("axis", _axis(axis, len(x._shape), "Softmax")),))[0]
 
 
 @table.export("nn.log_softmax", "math.log_softmax", dtypes=table.REAL_FLOAT)
-def log_softmax(logits: Any, axis: Any = None, name: str | None = None) -> Tensor:
+def log_softmax(logits: TensorLike, axis: AxisLike = None, name: str | None = None) -> Tensor:
     """logits - log(sum(exp(logits))) along `axis` (default last)."""
     x = convert_to_tensor(logits)
     return apply(_log_softmax_op, (x,), (("axis", _axis(axis, len(x._shape), "LogSoftmax")),))[0]
 
 
 @table.export("nn.sparse_softmax_cross_entropy_with_logits", dtypes=table.REAL_FLOAT)
-def sparse_softmax_cross_entropy_with_logits(labels: Any = None, logits: Any = None, name: str | None = None) -> Tensor:
+def sparse_softmax_cross_entropy_with_logits(
+    labels: TensorLike | None = None, logits: TensorLike | None = None, name: str | None = None
+) -> Tensor:
     """Cross-entropy of integer class `labels` against unnormalized `logits`, per example.
 
     Args:
@@ -152,7 +155,7 @@ def _check_label_values(values: Any, num_classes: int) -> None:
     "nn.softmax_cross_entropy_with_logits", dtypes=table.REAL_FLOAT, note="gradients flow to labels too, as TF"
 )
 def softmax_cross_entropy_with_logits(
-    labels: Any = None, logits: Any = None, axis: int = -1, name: str | None = None
+    labels: TensorLike | None = None, logits: TensorLike | None = None, axis: int = -1, name: str | None = None
 ) -> Tensor:
     """Cross-entropy of probability `labels` against unnormalized `logits` along `axis`.
 
@@ -191,7 +194,7 @@ _relu6_op = OpDef("Relu6", _relu6_impl, True, dtype_check("Relu6", "fiu"))
 
 
 @table.export("nn.relu6", gradient="tf", dtypes=table.REAL, note="the gradient is 0 at 0 and 6, as TF")
-def relu6(features: Any, name: str | None = None) -> Tensor:
+def relu6(features: TensorLike, name: str | None = None) -> Tensor:
     """min(max(features, 0), 6)."""
     return apply(_relu6_op, (convert_to_tensor(features),))[0]
 
@@ -280,7 +283,7 @@ def _swish(features: Any, beta: Any) -> Tensor:
     dtypes=table.FLOAT,
     note="TF's swish: its custom gradient (not conjugated for complex); beta converted, then cast",
 )
-def silu(features: Any, beta: Any = 1.0, name: str | None = None) -> Tensor:
+def silu(features: TensorLike, beta: TensorLike = 1.0, name: str | None = None) -> Tensor:
     """x * sigmoid(beta * x), as `tf.nn.silu` (TF's `tf.nn.swish`, with its custom gradient)."""
     return _swish(features, beta)
 
@@ -291,7 +294,7 @@ def silu(features: Any, beta: Any = 1.0, name: str | None = None) -> Tensor:
     dtypes=table.FLOAT,
     note="TF's custom gradient (not conjugated for complex); beta converted, then cast",
 )
-def swish(features: Any, beta: Any = 1.0, name: str | None = None) -> Tensor:
+def swish(features: TensorLike, beta: TensorLike = 1.0, name: str | None = None) -> Tensor:
     """x * sigmoid(beta * x), as `tf.nn.swish`.
 
     As in TF, `beta` is converted to a tensor on its own (a Python float becomes
@@ -320,7 +323,7 @@ _leaky_op = OpDef(
     dtypes=table.REAL_FLOAT,
     note="the gradient at 0 is alpha; alpha is a float32 attr (rounded to float32 for float64), as TF",
 )
-def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Tensor:
+def leaky_relu(features: TensorLike, alpha: float = 0.2, name: str | None = None) -> Tensor:
     """x for x > 0, alpha * x otherwise (integers are computed as float32, as TF).
 
     As in TF, `alpha` is an op attribute of type float32: for float64 features
@@ -348,7 +351,7 @@ _gelu_op = OpDef("Gelu", _gelu_impl, True, dtype_check("Gelu", "f"))
 
 
 @table.export("nn.gelu", dtypes=table.REAL_FLOAT, note="TF's formula and constants (float32-rounded ones too)")
-def gelu(features: Any, approximate: bool = False, name: str | None = None) -> Tensor:
+def gelu(features: TensorLike, approximate: bool = False, name: str | None = None) -> Tensor:
     """The Gaussian error linear unit (exact, or the tanh approximation), computed as TF composes it."""
     x = convert_to_tensor(features)
     if not x.dtype.is_floating:
@@ -363,7 +366,9 @@ def gelu(features: Any, approximate: bool = False, name: str | None = None) -> T
     dtypes=table.REAL_FLOAT,
     note="TF's stable formula, so TF's gradient at logits == 0",
 )
-def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None, name: str | None = None) -> Tensor:
+def sigmoid_cross_entropy_with_logits(
+    labels: TensorLike | None = None, logits: TensorLike | None = None, name: str | None = None
+) -> Tensor:
     """max(x, 0) - x * z + log(1 + exp(-|x|)) for logits x and labels z."""
     if labels is None or logits is None:
         raise ValueError("Both labels= and logits= must be given (as keywords, as in TF).")
@@ -379,7 +384,9 @@ def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None, na
 
 
 @table.export("nn.weighted_cross_entropy_with_logits", dtypes=table.REAL_FLOAT)
-def weighted_cross_entropy_with_logits(labels: Any, logits: Any, pos_weight: Any, name: str | None = None) -> Tensor:
+def weighted_cross_entropy_with_logits(
+    labels: TensorLike, logits: TensorLike, pos_weight: TensorLike, name: str | None = None
+) -> Tensor:
     """Sigmoid cross-entropy with the positive term weighted by `pos_weight`, as TF computes it."""
     z, x = convert_same_dtype((labels, logits), "WeightedCrossEntropy")
     log_weight = 1 + (convert_to_tensor(pos_weight, dtype_hint=x.dtype) - 1) * z
@@ -397,7 +404,7 @@ _l2_loss_op = OpDef("L2Loss", _l2_loss_impl, True, dtype_check("L2Loss", "f"))
 
 
 @table.export("nn.l2_loss", dtypes=table.REAL_FLOAT, note="float16/bfloat16 are summed in float32, as TF's CPU kernel")
-def l2_loss(t: Any, name: str | None = None) -> Tensor:
+def l2_loss(t: TensorLike, name: str | None = None) -> Tensor:
     """sum(t ** 2) / 2, as `tf.nn.l2_loss` (float16/bfloat16 accumulate in float32)."""
     return apply(_l2_loss_op, (convert_to_tensor(t),))[0]
 
@@ -447,7 +454,7 @@ _bias_add_op = OpDef("BiasAdd", _bias_add_impl, True)
     dtypes=table.NUMERIC,
     note="the bias gradient sums float16 in float32 and bfloat16 row by row, as TF's CPU kernel",
 )
-def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | None = None) -> Tensor:
+def bias_add(value: TensorLike, bias: TensorLike, data_format: str | None = None, name: str | None = None) -> Tensor:
     """Adds the 1-D `bias` along the channel axis (last, or 1 for NC... formats), as `tf.nn.bias_add`.
 
     The bias gradient accumulates as TF's CPU kernel does: float16 in float32,
@@ -471,7 +478,9 @@ def bias_add(value: Any, bias: Any, data_format: str | None = None, name: str | 
     dtypes=table.REAL_FLOAT,
     note="the variance's gradient stops at the mean; float16 is computed in float32, as TF",
 )
-def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False, name: str | None = None) -> tuple:
+def moments(
+    x: TensorLike, axes: AxisLike, shift: TensorLike | None = None, keepdims: bool = False, name: str | None = None
+) -> tuple:
     """(mean, variance) over `axes`, as `tf.nn.moments` (float16 input is computed in float32, as TF)."""
     t = convert_to_tensor(x)
     if t.dtype.name == "float16":
@@ -489,7 +498,13 @@ def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False, name: 
 
 @table.export("nn.batch_normalization", dtypes=table.REAL_FLOAT)
 def batch_normalization(
-    x: Any, mean: Any, variance: Any, offset: Any, scale: Any, variance_epsilon: float, name: str | None = None
+    x: Any,
+    mean: Any,
+    variance: Any,
+    offset: Any,
+    scale: Any,
+    variance_epsilon: float,
+    name: str | None = None,
 ) -> Tensor:
     """(x - mean) * scale / sqrt(variance + epsilon) + offset, as TF computes it."""
     t = convert_to_tensor(x)
@@ -503,7 +518,7 @@ def batch_normalization(
 
 
 @table.export("nn.embedding_lookup", dtypes=table.ANY, note="IndexedSlices gradients, as TF")
-def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | None = None) -> Tensor:
+def embedding_lookup(params: TensorLike, ids: TensorLike, max_norm: Any = None, name: str | None = None) -> Tensor:
     """The rows of `params` at `ids`."""
     rows = array_ops.gather(params, ids)
     if max_norm is not None:
@@ -512,7 +527,9 @@ def embedding_lookup(params: Any, ids: Any, max_norm: Any = None, name: str | No
 
 
 @table.export("nn.dropout", gradient="jax", dtypes=table.REAL_FLOAT, note="not TF's random stream")
-def dropout(x: Any, rate: Any, noise_shape: Any = None, seed: Any = None, name: str | None = None) -> Tensor:
+def dropout(
+    x: TensorLike, rate: Any, noise_shape: Any = None, seed: TensorLike | None = None, name: str | None = None
+) -> Tensor:
     """Zeroes elements with probability `rate` and scales the rest by 1 / (1 - rate)."""
     t = convert_to_tensor(x)
     if not t.dtype.is_floating:

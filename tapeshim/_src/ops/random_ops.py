@@ -23,6 +23,7 @@ from tapeshim._src.ops.common import attr_error, static_error
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 
 class _SeedState(threading.local):
@@ -165,10 +166,10 @@ def _uniform(key: Tensor, shape: Any, minval: Any, maxval: Any, dtype: Any, full
 @table.export("random.normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
 def normal(
     shape: Any,
-    mean: Any = 0.0,
-    stddev: Any = 1.0,
-    dtype: Any = dtypes.float32,
-    seed: Any = None,
+    mean: TensorLike = 0.0,
+    stddev: TensorLike = 1.0,
+    dtype: DTypeLike = dtypes.float32,
+    seed: TensorLike | None = None,
     name: str | None = None,
 ) -> Tensor:
     """Samples from a normal distribution."""
@@ -178,10 +179,10 @@ def normal(
 @table.export("random.uniform", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
 def uniform(
     shape: Any,
-    minval: Any = 0,
-    maxval: Any = None,
-    dtype: Any = dtypes.float32,
-    seed: Any = None,
+    minval: TensorLike = 0,
+    maxval: TensorLike | None = None,
+    dtype: DTypeLike = dtypes.float32,
+    seed: TensorLike | None = None,
     name: str | None = None,
 ) -> Tensor:
     """Samples uniformly from [minval, maxval) (maxval required for integer dtypes)."""
@@ -191,10 +192,10 @@ def uniform(
 @table.export("random.truncated_normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
 def truncated_normal(
     shape: Any,
-    mean: Any = 0.0,
-    stddev: Any = 1.0,
-    dtype: Any = dtypes.float32,
-    seed: Any = None,
+    mean: TensorLike = 0.0,
+    stddev: TensorLike = 1.0,
+    dtype: DTypeLike = dtypes.float32,
+    seed: TensorLike | None = None,
     name: str | None = None,
 ) -> Tensor:
     """Samples from a normal distribution cut at two standard deviations."""
@@ -202,7 +203,13 @@ def truncated_normal(
 
 
 @table.export("random.categorical", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
-def categorical(logits: Any, num_samples: int, dtype: Any = None, seed: Any = None, name: str | None = None) -> Tensor:
+def categorical(
+    logits: TensorLike,
+    num_samples: int,
+    dtype: DTypeLike | None = None,
+    seed: TensorLike | None = None,
+    name: str | None = None,
+) -> Tensor:
     """Draws `num_samples` class indices per row of unnormalized log-probabilities."""
     values = convert_to_tensor(logits)
     if len(values._shape) != 2:
@@ -221,7 +228,7 @@ def categorical(logits: Any, num_samples: int, dtype: Any = None, seed: Any = No
 
 
 @table.export("random.shuffle", gradient="-", dtypes=table.ANY, note="not TF's bit stream")
-def shuffle(value: Any, seed: Any = None, name: str | None = None) -> Tensor:
+def shuffle(value: TensorLike, seed: TensorLike | None = None, name: str | None = None) -> Tensor:
     """`value` with its first axis randomly permuted."""
     return apply(_shuffle_op, (_op_key(seed), convert_to_tensor(value)))[0]
 
@@ -229,10 +236,10 @@ def shuffle(value: Any, seed: Any = None, name: str | None = None) -> Tensor:
 @table.export("random.stateless_normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
 def stateless_normal(
     shape: Any,
-    seed: Any,
-    mean: Any = 0.0,
-    stddev: Any = 1.0,
-    dtype: Any = dtypes.float32,
+    seed: TensorLike,
+    mean: TensorLike = 0.0,
+    stddev: TensorLike = 1.0,
+    dtype: DTypeLike = dtypes.float32,
     name: str | None = None,
     alg: Any = None,
 ) -> Tensor:
@@ -243,10 +250,10 @@ def stateless_normal(
 @table.export("random.stateless_uniform", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
 def stateless_uniform(
     shape: Any,
-    seed: Any,
-    minval: Any = 0,
-    maxval: Any = None,
-    dtype: Any = dtypes.float32,
+    seed: TensorLike,
+    minval: TensorLike = 0,
+    maxval: TensorLike | None = None,
+    dtype: DTypeLike = dtypes.float32,
     name: str | None = None,
     alg: Any = None,
 ) -> Tensor:
@@ -283,29 +290,44 @@ class Generator:
         return concrete(self._draw())
 
     def normal(
-        self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32, name: str | None = None
+        self,
+        shape: Any,
+        mean: TensorLike = 0.0,
+        stddev: TensorLike = 1.0,
+        dtype: DTypeLike = dtypes.float32,
+        name: str | None = None,
     ) -> Tensor:
         """Normal samples; each call advances the generator."""
         return _normal(self._key(), shape, mean, stddev, dtype)
 
     def uniform(
-        self, shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32, name: str | None = None
+        self,
+        shape: Any,
+        minval: TensorLike = 0,
+        maxval: TensorLike | None = None,
+        dtype: DTypeLike = dtypes.float32,
+        name: str | None = None,
     ) -> Tensor:
         """Uniform samples; each call advances the generator."""
         return _uniform(self._key(), shape, minval, maxval, dtype)
 
     def truncated_normal(
-        self, shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32, name: str | None = None
+        self,
+        shape: Any,
+        mean: TensorLike = 0.0,
+        stddev: TensorLike = 1.0,
+        dtype: DTypeLike = dtypes.float32,
+        name: str | None = None,
     ) -> Tensor:
         """Normal samples cut at two standard deviations; each call advances the generator."""
         return _normal(self._key(), shape, mean, stddev, dtype, _truncated_op)
 
-    def uniform_full_int(self, shape: Any, dtype: Any = dtypes.uint64, name: str | None = None) -> Tensor:
+    def uniform_full_int(self, shape: Any, dtype: DTypeLike = dtypes.uint64, name: str | None = None) -> Tensor:
         """Integers over the whole range of `dtype`; each call advances the generator."""
         return _uniform(self._key(), shape, None, None, dtype, full_range=True)
 
     def binomial(
-        self, shape: Any, counts: Any, probs: Any, dtype: Any = dtypes.int32, name: str | None = None
+        self, shape: Any, counts: Any, probs: Any, dtype: DTypeLike = dtypes.int32, name: str | None = None
     ) -> Tensor:
         """Binomial(counts, probs) samples; each call advances the generator."""
         from tapeshim._src.ops.random_stateless import _binomial_op  # import cycle: random_ops <-> random_stateless

@@ -29,6 +29,7 @@ from tapeshim._src.ops.random_ops import (
 )
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 
 class Algorithm(enum.Enum):
@@ -59,13 +60,13 @@ def _seed_dtype(seed: Any) -> str:
 
 
 @table.export("random.split", gradient="-", dtypes="int32, int64", note="new seeds, not TF's numbers")
-def split(seed: Any, num: int = 2, alg: Any = "auto_select") -> Tensor:
+def split(seed: TensorLike, num: int = 2, alg: Any = "auto_select") -> Tensor:
     """`num` new seeds (shape `[num, 2]`, the seed's dtype) derived from `seed`, as `tf.random.split`."""
     return apply(_split_op, (_pair_key(seed),), (("dtype", _seed_dtype(seed)), ("num", int(num))))[0]
 
 
 @table.export("random.fold_in", gradient="-", dtypes="int32, int64", note="a new seed, not TF's numbers")
-def fold_in(seed: Any, data: Any, alg: Any = "auto_select") -> Tensor:
+def fold_in(seed: TensorLike, data: TensorLike, alg: Any = "auto_select") -> Tensor:
     """A new seed (shape [2], `data`'s dtype, as TF's) from `seed` and an integer `data`, as `tf.random.fold_in`."""
     data_t = convert_to_tensor(data)
     if data_t._dtype not in (dtypes.int32, dtypes.int64):
@@ -76,10 +77,10 @@ def fold_in(seed: Any, data: Any, alg: Any = "auto_select") -> Tensor:
 @table.export("random.stateless_truncated_normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
 def stateless_truncated_normal(
     shape: Any,
-    seed: Any,
-    mean: Any = 0.0,
-    stddev: Any = 1.0,
-    dtype: Any = dtypes.float32,
+    seed: TensorLike,
+    mean: TensorLike = 0.0,
+    stddev: TensorLike = 1.0,
+    dtype: DTypeLike = dtypes.float32,
     name: str | None = None,
     alg: Any = "auto_select",
 ) -> Tensor:
@@ -89,7 +90,7 @@ def stateless_truncated_normal(
 
 @table.export("random.stateless_categorical", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
 def stateless_categorical(
-    logits: Any, num_samples: int, seed: Any, dtype: Any = dtypes.int64, name: str | None = None
+    logits: TensorLike, num_samples: int, seed: TensorLike, dtype: DTypeLike = dtypes.int64, name: str | None = None
 ) -> Tensor:
     """`num_samples` class indices per row of `logits`, determined by `seed`."""
     values = convert_to_tensor(logits)
@@ -127,7 +128,12 @@ _gamma_op = OpDef(
     note="not TF's bit stream; differentiable in alpha (implicit reparameterization)",
 )
 def stateless_gamma(
-    shape: Any, seed: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.float32, name: str | None = None
+    shape: Any,
+    seed: TensorLike,
+    alpha: TensorLike,
+    beta: TensorLike | None = None,
+    dtype: DTypeLike = dtypes.float32,
+    name: str | None = None,
 ) -> Tensor:
     """Gamma(alpha, beta) samples determined by `seed`; `shape` must end with the parameters' shape.
 
@@ -151,7 +157,9 @@ _poisson_op = OpDef(
 
 
 @table.export("random.stateless_poisson", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
-def stateless_poisson(shape: Any, seed: Any, lam: Any, dtype: Any = dtypes.int32, name: str | None = None) -> Tensor:
+def stateless_poisson(
+    shape: Any, seed: TensorLike, lam: Any, dtype: DTypeLike = dtypes.int32, name: str | None = None
+) -> Tensor:
     """Poisson(lam) samples determined by `seed`; `shape` must end with `lam`'s shape."""
     dims = shape_arg(shape, "StatelessRandomPoisson", float_error="attr")
     rate = convert_to_tensor(lam, dtype_hint=dtypes.float32)
@@ -171,7 +179,12 @@ _binomial_op = OpDef(
 
 @table.export("random.stateless_binomial", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
 def stateless_binomial(
-    shape: Any, seed: Any, counts: Any, probs: Any, output_dtype: Any = dtypes.int32, name: str | None = None
+    shape: Any,
+    seed: TensorLike,
+    counts: Any,
+    probs: Any,
+    output_dtype: DTypeLike = dtypes.int32,
+    name: str | None = None,
 ) -> Tensor:
     """Binomial(counts, probs) samples determined by `seed`."""
     dims = shape_arg(shape, "StatelessRandomBinomial", float_error="attr")
@@ -194,7 +207,7 @@ _ptn_op = OpDef("StatelessParameterizedTruncatedNormal", _ptn, False)
 )
 def stateless_parameterized_truncated_normal(
     shape: Any,
-    seed: Any,
+    seed: TensorLike,
     means: Any = 0.0,
     stddevs: Any = 1.0,
     minvals: Any = -2.0,
@@ -218,7 +231,7 @@ _shuffle_op = OpDef(
 )
 
 
-def stateless_shuffle(value: Any, seed: Any, alg: Any = "auto_select", name: str | None = None) -> Tensor:
+def stateless_shuffle(value: TensorLike, seed: TensorLike, alg: Any = "auto_select", name: str | None = None) -> Tensor:
     """`value` with its first axis permuted, determined by `seed`."""
     return apply(_shuffle_op, (_pair_key(seed), convert_to_tensor(value)))[0]
 
@@ -236,7 +249,12 @@ _stateful_gamma_op = OpDef(
     "random.gamma", gradient="jax", dtypes=table.REAL_FLOAT, note="not TF's bit stream; differentiable in alpha"
 )
 def gamma(
-    shape: Any, alpha: Any, beta: Any = None, dtype: Any = dtypes.float32, seed: Any = None, name: str | None = None
+    shape: Any,
+    alpha: TensorLike,
+    beta: TensorLike | None = None,
+    dtype: DTypeLike = dtypes.float32,
+    seed: TensorLike | None = None,
+    name: str | None = None,
 ) -> Tensor:
     """Gamma samples of shape `shape + broadcast(alpha, beta).shape`, as `tf.random.gamma`."""
     d = dtypes.as_dtype(dtype)
@@ -259,7 +277,9 @@ _stateful_poisson_op = OpDef(
 
 
 @table.export("random.poisson", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
-def poisson(shape: Any, lam: Any, dtype: Any = dtypes.float32, seed: Any = None, name: str | None = None) -> Tensor:
+def poisson(
+    shape: Any, lam: Any, dtype: DTypeLike = dtypes.float32, seed: TensorLike | None = None, name: str | None = None
+) -> Tensor:
     """Poisson samples of shape `shape + lam.shape`, as `tf.random.poisson`."""
     dims = shape_arg(shape, "RandomPoissonV2", float_error="attr")
     rate = convert_to_tensor(lam, dtype_hint=dtypes.float32)

@@ -17,7 +17,7 @@ from tapeshim._src.ops import array_ops, linalg_ops, math_kernels, math_ops, nn_
 from tapeshim._src.ops.common import dtype_check, gradient_not_registered, normalize_axis
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
-from tapeshim._src.typing_aliases import AxisLike, TensorLike
+from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
 
@@ -58,7 +58,9 @@ _logsumexp_op = OpDef(
 
 
 @table.export("math.reduce_variance", dtypes=table.FLOAT)
-def reduce_variance(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+def reduce_variance(
+    input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
+) -> Tensor:
     """The variance (mean squared deviation) over `axis`, computed as TF composes it.
 
     Raises:
@@ -69,7 +71,9 @@ def reduce_variance(input_tensor: Any, axis: Any = None, keepdims: bool = False,
 
 
 @table.export("math.reduce_std", dtypes=table.FLOAT)
-def reduce_std(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+def reduce_std(
+    input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
+) -> Tensor:
     """The standard deviation over `axis`: sqrt(reduce_variance), as TF.
 
     Raises:
@@ -80,7 +84,9 @@ def reduce_std(input_tensor: Any, axis: Any = None, keepdims: bool = False, name
 
 
 @table.export("math.reduce_logsumexp", "reduce_logsumexp", dtypes=table.REAL_FLOAT)
-def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool = False, name: str | None = None) -> Tensor:
+def reduce_logsumexp(
+    input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
+) -> Tensor:
     """log(sum(exp(x))) over `axis`, computed stably."""
     x, static = _reduce_args(input_tensor, axis, keepdims)
     return apply(_logsumexp_op, (x,), static)[0]
@@ -171,7 +177,9 @@ def _cumulative(op: OpDef, x: Any, axis: Any, exclusive: bool, reverse: bool) ->
     dtypes=table.NUMERIC,
     note="float16/bfloat16 accumulate step by step in their own precision, as TF's CPU kernel",
 )
-def cumsum(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None) -> Tensor:
+def cumsum(
+    x: TensorLike, axis: AxisLike = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None
+) -> Tensor:
     """The running sum along `axis` (optionally exclusive and/or from the end)."""
     return _cumulative(_cumsum_op, x, axis, exclusive, reverse)
 
@@ -183,7 +191,9 @@ def cumsum(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False
     note="the gradient is 0 at a zero input (TF divides by x with div_no_nan), not conjugated for "
     "complex; float16/bfloat16 multiply step by step, as TF's CPU kernel",
 )
-def cumprod(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None) -> Tensor:
+def cumprod(
+    x: TensorLike, axis: AxisLike = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None
+) -> Tensor:
     """The running product along `axis` (optionally exclusive and/or from the end)."""
     return _cumulative(_cumprod_op, x, axis, exclusive, reverse)
 
@@ -193,7 +203,7 @@ _top_k_op = OpDef("TopKV2", lambda x, k: lax.top_k(x, k), True, dtype_check("Top
 
 @table.export("math.top_k", "nn.top_k", dtypes=table.REAL, note="indices are int32, as TF")
 def top_k(
-    input: Any,
+    input: TensorLike,
     k: int = 1,
     sorted: bool = True,
     index_type: Any = dtypes.int32,  # noqa: A002
@@ -212,10 +222,10 @@ def top_k(
 
 @table.export("math.count_nonzero", gradient="-", dtypes=table.ANY)
 def count_nonzero(
-    input: Any,
-    axis: Any = None,
+    input: TensorLike,
+    axis: AxisLike = None,
     keepdims: bool | None = None,
-    dtype: Any = dtypes.int64,  # noqa: A002
+    dtype: DTypeLike = dtypes.int64,  # noqa: A002
     name: str | None = None,
 ) -> Tensor:
     """The number of non-zero elements over `axis`."""
@@ -235,9 +245,9 @@ def _times_conj(x: Tensor) -> Tensor:
     "norm", "linalg.norm", dtypes=table.FLOAT, note="vector p-norms and matrix norms 'fro', 1, 2, inf over two axes"
 )
 def norm(
-    tensor: Any,
+    tensor: TensorLike,
     ord: Any = "euclidean",
-    axis: Any = None,
+    axis: AxisLike = None,
     keepdims: Any = None,  # noqa: A002
     name: str | None = None,
 ) -> Tensor:
@@ -283,7 +293,9 @@ def norm(
 
 
 @table.export("math.l2_normalize", "nn.l2_normalize", "linalg.l2_normalize", dtypes=table.FLOAT)
-def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | None = None, dim: Any = None) -> Tensor:
+def l2_normalize(
+    x: TensorLike, axis: AxisLike = None, epsilon: float = 1e-12, name: str | None = None, dim: Any = None
+) -> Tensor:
     """x / sqrt(max(sum(x**2), epsilon)) along `axis`, as TF computes it."""
     x = convert_to_tensor(x)
     axis = dim if axis is None else axis
@@ -340,7 +352,7 @@ def global_norm(t_list: Sequence[Any], name: str | None = None) -> Tensor:
 
 @table.export("clip_by_global_norm", dtypes=table.REAL_FLOAT)
 def clip_by_global_norm(
-    t_list: Sequence[Any], clip_norm: Any, use_norm: Any = None, name: str | None = None
+    t_list: Sequence[Any], clip_norm: TensorLike, use_norm: Any = None, name: str | None = None
 ) -> tuple[list[Tensor | IndexedSlices | None], Tensor]:
     """Scales every tensor by clip_norm / max(global_norm, clip_norm); returns (clipped list, global norm)."""
     if not isinstance(t_list, (list, tuple)):
@@ -406,7 +418,9 @@ def _segment_call(kind: str, data: Any, segment_ids: Any, num_segments: Any) -> 
 
 
 @table.export("math.unsorted_segment_sum", dtypes=table.NUMERIC)
-def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any, name: str | None = None) -> Tensor:
+def unsorted_segment_sum(
+    data: TensorLike, segment_ids: TensorLike, num_segments: TensorLike, name: str | None = None
+) -> Tensor:
     """Sums the rows of `data` that share a segment id."""
     return _segment_call("sum", data, segment_ids, num_segments)
 
@@ -427,13 +441,15 @@ def unsorted_segment_mean(data: Any, segment_ids: Any, num_segments: Any, name: 
 
 
 @table.export("math.unsorted_segment_max", dtypes=table.REAL)
-def unsorted_segment_max(data: Any, segment_ids: Any, num_segments: Any, name: str | None = None) -> Tensor:
+def unsorted_segment_max(
+    data: TensorLike, segment_ids: TensorLike, num_segments: TensorLike, name: str | None = None
+) -> Tensor:
     """The maximum of the rows of `data` that share a segment id (the dtype's lowest for empty ones)."""
     return _segment_call("max", data, segment_ids, num_segments)
 
 
 @table.export("math.segment_sum", dtypes=table.NUMERIC, note="segment ids must be known (not traced)")
-def segment_sum(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+def segment_sum(data: TensorLike, segment_ids: TensorLike, name: str | None = None) -> Tensor:
     """Sums the rows of `data` per sorted segment id; there are max(id) + 1 segments."""
     ids = convert_to_tensor(segment_ids)
     values = np.asarray(ids.numpy()).reshape(-1)
@@ -465,13 +481,13 @@ _weighted_bincount_op = OpDef("DenseBincount", _weighted_bincount, True)
     note="arr must be known (not traced); differentiating through weights raises LookupError, as TF",
 )
 def bincount(
-    arr: Any,
-    weights: Any = None,
+    arr: TensorLike,
+    weights: TensorLike | None = None,
     minlength: Any = None,
     maxlength: Any = None,
-    dtype: Any = dtypes.int32,
+    dtype: DTypeLike = dtypes.int32,
     name: str | None = None,
-    axis: Any = None,
+    axis: AxisLike = None,
     binary_output: bool = False,
 ) -> Tensor:
     """Counts occurrences of each value in the int array `arr` (weighted if `weights` is given).

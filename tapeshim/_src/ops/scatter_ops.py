@@ -14,6 +14,7 @@ from tapeshim._src.ops.common import attr_error, static_error
 from tapeshim._src.ops.manip_ops import _index_static
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 
 def _impl(
@@ -63,18 +64,24 @@ def _scatter(tensor: Any, indices: Any, updates: Any, mode: str, op_name: str) -
 
 
 @table.export("tensor_scatter_nd_max", dtypes=table.REAL)
-def tensor_scatter_nd_max(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+def tensor_scatter_nd_max(
+    tensor: TensorLike, indices: TensorLike, updates: TensorLike, name: str | None = None
+) -> Tensor:
     """`tensor` with each element at `indices` replaced by its maximum with `updates`."""
     return _scatter(tensor, indices, updates, "max", "TensorScatterMax")
 
 
 @table.export("tensor_scatter_nd_min", dtypes=table.REAL)
-def tensor_scatter_nd_min(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+def tensor_scatter_nd_min(
+    tensor: TensorLike, indices: TensorLike, updates: TensorLike, name: str | None = None
+) -> Tensor:
     """`tensor` with each element at `indices` replaced by its minimum with `updates`."""
     return _scatter(tensor, indices, updates, "min", "TensorScatterMin")
 
 
 @table.export("tensor_scatter_nd_sub", dtypes=table.NUMERIC)
-def tensor_scatter_nd_sub(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+def tensor_scatter_nd_sub(
+    tensor: TensorLike, indices: TensorLike, updates: TensorLike, name: str | None = None
+) -> Tensor:
     """`tensor` with `updates` subtracted at `indices`."""
     return _scatter(tensor, indices, updates, "sub", "TensorScatterSub")

@@ -15,6 +15,7 @@ from tapeshim._src.ops.common import attr_error, convert_same_dtype
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.static_value import known_value
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 
 def _index_dtype(dtype: Any, attr: str, op_name: str) -> dtypes.DType:
@@ -39,7 +40,11 @@ _upper_op = OpDef("UpperBound", _searchsorted, False)
 
 @table.export("searchsorted", gradient="-", dtypes=table.REAL)
 def searchsorted(
-    sorted_sequence: Any, values: Any, side: str = "left", out_type: Any = dtypes.int32, name: str | None = None
+    sorted_sequence: Any,
+    values: TensorLike,
+    side: str = "left",
+    out_type: DTypeLike = dtypes.int32,
+    name: str | None = None,
 ) -> Tensor:
     """Where each value would be inserted into its row of `sorted_sequence`, as `tf.searchsorted`.
 
@@ -110,7 +115,7 @@ def _histogram_inputs(values: Any, value_range: Any, nbins: Any, dtype: Any) -> 
 
 @table.export("histogram_fixed_width", gradient="-", dtypes=table.REAL)
 def histogram_fixed_width(
-    values: Any, value_range: Any, nbins: Any = 100, dtype: Any = dtypes.int32, name: str | None = None
+    values: TensorLike, value_range: Any, nbins: Any = 100, dtype: DTypeLike = dtypes.int32, name: str | None = None
 ) -> Tensor:
     """Counts `values` in `nbins` equal bins over `value_range` (outliers in the end bins).
 
@@ -133,7 +138,7 @@ _bins_op = OpDef("HistogramFixedWidthBins", _bins, False)
 
 @table.export("histogram_fixed_width_bins", gradient="-", dtypes=table.REAL)
 def histogram_fixed_width_bins(
-    values: Any, value_range: Any, nbins: Any = 100, dtype: Any = dtypes.int32, name: str | None = None
+    values: TensorLike, value_range: Any, nbins: Any = 100, dtype: DTypeLike = dtypes.int32, name: str | None = None
 ) -> Tensor:
     """The bin of each value for `histogram_fixed_width` (same shape as `values`).
 
@@ -163,7 +168,7 @@ _unravel_op = OpDef("UnravelIndex", _unravel, False)
 
 
 @table.export("unravel_index", gradient="-", dtypes="int32, int64")
-def unravel_index(indices: Any, dims: Any, name: str | None = None) -> Tensor:
+def unravel_index(indices: TensorLike, dims: TensorLike, name: str | None = None) -> Tensor:
     """The coordinates of flat `indices` in an array of shape `dims`, as `tf.unravel_index`.
 
     Returns:

@@ -17,6 +17,7 @@ from tapeshim._src.sparse import SparseTensor, _host
 from tapeshim._src.state import _thread_state
 from tapeshim._src.strings_tensor import host_tensor
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 _ALLOWED = (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.string)
 SET_DTYPES = "int8, int16, int32, int64, uint8, uint16, string"
@@ -116,7 +117,7 @@ def _set_op(a: Any, b: Any, kind: str, what: str) -> SparseTensor:
 
 
 @table.export("sets.intersection", gradient="-", dtypes=SET_DTYPES, note="eager only (result shape from values)")
-def intersection(a: Any, b: Any, validate_indices: bool = True) -> SparseTensor:
+def intersection(a: TensorLike, b: TensorLike, validate_indices: bool = True) -> SparseTensor:
     """The sorted intersection of each row's values of `a` and `b` (last dimension), as a SparseTensor.
 
     Raises:
@@ -127,7 +128,7 @@ def intersection(a: Any, b: Any, validate_indices: bool = True) -> SparseTensor:
 
 
 @table.export("sets.union", gradient="-", dtypes=SET_DTYPES, note="eager only (result shape from values)")
-def union(a: Any, b: Any, validate_indices: bool = True) -> SparseTensor:
+def union(a: TensorLike, b: TensorLike, validate_indices: bool = True) -> SparseTensor:
     """The sorted union of each row's values of `a` and `b` (last dimension), as a SparseTensor.
 
     Raises:
@@ -138,7 +139,7 @@ def union(a: Any, b: Any, validate_indices: bool = True) -> SparseTensor:
 
 
 @table.export("sets.difference", gradient="-", dtypes=SET_DTYPES, note="eager only (result shape from values)")
-def difference(a: Any, b: Any, aminusb: bool = True, validate_indices: bool = True) -> SparseTensor:
+def difference(a: TensorLike, b: TensorLike, aminusb: bool = True, validate_indices: bool = True) -> SparseTensor:
     """The sorted difference `a - b` (or `b - a`) of each row's values (last dimension), as a SparseTensor.
 
     Raises:
@@ -149,7 +150,7 @@ def difference(a: Any, b: Any, aminusb: bool = True, validate_indices: bool = Tr
 
 
 @table.export("sets.size", gradient="-", dtypes=SET_DTYPES, note="eager only")
-def size(a: Any, validate_indices: bool = True) -> Tensor:
+def size(a: TensorLike, validate_indices: bool = True) -> Tensor:
     """The number of distinct values in each row (last dimension) of a SparseTensor, as int32.
 
     Raises:

@@ -16,6 +16,7 @@ from tapeshim._src.ops.image_common import host_constant, kernel, run, static_in
 from tapeshim._src.ops.manip_ops import pad
 from tapeshim._src.ops.math_ops import multiply
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike
 
 _COMPLEX_OF = {"float32": dtypes.complex64, "float64": dtypes.complex128}
 _REAL_OF = {"complex64": dtypes.float32, "complex128": dtypes.float64}
@@ -141,14 +142,14 @@ def _shift_axes(x: Tensor, axes: Any) -> tuple:
 
 
 @table.export("signal.fftshift", dtypes=table.ANY)
-def fftshift(x: Any, axes: Any = None, name: str | None = None) -> Tensor:
+def fftshift(x: TensorLike, axes: AxisLike = None, name: str | None = None) -> Tensor:
     """Moves the zero-frequency term to the center of the spectrum (all axes by default)."""
     x_t = convert_to_tensor(x)
     return run(_SHIFT, (x_t,), axes=_shift_axes(x_t, axes), inverse=False)
 
 
 @table.export("signal.ifftshift", dtypes=table.ANY)
-def ifftshift(x: Any, axes: Any = None, name: str | None = None) -> Tensor:
+def ifftshift(x: TensorLike, axes: AxisLike = None, name: str | None = None) -> Tensor:
     """The inverse of `fftshift`."""
     x_t = convert_to_tensor(x)
     return run(_SHIFT, (x_t,), axes=_shift_axes(x_t, axes), inverse=True)
@@ -176,8 +177,8 @@ _FRAME = kernel("Frame", _frame_impl)
 @table.export("signal.frame", dtypes=table.ANY)
 def frame(
     signal: Any,
-    frame_length: Any,
-    frame_step: Any,
+    frame_length: TensorLike,
+    frame_step: TensorLike,
     pad_end: bool = False,
     pad_value: Any = 0,
     axis: int = -1,
@@ -210,7 +211,7 @@ _OVERLAP_ADD = kernel("OverlapAndAdd", _overlap_add_impl)
 
 
 @table.export("signal.overlap_and_add", dtypes=table.NUMERIC)
-def overlap_and_add(signal: Any, frame_step: Any, name: str | None = None) -> Tensor:
+def overlap_and_add(signal: Any, frame_step: TensorLike, name: str | None = None) -> Tensor:
     """Sums frames `[..., frames, frame_length]` placed `frame_step` apart into one signal.
 
     Raises:
@@ -243,7 +244,7 @@ def _raised_cosine(length: Any, periodic: Any, dtype: Any, a: float, b: float) -
 
 @table.export("signal.hann_window", gradient="-", dtypes=table.REAL_FLOAT)
 def hann_window(
-    window_length: Any, periodic: bool = True, dtype: Any = dtypes.float32, name: str | None = None
+    window_length: Any, periodic: bool = True, dtype: DTypeLike = dtypes.float32, name: str | None = None
 ) -> Tensor:
     """A Hann window of `window_length` (periodic for even lengths when `periodic`, as TF)."""
     return _raised_cosine(window_length, periodic, dtype, 0.5, 0.5)
@@ -251,7 +252,7 @@ def hann_window(
 
 @table.export("signal.hamming_window", gradient="-", dtypes=table.REAL_FLOAT)
 def hamming_window(
-    window_length: Any, periodic: bool = True, dtype: Any = dtypes.float32, name: str | None = None
+    window_length: Any, periodic: bool = True, dtype: DTypeLike = dtypes.float32, name: str | None = None
 ) -> Tensor:
     """A Hamming window of `window_length` (periodic for even lengths when `periodic`, as TF)."""
     return _raised_cosine(window_length, periodic, dtype, 0.54, 0.46)
@@ -274,7 +275,7 @@ def _kaiser(length: int, beta: float) -> np.ndarray:
 
 @table.export("signal.kaiser_window", gradient="-", dtypes=table.REAL_FLOAT)
 def kaiser_window(
-    window_length: Any, beta: float = 12.0, dtype: Any = dtypes.float32, name: str | None = None
+    window_length: Any, beta: float = 12.0, dtype: DTypeLike = dtypes.float32, name: str | None = None
 ) -> Tensor:
     """A Kaiser window: `I0(beta * sqrt(1 - (2n / (N - 1) - 1) ** 2)) / I0(beta)`."""
     out = _float_window_dtype(dtype)
@@ -283,7 +284,7 @@ def kaiser_window(
 
 @table.export("signal.kaiser_bessel_derived_window", gradient="-", dtypes=table.REAL_FLOAT)
 def kaiser_bessel_derived_window(
-    window_length: Any, beta: float = 12.0, dtype: Any = dtypes.float32, name: str | None = None
+    window_length: Any, beta: float = 12.0, dtype: DTypeLike = dtypes.float32, name: str | None = None
 ) -> Tensor:
     """A Kaiser-Bessel-derived window (for MDCTs): the normalized running sum of a Kaiser window, mirrored."""
     out = _float_window_dtype(dtype)
@@ -294,7 +295,7 @@ def kaiser_bessel_derived_window(
 
 
 @table.export("signal.vorbis_window", gradient="-", dtypes=table.REAL_FLOAT)
-def vorbis_window(window_length: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+def vorbis_window(window_length: Any, dtype: DTypeLike = dtypes.float32, name: str | None = None) -> Tensor:
     """The Vorbis power-complementary window: `sin(pi / 2 * sin(pi * (n + 0.5) / N) ** 2)`."""
     out = _float_window_dtype(dtype)
     length = static_int(window_length, "window_length")
@@ -309,10 +310,10 @@ def _default_fft_length(frame_length: int) -> int:
 
 @table.export("signal.stft", dtypes=table.REAL_FLOAT)
 def stft(
-    signals: Any,
-    frame_length: Any,
-    frame_step: Any,
-    fft_length: Any = None,
+    signals: TensorLike,
+    frame_length: TensorLike,
+    frame_step: TensorLike,
+    fft_length: TensorLike | None = None,
     window_fn: Callable[..., Any] | None = hann_window,
     pad_end: bool = False,
     name: str | None = None,
@@ -335,10 +336,10 @@ def stft(
 
 @table.export("signal.inverse_stft", dtypes="complex")
 def inverse_stft(
-    stfts: Any,
-    frame_length: Any,
-    frame_step: Any,
-    fft_length: Any = None,
+    stfts: TensorLike,
+    frame_length: TensorLike,
+    frame_step: TensorLike,
+    fft_length: TensorLike | None = None,
     window_fn: Callable[..., Any] | None = hann_window,
     name: str | None = None,
 ) -> Tensor:
@@ -364,7 +365,7 @@ def inverse_stft(
 
 @table.export("signal.inverse_stft_window_fn", gradient="-", dtypes=table.REAL_FLOAT)
 def inverse_stft_window_fn(
-    frame_step: Any, forward_window_fn: Callable[..., Any] = hann_window, name: str | None = None
+    frame_step: TensorLike, forward_window_fn: Callable[..., Any] = hann_window, name: str | None = None
 ) -> Callable[..., Tensor]:
     """A window function for `inverse_stft` that inverts `stft` with `forward_window_fn` (TF's normalization)."""
     step = static_int(frame_step, "frame_step")
@@ -392,7 +393,7 @@ def linear_to_mel_weight_matrix(
     sample_rate: Any = 8000,
     lower_edge_hertz: float = 125.0,
     upper_edge_hertz: float = 3800.0,
-    dtype: Any = dtypes.float32,
+    dtype: DTypeLike = dtypes.float32,
     name: str | None = None,
 ) -> Tensor:
     """The `[num_spectrogram_bins, num_mel_bins]` matrix of triangular mel filters (HTK mel scale, as TF).
@@ -464,7 +465,7 @@ _MATMUL = kernel("DCT", lambda x, m: jnp.matmul(x, m.astype(x.dtype), precision=
 
 @table.export("signal.dct", dtypes=table.REAL_FLOAT, note="a matrix product in the input dtype (TF uses an FFT)")
 def dct(
-    input: Any,
+    input: TensorLike,
     type: int = 2,
     n: Any = None,
     axis: int = -1,
@@ -504,7 +505,7 @@ def dct(
 
 @table.export("signal.idct", dtypes=table.REAL_FLOAT, note="a matrix product in the input dtype (TF uses an FFT)")
 def idct(
-    input: Any,
+    input: TensorLike,
     type: int = 2,
     n: Any = None,
     axis: int = -1,
