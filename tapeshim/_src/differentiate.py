@@ -25,6 +25,7 @@ from tapeshim._src.tensor import Tensor
 from tapeshim._src.variable import Variable
 
 if TYPE_CHECKING:
+    from tapeshim._src.explain_graph import TapeState  # import cycle: tape -> explain -> differentiate
     from tapeshim._src.tape import Recorder  # import cycle: tape -> differentiate
 
 GRADIENT = "gradient"
@@ -46,7 +47,7 @@ class Request:
 
     def __init__(
         self,
-        recorder: Recorder,
+        recorder: Recorder | TapeState,
         targets: Sequence[Any],
         sources: Sequence[Any],
         recorded_by: Sequence[Any] | None = None,

@@ -19,6 +19,7 @@ import sys
 import weakref
 from typing import Any, NamedTuple
 
+from tapeshim._src.node import op_type_of
 from tapeshim._src.state import _thread_state, next_tensor_id
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -328,7 +329,7 @@ def created(tensor: Any) -> None:
     """
     node = tensor._node
     if node is not None and not options.sites:
-        op = node.op_type
+        op = op_type_of(node.key)  # not the `Node.op_type` property: this runs for every recorded tensor
         if tensor._dtype._trainable and op not in CUTTING_OPS:
             return  # a recorded op: its node already says what made it
         if not _thread_state.recorders:

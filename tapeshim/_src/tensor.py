@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import numbers
 from collections import OrderedDict
-from typing import Any, Callable, Sequence, cast
+from typing import Any, Callable, Iterable, Sequence, SupportsInt, cast
 
 import jax
 import numpy as np
+import numpy.typing as npt
+from jax.typing import ArrayLike
 
 from tapeshim._src import dtypes
 from tapeshim._src import explain_hooks as _explain_hooks  # EXPLAIN: tape events for tape.explain
@@ -21,6 +23,7 @@ from tapeshim._src.dtypes import DType
 from tapeshim._src.node import Node  # registry, control_flow and function_trace import it from here
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state, next_tensor_id
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 
 def _operand(other: Any, anchor: Any) -> Any:
@@ -79,76 +82,76 @@ class TensorOperators:
 
     __slots__ = ()
 
-    def __add__(self, other: Any) -> "Tensor":
+    def __add__(self, other: TensorLike) -> "Tensor":
         try:
             return math_ops.add(self, other)
         except (TypeError, ValueError) as exc:
             return _reflected(exc, "__radd__", self, other)
 
-    def __radd__(self, other: Any) -> "Tensor":
+    def __radd__(self, other: TensorLike) -> "Tensor":
         return math_ops.add(_operand(other, self), self)
 
-    def __sub__(self, other: Any) -> "Tensor":
+    def __sub__(self, other: TensorLike) -> "Tensor":
         try:
             return math_ops.subtract(self, _compared(other, self))
         except (TypeError, ValueError) as exc:
             return _reflected(exc, "__rsub__", self, other)
 
-    def __rsub__(self, other: Any) -> "Tensor":
+    def __rsub__(self, other: TensorLike) -> "Tensor":
         return math_ops.subtract(_operand(other, self), self)
 
-    def __mul__(self, other: Any) -> "Tensor":
+    def __mul__(self, other: TensorLike) -> "Tensor":
         try:
             return math_ops.multiply(self, _compared(other, self))
         except (TypeError, ValueError) as exc:
             return _reflected(exc, "__rmul__", self, other)
 
-    def __rmul__(self, other: Any) -> "Tensor":
+    def __rmul__(self, other: TensorLike) -> "Tensor":
         return math_ops.multiply(_operand(other, self), self)
 
-    def __truediv__(self, other: Any) -> "Tensor":
+    def __truediv__(self, other: TensorLike) -> "Tensor":
         try:
             return math_ops.truediv(self, _compared(other, self))
         except (TypeError, ValueError) as exc:
             return _reflected(exc, "__rtruediv__", self, other)
 
-    def __rtruediv__(self, other: Any) -> "Tensor":
+    def __rtruediv__(self, other: TensorLike) -> "Tensor":
         return math_ops.truediv(_operand(other, self), self)
 
-    def __floordiv__(self, other: Any) -> "Tensor":
+    def __floordiv__(self, other: TensorLike) -> "Tensor":
         try:
             return math_ops.floordiv(self, _compared(other, self))
         except (TypeError, ValueError) as exc:
             return _reflected(exc, "__rfloordiv__", self, other)
 
-    def __rfloordiv__(self, other: Any) -> "Tensor":
+    def __rfloordiv__(self, other: TensorLike) -> "Tensor":
         return math_ops.floordiv(_operand(other, self), self)
 
-    def __mod__(self, other: Any) -> "Tensor":
+    def __mod__(self, other: TensorLike) -> "Tensor":
         try:
             return math_ops.floormod(self, _compared(other, self))
         except (TypeError, ValueError) as exc:
             return _reflected(exc, "__rmod__", self, other)
 
-    def __rmod__(self, other: Any) -> "Tensor":
+    def __rmod__(self, other: TensorLike) -> "Tensor":
         return math_ops.floormod(_operand(other, self), self)
 
-    def __pow__(self, other: Any) -> "Tensor":
+    def __pow__(self, other: TensorLike) -> "Tensor":
         try:
             return math_ops.pow(self, _compared(other, self))
         except (TypeError, ValueError) as exc:
             return _reflected(exc, "__rpow__", self, other)
 
-    def __rpow__(self, other: Any) -> "Tensor":
+    def __rpow__(self, other: TensorLike) -> "Tensor":
         return math_ops.pow(_operand(other, self), self)
 
-    def __matmul__(self, other: Any) -> "Tensor":
+    def __matmul__(self, other: TensorLike) -> "Tensor":
         try:
             return math_ops.matmul(self, other)
         except (TypeError, ValueError) as exc:
             return _reflected(exc, "__rmatmul__", self, other)
 
-    def __rmatmul__(self, other: Any) -> "Tensor":
+    def __rmatmul__(self, other: TensorLike) -> "Tensor":
         return math_ops.matmul(_operand(other, self), self)
 
     def __neg__(self) -> "Tensor":
@@ -163,46 +166,46 @@ class TensorOperators:
     def __invert__(self) -> "Tensor":
         return math_ops.logical_not(self)
 
-    def __and__(self, other: Any) -> "Tensor":
+    def __and__(self, other: TensorLike) -> "Tensor":
         try:
             return math_ops.logical_and(self, other)
         except (TypeError, ValueError) as exc:
             return _reflected(exc, "__rand__", self, other)
 
-    def __rand__(self, other: Any) -> "Tensor":
+    def __rand__(self, other: TensorLike) -> "Tensor":
         return math_ops.logical_and(other, self)
 
-    def __or__(self, other: Any) -> "Tensor":
+    def __or__(self, other: TensorLike) -> "Tensor":
         try:
             return math_ops.logical_or(self, other)
         except (TypeError, ValueError) as exc:
             return _reflected(exc, "__ror__", self, other)
 
-    def __ror__(self, other: Any) -> "Tensor":
+    def __ror__(self, other: TensorLike) -> "Tensor":
         return math_ops.logical_or(other, self)
 
-    def __xor__(self, other: Any) -> "Tensor":
+    def __xor__(self, other: TensorLike) -> "Tensor":
         try:
             return math_ops.logical_xor(self, other)
         except (TypeError, ValueError) as exc:
             return _reflected(exc, "__rxor__", self, other)
 
-    def __lt__(self, other: Any) -> "Tensor":
+    def __lt__(self, other: TensorLike) -> "Tensor":
         return math_ops.less(self, _compared(other, self))
 
-    def __le__(self, other: Any) -> "Tensor":
+    def __le__(self, other: TensorLike) -> "Tensor":
         return math_ops.less_equal(self, _compared(other, self))
 
-    def __gt__(self, other: Any) -> "Tensor":
+    def __gt__(self, other: TensorLike) -> "Tensor":
         return math_ops.greater(self, _compared(other, self))
 
-    def __ge__(self, other: Any) -> "Tensor":
+    def __ge__(self, other: TensorLike) -> "Tensor":
         return math_ops.greater_equal(self, _compared(other, self))
 
-    def __eq__(self, other: Any) -> Any:
+    def __eq__(self, other: object) -> Any:
         return math_ops.tensor_equals(self, _compared(other, self))
 
-    def __ne__(self, other: Any) -> Any:
+    def __ne__(self, other: object) -> Any:
         return math_ops.tensor_not_equals(self, _compared(other, self))
 
     def __getitem__(self, key: Any) -> "Tensor":
@@ -282,7 +285,7 @@ class Tensor(TensorOperators):
         array = np.array(self.value)
         return array[()] if array.ndim == 0 else array
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         if _thread_state.recorders:  # EXPLAIN: a tracked value leaving the tape
             _explain_hooks.left_tape(self, "__array__")
         array = np.asarray(self.value)
@@ -344,7 +347,7 @@ class Tensor(TensorOperators):
     def __copy__(self) -> "Tensor":
         return self
 
-    def __deepcopy__(self, memo: Any) -> "Tensor":
+    def __deepcopy__(self, memo: dict) -> "Tensor":
         return self
 
     # -- printing -------------------------------------------------------
@@ -374,7 +377,7 @@ class Tensor(TensorOperators):
         return f"<tf.Tensor: shape={self.shape}, dtype={self._dtype.name}, numpy={numpy_text(self.numpy())}>"
 
 
-def numpy_text(value: Any) -> str:
+def numpy_text(value: object) -> str:
     """TF's rendering of a numpy value inside a repr."""
     if isinstance(value, np.ndarray):
         text = repr(value)
@@ -582,7 +585,9 @@ def _contains_tensor(value: Any) -> bool:
     return isinstance(value, Tensor) or hasattr(value, "_read_for_op")
 
 
-def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, name: str | None = None) -> Tensor:
+def convert_to_tensor(
+    value: Any, dtype: DTypeLike | None = None, dtype_hint: DTypeLike | None = None, name: str | None = None
+) -> Tensor:
     """Converts `value` to a `Tensor`, as `tf.convert_to_tensor`.
 
     Args:
@@ -727,13 +732,15 @@ def _python_constant(value: Any, dtype: DType | None) -> Tensor:
     return Tensor(jax_value, array.shape, result_dtype)
 
 
-def device_constant(array: Any) -> jax.Array:
+def device_constant(array: ArrayLike) -> jax.Array:
     """A concrete `jax.Array` for a constant, even while JAX traces (so caches never hold tracers)."""
     with jax.ensure_compile_time_eval():
         return jax.device_put(array)
 
 
-def constant_shaped(array: np.ndarray, shape: Any, value: Any, shown: Callable[[], str]) -> np.ndarray:
+def constant_shaped(
+    array: np.ndarray, shape: Iterable[SupportsInt], value: object, shown: Callable[[], str]
+) -> np.ndarray:
     """`tf.constant`'s `shape`: a single value is broadcast, else the elements are reshaped (TF's TypeError).
 
     Args:
@@ -742,19 +749,21 @@ def constant_shaped(array: np.ndarray, shape: Any, value: Any, shown: Callable[[
       value: the value as given (for the message).
       shown: how the message shows the converted tensor (called only for the message).
     """
-    shape = tuple(int(d) for d in shape)
+    dims = tuple(int(d) for d in shape)
     if array.size == 1:
-        return np.broadcast_to(array.reshape(()), shape)
-    if array.size == int(np.prod(shape)):
-        return array.reshape(shape)
+        return np.broadcast_to(array.reshape(()), dims)
+    if array.size == int(np.prod(dims)):
+        return array.reshape(dims)
     raise TypeError(
         f"Eager execution of tf.constant with unsupported shape. Tensor {shown()} "
-        f"(converted from {value!r}) has {array.size} elements, but got `shape` {shape} "
-        f"with {int(np.prod(shape))} elements)."
+        f"(converted from {value!r}) has {array.size} elements, but got `shape` {dims} "
+        f"with {int(np.prod(dims))} elements)."
     )
 
 
-def constant(value: Any, dtype: Any = None, shape: Sequence[int] | None = None, name: str | None = None) -> Tensor:
+def constant(
+    value: Any, dtype: DTypeLike | None = None, shape: Sequence[int] | None = None, name: str | None = None
+) -> Tensor:
     """Creates a constant tensor, as `tf.constant`.
 
     Args:
@@ -793,7 +802,7 @@ def constant(value: Any, dtype: Any = None, shape: Sequence[int] | None = None, 
     return Tensor(jax_value, array.shape, dtypes.from_numpy(array.dtype))
 
 
-def is_tensor(value: Any) -> bool:
+def is_tensor(value: object) -> bool:
     """True for Tensors and Variables, as `tf.is_tensor`."""
     return isinstance(value, Tensor) or hasattr(value, "_read_for_op")
 
