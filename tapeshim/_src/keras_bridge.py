@@ -24,18 +24,19 @@ from __future__ import annotations
 
 import functools
 import itertools
-import os
-import sys
 import threading
 import weakref
 from types import ModuleType
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import jax
 import numpy as np
 
 from tapeshim._src import checkpoint, dtypes, registry
 from tapeshim._src.custom_gradient import _isolated, _VariableCollector
+from tapeshim._src.keras_compat import direct_assign, flatten_layers, in_stateless_scope, keras, own_trainable_variables
+from tapeshim._src.keras_compat import load_keras as load_keras  # re-exported from its old home
+from tapeshim._src.keras_compat import tf_keras as tf_keras  # re-exported: the `tapeshim.keras.*` namespaces import it
 from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
 from tapeshim._src.ops import random_ops
 from tapeshim._src.shape import TensorShape
@@ -48,57 +49,6 @@ from tapeshim._src.variable import (
     _creation_order,
     register_variable_adapter,
 )
-
-_BACKEND_MESSAGE = (
-    "tapeshim.keras runs Keras 3 on its JAX backend, but {found}. Keras chooses its backend once per "
-    "process, when `keras` is first imported: {fix}, and run TensorFlow's own Keras in a separate process."
-)
-_IMPORT_FIRST = (
-    "put `import tapeshim` before `import keras` and before any import that imports keras, such as `import tensorflow`"
-)
-
-
-def load_keras() -> ModuleType:
-    """Imports Keras with the JAX backend, or raises ImportError saying why it cannot.
-
-    Raises:
-      ImportError: if this process already imported Keras with another backend,
-        or KERAS_BACKEND asks for another backend.
-    """
-    keras = sys.modules.get("keras")
-    if keras is None:
-        requested = os.environ.get("KERAS_BACKEND")
-        if requested not in (None, "", "jax"):
-            raise ImportError(
-                _BACKEND_MESSAGE.format(
-                    found=f"KERAS_BACKEND is set to {requested!r}",
-                    fix="unset KERAS_BACKEND or set KERAS_BACKEND=jax before the process starts",
-                )
-            )
-        os.environ["KERAS_BACKEND"] = "jax"
-        for name in [name for name in sys.modules if name.startswith("keras.")]:
-            del sys.modules[name]  # left by an `import keras` that failed (its backend was not installed)
-        import keras
-    backend = keras.backend.backend()
-    if backend != "jax":
-        requested = os.environ.get("KERAS_BACKEND")
-        raise ImportError(
-            _BACKEND_MESSAGE.format(
-                found=f"this process already imported Keras with the {backend!r} backend",
-                fix=_IMPORT_FIRST
-                if requested in (None, "", "jax")
-                else f"KERAS_BACKEND is set to {requested!r}: unset it or set KERAS_BACKEND=jax "
-                "before the process starts",
-            )
-        )
-    return keras
-
-
-keras = load_keras()
-# `tf.keras` is Keras's TF-compatible namespace (`keras._tf_keras.keras`): the same objects, under the
-# names TF users know (`losses.mse`, `layers.ThresholdedReLU`, ...).
-tf_keras = keras._tf_keras.keras
-in_stateless_scope = keras.src.backend.common.stateless_scope.in_stateless_scope  # no public query
 
 
 # -- variables ------------------------------------------------------------------------------
@@ -123,29 +73,30 @@ class KerasVariable(Variable):
         self.constraint = None
 
     @property
-    def _value(self) -> jax.Array:  # type: ignore[override]
+    def _value(self) -> jax.Array:
         return self._adapted.value
 
     @_value.setter
     def _value(self, value: jax.Array) -> None:
-        # `value` is already checked (this variable's shape and dtype), so outside Keras's
-        # stateless code it goes straight to Keras's backend store, skipping a second check.
+        # `value` is already checked (this variable's shape and dtype). Inside Keras's stateless code, Keras's
+        # own public `assign` (not the tapeshim routing `TapeVariableMixin` adds to it) writes it to the
+        # `StatelessScope`; else it goes straight to the variable, skipping `assign`'s second conversion.
         if in_stateless_scope():
-            self._adapted.assign(value)
+            _keras_assign(self._adapted, value)
         else:
-            self._adapted._direct_assign(value)
+            direct_assign(self._adapted, value)
 
     @property
     def _trainable(self) -> bool:  # type: ignore[override]
         return self._created_trainable  # what tapes watch, as TF's tape
 
     @property
-    def aggregation(self) -> Any:  # type: ignore[override]
+    def aggregation(self) -> VariableAggregation:
         """The Keras variable's aggregation as a `tf.VariableAggregation`."""
         return VariableAggregation[str(self._adapted.aggregation).upper()]
 
     @property
-    def synchronization(self) -> Any:  # type: ignore[override]
+    def synchronization(self) -> VariableSynchronization:
         """The Keras variable's synchronization as a `tf.VariableSynchronization`."""
         return VariableSynchronization[str(self._adapted.synchronization).upper()]
 
@@ -155,6 +106,7 @@ class KerasVariable(Variable):
         return bool(self._adapted.trainable)
 
 
+_keras_assign = keras.Variable.assign
 _views: dict[int, KerasVariable] = {}
 
 
@@ -173,8 +125,8 @@ def note_created_trainable(layer: Any) -> None:
     Keras keeps a variable created trainable in its layer's trainable list even
     after `layer.trainable = False`; TF's tape still watches it.
     """
-    for sublayer in layer._flatten_layers():
-        for variable in sublayer._trainable_variables:
+    for sublayer in flatten_layers(layer):
+        for variable in own_trainable_variables(sublayer):
             view_of(variable)._created_trainable = True
 
 
@@ -250,23 +202,22 @@ def _shape(self: Any) -> Any:
     return TensorShape(dims)
 
 
-TapeVariableMixin = type(
-    "TapeVariableMixin",
-    (),
-    {
-        "shape": property(_shape),
-        "__module__": __name__,
-        "__doc__": """A Keras variable whose Python operators and assignments are tapeshim ops in tapeshim code.
+class TapeVariableMixin:
+    """A Keras variable whose Python operators and assignments are tapeshim ops in tapeshim code.
 
     `w ** 2`, `kernel * x` and `v.assign_add(d)` outside Keras's own code act on
     the variable's tapeshim `Variable` (so tapes watch them and functions trace
     them), as TF's Keras variables are TF variables. Inside Keras code they are
     Keras's own.
-    """,
-        **{name: _routed(name) for name in _OPERATORS},
-        **{name: _routed_assign(name) for name in ("assign", "assign_add", "assign_sub")},
-    },
-)
+    """
+
+    shape = property(_shape)
+
+
+for _method_name in _OPERATORS:
+    setattr(TapeVariableMixin, _method_name, _routed(_method_name))
+for _method_name in ("assign", "assign_add", "assign_sub"):
+    setattr(TapeVariableMixin, _method_name, _routed_assign(_method_name))
 
 
 _tape_variable_classes: dict[type, type] = {}
@@ -728,7 +679,13 @@ def _merge_specs(first: Any, second: Any) -> Any:
     return keras.KerasTensor(shape, dtype=first.dtype, sparse=first.sparse)
 
 
-class TapeLayerMixin:
+if TYPE_CHECKING:
+    from keras import Layer as _LayerBase  # untyped (Any) for the checker: the mixin's `super()` calls are Keras's
+else:
+    _LayerBase = object
+
+
+class TapeLayerMixin(_LayerBase):
     """Makes a Keras layer's outermost call one tapeshim op (see the module docstring).
 
     A subclass's `call` may use tapeshim ops: Keras gets JAX values back from it.
@@ -776,8 +733,8 @@ class TapeLayerMixin:
         super().add_loss(jax.tree_util.tree_map(_to_jax, loss, is_leaf=_is_tensor_like))
 
     def _post_build(self) -> None:
-        # Keras's hook after any build: values a checkpoint restored before the layer had
-        # variables are assigned now (TF's deferred restore).
+        # Keras's hook after any build (listed in keras_compat.HOOKS): values a checkpoint restored
+        # before the layer had variables are assigned now (TF's deferred restore).
         super()._post_build()
         if _thread_state.variable_writes is None:  # else `_build` restores once its symbolic call is over
             apply_pending_restore(self)
@@ -791,7 +748,7 @@ class TapeLayerMixin:
             note_created_trainable(self)
         keras_call = super().__call__
         variables = list(self.variables)
-        from tapeshim._src.keras_embedding import gather_on_tape  # it builds on this module
+        from tapeshim._src.keras_embedding import gather_on_tape  # import cycle: keras_bridge <-> keras_embedding
 
         lookup = gather_on_tape(self, keras_call, args, kwargs, variables)
         if lookup is not None:  # an Embedding's rows gathered on the tape: its gradient is IndexedSlices

@@ -616,7 +616,7 @@ def stop_gradient(variables: Any) -> Any:
 
 
 # -- random --------------------------------------------------------------------------------------------
-def _seed(seed: Any, high: float = 10e6) -> Any:
+def _seed(seed: Any, high: int = 10_000_000) -> Any:
     return np.random.randint(high) if seed is None else seed
 
 
@@ -647,7 +647,7 @@ def random_normal_variable(
 ) -> Any:
     """A variable of normal random values."""
     dtype = tf.as_dtype(dtype or _floatx())
-    value = tf.random.normal(shape, mean=mean, stddev=scale, dtype=dtype, seed=_seed(seed, 10e8))
+    value = tf.random.normal(shape, mean=mean, stddev=scale, dtype=dtype, seed=_seed(seed, 1_000_000_000))
     return variable(value, dtype=dtype, name=name)
 
 
@@ -656,7 +656,7 @@ def random_uniform_variable(
 ) -> Any:
     """A variable of uniform random values in `[low, high)`."""
     dtype = tf.as_dtype(dtype or _floatx())
-    value = tf.random.uniform(shape, minval=low, maxval=high, dtype=dtype, seed=_seed(seed, 10e8))
+    value = tf.random.uniform(shape, minval=low, maxval=high, dtype=dtype, seed=_seed(seed, 1_000_000_000))
     return variable(value, dtype=dtype, name=name)
 
 

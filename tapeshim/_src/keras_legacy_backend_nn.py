@@ -430,7 +430,8 @@ def ctc_decode(y_pred: Any, input_length: Any, greedy: bool = True, beam_width: 
     steps = int(y_pred.shape[1])
     paths = []
     for path in tf.unstack(tf.cast(decoded, tf.int64)):
-        width = int(path.shape[1])
+        width = path.shape[1]
+        assert width is not None  # tapeshim's shapes are static
         if width < steps:
             path = tf.pad(path, [[0, 0], [0, steps - width]], constant_values=-1)
         paths.append(path[:, :steps])
@@ -573,12 +574,12 @@ def rnn(
             step_masks = [tf.less(reversed_lengths, t) for t in range(steps)][::-1]
     order = list(range(steps))[::-1] if go_backwards else list(range(steps))
     states = tuple(initial_states)
-    constants = tuple(constants or ())
+    constant_args = tuple(constants or ())
     outputs: list = []
     previous = None
     for position, t in enumerate(order):
         step_input = tf.nest.pack_sequence_as(inputs, [f[t] for f in flat_inputs])
-        output, new_states = step_function(step_input, states + constants)
+        output, new_states = step_function(step_input, states + constant_args)
         mask_t = step_masks[t]
         if mask_t is not None:
             flat_output = tf.nest.flatten(output)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import weakref
 from types import ModuleType
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
+from tapeshim._src.distribute import context
 from tapeshim._src.keras_bridge import (
     adopt_object,
     concrete_arrays,
-    keras,
     keras_function,
     note_variables_created,
     passthrough,
@@ -24,9 +24,17 @@ from tapeshim._src.keras_bridge import (
     stateful_call,
     symbolic,
 )
+from tapeshim._src.keras_compat import compute_output_spec
+from tapeshim._src.ops import math_ops
+
+if TYPE_CHECKING:  # untyped (Any) for the checker: the mixins' `super()` calls are Keras's
+    from keras.losses import Loss as _LossBase
+    from keras.metrics import Metric as _MetricBase
+else:
+    _LossBase = _MetricBase = object
 
 
-class TapeLossMixin:
+class TapeLossMixin(_LossBase):
     """A Keras loss whose call is one tapeshim op."""
 
     def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
@@ -42,22 +50,18 @@ def _scale_for_distribution(loss_object: Any, loss: Any) -> Any:
     This holds in replica context and eagerly inside the strategy's scope, as TF's; Keras's
     own `fit` step calls losses on JAX values and is never scaled (it is global view).
     """
-    from tapeshim._src.distribute import context
-
     strategy = context.current_strategy()
     if strategy is None or strategy.num_replicas_in_sync == 1:
         return loss
     if getattr(loss_object, "reduction", None) not in ("sum_over_batch_size", "mean", "mean_with_sample_weight"):
         return loss
-    from tapeshim._src.ops import math_ops
-
     return math_ops.multiply(loss, math_ops.cast(1.0 / strategy.num_replicas_in_sync, loss.dtype))
 
 
 _updated: "weakref.WeakSet[Any]" = weakref.WeakSet()  # metrics whose `update_state` has run
 
 
-class TapeMetricMixin:
+class TapeMetricMixin(_MetricBase):
     """A Keras metric whose `update_state`, `result` and `reset_state` are tapeshim ops."""
 
     def update_state(self, *args: Any, **kwargs: Any) -> Any:
@@ -73,7 +77,7 @@ class TapeMetricMixin:
                 return super().update_state(*arrays[0], **arrays[1])
             count = len(self.variables)
             symbolic_args, symbolic_kwargs = symbolic((args, kwargs))
-            keras.src.backend.compute_output_spec(super().update_state, *symbolic_args, **symbolic_kwargs)
+            compute_output_spec(super().update_state, *symbolic_args, **symbolic_kwargs)
             if len(self.variables) != count:
                 note_variables_created()
         return stateful_call(self, "update_state", super().update_state, args, kwargs, list(self.variables))

@@ -10,17 +10,16 @@ reshuffles) the dataset every epoch.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 from tapeshim._src import keras_train_step, nest
 from tapeshim._src.dataset import INFINITE, Dataset
+from tapeshim._src.distribute.keras_fit import fit_scope
 from tapeshim._src.keras_bridge import TapeLayerMixin, keras, passthrough
+from tapeshim._src.keras_compat import Functional as _KerasFunctional
+from tapeshim._src.keras_compat import Trainer, flatten_layers, functional_init_arguments
 from tapeshim._src.tensor import Tensor
 from tapeshim._src.variable import Variable
-
-# Not in Keras's public API: the functional model class, and how Keras tells a functional call of `Model`.
-_KerasFunctional = keras.src.models.functional.Functional
-functional_init_arguments = keras.src.models.model.functional_init_arguments
 
 
 def _numpy(value: Any) -> Any:
@@ -76,8 +75,6 @@ def _data(value: Any) -> Any:
 
 def model_distribution(model: Any, x: Any, batch_size: Any) -> Any:
     """The data-parallel Keras distribution of the strategy `model` was built under (a no-op context without)."""
-    from tapeshim._src.distribute.keras_fit import fit_scope
-
     return fit_scope(model, x, batch_size)
 
 
@@ -89,6 +86,12 @@ class TrainingMixin(TapeLayerMixin):
     `keras_train_step`). `compute_loss` on tapeshim Tensors is one op, and TF's
     `compiled_loss` and `compiled_metrics` shims are offered.
     """
+
+    # Keras's attributes, declared for the type checker (Keras has no types); Keras sets them.
+    built: bool
+    train_function: Callable[..., Any] | None
+    test_function: Callable[..., Any] | None
+    predict_function: Callable[..., Any] | None
 
     def fit(self, x: Any = None, y: Any = None, *args: Any, validation_data: Any = None, **kwargs: Any) -> Any:
         if isinstance(x, Dataset):
@@ -108,7 +111,7 @@ class TrainingMixin(TapeLayerMixin):
         unbuilt_wrapper = (
             not self.built
             and keras_train_step.tf_style_step(self, "predict_step", TrainingMixin)
-            and all(layer.built for layer in self._flatten_layers(include_self=False))
+            and all(layer.built for layer in flatten_layers(self, include_self=False))
         )
         if not unbuilt_wrapper:
             return super().predict(_data(x), *args, **kwargs)
@@ -130,7 +133,8 @@ class TrainingMixin(TapeLayerMixin):
         return super().predict_on_batch(_data(x))
 
     # What `compile()` makes (`compile(optimizer="adam", metrics=["mae"])`) is Keras's own objects: kept as
-    # tapeshim's subclasses of them, so TF-style code calls them on tapeshim Tensors.
+    # tapeshim's subclasses of them, so TF-style code calls them on tapeshim Tensors (the two private
+    # attributes are listed in keras_compat.ADOPTED_ATTRIBUTES).
     optimizer = keras_train_step.AdoptedAttribute()
     _loss_tracker = keras_train_step.AdoptedAttribute()
     _compile_metrics = keras_train_step.AdoptedAttribute()
@@ -175,6 +179,7 @@ class TrainingMixin(TapeLayerMixin):
             self.predict_function = keras_train_step.make_step_function(self, "predict_step")
         return self.predict_function
 
+    # a Keras hook (keras_compat.HOOKS)
     def _symbolic_build(self, *args: Any, **kwargs: Any) -> None:
         # TF's trainer builds nothing before a step it does not own: the user's step builds what it
         # uses on its first call (a GAN wrapper has no `call` to build with).
@@ -184,12 +189,14 @@ class TrainingMixin(TapeLayerMixin):
             return
         super()._symbolic_build(*args, **kwargs)
 
+    # a Keras hook (keras_compat.HOOKS)
     def _get_jax_state(self, *args: Any, **kwargs: Any) -> tuple:
         # Keras's compiled steps donate the state they are given; tensors read before `fit` (a tape's
         # recorded reads, lazy results) still hold the variables' arrays, so Keras gets copies.
         state = super()._get_jax_state(*args, **kwargs)
         return tuple([value.copy() for value in group] for group in state)
 
+    # a Keras hook (keras_compat.HOOKS)
     def _purge_model_variables(self, *args: Any, **kwargs: Any) -> None:
         # A TF-style step runs on the live variables, so they are never emptied between steps.
         if keras_train_step.uses_tf_style_steps(self, TrainingMixin):
@@ -241,7 +248,7 @@ class Model(TrainingMixin, keras.Model):
             # tapeshim's `Functional` in place of `Model` among its bases (never rewriting tapeshim's
             # or Keras's own classes, which Keras's injection would do for a tapeshim subclass).
             _make_functional(type(self))
-            keras.src.trainers.trainer.Trainer.__init__(self)
+            Trainer.__init__(self)
             _KerasFunctional.__init__(self, *args, **kwargs)
             return
         super().__init__(*args, **kwargs)

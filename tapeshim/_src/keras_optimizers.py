@@ -15,14 +15,15 @@ from __future__ import annotations
 import threading
 import warnings
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.experimental import sparse as jax_sparse
 
-from tapeshim._src import checkpoint, dtypes, errors
+from tapeshim._src import checkpoint, dtypes, errors, keras_compat
+from tapeshim._src.distribute.collectives import psum_arrays
 from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.keras_bridge import (
     KerasVariable,
@@ -38,10 +39,10 @@ from tapeshim._src.keras_bridge import (
 )
 from tapeshim._src.ops import math_ops
 from tapeshim._src.shape import TensorShape
+from tapeshim._src.tape import GradientTape
 from tapeshim._src.tensor import convert_to_tensor
 from tapeshim._src.variable import Variable
 
-_clip_by_global_norm = keras.src.optimizers.base_optimizer.clip_by_global_norm  # no public name
 # Optimizers whose update, given a sparse gradient, does what TF's Keras does with an IndexedSlices one.
 # The others (Adadelta, Adafactor, a loss-scale wrapper, user classes) get it densified first.
 _STATELESS_ONLY = (keras.optimizers.LossScaleOptimizer,)
@@ -50,6 +51,11 @@ _SPARSE_UPDATES = tuple(
     for name in ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam", "Lion", "Ftrl", "Lamb")
 )
 _stand_ins: dict[int, Any] = {}  # id(tapeshim Variable) -> its Keras stand-in
+# id(Keras stand-in) -> its tapeshim Variable. Keyed by id, not a WeakKeyDictionary: a Keras variable
+# defines `__eq__` (elementwise) and so is unhashable.
+_stand_in_owners: dict[int, weakref.ref[Variable]] = {}
+# optimizer -> the Keras variables it was built for (what `apply(grads)` without variables updates)
+_built_variables: weakref.WeakKeyDictionary[Any, list] = weakref.WeakKeyDictionary()
 _narrow_updates = threading.local()  # .active: the running `apply` updates sparse gradients in 32-bit mode
 
 
@@ -64,7 +70,8 @@ def _stand_in(variable: Variable) -> Any:
             name=name,
         )
         stand_in.constraint = variable.constraint  # Keras applies it after the update, as TF's Keras does
-        stand_in._tapeshim_variable = weakref.ref(variable)
+        _stand_in_owners[id(stand_in)] = weakref.ref(variable)
+        weakref.finalize(stand_in, _stand_in_owners.pop, id(stand_in), None)
         _stand_ins[id(variable)] = stand_in
         weakref.finalize(variable, _stand_ins.pop, id(variable), None)
     return stand_in
@@ -73,9 +80,10 @@ def _stand_in(variable: Variable) -> Any:
 def _sides(variable: Any) -> tuple[Any, Variable]:
     """(the Keras variable the optimizer sees, the tapeshim Variable holding the value)."""
     if isinstance(variable, keras.Variable):
-        owner = getattr(variable, "_tapeshim_variable", None)
-        if owner is not None and owner() is not None:
-            return variable, owner()
+        owner = _stand_in_owners.get(id(variable))
+        tapeshim_variable = None if owner is None else owner()
+        if tapeshim_variable is not None:
+            return variable, tapeshim_variable
         return variable, view_of(variable)
     if isinstance(variable, KerasVariable):
         return variable._adapted, variable
@@ -88,7 +96,7 @@ def _sides(variable: Any) -> tuple[Any, Variable]:
 
 
 def _name(keras_variable: Any, variable: Variable) -> str:
-    return variable.name if getattr(keras_variable, "_tapeshim_variable", None) is not None else keras_variable.path
+    return variable.name if id(keras_variable) in _stand_in_owners else keras_variable.path
 
 
 def _checked_gradient(gradient: Any, keras_variable: Any, variable: Variable) -> Any:
@@ -166,7 +174,7 @@ def adopt_optimizer_variables(optimizer: Any) -> None:
     inside `tapeshim.function` reads the variable when the function runs (Keras's own
     operator would read its value once, while tracing).
     """
-    old = optimizer._iterations
+    old = keras_compat.iterations_variable(optimizer)
     if old.dtype == "int32":
         with keras.name_scope(optimizer.name, caller=optimizer):
             new = keras.Variable(
@@ -176,14 +184,21 @@ def adopt_optimizer_variables(optimizer: Any) -> None:
                 trainable=False,
                 aggregation="only_first_replica",
             )
-        optimizer._tracker.replace_tracked_value("variables", old, new)
-        optimizer._iterations = new  # already tracked: Keras's tracker does not add it again
-    for variable in optimizer._variables:
+        keras_compat.replace_iterations_variable(optimizer, new)
+    for variable in optimizer.variables:
         adopt_variable(variable)
 
 
-class TapeOptimizerMixin:
+if TYPE_CHECKING:
+    from keras.optimizers import Optimizer as _OptimizerBase  # untyped (Any): the mixin's `super()` calls are Keras's
+else:
+    _OptimizerBase = object
+
+
+class TapeOptimizerMixin(_OptimizerBase):
     """Keras's optimizer `apply`, run as one tapeshim op over all the variables it updates."""
+
+    built: bool  # Keras's attribute, declared for the type checker (Keras has no types)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: D107 - Keras's arguments
         super().__init__(*args, **kwargs)
@@ -218,7 +233,7 @@ class TapeOptimizerMixin:
         if trainable_variables is None:
             if not self.built:
                 return super().apply(grads)  # Keras's error
-            sides = [_sides(v) for v in self._trainable_variables]
+            sides = [_sides(v) for v in _built_variables.get(self, [])]
             if len(grads) != len(sides):
                 return super().apply(grads)  # Keras's error
         else:
@@ -227,7 +242,7 @@ class TapeOptimizerMixin:
                 with keras.name_scope(self.name, caller=self):
                     self.build([k for k, _ in sides])
                 self.built = True
-            self._check_variables_are_known([k for k, _ in sides])
+            keras_compat.check_variables_are_known(self, [k for k, _ in sides])
         kept = [(g, k, v) for g, (k, v) in zip(grads, sides) if g is not None]
         if not kept:
             raise ValueError("No gradients provided for any variable.")
@@ -251,7 +266,9 @@ class TapeOptimizerMixin:
 
         sparse = any(isinstance(g, tuple) for g in gradients)
         narrow = sparse and not any(
-            np.dtype(k.dtype).itemsize > 4 for k in keras_variables + optimizer_variables if k is not self._iterations
+            np.dtype(k.dtype).itemsize > 4
+            for k in keras_variables + optimizer_variables
+            if k is not keras_compat.iterations_variable(self)
         )  # the int64 step counter, as TF's
 
         def update(gradient_values: list) -> None:
@@ -282,6 +299,7 @@ class TapeOptimizerMixin:
         )
         return None
 
+    # a Keras hook (keras_compat.HOOKS)
     def _backend_update_step(self, grads: list, trainable_variables: list, learning_rate: Any) -> None:
         """Keras's update step; inside `strategy.run` the gradients are first summed over the replicas.
 
@@ -289,8 +307,6 @@ class TapeOptimizerMixin:
         gradients before the sum, as TF's Keras under a strategy does (the hook Keras's TF
         backend overrides for `tf.distribute`).
         """
-        from tapeshim._src.distribute.collectives import psum_arrays
-
         dense = [i for i, g in enumerate(grads) if not isinstance(g, jax_sparse.BCOO)]
         summed = psum_arrays([grads[i] for i in dense])
         grads = list(grads)
@@ -298,6 +314,7 @@ class TapeOptimizerMixin:
             grads[i] = g
         super()._backend_update_step(grads, trainable_variables, learning_rate)
 
+    # a Keras hook (keras_compat.HOOKS)
     def _backend_apply_gradients(self, grads: list, trainable_variables: list) -> None:
         """Keras's updates of the variables, with 32-bit Python numbers for sparse gradients (see `apply`)."""
         if not getattr(_narrow_updates, "active", False):
@@ -317,7 +334,7 @@ class TapeOptimizerMixin:
             return super().iterations
         # Inside 32-bit sparse updates, Keras's `self.iterations + 1` reads it as int32 (an int64 there would
         # be truncated, with JAX's warning).
-        steps = self._iterations.value.astype(jnp.int32)
+        steps = keras_compat.iterations_variable(self).value.astype(jnp.int32)
         return steps // self.gradient_accumulation_steps if self.gradient_accumulation_steps else steps
 
     def _apply_statelessly(self, grads: list, trainable_variables: list) -> None:
@@ -343,6 +360,7 @@ class TapeOptimizerMixin:
             return keras_scale_loss(loss)
         return stateful_call(self, "scale_loss", keras_scale_loss, (loss,), {}, list(self.variables), watch_state=False)
 
+    # a Keras hook (keras_compat.HOOKS)
     def _clip_gradients(self, grads: list) -> list:
         """Keras's `clipnorm`/`global_clipnorm`/`clipvalue`, with TF's Keras's rule for sparse gradients.
 
@@ -360,9 +378,9 @@ class TapeOptimizerMixin:
             return jax_sparse.BCOO((new_data, g.indices), shape=g.shape, unique_indices=True)
 
         if self.clipnorm and self.clipnorm > 0:
-            return [None if g is None else rebuild(g, self._clip_by_norm(d)) for g, d in zip(grads, data)]
+            return [None if g is None else rebuild(g, keras_compat.clip_by_norm(self, d)) for g, d in zip(grads, data)]
         if self.global_clipnorm and self.global_clipnorm > 0:
-            clipped = _clip_by_global_norm([d for d in data if d is not None], self.global_clipnorm)
+            clipped = keras_compat.clip_by_global_norm([d for d in data if d is not None], self.global_clipnorm)
             kept = iter(clipped)
             return [None if g is None else _dense(rebuild(g, next(kept))) for g in grads]
         if self.clipvalue and self.clipvalue > 0:
@@ -385,8 +403,6 @@ class TapeOptimizerMixin:
         Raises:
           ValueError: if `loss` is a Tensor and no `tape` is given.
         """
-        from tapeshim._src.tape import GradientTape
-
         if not callable(loss) and tape is None:
             raise ValueError(f"`tape` is required when a `Tensor` loss is passed. Received: loss={loss}, tape={tape}.")
         if tape is None:
@@ -424,7 +440,9 @@ class TapeOptimizerMixin:
     def build(self, variables: Any) -> None:
         """Creates the optimizer's slot variables for `variables` (tapeshim or Keras variables)."""
         note_variables_created()
-        super().build([_sides(v)[0] for v in variables])
+        keras_variables = [_sides(v)[0] for v in variables]
+        _built_variables[self] = keras_variables
+        super().build(keras_variables)
         adopt_optimizer_variables(self)
         apply_pending_restore(self)
 

@@ -23,13 +23,16 @@ from typing import Any, Callable
 
 import jax
 
-from tapeshim._src import nest
+from tapeshim._src import keras_compat, nest
+from tapeshim._src.function import function
 from tapeshim._src.keras_bridge import keras, stateful_call
 from tapeshim._src.keras_losses_metrics import TapeMetricMixin
+from tapeshim._src.keras_optimizers import adopt_optimizer_variables
+from tapeshim._src.ops import array_ops
+from tapeshim._src.tape import GradientTape
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.variable import Variable
 
-_compile_utils = keras.src.trainers.compile_utils  # not in Keras's public API: compile()'s loss and metrics
 STEP_NAMES = ("train_step", "test_step", "predict_step")
 _STEP_STATE = {
     "train_step": ("trainable", "non_trainable", "optimizer", "metrics"),
@@ -98,8 +101,6 @@ def make_step_function(model: Any, name: str) -> Callable[[Any, Any], tuple]:
     `tapeshim.function`, unless the model runs eagerly; the returned state is the
     variables' new values, which Keras assigns back as it does for its own step.
     """
-    from tapeshim._src.function import function
-
     step = getattr(model, name)
     compiled = step if model.run_eagerly else function(step)
     parts = _STEP_STATE[name]
@@ -127,25 +128,21 @@ def make_step_function(model: Any, name: str) -> Callable[[Any, Any], tuple]:
 
 # -- TF's default steps, TF-style (for `super().train_step(data)`) ------------------------------------------
 def _first_batch_size(x: Any) -> Any:
-    from tapeshim._src.ops import array_ops
-
     first = next(leaf for leaf in nest.flatten(x) if leaf is not None)
     return array_ops.shape(first)[0]
 
 
 def _forward(model: Any, x: Any, training: bool) -> Any:
-    return model(x, training=training) if model._call_has_training_arg else model(x)
+    return model(x, training=training) if keras_compat.call_has_training_arg(model) else model(x)
 
 
 def default_train_step(model: Any, data: Any) -> dict:
     """TF's Keras `train_step(data)`: one optimizer step on the compiled loss, then the metrics."""
-    from tapeshim._src.tape import GradientTape
-
     x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
     with GradientTape() as tape:
         y_pred = _forward(model, x, True)
-        loss = model._compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True)
-        model._loss_tracker.update_state(loss, sample_weight=_first_batch_size(x))
+        loss = keras_compat.compute_compiled_loss(model, x, y, y_pred, sample_weight, training=True)
+        keras_compat.loss_tracker(model).update_state(loss, sample_weight=_first_batch_size(x))
         if model.optimizer is not None:
             loss = model.optimizer.scale_loss(loss)
     if model.trainable_weights:
@@ -160,8 +157,8 @@ def default_test_step(model: Any, data: Any) -> dict:
     """TF's Keras `test_step(data)`: the compiled loss and metrics of one batch."""
     x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
     y_pred = _forward(model, x, False)
-    loss = model._compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=False)
-    model._loss_tracker.update_state(loss, sample_weight=_first_batch_size(x))
+    loss = keras_compat.compute_compiled_loss(model, x, y, y_pred, sample_weight, training=False)
+    keras_compat.loss_tracker(model).update_state(loss, sample_weight=_first_batch_size(x))
     return model.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
 
@@ -193,8 +190,7 @@ def adopt_compiled(value: Any) -> None:
 
     The object stays the same (its class becomes a subclass adding only methods).
     """
-    from tapeshim._src.keras_optimizers import adopt_optimizer_variables
-    from tapeshim.keras import optimizers
+    from tapeshim.keras import optimizers  # import cycle: tapeshim.keras imports keras_models, which imports this
 
     if isinstance(value, keras.optimizers.Optimizer):
         cls = getattr(optimizers, type(value).__name__, None)
@@ -226,7 +222,7 @@ class AdoptedAttribute:
 
 
 def _build_compile_loss(model: Any, y: Any, y_pred: Any) -> None:
-    compile_loss = model._compile_loss
+    compile_loss = keras_compat.compile_loss(model)
     if compile_loss is None or compile_loss.built:
         return
 
@@ -237,7 +233,7 @@ def _build_compile_loss(model: Any, y: Any, y_pred: Any) -> None:
         return keras.KerasTensor(tensor._shape, dtype=tensor._dtype.name)
 
     symbolic_y, symbolic_pred = nest.map_structure(symbolic, (y, y_pred))
-    keras.src.backend.compute_output_spec(compile_loss, symbolic_y, symbolic_pred)
+    keras_compat.compute_output_spec(compile_loss, symbolic_y, symbolic_pred)
 
 
 def compute_loss_op(
@@ -251,16 +247,18 @@ def compute_loss_op(
     """
     _build_compile_loss(model, y, y_pred)
     added = list(model.losses)
-    if model._compile_loss is None and not added:
+    compile_loss = keras_compat.compile_loss(model)
+    if compile_loss is None and not added:
         raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
-    state = list(model._compile_loss.variables) if model._compile_loss is not None else []
+    state = list(compile_loss.variables) if compile_loss is not None else []
 
     def call(x: Any, y: Any, y_pred: Any, sample_weight: Any, added_losses: list) -> Any:
-        model._losses_override = list(added_losses)  # Keras's `losses` in this call: those of the last call
+        # Keras's `losses` in this call: those of the last call
+        keras_compat.set_losses_override(model, list(added_losses))
         try:
             return keras_compute_loss(x, y, y_pred, sample_weight, training=training)
         finally:
-            model._losses_override = []
+            keras_compat.set_losses_override(model, [])
 
     return stateful_call(
         model, f"compute_loss/{training}", call, (x, y, y_pred, sample_weight, added), {}, state, watch_state=False
