@@ -18,6 +18,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from keras_oracle import run_case  # noqa: E402
 
+from oracle_data import labelled  # noqa: E402
+
 CASES: dict[str, Any] = {}
 
 
@@ -26,11 +28,9 @@ def case(fn: Any) -> Any:
     return fn
 
 
-def data(n: int = 12, features: int = 4, classes: int = 3, seed: int = 0) -> tuple:
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal((n, features)).astype(np.float32)
-    y = rng.integers(0, classes, n).astype(np.int32)
-    return x, y
+def data(n: int = 12, features: int = 4, classes: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A seeded classification set: (n, features) float32 normal inputs, int32 labels in [0, classes)."""
+    return labelled(seed, n, features, classes, label_dtype=np.int32)
 
 
 def set_weights(model: Any, seed: int = 1) -> None:
