@@ -152,6 +152,8 @@ class _StubWriter:
         """The stub's text."""
         for name in names:
             self.add(name, getattr(self.module, name))
+        if isinstance(getattr(self.module, "__version__", None), str):
+            self.lines.append("__version__: str")
         doc = inspect.getdoc(self.module) or ""
         parts = [header + f'"""{doc}"""' if "\n" not in doc else header + f'"""{doc}\n"""']
         parts += api_gen_imports.import_blocks(self.plain_imports, self.from_imports, exported=set(names), stub=True)

@@ -66,6 +66,8 @@ from tapeshim.keras.optimizers import Optimizer as Optimizer
 class Model(tapeshim._src.keras_models.TrainingMixin, keras.Model): ...
 class Sequential(tapeshim._src.keras_models.TrainingMixin, keras.Sequential): ...
 
+__version__: str
+
 __all__ = [
     "activations",
     "applications",
