@@ -16,7 +16,7 @@ from tapeshim._src.ops.common import gradient_not_registered
 from tapeshim._src.sparse import SparseTensor, _check_bounds, _host, _sparse, from_dense, reorder, to_dense
 from tapeshim._src.strings_tensor import host_tensor
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
-from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike
+from tapeshim._src.typing_aliases import AxisLike, DTypeLike, ShapeLike, TensorLike
 
 _NO_GRADIENT_MAX = registry.OpDef("SparseReduceMax", lambda x: gradient_not_registered("SparseReduceMax")(x), True)
 
@@ -40,7 +40,7 @@ def _row_major(indices: np.ndarray) -> np.ndarray:
     return np.lexsort(indices.T[::-1]) if indices.shape[0] else np.zeros(0, np.int64)
 
 
-def reshape(sp_input: SparseTensor, shape: Any, name: str | None = None) -> SparseTensor:
+def reshape(sp_input: SparseTensor, shape: ShapeLike | TensorLike, name: str | None = None) -> SparseTensor:
     """The same values in a sparse tensor of a new dense shape (one -1 allowed), as `tf.sparse.reshape`.
 
     Raises:

@@ -30,7 +30,7 @@ from tapeshim._src.ops.common import (
 from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor, device_constant
-from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike
+from tapeshim._src.typing_aliases import AxisLike, DTypeLike, ShapeLike, TensorLike
 
 newaxis = None
 
@@ -53,7 +53,7 @@ def _attr_error(attr: str, dtype_name: str, op_name: str, allowed: str) -> Excep
     )
 
 
-def int_arg(value: TensorLike, attr: str, op_name: str, allowed: str = "int32, int64") -> tuple[int, ...]:
+def int_arg(value: ShapeLike | TensorLike, attr: str, op_name: str, allowed: str = "int32, int64") -> tuple[int, ...]:
     """An integer argument (an int, a list of ints or an integer tensor) as ints, flattened.
 
     Raises:
@@ -71,7 +71,7 @@ def int_arg(value: TensorLike, attr: str, op_name: str, allowed: str = "int32, i
     return _static_ints(array, attr)
 
 
-def shape_arg(value: TensorLike, op_name: str, float_error: str = "convert") -> tuple[int, ...]:
+def shape_arg(value: ShapeLike | TensorLike, op_name: str, float_error: str = "convert") -> tuple[int, ...]:
     """A shape argument (a list, tuple or 1-D integer tensor) as non-negative ints, with TF's errors.
 
     Args:
@@ -168,7 +168,7 @@ _one_hot_op = OpDef("OneHot", lambda i, on, off, depth, axis: _one_hot_impl(i, o
 
 
 @table.export("reshape", dtypes=table.ANY)
-def reshape(tensor: TensorLike, shape: Any, name: str | None = None) -> Tensor:
+def reshape(tensor: TensorLike, shape: ShapeLike | TensorLike, name: str | None = None) -> Tensor:
     """Reshapes `tensor` to `shape` (one dimension may be -1), as `tf.reshape`.
 
     Raises:
@@ -562,13 +562,17 @@ def _filled(shape: Any, value: Any, dtype: dtypes.DType, op_name: str = "Fill") 
 
 
 @table.export("zeros", gradient="-", dtypes=table.ANY)
-def zeros(shape: Any, dtype: DTypeLike = dtypes.float32, name: str | None = None, layout: Any = None) -> Tensor:
+def zeros(
+    shape: ShapeLike | TensorLike, dtype: DTypeLike = dtypes.float32, name: str | None = None, layout: Any = None
+) -> Tensor:
     """A tensor of zeros."""
     return _filled(shape, 0, dtypes.as_dtype(dtype))
 
 
 @table.export("ones", gradient="-", dtypes=table.ANY)
-def ones(shape: Any, dtype: DTypeLike = dtypes.float32, name: str | None = None, layout: Any = None) -> Tensor:
+def ones(
+    shape: ShapeLike | TensorLike, dtype: DTypeLike = dtypes.float32, name: str | None = None, layout: Any = None
+) -> Tensor:
     """A tensor of ones."""
     return _filled(shape, 1, dtypes.as_dtype(dtype))
 

@@ -12,7 +12,7 @@ from tapeshim._src import errors
 from tapeshim._src.dtypes import DType
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
-from tapeshim._src.typing_aliases import AxisLike, TensorLike
+from tapeshim._src.typing_aliases import AxisLike
 
 _TF_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
 
@@ -45,7 +45,8 @@ def attr_error(message: str, op_name: str | None = None) -> Exception:
     return errors.invalid_argument(message, op_name)
 
 
-def is_tensor_like(value: TensorLike) -> bool:
+def is_tensor_like(value: object) -> bool:
+    """Whether `value` is a tapeshim Tensor or a variable (anything an op reads with `_read_for_op`)."""
     return isinstance(value, Tensor) or hasattr(value, "_read_for_op")
 
 

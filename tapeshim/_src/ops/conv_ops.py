@@ -15,7 +15,7 @@ from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.ops.common import convert_same_dtype
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
-from tapeshim._src.typing_aliases import TensorLike
+from tapeshim._src.typing_aliases import ShapeLike, TensorLike
 
 
 def _tuple(value: Any, n: int, what: str) -> tuple[int, ...]:
@@ -146,7 +146,7 @@ def depthwise_conv2d(
 def conv2d_transpose(
     input: TensorLike,
     filters: TensorLike,
-    output_shape: Any,
+    output_shape: ShapeLike | TensorLike,
     strides: TensorLike,
     padding: str = "SAME",  # noqa: A002
     data_format: str = "NHWC",

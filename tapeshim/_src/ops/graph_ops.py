@@ -18,7 +18,7 @@ from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
-from tapeshim._src.typing_aliases import TensorLike
+from tapeshim._src.typing_aliases import ShapeLike, TensorLike
 
 
 @table.export("executing_eagerly", gradient="-", dtypes="-")
@@ -99,7 +99,7 @@ def _bad_shape(shape: Any) -> TensorShape:
 
 
 @table.export("ensure_shape", gradient="jax", dtypes=table.ANY)
-def ensure_shape(x: TensorLike, shape: Any, name: str | None = None) -> Tensor:
+def ensure_shape(x: TensorLike, shape: ShapeLike | TensorLike, name: str | None = None) -> Tensor:
     """Returns `x` after checking that its shape is compatible with `shape`, as `tf.ensure_shape`.
 
     Args:

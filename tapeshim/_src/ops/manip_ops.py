@@ -24,7 +24,7 @@ from tapeshim._src.ops.common import (
 )
 from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
-from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike
+from tapeshim._src.typing_aliases import AxisLike, DTypeLike, ShapeLike, TensorLike
 
 
 def _axis(axis: Any, rank: int) -> int:
@@ -275,7 +275,9 @@ def _scatter(tensor: Tensor, indices: Any, updates: Any, mode: str, op_name: str
 
 
 @table.export("scatter_nd", dtypes=table.NUMERIC)
-def scatter_nd(indices: TensorLike, updates: TensorLike, shape: Any, name: str | None = None) -> Tensor:
+def scatter_nd(
+    indices: TensorLike, updates: TensorLike, shape: ShapeLike | TensorLike, name: str | None = None
+) -> Tensor:
     """A tensor of `shape` with `updates` summed in at `indices` (zeros elsewhere)."""
     u = convert_to_tensor(updates)
     return _scatter(array_ops.zeros(array_ops.shape_arg(shape, "ScatterNd"), u.dtype), indices, u, "add", "ScatterNd")
@@ -373,7 +375,7 @@ _broadcast_op = OpDef("BroadcastTo", lambda x, shape: jnp.broadcast_to(x, shape)
 
 
 @table.export("broadcast_to", dtypes=table.ANY)
-def broadcast_to(input: TensorLike, shape: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def broadcast_to(input: TensorLike, shape: ShapeLike | TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """Broadcasts `input` to `shape`."""
     x = convert_to_tensor(input)
     target = array_ops.shape_arg(shape, "BroadcastTo", float_error="Tidx")
@@ -461,7 +463,7 @@ def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int
 def eye(
     num_rows: int,
     num_columns: int | None = None,
-    batch_shape: Any = None,
+    batch_shape: ShapeLike | TensorLike | None = None,
     dtype: DTypeLike = dtypes.float32,
     name: str | None = None,
 ) -> Tensor:

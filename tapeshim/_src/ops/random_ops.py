@@ -23,7 +23,7 @@ from tapeshim._src.ops.common import attr_error, static_error
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
-from tapeshim._src.typing_aliases import DTypeLike, TensorLike
+from tapeshim._src.typing_aliases import DTypeLike, ShapeLike, TensorLike
 
 
 class _SeedState(threading.local):
@@ -165,7 +165,7 @@ def _uniform(key: Tensor, shape: Any, minval: Any, maxval: Any, dtype: Any, full
 
 @table.export("random.normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
 def normal(
-    shape: Any,
+    shape: ShapeLike | TensorLike,
     mean: TensorLike = 0.0,
     stddev: TensorLike = 1.0,
     dtype: DTypeLike = dtypes.float32,
@@ -178,7 +178,7 @@ def normal(
 
 @table.export("random.uniform", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
 def uniform(
-    shape: Any,
+    shape: ShapeLike | TensorLike,
     minval: TensorLike = 0,
     maxval: TensorLike | None = None,
     dtype: DTypeLike = dtypes.float32,
@@ -191,7 +191,7 @@ def uniform(
 
 @table.export("random.truncated_normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
 def truncated_normal(
-    shape: Any,
+    shape: ShapeLike | TensorLike,
     mean: TensorLike = 0.0,
     stddev: TensorLike = 1.0,
     dtype: DTypeLike = dtypes.float32,
@@ -235,7 +235,7 @@ def shuffle(value: TensorLike, seed: TensorLike | None = None, name: str | None 
 
 @table.export("random.stateless_normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
 def stateless_normal(
-    shape: Any,
+    shape: ShapeLike | TensorLike,
     seed: TensorLike,
     mean: TensorLike = 0.0,
     stddev: TensorLike = 1.0,
@@ -249,7 +249,7 @@ def stateless_normal(
 
 @table.export("random.stateless_uniform", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
 def stateless_uniform(
-    shape: Any,
+    shape: ShapeLike | TensorLike,
     seed: TensorLike,
     minval: TensorLike = 0,
     maxval: TensorLike | None = None,
@@ -291,7 +291,7 @@ class Generator:
 
     def normal(
         self,
-        shape: Any,
+        shape: ShapeLike | TensorLike,
         mean: TensorLike = 0.0,
         stddev: TensorLike = 1.0,
         dtype: DTypeLike = dtypes.float32,
@@ -302,7 +302,7 @@ class Generator:
 
     def uniform(
         self,
-        shape: Any,
+        shape: ShapeLike | TensorLike,
         minval: TensorLike = 0,
         maxval: TensorLike | None = None,
         dtype: DTypeLike = dtypes.float32,
@@ -313,7 +313,7 @@ class Generator:
 
     def truncated_normal(
         self,
-        shape: Any,
+        shape: ShapeLike | TensorLike,
         mean: TensorLike = 0.0,
         stddev: TensorLike = 1.0,
         dtype: DTypeLike = dtypes.float32,
@@ -322,12 +322,19 @@ class Generator:
         """Normal samples cut at two standard deviations; each call advances the generator."""
         return _normal(self._key(), shape, mean, stddev, dtype, _truncated_op)
 
-    def uniform_full_int(self, shape: Any, dtype: DTypeLike = dtypes.uint64, name: str | None = None) -> Tensor:
+    def uniform_full_int(
+        self, shape: ShapeLike | TensorLike, dtype: DTypeLike = dtypes.uint64, name: str | None = None
+    ) -> Tensor:
         """Integers over the whole range of `dtype`; each call advances the generator."""
         return _uniform(self._key(), shape, None, None, dtype, full_range=True)
 
     def binomial(
-        self, shape: Any, counts: Any, probs: Any, dtype: DTypeLike = dtypes.int32, name: str | None = None
+        self,
+        shape: ShapeLike | TensorLike,
+        counts: Any,
+        probs: Any,
+        dtype: DTypeLike = dtypes.int32,
+        name: str | None = None,
     ) -> Tensor:
         """Binomial(counts, probs) samples; each call advances the generator."""
         from tapeshim._src.ops.random_stateless import _binomial_op  # import cycle: random_ops <-> random_stateless

@@ -29,7 +29,7 @@ from tapeshim._src.ops.random_ops import (
 )
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
-from tapeshim._src.typing_aliases import DTypeLike, TensorLike
+from tapeshim._src.typing_aliases import DTypeLike, ShapeLike, TensorLike
 
 
 class Algorithm(enum.Enum):
@@ -76,7 +76,7 @@ def fold_in(seed: TensorLike, data: TensorLike, alg: Any = "auto_select") -> Ten
 
 @table.export("random.stateless_truncated_normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
 def stateless_truncated_normal(
-    shape: Any,
+    shape: ShapeLike | TensorLike,
     seed: TensorLike,
     mean: TensorLike = 0.0,
     stddev: TensorLike = 1.0,
@@ -128,7 +128,7 @@ _gamma_op = OpDef(
     note="not TF's bit stream; differentiable in alpha (implicit reparameterization)",
 )
 def stateless_gamma(
-    shape: Any,
+    shape: ShapeLike | TensorLike,
     seed: TensorLike,
     alpha: TensorLike,
     beta: TensorLike | None = None,
@@ -158,7 +158,7 @@ _poisson_op = OpDef(
 
 @table.export("random.stateless_poisson", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
 def stateless_poisson(
-    shape: Any, seed: TensorLike, lam: Any, dtype: DTypeLike = dtypes.int32, name: str | None = None
+    shape: ShapeLike | TensorLike, seed: TensorLike, lam: Any, dtype: DTypeLike = dtypes.int32, name: str | None = None
 ) -> Tensor:
     """Poisson(lam) samples determined by `seed`; `shape` must end with `lam`'s shape."""
     dims = shape_arg(shape, "StatelessRandomPoisson", float_error="attr")
@@ -179,7 +179,7 @@ _binomial_op = OpDef(
 
 @table.export("random.stateless_binomial", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
 def stateless_binomial(
-    shape: Any,
+    shape: ShapeLike | TensorLike,
     seed: TensorLike,
     counts: Any,
     probs: Any,
@@ -206,7 +206,7 @@ _ptn_op = OpDef("StatelessParameterizedTruncatedNormal", _ptn, False)
     "random.stateless_parameterized_truncated_normal", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream"
 )
 def stateless_parameterized_truncated_normal(
-    shape: Any,
+    shape: ShapeLike | TensorLike,
     seed: TensorLike,
     means: Any = 0.0,
     stddevs: Any = 1.0,
@@ -249,7 +249,7 @@ _stateful_gamma_op = OpDef(
     "random.gamma", gradient="jax", dtypes=table.REAL_FLOAT, note="not TF's bit stream; differentiable in alpha"
 )
 def gamma(
-    shape: Any,
+    shape: ShapeLike | TensorLike,
     alpha: TensorLike,
     beta: TensorLike | None = None,
     dtype: DTypeLike = dtypes.float32,
@@ -278,7 +278,11 @@ _stateful_poisson_op = OpDef(
 
 @table.export("random.poisson", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
 def poisson(
-    shape: Any, lam: Any, dtype: DTypeLike = dtypes.float32, seed: TensorLike | None = None, name: str | None = None
+    shape: ShapeLike | TensorLike,
+    lam: Any,
+    dtype: DTypeLike = dtypes.float32,
+    seed: TensorLike | None = None,
+    name: str | None = None,
 ) -> Tensor:
     """Poisson samples of shape `shape + lam.shape`, as `tf.random.poisson`."""
     dims = shape_arg(shape, "RandomPoissonV2", float_error="attr")
