@@ -147,12 +147,12 @@ def _place_default() -> None:
     jax.config.update("jax_default_device", None if visible else _jax_devices("cpu")[0])
 
 
-def get_logical_device_configuration(device: Any) -> list[LogicalDeviceConfiguration] | None:
+def get_logical_device_configuration(device: PhysicalDevice) -> list[LogicalDeviceConfiguration] | None:
     """The logical devices `device` is split into (None: not split)."""
     return STATE.logical.get(_check_device(device))
 
 
-def set_logical_device_configuration(device: Any, logical_devices: Any) -> None:
+def set_logical_device_configuration(device: PhysicalDevice, logical_devices: Any) -> None:
     """Splits a physical device into logical devices, as `tf.config.set_logical_device_configuration`.
 
     A CPU split into N logical devices lists N CPU devices; `/CPU:i` then runs on
@@ -187,7 +187,7 @@ def list_logical_devices(device_type: str | None = None) -> list[LogicalDevice]:
     return [d for d in found if device_type is None or d.device_type == device_type]
 
 
-def get_memory_growth(device: Any) -> bool | None:
+def get_memory_growth(device: PhysicalDevice) -> bool | None:
     """Whether memory growth is enabled for a GPU, as `tf.config.experimental.get_memory_growth`.
 
     Raises:
@@ -200,7 +200,7 @@ def get_memory_growth(device: Any) -> bool | None:
     return STATE.memory_growth.get(device)
 
 
-def set_memory_growth(device: Any, enable: bool) -> None:
+def set_memory_growth(device: PhysicalDevice, enable: bool) -> None:
     """Records memory growth for a GPU, as `tf.config.experimental.set_memory_growth`.
 
     JAX reserves GPU memory when its backend starts (`XLA_PYTHON_CLIENT_PREALLOCATE`);
@@ -301,7 +301,7 @@ def tensor_float_32_execution_enabled() -> bool:
     return STATE.tensor_float_32
 
 
-def set_jit(enabled: Any) -> None:
+def set_jit(enabled: bool | str) -> None:
     """Records TF's auto-clustering setting (tapeshim always compiles with XLA)."""
     STATE.jit = "autoclustering" if enabled is True else ("" if enabled is False else enabled)
 

@@ -10,7 +10,7 @@ structure (splits, lengths, padding) is computed on the host with numpy.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence, SupportsInt
 
 import numpy as np
 
@@ -67,7 +67,7 @@ class RaggedTensor:
     # -- construction -----------------------------------------------------
     @classmethod
     def from_row_splits(
-        cls, values: Any, row_splits: Any, name: str | None = None, validate: bool = True
+        cls, values: Any, row_splits: TensorLike, name: str | None = None, validate: bool = True
     ) -> "RaggedTensor":
         """Rows `values[row_splits[i]:row_splits[i + 1]]`.
 
@@ -90,7 +90,7 @@ class RaggedTensor:
 
     @classmethod
     def from_row_lengths(
-        cls, values: Any, row_lengths: Any, name: str | None = None, validate: bool = True
+        cls, values: Any, row_lengths: TensorLike, name: str | None = None, validate: bool = True
     ) -> "RaggedTensor":
         """Rows of the given lengths, taken in order from `values`.
 
@@ -109,7 +109,12 @@ class RaggedTensor:
 
     @classmethod
     def from_value_rowids(
-        cls, values: Any, value_rowids: Any, nrows: Any = None, name: str | None = None, validate: bool = True
+        cls,
+        values: Any,
+        value_rowids: TensorLike,
+        nrows: SupportsInt | None = None,
+        name: str | None = None,
+        validate: bool = True,
     ) -> "RaggedTensor":
         """Rows from each value's row index (`value_rowids` sorted ascending)."""
         values = _values_tensor(values)
@@ -123,7 +128,11 @@ class RaggedTensor:
 
     @classmethod
     def from_nested_row_splits(
-        cls, flat_values: Any, nested_row_splits: Any, name: str | None = None, validate: bool = True
+        cls,
+        flat_values: Any,
+        nested_row_splits: Sequence[TensorLike],
+        name: str | None = None,
+        validate: bool = True,
     ) -> "RaggedTensor":
         """A ragged tensor with one ragged dimension per entry of `nested_row_splits`."""
         result = flat_values
@@ -133,7 +142,11 @@ class RaggedTensor:
 
     @classmethod
     def from_nested_row_lengths(
-        cls, flat_values: Any, nested_row_lengths: Any, name: str | None = None, validate: bool = True
+        cls,
+        flat_values: Any,
+        nested_row_lengths: Sequence[TensorLike],
+        name: str | None = None,
+        validate: bool = True,
     ) -> "RaggedTensor":
         """A ragged tensor with one ragged dimension per entry of `nested_row_lengths`."""
         result = flat_values
@@ -144,9 +157,9 @@ class RaggedTensor:
     @classmethod
     def from_tensor(
         cls,
-        tensor: Any,
-        lengths: Any = None,
-        padding: Any = None,
+        tensor: TensorLike,
+        lengths: TensorLike | None = None,
+        padding: TensorLike | None = None,
         ragged_rank: int = 1,
         name: str | None = None,
         row_splits_dtype: DTypeLike = dtypes.int64,
@@ -295,7 +308,7 @@ class RaggedTensor:
 
     @classmethod
     def from_sparse(
-        cls, st_input: Any, name: str | None = None, row_splits_dtype: DTypeLike = dtypes.int64
+        cls, st_input: SparseTensor, name: str | None = None, row_splits_dtype: DTypeLike = dtypes.int64
     ) -> "RaggedTensor":
         """The rows of a 2-D SparseTensor in row-major order (each row's values in order), as TF's."""
         indices = np.asarray(st_input.indices.numpy(), np.int64)

@@ -155,7 +155,7 @@ def stack(values: Any, axis: int = 0, name: str | None = None) -> RaggedTensor:
     return RaggedTensor(_concat_rows(parts), dense_constant(splits))
 
 
-def boolean_mask(data: TensorLike | RaggedTensor, mask: TensorLike | RaggedTensor, name: str | None = None) -> Any:
+def boolean_mask(data: TensorLike, mask: TensorLike, name: str | None = None) -> Any:
     """The elements of `data` where `mask` is True, rows kept ragged, as `tf.ragged.boolean_mask`.
 
     Supports a dense `data` with a rank-1 or rank-2 `mask`.

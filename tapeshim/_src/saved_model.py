@@ -41,6 +41,7 @@ from tapeshim._src.io.gfile import path_text
 from tapeshim._src.ops import table
 from tapeshim._src.tensor import convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
+from tapeshim._src.typing_aliases import PathLike
 from tapeshim._src.variable import Variable
 
 _DIR = "tapeshim"
@@ -76,7 +77,7 @@ VARIABLES_DIRECTORY = "variables"
 VARIABLES_FILENAME = "variables"
 
 
-def contains_saved_model(export_dir: Any) -> bool:
+def contains_saved_model(export_dir: PathLike) -> bool:
     """Whether `export_dir` holds a saved model (tapeshim's, or a TF SavedModel's `saved_model.pb`)."""
     root = path_text(export_dir)
     return any(
@@ -385,7 +386,7 @@ def _verify(
             )
 
 
-def save(obj: Any, export_dir: Any, signatures: Any = None, options: SaveOptions | None = None) -> None:
+def save(obj: Any, export_dir: PathLike, signatures: Any = None, options: SaveOptions | None = None) -> None:
     """Saves `obj`'s functions that have an input signature, and its variables, as `tf.saved_model.save`.
 
     Args:
@@ -443,7 +444,7 @@ def save(obj: Any, export_dir: Any, signatures: Any = None, options: SaveOptions
     saved_model_tf.write_tf_saved_model(root, metas, exports, variables, [paths.get(id(v), "") for v in variables])
 
 
-def load(export_dir: Any, tags: Any = None, options: LoadOptions | None = None) -> Any:
+def load(export_dir: PathLike, tags: Any = None, options: LoadOptions | None = None) -> Any:
     """Loads what `save` wrote: an object with the saved functions, `signatures` and variables.
 
     Raises:

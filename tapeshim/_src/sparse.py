@@ -50,7 +50,7 @@ class SparseTensor:
       TypeError: for indices that are not integers.
     """
 
-    def __init__(self, indices: Any, values: Any, dense_shape: Any) -> None:
+    def __init__(self, indices: TensorLike, values: TensorLike, dense_shape: TensorLike) -> None:
         self._indices = _int64(indices, "indices")
         self._values = convert_to_tensor(values)
         self._dense_shape = _int64(dense_shape, "dense_shape")
@@ -103,7 +103,7 @@ class SparseTensor:
     def ndim(self) -> int:
         return int(self._shape_host.size)
 
-    def with_values(self, new_values: Any) -> "SparseTensor":
+    def with_values(self, new_values: TensorLike) -> "SparseTensor":
         """The same indices and shape with new values."""
         return SparseTensor(self._indices, new_values, self._dense_shape)
 
@@ -150,7 +150,10 @@ def _check_order(sp: SparseTensor, op: str) -> None:
 
 
 def to_dense(
-    sp_input: SparseTensor, default_value: Any = None, validate_indices: bool = True, name: str | None = None
+    sp_input: SparseTensor,
+    default_value: TensorLike | None = None,
+    validate_indices: bool = True,
+    name: str | None = None,
 ) -> Tensor:
     """The dense tensor, unset entries `default_value` (0, or b"" for strings), as `tf.sparse.to_dense`.
 
@@ -287,8 +290,8 @@ def add(
 
 
 def sparse_dense_matmul(
-    sp_a: SparseTensor | TensorLike,
-    b: SparseTensor | TensorLike,
+    sp_a: Any,
+    b: Any,
     adjoint_a: bool = False,
     adjoint_b: bool = False,
     name: str | None = None,

@@ -42,7 +42,11 @@ def _tf_name(dtype: dtypes.DType) -> str:
 
 
 def decode_raw(
-    input_bytes: Any, out_type: DTypeLike, little_endian: bool = True, fixed_length: Any = None, name: str | None = None
+    input_bytes: TensorLike,
+    out_type: DTypeLike,
+    little_endian: bool = True,
+    fixed_length: TensorLike | None = None,
+    name: str | None = None,
 ) -> Tensor:
     """Reinterprets each string's bytes as a vector of `out_type`, as `tf.io.decode_raw`.
 

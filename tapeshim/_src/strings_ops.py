@@ -73,7 +73,7 @@ def tokens_result(tokens: list[list[Any]], shape: tuple, values_dtype: dtypes.DT
 
 
 @ragged_elementwise
-def split(input: TensorLike, sep: Any = None, maxsplit: int = -1, name: str | None = None) -> Any:  # noqa: A002
+def split(input: TensorLike, sep: str | bytes | None = None, maxsplit: int = -1, name: str | None = None) -> Any:  # noqa: A002
     """Splits each string at `sep` (runs of whitespace when None or empty), as `tf.strings.split`.
 
     Returns:
@@ -300,8 +300,8 @@ def _python_template(rewrite: str) -> str:
 @ragged_elementwise
 def regex_replace(
     input: TensorLike,
-    pattern: Any,
-    rewrite: Any,
+    pattern: TensorLike,
+    rewrite: TensorLike,
     replace_global: bool = True,  # noqa: A002
     name: str | None = None,
 ) -> Tensor:
@@ -326,7 +326,7 @@ def regex_replace(
 
 
 @ragged_elementwise
-def regex_full_match(input: TensorLike, pattern: Any, name: str | None = None) -> Tensor:  # noqa: A002
+def regex_full_match(input: TensorLike, pattern: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """Whether each whole string matches `pattern` (bool), as `tf.strings.regex_full_match`."""
     strings = as_string_tensor(input, "input")
     text_pattern, bytes_pattern = _compile(pattern, "StaticRegexFullMatch")

@@ -41,7 +41,7 @@ import numpy.typing as npt
 from tapeshim._src import dtypes, errors
 from tapeshim._src.dtypes import DType
 from tapeshim._src.tensor import Tensor, constant, constant_shaped, convert_to_tensor, device_constant
-from tapeshim._src.typing_aliases import DTypeLike
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 _MIXED = "Can't convert Python sequence with mixed types to Tensor."
 _RAGGED = "Can't convert non-rectangular Python sequence to Tensor."
@@ -177,7 +177,7 @@ def string_constant(value: Any, dtype: DTypeLike | None = None, shape: Any = Non
     return StringTensor(array)
 
 
-def as_string_tensor(value: Any, name: str = "input") -> "StringTensor":
+def as_string_tensor(value: TensorLike, name: str = "input") -> "StringTensor":
     """Converts an op's input to a string tensor; a numeric input is TF's error for a string op.
 
     Raises:
@@ -312,10 +312,10 @@ class StringTensor(Tensor):
 
         return math_ops.tensor_not_equals(a, b)
 
-    def __add__(self, other: Any) -> "StringTensor":
+    def __add__(self, other: TensorLike) -> "StringTensor":
         return _concatenate(self, other, reflected=False)
 
-    def __radd__(self, other: Any) -> "StringTensor":
+    def __radd__(self, other: TensorLike) -> "StringTensor":
         return _concatenate(self, other, reflected=True)
 
 

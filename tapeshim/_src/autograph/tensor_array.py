@@ -15,7 +15,7 @@ the whole buffer (rows never written are zeros, as TF's for a fixed size).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, SupportsInt
 
 from tapeshim._src import errors
 from tapeshim._src.dtypes import as_dtype, int32
@@ -23,7 +23,7 @@ from tapeshim._src.ops import array_ops, manip_ops, math_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
-from tapeshim._src.typing_aliases import DTypeLike
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike, TensorShapeLike
 
 
 def _symbolic(value: Any) -> bool:
@@ -37,14 +37,14 @@ class TensorArray:
     def __init__(
         self,
         dtype: DTypeLike,
-        size: Any = None,
+        size: SupportsInt | None = None,
         dynamic_size: bool | None = None,
         clear_after_read: bool | None = None,
         tensor_array_name: str | None = None,
         handle: Any = None,
         flow: Any = None,
         infer_shape: bool = True,
-        element_shape: Any = None,
+        element_shape: TensorShapeLike = None,
         colocate_with_first_write_call: bool = True,
         name: str | None = None,
     ) -> None:
@@ -91,7 +91,7 @@ class TensorArray:
         if self._element_shape is not None and tuple(value._shape) != self._element_shape:
             raise ValueError(f"Incompatible shapes: {list(self._element_shape)} vs. {list(value._shape)}")
 
-    def write(self, index: Any, value: Any, name: str | None = None) -> "TensorArray":
+    def write(self, index: Any, value: TensorLike, name: str | None = None) -> "TensorArray":
         """A new array with `value` at `index`."""
         value = convert_to_tensor(value, dtype=self._dtype)
         self._check(value)
@@ -148,7 +148,7 @@ class TensorArray:
             return array_ops.zeros((0,) + (self._element_shape or ()), self._dtype)
         return array_ops.stack([r if r is not None else self._zeros_row() for r in self._row_list])
 
-    def unstack(self, value: Any, name: str | None = None) -> "TensorArray":
+    def unstack(self, value: TensorLike, name: str | None = None) -> "TensorArray":
         """A new array whose elements are the rows of `value`."""
         value = convert_to_tensor(value, dtype=self._dtype)
         new = self._copy()

@@ -17,7 +17,11 @@ from __future__ import annotations
 import contextlib
 import enum
 import threading
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Union
+
+if TYPE_CHECKING:
+    from tapeshim._src.distribute.strategy import ReplicaContext, Strategy
+    from tapeshim._src.variable import VariableAggregation
 
 AXIS = "batch"  # the mesh axis of every strategy (the name Keras's DataParallel uses)
 
@@ -29,7 +33,7 @@ class ReduceOp(enum.Enum):
     MEAN = "MEAN"
 
     @staticmethod
-    def from_variable_aggregation(aggregation: Any) -> "ReduceOp":
+    def from_variable_aggregation(aggregation: VariableAggregation | str) -> "ReduceOp":
         """The reduce op of a `tf.VariableAggregation` (SUM or MEAN)."""
         name = getattr(aggregation, "name", str(aggregation)).upper()
         if name not in ("SUM", "MEAN"):
@@ -39,14 +43,19 @@ class ReduceOp(enum.Enum):
         return ReduceOp[name]
 
 
-def as_reduce_op(value: Any) -> ReduceOp:
+ReduceOpLike = Union[ReduceOp, str, "VariableAggregation"]
+"""What a reduce-op argument accepts: a `ReduceOp`, its name, or a `tf.VariableAggregation` SUM or MEAN."""
+
+
+def as_reduce_op(value: ReduceOpLike) -> ReduceOp:
     """`value` (a `ReduceOp` or `"sum"`/`"mean"`) as a `ReduceOp`."""
     if isinstance(value, ReduceOp):
         return value
     if isinstance(value, str) and value.upper() in ReduceOp.__members__:
         return ReduceOp[value.upper()]
-    if getattr(value, "name", None) in ReduceOp.__members__:  # a tf.VariableAggregation SUM/MEAN
-        return ReduceOp[value.name]
+    name = getattr(value, "name", None)
+    if isinstance(name, str) and name in ReduceOp.__members__:  # a tf.VariableAggregation SUM/MEAN
+        return ReduceOp[name]
     raise ValueError(f"Invalid reduce op: {value!r}. Expected tf.distribute.ReduceOp.SUM or ReduceOp.MEAN.")
 
 
@@ -61,7 +70,7 @@ _state = _State()
 
 
 @contextlib.contextmanager
-def strategy_scope(strategy: Any) -> Iterator[None]:
+def strategy_scope(strategy: Strategy) -> Iterator[None]:
     """Makes `strategy` current (cross-replica context) for the block."""
     _state.strategies.append(strategy)
     try:
@@ -71,7 +80,7 @@ def strategy_scope(strategy: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def replica_scope(context: Any) -> Iterator[None]:
+def replica_scope(context: ReplicaContext) -> Iterator[None]:
     """Enters `context` (a `ReplicaContext`) while the per-replica function is traced."""
     _state.replicas.append(context)
     try:
@@ -81,7 +90,7 @@ def replica_scope(context: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def cross_replica(strategy: Any) -> Iterator[None]:
+def cross_replica(strategy: Strategy) -> Iterator[None]:
     """Cross-replica context inside a replica function (`ReplicaContext.merge_call`'s merge function)."""
     saved = _state.replicas
     _state.replicas = []

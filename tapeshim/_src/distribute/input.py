@@ -15,11 +15,10 @@ inside a function pulls a new distributed batch on every call.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import jax
 import numpy as np
-from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from tapeshim._src import errors, nest
@@ -28,6 +27,10 @@ from tapeshim._src.distribute.context import AXIS
 from tapeshim._src.distribute.values import PerReplica
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
+
+if TYPE_CHECKING:
+    from tapeshim._src.dataset import Dataset
+    from tapeshim._src.distribute.strategy import Strategy
 
 
 class InputContext:
@@ -104,16 +107,16 @@ def _uneven_error(batch: int | None, num_replicas: int) -> errors.InvalidArgumen
     )
 
 
-def place_rows(strategy: Any, local: np.ndarray) -> jax.Array:
+def place_rows(strategy: Strategy, local: np.ndarray) -> jax.Array:
     """This process's `(local replicas, ...)` rows as the global `(N, ...)` array sharded over the mesh."""
-    sharding = NamedSharding(strategy._mesh, P(AXIS))
+    sharding = strategy._sharding(P(AXIS))
     if jax.process_count() == 1:
         return jax.device_put(local, sharding)
     global_shape = (strategy.num_replicas_in_sync,) + tuple(local.shape[1:])
     return jax.make_array_from_process_local_data(sharding, local, global_shape)
 
 
-def split_batch(strategy: Any, leaf: Any) -> PerReplica:
+def split_batch(strategy: Strategy, leaf: Any) -> PerReplica:
     """A global batch leaf `(B, ...)` split contiguously: `(N, B/N, ...)` on the mesh."""
     tensor = convert_to_tensor(leaf)
     n = strategy.num_replicas_in_sync
@@ -132,7 +135,7 @@ def split_batch(strategy: Any, leaf: Any) -> PerReplica:
     return PerReplica(Tensor(array, (n, batch // n) + tuple(tensor._shape[1:]), tensor._dtype))
 
 
-def stack_replicas(strategy: Any, leaves: list) -> PerReplica:
+def stack_replicas(strategy: Strategy, leaves: list) -> PerReplica:
     """One value per local replica (same shapes) as the global `(N, ...)` array on the mesh."""
     tensors = [convert_to_tensor(leaf) for leaf in leaves]
     shapes = {tuple(t._shape) for t in tensors}
@@ -181,7 +184,7 @@ class DistributedDataset:
       element_spec: the per-replica element spec.
     """
 
-    def __init__(self, strategy: Any, elements: Callable[[], Iterator[Any]], element_spec: Any) -> None:
+    def __init__(self, strategy: Strategy, elements: Callable[[], Iterator[Any]], element_spec: Any) -> None:
         self._strategy = strategy
         self._make_elements = elements
         self._element_spec = element_spec
@@ -197,7 +200,7 @@ class DistributedDataset:
         return "<tapeshim.distribute.DistributedDataset>"
 
 
-def distribute_dataset(strategy: Any, dataset: Any) -> DistributedDataset:
+def distribute_dataset(strategy: Strategy, dataset: Dataset) -> DistributedDataset:
     """`strategy.experimental_distribute_dataset(dataset)`: each batch split contiguously."""
     if not hasattr(dataset, "_elements"):
         raise ValueError(f"`experimental_distribute_dataset` expects a `tf.data.Dataset`, got {type(dataset)}.")
@@ -210,7 +213,7 @@ def distribute_dataset(strategy: Any, dataset: Any) -> DistributedDataset:
     return DistributedDataset(strategy, elements, spec)
 
 
-def datasets_from_function(strategy: Any, dataset_fn: Callable[[InputContext], Any]) -> DistributedDataset:
+def datasets_from_function(strategy: Strategy, dataset_fn: Callable[[InputContext], Any]) -> DistributedDataset:
     """`strategy.distribute_datasets_from_function(fn)`: one dataset per process, one element per replica."""
     context = InputContext(
         num_input_pipelines=jax.process_count(),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import re
 import weakref
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import jax
 import numpy as np
@@ -22,13 +22,16 @@ from jax.sharding import PartitionSpec as P
 
 from tapeshim._src import nest
 from tapeshim._src.distribute import collectives, context
-from tapeshim._src.distribute.context import AXIS, ReduceOp, as_reduce_op
+from tapeshim._src.distribute.context import AXIS, ReduceOp, ReduceOpLike, as_reduce_op
 from tapeshim._src.distribute.input import InputContext, datasets_from_function, distribute_dataset, stack_replicas
 from tapeshim._src.distribute.replica_run import ReplicaProgram, _leaf_key, flatten
 from tapeshim._src.distribute.values import DistributedValues, PerReplica, local_rows
 from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.variable import distribution_hooks
+
+if TYPE_CHECKING:
+    from tapeshim._src.dataset import Dataset
 
 _MAX_PROGRAMS = 64  # traced replica programs kept per strategy
 _BY_MESH: "weakref.WeakValueDictionary[Any, Strategy]" = weakref.WeakValueDictionary()
@@ -93,7 +96,7 @@ class ReplicaContext:
         """This replica's index, an int32 scalar tensor (the mesh's axis index)."""
         return collectives.replica_id(convert_to_tensor(np.int32(0)))
 
-    def all_reduce(self, reduce_op: Any, value: Any, options: Any = None) -> Any:
+    def all_reduce(self, reduce_op: ReduceOpLike, value: Any, options: Any = None) -> Any:
         """Combines `value` (a nest of tensors) over all replicas; every replica gets the result.
 
         The gradient of `all_reduce(SUM, x)` with respect to each replica's `x` is the replica count, as TF's.
@@ -207,9 +210,13 @@ class Strategy:
         local = [i for i, d in enumerate(self._devices) if d.process_index == jax.process_index()]
         return local[0], len(local)
 
-    def _replicated(self) -> NamedSharding:
+    def _sharding(self, spec: P) -> NamedSharding:
+        """A sharding over this strategy's mesh (a strategy over devices: the default strategy has none)."""
         assert self._mesh is not None, "only a strategy over devices places values"
-        return NamedSharding(self._mesh, P())
+        return NamedSharding(self._mesh, spec)
+
+    def _replicated(self) -> NamedSharding:
+        return self._sharding(P())
 
     def _place_variable(self, array: jax.Array) -> jax.Array:
         """A new variable's value, replicated on every device of the mesh."""
@@ -272,7 +279,7 @@ class Strategy:
         return program.pack(concrete, outputs)
 
     # -- cross-replica ---------------------------------------------------
-    def reduce(self, reduce_op: Any, value: Any, axis: int | None = None) -> Any:
+    def reduce(self, reduce_op: ReduceOpLike, value: Any, axis: int | None = None) -> Any:
         """Combines per-replica `value` (a nest) across replicas, and along `axis` of each value if given.
 
         Raises:
@@ -324,7 +331,7 @@ class Strategy:
         return nest.pack_sequence_as(values[0], [stack_replicas(self, list(group)) for group in zip(*flat)])
 
     # -- input -----------------------------------------------------------
-    def experimental_distribute_dataset(self, dataset: Any, options: Any = None) -> Any:
+    def experimental_distribute_dataset(self, dataset: Dataset, options: Any = None) -> Any:
         """Each global batch of `dataset` split contiguously over the replicas (see `input`)."""
         if self._devices is None:
             return dataset

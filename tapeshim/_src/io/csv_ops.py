@@ -12,7 +12,6 @@ from tapeshim._src.io.gfile import glob, path_text
 from tapeshim._src.ops import table
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
-from tapeshim._src.typing_aliases import PathLike
 
 _OP = "DecodeCSV"
 _ALLOWED = ("float32", "float64", "int32", "int64", "string")
@@ -169,7 +168,7 @@ def decode_csv(
     return out
 
 
-def matching_files(pattern: PathLike, name: str | None = None) -> StringTensor:
+def matching_files(pattern: Any, name: str | None = None) -> StringTensor:
     """The sorted paths matching a glob pattern (or a 1-D tensor of patterns), as `tf.io.matching_files`."""
     patterns = np.asarray(as_string_tensor(pattern, "pattern").numpy(), dtype=object).reshape(-1)
     names = sorted({n for p in patterns for n in glob(path_text(p))})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import zlib
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, SupportsInt
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from tapeshim._src.io.records import TFRecordWriter, _Stream, compression_name, 
 from tapeshim._src.strings_tensor import StringTensor
 from tapeshim._src.tensor import convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
+from tapeshim._src.typing_aliases import PathLike
 
 
 def _not_strings(dtype: Any) -> TypeError:
@@ -131,9 +132,9 @@ class TFRecordDataset(_FileDataset):
     def __init__(
         self,
         filenames: Any,
-        compression_type: Any = None,
-        buffer_size: Any = None,
-        num_parallel_reads: Any = None,
+        compression_type: str | None = None,
+        buffer_size: SupportsInt | None = None,
+        num_parallel_reads: SupportsInt | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(filenames, compression_type, num_parallel_reads, _zlib_errors(read_records))
@@ -172,9 +173,9 @@ class TextLineDataset(_FileDataset):
     def __init__(
         self,
         filenames: Any,
-        compression_type: Any = None,
-        buffer_size: Any = None,
-        num_parallel_reads: Any = None,
+        compression_type: str | None = None,
+        buffer_size: SupportsInt | None = None,
+        num_parallel_reads: SupportsInt | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(filenames, compression_type, num_parallel_reads, _zlib_errors(_read_lines))
@@ -188,7 +189,7 @@ class DatasetTFRecordWriter:
       compression_type: "", "ZLIB" or "GZIP" (None: "").
     """
 
-    def __init__(self, filename: Any, compression_type: Any = None) -> None:
+    def __init__(self, filename: PathLike, compression_type: str | None = None) -> None:
         self._filename = path_text(filename)
         self._kind = compression_name(compression_type)
 

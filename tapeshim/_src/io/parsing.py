@@ -20,7 +20,7 @@ from tapeshim._src.ragged import RaggedTensor
 from tapeshim._src.sparse import SparseTensor
 from tapeshim._src.strings_tensor import StringTensor, as_string_tensor
 from tapeshim._src.tensor import Tensor, constant
-from tapeshim._src.typing_aliases import DTypeLike
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike, TensorShapeLike
 
 _KINDS = {"float32": ("float_list", "float"), "int64": ("int64_list", "int64"), "string": ("bytes_list", "string")}
 _KIND_NAMES = {"float_list": "float", "int64_list": "int64", "bytes_list": "string"}
@@ -30,7 +30,9 @@ _OP = "ParseExampleV2"
 class FixedLenFeature(collections.namedtuple("FixedLenFeature", ["shape", "dtype", "default_value"])):
     """A feature of fixed shape (`tf.io.FixedLenFeature`): a dense tensor; `default_value` when missing."""
 
-    def __new__(cls, shape: Any, dtype: DTypeLike, default_value: Any = None) -> "FixedLenFeature":
+    def __new__(
+        cls, shape: TensorShapeLike, dtype: DTypeLike, default_value: TensorLike | None = None
+    ) -> "FixedLenFeature":
         return super().__new__(cls, shape, dtype, default_value)
 
 
@@ -44,7 +46,11 @@ class FixedLenSequenceFeature(
     """A sequence of fixed-shape items (`tf.io.FixedLenSequenceFeature`): a dense `[n, *shape]` tensor."""
 
     def __new__(
-        cls, shape: Any, dtype: DTypeLike, allow_missing: bool = False, default_value: Any = None
+        cls,
+        shape: TensorShapeLike,
+        dtype: DTypeLike,
+        allow_missing: bool = False,
+        default_value: TensorLike | None = None,
     ) -> "FixedLenSequenceFeature":
         return super().__new__(cls, shape, dtype, allow_missing, default_value)
 
@@ -322,7 +328,9 @@ def _serialized(serialized: Any) -> np.ndarray:
     return np.asarray(as_string_tensor(serialized, "serialized").numpy(), dtype=object)
 
 
-def parse_single_example(serialized: Any, features: dict, example_names: Any = None, name: str | None = None) -> dict:
+def parse_single_example(
+    serialized: TensorLike, features: dict, example_names: TensorLike | None = None, name: str | None = None
+) -> dict:
     """Parses one serialized `tf.train.Example` (a scalar string) into tensors, as `tf.io.parse_single_example`.
 
     Raises:
@@ -337,7 +345,9 @@ def parse_single_example(serialized: Any, features: dict, example_names: Any = N
     return _parse(data.reshape(1), features, single=True)
 
 
-def parse_example(serialized: Any, features: dict, example_names: Any = None, name: str | None = None) -> dict:
+def parse_example(
+    serialized: TensorLike, features: dict, example_names: TensorLike | None = None, name: str | None = None
+) -> dict:
     """Parses a vector of serialized `tf.train.Example`s into batched tensors, as `tf.io.parse_example`.
 
     Dense features get a leading batch dimension; `FixedLenSequenceFeature`s are

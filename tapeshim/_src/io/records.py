@@ -16,7 +16,7 @@ from typing import Any, Iterator
 from tapeshim._src import errors
 from tapeshim._src.io import gfile
 from tapeshim._src.io.crc32c import masked_crc32c
-from tapeshim._src.typing_aliases import PathLike
+from tapeshim._src.typing_aliases import PathLike, TensorLike
 
 _COMPRESSIONS = {"": "", "NONE": "", "ZLIB": "ZLIB", "GZIP": "GZIP"}
 
@@ -118,7 +118,7 @@ def compression_name(value: Any, argument: str = "compression_type") -> str:
     raise errors.InvalidArgumentError(None, None, f"Unsupported compression_type: {value}.")
 
 
-def record_bytes(record: Any) -> bytes:
+def record_bytes(record: TensorLike) -> bytes:
     """A record given as bytes or str (UTF-8), as bytes; TF's TypeError for anything else (a tensor too)."""
     if isinstance(record, str):
         return record.encode("utf-8")
@@ -175,7 +175,7 @@ class TFRecordWriter:
             raise errors.FailedPreconditionError(None, None, "Writer is closed.")
         self._file.write(self._zlib.compress(data) if self._zlib is not None else data)
 
-    def write(self, record: Any) -> None:
+    def write(self, record: TensorLike) -> None:
         """Appends one record (bytes, or str written as UTF-8)."""
         self._put(frame(record_bytes(record)))
 

@@ -18,6 +18,7 @@ from tapeshim._src.io.parsing import FixedLenSequenceFeature, VarLenFeature
 from tapeshim._src.ops import table
 from tapeshim._src.strings_tensor import as_string_tensor
 from tapeshim._src.tensor import constant
+from tapeshim._src.typing_aliases import TensorLike
 
 _OP = "ParseSequenceExampleV2"
 
@@ -135,10 +136,10 @@ def _sparse(per_example: list, dtype: Any, single: bool) -> Any:
 
 
 def parse_single_sequence_example(
-    serialized: Any,
+    serialized: TensorLike,
     context_features: dict | None = None,
     sequence_features: dict | None = None,
-    example_name: Any = None,
+    example_name: TensorLike | None = None,
     name: str | None = None,
 ) -> tuple[dict, dict]:
     """Parses one serialized `tf.train.SequenceExample` into (context, feature lists), as TF.
@@ -157,10 +158,10 @@ def parse_single_sequence_example(
 
 
 def parse_sequence_example(
-    serialized: Any,
+    serialized: TensorLike,
     context_features: dict | None = None,
     sequence_features: dict | None = None,
-    example_names: Any = None,
+    example_names: TensorLike | None = None,
     name: str | None = None,
 ) -> tuple[dict, dict, dict]:
     """Parses a vector of serialized `tf.train.SequenceExample`s: (context, feature lists, lengths), as TF.
