@@ -21,11 +21,11 @@ import weakref
 from typing import Any, Callable
 
 from tapeshim._src.keras_bridge import KerasVariable, keras, view_of
+from tapeshim._src.keras_compat import Functional
 from tapeshim._src.ops import array_ops
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
-_Functional = keras.src.models.functional.Functional  # no public name
 _local = threading.local()
 _unwatched: dict[int, KerasVariable] = {}
 
@@ -62,7 +62,7 @@ def _looked_up_by_input(owner: Any) -> Any:
     if isinstance(owner, keras.Sequential) and type(owner).call is keras.Sequential.call:
         layers = owner.layers
         return layers[0] if layers and _is_plain_embedding(layers[0]) and len(owner.inputs or ()) == 1 else None
-    if isinstance(owner, _Functional) and type(owner).call is _Functional.call:
+    if isinstance(owner, Functional) and type(owner).call is Functional.call:
         inputs = getattr(owner, "inputs", None)
         if not inputs or len(inputs) != 1:
             return None
