@@ -104,8 +104,26 @@ def render(module: str, namespace: Namespace) -> str:
     return text
 
 
+def _check_table_namespaces() -> None:
+    """Every namespace an op-table row names is a declared, generated module.
+
+    Raises:
+      ValueError: a row's namespace is not in `api_exports.NAMESPACES` (or takes no table rows).
+    """
+    for path in table.all_paths():
+        space = path.rpartition(".")[0]
+        module = f"tapeshim.{space}" if space else "tapeshim"
+        if module not in NAMESPACES or not NAMESPACES[module].table:
+            raise ValueError(f"op-table row tf.{path}: declare {module} in tapeshim/_src/api_exports.py NAMESPACES")
+
+
 def render_all() -> dict[Path, str]:
-    """Every generated file (namespace modules and Keras stubs), mapped to its text."""
+    """Every generated file (namespace modules and Keras stubs), mapped to its text.
+
+    Raises:
+      ValueError: an op-table row names a namespace that is not declared.
+    """
+    _check_table_namespaces()
     files = {module_path(module): render(module, namespace) for module, namespace in NAMESPACES.items()}
     files.update(api_gen_keras.render_stubs(HEADER.format(source=api_gen_keras.stub_source())))
     return files
