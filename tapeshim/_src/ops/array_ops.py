@@ -167,7 +167,7 @@ _gather_op = OpDef(
 _one_hot_op = OpDef("OneHot", lambda i, on, off, depth, axis: _one_hot_impl(i, on, off, depth, axis), False)
 
 
-@table.export("reshape", dtypes=table.ANY)
+@table.export("reshape", dtypes=table.ANY, op=_reshape_op)
 def reshape(tensor: TensorLike, shape: ShapeLike | TensorLike, name: str | None = None) -> Tensor:
     """Reshapes `tensor` to `shape` (one dimension may be -1), as `tf.reshape`.
 
@@ -181,7 +181,7 @@ def reshape(tensor: TensorLike, shape: ShapeLike | TensorLike, name: str | None 
     return apply(_reshape_op, (x,), (("shape", target),))[0]
 
 
-@table.export("transpose", dtypes=table.ANY)
+@table.export("transpose", dtypes=table.ANY, op=_transpose_op)
 def transpose(a: TensorLike, perm: Any = None, conjugate: bool = False, name: str | None = None) -> Tensor:
     """Permutes the dimensions of `a` (reverses them when `perm` is None)."""
     x = convert_to_tensor(a)
@@ -224,7 +224,7 @@ def _check_same_rank(tensors: Sequence[Tensor], axis: int, op_name: str, concat:
     return axis
 
 
-@table.export("concat", dtypes=table.ANY)
+@table.export("concat", dtypes=table.ANY, op=_concat_op)
 def concat(values: Sequence[Any], axis: int, name: str | None = None) -> Tensor:
     """Joins tensors along an existing `axis`, as `tf.concat`."""
     tensors = convert_same_dtype(list(values), "ConcatV2")
@@ -232,7 +232,7 @@ def concat(values: Sequence[Any], axis: int, name: str | None = None) -> Tensor:
     return apply(_concat_op, tuple(tensors), (("axis", axis),))[0]
 
 
-@table.export("stack", dtypes=table.ANY)
+@table.export("stack", dtypes=table.ANY, op=_stack_op)
 def stack(values: Sequence[Any], axis: int = 0, name: str | None = None) -> Tensor:
     """Stacks tensors of one shape along a new `axis`, as `tf.stack`."""
     tensors = convert_same_dtype(list(values), "Pack")
@@ -255,7 +255,7 @@ def unstack(value: TensorLike, num: int | None = None, axis: int = 0, name: str 
     return [getitem(x, (slice(None),) * axis + (i,)) for i in builtins.range(x._shape[axis])]
 
 
-@table.export("expand_dims", dtypes=table.ANY)
+@table.export("expand_dims", dtypes=table.ANY, op=_expand_dims_op)
 def expand_dims(input: TensorLike, axis: int, name: str | None = None) -> Tensor:  # noqa: A002
     """Inserts a dimension of size 1 at `axis`."""
     x = convert_to_tensor(input)
@@ -266,7 +266,7 @@ def expand_dims(input: TensorLike, axis: int, name: str | None = None) -> Tensor
     return apply(_expand_dims_op, (x,), (("axis", axis % (rank + 1)),))[0]
 
 
-@table.export("squeeze", dtypes=table.ANY)
+@table.export("squeeze", dtypes=table.ANY, op=_squeeze_op)
 def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  # noqa: A002
     """Removes dimensions of size 1 (all of them, or those in `axis`)."""
     x = convert_to_tensor(input)
@@ -418,7 +418,7 @@ def getitem(tensor: Any, key: Any) -> Tensor:
     return apply(_slice_op, (x,), (("key", spec),))[0]
 
 
-@table.export("where", dtypes=table.ANY, note="the 1-argument form needs a known condition")
+@table.export("where", dtypes=table.ANY, note="the 1-argument form needs a known condition", op=_where_op)
 def where(
     condition: TensorLike, x: TensorLike | None = None, y: TensorLike | None = None, name: str | None = None
 ) -> Tensor:
@@ -464,6 +464,7 @@ def _gather_impl(params: jax.Array, indices: jax.Array, axis: int, batch_dims: i
     "gather",
     dtypes=table.ANY,
     note="the gradient of a variable or watched tensor gathered on axis 0 is IndexedSlices, as TF",
+    op=_gather_op,
 )
 def gather(
     params: TensorLike,
@@ -500,7 +501,7 @@ def _one_hot_impl(indices: jax.Array, on: jax.Array, off: jax.Array, depth: int,
     return jnp.where(hot, on, off)
 
 
-@table.export("one_hot", gradient="none", dtypes=table.ANY)
+@table.export("one_hot", dtypes=table.ANY, op=_one_hot_op)
 def one_hot(
     indices: TensorLike,
     depth: int,
@@ -580,7 +581,7 @@ def ones(
 _fill_op = OpDef("Fill", lambda value, dims: jnp.broadcast_to(value, dims), True)
 
 
-@table.export("fill", dtypes=table.ANY, note="differentiable with respect to value, as TF")
+@table.export("fill", dtypes=table.ANY, note="differentiable with respect to value, as TF", op=_fill_op)
 def fill(dims: TensorLike, value: TensorLike, name: str | None = None, layout: Any = None) -> Tensor:
     """A tensor of shape `dims` filled with the scalar `value` (its dtype follows `value`), as `tf.fill`.
 

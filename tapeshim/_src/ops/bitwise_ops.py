@@ -50,7 +50,7 @@ right_shift = _binary(
 _invert_op = OpDef("Invert", jnp.invert, False, dtype_check("Invert", "iu"))
 
 
-@table.export("bitwise.invert", gradient="-", dtypes=INTEGER)
+@table.export("bitwise.invert", gradient="-", dtypes=INTEGER, op=_invert_op)
 def invert(x: TensorLike, name: str | None = None) -> Tensor:
     """Flips every bit of an integer tensor, as `tf.bitwise.invert`."""
     return apply(_invert_op, (convert_to_tensor(x),))[0]

@@ -84,7 +84,9 @@ def _dense_labels(labels: Any) -> tuple[Tensor, Tensor | None]:
     return convert_to_tensor(labels), None
 
 
-@table.export("nn.ctc_loss", dtypes=table.REAL_FLOAT, note="dense or sparse labels; log-space forward algorithm")
+@table.export(
+    "nn.ctc_loss", dtypes=table.REAL_FLOAT, note="dense or sparse labels; log-space forward algorithm", op=_ctc_op
+)
 def ctc_loss(
     labels: Any,
     logits: Any,

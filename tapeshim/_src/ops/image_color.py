@@ -29,7 +29,7 @@ _GRAY = kernel("RGBToGrayscale", _gray)
 _TILE3 = kernel("GrayscaleToRGB", lambda x: jnp.concatenate([x, x, x], axis=-1))
 
 
-@table.export("image.rgb_to_grayscale", dtypes=table.REAL)
+@table.export("image.rgb_to_grayscale", dtypes=table.REAL, op=_GRAY)
 def rgb_to_grayscale(images: TensorLike, name: str | None = None) -> Tensor:
     """Luma (0.2989 R + 0.587 G + 0.114 B) with a last axis of size 1, in the input dtype.
 
@@ -46,7 +46,7 @@ def rgb_to_grayscale(images: TensorLike, name: str | None = None) -> Tensor:
     return convert_image_dtype(gray, images_t.dtype)
 
 
-@table.export("image.grayscale_to_rgb", dtypes=table.ANY)
+@table.export("image.grayscale_to_rgb", dtypes=table.ANY, op=_TILE3)
 def grayscale_to_rgb(images: TensorLike, name: str | None = None) -> Tensor:
     """Repeats a size-1 last axis three times.
 
@@ -105,7 +105,7 @@ def _color_input(images: Any, op_name: str) -> Tensor:
     return images_t
 
 
-@table.export("image.rgb_to_hsv", dtypes=table.REAL_FLOAT)
+@table.export("image.rgb_to_hsv", dtypes=table.REAL_FLOAT, op=_TO_HSV)
 def rgb_to_hsv(images: TensorLike, name: str | None = None) -> Tensor:
     """RGB in [0, 1] to hue, saturation, value in [0, 1] (last axis).
 
@@ -116,7 +116,7 @@ def rgb_to_hsv(images: TensorLike, name: str | None = None) -> Tensor:
     return run(_TO_HSV, (_color_input(images, "RGBToHSV"),))
 
 
-@table.export("image.hsv_to_rgb", dtypes=table.REAL_FLOAT)
+@table.export("image.hsv_to_rgb", dtypes=table.REAL_FLOAT, op=_TO_RGB)
 def hsv_to_rgb(images: TensorLike, name: str | None = None) -> Tensor:
     """Hue, saturation, value in [0, 1] to RGB (last axis).
 
@@ -143,7 +143,7 @@ def _contrast(x: jax.Array, factor: jax.Array) -> jax.Array:
 _CONTRAST = kernel("AdjustContrastv2", _contrast)
 
 
-@table.export("image.adjust_brightness", dtypes=table.REAL)
+@table.export("image.adjust_brightness", dtypes=table.REAL, op=_ADD)
 def adjust_brightness(image: TensorLike, delta: TensorLike) -> Tensor:
     """Adds `delta` (in [0, 1] image units) to every pixel; integer images saturate."""
     image_t = convert_to_tensor(image)
@@ -151,7 +151,7 @@ def adjust_brightness(image: TensorLike, delta: TensorLike) -> Tensor:
     return _back(run(_ADD, (flt, convert_to_tensor(delta, dtype=flt.dtype))), image_t.dtype)
 
 
-@table.export("image.adjust_contrast", dtypes=table.REAL)
+@table.export("image.adjust_contrast", dtypes=table.REAL, op=_CONTRAST)
 def adjust_contrast(images: TensorLike, contrast_factor: TensorLike) -> Tensor:
     """`(x - mean) * contrast_factor + mean`, the mean per image and channel.
 
@@ -192,7 +192,7 @@ def _three_channels(image: Tensor, op_name: str) -> None:
         raise errors.invalid_argument(f"input must have 3 channels but instead has {channels} channels.", op_name)
 
 
-@table.export("image.adjust_saturation", dtypes=table.REAL)
+@table.export("image.adjust_saturation", dtypes=table.REAL, op=_SATURATION)
 def adjust_saturation(image: TensorLike, saturation_factor: TensorLike, name: str | None = None) -> Tensor:
     """Scales the HSV saturation by `saturation_factor` (clipped to [0, 1]).
 
@@ -205,7 +205,7 @@ def adjust_saturation(image: TensorLike, saturation_factor: TensorLike, name: st
     return _back(run(_SATURATION, (flt, convert_to_tensor(saturation_factor, dtype=dtypes.float32))), image_t.dtype)
 
 
-@table.export("image.adjust_hue", dtypes=table.REAL)
+@table.export("image.adjust_hue", dtypes=table.REAL, op=_HUE)
 def adjust_hue(image: TensorLike, delta: TensorLike, name: str | None = None) -> Tensor:
     """Rotates the HSV hue by `delta` (in [-1, 1], a full turn being 1).
 
@@ -225,7 +225,7 @@ def adjust_hue(image: TensorLike, delta: TensorLike, name: str | None = None) ->
 _GAMMA = kernel("AdjustGamma", lambda x, gamma, gain: gain.astype(x.dtype) * x ** gamma.astype(x.dtype))
 
 
-@table.export("image.adjust_gamma", dtypes=table.REAL)
+@table.export("image.adjust_gamma", dtypes=table.REAL, op=_GAMMA)
 def adjust_gamma(image: TensorLike, gamma: TensorLike = 1, gain: TensorLike = 1) -> Tensor:
     """`gain * image ** gamma` on [0, 1]-scaled values; integer images saturate.
 
@@ -252,7 +252,7 @@ def _standardize(x: jax.Array) -> jax.Array:
 _STANDARDIZE = kernel("PerImageStandardization", _standardize)
 
 
-@table.export("image.per_image_standardization", dtypes=table.REAL)
+@table.export("image.per_image_standardization", dtypes=table.REAL, op=_STANDARDIZE)
 def per_image_standardization(image: TensorLike) -> Tensor:
     """`(x - mean) / max(stddev, 1/sqrt(num_pixels))` per image, as float32.
 
@@ -380,7 +380,7 @@ def _max_val(max_val: Any, dtype: dtypes.DType) -> Tensor:
     return convert_image_dtype(cast(convert_to_tensor(max_val), dtype), dtypes.float32)
 
 
-@table.export("image.ssim", dtypes=table.REAL)
+@table.export("image.ssim", dtypes=table.REAL, op=_SSIM)
 def ssim(
     img1: TensorLike,
     img2: TensorLike,
@@ -420,7 +420,7 @@ _PSNR = kernel(
 )
 
 
-@table.export("image.psnr", dtypes=table.REAL)
+@table.export("image.psnr", dtypes=table.REAL, op=_PSNR)
 def psnr(a: TensorLike, b: TensorLike, max_val: TensorLike, name: str | None = None) -> Tensor:
     """Peak signal-to-noise ratio in dB per image (float32).
 

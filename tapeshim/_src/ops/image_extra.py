@@ -114,7 +114,7 @@ def _total_variation(x: jax.Array) -> jax.Array:
 _TOTAL_VARIATION = kernel("TotalVariation", _total_variation)
 
 
-@table.export("image.total_variation", dtypes=table.REAL)
+@table.export("image.total_variation", dtypes=table.REAL, op=_TOTAL_VARIATION)
 def total_variation(images: TensorLike, name: str | None = None) -> Tensor:
     """Sum of absolute differences of neighboring pixels, per image.
 
@@ -228,6 +228,7 @@ _CROP_AND_RESIZE = kernel("CropAndResize", _crop_and_resize)
     "image.crop_and_resize",
     dtypes=table.REAL,
     note="gradients for image and boxes are JAX's derivative of the same interpolation",
+    op=_CROP_AND_RESIZE,
 )
 def crop_and_resize(
     image: TensorLike,

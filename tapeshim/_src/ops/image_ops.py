@@ -70,6 +70,7 @@ def _real_dtype(dtype: dtypes.DType, what: str) -> None:
     "image.convert_image_dtype",
     dtypes=table.REAL,
     note="float to unsigned int of negative values: XLA's cast, not necessarily TF's",
+    op=_CONVERT,
 )
 def convert_image_dtype(image: TensorLike, dtype: DTypeLike, saturate: bool = False, name: str | None = None) -> Tensor:
     """Converts an image to `dtype`, scaling values: floats in [0, 1], integers in [0, MAX].
@@ -99,25 +100,25 @@ _ROT90 = kernel("Rot90", lambda x, k: jnp.rot90(x, k, axes=(x.ndim - 3, x.ndim -
 _SWAP = kernel("Transpose", lambda x: jnp.swapaxes(x, -3, -2))
 
 
-@table.export("image.flip_left_right", dtypes=table.ANY)
+@table.export("image.flip_left_right", dtypes=table.ANY, op=_FLIP)
 def flip_left_right(image: TensorLike) -> Tensor:
     """Reverses the width axis of an image or a batch of images."""
     return run(_FLIP, (image_tensor(image, at_most=4),), axis=-2)
 
 
-@table.export("image.flip_up_down", dtypes=table.ANY)
+@table.export("image.flip_up_down", dtypes=table.ANY, op=_FLIP)
 def flip_up_down(image: TensorLike) -> Tensor:
     """Reverses the height axis of an image or a batch of images."""
     return run(_FLIP, (image_tensor(image, at_most=4),), axis=-3)
 
 
-@table.export("image.rot90", dtypes=table.ANY)
+@table.export("image.rot90", dtypes=table.ANY, op=_ROT90)
 def rot90(image: TensorLike, k: TensorLike = 1, name: str | None = None) -> Tensor:
     """Rotates images counter-clockwise by `k` quarter turns."""
     return run(_ROT90, (image_tensor(image, at_most=4),), k=static_int(k, "k") % 4)
 
 
-@table.export("image.transpose", dtypes=table.ANY)
+@table.export("image.transpose", dtypes=table.ANY, op=_SWAP)
 def transpose(image: TensorLike, name: str | None = None) -> Tensor:
     """Swaps the height and width axes."""
     return run(_SWAP, (image_tensor(image, at_most=4),))
@@ -164,7 +165,7 @@ def _unbatched(image: Tensor, squeeze: bool) -> Tensor:
     return squeeze_op(image, [0]) if squeeze else image
 
 
-@table.export("image.crop_to_bounding_box", dtypes=table.ANY)
+@table.export("image.crop_to_bounding_box", dtypes=table.ANY, op=_CROP)
 def crop_to_bounding_box(
     image: TensorLike, offset_height: Any, offset_width: Any, target_height: Any, target_width: Any
 ) -> Tensor:
@@ -193,7 +194,7 @@ def crop_to_bounding_box(
     return run(_CROP, (image_t,), begin=begin, size=size)
 
 
-@table.export("image.pad_to_bounding_box", dtypes=table.ANY)
+@table.export("image.pad_to_bounding_box", dtypes=table.ANY, op=_PAD)
 def pad_to_bounding_box(
     image: TensorLike, offset_height: Any, offset_width: Any, target_height: Any, target_width: Any
 ) -> Tensor:
@@ -270,7 +271,9 @@ def _random_crop_impl(key: jax.Array, x: jax.Array, size: tuple) -> jax.Array:
 _RANDOM_CROP = kernel("RandomCrop", _random_crop_impl)
 
 
-@table.export("image.random_crop", dtypes=table.ANY, note="offsets uniform as TF's, not TF's random stream")
+@table.export(
+    "image.random_crop", dtypes=table.ANY, note="offsets uniform as TF's, not TF's random stream", op=_RANDOM_CROP
+)
 def random_crop(value: TensorLike, size: TensorLike, seed: TensorLike | None = None, name: str | None = None) -> Tensor:
     """A window of shape `size` at a uniformly random offset.
 
@@ -327,7 +330,7 @@ def _window_arg(value: Any, what: str) -> tuple[int, int]:
     return values[1], values[2]
 
 
-@table.export("image.extract_patches", dtypes=table.REAL)
+@table.export("image.extract_patches", dtypes=table.REAL, op=_PATCHES)
 def extract_patches(
     images: TensorLike, sizes: Any, strides: TensorLike, rates: Any, padding: str, name: str | None = None
 ) -> Tensor:
@@ -363,7 +366,7 @@ def _gradients(x: jax.Array) -> tuple:
 _IMAGE_GRADIENTS = kernel("ImageGradients", _gradients)
 
 
-@table.export("image.image_gradients", dtypes=table.REAL)
+@table.export("image.image_gradients", dtypes=table.REAL, op=_IMAGE_GRADIENTS)
 def image_gradients(image: TensorLike) -> tuple[Tensor, Tensor]:
     """Forward differences `(dy, dx)` of a 4-D image batch, zero in the last row / column.
 
@@ -396,7 +399,7 @@ def _sobel(x: jax.Array) -> jax.Array:
 _SOBEL = kernel("SobelEdges", _sobel)
 
 
-@table.export("image.sobel_edges", dtypes=table.REAL_FLOAT)
+@table.export("image.sobel_edges", dtypes=table.REAL_FLOAT, op=_SOBEL)
 def sobel_edges(image: TensorLike) -> Tensor:
     """Sobel responses `[..., (dy, dx)]` of a 4-D float image batch (reflect padding, as TF).
 

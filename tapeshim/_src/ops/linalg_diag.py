@@ -139,7 +139,7 @@ def matrix_diag(
     return apply(_diag_op, (diagonals, padding), static)[0]
 
 
-@table.export("linalg.set_diag", dtypes=table.ANY)
+@table.export("linalg.set_diag", dtypes=table.ANY, op=_set_diag_op)
 def set_diag(
     input: TensorLike,
     diagonal: TensorLike,
@@ -187,7 +187,7 @@ def _rank2(a: Tensor) -> None:
 _transpose_op = OpDef("Transpose", lambda x, conj: jnp.swapaxes(jnp.conj(x) if conj else x, -1, -2), True)
 
 
-@table.export("linalg.matrix_transpose", dtypes=table.ANY)
+@table.export("linalg.matrix_transpose", dtypes=table.ANY, op=_transpose_op)
 def matrix_transpose(a: TensorLike, name: str = "matrix_transpose", conjugate: bool = False) -> Tensor:
     """Swaps the last two dimensions (conjugating complex values if `conjugate`).
 
@@ -199,7 +199,7 @@ def matrix_transpose(a: TensorLike, name: str = "matrix_transpose", conjugate: b
     return apply(_transpose_op, (x,), (("conj", bool(conjugate) and x._dtype.is_complex),))[0]
 
 
-@table.export("linalg.adjoint", dtypes=table.ANY)
+@table.export("linalg.adjoint", dtypes=table.ANY, op=_transpose_op)
 def adjoint(matrix: TensorLike, name: str | None = None) -> Tensor:
     """The conjugate transpose of the last two dimensions.
 
@@ -214,7 +214,7 @@ def adjoint(matrix: TensorLike, name: str | None = None) -> Tensor:
 _cross_op = OpDef("Cross", jnp.cross, True, dtype_check("Cross", "fiu"))
 
 
-@table.export("linalg.cross", dtypes=table.REAL)
+@table.export("linalg.cross", dtypes=table.REAL, op=_cross_op)
 def cross(a: TensorLike, b: TensorLike, name: str | None = None) -> Tensor:
     """The cross products of pairs of 3-element vectors (the last dimension).
 
@@ -244,7 +244,9 @@ def _expm(x: jax.Array) -> jax.Array:
 _expm_op = OpDef("MatrixExponential", _expm, True)
 
 
-@table.export("linalg.expm", dtypes=table.FLOAT, note="jax.scipy.linalg.expm (Pade with scaling and squaring)")
+@table.export(
+    "linalg.expm", dtypes=table.FLOAT, note="jax.scipy.linalg.expm (Pade with scaling and squaring)", op=_expm_op
+)
 def expm(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """The matrix exponential of a (batch of) square matrices.
 

@@ -157,6 +157,7 @@ def _lstsq(a: jax.Array, b: jax.Array, l2: float) -> jax.Array:
     gradient="tf",
     dtypes=table.FLOAT,
     note="reads the lower triangle, as TF; eigenvector signs may differ from TF's",
+    op=_eigh_op,
 )
 def eigh(tensor: TensorLike, name: str | None = None) -> tuple[Tensor, Tensor]:
     """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix."""
@@ -165,20 +166,20 @@ def eigh(tensor: TensorLike, name: str | None = None) -> tuple[Tensor, Tensor]:
     return apply(_eigh_op, (x,))
 
 
-@table.export("linalg.qr", dtypes=table.FLOAT, note="column signs may differ from TF's")
+@table.export("linalg.qr", dtypes=table.FLOAT, note="column signs may differ from TF's", op=_qr_op)
 def qr(input: TensorLike, full_matrices: bool = False, name: str | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002
     """The QR decomposition (q, r)."""
     return apply(_qr_op, (convert_to_tensor(input),), (("full", bool(full_matrices)),))
 
 
-@table.export("linalg.svd", dtypes=table.FLOAT, note="singular vector signs may differ from TF's")
+@table.export("linalg.svd", dtypes=table.FLOAT, note="singular vector signs may differ from TF's", op=_svd_op)
 def svd(tensor: TensorLike, full_matrices: bool = False, compute_uv: bool = True, name: str | None = None) -> Any:
     """Singular values, and (s, u, v) with v not transposed, as TF returns them."""
     outputs = apply(_svd_op, (convert_to_tensor(tensor),), (("full", bool(full_matrices)), ("uv", bool(compute_uv))))
     return outputs if compute_uv else outputs[0]
 
 
-@table.export("linalg.solve", dtypes=table.FLOAT)
+@table.export("linalg.solve", dtypes=table.FLOAT, op=_solve_op)
 def solve(matrix: TensorLike, rhs: TensorLike, adjoint: bool = False, name: str | None = None) -> Tensor:
     """X with matrix @ X = rhs (or adjoint(matrix) @ X = rhs)."""
     a, b = convert_same_dtype((matrix, rhs), "MatrixSolve")
@@ -187,7 +188,7 @@ def solve(matrix: TensorLike, rhs: TensorLike, adjoint: bool = False, name: str 
     return apply(_solve_op, (a, b), (("adjoint", bool(adjoint)),) + _runtime_checked(a))[0]
 
 
-@table.export("linalg.triangular_solve", dtypes=table.FLOAT)
+@table.export("linalg.triangular_solve", dtypes=table.FLOAT, op=_triangular_op)
 def triangular_solve(
     matrix: TensorLike, rhs: TensorLike, lower: bool = True, adjoint: bool = False, name: str | None = None
 ) -> Tensor:
@@ -198,7 +199,7 @@ def triangular_solve(
     return apply(_triangular_op, (a, b), (("adjoint", bool(adjoint)), ("lower", bool(lower))))[0]
 
 
-@table.export("linalg.diag", dtypes=table.ANY)
+@table.export("linalg.diag", dtypes=table.ANY, op=_diag_op)
 def diag(
     diagonal: TensorLike,
     name: str = "diag",
@@ -236,7 +237,7 @@ def diag(
     return matrix_diag(diagonal, k, num_rows, num_cols, padding_value, align)
 
 
-@table.export("linalg.band_part", dtypes=table.ANY)
+@table.export("linalg.band_part", dtypes=table.ANY, op=_band_op)
 def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Keeps `num_lower` sub- and `num_upper` super-diagonals (-1: all), zeroing the rest."""
     x = convert_to_tensor(input)
@@ -263,7 +264,7 @@ def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = Non
     return apply(_band_op, (x,), (("lower", bands[0]), ("upper", bands[1])))[0]
 
 
-@table.export("linalg.lstsq", dtypes=table.REAL_FLOAT, note="normal equations (TF's fast=True path)")
+@table.export("linalg.lstsq", dtypes=table.REAL_FLOAT, note="normal equations (TF's fast=True path)", op=_lstsq_op)
 def lstsq(
     matrix: TensorLike, rhs: TensorLike, l2_regularizer: float = 0.0, fast: bool = True, name: str | None = None
 ) -> Tensor:

@@ -34,7 +34,7 @@ def _axis(axis: Any, rank: int) -> int:
 _split_op = OpDef("SplitV", lambda x, sizes, axis: tuple(jnp.split(x, np.cumsum(sizes)[:-1], axis=axis)), True)
 
 
-@table.export("split", dtypes=table.ANY)
+@table.export("split", dtypes=table.ANY, op=_split_op)
 def split(
     value: Any,
     num_or_size_splits: Any,
@@ -82,7 +82,7 @@ def split(
 _tile_op = OpDef("Tile", lambda x, multiples: jnp.tile(x, multiples), True)
 
 
-@table.export("tile", dtypes=table.ANY)
+@table.export("tile", dtypes=table.ANY, op=_tile_op)
 def tile(input: TensorLike, multiples: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """Repeats `input` `multiples[i]` times along each axis i."""
     x = convert_to_tensor(input)
@@ -107,7 +107,7 @@ _repeat_op = OpDef(
 )
 
 
-@table.export("repeat", dtypes=table.ANY)
+@table.export("repeat", dtypes=table.ANY, op=_repeat_op)
 def repeat(input: TensorLike, repeats: Any, axis: AxisLike = None, name: str | None = None) -> Tensor:  # noqa: A002
     """Repeats each element `repeats` times along `axis` (the flattened input when None)."""
     x = convert_to_tensor(input)
@@ -139,7 +139,7 @@ _pad_op = OpDef(
 )
 
 
-@table.export("pad", dtypes=table.ANY)
+@table.export("pad", dtypes=table.ANY, op=_pad_op)
 def pad(
     tensor: TensorLike, paddings: TensorLike, mode: str = "CONSTANT", constant_values: Any = 0, name: str | None = None
 ) -> Tensor:
@@ -183,7 +183,7 @@ def pad(
 _reverse_op = OpDef("ReverseV2", lambda x, axis: jnp.flip(x, axis), True)
 
 
-@table.export("reverse", dtypes=table.ANY)
+@table.export("reverse", dtypes=table.ANY, op=_reverse_op)
 def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
     """Reverses `tensor` along the axes in `axis`."""
     x = convert_to_tensor(tensor)
@@ -194,7 +194,7 @@ def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
 _roll_op = OpDef("Roll", lambda x, shift, axis: jnp.roll(x, shift, axis), True)
 
 
-@table.export("roll", dtypes=table.ANY)
+@table.export("roll", dtypes=table.ANY, op=_roll_op)
 def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Rolls elements along `axis` by `shift` (both may be lists)."""
     x = convert_to_tensor(input)
@@ -223,7 +223,7 @@ def _index_static(indices: Tensor, shape: tuple, op_name: str) -> tuple:
     )
 
 
-@table.export("gather_nd", dtypes=table.ANY)
+@table.export("gather_nd", dtypes=table.ANY, op=_gather_nd_op)
 def gather_nd(params: TensorLike, indices: TensorLike, batch_dims: int = 0, name: str | None = None) -> Tensor:
     """Gathers slices of `params` at the index vectors in the last axis of `indices`."""
     p, i = convert_to_tensor(params), convert_to_tensor(indices)
@@ -374,7 +374,7 @@ def strided_slice(
 _broadcast_op = OpDef("BroadcastTo", lambda x, shape: jnp.broadcast_to(x, shape), True)
 
 
-@table.export("broadcast_to", dtypes=table.ANY)
+@table.export("broadcast_to", dtypes=table.ANY, op=_broadcast_op)
 def broadcast_to(input: TensorLike, shape: ShapeLike | TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """Broadcasts `input` to `shape`."""
     x = convert_to_tensor(input)
@@ -436,6 +436,7 @@ _linspace_op = OpDef("LinSpace", _linspace_impl, True)
     "linspace",
     dtypes=table.REAL_FLOAT,
     note="TF's formula; gradients flow to start and stop; num must be known (not traced)",
+    op=_linspace_op,
 )
 def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int = 0) -> Tensor:
     """`num` evenly spaced values from `start` to `stop` (inclusive) along `axis`, as `tf.linspace`.
@@ -526,6 +527,7 @@ def _direction(direction: str) -> bool:
     gradient="tf",
     dtypes=table.REAL,
     note="ties keep their order, so the gradient reaches the element TF's sort picks",
+    op=_sort_op,
 )
 def sort(values: TensorLike, axis: int = -1, direction: str = "ASCENDING", name: str | None = None) -> Tensor:
     """Sorted `values` along `axis`, as `tf.sort`.
@@ -537,7 +539,7 @@ def sort(values: TensorLike, axis: int = -1, direction: str = "ASCENDING", name:
     return apply(_sort_op, (x,), (("axis", _axis(axis, len(x._shape))), ("descending", _direction(direction))))[0]
 
 
-@table.export("argsort", gradient="-", dtypes=table.REAL)
+@table.export("argsort", gradient="-", dtypes=table.REAL, op=_argsort_op)
 def argsort(
     values: TensorLike, axis: int = -1, direction: str = "ASCENDING", stable: bool = False, name: str | None = None
 ) -> Tensor:
@@ -563,6 +565,7 @@ class Unique(NamedTuple):
     gradient="custom",
     dtypes=table.ANY,
     note="x must be known (not traced); differentiating raises LookupError, as TF",
+    op=_unique_gather_op,
 )
 def unique(x: TensorLike, out_idx: DTypeLike = dtypes.int32, name: str | None = None) -> tuple[Tensor, Tensor]:
     """The unique values of 1-D `x` in order of appearance, and each element's index into them."""
@@ -609,7 +612,7 @@ def _check_equation(equation: str, count: int) -> None:
 _einsum_op = OpDef("Einsum", lambda *xs, equation: jnp.einsum(equation, *xs), True)
 
 
-@table.export("einsum", "linalg.einsum", dtypes=table.NUMERIC)
+@table.export("einsum", "linalg.einsum", dtypes=table.NUMERIC, op=_einsum_op)
 def einsum(equation: str, *inputs: TensorLike, **kwargs: Any) -> Tensor:
     """Einstein summation over `inputs` described by `equation`."""
     tensors = convert_same_dtype(list(inputs), "Einsum") if len(inputs) > 1 else [convert_to_tensor(inputs[0])]
@@ -620,7 +623,7 @@ def einsum(equation: str, *inputs: TensorLike, **kwargs: Any) -> Tensor:
 _tensordot_op = OpDef("Tensordot", lambda a, b, axes: jnp.tensordot(a, b, axes), True)
 
 
-@table.export("tensordot", "linalg.tensordot", dtypes=table.NUMERIC)
+@table.export("tensordot", "linalg.tensordot", dtypes=table.NUMERIC, op=_tensordot_op)
 def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
     """Contracts `a` and `b` over `axes` (an int, or two lists of axes)."""
     a_t, b_t = convert_same_dtype((a, b), "Tensordot")
@@ -649,7 +652,7 @@ def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
 _bitcast_op = OpDef("Bitcast", lambda x, type: lax.bitcast_convert_type(x, dtypes.as_dtype(type)._np), False)
 
 
-@table.export("bitcast", gradient="none", dtypes=table.NUMERIC)
+@table.export("bitcast", dtypes=table.NUMERIC, op=_bitcast_op)
 def bitcast(input: TensorLike, type: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Reinterprets the bits of `input` as `type`."""
     x, target = convert_to_tensor(input), dtypes.as_dtype(type)

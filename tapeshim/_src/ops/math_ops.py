@@ -632,7 +632,9 @@ def divide(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
     return truediv(x, y)
 
 
-@table.export("cast", "dtypes.cast", dtypes=table.ANY, note="differentiable between floating/complex dtypes only")
+@table.export(
+    "cast", "dtypes.cast", dtypes=table.ANY, note="differentiable between floating/complex dtypes only", op=_cast_op
+)
 def cast(x: TensorLike, dtype: DTypeLike, name: str | None = None) -> Tensor:
     """Casts `x` to `dtype`, as `tf.cast`. Float-to-int truncates; complex-to-real keeps the real part.
 
@@ -646,19 +648,19 @@ def cast(x: TensorLike, dtype: DTypeLike, name: str | None = None) -> Tensor:
     return apply(_cast_op, (x,), (("dtype", target.name),))[0]
 
 
-@table.export("complex", "dtypes.complex", dtypes=table.REAL_FLOAT)
+@table.export("complex", "dtypes.complex", dtypes=table.REAL_FLOAT, op=_complex_op)
 def complex(real: Any, imag: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
     """Builds complex numbers from real and imaginary parts, as `tf.complex`."""
     return apply(_complex_op, tuple(convert_same_dtype((real, imag), "Complex")))[0]
 
 
-@table.export("stop_gradient", gradient="none", dtypes=table.ANY)
+@table.export("stop_gradient", dtypes=table.ANY, op=_stop_gradient_op)
 def stop_gradient(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
     """Returns `input` unchanged, but gradients do not flow through it (they are `None`)."""
     return apply(_stop_gradient_op, (convert_to_tensor(input),))[0]
 
 
-@table.export("linalg.matmul", "matmul", dtypes=table.NUMERIC)
+@table.export("linalg.matmul", "matmul", dtypes=table.NUMERIC, op=_matmul_op)
 def matmul(
     a: Any,
     b: Any,
@@ -791,7 +793,9 @@ def argmin(
     return _arg_reduce(_argmin_op, input, axis, output_type)
 
 
-@table.export("math.add_n", "add_n", dtypes=table.NUMERIC, note="adds in TF's kernel order (same rounding)")
+@table.export(
+    "math.add_n", "add_n", dtypes=table.NUMERIC, note="adds in TF's kernel order (same rounding)", op=_add_n_op
+)
 def add_n(inputs: list, name: str | None = None) -> Tensor:
     """Adds a list of tensors of one shape and dtype."""
     return apply(_add_n_op, tuple(convert_same_dtype(list(inputs), "AddN")))[0]

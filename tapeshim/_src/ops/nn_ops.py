@@ -45,7 +45,7 @@ _sparse_xent_op = OpDef("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent, Tru
 _xent_op = OpDef("SoftmaxCrossEntropyWithLogits", _xent, True, dtype_check("SoftmaxCrossEntropyWithLogits", "f"))
 
 
-@table.export("nn.relu", dtypes=table.REAL, note="the gradient at 0 is 0, as TF")
+@table.export("nn.relu", dtypes=table.REAL, note="the gradient at 0 is 0, as TF", op=_relu_op)
 def relu(features: TensorLike, name: str | None = None) -> Tensor:
     """max(features, 0); the gradient at 0 is 0, as in TF."""
     return apply(_relu_op, (convert_to_tensor(features),))[0]
@@ -62,21 +62,21 @@ def _axis(axis: Any, rank: int, op_name: str) -> int:
     return axis % rank
 
 
-@table.export("nn.softmax", "math.softmax", dtypes=table.REAL_FLOAT)
+@table.export("nn.softmax", "math.softmax", dtypes=table.REAL_FLOAT, op=_softmax_op)
 def softmax(logits: TensorLike, axis: AxisLike = None, name: str | None = None) -> Tensor:
     """exp(logits) / sum(exp(logits)) along `axis` (default last)."""
     x = convert_to_tensor(logits)
     return apply(_softmax_op, (x,), (("axis", _axis(axis, len(x._shape), "Softmax")),))[0]
 
 
-@table.export("nn.log_softmax", "math.log_softmax", dtypes=table.REAL_FLOAT)
+@table.export("nn.log_softmax", "math.log_softmax", dtypes=table.REAL_FLOAT, op=_log_softmax_op)
 def log_softmax(logits: TensorLike, axis: AxisLike = None, name: str | None = None) -> Tensor:
     """logits - log(sum(exp(logits))) along `axis` (default last)."""
     x = convert_to_tensor(logits)
     return apply(_log_softmax_op, (x,), (("axis", _axis(axis, len(x._shape), "LogSoftmax")),))[0]
 
 
-@table.export("nn.sparse_softmax_cross_entropy_with_logits", dtypes=table.REAL_FLOAT)
+@table.export("nn.sparse_softmax_cross_entropy_with_logits", dtypes=table.REAL_FLOAT, op=_sparse_xent_op)
 def sparse_softmax_cross_entropy_with_logits(
     labels: TensorLike | None = None, logits: TensorLike | None = None, name: str | None = None
 ) -> Tensor:
@@ -152,7 +152,10 @@ def _check_label_values(values: Any, num_classes: int) -> None:
 
 
 @table.export(
-    "nn.softmax_cross_entropy_with_logits", dtypes=table.REAL_FLOAT, note="gradients flow to labels too, as TF"
+    "nn.softmax_cross_entropy_with_logits",
+    dtypes=table.REAL_FLOAT,
+    note="gradients flow to labels too, as TF",
+    op=_xent_op,
 )
 def softmax_cross_entropy_with_logits(
     labels: TensorLike | None = None, logits: TensorLike | None = None, axis: int = -1, name: str | None = None
@@ -193,7 +196,7 @@ def _relu6_impl(x: jax.Array) -> jax.Array:
 _relu6_op = OpDef("Relu6", _relu6_impl, True, dtype_check("Relu6", "fiu"))
 
 
-@table.export("nn.relu6", gradient="tf", dtypes=table.REAL, note="the gradient is 0 at 0 and 6, as TF")
+@table.export("nn.relu6", gradient="tf", dtypes=table.REAL, note="the gradient is 0 at 0 and 6, as TF", op=_relu6_op)
 def relu6(features: TensorLike, name: str | None = None) -> Tensor:
     """min(max(features, 0), 6)."""
     return apply(_relu6_op, (convert_to_tensor(features),))[0]
@@ -322,6 +325,7 @@ _leaky_op = OpDef(
     gradient="tf",
     dtypes=table.REAL_FLOAT,
     note="the gradient at 0 is alpha; alpha is a float32 attr (rounded to float32 for float64), as TF",
+    op=_leaky_op,
 )
 def leaky_relu(features: TensorLike, alpha: float = 0.2, name: str | None = None) -> Tensor:
     """x for x > 0, alpha * x otherwise (integers are computed as float32, as TF).
@@ -350,7 +354,9 @@ def _gelu_impl(x: jax.Array, approximate: bool) -> jax.Array:
 _gelu_op = OpDef("Gelu", _gelu_impl, True, dtype_check("Gelu", "f"))
 
 
-@table.export("nn.gelu", dtypes=table.REAL_FLOAT, note="TF's formula and constants (float32-rounded ones too)")
+@table.export(
+    "nn.gelu", dtypes=table.REAL_FLOAT, note="TF's formula and constants (float32-rounded ones too)", op=_gelu_op
+)
 def gelu(features: TensorLike, approximate: bool = False, name: str | None = None) -> Tensor:
     """The Gaussian error linear unit (exact, or the tanh approximation), computed as TF composes it."""
     x = convert_to_tensor(features)
@@ -403,7 +409,12 @@ def _l2_loss_impl(x: jax.Array) -> jax.Array:
 _l2_loss_op = OpDef("L2Loss", _l2_loss_impl, True, dtype_check("L2Loss", "f"))
 
 
-@table.export("nn.l2_loss", dtypes=table.REAL_FLOAT, note="float16/bfloat16 are summed in float32, as TF's CPU kernel")
+@table.export(
+    "nn.l2_loss",
+    dtypes=table.REAL_FLOAT,
+    note="float16/bfloat16 are summed in float32, as TF's CPU kernel",
+    op=_l2_loss_op,
+)
 def l2_loss(t: TensorLike, name: str | None = None) -> Tensor:
     """sum(t ** 2) / 2, as `tf.nn.l2_loss` (float16/bfloat16 accumulate in float32)."""
     return apply(_l2_loss_op, (convert_to_tensor(t),))[0]
@@ -453,6 +464,7 @@ _bias_add_op = OpDef("BiasAdd", _bias_add_impl, True)
     "nn.bias_add",
     dtypes=table.NUMERIC,
     note="the bias gradient sums float16 in float32 and bfloat16 row by row, as TF's CPU kernel",
+    op=_bias_add_op,
 )
 def bias_add(value: TensorLike, bias: TensorLike, data_format: str | None = None, name: str | None = None) -> Tensor:
     """Adds the 1-D `bias` along the channel axis (last, or 1 for NC... formats), as `tf.nn.bias_add`.

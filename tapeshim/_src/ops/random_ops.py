@@ -202,7 +202,9 @@ def truncated_normal(
     return _normal(_op_key(seed), shape, mean, stddev, dtype, _truncated_op)
 
 
-@table.export("random.categorical", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream")
+@table.export(
+    "random.categorical", gradient="-", dtypes=table.REAL_FLOAT, note="not TF's bit stream", op=_categorical_op
+)
 def categorical(
     logits: TensorLike,
     num_samples: int,
@@ -227,7 +229,7 @@ def categorical(
     return apply(_categorical_op, (_op_key(seed), values), static)[0]
 
 
-@table.export("random.shuffle", gradient="-", dtypes=table.ANY, note="not TF's bit stream")
+@table.export("random.shuffle", gradient="-", dtypes=table.ANY, note="not TF's bit stream", op=_shuffle_op)
 def shuffle(value: TensorLike, seed: TensorLike | None = None, name: str | None = None) -> Tensor:
     """`value` with its first axis randomly permuted."""
     return apply(_shuffle_op, (_op_key(seed), convert_to_tensor(value)))[0]

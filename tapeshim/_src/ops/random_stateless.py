@@ -59,13 +59,13 @@ def _seed_dtype(seed: Any) -> str:
     return "int64" if tensor._dtype == dtypes.int64 else "int32"
 
 
-@table.export("random.split", gradient="-", dtypes="int32, int64", note="new seeds, not TF's numbers")
+@table.export("random.split", gradient="-", dtypes="int32, int64", note="new seeds, not TF's numbers", op=_split_op)
 def split(seed: TensorLike, num: int = 2, alg: Any = "auto_select") -> Tensor:
     """`num` new seeds (shape `[num, 2]`, the seed's dtype) derived from `seed`, as `tf.random.split`."""
     return apply(_split_op, (_pair_key(seed),), (("dtype", _seed_dtype(seed)), ("num", int(num))))[0]
 
 
-@table.export("random.fold_in", gradient="-", dtypes="int32, int64", note="a new seed, not TF's numbers")
+@table.export("random.fold_in", gradient="-", dtypes="int32, int64", note="a new seed, not TF's numbers", op=_fold_op)
 def fold_in(seed: TensorLike, data: TensorLike, alg: Any = "auto_select") -> Tensor:
     """A new seed (shape [2], `data`'s dtype, as TF's) from `seed` and an integer `data`, as `tf.random.fold_in`."""
     data_t = convert_to_tensor(data)
@@ -123,9 +123,9 @@ _gamma_op = OpDef(
 
 @table.export(
     "random.stateless_gamma",
-    gradient="jax",
     dtypes=table.REAL_FLOAT,
     note="not TF's bit stream; differentiable in alpha (implicit reparameterization)",
+    op=_gamma_op,
 )
 def stateless_gamma(
     shape: ShapeLike | TensorLike,
@@ -156,7 +156,7 @@ _poisson_op = OpDef(
 )
 
 
-@table.export("random.stateless_poisson", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
+@table.export("random.stateless_poisson", gradient="-", dtypes=table.REAL, note="not TF's bit stream", op=_poisson_op)
 def stateless_poisson(
     shape: ShapeLike | TensorLike, seed: TensorLike, lam: Any, dtype: DTypeLike = dtypes.int32, name: str | None = None
 ) -> Tensor:
@@ -177,7 +177,7 @@ _binomial_op = OpDef(
 )
 
 
-@table.export("random.stateless_binomial", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
+@table.export("random.stateless_binomial", gradient="-", dtypes=table.REAL, note="not TF's bit stream", op=_binomial_op)
 def stateless_binomial(
     shape: ShapeLike | TensorLike,
     seed: TensorLike,
@@ -246,7 +246,10 @@ _stateful_gamma_op = OpDef(
 
 
 @table.export(
-    "random.gamma", gradient="jax", dtypes=table.REAL_FLOAT, note="not TF's bit stream; differentiable in alpha"
+    "random.gamma",
+    dtypes=table.REAL_FLOAT,
+    note="not TF's bit stream; differentiable in alpha",
+    op=_stateful_gamma_op,
 )
 def gamma(
     shape: ShapeLike | TensorLike,
@@ -276,7 +279,7 @@ _stateful_poisson_op = OpDef(
 )
 
 
-@table.export("random.poisson", gradient="-", dtypes=table.REAL, note="not TF's bit stream")
+@table.export("random.poisson", gradient="-", dtypes=table.REAL, note="not TF's bit stream", op=_stateful_poisson_op)
 def poisson(
     shape: ShapeLike | TensorLike,
     lam: Any,

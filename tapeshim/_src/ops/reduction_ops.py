@@ -57,7 +57,7 @@ _logsumexp_op = OpDef(
 )
 
 
-@table.export("math.reduce_variance", dtypes=table.FLOAT)
+@table.export("math.reduce_variance", dtypes=table.FLOAT, op=_variance_op)
 def reduce_variance(
     input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
 ) -> Tensor:
@@ -70,7 +70,7 @@ def reduce_variance(
     return apply(_variance_op, (x,), static)[0]
 
 
-@table.export("math.reduce_std", dtypes=table.FLOAT)
+@table.export("math.reduce_std", dtypes=table.FLOAT, op=_std_op)
 def reduce_std(
     input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
 ) -> Tensor:
@@ -83,7 +83,7 @@ def reduce_std(
     return apply(_std_op, (x,), static)[0]
 
 
-@table.export("math.reduce_logsumexp", "reduce_logsumexp", dtypes=table.REAL_FLOAT)
+@table.export("math.reduce_logsumexp", "reduce_logsumexp", dtypes=table.REAL_FLOAT, op=_logsumexp_op)
 def reduce_logsumexp(
     input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
 ) -> Tensor:
@@ -201,7 +201,7 @@ def cumprod(
 _top_k_op = OpDef("TopKV2", lambda x, k: lax.top_k(x, k), True, dtype_check("TopKV2", "fiu"))
 
 
-@table.export("math.top_k", "nn.top_k", dtypes=table.REAL, note="indices are int32, as TF")
+@table.export("math.top_k", "nn.top_k", dtypes=table.REAL, note="indices are int32, as TF", op=_top_k_op)
 def top_k(
     input: TensorLike,
     k: int = 1,
@@ -479,6 +479,7 @@ _weighted_bincount_op = OpDef("DenseBincount", _weighted_bincount, True)
     gradient="custom",
     dtypes=table.REAL,
     note="arr must be known (not traced); differentiating through weights raises LookupError, as TF",
+    op=_weighted_bincount_op,
 )
 def bincount(
     arr: TensorLike,

@@ -113,7 +113,7 @@ def _histogram_inputs(values: Any, value_range: Any, nbins: Any, dtype: Any) -> 
     return v, r, bins, out
 
 
-@table.export("histogram_fixed_width", gradient="-", dtypes=table.REAL)
+@table.export("histogram_fixed_width", gradient="-", dtypes=table.REAL, op=_histogram_op)
 def histogram_fixed_width(
     values: TensorLike, value_range: Any, nbins: Any = 100, dtype: DTypeLike = dtypes.int32, name: str | None = None
 ) -> Tensor:
@@ -136,7 +136,7 @@ def _bins(values: jax.Array, value_range: jax.Array, nbins: int, out: Any) -> ja
 _bins_op = OpDef("HistogramFixedWidthBins", _bins, False)
 
 
-@table.export("histogram_fixed_width_bins", gradient="-", dtypes=table.REAL)
+@table.export("histogram_fixed_width_bins", gradient="-", dtypes=table.REAL, op=_bins_op)
 def histogram_fixed_width_bins(
     values: TensorLike, value_range: Any, nbins: Any = 100, dtype: DTypeLike = dtypes.int32, name: str | None = None
 ) -> Tensor:
@@ -167,7 +167,7 @@ def _unravel(indices: jax.Array, dims: jax.Array) -> jax.Array:
 _unravel_op = OpDef("UnravelIndex", _unravel, False)
 
 
-@table.export("unravel_index", gradient="-", dtypes="int32, int64")
+@table.export("unravel_index", gradient="-", dtypes="int32, int64", op=_unravel_op)
 def unravel_index(indices: TensorLike, dims: TensorLike, name: str | None = None) -> Tensor:
     """The coordinates of flat `indices` in an array of shape `dims`, as `tf.unravel_index`.
 

@@ -141,14 +141,14 @@ def _shift_axes(x: Tensor, axes: Any) -> tuple:
     return tuple(a % rank for a in values)
 
 
-@table.export("signal.fftshift", dtypes=table.ANY)
+@table.export("signal.fftshift", dtypes=table.ANY, op=_SHIFT)
 def fftshift(x: TensorLike, axes: AxisLike = None, name: str | None = None) -> Tensor:
     """Moves the zero-frequency term to the center of the spectrum (all axes by default)."""
     x_t = convert_to_tensor(x)
     return run(_SHIFT, (x_t,), axes=_shift_axes(x_t, axes), inverse=False)
 
 
-@table.export("signal.ifftshift", dtypes=table.ANY)
+@table.export("signal.ifftshift", dtypes=table.ANY, op=_SHIFT)
 def ifftshift(x: TensorLike, axes: AxisLike = None, name: str | None = None) -> Tensor:
     """The inverse of `fftshift`."""
     x_t = convert_to_tensor(x)
@@ -174,7 +174,7 @@ def _frame_impl(x: jax.Array, pad_value: jax.Array, length: int, step: int, pad_
 _FRAME = kernel("Frame", _frame_impl)
 
 
-@table.export("signal.frame", dtypes=table.ANY)
+@table.export("signal.frame", dtypes=table.ANY, op=_FRAME)
 def frame(
     signal: Any,
     frame_length: TensorLike,
@@ -210,7 +210,7 @@ def _overlap_add_impl(x: jax.Array, step: int) -> jax.Array:
 _OVERLAP_ADD = kernel("OverlapAndAdd", _overlap_add_impl)
 
 
-@table.export("signal.overlap_and_add", dtypes=table.NUMERIC)
+@table.export("signal.overlap_and_add", dtypes=table.NUMERIC, op=_OVERLAP_ADD)
 def overlap_and_add(signal: Any, frame_step: TensorLike, name: str | None = None) -> Tensor:
     """Sums frames `[..., frames, frame_length]` placed `frame_step` apart into one signal.
 
@@ -463,7 +463,9 @@ def _dct_matrix(kind: int, n: int, norm: str | None) -> np.ndarray:
 _MATMUL = kernel("DCT", lambda x, m: jnp.matmul(x, m.astype(x.dtype), precision=jax.lax.Precision.HIGHEST))
 
 
-@table.export("signal.dct", dtypes=table.REAL_FLOAT, note="a matrix product in the input dtype (TF uses an FFT)")
+@table.export(
+    "signal.dct", dtypes=table.REAL_FLOAT, note="a matrix product in the input dtype (TF uses an FFT)", op=_MATMUL
+)
 def dct(
     input: TensorLike,
     type: int = 2,
