@@ -173,26 +173,22 @@ class Plan:
                 and tid >= first_tid
                 and tid not in cut_tids
             ):
-                out_slots: list[int] = []
-                occs: list[tuple[int, ...]] = []
-                is_tracked = False
-                for out_tid in node.out_tids:
+                out_tids = node.out_tids
+                if len(out_tids) == 1 and not (cut_tids and out_tids[0] in cut_tids):  # the common case, inlined
+                    out_tid = out_tids[0]
                     slot = len(tid_at)
                     tid_at.append(out_tid)
-                    out_slots.append(slot)
-                    if cut_tids and out_tid in cut_tids:  # a cut sibling output: a leaf of its own
-                        occs.append(())
-                        continue
                     slot_of.setdefault(out_tid, slot)
                     occ = occurrences.get(out_tid, ())
-                    occs.append(occ)
                     for source in occ:
                         occ_slots.setdefault(source, []).append(slot)
-                    if out_tid in produced:
-                        is_tracked = True
+                    out_slots: tuple[int, ...] = (slot,)
+                    occs_t: tuple[tuple[int, ...], ...] = (occ,)
+                    is_tracked = out_tid in produced
+                else:
+                    out_slots, occs_t, is_tracked = self._outputs(out_tids, cut_tids, produced, occurrences)
                 in_slots = tuple([slot_of[t._tid] for t in node.inputs])
-                occs_t = tuple(occs)
-                steps.append(NodeStep(node.fn, node.key, in_slots, tuple(out_slots), is_tracked, occs_t, node.deps))
+                steps.append(NodeStep(node.fn, node.key, in_slots, out_slots, is_tracked, occs_t, node.deps))
                 key.append((node.key, in_slots, is_tracked, occs_t))
                 continue
             occ = occurrences.get(tid, ())
@@ -216,6 +212,33 @@ class Plan:
             key.append((tensor._shape, tensor._dtype._name, occ))
             leaves.append(tensor)
         return tuple(key)
+
+    def _outputs(
+        self,
+        out_tids: Sequence[int],
+        cut_tids: AbstractSet[int],
+        produced: AbstractSet[int],
+        occurrences: Mapping[int, tuple[int, ...]],
+    ) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...], bool]:
+        """Slots for a node's outputs: `(out_slots, occurrences per output, whether the recorder recorded it)`."""
+        out_slots: list[int] = []
+        occs: list[tuple[int, ...]] = []
+        is_tracked = False
+        for out_tid in out_tids:
+            slot = len(self.tid_at)
+            self.tid_at.append(out_tid)
+            out_slots.append(slot)
+            if cut_tids and out_tid in cut_tids:  # a cut sibling output: a leaf of its own
+                occs.append(())
+                continue
+            self.slot_of.setdefault(out_tid, slot)
+            occ = occurrences.get(out_tid, ())
+            occs.append(occ)
+            for source in occ:
+                self.occ_slots.setdefault(source, []).append(slot)
+            if out_tid in produced:
+                is_tracked = True
+        return tuple(out_slots), tuple(occs), is_tracked
 
     def leaf_values(self) -> list[jax.Array]:
         """The leaves' values (a plan's leaves are concrete tensors)."""
