@@ -12,6 +12,7 @@ from tapeshim._src.ops import table
 from tapeshim._src.ops.image_codecs import _bytes_of
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 
 class DecodeWav(NamedTuple):
@@ -60,7 +61,7 @@ def _parse(data: bytes) -> tuple[np.ndarray, int, int]:
 
 @table.export("audio.decode_wav", gradient="-", dtypes="string", note="host-side; 16-bit PCM, as TF")
 def decode_wav(
-    contents: Any, desired_channels: int = -1, desired_samples: int = -1, name: str | None = None
+    contents: TensorLike, desired_channels: int = -1, desired_samples: int = -1, name: str | None = None
 ) -> DecodeWav:
     """Decodes 16-bit PCM WAV data to float32 `[samples, channels]` and the sample rate.
 
@@ -87,7 +88,7 @@ def decode_wav(
 @table.export(
     "audio.encode_wav", gradient="-", dtypes=table.REAL_FLOAT, note="host-side; the same bytes as TF's encoder"
 )
-def encode_wav(audio: Any, sample_rate: Any, name: str | None = None) -> Tensor:
+def encode_wav(audio: Any, sample_rate: TensorLike, name: str | None = None) -> Tensor:
     """Encodes float32 `[samples, channels]` audio (clipped to [-1, 1]) as 16-bit PCM WAV bytes.
 
     Raises:

@@ -155,7 +155,7 @@ def retain(sp_input: SparseTensor, to_retain: Any) -> SparseTensor:
     return _make(sp._index_host[positions], _take(sp.values, positions), [int(d) for d in sp._shape_host])
 
 
-def transpose(sp_input: SparseTensor, perm: Any = None, name: str | None = None) -> SparseTensor:
+def transpose(sp_input: SparseTensor, perm: TensorLike | None = None, name: str | None = None) -> SparseTensor:
     """The sparse tensor with permuted dimensions (reversed when `perm` is None), reordered, as TF's."""
     sp = _sparse(sp_input, "sp_input")
     rank = sp.ndim

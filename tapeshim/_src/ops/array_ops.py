@@ -182,7 +182,9 @@ def reshape(tensor: TensorLike, shape: ShapeLike | TensorLike, name: str | None 
 
 
 @table.export("transpose", dtypes=table.ANY, op=_transpose_op)
-def transpose(a: TensorLike, perm: Any = None, conjugate: bool = False, name: str | None = None) -> Tensor:
+def transpose(
+    a: TensorLike, perm: TensorLike | None = None, conjugate: bool = False, name: str | None = None
+) -> Tensor:
     """Permutes the dimensions of `a` (reverses them when `perm` is None)."""
     x = convert_to_tensor(a)
     rank = len(x._shape)

@@ -107,7 +107,7 @@ def conv2d(
     strides: TensorLike,
     padding: Any,
     data_format: str = "NHWC",  # noqa: A002
-    dilations: Any = None,
+    dilations: TensorLike | None = None,
     name: str | None = None,
 ) -> Tensor:
     """2-D convolution, as `tf.nn.conv2d` (filters [h, w, in, out]; SAME/VALID or explicit padding)."""
@@ -118,10 +118,10 @@ def conv2d(
 def conv1d(
     input: TensorLike,
     filters: TensorLike,
-    stride: Any,
+    stride: TensorLike,
     padding: Any,
     data_format: str = "NWC",  # noqa: A002
-    dilations: Any = None,
+    dilations: TensorLike | None = None,
     name: str | None = None,
 ) -> Tensor:
     """1-D convolution, as `tf.nn.conv1d` (filters [w, in, out])."""
@@ -135,7 +135,7 @@ def depthwise_conv2d(
     strides: TensorLike,
     padding: Any,
     data_format: str | None = None,  # noqa: A002
-    dilations: Any = None,
+    dilations: TensorLike | None = None,
     name: str | None = None,
 ) -> Tensor:
     """Depthwise 2-D convolution (filter [h, w, in, multiplier])."""
@@ -150,7 +150,7 @@ def conv2d_transpose(
     strides: TensorLike,
     padding: str = "SAME",  # noqa: A002
     data_format: str = "NHWC",
-    dilations: Any = None,
+    dilations: TensorLike | None = None,
     name: str | None = None,
 ) -> Tensor:
     """The transpose (gradient) of conv2d: filters [h, w, out, in], producing `output_shape`."""
@@ -216,7 +216,7 @@ def _pool(kind: str, x: Any, ksize: Any, strides: Any, padding: str, data_format
 @table.export("nn.max_pool2d", dtypes=table.REAL)
 def max_pool2d(
     input: TensorLike,
-    ksize: Any,
+    ksize: TensorLike,
     strides: TensorLike,
     padding: str,
     data_format: str = "NHWC",  # noqa: A002
@@ -229,7 +229,7 @@ def max_pool2d(
 @table.export("nn.avg_pool2d", dtypes=table.REAL_FLOAT, note="SAME padding averages over the valid cells, as TF")
 def avg_pool2d(
     input: TensorLike,
-    ksize: Any,
+    ksize: TensorLike,
     strides: TensorLike,
     padding: str,
     data_format: str = "NHWC",  # noqa: A002
@@ -242,7 +242,7 @@ def avg_pool2d(
 @table.export("nn.max_pool1d", dtypes=table.REAL)
 def max_pool1d(
     input: TensorLike,
-    ksize: Any,
+    ksize: TensorLike,
     strides: TensorLike,
     padding: str,
     data_format: str = "NWC",  # noqa: A002
@@ -255,7 +255,7 @@ def max_pool1d(
 @table.export("nn.avg_pool1d", dtypes=table.REAL_FLOAT)
 def avg_pool1d(
     input: TensorLike,
-    ksize: Any,
+    ksize: TensorLike,
     strides: TensorLike,
     padding: str,
     data_format: str = "NWC",  # noqa: A002
@@ -301,7 +301,7 @@ def convolution(
     strides: TensorLike | None = None,
     padding: Any = "VALID",  # noqa: A002
     data_format: str | None = None,
-    dilations: Any = None,
+    dilations: TensorLike | None = None,
     name: str | None = None,
 ) -> Tensor:
     """N-D convolution (1 to 3 spatial dimensions, from the input's rank), as `tf.nn.convolution`.
@@ -320,7 +320,7 @@ def conv3d(
     strides: TensorLike,
     padding: Any,
     data_format: str = "NDHWC",  # noqa: A002
-    dilations: Any = None,
+    dilations: TensorLike | None = None,
     name: str | None = None,
 ) -> Tensor:
     """3-D convolution, as `tf.nn.conv3d` (filters [d, h, w, in, out])."""
@@ -348,7 +348,7 @@ def _pool_nd(
 @table.export("nn.max_pool", dtypes=table.REAL)
 def max_pool(
     input: TensorLike,
-    ksize: Any,
+    ksize: TensorLike,
     strides: TensorLike,
     padding: str,
     data_format: str | None = None,  # noqa: A002
@@ -361,7 +361,7 @@ def max_pool(
 @table.export("nn.avg_pool", dtypes=table.REAL_FLOAT, note="SAME padding averages over the valid cells, as TF")
 def avg_pool(
     input: TensorLike,
-    ksize: Any,
+    ksize: TensorLike,
     strides: TensorLike,
     padding: str,
     data_format: str | None = None,  # noqa: A002
@@ -374,7 +374,7 @@ def avg_pool(
 @table.export("nn.max_pool3d", dtypes=table.REAL)
 def max_pool3d(
     input: TensorLike,
-    ksize: Any,
+    ksize: TensorLike,
     strides: TensorLike,
     padding: str,
     data_format: str = "NDHWC",  # noqa: A002
@@ -387,7 +387,7 @@ def max_pool3d(
 @table.export("nn.avg_pool3d", dtypes=table.REAL_FLOAT)
 def avg_pool3d(
     input: TensorLike,
-    ksize: Any,
+    ksize: TensorLike,
     strides: TensorLike,
     padding: str,
     data_format: str = "NDHWC",  # noqa: A002

@@ -23,7 +23,7 @@ from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 
 @table.export("image.extract_jpeg_shape", gradient="-", dtypes="string", note="host-side, with Pillow")
-def extract_jpeg_shape(contents: Any, output_type: DTypeLike = dtypes.int32, name: str | None = None) -> Tensor:
+def extract_jpeg_shape(contents: TensorLike, output_type: DTypeLike = dtypes.int32, name: str | None = None) -> Tensor:
     """`[height, width, channels]` of a JPEG, read from its header.
 
     Raises:
@@ -40,7 +40,7 @@ def extract_jpeg_shape(contents: Any, output_type: DTypeLike = dtypes.int32, nam
 
 @table.export("image.decode_and_crop_jpeg", gradient="-", dtypes="string", note="host-side, with Pillow")
 def decode_and_crop_jpeg(
-    contents: Any,
+    contents: TensorLike,
     crop_window: Any,
     channels: int = 0,
     ratio: int = 1,
@@ -179,8 +179,8 @@ def _sample(
     note="TF's algorithm on the host; not TF's random stream",
 )
 def sample_distorted_bounding_box(
-    image_size: Any,
-    bounding_boxes: Any,
+    image_size: TensorLike,
+    bounding_boxes: TensorLike,
     seed: TensorLike = 0,
     min_object_covered: Any = 0.1,
     aspect_ratio_range: Any = (0.75, 1.33),
@@ -216,8 +216,8 @@ def sample_distorted_bounding_box(
     note="TF's algorithm on the host; deterministic in `seed`, not TF's random stream",
 )
 def stateless_sample_distorted_bounding_box(
-    image_size: Any,
-    bounding_boxes: Any,
+    image_size: TensorLike,
+    bounding_boxes: TensorLike,
     seed: TensorLike,
     min_object_covered: Any = 0.1,
     aspect_ratio_range: Any = (0.75, 1.33),
@@ -268,7 +268,7 @@ _DEFAULT_COLORS = np.array(
     dtypes="float32, float16",
     note="drawn on the host with numpy (not inside tapeshim.function)",
 )
-def draw_bounding_boxes(images: TensorLike, boxes: TensorLike, colors: Any, name: str | None = None) -> Tensor:
+def draw_bounding_boxes(images: TensorLike, boxes: TensorLike, colors: TensorLike, name: str | None = None) -> Tensor:
     """Draws one-pixel outlines of normalized boxes `[y1, x1, y2, x2]` on a float image batch.
 
     Box `i` of an image takes color `i % len(colors)` (TF's ten default colors when `colors` is

@@ -148,7 +148,9 @@ def _as_tensor(array: np.ndarray) -> Tensor:
     dtypes="string",
     note="host-side, with Pillow; 16-bit color PNGs are read at 8 bits",
 )
-def decode_png(contents: Any, channels: int = 0, dtype: DTypeLike = dtypes.uint8, name: str | None = None) -> Tensor:
+def decode_png(
+    contents: TensorLike, channels: int = 0, dtype: DTypeLike = dtypes.uint8, name: str | None = None
+) -> Tensor:
     """Decodes a PNG (or any format TF's decoders accept) to `[height, width, channels]`.
 
     Raises:
@@ -176,7 +178,7 @@ def _to_bits(array: np.ndarray, out: dtypes.DType) -> np.ndarray:
     note="host-side, with Pillow: TF's INTEGER_ACCURATE DCT; TF's default fast DCT differs by a few levels",
 )
 def decode_jpeg(
-    contents: Any,
+    contents: TensorLike,
     channels: int = 0,
     ratio: int = 1,
     fancy_upscaling: bool = True,
@@ -199,7 +201,7 @@ def decode_jpeg(
 
 
 @table.export("image.decode_gif", gradient="-", dtypes="string", note="host-side, with Pillow")
-def decode_gif(contents: Any, name: str | None = None) -> Tensor:
+def decode_gif(contents: TensorLike, name: str | None = None) -> Tensor:
     """Decodes every frame of a GIF to uint8 `[frames, height, width, 3]` (other formats: one frame, as TF).
 
     Raises:
@@ -210,7 +212,7 @@ def decode_gif(contents: Any, name: str | None = None) -> Tensor:
 
 
 @table.export("image.decode_bmp", gradient="-", dtypes="string", note="host-side, with Pillow")
-def decode_bmp(contents: Any, channels: int = 0, name: str | None = None) -> Tensor:
+def decode_bmp(contents: TensorLike, channels: int = 0, name: str | None = None) -> Tensor:
     """Decodes a BMP to uint8 `[height, width, channels]`.
 
     Raises:
@@ -222,7 +224,7 @@ def decode_bmp(contents: Any, channels: int = 0, name: str | None = None) -> Ten
 
 @table.export("image.decode_image", gradient="-", dtypes="string", note="host-side, with Pillow")
 def decode_image(
-    contents: Any,
+    contents: TensorLike,
     channels: Any = None,
     dtype: DTypeLike = dtypes.uint8,
     name: str | None = None,

@@ -233,8 +233,8 @@ _CROP_AND_RESIZE = kernel("CropAndResize", _crop_and_resize)
 def crop_and_resize(
     image: TensorLike,
     boxes: TensorLike,
-    box_indices: Any,
-    crop_size: Any,
+    box_indices: TensorLike,
+    crop_size: TensorLike,
     method: str = "bilinear",
     extrapolation_value: float = 0.0,
     name: str | None = None,
@@ -354,7 +354,7 @@ def _nms(
 def non_max_suppression_with_scores(
     boxes: TensorLike,
     scores: TensorLike,
-    max_output_size: Any,
+    max_output_size: TensorLike,
     iou_threshold: float = 0.5,
     score_threshold: float = float("-inf"),
     soft_nms_sigma: float = 0.0,
@@ -383,7 +383,7 @@ def non_max_suppression_with_scores(
 def non_max_suppression_padded(
     boxes: TensorLike,
     scores: TensorLike,
-    max_output_size: Any,
+    max_output_size: TensorLike,
     iou_threshold: float = 0.5,
     score_threshold: float = float("-inf"),
     pad_to_max_output_size: bool = False,
@@ -426,8 +426,8 @@ class CombinedNonMaxSuppression(NamedTuple):
 def combined_non_max_suppression(
     boxes: TensorLike,
     scores: TensorLike,
-    max_output_size_per_class: Any,
-    max_total_size: Any,
+    max_output_size_per_class: TensorLike,
+    max_total_size: TensorLike,
     iou_threshold: float = 0.5,
     score_threshold: float = float("-inf"),
     pad_per_class: bool = False,

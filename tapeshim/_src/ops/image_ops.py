@@ -167,7 +167,11 @@ def _unbatched(image: Tensor, squeeze: bool) -> Tensor:
 
 @table.export("image.crop_to_bounding_box", dtypes=table.ANY, op=_CROP)
 def crop_to_bounding_box(
-    image: TensorLike, offset_height: Any, offset_width: Any, target_height: Any, target_width: Any
+    image: TensorLike,
+    offset_height: TensorLike,
+    offset_width: TensorLike,
+    target_height: TensorLike,
+    target_width: TensorLike,
 ) -> Tensor:
     """The `target_height` x `target_width` window of the image whose top-left corner is at the offsets.
 
@@ -196,7 +200,11 @@ def crop_to_bounding_box(
 
 @table.export("image.pad_to_bounding_box", dtypes=table.ANY, op=_PAD)
 def pad_to_bounding_box(
-    image: TensorLike, offset_height: Any, offset_width: Any, target_height: Any, target_width: Any
+    image: TensorLike,
+    offset_height: TensorLike,
+    offset_width: TensorLike,
+    target_height: TensorLike,
+    target_width: TensorLike,
 ) -> Tensor:
     """Pads with zeros to `target_height` x `target_width`, the image's top-left corner at the offsets.
 
@@ -221,7 +229,7 @@ def pad_to_bounding_box(
 
 
 @table.export("image.resize_with_crop_or_pad", dtypes=table.ANY)
-def resize_with_crop_or_pad(image: TensorLike, target_height: Any, target_width: Any) -> Tensor:
+def resize_with_crop_or_pad(image: TensorLike, target_height: TensorLike, target_width: TensorLike) -> Tensor:
     """Centrally crops or zero-pads the image to the target size (TF's offsets for odd differences).
 
     Raises:
@@ -332,7 +340,7 @@ def _window_arg(value: Any, what: str) -> tuple[int, int]:
 
 @table.export("image.extract_patches", dtypes=table.REAL, op=_PATCHES)
 def extract_patches(
-    images: TensorLike, sizes: Any, strides: TensorLike, rates: Any, padding: str, name: str | None = None
+    images: TensorLike, sizes: TensorLike, strides: TensorLike, rates: Any, padding: str, name: str | None = None
 ) -> Tensor:
     """Patches of `images` flattened into the depth axis, ordered (row, column, channel) as TF.
 
@@ -435,7 +443,7 @@ def _host_array(value: Tensor, what: str) -> np.ndarray:
 def non_max_suppression(
     boxes: TensorLike,
     scores: TensorLike,
-    max_output_size: Any,
+    max_output_size: TensorLike,
     iou_threshold: float = 0.5,
     score_threshold: float = float("-inf"),
     name: str | None = None,

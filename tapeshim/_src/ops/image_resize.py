@@ -309,8 +309,8 @@ def resize(
 @table.export("image.resize_with_pad", dtypes=table.REAL)
 def resize_with_pad(
     image: TensorLike,
-    target_height: Any,
-    target_width: Any,
+    target_height: TensorLike,
+    target_width: TensorLike,
     method: str = ResizeMethod.BILINEAR,
     antialias: bool = False,
 ) -> Tensor:

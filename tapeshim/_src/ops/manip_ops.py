@@ -310,7 +310,7 @@ def boolean_mask(tensor: TensorLike, mask: TensorLike, axis: AxisLike = None, na
 
 
 @table.export("slice", dtypes=table.ANY)
-def slice(input_: Any, begin: TensorLike, size: TensorLike, name: str | None = None) -> Tensor:  # noqa: A001
+def slice(input_: TensorLike, begin: TensorLike, size: TensorLike, name: str | None = None) -> Tensor:  # noqa: A001
     """The slice of `input_` starting at `begin` with `size` (-1: to the end) per axis."""
     x = convert_to_tensor(input_)
     starts, sizes = array_ops.int_arg(begin, "Index", "Slice"), array_ops.int_arg(size, "Index", "Slice")
@@ -332,7 +332,7 @@ def slice(input_: Any, begin: TensorLike, size: TensorLike, name: str | None = N
 
 @table.export("strided_slice", dtypes=table.ANY)
 def strided_slice(
-    input_: Any,
+    input_: TensorLike,
     begin: TensorLike,
     end: TensorLike,
     strides: TensorLike | None = None,

@@ -530,7 +530,9 @@ def batch_normalization(
 
 
 @table.export("nn.embedding_lookup", dtypes=table.ANY, note="IndexedSlices gradients, as TF")
-def embedding_lookup(params: TensorLike, ids: TensorLike, max_norm: Any = None, name: str | None = None) -> Tensor:
+def embedding_lookup(
+    params: TensorLike, ids: TensorLike, max_norm: TensorLike | None = None, name: str | None = None
+) -> Tensor:
     """The rows of `params` at `ids`."""
     rows = array_ops.gather(params, ids)
     if max_norm is not None:

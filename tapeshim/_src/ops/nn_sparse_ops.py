@@ -8,6 +8,7 @@ import numpy as np
 
 from tapeshim._src.ops import array_ops, math_ops, nn_ops, reduction_ops, table
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
 
 
 def _is_sparse(value: Any) -> bool:
@@ -24,7 +25,7 @@ def embedding_lookup_sparse(
     sp_ids: Any,
     sp_weights: Any,
     combiner: str | None = None,
-    max_norm: Any = None,
+    max_norm: TensorLike | None = None,
     name: str | None = None,
     allow_fast_lookup: bool = False,
 ) -> Tensor:

@@ -333,8 +333,8 @@ class Generator:
     def binomial(
         self,
         shape: ShapeLike | TensorLike,
-        counts: Any,
-        probs: Any,
+        counts: TensorLike,
+        probs: TensorLike,
         dtype: DTypeLike = dtypes.int32,
         name: str | None = None,
     ) -> Tensor:

@@ -158,7 +158,11 @@ _poisson_op = OpDef(
 
 @table.export("random.stateless_poisson", gradient="-", dtypes=table.REAL, note="not TF's bit stream", op=_poisson_op)
 def stateless_poisson(
-    shape: ShapeLike | TensorLike, seed: TensorLike, lam: Any, dtype: DTypeLike = dtypes.int32, name: str | None = None
+    shape: ShapeLike | TensorLike,
+    seed: TensorLike,
+    lam: TensorLike,
+    dtype: DTypeLike = dtypes.int32,
+    name: str | None = None,
 ) -> Tensor:
     """Poisson(lam) samples determined by `seed`; `shape` must end with `lam`'s shape."""
     dims = shape_arg(shape, "StatelessRandomPoisson", float_error="attr")
@@ -181,8 +185,8 @@ _binomial_op = OpDef(
 def stateless_binomial(
     shape: ShapeLike | TensorLike,
     seed: TensorLike,
-    counts: Any,
-    probs: Any,
+    counts: TensorLike,
+    probs: TensorLike,
     output_dtype: DTypeLike = dtypes.int32,
     name: str | None = None,
 ) -> Tensor:
@@ -282,7 +286,7 @@ _stateful_poisson_op = OpDef(
 @table.export("random.poisson", gradient="-", dtypes=table.REAL, note="not TF's bit stream", op=_stateful_poisson_op)
 def poisson(
     shape: ShapeLike | TensorLike,
-    lam: Any,
+    lam: TensorLike,
     dtype: DTypeLike = dtypes.float32,
     seed: TensorLike | None = None,
     name: str | None = None,

@@ -115,7 +115,11 @@ def _histogram_inputs(values: Any, value_range: Any, nbins: Any, dtype: Any) -> 
 
 @table.export("histogram_fixed_width", gradient="-", dtypes=table.REAL, op=_histogram_op)
 def histogram_fixed_width(
-    values: TensorLike, value_range: Any, nbins: Any = 100, dtype: DTypeLike = dtypes.int32, name: str | None = None
+    values: TensorLike,
+    value_range: TensorLike,
+    nbins: TensorLike = 100,
+    dtype: DTypeLike = dtypes.int32,
+    name: str | None = None,
 ) -> Tensor:
     """Counts `values` in `nbins` equal bins over `value_range` (outliers in the end bins).
 
@@ -138,7 +142,11 @@ _bins_op = OpDef("HistogramFixedWidthBins", _bins, False)
 
 @table.export("histogram_fixed_width_bins", gradient="-", dtypes=table.REAL, op=_bins_op)
 def histogram_fixed_width_bins(
-    values: TensorLike, value_range: Any, nbins: Any = 100, dtype: DTypeLike = dtypes.int32, name: str | None = None
+    values: TensorLike,
+    value_range: TensorLike,
+    nbins: TensorLike = 100,
+    dtype: DTypeLike = dtypes.int32,
+    name: str | None = None,
 ) -> Tensor:
     """The bin of each value for `histogram_fixed_width` (same shape as `values`).
 

@@ -176,7 +176,7 @@ _FRAME = kernel("Frame", _frame_impl)
 
 @table.export("signal.frame", dtypes=table.ANY, op=_FRAME)
 def frame(
-    signal: Any,
+    signal: TensorLike,
     frame_length: TensorLike,
     frame_step: TensorLike,
     pad_end: bool = False,
@@ -211,7 +211,7 @@ _OVERLAP_ADD = kernel("OverlapAndAdd", _overlap_add_impl)
 
 
 @table.export("signal.overlap_and_add", dtypes=table.NUMERIC, op=_OVERLAP_ADD)
-def overlap_and_add(signal: Any, frame_step: TensorLike, name: str | None = None) -> Tensor:
+def overlap_and_add(signal: TensorLike, frame_step: TensorLike, name: str | None = None) -> Tensor:
     """Sums frames `[..., frames, frame_length]` placed `frame_step` apart into one signal.
 
     Raises:
@@ -244,7 +244,7 @@ def _raised_cosine(length: Any, periodic: Any, dtype: Any, a: float, b: float) -
 
 @table.export("signal.hann_window", gradient="-", dtypes=table.REAL_FLOAT)
 def hann_window(
-    window_length: Any, periodic: bool = True, dtype: DTypeLike = dtypes.float32, name: str | None = None
+    window_length: TensorLike, periodic: bool = True, dtype: DTypeLike = dtypes.float32, name: str | None = None
 ) -> Tensor:
     """A Hann window of `window_length` (periodic for even lengths when `periodic`, as TF)."""
     return _raised_cosine(window_length, periodic, dtype, 0.5, 0.5)
@@ -252,7 +252,7 @@ def hann_window(
 
 @table.export("signal.hamming_window", gradient="-", dtypes=table.REAL_FLOAT)
 def hamming_window(
-    window_length: Any, periodic: bool = True, dtype: DTypeLike = dtypes.float32, name: str | None = None
+    window_length: TensorLike, periodic: bool = True, dtype: DTypeLike = dtypes.float32, name: str | None = None
 ) -> Tensor:
     """A Hamming window of `window_length` (periodic for even lengths when `periodic`, as TF)."""
     return _raised_cosine(window_length, periodic, dtype, 0.54, 0.46)
@@ -275,7 +275,7 @@ def _kaiser(length: int, beta: float) -> np.ndarray:
 
 @table.export("signal.kaiser_window", gradient="-", dtypes=table.REAL_FLOAT)
 def kaiser_window(
-    window_length: Any, beta: float = 12.0, dtype: DTypeLike = dtypes.float32, name: str | None = None
+    window_length: TensorLike, beta: float = 12.0, dtype: DTypeLike = dtypes.float32, name: str | None = None
 ) -> Tensor:
     """A Kaiser window: `I0(beta * sqrt(1 - (2n / (N - 1) - 1) ** 2)) / I0(beta)`."""
     out = _float_window_dtype(dtype)
@@ -284,7 +284,7 @@ def kaiser_window(
 
 @table.export("signal.kaiser_bessel_derived_window", gradient="-", dtypes=table.REAL_FLOAT)
 def kaiser_bessel_derived_window(
-    window_length: Any, beta: float = 12.0, dtype: DTypeLike = dtypes.float32, name: str | None = None
+    window_length: TensorLike, beta: float = 12.0, dtype: DTypeLike = dtypes.float32, name: str | None = None
 ) -> Tensor:
     """A Kaiser-Bessel-derived window (for MDCTs): the normalized running sum of a Kaiser window, mirrored."""
     out = _float_window_dtype(dtype)
@@ -295,7 +295,7 @@ def kaiser_bessel_derived_window(
 
 
 @table.export("signal.vorbis_window", gradient="-", dtypes=table.REAL_FLOAT)
-def vorbis_window(window_length: Any, dtype: DTypeLike = dtypes.float32, name: str | None = None) -> Tensor:
+def vorbis_window(window_length: TensorLike, dtype: DTypeLike = dtypes.float32, name: str | None = None) -> Tensor:
     """The Vorbis power-complementary window: `sin(pi / 2 * sin(pi * (n + 0.5) / N) ** 2)`."""
     out = _float_window_dtype(dtype)
     length = static_int(window_length, "window_length")
@@ -469,7 +469,7 @@ _MATMUL = kernel("DCT", lambda x, m: jnp.matmul(x, m.astype(x.dtype), precision=
 def dct(
     input: TensorLike,
     type: int = 2,
-    n: Any = None,
+    n: TensorLike | None = None,
     axis: int = -1,
     norm: str | None = None,  # noqa: A002
     name: str | None = None,
@@ -509,7 +509,7 @@ def dct(
 def idct(
     input: TensorLike,
     type: int = 2,
-    n: Any = None,
+    n: TensorLike | None = None,
     axis: int = -1,
     norm: str | None = None,  # noqa: A002
     name: str | None = None,
