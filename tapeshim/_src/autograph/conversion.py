@@ -21,7 +21,7 @@ import sysconfig
 import textwrap
 import types
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, TypeGuard
 
 from tapeshim._src.autograph import operators, transformer
 
@@ -94,7 +94,7 @@ def do_not_convert(func: Callable | None = None) -> Any:
     return wrapper
 
 
-def _is_convertible(fn: Any) -> bool:
+def _is_convertible(fn: object) -> TypeGuard[types.FunctionType]:
     if not isinstance(fn, types.FunctionType) or getattr(fn, _DO_NOT_CONVERT, False):
         return False
     if fn in _unconvertible or fn.__name__ == "<lambda>":
@@ -165,7 +165,7 @@ def _compile(fn: types.FunctionType) -> tuple[types.CodeType, str] | None:
     return cached
 
 
-def convert(fn: Any) -> Any:
+def convert(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn` with AutoGraph applied (bound methods and `functools.partial` keep their binding).
 
     Returns `fn` itself when it cannot or should not be converted.
@@ -178,9 +178,9 @@ def convert(fn: Any) -> Any:
         return fn if converted is fn.__func__ else types.MethodType(converted, fn.__self__)
     if not _is_convertible(fn):
         return fn
-    converted = _function_cache.get(fn)
-    if converted is not None:
-        return converted
+    cached = _function_cache.get(fn)
+    if cached is not None:
+        return cached
     compiled = _compile(fn)
     if compiled is None:
         _unconvertible.add(fn)
@@ -189,17 +189,17 @@ def convert(fn: Any) -> Any:
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     cells["ag__"] = types.CellType(ag__)
     closure = tuple(cells[name] for name in code.co_freevars)
-    converted = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
-    converted.__kwdefaults__ = fn.__kwdefaults__
-    converted.__dict__.update(fn.__dict__)
-    converted.__wrapped__ = fn  # type: ignore[attr-defined]  # as functools.wraps sets; FunctionType has none
-    converted.__qualname__ = fn.__qualname__
-    setattr(converted, _DO_NOT_CONVERT, True)  # already converted
-    _function_cache[fn] = converted
-    return converted
+    result = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    result.__kwdefaults__ = fn.__kwdefaults__
+    result.__dict__.update(fn.__dict__)
+    result.__wrapped__ = fn  # type: ignore[attr-defined]  # as functools.wraps sets; FunctionType has none
+    result.__qualname__ = fn.__qualname__
+    setattr(result, _DO_NOT_CONVERT, True)  # already converted
+    _function_cache[fn] = result
+    return result
 
 
-def converted_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+def converted_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """A call inside converted code: user functions are converted (once) before they run."""
     if isinstance(fn, types.FunctionType):
         if getattr(fn, _DO_NOT_CONVERT, False) or fn in _unconvertible:
