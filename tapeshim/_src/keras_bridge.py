@@ -38,7 +38,9 @@ from tapeshim._src.keras_compat import direct_assign, flatten_layers, in_statele
 from tapeshim._src.keras_compat import load_keras as load_keras  # re-exported from its old home
 from tapeshim._src.keras_compat import tf_keras as tf_keras  # re-exported: the `tapeshim.keras.*` namespaces import it
 from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
+from tapeshim._src.node import OpKey
 from tapeshim._src.ops import random_ops
+from tapeshim._src.recorded_call import record_call
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor, register_tensor_conversion_function
@@ -413,7 +415,7 @@ class _Program:
 
         self.fn = fn
         self.jitted = jax.jit(fn)
-        self.key = ("KerasCall", next(_program_ids))
+        self.key = OpKey("KerasCall", next(_program_ids))
 
 
 _KEY = jax.eval_shape(lambda: jax.random.PRNGKey(0))  # the shape and dtype of a random op's key
@@ -526,7 +528,8 @@ def stateful_call(
     if saves_forward(program, inputs, tracking):  # a training-mode call under a tape: one forward pass
         outputs = record_saved_forward(program, inputs, tracking)
     elif tracking or _thread_state.trace is not None or any(t._value is None for t in inputs):
-        outputs = registry.record(program.fn, program.key, inputs, program.avals, tracking)
+        # One op; each output is tracked by the tapes that track an input it depends on (its jaxpr says which).
+        outputs = record_call(program.fn, program.key, inputs, program.avals)
     else:
         values = program.jitted(*[t._value for t in inputs])
         outputs = tuple(Tensor(v, shape, dtype) for v, (shape, dtype) in zip(values, program.avals))
