@@ -18,90 +18,91 @@ import numpy as np
 
 import tapeshim as tf
 from tapeshim._src.keras_bridge import keras
+from tapeshim._src.typing_aliases import AxisLike, DTypeLike, ShapeLike, TensorLike
 
 _floatx = keras.backend.floatx
 _epsilon = keras.backend.epsilon
 
 
-def _rank(x: Any) -> int:
+def _rank(x: TensorLike) -> int:
     return len(tf.convert_to_tensor(x).shape) if not hasattr(x, "shape") else len(x.shape)
 
 
 # -- elementwise math -------------------------------------------------------------------------------
-def abs(x: Any) -> Any:  # noqa: A001 - TF's name
+def abs(x: TensorLike) -> Any:  # noqa: A001 - TF's name
     """Elementwise absolute value."""
     return tf.abs(x)
 
 
-def cos(x: Any) -> Any:
+def cos(x: TensorLike) -> Any:
     """Elementwise cosine."""
     return tf.cos(x)
 
 
-def sin(x: Any) -> Any:
+def sin(x: TensorLike) -> Any:
     """Elementwise sine."""
     return tf.sin(x)
 
 
-def exp(x: Any) -> Any:
+def exp(x: TensorLike) -> Any:
     """Elementwise exponential."""
     return tf.exp(x)
 
 
-def log(x: Any) -> Any:
+def log(x: TensorLike) -> Any:
     """Elementwise natural logarithm."""
     return tf.math.log(x)
 
 
-def sign(x: Any) -> Any:
+def sign(x: TensorLike) -> Any:
     """Elementwise sign."""
     return tf.sign(x)
 
 
-def round(x: Any) -> Any:  # noqa: A001 - TF's name
+def round(x: TensorLike) -> Any:  # noqa: A001 - TF's name
     """Elementwise rounding to the nearest integer, half to even."""
     return tf.round(x)
 
 
-def square(x: Any) -> Any:
+def square(x: TensorLike) -> Any:
     """Elementwise square."""
     return tf.square(x)
 
 
-def sqrt(x: Any) -> Any:
+def sqrt(x: TensorLike) -> Any:
     """Elementwise square root, with negative inputs taken as zero."""
     x = tf.convert_to_tensor(x)
     return tf.sqrt(tf.maximum(x, tf.zeros([], x.dtype)))
 
 
-def pow(x: Any, a: Any) -> Any:  # noqa: A001 - TF's name
+def pow(x: TensorLike, a: Any) -> Any:  # noqa: A001 - TF's name
     """Elementwise `x ** a`."""
     return tf.pow(x, a)
 
 
-def tanh(x: Any) -> Any:
+def tanh(x: TensorLike) -> Any:
     """Elementwise hyperbolic tangent."""
     return tf.tanh(x)
 
 
-def sigmoid(x: Any) -> Any:
+def sigmoid(x: TensorLike) -> Any:
     """Elementwise logistic sigmoid."""
     return tf.sigmoid(x)
 
 
-def hard_sigmoid(x: Any) -> Any:
+def hard_sigmoid(x: TensorLike) -> Any:
     """Piecewise linear sigmoid: `clip(0.2 * x + 0.5, 0, 1)`."""
     x = tf.convert_to_tensor(x)
     scaled = x * tf.constant(0.2, x.dtype) + tf.constant(0.5, x.dtype)
     return tf.clip_by_value(scaled, 0.0, 1.0)
 
 
-def softplus(x: Any) -> Any:
+def softplus(x: TensorLike) -> Any:
     """Elementwise `log(exp(x) + 1)`."""
     return tf.math.softplus(x)
 
 
-def softsign(x: Any) -> Any:
+def softsign(x: TensorLike) -> Any:
     """Elementwise `x / (abs(x) + 1)`."""
     return tf.math.softsign(x)
 
@@ -143,7 +144,7 @@ def relu(x: Any, alpha: float = 0.0, max_value: float | None = None, threshold: 
     return x
 
 
-def softmax(x: Any, axis: int | tuple = -1) -> Any:
+def softmax(x: TensorLike, axis: int | tuple = -1) -> Any:
     """Softmax over `axis` (an int or a tuple of axes).
 
     Raises:
@@ -159,47 +160,47 @@ def softmax(x: Any, axis: int | tuple = -1) -> Any:
 
 
 # -- comparisons and binary ops -------------------------------------------------------------------------
-def equal(x: Any, y: Any) -> Any:
+def equal(x: TensorLike, y: TensorLike) -> Any:
     """Elementwise `x == y`."""
     return tf.equal(x, y)
 
 
-def not_equal(x: Any, y: Any) -> Any:
+def not_equal(x: TensorLike, y: TensorLike) -> Any:
     """Elementwise `x != y`."""
     return tf.not_equal(x, y)
 
 
-def greater(x: Any, y: Any) -> Any:
+def greater(x: TensorLike, y: TensorLike) -> Any:
     """Elementwise `x > y`."""
     return tf.greater(x, y)
 
 
-def greater_equal(x: Any, y: Any) -> Any:
+def greater_equal(x: TensorLike, y: TensorLike) -> Any:
     """Elementwise `x >= y`."""
     return tf.greater_equal(x, y)
 
 
-def less(x: Any, y: Any) -> Any:
+def less(x: TensorLike, y: TensorLike) -> Any:
     """Elementwise `x < y`."""
     return tf.less(x, y)
 
 
-def less_equal(x: Any, y: Any) -> Any:
+def less_equal(x: TensorLike, y: TensorLike) -> Any:
     """Elementwise `x <= y`."""
     return tf.less_equal(x, y)
 
 
-def maximum(x: Any, y: Any) -> Any:
+def maximum(x: TensorLike, y: TensorLike) -> Any:
     """Elementwise maximum."""
     return tf.maximum(x, y)
 
 
-def minimum(x: Any, y: Any) -> Any:
+def minimum(x: TensorLike, y: TensorLike) -> Any:
     """Elementwise minimum."""
     return tf.minimum(x, y)
 
 
-def clip(x: Any, min_value: Any, max_value: Any) -> Any:
+def clip(x: TensorLike, min_value: TensorLike, max_value: TensorLike) -> Any:
     """Clips `x` to `[min_value, max_value]` (None: unbounded; a smaller max is raised to the min)."""
     if isinstance(min_value, (int, float)) and isinstance(max_value, (int, float)) and max_value < min_value:
         max_value = min_value
@@ -207,77 +208,77 @@ def clip(x: Any, min_value: Any, max_value: Any) -> Any:
 
 
 # -- reductions --------------------------------------------------------------------------------------
-def _float_if_bool(x: Any) -> Any:
+def _float_if_bool(x: TensorLike) -> Any:
     x = tf.convert_to_tensor(x)
     return tf.cast(x, _floatx()) if x.dtype == tf.bool else x
 
 
-def all(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001 - TF's name
+def all(x: TensorLike, axis: AxisLike = None, keepdims: bool = False) -> Any:  # noqa: A001 - TF's name
     """Logical AND over `axis`, of `x` as booleans."""
     return tf.reduce_all(tf.cast(x, tf.bool), axis, keepdims)
 
 
-def any(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001 - TF's name
+def any(x: TensorLike, axis: AxisLike = None, keepdims: bool = False) -> Any:  # noqa: A001 - TF's name
     """Logical OR over `axis`, of `x` as booleans."""
     return tf.reduce_any(tf.cast(x, tf.bool), axis, keepdims)
 
 
-def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001 - TF's name
+def sum(x: TensorLike, axis: AxisLike = None, keepdims: bool = False) -> Any:  # noqa: A001 - TF's name
     """Sum over `axis`."""
     return tf.reduce_sum(x, axis, keepdims)
 
 
-def prod(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def prod(x: TensorLike, axis: AxisLike = None, keepdims: bool = False) -> Any:
     """Product over `axis`."""
     return tf.reduce_prod(x, axis, keepdims)
 
 
-def max(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001 - TF's name
+def max(x: TensorLike, axis: AxisLike = None, keepdims: bool = False) -> Any:  # noqa: A001 - TF's name
     """Maximum over `axis`."""
     return tf.reduce_max(x, axis, keepdims)
 
 
-def min(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001 - TF's name
+def min(x: TensorLike, axis: AxisLike = None, keepdims: bool = False) -> Any:  # noqa: A001 - TF's name
     """Minimum over `axis`."""
     return tf.reduce_min(x, axis, keepdims)
 
 
-def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def mean(x: TensorLike, axis: AxisLike = None, keepdims: bool = False) -> Any:
     """Mean over `axis` (booleans are taken as floatx)."""
     return tf.reduce_mean(_float_if_bool(x), axis, keepdims)
 
 
-def std(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def std(x: TensorLike, axis: AxisLike = None, keepdims: bool = False) -> Any:
     """Standard deviation over `axis` (booleans are taken as floatx)."""
     return tf.math.reduce_std(_float_if_bool(x), axis=axis, keepdims=keepdims)
 
 
-def var(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def var(x: TensorLike, axis: AxisLike = None, keepdims: bool = False) -> Any:
     """Variance over `axis` (booleans are taken as floatx)."""
     return tf.math.reduce_variance(_float_if_bool(x), axis=axis, keepdims=keepdims)
 
 
-def argmax(x: Any, axis: int = -1) -> Any:
+def argmax(x: TensorLike, axis: int = -1) -> Any:
     """Index of the largest value along `axis` (int64)."""
     return tf.argmax(x, axis)
 
 
-def argmin(x: Any, axis: int = -1) -> Any:
+def argmin(x: TensorLike, axis: int = -1) -> Any:
     """Index of the smallest value along `axis` (int64)."""
     return tf.argmin(x, axis)
 
 
-def cumsum(x: Any, axis: int = 0) -> Any:
+def cumsum(x: TensorLike, axis: int = 0) -> Any:
     """Cumulative sum along `axis`."""
     return tf.cumsum(x, axis=axis)
 
 
-def cumprod(x: Any, axis: int = 0) -> Any:
+def cumprod(x: TensorLike, axis: int = 0) -> Any:
     """Cumulative product along `axis`."""
     return tf.math.cumprod(x, axis=axis)
 
 
-def l2_normalize(x: Any, axis: Any = None) -> Any:
+def l2_normalize(x: TensorLike, axis: AxisLike = None) -> Any:
     """`x` divided by its L2 norm over `axis`."""
     return tf.linalg.l2_normalize(x, axis=axis)
 
@@ -297,7 +298,7 @@ def in_top_k(predictions: Any, targets: Any, k: int) -> Any:
 
 
 # -- shapes and layout ---------------------------------------------------------------------------------
-def int_shape(x: Any) -> tuple | None:
+def int_shape(x: TensorLike) -> tuple | None:
     """The static shape of `x` as a tuple (None for unknown dimensions)."""
     shape = getattr(x, "shape", None)
     if shape is None:
@@ -310,7 +311,7 @@ def ndim(x: Any) -> int:
     return len(x.shape)
 
 
-def shape(x: Any) -> Any:
+def shape(x: TensorLike) -> Any:
     """The dynamic shape of `x` as an int32 Tensor."""
     return tf.shape(x)
 
@@ -325,43 +326,43 @@ def count_params(x: Any) -> int:
     return _math.prod(x.shape.as_list())
 
 
-def reshape(x: Any, shape: Any) -> Any:
+def reshape(x: TensorLike, shape: ShapeLike) -> Any:
     """`x` reshaped to `shape`."""
     return tf.reshape(x, shape)
 
 
-def flatten(x: Any) -> Any:
+def flatten(x: TensorLike) -> Any:
     """`x` as a vector."""
     return tf.reshape(x, [-1])
 
 
-def batch_flatten(x: Any) -> Any:
+def batch_flatten(x: TensorLike) -> Any:
     """`x` reshaped to `(batch, -1)`."""
     x = tf.convert_to_tensor(x)
     return tf.reshape(x, tf.stack([-1, prod(tf.shape(x)[1:])]))
 
 
-def expand_dims(x: Any, axis: int = -1) -> Any:
+def expand_dims(x: TensorLike, axis: int = -1) -> Any:
     """`x` with a new axis of size 1 at `axis`."""
     return tf.expand_dims(x, axis)
 
 
-def squeeze(x: Any, axis: int) -> Any:
+def squeeze(x: TensorLike, axis: int) -> Any:
     """`x` without its size-1 axis `axis`."""
     return tf.squeeze(x, [axis])
 
 
-def permute_dimensions(x: Any, pattern: Any) -> Any:
+def permute_dimensions(x: TensorLike, pattern: Any) -> Any:
     """`x` with its axes permuted by `pattern`."""
     return tf.transpose(x, perm=pattern)
 
 
-def transpose(x: Any) -> Any:
+def transpose(x: TensorLike) -> Any:
     """`x` with its axes reversed."""
     return tf.transpose(x)
 
 
-def reverse(x: Any, axes: int | list) -> Any:
+def reverse(x: TensorLike, axes: int | list) -> Any:
     """`x` reversed along `axes`."""
     return tf.reverse(x, [axes] if isinstance(axes, int) else axes)
 
@@ -379,12 +380,12 @@ def stack(x: list, axis: int = 0) -> Any:
     return tf.stack(x, axis=axis)
 
 
-def tile(x: Any, n: int | list) -> Any:
+def tile(x: TensorLike, n: int | list) -> Any:
     """`x` repeated `n` times along each axis."""
     return tf.tile(x, [n] if isinstance(n, int) else n)
 
 
-def repeat(x: Any, n: int) -> Any:
+def repeat(x: TensorLike, n: int) -> Any:
     """A rank-2 `x` of shape `(batch, d)` repeated to `(batch, n, d)`.
 
     Raises:
@@ -395,22 +396,22 @@ def repeat(x: Any, n: int) -> Any:
     return tf.tile(tf.expand_dims(x, 1), [1, n, 1])
 
 
-def repeat_elements(x: Any, rep: int, axis: int) -> Any:
+def repeat_elements(x: TensorLike, rep: int, axis: int) -> Any:
     """Each slice of `x` along `axis` repeated `rep` times, as `np.repeat`."""
     return tf.repeat(x, rep, axis=axis)
 
 
-def gather(reference: Any, indices: Any) -> Any:
+def gather(reference: TensorLike, indices: TensorLike) -> Any:
     """The rows of `reference` at `indices`."""
     return tf.gather(reference, indices)
 
 
-def one_hot(indices: Any, num_classes: int) -> Any:
+def one_hot(indices: TensorLike, num_classes: int) -> Any:
     """float32 one-hot vectors of length `num_classes` for `indices`."""
     return tf.one_hot(indices, depth=num_classes, axis=-1)
 
 
-def dot(x: Any, y: Any) -> Any:
+def dot(x: TensorLike, y: TensorLike) -> Any:
     """Matrix product; for rank > 2, contracts the last axis of `x` with the second-to-last of `y`.
 
     The result has shape `x.shape[:-1] + y.shape[:-2] + y.shape[-1:]`.
@@ -426,7 +427,7 @@ def dot(x: Any, y: Any) -> Any:
     return tf.reshape(tf.matmul(flat_x, flat_y), x_shape[:-1] + y_shape[:-2] + y_shape[-1:])
 
 
-def batch_dot(x: Any, y: Any, axes: Any = None) -> Any:
+def batch_dot(x: TensorLike, y: TensorLike, axes: Any = None) -> Any:
     """Per-example dot product of `x` and `y` along `axes` (one axis of each, never the batch axis).
 
     The result has shape `(batch,) + x's other axes + y's other axes`, and
@@ -479,12 +480,12 @@ def batch_dot(x: Any, y: Any, axes: Any = None) -> Any:
 
 
 # -- conversion, constants and variables ---------------------------------------------------------------
-def cast(x: Any, dtype: Any) -> Any:
+def cast(x: TensorLike, dtype: DTypeLike) -> Any:
     """`x` cast to `dtype`."""
     return tf.cast(x, dtype)
 
 
-def cast_to_floatx(x: Any) -> Any:
+def cast_to_floatx(x: TensorLike) -> Any:
     """`x` cast to floatx: a Tensor for tensors and variables, else a numpy array."""
     if isinstance(x, (tf.Tensor, tf.Variable, keras.Variable)):
         return tf.cast(x, dtype=_floatx())
@@ -496,14 +497,14 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
     return tf.constant(value, dtype=_floatx() if dtype is None else dtype, shape=shape, name=name)
 
 
-def variable(value: Any, dtype: Any = None, name: str | None = None, constraint: Any = None) -> Any:
+def variable(value: TensorLike, dtype: DTypeLike | None = None, name: str | None = None, constraint: Any = None) -> Any:
     """A `tf.Variable` holding `value` (floatx unless `dtype` says otherwise)."""
     return tf.Variable(
         value, dtype=tf.as_dtype(_floatx() if dtype is None else dtype), name=name, constraint=constraint
     )
 
 
-def _filled(fill: Any, shape: Any, dtype: Any, name: str | None) -> Any:
+def _filled(fill: Any, shape: ShapeLike, dtype: DTypeLike, name: str | None) -> Any:
     value = fill(shape=shape, dtype=tf.as_dtype(_floatx() if dtype is None else dtype), name=name)
     # A variable unless the shape has a zero-sized dimension, as TF's backend.
     return variable(value, dtype=value.dtype, name=name) if builtins.all(value.shape.as_list()) else value
@@ -519,23 +520,23 @@ def ones(shape: Any, dtype: Any = None, name: str | None = None) -> Any:
     return _filled(tf.ones, shape, dtype, name)
 
 
-def eye(size: int, dtype: Any = None, name: str | None = None) -> Any:
+def eye(size: int, dtype: DTypeLike | None = None, name: str | None = None) -> Any:
     """A variable holding the identity matrix of `size`."""
     dtype = tf.as_dtype(_floatx() if dtype is None else dtype)
     return variable(tf.eye(size, dtype=dtype), dtype, name)
 
 
-def zeros_like(x: Any, dtype: Any = None, name: str | None = None) -> Any:
+def zeros_like(x: TensorLike, dtype: DTypeLike | None = None, name: str | None = None) -> Any:
     """Zeros of `x`'s shape."""
     return tf.zeros_like(x, dtype=dtype, name=name)
 
 
-def ones_like(x: Any, dtype: Any = None, name: str | None = None) -> Any:
+def ones_like(x: TensorLike, dtype: DTypeLike | None = None, name: str | None = None) -> Any:
     """Ones of `x`'s shape."""
     return tf.ones_like(x, dtype=dtype, name=name)
 
 
-def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = "int32") -> Any:
+def arange(start: Any, stop: Any = None, step: Any = 1, dtype: DTypeLike = "int32") -> Any:
     """`tf.range(start, stop, step)`, cast to `dtype` (a negative lone `start` gives an empty range)."""
     if stop is None and start < 0:
         start = 0
@@ -554,14 +555,14 @@ def to_dense(tensor: Any) -> Any:
     return tensor
 
 
-def get_value(x: Any) -> Any:
+def get_value(x: TensorLike) -> Any:
     """The value of a tensor or variable as a numpy array (anything else is returned as it is)."""
     if isinstance(x, (tf.Tensor, tf.Variable, keras.Variable)):
         return x.numpy() if hasattr(x, "numpy") else np.asarray(x)
     return x
 
 
-def eval(x: Any) -> Any:  # noqa: A001 - TF's name
+def eval(x: TensorLike) -> Any:  # noqa: A001 - TF's name
     """The value of a tensor or variable as a numpy array."""
     return get_value(to_dense(x))
 
@@ -620,22 +621,28 @@ def _seed(seed: Any, high: int = 10_000_000) -> Any:
     return np.random.randint(high) if seed is None else seed
 
 
-def random_normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = None, seed: Any = None) -> Any:
+def random_normal(
+    shape: ShapeLike, mean: float = 0.0, stddev: float = 1.0, dtype: DTypeLike | None = None, seed: int | None = None
+) -> Any:
     """Normal random values (floatx unless `dtype` says otherwise)."""
     return tf.random.normal(shape, mean=mean, stddev=stddev, dtype=dtype or _floatx(), seed=_seed(seed))
 
 
-def random_uniform(shape: Any, minval: float = 0.0, maxval: float = 1.0, dtype: Any = None, seed: Any = None) -> Any:
+def random_uniform(
+    shape: ShapeLike, minval: float = 0.0, maxval: float = 1.0, dtype: DTypeLike | None = None, seed: int | None = None
+) -> Any:
     """Uniform random values in `[minval, maxval)`."""
     return tf.random.uniform(shape, minval=minval, maxval=maxval, dtype=dtype or _floatx(), seed=_seed(seed))
 
 
-def truncated_normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = None, seed: Any = None) -> Any:
+def truncated_normal(
+    shape: ShapeLike, mean: float = 0.0, stddev: float = 1.0, dtype: DTypeLike | None = None, seed: int | None = None
+) -> Any:
     """Normal random values redrawn beyond two standard deviations."""
     return tf.random.truncated_normal(shape, mean, stddev, dtype=dtype or _floatx(), seed=_seed(seed))
 
 
-def random_bernoulli(shape: Any, p: float = 0.0, dtype: Any = None, seed: Any = None) -> Any:
+def random_bernoulli(shape: ShapeLike, p: float = 0.0, dtype: DTypeLike | None = None, seed: int | None = None) -> Any:
     """Random ones (with probability `p`) and zeros."""
     dtype = dtype or _floatx()
     draw = tf.random.uniform(shape, dtype=dtype, seed=_seed(seed))
@@ -643,7 +650,12 @@ def random_bernoulli(shape: Any, p: float = 0.0, dtype: Any = None, seed: Any = 
 
 
 def random_normal_variable(
-    shape: Any, mean: float, scale: float, dtype: Any = None, name: str | None = None, seed: Any = None
+    shape: ShapeLike,
+    mean: float,
+    scale: float,
+    dtype: DTypeLike | None = None,
+    name: str | None = None,
+    seed: int | None = None,
 ) -> Any:
     """A variable of normal random values."""
     dtype = tf.as_dtype(dtype or _floatx())
@@ -652,7 +664,12 @@ def random_normal_variable(
 
 
 def random_uniform_variable(
-    shape: Any, low: float, high: float, dtype: Any = None, name: str | None = None, seed: Any = None
+    shape: ShapeLike,
+    low: float,
+    high: float,
+    dtype: DTypeLike | None = None,
+    name: str | None = None,
+    seed: int | None = None,
 ) -> Any:
     """A variable of uniform random values in `[low, high)`."""
     dtype = tf.as_dtype(dtype or _floatx())
@@ -660,7 +677,7 @@ def random_uniform_variable(
     return variable(value, dtype=dtype, name=name)
 
 
-def dropout(x: Any, level: float, noise_shape: Any = None, seed: Any = None) -> Any:
+def dropout(x: TensorLike, level: float, noise_shape: Any = None, seed: int | None = None) -> Any:
     """`x` with a fraction `level` of entries zeroed and the rest scaled by `1 / (1 - level)`."""
     return tf.nn.dropout(x, rate=level, noise_shape=noise_shape, seed=_seed(seed))
 
@@ -707,7 +724,7 @@ def binary_focal_crossentropy(
     return focal
 
 
-def _normalized_probabilities(target: Any, output: Any, from_logits: bool, axis: int) -> tuple:
+def _normalized_probabilities(target: TensorLike, output: TensorLike, from_logits: bool, axis: int) -> tuple:
     target, output = tf.convert_to_tensor(target), tf.convert_to_tensor(output)
     _check_compatible(target, output)
     if from_logits:
@@ -715,7 +732,7 @@ def _normalized_probabilities(target: Any, output: Any, from_logits: bool, axis:
     return target, _clipped(output / tf.reduce_sum(output, axis=axis, keepdims=True))
 
 
-def categorical_crossentropy(target: Any, output: Any, from_logits: bool = False, axis: int = -1) -> Any:
+def categorical_crossentropy(target: TensorLike, output: TensorLike, from_logits: bool = False, axis: int = -1) -> Any:
     """Categorical crossentropy of probabilities (or logits) `output` against one-hot `target`."""
     if from_logits:
         target, output = tf.convert_to_tensor(target), tf.convert_to_tensor(output)
@@ -735,7 +752,7 @@ def categorical_focal_crossentropy(
 
 
 def sparse_categorical_crossentropy(
-    target: Any, output: Any, from_logits: bool = False, axis: int = -1, ignore_class: int | None = None
+    target: TensorLike, output: TensorLike, from_logits: bool = False, axis: int = -1, ignore_class: int | None = None
 ) -> Any:
     """Crossentropy of probabilities (or logits) `output` against integer class `target`.
 

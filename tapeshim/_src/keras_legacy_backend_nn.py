@@ -15,6 +15,7 @@ import tapeshim as tf
 from tapeshim._src import errors
 from tapeshim._src.keras_bridge import keras, keras_function
 from tapeshim._src.keras_legacy_backend import _epsilon, zeros_like
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 _conv = keras_function(keras.ops.conv)
 _max_pool = keras_function(keras.ops.max_pool)
@@ -39,7 +40,7 @@ def _padding(padding: str) -> str:
     return padding
 
 
-def _to_channels_last(x: Any, data_format: str) -> Any:
+def _to_channels_last(x: TensorLike, data_format: str) -> Any:
     x = tf.convert_to_tensor(x)
     if data_format == "channels_last":
         return x
@@ -54,7 +55,7 @@ def _from_channels_last(x: Any, data_format: str) -> Any:
     return tf.transpose(x, [0, rank - 1] + list(range(1, rank - 1)))
 
 
-def _check_convolution(x: Any, kernel: Any, spatial: int, op_name: str, depthwise: bool = False) -> None:
+def _check_convolution(x: TensorLike, kernel: TensorLike, spatial: int, op_name: str, depthwise: bool = False) -> None:
     """TF's InvalidArgumentError for an input or kernel of the wrong rank, or channels the kernel cannot take."""
     x_shape = tf.convert_to_tensor(x).shape.as_list()
     kernel_shape = tf.convert_to_tensor(kernel).shape.as_list()
@@ -81,12 +82,12 @@ def _check_convolution(x: Any, kernel: Any, spatial: int, op_name: str, depthwis
         )
 
 
-def _spatial(x: Any, data_format: str | None, run: Callable[[Any], Any]) -> Any:
+def _spatial(x: TensorLike, data_format: str | None, run: Callable[[Any], Any]) -> Any:
     data_format = _data_format(data_format)
     return _from_channels_last(run(_to_channels_last(x, data_format)), data_format)
 
 
-def bias_add(x: Any, bias: Any, data_format: str | None = None) -> Any:
+def bias_add(x: TensorLike, bias: TensorLike, data_format: str | None = None) -> Any:
     """Adds `bias` (one value per channel, or one per position and channel) to `x`.
 
     Raises:
@@ -107,7 +108,13 @@ def bias_add(x: Any, bias: Any, data_format: str | None = None) -> Any:
 
 
 def batch_normalization(
-    x: Any, mean: Any, var: Any, beta: Any, gamma: Any, axis: int = -1, epsilon: float = 1e-3
+    x: TensorLike,
+    mean: TensorLike,
+    var: TensorLike,
+    beta: TensorLike,
+    gamma: TensorLike,
+    axis: int = -1,
+    epsilon: float = 1e-3,
 ) -> Any:
     """`(x - mean) / sqrt(var + epsilon) * gamma + beta` (`axis` is unused, as in TF)."""
     del axis
@@ -133,15 +140,15 @@ def conv1d(
 
 
 def _checked_conv(
-    x: Any, kernel: Any, spatial: int, op_name: str, strides: Any, padding: str, dilation_rate: Any
+    x: TensorLike, kernel: TensorLike, spatial: int, op_name: str, strides: Any, padding: str, dilation_rate: Any
 ) -> Any:
     _check_convolution(x, kernel, spatial, op_name)
     return _conv(x, kernel, strides=strides, padding=padding, data_format="channels_last", dilation_rate=dilation_rate)
 
 
 def conv2d(
-    x: Any,
-    kernel: Any,
+    x: TensorLike,
+    kernel: TensorLike,
     strides: tuple = (1, 1),
     padding: str = "valid",
     data_format: str | None = None,
@@ -153,8 +160,8 @@ def conv2d(
 
 
 def conv3d(
-    x: Any,
-    kernel: Any,
+    x: TensorLike,
+    kernel: TensorLike,
     strides: tuple = (1, 1, 1),
     padding: str = "valid",
     data_format: str | None = None,
@@ -204,8 +211,8 @@ def conv2d_transpose(
 
 
 def depthwise_conv2d(
-    x: Any,
-    depthwise_kernel: Any,
+    x: TensorLike,
+    depthwise_kernel: TensorLike,
     strides: tuple = (1, 1),
     padding: str = "valid",
     data_format: str | None = None,
@@ -226,9 +233,9 @@ def depthwise_conv2d(
 
 
 def separable_conv2d(
-    x: Any,
-    depthwise_kernel: Any,
-    pointwise_kernel: Any,
+    x: TensorLike,
+    depthwise_kernel: TensorLike,
+    pointwise_kernel: TensorLike,
     strides: tuple = (1, 1),
     padding: str = "valid",
     data_format: str | None = None,
@@ -252,7 +259,9 @@ def separable_conv2d(
     return _spatial(x, data_format, run)
 
 
-def _pool(x: Any, pool_size: tuple, strides: tuple, padding: str, data_format: str | None, pool_mode: str) -> Any:
+def _pool(
+    x: TensorLike, pool_size: tuple, strides: tuple, padding: str, data_format: str | None, pool_mode: str
+) -> Any:
     padding = _padding(padding)
     if pool_mode not in ("max", "avg"):
         raise ValueError(f"Invalid pooling mode: {pool_mode}")
@@ -272,7 +281,7 @@ def _pool(x: Any, pool_size: tuple, strides: tuple, padding: str, data_format: s
 
 
 def pool2d(
-    x: Any,
+    x: TensorLike,
     pool_size: tuple,
     strides: tuple = (1, 1),
     padding: str = "valid",
@@ -294,7 +303,7 @@ def pool2d(
 
 
 def pool3d(
-    x: Any,
+    x: TensorLike,
     pool_size: tuple,
     strides: tuple = (1, 1, 1),
     padding: str = "valid",
@@ -306,7 +315,7 @@ def pool3d(
 
 
 # -- padding and resizing ----------------------------------------------------------------------------
-def temporal_padding(x: Any, padding: tuple = (1, 1)) -> Any:
+def temporal_padding(x: TensorLike, padding: tuple = (1, 1)) -> Any:
     """Zero-pads the middle axis of a rank-3 `x` by `padding` (before, after).
 
     Raises:
@@ -317,7 +326,7 @@ def temporal_padding(x: Any, padding: tuple = (1, 1)) -> Any:
     return tf.pad(x, [[0, 0], [padding[0], padding[1]], [0, 0]])
 
 
-def spatial_2d_padding(x: Any, padding: tuple = ((1, 1), (1, 1)), data_format: str | None = None) -> Any:
+def spatial_2d_padding(x: TensorLike, padding: tuple = ((1, 1), (1, 1)), data_format: str | None = None) -> Any:
     """Zero-pads the rows and columns of a rank-4 `x`.
 
     Raises:
@@ -330,7 +339,7 @@ def spatial_2d_padding(x: Any, padding: tuple = ((1, 1), (1, 1)), data_format: s
     return tf.pad(x, pattern)
 
 
-def spatial_3d_padding(x: Any, padding: tuple = ((1, 1), (1, 1), (1, 1)), data_format: str | None = None) -> Any:
+def spatial_3d_padding(x: TensorLike, padding: tuple = ((1, 1), (1, 1), (1, 1)), data_format: str | None = None) -> Any:
     """Zero-pads the depth, rows and columns of a rank-5 `x`.
 
     Raises:
@@ -344,7 +353,7 @@ def spatial_3d_padding(x: Any, padding: tuple = ((1, 1), (1, 1), (1, 1)), data_f
 
 
 def resize_images(
-    x: Any, height_factor: int, width_factor: int, data_format: str, interpolation: str = "nearest"
+    x: TensorLike, height_factor: int, width_factor: int, data_format: str, interpolation: str = "nearest"
 ) -> Any:
     """Resizes the images of a rank-4 `x` by integer factors.
 
@@ -371,7 +380,7 @@ def resize_images(
     return _spatial(x, data_format, run)
 
 
-def resize_volumes(x: Any, depth_factor: int, height_factor: int, width_factor: int, data_format: str) -> Any:
+def resize_volumes(x: TensorLike, depth_factor: int, height_factor: int, width_factor: int, data_format: str) -> Any:
     """Repeats the depth, rows and columns of a rank-5 `x` by integer factors.
 
     Raises:
@@ -439,7 +448,11 @@ def ctc_decode(y_pred: Any, input_length: Any, greedy: bool = True, beam_width: 
 
 
 # -- control flow and gradients ------------------------------------------------------------------------
-def switch(condition: Any, then_expression: Any, else_expression: Any) -> Any:
+def switch(
+    condition: TensorLike,
+    then_expression: TensorLike | Callable[[], Any],
+    else_expression: TensorLike | Callable[[], Any],
+) -> Any:
     """`then_expression` where `condition` holds, else `else_expression` (either may be a callable).
 
     A scalar condition chooses one branch (`tf.cond`); a tensor condition
@@ -470,7 +483,7 @@ def switch(condition: Any, then_expression: Any, else_expression: Any) -> Any:
     return tf.where(condition, then_value, else_value)
 
 
-def map_fn(fn: Callable[[Any], Any], elems: Any, name: str | None = None, dtype: Any = None) -> Any:
+def map_fn(fn: Callable[[Any], Any], elems: Any, name: str | None = None, dtype: DTypeLike | None = None) -> Any:
     """`fn` applied to each slice of `elems` (a tensor or a nest of them) along axis 0, results stacked."""
     del name, dtype
     flat = [tf.unstack(tf.convert_to_tensor(e)) for e in tf.nest.flatten(elems)]
