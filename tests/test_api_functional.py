@@ -7,38 +7,17 @@ dtypes, shapes, gradients (None pattern included) and error classes.
 import numpy as np
 import pytest
 
-from oracle import check, check_raises
+from oracle import check, check_raises, sum_of_outputs, taped_body, traced_body
 
 X = np.array([1.0, 2.0, 3.0], np.float32)
 M = np.arange(6, dtype=np.float32).reshape(3, 2) / 4
 
 
-def _modes(body):
-    """The body eagerly, under a tape, and inside tf.function (with gradients)."""
-
-    def eager(tf):
-        return body(tf, tf.constant(X), tf.constant(M))
-
-    def taped(tf):
-        x, m = tf.constant(X), tf.constant(M)
-        with tf.GradientTape(persistent=True) as tape:
-            tape.watch([x, m])
-            out = body(tf, x, m)
-            total = tf.add_n([tf.reduce_sum(tf.cast(o, tf.float32)) for o in tf.nest.flatten(out)])
-        return out, tape.gradient(total, [x, m])
-
-    def traced(tf):
-        return tf.function(lambda x, m: taped_inner(tf, x, m, body))(tf.constant(X), tf.constant(M))
-
-    return eager, taped, traced
-
-
-def taped_inner(tf, x, m, body):
-    with tf.GradientTape() as tape:
-        tape.watch([x, m])
-        out = body(tf, x, m)
-        total = tf.add_n([tf.reduce_sum(tf.cast(o, tf.float32)) for o in tf.nest.flatten(out)])
-    return out, tape.gradient(total, [x, m])
+# "taped": the body eagerly, differentiated under a persistent tape; "traced": the same inside tf.function.
+MODES = {
+    "taped": lambda body: taped_body(body, X, M, loss=sum_of_outputs, persistent=True),
+    "traced": lambda body: traced_body(body, X, M, loss=sum_of_outputs),
+}
 
 
 BODIES = {
@@ -85,8 +64,7 @@ BODIES = {
 @pytest.mark.parametrize("mode", ["taped", "traced"])  # taped: eager values and gradients
 @pytest.mark.parametrize("name", sorted(BODIES))
 def test_functional_ops_against_tf(name, mode):
-    eager, taped, traced = _modes(BODIES[name])
-    check({"eager": eager, "taped": taped, "traced": traced}[mode])
+    check(MODES[mode](BODIES[name]))
 
 
 def test_empty_elems():

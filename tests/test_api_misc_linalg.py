@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from oracle import check, check_raises
+from oracle import check, check_raises, run_taped, squared_sum
 
 RNG = np.random.default_rng(11)
 D2 = RNG.normal(size=(2, 3)).astype(np.float32)
@@ -12,12 +12,7 @@ SQ = (RNG.normal(size=(2, 3, 3)) / 2).astype(np.float64)
 
 
 def _grad(tf, fn, *arrays):
-    xs = [tf.constant(a) for a in arrays]
-    with tf.GradientTape() as tape:
-        tape.watch(xs)
-        y = fn(*xs)
-        loss = tf.reduce_sum(y * y)
-    return y, tape.gradient(loss, xs)
+    return run_taped(tf, lambda tf, *xs: fn(*xs), arrays, loss=squared_sum)
 
 
 CASES = {

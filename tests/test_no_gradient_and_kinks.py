@@ -2,18 +2,13 @@
 
 import pytest
 
-from oracle import check
+from oracle import check, run_taped
 
 
-def _grad(tf, values, fn, mode=None, dtype=None):
-    x = tf.constant(values, dtype or tf.float32)
-    with tf.GradientTape() as t:
-        t.watch(x)
-        y = fn(tf, x)
-    kwargs = {} if mode is None else {"unconnected_gradients": mode}
-    grad = t.gradient(y, x, **kwargs)
+def _grad(tf, values, fn, mode=None):
     # tf.gather's gradient is an IndexedSlices in TF (the op-surface issue); compare it densified.
-    return (None if grad is None else tf.convert_to_tensor(grad)), y
+    y, (grad,) = run_taped(tf, fn, [values], dtype="float32", unconnected_gradients=mode, densify=True)
+    return grad, y
 
 
 def test_stop_gradient_guide():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from oracle import check, check_raises
+from oracle import check, check_raises, sample
 
 RNG = np.random.default_rng(5)
 UNARY = {  # path: input kind
@@ -49,16 +49,6 @@ UNARY = {  # path: input kind
 SHAPES = [(), (2, 3), (1, 4, 1)]
 
 
-def _data(shape, kind):
-    if kind == "positive":
-        return (np.abs(RNG.normal(size=shape)) + 0.5).astype(np.float32)
-    if kind == "unit":
-        return RNG.uniform(-0.9, 0.9, size=shape).astype(np.float32)
-    if kind == "above1":
-        return RNG.uniform(1.1, 3.0, size=shape).astype(np.float32)
-    return RNG.normal(size=shape).astype(np.float32)
-
-
 def _op(tf, path):
     space, _, name = path.rpartition(".")
     return getattr(getattr(tf, space) if space else tf, name)
@@ -67,7 +57,7 @@ def _op(tf, path):
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("path", sorted(UNARY))
 def test_unary_ops_over_shapes(path, shape):
-    x0 = _data(shape, UNARY[path])
+    x0 = sample(RNG, shape, UNARY[path])
     seed = RNG.normal(size=shape).astype(np.float32)
 
     def body(tf):
