@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import tapeshim
-from oracle import TOLERANCE, assert_same, describe, real_tf, run
+from oracle import TOLERANCE, assert_same, describe, real_tf, run, uniform
 
 _LOG_LINE = re.compile(r"^([WIE]\d{4} |WARNING|.*cpu_feature_guard|.*oneDNN|.*rebuild TensorFlow)")
 
@@ -681,7 +681,7 @@ def test_trace_counts_of_the_lazy_variable_pattern(capfd):
 def _uniform(shape, seed):
     """Seeded float32 values in [0, 1), in place of the guide's `tf.random.uniform(shape)` (tapeshim's
     random streams are not TF's)."""
-    return np.random.default_rng(seed).uniform(size=shape).astype(np.float32)
+    return uniform(shape, seed)
 
 
 def _simple_loop(tf):

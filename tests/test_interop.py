@@ -12,7 +12,7 @@ import pytest
 import tensorflow as real_tf
 
 import tapeshim as tf
-from oracle import check
+from oracle import check, normal
 
 
 def test_jax_numpy_accepts_tensors_and_variables():
@@ -179,7 +179,7 @@ def test_an_equinox_module_under_a_tape_via_jax_op():
 
     call = tf.experimental.jax_op(apply, name="equinox_mlp")
     variables = [tf.Variable(np.asarray(leaf)) for leaf in leaves]
-    x = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
+    x = normal((4, 3), 0)
     with tf.GradientTape() as tape:
         loss = tf.reduce_sum(call(tf.constant(x), *variables) ** 2)
     grads = tape.gradient(loss, variables)
