@@ -22,13 +22,13 @@ class Embedding(_EmbeddingRowsMixin, _WrappedEmbedding):
 class BatchNormalization(_WrappedBatchNormalization):
     __doc__ = _tf_keras.layers.BatchNormalization.__doc__
 
-    def __init__(self, *args, synchronized=False, **kwargs):  # noqa: ANN001, ANN002, ANN003, D107 - Keras's
+    def __init__(self, *args: _Any, synchronized: bool = False, **kwargs: _Any) -> None:  # Keras's arguments
         # Keras accepts `synchronized=True` on its TensorFlow backend only; tapeshim all-reduces the batch
         # statistics over the replicas of `strategy.run` itself (tf.distribute's replica axis).
         super().__init__(*args, **kwargs)
         self.synchronized = bool(synchronized)
 
-    def _moments(self, inputs, mask):  # noqa: ANN001, ANN202 - Keras's hook
+    def _moments(self, inputs: _Any, mask: _Any) -> _Any:  # Keras's hook (Keras tensors, untyped)
         if not self.synchronized or mask is not None:
             return super()._moments(inputs, mask)
         return _synchronized_moments(inputs, self._reduction_axes)
