@@ -259,3 +259,21 @@ def test_jax_op_on_the_tape():
         tape.watch(x)
         z = blocked(x)
     assert tape.gradient(z, x) is None
+
+
+def test_forward_mode_through_custom_gradient_whose_forward_takes_sqrt():
+    # tf.sqrt's kernel holds a reverse-mode-only gradient rule; inside a forward-mode program the
+    # eager kernel must be traced afresh, not reused from a reverse-mode trace.
+    def body(tf):
+        x = tf.constant([4.0, 9.0])
+
+        @tf.custom_gradient
+        def f(x):
+            y = tf.sqrt(x)
+            return y, lambda dy: dy * 0.5 / y
+
+        with tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 1.0])) as acc:
+            y = f(x)
+        return y, acc.jvp(y)
+
+    check(body)

@@ -41,9 +41,6 @@ class _VariableCollector(Recorder):
         self.variables.setdefault(id(variable), variable)
 
 
-_isolated = StatelessScope  # old name: keras_bridge.py imports it from here
-
-
 def _wrap(values: Any) -> list[Tensor]:
     return [concrete(v) for v in values]
 

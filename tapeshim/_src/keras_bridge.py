@@ -33,7 +33,7 @@ import jax
 import numpy as np
 
 from tapeshim._src import checkpoint, dtypes, registry
-from tapeshim._src.custom_gradient import _isolated, _VariableCollector
+from tapeshim._src.custom_gradient import _VariableCollector
 from tapeshim._src.keras_compat import direct_assign, flatten_layers, in_stateless_scope, keras, own_trainable_variables
 from tapeshim._src.keras_compat import load_keras as load_keras  # re-exported from its old home
 from tapeshim._src.keras_compat import tf_keras as tf_keras  # re-exported: the `tapeshim.keras.*` namespaces import it
@@ -42,7 +42,7 @@ from tapeshim._src.node import OpKey
 from tapeshim._src.ops import random_ops
 from tapeshim._src.recorded_call import record_call
 from tapeshim._src.shape import TensorShape
-from tapeshim._src.state import _thread_state
+from tapeshim._src.state import StatelessScope, _thread_state, stateless_scope
 from tapeshim._src.tensor import Tensor, convert_to_tensor, register_tensor_conversion_function
 from tapeshim._src.variable import (
     Variable,
@@ -364,7 +364,7 @@ class _Program:
             )
             try:
                 with (
-                    _isolated(extra, collector, writes),
+                    StatelessScope(extra, collector, writes),
                     keras.StatelessScope(state_mapping=mapping, collect_losses=True) as scope,
                 ):
                     before = [scope.get_current_value(v) for v in keras_variables]
@@ -616,7 +616,7 @@ def _build(layer: Any, args: tuple, kwargs: dict) -> None:
     symbolic_args, symbolic_kwargs = symbolic((args, kwargs))
     _local.depth = getattr(_local, "depth", 0) + 1
     try:
-        with _isolated({}, None, {}):
+        with StatelessScope({}, None, {}):
             keras.Layer.__call__(layer, *symbolic_args, **symbolic_kwargs)
     finally:
         _local.depth -= 1
@@ -739,7 +739,9 @@ class TapeLayerMixin(_LayerBase):
         # Keras's hook after any build (listed in keras_compat.HOOKS): values a checkpoint restored
         # before the layer had variables are assigned now (TF's deferred restore).
         super()._post_build()
-        if _thread_state.variable_writes is None:  # else `_build` restores once its symbolic call is over
+        if (
+            scope := stateless_scope()
+        ) is None or scope.writes is None:  # else `_build` restores once its symbolic call is over
             apply_pending_restore(self)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

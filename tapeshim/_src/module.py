@@ -11,8 +11,6 @@ from tapeshim._src import nest
 from tapeshim._src.state import current_name_scope, enter_name_scope, exit_name_scope
 from tapeshim._src.variable import Variable
 
-current_scope = current_name_scope  # old name: summary_ops.py imports it from here
-
 
 class name_scope:  # noqa: N801 - TF's name
     """A context manager that prefixes the names of variables created inside, as `tf.name_scope`.

@@ -21,9 +21,10 @@ import jax
 import numpy as np
 
 from tapeshim._src import dtypes, errors, recompile_warning, runtime_checks
+from tapeshim._src.node import Node, OpKey
 from tapeshim._src.ops.common import tf_type_name
 from tapeshim._src.state import _thread_state, next_tensor_id
-from tapeshim._src.tensor import Node, Tensor
+from tapeshim._src.tensor import Tensor
 
 Check = Callable[[tuple, dict], None]
 
@@ -88,7 +89,7 @@ class _Kernel:
 _first_of_name: dict = {}
 
 
-def _node_key(op: OpDef, static: tuple) -> tuple:
+def _node_key(op: OpDef, static: tuple) -> OpKey:
     """A recorded node's key: `(TF op name, static arguments)`, unique per op implementation.
 
     Compiled programs and per-op VJP kernels are cached by these keys, so a
@@ -96,7 +97,7 @@ def _node_key(op: OpDef, static: tuple) -> tuple:
     `"<lambda>"`) gets the row itself as a third element.
     """
     first = _first_of_name.setdefault(op.name, op)
-    return (op.name, static) if first is op else (op.name, static, op)
+    return OpKey(op.name, static) if first is op else OpKey(op.name, static, op)
 
 
 _KERNEL_CACHE_SIZE = 2048
@@ -211,9 +212,12 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
         for t in inputs:
             if t._value is None:
                 return record(kernel.fn, kernel.key, tuple(inputs), avals, tracking)
-        results = kernel.jitted(*[t._value for t in inputs])
+        # In forward mode (a JVP program traces the op on tracers) the kernel is traced afresh: a jitted
+        # kernel's cached trace may hold the reverse-mode gradient rule (sqrt's zero-upstream rule).
+        results = (kernel.fn if _thread_state.forward_mode else kernel.jitted)(*[t._value for t in inputs])
     else:
-        results = kernel.jitted(*[t._value if t._value is not None else t.value for t in inputs])
+        values = [t._value if t._value is not None else t.value for t in inputs]
+        results = (kernel.fn if _thread_state.forward_mode else kernel.jitted)(*values)
     if len(avals) == 1:
         shape, dtype = avals[0]
         return (Tensor(results[0], shape, dtype),)

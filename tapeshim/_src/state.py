@@ -114,13 +114,6 @@ class _ThreadState(threading.local):
         self.name_stack: list[str] = []  # the `tf.name_scope` names, outermost first
         self.forward_mode = False  # see `DifferentiationMode`
 
-    # Old name: keras_bridge.py reads `variable_writes`; remove once it reads `stateless_scope()`.
-    @property
-    def variable_writes(self) -> dict[int, Variable] | None:
-        """The writes collected by the innermost `StatelessScope`, or None."""
-        scope = self.stateless_scope
-        return None if scope is None else scope.writes
-
 
 _thread_state = _ThreadState()
 

@@ -22,10 +22,9 @@ import numpy as np
 from tapeshim._src import dtypes, errors, registry
 from tapeshim._src.distribute import strategy as distribute
 from tapeshim._src.io.gfile import path_text
-from tapeshim._src.module import current_scope
 from tapeshim._src.node import OpKey
 from tapeshim._src.ops import math_ops, table
-from tapeshim._src.state import _thread_state
+from tapeshim._src.state import _thread_state, current_name_scope
 from tapeshim._src.summary_proto import (
     DT_DOUBLE,
     DT_FLOAT,
@@ -227,7 +226,7 @@ def set_step(step: Any) -> None:
 @contextlib.contextmanager
 def summary_scope(name: str, default_name: str | None = None, values: Any = None) -> Iterator[tuple[str, str]]:
     """(tag, scope) for a summary named `name` under the current name scope."""
-    tag = current_scope() + cast(str, name or default_name)
+    tag = current_name_scope() + cast(str, name or default_name)
     yield tag, tag
 
 
@@ -285,7 +284,7 @@ def _summary(tag: str, build: Callable[[np.ndarray], SummaryValue | list], data:
             "tf.summary.experimental.set_step()"
         )
     condition = _condition()
-    full_tag = current_scope() + tag
+    full_tag = current_name_scope() + tag
 
     def write(value: np.ndarray, step_value: Any, keep: Any) -> None:
         if bool(np.asarray(keep)):

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from tapeshim._src import errors, runtime_checks
-from tapeshim._src.state import _thread_state, in_forward_mode
+from tapeshim._src.state import in_forward_mode
 
 
 @jax.custom_jvp
@@ -39,26 +39,6 @@ def abs_impl(x: jax.Array) -> jax.Array:
     if jnp.issubdtype(x.dtype, jnp.complexfloating) or not jnp.issubdtype(x.dtype, jnp.floating):
         return jnp.abs(x)
     return _abs_real(x)
-
-
-class _Mode:
-    """Compatibility view of `state.in_forward_mode()` (differentiate.py sets it, nn_ops.py reads it).
-
-    New code enters `state.DifferentiationMode(forward)` and reads `state.in_forward_mode()`.
-    """
-
-    __slots__ = ()
-
-    @property
-    def forward(self) -> bool:
-        return in_forward_mode()
-
-    @forward.setter
-    def forward(self, value: bool) -> None:
-        _thread_state.forward_mode = value
-
-
-MODE = _Mode()  # old name: differentiate.py sets `MODE.forward`, nn_ops.py reads it (via math_ops)
 
 
 @jax.custom_vjp

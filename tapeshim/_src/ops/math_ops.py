@@ -29,7 +29,6 @@ from tapeshim._src.ops.common import (
     normalize_axis,
 )
 from tapeshim._src.ops.math_kernels import (
-    MODE,  # noqa: F401 - re-exported: differentiate.py and custom_gradient.py set it
     abs_impl,
     add_n_impl,
     chooser_reduce,

@@ -13,6 +13,7 @@ from tapeshim._src import errors, runtime_checks
 from tapeshim._src.ops import array_ops, math_ops, random_ops, reduction_ops, table
 from tapeshim._src.ops.common import convert_same_dtype, dtype_check
 from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.state import in_forward_mode
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import AxisLike, TensorLike
 
@@ -266,7 +267,7 @@ _swish_reverse.defvjp(_swish_fwd, _swish_bwd)
 
 def _swish_impl(x: jax.Array, beta: jax.Array) -> jax.Array:
     """x * sigmoid(beta * x) with TF's custom gradient (forward mode, which custom_vjp cannot do, uses JAX's)."""
-    if math_ops.MODE.forward:
+    if in_forward_mode():
         return x * jax.nn.sigmoid(beta * x)
     return _swish_reverse(x, beta)
 
@@ -452,7 +453,7 @@ _bias_add_half.defvjp(_bias_add_half_fwd, _bias_add_half_bwd)
 
 
 def _bias_add_impl(x: jax.Array, b: jax.Array, channel: int) -> jax.Array:
-    if x.dtype in (jnp.float16, jnp.bfloat16) and not math_ops.MODE.forward:
+    if x.dtype in (jnp.float16, jnp.bfloat16) and not in_forward_mode():
         return _bias_add_half(x, b, channel)
     return _broadcast_bias(x, b, channel)
 
