@@ -23,6 +23,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from keras_oracle import run_case  # noqa: E402
 
+import oracle_data  # noqa: E402
+
 KERAS_BODIES: dict[str, Callable[[Any], Any]] = {}
 
 
@@ -34,7 +36,7 @@ def keras_body(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 def normal(tf: Any, shape: Any, seed: int = 0) -> Any:
     """A float32 tensor of seeded standard normal values, for the guides' `tf.random.normal(shape)`."""
-    return tf.constant(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
+    return tf.constant(oracle_data.normal(shape, seed))
 
 
 def seed_weights(layer: Any, seed: int = 0) -> None:

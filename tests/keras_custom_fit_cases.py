@@ -20,6 +20,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from keras_cases import set_weights  # noqa: E402
 
+from oracle_data import labelled  # noqa: E402
+
 FIT_CASES: dict[str, Any] = {}
 
 
@@ -29,8 +31,7 @@ def case(fn: Any) -> Any:
 
 
 def _regression_data(n=12, seed=0):
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal((n, 4)).astype(np.float32), rng.standard_normal((n, 1)).astype(np.float32)
+    return labelled(seed, n, 4)
 
 
 def _dense_functional(tf, model_class, units=1):

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import tapeshim as tf
+from oracle import check
 from tapeshim import experimental
-from tests.oracle import check
 
 
 def _stats():

@@ -12,6 +12,7 @@ import sys
 import jax
 import numpy as np
 import pytest
+from keras_cases import data, set_weights
 
 import tapeshim as tf
 from tapeshim import experimental
@@ -32,21 +33,12 @@ def _model(batchnorm=False):
     if batchnorm:
         layers.append(tf.keras.layers.BatchNormalization())
     model = tf.keras.Sequential([tf.keras.Input((4,))] + layers + [tf.keras.layers.Dense(3)])
-    rng = np.random.default_rng(0)
-    model.set_weights(
-        [
-            rng.uniform(0.5, 1.5, w.shape).astype(w.dtype)
-            if "variance" in w.name
-            else (rng.standard_normal(w.shape) * 0.4).astype(w.dtype)
-            for w in model.weights
-        ]
-    )
+    set_weights(model, 0)
     return model
 
 
 def _data(n=16):
-    rng = np.random.default_rng(1)
-    return rng.standard_normal((n, 4)).astype(np.float32), rng.integers(0, 3, n).astype(np.int32)
+    return data(n, seed=1)
 
 
 def test_model_call_is_one_recorded_op():
