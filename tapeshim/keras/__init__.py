@@ -8,6 +8,7 @@ tapeshim ops: `tape.gradient(loss, model.trainable_variables)` works, and
 """
 
 from tapeshim._src.keras_bridge import keras as _keras
+from tapeshim._src.keras_compat import tf_keras as _tf_keras
 from tapeshim._src.keras_models import Functional as _Functional
 from tapeshim._src.keras_models import Model, Sequential
 from tapeshim.keras import (
@@ -61,9 +62,8 @@ version = _keras.version
 distillation = _keras.distillation
 # Keras's JAX-native data/model parallelism (DataParallel, ModelParallel, LayoutMap), as TF 2.21's tf.keras has it.
 distribution = _keras.distribution
-distribution = _keras.distribution
 export = _keras.export
-legacy = _keras._tf_keras.keras.legacy
+legacy = _tf_keras.legacy
 quantizers = _keras.quantizers
 tree = _keras.tree
 visualization = _keras.visualization
