@@ -359,6 +359,10 @@ def test_variable_slices_assign_as_tf(body):
         lambda tf: tf.TensorShape([tf.constant(2)]),  # shape tensor dim
         lambda tf: tf.TensorShape(["a"]),  # shape str dim
         lambda tf: tf.TensorShape(tf.TensorShape([1, None])),  # shape from shape
+        lambda tf: tf.TensorShape(3),  # shape from one dimension
+        lambda tf: tf.TensorShape(np.int64(0)),  # shape from one numpy dimension
+        lambda tf: tf.TensorShape(-2),  # shape from one negative dimension
+        lambda tf: tf.TensorShape(2.5),  # shape from one float
         lambda tf: tf.zeros(tf.TensorShape([2, 1])),  # zeros shape
         lambda tf: tf.reshape(tf.range(4), tf.TensorShape([2, 2])),  # reshape tensorshape
         lambda tf: tf.constant([[1.0]]).shape,  # tensor shape

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, SupportsIndex, overload
 
 if TYPE_CHECKING:
@@ -34,13 +34,15 @@ class TensorShape:
     __slots__ = ("_dims",)
     _dims: tuple[int | None, ...] | None
 
-    def __init__(self, dims: TensorShapeLike) -> None:
+    def __init__(self, dims: TensorShapeLike | SupportsIndex) -> None:
         if isinstance(dims, TensorShape):
             self._dims = dims._dims
         elif dims is None:
             self._dims = None
-        else:
+        elif isinstance(dims, Iterable):
             self._dims = tuple(None if d is None else _dimension(d) for d in dims)
+        else:  # a single dimension, as TF: `TensorShape(3)` is `(3,)`
+            self._dims = (_dimension(dims),)
 
     @classmethod
     def _known(cls, dims: tuple[int, ...]) -> "TensorShape":

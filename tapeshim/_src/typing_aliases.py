@@ -32,7 +32,8 @@ ShapeLike: TypeAlias = Union["TensorShape", Sequence[Union[int, None]], int]
 
 TensorShapeLike: TypeAlias = Union["TensorShape", Iterable[Union[SupportsIndex, None]], None]
 """What `tf.TensorShape(...)` and `tf.TensorSpec`'s shape accept: a shape, dimensions (`None` unknown, the
-others anything with `__index__`), or `None` for an unknown rank. (A bare int is not a shape here.)"""
+others anything with `__index__`), or `None` for an unknown rank. (`TensorShape` itself also takes a single
+dimension: `TensorShape(3)` is `(3,)`, as TF.)"""
 
 PathLike: TypeAlias = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]", "Tensor", "Variable"]
 """What `tf.io.gfile` and the file ops accept as a path: text, bytes, an `os.PathLike`, or a scalar string tensor."""
