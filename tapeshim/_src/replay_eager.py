@@ -58,7 +58,7 @@ def _remember(cache: OrderedDict, key: Any, make: Callable[[], Callable[..., Any
 
 def forward_kernel(node_key: Hashable, fn: Callable[..., tuple]) -> Callable[..., tuple]:
     """The jitted kernel of one node: the op's own eager kernel, or one cached by the node's key."""
-    kernel = getattr(fn, "kernel", None)  # a row of the op table: its eager kernel, already compiled
+    kernel = getattr(fn, "kernel", None)  # the op's kernel (`registry._Kernel`): its eager jit, already compiled
     if kernel is not None:
         return kernel.jitted
     return _remember(_forward_kernels, node_key, lambda: fn, "op_kernels").call

@@ -7,8 +7,8 @@ the row then reads its gradient kind from the kernel's definition instead of
 restating it. Kernels themselves (`registry.OpDef`: TF op type, JAX
 implementation, checks) are not rows and are registered nowhere: the public
 function that applies them is. The namespaces (`tapeshim.math`, `tapeshim.nn`,
-...) import the functions explicitly, `docs/ops.md` is generated from this
-table (`python -m tapeshim._src.ops.table`), and a test checks that the three
+...) are generated from this table (`python -m tapeshim._src.api_gen`), and so is
+`docs/ops.md` (`python -m tapeshim._src.ops.table`); tests check that the three
 agree.
 """
 
