@@ -170,10 +170,47 @@ class ConcreteFunction:
         # so calls with other variables of the same shape and dtype share this trace.
         arg_variables = {id(leaf): position for position, leaf in enumerate(flat_args) if isinstance(leaf, Variable)}
         self._function = function
-        flat_out = nest.flatten(result)
+        out_tensors = self._output_tensors(trace, result)
+        self._result_structure = result
+        n_results = len(out_tensors)
+        # The sizes the arrays reach are extra outputs, after the function's own (which `_pack` reads).
+        out_tensors = out_tensors + self._array_size_outputs(trace)
+        self.written_variables = [arg_variables.get(id(variable), variable) for variable, _ in trace.pending.values()]
+        pending_tensors = [tensor for _, tensor in trace.pending.values()]
+        roots = out_tensors + pending_tensors + trace.effects
+        sliced = replay.Slice(roots)
+        plan = sliced.plan
+        _check_no_leaked_tensors(plan, roots)
+        leaf_sources = self._leaf_sources(plan, trace, flat_args, arg_placeholders, arg_variables)
+        self._arg_positions = sorted(set(arg_placeholders.values()))
+        self._out_avals = tuple((tuple(t._shape), t._dtype) for t in out_tensors)
+        self._pending_avals = tuple((tuple(t._shape), t._dtype) for t in pending_tensors)
+        self._compile(sliced, self._program_sources(leaf_sources), len(out_tensors), len(pending_tensors))
+        self._node_key = OpKey("function", id(self))
+        self._traced_call = (args, kwargs)
+        self._flat_traced = flat_args
+        self._input_signatures(args, kwargs, specs)
+        self.structured_outputs = self._output_signature(result, out_tensors)
+        self._graph: FuncGraph | None = None
+        self._graph_source = (
+            trace,
+            out_tensors[:n_results],
+            list(trace.pending.values()),
+            list(trace.effects),
+            plan.leaves,
+            str(function._name),
+        )
+        self.key: Any = None  # the function's cache key for this trace (set by the function)
+
+    def _output_tensors(self, trace: FunctionTrace, result: Any) -> list[Tensor]:
+        """The tensors among the function's flattened outputs; sets `_out_kinds` (tensor or Python None).
+
+        Raises:
+          TypeError: for an output that is neither None nor convertible to a tensor, as TF raises.
+        """
         out_tensors: list[Tensor] = []
         self._out_kinds: list[tuple] = []
-        for leaf in flat_out:
+        for leaf in nest.flatten(result):
             if leaf is None:
                 self._out_kinds.append(("python", None))
                 continue
@@ -187,30 +224,48 @@ class ConcreteFunction:
                 except (TypeError, ValueError):
                     raise TypeError(
                         "To be compatible with tf.function, Python functions must return zero or more Tensors or "
-                        f"ExtensionTypes or None values; in compilation of {function._name}, found return value "
-                        f"of type {type(leaf)}, which is not a Tensor or ExtensionType."
+                        f"ExtensionTypes or None values; in compilation of {self._function._name}, found return "
+                        f"value of type {type(leaf)}, which is not a Tensor or ExtensionType."
                     ) from None
             self._out_kinds.append(("tensor", len(out_tensors)))
             out_tensors.append(leaf)
-        self._result_structure = result
+        return out_tensors
+
+    def _array_size_outputs(self, trace: FunctionTrace) -> list[Tensor]:
+        """The sizes the trace's dynamic_size TensorArrays reach (extra outputs, checked on each call).
+
+        Sets `_array_checks` and `array_capacities`.
+
+        Raises:
+          NotImplementedError: for such arrays together with tf.print or iterator pulls inside loops or branches.
+        """
         self._array_checks = [(ordinal, capacity) for ordinal, _, capacity in trace.dynamic_array_sizes]
         self.array_capacities = tuple(capacity for _, capacity in sorted(dict(self._array_checks).items()))
-        n_results = len(out_tensors)
-        if self._array_checks:
-            if trace.effects or any(group.branch_pulls for group in trace.host_inputs.groups.values()):
-                raise NotImplementedError(
-                    "tapeshim.function does not support a dynamic_size TensorArray in a loop whose trip count is a "
-                    "tensor together with tf.print or iterator pulls inside loops or branches: the size the array "
-                    "reaches is only known when the function runs, and a call that finds another size runs again."
-                )
-            # The sizes the arrays reach are extra outputs, after the function's own (which `_pack` reads).
-            out_tensors = out_tensors + [size for _, size, _ in trace.dynamic_array_sizes]
-        self.written_variables = [arg_variables.get(id(variable), variable) for variable, _ in trace.pending.values()]
-        pending_tensors = [tensor for _, tensor in trace.pending.values()]
-        roots = out_tensors + pending_tensors + trace.effects
-        sliced = replay.Slice(roots)
-        plan = sliced.plan
-        _check_no_leaked_tensors(plan, roots)
+        if not self._array_checks:
+            return []
+        if trace.effects or any(group.branch_pulls for group in trace.host_inputs.groups.values()):
+            raise NotImplementedError(
+                "tapeshim.function does not support a dynamic_size TensorArray in a loop whose trip count is a "
+                "tensor together with tf.print or iterator pulls inside loops or branches: the size the array "
+                "reaches is only known when the function runs, and a call that finds another size runs again."
+            )
+        return [size for _, size, _ in trace.dynamic_array_sizes]
+
+    def _leaf_sources(
+        self,
+        plan: replay.Plan,
+        trace: FunctionTrace,
+        flat_args: list,
+        arg_placeholders: dict[int, int],
+        arg_variables: dict[int, int],
+    ) -> list[tuple[str, int]]:
+        """Where each of the plan's leaves comes from on a call: `(kind, index)` per leaf.
+
+        Kinds: an argument ("arg", its flat position), a random key ("random"), a host input
+        ("host"), a variable read ("var") or a captured constant ("const"), each indexing its own
+        list. Sets `host_feed`, `read_variables`, `_key_draws`, `_const_tensors`, `_const_values`
+        and `_fed_structs`.
+        """
         read_position: dict[int, int] = {}
         self.read_variables: list[Variable | int] = []
         leaf_sources: list[tuple[str, int]] = []
@@ -246,16 +301,16 @@ class ConcreteFunction:
                 self._const_tensors.append(leaf)
         self._const_values = const_values
         self._fed_structs = key_structs + host_structs  # per-call inputs, as the program takes them
-        self._arg_positions = sorted(set(arg_placeholders.values()))
-        n_out, n_pending = len(out_tensors), len(pending_tensors)
-        out_slots = sliced.out_slots[:n_out]
-        pending_slots = sliced.out_slots[n_out : n_out + n_pending]
-        self._out_avals = tuple((tuple(t._shape), t._dtype) for t in out_tensors)
-        self._pending_avals = tuple((tuple(t._shape), t._dtype) for t in pending_tensors)
+        return leaf_sources
+
+    def _program_sources(self, leaf_sources: list[tuple[str, int]]) -> list[tuple[str, int]]:
+        """Each leaf's place among the program's inputs: `(pool, index)`, pools "arg", "var", "const", "fed".
+
+        Per-call inputs are one list ("fed"): the random keys, then the host inputs (pulled iterator elements).
+        """
         arg_index = {position: i for i, position in enumerate(self._arg_positions)}
         n_keys = len(self._key_draws)
-        # Per-call inputs are one list: the random keys, then the host inputs (pulled iterator elements).
-        sources = [
+        return [
             ("arg", arg_index[i])
             if kind == "arg"
             else ("fed", n_keys + i)
@@ -265,6 +320,14 @@ class ConcreteFunction:
             else (kind, i)
             for kind, i in leaf_sources
         ]
+
+    def _compile(self, sliced: replay.Slice, sources: list[tuple[str, int]], n_out: int, n_pending: int) -> None:
+        """Sets the trace's program (shared by traces of the same structure) and `_as_node`, its flat form.
+
+        The program maps `(args, variables, consts, fed)` to `(outputs, new variable values)`.
+        """
+        out_slots = sliced.out_slots[:n_out]
+        pending_slots = sliced.out_slots[n_out : n_out + n_pending]
 
         def build() -> Callable[..., Any]:
             run = sliced.function()
@@ -276,9 +339,9 @@ class ConcreteFunction:
 
             return program
 
-        self._shared = _shared_program((plan.key, tuple(sources), out_slots, pending_slots), build)
+        self._shared = _shared_program((sliced.plan.key, tuple(sources), out_slots, pending_slots), build)
         program = self._program = self._shared.raw
-        n_args, n_vars, n_consts = len(self._arg_positions), len(self.read_variables), len(const_values)
+        n_args, n_vars, n_consts = len(self._arg_positions), len(self.read_variables), len(self._const_values)
 
         def as_node(*values: jax.Array) -> tuple:
             consts_end = n_args + n_vars + n_consts
@@ -291,9 +354,10 @@ class ConcreteFunction:
             return tuple(outs) + tuple(news)
 
         self._as_node = as_node
-        self._node_key = OpKey("function", id(self))
-        self._traced_call = (args, kwargs)
-        self._flat_traced = flat_args
+
+    def _input_signatures(self, args: tuple, kwargs: dict, specs: Any) -> None:
+        """Sets `_input_specs` (the call's, or `specs`, as `TensorSpec`s) and `structured_input_signature`."""
+        function = self._function
         if specs is None and function._input_signature is not None:
             specs = (tuple(function._input_signature), {})
         self._input_specs = nest.map_structure(_spec_of, (args, kwargs) if specs is None else specs)
@@ -308,22 +372,15 @@ class ConcreteFunction:
                 for i, leaf in enumerate(nest.flatten(self._input_specs))
             ],
         )
+
+    def _output_signature(self, result: Any, out_tensors: list[Tensor]) -> Any:
+        """The outputs' structure with a `TensorSpec` per tensor (unknown dimensions as `None`)."""
         general = self._general_output_shapes(out_tensors)
         out_shapes: list = general if general else [t.shape for t in out_tensors]
         out_specs = iter([TensorSpec(shape, t.dtype) for shape, t in zip(out_shapes, out_tensors)])
-        self.structured_outputs = nest.pack_sequence_as(
+        return nest.pack_sequence_as(
             result, [next(out_specs) if kind == "tensor" else None for kind, _ in self._out_kinds]
         )
-        self._graph: FuncGraph | None = None
-        self._graph_source = (
-            trace,
-            out_tensors[:n_results],
-            list(trace.pending.values()),
-            list(trace.effects),
-            plan.leaves,
-            str(function._name),
-        )
-        self.key: Any = None  # the function's cache key for this trace (set by the function)
 
     def _general_output_shapes(self, out_tensors: list[Tensor]) -> list[tuple | None] | None:
         """The output shapes of a trace made for specs with unknown dimensions, those dimensions as `None`.
