@@ -237,6 +237,211 @@ _probed: dict = {}
 """`structural_key` and input avals -> the argument positions grad_fn returns None for."""
 
 
+class _CustomGradientCall:
+    """One call of a `tf.custom_gradient` function: its tensor arguments, what the forward found, its op.
+
+    `evaluate` runs (or shape-evaluates) the forward once, noting the result's
+    structure, the `grad_fn` it returned, the variables it read and the argument
+    positions `grad_fn` returns None for; `forward` and `backward` are then the
+    recorded op's JAX function and its `jax.custom_vjp` backward rule.
+    """
+
+    __slots__ = (
+        "args",
+        "collector",
+        "computed",
+        "f",
+        "grad_fn",
+        "inputs",
+        "kwargs",
+        "n_inputs",
+        "none_grads",
+        "positions",
+        "result",
+        "variables",
+    )
+
+    def __init__(self, f: Callable, args: tuple, kwargs: dict[str, Any]) -> None:
+        self.f = f
+        self.args = args
+        self.kwargs = kwargs
+        self.positions = [i for i, a in enumerate(args) if isinstance(a, (Tensor, Variable, np.ndarray))]
+        self.inputs = [convert_to_tensor(args[i]) for i in self.positions]
+        self.n_inputs = len(self.inputs)
+        self.collector = _VariableCollector()
+        self.result: Any = None
+        self.grad_fn: Any = None
+        self.none_grads: set[int] = set()
+        # The forward's output values when it already ran on the input values (no tape needs its
+        # gradient, or it leaves tapeshim); None when it ran on abstract values only.
+        self.computed: list | None = None
+        self.variables: list[Variable] = []
+
+    def run(self, values: list, variable_values: dict[int, Any] | None, variables_seen: Recorder | None) -> tuple:
+        """Runs `f` with `values` for its tensor arguments; returns `(result, grad_fn)`."""
+        call_args = list(self.args)
+        for position, tensor in zip(self.positions, _wrap(values)):
+            call_args[position] = tensor
+        with StatelessScope(variable_values, variables_seen):
+            result, grad_fn = self.f(*call_args, **self.kwargs)
+        return result, grad_fn
+
+    def evaluate(self) -> list:
+        """Runs the forward once (on the values without a tape, else on abstract values); the outputs' structs.
+
+        Sets `result`, `grad_fn`, `none_grads` and `variables`, and `computed` when the forward ran
+        on the input values.
+
+        Raises:
+          TypeError: when `f` reads variables and `grad_fn` has no `variables` parameter.
+        """
+        state = _thread_state
+        out_structs: list
+        if (
+            not state.recorders
+            and state.trace is None
+            and not any(isinstance(t._value, jax.core.Tracer) for t in self.inputs)
+        ):
+            out_structs = self.computed = self._run_on_values(False)  # no tape: run once, as TF does
+        else:
+            try:
+                out_structs = jax.eval_shape(
+                    self._forward_structs, *[jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in self.inputs]
+                )
+            except _LEAVES_JAX:
+                # The forward leaves tapeshim (`x.numpy()`): run it once on the values, as TF runs it,
+                # and differentiate only through grad_fn.
+                out_structs = self.computed = self._run_on_values(True)
+        self.variables = list(self.collector.variables.values())
+        if self.variables and not _accepts_variables(self.grad_fn):
+            raise TypeError(
+                "@tf.custom_gradient grad_fn must accept keyword argument 'variables', since function uses "
+                f"variables: {self.variables}"
+            )
+        return out_structs
+
+    def _forward_structs(self, *values: jax.Array) -> list:
+        """The forward on abstract values (under `jax.eval_shape`), noting what `evaluate` sets."""
+        result, grad_fn = self.run(list(values), None, self.collector)
+        self.result, self.grad_fn = result, grad_fn
+        outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
+        key = structural_key(self.f, self.args, self.kwargs, self.positions, list(self.collector.variables.values()))
+        if key is not None:
+            key = (key, tuple((t._shape, t._dtype) for t in self.inputs))
+        none_grads = _probed.get(key) if key is not None else None
+        if none_grads is None:  # grad_fn's None pattern: the same for calls computing the same thing
+            none_grads = _none_gradients(grad_fn, outs, len(self.args), bool(self.collector.variables))
+            if key is not None:
+                if len(_probed) >= _PROBED_SIZE:
+                    _probed.clear()
+                _probed[key] = none_grads
+        self.none_grads = none_grads
+        return outs
+
+    def _run_on_values(self, probe_none: bool) -> list:
+        """The forward on the input values; probes `grad_fn`'s None pattern when `probe_none`."""
+        self.collector.variables.clear()
+        result, grad_fn = self.run([t.value for t in self.inputs], None, self.collector)
+        outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
+        self.result, self.grad_fn = result, grad_fn
+        self.none_grads = (
+            _none_gradients(grad_fn, outs, len(self.args), bool(self.collector.variables)) if probe_none else set()
+        )
+        return outs
+
+    def _values_by_variable(self, values: tuple) -> dict[int, Any]:
+        return {id(v): value for v, value in zip(self.variables, values[self.n_inputs :])}
+
+    def forward(self, *values: jax.Array) -> tuple:
+        """The op's JAX function: the tensor arguments' values, then the variables' values -> the outputs."""
+        if self.computed is not None:
+            return tuple(self.computed)
+        result, _ = self.run(list(values[: self.n_inputs]), self._values_by_variable(values), None)
+        return tuple(convert_to_tensor(t).value for t in nest.flatten(result))
+
+    def backward(self, values: tuple, cotangents: tuple) -> tuple:
+        """The op's `jax.custom_vjp` backward: calls `grad_fn` on the cotangents; one cotangent per input.
+
+        Raises:
+          ValueError: when `grad_fn` returns the wrong number of gradients, or a gradient whose shape
+            does not broadcast to its argument's.
+        """
+        if self.computed is not None:
+            grad_fn = self.grad_fn
+        else:
+            _, grad_fn = self.run(list(values[: self.n_inputs]), self._values_by_variable(values), None)
+        upstream = _wrap(cotangents)
+        with StatelessScope(self._values_by_variable(values)):
+            if self.variables:
+                grads, variable_grads = grad_fn(*upstream, variables=self.variables)
+            else:
+                grads, variable_grads = grad_fn(*upstream), []
+        return self._cotangents(grads, variable_grads, values)
+
+    def _cotangents(self, grads: Any, variable_grads: Any, values: tuple) -> tuple:
+        """`grad_fn`'s gradients as JAX cotangents (zeros for None), checked against the arguments."""
+        grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
+        if len(grads) != len(self.args):
+            raise ValueError(
+                f"custom_gradient function expected to return {len(self.args)} gradients, but returned "
+                f"{len(grads)} instead."
+            )
+        if len(list(variable_grads)) != len(self.variables):
+            raise ValueError("Must return gradient for each variable from @custom_gradient grad_fn.")
+        out = []
+        for position, value in zip(self.positions, values[: self.n_inputs]):
+            grad = grads[position]
+            out.append(_zero_cotangent(value) if grad is None else _input_gradient(grad, value, position))
+        for grad, value in zip(variable_grads, values[self.n_inputs :]):
+            out.append(_zero_cotangent(value) if grad is None else convert_to_tensor(grad).value)
+        return tuple(out)
+
+
+def _call_inputs(call: _CustomGradientCall) -> tuple[Tensor, ...]:
+    """The op's inputs: the tensor arguments, then the reads of the variables the forward read.
+
+    An input whose gradient grad_fn returns as None reaches the op through stop_gradient, so
+    tapes see it as unconnected (None), as TF does.
+    """
+    reads = [v._read_for_op() for v in call.variables]
+    inputs = [math_ops.stop_gradient(t) if p in call.none_grads else t for p, t in zip(call.positions, call.inputs)]
+    return tuple(inputs) + tuple(reads)
+
+
+def _custom_vjp_op(call: _CustomGradientCall) -> jax.custom_vjp:
+    """`call.forward` as a `jax.custom_vjp` whose backward is `call.backward`."""
+    op = jax.custom_vjp(call.forward)
+
+    def op_fwd(*values: jax.Array) -> tuple:
+        return op(*values), values
+
+    op.defvjp(op_fwd, call.backward)
+    return op
+
+
+def _record(call: _CustomGradientCall, op: jax.custom_vjp, all_inputs: tuple, out_structs: list) -> Any:
+    """Records the call as one op on the tapes that track its inputs; returns its outputs in `f`'s structure."""
+    transposed = _transposed_vjp(call.forward, call.backward) if call.computed is not None else None
+
+    def node_fn(*values: jax.Array) -> tuple:
+        # Forward mode differentiates the ops the function ran, as TF's accumulators do (or, when
+        # they left tapeshim, transposes grad_fn, as TF does then).
+        if not in_forward_mode():
+            return op(*values)
+        return transposed(*values) if transposed is not None else call.forward(*values)
+
+    avals = tuple((tuple(s.shape), dtypes.from_numpy(np.dtype(s.dtype))) for s in out_structs)
+    key = (
+        None
+        if call.computed is not None
+        else structural_key(call.f, call.args, call.kwargs, call.positions, call.variables)
+    )
+    if key is None:
+        key = (id(call.f), id(op), _Identity(op))  # this call only
+    recorded = record_call(node_fn, OpKey("CustomGradient", key), all_inputs, avals, opaque=True)
+    return nest.pack_sequence_as(call.result, list(recorded))
+
+
 def custom_gradient(f: Callable | None = None) -> Callable:
     """Decorates `f(*args) -> (outputs, grad_fn)` to use `grad_fn` as its gradient, as `tf.custom_gradient`.
 
@@ -254,77 +459,9 @@ def custom_gradient(f: Callable | None = None) -> Callable:
 
     @functools.wraps(f)
     def decorated(*args: Any, **kwargs: Any) -> Any:
-        positions = [i for i, a in enumerate(args) if isinstance(a, (Tensor, Variable, np.ndarray))]
-        inputs = [convert_to_tensor(args[i]) for i in positions]
-        collector = _VariableCollector()
-        probe: dict[str, Any] = {}
-
-        def run(values: list, variable_values: dict[int, Any] | None, variables_seen: Recorder | None) -> tuple:
-            call_args = list(args)
-            for position, tensor in zip(positions, _wrap(values)):
-                call_args[position] = tensor
-            with StatelessScope(variable_values, variables_seen):
-                result, grad_fn = f(*call_args, **kwargs)
-            return result, grad_fn
-
-        def forward_structs(*values: jax.Array) -> list:
-            result, grad_fn = run(list(values), None, collector)
-            probe["result"], probe["grad_fn"] = result, grad_fn
-            outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
-            key = structural_key(f, args, kwargs, positions, list(collector.variables.values()))
-            if key is not None:
-                key = (key, tuple((t._shape, t._dtype) for t in inputs))
-            none_grads = _probed.get(key) if key is not None else None
-            if none_grads is None:  # grad_fn's None pattern: the same for calls computing the same thing
-                none_grads = _none_gradients(grad_fn, outs, len(args), bool(collector.variables))
-                if key is not None:
-                    if len(_probed) >= _PROBED_SIZE:
-                        _probed.clear()
-                    _probed[key] = none_grads
-            probe["none_grads"] = none_grads
-            return outs
-
-        def run_on_values(probe_none: bool) -> list:
-            collector.variables.clear()
-            result, grad_fn = run([t.value for t in inputs], None, collector)
-            outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
-            probe["result"], probe["grad_fn"] = result, grad_fn
-            probe["none_grads"] = (
-                _none_gradients(grad_fn, outs, len(args), bool(collector.variables)) if probe_none else set()
-            )
-            return outs
-
-        state = _thread_state
-        computed: list | None = None
-        if (
-            not state.recorders
-            and state.trace is None
-            and not any(isinstance(t._value, jax.core.Tracer) for t in inputs)
-        ):
-            computed = run_on_values(False)  # no tape: run once, as TF does
-            out_structs = computed
-        else:
-            try:
-                out_structs = jax.eval_shape(
-                    forward_structs, *[jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in inputs]
-                )
-            except _LEAVES_JAX:
-                # The forward leaves tapeshim (`x.numpy()`): run it once on the values, as TF runs it,
-                # and differentiate only through grad_fn.
-                computed = run_on_values(True)
-                out_structs = computed
-        variables = list(collector.variables.values())
-        if variables and not _accepts_variables(probe["grad_fn"]):
-            raise TypeError(
-                "@tf.custom_gradient grad_fn must accept keyword argument 'variables', since function uses "
-                f"variables: {variables}"
-            )
-        structure = probe["result"]
-        reads = [v._read_for_op() for v in variables]
-        # An input whose gradient grad_fn returns as None reaches the op through stop_gradient, so
-        # tapes see it as unconnected (None), as TF does.
-        inputs = [math_ops.stop_gradient(t) if p in probe["none_grads"] else t for p, t in zip(positions, inputs)]
-        all_inputs = tuple(inputs) + tuple(reads)
+        call = _CustomGradientCall(f, args, kwargs)
+        out_structs = call.evaluate()
+        all_inputs = _call_inputs(call)
         tracking = registry.tracking_recorders(all_inputs)
         # Inside a JAX transformation (another custom gradient's grad_fn, differentiated by an outer
         # tape), JAX must see this function's custom rule too, as TF's second-order gradients do.
@@ -332,73 +469,14 @@ def custom_gradient(f: Callable | None = None) -> Callable:
             not tracking and not in_forward_mode() and any(isinstance(t._value, jax.core.Tracer) for t in all_inputs)
         )
         if not tracking and not traced:
-            if computed is not None:
-                return structure  # already run on the values
+            if call.computed is not None:
+                return call.result  # already run on the values
             result, _ = f(*args, **kwargs)
             return result
-        n_inputs = len(inputs)
-
-        def values_by_variable(values: tuple) -> dict[int, Any]:
-            return {id(v): value for v, value in zip(variables, values[n_inputs:])}
-
-        def forward(*values: jax.Array) -> tuple:
-            if computed is not None:
-                return tuple(computed)
-            result, _ = run(list(values[:n_inputs]), values_by_variable(values), None)
-            return tuple(convert_to_tensor(t).value for t in nest.flatten(result))
-
-        op = jax.custom_vjp(forward)
-
-        def op_fwd(*values: jax.Array) -> tuple:
-            return op(*values), values
-
-        def op_bwd(values: tuple, cotangents: tuple) -> tuple:
-            if computed is not None:
-                grad_fn = probe["grad_fn"]
-            else:
-                _, grad_fn = run(list(values[:n_inputs]), values_by_variable(values), None)
-            upstream = _wrap(cotangents)
-            with StatelessScope(values_by_variable(values)):
-                if variables:
-                    grads, variable_grads = grad_fn(*upstream, variables=variables)
-                else:
-                    grads, variable_grads = grad_fn(*upstream), []
-            grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
-            if len(grads) != len(args):
-                raise ValueError(
-                    f"custom_gradient function expected to return {len(args)} gradients, but returned "
-                    f"{len(grads)} instead."
-                )
-            if len(list(variable_grads)) != len(variables):
-                raise ValueError("Must return gradient for each variable from @custom_gradient grad_fn.")
-            out = []
-            for position, value in zip(positions, values[:n_inputs]):
-                grad = grads[position]
-                out.append(_zero_cotangent(value) if grad is None else _input_gradient(grad, value, position))
-            for grad, value in zip(variable_grads, values[n_inputs:]):
-                out.append(_zero_cotangent(value) if grad is None else convert_to_tensor(grad).value)
-            return tuple(out)
-
-        op.defvjp(op_fwd, op_bwd)
+        op = _custom_vjp_op(call)
         if traced:
-            outputs = _wrap(op(*[t._value for t in all_inputs]))
-            return nest.pack_sequence_as(structure, outputs)
-
-        transposed = _transposed_vjp(forward, op_bwd) if computed is not None else None
-
-        def node_fn(*values: jax.Array) -> tuple:
-            # Forward mode differentiates the ops the function ran, as TF's accumulators do (or, when
-            # they left tapeshim, transposes grad_fn, as TF does then).
-            if not in_forward_mode():
-                return op(*values)
-            return transposed(*values) if transposed is not None else forward(*values)
-
-        avals = tuple((tuple(s.shape), dtypes.from_numpy(np.dtype(s.dtype))) for s in out_structs)
-        key = None if computed is not None else structural_key(f, args, kwargs, positions, variables)
-        if key is None:
-            key = (id(f), id(op), _Identity(op))  # this call only
-        recorded = record_call(node_fn, OpKey("CustomGradient", key), all_inputs, avals, opaque=True)
-        return nest.pack_sequence_as(structure, list(recorded))
+            return nest.pack_sequence_as(call.result, _wrap(op(*[t._value for t in all_inputs])))
+        return _record(call, op, all_inputs, out_structs)
 
     return decorated
 
