@@ -21,7 +21,9 @@ from typing import Any, Callable, Sequence
 import jax
 import numpy as np
 
-from tapeshim._src import dtypes, registry
+from tapeshim._src import dtypes
+from tapeshim._src.node import OpKey
+from tapeshim._src.recorded_call import output_dependencies, record_call
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tape import GradientTape
 from tapeshim._src.tensor import Tensor
@@ -101,6 +103,15 @@ def _zero_cotangent(value: Any) -> Any:
 def record_saved_forward(program: Any, inputs: Sequence[Tensor], tracking: list) -> tuple:
     """Runs `program`'s call with its pullback once and records it on the tracking tape.
 
+    The recorded op returns the saved outputs through a `jax.custom_vjp`, whose
+    jaxpr hides which input each output depends on. So the dependencies are
+    read off the call's own program (`program.fn`) and cached under the op's
+    dependency key, where `record_call` finds them: each output is tracked only
+    if it depends on an input the tape tracks, and the gradient of an output
+    from an input (or weight) it does not depend on is None, as in TF, which
+    records a Keras call op by op. The saved residuals and outputs are constants
+    of the op, tracked by no tape.
+
     Returns:
       The op's outputs: concrete Tensors the tape differentiates through.
     """
@@ -115,8 +126,15 @@ def record_saved_forward(program: Any, inputs: Sequence[Tensor], tracking: list)
     saved = [Tensor(r, tuple(r.shape), dtypes.from_numpy(np.dtype(r.dtype))) for r in residuals]
     saved += [Tensor(o, shape, dtype) for o, (shape, dtype) in zip(outputs, program.avals)]
     replay = _replay(tree, len(inputs), len(residuals))
-    recorded = registry.record(
-        replay, ("KerasCallSavedForward", program.key, tree), tuple(inputs) + tuple(saved), program.avals, tracking
+    dependency_key = OpKey("KerasCallSavedForward", program.key)  # program.key is unique to the program
+    output_dependencies(program.fn, inputs, dependency_key)  # the call's per-output dependencies, cached
+    recorded = record_call(
+        replay,
+        OpKey("KerasCallSavedForward", program.key, tree),
+        tuple(inputs) + tuple(saved),
+        program.avals,
+        tracking,
+        dependency_key=dependency_key,
     )
     for tensor, value in zip(recorded, outputs):
         tensor._value = value

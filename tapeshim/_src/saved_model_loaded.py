@@ -3,12 +3,15 @@ original Python code (the functions are deserialized `jax.export` programs)."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import jax
 
 from tapeshim._src import dtypes, nest, registry
 from tapeshim._src.module import Module
+from tapeshim._src.node import OpKey
+from tapeshim._src.recorded_call import record_call
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
@@ -28,8 +31,18 @@ def rebuild_structure(description: dict, tensors: list) -> Any:
     return items if kind == "list" else tuple(items)
 
 
+_function_ids = itertools.count()
+
+
 class LoadedFunction:
-    """A saved function: called with the arguments of its input signature (positionally or by name)."""
+    """A saved function: called with the arguments of its input signature (positionally or by name).
+
+    Under a tape, a call is recorded as one op over all its inputs (the
+    variables it reads and its arguments), with every output tracked by each
+    tape that tracks any input, as TF's tape records a loaded function's call:
+    the gradient of an output from an input it does not depend on is zero, not
+    None.
+    """
 
     def __init__(self, meta: dict, program: Any, variables: list[Variable]) -> None:
         self._meta = meta
@@ -39,7 +52,7 @@ class LoadedFunction:
         self._writes = [variables[i] for i in meta["writes"]]
         self._specs = meta["inputs"]
         self._names = meta["arg_names"]
-        self._key = ("LoadedFunction", id(self))
+        self._key = OpKey("LoadedFunction", next(_function_ids))  # unique: never reused, as id() could be
 
     def _matches(self, args: tuple, kwargs: dict) -> bool:
         """Whether a call's arguments fit this program's inputs (names, count, dtypes and shapes)."""
@@ -97,7 +110,8 @@ class LoadedFunction:
         if tracking or _thread_state.trace is not None or any(t._value is None for t in reads + inputs):
             structs = [jax.ShapeDtypeStruct(tuple(t.shape), t.dtype.as_numpy_dtype) for t in reads + inputs]
             avals = tuple((tuple(a.shape), dtypes.as_dtype(a.dtype)) for a in jax.eval_shape(run, *structs))
-            outputs = list(registry.record(run, self._key, tuple(reads) + tuple(inputs), avals, tracking))
+            # opaque: every output depends on every input, as TF's tape records the loaded call (zero, not None).
+            outputs = list(record_call(run, self._key, tuple(reads) + tuple(inputs), avals, tracking, opaque=True))
         else:
             outs, news = self._call([r.value for r in reads], [t.value for t in inputs])
             outputs = [Tensor(v, tuple(v.shape), dtypes.as_dtype(v.dtype)) for v in list(outs) + list(news)]
