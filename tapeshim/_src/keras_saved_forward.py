@@ -105,10 +105,10 @@ def record_saved_forward(program: Any, inputs: Sequence[Tensor], tracking: list)
 
     The recorded op returns the saved outputs through a `jax.custom_vjp`, whose
     jaxpr hides which input each output depends on. So the dependencies are
-    read off the call's own program (`program.fn`) and cached under the op's
-    dependency key, where `record_call` finds them: each output is tracked only
-    if it depends on an input the tape tracks, and the gradient of an output
-    from an input (or weight) it does not depend on is None, as in TF, which
+    read off the call's own program (`program.fn`) and handed to `record_call`:
+    each output is tracked only if it depends on an input the tape tracks, and
+    the gradient of an output from an input (or weight) it does not depend on
+    is None, as in TF, which
     records a Keras call op by op. The saved residuals and outputs are constants
     of the op, tracked by no tape.
 
@@ -126,15 +126,15 @@ def record_saved_forward(program: Any, inputs: Sequence[Tensor], tracking: list)
     saved = [Tensor(r, tuple(r.shape), dtypes.from_numpy(np.dtype(r.dtype))) for r in residuals]
     saved += [Tensor(o, shape, dtype) for o, (shape, dtype) in zip(outputs, program.avals)]
     replay = _replay(tree, len(inputs), len(residuals))
-    dependency_key = OpKey("KerasCallSavedForward", program.key)  # program.key is unique to the program
-    output_dependencies(program.fn, inputs, dependency_key)  # the call's per-output dependencies, cached
+    # the call's per-output dependencies, cached under a structural key (program.key is unique to the program)
+    dependencies = output_dependencies(program.fn, inputs, OpKey("KerasCallSavedForward", program.key))
     recorded = record_call(
         replay,
         OpKey("KerasCallSavedForward", program.key, tree),
         tuple(inputs) + tuple(saved),
         program.avals,
         tracking,
-        dependency_key=dependency_key,
+        dependencies=dependencies,
     )
     for tensor, value in zip(recorded, outputs):
         tensor._value = value

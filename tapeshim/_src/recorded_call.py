@@ -44,6 +44,7 @@ def record_call(
     recorded_by: Sequence[Recorder] | None = None,
     dependency_key: Hashable | None = None,
     opaque: bool = False,
+    dependencies: Sequence[set[int]] | None = None,
 ) -> tuple[Tensor, ...]:
     """Records `fn` (a pure JAX function of the inputs' values) as one op; returns its lazy outputs.
 
@@ -60,6 +61,9 @@ def record_call(
       opaque: every output depends on every input, without analysis (a
         custom gradient: TF's tape records it as one op over all its inputs,
         and its `grad_fn` decides which gradients are None).
+      dependencies: the inputs each output depends on, when the caller knows
+        them better than `fn`'s jaxpr shows (an op returning saved values
+        through a `jax.custom_vjp`); None to read them off `fn`.
 
     Each output is tracked by the recorders that track an input it depends on.
     When no recorder tracks an input, or only the function trace does (it
@@ -70,7 +74,8 @@ def record_call(
     trace = _thread_state.trace
     if opaque or not tracking or all(r is trace for r in tracking):
         return registry.record(fn, key, inputs, avals, tracking)
-    dependencies = output_dependencies(fn, inputs, dependency_key)
+    if dependencies is None:
+        dependencies = output_dependencies(fn, inputs, dependency_key)
     per_output = [trackers([inputs[i] for i in deps], recorded_by) for deps in dependencies]
     return registry.record(fn, key, inputs, avals, per_output, deps=dependencies)
 
