@@ -361,6 +361,8 @@ def test_variable_slices_assign_as_tf(body):
         lambda tf: tf.TensorShape(tf.TensorShape([1, None])),  # shape from shape
         lambda tf: tf.TensorShape(3),  # shape from one dimension
         lambda tf: tf.TensorShape(np.int64(0)),  # shape from one numpy dimension
+        lambda tf: tf.TensorShape(np.array(3)),  # shape from a 0-d array
+        lambda tf: tf.TensorShape(tf.constant(3)),  # shape from a scalar tensor
         lambda tf: tf.TensorShape(-2),  # shape from one negative dimension
         lambda tf: tf.TensorShape(2.5),  # shape from one float
         lambda tf: tf.zeros(tf.TensorShape([2, 1])),  # zeros shape

@@ -28,7 +28,6 @@ def test_keras_runs_on_jax_and_old_names_stay_importable():
     # Kept importable from keras_bridge (the tapeshim.keras namespaces import `tf_keras` from there).
     assert keras_bridge.keras is keras
     assert keras_bridge.tf_keras is keras_compat.tf_keras
-    assert keras_bridge.load_keras is keras_compat.load_keras
     assert keras_bridge.in_stateless_scope is keras_compat.in_stateless_scope
 
 

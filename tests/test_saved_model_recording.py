@@ -78,21 +78,57 @@ def keras_two_branch_gradients(tf):
     return tape.gradient(loss_a, sources), tape.gradient(loss_b, sources), moving
 
 
-def test_training_keras_call_tracks_an_output_by_the_inputs_it_depends_on():
+def keras_two_output_layer_gradients(tf):
+    """A plain Keras call (no saved forward pass): a layer whose two outputs each use one input."""
+    import numpy as np  # the body runs alone in the TF child process too
+
+    class TwoOutputs(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(3,), initializer="ones", name="w")
+
+        def call(self, x, y):
+            return x * self.w, y * 3.0
+
+    layer = TwoOutputs()
+    x = tf.constant(np.arange(6, dtype=np.float32).reshape(2, 3) / 4.0)
+    y = tf.constant(np.ones((2, 3), np.float32))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([x, y])
+        a, b = layer(x, y)
+        loss_a, loss_b = tf.reduce_sum(a * a), tf.reduce_sum(b)
+    sources = [x, y, layer.w]
+    return tape.gradient(loss_a, sources), tape.gradient(loss_b, sources)
+
+
+def _keras_in_tf(body):
     # TF's Keras runs in a child process: Keras picks one backend per process (see keras_oracle.py).
     script = (
-        inspect.getsource(keras_two_branch_gradients) + "\nimport pickle, sys\nimport tensorflow as tf\n"
+        inspect.getsource(body) + "\nimport pickle, sys\nimport tensorflow as tf\n"
         "sys.path.insert(0, sys.argv[1])\nfrom keras_oracle import run_case\n"
-        "sys.stdout.buffer.write(pickle.dumps(run_case(keras_two_branch_gradients, tf)))\n"
+        f"sys.stdout.buffer.write(pickle.dumps(run_case({body.__name__}, tf)))\n"
     )
     env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "3"}
     done = subprocess.run(
         [sys.executable, "-c", script, os.path.dirname(__file__)], env=env, capture_output=True, timeout=600
     )
     assert done.returncode == 0, done.stderr.decode()[-4000:]
-    expected = pickle.loads(done.stdout)
+    return pickle.loads(done.stdout)
+
+
+def test_training_keras_call_tracks_an_output_by_the_inputs_it_depends_on():
+    expected = _keras_in_tf(keras_two_branch_gradients)
     actual = run_case(keras_two_branch_gradients, tapeshim)
     assert_outcomes_match(expected, actual)
     gradient_a, gradient_b, _ = actual["result"]
     assert [g is None for g in gradient_a] == [False, True, False, False, False, False, True, True]
     assert [g is None for g in gradient_b] == [True, False, True, True, True, True, False, False]
+
+
+def test_keras_call_tracks_an_output_by_the_inputs_it_depends_on():
+    # The plain Keras call path (keras_bridge): d(loss_b)/dx, d(loss_a)/dy and d(loss_b)/dw are None, as in TF.
+    expected = _keras_in_tf(keras_two_output_layer_gradients)
+    actual = run_case(keras_two_output_layer_gradients, tapeshim)
+    assert_outcomes_match(expected, actual)
+    gradient_a, gradient_b = actual["result"]
+    assert [g is None for g in gradient_a] == [False, True, False]
+    assert [g is None for g in gradient_b] == [True, False, True]

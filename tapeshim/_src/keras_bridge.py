@@ -35,7 +35,6 @@ import numpy as np
 from tapeshim._src import checkpoint, dtypes, registry
 from tapeshim._src.custom_gradient import _VariableCollector
 from tapeshim._src.keras_compat import direct_assign, flatten_layers, in_stateless_scope, keras, own_trainable_variables
-from tapeshim._src.keras_compat import load_keras as load_keras  # re-exported from its old home
 from tapeshim._src.keras_compat import tf_keras as tf_keras  # re-exported: the `tapeshim.keras.*` namespaces import it
 from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
 from tapeshim._src.node import OpKey

@@ -33,7 +33,7 @@ class OpKey(tuple):
 
     @property
     def static(self) -> Any:
-        """The second field: an op-table row's static arguments (a tuple of `(name, value)` pairs)."""
+        """The second field: a kernel's static arguments (a tuple of `(name, value)` pairs)."""
         return self[1] if len(self) > 1 else ()
 
 

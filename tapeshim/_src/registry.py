@@ -93,8 +93,8 @@ def _node_key(op: OpDef, static: tuple) -> OpKey:
     """A recorded node's key: `(TF op name, static arguments)`, unique per op implementation.
 
     Compiled programs and per-op VJP kernels are cached by these keys, so a
-    second row with a name already taken (two `jax_op` lambdas, both
-    `"<lambda>"`) gets the row itself as a third element.
+    second kernel definition with a name already taken (two `jax_op` lambdas,
+    both `"<lambda>"`) gets the `OpDef` itself as a third element.
     """
     first = _first_of_name.setdefault(op.name, op)
     return OpKey(op.name, static) if first is op else OpKey(op.name, static, op)

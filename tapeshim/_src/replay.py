@@ -111,7 +111,6 @@ class Plan:
         roots: Sequence[Tensor],
         produced: AbstractSet[int] | None,
         occurrences: Mapping[int, tuple[int, ...]] | None,
-        share_constants: bool = False,
         first_tid: int = 0,
         cut: Sequence[AbstractSet[int]] = (),
     ) -> None:
@@ -122,10 +121,6 @@ class Plan:
           produced: the ids of tensors whose ops the differentiating recorder
             recorded (expanded even when they have a value); None for none.
           occurrences: tensor id -> indices of the sources occurring there.
-          share_constants: whether leaves holding the same array share an
-            argument. Off by default: sharing makes the key depend on values
-            (`probs[0, a]` shares the index leaves only when `a == 0`), so a
-            loop over changing Python values would compile again.
           first_tid: lazy tensors created before this id are leaves too (the
             captured inputs of a control-flow branch).
           cut: the tracked sets of the other recorders that may record this
@@ -143,9 +138,7 @@ class Plan:
         self.slot_of: dict[int, int] = {}
         self.occ_slots: dict[int, list[int]] = {}
         self.tid_at: list[int] = []
-        self.key = self._build(
-            found, sorted(found), cut_tids, produced, occurrences or _NO_OCCURRENCES, share_constants, first_tid
-        )
+        self.key = self._build(found, sorted(found), cut_tids, produced, occurrences or _NO_OCCURRENCES, first_tid)
         self.n_nodes = len(self.steps) - len(self.leaves)
 
     def _build(
@@ -155,13 +148,11 @@ class Plan:
         cut_tids: AbstractSet[int],
         produced: AbstractSet[int],
         occurrences: Mapping[int, tuple[int, ...]],
-        share_constants: bool,
         first_tid: int,
     ) -> tuple:
         """Appends the steps of the tensors in `order` (a topological order); returns the structural key."""
         steps, leaves, slot_of, occ_slots, tid_at = self.steps, self.leaves, self.slot_of, self.occ_slots, self.tid_at
         key: list[tuple] = []
-        slot_of_value: dict[int, int] = {}
         for tid in order:
             if tid in slot_of:
                 continue
@@ -191,23 +182,15 @@ class Plan:
                 steps.append(NodeStep(node.fn, node.key, in_slots, out_slots, is_tracked, occs_t, node.deps))
                 key.append((node.key, in_slots, is_tracked, occs_t))
                 continue
+            # A leaf: one program argument per leaf tensor, never shared by value (sharing leaves that
+            # hold the same array would make the key depend on values: `probs[0, a]` would share the
+            # index leaves only when `a == 0`, and a loop over changing Python values would recompile).
             occ = occurrences.get(tid, ())
-            # Leaves holding the same array (a cached Python constant) share one argument; a lazy leaf
-            # (cut, or captured by a branch) holds none.
-            share = share_constants and tensor._value is not None
-            if not occ and share:
-                shared = slot_of_value.get(id(tensor._value))
-                if shared is not None:
-                    slot_of[tid] = shared
-                    continue
             slot = len(tid_at)
             tid_at.append(tid)
             slot_of[tid] = slot
-            if occ:
-                for source in occ:
-                    occ_slots.setdefault(source, []).append(slot)
-            elif share:
-                slot_of_value[id(tensor._value)] = slot
+            for source in occ:
+                occ_slots.setdefault(source, []).append(slot)
             steps.append(LeafStep(slot, len(leaves), occ))
             key.append((tensor._shape, tensor._dtype._name, occ))
             leaves.append(tensor)

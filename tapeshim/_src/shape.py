@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, SupportsIndex, overload
 
 if TYPE_CHECKING:
@@ -39,10 +39,13 @@ class TensorShape:
             self._dims = dims._dims
         elif dims is None:
             self._dims = None
-        elif isinstance(dims, Iterable):
-            self._dims = tuple(None if d is None else _dimension(d) for d in dims)
-        else:  # a single dimension, as TF: `TensorShape(3)` is `(3,)`
-            self._dims = (_dimension(dims),)
+        else:
+            try:
+                dimensions = iter(dims)  # type: ignore[arg-type]  # a 0-d array or tensor raises TypeError here
+            except TypeError:  # a single dimension, as TF: `TensorShape(3)` is `(3,)`
+                self._dims = (_dimension(dims),)  # type: ignore[arg-type]  # _dimension checks it, with TF's error
+            else:
+                self._dims = tuple(None if d is None else _dimension(d) for d in dimensions)
 
     @classmethod
     def _known(cls, dims: tuple[int, ...]) -> "TensorShape":

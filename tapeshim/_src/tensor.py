@@ -20,7 +20,7 @@ from tapeshim._src import dtypes
 from tapeshim._src import explain_hooks as _explain_hooks  # EXPLAIN: tape events for tape.explain
 from tapeshim._src.config_device import tf_device_name
 from tapeshim._src.dtypes import DType
-from tapeshim._src.node import Node  # registry, control_flow and function_trace import it from here
+from tapeshim._src.node import Node
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state, next_tensor_id
 from tapeshim._src.typing_aliases import DTypeLike, TensorLike
