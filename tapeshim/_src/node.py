@@ -7,7 +7,7 @@ nodes with equal keys must compute the same function of their inputs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Hashable, Sequence
 
 if TYPE_CHECKING:
     from tapeshim._src.state import Epoch
@@ -74,7 +74,7 @@ class Node:
         key: Hashable,
         inputs: tuple,
         out_tids: tuple,
-        deps: Sequence[Sequence[int]] | None = None,
+        deps: Sequence[Collection[int]] | None = None,
         owner: Epoch | None = None,
     ) -> None:
         self.fn = fn

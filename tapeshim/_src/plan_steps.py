@@ -7,7 +7,7 @@ runs.
 
 from __future__ import annotations
 
-from typing import Callable, Hashable, Sequence, Union
+from typing import Callable, Collection, Hashable, Sequence, Union
 
 from tapeshim._src.node import op_type_of
 
@@ -55,7 +55,7 @@ class NodeStep:
         out_slots: tuple[int, ...],
         tracked: bool,
         occs: tuple[tuple[int, ...], ...],
-        deps: Sequence[Sequence[int]] | None,
+        deps: Sequence[Collection[int]] | None,
     ) -> None:
         self.fn = fn
         self.key = key

@@ -15,7 +15,7 @@ import functools
 import math
 import os
 from collections import OrderedDict
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Collection, Hashable, Sequence
 
 import jax
 import numpy as np
@@ -235,7 +235,14 @@ def _apply_symbolic(op: OpDef, inputs: Sequence[Tensor], static: tuple) -> tuple
     return tuple(Tensor(v, tuple(v.shape), dtypes.from_numpy(v.dtype)) for v in results)
 
 
-def record(fn: Callable[..., tuple], key: Any, inputs: tuple, avals: tuple, tracking: list, deps: Any = None) -> tuple:
+def record(
+    fn: Callable[..., tuple],
+    key: Hashable,
+    inputs: tuple,
+    avals: tuple,
+    tracking: list,
+    deps: Sequence[Collection[int]] | None = None,
+) -> tuple:
     """Creates lazy outputs for a recorded op and marks them tracked.
 
     Args:
