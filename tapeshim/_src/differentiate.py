@@ -81,13 +81,13 @@ class Request:
         self.slice = replay.Slice(self.targets, recorder._produced, occurrences, cut=_outer_tracked(recorded_by))
         self.plan = self.slice.plan
         self.target_slots = self.slice.out_slots
-        self.trainable = tuple(k for k, t in enumerate(self.targets) if t._dtype.is_trainable)
+        self.trainable = tuple(k for k, t in enumerate(self.targets) if t._dtype._trainable)
         reached = self.plan.reached_slots([self.target_slots[k] for k in self.trainable])
         tracked = recorder._tracked
         self.connected = tuple(
             i
             for i, source in enumerate(self.sources)
-            if source._dtype.is_trainable
+            if source._dtype._trainable
             and (
                 i in self.identity
                 or any(self.plan.tid_at[s] in tracked and s in reached for s in self.plan.occ_slots.get(i, ()))
@@ -189,7 +189,7 @@ def differentiate(
     trainable = request.trainable
     seed_mask = tuple(s is not None for s in seeds)
     seed_tensors = [s for s in seeds if s is not None]
-    key = (mode, plan.key, target_slots, trainable, connected, source_avals, seed_mask)
+    key = replay.ProgramKey((mode, plan.key, target_slots, trainable, connected, source_avals, seed_mask))
 
     def build() -> Callable:
         return _make_program(mode, request.slice, connected, source_avals, target_avals, trainable, seed_mask)
@@ -247,7 +247,7 @@ def _compiled_tier(recorder: Any, key: Any, plan: Plan) -> bool:
     whole program), so a repeated request on one tape must not switch tiers.
     """
     tiers = getattr(recorder, "_tiers", None)
-    if tiers is not None and key in tiers:
+    if tiers and key in tiers:
         return tiers[key]
     compiled = replay.compile_now(key, plan)
     if tiers is not None and getattr(recorder, "_persistent", False):

@@ -19,7 +19,7 @@ import sys
 import weakref
 from typing import Any, NamedTuple
 
-from tapeshim._src.node import op_type_of
+from tapeshim._src.node import OpKey, op_type_of
 from tapeshim._src.state import _thread_state, next_tensor_id
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -159,9 +159,21 @@ _sites: dict[int, tuple[Site | None, str | None, str | None, tuple]] = {}
 
 def log_of(tape: Any) -> TapeLog:
     """The log of `tape` (an empty one if it never recorded)."""
-    log = _logs.get(tape)
+    log = getattr(tape, "_explain_log", None)
     if log is None:
-        log = _logs[tape] = TapeLog()
+        log = _logs.get(tape)
+        if log is None:
+            log = _new_log(tape)
+    return log
+
+
+def _new_log(tape: Any) -> TapeLog:
+    """A fresh log for `tape`: held by the tape itself (a recorder has a `__dict__`), else by `_logs`."""
+    log = TapeLog()
+    try:
+        tape._explain_log = log
+    except AttributeError:  # an object without a `__dict__`
+        _logs[tape] = log
     return log
 
 
@@ -179,7 +191,7 @@ def _opened(log: TapeLog, site: Site | None) -> None:
 def entered(tape: Any) -> None:
     """`with tape:` starts a recording window (a used one-shot tape starts a fresh log)."""
     if tape._used:
-        log = _logs[tape] = TapeLog()
+        log = _new_log(tape)
     else:
         log = log_of(tape)
     site, _ = user_site(2)
@@ -221,6 +233,7 @@ def after_gradient(tape: Any, target: Any, sources: Any, results: list) -> None:
     log = log_of(tape)
     if not tape._recording:  # a one-shot tape stops recording when it computes inside its block
         _close(tape, log)
+    some_none = any(r is None for r in results)
     log.snapshot = Snapshot(
         tape._tracked,
         tape._produced,
@@ -230,10 +243,10 @@ def after_gradient(tape: Any, target: Any, sources: Any, results: list) -> None:
         tape._watch_accessed,
         target,
         sources,
-        _nodes_of(target) if options.sites or any(r is None for r in results) else {},
+        _nodes_of(target) if options.sites or some_none else {},
         tuple(r is not None for r in results),
     )
-    if options.log_none and any(r is None for r in results):
+    if options.log_none and some_none:
         from tapeshim._src import explain  # import cycle: explain_hooks <-> explain (via tensor)
 
         explain.log_nones(tape, target, sources, results)
@@ -329,7 +342,8 @@ def created(tensor: Any) -> None:
     """
     node = tensor._node
     if node is not None and not options.sites:
-        op = op_type_of(node.key)  # not the `Node.op_type` property: this runs for every recorded tensor
+        key = node.key  # not the `Node.op_type` property: this runs for every recorded tensor
+        op = key[0] if key.__class__ is OpKey else op_type_of(key)
         if tensor._dtype._trainable and op not in CUTTING_OPS:
             return  # a recorded op: its node already says what made it
         if not _thread_state.recorders:

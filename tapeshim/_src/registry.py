@@ -186,7 +186,15 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
     Returns:
       A tuple of output Tensors.
     """
-    key = (op, static, *[(t._shape, t._dtype._name) for t in inputs])
+    n_inputs = len(inputs)
+    if n_inputs == 2:  # the common arities, without building a list first
+        a, b = inputs
+        key: tuple = (op, static, (a._shape, a._dtype._name), (b._shape, b._dtype._name))
+    elif n_inputs == 1:
+        a = inputs[0]
+        key = (op, static, (a._shape, a._dtype._name))
+    else:
+        key = (op, static, *[(t._shape, t._dtype._name) for t in inputs])
     entry = _dispatch.get(key)
     if entry is None:
         if any(t._dtype is dtypes.string for t in inputs):  # host-side string tensors never reach XLA

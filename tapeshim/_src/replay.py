@@ -53,6 +53,28 @@ _sightings: OrderedDict = OrderedDict()
 _never_compile: set = set()
 
 _NOTHING: frozenset = frozenset()
+
+
+class ProgramKey(tuple):
+    """A program's cache key that computes its hash once.
+
+    A request's key is looked up several times (its tier, the program cache,
+    the hit count); a nested tuple hashes all its fields every time. It equals,
+    and hashes as, the plain tuple of its fields, so caches discriminate as
+    with the plain tuple.
+    """
+
+    _hash: int
+
+    def __new__(cls, fields: tuple) -> "ProgramKey":
+        key = tuple.__new__(cls, fields)
+        key._hash = tuple.__hash__(key)
+        return key
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
 _NO_OCCURRENCES: dict = {}
 
 

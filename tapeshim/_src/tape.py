@@ -255,7 +255,11 @@ class GradientTape(Recorder):
                 "Argument `target` should be a list or nested structure of Tensors, Variables or "
                 "CompositeTensors to be differentiated, but received None."
             )
-        unconnected = parse_unconnected(unconnected_gradients)
+        unconnected = (
+            unconnected_gradients
+            if unconnected_gradients is UnconnectedGradients.NONE
+            else parse_unconnected(unconnected_gradients)
+        )
         flat_targets = [as_variable(t) for t in nest.flatten(target)]
         flat_sources = [as_variable(s) for s in nest.flatten(sources)]
         for value in flat_targets + flat_sources:
