@@ -33,6 +33,9 @@ def _operand(other: Any, anchor: Any) -> Any:
     raises `TypeError`), while `int_tensor + 1.5` converts with a dtype hint and
     raises `InvalidArgumentError` for the mismatch.
     """
+    cls = other.__class__
+    if cls is float or cls is int:  # the common case (`0.01 * grad`): skip the tensor-like checks
+        return convert_to_tensor(other, dtype=anchor._dtype)
     if isinstance(other, Tensor) or hasattr(other, "_read_for_op"):
         return other
     if other is None:
