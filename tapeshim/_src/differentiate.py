@@ -34,10 +34,6 @@ BATCH_JACOBIAN = "batch_jacobian"
 JVP = "jvp"
 
 
-def _aval_of(source: Any) -> tuple:
-    return (tuple(source._shape), source._dtype)
-
-
 def _conj(value: jax.Array) -> jax.Array:
     return jnp.conj(value) if jnp.iscomplexobj(value) else value
 
@@ -183,12 +179,13 @@ def differentiate(
         return []
     plan = request.plan
     connected = request.connected
-    source_avals = tuple(_aval_of(request.sources[i]) for i in connected)
-    target_avals = tuple(_aval_of(t) for t in request.targets)
+    sources = request.sources
+    source_avals = tuple([(tuple(sources[i]._shape), sources[i]._dtype) for i in connected])
+    target_avals = tuple([(tuple(t._shape), t._dtype) for t in request.targets])
     target_slots = request.target_slots
     trainable = request.trainable
-    seed_mask = tuple(s is not None for s in seeds)
     seed_tensors = [s for s in seeds if s is not None]
+    seed_mask = tuple([s is not None for s in seeds]) if seed_tensors else (False,) * len(seeds)
     key = replay.ProgramKey((mode, plan.key, target_slots, trainable, connected, source_avals, seed_mask))
 
     def build() -> Callable:
@@ -211,7 +208,7 @@ def differentiate(
 
         return list(record_call(recorded, OpKey("program", key), inputs, out_avals, recorded_by, dependency_key=key))
     leaf_values = plan.leaf_values()
-    seed_values = [s.value for s in seed_tensors]
+    seed_values = [s.value for s in seed_tensors] if seed_tensors else []
     try:
         if mode == GRADIENT and not _compiled_tier(recorder, key, plan):
             outcome = replay.run_per_op(key, lambda: _per_op_gradient(request, source_avals, seeds))

@@ -200,7 +200,14 @@ class Plan:
                     is_tracked = out_tid in produced
                 else:
                     out_slots, occs_t, is_tracked = self._outputs(out_tids, cut_tids, produced, occurrences)
-                in_slots = tuple([slot_of[t._tid] for t in node.inputs])
+                inputs = node.inputs
+                n_inputs = len(inputs)
+                if n_inputs == 1:  # the common arities, without a list first
+                    in_slots: tuple[int, ...] = (slot_of[inputs[0]._tid],)
+                elif n_inputs == 2:
+                    in_slots = (slot_of[inputs[0]._tid], slot_of[inputs[1]._tid])
+                else:
+                    in_slots = tuple([slot_of[t._tid] for t in inputs])
                 steps.append(NodeStep(node.fn, node.key, in_slots, out_slots, is_tracked, occs_t, node.deps))
                 key.append((node.key, in_slots, is_tracked, occs_t))
                 continue
