@@ -589,7 +589,7 @@ def release(tensors: Sequence[Tensor]) -> None:
             continue
         if recorders is None:
             try:
-                recorders = [r for r in live_recorders if r._produced]
+                recorders = [r for r in live_recorders.alive() if r._produced]
             except RuntimeError:  # another thread made a tape meanwhile: keep the nodes this time
                 return
         tid = tensor._tid

@@ -176,5 +176,41 @@ class Epoch:
         self.done = False
 
 
-live_recorders: "weakref.WeakSet[Any]" = weakref.WeakSet()
+class LiveRecorders:
+    """Every tape and accumulator alive (of any thread), held weakly.
+
+    A `weakref.WeakSet` iterates through a guarded generator; `release` reads
+    this set after every gradient, so it keeps one weak reference per recorder
+    in a dict (removed when the recorder dies) and hands out a list.
+    """
+
+    __slots__ = ("_refs",)
+
+    def __init__(self) -> None:
+        self._refs: dict[int, weakref.ref] = {}
+
+    def add(self, recorder: Any) -> None:
+        """Adds `recorder` until it dies."""
+        refs = self._refs
+        key = id(recorder)
+
+        def forget(_: weakref.ref, key: int = key) -> None:
+            refs.pop(key, None)
+
+        refs[key] = weakref.ref(recorder, forget)
+
+    def alive(self) -> list[Any]:
+        """The recorders alive now."""
+        found = []
+        for ref in list(self._refs.values()):
+            recorder = ref()
+            if recorder is not None:
+                found.append(recorder)
+        return found
+
+    def __len__(self) -> int:
+        return len(self.alive())
+
+
+live_recorders = LiveRecorders()
 """Every tape and accumulator alive (of any thread): a forced tensor keeps its node while one needs it."""
