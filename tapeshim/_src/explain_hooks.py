@@ -160,11 +160,12 @@ _sites: dict[int, tuple[Site | None, str | None, str | None, tuple]] = {}
 def log_of(tape: Any) -> TapeLog:
     """The log of `tape` (an empty one if it never recorded)."""
     log = getattr(tape, "_explain_log", None)
-    if log is None:
-        log = _logs.get(tape)
-        if log is None:
-            log = _new_log(tape)
-    return log
+    if log is not None:
+        return log
+    if hasattr(tape, "__dict__"):  # a recorder holds its own log: none yet
+        return _new_log(tape)
+    log = _logs.get(tape)
+    return log if log is not None else _new_log(tape)
 
 
 def _new_log(tape: Any) -> TapeLog:
