@@ -77,18 +77,22 @@ class Request:
         self.slice = replay.Slice(self.targets, recorder._produced, occurrences, cut=_outer_tracked(recorded_by))
         self.plan = self.slice.plan
         self.target_slots = self.slice.out_slots
-        self.trainable = tuple(k for k, t in enumerate(self.targets) if t._dtype._trainable)
+        self.trainable = tuple([k for k, t in enumerate(self.targets) if t._dtype._trainable])
         reached = self.plan.reached_slots([self.target_slots[k] for k in self.trainable])
-        tracked = recorder._tracked
-        self.connected = tuple(
-            i
-            for i, source in enumerate(self.sources)
-            if source._dtype._trainable
-            and (
-                i in self.identity
-                or any(self.plan.tid_at[s] in tracked and s in reached for s in self.plan.occ_slots.get(i, ()))
-            )
-        )
+        # A trainable source is connected if it is a target, or one of its occurrences is tracked and reaches one.
+        tracked, tid_at, occ_slots, identity = recorder._tracked, self.plan.tid_at, self.plan.occ_slots, self.identity
+        connected = []
+        for i, source in enumerate(self.sources):
+            if not source._dtype._trainable:
+                continue
+            if i in identity:
+                connected.append(i)
+                continue
+            for s in occ_slots.get(i, ()):
+                if tid_at[s] in tracked and s in reached:
+                    connected.append(i)
+                    break
+        self.connected = tuple(connected)
 
 
 def _outer_tracked(recorded_by: Sequence[Any] | None) -> list:

@@ -234,7 +234,8 @@ def after_gradient(tape: Any, target: Any, sources: Any, results: list) -> None:
     log = log_of(tape)
     if not tape._recording:  # a one-shot tape stops recording when it computes inside its block
         _close(tape, log)
-    some_none = any(r is None for r in results)
+    given = tuple([r is not None for r in results])
+    some_none = False in given
     log.snapshot = Snapshot(
         tape._tracked,
         tape._produced,
@@ -245,7 +246,7 @@ def after_gradient(tape: Any, target: Any, sources: Any, results: list) -> None:
         target,
         sources,
         _nodes_of(target) if options.sites or some_none else {},
-        tuple(r is not None for r in results),
+        given,
     )
     if options.log_none and some_none:
         from tapeshim._src import explain  # import cycle: explain_hooks <-> explain (via tensor)
