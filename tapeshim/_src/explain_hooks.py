@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import weakref
 from typing import Any, NamedTuple
 
 from tapeshim._src.node import OpKey, op_type_of
@@ -153,28 +152,14 @@ class TapeLog:
         self.snapshot: Snapshot | None = None
 
 
-_logs: "weakref.WeakKeyDictionary[Any, TapeLog]" = weakref.WeakKeyDictionary()
 _sites: dict[int, tuple[Site | None, str | None, str | None, tuple]] = {}
 
 
 def log_of(tape: Any) -> TapeLog:
-    """The log of `tape` (an empty one if it never recorded)."""
-    log = getattr(tape, "_explain_log", None)
-    if log is not None:
-        return log
-    if hasattr(tape, "__dict__"):  # a recorder holds its own log: none yet
-        return _new_log(tape)
-    log = _logs.get(tape)
-    return log if log is not None else _new_log(tape)
-
-
-def _new_log(tape: Any) -> TapeLog:
-    """A fresh log for `tape`: held by the tape itself (a recorder has a `__dict__`), else by `_logs`."""
-    log = TapeLog()
-    try:
-        tape._explain_log = log
-    except AttributeError:  # an object without a `__dict__`
-        _logs[tape] = log
+    """The log of `tape` (a recorder; an empty log if it never recorded), held by the tape itself."""
+    log: TapeLog | None = tape._explain_log
+    if log is None:
+        log = tape._explain_log = TapeLog()
     return log
 
 
@@ -192,7 +177,7 @@ def _opened(log: TapeLog, site: Site | None) -> None:
 def entered(tape: Any) -> None:
     """`with tape:` starts a recording window (a used one-shot tape starts a fresh log)."""
     if tape._used:
-        log = _new_log(tape)
+        log = tape._explain_log = TapeLog()
     else:
         log = log_of(tape)
     site, _ = user_site(2)

@@ -220,12 +220,12 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
         for t in inputs:
             if t._value is None:
                 return record(kernel.fn, kernel.key, tuple(inputs), avals, tracking)
-        # In forward mode (a JVP program traces the op on tracers) the kernel is traced afresh: a jitted
-        # kernel's cached trace may hold the reverse-mode gradient rule (sqrt's zero-upstream rule).
-        results = (kernel.fn if _thread_state.forward_mode else kernel.jitted)(*[t._value for t in inputs])
+        values = [t._value for t in inputs]
     else:
         values = [t._value if t._value is not None else t.value for t in inputs]
-        results = (kernel.fn if _thread_state.forward_mode else kernel.jitted)(*values)
+    # In forward mode (a JVP program traces the op on tracers) the kernel is traced afresh: a jitted
+    # kernel's cached trace may hold the reverse-mode gradient rule (sqrt's zero-upstream rule).
+    results = (kernel.fn if _thread_state.forward_mode else kernel.jitted)(*values)
     if len(avals) == 1:
         shape, dtype = avals[0]
         return (Tensor(results[0], shape, dtype),)

@@ -63,6 +63,7 @@ class Recorder:
         self._entered = False
         self._epoch = Epoch()
         self._tiers: dict = {}  # request key -> tier used: a persistent tape repeats a request bit for bit
+        self._explain_log: _explain_hooks.TapeLog | None = None  # `explain_hooks.log_of` creates it
         live_recorders.add(self)
 
     def _variable_read(self, variable: Variable, tensor: Tensor) -> None:

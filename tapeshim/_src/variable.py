@@ -321,9 +321,6 @@ class Variable(TensorOperators):
     # -- reads ----------------------------------------------------------
     def _current(self) -> Tensor:
         """The value to read now: a function trace's placeholder, a JAX function's input, or the value."""
-        state = _thread_state
-        if state.trace is None and state.stateless_scope is None:  # `_EAGER.read`, inlined: the common case
-            return Tensor(self._value, self._shape, self._dtype)
         return variable_scope().read(self)
 
     def _plain_read(self) -> Tensor:
@@ -459,12 +456,6 @@ class Variable(TensorOperators):
                 f"[{','.join(map(str, tensor._shape))}], shapes must be equal.",
                 op_name,
             )
-        state = _thread_state
-        if state.trace is None and state.stateless_scope is None:  # `_EAGER.update`, inlined: the common case
-            kernel = _add_kernel if op_name == "AssignAddVariableOp" else _sub_kernel
-            value = tensor._value
-            self._value = kernel(self._value, value if value is not None else tensor.value)
-            return
         variable_scope().update(self, tensor, op_name)
 
     def assign_add(
