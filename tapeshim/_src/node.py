@@ -7,7 +7,7 @@ nodes with equal keys must compute the same function of their inputs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Collection, Hashable, Sequence
+from typing import TYPE_CHECKING, Callable, Collection, Hashable, Sequence
 
 if TYPE_CHECKING:
     from tapeshim._src.state import Epoch
@@ -18,23 +18,14 @@ class OpKey(tuple):
 
     It is a tuple, so it hashes and compares exactly as the plain tuple of its
     fields does: cache keys built from it discriminate as before. Code that
-    needs the op's TF type reads `op_type` instead of indexing the key.
+    needs the op's TF type asks `op_type_of(key)` (or `Node.op_type`) instead
+    of indexing the key.
     """
 
     __slots__ = ()
 
     def __new__(cls, op_type: str, *identity: Hashable) -> "OpKey":
         return tuple.__new__(cls, (op_type, *identity))
-
-    @property
-    def op_type(self) -> str:
-        """The TF op type (`"AddV2"`), or the kind of a recorded program (`"program"`, `"function"`)."""
-        return str(self[0])
-
-    @property
-    def static(self) -> Any:
-        """The second field: a kernel's static arguments (a tuple of `(name, value)` pairs)."""
-        return self[1] if len(self) > 1 else ()
 
 
 def op_type_of(key: Hashable) -> str | None:
