@@ -226,11 +226,15 @@ def test_strategy_run_writes_the_first_replicas_summaries(tmp_path):
         "writer = tf.summary.create_file_writer(sys.argv[1])\n"
         "def replica():\n"
         "    ctx = tf.distribute.get_replica_context()\n"
+        "    x = tf.ones((400, 400))\n"
+        "    for _ in range(8):\n"
+        "        x = tf.matmul(x, x) / 400.0\n"
         "    with writer.as_default():\n"
-        "        tf.summary.scalar('r', tf.cast(ctx.replica_id_in_sync_group, tf.float32) + 1.0, step=1)\n"
+        "        tf.summary.scalar('r', tf.cast(ctx.replica_id_in_sync_group, tf.float32) + x[0, 0], step=1)\n"
         "    return tf.constant(0)\n"
         "strategy.run(replica)\n"
         "writer.flush()\n"
+        "os._exit(0)\n"  # no exit-time flush: flush itself waits for the replica's pending host callback
     )
     subprocess.run([sys.executable, "-c", program, str(tmp_path)], check=True, timeout=120)
     assert [(step, tag, data[2]) for step, tag, _, _, data in _events(tmp_path)] == [(1, "r", 1.0)]

@@ -120,9 +120,12 @@ class _FileWriter(SummaryWriter):
             raise RuntimeError(f"SummaryWriter {self!r} is already closed")
 
     def flush(self) -> None:
+        # summaries written from compiled code arrive through host callbacks that may still be pending
+        jax.effects_barrier()
         self._events.flush()
 
     def close(self) -> None:
+        jax.effects_barrier()
         self._events.close()
         self._closed = True
 

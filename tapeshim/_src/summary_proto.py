@@ -15,6 +15,7 @@ import weakref
 import zlib
 from typing import Any
 
+import jax
 import numpy as np
 
 from tapeshim._src.io.proto import Field, Message
@@ -134,7 +135,10 @@ def _flush_all() -> None:
 
     Closed here, a writer collected later, while the interpreter tears its modules down, has nothing left to do.
     """
-    for writer in list(_OPEN_WRITERS):
+    writers = list(_OPEN_WRITERS)
+    if writers:
+        jax.effects_barrier()  # summaries still on their way from compiled code's host callbacks
+    for writer in writers:
         writer.close()
 
 
