@@ -157,6 +157,7 @@ NAMESPACES: dict[str, Namespace] = {
         doc="`tf.autograph.experimental`.",
         exports={
             **_names("tapeshim._src.autograph.conversion", "do_not_convert"),
+            **_names("tapeshim._src.autograph.operators", "set_loop_options"),
         },
     ),
     "tapeshim.bitwise": Namespace(

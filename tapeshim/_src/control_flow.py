@@ -20,6 +20,7 @@ from jax import lax
 from tapeshim._src import errors, nest, replay
 from tapeshim._src.autograph.loop_gradient import reverse_differentiable_while
 from tapeshim._src.dtypes import int32
+from tapeshim._src.dynamic_shapes import DynamicShapeNeeded, covered_by_invariants
 from tapeshim._src.node import Node, OpKey
 from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.recorded_call import record_call
@@ -190,7 +191,11 @@ def _check_same_outputs(branches: Sequence[_Branch], message: str) -> None:
             raise ValueError(f"{message}\n{exc}") from None
         if first.avals != other.avals:
             described = [[(list(s), d.name) for s, d in b.avals] for b in (first, other)]
-            raise TypeError(f"{message} Their outputs' shapes and dtypes differ: {described[0]} vs {described[1]}.")
+            if [d for _, d in first.avals] == [d for _, d in other.avals]:  # TF: an unknown shape
+                raise DynamicShapeNeeded(
+                    f"The branches give outputs of different shapes: {described[0]} vs {described[1]}"
+                )
+            raise TypeError(f"{message} Their outputs' dtypes differ: {described[0]} vs {described[1]}.")
 
 
 def _switch(index: Tensor, fns: Sequence[Callable[[], Any]], name: str, message: str) -> Any:
@@ -394,6 +399,32 @@ def _trace_loop(
     return cond_branch, body_branch, variables, has_effects
 
 
+def _refuse_changed_loop_variables(before: Sequence[tuple], after: Sequence[tuple], invariants: Any) -> None:
+    """A loop variable's dtype or shape changed in one iteration: TF's error, or (within the shape
+    invariants) `DynamicShapeNeeded`."""
+    for (_, old_dtype), (_, new_dtype) in zip(before, after):
+        if old_dtype != new_dtype:
+            raise TypeError(
+                f"A loop variable enters tf.while_loop with dtype {old_dtype.name}, but has dtype "
+                f"{new_dtype.name} after one iteration."
+            )
+    shapes_before, shapes_after = [s for s, _ in before], [s for s, _ in after]
+    given = list(invariants or [])
+    given += [None] * (len(before) - len(given))  # the assigned variables and the token: no invariants
+    if covered_by_invariants(shapes_before, shapes_after, given):
+        changed = [(list(a), list(b)) for a, b in zip(shapes_before, shapes_after) if tuple(a) != tuple(b)]
+        raise DynamicShapeNeeded(
+            f"Loop variables of tf.while_loop change shape within their shape invariants: {changed}"
+        )
+    for old_shape, new_shape in zip(shapes_before, shapes_after):
+        if tuple(old_shape) != tuple(new_shape):
+            raise ValueError(
+                f"Input tensor enters the loop with shape {tuple(old_shape)}, but has shape {tuple(new_shape)} after "
+                "one iteration. To allow the shape to vary across iterations, use the `shape_invariants` argument "
+                "of tf.while_loop to specify a less-specific shape."
+            )
+
+
 def while_loop(
     cond: Callable[..., Any],
     body: Callable[..., Any],
@@ -412,8 +443,12 @@ def while_loop(
     `tapeshim.function`, pass `maximum_iterations` to differentiate through the
     loop in reverse mode (it then compiles to `lax.scan`).
     """
-    del shape_invariants, parallel_iterations, back_prop, swap_memory, name
-    return _while_loop(cond, body, loop_vars, maximum_iterations)
+    del parallel_iterations, back_prop, swap_memory, name
+    invariants = None
+    if shape_invariants is not None:
+        nest.assert_same_structure(loop_vars, shape_invariants, check_types=False)
+        invariants = nest.flatten(shape_invariants)
+    return _while_loop(cond, body, loop_vars, maximum_iterations, shape_invariants=invariants)
 
 
 def _while_loop(
@@ -422,6 +457,7 @@ def _while_loop(
     loop_vars: Any,
     maximum_iterations: Any = None,
     dynamic_gradient: bool = False,
+    shape_invariants: Sequence[Any] | None = None,
 ) -> Any:
     """Repeats `body` while `cond` holds, as `tf.while_loop`.
 
@@ -431,7 +467,9 @@ def _while_loop(
     loop in reverse mode (it then compiles to `lax.scan`).
     """
     """`while_loop`; with `dynamic_gradient`, a loop without a static trip count inside a function is
-    reverse differentiable (`autograph/loop_gradient.py`, used by AutoGraph's loops)."""
+    reverse differentiable (`autograph/loop_gradient.py`, used by AutoGraph's loops). `shape_invariants`
+    (flat, one per loop variable, None for none) allow its shape to change (`dynamic_shapes`).
+    `maximum_iterations` may be a callable, asked after the body is traced (AutoGraph's loop options)."""
     packed = isinstance(loop_vars, (list, tuple))
     structure = loop_vars if packed else [loop_vars]
     values = nest.map_structure(convert_to_tensor, structure)
@@ -447,7 +485,11 @@ def _while_loop(
 
     flat = nest.flatten(values)
     traced = _thread_state.trace is not None
-    limit = None if maximum_iterations is None else convert_to_tensor(maximum_iterations)
+    if not traced and callable(maximum_iterations):
+        maximum_iterations = maximum_iterations()
+    limit = None  # a callable bound is asked after the trace
+    if maximum_iterations is not None and not callable(maximum_iterations):
+        limit = convert_to_tensor(maximum_iterations)
     if not traced:
         count = 0
         while (limit is None or count < int(limit)) and bool(call(cond, values)):
@@ -458,12 +500,12 @@ def _while_loop(
     trace = _thread_state.trace
     flat = flat + [trace.pending[id(v)][1] if id(v) in trace.pending else trace.read_variable(v) for v in variables]
     flat.append(convert_to_tensor(np.zeros((), np.int32)))  # the effect token (carried by every loop)
+    if callable(maximum_iterations):
+        maximum_iterations = maximum_iterations()
+        limit = None if maximum_iterations is None else convert_to_tensor(maximum_iterations)
     specs = [(tuple(t._shape), t._dtype) for t in flat]
     if body_branch.avals != tuple(specs):
-        raise ValueError(
-            "The loop variables' shapes and dtypes must not change in tf.while_loop: "
-            f"{[(list(s), d.name) for s, d in specs]} became {[(list(s), d.name) for s, d in body_branch.avals]}."
-        )
+        _refuse_changed_loop_variables(specs, body_branch.avals, shape_invariants)
     captures, (cond_caps, body_caps) = _merge_captures([cond_branch, body_branch])
     n = len(flat)
     static_limit = limit is not None and not _is_traced(limit)

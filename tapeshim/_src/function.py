@@ -25,12 +25,14 @@ from tapeshim._src import config as _config
 from tapeshim._src.concrete_function import ArrayCapacityMismatch, ConcreteFunction, PolymorphicFunctionType
 from tapeshim._src.dataset import Dataset
 from tapeshim._src.dataset_iterator import OwnedIterator
+from tapeshim._src.dynamic_shapes import DynamicShapeNeeded
 from tapeshim._src.function_retracing import detector_for, function_text
 from tapeshim._src.function_trace import FunctionTrace
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
+from tapeshim._src.tf_logging import get_logger
 from tapeshim._src.trace_type import trace_type_of
 from tapeshim._src.variable import Variable
 
@@ -161,6 +163,7 @@ class Function:
         self._name = name or getattr(python_function, "__name__", "function")
         self._concrete: dict[Any, ConcreteFunction] = {}
         self._tf_keys: set = set()
+        self._eager_keys: set = set()  # argument types whose trace needs shapes XLA cannot have (dynamic_shapes)
         self._tf_concretes: dict[Any, ConcreteFunction] = {}  # the first trace for each TF signature
         self._spec_traces: list[tuple] = []  # get_concrete_function(TensorSpec) traces: (structure, specs, tf key)
         self._last_key: tuple | None = None
@@ -385,8 +388,13 @@ class Function:
         key, tf_key, flat = self._keys(args, kwargs)
         concrete = self._concrete.get(key)
         if concrete is None:
+            if key in self._eager_keys:
+                return self._python_function(*args, **kwargs)
             count = self.experimental_get_tracing_count()
-            concrete = self._lookup(key, tf_key, flat, args, kwargs)
+            try:
+                concrete = self._lookup(key, tf_key, flat, args, kwargs)
+            except DynamicShapeNeeded as needed:
+                return self._run_eagerly_from_now_on(needed, key, tf_key, args, kwargs)
             if self.experimental_get_tracing_count() != count:
                 self._detector.called_with_tracing(function_text(self._python_function))
             else:
@@ -399,6 +407,24 @@ class Function:
             except ArrayCapacityMismatch:
                 pass  # `_run` traces for the sizes this call reached and runs it again
         return self._run(concrete, key, flat, args, kwargs)
+
+    def _run_eagerly_from_now_on(
+        self, needed: DynamicShapeNeeded, key: tuple, tf_key: Any, args: tuple, kwargs: dict
+    ) -> Any:
+        """Runs the Python function eagerly for this call and every later call with these argument types.
+
+        Its trace reached a result whose shape TF leaves unknown and XLA cannot compile
+        (`dynamic_shapes`). TF traced it once, so the tracing count says so too.
+        """
+        self._eager_keys.add(key)
+        self._tf_keys.add(tf_key)
+        get_logger().warning(
+            "tapeshim.function %s runs eagerly (op by op) for these argument types: %s. Values and gradients "
+            "are TensorFlow's; Python side effects (print) run on every call.",
+            function_text(self._python_function),
+            needed.what,
+        )
+        return self._python_function(*args, **kwargs)
 
     def _run_with_host_inputs(
         self, concrete: ConcreteFunction, key: tuple, flat: list, args: tuple, kwargs: dict

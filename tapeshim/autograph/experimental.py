@@ -2,5 +2,6 @@
 """`tf.autograph.experimental`."""
 
 from tapeshim._src.autograph.conversion import do_not_convert
+from tapeshim._src.autograph.operators import set_loop_options
 
-__all__ = ["do_not_convert"]
+__all__ = ["do_not_convert", "set_loop_options"]

@@ -18,6 +18,7 @@ from tapeshim._src import control_flow, dtypes, errors, nest
 from tapeshim._src.autograph.tensor_array import TensorArray
 from tapeshim._src.dataset import Dataset
 from tapeshim._src.dataset_iterator import OwnedIterator
+from tapeshim._src.dynamic_shapes import DynamicShapeNeeded, covered_by_invariants
 from tapeshim._src.function_host_inputs import NotStackable
 from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.state import _thread_state
@@ -204,11 +205,9 @@ def _merge_branch_values(name: str, values: list, live: bool) -> Any:
             )
         if first._shape != second._shape:
             what = "the return value" if name == "retval__" else f"'{name}'"
-            raise ValueError(
+            raise DynamicShapeNeeded(
                 f"{what} has shape {tuple(first._shape)} in the main branch, but shape {tuple(second._shape)} in "
-                "the else branch of an if statement on a tensor. TensorFlow gives the result an unknown shape; "
-                "XLA, which tapeshim compiles to, needs one static shape: make both branches produce the same "
-                "shape (pad, or reshape to a common shape)."
+                "the else branch of an if statement on a tensor"
             )
     return _OUTPUT
 
@@ -253,8 +252,9 @@ def _tensor_loop(
     undefined = [i for i, v in enumerate(state) if isinstance(v, (Undefined, UndefinedReturnValue))]
     needed = [i for i in undefined if names[i] in live]
     arrays = [i for i, v in enumerate(state) if isinstance(v, TensorArray)]
+    options = _LoopOptions()
     if needed or any(state[i]._element_shape is None for i in arrays):
-        probe = control_flow._Branch(lambda: body(*extra, *state), [], "While", convert=False)
+        probe = control_flow._Branch(lambda: _with_options(options, body, *extra, *state), [], "While", convert=False)
         probed = list(probe.result)[len(extra) :]
         for i in arrays:
             if state[i]._element_shape is None and isinstance(probed[i], TensorArray):
@@ -286,19 +286,30 @@ def _tensor_loop(
         return test(*full_state(values))
 
     def loop_body(*values: Any) -> tuple:
-        result = body(*full_state(values))
-        new_extra = list(result[:n_extra])
-        result = result[n_extra:]
-        out = []
-        for i, before in zip(carried, initial):
-            after = result[i]
-            if i in templates and isinstance(after, TensorArray):
-                after = after.loop_carry(None)
-            out.append(_check_loop_variable(names[i], before, after))
+        current = full_state(values)
+        _loop_options.append(options)
+        try:
+            result = body(*current)
+            new_extra = list(result[:n_extra])
+            result = result[n_extra:]
+            out = []
+            for i, before in zip(carried, initial):
+                after = result[i]
+                if i in templates and isinstance(after, TensorArray):
+                    after = after.loop_carry(None)
+                out.append(_check_loop_variable(names[i], before, after, current[n_extra + i]))
+        finally:
+            _loop_options.pop()
         return tuple(new_extra + out)
 
+    def limit() -> Any:  # the loop's own bound and set_loop_options's, whichever is smaller
+        given = options.maximum_iterations
+        if given is None or maximum_iterations is None:
+            return maximum_iterations if given is None else given
+        return math_ops.minimum(convert_to_tensor(maximum_iterations), convert_to_tensor(given))
+
     final = control_flow._while_loop(
-        loop_test, loop_body, tuple(extra + initial), maximum_iterations=maximum_iterations, dynamic_gradient=True
+        loop_test, loop_body, tuple(extra + initial), maximum_iterations=limit, dynamic_gradient=True
     )
     result = list(state)
     for i, value in zip(carried, list(final)[n_extra:]):
@@ -310,8 +321,10 @@ def _tensor_loop(
     return tuple(result)
 
 
-def _check_loop_variable(name: str, before: Any, after: Any) -> Any:
-    """TF's AutoGraph checks of a loop variable after one iteration; returns it as tensors."""
+def _check_loop_variable(name: str, before: Any, after: Any, inside: Any = None) -> Any:
+    """TF's AutoGraph checks of a loop variable after one iteration; returns it as tensors.
+
+    `inside` is the variable as the body saw it (what `set_loop_options` names)."""
     if isinstance(after, (Undefined, UndefinedReturnValue)):
         raise ValueError(f"'{name}' must be defined in every iteration of the loop.")
     if after is None:
@@ -326,6 +339,19 @@ def _check_loop_variable(name: str, before: Any, after: Any) -> Any:
             raise TypeError(
                 f"'{name}' has dtype {old._dtype.name} before the loop, but dtype {new._dtype.name} after one iteration"
             )
+    if _loop_options and inside is not None:  # this loop's shape invariants (set_loop_options), by body tensor
+        invariants = [_loop_options[-1].shape_invariants.get(id(t)) for t in nest.flatten(inside)]
+    else:
+        invariants = [None] * len(nest.flatten(before))
+    olds, news = [t._shape for t in nest.flatten(before)], [t._shape for t in nest.flatten(after)]
+    if covered_by_invariants(olds, news, invariants):
+        if olds != news:
+            raise DynamicShapeNeeded(
+                f"'{name}' changes shape from {tuple(olds[0])} to {tuple(news[0])} in a loop, within its shape "
+                "invariant (set_loop_options)"
+            )
+        return after
+    for old, new in zip(nest.flatten(before), nest.flatten(after)):
         if old._shape != new._shape:
             raise ValueError(
                 f"'{name}' has shape {tuple(old._shape)} before the loop, but shape "
@@ -333,6 +359,61 @@ def _check_loop_variable(name: str, before: Any, after: Any) -> Any:
                 "tf.autograph.experimental.set_loop_options to set shape invariants."
             )
     return after
+
+
+def _with_options(options: "_LoopOptions", body: Callable[..., Any], *state: Any) -> Any:
+    """Runs `body` with `options` as the innermost loop's options."""
+    _loop_options.append(options)
+    try:
+        return body(*state)
+    finally:
+        _loop_options.pop()
+
+
+class _LoopOptions:
+    """What `set_loop_options` said inside the body of the loop being traced."""
+
+    def __init__(self) -> None:
+        self.shape_invariants: dict[int, Any] = {}  # id of the body's tensor -> its invariant
+        self.maximum_iterations: Any = None
+
+
+_loop_options: list[_LoopOptions] = []  # the loops being traced, innermost last (tracing holds the GIL's thread)
+
+
+def set_loop_options(
+    parallel_iterations: Any = None,
+    swap_memory: Any = None,
+    maximum_iterations: Any = None,
+    shape_invariants: Any = None,
+) -> None:
+    """Options of the enclosing loop on tensors, as `tf.autograph.experimental.set_loop_options`.
+
+    Call it first in the loop's body. `shape_invariants` is a list of `(tensor, shape)`
+    pairs: a loop variable may change shape within its shape (a function with such a
+    loop runs eagerly, see docs/function.md). `maximum_iterations` stops the loop after
+    that many iterations. `parallel_iterations` and `swap_memory` tune TF's executor;
+    XLA has no such settings, so they change nothing. Outside a loop on tensors
+    (eagerly, or in a Python loop) nothing changes, as in TF.
+
+    Args:
+      parallel_iterations: accepted; no effect under XLA.
+      swap_memory: accepted; no effect under XLA.
+      maximum_iterations: the most iterations the loop runs.
+      shape_invariants: `(tensor, shape)` pairs for the loop's variables.
+    """
+    del parallel_iterations, swap_memory
+    if not _loop_options:
+        return
+    options = _loop_options[-1]
+    if maximum_iterations is not None:
+        options.maximum_iterations = maximum_iterations
+    for pair in shape_invariants or ():
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise ValueError(f"shape_invariants must be a list of (tensor, shape) pairs; got {pair!r}")
+        tensor, shape = pair
+        for leaf in nest.flatten(tensor):
+            options.shape_invariants[id(leaf)] = shape
 
 
 # -- for -------------------------------------------------------------------------------
