@@ -230,7 +230,9 @@ def _rss_mib() -> float:
 
 def mem_append(tf: Any, steps: int) -> dict:
     step = mlp_step(tf, 64, (32, 64, 10))
-    for _ in range(20):
+    # a warm-up as long as the loop: tapeshim compiles this step again, optimized, after about 4,600 calls
+    # (compile_tiers), and what compiling costs is not what the kept losses cost
+    for _ in range(steps):
         step()
     before = _rss_mib()
     losses = []

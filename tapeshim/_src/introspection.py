@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Hashable
 
-from tapeshim._src import explain_hooks, function, registry, replay
+from tapeshim._src import compile_tiers, explain_hooks, function, registry, replay
 from tapeshim._src.node import op_type_of
 
 
@@ -19,11 +19,19 @@ def compile_stats(programs: bool = False) -> dict:
       jitted kernels, one per op and static arguments), `function_traces`
       (traces of `tapeshim.function`s) and `last_retrace_reason` (why the
       last function was traced again, e.g. "step retraced because argument
-      `x` changed shape from (64, 32) to (50, 32)").
+      `x` changed shape from (64, 32) to (50, 32)") and `programs_tiered_up`
+      (programs compiled quickly first and again optimized once their calls
+      paid for it; not counted in `programs_compiled`).
       With `programs=True`, also `programs`: the structure summary of each
       cached replay program (see `cached_programs`).
     """
-    stats = {**replay.stats, **registry.stats, "programs_cached": len(replay._programs), **function.stats}
+    stats = {
+        **replay.stats,
+        **registry.stats,
+        **compile_tiers.stats,
+        "programs_cached": len(replay._programs),
+        **function.stats,
+    }
     if programs:
         stats["programs"] = cached_programs()
     return stats
@@ -42,7 +50,7 @@ def set_program_cache_size(size: int) -> None:
 
 def reset_compile_stats() -> None:
     """Sets every counter of `compile_stats()` to zero (the caches are kept)."""
-    for table in (replay.stats, registry.stats):
+    for table in (replay.stats, registry.stats, compile_tiers.stats):
         for key in table:
             table[key] = 0
     function.stats["function_traces"] = 0

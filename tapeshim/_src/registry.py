@@ -20,7 +20,7 @@ from typing import Any, Callable, Collection, Hashable, Sequence
 import jax
 import numpy as np
 
-from tapeshim._src import dtypes, errors, recompile_warning, runtime_checks
+from tapeshim._src import compile_tiers, dtypes, errors, recompile_warning, runtime_checks
 from tapeshim._src.node import Node, OpKey
 from tapeshim._src.ops.common import tf_type_name
 from tapeshim._src.state import _thread_state, next_tensor_id
@@ -79,7 +79,7 @@ class _Kernel:
         self.fn = fn
         # jax.jit; a kernel whose trace holds a runtime check (a singular matrix to invert) runs under
         # checkify and raises TF's error, any other kernel settles on the plain jax.jit after its first call.
-        self.jitted: Callable[..., tuple] = runtime_checks.jit(fn, self._settle)
+        self.jitted: Callable[..., tuple] = runtime_checks.jit(fn, self._settle, compile_tiers.kernel_options())
         self.key = _node_key(op, static)
 
     def _settle(self, plain: Callable[..., Any]) -> None:

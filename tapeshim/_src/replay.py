@@ -27,7 +27,7 @@ from typing import AbstractSet, Any, Callable, Hashable, Iterator, Mapping, Sequ
 
 import jax
 
-from tapeshim._src import recompile_warning, replay_eager, runtime_checks
+from tapeshim._src import compile_tiers, recompile_warning, replay_eager, runtime_checks
 from tapeshim._src.plan_steps import LeafStep, NodeStep, Step
 from tapeshim._src.state import _thread_state, live_recorders
 from tapeshim._src.tensor import Tensor
@@ -35,6 +35,7 @@ from tapeshim._src.tensor import Tensor
 _PROGRAM_CACHE_SIZE = 512
 _programs: OrderedDict = OrderedDict()
 _program_hits: dict = {}  # key -> cache hits since the program was compiled (`compile_stats(programs=True)`)
+_quick: dict = {}  # key -> the account of a program compiled by the quick tier (`compile_tiers`)
 stats = {
     "programs_compiled": 0,
     "program_cache_hits": 0,
@@ -428,18 +429,45 @@ def cached_program(key: Hashable, build: Callable[[], Callable]) -> tuple[Callab
     if isinstance(key, tuple) and len(key) > 1 and isinstance(key[0], str):
         recompile_warning.compiled(f"{key[0]} program", key, _program_change)
 
+    jitted, tier = compile_tiers.quick_jit(raw, lambda fn, options, traced: _checked_jit(key, fn, options, traced))
+    entry = (jitted, raw)
+    _programs[key] = entry
+    _program_hits[key] = 0
+    if tier is not None:
+        _quick[key] = tier
+    stats["programs_compiled"] += 1
+    if len(_programs) > _PROGRAM_CACHE_SIZE:
+        _forget(_programs.popitem(last=False)[0])
+        stats["programs_evicted"] += 1
+    return entry
+
+
+def _checked_jit(
+    key: Hashable, raw: Callable, options: dict | None, traced: Callable[[Any], None] | None = None
+) -> Callable:
+    """jax.jit of `raw` with `options`, with TF's errors for out-of-range indices (`runtime_checks`)."""
+
     def settle(plain: Callable) -> None:  # the program has no index checks: keep its plain jax.jit
         if key in _programs:
             _programs[key] = (plain, raw)
 
-    entry = (runtime_checks.jit(raw, settle), raw)  # jax.jit, with TF's errors for out-of-range indices
-    _programs[key] = entry
-    _program_hits[key] = 0
-    stats["programs_compiled"] += 1
-    if len(_programs) > _PROGRAM_CACHE_SIZE:
-        _program_hits.pop(_programs.popitem(last=False)[0], None)
-        stats["programs_evicted"] += 1
-    return entry
+    return runtime_checks.jit(raw, settle, options, traced)
+
+
+def _forget(key: Hashable) -> None:
+    """Drops what is kept beside an evicted or failed program."""
+    _program_hits.pop(key, None)
+    _quick.pop(key, None)
+
+
+def _account_quick_call(key: Hashable) -> None:
+    """A call of a quick-tier program (`compile_tiers`): after its last quick call, its next compiles it optimized."""
+    tier = _quick.get(key)
+    if tier is not None and tier.after_call() and key in _programs:
+        del _quick[key]
+        raw = _programs[key][1]
+        _programs[key] = (_checked_jit(key, raw, None), raw)  # compiled (optimized) on its next call
+        compile_tiers.stats["programs_tiered_up"] += 1
 
 
 def compile_now(key: Hashable, plan: "Plan") -> bool:
@@ -479,7 +507,8 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
 
 compile_cost = {"seconds_per_node": 0.0025}
 """What compiling a program costs per node, measured on this machine on plans over `SMALL_PLAN` nodes (a
-moving average; 2.5 ms is what a 200-node gradient program took on the idle 2-core machine)."""
+moving average; 2.5 ms is what a 200-node gradient program took on the idle 2-core machine with XLA's
+default options; on the CPU the compile measured is the quick tier's, `compile_tiers`)."""
 
 
 def run_compiled(key: Hashable, build: Callable[[], Callable], n_nodes: int, call: Callable[[Callable], Any]) -> Any:
@@ -495,6 +524,8 @@ def run_compiled(key: Hashable, build: Callable[[], Callable], n_nodes: int, cal
     except jax.errors.JaxRuntimeError:
         compile_failed(key)
         return None
+    if _quick:
+        _account_quick_call(key)
     if stats["programs_compiled"] != before and n_nodes > SMALL_PLAN:  # small programs: fixed costs dominate
         measured = (time.perf_counter() - start) / n_nodes
         compile_cost["seconds_per_node"] = 0.7 * compile_cost["seconds_per_node"] + 0.3 * measured
@@ -514,7 +545,7 @@ def run_per_op(key: Hashable, run: Callable[[], Any]) -> Any:
 def compile_failed(key: Hashable) -> None:
     """XLA could not compile or run the program of `key`: the plan runs per op from now on."""
     _programs.pop(key, None)
-    _program_hits.pop(key, None)
+    _forget(key)
     if len(_never_compile) >= _SIGHTINGS_SIZE:
         _never_compile.clear()
     _never_compile.add(key)
@@ -530,7 +561,7 @@ def set_cache_size(size: int) -> None:
     global _PROGRAM_CACHE_SIZE
     _PROGRAM_CACHE_SIZE = size
     while len(_programs) > _PROGRAM_CACHE_SIZE:
-        _program_hits.pop(_programs.popitem(last=False)[0], None)
+        _forget(_programs.popitem(last=False)[0])
         stats["programs_evicted"] += 1
 
 

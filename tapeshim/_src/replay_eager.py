@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import runtime_checks
+from tapeshim._src import compile_tiers, runtime_checks
 from tapeshim._src.plan_steps import LeafStep, NodeStep
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ class _Cached:
     __slots__ = ("call",)
 
     def __init__(self, fn: Callable[..., Any]) -> None:
-        self.call: Callable[..., Any] = runtime_checks.jit(fn, self._settle)
+        self.call: Callable[..., Any] = runtime_checks.jit(fn, self._settle, compile_tiers.kernel_options())
 
     def _settle(self, plain: Callable[..., Any]) -> None:
         self.call = plain

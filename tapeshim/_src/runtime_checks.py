@@ -131,6 +131,33 @@ def _verdict_key(value: Any, host_check: Callable[[Any], None]) -> Any:
     return key
 
 
+class _TopLevelOptions:
+    """`jax.jit(fn, compiler_options=options)`; called inside another trace (where JAX refuses compile options
+    on a nested jit) it is the plain `jax.jit(fn)`, inlined into that trace."""
+
+    __slots__ = ("_jitted", "_nested")
+
+    def __init__(self, fn: Callable[..., Any], options: dict) -> None:
+        self._jitted = jax.jit(fn, compiler_options=options)
+        self._nested = jax.jit(fn)
+
+    def __call__(self, *args: Any) -> Any:
+        try:
+            return self._jitted(*args)
+        except ValueError as exc:
+            if "only be passed to top-level" not in str(exc):
+                raise
+            return self._nested(*args)
+
+    def trace(self, *args: Any) -> Any:
+        return self._nested.trace(*args)
+
+
+def jit_with_options(fn: Callable[..., Any], options: dict | None) -> Callable[..., Any]:
+    """`jax.jit(fn)` compiled with XLA's `options` (None: the defaults) when called at the top level."""
+    return jax.jit(fn) if options is None else _TopLevelOptions(fn, options)
+
+
 class CheckedProgram:
     """`jax.jit(fn)`, run under `checkify` when `fn`'s trace holds runtime checks.
 
@@ -139,11 +166,19 @@ class CheckedProgram:
     `settled(plain)` lets the owner call it directly, without this wrapper.
     """
 
-    __slots__ = ("_fn", "_plain", "_checked", "_call", "_settled")
+    __slots__ = ("_fn", "_plain", "_checked", "_call", "_settled", "_options", "_traced")
 
-    def __init__(self, fn: Callable[..., Any], settled: Callable[[Callable[..., Any]], None] | None = None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        settled: Callable[[Callable[..., Any]], None] | None = None,
+        compiler_options: dict | None = None,
+        traced: Callable[[Any], None] | None = None,
+    ) -> None:
         self._fn = fn
-        self._plain = jax.jit(fn)
+        self._options = compiler_options
+        self._traced = traced
+        self._plain: Any = jit_with_options(fn, compiler_options)
         self._checked: Callable[..., Any] | None = None
         self._call: Callable[..., Any] = self._first_call
         self._settled = settled
@@ -152,12 +187,15 @@ class CheckedProgram:
         return self._call(*args)
 
     def _first_call(self, *args: Any) -> Any:
-        if not _has_checks(self._plain.trace(*args).jaxpr.effects):
+        jaxpr = self._plain.trace(*args).jaxpr
+        if self._traced is not None:
+            self._traced(jaxpr)
+        if not _has_checks(jaxpr.effects):
             self._call = self._plain
             if self._settled is not None:
                 self._settled(self._plain)
             return self._plain(*args)
-        self._checked = jax.jit(checkify.checkify(self._fn))
+        self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
         self._call = self._run_checked
         return self._run_checked(*args)
 
@@ -170,15 +208,22 @@ class CheckedProgram:
         return out
 
 
-def jit(fn: Callable[..., Any], settled: Callable[[Callable[..., Any]], None] | None = None) -> CheckedProgram:
+def jit(
+    fn: Callable[..., Any],
+    settled: Callable[[Callable[..., Any]], None] | None = None,
+    compiler_options: dict | None = None,
+    traced: Callable[[Any], None] | None = None,
+) -> CheckedProgram:
     """`jax.jit(fn)` that raises TF's `InvalidArgumentError` when a runtime index check fails.
 
     Args:
       fn: the program.
       settled: called with the plain `jax.jit(fn)` once the first call found no
         checks in the program, so the caller can keep that instead.
+      compiler_options: XLA's compile options for it (`jax.jit`'s `compiler_options`).
+      traced: called with the program's closed jaxpr when its first call traces it.
     """
-    return CheckedProgram(fn, settled)
+    return CheckedProgram(fn, settled, compiler_options, traced)
 
 
 # -- the checks ------------------------------------------------------------------------------

@@ -14,10 +14,11 @@ import itertools
 from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import numpy.typing as npt
 
-from tapeshim._src import dtypes, errors, registry
+from tapeshim._src import compile_tiers, dtypes, errors, registry, runtime_checks
 from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import StatelessScope, _thread_state, current_name_scope
@@ -103,8 +104,16 @@ class VariableScope(Protocol):
         ...
 
 
-_add_kernel = jax.jit(lambda value, delta: value + delta)
-_sub_kernel = jax.jit(lambda value, delta: value - delta)
+_update_kernels: dict[str, Callable[[jax.Array, jax.Array], jax.Array]] = {}
+
+
+def _update_kernel(op_name: str) -> Callable[[jax.Array, jax.Array], jax.Array]:
+    """The jitted `value + delta` or `value - delta` (made on first use: the kernel options need JAX started)."""
+    kernel = _update_kernels.get(op_name)
+    if kernel is None:
+        update = jnp.add if op_name == "AssignAddVariableOp" else jnp.subtract
+        kernel = _update_kernels[op_name] = runtime_checks.jit_with_options(update, compile_tiers.kernel_options())
+    return kernel
 
 
 def _computed_update(base: Tensor, delta: Tensor, op_name: str) -> Tensor:
@@ -131,8 +140,7 @@ class _EagerScope:
         variable._value = tensor.value
 
     def update(self, variable: "Variable", delta: Tensor, op_name: str) -> None:
-        kernel = _add_kernel if op_name == "AssignAddVariableOp" else _sub_kernel
-        variable._value = kernel(variable._value, delta.value)
+        variable._value = _update_kernel(op_name)(variable._value, delta.value)
 
     def jax_array(self, variable: "Variable") -> jax.Array:
         return variable._value

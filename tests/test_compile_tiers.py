@@ -1,0 +1,119 @@
+"""The engine's two compile tiers (`tapeshim/_src/compile_tiers.py`): counts, never durations.
+
+A new program compiles quickly (XLA's optimizations off); it compiles again, optimized, once its calls
+times its work reach the budget, exactly once, and nothing compiles after that. Values are TF's in both
+tiers. Per-op kernels compiled with options still run inside other JAX traces.
+"""
+
+import jax
+import numpy as np
+import pytest
+
+import tapeshim as tf
+from oracle import check
+from tapeshim import experimental
+from tapeshim._src import compile_tiers, replay
+
+pytestmark = pytest.mark.skipif(
+    compile_tiers.baseline_options() is None, reason="the quick tier applies on the CPU backend only"
+)
+
+
+def _backend_compiles():
+    compiles = []
+
+    def listener(name, duration, **kwargs):
+        if name == "/jax/core/compile/backend_compile_duration":
+            compiles.append(name)
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    return compiles
+
+
+def _step_and_work():
+    rng = np.random.default_rng(0)
+    w = tf.Variable(rng.normal(size=(48, 40)).astype(np.float32))
+    x = tf.constant(rng.normal(size=(30, 48)).astype(np.float32))
+
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.tanh(x @ w) ** 2)
+        return loss, tape.gradient(loss, w)
+
+    return step
+
+
+def test_a_program_compiles_quickly_then_once_optimized_when_its_work_pays_for_it(monkeypatch):
+    compiles = _backend_compiles()
+    step = _step_and_work()
+    first_loss, first_grad = step()
+    tiers = [t for t in replay._quick.values() if t.calls]
+    assert tiers, "the gradient program was compiled by the quick tier"
+    work = max(t.work for t in tiers)
+    assert work > 30 * 40  # the elements its operations produce, counted in its jaxpr
+    monkeypatch.setattr(compile_tiers, "WORK_BUDGET", 5 * work)  # optimized after its fifth call
+    experimental.reset_compile_stats()
+    before = len(compiles)
+    results = [step() for _ in range(12)]
+    assert experimental.compile_stats()["programs_tiered_up"] == 1
+    assert experimental.compile_stats()["programs_compiled"] == 0
+    assert len(compiles) == before + 1  # the optimized compile, once
+    more = len(compiles)
+    results += [step() for _ in range(20)]
+    assert len(compiles) == more and experimental.compile_stats()["programs_tiered_up"] == 1
+    for loss, grad in results:  # the same values in both tiers, within float32 rounding (the oracle's 2e-5)
+        np.testing.assert_allclose(loss.numpy(), first_loss.numpy(), rtol=2e-5, atol=2e-5)
+        np.testing.assert_allclose(grad.numpy(), first_grad.numpy(), rtol=2e-5, atol=2e-5)
+
+
+def test_a_program_below_the_budget_keeps_its_quick_compile():
+    step = _step_and_work()
+    step()
+    experimental.reset_compile_stats()
+    for _ in range(30):
+        step()
+    stats = experimental.compile_stats()
+    assert stats["programs_tiered_up"] == 0 and stats["programs_compiled"] == 0
+
+
+def test_values_of_quick_and_optimized_programs_are_tfs(monkeypatch):
+    def body(tf):
+        rng = np.random.default_rng(1)
+        w = tf.Variable(rng.normal(size=(8, 5)).astype(np.float32))
+        x = tf.constant(rng.normal(size=(4, 8)).astype(np.float32))
+        out = []
+        for _ in range(4):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.nn.softplus(x @ w) * tf.exp(-tf.abs(x @ w)))
+            grad = tape.gradient(loss, w)
+            w.assign_sub(0.1 * grad)
+            out.append((loss, grad))
+        return out
+
+    monkeypatch.setattr(compile_tiers, "WORK_BUDGET", 1)  # optimized from the second call on
+    check(body)
+
+
+def test_kernels_compiled_with_options_run_inside_other_traces():
+    x = tf.constant([0.5, 1.5, -2.0])
+    tf.sin(x) * 2.0  # the kernels, compiled with their options at the top level
+
+    @tf.custom_gradient
+    def halve_grad(v):
+        return tf.sin(v), lambda dy: dy * tf.cos(v) * 0.5
+
+    for _ in range(3):  # the custom gradient's kernels run inside the gradient program's trace
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(halve_grad(x) * 2.0)
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.cos(x.numpy()), rtol=1e-6)
+
+
+def test_reset_compile_stats_resets_the_tier_ups(monkeypatch):
+    monkeypatch.setattr(compile_tiers, "WORK_BUDGET", 1)
+    step = _step_and_work()
+    for _ in range(3):
+        step()
+    assert "programs_tiered_up" in experimental.compile_stats()
+    experimental.reset_compile_stats()
+    assert experimental.compile_stats()["programs_tiered_up"] == 0
