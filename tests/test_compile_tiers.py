@@ -46,12 +46,14 @@ def _step_and_work():
 def test_a_program_compiles_quickly_then_once_optimized_when_its_work_pays_for_it(monkeypatch):
     compiles = _backend_compiles()
     step = _step_and_work()
-    first_loss, first_grad = step()
-    tiers = [t for t in replay._quick.values() if t.calls]
-    assert tiers, "the gradient program was compiled by the quick tier"
-    work = max(t.work for t in tiers)
+    known = set(replay._quick)
+    for _ in range(3):  # compiled on its first or second sighting (per op first where its ops ran before)
+        first_loss, first_grad = step()
+    tiers = [tier for key, tier in replay._quick.items() if key not in known]
+    assert len(tiers) == 1, "the gradient program was compiled by the quick tier"
+    work = tiers[0].work
     assert work > 30 * 40  # the elements its operations produce, counted in its jaxpr
-    monkeypatch.setattr(compile_tiers, "WORK_BUDGET", 5 * work)  # optimized after its fifth call
+    monkeypatch.setattr(compile_tiers, "WORK_BUDGET", 8 * work)  # optimized after its eighth call
     experimental.reset_compile_stats()
     before = len(compiles)
     results = [step() for _ in range(12)]
