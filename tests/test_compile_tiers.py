@@ -119,3 +119,27 @@ def test_reset_compile_stats_resets_the_tier_ups(monkeypatch):
     assert "programs_tiered_up" in experimental.compile_stats()
     experimental.reset_compile_stats()
     assert experimental.compile_stats()["programs_tiered_up"] == 0
+
+
+def test_a_heavy_program_compiles_optimized_at_once(monkeypatch):
+    compiles = _backend_compiles()
+    rng = np.random.default_rng(2)
+    w = tf.Variable(rng.normal(size=(36, 20)).astype(np.float32))
+    x = tf.constant(rng.normal(size=(11, 36)).astype(np.float32))
+
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.sigmoid(x @ w))
+        return tape.gradient(loss, w)
+
+    monkeypatch.setattr(compile_tiers, "HEAVY_WORK", 1)  # every new program is heavy
+    known = set(replay._quick)
+    for _ in range(3):
+        step()
+    experimental.reset_compile_stats()
+    before = len(compiles)
+    for _ in range(10):
+        step()
+    assert set(replay._quick) <= known  # its account was dropped: it compiled optimized, once
+    assert experimental.compile_stats()["programs_tiered_up"] == 0
+    assert len(compiles) == before

@@ -443,7 +443,7 @@ def cached_program(key: Hashable, build: Callable[[], Callable]) -> tuple[Callab
 
 
 def _checked_jit(
-    key: Hashable, raw: Callable, options: dict | None, traced: Callable[[Any], None] | None = None
+    key: Hashable, raw: Callable, options: dict | None, traced: Callable[[Any], bool] | None = None
 ) -> Callable:
     """jax.jit of `raw` with `options`, with TF's errors for out-of-range indices (`runtime_checks`)."""
 
@@ -463,7 +463,9 @@ def _forget(key: Hashable) -> None:
 def _account_quick_call(key: Hashable) -> None:
     """A call of a quick-tier program (`compile_tiers`): after its last quick call, its next compiles it optimized."""
     tier = _quick.get(key)
-    if tier is not None and tier.after_call() and key in _programs:
+    if tier is not None and tier.heavy:  # compiled optimized at once
+        del _quick[key]
+    elif tier is not None and tier.after_call() and key in _programs:
         del _quick[key]
         raw = _programs[key][1]
         _programs[key] = (_checked_jit(key, raw, None), raw)  # compiled (optimized) on its next call

@@ -173,7 +173,7 @@ class CheckedProgram:
         fn: Callable[..., Any],
         settled: Callable[[Callable[..., Any]], None] | None = None,
         compiler_options: dict | None = None,
-        traced: Callable[[Any], None] | None = None,
+        traced: Callable[[Any], bool] | None = None,
     ) -> None:
         self._fn = fn
         self._options = compiler_options
@@ -188,8 +188,9 @@ class CheckedProgram:
 
     def _first_call(self, *args: Any) -> Any:
         jaxpr = self._plain.trace(*args).jaxpr
-        if self._traced is not None:
-            self._traced(jaxpr)
+        if self._traced is not None and self._traced(jaxpr):  # compile with XLA's defaults instead
+            self._options = None
+            self._plain = jax.jit(self._fn)
         if not _has_checks(jaxpr.effects):
             self._call = self._plain
             if self._settled is not None:
@@ -212,7 +213,7 @@ def jit(
     fn: Callable[..., Any],
     settled: Callable[[Callable[..., Any]], None] | None = None,
     compiler_options: dict | None = None,
-    traced: Callable[[Any], None] | None = None,
+    traced: Callable[[Any], bool] | None = None,
 ) -> CheckedProgram:
     """`jax.jit(fn)` that raises TF's `InvalidArgumentError` when a runtime index check fails.
 
@@ -221,7 +222,8 @@ def jit(
       settled: called with the plain `jax.jit(fn)` once the first call found no
         checks in the program, so the caller can keep that instead.
       compiler_options: XLA's compile options for it (`jax.jit`'s `compiler_options`).
-      traced: called with the program's closed jaxpr when its first call traces it.
+      traced: called with the program's closed jaxpr when its first call traces it, before it compiles;
+        True drops `compiler_options` (the program compiles with XLA's defaults).
     """
     return CheckedProgram(fn, settled, compiler_options, traced)
 
