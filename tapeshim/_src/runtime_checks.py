@@ -150,7 +150,7 @@ class _TopLevelOptions:
             return self._nested(*args)
 
     def trace(self, *args: Any) -> Any:
-        return self._nested.trace(*args)
+        return self._jitted.trace(*args)  # tracing takes no compile options: the call then reuses this trace
 
 
 def jit_with_options(fn: Callable[..., Any], options: dict | None) -> Callable[..., Any]:
