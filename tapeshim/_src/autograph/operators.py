@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import threading
 from typing import Any, Callable, Sequence
 
 from tapeshim._src import control_flow, dtypes, errors, nest
@@ -287,7 +288,7 @@ def _tensor_loop(
 
     def loop_body(*values: Any) -> tuple:
         current = full_state(values)
-        _loop_options.append(options)
+        _loops.options.append(options)
         try:
             result = body(*current)
             new_extra = list(result[:n_extra])
@@ -299,7 +300,7 @@ def _tensor_loop(
                     after = after.loop_carry(None)
                 out.append(_check_loop_variable(names[i], before, after, current[n_extra + i]))
         finally:
-            _loop_options.pop()
+            _loops.options.pop()
         return tuple(new_extra + out)
 
     def limit() -> Any:  # the loop's own bound and set_loop_options's, whichever is smaller
@@ -339,8 +340,8 @@ def _check_loop_variable(name: str, before: Any, after: Any, inside: Any = None)
             raise TypeError(
                 f"'{name}' has dtype {old._dtype.name} before the loop, but dtype {new._dtype.name} after one iteration"
             )
-    if _loop_options and inside is not None:  # this loop's shape invariants (set_loop_options), by body tensor
-        invariants = [_loop_options[-1].shape_invariants.get(id(t)) for t in nest.flatten(inside)]
+    if _loops.options and inside is not None:  # this loop's shape invariants (set_loop_options), by body tensor
+        invariants = [_loops.options[-1].shape_invariants.get(id(t)) for t in nest.flatten(inside)]
     else:
         invariants = [None] * len(nest.flatten(before))
     olds, news = [t._shape for t in nest.flatten(before)], [t._shape for t in nest.flatten(after)]
@@ -363,11 +364,11 @@ def _check_loop_variable(name: str, before: Any, after: Any, inside: Any = None)
 
 def _with_options(options: "_LoopOptions", body: Callable[..., Any], *state: Any) -> Any:
     """Runs `body` with `options` as the innermost loop's options."""
-    _loop_options.append(options)
+    _loops.options.append(options)
     try:
         return body(*state)
     finally:
-        _loop_options.pop()
+        _loops.options.pop()
 
 
 class _LoopOptions:
@@ -378,7 +379,14 @@ class _LoopOptions:
         self.maximum_iterations: Any = None
 
 
-_loop_options: list[_LoopOptions] = []  # the loops being traced, innermost last (tracing holds the GIL's thread)
+class _LoopStack(threading.local):
+    """Per thread, the options of the loops being traced, innermost last."""
+
+    def __init__(self) -> None:
+        self.options: list[_LoopOptions] = []
+
+
+_loops = _LoopStack()
 
 
 def set_loop_options(
@@ -403,9 +411,9 @@ def set_loop_options(
       shape_invariants: `(tensor, shape)` pairs for the loop's variables.
     """
     del parallel_iterations, swap_memory
-    if not _loop_options:
+    if not _loops.options:
         return
-    options = _loop_options[-1]
+    options = _loops.options[-1]
     if maximum_iterations is not None:
         options.maximum_iterations = maximum_iterations
     for pair in shape_invariants or ():
