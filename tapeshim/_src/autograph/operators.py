@@ -346,9 +346,10 @@ def _check_loop_variable(name: str, before: Any, after: Any, inside: Any = None)
         invariants = [None] * len(nest.flatten(before))
     olds, news = [t._shape for t in nest.flatten(before)], [t._shape for t in nest.flatten(after)]
     if covered_by_invariants(olds, news, invariants):
-        if olds != news:
+        changed = [(tuple(old), tuple(new)) for old, new in zip(olds, news) if old != new]
+        if changed:
             raise DynamicShapeNeeded(
-                f"'{name}' changes shape from {tuple(olds[0])} to {tuple(news[0])} in a loop, within its shape "
+                f"'{name}' changes shape from {changed[0][0]} to {changed[0][1]} in a loop, within its shape "
                 "invariant (set_loop_options)"
             )
         return after
