@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Hashable, TextIO
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tapeshim._src import api_compat_v1_logging as v1_logging
 from tapeshim._src import dtypes, registry
 from tapeshim._src.ops import table
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
+from tapeshim._src.tf_logging import get_logger
 from tapeshim._src.typing_aliases import TensorLike
 
 
@@ -65,6 +67,51 @@ def _render(parts: list, arrays: list, sep: str, summarize: int) -> str:
     return sep.join(texts)
 
 
+_LOG_LEVELS: dict[Any, int] = {
+    v1_logging.info: v1_logging.INFO,
+    v1_logging.INFO: v1_logging.INFO,
+    v1_logging.warning: v1_logging.WARN,
+    v1_logging.warn: v1_logging.WARN,
+    v1_logging.WARN: v1_logging.WARN,
+    v1_logging.error: v1_logging.ERROR,
+    v1_logging.ERROR: v1_logging.ERROR,
+}
+
+
+def _writer(output_stream: Any) -> Callable[[str], None]:
+    """Where `tf.print` writes, as TF allows: `sys.stdout`, `sys.stderr` (the default, looked up when it
+    prints), a `tf.compat.v1.logging` level or function, or a `file://<path>` to append to.
+
+    Raises:
+      ValueError: for any other `output_stream` (TF's message).
+    """
+    if output_stream is None:
+        return lambda text: _write(sys.stderr, text)
+    if output_stream is sys.stdout or output_stream is sys.stderr:
+        return lambda text: _write(output_stream, text)
+    if isinstance(output_stream, str) and output_stream.startswith("file://"):
+        path = output_stream[len("file://") :]
+
+        def append(text: str) -> None:
+            with open(path, "a", encoding="utf-8") as file:
+                file.write(text)
+
+        return append
+    level = _LOG_LEVELS.get(output_stream) if isinstance(output_stream, Hashable) else None
+    if level is not None:
+        return lambda text: get_logger().log(level, text.rstrip("\n"))
+    raise ValueError(
+        f"Unsupported output stream, logging level, or file.{output_stream}. Supported streams are sys.stdout, "
+        "sys.stderr, tf.logging.info, tf.logging.warning, tf.logging.error. File needs to be in the form of "
+        "'file://<filepath>'."
+    )
+
+
+def _write(stream: TextIO, text: str) -> None:
+    stream.write(text)
+    stream.flush()
+
+
 def print_v2(
     *inputs: TensorLike,
     output_stream: TextIO | None = None,
@@ -81,7 +128,9 @@ def print_v2(
 
     Args:
       *inputs: tensors, variables and Python values.
-      output_stream: where to print (default `sys.stderr`, as TF).
+      output_stream: where to print, as TF allows: `sys.stderr` (the default),
+        `sys.stdout`, a `tf.compat.v1.logging` function or level (info, warning,
+        error), or `"file://<path>"` (appended to).
       summarize: elements shown at each end of each axis.
       sep: the separator between inputs.
       end: printed after the last input.
@@ -95,10 +144,10 @@ def print_v2(
         else:
             parts.append(value)
 
+    write = _writer(output_stream)
+
     def emit(*arrays: Any) -> None:
-        stream = output_stream if output_stream is not None else sys.stderr
-        stream.write(_render(parts, list(arrays), sep, summarize) + end)
-        stream.flush()
+        write(_render(parts, list(arrays), sep, summarize) + end)
 
     trace = _thread_state.trace
     if trace is None:
