@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import tempfile
 import traceback
 from typing import Any
 
@@ -461,7 +462,6 @@ def case_keras_fit(tf: Any, strategy: Any) -> dict:
 
 
 def case_checkpoint(tf: Any, strategy: Any) -> dict:
-    import tempfile
 
     with strategy.scope():
         v = tf.Variable(np.arange(4, dtype=np.float32))
@@ -588,7 +588,6 @@ def only_errors(tf: Any, strategy: Any) -> dict:
 
 def case_checkpoint_keras(tf: Any, strategy: Any) -> dict:
     """The tutorial's checkpoint of a model and optimizer built in the scope, restored without a strategy."""
-    import tempfile
 
     rng = np.random.default_rng(9)
     x, y = labelled(10, 16, 4)
@@ -620,6 +619,30 @@ def case_checkpoint_keras(tf: Any, strategy: Any) -> dict:
         "trained": [v.numpy() for v in model.weights],
         "slots": [np.asarray(v.numpy()) for v in plain_optimizer.variables if v.dtype != "int64"],
         "iterations": int(plain_optimizer.iterations.numpy()),
+    }
+
+
+# -- tf.print inside replicas: each replica prints, and `run` returns after the prints ---------------
+def case_print_in_replicas(tf: Any, strategy: Any) -> dict:
+    path = os.path.join(tempfile.mkdtemp(), "printed.txt")
+
+    def replica(scale):
+        ctx = tf.distribute.get_replica_context()
+        tf.print("replica", ctx.replica_id_in_sync_group, scale, output_stream="file://" + path)
+        return tf.cast(ctx.replica_id_in_sync_group, tf.float32) * scale
+
+    def read() -> list:
+        with open(path) as f:
+            return sorted(f.read().splitlines())  # the replicas print in no fixed order
+
+    eager = strategy.run(replica, args=(tf.constant(2.0),))
+    after_eager = read()
+    compiled = tf.function(lambda s: strategy.run(replica, args=(s,)))(tf.constant(3.0))
+    return {
+        "eager": _local(strategy, eager),
+        "after_eager": after_eager,
+        "compiled": _local(strategy, compiled),
+        "after_compiled": read(),
     }
 
 

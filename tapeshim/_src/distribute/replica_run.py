@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import PartitionSpec as P
 
-from tapeshim._src import nest
+from tapeshim._src import nest, replay
 from tapeshim._src.custom_gradient import jax_op
 from tapeshim._src.distribute.context import AXIS, replica_axis, replica_scope
 from tapeshim._src.distribute.values import DistributedValues, PerReplica
@@ -205,6 +205,9 @@ class ReplicaProgram:
         results = self.op(*args, *reads, *self._const_tensors, *keys, *olds)
         if not isinstance(results, tuple):
             results = (results,)
+        if trace is None and self._concrete._has_effects:  # as TF, `run` returns after the replicas' prints
+            replay.force(list(results))
+            jax.effects_barrier()
         n_out = len(self._out_avals)
         for variable, value in zip(self.written_variables, results[n_out:]):
             variable.assign(value)

@@ -11,6 +11,7 @@ import numpy as np
 
 from tapeshim._src import api_compat_v1_logging as v1_logging
 from tapeshim._src import dtypes, registry
+from tapeshim._src.distribute import context as distribute_context
 from tapeshim._src.ops import table
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
@@ -154,8 +155,13 @@ def print_v2(
         emit(*[t.value for t in tensors])
         return
 
+    replica = distribute_context.current_replica_context()
+    # JAX refuses ordered effects in a program over several devices: there each replica prints, in no fixed
+    # order between replicas (as TF's MirroredStrategy)
+    ordered = replica is None or replica.num_replicas_in_sync <= 1
+
     def effect(*arrays: jax.Array) -> jax.Array:
-        jax.debug.callback(emit, *arrays, ordered=True)
+        jax.debug.callback(emit, *arrays, ordered=ordered)
         return jnp.zeros((), jnp.int32)
 
     (token,) = registry.record(
