@@ -70,7 +70,8 @@ def test_a_program_compiles_quickly_then_once_optimized_when_its_work_pays_for_i
 
 def test_a_program_below_the_budget_keeps_its_quick_compile():
     step = _step_and_work()
-    step()
+    for _ in range(3):  # compiled on its first or second sighting (per op first where its ops ran before)
+        step()
     experimental.reset_compile_stats()
     for _ in range(30):
         step()
