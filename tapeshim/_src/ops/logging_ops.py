@@ -115,7 +115,7 @@ def _write(stream: TextIO, text: str) -> None:
 
 def print_v2(
     *inputs: TensorLike,
-    output_stream: TextIO | None = None,
+    output_stream: TextIO | str | int | Callable[..., Any] | None = None,
     summarize: int = 3,
     sep: str = " ",
     end: str = "\n",
