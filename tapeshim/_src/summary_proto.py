@@ -137,7 +137,10 @@ def _flush_all() -> None:
     """
     writers = list(_OPEN_WRITERS)
     if writers:
-        jax.effects_barrier()  # summaries still on their way from compiled code's host callbacks
+        try:
+            jax.effects_barrier()  # summaries still on their way from compiled code's host callbacks
+        except RuntimeError:  # JAX's backends already shut down: nothing of theirs is pending
+            pass
     for writer in writers:
         writer.close()
 
