@@ -95,9 +95,10 @@ class QuickTier:
         return self.work >= HEAVY_WORK
 
     def after_call(self) -> bool:
-        """Counts a call; True when the program should be compiled optimized for its next call."""
+        """Counts a call of a program that is not `heavy`; True when it should be compiled optimized for its
+        next call."""
         self.calls += 1
-        return not self.heavy and self.calls * self.work >= WORK_BUDGET
+        return self.calls * self.work >= WORK_BUDGET
 
 
 def quick_jit(fn: Callable[..., Any], jit: Callable[..., Any]) -> tuple[Any, QuickTier | None]:

@@ -178,7 +178,7 @@ class ConcreteFunction:
         self.written_variables = [arg_variables.get(id(variable), variable) for variable, _ in trace.pending.values()]
         pending_tensors = [tensor for _, tensor in trace.pending.values()]
         roots = out_tensors + pending_tensors + trace.effects
-        self._has_effects = bool(trace.effects)  # tf.print, summaries: host callbacks the call waits for
+        self.has_effects = bool(trace.effects)  # tf.print, summaries: host callbacks a call waits for
         sliced = replay.Slice(roots)
         plan = sliced.plan
         _check_no_leaked_tensors(plan, roots)
@@ -608,7 +608,7 @@ class ConcreteFunction:
             self._const_values,
             keys + host_values if host_values else keys,
         )
-        if self._has_effects:  # as TF's call, which returns after its prints: wait for the host callbacks
+        if self.has_effects:  # as TF's call, which returns after its prints: wait for the host callbacks
             jax.effects_barrier()
         if self._array_checks:
             self._check_array_sizes(outs[len(outs) - len(self._array_checks) :])

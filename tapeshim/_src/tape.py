@@ -37,6 +37,8 @@ class UnconnectedGradients(enum.Enum):
 
 
 def parse_unconnected(value: UnconnectedGradients | str) -> UnconnectedGradients:
+    if value.__class__ is UnconnectedGradients:  # the common case, without the enum's lookup (every gradient)
+        return value
     try:
         return UnconnectedGradients(value)
     except ValueError:
@@ -256,11 +258,7 @@ class GradientTape(Recorder):
                 "Argument `target` should be a list or nested structure of Tensors, Variables or "
                 "CompositeTensors to be differentiated, but received None."
             )
-        unconnected = (
-            unconnected_gradients
-            if unconnected_gradients is UnconnectedGradients.NONE
-            else parse_unconnected(unconnected_gradients)
-        )
+        unconnected = parse_unconnected(unconnected_gradients)
         flat_targets = [as_variable(t) for t in nest.flatten(target)]
         flat_sources = [as_variable(s) for s in nest.flatten(sources)]
         for value in flat_targets + flat_sources:

@@ -286,22 +286,21 @@ def _tensor_loop(
     def loop_test(*values: Any) -> Any:
         return test(*full_state(values))
 
-    def loop_body(*values: Any) -> tuple:
+    def checked_body(*values: Any) -> tuple:  # with this loop's options current (set_loop_options)
         current = full_state(values)
-        _loops.options.append(options)
-        try:
-            result = body(*current)
-            new_extra = list(result[:n_extra])
-            result = result[n_extra:]
-            out = []
-            for i, before in zip(carried, initial):
-                after = result[i]
-                if i in templates and isinstance(after, TensorArray):
-                    after = after.loop_carry(None)
-                out.append(_check_loop_variable(names[i], before, after, current[n_extra + i]))
-        finally:
-            _loops.options.pop()
+        result = body(*current)
+        new_extra = list(result[:n_extra])
+        result = result[n_extra:]
+        out = []
+        for i, before in zip(carried, initial):
+            after = result[i]
+            if i in templates and isinstance(after, TensorArray):
+                after = after.loop_carry(None)
+            out.append(_check_loop_variable(names[i], before, after, current[n_extra + i]))
         return tuple(new_extra + out)
+
+    def loop_body(*values: Any) -> tuple:
+        return _with_options(options, checked_body, *values)
 
     def limit() -> Any:  # the loop's own bound and set_loop_options's, whichever is smaller
         given = options.maximum_iterations

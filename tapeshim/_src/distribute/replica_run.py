@@ -205,7 +205,7 @@ class ReplicaProgram:
         results = self.op(*args, *reads, *self._const_tensors, *keys, *olds)
         if not isinstance(results, tuple):
             results = (results,)
-        if trace is None and self._concrete._has_effects:  # as TF, `run` returns after the replicas' prints
+        if trace is None and self._concrete.has_effects:  # as TF, `run` returns after the replicas' prints
             replay.force(list(results))
             jax.effects_barrier()
         n_out = len(self._out_avals)
