@@ -364,7 +364,8 @@ def test_a_long_structure_stays_per_op():
         expected *= np.cos(value)
         value = np.sin(value)
     np.testing.assert_allclose(first.numpy(), expected, rtol=1e-4)
-    np.testing.assert_allclose(second.numpy(), first.numpy())
+    # the first call's kernels run on the host (interpret.py): NumPy's sin and cos round as XLA's nearly do
+    np.testing.assert_allclose(second.numpy(), first.numpy(), rtol=1e-5)
 
 
 def test_an_xla_failure_falls_back_to_the_per_op_tier():

@@ -294,7 +294,8 @@ def test_steady_compiled_loop_compiles_once():
         return loss
 
     x = tapeshim.ones([2, 4])
-    step(x)
+    step(x)  # traced; computed on the host (interpret.py)
+    step(x)  # compiled
     jax.monitoring.register_event_duration_secs_listener(listener)
     for _ in range(200):
         step(x)

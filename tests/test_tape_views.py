@@ -71,9 +71,10 @@ def test_as_jaxpr_is_the_gradient_program(used_tape):
     with tape_views._prepared(tape, loss, sources) as (_, request):
         _, (leaf_values, seeds) = tape_views.gradient_program(request)
     outputs = jex.core.jaxpr_as_fun(closed)(*jax.tree_util.tree_leaves((leaf_values, seeds)))
-    np.testing.assert_allclose(np.asarray(outputs[0]), loss.numpy(), rtol=1e-6)
+    # `grads` came from the program's first call, computed on the host (interpret.py): XLA's values to rounding
+    np.testing.assert_allclose(np.asarray(outputs[0]), loss.numpy(), rtol=2e-5)
     for got, want in zip(outputs[1:], grads):
-        np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=2e-5)
 
 
 def test_as_stablehlo(used_tape):

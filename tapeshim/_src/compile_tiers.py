@@ -102,11 +102,10 @@ class QuickTier:
 
 
 def quick_jit(fn: Callable[..., Any], jit: Callable[..., Any]) -> tuple[Any, QuickTier | None]:
-    """`jit(fn, options, traced)` with the quick tier's options and its account (`traced` receives the
-    program's jaxpr before its first compile, and says whether to compile it optimized instead), or
-    `jit(fn, None, None)` and None where the quick tier does not apply."""
-    options = baseline_options()
-    if options is None:
+    """`jit(fn, options, traced)` with the quick tier's options (`baseline_options`, asked for at the first
+    compile) and its account (`traced` receives the program's jaxpr before its first compile, and says
+    whether to compile it optimized instead), or `jit(fn, None, None)` and None off the CPU backend."""
+    if jax.default_backend() != "cpu":
         return jit(fn, None, None), None
     tier = QuickTier()
-    return jit(fn, options, tier.traced), tier
+    return jit(fn, baseline_options, tier.traced), tier

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import jax
 import numpy as np
 
-from tapeshim._src import checkpoint, dtypes, registry
+from tapeshim._src import checkpoint, dtypes, registry, runtime_checks
 from tapeshim._src.custom_gradient import _VariableCollector
 from tapeshim._src.keras_compat import direct_assign, flatten_layers, in_stateless_scope, keras, own_trainable_variables
 from tapeshim._src.keras_compat import tf_keras as tf_keras  # re-exported: the `tapeshim.keras.*` namespaces import it
@@ -413,8 +413,12 @@ class _Program:
             return tuple(outs) + tuple(after[i] for i in changed) + tuple(written[id(v)] for v in written_variables)
 
         self.fn = fn
-        self.jitted = jax.jit(fn)
+        # jax.jit; its first eager call is computed on the host where it can be (`interpret.py`)
+        self.jitted: Any = runtime_checks.jit(fn, self._settle)
         self.key = OpKey("KerasCall", next(_program_ids))
+
+    def _settle(self, plain: Any) -> None:
+        self.jitted = plain
 
 
 _KEY = jax.eval_shape(lambda: jax.random.PRNGKey(0))  # the shape and dtype of a random op's key

@@ -20,7 +20,7 @@ from typing import Any, Callable, Collection, Hashable, Sequence
 import jax
 import numpy as np
 
-from tapeshim._src import compile_tiers, dtypes, errors, recompile_warning, runtime_checks
+from tapeshim._src import compile_tiers, dtypes, errors, interpret, recompile_warning, runtime_checks
 from tapeshim._src.node import Node, OpKey
 from tapeshim._src.ops.common import tf_type_name
 from tapeshim._src.state import _thread_state, next_tensor_id
@@ -63,7 +63,7 @@ class OpDef:
 class _Kernel:
     """An op with its static arguments bound: the tuple-returning function and its jit."""
 
-    __slots__ = ("fn", "jitted", "key")
+    __slots__ = ("fn", "jitted", "key", "calls")
 
     def __init__(self, op: OpDef, static: tuple) -> None:
         impl = op.impl
@@ -79,11 +79,26 @@ class _Kernel:
         self.fn = fn
         # jax.jit; a kernel whose trace holds a runtime check (a singular matrix to invert) runs under
         # checkify and raises TF's error, any other kernel settles on the plain jax.jit after its first call.
-        self.jitted: Callable[..., tuple] = runtime_checks.jit(fn, self._settle, compile_tiers.kernel_options())
+        self.jitted: Callable[..., tuple] = runtime_checks.jit(
+            fn, self._settle, compile_tiers.kernel_options, interpret_first=False
+        )
         self.key = _node_key(op, static)
+        self.calls = interpret.KernelCalls()
 
     def _settle(self, plain: Callable[..., Any]) -> None:
         self.jitted = plain
+
+    def call(self, *values: Any) -> tuple:
+        """The kernel's outputs. The first call of an argument signature is computed on the host where the
+        interpreter can (`interpret.py`); the jitted kernel compiles for the next."""
+        result = self.calls.call(self.jitted, values, values, 1)
+        return self.jitted(*values) if result is None else result
+
+    def per_op_call(self, *values: Any) -> tuple:
+        """`call` from the per-op tier (`replay_eager`), whose plans call a kernel many times: the first
+        `interpret.PER_OP_HOST_CALLS` calls of a signature run on the host, with NumPy outputs."""
+        result = self.calls.call(self.jitted, values, values, interpret.PER_OP_HOST_CALLS, host=True)
+        return self.jitted(*values) if result is None else result
 
 
 _first_of_name: dict = {}
@@ -204,6 +219,9 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
         if any(not isinstance(d, (int, np.integer)) for t in inputs for d in t._shape):
             return _apply_symbolic(op, inputs, static)
         entry = _resolve(op, inputs, static, key)
+        fresh = True
+    else:
+        fresh = False
     kernel, avals = entry
     recorders = _thread_state.recorders
     if recorders:
@@ -225,7 +243,12 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
         values = [t._value if t._value is not None else t.value for t in inputs]
     # In forward mode (a JVP program traces the op on tracers) the kernel is traced afresh: a jitted
     # kernel's cached trace may hold the reverse-mode gradient rule (sqrt's zero-upstream rule).
-    results = (kernel.fn if _thread_state.forward_mode else kernel.jitted)(*values)
+    if _thread_state.forward_mode:
+        results = kernel.fn(*values)
+    elif fresh:  # a new signature: the host interpreter may spare its compile
+        results = kernel.call(*values)
+    else:
+        results = kernel.jitted(*values)
     if len(avals) == 1:
         shape, dtype = avals[0]
         return (Tensor(results[0], shape, dtype),)

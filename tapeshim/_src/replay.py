@@ -27,7 +27,7 @@ from typing import AbstractSet, Any, Callable, Hashable, Iterator, Mapping, Sequ
 
 import jax
 
-from tapeshim._src import compile_tiers, recompile_warning, replay_eager, runtime_checks
+from tapeshim._src import compile_tiers, interpret, recompile_warning, replay_eager, runtime_checks
 from tapeshim._src.plan_steps import LeafStep, NodeStep, Step
 from tapeshim._src.state import _thread_state, live_recorders
 from tapeshim._src.tensor import Tensor
@@ -443,7 +443,11 @@ def cached_program(key: Hashable, build: Callable[[], Callable]) -> tuple[Callab
 
 
 def _checked_jit(
-    key: Hashable, raw: Callable, options: dict | None, traced: Callable[[Any], bool] | None = None
+    key: Hashable,
+    raw: Callable,
+    options: runtime_checks.Options,
+    traced: Callable[[Any], bool] | None = None,
+    interpret_first: bool = True,
 ) -> Callable:
     """jax.jit of `raw` with `options`, with TF's errors for out-of-range indices (`runtime_checks`)."""
 
@@ -451,13 +455,14 @@ def _checked_jit(
         if key in _programs:
             _programs[key] = (plain, raw)
 
-    return runtime_checks.jit(raw, settle, options, traced)
+    return runtime_checks.jit(raw, settle, options, traced, interpret_first)
 
 
 def _forget(key: Hashable) -> None:
     """Drops what is kept beside an evicted or failed program."""
     _program_hits.pop(key, None)
     _quick.pop(key, None)
+    _compiles_next.discard(key)
 
 
 def _account_quick_call(key: Hashable) -> None:
@@ -468,7 +473,7 @@ def _account_quick_call(key: Hashable) -> None:
     elif tier is not None and tier.after_call() and key in _programs:
         del _quick[key]
         raw = _programs[key][1]
-        _programs[key] = (_checked_jit(key, raw, None), raw)  # compiled (optimized) on its next call
+        _programs[key] = (_checked_jit(key, raw, None, interpret_first=False), raw)  # optimized on its next call
         compile_tiers.stats["programs_tiered_up"] += 1
 
 
@@ -519,6 +524,7 @@ def run_compiled(key: Hashable, build: Callable[[], Callable], n_nodes: int, cal
     A compile's duration updates `compile_cost`.
     """
     before = stats["programs_compiled"]
+    hosted_before = interpret.stats["interpreted_calls"]
     jitted, _ = cached_program(key, build)
     start = time.perf_counter()
     try:
@@ -528,10 +534,19 @@ def run_compiled(key: Hashable, build: Callable[[], Callable], n_nodes: int, cal
         return None
     if _quick:
         _account_quick_call(key)
-    if stats["programs_compiled"] != before and n_nodes > SMALL_PLAN:  # small programs: fixed costs dominate
-        measured = (time.perf_counter() - start) / n_nodes
-        compile_cost["seconds_per_node"] = 0.7 * compile_cost["seconds_per_node"] + 0.3 * measured
+    if n_nodes > SMALL_PLAN:  # small programs: fixed costs dominate
+        built = stats["programs_compiled"] != before
+        if built and interpret.stats["interpreted_calls"] != hosted_before:
+            _compiles_next.add(key)  # its first call ran on the host (`interpret.py`): it compiles on its next
+        elif built or key in _compiles_next:
+            _compiles_next.discard(key)
+            measured = (time.perf_counter() - start) / n_nodes
+            compile_cost["seconds_per_node"] = 0.7 * compile_cost["seconds_per_node"] + 0.3 * measured
     return result
+
+
+_compiles_next: set = set()
+"""Programs whose first call ran on the host: their next call compiles, and its duration is measured."""
 
 
 def run_per_op(key: Hashable, run: Callable[[], Any]) -> Any:
@@ -604,7 +619,7 @@ def _compute(lazy: Sequence[Tensor]) -> list:
         values = run_compiled(key, sliced.function, plan.n_nodes, lambda jitted: jitted(leaf_values))
     if values is None:
         env = run_per_op(key, lambda: replay_eager.evaluate(plan, leaf_values))
-        values = [env[s] for s in sliced.out_slots]
+        values = interpret.to_device([env[s] for s in sliced.out_slots])
     return list(values)
 
 

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import compile_tiers, runtime_checks
+from tapeshim._src import compile_tiers, interpret, runtime_checks
 from tapeshim._src.plan_steps import LeafStep, NodeStep
 
 if TYPE_CHECKING:
@@ -35,15 +35,23 @@ stats = {"op_kernels": 0, "vjp_kernels": 0, "per_op_runs": 0}
 
 
 class _Cached:
-    """A `runtime_checks.jit` kernel that keeps the plain `jax.jit` once it has no checks."""
+    """A `runtime_checks.jit` kernel that keeps the plain `jax.jit` once it has no checks; the first
+    `interpret.PER_OP_HOST_CALLS` calls of each argument signature run on the host where the interpreter can."""
 
-    __slots__ = ("call",)
+    __slots__ = ("jitted", "calls")
 
     def __init__(self, fn: Callable[..., Any]) -> None:
-        self.call: Callable[..., Any] = runtime_checks.jit(fn, self._settle, compile_tiers.kernel_options())
+        self.jitted: Callable[..., Any] = runtime_checks.jit(
+            fn, self._settle, compile_tiers.kernel_options, interpret_first=False
+        )
+        self.calls = interpret.KernelCalls()
 
     def _settle(self, plain: Callable[..., Any]) -> None:
-        self.call = plain
+        self.jitted = plain
+
+    def call(self, *args: Any) -> Any:
+        result = self.calls.call(self.jitted, args, jax.tree.leaves(args), interpret.PER_OP_HOST_CALLS, host=True)
+        return self.jitted(*args) if result is None else result
 
 
 def _remember(cache: OrderedDict, key: Any, make: Callable[[], Callable[..., Any]], counter: str) -> _Cached:
@@ -60,7 +68,7 @@ def forward_kernel(node_key: Hashable, fn: Callable[..., tuple]) -> Callable[...
     """The jitted kernel of one node: the op's own eager kernel, or one cached by the node's key."""
     kernel = getattr(fn, "kernel", None)  # the op's kernel (`registry._Kernel`): its eager jit, already compiled
     if kernel is not None:
-        return kernel.jitted
+        return kernel.per_op_call
     return _remember(_forward_kernels, node_key, lambda: fn, "op_kernels").call
 
 
@@ -106,7 +114,8 @@ def new_kernels(plan: Plan) -> int:
 
 
 def evaluate(plan: Plan, leaf_values: Sequence[jax.Array]) -> dict[int, jax.Array]:
-    """Runs every node of `plan` through its per-op kernel; returns slot -> value."""
+    """Runs every node of `plan` through its per-op kernel; returns slot -> value (a NumPy array where the
+    kernel ran on the host: `interpret.to_device` makes it a JAX array)."""
     stats["per_op_runs"] += 1
     if len(_seen) > _SEEN_SIZE:
         _seen.clear()
@@ -126,9 +135,13 @@ def _conj(value: jax.Array) -> jax.Array:
     return jnp.conj(value) if jnp.iscomplexobj(value) else value
 
 
+_add = _Cached(jnp.add)
+_ones_like = _Cached(jnp.ones_like)
+
+
 def _accumulate(cotangents: dict, slot: int, value: jax.Array) -> None:
     previous = cotangents.get(slot)
-    cotangents[slot] = value if previous is None else previous + value
+    cotangents[slot] = value if previous is None else _add.call(previous, value)
 
 
 def gradient(
@@ -155,7 +168,7 @@ def gradient(
         slot = target_slots[k]
         value = env[slot]
         seed = seeds[k]
-        seed = jnp.ones_like(value) if seed is None else jnp.broadcast_to(seed, value.shape)
+        seed = _ones_like.call(value) if seed is None else jnp.broadcast_to(seed, value.shape)
         _accumulate(cotangents, slot, _conj(seed))
     for step in reversed(plan.steps):
         if not isinstance(step, NodeStep) or not step.tracked:
@@ -177,8 +190,8 @@ def gradient(
         for slot in plan.occ_slots.get(i, ()):
             cotangent = cotangents.get(slot)
             if cotangent is not None:
-                total = cotangent if total is None else total + cotangent
+                total = cotangent if total is None else _add.call(total, cotangent)
         if total is None:
             total = jnp.zeros(shape, dtype._np)
         results.append(_conj(total).astype(dtype._np))
-    return [env[s] for s in target_slots], results
+    return interpret.to_device([env[s] for s in target_slots]), interpret.to_device(results)

@@ -22,14 +22,14 @@ from __future__ import annotations
 import functools
 import re
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Optional, Union
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
-from tapeshim._src import errors
+from tapeshim._src import errors, interpret
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
 
@@ -131,29 +131,48 @@ def _verdict_key(value: Any, host_check: Callable[[Any], None]) -> Any:
     return key
 
 
+Options = Union[dict, Callable[[], Optional[dict]], None]
+"""XLA compile options: a dict, None (XLA's defaults), or a function giving either, asked at the first compile."""
+
+
 class _TopLevelOptions:
     """`jax.jit(fn, compiler_options=options)`; called inside another trace (where JAX refuses compile options
-    on a nested jit) it is the plain `jax.jit(fn)`, inlined into that trace."""
+    on a nested jit) it is the plain `jax.jit(fn)`, inlined into that trace. Options given as a function are
+    asked for at the first call (a probe compile, `compile_tiers`, runs only once something compiles)."""
 
-    __slots__ = ("_jitted", "_nested")
+    __slots__ = ("_fn", "_options", "_jitted", "_nested")
 
-    def __init__(self, fn: Callable[..., Any], options: dict) -> None:
-        self._jitted = jax.jit(fn, compiler_options=options)
+    def __init__(self, fn: Callable[..., Any], options: Options) -> None:
+        self._fn = fn
+        self._options = options
+        self._jitted: Any = None
         self._nested = jax.jit(fn)
 
     def __call__(self, *args: Any) -> Any:
+        for arg in args:
+            if isinstance(arg, jax.core.Tracer):  # inside another trace: spares the refused call's exception
+                return self._nested(*args)
+        jitted = self._jitted
+        if jitted is None:
+            try:
+                options = self._options() if callable(self._options) else self._options
+            except ValueError as exc:  # inside another trace, where the options' probe compile cannot run
+                if "only be passed to top-level" not in str(exc):
+                    raise
+                return self._nested(*args)
+            jitted = self._jitted = self._nested if options is None else jax.jit(self._fn, compiler_options=options)
         try:
-            return self._jitted(*args)
+            return jitted(*args)
         except ValueError as exc:
             if "only be passed to top-level" not in str(exc):
                 raise
             return self._nested(*args)
 
     def trace(self, *args: Any) -> Any:
-        return self._jitted.trace(*args)  # tracing takes no compile options: the call then reuses this trace
+        return self._nested.trace(*args)  # tracing takes no compile options: the call then reuses this trace
 
 
-def jit_with_options(fn: Callable[..., Any], options: dict | None) -> Callable[..., Any]:
+def jit_with_options(fn: Callable[..., Any], options: Options) -> Callable[..., Any]:
     """`jax.jit(fn)` compiled with XLA's `options` (None: the defaults) when called at the top level."""
     return jax.jit(fn) if options is None else _TopLevelOptions(fn, options)
 
@@ -166,16 +185,18 @@ class CheckedProgram:
     `settled(plain)` lets the owner call it directly, without this wrapper.
     """
 
-    __slots__ = ("_fn", "_plain", "_checked", "_call", "_settled", "_options", "_traced")
+    __slots__ = ("_fn", "_plain", "_checked", "_call", "_settled", "_options", "_traced", "_interpret_first")
 
     def __init__(
         self,
         fn: Callable[..., Any],
         settled: Callable[[Callable[..., Any]], None] | None = None,
-        compiler_options: dict | None = None,
+        compiler_options: Options = None,
         traced: Callable[[Any], bool] | None = None,
+        interpret_first: bool = True,
     ) -> None:
         self._fn = fn
+        self._interpret_first = interpret_first
         self._options = compiler_options
         self._traced = traced
         self._plain: Any = jit_with_options(fn, compiler_options)
@@ -186,19 +207,32 @@ class CheckedProgram:
     def __call__(self, *args: Any) -> Any:
         return self._call(*args)
 
+    def trace(self, *args: Any) -> Any:
+        """The program's trace for `args` (`jax.jit(fn).trace`); a later call reuses it."""
+        return self._plain.trace(*args)
+
     def _first_call(self, *args: Any) -> Any:
-        jaxpr = self._plain.trace(*args).jaxpr
+        traced = self._plain.trace(*args)
+        jaxpr = traced.jaxpr
         if self._traced is not None and self._traced(jaxpr):  # compile with XLA's defaults instead
             self._options = None
             self._plain = jax.jit(self._fn)
         if not _has_checks(jaxpr.effects):
-            self._call = self._plain
-            if self._settled is not None:
-                self._settled(self._plain)
-            return self._plain(*args)
+            if self._interpret_first and interpret.enabled():
+                result = interpret.run(traced, args)
+                if result is not None:  # computed on the host: the program compiles on its next call
+                    self._call = self._settle_plain
+                    return result
+            return self._settle_plain(*args)
         self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
         self._call = self._run_checked
         return self._run_checked(*args)
+
+    def _settle_plain(self, *args: Any) -> Any:
+        self._call = self._plain
+        if self._settled is not None:
+            self._settled(self._plain)
+        return self._plain(*args)
 
     def _run_checked(self, *args: Any) -> Any:
         assert self._checked is not None, "set before _run_checked becomes the call"
@@ -212,8 +246,9 @@ class CheckedProgram:
 def jit(
     fn: Callable[..., Any],
     settled: Callable[[Callable[..., Any]], None] | None = None,
-    compiler_options: dict | None = None,
+    compiler_options: Options = None,
     traced: Callable[[Any], bool] | None = None,
+    interpret_first: bool = True,
 ) -> CheckedProgram:
     """`jax.jit(fn)` that raises TF's `InvalidArgumentError` when a runtime index check fails.
 
@@ -221,11 +256,14 @@ def jit(
       fn: the program.
       settled: called with the plain `jax.jit(fn)` once the first call found no
         checks in the program, so the caller can keep that instead.
-      compiler_options: XLA's compile options for it (`jax.jit`'s `compiler_options`).
+      compiler_options: XLA's compile options for it (`jax.jit`'s `compiler_options`), or a function giving
+        them at the first compile.
       traced: called with the program's closed jaxpr when its first call traces it, before it compiles;
         True drops `compiler_options` (the program compiles with XLA's defaults).
+      interpret_first: whether the first call may be computed by the host interpreter (`interpret.py`),
+        the program then compiling on its second call; False compiles on the first call.
     """
-    return CheckedProgram(fn, settled, compiler_options, traced)
+    return CheckedProgram(fn, settled, compiler_options, traced, interpret_first)
 
 
 # -- the checks ------------------------------------------------------------------------------

@@ -104,15 +104,25 @@ class VariableScope(Protocol):
         ...
 
 
-_update_kernels: dict[str, Callable[[jax.Array, jax.Array], jax.Array]] = {}
+_update_kernels: dict[tuple, Callable[[jax.Array, jax.Array], jax.Array]] = {}
+_UPDATE_KERNELS_SIZE = 1024
 
 
-def _update_kernel(op_name: str) -> Callable[[jax.Array, jax.Array], jax.Array]:
-    """The jitted `value + delta` or `value - delta` (made on first use: the kernel options need JAX started)."""
-    kernel = _update_kernels.get(op_name)
+def _update_kernel(op_name: str, variable: "Variable") -> Callable[[jax.Array, jax.Array], jax.Array]:
+    """The jitted `value + delta` or `value - delta` for the variable's shape and dtype (made on first use: the
+    kernel options need JAX started). Its first call computes on the host (`interpret.py`), its second compiles.
+    """
+    key = (op_name, variable._shape, variable._dtype)
+    kernel = _update_kernels.get(key)
     if kernel is None:
         update = jnp.add if op_name == "AssignAddVariableOp" else jnp.subtract
-        kernel = _update_kernels[op_name] = runtime_checks.jit_with_options(update, compile_tiers.kernel_options())
+
+        def settle(plain: Callable[..., Any]) -> None:
+            _update_kernels[key] = plain
+
+        if len(_update_kernels) >= _UPDATE_KERNELS_SIZE:
+            _update_kernels.clear()
+        kernel = _update_kernels[key] = runtime_checks.jit(update, settle, compile_tiers.kernel_options)
     return kernel
 
 
@@ -140,7 +150,7 @@ class _EagerScope:
         variable._value = tensor.value
 
     def update(self, variable: "Variable", delta: Tensor, op_name: str) -> None:
-        variable._value = _update_kernel(op_name)(variable._value, delta.value)
+        variable._value = _update_kernel(op_name, variable)(variable._value, delta.value)
 
     def jax_array(self, variable: "Variable") -> jax.Array:
         return variable._value

@@ -1,0 +1,450 @@
+"""The host interpreter: new programs and kernels computed with NumPy instead of compiling them first.
+
+TF eager runs a new op or a new graph structure at once, with precompiled
+kernels. tapeshim compiles each new program (a recorded structure, a per-op
+kernel, a `tapeshim.function` trace) with XLA, which costs 10-150 ms per
+program on a CPU: most of a first training step's time, and all the time of
+a structure that never repeats. So on the CPU backend a program whose jaxpr
+this module can evaluate runs here first: each equation by its NumPy rule
+(`interpret_rules.RULES`), on the arrays' host memory (CPU arrays are read
+without a copy). It compiles when it repeats, from the trace made here:
+
+* a program (replay, `tapeshim.function`, control flow): its first call runs
+  here, its second compiles (`runtime_checks.CheckedProgram`);
+* an eager op's kernel: the first call of each argument signature
+  (`registry._Kernel.call`, `variable._update_kernel`);
+* a kernel of the per-op tier (`replay_eager`), whose plans call the same
+  kernels many times: the first `PER_OP_HOST_CALLS` calls of a signature,
+  their results staying NumPy arrays from kernel to kernel (`to_device`).
+
+What is not interpreted (it compiles at once, as before): a jaxpr with
+effects (runtime checks, host callbacks), a primitive without a rule or with
+parameters its rule does not handle (convolutions, pooling windows, random
+bits, `erf`), dtypes NumPy computes differently (`bfloat16`, `float16`,
+extended key types), weakly typed results, arguments that are tracers or live
+on another backend or device set, and a program whose loops run past
+`STEP_BUDGET` equations (compiled code serves a long loop better): that
+evaluation is abandoned and the program compiles, with nothing the user sees
+but the time.
+
+Values are XLA's to the rounding of the operations: NumPy's `exp`, `tanh` and
+sums are not XLA's bit for bit, so a structure's first call and its compiled
+calls can differ in the last bits (as TF's eager and graph results do). The
+interpreter follows XLA where IEEE arithmetic would give another value: `x + 0`
+is `x` (XLA's simplifier keeps a negative zero's sign), integer division
+truncates, float-to-integer conversion saturates. Dtypes and shapes are the
+program's exactly.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import jax
+import numpy as np
+from jax.extend import core as jax_core
+
+from tapeshim._src import interpret_rules
+
+PER_OP_HOST_CALLS = 200
+"""Calls of one per-op kernel signature computed on the host before it compiles: a plan run per op
+(`replay_eager`) calls the same kernels many times (a 200-op chain, an episode's time steps), and one compile
+costs what hundreds of host calls do. Other kernels and programs compile on their second call."""
+
+STEP_BUDGET = 10_000
+"""Loop-body equations one interpreted call may evaluate (counted per iteration of a `while` or `scan`)
+before it is abandoned and the program compiles: a long loop is served better by compiled code."""
+
+_DTYPES = frozenset(
+    np.dtype(name)
+    for name in (
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    )
+)
+_CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr"}
+_CUSTOM = {"custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr"}
+
+stats = {"interpreted_calls": 0, "abandoned_calls": 0}
+
+
+class _Abandon(Exception):
+    """The evaluation went past its budget: the program compiles instead."""
+
+
+@functools.cache
+def enabled() -> bool:
+    """Whether first calls may be interpreted: only where JAX's default backend is the CPU."""
+    return jax.default_backend() == "cpu"
+
+
+def _aval_ok(aval: Any) -> bool:
+    """Whether values of `aval` are arrays of a dtype NumPy computes as XLA does."""
+    dtype = getattr(aval, "dtype", None)
+    try:
+        return dtype is not None and np.dtype(dtype) in _DTYPES
+    except TypeError:  # an extended dtype (a PRNG key)
+        return False
+
+
+def _closed_of(value: Any) -> jax_core.ClosedJaxpr:
+    return value if isinstance(value, jax_core.ClosedJaxpr) else jax_core.ClosedJaxpr(value, ())
+
+
+_REMAT = ("remat", "remat2", "checkpoint")
+
+
+def _inner_jaxprs(eqn: Any) -> list | None:
+    """The jaxprs a call, custom-derivative call, remat or control-flow equation evaluates; None for others."""
+    name, params = eqn.primitive.name, eqn.params
+    if name in _CALLS:
+        return [_closed_of(params[_CALLS[name]])]
+    if name in _CUSTOM:
+        return [_closed_of(params[_CUSTOM[name]])]
+    if name in _REMAT or name == "scan":
+        return [_closed_of(params["jaxpr"])]
+    if name == "cond":
+        return list(params["branches"])
+    if name == "while":
+        return [params["cond_jaxpr"], params["body_jaxpr"]]
+    return None
+
+
+def supported(closed: jax_core.ClosedJaxpr) -> bool:
+    """Whether every equation of `closed` (and of the jaxprs it calls) has a rule for its parameters and
+    every value a dtype NumPy computes as XLA does."""
+    jaxpr = closed.jaxpr
+    if jaxpr.effects or not all(_aval_ok(v.aval) for v in (*jaxpr.invars, *jaxpr.constvars, *jaxpr.outvars)):
+        return False
+    for eqn in jaxpr.eqns:
+        if not all(_aval_ok(v.aval) for v in (*eqn.invars, *eqn.outvars)):
+            return False
+        inner = _inner_jaxprs(eqn)
+        if inner is not None:
+            if not all(supported(sub) for sub in inner):
+                return False
+            continue
+        name = eqn.primitive.name
+        rule_ok = interpret_rules.SUPPORTED.get(name)
+        if name not in interpret_rules.RULES or (rule_ok is not None and not rule_ok(eqn.params)):
+            return False
+    return True
+
+
+class _Budget:
+    """The loop-body equations an evaluation may still run (straight-line code is never cut short)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = STEP_BUDGET
+
+    def spend(self, equations: int) -> None:
+        self.left -= equations
+        if self.left < 0:
+            raise _Abandon
+
+
+class _HostPlan:
+    """A closed jaxpr lowered for repeated evaluation: steps over numbered slots, each a NumPy rule (or a
+    nested plan) with its parameters, input and output slots and output dtypes."""
+
+    __slots__ = ("size", "fixed", "in_slots", "steps", "out_slots")
+
+    def __init__(self, closed: jax_core.ClosedJaxpr) -> None:
+        jaxpr = closed.jaxpr
+        slots: dict = {}
+        self.fixed: list = []  # (slot, value): constants and literals
+        zeros: set = set()  # slots holding a zero scalar or a broadcast of one (see `_kept_input`)
+
+        def new_slot(var: Any) -> int:
+            slots[var] = index = len(slots) + len(self.fixed)
+            return index
+
+        def fixed_slot(value: Any) -> int:
+            index = len(slots) + len(self.fixed)
+            self.fixed.append((index, value))
+            if value.ndim == 0 and value == 0:
+                zeros.add(index)
+            return index
+
+        def slot_of(var: Any) -> int:
+            if isinstance(var, jax_core.Literal):
+                return fixed_slot(np.asarray(var.val, dtype=getattr(var.aval, "dtype", None)))
+            return slots[var]
+
+        for var, const in zip(jaxpr.constvars, closed.consts):
+            self.fixed.append((new_slot(var), np.asarray(const)))
+        self.in_slots = [new_slot(var) for var in jaxpr.invars]
+        self.steps: list = []
+        for eqn in jaxpr.eqns:
+            ins = [slot_of(var) for var in eqn.invars]
+            outs = [new_slot(var) for var in eqn.outvars]
+            kept = _kept_input(eqn, ins, zeros)
+            if kept is not None:
+                self.steps.append((_copy_input, kept, ins, outs, [None]))
+                continue
+            if eqn.primitive.name == "broadcast_in_dim" and ins[0] in zeros:
+                zeros.add(outs[0])
+            run, params = _lowered(eqn)
+            out_dtypes = [np.dtype(getattr(var.aval, "dtype", None)) for var in eqn.outvars]
+            self.steps.append((run, params, ins, outs, out_dtypes))
+        self.out_slots = [slot_of(var) for var in jaxpr.outvars]
+        self.size = len(slots) + len(self.fixed)
+
+    def __call__(self, args: list, budget: "_Budget") -> list:
+        env: list = [None] * self.size
+        for index, value in self.fixed:
+            env[index] = value
+        for index, value in zip(self.in_slots, args):
+            env[index] = value
+        for run, params, ins, outs, out_dtypes in self.steps:
+            values = run([env[k] for k in ins], params, budget)
+            for index, value, dtype in zip(outs, values, out_dtypes):
+                if dtype is not None and value.dtype != dtype:
+                    value = np.asarray(value).astype(dtype)
+                env[index] = value
+        return [env[k] for k in self.out_slots]
+
+
+def _kept_input(eqn: Any, ins: list, zeros: set) -> int | None:
+    """XLA's algebraic simplification `x + 0 -> x` (and `0 + x`, `x - 0`), which keeps the sign of a negative
+    zero that IEEE addition would drop: which input an `add` or `sub` returns unchanged, else None."""
+    name = eqn.primitive.name
+    if name not in ("add", "add_any", "sub"):
+        return None
+    left, right = eqn.invars
+    out_aval = eqn.outvars[0].aval
+    for position, operand in ((0, left), (1, right)):
+        zero_slot = ins[1 - position]
+        if position == 1 and name == "sub":
+            continue  # 0 - x is -x, not x
+        if zero_slot in zeros and operand.aval.shape == out_aval.shape and operand.aval.dtype == out_aval.dtype:
+            return position
+    return None
+
+
+def _copy_input(inputs: list, position: int, budget: "_Budget") -> list:
+    return [inputs[position]]
+
+
+def _lowered(eqn: Any) -> tuple[Callable[[list, Any, "_Budget"], list], Any]:
+    """`(run, params)` for one equation: `run(inputs, params, budget)` gives its outputs as a list."""
+    name, params = eqn.primitive.name, eqn.params
+    inner = _inner_jaxprs(eqn)
+    if inner is None:
+        rule = interpret_rules.RULES[name]
+        if eqn.primitive.multiple_results:
+            return (lambda inputs, kwargs, budget: list(rule(*inputs, **kwargs))), params
+        return (lambda inputs, kwargs, budget: [rule(*inputs, **kwargs)]), params
+    plans = [_HostPlan(sub) for sub in inner]
+    if name == "cond":
+        return _cond, plans
+    if name == "while":
+        return _while, (plans, params["cond_nconsts"], params["body_nconsts"])
+    if name == "scan":
+        return _scan, (plans[0], params, [v.aval for v in inner[0].jaxpr.outvars[params["num_carry"] :]])
+    return (lambda inputs, plan, budget: plan(inputs, budget)), plans[0]
+
+
+def _cond(inputs: list, branches: list, budget: "_Budget") -> list:
+    index = min(max(int(inputs[0]), 0), len(branches) - 1)
+    return branches[index](inputs[1:], budget)
+
+
+def _while(inputs: list, lowered: tuple, budget: "_Budget") -> list:
+    (cond, body), n_cond, n_body = lowered
+    cond_consts, body_consts, carry = inputs[:n_cond], inputs[n_cond : n_cond + n_body], inputs[n_cond + n_body :]
+    per_iteration = len(cond.steps) + len(body.steps) + 1
+    while bool(cond([*cond_consts, *carry], budget)[0]):
+        budget.spend(per_iteration)
+        carry = body([*body_consts, *carry], budget)
+    return carry
+
+
+def _scan(inputs: list, lowered: tuple, budget: "_Budget") -> list:
+    body, params, y_avals = lowered
+    n_consts, n_carry, length = params["num_consts"], params["num_carry"], params["length"]
+    consts, carry, xs = inputs[:n_consts], inputs[n_consts : n_consts + n_carry], inputs[n_consts + n_carry :]
+    ys_steps: list = []
+    steps = range(length - 1, -1, -1) if params["reverse"] else range(length)
+    for step in steps:
+        budget.spend(len(body.steps) + 1)
+        out = body([*consts, *carry, *(x[step] for x in xs)], budget)
+        carry, ys = out[:n_carry], out[n_carry:]
+        ys_steps.append(ys)
+    if params["reverse"]:
+        ys_steps.reverse()
+    stacked = [
+        np.stack([step[k] for step in ys_steps]) if ys_steps else np.zeros((0, *aval.shape), aval.dtype)
+        for k, aval in enumerate(y_avals)
+    ]
+    return [*carry, *stacked]
+
+
+def _host_array(leaf: Any, aval: Any) -> Any:
+    if isinstance(leaf, jax.Array):
+        return np.asarray(leaf)
+    return np.asarray(leaf, dtype=aval.dtype)
+
+
+def _placement(leaves: list) -> tuple[bool, Any]:
+    """`(usable, device)`: whether the arrays live on one CPU device the outputs can go to, and that device
+    when an argument is committed to it (None: the outputs stay uncommitted, as `jax.jit`'s would)."""
+    committed = None
+    for leaf in leaves:
+        if isinstance(leaf, jax.core.Tracer):
+            return False, None
+        if isinstance(leaf, jax.Array):
+            devices = leaf.devices()
+            if len(devices) != 1:
+                return False, None
+            (device,) = devices
+            if device.platform != "cpu":
+                return False, None
+            if leaf.committed:
+                if committed is not None and committed != device:
+                    return False, None
+                committed = device
+    return True, committed
+
+
+class Prepared:
+    """A traced program the interpreter can run (`prepare`), lowered once for any number of calls."""
+
+    __slots__ = ("_plan", "_in_avals", "_out_tree")
+
+    def __init__(self, traced: Any) -> None:
+        closed = traced.jaxpr
+        self._plan = _HostPlan(closed)
+        self._in_avals = [var.aval for var in closed.jaxpr.invars]
+        self._out_tree = traced.out_tree
+
+    def __call__(self, args: tuple, host: bool = False) -> Any | None:
+        """The outputs on `args` (of the traced signature), computed with NumPy; None when the arguments
+        cannot be read on the host or the evaluation ran past `STEP_BUDGET`.
+
+        With `host`, the outputs stay NumPy arrays (the per-op tier passes them on to the next kernel; see
+        `to_device`), else they are placed on the device `jax.jit` would place them on.
+        """
+        leaves = jax.tree.leaves(args)
+        usable, device = _placement(leaves)
+        if not usable or len(leaves) != len(self._in_avals) or (host and device is not None):
+            return None  # (NumPy results would lose the device committed arguments place them on)
+        host_args = [_host_array(leaf, aval) for leaf, aval in zip(leaves, self._in_avals)]
+        try:
+            with np.errstate(all="ignore"):
+                outputs = self._plan(host_args, _Budget())
+        except _Abandon:
+            stats["abandoned_calls"] += 1
+            return None
+        stats["interpreted_calls"] += 1
+        if host:
+            return jax.tree.unflatten(self._out_tree, [np.asarray(out) for out in outputs])
+        return jax.tree.unflatten(self._out_tree, _placed(outputs, device))
+
+
+def prepare(traced: Any) -> Prepared | None:
+    """The traced program (`jax.jit(...).trace(...)`) made ready for the interpreter, or None when it cannot
+    run it: its arguments must be positional arrays, its outputs strongly typed, and every equation must have
+    a rule (`supported`)."""
+    closed = traced.jaxpr
+    if closed.effects or len(traced.in_tree.children()) != 2 or traced.in_tree.children()[1].num_leaves:
+        return None
+    if len(closed.jaxpr.invars) != traced.in_tree.num_leaves:
+        return None
+    if any(getattr(v.aval, "weak_type", False) for v in closed.jaxpr.outvars):  # NumPy's results are never weak
+        return None
+    return Prepared(traced) if supported(closed) else None
+
+
+def _placed(outputs: list, device: Any) -> list:
+    """NumPy `outputs` as JAX arrays (one transfer for all); a view of another array is copied first, since
+    a CPU array made from NumPy memory shares it."""
+    owned = [out if isinstance(out, np.ndarray) and out.flags.owndata else np.array(out) for out in outputs]
+    return jax.device_put(owned, device) if device is not None else jax.device_put(owned)
+
+
+def to_device(values: list) -> list:
+    """`values` with the NumPy arrays among them (results computed with `host=True`) made JAX arrays."""
+    positions = [k for k, value in enumerate(values) if isinstance(value, np.ndarray)]
+    if not positions:
+        return values
+    placed = _placed([values[k] for k in positions], None)
+    result = list(values)
+    for k, array in zip(positions, placed):
+        result[k] = array
+    return result
+
+
+def run(traced: Any, args: tuple) -> Any | None:
+    """The outputs of the traced program (`jax.jit(...).trace(*args)`) on `args`, computed with NumPy;
+    None when the program or its arguments are not interpretable (the caller compiles it).
+
+    Args:
+      traced: the program's trace (a `jax.stages.Traced`).
+      args: the positional arguments it was traced with.
+    """
+    program = prepare(traced)
+    return None if program is None else program(args)
+
+
+def signature(leaves: Any) -> tuple:
+    """What a jitted function's compile depends on for flat array arguments: shape, dtype, weak type."""
+    return tuple(
+        (getattr(a, "shape", ()), getattr(a, "dtype", type(a)), getattr(a, "weak_type", False)) for a in leaves
+    )
+
+
+class KernelCalls:
+    """The calls of one jitted kernel per argument signature, with the signature's trace: the first `limit`
+    calls of a signature may run on the host (`call`), later ones compile. A bounded map (cleared when full).
+    """
+
+    __slots__ = ("_entries",)
+    _SIZE = 64
+
+    def __init__(self) -> None:
+        self._entries: dict = {}
+
+    def call(self, jitted: Any, args: tuple, leaves: Any, limit: int, host: bool = False) -> Any | None:
+        """`jitted(*args)` computed on the host while its signature has had at most `limit` calls (and the
+        interpreter can run it), else None: the caller calls `jitted`, which compiles from this trace.
+
+        Args:
+          jitted: a `jax.jit` function, or anything with its `trace` (`runtime_checks.CheckedProgram`).
+          args: its positional arguments.
+          leaves: the arrays among them, flat.
+          limit: the calls of one signature that may run on the host.
+          host: whether outputs computed on the host stay NumPy arrays (see `Prepared`).
+        """
+        key = signature(leaves)
+        entry = self._entries.get(key)
+        if entry is None:
+            if len(self._entries) >= self._SIZE:
+                self._entries.clear()
+            program = None
+            if enabled() and _placement(leaves)[0]:
+                program = prepare(jitted.trace(*args))
+            entry = self._entries[key] = [0, program]
+        entry[0] += 1
+        if entry[1] is None or entry[0] > limit:
+            return None
+        result = entry[1](args, host)
+        if result is None:
+            entry[1] = None
+        elif entry[0] == limit:
+            entry[1] = None  # the next call compiles: the trace is no longer needed here
+        return result

@@ -1,0 +1,559 @@
+"""NumPy implementations of JAX primitives, for the host interpreter (`interpret.py`).
+
+Each rule takes the primitive's operands as NumPy arrays and its parameters as
+keywords, and returns what XLA's CPU backend computes: the same dtypes and
+shapes, XLA's semantics where NumPy's differ (integer division truncates, a
+float converted to an integer saturates, dynamic slice starts are clamped,
+gathers and scatters follow their dimension numbers and modes). A rule may
+return a value of another dtype; the interpreter casts it to the output's dtype.
+
+`SUPPORTED` names a rule's parameter check for primitives that only some
+parameters allow; a primitive without a rule, or whose check fails, is not
+interpreted (its program compiles instead).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import jax
+import numpy as np
+
+Rule = Callable[..., Any]
+RULES: dict[str, Rule] = {}
+SUPPORTED: dict[str, Callable[[dict], bool]] = {}
+
+
+def _rule(*names: str, supported: Callable[[dict], bool] | None = None) -> Callable[[Rule], Rule]:
+    def register(rule: Rule) -> Rule:
+        for name in names:
+            RULES[name] = rule
+            if supported is not None:
+                SUPPORTED[name] = supported
+        return rule
+
+    return register
+
+
+def _unary(name: str, fn: Callable[[Any], Any]) -> None:
+    RULES[name] = lambda x, **_: fn(x)
+
+
+def _binary(name: str, fn: Callable[[Any, Any], Any]) -> None:
+    RULES[name] = lambda x, y, **_: fn(x, y)
+
+
+_UNARY: dict[str, Callable[[Any], Any]] = {
+    "neg": np.negative,
+    "sign": np.sign,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "is_finite": np.isfinite,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "log": np.log,
+    "log1p": np.log1p,
+    "expm1": np.expm1,
+    "tanh": np.tanh,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "sqrt": np.sqrt,
+    "cbrt": np.cbrt,
+    "abs": np.abs,
+    "square": np.square,
+    "not": np.invert,
+    "real": np.real,
+    "imag": np.imag,
+    "conj": np.conj,
+}
+for _name, _fn in _UNARY.items():
+    _unary(_name, _fn)
+
+_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "add": np.add,
+    "add_any": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "max": np.maximum,
+    "min": np.minimum,
+    "atan2": np.arctan2,
+    "nextafter": np.nextafter,
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
+}
+for _name, _binary_fn in _BINARY.items():
+    _binary(_name, _binary_fn)
+
+
+@_rule("rsqrt")
+def _rsqrt(x: Any, **_: Any) -> Any:
+    return np.reciprocal(np.sqrt(x))
+
+
+@_rule("logistic")
+def _logistic(x: Any, **_: Any) -> Any:
+    return np.reciprocal(np.exp(np.negative(x)) + x.dtype.type(1))
+
+
+@_rule("complex")
+def _complex(x: Any, y: Any, **_: Any) -> Any:
+    return x + np.multiply(y, 1j)
+
+
+@_rule("div")
+def _div(x: Any, y: Any, **_: Any) -> Any:
+    if x.dtype.kind not in "iu":
+        return np.divide(x, y)
+    safe = np.where(y == 0, 1, y).astype(y.dtype)
+    quotient = np.floor_divide(x, safe)
+    if x.dtype.kind == "i":  # XLA truncates toward zero
+        inexact = (x - quotient * safe) != 0
+        quotient = np.where(inexact & ((x < 0) != (safe < 0)), quotient + 1, quotient)
+    return np.where(y == 0, np.array(-1).astype(x.dtype), quotient)
+
+
+@_rule("rem")
+def _rem(x: Any, y: Any, **_: Any) -> Any:
+    if x.dtype.kind not in "iu":
+        return np.fmod(x, y)
+    safe = np.where(y == 0, 1, y).astype(y.dtype)
+    return np.where(y == 0, x, np.fmod(x, safe))
+
+
+@_rule("pow")
+def _pow(x: Any, y: Any, **_: Any) -> Any:
+    return np.power(x, y)
+
+
+@_rule("integer_pow")
+def _integer_pow(x: Any, *, y: int, **_: Any) -> Any:
+    if y == 0:
+        return np.ones_like(x)
+    return np.power(x, x.dtype.type(y))
+
+
+@_rule("round")
+def _round(x: Any, *, rounding_method: Any, **_: Any) -> Any:
+    if int(rounding_method) == int(jax.lax.RoundingMethod.TO_NEAREST_EVEN):
+        return np.rint(x)
+    whole = np.trunc(x)
+    return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)
+
+
+@_rule("select_n")
+def _select_n(which: Any, *cases: Any, **_: Any) -> Any:
+    if which.dtype == np.bool_:
+        return np.where(which, cases[1], cases[0]) if len(cases) == 2 else np.where(which, cases[-1], cases[0])
+    return np.choose(which, cases)
+
+
+@_rule("clamp")
+def _clamp(low: Any, x: Any, high: Any, **_: Any) -> Any:
+    return np.minimum(np.maximum(x, low), high)
+
+
+def _saturating_int(x: Any, dtype: np.dtype) -> Any:
+    """XLA's float-to-integer conversion: NaN gives 0, values outside the range the nearest bound."""
+    info = np.iinfo(dtype)
+    whole = np.trunc(x)
+    # compared in float64: float32 cannot hold the int32 bounds exactly
+    high = whole.astype(np.float64) >= float(info.max)
+    low = whole.astype(np.float64) <= float(info.min)
+    inside = np.where(high | low | np.isnan(whole), 0, whole).astype(dtype)
+    return np.where(high, dtype.type(info.max), np.where(low, dtype.type(info.min), inside))
+
+
+@_rule("convert_element_type")
+def _convert(x: Any, *, new_dtype: Any, **_: Any) -> Any:
+    dtype = np.dtype(new_dtype)
+    if x.dtype.kind in "fc" and dtype.kind in "iu":
+        return _saturating_int(np.real(x), dtype)
+    if dtype == np.bool_:
+        return x != 0
+    if x.dtype.kind == "c" and dtype.kind != "c":
+        return np.real(x).astype(dtype)
+    return x.astype(dtype)
+
+
+@_rule("copy", "copy_p", "stop_gradient")
+def _copy(x: Any, **_: Any) -> Any:
+    return x
+
+
+@_rule("optimization_barrier")
+def _barrier(*xs: Any, **_: Any) -> list:
+    return list(xs)
+
+
+@_rule("device_put", supported=lambda params: all(d is None for d in params.get("devices", ())))
+def _device_put(*xs: Any, **_: Any) -> list:
+    return list(xs)
+
+
+@_rule("iota")
+def _iota(*, dtype: Any, shape: tuple, dimension: int, **_: Any) -> Any:
+    line_shape = [1] * len(shape)
+    line_shape[dimension] = shape[dimension]
+    return np.broadcast_to(np.arange(shape[dimension], dtype=dtype).reshape(line_shape), shape)
+
+
+@_rule("broadcast_in_dim")
+def _broadcast_in_dim(x: Any, *, shape: tuple, broadcast_dimensions: tuple, **_: Any) -> Any:
+    expanded = [1] * len(shape)
+    for operand_dim, out_dim in enumerate(broadcast_dimensions):
+        expanded[out_dim] = x.shape[operand_dim]
+    return np.broadcast_to(np.reshape(x, expanded), shape)
+
+
+@_rule("reshape", supported=lambda params: params.get("dimensions") is None)
+def _reshape(x: Any, *, new_sizes: tuple, **_: Any) -> Any:
+    return np.reshape(x, new_sizes)
+
+
+@_rule("squeeze")
+def _squeeze(x: Any, *, dimensions: tuple, **_: Any) -> Any:
+    return np.squeeze(x, axis=tuple(dimensions))
+
+
+@_rule("transpose")
+def _transpose(x: Any, *, permutation: tuple, **_: Any) -> Any:
+    return np.transpose(x, permutation)
+
+
+@_rule("rev")
+def _rev(x: Any, *, dimensions: tuple, **_: Any) -> Any:
+    return np.flip(x, axis=tuple(dimensions))
+
+
+@_rule("concatenate")
+def _concatenate(*xs: Any, dimension: int, **_: Any) -> Any:
+    return np.concatenate(xs, axis=dimension)
+
+
+@_rule("stack")
+def _stack(*xs: Any, axis: int, **_: Any) -> Any:
+    return np.stack(xs, axis=axis)
+
+
+@_rule("unstack")
+def _unstack(x: Any, *, axis: int, **_: Any) -> list:
+    return [np.take(x, k, axis=axis) for k in range(x.shape[axis])]
+
+
+@_rule("split")
+def _split(x: Any, *, sizes: tuple, axis: int, **_: Any) -> list:
+    return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+
+
+@_rule("pad")
+def _pad(x: Any, value: Any, *, padding_config: tuple, **_: Any) -> Any:
+    if any(interior for _, _, interior in padding_config):
+        spread_shape = [n + max(n - 1, 0) * interior for n, (_, _, interior) in zip(x.shape, padding_config)]
+        spread = np.full(spread_shape, value, dtype=x.dtype)
+        spread[tuple(slice(None, None, interior + 1) for _, _, interior in padding_config)] = x
+        x = spread
+    widths = [(max(low, 0), max(high, 0)) for low, high, _ in padding_config]
+    padded = np.pad(x, widths, constant_values=value) if any(a or b for a, b in widths) else x
+    cuts = tuple(slice(max(-low, 0), n - max(-high, 0)) for n, (low, high, _) in zip(padded.shape, padding_config))
+    return padded[cuts]
+
+
+@_rule("slice")
+def _slice(x: Any, *, start_indices: tuple, limit_indices: tuple, strides: tuple | None, **_: Any) -> Any:
+    steps = strides or (1,) * len(start_indices)
+    return x[tuple(slice(a, b, s) for a, b, s in zip(start_indices, limit_indices, steps))]
+
+
+def _clamped_starts(shape: tuple, starts: tuple, sizes: tuple) -> list[int]:
+    return [min(max(int(start), 0), dim - size) for dim, start, size in zip(shape, starts, sizes)]
+
+
+@_rule("dynamic_slice")
+def _dynamic_slice(x: Any, *starts: Any, slice_sizes: tuple, **_: Any) -> Any:
+    begin = _clamped_starts(x.shape, starts, slice_sizes)
+    return x[tuple(slice(b, b + size) for b, size in zip(begin, slice_sizes))]
+
+
+@_rule("dynamic_update_slice")
+def _dynamic_update_slice(x: Any, update: Any, *starts: Any, **_: Any) -> Any:
+    begin = _clamped_starts(x.shape, starts, update.shape)
+    out = np.array(x)
+    out[tuple(slice(b, b + size) for b, size in zip(begin, update.shape))] = update
+    return out
+
+
+# -- reductions -------------------------------------------------------------------------------
+def _identity(dtype: np.dtype, largest: bool) -> Any:
+    """The identity of max (`largest=False`) or min (`largest=True`) reductions for `dtype`."""
+    if dtype == np.bool_:
+        return largest
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.max if largest else info.min
+    return np.inf if largest else -np.inf
+
+
+@_rule("reduce_sum")
+def _reduce_sum(x: Any, *, axes: tuple, **_: Any) -> Any:
+    return np.sum(x, axis=tuple(axes), dtype=x.dtype)
+
+
+@_rule("reduce_prod")
+def _reduce_prod(x: Any, *, axes: tuple, **_: Any) -> Any:
+    return np.prod(x, axis=tuple(axes), dtype=x.dtype)
+
+
+@_rule("reduce_max")
+def _reduce_max(x: Any, *, axes: tuple, **_: Any) -> Any:
+    return np.max(x, axis=tuple(axes), initial=_identity(x.dtype, largest=False))
+
+
+@_rule("reduce_min")
+def _reduce_min(x: Any, *, axes: tuple, **_: Any) -> Any:
+    return np.min(x, axis=tuple(axes), initial=_identity(x.dtype, largest=True))
+
+
+@_rule("reduce_and")
+def _reduce_and(x: Any, *, axes: tuple, **_: Any) -> Any:
+    return np.all(x, axis=tuple(axes)) if x.dtype == np.bool_ else np.bitwise_and.reduce(x, axis=tuple(axes))
+
+
+@_rule("reduce_or")
+def _reduce_or(x: Any, *, axes: tuple, **_: Any) -> Any:
+    return np.any(x, axis=tuple(axes)) if x.dtype == np.bool_ else np.bitwise_or.reduce(x, axis=tuple(axes))
+
+
+@_rule("argmax", supported=lambda params: len(params["axes"]) == 1)
+def _argmax(x: Any, *, axes: tuple, index_dtype: Any, **_: Any) -> Any:
+    return np.argmax(x, axis=axes[0]).astype(index_dtype)
+
+
+@_rule("argmin", supported=lambda params: len(params["axes"]) == 1)
+def _argmin(x: Any, *, axes: tuple, index_dtype: Any, **_: Any) -> Any:
+    return np.argmin(x, axis=axes[0]).astype(index_dtype)
+
+
+def _cumulative(fn: Callable[..., Any]) -> Rule:
+    def rule(x: Any, *, axis: int, reverse: bool, **_: Any) -> Any:
+        if reverse:
+            return np.flip(fn(np.flip(x, axis), axis=axis), axis)
+        return fn(x, axis=axis)
+
+    return rule
+
+
+RULES["cumsum"] = _cumulative(lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype))
+RULES["cumprod"] = _cumulative(lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype))
+RULES["cummax"] = _cumulative(lambda x, axis: np.maximum.accumulate(x, axis=axis))
+RULES["cummin"] = _cumulative(lambda x, axis: np.minimum.accumulate(x, axis=axis))
+
+
+@_rule("sort", supported=lambda params: params["num_keys"] == 1)
+def _sort(*xs: Any, dimension: int, **_: Any) -> list:
+    order = np.argsort(xs[0], axis=dimension, kind="stable")
+    return [np.take_along_axis(x, order, axis=dimension) for x in xs]
+
+
+@_rule("top_k")
+def _top_k(x: Any, *, k: int, axis: int = -1, **_: Any) -> list:
+    # larger first, ties in index order: a stable ascending sort of an order-reversing key
+    if x.dtype == np.bool_:
+        key = ~x.astype(np.int8)
+    elif x.dtype.kind in "iu":
+        key = np.invert(x)
+    else:
+        key = np.negative(x)
+    order = np.take(np.argsort(key, axis=axis, kind="stable"), np.arange(k), axis=axis)
+    return [np.take_along_axis(x, order, axis=axis), order.astype(np.int32)]
+
+
+# -- contractions -----------------------------------------------------------------------------
+@_rule("dot_general")
+def _dot_general(lhs: Any, rhs: Any, *, dimension_numbers: tuple, preferred_element_type: Any = None, **_: Any) -> Any:
+    (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
+    lhs_free = [d for d in range(lhs.ndim) if d not in lhs_contract and d not in lhs_batch]
+    rhs_free = [d for d in range(rhs.ndim) if d not in rhs_contract and d not in rhs_batch]
+    if preferred_element_type is not None:
+        dtype = np.dtype(preferred_element_type)
+        lhs, rhs = lhs.astype(dtype, copy=False), rhs.astype(dtype, copy=False)
+    batch_shape = [lhs.shape[d] for d in lhs_batch]
+    lhs_free_shape = [lhs.shape[d] for d in lhs_free]
+    rhs_free_shape = [rhs.shape[d] for d in rhs_free]
+    contracted = math.prod(lhs.shape[d] for d in lhs_contract)
+    left = np.transpose(lhs, [*lhs_batch, *lhs_free, *lhs_contract]).reshape(
+        [*batch_shape, math.prod(lhs_free_shape), contracted]
+    )
+    right = np.transpose(rhs, [*rhs_batch, *rhs_contract, *rhs_free]).reshape(
+        [*batch_shape, contracted, math.prod(rhs_free_shape)]
+    )
+    return np.matmul(left, right).reshape([*batch_shape, *lhs_free_shape, *rhs_free_shape])
+
+
+# -- gathers and scatters ---------------------------------------------------------------------
+def _mode(params: dict) -> str:
+    return str(getattr(params.get("mode"), "name", params.get("mode")))
+
+
+def _along(values: Any, position: int, rank: int) -> Any:
+    """`values` (1-D) shaped to broadcast along axis `position` of a rank-`rank` index array."""
+    shape = [1] * rank
+    shape[position] = values.shape[0]
+    return values.reshape(shape)
+
+
+def _window_indices(
+    operand_shape: tuple,
+    starts: Any,
+    start_dims: tuple,
+    operand_batch: tuple,
+    indices_batch: tuple,
+    window: dict[int, int],
+    clip_sizes: dict[int, int],
+    clip: bool,
+) -> tuple[list, Any]:
+    """Per operand dimension, an index array over (batch..., window...): start plus window offset.
+
+    `starts` has shape (batch..., K); `start_dims[k]` is the operand dimension component `k` starts;
+    `window` maps each windowed operand dimension to its size, in window order; `clip_sizes` the
+    sizes that bound each start. Returns the index arrays and, per batch position, whether every
+    start lies within bounds (before clamping).
+    """
+    batch_rank = starts.ndim - 1
+    rank = batch_rank + len(window)
+    in_bounds = np.ones(starts.shape[:-1], dtype=bool)
+    window_position = {dim: batch_rank + k for k, dim in enumerate(window)}
+    index = []
+    for dim, extent in enumerate(operand_shape):
+        if dim in start_dims:
+            start = starts[..., start_dims.index(dim)].astype(np.int64)
+            upper = extent - clip_sizes.get(dim, 1)
+            in_bounds &= (start >= 0) & (start <= upper)
+            if clip:
+                start = np.clip(start, 0, max(upper, 0))
+            part = start.reshape(start.shape + (1,) * len(window))
+        elif dim in operand_batch:
+            batch_axis = indices_batch[operand_batch.index(dim)]
+            part = _along(np.arange(starts.shape[batch_axis]), batch_axis, rank)
+        else:
+            part = np.zeros((1,) * rank, dtype=np.int64)
+        if dim in window:
+            part = part + _along(np.arange(window[dim]), window_position[dim], rank)
+        index.append(part)
+    return index, in_bounds
+
+
+def _fill_value(dtype: np.dtype, fill: Any) -> Any:
+    if fill is not None:
+        return fill
+    if dtype.kind in "fc":
+        return np.nan
+    if dtype == np.bool_:
+        return True
+    return np.iinfo(dtype).min if dtype.kind == "i" else np.iinfo(dtype).max
+
+
+def _gather_supported(params: dict) -> bool:
+    return _mode(params) in ("CLIP", "FILL_OR_DROP", "PROMISE_IN_BOUNDS")
+
+
+@_rule("gather", supported=_gather_supported)
+def _gather(operand: Any, indices: Any, *, dimension_numbers: Any, slice_sizes: tuple, **params: Any) -> Any:
+    numbers = dimension_numbers
+    collapsed = tuple(numbers.collapsed_slice_dims)
+    operand_batch = tuple(numbers.operand_batching_dims)
+    window = {d: slice_sizes[d] for d in range(operand.ndim) if d not in collapsed and d not in operand_batch}
+    sizes = dict(enumerate(slice_sizes))
+    index, in_bounds = _window_indices(
+        operand.shape,
+        indices,
+        tuple(numbers.start_index_map),
+        operand_batch,
+        tuple(numbers.start_indices_batching_dims),
+        window,
+        sizes,
+        clip=True,
+    )
+    gathered = operand[tuple(index)]
+    if _mode(params) == "FILL_OR_DROP":
+        mask = in_bounds.reshape(in_bounds.shape + (1,) * len(window))
+        gathered = np.where(mask, gathered, np.array(_fill_value(operand.dtype, params.get("fill_value"))))
+    batch_rank = indices.ndim - 1
+    offset_dims = tuple(numbers.offset_dims)
+    batch_axes = iter(range(batch_rank))
+    window_axes = iter(range(batch_rank, batch_rank + len(window)))
+    order = [next(window_axes) if out in offset_dims else next(batch_axes) for out in range(gathered.ndim)]
+    return np.transpose(gathered, order)
+
+
+_SCATTER_COMBINE = {
+    "scatter-add": np.add,
+    "scatter_add": np.add,
+    "scatter-sub": np.subtract,
+    "scatter_sub": np.subtract,
+    "scatter-mul": np.multiply,
+    "scatter_mul": np.multiply,
+    "scatter-min": np.minimum,
+    "scatter_min": np.minimum,
+    "scatter-max": np.maximum,
+    "scatter_max": np.maximum,
+    "scatter": None,
+}
+
+
+def _scatter(name: str) -> Rule:
+    combine = _SCATTER_COMBINE[name]
+
+    def rule(operand: Any, indices: Any, updates: Any, *, dimension_numbers: Any, **params: Any) -> Any:
+        numbers = dimension_numbers
+        window_dims = tuple(numbers.update_window_dims)
+        inserted = tuple(numbers.inserted_window_dims)
+        operand_batch = tuple(numbers.operand_batching_dims)
+        windowed = [d for d in range(operand.ndim) if d not in inserted and d not in operand_batch]
+        window = {dim: updates.shape[window_dims[k]] for k, dim in enumerate(windowed)}
+        scatter_axes = [a for a in range(updates.ndim) if a not in window_dims]
+        ordered = np.transpose(updates, [*scatter_axes, *window_dims])
+        index, in_bounds = _window_indices(
+            operand.shape,
+            indices,
+            tuple(numbers.scatter_dims_to_operand_dims),
+            operand_batch,
+            tuple(numbers.scatter_indices_batching_dims),
+            window,
+            window,
+            clip=_mode(params) == "CLIP",
+        )
+        full_shape = ordered.shape
+        keep = np.broadcast_to(in_bounds.reshape(in_bounds.shape + (1,) * len(window)), full_shape)
+        if _mode(params) == "CLIP":
+            keep = np.ones(full_shape, dtype=bool)
+        flat_index = tuple(np.broadcast_to(part, full_shape)[keep] for part in index)
+        out = np.array(operand)
+        if combine is None:
+            out[flat_index] = ordered[keep]
+        else:
+            combine.at(out, flat_index, ordered[keep])
+        return out
+
+    return rule
+
+
+for _name in _SCATTER_COMBINE:
+    RULES[_name] = _scatter(_name)
+    SUPPORTED[_name] = _gather_supported

@@ -1,0 +1,226 @@
+"""The host interpreter (`tapeshim/_src/interpret.py`): a program's first call computed with NumPy.
+
+Each rule is checked against XLA itself: the same jitted function, interpreted and compiled, gives the
+same dtypes and shapes and the same values (to float rounding), including XLA's semantics where NumPy's
+differ. Then through tapeshim: a first training step compiles nothing and gives TF's values, the second
+compiles its programs, and programs the interpreter cannot run (a convolution, a long loop) compile at
+once with the same results.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import tapeshim as tf
+from oracle import check
+from tapeshim._src import interpret
+
+pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
+
+rng = np.random.default_rng(0)
+F = rng.normal(size=(4, 6)).astype(np.float32)
+G = rng.normal(size=(6, 5)).astype(np.float32)
+INTS = np.array([[7, -7, 3], [-3, 0, 2]], np.int32)
+DIVISORS = np.array([[2, 2, -2], [-5, 3, 1]], np.int32)
+IDX = np.array([3, 0, 2, 2], np.int32)
+
+CASES = {
+    "elementwise": (
+        lambda x: (jnp.tanh(x) * jnp.exp(-x) + jnp.log1p(jnp.abs(x)), jax.nn.sigmoid(x), jnp.sqrt(jnp.abs(x))),
+        (F,),
+    ),
+    "rsqrt_pow_square": (lambda x: (jax.lax.rsqrt(jnp.abs(x) + 1), x**3, jnp.square(x), x**2.5), (F,)),
+    "integer_division": (
+        lambda a, b: (a // jnp.where(b == 0, 1, b), jax.lax.div(a, b), jax.lax.rem(a, b)),
+        (INTS, DIVISORS),
+    ),
+    "float_to_int_saturates": (
+        lambda x: x.astype(jnp.int32),
+        (np.array([np.nan, np.inf, -np.inf, 3.7, -3.7, 3e9, -3e9], np.float32),),
+    ),
+    "round_half_away": (
+        lambda x: (jax.lax.round(x), jax.lax.round(x, jax.lax.RoundingMethod.TO_NEAREST_EVEN), jnp.floor(x)),
+        (np.array([0.5, 1.5, 2.5, -0.5, -1.5, 0.49999997, 2.4], np.float32),),
+    ),
+    "matmul_and_batched_dot": (
+        lambda a, b: (a @ b, jnp.einsum("bij,bjk->bik", a.reshape(2, 2, 6), b.reshape(2, 6, 2))),
+        (F, np.tile(G[:, :4], (2, 1))[:6]),
+    ),
+    "reductions": (
+        lambda x: (x.sum(0), x.max(1), x.min(), jnp.argmax(x, 1), jnp.argmin(x, 0), x.prod(1), jnp.any(x > 1)),
+        (F,),
+    ),
+    "empty_max": (
+        lambda x: (jax.lax.reduce_max(x, (0,)), jax.lax.reduce_min(x, (0,))),
+        (np.zeros((0, 3), np.float32),),
+    ),
+    "shapes": (
+        lambda x: (
+            x.T,
+            x.reshape(3, 8),
+            x[None, :, None].squeeze(),
+            jnp.flip(x, 1),
+            jnp.concatenate([x, x], 0),
+            jnp.split(x, [1, 4], axis=1),
+            jnp.broadcast_to(x[:, :1], (4, 6)),
+            x[1:3, ::2],
+        ),
+        (F,),
+    ),
+    "pad_interior_and_negative": (lambda x: jax.lax.pad(x, np.float32(0.5), [(1, -1, 1), (-2, 3, 0)]), (F,)),
+    "dynamic_slices_clamp": (
+        lambda x, i: (
+            jax.lax.dynamic_slice(x, (i, i), (2, 3)),
+            jax.lax.dynamic_update_slice(x, jnp.ones((2, 2), x.dtype), (i, np.int32(0))),
+        ),
+        (F, np.int32(5)),
+    ),
+    "gather_take": (lambda x, i: (x[i], jnp.take(x, i, axis=1, mode="clip"), x[i, 1:3]), (F, IDX)),
+    "gather_fill": (lambda x, i: jnp.take(x, i, axis=0, mode="fill", fill_value=-1.0), (F, np.array([0, 9, -9, 3]))),
+    "take_along_axis": (lambda x, i: jnp.take_along_axis(x, i[:, None] % 6, axis=1), (F, IDX)),
+    "scatter_add": (
+        lambda x, i: (x.at[i].add(1.0), x.at[i, 2].set(-2.0), x.at[i].max(0.0), jax.ops.segment_sum(x, i, 5)),
+        (F, IDX),
+    ),
+    "gradient_of_gather": (jax.grad(lambda x, i: (x[i] ** 2).sum()), (F, IDX)),
+    "sorting": (
+        lambda x: (jnp.sort(x, 1), jnp.argsort(x, 0), jax.lax.top_k(x, 3), jnp.cumsum(x, 1), jnp.cumprod(x, 0)),
+        (F,),
+    ),
+    "reverse_cumulative": (lambda x: (jax.lax.cumsum(x, 1, reverse=True), jax.lax.cummax(x, 0, reverse=True)), (F,)),
+    "top_k_ties_and_ints": (lambda x: jax.lax.top_k(x, 2), (np.array([[1, 3, 3, 2], [5, 5, 5, 0]], np.int32),)),
+    "select_and_clamp": (
+        lambda x, i: (
+            jnp.where(x > 0, x, -x),
+            jax.lax.select_n(i % 3, x[0, :4], x[1, :4], x[2, :4]),
+            jnp.clip(x, -0.5, 0.5),
+        ),
+        (F, IDX),
+    ),
+    "iota_and_compare": (lambda x: (jnp.arange(6) * x[0] > 0, jnp.eye(3, dtype=jnp.int32), x == x[0]), (F,)),
+    "control_flow": (
+        lambda x, n: (
+            jax.lax.fori_loop(0, n, lambda k, acc: acc * 0.5 + k, x),
+            jax.lax.cond(n > 2, jnp.sin, jnp.cos, x),
+            jax.lax.scan(lambda c, row: (c + row, c * row), jnp.zeros(6), x),
+            jax.lax.scan(lambda c, row: (c - row, c), jnp.ones(6), x, reverse=True),
+        ),
+        (F, np.int32(4)),
+    ),
+    "value_and_grad_mlp": (
+        jax.value_and_grad(lambda w, x: jax.nn.logsumexp(jnp.maximum(x @ w, 0.0), axis=1).mean()),
+        (G, F[:, :6]),
+    ),
+    "custom_jvp_and_stop_gradient": (
+        jax.grad(lambda x: (jax.nn.relu(x) + jax.nn.softplus(x) + jax.lax.stop_gradient(x) * x).sum()),
+        (F,),
+    ),
+    "int_mixed": (
+        lambda a, b: (a * b, a - b, a & b, a | b, -a, jnp.sign(a), a.astype(jnp.float32) / 3),
+        (INTS, DIVISORS),
+    ),
+    "negative_integer_powers": (lambda x, a: (x**-2, jax.lax.integer_pow(x, -3), x**0, a**0), (F, INTS)),
+    "stack_and_unstack": (lambda x: (jnp.stack([x[0], x[1]], 1), *jnp.unstack(x, axis=1)), (F,)),
+    "bool_ops": (lambda a: (~(a > 0), (a > 0) ^ (a < 3), jnp.all(a > -8)), (INTS,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_interpreted_program_matches_xlas(name):
+    fn, args = CASES[name]
+    jitted = jax.jit(fn)
+    traced = jitted.trace(*args)
+    assert interpret.supported(traced.jaxpr), f"{name}: the interpreter has rules for all of it"
+    interpreted = interpret.run(traced, args)
+    assert interpreted is not None
+    compiled = jitted(*args)
+    got, want = jax.tree.leaves(interpreted), jax.tree.leaves(compiled)
+    assert jax.tree.structure(interpreted) == jax.tree.structure(compiled)
+    for a, b in zip(got, want):
+        assert isinstance(a, jax.Array)
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-6, atol=2e-6)
+
+
+def _backend_compiles():
+    compiles = []
+
+    def listener(name, duration, **kwargs):
+        if name == "/jax/core/compile/backend_compile_duration":
+            compiles.append(name)
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    return compiles
+
+
+def _mlp_steps(tf, steps, width):
+    rng = np.random.default_rng(3)
+    w1 = tf.Variable(rng.normal(size=(7, width)).astype(np.float32))
+    w2 = tf.Variable(rng.normal(size=(width, 3)).astype(np.float32))
+    x = tf.constant(rng.normal(size=(9, 7)).astype(np.float32))
+    labels = tf.constant(rng.integers(0, 3, size=9).astype(np.int32))
+    out = []
+    for _ in range(steps):
+        with tf.GradientTape() as tape:
+            logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+        g1, g2 = tape.gradient(loss, [w1, w2])
+        w1.assign_sub(0.1 * g1)
+        w2.assign_sub(0.1 * g2)
+        out.append((loss, g1, g2))
+    return out, tf.convert_to_tensor(w1), tf.convert_to_tensor(w2)
+
+
+def test_a_first_training_step_compiles_nothing_and_the_second_compiles_its_programs():
+    compiles = _backend_compiles()
+    _mlp_steps(tf, 1, 11)  # the constants and variables of this width exist
+    before = len(compiles)
+    _mlp_steps(tf, 1, 13)  # a new width: new kernels and a new gradient program
+    assert len(compiles) == before, "the first step of a new structure ran on the host"
+    _mlp_steps(tf, 2, 17)
+    assert len(compiles) > before, "a structure that repeats compiles"
+    steady = len(compiles)
+    _mlp_steps(tf, 3, 17)
+    assert len(compiles) == steady
+
+
+def test_interpreted_and_compiled_steps_give_tfs_values():
+    check(lambda tf: _mlp_steps(tf, 4, 19), rtol=2e-5)
+
+
+def test_a_loop_past_the_budget_compiles_instead(monkeypatch):
+    monkeypatch.setattr(interpret, "STEP_BUDGET", 200)
+
+    def body(tf):
+        loop = tf.function(
+            lambda: tf.while_loop(lambda k, acc: k < 500, lambda k, acc: (k + 1, acc * 0.999 + 1.0), (0, 1.0))
+        )
+        return loop()
+
+    before = interpret.stats["abandoned_calls"]
+    result = check(body)
+    assert interpret.stats["abandoned_calls"] == before + 1
+    assert result[0].numpy() == 500
+
+
+def test_programs_without_rules_compile_on_their_first_call():
+    x = np.ones((1, 5, 5, 2), np.float32)
+    kernel = np.ones((3, 3, 2, 4), np.float32)
+    traced = jax.jit(lambda a, k: jax.lax.conv(a.transpose(0, 3, 1, 2), k.transpose(3, 2, 0, 1), (1, 1), "SAME")).trace(
+        x, kernel
+    )
+    assert not interpret.supported(traced.jaxpr)
+    check(lambda tf: tf.nn.conv2d(tf.constant(x), tf.constant(kernel), 1, "SAME"))
+
+
+def test_arguments_inside_another_trace_are_not_interpreted():
+    answers = []
+
+    @jax.jit
+    def outer(value):
+        answers.append(interpret.KernelCalls().call(jax.jit(jnp.sin), (value,), [value], 1))
+        return jnp.sin(value)
+
+    outer(np.arange(3.0, dtype=np.float32))
+    assert answers == [None]
