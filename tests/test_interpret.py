@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import tapeshim as tf
-from oracle import check
+from oracle import check, check_raises
 from tapeshim._src import interpret
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
@@ -224,3 +224,20 @@ def test_arguments_inside_another_trace_are_not_interpreted():
 
     outer(np.arange(3.0, dtype=np.float32))
     assert answers == [None]
+
+
+def _gather_calls(tf, *index_lists):
+    gather = tf.function(lambda params, indices: tf.gather(params, indices))
+    params = tf.constant([1.0, 2.0, 3.0])
+    return [gather(params, tf.constant(indices)) for indices in index_lists]
+
+
+def test_a_runtime_check_computed_on_the_host_raises_tfs_error():
+    compiles = _backend_compiles()
+    before = len(compiles)
+    raised = check_raises(lambda tf: _gather_calls(tf, [1, 5]))  # the first call: on the host, checks included
+    assert "indices[1] = 5 is not in [0, 3)" in raised.message
+    assert len(compiles) == before
+    check(lambda tf: _gather_calls(tf, [2, 0], [0, 1], [1, 1]))  # host, then compiled under checkify
+    raised = check_raises(lambda tf: _gather_calls(tf, [2, 0], [0, 3]))  # the compiled program's check
+    assert "indices[1] = 3 is not in [0, 3)" in raised.message

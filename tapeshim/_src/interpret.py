@@ -122,18 +122,29 @@ def _inner_jaxprs(eqn: Any) -> list | None:
     return None
 
 
-def supported(closed: jax_core.ClosedJaxpr) -> bool:
+CheckFailed = interpret_rules.CheckFailed
+
+
+def _only_checks(effects: Any) -> bool:
+    """Whether `effects` are all checkify's error effects (runtime checks, which the `check` rule runs)."""
+    return all(type(effect).__name__ == "ErrorEffect" for effect in effects)
+
+
+def supported(closed: jax_core.ClosedJaxpr, checks: bool = False) -> bool:
     """Whether every equation of `closed` (and of the jaxprs it calls) has a rule for its parameters and
-    every value a dtype NumPy computes as XLA does."""
+    every value a dtype NumPy computes as XLA does; with `checks`, runtime checks (`checkify.check`) are
+    allowed, and a failing one raises `CheckFailed`."""
     jaxpr = closed.jaxpr
-    if jaxpr.effects or not all(_aval_ok(v.aval) for v in (*jaxpr.invars, *jaxpr.constvars, *jaxpr.outvars)):
+    if jaxpr.effects and not (checks and _only_checks(jaxpr.effects)):
+        return False
+    if not all(_aval_ok(v.aval) for v in (*jaxpr.invars, *jaxpr.constvars, *jaxpr.outvars)):
         return False
     for eqn in jaxpr.eqns:
         if not all(_aval_ok(v.aval) for v in (*eqn.invars, *eqn.outvars)):
             return False
         inner = _inner_jaxprs(eqn)
         if inner is not None:
-            if not all(supported(sub) for sub in inner):
+            if not all(supported(sub, checks) for sub in inner):
                 return False
             continue
         name = eqn.primitive.name
@@ -356,18 +367,18 @@ class Prepared:
         return jax.tree.unflatten(self._out_tree, _placed(outputs, device))
 
 
-def prepare(traced: Any) -> Prepared | None:
+def prepare(traced: Any, checks: bool = False) -> Prepared | None:
     """The traced program (`jax.jit(...).trace(...)`) made ready for the interpreter, or None when it cannot
     run it: its arguments must be positional arrays, its outputs strongly typed, and every equation must have
-    a rule (`supported`)."""
+    a rule (`supported`; with `checks`, a failing runtime check raises `CheckFailed`)."""
     closed = traced.jaxpr
-    if closed.effects or len(traced.in_tree.children()) != 2 or traced.in_tree.children()[1].num_leaves:
+    if len(traced.in_tree.children()) != 2 or traced.in_tree.children()[1].num_leaves:
         return None
     if len(closed.jaxpr.invars) != traced.in_tree.num_leaves:
         return None
     if any(getattr(v.aval, "weak_type", False) for v in closed.jaxpr.outvars):  # NumPy's results are never weak
         return None
-    return Prepared(traced) if supported(closed) else None
+    return Prepared(traced) if supported(closed, checks) else None
 
 
 def _placed(outputs: list, device: Any) -> list:
@@ -389,15 +400,17 @@ def to_device(values: list) -> list:
     return result
 
 
-def run(traced: Any, args: tuple) -> Any | None:
+def run(traced: Any, args: tuple, checks: bool = False) -> Any | None:
     """The outputs of the traced program (`jax.jit(...).trace(*args)`) on `args`, computed with NumPy;
     None when the program or its arguments are not interpretable (the caller compiles it).
 
     Args:
       traced: the program's trace (a `jax.stages.Traced`).
       args: the positional arguments it was traced with.
+      checks: whether the program may hold runtime checks (`checkify.check`); a failing one raises
+        `CheckFailed` with checkify's message.
     """
-    program = prepare(traced)
+    program = prepare(traced, checks)
     return None if program is None else program(args)
 
 

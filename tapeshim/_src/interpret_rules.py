@@ -192,6 +192,19 @@ def _convert(x: Any, *, new_dtype: Any, **_: Any) -> Any:
     return x.astype(dtype)
 
 
+class CheckFailed(Exception):
+    """A `checkify.check` in an interpreted program failed; the argument is checkify's message."""
+
+
+@_rule("check")
+def _check(*operands: Any, err_tree: Any, **_: Any) -> list:
+    # checkify's own error value, built from the check's operands, formats the message as a compiled run would
+    message = jax.tree.unflatten(err_tree, list(operands)).get()
+    if message is not None:
+        raise CheckFailed(message)
+    return []
+
+
 @_rule("copy", "copy_p", "stop_gradient")
 def _copy(x: Any, **_: Any) -> Any:
     return x

@@ -217,13 +217,19 @@ class CheckedProgram:
         if self._traced is not None and self._traced(jaxpr):  # compile with XLA's defaults instead
             self._options = None
             self._plain = jax.jit(self._fn)
-        if not _has_checks(jaxpr.effects):
-            if self._interpret_first and interpret.enabled():
-                result = interpret.run(traced, args)
-                if result is not None:  # computed on the host: the program compiles on its next call
-                    self._call = self._settle_plain
-                    return result
-            return self._settle_plain(*args)
+        checks = _has_checks(jaxpr.effects)
+        if self._interpret_first and interpret.enabled():
+            try:
+                result = interpret.run(traced, args, checks)
+            except interpret.CheckFailed as failed:
+                self._call = self._start_checked if checks else self._settle_plain
+                raise _check_error(str(failed)) from None
+            if result is not None:  # computed on the host: the program compiles on its next call
+                self._call = self._start_checked if checks else self._settle_plain
+                return result
+        return self._start_checked(*args) if checks else self._settle_plain(*args)
+
+    def _start_checked(self, *args: Any) -> Any:
         self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
         self._call = self._run_checked
         return self._run_checked(*args)
@@ -239,8 +245,13 @@ class CheckedProgram:
         error, out = self._checked(*args)
         message = error.get()
         if message is not None:
-            raise errors.InvalidArgumentError(None, None, _CHECK_SUFFIX.sub("", message))
+            raise _check_error(message)
         return out
+
+
+def _check_error(message: str) -> errors.InvalidArgumentError:
+    """TF's error for a failed runtime check, from checkify's message."""
+    return errors.InvalidArgumentError(None, None, _CHECK_SUFFIX.sub("", message))
 
 
 def jit(
