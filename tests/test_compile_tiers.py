@@ -12,7 +12,7 @@ import pytest
 import tapeshim as tf
 from oracle import check
 from tapeshim import experimental
-from tapeshim._src import compile_tiers, replay
+from tapeshim._src import compile_tiers, replay, runtime_checks
 
 pytestmark = pytest.mark.skipif(
     compile_tiers.baseline_options() is None, reason="the quick tier applies on the CPU backend only"
@@ -144,3 +144,13 @@ def test_a_heavy_program_compiles_optimized_at_once(monkeypatch):
     assert set(replay._quick) <= known  # its account was dropped: it compiled optimized, once
     assert experimental.compile_stats()["programs_tiered_up"] == 0
     assert len(compiles) == before
+
+
+def test_an_option_this_xla_refuses_gives_way_to_its_defaults(monkeypatch):
+    monkeypatch.setattr(compile_tiers, "_refused", set())
+    monkeypatch.setattr(compile_tiers, "KERNEL_OPTIONS", {"xla_no_such_option_in_any_xla": True})
+    kernel = runtime_checks.jit_with_options(lambda value: value * 2.0 + 1.0, compile_tiers.kernel_options)
+    np.testing.assert_allclose(kernel(np.arange(3.0, dtype=np.float32)), [1.0, 3.0, 5.0])
+    assert compile_tiers._refused == {"xla_no_such_option_in_any_xla"}
+    assert compile_tiers.kernel_options() is None  # later kernels compile with XLA's defaults at once
+    check(lambda tf: tf.exp(tf.constant([[0.5, 1.5]])) * 3.0)

@@ -1,6 +1,7 @@
 """Two compile tiers for the eager engine's programs: a quick compile first, the optimized one once it pays.
 
-A plan compiled on its first or second sighting (`replay.compile_now`) is
+A plan compiled on its first or second sighting (`replay.compile_now`), and a
+`tapeshim.function` trace's program (`concrete_function._SharedProgram`), is
 compiled first with XLA's backend optimizations off and its CPU fusion
 emitters off (`BASELINE_OPTIONS`). On the 2-core development machine that cut
 the compile of a small MLP's forward-and-gradient program from 165 ms to 45 ms
@@ -24,7 +25,8 @@ compiles 25-50% faster and runs as fast or faster (an elementwise `tanh` over
 a million floats: 452 us against 798 us).
 
 Only on the CPU backend (XLA's GPU compiles differ), and only where this
-XLA accepts the options (checked once).
+XLA accepts the options: an XLA that refuses one (`refused`) compiles that
+program, and all later ones, with its defaults.
 """
 
 from __future__ import annotations
@@ -48,28 +50,40 @@ eager's own margin."""
 stats = {"programs_tiered_up": 0}
 
 
-@functools.cache
-def _accepted(options: tuple) -> dict | None:
-    """`dict(options)` where the default backend is the CPU and XLA accepts them, else None."""
-    if jax.default_backend() != "cpu":
-        return None
-    try:
-        jax.jit(lambda value: value + 1, compiler_options=dict(options))(0.0)
-    except jax.errors.JaxRuntimeError:  # an XLA without one of the options
+_refused: set = set()
+"""Option names this XLA refused (`refused`): options holding one are not asked for again."""
+
+
+def _applicable(options: dict) -> dict | None:
+    """`options` where the default backend is the CPU and XLA has not refused any of them, else None."""
+    if not _on_cpu() or _refused.intersection(options):
         return None
     return dict(options)
 
 
+@functools.cache
+def _on_cpu() -> bool:
+    return jax.default_backend() == "cpu"
+
+
 def baseline_options() -> dict | None:
     """`BASELINE_OPTIONS` where they apply (see the module docstring), else None."""
-    return _accepted(tuple(BASELINE_OPTIONS.items()))
+    return _applicable(BASELINE_OPTIONS)
 
 
 def kernel_options() -> dict | None:
     """`KERNEL_OPTIONS` where they apply (see the module docstring), else None."""
-    if baseline_options() is not None:  # one probe compile: XLA accepted these options with the others
-        return dict(KERNEL_OPTIONS)
-    return _accepted(tuple(KERNEL_OPTIONS.items()))
+    return _applicable(KERNEL_OPTIONS)
+
+
+def refused(error: Exception, options: dict) -> bool:
+    """Whether `error` (from a compile with `options`) is XLA refusing one of them, as an XLA without that
+    option does; the option is then left out from now on, and the caller compiles with XLA's defaults."""
+    text = str(error)
+    if "No such compile option" not in text:
+        return False
+    _refused.update(name for name in options if name in text)
+    return True
 
 
 class QuickTier:

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
-from tapeshim._src import errors, interpret
+from tapeshim._src import compile_tiers, errors, interpret
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
 
@@ -138,7 +138,7 @@ Options = Union[dict, Callable[[], Optional[dict]], None]
 class _TopLevelOptions:
     """`jax.jit(fn, compiler_options=options)`; called inside another trace (where JAX refuses compile options
     on a nested jit) it is the plain `jax.jit(fn)`, inlined into that trace. Options given as a function are
-    asked for at the first call (a probe compile, `compile_tiers`, runs only once something compiles)."""
+    asked for at the first call; options this XLA refuses (`compile_tiers.refused`) give way to its defaults."""
 
     __slots__ = ("_fn", "_options", "_jitted", "_nested")
 
@@ -154,18 +154,19 @@ class _TopLevelOptions:
                 return self._nested(*args)
         jitted = self._jitted
         if jitted is None:
-            try:
-                options = self._options() if callable(self._options) else self._options
-            except ValueError as exc:  # inside another trace, where the options' probe compile cannot run
-                if "only be passed to top-level" not in str(exc):
-                    raise
-                return self._nested(*args)
+            options = self._options() if callable(self._options) else self._options
             jitted = self._jitted = self._nested if options is None else jax.jit(self._fn, compiler_options=options)
         try:
             return jitted(*args)
         except ValueError as exc:
             if "only be passed to top-level" not in str(exc):
                 raise
+            return self._nested(*args)
+        except jax.errors.JaxRuntimeError as exc:
+            options = self._options() if callable(self._options) else self._options
+            if jitted is self._nested or not compile_tiers.refused(exc, options or {}):
+                raise
+            self._jitted = self._nested  # an XLA without one of the options: its defaults
             return self._nested(*args)
 
     def trace(self, *args: Any) -> Any:
