@@ -88,7 +88,36 @@ CASES = {
         lambda x: (jnp.sort(x, 1), jnp.argsort(x, 0), jax.lax.top_k(x, 3), jnp.cumsum(x, 1), jnp.cumprod(x, 0)),
         (F,),
     ),
-    "reverse_cumulative": (lambda x: (jax.lax.cumsum(x, 1, reverse=True), jax.lax.cummax(x, 0, reverse=True)), (F,)),
+    "reverse_cumulative": (lambda x: (jax.lax.cumsum(x, 1, reverse=True), jax.lax.cumprod(x, 0, reverse=True)), (F,)),
+    "top_k_total_order": (
+        lambda x: jax.lax.top_k(x, 9),
+        (np.array([1.0, np.nan, -0.0, 0.0, -np.nan, -np.inf, np.inf, 1.0, -0.0], np.float32),),
+    ),
+    "subnormals_flush_to_zero": (
+        lambda x, y: (x > 0, x == 0, jnp.where(x != 0, 1 / x, 0.0), jnp.sign(x), y * np.float32(1e-10), x != 0),
+        (np.array([1e-40, -1e-40, 0.0, 1.0], np.float32), np.array([1e-30, 1.0, -1e-30, 0.0], np.float32)),
+    ),
+    "subnormals_float64": (lambda x: (x * 1e-10, (x * 1e-10) == 0), (np.array([1e-300, 1.0, -1e-300]),)),
+    "complex_parts": (
+        lambda x, y: (jax.lax.complex(x, y), jax.lax.convert_element_type(jax.lax.complex(x, y), jnp.bool_)),
+        (np.array([1.0, 1.0, -0.0, 1.0, 0.0], np.float32), np.array([np.inf, np.nan, 0.0, -0.0, 1.0], np.float32)),
+    ),
+    "uint64_indices": (
+        lambda x, i: jnp.take(x, i, mode="clip"),
+        (np.arange(5.0, dtype=np.float32), np.array([2**63 + 5, 3], np.uint64)),
+    ),
+    "signed_zeros": (
+        lambda x, y: (
+            jax.lax.min(x, y),
+            jax.lax.max(x, y),
+            jnp.sign(x),
+            jax.lax.reduce_max(jnp.stack([x, y]), (0,)),
+            jax.lax.reduce_min(jnp.stack([x, y]), (0,)),
+            x + jnp.zeros(4, jnp.int32).astype(jnp.float32),
+            x + np.zeros(4, np.float32),
+        ),
+        (np.array([0.0, -0.0, -0.0, 1.0], np.float32), np.array([-0.0, 0.0, -0.0, -0.0], np.float32)),
+    ),
     "top_k_ties_and_ints": (lambda x: jax.lax.top_k(x, 2), (np.array([[1, 3, 3, 2], [5, 5, 5, 0]], np.int32),)),
     "select_and_clamp": (
         lambda x, i: (
@@ -141,6 +170,8 @@ def test_interpreted_program_matches_xlas(name):
         assert isinstance(a, jax.Array)
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-6, atol=2e-6)
+        if np.issubdtype(a.dtype, np.floating):  # XLA's signed zeros, NaNs where XLA has them
+            np.testing.assert_array_equal(np.signbit(np.asarray(a)), np.signbit(np.asarray(b)))
 
 
 def _backend_compiles():
@@ -241,3 +272,22 @@ def test_a_runtime_check_computed_on_the_host_raises_tfs_error():
     check(lambda tf: _gather_calls(tf, [2, 0], [0, 1], [1, 1]))  # host, then compiled under checkify
     raised = check_raises(lambda tf: _gather_calls(tf, [2, 0], [0, 3]))  # the compiled program's check
     assert "indices[1] = 3 is not in [0, 3)" in raised.message
+
+
+def test_programs_the_interpreter_cannot_follow_compile_instead():
+    cases = [jnp.arange(3.0, dtype=jnp.float32) * k for k in range(40)]
+    many = jax.jit(lambda which: jax.lax.select_n(which, *cases))
+    which = np.array([0, 39, 7], np.int32)
+    assert interpret.run(many.trace(which), (which,)) is None  # NumPy's choose takes 64 choices at most
+    apply = jax.jit(lambda x, i: x.at[i].apply(jnp.sin))
+    args = (np.ones(3, np.float32), np.array([0, 0], np.int32))
+    assert interpret.run(apply.trace(*args), args) is None  # a scatter with an update function
+    np.testing.assert_allclose(many(which), [0.0, 39.0, 14.0])
+
+
+def test_an_output_never_shares_the_callers_numpy_memory():
+    x = np.ones(3, np.float32)
+    traced = jax.jit(lambda v: v + 0.0).trace(x)
+    (out,) = jax.tree.leaves(interpret.run(traced, (x,)))
+    x[0] = 5.0
+    np.testing.assert_array_equal(np.asarray(out), [1.0, 1.0, 1.0])

@@ -168,17 +168,47 @@ class _Budget:
             raise _Abandon
 
 
+_ZERO_PRESERVING = frozenset(
+    ("broadcast_in_dim", "reshape", "convert_element_type", "transpose", "squeeze", "copy", "copy_p", "rev")
+)
+"""Primitives whose output is all zeros when their one operand is (XLA folds them into a zero constant)."""
+
+_NO_NEW_SUBNORMALS = frozenset(
+    (
+        "broadcast_in_dim", "reshape", "transpose", "squeeze", "rev", "concatenate", "slice", "dynamic_slice",
+        "dynamic_update_slice", "gather", "select_n", "copy", "copy_p", "stop_gradient", "neg", "abs", "max",
+        "min", "reduce_max", "reduce_min", "floor", "ceil", "round", "sign", "pad", "split", "stack", "unstack",
+        "sort", "top_k", "iota", "clamp", "real", "imag", "conj", "complex", "optimization_barrier",
+    )
+)  # fmt: skip
+"""Primitives whose float outputs are some of their (already flushed) inputs' values or exact functions of them:
+their outputs need no flush to zero (`_flush`)."""
+
+
+def _flush(value: Any) -> Any:
+    """XLA's CPU flushes subnormal floats to (signed) zero, on input and output of every operation (as TF's
+    kernels do); NumPy computes them. A float value with subnormals gets them flushed."""
+    if value.dtype.kind != "f":
+        return value
+    small = np.abs(value) < np.finfo(value.dtype).tiny
+    if small.any():  # zeros, or subnormals: `value * 0` keeps each one's sign
+        return np.where(small, value * value.dtype.type(0), value)
+    return value
+
+
 class _HostPlan:
     """A closed jaxpr lowered for repeated evaluation: steps over numbered slots, each a NumPy rule (or a
-    nested plan) with its parameters, input and output slots and output dtypes."""
+    nested plan) with its parameters, input and output slots, output dtypes and whether to flush subnormals;
+    `cost` counts its equations, nested plans' included (a loop spends it per iteration of `STEP_BUDGET`)."""
 
-    __slots__ = ("size", "fixed", "in_slots", "steps", "out_slots")
+    __slots__ = ("size", "fixed", "in_slots", "steps", "out_slots", "cost")
 
     def __init__(self, closed: jax_core.ClosedJaxpr) -> None:
         jaxpr = closed.jaxpr
         slots: dict = {}
         self.fixed: list = []  # (slot, value): constants and literals
-        zeros: set = set()  # slots holding a zero scalar or a broadcast of one (see `_kept_input`)
+        zeros: set = set()  # slots holding only zeros (see `_kept_input`)
+        self.cost = 0
 
         def new_slot(var: Any) -> int:
             slots[var] = index = len(slots) + len(self.fixed)
@@ -187,7 +217,7 @@ class _HostPlan:
         def fixed_slot(value: Any) -> int:
             index = len(slots) + len(self.fixed)
             self.fixed.append((index, value))
-            if value.ndim == 0 and value == 0:
+            if value.dtype.kind in "iufc" and value.size <= 4096 and not np.any(value):
                 zeros.add(index)
             return index
 
@@ -197,21 +227,29 @@ class _HostPlan:
             return slots[var]
 
         for var, const in zip(jaxpr.constvars, closed.consts):
-            self.fixed.append((new_slot(var), np.asarray(const)))
+            value = _flush(np.asarray(const))
+            index = new_slot(var)
+            self.fixed.append((index, value))
+            if value.dtype.kind in "iufc" and value.size <= 4096 and not np.any(value):
+                zeros.add(index)
         self.in_slots = [new_slot(var) for var in jaxpr.invars]
         self.steps: list = []
         for eqn in jaxpr.eqns:
             ins = [slot_of(var) for var in eqn.invars]
             outs = [new_slot(var) for var in eqn.outvars]
             kept = _kept_input(eqn, ins, zeros)
+            self.cost += 1
             if kept is not None:
-                self.steps.append((_copy_input, kept, ins, outs, [None]))
+                self.steps.append((_copy_input, kept, ins, outs, [None], False))
                 continue
-            if eqn.primitive.name == "broadcast_in_dim" and ins[0] in zeros:
+            name = eqn.primitive.name
+            if name in _ZERO_PRESERVING and ins[0] in zeros:
                 zeros.add(outs[0])
             run, params = _lowered(eqn)
+            self.cost += _nested_cost(name, params)
             out_dtypes = [np.dtype(getattr(var.aval, "dtype", None)) for var in eqn.outvars]
-            self.steps.append((run, params, ins, outs, out_dtypes))
+            flush = name not in _NO_NEW_SUBNORMALS and any(dtype.kind == "f" for dtype in out_dtypes)
+            self.steps.append((run, params, ins, outs, out_dtypes, flush))
         self.out_slots = [slot_of(var) for var in jaxpr.outvars]
         self.size = len(slots) + len(self.fixed)
 
@@ -221,13 +259,22 @@ class _HostPlan:
             env[index] = value
         for index, value in zip(self.in_slots, args):
             env[index] = value
-        for run, params, ins, outs, out_dtypes in self.steps:
+        for run, params, ins, outs, out_dtypes, flush in self.steps:
             values = run([env[k] for k in ins], params, budget)
             for index, value, dtype in zip(outs, values, out_dtypes):
                 if dtype is not None and value.dtype != dtype:
                     value = np.asarray(value).astype(dtype)
-                env[index] = value
+                env[index] = _flush(value) if flush else value
         return [env[k] for k in self.out_slots]
+
+
+def _nested_cost(name: str, params: Any) -> int:
+    """The equations a call, custom-derivative or remat equation runs once (loops spend theirs per iteration)."""
+    if name == "cond":
+        return max(plan.cost for plan in params)
+    if isinstance(params, _HostPlan):
+        return params.cost
+    return 0
 
 
 def _kept_input(eqn: Any, ins: list, zeros: set) -> int | None:
@@ -278,7 +325,7 @@ def _cond(inputs: list, branches: list, budget: "_Budget") -> list:
 def _while(inputs: list, lowered: tuple, budget: "_Budget") -> list:
     (cond, body), n_cond, n_body = lowered
     cond_consts, body_consts, carry = inputs[:n_cond], inputs[n_cond : n_cond + n_body], inputs[n_cond + n_body :]
-    per_iteration = len(cond.steps) + len(body.steps) + 1
+    per_iteration = cond.cost + body.cost + 1
     while bool(cond([*cond_consts, *carry], budget)[0]):
         budget.spend(per_iteration)
         carry = body([*body_consts, *carry], budget)
@@ -292,7 +339,7 @@ def _scan(inputs: list, lowered: tuple, budget: "_Budget") -> list:
     ys_steps: list = []
     steps = range(length - 1, -1, -1) if params["reverse"] else range(length)
     for step in steps:
-        budget.spend(len(body.steps) + 1)
+        budget.spend(body.cost + 1)
         out = body([*consts, *carry, *(x[step] for x in xs)], budget)
         carry, ys = out[:n_carry], out[n_carry:]
         ys_steps.append(ys)
@@ -303,6 +350,11 @@ def _scan(inputs: list, lowered: tuple, budget: "_Budget") -> list:
         for k, aval in enumerate(y_avals)
     ]
     return [*carry, *stacked]
+
+
+def _debugging_values() -> bool:
+    """Whether `jax_debug_nans` or `jax_debug_infs` is on (the flags have no typed accessor)."""
+    return bool(getattr(jax.config, "jax_debug_nans", False) or getattr(jax.config, "jax_debug_infs", False))
 
 
 def _host_array(leaf: Any, aval: Any) -> Any:
@@ -354,14 +406,24 @@ class Prepared:
         usable, device = _placement(leaves)
         if not usable or len(leaves) != len(self._in_avals) or (host and device is not None):
             return None  # (NumPy results would lose the device committed arguments place them on)
-        host_args = [_host_array(leaf, aval) for leaf, aval in zip(leaves, self._in_avals)]
+        if _debugging_values():  # JAX's NaN and inf checks run on compiled programs
+            return None
+        host_args = [_flush(_host_array(leaf, aval)) for leaf, aval in zip(leaves, self._in_avals)]
         try:
             with np.errstate(all="ignore"):
                 outputs = self._plan(host_args, _Budget())
+        except CheckFailed:
+            raise
         except _Abandon:
             stats["abandoned_calls"] += 1
             return None
+        except Exception:  # noqa: BLE001 - a rule NumPy cannot follow here (an edge of its API): compile instead
+            stats["abandoned_calls"] += 1
+            return None
         stats["interpreted_calls"] += 1
+        # an output that is an argument itself (`x + 0`) would share the caller's NumPy memory
+        given = {id(arg) for arg in host_args}
+        outputs = [np.array(out) if id(out) in given else out for out in outputs]
         if host:
             return jax.tree.unflatten(self._out_tree, [np.asarray(out) for out in outputs])
         return jax.tree.unflatten(self._out_tree, _placed(outputs, device))
@@ -410,6 +472,8 @@ def run(traced: Any, args: tuple, checks: bool = False) -> Any | None:
       checks: whether the program may hold runtime checks (`checkify.check`); a failing one raises
         `CheckFailed` with checkify's message.
     """
+    if not _placement(jax.tree.leaves(args))[0]:
+        return None
     program = prepare(traced, checks)
     return None if program is None else program(args)
 

@@ -46,7 +46,6 @@ def _binary(name: str, fn: Callable[[Any, Any], Any]) -> None:
 
 _UNARY: dict[str, Callable[[Any], Any]] = {
     "neg": np.negative,
-    "sign": np.sign,
     "floor": np.floor,
     "ceil": np.ceil,
     "is_finite": np.isfinite,
@@ -84,8 +83,6 @@ _BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "add_any": np.add,
     "sub": np.subtract,
     "mul": np.multiply,
-    "max": np.maximum,
-    "min": np.minimum,
     "atan2": np.arctan2,
     "nextafter": np.nextafter,
     "eq": np.equal,
@@ -114,7 +111,44 @@ def _logistic(x: Any, **_: Any) -> Any:
 
 @_rule("complex")
 def _complex(x: Any, y: Any, **_: Any) -> Any:
-    return x + np.multiply(y, 1j)
+    x, y = np.broadcast_arrays(x, y)
+    out = np.empty(x.shape, np.complex128 if x.dtype == np.float64 else np.complex64)
+    out.real, out.imag = x, y  # not x + y * 1j, whose complex product turns inf into nan
+    return out
+
+
+@_rule("sign")
+def _sign(x: Any, **_: Any) -> Any:
+    if x.dtype.kind == "c":  # x / |x|, as XLA: nan for an infinite part
+        magnitude = np.abs(x)
+        return np.where(magnitude == 0, x, x / np.where(magnitude == 0, 1, magnitude))
+    if x.dtype.kind == "f":
+        return np.where(x == 0, x, np.sign(x))  # a zero keeps its sign
+    return np.sign(x)
+
+
+def _zero(dtype: np.dtype, negative: Any) -> Any:
+    return np.where(negative, dtype.type(-0.0), dtype.type(0.0))
+
+
+@_rule("max")
+def _max(x: Any, y: Any, **_: Any) -> Any:
+    out = np.maximum(x, y)
+    if out.dtype.kind == "f":  # XLA orders -0 below +0
+        zero = out == 0
+        if zero.any():
+            out = np.where(zero, _zero(out.dtype, np.signbit(x) & np.signbit(y)), out)
+    return out
+
+
+@_rule("min")
+def _min(x: Any, y: Any, **_: Any) -> Any:
+    out = np.minimum(x, y)
+    if out.dtype.kind == "f":
+        zero = out == 0
+        if zero.any():
+            out = np.where(zero, _zero(out.dtype, np.signbit(x) | np.signbit(y)), out)
+    return out
 
 
 @_rule("div")
@@ -160,8 +194,10 @@ def _round(x: Any, *, rounding_method: Any, **_: Any) -> Any:
 @_rule("select_n")
 def _select_n(which: Any, *cases: Any, **_: Any) -> Any:
     if which.dtype == np.bool_:
-        return np.where(which, cases[1], cases[0]) if len(cases) == 2 else np.where(which, cases[-1], cases[0])
-    return np.choose(which, cases)
+        return np.where(which, cases[1], cases[0])
+    if len(cases) > 32:  # NumPy's choose takes at most 64 choices: the program compiles instead
+        raise NotImplementedError("select_n over more than 32 cases")
+    return np.choose(which, cases, mode="clip")
 
 
 @_rule("clamp")
@@ -183,12 +219,12 @@ def _saturating_int(x: Any, dtype: np.dtype) -> Any:
 @_rule("convert_element_type")
 def _convert(x: Any, *, new_dtype: Any, **_: Any) -> Any:
     dtype = np.dtype(new_dtype)
-    if x.dtype.kind in "fc" and dtype.kind in "iu":
-        return _saturating_int(np.real(x), dtype)
+    if x.dtype.kind == "c" and dtype.kind != "c":  # the real part, as XLA
+        x = np.real(x)
+    if x.dtype.kind == "f" and dtype.kind in "iu":
+        return _saturating_int(x, dtype)
     if dtype == np.bool_:
         return x != 0
-    if x.dtype.kind == "c" and dtype.kind != "c":
-        return np.real(x).astype(dtype)
     return x.astype(dtype)
 
 
@@ -333,14 +369,28 @@ def _reduce_prod(x: Any, *, axes: tuple, **_: Any) -> Any:
     return np.prod(x, axis=tuple(axes), dtype=x.dtype)
 
 
+def _signed_zero_extreme(x: Any, out: Any, axes: tuple, negative_wins: bool) -> Any:
+    """A float max or min reduction's zeros with XLA's sign (-0 orders below +0)."""
+    if out.dtype.kind != "f":
+        return out
+    zero = out == 0
+    if not np.any(zero):
+        return out
+    zeros_of_sign = (x == 0) & (np.signbit(x) if negative_wins else ~np.signbit(x))
+    found = np.any(zeros_of_sign, axis=axes)
+    return np.where(zero, _zero(out.dtype, found if negative_wins else ~found), out)
+
+
 @_rule("reduce_max")
 def _reduce_max(x: Any, *, axes: tuple, **_: Any) -> Any:
-    return np.max(x, axis=tuple(axes), initial=_identity(x.dtype, largest=False))
+    out = np.max(x, axis=tuple(axes), initial=_identity(x.dtype, largest=False))
+    return _signed_zero_extreme(x, out, tuple(axes), negative_wins=False)
 
 
 @_rule("reduce_min")
 def _reduce_min(x: Any, *, axes: tuple, **_: Any) -> Any:
-    return np.min(x, axis=tuple(axes), initial=_identity(x.dtype, largest=True))
+    out = np.min(x, axis=tuple(axes), initial=_identity(x.dtype, largest=True))
+    return _signed_zero_extreme(x, out, tuple(axes), negative_wins=True)
 
 
 @_rule("reduce_and")
@@ -374,8 +424,6 @@ def _cumulative(fn: Callable[..., Any]) -> Rule:
 
 RULES["cumsum"] = _cumulative(lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype))
 RULES["cumprod"] = _cumulative(lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype))
-RULES["cummax"] = _cumulative(lambda x, axis: np.maximum.accumulate(x, axis=axis))
-RULES["cummin"] = _cumulative(lambda x, axis: np.minimum.accumulate(x, axis=axis))
 
 
 @_rule("sort", supported=lambda params: params["num_keys"] == 1)
@@ -391,8 +439,10 @@ def _top_k(x: Any, *, k: int, axis: int = -1, **_: Any) -> list:
         key = ~x.astype(np.int8)
     elif x.dtype.kind in "iu":
         key = np.invert(x)
-    else:
-        key = np.negative(x)
+    else:  # XLA's total order: -NaN < -inf < ... < -0 < +0 < ... < inf < +NaN
+        bits = x.view(np.int64 if x.dtype.itemsize == 8 else np.int32)
+        ordered = bits ^ ((bits >> (8 * x.dtype.itemsize - 1)) & np.iinfo(bits.dtype).max)
+        key = np.invert(ordered)
     order = np.take(np.argsort(key, axis=axis, kind="stable"), np.arange(k), axis=axis)
     return [np.take_along_axis(x, order, axis=axis), order.astype(np.int32)]
 
@@ -455,7 +505,10 @@ def _window_indices(
     index = []
     for dim, extent in enumerate(operand_shape):
         if dim in start_dims:
-            start = starts[..., start_dims.index(dim)].astype(np.int64)
+            start = starts[..., start_dims.index(dim)]
+            if start.dtype == np.uint64:  # past int64's range it is out of bounds anyway
+                start = np.minimum(start, np.uint64(np.iinfo(np.int64).max))
+            start = start.astype(np.int64)
             upper = extent - clip_sizes.get(dim, 1)
             in_bounds &= (start >= 0) & (start <= upper)
             if clip:
@@ -570,3 +623,5 @@ def _scatter(name: str) -> Rule:
 for _name in _SCATTER_COMBINE:
     RULES[_name] = _scatter(_name)
     SUPPORTED[_name] = _gather_supported
+# a plain scatter carrying an update function (`x.at[i].apply(f)`) applies it: not interpreted
+SUPPORTED["scatter"] = lambda params: _gather_supported(params) and params.get("update_jaxpr") is None
