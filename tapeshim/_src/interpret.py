@@ -30,10 +30,12 @@ but the time.
 Values are XLA's to the rounding of the operations: NumPy's `exp`, `tanh` and
 sums are not XLA's bit for bit, so a structure's first call and its compiled
 calls can differ in the last bits (as TF's eager and graph results do). The
-interpreter follows XLA where IEEE arithmetic would give another value: `x + 0`
-is `x` (XLA's simplifier keeps a negative zero's sign), integer division
+interpreter follows XLA where IEEE arithmetic would give another value:
+subnormals flush to zero (`_flush`), `x + 0` is `x` (XLA's simplifier keeps a
+negative zero's sign), -0 orders below +0 in `max` and `min`, integer division
 truncates, float-to-integer conversion saturates. Dtypes and shapes are the
-program's exactly.
+program's exactly. A rule that raises for some input (NumPy's limits) abandons
+the host call: the program compiles.
 """
 
 from __future__ import annotations
