@@ -193,8 +193,8 @@ def _flush(value: Any) -> Any:
     if value.dtype.kind != "f":
         return value
     small = np.abs(value) < np.finfo(value.dtype).tiny
-    if small.any():  # zeros, or subnormals: `value * 0` keeps each one's sign
-        return np.where(small, value * value.dtype.type(0), value)
+    if small.any():  # zeros, or subnormals: each becomes a zero of its sign
+        return np.where(small, np.copysign(value.dtype.type(0), value), value)
     return value
 
 
