@@ -1,7 +1,6 @@
 """Two compile tiers for the eager engine's programs: a quick compile first, the optimized one once it pays.
 
-A plan compiled on its first or second sighting (`replay.compile_now`), and a
-`tapeshim.function` trace's program (`concrete_function._SharedProgram`), is
+A plan compiled on its first or second sighting (`replay.compile_now`) is
 compiled first with XLA's backend optimizations off and its CPU fusion
 emitters off (`BASELINE_OPTIONS`). On the 2-core development machine that cut
 the compile of a small MLP's forward-and-gradient program from 165 ms to 45 ms

@@ -10,7 +10,7 @@ import jax
 import jax.extend.core
 import numpy as np
 
-from tapeshim._src import compile_tiers, control_flow, errors, nest, registry, replay, runtime_checks
+from tapeshim._src import control_flow, errors, nest, registry, replay, runtime_checks
 from tapeshim._src.autograph.operators import UndefinedAfterLoop
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.function_graph import FuncGraph
@@ -48,37 +48,20 @@ class ArrayCapacityMismatch(Exception):
 class _SharedProgram:
     """A trace's jitted program, shared by traces of the same structure (see `_programs`).
 
-    Its first call runs on the host (`interpret.py`). It compiles on its second call with the quick
-    tier's options and again, optimized, once its calls times its work reach `compile_tiers.WORK_BUDGET`
-    (a program heavy enough compiles optimized at once; see `compile_tiers`). With TF's errors for
-    out-of-range indices; without index checks it settles on the plain jit.
+    Its first call runs on the host (`interpret.py`); its second compiles it with XLA's defaults: under
+    `tapeshim.function` the promise is `jax.jit`'s speed once compiled (the quick tier of `compile_tiers`
+    saved 40% of the compile but ran a small step at twice `jax.jit`'s time until its work budget paid).
+    With TF's errors for out-of-range indices; without index checks it settles on the plain jit.
     """
 
-    __slots__ = ("call", "raw", "_jitted", "_tier")
+    __slots__ = ("call", "raw")
 
     def __init__(self, raw: Callable[..., Any]) -> None:
         self.raw = raw
-        self._jitted, self._tier = compile_tiers.quick_jit(
-            raw, lambda fn, options, traced: runtime_checks.jit(fn, self._settle, options, traced)
-        )
-        self.call: Callable[..., Any] = self._jitted if self._tier is None else self._quick_call
+        self.call: Callable[..., Any] = runtime_checks.jit(raw, self._settle)
 
     def _settle(self, plain: Callable[..., Any]) -> None:
-        self._jitted = plain
-        if self._tier is None:
-            self.call = plain
-
-    def _quick_call(self, *args: Any) -> Any:
-        """A call while the program may still tier up: counts it against the work budget."""
-        out = self._jitted(*args)
-        tier = self._tier
-        if tier is not None and (tier.heavy or tier.after_call()):
-            self._tier = None
-            if not tier.heavy:  # compiled again with XLA's defaults on the next call
-                self._jitted = runtime_checks.jit(self.raw, self._settle, None, interpret_first=False)
-                compile_tiers.stats["programs_tiered_up"] += 1
-            self.call = self._jitted
-        return out
+        self.call = plain
 
 
 def _shared_program(key: Any, build: Callable[[], Callable[..., Any]]) -> _SharedProgram:
