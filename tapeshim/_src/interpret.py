@@ -175,24 +175,29 @@ _ZERO_PRESERVING = frozenset(
 )
 """Primitives whose output is all zeros when their one operand is (XLA folds them into a zero constant)."""
 
-_NO_NEW_SUBNORMALS = frozenset(
+_MAKE_SUBNORMALS = frozenset(
     (
-        "broadcast_in_dim", "reshape", "transpose", "squeeze", "rev", "concatenate", "slice", "dynamic_slice",
-        "dynamic_update_slice", "gather", "select_n", "copy", "copy_p", "stop_gradient", "neg", "abs", "max",
-        "min", "reduce_max", "reduce_min", "floor", "ceil", "round", "sign", "pad", "split", "stack", "unstack",
-        "sort", "top_k", "iota", "clamp", "real", "imag", "conj", "complex", "optimization_barrier",
+        "add", "add_any", "sub", "mul", "div", "dot_general", "reduce_sum", "reduce_prod", "cumsum", "cumprod",
+        "exp", "exp2", "expm1", "pow", "integer_pow", "logistic", "convert_element_type", "scatter-add",
+        "scatter_add", "scatter-sub", "scatter_sub", "scatter-mul", "scatter_mul", "atan2", "nextafter", "rem",
+        "square", "sinh", "tanh", "sin", "tan", "asin", "atan", "asinh", "atanh", "log1p", "log", "rsqrt",
+        "cbrt", "sqrt",
     )
 )  # fmt: skip
-"""Primitives whose float outputs are some of their (already flushed) inputs' values or exact functions of them:
-their outputs need no flush to zero (`_flush`)."""
+"""Primitives that can make a subnormal float from normal operands (a product, a difference, an exponential
+of a large negative value, a narrowing conversion): their float outputs are flushed (`_flush`). Every other
+rule returns operand values or exact functions of them, which stay flushed."""
+
+_TINY = {np.dtype(np.float32): np.finfo(np.float32).tiny, np.dtype(np.float64): np.finfo(np.float64).tiny}
 
 
 def _flush(value: Any) -> Any:
     """XLA's CPU flushes subnormal floats to (signed) zero, on input and output of every operation (as TF's
     kernels do); NumPy computes them. A float value with subnormals gets them flushed."""
-    if value.dtype.kind != "f":
+    tiny = _TINY.get(value.dtype)
+    if tiny is None:
         return value
-    small = np.abs(value) < np.finfo(value.dtype).tiny
+    small = np.abs(value) < tiny
     if small.any():  # zeros, or subnormals: each becomes a zero of its sign
         return np.where(small, np.copysign(value.dtype.type(0), value), value)
     return value
@@ -250,7 +255,7 @@ class _HostPlan:
             run, params = _lowered(eqn)
             self.cost += _nested_cost(name, params)
             out_dtypes = [np.dtype(getattr(var.aval, "dtype", None)) for var in eqn.outvars]
-            flush = name not in _NO_NEW_SUBNORMALS and any(dtype.kind == "f" for dtype in out_dtypes)
+            flush = name in _MAKE_SUBNORMALS and any(dtype.kind == "f" for dtype in out_dtypes)
             self.steps.append((run, params, ins, outs, out_dtypes, flush))
         self.out_slots = [slot_of(var) for var in jaxpr.outvars]
         self.size = len(slots) + len(self.fixed)
