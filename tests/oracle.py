@@ -24,6 +24,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # portable kernels, which raise the errors TF documents.
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
+import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as real_tf  # noqa: E402  (the oracle: a missing TF fails the run)
 
@@ -389,3 +390,26 @@ def check_values_and_gradients(
     check(eager_body(fn, *inputs), rtol=rtol)
     if gradients:
         check(taped_body(fn, *inputs, output_gradients=upstream, densify=densify), rtol=rtol)
+
+
+# -- compile counts ----------------------------------------------------------------------------------
+_BACKEND_COMPILE = "/jax/core/compile/backend_compile_duration"
+_backend_compile_log: list[str] = []
+
+
+def _log_backend_compile(name: str, duration: float, **kwargs: Any) -> None:
+    if name == _BACKEND_COMPILE:
+        _backend_compile_log.append(name)
+
+
+def backend_compiles() -> list[str]:
+    """A list that grows by one entry with every XLA compile in this process, from now on (the tests count
+    compiles, never durations). One listener serves every caller; each gets the shared log, so a test compares
+    its length before and after what it measures."""
+    if not _listening:
+        jax.monitoring.register_event_duration_secs_listener(_log_backend_compile)
+        _listening.append(True)
+    return _backend_compile_log
+
+
+_listening: list[bool] = []

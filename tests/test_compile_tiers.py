@@ -5,29 +5,17 @@ times its work reach the budget, exactly once, and nothing compiles after that. 
 tiers. Per-op kernels compiled with options still run inside other JAX traces.
 """
 
-import jax
 import numpy as np
 import pytest
 
 import tapeshim as tf
-from oracle import check
+from oracle import backend_compiles, check
 from tapeshim import experimental
 from tapeshim._src import compile_tiers, replay, runtime_checks
 
 pytestmark = pytest.mark.skipif(
     compile_tiers.baseline_options() is None, reason="the quick tier applies on the CPU backend only"
 )
-
-
-def _backend_compiles():
-    compiles = []
-
-    def listener(name, duration, **kwargs):
-        if name == "/jax/core/compile/backend_compile_duration":
-            compiles.append(name)
-
-    jax.monitoring.register_event_duration_secs_listener(listener)
-    return compiles
 
 
 def _step_and_work():
@@ -44,7 +32,7 @@ def _step_and_work():
 
 
 def test_a_program_compiles_quickly_then_once_optimized_when_its_work_pays_for_it(monkeypatch):
-    compiles = _backend_compiles()
+    compiles = backend_compiles()
     step = _step_and_work()
     known = set(replay._quick)
     for _ in range(3):  # compiled on its first or second sighting (per op first where its ops ran before)
@@ -123,7 +111,7 @@ def test_reset_compile_stats_resets_the_tier_ups(monkeypatch):
 
 
 def test_a_heavy_program_compiles_optimized_at_once(monkeypatch):
-    compiles = _backend_compiles()
+    compiles = backend_compiles()
     rng = np.random.default_rng(2)
     w = tf.Variable(rng.normal(size=(36, 20)).astype(np.float32))
     x = tf.constant(rng.normal(size=(11, 36)).astype(np.float32))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import tapeshim as tf
-from oracle import check, check_raises
+from oracle import backend_compiles, check, check_raises
 from tapeshim._src import interpret
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
@@ -174,17 +174,6 @@ def test_interpreted_program_matches_xlas(name):
             np.testing.assert_array_equal(np.signbit(np.asarray(a)), np.signbit(np.asarray(b)))
 
 
-def _backend_compiles():
-    compiles = []
-
-    def listener(name, duration, **kwargs):
-        if name == "/jax/core/compile/backend_compile_duration":
-            compiles.append(name)
-
-    jax.monitoring.register_event_duration_secs_listener(listener)
-    return compiles
-
-
 def _mlp_steps(tf, steps, width):
     rng = np.random.default_rng(3)
     w1 = tf.Variable(rng.normal(size=(7, width)).astype(np.float32))
@@ -204,7 +193,7 @@ def _mlp_steps(tf, steps, width):
 
 
 def test_a_first_training_step_compiles_nothing_and_the_second_compiles_its_programs():
-    compiles = _backend_compiles()
+    compiles = backend_compiles()
     _mlp_steps(tf, 1, 11)  # the constants and variables of this width exist
     before = len(compiles)
     _mlp_steps(tf, 1, 13)  # a new width: new kernels and a new gradient program
@@ -264,7 +253,7 @@ def _gather_calls(tf, *index_lists):
 
 
 def test_a_runtime_check_computed_on_the_host_raises_tfs_error():
-    compiles = _backend_compiles()
+    compiles = backend_compiles()
     before = len(compiles)
     raised = check_raises(lambda tf: _gather_calls(tf, [1, 5]))  # the first call: on the host, checks included
     assert "indices[1] = 5 is not in [0, 3)" in raised.message

@@ -4,22 +4,14 @@ import gc
 import threading
 import weakref
 
-import jax
 import numpy as np
 import pytest
 
 import tapeshim as tf
+from oracle import backend_compiles
 from tapeshim import experimental
 
-_compiles = []
-
-
-def _count_backend_compiles(name, duration, **kwargs):
-    if name == "/jax/core/compile/backend_compile_duration":
-        _compiles.append(name)
-
-
-jax.monitoring.register_event_duration_secs_listener(_count_backend_compiles)
+_compiles = backend_compiles()
 
 
 def _mlp():
