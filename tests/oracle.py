@@ -397,9 +397,9 @@ _BACKEND_COMPILE = "/jax/core/compile/backend_compile_duration"
 _backend_compile_log: list[str] = []
 
 
-def _log_backend_compile(name: str, duration: float, **kwargs: Any) -> None:
-    if name == _BACKEND_COMPILE:
-        _backend_compile_log.append(name)
+def _log_backend_compile(event: str, duration_secs: float, **kwargs: str | int) -> None:
+    if event == _BACKEND_COMPILE:
+        _backend_compile_log.append(event)
 
 
 def backend_compiles() -> list[str]:
