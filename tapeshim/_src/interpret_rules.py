@@ -271,9 +271,9 @@ def _broadcast_in_dim(x: Any, *, shape: tuple, broadcast_dimensions: tuple, **_:
     return np.broadcast_to(np.reshape(x, expanded), shape)
 
 
-@_rule("reshape", supported=lambda params: params.get("dimensions") is None)
-def _reshape(x: Any, *, new_sizes: tuple, **_: Any) -> Any:
-    return np.reshape(x, new_sizes)
+@_rule("reshape")
+def _reshape(x: Any, *, new_sizes: tuple, dimensions: tuple | None = None, **_: Any) -> Any:
+    return np.reshape(x if dimensions is None else np.transpose(x, dimensions), new_sizes)
 
 
 @_rule("squeeze")
@@ -467,6 +467,86 @@ def _dot_general(lhs: Any, rhs: Any, *, dimension_numbers: tuple, preferred_elem
         [*batch_shape, contracted, math.prod(rhs_free_shape)]
     )
     return np.matmul(left, right).reshape([*batch_shape, *lhs_free_shape, *rhs_free_shape])
+
+
+def _dilated(x: Any, dilation: tuple, first_axis: int) -> Any:
+    """`x` with `d - 1` zeros between neighbours along each axis from `first_axis` on (XLA's lhs dilation)."""
+    if all(d == 1 for d in dilation):
+        return x
+    shape = list(x.shape)
+    for k, d in enumerate(dilation):
+        shape[first_axis + k] = (x.shape[first_axis + k] - 1) * d + 1 if x.shape[first_axis + k] else 0
+    out = np.zeros(shape, x.dtype)
+    out[(slice(None),) * first_axis + tuple(slice(None, None, d) for d in dilation)] = x
+    return out
+
+
+def _padded(x: Any, padding: tuple, first_axis: int) -> Any:
+    """`x` padded with zeros (or cut, for negative padding) along each axis from `first_axis` on."""
+    widths = [(0, 0)] * first_axis + [(max(low, 0), max(high, 0)) for low, high in padding]
+    if any(low or high for low, high in widths):
+        x = np.pad(x, widths)
+    cuts = (slice(None),) * first_axis + tuple(
+        slice(max(-low, 0), x.shape[first_axis + k] - max(-high, 0)) for k, (low, high) in enumerate(padding)
+    )
+    return x[cuts]
+
+
+@_rule(
+    "conv_general_dilated",
+    supported=lambda params: min(params["batch_group_count"], params["feature_group_count"]) == 1,
+)
+def _conv(
+    lhs: Any,
+    rhs: Any,
+    *,
+    window_strides: tuple,
+    padding: tuple,
+    lhs_dilation: tuple,
+    rhs_dilation: tuple,
+    dimension_numbers: Any,
+    feature_group_count: int,
+    batch_group_count: int,
+    preferred_element_type: Any = None,
+    **_: Any,
+) -> Any:
+    # XLA's convolution as a sum over kernel positions of matrix products: lhs as (N, C, spatial...),
+    # rhs as (O, I, spatial...), output laid out as `out_spec` says.
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    if preferred_element_type is not None:
+        dtype = np.dtype(preferred_element_type)
+        lhs, rhs = lhs.astype(dtype, copy=False), rhs.astype(dtype, copy=False)
+    x = _padded(_dilated(np.transpose(lhs, lhs_spec), lhs_dilation, 2), padding, 2)
+    kernel = np.transpose(rhs, rhs_spec)
+    n, channels = x.shape[:2]
+    out_features, group_channels = kernel.shape[:2]
+    sizes = kernel.shape[2:]
+    spans = [(size - 1) * d + 1 for size, d in zip(sizes, rhs_dilation)]
+    out_spatial = [
+        max((extent - span) // stride + 1, 0) for extent, span, stride in zip(x.shape[2:], spans, window_strides)
+    ]
+    if batch_group_count > 1:  # batch groups (a grouped convolution's filter gradient) pair with output groups
+        groups = batch_group_count
+        x = np.swapaxes(x.reshape(groups, n // groups, channels, *x.shape[2:]), 0, 1)
+        n = n // groups
+    else:
+        groups = feature_group_count
+        x = x.reshape(n, groups, channels // groups, *x.shape[2:])
+    kernel = kernel.reshape(groups, out_features // groups, group_channels, *sizes)
+    result_type = np.result_type(x, kernel)
+    # summed over kernel positions in float64: closer to XLA's (and TF's) single fused sum than float32 steps
+    wide = np.float64 if result_type == np.float32 else result_type
+    out = np.zeros((n, groups, out_features // groups, *out_spatial), wide)
+    for position in np.ndindex(*sizes):
+        window = tuple(
+            slice(p * d, p * d + (o - 1) * stride + 1, stride) if o else slice(0, 0)
+            for p, d, o, stride in zip(position, rhs_dilation, out_spatial, window_strides)
+        )
+        patch = x[(slice(None), slice(None), slice(None)) + window]  # (N, G, Cg, out spatial...)
+        weights = kernel[(slice(None), slice(None), slice(None)) + position]  # (G, Og, Cg)
+        out += np.einsum("ngc...,goc->ngo...", patch.astype(wide, copy=False), weights.astype(wide, copy=False))
+    out = out.astype(result_type, copy=False).reshape(n, out_features, *out_spatial)
+    return np.transpose(out, np.argsort(out_spec))
 
 
 # -- gathers and scatters ---------------------------------------------------------------------
