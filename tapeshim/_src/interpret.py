@@ -18,9 +18,9 @@ without a copy). It compiles when it repeats, from the trace made here:
   their results staying NumPy arrays from kernel to kernel (`to_device`).
 
 What is not interpreted (it compiles at once, as before): a jaxpr with
-effects (runtime checks, host callbacks), a primitive without a rule or with
-parameters its rule does not handle (convolutions, pooling windows, random
-bits, `erf`), dtypes NumPy computes differently (`bfloat16`, `float16`,
+host callbacks (runtime checks are interpreted where the caller allows them),
+a primitive without a rule or with parameters its rule does not handle
+(pooling windows, random bits, `erf`), dtypes NumPy computes differently (`bfloat16`, `float16`,
 extended key types), weakly typed results, arguments that are tracers or live
 on another backend or device set, and a program whose loops run past
 `STEP_BUDGET` equations (compiled code serves a long loop better): that
