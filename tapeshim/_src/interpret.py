@@ -127,9 +127,9 @@ def _inner_jaxprs(eqn: Any) -> list | None:
 CheckFailed = interpret_rules.CheckFailed
 
 
-def _only_checks(effects: Any) -> bool:
-    """Whether `effects` are all checkify's error effects (runtime checks, which the `check` rule runs)."""
-    return all(type(effect).__name__ == "ErrorEffect" for effect in effects)
+def is_check_effect(effect: Any) -> bool:
+    """Whether `effect` is checkify's error effect: a runtime check (`checkify.check`) in the program."""
+    return type(effect).__name__ == "ErrorEffect"
 
 
 def supported(closed: jax_core.ClosedJaxpr, checks: bool = False) -> bool:
@@ -137,7 +137,7 @@ def supported(closed: jax_core.ClosedJaxpr, checks: bool = False) -> bool:
     every value a dtype NumPy computes as XLA does; with `checks`, runtime checks (`checkify.check`) are
     allowed, and a failing one raises `CheckFailed`."""
     jaxpr = closed.jaxpr
-    if jaxpr.effects and not (checks and _only_checks(jaxpr.effects)):
+    if jaxpr.effects and not (checks and all(is_check_effect(effect) for effect in jaxpr.effects)):
         return False
     if not all(_aval_ok(v.aval) for v in (*jaxpr.invars, *jaxpr.constvars, *jaxpr.outvars)):
         return False
@@ -191,6 +191,11 @@ rule returns operand values or exact functions of them, which stay flushed."""
 _TINY = {np.dtype(np.float32): np.finfo(np.float32).tiny, np.dtype(np.float64): np.finfo(np.float64).tiny}
 
 
+def _all_zero(value: Any) -> bool:
+    """Whether a small numeric constant holds only zeros (of either sign): XLA folds `x + it` to `x`."""
+    return value.dtype.kind in "iufc" and value.size <= 4096 and not np.any(value)
+
+
 def _flush(value: Any) -> Any:
     """XLA's CPU flushes subnormal floats to (signed) zero, on input and output of every operation (as TF's
     kernels do); NumPy computes them. A float value with subnormals gets them flushed."""
@@ -221,10 +226,10 @@ class _HostPlan:
             slots[var] = index = len(slots) + len(self.fixed)
             return index
 
-        def fixed_slot(value: Any) -> int:
-            index = len(slots) + len(self.fixed)
+        def fixed_slot(value: Any, var: Any = None) -> int:
+            index = len(slots) + len(self.fixed) if var is None else new_slot(var)
             self.fixed.append((index, value))
-            if value.dtype.kind in "iufc" and value.size <= 4096 and not np.any(value):
+            if _all_zero(value):
                 zeros.add(index)
             return index
 
@@ -234,11 +239,7 @@ class _HostPlan:
             return slots[var]
 
         for var, const in zip(jaxpr.constvars, closed.consts):
-            value = _flush(np.asarray(const))
-            index = new_slot(var)
-            self.fixed.append((index, value))
-            if value.dtype.kind in "iufc" and value.size <= 4096 and not np.any(value):
-                zeros.add(index)
+            fixed_slot(_flush(np.asarray(const)), var)
         self.in_slots = [new_slot(var) for var in jaxpr.invars]
         self.steps: list = []
         for eqn in jaxpr.eqns:
@@ -252,8 +253,8 @@ class _HostPlan:
             name = eqn.primitive.name
             if name in _ZERO_PRESERVING and ins[0] in zeros:
                 zeros.add(outs[0])
-            run, params = _lowered(eqn)
-            self.cost += _nested_cost(name, params)
+            run, params, inner_cost = _lowered(eqn)
+            self.cost += inner_cost
             out_dtypes = [np.dtype(getattr(var.aval, "dtype", None)) for var in eqn.outvars]
             flush = name in _MAKE_SUBNORMALS and any(dtype.kind == "f" for dtype in out_dtypes)
             self.steps.append((run, params, ins, outs, out_dtypes, flush))
@@ -275,28 +276,17 @@ class _HostPlan:
         return [env[k] for k in self.out_slots]
 
 
-def _nested_cost(name: str, params: Any) -> int:
-    """The equations a call, custom-derivative or remat equation runs once (loops spend theirs per iteration)."""
-    if name == "cond":
-        return max(plan.cost for plan in params)
-    if isinstance(params, _HostPlan):
-        return params.cost
-    return 0
-
-
 def _kept_input(eqn: Any, ins: list, zeros: set) -> int | None:
     """XLA's algebraic simplification `x + 0 -> x` (and `0 + x`, `x - 0`), which keeps the sign of a negative
     zero that IEEE addition would drop: which input an `add` or `sub` returns unchanged, else None."""
     name = eqn.primitive.name
     if name not in ("add", "add_any", "sub"):
         return None
-    left, right = eqn.invars
     out_aval = eqn.outvars[0].aval
-    for position, operand in ((0, left), (1, right)):
-        zero_slot = ins[1 - position]
-        if position == 1 and name == "sub":
-            continue  # 0 - x is -x, not x
-        if zero_slot in zeros and operand.aval.shape == out_aval.shape and operand.aval.dtype == out_aval.dtype:
+    positions = (0,) if name == "sub" else (0, 1)  # 0 - x is -x, not x
+    for position in positions:
+        operand = eqn.invars[position].aval
+        if ins[1 - position] in zeros and operand.shape == out_aval.shape and operand.dtype == out_aval.dtype:
             return position
     return None
 
@@ -305,23 +295,24 @@ def _copy_input(inputs: list, position: int, budget: "_Budget") -> list:
     return [inputs[position]]
 
 
-def _lowered(eqn: Any) -> tuple[Callable[[list, Any, "_Budget"], list], Any]:
-    """`(run, params)` for one equation: `run(inputs, params, budget)` gives its outputs as a list."""
+def _lowered(eqn: Any) -> tuple[Callable[[list, Any, "_Budget"], list], Any, int]:
+    """`(run, params, cost)` for one equation: `run(inputs, params, budget)` gives its outputs as a list;
+    `cost` counts the nested equations it runs once (a loop spends its body's per iteration instead)."""
     name, params = eqn.primitive.name, eqn.params
     inner = _inner_jaxprs(eqn)
     if inner is None:
         rule = interpret_rules.RULES[name]
         if eqn.primitive.multiple_results:
-            return (lambda inputs, kwargs, budget: list(rule(*inputs, **kwargs))), params
-        return (lambda inputs, kwargs, budget: [rule(*inputs, **kwargs)]), params
+            return (lambda inputs, kwargs, budget: list(rule(*inputs, **kwargs))), params, 0
+        return (lambda inputs, kwargs, budget: [rule(*inputs, **kwargs)]), params, 0
     plans = [_HostPlan(sub) for sub in inner]
     if name == "cond":
-        return _cond, plans
+        return _cond, plans, max(plan.cost for plan in plans)
     if name == "while":
-        return _while, (plans, params["cond_nconsts"], params["body_nconsts"])
+        return _while, (plans, params["cond_nconsts"], params["body_nconsts"]), 0
     if name == "scan":
-        return _scan, (plans[0], params, [v.aval for v in inner[0].jaxpr.outvars[params["num_carry"] :]])
-    return (lambda inputs, plan, budget: plan(inputs, budget)), plans[0]
+        return _scan, (plans[0], params, [v.aval for v in inner[0].jaxpr.outvars[params["num_carry"] :]]), 0
+    return (lambda inputs, plan, budget: plan(inputs, budget)), plans[0], plans[0].cost
 
 
 def _cond(inputs: list, branches: list, budget: "_Budget") -> list:
@@ -402,14 +393,14 @@ class Prepared:
         self._in_avals = [var.aval for var in closed.jaxpr.invars]
         self._out_tree = traced.out_tree
 
-    def __call__(self, args: tuple, host: bool = False) -> Any | None:
+    def __call__(self, args: tuple, leaves: list, host: bool = False) -> Any | None:
         """The outputs on `args` (of the traced signature), computed with NumPy; None when the arguments
         cannot be read on the host or the evaluation ran past `STEP_BUDGET`.
 
-        With `host`, the outputs stay NumPy arrays (the per-op tier passes them on to the next kernel; see
-        `to_device`), else they are placed on the device `jax.jit` would place them on.
+        `leaves` are the arrays among `args`, flat. With `host`, the outputs stay NumPy arrays (the per-op
+        tier passes them on to the next kernel; see `to_device`), else they are placed on the device `jax.jit`
+        would place them on.
         """
-        leaves = jax.tree.leaves(args)
         usable, device = _placement(leaves)
         if not usable or len(leaves) != len(self._in_avals) or (host and device is not None):
             return None  # (NumPy results would lose the device committed arguments place them on)
@@ -421,10 +412,7 @@ class Prepared:
                 outputs = self._plan(host_args, _Budget())
         except CheckFailed:
             raise
-        except _Abandon:
-            stats["abandoned_calls"] += 1
-            return None
-        except Exception:  # noqa: BLE001 - a rule NumPy cannot follow here (an edge of its API): compile instead
+        except Exception:  # noqa: BLE001 - past the budget (`_Abandon`), or a rule NumPy cannot follow here
             stats["abandoned_calls"] += 1
             return None
         stats["interpreted_calls"] += 1
@@ -479,10 +467,11 @@ def run(traced: Any, args: tuple, checks: bool = False) -> Any | None:
       checks: whether the program may hold runtime checks (`checkify.check`); a failing one raises
         `CheckFailed` with checkify's message.
     """
-    if not _placement(jax.tree.leaves(args))[0]:
+    leaves = jax.tree.leaves(args)
+    if not _placement(leaves)[0]:
         return None
     program = prepare(traced, checks)
-    return None if program is None else program(args)
+    return None if program is None else program(args, leaves)
 
 
 def signature(leaves: Any) -> tuple:
@@ -526,7 +515,7 @@ class KernelCalls:
         entry[0] += 1
         if entry[1] is None or entry[0] > limit:
             return None
-        result = entry[1](args, host)
+        result = entry[1](args, leaves, host)
         if result is None:
             entry[1] = None
         elif entry[0] == limit:

@@ -131,24 +131,23 @@ def _zero(dtype: np.dtype, negative: Any) -> Any:
     return np.where(negative, dtype.type(-0.0), dtype.type(0.0))
 
 
-@_rule("max")
-def _max(x: Any, y: Any, **_: Any) -> Any:
-    out = np.maximum(x, y)
-    if out.dtype.kind == "f":  # XLA orders -0 below +0
+def _extreme(out: Any, negative_zero: Callable[[], Any]) -> Any:
+    """`out` (an elementwise max or min) with XLA's sign on its zeros: -0 orders below +0."""
+    if out.dtype.kind == "f":
         zero = out == 0
         if zero.any():
-            out = np.where(zero, _zero(out.dtype, np.signbit(x) & np.signbit(y)), out)
+            return np.where(zero, _zero(out.dtype, negative_zero()), out)
     return out
+
+
+@_rule("max")
+def _max(x: Any, y: Any, **_: Any) -> Any:
+    return _extreme(np.maximum(x, y), lambda: np.signbit(x) & np.signbit(y))
 
 
 @_rule("min")
 def _min(x: Any, y: Any, **_: Any) -> Any:
-    out = np.minimum(x, y)
-    if out.dtype.kind == "f":
-        zero = out == 0
-        if zero.any():
-            out = np.where(zero, _zero(out.dtype, np.signbit(x) | np.signbit(y)), out)
-    return out
+    return _extreme(np.minimum(x, y), lambda: np.signbit(x) | np.signbit(y))
 
 
 @_rule("div")

@@ -91,13 +91,15 @@ class _Kernel:
     def call(self, *values: Any) -> tuple:
         """The kernel's outputs. The first call of an argument signature is computed on the host where the
         interpreter can (`interpret.py`); the jitted kernel compiles for the next."""
-        result = self.calls.call(self.jitted, values, values, 1)
-        return self.jitted(*values) if result is None else result
+        return self._hosted(values, 1, False)
 
     def per_op_call(self, *values: Any) -> tuple:
         """`call` from the per-op tier (`replay_eager`), whose plans call a kernel many times: the first
         `interpret.PER_OP_HOST_CALLS` calls of a signature run on the host, with NumPy outputs."""
-        result = self.calls.call(self.jitted, values, values, interpret.PER_OP_HOST_CALLS, host=True)
+        return self._hosted(values, interpret.PER_OP_HOST_CALLS, True)
+
+    def _hosted(self, values: tuple, host_calls: int, host: bool) -> tuple:
+        result = self.calls.call(self.jitted, values, values, host_calls, host)
         return self.jitted(*values) if result is None else result
 
 

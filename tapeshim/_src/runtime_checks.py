@@ -54,7 +54,7 @@ def require(ok: jax.Array, message: str, **values: jax.Array) -> None:
 
 def _has_checks(effects: Any) -> bool:
     """Whether a jaxpr's effects include checkify's error effect (it must then run under checkify)."""
-    return any(type(effect).__name__ == "ErrorEffect" for effect in effects)
+    return any(interpret.is_check_effect(effect) for effect in effects)
 
 
 def runtime_check_needed(indices: Tensor) -> bool:
@@ -131,6 +131,8 @@ def _verdict_key(value: Any, host_check: Callable[[Any], None]) -> Any:
     return key
 
 
+_Tracer = jax.core.Tracer
+
 Options = Union[dict, Callable[[], Optional[dict]], None]
 """XLA compile options: a dict, None (XLA's defaults), or a function giving either, asked at the first compile."""
 
@@ -149,12 +151,13 @@ class _TopLevelOptions:
         self._nested = jax.jit(fn)
 
     def __call__(self, *args: Any) -> Any:
-        for arg in args:
-            if isinstance(arg, jax.core.Tracer):  # inside another trace: spares the refused call's exception
-                return self._nested(*args)
+        if args and isinstance(args[0], _Tracer):  # inside another trace: spares the refused call's exception
+            return self._nested(*args)
         jitted = self._jitted
         if jitted is None:
-            options = self._options() if callable(self._options) else self._options
+            if callable(self._options):
+                self._options = self._options()
+            options = self._options
             jitted = self._jitted = self._nested if options is None else jax.jit(self._fn, compiler_options=options)
         try:
             return jitted(*args)
@@ -163,8 +166,8 @@ class _TopLevelOptions:
                 raise
             return self._nested(*args)
         except jax.errors.JaxRuntimeError as exc:
-            options = self._options() if callable(self._options) else self._options
-            if jitted is self._nested or not compile_tiers.refused(exc, options or {}):
+            options = self._options if isinstance(self._options, dict) else {}  # resolved by the first call
+            if jitted is self._nested or not compile_tiers.refused(exc, options):
                 raise
             self._jitted = self._nested  # an XLA without one of the options: its defaults
             return self._nested(*args)
@@ -219,16 +222,16 @@ class CheckedProgram:
             self._options = None
             self._plain = jax.jit(self._fn)
         checks = _has_checks(jaxpr.effects)
+        compile_now = self._start_checked if checks else self._settle_plain
         if self._interpret_first and interpret.enabled():
+            self._call = compile_now  # whatever the host gives, the next call compiles
             try:
                 result = interpret.run(traced, args, checks)
             except interpret.CheckFailed as failed:
-                self._call = self._start_checked if checks else self._settle_plain
                 raise _check_error(str(failed)) from None
-            if result is not None:  # computed on the host: the program compiles on its next call
-                self._call = self._start_checked if checks else self._settle_plain
+            if result is not None:
                 return result
-        return self._start_checked(*args) if checks else self._settle_plain(*args)
+        return compile_now(*args)
 
     def _start_checked(self, *args: Any) -> Any:
         self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
