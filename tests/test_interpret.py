@@ -44,7 +44,14 @@ CASES = {
         (np.array([0.5, 1.5, 2.5, -0.5, -1.5, 0.49999997, 2.4], np.float32),),
     ),
     "matmul_and_batched_dot": (
-        lambda a, b: (a @ b, jnp.einsum("bij,bjk->bik", a.reshape(2, 2, 6), b.reshape(2, 6, 2))),
+        lambda a, b: (
+            a @ b,
+            jnp.einsum("bij,bjk->bik", a.reshape(2, 2, 6), b.reshape(2, 6, 2)),
+            jax.lax.dot_general(a, a, (((0,), (0,)), ((), ()))),  # a matrix product's gradients contract so
+            jax.lax.dot_general(b, b, (((1,), (1,)), ((), ()))),
+            jax.lax.dot_general(a, b.T, (((1,), (1,)), ((), ())), preferred_element_type=jnp.float64),
+            jax.lax.dot_general(a[:2, :2], b[:2, :2], ((((), ()), ((), ())))),  # no contraction: an outer product
+        ),
         (F, np.tile(G[:, :4], (2, 1))[:6]),
     ),
     "reductions": (
@@ -304,3 +311,43 @@ def test_an_output_never_shares_the_callers_numpy_memory():
     (out,) = jax.tree.leaves(interpret.run(traced, (x,)))
     x[0] = 5.0
     np.testing.assert_array_equal(np.asarray(out), [1.0, 1.0, 1.0])
+
+
+def test_per_op_kernels_run_on_the_host_until_their_extra_cost_would_pay_for_the_compile():
+    small = interpret.host_calls_before_compile(256)
+    heavy = interpret.host_calls_before_compile(4_000_000)
+    assert small > 1000, "a small kernel's host call costs microseconds more than its compiled call"
+    assert 2 <= heavy < 20, "a kernel over millions of elements compiles after a few calls"
+    assert interpret.host_calls_before_compile(10**12) == 2
+    compiles = backend_compiles()
+    kernel = jax.jit(lambda x: jnp.sin(x) * 1.5)
+    calls = interpret.KernelCalls()
+    x = np.linspace(-1.0, 1.0, 128, dtype=np.float32)
+    assert interpret.prepare(kernel.trace(x)).work == 256  # two operations of 128 elements
+    before = len(compiles)
+    for _ in range(small):
+        result = calls.call(kernel, (x,), [x], None, host=True)
+        assert isinstance(result, np.ndarray)
+    assert len(compiles) == before
+    assert calls.call(kernel, (x,), [x], None, host=True) is None  # the caller compiles now
+    assert calls.call(kernel, (x,), [x], 1) is None, "a given limit counts the same calls"
+    np.testing.assert_allclose(result, kernel(x), rtol=1e-6)
+    assert len(compiles) == before + 1
+
+
+def test_a_long_chain_seen_once_compiles_no_per_op_kernel():
+    def body(tf):
+        x = tf.constant(np.linspace(-1.0, 1.0, 64, dtype=np.float32))
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for _ in range(300):  # each kernel is called 300 times, as many as a per-op plan calls it
+                y = tf.sin(y) * 1.01
+            loss = tf.reduce_sum(y)
+        return loss, tape.gradient(loss, x)
+
+    compiles = backend_compiles()
+    body(tf)  # the constants and kernels of these shapes are traced
+    before = len(compiles)
+    check(body, rtol=2e-5)
+    assert len(compiles) == before

@@ -14,7 +14,8 @@ without a copy). It compiles when it repeats, from the trace made here:
 * an eager op's kernel: the first call of each argument signature
   (`registry._Kernel.call`, `variable._update_kernel`);
 * a kernel of the per-op tier (`replay_eager`), whose plans call the same
-  kernels many times: the first `PER_OP_HOST_CALLS` calls of a signature,
+  kernels many times: the first calls of a signature, until their extra
+  cost would have paid for the compile (`host_calls_before_compile`),
   their results staying NumPy arrays from kernel to kernel (`to_device`).
 
 What is not interpreted (it compiles at once, as before): a jaxpr with
@@ -41,6 +42,7 @@ the host call: the program compiles.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, Callable
 
 import jax
@@ -49,10 +51,30 @@ from jax.extend import core as jax_core
 
 from tapeshim._src import interpret_rules
 
-PER_OP_HOST_CALLS = 200
-"""Calls of one per-op kernel signature computed on the host before it compiles: a plan run per op
-(`replay_eager`) calls the same kernels many times (a 200-op chain, an episode's time steps), and one compile
-costs what hundreds of host calls do. Other kernels and programs compile on their second call."""
+KERNEL_COMPILE_S = 0.03
+"""What compiling one per-op kernel costs (the kernel options of `compile_tiers`: 25-35 ms measured on the
+2-core development machine for an elementwise op or its VJP)."""
+
+HOST_CALL_PENALTY_S = 10e-6
+HOST_ELEMENT_PENALTY_S = 1.5e-9
+"""What a host call of a per-op kernel costs more than its compiled call: 6-17 us per call on small arrays
+(NumPy's dispatch and the interpreter's bookkeeping against XLA's cached executable), plus up to 2 ns per
+element the kernel's operations produce (NumPy's unfused temporaries against XLA's fused loop)."""
+
+MAX_HOST_CALLS = 3000
+
+
+def host_calls_before_compile(work: int) -> int:
+    """Calls of one per-op kernel signature computed on the host before it compiles: a ski rental, whose rent
+    is a host call's extra cost (`HOST_CALL_PENALTY_S`, `HOST_ELEMENT_PENALTY_S` per element of `work`) and
+    whose price is the compile (`KERNEL_COMPILE_S`). A plan run per op (`replay_eager`) calls the same
+    kernels many times (a 200-op chain, an episode's time steps): a small kernel runs about 3,000 host calls
+    before it compiles, one over a million elements about 20. Counted in calls and elements, not seconds, so
+    when a kernel compiles does not depend on the machine's load. Other kernels and programs compile on their
+    second call."""
+    penalty = HOST_CALL_PENALTY_S + HOST_ELEMENT_PENALTY_S * work
+    return max(2, min(MAX_HOST_CALLS, int(KERNEL_COMPILE_S / penalty)))
+
 
 STEP_BUDGET = 10_000
 """Loop-body equations one interpreted call may evaluate (counted per iteration of a `while` or `scan`)
@@ -200,11 +222,14 @@ def _flush(value: Any) -> Any:
     """XLA's CPU flushes subnormal floats to (signed) zero, on input and output of every operation (as TF's
     kernels do); NumPy computes them. A float value with subnormals gets them flushed."""
     tiny = _TINY.get(value.dtype)
-    if tiny is None:
+    if tiny is None or not value.size:
         return value
-    small = np.abs(value) < tiny
-    if small.any():  # zeros, or subnormals: each becomes a zero of its sign
-        return np.where(small, np.copysign(value.dtype.type(0), value), value)
+    magnitude = np.abs(value)
+    if magnitude.min() >= tiny:  # the common case, in two NumPy calls: no zero, no subnormal (NaN looks further)
+        return value
+    subnormal = (magnitude < tiny) & (magnitude > 0)
+    if subnormal.any():  # each becomes a zero of its sign
+        return np.where(subnormal, np.copysign(value.dtype.type(0), value), value)
     return value
 
 
@@ -385,11 +410,12 @@ def _placement(leaves: list) -> tuple[bool, Any]:
 class Prepared:
     """A traced program the interpreter can run (`prepare`), lowered once for any number of calls."""
 
-    __slots__ = ("_plan", "_in_avals", "_out_tree")
+    __slots__ = ("_plan", "_in_avals", "_out_tree", "work")
 
     def __init__(self, traced: Any) -> None:
         closed = traced.jaxpr
         self._plan = _HostPlan(closed)
+        self.work = sum(math.prod(getattr(var.aval, "shape", ())) for eqn in closed.jaxpr.eqns for var in eqn.outvars)
         self._in_avals = [var.aval for var in closed.jaxpr.invars]
         self._out_tree = traced.out_tree
 
@@ -492,7 +518,7 @@ class KernelCalls:
     def __init__(self) -> None:
         self._entries: dict = {}
 
-    def call(self, jitted: Any, args: tuple, leaves: Any, limit: int, host: bool = False) -> Any | None:
+    def call(self, jitted: Any, args: tuple, leaves: Any, limit: int | None, host: bool = False) -> Any | None:
         """`jitted(*args)` computed on the host while its signature has had at most `limit` calls (and the
         interpreter can run it), else None: the caller calls `jitted`, which compiles from this trace.
 
@@ -500,7 +526,8 @@ class KernelCalls:
           jitted: a `jax.jit` function, or anything with its `trace` (`runtime_checks.CheckedProgram`).
           args: its positional arguments.
           leaves: the arrays among them, flat.
-          limit: the calls of one signature that may run on the host.
+          limit: the calls of one signature that may run on the host; None: as many as a per-op kernel of
+            its work (`host_calls_before_compile`).
           host: whether outputs computed on the host stay NumPy arrays (see `Prepared`).
         """
         key = signature(leaves)
@@ -511,8 +538,10 @@ class KernelCalls:
             program = None
             if enabled() and _placement(leaves)[0]:
                 program = prepare(jitted.trace(*args))
-            entry = self._entries[key] = [0, program]
+            entry = self._entries[key] = [0, program, 0 if program is None else host_calls_before_compile(program.work)]
         entry[0] += 1
+        if limit is None:
+            limit = entry[2]
         if entry[1] is None or entry[0] > limit:
             return None
         result = entry[1](args, leaves, host)

@@ -450,11 +450,13 @@ def _top_k(x: Any, *, k: int, axis: int = -1, **_: Any) -> list:
 @_rule("dot_general")
 def _dot_general(lhs: Any, rhs: Any, *, dimension_numbers: tuple, preferred_element_type: Any = None, **_: Any) -> Any:
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
-    lhs_free = [d for d in range(lhs.ndim) if d not in lhs_contract and d not in lhs_batch]
-    rhs_free = [d for d in range(rhs.ndim) if d not in rhs_contract and d not in rhs_batch]
     if preferred_element_type is not None:
         dtype = np.dtype(preferred_element_type)
         lhs, rhs = lhs.astype(dtype, copy=False), rhs.astype(dtype, copy=False)
+    if lhs.ndim == 2 and rhs.ndim == 2 and len(lhs_contract) == 1 and not lhs_batch:  # a layer's, or its gradients
+        return np.matmul(lhs.T if lhs_contract[0] == 0 else lhs, rhs.T if rhs_contract[0] == 1 else rhs)
+    lhs_free = [d for d in range(lhs.ndim) if d not in lhs_contract and d not in lhs_batch]
+    rhs_free = [d for d in range(rhs.ndim) if d not in rhs_contract and d not in rhs_batch]
     batch_shape = [lhs.shape[d] for d in lhs_batch]
     lhs_free_shape = [lhs.shape[d] for d in lhs_free]
     rhs_free_shape = [rhs.shape[d] for d in rhs_free]

@@ -95,10 +95,11 @@ class _Kernel:
 
     def per_op_call(self, *values: Any) -> tuple:
         """`call` from the per-op tier (`replay_eager`), whose plans call a kernel many times: the first
-        `interpret.PER_OP_HOST_CALLS` calls of a signature run on the host, with NumPy outputs."""
-        return self._hosted(values, interpret.PER_OP_HOST_CALLS, True)
+        calls of a signature run on the host, with NumPy outputs, until their extra cost would have paid for the
+        compile (`interpret.host_calls_before_compile`)."""
+        return self._hosted(values, None, True)
 
-    def _hosted(self, values: tuple, host_calls: int, host: bool) -> tuple:
+    def _hosted(self, values: tuple, host_calls: int | None, host: bool) -> tuple:
         result = self.calls.call(self.jitted, values, values, host_calls, host)
         return self.jitted(*values) if result is None else result
 

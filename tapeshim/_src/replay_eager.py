@@ -36,7 +36,8 @@ stats = {"op_kernels": 0, "vjp_kernels": 0, "per_op_runs": 0}
 
 class _Cached:
     """A `runtime_checks.jit` kernel that keeps the plain `jax.jit` once it has no checks; the first
-    `interpret.PER_OP_HOST_CALLS` calls of each argument signature run on the host where the interpreter can."""
+    calls of each argument signature run on the host where the interpreter can, until their extra cost would
+    have paid for the compile (`interpret.host_calls_before_compile`)."""
 
     __slots__ = ("jitted", "calls")
 
@@ -50,7 +51,7 @@ class _Cached:
         self.jitted = plain
 
     def call(self, *args: Any) -> Any:
-        result = self.calls.call(self.jitted, args, jax.tree.leaves(args), interpret.PER_OP_HOST_CALLS, host=True)
+        result = self.calls.call(self.jitted, args, jax.tree.leaves(args), None, host=True)
         return self.jitted(*args) if result is None else result
 
 

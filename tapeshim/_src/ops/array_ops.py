@@ -561,8 +561,9 @@ def _filled(shape: Any, value: Any, dtype: dtypes.DType, op_name: str = "Fill") 
         return host_tensor(np.full(dims, b"", dtype=object), dtypes.string)
     check_allocation(dims, dtype, "Fill")
     with jax.ensure_compile_time_eval():
-        if isinstance(value, (bool, int, float, complex, np.generic)):  # filled on the host: nothing compiles
-            return Tensor(jnp.asarray(np.full(dims, value, dtype._np)), dims, dtype)
+        if isinstance(value, (bool, int, float, complex, np.generic)):
+            # Filled on the host and transferred: nothing compiles (`jnp.asarray` would, while JAX traces).
+            return Tensor(jax.device_put(np.full(dims, value, dtype._np)), dims, dtype)
         return Tensor(jnp.full(dims, value, dtype._np), dims, dtype)
 
 
