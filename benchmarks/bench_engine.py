@@ -6,9 +6,10 @@ memory figures are that implementation's own), and the parent prints the
 ratios to TF eager in one table.
 
 Patterns (the same TF source runs on real TF and on tapeshim):
-  mlp_small     small MLP step (batch 64, 32-64-10): first step, steady step
-  chain200      200-op elementwise chain, one gradient: first, steady
-  mlp_compute   compute-bound MLP step (batch 512, 512-1024-10): first, steady
+  mlp_small     small MLP step (batch 64, 32-64-10): first step, second step (where a
+                structure that repeats starts compiling), steady step (once compiled)
+  chain200      200-op elementwise chain, one gradient: first, second, steady
+  mlp_compute   compute-bound MLP step (batch 512, 512-1024-10): first, second, steady
   actor_critic  one tape over an RL episode of varying length, `np.argmax`
                 on the probabilities inside the tape, `probs[0, a]`
   indexing      `x[i]`, `x[i:i+1]`, `for row in x`, `tf.unstack` over fresh indices
@@ -45,17 +46,27 @@ def _sync(value: Any) -> None:
         value.block_until_ready()
 
 
+def _settle_compiles() -> None:
+    """Waits for tapeshim's background compiles (`background_compile`), so that they land in no later figure."""
+    module = sys.modules.get("tapeshim._src.background_compile")
+    if module is not None:
+        module.wait()
+
+
 def _first_and_steady(step: Callable[[], Any], steady_calls: int) -> dict:
     start = time.perf_counter()
     _sync(step())
     first = time.perf_counter() - start
-    _sync(step())  # a second call (a tiered engine compiles here)
+    start = time.perf_counter()
+    _sync(step())  # a second call (a tiered engine compiles from here)
+    second = time.perf_counter() - start
     _sync(step())
+    _settle_compiles()  # the steady state is the compiled one
     start = time.perf_counter()
     for _ in range(steady_calls):
         out = step()
     _sync(out)
-    return {"first": first, "steady": (time.perf_counter() - start) / steady_calls}
+    return {"first": first, "second": second, "steady": (time.perf_counter() - start) / steady_calls}
 
 
 def mlp_step(tf: Any, batch: int, sizes: tuple) -> Callable[[], Any]:
@@ -234,6 +245,7 @@ def mem_append(tf: Any, steps: int) -> dict:
     # (compile_tiers), and what compiling costs is not what the kept losses cost
     for _ in range(steps):
         step()
+    _settle_compiles()
     before = _rss_mib()
     losses = []
     for _ in range(steps):
@@ -255,6 +267,7 @@ def mem_total(tf: Any, steps: int) -> dict:
 
     for _ in range(20):  # warm-up: what compiling costs is not what the loop keeps
         total = step(total)
+    _settle_compiles()
     before = _rss_mib()
     start = time.perf_counter()
     for _ in range(steps):
@@ -291,6 +304,7 @@ def child(framework: str, names: list[str], quick: bool) -> None:
     table = patterns(quick)
     results = {}
     for name in names:
+        _settle_compiles()  # each pattern starts with no compile of another running beside it
         try:
             results[name] = table[name](tf)
         except Exception as exc:  # noqa: BLE001 - reported in the table
@@ -338,7 +352,7 @@ def main() -> None:
         for row in (tf_row, ts_row):
             if "error" in row:
                 print(f"{name:<14}error: {row['error']}")
-        for figure in ("first", "steady", "loop", "read", "rss_mib"):
+        for figure in ("first", "second", "steady", "loop", "read", "rss_mib"):
             a, b = tf_row.get(figure), ts_row.get(figure)
             if a is None and b is None:
                 continue

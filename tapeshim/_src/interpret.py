@@ -7,12 +7,15 @@ program on a CPU: most of a first training step's time, and all the time of
 a structure that never repeats. So on the CPU backend a program whose jaxpr
 this module can evaluate runs here first: each equation by its NumPy rule
 (`interpret_rules.RULES`), on the arrays' host memory (CPU arrays are read
-without a copy). It compiles when it repeats, from the trace made here:
+without a copy). It compiles when it repeats, from the trace made here, in
+the background thread (`background_compile`), its calls running here until
+that compile is done:
 
 * a program (replay, `tapeshim.function`, control flow): its first call runs
-  here, its second compiles (`runtime_checks.CheckedProgram`);
+  here, its second submits its compile (`runtime_checks.CheckedProgram`);
 * an eager op's kernel: the first call of each argument signature
-  (`registry._Kernel.call`, `variable._update_kernel`);
+  (`registry._Kernel.call`, `variable._update_kernel`), the second submitting
+  its compile;
 * a kernel of the per-op tier (`replay_eager`), whose plans call the same
   kernels many times: the first calls of a signature, until their extra
   cost would have paid for the compile (`host_calls_before_compile`),
@@ -49,7 +52,7 @@ import jax
 import numpy as np
 from jax.extend import core as jax_core
 
-from tapeshim._src import interpret_rules
+from tapeshim._src import background_compile, interpret_rules
 
 KERNEL_COMPILE_S = 0.03
 """What compiling one per-op kernel costs (the kernel options of `compile_tiers`: 25-35 ms measured on the
@@ -494,10 +497,19 @@ def run(traced: Any, args: tuple, checks: bool = False) -> Any | None:
         `CheckFailed` with checkify's message.
     """
     leaves = jax.tree.leaves(args)
-    if not _placement(leaves)[0]:
-        return None
-    program = prepare(traced, checks)
+    program = host_program(traced, leaves, checks)
     return None if program is None else program(args, leaves)
+
+
+def host_readable(leaves: list) -> bool:
+    """Whether the arrays (`leaves`, flat) can be read on the host and the outputs placed as `jax.jit` would:
+    concrete arrays on one CPU device (see `_placement`)."""
+    return _placement(leaves)[0]
+
+
+def host_program(traced: Any, leaves: list, checks: bool = False) -> Prepared | None:
+    """`prepare(traced, checks)` where the arguments (`leaves`, flat) can be read on the host, else None."""
+    return prepare(traced, checks) if host_readable(leaves) else None
 
 
 def signature(leaves: Any) -> tuple:
@@ -509,25 +521,30 @@ def signature(leaves: Any) -> tuple:
 
 class KernelCalls:
     """The calls of one jitted kernel per argument signature, with the signature's trace: the first `limit`
-    calls of a signature may run on the host (`call`), later ones compile. A bounded map (cleared when full).
-    """
+    calls of a signature may run on the host (`call`), later ones compile: in the background thread
+    (`background_compile`), the calls running on the host until it is done. A bounded map (cleared when
+    full)."""
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "open")
     _SIZE = 64
 
     def __init__(self) -> None:
         self._entries: dict = {}
+        self.open = False
+        """Whether the signature of the last `call` may still run on the host (its later calls must then go
+        through `call`, which submits its compile and serves them while it runs)."""
 
     def call(self, jitted: Any, args: tuple, leaves: Any, limit: int | None, host: bool = False) -> Any | None:
-        """`jitted(*args)` computed on the host while its signature has had at most `limit` calls (and the
-        interpreter can run it), else None: the caller calls `jitted`, which compiles from this trace.
+        """`jitted(*args)` computed on the host while its signature has had at most `limit` calls, or while
+        its compile, submitted by the next call, runs in the background (and where the interpreter can run
+        it); else None: the caller calls `jitted`, which compiles from this trace or finds it compiled.
 
         Args:
           jitted: a `jax.jit` function, or anything with its `trace` (`runtime_checks.CheckedProgram`).
           args: its positional arguments.
           leaves: the arrays among them, flat.
-          limit: the calls of one signature that may run on the host; None: as many as a per-op kernel of
-            its work (`host_calls_before_compile`).
+          limit: the calls of one signature that may run on the host before it compiles; None: as many as a
+            per-op kernel of its work (`host_calls_before_compile`).
           host: whether outputs computed on the host stay NumPy arrays (see `Prepared`).
         """
         key = signature(leaves)
@@ -538,15 +555,35 @@ class KernelCalls:
             program = None
             if enabled() and _placement(leaves)[0]:
                 program = prepare(jitted.trace(*args))
-            entry = self._entries[key] = [0, program, 0 if program is None else host_calls_before_compile(program.work)]
-        entry[0] += 1
-        if limit is None:
-            limit = entry[2]
-        if entry[1] is None or entry[0] > limit:
+            work_limit = 0 if program is None else host_calls_before_compile(program.work)
+            entry = self._entries[key] = [0, program, work_limit, None]
+        program = entry[1]
+        self.open = program is not None
+        if program is None:
             return None
-        result = entry[1](args, leaves, host)
+        entry[0] += 1
+        if entry[0] > (entry[2] if limit is None else limit):
+            if not background_compile.enabled():
+                self._drop(entry)
+                return None
+            pending = entry[3]
+            if pending is None:
+                if not _placement(leaves)[0]:  # (tracers: compiled inside the trace that holds them)
+                    self._drop(entry)
+                    return None
+                pending = entry[3] = background_compile.submit(jitted.trace(*args), args)
+            if pending.done():
+                self._drop(entry)
+                return None
+        result = program(args, leaves, host)
         if result is None:
-            entry[1] = None
-        elif entry[0] == limit:
-            entry[1] = None  # the next call compiles: the trace is no longer needed here
+            if entry[3] is not None:
+                entry[3].wait()  # (each executable compiles once)
+            self._drop(entry)
+            return None
         return result
+
+    def _drop(self, entry: list) -> None:
+        """The signature's calls compile from now on: its trace is no longer needed here."""
+        entry[1] = entry[3] = None
+        self.open = False

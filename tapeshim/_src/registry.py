@@ -90,7 +90,8 @@ class _Kernel:
 
     def call(self, *values: Any) -> tuple:
         """The kernel's outputs. The first call of an argument signature is computed on the host where the
-        interpreter can (`interpret.py`); the jitted kernel compiles for the next."""
+        interpreter can (`interpret.py`); the next submits its compile to the background thread, the calls
+        being computed on the host until it is done (`interpret.KernelCalls`)."""
         return self._hosted(values, 1, False)
 
     def per_op_call(self, *values: Any) -> tuple:
@@ -225,7 +226,8 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
         fresh = True
     else:
         fresh = False
-    kernel, avals = entry
+    kernel = entry[0]
+    avals = entry[1]
     recorders = _thread_state.recorders
     if recorders:
         tracking = []
@@ -248,8 +250,10 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
     # kernel's cached trace may hold the reverse-mode gradient rule (sqrt's zero-upstream rule).
     if _thread_state.forward_mode:
         results = kernel.fn(*values)
-    elif fresh:  # a new signature: the host interpreter may spare its compile
+    elif fresh or len(entry) > 2:  # a signature the host interpreter runs until it has compiled
         results = kernel.call(*values)
+        if kernel.calls.open != (len(entry) > 2):  # its later calls go through `kernel.call` while it is open
+            _dispatch[key] = (kernel, avals, True) if kernel.calls.open else (kernel, avals)
     else:
         results = kernel.jitted(*values)
     if len(avals) == 1:

@@ -27,7 +27,7 @@ from typing import AbstractSet, Any, Callable, Hashable, Iterator, Mapping, Sequ
 
 import jax
 
-from tapeshim._src import compile_tiers, interpret, recompile_warning, replay_eager, runtime_checks
+from tapeshim._src import background_compile, compile_tiers, interpret, recompile_warning, replay_eager, runtime_checks
 from tapeshim._src.plan_steps import LeafStep, NodeStep, Step
 from tapeshim._src.state import _thread_state, live_recorders
 from tapeshim._src.tensor import Tensor
@@ -455,14 +455,19 @@ def _checked_jit(
         if key in _programs:
             _programs[key] = (plain, raw)
 
-    return runtime_checks.jit(raw, settle, options, traced, interpret_first)
+    def compiled(seconds: float) -> None:  # a compile of a plan over `SMALL_PLAN` nodes updates `compile_cost`
+        n_nodes = _measured_nodes.pop(key, None)
+        if n_nodes:
+            compile_cost["seconds_per_node"] = 0.7 * compile_cost["seconds_per_node"] + 0.3 * seconds / n_nodes
+
+    return runtime_checks.jit(raw, settle, options, traced, interpret_first, compiled)
 
 
 def _forget(key: Hashable) -> None:
     """Drops what is kept beside an evicted or failed program."""
     _program_hits.pop(key, None)
     _quick.pop(key, None)
-    _compiles_next.discard(key)
+    _measured_nodes.pop(key, None)
 
 
 def _account_quick_call(key: Hashable) -> None:
@@ -472,8 +477,16 @@ def _account_quick_call(key: Hashable) -> None:
         del _quick[key]
     elif tier is not None and tier.after_call() and key in _programs:
         del _quick[key]
-        raw = _programs[key][1]
-        _programs[key] = (_checked_jit(key, raw, None, interpret_first=False), raw)  # optimized on its next call
+        quick, raw = _programs[key]
+        if background_compile.enabled() and not isinstance(quick, runtime_checks.CheckedProgram):
+
+            def settle(optimized: Callable) -> None:
+                if key in _programs:
+                    _programs[key] = (optimized, raw)
+
+            _programs[key] = (runtime_checks.Upgrade(quick, raw, settle), raw)  # compiled in the background
+        else:  # (a program with runtime checks, as every one without the background thread, compiles now)
+            _programs[key] = (_checked_jit(key, raw, None, interpret_first=False), raw)  # on its next call
         compile_tiers.stats["programs_tiered_up"] += 1
 
 
@@ -521,12 +534,11 @@ default options; on the CPU the compile measured is the quick tier's, `compile_t
 def run_compiled(key: Hashable, build: Callable[[], Callable], n_nodes: int, call: Callable[[Callable], Any]) -> Any:
     """`call(jitted)` with the compiled program of `key`; None when XLA fails on it (the key then runs per op).
 
-    A compile's duration updates `compile_cost`.
+    A compile's duration updates `compile_cost` (measured where it compiles: see `_checked_jit`).
     """
-    before = stats["programs_compiled"]
-    hosted_before = interpret.stats["interpreted_calls"]
+    if n_nodes > SMALL_PLAN and key not in _programs:  # small programs: fixed costs dominate
+        _measured_nodes[key] = n_nodes
     jitted, _ = cached_program(key, build)
-    start = time.perf_counter()
     try:
         result = call(jitted)
     except jax.errors.JaxRuntimeError:
@@ -534,19 +546,11 @@ def run_compiled(key: Hashable, build: Callable[[], Callable], n_nodes: int, cal
         return None
     if _quick:
         _account_quick_call(key)
-    if n_nodes > SMALL_PLAN:  # small programs: fixed costs dominate
-        built = stats["programs_compiled"] != before
-        if built and interpret.stats["interpreted_calls"] != hosted_before:
-            _compiles_next.add(key)  # its first call ran on the host (`interpret.py`): it compiles on its next
-        elif built or key in _compiles_next:
-            _compiles_next.discard(key)
-            measured = (time.perf_counter() - start) / n_nodes
-            compile_cost["seconds_per_node"] = 0.7 * compile_cost["seconds_per_node"] + 0.3 * measured
     return result
 
 
-_compiles_next: set = set()
-"""Programs whose first call ran on the host: their next call compiles, and its duration is measured."""
+_measured_nodes: dict = {}
+"""The nodes of new programs over `SMALL_PLAN` nodes, until their compile's duration updates `compile_cost`."""
 
 
 def run_per_op(key: Hashable, run: Callable[[], Any]) -> Any:

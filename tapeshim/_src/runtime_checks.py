@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
+import time
 import weakref
 from typing import Any, Callable, Optional, Union
 
@@ -29,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
-from tapeshim._src import compile_tiers, errors, interpret
+from tapeshim._src import background_compile, compile_tiers, errors, interpret
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
 
@@ -150,15 +151,19 @@ class _TopLevelOptions:
         self._jitted: Any = None
         self._nested = jax.jit(fn)
 
-    def __call__(self, *args: Any) -> Any:
-        if args and isinstance(args[0], _Tracer):  # inside another trace: spares the refused call's exception
-            return self._nested(*args)
+    def _top_level(self) -> Any:
         jitted = self._jitted
         if jitted is None:
             if callable(self._options):
                 self._options = self._options()
             options = self._options
             jitted = self._jitted = self._nested if options is None else jax.jit(self._fn, compiler_options=options)
+        return jitted
+
+    def __call__(self, *args: Any) -> Any:
+        if args and isinstance(args[0], _Tracer):  # inside another trace: spares the refused call's exception
+            return self._nested(*args)
+        jitted = self._top_level()
         try:
             return jitted(*args)
         except ValueError as exc:
@@ -173,7 +178,10 @@ class _TopLevelOptions:
             return self._nested(*args)
 
     def trace(self, *args: Any) -> Any:
-        return self._nested.trace(*args)  # tracing takes no compile options: the call then reuses this trace
+        """The trace the call with `args` compiles from (the call then reuses it)."""
+        if args and isinstance(args[0], _Tracer):
+            return self._nested.trace(*args)
+        return self._top_level().trace(*args)
 
 
 def jit_with_options(fn: Callable[..., Any], options: Options) -> Callable[..., Any]:
@@ -187,9 +195,15 @@ class CheckedProgram:
     The first call traces `fn`; without checks the plain jitted function is used
     from then on (it reuses that trace, so nothing is traced twice), and
     `settled(plain)` lets the owner call it directly, without this wrapper.
+    Where the host interpreter can run it, the first call is computed on the host
+    and the second submits the compile to the background thread
+    (`background_compile`): calls are computed on the host until it is done.
     """
 
-    __slots__ = ("_fn", "_plain", "_checked", "_call", "_settled", "_options", "_traced", "_interpret_first")
+    __slots__ = (
+        "_fn", "_plain", "_checked", "_call", "_settled", "_options", "_traced", "_interpret_first", "_hosting",
+        "_compiled",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -198,15 +212,18 @@ class CheckedProgram:
         compiler_options: Options = None,
         traced: Callable[[Any], bool] | None = None,
         interpret_first: bool = True,
+        compiled: Callable[[float], None] | None = None,
     ) -> None:
         self._fn = fn
         self._interpret_first = interpret_first
         self._options = compiler_options
         self._traced = traced
+        self._compiled = compiled
         self._plain: Any = jit_with_options(fn, compiler_options)
         self._checked: Callable[..., Any] | None = None
         self._call: Callable[..., Any] = self._first_call
         self._settled = settled
+        self._hosting: _Hosting | None = None
 
     def __call__(self, *args: Any) -> Any:
         return self._call(*args)
@@ -218,31 +235,70 @@ class CheckedProgram:
     def _first_call(self, *args: Any) -> Any:
         traced = self._plain.trace(*args)
         jaxpr = traced.jaxpr
-        if self._traced is not None and self._traced(jaxpr):  # compile with XLA's defaults instead
+        heavy = self._traced is not None and self._traced(jaxpr)
+        if heavy:  # compile with XLA's defaults instead
             self._options = None
             self._plain = jax.jit(self._fn)
         checks = _has_checks(jaxpr.effects)
         compile_now = self._start_checked if checks else self._settle_plain
+        self._call = compile_now  # unless the host computes this call: the next call compiles
         if self._interpret_first and interpret.enabled():
-            self._call = compile_now  # whatever the host gives, the next call compiles
-            try:
-                result = interpret.run(traced, args, checks)
-            except interpret.CheckFailed as failed:
-                raise _check_error(str(failed)) from None
-            if result is not None:
-                return result
+            leaves = jax.tree.leaves(args)
+            program = interpret.host_program(traced, leaves, checks)
+            if program is not None:
+                result = _host_call(program, args, leaves)
+                if result is not None:
+                    if not (checks or heavy) and background_compile.enabled():  # (see `background_compile`)
+                        self._hosting = _Hosting(program, interpret.signature(leaves), traced)
+                        self._call = self._submit_compile
+                    return result
         return compile_now(*args)
+
+    def _submit_compile(self, *args: Any) -> Any:
+        hosting = self._hosting
+        assert hosting is not None, "set with _submit_compile as the call"
+        hosting.submit(args)
+        self._call = self._while_compiling
+        return self._while_compiling(*args)
+
+    def _while_compiling(self, *args: Any) -> Any:
+        hosting = self._hosting
+        assert hosting is not None, "set with _while_compiling as the call"
+        pending = hosting.pending
+        if not pending.done():
+            leaves = jax.tree.leaves(args)
+            if interpret.signature(leaves) == hosting.signature:
+                result = _host_call(hosting.program, args, leaves)
+                if result is not None:
+                    return result
+            pending.wait()  # (another signature compiles after it: each executable compiles once)
+        self._hosting = None
+        if self._compiled is not None and pending.seconds is not None:
+            self._compiled(pending.seconds)
+            self._compiled = None
+        return self._settle_plain(*args)
 
     def _start_checked(self, *args: Any) -> Any:
         self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
         self._call = self._run_checked
-        return self._run_checked(*args)
+        return self._timed(self._run_checked, args)
 
     def _settle_plain(self, *args: Any) -> Any:
         self._call = self._plain
         if self._settled is not None:
             self._settled(self._plain)
-        return self._plain(*args)
+        return self._timed(self._plain, args)
+
+    def _timed(self, call: Callable[..., Any], args: tuple) -> Any:
+        """`call(*args)`, the call that compiles the program: its duration goes to `compiled` (once)."""
+        report = self._compiled
+        if report is None:
+            return call(*args)
+        self._compiled = None
+        start = time.perf_counter()
+        result = call(*args)
+        report(time.perf_counter() - start)
+        return result
 
     def _run_checked(self, *args: Any) -> Any:
         assert self._checked is not None, "set before _run_checked becomes the call"
@@ -251,6 +307,55 @@ class CheckedProgram:
         if message is not None:
             raise _check_error(message)
         return out
+
+
+class Upgrade:
+    """A program that is recompiled with XLA's defaults (`compile_tiers`' tier-up) in the background thread:
+    its calls run the program compiled before (`current`) until the new one has compiled; then `settled`
+    receives the new jitted function, which serves from then on."""
+
+    __slots__ = ("_current", "_next", "_pending", "_settled")
+
+    def __init__(self, current: Callable[..., Any], fn: Callable[..., Any], settled: Callable[[Any], None]) -> None:
+        self._current = current
+        self._next = jax.jit(fn)
+        self._pending: Any = None
+        self._settled = settled
+
+    def __call__(self, *args: Any) -> Any:
+        pending = self._pending
+        if pending is None:
+            if not interpret.host_readable(jax.tree.leaves(args)):  # inside another trace: not from here
+                return self._current(*args)
+            self._pending = background_compile.submit(self._next.trace(*args), args)
+        elif pending.done():
+            self._settled(self._next)
+            return self._next(*args)
+        return self._current(*args)
+
+
+class _Hosting:
+    """A program computed on the host while its compile runs in the background."""
+
+    __slots__ = ("program", "signature", "traced", "pending")
+
+    def __init__(self, program: interpret.Prepared, signature: tuple, traced: Any) -> None:
+        self.program = program
+        self.signature = signature
+        self.traced: Any = traced
+        self.pending: Any = None
+
+    def submit(self, args: tuple) -> None:
+        self.pending = background_compile.submit(self.traced, args)
+        self.traced = None  # the background thread holds it until it has compiled
+
+
+def _host_call(program: interpret.Prepared, args: tuple, leaves: list) -> Any | None:
+    """`program(args)` computed on the host (None: it cannot be), with TF's error for a failed check."""
+    try:
+        return program(args, leaves)
+    except interpret.CheckFailed as failed:
+        raise _check_error(str(failed)) from None
 
 
 def _check_error(message: str) -> errors.InvalidArgumentError:
@@ -264,6 +369,7 @@ def jit(
     compiler_options: Options = None,
     traced: Callable[[Any], bool] | None = None,
     interpret_first: bool = True,
+    compiled: Callable[[float], None] | None = None,
 ) -> CheckedProgram:
     """`jax.jit(fn)` that raises TF's `InvalidArgumentError` when a runtime index check fails.
 
@@ -276,9 +382,12 @@ def jit(
       traced: called with the program's closed jaxpr when its first call traces it, before it compiles;
         True drops `compiler_options` (the program compiles with XLA's defaults).
       interpret_first: whether the first call may be computed by the host interpreter (`interpret.py`),
-        the program then compiling on its second call; False compiles on the first call.
+        the program then compiling from its second call on (in the background, `background_compile`);
+        False compiles on the first call.
+      compiled: called once with the seconds the program's compile took (measured on the call that compiled
+        it, or in the background thread).
     """
-    return CheckedProgram(fn, settled, compiler_options, traced, interpret_first)
+    return CheckedProgram(fn, settled, compiler_options, traced, interpret_first, compiled)
 
 
 # -- the checks ------------------------------------------------------------------------------

@@ -1,0 +1,155 @@
+"""Compiles in a background thread while the host interpreter serves the calls.
+
+A program (a recorded structure, a `tapeshim.function` trace, a Keras call)
+runs its first call on the host (`interpret.py`) and compiles when it repeats.
+That compile (15-400 ms on a CPU) used to stall the repeating call: a
+`tapeshim.function` step's second call took 240-390 ms where TF's takes 1 ms.
+Now the repeat submits the compile here and is computed on the host again,
+as is every later call until the compile is done; the call after that runs the
+compiled program (JAX finds the executable this thread compiled in its cache).
+XLA releases the GIL while it compiles, so the host calls go on beside it.
+
+The thread also runs the compiled program once, on the arguments of the
+call that submitted it, and drops the result: XLA's CPU runtime finishes
+loading a program's code on its first run (28-47 ms for a small training
+step's program, measured), which would otherwise stall the first compiled call.
+The programs compiled here have no side effects (the interpreter runs none
+that have), so that run changes nothing.
+
+Only what the host interpreter can run compiles here (a program it cannot
+run compiles on the calling thread, as before), and only the compile: the
+trace was made on the calling thread. A compile that fails here is dropped:
+the calling thread then compiles the program itself and sees the error, as
+without this thread. Compiles run one at a time, in order. At exit, compiles
+still queued are dropped and the one running is awaited.
+
+`wait()` blocks until every submitted compile has finished: tests that count
+compiles, and benchmarks, call it where a synchronous engine would have
+compiled. `set_enabled(False)` compiles on the calling thread again.
+"""
+
+from __future__ import annotations
+
+import atexit
+import queue
+import threading
+import time
+from typing import Any
+
+import jax
+
+_SHUTDOWN = object()
+
+
+class Pending:
+    """A compile submitted to the background thread."""
+
+    __slots__ = ("_done", "seconds")
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self.seconds: float | None = None
+        """How long the compile took, once it has compiled (None if it failed or was dropped)."""
+
+    def done(self) -> bool:
+        """Whether the compile has finished (compiled, failed or dropped)."""
+        return self._done.is_set()
+
+    def wait(self) -> None:
+        """Blocks until the compile has finished."""
+        self._done.wait()
+
+
+class _Worker:
+    """One daemon thread compiling the traces it is given, in order."""
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def submit(self, traced: Any, args: tuple) -> Pending:
+        pending = Pending()
+        with self._lock:
+            if self._closed:
+                pending._done.set()
+                return pending
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="tapeshim-compile", daemon=True)
+                self._thread.start()
+            self._queue.put((traced, args, pending))
+        return pending
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is _SHUTDOWN:
+                    return
+                traced, args, pending = item
+                try:
+                    if not self._closed:
+                        start = time.perf_counter()
+                        compiled = traced.lower().compile()
+                        pending.seconds = time.perf_counter() - start
+                        stats["compiled"] += 1
+                        _first_run(compiled, args)
+                except Exception:  # noqa: BLE001 - the calling thread compiles it again and sees the error
+                    stats["failed"] += 1
+                finally:
+                    pending._done.set()
+            finally:
+                self._queue.task_done()
+
+    def wait(self) -> None:
+        if self._thread is not None:
+            self._queue.join()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            thread = self._thread
+        if thread is not None:
+            self._queue.put(_SHUTDOWN)
+            thread.join()
+
+
+def _first_run(compiled: Any, args: tuple) -> None:
+    """Runs `compiled` once on `args` and drops the result: its first run loads its code (see above)."""
+    try:
+        jax.block_until_ready(compiled(*args))
+    except Exception:  # noqa: BLE001 - the calling thread's first compiled call loads the code instead
+        pass
+
+
+_worker = _Worker()
+_enabled = [True]
+stats = {"submitted": 0, "compiled": 0, "failed": 0}
+
+
+def enabled() -> bool:
+    """Whether repeating programs compile in the background (see the module docstring)."""
+    return _enabled[0]
+
+
+def set_enabled(on: bool) -> None:
+    """Turns background compiles on or off; off, a program compiles on the call that needs it."""
+    if not on:
+        wait()
+    _enabled[0] = bool(on)
+
+
+def submit(traced: Any, args: tuple) -> Pending:
+    """Compiles `traced` (a `jax.stages.Traced` of the jitted function the caller will call) in the background,
+    and runs it once on `args` (arguments of the traced signature), without side effects."""
+    stats["submitted"] += 1
+    return _worker.submit(traced, args)
+
+
+def wait() -> None:
+    """Blocks until every compile submitted so far has finished."""
+    _worker.wait()
+
+
+atexit.register(_worker.close)

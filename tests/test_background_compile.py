@@ -1,0 +1,120 @@
+"""Compiles in the background thread (`tapeshim/_src/background_compile.py`).
+
+A program's first call runs on the host; when it repeats, its compile goes to the background thread and its
+calls run on the host until the compile is done, then compiled. The calling thread never waits for those
+compiles, values stay TF's throughout, and once the compiles are done nothing compiles again.
+"""
+
+import threading
+
+import jax
+import numpy as np
+import pytest
+
+import tapeshim as tf
+from oracle import backend_compiles, check
+from tapeshim._src import background_compile, interpret
+
+pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
+
+_threads: list[str] = []
+
+
+def _log_thread(event: str, duration_secs: float, **kwargs: object) -> None:
+    if event == "/jax/core/compile/backend_compile_duration":
+        _threads.append(threading.current_thread().name)
+
+
+jax.monitoring.register_event_duration_secs_listener(_log_thread)
+
+
+def _compiling_threads(run) -> list[str]:
+    """The threads that compiled while `run()` ran, and the background compiles it submitted."""
+    background_compile.wait()
+    before = len(_threads)
+    run()
+    background_compile.wait()
+    return _threads[before:]
+
+
+def _mlp_function(tf, width):
+    rng = np.random.default_rng(width)
+    w = tf.Variable(rng.normal(size=(5, width)).astype(np.float32))
+    x = tf.constant(rng.normal(size=(8, 5)).astype(np.float32))
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.nn.relu(tf.matmul(x, w)) ** 2)
+        w.assign_sub(0.1 * tape.gradient(loss, w))
+        return loss
+
+    return step
+
+
+def test_a_functions_second_call_compiles_in_the_background():
+    step = _mlp_function(tf, 7)
+    step()  # the first call: traced, computed on the host
+    threads = _compiling_threads(step)  # the second: submits the compile, computed on the host
+    assert threads and set(threads) == {"tapeshim-compile"}, threads
+    hosted = interpret.stats["interpreted_calls"]
+    assert _compiling_threads(step) == []  # compiled: found in JAX's cache
+    assert interpret.stats["interpreted_calls"] == hosted, "the call after the compile ran compiled"
+
+
+def test_values_are_tfs_on_the_host_while_compiling_and_compiled():
+    def body(tf):
+        step = _mlp_function(tf, 9)
+        return [step() for _ in range(6)]
+
+    check(body, rtol=2e-5)
+
+
+def test_an_eager_ops_second_call_compiles_in_the_background():
+    x = tf.constant(np.linspace(-1.0, 1.0, 37, dtype=np.float32))
+    tf.math.cosh(x)  # the first call of this signature: on the host
+    threads = _compiling_threads(lambda: tf.math.cosh(x))
+    assert threads == ["tapeshim-compile"]
+    np.testing.assert_allclose(tf.math.cosh(x).numpy(), np.cosh(x.numpy()), rtol=1e-6)
+
+
+def test_without_the_background_thread_the_second_call_compiles_on_the_caller():
+    background_compile.set_enabled(False)
+    try:
+        step = _mlp_function(tf, 11)
+        step()
+        threads = _compiling_threads(step)
+    finally:
+        background_compile.set_enabled(True)
+    assert threads and set(threads) == {"MainThread"}, threads
+
+
+def test_compile_counts_are_the_synchronous_engines():
+    def counts(width):
+        compiles = backend_compiles()
+        step = _mlp_function(tf, width)
+        before = len(compiles)
+        for _ in range(4):
+            step()
+        return len(compiles) - before
+
+    in_background = counts(13)
+    background_compile.set_enabled(False)
+    try:
+        on_the_caller = counts(14)
+    finally:
+        background_compile.set_enabled(True)
+    assert in_background == on_the_caller > 0
+
+
+class _Unlowerable:
+    def lower(self):
+        raise ValueError("no lowering")
+
+
+def test_a_compile_that_fails_in_the_background_is_dropped():
+    failed = background_compile.stats["failed"]
+    pending = background_compile.submit(_Unlowerable(), ())
+    pending.wait()
+    assert pending.done() and pending.seconds is None
+    assert background_compile.stats["failed"] == failed + 1
