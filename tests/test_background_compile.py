@@ -5,15 +5,18 @@ calls run on the host until the compile is done, then compiled. The calling thre
 compiles, values stay TF's throughout, and once the compiles are done nothing compiles again.
 """
 
+import gc
 import threading
+import weakref
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import tapeshim as tf
 from oracle import backend_compiles, check
-from tapeshim._src import background_compile, interpret
+from tapeshim._src import background_compile, compile_tiers, interpret, runtime_checks
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
 
@@ -118,3 +121,82 @@ def test_a_compile_that_fails_in_the_background_is_dropped():
     pending.wait()
     assert pending.done() and pending.seconds is None
     assert background_compile.stats["failed"] == failed + 1
+
+
+def test_a_tier_up_in_the_background_never_runs_side_effects_again(monkeypatch):
+    monkeypatch.setattr(compile_tiers, "WORK_BUDGET", 2000)  # the gradient program tiers up after a few calls
+    runs = []
+
+    def side(value):
+        runs.append(threading.current_thread().name)
+        return value
+
+    @tf.function
+    def f(x):
+        y = tf.py_function(side, [tf.stop_gradient(x)], tf.float32)
+        return tf.reduce_sum(tf.tanh(x) * y)
+
+    x = tf.Variable(np.linspace(0.0, 1.0, 64, dtype=np.float32))
+    tiered = compile_tiers.stats["programs_tiered_up"]
+    for _ in range(12):
+        with tf.GradientTape() as tape:
+            loss = f(x)
+        tape.gradient(loss, x)
+    background_compile.wait()
+    assert compile_tiers.stats["programs_tiered_up"] > tiered
+    assert runs == ["MainThread"] * 12
+
+
+def test_calls_from_several_threads_at_once():
+    failures = []
+    for seed in range(20):
+        program = runtime_checks.jit(lambda x, s=seed: x * (s + 1.0))
+        x = jnp.asarray(np.full(4, seed, np.float32))
+        program(x)  # the first call: on the host
+        stop = threading.Event()
+
+        def work(program=program, x=x, seed=seed, stop=stop):
+            while not stop.is_set():
+                try:
+                    np.testing.assert_allclose(program(x), np.full(4, seed * (seed + 1.0)))
+                except Exception as error:  # noqa: BLE001 - collected for the assertion below
+                    failures.append(repr(error))
+                    return
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        background_compile.wait()
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert failures == []
+
+
+def test_a_call_inside_another_trace_submits_no_tracer():
+    submitted = background_compile.stats["submitted"]
+    failed = background_compile.stats["failed"]
+
+    @tf.function
+    def step(x):
+        return tf.reduce_sum(tf.tanh(x) * 3.0)
+
+    x = tf.constant(np.linspace(0.0, 1.0, 16, dtype=np.float32))
+    expected = float(step(x))  # the first call: on the host
+    assert float(jax.jit(lambda a: step(a))(x)) == pytest.approx(expected, rel=1e-6)  # the second, traced
+    background_compile.wait()
+    assert background_compile.stats["submitted"] == submitted
+    assert background_compile.stats["failed"] == failed
+    assert float(step(x)) == pytest.approx(expected, rel=1e-6)  # an eager call still submits the compile
+    assert background_compile.stats["submitted"] == submitted + 1
+
+
+def test_queued_compiles_keep_no_argument_alive():
+    kernel = jax.jit(lambda v: v * 2)
+    x = np.ones((1000, 1000), np.float32)
+    alive = weakref.ref(x)
+    background_compile.submit(kernel.trace(x), (x,))
+    background_compile.wait()
+    del x
+    gc.collect()
+    assert alive() is None

@@ -9,19 +9,24 @@ as is every later call until the compile is done; the call after that runs the
 compiled program (JAX finds the executable this thread compiled in its cache).
 XLA releases the GIL while it compiles, so the host calls go on beside it.
 
-The thread also runs the compiled program once, on the arguments of the
-call that submitted it, and drops the result: XLA's CPU runtime finishes
-loading a program's code on its first run (28-47 ms for a small training
-step's program, measured), which would otherwise stall the first compiled call.
-The programs compiled here have no side effects (the interpreter runs none
-that have), so that run changes nothing.
+The thread also runs a compiled program once, on the arguments of the call
+that submitted it, and drops the result: XLA's CPU runtime finishes loading a
+program's code on its first run (28-47 ms for a small training step's program,
+measured), which would otherwise stall the first compiled call. Only programs
+without side effects are run so (those the host interpreter can run: it runs
+no callback); a caller that submits another (the quick tier's tier-up of a
+program that prints) passes no arguments. The queue holds at most
+`HELD_BYTES` of arguments; past that a queued compile holds its arguments
+weakly, and skips the run when the caller has dropped one (its first compiled
+call then loads the code).
 
-Only what the host interpreter can run compiles here (a program it cannot
-run compiles on the calling thread, as before), and only the compile: the
-trace was made on the calling thread. A compile that fails here is dropped:
-the calling thread then compiles the program itself and sees the error, as
-without this thread. Compiles run one at a time, in order. At exit, compiles
-still queued are dropped and the one running is awaited.
+Only the compile and that run happen here: the trace was made on the calling
+thread, of concrete arguments. A compile that fails here is dropped: the
+calling thread then compiles the program itself and sees the error, as
+without this thread. Compiles run one at a time, in the order submitted, so a
+call that must wait for one waits for those ahead of it too (callers wait
+only when the host cannot compute a call of the signature being compiled). At
+exit, compiles still queued are dropped and the one running is awaited.
 
 `wait()` blocks until every submitted compile has finished: tests that count
 compiles, and benchmarks, call it where a synchronous engine would have
@@ -34,11 +39,15 @@ import atexit
 import queue
 import threading
 import time
+import weakref
 from typing import Any
 
 import jax
 
 _SHUTDOWN = object()
+
+HELD_BYTES = 64 * 2**20
+"""The most bytes of arguments the queued compiles hold for their first run (see the module docstring)."""
 
 
 class Pending:
@@ -68,8 +77,9 @@ class _Worker:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._lock = threading.Lock()
+        self._held = 0  # bytes of arguments the queue holds
 
-    def submit(self, traced: Any, args: tuple) -> Pending:
+    def submit(self, traced: Any, args: tuple | None) -> Pending:
         pending = Pending()
         with self._lock:
             if self._closed:
@@ -78,8 +88,23 @@ class _Worker:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="tapeshim-compile", daemon=True)
                 self._thread.start()
-            self._queue.put((traced, args, pending))
+            self._queue.put((traced, self._arguments(args), pending))
         return pending
+
+    def _arguments(self, args: tuple | None) -> Any:
+        """`(treedef, leaves or weak references to them, bytes held)`, or None where there are none to run on
+        (see the module docstring)."""
+        if args is None:
+            return None
+        leaves, treedef = jax.tree.flatten(args)
+        size = sum(getattr(leaf, "nbytes", 0) for leaf in leaves)
+        if self._held + size <= HELD_BYTES:
+            self._held += size
+            return treedef, leaves, size
+        try:
+            return treedef, [weakref.ref(leaf) for leaf in leaves], 0
+        except TypeError:  # a leaf that takes no weak reference
+            return None
 
     def _run(self) -> None:
         while True:
@@ -87,20 +112,26 @@ class _Worker:
             try:
                 if item is _SHUTDOWN:
                     return
-                traced, args, pending = item
-                try:
-                    if not self._closed:
-                        start = time.perf_counter()
-                        compiled = traced.lower().compile()
-                        pending.seconds = time.perf_counter() - start
-                        stats["compiled"] += 1
-                        _first_run(compiled, args)
-                except Exception:  # noqa: BLE001 - the calling thread compiles it again and sees the error
-                    stats["failed"] += 1
-                finally:
-                    pending._done.set()
+                self._compile(*item)
             finally:
+                item = None  # an idle thread holds nothing of the last item
                 self._queue.task_done()
+
+    def _compile(self, traced: Any, arguments: Any, pending: Pending) -> None:
+        try:
+            if not self._closed:
+                start = time.perf_counter()
+                compiled = traced.lower().compile()
+                pending.seconds = time.perf_counter() - start
+                stats["compiled"] += 1
+                _first_run(compiled, arguments)
+        except Exception:  # noqa: BLE001 - the calling thread compiles it again and sees the error
+            stats["failed"] += 1
+        finally:
+            if arguments is not None:
+                with self._lock:
+                    self._held -= arguments[2]
+            pending._done.set()
 
     def wait(self) -> None:
         if self._thread is not None:
@@ -115,10 +146,17 @@ class _Worker:
             thread.join()
 
 
-def _first_run(compiled: Any, args: tuple) -> None:
-    """Runs `compiled` once on `args` and drops the result: its first run loads its code (see above)."""
+def _first_run(compiled: Any, arguments: Any) -> None:
+    """Runs `compiled` once on the arguments (`_Worker._arguments`) and drops the result: its first run loads
+    its code (see the module docstring)."""
+    if arguments is None:
+        return
+    treedef, held, _ = arguments
+    leaves = [leaf() if isinstance(leaf, weakref.ref) else leaf for leaf in held]
+    if any(leaf is None for leaf in leaves):
+        return
     try:
-        jax.block_until_ready(compiled(*args))
+        jax.block_until_ready(compiled(*jax.tree.unflatten(treedef, leaves)))
     except Exception:  # noqa: BLE001 - the calling thread's first compiled call loads the code instead
         pass
 
@@ -140,9 +178,15 @@ def set_enabled(on: bool) -> None:
     _enabled[0] = bool(on)
 
 
-def submit(traced: Any, args: tuple) -> Pending:
-    """Compiles `traced` (a `jax.stages.Traced` of the jitted function the caller will call) in the background,
-    and runs it once on `args` (arguments of the traced signature), without side effects."""
+def submit(traced: Any, args: tuple | None) -> Pending:
+    """Compiles `traced` in the background.
+
+    Args:
+      traced: a `jax.stages.Traced` of the jitted function the caller will call, made of concrete arguments
+        (never tracers).
+      args: arguments of the traced signature to run the compiled program on once (loading its code), for a
+        program without side effects (one the host interpreter can run); None: no run.
+    """
     stats["submitted"] += 1
     return _worker.submit(traced, args)
 

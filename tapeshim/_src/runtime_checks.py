@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import time
 import weakref
 from typing import Any, Callable, Optional, Union
@@ -256,22 +257,26 @@ class CheckedProgram:
 
     def _submit_compile(self, *args: Any) -> Any:
         hosting = self._hosting
-        assert hosting is not None, "set with _submit_compile as the call"
-        hosting.submit(args)
-        self._call = self._while_compiling
+        if hosting is not None and interpret.host_readable(jax.tree.leaves(args)):
+            with _HOSTING_LOCK:  # (user threads may call one program at once: one submits)
+                if hosting.pending is None:
+                    hosting.submit(args)
+                self._call = self._while_compiling
         return self._while_compiling(*args)
 
     def _while_compiling(self, *args: Any) -> Any:
         hosting = self._hosting
-        assert hosting is not None, "set with _while_compiling as the call"
+        if hosting is None or hosting.pending is None:  # settled by another thread, or called inside a trace
+            return self._plain(*args)
         pending = hosting.pending
         if not pending.done():
             leaves = jax.tree.leaves(args)
-            if interpret.signature(leaves) == hosting.signature:
-                result = _host_call(hosting.program, args, leaves)
-                if result is not None:
-                    return result
-            pending.wait()  # (another signature compiles after it: each executable compiles once)
+            if interpret.signature(leaves) != hosting.signature or not interpret.host_readable(leaves):
+                return self._plain(*args)  # another signature (or a tracer) compiles on this thread
+            result = _host_call(hosting.program, args, leaves)
+            if result is not None:
+                return result
+            pending.wait()  # the host cannot compute it: the compile under way serves it
         self._hosting = None
         if self._compiled is not None and pending.seconds is not None:
             self._compiled(pending.seconds)
@@ -327,11 +332,16 @@ class Upgrade:
         if pending is None:
             if not interpret.host_readable(jax.tree.leaves(args)):  # inside another trace: not from here
                 return self._current(*args)
-            self._pending = background_compile.submit(self._next.trace(*args), args)
+            traced = self._next.trace(*args)
+            # run once in the background only without side effects (a program that prints is not interpretable)
+            self._pending = background_compile.submit(traced, args if interpret.supported(traced.jaxpr) else None)
         elif pending.done():
             self._settled(self._next)
             return self._next(*args)
         return self._current(*args)
+
+
+_HOSTING_LOCK = threading.Lock()
 
 
 class _Hosting:
@@ -346,7 +356,7 @@ class _Hosting:
         self.pending: Any = None
 
     def submit(self, args: tuple) -> None:
-        self.pending = background_compile.submit(self.traced, args)
+        self.pending = background_compile.submit(self.traced, args)  # (an interpretable program: no side effects)
         self.traced = None  # the background thread holds it until it has compiled
 
 
