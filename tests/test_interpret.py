@@ -14,7 +14,7 @@ import pytest
 
 import tapeshim as tf
 from oracle import backend_compiles, check, check_raises
-from tapeshim._src import interpret
+from tapeshim._src import interpret, interpret_rules
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
 
@@ -206,6 +206,12 @@ def test_interpreted_program_matches_xlas(name):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-6, atol=2e-6)
         if np.issubdtype(a.dtype, np.floating):  # XLA's signed zeros, NaNs where XLA has them
             np.testing.assert_array_equal(np.signbit(np.asarray(a)), np.signbit(np.asarray(b)))
+
+
+@pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("conv")))
+def test_large_convolutions_sum_over_kernel_positions_instead(name, monkeypatch):
+    monkeypatch.setattr(interpret_rules, "_PATCH_ELEMENTS", 0)  # no patch matrix: one product per position
+    test_interpreted_program_matches_xlas(name)
 
 
 def _mlp_steps(tf, steps, width):

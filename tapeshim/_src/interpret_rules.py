@@ -511,8 +511,8 @@ def _conv(
     preferred_element_type: Any = None,
     **_: Any,
 ) -> Any:
-    # XLA's convolution as a sum over kernel positions of matrix products: lhs as (N, C, spatial...),
-    # rhs as (O, I, spatial...), output laid out as `out_spec` says.
+    # XLA's convolution as matrix products (over the patch matrix, or one per kernel position, summed):
+    # lhs as (N, C, spatial...), rhs as (O, I, spatial...), output laid out as `out_spec` says.
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     if preferred_element_type is not None:
         dtype = np.dtype(preferred_element_type)
@@ -537,6 +537,10 @@ def _conv(
     result_type = np.result_type(x, kernel)
     # summed over kernel positions in float64: closer to XLA's (and TF's) single fused sum than float32 steps
     wide = np.float64 if result_type == np.float32 else result_type
+    if n * groups * group_channels * math.prod(sizes) * math.prod(out_spatial) <= _PATCH_ELEMENTS:
+        out = _conv_by_patches(x, kernel, sizes, out_spatial, rhs_dilation, window_strides, wide)
+        out = out.astype(result_type, copy=False).reshape(n, out_features, *out_spatial)
+        return np.transpose(out, np.argsort(out_spec))
     out = np.zeros((n, groups, out_features // groups, *out_spatial), wide)
     for position in np.ndindex(*sizes):
         window = tuple(
@@ -548,6 +552,29 @@ def _conv(
         out += np.einsum("ngc...,goc->ngo...", patch.astype(wide, copy=False), weights.astype(wide, copy=False))
     out = out.astype(result_type, copy=False).reshape(n, out_features, *out_spatial)
     return np.transpose(out, np.argsort(out_spec))
+
+
+_PATCH_ELEMENTS = 2**22
+"""The largest patch matrix (`_conv_by_patches`) a convolution builds, in elements (32 MiB in float64); a
+larger one sums over the kernel positions instead, one matrix product each."""
+
+
+def _conv_by_patches(
+    x: Any, kernel: Any, sizes: tuple, out_spatial: list, rhs_dilation: tuple, strides: tuple, wide: Any
+) -> Any:
+    """The convolution of `x` (N, G, Cg, spatial...) with `kernel` (G, Og, Cg, sizes...) as one matrix product
+    per group over the patch matrix (every kernel position at every output position), summed in `wide`."""
+    rank = len(sizes)
+    index = []
+    for k, (size, dilation, extent, stride) in enumerate(zip(sizes, rhs_dilation, out_spatial, strides)):
+        shape = [1] * (2 * rank)
+        shape[k], shape[rank + k] = size, extent
+        index.append((np.arange(size)[:, None] * dilation + np.arange(extent)[None, :] * stride).reshape(shape))
+    patches = x[(slice(None),) * 3 + tuple(index)]  # (N, G, Cg, sizes..., out spatial...)
+    n, groups, channels = patches.shape[:3]
+    patches = patches.reshape(n, groups, channels * math.prod(sizes), math.prod(out_spatial)).astype(wide)
+    weights = kernel.reshape(1, groups, kernel.shape[1], channels * math.prod(sizes)).astype(wide)
+    return np.matmul(weights, patches)  # (N, G, Og, out positions)
 
 
 # -- gathers and scatters ---------------------------------------------------------------------
