@@ -413,6 +413,32 @@ def check_values_and_gradients(
         check(taped_body(fn, *inputs, output_gradients=upstream, densify=densify), rtol=rtol)
 
 
+# -- a TF-style training step ---------------------------------------------------------------------
+def mlp_training_step(
+    tf: Module, batch: int, sizes: tuple[int, int, int], seed: int = 0, scale: float = 1.0, learning_rate: float = 0.1
+) -> Callable[[], tuple]:
+    """A TF-style MLP training step (`GradientTape`, `gradient`, `assign_sub`) on seeded data, as a TF guide
+    writes it, for `tf` (real TF or tapeshim): `step()` returns `(loss, grad_w1, grad_w2)`."""
+    rng = np.random.default_rng(seed)
+    n_in, n_hidden, n_out = sizes
+    w1 = tf.Variable(rng.normal(size=(n_in, n_hidden)).astype(np.float32) * scale)
+    w2 = tf.Variable(rng.normal(size=(n_hidden, n_out)).astype(np.float32) * scale)
+    x = tf.constant(rng.normal(size=(batch, n_in)).astype(np.float32))
+    labels = tf.constant(rng.integers(0, n_out, size=batch).astype(np.int32))
+
+    def step() -> tuple:
+        with tf.GradientTape() as tape:
+            logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+        g1, g2 = tape.gradient(loss, [w1, w2])
+        w1.assign_sub(learning_rate * g1)
+        w2.assign_sub(learning_rate * g2)
+        return loss, g1, g2
+
+    step.variables = (w1, w2)  # type: ignore[attr-defined]
+    return step
+
+
 # -- compile counts ----------------------------------------------------------------------------------
 _BACKEND_COMPILE = "/jax/core/compile/backend_compile_duration"
 

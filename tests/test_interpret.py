@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import tapeshim as tf
-from oracle import backend_compiles, check, check_raises
+from oracle import backend_compiles, check, check_raises, mlp_training_step
 from tapeshim._src import interpret, interpret_rules
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
@@ -215,20 +215,9 @@ def test_large_convolutions_sum_over_kernel_positions_instead(name, monkeypatch)
 
 
 def _mlp_steps(tf, steps, width):
-    rng = np.random.default_rng(3)
-    w1 = tf.Variable(rng.normal(size=(7, width)).astype(np.float32))
-    w2 = tf.Variable(rng.normal(size=(width, 3)).astype(np.float32))
-    x = tf.constant(rng.normal(size=(9, 7)).astype(np.float32))
-    labels = tf.constant(rng.integers(0, 3, size=9).astype(np.int32))
-    out = []
-    for _ in range(steps):
-        with tf.GradientTape() as tape:
-            logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2)
-            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
-        g1, g2 = tape.gradient(loss, [w1, w2])
-        w1.assign_sub(0.1 * g1)
-        w2.assign_sub(0.1 * g2)
-        out.append((loss, g1, g2))
+    step = mlp_training_step(tf, 9, (7, width, 3), seed=3)
+    out = [step() for _ in range(steps)]
+    w1, w2 = step.variables
     return out, tf.convert_to_tensor(w1), tf.convert_to_tensor(w2)
 
 

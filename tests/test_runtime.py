@@ -4,34 +4,18 @@ import gc
 import threading
 import weakref
 
-import numpy as np
 import pytest
 
 import tapeshim as tf
-from oracle import backend_compiles
+from oracle import backend_compiles, mlp_training_step
 from tapeshim import experimental
 
 _compiles = backend_compiles()
 
 
 def _mlp():
-    rng = np.random.default_rng(0)
-    w1 = tf.Variable(rng.normal(size=(32, 64)).astype(np.float32) * 0.1)
-    w2 = tf.Variable(rng.normal(size=(64, 10)).astype(np.float32) * 0.1)
-    x = tf.constant(rng.normal(size=(64, 32)).astype(np.float32))
-    labels = tf.constant(rng.integers(0, 10, size=64).astype(np.int32))
-
-    def step():
-        with tf.GradientTape() as tape:
-            h = tf.nn.relu(x @ w1)
-            logits = h @ w2
-            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
-        g1, g2 = tape.gradient(loss, [w1, w2])
-        w1.assign_sub(0.1 * g1)
-        w2.assign_sub(0.1 * g2)
-        return loss
-
-    return step
+    step = mlp_training_step(tf, 64, (32, 64, 10), scale=0.1)
+    return lambda: step()[0]
 
 
 def test_ops_inside_a_tape_are_lazy_until_forced():

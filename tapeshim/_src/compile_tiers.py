@@ -85,6 +85,12 @@ def refused(error: Exception, options: dict) -> bool:
     return True
 
 
+def produced_elements(closed_jaxpr: Any) -> int:
+    """The elements a program's operations produce per call, counted in its jaxpr: the work measure of the
+    tiers (here) and of the host interpreter's ski rental (`interpret.host_calls_before_compile`)."""
+    return sum(math.prod(getattr(var.aval, "shape", ())) for eqn in closed_jaxpr.jaxpr.eqns for var in eqn.outvars)
+
+
 class QuickTier:
     """The calls and the work per call of a program compiled with `BASELINE_OPTIONS`."""
 
@@ -97,9 +103,7 @@ class QuickTier:
     def traced(self, closed_jaxpr: Any) -> bool:
         """Counts the elements the program's operations produce (its first call traced it, before compiling);
         True when the program is heavy enough to compile optimized at once (`HEAVY_WORK`)."""
-        self.work = sum(
-            math.prod(getattr(var.aval, "shape", ())) for eqn in closed_jaxpr.jaxpr.eqns for var in eqn.outvars
-        )
+        self.work = produced_elements(closed_jaxpr)
         return self.heavy
 
     @property

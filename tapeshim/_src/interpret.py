@@ -45,14 +45,13 @@ the host call: the program compiles.
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any, Callable
 
 import jax
 import numpy as np
 from jax.extend import core as jax_core
 
-from tapeshim._src import background_compile, interpret_rules
+from tapeshim._src import background_compile, compile_tiers, interpret_rules
 
 KERNEL_COMPILE_S = 0.03
 """What compiling one per-op kernel costs (the kernel options of `compile_tiers`: 25-35 ms measured on the
@@ -418,7 +417,7 @@ class Prepared:
     def __init__(self, traced: Any) -> None:
         closed = traced.jaxpr
         self._plan = _HostPlan(closed)
-        self.work = sum(math.prod(getattr(var.aval, "shape", ())) for eqn in closed.jaxpr.eqns for var in eqn.outvars)
+        self.work = compile_tiers.produced_elements(closed)
         self._in_avals = [var.aval for var in closed.jaxpr.invars]
         self._out_tree = traced.out_tree
 
@@ -553,7 +552,7 @@ class KernelCalls:
             if len(self._entries) >= self._SIZE:
                 self._entries.clear()
             program = None
-            if enabled() and _placement(leaves)[0]:
+            if enabled() and host_readable(leaves):
                 program = prepare(jitted.trace(*args))
             work_limit = 0 if program is None else host_calls_before_compile(program.work)
             entry = self._entries[key] = [0, program, work_limit, None]
@@ -568,7 +567,7 @@ class KernelCalls:
                 return None
             pending = entry[3]
             if pending is None:
-                if not _placement(leaves)[0]:  # (tracers: compiled inside the trace that holds them)
+                if not host_readable(leaves):  # (tracers: compiled inside the trace that holds them)
                     self._drop(entry)
                     return None
                 pending = entry[3] = background_compile.submit(jitted.trace(*args), args)
@@ -582,6 +581,11 @@ class KernelCalls:
             self._drop(entry)
             return None
         return result
+
+    def run(self, jitted: Any, args: tuple, leaves: Any, limit: int | None, host: bool = False) -> Any:
+        """`call`, or `jitted(*args)` where it gives None: the kernel's outputs either way."""
+        result = self.call(jitted, args, leaves, limit, host)
+        return jitted(*args) if result is None else result
 
     def _drop(self, entry: list) -> None:
         """The signature's calls compile from now on: its trace is no longer needed here."""

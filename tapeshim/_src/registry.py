@@ -101,8 +101,7 @@ class _Kernel:
         return self._hosted(values, None, True)
 
     def _hosted(self, values: tuple, host_calls: int | None, host: bool) -> tuple:
-        result = self.calls.call(self.jitted, values, values, host_calls, host)
-        return self.jitted(*values) if result is None else result
+        return self.calls.run(self.jitted, values, values, host_calls, host)
 
 
 _first_of_name: dict = {}

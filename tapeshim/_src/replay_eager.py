@@ -51,8 +51,7 @@ class _Cached:
         self.jitted = plain
 
     def call(self, *args: Any) -> Any:
-        result = self.calls.call(self.jitted, args, jax.tree.leaves(args), None, host=True)
-        return self.jitted(*args) if result is None else result
+        return self.calls.run(self.jitted, args, jax.tree.leaves(args), None, host=True)
 
 
 def _remember(cache: OrderedDict, key: Any, make: Callable[[], Callable[..., Any]], counter: str) -> _Cached:
@@ -187,12 +186,12 @@ def gradient(
             _accumulate(cotangents, in_slots[position], grad)
     results = []
     for i, (shape, dtype) in zip(connected, source_avals):
-        total: jax.Array | None = None
+        total: Any = None  # a JAX array, or a NumPy one computed on the host
         for slot in plan.occ_slots.get(i, ()):
             cotangent = cotangents.get(slot)
             if cotangent is not None:
                 total = cotangent if total is None else _add.call(total, cotangent)
-        if total is None:
-            total = jnp.zeros(shape, dtype._np)
+        if total is None:  # on the host, as the per-op tier's other values (`interpret.to_device` below)
+            total = np.zeros(shape, dtype._np)
         results.append(_conj(total).astype(dtype._np))
     return interpret.to_device([env[s] for s in target_slots]), interpret.to_device(results)
