@@ -255,3 +255,51 @@ def test_calls_covered_by_a_spec_trace_are_not_retraces():
         return out
 
     check(body)
+
+
+def test_input_signature_with_unknown_dimensions_runs_the_python_function_once():
+    # one symbolic trace serves every size: the function sees None, prints once, and its variable updates,
+    # outputs' signature and gradients are TF's for each size
+    def body(tf):
+        printed = []
+        w = tf.Variable(np.full((3, 2), 0.5, np.float32))
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def step(x):
+            printed.append(str(x.shape))
+            y = tf.nn.relu(tf.matmul(x, w)) + 1.0
+            w.assign_add(tf.ones((3, 2)) * 0.01)
+            return tf.reduce_sum(y, axis=1), tf.reduce_mean(y), tf.shape(x)
+
+        results = [step(tf.constant(np.arange(n * 3, dtype=np.float32).reshape(n, 3) / 4)) for n in (2, 5, 2, 1)]
+        x = tf.constant(np.ones((4, 3), np.float32))
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            _, mean, _ = step(x)
+        gradients = tape.gradient(mean, [x, w])
+        concrete = step.get_concrete_function()
+        return (
+            results,
+            gradients,
+            printed,
+            step.experimental_get_tracing_count(),
+            [str(spec.shape) for spec in concrete.structured_outputs],
+            w,
+        )
+
+    check(body)
+
+
+def test_a_trace_that_needs_concrete_sizes_is_traced_per_shape_with_tf_values():
+    # `tf.shape(x)[0]` as a reshape target needs a number: traced again per shape (TF: once), values as TF's
+    def body(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)])
+        def pairs(x):
+            n = tf.shape(x)[0]
+            return tf.reshape(x, [n * 2, 2]), tf.cast(n, tf.float32) * 2.0
+
+        return [pairs(tf.reshape(tf.range(4 * n, dtype=tf.float32), (n, 4))) for n in (3, 1, 3)], (
+            pairs.experimental_get_tracing_count()
+        )
+
+    check(body)

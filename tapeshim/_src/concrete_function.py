@@ -15,6 +15,7 @@ from tapeshim._src.autograph.operators import UndefinedAfterLoop
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.function_graph import FuncGraph
 from tapeshim._src.function_host_inputs import HostFeed
+from tapeshim._src.function_symbolic import ExportedProgram
 from tapeshim._src.function_trace import FunctionTrace, _use_of_leaked_tensor
 from tapeshim._src.node import OpKey
 from tapeshim._src.recorded_call import record_call
@@ -191,7 +192,11 @@ class ConcreteFunction:
         self._arg_positions = sorted(set(arg_placeholders.values()))
         self._out_avals = tuple((tuple(t._shape), t._dtype) for t in out_tensors)
         self._pending_avals = tuple((tuple(t._shape), t._dtype) for t in pending_tensors)
-        self._compile(sliced, self._program_sources(leaf_sources), len(out_tensors), len(pending_tensors))
+        self.symbolic = trace.symbolic
+        sources = self._program_sources(leaf_sources)
+        self._compile(sliced, sources, len(out_tensors), len(pending_tensors))
+        if self.symbolic:
+            self._export(trace, arg_placeholders, flat_args)
         self._node_key = OpKey("function", id(self))
         self._traced_call = (args, kwargs)
         self._flat_traced = flat_args
@@ -361,6 +366,31 @@ class ConcreteFunction:
 
         self._as_node = as_node
 
+    def _export(self, trace: FunctionTrace, arg_placeholders: dict[int, int], flat_args: list) -> None:
+        """Exports the program for the placeholders' symbolic shapes (`function_symbolic`): it serves every
+        size, and replaces the shared program."""
+        placeholder_at = {position: tid for tid, position in arg_placeholders.items()}
+        tensors = {t._tid: t for t in trace._placeholder_tensors}
+        arg_structs = []
+        for position in self._arg_positions:
+            tensor = tensors[placeholder_at[position]]
+            arg_structs.append(jax.ShapeDtypeStruct(tuple(tensor._shape), tensor._dtype._np))
+        variables = [flat_args[v] if isinstance(v, int) else v for v in self.read_variables]
+        var_structs = [jax.ShapeDtypeStruct(tuple(v._shape), v._dtype._np) for v in variables]
+        const_structs = [jax.ShapeDtypeStruct(c.shape, c.dtype) for c in self._const_values]
+        exported = ExportedProgram(self._program, (arg_structs, var_structs, const_structs, list(self._fed_structs)))
+        self._shared = exported  # type: ignore[assignment]  # the same `raw` and `call`
+        self._program = exported.raw
+
+    def _call_avals(self, inputs: tuple) -> tuple:
+        """The (shape, DType) of the outputs and new variable values for a call on `inputs` (tensors)."""
+        avals = self._out_avals + self._pending_avals
+        if not self.symbolic:
+            return avals
+        structs = [jax.ShapeDtypeStruct(tuple(t._shape), t._dtype._np) for t in inputs]
+        shapes = jax.eval_shape(self._as_node, *structs)
+        return tuple((tuple(out.shape), dtype) for out, (_, dtype) in zip(shapes, avals))
+
     def _input_signatures(self, args: tuple, kwargs: dict, specs: Any) -> None:
         """Sets `_input_specs` (the call's, or `specs`, as `TensorSpec`s) and `structured_input_signature`."""
         function = self._function
@@ -394,6 +424,8 @@ class ConcreteFunction:
         Unknown dimensions were traced as 1; the program is shape-evaluated again with them as 2,
         and the output dimensions that change are unknown (as TF's output type shows them).
         """
+        if self.symbolic:
+            return [tuple(d if d.__class__ is int else None for d in t._shape) for t in out_tensors]
         flat_specs = nest.flatten(self._input_specs)
         if self._key_draws or self.host_feed is not None or len(flat_specs) != len(self._flat_traced):
             return None
@@ -596,7 +628,7 @@ class ConcreteFunction:
                     )
                 # Called under a tape: the call is one recorded op, each output watched by the tapes
                 # that watch an input it depends on.
-                outputs = record_call(self._as_node, self._node_key, inputs, self._out_avals + self._pending_avals)
+                outputs = record_call(self._as_node, self._node_key, inputs, self._call_avals(inputs))
                 n_out = len(self._out_avals)
                 if self._array_checks:
                     sizes = list(outputs[n_out - len(self._array_checks) : n_out])
@@ -619,6 +651,8 @@ class ConcreteFunction:
             self._check_array_sizes(outs[len(outs) - len(self._array_checks) :])
         for variable, value in zip(written, news):
             variable._value = value
+        if self.symbolic:
+            return self._pack([Tensor(v, tuple(v.shape), dtype) for v, (_, dtype) in zip(outs, self._out_avals)])
         return self._pack([Tensor(v, shape, dtype) for v, (shape, dtype) in zip(outs, self._out_avals)])
 
     def as_jaxpr(self, flat_args: list | None = None) -> jax.extend.core.ClosedJaxpr:

@@ -27,6 +27,8 @@ from tapeshim._src.dataset import Dataset
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.dynamic_shapes import DynamicShapeNeeded
 from tapeshim._src.function_retracing import detector_for, function_text
+from tapeshim._src.function_symbolic import stats as symbolic_stats
+from tapeshim._src.function_symbolic import symbolic_shapes
 from tapeshim._src.function_trace import FunctionTrace
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
@@ -170,6 +172,8 @@ class Function:
         self._last_args: Any = None
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._first_trace_done = False
+        self._symbolic: ConcreteFunction | None = None  # the trace for every size of the signature (symbolic)
+        self._concrete_sizes = False  # whether a symbolic trace failed: traced per shape from then on
         self._detector = detector_for(python_function)  # TF's frequent-retracing warning
         self._initializing_traces = 0  # a first trace that created variables is traced again, as TF does
         try:
@@ -294,9 +298,11 @@ class Function:
     def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
         """Traces (if needed) for these arguments and returns the concrete function.
 
-        Arguments may be tensors, Python values or `tf.TensorSpec`s; a spec's unknown
-        dimensions are traced as 1 (a call with other shapes traces the Python
-        function again for them, which TF does not count as a retrace).
+        Arguments may be tensors, Python values or `tf.TensorSpec`s. With an
+        `input_signature`, its unknown dimensions are traced symbolically, once for
+        every size (`function_symbolic`) where the function allows it; otherwise a
+        spec's unknown dimensions are traced as 1 (a call with other shapes traces
+        the Python function again for them, which TF does not count as a retrace).
         """
         if self._input_signature is not None and not args and not kwargs:
             args = tuple(self._input_signature)
@@ -341,7 +347,7 @@ class Function:
     def _call_concrete(self, concrete: ConcreteFunction, args: tuple, kwargs: dict) -> Any:
         """Runs a call bound by a concrete function: its own program, or one traced for other shapes."""
         key, _, flat = self._keys(args, kwargs)
-        if key != concrete.key:
+        if key != concrete.key and not concrete.symbolic:
             variant = self._concrete.get(key)
             if variant is None:  # other shapes than traced: TF runs the same graph, tapeshim traces for them
                 variant = self._trace(flat, args, kwargs)
@@ -386,7 +392,7 @@ class Function:
         if self._input_signature is not None:
             args, kwargs = self._bind_signature(args, kwargs)
         key, tf_key, flat = self._keys(args, kwargs)
-        concrete = self._concrete.get(key)
+        concrete = self._concrete.get(key) or self._symbolic
         if concrete is None:
             if key in self._eager_keys:
                 return self._python_function(*args, **kwargs)
@@ -465,7 +471,7 @@ class Function:
     def _lookup(
         self, key: tuple, tf_key: Any, flat: list, args: tuple, kwargs: dict, specs: Any = None
     ) -> ConcreteFunction:
-        concrete = self._concrete.get(key)
+        concrete = self._concrete.get(key) or self._symbolic
         if concrete is not None:
             return concrete
         if self._spec_traces and specs is None:
@@ -530,11 +536,29 @@ class Function:
         optimizer's slots) is followed by a second trace, which must create none: the
         Python function runs twice on that first call.
         """
+        shapes = None if capacities or self._concrete_sizes else symbolic_shapes(self._input_signature, flat)
+        if shapes is not None:
+            try:
+                concrete = self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, shapes)
+            except DynamicShapeNeeded:
+                raise
+            except Exception:  # noqa: BLE001 - a trace that needs concrete sizes: traced for this call's
+                symbolic_stats["symbolic_fallbacks"] += 1
+                self._concrete_sizes = True  # (not tried again: its Python would run twice per shape)
+            else:
+                symbolic_stats["symbolic_traces"] += 1
+                self._symbolic = concrete
+                return concrete
+        return self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, None)
+
+    def _trace_twice_if_creating(
+        self, flat: list, args: tuple, kwargs: dict, specs: Any, capacities: tuple, shapes: dict | None
+    ) -> ConcreteFunction:
         first = not self._first_trace_done
-        concrete, trace = self._trace_once(flat, args, kwargs, specs, capacities)
+        concrete, trace = self._trace_once(flat, args, kwargs, specs, capacities, shapes)
         if first and trace.created_variables:
             self._initializing_traces += 1
-            concrete, _ = self._trace_once(flat, args, kwargs, specs, capacities)
+            concrete, _ = self._trace_once(flat, args, kwargs, specs, capacities, shapes)
         return concrete
 
     def _leaf_names(self, args: tuple, kwargs: dict) -> list[str]:
@@ -559,9 +583,17 @@ class Function:
         return self._converted
 
     def _trace_once(
-        self, flat: list, args: tuple, kwargs: dict, specs: Any = None, capacities: tuple = ()
+        self,
+        flat: list,
+        args: tuple,
+        kwargs: dict,
+        specs: Any = None,
+        capacities: tuple = (),
+        shapes: dict[int, tuple] | None = None,
     ) -> tuple[ConcreteFunction, FunctionTrace]:
         trace = FunctionTrace(allow_variable_creation=not self._first_trace_done, array_capacities=capacities)
+        trace.symbolic = shapes is not None
+        shapes = shapes or {}
         placeholders: dict[int, int] = {}
         traced_flat = []
         names = self._leaf_names(args, kwargs)
@@ -576,11 +608,16 @@ class Function:
                         "function (e.g. in Dataset.map) and pass the numbers they produce."
                     )
                 # The trace-time value, without forcing (inside another trace it may be symbolic).
-                value = (
-                    tensor._value if tensor._value is not None else jax.numpy.zeros(tensor._shape, tensor._dtype._np)
-                )
                 name = names[position] if position < len(names) else None
-                placeholder = trace.placeholder(value, tensor._shape, tensor._dtype, name)
+                if position in shapes:  # every size at once: no value
+                    placeholder = trace.placeholder(None, shapes[position], tensor._dtype, name)
+                else:
+                    value = (
+                        tensor._value
+                        if tensor._value is not None
+                        else jax.numpy.zeros(tensor._shape, tensor._dtype._np)
+                    )
+                    placeholder = trace.placeholder(value, tensor._shape, tensor._dtype, name)
                 placeholders[placeholder._tid] = position
                 traced_flat.append(placeholder)
             else:

@@ -112,6 +112,7 @@ class FunctionTrace(Recorder):
         self.random_leaves: dict[int, Callable[[], jax.Array]] = {}
         self.host_inputs = HostInputs(self)
         self._forcing_allowed = 0
+        self.symbolic = False  # whether its placeholders have symbolic dimensions (`function_symbolic`)
 
     def dynamic_array_capacity(self, current: int) -> tuple[int, int]:
         """A new bounded `dynamic_size` TensorArray: its ordinal and capacity (at least `current`)."""
@@ -161,8 +162,9 @@ class FunctionTrace(Recorder):
     def _clear(self) -> None:
         pass
 
-    def placeholder(self, value: jax.Array, shape: tuple, dtype: DType, name: str | None = None) -> Tensor:
-        """A tensor whose value is only known when the function runs (`name`: TF's graph name for it)."""
+    def placeholder(self, value: jax.Array | None, shape: tuple, dtype: DType, name: str | None = None) -> Tensor:
+        """A tensor whose value is only known when the function runs (`name`: TF's graph name for it; `value`:
+        its trace-time stand-in, None for symbolic dimensions)."""
         tensor = Tensor(value, shape, dtype)
         self.placeholders.add(tensor._tid)
         self._placeholder_tensors.append(tensor)

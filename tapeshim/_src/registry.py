@@ -165,10 +165,18 @@ def check_allocation(shape: Sequence[int], dtype: dtypes.DType, op_name: str) ->
         )
 
 
+def _checkable(shape: tuple) -> tuple:
+    """`shape` for an op's TF checks: a symbolic dimension (`function_symbolic`) stands in as 7; a check that
+    fails on that stand-in makes the function trace again with concrete sizes."""
+    if all(d.__class__ is int for d in shape):
+        return shape
+    return tuple(d if isinstance(d, (int, np.integer)) else 7 for d in shape)
+
+
 def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tuple:
     """The (shape, DType) of each output by abstract evaluation; raises TF's errors for bad inputs."""
     if op.check is not None:
-        op.check(in_avals, dict(static))
+        op.check(tuple((_checkable(shape), dtype) for shape, dtype in in_avals), dict(static))
     structs = [jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in in_avals]
     try:
         out = jax.eval_shape(kernel.fn, *structs)
@@ -177,7 +185,8 @@ def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tup
         raise errors.invalid_argument(message, op.name) from None
     avals = tuple((o.shape, dtypes.from_numpy(o.dtype)) for o in out)
     for shape, dtype in avals:
-        check_allocation(shape, dtype, op.name)
+        if all(d.__class__ is int for d in shape):  # (a symbolic dimension's size is only known on a call)
+            check_allocation(shape, dtype, op.name)
     return avals
 
 
@@ -220,7 +229,9 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
 
             return strings_host.apply(op, inputs, static)
         if any(not isinstance(d, (int, np.integer)) for t in inputs for d in t._shape):
-            return _apply_symbolic(op, inputs, static)
+            trace = _thread_state.trace
+            if trace is None or not trace.symbolic:
+                return _apply_symbolic(op, inputs, static)
         entry = _resolve(op, inputs, static, key)
         fresh = True
     else:

@@ -312,13 +312,22 @@ def _export(fn: Function, concrete: Any, var_index: dict[int, int], variables: l
     if any(s["dtype"] == "string" for s in specs):
         raise ValueError(f"Cannot save function '{name}': string inputs have no StableHLO type.")
     program, consts, positions = concrete._program, concrete._const_values, concrete._arg_positions
+    traced_structs: dict[int, Any] = {}
+    if concrete.symbolic:  # traced for every size: the recorded program, exported again for these platforms
+        program = concrete._shared.program
+        traced_structs = dict(zip(positions, concrete._shared.arg_structs))
 
     def serving(read_values: list, args: list) -> tuple[list, list]:
         outs, news = program([args[i] for i in positions], list(read_values), consts, [])
         return list(outs), list(news)
 
     scope, counter = export.SymbolicScope(), [0]
-    arg_structs = [_struct(s, scope, counter) for s in specs]
+    if traced_structs:  # the traced symbolic dimensions, in their scope (the program's shapes name them)
+        first = next(d for struct in traced_structs.values() for d in struct.shape if d.__class__ is not int)
+        scope = first.scope
+    arg_structs = [
+        traced_structs[i] if i in traced_structs else _struct(s, scope, counter) for i, s in enumerate(specs)
+    ]
     read_structs = [jax.ShapeDtypeStruct(tuple(v.shape), v.dtype.as_numpy_dtype) for v in reads]
     # Runtime index checks (checkify) cannot be serialized: they are dropped, and the saved program
     # clamps out-of-range indices as XLA does (docs/io.md).
@@ -372,12 +381,17 @@ def _verify(
                 f"checking it at size {size} failed ({type(exc).__name__}: {exc}). Give the input "
                 "signature fully-defined shapes."
             ) from None
-        outs, _ = call([v._value for v in reads], inputs)
-        got = [np.asarray(o) for o in outs]
-        want = [np.asarray(t.numpy()) for t in expected if t is not None]
-        same = len(got) == len(want) and all(
-            g.shape == w.shape and np.allclose(g, w, rtol=1e-4, atol=1e-5, equal_nan=True) for g, w in zip(got, want)
-        )
+        try:
+            outs, _ = call([v._value for v in reads], inputs)
+        except (jax.errors.JaxRuntimeError, ValueError):  # traced sizes baked in: other sizes do not refine
+            same = False
+        else:
+            got = [np.asarray(o) for o in outs]
+            want = [np.asarray(t.numpy()) for t in expected if t is not None]
+            same = len(got) == len(want) and all(
+                g.shape == w.shape and np.allclose(g, w, rtol=1e-4, atol=1e-5, equal_nan=True)
+                for g, w in zip(got, want)
+            )
         if not same:
             raise ValueError(
                 f"Cannot save function '{name}' with unknown dimensions in its input signature: its "

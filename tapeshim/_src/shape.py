@@ -24,6 +24,12 @@ def _dimension(value: SupportsIndex) -> int:
     return index
 
 
+def _symbolic(value: object) -> bool:
+    """Whether `value` is a symbolic dimension (`jax.export.symbolic_shape`): a dimension a
+    `tapeshim.function` traced for every size, unknown (`None`) to the function, as in TF's graph."""
+    return value.__class__ is not int and hasattr(value, "dimension_as_value")
+
+
 class TensorShape:
     """The shape of a `Tensor`, `TensorShape([2, 3])`.
 
@@ -45,7 +51,7 @@ class TensorShape:
             except TypeError:  # a single dimension, as TF: `TensorShape(3)` is `(3,)`
                 self._dims = (_dimension(dims),)  # type: ignore[arg-type]  # _dimension checks it, with TF's error
             else:
-                self._dims = tuple(None if d is None else _dimension(d) for d in dimensions)
+                self._dims = tuple(None if d is None or _symbolic(d) else _dimension(d) for d in dimensions)
 
     @classmethod
     def _known(cls, dims: tuple[int, ...]) -> "TensorShape":

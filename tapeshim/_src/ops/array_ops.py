@@ -14,10 +14,12 @@ from tapeshim._src import (
     boolean_mask,
     dtypes,
     errors,
+    registry,
     runtime_checks,
     shape_conversion,  # noqa: F401 - registers TensorShape's conversion
     static_value,
 )
+from tapeshim._src.node import OpKey
 from tapeshim._src.ops import table
 from tapeshim._src.ops.common import (
     attr_error,
@@ -653,7 +655,26 @@ def shape(input: TensorLike, out_type: DTypeLike = dtypes.int32, name: str | Non
     """The shape of `input` as a 1-D integer tensor."""
     x = convert_to_tensor(input)
     _index_dtype(out_type, "Shape")
-    return constant(np.asarray(x._shape, dtypes.as_dtype(out_type)._np))
+    dtype = dtypes.as_dtype(out_type)
+    if any(d.__class__ is not int for d in x._shape):  # symbolic dimensions (`function_symbolic`): known per call
+        kernel = _shape_kernel(dtype._np)
+        return registry.record(kernel, OpKey("Shape", dtype._name), (x,), (((x.ndim,), dtype),), [])[0]
+    return constant(np.asarray(x._shape, dtype._np))
+
+
+_shape_kernels: dict = {}
+
+
+def _shape_kernel(np_dtype: Any) -> Any:
+    """The recorded op of `tf.shape` on a tensor with symbolic dimensions: its shape as an array."""
+    kernel = _shape_kernels.get(np_dtype)
+    if kernel is None:
+
+        def kernel(value: jax.Array) -> tuple:
+            return (jnp.array(value.shape, dtype=np_dtype),)
+
+        _shape_kernels[np_dtype] = kernel
+    return kernel
 
 
 @table.export("size", gradient="-", dtypes=table.ANY)
