@@ -4,7 +4,9 @@ signatures, custom `TraceType`s and tensors leaked out of a trace."""
 
 import numpy as np
 
-from oracle import check
+import tapeshim
+from oracle import backend_compiles, check, check_raises
+from tapeshim._src import function_symbolic
 
 
 def test_get_concrete_function_with_a_spec_and_a_bound_python_argument():
@@ -303,3 +305,34 @@ def test_a_trace_that_needs_concrete_sizes_is_traced_per_shape_with_tf_values():
         )
 
     check(body)
+
+
+def test_an_out_of_range_index_in_a_trace_for_every_size_raises_tf_error():
+    def body(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([None], tf.int32)])
+        def pick(x, i):
+            return tf.gather(x, i), tf.reduce_sum(x, axis=0)
+
+        pick(tf.ones((4, 3)), tf.constant([0, 3, 1, 2]))
+        return pick(tf.ones((4, 3)), tf.constant([0, 9, 1, 2]))
+
+    check_raises(body)
+
+
+def test_a_trace_for_every_size_compiles_once_per_size_and_never_traces_again():
+    compiles = backend_compiles()
+    w = tapeshim.Variable(np.full((3, 2), 0.5, np.float32))
+
+    @tapeshim.function(input_signature=[tapeshim.TensorSpec([None, 3], tapeshim.float32)])
+    def step(x):
+        w.assign_sub(0.01 * tapeshim.reduce_mean(tapeshim.matmul(x, w)) * tapeshim.ones((3, 2)))
+        return tapeshim.reduce_sum(tapeshim.matmul(x, w))
+
+    batches = [tapeshim.ones((n, 3)) for n in (4, 4, 7, 4, 7, 2)]
+    step(batches[0])
+    before = len(compiles)
+    for batch in batches[1:]:
+        step(batch)
+    assert len(compiles) - before == 2  # sizes 7 and 2: the variables' new values compile nothing more
+    assert step.experimental_get_tracing_count() == 1
+    assert function_symbolic.stats["symbolic_traces"] >= 1

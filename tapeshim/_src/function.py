@@ -27,8 +27,8 @@ from tapeshim._src.dataset import Dataset
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.dynamic_shapes import DynamicShapeNeeded
 from tapeshim._src.function_retracing import detector_for, function_text
+from tapeshim._src.function_symbolic import fits, symbolic_shapes
 from tapeshim._src.function_symbolic import stats as symbolic_stats
-from tapeshim._src.function_symbolic import symbolic_shapes
 from tapeshim._src.function_trace import FunctionTrace
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
@@ -173,6 +173,7 @@ class Function:
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._first_trace_done = False
         self._symbolic: ConcreteFunction | None = None  # the trace for every size of the signature (symbolic)
+        self._symbolic_shapes: dict[int, tuple] = {}  # its arguments' symbolic shapes, by flat position
         self._concrete_sizes = False  # whether a symbolic trace failed: traced per shape from then on
         self._detector = detector_for(python_function)  # TF's frequent-retracing warning
         self._initializing_traces = 0  # a first trace that created variables is traced again, as TF does
@@ -347,7 +348,7 @@ class Function:
     def _call_concrete(self, concrete: ConcreteFunction, args: tuple, kwargs: dict) -> Any:
         """Runs a call bound by a concrete function: its own program, or one traced for other shapes."""
         key, _, flat = self._keys(args, kwargs)
-        if key != concrete.key and not concrete.symbolic:
+        if key != concrete.key and not (concrete.symbolic and self._symbolic_for(flat) is concrete):
             variant = self._concrete.get(key)
             if variant is None:  # other shapes than traced: TF runs the same graph, tapeshim traces for them
                 variant = self._trace(flat, args, kwargs)
@@ -392,7 +393,7 @@ class Function:
         if self._input_signature is not None:
             args, kwargs = self._bind_signature(args, kwargs)
         key, tf_key, flat = self._keys(args, kwargs)
-        concrete = self._concrete.get(key) or self._symbolic
+        concrete = self._concrete.get(key) or self._symbolic_for(flat)
         if concrete is None:
             if key in self._eager_keys:
                 return self._python_function(*args, **kwargs)
@@ -471,7 +472,7 @@ class Function:
     def _lookup(
         self, key: tuple, tf_key: Any, flat: list, args: tuple, kwargs: dict, specs: Any = None
     ) -> ConcreteFunction:
-        concrete = self._concrete.get(key) or self._symbolic
+        concrete = self._concrete.get(key) or self._symbolic_for(flat)
         if concrete is not None:
             return concrete
         if self._spec_traces and specs is None:
@@ -536,7 +537,9 @@ class Function:
         optimizer's slots) is followed by a second trace, which must create none: the
         Python function runs twice on that first call.
         """
-        shapes = None if capacities or self._concrete_sizes else symbolic_shapes(self._input_signature, flat)
+        shapes = None
+        if not (capacities or self._concrete_sizes or self._symbolic is not None):
+            shapes = symbolic_shapes(self._input_signature, flat)
         if shapes is not None:
             try:
                 concrete = self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, shapes)
@@ -547,9 +550,14 @@ class Function:
                 self._concrete_sizes = True  # (not tried again: its Python would run twice per shape)
             else:
                 symbolic_stats["symbolic_traces"] += 1
-                self._symbolic = concrete
+                self._symbolic, self._symbolic_shapes = concrete, shapes
                 return concrete
         return self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, None)
+
+    def _symbolic_for(self, flat: list) -> ConcreteFunction | None:
+        """The symbolic trace (`function_symbolic`) where this call's arguments fit it, else None."""
+        symbolic = self._symbolic
+        return symbolic if symbolic is not None and fits(self._symbolic_shapes, flat) else None
 
     def _trace_twice_if_creating(
         self, flat: list, args: tuple, kwargs: dict, specs: Any, capacities: tuple, shapes: dict | None

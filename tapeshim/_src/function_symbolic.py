@@ -21,8 +21,10 @@ from typing import Any, Callable
 
 import jax
 from jax import export
+from jax.experimental import checkify
+from jax.sharding import SingleDeviceSharding
 
-from tapeshim._src import nest
+from tapeshim._src import nest, runtime_checks
 from tapeshim._src.tensor_spec import TensorSpec
 
 stats = {"symbolic_traces": 0, "symbolic_fallbacks": 0}
@@ -48,8 +50,10 @@ def symbolic_shapes(input_signature: list | None, flat: list) -> dict[int, tuple
         if None not in dims:
             continue
         names = []
-        for d in dims:
-            if d is None:
+        for axis, d in enumerate(dims):
+            if d is None and axis == 0:
+                names.append(BATCH)
+            elif d is None:
                 names.append(f"_d{counter}")
                 counter += 1
             else:
@@ -58,15 +62,64 @@ def symbolic_shapes(input_signature: list | None, flat: list) -> dict[int, tuple
     return shapes
 
 
+BATCH = "_batch"
+"""The one symbol of every leading `None` dimension: the arguments of a signature with unknown leading
+dimensions are a batch's parts (features and labels), whose sizes TF checks against each other only when
+the graph runs and tapeshim's op checks compare while tracing. A call whose leading sizes differ does
+not fit the symbolic trace (`fits`) and is traced for its shapes."""
+
+
+def fits(shapes: dict[int, tuple], flat: list) -> bool:
+    """Whether a call's arguments (`flat`: tensors at the positions of `shapes`) fit the symbolic trace: known
+    dimensions equal, and every leading `None` dimension (`BATCH`) of one size."""
+    batch = None
+    for position, shape in shapes.items():
+        actual = flat[position]._shape
+        if len(actual) != len(shape):
+            return False
+        for axis, (dim, size) in enumerate(zip(shape, actual)):
+            if dim.__class__ is int:
+                if dim != size:
+                    return False
+            elif axis == 0:
+                if batch is None:
+                    batch = size
+                elif size != batch:
+                    return False
+    return True
+
+
 class ExportedProgram:
-    """A function's program exported for symbolic shapes: `raw` computes it for any sizes (under `jax.jit`,
-    differentiable), `call` is `jax.jit(raw)`, compiled once per concrete signature."""
+    """A function's program exported for symbolic shapes: `raw` computes it for any sizes (traceable under
+    `jax.jit`, differentiable), `call` is its jitted form, compiled once per concrete signature.
+
+    The program is exported under `checkify`, so its runtime index checks are outputs of the exported
+    program; `raw` raises them again as checks (`checkify.check_error`), which the calling program turns into
+    TF's `InvalidArgumentError` as it does for its own checks.
+    """
 
     __slots__ = ("raw", "call", "exported", "program", "arg_structs")
 
     def __init__(self, program: Callable[..., Any], structs: tuple) -> None:
         self.program = program  # the recorded program (its shapes symbolic: traceable only for `structs`)
         self.arg_structs = structs[0]  # the arguments' symbolic shapes (a saved model exports it again)
-        self.exported = export.export(jax.jit(program))(*structs)
-        self.raw = self.exported.call
-        self.call = jax.jit(self.exported.call)
+        self.exported = export.export(jax.jit(checkify.checkify(program)))(*structs)
+        exported = self.exported
+
+        def raw(*args: Any) -> Any:
+            error, outputs = exported.call(*args)
+            checkify.check_error(error)
+            return outputs
+
+        self.raw = raw
+        # Explicit shardings: the exported program's outputs are committed to the device, and a variable
+        # updated by one call would otherwise make the next call compile again for committed arguments.
+        sharding = SingleDeviceSharding(jax.devices()[0])
+        checked = jax.jit(checkify.checkify(raw), in_shardings=sharding, out_shardings=sharding)
+
+        def call(*args: Any) -> Any:
+            error, outputs = checked(*args)
+            runtime_checks.raise_failed(error)
+            return outputs
+
+        self.call = call

@@ -368,6 +368,13 @@ def _host_call(program: interpret.Prepared, args: tuple, leaves: list) -> Any | 
         raise _check_error(str(failed)) from None
 
 
+def raise_failed(error: Any) -> None:
+    """Raises TF's `InvalidArgumentError` for a `checkify` error value whose check failed (else nothing)."""
+    message = error.get()
+    if message is not None:
+        raise _check_error(message)
+
+
 def _check_error(message: str) -> errors.InvalidArgumentError:
     """TF's error for a failed runtime check, from checkify's message."""
     return errors.InvalidArgumentError(None, None, _CHECK_SUFFIX.sub("", message))
@@ -434,6 +441,9 @@ def check_range_traced(values: jax.Array, bound: int, name: str, op_name: str, s
     bad = values >= bound if segment else (values < 0) | (values >= bound)
     first = _first_bad(bad)
     value = values.reshape(-1)[first]
+    # A symbolic bound (a `tapeshim.function` traced for every size) is a field: its size on the call.
+    bound_fields: dict[str, Any] = {} if isinstance(bound, int) else {"bound": jnp.asarray(bound)}
+    limit = "{bound}" if bound_fields else _escape(str(bound))
     if segment:
         require(
             ~jnp.any(bad),
@@ -441,18 +451,22 @@ def check_range_traced(values: jax.Array, bound: int, name: str, op_name: str, s
             + "{p0}"
             + _escape("] = ")
             + "{value}"
-            + _escape(f" is out of range [0, {bound}) [Op:{op_name}]"),
+            + " is out of range [0, "
+            + limit
+            + _escape(f") [Op:{op_name}]"),
             p0=first,
             value=value,
+            **bound_fields,
         )
         return
     fields = {f"p{k}": p for k, p in enumerate(jnp.unravel_index(first, values.shape))}
     position = ",".join("{" + f + "}" for f in fields)
     require(
         ~jnp.any(bad),
-        _escape(f"{name}[") + position + "] = {value}" + _escape(f" is not in [0, {bound}) [Op:{op_name}]"),
+        _escape(f"{name}[") + position + "] = {value} is not in [0, " + limit + _escape(f") [Op:{op_name}]"),
         value=value,
         **fields,
+        **bound_fields,
     )
 
 
