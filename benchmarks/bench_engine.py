@@ -17,6 +17,7 @@ Patterns (the same TF source runs on real TF and on tapeshim):
   chain_long    one tape over a long chain of `tf.sin`, first gradient
   rnn           an RNN cell unrolled under a tape, first and second call
   keras_cnn     a small Keras CNN train step (GradientTape + optimizer)
+  sig_sizes     a tf.function step with a None batch dimension, called with changing batch sizes
   mem_append    `losses.append(loss)` after each step: RSS growth
   mem_total     `total = total + loss` inside each step's tape, then read `total`
 """
@@ -78,15 +79,20 @@ def mlp_step(tf: Any, batch: int, sizes: tuple) -> Callable[[], Any]:
     labels = tf.constant(rng.integers(0, n_out, size=batch).astype(np.int32))
 
     def step() -> Any:
-        with tf.GradientTape() as tape:
-            logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2)
-            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
-        g1, g2 = tape.gradient(loss, [w1, w2])
-        w1.assign_sub(0.01 * g1)
-        w2.assign_sub(0.01 * g2)
-        return loss
+        return _sgd_step(tf, w1, w2, x, labels)
 
     return step
+
+
+def _sgd_step(tf: Any, w1: Any, w2: Any, x: Any, labels: Any) -> Any:
+    """One SGD step of a two-layer MLP with a sparse softmax cross-entropy loss; returns the loss."""
+    with tf.GradientTape() as tape:
+        logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2)
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+    g1, g2 = tape.gradient(loss, [w1, w2])
+    w1.assign_sub(0.01 * g1)
+    w2.assign_sub(0.01 * g2)
+    return loss
 
 
 def chain_step(tf: Any, length: int, size: int = 256) -> Callable[[], Any]:
@@ -278,6 +284,38 @@ def mem_total(tf: Any, steps: int) -> dict:
     return {"loop": loop, "read": time.perf_counter() - start, "rss_mib": _rss_mib() - before, "value": value}
 
 
+def signature_sizes(tf: Any, calls: int) -> dict:
+    """A training step under `tf.function` with an input signature of unknown batch size, called with
+    changing batch sizes (a last smaller batch, a new size): first call, first calls of new sizes, repeats."""
+    rng = np.random.default_rng(3)
+    w1 = tf.Variable((rng.normal(size=(32, 64)) / np.sqrt(32)).astype(np.float32))
+    w2 = tf.Variable((rng.normal(size=(64, 10)) / 8).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 32], tf.float32), tf.TensorSpec([None], tf.int32)])
+    def step(x: Any, y: Any) -> Any:
+        return _sgd_step(tf, w1, w2, x, y)
+
+    sizes = [64, 64, 37, 64, 37, 10, 64, 10] + [64, 37] * (calls // 2)
+    seen: set = set()
+    first, new, repeat = 0.0, [], []
+    start_all = time.perf_counter()
+    for k, n in enumerate(sizes):
+        x = tf.constant(rng.normal(size=(n, 32)).astype(np.float32))
+        y = tf.constant(rng.integers(0, 10, size=n).astype(np.int32))
+        start = time.perf_counter()
+        _sync(step(x, y))
+        took = time.perf_counter() - start
+        if k == 0:
+            first = took
+        elif n not in seen:
+            new.append(took)
+        else:
+            repeat.append(took)
+        seen.add(n)
+    total = time.perf_counter() - start_all
+    return {"first": first, "new_size": float(np.mean(new)), "steady": float(np.median(repeat)), "loop": total}
+
+
 def patterns(quick: bool) -> dict[str, Callable[[Any], dict]]:
     scale = 1 if quick else 2
     return {
@@ -290,6 +328,7 @@ def patterns(quick: bool) -> dict[str, Callable[[Any], dict]]:
         "chain_long": lambda tf: sin_chain_first(tf, 500 * scale),
         "rnn": lambda tf: rnn(tf, 50 * scale),
         "keras_cnn": lambda tf: keras_cnn(tf, 10),
+        "sig_sizes": lambda tf: signature_sizes(tf, 20 * scale),
         "mem_append": lambda tf: mem_append(tf, 5000 * scale),
         "mem_total": lambda tf: mem_total(tf, 1000 * scale),
     }
@@ -352,7 +391,7 @@ def main() -> None:
         for row in (tf_row, ts_row):
             if "error" in row:
                 print(f"{name:<14}error: {row['error']}")
-        for figure in ("first", "second", "steady", "loop", "read", "rss_mib"):
+        for figure in ("first", "second", "new_size", "steady", "loop", "read", "rss_mib"):
             a, b = tf_row.get(figure), ts_row.get(figure)
             if a is None and b is None:
                 continue

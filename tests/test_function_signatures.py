@@ -336,3 +336,92 @@ def test_a_trace_for_every_size_compiles_once_per_size_and_never_traces_again():
     assert len(compiles) - before == 2  # sizes 7 and 2: the variables' new values compile nothing more
     assert step.experimental_get_tracing_count() == 1
     assert function_symbolic.stats["symbolic_traces"] >= 1
+
+
+def test_a_trace_for_every_size_computes_shape_arithmetic_per_call():
+    # dimensions derived from the unknown one (concat, flatten, slices, padding, tf.shape arithmetic), at
+    # each size: the first call of a size is computed on the host, from the trace's symbolic dimensions
+    def body(tf):
+        printed = []
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
+        def shapes(x):
+            printed.append(str(x.shape))
+            doubled = tf.concat([x, x * 2.0], axis=0)
+            flat = tf.reshape(doubled, [-1])
+            padded = tf.pad(x[1:], [[1, 2], [0, 0]])
+            count = tf.cast(tf.shape(doubled)[0] * 3 + 1, tf.float32)
+            return flat, padded, count, tf.reduce_max(tf.cumsum(x, axis=0), axis=0), tf.size(flat)
+
+        results = [shapes(tf.reshape(tf.range(2 * n, dtype=tf.float32), (n, 2))) for n in (3, 1, 4, 3)]
+        return results, printed, [str(spec.shape) for spec in shapes.get_concrete_function().structured_outputs]
+
+    check(body)
+
+
+def test_a_new_size_of_a_trace_for_every_size_is_computed_on_the_host_first():
+    from tapeshim._src import interpret
+
+    @tapeshim.function(input_signature=[tapeshim.TensorSpec([None, 3], tapeshim.float32)])
+    def total(x):
+        return tapeshim.reduce_sum(tapeshim.tanh(x) * 2.0, axis=1)
+
+    total(tapeshim.ones((2, 3)))
+    before = interpret.stats["interpreted_calls"]
+    values = total(tapeshim.ones((5, 3))).numpy()
+    assert interpret.stats["interpreted_calls"] == before + 1
+    np.testing.assert_allclose(values, np.full(5, 6 * np.tanh(1.0), np.float32), rtol=1e-6)
+    assert total.experimental_get_tracing_count() == 1
+
+
+def test_shape_arithmetic_as_a_shape_in_a_trace_for_every_size():
+    # `tf.shape(x)[0]` (and arithmetic on it) where a shape is expected: symbolic dimensions, one trace
+    def body(tf):
+        printed = []
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)])
+        def shaped(x):
+            printed.append(str(x.shape))
+            n = tf.shape(x)[0]
+            pairs = tf.reshape(x, [n * 2, 2])
+            state = tf.zeros([n, 3]) + tf.reduce_sum(x)
+            ones = tf.ones(tf.shape(x)) * x
+            flipped = tf.where(x > 1.0, x, -x) + tf.zeros_like(x)
+            total = tf.zeros((4,))
+            for i in tf.range(n):
+                total += x[i]
+            return pairs, state, ones, flipped, total, tf.shape(tf.random.normal(tf.shape(pairs), seed=1))
+
+        results = [shaped(tf.reshape(tf.range(4 * n, dtype=tf.float32), (n, 4)) / 5) for n in (3, 1, 2, 3)]
+        return results, printed, shaped.experimental_get_tracing_count()
+
+    check(body)
+
+
+def test_traces_for_every_size_of_two_instances_and_under_a_tape():
+    # two objects' functions of one structure are traced once each; a tape differentiates through a
+    # symbolic reshape at each size
+    def body(tf):
+        class Scaler(tf.Module):
+            def __init__(self, scale):
+                self.scale = tf.Variable(scale)
+
+            @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)])
+            def __call__(self, x):
+                return tf.reshape(x, [tf.shape(x)[0] * 2, 2]) * self.scale
+
+        first, second = Scaler(2.0), Scaler(3.0)
+        results = []
+        for n in (3, 1):
+            x = tf.reshape(tf.range(4 * n, dtype=tf.float32), (n, 4))
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = tf.reduce_sum(first(x) * second(x))
+            results.append((y, tape.gradient(y, [x, first.scale])))
+        return (
+            results,
+            first.__call__.experimental_get_tracing_count(),
+            (second.__call__.experimental_get_tracing_count()),
+        )
+
+    check(body)

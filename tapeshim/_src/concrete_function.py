@@ -350,13 +350,16 @@ class ConcreteFunction:
 
             return program
 
-        self._shared = _shared_program((sliced.plan.key, tuple(sources), out_slots, pending_slots), build)
-        program = self._program = self._shared.raw
+        if self.symbolic:  # (its symbolic dimensions belong to its own trace: exported below, never shared)
+            self._shared = _SharedProgram(build())
+        else:
+            self._shared = _shared_program((sliced.plan.key, tuple(sources), out_slots, pending_slots), build)
+        self._program = self._shared.raw
         n_args, n_vars, n_consts = len(self._arg_positions), len(self.read_variables), len(self._const_values)
 
         def as_node(*values: jax.Array) -> tuple:
             consts_end = n_args + n_vars + n_consts
-            outs, news = program(
+            outs, news = self._program(
                 list(values[:n_args]),
                 list(values[n_args : n_args + n_vars]),
                 list(values[n_args + n_vars : consts_end]),

@@ -17,17 +17,20 @@ function again (`stats["symbolic_fallbacks"]` counts these).
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
 import jax
+import numpy as np
 from jax import export
 from jax.experimental import checkify
 from jax.sharding import SingleDeviceSharding
 
-from tapeshim._src import nest, runtime_checks
+from tapeshim._src import background_compile, interpret, nest, runtime_checks, symbolic_dims
 from tapeshim._src.tensor_spec import TensorSpec
 
 stats = {"symbolic_traces": 0, "symbolic_fallbacks": 0}
+_SUBMIT_LOCK = threading.Lock()  # (user threads may call one program at once: one submits its compile)
 
 
 def symbolic_shapes(input_signature: list | None, flat: list) -> dict[int, tuple] | None:
@@ -91,18 +94,28 @@ def fits(shapes: dict[int, tuple], flat: list) -> bool:
 
 class ExportedProgram:
     """A function's program exported for symbolic shapes: `raw` computes it for any sizes (traceable under
-    `jax.jit`, differentiable), `call` is its jitted form, compiled once per concrete signature.
+    `jax.jit`, differentiable), `call` runs it for one call's sizes.
 
     The program is exported under `checkify`, so its runtime index checks are outputs of the exported
     program; `raw` raises them again as checks (`checkify.check_error`), which the calling program turns into
     TF's `InvalidArgumentError` as it does for its own checks.
+
+    `call` serves each concrete signature as `runtime_checks.CheckedProgram` serves a program: its first call
+    is computed on the host (the recorded program's symbolic jaxpr, its dimensions evaluated at the call's
+    sizes: `interpret.prepare_bound`), its second submits the compile to the background thread, and calls
+    are computed on the host until it is done; where the host cannot compute it, it compiles on the call.
     """
 
-    __slots__ = ("raw", "call", "exported", "program", "arg_structs")
+    __slots__ = (
+        "raw", "exported", "program", "arg_structs", "_struct_args", "_structs", "_checked", "_symbolic", "_signatures"
+    )  # fmt: skip
+    _SIGNATURES = 64  # the signatures whose host programs are kept (then cleared)
 
     def __init__(self, program: Callable[..., Any], structs: tuple) -> None:
         self.program = program  # the recorded program (its shapes symbolic: traceable only for `structs`)
         self.arg_structs = structs[0]  # the arguments' symbolic shapes (a saved model exports it again)
+        self._struct_args = structs
+        self._structs = jax.tree.leaves(structs)
         self.exported = export.export(jax.jit(checkify.checkify(program)))(*structs)
         exported = self.exported
 
@@ -115,11 +128,48 @@ class ExportedProgram:
         # Explicit shardings: the exported program's outputs are committed to the device, and a variable
         # updated by one call would otherwise make the next call compile again for committed arguments.
         sharding = SingleDeviceSharding(jax.devices()[0])
-        checked = jax.jit(checkify.checkify(raw), in_shardings=sharding, out_shardings=sharding)
+        self._checked = jax.jit(checkify.checkify(raw), in_shardings=sharding, out_shardings=sharding)
+        self._symbolic: Any = None  # the program's trace for the symbolic shapes, made for the host
+        self._signatures: dict = {}  # signature -> [host program or None, calls, pending compile or None]
 
-        def call(*args: Any) -> Any:
-            error, outputs = checked(*args)
-            runtime_checks.raise_failed(error)
-            return outputs
+    def call(self, *args: Any) -> Any:
+        """The program's outputs for `args`: computed on the host or compiled (see the class docstring)."""
+        leaves = jax.tree.leaves(args)
+        key = interpret.signature(leaves)
+        entry = self._signatures.get(key)
+        if entry is None:
+            if len(self._signatures) >= self._SIGNATURES:
+                self._signatures.clear()
+            entry = self._signatures[key] = [self._host_program(leaves), 0, None]
+        program = entry[0]
+        if program is not None and interpret.host_readable(leaves):
+            entry[1] += 1
+            if entry[1] > 1:
+                with _SUBMIT_LOCK:
+                    if entry[2] is None and background_compile.enabled():
+                        entry[2] = background_compile.submit(self._checked.trace(*args), args)
+                pending = entry[2]
+                if pending is None or pending.done():
+                    entry[0] = None  # compiled (or compiles now, on this call)
+                    program = None
+            if program is not None:
+                result = runtime_checks.host_call(program, args, leaves)
+                if result is not None:
+                    return result
+                entry[0] = None
+                if entry[2] is not None:
+                    entry[2].wait()  # (the compile under way serves this call)
+        error, outputs = self._checked(*args)
+        runtime_checks.raise_failed(error)
+        return outputs
 
-        self.call = call
+    def _host_program(self, leaves: list) -> interpret.Prepared | None:
+        """The host form of the program for these arguments' sizes, or None."""
+        if not interpret.enabled() or not interpret.host_readable(leaves) or len(leaves) != len(self._structs):
+            return None
+        sizes = symbolic_dims.sizes_of([s.shape for s in self._structs], [np.shape(leaf) for leaf in leaves])
+        if sizes is None:
+            return None
+        if self._symbolic is None:
+            self._symbolic = jax.jit(self.program).trace(*self._struct_args)
+        return interpret.prepare_bound(self._symbolic, sizes, checks=True)

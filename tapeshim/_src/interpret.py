@@ -51,7 +51,7 @@ import jax
 import numpy as np
 from jax.extend import core as jax_core
 
-from tapeshim._src import background_compile, compile_tiers, interpret_rules
+from tapeshim._src import background_compile, compile_tiers, interpret_rules, symbolic_dims
 
 KERNEL_COMPILE_S = 0.03
 """What compiling one per-op kernel costs (the kernel options of `compile_tiers`: 25-35 ms measured on the
@@ -156,10 +156,15 @@ def is_check_effect(effect: Any) -> bool:
     return type(effect).__name__ == "ErrorEffect"
 
 
-def supported(closed: jax_core.ClosedJaxpr, checks: bool = False) -> bool:
+def _same(value: Any) -> Any:
+    return value
+
+
+def supported(closed: jax_core.ClosedJaxpr, checks: bool = False, resolve: Callable[[Any], Any] = _same) -> bool:
     """Whether every equation of `closed` (and of the jaxprs it calls) has a rule for its parameters and
     every value a dtype NumPy computes as XLA does; with `checks`, runtime checks (`checkify.check`) are
-    allowed, and a failing one raises `CheckFailed`."""
+    allowed, and a failing one raises `CheckFailed`. `resolve` gives symbolic dimensions their sizes
+    (`prepare_bound`)."""
     jaxpr = closed.jaxpr
     if jaxpr.effects and not (checks and all(is_check_effect(effect) for effect in jaxpr.effects)):
         return False
@@ -170,14 +175,21 @@ def supported(closed: jax_core.ClosedJaxpr, checks: bool = False) -> bool:
             return False
         inner = _inner_jaxprs(eqn)
         if inner is not None:
-            if not all(supported(sub, checks) for sub in inner):
+            if not all(supported(sub, checks, resolve) for sub in inner):
                 return False
             continue
         name = eqn.primitive.name
         rule_ok = interpret_rules.SUPPORTED.get(name)
-        if name not in interpret_rules.RULES or (rule_ok is not None and not rule_ok(eqn.params)):
+        if name not in interpret_rules.RULES or (rule_ok is not None and not rule_ok(_params(eqn, resolve))):
             return False
     return True
+
+
+def _params(eqn: Any, resolve: Callable[[Any], Any]) -> dict:
+    """An equation's parameters with their symbolic dimensions resolved (nested jaxprs are left as they are)."""
+    if resolve is _same:
+        return eqn.params
+    return {name: resolve(value) for name, value in eqn.params.items()}
 
 
 class _Budget:
@@ -242,7 +254,7 @@ class _HostPlan:
 
     __slots__ = ("size", "fixed", "in_slots", "steps", "out_slots", "cost")
 
-    def __init__(self, closed: jax_core.ClosedJaxpr) -> None:
+    def __init__(self, closed: jax_core.ClosedJaxpr, resolve: Callable[[Any], Any] = _same) -> None:
         jaxpr = closed.jaxpr
         slots: dict = {}
         self.fixed: list = []  # (slot, value): constants and literals
@@ -280,7 +292,7 @@ class _HostPlan:
             name = eqn.primitive.name
             if name in _ZERO_PRESERVING and ins[0] in zeros:
                 zeros.add(outs[0])
-            run, params, inner_cost = _lowered(eqn)
+            run, params, inner_cost = _lowered(eqn, resolve)
             self.cost += inner_cost
             out_dtypes = [np.dtype(getattr(var.aval, "dtype", None)) for var in eqn.outvars]
             flush = name in _MAKE_SUBNORMALS and any(dtype.kind == "f" for dtype in out_dtypes)
@@ -322,23 +334,24 @@ def _copy_input(inputs: list, position: int, budget: "_Budget") -> list:
     return [inputs[position]]
 
 
-def _lowered(eqn: Any) -> tuple[Callable[[list, Any, "_Budget"], list], Any, int]:
+def _lowered(eqn: Any, resolve: Callable[[Any], Any]) -> tuple[Callable[[list, Any, "_Budget"], list], Any, int]:
     """`(run, params, cost)` for one equation: `run(inputs, params, budget)` gives its outputs as a list;
     `cost` counts the nested equations it runs once (a loop spends its body's per iteration instead)."""
-    name, params = eqn.primitive.name, eqn.params
+    name, params = eqn.primitive.name, _params(eqn, resolve)
     inner = _inner_jaxprs(eqn)
     if inner is None:
         rule = interpret_rules.RULES[name]
         if eqn.primitive.multiple_results:
             return (lambda inputs, kwargs, budget: list(rule(*inputs, **kwargs))), params, 0
         return (lambda inputs, kwargs, budget: [rule(*inputs, **kwargs)]), params, 0
-    plans = [_HostPlan(sub) for sub in inner]
+    plans = [_HostPlan(sub, resolve) for sub in inner]
     if name == "cond":
         return _cond, plans, max(plan.cost for plan in plans)
     if name == "while":
         return _while, (plans, params["cond_nconsts"], params["body_nconsts"]), 0
     if name == "scan":
-        return _scan, (plans[0], params, [v.aval for v in inner[0].jaxpr.outvars[params["num_carry"] :]]), 0
+        ys = inner[0].jaxpr.outvars[params["num_carry"] :]
+        return _scan, (plans[0], params, [jax.ShapeDtypeStruct(resolve(v.aval.shape), v.aval.dtype) for v in ys]), 0
     return (lambda inputs, plan, budget: plan(inputs, budget)), plans[0], plans[0].cost
 
 
@@ -414,10 +427,10 @@ class Prepared:
 
     __slots__ = ("_plan", "_in_avals", "_out_tree", "work")
 
-    def __init__(self, traced: Any) -> None:
+    def __init__(self, traced: Any, resolve: Callable[[Any], Any] = _same) -> None:
         closed = traced.jaxpr
-        self._plan = _HostPlan(closed)
-        self.work = compile_tiers.produced_elements(closed)
+        self._plan = _HostPlan(closed, resolve)
+        self.work = compile_tiers.produced_elements(closed, None if resolve is _same else resolve)
         self._in_avals = [var.aval for var in closed.jaxpr.invars]
         self._out_tree = traced.out_tree
 
@@ -464,6 +477,21 @@ def prepare(traced: Any, checks: bool = False) -> Prepared | None:
     if any(getattr(v.aval, "weak_type", False) for v in closed.jaxpr.outvars):  # NumPy's results are never weak
         return None
     return Prepared(traced) if supported(closed, checks) else None
+
+
+def prepare_bound(traced: Any, sizes: dict[str, int], checks: bool = False) -> Prepared | None:
+    """`prepare` for a trace with symbolic dimensions (`function_symbolic`), computed where its symbols have
+    `sizes` (one call's): None where the interpreter cannot run it, or a dimension cannot be evaluated."""
+    resolve = symbolic_dims.resolver(sizes)
+    closed = traced.jaxpr
+    try:
+        if len(traced.in_tree.children()) != 2 or traced.in_tree.children()[1].num_leaves:
+            return None
+        if any(getattr(v.aval, "weak_type", False) for v in closed.jaxpr.outvars):
+            return None
+        return Prepared(traced, resolve) if supported(closed, checks, resolve) else None
+    except symbolic_dims.Unresolved:
+        return None
 
 
 def _placed(outputs: list, device: Any) -> list:

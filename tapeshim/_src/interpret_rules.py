@@ -425,6 +425,12 @@ RULES["cumsum"] = _cumulative(lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dt
 RULES["cumprod"] = _cumulative(lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype))
 
 
+@_rule("dim_as_value")
+def _dim_as_value(*, dim: int, **_: Any) -> Any:
+    """A dimension's size as a value (`jnp.array(x.shape)` in a trace for every size; `dim` is resolved)."""
+    return np.asarray(dim)
+
+
 @_rule("sort", supported=lambda params: params["num_keys"] == 1)
 def _sort(*xs: Any, dimension: int, **_: Any) -> list:
     order = np.argsort(xs[0], axis=dimension, kind="stable")

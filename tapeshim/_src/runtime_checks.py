@@ -247,7 +247,7 @@ class CheckedProgram:
             leaves = jax.tree.leaves(args)
             program = interpret.host_program(traced, leaves, checks)
             if program is not None:
-                result = _host_call(program, args, leaves)
+                result = host_call(program, args, leaves)
                 if result is not None:
                     if not (checks or heavy) and background_compile.enabled():  # (see `background_compile`)
                         self._hosting = _Hosting(program, interpret.signature(leaves), traced)
@@ -273,7 +273,7 @@ class CheckedProgram:
             leaves = jax.tree.leaves(args)
             if interpret.signature(leaves) != hosting.signature or not interpret.host_readable(leaves):
                 return self._plain(*args)  # another signature (or a tracer) compiles on this thread
-            result = _host_call(hosting.program, args, leaves)
+            result = host_call(hosting.program, args, leaves)
             if result is not None:
                 return result
             pending.wait()  # the host cannot compute it: the compile under way serves it
@@ -360,7 +360,7 @@ class _Hosting:
         self.traced = None  # the background thread holds it until it has compiled
 
 
-def _host_call(program: interpret.Prepared, args: tuple, leaves: list) -> Any | None:
+def host_call(program: interpret.Prepared, args: tuple, leaves: list) -> Any | None:
     """`program(args)` computed on the host (None: it cannot be), with TF's error for a failed check."""
     try:
         return program(args, leaves)

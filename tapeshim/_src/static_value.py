@@ -11,16 +11,34 @@ arguments, variables or random draws stays symbolic (TF's error follows).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import jax
 import numpy as np
 
+from tapeshim._src import symbolic_values
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
 
 if TYPE_CHECKING:
     from tapeshim._src.function_trace import FunctionTrace
+
+
+def walk(tensor: Tensor, visit: Callable[[Tensor], bool | None]) -> bool:
+    """Visits `tensor` and the tensors its value is computed from, each once; `visit(t)` says whether to go on
+    to `t`'s inputs (True), not (False), or to stop the walk (None). Returns False when a visit stopped it."""
+    pending, seen = [tensor], set()
+    while pending:
+        current = pending.pop()
+        if current._tid in seen:
+            continue
+        seen.add(current._tid)
+        expand = visit(current)
+        if expand is None:
+            return False
+        if expand and current._node is not None:
+            pending.extend(current._node.inputs)
+    return True
 
 
 def from_constants_only(tensor: Tensor, trace: FunctionTrace, ops: frozenset | None = None) -> bool:
@@ -31,23 +49,18 @@ def from_constants_only(tensor: Tensor, trace: FunctionTrace, ops: frozenset | N
       trace: the function trace that recorded it.
       ops: when given, every op on the way must also be one of these TF op names.
     """
-    pending, seen = [tensor], set()
-    while pending:
-        current = pending.pop()
-        if current._tid in seen:
-            continue
-        seen.add(current._tid)
+
+    def visit(current: Tensor) -> bool | None:
         if current._tid in trace.placeholders:
-            return False
+            return None
         node = current._node
         if node is None:
-            if current._value is None:
-                return False
-            continue
+            return None if current._value is None else False
         if ops is not None and node.op_type not in ops:
-            return False
-        pending.extend(node.inputs)
-    return True
+            return None
+        return True
+
+    return walk(tensor, visit)
 
 
 def known_value(tensor: Tensor) -> np.ndarray | None:
@@ -57,8 +70,11 @@ def known_value(tensor: Tensor) -> np.ndarray | None:
         return None  # a value inside a JAX transformation
     if trace is None or not trace.is_symbolic(tensor):
         return np.asarray(tensor.value)
-    if tensor._tid in trace.placeholders or not from_constants_only(tensor, trace):
+    if tensor._tid in trace.placeholders:
         return None
+    if not from_constants_only(tensor, trace):
+        # In a trace for every size, `tf.shape(x)` arithmetic is known as symbolic dimensions.
+        return symbolic_values.value_of(tensor, trace) if trace.symbolic else None
     return np.asarray(trace.concrete_value(tensor))
 
 
@@ -66,6 +82,8 @@ def resolve(value: Any) -> Any:
     """`value` (a shape-like argument) with tensors whose values are known replaced by numpy values."""
     if isinstance(value, Tensor):
         known = known_value(value)
+        if known is not None and known.dtype == object and known.ndim == 0:
+            return known.item()  # a symbolic dimension
         return value if known is None else known
     if isinstance(value, (list, tuple)):
         resolved = [resolve(v) for v in value]

@@ -18,11 +18,13 @@ from tapeshim._src import (
     runtime_checks,
     shape_conversion,  # noqa: F401 - registers TensorShape's conversion
     static_value,
+    symbolic_dims,
 )
 from tapeshim._src.node import OpKey
 from tapeshim._src.ops import table
 from tapeshim._src.ops.common import (
     attr_error,
+    broadcast_shapes,
     convert_same_dtype,
     is_tensor_like,
     normalize_axis,
@@ -37,8 +39,27 @@ from tapeshim._src.typing_aliases import AxisLike, DTypeLike, ShapeLike, TensorL
 newaxis = None
 
 
+def _symbolic_ints(value: Any) -> tuple | None:
+    """A resolved integer argument that holds symbolic dimensions (`tf.shape(x)[0]` in a trace for every size,
+    `symbolic_values`), flattened; None where it holds none."""
+    if isinstance(value, Tensor):
+        return None
+    try:
+        flat = np.asarray(value, dtype=object).reshape(-1)
+    except (TypeError, ValueError):
+        return None
+    if not any(symbolic_dims.is_symbolic(v) for v in flat):
+        return None
+    if not all(symbolic_dims.is_symbolic(v) or isinstance(v, (int, np.integer)) for v in flat):
+        return None
+    return tuple(v if symbolic_dims.is_symbolic(v) else int(v) for v in flat)
+
+
 def _static_ints(value: Any, what: str) -> tuple[int, ...]:
     value = static_value.resolve(value)  # `tf.shape(x)[0]` inside tapeshim.function is known (H5)
+    symbolic = _symbolic_ints(value)
+    if symbolic is not None:
+        return symbolic
     if is_tensor_like(value):
         value = convert_to_tensor(value).numpy()
     try:
@@ -63,6 +84,9 @@ def int_arg(value: ShapeLike | TensorLike, attr: str, op_name: str, allowed: str
         `op_name` allows only integer types.
     """
     value = static_value.resolve(value)
+    symbolic = _symbolic_ints(value)
+    if symbolic is not None:
+        return symbolic
     array = np.asarray(convert_to_tensor(value).numpy() if is_tensor_like(value) else value)
     if array.dtype.kind not in "iu" and array.size:
         try:
@@ -90,6 +114,9 @@ def shape_arg(value: ShapeLike | TensorLike, op_name: str, float_error: str = "c
     """
     given_tensor = is_tensor_like(value)
     value = static_value.resolve(value)  # `tf.shape(x)[0]` inside tapeshim.function is known (H5)
+    symbolic = _symbolic_ints(value)
+    if symbolic is not None:
+        return symbolic
     array = np.asarray(convert_to_tensor(value).numpy() if is_tensor_like(value) else value)
     if array.dtype.kind not in "iu" and array.size:
         name = tf_type_name(dtypes.from_numpy(array.dtype)) if array.dtype.kind in "fc" else str(array.dtype)
@@ -315,7 +342,13 @@ def _encode_key(key: Any, shape: tuple, dynamic: list | None = None) -> tuple:
             parts = tuple(None if p is None else int(p) for p in (item.start, item.stop, item.step))
             if parts[2] == 0:
                 raise static_error("slice stride cannot be zero", "StridedSlice")
-            if dynamic is not None and parts[2] in (None, 1) and parts[0] is not None and dim < len(shape):
+            if (
+                dynamic is not None
+                and parts[2] in (None, 1)
+                and parts[0] is not None
+                and dim < len(shape)
+                and isinstance(shape[dim], (int, np.integer))  # (a symbolic size slices statically)
+            ):
                 # `x[i:i + n]`: the start is data, only the length shapes the kernel
                 start, stop, _ = slice(*parts).indices(shape[dim])
                 spec.append(("dslice", len(dynamic), dim, max(0, stop - start)))
@@ -443,7 +476,7 @@ def where(
         )
     x_t, y_t = convert_same_dtype((x, y), "SelectV2")
     try:
-        np.broadcast_shapes(tuple(cond._shape), tuple(x_t._shape), tuple(y_t._shape))
+        broadcast_shapes(tuple(cond._shape), tuple(x_t._shape), tuple(y_t._shape))
     except ValueError:
         raise static_error(
             f"condition [{','.join(map(str, cond._shape))}], then [{','.join(map(str, x_t._shape))}], and else "
@@ -561,6 +594,13 @@ def _filled(shape: Any, value: Any, dtype: dtypes.DType, op_name: str = "Fill") 
                 )
             raise TypeError(f"Cannot convert {value} to EagerTensor of dtype string")
         return host_tensor(np.full(dims, b"", dtype=object), dtypes.string)
+    if any(symbolic_dims.is_symbolic(d) for d in dims):  # sizes known per call (`function_symbolic`)
+        np_dtype = dtype._np
+
+        def kernel() -> tuple:
+            return (jnp.full(dims, value, np_dtype),)
+
+        return registry.record(kernel, OpKey(op_name, dtype._name, value, dims), (), ((dims, dtype),), [])[0]
     check_allocation(dims, dtype, "Fill")
     with jax.ensure_compile_time_eval():
         if isinstance(value, (bool, int, float, complex, np.generic)):
@@ -608,14 +648,27 @@ def zeros_like(
 ) -> Tensor:  # noqa: A002
     """Zeros of `input`'s shape (and dtype unless given); no gradient flows through it."""
     x = convert_to_tensor(input)
-    return _filled(x._shape, 0, dtypes.as_dtype(dtype) if dtype is not None else x._dtype)
+    return _filled_like(x, 0, dtypes.as_dtype(dtype) if dtype is not None else x._dtype, "ZerosLike")
 
 
 @table.export("ones_like", gradient="none", dtypes=table.ANY)
 def ones_like(input: TensorLike, dtype: DTypeLike | None = None, name: str | None = None, layout: Any = None) -> Tensor:  # noqa: A002
     """Ones of `input`'s shape (and dtype unless given); no gradient flows through it."""
     x = convert_to_tensor(input)
-    return _filled(x._shape, 1, dtypes.as_dtype(dtype) if dtype is not None else x._dtype, "OnesLike")
+    return _filled_like(x, 1, dtypes.as_dtype(dtype) if dtype is not None else x._dtype, "OnesLike")
+
+
+def _filled_like(x: Tensor, value: int, dtype: dtypes.DType, op_name: str) -> Tensor:
+    """`value`s of `x`'s shape: made on the host, or, for symbolic dimensions (`function_symbolic`), a recorded
+    op whose shape is `x`'s on each call."""
+    if all(d.__class__ is int for d in x._shape) or dtype is dtypes.string:
+        return _filled(x._shape, value, dtype, "Fill" if op_name == "ZerosLike" else op_name)
+    np_dtype = dtype._np
+
+    def kernel(like: jax.Array) -> tuple:
+        return (jnp.full(like.shape, value, np_dtype),)
+
+    return registry.record(kernel, OpKey(op_name, dtype._name, value), (x,), ((x._shape, dtype),), [])[0]
 
 
 @table.export("range", gradient="-", dtypes=table.REAL)
@@ -657,30 +710,34 @@ def shape(input: TensorLike, out_type: DTypeLike = dtypes.int32, name: str | Non
     _index_dtype(out_type, "Shape")
     dtype = dtypes.as_dtype(out_type)
     if any(d.__class__ is not int for d in x._shape):  # symbolic dimensions (`function_symbolic`): known per call
-        kernel = _shape_kernel(dtype._np)
-        return registry.record(kernel, OpKey("Shape", dtype._name), (x,), (((x.ndim,), dtype),), [])[0]
+        return _recorded_shape(x, dtype, "Shape")
     return constant(np.asarray(x._shape, dtype._np))
 
 
 _shape_kernels: dict = {}
 
 
-def _shape_kernel(np_dtype: Any) -> Any:
-    """The recorded op of `tf.shape` on a tensor with symbolic dimensions: its shape as an array."""
-    kernel = _shape_kernels.get(np_dtype)
+def _recorded_shape(x: Tensor, dtype: dtypes.DType, op_type: str) -> Tensor:
+    """`tf.shape` (`op_type` "Shape") or `tf.size` ("Size") of a tensor with symbolic dimensions, as a recorded
+    op: its value is only known when the function runs."""
+    np_dtype, whole = dtype._np, op_type == "Shape"
+    kernel = _shape_kernels.get((np_dtype, whole))
     if kernel is None:
 
         def kernel(value: jax.Array) -> tuple:
-            return (jnp.array(value.shape, dtype=np_dtype),)
+            return (jnp.array(value.shape if whole else value.size, dtype=np_dtype),)
 
-        _shape_kernels[np_dtype] = kernel
-    return kernel
+        _shape_kernels[(np_dtype, whole)] = kernel
+    out_shape = (x.ndim,) if whole else ()
+    return registry.record(kernel, OpKey(op_type, dtype._name), (x,), ((out_shape, dtype),), [])[0]
 
 
 @table.export("size", gradient="-", dtypes=table.ANY)
 def size(input: TensorLike, out_type: DTypeLike = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
     """The number of elements of `input`."""
     x = convert_to_tensor(input)
+    if any(d.__class__ is not int for d in x._shape):  # symbolic dimensions (`function_symbolic`): known per call
+        return _recorded_shape(x, dtypes.as_dtype(out_type), "Size")
     return constant(np.asarray(math.prod(x._shape), dtypes.as_dtype(out_type)._np))
 
 

@@ -113,6 +113,22 @@ def convert_same_dtype(values: Sequence[Any], op_name: str) -> list[Tensor]:
     return tensors
 
 
+def broadcast_shapes(*shapes: Sequence[Any]) -> tuple:
+    """`np.broadcast_shapes` that also takes symbolic dimensions (`function_symbolic`): a symbolic dimension
+    broadcasts with 1 and with itself; anything else it meets raises `ValueError`, as a mismatch does."""
+    if all(d.__class__ is int for shape in shapes for d in shape):
+        return np.broadcast_shapes(*shapes)
+    rank = max(len(shape) for shape in shapes)
+    result = []
+    for axis in range(-rank, 0):
+        dims = [shape[axis] for shape in shapes if len(shape) >= -axis]
+        sized = [d for d in dims if not (d.__class__ is int and d == 1)]
+        if sized and any(d.__class__ is not sized[0].__class__ or not d == sized[0] for d in sized[1:]):
+            raise ValueError(f"shapes {shapes} do not broadcast")
+        result.append(sized[0] if sized else 1)
+    return tuple(result)
+
+
 def broadcast_check(op_name: str) -> Any:
     """A `check` for elementwise ops: shapes must broadcast (TF's message)."""
 

@@ -22,6 +22,7 @@ from tapeshim._src import dtypes, errors
 from tapeshim._src.ops import table
 from tapeshim._src.ops.common import (
     broadcast_check,
+    broadcast_shapes,
     checks,
     convert_same_dtype,
     dtype_check,
@@ -163,7 +164,7 @@ def _matmul_check(in_avals: tuple, static: dict) -> None:
         text_b = ",".join(str(d) for d in b_shape)
         raise errors.invalid_argument(f"Matrix size-incompatible: In[0]: [{text_a}], In[1]: [{text_b}]", "MatMul")
     try:
-        np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+        broadcast_shapes(a_shape[:-2], b_shape[:-2])
     except ValueError:
         raise errors.invalid_argument(
             f"In[0] and In[1] must have compatible batch dimensions: {list(a_shape)} vs. {list(b_shape)}",
@@ -833,7 +834,7 @@ def _compare_or_constant(op: Callable, x: Any, y: Any, otherwise: bool) -> Any:
     x_t = convert_to_tensor(x)
     y_t = convert_to_tensor(y, dtype_hint=x_t.dtype) if not is_tensor_like(y) else convert_to_tensor(y)
     try:
-        np.broadcast_shapes(tuple(x_t._shape), tuple(y_t._shape))
+        broadcast_shapes(tuple(x_t._shape), tuple(y_t._shape))
     except ValueError:
         return convert_to_tensor(otherwise)
     return op(x_t, y_t)

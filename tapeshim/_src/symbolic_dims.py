@@ -1,0 +1,103 @@
+"""Symbolic dimensions (`jax.export.symbolic_shape`) given sizes: what a trace for every size computes at one.
+
+A `tapeshim.function` traced once for every size (`function_symbolic`) holds
+dimensions such as `_batch` or `2*_batch + 1` in its jaxpr's shapes and
+parameters. To compute it on the host for one call (`interpret.prepare_bound`),
+each is evaluated with the call's sizes. JAX writes a dimension as a small
+arithmetic expression (`floordiv(_batch - 1, 2) + 1`, `max(_d0, 1)`); it is
+parsed with `ast` and evaluated over integers only.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import operator
+from typing import Any, Callable
+
+_BINARY: dict[type, Callable[[int, int], int]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+FUNCTIONS: dict[str, Callable[..., int]] = {
+    "floordiv": operator.floordiv,
+    "mod": operator.mod,
+    "max": max,
+    "min": min,
+    "non_negative": lambda value: max(value, 0),
+}
+
+
+class Unresolved(ValueError):
+    """A dimension whose expression this evaluator does not know (the caller computes otherwise)."""
+
+
+def is_symbolic(value: Any) -> bool:
+    """Whether `value` is a symbolic dimension."""
+    return value.__class__ is not int and hasattr(value, "dimension_as_value")
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> ast.expr:
+    return ast.parse(text, mode="eval").body
+
+
+def evaluate(dim: Any, sizes: dict[str, int]) -> int:
+    """The size of the symbolic dimension `dim` where its symbols have `sizes`.
+
+    Raises:
+      Unresolved: for an expression outside integer arithmetic and `floordiv`, `mod`, `max`, `min`.
+    """
+    return _evaluate(_parsed(str(dim)), sizes)
+
+
+def _evaluate(node: ast.expr, sizes: dict[str, int]) -> int:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id not in sizes:
+            raise Unresolved(node.id)
+        return sizes[node.id]
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        return _BINARY[type(node.op)](_evaluate(node.left, sizes), _evaluate(node.right, sizes))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_evaluate(node.operand, sizes)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS:
+        return FUNCTIONS[node.func.id](*(_evaluate(arg, sizes) for arg in node.args))
+    raise Unresolved(ast.dump(node))
+
+
+def resolver(sizes: dict[str, int]) -> Callable[[Any], Any]:
+    """`resolve(value)`: `value` with every symbolic dimension in it (in tuples and lists too) evaluated."""
+
+    def resolve(value: Any) -> Any:
+        if value.__class__ is int:
+            return value
+        if is_symbolic(value):
+            return evaluate(value, sizes)
+        if isinstance(value, tuple) and not hasattr(value, "_fields"):
+            return tuple(resolve(v) for v in value)
+        if isinstance(value, list):
+            return [resolve(v) for v in value]
+        return value
+
+    return resolve
+
+
+def sizes_of(symbolic_shapes: list[tuple], shapes: list[tuple]) -> dict[str, int] | None:
+    """The sizes of the symbols that name whole dimensions of `symbolic_shapes`, from the concrete `shapes`
+    (None when a symbol would take two sizes)."""
+    sizes: dict[str, int] = {}
+    for symbolic, concrete in zip(symbolic_shapes, shapes):
+        for dim, size in zip(symbolic, concrete):
+            if not is_symbolic(dim):
+                continue
+            name = str(dim)
+            if not name.isidentifier():
+                continue
+            if sizes.setdefault(name, size) != size:
+                return None
+    return sizes
