@@ -348,6 +348,73 @@ def test_for_over_an_iterator_made_in_the_function():
     check(body)
 
 
+def test_for_over_an_iterator_with_a_break_leaves_the_rest_for_the_next_call():
+    # one tensor loop pulling an element per iteration, as TF's: the element the break happens at is used up
+    def body(tf):
+        @tf.function
+        def until(it, limit):
+            total = tf.constant(0.0)
+            count = tf.constant(0)
+            for x in it:
+                if total > limit:
+                    break
+                total += x
+                count += 1
+            return total, count
+
+        @tf.function
+        def first_three(it):
+            total = tf.constant(0.0)
+            k = 0  # a Python counter: TF's loop carries it as a tensor
+            for x in it:
+                total += x
+                k += 1
+                if k == 3:
+                    break
+            return total
+
+        it = iter(tf.data.Dataset.from_tensor_slices(np.arange(10, dtype=np.float32)))
+        calls = [until(it, tf.constant(5.0)), until(it, tf.constant(5.0)), until(it, tf.constant(100.0))]
+        other = iter(tf.data.Dataset.from_tensor_slices(np.arange(10, dtype=np.float32)))
+        return calls, next(it, None), first_three(other), first_three(other), until.experimental_get_tracing_count()
+
+    check(body)
+
+
+def test_for_over_an_iterator_the_function_pulled_from_is_one_loop():
+    def body(tf):
+        @tf.function
+        def rest(it):
+            first = next(it)
+            total = first * 100.0
+            for x in it:
+                total += x
+            return total
+
+        it = iter(tf.data.Dataset.from_tensor_slices(np.arange(10, dtype=np.float32)))
+        return rest(it), next(it, "empty")
+
+    check(body)
+
+
+def test_a_variable_first_assigned_in_an_iterator_loop_read_after_it_raises_tf_error():
+    def body(tf):
+        @tf.function
+        def last_seen(it, stop):
+            n = tf.constant(0)
+            for x in it:
+                last = x * 2.0
+                n += 1
+                if n >= stop:
+                    break
+            return last, n
+
+        return last_seen(iter(tf.data.Dataset.from_tensor_slices(np.arange(4.0))), tf.constant(2))
+
+    raised = check_raises(body)  # (TF's message starts with "in user code:", which tapeshim does not add)
+    assert "'last' must be defined before the loop" in raised.message
+
+
 def test_next_after_a_loop_read_the_iterator_to_its_end_raises_tf_error():
     def body(tf):
         @tf.function

@@ -461,7 +461,52 @@ def for_stmt(
     source = _iterator_loop_source(iterated, extra_test)
     if source is not None:
         return _dataset_iteration(source, extra_test, body, state, names, live, target)
+    trace = _thread_state.trace
+    if (
+        trace is not None
+        and isinstance(iterated, OwnedIterator)
+        and not iterated._unrolled
+        and (extra_test is not None or id(iterated) in trace.host_inputs.groups)
+    ):
+        return _iterator_loop(iterated, extra_test, body, state, names, live)
     return _python_iteration(iterated, extra_test, body, state)
+
+
+def _iterator_loop(
+    iterator: OwnedIterator,
+    extra_test: Callable[..., Any] | None,
+    body: Callable[..., tuple],
+    state: tuple,
+    names: Sequence[str],
+    live: Sequence[str],
+) -> tuple:
+    """`for x in iterator` that may stop early (a `break`), or over an iterator this trace already pulled from:
+    a tensor loop that pulls one element per iteration when it runs (a host callback), as TF's, so the
+    elements after a `break` stay for the next call. (The elements it pulls must have the shapes of the
+    iterator's next one: a smaller last batch it reaches raises `InvalidArgumentError`.)"""
+
+    def test(more: Any, *current: Any) -> Any:
+        return more if extra_test is None else and_(lambda: more, lambda: extra_test(*current))
+
+    def step(more: Any, *current: Any) -> tuple:
+        optional = iterator.get_next_as_optional()
+        has_value = optional.has_value()
+        # (every variable the loop carries is live in the next iteration; the others are local to the body)
+        carried = [n for n, v in zip(names, current) if not isinstance(v, (Undefined, UndefinedReturnValue))]
+        new = if_stmt(
+            has_value,
+            lambda *values: body(optional.get_value(), *values),
+            lambda *values: values,
+            current,
+            names,
+            carried,
+        )
+        return (has_value, *new)
+
+    for name, value in zip(names, state):
+        if name in live and "__" not in name and isinstance(value, Undefined):
+            raise ValueError(f"'{name}' must be defined before the loop")  # TF's, for iterator loops
+    return _tensor_loop(test, step, state, names, live, None, counter=convert_to_tensor(True))
 
 
 def _python_iteration(
