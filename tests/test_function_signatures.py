@@ -425,3 +425,54 @@ def test_traces_for_every_size_of_two_instances_and_under_a_tape():
         )
 
     check(body)
+
+
+def test_calls_a_trace_for_every_size_does_not_fit_and_transformations_through_it():
+    # leading sizes that differ and empty batches get traces of their own; jacobians and forward mode
+    # through the function; piecewise shape arithmetic and squeezes TF decides per run: traced per shape
+    def body(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([None, 3], tf.float32)])
+        def pair(x, y):
+            return tf.reduce_sum(x, 0) + tf.reduce_sum(y, 0)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
+        def squared(x):
+            return x * x
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+        def piecewise(x):
+            n = tf.shape(x)[0]
+            return tf.zeros([tf.maximum(n - 1, 1)]), tf.squeeze(tf.expand_dims(x, 0))
+
+        sums = [pair(tf.ones((2, 3)), tf.ones((5, 3))), pair(tf.ones((0, 3)), tf.ones((0, 3)))]
+        sums += [pair(tf.ones((0, 3)), tf.ones((0, 3))), pair(tf.ones((2, 3)), tf.ones((2, 3)))]
+        x = tf.reshape(tf.range(6, dtype=tf.float32), (3, 2))
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = squared(x)
+        jacobian = tape.jacobian(y, x)
+        with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as accumulator:
+            z = squared(x)
+        shapes = [[t.shape for t in piecewise(tf.ones((n,)))] for n in (4, 1, 0)]
+        return sums, jacobian, accumulator.jvp(z), shapes
+
+    check(body)
+
+
+def test_sizes_that_outnumber_the_tracked_ones_compile_once_each(monkeypatch):
+    monkeypatch.setattr(function_symbolic.ExportedProgram, "_SIGNATURES", 4)
+    compiles = backend_compiles()
+
+    @tapeshim.function(input_signature=[tapeshim.TensorSpec([None, 3], tapeshim.float32)])
+    def total(x):
+        return tapeshim.reduce_sum(x * 2.0, axis=0)
+
+    batches = [tapeshim.ones((n, 3)) for n in range(1, 7)]
+    for _ in range(2):  # first calls on the host, second calls compile (in the background)
+        for batch in batches:
+            total(batch)
+    before = len(compiles)
+    for _ in range(2):
+        values = [total(batch).numpy() for batch in batches]
+    assert len(compiles) == before  # each size's entry was dropped and came back: compiled already
+    np.testing.assert_allclose(values, [np.full(3, 2.0 * n) for n in range(1, 7)])

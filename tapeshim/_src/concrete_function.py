@@ -193,6 +193,7 @@ class ConcreteFunction:
         self._out_avals = tuple((tuple(t._shape), t._dtype) for t in out_tensors)
         self._pending_avals = tuple((tuple(t._shape), t._dtype) for t in pending_tensors)
         self.symbolic = trace.symbolic
+        self._avals_by_shapes: dict = {}  # a symbolic trace's output avals, by the call's input shapes
         sources = self._program_sources(leaf_sources)
         self._compile(sliced, sources, len(out_tensors), len(pending_tensors))
         if self.symbolic:
@@ -372,6 +373,8 @@ class ConcreteFunction:
     def _export(self, trace: FunctionTrace, arg_placeholders: dict[int, int], flat_args: list) -> None:
         """Exports the program for the placeholders' symbolic shapes (`function_symbolic`): it serves every
         size, and replaces the shared program."""
+        if self.host_feed is not None or self._array_checks:
+            raise NotImplementedError("a trace for every size pulling iterators or sizing arrays")  # (per shape)
         placeholder_at = {position: tid for tid, position in arg_placeholders.items()}
         tensors = {t._tid: t for t in trace._placeholder_tensors}
         arg_structs = []
@@ -386,13 +389,22 @@ class ConcreteFunction:
         self._program = exported.raw
 
     def _call_avals(self, inputs: tuple) -> tuple:
-        """The (shape, DType) of the outputs and new variable values for a call on `inputs` (tensors)."""
+        """The (shape, DType) of the outputs and new variable values for a call on `inputs` (tensors): the
+        trace's, or for a trace for every size, the call's (by the program's shape rules, once per shapes)."""
         avals = self._out_avals + self._pending_avals
         if not self.symbolic:
             return avals
-        structs = [jax.ShapeDtypeStruct(tuple(t._shape), t._dtype._np) for t in inputs]
-        shapes = jax.eval_shape(self._as_node, *structs)
-        return tuple((tuple(out.shape), dtype) for out, (_, dtype) in zip(shapes, avals))
+        shapes = tuple(tuple(t._shape) for t in inputs)
+        known = self._avals_by_shapes.get(shapes)
+        if known is None:
+            if len(self._avals_by_shapes) >= 64:
+                self._avals_by_shapes.clear()
+            structs = [jax.ShapeDtypeStruct(shape, t._dtype._np) for shape, t in zip(shapes, inputs)]
+            outs = jax.eval_shape(self._as_node, *structs)
+            known = self._avals_by_shapes[shapes] = tuple(
+                (tuple(out.shape), dtype) for out, (_, dtype) in zip(outs, avals)
+            )
+        return known
 
     def _input_signatures(self, args: tuple, kwargs: dict, specs: Any) -> None:
         """Sets `_input_specs` (the call's, or `specs`, as `TensorSpec`s) and `structured_input_signature`."""
@@ -621,7 +633,11 @@ class ConcreteFunction:
             reads = [variable._read_for_op() for variable in variables]
             key_tensors = [concrete(k) for k in keys] + [convert_to_tensor(v) for v in host_values]
             inputs = tuple(arg_tensors) + tuple(reads) + tuple(self._const_tensors) + tuple(key_tensors)
-            if registry.tracking_recorders(inputs):
+            tracking = registry.tracking_recorders(inputs)
+            if tracking:
+                if self.symbolic and any(type(r).__name__ == "ForwardAccumulator" for r in tracking):
+                    # JAX cannot forward-differentiate an exported program: traced for this call's shapes
+                    return self._function._run_sized(self, flat_args)
                 if self.host_feed is not None and self.host_feed.pulls_iterators:
                     raise LookupError(
                         "No gradient defined for operation'IteratorGetNext' (op type: IteratorGetNext). In general "

@@ -274,6 +274,15 @@ def _result_aval(mode: str, target_aval: tuple, source_aval: tuple) -> tuple:
     return ((t_shape[0],) + t_shape[1:] + s_shape[1:], s_dtype)
 
 
+def _pullbacks(pullback: Callable, basis: jax.Array) -> Any:
+    """`pullback` of each cotangent in `basis` (its leading axis), vectorized; one after the other where an op
+    has no batching rule (an exported program: a `tapeshim.function` traced for every size)."""
+    try:
+        return jax.vmap(lambda ct: pullback([ct]))(basis)
+    except NotImplementedError:
+        return jax.lax.map(lambda ct: pullback([ct]), basis)
+
+
 def _make_program(
     mode: str,
     sliced: replay.Slice,
@@ -323,13 +332,13 @@ def _make_program(
         if mode == JACOBIAN:
             size = math.prod(target.shape)
             basis = jnp.eye(size, dtype=target.dtype).reshape((size,) + target.shape)
-            (columns,) = jax.vmap(lambda ct: pullback([ct]))(basis)
+            (columns,) = _pullbacks(pullback, basis)
             return aux, [_conj(c).reshape(target.shape + c.shape[1:]) for c in columns]
         batch, inner = target.shape[0], target.shape[1:]
         size = math.prod(inner)
         basis = jnp.eye(size, dtype=target.dtype).reshape((size, 1) + inner)
         basis = jnp.broadcast_to(basis, (size, batch) + inner)
-        (columns,) = jax.vmap(lambda ct: pullback([ct]))(basis)
+        (columns,) = _pullbacks(pullback, basis)
         results = []
         for c in columns:
             c = jnp.moveaxis(_conj(c), 0, 1)  # (batch, size, *source_inner)

@@ -175,6 +175,7 @@ class Function:
         self._symbolic: ConcreteFunction | None = None  # the trace for every size of the signature (symbolic)
         self._symbolic_shapes: dict[int, tuple] = {}  # its arguments' symbolic shapes, by flat position
         self._concrete_sizes = False  # whether a symbolic trace failed: traced per shape from then on
+        self._sized: dict[Any, ConcreteFunction] = {}  # traces for the shapes of calls under tapes (`_run_sized`)
         self._detector = detector_for(python_function)  # TF's frequent-retracing warning
         self._initializing_traces = 0  # a first trace that created variables is traced again, as TF does
         try:
@@ -551,8 +552,22 @@ class Function:
             else:
                 symbolic_stats["symbolic_traces"] += 1
                 self._symbolic, self._symbolic_shapes = concrete, shapes
-                return concrete
+                if fits(shapes, flat):
+                    return concrete
+                # This call's sizes do not fit it (leading sizes that differ, an empty dimension): its own trace.
         return self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, None)
+
+    def _run_sized(self, symbolic: ConcreteFunction, flat: list) -> Any:
+        """Runs a call of the symbolic trace under a tape with a trace for the call's own shapes (a tape may
+        batch or forward-differentiate what it records, which JAX cannot do to an exported program)."""
+        args, kwargs = nest.pack_sequence_as(symbolic._traced_call, flat)
+        key, _, _ = self._keys(args, kwargs)
+        concrete = self._sized.get(key)
+        if concrete is None:
+            if len(self._sized) >= _SIZED_TRACES:
+                self._sized.pop(next(iter(self._sized)))
+            concrete = self._sized[key] = self._trace_twice_if_creating(flat, args, kwargs, None, (), None)
+        return concrete.run(flat)
 
     def _symbolic_for(self, flat: list) -> ConcreteFunction | None:
         """The symbolic trace (`function_symbolic`) where this call's arguments fit it, else None."""
@@ -645,6 +660,9 @@ class Function:
             trace.retire()
         self._first_trace_done = True
         return concrete, trace
+
+
+_SIZED_TRACES = 64  # the per-shape traces a symbolic trace keeps for calls under tapes (oldest dropped first)
 
 
 def function(

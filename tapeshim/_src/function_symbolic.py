@@ -74,7 +74,7 @@ not fit the symbolic trace (`fits`) and is traced for its shapes."""
 
 def fits(shapes: dict[int, tuple], flat: list) -> bool:
     """Whether a call's arguments (`flat`: tensors at the positions of `shapes`) fit the symbolic trace: known
-    dimensions equal, and every leading `None` dimension (`BATCH`) of one size."""
+    dimensions equal, no unknown one 0, and every leading `None` dimension (`BATCH`) of one size."""
     batch = None
     for position, shape in shapes.items():
         actual = flat[position]._shape
@@ -84,6 +84,8 @@ def fits(shapes: dict[int, tuple], flat: list) -> bool:
             if dim.__class__ is int:
                 if dim != size:
                     return False
+            elif size == 0:  # `jax.export` takes every symbolic size to be at least 1
+                return False
             elif axis == 0:
                 if batch is None:
                     batch = size
@@ -107,9 +109,11 @@ class ExportedProgram:
     """
 
     __slots__ = (
-        "raw", "exported", "program", "arg_structs", "_struct_args", "_structs", "_checked", "_symbolic", "_signatures"
+        "raw", "exported", "program", "arg_structs", "_struct_args", "_structs", "_checked", "_symbolic", "_signatures",
+        "_seen",
     )  # fmt: skip
-    _SIGNATURES = 64  # the signatures whose host programs are kept (then cleared)
+    _SIGNATURES = 64  # the sizes whose host programs and compiles are tracked (the least recently seen go)
+    _SEEN = 4096  # the sizes remembered as seen or compiled (then forgotten at once)
 
     def __init__(self, program: Callable[..., Any], structs: tuple) -> None:
         self.program = program  # the recorded program (its shapes symbolic: traceable only for `structs`)
@@ -131,6 +135,7 @@ class ExportedProgram:
         self._checked = jax.jit(checkify.checkify(raw), in_shardings=sharding, out_shardings=sharding)
         self._symbolic: Any = None  # the program's trace for the symbolic shapes, made for the host
         self._signatures: dict = {}  # signature -> [host program or None, calls, pending compile or None]
+        self._seen: dict = {}  # the signatures called before: whether they have compiled
 
     def call(self, *args: Any) -> Any:
         """The program's outputs for `args`: computed on the host or compiled (see the class docstring)."""
@@ -138,9 +143,17 @@ class ExportedProgram:
         key = interpret.signature(leaves)
         entry = self._signatures.get(key)
         if entry is None:
-            if len(self._signatures) >= self._SIGNATURES:
-                self._signatures.clear()
-            entry = self._signatures[key] = [self._host_program(leaves), 0, None]
+            if len(self._signatures) >= self._SIGNATURES:  # the least recently seen size goes
+                self._signatures.pop(next(iter(self._signatures)))
+            if self._seen.get(key):  # compiled before its entry was dropped: jax.jit has it
+                entry = self._signatures[key] = [None, 0, None]
+            else:  # (seen before, it compiles now, as a second call would)
+                entry = self._signatures[key] = [self._host_program(leaves), int(key in self._seen), None]
+                if len(self._seen) >= self._SEEN:
+                    self._seen.clear()
+                self._seen[key] = False
+        else:
+            self._signatures[key] = self._signatures.pop(key)  # (most recently seen last)
         program = entry[0]
         if program is not None and interpret.host_readable(leaves):
             entry[1] += 1
@@ -148,10 +161,12 @@ class ExportedProgram:
                 with _SUBMIT_LOCK:
                     if entry[2] is None and background_compile.enabled():
                         entry[2] = background_compile.submit(self._checked.trace(*args), args)
+                        self._seen[key] = True  # (compiled, or compiling: jax.jit will have it)
                 pending = entry[2]
                 if pending is None or pending.done():
                     entry[0] = None  # compiled (or compiles now, on this call)
                     program = None
+                    self._seen[key] = True
             if program is not None:
                 result = runtime_checks.host_call(program, args, leaves)
                 if result is not None:

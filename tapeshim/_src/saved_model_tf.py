@@ -23,16 +23,12 @@ def tensorflow_available() -> bool:
     return importlib.util.find_spec("tensorflow") is not None
 
 
-def _polymorphic(spec: dict, counter: list) -> str | None:
-    if all(d is not None for d in spec["shape"]):
+def _polymorphic(aval: Any) -> str | None:
+    """jax2tf's polymorphic shape of an exported program's input: its symbolic dimensions by their names (a
+    trace for every size names the leading ones of all inputs alike: one size, `function_symbolic.BATCH`)."""
+    if all(d.__class__ is int for d in aval.shape):
         return None
-    dims = []
-    for size in spec["shape"]:
-        if size is None:
-            dims.append(f"d{counter[0]}")
-            counter[0] += 1
-        else:
-            dims.append(str(size))
+    dims = [str(d) for d in aval.shape]
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
 
@@ -56,8 +52,7 @@ def write_tf_saved_model(
     traced: dict[str, list[tuple[list, Any]]] = {}  # functions saved from their traces: (specs, body) each
     for meta, exported in zip(metas, exports):
         reads, writes = meta["reads"], meta["writes"]
-        counter = [0]
-        shapes = [None] * len(reads) + [_polymorphic(s, counter) for s in meta["inputs"]]
+        shapes = [None] * len(reads) + [_polymorphic(aval) for aval in exported.in_avals[len(reads) :]]
         n_reads, n_out = len(reads), meta["n_outputs"]
 
         # differentiable in TF where every input and output is floating (jax2tf's gradient refuses integers)

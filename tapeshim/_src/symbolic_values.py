@@ -10,9 +10,10 @@ dynamic shape there; XLA needs a static one, which a symbolic dimension is.
 small graph from the `Shape`/`Size` ops to the tensor at several sizes of the
 symbols (large and small ones, each symbol moved alone) and keeps the result
 only where every element is the same affine function of the symbols at every
-size tried (`2*_batch + 1`, `_batch*0 + 3`). Anything else (a `floordiv`, a
-`minimum` with a constant, a value read from data) gives None, and the function
-is traced with concrete sizes instead.
+size tried (`2*_batch + 1`), through selections and integer additions and
+products only (`_AFFINE_OPS`). Anything else (a `floordiv`, a `minimum` with a
+constant, a value read from data) gives None, and the function is traced with
+concrete sizes instead.
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ if TYPE_CHECKING:
     from tapeshim._src.function_trace import FunctionTrace
 
 _SHAPE_OPS = ("Shape", "Size")
+_AFFINE_OPS = frozenset(
+    ("StridedSlice", "Pack", "ConcatV2", "Identity", "Reshape", "ExpandDims", "Squeeze", "AddV2", "Add", "Sub", "Neg",
+     "Mul", "Cast")
+)  # fmt: skip
+"""The ops shape arithmetic may use: each picks elements or is exactly affine in integers (`Mul` of two sizes
+is not, and the checks at other sizes reject it). `Maximum`, `Minimum`, `FloorDiv` and comparisons are
+piecewise: probes cannot see all their pieces, so they are not folded."""
 _MAX_NODES = 64  # shape arithmetic is small: a larger graph is not one
 _BASE, _MOVED = 1009, 2003
 """The sizes every symbol takes at the base probe, and the one symbol moved at a time."""
@@ -107,6 +115,8 @@ def _graph(tensor: Tensor, trace: FunctionTrace) -> tuple[list, dict] | None:
         if node.op_type in _SHAPE_OPS:
             shape_inputs[current._tid] = (node.op_type, node.inputs[0], current._dtype._np)
             return False
+        if node.op_type not in _AFFINE_OPS or current._dtype._np.kind not in "iu":
+            return None
         nodes[node.out_tids[0]] = node
         return True
 

@@ -305,6 +305,8 @@ def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  #
         [int(axis)] if np.ndim(axis) == 0 and axis is not None and not is_tensor_like(axis) else axis, len(x._shape)
     )
     if axes is None:
+        if any(symbolic_dims.is_symbolic(d) for d in x._shape):  # TF decides per run whether a None dim is 1
+            raise ValueError("tf.squeeze without `axis` on a dimension of unknown size")  # (traced per shape)
         axes = tuple(i for i, d in enumerate(x._shape) if d == 1)
     for a in axes:
         if x._shape[a] != 1:

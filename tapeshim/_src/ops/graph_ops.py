@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from tapeshim._src import errors, static_value
+from tapeshim._src import errors, static_value, symbolic_dims
 from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
@@ -114,6 +114,10 @@ def ensure_shape(x: TensorLike, shape: ShapeLike | TensorLike, name: str | None 
     """
     tensor = convert_to_tensor(x)
     expected = _as_shape(shape)
+    if expected.rank == len(tensor._shape) and any(
+        symbolic_dims.is_symbolic(d) and e is not None for d, e in zip(tensor._shape, expected.as_list())
+    ):  # a size only a call knows, checked against a known one: traced per shape (`function_symbolic`)
+        raise ValueError("tf.ensure_shape of a dimension of unknown size against a known one")
     if not expected.is_compatible_with(TensorShape(tensor._shape)):
         dims = expected.as_list()
         if _thread_state.trace is not None:
