@@ -517,3 +517,35 @@ def test_dataset_loop_target_read_after_the_loop_raises_tf_error():
 
     raised = check_raises(body)
     assert "'x' must be defined before the loop" in raised.message
+
+
+def test_forward_over_reverse_through_a_loop_with_a_tensor_trip_count():
+    # a Hessian-vector product through an AutoGraph loop whose trip count is a tensor (TF 2.21 raises a
+    # TypeError here, for a variant dtype): checked against JAX's own forward-over-reverse
+    import jax
+    import jax.numpy as jnp
+
+    @tapeshim.function
+    def power_sin(x, n):
+        y = x
+        for _ in tapeshim.range(n):
+            y = tapeshim.sin(y) * x
+        return tapeshim.reduce_sum(y)
+
+    x, v = tapeshim.constant([0.5, 1.0]), tapeshim.constant([1.0, 0.0])
+    with tapeshim.autodiff.ForwardAccumulator(x, v) as accumulator:
+        with tapeshim.GradientTape() as tape:
+            tape.watch(x)
+            y = power_sin(x, tapeshim.constant(3))
+        gradient = tape.gradient(y, x)
+    hvp = accumulator.jvp(gradient)
+
+    def reference(values):
+        out = values
+        for _ in range(3):
+            out = jnp.sin(out) * values
+        return out.sum()
+
+    expected = jax.jvp(jax.grad(reference), (jnp.array([0.5, 1.0]),), (jnp.array([1.0, 0.0]),))[1]
+    np.testing.assert_allclose(hvp.numpy(), expected, rtol=1e-5)
+    np.testing.assert_allclose(gradient.numpy(), jax.grad(reference)(jnp.array([0.5, 1.0])), rtol=1e-5)
