@@ -476,3 +476,28 @@ def test_sizes_that_outnumber_the_tracked_ones_compile_once_each(monkeypatch):
         values = [total(batch).numpy() for batch in batches]
     assert len(compiles) == before  # each size's entry was dropped and came back: compiled already
     np.testing.assert_allclose(values, [np.full(3, 2.0 * n) for n in range(1, 7)])
+
+
+def test_generalised_and_spec_traces_serve_every_size_without_running_python_again():
+    # reduce_retracing's generalised signature and a get_concrete_function spec with None dimensions are
+    # traced for every size: later sizes run no Python (as TF)
+    def body(tf):
+        printed = []
+
+        @tf.function(reduce_retracing=True)
+        def total(x, scale):
+            printed.append(str(x.shape))
+            return tf.reduce_sum(x) * scale
+
+        @tf.function
+        def scaled(a, b):
+            printed.append("scaled " + str(a.shape))
+            return a * b
+
+        sums = [total(tf.ones(shape), 2.0) for shape in ([1], [2], [3], [4], [7])]
+        concrete = scaled.get_concrete_function(tf.TensorSpec([None, 2], tf.float32), 2)
+        shapes = [concrete(tf.ones((3, 2))).shape, scaled(tf.ones((4, 2)), 2).shape, scaled(tf.ones((5, 2)), 2)]
+        counts = total.experimental_get_tracing_count(), scaled.experimental_get_tracing_count()
+        return sums, shapes, printed, counts
+
+    check(body)

@@ -193,6 +193,7 @@ class ConcreteFunction:
         self._out_avals = tuple((tuple(t._shape), t._dtype) for t in out_tensors)
         self._pending_avals = tuple((tuple(t._shape), t._dtype) for t in pending_tensors)
         self.symbolic = trace.symbolic
+        self.symbolic_shapes: dict[int, tuple] = {}  # its arguments' symbolic shapes by flat position (if symbolic)
         self._avals_by_shapes: dict = {}  # a symbolic trace's output avals, by the call's input shapes
         sources = self._program_sources(leaf_sources)
         self._compile(sliced, sources, len(out_tensors), len(pending_tensors))

@@ -173,7 +173,6 @@ class Function:
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._first_trace_done = False
         self._symbolic: ConcreteFunction | None = None  # the trace for every size of the signature (symbolic)
-        self._symbolic_shapes: dict[int, tuple] = {}  # its arguments' symbolic shapes, by flat position
         self._concrete_sizes = False  # whether a symbolic trace failed: traced per shape from then on
         self._sized: dict[Any, ConcreteFunction] = {}  # traces for the shapes of calls under tapes (`_run_sized`)
         self._detector = detector_for(python_function)  # TF's frequent-retracing warning
@@ -349,7 +348,7 @@ class Function:
     def _call_concrete(self, concrete: ConcreteFunction, args: tuple, kwargs: dict) -> Any:
         """Runs a call bound by a concrete function: its own program, or one traced for other shapes."""
         key, _, flat = self._keys(args, kwargs)
-        if key != concrete.key and not (concrete.symbolic and self._symbolic_for(flat) is concrete):
+        if key != concrete.key and not (concrete.symbolic and fits(concrete.symbolic_shapes, flat)):
             variant = self._concrete.get(key)
             if variant is None:  # other shapes than traced: TF runs the same graph, tapeshim traces for them
                 variant = self._trace(flat, args, kwargs)
@@ -489,6 +488,10 @@ class Function:
                         for leaf, general, exact in zip(flat, tf_key[1], key[1])
                     ],
                 )
+        known = self._tf_concretes.get(tf_key)
+        if known is not None and known.symbolic and fits(known.symbolic_shapes, flat):
+            self._concrete[key] = known  # a trace for every size of the TF signature this call counts under
+            return known
         if self._last_key is not None:
             stats["last_retrace_reason"] = self._retrace_reason(args, kwargs)
         concrete = self._trace(flat, args, kwargs, specs)
@@ -539,8 +542,10 @@ class Function:
         Python function runs twice on that first call.
         """
         shapes = None
-        if not (capacities or self._concrete_sizes or self._symbolic is not None):
-            shapes = symbolic_shapes(self._input_signature, flat)
+        signature = self._input_signature if self._input_signature is not None else specs
+        unfit = self._input_signature is not None and self._symbolic is not None  # (a call that did not fit it)
+        if not (capacities or self._concrete_sizes or unfit):
+            shapes = symbolic_shapes(signature, flat)
         if shapes is not None:
             try:
                 concrete = self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, shapes)
@@ -551,7 +556,9 @@ class Function:
                 self._concrete_sizes = True  # (not tried again: its Python would run twice per shape)
             else:
                 symbolic_stats["symbolic_traces"] += 1
-                self._symbolic, self._symbolic_shapes = concrete, shapes
+                concrete.symbolic_shapes = shapes
+                if self._input_signature is not None:
+                    self._symbolic = concrete
                 if fits(shapes, flat):
                     return concrete
                 # This call's sizes do not fit it (leading sizes that differ, an empty dimension): its own trace.
@@ -572,7 +579,7 @@ class Function:
     def _symbolic_for(self, flat: list) -> ConcreteFunction | None:
         """The symbolic trace (`function_symbolic`) where this call's arguments fit it, else None."""
         symbolic = self._symbolic
-        return symbolic if symbolic is not None and fits(self._symbolic_shapes, flat) else None
+        return symbolic if symbolic is not None and fits(symbolic.symbolic_shapes, flat) else None
 
     def _trace_twice_if_creating(
         self, flat: list, args: tuple, kwargs: dict, specs: Any, capacities: tuple, shapes: dict | None

@@ -33,25 +33,27 @@ stats = {"symbolic_traces": 0, "symbolic_fallbacks": 0}
 _SUBMIT_LOCK = threading.Lock()  # (user threads may call one program at once: one submits its compile)
 
 
-def symbolic_shapes(input_signature: list | None, flat: list) -> dict[int, tuple] | None:
-    """Per flat argument position, the symbolic shape to trace it with; None when the signature has no
-    `None` dimension (or a spec of unknown rank, or does not line up with the arguments)."""
-    if input_signature is None:
+def symbolic_shapes(signature: Any, flat: list) -> dict[int, tuple] | None:
+    """Per flat argument position, the symbolic shape to trace it with: `signature` (an `input_signature`, or
+    the specs of a `get_concrete_function` or `reduce_retracing` trace, nested as the arguments) has a
+    `TensorSpec` with `None` dimensions there. None where it has none, a spec of unknown rank, or does not
+    line up with the arguments."""
+    if signature is None:
         return None
-    specs = nest.flatten(input_signature)
-    if len(specs) != len(flat) or not all(isinstance(spec, TensorSpec) for spec in specs):
+    specs = nest.flatten(signature)
+    if len(specs) != len(flat):
         return None
-    if any(spec.shape.rank is None for spec in specs):
+    if any(isinstance(spec, TensorSpec) and spec.shape.rank is None for spec in specs):
         return None
-    if not any(d is None for spec in specs for d in spec.shape.as_list()):
+    if not any(isinstance(spec, TensorSpec) and None in spec.shape.as_list() for spec in specs):
         return None
     scope = export.SymbolicScope()
     shapes: dict[int, tuple] = {}
     counter = 0
     for position, spec in enumerate(specs):
-        dims = spec.shape.as_list()
-        if None not in dims:
+        if not isinstance(spec, TensorSpec) or None not in spec.shape.as_list():
             continue
+        dims = spec.shape.as_list()
         names = []
         for axis, d in enumerate(dims):
             if d is None and axis == 0:
