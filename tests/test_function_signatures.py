@@ -6,7 +6,7 @@ import numpy as np
 
 import tapeshim
 from oracle import backend_compiles, check, check_raises
-from tapeshim._src import function_symbolic
+from tapeshim._src import background_compile, function_symbolic
 
 
 def test_get_concrete_function_with_a_spec_and_a_bound_python_argument():
@@ -501,3 +501,30 @@ def test_generalised_and_spec_traces_serve_every_size_without_running_python_aga
         return sums, shapes, printed, counts
 
     check(body)
+
+
+def test_a_trace_for_every_size_jax_cannot_export_runs_traces_for_the_calls_shapes(monkeypatch):
+    # the export happens when a size first compiles (or under a tape): if JAX refuses it, calls run traces
+    # of their own shapes, with the same values
+    def refuse(*args, **kwargs):
+        raise ValueError("an op whose lowering needs its sizes")
+
+    monkeypatch.setattr(function_symbolic.export, "export", refuse)
+    printed = []
+
+    @tapeshim.function(input_signature=[tapeshim.TensorSpec([None, 2], tapeshim.float32)])
+    def double(x):
+        printed.append(str(x.shape))
+        return x * 2.0
+
+    values = [double(tapeshim.ones((n, 2))).numpy() for n in (3, 3)]  # the host, then the compile submitted
+    background_compile.wait()  # (it failed: the export was refused)
+    values += [double(tapeshim.ones((n, 2))).numpy() for n in (3, 4, 4)]
+    with tapeshim.GradientTape() as tape:
+        x = tapeshim.ones((2, 2))
+        tape.watch(x)
+        y = tapeshim.reduce_sum(double(x))
+    assert tape.gradient(y, x).numpy().tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    assert [v.shape for v in values] == [(3, 2), (3, 2), (3, 2), (4, 2), (4, 2)]
+    assert printed[0] == "(None, 2)" and "(3, 2)" in printed  # the symbolic trace, then per-shape ones
+    assert double.experimental_get_tracing_count() == 1

@@ -15,7 +15,7 @@ from tapeshim._src.autograph.operators import UndefinedAfterLoop
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.function_graph import FuncGraph
 from tapeshim._src.function_host_inputs import HostFeed
-from tapeshim._src.function_symbolic import ExportedProgram
+from tapeshim._src.function_symbolic import ExportedProgram, ExportFailed
 from tapeshim._src.function_trace import FunctionTrace, _use_of_leaked_tensor
 from tapeshim._src.node import OpKey
 from tapeshim._src.recorded_call import record_call
@@ -194,6 +194,7 @@ class ConcreteFunction:
         self._pending_avals = tuple((tuple(t._shape), t._dtype) for t in pending_tensors)
         self.symbolic = trace.symbolic
         self.symbolic_shapes: dict[int, tuple] = {}  # its arguments' symbolic shapes by flat position (if symbolic)
+        self._exported: ExportedProgram = cast(ExportedProgram, None)  # its program, where symbolic (`_export`)
         self._avals_by_shapes: dict = {}  # a symbolic trace's output avals, by the call's input shapes
         sources = self._program_sources(leaf_sources)
         self._compile(sliced, sources, len(out_tensors), len(pending_tensors))
@@ -386,8 +387,19 @@ class ConcreteFunction:
         var_structs = [jax.ShapeDtypeStruct(tuple(v._shape), v._dtype._np) for v in variables]
         const_structs = [jax.ShapeDtypeStruct(c.shape, c.dtype) for c in self._const_values]
         exported = ExportedProgram(self._program, (arg_structs, var_structs, const_structs, list(self._fed_structs)))
-        self._shared = exported  # type: ignore[assignment]  # the same `raw` and `call`
+        self._shared = self._exported = exported  # type: ignore[assignment]  # the same `raw` and `call`
         self._program = exported.raw
+
+    def _exportable(self, tracking: list) -> bool:
+        """Whether a symbolic trace's call under the recorders `tracking` can be recorded as its exported
+        program: none of them is a forward accumulator, and JAX exports the program."""
+        if any(type(r).__name__ == "ForwardAccumulator" for r in tracking):
+            return False
+        try:
+            self._exported.exported()
+        except ExportFailed:
+            return False
+        return True
 
     def _call_avals(self, inputs: tuple) -> tuple:
         """The (shape, DType) of the outputs and new variable values for a call on `inputs` (tensors): the
@@ -636,7 +648,7 @@ class ConcreteFunction:
             inputs = tuple(arg_tensors) + tuple(reads) + tuple(self._const_tensors) + tuple(key_tensors)
             tracking = registry.tracking_recorders(inputs)
             if tracking:
-                if self.symbolic and any(type(r).__name__ == "ForwardAccumulator" for r in tracking):
+                if self.symbolic and not self._exportable(tracking):
                     # JAX cannot forward-differentiate an exported program: traced for this call's shapes
                     return self._function._run_sized(self, flat_args)
                 if self.host_feed is not None and self.host_feed.pulls_iterators:
@@ -659,12 +671,17 @@ class ConcreteFunction:
                     for variable, tensor in zip(written, outputs[n_out:]):
                         variable._value = tensor._value
                 return self._pack(outputs[:n_out])
-        outs, news = self._shared.call(
-            [t.value for t in arg_tensors],
-            [v._value for v in variables],
-            self._const_values,
-            keys + host_values if host_values else keys,
-        )
+        if self.symbolic and self._exported.failed():
+            return self._function._run_sized(self, flat_args)
+        try:
+            outs, news = self._shared.call(
+                [t.value for t in arg_tensors],
+                [v._value for v in variables],
+                self._const_values,
+                keys + host_values if host_values else keys,
+            )
+        except ExportFailed:  # (a trace for every size that JAX cannot export: traced for the call's shapes)
+            return self._function._run_sized(self, flat_args)
         if self.has_effects:  # as TF's call, which returns after its prints: wait for the host callbacks
             jax.effects_barrier()
         if self._array_checks:

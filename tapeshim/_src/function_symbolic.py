@@ -96,23 +96,42 @@ def fits(shapes: dict[int, tuple], flat: list) -> bool:
     return True
 
 
+class ExportFailed(Exception):
+    """`jax.export` could not export a trace for every size (an op whose lowering needs its sizes): the
+    function runs traces for the calls' own shapes instead (`ConcreteFunction.run`)."""
+
+
+class _Deferred:
+    """A compile for the background thread whose trace is made there too (`background_compile` calls
+    `lower()`): the trace of an exported call exports the program first, which takes 80-100 ms."""
+
+    __slots__ = ("_jitted", "_args")
+
+    def __init__(self, jitted: Any, args: tuple) -> None:
+        self._jitted, self._args = jitted, args
+
+    def lower(self) -> Any:
+        return self._jitted.trace(*self._args).lower()
+
+
 class ExportedProgram:
     """A function's program exported for symbolic shapes: `raw` computes it for any sizes (traceable under
     `jax.jit`, differentiable), `call` runs it for one call's sizes.
 
-    The program is exported under `checkify`, so its runtime index checks are outputs of the exported
-    program; `raw` raises them again as checks (`checkify.check_error`), which the calling program turns into
-    TF's `InvalidArgumentError` as it does for its own checks.
+    The program is exported (`exported()`) when first needed, under `checkify`, so its runtime index checks
+    are outputs of the exported program; `raw` raises them again as checks (`checkify.check_error`), which
+    the calling program turns into TF's `InvalidArgumentError` as it does for its own checks.
 
     `call` serves each concrete signature as `runtime_checks.CheckedProgram` serves a program: its first call
     is computed on the host (the recorded program's symbolic jaxpr, its dimensions evaluated at the call's
-    sizes: `interpret.prepare_bound`), its second submits the compile to the background thread, and calls
-    are computed on the host until it is done; where the host cannot compute it, it compiles on the call.
+    sizes: `interpret.prepare_bound`), its second submits the export and compile to the background thread,
+    and calls are computed on the host until it is done; where the host cannot compute it, it compiles on the
+    call. A first call so costs no export.
     """
 
     __slots__ = (
-        "raw", "exported", "program", "arg_structs", "_struct_args", "_structs", "_checked", "_symbolic", "_signatures",
-        "_seen",
+        "raw", "program", "arg_structs", "_struct_args", "_structs", "_checked", "_symbolic", "_signatures",
+        "_seen", "_exported", "_export_error", "_export_lock",
     )  # fmt: skip
     _SIGNATURES = 64  # the sizes whose host programs and compiles are tracked (the least recently seen go)
     _SEEN = 4096  # the sizes remembered as seen or compiled (then forgotten at once)
@@ -122,11 +141,17 @@ class ExportedProgram:
         self.arg_structs = structs[0]  # the arguments' symbolic shapes (a saved model exports it again)
         self._struct_args = structs
         self._structs = jax.tree.leaves(structs)
-        self.exported = export.export(jax.jit(checkify.checkify(program)))(*structs)
-        exported = self.exported
+        # The program's trace for the symbolic shapes (the host evaluates it): effects other than runtime
+        # checks (a host callback, tf.print) cannot be exported, and the function traces per shape.
+        self._symbolic = jax.jit(program).trace(*structs)
+        if not all(interpret.is_check_effect(effect) for effect in self._symbolic.jaxpr.effects):
+            raise NotImplementedError("a trace for every size with host callbacks")
+        self._exported: Any = None
+        self._export_error: Exception | None = None
+        self._export_lock = threading.Lock()
 
         def raw(*args: Any) -> Any:
-            error, outputs = exported.call(*args)
+            error, outputs = self.exported().call(*args)
             checkify.check_error(error)
             return outputs
 
@@ -135,9 +160,29 @@ class ExportedProgram:
         # updated by one call would otherwise make the next call compile again for committed arguments.
         sharding = SingleDeviceSharding(jax.devices()[0])
         self._checked = jax.jit(checkify.checkify(raw), in_shardings=sharding, out_shardings=sharding)
-        self._symbolic: Any = None  # the program's trace for the symbolic shapes, made for the host
         self._signatures: dict = {}  # signature -> [host program or None, calls, pending compile or None]
         self._seen: dict = {}  # the signatures called before: whether they have compiled
+
+    def failed(self) -> bool:
+        """Whether the program could not be exported (its calls then run traces for their shapes)."""
+        return self._export_error is not None
+
+    def exported(self) -> Any:
+        """The `jax.export.Exported` program (exported on first use, in whichever thread needs it first).
+
+        Raises:
+          ExportFailed: where JAX cannot export it.
+        """
+        with self._export_lock:
+            if self._exported is None:
+                if self._export_error is not None:
+                    raise ExportFailed(str(self._export_error))
+                try:
+                    self._exported = export.export(jax.jit(checkify.checkify(self.program)))(*self._struct_args)
+                except Exception as exc:  # noqa: BLE001 - JAX's own errors say why; the caller traces per shape
+                    self._export_error = exc
+                    raise ExportFailed(str(exc)) from exc
+            return self._exported
 
     def call(self, *args: Any) -> Any:
         """The program's outputs for `args`: computed on the host or compiled (see the class docstring)."""
@@ -162,7 +207,7 @@ class ExportedProgram:
             if entry[1] > 1:
                 with _SUBMIT_LOCK:
                     if entry[2] is None and background_compile.enabled():
-                        entry[2] = background_compile.submit(self._checked.trace(*args), args)
+                        entry[2] = background_compile.submit(_Deferred(self._checked, args), args)
                         self._seen[key] = True  # (compiled, or compiling: jax.jit will have it)
                 pending = entry[2]
                 if pending is None or pending.done():
@@ -187,6 +232,4 @@ class ExportedProgram:
         sizes = symbolic_dims.sizes_of([s.shape for s in self._structs], [np.shape(leaf) for leaf in leaves])
         if sizes is None:
             return None
-        if self._symbolic is None:
-            self._symbolic = jax.jit(self.program).trace(*self._struct_args)
         return interpret.prepare_bound(self._symbolic, sizes, checks=True)
