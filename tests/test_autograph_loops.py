@@ -397,6 +397,48 @@ def test_for_over_an_iterator_the_function_pulled_from_is_one_loop():
     check(body)
 
 
+def test_pulls_after_an_iterator_loop_with_a_break_take_the_elements_after_it():
+    # a `next` after the loop takes the element after the loop's, as TF's; an exhausted iterator gives an
+    # empty optional, and `get_next` raises TF's OutOfRangeError
+    def body(tf):
+        @tf.function
+        def first_then_next(it):
+            first = tf.constant(-1)
+            for x in it:
+                first = x
+                break
+            return first, next(it)
+
+        @tf.function
+        def drain_then_optional(it):
+            total = tf.constant(0)
+            for x in it:
+                total += x
+                if total > 100:
+                    break
+            optional = it.get_next_as_optional()
+            return total, tf.cast(optional.has_value(), tf.int32)
+
+        @tf.function
+        def drain_then_next(it):
+            total = tf.constant(0)
+            for x in it:
+                total += x
+                if total > 100:
+                    break
+            return total + it.get_next()
+
+        numbers = tf.data.Dataset.range(6).map(lambda i: tf.cast(i, tf.int32))
+        it = iter(numbers)
+        pairs = [first_then_next(it) for _ in range(3)]
+        drained = iter(tf.data.Dataset.range(4).map(lambda i: tf.cast(i, tf.int32)))
+        optionals = [drain_then_optional(drained), drain_then_optional(drained)]
+        return pairs, optionals, drain_then_next
+
+    check(lambda tf: body(tf)[:2])
+    check_raises(lambda tf: body(tf)[2](iter(tf.data.Dataset.range(6).map(lambda i: tf.cast(i, tf.int32)))))
+
+
 def test_a_variable_first_assigned_in_an_iterator_loop_read_after_it_raises_tf_error():
     def body(tf):
         @tf.function

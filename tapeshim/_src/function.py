@@ -175,6 +175,7 @@ class Function:
         self._symbolic: ConcreteFunction | None = None  # the trace for every size of the signature (symbolic)
         self._concrete_sizes = False  # whether a symbolic trace failed: traced per shape from then on
         self._sized: dict[Any, ConcreteFunction] = {}  # traces for the shapes of calls under tapes (`_run_sized`)
+        self._made_symbolic: ConcreteFunction | None = None  # the symbolic trace the last `_trace` made, if any
         self._detector = detector_for(python_function)  # TF's frequent-retracing warning
         self._initializing_traces = 0  # a first trace that created variables is traced again, as TF does
         try:
@@ -494,11 +495,12 @@ class Function:
             return known
         if self._last_key is not None:
             stats["last_retrace_reason"] = self._retrace_reason(args, kwargs)
-        concrete = self._trace(flat, args, kwargs, specs)
+        # (a call its signature's symbolic trace does not fit gets a trace of its own shapes)
+        concrete = self._trace(flat, args, kwargs, specs, symbolic=known is None or not known.symbolic)
         concrete.key = key
         self._concrete[key] = concrete
-        if tf_key not in self._tf_keys:
-            self._tf_concretes[tf_key] = concrete
+        if tf_key not in self._tf_keys:  # the TF signature's trace: the symbolic one where this call made it
+            self._tf_concretes[tf_key] = self._made_symbolic or concrete
         self._tf_keys.add(tf_key)
         self._last_key = key
         self._last_args = (args, kwargs)
@@ -533,7 +535,7 @@ class Function:
         return f"{self._name} retraced because its arguments changed"
 
     def _trace(
-        self, flat: list, args: tuple, kwargs: dict, specs: Any = None, capacities: tuple = ()
+        self, flat: list, args: tuple, kwargs: dict, specs: Any = None, capacities: tuple = (), symbolic: bool = True
     ) -> ConcreteFunction:
         """Traces the Python function for these arguments.
 
@@ -542,9 +544,10 @@ class Function:
         Python function runs twice on that first call.
         """
         shapes = None
+        self._made_symbolic = None
         signature = self._input_signature if self._input_signature is not None else specs
         unfit = self._input_signature is not None and self._symbolic is not None  # (a call that did not fit it)
-        if not (capacities or self._concrete_sizes or unfit):
+        if symbolic and not (capacities or self._concrete_sizes or unfit):
             shapes = symbolic_shapes(signature, flat)
         if shapes is not None:
             try:
@@ -557,6 +560,7 @@ class Function:
             else:
                 symbolic_stats["symbolic_traces"] += 1
                 concrete.symbolic_shapes = shapes
+                self._made_symbolic = concrete
                 if self._input_signature is not None:
                     self._symbolic = concrete
                 if fits(shapes, flat):

@@ -139,7 +139,8 @@ class HostInputs:
         group = self.groups.get(id(iterator))
         if group is None:
             group = self.groups[id(iterator)] = _PullGroup(iterator)
-        if self._trace.branch_depth:
+        if self._trace.branch_depth or group.branch_pulls:
+            # (after a pull in a loop or branch, the later ones too take their elements when they run, in order)
             return self._pull_in_branch(iterator, group, optional)
         index = len(group.optional)
         element = iterator.peek(index)

@@ -467,6 +467,8 @@ def for_stmt(
         and isinstance(iterated, OwnedIterator)
         and not iterated._unrolled
         and (extra_test is not None or id(iterated) in trace.host_inputs.groups)
+        # (a tape recording the loop would recompute its iterations for the gradient, pulling again)
+        and all(recorder is trace for recorder in _thread_state.recorders)
     ):
         return _iterator_loop(iterated, extra_test, body, state, names, live)
     return _python_iteration(iterated, extra_test, body, state)
