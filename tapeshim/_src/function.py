@@ -300,10 +300,10 @@ class Function:
     def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
         """Traces (if needed) for these arguments and returns the concrete function.
 
-        Arguments may be tensors, Python values or `tf.TensorSpec`s. With an
-        `input_signature`, its unknown dimensions are traced symbolically, once for
-        every size (`function_symbolic`) where the function allows it; otherwise a
-        spec's unknown dimensions are traced as 1 (a call with other shapes traces
+        Arguments may be tensors, Python values or `tf.TensorSpec`s. Unknown
+        dimensions of an `input_signature` or of specs of known rank are traced
+        symbolically, once for every size (`function_symbolic`), where the function
+        allows it; otherwise they are traced as 1 (a call with other shapes traces
         the Python function again for them, which TF does not count as a retrace).
         """
         if self._input_signature is not None and not args and not kwargs:
@@ -569,8 +569,8 @@ class Function:
         return self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, None)
 
     def _run_sized(self, symbolic: ConcreteFunction, flat: list) -> Any:
-        """Runs a call of the symbolic trace under a tape with a trace for the call's own shapes (a tape may
-        batch or forward-differentiate what it records, which JAX cannot do to an exported program)."""
+        """Runs a call of the symbolic trace with a trace for the call's own shapes: under a forward accumulator
+        (JAX cannot forward-differentiate an exported program), or where JAX could not export it."""
         args, kwargs = nest.pack_sequence_as(symbolic._traced_call, flat)
         key, _, _ = self._keys(args, kwargs)
         concrete = self._sized.get(key)
