@@ -2,17 +2,20 @@
 
 TF traces a function with an `input_signature` once; a `None` dimension is unknown
 inside it (`x.shape` is `(None, 3)`) and one graph serves every size. tapeshim does
-the same where it can: each `None` dimension becomes its own symbolic dimension
-(`jax.export.symbolic_shape`), the placeholders have those shapes, ops record their
-outputs with the shapes JAX's shape rules give (symbolic too), the function sees
-`None` for them (`TensorShape`), and the recorded program is exported once with
-`jax.export` for every size (`ExportedProgram`); a call compiles it for the call's
-sizes (XLA needs them), without running the Python function again.
+the same where it can: each `None` dimension becomes a symbolic dimension
+(`jax.export.symbolic_shape`; the leading ones of all arguments are one, `BATCH`),
+the placeholders have those shapes, ops record their outputs with the shapes JAX's
+shape rules give (symbolic too), the function sees `None` for them (`TensorShape`),
+and `tf.shape` arithmetic used as a shape folds to symbolic dimensions
+(`symbolic_values`). Each size's first call is computed on the host from the trace's
+symbolic jaxpr; the program is exported with `jax.export` for every size when a size
+first compiles, in the background (`ExportedProgram`), and compiled for each size
+(XLA needs the sizes), without running the Python function again.
 
-Where the trace cannot be symbolic (an op whose shape code needs a number, a shape
-read used as a static shape, `tf.shape(x)` feeding a `reshape`), the function is
-traced again with the call's concrete shapes, and each new shape runs the Python
-function again (`stats["symbolic_fallbacks"]` counts these).
+Where the trace cannot be symbolic (a Python comparison of sizes, a size used where
+only a number will do, a check that fails on a stand-in size), the function is traced
+again with the call's concrete shapes, and each new shape runs the Python function
+again (`stats["symbolic_fallbacks"]` counts these).
 """
 
 from __future__ import annotations
