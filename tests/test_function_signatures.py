@@ -528,3 +528,23 @@ def test_a_trace_for_every_size_jax_cannot_export_runs_traces_for_the_calls_shap
     assert [v.shape for v in values] == [(3, 2), (3, 2), (3, 2), (4, 2), (4, 2)]
     assert printed[0] == "(None, 2)" and "(3, 2)" in printed  # the symbolic trace, then per-shape ones
     assert double.experimental_get_tracing_count() == 1
+
+
+def test_ensure_shape_on_a_size_a_trace_for_every_size_does_not_know_checks_it_per_call():
+    def body(tf):
+        printed = []
+
+        @tf.function(input_signature=[tf.TensorSpec([None, None])])
+        def doubled(x):
+            printed.append(str(x.shape))
+            return tf.ensure_shape(x, [None, 3]) * 2.0
+
+        x = tf.ones((2, 3))
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(doubled(x))
+        return doubled(tf.ones((4, 3))), tape.gradient(y, x), printed, doubled
+
+    check(lambda tf: body(tf)[:3])
+    raised = check_raises(lambda tf: body(tf)[3](tf.ones((2, 5))))
+    assert "Shape of tensor x [2,5] is not compatible with expected shape [?,3]." in raised.message

@@ -11,9 +11,10 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
+import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import errors, static_value, symbolic_dims
+from tapeshim._src import errors, registry, runtime_checks, static_value, symbolic_dims
 from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
@@ -114,10 +115,6 @@ def ensure_shape(x: TensorLike, shape: ShapeLike | TensorLike, name: str | None 
     """
     tensor = convert_to_tensor(x)
     expected = _as_shape(shape)
-    if expected.rank == len(tensor._shape) and any(
-        symbolic_dims.is_symbolic(d) and e is not None for d, e in zip(tensor._shape, expected.as_list())
-    ):  # a size only a call knows, checked against a known one: traced per shape (`function_symbolic`)
-        raise ValueError("tf.ensure_shape of a dimension of unknown size against a known one")
     if not expected.is_compatible_with(TensorShape(tensor._shape)):
         dims = expected.as_list()
         if _thread_state.trace is not None:
@@ -137,7 +134,39 @@ def ensure_shape(x: TensorLike, shape: ShapeLike | TensorLike, name: str | None 
             f"{_shape_str(dims)}.",
             "EnsureShape",
         )
+    if expected.rank == len(tensor._shape) and any(
+        symbolic_dims.is_symbolic(d) and e is not None for d, e in zip(tensor._shape, expected.as_list())
+    ):  # a size only a call knows, against a known one: checked when the function runs, as TF's graph does
+        trace = _thread_state.trace
+        placeholder = trace is not None and tensor._tid in trace.placeholders
+        name = trace.placeholder_name(tensor._tid) if placeholder else "input"
+        static = (("expected", tuple(expected.as_list())), ("name", name))
+        return registry.apply(_ENSURE_SHAPE, (tensor,), static)[0]
     return math_ops.identity(tensor)
+
+
+def _ensure_shape(x: Any, *, expected: tuple, name: str) -> Any:
+    """`x`, after a runtime check that its symbolic dimensions (`function_symbolic`) have the sizes
+    `expected` names, with TF's message."""
+    ok = jnp.bool_(True)
+    parts, sizes = [], {}
+    for axis, (dim, want) in enumerate(zip(x.shape, expected)):
+        if not symbolic_dims.is_symbolic(dim):
+            parts.append(str(dim))
+            continue
+        sizes[f"d{axis}"] = size = jnp.asarray(dim)
+        parts.append("{" + f"d{axis}" + "}")
+        if want is not None:
+            ok = ok & (size == want)
+    expected_text = ",".join("?" if want is None else str(want) for want in expected)
+    message = (
+        f"Shape of tensor {name} [" + ",".join(parts) + f"] is not compatible with expected shape [{expected_text}]."
+    )
+    runtime_checks.require(ok, message, **sizes)
+    return x
+
+
+_ENSURE_SHAPE = registry.OpDef("EnsureShape", _ensure_shape)
 
 
 # Ops whose value TF's `constant_value` computes inside a graph when their inputs are known.
