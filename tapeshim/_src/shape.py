@@ -6,6 +6,8 @@ import operator
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, SupportsIndex, overload
 
+from tapeshim._src.symbolic_dims import is_symbolic  # a dimension traced for every size: None, as TF's
+
 if TYPE_CHECKING:
     from tapeshim._src.typing_aliases import TensorShapeLike
 
@@ -22,12 +24,6 @@ def _dimension(value: SupportsIndex) -> int:
     if index < 0:
         raise ValueError(f"Dimension {index} must be >= 0")
     return index
-
-
-def _symbolic(value: object) -> bool:
-    """Whether `value` is a symbolic dimension (`jax.export.symbolic_shape`): a dimension a
-    `tapeshim.function` traced for every size, unknown (`None`) to the function, as in TF's graph."""
-    return value.__class__ is not int and hasattr(value, "dimension_as_value")
 
 
 class TensorShape:
@@ -51,7 +47,7 @@ class TensorShape:
             except TypeError:  # a single dimension, as TF: `TensorShape(3)` is `(3,)`
                 self._dims = (_dimension(dims),)  # type: ignore[arg-type]  # _dimension checks it, with TF's error
             else:
-                self._dims = tuple(None if d is None or _symbolic(d) else _dimension(d) for d in dimensions)
+                self._dims = tuple(None if d is None or is_symbolic(d) else _dimension(d) for d in dimensions)
 
     @classmethod
     def _known(cls, dims: tuple[int, ...]) -> "TensorShape":

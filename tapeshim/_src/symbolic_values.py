@@ -89,8 +89,6 @@ def value_of(tensor: Tensor, trace: FunctionTrace) -> np.ndarray | None:
 
 def _simplified(value: Any) -> Any:
     """A plain int where the expression is constant."""
-    if not symbolic_dims.is_symbolic(value):
-        return int(value)
     try:
         return int(value)
     except Exception:  # noqa: BLE001 - JAX's error for a dimension that is not a constant

@@ -488,7 +488,7 @@ def _iterator_loop(
     iterator's next one: a smaller last batch it reaches raises `InvalidArgumentError`.)"""
 
     def test(more: Any, *current: Any) -> Any:
-        return more if extra_test is None else and_(lambda: more, lambda: extra_test(*current))
+        return _unbroken(more, extra_test, current)
 
     def step(more: Any, *current: Any) -> tuple:
         optional = iterator.get_next_as_optional()
@@ -509,6 +509,11 @@ def _iterator_loop(
         if name in live and "__" not in name and isinstance(value, Undefined):
             raise ValueError(f"'{name}' must be defined before the loop")  # TF's, for iterator loops
     return _tensor_loop(test, step, state, names, live, None, counter=convert_to_tensor(True))
+
+
+def _unbroken(more: Any, extra_test: Callable[..., Any] | None, current: tuple) -> Any:
+    """A converted loop's test: `more` elements, and (where the loop has a `break`) no break yet."""
+    return more if extra_test is None else and_(lambda: more, lambda: extra_test(*current))
 
 
 def _python_iteration(
@@ -559,7 +564,7 @@ def _range_loop(
         more = math_ops.logical_or(
             math_ops.logical_and(delta_t > 0, index < limit_t), math_ops.logical_and(delta_t < 0, index > limit_t)
         )
-        return more if extra_test is None else and_(lambda: more, lambda: extra_test(*current))
+        return _unbroken(more, extra_test, current)
 
     def step(index: Any, *current: Any) -> tuple:
         return (index + delta_t, *body(index, *current))
@@ -585,7 +590,7 @@ def _tensor_iteration(
 
     def test(index: Any, *current: Any) -> Any:
         more = index < size
-        return more if extra_test is None else and_(lambda: more, lambda: extra_test(*current))
+        return _unbroken(more, extra_test, current)
 
     def step(index: Any, *current: Any) -> tuple:
         return (index + 1, *body(tensor[index], *current))
@@ -647,7 +652,7 @@ def _dataset_iteration(
 
         def test(index: Any, *current: Any, count: int = count) -> Any:
             more = index < count
-            return more if extra_test is None else and_(lambda: more, lambda: extra_test(*current))
+            return _unbroken(more, extra_test, current)
 
         def step(index: Any, *current: Any, first: Any = first, leaves: list = leaves) -> tuple:
             element = nest.pack_sequence_as(first, [leaf[index] for leaf in leaves])
