@@ -537,7 +537,9 @@ def test_ensure_shape_on_a_size_a_trace_for_every_size_does_not_know_checks_it_p
         @tf.function(input_signature=[tf.TensorSpec([None, None])])
         def doubled(x):
             printed.append(str(x.shape))
-            return tf.ensure_shape(x, [None, 3]) * 2.0
+            checked = tf.ensure_shape(x, [None, 3])
+            printed.append(str(checked.shape))  # refined to TF's (None, 3)
+            return checked * 2.0
 
         x = tf.ones((2, 3))
         with tf.GradientTape() as tape:
@@ -548,3 +550,21 @@ def test_ensure_shape_on_a_size_a_trace_for_every_size_does_not_know_checks_it_p
     check(lambda tf: body(tf)[:3])
     raised = check_raises(lambda tf: body(tf)[3](tf.ones((2, 5))))
     assert "Shape of tensor x [2,5] is not compatible with expected shape [?,3]." in raised.message
+
+
+def test_ensure_shape_gives_later_code_its_static_size_in_a_trace_for_every_size():
+    fallbacks = function_symbolic.stats["symbolic_fallbacks"]
+
+    def body(tf):
+        traces = []
+
+        @tf.function(input_signature=[tf.TensorSpec([None, None])])
+        def project(x):
+            traces.append(1)
+            checked = tf.ensure_shape(x, [None, 3])
+            return tf.matmul(checked, tf.ones([checked.shape[1], 2]))  # a Python int, as TF's refined shape
+
+        return project(tf.ones((2, 3))), project(tf.ones((5, 3))), len(traces)
+
+    check(body)
+    assert function_symbolic.stats["symbolic_fallbacks"] == fallbacks

@@ -20,7 +20,7 @@ from typing import Any, Callable, Collection, Hashable, Sequence
 import jax
 import numpy as np
 
-from tapeshim._src import compile_tiers, dtypes, errors, interpret, recompile_warning, runtime_checks
+from tapeshim._src import compile_tiers, dtypes, errors, interpret, recompile_warning, runtime_checks, symbolic_dims
 from tapeshim._src.node import Node, OpKey
 from tapeshim._src.ops.common import tf_type_name
 from tapeshim._src.state import _thread_state, next_tensor_id
@@ -153,6 +153,8 @@ def check_allocation(shape: Sequence[int], dtype: dtypes.DType, op_name: str) ->
 
     XLA would fail to allocate it (on CPU, a failed allocation can abort the process).
     """
+    if any(symbolic_dims.is_symbolic(d) for d in shape):
+        return  # sizes known per call (a trace for every size): XLA checks the allocation
     size = math.prod(shape) * dtype._np.itemsize
     if size > _memory_limit():
         device = jax.devices()[0]

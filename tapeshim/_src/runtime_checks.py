@@ -95,8 +95,9 @@ def checked_static(indices: Tensor, host_check: Callable[[Any], None]) -> tuple:
     """
     if not checks_enabled():
         return ()
-    if runtime_check_needed(indices):
-        return (("checked", True),)
+    trace = _thread_state.trace
+    if runtime_check_needed(indices) or (trace is not None and trace.symbolic):
+        return (("checked", True),)  # (in a trace for every size, the bounds are only known per call)
     value = indices._value
     if not isinstance(value, jax.core.Tracer):
         key = _verdict_key(value, host_check)

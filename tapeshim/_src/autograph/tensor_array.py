@@ -50,7 +50,8 @@ class TensorArray:
     ) -> None:
         del clear_after_read, tensor_array_name, handle, flow, infer_shape, colocate_with_first_write_call, name
         self._dtype = as_dtype(dtype)
-        self._capacity = 0 if size is None else int(size)
+        # (`size=tf.shape(x)[0]` inside tapeshim.function is known while tracing: H5)
+        self._capacity = 0 if size is None else int(array_ops.folded_int(size))
         self._dynamic_size = bool(dynamic_size)
         self._element_shape = None if element_shape is None else tuple(element_shape)
         self._rows: list[Tensor | None] | None = [None] * self._capacity  # Python mode

@@ -136,7 +136,16 @@ def shape_arg(value: ShapeLike | TensorLike, op_name: str, float_error: str = "c
     return dims
 
 
-def _python_int(value: Any, dtype_name: str) -> int:
+def folded_int(value: Any) -> Any:
+    """An integer tensor argument known while tracing (`depth=tf.shape(x)[1]` inside tapeshim.function, H5) as
+    its numpy value, or as a symbolic dimension in a trace for every size; any other value as given."""
+    if isinstance(value, Tensor) and value._dtype.is_integer:
+        value = static_value.resolve(value)
+        return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+    return value
+
+
+def python_int(value: Any, dtype_name: str) -> int:
     """An int argument TF converts to a tensor of `dtype_name`: a float raises TF's TypeError."""
     floating = isinstance(value, (float, np.floating))
     if floating or (is_tensor_like(value) and not convert_to_tensor(value).dtype.is_integer):
@@ -193,7 +202,6 @@ _where_op = OpDef("SelectV2", lambda c, x, y: jnp.where(c, x, y), True)
 _gather_op = OpDef(
     "GatherV2", lambda p, i, axis, batch_dims, checked=False: _gather_impl(p, i, axis, batch_dims, checked), True
 )
-_one_hot_op = OpDef("OneHot", lambda i, on, off, depth, axis: _one_hot_impl(i, on, off, depth, axis), False)
 
 
 @table.export("reshape", dtypes=table.ANY, op=_reshape_op)
@@ -291,7 +299,7 @@ def expand_dims(input: TensorLike, axis: int, name: str | None = None) -> Tensor
     """Inserts a dimension of size 1 at `axis`."""
     x = convert_to_tensor(input)
     rank = len(x._shape)
-    axis = _python_int(axis, "int32")
+    axis = python_int(axis, "int32")
     if not -rank - 1 <= axis <= rank:
         raise static_error(f"Tried to expand dim index {axis} for tensor with {rank} dimensions.", "ExpandDims")
     return apply(_expand_dims_op, (x,), (("axis", axis % (rank + 1)),))[0]
@@ -341,11 +349,13 @@ def _encode_key(key: Any, shape: tuple, dynamic: list | None = None) -> tuple:
                         "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
                         f"tf.int32/tf.int64 tensors are valid indices, got {part!r}"
                     )
-            parts = tuple(None if p is None else int(p) for p in (item.start, item.stop, item.step))
-            if parts[2] == 0:
+            parts = tuple(_slice_part(p) for p in (item.start, item.stop, item.step))
+            sized = not any(symbolic_dims.is_symbolic(p) for p in parts)
+            if sized and parts[2] == 0:
                 raise static_error("slice stride cannot be zero", "StridedSlice")
             if (
                 dynamic is not None
+                and sized
                 and parts[2] in (None, 1)
                 and parts[0] is not None
                 and dim < len(shape)
@@ -397,6 +407,15 @@ def _encode_key(key: Any, shape: tuple, dynamic: list | None = None) -> tuple:
             f"Index out of range using input dim {len(shape)}; input has only {len(shape)} dims", "StridedSlice"
         )
     return tuple(spec)
+
+
+def _slice_part(part: Any) -> Any:
+    """A slice's start, stop or step as an int; a tensor known while tracing (`x[:tf.shape(x)[0] - 1]`) gives
+    its value, or a symbolic dimension in a trace for every size (H5)."""
+    if part is None:
+        return None
+    part = folded_int(part)
+    return part if symbolic_dims.is_symbolic(part) else int(part)
 
 
 def _decode_key(spec: tuple, dynamic: tuple = ()) -> tuple:
@@ -535,49 +554,6 @@ def gather(
     return apply(_gather_op, (p, i), static)[0]
 
 
-def _one_hot_impl(indices: jax.Array, on: jax.Array, off: jax.Array, depth: int, axis: int) -> jax.Array:
-    hot = jax.nn.one_hot(indices, depth, axis=axis, dtype=jnp.bool_)
-    return jnp.where(hot, on, off)
-
-
-@table.export("one_hot", dtypes=table.ANY, op=_one_hot_op)
-def one_hot(
-    indices: TensorLike,
-    depth: int,
-    on_value: TensorLike | None = None,
-    off_value: TensorLike | None = None,
-    axis: int | None = None,
-    dtype: DTypeLike | None = None,
-    name: str | None = None,
-) -> Tensor:
-    """One-hot encodes integer `indices` into `depth` classes (float32 by default)."""
-    target = (
-        dtypes.as_dtype(dtype)
-        if dtype is not None
-        else (convert_to_tensor(on_value).dtype if on_value is not None else dtypes.float32)
-    )
-    index_tensor = convert_to_tensor(indices)
-    if not index_tensor.dtype.is_integer:
-        raise attr_error(
-            f"Value for attr 'TI' of {tf_type_name(index_tensor.dtype)} is not in the list of allowed values: "
-            "uint8, int8, int32, int64",
-            "OneHot",
-        )
-    depth = _python_int(depth, "int32")
-    if int(depth) < 0:
-        raise static_error(f"depth must be non-negative, got: {int(depth)}", "OneHot")
-    out_rank = len(index_tensor._shape) + 1
-    if axis is not None and not -1 <= int(axis) < out_rank:
-        raise static_error(f"Expected axis to be -1 or between [0, {out_rank}).  But received: {int(axis)}", "OneHot")
-    on = convert_to_tensor(1 if on_value is None else on_value, dtype=target)
-    off = convert_to_tensor(0 if off_value is None else off_value, dtype=target)
-    return apply(
-        _one_hot_op,
-        (convert_to_tensor(indices), on, off),
-        (("axis", -1 if axis is None else int(axis)), ("depth", int(depth))),
-    )[0]
-
-
 # -- creation --------------------------------------------------------------------
 def _filled(shape: Any, value: Any, dtype: dtypes.DType, op_name: str = "Fill") -> Tensor:
     dims = shape_arg(shape, "Fill")
@@ -687,22 +663,49 @@ def range(
     """
     if limit is None:
         start, limit = 0, start
-    values = [convert_to_tensor(v).numpy() if is_tensor_like(v) else v for v in (start, limit, delta)]
+    given = (start, limit, delta)
+    # `tf.range(tf.shape(x)[0])` inside tapeshim.function: known while tracing, or a symbolic size (H5)
+    values = [static_value.resolve(v) for v in given]
+    if any(symbolic_dims.is_symbolic(v) for v in values):
+        return _symbolic_range(values, given, dtype)
+    values = [convert_to_tensor(v).numpy() if is_tensor_like(v) else v for v in values]
     if values[2] == 0:
         raise static_error("Requires delta != 0: 0", "Range")
     if values[2] > 0 and values[0] > values[1]:
         raise static_error(f"Requires start <= limit when delta > 0: {values[0]}/{values[1]}", "Range")
     if values[2] < 0 and values[0] < values[1]:
         raise static_error(f"Requires start >= limit when delta < 0: {values[0]}/{values[1]}", "Range")
-    if dtype is None:
-        arg_dtypes = [convert_to_tensor(v).dtype for v in (start, limit, delta)]
-        floats = [d for d in arg_dtypes if d.is_floating]
-        target = floats[0] if floats else (dtypes.int64 if dtypes.int64 in arg_dtypes else dtypes.int32)
-    else:
-        target = dtypes.as_dtype(dtype)
+    target = _range_dtype(given, dtype)
     check_allocation((builtins.max(0, math.ceil((values[1] - values[0]) / values[2])),), target, "Range")
     array = np.arange(*values, dtype=np.float64 if target.is_floating else np.int64).astype(target._np)
     return Tensor(device_constant(array), array.shape, target)
+
+
+def _range_dtype(given: tuple, dtype: Any) -> dtypes.DType:
+    """`tf.range`'s dtype: `dtype`, else the first floating argument's, else int64 if any is, else int32."""
+    if dtype is not None:
+        return dtypes.as_dtype(dtype)
+    arg_dtypes = [convert_to_tensor(v).dtype for v in given]
+    floats = [d for d in arg_dtypes if d.is_floating]
+    return floats[0] if floats else (dtypes.int64 if dtypes.int64 in arg_dtypes else dtypes.int32)
+
+
+def _symbolic_range(values: list, given: tuple, dtype: Any) -> Tensor:
+    """`tf.range` whose bounds hold symbolic dimensions (`tf.shape(x)[0]` in a trace for every size): a
+    recorded op whose length is known per call. Its bounds must be integers, as those of `tf.shape`."""
+    target = _range_dtype(given, dtype)
+    if not all(symbolic_dims.is_symbolic(v) or np.asarray(v).dtype.kind in "iu" for v in values):
+        raise ValueError("tf.range with a size known per call and a fractional bound or step")  # (traced per shape)
+    bounds = tuple(v if symbolic_dims.is_symbolic(v) else int(v) for v in values)
+    if bounds[2] == 0:
+        raise static_error("Requires delta != 0: 0", "Range")
+    np_dtype = target._np
+
+    def kernel() -> tuple:
+        return (jnp.arange(bounds[0], bounds[1], bounds[2], dtype=np_dtype),)
+
+    out_shape = jax.eval_shape(kernel)[0].shape
+    return registry.record(kernel, OpKey("Range", target._name, bounds), (), ((out_shape, target),), [])[0]
 
 
 @table.export("shape", gradient="-", dtypes=table.ANY)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -163,6 +164,13 @@ def _ensure_shape(x: Any, *, expected: tuple, name: str) -> Any:
         f"Shape of tensor {name} [" + ",".join(parts) + f"] is not compatible with expected shape [{expected_text}]."
     )
     runtime_checks.require(ok, message, **sizes)
+    # The checked sizes become the output's static ones, as TF's shape inference refines them: cut to the
+    # size from a padded copy (`x` has that size when the check holds; XLA cannot prove `dim >= want`).
+    for axis, (dim, want) in enumerate(zip(x.shape, expected)):
+        if symbolic_dims.is_symbolic(dim) and want is not None:
+            padding = [(0, 0, 0)] * x.ndim
+            padding[axis] = (0, want, 0)
+            x = jax.lax.slice_in_dim(jax.lax.pad(x, jnp.zeros((), x.dtype), padding), 0, want, axis=axis)
     return x
 
 

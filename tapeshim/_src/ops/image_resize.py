@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import dtypes, errors
+from tapeshim._src import dtypes, errors, static_value
 from tapeshim._src.ops import table
 from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.ops.common import gradient_not_registered, is_tensor_like
@@ -223,6 +223,7 @@ _NEAREST = kernel("ResizeNearestNeighbor", _nearest)
 
 
 def _size_arg(size: Any) -> tuple[int, int]:
+    size = static_value.resolve(size)  # `[tf.shape(x)[1] * 2, w]` inside tapeshim.function is known (H5)
     if is_tensor_like(size):
         tensor = convert_to_tensor(size)
         if tensor.dtype != dtypes.int32:

@@ -11,16 +11,19 @@ import numpy as np
 from jax import lax
 
 from tapeshim._src import boolean_mask as _boolean_mask
-from tapeshim._src import dtypes, errors, runtime_checks
+from tapeshim._src import dtypes, errors, registry, runtime_checks, static_value, symbolic_dims
+from tapeshim._src.node import OpKey
 from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.ops.common import (
     attr_error,
+    broadcast_shapes,
     convert_same_dtype,
     gradient_not_registered,
     is_tensor_like,
     normalize_axis,
     static_error,
+    tf_type_name,
 )
 from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
@@ -145,6 +148,7 @@ def pad(
 ) -> Tensor:
     """Pads `tensor` by `paddings` ([[before, after], ...]); mode CONSTANT, REFLECT or SYMMETRIC."""
     x = convert_to_tensor(tensor)
+    paddings = static_value.resolve(paddings)  # `[[0, n - tf.shape(x)[0]], [0, 0]]` inside tapeshim.function (H5)
     given = np.asarray(convert_to_tensor(paddings).numpy() if is_tensor_like(paddings) else paddings)
     if given.ndim != 2 or given.shape[1] != 2:
         raise static_error(f"paddings must be a matrix with 2 columns: [{','.join(map(str, given.shape))}]", "Pad")
@@ -385,8 +389,7 @@ def broadcast_to(input: TensorLike, shape: ShapeLike | TensorLike, name: str | N
             "BroadcastTo",
         )
     try:
-        np.broadcast_shapes(tuple(x._shape), target)
-        if np.broadcast_shapes(tuple(x._shape), target) != target:
+        if broadcast_shapes(tuple(x._shape), target) != target:
             raise ValueError
     except ValueError:
         raise static_error(
@@ -402,7 +405,7 @@ def meshgrid(*args: Any, **kwargs: Any) -> list[Tensor]:
     if indexing not in ("xy", "ij"):
         raise ValueError(f"Argument `indexing` parameter must be either 'xy' or 'ij', got '{indexing}'")
     tensors = [array_ops.reshape(convert_to_tensor(a), [-1]) for a in args]
-    sizes = [t.shape[0] for t in tensors]
+    sizes = [t._shape[0] for t in tensors]  # (symbolic dimensions in a trace for every size)
     grids = []
     for i, t in enumerate(tensors):
         shape: list[int | None] = [1] * len(tensors)
@@ -435,7 +438,7 @@ _linspace_op = OpDef("LinSpace", _linspace_impl, True)
 @table.export(
     "linspace",
     dtypes=table.REAL_FLOAT,
-    note="TF's formula; gradients flow to start and stop; num must be known (not traced)",
+    note="TF's formula; gradients flow to start and stop; num must be known while tracing (a tf.shape size)",
     op=_linspace_op,
 )
 def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int = 0) -> Tensor:
@@ -450,6 +453,7 @@ def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int
     """
     first = convert_to_tensor(start)
     last = convert_to_tensor(stop, dtype=first.dtype)
+    num = array_ops.folded_int(num)  # `tf.shape(x)[0]` inside tapeshim.function (H5)
     count = int(num.numpy() if is_tensor_like(num) else num)
     if count < 0:
         raise errors.invalid_argument(f"Requires start <= limit when delta > 0: 1/{count - 1}", "Range")
@@ -469,7 +473,10 @@ def eye(
     name: str | None = None,
 ) -> Tensor:
     """An identity matrix (or a batch of them)."""
-    columns_given = num_rows if num_columns is None else num_columns
+    num_rows = array_ops.folded_int(num_rows)  # `tf.eye(tf.shape(x)[0])` inside tapeshim.function (H5)
+    columns_given = num_rows if num_columns is None else array_ops.folded_int(num_columns)
+    if any(symbolic_dims.is_symbolic(n) for n in (num_rows, columns_given)):
+        return _symbolic_eye(num_rows, columns_given, batch_shape, dtypes.as_dtype(dtype))
     if not all(
         isinstance(n, (int, np.integer)) or (is_tensor_like(n) and convert_to_tensor(n).dtype.is_integer)
         for n in (num_rows, columns_given)
@@ -486,6 +493,66 @@ def eye(
     if batch:
         matrix = np.broadcast_to(matrix, batch + matrix.shape)
     return constant(matrix)
+
+
+def _one_hot_impl(indices: jax.Array, on: jax.Array, off: jax.Array, depth: int, axis: int) -> jax.Array:
+    hot = jax.nn.one_hot(indices, depth, axis=axis, dtype=jnp.bool_)
+    return jnp.where(hot, on, off)
+
+
+_one_hot_op = OpDef("OneHot", lambda i, on, off, depth, axis: _one_hot_impl(i, on, off, depth, axis), False)
+
+
+@table.export("one_hot", dtypes=table.ANY, op=_one_hot_op)
+def one_hot(
+    indices: TensorLike,
+    depth: int,
+    on_value: TensorLike | None = None,
+    off_value: TensorLike | None = None,
+    axis: int | None = None,
+    dtype: DTypeLike | None = None,
+    name: str | None = None,
+) -> Tensor:
+    """One-hot encodes integer `indices` into `depth` classes (float32 by default)."""
+    target = (
+        dtypes.as_dtype(dtype)
+        if dtype is not None
+        else (convert_to_tensor(on_value).dtype if on_value is not None else dtypes.float32)
+    )
+    index_tensor = convert_to_tensor(indices)
+    if not index_tensor.dtype.is_integer:
+        raise attr_error(
+            f"Value for attr 'TI' of {tf_type_name(index_tensor.dtype)} is not in the list of allowed values: "
+            "uint8, int8, int32, int64",
+            "OneHot",
+        )
+    depth = array_ops.folded_int(depth)
+    if not symbolic_dims.is_symbolic(depth):
+        depth = array_ops.python_int(depth, "int32")
+        if depth < 0:
+            raise static_error(f"depth must be non-negative, got: {depth}", "OneHot")
+    out_rank = len(index_tensor._shape) + 1
+    if axis is not None and not -1 <= int(axis) < out_rank:
+        raise static_error(f"Expected axis to be -1 or between [0, {out_rank}).  But received: {int(axis)}", "OneHot")
+    on = convert_to_tensor(1 if on_value is None else on_value, dtype=target)
+    off = convert_to_tensor(0 if off_value is None else off_value, dtype=target)
+    return apply(
+        _one_hot_op,
+        (convert_to_tensor(indices), on, off),
+        (("axis", -1 if axis is None else int(axis)), ("depth", depth)),
+    )[0]
+
+
+def _symbolic_eye(rows: Any, columns: Any, batch_shape: Any, dtype: dtypes.DType) -> Tensor:
+    """`tf.eye` sized by symbolic dimensions (a trace for every size): a recorded op, sized per call."""
+    batch = () if batch_shape is None else array_ops.shape_arg(batch_shape, "Fill")
+    sizes = tuple(n if symbolic_dims.is_symbolic(n) else int(n) for n in (rows, columns))
+    out_shape, np_dtype = batch + sizes, dtype._np
+
+    def kernel() -> tuple:
+        return (jnp.broadcast_to(jnp.eye(sizes[0], sizes[1], dtype=np_dtype), out_shape),)
+
+    return registry.record(kernel, OpKey("Eye", dtype._name, out_shape), (), ((out_shape, dtype),), [])[0]
 
 
 def _sort_impl(x: jax.Array, axis: int, descending: bool) -> jax.Array:
@@ -590,6 +657,11 @@ def sequence_mask(
     lengths_t = convert_to_tensor(lengths)
     if maxlen is None:
         maxlen = int(np.max(lengths_t.numpy())) if lengths_t.shape.num_elements() else 0
+    maxlen = array_ops.folded_int(maxlen)  # `maxlen=tf.shape(x)[1]` inside tapeshim.function (H5)
+    if symbolic_dims.is_symbolic(maxlen):
+        columns = array_ops.range(maxlen, dtype=lengths_t.dtype)
+        mask = math_ops.less(columns, array_ops.expand_dims(lengths_t, -1))
+        return mask if dtypes.as_dtype(dtype).is_bool else math_ops.cast(mask, dtype)
     if int(maxlen) < 0:
         raise static_error(f"Requires start <= limit when delta > 0: 0/{int(maxlen)}", "Range")
     columns = constant(np.arange(int(maxlen), dtype=lengths_t.dtype.as_numpy_dtype))

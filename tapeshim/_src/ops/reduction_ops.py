@@ -211,7 +211,7 @@ def top_k(
 ) -> TopKV2:
     """The `k` largest values of the last axis and their indices (`values`, `indices`)."""
     x = convert_to_tensor(input)
-    k = int(k)
+    k = int(array_ops.folded_int(k))  # `k=tf.shape(x)[1]` inside tapeshim.function is known (H5)
     if not x._shape or k > x._shape[-1] or k < 0:
         raise errors.invalid_argument(
             f"input must have at least k columns. Had {x._shape[-1] if x._shape else 0}, needed {k}", "TopKV2"
@@ -401,6 +401,7 @@ _segment_op = OpDef(
 
 def _segment_call(kind: str, data: Any, segment_ids: Any, num_segments: Any) -> Tensor:
     data_t, ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
+    num_segments = array_ops.folded_int(num_segments)  # `tf.shape(x)[0]` inside tapeshim.function (H5)
     if not ids.dtype.is_integer:
         raise errors.invalid_argument(f"segment_ids must be int32 or int64, got {ids.dtype.name}", "Segment")
     if tuple(data_t._shape[: len(ids._shape)]) != tuple(ids._shape):
@@ -434,6 +435,7 @@ def unsorted_segment_mean(data: Any, segment_ids: Any, num_segments: Any, name: 
     error (its `maximum` has no complex kernel).
     """
     data_t, ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
+    num_segments = array_ops.folded_int(num_segments)
     summed = unsorted_segment_sum(data_t, ids, num_segments)
     counts = unsorted_segment_sum(array_ops.ones(ids._shape, data_t.dtype), ids, num_segments)
     counts = array_ops.reshape(counts, [int(num_segments)] + [1] * (len(data_t._shape) - len(ids._shape)))

@@ -1,0 +1,124 @@
+"""Shape tensors as op arguments inside `tapeshim.function`, against `tf.function`: `tf.range(tf.shape(x)[1])`,
+`x[:tf.shape(x)[0] - 1]`, `tf.one_hot(..., depth=tf.shape(x)[1])` and their kin, traced per shape and in a
+trace for every size (an `input_signature` with `None` dimensions), where TF's graph computes them per run."""
+
+import numpy as np
+import pytest
+
+from oracle import check, check_raises
+from tapeshim._src import function_symbolic
+
+# name -> fn(tf, x) for x of shape (batch, 3); each is one argument TF takes as a tensor and XLA needs known.
+_CASES = {
+    "range": lambda tf, x: tf.range(tf.shape(x)[0]),
+    "range_start_limit_delta": lambda tf, x: tf.range(1, tf.shape(x)[0] + 2, 2),
+    "range_reversed": lambda tf, x: tf.range(tf.shape(x)[0] - 1, -1, -1),
+    "range_int64": lambda tf, x: tf.range(tf.shape(x, out_type=tf.int64)[0]),
+    "range_as_float": lambda tf, x: tf.range(tf.shape(x)[0], dtype=tf.float32),
+    "slice_stop": lambda tf, x: x[: tf.shape(x)[0] - 1],
+    "slice_start": lambda tf, x: x[1 : tf.shape(x)[0]],
+    "one_hot_depth": lambda tf, x: tf.one_hot(tf.constant([0, 2]), depth=tf.shape(x)[0]),
+    "eye": lambda tf, x: tf.eye(tf.shape(x)[0], dtype=tf.int32),
+    "sequence_mask": lambda tf, x: tf.sequence_mask([1, 2], tf.shape(x)[0]),
+    "meshgrid": lambda tf, x: tf.meshgrid(tf.range(tf.shape(x)[0]), tf.range(tf.shape(x)[1]))[0],
+    "gather_range": lambda tf, x: tf.gather(x, tf.range(tf.shape(x)[0] - 1, -1, -1)),
+    "linspace": lambda tf, x: tf.linspace(0.0, 1.0, tf.shape(x)[0]),
+    "unsorted_segment_sum": lambda tf, x: tf.math.unsorted_segment_sum(
+        x, tf.range(tf.shape(x)[0]) // 2, tf.shape(x)[0]
+    ),
+    "pad_to_length": lambda tf, x: tf.pad(x, [[0, 4 - tf.shape(x)[0]], [0, 0]]),
+    "range_of_cast": lambda tf, x: tf.range(tf.cast(tf.shape(x)[0], tf.float32)),
+    "gather_nd_of_stacked_range": lambda tf, x: tf.gather_nd(
+        x, tf.stack([tf.range(tf.shape(x)[0]), tf.argmax(x, 1, output_type=tf.int32)], axis=1)
+    ),
+    "tensor_array_size": lambda tf, x: tf.TensorArray(tf.float32, size=tf.shape(x)[0]).unstack(x).stack(),
+    "resize_size": lambda tf, x: tf.image.resize(x[None, :, :, None], [tf.shape(x)[0] * 2, 6]),
+    "top_k": lambda tf, x: tf.math.top_k(x, k=tf.shape(x)[1] - 1).values,
+    "fill": lambda tf, x: tf.fill([tf.shape(x)[0], 2], 1.5),
+    "tensor_scatter_nd_update": lambda tf, x: tf.tensor_scatter_nd_update(x, [[1]], [[9.0, 9.0, 9.0]]),
+}
+# The cases a trace for every size computes without falling back to a trace per shape.
+_SYMBOLIC = {
+    "range",
+    "range_start_limit_delta",
+    "range_reversed",
+    "range_int64",
+    "range_as_float",
+    "slice_stop",
+    "slice_start",
+    "one_hot_depth",
+    "eye",
+    "sequence_mask",
+    "meshgrid",
+    "gather_range",
+    "gather_nd_of_stacked_range",
+    "top_k",
+    "fill",
+    "tensor_scatter_nd_update",
+}
+
+
+@pytest.mark.parametrize("signature", [False, True], ids=["per_shape", "every_size"])
+@pytest.mark.parametrize("name", sorted(_CASES))
+def test_shape_tensor_arguments_match_tf(name, signature):
+    op = _CASES[name]
+
+    def body(tf):
+        static_shapes = []
+
+        def fn(x):
+            out = op(tf, x)
+            static_shapes.append(str(out.shape))
+            return out
+
+        spec = [tf.TensorSpec([None, 3], tf.float32)] if signature else None
+        f = tf.function(fn, input_signature=spec)
+        x = np.arange(12, dtype=np.float32).reshape(4, 3)
+        results = [f(tf.constant(x[:n])) for n in (3, 2, 3, 4)]  # (a first call of each size is on the host)
+        # A trace per shape (the fallback) knows sizes that TF's trace for every size shows as None; TF's
+        # `TensorArray.stack` does not take its size from `size`, even where it is known.
+        compared = (name in _SYMBOLIC or not signature) and name != "tensor_array_size"
+        return results, static_shapes[:1] if compared else None
+
+    stats = dict(function_symbolic.stats)
+    check(body)
+    if signature:
+        fell_back = function_symbolic.stats["symbolic_fallbacks"] - stats["symbolic_fallbacks"]
+        assert fell_back == (0 if name in _SYMBOLIC else 1)
+
+
+def test_positional_embedding_trains_in_a_trace_for_every_size():
+    """The keras.io transformer's token-and-position embedding, written with `tf.range(tf.shape(x)[-1])`, in a
+    training step whose sequence length varies; its gradient reaches the rows of the positions used."""
+
+    def body(tf):
+        table = tf.Variable(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+        traces = []
+
+        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.float32)])
+        def step(x):
+            traces.append(1)
+            with tf.GradientTape() as tape:
+                positions = tf.range(start=0, limit=tf.shape(x)[-1], delta=1)
+                embedded = tf.gather(table, positions)
+                causal = tf.linalg.band_part(tf.ones((tf.shape(x)[-1], tf.shape(x)[-1])), -1, 0)
+                loss = tf.reduce_sum(tf.matmul(causal, embedded) * tf.reduce_mean(x))
+            gradient = tape.gradient(loss, table)
+            table.assign_sub(0.1 * tf.convert_to_tensor(gradient))
+            return loss
+
+        losses = [step(tf.ones([2, n])) for n in (3, 5, 3, 8)]
+        return losses, table, len(traces)
+
+    check(body)
+
+
+def test_a_scatter_index_out_of_a_size_known_per_call_raises_when_the_call_runs():
+    def body(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def f(x):
+            return tf.tensor_scatter_nd_update(x, [[2]], [[9.0, 9.0, 9.0]])
+
+        return f(tf.ones([3, 3])), f(tf.ones([2, 3]))
+
+    check_raises(body)
