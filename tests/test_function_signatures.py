@@ -568,3 +568,30 @@ def test_ensure_shape_gives_later_code_its_static_size_in_a_trace_for_every_size
 
     check(body)
     assert function_symbolic.stats["symbolic_fallbacks"] == fallbacks
+
+
+def test_a_spec_of_unknown_rank_is_one_trace_for_the_sizes_of_one_rank():
+    def body(tf):
+        runs = []
+
+        @tf.function(input_signature=[tf.TensorSpec(None, tf.float32)])
+        def scaled_rows(x):
+            runs.append(1)
+            return tf.reduce_sum(x, axis=-1) * tf.cast(tf.size(x), tf.float32), tf.shape(x)
+
+        results = [scaled_rows(tf.ones(shape)) for shape in ([2, 3], [4, 5], [1, 7], [4, 5])]
+        return results, len(runs), scaled_rows.experimental_get_tracing_count()
+
+    check(body)
+    # Another rank runs the Python function again (TF's one trace takes any rank): a trace of its own shapes.
+    runs = []
+
+    @tapeshim.function(input_signature=[tapeshim.TensorSpec(None, tapeshim.float32)])
+    def doubled(x):
+        runs.append(1)
+        return x * 2.0
+
+    doubled(tapeshim.ones([2, 3]))
+    doubled(tapeshim.ones([5, 1]))
+    assert doubled(tapeshim.ones([3])).numpy().tolist() == [2.0, 2.0, 2.0]
+    assert len(runs) == 2

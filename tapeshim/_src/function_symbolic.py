@@ -3,7 +3,7 @@
 TF traces a function with an `input_signature` once; a `None` dimension is unknown
 inside it (`x.shape` is `(None, 3)`) and one graph serves every size. tapeshim does
 the same where it can: each `None` dimension becomes a symbolic dimension
-(`jax.export.symbolic_shape`; the leading ones of all arguments are one, `BATCH`),
+(`jax.export.symbolic_shape`; the leading ones the first call gives one size are one, `BATCH`),
 the placeholders have those shapes, ops record their outputs with the shapes JAX's
 shape rules give (symbolic too), the function sees `None` for them (`TensorShape`),
 and `tf.shape` arithmetic used as a shape folds to symbolic dimensions
@@ -39,28 +39,40 @@ _SUBMIT_LOCK = threading.Lock()  # (user threads may call one program at once: o
 def symbolic_shapes(signature: Any, flat: list) -> dict[int, tuple] | None:
     """Per flat argument position, the symbolic shape to trace it with: `signature` (an `input_signature`, or
     the specs of a `get_concrete_function` or `reduce_retracing` trace, nested as the arguments) has a
-    `TensorSpec` with `None` dimensions there. None where it has none, a spec of unknown rank, or does not
+    `TensorSpec` with `None` dimensions there (a spec of unknown rank: every dimension of the call's rank).
+    None where it has none, a spec of unknown rank has no call to take a rank from, or the signature does not
     line up with the arguments."""
     if signature is None:
         return None
     specs = nest.flatten(signature)
     if len(specs) != len(flat):
         return None
-    if any(isinstance(spec, TensorSpec) and spec.shape.rank is None for spec in specs):
-        return None
-    if not any(isinstance(spec, TensorSpec) and None in spec.shape.as_list() for spec in specs):
+    dims_of: dict[int, list] = {}
+    for position, spec in enumerate(specs):
+        if not isinstance(spec, TensorSpec):
+            continue
+        if spec.shape.rank is not None:
+            dims_of[position] = spec.shape.as_list()
+            continue
+        arg = flat[position]  # a spec of unknown rank: traced for the call's rank (TF's one trace for any rank)
+        if isinstance(arg, TensorSpec) or not isinstance(getattr(arg, "_shape", None), tuple):
+            return None
+        dims_of[position] = [None] * len(arg._shape)
+    if not any(None in dims for dims in dims_of.values()):
         return None
     scope = export.SymbolicScope()
     shapes: dict[int, tuple] = {}
     counter = 0
-    for position, spec in enumerate(specs):
-        if not isinstance(spec, TensorSpec) or None not in spec.shape.as_list():
+    leading: dict = {}  # the first call's leading size -> its symbol
+    for position, dims in dims_of.items():
+        if None not in dims:
             continue
-        dims = spec.shape.as_list()
         names = []
         for axis, d in enumerate(dims):
             if d is None and axis == 0:
-                names.append(BATCH)
+                given: tuple = tuple(getattr(flat[position], "_shape", ()))
+                size = given[0] if len(given) == len(dims) and given[0].__class__ is int else None
+                names.append(leading.setdefault(size, BATCH if not leading else f"{BATCH}_{len(leading)}"))
             elif d is None:
                 names.append(f"_d{counter}")
                 counter += 1
@@ -71,16 +83,18 @@ def symbolic_shapes(signature: Any, flat: list) -> dict[int, tuple] | None:
 
 
 BATCH = "_batch"
-"""The one symbol of every leading `None` dimension: the arguments of a signature with unknown leading
-dimensions are a batch's parts (features and labels), whose sizes TF checks against each other only when
-the graph runs and tapeshim's op checks compare while tracing. A call whose leading sizes differ does
-not fit the symbolic trace (`fits`) and is traced for its shapes."""
+"""The symbol of the leading `None` dimensions that the first call gives one size: the arguments of a
+signature with unknown leading dimensions are mostly a batch's parts (features and labels), whose sizes
+TF checks against each other only when the graph runs and tapeshim's op checks compare while tracing.
+Leading dimensions of another size on the first call (a graph's nodes and edges) get symbols of their
+own (`_batch_1`, ...). A later call whose sizes differ where the first call's agreed does not fit the
+symbolic trace (`fits`) and is traced for its shapes."""
 
 
 def fits(shapes: dict[int, tuple], flat: list) -> bool:
     """Whether a call's arguments (`flat`: tensors at the positions of `shapes`) fit the symbolic trace: known
-    dimensions equal, no unknown one 0, and every leading `None` dimension (`BATCH`) of one size."""
-    batch = None
+    dimensions equal, no unknown one 0, and the leading `None` dimensions of one symbol (`BATCH`) of one size."""
+    leading: dict = {}
     for position, shape in shapes.items():
         actual = flat[position]._shape
         if len(actual) != len(shape):
@@ -91,11 +105,8 @@ def fits(shapes: dict[int, tuple], flat: list) -> bool:
                     return False
             elif size == 0:  # `jax.export` takes every symbolic size to be at least 1
                 return False
-            elif axis == 0:
-                if batch is None:
-                    batch = size
-                elif size != batch:
-                    return False
+            elif axis == 0 and leading.setdefault(dim, size) != size:
+                return False
     return True
 
 

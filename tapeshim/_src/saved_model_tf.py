@@ -25,7 +25,7 @@ def tensorflow_available() -> bool:
 
 def _polymorphic(aval: Any) -> str | None:
     """jax2tf's polymorphic shape of an exported program's input: its symbolic dimensions by their names (a
-    trace for every size names the leading ones of all inputs alike: one size, `function_symbolic.BATCH`)."""
+    trace for every size names the leading ones its first call gave one size alike, `function_symbolic.BATCH`)."""
     if all(d.__class__ is int for d in aval.shape):
         return None
     dims = [str(d) for d in aval.shape]

@@ -73,11 +73,16 @@ def _evaluate(node: ast.expr, sizes: dict[str, int]) -> int:
 def resolver(sizes: dict[str, int]) -> Callable[[Any], Any]:
     """`resolve(value)`: `value` with every symbolic dimension in it (in tuples and lists too) evaluated."""
 
+    evaluated: dict = {}  # (a program's parameters repeat a few dimensions many times)
+
     def resolve(value: Any) -> Any:
         if value.__class__ is int:
             return value
         if is_symbolic(value):
-            return evaluate(value, sizes)
+            size = evaluated.get(value)
+            if size is None:
+                size = evaluated[value] = evaluate(value, sizes)
+            return size
         if isinstance(value, tuple) and not hasattr(value, "_fields"):
             return tuple(resolve(v) for v in value)
         if isinstance(value, list):

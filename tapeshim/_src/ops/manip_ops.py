@@ -133,13 +133,22 @@ def repeat(input: TensorLike, repeats: Any, axis: AxisLike = None, name: str | N
     return apply(_repeat_op, (x,), (("axis", axis), ("repeats", counts)))[0]
 
 
-_pad_op = OpDef(
-    "PadV2",
-    lambda x, c, paddings, mode: (
-        jnp.pad(x, paddings, mode=mode, constant_values=c) if mode == "constant" else jnp.pad(x, paddings, mode=mode)
-    ),
-    True,
-)
+def _pad_impl(x: jax.Array, c: jax.Array, paddings: tuple, mode: str) -> jax.Array:
+    if any(symbolic_dims.is_symbolic(amount) for pair in paddings for amount in pair):  # (sizes known per call)
+        for before, after in paddings:
+            runtime_checks.require(
+                (jnp.asarray(before) >= 0) & (jnp.asarray(after) >= 0),
+                "Paddings must be non-negative: {before} {after} [Op:Pad]",
+                before=jnp.asarray(before),
+                after=jnp.asarray(after),
+            )
+        return lax.pad(x, c, [(before, after, 0) for before, after in paddings])  # (`jnp.pad` compares them)
+    if mode == "constant":
+        return jnp.pad(x, paddings, mode=mode, constant_values=c)
+    return jnp.pad(x, paddings, mode=mode)
+
+
+_pad_op = OpDef("PadV2", _pad_impl, True)
 
 
 @table.export("pad", dtypes=table.ANY, op=_pad_op)
@@ -165,6 +174,10 @@ def pad(
             f'"SYMMETRIC". Received `mode` = {mode}'
         )
     for (before, after), size in zip(amounts.tolist(), x._shape):
+        if symbolic_dims.is_symbolic(before) or symbolic_dims.is_symbolic(after):
+            if mode.upper() != "CONSTANT":  # (TF checks these sizes per run: traced per shape instead)
+                raise ValueError("tf.pad REFLECT or SYMMETRIC by an amount known per call")
+            continue  # checked when the function runs (`_pad_impl`)
         if before < 0 or after < 0:
             raise static_error(f"Paddings must be non-negative: {before} {after}", "Pad")
         if mode.upper() == "REFLECT" and (before >= size or after >= size):

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from tapeshim._src import dtypes, errors, runtime_checks
+from tapeshim._src import dtypes, errors, runtime_checks, symbolic_dims
 from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.ops import array_ops, linalg_ops, math_kernels, math_ops, nn_ops, table
 from tapeshim._src.ops.common import dtype_check, gradient_not_registered, normalize_axis
@@ -409,10 +409,12 @@ def _segment_call(kind: str, data: Any, segment_ids: Any, num_segments: Any) -> 
             f"data.shape = {list(data_t._shape)} does not start with segment_ids.shape = {list(ids._shape)}",
             "UnsortedSegmentSum",
         )
-    static = (("kind", kind), ("num_segments", int(num_segments))) + runtime_checks.checked_static(
+    if not symbolic_dims.is_symbolic(num_segments):  # (a symbolic one, in a trace for every size, is checked per call)
+        num_segments = int(num_segments)
+    static = (("kind", kind), ("num_segments", num_segments)) + runtime_checks.checked_static(
         ids,
         lambda values: runtime_checks.check_range_host(
-            values, int(num_segments), "segment_ids", "UnsortedSegmentSum", segment=True
+            values, num_segments, "segment_ids", "UnsortedSegmentSum", segment=True
         ),
     )
     return apply(_segment_op, (data_t, ids), static)[0]
@@ -438,7 +440,7 @@ def unsorted_segment_mean(data: Any, segment_ids: Any, num_segments: Any, name: 
     num_segments = array_ops.folded_int(num_segments)
     summed = unsorted_segment_sum(data_t, ids, num_segments)
     counts = unsorted_segment_sum(array_ops.ones(ids._shape, data_t.dtype), ids, num_segments)
-    counts = array_ops.reshape(counts, [int(num_segments)] + [1] * (len(data_t._shape) - len(ids._shape)))
+    counts = array_ops.reshape(counts, [summed._shape[0]] + [1] * (len(data_t._shape) - len(ids._shape)))
     return math_ops.truediv(summed, math_ops.maximum(counts, 1))
 
 
