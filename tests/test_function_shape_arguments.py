@@ -165,3 +165,46 @@ def test_graph_convolution_messages_summed_per_node_in_a_trace_for_every_size():
         return results, len(traces)
 
     check(body, rtol=1e-5)
+
+
+_NEGATIVE_ON_SMALL_CALLS = {
+    "range": lambda tf, x: tf.range(tf.shape(x)[0] - 3),
+    "range_from_two": lambda tf, x: tf.range(2, tf.shape(x)[0]),
+    "range_down": lambda tf, x: tf.range(0, tf.shape(x)[0], -1),
+    "sequence_mask": lambda tf, x: tf.sequence_mask([1, 2], tf.shape(x)[0] - 3),
+    "one_hot": lambda tf, x: tf.one_hot([0, 1], depth=tf.shape(x)[0] - 3),
+    "eye": lambda tf, x: tf.eye(2, tf.shape(x)[0] - 3),
+    "pad": lambda tf, x: tf.pad(x, [[0, tf.shape(x)[0] - 3], [0, 0]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NEGATIVE_ON_SMALL_CALLS))
+def test_a_size_known_per_call_that_goes_negative_raises_on_that_call_only(name):
+    op = _NEGATIVE_ON_SMALL_CALLS[name]
+
+    def body(tf):
+        f = tf.function(lambda x: op(tf, x), input_signature=[tf.TensorSpec([None, 2], tf.float32)])
+        results = []
+        for n in (4, 1, 5, 3):
+            try:
+                results.append(f(tf.ones([n, 2])))
+            except tf.errors.InvalidArgumentError as error:  # TF's kernel checks the size when the graph runs
+                results.append(type(error).__name__)
+        return results
+
+    stats = dict(function_symbolic.stats)
+    check(body)
+    assert function_symbolic.stats["symbolic_fallbacks"] == stats["symbolic_fallbacks"]
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda tf, x: tf.math.top_k(x, tf.shape(x)[0] - 3).values,  # TF's shape inference: ValueError
+        lambda tf, x: tf.linspace(0.0, 1.0, tf.shape(x)[0] - 3),  # ValueError
+        lambda tf, x: tf.TensorArray(tf.float32, size=tf.shape(x)[0] - 3).stack(),  # InvalidArgumentError
+    ],
+    ids=["top_k", "linspace", "tensor_array"],
+)
+def test_a_negative_size_folded_in_a_trace_per_shape_raises_tfs_error(op):
+    check_raises(lambda tf: tf.function(lambda x: op(tf, x))(tf.ones([1, 2])))

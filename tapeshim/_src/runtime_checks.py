@@ -24,14 +24,14 @@ import re
 import threading
 import time
 import weakref
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
-from tapeshim._src import background_compile, compile_tiers, errors, interpret
+from tapeshim._src import background_compile, compile_tiers, errors, interpret, symbolic_dims
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
 
@@ -86,18 +86,19 @@ def checks_enabled() -> bool:
     return jax.default_backend() == "cpu"
 
 
-def checked_static(indices: Tensor, host_check: Callable[[Any], None]) -> tuple:
+def checked_static(indices: Tensor, host_check: Callable[[Any], None], bounds: Sequence[Any] = ()) -> tuple:
     """The op's static `(("checked", True),)` when `indices` is checked in the program, else `()`.
 
-    Concrete indices are checked now by `host_check(value)`; indices that are
-    tracers of a JAX transformation tapeshim does not run (a Keras layer's JAX
-    call) cannot be checked. Off the CPU nothing is checked (`checks_enabled`).
+    Concrete indices are checked now by `host_check(value)`, unless one of the
+    `bounds` it checks them against is a symbolic dimension (a trace for every
+    size: known per call); indices that are tracers of a JAX transformation
+    tapeshim does not run (a Keras layer's JAX call) cannot be checked. Off the
+    CPU nothing is checked (`checks_enabled`).
     """
     if not checks_enabled():
         return ()
-    trace = _thread_state.trace
-    if runtime_check_needed(indices) or (trace is not None and trace.symbolic):
-        return (("checked", True),)  # (in a trace for every size, the bounds are only known per call)
+    if runtime_check_needed(indices) or any(symbolic_dims.is_symbolic(bound) for bound in bounds):
+        return (("checked", True),)
     value = indices._value
     if not isinstance(value, jax.core.Tracer):
         key = _verdict_key(value, host_check)

@@ -15,6 +15,8 @@ import functools
 import operator
 from typing import Any, Callable
 
+from jax import export
+
 _BINARY: dict[type, Callable[[int, int], int]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -106,3 +108,17 @@ def sizes_of(symbolic_shapes: list[tuple], shapes: list[tuple]) -> dict[str, int
             if sizes.setdefault(name, size) != size:
                 return None
     return sizes
+
+
+def at_least_zero(dim: Any) -> Any:
+    """`dim`, or `max(0, dim)` where JAX cannot prove a symbolic dimension non-negative (`n - 3`, a size TF's
+    kernel checks when it runs): shape rules then accept it, and the program's runtime check of `dim >= 0`
+    (`runtime_checks.require`) makes the clamp change no valid size."""
+    if not is_symbolic(dim):
+        return dim
+    try:
+        if dim >= 0:
+            return dim
+    except Exception:  # noqa: BLE001 - JAX's InconclusiveDimensionOperation (not in its public API)
+        pass
+    return export.symbolic_shape(f"max(0, {dim})", scope=dim.scope)[0]

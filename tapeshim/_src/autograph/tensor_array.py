@@ -52,6 +52,11 @@ class TensorArray:
         self._dtype = as_dtype(dtype)
         # (`size=tf.shape(x)[0]` inside tapeshim.function is known while tracing: H5)
         self._capacity = 0 if size is None else int(array_ops.folded_int(size))
+        if self._capacity < 0 and _thread_state.trace is not None:  # (TF's eager TensorArray takes it)
+            raise errors.invalid_argument(
+                f"The num_elements to reserve must be a non negative number, but got {self._capacity}",
+                "TensorListReserve",
+            )
         self._dynamic_size = bool(dynamic_size)
         self._element_shape = None if element_shape is None else tuple(element_shape)
         self._rows: list[Tensor | None] | None = [None] * self._capacity  # Python mode

@@ -549,7 +549,7 @@ def gather(
     axis %= rank
     bound = p._shape[axis]  # the check captures plain values, so its verdict on an array can be remembered
     static = (("axis", axis), ("batch_dims", int(batch_dims))) + runtime_checks.checked_static(
-        i, lambda values: runtime_checks.check_range_host(values, bound, "indices", "GatherV2")
+        i, lambda values: runtime_checks.check_range_host(values, bound, "indices", "GatherV2"), (bound,)
     )
     return apply(_gather_op, (p, i), static)[0]
 
@@ -665,7 +665,7 @@ def range(
         start, limit = 0, start
     given = (start, limit, delta)
     # `tf.range(tf.shape(x)[0])` inside tapeshim.function: known while tracing, or a symbolic size (H5)
-    values = [static_value.resolve(v) for v in given]
+    values = [static_value.resolve(v) for v in given] if _thread_state.trace is not None else list(given)
     if any(symbolic_dims.is_symbolic(v) for v in values):
         return _symbolic_range(values, given, dtype)
     values = [convert_to_tensor(v).numpy() if is_tensor_like(v) else v for v in values]
@@ -702,6 +702,21 @@ def _symbolic_range(values: list, given: tuple, dtype: Any) -> Tensor:
     np_dtype = target._np
 
     def kernel() -> tuple:
+        # TF's Range checks its bounds when the graph runs: so does the program, with TF's messages.
+        start, limit, delta = (jnp.asarray(b) for b in bounds)
+        runtime_checks.require(delta != 0, "Requires delta != 0: {delta} [Op:Range]", delta=delta)
+        runtime_checks.require(
+            (delta < 0) | (start <= limit),
+            "Requires start <= limit when delta > 0: {start}/{limit} [Op:Range]",
+            start=start,
+            limit=limit,
+        )
+        runtime_checks.require(
+            (delta > 0) | (start >= limit),
+            "Requires start >= limit when delta < 0: {start}/{limit} [Op:Range]",
+            start=start,
+            limit=limit,
+        )
         return (jnp.arange(bounds[0], bounds[1], bounds[2], dtype=np_dtype),)
 
     out_shape = jax.eval_shape(kernel)[0].shape

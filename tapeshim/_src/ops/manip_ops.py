@@ -26,6 +26,7 @@ from tapeshim._src.ops.common import (
     tf_type_name,
 )
 from tapeshim._src.registry import OpDef, apply, check_allocation
+from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 from tapeshim._src.typing_aliases import AxisLike, DTypeLike, ShapeLike, TensorLike
 
@@ -142,7 +143,10 @@ def _pad_impl(x: jax.Array, c: jax.Array, paddings: tuple, mode: str) -> jax.Arr
                 before=jnp.asarray(before),
                 after=jnp.asarray(after),
             )
-        return lax.pad(x, c, [(before, after, 0) for before, after in paddings])  # (`jnp.pad` compares them)
+        clamped = [
+            (symbolic_dims.at_least_zero(before), symbolic_dims.at_least_zero(after), 0) for before, after in paddings
+        ]
+        return lax.pad(x, c, clamped)  # (`jnp.pad` compares them)
     if mode == "constant":
         return jnp.pad(x, paddings, mode=mode, constant_values=c)
     return jnp.pad(x, paddings, mode=mode)
@@ -157,7 +161,8 @@ def pad(
 ) -> Tensor:
     """Pads `tensor` by `paddings` ([[before, after], ...]); mode CONSTANT, REFLECT or SYMMETRIC."""
     x = convert_to_tensor(tensor)
-    paddings = static_value.resolve(paddings)  # `[[0, n - tf.shape(x)[0]], [0, 0]]` inside tapeshim.function (H5)
+    if _thread_state.trace is not None:  # `[[0, n - tf.shape(x)[0]], [0, 0]]` inside tapeshim.function (H5)
+        paddings = static_value.resolve(paddings)
     given = np.asarray(convert_to_tensor(paddings).numpy() if is_tensor_like(paddings) else paddings)
     if given.ndim != 2 or given.shape[1] != 2:
         raise static_error(f"paddings must be a matrix with 2 columns: [{','.join(map(str, given.shape))}]", "Pad")
@@ -236,7 +241,7 @@ _gather_nd_op = OpDef("GatherNd", _gather_nd_impl, True)
 def _index_static(indices: Tensor, shape: tuple, op_name: str) -> tuple:
     """`(("checked", True),)` when `indices` is checked in the program; else checks it now, on the host."""
     return runtime_checks.checked_static(
-        indices, lambda values: runtime_checks.check_vectors_host(values, tuple(shape), op_name)
+        indices, lambda values: runtime_checks.check_vectors_host(values, tuple(shape), op_name), shape
     )
 
 
@@ -468,8 +473,8 @@ def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int
     last = convert_to_tensor(stop, dtype=first.dtype)
     num = array_ops.folded_int(num)  # `tf.shape(x)[0]` inside tapeshim.function (H5)
     count = int(num.numpy() if is_tensor_like(num) else num)
-    if count < 0:
-        raise errors.invalid_argument(f"Requires start <= limit when delta > 0: 1/{count - 1}", "Range")
+    if count < 0:  # (TF's linspace builds a range to -1 for any negative `num`)
+        raise static_error("Requires start <= limit when delta > 0: 1/-1", "Range")
     if first.dtype.is_integer:
         wide = "float32" if first.dtype.size <= 2 else "float64"
         first, last = math_ops.cast(first, wide), math_ops.cast(last, wide)
@@ -509,6 +514,10 @@ def eye(
 
 
 def _one_hot_impl(indices: jax.Array, on: jax.Array, off: jax.Array, depth: int, axis: int) -> jax.Array:
+    if symbolic_dims.is_symbolic(depth):  # a size known per call: checked as TF's kernel checks it
+        value = jnp.asarray(depth)
+        runtime_checks.require(value >= 0, "depth must be non-negative, got: {depth} [Op:OneHot]", depth=value)
+        depth = symbolic_dims.at_least_zero(depth)
     hot = jax.nn.one_hot(indices, depth, axis=axis, dtype=jnp.bool_)
     return jnp.where(hot, on, off)
 
@@ -559,10 +568,15 @@ def one_hot(
 def _symbolic_eye(rows: Any, columns: Any, batch_shape: Any, dtype: dtypes.DType) -> Tensor:
     """`tf.eye` sized by symbolic dimensions (a trace for every size): a recorded op, sized per call."""
     batch = () if batch_shape is None else array_ops.shape_arg(batch_shape, "Fill")
-    sizes = tuple(n if symbolic_dims.is_symbolic(n) else int(n) for n in (rows, columns))
+    given = tuple(n if symbolic_dims.is_symbolic(n) else int(n) for n in (rows, columns))
+    sizes = tuple(symbolic_dims.at_least_zero(n) for n in given)
     out_shape, np_dtype = batch + sizes, dtype._np
 
     def kernel() -> tuple:
+        for n in given:  # TF's `eye` fills a vector of that length: its Fill checks the size when it runs
+            if symbolic_dims.is_symbolic(n):
+                value = jnp.asarray(n)
+                runtime_checks.require(value >= 0, "Dimension {size} must be >= 0 [Op:Fill]", size=value)
         return (jnp.broadcast_to(jnp.eye(sizes[0], sizes[1], dtype=np_dtype), out_shape),)
 
     return registry.record(kernel, OpKey("Eye", dtype._name, out_shape), (), ((out_shape, dtype),), [])[0]

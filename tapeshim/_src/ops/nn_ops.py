@@ -134,7 +134,9 @@ def _check_sparse_labels(labels: Tensor, logits: Tensor) -> tuple:
         raise errors.invalid_argument(
             f"Must have at least one class, but got logits shape [{','.join(map(str, logits._shape))}]", op_name
         )
-    return runtime_checks.checked_static(labels, lambda values: _check_label_values(values, num_classes))
+    return runtime_checks.checked_static(
+        labels, lambda values: _check_label_values(values, num_classes), (num_classes,)
+    )
 
 
 def _check_label_values(values: Any, num_classes: int) -> None:

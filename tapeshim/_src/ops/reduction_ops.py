@@ -14,7 +14,7 @@ from jax import lax
 from tapeshim._src import dtypes, errors, runtime_checks, symbolic_dims
 from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.ops import array_ops, linalg_ops, math_kernels, math_ops, nn_ops, table
-from tapeshim._src.ops.common import dtype_check, gradient_not_registered, normalize_axis
+from tapeshim._src.ops.common import dtype_check, gradient_not_registered, normalize_axis, static_error
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike
@@ -213,7 +213,7 @@ def top_k(
     x = convert_to_tensor(input)
     k = int(array_ops.folded_int(k))  # `k=tf.shape(x)[1]` inside tapeshim.function is known (H5)
     if not x._shape or k > x._shape[-1] or k < 0:
-        raise errors.invalid_argument(
+        raise static_error(  # (inside a function, TF's shape inference refuses it: ValueError)
             f"input must have at least k columns. Had {x._shape[-1] if x._shape else 0}, needed {k}", "TopKV2"
         )
     values, indices = apply(_top_k_op, (x,), (("k", k),))
@@ -416,6 +416,7 @@ def _segment_call(kind: str, data: Any, segment_ids: Any, num_segments: Any) -> 
         lambda values: runtime_checks.check_range_host(
             values, num_segments, "segment_ids", "UnsortedSegmentSum", segment=True
         ),
+        (num_segments,),
     )
     return apply(_segment_op, (data_t, ids), static)[0]
 
