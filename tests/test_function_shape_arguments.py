@@ -208,3 +208,104 @@ def test_a_size_known_per_call_that_goes_negative_raises_on_that_call_only(name)
 )
 def test_a_negative_size_folded_in_a_trace_per_shape_raises_tfs_error(op):
     check_raises(lambda tf: tf.function(lambda x: op(tf, x))(tf.ones([1, 2])))
+
+
+def test_leading_sizes_equal_on_the_first_call_and_different_later_share_one_more_trace():
+    """A graph whose first call has as many edges as nodes: the shared leading symbol does not fit the next
+    graph, which is traced once more for every size with symbols of its own (TF: one trace); values as TF's."""
+    runs = []
+
+    def body(tf):
+        runs.clear()
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32), tf.TensorSpec([None], tf.int32)])
+        def aggregate(nodes, edges):
+            runs.append(1)
+            return tf.math.unsorted_segment_sum(tf.gather(nodes, edges), edges, tf.shape(nodes)[0])
+
+        sizes = [(4, 4), (5, 7), (6, 3), (8, 2), (5, 7)]
+        return [aggregate(tf.ones([n, 2]), tf.range(e) % n) for n, e in sizes]
+
+    stats = dict(function_symbolic.stats)
+    check(body)
+    assert len(runs) == 2
+    assert function_symbolic.stats["symbolic_fallbacks"] == stats["symbolic_fallbacks"]
+
+
+def test_a_table_sliced_to_a_length_known_per_call_adds_to_it_and_raises_past_the_table():
+    """`x + pos_encoding[:, :tf.shape(x)[1], :]`: the slice's rows are `min(4, n)`, the input's `n`; TF's graph
+    checks that they agree when it runs, and so does the trace for every size (no trace per shape)."""
+
+    def body(tf):
+        table = tf.constant(np.arange(12, dtype=np.float32).reshape(1, 4, 3))
+        f = tf.function(lambda x: x + table[:, : tf.shape(x)[1], :], input_signature=[tf.TensorSpec([None, None, 3])])
+        results = []
+        for n in (2, 4, 6, 3):
+            try:
+                results.append(f(tf.ones([2, n, 3])))
+            except tf.errors.InvalidArgumentError as error:
+                results.append(type(error).__name__)
+        return results
+
+    stats = dict(function_symbolic.stats)
+    check(body)
+    assert function_symbolic.stats["symbolic_fallbacks"] == stats["symbolic_fallbacks"]
+
+
+def _transformer_step(tf):
+    """TF's transformer tutorial, reduced: positional encoding sliced to the sequence, look-ahead and padding
+    masks from `tf.shape`, multi-head attention reshaping with `tf.shape(q)[0]`, a sparse cross-entropy, in a
+    training step with a `(None, None)` signature called with batches of several shapes."""
+
+    def positional_encoding(length, depth):
+        positions = np.arange(length)[:, None]
+        rates = 1 / np.power(10000, (2 * (np.arange(depth)[None, :] // 2)) / np.float32(depth))
+        angles = positions * rates
+        angles[:, 0::2], angles[:, 1::2] = np.sin(angles[:, 0::2]), np.cos(angles[:, 1::2])
+        return tf.cast(angles[None, ...], tf.float32)
+
+    rng = np.random.default_rng(1)
+    d_model, heads, vocab = 8, 2, 20
+    embedding = tf.Variable(rng.normal(size=(vocab, d_model)).astype(np.float32) * 0.3)
+    projections = [tf.Variable(rng.normal(size=(d_model, d_model)).astype(np.float32) * 0.2) for _ in range(4)]
+    encoding = positional_encoding(50, d_model)
+    traces = []
+
+    def split_heads(x, batch_size):
+        return tf.transpose(tf.reshape(x, (batch_size, -1, heads, d_model // heads)), perm=[0, 2, 1, 3])
+
+    @tf.function(input_signature=[tf.TensorSpec((None, None), tf.int64)])
+    def train_step(tokens):
+        traces.append(1)
+        inputs, targets = tokens[:, :-1], tokens[:, 1:]
+        length = tf.shape(inputs)[1]
+        look_ahead = 1 - tf.linalg.band_part(tf.ones((length, length)), -1, 0)
+        padding = tf.cast(tf.math.equal(inputs, 0), tf.float32)[:, tf.newaxis, tf.newaxis, :]
+        mask = tf.maximum(padding, look_ahead)
+        with tf.GradientTape() as tape:
+            x = tf.gather(embedding, inputs) * tf.math.sqrt(tf.cast(d_model, tf.float32))
+            x += encoding[:, :length, :]
+            batch_size = tf.shape(x)[0]
+            q, k, v = (split_heads(tf.matmul(x, w), batch_size) for w in projections[:3])
+            scores = tf.matmul(q, k, transpose_b=True) / tf.math.sqrt(tf.cast(tf.shape(k)[-1], tf.float32))
+            attended = tf.matmul(tf.nn.softmax(scores + mask * -1e9, axis=-1), v)
+            merged = tf.reshape(tf.transpose(attended, perm=[0, 2, 1, 3]), (batch_size, -1, d_model))
+            logits = tf.matmul(tf.matmul(merged, projections[3]), embedding, transpose_b=True)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=logits))
+        variables = [embedding, *projections]
+        for variable, gradient in zip(variables, tape.gradient(loss, variables)):
+            variable.assign_sub(0.1 * tf.convert_to_tensor(gradient))
+        return loss
+
+    losses = []
+    for batch, length in ((4, 7), (2, 9), (4, 7), (3, 5)):
+        tokens = rng.integers(1, vocab, size=(batch, length)).astype(np.int64)
+        tokens[0, -2:] = 0
+        losses.append(train_step(tf.constant(tokens)))
+    return losses, len(traces)
+
+
+def test_the_transformer_tutorials_train_step_with_a_none_signature_is_traced_once():
+    stats = dict(function_symbolic.stats)
+    check(_transformer_step, rtol=1e-5)
+    assert function_symbolic.stats["symbolic_fallbacks"] == stats["symbolic_fallbacks"]

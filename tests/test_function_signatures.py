@@ -595,3 +595,19 @@ def test_a_spec_of_unknown_rank_is_one_trace_for_the_sizes_of_one_rank():
     doubled(tapeshim.ones([5, 1]))
     assert doubled(tapeshim.ones([3])).numpy().tolist() == [2.0, 2.0, 2.0]
     assert len(runs) == 2
+
+
+def test_a_first_call_that_raises_leaves_no_trace_behind():
+    # Leading sizes 3 and 4 cannot be added: symbols of their own fail, a shared one traces, this call's own
+    # trace raises (TF raises when its graph runs); the next call is traced and counted as TF's one trace.
+    @tapeshim.function(input_signature=[tapeshim.TensorSpec([None, 2]), tapeshim.TensorSpec([None, 2])])
+    def add(x, y):
+        return x + y
+
+    try:
+        add(tapeshim.ones([3, 2]), tapeshim.ones([4, 2]))
+    except (ValueError, tapeshim.errors.InvalidArgumentError):
+        pass
+    assert add(tapeshim.ones([3, 2]), tapeshim.ones([3, 2])).shape == (3, 2)
+    assert add(tapeshim.ones([5, 2]), tapeshim.ones([5, 2])).shape == (5, 2)
+    assert add.experimental_get_tracing_count() == 1

@@ -27,7 +27,7 @@ from tapeshim._src.dataset import Dataset
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.dynamic_shapes import DynamicShapeNeeded
 from tapeshim._src.function_retracing import detector_for, function_text
-from tapeshim._src.function_symbolic import fits, symbolic_shapes
+from tapeshim._src.function_symbolic import fits, leading_symbols, symbolic_shapes
 from tapeshim._src.function_symbolic import stats as symbolic_stats
 from tapeshim._src.function_trace import FunctionTrace
 from tapeshim._src.shape import TensorShape
@@ -174,6 +174,7 @@ class Function:
         self._first_trace_done = False
         self._symbolic: ConcreteFunction | None = None  # the trace for every size of the signature (symbolic)
         self._concrete_sizes = False  # whether a symbolic trace failed: traced per shape from then on
+        self._regrouped = False  # whether a call its shared leading symbol did not fit was traced with its own
         self._sized: dict[Any, ConcreteFunction] = {}  # traces for the shapes of calls under tapes (`_run_sized`)
         self._made_symbolic: ConcreteFunction | None = None  # the symbolic trace the last `_trace` made, if any
         self._detector = detector_for(python_function)  # TF's frequent-retracing warning
@@ -495,12 +496,21 @@ class Function:
             return known
         if self._last_key is not None:
             stats["last_retrace_reason"] = self._retrace_reason(args, kwargs)
-        # (a call its signature's symbolic trace does not fit gets a trace of its own shapes)
-        concrete = self._trace(flat, args, kwargs, specs, symbolic=known is None or not known.symbolic)
+        # (a call its signature's symbolic trace does not fit gets a trace of its own shapes; where only a shared
+        # leading symbol keeps it out, one trace for every size with symbols of its own is tried first)
+        regroup = (
+            known is not None
+            and known.symbolic
+            and not self._regrouped
+            and fits(known.symbolic_shapes, flat, same_leading=False)
+        )
+        self._regrouped = self._regrouped or regroup
+        symbolic = known is None or not known.symbolic or regroup
+        concrete = self._trace(flat, args, kwargs, specs, symbolic=symbolic, regroup=regroup)
         concrete.key = key
         self._concrete[key] = concrete
-        if tf_key not in self._tf_keys:  # the TF signature's trace: the symbolic one where this call made it
-            self._tf_concretes[tf_key] = self._made_symbolic or concrete
+        if tf_key not in self._tf_keys or (regroup and self._made_symbolic is not None):
+            self._tf_concretes[tf_key] = self._made_symbolic or concrete  # the symbolic one where this call made it
         self._tf_keys.add(tf_key)
         self._last_key = key
         self._last_args = (args, kwargs)
@@ -535,37 +545,61 @@ class Function:
         return f"{self._name} retraced because its arguments changed"
 
     def _trace(
-        self, flat: list, args: tuple, kwargs: dict, specs: Any = None, capacities: tuple = (), symbolic: bool = True
+        self,
+        flat: list,
+        args: tuple,
+        kwargs: dict,
+        specs: Any = None,
+        capacities: tuple = (),
+        symbolic: bool = True,
+        regroup: bool = False,
     ) -> ConcreteFunction:
         """Traces the Python function for these arguments.
 
         As TF, a first trace that created variables (including Keras's, such as an
         optimizer's slots) is followed by a second trace, which must create none: the
         Python function runs twice on that first call.
+
+        With `regroup`, the call did not fit the symbolic trace only because leading sizes that share
+        its symbol differ (a graph's nodes and edges, equal on the first call): it is traced once more
+        for every size with symbols of its own, which replaces the shared one where it succeeds.
         """
-        shapes = None
         self._made_symbolic = None
         signature = self._input_signature if self._input_signature is not None else specs
-        unfit = self._input_signature is not None and self._symbolic is not None  # (a call that did not fit it)
+        unfit = self._input_signature is not None and self._symbolic is not None and not regroup
+        attempts: list = []
         if symbolic and not (capacities or self._concrete_sizes or unfit):
             shapes = symbolic_shapes(signature, flat)
-        if shapes is not None:
+            if shapes is not None:
+                attempts.append(shapes)
+                if leading_symbols(shapes) > 1 and not regroup:  # leading sizes that differ may need one symbol
+                    attempts.append(symbolic_shapes(signature, flat, share_leading=True))
+        for shapes in attempts:
             try:
                 concrete = self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, shapes)
             except DynamicShapeNeeded:
                 raise
             except Exception:  # noqa: BLE001 - a trace that needs concrete sizes: traced for this call's
-                symbolic_stats["symbolic_fallbacks"] += 1
-                self._concrete_sizes = True  # (not tried again: its Python would run twice per shape)
+                if shapes is attempts[-1]:
+                    symbolic_stats["symbolic_fallbacks"] += 1
+                    if not regroup:  # (not tried again: its Python would run twice per shape)
+                        self._concrete_sizes = True
+                else:  # symbols of their own failed: a later call is not traced with them again
+                    self._regrouped = True
             else:
                 symbolic_stats["symbolic_traces"] += 1
                 concrete.symbolic_shapes = shapes
                 self._made_symbolic = concrete
+                if fits(shapes, flat):
+                    if self._input_signature is not None:
+                        self._symbolic = concrete
+                    return concrete
+                # This call's sizes do not fit it (leading sizes that differ, an empty dimension): its own trace,
+                # and the symbolic one serves later calls only once this call traced (it may raise).
+                own = self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, None)
                 if self._input_signature is not None:
                     self._symbolic = concrete
-                if fits(shapes, flat):
-                    return concrete
-                # This call's sizes do not fit it (leading sizes that differ, an empty dimension): its own trace.
+                return own
         return self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, None)
 
     def _run_sized(self, symbolic: ConcreteFunction, flat: list) -> Any:

@@ -36,12 +36,13 @@ stats = {"symbolic_traces": 0, "symbolic_fallbacks": 0}
 _SUBMIT_LOCK = threading.Lock()  # (user threads may call one program at once: one submits its compile)
 
 
-def symbolic_shapes(signature: Any, flat: list) -> dict[int, tuple] | None:
+def symbolic_shapes(signature: Any, flat: list, share_leading: bool = False) -> dict[int, tuple] | None:
     """Per flat argument position, the symbolic shape to trace it with: `signature` (an `input_signature`, or
     the specs of a `get_concrete_function` or `reduce_retracing` trace, nested as the arguments) has a
     `TensorSpec` with `None` dimensions there (a spec of unknown rank: every dimension of the call's rank).
     None where it has none, a spec of unknown rank has no call to take a rank from, or the signature does not
-    line up with the arguments."""
+    line up with the arguments. With `share_leading`, every leading `None` dimension is `BATCH`, whatever the
+    call's sizes."""
     if signature is None:
         return None
     specs = nest.flatten(signature)
@@ -71,7 +72,7 @@ def symbolic_shapes(signature: Any, flat: list) -> dict[int, tuple] | None:
         for axis, d in enumerate(dims):
             if d is None and axis == 0:
                 given: tuple = tuple(getattr(flat[position], "_shape", ()))
-                size = given[0] if len(given) == len(dims) and given[0].__class__ is int else None
+                size = given[0] if len(given) == len(dims) and given[0].__class__ is int and not share_leading else None
                 names.append(leading.setdefault(size, BATCH if not leading else f"{BATCH}_{len(leading)}"))
             elif d is None:
                 names.append(f"_d{counter}")
@@ -91,9 +92,15 @@ own (`_batch_1`, ...). A later call whose sizes differ where the first call's ag
 symbolic trace (`fits`) and is traced for its shapes."""
 
 
-def fits(shapes: dict[int, tuple], flat: list) -> bool:
+def leading_symbols(shapes: dict[int, tuple]) -> int:
+    """How many symbols the leading dimensions of a trace's `shapes` have."""
+    return len({str(shape[0]) for shape in shapes.values() if shape and shape[0].__class__ is not int})
+
+
+def fits(shapes: dict[int, tuple], flat: list, same_leading: bool = True) -> bool:
     """Whether a call's arguments (`flat`: tensors at the positions of `shapes`) fit the symbolic trace: known
-    dimensions equal, no unknown one 0, and the leading `None` dimensions of one symbol (`BATCH`) of one size."""
+    dimensions equal, no unknown one 0, and (with `same_leading`) the leading `None` dimensions of one symbol
+    (`BATCH`) of one size."""
     leading: dict = {}
     for position, shape in shapes.items():
         actual = flat[position]._shape
@@ -105,7 +112,7 @@ def fits(shapes: dict[int, tuple], flat: list) -> bool:
                     return False
             elif size == 0:  # `jax.export` takes every symbolic size to be at least 1
                 return False
-            elif axis == 0 and leading.setdefault(dim, size) != size:
+            elif axis == 0 and same_leading and leading.setdefault(dim, size) != size:
                 return False
     return True
 

@@ -414,8 +414,30 @@ def _position_text(position: tuple[int, ...]) -> str:
     return ",".join(str(p) for p in position)
 
 
-def _first_bad(bad: jax.Array) -> jax.Array:
-    return jnp.argmax(bad.reshape(-1))
+def _sized(shape: tuple) -> bool:
+    return all(d.__class__ is int for d in shape)
+
+
+def first_bad(bad: jax.Array, values: jax.Array, trailing: int = 0) -> tuple[jax.Array, jax.Array]:
+    """The row-major position of the first True of `bad` (0 where there is none), and the element of `values`
+    there (with `trailing` axes after `bad`'s, the slice there)."""
+    if _sized(bad.shape):
+        first = jnp.argmax(bad.reshape(-1))
+        return first, values.reshape((-1, *values.shape[values.ndim - trailing :]))[first]
+    # Symbolic dimensions (a trace for every size): JAX cannot always prove a flattened size non-negative
+    # (`b * (n - 1)`), nor an axis non-empty, so positions are counted and picked without flattening.
+    positions = jnp.zeros(bad.shape, jnp.int32)
+    stride: Any = 1
+    for axis in reversed(range(bad.ndim)):
+        positions = positions + jax.lax.broadcasted_iota(jnp.int32, bad.shape, axis) * jnp.asarray(stride, jnp.int32)
+        stride = stride * bad.shape[axis]
+    none = jnp.iinfo(jnp.int32).max
+    first = jnp.min(jnp.where(bad, positions, none), initial=none)  # (`initial`: a size JAX cannot prove >= 1)
+    first = jnp.where(jnp.any(bad), first, 0)
+    at = (positions == first).reshape(bad.shape + (1,) * trailing)
+    lowest = jnp.iinfo(values.dtype).min if jnp.issubdtype(values.dtype, jnp.integer) else -jnp.inf
+    element = jnp.max(jnp.where(at, values, lowest), axis=tuple(range(bad.ndim)), initial=lowest)
+    return first, element
 
 
 def check_range_host(values: Any, bound: int, name: str, op_name: str, segment: bool = False) -> None:
@@ -441,8 +463,7 @@ def check_range_traced(values: jax.Array, bound: int, name: str, op_name: str, s
     if values.size == 0:
         return
     bad = values >= bound if segment else (values < 0) | (values >= bound)
-    first = _first_bad(bad)
-    value = values.reshape(-1)[first]
+    first, value = first_bad(bad, values)
     # A symbolic bound (a `tapeshim.function` traced for every size) is a field: its size on the call.
     bound_fields: dict[str, Any] = {} if isinstance(bound, int) else {"bound": jnp.asarray(bound)}
     limit = "{bound}" if bound_fields else _escape(str(bound))
@@ -479,7 +500,7 @@ def _index_vector_bad(indices: Any, shape: tuple[int, ...], xp: Any) -> Any:
     return xp.any((indices < 0) | (indices >= bounds), axis=-1)
 
 
-def _vector_message(what: str, shape: tuple[int, ...], op_name: str) -> str:
+def _vector_message(what: str, shape: tuple[Any, ...], op_name: str) -> str:
     if op_name == "GatherNd":
         return f" does not index into param shape [{','.join(map(str, shape))}], node name: {op_name}"
     return f" does not index into {what} [{','.join(map(str, shape))}]"
@@ -504,14 +525,14 @@ def check_vectors_traced(indices: jax.Array, shape: tuple[int, ...], op_name: st
     """The runtime form of `check_vectors_host`, inside an op implementation."""
     if indices.size == 0 or indices.shape[-1] > len(shape):
         return
-    bad = _index_vector_bad(indices, shape, jnp).reshape(-1)
-    first = _first_bad(bad)
-    vector = indices.reshape(-1, indices.shape[-1])[first]
+    bad = _index_vector_bad(indices, shape, jnp)
+    first, vector = first_bad(bad, indices, trailing=1)
     fields = {f"v{k}": vector[k] for k in range(indices.shape[-1])}
     text = "indices[{position}] = [" + ", ".join("{" + f + "}" for f in fields) + "]"
-    require(
-        ~jnp.any(bad),
-        text + _escape(_vector_message("shape", shape, op_name) + f" [Op:{op_name}]"),
-        position=first,
-        **fields,
-    )
+    # A symbolic dimension (a trace for every size) is a field: the call's size, as TF's message names it.
+    sizes = {f"s{k}": jnp.asarray(d) for k, d in enumerate(shape) if symbolic_dims.is_symbolic(d)}
+    marked = tuple(f"\0s{k}\0" if symbolic_dims.is_symbolic(d) else d for k, d in enumerate(shape))
+    tail = _escape(_vector_message("shape", marked, op_name) + f" [Op:{op_name}]")
+    for name in sizes:
+        tail = tail.replace(f"\0{name}\0", "{" + name + "}")
+    require(~jnp.any(bad), text + tail, position=first, **fields, **sizes)

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from tapeshim._src import dtypes, errors
+from tapeshim._src import dtypes, errors, symbolic_broadcast
 from tapeshim._src.ops import table
 from tapeshim._src.ops.common import (
     broadcast_check,
@@ -48,6 +48,7 @@ from tapeshim._src.ops.math_kernels import (
     xlogy_impl,
 )
 from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike
 
@@ -115,7 +116,11 @@ def _binary(
     op = _elementwise_op(op_name, impl, allowed, differentiable)
 
     def binary(x: Any, y: Any, name: str | None = None) -> Tensor:
-        return apply(op, tuple(convert_same_dtype((x, y), op_name)))[0]
+        operands = tuple(convert_same_dtype((x, y), op_name))
+        trace = _thread_state.trace
+        if trace is not None and trace.symbolic:  # sizes only a call knows (`symbolic_broadcast`)
+            operands = symbolic_broadcast.aligned(operands, op_name)
+        return apply(op, operands)[0]
 
     binary.__name__ = binary.__qualname__ = public_name
     binary.__doc__ = (

@@ -19,16 +19,25 @@ from tapeshim._src.typing_aliases import AxisLike, TensorLike
 
 
 def _sparse_xent(labels: jax.Array, logits: jax.Array, checked: bool = False) -> jax.Array:
-    if checked and labels.size:  # labels only known when the program runs: TF's CPU kernel check
+    empty = all(d.__class__ is int for d in labels.shape) and labels.size == 0
+    if checked and not empty:  # labels only known when the program runs: TF's CPU kernel check
         classes = logits.shape[-1]
-        bad = ((labels < 0) | (labels >= classes)).reshape(-1)
+        info = jnp.iinfo(labels.dtype)
+        lowest, highest = jnp.min(labels, initial=info.max), jnp.max(labels, initial=info.min)
         runtime_checks.require(
-            ~jnp.any(bad),
+            (lowest >= 0) & (highest < classes),
             "Received a label value of {value} which is outside the valid range of "
             f"[0, {classes}).  [Op:SparseSoftmaxCrossEntropyWithLogits]",
-            value=labels.reshape(-1)[jnp.argmax(bad)],
+            value=jnp.where(lowest < 0, lowest, highest),  # (the lowest if negative, else the highest: TF's)
         )
     log_probs = jax.nn.log_softmax(logits, axis=-1)
+    if not empty and not all(d.__class__ is int for d in labels.shape):
+        # Sizes known per call (a trace for every size): a gather needs each axis provably non-empty.
+        hot = labels[..., None].astype(jnp.int32) == jax.lax.broadcasted_iota(
+            jnp.int32, log_probs.shape, log_probs.ndim - 1
+        )
+        valid = (labels >= 0) & (labels < logits.shape[-1])  # (unchecked off the CPU: NaN, as TF's GPU kernel)
+        return jnp.where(valid, -jnp.sum(jnp.where(hot, log_probs, 0), axis=-1), jnp.nan)
     picked = jnp.take_along_axis(log_probs, labels[..., None].astype(jnp.int32), axis=-1)
     return -picked[..., 0]
 
