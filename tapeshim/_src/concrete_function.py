@@ -13,6 +13,7 @@ import numpy as np
 from tapeshim._src import control_flow, errors, nest, registry, replay, runtime_checks
 from tapeshim._src.autograph.operators import UndefinedAfterLoop
 from tapeshim._src.dataset_iterator import OwnedIterator
+from tapeshim._src.forward import ForwardAccumulator
 from tapeshim._src.function_graph import FuncGraph
 from tapeshim._src.function_host_inputs import HostFeed
 from tapeshim._src.function_symbolic import ExportedProgram, ExportFailed
@@ -393,7 +394,7 @@ class ConcreteFunction:
     def _exportable(self, tracking: list) -> bool:
         """Whether a symbolic trace's call under the recorders `tracking` can be recorded as its exported
         program: none of them is a forward accumulator, and JAX exports the program."""
-        if any(type(r).__name__ == "ForwardAccumulator" for r in tracking):
+        if any(isinstance(r, ForwardAccumulator) for r in tracking):
             return False
         try:
             self._exported.exported()

@@ -414,6 +414,28 @@ def _position_text(position: tuple[int, ...]) -> str:
     return ",".join(str(p) for p in position)
 
 
+def shape_fields(shape: tuple, prefix: str) -> tuple[str, dict[str, Any]]:
+    """A shape as TF's check messages write it (`2,5`, without brackets), its symbolic dimensions (a trace for
+    every size) as `{<prefix><axis>}` fields, and those fields' dimensions (`jnp.asarray` them inside the
+    program for `require`: the call's sizes)."""
+    parts, fields = [], {}
+    for axis, d in enumerate(shape):
+        if symbolic_dims.is_symbolic(d):
+            fields[f"{prefix}{axis}"] = d
+            parts.append("{" + f"{prefix}{axis}" + "}")
+        else:
+            parts.append(str(d))
+    return ",".join(parts), fields
+
+
+def with_size(x: jax.Array, axis: int, size: Any) -> jax.Array:
+    """`x`, whose symbolic dimension `axis` a runtime check has found to be `size`, with that static size (cut
+    from a padded copy: XLA cannot prove the dimension `>= size`)."""
+    padding = [(0, 0, 0)] * x.ndim
+    padding[axis] = (0, size, 0)
+    return jax.lax.slice_in_dim(jax.lax.pad(x, jnp.zeros((), x.dtype), padding), 0, size, axis=axis)
+
+
 def _sized(shape: tuple) -> bool:
     return all(d.__class__ is int for d in shape)
 
@@ -500,10 +522,11 @@ def _index_vector_bad(indices: Any, shape: tuple[int, ...], xp: Any) -> Any:
     return xp.any((indices < 0) | (indices >= bounds), axis=-1)
 
 
-def _vector_message(what: str, shape: tuple[Any, ...], op_name: str) -> str:
+def _vector_message(what: str, dims: str, op_name: str, escape: Callable[[str], str] = str) -> str:
+    """TF's message after an index vector, around the shape's text `dims` (`escape` applies to the rest)."""
     if op_name == "GatherNd":
-        return f" does not index into param shape [{','.join(map(str, shape))}], node name: {op_name}"
-    return f" does not index into {what} [{','.join(map(str, shape))}]"
+        return escape(" does not index into param shape [") + dims + escape(f"], node name: {op_name}")
+    return escape(f" does not index into {what} [") + dims + escape("]")
 
 
 def check_vectors_host(indices: Any, shape: tuple[int, ...], op_name: str) -> None:
@@ -516,7 +539,8 @@ def check_vectors_host(indices: Any, shape: tuple[int, ...], op_name: str) -> No
         flat = int(np.argmax(bad))
         vector = indices.reshape(-1, indices.shape[-1])[flat]
         raise errors.invalid_argument(
-            f"indices[{flat}] = [{', '.join(str(int(v)) for v in vector)}]{_vector_message('shape', shape, op_name)}",
+            f"indices[{flat}] = [{', '.join(str(int(v)) for v in vector)}]"
+            + _vector_message("shape", ",".join(map(str, shape)), op_name),
             op_name,
         )
 
@@ -530,9 +554,6 @@ def check_vectors_traced(indices: jax.Array, shape: tuple[int, ...], op_name: st
     fields = {f"v{k}": vector[k] for k in range(indices.shape[-1])}
     text = "indices[{position}] = [" + ", ".join("{" + f + "}" for f in fields) + "]"
     # A symbolic dimension (a trace for every size) is a field: the call's size, as TF's message names it.
-    sizes = {f"s{k}": jnp.asarray(d) for k, d in enumerate(shape) if symbolic_dims.is_symbolic(d)}
-    marked = tuple(f"\0s{k}\0" if symbolic_dims.is_symbolic(d) else d for k, d in enumerate(shape))
-    tail = _escape(_vector_message("shape", marked, op_name) + f" [Op:{op_name}]")
-    for name in sizes:
-        tail = tail.replace(f"\0{name}\0", "{" + name + "}")
-    require(~jnp.any(bad), text + tail, position=first, **fields, **sizes)
+    dims, sizes = shape_fields(shape, "s")
+    tail = _vector_message("shape", dims, op_name, _escape) + _escape(f" [Op:{op_name}]")
+    require(~jnp.any(bad), text + tail, position=first, **fields, **{k: jnp.asarray(d) for k, d in sizes.items()})

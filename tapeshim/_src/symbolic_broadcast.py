@@ -25,37 +25,23 @@ def _clamps(clamped: Any, plain: Any) -> bool:
     the two are equal, or neither is 1 (so TF would not broadcast them) and they do not match."""
     if not (symbolic_dims.is_symbolic(clamped) and symbolic_dims.is_symbolic(plain)):
         return False
-    node = ast.parse(str(clamped), mode="eval").body
+    node = symbolic_dims.parsed(clamped)
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "min"):
         return False
     if len(node.args) != 2:
         return False
-    target = ast.dump(ast.parse(str(plain), mode="eval").body)
+    target = ast.dump(symbolic_dims.parsed(plain))
     for constant, other in (node.args, node.args[::-1]):
         if isinstance(constant, ast.Constant) and isinstance(constant.value, int) and constant.value >= 2:
             return ast.dump(other) == target
     return False
 
 
-def _shape_fields(shape: tuple, prefix: str) -> tuple[str, dict]:
-    parts, fields = [], {}
-    for axis, d in enumerate(shape):
-        if symbolic_dims.is_symbolic(d):
-            name = f"{prefix}{axis}"
-            fields[name] = d
-            parts.append("{" + name + "}")
-        else:
-            parts.append(str(d))
-    return "[" + ",".join(parts) + "]", fields
-
-
 def _aligned_impl(x: jax.Array, *, axis: int, size: Any, message: str, fields: tuple) -> jax.Array:
     runtime_checks.require(
         jnp.asarray(x.shape[axis]) == jnp.asarray(size), message, **{name: jnp.asarray(d) for name, d in fields}
     )
-    padding = [(0, 0, 0)] * x.ndim
-    padding[axis] = (0, size, 0)  # (cut to `size` from a padded copy: XLA cannot prove `x.shape[axis] >= size`)
-    return jax.lax.slice_in_dim(jax.lax.pad(x, jnp.zeros((), x.dtype), padding), 0, size, axis=axis)
+    return runtime_checks.with_size(x, axis, size)
 
 
 _ALIGNED = registry.OpDef("BroadcastSizes", _aligned_impl)
@@ -80,9 +66,9 @@ def aligned(operands: tuple[Tensor, ...], op_name: str) -> tuple[Tensor, ...]:
             changes.append((axis, a, b))
     if not changes:
         return operands
-    left, left_fields = _shape_fields(sx, "x")
-    right, right_fields = _shape_fields(sy, "y")
-    message = f"Incompatible shapes: {left} vs. {right} [Op:{op_name}]"
+    left, left_fields = runtime_checks.shape_fields(sx, "x")
+    right, right_fields = runtime_checks.shape_fields(sy, "y")
+    message = f"Incompatible shapes: [{left}] vs. [{right}] [Op:{op_name}]"
     fields = tuple({**left_fields, **right_fields}.items())
     for axis, a, b in changes:
         if _clamps(b, a):  # y takes x's size

@@ -47,13 +47,18 @@ def _parsed(text: str) -> ast.expr:
     return ast.parse(text, mode="eval").body
 
 
+def parsed(dim: Any) -> ast.expr:
+    """The expression JAX writes for a symbolic dimension (`min(50, _d0 - 1)`), parsed (cached)."""
+    return _parsed(str(dim))
+
+
 def evaluate(dim: Any, sizes: dict[str, int]) -> int:
     """The size of the symbolic dimension `dim` where its symbols have `sizes`.
 
     Raises:
       Unresolved: for an expression outside integer arithmetic and `floordiv`, `mod`, `max`, `min`.
     """
-    return _evaluate(_parsed(str(dim)), sizes)
+    return _evaluate(parsed(dim), sizes)
 
 
 def _evaluate(node: ast.expr, sizes: dict[str, int]) -> int:

@@ -130,7 +130,7 @@ def _symbols(shape_inputs: dict) -> dict[str, Any]:
         for dim in measured._shape:
             if not symbolic_dims.is_symbolic(dim):
                 continue
-            for name in {n.id for n in ast.walk(ast.parse(str(dim), mode="eval")) if isinstance(n, ast.Name)}:
+            for name in {n.id for n in ast.walk(symbolic_dims.parsed(dim)) if isinstance(n, ast.Name)}:
                 if name not in symbolic_dims.FUNCTIONS and name not in symbols:
                     symbols[name] = export.symbolic_shape(name, scope=dim.scope)[0]
     return symbols
@@ -139,9 +139,10 @@ def _symbols(shape_inputs: dict) -> dict[str, Any]:
 def _evaluate(tensor: Tensor, nodes: list, shape_inputs: dict, sizes: dict[str, int]) -> np.ndarray | None:
     """The graph's value for `tensor` where the symbols have `sizes` (None where it cannot be computed)."""
     values: dict[int, Any] = {}
+    resolve = symbolic_dims.resolver(sizes)
     try:
         for tid, (op_type, measured, dtype) in shape_inputs.items():
-            shape = [symbolic_dims.evaluate(d, sizes) if symbolic_dims.is_symbolic(d) else d for d in measured._shape]
+            shape = resolve(tuple(measured._shape))
             values[tid] = np.asarray(shape if op_type == "Shape" else int(np.prod(shape)), dtype)
         for node in nodes:
             inputs = [values[t._tid] if t._tid in values else np.asarray(t._value) for t in node.inputs]

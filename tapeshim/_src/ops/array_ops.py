@@ -42,8 +42,10 @@ newaxis = None
 def _symbolic_ints(value: Any) -> tuple | None:
     """A resolved integer argument that holds symbolic dimensions (`tf.shape(x)[0]` in a trace for every size,
     `symbolic_values`), flattened; None where it holds none."""
-    if isinstance(value, Tensor):
+    if isinstance(value, Tensor) or (isinstance(value, np.ndarray) and value.dtype != object):
         return None
+    if value.__class__ in (list, tuple) and all(v.__class__ is int for v in value):
+        return None  # (the common case, on every shaped op's dispatch: plain ints)
     try:
         flat = np.asarray(value, dtype=object).reshape(-1)
     except (TypeError, ValueError):

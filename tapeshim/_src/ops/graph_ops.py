@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -149,28 +148,18 @@ def ensure_shape(x: TensorLike, shape: ShapeLike | TensorLike, name: str | None 
 def _ensure_shape(x: Any, *, expected: tuple, name: str) -> Any:
     """`x`, after a runtime check that its symbolic dimensions (`function_symbolic`) have the sizes
     `expected` names, with TF's message."""
+    dims, fields = runtime_checks.shape_fields(x.shape, "d")
+    checked = [
+        axis for axis, (dim, want) in enumerate(zip(x.shape, expected)) if f"d{axis}" in fields and want is not None
+    ]
     ok = jnp.bool_(True)
-    parts, sizes = [], {}
-    for axis, (dim, want) in enumerate(zip(x.shape, expected)):
-        if not symbolic_dims.is_symbolic(dim):
-            parts.append(str(dim))
-            continue
-        sizes[f"d{axis}"] = size = jnp.asarray(dim)
-        parts.append("{" + f"d{axis}" + "}")
-        if want is not None:
-            ok = ok & (size == want)
+    for axis in checked:
+        ok = ok & (jnp.asarray(x.shape[axis]) == expected[axis])
     expected_text = ",".join("?" if want is None else str(want) for want in expected)
-    message = (
-        f"Shape of tensor {name} [" + ",".join(parts) + f"] is not compatible with expected shape [{expected_text}]."
-    )
-    runtime_checks.require(ok, message, **sizes)
-    # The checked sizes become the output's static ones, as TF's shape inference refines them: cut to the
-    # size from a padded copy (`x` has that size when the check holds; XLA cannot prove `dim >= want`).
-    for axis, (dim, want) in enumerate(zip(x.shape, expected)):
-        if symbolic_dims.is_symbolic(dim) and want is not None:
-            padding = [(0, 0, 0)] * x.ndim
-            padding[axis] = (0, want, 0)
-            x = jax.lax.slice_in_dim(jax.lax.pad(x, jnp.zeros((), x.dtype), padding), 0, want, axis=axis)
+    message = f"Shape of tensor {name} [{dims}] is not compatible with expected shape [{expected_text}]."
+    runtime_checks.require(ok, message, **{k: jnp.asarray(d) for k, d in fields.items()})
+    for axis in checked:  # the checked sizes become the output's static ones, as TF's shape inference refines them
+        x = runtime_checks.with_size(x, axis, expected[axis])
     return x
 
 

@@ -685,13 +685,12 @@ def sequence_mask(
     if maxlen is None:
         maxlen = int(np.max(lengths_t.numpy())) if lengths_t.shape.num_elements() else 0
     maxlen = array_ops.folded_int(maxlen)  # `maxlen=tf.shape(x)[1]` inside tapeshim.function (H5)
-    if symbolic_dims.is_symbolic(maxlen):
+    if symbolic_dims.is_symbolic(maxlen):  # a size known per call: a range checked when the call runs
         columns = array_ops.range(maxlen, dtype=lengths_t.dtype)
-        mask = math_ops.less(columns, array_ops.expand_dims(lengths_t, -1))
-        return mask if dtypes.as_dtype(dtype).is_bool else math_ops.cast(mask, dtype)
-    if int(maxlen) < 0:
-        raise static_error(f"Requires start <= limit when delta > 0: 0/{int(maxlen)}", "Range")
-    columns = constant(np.arange(int(maxlen), dtype=lengths_t.dtype.as_numpy_dtype))
+    else:
+        if int(maxlen) < 0:
+            raise static_error(f"Requires start <= limit when delta > 0: 0/{int(maxlen)}", "Range")
+        columns = constant(np.arange(int(maxlen), dtype=lengths_t.dtype.as_numpy_dtype))
     mask = math_ops.less(columns, array_ops.expand_dims(lengths_t, -1))
     return mask if dtypes.as_dtype(dtype).is_bool else math_ops.cast(mask, dtype)
 

@@ -19,7 +19,8 @@ from tapeshim._src.typing_aliases import AxisLike, TensorLike
 
 
 def _sparse_xent(labels: jax.Array, logits: jax.Array, checked: bool = False) -> jax.Array:
-    empty = all(d.__class__ is int for d in labels.shape) and labels.size == 0
+    sized = all(d.__class__ is int for d in labels.shape)  # (else sizes known per call: a trace for every size)
+    empty = sized and labels.size == 0
     if checked and not empty:  # labels only known when the program runs: TF's CPU kernel check
         classes = logits.shape[-1]
         info = jnp.iinfo(labels.dtype)
@@ -31,8 +32,7 @@ def _sparse_xent(labels: jax.Array, logits: jax.Array, checked: bool = False) ->
             value=jnp.where(lowest < 0, lowest, highest),  # (the lowest if negative, else the highest: TF's)
         )
     log_probs = jax.nn.log_softmax(logits, axis=-1)
-    if not empty and not all(d.__class__ is int for d in labels.shape):
-        # Sizes known per call (a trace for every size): a gather needs each axis provably non-empty.
+    if not sized:  # a gather needs each axis provably non-empty
         hot = labels[..., None].astype(jnp.int32) == jax.lax.broadcasted_iota(
             jnp.int32, log_probs.shape, log_probs.ndim - 1
         )
