@@ -518,3 +518,20 @@ def test_programs_compiled_while_tracing_a_function_do_not_warn(caplog):
     with caplog.at_level(logging.WARNING, logger="tensorflow"):
         sums()
     assert not [r for r in caplog.records if "compiled a new XLA program" in r.getMessage()]
+
+
+def test_per_op_tier_reads_subnormal_leaves_as_xla_does():
+    def body(tf):
+        x = tf.constant(np.array([1e-39, -2e-39, 2e-38, 3e-38], np.float32))  # two subnormals
+        scale = tf.constant(np.float32(1e38))
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for k in range(80):  # a larger structure: per op on its first run; `maximum` flushes no output
+                y = tf.maximum(y, -5.0 - k)
+            loss = tf.reduce_sum(y * scale)
+        return loss, tape.gradient(loss, x), y * scale
+
+    experimental.reset_compile_stats()
+    check(body)
+    assert _stats()["per_op_plans"] >= 1

@@ -185,6 +185,15 @@ CASES = {
     ),
     "negative_integer_powers": (lambda x, a: (x**-2, jax.lax.integer_pow(x, -3), x**0, a**0), (F, INTS)),
     "stack_and_unstack": (lambda x: (jnp.stack([x[0], x[1]], 1), *jnp.unstack(x, axis=1)), (F,)),
+    "broadcasts_small_and_large": (  # a small result is a new array, a large one NumPy's broadcast view
+        lambda x: (
+            jnp.broadcast_to(x[0, :, None], (6, 3)),
+            jnp.broadcast_to(x[1, 2], (200, 100)),
+            jnp.broadcast_to(x[:, None, :3], (4, 50, 3)) * 2.0,
+            jax.lax.broadcast_in_dim(x, (4, 6), (0, 1)),
+        ),
+        (F,),
+    ),
     "bool_ops": (lambda a: (~(a > 0), (a > 0) ^ (a < 3), jnp.all(a > -8)), (INTS,)),
 }
 

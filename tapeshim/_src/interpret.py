@@ -51,7 +51,7 @@ import jax
 import numpy as np
 from jax.extend import core as jax_core
 
-from tapeshim._src import background_compile, compile_tiers, interpret_rules, symbolic_dims
+from tapeshim._src import background_compile, compile_tiers, interpret_rules, kernel_families, symbolic_dims
 
 KERNEL_COMPILE_S = 0.03
 """What compiling one per-op kernel costs (the kernel options of `compile_tiers`: 25-35 ms measured on the
@@ -232,19 +232,31 @@ def _all_zero(value: Any) -> bool:
     return value.dtype.kind in "iufc" and value.size <= 4096 and not np.any(value)
 
 
+_min_of = np.minimum.reduce  # (`ndarray.min` adds a Python wrapper's call to each check)
+
+
 def _flush(value: Any) -> Any:
     """XLA's CPU flushes subnormal floats to (signed) zero, on input and output of every operation (as TF's
     kernels do); NumPy computes them. A float value with subnormals gets them flushed."""
     tiny = _TINY.get(value.dtype)
     if tiny is None or not value.size:
         return value
-    magnitude = np.abs(value)
-    if magnitude.min() >= tiny:  # the common case, in two NumPy calls: no zero, no subnormal (NaN looks further)
-        return value
+    if value.size == 1:  # a scalar: compared in Python (NaN looks further)
+        if abs(value.item()) >= tiny:
+            return value
+        magnitude = np.abs(value)
+    else:
+        magnitude = np.abs(value)
+        if _min_of(magnitude, axis=None) >= tiny:  # the common case: no zero, no subnormal (NaN looks further)
+            return value
     subnormal = (magnitude < tiny) & (magnitude > 0)
     if subnormal.any():  # each becomes a zero of its sign
         return np.where(subnormal, np.copysign(value.dtype.type(0), value), value)
     return value
+
+
+_PLAIN = object()
+"""A `_HostPlan` step's parameters where its rule is one NumPy function of the operands (`interpret_rules.PLAIN`)."""
 
 
 class _HostPlan:
@@ -282,6 +294,8 @@ class _HostPlan:
         self.in_slots = [new_slot(var) for var in jaxpr.invars]
         self.steps: list = []
         for eqn in jaxpr.eqns:
+            if eqn.outvars and not eqn.effects and all(isinstance(var, jax_core.DropVar) for var in eqn.outvars):
+                continue  # a result nothing reads (a VJP kernel's forward value its pullback does not use)
             ins = [slot_of(var) for var in eqn.invars]
             outs = [new_slot(var) for var in eqn.outvars]
             kept = _kept_input(eqn, ins, zeros)
@@ -292,10 +306,14 @@ class _HostPlan:
             name = eqn.primitive.name
             if name in _ZERO_PRESERVING and ins[0] in zeros:
                 zeros.add(outs[0])
-            run, params, inner_cost = _lowered(eqn, resolve)
-            self.cost += inner_cost
             out_dtypes = [np.dtype(getattr(var.aval, "dtype", None)) for var in eqn.outvars]
             flush = name in _MAKE_SUBNORMALS and any(dtype.kind == "f" for dtype in out_dtypes)
+            plain = interpret_rules.PLAIN.get(name)
+            if plain is not None and len(outs) == 1:  # one NumPy call, without the rule's wrapper
+                self.steps.append((plain, _PLAIN, ins, outs[0], out_dtypes[0], flush))
+                continue
+            run, params, inner_cost = _lowered(eqn, resolve)
+            self.cost += inner_cost
             self.steps.append((run, params, ins, outs, out_dtypes, flush))
         self.out_slots = [slot_of(var) for var in jaxpr.outvars]
         self.size = len(slots) + len(self.fixed)
@@ -307,6 +325,12 @@ class _HostPlan:
         for index, value in zip(self.in_slots, args):
             env[index] = value
         for run, params, ins, outs, out_dtypes, flush in self.steps:
+            if params is _PLAIN:  # (`outs` is the output's slot, `out_dtypes` its dtype)
+                value = run(*[env[k] for k in ins])
+                if value.dtype != out_dtypes:
+                    value = np.asarray(value).astype(out_dtypes)
+                env[outs] = _flush(value) if flush else value
+                continue
             values = run([env[k] for k in ins], params, budget)
             for index, value, dtype in zip(outs, values, out_dtypes):
                 if dtype is not None and value.dtype != dtype:
@@ -422,6 +446,11 @@ def _placement(leaves: list) -> tuple[bool, Any]:
     return True, committed
 
 
+def host_errors_ignored() -> Any:
+    """A context in which NumPy's floating-point warnings are off, as XLA's arithmetic raises none."""
+    return np.errstate(all="ignore")
+
+
 class Prepared:
     """A traced program the interpreter can run (`prepare`), lowered once for any number of calls."""
 
@@ -440,17 +469,28 @@ class Prepared:
 
         `leaves` are the arrays among `args`, flat. With `host`, the outputs stay NumPy arrays (the per-op
         tier passes them on to the next kernel; see `to_device`), else they are placed on the device `jax.jit`
-        would place them on.
+        would place them on. A `host` caller runs inside `host_errors_ignored()` (NumPy's floating-point
+        warnings off: XLA raises none), entered once for all its calls.
         """
-        usable, device = _placement(leaves)
-        if not usable or len(leaves) != len(self._in_avals) or (host and device is not None):
-            return None  # (NumPy results would lose the device committed arguments place them on)
+        if len(leaves) != len(self._in_avals):
+            return None
+        if host and all(type(leaf) is np.ndarray for leaf in leaves):
+            # the per-op tier's values between kernels: outputs of host kernels, flushed, of the signature's
+            # dtypes (`KernelCalls` keys entries by dtype)
+            device, host_args = None, leaves
+        else:
+            usable, device = _placement(leaves)
+            if not usable or (host and device is not None):
+                return None  # (NumPy results would lose the device committed arguments place them on)
+            host_args = [_flush(_host_array(leaf, aval)) for leaf, aval in zip(leaves, self._in_avals)]
         if _debugging_values():  # JAX's NaN and inf checks run on compiled programs
             return None
-        host_args = [_flush(_host_array(leaf, aval)) for leaf, aval in zip(leaves, self._in_avals)]
         try:
-            with np.errstate(all="ignore"):
+            if host:
                 outputs = self._plan(host_args, _Budget())
+            else:
+                with host_errors_ignored():
+                    outputs = self._plan(host_args, _Budget())
         except CheckFailed:
             raise
         except Exception:  # noqa: BLE001 - past the budget (`_Abandon`), or a rule NumPy cannot follow here
@@ -499,6 +539,26 @@ def _placed(outputs: list, device: Any) -> list:
     a CPU array made from NumPy memory shares it."""
     owned = [out if isinstance(out, np.ndarray) and out.flags.owndata else np.array(out) for out in outputs]
     return jax.device_put(owned, device) if device is not None else jax.device_put(owned)
+
+
+def host_value(value: Any) -> Any:
+    """A leaf value for the per-op tier's host calls: an uncommitted, strongly typed array on the CPU as a
+    flushed NumPy array (read once, where each kernel call would read it again; see `Prepared`), else `value`
+    as it is (it keeps its device, and its weak type, which the kernels' dtypes depend on)."""
+    if (
+        type(value) is np.ndarray
+        or not isinstance(value, jax.Array)
+        or isinstance(value, jax.core.Tracer)
+        or value.committed
+        or value.weak_type
+        or value.dtype not in _DTYPES
+        or not enabled()
+    ):
+        return value
+    devices = value.devices()
+    if len(devices) != 1 or next(iter(devices)).platform != "cpu":
+        return value
+    return _flush(np.asarray(value))
 
 
 def to_device(values: list) -> list:
@@ -552,11 +612,12 @@ class KernelCalls:
     (`background_compile`), the calls running on the host until it is done. A bounded map (cleared when
     full)."""
 
-    __slots__ = ("_entries", "open")
+    __slots__ = ("_entries", "open", "_families")
     _SIZE = 64
 
     def __init__(self) -> None:
         self._entries: dict = {}
+        self._families: kernel_families.Families | None = None
         self.open = False
         """Whether the signature of the last `call` may still run on the host (its later calls must then go
         through `call`, which submits its compile and serves them while it runs)."""
@@ -581,7 +642,7 @@ class KernelCalls:
                 self._entries.clear()
             program = None
             if enabled() and host_readable(leaves):
-                program = prepare(jitted.trace(*args))
+                program = self._family_program(jitted, args, leaves) or prepare(jitted.trace(*args))
             work_limit = 0 if program is None else host_calls_before_compile(program.work)
             entry = self._entries[key] = [0, program, work_limit, None]
         program = entry[1]
@@ -609,6 +670,22 @@ class KernelCalls:
             self._drop(entry)
             return None
         return result
+
+    def _family_program(self, jitted: Any, args: tuple, leaves: Any) -> Prepared | None:
+        """The host program of a new signature from its shape family's symbolic trace (`kernel_families`), or
+        None: the caller traces the signature's own shapes."""
+        if self._families is None:
+            self._families = kernel_families.Families()
+        found = self._families.find(args, list(leaves), lambda symbolic: jitted.trace(*symbolic))
+        if found is None:
+            return None
+        traced, sizes = found
+        program = None
+        if len(traced.jaxpr.jaxpr.invars) == traced.in_tree.num_leaves:
+            program = prepare_bound(traced, sizes)
+        if program is None:  # (the interpreter cannot run the trace at any size)
+            self._families.failed(args, list(leaves))
+        return program
 
     def run(self, jitted: Any, args: tuple, leaves: Any, limit: int | None, host: bool = False) -> Any:
         """`call`, or `jitted(*args)` where it gives None: the kernel's outputs either way."""

@@ -23,12 +23,15 @@ import numpy as np
 Rule = Callable[..., Any]
 RULES: dict[str, Rule] = {}
 SUPPORTED: dict[str, Callable[[dict], bool]] = {}
+PLAIN: dict[str, Callable[..., Any]] = {}
+"""Rules that are one NumPy function of the operands alone (no parameter): the interpreter calls it directly."""
 
 
 def _rule(*names: str, supported: Callable[[dict], bool] | None = None) -> Callable[[Rule], Rule]:
     def register(rule: Rule) -> Rule:
         for name in names:
             RULES[name] = rule
+            PLAIN.pop(name, None)
             if supported is not None:
                 SUPPORTED[name] = supported
         return rule
@@ -38,10 +41,12 @@ def _rule(*names: str, supported: Callable[[dict], bool] | None = None) -> Calla
 
 def _unary(name: str, fn: Callable[[Any], Any]) -> None:
     RULES[name] = lambda x, **_: fn(x)
+    PLAIN[name] = fn
 
 
 def _binary(name: str, fn: Callable[[Any, Any], Any]) -> None:
     RULES[name] = lambda x, y, **_: fn(x, y)
+    PLAIN[name] = fn
 
 
 _UNARY: dict[str, Callable[[Any], Any]] = {
@@ -264,15 +269,25 @@ def _iota(*, dtype: Any, shape: tuple, dimension: int, **_: Any) -> Any:
 
 @_rule("broadcast_in_dim")
 def _broadcast_in_dim(x: Any, *, shape: tuple, broadcast_dimensions: tuple, **_: Any) -> Any:
+    if x.shape == shape:
+        return x
     expanded = [1] * len(shape)
     for operand_dim, out_dim in enumerate(broadcast_dimensions):
         expanded[out_dim] = x.shape[operand_dim]
-    return np.broadcast_to(np.reshape(x, expanded), shape)
+    if math.prod(shape) <= _SMALL:  # a copy: faster than NumPy's broadcast view for a small result
+        out = np.empty(shape, x.dtype)
+        out[...] = x.reshape(expanded)
+        return out
+    return np.broadcast_to(x.reshape(expanded), shape)
+
+
+_SMALL = 1 << 14
+"""Elements of a result small enough to build as a new array where NumPy's view functions cost more."""
 
 
 @_rule("reshape")
 def _reshape(x: Any, *, new_sizes: tuple, dimensions: tuple | None = None, **_: Any) -> Any:
-    return np.reshape(x if dimensions is None else np.transpose(x, dimensions), new_sizes)
+    return (x if dimensions is None else np.transpose(x, dimensions)).reshape(new_sizes)
 
 
 @_rule("squeeze")

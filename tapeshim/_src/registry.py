@@ -20,7 +20,16 @@ from typing import Any, Callable, Collection, Hashable, Sequence
 import jax
 import numpy as np
 
-from tapeshim._src import compile_tiers, dtypes, errors, interpret, recompile_warning, runtime_checks, symbolic_dims
+from tapeshim._src import (
+    compile_tiers,
+    dtypes,
+    errors,
+    interpret,
+    kernel_families,
+    recompile_warning,
+    runtime_checks,
+    symbolic_dims,
+)
 from tapeshim._src.node import Node, OpKey
 from tapeshim._src.ops.common import tf_type_name
 from tapeshim._src.state import _thread_state, next_tensor_id
@@ -63,7 +72,7 @@ class OpDef:
 class _Kernel:
     """An op with its static arguments bound: the tuple-returning function and its jit."""
 
-    __slots__ = ("fn", "jitted", "key", "calls")
+    __slots__ = ("fn", "jitted", "key", "calls", "shape_families")
 
     def __init__(self, op: OpDef, static: tuple) -> None:
         impl = op.impl
@@ -84,6 +93,7 @@ class _Kernel:
         )
         self.key = _node_key(op, static)
         self.calls = interpret.KernelCalls()
+        self.shape_families = kernel_families.Families()  # (for `out_avals`)
 
     def _settle(self, plain: Callable[..., Any]) -> None:
         self.jitted = plain
@@ -180,12 +190,18 @@ def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tup
     if op.check is not None:
         op.check(tuple((_checkable(shape), dtype) for shape, dtype in in_avals), dict(static))
     structs = [jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in in_avals]
-    try:
-        out = jax.eval_shape(kernel.fn, *structs)
-    except (TypeError, ValueError) as exc:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise errors.invalid_argument(message, op.name) from None
-    avals = tuple((o.shape, dtypes.from_numpy(o.dtype)) for o in out)
+    found = kernel.shape_families.find(structs, structs, lambda symbolic: jax.eval_shape(kernel.fn, *symbolic))
+    if found is not None:  # the output shapes of another size of this structure (`kernel_families`)
+        out, sizes = found
+        shapes = kernel_families.resolved_shapes(out, sizes)
+        avals = tuple((shape, dtypes.from_numpy(o.dtype)) for shape, o in zip(shapes, out))
+    else:
+        try:
+            out = jax.eval_shape(kernel.fn, *structs)
+        except (TypeError, ValueError) as exc:
+            message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise errors.invalid_argument(message, op.name) from None
+        avals = tuple((o.shape, dtypes.from_numpy(o.dtype)) for o in out)
     for shape, dtype in avals:
         if all(d.__class__ is int for d in shape):  # (a symbolic dimension's size is only known on a call)
             check_allocation(shape, dtype, op.name)

@@ -53,6 +53,10 @@ class _Cached:
     def call(self, *args: Any) -> Any:
         return self.calls.run(self.jitted, args, jax.tree.leaves(args), None, host=True)
 
+    def call_vjp(self, inputs: list, cotangents: list) -> Any:
+        """`call(inputs, cotangents)` for a VJP kernel (arrays in both lists: its leaves without a flatten)."""
+        return self.calls.run(self.jitted, (inputs, cotangents), [*inputs, *cotangents], None, host=True)
+
 
 def _remember(cache: OrderedDict, key: Any, make: Callable[[], Callable[..., Any]], counter: str) -> _Cached:
     entry = cache.get(key)
@@ -72,8 +76,14 @@ def forward_kernel(node_key: Hashable, fn: Callable[..., tuple]) -> Callable[...
     return _remember(_forward_kernels, node_key, lambda: fn, "op_kernels").call
 
 
+_INEXACT: dict = {}
+
+
 def _inexact(dtype: Any) -> bool:
-    return jnp.issubdtype(dtype, jnp.inexact)
+    known = _INEXACT.get(dtype)
+    if known is None:
+        known = _INEXACT[dtype] = bool(jnp.issubdtype(dtype, jnp.inexact))
+    return known
 
 
 def _vjp_kernel(node_key: Hashable, fn: Callable[..., tuple], given: tuple) -> Callable[..., Any]:
@@ -100,7 +110,7 @@ def _vjp_kernel(node_key: Hashable, fn: Callable[..., tuple], given: tuple) -> C
 
         return vjp
 
-    return _remember(_vjp_kernels, (node_key, given), make, "vjp_kernels").call
+    return _remember(_vjp_kernels, (node_key, given), make, "vjp_kernels").call_vjp
 
 
 _SEEN_SIZE = 16384
@@ -122,7 +132,7 @@ def evaluate(plan: Plan, leaf_values: Sequence[jax.Array]) -> dict[int, jax.Arra
     env: dict[int, jax.Array] = {}
     for step in plan.steps:
         if isinstance(step, LeafStep):
-            env[step.slot] = leaf_values[step.index]
+            env[step.slot] = interpret.host_value(leaf_values[step.index])
             continue
         _seen.add(step.key)
         outs = forward_kernel(step.key, step.fn)(*[env[s] for s in step.in_slots])

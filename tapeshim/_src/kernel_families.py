@@ -1,0 +1,178 @@
+"""Shape families: one symbolic trace of a kernel serves its new sizes without tracing again.
+
+An eager op's kernel, and the per-op tier's forward and VJP kernels, are traced
+by JAX once per argument signature before their first (host) call: 1-3 ms each.
+A program whose sizes keep changing (an RL episode of a new length, a batch of a
+new size) traces every kernel again for each size, and that was most of such a
+program's time.
+
+A kernel's first signature of a structure (its arguments' tree, dtypes, ranks
+and weak types) is traced with its concrete shapes, as before. When a second
+signature of that structure comes with other sizes, the kernel is traced once
+more with a symbolic dimension (`jax.export.symbolic_shape`) wherever the two
+signatures' sizes differ: the *family*. Every later signature the family fits is
+computed on the host from that trace, its dimensions evaluated at the call's
+sizes (`interpret.prepare_bound`), with no JAX trace. The same goes for the
+output shapes an op records under a tape (`registry.out_avals`: `eval_shape`).
+
+A call fits a family where its constant dimensions are the family's, and its
+symbolic dimensions are sizes of 2 or more that differ from each other and from
+the family's constant dimensions. The symbols are declared `>= 2`, so a trace
+decides a comparison of sizes only where it holds for every size that fits
+(`n == 1`, `n > 1`); a kernel whose Python needs a concrete size (`int(n)`,
+`range(n)`) fails its symbolic trace, and that structure is traced per
+signature from then on, as before. A kernel compiles from its concrete trace
+(`interpret.KernelCalls`), so compiled code is never symbolic.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+from jax import export
+
+from tapeshim._src import symbolic_dims
+
+_FAILED = object()
+"""A structure whose symbolic trace failed: traced per signature."""
+
+_SIZE = 32
+
+stats = {"families": 0, "failed": 0, "fitted_calls": 0}
+"""Families made, structures whose symbolic trace failed, and signatures served by a family (no JAX trace)."""
+
+
+class Family:
+    """A symbolic form of one argument structure: per leaf a shape of ints (constant) and symbol names."""
+
+    __slots__ = ("template", "constants", "value")
+
+    def __init__(self, template: tuple, value: Any) -> None:
+        self.template = template
+        self.constants = {d for shape in template for d in shape if d.__class__ is int}
+        self.value = value
+        """What the symbolic trace gave: a `jax.stages.Traced` (`KernelCalls`) or output structs (`eval_shape`)."""
+
+    def sizes(self, shapes: tuple) -> dict[str, int] | None:
+        """Each symbol's size in `shapes` (one per leaf), or None where the call does not fit the family."""
+        sizes: dict[str, int] = {}
+        for pattern, shape in zip(self.template, shapes):
+            for dim, size in zip(pattern, shape):
+                if dim.__class__ is int:
+                    if dim != size:
+                        return None
+                elif sizes.setdefault(dim, size) != size:
+                    return None
+        taken = set(sizes.values())
+        if len(taken) != len(sizes) or min(taken) < 2 or taken & self.constants:
+            return None
+        return sizes
+
+
+def structure(args: Any, leaves: list) -> tuple | None:
+    """The key of `args`' structure (tree, and per leaf its rank, dtype and weak type), or None where a leaf is
+    not an array."""
+    try:
+        return (
+            jax.tree.structure(args),
+            tuple((len(leaf.shape), leaf.dtype, getattr(leaf, "weak_type", False)) for leaf in leaves),
+        )
+    except AttributeError:
+        return None
+
+
+def _template(first: tuple, shapes: tuple) -> tuple | None:
+    """Per leaf, the dimensions the two signatures agree on (ints) and a symbol name where they differ (one per
+    pair of sizes); None where a differing size is under 2, or the signatures do not differ."""
+    names: dict[tuple, str] = {}
+    template = []
+    for old, new in zip(first, shapes):
+        pattern: list = []
+        for a, b in zip(old, new):
+            if a == b:
+                pattern.append(a)
+            elif a < 2 or b < 2:
+                return None
+            else:
+                pattern.append(names.setdefault((a, b), f"_k{len(names)}"))
+        template.append(tuple(pattern))
+    return tuple(template) if names else None
+
+
+def _structs(template: tuple, leaves: list) -> list:
+    """`jax.ShapeDtypeStruct`s of the leaves with the template's symbols (one scope, each `>= 2`)."""
+    names = sorted({d for shape in template for d in shape if d.__class__ is not int})
+    scope = export.SymbolicScope([f"{name} >= 2" for name in names])
+    symbols = dict(zip(names, export.symbolic_shape(", ".join(names), scope=scope)))
+    return [
+        jax.ShapeDtypeStruct(
+            tuple(d if d.__class__ is int else symbols[d] for d in shape),
+            leaf.dtype,
+            weak_type=getattr(leaf, "weak_type", False),
+        )
+        for shape, leaf in zip(template, leaves)
+    ]
+
+
+class Families:
+    """The shape families of one kernel, by argument structure (a bounded map, cleared when full)."""
+
+    __slots__ = ("_by_structure",)
+
+    def __init__(self) -> None:
+        self._by_structure: dict = {}
+
+    def find(self, args: Any, leaves: list, symbolic: Callable[[Any], Any]) -> tuple[Any, dict[str, int]] | None:
+        """`(the family's value, the call's sizes)` where the call (`args`, its leaves flat) fits a family of its
+        structure, else None (the caller traces the call's own shapes).
+
+        Args:
+          args: the call's arguments.
+          leaves: the arrays among them, flat.
+          symbolic: makes a family's value from symbolic arguments (as `args`, of `jax.ShapeDtypeStruct`s);
+            may raise (the structure is then traced per signature).
+        """
+        key = structure(args, leaves)
+        if key is None:
+            return None
+        shapes = tuple(tuple(leaf.shape) for leaf in leaves)
+        if not all(d.__class__ is int for shape in shapes for d in shape):
+            return None  # (symbolic already: a trace for every size)
+        known = self._by_structure.get(key)
+        if known is None or known is _FAILED:
+            if known is None:
+                if len(self._by_structure) >= _SIZE:
+                    self._by_structure.clear()
+                self._by_structure[key] = shapes  # the first signature: traced with its shapes
+            return None
+        if not isinstance(known, Family):
+            template = _template(known, shapes)
+            if template is None:
+                return None
+            try:
+                value = symbolic(jax.tree.unflatten(key[0], _structs(template, leaves)))
+            except Exception:  # noqa: BLE001 - the kernel's Python needs concrete sizes: traced per signature
+                self._by_structure[key] = _FAILED
+                stats["failed"] += 1
+                return None
+            known = self._by_structure[key] = Family(template, value)
+            stats["families"] += 1
+        sizes = known.sizes(shapes)
+        if sizes is None:
+            return None
+        stats["fitted_calls"] += 1
+        return known.value, sizes
+
+    def failed(self, args: Any, leaves: list) -> None:
+        """The structure of `args` is traced per signature from now on (its family's trace is of no use)."""
+        key = structure(args, leaves)
+        if key is not None:
+            self._by_structure[key] = _FAILED
+            stats["failed"] += 1
+
+
+def resolved_shapes(structs: Any, sizes: dict[str, int]) -> list:
+    """The shapes of `structs` (symbolic output structs, flat) at `sizes`."""
+    resolve = symbolic_dims.resolver(sizes)
+    return [tuple(resolve(d) for d in struct.shape) for struct in structs]

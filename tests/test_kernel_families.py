@@ -1,0 +1,118 @@
+"""Shape families (`tapeshim/_src/kernel_families.py`): one symbolic trace of a kernel serves its new sizes.
+
+A program whose sizes keep changing (an RL episode of a new length) used to trace every kernel again for
+each size. Checked here: such programs give TF's values with the family serving the new sizes; a call
+fits a family only where the trace's decisions about sizes hold for it (sizes of 2 or more, distinct, and
+off the family's constant dimensions); a kernel whose Python needs a concrete size is traced per signature,
+as before.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from oracle import check
+from tapeshim._src import interpret, kernel_families
+
+pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
+
+
+def _episodes(tf):
+    """An actor-critic-like loop: one tape per episode of a new length, stacked per-step values."""
+    rng = np.random.default_rng(7)
+    w = tf.Variable(rng.normal(size=(4, 3)).astype(np.float32) * 0.5)
+    out = []
+    for length in (5, 8, 6, 11, 9, 13):
+        states = tf.constant(rng.normal(size=(length, 4)).astype(np.float32))
+        rewards = tf.constant(rng.normal(size=(length,)).astype(np.float32))
+        with tf.GradientTape() as tape:
+            probs = tf.nn.softmax(tf.matmul(states, w))
+            picked = tf.reduce_max(probs, axis=1)
+            advantage = rewards - tf.reduce_mean(rewards)
+            loss = -tf.reduce_sum(tf.math.log(picked) * advantage) + tf.reduce_mean(advantage * advantage)
+        grad = tape.gradient(loss, w)
+        w.assign_sub(0.1 * grad)
+        out.append((loss, grad, picked, tf.stack([advantage, rewards])))
+    return out, w
+
+
+def test_episodes_of_new_lengths_give_tfs_values_and_are_served_by_families():
+    before = dict(kernel_families.stats)
+    check(_episodes)
+    assert kernel_families.stats["fitted_calls"] > before["fitted_calls"]
+
+
+def _calls(fn, shapes_list):
+    """`KernelCalls` of `jax.jit(fn)` on arguments of each shapes, against `fn` itself."""
+    calls = interpret.KernelCalls()
+    jitted = jax.jit(fn)
+    rng = np.random.default_rng(3)
+    for shapes in shapes_list:
+        args = tuple(rng.normal(size=shape).astype(np.float32) for shape in shapes)
+        got = calls.run(jitted, args, list(args), 100, host=True)
+        want = fn(*args)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-6)
+    return calls
+
+
+def test_a_kernel_whose_python_needs_a_concrete_size_is_traced_per_signature():
+    def python_loop(x):
+        return sum(x[i] * (i + 1) for i in range(x.shape[0]))  # `range` of a size: no symbolic trace
+
+    before = dict(kernel_families.stats)
+    _calls(python_loop, [[(3,)], [(5,)], [(7,)], [(4,)]])
+    assert kernel_families.stats["failed"] == before["failed"] + 1
+    assert kernel_families.stats["fitted_calls"] == before["fitted_calls"]
+
+
+def test_a_branch_on_equal_sizes_is_never_taken_from_a_trace_that_decided_otherwise():
+    def branch(x, y):
+        if x.shape[0] == y.shape[0]:
+            return x + y
+        return jnp.sum(x) + jnp.sum(y)
+
+    before = dict(kernel_families.stats)
+    # a family with two symbols (sizes differ in both signatures); (7, 7) would take the other branch
+    _calls(branch, [[(3,), (4,)], [(5,), (6,)], [(7,), (7,)], [(9,), (8,)]])
+    # the family serves (5, 6), whose symbolic trace it is, and (9, 8); (7, 7) is traced with its shapes
+    assert kernel_families.stats["fitted_calls"] == before["fitted_calls"] + 2
+
+
+@pytest.mark.parametrize(
+    "shapes, fits",
+    [
+        ([(9, 3)], True),
+        ([(1, 3)], False),  # a size of 1: a trace's `n == 1` said no
+        ([(0, 3)], False),
+        ([(3, 3)], False),  # equal to a constant dimension of the family
+        ([(9, 4)], False),  # a constant dimension changed
+    ],
+    ids=["fits", "size_one", "size_zero", "equals_a_constant", "other_constant"],
+)
+def test_which_calls_fit_a_family(shapes, fits):
+    families = kernel_families.Families()
+
+    def trace(symbolic):
+        return jax.jit(lambda x: x * 2).trace(*symbolic)
+
+    for first in ([(5, 3)], [(6, 3)]):  # the first signature, then the family
+        structs = [jax.ShapeDtypeStruct(shape, np.float32) for shape in first]
+        families.find(tuple(structs), structs, trace)
+    structs = [jax.ShapeDtypeStruct(shape, np.float32) for shape in shapes]
+    assert (families.find(tuple(structs), structs, trace) is not None) == fits
+
+
+def test_recorded_shapes_of_new_sizes_come_from_the_family():
+    def body(tf):
+        results = []
+        for n in (4, 6, 9, 12):
+            x = tf.constant(np.linspace(-1.0, 1.0, 2 * n, dtype=np.float32).reshape(n, 2))
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = tf.concat([x, x * 2.0], axis=0)
+                z = tf.reduce_sum(tf.reshape(y, [-1]) ** 2)
+            results.append((y.shape.as_list(), z, tape.gradient(z, x)))
+        return results
+
+    check(body)
