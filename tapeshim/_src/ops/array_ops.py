@@ -449,8 +449,10 @@ def _decode_key(spec: tuple, dynamic: tuple = ()) -> tuple:
 
 
 def _index_argument(index: int) -> Tensor:
-    """A Python index as an int32 scalar tensor (cached), an argument of the slicing kernel."""
-    return convert_to_tensor(index, dtype=dtypes.int32)
+    """A Python index as an int32 scalar tensor, an argument of the slicing kernel: it holds a NumPy scalar,
+    which the kernel takes as it takes a device array (a transfer per index cost 30 us, more than the
+    kernel's call; an indexing loop's indices are mostly new)."""
+    return Tensor(np.asarray(index, np.int32), (), dtypes.int32)
 
 
 def _dynamic_slice_impl(x: jax.Array, indices: tuple, key: tuple) -> jax.Array:
