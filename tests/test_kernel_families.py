@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import tapeshim as tf
 from oracle import check
 from tapeshim._src import interpret, kernel_families
 
@@ -45,7 +46,7 @@ def test_episodes_of_new_lengths_give_tfs_values_and_are_served_by_families():
 
 def _calls(fn, shapes_list):
     """`KernelCalls` of `jax.jit(fn)` on arguments of each shapes, against `fn` itself."""
-    calls = interpret.KernelCalls()
+    calls = interpret.KernelCalls(families=True)
     jitted = jax.jit(fn)
     rng = np.random.default_rng(3)
     for shapes in shapes_list:
@@ -116,3 +117,67 @@ def test_recorded_shapes_of_new_sizes_come_from_the_family():
         return results
 
     check(body)
+
+
+def test_a_users_jax_op_deciding_on_a_size_is_traced_per_signature():
+    from tapeshim import experimental
+
+    def five_times_ten(x):
+        return x * 10.0 if x.shape[0] == 5 else x  # a symbolic trace would decide `n == 5` as False
+
+    op = experimental.jax_op(five_times_ten)
+    for n in (3, 4, 5, 5, 6, 5):
+        x = np.ones(n, np.float32)
+        np.testing.assert_array_equal(op(tf.constant(x)).numpy(), five_times_ten(x))
+        with tf.GradientTape() as tape:
+            watched = tf.constant(x)
+            tape.watch(watched)
+            y = op(watched)
+            total = tf.reduce_sum(y)
+        assert y.shape.as_list() == [n]
+        np.testing.assert_array_equal(tape.gradient(total, watched).numpy(), np.full(n, 10.0 if n == 5 else 1.0))
+
+
+def test_a_size_written_as_a_power_resolves():
+    def body(tf):
+        out = []
+        for n in (3, 4, 5, 6):
+            x = tf.constant(np.arange(n * n, dtype=np.float32).reshape(n, n))
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                flat = tf.reshape(x, [-1])  # n * n elements: JAX writes the dimension `_k0^2`
+                loss = tf.reduce_sum(flat * flat)
+            out.append((flat.shape.as_list(), loss, tape.gradient(loss, x)))
+        return out
+
+    check(body)
+
+
+def test_per_op_host_values_stay_flushed_through_convolutions():
+    def body(tf):
+        x = tf.constant(np.full((1, 4, 4, 1), 1e-20, np.float32))
+        k = tf.constant(np.full((1, 1, 1, 1), 1e-20, np.float32))
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.nn.conv2d(x, k, 1, "VALID") * 1e38  # 1e-40 each: subnormal, zero in XLA and TF
+            for step in range(80):  # a larger structure: per op on its first run
+                y = tf.maximum(y, -1.0 - step)
+            loss = tf.reduce_sum(y)
+        return loss, tape.gradient(loss, x)
+
+    check(body)
+
+
+def test_per_op_host_calls_raise_no_numpy_warnings(recwarn):
+    def body(tf):
+        x = tf.constant(np.array([0.0, 1.0, 2.0], np.float32))
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for _ in range(40):  # a larger structure: per op on its first run
+                y = tf.math.log(tf.abs(y) + 0.0) + y
+            loss = tf.reduce_sum(y)
+        return loss, tape.gradient(loss, x)
+
+    check(body)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

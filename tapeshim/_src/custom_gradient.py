@@ -498,7 +498,7 @@ def jax_op(fn: Callable[..., Any], name: str | None = None, differentiable: bool
     Returns:
       The tape-aware op.
     """
-    op = OpDef(name or str(getattr(fn, "__name__", "JaxOp")), fn, differentiable)
+    op = OpDef(name or str(getattr(fn, "__name__", "JaxOp")), fn, differentiable, user_code=True)
     returns_tuple: dict[tuple, bool] = {}
 
     @functools.wraps(fn)

@@ -217,12 +217,13 @@ _MAKE_SUBNORMALS = frozenset(
         "exp", "exp2", "expm1", "pow", "integer_pow", "logistic", "convert_element_type", "scatter-add",
         "scatter_add", "scatter-sub", "scatter_sub", "scatter-mul", "scatter_mul", "atan2", "nextafter", "rem",
         "square", "sinh", "tanh", "sin", "tan", "asin", "atan", "asinh", "atanh", "log1p", "log", "rsqrt",
-        "cbrt", "sqrt",
+        "cbrt", "sqrt", "conv_general_dilated", "real", "imag",
     )
 )  # fmt: skip
 """Primitives that can make a subnormal float from normal operands (a product, a difference, an exponential
 of a large negative value, a narrowing conversion): their float outputs are flushed (`_flush`). Every other
-rule returns operand values or exact functions of them, which stay flushed."""
+rule returns operand values or exact functions of them, which stay flushed (the per-op tier relies on this:
+its host values pass from kernel to kernel unchecked, `Prepared`)."""
 
 _TINY = {np.dtype(np.float32): np.finfo(np.float32).tiny, np.dtype(np.float64): np.finfo(np.float64).tiny}
 
@@ -606,6 +607,15 @@ def signature(leaves: Any) -> tuple:
     )
 
 
+class _TraceParts:
+    """What `prepare_bound` reads of a trace (a family keeps this, not the trace with its function)."""
+
+    __slots__ = ("jaxpr", "in_tree", "out_tree")
+
+    def __init__(self, traced: Any) -> None:
+        self.jaxpr, self.in_tree, self.out_tree = traced.jaxpr, traced.in_tree, traced.out_tree
+
+
 class KernelCalls:
     """The calls of one jitted kernel per argument signature, with the signature's trace: the first `limit`
     calls of a signature may run on the host (`call`), later ones compile: in the background thread
@@ -615,9 +625,12 @@ class KernelCalls:
     __slots__ = ("_entries", "open", "_families")
     _SIZE = 64
 
-    def __init__(self) -> None:
+    def __init__(self, families: bool = False) -> None:
+        """`families`: whether new sizes of a signature's structure may share a symbolic trace
+        (`kernel_families`: only for tapeshim's own kernels, whose Python decides nothing a symbolic trace
+        cannot follow)."""
         self._entries: dict = {}
-        self._families: kernel_families.Families | None = None
+        self._families: kernel_families.Families | None = kernel_families.Families() if families else None
         self.open = False
         """Whether the signature of the last `call` may still run on the host (its later calls must then go
         through `call`, which submits its compile and serves them while it runs)."""
@@ -675,8 +688,8 @@ class KernelCalls:
         """The host program of a new signature from its shape family's symbolic trace (`kernel_families`), or
         None: the caller traces the signature's own shapes."""
         if self._families is None:
-            self._families = kernel_families.Families()
-        found = self._families.find(args, list(leaves), lambda symbolic: jitted.trace(*symbolic))
+            return None
+        found = self._families.find(args, list(leaves), lambda symbolic: _TraceParts(jitted.trace(*symbolic)))
         if found is None:
             return None
         traced, sizes = found

@@ -172,7 +172,11 @@ class Families:
             stats["failed"] += 1
 
 
-def resolved_shapes(structs: Any, sizes: dict[str, int]) -> list:
-    """The shapes of `structs` (symbolic output structs, flat) at `sizes`."""
+def resolved_shapes(structs: Any, sizes: dict[str, int]) -> list | None:
+    """The shapes of `structs` (symbolic output structs, flat) at `sizes`; None where a dimension's
+    expression cannot be evaluated (`symbolic_dims.Unresolved`)."""
     resolve = symbolic_dims.resolver(sizes)
-    return [tuple(resolve(d) for d in struct.shape) for struct in structs]
+    try:
+        return [tuple(resolve(d) for d in struct.shape) for struct in structs]
+    except symbolic_dims.Unresolved:
+        return None

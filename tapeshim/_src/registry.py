@@ -53,17 +53,26 @@ class OpDef:
         results are never recorded, so gradients through them are `None`.
       check: optional `check(in_avals, static)` that raises TF's error for bad
         shapes or dtypes before JAX sees them.
+      user_code: whether `impl` is a user's function (`jax_op`), whose Python may decide on sizes in ways a
+        symbolic trace cannot follow (`x.shape[0] == 5`): its new sizes are traced with their own shapes,
+        where tapeshim's kernels share one symbolic trace (`kernel_families`).
     """
 
-    __slots__ = ("name", "impl", "differentiable", "check")
+    __slots__ = ("name", "impl", "differentiable", "check", "user_code")
 
     def __init__(
-        self, name: str, impl: Callable[..., Any], differentiable: bool = True, check: Check | None = None
+        self,
+        name: str,
+        impl: Callable[..., Any],
+        differentiable: bool = True,
+        check: Check | None = None,
+        user_code: bool = False,
     ) -> None:
         self.name = name
         self.impl = impl
         self.differentiable = differentiable
         self.check = check
+        self.user_code = user_code
 
     def __repr__(self) -> str:
         return f"OpDef({self.name})"
@@ -92,8 +101,9 @@ class _Kernel:
             fn, self._settle, compile_tiers.kernel_options, interpret_first=False
         )
         self.key = _node_key(op, static)
-        self.calls = interpret.KernelCalls()
-        self.shape_families = kernel_families.Families()  # (for `out_avals`)
+        self.calls = interpret.KernelCalls(families=not op.user_code)
+        # (for `out_avals`; None: a user's function, traced per signature)
+        self.shape_families = None if op.user_code else kernel_families.Families()
 
     def _settle(self, plain: Callable[..., Any]) -> None:
         self.jitted = plain
@@ -190,10 +200,17 @@ def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tup
     if op.check is not None:
         op.check(tuple((_checkable(shape), dtype) for shape, dtype in in_avals), dict(static))
     structs = [jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in in_avals]
-    found = kernel.shape_families.find(structs, structs, lambda symbolic: jax.eval_shape(kernel.fn, *symbolic))
+    families = kernel.shape_families
+    found = None
+    if families is not None:
+        found = families.find(structs, structs, lambda symbolic: jax.eval_shape(kernel.fn, *symbolic))
+    shapes = None
     if found is not None:  # the output shapes of another size of this structure (`kernel_families`)
         out, sizes = found
         shapes = kernel_families.resolved_shapes(out, sizes)
+        if shapes is None and families is not None:
+            families.failed(structs, structs)
+    if shapes is not None:
         avals = tuple((shape, dtypes.from_numpy(o.dtype)) for shape, o in zip(shapes, out))
     else:
         try:

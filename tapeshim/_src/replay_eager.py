@@ -41,11 +41,11 @@ class _Cached:
 
     __slots__ = ("jitted", "calls")
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], families: bool = False) -> None:
         self.jitted: Callable[..., Any] = runtime_checks.jit(
             fn, self._settle, compile_tiers.kernel_options, interpret_first=False
         )
-        self.calls = interpret.KernelCalls()
+        self.calls = interpret.KernelCalls(families)
 
     def _settle(self, plain: Callable[..., Any]) -> None:
         self.jitted = plain
@@ -58,10 +58,12 @@ class _Cached:
         return self.calls.run(self.jitted, (inputs, cotangents), [*inputs, *cotangents], None, host=True)
 
 
-def _remember(cache: OrderedDict, key: Any, make: Callable[[], Callable[..., Any]], counter: str) -> _Cached:
+def _remember(
+    cache: OrderedDict, key: Any, make: Callable[[], Callable[..., Any]], counter: str, families: bool = False
+) -> _Cached:
     entry = cache.get(key)
     if entry is None:
-        entry = cache[key] = _Cached(make())
+        entry = cache[key] = _Cached(make(), families)
         stats[counter] += 1
         if len(cache) > _KERNEL_CACHE_SIZE:
             cache.popitem(last=False)
@@ -110,7 +112,11 @@ def _vjp_kernel(node_key: Hashable, fn: Callable[..., tuple], given: tuple) -> C
 
         return vjp
 
-    return _remember(_vjp_kernels, (node_key, given), make, "vjp_kernels").call_vjp
+    # new sizes share a symbolic trace only for the VJP of tapeshim's own kernel (a node's function may be a
+    # user's: a custom gradient, a recorded call)
+    kernel = getattr(fn, "kernel", None)
+    families = kernel is not None and kernel.shape_families is not None
+    return _remember(_vjp_kernels, (node_key, given), make, "vjp_kernels", families).call_vjp
 
 
 _SEEN_SIZE = 16384
@@ -126,6 +132,11 @@ def new_kernels(plan: Plan) -> int:
 def evaluate(plan: Plan, leaf_values: Sequence[jax.Array]) -> dict[int, jax.Array]:
     """Runs every node of `plan` through its per-op kernel; returns slot -> value (a NumPy array where the
     kernel ran on the host: `interpret.to_device` makes it a JAX array)."""
+    with interpret.host_errors_ignored():  # (once for all its kernels' host calls: see `interpret.Prepared`)
+        return _evaluate(plan, leaf_values)
+
+
+def _evaluate(plan: Plan, leaf_values: Sequence[jax.Array]) -> dict[int, jax.Array]:
     stats["per_op_runs"] += 1
     if len(_seen) > _SEEN_SIZE:
         _seen.clear()
@@ -145,8 +156,8 @@ def _conj(value: jax.Array) -> jax.Array:
     return jnp.conj(value) if jnp.iscomplexobj(value) else value
 
 
-_add = _Cached(jnp.add)
-_ones_like = _Cached(jnp.ones_like)
+_add = _Cached(jnp.add, families=True)
+_ones_like = _Cached(jnp.ones_like, families=True)
 
 
 def _accumulate(cotangents: dict, slot: int, value: jax.Array) -> None:
@@ -172,7 +183,19 @@ def gradient(
       trainable: the indices of the targets with a trainable dtype.
       seeds: one optional cotangent per target.
     """
-    env = evaluate(plan, plan.leaf_values())
+    with interpret.host_errors_ignored():  # (once for all its kernels' host calls: see `interpret.Prepared`)
+        return _gradient(plan, connected, source_avals, target_slots, trainable, seeds)
+
+
+def _gradient(
+    plan: Plan,
+    connected: Sequence[int],
+    source_avals: Sequence[tuple],
+    target_slots: Sequence[int],
+    trainable: Sequence[int],
+    seeds: Sequence[jax.Array | None],
+) -> tuple[list, list]:
+    env = _evaluate(plan, plan.leaf_values())
     cotangents: dict[int, jax.Array] = {}
     for k in trainable:
         slot = target_slots[k]

@@ -23,6 +23,7 @@ _BINARY: dict[type, Callable[[int, int], int]] = {
     ast.Mult: operator.mul,
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
+    ast.BitXor: operator.pow,  # JAX writes a power as `^` (`_d0^2`)
 }
 FUNCTIONS: dict[str, Callable[..., int]] = {
     "floordiv": operator.floordiv,

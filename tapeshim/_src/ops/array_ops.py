@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import jax
 import jax.numpy as jnp
@@ -452,7 +452,8 @@ def _index_argument(index: int) -> Tensor:
     """A Python index as an int32 scalar tensor, an argument of the slicing kernel: it holds a NumPy scalar,
     which the kernel takes as it takes a device array (a transfer per index cost 30 us, more than the
     kernel's call; an indexing loop's indices are mostly new)."""
-    return Tensor(np.asarray(index, np.int32), (), dtypes.int32)
+    held = np.asarray(index, np.int32)  # (kernels and programs take a NumPy value as they take a jax.Array)
+    return Tensor(cast(jax.Array, held), (), dtypes.int32)
 
 
 def _dynamic_slice_impl(x: jax.Array, indices: tuple, key: tuple) -> jax.Array:
