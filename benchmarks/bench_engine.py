@@ -18,6 +18,7 @@ Patterns (the same TF source runs on real TF and on tapeshim):
   rnn           an RNN cell unrolled under a tape, first and second call
   keras_cnn     a small Keras CNN train step (GradientTape + optimizer)
   sig_sizes     a tf.function step with a None batch dimension, called with changing batch sizes
+  new_sizes     an eager tape step over batches of new sizes (variable-length data): first, mean per step
   mem_append    `losses.append(loss)` after each step: RSS growth
   mem_total     `total = total + loss` inside each step's tape, then read `total`
 """
@@ -316,6 +317,24 @@ def signature_sizes(tf: Any, calls: int) -> dict:
     return {"first": first, "new_size": float(np.mean(new)), "steady": float(np.median(repeat)), "loop": total}
 
 
+def new_sizes(tf: Any, steps: int) -> dict:
+    """An eager training step under a tape, each step on a batch of a size not seen before (variable-length
+    data): the first step, and the mean of the later ones."""
+    rng = np.random.default_rng(4)
+    w = tf.Variable((rng.normal(size=(4, 8)) * 0.3).astype(np.float32))
+    times = []
+    for n in range(10, 10 + steps):
+        x = tf.constant(rng.normal(size=(n, 4)).astype(np.float32))
+        start = time.perf_counter()
+        with tf.GradientTape() as tape:
+            h = tf.nn.relu(tf.matmul(x, w))
+            loss = tf.reduce_mean(tf.square(h - tf.reduce_mean(h, axis=0)))
+        w.assign_sub(0.01 * tape.gradient(loss, w))
+        _sync(loss)
+        times.append(time.perf_counter() - start)
+    return {"first": times[0], "mean": float(np.mean(times[1:]))}
+
+
 def patterns(quick: bool) -> dict[str, Callable[[Any], dict]]:
     scale = 1 if quick else 2
     return {
@@ -329,6 +348,7 @@ def patterns(quick: bool) -> dict[str, Callable[[Any], dict]]:
         "rnn": lambda tf: rnn(tf, 50 * scale),
         "keras_cnn": lambda tf: keras_cnn(tf, 10),
         "sig_sizes": lambda tf: signature_sizes(tf, 20 * scale),
+        "new_sizes": lambda tf: new_sizes(tf, 40 * scale),
         "mem_append": lambda tf: mem_append(tf, 5000 * scale),
         "mem_total": lambda tf: mem_total(tf, 1000 * scale),
     }
@@ -391,7 +411,7 @@ def main() -> None:
         for row in (tf_row, ts_row):
             if "error" in row:
                 print(f"{name:<14}error: {row['error']}")
-        for figure in ("first", "second", "new_size", "steady", "loop", "read", "rss_mib"):
+        for figure in ("first", "second", "new_size", "steady", "mean", "loop", "read", "rss_mib"):
             a, b = tf_row.get(figure), ts_row.get(figure)
             if a is None and b is None:
                 continue

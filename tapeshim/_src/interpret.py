@@ -45,13 +45,14 @@ the host call: the program compiles.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, Callable
 
 import jax
 import numpy as np
 from jax.extend import core as jax_core
 
-from tapeshim._src import background_compile, compile_tiers, interpret_rules, kernel_families, symbolic_dims
+from tapeshim._src import background_compile, compile_tiers, errors, interpret_rules, kernel_families, symbolic_dims
 
 KERNEL_COMPILE_S = 0.03
 """What compiling one per-op kernel costs (the kernel options of `compile_tiers`: 25-35 ms measured on the
@@ -99,7 +100,7 @@ _DTYPES = frozenset(
         "complex64",
         "complex128",
     )
-)
+) | {np.dtype(jax.dtypes.float0)}  # (the cotangent of an integer input, carried through a VJP kernel)
 _CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr"}
 _CUSTOM = {"custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr"}
 
@@ -149,6 +150,14 @@ def _inner_jaxprs(eqn: Any) -> list | None:
 
 
 CheckFailed = interpret_rules.CheckFailed
+
+
+_CHECK_SUFFIX = re.compile(r"\s*\(`check` failed\)\s*$")
+
+
+def check_error(message: str) -> errors.InvalidArgumentError:
+    """TF's error for a failed runtime check, from checkify's message (a compiled program's or a host call's)."""
+    return errors.InvalidArgumentError(None, None, _CHECK_SUFFIX.sub("", message))
 
 
 def is_check_effect(effect: Any) -> bool:
@@ -515,9 +524,18 @@ def prepare(traced: Any, checks: bool = False) -> Prepared | None:
         return None
     if len(closed.jaxpr.invars) != traced.in_tree.num_leaves:
         return None
-    if any(getattr(v.aval, "weak_type", False) for v in closed.jaxpr.outvars):  # NumPy's results are never weak
+    if not _outputs_ok(closed):
         return None
     return Prepared(traced) if supported(closed, checks) else None
+
+
+def _outputs_ok(closed: jax_core.ClosedJaxpr) -> bool:
+    """Whether the program's outputs can be NumPy's: strongly typed (NumPy's results are never weak), and no
+    `float0` (which only flows inside a VJP kernel)."""
+    return not any(
+        getattr(v.aval, "weak_type", False) or getattr(v.aval, "dtype", None) == jax.dtypes.float0
+        for v in closed.jaxpr.outvars
+    )
 
 
 def prepare_bound(traced: Any, sizes: dict[str, int], checks: bool = False) -> Prepared | None:
@@ -528,7 +546,7 @@ def prepare_bound(traced: Any, sizes: dict[str, int], checks: bool = False) -> P
     try:
         if len(traced.in_tree.children()) != 2 or traced.in_tree.children()[1].num_leaves:
             return None
-        if any(getattr(v.aval, "weak_type", False) for v in closed.jaxpr.outvars):
+        if not _outputs_ok(closed):
             return None
         return Prepared(traced, resolve) if supported(closed, checks, resolve) else None
     except symbolic_dims.Unresolved:
@@ -654,17 +672,22 @@ class KernelCalls:
             if len(self._entries) >= self._SIZE:
                 self._entries.clear()
             program = None
+            checked = False  # a kernel with runtime checks (an index bound): it compiles under checkify
             if enabled() and host_readable(leaves):
-                program = self._family_program(jitted, args, leaves) or prepare(jitted.trace(*args))
+                program = self._family_program(jitted, args, leaves)
+                if program is None:
+                    traced = jitted.trace(*args)
+                    checked = any(is_check_effect(effect) for effect in traced.jaxpr.effects)
+                    program = prepare(traced, checks=checked)
             work_limit = 0 if program is None else host_calls_before_compile(program.work)
-            entry = self._entries[key] = [0, program, work_limit, None]
+            entry = self._entries[key] = [0, program, work_limit, None, checked]
         program = entry[1]
         self.open = program is not None
         if program is None:
             return None
         entry[0] += 1
         if entry[0] > (entry[2] if limit is None else limit):
-            if not background_compile.enabled():
+            if not background_compile.enabled() or entry[4]:  # (a checked kernel compiles on its caller)
                 self._drop(entry)
                 return None
             pending = entry[3]
@@ -676,7 +699,10 @@ class KernelCalls:
             if pending.done():
                 self._drop(entry)
                 return None
-        result = program(args, leaves, host)
+        try:
+            result = program(args, leaves, host)
+        except CheckFailed as failed:  # TF's error, as the kernel's compiled call raises it
+            raise check_error(str(failed)) from None
         if result is None:
             if entry[3] is not None:
                 entry[3].wait()  # (each executable compiles once)

@@ -10,7 +10,8 @@ A kernel's first signature of a structure (its arguments' tree, dtypes, ranks
 and weak types) is traced with its concrete shapes, as before. When a second
 signature of that structure comes with other sizes, the kernel is traced once
 more with a symbolic dimension (`jax.export.symbolic_shape`) wherever the two
-signatures' sizes differ: the *family*. Every later signature the family fits is
+signatures' sizes differ: the *family* (a structure keeps up to `FAMILIES_PER_STRUCTURE`; a
+call no family fits starts the next). Every later signature a family fits is
 computed on the host from that trace, its dimensions evaluated at the call's
 sizes (`interpret.prepare_bound`), with no JAX trace. The same goes for the
 output shapes an op records under a tape (`registry.out_avals`: `eval_shape`).
@@ -34,10 +35,8 @@ from jax import export
 
 from tapeshim._src import symbolic_dims
 
-_FAILED = object()
-"""A structure whose symbolic trace failed: traced per signature."""
-
 _SIZE = 32
+FAMILIES_PER_STRUCTURE = 4
 
 stats = {"families": 0, "failed": 0, "fitted_calls": 0}
 """Families made, structures whose symbolic trace failed, and signatures served by a family (no JAX trace)."""
@@ -115,8 +114,21 @@ def _structs(template: tuple, leaves: list) -> list:
     ]
 
 
+class _Structure:
+    """The families of one argument structure, and the shapes of a call no family fitted (the first signature
+    of the next family)."""
+
+    __slots__ = ("families", "pending", "failed")
+
+    def __init__(self, shapes: tuple) -> None:
+        self.families: list[Family] = []
+        self.pending: tuple | None = shapes
+        self.failed = False
+
+
 class Families:
-    """The shape families of one kernel, by argument structure (a bounded map, cleared when full)."""
+    """The shape families of one kernel, by argument structure (a bounded map, cleared when full): up to
+    `FAMILIES_PER_STRUCTURE` templates each (a batch dimension that varies in one program, a length in another)."""
 
     __slots__ = ("_by_structure",)
 
@@ -140,35 +152,44 @@ class Families:
         if not all(d.__class__ is int for shape in shapes for d in shape):
             return None  # (symbolic already: a trace for every size)
         known = self._by_structure.get(key)
-        if known is None or known is _FAILED:
-            if known is None:
-                if len(self._by_structure) >= _SIZE:
-                    self._by_structure.clear()
-                self._by_structure[key] = shapes  # the first signature: traced with its shapes
+        if known is None:  # the first signature: traced with its shapes
+            if len(self._by_structure) >= _SIZE:
+                self._by_structure.clear()
+            self._by_structure[key] = _Structure(shapes)
             return None
-        if not isinstance(known, Family):
-            template = _template(known, shapes)
-            if template is None:
-                return None
-            try:
-                value = symbolic(jax.tree.unflatten(key[0], _structs(template, leaves)))
-            except Exception:  # noqa: BLE001 - the kernel's Python needs concrete sizes: traced per signature
-                self._by_structure[key] = _FAILED
-                stats["failed"] += 1
-                return None
-            known = self._by_structure[key] = Family(template, value)
-            stats["families"] += 1
-        sizes = known.sizes(shapes)
+        if known.failed:
+            return None
+        for family in known.families:
+            sizes = family.sizes(shapes)
+            if sizes is not None:
+                stats["fitted_calls"] += 1
+                return family.value, sizes
+        template = None if known.pending is None else _template(known.pending, shapes)
+        if template is None or len(known.families) >= FAMILIES_PER_STRUCTURE:
+            known.pending = shapes
+            return None
+        try:
+            value = symbolic(jax.tree.unflatten(key[0], _structs(template, leaves)))
+        except Exception:  # noqa: BLE001 - the kernel's Python needs concrete sizes: traced per signature
+            known.failed = True
+            stats["failed"] += 1
+            return None
+        family = Family(template, value)
+        known.families.append(family)
+        known.pending = None
+        stats["families"] += 1
+        sizes = family.sizes(shapes)
         if sizes is None:
             return None
         stats["fitted_calls"] += 1
-        return known.value, sizes
+        return family.value, sizes
 
     def failed(self, args: Any, leaves: list) -> None:
         """The structure of `args` is traced per signature from now on (its family's trace is of no use)."""
         key = structure(args, leaves)
-        if key is not None:
-            self._by_structure[key] = _FAILED
+        known = None if key is None else self._by_structure.get(key)
+        if known is not None:
+            known.failed = True
             stats["failed"] += 1
 
 

@@ -497,6 +497,9 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
     * A small plan (up to `SMALL_PLAN` nodes) compiles at once when most of its
       ops have no per-op kernels yet (a first training step: one program costs
       less than a kernel and a VJP kernel per op), else on its second sighting.
+      A new size of a structure seen at another size (a batch of a new length)
+      runs per op: its kernels' shape families serve it without a JAX trace
+      (`kernel_families`), where its program would be traced for its sizes.
     * A larger plan runs per op until the time its per-op runs took (from its
       second sighting on) reaches what compiling it would cost (the measured
       compile seconds per node times its nodes): a structure that keeps
@@ -514,7 +517,7 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
     if n_nodes <= SMALL_PLAN:
         if seen >= 2:
             return True
-        if 2 * replay_eager.new_kernels(plan) > n_nodes:
+        if not _new_size_of_known_structure(key, plan) and 2 * replay_eager.new_kernels(plan) > n_nodes:
             return True
     elif seen >= 2 and seconds >= compile_cost["seconds_per_node"] * n_nodes:
         return True
@@ -523,6 +526,31 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
         _sightings.popitem(last=False)
     stats["per_op_plans"] += 1
     return False
+
+
+_structures: OrderedDict = OrderedDict()
+"""Plan structures with their sizes erased (`_sizes_erased`) -> the last program key seen of each."""
+
+
+def _sizes_erased(plan_key: tuple) -> tuple:
+    """A plan's key with each leaf's shape reduced to its rank: the structure, whatever its sizes (a node whose
+    static arguments hold a size still differs per size)."""
+    return tuple(
+        (len(entry[0]), *entry[1:])
+        if len(entry) == 3 and entry[0].__class__ is tuple and entry[1].__class__ is str
+        else entry
+        for entry in plan_key
+    )
+
+
+def _new_size_of_known_structure(key: Hashable, plan: "Plan") -> bool:
+    """Whether `plan`'s structure was seen before under another program key (other sizes); notes this one."""
+    structure = _sizes_erased(plan.key)
+    previous = _structures.pop(structure, None)
+    _structures[structure] = key
+    if len(_structures) > _SIGHTINGS_SIZE:
+        _structures.popitem(last=False)
+    return previous is not None and previous != key
 
 
 compile_cost = {"seconds_per_node": 0.0025}

@@ -20,7 +20,6 @@ indices in two places:
 from __future__ import annotations
 
 import functools
-import re
 import threading
 import time
 import weakref
@@ -34,8 +33,6 @@ from jax.experimental import checkify
 from tapeshim._src import background_compile, compile_tiers, errors, interpret, symbolic_dims
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
-
-_CHECK_SUFFIX = re.compile(r"\s*\(`check` failed\)\s*$")
 
 
 def _escape(text: str) -> str:
@@ -312,7 +309,7 @@ class CheckedProgram:
         error, out = self._checked(*args)
         message = error.get()
         if message is not None:
-            raise _check_error(message)
+            raise interpret.check_error(message)
         return out
 
 
@@ -367,19 +364,14 @@ def host_call(program: interpret.Prepared, args: tuple, leaves: list) -> Any | N
     try:
         return program(args, leaves)
     except interpret.CheckFailed as failed:
-        raise _check_error(str(failed)) from None
+        raise interpret.check_error(str(failed)) from None
 
 
 def raise_failed(error: Any) -> None:
     """Raises TF's `InvalidArgumentError` for a `checkify` error value whose check failed (else nothing)."""
     message = error.get()
     if message is not None:
-        raise _check_error(message)
-
-
-def _check_error(message: str) -> errors.InvalidArgumentError:
-    """TF's error for a failed runtime check, from checkify's message."""
-    return errors.InvalidArgumentError(None, None, _CHECK_SUFFIX.sub("", message))
+        raise interpret.check_error(message)
 
 
 def jit(
