@@ -181,15 +181,3 @@ def test_per_op_host_calls_raise_no_numpy_warnings(recwarn):
 
     check(body)
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
-
-
-def test_new_sizes_a_family_serves_do_not_count_toward_the_recompile_warning(caplog):
-    import logging
-
-    rng = np.random.default_rng(5)
-    with caplog.at_level(logging.WARNING, logger="tensorflow"):
-        for n in range(4, 14):  # an eager loop over batches of new sizes: no trace after the second
-            x = tf.constant(rng.normal(size=(n, 3)).astype(np.float32))
-            tf.reduce_sum(tf.nn.relu(x) * 2.0, axis=1)
-    messages = [r.getMessage() for r in caplog.records if "compiled a new XLA program" in r.getMessage()]
-    assert messages == []

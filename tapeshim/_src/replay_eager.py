@@ -91,23 +91,17 @@ def _inexact(dtype: Any) -> bool:
 def _vjp_kernel(node_key: Hashable, fn: Callable[..., tuple], given: tuple) -> Callable[..., Any]:
     """`kernel(inputs, cotangents) -> {input position: cotangent}` for one node (inexact inputs only).
 
-    `given[k]` says whether output `k` has a cotangent; the others get zeros
-    (float0 for integer outputs) inside the kernel.
+    `given[k]` says whether output `k` has a cotangent; the kernel differentiates only those outputs (the
+    others contribute nothing, as in the compiled program, and no zeros of a symbolic shape are built).
     """
 
     def make() -> Callable[..., Any]:
+        def with_cotangents(*inputs: jax.Array) -> list:
+            return [out for out, has in zip(fn(*inputs), given) if has]
+
         def vjp(inputs: list, cotangents: list) -> dict:
-            outs, pullback = jax.vjp(fn, *inputs)
-            supplied = iter(cotangents)
-            full = []
-            for out, has in zip(outs, given):
-                if has:
-                    full.append(next(supplied))
-                elif _inexact(out.dtype):
-                    full.append(jnp.zeros(out.shape, out.dtype))
-                else:
-                    full.append(np.zeros(out.shape, jax.dtypes.float0))
-            grads = pullback(tuple(full))
+            _, pullback = jax.vjp(with_cotangents, *inputs)
+            grads = pullback(list(cotangents))
             return {i: g for i, (g, x) in enumerate(zip(grads, inputs)) if _inexact(x.dtype)}
 
         return vjp
