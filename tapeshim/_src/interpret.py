@@ -561,7 +561,8 @@ def _placed(outputs: list, device: Any) -> list:
 
 
 def host_value(value: Any) -> Any:
-    """A leaf value for the per-op tier's host calls: an uncommitted, strongly typed array on the CPU as a
+    """A leaf value for the per-op tier's host calls (where `enabled()`): an uncommitted, strongly typed array
+    on the CPU as a
     flushed NumPy array (read once, where each kernel call would read it again; see `Prepared`), else `value`
     as it is (it keeps its device, and its weak type, which the kernels' dtypes depend on)."""
     if (
@@ -571,7 +572,6 @@ def host_value(value: Any) -> Any:
         or value.committed
         or value.weak_type
         or value.dtype not in _DTYPES
-        or not enabled()
     ):
         return value
     devices = value.devices()
@@ -715,7 +715,8 @@ class KernelCalls:
         None: the caller traces the signature's own shapes."""
         if self._families is None:
             return None
-        found = self._families.find(args, list(leaves), lambda symbolic: _TraceParts(jitted.trace(*symbolic)))
+        flat = list(leaves)
+        found = self._families.find(args, flat, lambda symbolic: _TraceParts(jitted.trace(*symbolic)))
         if found is None:
             return None
         traced, sizes = found
@@ -723,7 +724,7 @@ class KernelCalls:
         if len(traced.jaxpr.jaxpr.invars) == traced.in_tree.num_leaves:
             program = prepare_bound(traced, sizes)
         if program is None:  # (the interpreter cannot run the trace at any size)
-            self._families.failed(args, list(leaves))
+            self._families.failed(args, flat)
         return program
 
     def run(self, jitted: Any, args: tuple, leaves: Any, limit: int | None, host: bool = False) -> Any:

@@ -200,19 +200,8 @@ def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tup
     if op.check is not None:
         op.check(tuple((_checkable(shape), dtype) for shape, dtype in in_avals), dict(static))
     structs = [jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in in_avals]
-    families = kernel.shape_families
-    found = None
-    if families is not None:
-        found = families.find(structs, structs, lambda symbolic: jax.eval_shape(kernel.fn, *symbolic))
-    shapes = None
-    if found is not None:  # the output shapes of another size of this structure (`kernel_families`)
-        out, sizes = found
-        shapes = kernel_families.resolved_shapes(out, sizes)
-        if shapes is None and families is not None:
-            families.failed(structs, structs)
-    if shapes is not None:
-        avals = tuple((shape, dtypes.from_numpy(o.dtype)) for shape, o in zip(shapes, out))
-    else:
+    avals = _family_avals(kernel, structs)
+    if avals is None:
         try:
             out = jax.eval_shape(kernel.fn, *structs)
         except (TypeError, ValueError) as exc:
@@ -223,6 +212,23 @@ def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tup
         if all(d.__class__ is int for d in shape):  # (a symbolic dimension's size is only known on a call)
             check_allocation(shape, dtype, op.name)
     return avals
+
+
+def _family_avals(kernel: _Kernel, structs: list) -> tuple | None:
+    """The output avals of another size of a structure the kernel has a shape family of (`kernel_families`),
+    else None (the caller evaluates the shapes of its own)."""
+    families = kernel.shape_families
+    if families is None:
+        return None
+    found = families.find(structs, structs, lambda symbolic: jax.eval_shape(kernel.fn, *symbolic))
+    if found is None:
+        return None
+    out, sizes = found
+    shapes = kernel_families.resolved_shapes(out, sizes)
+    if shapes is None:
+        families.failed(structs, structs)
+        return None
+    return tuple((shape, dtypes.from_numpy(o.dtype)) for shape, o in zip(shapes, out))
 
 
 def _resolve(op: OpDef, inputs: Sequence[Tensor], static: tuple, key: tuple) -> tuple:

@@ -15,8 +15,9 @@ complex gradients are `conj(vjp(conj(seed)))`.
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
@@ -123,21 +124,34 @@ def new_kernels(plan: Plan) -> int:
     return sum(1 for k in keys if k not in _seen)
 
 
+_Run = TypeVar("_Run", bound=Callable[..., Any])
+
+
+def _numpy_errors_ignored(run: _Run) -> _Run:
+    """`run` inside `interpret.host_errors_ignored()`: entered once for all the host calls of its kernels (see
+    `interpret.Prepared`)."""
+
+    @functools.wraps(run)
+    def ignoring(*args: Any) -> Any:
+        with interpret.host_errors_ignored():
+            return run(*args)
+
+    return cast(_Run, ignoring)
+
+
+@_numpy_errors_ignored
 def evaluate(plan: Plan, leaf_values: Sequence[jax.Array]) -> dict[int, jax.Array]:
     """Runs every node of `plan` through its per-op kernel; returns slot -> value (a NumPy array where the
     kernel ran on the host: `interpret.to_device` makes it a JAX array)."""
-    with interpret.host_errors_ignored():  # (once for all its kernels' host calls: see `interpret.Prepared`)
-        return _evaluate(plan, leaf_values)
-
-
-def _evaluate(plan: Plan, leaf_values: Sequence[jax.Array]) -> dict[int, jax.Array]:
     stats["per_op_runs"] += 1
     if len(_seen) > _SEEN_SIZE:
         _seen.clear()
+    on_host = interpret.enabled()
     env: dict[int, jax.Array] = {}
     for step in plan.steps:
         if isinstance(step, LeafStep):
-            env[step.slot] = interpret.host_value(leaf_values[step.index])
+            value = leaf_values[step.index]
+            env[step.slot] = interpret.host_value(value) if on_host else value
             continue
         _seen.add(step.key)
         outs = forward_kernel(step.key, step.fn)(*[env[s] for s in step.in_slots])
@@ -159,6 +173,7 @@ def _accumulate(cotangents: dict, slot: int, value: jax.Array) -> None:
     cotangents[slot] = value if previous is None else _add.call(previous, value)
 
 
+@_numpy_errors_ignored
 def gradient(
     plan: Plan,
     connected: Sequence[int],
@@ -177,19 +192,7 @@ def gradient(
       trainable: the indices of the targets with a trainable dtype.
       seeds: one optional cotangent per target.
     """
-    with interpret.host_errors_ignored():  # (once for all its kernels' host calls: see `interpret.Prepared`)
-        return _gradient(plan, connected, source_avals, target_slots, trainable, seeds)
-
-
-def _gradient(
-    plan: Plan,
-    connected: Sequence[int],
-    source_avals: Sequence[tuple],
-    target_slots: Sequence[int],
-    trainable: Sequence[int],
-    seeds: Sequence[jax.Array | None],
-) -> tuple[list, list]:
-    env = _evaluate(plan, plan.leaf_values())
+    env = evaluate(plan, plan.leaf_values())
     cotangents: dict[int, jax.Array] = {}
     for k in trainable:
         slot = target_slots[k]
