@@ -81,7 +81,7 @@ class OpDef:
 class _Kernel:
     """An op with its static arguments bound: the tuple-returning function and its jit."""
 
-    __slots__ = ("fn", "jitted", "key", "calls", "shape_families")
+    __slots__ = ("fn", "jitted", "key", "calls", "shape_families", "may_check")
 
     def __init__(self, op: OpDef, static: tuple) -> None:
         impl = op.impl
@@ -97,8 +97,11 @@ class _Kernel:
         self.fn = fn
         # jax.jit; a kernel whose trace holds a runtime check (a singular matrix to invert) runs under
         # checkify and raises TF's error, any other kernel settles on the plain jax.jit after its first call.
+        # A kernel given `checked` runs under checkify from its first call: its check may be absent from
+        # that call's trace (an empty input) and present in the next signature's.
+        self.may_check = bool(kwargs.get("checked", False))
         self.jitted: Callable[..., tuple] = runtime_checks.jit(
-            fn, self._settle, compile_tiers.kernel_options, interpret_first=False
+            fn, self._settle, compile_tiers.kernel_options, interpret_first=False, may_check=self.may_check
         )
         self.key = _node_key(op, static)
         self.calls = interpret.KernelCalls(families=not op.user_code)

@@ -42,9 +42,9 @@ class _Cached:
 
     __slots__ = ("jitted", "calls")
 
-    def __init__(self, fn: Callable[..., Any], families: bool = False) -> None:
+    def __init__(self, fn: Callable[..., Any], families: bool = False, may_check: bool = False) -> None:
         self.jitted: Callable[..., Any] = runtime_checks.jit(
-            fn, self._settle, compile_tiers.kernel_options, interpret_first=False
+            fn, self._settle, compile_tiers.kernel_options, interpret_first=False, may_check=may_check
         )
         self.calls = interpret.KernelCalls(families)
 
@@ -60,11 +60,16 @@ class _Cached:
 
 
 def _remember(
-    cache: OrderedDict, key: Any, make: Callable[[], Callable[..., Any]], counter: str, families: bool = False
+    cache: OrderedDict,
+    key: Any,
+    make: Callable[[], Callable[..., Any]],
+    counter: str,
+    families: bool = False,
+    may_check: bool = False,
 ) -> _Cached:
     entry = cache.get(key)
     if entry is None:
-        entry = cache[key] = _Cached(make(), families)
+        entry = cache[key] = _Cached(make(), families, may_check)
         stats[counter] += 1
         if len(cache) > _KERNEL_CACHE_SIZE:
             cache.popitem(last=False)
@@ -111,7 +116,8 @@ def _vjp_kernel(node_key: Hashable, fn: Callable[..., tuple], given: tuple) -> C
     # user's: a custom gradient, a recorded call)
     kernel = getattr(fn, "kernel", None)
     families = kernel is not None and kernel.shape_families is not None
-    return _remember(_vjp_kernels, (node_key, given), make, "vjp_kernels", families).call_vjp
+    may_check = kernel is not None and kernel.may_check  # (its forward's check, as the kernel's)
+    return _remember(_vjp_kernels, (node_key, given), make, "vjp_kernels", families, may_check).call_vjp
 
 
 _SEEN_SIZE = 16384

@@ -202,7 +202,7 @@ class CheckedProgram:
 
     __slots__ = (
         "_fn", "_plain", "_checked", "_call", "_settled", "_options", "_traced", "_interpret_first", "_hosting",
-        "_compiled",
+        "_compiled", "_may_check",
     )  # fmt: skip
 
     def __init__(
@@ -213,8 +213,10 @@ class CheckedProgram:
         traced: Callable[[Any], bool] | None = None,
         interpret_first: bool = True,
         compiled: Callable[[float], None] | None = None,
+        may_check: bool = False,
     ) -> None:
         self._fn = fn
+        self._may_check = may_check
         self._interpret_first = interpret_first
         self._options = compiler_options
         self._traced = traced
@@ -240,7 +242,7 @@ class CheckedProgram:
             self._options = None
             self._plain = jax.jit(self._fn)
         checks = _has_checks(jaxpr.effects)
-        compile_now = self._start_checked if checks else self._settle_plain
+        compile_now = self._start_checked if checks or self._may_check else self._settle_plain
         self._call = compile_now  # unless the host computes this call: the next call compiles
         if self._interpret_first and interpret.enabled():
             leaves = jax.tree.leaves(args)
@@ -248,7 +250,8 @@ class CheckedProgram:
             if program is not None:
                 result = host_call(program, args, leaves)
                 if result is not None:
-                    if not (checks or heavy) and background_compile.enabled():  # (see `background_compile`)
+                    settles = not (checks or heavy or self._may_check)  # (on the plain jit: see `background_compile`)
+                    if settles and background_compile.enabled():
                         self._hosting = _Hosting(program, interpret.signature(leaves), traced)
                         self._call = self._submit_compile
                     return result
@@ -381,6 +384,7 @@ def jit(
     traced: Callable[[Any], bool] | None = None,
     interpret_first: bool = True,
     compiled: Callable[[float], None] | None = None,
+    may_check: bool = False,
 ) -> CheckedProgram:
     """`jax.jit(fn)` that raises TF's `InvalidArgumentError` when a runtime index check fails.
 
@@ -397,13 +401,17 @@ def jit(
         False compiles on the first call.
       compiled: called once with the seconds the program's compile took (measured on the call that compiled
         it, or in the background thread).
+      may_check: whether other argument signatures than the first may trace runtime checks (a kernel whose
+        check an empty input skips): the program then always runs under `checkify`, never settling on the
+        plain `jax.jit`, which cannot trace a check.
     """
-    return CheckedProgram(fn, settled, compiler_options, traced, interpret_first, compiled)
+    return CheckedProgram(fn, settled, compiler_options, traced, interpret_first, compiled, may_check)
 
 
 # -- the checks ------------------------------------------------------------------------------
-def _position_text(position: tuple[int, ...]) -> str:
-    return ",".join(str(p) for p in position)
+def _indexed(name: str, position: tuple[int, ...]) -> str:
+    """`name[i,j]` as TF's range messages write an element's position; a scalar is just `name`."""
+    return f"{name}[{','.join(map(str, position))}]" if position else name
 
 
 def shape_fields(shape: tuple, prefix: str) -> tuple[str, dict[str, Any]]:
@@ -468,7 +476,7 @@ def check_range_host(values: Any, bound: int, name: str, op_name: str, segment: 
             flat = int(np.ravel_multi_index(position, values.shape)) if values.ndim else 0
             text = f"{name}[{flat}] = {values[position]} is out of range [0, {bound})"
         else:
-            text = f"{name}[{_position_text(position)}] = {values[position]} is not in [0, {bound})"
+            text = f"{_indexed(name, position)} = {values[position]} is not in [0, {bound})"
         raise errors.invalid_argument(text, op_name)
 
 
@@ -497,10 +505,10 @@ def check_range_traced(values: jax.Array, bound: int, name: str, op_name: str, s
         )
         return
     fields = {f"p{k}": p for k, p in enumerate(jnp.unravel_index(first, values.shape))}
-    position = ",".join("{" + f + "}" for f in fields)
+    position = _escape(name) + ("[" + ",".join("{" + f + "}" for f in fields) + "]" if fields else "")
     require(
         ~jnp.any(bad),
-        _escape(f"{name}[") + position + "] = {value} is not in [0, " + limit + _escape(f") [Op:{op_name}]"),
+        position + " = {value} is not in [0, " + limit + _escape(f") [Op:{op_name}]"),
         value=value,
         **fields,
         **bound_fields,
