@@ -239,6 +239,31 @@ def text_cnn_sequential_adagrad_repeated_ids(tf):
 
 
 @backend_case
+def text_cnn_trained_in_a_function(tf):
+    """The same training step inside `tf.function`: the Embedding's gradient is IndexedSlices there too."""
+    rng = np.random.default_rng(9)
+    ids = rng.integers(0, 4, (6, 7)).astype(np.int32)
+    labels = rng.integers(0, 2, 6).astype(np.int32)
+    model = _text_model(tf, False)
+    optimizer = tf.keras.optimizers.Adam(0.05)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    @tf.function
+    def train_step(ids, labels):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(labels, model(ids, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss, grads[0], tf.convert_to_tensor(grads[0])
+
+    history = []
+    for _ in range(3):
+        loss, gradient, dense = train_step(ids, labels)
+        history.append([loss, _slices(gradient), dense])
+    return {"history": history, "weights": model.weights}
+
+
+@backend_case
 def legacy_optimizers_are_refused_error(tf):
     tf.keras.optimizers.legacy.Adam(0.1)
 

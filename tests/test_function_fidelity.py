@@ -524,3 +524,14 @@ def test_reduce_retracing_counts_generalised_traces():
         return counts
 
     check(body)
+
+
+def test_string_outputs_of_a_function():
+    def body(tf):
+        @tf.function
+        def f(x):
+            return x + 1.0, "done", tf.constant(["a", "b"]), tf.strings.join(["x", "y"], separator="-")
+
+        return f(tf.constant(1.0)), f(tf.constant(2.0))
+
+    check(body)

@@ -86,3 +86,56 @@ def test_negated_indexed_slices_stay_sparse():
         return type(negated).__name__, negated, tf.convert_to_tensor(negated)
 
     check(body)
+
+
+def test_gradients_inside_a_function_are_indexed_slices():
+    def body(tf):
+        v = _table(tf)
+        w = tf.Variable(2.0)
+
+        @tf.function
+        def step(unconnected):
+            with tf.GradientTape() as t:
+                y = tf.reduce_sum(tf.gather(v, [0, 2, 0])) * w
+            g = t.gradient(y, [v, w], unconnected_gradients=unconnected)
+            return g, g[0].dense_shape, tf.convert_to_tensor(g[0]), g[0].shape
+
+        none, zero = step(tf.UnconnectedGradients.NONE), step(tf.UnconnectedGradients.ZERO)
+        return [isinstance(g, tf.IndexedSlices) for g in none[0]], none, zero
+
+    check(body)
+
+
+def test_indexed_slices_used_inside_a_function():
+    def body(tf):
+        v = _table(tf)
+
+        @tf.function
+        def clipped_and_applied():
+            with tf.GradientTape() as t:
+                y = tf.reduce_sum(tf.gather(v, [0, 2, 0]) * tf.constant([[3.0, 4.0]]))
+            (g,) = t.gradient(y, [v])
+            (clipped,), norm = tf.clip_by_global_norm([g], 2.0)
+            v.assign_sub(clipped)
+            return clipped, norm, -g, tf.reduce_sum(tf.convert_to_tensor(g) * 2.0)
+
+        first, second = clipped_and_applied(), clipped_and_applied()
+        return isinstance(first[0], tf.IndexedSlices), first, second, v
+
+    check(body, rtol=1e-5)
+
+
+def test_second_derivatives_through_indexed_slices():
+    def body(tf):
+        v = _table(tf)
+        with tf.GradientTape(persistent=True) as outer:
+            with tf.GradientTape() as inner:
+                y = tf.reduce_sum(tf.gather(v, [0, 2, 0]) ** 3)
+            g = inner.gradient(y, v)
+            dense = tf.reduce_sum(tf.convert_to_tensor(g) * tf.constant([[1.0, 2.0]]))
+            rows = tf.reduce_sum(g.values)
+        # (TF's second derivatives are IndexedSlices too; tapeshim's are dense: their values are compared)
+        second = [tf.convert_to_tensor(outer.gradient(target, v)) for target in (dense, rows)]
+        return isinstance(g, tf.IndexedSlices), g, second
+
+    check(body)

@@ -225,6 +225,7 @@ def test_functions_without_signature_save_their_traces(tmp_path):
 
 def test_saving_a_keras_model_serves_its_call(tmp_path):
     keras = tapeshim.keras
+    keras.utils.set_random_seed(3)  # (weights of one draw: a draw giving outputs near 0 failed `atol` by chance)
     inputs = keras.layers.Input((3,))
     model = keras.Model(inputs, keras.layers.Dense(2)(keras.layers.Dense(4, activation="tanh")(inputs)))
     tapeshim.saved_model.save(model, str(tmp_path))

@@ -10,7 +10,7 @@ import jax
 import jax.extend.core
 import numpy as np
 
-from tapeshim._src import control_flow, errors, nest, registry, replay, runtime_checks
+from tapeshim._src import control_flow, dtypes, errors, nest, registry, replay, runtime_checks
 from tapeshim._src.autograph.operators import UndefinedAfterLoop
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.forward import ForwardAccumulator
@@ -18,6 +18,7 @@ from tapeshim._src.function_graph import FuncGraph
 from tapeshim._src.function_host_inputs import HostFeed
 from tapeshim._src.function_symbolic import ExportedProgram, ExportFailed
 from tapeshim._src.function_trace import FunctionTrace, _use_of_leaked_tensor
+from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.node import OpKey
 from tapeshim._src.recorded_call import record_call
 from tapeshim._src.state import _thread_state
@@ -229,6 +230,12 @@ class ConcreteFunction:
             if leaf is None:
                 self._out_kinds.append(("python", None))
                 continue
+            if isinstance(leaf, IndexedSlices):  # a composite output: its component tensors, rebuilt by `_pack`
+                parts = (leaf.values, leaf.indices, leaf.dense_shape)
+                at = tuple(None if part is None else len(out_tensors) + k for k, part in enumerate(parts))
+                out_tensors.extend(convert_to_tensor(part) for part in parts if part is not None)
+                self._out_kinds.append(("indexed_slices", at))
+                continue
             if isinstance(leaf, Variable):
                 leaf = trace.read_variable(leaf)
             elif not isinstance(leaf, Tensor):
@@ -242,6 +249,11 @@ class ConcreteFunction:
                         f"ExtensionTypes or None values; in compilation of {self._function._name}, found return "
                         f"value of type {type(leaf)}, which is not a Tensor or ExtensionType."
                     ) from None
+            if leaf._dtype is dtypes.string:
+                # strings never enter a compiled program: one in a trace was computed from constants, and the
+                # function returns it as it is (as TF's graph returns its constant)
+                self._out_kinds.append(("constant", leaf))
+                continue
             self._out_kinds.append(("tensor", len(out_tensors)))
             out_tensors.append(leaf)
         return out_tensors
@@ -442,10 +454,8 @@ class ConcreteFunction:
         """The outputs' structure with a `TensorSpec` per tensor (unknown dimensions as `None`)."""
         general = self._general_output_shapes(out_tensors)
         out_shapes: list = general if general else [t.shape for t in out_tensors]
-        out_specs = iter([TensorSpec(shape, t.dtype) for shape, t in zip(out_shapes, out_tensors)])
-        return nest.pack_sequence_as(
-            result, [next(out_specs) if kind == "tensor" else None for kind, _ in self._out_kinds]
-        )
+        out_specs = [TensorSpec(shape, t.dtype) for shape, t in zip(out_shapes, out_tensors)]
+        return self._pack(out_specs, result)
 
     def _general_output_shapes(self, out_tensors: list[Tensor]) -> list[tuple | None] | None:
         """The output shapes of a trace made for specs with unknown dimensions, those dimensions as `None`.
@@ -719,9 +729,22 @@ class ConcreteFunction:
         if any(needed[ordinal] != traced[ordinal] for ordinal in needed):
             raise ArrayCapacityMismatch(tuple(needed[ordinal] for ordinal in sorted(needed)))
 
-    def _pack(self, tensors: Any) -> Any:
-        flat = [None if kind == "python" else tensors[i] for kind, i in self._out_kinds]
-        return nest.pack_sequence_as(self._result_structure, flat)
+    def _pack(self, tensors: Any, structure: Any = None) -> Any:
+        """The function's result structure (or `structure`) around its output `tensors` (or their specs)."""
+        flat: list[Any] = []
+        for kind, at in self._out_kinds:
+            if kind == "indexed_slices":
+                values, indices, dense_shape = at  # (no dense shape: None)
+                flat.append(
+                    IndexedSlices(
+                        tensors[values], tensors[indices], None if dense_shape is None else tensors[dense_shape]
+                    )
+                )
+            elif kind == "constant":
+                flat.append(at if structure is None else TensorSpec(at.shape, at.dtype))
+            else:
+                flat.append(None if kind == "python" else tensors[at])
+        return nest.pack_sequence_as(self._result_structure if structure is None else structure, flat)
 
 
 class FunctionType:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import jax
-import jax.numpy as jnp
-
+from tapeshim._src import static_value
 from tapeshim._src.ops import table
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.tensor import Tensor
@@ -43,19 +41,26 @@ class IndexedSlices:
 
     @property
     def shape(self) -> TensorShape:
+        """The dense shape: its dimensions known now (eagerly, or while tracing from constants), else `None`."""
         if self._dense_shape is None:
             return TensorShape([None, *self._values.shape.as_list()[1:]])
-        return TensorShape(self._dense_shape.numpy().tolist())
+        known = static_value.known_value(self._dense_shape)
+        if known is None or known.dtype == object:  # (a value or a symbolic size known when the function runs)
+            rank = self._dense_shape.shape.as_list()[0]
+            return TensorShape(None if rank is None else [None] * rank)
+        return TensorShape(known.tolist())
 
     def to_dense(self) -> Tensor:
-        """The dense tensor: rows summed into zeros of `dense_shape`."""
-        shape = (
-            tuple(int(d) for d in self._dense_shape.numpy())
-            if self._dense_shape is not None
-            else (int(jnp.max(self._indices.value)) + 1,) + tuple(self._values._shape[1:])
-        )
-        dense = jax.ops.segment_sum(self._values.value, self._indices.value.astype(jnp.int32), shape[0])
-        return Tensor(dense.reshape(shape), shape, self._values.dtype)
+        """The dense tensor: rows summed into zeros of `dense_shape` (by recorded ops, as TF's conversion: a
+        tape or a function trace follows it)."""
+        from tapeshim._src.ops import math_ops, reduction_ops  # (reduction_ops imports this module)
+
+        if self._dense_shape is not None:
+            known = static_value.known_value(self._dense_shape)
+            rows: Any = int(known[0]) if known is not None and known.dtype != object else self._dense_shape[0]
+        else:
+            rows = math_ops.reduce_max(self._indices) + 1
+        return reduction_ops.unsorted_segment_sum(self._values, self._indices, rows)
 
     def __neg__(self) -> "IndexedSlices":
         return IndexedSlices(-self._values, self._indices, self._dense_shape)

@@ -87,7 +87,8 @@ def gather_on_tape(
       table read unwatched; or None when the call is not such a lookup (or no
       tape records).
     """
-    if not _thread_state.recorders or _thread_state.trace is not None or not args:
+    trace = _thread_state.trace  # (a function's trace records too: only a tape makes the gradient's type)
+    if not args or not any(recorder is not trace for recorder in _thread_state.recorders):
         return None
     layer = _looked_up_by_input(owner)
     if layer is None:
@@ -99,7 +100,7 @@ def gather_on_tape(
     if ids._dtype.name not in ("int32", "int64"):
         return None  # Keras casts other ids; the gather would not be the table's only use
     rows = array_ops.gather(view_of(table), ids)
-    if ids._value is not None:
+    if ids._value is not None and trace is None:
         rows.value  # noqa: B018 - computed now, on the device (a cheap gather), so a training call can still run its forward pass once
     layer_id = id(layer)
 

@@ -235,7 +235,7 @@ def _keras_serving(model: Any) -> Function:
 def _valid_outputs(fn: Function) -> bool:
     """Whether a function's outputs can be a signature's: at least one tensor, no None."""
     kinds = [kind for kind, _ in fn.get_concrete_function()._out_kinds]
-    return bool(kinds) and "python" not in kinds
+    return bool(kinds) and all(kind == "tensor" for kind in kinds)
 
 
 def _variables_of(obj: Any) -> list[tuple[str, Variable]]:
@@ -298,6 +298,14 @@ def _export(fn: Function, concrete: Any, var_index: dict[int, int], variables: l
         raise ValueError(
             f"Cannot save function '{name}': it draws random numbers or pulls dataset iterators, "
             "which a saved program cannot take from the caller."
+        )
+    kinds = {kind for kind, _ in concrete._out_kinds}
+    if "indexed_slices" in kinds or "constant" in kinds:
+        raise ValueError(
+            f"Cannot save function '{name}': it returns "
+            + ("IndexedSlices" if "indexed_slices" in kinds else "a tf.string tensor")
+            + ", which a saved program's outputs cannot hold. Return numeric tensors (`tf.convert_to_tensor` of "
+            "IndexedSlices, or its values and indices)."
         )
     reads, writes = list(concrete.read_variables), list(concrete.written_variables)
     if any(not isinstance(v, Variable) for v in reads + writes):

@@ -266,7 +266,7 @@ class GradientTape(Recorder):
         seeds = _seeds(flat_targets, output_gradients)
         request = diff.Request(self, flat_targets, flat_sources)
         sparse = diff.sparse_gathers(request)
-        if sparse and not registry.tracking_recorders(request.plan.leaves):
+        if sparse:
             by_source = self._sparse_gradient(request, flat_targets, seeds, sparse)
         else:
             values = diff.differentiate(self, diff.GRADIENT, request, seeds)
@@ -293,23 +293,39 @@ class GradientTape(Recorder):
         inner = diff.Request(self, flat_targets, [request.sources[i] for i in dense] + outputs)
         values = dict(zip(inner.connected, diff.differentiate(self, diff.GRADIENT, inner, seeds)))
         by_source = {i: values.get(k) for k, i in enumerate(dense)}
+        # Under a function trace or another tape the slices are built by recorded ops (a trace's outputs, a
+        # higher-order gradient's inputs); else from the values at once.
+        recorded = bool(registry.tracking_recorders(request.plan.leaves))
         position = len(dense)
         for i in sorted(sparse):
-            parts, indices = [], []
+            parts: list[Any] = []  # (recorded: tensors; else arrays)
+            indices: list[Any] = []
             for _, index_tensor in sparse[i]:
                 grad = values.get(position)
                 position += 1
                 if grad is not None:
-                    row_shape = tuple(request.sources[i]._shape[1:])
-                    parts.append(grad.value.reshape((-1,) + row_shape))
-                    indices.append(index_tensor.value.reshape(-1))
+                    rows = (-1, *request.sources[i]._shape[1:])
+                    if recorded:
+                        parts.append(array_ops.reshape(grad, rows))
+                        indices.append(array_ops.reshape(index_tensor, (-1,)))
+                    else:
+                        parts.append(grad.value.reshape(rows))
+                        indices.append(index_tensor.value.reshape(-1))
             if parts:
                 source = request.sources[i]
-                by_source[i] = IndexedSlices(
-                    concrete(jnp.concatenate(parts)),
-                    concrete(jnp.concatenate(indices)),
-                    concrete(jnp.asarray(source._shape, jnp.int32)),
-                )
+                if recorded:
+                    sized = all(isinstance(d, int) for d in source._shape)  # (else sizes known per call)
+                    by_source[i] = IndexedSlices(
+                        parts[0] if len(parts) == 1 else array_ops.concat(parts, 0),
+                        indices[0] if len(indices) == 1 else array_ops.concat(indices, 0),
+                        convert_to_tensor(source._shape, "int32") if sized else array_ops.shape(source),
+                    )
+                else:
+                    by_source[i] = IndexedSlices(
+                        concrete(jnp.concatenate(parts)),
+                        concrete(jnp.concatenate(indices)),
+                        concrete(jnp.asarray(source._shape, jnp.int32)),
+                    )
         return by_source
 
     def jacobian(
