@@ -7,6 +7,8 @@ off the family's constant dimensions); a kernel whose Python needs a concrete si
 as before.
 """
 
+from collections import OrderedDict
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -14,7 +16,7 @@ import pytest
 
 import tapeshim as tf
 from oracle import check
-from tapeshim._src import interpret, kernel_families
+from tapeshim._src import interpret, kernel_families, replay
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
 
@@ -181,3 +183,46 @@ def test_per_op_host_calls_raise_no_numpy_warnings(recwarn):
 
     check(body)
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def _epochs(tf, count, sizes=range(10, 16)):
+    """Eager tape steps over batches of varying length, `count` epochs over the same sizes (TF's text tutorials'
+    loop): the losses and the trained weights."""
+    rng = np.random.default_rng(12)
+    w = tf.Variable((rng.normal(size=(4, 8)) * 0.3).astype(np.float32))
+    batches = [rng.normal(size=(n, 4)).astype(np.float32) for n in sizes]
+    losses = []
+    for _ in range(count):
+        for batch in batches:
+            with tf.GradientTape() as tape:
+                h = tf.nn.relu(tf.matmul(tf.constant(batch), w))
+                loss = tf.reduce_mean(tf.square(h - tf.reduce_mean(h, axis=0)))
+            w.assign_sub(0.01 * tape.gradient(loss, w))
+            losses.append(loss)
+    return losses, w
+
+
+def test_epochs_over_varying_sizes_give_tfs_values():
+    check(lambda tf: _epochs(tf, 3), rtol=2e-5)
+
+
+def test_sizes_that_come_back_each_epoch_run_per_op_until_compiling_pays(monkeypatch):
+    monkeypatch.setattr(replay, "_structures", OrderedDict())  # (the sizes this test's structure was seen at)
+    programs, sizes = replay.stats, range(30, 36)  # (sizes no other test runs: their programs are new)
+    _epochs(tf, 1, sizes)
+    before = programs["programs_compiled"]
+    _epochs(tf, 1, sizes)  # each size's second sighting: its program is not traced yet (6 sizes of one structure)
+    assert programs["programs_compiled"] == before
+    monkeypatch.setitem(replay.compile_cost, "seconds_per_node", 0.0)  # compiling has paid for itself
+    _epochs(tf, 1, sizes)
+    assert programs["programs_compiled"] == before + len(sizes)
+    _epochs(tf, 1, sizes)
+    assert programs["programs_compiled"] == before + len(sizes)
+
+
+def test_a_structure_at_few_sizes_still_compiles_on_its_second_sighting(monkeypatch):
+    monkeypatch.setattr(replay, "_structures", OrderedDict())
+    _epochs(tf, 1, sizes=(41, 42))
+    before = replay.stats["programs_compiled"]
+    _epochs(tf, 1, sizes=(41, 42))
+    assert replay.stats["programs_compiled"] == before + 2

@@ -47,6 +47,10 @@ stats = {
 SMALL_PLAN = 64
 """Plans up to this many nodes compile on their second sighting (or their first, when most of their
 per-op kernels would be new: one program then compiles faster than a kernel and a VJP kernel per op)."""
+MANY_SIZES = 4
+"""A small plan whose structure was seen at this many sizes (batches of varying length) compiles as a larger
+plan does, once its per-op runs have cost what compiling it would: each size is one more program to trace
+and compile, and a size that comes back once an epoch would pay that each time it is seen twice."""
 LONGEST_PROGRAM = 1000
 """Plans with more nodes than this always run per op: XLA's compile time grows faster than their run time."""
 _SIGHTINGS_SIZE = 4096
@@ -514,12 +518,14 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
         return False
     seen, seconds = _sightings.pop(key, (0, 0.0))
     seen += 1
+    paid = seen >= 2 and seconds >= compile_cost["seconds_per_node"] * n_nodes
     if n_nodes <= SMALL_PLAN:
-        if seen >= 2:
+        sizes = _sizes_of_structure(key, plan) if seen == 1 else _sizes_seen(plan)
+        if seen >= 2 and (sizes < MANY_SIZES or paid):
             return True
-        if not _new_size_of_known_structure(key, plan) and 2 * replay_eager.new_kernels(plan) > n_nodes:
+        if seen == 1 and sizes == 1 and 2 * replay_eager.new_kernels(plan) > n_nodes:
             return True
-    elif seen >= 2 and seconds >= compile_cost["seconds_per_node"] * n_nodes:
+    elif paid:
         return True
     _sightings[key] = (seen, seconds)
     if len(_sightings) > _SIGHTINGS_SIZE:
@@ -529,7 +535,8 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
 
 
 _structures: OrderedDict = OrderedDict()
-"""Plan structures with their sizes erased (`_sizes_erased`) -> the last program key seen of each."""
+"""Plan structures with their sizes erased (`_sizes_erased`) -> the program keys seen of each (the last
+`MANY_SIZES`, in order)."""
 
 
 def _sizes_erased(plan_key: tuple) -> tuple:
@@ -543,14 +550,22 @@ def _sizes_erased(plan_key: tuple) -> tuple:
     )
 
 
-def _new_size_of_known_structure(key: Hashable, plan: "Plan") -> bool:
-    """Whether `plan`'s structure was seen before under another program key (other sizes); notes this one."""
+def _sizes_of_structure(key: Hashable, plan: "Plan") -> int:
+    """How many program keys (sizes) of `plan`'s structure were seen, this one included (up to `MANY_SIZES`);
+    notes this one. More than 1: a new size of a known structure."""
     structure = _sizes_erased(plan.key)
-    previous = _structures.pop(structure, None)
-    _structures[structure] = key
+    keys = _structures.pop(structure, ())
+    if key not in keys:
+        keys = (*keys, key)[-MANY_SIZES:]
+    _structures[structure] = keys
     if len(_structures) > _SIGHTINGS_SIZE:
         _structures.popitem(last=False)
-    return previous is not None and previous != key
+    return len(keys)
+
+
+def _sizes_seen(plan: "Plan") -> int:
+    """How many sizes of `plan`'s structure were seen (up to `MANY_SIZES`)."""
+    return len(_structures.get(_sizes_erased(plan.key), ()))
 
 
 compile_cost = {"seconds_per_node": 0.0025}
