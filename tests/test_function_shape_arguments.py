@@ -57,6 +57,7 @@ _SYMBOLIC = {
     "tensor_scatter_nd_update",
     "pad_to_length",
     "unsorted_segment_sum",
+    "linspace",
 }
 
 
@@ -175,6 +176,7 @@ _NEGATIVE_ON_SMALL_CALLS = {
     "one_hot": lambda tf, x: tf.one_hot([0, 1], depth=tf.shape(x)[0] - 3),
     "eye": lambda tf, x: tf.eye(2, tf.shape(x)[0] - 3),
     "pad": lambda tf, x: tf.pad(x, [[0, tf.shape(x)[0] - 3], [0, 0]]),
+    "linspace": lambda tf, x: tf.linspace(tf.constant([0.0, 10.0]), 1.0, tf.shape(x)[0] - 3, axis=1),
 }
 
 

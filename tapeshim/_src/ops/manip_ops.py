@@ -442,6 +442,8 @@ def _linspace_impl(start: jax.Array, stop: jax.Array, num: int, axis: int) -> ja
     shape = jnp.broadcast_shapes(start.shape, stop.shape)
     first = jnp.expand_dims(jnp.broadcast_to(start, shape), axis)
     last = jnp.expand_dims(jnp.broadcast_to(stop, shape), axis)
+    if symbolic_dims.is_symbolic(num):
+        return _symbolic_linspace(first, last, num, axis)
     steps = builtins.max(num - 1, 1)
     delta = (last - first) / jnp.asarray(steps, first.dtype)
     inner_shape = [1] * first.ndim
@@ -450,13 +452,26 @@ def _linspace_impl(start: jax.Array, stop: jax.Array, num: int, axis: int) -> ja
     return lax.slice_in_dim(jnp.concatenate([first, first + delta * inner, last], axis=axis), 0, num, axis=axis)
 
 
+def _symbolic_linspace(first: jax.Array, last: jax.Array, num: Any, axis: int) -> jax.Array:
+    """`_linspace_impl` for a `num` known per call (a trace for every size): the same values, each position
+    `first + delta * i` but for the end points, with TF's check of a negative `num` when the call runs."""
+    count = jnp.asarray(num)
+    runtime_checks.require(count >= 0, "Requires start <= limit when delta > 0: 1/-1 [Op:Range]")
+    shape = list(first.shape)
+    shape[axis] = symbolic_dims.at_least_zero(num)
+    position = lax.broadcasted_iota(jnp.int32, tuple(shape), axis)
+    delta = (last - first) / jnp.maximum(count - 1, 1).astype(first.dtype)
+    inner = jnp.where(position == 0, first, first + delta * position.astype(first.dtype))
+    return jnp.where((position == count - 1) & (position > 0), last, inner)
+
+
 _linspace_op = OpDef("LinSpace", _linspace_impl, True)
 
 
 @table.export(
     "linspace",
     dtypes=table.REAL_FLOAT,
-    note="TF's formula; gradients flow to start and stop; num must be known while tracing (a tf.shape size)",
+    note="TF's formula; gradients flow to start and stop; num known while tracing or a tf.shape size",
     op=_linspace_op,
 )
 def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int = 0) -> Tensor:
@@ -472,9 +487,12 @@ def linspace(start: Any, stop: Any, num: Any, name: str | None = None, axis: int
     first = convert_to_tensor(start)
     last = convert_to_tensor(stop, dtype=first.dtype)
     num = array_ops.folded_int(num)  # `tf.shape(x)[0]` inside tapeshim.function (H5)
-    count = int(num.numpy() if is_tensor_like(num) else num)
-    if count < 0:  # (TF's linspace builds a range to -1 for any negative `num`)
-        raise static_error("Requires start <= limit when delta > 0: 1/-1", "Range")
+    if symbolic_dims.is_symbolic(num):  # a size known per call (a trace for every size): checked when it runs
+        count = num
+    else:
+        count = int(num.numpy() if is_tensor_like(num) else num)
+        if count < 0:  # (TF's linspace builds a range to -1 for any negative `num`)
+            raise static_error("Requires start <= limit when delta > 0: 1/-1", "Range")
     if first.dtype.is_integer:
         wide = "float32" if first.dtype.size <= 2 else "float64"
         first, last = math_ops.cast(first, wide), math_ops.cast(last, wide)
