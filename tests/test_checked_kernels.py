@@ -83,7 +83,7 @@ def test_a_kernel_whose_first_call_skipped_its_check_still_checks_later_calls():
             if "Input is not invertible" in want[2]:
                 assert "Input is not invertible" in got[2]
             elif "label value of 7" in want[2]:
-                assert "label value of 7 which is outside the valid range of [0, 3)" in got[2]
+                assert "label value of 7 which is outside the valid range of [0, 3).  Label values: 0 7" in got[2]
             else:
                 assert "indices[1] = 9 is not in [0, 4)" in want[2] and "indices[1] = 9 is not in [0, 4)" in got[2]
         else:
@@ -107,3 +107,30 @@ def test_a_scalar_index_out_of_range_is_named_as_tf_names_it(where):
     phrase = {"eager": "indices = 15 is not in [0, 4)", "function": "indices = -1 is not in [0, 3)"}
     for message in (run(body, real_tf).message, raised.message):
         assert phrase.get(where, "indices = 9 is not in [0, 4)") in message
+
+
+@pytest.mark.parametrize("where", ["eager", "tape", "function", "every_size"])
+def test_labels_out_of_range_are_listed_as_tf_lists_them(where):
+    labels, logits = [[1, 7], [0, -2]], np.zeros((2, 2, 3), np.float32)
+
+    def body(tf):
+        xent = tf.nn.sparse_softmax_cross_entropy_with_logits
+        if where == "eager":
+            return xent(labels=tf.constant(labels), logits=tf.constant(logits))
+        if where == "tape":
+            variable = tf.Variable(logits)
+            with tf.GradientTape():
+                return xent(labels=tf.constant(labels), logits=variable)
+        signature = None
+        if where == "every_size":
+            signature = [tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None, None, 3], tf.float32)]
+        return tf.function(lambda y, z: xent(labels=y, logits=z), input_signature=signature)(
+            tf.constant(labels), tf.constant(logits)
+        )
+
+    raised = check_raises(body)
+    for message in (run(body, real_tf).message, raised.message):
+        assert (
+            "Received a label value of -2 which is outside the valid range of [0, 3).  Label values: 1 7 0 -2"
+            in message
+        )

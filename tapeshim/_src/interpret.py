@@ -153,11 +153,17 @@ CheckFailed = interpret_rules.CheckFailed
 
 
 _CHECK_SUFFIX = re.compile(r"\s*\(`check` failed\)\s*$")
+_LABEL_VALUES = re.compile(r"(Label values: )(.*?)( \[Op:)", re.DOTALL)
+
+
+def _label_values(found: re.Match) -> str:
+    """TF's `Label values: 0 7` for NumPy's printed array `[[0 7]]` (its brackets and line breaks dropped)."""
+    return found.group(1) + " ".join(found.group(2).replace("[", " ").replace("]", " ").split()) + found.group(3)
 
 
 def check_error(message: str) -> errors.InvalidArgumentError:
     """TF's error for a failed runtime check, from checkify's message (a compiled program's or a host call's)."""
-    return errors.InvalidArgumentError(None, None, _CHECK_SUFFIX.sub("", message))
+    return errors.InvalidArgumentError(None, None, _LABEL_VALUES.sub(_label_values, _CHECK_SUFFIX.sub("", message)))
 
 
 def is_check_effect(effect: Any) -> bool:

@@ -28,8 +28,9 @@ def _sparse_xent(labels: jax.Array, logits: jax.Array, checked: bool = False) ->
         runtime_checks.require(
             (lowest >= 0) & (highest < classes),
             "Received a label value of {value} which is outside the valid range of "
-            f"[0, {classes}).  [Op:SparseSoftmaxCrossEntropyWithLogits]",
+            f"[0, {classes}).  Label values: {{labels}} [Op:SparseSoftmaxCrossEntropyWithLogits]",
             value=jnp.where(lowest < 0, lowest, highest),  # (the lowest if negative, else the highest: TF's)
+            labels=labels,  # (printed as NumPy prints an array: `interpret.check_error` writes TF's list)
         )
     log_probs = jax.nn.log_softmax(logits, axis=-1)
     if not sized:  # a gather needs each axis provably non-empty
