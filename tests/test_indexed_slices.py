@@ -1,6 +1,6 @@
 """`tf.IndexedSlices` gradients (section 14) against real TensorFlow."""
 
-from oracle import check
+from oracle import check, check_raises
 
 
 def _table(tf):
@@ -139,3 +139,17 @@ def test_second_derivatives_through_indexed_slices():
         return isinstance(g, tf.IndexedSlices), g, second
 
     check(body)
+
+
+def test_converting_constructed_indexed_slices():
+    def body(tf):
+        ints = tf.IndexedSlices(tf.constant([[1, 2], [3, 4]]), tf.constant([0, 0]), tf.constant([3, 2]))
+        return ints.shape, tf.convert_to_tensor(ints), tf.reduce_sum(ints)
+
+    check(body)
+    check_raises(lambda tf: tf.convert_to_tensor(tf.IndexedSlices(tf.constant([[1.0, 2.0]]), tf.constant([0]))))
+    check_raises(
+        lambda tf: tf.convert_to_tensor(
+            tf.IndexedSlices(tf.constant([[1.0, 2.0]]), tf.constant([5]), tf.constant([3, 2]))
+        )
+    )

@@ -52,14 +52,19 @@ class IndexedSlices:
 
     def to_dense(self) -> Tensor:
         """The dense tensor: rows summed into zeros of `dense_shape` (by recorded ops, as TF's conversion: a
-        tape or a function trace follows it)."""
-        from tapeshim._src.ops import math_ops, reduction_ops  # (reduction_ops imports this module)
+        tape or a function trace follows it).
 
-        if self._dense_shape is not None:
-            known = static_value.known_value(self._dense_shape)
-            rows: Any = int(known[0]) if known is not None and known.dtype != object else self._dense_shape[0]
-        else:
-            rows = math_ops.reduce_max(self._indices) + 1
+        Raises:
+          ValueError: without a `dense_shape`, as TF's conversion.
+        """
+        from tapeshim._src.ops import reduction_ops  # (reduction_ops imports this module)
+
+        if self._dense_shape is None:
+            raise ValueError(
+                f"Tensor conversion requested for IndexedSlices for argument `value` without dense_shape: {self!r}"
+            )
+        known = static_value.known_value(self._dense_shape)
+        rows: Any = int(known[0]) if known is not None and known.dtype != object else self._dense_shape[0]
         return reduction_ops.unsorted_segment_sum(self._values, self._indices, rows)
 
     def __neg__(self) -> "IndexedSlices":
