@@ -405,8 +405,9 @@ class ConcreteFunction:
 
     def _exportable(self, tracking: list) -> bool:
         """Whether a symbolic trace's call under the recorders `tracking` can be recorded as its exported
-        program: none of them is a forward accumulator, and JAX exports the program."""
-        if any(isinstance(r, ForwardAccumulator) for r in tracking):
+        program: none of them is a forward accumulator, the program has no loop (JAX differentiates no exported
+        loop), and JAX exports it."""
+        if self._exported.has_loop or any(isinstance(r, ForwardAccumulator) for r in tracking):
             return False
         try:
             self._exported.exported()

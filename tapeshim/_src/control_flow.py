@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from tapeshim._src import errors, nest, replay
+from tapeshim._src import errors, nest, replay, symbolic_dims
 from tapeshim._src.autograph.loop_gradient import reverse_differentiable_while
 from tapeshim._src.dtypes import int32
 from tapeshim._src.dynamic_shapes import DynamicShapeNeeded, covered_by_invariants
@@ -66,7 +66,12 @@ class _Branch:
     def __init__(self, fn: Callable[..., Any], specs: Sequence[tuple], what: str, convert: bool = True) -> None:
         trace = _thread_state.trace
         self.first_tid = next_tensor_id()
-        self.placeholders = [trace.placeholder(jnp.zeros(shape, dtype._np), shape, dtype) for shape, dtype in specs]
+        self.placeholders = [  # (no stand-in value for a size known per call: a trace for every size)
+            trace.placeholder(
+                None if any(symbolic_dims.is_symbolic(d) for d in shape) else jnp.zeros(shape, dtype._np), shape, dtype
+            )
+            for shape, dtype in specs
+        ]
         pending_before = dict(trace.pending)
         effects_before = len(trace.effects)
         trace.branch_depth += 1  # host state read here is read when the branch runs (function_host_inputs)

@@ -152,7 +152,7 @@ class ExportedProgram:
 
     __slots__ = (
         "raw", "program", "arg_structs", "_struct_args", "_structs", "_checked", "_symbolic", "_signatures",
-        "_seen", "_exported", "_export_error", "_export_lock",
+        "_seen", "_exported", "_export_error", "_export_lock", "has_loop",
     )  # fmt: skip
     _SIGNATURES = 64  # the sizes whose host programs and compiles are tracked (the least recently seen go)
     _SEEN = 4096  # the sizes remembered as seen or compiled (then forgotten at once)
@@ -167,6 +167,9 @@ class ExportedProgram:
         self._symbolic = jax.jit(program).trace(*structs)
         if not all(interpret.is_check_effect(effect) for effect in self._symbolic.jaxpr.effects):
             raise NotImplementedError("a trace for every size with host callbacks")
+        # (JAX cannot differentiate an exported loop whose trip count is known per call: a tape's calls of such a
+        # program run traces for their own shapes, whose loops tapeshim differentiates)
+        self.has_loop = interpret.has_loop(self._symbolic.jaxpr)
         self._exported: Any = None
         self._export_error: Exception | None = None
         self._export_lock = threading.Lock()

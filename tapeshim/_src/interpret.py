@@ -175,6 +175,17 @@ def _same(value: Any) -> Any:
     return value
 
 
+def has_loop(closed: jax_core.ClosedJaxpr) -> bool:
+    """Whether `closed` (or a jaxpr it calls) holds a `while` loop."""
+    for eqn in closed.jaxpr.eqns:
+        if eqn.primitive.name == "while":
+            return True
+        inner = _inner_jaxprs(eqn)
+        if inner is not None and any(has_loop(sub) for sub in inner):
+            return True
+    return False
+
+
 def supported(closed: jax_core.ClosedJaxpr, checks: bool = False, resolve: Callable[[Any], Any] = _same) -> bool:
     """Whether every equation of `closed` (and of the jaxprs it calls) has a rule for its parameters and
     every value a dtype NumPy computes as XLA does; with `checks`, runtime checks (`checkify.check`) are

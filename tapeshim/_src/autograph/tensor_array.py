@@ -17,13 +17,35 @@ from __future__ import annotations
 
 from typing import Any, SupportsInt
 
-from tapeshim._src import errors
+import jax.numpy as jnp
+
+from tapeshim._src import errors, registry, runtime_checks, symbolic_dims
 from tapeshim._src.dtypes import as_dtype, int32
+from tapeshim._src.node import OpKey
 from tapeshim._src.ops import array_ops, manip_ops, math_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import DTypeLike, TensorLike, TensorShapeLike
+
+
+def _reserved(size: Any, element_shape: tuple | None = None, dtype: Any = None) -> Tensor:
+    """For an array whose `size` is a symbolic dimension, checked as TF's TensorListReserve checks it when the
+    graph runs: its int32 size, or with `element_shape`, its rows (zeros of `dtype`)."""
+    rows = None if element_shape is None else (symbolic_dims.at_least_zero(size), *element_shape)
+
+    def kernel() -> tuple:
+        value = jnp.asarray(size, jnp.int32)
+        runtime_checks.require(
+            value >= 0,
+            "The num_elements to reserve must be a non negative number, but got {size} [Op:TensorListReserve]",
+            size=value,
+        )
+        return (value,) if rows is None else (jnp.zeros(rows, dtype._np),)
+
+    out = (((), int32),) if rows is None else ((rows, dtype),)
+    key = ("TensorListReserve", size) if rows is None else ("TensorListReserve", size, rows, dtype.name)
+    return registry.record(kernel, OpKey(*key), (), out, [])[0]
 
 
 def _symbolic(value: Any) -> bool:
@@ -50,19 +72,26 @@ class TensorArray:
     ) -> None:
         del clear_after_read, tensor_array_name, handle, flow, infer_shape, colocate_with_first_write_call, name
         self._dtype = as_dtype(dtype)
+        self._dynamic_size = bool(dynamic_size)
+        self._element_shape = None if element_shape is None else tuple(element_shape)
+        self._buffer: Tensor | None = None  # loop mode
+        self._bounded = -1  # a dynamic array's capacity ordinal in the trace, once bounded by it (see module doc)
         # (`size=tf.shape(x)[0]` inside tapeshim.function is known while tracing: H5)
-        self._capacity = 0 if size is None else int(array_ops.folded_int(size))
+        folded = 0 if size is None else array_ops.folded_int(size)
+        if symbolic_dims.is_symbolic(folded) and not self._dynamic_size:
+            # a size known per call (a trace for every size): the array is a buffer from its first element on
+            self._capacity: Any = folded
+            self._rows: list[Tensor | None] | None = None
+            self._size: Any = _reserved(folded)
+            return
+        self._capacity = int(folded)
         if self._capacity < 0 and _thread_state.trace is not None:  # (TF's eager TensorArray takes it)
             raise errors.invalid_argument(
                 f"The num_elements to reserve must be a non negative number, but got {self._capacity}",
                 "TensorListReserve",
             )
-        self._dynamic_size = bool(dynamic_size)
-        self._element_shape = None if element_shape is None else tuple(element_shape)
-        self._rows: list[Tensor | None] | None = [None] * self._capacity  # Python mode
-        self._buffer: Tensor | None = None  # loop mode
-        self._size: Any = self._capacity
-        self._bounded = -1  # a dynamic array's capacity ordinal in the trace, once bounded by it (see module doc)
+        self._rows = [None] * self._capacity  # Python mode
+        self._size = self._capacity
 
     @property
     def dtype(self) -> Any:
@@ -103,15 +132,18 @@ class TensorArray:
         self._check(value)
         new = self._copy()
         new._element_shape = tuple(value._shape)
-        if self._buffer is not None:
+        if _symbolic(index) and self._buffer is None:  # a loop's first trace learns the element shape
+            return new  # (see operators._tensor_loop)
+        if self._rows is None and self._buffer is None:  # a size known per call: its first element makes it a buffer
+            new._buffer = _reserved(self._capacity, tuple(value._shape), self._dtype)
+        buffer = new._buffer
+        if buffer is not None:
             index = math_ops.cast(index, int32)
             if self._bounded >= 0:  # a write past the capacity is dropped (the call runs again, see module doc)
-                new._buffer = array_ops.where(self._row_mask(self._buffer, index), value[None], self._buffer)
+                new._buffer = array_ops.where(self._row_mask(buffer, index), value[None], buffer)
             else:
-                new._buffer = manip_ops.tensor_scatter_nd_update(self._buffer, index[None, None], value[None])
+                new._buffer = manip_ops.tensor_scatter_nd_update(buffer, index[None, None], value[None])
             new._size = math_ops.maximum(self._size, index + 1)
-            return new
-        if _symbolic(index):  # a loop's first trace learns the element shape (see operators._tensor_loop)
             return new
         rows = new._row_list
         position = int(index)
@@ -133,6 +165,8 @@ class TensorArray:
             return math_ops.reduce_sum(array_ops.where(mask, self._buffer, array_ops.zeros_like(self._buffer)), 0)
         if self._buffer is not None:
             return array_ops.gather(self._buffer, index)
+        if self._rows is None:  # a size known per call, nothing written yet
+            return self._zeros_row()
         row = self._row_list[int(index)]
         return row if row is not None else self._zeros_row()
 
@@ -150,6 +184,8 @@ class TensorArray:
         """The elements stacked on a new first axis."""
         if self._buffer is not None:
             return self._buffer
+        if self._rows is None:  # a size known per call, nothing written yet
+            return _reserved(self._capacity, self._element_shape or (), self._dtype)
         if not self._row_list:
             return array_ops.zeros((0,) + (self._element_shape or ()), self._dtype)
         return array_ops.stack([r if r is not None else self._zeros_row() for r in self._row_list])
@@ -158,10 +194,15 @@ class TensorArray:
         """A new array whose elements are the rows of `value`."""
         value = convert_to_tensor(value, dtype=self._dtype)
         new = self._copy()
+        new._element_shape = tuple(value._shape[1:])
+        if self._rows is None or not value._shape or symbolic_dims.is_symbolic(value._shape[0]):
+            # rows known per call (a trace for every size): the value is the buffer
+            new._buffer, new._rows = value, None
+            new._size = array_ops.shape(value, out_type=int32)[0]
+            return new
         new._buffer = None
         new._rows = list(array_ops.unstack(value))
         new._size = len(new._rows)
-        new._element_shape = tuple(value._shape[1:])
         return new
 
     def size(self, name: str | None = None) -> Tensor:
@@ -178,6 +219,8 @@ class TensorArray:
                 "The element shape of a TensorArray written in a tensor loop must be known: pass "
                 "element_shape= or write an element before the loop."
             )
+        if self._rows is None:  # a size known per call, nothing written yet
+            return _reserved(self._capacity, self._element_shape, self._dtype), self._size
         capacity = len(self._row_list)
         bounded = -1
         if self._dynamic_size:
