@@ -347,3 +347,26 @@ def test_a_tensor_array_sized_per_call_written_in_a_loop():
     # TF runs the Python function once; tapeshim once for all sizes, and once more for the call under the tape
     # (JAX cannot differentiate an exported loop: that call runs a trace for its own shapes)
     assert len(runs) == 2
+
+
+def test_gradients_through_a_loop_over_a_size_known_per_call():
+    """A loop whose trip count is `tf.shape(x)[0]` in a trace for every size, differentiated by a tape (JAX's
+    VJP of the exported loop raised its own ValueError)."""
+
+    def body(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def decayed(x):
+            total = tf.zeros([3])
+            for i in tf.range(tf.shape(x)[0]):
+                total = total * 0.5 + tf.sin(x[i])
+            return total
+
+        variable = tf.Variable(np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3))
+        gradients = []
+        for _ in range(2):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(decayed(variable) ** 2)
+            gradients.append(tape.gradient(loss, variable))
+        return decayed(tf.ones([2, 3])), gradients
+
+    check(body, rtol=1e-5)
