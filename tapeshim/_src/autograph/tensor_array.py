@@ -147,6 +147,8 @@ class TensorArray:
             return new
         rows = new._row_list
         position = int(index)
+        if position < 0:
+            raise errors.OutOfRangeError(None, None, f"Writing to negative indices (index {position}) is not allowed.")
         if position >= len(rows):
             if not self._dynamic_size:
                 raise errors.invalid_argument(
@@ -167,7 +169,16 @@ class TensorArray:
             return array_ops.gather(self._buffer, index)
         if self._rows is None:  # a size known per call, nothing written yet
             return self._zeros_row()
-        row = self._row_list[int(index)]
+        position, rows = int(index), self._row_list
+        if position < 0:
+            raise errors.OutOfRangeError(
+                None, None, f"Reading from negative indices (index {position}) is not allowed."
+            )
+        if position >= len(rows):
+            raise errors.OutOfRangeError(
+                None, None, f"Tried to read from index {position} but array size is: {len(rows)}"
+            )
+        row = rows[position]
         return row if row is not None else self._zeros_row()
 
     @staticmethod

@@ -170,16 +170,18 @@ def _reshape_target(size_dims: tuple, target: tuple) -> tuple[int, ...]:
         raise static_error("Only one input size may be -1, not both", "Reshape")
     size = math.prod(size_dims)
     if -1 in target:
-        # TF ignores zero dimensions when it infers the -1: reshaping 0 values to [0, -1] gives [0, 1].
+        # TF infers the -1 from the nonzero requested sizes; where the request has a zero size, the input's zero
+        # sizes are left out too (0 values to [0, -1] give [0, 1]), else they count ([-1, 3] of 0 values: [0, 3])
         known = math.prod(d for d in target if d > 0)
-        nonzero_size = math.prod(d for d in size_dims if d > 0)
-        if 0 not in size_dims and nonzero_size % known:
+        dropped = 0 in target and 0 in size_dims
+        counted = math.prod(d for d in size_dims if d > 0 or 0 not in target)
+        if not dropped and counted % known:
             raise static_error(
                 f"Input to reshape is a tensor with {size} values, but the requested shape requires a "
                 f"multiple of {known}",
                 "Reshape",
             )
-        target = tuple(nonzero_size // known if d == -1 else d for d in target)
+        target = tuple(counted // known if d == -1 else d for d in target)
     if math.prod(target) != size:
         raise static_error(
             f"Input to reshape is a tensor with {size} values, but the requested shape has {math.prod(target)}",
@@ -217,7 +219,27 @@ def reshape(tensor: TensorLike, shape: ShapeLike | TensorLike, name: str | None 
     target = int_arg(shape, "Tshape", "Reshape")
     if all(isinstance(d, (int, np.integer)) for d in x._shape):  # not Keras's symbolic shape inference
         target = _reshape_target(tuple(x._shape), target)
+    elif any(symbolic_dims.is_symbolic(d) for d in x._shape) and all(
+        isinstance(d, (int, np.integer)) and d >= 0 for d in target
+    ):  # sizes known per call to a fixed shape: TF checks the count when the graph runs
+        return apply(_reshape_checked_op, (x,), (("shape", tuple(int(d) for d in target)),))[0]
     return apply(_reshape_op, (x,), (("shape", target),))[0]
+
+
+def _reshape_checked_impl(x: jax.Array, shape: tuple) -> jax.Array:
+    """`x` of sizes known per call reshaped to the fixed `shape`, its element count checked when the call
+    runs (JAX cannot prove it, and would fail refining the program's shapes)."""
+    count, total = jnp.asarray(math.prod(x.shape)), math.prod(shape)
+    runtime_checks.require(
+        count == total,
+        "Input to reshape is a tensor with {count} values, but the requested shape has "
+        + f"{total} [Op:Reshape]",
+        count=count,
+    )
+    return runtime_checks.with_size(x.reshape(-1), 0, total).reshape(shape)
+
+
+_reshape_checked_op = OpDef("Reshape", _reshape_checked_impl, True)
 
 
 @table.export("transpose", dtypes=table.ANY, op=_transpose_op)
@@ -276,7 +298,10 @@ def concat(values: Sequence[Any], axis: int, name: str | None = None) -> Tensor:
 @table.export("stack", dtypes=table.ANY, op=_stack_op)
 def stack(values: Sequence[Any], axis: int = 0, name: str | None = None) -> Tensor:
     """Stacks tensors of one shape along a new `axis`, as `tf.stack`."""
-    tensors = convert_same_dtype(list(values), "Pack")
+    values = list(values)
+    if int(axis) == 0 and not any(isinstance(v, Tensor) or hasattr(v, "_read_for_op") for v in values):
+        return convert_to_tensor(values)  # (as TF: a list of Python values is one constant, its dtype inferred)
+    tensors = convert_same_dtype(values, "Pack")
     axis = _check_same_rank(tensors, int(axis), "Pack", False)
     return apply(_stack_op, tuple(tensors), (("axis", axis),))[0]
 
@@ -301,6 +326,11 @@ def expand_dims(input: TensorLike, axis: int, name: str | None = None) -> Tensor
     """Inserts a dimension of size 1 at `axis`."""
     x = convert_to_tensor(input)
     rank = len(x._shape)
+    if isinstance(axis, (list, tuple, np.ndarray)) or (isinstance(axis, Tensor) and len(axis._shape) == 1):
+        values = list(np.asarray(axis.numpy() if isinstance(axis, Tensor) else axis).reshape(-1))
+        if len(values) != 1:  # (TF takes a one-element vector)
+            raise static_error(f"'dim' must be a tensor with a single value, got {len(values)} values", "ExpandDims")
+        axis = values[0]
     axis = python_int(axis, "int32")
     if not -rank - 1 <= axis <= rank:
         raise static_error(f"Tried to expand dim index {axis} for tensor with {rank} dimensions.", "ExpandDims")
@@ -462,7 +492,17 @@ def _dynamic_slice_impl(x: jax.Array, indices: tuple, key: tuple) -> jax.Array:
         if part[0] == "dslice":
             _, position, dim, length = part
             x = jax.lax.dynamic_slice_in_dim(x, indices[position], length, axis=dim)
+        elif part[0] == "dyn" and part[3] == 0:  # an index into an empty axis: its check fails when it runs
+            x = _padded_to_one(x, part[2])  # (a loop body over no rows is traced, not run)
     return x[_decode_key(key, indices)]
+
+
+def _padded_to_one(x: jax.Array, axis: int) -> jax.Array:
+    """`x` with a row of zeros added to its empty `axis`: an index into it traces (JAX refuses to index an
+    empty axis); its runtime check raises TF's error where the program would use it."""
+    padding = [(0, 0, 0)] * x.ndim
+    padding[axis] = (0, 1, 0)
+    return jax.lax.pad(x, jnp.zeros((), x.dtype), padding)
 
 
 def getitem(tensor: Any, key: Any) -> Tensor:
@@ -515,6 +555,8 @@ def where(
 def _gather_impl(params: jax.Array, indices: jax.Array, axis: int, batch_dims: int, checked: bool = False) -> jax.Array:
     if checked:
         runtime_checks.check_range_traced(indices, params.shape[axis], "indices", "GatherV2")
+    if params.shape[axis] == 0 and indices.size:  # (a loop body over no rows: see `_padded_to_one`)
+        params = _padded_to_one(params, axis)
     if batch_dims:
         gather = _gather_impl
         for _ in builtins.range(batch_dims):
@@ -674,6 +716,11 @@ def range(
     if any(symbolic_dims.is_symbolic(v) for v in values):
         return _symbolic_range(values, given, dtype)
     values = [convert_to_tensor(v).numpy() if is_tensor_like(v) else v for v in values]
+    for k, (what, v) in enumerate(zip(("start", "limit", "delta"), values)):
+        if np.ndim(v):  # (TF's kernel takes a one-element vector as its scalar)
+            if np.size(v) != 1:
+                raise static_error(f"{what} must be a scalar, not shape [{','.join(map(str, np.shape(v)))}]", "Range")
+            values[k] = np.reshape(v, ())
     if values[2] == 0:
         raise static_error("Requires delta != 0: 0", "Range")
     if values[2] > 0 and values[0] > values[1]:

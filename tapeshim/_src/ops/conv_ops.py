@@ -36,7 +36,13 @@ def _padding(padding: Any, n: int) -> Any:
     if isinstance(padding, str):
         if padding.upper() not in ("SAME", "VALID"):
             raise ValueError(f"`padding` must be 'SAME' or 'VALID', got {padding!r}.")
-        return padding.upper()
+        if padding not in ("SAME", "VALID"):  # (TF's attr is case-sensitive)
+            raise errors.invalid_argument(
+                f'Value for attr \'padding\' of "{padding}" is not in the list of allowed values: "SAME", '
+                '"VALID", "EXPLICIT"',
+                "Conv2D",
+            )
+        return padding
     pairs = [tuple(int(v) for v in p) for p in padding]
     return tuple(pairs[1:-1]) if len(pairs) == n + 2 else tuple(pairs)
 
@@ -85,12 +91,19 @@ def _conv(
                 f"input depth must be evenly divisible by filter depth: {channels} vs {kernel._shape[-2]}", "Conv2D"
             )
         groups = channels // kernel._shape[-2]
+    stride_sizes, dilation_sizes = _tuple(strides, n, "strides"), _tuple(dilations, n, "dilations")
+    op_name = "Conv3D" if n == 3 else "Conv2D"  # (TF's conv1d is a Conv2D)
+    if min(stride_sizes) <= 0:
+        what = "Spatial strides" if n == 3 else "Row and column strides"
+        raise errors.invalid_argument(f"{what} should be larger than 0.", op_name)
+    if min(dilation_sizes) <= 0:
+        raise errors.invalid_argument("Dilated rates should be larger than 0.", op_name)
     static = (
-        ("dilations", _tuple(dilations, n, "dilations")),
+        ("dilations", dilation_sizes),
         ("groups", groups),
         ("padding", _padding(padding, n)),
         ("spec", spec),
-        ("strides", _tuple(strides, n, "strides")),
+        ("strides", stride_sizes),
     )
     return apply(_conv_op, (inputs, kernel), static)[0]
 

@@ -232,6 +232,8 @@ def _gather_nd_impl(params: jax.Array, indices: jax.Array, batch_dims: int, chec
         runtime_checks.check_vectors_traced(indices, params.shape[batch_dims:], "GatherNd")
     if batch_dims:
         return jax.vmap(lambda p, i: _gather_nd_impl(p, i, batch_dims - 1))(params, indices)
+    if indices.shape[-1] == 0:  # empty index vectors pick the whole of params, once per vector
+        return jnp.broadcast_to(params, indices.shape[:-1] + params.shape)
     return params[tuple(jnp.moveaxis(indices, -1, 0))]
 
 
@@ -251,6 +253,8 @@ def gather_nd(params: TensorLike, indices: TensorLike, batch_dims: int = 0, name
     p, i = convert_to_tensor(params), convert_to_tensor(indices)
     if not i.dtype.is_integer:
         raise attr_error(f"indices must be int32 or int64, got {i.dtype.name}", "GatherNd")
+    if not i._shape:
+        raise static_error("indices must be at least a vector", "GatherNd")
     batch_dims = int(batch_dims)
     depth, params_rank = (i._shape[-1] if i._shape else 0), len(p._shape) - batch_dims
     if depth > params_rank:
@@ -267,7 +271,11 @@ def _scatter_impl(
     if checked:
         runtime_checks.check_vectors_traced(indices, tensor.shape, op_name)
     where = tuple(jnp.moveaxis(indices, -1, 0))
-    return tensor.at[where].set(updates) if mode == "update" else tensor.at[where].add(updates)
+    if mode == "update":
+        return tensor.at[where].set(updates)
+    if tensor.dtype == jnp.bool_:  # (TF's bool sum is an or)
+        return tensor.astype(jnp.int32).at[where].max(updates.astype(jnp.int32)).astype(jnp.bool_)
+    return tensor.at[where].add(updates)
 
 
 _scatter_op = OpDef("TensorScatter", _scatter_impl, True)
@@ -661,7 +669,7 @@ def argsort(
 
 
 _unique_gather_op = OpDef(
-    "Unique", lambda x, positions: gradient_not_registered("Unique")(x[np.asarray(positions)]), True
+    "Unique", lambda x, positions: gradient_not_registered("Unique")(x[np.asarray(positions, np.int64)]), True
 )
 
 

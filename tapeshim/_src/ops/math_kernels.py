@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from typing import Callable
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -112,15 +112,27 @@ def sum_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
 
 def chooser_reduce(kind: str, x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
     """reduce_max (`kind` "max") or reduce_min over `axis`, with TF's MinOrMaxGrad for floats."""
-    reduce = jnp.max if kind == "max" else jnp.min
     if not jnp.issubdtype(x.dtype, jnp.floating):
-        return reduce(x, axis=axis, keepdims=keepdims)
+        return _chosen(kind, x, axis, keepdims)
     return _chooser_float(kind, axis, keepdims, x)
+
+
+def _chosen(kind: str, x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
+    """`jnp.max` or `jnp.min` from TF's identity: an empty axis gives the lowest (highest) value, as TF's."""
+    dtype = x.dtype
+    if dtype == jnp.bool_:
+        initial: Any = kind != "max"
+    elif jnp.issubdtype(dtype, jnp.integer):
+        initial = jnp.iinfo(dtype).min if kind == "max" else jnp.iinfo(dtype).max
+    else:
+        initial = -jnp.inf if kind == "max" else jnp.inf
+    reduce = jnp.max if kind == "max" else jnp.min
+    return reduce(x, axis=axis, keepdims=keepdims, initial=jnp.asarray(initial, dtype))
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2))
 def _chooser_float(kind: str, axis: tuple | None, keepdims: bool, x: jax.Array) -> jax.Array:
-    return (jnp.max if kind == "max" else jnp.min)(x, axis=axis, keepdims=keepdims)
+    return _chosen(kind, x, axis, keepdims)
 
 
 @_chooser_float.defjvp
@@ -128,7 +140,7 @@ def _chooser_float_jvp(kind: str, axis: tuple | None, keepdims: bool, primals: t
     # TF's MinOrMaxGrad: the elements equal to the result share it equally (0/0, so NaN, when it is NaN).
     (x,), (t,) = primals, tangents
     y = _chooser_float(kind, axis, keepdims, x)
-    kept = jnp.max(x, axis=axis, keepdims=True) if kind == "max" else jnp.min(x, axis=axis, keepdims=True)
+    kept = _chosen(kind, x, axis, True)
     indicators = (x == kept).astype(x.dtype)
     count = jnp.sum(indicators, axis=axis, keepdims=True)
     # TF's indicators / num_selected, which is 0/0 (NaN) where the result is NaN (XLA would fold it to 0).

@@ -28,6 +28,7 @@ from tapeshim._src.ops.common import (
     dtype_check,
     is_tensor_like,
     normalize_axis,
+    static_error,
 )
 from tapeshim._src.ops.math_kernels import (
     abs_impl,
@@ -778,6 +779,8 @@ def reduce_any(
 
 def _arg_reduce(op: OpDef, input: Any, axis: Any, output_type: Any) -> Tensor:
     x = convert_to_tensor(input)
+    if not x._shape:  # (TF's kernel: a scalar has no dimension to reduce)
+        raise static_error(f"Expected dimension in the range [0, 0), but got {0 if axis is None else axis}", op.name)
     axes = normalize_axis(0 if axis is None else axis, len(x._shape))
     return apply(op, (x,), (("axis", axes[0]), ("out", dtypes.as_dtype(output_type).name)))[0]
 
@@ -803,6 +806,10 @@ def argmin(
 )
 def add_n(inputs: list, name: str | None = None) -> Tensor:
     """Adds a list of tensors of one shape and dtype."""
+    if not inputs:
+        raise ValueError(
+            "Inputs must be an iterable of at least one Tensor/IndexedSlices with the same dtype and shape."
+        )
     return apply(_add_n_op, tuple(convert_same_dtype(list(inputs), "AddN")))[0]
 
 

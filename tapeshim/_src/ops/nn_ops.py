@@ -179,13 +179,23 @@ def softmax_cross_entropy_with_logits(
     """
     if labels is None or logits is None:
         raise ValueError("Both labels= and logits= must be given (as keywords, as in TF).")
-    labels_t, logits_t = convert_same_dtype((labels, logits), "SoftmaxCrossEntropyWithLogits")
+    logits_t = convert_to_tensor(logits)
+    labels_t = convert_to_tensor(labels)
+    if labels_t._dtype != logits_t._dtype and logits_t._dtype.is_floating:  # TF casts the labels to the logits'
+        labels_t = math_ops.cast(labels_t, logits_t._dtype)
+    labels_t, logits_t = convert_same_dtype((labels_t, logits_t), "SoftmaxCrossEntropyWithLogits")
     if tuple(labels_t._shape) != tuple(logits_t._shape):
-        raise errors.invalid_argument(
-            f"logits and labels must be broadcastable: logits_size=[{','.join(map(str, logits_t._shape))}] "
-            f"labels_size=[{','.join(map(str, labels_t._shape))}]",
-            "SoftmaxCrossEntropyWithLogits",
-        )
+        try:  # TF's kernel broadcasts them
+            common = np.broadcast_shapes(tuple(labels_t._shape), tuple(logits_t._shape))
+        except ValueError:
+            raise errors.invalid_argument(
+                f"logits and labels must be broadcastable: logits_size=[{','.join(map(str, logits_t._shape))}] "
+                f"labels_size=[{','.join(map(str, labels_t._shape))}]",
+                "SoftmaxCrossEntropyWithLogits",
+            ) from None
+        from tapeshim._src.ops import manip_ops  # (manip_ops imports this module's neighbours: imported on use)
+
+        labels_t, logits_t = manip_ops.broadcast_to(labels_t, common), manip_ops.broadcast_to(logits_t, common)
     axis = _axis(axis, len(logits_t._shape), "SoftmaxCrossEntropyWithLogits")
     return apply(_xent_op, (labels_t, logits_t), (("axis", axis),))[0]
 
