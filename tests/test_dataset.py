@@ -93,3 +93,26 @@ def test_training_loop_over_a_dataset_matches_tf():
         return losses, w
 
     check(body)
+
+
+def test_a_mapped_dataset_spec_has_tfs_unknown_sizes():
+    """TF traces a map function for its source's spec: a batched dataset's mapped spec keeps the batch size
+    unknown (it was the first batch's), so a step with `input_signature=ds.element_spec` takes the last,
+    smaller batch."""
+
+    def body(tf):
+        rows = (np.arange(20, dtype=np.float32).reshape(10, 2), np.arange(10))
+        batched = tf.data.Dataset.from_tensor_slices(rows).batch(4)
+        mapped = batched.map(lambda a, b: (a * 2, tf.cast(b, tf.float32)))
+        runs = []
+
+        @tf.function(input_signature=mapped.element_spec)
+        def step(a, b):
+            runs.append(1)
+            return tf.reduce_sum(a) + tf.reduce_sum(b)
+
+        totals = [step(a, b) for a, b in mapped]
+        shaped = tf.data.Dataset.range(7).batch(3).map(lambda x: {"a": x[:2], "n": tf.shape(x)[0], "r": x[:, None]})
+        return mapped.element_spec, totals, len(runs), shaped.element_spec, batched.map(lambda a, b: a).element_spec
+
+    check(body)

@@ -30,6 +30,9 @@ _VALUES = {
     "unique_empty_ints": lambda tf: tf.unique(tf.zeros([0], tf.int32)),
     "scatter_nd_bools": lambda tf: tf.scatter_nd([[1], [1]], [True, True], [3]),
     "gather_nd_empty_index_vectors": lambda tf: tf.gather_nd(tf.ones([2, 2]), tf.zeros([3, 0], tf.int32)),
+    "gather_negative_batch_dims": lambda tf: tf.gather(tf.ones([2, 3]), tf.constant([[0], [1]]), batch_dims=-1),
+    "argmax_of_bools": lambda tf: tf.argmax(tf.constant([False, True])),
+    "invert_of_ints": lambda tf: (~tf.constant([1]), ~tf.constant([1], tf.uint8), ~tf.Variable([3])),
 }
 
 _ERRORS = {
@@ -52,6 +55,20 @@ _ERRORS = {
     ),
     "conv2d_dilation_0": lambda tf: tf.nn.conv2d(tf.ones([1, 5, 5, 1]), tf.ones([2, 2, 1, 1]), 1, "SAME", dilations=0),
     "conv2d_lowercase_padding": lambda tf: tf.nn.conv2d(tf.ones([1, 5, 5, 1]), tf.ones([2, 2, 1, 1]), 1, "same"),
+    "max_pool_window_0": lambda tf: tf.nn.max_pool2d(tf.ones([1, 4, 4, 1]), 0, 1, "VALID"),
+    "max_pool_stride_0": lambda tf: tf.nn.max_pool2d(tf.ones([1, 4, 4, 1]), 2, 0, "VALID"),
+    "avg_pool_of_ints": lambda tf: tf.nn.avg_pool2d(tf.ones([1, 4, 4, 1], tf.int32), 2, 2, "VALID"),
+    "add_n_of_different_shapes": lambda tf: tf.add_n([tf.ones([2, 2]), tf.ones([2])]),
+    "where_of_a_scalar": lambda tf: tf.where(tf.constant(True)),
+    "matmul_transposed_and_adjoint": lambda tf: tf.matmul(
+        tf.ones([2, 2]), tf.ones([2, 2]), transpose_a=True, adjoint_a=True
+    ),
+    "negative_of_unsigned": lambda tf: -tf.constant([1], tf.uint8),
+    "batch_of_different_shapes": lambda tf: list(
+        tf.data.Dataset.from_generator(
+            lambda: iter([[1], [1, 2]]), output_signature=tf.TensorSpec([None], tf.int32)
+        ).batch(2)
+    ),
 }
 
 

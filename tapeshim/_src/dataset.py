@@ -71,6 +71,21 @@ def _stack_rows(*rows: np.ndarray) -> np.ndarray:
     return np.stack(rows)
 
 
+def _batch_of(chunk: list, stack: Callable[..., Any]) -> Any:
+    """One batch of the elements in `chunk`; elements whose components differ in shape raise TF's error."""
+    for component, parts in enumerate(zip(*(nest.flatten(element) for element in chunk))):
+        shapes = [tuple(p._shape) if isinstance(p, Tensor) else np.shape(p) for p in parts]
+        for k, shape in enumerate(shapes[1:], start=1):
+            if shape != shapes[0]:
+                raise errors.InvalidArgumentError(
+                    None,
+                    None,
+                    f"Cannot batch tensors with different shapes in component {component}. First element had "
+                    f"shape [{','.join(map(str, shapes[0]))}] and element {k} had shape [{','.join(map(str, shape))}].",
+                )
+    return nest.map_structure(stack, *chunk)
+
+
 def _prefetching(make_source: Callable[[], Iterator[Any]], depth: int) -> Iterator[Any]:
     """The source's elements, produced up to `depth` ahead by a background thread.
 
@@ -277,7 +292,7 @@ class Dataset(DatasetTransforms):
                 chunk = list(itertools.islice(source, size))
                 if not chunk or (drop_remainder and len(chunk) < size):
                     return
-                yield nest.map_structure(stack, *chunk)
+                yield _batch_of(chunk, stack)
 
         card = self._cardinality
         if card >= 0:

@@ -12,6 +12,7 @@ import numpy as np
 
 from tapeshim._src import dtypes, nest
 from tapeshim._src.dtypes import DType
+from tapeshim._src.state import _thread_state
 from tapeshim._src.strings_tensor import host_tensor
 from tapeshim._src.tensor import Tensor, convert_to_tensor, device_constant
 from tapeshim._src.tensor_spec import TensorSpec
@@ -48,12 +49,54 @@ def _call(fn: Callable[..., Any], element: Any) -> Any:
 
 
 class _LazySpec:
-    """The element spec of a mapped dataset, computed from its first element when asked."""
+    """The element spec of a mapped dataset, computed when asked: as TF computes it, by tracing the function
+    for the source's spec (its unknown sizes as `None`), where the source's spec has unknown sizes and the
+    function traces for every size; else from the first element."""
 
     def __init__(self, source: DatasetTransforms, fn: Callable[..., Any]) -> None:
         self._source, self._fn = source, fn
+        self._general: Any = None  # the traced spec, once computed
 
     def resolve(self) -> Any:
+        if self._general is not None:
+            return self._general
+        first = None
         for element in self._source._elements():
-            return _spec(_to_tensors(_call(self._fn, element)))
+            first = _spec(_to_tensors(_call(self._fn, element)))
+            break
+        if first is None or _thread_state.trace is not None or _thread_state.recorders:
+            return first  # (no trace of the function inside another trace or under a tape)
+        source = self._source.element_spec
+        if not any(None in s.shape.as_list() for s in nest.flatten(source) if s.shape.rank is not None):
+            return first
+        general = _traced_spec(self._fn, source)
+        if general is None or nest.flatten(general) == [] or not _same_structure(general, first):
+            return first
+        self._general = general
+        return general
+
+
+def _same_structure(a: Any, b: Any) -> bool:
+    try:
+        nest.assert_same_structure(a, b)
+    except (TypeError, ValueError):
+        return False
+    return all(x.dtype == y.dtype and x.shape.rank == y.shape.rank for x, y in zip(nest.flatten(a), nest.flatten(b)))
+
+
+def _traced_spec(fn: Callable[..., Any], source: Any) -> Any:
+    """`fn`'s output spec for elements of spec `source`, from a trace for every size (None where it fails)."""
+    from tapeshim._src.function import Function  # import cycle: function -> dataset -> dataset_elements
+
+    specs = nest.flatten(source)
+
+    def flat_fn(*tensors: Tensor) -> Any:
+        return _to_tensors(_call(fn, nest.pack_sequence_as(source, list(tensors))))
+
+    try:
+        concrete = Function(flat_fn, name="map_spec", input_signature=specs).get_concrete_function()
+    except Exception:  # noqa: BLE001 - a function that does not trace (host code, strings): its first element's
         return None
+    if not concrete.symbolic:
+        return None
+    return nest.map_structure(lambda s: TensorSpec(s.shape, s.dtype), concrete.structured_outputs)

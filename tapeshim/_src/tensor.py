@@ -167,6 +167,11 @@ class TensorOperators:
         return math_ops.abs(self)
 
     def __invert__(self) -> "Tensor":
+        this = cast(Any, self)  # (a Tensor or a Variable)
+        if this.dtype.is_integer:  # TF: the bitwise invert of an integer tensor, the logical not of a bool one
+            from tapeshim._src.ops import bitwise_ops  # (ops import this module)
+
+            return bitwise_ops.invert(this)
         return math_ops.logical_not(self)
 
     def __and__(self, other: TensorLike) -> "Tensor":

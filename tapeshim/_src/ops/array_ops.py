@@ -232,8 +232,7 @@ def _reshape_checked_impl(x: jax.Array, shape: tuple) -> jax.Array:
     count, total = jnp.asarray(math.prod(x.shape)), math.prod(shape)
     runtime_checks.require(
         count == total,
-        "Input to reshape is a tensor with {count} values, but the requested shape has "
-        + f"{total} [Op:Reshape]",
+        "Input to reshape is a tensor with {count} values, but the requested shape has " + f"{total} [Op:Reshape]",
         count=count,
     )
     return runtime_checks.with_size(x.reshape(-1), 0, total).reshape(shape)
@@ -531,6 +530,8 @@ def where(
     """
     cond = convert_to_tensor(condition)
     if x is None and y is None:
+        if not cond._shape:  # (TF's kernel needs a dimension)
+            raise errors.invalid_argument("WhereOp : Unhandled input dimensions: 0", "Where")
         return constant(np.argwhere(np.asarray(cond.numpy())).astype(np.int64))
     if x is None or y is None:
         raise ValueError("x and y must both be non-None or both be None.")
@@ -588,7 +589,10 @@ def gather(
             "GatherV2",
         )
     rank = len(p._shape)
-    axis = int(batch_dims) if axis is None else int_arg(axis, "Taxis", "GatherV2")[0]
+    batch_dims = int(batch_dims)
+    if batch_dims < 0:  # (counted from the indices' rank, as TF)
+        batch_dims += len(i._shape)
+    axis = batch_dims if axis is None else int_arg(axis, "Taxis", "GatherV2")[0]
     if axis >= rank:
         raise static_error(f"Shape must be at least rank {axis + 1} but is rank {rank}", "GatherV2")
     if axis < -rank:

@@ -216,12 +216,28 @@ def _pool(kind: str, x: Any, ksize: Any, strides: Any, padding: str, data_format
     t = convert_to_tensor(x)
     if len(t._shape) != n + 2:
         raise errors.invalid_argument(f"tensor_in_shape must have {n} spatial dimensions. {len(t._shape)} 0", "MaxPool")
+    op_name = ("MaxPool" if kind == "max" else "AvgPool") + ("3D" if n == 3 else "")
+    if kind == "avg" and not t._dtype.is_floating:
+        raise errors.invalid_argument(
+            f"Value for attr 'T' of {t._dtype.name} is not in the list of allowed values: half, bfloat16, float, "
+            f"double\n\t; NodeDef: {{{{node {op_name}}}}}",
+            op_name,
+        )
+    window, stride_sizes = _tuple(ksize, n, "ksize"), _tuple(strides, n, "strides")
+    if min(window) <= 0:
+        full = [1, *window, 1] if data_format.endswith("C") else [1, 1, *window]
+        raise errors.invalid_argument(
+            "Sliding window ksize must be positive. The specified or inferred ksize is: " + ",".join(map(str, full)),
+            op_name,
+        )
+    if min(stride_sizes) <= 0:
+        raise errors.invalid_argument(f"Stride must be > 0, but got {min(stride_sizes)}", op_name)
     static = (
         ("kind", kind),
         ("padding", _padding(padding, n)),
         ("spec", data_format),
-        ("strides", _tuple(strides, n, "strides")),
-        ("window", _tuple(ksize, n, "ksize")),
+        ("strides", stride_sizes),
+        ("window", window),
     )
     return apply(_pool_op, (t,), static)[0]
 

@@ -179,7 +179,7 @@ def _matmul_check(in_avals: tuple, static: dict) -> None:
 
 
 # -- elementwise unary -----------------------------------------------------------
-negative = _unary("negative", "Neg", jnp.negative, NUMERIC, what="-x", paths=("math.negative", "negative"))
+negative = _unary("negative", "Neg", jnp.negative, "fci", what="-x", paths=("math.negative", "negative"))
 exp = _unary("exp", "Exp", jnp.exp, what="e^x", paths=("math.exp", "exp"))
 expm1 = _unary("expm1", "Expm1", jnp.expm1, paths=("math.expm1",))
 log = _unary("log", "Log", jnp.log, what="the natural logarithm", paths=("math.log",))
@@ -596,10 +596,10 @@ _reduce_ops = {
     ),
 }
 _argmax_op = OpDef(
-    "ArgMax", lambda x, axis, out: jnp.argmax(x, axis=axis).astype(out), False, dtype_check("ArgMax", REAL_NUMERIC)
+    "ArgMax", lambda x, axis, out: jnp.argmax(x, axis=axis).astype(out), False, dtype_check("ArgMax", "fiub")
 )
 _argmin_op = OpDef(
-    "ArgMin", lambda x, axis, out: jnp.argmin(x, axis=axis).astype(out), False, dtype_check("ArgMin", REAL_NUMERIC)
+    "ArgMin", lambda x, axis, out: jnp.argmin(x, axis=axis).astype(out), False, dtype_check("ArgMin", "fiub")
 )
 _add_n_op = OpDef("AddN", add_n_impl, True, dtype_check("AddN", NUMERIC))
 
@@ -686,6 +686,12 @@ def matmul(
     Raises:
       InvalidArgumentError: if the dtypes differ or the inner dimensions do not match.
     """
+    if (transpose_a and adjoint_a) or (transpose_b and adjoint_b):
+        side = "a" if transpose_a and adjoint_a else "b"
+        raise ValueError(
+            f"Only one of `transpose_{side}` and `adjoint_{side}` can be True. Received `transpose_{side}`=True, "
+            f"`adjoint_{side}`=True."
+        )
     a, b = convert_same_dtype((a, b), "MatMul")
     static = (
         ("adjoint_a", bool(adjoint_a)),
@@ -810,7 +816,16 @@ def add_n(inputs: list, name: str | None = None) -> Tensor:
         raise ValueError(
             "Inputs must be an iterable of at least one Tensor/IndexedSlices with the same dtype and shape."
         )
-    return apply(_add_n_op, tuple(convert_same_dtype(list(inputs), "AddN")))[0]
+    tensors = convert_same_dtype(list(inputs), "AddN")
+    for k, t in enumerate(tensors[1:], start=1):
+        if tuple(t._shape) != tuple(tensors[0]._shape):  # (TF's AddN does not broadcast)
+            shapes = [f"[{','.join(map(str, x._shape))}]" for x in (tensors[0], t)]
+            raise errors.invalid_argument(
+                f"Inputs to operation AddN of type AddN must have the same size and shape.  Input 0: {shapes[0]} "
+                f"!= input {k}: {shapes[1]}",
+                "AddN",
+            )
+    return apply(_add_n_op, tuple(tensors))[0]
 
 
 @table.export(
