@@ -500,6 +500,67 @@ class Variable(TensorOperators):
         self._update(delta, "AssignSubVariableOp")
         return self if read_value else None
 
+    # -- sparse reads and updates (TF's `ResourceVariable` methods) --------
+    def sparse_read(self, indices: TensorLike, name: str | None = None) -> Tensor:
+        """The rows of the variable at `indices` (`tf.gather`: a tape's gradient is `IndexedSlices`)."""
+        from tapeshim._src.ops import array_ops  # (ops import this module)
+
+        return array_ops.gather(self, indices)
+
+    def _scatter_rows(self, sparse_delta: Any, how: str) -> "Variable":
+        from tapeshim._src.indexed_slices import IndexedSlices  # (imports ops, which import this module)
+
+        if not isinstance(sparse_delta, IndexedSlices):
+            raise TypeError(f"Argument `sparse_delta` must be a `tf.IndexedSlices`. Received arg: {sparse_delta}")
+        indices = convert_to_tensor(sparse_delta.indices)
+        return self._scatter_nd(array_ops_expand_last(indices), sparse_delta.values, how)
+
+    def _scatter_nd(self, indices: TensorLike, updates: TensorLike, how: str) -> "Variable":
+        from tapeshim._src.ops import manip_ops, scatter_ops  # (ops import this module)
+
+        scatter = {
+            "update": manip_ops.tensor_scatter_nd_update,
+            "add": manip_ops.tensor_scatter_nd_add,
+            "sub": scatter_ops.tensor_scatter_nd_sub,
+            "max": scatter_ops.tensor_scatter_nd_max,
+            "min": scatter_ops.tensor_scatter_nd_min,
+        }[how]
+        updates = convert_to_tensor(updates, dtype=self._dtype)
+        variable_scope().assign(self, scatter(self.read_value(), indices, updates), "assign")
+        return self
+
+    def scatter_update(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None) -> "Variable":
+        """Sets the rows `sparse_delta.indices` to `sparse_delta.values` (an `IndexedSlices`)."""
+        return self._scatter_rows(sparse_delta, "update")
+
+    def scatter_add(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None) -> "Variable":
+        """Adds `sparse_delta.values` to the rows `sparse_delta.indices` (an `IndexedSlices`)."""
+        return self._scatter_rows(sparse_delta, "add")
+
+    def scatter_sub(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None) -> "Variable":
+        """Subtracts `sparse_delta.values` from the rows `sparse_delta.indices` (an `IndexedSlices`)."""
+        return self._scatter_rows(sparse_delta, "sub")
+
+    def scatter_max(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None) -> "Variable":
+        """The larger of each row at `sparse_delta.indices` and `sparse_delta.values` (an `IndexedSlices`)."""
+        return self._scatter_rows(sparse_delta, "max")
+
+    def scatter_min(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None) -> "Variable":
+        """The smaller of each row at `sparse_delta.indices` and `sparse_delta.values` (an `IndexedSlices`)."""
+        return self._scatter_rows(sparse_delta, "min")
+
+    def scatter_nd_update(self, indices: TensorLike, updates: TensorLike, name: str | None = None) -> "Variable":
+        """Sets the elements (or slices) at the index vectors `indices` to `updates`."""
+        return self._scatter_nd(indices, updates, "update")
+
+    def scatter_nd_add(self, indices: TensorLike, updates: TensorLike, name: str | None = None) -> "Variable":
+        """Adds `updates` at the index vectors `indices`."""
+        return self._scatter_nd(indices, updates, "add")
+
+    def scatter_nd_sub(self, indices: TensorLike, updates: TensorLike, name: str | None = None) -> "Variable":
+        """Subtracts `updates` at the index vectors `indices`."""
+        return self._scatter_nd(indices, updates, "sub")
+
     # -- printing -------------------------------------------------------
     def __repr__(self) -> str:
         text = f"<tf.Variable '{self._name}' shape={TensorShape(self._shape)} dtype={self._dtype.name}"
@@ -644,3 +705,10 @@ class _VariableSlice(Tensor):
         )
         variable.assign(updated)
         return variable
+
+
+def array_ops_expand_last(indices: Tensor) -> Tensor:
+    """Row indices as index vectors of one element (`indices[..., None]`)."""
+    from tapeshim._src.ops import array_ops  # (ops import this module)
+
+    return array_ops.expand_dims(indices, -1)
