@@ -146,3 +146,29 @@ def test_a_reshape_of_sizes_known_per_call_to_a_fixed_shape():
         return results, tape.gradient(loss, variable)
 
     check(body)
+
+
+_ROWS = np.arange(12, dtype=np.float32).reshape(4, 3)
+_TENSOR_ARRAYS = {
+    "gather": lambda tf: tf.TensorArray(tf.float32, size=4).unstack(_ROWS).gather([3, 1]),
+    "scatter": lambda tf: tf.TensorArray(tf.float32, size=4).scatter([2, 0], _ROWS[:2]).stack(),
+    "scatter_grows_a_dynamic_array": lambda tf: (
+        tf.TensorArray(tf.float32, size=0, dynamic_size=True).scatter([2, 0], _ROWS[:2]).size()
+    ),
+    "split": lambda tf: tf.TensorArray(tf.float32, size=2).split(_ROWS, [1, 3]).read(1),
+    "split_then_concat": lambda tf: tf.TensorArray(tf.float32, size=2, infer_shape=False).split(_ROWS, [1, 3]).concat(),
+    "concat": lambda tf: tf.TensorArray(tf.float32, size=2).write(0, _ROWS[:2]).write(1, _ROWS[2:]).concat(),
+    "identity": lambda tf: tf.TensorArray(tf.float32, size=1).write(0, 1.0).identity().stack(),
+    "scatter_and_gather_in_a_function": lambda tf: tf.function(
+        lambda v, at: (lambda ta: (ta.stack(), ta.gather([1, 0])))(tf.TensorArray(tf.float32, size=4).scatter(at, v))
+    )(tf.constant(_ROWS[:2]), tf.constant([1, 3])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TENSOR_ARRAYS))
+def test_tensor_array_methods(name):
+    check(_TENSOR_ARRAYS[name])
+
+
+def test_tensor_array_split_lengths_must_cover_the_value():
+    check_raises(lambda tf: tf.TensorArray(tf.float32, size=2).split(_ROWS, [1, 2]))

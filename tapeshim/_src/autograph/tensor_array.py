@@ -18,8 +18,9 @@ from __future__ import annotations
 from typing import Any, SupportsInt
 
 import jax.numpy as jnp
+import numpy as np
 
-from tapeshim._src import errors, registry, runtime_checks, symbolic_dims
+from tapeshim._src import errors, registry, runtime_checks, static_value, symbolic_dims
 from tapeshim._src.dtypes import as_dtype, int32
 from tapeshim._src.node import OpKey
 from tapeshim._src.ops import array_ops, manip_ops, math_ops
@@ -215,6 +216,75 @@ class TensorArray:
         new._rows = list(array_ops.unstack(value))
         new._size = len(new._rows)
         return new
+
+    def gather(self, indices: TensorLike, name: str | None = None) -> Tensor:
+        """The elements at `indices`, stacked on a new first axis."""
+        return array_ops.gather(self.stack(), indices)
+
+    def concat(self, name: str | None = None) -> Tensor:
+        """The elements concatenated along their first axis (their first sizes may differ)."""
+        if self._rows is not None and self._buffer is None:
+            rows = [r if r is not None else self._zeros_row() for r in self._row_list]
+            if not rows:
+                return array_ops.zeros((0,) + tuple((self._element_shape or (0,))[1:]), self._dtype)
+            return array_ops.concat(rows, 0)
+        stacked = self.stack()
+        return array_ops.reshape(stacked, (-1,) + tuple(stacked._shape[2:]))
+
+    def scatter(self, indices: TensorLike, value: TensorLike, name: str | None = None) -> "TensorArray":
+        """A new array with the rows of `value` written at `indices`."""
+        value = convert_to_tensor(value, dtype=self._dtype)
+        known = static_value.known_value(convert_to_tensor(indices))
+        if known is None or self._buffer is not None or self._rows is None:  # indices known when the call runs
+            new = self._copy()
+            if new._buffer is None:
+                new._buffer = self._as_buffer(tuple(value._shape[1:]))
+                new._rows = None
+            where = array_ops.expand_dims(math_ops.cast(indices, int32), -1)
+            new._buffer = manip_ops.tensor_scatter_nd_update(new._buffer, where, value)
+            new._element_shape = tuple(value._shape[1:])
+            new._size = math_ops.maximum(new._size, math_ops.reduce_max(math_ops.cast(indices, int32)) + 1)
+            return new
+        new = self
+        for row, index in enumerate(np.asarray(known).reshape(-1).tolist()):
+            new = new.write(int(index), value[row])
+        return new
+
+    def split(self, value: TensorLike, lengths: TensorLike, name: str | None = None) -> "TensorArray":
+        """A new array whose elements are consecutive pieces of `value` of the given `lengths`."""
+        value = convert_to_tensor(value, dtype=self._dtype)
+        sizes = [int(n) for n in np.asarray(convert_to_tensor(lengths).numpy()).reshape(-1)]
+        if sum(sizes) != value._shape[0]:
+            raise errors.invalid_argument(
+                f"Expected sum of lengths to be equal to values.shape[0], but sum of lengths is {sum(sizes)} and "
+                f"value's shape is: [{','.join(map(str, value._shape))}]",
+                "TensorArraySplitV3",
+            )
+        new = self._copy()
+        new._buffer = None
+        pieces, start = [], 0
+        for n in sizes:
+            pieces.append(value[start : start + n])
+            start += n
+        new._rows = list(pieces)
+        new._size = len(pieces)
+        if len(set(sizes)) == 1:
+            new._element_shape = (sizes[0], *value._shape[1:]) if sizes else None
+        return new
+
+    def identity(self) -> "TensorArray":
+        """The same array (TF's identity of its handle)."""
+        return self._copy()
+
+    def close(self, name: str | None = None) -> None:
+        """Nothing to release: the array's rows are tensors."""
+
+    def _as_buffer(self, element_shape: tuple) -> Tensor:
+        """The array's rows as one buffer of its capacity (unwritten rows zeros)."""
+        if self._rows is None:
+            return _reserved(self._capacity, element_shape, self._dtype)
+        rows = [r if r is not None else array_ops.zeros(element_shape, self._dtype) for r in self._row_list]
+        return array_ops.stack(rows) if rows else array_ops.zeros((0, *element_shape), self._dtype)
 
     def size(self, name: str | None = None) -> Tensor:
         """The number of elements, as an int32 tensor."""
