@@ -145,6 +145,7 @@ from tapeshim._src.ops.graph_ops import (  # noqa: E402
     no_op,
 )
 from tapeshim._src.ops.host_ops import numpy_function  # noqa: E402
+from tapeshim._src.ops.image_ops import saturate_cast  # noqa: E402
 from tapeshim._src.ops.init_ops import (  # noqa: E402
     constant_initializer,
     ones_initializer,
@@ -255,6 +256,7 @@ from tapeshim._src.ops.search_ops import (  # noqa: E402
     searchsorted,
     unravel_index,
 )
+from tapeshim._src.ops.set_ops import unique_with_counts  # noqa: E402
 from tapeshim._src.py_function import py_function  # noqa: E402
 from tapeshim._src.ragged import RaggedTensor  # noqa: E402
 from tapeshim._src.shape import TensorShape  # noqa: E402
@@ -522,6 +524,7 @@ __all__ = [
     "reverse",
     "roll",
     "round",
+    "saturate_cast",
     "saved_model",
     "scan",
     "scatter_nd",
@@ -575,6 +578,7 @@ __all__ = [
     "uint64",
     "UnconnectedGradients",
     "unique",
+    "unique_with_counts",
     "unravel_index",
     "unstack",
     "Variable",

@@ -23,6 +23,7 @@ from tapeshim._src.dtypes import (
     uint64,
 )
 from tapeshim._src.dtypes import bool_ as bool
+from tapeshim._src.ops.image_ops import saturate_cast
 from tapeshim._src.ops.math_ops import cast, complex
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "saturate_cast",
     "string",
     "uint8",
     "uint16",

@@ -44,6 +44,7 @@ from tapeshim._src.ops.nn_ops import (
 )
 from tapeshim._src.ops.nn_sparse_ops import embedding_lookup_sparse
 from tapeshim._src.ops.reduction_ops import l2_normalize, top_k
+from tapeshim._src.ops.search_ops import in_top_k
 
 __all__ = [
     "avg_pool",
@@ -65,6 +66,7 @@ __all__ = [
     "embedding_lookup",
     "embedding_lookup_sparse",
     "gelu",
+    "in_top_k",
     "l2_loss",
     "l2_normalize",
     "leaky_relu",

@@ -13,7 +13,7 @@ from tapeshim._src.ops import random_ops, table
 from tapeshim._src.ops.array_ops import _static_ints, expand_dims
 from tapeshim._src.ops.array_ops import squeeze as squeeze_op
 from tapeshim._src.ops.image_common import image_tensor, kernel, run, static_int
-from tapeshim._src.registry import apply
+from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 from tapeshim._src.typing_aliases import DTypeLike, TensorLike
@@ -40,6 +40,18 @@ def _saturate(x: jax.Array, target: np.dtype) -> jax.Array:
                 low_f = np.nextafter(low_f, np.asarray(0, kind))
             x = jnp.clip(x, jnp.asarray(low_f), jnp.asarray(high_f))
     return x.astype(target)
+
+
+_saturate_op = OpDef("SaturateCast", lambda x, target: _saturate(x, np.dtype(target)), True)
+
+
+@table.export("dtypes.saturate_cast", "saturate_cast", dtypes=table.REAL, op=_saturate_op)
+def saturate_cast(value: TensorLike, dtype: DTypeLike, name: str | None = None) -> Tensor:
+    """`value` cast to `dtype`, clamped to its range first (no wrap-around), as `tf.dtypes.saturate_cast`."""
+    x, target = convert_to_tensor(value), dtypes.as_dtype(dtype)
+    if x._dtype == target:
+        return x
+    return apply(_saturate_op, (x,), (("target", np.dtype(target._np).name),))[0]
 
 
 def _convert(x: jax.Array, target: str, saturate: bool) -> jax.Array:

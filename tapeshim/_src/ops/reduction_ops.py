@@ -16,7 +16,7 @@ from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.ops import array_ops, linalg_ops, math_kernels, math_ops, nn_ops, table
 from tapeshim._src.ops.common import dtype_check, gradient_not_registered, normalize_axis, static_error
 from tapeshim._src.registry import OpDef, apply
-from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
@@ -380,14 +380,18 @@ def _segment(kind: str, data: jax.Array, ids: jax.Array, num_segments: int, chec
     ids = ids.reshape(-1).astype(jnp.int32)
     if kind == "sum":
         return jax.ops.segment_sum(data, ids, num_segments)
-    if kind == "max":
-        out = jax.ops.segment_max(data, ids, num_segments)
-        lowest = jnp.finfo(data.dtype).min if jnp.issubdtype(data.dtype, jnp.floating) else jnp.iinfo(data.dtype).min
+    if kind in ("max", "min"):
+        chosen = jax.ops.segment_max if kind == "max" else jax.ops.segment_min
+        out = chosen(data, ids, num_segments)
+        info = jnp.finfo(data.dtype) if jnp.issubdtype(data.dtype, jnp.floating) else jnp.iinfo(data.dtype)
         present = jax.ops.segment_sum(jnp.ones(ids.shape, jnp.int32), ids, num_segments) > 0
-        return jnp.where(present.reshape(present.shape + (1,) * (data.ndim - ids.ndim)), out, lowest)
+        empty = info.min if kind == "max" else info.max  # (the dtype's lowest for a max, its highest for a min)
+        return jnp.where(present.reshape(present.shape + (1,) * (data.ndim - ids.ndim)), out, empty)
     total = jax.ops.segment_sum(data, ids, num_segments)
     count = jax.ops.segment_sum(jnp.ones(ids.shape, data.dtype), ids, num_segments)
     count = jnp.maximum(count, 1).reshape(count.shape + (1,) * (data.ndim - ids.ndim))
+    if jnp.issubdtype(data.dtype, jnp.integer):  # (TF's integer mean truncates)
+        return jnp.trunc(total / count).astype(data.dtype)
     return total / count
 
 
@@ -453,20 +457,69 @@ def unsorted_segment_max(
     return _segment_call("max", data, segment_ids, num_segments)
 
 
-@table.export("math.segment_sum", dtypes=table.NUMERIC, note="segment ids must be known (not traced)")
-def segment_sum(data: TensorLike, segment_ids: TensorLike, name: str | None = None) -> Tensor:
-    """Sums the rows of `data` per sorted segment id; there are max(id) + 1 segments."""
+def _sorted_segment(kind: str, data: TensorLike, segment_ids: TensorLike, op_name: str) -> Tensor:
+    """A sorted segment reduction (TF's Segment* ops): max(id) + 1 segments, empty ones 0."""
     ids = convert_to_tensor(segment_ids)
     values = np.asarray(ids.numpy()).reshape(-1)
     count = int(np.max(values)) + 1 if values.size else 0
     if values.size and (np.diff(values) < 0).any():
-        raise errors.invalid_argument("segment ids are not increasing", "SegmentSum")
+        raise errors.invalid_argument("segment ids are not increasing", op_name)
     if values.size and values[0] < 0:
         raise errors.invalid_argument(
             f"Segment id {values[0]} out of range [0, {count}), possibly because 'segment_ids' input is not sorted.",
-            "SegmentSum",
+            op_name,
         )
-    return _segment_call("sum", data, ids, count)
+    out = _segment_call(kind, data, ids, count)
+    if kind in ("max", "min") and values.size and len(set(values.tolist())) < count:  # empty segments: 0
+        present = np.zeros(count, bool)
+        present[values] = True
+        mask = constant(present.reshape((count,) + (1,) * (len(out._shape) - 1)))
+        out = array_ops.where(mask, out, array_ops.zeros_like(out))
+    return out
+
+
+@table.export("math.unsorted_segment_min", dtypes=table.REAL)
+def unsorted_segment_min(
+    data: TensorLike, segment_ids: TensorLike, num_segments: TensorLike, name: str | None = None
+) -> Tensor:
+    """The minimum of the rows of `data` that share a segment id (the dtype's highest for empty ones)."""
+    return _segment_call("min", data, segment_ids, num_segments)
+
+
+@table.export("math.unsorted_segment_sqrt_n", dtypes=table.REAL_FLOAT)
+def unsorted_segment_sqrt_n(data: Any, segment_ids: Any, num_segments: Any, name: str | None = None) -> Tensor:
+    """The sums of the rows of `data` that share a segment id, divided by the square root of their count
+    (empty segments 0), as TF composes it."""
+    data_t, ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
+    num_segments = array_ops.folded_int(num_segments)
+    summed = unsorted_segment_sum(data_t, ids, num_segments)
+    counts = unsorted_segment_sum(array_ops.ones(ids._shape, data_t.dtype), ids, num_segments)
+    counts = array_ops.reshape(counts, [summed._shape[0]] + [1] * (len(data_t._shape) - len(ids._shape)))
+    return math_ops.truediv(summed, math_ops.sqrt(math_ops.maximum(counts, 1)))
+
+
+@table.export("math.segment_sum", dtypes=table.NUMERIC, note="segment ids must be known (not traced)")
+def segment_sum(data: TensorLike, segment_ids: TensorLike, name: str | None = None) -> Tensor:
+    """Sums the rows of `data` per sorted segment id; there are max(id) + 1 segments."""
+    return _sorted_segment("sum", data, segment_ids, "SegmentSum")
+
+
+@table.export("math.segment_mean", dtypes=table.REAL, note="segment ids must be known (not traced)")
+def segment_mean(data: TensorLike, segment_ids: TensorLike, name: str | None = None) -> Tensor:
+    """Averages the rows of `data` per sorted segment id (0 for empty segments; integers truncated, as TF)."""
+    return _sorted_segment("mean", data, segment_ids, "SegmentMean")
+
+
+@table.export("math.segment_max", dtypes=table.REAL, note="segment ids must be known (not traced)")
+def segment_max(data: TensorLike, segment_ids: TensorLike, name: str | None = None) -> Tensor:
+    """The maximum of the rows of `data` per sorted segment id (0 for empty segments)."""
+    return _sorted_segment("max", data, segment_ids, "SegmentMax")
+
+
+@table.export("math.segment_min", dtypes=table.REAL, note="segment ids must be known (not traced)")
+def segment_min(data: TensorLike, segment_ids: TensorLike, name: str | None = None) -> Tensor:
+    """The minimum of the rows of `data` per sorted segment id (0 for empty segments)."""
+    return _sorted_segment("min", data, segment_ids, "SegmentMin")
 
 
 def _weighted_bincount(values: jax.Array, weights: jax.Array, length: int, per_row: bool) -> jax.Array:

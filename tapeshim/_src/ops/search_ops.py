@@ -201,3 +201,42 @@ def unravel_index(indices: TensorLike, dims: TensorLike, name: str | None = None
     ):
         raise errors.invalid_argument("index is out of bound as with dims", "UnravelIndex")
     return apply(_unravel_op, (idx, shape))[0]
+
+
+def _in_top_k(predictions: jax.Array, targets: jax.Array, k: int) -> jax.Array:
+    """TF's InTopKV2: a target is in the top k when fewer than k predictions of its row beat it; a target out of
+    range, or a non-finite prediction, is not."""
+    classes = predictions.shape[-1]
+    valid = (targets >= 0) & (targets < classes)
+    picked = jnp.take_along_axis(predictions, jnp.clip(targets, 0, classes - 1)[:, None].astype(jnp.int32), axis=1)
+    beaten_by = jnp.sum(predictions > picked, axis=1)
+    return valid & jnp.isfinite(picked[:, 0]) & (beaten_by < k)
+
+
+_in_top_k_op = OpDef("InTopKV2", _in_top_k, False)
+
+
+@table.export("math.in_top_k", "nn.in_top_k", gradient="-", dtypes="float32", op=_in_top_k_op)
+def in_top_k(targets: TensorLike, predictions: TensorLike, k: Any, name: str | None = None) -> Tensor:
+    """Whether each row's `targets` class is among its `k` largest `predictions` (ties count in), as TF.
+
+    Raises:
+      InvalidArgumentError: for predictions that are not a matrix of float32, or targets not a vector of one
+        entry per row.
+    """
+    scores, wanted = convert_to_tensor(predictions), convert_to_tensor(targets)
+    if len(scores._shape) != 2:
+        raise errors.invalid_argument(f"predictions must be 2-dimensional, got [{len(scores._shape)}]", "InTopKV2")
+    if len(wanted._shape) != 1 or wanted._shape[0] != scores._shape[0]:
+        raise errors.invalid_argument(
+            f"First dimension of predictions {scores._shape[0]} must match length of targets "
+            f"{wanted._shape[0] if wanted._shape else 0}",
+            "InTopKV2",
+        )
+    if scores._dtype.name != "float32":
+        raise attr_error(
+            f"Value for attr 'T' of {scores._dtype.name} is not in the list of allowed values: float", "InTopKV2"
+        )
+    if not wanted._dtype.is_integer:
+        raise attr_error(f"targets must be int32 or int64, got {wanted._dtype.name}", "InTopKV2")
+    return apply(_in_top_k_op, (scores, wanted), (("k", int(convert_to_tensor(k).numpy())),))[0]

@@ -7,6 +7,7 @@ inside `tapeshim.function` they raise NotImplementedError. Results are `SparseTe
 
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 import numpy as np
@@ -165,3 +166,20 @@ def size(a: TensorLike, validate_indices: bool = True) -> Tensor:
     for index, items in rows.items():
         counts[index] = len(set(items))
     return convert_to_tensor(counts)
+
+
+# What `unique_with_counts` returns, as TF's tuple (a `count` field, which a typed NamedTuple cannot declare
+# over tuple.count).
+UniqueWithCounts = collections.namedtuple("UniqueWithCounts", ["y", "idx", "count"])
+
+
+@table.export("unique_with_counts", gradient="-", dtypes=table.ANY, note="x must be known (not traced)")
+def unique_with_counts(
+    x: TensorLike, out_idx: Any = dtypes.int32, name: str | None = None
+) -> tuple[Tensor, Tensor, Tensor]:
+    """`tf.unique`'s values and indices, and how often each value occurs (in `out_idx`'s dtype)."""
+    from tapeshim._src.ops import manip_ops  # (manip_ops imports the ops this module's callers use)
+
+    y, idx = manip_ops.unique(x, out_idx)
+    counts = np.bincount(np.asarray(idx.numpy()).reshape(-1), minlength=int(y._shape[0]))
+    return UniqueWithCounts(y, idx, convert_to_tensor(counts.astype(dtypes.as_dtype(out_idx).as_numpy_dtype)))
