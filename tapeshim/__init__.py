@@ -108,7 +108,6 @@ from tapeshim._src.ops.array_ops import (  # noqa: E402
     gather,
     ones,
     ones_like,
-    range,
     rank,
     reshape,
     shape,
@@ -238,6 +237,7 @@ from tapeshim._src.ops.math_ops import (  # noqa: E402
     tanh,
     truediv,
 )
+from tapeshim._src.ops.range_ops import range  # noqa: E402
 from tapeshim._src.ops.reduction_ops import (  # noqa: E402
     clip_by_global_norm,
     clip_by_norm,
