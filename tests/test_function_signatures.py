@@ -616,3 +616,23 @@ def test_a_first_call_that_raises_leaves_no_trace_behind():
 
     raised, _, count = check(body)
     assert raised and count == 1
+
+
+def test_an_input_signature_over_the_leading_parameters_binds_the_rest_to_their_defaults():
+    """`@tf.function(input_signature=[spec]) def f(x, scale=2.0, training=False)`: calls that leave the rest at
+    their defaults run; another value raises TF's TypeError."""
+
+    def body(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def scaled(x, scale=2.0, training=False):
+            return x * scale if not training else x
+
+        results = [scaled(tf.ones([2, 3])), scaled(x=tf.ones([1, 3])), scaled(tf.ones([1, 3]), 2.0)]
+        for call in (lambda: scaled(tf.ones([1, 3]), scale=3.0), lambda: scaled(tf.ones([1, 3]), 3.0)):
+            try:
+                results.append(call())
+            except TypeError as error:
+                results.append(type(error).__name__)
+        return results
+
+    check(body)

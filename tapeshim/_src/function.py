@@ -79,6 +79,16 @@ def _dataset_key(dataset: Dataset) -> tuple:
     return ("dataset", _structure_key(spec), tuple(nest.flatten(spec)))
 
 
+def _same_default(value: Any, default: Any) -> bool:
+    """Whether a call's Python value is its parameter's default (`2.0` for `2.0`, not a tensor)."""
+    if isinstance(value, (Tensor, Variable, np.ndarray)) or type(value) is not type(default):
+        return False
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):
+        return False
+
+
 def _structure_key(value: Any) -> Any:
     if isinstance(value, dict):
         return ("dict", tuple((k, _structure_key(value[k])) for k in sorted(value, key=repr)))
@@ -245,6 +255,8 @@ class Function:
         specs = self._input_signature
         if specs is None:  # no input_signature: nothing to bind against
             return args, kwargs
+        if (kwargs or len(args) > len(specs)) and self._signature is not None:
+            args, kwargs = self._defaults_beyond(args, kwargs, len(specs))
         if kwargs or len(args) != len(specs):
             raise TypeError(
                 f"Binding inputs to tf.function failed: the function {self._name} has input_signature {specs} "
@@ -275,6 +287,33 @@ class Function:
                 tensors.append(tensor)
             converted.append(tensors[0] if isinstance(spec, TensorSpec) else nest.pack_sequence_as(value, tensors))
         return tuple(converted), {}
+
+    def _defaults_beyond(self, args: tuple, kwargs: dict, n_specs: int) -> tuple[tuple, dict]:
+        """A call's arguments past the `input_signature`'s parameters, which TF binds to their defaults: dropped
+        where they are the default (the function then takes its default), TF's TypeError where they differ.
+
+        Raises:
+          TypeError: for a value other than the parameter's default.
+        """
+        assert self._signature is not None, "checked by the caller"
+        parameters = [p for p in self._signature.parameters.values() if p.kind != p.VAR_POSITIONAL]
+        given = list(zip(parameters[n_specs:], args[n_specs:])) + [
+            (self._signature.parameters[name], value)
+            for name, value in kwargs.items()
+            if name in self._signature.parameters
+        ]
+        if len(given) != len(args) - min(len(args), n_specs) + len(kwargs):
+            return args, kwargs  # (a keyword the signature does not have: the caller's error)
+        for parameter, value in given:
+            if parameter.default is parameter.empty:
+                return args, kwargs  # (no default: the caller's error)
+            if value is not parameter.default and not _same_default(value, parameter.default):
+                raise TypeError(
+                    f"Binding inputs to tf.function failed due to `Can not cast {value!r} to "
+                    f"Literal[{parameter.default!r}]`. Received args: {args} and kwargs: {kwargs} for signature: "
+                    f"{self._input_signature}."
+                )
+        return args[:n_specs], {}
 
     def _keys(self, args: tuple, kwargs: dict) -> tuple[tuple, Any, list]:
         if not kwargs and all(a.__class__ is Tensor for a in args):
