@@ -3,6 +3,7 @@
 signatures, custom `TraceType`s and tensors leaked out of a trace."""
 
 import numpy as np
+import pytest
 
 import tapeshim
 from oracle import backend_compiles, check, check_raises
@@ -632,6 +633,40 @@ def test_an_input_signature_over_the_leading_parameters_binds_the_rest_to_their_
             try:
                 results.append(call())
             except TypeError as error:
+                results.append(type(error).__name__)
+        return results
+
+    check(body)
+
+
+@pytest.mark.parametrize(
+    "op, shapes",
+    [
+        ("add", ([2], [3])),
+        ("add_known_sizes", ([2, 3], [2, 4])),
+        ("matmul", ([2, 3], [4, 2])),
+        ("concat", ([2, 3], [2, 4])),
+    ],
+)
+def test_a_shape_mismatch_at_unknown_sizes_is_tfs_runtime_error(op, shapes):
+    """Sizes the signature leaves unknown are checked when TF's graph runs (InvalidArgumentError); a mismatch of
+    known sizes is found while tracing (ValueError). A valid call afterwards runs."""
+
+    def body(tf):
+        unknown, known = tf.TensorSpec([None], tf.float32), tf.TensorSpec([None, None], tf.float32)
+        functions = {
+            "add": (lambda a, b: a + b, [unknown, unknown]),
+            "add_known_sizes": (lambda a, b: a + b, [tf.TensorSpec([None, 3]), tf.TensorSpec([None, 4])]),
+            "matmul": (lambda a, b: tf.matmul(a, b), [known, known]),
+            "concat": (lambda a, b: tf.concat([a, b], 0), [known, known]),
+        }
+        fn, signature = functions[op]
+        f = tf.function(fn, input_signature=signature)
+        results = []
+        for call in (shapes, shapes, [shapes[0], shapes[0]] if op != "matmul" else [[2, 3], [3, 2]]):
+            try:
+                results.append(f(*[tf.ones(s) for s in call]))
+            except (ValueError, tf.errors.InvalidArgumentError) as error:
                 results.append(type(error).__name__)
         return results
 

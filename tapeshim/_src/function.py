@@ -20,7 +20,7 @@ from typing import Any, Callable, TypedDict
 import jax
 import numpy as np
 
-from tapeshim._src import autograph, dtypes, nest
+from tapeshim._src import autograph, dtypes, errors, nest
 from tapeshim._src import config as _config
 from tapeshim._src.concrete_function import ArrayCapacityMismatch, ConcreteFunction, PolymorphicFunctionType
 from tapeshim._src.dataset import Dataset
@@ -288,6 +288,29 @@ class Function:
             converted.append(tensors[0] if isinstance(spec, TensorSpec) else nest.pack_sequence_as(value, tensors))
         return tuple(converted), {}
 
+    def _fails_at_these_sizes_only(self, flat: list, args: tuple, kwargs: dict, specs: Any) -> bool:
+        """Whether a trace that raised a shape error for this call would pass with the same size, 2, at every
+        `None` dimension of the input signature: the error then depends on sizes TF's graph does not know."""
+        signature = self._input_signature
+        if signature is None or len(nest.flatten(signature)) != len(flat):
+            return False
+        probe, unknown = [], False
+        for leaf, spec in zip(flat, nest.flatten(signature)):
+            dims = spec.shape.as_list() if isinstance(spec, TensorSpec) and spec.shape.rank is not None else None
+            if dims is None or None not in dims or not isinstance(leaf, Tensor):
+                probe.append(leaf)
+                continue
+            unknown = True
+            probe.append(convert_to_tensor(np.zeros([2 if d is None else d for d in dims], leaf._dtype._np)))
+        if not unknown:
+            return False
+        probe_args, probe_kwargs = nest.pack_sequence_as((args, kwargs), probe)
+        try:
+            self._trace_once(probe, probe_args, probe_kwargs, specs, (), None)
+        except Exception:  # noqa: BLE001 - it fails at any sizes: TF's graph fails too, while tracing
+            return False
+        return True
+
     def _defaults_beyond(self, args: tuple, kwargs: dict, n_specs: int) -> tuple[tuple, dict]:
         """A call's arguments past the `input_signature`'s parameters, which TF binds to their defaults: dropped
         where they are the default (the function then takes its default), TF's TypeError where they differ.
@@ -545,7 +568,13 @@ class Function:
         )
         self._regrouped = self._regrouped or regroup
         symbolic = known is None or not known.symbolic or regroup
-        concrete = self._trace(flat, args, kwargs, specs, symbolic=symbolic, regroup=regroup)
+        try:
+            concrete = self._trace(flat, args, kwargs, specs, symbolic=symbolic, regroup=regroup)
+        except ValueError as error:
+            if self._fails_at_these_sizes_only(flat, args, kwargs, specs):
+                # TF's graph knows no sizes where the signature has None: it finds the mismatch when it runs
+                raise errors.InvalidArgumentError(None, None, str(error)) from None
+            raise
         concrete.key = key
         self._concrete[key] = concrete
         if tf_key not in self._tf_keys or (regroup and self._made_symbolic is not None):
