@@ -180,6 +180,10 @@ from tapeshim._src.ops.manip_ops import (  # noqa: E402
     tile,
     unique,
 )
+from tapeshim._src.ops.math_extra import (  # noqa: E402
+    Assert,
+    truncatediv,
+)
 from tapeshim._src.ops.math_ops import (  # noqa: E402
     abs,
     acos,
@@ -383,6 +387,7 @@ __all__ = [
     "as_dtype",
     "asin",
     "asinh",
+    "Assert",
     "assert_equal",
     "assert_greater",
     "assert_less",
@@ -571,6 +576,7 @@ __all__ = [
     "train",
     "transpose",
     "truediv",
+    "truncatediv",
     "types",
     "uint8",
     "uint16",

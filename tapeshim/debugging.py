@@ -27,8 +27,10 @@ from tapeshim._src.ops.debugging_ops import (
     assert_shapes,
     check_numerics,
 )
+from tapeshim._src.ops.math_extra import Assert
 
 __all__ = [
+    "Assert",
     "assert_all_finite",
     "assert_equal",
     "assert_greater",

@@ -21,6 +21,7 @@ from tapeshim._src.ops.linalg_ops import (
     triangular_solve,
 )
 from tapeshim._src.ops.manip_ops import einsum, eye, tensordot
+from tapeshim._src.ops.math_extra import normalize, pinv
 from tapeshim._src.ops.math_ops import matmul
 from tapeshim._src.ops.reduction_ops import global_norm, l2_normalize, norm
 
@@ -45,6 +46,8 @@ __all__ = [
     "matrix_transpose",
     "matvec",
     "norm",
+    "normalize",
+    "pinv",
     "qr",
     "set_diag",
     "slogdet",

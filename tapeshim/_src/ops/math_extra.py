@@ -1,0 +1,115 @@
+"""Smaller `tf.math` and `tf.linalg` rows: `truncatediv`, `reduce_euclidean_norm`, `linalg.normalize`,
+`linalg.pinv`, and `tf.debugging.Assert` (eager; inside functions, as TF's other assertions here, skipped)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from tapeshim._src import errors, runtime_checks
+from tapeshim._src.ops import math_ops, reduction_ops, table
+from tapeshim._src.ops.common import broadcast_check, checks, convert_same_dtype, dtype_check
+from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.state import _thread_state
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import AxisLike, TensorLike
+
+
+def _truncatediv(x: jax.Array, y: jax.Array, checked: bool = False) -> jax.Array:
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        if checked:
+            runtime_checks.require(~jnp.any(y == 0), "Integer division by zero [Op:TruncateDiv]")
+        return jax.lax.div(x, y)  # (XLA's integer division rounds toward zero)
+    return jnp.trunc(x / y)
+
+
+_truncatediv_op = OpDef(
+    "TruncateDiv", _truncatediv, False, checks(dtype_check("TruncateDiv", "fiu"), broadcast_check("TruncateDiv"))
+)
+
+
+@table.export("truncatediv", gradient="none", dtypes=table.REAL, op=_truncatediv_op)
+def truncatediv(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
+    """x / y rounded toward zero, element-wise with broadcasting (no gradient), as `tf.truncatediv`.
+
+    Raises:
+      InvalidArgumentError: if the dtypes differ, the shapes do not broadcast, or an integer `y` holds a zero.
+    """
+    a, b = convert_same_dtype((x, y), "TruncateDiv")
+
+    def host_check(values: Any) -> None:
+        if (np.asarray(values) == 0).any():  # (TF's CPU kernel reports it so)
+            raise errors.InternalError(
+                None, None, "Unexpected error in binary operator (only integer div and mod ops should have errors)"
+            )
+
+    static = runtime_checks.checked_static(b, host_check) if b._dtype.is_integer else ()
+    return apply(_truncatediv_op, (a, b), static)[0]
+
+
+@table.export("math.reduce_euclidean_norm", dtypes=table.NUMERIC)
+def reduce_euclidean_norm(
+    input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
+) -> Tensor:
+    """sqrt(sum(x * x)) over `axis`, as `tf.math.reduce_euclidean_norm` (integers give an integer norm)."""
+    x = convert_to_tensor(input_tensor)
+    squares = math_ops.reduce_sum(x * x, axis=axis, keepdims=keepdims)
+    if x._dtype.is_integer:  # TF's integer kernel: the square root, truncated, in the input's dtype
+        return math_ops.cast(math_ops.sqrt(math_ops.cast(squares, "float64")), x._dtype)
+    return math_ops.sqrt(squares)
+
+
+@table.export("linalg.normalize", dtypes=table.FLOAT)
+def normalize(
+    tensor: TensorLike, ord: Any = "euclidean", axis: AxisLike = None, name: str | None = None
+) -> tuple[Tensor, Tensor]:
+    """`tensor` divided by its norm over `axis`, and that norm (kept dimensions), as `tf.linalg.normalize`."""
+    x = convert_to_tensor(tensor)
+    norm = reduction_ops.norm(x, ord=ord, axis=axis, keepdims=True)
+    return math_ops.truediv(x, norm), norm
+
+
+def _pinv(a: jax.Array, rcond: Any) -> jax.Array:
+    u, s, vh = jnp.linalg.svd(a, full_matrices=False)
+    cutoff = rcond * jnp.max(s, axis=-1, keepdims=True)
+    inverse = jnp.where(s > cutoff, 1.0 / jnp.where(s > cutoff, s, 1.0), 0.0).astype(a.dtype)
+    return jnp.swapaxes(vh, -1, -2).conj() @ (inverse[..., :, None] * jnp.swapaxes(u, -1, -2).conj())
+
+
+_pinv_op = OpDef("Pinv", _pinv, True, dtype_check("Pinv", "f"))
+
+
+@table.export("linalg.pinv", dtypes=table.REAL_FLOAT, op=_pinv_op)
+def pinv(a: TensorLike, rcond: Any = None, validate_args: bool = False, name: str | None = None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse of (a batch of) matrices, by SVD, singular values at most `rcond` times
+    the largest dropped (`rcond` defaults to 10 * max(rows, columns) * the dtype's epsilon, as TF)."""
+    x = convert_to_tensor(a)
+    if len(x._shape) < 2:
+        raise ValueError(f"Input `a` must have at least 2 dimensions (saw: {len(x._shape)}).")
+    if rcond is None:
+        rcond = 10.0 * max(x._shape[-2:]) * float(np.finfo(x._dtype._np).eps)
+    return apply(_pinv_op, (x,), (("rcond", float(rcond)),))[0]
+
+
+@table.export("debugging.Assert", "Assert", gradient="-", dtypes=table.ANY, note="skipped inside functions")
+def Assert(condition: TensorLike, data: Any, summarize: int | None = None, name: str | None = None) -> None:  # noqa: N802 - TF's name
+    """Raises TF's `InvalidArgumentError`, with `data` summarized, where `condition` is false (eagerly).
+
+    Raises:
+      InvalidArgumentError: if `condition` is false.
+    """
+    if _thread_state.trace is not None:
+        return None  # (assertions inside functions are skipped: docs/porting.md)
+    if bool(np.asarray(convert_to_tensor(condition).numpy())):
+        return None
+    limit = 3 if summarize is None else int(summarize)
+    parts = []
+    for item in data:
+        value = np.asarray(convert_to_tensor(item).numpy()).reshape(-1)
+        shown = [repr(v) if isinstance(v, bytes) else f"{v}" for v in value[:limit].tolist()]
+        parts.append(", ".join(shown + (["..."] if value.size > limit else [])))
+    joined = "\n".join(parts)
+    raise errors.InvalidArgumentError(None, None, f"Expected '{condition!s}' to be true. Summarized data: {joined}")
