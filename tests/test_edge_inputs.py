@@ -172,3 +172,8 @@ def test_tensor_array_methods(name):
 
 def test_tensor_array_split_lengths_must_cover_the_value():
     check_raises(lambda tf: tf.TensorArray(tf.float32, size=2).split(_ROWS, [1, 2]))
+
+
+@pytest.mark.parametrize("values", [[1.0, np.nan, 0.0], [np.nan, 1.0, 2.0], [np.nan, np.nan], [np.inf, np.nan]])
+def test_argmax_and_argmin_skip_nan_as_tf(values):
+    check(lambda tf: (tf.argmin(tf.constant(values, tf.float32)), tf.argmax(tf.constant(values, tf.float32))))

@@ -595,11 +595,24 @@ _reduce_ops = {
         "Any", lambda x, axis, keepdims: jnp.any(x, axis=axis, keepdims=keepdims), False, dtype_check("Any", "b")
     ),
 }
+
+
+def _without_nan(x: jax.Array, fill: float) -> jax.Array:
+    """TF's ArgMax/ArgMin skip NaN (it never compares greater or less): NaN as the value no element loses to."""
+    return jnp.where(jnp.isnan(x), jnp.asarray(fill, x.dtype), x) if jnp.issubdtype(x.dtype, jnp.floating) else x
+
+
 _argmax_op = OpDef(
-    "ArgMax", lambda x, axis, out: jnp.argmax(x, axis=axis).astype(out), False, dtype_check("ArgMax", "fiub")
+    "ArgMax",
+    lambda x, axis, out: jnp.argmax(_without_nan(x, -jnp.inf), axis=axis).astype(out),
+    False,
+    dtype_check("ArgMax", "fiub"),
 )
 _argmin_op = OpDef(
-    "ArgMin", lambda x, axis, out: jnp.argmin(x, axis=axis).astype(out), False, dtype_check("ArgMin", "fiub")
+    "ArgMin",
+    lambda x, axis, out: jnp.argmin(_without_nan(x, jnp.inf), axis=axis).astype(out),
+    False,
+    dtype_check("ArgMin", "fiub"),
 )
 _add_n_op = OpDef("AddN", add_n_impl, True, dtype_check("AddN", NUMERIC))
 
