@@ -182,6 +182,9 @@ from tapeshim._src.ops.manip_ops import (  # noqa: E402
 )
 from tapeshim._src.ops.math_extra import (  # noqa: E402
     Assert,
+    add_n,
+    argmax,
+    argmin,
     truncatediv,
 )
 from tapeshim._src.ops.math_ops import (  # noqa: E402
@@ -189,9 +192,6 @@ from tapeshim._src.ops.math_ops import (  # noqa: E402
     acos,
     acosh,
     add,
-    add_n,
-    argmax,
-    argmin,
     asin,
     asinh,
     atan,

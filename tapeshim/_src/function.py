@@ -20,7 +20,7 @@ from typing import Any, Callable, TypedDict
 import jax
 import numpy as np
 
-from tapeshim._src import autograph, dtypes, errors, nest
+from tapeshim._src import autograph, dtypes, errors, function_binding, nest
 from tapeshim._src import config as _config
 from tapeshim._src.concrete_function import ArrayCapacityMismatch, ConcreteFunction, PolymorphicFunctionType
 from tapeshim._src.dataset import Dataset
@@ -77,16 +77,6 @@ def _leaf_key(leaf: Any) -> tuple:
 def _dataset_key(dataset: Dataset) -> tuple:
     spec = dataset.element_spec
     return ("dataset", _structure_key(spec), tuple(nest.flatten(spec)))
-
-
-def _same_default(value: Any, default: Any) -> bool:
-    """Whether a call's Python value is its parameter's default (`2.0` for `2.0`, not a tensor)."""
-    if isinstance(value, (Tensor, Variable, np.ndarray)) or type(value) is not type(default):
-        return False
-    try:
-        return bool(value == default)
-    except (TypeError, ValueError):
-        return False
 
 
 def _structure_key(value: Any) -> Any:
@@ -251,42 +241,8 @@ class Function:
         return bound.args, bound.kwargs
 
     def _bind_signature(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-        """Checks and converts a call against `input_signature`, as TF does."""
-        specs = self._input_signature
-        if specs is None:  # no input_signature: nothing to bind against
-            return args, kwargs
-        if (kwargs or len(args) > len(specs)) and self._signature is not None:
-            args, kwargs = self._defaults_beyond(args, kwargs, len(specs))
-        if kwargs or len(args) != len(specs):
-            raise TypeError(
-                f"Binding inputs to tf.function failed: the function {self._name} has input_signature {specs} "
-                f"and was called with {len(args)} positional arguments and keyword arguments {sorted(kwargs)}."
-            )
-        converted = []
-        for position, (value, spec) in enumerate(zip(args, specs)):
-            if isinstance(spec, TensorSpec):
-                flat_values, flat_specs = [value], [spec]  # a Python list converts to one tensor
-            else:
-                flat_values, flat_specs = nest.flatten(value), nest.flatten(spec)
-                try:
-                    nest.assert_same_structure(value, spec)
-                except ValueError as exc:
-                    raise TypeError(f"Binding inputs to tf.function failed: argument {position}: {exc}") from None
-            tensors = []
-            for leaf, leaf_spec in zip(flat_values, flat_specs):
-                try:
-                    tensor = convert_to_tensor(leaf, dtype_hint=leaf_spec.dtype)
-                except (TypeError, ValueError) as exc:
-                    raise TypeError(f"Binding inputs to tf.function failed: {exc}") from None
-                if not leaf_spec.is_compatible_with(tensor):
-                    raise TypeError(
-                        "Binding inputs to tf.function failed due to `Can not cast "
-                        f"{TensorSpec(tensor.shape, tensor.dtype)} to {leaf_spec}`. Received args: {args} and "
-                        f"kwargs: {kwargs} for signature: {specs}."
-                    )
-                tensors.append(tensor)
-            converted.append(tensors[0] if isinstance(spec, TensorSpec) else nest.pack_sequence_as(value, tensors))
-        return tuple(converted), {}
+        """Checks and converts a call against `input_signature`, as TF does (`function_binding`)."""
+        return function_binding.bind_signature(self._input_signature, self._signature, self._name, args, kwargs)
 
     def _fails_at_these_sizes_only(self, flat: list, args: tuple, kwargs: dict, specs: Any) -> bool:
         """Whether a trace that raised a shape error for this call would pass with the same size, 2, at every
@@ -310,33 +266,6 @@ class Function:
         except Exception:  # noqa: BLE001 - it fails at any sizes: TF's graph fails too, while tracing
             return False
         return True
-
-    def _defaults_beyond(self, args: tuple, kwargs: dict, n_specs: int) -> tuple[tuple, dict]:
-        """A call's arguments past the `input_signature`'s parameters, which TF binds to their defaults: dropped
-        where they are the default (the function then takes its default), TF's TypeError where they differ.
-
-        Raises:
-          TypeError: for a value other than the parameter's default.
-        """
-        assert self._signature is not None, "checked by the caller"
-        parameters = [p for p in self._signature.parameters.values() if p.kind != p.VAR_POSITIONAL]
-        given = list(zip(parameters[n_specs:], args[n_specs:])) + [
-            (self._signature.parameters[name], value)
-            for name, value in kwargs.items()
-            if name in self._signature.parameters
-        ]
-        if len(given) != len(args) - min(len(args), n_specs) + len(kwargs):
-            return args, kwargs  # (a keyword the signature does not have: the caller's error)
-        for parameter, value in given:
-            if parameter.default is parameter.empty:
-                return args, kwargs  # (no default: the caller's error)
-            if value is not parameter.default and not _same_default(value, parameter.default):
-                raise TypeError(
-                    f"Binding inputs to tf.function failed due to `Can not cast {value!r} to "
-                    f"Literal[{parameter.default!r}]`. Received args: {args} and kwargs: {kwargs} for signature: "
-                    f"{self._input_signature}."
-                )
-        return args[:n_specs], {}
 
     def _keys(self, args: tuple, kwargs: dict) -> tuple[tuple, Any, list]:
         if not kwargs and all(a.__class__ is Tensor for a in args):

@@ -1,5 +1,6 @@
-"""Smaller `tf.math` and `tf.linalg` rows: `truncatediv`, `reduce_euclidean_norm`, `linalg.normalize`,
-`linalg.pinv`, and `tf.debugging.Assert` (eager; inside functions, as TF's other assertions here, skipped)."""
+"""Smaller `tf.math` and `tf.linalg` rows: `argmax`/`argmin`, `add_n`, `truncatediv`, `reduce_euclidean_norm`,
+`linalg.normalize`, `linalg.pinv`, and `tf.debugging.Assert` (eager; inside functions, as TF's other assertions
+here, skipped)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,86 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import errors, runtime_checks
+from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.ops import math_ops, reduction_ops, table
-from tapeshim._src.ops.common import broadcast_check, checks, convert_same_dtype, dtype_check
+from tapeshim._src.ops.common import (
+    broadcast_check,
+    checks,
+    convert_same_dtype,
+    dtype_check,
+    normalize_axis,
+    static_error,
+)
+from tapeshim._src.ops.math_kernels import add_n_impl
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
-from tapeshim._src.typing_aliases import AxisLike, TensorLike
+from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike
+
+
+def _without_nan(x: jax.Array, fill: float) -> jax.Array:
+    """TF's ArgMax/ArgMin skip NaN (it never compares greater or less): NaN as the value no element loses to."""
+    return jnp.where(jnp.isnan(x), jnp.asarray(fill, x.dtype), x) if jnp.issubdtype(x.dtype, jnp.floating) else x
+
+
+_argmax_op = OpDef(
+    "ArgMax",
+    lambda x, axis, out: jnp.argmax(_without_nan(x, -jnp.inf), axis=axis).astype(out),
+    False,
+    dtype_check("ArgMax", "fiub"),
+)
+_argmin_op = OpDef(
+    "ArgMin",
+    lambda x, axis, out: jnp.argmin(_without_nan(x, jnp.inf), axis=axis).astype(out),
+    False,
+    dtype_check("ArgMin", "fiub"),
+)
+_add_n_op = OpDef("AddN", add_n_impl, True, dtype_check("AddN", math_ops.NUMERIC))
+
+
+def _arg_reduce(op: OpDef, input: Any, axis: Any, output_type: Any) -> Tensor:
+    x = convert_to_tensor(input)
+    if not x._shape:  # (TF's kernel: a scalar has no dimension to reduce)
+        raise static_error(f"Expected dimension in the range [0, 0), but got {0 if axis is None else axis}", op.name)
+    axes = normalize_axis(0 if axis is None else axis, len(x._shape))
+    return apply(op, (x,), (("axis", axes[0]), ("out", dtypes.as_dtype(output_type).name)))[0]
+
+
+@table.export("math.argmax", "argmax", gradient="-", dtypes=table.REAL)
+def argmax(
+    input: TensorLike, axis: AxisLike = None, output_type: DTypeLike = dtypes.int64, name: str | None = None
+) -> Tensor:  # noqa: A002
+    """The index of the largest value along `axis` (default 0); no gradient."""
+    return _arg_reduce(_argmax_op, input, axis, output_type)
+
+
+@table.export("math.argmin", "argmin", gradient="-", dtypes=table.REAL)
+def argmin(
+    input: TensorLike, axis: AxisLike = None, output_type: DTypeLike = dtypes.int64, name: str | None = None
+) -> Tensor:  # noqa: A002
+    """The index of the smallest value along `axis` (default 0); no gradient."""
+    return _arg_reduce(_argmin_op, input, axis, output_type)
+
+
+@table.export(
+    "math.add_n", "add_n", dtypes=table.NUMERIC, note="adds in TF's kernel order (same rounding)", op=_add_n_op
+)
+def add_n(inputs: list, name: str | None = None) -> Tensor:
+    """Adds a list of tensors of one shape and dtype."""
+    if not inputs:
+        raise ValueError(
+            "Inputs must be an iterable of at least one Tensor/IndexedSlices with the same dtype and shape."
+        )
+    tensors = convert_same_dtype(list(inputs), "AddN")
+    for k, t in enumerate(tensors[1:], start=1):
+        if tuple(t._shape) != tuple(tensors[0]._shape):  # (TF's AddN does not broadcast)
+            shapes = [f"[{','.join(map(str, x._shape))}]" for x in (tensors[0], t)]
+            raise errors.invalid_argument(
+                f"Inputs to operation AddN of type AddN must have the same size and shape.  Input 0: {shapes[0]} "
+                f"!= input {k}: {shapes[1]}",
+                "AddN",
+            )
+    return apply(_add_n_op, tuple(tensors))[0]
 
 
 def _truncatediv(x: jax.Array, y: jax.Array, checked: bool = False) -> jax.Array:

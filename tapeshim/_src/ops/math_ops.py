@@ -28,11 +28,9 @@ from tapeshim._src.ops.common import (
     dtype_check,
     is_tensor_like,
     normalize_axis,
-    static_error,
 )
 from tapeshim._src.ops.math_kernels import (
     abs_impl,
-    add_n_impl,
     chooser_reduce,
     digamma_impl,
     divide_no_nan_impl,
@@ -597,26 +595,6 @@ _reduce_ops = {
 }
 
 
-def _without_nan(x: jax.Array, fill: float) -> jax.Array:
-    """TF's ArgMax/ArgMin skip NaN (it never compares greater or less): NaN as the value no element loses to."""
-    return jnp.where(jnp.isnan(x), jnp.asarray(fill, x.dtype), x) if jnp.issubdtype(x.dtype, jnp.floating) else x
-
-
-_argmax_op = OpDef(
-    "ArgMax",
-    lambda x, axis, out: jnp.argmax(_without_nan(x, -jnp.inf), axis=axis).astype(out),
-    False,
-    dtype_check("ArgMax", "fiub"),
-)
-_argmin_op = OpDef(
-    "ArgMin",
-    lambda x, axis, out: jnp.argmin(_without_nan(x, jnp.inf), axis=axis).astype(out),
-    False,
-    dtype_check("ArgMin", "fiub"),
-)
-_add_n_op = OpDef("AddN", add_n_impl, True, dtype_check("AddN", NUMERIC))
-
-
 _INT_DIV_RESULT = {
     "int8": "float32",
     "uint8": "float32",
@@ -794,51 +772,6 @@ def reduce_any(
 ) -> Tensor:
     """Logical OR over `axis`."""
     return _reduce("any", input_tensor, axis, keepdims)
-
-
-def _arg_reduce(op: OpDef, input: Any, axis: Any, output_type: Any) -> Tensor:
-    x = convert_to_tensor(input)
-    if not x._shape:  # (TF's kernel: a scalar has no dimension to reduce)
-        raise static_error(f"Expected dimension in the range [0, 0), but got {0 if axis is None else axis}", op.name)
-    axes = normalize_axis(0 if axis is None else axis, len(x._shape))
-    return apply(op, (x,), (("axis", axes[0]), ("out", dtypes.as_dtype(output_type).name)))[0]
-
-
-@table.export("math.argmax", "argmax", gradient="-", dtypes=table.REAL)
-def argmax(
-    input: TensorLike, axis: AxisLike = None, output_type: DTypeLike = dtypes.int64, name: str | None = None
-) -> Tensor:  # noqa: A002
-    """The index of the largest value along `axis` (default 0); no gradient."""
-    return _arg_reduce(_argmax_op, input, axis, output_type)
-
-
-@table.export("math.argmin", "argmin", gradient="-", dtypes=table.REAL)
-def argmin(
-    input: TensorLike, axis: AxisLike = None, output_type: DTypeLike = dtypes.int64, name: str | None = None
-) -> Tensor:  # noqa: A002
-    """The index of the smallest value along `axis` (default 0); no gradient."""
-    return _arg_reduce(_argmin_op, input, axis, output_type)
-
-
-@table.export(
-    "math.add_n", "add_n", dtypes=table.NUMERIC, note="adds in TF's kernel order (same rounding)", op=_add_n_op
-)
-def add_n(inputs: list, name: str | None = None) -> Tensor:
-    """Adds a list of tensors of one shape and dtype."""
-    if not inputs:
-        raise ValueError(
-            "Inputs must be an iterable of at least one Tensor/IndexedSlices with the same dtype and shape."
-        )
-    tensors = convert_same_dtype(list(inputs), "AddN")
-    for k, t in enumerate(tensors[1:], start=1):
-        if tuple(t._shape) != tuple(tensors[0]._shape):  # (TF's AddN does not broadcast)
-            shapes = [f"[{','.join(map(str, x._shape))}]" for x in (tensors[0], t)]
-            raise errors.invalid_argument(
-                f"Inputs to operation AddN of type AddN must have the same size and shape.  Input 0: {shapes[0]} "
-                f"!= input {k}: {shapes[1]}",
-                "AddN",
-            )
-    return apply(_add_n_op, tuple(tensors))[0]
 
 
 @table.export(
