@@ -177,3 +177,43 @@ def test_tensor_array_split_lengths_must_cover_the_value():
 @pytest.mark.parametrize("values", [[1.0, np.nan, 0.0], [np.nan, 1.0, 2.0], [np.nan, np.nan], [np.inf, np.nan]])
 def test_argmax_and_argmin_skip_nan_as_tf(values):
     check(lambda tf: (tf.argmin(tf.constant(values, tf.float32)), tf.argmax(tf.constant(values, tf.float32))))
+
+
+def test_review_regressions_of_this_change():
+    """Cases a review of the change found: each as TF gives it."""
+
+    def body(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None, 2])])
+        def summed_rows(x):
+            rows = tf.TensorArray(tf.float32, size=tf.shape(x)[0]).unstack(x)
+            total = tf.zeros([2])
+            for i in tf.range(tf.shape(x)[0]):
+                total += rows.read(i)
+            return total
+
+        variable = tf.Variable(tf.ones([3, 2]))
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(summed_rows(variable * 1.0))
+
+        @tf.function(input_signature=[tf.TensorSpec([None])])
+        def scaled(x, scale=2.0):
+            return x * scale
+
+        return (
+            tape.gradient(loss, variable),
+            scaled(tf.ones([2]), scale=2),
+            tf.math.in_top_k(tf.constant([2]), tf.constant([[np.nan, 0.0, 1.0]]), 1),
+            tf.math.segment_mean(tf.constant([16777217, 16777217, 3]), [0, 0, 1]),
+            tf.math.segment_mean(tf.constant([[-7, 5], [0, 0]]), [0, 0]),
+            tf.saturate_cast(tf.constant([100000, -100000], tf.int64), tf.float16),
+            tf.saturate_cast(tf.constant([1e10, -1e10, 1.5], tf.float32), tf.float16),
+        )
+
+    check(body)
+    check_raises(lambda tf: tf.stack([[1, 2], [3]]))
+    check_raises(lambda tf: tf.TensorArray(tf.float32, size=0, dynamic_size=True).unstack(3.0))
+    check_raises(
+        lambda tf: tf.function(lambda x, *args, opt=1: x * opt, input_signature=[tf.TensorSpec([None])])(
+            tf.ones([2]), 1
+        )
+    )

@@ -73,6 +73,14 @@ def _stack_rows(*rows: np.ndarray) -> np.ndarray:
 
 def _batch_of(chunk: list, stack: Callable[..., Any]) -> Any:
     """One batch of the elements in `chunk`; elements whose components differ in shape raise TF's error."""
+    try:
+        return nest.map_structure(stack, *chunk)
+    except (ValueError, errors.InvalidArgumentError):
+        _check_batchable(chunk)  # (TF's error where the shapes differ; any other error as it is)
+        raise
+
+
+def _check_batchable(chunk: list) -> None:
     for component, parts in enumerate(zip(*(nest.flatten(element) for element in chunk))):
         shapes = [tuple(p._shape) if isinstance(p, Tensor) else np.shape(p) for p in parts]
         for k, shape in enumerate(shapes[1:], start=1):
@@ -82,8 +90,7 @@ def _batch_of(chunk: list, stack: Callable[..., Any]) -> Any:
                     None,
                     f"Cannot batch tensors with different shapes in component {component}. First element had "
                     f"shape [{','.join(map(str, shapes[0]))}] and element {k} had shape [{','.join(map(str, shape))}].",
-                )
-    return nest.map_structure(stack, *chunk)
+                ) from None
 
 
 def _prefetching(make_source: Callable[[], Iterator[Any]], depth: int) -> Iterator[Any]:

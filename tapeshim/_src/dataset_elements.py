@@ -60,28 +60,15 @@ class _LazySpec:
     def resolve(self) -> Any:
         if self._general is not None:
             return self._general
-        first = None
+        if _thread_state.trace is None and not _thread_state.recorders:  # (no trace inside a trace or a tape)
+            source = self._source.element_spec
+            if any(None in s.shape.as_list() for s in nest.flatten(source) if s.shape.rank is not None):
+                self._general = _traced_spec(self._fn, source)
+                if self._general is not None:
+                    return self._general
         for element in self._source._elements():
-            first = _spec(_to_tensors(_call(self._fn, element)))
-            break
-        if first is None or _thread_state.trace is not None or _thread_state.recorders:
-            return first  # (no trace of the function inside another trace or under a tape)
-        source = self._source.element_spec
-        if not any(None in s.shape.as_list() for s in nest.flatten(source) if s.shape.rank is not None):
-            return first
-        general = _traced_spec(self._fn, source)
-        if general is None or nest.flatten(general) == [] or not _same_structure(general, first):
-            return first
-        self._general = general
-        return general
-
-
-def _same_structure(a: Any, b: Any) -> bool:
-    try:
-        nest.assert_same_structure(a, b)
-    except (TypeError, ValueError):
-        return False
-    return all(x.dtype == y.dtype and x.shape.rank == y.shape.rank for x, y in zip(nest.flatten(a), nest.flatten(b)))
+            return _spec(_to_tensors(_call(self._fn, element)))
+        return None
 
 
 def _traced_spec(fn: Callable[..., Any], source: Any) -> Any:

@@ -81,7 +81,9 @@ def _defaults_beyond(specs: list, signature: inspect.Signature, args: tuple, kwa
       TypeError: for a value other than the parameter's default.
     """
     n_specs = len(specs)
-    parameters = [p for p in signature.parameters.values() if p.kind != p.VAR_POSITIONAL]
+    parameters = list(signature.parameters.values())
+    if any(p.kind == p.VAR_POSITIONAL for p in parameters):
+        return args, kwargs  # (extra positional arguments are *args, not defaults: the caller's error)
     given = list(zip(parameters[n_specs:], args[n_specs:])) + [
         (signature.parameters[name], value) for name, value in kwargs.items() if name in signature.parameters
     ]
@@ -100,8 +102,17 @@ def _defaults_beyond(specs: list, signature: inspect.Signature, args: tuple, kwa
 
 
 def _same_default(value: Any, default: Any) -> bool:
-    """Whether a call's Python value is its parameter's default (`2.0` for `2.0`, not a tensor)."""
-    if isinstance(value, (Tensor, Variable, np.ndarray)) or type(value) is not type(default):
+    """Whether a call's Python value equals its parameter's default, as TF's literal types compare them (`2` is
+    `2.0`; an array equal to an array default is it; a tensor never is)."""
+    if isinstance(value, (Tensor, Variable)):
+        return False
+    if isinstance(value, np.ndarray) or isinstance(default, np.ndarray):
+        try:
+            return bool(np.array_equal(value, default))
+        except (TypeError, ValueError):
+            return False
+    numbers = (bool, int, float, np.number)
+    if not (isinstance(value, numbers) and isinstance(default, numbers)) and type(value) is not type(default):
         return False
     try:
         return bool(value == default)

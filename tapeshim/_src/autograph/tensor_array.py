@@ -170,6 +170,8 @@ class TensorArray:
             return array_ops.gather(self._buffer, index)
         if self._rows is None:  # a size known per call, nothing written yet
             return self._zeros_row()
+        if _symbolic(index):  # an index known when the function runs (a loop's): a gather from the rows
+            return array_ops.gather(self.stack(), index)
         position, rows = int(index), self._row_list
         if position < 0:
             raise errors.OutOfRangeError(
@@ -207,7 +209,7 @@ class TensorArray:
         value = convert_to_tensor(value, dtype=self._dtype)
         new = self._copy()
         new._element_shape = tuple(value._shape[1:])
-        if self._rows is None or not value._shape or symbolic_dims.is_symbolic(value._shape[0]):
+        if value._shape and (self._rows is None or symbolic_dims.is_symbolic(value._shape[0])):
             # rows known per call (a trace for every size): the value is the buffer
             new._buffer, new._rows = value, None
             new._size = array_ops.shape(value, out_type=int32)[0]

@@ -300,7 +300,10 @@ def stack(values: Sequence[Any], axis: int = 0, name: str | None = None) -> Tens
     """Stacks tensors of one shape along a new `axis`, as `tf.stack`."""
     values = list(values)
     if int(axis) == 0 and not any(isinstance(v, Tensor) or hasattr(v, "_read_for_op") for v in values):
-        return convert_to_tensor(values)  # (as TF: a list of Python values is one constant, its dtype inferred)
+        try:  # (as TF: a list of Python values is one constant, its dtype inferred; else it packs them)
+            return convert_to_tensor(values)
+        except (TypeError, ValueError):
+            pass
     tensors = convert_same_dtype(values, "Pack")
     axis = _check_same_rank(tensors, int(axis), "Pack", False)
     return apply(_stack_op, tuple(tensors), (("axis", axis),))[0]

@@ -39,6 +39,13 @@ def _saturate(x: jax.Array, target: np.dtype) -> jax.Array:
             if float(low_f) < low:
                 low_f = np.nextafter(low_f, np.asarray(0, kind))
             x = jnp.clip(x, jnp.asarray(low_f), jnp.asarray(high_f))
+    elif jnp.issubdtype(target, jnp.floating) and not jnp.issubdtype(x.dtype, jnp.complexfloating):
+        finite = jnp.finfo(target)  # (a wider source clamps to the target's largest finite values, as TF's)
+        source_high = jnp.iinfo(x.dtype).max if jnp.issubdtype(x.dtype, jnp.integer) else jnp.finfo(x.dtype).max
+        if float(source_high) > float(finite.max):
+            kind = np.dtype(x.dtype)
+            bounds = [jnp.asarray(np.asarray(float(v)).astype(kind)) for v in (finite.min, finite.max)]
+            x = jnp.clip(x, *bounds)
     return x.astype(target)
 
 

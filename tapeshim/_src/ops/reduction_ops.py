@@ -390,8 +390,8 @@ def _segment(kind: str, data: jax.Array, ids: jax.Array, num_segments: int, chec
     total = jax.ops.segment_sum(data, ids, num_segments)
     count = jax.ops.segment_sum(jnp.ones(ids.shape, data.dtype), ids, num_segments)
     count = jnp.maximum(count, 1).reshape(count.shape + (1,) * (data.ndim - ids.ndim))
-    if jnp.issubdtype(data.dtype, jnp.integer):  # (TF's integer mean truncates)
-        return jnp.trunc(total / count).astype(data.dtype)
+    if jnp.issubdtype(data.dtype, jnp.integer):  # (TF's integer mean: an integer division, toward zero)
+        return lax.div(total, jnp.broadcast_to(count, total.shape))
     return total / count
 
 

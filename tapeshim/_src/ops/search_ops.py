@@ -205,12 +205,12 @@ def unravel_index(indices: TensorLike, dims: TensorLike, name: str | None = None
 
 def _in_top_k(predictions: jax.Array, targets: jax.Array, k: int) -> jax.Array:
     """TF's InTopKV2: a target is in the top k when fewer than k predictions of its row beat it; a target out of
-    range, or a non-finite prediction, is not."""
+    range, or a row with a non-finite prediction, is not."""
     classes = predictions.shape[-1]
     valid = (targets >= 0) & (targets < classes)
     picked = jnp.take_along_axis(predictions, jnp.clip(targets, 0, classes - 1)[:, None].astype(jnp.int32), axis=1)
     beaten_by = jnp.sum(predictions > picked, axis=1)
-    return valid & jnp.isfinite(picked[:, 0]) & (beaten_by < k)
+    return valid & jnp.all(jnp.isfinite(predictions), axis=1) & (beaten_by < k)  # (a non-finite row: False)
 
 
 _in_top_k_op = OpDef("InTopKV2", _in_top_k, False)
