@@ -64,6 +64,9 @@ _ERRORS = {
         tf.ones([2, 2]), tf.ones([2, 2]), transpose_a=True, adjoint_a=True
     ),
     "negative_of_unsigned": lambda tf: -tf.constant([1], tf.uint8),
+    "stack_of_a_bool_and_an_int": lambda tf: tf.stack([True, 1]),
+    "stack_of_ragged_lists": lambda tf: tf.stack([[1, 2], [3]]),
+    "tensor_scatter_nd_add_of_bools": lambda tf: tf.tensor_scatter_nd_add(tf.constant([True, False]), [[1]], [True]),
     "batch_of_different_shapes": lambda tf: list(
         tf.data.Dataset.from_generator(
             lambda: iter([[1], [1, 2]]), output_signature=tf.TensorSpec([None], tf.int32)

@@ -303,7 +303,12 @@ def stack(values: Sequence[Any], axis: int = 0, name: str | None = None) -> Tens
         try:  # (as TF: a list of Python values is one constant, its dtype inferred; else it packs them)
             return convert_to_tensor(values)
         except (TypeError, ValueError):
-            pass
+            kinds = [convert_to_tensor(v).dtype.name for v in values]
+            if len(set(kinds)) > 1:  # (TF's op conversion of the list)
+                raise TypeError(
+                    f"Tensors in list passed to 'values' of 'Pack' Op have types [{', '.join(kinds)}] that don't "
+                    "all match."
+                ) from None
     tensors = convert_same_dtype(values, "Pack")
     axis = _check_same_rank(tensors, int(axis), "Pack", False)
     return apply(_stack_op, tuple(tensors), (("axis", axis),))[0]

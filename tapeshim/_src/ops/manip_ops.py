@@ -326,7 +326,12 @@ def tensor_scatter_nd_add(
     tensor: TensorLike, indices: TensorLike, updates: TensorLike, name: str | None = None
 ) -> Tensor:
     """`tensor` with `updates` added at `indices`."""
-    return _scatter(convert_to_tensor(tensor), indices, updates, "add", "TensorScatterAdd")
+    t = convert_to_tensor(tensor)
+    if t.dtype.is_bool:  # (TF registers no bool kernel)
+        raise errors.NotFoundError(
+            None, None, "Could not find device for node: {{node TensorScatterAdd}} = TensorScatterAdd[T=DT_BOOL]"
+        )
+    return _scatter(t, indices, updates, "add", "TensorScatterAdd")
 
 
 @table.export(
