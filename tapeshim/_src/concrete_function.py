@@ -10,15 +10,13 @@ import jax
 import jax.extend.core
 import numpy as np
 
-from tapeshim._src import control_flow, dtypes, errors, nest, registry, replay, runtime_checks
-from tapeshim._src.autograph.operators import UndefinedAfterLoop
+from tapeshim._src import control_flow, errors, function_outputs, nest, registry, replay, runtime_checks
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.forward import ForwardAccumulator
 from tapeshim._src.function_graph import FuncGraph
 from tapeshim._src.function_host_inputs import HostFeed
 from tapeshim._src.function_symbolic import ExportedProgram, ExportFailed
 from tapeshim._src.function_trace import FunctionTrace, _use_of_leaked_tensor
-from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.node import OpKey
 from tapeshim._src.recorded_call import record_call
 from tapeshim._src.state import _thread_state
@@ -219,43 +217,8 @@ class ConcreteFunction:
         self.key: Any = None  # the function's cache key for this trace (set by the function)
 
     def _output_tensors(self, trace: FunctionTrace, result: Any) -> list[Tensor]:
-        """The tensors among the function's flattened outputs; sets `_out_kinds` (tensor or Python None).
-
-        Raises:
-          TypeError: for an output that is neither None nor convertible to a tensor, as TF raises.
-        """
-        out_tensors: list[Tensor] = []
-        self._out_kinds: list[tuple] = []
-        for leaf in nest.flatten(result):
-            if leaf is None:
-                self._out_kinds.append(("python", None))
-                continue
-            if isinstance(leaf, IndexedSlices):  # a composite output: its component tensors, rebuilt by `_pack`
-                parts = (leaf.values, leaf.indices, leaf.dense_shape)
-                at = tuple(None if part is None else len(out_tensors) + k for k, part in enumerate(parts))
-                out_tensors.extend(convert_to_tensor(part) for part in parts if part is not None)
-                self._out_kinds.append(("indexed_slices", at))
-                continue
-            if isinstance(leaf, Variable):
-                leaf = trace.read_variable(leaf)
-            elif not isinstance(leaf, Tensor):
-                if isinstance(leaf, UndefinedAfterLoop):
-                    leaf._fail()  # TF's error for a dataset loop's target read after the loop
-                try:
-                    leaf = convert_to_tensor(leaf)
-                except (TypeError, ValueError):
-                    raise TypeError(
-                        "To be compatible with tf.function, Python functions must return zero or more Tensors or "
-                        f"ExtensionTypes or None values; in compilation of {self._function._name}, found return "
-                        f"value of type {type(leaf)}, which is not a Tensor or ExtensionType."
-                    ) from None
-            if leaf._dtype is dtypes.string:
-                # strings never enter a compiled program: one in a trace was computed from constants, and the
-                # function returns it as it is (as TF's graph returns its constant)
-                self._out_kinds.append(("constant", leaf))
-                continue
-            self._out_kinds.append(("tensor", len(out_tensors)))
-            out_tensors.append(leaf)
+        """The tensors among the function's flattened outputs; sets `_out_kinds` (`function_outputs`)."""
+        out_tensors, self._out_kinds = function_outputs.output_tensors(trace, result, self._function._name)
         return out_tensors
 
     def _array_size_outputs(self, trace: FunctionTrace) -> list[Tensor]:
@@ -732,20 +695,9 @@ class ConcreteFunction:
 
     def _pack(self, tensors: Any, structure: Any = None) -> Any:
         """The function's result structure (or `structure`) around its output `tensors` (or their specs)."""
-        flat: list[Any] = []
-        for kind, at in self._out_kinds:
-            if kind == "indexed_slices":
-                values, indices, dense_shape = at  # (no dense shape: None)
-                flat.append(
-                    IndexedSlices(
-                        tensors[values], tensors[indices], None if dense_shape is None else tensors[dense_shape]
-                    )
-                )
-            elif kind == "constant":
-                flat.append(at if structure is None else TensorSpec(at.shape, at.dtype))
-            else:
-                flat.append(None if kind == "python" else tensors[at])
-        return nest.pack_sequence_as(self._result_structure if structure is None else structure, flat)
+        return function_outputs.packed(
+            self._out_kinds, self._result_structure if structure is None else structure, tensors, structure is not None
+        )
 
 
 class FunctionType:

@@ -1,0 +1,76 @@
+"""A function's outputs as its compiled program returns them, and back.
+
+The program returns tensors only. Each flattened output of the Python function is recorded as a kind:
+a tensor (its position among the program's outputs), a Python `None`, an `IndexedSlices` (the positions of
+its values, indices and dense shape), or a string constant computed while tracing (strings never enter
+the program); `packed` rebuilds the function's result from the program's outputs by these kinds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tapeshim._src import dtypes, nest
+from tapeshim._src.autograph.operators import UndefinedAfterLoop
+from tapeshim._src.function_trace import FunctionTrace
+from tapeshim._src.indexed_slices import IndexedSlices
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.tensor_spec import TensorSpec
+from tapeshim._src.variable import Variable
+
+
+def output_tensors(trace: FunctionTrace, result: Any, function_name: Any) -> tuple[list[Tensor], list[tuple]]:
+    """The program's output tensors among the function's flattened `result`, and each output's kind.
+
+    Raises:
+      TypeError: for an output that is neither None nor convertible to a tensor, as TF raises.
+    """
+    out_tensors: list[Tensor] = []
+    kinds: list[tuple] = []
+    for leaf in nest.flatten(result):
+        if leaf is None:
+            kinds.append(("python", None))
+            continue
+        if isinstance(leaf, IndexedSlices):  # a composite output: its component tensors
+            parts = (leaf.values, leaf.indices, leaf.dense_shape)
+            at = tuple(None if part is None else len(out_tensors) + k for k, part in enumerate(parts))
+            out_tensors.extend(convert_to_tensor(part) for part in parts if part is not None)
+            kinds.append(("indexed_slices", at))
+            continue
+        if isinstance(leaf, Variable):
+            leaf = trace.read_variable(leaf)
+        elif not isinstance(leaf, Tensor):
+            if isinstance(leaf, UndefinedAfterLoop):
+                leaf._fail()  # TF's error for a dataset loop's target read after the loop
+            try:
+                leaf = convert_to_tensor(leaf)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    "To be compatible with tf.function, Python functions must return zero or more Tensors or "
+                    f"ExtensionTypes or None values; in compilation of {function_name}, found return "
+                    f"value of type {type(leaf)}, which is not a Tensor or ExtensionType."
+                ) from None
+        if leaf._dtype is dtypes.string:
+            # strings never enter a compiled program: one in a trace was computed from constants, and the
+            # function returns it as it is (as TF's graph returns its constant)
+            kinds.append(("constant", leaf))
+            continue
+        kinds.append(("tensor", len(out_tensors)))
+        out_tensors.append(leaf)
+    return out_tensors, kinds
+
+
+def packed(kinds: list[tuple], structure: Any, tensors: Any, specs: bool = False) -> Any:
+    """The function's result `structure` around the program's output `tensors` (with `specs`: their specs)."""
+    flat: list[Any] = []
+    for kind, at in kinds:
+        if kind == "indexed_slices":
+            values, indices, dense_shape = at  # (no dense shape: None)
+            flat.append(
+                IndexedSlices(tensors[values], tensors[indices], None if dense_shape is None else tensors[dense_shape])
+            )
+        elif kind == "constant":
+            flat.append(TensorSpec(at.shape, at.dtype) if specs else at)
+        else:
+            flat.append(None if kind == "python" else tensors[at])
+    return nest.pack_sequence_as(structure, flat)
