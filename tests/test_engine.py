@@ -14,6 +14,7 @@ import pytest
 import tapeshim as tf
 from oracle import backend_compiles, check
 from tapeshim import experimental
+from tapeshim._src import interpret
 
 
 def _stats():
@@ -177,6 +178,40 @@ def test_a_kept_loss_no_longer_holds_its_graph():
     gc.collect()
     assert all(ref() is None for ref in refs)
     assert all(loss._node is None and float(loss) == 45.0 for loss in losses)
+
+
+def test_kept_losses_become_host_scalars_and_still_behave_as_tensors():
+    """A released loss becomes a NumPy scalar at the next gradient (its own bytes, about 100, where a JAX
+    array costs about 850 of Python heap), and every later use of the kept losses gives TF's values."""
+
+    def body(tf):
+        v = tf.Variable([1.0, 2.0])
+        losses = []
+        for _ in range(4):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum((v * 3.0) ** 2)
+            v.assign_sub(0.01 * tape.gradient(loss, v))
+            losses.append(loss)
+        watched = losses[0]
+        with tf.GradientTape() as tape:
+            tape.watch(watched)
+            later = watched * watched + losses[1]
+        return (
+            losses,
+            tf.reduce_mean(losses),
+            tf.stack(losses),
+            losses[0] + 1.0,
+            float(losses[1]),
+            tf.function(lambda a, b: a * b)(losses[0], losses[2]),
+            tape.gradient(later, watched),
+            losses[2] > losses[3],
+            tf.cast(losses[0], tf.int32),
+        )
+
+    check(body)
+    if interpret.enabled():  # (on the CPU only: elsewhere the host copy would be a device transfer)
+        kept = body(tf)[0]
+        assert all(isinstance(loss._value, np.ndarray) for loss in kept[:-1])
 
 
 def test_a_persistent_tape_keeps_what_it_needs():

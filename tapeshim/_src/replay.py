@@ -22,10 +22,12 @@ gradient can differentiate through them.
 from __future__ import annotations
 
 import time
+import weakref
 from collections import OrderedDict
 from typing import AbstractSet, Any, Callable, Hashable, Iterator, Mapping, Sequence, cast
 
 import jax
+import numpy as np
 
 from tapeshim._src import background_compile, compile_tiers, interpret, recompile_warning, replay_eager, runtime_checks
 from tapeshim._src.plan_steps import LeafStep, NodeStep, Step
@@ -690,3 +692,38 @@ def release(tensors: Sequence[Tensor]) -> None:
         tid = tensor._tid
         if not any(tid in r._produced for r in recorders):
             tensor._node = None
+    _keep_scalars_on_the_host(tensors)
+
+
+_kept_scalars: list = []
+"""Weak references to the scalars (a step's loss) the last `release` left as device arrays."""
+
+
+def _keep_scalars_on_the_host(tensors: Sequence[Tensor]) -> None:
+    """Kept losses cost their own bytes: a released scalar becomes a NumPy value at the next release.
+
+    A JAX array costs about 850 bytes of Python heap besides its buffer, where a NumPy scalar costs about
+    100; a loop that keeps every step's loss (`losses.append(loss)`) then grows as TF's does. The scalars of
+    the previous release are converted, once computed (the next step's release: no wait on the device), on
+    the CPU only, where the host copy is the device's memory.
+    """
+    if not interpret.enabled():
+        return
+    previous = _kept_scalars[:]
+    _kept_scalars.clear()
+    for ref in previous:
+        tensor = ref()
+        if tensor is None or tensor._node is not None:
+            continue
+        value = tensor._value
+        if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
+            ready = getattr(value, "is_ready", None)  # (a committed array's; jax.Array's stubs omit it)
+            if ready is None or ready():
+                tensor._value = np.array(value, copy=True)  # (its own copy: not a view keeping the buffer)
+            else:
+                _kept_scalars.append(ref)
+    for tensor in tensors:
+        value = tensor._value
+        if tensor._node is None and not tensor._shape and isinstance(value, jax.Array):
+            if not isinstance(value, jax.core.Tracer):
+                _kept_scalars.append(weakref.ref(tensor))
