@@ -37,7 +37,7 @@ def test_gradients():
             )
         return tape.gradient(loss, v)
 
-    check(body, rtol=1e-4)
+    check(body)
 
 
 def test_errors():

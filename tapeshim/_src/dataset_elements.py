@@ -56,13 +56,16 @@ class _LazySpec:
     def __init__(self, source: DatasetTransforms, fn: Callable[..., Any]) -> None:
         self._source, self._fn = source, fn
         self._general: Any = None  # the traced spec, once computed
+        self._traced = False  # whether the trace was tried (a function that does not trace is not tried again)
 
     def resolve(self) -> Any:
         if self._general is not None:
             return self._general
-        if _thread_state.trace is None and not _thread_state.recorders:  # (no trace inside a trace or a tape)
+        if not self._traced and _thread_state.trace is None and not _thread_state.recorders:
+            # (no trace inside a trace or under a tape)
             source = self._source.element_spec
             if any(None in s.shape.as_list() for s in nest.flatten(source) if s.shape.rank is not None):
+                self._traced = True
                 self._general = _traced_spec(self._fn, source)
                 if self._general is not None:
                     return self._general
@@ -84,6 +87,4 @@ def _traced_spec(fn: Callable[..., Any], source: Any) -> Any:
         concrete = Function(flat_fn, name="map_spec", input_signature=specs).get_concrete_function()
     except Exception:  # noqa: BLE001 - a function that does not trace (host code, strings): its first element's
         return None
-    if not concrete.symbolic:
-        return None
-    return nest.map_structure(lambda s: TensorSpec(s.shape, s.dtype), concrete.structured_outputs)
+    return concrete.structured_outputs if concrete.symbolic else None

@@ -716,14 +716,18 @@ def _keep_scalars_on_the_host(tensors: Sequence[Tensor]) -> None:
         if tensor is None or tensor._node is not None:
             continue
         value = tensor._value
-        if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
-            ready = getattr(value, "is_ready", None)  # (a committed array's; jax.Array's stubs omit it)
-            if ready is None or ready():
-                tensor._value = np.array(value, copy=True)  # (its own copy: not a view keeping the buffer)
-            else:
-                _kept_scalars.append(ref)
-    for tensor in tensors:
-        value = tensor._value
-        if tensor._node is None and not tensor._shape and isinstance(value, jax.Array):
-            if not isinstance(value, jax.core.Tracer):
-                _kept_scalars.append(weakref.ref(tensor))
+        if not _device_array(value):
+            continue
+        ready = getattr(value, "is_ready", None)  # (a committed array's; jax.Array's stubs omit it)
+        if ready is None or ready():
+            tensor._value = np.array(value, copy=True)  # (its own copy: not a view keeping the buffer)
+        else:
+            _kept_scalars.append(ref)
+    _kept_scalars.extend(
+        weakref.ref(t) for t in tensors if t._node is None and not t._shape and _device_array(t._value)
+    )
+
+
+def _device_array(value: Any) -> bool:
+    """Whether `value` is a computed JAX array (not a NumPy value, not a tracer of a JAX transformation)."""
+    return isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer)

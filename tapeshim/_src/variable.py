@@ -512,8 +512,9 @@ class Variable(TensorOperators):
 
         if not isinstance(sparse_delta, IndexedSlices):
             raise TypeError(f"Argument `sparse_delta` must be a `tf.IndexedSlices`. Received arg: {sparse_delta}")
-        indices = convert_to_tensor(sparse_delta.indices)
-        return self._scatter_nd(array_ops_expand_last(indices), sparse_delta.values, how)
+        from tapeshim._src.ops import array_ops  # (ops import this module)
+
+        return self._scatter_nd(array_ops.expand_dims(sparse_delta.indices, -1), sparse_delta.values, how)
 
     def _scatter_nd(self, indices: TensorLike, updates: TensorLike, how: str) -> "Variable":
         from tapeshim._src.ops import manip_ops, scatter_ops  # (ops import this module)
@@ -705,10 +706,3 @@ class _VariableSlice(Tensor):
         )
         variable.assign(updated)
         return variable
-
-
-def array_ops_expand_last(indices: Tensor) -> Tensor:
-    """Row indices as index vectors of one element (`indices[..., None]`)."""
-    from tapeshim._src.ops import array_ops  # (ops import this module)
-
-    return array_ops.expand_dims(indices, -1)

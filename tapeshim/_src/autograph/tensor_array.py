@@ -239,12 +239,11 @@ class TensorArray:
         known = static_value.known_value(convert_to_tensor(indices))
         if known is None or self._buffer is not None or self._rows is None:  # indices known when the call runs
             new = self._copy()
-            if new._buffer is None:
-                new._buffer = self._as_buffer(tuple(value._shape[1:]))
-                new._rows = None
+            new._element_shape = tuple(value._shape[1:])
+            if new._buffer is None:  # (the rows so far, unwritten ones zeros, as one buffer)
+                new._buffer, new._rows = new.stack(), None
             where = array_ops.expand_dims(math_ops.cast(indices, int32), -1)
             new._buffer = manip_ops.tensor_scatter_nd_update(new._buffer, where, value)
-            new._element_shape = tuple(value._shape[1:])
             new._size = math_ops.maximum(new._size, math_ops.reduce_max(math_ops.cast(indices, int32)) + 1)
             return new
         new = self
@@ -280,13 +279,6 @@ class TensorArray:
 
     def close(self, name: str | None = None) -> None:
         """Nothing to release: the array's rows are tensors."""
-
-    def _as_buffer(self, element_shape: tuple) -> Tensor:
-        """The array's rows as one buffer of its capacity (unwritten rows zeros)."""
-        if self._rows is None:
-            return _reserved(self._capacity, element_shape, self._dtype)
-        rows = [r if r is not None else array_ops.zeros(element_shape, self._dtype) for r in self._row_list]
-        return array_ops.stack(rows) if rows else array_ops.zeros((0, *element_shape), self._dtype)
 
     def size(self, name: str | None = None) -> Tensor:
         """The number of elements, as an int32 tensor."""

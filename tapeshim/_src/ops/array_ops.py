@@ -501,16 +501,9 @@ def _dynamic_slice_impl(x: jax.Array, indices: tuple, key: tuple) -> jax.Array:
             _, position, dim, length = part
             x = jax.lax.dynamic_slice_in_dim(x, indices[position], length, axis=dim)
         elif part[0] == "dyn" and part[3] == 0:  # an index into an empty axis: its check fails when it runs
-            x = _padded_to_one(x, part[2])  # (a loop body over no rows is traced, not run)
+            # (a loop body over no rows is traced, not run; JAX refuses to index an empty axis: one row of zeros)
+            x = runtime_checks.with_size(x, part[2], 1)
     return x[_decode_key(key, indices)]
-
-
-def _padded_to_one(x: jax.Array, axis: int) -> jax.Array:
-    """`x` with a row of zeros added to its empty `axis`: an index into it traces (JAX refuses to index an
-    empty axis); its runtime check raises TF's error where the program would use it."""
-    padding = [(0, 0, 0)] * x.ndim
-    padding[axis] = (0, 1, 0)
-    return jax.lax.pad(x, jnp.zeros((), x.dtype), padding)
 
 
 def getitem(tensor: Any, key: Any) -> Tensor:
@@ -565,8 +558,8 @@ def where(
 def _gather_impl(params: jax.Array, indices: jax.Array, axis: int, batch_dims: int, checked: bool = False) -> jax.Array:
     if checked:
         runtime_checks.check_range_traced(indices, params.shape[axis], "indices", "GatherV2")
-    if params.shape[axis] == 0 and indices.size:  # (a loop body over no rows: see `_padded_to_one`)
-        params = _padded_to_one(params, axis)
+    if params.shape[axis] == 0 and indices.size:  # (a loop body over no rows: see `_dynamic_slice_impl`)
+        params = runtime_checks.with_size(params, axis, 1)
     if batch_dims:
         gather = _gather_impl
         for _ in builtins.range(batch_dims):

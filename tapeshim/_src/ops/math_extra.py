@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from tapeshim._src import dtypes, errors, runtime_checks
-from tapeshim._src.ops import math_ops, reduction_ops, table
+from tapeshim._src.ops import math_kernels, math_ops, reduction_ops, table
 from tapeshim._src.ops.common import (
     broadcast_check,
     checks,
@@ -95,7 +95,7 @@ def add_n(inputs: list, name: str | None = None) -> Tensor:
 def _truncatediv(x: jax.Array, y: jax.Array, checked: bool = False) -> jax.Array:
     if jnp.issubdtype(x.dtype, jnp.integer):
         if checked:
-            runtime_checks.require(~jnp.any(y == 0), "Integer division by zero [Op:TruncateDiv]")
+            math_kernels.require_nonzero_divisor(y, "TruncateDiv")
         return jax.lax.div(x, y)  # (XLA's integer division rounds toward zero)
     return jnp.trunc(x / y)
 

@@ -159,7 +159,7 @@ def add_n_impl(*xs: jax.Array) -> jax.Array:
     return total
 
 
-def _require_nonzero_divisor(y: jax.Array, op_name: str) -> None:
+def require_nonzero_divisor(y: jax.Array, op_name: str) -> None:
     runtime_checks.require(~jnp.any(y == 0), f"Integer division by zero [Op:{op_name}]")
 
 
@@ -167,7 +167,7 @@ def floordiv_impl(x: jax.Array, y: jax.Array, checked: bool = False) -> jax.Arra
     """floor(x / y); `checked` (an integer divisor known only when the program runs) adds TF's zero check."""
     if jnp.issubdtype(x.dtype, jnp.integer):
         if checked:
-            _require_nonzero_divisor(y, "FloorDiv")
+            require_nonzero_divisor(y, "FloorDiv")
         return jnp.floor_divide(x, y)
     return jnp.floor(x / y)
 
@@ -175,7 +175,7 @@ def floordiv_impl(x: jax.Array, y: jax.Array, checked: bool = False) -> jax.Arra
 def floormod_impl(x: jax.Array, y: jax.Array, checked: bool = False) -> jax.Array:
     """x - floor(x / y) * y; `checked` (an integer divisor known only when the program runs) adds TF's zero check."""
     if checked:
-        _require_nonzero_divisor(y, "FloorMod")
+        require_nonzero_divisor(y, "FloorMod")
     return jnp.mod(x, y)
 
 

@@ -441,12 +441,19 @@ def unsorted_segment_mean(data: Any, segment_ids: Any, num_segments: Any, name: 
     float64 (float32 for 8- and 16-bit integers), and complex data raises TF's
     error (its `maximum` has no complex kernel).
     """
+    summed, counts = _sums_and_counts(data, segment_ids, num_segments)
+    return math_ops.truediv(summed, math_ops.maximum(counts, 1))
+
+
+def _sums_and_counts(data: Any, segment_ids: Any, num_segments: Any) -> tuple[Tensor, Tensor]:
+    """Each segment's sum of rows, and its count of rows (shaped to divide the sums), as TF composes the
+    unsorted segment mean and sqrt_n."""
     data_t, ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
     num_segments = array_ops.folded_int(num_segments)
     summed = unsorted_segment_sum(data_t, ids, num_segments)
     counts = unsorted_segment_sum(array_ops.ones(ids._shape, data_t.dtype), ids, num_segments)
     counts = array_ops.reshape(counts, [summed._shape[0]] + [1] * (len(data_t._shape) - len(ids._shape)))
-    return math_ops.truediv(summed, math_ops.maximum(counts, 1))
+    return summed, counts
 
 
 @table.export("math.unsorted_segment_max", dtypes=table.REAL)
@@ -490,11 +497,7 @@ def unsorted_segment_min(
 def unsorted_segment_sqrt_n(data: Any, segment_ids: Any, num_segments: Any, name: str | None = None) -> Tensor:
     """The sums of the rows of `data` that share a segment id, divided by the square root of their count
     (empty segments 0), as TF composes it."""
-    data_t, ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
-    num_segments = array_ops.folded_int(num_segments)
-    summed = unsorted_segment_sum(data_t, ids, num_segments)
-    counts = unsorted_segment_sum(array_ops.ones(ids._shape, data_t.dtype), ids, num_segments)
-    counts = array_ops.reshape(counts, [summed._shape[0]] + [1] * (len(data_t._shape) - len(ids._shape)))
+    summed, counts = _sums_and_counts(data, segment_ids, num_segments)
     return math_ops.truediv(summed, math_ops.sqrt(math_ops.maximum(counts, 1)))
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from tapeshim._src import dtypes, errors
-from tapeshim._src.ops import table
+from tapeshim._src.ops import manip_ops, table
 from tapeshim._src.sparse import SparseTensor, _host
 from tapeshim._src.state import _thread_state
 from tapeshim._src.strings_tensor import host_tensor
@@ -178,8 +178,6 @@ def unique_with_counts(
     x: TensorLike, out_idx: Any = dtypes.int32, name: str | None = None
 ) -> tuple[Tensor, Tensor, Tensor]:
     """`tf.unique`'s values and indices, and how often each value occurs (in `out_idx`'s dtype)."""
-    from tapeshim._src.ops import manip_ops  # (manip_ops imports the ops this module's callers use)
-
     y, idx = manip_ops.unique(x, out_idx)
     counts = np.bincount(np.asarray(idx.numpy()).reshape(-1), minlength=int(y._shape[0]))
     return UniqueWithCounts(y, idx, convert_to_tensor(counts.astype(dtypes.as_dtype(out_idx).as_numpy_dtype)))
