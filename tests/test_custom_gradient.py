@@ -277,3 +277,78 @@ def test_forward_mode_through_custom_gradient_whose_forward_takes_sqrt():
         return y, acc.jvp(y)
 
     check(body)
+
+
+class _Layer:
+    """Holds the variable a custom-gradient function reads (keyed by identity, so it can be switched)."""
+
+    def __init__(self, variable):
+        self.kernel = variable
+
+
+def test_repeated_calls_run_the_forward_once_each_and_match_tf():
+    # Calls after the first that compute the same thing run the forward lazily on the tensors (no JAX trace);
+    # a call reading another variable, or one whose forward hands a value to Python, is traced again.
+    def body(tf):
+        runs = _Layer(None)
+        runs.count = 0
+        first, second = tf.Variable([1.0, -2.0, 3.0]), tf.Variable([0.5, 0.25, -4.0])
+        layer = _Layer(first)
+
+        @tf.custom_gradient
+        def scaled(x):
+            runs.count += 1
+            y = x * layer.kernel
+
+            def grad_fn(upstream, variables):
+                return upstream * layer.kernel, [tf.clip_by_value(upstream * x, -1.0, 1.0)]
+
+            return tf.tanh(y), grad_fn
+
+        @tf.custom_gradient
+        def noisy(x):
+            scale = float(tf.reduce_max(tf.abs(x)).numpy())  # leaves the tape on every call
+
+            def grad_fn(upstream):
+                return upstream * scale
+
+            return x * 2.0, grad_fn
+
+        w = tf.Variable([0.3, -0.7, 1.1])
+        results = []
+        for step in range(6):
+            if step == 4:
+                layer.kernel = second
+            with tf.GradientTape() as tape:
+                x = w * float(step % 2 + 1)
+                loss = tf.reduce_sum(scaled(x)) + tf.reduce_sum(noisy(x * x))
+            results.append((loss, tape.gradient(loss, [w, first, second])))
+        assert runs.count >= 6
+        return results
+
+    check(body)
+
+
+def test_repeated_calls_keep_python_side_effects_per_call():
+    def body(tf):
+        seen = _Layer(None)
+        seen.shapes = []
+
+        @tf.custom_gradient
+        def double(x):
+            seen.shapes.append(tuple(x.shape))
+
+            def grad_fn(upstream):
+                return upstream * 2.0
+
+            return x * 2.0, grad_fn
+
+        w = tf.Variable(np.ones((2, 3), np.float32))
+        grads = []
+        for _ in range(4):
+            with tf.GradientTape() as tape:
+                y = double(w * 3.0)
+            grads.append(tape.gradient(y, w))
+        return grads, seen.shapes[:4]
+
+    check(body)

@@ -6,6 +6,12 @@ runs the user's function on tensors wrapping JAX values, and the backward runs
 it again and calls the `grad_fn` it returns, so `grad_fn` may use any tensor the
 forward computed. Variables the forward reads are extra inputs (their reads are
 watched by tapes as usual) and get the gradients `grad_fn` returns for them.
+
+Under a tape, the first call of what a function computes (its code, captured
+values and input shapes) traces it under `jax.eval_shape` to learn its outputs,
+the variables it reads and the arguments `grad_fn` returns None for. Later such
+calls run it once on the tensors with every op recorded lazily and nothing
+computed: the Python runs once per call, as TF's, without a JAX trace.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from tapeshim._src import dtypes, nest, registry
+from tapeshim._src.function_trace import _EVERYTHING
 from tapeshim._src.node import OpKey
 from tapeshim._src.ops import math_ops
 from tapeshim._src.recorded_call import record_call
@@ -39,6 +46,22 @@ class _VariableCollector(Recorder):
 
     def _variable_read(self, variable: Variable, tensor: Tensor) -> None:
         self.variables.setdefault(id(variable), variable)
+
+
+class _LazyRun(_VariableCollector):
+    """Notes the variables a function reads while every op it runs records lazily: nothing is computed.
+
+    A function that hands a value to Python or NumPy (`x.numpy()`, `float(x)`,
+    `print(x)`) leaves an exit in the recorder's explain log (`explain_hooks.left_tape`).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._tracked = _EVERYTHING  # type: ignore[assignment]
+        self._produced = _EVERYTHING  # type: ignore[assignment]
+
+    def left_tapeshim(self) -> bool:
+        return self._explain_log is not None and bool(self._explain_log.exits)
 
 
 def _wrap(values: Any) -> list[Tensor]:
@@ -235,6 +258,10 @@ def structural_key(f: Callable, args: tuple, kwargs: dict, positions: list, vari
 _PROBED_SIZE = 1024
 _probed: dict = {}
 """`structural_key` and input avals -> the argument positions grad_fn returns None for."""
+_traced: dict = {}
+"""`structural_key` without variables and input avals, for calls whose forward traced -> the ids of the
+variables it read and the argument positions grad_fn returns None for: later calls computing the same thing
+run the forward lazily (`_CustomGradientCall._run_lazily`) instead of tracing it again."""
 
 
 class _CustomGradientCall:
@@ -297,21 +324,22 @@ class _CustomGradientCall:
         """
         state = _thread_state
         out_structs: list
-        if (
-            not state.recorders
-            and state.trace is None
-            and not any(isinstance(t._value, jax.core.Tracer) for t in self.inputs)
-        ):
+        eager = state.trace is None and not any(isinstance(t._value, jax.core.Tracer) for t in self.inputs)
+        if eager and not state.recorders:
             out_structs = self.computed = self._run_on_values(False)  # no tape: run once, as TF does
         else:
-            try:
-                out_structs = jax.eval_shape(
-                    self._forward_structs, *[jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in self.inputs]
-                )
-            except _LEAVES_JAX:
-                # The forward leaves tapeshim (`x.numpy()`): run it once on the values, as TF runs it,
-                # and differentiate only through grad_fn.
-                out_structs = self.computed = self._run_on_values(True)
+            lazy_structs = self._run_lazily() if eager else None
+            if lazy_structs is not None:
+                out_structs = lazy_structs
+            else:
+                try:
+                    out_structs = jax.eval_shape(
+                        self._forward_structs, *[jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in self.inputs]
+                    )
+                except _LEAVES_JAX:
+                    # The forward leaves tapeshim (`x.numpy()`): run it once on the values, as TF runs it,
+                    # and differentiate only through grad_fn.
+                    out_structs = self.computed = self._run_on_values(True)
         self.variables = list(self.collector.variables.values())
         if self.variables and not _accepts_variables(self.grad_fn):
             raise TypeError(
@@ -336,7 +364,48 @@ class _CustomGradientCall:
                     _probed.clear()
                 _probed[key] = none_grads
         self.none_grads = none_grads
+        traced_key = self._traced_key()
+        if traced_key is not None:
+            if len(_traced) >= _PROBED_SIZE:
+                _traced.clear()
+            _traced[traced_key] = (tuple(self.collector.variables), none_grads)
         return outs
+
+    def _traced_key(self) -> Any:
+        """What the call computes, whatever variables it reads, with its inputs' avals; None if unkeyable."""
+        key = structural_key(self.f, self.args, self.kwargs, self.positions, [])
+        return None if key is None else (key, tuple((t._shape, t._dtype) for t in self.inputs))
+
+    def _run_lazily(self) -> list | None:
+        """The outputs' structs from a run of the forward on the input tensors, every op recorded lazily.
+
+        TF runs the forward eagerly on each call; tracing it under `jax.eval_shape` costs a JAX trace per
+        call. A call computing what an earlier call traced (same code, captured values and input avals)
+        runs it once on the tensors instead, computing nothing: its outputs' shapes come from the ops'
+        cached shape rules, and what the trace found (variables read, grad_fn's None pattern) carries
+        over. None when no such trace is known, or this run reads other variables or hands a value to
+        Python (the caller then traces it).
+        """
+        key = self._traced_key()
+        known = _traced.get(key) if key is not None else None
+        if known is None:
+            return None
+        variable_ids, none_grads = known
+        run = _LazyRun()
+        call_args = list(self.args)
+        for position, tensor in zip(self.positions, self.inputs):
+            call_args[position] = tensor
+        with StatelessScope(None, run):
+            result, grad_fn = self.f(*call_args, **self.kwargs)
+            outs = [convert_to_tensor(t) for t in nest.flatten(result)]
+        run._epoch.done = True  # its lazy values are left over now: a later use computes them
+        if run.left_tapeshim() or tuple(run.variables) != variable_ids:
+            return None
+        self.collector.variables = run.variables
+        self.result = nest.pack_sequence_as(result, [None] * len(outs))  # the structure only
+        self.grad_fn = grad_fn
+        self.none_grads = none_grads
+        return [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in outs]
 
     def _run_on_values(self, probe_none: bool) -> list:
         """The forward on the input values; probes `grad_fn`'s None pattern when `probe_none`."""
