@@ -591,3 +591,31 @@ def test_forward_over_reverse_through_a_loop_with_a_tensor_trip_count():
     expected = jax.jvp(jax.grad(reference), (jnp.array([0.5, 1.0]),), (jnp.array([1.0, 0.0]),))[1]
     np.testing.assert_allclose(hvp.numpy(), expected, rtol=1e-5)
     np.testing.assert_allclose(gradient.numpy(), jax.grad(reference)(jnp.array([0.5, 1.0])), rtol=1e-5)
+
+
+def test_for_over_an_iterator_with_a_break_reaching_a_smaller_last_batch():
+    # the loop's trace has the full batch's shapes; the call that pulls the smaller last batch gives TF's
+    # values, variables written once, and the iterator's position as TF's
+    def body(tf):
+        seen = tf.Variable(0.0)
+
+        @tf.function
+        def until(it, limit):
+            total = tf.constant(0.0)
+            count = tf.constant(0)
+            for x in it:
+                if total > limit:
+                    break
+                total += tf.reduce_sum(x)
+                seen.assign_add(tf.cast(tf.size(x), tf.float32))
+                count += 1
+            return total, count
+
+        dataset = tf.data.Dataset.from_tensor_slices(np.arange(10, dtype=np.float32)).batch(4)
+        it = iter(dataset)
+        calls = [until(it, tf.constant(5.0)), until(it, tf.constant(1000.0)), seen.numpy()]
+        rest = iter(dataset)
+        first = until(rest, tf.constant(1.0))
+        return calls, first, next(rest, None), until(rest, tf.constant(100.0)), seen.numpy()
+
+    check(body)

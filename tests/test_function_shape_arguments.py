@@ -349,6 +349,28 @@ def test_a_tensor_array_sized_per_call_written_in_a_loop():
     assert len(runs) == 2
 
 
+def test_a_tensor_array_loop_over_no_rows():
+    """The RNN-style loop on a 0-row input, with a `None` signature and without: the body is traced, never run
+    (its `x[i]` must not be checked against the empty axis while tracing)."""
+
+    def body(tf):
+        def running(x):
+            n = tf.shape(x)[0]
+            rows = tf.TensorArray(tf.float32, size=n)
+            total = tf.zeros([3])
+            for i in tf.range(n):
+                total = total * 0.5 + x[i]
+                rows = rows.write(i, tf.tanh(total))
+            return rows.stack(), rows.size(), total
+
+        signed = tf.function(running, input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        unsigned = tf.function(running)
+        x = np.linspace(-1.0, 1.0, 6, dtype=np.float32).reshape(2, 3)
+        return [f(tf.constant(x[:n])) for f in (signed, unsigned) for n in (2, 0, 1)]
+
+    check(body)
+
+
 def test_gradients_through_a_loop_over_a_size_known_per_call():
     """A loop whose trip count is `tf.shape(x)[0]` in a trace for every size, differentiated by a tape (JAX's
     VJP of the exported loop raised its own ValueError)."""

@@ -603,12 +603,16 @@ class ConcreteFunction:
 
     trainable_variables = property(lambda self: tuple(v for v in self.variables if v.trainable))
 
-    def run(self, flat_args: list, host_values: list = _NO_HOST_VALUES) -> Any:
+    def run(
+        self, flat_args: list, host_values: list = _NO_HOST_VALUES, before_writes: Callable[[], None] | None = None
+    ) -> Any:
         """Runs the compiled program on a call's flattened arguments and writes variables back.
 
         Args:
           flat_args: the call's arguments, flattened.
           host_values: this call's host inputs (elements pulled from iterators), see `HostFeed`.
+          before_writes: called once the program (and its host callbacks) ran, before the variables are
+            written; what it raises leaves them unwritten.
         """
         arg_tensors = [
             flat_args[i] if isinstance(flat_args[i], Tensor) else convert_to_tensor(flat_args[i])
@@ -661,6 +665,8 @@ class ConcreteFunction:
             jax.effects_barrier()
         if self._array_checks:
             self._check_array_sizes(outs[len(outs) - len(self._array_checks) :])
+        if before_writes is not None:
+            before_writes()
         for variable, value in zip(written, news):
             variable._value = value
         if self.symbolic:

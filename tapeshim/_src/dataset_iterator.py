@@ -82,6 +82,10 @@ class OwnedIterator:
         self.peek(count - 1)
         return [self._buffer.popleft() for _ in range(min(count, len(self._buffer)))]
 
+    def put_back(self, elements: list) -> None:
+        """Makes `elements` (consumed last, in order) the next ones again."""
+        self._buffer.extendleft(reversed(elements))
+
     def _pull(self, optional: bool) -> Any:
         trace = _thread_state.trace
         if trace is not None and not self._unrolled:

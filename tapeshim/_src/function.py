@@ -144,6 +144,18 @@ def _describe(key: tuple) -> str:
     return f"the Python value {key[1]!r}"
 
 
+class _OtherShapes(Exception):
+    """A pull inside a loop met an element of other shapes than the trace's (see `_run_with_host_inputs`)."""
+
+
+def _refuse_other_shapes(feed: Any) -> Callable[[], None]:
+    def refuse() -> None:
+        if feed.met_other_shapes():
+            raise _OtherShapes
+
+    return refuse
+
+
 class Function:
     """A Python function compiled as a whole, as `tf.function` (see `function`)."""
 
@@ -455,7 +467,15 @@ class Function:
         if feed.branch_pulls:  # pulls inside branches or loops take the elements after this call's others
             values = feed.values(peeked)
             feed.consume(peeked)
-            result = concrete.run(flat, values)
+            try:
+                result = concrete.run(flat, values, before_writes=_refuse_other_shapes(feed))
+            except _OtherShapes:
+                # A loop pulled an element of other shapes than its trace's (the last, smaller batch), whose
+                # callback had to return the traced shapes: the call is run again eagerly, on the elements
+                # put back, with no variable written by the run (its Python runs once more; TF's loop
+                # traces the element spec's unknown sizes instead)
+                feed.rewind()
+                return self._python_function(*args, **kwargs)
             feed.raise_failure()
             return result
         result = concrete.run(flat, feed.values(peeked))

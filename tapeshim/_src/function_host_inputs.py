@@ -55,6 +55,8 @@ class _PullGroup:
         self.branch_pulls = 0  # pulls inside control-flow branches and loop bodies (host callbacks)
         self.current: OwnedIterator | None = None  # the iterator this call pulls from (set per call)
         self.failure: errors.OpError | None = None  # what a host callback ran into during this call
+        self.other_shapes = False  # whether this call's callbacks met an element of other shapes than traced
+        self.taken: list = []  # the elements this call took from `current` (to put back: `HostFeed.rewind`)
 
 
 def dataset_runs(source: Any) -> list[tuple[Any, tuple, int, list[jax.Array]]]:
@@ -197,9 +199,11 @@ class HostInputs:
         def take_on_host() -> tuple:
             source = group.current if group.current is not None else group.iterator
             pulled = source.consume(1)
+            group.taken.extend(pulled)
             leaves = nest.flatten(pulled[0]) if pulled else []
             if pulled and [(tuple(t._shape), t._dtype) for t in leaves] == avals:
                 return (np.asarray(True),) + tuple(np.asarray(t._value) for t in leaves)
+            group.other_shapes = group.other_shapes or bool(pulled)
             if group.failure is None and (pulled or needs_value[0]):
                 group.failure = (
                     errors.invalid_argument(
@@ -265,6 +269,7 @@ class HostFeed:
         self.branch_pulls = any(group.branch_pulls for group in self._groups)
         # The program's host inputs, in order: (iterator, pull, leaf) or ("dataset", dataset, run, leaf).
         self.used: list[tuple] = []
+        self._read_to_end: list[tuple[OwnedIterator, list]] = []  # the iterators this call's loops read
 
     @property
     def pulls_iterators(self) -> bool:
@@ -296,7 +301,7 @@ class HostFeed:
         iterators, elements, signature = [], [], []
         for group, (kind, source) in zip(self._groups, self._sources):
             iterator = flat_args[source] if kind == "arg" else source
-            group.current, group.failure = iterator, None
+            group.current, group.failure, group.other_shapes, group.taken = iterator, None, False, []
             pulled = [iterator.peek(i) for i in range(len(group.optional))]
             for element, optional, needs_value in zip(pulled, group.optional, group.needs_value):
                 if element is None and (not optional or needs_value):
@@ -325,10 +330,26 @@ class HostFeed:
     def consume(self, peeked: list) -> None:
         """Consumes the peeked elements (after the call ran)."""
         for iterator, group in zip(peeked[0], self._groups):
-            iterator.consume(len(group.optional))
+            group.taken = iterator.consume(len(group.optional))
+        self._read_to_end = []
         for source, runs in zip(peeked[3], peeked[2]):
             if isinstance(source, OwnedIterator):  # a loop read it to its end
-                source.consume(sum(count for _, _, count, _ in runs))
+                self._read_to_end.append((source, source.consume(sum(count for _, _, count, _ in runs))))
+
+    def met_other_shapes(self) -> bool:
+        """Whether a pull inside a branch or loop body met an element of other shapes than the trace's (a
+        last, smaller batch): the call's results are not TF's, and `rewind` undoes its pulls."""
+        return any(group.other_shapes for group in self._groups)
+
+    def rewind(self) -> None:
+        """Puts every element this call took back into its iterator (in order), as if it had not run."""
+        for group in self._groups:
+            if group.current is not None:
+                group.current.put_back(group.taken)
+            group.failure, group.other_shapes, group.taken = None, False, []
+        for source, elements in self._read_to_end:
+            source.put_back(elements)
+        self._read_to_end = []
 
     def values(self, peeked: list) -> list[jax.Array]:
         """The program's host input values from the peeked elements."""

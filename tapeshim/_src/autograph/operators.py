@@ -255,7 +255,11 @@ def _tensor_loop(
     arrays = [i for i, v in enumerate(state) if isinstance(v, TensorArray)]
     options = _LoopOptions()
     if needed or any(state[i]._element_shape is None for i in arrays):
-        probe = control_flow._Branch(lambda: _with_options(options, body, *extra, *state), [], "While", convert=False)
+        # (the counter is a placeholder, as in the loop: the probe must not index with the start's value)
+        counter_specs = [(tuple(t._shape), t._dtype) for t in (convert_to_tensor(v) for v in extra)]
+        probe = control_flow._Branch(
+            lambda *counters: _with_options(options, body, *counters, *state), counter_specs, "While", convert=False
+        )
         probed = list(probe.result)[len(extra) :]
         for i in arrays:
             if state[i]._element_shape is None and isinstance(probed[i], TensorArray):
