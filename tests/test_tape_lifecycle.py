@@ -351,3 +351,21 @@ def test_python_control_flow_records_only_what_ran():
         return t.gradient(result, [v0, v1, x]), t.gradient(picked, picked)
 
     check(body)
+
+
+def test_persistent_tape_answers_each_request_as_tf():
+    # a persistent tape gives its first answer to a repeated request; requests of the same structure on other
+    # values, with output_gradients, or for other targets are their own
+    def body(tf):
+        x = tf.Variable([0.3, -1.2, 2.0])
+        z = tf.Variable([1.5, 0.5, -0.25])
+        with tf.GradientTape(persistent=True) as tape:
+            y1 = tf.reduce_sum(tf.tanh(x) * 3.0)
+            y2 = tf.reduce_sum(tf.tanh(z) * 3.0)
+            y3 = tf.reduce_sum(tf.tanh(x) * 3.0)
+        answers = [tape.gradient(y, [x, z]) for y in (y1, y2, y3, y1)]
+        seeded = tape.gradient(y1, x, output_gradients=tf.constant(2.0))
+        x.assign([9.0, 9.0, 9.0])  # the tape differentiates what it recorded
+        return answers, seeded, tape.gradient(y1, [x, z]), tape.gradient([y1, y2], [x, z])
+
+    check(body)

@@ -211,6 +211,16 @@ def differentiate(
             return tuple(raw(list(values[:n_leaves]), list(values[n_leaves:]))[1])
 
         return list(record_call(recorded, OpKey("program", key), inputs, out_avals, recorded_by, dependency_key=key))
+    # A persistent tape asked again for a gradient without output_gradients gives its first answer: the same
+    # recorded values give the same gradients, bit for bit, as TF's (a recomputation could round otherwise,
+    # once the program computed on the host has compiled)
+    answers = getattr(recorder, "_answers", None) if mode == GRADIENT and not seed_tensors else None
+    answer_key = None
+    if answers is not None and getattr(recorder, "_persistent", False):
+        answer_key = (key, tuple([t._tid for t in plan.leaves]))
+        answer = answers.get(answer_key)
+        if answer is not None:
+            return [Tensor(v, shape, dtype) for v, (shape, dtype) in zip(answer, out_avals)]
     leaf_values = plan.leaf_values()
     seed_values = [s.value for s in seed_tensors] if seed_tensors else []
     try:
@@ -238,6 +248,8 @@ def differentiate(
     for tensor, value in zip(request.targets, aux):
         if tensor._value is None:
             tensor._value = value
+    if answer_key is not None and answers is not None:
+        answers[answer_key] = list(results)
     return [Tensor(v, shape, dtype) for v, (shape, dtype) in zip(results, out_avals)]
 
 

@@ -65,6 +65,7 @@ class Recorder:
         self._entered = False
         self._epoch = Epoch()
         self._tiers: dict = {}  # request key -> tier used: a persistent tape repeats a request bit for bit
+        self._answers: dict = {}  # a persistent tape's gradients without output_gradients (`differentiate`)
         self._explain_log: _explain_hooks.TapeLog | None = None  # `explain_hooks.log_of` creates it
         live_recorders.add(self)
 
@@ -104,6 +105,7 @@ class Recorder:
         self._epoch.done = True  # what it recorded is left over now: the next op using it forces it
         self._epoch = Epoch()
         self._tiers = {}
+        self._answers = {}
 
 
 def _check_differentiable_arg(value: Any) -> None:
