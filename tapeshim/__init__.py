@@ -120,6 +120,10 @@ from tapeshim._src.ops.array_ops import (  # noqa: E402
     zeros,
     zeros_like,
 )
+from tapeshim._src.ops.contraction_ops import (  # noqa: E402
+    einsum,
+    tensordot,
+)
 from tapeshim._src.ops.debugging_ops import (  # noqa: E402
     assert_equal,
     assert_greater,
@@ -158,7 +162,6 @@ from tapeshim._src.ops.manip_ops import (  # noqa: E402
     bitcast,
     boolean_mask,
     broadcast_to,
-    einsum,
     eye,
     gather_nd,
     linspace,
@@ -176,7 +179,6 @@ from tapeshim._src.ops.manip_ops import (  # noqa: E402
     strided_slice,
     tensor_scatter_nd_add,
     tensor_scatter_nd_update,
-    tensordot,
     tile,
     unique,
 )

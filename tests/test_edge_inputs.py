@@ -28,6 +28,8 @@ _VALUES = {
     "expand_dims_one_element_list": lambda tf: tf.expand_dims(tf.ones([2]), [0]),
     "range_of_a_one_element_vector": lambda tf: tf.range(tf.constant([3])),
     "unique_empty_ints": lambda tf: tf.unique(tf.zeros([0], tf.int32)),
+    "indexed_slices_of_python_lists": lambda tf: tf.convert_to_tensor(tf.IndexedSlices([[1.0, 2.0]], [1], [3, 2])),
+    "einsum_broadcasting_dots": lambda tf: tf.einsum("...ij,...jk->...ik", tf.ones([2, 3, 4]), tf.ones([4, 5])),
     "scatter_nd_bools": lambda tf: tf.scatter_nd([[1], [1]], [True, True], [3]),
     "gather_nd_empty_index_vectors": lambda tf: tf.gather_nd(tf.ones([2, 2]), tf.zeros([3, 0], tf.int32)),
     "gather_negative_batch_dims": lambda tf: tf.gather(tf.ones([2, 3]), tf.constant([[0], [1]]), batch_dims=-1),
@@ -67,6 +69,11 @@ _ERRORS = {
     "stack_of_a_bool_and_an_int": lambda tf: tf.stack([True, 1]),
     "stack_of_ragged_lists": lambda tf: tf.stack([[1, 2], [3]]),
     "tensor_scatter_nd_add_of_bools": lambda tf: tf.tensor_scatter_nd_add(tf.constant([True, False]), [[1]], [True]),
+    "matmul_of_int8": lambda tf: tf.matmul(tf.ones([1, 2], tf.int8), tf.ones([2, 1], tf.int8)),
+    "matmul_of_int16_in_a_function": lambda tf: tf.function(lambda a: tf.matmul(a, a))(tf.ones([2, 2], tf.int16)),
+    "einsum_of_a_size_one_label": lambda tf: tf.einsum("ij,jk->ik", tf.ones([2, 1]), tf.ones([3, 4])),
+    "einsum_of_other_label_sizes": lambda tf: tf.einsum("ij,ij->ij", tf.ones([2, 3]), tf.ones([2, 2])),
+    "einsum_of_a_size_one_label_after_dots": lambda tf: tf.einsum("...j,...j->...j", tf.ones([2, 1]), tf.ones([1, 3])),
     "batch_of_different_shapes": lambda tf: list(
         tf.data.Dataset.from_generator(
             lambda: iter([[1], [1, 2]]), output_signature=tf.TensorSpec([None], tf.int32)

@@ -7,7 +7,7 @@ from typing import Any
 from tapeshim._src import static_value
 from tapeshim._src.ops import table
 from tapeshim._src.shape import TensorShape
-from tapeshim._src.tensor import Tensor
+from tapeshim._src.tensor import Tensor, convert_to_tensor
 
 
 class IndexedSlices:
@@ -43,10 +43,11 @@ class IndexedSlices:
     def shape(self) -> TensorShape:
         """The dense shape: its dimensions known now (eagerly, or while tracing from constants), else `None`."""
         if self._dense_shape is None:
-            return TensorShape([None, *self._values.shape.as_list()[1:]])
-        known = static_value.known_value(self._dense_shape)
+            return TensorShape([None, *convert_to_tensor(self._values).shape.as_list()[1:]])
+        dense_shape = convert_to_tensor(self._dense_shape)  # (given as a list, kept as given: TF's `.dense_shape`)
+        known = static_value.known_value(dense_shape)
         if known is None or known.dtype == object:  # (a value or a symbolic size known when the function runs)
-            rank = self._dense_shape.shape.as_list()[0]
+            rank = dense_shape.shape.as_list()[0]
             return TensorShape(None if rank is None else [None] * rank)
         return TensorShape(known.tolist())
 
@@ -63,8 +64,9 @@ class IndexedSlices:
             raise ValueError(
                 f"Tensor conversion requested for IndexedSlices for argument `value` without dense_shape: {self!r}"
             )
-        known = static_value.known_value(self._dense_shape)
-        rows: Any = int(known[0]) if known is not None and known.dtype != object else self._dense_shape[0]
+        dense_shape = convert_to_tensor(self._dense_shape)
+        known = static_value.known_value(dense_shape)
+        rows: Any = int(known[0]) if known is not None and known.dtype != object else dense_shape[0]
         return reduction_ops.unsorted_segment_sum(self._values, self._indices, rows)
 
     def __neg__(self) -> "IndexedSlices":

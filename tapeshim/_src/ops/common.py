@@ -152,13 +152,14 @@ _KIND_TYPES = {
 }
 
 
-def dtype_check(op_name: str, allowed: str) -> Any:
+def dtype_check(op_name: str, allowed: str, names: tuple[str, ...] = ()) -> Any:
     """A `check` that every input's dtype is of the allowed kinds, with TF's message.
 
     `allowed` holds kind letters: f (floating), c (complex), i (signed int),
-    u (unsigned int), b (bool).
+    u (unsigned int), b (bool); or `names` lists TF's type names, in the order of
+    TF's message (MatMul takes no int8 or int16).
     """
-    allowed_names = [name for kind in "fcuib" if kind in allowed for name in _KIND_TYPES[kind]]
+    allowed_names = list(names) or [name for kind in "fcuib" if kind in allowed for name in _KIND_TYPES[kind]]
 
     def check(in_avals: tuple, static: dict) -> None:
         for _, dtype in in_avals:

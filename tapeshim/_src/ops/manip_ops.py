@@ -1,4 +1,4 @@
-"""Array manipulation beyond the basics: split, tile, pad, scatter/gather, sort, einsum, ..."""
+"""Array manipulation beyond the basics: split, tile, pad, scatter/gather, sort, ..."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.ops.common import (
     attr_error,
     broadcast_shapes,
-    convert_same_dtype,
     gradient_not_registered,
     is_tensor_like,
     normalize_axis,
@@ -724,58 +723,6 @@ def sequence_mask(
         columns = constant(np.arange(int(maxlen), dtype=lengths_t.dtype.as_numpy_dtype))
     mask = math_ops.less(columns, array_ops.expand_dims(lengths_t, -1))
     return mask if dtypes.as_dtype(dtype).is_bool else math_ops.cast(mask, dtype)
-
-
-def _check_equation(equation: str, count: int) -> None:
-    """TF's ValueErrors for an einsum equation that does not fit its operands."""
-    terms, _, output = equation.partition("->")
-    inputs = terms.split(",")
-    if len(inputs) != count:
-        raise ValueError(f"Expected {len(inputs)} inputs but got: {count}")
-    labels = set("".join(inputs))
-    for label in output.replace(".", ""):
-        if label not in labels:
-            raise ValueError(f"Output subscripts contain the label {label} not present in the input subscripts.")
-
-
-_einsum_op = OpDef("Einsum", lambda *xs, equation: jnp.einsum(equation, *xs), True)
-
-
-@table.export("einsum", "linalg.einsum", dtypes=table.NUMERIC, op=_einsum_op)
-def einsum(equation: str, *inputs: TensorLike, **kwargs: Any) -> Tensor:
-    """Einstein summation over `inputs` described by `equation`."""
-    tensors = convert_same_dtype(list(inputs), "Einsum") if len(inputs) > 1 else [convert_to_tensor(inputs[0])]
-    _check_equation(equation.replace(" ", ""), len(tensors))
-    return apply(_einsum_op, tuple(tensors), (("equation", equation.replace(" ", "")),))[0]
-
-
-_tensordot_op = OpDef("Tensordot", lambda a, b, axes: jnp.tensordot(a, b, axes), True)
-
-
-@table.export("tensordot", "linalg.tensordot", dtypes=table.NUMERIC, op=_tensordot_op)
-def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
-    """Contracts `a` and `b` over `axes` (an int, or two lists of axes)."""
-    a_t, b_t = convert_same_dtype((a, b), "Tensordot")
-    if isinstance(axes, (int, np.integer)):
-        static: Any = int(axes)
-        if 0 <= static <= min(len(a_t._shape), len(b_t._shape)) and (
-            tuple(a_t._shape[len(a_t._shape) - static :]) != tuple(b_t._shape[:static])
-        ):
-            raise static_error(
-                f"Matrix size-incompatible: In[0]: [{','.join(map(str, a_t._shape))}], In[1]: "
-                f"[{','.join(map(str, b_t._shape))}]",
-                "MatMul",
-            )
-        for t in (a_t, b_t):
-            if static > len(t._shape):
-                raise ValueError(
-                    f"`axes` must not be larger than the number of dimensions of tensor {t}.  Received "
-                    f"{static}, vs tensor dimensions {len(t._shape)}."
-                )
-    else:
-        first, second = axes
-        static = (tuple(np.atleast_1d(first).tolist()), tuple(np.atleast_1d(second).tolist()))
-    return apply(_tensordot_op, (a_t, b_t), (("axes", static),))[0]
 
 
 _bitcast_op = OpDef("Bitcast", lambda x, type: lax.bitcast_convert_type(x, dtypes.as_dtype(type)._np), False)

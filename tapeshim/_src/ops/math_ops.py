@@ -574,7 +574,11 @@ logical_or = _binary("logical_or", "LogicalOr", jnp.logical_or, "b", False, path
 logical_xor = _binary("logical_xor", "LogicalXor", jnp.logical_xor, "b", False, paths=("math.logical_xor",))
 _complex_op = OpDef("Complex", lax.complex, True, checks(dtype_check("Complex", "f"), broadcast_check("Complex")))
 _cast_op = OpDef("Cast", _cast_impl, True)
-_matmul_op = OpDef("MatMul", _matmul_impl, True, checks(dtype_check("MatMul", NUMERIC), _matmul_check))
+_MATMUL_TYPES = (
+    "bfloat16", "half", "float", "double", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "complex64",
+    "complex128",
+)  # fmt: skip
+_matmul_op = OpDef("MatMul", _matmul_impl, True, checks(dtype_check("MatMul", NUMERIC, _MATMUL_TYPES), _matmul_check))
 _reduce_ops = {
     "sum": OpDef("Sum", sum_impl, True, dtype_check("Sum", NUMERIC)),
     "mean": OpDef("Mean", mean_impl, True, dtype_check("Mean", NUMERIC)),

@@ -1,0 +1,88 @@
+"""Contractions: `tf.einsum` and `tf.tensordot`."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import jax.numpy as jnp
+import numpy as np
+
+from tapeshim._src.ops import table
+from tapeshim._src.ops.common import convert_same_dtype, static_error
+from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.typing_aliases import TensorLike
+
+
+def _check_equation(equation: str, count: int) -> None:
+    """TF's ValueErrors for an einsum equation that does not fit its operands."""
+    terms, _, output = equation.partition("->")
+    inputs = terms.split(",")
+    if len(inputs) != count:
+        raise ValueError(f"Expected {len(inputs)} inputs but got: {count}")
+    labels = set("".join(inputs))
+    for label in output.replace(".", ""):
+        if label not in labels:
+            raise ValueError(f"Output subscripts contain the label {label} not present in the input subscripts.")
+
+
+def _check_label_sizes(equation: str, tensors: Sequence[Tensor]) -> None:
+    """TF's error for a label whose dimensions differ between operands (only `...` broadcasts)."""
+    sizes: dict[str, Any] = {}
+    for term, t in zip(equation.partition("->")[0].split(","), tensors):
+        shape = t._shape
+        head, dots, tail = term.partition("...")
+        axes = list(enumerate(head))
+        if dots:
+            axes += [(len(shape) - len(tail) + k, label) for k, label in enumerate(tail)]
+        for axis, label in axes:
+            if not 0 <= axis < len(shape) or not isinstance(shape[axis], (int, np.integer)):
+                continue  # (a rank mismatch is JAX's to report; a size known per call is checked when it runs)
+            expected = sizes.setdefault(label, shape[axis])
+            if shape[axis] != expected:
+                raise static_error(
+                    f"Expected dimension {expected} at axis {axis} of the input shaped [{','.join(map(str, shape))}] "
+                    f"but got dimension {shape[axis]}",
+                    "Einsum",
+                )
+
+
+_einsum_op = OpDef("Einsum", lambda *xs, equation: jnp.einsum(equation, *xs), True)
+
+
+@table.export("einsum", "linalg.einsum", dtypes=table.NUMERIC, op=_einsum_op)
+def einsum(equation: str, *inputs: TensorLike, **kwargs: Any) -> Tensor:
+    """Einstein summation over `inputs` described by `equation`."""
+    tensors = convert_same_dtype(list(inputs), "Einsum") if len(inputs) > 1 else [convert_to_tensor(inputs[0])]
+    _check_equation(equation.replace(" ", ""), len(tensors))
+    _check_label_sizes(equation.replace(" ", ""), tensors)
+    return apply(_einsum_op, tuple(tensors), (("equation", equation.replace(" ", "")),))[0]
+
+
+_tensordot_op = OpDef("Tensordot", lambda a, b, axes: jnp.tensordot(a, b, axes), True)
+
+
+@table.export("tensordot", "linalg.tensordot", dtypes=table.NUMERIC, op=_tensordot_op)
+def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
+    """Contracts `a` and `b` over `axes` (an int, or two lists of axes)."""
+    a_t, b_t = convert_same_dtype((a, b), "Tensordot")
+    if isinstance(axes, (int, np.integer)):
+        static: Any = int(axes)
+        if 0 <= static <= min(len(a_t._shape), len(b_t._shape)) and (
+            tuple(a_t._shape[len(a_t._shape) - static :]) != tuple(b_t._shape[:static])
+        ):
+            raise static_error(
+                f"Matrix size-incompatible: In[0]: [{','.join(map(str, a_t._shape))}], In[1]: "
+                f"[{','.join(map(str, b_t._shape))}]",
+                "MatMul",
+            )
+        for t in (a_t, b_t):
+            if static > len(t._shape):
+                raise ValueError(
+                    f"`axes` must not be larger than the number of dimensions of tensor {t}.  Received "
+                    f"{static}, vs tensor dimensions {len(t._shape)}."
+                )
+    else:
+        first, second = axes
+        static = (tuple(np.atleast_1d(first).tolist()), tuple(np.atleast_1d(second).tolist()))
+    return apply(_tensordot_op, (a_t, b_t), (("axes", static),))[0]
