@@ -116,3 +116,47 @@ def test_a_mapped_dataset_spec_has_tfs_unknown_sizes():
         return mapped.element_spec, totals, len(runs), shaped.element_spec, batched.map(lambda a, b: a).element_spec
 
     check(body)
+
+
+def test_iterating_windows_gives_datasets():
+    def body(tf):
+        windows = [[int(x) for x in window] for window in tf.data.Dataset.range(7).window(3, shift=2)]
+        pairs = tf.data.Dataset.from_tensor_slices((tf.range(5), tf.range(5) * 10)).window(2)
+        columns = [([int(x) for x in a], [int(y) for y in b]) for a, b in pairs]
+        first = next(iter(tf.data.Dataset.range(4).window(2, drop_remainder=True)))
+        return windows, columns, [int(x) for x in first], str(first.element_spec)
+
+    check(body)
+
+
+def test_a_py_function_map_has_tfs_spec_and_set_shape_gives_it_one():
+    def body(tf):
+        def ones(i):
+            return tf.py_function(lambda j: np.ones(int(j) + 1, np.float32) * float(j), [i], tf.float32)
+
+        def shaped(i):
+            y = ones(i)
+            y.set_shape([None])
+            return y, tf.py_function(lambda j: np.float32(j), [i], tf.float32)
+
+        unknown = tf.data.Dataset.range(4).map(ones)
+        known = tf.data.Dataset.range(4).map(shaped)
+        padded = known.padded_batch(2)
+        return (
+            [str(unknown.element_spec), str(unknown.batch(2).element_spec), str(known.element_spec)],
+            str(padded.element_spec),
+            list(padded),
+        )
+
+    check(body)
+
+
+def test_set_shape_checks_compatibility():
+    def body(tf):
+        t = tf.constant([[1.0, 2.0]])
+        t.set_shape([1, None])
+        t.set_shape(None)
+        return t
+
+    check(body)
+    check_raises(lambda tf: tf.constant([1.0, 2.0]).set_shape([3]), messages=True)

@@ -305,7 +305,10 @@ class Dataset(DatasetTransforms):
         if card >= 0:
             card = card // size if drop_remainder else math.ceil(card / size)
         spec = nest.map_structure(
-            lambda s: TensorSpec([size if drop_remainder else None] + s.shape.as_list(), s.dtype), self.element_spec
+            lambda s: TensorSpec(
+                None if s.shape.rank is None else [size if drop_remainder else None] + s.shape.as_list(), s.dtype
+            ),
+            self.element_spec,
         )
         if self._host_rows is not None:  # stacked on the host: one device copy per batch
             return self._through(lambda make_rows: batches(make_rows, _stack_rows), card, spec)

@@ -70,8 +70,20 @@ class _LazySpec:
                 if self._general is not None:
                     return self._general
         for element in self._source._elements():
-            return _spec(_to_tensors(_call(self._fn, element)))
+            return _first_element_spec(self._fn, element)
         return None
+
+
+def _first_element_spec(fn: Callable[..., Any], element: Any) -> Any:
+    """The spec of `fn`'s outputs on `element`, with the shapes TF's graph knows (a `py_function` output's is
+    unknown unless it was given one by `set_shape`)."""
+    saved, _thread_state.graph_shapes = _thread_state.graph_shapes, {}
+    try:
+        outputs = _to_tensors(_call(fn, element))
+        graph_shapes = _thread_state.graph_shapes
+    finally:
+        _thread_state.graph_shapes = saved
+    return nest.map_structure(lambda t: TensorSpec(graph_shapes.get(t._tid, t.shape), t.dtype), outputs)
 
 
 def _traced_spec(fn: Callable[..., Any], source: Any) -> Any:

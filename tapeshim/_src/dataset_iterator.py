@@ -117,7 +117,9 @@ class OwnedIterator:
         return f"<tapeshim.data.Iterator element_spec={self.element_spec}>"
 
 
-def _computed(tensor: Tensor) -> Tensor:
+def _computed(tensor: Any) -> Any:
+    if hasattr(tensor, "_elements"):  # a nested dataset (a `window` component) stays a dataset
+        return tensor
     tensor = convert_to_tensor(tensor)
     if tensor._value is None:
         tensor.value  # noqa: B018 - forces the lazy value

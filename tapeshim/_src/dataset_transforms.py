@@ -318,7 +318,11 @@ class DatasetTransforms:
         # without padded_shapes, every dim of such a spec is padded to the batch's longest.
         guessed = isinstance(self._element_spec, (_LazySpec, _Deferred))
         targets = []
-        for s, p in zip(flat_specs, shapes):
+        for component, (s, p) in enumerate(zip(flat_specs, shapes)):
+            if p is None and s.shape.rank is None:
+                raise ValueError(
+                    f"You must provide `padded_shapes` argument because component {component} has unknown rank."
+                )
             target = [None] * s.shape.rank if guessed and p is None else _padded_shape(s.shape, p)
             if s.shape.rank is not None and len(target) != s.shape.rank:
                 raise ValueError(

@@ -19,6 +19,7 @@ import numpy as np
 from tapeshim._src import dtypes, errors, nest, registry, replay
 from tapeshim._src.function_trace import init_scope
 from tapeshim._src.node import OpKey
+from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
@@ -100,6 +101,9 @@ def py_function(
     what = f"py_function {getattr(func, '__name__', 'func')}"
     if _thread_state.trace is None:
         outputs = _as_outputs(func(*inputs), Tout, what)
+        graph_shapes = _thread_state.graph_shapes
+        if graph_shapes is not None:  # (a dataset's spec: TF's graph does not know its outputs' shapes)
+            graph_shapes.update((t._tid, TensorShape(None)) for t in outputs)
     else:
         host = _HostCall(func, Tout, inputs, what)
         structs = tuple(jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in host.avals)
