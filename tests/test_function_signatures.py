@@ -584,18 +584,21 @@ def test_a_spec_of_unknown_rank_is_one_trace_for_the_sizes_of_one_rank():
         return results, len(runs), scaled_rows.experimental_get_tracing_count()
 
     check(body)
-    # Another rank runs the Python function again (TF's one trace takes any rank): a trace of its own shapes.
+    # Another rank runs the Python function again (TF's one trace takes any rank): one trace for every size
+    # of each rank
     runs = []
 
     @tapeshim.function(input_signature=[tapeshim.TensorSpec(None, tapeshim.float32)])
     def doubled(x):
         runs.append(1)
-        return x * 2.0
+        return tapeshim.reduce_sum(x * 2.0), tapeshim.shape(x)
 
-    doubled(tapeshim.ones([2, 3]))
-    doubled(tapeshim.ones([5, 1]))
-    assert doubled(tapeshim.ones([3])).numpy().tolist() == [2.0, 2.0, 2.0]
-    assert len(runs) == 2
+    shapes = ([2, 3], [5, 1], [3], [4], [1, 1, 2], [2, 2, 2], [6], [3, 3])
+    results = [doubled(tapeshim.ones(shape)) for shape in shapes]
+    assert [float(total) for total, _ in results] == [2.0 * np.prod(shape) for shape in shapes]
+    assert [shape.numpy().tolist() for _, shape in results] == list(shapes)
+    assert len(runs) == 3
+    assert doubled.experimental_get_tracing_count() == 1
 
 
 def test_a_first_call_that_raises_leaves_no_trace_behind():

@@ -156,6 +156,11 @@ def _refuse_other_shapes(feed: Any) -> Callable[[], None]:
     return refuse
 
 
+def _ranks(flat: list) -> tuple:
+    """The ranks of a call's flattened tensor arguments (-1 for other values): which symbolic trace it takes."""
+    return tuple(len(leaf._shape) if isinstance(leaf, Tensor) else -1 for leaf in flat)
+
+
 class Function:
     """A Python function compiled as a whole, as `tf.function` (see `function`)."""
 
@@ -184,7 +189,9 @@ class Function:
         self._last_args: Any = None
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._first_trace_done = False
-        self._symbolic: ConcreteFunction | None = None  # the trace for every size of the signature (symbolic)
+        # the traces for every size of the signature (symbolic), by the arguments' ranks (one rank but where a
+        # spec of unknown rank takes the call's)
+        self._symbolic: dict[tuple, ConcreteFunction] = {}
         self._concrete_sizes = False  # whether a symbolic trace failed: traced per shape from then on
         self._regrouped = False  # whether a call its shared leading symbol did not fit was traced with its own
         self._sized: dict[Any, ConcreteFunction] = {}  # traces for the shapes of calls under tapes (`_run_sized`)
@@ -516,7 +523,9 @@ class Function:
             and fits(known.symbolic_shapes, flat, same_leading=False)
         )
         self._regrouped = self._regrouped or regroup
-        symbolic = known is None or not known.symbolic or regroup
+        # (a spec of unknown rank: a call of another rank gets a trace for every size of its own rank)
+        new_rank = self._input_signature is not None and bool(self._symbolic) and _ranks(flat) not in self._symbolic
+        symbolic = known is None or not known.symbolic or regroup or new_rank
         try:
             concrete = self._trace(flat, args, kwargs, specs, symbolic=symbolic, regroup=regroup)
         except ValueError as error:
@@ -583,7 +592,7 @@ class Function:
         """
         self._made_symbolic = None
         signature = self._input_signature if self._input_signature is not None else specs
-        unfit = self._input_signature is not None and self._symbolic is not None and not regroup
+        unfit = self._input_signature is not None and _ranks(flat) in self._symbolic and not regroup
         attempts: list = []
         if symbolic and not (capacities or self._concrete_sizes or unfit):
             shapes = symbolic_shapes(signature, flat)
@@ -609,13 +618,13 @@ class Function:
                 self._made_symbolic = concrete
                 if fits(shapes, flat):
                     if self._input_signature is not None:
-                        self._symbolic = concrete
+                        self._symbolic[_ranks(flat)] = concrete
                     return concrete
                 # This call's sizes do not fit it (leading sizes that differ, an empty dimension): its own trace,
                 # and the symbolic one serves later calls only once this call traced (it may raise).
                 own = self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, None)
                 if self._input_signature is not None:
-                    self._symbolic = concrete
+                    self._symbolic[_ranks(flat)] = concrete
                 return own
         return self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, None)
 
@@ -633,7 +642,7 @@ class Function:
 
     def _symbolic_for(self, flat: list) -> ConcreteFunction | None:
         """The symbolic trace (`function_symbolic`) where this call's arguments fit it, else None."""
-        symbolic = self._symbolic
+        symbolic = self._symbolic.get(_ranks(flat)) if self._symbolic else None
         return symbolic if symbolic is not None and fits(symbolic.symbolic_shapes, flat) else None
 
     def _trace_twice_if_creating(
