@@ -54,20 +54,3 @@ def test_sparse_read_and_its_gradient():
 def test_scatter_update_takes_indexed_slices_only():
     check_raises(lambda tf: _table(tf).scatter_update(tf.constant([1.0])))
     check_raises(lambda tf: _table(tf).scatter_update(_slices(tf, [[1, 1, 1]], [7])))
-
-
-def test_a_variable_with_unknown_sizes_takes_values_of_other_sizes():
-    def body(tf):
-        v = tf.Variable(tf.zeros([2, 2]), shape=[None, 2])
-        shapes = [tuple(v.shape.as_list())]
-        v.assign(tf.ones([3, 2]))
-        shapes.append(tuple(v.shape.as_list()))
-        read = v.read_value()
-        v.assign_add(tf.ones([3, 2]))
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(v * v)
-        return shapes, read, v.value(), tape.gradient(loss, v)
-
-    check(body)
-    check_raises(lambda tf: tf.Variable(tf.zeros([2, 2]), shape=[None, 2]).assign(tf.ones([2, 3])))
-    check_raises(lambda tf: tf.Variable(tf.zeros([2, 2])).assign(tf.ones([3, 2])))

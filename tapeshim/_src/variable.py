@@ -28,11 +28,6 @@ from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 _creation_order = itertools.count()
 
 
-def _eager() -> bool:
-    """Whether ops run eagerly (no function trace, no stateless scope of a JAX trace)."""
-    return _thread_state.trace is None and _thread_state.stateless_scope is None
-
-
 class VariableAggregation(enum.Enum):
     """How a distributed variable combines the updates of its replicas, as `tf.VariableAggregation`."""
 
@@ -268,14 +263,12 @@ class Variable(TensorOperators):
       trainable: whether tapes watch the variable automatically (default True).
       name: the variable's name; `name` reads back as `"<name>:0"`.
       dtype: the dtype to convert `initial_value` to.
-      shape: the variable's shape, compatible with the value's; `None` sizes let
-        `assign` change them (eagerly), as TF's.
+      shape: accepted for compatibility; must be compatible with the value.
     """
 
     __slots__ = (
         "_value",
         "_shape",
-        "_declared_shape",
         "_dtype",
         "_trainable",
         "_name",
@@ -331,9 +324,6 @@ class Variable(TensorOperators):
             )
         self._value: jax.Array = scope.initial_array(tensor)
         self._shape = tensor._shape
-        # a shape with unknown sizes (`shape=[None, 2]`): what `shape` says, and what `assign` may change
-        declared = None if shape is None else TensorShape(shape)
-        self._declared_shape = declared if declared is not None and not declared.is_fully_defined() else None
         self._dtype = tensor._dtype
         self._trainable = True if trainable is None else bool(trainable)
         self._name = current_name_scope() + (name or "Variable") + ":0"
@@ -418,8 +408,7 @@ class Variable(TensorOperators):
 
     @property
     def shape(self) -> TensorShape:
-        declared = self._declared_shape
-        return TensorShape._known(self._shape) if declared is None else declared
+        return TensorShape._known(self._shape)
 
     @property
     def ndim(self) -> int:
@@ -459,13 +448,10 @@ class Variable(TensorOperators):
         """
         tensor = convert_to_tensor(value, dtype=self._dtype)
         if tensor._shape != self._shape:
-            declared = self._declared_shape
-            if declared is not None and declared.is_compatible_with(tensor._shape) and _eager():
-                self._shape = tensor._shape  # a size the variable leaves unknown (eagerly: traces keep theirs)
-                return tensor
             raise ValueError(
                 f"Cannot assign value to variable ' {self._name}': Shape mismatch.The variable shape "
-                f"{self.shape}, and the assigned value shape {TensorShape(tensor._shape)} are incompatible."
+                f"{TensorShape(self._shape)}, and the assigned value shape {TensorShape(tensor._shape)} "
+                "are incompatible."
             )
         return tensor
 
