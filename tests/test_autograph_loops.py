@@ -619,3 +619,33 @@ def test_for_over_an_iterator_with_a_break_reaching_a_smaller_last_batch():
         return calls, first, next(rest, None), until(rest, tf.constant(100.0)), seen.numpy()
 
     check(body)
+
+
+def test_a_py_function_in_an_iterator_loop_sees_each_element_once():
+    # the py_function's first run while tracing (to learn its output shapes) must not take the element the
+    # call's loop pulls
+    def body(tf):
+        seen = []
+
+        def log(x):
+            seen.append(np.asarray(x).tolist())
+            return x
+
+        @tf.function
+        def until(it, limit):
+            total = tf.constant(0.0)
+            count = tf.constant(0)
+            for x in it:
+                if total > limit:
+                    break
+                total += tf.reduce_sum(tf.py_function(log, [x], tf.float32))
+                count += 1
+            return total, count
+
+        it = iter(tf.data.Dataset.from_tensor_slices(np.arange(14, dtype=np.float32)).batch(4))
+        first = until(it, tf.constant(1.0))
+        logged = list(seen)
+        # (the call reaching the smaller last batch runs again eagerly: its py_function calls repeat, unlike TF's)
+        return first, logged, until(it, tf.constant(1000.0)), next(it, None)
+
+    check(body)

@@ -399,8 +399,13 @@ class _CustomGradientCall:
             result, grad_fn = self.f(*call_args, **self.kwargs)
             outs = [convert_to_tensor(t) for t in nest.flatten(result)]
         run._epoch.done = True  # its lazy values are left over now: a later use computes them
-        if run.left_tapeshim() or tuple(run.variables) != variable_ids:
+        if run.left_tapeshim():
             return None
+        if tuple(run.variables) != variable_ids:  # other variables (`self.kernels[i]`): their own trace's probe
+            probed_key = structural_key(self.f, self.args, self.kwargs, self.positions, list(run.variables.values()))
+            none_grads = _probed.get((probed_key, key[1])) if probed_key is not None else None
+            if none_grads is None:
+                return None
         self.collector.variables = run.variables
         self.result = nest.pack_sequence_as(result, [None] * len(outs))  # the structure only
         self.grad_fn = grad_fn

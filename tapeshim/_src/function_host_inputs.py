@@ -27,7 +27,8 @@ after the call, as TF's `OutOfRangeError` (or `InvalidArgumentError`).
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 import jax
 import jax.numpy as jnp
@@ -38,6 +39,19 @@ from tapeshim._src import dtypes, errors, nest, registry
 from tapeshim._src.dataset_iterator import END_OF_SEQUENCE, Optional, OwnedIterator, _computed, _HostPull
 from tapeshim._src.node import OpKey
 from tapeshim._src.tensor import Tensor
+
+_peeking = [False]
+
+
+@contextlib.contextmanager
+def peeking_pulls() -> Iterator[None]:
+    """Inside, a pull in a branch or loop body that runs (a trace computing a value: a `py_function`'s first
+    run, to learn its output shapes) gives the element it would take when the call runs, and takes none."""
+    saved, _peeking[0] = _peeking[0], True
+    try:
+        yield
+    finally:
+        _peeking[0] = saved
 
 
 def _end_of_sequence() -> errors.OutOfRangeError:
@@ -183,7 +197,8 @@ class HostInputs:
 
     def _pull_in_branch(self, iterator: OwnedIterator, group: _PullGroup, optional: bool) -> Any:
         """A pull inside a branch or loop body: a host callback that takes the next element when it runs."""
-        element = iterator.peek(len(group.optional) + group.branch_pulls)  # for the shapes only
+        index = len(group.optional) + group.branch_pulls  # the element this pull takes first
+        element = iterator.peek(index)  # for the shapes only
         group.branch_pulls += 1
         if element is None:
             specs = nest.flatten(iterator.element_spec)
@@ -198,6 +213,12 @@ class HostInputs:
 
         def take_on_host() -> tuple:
             source = group.current if group.current is not None else group.iterator
+            if _peeking[0]:  # a value the trace computes (a py_function's first run): the element, not taken
+                ahead = source.peek(index)
+                leaves = [] if ahead is None else nest.flatten(ahead)
+                if ahead is not None and [(tuple(t._shape), t._dtype) for t in leaves] == avals:
+                    return (np.asarray(True),) + tuple(np.asarray(t._value) for t in leaves)
+                return tuple(np.zeros(s.shape, s.dtype) for s in structs)
             pulled = source.consume(1)
             group.taken.extend(pulled)
             leaves = nest.flatten(pulled[0]) if pulled else []

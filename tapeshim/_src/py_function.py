@@ -46,7 +46,10 @@ class _HostCall:
         self._func, self._tout, self._name = func, tout, name
         # Peeked, not forced: a computed input given a value would become a constant of the trace,
         # and every later call would see the first call's value.
-        values = [np.asarray(v) for v in replay.peek(inputs)]
+        from tapeshim._src import function_host_inputs  # import cycle: function_host_inputs -> dataset -> here
+
+        with function_host_inputs.peeking_pulls():  # (an element pulled in a loop is the call's to take)
+            values = [np.asarray(v) for v in replay.peek(inputs)]
         with init_scope():
             outputs = [np.asarray(t.value) for t in self._eager(values)]
         self._first: tuple[list[np.ndarray], list[np.ndarray]] | None = (values, outputs)

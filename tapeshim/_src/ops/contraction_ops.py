@@ -1,4 +1,4 @@
-"""Contractions: `tf.einsum` and `tf.tensordot`."""
+"""Contractions: `tf.einsum` and `tf.tensordot`, and the checks of `tf.matmul`'s inputs."""
 
 from __future__ import annotations
 
@@ -7,11 +7,50 @@ from typing import Any, Sequence
 import jax.numpy as jnp
 import numpy as np
 
+from tapeshim._src import errors
 from tapeshim._src.ops import table
-from tapeshim._src.ops.common import convert_same_dtype, static_error
+from tapeshim._src.ops.common import broadcast_shapes, convert_same_dtype, dtype_check, static_error
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import TensorLike
+
+_MATMUL_TYPES = (
+    "bfloat16", "half", "float", "double", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "complex64",
+    "complex128",
+)  # fmt: skip
+_matmul_types = dtype_check("MatMul", "", _MATMUL_TYPES)
+_batch_matmul_types = dtype_check("BatchMatMulV2", "", _MATMUL_TYPES[:4] + ("int16",) + _MATMUL_TYPES[4:])
+
+
+def matmul_types_check(in_avals: tuple, static: dict) -> None:
+    """TF's dtypes: MatMul's for matrices, BatchMatMulV2's (int16 too) for batches of them."""
+    batched = any(len(shape) > 2 for shape, _ in in_avals)
+    (_batch_matmul_types if batched else _matmul_types)(in_avals, static)
+
+
+def matmul_check(in_avals: tuple, static: dict) -> None:
+    """TF's errors for matmul operands whose ranks or sizes do not fit."""
+    (a_shape, a_dtype), (b_shape, _) = in_avals
+    if len(a_shape) < 2 or len(b_shape) < 2:
+        raise errors.invalid_argument(
+            f"In[0] and In[1] has different ndims: {list(a_shape)} vs. {list(b_shape)}"
+            if len(a_shape) != len(b_shape)
+            else f"In[0] ndims must be >= 2: {len(a_shape)}",
+            "MatMul",
+        )
+    k_a = a_shape[-2] if (static["transpose_a"] or static["adjoint_a"]) else a_shape[-1]
+    k_b = b_shape[-1] if (static["transpose_b"] or static["adjoint_b"]) else b_shape[-2]
+    if k_a != k_b:
+        text_a = ",".join(str(d) for d in a_shape)
+        text_b = ",".join(str(d) for d in b_shape)
+        raise errors.invalid_argument(f"Matrix size-incompatible: In[0]: [{text_a}], In[1]: [{text_b}]", "MatMul")
+    try:
+        broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    except ValueError:
+        raise errors.invalid_argument(
+            f"In[0] and In[1] must have compatible batch dimensions: {list(a_shape)} vs. {list(b_shape)}",
+            "BatchMatMulV2",
+        ) from None
 
 
 def _check_equation(equation: str, count: int) -> None:

@@ -29,6 +29,7 @@ from tapeshim._src.ops.common import (
     is_tensor_like,
     normalize_axis,
 )
+from tapeshim._src.ops.contraction_ops import matmul_check, matmul_types_check
 from tapeshim._src.ops.math_kernels import (
     abs_impl,
     chooser_reduce,
@@ -150,30 +151,6 @@ def _matmul_impl(
         b = jnp.swapaxes(b, -1, -2)
         b = jnp.conj(b) if adjoint_b else b
     return jnp.matmul(a, b)
-
-
-def _matmul_check(in_avals: tuple, static: dict) -> None:
-    (a_shape, a_dtype), (b_shape, _) = in_avals
-    if len(a_shape) < 2 or len(b_shape) < 2:
-        raise errors.invalid_argument(
-            f"In[0] and In[1] has different ndims: {list(a_shape)} vs. {list(b_shape)}"
-            if len(a_shape) != len(b_shape)
-            else f"In[0] ndims must be >= 2: {len(a_shape)}",
-            "MatMul",
-        )
-    k_a = a_shape[-2] if (static["transpose_a"] or static["adjoint_a"]) else a_shape[-1]
-    k_b = b_shape[-1] if (static["transpose_b"] or static["adjoint_b"]) else b_shape[-2]
-    if k_a != k_b:
-        text_a = ",".join(str(d) for d in a_shape)
-        text_b = ",".join(str(d) for d in b_shape)
-        raise errors.invalid_argument(f"Matrix size-incompatible: In[0]: [{text_a}], In[1]: [{text_b}]", "MatMul")
-    try:
-        broadcast_shapes(a_shape[:-2], b_shape[:-2])
-    except ValueError:
-        raise errors.invalid_argument(
-            f"In[0] and In[1] must have compatible batch dimensions: {list(a_shape)} vs. {list(b_shape)}",
-            "BatchMatMulV2",
-        ) from None
 
 
 # -- elementwise unary -----------------------------------------------------------
@@ -574,11 +551,7 @@ logical_or = _binary("logical_or", "LogicalOr", jnp.logical_or, "b", False, path
 logical_xor = _binary("logical_xor", "LogicalXor", jnp.logical_xor, "b", False, paths=("math.logical_xor",))
 _complex_op = OpDef("Complex", lax.complex, True, checks(dtype_check("Complex", "f"), broadcast_check("Complex")))
 _cast_op = OpDef("Cast", _cast_impl, True)
-_MATMUL_TYPES = (
-    "bfloat16", "half", "float", "double", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "complex64",
-    "complex128",
-)  # fmt: skip
-_matmul_op = OpDef("MatMul", _matmul_impl, True, checks(dtype_check("MatMul", NUMERIC, _MATMUL_TYPES), _matmul_check))
+_matmul_op = OpDef("MatMul", _matmul_impl, True, checks(matmul_types_check, matmul_check))
 _reduce_ops = {
     "sum": OpDef("Sum", sum_impl, True, dtype_check("Sum", NUMERIC)),
     "mean": OpDef("Mean", mean_impl, True, dtype_check("Mean", NUMERIC)),
