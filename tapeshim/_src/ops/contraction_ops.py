@@ -11,6 +11,7 @@ from tapeshim._src import errors
 from tapeshim._src.ops import table
 from tapeshim._src.ops.common import broadcast_shapes, convert_same_dtype, dtype_check, static_error
 from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import TensorLike
 
@@ -87,6 +88,7 @@ def _check_label_sizes(equation: str, tensors: Sequence[Tensor]) -> None:
 
 
 _einsum_op = OpDef("Einsum", lambda *xs, equation: jnp.einsum(equation, *xs), True)
+_EINSUM_TYPES = frozenset(("bfloat16", "float16", "float32", "float64", "int32", "int64", "complex64", "complex128"))
 
 
 @table.export("einsum", "linalg.einsum", dtypes=table.NUMERIC, op=_einsum_op)
@@ -94,11 +96,20 @@ def einsum(equation: str, *inputs: TensorLike, **kwargs: Any) -> Tensor:
     """Einstein summation over `inputs` described by `equation`."""
     tensors = convert_same_dtype(list(inputs), "Einsum") if len(inputs) > 1 else [convert_to_tensor(inputs[0])]
     _check_equation(equation.replace(" ", ""), len(tensors))
+    dtype = tensors[0]._dtype
+    if dtype.name not in _EINSUM_TYPES and _thread_state.trace is None:  # no CPU kernel, as TF's
+        raise errors.NotFoundError(
+            None,
+            None,
+            f"Could not find device for node: {{{{node Einsum}}}} = Einsum[N={len(tensors)}, "
+            f'T=DT_{dtype.name.upper()}, equation="{equation.replace(" ", "")}"] [Op:Einsum]',
+        )
     _check_label_sizes(equation.replace(" ", ""), tensors)
     return apply(_einsum_op, tuple(tensors), (("equation", equation.replace(" ", "")),))[0]
 
 
-_tensordot_op = OpDef("Tensordot", lambda a, b, axes: jnp.tensordot(a, b, axes), True)
+# (TF's tensordot is a MatMul of the operands reshaped to matrices: MatMul's dtypes)
+_tensordot_op = OpDef("Tensordot", lambda a, b, axes: jnp.tensordot(a, b, axes), True, _matmul_types)
 
 
 @table.export("tensordot", "linalg.tensordot", dtypes=table.NUMERIC, op=_tensordot_op)
