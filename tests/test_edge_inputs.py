@@ -28,6 +28,7 @@ _VALUES = {
     "expand_dims_one_element_list": lambda tf: tf.expand_dims(tf.ones([2]), [0]),
     "range_of_a_one_element_vector": lambda tf: tf.range(tf.constant([3])),
     "unique_empty_ints": lambda tf: tf.unique(tf.zeros([0], tf.int32)),
+    "indexed_slices_without_a_dense_shape_shape": lambda tf: str(tf.IndexedSlices(tf.ones([1, 2]), [0]).shape),
     "indexed_slices_of_python_lists": lambda tf: tf.convert_to_tensor(tf.IndexedSlices([[1.0, 2.0]], [1], [3, 2])),
     "einsum_of_int64_and_half": lambda tf: (
         tf.einsum("ij,jk->ik", tf.ones([2, 2], tf.int64), tf.ones([2, 2], tf.int64)),
@@ -78,6 +79,8 @@ _ERRORS = {
     "einsum_of_int8": lambda tf: tf.einsum("ij,jk->ik", tf.ones([2, 2], tf.int8), tf.ones([2, 2], tf.int8)),
     "einsum_of_bools": lambda tf: tf.einsum("ij->ji", tf.ones([2, 2], tf.bool)),
     "tensordot_of_int16": lambda tf: tf.tensordot(tf.ones([2, 2], tf.int16), tf.ones([2, 2], tf.int16), 1),
+    "matmul_of_uint8": lambda tf: tf.matmul(tf.ones([1, 2], tf.uint8), tf.ones([2, 1], tf.uint8)),
+    "batched_matmul_of_uint16": lambda tf: tf.ones([2, 2, 2], tf.uint16) @ tf.ones([2, 2, 2], tf.uint16),
     "batched_matmul_of_int8": lambda tf: tf.matmul(tf.ones([3, 2, 2], tf.int8), tf.ones([3, 2, 2], tf.int8)),
     "matmul_of_int16_in_a_function": lambda tf: tf.function(lambda a: tf.matmul(a, a))(tf.ones([2, 2], tf.int16)),
     "einsum_of_a_size_one_label": lambda tf: tf.einsum("ij,jk->ik", tf.ones([2, 1]), tf.ones([3, 4])),

@@ -43,7 +43,7 @@ class IndexedSlices:
     def shape(self) -> TensorShape:
         """The dense shape: its dimensions known now (eagerly, or while tracing from constants), else `None`."""
         if self._dense_shape is None:
-            return TensorShape([None, *convert_to_tensor(self._values).shape.as_list()[1:]])
+            return TensorShape(None)
         dense_shape = convert_to_tensor(self._dense_shape)  # (given as a list, kept as given: TF's `.dense_shape`)
         known = static_value.known_value(dense_shape)
         if known is None or known.dtype == object:  # (a value or a symbolic size known when the function runs)

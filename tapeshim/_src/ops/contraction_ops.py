@@ -24,9 +24,16 @@ _batch_matmul_types = dtype_check("BatchMatMulV2", "", _MATMUL_TYPES[:4] + ("int
 
 
 def matmul_types_check(in_avals: tuple, static: dict) -> None:
-    """TF's dtypes: MatMul's for matrices, BatchMatMulV2's (int16 too) for batches of them."""
+    """TF's dtypes: MatMul's for matrices, BatchMatMulV2's (int16 too) for batches of them; unsigned ones have no
+    CPU kernel (TF's NotFoundError when the op runs eagerly)."""
     batched = any(len(shape) > 2 for shape, _ in in_avals)
     (_batch_matmul_types if batched else _matmul_types)(in_avals, static)
+    dtype = in_avals[0][1]
+    if dtype.is_unsigned and _thread_state.trace is None:
+        op = "BatchMatMulV2" if batched else "MatMul"
+        raise errors.NotFoundError(
+            None, None, f"Could not find device for node: {{{{node {op}}}}} = {op}[T=DT_{dtype.name.upper()}] [Op:{op}]"
+        )
 
 
 def matmul_check(in_avals: tuple, static: dict) -> None:
