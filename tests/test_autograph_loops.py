@@ -348,19 +348,27 @@ def test_for_over_an_iterator_made_in_the_function():
     check(body)
 
 
+def _summed_until(tf, amount):
+    """A function summing `amount(x)` over an iterator's elements until the total passes a limit."""
+
+    @tf.function
+    def until(it, limit):
+        total = tf.constant(0.0)
+        count = tf.constant(0)
+        for x in it:
+            if total > limit:
+                break
+            total += amount(x)
+            count += 1
+        return total, count
+
+    return until
+
+
 def test_for_over_an_iterator_with_a_break_leaves_the_rest_for_the_next_call():
     # one tensor loop pulling an element per iteration, as TF's: the element the break happens at is used up
     def body(tf):
-        @tf.function
-        def until(it, limit):
-            total = tf.constant(0.0)
-            count = tf.constant(0)
-            for x in it:
-                if total > limit:
-                    break
-                total += x
-                count += 1
-            return total, count
+        until = _summed_until(tf, lambda x: x)
 
         @tf.function
         def first_three(it):
@@ -599,18 +607,11 @@ def test_for_over_an_iterator_with_a_break_reaching_a_smaller_last_batch():
     def body(tf):
         seen = tf.Variable(0.0)
 
-        @tf.function
-        def until(it, limit):
-            total = tf.constant(0.0)
-            count = tf.constant(0)
-            for x in it:
-                if total > limit:
-                    break
-                total += tf.reduce_sum(x)
-                seen.assign_add(tf.cast(tf.size(x), tf.float32))
-                count += 1
-            return total, count
+        def amount(x):
+            seen.assign_add(tf.cast(tf.size(x), tf.float32))
+            return tf.reduce_sum(x)
 
+        until = _summed_until(tf, amount)
         dataset = tf.data.Dataset.from_tensor_slices(np.arange(10, dtype=np.float32)).batch(4)
         it = iter(dataset)
         calls = [until(it, tf.constant(5.0)), until(it, tf.constant(1000.0)), seen.numpy()]
@@ -631,17 +632,7 @@ def test_a_py_function_in_an_iterator_loop_sees_each_element_once():
             seen.append(np.asarray(x).tolist())
             return x
 
-        @tf.function
-        def until(it, limit):
-            total = tf.constant(0.0)
-            count = tf.constant(0)
-            for x in it:
-                if total > limit:
-                    break
-                total += tf.reduce_sum(tf.py_function(log, [x], tf.float32))
-                count += 1
-            return total, count
-
+        until = _summed_until(tf, lambda x: tf.reduce_sum(tf.py_function(log, [x], tf.float32)))
         it = iter(tf.data.Dataset.from_tensor_slices(np.arange(14, dtype=np.float32)).batch(4))
         first = until(it, tf.constant(1.0))
         logged = list(seen)

@@ -315,6 +315,18 @@ def test_the_transformer_tutorials_train_step_with_a_none_signature_is_traced_on
     assert function_symbolic.stats["symbolic_fallbacks"] == stats["symbolic_fallbacks"]
 
 
+def _running_rows(tf, x):
+    """The RNN-style loop: a TensorArray of `tf.shape(x)[0]` rows written at each step of `for i in tf.range(n)`;
+    returns it and the last running total."""
+    n = tf.shape(x)[0]
+    rows = tf.TensorArray(tf.float32, size=n)
+    total = tf.zeros([3])
+    for i in tf.range(n):
+        total = total * 0.5 + x[i]
+        rows = rows.write(i, tf.tanh(total))
+    return rows, total
+
+
 def test_a_tensor_array_sized_per_call_written_in_a_loop():
     """An RNN-style loop inside a function traced once for every size: a TensorArray of `tf.shape(x)[0]` rows
     written at each step of `for i in tf.range(n)`, stacked; gradients through it under a tape."""
@@ -326,13 +338,8 @@ def test_a_tensor_array_sized_per_call_written_in_a_loop():
         @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
         def running(x):
             runs.append(1)
-            n = tf.shape(x)[0]
-            rows = tf.TensorArray(tf.float32, size=n)
-            total = tf.zeros([3])
-            for i in tf.range(n):
-                total = total * 0.5 + x[i]
-                rows = rows.write(i, tf.tanh(total))
-            return rows.stack(), rows.size(), rows.read(n - 1)
+            rows, _ = _running_rows(tf, x)
+            return rows.stack(), rows.size(), rows.read(tf.shape(x)[0] - 1)
 
         x = np.linspace(-1.0, 1.0, 15, dtype=np.float32).reshape(5, 3)
         results = [running(tf.constant(x[:n])) for n in (5, 2, 4, 5)]
@@ -355,12 +362,7 @@ def test_a_tensor_array_loop_over_no_rows():
 
     def body(tf):
         def running(x):
-            n = tf.shape(x)[0]
-            rows = tf.TensorArray(tf.float32, size=n)
-            total = tf.zeros([3])
-            for i in tf.range(n):
-                total = total * 0.5 + x[i]
-                rows = rows.write(i, tf.tanh(total))
+            rows, total = _running_rows(tf, x)
             return rows.stack(), rows.size(), total
 
         signed = tf.function(running, input_signature=[tf.TensorSpec([None, 3], tf.float32)])

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -255,6 +255,7 @@ def structural_key(f: Callable, args: tuple, kwargs: dict, positions: list, vari
         return None
 
 
+_UNSET = object()
 _PROBED_SIZE = 1024
 _probed: dict = {}
 """`structural_key` and input avals -> the argument positions grad_fn returns None for."""
@@ -274,6 +275,7 @@ class _CustomGradientCall:
     """
 
     __slots__ = (
+        "_base_key",
         "args",
         "collector",
         "computed",
@@ -303,6 +305,14 @@ class _CustomGradientCall:
         # gradient, or it leaves tapeshim); None when it ran on abstract values only.
         self.computed: list | None = None
         self.variables: list[Variable] = []
+        self._base_key: Any = _UNSET
+
+    def key(self, variables: Sequence[Variable]) -> Any:
+        """`structural_key` of this call reading `variables`; what it computes apart from them is keyed once."""
+        if self._base_key is _UNSET:
+            self._base_key = structural_key(self.f, self.args, self.kwargs, self.positions, [])
+        base = self._base_key
+        return None if base is None else (*base[:3], tuple(_Identity(v) for v in variables))
 
     def run(self, values: list, variable_values: dict[int, Any] | None, variables_seen: Recorder | None) -> tuple:
         """Runs `f` with `values` for its tensor arguments; returns `(result, grad_fn)`."""
@@ -353,7 +363,7 @@ class _CustomGradientCall:
         result, grad_fn = self.run(list(values), None, self.collector)
         self.result, self.grad_fn = result, grad_fn
         outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
-        key = structural_key(self.f, self.args, self.kwargs, self.positions, list(self.collector.variables.values()))
+        key = self.key(list(self.collector.variables.values()))
         if key is not None:
             key = (key, tuple((t._shape, t._dtype) for t in self.inputs))
         none_grads = _probed.get(key) if key is not None else None
@@ -373,7 +383,7 @@ class _CustomGradientCall:
 
     def _traced_key(self) -> Any:
         """What the call computes, whatever variables it reads, with its inputs' avals; None if unkeyable."""
-        key = structural_key(self.f, self.args, self.kwargs, self.positions, [])
+        key = self.key([])
         return None if key is None else (key, tuple((t._shape, t._dtype) for t in self.inputs))
 
     def _run_lazily(self) -> list | None:
@@ -402,7 +412,7 @@ class _CustomGradientCall:
         if run.left_tapeshim():
             return None
         if tuple(run.variables) != variable_ids:  # other variables (`self.kernels[i]`): their own trace's probe
-            probed_key = structural_key(self.f, self.args, self.kwargs, self.positions, list(run.variables.values()))
+            probed_key = self.key(list(run.variables.values()))
             none_grads = _probed.get((probed_key, key[1])) if probed_key is not None else None
             if none_grads is None:
                 return None
@@ -505,11 +515,7 @@ def _record(call: _CustomGradientCall, op: jax.custom_vjp, all_inputs: tuple, ou
         return transposed(*values) if transposed is not None else call.forward(*values)
 
     avals = tuple((tuple(s.shape), dtypes.from_numpy(np.dtype(s.dtype))) for s in out_structs)
-    key = (
-        None
-        if call.computed is not None
-        else structural_key(call.f, call.args, call.kwargs, call.positions, call.variables)
-    )
+    key = None if call.computed is not None else call.key(call.variables)
     if key is None:
         key = (id(call.f), id(op), _Identity(op))  # this call only
     recorded = record_call(node_fn, OpKey("CustomGradient", key), all_inputs, avals, opaque=True)

@@ -214,10 +214,10 @@ def differentiate(
     # A persistent tape asked again for a gradient without output_gradients gives its first answer: the same
     # recorded values give the same gradients, bit for bit, as TF's (a recomputation could round otherwise,
     # once the program computed on the host has compiled)
-    answers = getattr(recorder, "_answers", None) if mode == GRADIENT and not seed_tensors else None
-    answer_key = None
-    if answers is not None and getattr(recorder, "_persistent", False):
-        answer_key = (key, tuple([t._tid for t in plan.leaves]))
+    repeatable = mode == GRADIENT and not seed_tensors and getattr(recorder, "_persistent", False)
+    answers: dict | None = recorder._answers if repeatable else None
+    answer_key = None if answers is None else (key, tuple([t._tid for t in plan.leaves]))
+    if answers is not None:
         answer = answers.get(answer_key)
         if answer is not None:
             return [Tensor(v, shape, dtype) for v, (shape, dtype) in zip(answer, out_avals)]
@@ -248,7 +248,7 @@ def differentiate(
     for tensor, value in zip(request.targets, aux):
         if tensor._value is None:
             tensor._value = value
-    if answer_key is not None and answers is not None:
+    if answers is not None:
         answers[answer_key] = list(results)
     return [Tensor(v, shape, dtype) for v, (shape, dtype) in zip(results, out_avals)]
 

@@ -26,6 +26,7 @@ from tapeshim._src.concrete_function import ArrayCapacityMismatch, ConcreteFunct
 from tapeshim._src.dataset import Dataset
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.dynamic_shapes import DynamicShapeNeeded
+from tapeshim._src.function_host_inputs import OtherShapes
 from tapeshim._src.function_retracing import detector_for, function_text
 from tapeshim._src.function_symbolic import fits, leading_symbols, symbolic_shapes
 from tapeshim._src.function_symbolic import stats as symbolic_stats
@@ -142,18 +143,6 @@ def _describe(key: tuple) -> str:
     if kind == "variable":
         return f"a variable of shape {TensorShape(key[1])} and dtype {key[2]}"
     return f"the Python value {key[1]!r}"
-
-
-class _OtherShapes(Exception):
-    """A pull inside a loop met an element of other shapes than the trace's (see `_run_with_host_inputs`)."""
-
-
-def _refuse_other_shapes(feed: Any) -> Callable[[], None]:
-    def refuse() -> None:
-        if feed.met_other_shapes():
-            raise _OtherShapes
-
-    return refuse
 
 
 def _ranks(flat: list) -> tuple:
@@ -475,8 +464,8 @@ class Function:
             values = feed.values(peeked)
             feed.consume(peeked)
             try:
-                result = concrete.run(flat, values, before_writes=_refuse_other_shapes(feed))
-            except _OtherShapes:
+                result = concrete.run(flat, values, before_writes=feed.refuse_other_shapes)
+            except OtherShapes:
                 # A loop pulled an element of other shapes than its trace's (the last, smaller batch), whose
                 # callback had to return the traced shapes: the call is run again eagerly, on the elements
                 # put back, with no variable written by the run (its Python runs once more; TF's loop

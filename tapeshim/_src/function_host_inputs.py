@@ -40,6 +40,11 @@ from tapeshim._src.dataset_iterator import END_OF_SEQUENCE, Optional, OwnedItera
 from tapeshim._src.node import OpKey
 from tapeshim._src.tensor import Tensor
 
+
+class OtherShapes(Exception):
+    """A pull inside a loop met an element of other shapes than the trace's (`HostFeed.refuse_other_shapes`)."""
+
+
 _peeking = [False]
 
 
@@ -211,19 +216,25 @@ class HostInputs:
         needs_value = [not optional]
         depth = self._trace.branch_depth
 
+        def traced_outputs(element: Any) -> tuple | None:
+            """The callback's outputs for `element` where it has the traced shapes, else None."""
+            leaves = nest.flatten(element)
+            if [(tuple(t._shape), t._dtype) for t in leaves] != avals:
+                return None
+            return (np.asarray(True),) + tuple(np.asarray(t._value) for t in leaves)
+
         def take_on_host() -> tuple:
             source = group.current if group.current is not None else group.iterator
             if _peeking[0]:  # a value the trace computes (a py_function's first run): the element, not taken
                 ahead = source.peek(index)
-                leaves = [] if ahead is None else nest.flatten(ahead)
-                if ahead is not None and [(tuple(t._shape), t._dtype) for t in leaves] == avals:
-                    return (np.asarray(True),) + tuple(np.asarray(t._value) for t in leaves)
-                return tuple(np.zeros(s.shape, s.dtype) for s in structs)
+                outputs = None if ahead is None else traced_outputs(ahead)
+                return outputs if outputs is not None else tuple(np.zeros(s.shape, s.dtype) for s in structs)
             pulled = source.consume(1)
             group.taken.extend(pulled)
+            outputs = traced_outputs(pulled[0]) if pulled else None
+            if outputs is not None:
+                return outputs
             leaves = nest.flatten(pulled[0]) if pulled else []
-            if pulled and [(tuple(t._shape), t._dtype) for t in leaves] == avals:
-                return (np.asarray(True),) + tuple(np.asarray(t._value) for t in leaves)
             group.other_shapes = group.other_shapes or bool(pulled)
             if group.failure is None and (pulled or needs_value[0]):
                 group.failure = (
@@ -357,10 +368,11 @@ class HostFeed:
             if isinstance(source, OwnedIterator):  # a loop read it to its end
                 self._read_to_end.append((source, source.consume(sum(count for _, _, count, _ in runs))))
 
-    def met_other_shapes(self) -> bool:
-        """Whether a pull inside a branch or loop body met an element of other shapes than the trace's (a
-        last, smaller batch): the call's results are not TF's, and `rewind` undoes its pulls."""
-        return any(group.other_shapes for group in self._groups)
+    def refuse_other_shapes(self) -> None:
+        """Raises `OtherShapes` where a pull inside a branch or loop body met an element of other shapes than
+        the trace's (a last, smaller batch): the call's results are not TF's, and `rewind` undoes its pulls."""
+        if any(group.other_shapes for group in self._groups):
+            raise OtherShapes
 
     def rewind(self) -> None:
         """Puts every element this call took back into its iterator (in order), as if it had not run."""

@@ -33,6 +33,13 @@ def static_error(message: str, op_name: str | None = None) -> Exception:
     return errors.invalid_argument(message, op_name)
 
 
+def no_cpu_kernel(op_name: str, attrs: str) -> errors.NotFoundError:
+    """TF's error for an op whose dtype (in `attrs`, `"T=DT_INT8"`) has no CPU kernel."""
+    return errors.NotFoundError(
+        None, None, f"Could not find device for node: {{{{node {op_name}}}}} = {op_name}[{attrs}] [Op:{op_name}]"
+    )
+
+
 def attr_error(message: str, op_name: str | None = None) -> Exception:
     """The error for an input dtype the op's kernel attribute does not allow.
 

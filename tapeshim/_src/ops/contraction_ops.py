@@ -9,7 +9,13 @@ import numpy as np
 
 from tapeshim._src import errors
 from tapeshim._src.ops import table
-from tapeshim._src.ops.common import broadcast_shapes, convert_same_dtype, dtype_check, static_error
+from tapeshim._src.ops.common import (
+    broadcast_shapes,
+    convert_same_dtype,
+    dtype_check,
+    no_cpu_kernel,
+    static_error,
+)
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -31,9 +37,7 @@ def matmul_types_check(in_avals: tuple, static: dict) -> None:
     dtype = in_avals[0][1]
     if dtype.is_unsigned and _thread_state.trace is None:
         op = "BatchMatMulV2" if batched else "MatMul"
-        raise errors.NotFoundError(
-            None, None, f"Could not find device for node: {{{{node {op}}}}} = {op}[T=DT_{dtype.name.upper()}] [Op:{op}]"
-        )
+        raise no_cpu_kernel(op, f"T=DT_{dtype.name.upper()}")
 
 
 def matmul_check(in_avals: tuple, static: dict) -> None:
@@ -102,17 +106,13 @@ _EINSUM_TYPES = frozenset(("bfloat16", "float16", "float32", "float64", "int32",
 def einsum(equation: str, *inputs: TensorLike, **kwargs: Any) -> Tensor:
     """Einstein summation over `inputs` described by `equation`."""
     tensors = convert_same_dtype(list(inputs), "Einsum") if len(inputs) > 1 else [convert_to_tensor(inputs[0])]
-    _check_equation(equation.replace(" ", ""), len(tensors))
+    equation = equation.replace(" ", "")
+    _check_equation(equation, len(tensors))
     dtype = tensors[0]._dtype
     if dtype.name not in _EINSUM_TYPES and _thread_state.trace is None:  # no CPU kernel, as TF's
-        raise errors.NotFoundError(
-            None,
-            None,
-            f"Could not find device for node: {{{{node Einsum}}}} = Einsum[N={len(tensors)}, "
-            f'T=DT_{dtype.name.upper()}, equation="{equation.replace(" ", "")}"] [Op:Einsum]',
-        )
-    _check_label_sizes(equation.replace(" ", ""), tensors)
-    return apply(_einsum_op, tuple(tensors), (("equation", equation.replace(" ", "")),))[0]
+        raise no_cpu_kernel("Einsum", f'N={len(tensors)}, T=DT_{dtype.name.upper()}, equation="{equation}"')
+    _check_label_sizes(equation, tensors)
+    return apply(_einsum_op, tuple(tensors), (("equation", equation),))[0]
 
 
 # (TF's tensordot is a MatMul of the operands reshaped to matrices: MatMul's dtypes)

@@ -27,6 +27,7 @@ from tapeshim._src.ops.common import (
     convert_same_dtype,
     dtype_check,
     is_tensor_like,
+    no_cpu_kernel,
     normalize_axis,
 )
 from tapeshim._src.ops.contraction_ops import matmul_check, matmul_types_check
@@ -184,12 +185,7 @@ def reciprocal(x: TensorLike, name: str | None = None) -> Tensor:
     """1 / x element-wise. Integer inputs raise NotFoundError, as TF's CPU kernels do."""
     x = convert_to_tensor(x)
     if x.dtype.is_integer:
-        raise errors.NotFoundError(
-            None,
-            None,
-            f"Could not find device for node: {{{{node Reciprocal}}}} = Reciprocal[T=DT_"
-            f"{x.dtype.name.upper()}] [Op:Reciprocal]",
-        )
+        raise no_cpu_kernel("Reciprocal", f"T=DT_{x.dtype.name.upper()}")
     return _reciprocal(x)
 
 
@@ -421,12 +417,7 @@ _floormod_op = _elementwise_op("FloorMod", floormod_impl, REAL_NUMERIC)
 def _no_complex_kernel(x: Tensor, op_name: str) -> None:
     """TF registers no complex CPU kernel for some ops that allow complex types: NotFoundError, as TF."""
     if x._dtype.is_complex:
-        raise errors.NotFoundError(
-            None,
-            None,
-            f"Could not find device for node: {{{{node {op_name}}}}} = {op_name}"
-            f"[T=DT_{x._dtype.name.upper()}] [Op:{op_name}]",
-        )
+        raise no_cpu_kernel(op_name, f"T=DT_{x._dtype.name.upper()}")
 
 
 def _integer_division(op: OpDef, x: Tensor, y: Tensor) -> Tensor:
