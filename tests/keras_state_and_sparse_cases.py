@@ -372,3 +372,45 @@ def keras_random_returns_tensors(tf):
         "dropout_gradient_is_4x_output": bool(tf.reduce_all(tf.abs(gradient - 4.0 * dropped) < 1e-5)),
         "kept_or_zero": bool(tf.reduce_all((dropped == 0.0) | (tf.abs(dropped - 2.0 * v) < 1e-6))),
     }
+
+
+@backend_case
+def custom_gradient_inside_a_layer(tf):
+    # A gradient reversal layer (DANN) and a layer whose custom gradient closes over its kernel: Keras hands
+    # the call JAX arrays, which are the function's tensor arguments as TF's tensors are.
+    class Reversal(tf.keras.layers.Layer):
+        def call(self, x):
+            @tf.custom_gradient
+            def reverse(x):
+                return x * 2.0, lambda upstream: -upstream
+
+            return reverse(x)
+
+    class Clipped(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            self.kernel = self.add_weight(shape=(input_shape[-1], 3), initializer="ones")
+
+        def call(self, x):
+            @tf.custom_gradient
+            def project(x):
+                def grad_fn(upstream, variables=None):
+                    clipped = tf.clip_by_value(tf.matmul(upstream, tf.transpose(self.kernel)), -0.1, 0.1)
+                    return clipped, [tf.matmul(tf.transpose(x), upstream)]
+
+                return tf.matmul(x, self.kernel), grad_fn
+
+            return project(x)
+
+    x = tf.constant(np.arange(8, dtype=np.float32).reshape(2, 4))
+    results = []
+    for layer in (Reversal(), Clipped()):
+        for _ in range(2):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                loss = tf.reduce_sum(layer(x) ** 2)
+            results.append(tape.gradient(loss, [x] + layer.trainable_variables))
+    model = tf.keras.Sequential([tf.keras.Input((4,)), Clipped()])
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(model(x) ** 2)
+    results.append(tape.gradient(loss, model.trainable_variables))
+    return results

@@ -352,3 +352,123 @@ def test_repeated_calls_keep_python_side_effects_per_call():
         return grads, seen.shapes[:4]
 
     check(body)
+
+
+def _noisy(tf):
+    @tf.custom_gradient
+    def noisy(x):
+        noise = tf.random.uniform(tf.shape(x))
+
+        def grad_fn(upstream):
+            return upstream * noise
+
+        return x * noise, grad_fn
+
+    return noisy
+
+
+def test_random_ops_in_the_forward_draw_once_per_call_for_both_passes():
+    # The forward's random numbers are the ones its grad_fn sees, and every call draws new ones: eagerly,
+    # in a function and with no tape (random streams differ from TF's, so only these facts are compared).
+    def body(tf):
+        tf.random.set_seed(7)
+        noisy = _noisy(tf)
+        x = tf.Variable([1.0, 2.0, 3.0])
+
+        @tf.function
+        def step():
+            with tf.GradientTape() as tape:
+                y = noisy(x)
+            return y, tape.gradient(y, x)
+
+        facts = []
+        for run in (lambda: None, step):
+            grads = []
+            for _ in range(3):
+                if run() is None:
+                    with tf.GradientTape() as tape:
+                        y = noisy(x)
+                    grad = tape.gradient(y, x)
+                else:
+                    y, grad = run()
+                facts.append(bool(np.allclose(y.numpy(), grad.numpy() * x.numpy())))
+                grads.append(grad.numpy())
+            facts.append(not np.allclose(grads[0], grads[1]) and not np.allclose(grads[1], grads[2]))
+        facts.append(not np.allclose(noisy(x).numpy(), noisy(x).numpy()))
+        return facts
+
+    check(body)
+
+
+def _counting(tf, counter):
+    @tf.custom_gradient
+    def counting(x):
+        counter.assign_add(1.0)
+
+        def grad_fn(upstream, variables=None):
+            return upstream * 3.0, [None] * len(variables)
+
+        return x * 3.0 + counter, grad_fn
+
+    return counting
+
+
+def test_assignments_in_the_forward_happen_once_per_call():
+    # TF runs the forward once per call: the assignment happens once, the variable counts as read (grad_fn
+    # gets it in `variables`), and the output sees the new value. Eagerly, under a tape that tracks the call
+    # and one that does not, and in a function.
+    def body(tf):
+        counter = tf.Variable(0.0)
+        counting = _counting(tf, counter)
+        x = tf.Variable([1.0, 2.0])
+        results = []
+        for _ in range(3):
+            with tf.GradientTape() as tape:
+                y = counting(x)
+                unwatched = counting(tf.constant([5.0, 6.0]))
+            results.append((y, unwatched, tape.gradient(y, x), counter.read_value()))
+
+        @tf.function
+        def step():
+            with tf.GradientTape() as tape:
+                y = counting(x)
+            return y, tape.gradient(y, x)
+
+        for _ in range(3):
+            results.append((step(), counter.read_value()))
+        results.append((counting(x), counter.read_value()))
+        return results
+
+    check(body)
+
+
+def test_an_assignment_that_reads_its_value_is_watched():
+    def body(tf):
+        added, assigned, quiet = tf.Variable(1.0), tf.Variable(2.0), tf.Variable(3.0)
+        with tf.GradientTape() as tape:
+            added.assign_add(1.0)
+            assigned.assign(5.0)
+            quiet.assign_sub(1.0, read_value=False)
+        return [v.numpy() for v in tape.watched_variables()]
+
+    check(body)
+
+
+def test_assigning_a_keras_variable_inside_a_layers_custom_gradient_is_a_clear_error():
+    # (TF assigns it; tapeshim would have to route Keras's own StatelessScope writes out of the recorded op.)
+    tf = tapeshim
+
+    class Counting(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            self.calls = self.add_weight(shape=(), initializer="zeros", trainable=False)
+
+        def call(self, x):
+            @tf.custom_gradient
+            def count(x):
+                self.calls.assign_add(1.0)
+                return x * 3.0, lambda upstream, variables=None: upstream * 3.0
+
+            return count(x)
+
+    with pytest.raises(NotImplementedError, match="Keras variables"):
+        Counting()(tf.constant([1.0, 2.0]))

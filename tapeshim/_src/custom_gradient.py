@@ -12,13 +12,22 @@ values and input shapes) traces it under `jax.eval_shape` to learn its outputs,
 the variables it reads and the arguments `grad_fn` returns None for. Later such
 calls run it once on the tensors with every op recorded lazily and nothing
 computed: the Python runs once per call, as TF's, without a JAX trace.
+
+What must happen once per call, as in TF's one eager run, does: the keys of the
+forward's random ops are drawn at the call and are inputs of the op, so its
+forward and backward reruns draw the same numbers and the next call draws new
+ones; its assignments happen at the call (eagerly, in the run on the tensors;
+inside a function or a Keras call, as outputs of the op assigned there), and
+its reruns keep theirs to themselves.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
-from typing import Any, Callable, Sequence
+import sys
+from typing import Any, Callable, Iterator, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -27,7 +36,7 @@ import numpy as np
 from tapeshim._src import dtypes, nest, registry
 from tapeshim._src.function_trace import _EVERYTHING
 from tapeshim._src.node import OpKey
-from tapeshim._src.ops import math_ops
+from tapeshim._src.ops import math_ops, random_ops
 from tapeshim._src.recorded_call import record_call
 from tapeshim._src.registry import OpDef
 from tapeshim._src.state import StatelessScope, _thread_state, in_forward_mode
@@ -59,6 +68,16 @@ class _LazyRun(_VariableCollector):
         super().__init__()
         self._tracked = _EVERYTHING  # type: ignore[assignment]
         self._produced = _EVERYTHING  # type: ignore[assignment]
+        # Each variable's value when the run first read or wrote it: the op's input for it.
+        self.first_values: dict[int, Tensor] = {}
+
+    def _variable_read(self, variable: Variable, tensor: Tensor) -> None:
+        super()._variable_read(variable, tensor)
+        self.first_values.setdefault(id(variable), tensor)
+
+    def before_write(self, variable: Variable, tensor: Tensor) -> None:
+        """Notes `variable`'s value before the run assigns it (`StatelessScope` calls this)."""
+        self.first_values.setdefault(id(variable), tensor)
 
     def left_tapeshim(self) -> bool:
         return self._explain_log is not None and bool(self._explain_log.exits)
@@ -105,10 +124,11 @@ def _input_gradient(grad: Any, value: jax.Array, position: int) -> jax.Array:
 def _none_gradients(grad_fn: Callable, outputs: list, n_args: int, uses_variables: bool) -> set[int]:
     """The argument positions for which `grad_fn` returns None (probed on abstract values).
 
-    A `grad_fn` that fails here is left to fail at `gradient` time, where TF raises too.
+    A `grad_fn` that fails here is left to fail at `gradient` time, where TF raises too; outputs
+    whose shapes are symbolic (Keras's shape inference) are not probed.
     """
-    upstream = _wrap([jnp.ones(o.shape, o.dtype) for o in outputs])
     try:
+        upstream = _wrap([jnp.ones(o.shape, o.dtype) for o in outputs])  # fails for a Keras symbolic batch
         with StatelessScope():
             grads = grad_fn(*upstream, variables=[]) if uses_variables else grad_fn(*upstream)
         if uses_variables:
@@ -265,6 +285,33 @@ variables it read and the argument positions grad_fn returns None for: later cal
 run the forward lazily (`_CustomGradientCall._run_lazily`) instead of tracing it again."""
 
 
+@contextlib.contextmanager
+def _keras_assignments_refused() -> Iterator[None]:
+    """Inside a Keras call being traced, a forward that assigns a Keras variable (Keras keeps the new value in
+    its `StatelessScope`) raises a clear error instead of leaking a traced value there.
+
+    Raises:
+      NotImplementedError: when the forward assigned a Keras variable.
+    """
+    scope = None
+    if "keras" in sys.modules:
+        from tapeshim._src.keras_compat import get_stateless_scope  # only once Keras is imported
+
+        scope = get_stateless_scope()
+    if scope is None:
+        yield
+        return
+    before = dict(scope.state_mapping)
+    yield
+    after = scope.state_mapping
+    if len(after) != len(before) or any(after[k] is not v for k, v in before.items()):
+        scope.state_mapping = before
+        raise NotImplementedError(
+            "tapeshim: a tf.custom_gradient function called inside a Keras layer's call assigns one of the "
+            "layer's Keras variables; assign it outside the custom-gradient function, or use a tf.Variable."
+        )
+
+
 class _CustomGradientCall:
     """One call of a `tf.custom_gradient` function: its tensor arguments, what the forward found, its op.
 
@@ -277,14 +324,19 @@ class _CustomGradientCall:
     __slots__ = (
         "_base_key",
         "args",
+        "assigned",
         "collector",
         "computed",
         "f",
         "grad_fn",
         "inputs",
+        "keys",
         "kwargs",
+        "first_values",
+        "lazy_result",
         "n_inputs",
         "none_grads",
+        "outer",
         "positions",
         "result",
         "variables",
@@ -294,7 +346,7 @@ class _CustomGradientCall:
         self.f = f
         self.args = args
         self.kwargs = kwargs
-        self.positions = [i for i, a in enumerate(args) if isinstance(a, (Tensor, Variable, np.ndarray))]
+        self.positions = [i for i, a in enumerate(args) if isinstance(a, (Tensor, Variable, np.ndarray, jax.Array))]
         self.inputs = [convert_to_tensor(args[i]) for i in self.positions]
         self.n_inputs = len(self.inputs)
         self.collector = _VariableCollector()
@@ -306,6 +358,17 @@ class _CustomGradientCall:
         self.computed: list | None = None
         self.variables: list[Variable] = []
         self._base_key: Any = _UNSET
+        # The keys of the random ops the forward runs, drawn once per call where the call is made (eagerly,
+        # in a function's trace, in a Keras call), so the op's forward and backward draw the same numbers
+        # and every call draws new ones; they are the op's last inputs.
+        self.keys: list[Tensor] = []
+        # The variables a forward traced inside a function or a Keras call assigns: their new values are the
+        # op's last outputs, assigned where the call was made.
+        self.assigned: list[Variable] = []
+        self.lazy_result: Any = None  # the outputs of a run on the tensors, ops recorded lazily
+        self.first_values: dict[int, Tensor] = {}  # that run's first reads of the variables
+        state = _thread_state
+        self.outer = (state.recorders, state.trace, state.stateless_scope, getattr(state, "random_key_source", None))
 
     def key(self, variables: Sequence[Variable]) -> Any:
         """`structural_key` of this call reading `variables`; what it computes apart from them is keyed once."""
@@ -314,14 +377,60 @@ class _CustomGradientCall:
         base = self._base_key
         return None if base is None else (*base[:3], tuple(_Identity(v) for v in variables))
 
-    def run(self, values: list, variable_values: dict[int, Any] | None, variables_seen: Recorder | None) -> tuple:
-        """Runs `f` with `values` for its tensor arguments; returns `(result, grad_fn)`."""
+    def run(
+        self,
+        values: list,
+        variable_values: dict[int, Any] | None,
+        variables_seen: Recorder | None,
+        key_values: Sequence[jax.Array] | None = None,
+        writes: dict[int, Variable] | None = None,
+    ) -> tuple:
+        """Runs `f` with `values` for its tensor arguments; returns `(result, grad_fn)`.
+
+        `key_values` (the op's key inputs) are the keys of its random ops when it reruns inside the op;
+        None for a run at the call, which draws them. With `writes`, assignments stay inside the run
+        (noted in `writes`): a rerun inside the op, or a run on abstract values, must not assign again.
+        """
         call_args = list(self.args)
         for position, tensor in zip(self.positions, _wrap(values)):
             call_args[position] = tensor
-        with StatelessScope(variable_values, variables_seen):
+        with StatelessScope(variable_values, variables_seen, writes), self.random_keys(key_values):
             result, grad_fn = self.f(*call_args, **self.kwargs)
         return result, grad_fn
+
+    @contextlib.contextmanager
+    def random_keys(self, key_values: Sequence[jax.Array] | None) -> Iterator[None]:
+        """Random ops inside take their keys from `key_values`, or (None) from the keys drawn for this call."""
+        drawn = 0
+
+        def key(seed: Any) -> Tensor:
+            nonlocal drawn
+            drawn += 1
+            if key_values is not None:
+                if drawn <= len(key_values):
+                    return concrete(key_values[drawn - 1])
+                return concrete(jax.random.PRNGKey(0))  # a rerun drawing more than the call did
+            if drawn > len(self.keys):
+                self.keys.append(self._draw_key(seed))
+            return self.keys[drawn - 1]
+
+        state = _thread_state
+        saved, state.random_key_source = getattr(state, "random_key_source", None), key
+        try:
+            yield
+        finally:
+            state.random_key_source = saved
+
+    def _draw_key(self, seed: Any) -> Tensor:
+        """A random op's key, drawn where the call was made (TF's seed rules, a function's per-call keys)."""
+        state = _thread_state
+        inside = (state.recorders, state.trace, state.stateless_scope, state.random_key_source)
+        state.recorders, state.trace, state.stateless_scope, state.random_key_source = self.outer
+        try:
+            with jax.ensure_compile_time_eval():  # a concrete key, also while the forward is shape-evaluated
+                return random_ops._op_key(seed)
+        finally:
+            state.recorders, state.trace, state.stateless_scope, state.random_key_source = inside
 
     def evaluate(self) -> list:
         """Runs the forward once (on the values without a tape, else on abstract values); the outputs' structs.
@@ -342,10 +451,21 @@ class _CustomGradientCall:
             if lazy_structs is not None:
                 out_structs = lazy_structs
             else:
+                writes: dict[int, Variable] = {}
                 try:
-                    out_structs = jax.eval_shape(
-                        self._forward_structs, *[jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in self.inputs]
-                    )
+                    with _keras_assignments_refused():
+                        structs = jax.eval_shape(
+                            functools.partial(self._forward_structs, writes),
+                            *[jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in self.inputs],
+                        )
+                    n_outputs = len(structs) - len(writes)
+                    out_structs, assigned_structs = structs[:n_outputs], structs[n_outputs:]
+                    if writes and eager:
+                        # The trace kept its assignments to itself: a run on the tensors assigns, once, as TF's.
+                        out_structs = self._assigning_run()
+                    elif writes:
+                        self.assigned = list(writes.values())
+                        out_structs = out_structs + assigned_structs
                 except _LEAVES_JAX:
                     # The forward leaves tapeshim (`x.numpy()`): run it once on the values, as TF runs it,
                     # and differentiate only through grad_fn.
@@ -358,9 +478,25 @@ class _CustomGradientCall:
             )
         return out_structs
 
-    def _forward_structs(self, *values: jax.Array) -> list:
-        """The forward on abstract values (under `jax.eval_shape`), noting what `evaluate` sets."""
-        result, grad_fn = self.run(list(values), None, self.collector)
+    def _assigning_run(self) -> list:
+        """The outputs' structs from an eager run of a forward that assigns variables, which assigns them.
+
+        The run is on the tensors with every op recorded lazily (as later calls run), or on the values when
+        it hands a value to Python.
+        """
+        structs = self._run_lazily()
+        if structs is None:
+            self.computed = self._run_on_values(True)
+            return self.computed
+        return structs
+
+    def _forward_structs(self, writes: dict[int, Variable], *values: jax.Array) -> list:
+        """The forward on abstract values (under `jax.eval_shape`), noting what `evaluate` sets.
+
+        Returns the outputs, then the new values of the variables it assigns (noted in `writes`).
+        """
+        variable_values: dict[int, Any] = {}
+        result, grad_fn = self.run(list(values), variable_values, self.collector, None, writes)
         self.result, self.grad_fn = result, grad_fn
         outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
         key = self.key(list(self.collector.variables.values()))
@@ -379,7 +515,7 @@ class _CustomGradientCall:
             if len(_traced) >= _PROBED_SIZE:
                 _traced.clear()
             _traced[traced_key] = (tuple(self.collector.variables), none_grads)
-        return outs
+        return outs + [variable_values[id(v)] for v in writes.values()]
 
     def _traced_key(self) -> Any:
         """What the call computes, whatever variables it reads, with its inputs' avals; None if unkeyable."""
@@ -405,7 +541,7 @@ class _CustomGradientCall:
         call_args = list(self.args)
         for position, tensor in zip(self.positions, self.inputs):
             call_args[position] = tensor
-        with StatelessScope(None, run):
+        with StatelessScope(None, run), self.random_keys(None):
             result, grad_fn = self.f(*call_args, **self.kwargs)
             outs = [convert_to_tensor(t) for t in nest.flatten(result)]
         run._epoch.done = True  # its lazy values are left over now: a later use computes them
@@ -417,6 +553,8 @@ class _CustomGradientCall:
             if none_grads is None:
                 return None
         self.collector.variables = run.variables
+        self.first_values = run.first_values
+        self.lazy_result = nest.pack_sequence_as(result, outs)
         self.result = nest.pack_sequence_as(result, [None] * len(outs))  # the structure only
         self.grad_fn = grad_fn
         self.none_grads = none_grads
@@ -436,12 +574,17 @@ class _CustomGradientCall:
     def _values_by_variable(self, values: tuple) -> dict[int, Any]:
         return {id(v): value for v, value in zip(self.variables, values[self.n_inputs :])}
 
+    def _key_values(self, values: tuple) -> tuple:
+        return values[self.n_inputs + len(self.variables) :]
+
     def forward(self, *values: jax.Array) -> tuple:
-        """The op's JAX function: the tensor arguments' values, then the variables' values -> the outputs."""
+        """The op's JAX function: the tensor arguments', the variables' and the random keys' values -> the outputs."""
         if self.computed is not None:
             return tuple(self.computed)
-        result, _ = self.run(list(values[: self.n_inputs]), self._values_by_variable(values), None)
-        return tuple(convert_to_tensor(t).value for t in nest.flatten(result))
+        inputs, variable_values = list(values[: self.n_inputs]), self._values_by_variable(values)
+        result, _ = self.run(inputs, variable_values, None, self._key_values(values), {})
+        outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
+        return tuple(outs + [variable_values[id(v)] for v in self.assigned])
 
     def backward(self, values: tuple, cotangents: tuple) -> tuple:
         """The op's `jax.custom_vjp` backward: calls `grad_fn` on the cotangents; one cotangent per input.
@@ -453,8 +596,9 @@ class _CustomGradientCall:
         if self.computed is not None:
             grad_fn = self.grad_fn
         else:
-            _, grad_fn = self.run(list(values[: self.n_inputs]), self._values_by_variable(values), None)
-        upstream = _wrap(cotangents)
+            inputs, variable_values = list(values[: self.n_inputs]), self._values_by_variable(values)
+            _, grad_fn = self.run(inputs, variable_values, None, self._key_values(values), {})
+        upstream = _wrap(cotangents[: len(cotangents) - len(self.assigned)])  # the assigned values have none
         with StatelessScope(self._values_by_variable(values)):
             if self.variables:
                 grads, variable_grads = grad_fn(*upstream, variables=self.variables)
@@ -478,18 +622,30 @@ class _CustomGradientCall:
             out.append(_zero_cotangent(value) if grad is None else _input_gradient(grad, value, position))
         for grad, value in zip(variable_grads, values[self.n_inputs :]):
             out.append(_zero_cotangent(value) if grad is None else convert_to_tensor(grad).value)
+        out.extend(_zero_cotangent(value) for value in self._key_values(values))
         return tuple(out)
 
 
 def _call_inputs(call: _CustomGradientCall) -> tuple[Tensor, ...]:
-    """The op's inputs: the tensor arguments, then the reads of the variables the forward read.
+    """The op's inputs: the tensor arguments, the reads of the variables the forward read, its random keys.
 
     An input whose gradient grad_fn returns as None reaches the op through stop_gradient, so
     tapes see it as unconnected (None), as TF does.
     """
-    reads = [v._read_for_op() for v in call.variables]
+    reads = [_read_before_call(call, v) for v in call.variables]
     inputs = [math_ops.stop_gradient(t) if p in call.none_grads else t for p, t in zip(call.positions, call.inputs)]
-    return tuple(inputs) + tuple(reads)
+    return tuple(inputs) + tuple(reads) + tuple(call.keys)
+
+
+def _read_before_call(call: _CustomGradientCall, variable: Variable) -> Tensor:
+    """The value `variable` had when the call's forward first read it (it may have assigned it since),
+    watched by the tapes as a read."""
+    tensor = call.first_values.get(id(variable))
+    if tensor is None:
+        return variable._read_for_op()
+    for recorder in _thread_state.recorders:
+        recorder._variable_read(variable, tensor)
+    return tensor
 
 
 def _custom_vjp_op(call: _CustomGradientCall) -> jax.custom_vjp:
@@ -519,7 +675,15 @@ def _record(call: _CustomGradientCall, op: jax.custom_vjp, all_inputs: tuple, ou
     if key is None:
         key = (id(call.f), id(op), _Identity(op))  # this call only
     recorded = record_call(node_fn, OpKey("CustomGradient", key), all_inputs, avals, opaque=True)
-    return nest.pack_sequence_as(call.result, list(recorded))
+    return _outputs(call, list(recorded))
+
+
+def _outputs(call: _CustomGradientCall, outputs: list[Tensor]) -> Any:
+    """The op's outputs in `f`'s structure; the values of the variables the forward assigns are assigned."""
+    n_results = len(outputs) - len(call.assigned)
+    for variable, value in zip(call.assigned, outputs[n_results:]):
+        variable.assign(value, read_value=False)
+    return nest.pack_sequence_as(call.result, outputs[:n_results])
 
 
 def custom_gradient(f: Callable | None = None) -> Callable:
@@ -551,11 +715,13 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         if not tracking and not traced:
             if call.computed is not None:
                 return call.result  # already run on the values
+            if call.lazy_result is not None:
+                return call.lazy_result  # already run on the tensors
             result, _ = f(*args, **kwargs)
             return result
         op = _custom_vjp_op(call)
         if traced:
-            return nest.pack_sequence_as(call.result, _wrap(op(*[t._value for t in all_inputs])))
+            return _outputs(call, _wrap(op(*[t._value for t in all_inputs])))
         return _record(call, op, all_inputs, out_structs)
 
     return decorated

@@ -89,6 +89,8 @@ tf_keras: ModuleType = _module("keras._tf_keras.keras")
 
 # keras/src/backend/common/stateless_scope.py: whether Keras code runs inside a `StatelessScope` (no public query).
 in_stateless_scope: Callable[[], bool] = _module("keras.src.backend.common.stateless_scope").in_stateless_scope
+# ... and the innermost one (its `state_mapping`: variable id -> the value assigned inside), or None.
+get_stateless_scope: Callable[[], Any] = _module("keras.src.backend.common.stateless_scope").get_stateless_scope
 
 # keras/src/models/functional.py: the functional model class (`keras.Model(inputs, outputs)` makes one).
 Functional: Any = _module("keras.src.models.functional").Functional

@@ -212,6 +212,7 @@ class _StatelessAccess:
     def assign(self, variable: "Variable", tensor: Tensor, kind: str) -> None:
         scope = self.scope
         if scope.writes is None:  # a custom gradient's function: assignments write the variable
+            self._before_write(variable)
             _EAGER.assign(variable, tensor, kind)
             return
         # A Keras call's JAX function: the new value becomes an output of that op.
@@ -221,9 +222,16 @@ class _StatelessAccess:
 
     def update(self, variable: "Variable", delta: Tensor, op_name: str) -> None:
         if self.scope.writes is None:
+            self._before_write(variable)
             _EAGER.update(variable, delta, op_name)
         else:  # the read is an input of the JAX function: recorders (its collector) see it
             self.assign(variable, _computed_update(variable._read_for_op(), delta, op_name), "update")
+
+    def _before_write(self, variable: "Variable") -> None:
+        # A custom gradient's run on the tensors keeps the values its variables had before it wrote them.
+        note = getattr(self.scope.collector, "before_write", None)
+        if note is not None:
+            note(variable, _EAGER.read(variable))
 
     def jax_array(self, variable: "Variable") -> jax.Array:
         if self.scope.values is None:
@@ -464,7 +472,7 @@ class Variable(TensorOperators):
           ValueError: if `value`'s dtype or shape differ from the variable's.
         """
         variable_scope().assign(self, self._checked(value), "assign")
-        return self if read_value else None
+        return self._read_after_write() if read_value else None
 
     def _update(self, delta: TensorLike, op_name: str) -> None:
         tensor = convert_to_tensor(delta, dtype=self._dtype)
@@ -486,7 +494,7 @@ class Variable(TensorOperators):
           InvalidArgumentError: if `delta`'s shape differs from the variable's.
         """
         self._update(delta, "AssignAddVariableOp")
-        return self if read_value else None
+        return self._read_after_write() if read_value else None
 
     def assign_sub(
         self, delta: TensorLike, use_locking: bool | None = None, name: str | None = None, read_value: bool = True
@@ -498,7 +506,13 @@ class Variable(TensorOperators):
           InvalidArgumentError: if `delta`'s shape differs from the variable's.
         """
         self._update(delta, "AssignSubVariableOp")
-        return self if read_value else None
+        return self._read_after_write() if read_value else None
+
+    def _read_after_write(self) -> "Variable":
+        """An assignment that reads its value back (`read_value=True`) is an access that tapes watch, as TF's."""
+        if _thread_state.recorders:
+            self._read_for_op()
+        return self
 
     # -- sparse reads and updates (TF's `ResourceVariable` methods) --------
     def sparse_read(self, indices: TensorLike, name: str | None = None) -> Tensor:
