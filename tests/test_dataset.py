@@ -129,6 +129,10 @@ def test_iterating_windows_gives_datasets():
     check(body)
 
 
+def test_windows_have_no_numpy_iterator():
+    check_raises(lambda tf: tf.data.Dataset.range(7).window(3).as_numpy_iterator())
+
+
 def test_a_py_function_map_has_tfs_spec_and_set_shape_gives_it_one():
     def body(tf):
         def ones(i):

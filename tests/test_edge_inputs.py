@@ -36,6 +36,10 @@ _VALUES = {
     ),
     "batched_matmul_of_int16": lambda tf: tf.ones([3, 2, 2], tf.int16) @ tf.ones([2, 2], tf.int16),
     "einsum_broadcasting_dots": lambda tf: tf.einsum("...ij,...jk->...ik", tf.ones([2, 3, 4]), tf.ones([4, 5])),
+    "einsum_dots_over_no_dimensions": lambda tf: (
+        tf.einsum("i...j->ij", tf.ones([2, 3])),
+        tf.einsum("ij...", tf.ones([2, 3, 4])),
+    ),
     "scatter_nd_bools": lambda tf: tf.scatter_nd([[1], [1]], [True, True], [3]),
     "gather_nd_empty_index_vectors": lambda tf: tf.gather_nd(tf.ones([2, 2]), tf.zeros([3, 0], tf.int32)),
     "gather_negative_batch_dims": lambda tf: tf.gather(tf.ones([2, 3]), tf.constant([[0], [1]]), batch_dims=-1),
@@ -86,6 +90,8 @@ _ERRORS = {
     "einsum_of_a_size_one_label": lambda tf: tf.einsum("ij,jk->ik", tf.ones([2, 1]), tf.ones([3, 4])),
     "einsum_of_other_label_sizes": lambda tf: tf.einsum("ij,ij->ij", tf.ones([2, 3]), tf.ones([2, 2])),
     "einsum_of_a_size_one_label_after_dots": lambda tf: tf.einsum("...j,...j->...j", tf.ones([2, 1]), tf.ones([1, 3])),
+    "einsum_summing_dots_dimensions": lambda tf: tf.einsum("i...j->ij", tf.ones([2, 3, 4, 5])),
+    "einsum_summing_leading_dots": lambda tf: tf.einsum("...ij->ij", tf.ones([2, 3, 4])),
     "batch_of_different_shapes": lambda tf: list(
         tf.data.Dataset.from_generator(
             lambda: iter([[1], [1, 2]]), output_signature=tf.TensorSpec([None], tf.int32)

@@ -469,9 +469,20 @@ class Dataset(DatasetTransforms):
         return OwnedIterator(self)
 
     def as_numpy_iterator(self) -> Iterator[Any]:
-        """Iterates over elements as numpy values."""
-        for element in self._elements():
-            yield nest.map_structure(lambda t: t.numpy(), element)
+        """Iterates over elements as numpy values.
+
+        Raises:
+          TypeError: for a dataset whose elements hold datasets (`window`), as TF's.
+        """
+        from tapeshim._src.dataset_transforms import _DatasetSpec  # import cycle: dataset <-> dataset_transforms
+
+        for spec in nest.flatten(self.element_spec):
+            if isinstance(spec, _DatasetSpec):
+                raise TypeError(
+                    "`tf.data.Dataset.as_numpy_iterator()` is not supported for datasets that produce values of "
+                    f"type {Dataset}"
+                )
+        return (nest.map_structure(lambda t: t.numpy(), element) for element in self._elements())
 
     def cardinality(self) -> Tensor:
         """The number of elements as an int64 scalar: -1 for infinite, -2 for unknown."""

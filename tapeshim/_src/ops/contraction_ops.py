@@ -78,7 +78,19 @@ def _check_equation(equation: str, count: int) -> None:
 
 
 def _check_label_sizes(equation: str, tensors: Sequence[Tensor]) -> None:
-    """TF's error for a label whose dimensions differ between operands (only `...` broadcasts)."""
+    """TF's errors for a label whose dimensions differ between operands (only `...` broadcasts), and for
+    dimensions under `...` that an explicit output without `...` would sum (NumPy sums them, TF refuses)."""
+    terms, arrow, output = equation.partition("->")
+    broadcast = max(
+        (len(t._shape) - len(term.replace("...", "")) for term, t in zip(terms.split(","), tensors) if "..." in term),
+        default=0,
+    )
+    if arrow and broadcast > 0 and "..." not in output:
+        raise static_error(
+            f"Output contains {broadcast} broadcasting dimension(s) but no ellipsis (...) was found in the output "
+            "subscripts.",
+            "Einsum",
+        )
     sizes: dict[str, Any] = {}
     for term, t in zip(equation.partition("->")[0].split(","), tensors):
         shape = t._shape
