@@ -85,6 +85,21 @@ def test_convert_tensor_with_other_dtype_raises():
     check_raises(lambda tf: tf.convert_to_tensor(None), messages=True)
 
 
+def test_constants_from_numpy_keep_their_values():
+    # A constant owns its value: a later change of the NumPy array it came from does not reach it, and its
+    # `numpy()` is the caller's to change (on the CPU tapeshim keeps the value as a host array).
+    def body(tf):
+        source = np.arange(6, dtype=np.float32).reshape(2, 3)
+        made = [tf.constant(source), tf.convert_to_tensor(source), tf.constant(source, tf.float64)]
+        batches = list(tf.data.Dataset.from_tensor_slices(source).batch(2))
+        source[:] = -1.0
+        out = made[0].numpy()
+        out[0, 0] = 99.0
+        return made + batches + [tf.matmul(made[0], tf.transpose(made[1])), tf.range(3), tf.Variable(source)]
+
+    check(body)
+
+
 def test_constant_with_shape():
     check(lambda tf: (tf.constant(7.0, shape=[2, 3]), tf.constant([1, 2, 3, 4], shape=[2, 2])))
 

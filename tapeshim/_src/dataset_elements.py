@@ -14,7 +14,7 @@ from tapeshim._src import dtypes, nest
 from tapeshim._src.dtypes import DType
 from tapeshim._src.state import _thread_state
 from tapeshim._src.strings_tensor import host_tensor
-from tapeshim._src.tensor import Tensor, convert_to_tensor, device_constant
+from tapeshim._src.tensor import Tensor, convert_to_tensor, host_constant
 from tapeshim._src.tensor_spec import TensorSpec
 
 if TYPE_CHECKING:
@@ -37,10 +37,10 @@ def _to_tensors(value: Any) -> Any:
 
 
 def _host_tensor(array: np.ndarray, dtype: DType) -> Tensor:
-    """A tensor of `dtype` from a host row: string rows stay on the host, others are copied to the device."""
+    """A tensor of `dtype` from a host row: string rows stay on the host, others are `host_constant`s."""
     if dtype is dtypes.string:
         return host_tensor(array, dtype)
-    return Tensor(device_constant(array), array.shape, dtype)
+    return Tensor(host_constant(array), array.shape, dtype)
 
 
 def _call(fn: Callable[..., Any], element: Any) -> Any:

@@ -18,7 +18,7 @@ import numpy as np
 
 from tapeshim._src import dtypes, nest
 from tapeshim._src.state import next_tensor_id
-from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.tensor import Tensor, as_jax_array, convert_to_tensor
 from tapeshim._src.variable import Variable
 
 
@@ -39,11 +39,11 @@ def _wrap(value: Any, dtype: Any = None) -> Tensor:
 
 
 def _flatten_tensor(tensor: Tensor) -> tuple[tuple, Any]:
-    return (tensor.value,), tensor._dtype
+    return (as_jax_array(tensor.value),), tensor._dtype
 
 
 def _flatten_variable(variable: Variable) -> tuple[tuple, Any]:
-    return (variable._read_for_op().value,), variable._dtype
+    return (as_jax_array(variable._read_for_op().value),), variable._dtype
 
 
 def _unflatten(dtype: Any, children: Sequence[Any]) -> Tensor:
@@ -92,9 +92,9 @@ def to_jax(tensor: Any) -> Any:
 
     def one(value: Any) -> jax.Array:
         if isinstance(value, Variable):
-            return value._read_for_op().value
+            return as_jax_array(value._read_for_op().value)
         if isinstance(value, Tensor):
-            return value.value
+            return as_jax_array(value.value)
         raise TypeError(f"`tensor` must be a tf.Tensor or tf.Variable, got {type(value).__name__}.")
 
     return nest.map_structure(one, tensor)

@@ -131,9 +131,11 @@ class Plan:
       occ_slots: source index -> the slots where it occurs.
       tid_at: slot -> the id of the tensor held there.
       n_nodes: the number of node steps.
+      known: slot -> the value a node's single output already has (forced before the request, as an
+        episode's probabilities are): the per-op tier's forward pass takes it instead of running the node.
     """
 
-    __slots__ = ("leaves", "steps", "key", "slot_of", "occ_slots", "tid_at", "n_nodes")
+    __slots__ = ("leaves", "steps", "key", "slot_of", "occ_slots", "tid_at", "n_nodes", "known")
 
     def __init__(
         self,
@@ -167,6 +169,7 @@ class Plan:
         self.slot_of: dict[int, int] = {}
         self.occ_slots: dict[int, list[int]] = {}
         self.tid_at: list[int] = []
+        self.known: dict[int, Any] = {}
         self.key = self._build(found, sorted(found), cut_tids, produced, occurrences or _NO_OCCURRENCES, first_tid)
         self.n_nodes = len(self.steps) - len(self.leaves)
 
@@ -205,6 +208,8 @@ class Plan:
                     out_slots: tuple[int, ...] = (slot,)
                     occs_t: tuple[tuple[int, ...], ...] = (occ,)
                     is_tracked = out_tid in produced
+                    if tensor._value is not None and out_tid == tid:
+                        self.known[slot] = tensor._value
                 else:
                     out_slots, occs_t, is_tracked = self._outputs(out_tids, cut_tids, produced, occurrences)
                 inputs = node.inputs

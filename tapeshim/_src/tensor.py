@@ -319,7 +319,7 @@ class Tensor(TensorOperators):
     def __jax_array__(self) -> jax.Array:
         if _thread_state.recorders:  # EXPLAIN: a tracked value leaving the tape
             _explain_hooks.left_tape(self, "__jax_array__")
-        return self.value
+        return as_jax_array(self.value)
 
     def __float__(self) -> float:
         return float(self.numpy())
@@ -582,7 +582,7 @@ def _python_constant(value: Any, dtype: DType | None) -> Tensor:
     if dtype is dtypes.string:  # STRINGS: tf.string
         return strings_tensor.string_constant(value, dtype)
     array = default_numpy(value) if dtype is None else numpy_as(value, dtype)
-    jax_value = device_constant(array)
+    jax_value = device_constant(array) if scalar else host_constant(array)
     result_dtype = dtypes.from_numpy(array.dtype)
     if scalar:
         if len(_constant_cache) >= _CONSTANT_CACHE_SIZE:
@@ -595,6 +595,25 @@ def device_constant(array: ArrayLike) -> jax.Array:
     """A concrete `jax.Array` for a constant, even while JAX traces (so caches never hold tracers)."""
     with jax.ensure_compile_time_eval():
         return jax.device_put(array)
+
+
+def as_jax_array(value: Any) -> Any:
+    """`value` as a `jax.Array`: a NumPy value (a `host_constant`, a kept scalar) is transferred."""
+    return device_constant(np.asarray(value)) if isinstance(value, (np.ndarray, np.generic)) else value
+
+
+def host_constant(array: np.ndarray) -> Any:
+    """The value of a constant tensor made from `array`: on the CPU its own read-only NumPy copy.
+
+    A transfer (`jax.device_put`) costs about 90 us, five times TF's whole `tf.constant`; on the CPU the host
+    memory is the device's, the per-op tier computes on NumPy values and a compiled program takes them as
+    arguments as it takes device arrays. Elsewhere the array goes to the device.
+    """
+    if jax.default_backend() != "cpu":
+        return device_constant(array)
+    copy = np.array(array, order="C")
+    copy.flags.writeable = False
+    return copy
 
 
 def constant_shaped(
@@ -657,7 +676,7 @@ def constant(
         array = default_numpy(value)
     if shape is not None:
         array = constant_shaped(array, shape, value, lambda: repr(value))
-    jax_value = device_constant(np.array(array, order="C"))
+    jax_value = host_constant(array)
     return Tensor(jax_value, array.shape, dtypes.from_numpy(array.dtype))
 
 

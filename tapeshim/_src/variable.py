@@ -22,7 +22,7 @@ from tapeshim._src import compile_tiers, dtypes, errors, registry, runtime_check
 from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import StatelessScope, _thread_state, current_name_scope
-from tapeshim._src.tensor import Tensor, TensorOperators, convert_to_tensor, device_name, numpy_text
+from tapeshim._src.tensor import Tensor, TensorOperators, as_jax_array, convert_to_tensor, device_name, numpy_text
 from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 _creation_order = itertools.count()
@@ -374,7 +374,7 @@ class Variable(TensorOperators):
         return self._read_for_op().__array__(dtype)
 
     def __jax_array__(self) -> jax.Array:
-        return variable_scope().jax_array(self)
+        return as_jax_array(variable_scope().jax_array(self))
 
     def __float__(self) -> float:
         return float(self._read_for_op())

@@ -17,7 +17,7 @@ from tapeshim._src.ops import table
 from tapeshim._src.ops.common import is_tensor_like, static_error
 from tapeshim._src.registry import check_allocation
 from tapeshim._src.state import _thread_state
-from tapeshim._src.tensor import Tensor, convert_to_tensor, device_constant
+from tapeshim._src.tensor import Tensor, convert_to_tensor, host_constant
 
 
 @table.export("range", gradient="-", dtypes=table.REAL)
@@ -54,7 +54,7 @@ def range(
     target = _range_dtype(given, dtype)
     check_allocation((builtins.max(0, math.ceil((values[1] - values[0]) / values[2])),), target, "Range")
     array = np.arange(*values, dtype=np.float64 if target.is_floating else np.int64).astype(target._np)
-    return Tensor(device_constant(array), array.shape, target)
+    return Tensor(host_constant(array), array.shape, target)
 
 
 def _range_dtype(given: tuple, dtype: Any) -> dtypes.DType:
