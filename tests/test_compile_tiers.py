@@ -11,7 +11,7 @@ import pytest
 import tapeshim as tf
 from oracle import backend_compiles, check
 from tapeshim import experimental
-from tapeshim._src import compile_tiers, replay, runtime_checks
+from tapeshim._src import background_compile, compile_tiers, replay, runtime_checks
 
 pytestmark = pytest.mark.skipif(
     compile_tiers.baseline_options() is None, reason="the quick tier applies on the CPU backend only"
@@ -142,3 +142,29 @@ def test_an_option_this_xla_refuses_gives_way_to_its_defaults(monkeypatch):
     assert compile_tiers._refused == {"xla_no_such_option_in_any_xla"}
     assert compile_tiers.kernel_options() is None  # later kernels compile with XLA's defaults at once
     check(lambda tf: tf.exp(tf.constant([[0.5, 1.5]])) * 3.0)
+
+
+def test_a_function_for_every_size_compiles_each_size_quickly_then_optimized(monkeypatch):
+    # A `tapeshim.function` with a `None` signature size: each size's program compiles in the quick tier, and
+    # optimized (once) when its calls times its work reach the budget; values stay the same.
+    rng = np.random.default_rng(1)
+    w = tf.Variable(rng.normal(size=(8, 4)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 8], tf.float32)])
+    def step(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.tanh(x @ w) ** 2)
+        return loss, tape.gradient(loss, w)
+
+    x = tf.constant(rng.normal(size=(5, 8)).astype(np.float32))
+    monkeypatch.setattr(compile_tiers, "WORK_BUDGET", 6 * 5 * 8 * 4)  # optimized after a few compiled calls
+    experimental.reset_compile_stats()
+    first = step(x)
+    results = []
+    for _ in range(30):
+        results.append(step(x))
+        background_compile.wait()
+    assert experimental.compile_stats()["programs_tiered_up"] == 1
+    for loss, grad in results:
+        np.testing.assert_allclose(loss.numpy(), first[0].numpy(), rtol=2e-5, atol=2e-5)
+        np.testing.assert_allclose(grad.numpy(), first[1].numpy(), rtol=2e-5, atol=2e-5)
