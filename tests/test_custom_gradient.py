@@ -472,3 +472,59 @@ def test_assigning_a_keras_variable_inside_a_layers_custom_gradient_is_a_clear_e
 
     with pytest.raises(NotImplementedError, match="Keras variables"):
         Counting()(tf.constant([1.0, 2.0]))
+
+
+def test_assignments_that_tf_does_not_watch_run_once_and_need_no_variables_parameter():
+    # An assignment with read_value=False, and any assignment of a non-trainable variable, are not accesses
+    # TF's variable watcher sees: grad_fn needs no `variables` parameter, and the assignment still happens once.
+    def body(tf):
+        quiet, frozen = tf.Variable(0.0), tf.Variable(0.0, trainable=False)
+
+        @tf.custom_gradient
+        def counted(x):
+            quiet.assign_add(1.0, read_value=False)
+            frozen.assign_add(1.0)
+            return x * 3.0, lambda upstream: upstream * 2.0
+
+        @tf.function
+        def step(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = counted(x)
+            return y, tape.gradient(y, x)
+
+        x = tf.constant([1.0, 2.0])
+        results = []
+        for _ in range(2):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = counted(x)
+            results.append((y, tape.gradient(y, x), quiet.read_value(), frozen.read_value()))
+            results.append((step(x), quiet.read_value(), frozen.read_value()))
+        return results
+
+    check(body)
+
+
+def test_a_generator_in_the_forward_draws_once_per_call_for_both_passes():
+    def body(tf):
+        generator = tf.random.Generator.from_seed(1)
+
+        @tf.custom_gradient
+        def noisy(x):
+            noise = generator.uniform([2])
+            return x * noise, lambda upstream: upstream * noise
+
+        x = tf.constant([1.0, 2.0])
+        facts, grads = [], []
+        for _ in range(3):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = noisy(x)
+            grad = tape.gradient(y, x)
+            facts.append(bool(np.allclose(y.numpy(), grad.numpy() * x.numpy())))
+            grads.append(grad.numpy())
+        facts.append(not np.allclose(grads[0], grads[1]))
+        return facts
+
+    check(body)

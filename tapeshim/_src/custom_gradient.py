@@ -47,13 +47,25 @@ from tapeshim._src.variable import Variable
 
 
 class _VariableCollector(Recorder):
-    """Notes the variables a function reads (a recorder that records nothing)."""
+    """Notes the variables a function reads or writes (a recorder that records nothing).
+
+    `variables` are all of them (the op's inputs); `watched` those TF's variable watcher sees, whose
+    gradients `grad_fn` returns: trainable ones that were read (an assignment that reads its value back
+    counts, one with `read_value=False` does not).
+    """
 
     def __init__(self) -> None:
         super().__init__(watch_accessed_variables=False)
         self.variables: dict[int, Variable] = {}
+        self.watched: dict[int, Variable] = {}
 
     def _variable_read(self, variable: Variable, tensor: Tensor) -> None:
+        self.variables.setdefault(id(variable), variable)
+        if variable.trainable:
+            self.watched.setdefault(id(variable), variable)
+
+    def before_write(self, variable: Variable, tensor: Tensor) -> None:
+        """Notes `variable` (holding `tensor`) before the function assigns it (`StatelessScope` calls this)."""
         self.variables.setdefault(id(variable), variable)
 
 
@@ -70,14 +82,16 @@ class _LazyRun(_VariableCollector):
         self._produced = _EVERYTHING  # type: ignore[assignment]
         # Each variable's value when the run first read or wrote it: the op's input for it.
         self.first_values: dict[int, Tensor] = {}
+        self.wrote = False  # whether the run assigned a variable (it must not run again for this call)
 
     def _variable_read(self, variable: Variable, tensor: Tensor) -> None:
         super()._variable_read(variable, tensor)
         self.first_values.setdefault(id(variable), tensor)
 
     def before_write(self, variable: Variable, tensor: Tensor) -> None:
-        """Notes `variable`'s value before the run assigns it (`StatelessScope` calls this)."""
+        super().before_write(variable, tensor)
         self.first_values.setdefault(id(variable), tensor)
+        self.wrote = True
 
     def left_tapeshim(self) -> bool:
         return self._explain_log is not None and bool(self._explain_log.exits)
@@ -340,6 +354,7 @@ class _CustomGradientCall:
         "positions",
         "result",
         "variables",
+        "watched",
     )
 
     def __init__(self, f: Callable, args: tuple, kwargs: dict[str, Any]) -> None:
@@ -356,7 +371,8 @@ class _CustomGradientCall:
         # The forward's output values when it already ran on the input values (no tape needs its
         # gradient, or it leaves tapeshim); None when it ran on abstract values only.
         self.computed: list | None = None
-        self.variables: list[Variable] = []
+        self.variables: list[Variable] = []  # every variable the forward reads or writes: the op's inputs
+        self.watched: list[Variable] = []  # those `grad_fn` returns gradients for (`_VariableCollector`)
         self._base_key: Any = _UNSET
         # The keys of the random ops the forward runs, drawn once per call where the call is made (eagerly,
         # in a function's trace, in a Keras call), so the op's forward and backward draw the same numbers
@@ -368,7 +384,13 @@ class _CustomGradientCall:
         self.lazy_result: Any = None  # the outputs of a run on the tensors, ops recorded lazily
         self.first_values: dict[int, Tensor] = {}  # that run's first reads of the variables
         state = _thread_state
-        self.outer = (state.recorders, state.trace, state.stateless_scope, getattr(state, "random_key_source", None))
+        self.outer = (
+            state.recorders,
+            state.trace,
+            state.stateless_scope,
+            getattr(state, "random_key_source", None),
+            getattr(state, "generator_key_source", None),
+        )
 
     def key(self, variables: Sequence[Variable]) -> Any:
         """`structural_key` of this call reading `variables`; what it computes apart from them is keyed once."""
@@ -403,7 +425,7 @@ class _CustomGradientCall:
         """Random ops inside take their keys from `key_values`, or (None) from the keys drawn for this call."""
         drawn = 0
 
-        def key(seed: Any) -> Tensor:
+        def key(seed: Any, draw: Callable[[], jax.Array] | None = None) -> Tensor:
             nonlocal drawn
             drawn += 1
             if key_values is not None:
@@ -411,26 +433,47 @@ class _CustomGradientCall:
                     return concrete(key_values[drawn - 1])
                 return concrete(jax.random.PRNGKey(0))  # a rerun drawing more than the call did
             if drawn > len(self.keys):
-                self.keys.append(self._draw_key(seed))
+                self.keys.append(self._draw_key(seed, draw))
             return self.keys[drawn - 1]
 
         state = _thread_state
-        saved, state.random_key_source = getattr(state, "random_key_source", None), key
+        saved = (getattr(state, "random_key_source", None), getattr(state, "generator_key_source", None))
+        state.random_key_source = key
+        state.generator_key_source = functools.partial(key, None)  # a `tf.random.Generator`'s draws
         try:
             yield
         finally:
-            state.random_key_source = saved
+            state.random_key_source, state.generator_key_source = saved
 
-    def _draw_key(self, seed: Any) -> Tensor:
-        """A random op's key, drawn where the call was made (TF's seed rules, a function's per-call keys)."""
+    def _draw_key(self, seed: Any, draw: Callable[[], jax.Array] | None) -> Tensor:
+        """A random op's key (or, with `draw`, a `tf.random.Generator`'s), drawn where the call was made (TF's
+        seed rules, a function's per-call keys)."""
         state = _thread_state
-        inside = (state.recorders, state.trace, state.stateless_scope, state.random_key_source)
-        state.recorders, state.trace, state.stateless_scope, state.random_key_source = self.outer
+        inside = (
+            state.recorders,
+            state.trace,
+            state.stateless_scope,
+            state.random_key_source,
+            state.generator_key_source,
+        )
+        (
+            state.recorders,
+            state.trace,
+            state.stateless_scope,
+            state.random_key_source,
+            state.generator_key_source,
+        ) = self.outer
         try:
             with jax.ensure_compile_time_eval():  # a concrete key, also while the forward is shape-evaluated
-                return random_ops._op_key(seed)
+                return random_ops._op_key(seed) if draw is None else random_ops.generator_key(draw)
         finally:
-            state.recorders, state.trace, state.stateless_scope, state.random_key_source = inside
+            (
+                state.recorders,
+                state.trace,
+                state.stateless_scope,
+                state.random_key_source,
+                state.generator_key_source,
+            ) = inside
 
     def evaluate(self) -> list:
         """Runs the forward once (on the values without a tape, else on abstract values); the outputs' structs.
@@ -471,10 +514,11 @@ class _CustomGradientCall:
                     # and differentiate only through grad_fn.
                     out_structs = self.computed = self._run_on_values(True)
         self.variables = list(self.collector.variables.values())
-        if self.variables and not _accepts_variables(self.grad_fn):
+        self.watched = [v for v in self.variables if id(v) in self.collector.watched]
+        if self.watched and not _accepts_variables(self.grad_fn):
             raise TypeError(
                 "@tf.custom_gradient grad_fn must accept keyword argument 'variables', since function uses "
-                f"variables: {self.variables}"
+                f"variables: {self.watched}"
             )
         return out_structs
 
@@ -504,7 +548,7 @@ class _CustomGradientCall:
             key = (key, tuple((t._shape, t._dtype) for t in self.inputs))
         none_grads = _probed.get(key) if key is not None else None
         if none_grads is None:  # grad_fn's None pattern: the same for calls computing the same thing
-            none_grads = _none_gradients(grad_fn, outs, len(self.args), bool(self.collector.variables))
+            none_grads = _none_gradients(grad_fn, outs, len(self.args), bool(self.collector.watched))
             if key is not None:
                 if len(_probed) >= _PROBED_SIZE:
                     _probed.clear()
@@ -546,13 +590,13 @@ class _CustomGradientCall:
             outs = [convert_to_tensor(t) for t in nest.flatten(result)]
         run._epoch.done = True  # its lazy values are left over now: a later use computes them
         if run.left_tapeshim():
-            return None
+            return self._computed_from(run, result, grad_fn, outs) if run.wrote else None
         if tuple(run.variables) != variable_ids:  # other variables (`self.kernels[i]`): their own trace's probe
             probed_key = self.key(list(run.variables.values()))
             none_grads = _probed.get((probed_key, key[1])) if probed_key is not None else None
             if none_grads is None:
-                return None
-        self.collector.variables = run.variables
+                return self._computed_from(run, result, grad_fn, outs) if run.wrote else None
+        self.collector.variables, self.collector.watched = run.variables, run.watched
         self.first_values = run.first_values
         self.lazy_result = nest.pack_sequence_as(result, outs)
         self.result = nest.pack_sequence_as(result, [None] * len(outs))  # the structure only
@@ -560,14 +604,26 @@ class _CustomGradientCall:
         self.none_grads = none_grads
         return [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in outs]
 
+    def _computed_from(self, run: _LazyRun, result: Any, grad_fn: Callable, outs: list[Tensor]) -> list:
+        """The values of a run on the tensors that assigned variables and cannot be recorded as it ran (it
+        handed a value to Python, or read variables no trace knows): it must not run again, so the call is
+        differentiated through `grad_fn` only, as a forward that leaves tapeshim is."""
+        self.collector.variables, self.collector.watched = run.variables, run.watched
+        self.first_values = run.first_values
+        self.computed = [t.value for t in outs]
+        self.result, self.grad_fn = nest.pack_sequence_as(result, outs), grad_fn
+        self.none_grads = _none_gradients(grad_fn, self.computed, len(self.args), bool(run.watched))
+        return self.computed
+
     def _run_on_values(self, probe_none: bool) -> list:
         """The forward on the input values; probes `grad_fn`'s None pattern when `probe_none`."""
         self.collector.variables.clear()
+        self.collector.watched.clear()
         result, grad_fn = self.run([t.value for t in self.inputs], None, self.collector)
         outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
         self.result, self.grad_fn = result, grad_fn
         self.none_grads = (
-            _none_gradients(grad_fn, outs, len(self.args), bool(self.collector.variables)) if probe_none else set()
+            _none_gradients(grad_fn, outs, len(self.args), bool(self.collector.watched)) if probe_none else set()
         )
         return outs
 
@@ -600,8 +656,8 @@ class _CustomGradientCall:
             _, grad_fn = self.run(inputs, variable_values, None, self._key_values(values), {})
         upstream = _wrap(cotangents[: len(cotangents) - len(self.assigned)])  # the assigned values have none
         with StatelessScope(self._values_by_variable(values)):
-            if self.variables:
-                grads, variable_grads = grad_fn(*upstream, variables=self.variables)
+            if self.watched:
+                grads, variable_grads = grad_fn(*upstream, variables=self.watched)
             else:
                 grads, variable_grads = grad_fn(*upstream), []
         return self._cotangents(grads, variable_grads, values)
@@ -614,8 +670,11 @@ class _CustomGradientCall:
                 f"custom_gradient function expected to return {len(self.args)} gradients, but returned "
                 f"{len(grads)} instead."
             )
-        if len(list(variable_grads)) != len(self.variables):
+        variable_grads = list(variable_grads)
+        if len(variable_grads) != len(self.watched):
             raise ValueError("Must return gradient for each variable from @custom_gradient grad_fn.")
+        by_variable = {id(v): grad for v, grad in zip(self.watched, variable_grads)}
+        variable_grads = [by_variable.get(id(v)) for v in self.variables]
         out = []
         for position, value in zip(self.positions, values[: self.n_inputs]):
             grad = grads[position]

@@ -116,6 +116,10 @@ class _ThreadState(threading.local):
         # While a mapped dataset's element spec is computed from a run on its first element: tensor id -> the
         # shape TF's graph knows for it (a `py_function` output's is unknown until `set_shape`)
         self.graph_shapes: dict[int, Any] | None = None
+        # Where random ops (`seed -> key tensor`) and `tf.random.Generator` draws (`draw -> key tensor`) take
+        # their keys inside a JAX function being traced (a Keras call's, a custom gradient's); None: drawn anew
+        self.random_key_source: Any = None
+        self.generator_key_source: Any = None
 
 
 _thread_state = _ThreadState()

@@ -314,6 +314,8 @@ class Tensor(TensorOperators):
         if _thread_state.recorders:  # EXPLAIN: a tracked value leaving the tape
             _explain_hooks.left_tape(self, "__array__")
         array = np.asarray(self.value)
+        if copy:  # `np.array(t)`: the caller's own array, writable as TF's
+            return np.array(array, dtype=dtype, copy=True)
         return array if dtype is None else array.astype(dtype)
 
     def __jax_array__(self) -> jax.Array:
@@ -613,7 +615,7 @@ def host_constant(array: np.ndarray) -> Any:
         return device_constant(array)
     copy = np.array(array, order="C")
     copy.flags.writeable = False
-    return copy
+    return copy.view()  # (a view of a read-only base cannot be made writable again, as TF's tensors cannot)
 
 
 def constant_shaped(

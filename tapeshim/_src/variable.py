@@ -217,6 +217,7 @@ class _StatelessAccess:
             return
         # A Keras call's JAX function: the new value becomes an output of that op.
         assert scope.values is not None, "a StatelessScope that collects writes has values"
+        self._before_write(variable)
         scope.values[id(variable)] = tensor.value
         scope.writes[id(variable)] = variable
 
@@ -224,14 +225,18 @@ class _StatelessAccess:
         if self.scope.writes is None:
             self._before_write(variable)
             _EAGER.update(variable, delta, op_name)
+        elif getattr(self.scope.collector, "before_write", None) is not None:
+            # A custom gradient's function: the value is an input of its op, not a read TF's watcher sees.
+            self.assign(variable, _computed_update(self.read(variable), delta, op_name), "update")
         else:  # the read is an input of the JAX function: recorders (its collector) see it
             self.assign(variable, _computed_update(variable._read_for_op(), delta, op_name), "update")
 
     def _before_write(self, variable: "Variable") -> None:
-        # A custom gradient's run on the tensors keeps the values its variables had before it wrote them.
+        # A custom gradient's function notes the variables it writes (inputs of its op) and, in its run on the
+        # tensors, the values they had before it wrote them.
         note = getattr(self.scope.collector, "before_write", None)
         if note is not None:
-            note(variable, _EAGER.read(variable))
+            note(variable, self.read(variable))
 
     def jax_array(self, variable: "Variable") -> jax.Array:
         if self.scope.values is None:

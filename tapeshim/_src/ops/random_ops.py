@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import jax
 import numpy as np
@@ -53,6 +53,18 @@ def _next_key(seed: Any) -> jax.Array:
     key = jax.random.fold_in(jax.random.PRNGKey(base), 0 if seed is None else int(seed) + 1)
     with jax.ensure_compile_time_eval():
         return jax.random.fold_in(key, count)
+
+
+def generator_key(draw: Callable[[], jax.Array]) -> Tensor:
+    """The key for one draw of a `tf.random.Generator` (`draw()` advances it): fresh now, a per-call input of
+    a compiled function, or the key a custom gradient's call drew (`generator_key_source`)."""
+    source = getattr(_thread_state, "generator_key_source", None)
+    if source is not None:
+        return source(draw)
+    trace = _thread_state.trace
+    if trace is not None:  # inside a function: every call advances the generator
+        return trace.per_call_key(draw)
+    return concrete(draw())
 
 
 def _key_from_pair(seed: Any) -> jax.Array:
@@ -286,10 +298,7 @@ class Generator:
             return jax.random.fold_in(jax.random.PRNGKey(self._seed), self._count)
 
     def _key(self) -> Tensor:
-        trace = _thread_state.trace
-        if trace is not None:  # inside a function: every call advances the generator
-            return trace.per_call_key(self._draw)
-        return concrete(self._draw())
+        return generator_key(self._draw)
 
     def normal(
         self,
