@@ -55,13 +55,14 @@ _refused: set = set()
 
 def _applicable(options: dict) -> dict | None:
     """`options` where the default backend is the CPU and XLA has not refused any of them, else None."""
-    if not _on_cpu() or _refused.intersection(options):
+    if not on_cpu() or _refused.intersection(options):
         return None
     return dict(options)
 
 
 @functools.cache
-def _on_cpu() -> bool:
+def on_cpu() -> bool:
+    """Whether JAX's default backend is the CPU (asked once: the backend is fixed once JAX has started)."""
     return jax.default_backend() == "cpu"
 
 

@@ -188,6 +188,19 @@ variables it read and the argument positions grad_fn returns None for: later cal
 run the forward lazily (`_CustomGradientCall._run_lazily`) instead of tracing it again."""
 
 
+_CALL_SITE = ("recorders", "trace", "stateless_scope", "random_key_source", "generator_key_source")
+"""The thread state a random op's key is drawn in: the call's, not that of the forward's run inside the op."""
+
+
+def _call_site_state() -> tuple:
+    return tuple(getattr(_thread_state, name) for name in _CALL_SITE)
+
+
+def _set_call_site_state(values: tuple) -> None:
+    for name, value in zip(_CALL_SITE, values):
+        setattr(_thread_state, name, value)
+
+
 @contextlib.contextmanager
 def _keras_assignments_refused() -> Iterator[None]:
     """Inside a Keras call being traced, a forward that assigns a Keras variable (Keras keeps the new value in
@@ -235,7 +248,6 @@ class _CustomGradientCall:
         "inputs",
         "keys",
         "kwargs",
-        "first_values",
         "lazy_result",
         "n_inputs",
         "none_grads",
@@ -253,7 +265,8 @@ class _CustomGradientCall:
         self.positions = [i for i, a in enumerate(args) if isinstance(a, (Tensor, Variable, np.ndarray, jax.Array))]
         self.inputs = [convert_to_tensor(args[i]) for i in self.positions]
         self.n_inputs = len(self.inputs)
-        self.collector = _VariableCollector()
+        # What the forward's run noted of the variables (the `_LazyRun` itself once it ran on the tensors).
+        self.collector: _VariableCollector = _VariableCollector()
         self.result: Any = None
         self.grad_fn: Any = None
         self.none_grads: set[int] = set()
@@ -271,15 +284,7 @@ class _CustomGradientCall:
         # op's last outputs, assigned where the call was made.
         self.assigned: list[Variable] = []
         self.lazy_result: Any = None  # the outputs of a run on the tensors, ops recorded lazily
-        self.first_values: dict[int, Tensor] = {}  # that run's first reads of the variables
-        state = _thread_state
-        self.outer = (
-            state.recorders,
-            state.trace,
-            state.stateless_scope,
-            getattr(state, "random_key_source", None),
-            getattr(state, "generator_key_source", None),
-        )
+        self.outer = _call_site_state()
 
     def key(self, variables: Sequence[Variable]) -> Any:
         """`structural_key` of this call reading `variables`; what it computes apart from them is keyed once."""
@@ -326,7 +331,7 @@ class _CustomGradientCall:
             return self.keys[drawn - 1]
 
         state = _thread_state
-        saved = (getattr(state, "random_key_source", None), getattr(state, "generator_key_source", None))
+        saved = (state.random_key_source, state.generator_key_source)
         state.random_key_source = key
         state.generator_key_source = functools.partial(key, None)  # a `tf.random.Generator`'s draws
         try:
@@ -337,32 +342,13 @@ class _CustomGradientCall:
     def _draw_key(self, seed: Any, draw: Callable[[], jax.Array] | None) -> Tensor:
         """A random op's key (or, with `draw`, a `tf.random.Generator`'s), drawn where the call was made (TF's
         seed rules, a function's per-call keys)."""
-        state = _thread_state
-        inside = (
-            state.recorders,
-            state.trace,
-            state.stateless_scope,
-            state.random_key_source,
-            state.generator_key_source,
-        )
-        (
-            state.recorders,
-            state.trace,
-            state.stateless_scope,
-            state.random_key_source,
-            state.generator_key_source,
-        ) = self.outer
+        inside = _call_site_state()
+        _set_call_site_state(self.outer)
         try:
             with jax.ensure_compile_time_eval():  # a concrete key, also while the forward is shape-evaluated
                 return random_ops._op_key(seed) if draw is None else random_ops.generator_key(draw)
         finally:
-            (
-                state.recorders,
-                state.trace,
-                state.stateless_scope,
-                state.random_key_source,
-                state.generator_key_source,
-            ) = inside
+            _set_call_site_state(inside)
 
     def evaluate(self) -> list:
         """Runs the forward once (on the values without a tape, else on abstract values); the outputs' structs.
@@ -390,14 +376,12 @@ class _CustomGradientCall:
                             functools.partial(self._forward_structs, writes),
                             *[jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in self.inputs],
                         )
-                    n_outputs = len(structs) - len(writes)
-                    out_structs, assigned_structs = structs[:n_outputs], structs[n_outputs:]
+                    out_structs = structs  # (with the assigned variables' new values last)
                     if writes and eager:
                         # The trace kept its assignments to itself: a run on the tensors assigns, once, as TF's.
                         out_structs = self._assigning_run()
                     elif writes:
                         self.assigned = list(writes.values())
-                        out_structs = out_structs + assigned_structs
                 except _LEAVES_JAX:
                     # The forward leaves tapeshim (`x.numpy()`): run it once on the values, as TF runs it,
                     # and differentiate only through grad_fn.
@@ -485,8 +469,7 @@ class _CustomGradientCall:
             none_grads = _probed.get((probed_key, key[1])) if probed_key is not None else None
             if none_grads is None:
                 return self._computed_from(run, result, grad_fn, outs) if run.wrote else None
-        self.collector.variables, self.collector.watched = run.variables, run.watched
-        self.first_values = run.first_values
+        self.collector = run
         self.lazy_result = nest.pack_sequence_as(result, outs)
         self.result = nest.pack_sequence_as(result, [None] * len(outs))  # the structure only
         self.grad_fn = grad_fn
@@ -497,8 +480,7 @@ class _CustomGradientCall:
         """The values of a run on the tensors that assigned variables and cannot be recorded as it ran (it
         handed a value to Python, or read variables no trace knows): it must not run again, so the call is
         differentiated through `grad_fn` only, as a forward that leaves tapeshim is."""
-        self.collector.variables, self.collector.watched = run.variables, run.watched
-        self.first_values = run.first_values
+        self.collector = run
         self.computed = [t.value for t in outs]
         self.result, self.grad_fn = nest.pack_sequence_as(result, outs), grad_fn
         self.none_grads = _none_gradients(grad_fn, self.computed, len(self.args), bool(run.watched))
@@ -588,12 +570,9 @@ def _call_inputs(call: _CustomGradientCall) -> tuple[Tensor, ...]:
 def _read_before_call(call: _CustomGradientCall, variable: Variable) -> Tensor:
     """The value `variable` had when the call's forward first read it (it may have assigned it since),
     watched by the tapes as a read."""
-    tensor = call.first_values.get(id(variable))
-    if tensor is None:
-        return variable._read_for_op()
-    for recorder in _thread_state.recorders:
-        recorder._variable_read(variable, tensor)
-    return tensor
+    collector = call.collector
+    tensor = collector.first_values.get(id(variable)) if isinstance(collector, _LazyRun) else None
+    return variable._read_for_op() if tensor is None else variable._noted_read(tensor)
 
 
 def _custom_vjp_op(call: _CustomGradientCall) -> jax.custom_vjp:

@@ -135,6 +135,20 @@ class _Deferred:
         return self._jitted.trace(*self._args).lower()
 
 
+class _Size:
+    """How an exported program serves one concrete signature (`ExportedProgram.call`)."""
+
+    __slots__ = ("host", "host_calls", "pending", "compiled", "tier", "upgrade")
+
+    def __init__(self, host: interpret.Prepared | None, host_calls: int, compiled: Any, tier: Any) -> None:
+        self.host = host  # the host form of the program, until it has compiled
+        self.host_calls = host_calls
+        self.pending: background_compile.Pending | None = None  # its compile in the background
+        self.compiled = compiled  # the jitted program that compiles it (quick tier or optimized)
+        self.tier: compile_tiers.QuickTier | None = tier  # its quick tier's account, None once optimized
+        self.upgrade: background_compile.Pending | None = None  # its optimized compile in the background
+
+
 class ExportedProgram:
     """A function's program exported for symbolic shapes: `raw` computes it for any sizes (traceable under
     `jax.jit`, differentiable), `call` runs it for one call's sizes.
@@ -197,11 +211,9 @@ class ExportedProgram:
                 checkify.checkify(raw), in_shardings=sharding, out_shardings=sharding, compiler_options=quick_options
             )
         )
-        # signature -> [host program or None, calls, pending compile or None, the compiled program it runs,
-        # its work per call (elements produced), its pending optimized compile or None]
-        self._signatures: dict = {}
+        self._signatures: dict[tuple, _Size] = {}
         # The signatures called before: False, or once compiled (or compiling) `(the jitted program that has it,
-        # the work per call)`.
+        # its quick tier's account)`.
         self._seen: dict = {}
 
     def failed(self) -> bool:
@@ -235,67 +247,75 @@ class ExportedProgram:
                 self._signatures.pop(next(iter(self._signatures)))
             compiled_before = self._seen.get(key)
             if compiled_before:  # compiled before its entry was dropped: that jax.jit has it
-                entry = self._signatures[key] = [None, 0, None, *compiled_before, None]
+                entry = self._signatures[key] = _Size(None, 0, *compiled_before)
             else:  # (seen before, it compiles now, as a second call would)
-                host = self._host_program(leaves)
-                work = host.work if host is not None else compile_tiers.HEAVY_WORK
-                compiled = self._quick if self._quick is not None and work < compile_tiers.HEAVY_WORK else self._checked
-                entry = self._signatures[key] = [host, int(key in self._seen), None, compiled, work, None]
+                entry = self._signatures[key] = self._new_size(leaves, int(key in self._seen))
                 if len(self._seen) >= self._SEEN:
                     self._seen.clear()
                 self._seen[key] = False
         else:
             self._signatures[key] = self._signatures.pop(key)  # (most recently seen last)
-        program = entry[0]
+        program = entry.host
         if program is not None and interpret.host_readable(leaves):
-            entry[1] += 1
-            if entry[1] > 1:
+            entry.host_calls += 1
+            if entry.host_calls > 1:
                 with _SUBMIT_LOCK:
-                    if entry[2] is None and background_compile.enabled():
-                        entry[2] = background_compile.submit(_Deferred(entry[3], args), args)
-                        self._seen[key] = (entry[3], entry[4])  # (compiled, or compiling: jax.jit will have it)
-                pending = entry[2]
+                    if entry.pending is None and background_compile.enabled():
+                        entry.pending = background_compile.submit(_Deferred(entry.compiled, args), args)
+                        self._remember(key, entry)  # (compiled, or compiling: jax.jit will have it)
+                pending = entry.pending
                 if pending is None or pending.done():
-                    entry[0] = None  # compiled (or compiles now, on this call)
-                    program = None
-                    self._seen[key] = (entry[3], entry[4])
+                    entry.host = program = None  # compiled (or compiles now, on this call)
+                    self._remember(key, entry)
             if program is not None:
                 result = runtime_checks.host_call(program, args, leaves)
                 if result is not None:
                     return result
-                entry[0] = None
-                if entry[2] is not None:
-                    entry[2].wait()  # (the compile under way serves this call)
+                entry.host = None
+                if entry.pending is not None:
+                    entry.pending.wait()  # (the compile under way serves this call)
         error, outputs = self._compiled_call(key, entry, args)
         runtime_checks.raise_failed(error)
         return outputs
 
-    def _compiled_call(self, key: tuple, entry: list, args: tuple) -> Any:
+    def _new_size(self, leaves: list, host_calls: int) -> _Size:
+        """A signature's entry: served on the host first, compiled in the quick tier unless its work is heavy."""
+        host = self._host_program(leaves)
+        tier = compile_tiers.QuickTier()
+        tier.work = host.work if host is not None else int(compile_tiers.HEAVY_WORK)
+        if self._quick is None or tier.heavy:
+            return _Size(host, host_calls, self._checked, None)
+        return _Size(host, host_calls, self._quick, tier)
+
+    def _remember(self, key: tuple, entry: _Size) -> None:
+        """Notes that `entry`'s program has (or is getting) its compile, should its entry be dropped."""
+        self._seen[key] = (entry.compiled, entry.tier)
+
+    def _optimized(self, key: tuple, entry: _Size) -> None:
+        entry.compiled, entry.tier, entry.upgrade = self._checked, None, None
+        self._remember(key, entry)
+
+    def _compiled_call(self, key: tuple, entry: _Size, args: tuple) -> Any:
         """The compiled program of a signature's `entry` on `args`; a quick-tier program tiers up (see the class
         docstring)."""
-        compiled, quick = entry[3], self._quick
-        if quick is None or compiled is not quick:
-            return compiled(*args)
+        tier = entry.tier
+        if tier is None:
+            return entry.compiled(*args)
         try:
-            result = quick(*args)
+            result = entry.compiled(*args)
         except Exception as exc:  # XLA refusing the quick options compiles with its defaults from now on
             if not compile_tiers.refused(exc, compile_tiers.BASELINE_OPTIONS):
                 raise
-            entry[3] = self._checked
-            self._seen[key] = (self._checked, entry[4])
-            return self._checked(*args)
-        entry[1] += 1
-        upgrade = entry[5]
-        if upgrade is None and entry[1] * entry[4] >= compile_tiers.WORK_BUDGET:
-            if background_compile.enabled():
-                entry[5] = background_compile.submit(_Deferred(self._checked, args), args)
-            else:
-                entry[3] = self._checked
-                self._seen[key] = (self._checked, entry[4])
+            self._optimized(key, entry)
+            return entry.compiled(*args)
+        if entry.upgrade is None and tier.after_call():
             compile_tiers.stats["programs_tiered_up"] += 1
-        elif upgrade is not None and upgrade.done():
-            entry[3], entry[5] = self._checked, None
-            self._seen[key] = (self._checked, entry[4])
+            if background_compile.enabled():
+                entry.upgrade = background_compile.submit(_Deferred(self._checked, args), args)
+            else:
+                self._optimized(key, entry)
+        elif entry.upgrade is not None and entry.upgrade.done():
+            self._optimized(key, entry)
         return result
 
     def _host_program(self, leaves: list) -> interpret.Prepared | None:

@@ -358,7 +358,7 @@ class _Program:
                 return Tensor(jax.random.PRNGKey(0), _KEY.shape, dtypes.from_numpy(_KEY.dtype))  # finding them
 
             saved_source, _thread_state.random_key_source = (
-                getattr(_thread_state, "random_key_source", None),
+                _thread_state.random_key_source,
                 random_key,
             )
             try:

@@ -208,7 +208,7 @@ class Plan:
                     out_slots: tuple[int, ...] = (slot,)
                     occs_t: tuple[tuple[int, ...], ...] = (occ,)
                     is_tracked = out_tid in produced
-                    if tensor._value is not None and out_tid == tid:
+                    if tensor._value is not None:  # (the tensor is this output: `out_tid == tid`)
                         self.known[slot] = tensor._value
                 else:
                     out_slots, occs_t, is_tracked = self._outputs(out_tids, cut_tids, produced, occurrences)

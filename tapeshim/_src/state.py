@@ -42,7 +42,9 @@ class StatelessScope:
     Args:
       values: variable id -> the JAX value the variable reads inside; None reads
         every variable's own value.
-      collector: a recorder that notes the variables read, or None.
+      collector: a recorder that notes the variables read (`_variable_read`) and, before
+        each assignment inside, the variable assigned (`before_write(variable, value)`),
+        or None (`custom_gradient._VariableCollector`).
       writes: variable id -> variable, filled with the variables assigned inside;
         None for a function whose assignments write the variables directly.
     """

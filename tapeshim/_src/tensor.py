@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from jax.typing import ArrayLike
 
-from tapeshim._src import dtypes
+from tapeshim._src import compile_tiers, dtypes
 from tapeshim._src import explain_hooks as _explain_hooks  # EXPLAIN: tape events for tape.explain
 from tapeshim._src.config_device import tf_device_name
 from tapeshim._src.dtypes import DType
@@ -611,7 +611,7 @@ def host_constant(array: np.ndarray) -> Any:
     memory is the device's, the per-op tier computes on NumPy values and a compiled program takes them as
     arguments as it takes device arrays. Elsewhere the array goes to the device.
     """
-    if jax.default_backend() != "cpu":
+    if not compile_tiers.on_cpu():
         return device_constant(array)
     copy = np.array(array, order="C")
     copy.flags.writeable = False

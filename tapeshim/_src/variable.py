@@ -225,18 +225,15 @@ class _StatelessAccess:
         if self.scope.writes is None:
             self._before_write(variable)
             _EAGER.update(variable, delta, op_name)
-        elif getattr(self.scope.collector, "before_write", None) is not None:
-            # A custom gradient's function: the value is an input of its op, not a read TF's watcher sees.
+        else:  # the value is an input of the JAX function (`assign` notes it): not a read TF's watcher sees
             self.assign(variable, _computed_update(self.read(variable), delta, op_name), "update")
-        else:  # the read is an input of the JAX function: recorders (its collector) see it
-            self.assign(variable, _computed_update(variable._read_for_op(), delta, op_name), "update")
 
     def _before_write(self, variable: "Variable") -> None:
-        # A custom gradient's function notes the variables it writes (inputs of its op) and, in its run on the
-        # tensors, the values they had before it wrote them.
-        note = getattr(self.scope.collector, "before_write", None)
-        if note is not None:
-            note(variable, self.read(variable))
+        # The scope's collector notes the variables the function writes (inputs of its op) and, in a custom
+        # gradient's run on the tensors, the values they had before it wrote them.
+        collector = self.scope.collector
+        if collector is not None:
+            collector.before_write(variable, self.read(variable))
 
     def jax_array(self, variable: "Variable") -> jax.Array:
         if self.scope.values is None:
@@ -360,7 +357,10 @@ class Variable(TensorOperators):
 
     def _read_for_op(self) -> Tensor:
         """Reads the value, letting every recording tape watch the read."""
-        tensor = self._current()
+        return self._noted_read(self._current())
+
+    def _noted_read(self, tensor: Tensor) -> Tensor:
+        """`tensor`, a read of this variable, noted by every recording tape (which may watch it)."""
         for recorder in _thread_state.recorders:
             recorder._variable_read(self, tensor)
         return tensor

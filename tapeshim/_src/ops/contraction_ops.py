@@ -80,10 +80,10 @@ def _check_equation(equation: str, count: int) -> None:
 def _check_label_sizes(equation: str, tensors: Sequence[Tensor]) -> None:
     """TF's errors for a label whose dimensions differ between operands (only `...` broadcasts), and for
     dimensions under `...` that an explicit output without `...` would sum (NumPy sums them, TF refuses)."""
-    terms, arrow, output = equation.partition("->")
+    terms_text, arrow, output = equation.partition("->")
+    terms = terms_text.split(",")
     broadcast = max(
-        (len(t._shape) - len(term.replace("...", "")) for term, t in zip(terms.split(","), tensors) if "..." in term),
-        default=0,
+        (len(t._shape) - len(term.replace("...", "")) for term, t in zip(terms, tensors) if "..." in term), default=0
     )
     if arrow and broadcast > 0 and "..." not in output:
         raise static_error(
@@ -92,7 +92,7 @@ def _check_label_sizes(equation: str, tensors: Sequence[Tensor]) -> None:
             "Einsum",
         )
     sizes: dict[str, Any] = {}
-    for term, t in zip(equation.partition("->")[0].split(","), tensors):
+    for term, t in zip(terms, tensors):
         shape = t._shape
         head, dots, tail = term.partition("...")
         axes = list(enumerate(head))

@@ -58,7 +58,7 @@ def _next_key(seed: Any) -> jax.Array:
 def generator_key(draw: Callable[[], jax.Array]) -> Tensor:
     """The key for one draw of a `tf.random.Generator` (`draw()` advances it): fresh now, a per-call input of
     a compiled function, or the key a custom gradient's call drew (`generator_key_source`)."""
-    source = getattr(_thread_state, "generator_key_source", None)
+    source = _thread_state.generator_key_source
     if source is not None:
         return source(draw)
     trace = _thread_state.trace
@@ -87,7 +87,7 @@ def _op_key(seed: Any) -> Tensor:
     trace = _thread_state.trace
     if trace is not None:
         return trace.random_key(seed)
-    source = getattr(_thread_state, "random_key_source", None)  # a Keras call's JAX function: keys are inputs
+    source = _thread_state.random_key_source  # a Keras call's JAX function: keys are inputs
     if source is not None:
         return source(seed)
     return concrete(_next_key(seed))
