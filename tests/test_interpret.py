@@ -16,7 +16,7 @@ import pytest
 
 import tapeshim as tf
 from oracle import backend_compiles, check, check_raises, mlp_training_step
-from tapeshim._src import interpret, interpret_rules, replay
+from tapeshim._src import interpret, interpret_rules, kernel_calls, replay
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
 
@@ -280,7 +280,7 @@ def test_arguments_inside_another_trace_are_not_interpreted():
 
     @jax.jit
     def outer(value):
-        answers.append(interpret.KernelCalls().call(jax.jit(jnp.sin), (value,), [value], 1))
+        answers.append(kernel_calls.KernelCalls().call(jax.jit(jnp.sin), (value,), [value], 1))
         return jnp.sin(value)
 
     outer(np.arange(3.0, dtype=np.float32))
@@ -324,14 +324,14 @@ def test_an_output_never_shares_the_callers_numpy_memory():
 
 
 def test_per_op_kernels_run_on_the_host_until_their_extra_cost_would_pay_for_the_compile():
-    small = interpret.host_calls_before_compile(256)
-    heavy = interpret.host_calls_before_compile(4_000_000)
+    small = kernel_calls.host_calls_before_compile(256)
+    heavy = kernel_calls.host_calls_before_compile(4_000_000)
     assert small > 1000, "a small kernel's host call costs microseconds more than its compiled call"
     assert 2 <= heavy < 20, "a kernel over millions of elements compiles after a few calls"
-    assert interpret.host_calls_before_compile(10**12) == 2
+    assert kernel_calls.host_calls_before_compile(10**12) == 2
     compiles = backend_compiles()
     kernel = jax.jit(lambda x: jnp.sin(x) * 1.5)
-    calls = interpret.KernelCalls()
+    calls = kernel_calls.KernelCalls()
     x = np.linspace(-1.0, 1.0, 128, dtype=np.float32)
     assert interpret.prepare(kernel.trace(x)).work == 256  # two operations of 128 elements
     before = len(compiles)

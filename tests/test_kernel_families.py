@@ -16,7 +16,7 @@ import pytest
 
 import tapeshim as tf
 from oracle import check
-from tapeshim._src import interpret, kernel_families, replay
+from tapeshim._src import interpret, kernel_calls, kernel_families, replay
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
 
@@ -48,7 +48,7 @@ def test_episodes_of_new_lengths_give_tfs_values_and_are_served_by_families():
 
 def _calls(fn, shapes_list):
     """`KernelCalls` of `jax.jit(fn)` on arguments of each shapes, against `fn` itself."""
-    calls = interpret.KernelCalls(families=True)
+    calls = kernel_calls.KernelCalls(families=True)
     jitted = jax.jit(fn)
     rng = np.random.default_rng(3)
     for shapes in shapes_list:
@@ -226,3 +226,55 @@ def test_a_structure_at_few_sizes_still_compiles_on_its_second_sighting(monkeypa
     before = replay.stats["programs_compiled"]
     _epochs(tf, 1, sizes=(41, 42))
     assert replay.stats["programs_compiled"] == before + 2
+
+
+def _nested_and_sized(x, y):
+    """A kernel whose jaxpr holds size-dependent parameters at the top and inside nested jaxprs: a reshape, an
+    iota, a mean (a nested call), a scan over the rows, a loop whose trip count is a size, and a cond."""
+    n = x.shape[0]
+    flat = jnp.reshape(x, (-1,))
+    positions = jnp.arange(n, dtype=jnp.float32)
+    rows = jax.lax.scan(lambda carry, row: (carry + row, carry * row), jnp.zeros(x.shape[1:]), x)[1]
+
+    def add_row(i, acc):
+        return acc + jax.lax.dynamic_index_in_dim(x, i, keepdims=False) * 0.5
+
+    looped = jax.lax.fori_loop(0, n, add_row, jnp.zeros(x.shape[1:]))
+    chosen = jax.lax.cond(jnp.sum(y) > 0, lambda v: v * 2.0, lambda v: v - 1.0, jnp.mean(x, axis=0))
+    return jnp.sum(flat) + jnp.sum(positions) + jnp.sum(rows) + jnp.sum(looped) + jnp.sum(chosen) + jnp.sum(y)
+
+
+def test_a_family_lowers_its_plan_once_and_binds_each_new_size(monkeypatch):
+    built = []
+    plan_init = interpret._HostPlan.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(1)
+        plan_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(interpret._HostPlan, "__init__", counting)
+    before = dict(kernel_families.stats)
+    shapes = [[(n, 3), (n,)] for n in (4, 5, 6, 7, 9, 12, 17)]
+    _calls(_nested_and_sized, shapes)  # values against the kernel itself, at every size
+    fitted = kernel_families.stats["fitted_calls"] - before["fitted_calls"]
+    assert fitted == len(shapes) - 1  # every size after the first comes from the family
+    # lowered: the first size's own plan and the family's template (nested plans included), nothing per
+    # later size: fresh calls over four sizes lower as many plans as those over seven
+    lowered = len(built)
+    _calls(_nested_and_sized, [[(n, 3), (n,)] for n in (4, 5, 21, 30)])
+    assert len(built) == 2 * lowered
+
+
+def test_a_bound_template_checks_a_rules_parameters_at_each_size():
+    def slices(x):
+        return jax.lax.dynamic_slice_in_dim(x, 1, x.shape[0] - 1) * 2.0
+
+    template = interpret.BoundTemplate(
+        jax.jit(slices).trace(jax.ShapeDtypeStruct(jax.export.symbolic_shape("n"), np.float32))
+    )
+    for n in (3, 6, 10):
+        program = template.bind({"n": n})
+        assert program is not None
+        x = np.arange(n, dtype=np.float32)
+        np.testing.assert_array_equal(np.asarray(program((x,), [x])), slices(x))
+    assert template.bind({"m": 4}) is None  # a symbol without a size: the caller traces the call's shapes

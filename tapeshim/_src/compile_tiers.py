@@ -88,7 +88,7 @@ def refused(error: Exception, options: dict) -> bool:
 
 def produced_elements(closed_jaxpr: Any, resolve: Callable[[Any], Any] | None = None) -> int:
     """The elements a program's operations produce per call, counted in its jaxpr: the work measure of the
-    tiers (here) and of the host interpreter's ski rental (`interpret.host_calls_before_compile`).
+    tiers (here) and of the host interpreter's ski rental (`kernel_calls.host_calls_before_compile`).
     `resolve` gives symbolic dimensions their sizes (`symbolic_dims.resolver`)."""
     shapes = (getattr(var.aval, "shape", ()) for eqn in closed_jaxpr.jaxpr.eqns for var in eqn.outvars)
     return sum(math.prod(shape if resolve is None else resolve(tuple(shape))) for shape in shapes)

@@ -159,7 +159,7 @@ class ExportedProgram:
 
     `call` serves each concrete signature as `runtime_checks.CheckedProgram` serves a program: its first call
     is computed on the host (the recorded program's symbolic jaxpr, its dimensions evaluated at the call's
-    sizes: `interpret.prepare_bound`), its second submits the export and compile to the background thread,
+    sizes: `interpret.BoundTemplate`), its second submits the export and compile to the background thread,
     and calls are computed on the host until it is done; where the host cannot compute it, it compiles on the
     call. A first call so costs no export.
 
@@ -171,7 +171,7 @@ class ExportedProgram:
 
     __slots__ = (
         "raw", "program", "arg_structs", "_struct_args", "_structs", "_checked", "_symbolic", "_signatures",
-        "_seen", "_exported", "_export_error", "_export_lock", "has_loop", "_quick",
+        "_seen", "_exported", "_export_error", "_export_lock", "has_loop", "_quick", "_host_template",
     )  # fmt: skip
     _SIGNATURES = 64  # the sizes whose host programs and compiles are tracked (the least recently seen go)
     _SEEN = 4096  # the sizes remembered as seen or compiled (then forgotten at once)
@@ -189,6 +189,7 @@ class ExportedProgram:
         # (JAX cannot differentiate an exported loop whose trip count is known per call: a tape's calls of such a
         # program run traces for their own shapes, whose loops tapeshim differentiates)
         self.has_loop = interpret.has_loop(self._symbolic.jaxpr)
+        self._host_template: interpret.BoundTemplate | None = None  # its host form, made at the first call
         self._exported: Any = None
         self._export_error: Exception | None = None
         self._export_lock = threading.Lock()
@@ -325,4 +326,6 @@ class ExportedProgram:
         sizes = symbolic_dims.sizes_of([s.shape for s in self._structs], [np.shape(leaf) for leaf in leaves])
         if sizes is None:
             return None
-        return interpret.prepare_bound(self._symbolic, sizes, checks=True)
+        if self._host_template is None:
+            self._host_template = interpret.BoundTemplate(self._symbolic, checks=True)
+        return self._host_template.bind(sizes)

@@ -18,7 +18,7 @@ that compile is done:
   its compile;
 * a kernel of the per-op tier (`replay_eager`), whose plans call the same
   kernels many times: the first calls of a signature, until their extra
-  cost would have paid for the compile (`host_calls_before_compile`),
+  cost would have paid for the compile (`kernel_calls.host_calls_before_compile`),
   their results staying NumPy arrays from kernel to kernel (`to_device`).
 
 What is not interpreted (it compiles at once, as before): a jaxpr with
@@ -45,6 +45,7 @@ the host call: the program compiles.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from typing import Any, Callable
 
@@ -52,32 +53,7 @@ import jax
 import numpy as np
 from jax.extend import core as jax_core
 
-from tapeshim._src import background_compile, compile_tiers, errors, interpret_rules, kernel_families, symbolic_dims
-
-KERNEL_COMPILE_S = 0.03
-"""What compiling one per-op kernel costs (the kernel options of `compile_tiers`: 25-35 ms measured on the
-2-core development machine for an elementwise op or its VJP)."""
-
-HOST_CALL_PENALTY_S = 10e-6
-HOST_ELEMENT_PENALTY_S = 1.5e-9
-"""What a host call of a per-op kernel costs more than its compiled call: 6-17 us per call on small arrays
-(NumPy's dispatch and the interpreter's bookkeeping against XLA's cached executable), plus up to 2 ns per
-element the kernel's operations produce (NumPy's unfused temporaries against XLA's fused loop)."""
-
-MAX_HOST_CALLS = 3000
-
-
-def host_calls_before_compile(work: int) -> int:
-    """Calls of one per-op kernel signature computed on the host before it compiles: a ski rental, whose rent
-    is a host call's extra cost (`HOST_CALL_PENALTY_S`, `HOST_ELEMENT_PENALTY_S` per element of `work`) and
-    whose price is the compile (`KERNEL_COMPILE_S`). A plan run per op (`replay_eager`) calls the same
-    kernels many times (a 200-op chain, an episode's time steps): a small kernel runs about 3,000 host calls
-    before it compiles, one over a million elements about 20. Counted in calls and elements, not seconds, so
-    when a kernel compiles does not depend on the machine's load. Other kernels and programs compile on their
-    second call."""
-    penalty = HOST_CALL_PENALTY_S + HOST_ELEMENT_PENALTY_S * work
-    return max(2, min(MAX_HOST_CALLS, int(KERNEL_COMPILE_S / penalty)))
-
+from tapeshim._src import compile_tiers, errors, interpret_rules, symbolic_dims
 
 STEP_BUDGET = 10_000
 """Loop-body equations one interpreted call may evaluate (counted per iteration of a `while` or `scan`)
@@ -171,10 +147,6 @@ def is_check_effect(effect: Any) -> bool:
     return type(effect).__name__ == "ErrorEffect"
 
 
-def _same(value: Any) -> Any:
-    return value
-
-
 def has_loop(closed: jax_core.ClosedJaxpr) -> bool:
     """Whether `closed` (or a jaxpr it calls) holds a `while` loop."""
     for eqn in closed.jaxpr.eqns:
@@ -186,11 +158,11 @@ def has_loop(closed: jax_core.ClosedJaxpr) -> bool:
     return False
 
 
-def supported(closed: jax_core.ClosedJaxpr, checks: bool = False, resolve: Callable[[Any], Any] = _same) -> bool:
+def supported(closed: jax_core.ClosedJaxpr, checks: bool = False, late: bool = False) -> bool:
     """Whether every equation of `closed` (and of the jaxprs it calls) has a rule for its parameters and
     every value a dtype NumPy computes as XLA does; with `checks`, runtime checks (`checkify.check`) are
-    allowed, and a failing one raises `CheckFailed`. `resolve` gives symbolic dimensions their sizes
-    (`prepare_bound`)."""
+    allowed, and a failing one raises `CheckFailed`. With `late` (a trace with symbolic dimensions), a rule's
+    parameter check is left to `_HostPlan.bound` where its parameters hold them (`BoundTemplate`)."""
     jaxpr = closed.jaxpr
     if jaxpr.effects and not (checks and all(is_check_effect(effect) for effect in jaxpr.effects)):
         return False
@@ -201,20 +173,34 @@ def supported(closed: jax_core.ClosedJaxpr, checks: bool = False, resolve: Calla
             return False
         inner = _inner_jaxprs(eqn)
         if inner is not None:
-            if not all(supported(sub, checks, resolve) for sub in inner):
+            if not all(supported(sub, checks, late) for sub in inner):
                 return False
             continue
         name = eqn.primitive.name
+        if name not in interpret_rules.RULES:
+            return False
         rule_ok = interpret_rules.SUPPORTED.get(name)
-        if name not in interpret_rules.RULES or (rule_ok is not None and not rule_ok(_params(eqn, resolve))):
+        if rule_ok is not None and not (late and _holds_symbolic(eqn.params)) and not rule_ok(eqn.params):
             return False
     return True
 
 
+def _holds_symbolic(value: Any) -> bool:
+    """Whether `value` (an equation's parameters, or one of them) holds a symbolic dimension where
+    `symbolic_dims.resolver` resolves one: itself, or in a tuple, list or dict of parameters."""
+    if value.__class__ is int:
+        return False
+    if symbolic_dims.is_symbolic(value):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_symbolic(v) for v in value.values())
+    if isinstance(value, (tuple, list)) and not hasattr(value, "_fields"):
+        return any(_holds_symbolic(v) for v in value)
+    return False
+
+
 def _params(eqn: Any, resolve: Callable[[Any], Any]) -> dict:
     """An equation's parameters with their symbolic dimensions resolved (nested jaxprs are left as they are)."""
-    if resolve is _same:
-        return eqn.params
     return {name: resolve(value) for name, value in eqn.params.items()}
 
 
@@ -291,14 +277,17 @@ class _HostPlan:
     nested plan) with its parameters, input and output slots, output dtypes and whether to flush subnormals;
     `cost` counts its equations, nested plans' included (a loop spends it per iteration of `STEP_BUDGET`)."""
 
-    __slots__ = ("size", "fixed", "in_slots", "steps", "out_slots", "cost")
+    __slots__ = ("size", "fixed", "in_slots", "steps", "out_slots", "cost", "sized")
 
-    def __init__(self, closed: jax_core.ClosedJaxpr, resolve: Callable[[Any], Any] = _same) -> None:
+    def __init__(self, closed: jax_core.ClosedJaxpr, late: bool = False) -> None:
+        """`late`: the jaxpr's symbolic dimensions stay symbolic here, and the steps whose parameters (or nested
+        plans) hold them are listed in `sized`, for `bound` to resolve per call (`BoundTemplate`)."""
         jaxpr = closed.jaxpr
         slots: dict = {}
         self.fixed: list = []  # (slot, value): constants and literals
         zeros: set = set()  # slots holding only zeros (see `_kept_input`)
         self.cost = 0
+        self.sized: list = []  # (step index, equation) of the steps `bound` resolves
 
         def new_slot(var: Any) -> int:
             slots[var] = index = len(slots) + len(self.fixed)
@@ -339,11 +328,34 @@ class _HostPlan:
             if plain is not None and len(outs) == 1:  # one NumPy call, without the rule's wrapper
                 self.steps.append((plain, _PLAIN, ins, outs[0], out_dtypes[0], flush))
                 continue
-            run, params, inner_cost = _lowered(eqn, resolve)
+            run, params, inner_cost = _lowered(eqn, late)
             self.cost += inner_cost
+            if late and _step_sized(eqn, params):
+                self.sized.append((len(self.steps), eqn))
             self.steps.append((run, params, ins, outs, out_dtypes, flush))
         self.out_slots = [slot_of(var) for var in jaxpr.outvars]
         self.size = len(slots) + len(self.fixed)
+
+    def bound(self, resolve: Callable[[Any], Any]) -> "_HostPlan":
+        """This plan (made `late`) with its symbolic dimensions resolved: the steps in `sized` get their
+        parameters (and nested plans) for one call's sizes, the others are shared.
+
+        Raises:
+          _Unbindable: a rule's parameter check fails at these sizes.
+          symbolic_dims.Unresolved: a dimension's expression cannot be evaluated.
+        """
+        if not self.sized:
+            return self
+        plan = object.__new__(_HostPlan)
+        plan.size, plan.fixed, plan.in_slots, plan.out_slots, plan.cost = (
+            self.size, self.fixed, self.in_slots, self.out_slots, self.cost
+        )  # fmt: skip
+        plan.sized = []
+        plan.steps = steps = list(self.steps)
+        for index, eqn in self.sized:
+            run, params, ins, outs, out_dtypes, flush = steps[index]
+            steps[index] = (run, _bound_params(eqn, params, resolve), ins, outs, out_dtypes, flush)
+        return plan
 
     def __call__(self, args: list, budget: "_Budget") -> list:
         env: list = [None] * self.size
@@ -385,25 +397,66 @@ def _copy_input(inputs: list, position: int, budget: "_Budget") -> list:
     return [inputs[position]]
 
 
-def _lowered(eqn: Any, resolve: Callable[[Any], Any]) -> tuple[Callable[[list, Any, "_Budget"], list], Any, int]:
+def _lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "_Budget"], list], Any, int]:
     """`(run, params, cost)` for one equation: `run(inputs, params, budget)` gives its outputs as a list;
-    `cost` counts the nested equations it runs once (a loop spends its body's per iteration instead)."""
-    name, params = eqn.primitive.name, _params(eqn, resolve)
+    `cost` counts the nested equations it runs once (a loop spends its body's per iteration instead).
+    `late`: nested plans are made `late` too (see `_HostPlan`)."""
+    name, params = eqn.primitive.name, eqn.params
     inner = _inner_jaxprs(eqn)
     if inner is None:
         rule = interpret_rules.RULES[name]
         if eqn.primitive.multiple_results:
             return (lambda inputs, kwargs, budget: list(rule(*inputs, **kwargs))), params, 0
         return (lambda inputs, kwargs, budget: [rule(*inputs, **kwargs)]), params, 0
-    plans = [_HostPlan(sub, resolve) for sub in inner]
+    plans = [_HostPlan(sub, late) for sub in inner]
     if name == "cond":
         return _cond, plans, max(plan.cost for plan in plans)
     if name == "while":
         return _while, (plans, params["cond_nconsts"], params["body_nconsts"]), 0
     if name == "scan":
         ys = inner[0].jaxpr.outvars[params["num_carry"] :]
-        return _scan, (plans[0], params, [jax.ShapeDtypeStruct(resolve(v.aval.shape), v.aval.dtype) for v in ys]), 0
+        return _scan, (plans[0], params, [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in ys]), 0
     return (lambda inputs, plan, budget: plan(inputs, budget)), plans[0], plans[0].cost
+
+
+class _Unbindable(Exception):
+    """A late plan's rule parameter check fails at one call's sizes (`_HostPlan.bound`)."""
+
+
+def _step_sized(eqn: Any, params: Any) -> bool:
+    """Whether a late plan's step for `eqn` (its parameters as `_lowered` made them) depends on the sizes."""
+    name = eqn.primitive.name
+    if name == "cond":
+        return any(plan.sized for plan in params)
+    if name == "while":
+        return any(plan.sized for plan in params[0])
+    if name == "scan":
+        plan, scan_params, y_structs = params
+        return bool(plan.sized) or _holds_symbolic(scan_params) or _holds_symbolic([s.shape for s in y_structs])
+    if isinstance(params, _HostPlan):  # a call, custom-derivative call or remat
+        return bool(params.sized)
+    return _holds_symbolic(params)
+
+
+def _bound_params(eqn: Any, params: Any, resolve: Callable[[Any], Any]) -> Any:
+    """A sized step's parameters (`_step_sized`) for one call's sizes."""
+    name = eqn.primitive.name
+    if name == "cond":
+        return [plan.bound(resolve) for plan in params]
+    if name == "while":
+        plans, n_cond, n_body = params
+        return [plan.bound(resolve) for plan in plans], n_cond, n_body
+    if name == "scan":
+        plan, scan_params, y_structs = params
+        y_bound = [jax.ShapeDtypeStruct(resolve(tuple(s.shape)), s.dtype) for s in y_structs]
+        return plan.bound(resolve), _params(eqn, resolve), y_bound
+    if isinstance(params, _HostPlan):
+        return params.bound(resolve)
+    resolved = _params(eqn, resolve)
+    rule_ok = interpret_rules.SUPPORTED.get(name)
+    if rule_ok is not None and not rule_ok(resolved):
+        raise _Unbindable(name)
+    return resolved
 
 
 def _cond(inputs: list, branches: list, budget: "_Budget") -> list:
@@ -483,12 +536,19 @@ class Prepared:
 
     __slots__ = ("_plan", "_in_avals", "_out_tree", "work")
 
-    def __init__(self, traced: Any, resolve: Callable[[Any], Any] = _same) -> None:
+    def __init__(self, traced: Any) -> None:
         closed = traced.jaxpr
-        self._plan = _HostPlan(closed, resolve)
-        self.work = compile_tiers.produced_elements(closed, None if resolve is _same else resolve)
+        self._plan = _HostPlan(closed)
+        self.work = compile_tiers.produced_elements(closed)
         self._in_avals = [var.aval for var in closed.jaxpr.invars]
         self._out_tree = traced.out_tree
+
+    @classmethod
+    def of_plan(cls, plan: "_HostPlan", work: int, in_avals: list, out_tree: Any) -> "Prepared":
+        """A program from its lowered plan (`BoundTemplate.bind`)."""
+        program = cls.__new__(cls)
+        program._plan, program.work, program._in_avals, program._out_tree = plan, work, in_avals, out_tree
+        return program
 
     def __call__(self, args: tuple, leaves: list, host: bool = False) -> Any | None:
         """The outputs on `args` (of the traced signature), computed with NumPy; None when the arguments
@@ -503,7 +563,7 @@ class Prepared:
             return None
         if host and all(type(leaf) is np.ndarray for leaf in leaves):
             # the per-op tier's values between kernels: outputs of host kernels, flushed, of the signature's
-            # dtypes (`KernelCalls` keys entries by dtype)
+            # dtypes (`kernel_calls.KernelCalls` keys entries by dtype)
             device, host_args = None, leaves
         else:
             usable, device = _placement(leaves)
@@ -555,19 +615,45 @@ def _outputs_ok(closed: jax_core.ClosedJaxpr) -> bool:
     )
 
 
-def prepare_bound(traced: Any, sizes: dict[str, int], checks: bool = False) -> Prepared | None:
-    """`prepare` for a trace with symbolic dimensions (`function_symbolic`), computed where its symbols have
-    `sizes` (one call's): None where the interpreter cannot run it, or a dimension cannot be evaluated."""
-    resolve = symbolic_dims.resolver(sizes)
-    closed = traced.jaxpr
-    try:
-        if len(traced.in_tree.children()) != 2 or traced.in_tree.children()[1].num_leaves:
+class BoundTemplate:
+    """A trace with symbolic dimensions (a kernel family's, a `tapeshim.function`'s for every size) made ready
+    for the interpreter once: `bind(sizes)` gives its `Prepared` program for one call's sizes.
+
+    The plan is lowered once with its dimensions symbolic (`_HostPlan` made `late`); a call's sizes resolve only
+    the steps whose parameters hold symbolic dimensions (`_HostPlan.bound`). Lowering the whole plan again for
+    each new size cost a per-op kernel 0.2-0.5 ms, more than half of an eager step over a batch of a new size.
+    """
+
+    __slots__ = ("_plan", "_in_avals", "_out_tree", "_fixed_work", "_sized_shapes")
+
+    def __init__(self, traced: Any, checks: bool = False) -> None:
+        """`checks`: runtime checks are allowed, and a failing one raises `CheckFailed` (see `prepare`)."""
+        closed = traced.jaxpr
+        self._plan: _HostPlan | None = None  # None: the interpreter cannot run the trace at any size
+        self._in_avals = [var.aval for var in closed.jaxpr.invars]
+        self._out_tree = traced.out_tree
+        shapes = [tuple(getattr(var.aval, "shape", ())) for eqn in closed.jaxpr.eqns for var in eqn.outvars]
+        self._sized_shapes = [shape for shape in shapes if _holds_symbolic(shape)]
+        self._fixed_work = sum(math.prod(shape) for shape in shapes if not _holds_symbolic(shape))
+        in_tree = traced.in_tree
+        positional = len(in_tree.children()) == 2 and not in_tree.children()[1].num_leaves
+        if not positional or len(self._in_avals) != in_tree.num_leaves:
+            return
+        if _outputs_ok(closed) and supported(closed, checks, late=True):
+            self._plan = _HostPlan(closed, late=True)
+
+    def bind(self, sizes: dict[str, int]) -> Prepared | None:
+        """The program where the trace's symbols have `sizes` (one call's), or None where the interpreter cannot
+        run it at these sizes (a rule's parameters it does not handle, a dimension it cannot evaluate)."""
+        if self._plan is None:
             return None
-        if not _outputs_ok(closed):
+        resolve = symbolic_dims.resolver(sizes)
+        try:
+            plan = self._plan.bound(resolve)
+            work = self._fixed_work + sum(math.prod(resolve(shape)) for shape in self._sized_shapes)
+        except (symbolic_dims.Unresolved, _Unbindable):
             return None
-        return Prepared(traced, resolve) if supported(closed, checks, resolve) else None
-    except symbolic_dims.Unresolved:
-        return None
+        return Prepared.of_plan(plan, work, self._in_avals, self._out_tree)
 
 
 def _placed(outputs: list, device: Any) -> list:
@@ -640,116 +726,3 @@ def signature(leaves: Any) -> tuple:
     return tuple(
         (getattr(a, "shape", ()), getattr(a, "dtype", type(a)), getattr(a, "weak_type", False)) for a in leaves
     )
-
-
-class _TraceParts:
-    """What `prepare_bound` reads of a trace (a family keeps this, not the trace with its function)."""
-
-    __slots__ = ("jaxpr", "in_tree", "out_tree")
-
-    def __init__(self, traced: Any) -> None:
-        self.jaxpr, self.in_tree, self.out_tree = traced.jaxpr, traced.in_tree, traced.out_tree
-
-
-class KernelCalls:
-    """The calls of one jitted kernel per argument signature, with the signature's trace: the first `limit`
-    calls of a signature may run on the host (`call`), later ones compile: in the background thread
-    (`background_compile`), the calls running on the host until it is done. A bounded map (cleared when
-    full)."""
-
-    __slots__ = ("_entries", "open", "_families")
-    _SIZE = 64
-
-    def __init__(self, families: bool = False) -> None:
-        """`families`: whether new sizes of a signature's structure may share a symbolic trace
-        (`kernel_families`: only for tapeshim's own kernels, whose Python decides nothing a symbolic trace
-        cannot follow)."""
-        self._entries: dict = {}
-        self._families: kernel_families.Families | None = kernel_families.Families() if families else None
-        self.open = False
-        """Whether the signature of the last `call` may still run on the host (its later calls must then go
-        through `call`, which submits its compile and serves them while it runs)."""
-
-    def call(self, jitted: Any, args: tuple, leaves: Any, limit: int | None, host: bool = False) -> Any | None:
-        """`jitted(*args)` computed on the host while its signature has had at most `limit` calls, or while
-        its compile, submitted by the next call, runs in the background (and where the interpreter can run
-        it); else None: the caller calls `jitted`, which compiles from this trace or finds it compiled.
-
-        Args:
-          jitted: a `jax.jit` function, or anything with its `trace` (`runtime_checks.CheckedProgram`).
-          args: its positional arguments.
-          leaves: the arrays among them, flat.
-          limit: the calls of one signature that may run on the host before it compiles; None: as many as a
-            per-op kernel of its work (`host_calls_before_compile`).
-          host: whether outputs computed on the host stay NumPy arrays (see `Prepared`).
-        """
-        key = signature(leaves)
-        entry = self._entries.get(key)
-        if entry is None:
-            if len(self._entries) >= self._SIZE:
-                self._entries.clear()
-            program = None
-            checked = False  # a kernel with runtime checks (an index bound): it compiles under checkify
-            if enabled() and host_readable(leaves):
-                program = self._family_program(jitted, args, leaves)
-                if program is None:
-                    traced = jitted.trace(*args)
-                    checked = any(is_check_effect(effect) for effect in traced.jaxpr.effects)
-                    program = prepare(traced, checks=checked)
-            work_limit = 0 if program is None else host_calls_before_compile(program.work)
-            entry = self._entries[key] = [0, program, work_limit, None, checked]
-        program = entry[1]
-        self.open = program is not None
-        if program is None:
-            return None
-        entry[0] += 1
-        if entry[0] > (entry[2] if limit is None else limit):
-            if not background_compile.enabled() or entry[4]:  # (a checked kernel compiles on its caller)
-                self._drop(entry)
-                return None
-            pending = entry[3]
-            if pending is None:
-                if not host_readable(leaves):  # (tracers: compiled inside the trace that holds them)
-                    self._drop(entry)
-                    return None
-                pending = entry[3] = background_compile.submit(jitted.trace(*args), args)
-            if pending.done():
-                self._drop(entry)
-                return None
-        try:
-            result = program(args, leaves, host)
-        except CheckFailed as failed:  # TF's error, as the kernel's compiled call raises it
-            raise check_error(str(failed)) from None
-        if result is None:
-            if entry[3] is not None:
-                entry[3].wait()  # (each executable compiles once)
-            self._drop(entry)
-            return None
-        return result
-
-    def _family_program(self, jitted: Any, args: tuple, leaves: Any) -> Prepared | None:
-        """The host program of a new signature from its shape family's symbolic trace (`kernel_families`), or
-        None: the caller traces the signature's own shapes."""
-        if self._families is None:
-            return None
-        flat = list(leaves)
-        found = self._families.find(args, flat, lambda symbolic: _TraceParts(jitted.trace(*symbolic)))
-        if found is None:
-            return None
-        traced, sizes = found
-        program = None
-        if len(traced.jaxpr.jaxpr.invars) == traced.in_tree.num_leaves:
-            program = prepare_bound(traced, sizes)
-        if program is None:  # (the interpreter cannot run the trace at any size)
-            self._families.failed(args, flat)
-        return program
-
-    def run(self, jitted: Any, args: tuple, leaves: Any, limit: int | None, host: bool = False) -> Any:
-        """`call`, or `jitted(*args)` where it gives None: the kernel's outputs either way."""
-        result = self.call(jitted, args, leaves, limit, host)
-        return jitted(*args) if result is None else result
-
-    def _drop(self, entry: list) -> None:
-        """The signature's calls compile from now on: its trace is no longer needed here."""
-        entry[1] = entry[3] = None
-        self.open = False

@@ -13,7 +13,7 @@ more with a symbolic dimension (`jax.export.symbolic_shape`) wherever the two
 signatures' sizes differ: the *family* (a structure keeps up to `FAMILIES_PER_STRUCTURE`; a
 call no family fits starts the next). Every later signature a family fits is
 computed on the host from that trace, its dimensions evaluated at the call's
-sizes (`interpret.prepare_bound`), with no JAX trace. The same goes for the
+sizes (`interpret.BoundTemplate`), with no JAX trace. The same goes for the
 output shapes an op records under a tape (`registry.out_avals`: `eval_shape`).
 
 A call fits a family where its constant dimensions are the family's, and its
@@ -23,7 +23,7 @@ decides a comparison of sizes only where it holds for every size that fits
 (`n == 1`, `n > 1`); a kernel whose Python needs a concrete size (`int(n)`,
 `range(n)`) fails its symbolic trace, and that structure is traced per
 signature from then on, as before. A kernel compiles from its concrete trace
-(`interpret.KernelCalls`), so compiled code is never symbolic.
+(`kernel_calls.KernelCalls`), so compiled code is never symbolic.
 """
 
 from __future__ import annotations

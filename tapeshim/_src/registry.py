@@ -24,7 +24,7 @@ from tapeshim._src import (
     compile_tiers,
     dtypes,
     errors,
-    interpret,
+    kernel_calls,
     kernel_families,
     recompile_warning,
     runtime_checks,
@@ -104,7 +104,7 @@ class _Kernel:
             fn, self._settle, compile_tiers.kernel_options, interpret_first=False, may_check=self.may_check
         )
         self.key = _node_key(op, static)
-        self.calls = interpret.KernelCalls(families=not op.user_code)
+        self.calls = kernel_calls.KernelCalls(families=not op.user_code)
         # (for `out_avals`; None: a user's function, traced per signature)
         self.shape_families = None if op.user_code else kernel_families.Families()
 
@@ -114,13 +114,13 @@ class _Kernel:
     def call(self, *values: Any) -> tuple:
         """The kernel's outputs. The first call of an argument signature is computed on the host where the
         interpreter can (`interpret.py`); the next submits its compile to the background thread, the calls
-        being computed on the host until it is done (`interpret.KernelCalls`)."""
+        being computed on the host until it is done (`kernel_calls.KernelCalls`)."""
         return self._hosted(values, 1, False)
 
     def per_op_call(self, *values: Any) -> tuple:
         """`call` from the per-op tier (`replay_eager`), whose plans call a kernel many times: the first
         calls of a signature run on the host, with NumPy outputs, until their extra cost would have paid for the
-        compile (`interpret.host_calls_before_compile`)."""
+        compile (`kernel_calls.host_calls_before_compile`)."""
         return self._hosted(values, None, True)
 
     def _hosted(self, values: tuple, host_calls: int | None, host: bool) -> tuple:

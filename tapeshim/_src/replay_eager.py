@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import compile_tiers, interpret, runtime_checks
+from tapeshim._src import compile_tiers, interpret, kernel_calls, runtime_checks
 from tapeshim._src.plan_steps import LeafStep, NodeStep
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ stats = {"op_kernels": 0, "vjp_kernels": 0, "per_op_runs": 0}
 class _Cached:
     """A `runtime_checks.jit` kernel that keeps the plain `jax.jit` once it has no checks; the first
     calls of each argument signature run on the host where the interpreter can, until their extra cost would
-    have paid for the compile (`interpret.host_calls_before_compile`)."""
+    have paid for the compile (`kernel_calls.host_calls_before_compile`)."""
 
     __slots__ = ("jitted", "calls")
 
@@ -46,7 +46,7 @@ class _Cached:
         self.jitted: Callable[..., Any] = runtime_checks.jit(
             fn, self._settle, compile_tiers.kernel_options, interpret_first=False, may_check=may_check
         )
-        self.calls = interpret.KernelCalls(families)
+        self.calls = kernel_calls.KernelCalls(families)
 
     def _settle(self, plain: Callable[..., Any]) -> None:
         self.jitted = plain

@@ -2,7 +2,7 @@
 
 A `tapeshim.function` traced once for every size (`function_symbolic`) holds
 dimensions such as `_batch` or `2*_batch + 1` in its jaxpr's shapes and
-parameters. To compute it on the host for one call (`interpret.prepare_bound`),
+parameters. To compute it on the host for one call (`interpret.BoundTemplate`),
 each is evaluated with the call's sizes. JAX writes a dimension as a small
 arithmetic expression (`floordiv(_batch - 1, 2) + 1`, `max(_d0, 1)`); it is
 parsed with `ast` and evaluated over integers only.
@@ -48,8 +48,11 @@ def _parsed(text: str) -> ast.expr:
     return ast.parse(text, mode="eval").body
 
 
+@functools.lru_cache(maxsize=4096)
 def parsed(dim: Any) -> ast.expr:
-    """The expression JAX writes for a symbolic dimension (`min(50, _d0 - 1)`), parsed (cached)."""
+    """The expression JAX writes for a symbolic dimension (`min(50, _d0 - 1)`), parsed (cached per dimension:
+    a kernel family's dimensions are resolved at every call of a new size, and writing one costs more than
+    evaluating it)."""
     return _parsed(str(dim))
 
 

@@ -1,0 +1,140 @@
+"""Per-signature calls of a jitted kernel: computed on the host first, compiled once they repeat.
+
+An eager op's kernel (`registry`), a variable update's and the per-op tier's forward and VJP kernels
+(`replay_eager`) are called through `KernelCalls`: the first calls of each argument signature run in the host
+interpreter (`interpret`), new sizes of a structure from its shape family's one symbolic trace
+(`kernel_families`, `interpret.BoundTemplate`), and the signature compiles in the background thread once its
+host calls would have paid for the compile (`host_calls_before_compile`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tapeshim._src import background_compile, interpret, kernel_families
+
+KERNEL_COMPILE_S = 0.03
+"""What compiling one per-op kernel costs (the kernel options of `compile_tiers`: 25-35 ms measured on the
+2-core development machine for an elementwise op or its VJP)."""
+
+HOST_CALL_PENALTY_S = 10e-6
+HOST_ELEMENT_PENALTY_S = 1.5e-9
+"""What a host call of a per-op kernel costs more than its compiled call: 6-17 us per call on small arrays
+(NumPy's dispatch and the interpreter's bookkeeping against XLA's cached executable), plus up to 2 ns per
+element the kernel's operations produce (NumPy's unfused temporaries against XLA's fused loop)."""
+
+MAX_HOST_CALLS = 3000
+
+
+def host_calls_before_compile(work: int) -> int:
+    """Calls of one per-op kernel signature computed on the host before it compiles: a ski rental, whose rent
+    is a host call's extra cost (`HOST_CALL_PENALTY_S`, `HOST_ELEMENT_PENALTY_S` per element of `work`) and
+    whose price is the compile (`KERNEL_COMPILE_S`). A plan run per op (`replay_eager`) calls the same
+    kernels many times (a 200-op chain, an episode's time steps): a small kernel runs about 3,000 host calls
+    before it compiles, one over a million elements about 20. Counted in calls and elements, not seconds, so
+    when a kernel compiles does not depend on the machine's load. Other kernels and programs compile on their
+    second call."""
+    penalty = HOST_CALL_PENALTY_S + HOST_ELEMENT_PENALTY_S * work
+    return max(2, min(MAX_HOST_CALLS, int(KERNEL_COMPILE_S / penalty)))
+
+
+class KernelCalls:
+    """The calls of one jitted kernel per argument signature, with the signature's trace: the first `limit`
+    calls of a signature may run on the host (`call`), later ones compile: in the background thread
+    (`background_compile`), the calls running on the host until it is done. A bounded map (cleared when
+    full)."""
+
+    __slots__ = ("_entries", "open", "_families")
+    _SIZE = 64
+
+    def __init__(self, families: bool = False) -> None:
+        """`families`: whether new sizes of a signature's structure may share a symbolic trace
+        (`kernel_families`: only for tapeshim's own kernels, whose Python decides nothing a symbolic trace
+        cannot follow)."""
+        self._entries: dict = {}
+        self._families: kernel_families.Families | None = kernel_families.Families() if families else None
+        self.open = False
+        """Whether the signature of the last `call` may still run on the host (its later calls must then go
+        through `call`, which submits its compile and serves them while it runs)."""
+
+    def call(self, jitted: Any, args: tuple, leaves: Any, limit: int | None, host: bool = False) -> Any | None:
+        """`jitted(*args)` computed on the host while its signature has had at most `limit` calls, or while
+        its compile, submitted by the next call, runs in the background (and where the interpreter can run
+        it); else None: the caller calls `jitted`, which compiles from this trace or finds it compiled.
+
+        Args:
+          jitted: a `jax.jit` function, or anything with its `trace` (`runtime_checks.CheckedProgram`).
+          args: its positional arguments.
+          leaves: the arrays among them, flat.
+          limit: the calls of one signature that may run on the host before it compiles; None: as many as a
+            per-op kernel of its work (`host_calls_before_compile`).
+          host: whether outputs computed on the host stay NumPy arrays (see `interpret.Prepared`).
+        """
+        key = interpret.signature(leaves)
+        entry = self._entries.get(key)
+        if entry is None:
+            if len(self._entries) >= self._SIZE:
+                self._entries.clear()
+            program = None
+            checked = False  # a kernel with runtime checks (an index bound): it compiles under checkify
+            if interpret.enabled() and interpret.host_readable(leaves):
+                program = self._family_program(jitted, args, leaves)
+                if program is None:
+                    traced = jitted.trace(*args)
+                    checked = any(interpret.is_check_effect(effect) for effect in traced.jaxpr.effects)
+                    program = interpret.prepare(traced, checks=checked)
+            work_limit = 0 if program is None else host_calls_before_compile(program.work)
+            entry = self._entries[key] = [0, program, work_limit, None, checked]
+        program = entry[1]
+        self.open = program is not None
+        if program is None:
+            return None
+        entry[0] += 1
+        if entry[0] > (entry[2] if limit is None else limit):
+            if not background_compile.enabled() or entry[4]:  # (a checked kernel compiles on its caller)
+                self._drop(entry)
+                return None
+            pending = entry[3]
+            if pending is None:
+                if not interpret.host_readable(leaves):  # (tracers: compiled inside the trace that holds them)
+                    self._drop(entry)
+                    return None
+                pending = entry[3] = background_compile.submit(jitted.trace(*args), args)
+            if pending.done():
+                self._drop(entry)
+                return None
+        try:
+            result = program(args, leaves, host)
+        except interpret.CheckFailed as failed:  # TF's error, as the kernel's compiled call raises it
+            raise interpret.check_error(str(failed)) from None
+        if result is None:
+            if entry[3] is not None:
+                entry[3].wait()  # (each executable compiles once)
+            self._drop(entry)
+            return None
+        return result
+
+    def _family_program(self, jitted: Any, args: tuple, leaves: Any) -> interpret.Prepared | None:
+        """The host program of a new signature from its shape family's symbolic trace (`kernel_families`), or
+        None: the caller traces the signature's own shapes."""
+        if self._families is None:
+            return None
+        flat = list(leaves)
+        found = self._families.find(args, flat, lambda symbolic: interpret.BoundTemplate(jitted.trace(*symbolic)))
+        if found is None:
+            return None
+        template, sizes = found
+        program = template.bind(sizes)
+        if program is None:  # (the interpreter cannot run the trace at these sizes)
+            self._families.failed(args, flat)
+        return program
+
+    def run(self, jitted: Any, args: tuple, leaves: Any, limit: int | None, host: bool = False) -> Any:
+        """`call`, or `jitted(*args)` where it gives None: the kernel's outputs either way."""
+        result = self.call(jitted, args, leaves, limit, host)
+        return jitted(*args) if result is None else result
+
+    def _drop(self, entry: list) -> None:
+        """The signature's calls compile from now on: its trace is no longer needed here."""
+        entry[1] = entry[3] = None
+        self.open = False
