@@ -7,7 +7,8 @@ does for `tf.function` retracing, the 5th compile of one op (or one kind of prog
 user line logs a warning naming the line and what changed since the previous
 compile of it there; each line warns once.
 
-Only compiles are counted (a cache hit costs nothing here).
+Only compiles are counted (a cache hit costs nothing here), and a new size that an op's shape family
+serves is none (`kernel_families`: no JAX trace; it compiles only if it repeats).
 """
 
 from __future__ import annotations
