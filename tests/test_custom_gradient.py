@@ -528,3 +528,44 @@ def test_a_generator_in_the_forward_draws_once_per_call_for_both_passes():
         return facts
 
     check(body)
+
+
+def test_an_attribute_the_function_reads_that_changes_between_calls_changes_its_values():
+    # A gradient reversal layer whose lambda a schedule raises each step, read as an object's attribute: each
+    # call computes with the attribute's value at that call, forward and gradient, as TF's eager run does
+    # (the recorded op's key once held the object by identity only, and every call reused the first value).
+    def body(tf):
+        class Schedule:
+            def __init__(self):
+                self.rate = 2.0
+                self.name = "reversal"
+
+        schedule = Schedule()
+
+        class Reversal:
+            def __init__(self):
+                self.lam = 0.5
+
+            def __call__(self, x):
+                @tf.custom_gradient
+                def reverse(x):
+                    def grad(dy):
+                        return -self.lam * dy
+
+                    return x * schedule.rate, grad
+
+                return reverse(x)
+
+        layer = Reversal()
+        x = tf.constant([1.0, -2.0])
+        results = []
+        for _ in range(4):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = layer(x)
+            results.append((y, tape.gradient(y, x)))
+            schedule.rate += 1.0
+            layer.lam *= 2.0
+        return results
+
+    check(body)

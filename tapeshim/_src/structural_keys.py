@@ -38,13 +38,14 @@ class _Unkeyable(Exception):
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 
 
-def _value_key(value: Any, depth: int = 0) -> Any:
+def _value_key(value: Any, depth: int = 0, names: tuple = ()) -> Any:
     """A hashable stand-in for a value `f` uses: equal keys compute the same function.
 
     Python scalars and strings key by value; containers by their items; tensors by
     their id (a different tensor is a different program); functions by their code,
     defaults and captured values; classes, modules and other objects by identity
-    (kept alive by the key). Anything holding a JAX array directly is unkeyable.
+    (kept alive by the key), with the attributes `names` (the names the function's
+    code reads: `_object_key`). Anything holding a JAX array directly is unkeyable.
     """
     if depth > 6:
         raise _Unkeyable
@@ -61,14 +62,37 @@ def _value_key(value: Any, depth: int = 0) -> Any:
         raise _Unkeyable
     if inspect.isfunction(value):
         return _function_key(value, depth + 1)
-    return Identity(value)
+    return _object_key(value, names, depth)
+
+
+def _object_key(value: Any, names: tuple, depth: int) -> Any:
+    """An object by identity, with its instance attributes that the function's code names (`self.scale`,
+    `box.rate`: `names`) by value: an attribute that changes between calls (a schedule's rate, a gradient
+    reversal layer's lambda) makes another computation, as TF's eager run of the function computes. An
+    attribute holding an object keys by identity (its own attributes are not read), a JAX array by identity
+    (it cannot change)."""
+    attributes = getattr(value, "__dict__", None) if names else None
+    if not isinstance(attributes, dict):
+        return Identity(value)
+    read = tuple(
+        (
+            name,
+            Identity(attributes[name])
+            if isinstance(attributes[name], jax.Array)
+            else _value_key(attributes[name], depth + 1),
+        )
+        for name in names
+        if name in attributes
+    )
+    return (Identity(value), read) if read else Identity(value)
 
 
 _global_names: dict = {}
 
 
 def _code_globals(code: Any) -> tuple:
-    """The global names `code` and the functions nested in it read (cached per code object)."""
+    """The global and attribute names `code` and the functions nested in it read (`co_names`, cached per code
+    object)."""
     names = _global_names.get(code)
     if names is None:
         found = set(code.co_names)
@@ -81,23 +105,23 @@ def _code_globals(code: Any) -> tuple:
 
 def _function_key(fn: Callable, depth: int = 0) -> tuple:
     """What `fn` computes: its code, defaults, captured cells and the tensors among the globals it reads."""
+    names = _code_globals(fn.__code__)  # (the global and attribute names the code reads)
     cells = tuple(
-        _value_key(c.cell_contents, depth + 1) if _cell_filled(c) else ("empty",) for c in (fn.__closure__ or ())
+        _value_key(c.cell_contents, depth + 1, names) if _cell_filled(c) else ("empty",) for c in (fn.__closure__ or ())
     )
     namespace = fn.__globals__
-    read = tuple(
-        (name, _global_key(namespace[name], depth)) for name in _code_globals(fn.__code__) if name in namespace
-    )
+    read = tuple((name, _global_key(namespace[name], depth, names)) for name in names if name in namespace)
     defaults = _value_key(fn.__defaults__ or (), depth + 1)
     kwdefaults = _value_key(fn.__kwdefaults__ or {}, depth + 1)
     return (fn.__code__, Identity(namespace), cells, read, defaults, kwdefaults)
 
 
-def _global_key(value: Any, depth: int) -> Any:
-    """A global `f` reads: modules and classes by identity, functions by what they compute, values by value."""
+def _global_key(value: Any, depth: int, names: tuple) -> Any:
+    """A global `f` reads: modules and classes by identity, functions by what they compute, values by value
+    (objects with the attributes `names` that `f` reads)."""
     if inspect.ismodule(value) or inspect.isclass(value) or inspect.isbuiltin(value):
         return Identity(value)
-    return _value_key(value, depth + 1)
+    return _value_key(value, depth + 1, names)
 
 
 def _cell_filled(cell: Any) -> bool:
@@ -120,8 +144,9 @@ def structural_key(f: Callable, args: tuple, kwargs: dict, positions: list, vari
     target = inspect.unwrap(f) if inspect.isfunction(f) else f
     try:
         function = _function_key(target) if inspect.isfunction(target) else _value_key(target)
-        static_args = tuple(("input",) if i in positions else _value_key(a) for i, a in enumerate(args))
-        return (function, static_args, _value_key(kwargs), tuple(Identity(v) for v in variables))
+        names = _code_globals(target.__code__) if inspect.isfunction(target) else ()
+        static_args = tuple(("input",) if i in positions else _value_key(a, 0, names) for i, a in enumerate(args))
+        return (function, static_args, _value_key(kwargs, 0, names), tuple(Identity(v) for v in variables))
     except _Unkeyable:
         return None
     except TypeError:  # an unhashable value
