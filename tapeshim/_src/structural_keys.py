@@ -68,23 +68,26 @@ def _value_key(value: Any, depth: int = 0, names: tuple = ()) -> Any:
 def _object_key(value: Any, names: tuple, depth: int) -> Any:
     """An object by identity, with its instance attributes that the function's code names (`self.scale`,
     `box.rate`: `names`) by value: an attribute that changes between calls (a schedule's rate, a gradient
-    reversal layer's lambda) makes another computation, as TF's eager run of the function computes. An
-    attribute holding an object keys by identity (its own attributes are not read), a JAX array by identity
-    (it cannot change)."""
+    reversal layer's lambda) makes another computation, as TF's eager run of the function computes.
+
+    Modules and classes key by identity alone. An attribute keys as `_value_key` keys a value, except that an
+    object it holds keys by identity (its own attributes are not read), and so does a value `_value_key`
+    cannot stand for (a JAX array, which cannot change; a NumPy array, reassigned rather than changed).
+    """
     attributes = getattr(value, "__dict__", None) if names else None
-    if not isinstance(attributes, dict):
+    if not isinstance(attributes, dict) or inspect.ismodule(value) or inspect.isclass(value):
         return Identity(value)
-    read = tuple(
-        (
-            name,
-            Identity(attributes[name])
-            if isinstance(attributes[name], jax.Array)
-            else _value_key(attributes[name], depth + 1),
-        )
-        for name in names
-        if name in attributes
-    )
+    read = tuple((name, _attribute_key(attributes[name], depth)) for name in names if name in attributes)
     return (Identity(value), read) if read else Identity(value)
+
+
+def _attribute_key(value: Any, depth: int) -> Any:
+    try:
+        key = _value_key(value, depth + 1)
+        hash(key)
+    except (_Unkeyable, TypeError):
+        return Identity(value)
+    return key
 
 
 _global_names: dict = {}
