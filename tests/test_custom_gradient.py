@@ -571,31 +571,25 @@ def test_an_attribute_the_function_reads_that_changes_between_calls_changes_its_
     check(body)
 
 
-def test_state_that_changes_after_the_call_does_not_change_what_the_call_computed():
+def test_state_that_changes_after_the_call_does_not_change_its_outputs():
     # TF runs the forward at the call: a Python value it reads there, and a tensor a global list holds, are
-    # the call's, even when they change before the lazy output is read or the gradient taken (the recorded
-    # op once ran the forward again then, with the later values).
+    # the call's, even when they change before the lazy output is read (the recorded op once ran the forward
+    # again then, with the later values). grad_fn runs at the gradient in TF, and reads its state there.
     def body(tf):
-        state = {"scale": 2.0}
+        state = {"scale": 2.0, "slope": 1.0}
         holder = [tf.constant(2.0)]
 
         @tf.custom_gradient
         def scaled(x):
-            scale = state["scale"]
-
             def grad(dy):
-                return dy * scale
+                return dy * state["slope"]
 
-            return x * scale, grad
+            return x * state["scale"], grad
 
         @tf.custom_gradient
-        def squared_scale(x):
+        def held(x):
             s = holder[0]
-
-            def grad(dy):
-                return dy * s * s
-
-            return x * s, grad
+            return x * s, lambda dy: dy
 
         x = tf.constant([3.0, -1.0])
         results = []
@@ -603,8 +597,9 @@ def test_state_that_changes_after_the_call_does_not_change_what_the_call_compute
             with tf.GradientTape(persistent=True) as tape:
                 tape.watch(x)
                 y = scaled(x)
-                z = squared_scale(x)
+                z = held(x)
             state["scale"] += 1.0
+            state["slope"] += 2.0
             holder[0] = holder[0] + 1.0
             results.append((y, z, tape.gradient(y, x), tape.gradient(z, x)))
         return results

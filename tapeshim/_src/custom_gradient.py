@@ -4,9 +4,9 @@ The decorated function runs eagerly when no tape needs its gradient. Otherwise
 it is recorded as one op whose JAX function is a `jax.custom_vjp`: the forward
 runs the user's function on tensors wrapping JAX values, and the backward runs
 it again and calls the `grad_fn` it returns, so `grad_fn` may use any tensor the
-forward computed. Eagerly, both are traced at the call (`_CustomGradientCall.pin`),
+forward computed. Eagerly, the forward is traced at the call (`_CustomGradientCall.pin`),
 where TF runs the function, so Python state that changes later does not change
-what the call computes. Variables the forward reads are extra inputs (their reads are
+the call's outputs. Variables the forward reads are extra inputs (their reads are
 watched by tapes as usual) and get the gradients `grad_fn` returns for them.
 
 Under a tape, the first call of what a function computes (its code, captured
@@ -190,7 +190,7 @@ _traced: dict = {}
 variables it read and the argument positions grad_fn returns None for: later calls computing the same thing
 run the forward lazily (`_CustomGradientCall._run_lazily`) instead of tracing it again."""
 _pinned: dict = {}
-"""`structural_key`, input avals and assigned variables -> the op's forward and backward traced at a call
+"""`structural_key`, input avals and assigned variables -> the op's forward traced at a call
 (`_CustomGradientCall.pin`)."""
 
 
@@ -292,9 +292,8 @@ class _CustomGradientCall:
         self.assigned: list[Variable] = []
         self.lazy_result: Any = None  # the outputs of a run on the tensors, ops recorded lazily
         self.outer = _call_site_state()
-        # The op's forward and backward traced at the call, and the input avals they take (`pin`), or None:
-        # they run `f` when the op runs.
-        self.pinned: tuple[Callable, Callable | None, tuple] | None = None
+        # The op's forward traced at the call, and the input avals it takes (`pin`), or None: the op runs `f`.
+        self.pinned: tuple[Callable, tuple] | None = None
 
     def key(self, variables: Sequence[Variable]) -> Any:
         """`structural_key` of this call reading `variables`; what it computes apart from them is keyed once."""
@@ -515,14 +514,14 @@ class _CustomGradientCall:
         return values[self.n_inputs + len(self.variables) :]
 
     def pin(self, inputs: Sequence[Tensor]) -> None:
-        """Traces the op's forward and backward now, at the call, where TF runs `f`; the op then evaluates
-        these traces instead of running `f` when it runs (a lazy output computed later, the gradient).
+        """Traces the op's forward now, at the call, where TF runs `f`; the op then evaluates this trace
+        instead of running `f` again when it runs (a lazy output read later, the gradient's forward).
 
-        Python state `f` reads that changes between the call and then (a rate a loop raises after the call,
-        before the gradient) so does not change what the call computes: each call computes with its own
-        state, as TF's eager run does. Calls computing the same thing (`structural_key`) share the traces. A
-        `grad_fn` that cannot be traced here (it raises) runs at the gradient, where TF raises its error;
-        nothing is pinned where the forward cannot be traced.
+        Python state `f` reads that changes between the call and then (a value a loop raises after the call)
+        so does not change the call's outputs, as TF's eager run does. Calls computing the same thing
+        (`structural_key`) share the trace. The backward still runs `f` and `grad_fn` at the gradient, where
+        TF runs `grad_fn` (its own reads and side effects belong there); nothing is pinned where the forward
+        cannot be traced.
         """
         key = self.key(self.variables)
         cache_key = None if key is None else (key, tuple((t._shape, t._dtype) for t in inputs), len(self.assigned))
@@ -533,38 +532,24 @@ class _CustomGradientCall:
                 forward = jax.make_jaxpr(self.forward)(*structs)
             except Exception:  # noqa: BLE001 - the op runs `f` when it runs, as before
                 return
-            backward = None
-            if all(jnp.issubdtype(aval.dtype, jnp.inexact) for aval in forward.out_avals):
-                cotangents = [jax.ShapeDtypeStruct(aval.shape, aval.dtype) for aval in forward.out_avals]
-                try:
-                    backward = jax.make_jaxpr(lambda values, cts: self.backward(tuple(values), tuple(cts)))(
-                        structs, cotangents
-                    )
-                except Exception:  # noqa: BLE001 - grad_fn runs, and raises, at the gradient
-                    backward = None
-            avals = tuple((tuple(t._shape), t._dtype._np) for t in inputs)
-            pinned = (
-                jax_core.jaxpr_as_fun(forward),
-                None if backward is None else jax_core.jaxpr_as_fun(backward),
-                avals,
-            )
+            pinned = (jax_core.jaxpr_as_fun(forward), tuple((tuple(t._shape), t._dtype._np) for t in inputs))
             if cache_key is not None:
                 if len(_pinned) >= _PROBED_SIZE:
                     _pinned.clear()
                 _pinned[cache_key] = pinned
         self.pinned = pinned
 
-    def _pinned_for(self, values: Sequence[Any]) -> tuple[Callable, Callable | None, tuple] | None:
-        """The traces `pin` made where they take `values`, else None (a per-op kernel of the op's key may run
+    def _pinned_for(self, values: Sequence[Any]) -> Callable | None:
+        """The forward `pin` traced where it takes `values`, else None (a per-op kernel of the op's key may run
         this call's function on another call's shapes: that runs `f`)."""
         pinned = self.pinned
-        if pinned is None or len(values) != len(pinned[2]):
+        if pinned is None or len(values) != len(pinned[1]):
             return None
         fits = all(
             tuple(np.shape(v)) == shape and getattr(v, "dtype", None) == dtype
-            for v, (shape, dtype) in zip(values, pinned[2])
+            for v, (shape, dtype) in zip(values, pinned[1])
         )
-        return pinned if fits else None
+        return pinned[0] if fits else None
 
     def forward(self, *values: jax.Array) -> tuple:
         """The op's JAX function: the tensor arguments', the variables' and the random keys' values -> the outputs."""
@@ -572,7 +557,7 @@ class _CustomGradientCall:
             return tuple(self.computed)
         pinned = None if in_forward_mode() else self._pinned_for(values)  # (forward mode: the ops' JVP rules)
         if pinned is not None:
-            return tuple(pinned[0](*values))
+            return tuple(pinned(*values))
         inputs, variable_values = list(values[: self.n_inputs]), self._values_by_variable(values)
         result, _ = self.run(inputs, variable_values, None, self._key_values(values), {})
         outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
@@ -585,9 +570,6 @@ class _CustomGradientCall:
           ValueError: when `grad_fn` returns the wrong number of gradients, or a gradient whose shape
             does not broadcast to its argument's.
         """
-        pinned = self._pinned_for(values) if self.computed is None else None
-        if pinned is not None and pinned[1] is not None:
-            return tuple(pinned[1](*values, *cotangents))
         if self.computed is not None:
             grad_fn = self.grad_fn
         else:
