@@ -86,12 +86,12 @@ def refused(error: Exception, options: dict) -> bool:
     return True
 
 
-def produced_elements(closed_jaxpr: Any, resolve: Callable[[Any], Any] | None = None) -> int:
+def produced_elements(closed_jaxpr: Any) -> int:
     """The elements a program's operations produce per call, counted in its jaxpr: the work measure of the
-    tiers (here) and of the host interpreter's ski rental (`kernel_calls.host_calls_before_compile`).
-    `resolve` gives symbolic dimensions their sizes (`symbolic_dims.resolver`)."""
+    tiers (here) and of the host interpreter's ski rental (`kernel_calls.host_calls_before_compile`; a trace
+    with symbolic dimensions counts them per call's sizes: `interpret.BoundTemplate`)."""
     shapes = (getattr(var.aval, "shape", ()) for eqn in closed_jaxpr.jaxpr.eqns for var in eqn.outvars)
-    return sum(math.prod(shape if resolve is None else resolve(tuple(shape))) for shape in shapes)
+    return sum(math.prod(shape) for shape in shapes)
 
 
 class QuickTier:
