@@ -605,3 +605,26 @@ def test_state_that_changes_after_the_call_does_not_change_its_outputs():
         return results
 
     check(body)
+
+
+def test_an_integer_output_gets_a_zero_upstream_of_its_dtype():
+    # TF hands grad_fn a zero of an integer output's dtype as its upstream; JAX's cotangent there is float0
+    # (tapeshim crashed turning it into a tensor).
+    def body(tf):
+        upstream_dtypes = []
+
+        @tf.custom_gradient
+        def f(x):
+            def grad(dy, dn):
+                upstream_dtypes.append(dn.dtype.name)
+                return dy * 7.0 + tf.cast(dn, tf.float32)
+
+            return (x * 2.0, tf.constant([3, 4], tf.int32)), grad
+
+        x = tf.constant([1.0, 2.0])
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y, n = f(x)
+        return tape.gradient(y, x), n, upstream_dtypes[-1]
+
+    check(body)

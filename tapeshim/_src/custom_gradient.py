@@ -258,6 +258,7 @@ class _CustomGradientCall:
         "n_inputs",
         "none_grads",
         "outer",
+        "out_dtypes",
         "pinned",
         "positions",
         "result",
@@ -294,6 +295,7 @@ class _CustomGradientCall:
         self.outer = _call_site_state()
         # The op's forward traced at the call, and the input avals it takes (`pin`), or None: the op runs `f`.
         self.pinned: tuple[Callable, tuple] | None = None
+        self.out_dtypes: list[np.dtype] = []  # the outputs' dtypes (an integer output's cotangent is a zero)
 
     def key(self, variables: Sequence[Variable]) -> Any:
         """`structural_key` of this call reading `variables`; what it computes apart from them is keyed once."""
@@ -575,7 +577,13 @@ class _CustomGradientCall:
         else:
             inputs, variable_values = list(values[: self.n_inputs]), self._values_by_variable(values)
             _, grad_fn = self.run(inputs, variable_values, None, self._key_values(values), {})
-        upstream = _wrap(cotangents[: len(cotangents) - len(self.assigned)])  # the assigned values have none
+        # the assigned values have none; an integer output's (JAX's float0) is a zero of its dtype, as TF's
+        upstream = _wrap(
+            [
+                jnp.zeros(np.shape(ct), dtype) if getattr(ct, "dtype", None) == jax.dtypes.float0 else ct
+                for ct, dtype in zip(cotangents[: len(cotangents) - len(self.assigned)], self.out_dtypes)
+            ]
+        )
         with StatelessScope(self._values_by_variable(values)):
             if self.watched:
                 grads, variable_grads = grad_fn(*upstream, variables=self.watched)
@@ -682,6 +690,7 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     def decorated(*args: Any, **kwargs: Any) -> Any:
         call = _CustomGradientCall(f, args, kwargs)
         out_structs = call.evaluate()
+        call.out_dtypes = [np.dtype(s.dtype) for s in out_structs]
         all_inputs = _call_inputs(call)
         tracking = registry.tracking_recorders(all_inputs)
         # Inside a JAX transformation (another custom gradient's grad_fn, differentiated by an outer
