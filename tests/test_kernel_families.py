@@ -265,7 +265,7 @@ def test_a_family_lowers_its_plan_once_and_binds_each_new_size(monkeypatch):
     assert len(built) == 2 * lowered
 
 
-def test_a_bound_template_checks_a_rules_parameters_at_each_size():
+def test_a_bound_template_serves_each_size_and_refuses_a_symbol_without_a_size():
     def slices(x):
         return jax.lax.dynamic_slice_in_dim(x, 1, x.shape[0] - 1) * 2.0
 

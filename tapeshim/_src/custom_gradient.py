@@ -364,8 +364,8 @@ class _CustomGradientCall:
     def evaluate(self) -> list:
         """Runs the forward once (on the values without a tape, else on abstract values); the outputs' structs.
 
-        Sets `result`, `grad_fn`, `none_grads` and `variables`, and `computed` when the forward ran
-        on the input values.
+        Sets `result`, `grad_fn`, `none_grads`, `variables` and `out_dtypes`, and `computed` when the forward
+        ran on the input values.
 
         Raises:
           TypeError: when `f` reads variables and `grad_fn` has no `variables` parameter.
@@ -397,6 +397,7 @@ class _CustomGradientCall:
                     # The forward leaves tapeshim (`x.numpy()`): run it once on the values, as TF runs it,
                     # and differentiate only through grad_fn.
                     out_structs = self.computed = self._run_on_values(True)
+        self.out_dtypes = [np.dtype(struct.dtype) for struct in out_structs]
         self.variables = list(self.collector.variables.values())
         self.watched = [v for v in self.variables if id(v) in self.collector.watched]
         if self.watched and not _accepts_variables(self.grad_fn):
@@ -526,15 +527,15 @@ class _CustomGradientCall:
         cannot be traced.
         """
         key = self.key(self.variables)
-        cache_key = None if key is None else (key, tuple((t._shape, t._dtype) for t in inputs), len(self.assigned))
+        avals = tuple((tuple(t._shape), t._dtype._np) for t in inputs)
+        cache_key = None if key is None else (key, avals, len(self.assigned))
         pinned = _pinned.get(cache_key) if cache_key is not None else None
         if pinned is None:
-            structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in inputs]
             try:
-                forward = jax.make_jaxpr(self.forward)(*structs)
+                forward = jax.make_jaxpr(self.forward)(*[jax.ShapeDtypeStruct(*aval) for aval in avals])
             except Exception:  # noqa: BLE001 - the op runs `f` when it runs, as before
                 return
-            pinned = (jax_core.jaxpr_as_fun(forward), tuple((tuple(t._shape), t._dtype._np) for t in inputs))
+            pinned = (jax_core.jaxpr_as_fun(forward), avals)
             if cache_key is not None:
                 if len(_pinned) >= _PROBED_SIZE:
                     _pinned.clear()
@@ -690,7 +691,6 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     def decorated(*args: Any, **kwargs: Any) -> Any:
         call = _CustomGradientCall(f, args, kwargs)
         out_structs = call.evaluate()
-        call.out_dtypes = [np.dtype(s.dtype) for s in out_structs]
         all_inputs = _call_inputs(call)
         tracking = registry.tracking_recorders(all_inputs)
         # Inside a JAX transformation (another custom gradient's grad_fn, differentiated by an outer

@@ -180,23 +180,26 @@ def supported(closed: jax_core.ClosedJaxpr, checks: bool = False, late: bool = F
         if name not in interpret_rules.RULES:
             return False
         rule_ok = interpret_rules.SUPPORTED.get(name)
-        if rule_ok is not None and not (late and _holds_symbolic(eqn.params)) and not rule_ok(eqn.params):
+        if rule_ok is not None and not (late and _params_sized(eqn.params)) and not rule_ok(eqn.params):
             return False
     return True
 
 
 def _holds_symbolic(value: Any) -> bool:
-    """Whether `value` (an equation's parameters, or one of them) holds a symbolic dimension where
-    `symbolic_dims.resolver` resolves one: itself, or in a tuple, list or dict of parameters."""
+    """Whether `value` holds a symbolic dimension where `symbolic_dims.resolver` resolves one: itself, or in a
+    tuple or list (not a named tuple)."""
     if value.__class__ is int:
         return False
     if symbolic_dims.is_symbolic(value):
         return True
-    if isinstance(value, dict):
-        return any(_holds_symbolic(v) for v in value.values())
     if isinstance(value, (tuple, list)) and not hasattr(value, "_fields"):
         return any(_holds_symbolic(v) for v in value)
     return False
+
+
+def _params_sized(params: dict) -> bool:
+    """Whether an equation's parameters hold a symbolic dimension (`_params` resolves them one by one)."""
+    return any(_holds_symbolic(value) for value in params.values())
 
 
 def _params(eqn: Any, resolve: Callable[[Any], Any]) -> dict:
@@ -432,10 +435,10 @@ def _step_sized(eqn: Any, params: Any) -> bool:
         return any(plan.sized for plan in params[0])
     if name == "scan":
         plan, scan_params, y_structs = params
-        return bool(plan.sized) or _holds_symbolic(scan_params) or _holds_symbolic([s.shape for s in y_structs])
+        return bool(plan.sized) or _params_sized(scan_params) or _holds_symbolic([s.shape for s in y_structs])
     if isinstance(params, _HostPlan):  # a call, custom-derivative call or remat
         return bool(params.sized)
-    return _holds_symbolic(params)
+    return _params_sized(params)
 
 
 def _bound_params(eqn: Any, params: Any, resolve: Callable[[Any], Any]) -> Any:

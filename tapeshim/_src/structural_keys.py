@@ -84,11 +84,9 @@ def _object_key(value: Any, names: tuple, depth: int) -> Any:
 def _attribute_key(value: Any, depth: int) -> Any:
     """An attribute's key (see `_object_key`): by value where `_value_key` can stand for it, else by identity."""
     try:
-        key = _value_key(value, depth + 1)
-        hash(key)
-    except (_Unkeyable, TypeError):
+        return _value_key(value, depth + 1)
+    except _Unkeyable:
         return Identity(value)
-    return key
 
 
 _global_names: dict = {}
