@@ -207,6 +207,32 @@ def test_for_over_a_dataset_made_inside_the_function_and_nested_structures():
     check(body)
 
 
+def test_for_over_a_dataset_of_windows_iterates_each_window():
+    def body(tf):
+        ds = tf.data.Dataset.range(7).window(3)
+        pairs = tf.data.Dataset.zip((tf.data.Dataset.range(5), tf.data.Dataset.range(5) * 10)).window(2, shift=1)
+
+        @tf.function
+        def squares():
+            total = tf.constant(0, tf.int64)
+            for window in ds:
+                for x in window:
+                    total += x * x
+            return total
+
+        @tf.function
+        def products():
+            total = tf.constant(0, tf.int64)
+            for left, right in pairs:
+                for a, b in tf.data.Dataset.zip((left, right)):
+                    total += a * b
+            return total
+
+        return squares(), products(), squares()
+
+    check(body)
+
+
 def test_for_over_a_dataset_reshuffles_on_every_call():
     def body(tf):
         @tf.function

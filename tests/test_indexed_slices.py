@@ -1,5 +1,8 @@
 """`tf.IndexedSlices` gradients (section 14) against real TensorFlow."""
 
+import numpy as np
+import pytest
+
 from oracle import check, check_raises
 
 
@@ -153,3 +156,12 @@ def test_converting_constructed_indexed_slices():
             tf.IndexedSlices(tf.constant([[1.0, 2.0]]), tf.constant([5]), tf.constant([3, 2]))
         )
     )
+
+
+@pytest.mark.parametrize("dense_shape", [[3, 2], (3, 2), np.array([3, 2])], ids=["list", "tuple", "ndarray"])
+def test_shape_of_indexed_slices_with_a_dense_shape_not_a_tensor_raises_tf_error(dense_shape):
+    def slices(tf):
+        return tf.IndexedSlices(tf.constant([[1.0, 2.0]]), tf.constant([0]), dense_shape)
+
+    check(lambda tf: (slices(tf).dense_shape, tf.convert_to_tensor(slices(tf))))
+    check_raises(lambda tf: slices(tf).shape, messages=True)

@@ -88,7 +88,10 @@ def dataset_runs(source: Any) -> list[tuple[Any, tuple, int, list[jax.Array]]]:
     runs: list[list] = []
     with _HostPull():
         for element in _remaining(source) if isinstance(source, OwnedIterator) else source._elements():
-            leaves = [_computed(t) for t in nest.flatten(element)]
+            leaves = nest.flatten(element)
+            if not all(isinstance(t, Tensor) for t in leaves):  # a window's datasets: iterated while tracing
+                raise NotStackable(f"an element holds {type(next(t for t in leaves if not isinstance(t, Tensor)))}")
+            leaves = [_computed(t) for t in leaves]
             avals = tuple((tuple(t._shape), t._dtype) for t in leaves)
             if runs and runs[-1][1] == avals:
                 runs[-1][2].append(leaves)

@@ -44,7 +44,10 @@ class IndexedSlices:
         """The dense shape: its dimensions known now (eagerly, or while tracing from constants), else `None`."""
         if self._dense_shape is None:
             return TensorShape(None)
-        dense_shape = convert_to_tensor(self._dense_shape)  # (given as a list, kept as given: TF's `.dense_shape`)
+        # TF reads the shape through the dense shape's `get_shape`: one given as a list, tuple or NumPy array (kept
+        # as given, TF's `.dense_shape`) raises TF's AttributeError, though converting the slices accepts it.
+        self._dense_shape.get_shape  # noqa: B018 (raises AttributeError where TF's does)
+        dense_shape = convert_to_tensor(self._dense_shape)
         known = static_value.known_value(dense_shape)
         if known is None or known.dtype == object:  # (a value or a symbolic size known when the function runs)
             rank = dense_shape.shape.as_list()[0]
