@@ -19,6 +19,7 @@ from jax import lax
 
 from tapeshim._src import errors, nest, replay, symbolic_dims
 from tapeshim._src.autograph.loop_gradient import reverse_differentiable_while
+from tapeshim._src.autograph.tensor_array import TensorArray, branch_carries
 from tapeshim._src.dtypes import int32
 from tapeshim._src.dynamic_shapes import DynamicShapeNeeded, covered_by_invariants
 from tapeshim._src.node import Node, OpKey
@@ -204,9 +205,20 @@ def _check_same_outputs(branches: Sequence[_Branch], message: str) -> None:
 
 
 def _switch(index: Tensor, fns: Sequence[Callable[[], Any]], name: str, message: str) -> Any:
-    branches = [_Branch(fn, [], name) for fn in fns]
+    branches = [_Branch(fn, [], name, convert=False) for fn in fns]
+    leaves = [nest.flatten(branch.result) for branch in branches]
+    rebuilt: dict[int, Callable[[Any], TensorArray]] = {}  # a TensorArray output's position -> makes it
+    if len(branches) == 2 and len(leaves[0]) == len(leaves[1]):  # (tf.cond: TensorArrays as their elements)
+        for i, (first, second) in enumerate(zip(*leaves)):
+            if isinstance(first, TensorArray) and isinstance(second, TensorArray):
+                leaves[0][i], leaves[1][i], rebuilt[i] = branch_carries(f"output {i}", first, second)
+    for branch, flat in zip(branches, leaves):
+        branch.set_outputs(nest.flatten(flat))
     _check_same_outputs(branches, message)
-    return nest.pack_sequence_as(branches[0].result, switch_branches(index, branches, name))
+    outputs = nest.pack_sequence_as(leaves[0], switch_branches(index, branches, name))
+    return nest.pack_sequence_as(
+        branches[0].result, [rebuilt[i](value) if i in rebuilt else value for i, value in enumerate(outputs)]
+    )
 
 
 def switch_branches(index: Tensor, branches: Sequence[_Branch], name: str) -> list:

@@ -16,7 +16,7 @@ import threading
 from typing import Any, Callable, Sequence
 
 from tapeshim._src import control_flow, dtypes, errors, nest
-from tapeshim._src.autograph.tensor_array import TensorArray
+from tapeshim._src.autograph.tensor_array import TensorArray, branch_carries
 from tapeshim._src.dataset import Dataset
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.dynamic_shapes import DynamicShapeNeeded, covered_by_invariants
@@ -146,6 +146,10 @@ def if_stmt(
             kept.append(i)
         else:
             final[i] = choice
+    rebuilt: dict[int, Callable[[Any], TensorArray]] = {}
+    for i in kept:
+        if isinstance(results[0][i], TensorArray):
+            results[0][i], results[1][i], rebuilt[i] = branch_carries(names[i], results[0][i], results[1][i])
     flat_per_branch = [[leaf for i in kept for leaf in nest.flatten(_as_tensors(result[i]))] for result in results]
     for branch, flat in zip(branches, flat_per_branch):
         branch.set_outputs(flat)
@@ -155,6 +159,8 @@ def if_stmt(
         structure = _as_tensors(results[0][i])
         size = len(nest.flatten(structure))
         final[i] = nest.pack_sequence_as(structure, outputs[position : position + size])
+        if i in rebuilt:
+            final[i] = rebuilt[i](final[i])
         position += size
     return tuple(final)
 
@@ -185,6 +191,8 @@ def _merge_branch_values(name: str, values: list, live: bool) -> Any:
     for branch, value in zip(_BRANCH_NAMES, values):
         if value is None:
             raise ValueError(f"'{name}' is None at the end of the {branch} branch.")
+    if all(isinstance(v, TensorArray) for v in values):
+        return _OUTPUT  # (as cond outputs of its elements: `tensor_array.branch_carries`)
     try:
         converted = [_as_tensors(v) for v in values]
     except (TypeError, ValueError):
@@ -235,13 +243,16 @@ def _tensor_loop(
     live: Sequence[str],
     maximum_iterations: int | None,
     counter: Any = None,
+    stops_early: bool = False,
 ) -> tuple:
     """`tf.while_loop` over a converted loop's state.
 
     Variables still undefined at the loop are local to the body when nothing after
     the loop reads them; otherwise the body is traced once to learn their shape and
     dtype, and they start as zeros, as TF's AutoGraph does. `counter`, when given,
-    is an extra first loop variable the caller's `test`/`body` receive before the state.
+    is an extra first loop variable the caller's `test`/`body` receive before the state. `stops_early`: the
+    loop may end before `maximum_iterations` (a `break`), so a `dynamic_size` TensorArray it writes gets the
+    capacity a call finds it to reach, as for a tensor trip count (`autograph/tensor_array.py`).
     """
     if "do_return__" in names:
         raise NotImplementedError(
@@ -278,7 +289,8 @@ def _tensor_loop(
                 "that converts to one) to be a loop variable."
             )
     templates = {i: state[i] for i in arrays}
-    initial = [state[i].loop_carry(maximum_iterations) if i in templates else _as_tensors(state[i]) for i in carried]
+    steps = None if stops_early else maximum_iterations
+    initial = [state[i].loop_carry(steps) if i in templates else _as_tensors(state[i]) for i in carried]
     n_extra = len(extra)
 
     def full_state(values: Sequence[Any]) -> list:
@@ -573,7 +585,7 @@ def _range_loop(
     def step(index: Any, *current: Any) -> tuple:
         return (index + delta_t, *body(index, *current))
 
-    return _tensor_loop(test, step, state, names, live, steps, counter=start_t)
+    return _tensor_loop(test, step, state, names, live, steps, counter=start_t, stops_early=extra_test is not None)
 
 
 def _tensor_iteration(
@@ -599,7 +611,9 @@ def _tensor_iteration(
     def step(index: Any, *current: Any) -> tuple:
         return (index + 1, *body(tensor[index], *current))
 
-    return _tensor_loop(test, step, state, names, live, size, counter=convert_to_tensor(0, dtypes.int32))
+    return _tensor_loop(
+        test, step, state, names, live, size, convert_to_tensor(0, dtypes.int32), extra_test is not None
+    )
 
 
 def _is_finite_dataset(value: Any) -> bool:
@@ -670,7 +684,9 @@ def _dataset_iteration(
                     values[names.index(name)] = value
             state = tuple(values)
 
-        state = _tensor_loop(test, step, state, names, live, count, counter=convert_to_tensor(0, dtypes.int32))
+        state = _tensor_loop(
+            test, step, state, names, live, count, convert_to_tensor(0, dtypes.int32), extra_test is not None
+        )
     # TF reduces the dataset in one op without a gradient: no gradient flows out of the loop's variables.
     return tuple(
         UndefinedAfterLoop(name)

@@ -22,6 +22,7 @@ import numpy as np
 
 from tapeshim._src import errors, registry, runtime_checks, static_value, symbolic_dims
 from tapeshim._src.dtypes import as_dtype, int32
+from tapeshim._src.dynamic_shapes import DynamicShapeNeeded
 from tapeshim._src.node import OpKey
 from tapeshim._src.ops import array_ops, manip_ops, math_ops
 from tapeshim._src.shape import TensorShape
@@ -286,9 +287,22 @@ class TensorArray:
 
     # -- a converted tensor loop carries the array as (buffer, size) -------------------------
     def loop_carry(self, steps: int | None) -> tuple:
-        """The (buffer, size) a tensor loop carries, with room for `steps` more writes."""
+        """The (buffer, size) a tensor loop carries, with room for `steps` more writes (`None`: a trip count
+        known when the function runs, or a loop that may stop early)."""
         if self._buffer is not None:
-            return self._buffer, convert_to_tensor(self._size, dtype=int32)
+            buffer = self._buffer
+            if self._dynamic_size and not symbolic_dims.is_symbolic(buffer._shape[0]):
+                # (a buffer from an earlier loop, the dataset loop's run of full batches before the last one:
+                # room for this loop's writes too)
+                current = int(buffer._shape[0])
+                if steps is None:
+                    self._bounded, capacity = _thread_state.trace.dynamic_array_capacity(current)
+                else:
+                    self._bounded, capacity = -1, current + steps
+                if capacity > current:
+                    padding = array_ops.zeros((capacity - current,) + tuple(buffer._shape[1:]), self._dtype)
+                    buffer = array_ops.concat([buffer, padding], 0)
+            return buffer, convert_to_tensor(self._size, dtype=int32)
         if self._element_shape is None:
             raise ValueError(
                 "The element shape of a TensorArray written in a tensor loop must be known: pass "
@@ -322,3 +336,68 @@ class TensorArray:
         """After a tensor loop: a bounded array's size becomes an output the call checks (see module doc)."""
         if self._bounded >= 0 and self._buffer is not None:
             _thread_state.trace.dynamic_array_sizes.append((self._bounded, self._size, self._buffer._shape[0]))
+
+
+def branch_carries(name: str, main: TensorArray, other: TensorArray) -> tuple[Any, Any, Any]:
+    """A TensorArray that the two branches of a tensor `if` leave different, as cond outputs.
+
+    Returns each branch's tensors (a structure of the same shapes in both) and a
+    function that makes the array after the `if` from the cond's outputs of them.
+    Arrays holding rows (outside a tensor loop) are rows chosen one by one; arrays
+    holding a buffer (carried by a loop, or sized per call) are their buffer and size.
+
+    Raises:
+      TypeError: the branches' arrays have different dtypes.
+      DynamicShapeNeeded: they hold different numbers of elements, or elements of different shapes (TF's
+        result has an unknown shape).
+    """
+    if main._dtype != other._dtype:
+        raise TypeError(
+            f"'{name}' has dtype {main._dtype.name} in the main branch, but dtype {other._dtype.name} in the else "
+            "branch"
+        )
+    element_shape = main._element_shape if main._element_shape is not None else other._element_shape
+    if main._element_shape is not None and other._element_shape not in (None, main._element_shape):
+        raise DynamicShapeNeeded(
+            f"'{name}' is a TensorArray of elements of shape {main._element_shape} in the main branch, but of "
+            f"shape {other._element_shape} in the else branch of an if statement on a tensor"
+        )
+    if main._buffer is None and other._buffer is None and main._rows is not None and other._rows is not None:
+        if len(main._rows) != len(other._rows):
+            raise DynamicShapeNeeded(
+                f"'{name}' is a TensorArray of {len(main._rows)} elements in the main branch, but of "
+                f"{len(other._rows)} in the else branch of an if statement on a tensor"
+            )
+        written = [i for i, rows in enumerate(zip(main._rows, other._rows)) if rows != (None, None)]
+
+        def rows_of(array: TensorArray) -> tuple:
+            zeros = array_ops.zeros(element_shape or (), array._dtype)
+            return tuple(array._row_list[i] if array._row_list[i] is not None else zeros for i in written)
+
+        def rows_after(rows: tuple) -> TensorArray:
+            result = main._copy()
+            result._element_shape = element_shape
+            for i, row in zip(written, rows):
+                result._row_list[i] = row
+            return result
+
+        return rows_of(main), rows_of(other), rows_after
+    buffers = [_buffer_of(array, element_shape) for array in (main, other)]
+    if buffers[0][0]._shape != buffers[1][0]._shape:
+        raise DynamicShapeNeeded(
+            f"'{name}' is a TensorArray of shape {tuple(buffers[0][0]._shape)} in the main branch, but of shape "
+            f"{tuple(buffers[1][0]._shape)} in the else branch of an if statement on a tensor"
+        )
+    template = main if main._buffer is not None else other
+    return buffers[0], buffers[1], lambda carry: template.from_loop_carry(tuple(carry))
+
+
+def _buffer_of(array: TensorArray, element_shape: tuple | None) -> tuple[Tensor, Tensor]:
+    """An array's elements as one buffer, and its size (for an `if` whose other branch leaves a buffer)."""
+    if array._buffer is not None:
+        return array._buffer, convert_to_tensor(array._size, dtype=int32)
+    if array._rows is None:  # a size known per call, nothing written yet
+        return _reserved(array._capacity, element_shape or (), array._dtype), array._size
+    stacked = array._copy()
+    stacked._element_shape = element_shape
+    return stacked.stack(), convert_to_tensor(len(array._row_list), dtype=int32)

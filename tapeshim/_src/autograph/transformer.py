@@ -91,6 +91,60 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
     return [name for name in names if name not in deleted]
 
 
+def reads_before_writes(stmts: list[ast.stmt], written: frozenset[str] = frozenset()) -> tuple[set[str], set[str]]:
+    """Names `stmts` may read before writing them, and the names they surely write (beyond `written`).
+
+    A loop's body run again reads those names as the previous iteration left them,
+    so they are live at the end of every statement of the body (`_ControlFlow`).
+    A write inside a branch counts only when both branches make it; reads in
+    nested functions and lambdas count where they are defined.
+    """
+    read: set[str] = set()
+    done = set(written)
+    for stmt in stmts:
+        if isinstance(stmt, ast.If):
+            read |= _loads([stmt.test]) - done
+            body_reads, body_done = reads_before_writes(stmt.body, frozenset(done))
+            else_reads, else_done = reads_before_writes(stmt.orelse, frozenset(done))
+            read |= body_reads | else_reads
+            done |= body_done & else_done
+        elif isinstance(stmt, (ast.For, ast.While)):
+            header = [stmt.iter] if isinstance(stmt, ast.For) else [stmt.test]
+            read |= _loads(header) - done
+            target = (
+                set(assigned_names([ast.Assign(targets=[stmt.target], value=ast.Constant(0))]))
+                if isinstance(stmt, ast.For)
+                else set()
+            )
+            read |= reads_before_writes(stmt.body, frozenset(done | target))[0]
+            read |= reads_before_writes(stmt.orelse, frozenset(done))[0]
+        elif _is_compound(stmt):  # `with`, `try`, `match`: its writes may not happen, so none counts
+            read |= _loads([stmt]) - done
+        else:
+            read |= _loads([stmt]) - done
+            done |= set(assigned_names([stmt]))
+    return read, done - written
+
+
+def _is_compound(stmt: ast.stmt) -> bool:
+    """A statement holding blocks of statements (a definition is not: it binds its name)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return False
+    return any(isinstance(getattr(stmt, field, None), list) for field in ("body", "orelse", "handlers", "cases"))
+
+
+def _loads(nodes: list[ast.AST]) -> set[str]:
+    """Names `nodes` read, an augmented assignment's target included."""
+    names: set[str] = set()
+    for node in nodes:
+        for child in itertools.chain([node], ast.walk(node)):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+                names.add(child.id)
+            elif isinstance(child, ast.AugAssign) and isinstance(child.target, ast.Name):
+                names.add(child.target.id)
+    return names
+
+
 def _name(name: str, store: bool = False) -> ast.Name:
     return ast.Name(id=name, ctx=ast.Store() if store else ast.Load())
 
@@ -263,17 +317,27 @@ class _ControlFlow(ast.NodeTransformer):
         self.counter = itertools.count()
         self.function = function
         self.stops = stops  # pass 1's early-exit flags of each loop
+        # Per enclosing loop being converted: the names its body (and test) may read before writing them.
+        self.loop_reads: list[set[str]] = []
 
     def _live_outside(self, node: ast.AST) -> list[str]:
-        """Names loaded anywhere in the function outside `node` (a cheap liveness estimate)."""
+        """Names loaded anywhere in the function outside `node`, and names an enclosing loop's next iteration
+        may read before writing them (a cheap liveness estimate)."""
         inside = {id(n) for n in ast.walk(node)}
-        return sorted(
-            {
-                n.id
-                for n in ast.walk(self.function)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside
-            }
-        )
+        outside = {
+            n.id
+            for n in ast.walk(self.function)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside
+        }
+        return sorted(outside.union(*self.loop_reads))
+
+    def _visit_loop(self, node: ast.For | ast.While) -> None:
+        """Converts the statements inside `node`, with its iterations' reads live throughout."""
+        self.loop_reads.append(reads_before_writes([node])[0])
+        try:
+            self.generic_visit(node)
+        finally:
+            self.loop_reads.pop()
 
     @staticmethod
     def _define(names: list[str]) -> list[ast.stmt]:
@@ -336,7 +400,7 @@ class _ControlFlow(ast.NodeTransformer):
         return _located(out, node)
 
     def visit_While(self, node: ast.While) -> list[ast.stmt] | ast.While:
-        self.generic_visit(node)
+        self._visit_loop(node)
         if node.orelse:
             return node
         n = next(self.counter)
@@ -357,7 +421,7 @@ class _ControlFlow(ast.NodeTransformer):
         return _located(out, node)
 
     def visit_For(self, node: ast.For) -> list[ast.stmt] | ast.For:
-        self.generic_visit(node)
+        self._visit_loop(node)
         if node.orelse:
             return node
         n = next(self.counter)
