@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tapeshim
-from oracle import check, check_raises
+from oracle import check, check_raises, real_tf
 
 
 def _clip(tf):
@@ -628,3 +628,80 @@ def test_an_integer_output_gets_a_zero_upstream_of_its_dtype():
         return tape.gradient(y, x), n, upstream_dtypes[-1]
 
     check(body)
+
+
+def test_random_ops_in_grad_fn_draw_new_numbers_at_every_gradient():
+    def body(tf):
+        tf.random.set_seed(3)
+
+        @tf.custom_gradient
+        def gradient_noise(x):
+            def grad(upstream):
+                return upstream + tf.random.normal(tf.shape(upstream), stddev=0.1)
+
+            return tf.identity(x), grad
+
+        x = tf.Variable([1.0, 2.0])
+
+        def step():
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(gradient_noise(x * 1.0))
+            return tape.gradient(loss, x)
+
+        eager = [step().numpy() for _ in range(4)]
+        traced = tf.function(step)
+        in_function = [traced().numpy() for _ in range(3)]
+        facts = []
+        for grads in (eager, in_function):
+            facts.append(len({g.tobytes() for g in grads}) == len(grads))  # new noise at every gradient
+            facts.append(all(g.shape == (2,) and bool(np.all(np.abs(g - 1.0) < 1.0)) for g in grads))
+        return facts, traced.experimental_get_tracing_count()
+
+    check(body)
+
+
+def test_tf_print_in_grad_fn_prints_at_every_gradient(capfd):
+    def body(tf):
+        @tf.custom_gradient
+        def shown(x):
+            def grad(upstream):
+                tf.print("upstream", upstream)
+                tf.print("doubled", upstream * 2.0)
+                return upstream * 2.0
+
+            return x * 1.0, grad
+
+        def step(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                loss = tf.reduce_sum(shown(x) * 3.0)
+            return tape.gradient(loss, x)
+
+        x = tf.constant([1.0, 2.0])
+        eager = [step(x).numpy() for _ in range(2)]
+        return eager, tf.function(step)(x)
+
+    tf_result = body(real_tf)
+    tf_err = capfd.readouterr().err
+    ts_result = body(tapeshim)
+    ts_err = capfd.readouterr().err
+    check(lambda tf: tf_result if tf is real_tf else ts_result)
+    assert [line for line in ts_err.splitlines() if line] == [line for line in tf_err.splitlines() if line]
+
+
+def test_grad_fn_reading_a_value_in_python_raises_a_clear_error():
+    import tapeshim as tf
+
+    @tf.custom_gradient
+    def read(x):
+        def grad(upstream):
+            return upstream * float(upstream.numpy().sum())
+
+        return x * 1.0, grad
+
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        loss = tf.reduce_sum(read(x))
+    with pytest.raises(NotImplementedError, match="grad_fn handed a tensor's value to Python"):
+        tape.gradient(loss, x)

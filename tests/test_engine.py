@@ -406,7 +406,7 @@ def test_a_long_structure_stays_per_op():
 def test_an_xla_failure_falls_back_to_the_per_op_tier():
     import jax
 
-    from tapeshim._src.custom_gradient import jax_op
+    from tapeshim._src.jax_op import jax_op
 
     calls = []
 
@@ -538,7 +538,7 @@ def test_a_steady_loop_over_many_kinds_of_ops_compiles_nothing_after_warming_up(
 
 
 def test_two_ops_of_one_name_never_share_a_program():
-    from tapeshim._src.custom_gradient import jax_op
+    from tapeshim._src.jax_op import jax_op
 
     double = jax_op(lambda v: v * 2.0)
     triple = jax_op(lambda v: v * 3.0)  # also named "<lambda>"

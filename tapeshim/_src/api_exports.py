@@ -410,7 +410,7 @@ NAMESPACES: dict[str, Namespace] = {
             ),
             **_names("tapeshim.experimental", "dlpack numpy"),
             **_names("tapeshim._src.interop", "from_jax optax_step to_jax"),
-            **_names("tapeshim._src.custom_gradient", "jax_op"),
+            **_names("tapeshim._src.jax_op", "jax_op"),
         },
     ),
     "tapeshim.experimental.dlpack": Namespace(

@@ -1,4 +1,4 @@
-"""`tf.custom_gradient`, mapped onto `jax.custom_vjp`, and JAX functions as tape-aware ops.
+"""`tf.custom_gradient`, mapped onto `jax.custom_vjp`.
 
 The decorated function runs eagerly when no tape needs its gradient. Otherwise
 it is recorded as one op whose JAX function is a `jax.custom_vjp`: the forward
@@ -41,12 +41,10 @@ from tapeshim._src.function_trace import _EVERYTHING
 from tapeshim._src.node import OpKey
 from tapeshim._src.ops import math_ops, random_ops
 from tapeshim._src.recorded_call import record_call
-from tapeshim._src.registry import OpDef
 from tapeshim._src.state import StatelessScope, _thread_state, in_forward_mode
 from tapeshim._src.structural_keys import Identity, structural_key
 from tapeshim._src.tape import Recorder
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
-from tapeshim._src.typing_aliases import TensorLike
 from tapeshim._src.variable import Variable
 
 
@@ -192,6 +190,9 @@ run the forward lazily (`_CustomGradientCall._run_lazily`) instead of tracing it
 _pinned: dict = {}
 """`structural_key`, input avals and assigned variables -> the op's forward traced at a call
 (`_CustomGradientCall.pin`)."""
+_backward_draws: dict = {}
+"""`structural_key` without variables -> True for calls whose `grad_fn` ran random ops: later such calls draw a
+key for them (`_CustomGradientCall.add_backward_key`)."""
 
 
 _CALL_SITE = ("recorders", "trace", "stateless_scope", "random_key_source", "generator_key_source")
@@ -247,6 +248,7 @@ class _CustomGradientCall:
         "_base_key",
         "args",
         "assigned",
+        "backward_key",
         "collector",
         "computed",
         "f",
@@ -288,6 +290,7 @@ class _CustomGradientCall:
         # in a function's trace, in a Keras call), so the op's forward and backward draw the same numbers
         # and every call draws new ones; they are the op's last inputs.
         self.keys: list[Tensor] = []
+        self.backward_key = False  # whether the last of `keys` is grad_fn's (`add_backward_key`)
         # The variables a forward traced inside a function or a Keras call assigns: their new values are the
         # op's last outputs, assigned where the call was made.
         self.assigned: list[Variable] = []
@@ -345,6 +348,50 @@ class _CustomGradientCall:
         saved = (state.random_key_source, state.generator_key_source)
         state.random_key_source = key
         state.generator_key_source = functools.partial(key, None)  # a `tf.random.Generator`'s draws
+        try:
+            yield
+        finally:
+            state.random_key_source, state.generator_key_source = saved
+
+    def add_backward_key(self) -> None:
+        """Draws a key for `grad_fn`'s random ops, as the op's last input, when an earlier call of what this call
+        computes found its `grad_fn` runs random ops: TF runs `grad_fn` at every gradient, drawing new numbers,
+        where a key drawn while the gradient program is traced would be a constant of that program. (Inside a
+        function's trace the key is a per-call input of the function.)"""
+        if self.key([]) in _backward_draws:
+            self.keys.append(self._draw_key(None, None))
+            self.backward_key = True
+
+    @contextlib.contextmanager
+    def grad_fn_keys(self, values: tuple) -> Iterator[None]:
+        """Random ops inside `grad_fn` take keys made from the call's backward key (`add_backward_key`);
+        without one, they draw as before and mark what this call computes for the next calls."""
+        state = _thread_state
+        if self.backward_key:
+            base, draws = self._key_values(values)[-1], iter(range(sys.maxsize))
+
+            def key(seed: Any, draw: Callable[[], jax.Array] | None = None) -> Tensor:
+                return concrete(jax.random.fold_in(base, next(draws)))
+
+        elif state.trace is None and state.random_key_source is None and state.generator_key_source is None:
+            marked, call_site_trace = self.key([]), self.outer[_CALL_SITE.index("trace")]
+
+            def key(seed: Any, draw: Callable[[], jax.Array] | None = None) -> Tensor:
+                if marked is not None:
+                    if len(_backward_draws) >= _PROBED_SIZE:
+                        _backward_draws.clear()
+                    _backward_draws[marked] = True
+                    if call_site_trace is not None:  # (a function's trace: it traces again, with the key)
+                        call_site_trace.grad_fn_draws = True
+                with jax.ensure_compile_time_eval():
+                    return concrete(random_ops._next_key(seed) if draw is None else draw())
+
+        else:  # (inside a function or a Keras call, keys are drawn per call there)
+            yield
+            return
+        saved = (state.random_key_source, state.generator_key_source)
+        state.random_key_source = key
+        state.generator_key_source = functools.partial(key, None)
         try:
             yield
         finally:
@@ -585,11 +632,19 @@ class _CustomGradientCall:
                 for ct, dtype in zip(cotangents[: len(cotangents) - len(self.assigned)], self.out_dtypes)
             ]
         )
-        with StatelessScope(self._values_by_variable(values)):
-            if self.watched:
-                grads, variable_grads = grad_fn(*upstream, variables=self.watched)
-            else:
-                grads, variable_grads = grad_fn(*upstream), []
+        with StatelessScope(self._values_by_variable(values)), self.grad_fn_keys(values):
+            try:
+                if self.watched:
+                    grads, variable_grads = grad_fn(*upstream, variables=self.watched)
+                else:
+                    grads, variable_grads = grad_fn(*upstream), []
+            except _LEAVES_JAX as exc:
+                raise NotImplementedError(
+                    "tapeshim: a tf.custom_gradient grad_fn handed a tensor's value to Python (`.numpy()`, "
+                    "`float()`, `print`, or a Python `if` on a tensor). TF runs grad_fn eagerly; tapeshim traces it "
+                    "into the compiled gradient program, where values are not known yet. Use tf.print to see "
+                    "them, and tf.where or tf.cond to branch on them."
+                ) from exc
         return self._cotangents(grads, variable_grads, values)
 
     def _cotangents(self, grads: Any, variable_grads: Any, values: tuple) -> tuple:
@@ -705,6 +760,10 @@ def custom_gradient(f: Callable | None = None) -> Callable:
                 return call.lazy_result  # already run on the tensors
             result, _ = f(*args, **kwargs)
             return result
+        if not traced:
+            call.add_backward_key()
+            if call.backward_key:
+                all_inputs += (call.keys[-1],)
         if not traced and call.computed is None and _thread_state.trace is None:
             call.pin(all_inputs)  # (eagerly: what the call computes is fixed at the call)
         op = _custom_vjp_op(call)
@@ -713,36 +772,3 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         return _record(call, op, all_inputs, out_structs)
 
     return decorated
-
-
-def jax_op(fn: Callable[..., Any], name: str | None = None, differentiable: bool = True) -> Callable[..., Any]:
-    """Makes a JAX function a tapeshim op: recorded by tapes, differentiated by JAX.
-
-    The returned function takes tensors (or values convertible to them), runs
-    `fn` on their `jax.Array`s through the same dispatch path as every built-in
-    op (abstract evaluation, lazy recording inside tapes, jitted kernels
-    outside), and returns a Tensor, or a tuple of Tensors if `fn` returns a tuple.
-
-    Args:
-      fn: a JAX function of arrays, returning an array or a tuple of arrays.
-      name: the op's name in error messages and cache keys (default: `fn`'s name).
-      differentiable: False to make gradients through the op `None`, as for
-        TF ops without a gradient.
-
-    Returns:
-      The tape-aware op.
-    """
-    op = OpDef(name or str(getattr(fn, "__name__", "JaxOp")), fn, differentiable, user_code=True)
-    returns_tuple: dict[tuple, bool] = {}
-
-    @functools.wraps(fn)
-    def call(*args: TensorLike) -> Tensor | tuple[Tensor, ...]:
-        tensors = tuple(convert_to_tensor(a) for a in args)
-        outputs = registry.apply(op, tensors)
-        key = tuple((t._shape, t._dtype._name) for t in tensors)
-        if key not in returns_tuple:
-            structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in tensors]
-            returns_tuple[key] = isinstance(jax.eval_shape(fn, *structs), tuple)
-        return outputs if returns_tuple[key] else outputs[0]
-
-    return call

@@ -641,6 +641,8 @@ class Function:
         concrete, trace = self._trace_once(flat, args, kwargs, specs, capacities, shapes)
         if first and trace.created_variables:
             self._initializing_traces += 1
+            concrete, trace = self._trace_once(flat, args, kwargs, specs, capacities, shapes)
+        if trace.grad_fn_draws:  # (traced again with a per-call key for them: `custom_gradient.add_backward_key`)
             concrete, _ = self._trace_once(flat, args, kwargs, specs, capacities, shapes)
         return concrete
 

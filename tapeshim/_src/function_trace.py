@@ -113,6 +113,9 @@ class FunctionTrace(Recorder):
         self.host_inputs = HostInputs(self)
         self._forcing_allowed = 0
         self.symbolic = False  # whether its placeholders have symbolic dimensions (`function_symbolic`)
+        # Whether a custom gradient's grad_fn, differentiated in this trace, ran random ops without a key of its
+        # own: they would be constants of the program, so the function traces again (`custom_gradient`).
+        self.grad_fn_draws = False
 
     def dynamic_array_capacity(self, current: int) -> tuple[int, int]:
         """A new bounded `dynamic_size` TensorArray: its ordinal and capacity (at least `current`)."""

@@ -14,8 +14,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from tapeshim._src.custom_gradient import jax_op
 from tapeshim._src.distribute.context import ReduceOp, active_axis
+from tapeshim._src.jax_op import jax_op
 
 
 def _psum(x: jax.Array) -> jax.Array:

@@ -30,10 +30,10 @@ import jax.numpy as jnp
 from jax.sharding import PartitionSpec as P
 
 from tapeshim._src import nest, replay
-from tapeshim._src.custom_gradient import jax_op
 from tapeshim._src.distribute.context import AXIS, replica_axis, replica_scope
 from tapeshim._src.distribute.values import DistributedValues, PerReplica
 from tapeshim._src.function import function
+from tapeshim._src.jax_op import jax_op
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec

@@ -150,15 +150,20 @@ def print_v2(
     def emit(*arrays: Any) -> None:
         write(_render(parts, list(arrays), sep, summarize) + end)
 
-    trace = _thread_state.trace
-    if trace is None:
-        emit(*[t.value for t in tensors])
-        return
-
     replica = distribute_context.current_replica_context()
     # JAX refuses ordered effects in a program over several devices: there each replica prints, in no fixed
     # order between replicas (as TF's MirroredStrategy)
     ordered = replica is None or replica.num_replicas_in_sync <= 1
+    trace = _thread_state.trace
+    if trace is None:
+        values = [t.value for t in tensors]
+        if any(isinstance(v, jax.core.Tracer) for v in values):
+            # Inside a JAX trace that is not a function's (a custom gradient's grad_fn, which TF runs eagerly at
+            # the gradient, traced into the gradient program): it prints when the program runs.
+            jax.debug.callback(emit, *values, ordered=ordered)
+        else:
+            emit(*values)
+        return
 
     def effect(*arrays: jax.Array) -> jax.Array:
         jax.debug.callback(emit, *arrays, ordered=ordered)
