@@ -170,3 +170,48 @@ def test_tensor_arrays_from_tf_cond_and_loops_with_continue_or_a_while_break():
         )
 
     check(body)
+
+
+def test_tensor_array_whose_size_is_a_tensor_argument():
+    def body(tf):
+        @tf.function
+        def ramp(n, x):
+            ta = tf.TensorArray(tf.float32, size=n)
+            for i in tf.range(n):
+                ta = ta.write(i, x * tf.cast(i, tf.float32))
+            return ta.stack(), ta.size()
+
+        @tf.function
+        def partly_written(n):
+            ta = tf.TensorArray(tf.int32, size=n, element_shape=[])
+            ta = ta.write(0, 7)
+            return ta.stack(), ta.read(0)
+
+        @tf.function
+        def grown(n):
+            ta = tf.TensorArray(tf.float32, size=n, dynamic_size=True)
+            for i in tf.range(n + 2):
+                ta = ta.write(i, tf.cast(i, tf.float32) * 2.0)
+            return ta.stack()
+
+        @tf.function
+        def gradient(n, x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                ta = tf.TensorArray(tf.float32, size=n)
+                h = x
+                for i in tf.range(n):
+                    h = tf.sin(h) * x
+                    ta = ta.write(i, h)
+                loss = tf.reduce_sum(ta.stack())
+            return loss, tape.gradient(loss, x)
+
+        x = tf.constant([0.5, -1.0])
+        return (
+            [ramp(tf.constant(n), x) for n in (3, 5, 3, 0)],
+            [partly_written(tf.constant(n)) for n in (1, 4)],
+            [grown(tf.constant(n)) for n in (1, 3)],
+            gradient(tf.constant(4), x),
+        )
+
+    check(body)

@@ -9,7 +9,9 @@ capacity is the size a call of the function found it to reach (the trace's
 `dynamic_array_capacity`, 0 at first): writes past the capacity are dropped and
 the size they reach is an output of the program, and a call that finds another
 size runs again with a program traced for that capacity (`function.py`), so
-`stack()` has exactly as many rows as TF's. `stack()` of a carried array returns
+`stack()` has exactly as many rows as TF's. An array whose `size` is a tensor only the
+call knows (a function's argument) is bounded the same way from its creation: its
+capacity is the size a call found. `stack()` of a carried array returns
 the whole buffer (rows never written are zeros, as TF's for a fixed size).
 """
 
@@ -80,6 +82,14 @@ class TensorArray:
         self._bounded = -1  # a dynamic array's capacity ordinal in the trace, once bounded by it (see module doc)
         # (`size=tf.shape(x)[0]` inside tapeshim.function is known while tracing: H5)
         folded = 0 if size is None else array_ops.folded_int(size)
+        if isinstance(folded, Tensor) and _symbolic(folded):
+            # a size only the call knows (a tensor argument's value): a buffer whose capacity is the size a call
+            # found it to have, checked on every call as a dynamic array's in a tensor loop (see module doc)
+            trace = _thread_state.trace
+            self._bounded, self._capacity = trace.dynamic_array_capacity(0)
+            self._rows, self._size = None, math_ops.cast(folded, int32)
+            trace.dynamic_array_sizes.append((self._bounded, math_ops.maximum(self._size, 0), self._capacity))
+            return
         if symbolic_dims.is_symbolic(folded) and not self._dynamic_size:
             # a size known per call (a trace for every size): the array is a buffer from its first element on
             self._capacity: Any = folded
