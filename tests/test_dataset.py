@@ -164,3 +164,18 @@ def test_set_shape_checks_compatibility():
 
     check(body)
     check_raises(lambda tf: tf.constant([1.0, 2.0]).set_shape([3]), messages=True)
+
+
+def test_a_list_a_map_function_returns_is_a_tuple_of_components():
+    def body(tf):
+        mixed = tf.data.Dataset.range(3).map(lambda x: [x, tf.cast(x, tf.float32) / 2.0])
+        nested = tf.data.Dataset.range(2).map(lambda x: [x, [x, x + 1]])
+        csv = tf.data.Dataset.from_tensor_slices(["1,2.5,x", "3,4.5,y"]).map(
+            lambda line: tf.io.decode_csv(line, [0, 0.0, ""])
+        )
+        return [
+            (dataset.element_spec, list(dataset.as_numpy_iterator()))
+            for dataset in (mixed, nested, csv, mixed.batch(2))
+        ]
+
+    check(body)

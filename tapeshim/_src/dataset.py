@@ -321,7 +321,15 @@ class Dataset(DatasetTransforms):
         deterministic: bool | None = None,
         name: str | None = None,
     ) -> "Dataset":
-        """Applies `map_func` to every element (a tuple element is passed unpacked)."""
+        """Applies `map_func` to every element (a tuple element is passed unpacked).
+
+        A Python list `map_func` returns is a tuple of components, as TF's (a nested list is one tensor).
+        """
+        given = map_func
+
+        def map_func(*args: Any) -> Any:
+            result = given(*args)
+            return tuple(result) if isinstance(result, list) else result
 
         def iterate() -> Iterator[Any]:
             for element in self._elements():
