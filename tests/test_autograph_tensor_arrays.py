@@ -215,3 +215,20 @@ def test_tensor_array_whose_size_is_a_tensor_argument():
         )
 
     check(body)
+
+
+def test_dynamic_tensor_array_carried_through_two_tensor_bound_loops():
+    def body(tf):
+        @tf.function
+        def f(n, m):
+            ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+            for i in tf.range(n):
+                ta = ta.write(i, tf.cast(i, tf.float32))
+            first = ta.stack()
+            for j in tf.range(m):
+                ta = ta.write(ta.size(), tf.cast(j, tf.float32) * 10.0)
+            return first, ta.stack()
+
+        return [f(tf.constant(n), tf.constant(m)) for n, m in ((2, 3), (2, 5), (4, 1), (2, 3))]
+
+    check(body)

@@ -230,7 +230,7 @@ class ConcreteFunction:
           NotImplementedError: for such arrays together with tf.print or iterator pulls inside loops or branches.
         """
         self._array_checks = [(ordinal, capacity) for ordinal, _, capacity in trace.dynamic_array_sizes]
-        self.array_capacities = tuple(capacity for _, capacity in sorted(dict(self._array_checks).items()))
+        self.array_capacities = tuple(sorted(dict(self._array_checks).items()))  # (ordinal, capacity) pairs
         if not self._array_checks:
             return []
         if trace.effects or any(group.branch_pulls for group in trace.host_inputs.groups.values()):
@@ -697,7 +697,7 @@ class ConcreteFunction:
             needed[ordinal] = max(needed.get(ordinal, 0), int(size))
         traced = dict(self._array_checks)
         if any(needed[ordinal] != traced[ordinal] for ordinal in needed):
-            raise ArrayCapacityMismatch(tuple(needed[ordinal] for ordinal in sorted(needed)))
+            raise ArrayCapacityMismatch(tuple(sorted(needed.items())))
 
     def _pack(self, tensors: Any, structure: Any = None) -> Any:
         """The function's result structure (or `structure`) around its output `tensors` (or their specs)."""

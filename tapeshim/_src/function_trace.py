@@ -92,7 +92,7 @@ class FunctionTrace(Recorder):
     def __init__(self, allow_variable_creation: bool, array_capacities: tuple = ()) -> None:
         super().__init__(watch_accessed_variables=False)
         # `dynamic_size` TensorArrays in loops with a tensor trip count (autograph/tensor_array.py): the
-        # capacities a call found them to need, by ordinal, and the sizes they reach in this trace.
+        # capacities a call found them to need, as (ordinal, capacity) pairs, and the sizes they reach in this trace.
         self._array_capacities = array_capacities
         self._arrays_bounded = 0
         self.dynamic_array_sizes: list[tuple[int, Tensor, int]] = []
@@ -121,7 +121,7 @@ class FunctionTrace(Recorder):
         """A new bounded `dynamic_size` TensorArray: its ordinal and capacity (at least `current`)."""
         ordinal = self._arrays_bounded
         self._arrays_bounded += 1
-        hint = self._array_capacities[ordinal] if ordinal < len(self._array_capacities) else 0
+        hint = dict(self._array_capacities).get(ordinal, 0)
         return ordinal, max(current, hint)
 
     def random_key(self, seed: Any) -> Tensor:

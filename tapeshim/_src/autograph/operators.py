@@ -311,7 +311,7 @@ def _tensor_loop(
         for i, before in zip(carried, initial):
             after = result[i]
             if i in templates and isinstance(after, TensorArray):
-                after = after.loop_carry(None)
+                after = after.carried()
             out.append(_check_loop_variable(names[i], before, after, current[n_extra + i]))
         return tuple(new_extra + out)
 

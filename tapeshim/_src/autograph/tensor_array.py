@@ -334,6 +334,12 @@ class TensorArray:
         self._bounded = bounded
         return buffer, convert_to_tensor(len(self._row_list), dtype=int32)
 
+    def carried(self) -> tuple:
+        """The (buffer, size) of an array a tensor loop's body returns (its buffer as carried, not grown)."""
+        if self._buffer is not None:
+            return self._buffer, convert_to_tensor(self._size, dtype=int32)
+        return self.loop_carry(None)
+
     def from_loop_carry(self, carry: tuple) -> "TensorArray":
         """This array, in loop mode, holding a loop's carried (buffer, size)."""
         new = self._copy()
