@@ -232,3 +232,60 @@ def test_dynamic_tensor_array_carried_through_two_tensor_bound_loops():
         return [f(tf.constant(n), tf.constant(m)) for n, m in ((2, 3), (2, 5), (4, 1), (2, 3))]
 
     check(body)
+
+
+def test_tensor_arrays_as_tf_while_loop_variables_and_inside_loop_state_structures():
+    def body(tf):
+        x = tf.constant([1.0, 2.0, 3.0, 4.0])
+
+        def guide_loop(n):  # TF's TensorArray guide: the array is a loop variable of tf.while_loop
+            def step(i, ta):
+                return i + 1, ta.write(i, x[i] * 2.0)
+
+            _, ta = tf.while_loop(lambda i, ta: i < n, step, (tf.constant(0), tf.TensorArray(tf.float32, size=4)))
+            return ta.stack()
+
+        @tf.function
+        def grown(n):
+            _, ta = tf.while_loop(
+                lambda i, ta: i < n,
+                lambda i, ta: (i + 1, ta.write(i, tf.cast(i * i, tf.float32))),
+                [tf.constant(0), tf.TensorArray(tf.float32, size=0, dynamic_size=True)],
+            )
+            return ta.stack(), ta.size()
+
+        @tf.function
+        def in_a_tuple_and_a_dict():
+            state = (tf.constant(0), tf.TensorArray(tf.int32, size=3))
+            named = {"rows": tf.TensorArray(tf.float32, size=3, element_shape=[2]), "sum": tf.constant(0.0)}
+            for i in tf.range(3):
+                state = (state[0] + i, state[1].write(i, i * 10))
+                named = {
+                    "rows": named["rows"].write(i, tf.fill([2], tf.cast(i, tf.float32))),
+                    "sum": named["sum"] + 1.0,
+                }
+            return state[0], state[1].stack(), named["rows"].stack(), named["sum"]
+
+        @tf.function
+        def gradient(v):
+            with tf.GradientTape() as tape:
+                tape.watch(v)
+
+                def step(i, acc, ta):
+                    acc = acc * v
+                    return i + 1, acc, ta.write(i, acc)
+
+                loop_vars = (0, v, tf.TensorArray(tf.float32, size=3))
+                _, _, ta = tf.while_loop(lambda i, a, t: i < 3, step, loop_vars, maximum_iterations=3)
+                loss = tf.reduce_sum(ta.stack())
+            return loss, tape.gradient(loss, v)
+
+        return (
+            guide_loop(tf.constant(3)),
+            tf.function(guide_loop)(tf.constant(4)),
+            [grown(tf.constant(n)) for n in (3, 1, 4)],
+            in_a_tuple_and_a_dict(),
+            gradient(tf.constant([0.5, 2.0])),
+        )
+
+    check(body)

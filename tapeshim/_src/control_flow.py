@@ -19,7 +19,7 @@ from jax import lax
 
 from tapeshim._src import errors, nest, replay, symbolic_dims
 from tapeshim._src.autograph.loop_gradient import reverse_differentiable_while
-from tapeshim._src.autograph.tensor_array import TensorArray, branch_carries
+from tapeshim._src.autograph.tensor_array import ArraysInLoop, TensorArray, branch_carries
 from tapeshim._src.dtypes import int32
 from tapeshim._src.dynamic_shapes import DynamicShapeNeeded, covered_by_invariants
 from tapeshim._src.node import Node, OpKey
@@ -465,7 +465,34 @@ def while_loop(
     if shape_invariants is not None:
         nest.assert_same_structure(loop_vars, shape_invariants, check_types=False)
         invariants = nest.flatten(shape_invariants)
-    return _while_loop(cond, body, loop_vars, maximum_iterations, shape_invariants=invariants)
+    structure = loop_vars if isinstance(loop_vars, (list, tuple)) else [loop_vars]
+    if _thread_state.trace is None or not any(isinstance(v, TensorArray) for v in nest.flatten(structure)):
+        return _while_loop(cond, body, loop_vars, maximum_iterations, shape_invariants=invariants)
+    arrays = ArraysInLoop(structure, lambda: _Branch(lambda: body(*structure), [], "While", convert=False).result)
+    carried_invariants = None  # (an array's buffer and size have none)
+    if invariants is not None:
+        carried_invariants = []
+        for value, invariant in zip(nest.flatten(structure), invariants):
+            carried_invariants += [None, None] if isinstance(value, TensorArray) else [invariant]
+    carried = _while_loop(
+        lambda *values: cond(*arrays.arrays(values)),
+        lambda *values: arrays.carries(_as_list(body(*arrays.arrays(values)), len(structure))),
+        arrays.initial,
+        maximum_iterations,
+        shape_invariants=carried_invariants,
+    )
+    result = arrays.final(carried)
+    return result if isinstance(loop_vars, (list, tuple)) else result[0]
+
+
+def _as_list(result: Any, n_loop_vars: int) -> Any:
+    """A loop body's result as its loop variables' list (a body of one variable may return it bare)."""
+    return [result] if n_loop_vars == 1 and not isinstance(result, (list, tuple)) else result
+
+
+def _loop_value(value: Any) -> Any:
+    """A loop variable as a tensor (an eager loop's TensorArray stays one: it runs as a Python loop)."""
+    return value if isinstance(value, TensorArray) else convert_to_tensor(value)
 
 
 def _while_loop(
@@ -489,7 +516,7 @@ def _while_loop(
     `maximum_iterations` may be a callable, asked after the body is traced (AutoGraph's loop options)."""
     packed = isinstance(loop_vars, (list, tuple))
     structure = loop_vars if packed else [loop_vars]
-    values = nest.map_structure(convert_to_tensor, structure)
+    values = nest.map_structure(_loop_value, structure)
 
     def call(fn: Callable[..., Any], current: Any) -> Any:
         return fn(*current)
@@ -498,7 +525,7 @@ def _while_loop(
         if not isinstance(result, (list, tuple)) and len(structure) == 1:
             result = [result]
         nest.assert_same_structure(structure, result)
-        return nest.map_structure(convert_to_tensor, result)
+        return nest.map_structure(_loop_value, result)
 
     flat = nest.flatten(values)
     traced = _thread_state.trace is not None

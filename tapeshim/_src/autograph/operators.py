@@ -16,7 +16,7 @@ import threading
 from typing import Any, Callable, Sequence
 
 from tapeshim._src import control_flow, dtypes, errors, nest
-from tapeshim._src.autograph.tensor_array import TensorArray, branch_carries
+from tapeshim._src.autograph.tensor_array import ArraysInLoop, TensorArray, branch_carries
 from tapeshim._src.dataset import Dataset
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.dynamic_shapes import DynamicShapeNeeded, covered_by_invariants
@@ -263,19 +263,19 @@ def _tensor_loop(
     state = list(state)
     undefined = [i for i, v in enumerate(state) if isinstance(v, (Undefined, UndefinedReturnValue))]
     needed = [i for i in undefined if names[i] in live]
-    arrays = [i for i, v in enumerate(state) if isinstance(v, TensorArray)]
+    arrays = [i for i, v in enumerate(state) if any(isinstance(leaf, TensorArray) for leaf in nest.flatten(v))]
     options = _LoopOptions()
-    if needed or any(state[i]._element_shape is None for i in arrays):
+    probed: list | None = None
+    shapeless = any(
+        isinstance(leaf, TensorArray) and leaf._element_shape is None for i in arrays for leaf in nest.flatten(state[i])
+    )
+    if needed or shapeless:
         # (the counter is a placeholder, as in the loop: the probe must not index with the start's value)
         counter_specs = [(tuple(t._shape), t._dtype) for t in (convert_to_tensor(v) for v in extra)]
         probe = control_flow._Branch(
             lambda *counters: _with_options(options, body, *counters, *state), counter_specs, "While", convert=False
         )
         probed = list(probe.result)[len(extra) :]
-        for i in arrays:
-            if state[i]._element_shape is None and isinstance(probed[i], TensorArray):
-                state[i] = state[i]._copy()
-                state[i]._element_shape = probed[i]._element_shape
         for i in needed:
             value = probed[i]
             if isinstance(value, (Undefined, UndefinedReturnValue)):
@@ -288,15 +288,17 @@ def _tensor_loop(
                 f"'{names[i]}' is None before the loop; it must be a tensor (or a Python value "
                 "that converts to one) to be a loop variable."
             )
-    templates = {i: state[i] for i in arrays}
     steps = None if stops_early else maximum_iterations
-    initial = [state[i].loop_carry(steps) if i in templates else _as_tensors(state[i]) for i in carried]
+    templates = {  # (TensorArrays, also inside a tuple or dict variable, are carried as their buffer and size)
+        i: ArraysInLoop(state[i], None if probed is None else lambda i=i: probed[i], steps) for i in arrays
+    }
+    initial = [templates[i].initial if i in templates else _as_tensors(state[i]) for i in carried]
     n_extra = len(extra)
 
     def full_state(values: Sequence[Any]) -> list:
         current = list(state)
         for i, value in zip(carried, values[n_extra:]):
-            current[i] = templates[i].from_loop_carry(value) if i in templates else value
+            current[i] = templates[i].arrays(value) if i in templates else value
         return list(values[:n_extra]) + current
 
     def loop_test(*values: Any) -> Any:
@@ -310,8 +312,8 @@ def _tensor_loop(
         out = []
         for i, before in zip(carried, initial):
             after = result[i]
-            if i in templates and isinstance(after, TensorArray):
-                after = after.carried()
+            if i in templates:
+                after = templates[i].carries(after)
             out.append(_check_loop_variable(names[i], before, after, current[n_extra + i]))
         return tuple(new_extra + out)
 
@@ -330,8 +332,7 @@ def _tensor_loop(
     result = list(state)
     for i, value in zip(carried, list(final)[n_extra:]):
         if i in templates:
-            result[i] = templates[i].from_loop_carry(tuple(value))
-            result[i].report_size()
+            result[i] = templates[i].final(value)
         else:
             result[i] = value
     return tuple(result)

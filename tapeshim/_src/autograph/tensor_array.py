@@ -17,12 +17,12 @@ the whole buffer (rows never written are zeros, as TF's for a fixed size).
 
 from __future__ import annotations
 
-from typing import Any, SupportsInt
+from typing import Any, Callable, SupportsInt
 
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import errors, registry, runtime_checks, static_value, symbolic_dims
+from tapeshim._src import errors, nest, registry, runtime_checks, static_value, symbolic_dims
 from tapeshim._src.dtypes import as_dtype, int32
 from tapeshim._src.dynamic_shapes import DynamicShapeNeeded
 from tapeshim._src.node import OpKey
@@ -417,3 +417,61 @@ def _buffer_of(array: TensorArray, element_shape: tuple | None) -> tuple[Tensor,
     stacked = array._copy()
     stacked._element_shape = element_shape
     return stacked.stack(), convert_to_tensor(len(array._row_list), dtype=int32)
+
+
+class ArraysInLoop:
+    """The TensorArrays in a loop variable (or in an explicit `tf.while_loop`'s loop variables, as TF's
+    TensorArray guide passes one), carried through the traced loop as (buffer, size) each (`loop_carry`).
+
+    `initial` is the variable with each array replaced by its carry; `arrays(carried)` makes the arrays
+    again (for the loop's test and body), `carries(result)` the body's result's carries and
+    `final(carried)` the variable after the loop. An array whose element shape is unknown learns it from
+    `probe()`, the variable after one trace of the body; `steps` is as for `loop_carry`.
+    """
+
+    def __init__(self, variable: Any, probe: Callable[[], Any] | None, steps: int | None = None) -> None:
+        self.structure = variable
+        self.leaves = nest.flatten(variable)
+        self.positions = {i for i, leaf in enumerate(self.leaves) if isinstance(leaf, TensorArray)}
+        if probe is not None and any(self.leaves[i]._element_shape is None for i in self.positions):
+            probed = nest.flatten(probe())
+            for i in self.positions:
+                if self.leaves[i]._element_shape is None and i < len(probed) and isinstance(probed[i], TensorArray):
+                    self.leaves[i] = self.leaves[i]._copy()
+                    self.leaves[i]._element_shape = probed[i]._element_shape
+        self.initial = self._packed(
+            [leaf.loop_carry(steps) if i in self.positions else leaf for i, leaf in enumerate(self.leaves)]
+        )
+
+    def _packed(self, leaves: list) -> Any:
+        return nest.pack_sequence_as(self.structure, leaves)
+
+    def arrays(self, carried: Any) -> Any:
+        """The variable with arrays again, from its carried form."""
+        flat, out, k = nest.flatten(carried), [], 0
+        for i, leaf in enumerate(self.leaves):
+            if i in self.positions:
+                out.append(leaf.from_loop_carry((flat[k], flat[k + 1])))
+                k += 2
+            else:
+                out.append(flat[k])
+                k += 1
+        return self._packed(out)
+
+    def carries(self, result: Any) -> Any:
+        """The body's `result` for the variable with each array as its carry (as given where it differs)."""
+        flat = nest.flatten(result)
+        if len(flat) != len(self.leaves):
+            return result  # (the loop's structure check names the variable)
+        return nest.pack_sequence_as(
+            result,
+            [v.carried() if i in self.positions and isinstance(v, TensorArray) else v for i, v in enumerate(flat)],
+        )
+
+    def final(self, carried: Any) -> Any:
+        """The variable after the loop: its arrays' sizes are checked as a tensor loop's are (`report_size`)."""
+        result = self.arrays(carried)
+        for i, leaf in enumerate(nest.flatten(result)):
+            if i in self.positions:
+                leaf.report_size()
+        return result
