@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from oracle import check
+from oracle import check, check_raises
 
 
 def _batches(tf, rows):
@@ -289,3 +289,17 @@ def test_tensor_arrays_as_tf_while_loop_variables_and_inside_loop_state_structur
         )
 
     check(body)
+
+
+def test_tensor_array_without_inferred_shapes_and_tf_errors_for_bad_writes():
+    def body(tf):
+        ta = tf.TensorArray(tf.float32, size=2, infer_shape=False)
+        ta = ta.write(0, [1.0, 2.0, 3.0]).write(1, [4.0])
+        return ta.concat(), ta.read(1), ta.element_shape, ta.size()
+
+    check(body)
+    check_raises(
+        lambda tf: tf.TensorArray(tf.float32, size=2, infer_shape=False).write(0, [1.0]).write(1, [2.0, 3.0]).stack()
+    )
+    check_raises(lambda tf: tf.TensorArray(tf.float32, size=2).write(5, 1.0), messages=True)
+    check_raises(lambda tf: tf.TensorArray(tf.float32, size=1).write(0, tf.constant(1)), messages=True)

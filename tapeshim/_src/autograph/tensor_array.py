@@ -74,8 +74,10 @@ class TensorArray:
         colocate_with_first_write_call: bool = True,
         name: str | None = None,
     ) -> None:
-        del clear_after_read, tensor_array_name, handle, flow, infer_shape, colocate_with_first_write_call, name
+        del clear_after_read, tensor_array_name, handle, flow, colocate_with_first_write_call, name
         self._dtype = as_dtype(dtype)
+        # Without inferring shapes (`infer_shape=False`), elements may differ in shape (for `concat`), as TF's.
+        self._infer_shape = bool(infer_shape) or element_shape is not None
         self._dynamic_size = bool(dynamic_size)
         self._element_shape = None if element_shape is None else tuple(element_shape)
         self._buffer: Tensor | None = None  # loop mode
@@ -140,9 +142,18 @@ class TensorArray:
 
     def write(self, index: Any, value: TensorLike, name: str | None = None) -> "TensorArray":
         """A new array with `value` at `index`."""
+        if isinstance(value, Tensor) and value._dtype != self._dtype and _thread_state.trace is None:
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"TensorArray dtype is {self._dtype.name} but Op is trying to write dtype {value._dtype.name} ",
+            )
         value = convert_to_tensor(value, dtype=self._dtype)
-        self._check(value)
         new = self._copy()
+        if not self._infer_shape and self._buffer is None and self._rows is not None:
+            # (elements of any shape: the array's element shape stays unknown, as TF's)
+            return new._set_row(index, value)
+        self._check(value)
         new._element_shape = tuple(value._shape)
         if _symbolic(index) and self._buffer is None:  # a loop's first trace learns the element shape
             return new  # (see operators._tensor_loop)
@@ -157,20 +168,25 @@ class TensorArray:
                 new._buffer = manip_ops.tensor_scatter_nd_update(buffer, index[None, None], value[None])
             new._size = math_ops.maximum(self._size, index + 1)
             return new
-        rows = new._row_list
+        return new._set_row(index, value)
+
+    def _set_row(self, index: Any, value: Tensor) -> "TensorArray":
+        """This array (a new one, holding rows) with `value` at `index`."""
+        rows = self._row_list
         position = int(index)
         if position < 0:
             raise errors.OutOfRangeError(None, None, f"Writing to negative indices (index {position}) is not allowed.")
         if position >= len(rows):
             if not self._dynamic_size:
-                raise errors.invalid_argument(
-                    f"Tried to write to index {position} but array is not resizeable and size is: {len(rows)}",
-                    "TensorArrayWriteV3",
+                raise errors.OutOfRangeError(
+                    None,
+                    None,
+                    f"Tried to write to index {position} but array is not resizeable and size is: {len(rows)} ",
                 )
             rows += [None] * (position + 1 - len(rows))
         rows[position] = value
-        new._size = len(rows)
-        return new
+        self._size = len(rows)
+        return self
 
     def read(self, index: Any, name: str | None = None) -> Tensor:
         """The element at `index`."""
