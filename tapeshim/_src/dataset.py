@@ -327,9 +327,11 @@ class Dataset(DatasetTransforms):
         """
         given = map_func
 
-        def map_func(*args: Any) -> Any:
+        def listless(*args: Any) -> Any:
             result = given(*args)
             return tuple(result) if isinstance(result, list) else result
+
+        map_func = listless
 
         def iterate() -> Iterator[Any]:
             for element in self._elements():

@@ -135,7 +135,9 @@ def if_stmt(
         )
     if not predicate._dtype.is_bool:
         raise TypeError(f"Expected bool for the condition of an if statement, got {predicate._dtype.name}.")
-    branches = [control_flow._Branch(lambda fn=fn: fn(*state), [], "If", convert=False) for fn in (body, orelse)]
+    branches = [
+        control_flow._Branch(lambda fn=fn: fn(*_fresh(state)), [], "If", convert=False) for fn in (body, orelse)
+    ]
     results = [list(branch.result) for branch in branches]
     final: list[Any] = [None] * len(names)
     kept: list[int] = []
@@ -166,6 +168,12 @@ def if_stmt(
 
 
 _OUTPUT = object()
+
+
+def _fresh(state: Sequence[Any]) -> tuple:
+    """The state with new dicts and lists (holding the same values) for a traced branch or loop body, whose
+    item assignments (`stats["total"] += x`) must not reach the other branch or the values before it."""
+    return tuple(nest.map_structure(lambda leaf: leaf, v) if isinstance(v, (dict, list)) else v for v in state)
 
 
 def _as_tensors(value: Any) -> Any:
@@ -273,7 +281,10 @@ def _tensor_loop(
         # (the counter is a placeholder, as in the loop: the probe must not index with the start's value)
         counter_specs = [(tuple(t._shape), t._dtype) for t in (convert_to_tensor(v) for v in extra)]
         probe = control_flow._Branch(
-            lambda *counters: _with_options(options, body, *counters, *state), counter_specs, "While", convert=False
+            lambda *counters: _with_options(options, body, *counters, *_fresh(state)),
+            counter_specs,
+            "While",
+            convert=False,
         )
         probed = list(probe.result)[len(extra) :]
         for i in needed:
@@ -290,7 +301,7 @@ def _tensor_loop(
             )
     steps = None if stops_early else maximum_iterations
     templates = {  # (TensorArrays, also inside a tuple or dict variable, are carried as their buffer and size)
-        i: ArraysInLoop(state[i], None if probed is None else lambda i=i: probed[i], steps) for i in arrays
+        i: ArraysInLoop(state[i], _probed_value(probed, i), steps) for i in arrays
     }
     initial = [templates[i].initial if i in templates else _as_tensors(state[i]) for i in carried]
     n_extra = len(extra)
@@ -336,6 +347,11 @@ def _tensor_loop(
         else:
             result[i] = value
     return tuple(result)
+
+
+def _probed_value(probed: list | None, i: int) -> Callable[[], Any] | None:
+    """What a loop's probe (one trace of its body) gave variable `i`, when asked; None without a probe."""
+    return None if probed is None else lambda: probed[i]
 
 
 def _check_loop_variable(name: str, before: Any, after: Any, inside: Any = None) -> Any:

@@ -82,6 +82,9 @@ class TensorArray:
         self._element_shape = None if element_shape is None else tuple(element_shape)
         self._buffer: Tensor | None = None  # loop mode
         self._bounded = -1  # a dynamic array's capacity ordinal in the trace, once bounded by it (see module doc)
+        self._capacity: Any  # its rows (Python mode), or its buffer's, or a symbolic size known per call
+        self._rows: list[Tensor | None] | None  # Python mode: one row (or None, not written) per element
+        self._size: Any  # an int in Python mode, else an int32 tensor
         # (`size=tf.shape(x)[0]` inside tapeshim.function is known while tracing: H5)
         folded = 0 if size is None else array_ops.folded_int(size)
         if isinstance(folded, Tensor) and _symbolic(folded):
@@ -94,9 +97,9 @@ class TensorArray:
             return
         if symbolic_dims.is_symbolic(folded) and not self._dynamic_size:
             # a size known per call (a trace for every size): the array is a buffer from its first element on
-            self._capacity: Any = folded
-            self._rows: list[Tensor | None] | None = None
-            self._size: Any = _reserved(folded)
+            self._capacity = folded
+            self._rows = None
+            self._size = _reserved(folded)
             return
         self._capacity = int(folded)
         if self._capacity < 0 and _thread_state.trace is not None:  # (TF's eager TensorArray takes it)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import itertools
-from typing import Iterable, TypeVar, Union
+from typing import Iterable, Sequence, TypeVar, Union
 
 _RETURN_FLAG = "do_return__"
 _RETURN_VALUE = "retval__"
@@ -91,6 +91,21 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
     return [name for name in names if name not in deleted]
 
 
+def item_assigned_names(stmts: list[ast.stmt]) -> list[str]:
+    """Names whose items `stmts` assign (`stats["total"] += x`, `acc[0] = y`): the dict or list is loop or
+    branch state too, as TF's AutoGraph carries such items."""
+    names: list[str] = []
+    for stmt in stmts:
+        for node in itertools.chain([stmt], _walk_scope(stmt)):
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+                root = node.value
+                while isinstance(root, ast.Subscript):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id not in names:
+                    names.append(root.id)
+    return names
+
+
 def reads_before_writes(stmts: list[ast.stmt], written: frozenset[str] = frozenset()) -> tuple[set[str], set[str]]:
     """Names `stmts` may read before writing them, and the names they surely write (beyond `written`).
 
@@ -126,6 +141,11 @@ def reads_before_writes(stmts: list[ast.stmt], written: frozenset[str] = frozens
     return read, done - written
 
 
+def _with_items(state: list[str], stmts: list[ast.stmt]) -> list[str]:
+    """`state` and the names whose items `stmts` assign (`item_assigned_names`)."""
+    return state + [name for name in item_assigned_names(stmts) if name not in state]
+
+
 def _is_compound(stmt: ast.stmt) -> bool:
     """A statement holding blocks of statements (a definition is not: it binds its name)."""
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -133,7 +153,7 @@ def _is_compound(stmt: ast.stmt) -> bool:
     return any(isinstance(getattr(stmt, field, None), list) for field in ("body", "orelse", "handlers", "cases"))
 
 
-def _loads(nodes: list[ast.AST]) -> set[str]:
+def _loads(nodes: Sequence[ast.AST]) -> set[str]:
     """Names `nodes` read, an augmented assignment's target included."""
     names: set[str] = set()
     for node in nodes:
@@ -383,7 +403,7 @@ class _ControlFlow(ast.NodeTransformer):
     def visit_If(self, node: ast.If) -> list[ast.stmt]:
         self.generic_visit(node)
         n = next(self.counter)
-        state = assigned_names(node.body + node.orelse)
+        state = _with_items(assigned_names(node.body + node.orelse), node.body + node.orelse)
         live = self._live_outside(node)
         body_fn = self._def(f"if_body__{n}", state, node.body, _tuple(state))
         else_fn = self._def(f"else_body__{n}", state, node.orelse or [ast.Pass()], _tuple(state))
@@ -404,7 +424,7 @@ class _ControlFlow(ast.NodeTransformer):
         if node.orelse:
             return node
         n = next(self.counter)
-        state = assigned_names(node.body)
+        state = _with_items(assigned_names(node.body), node.body)
         live = self._live_outside(node)
         test_fn = self._def(f"loop_test__{n}", state, [], node.test)
         body_fn = self._def(f"loop_body__{n}", state, node.body, _tuple(state))
@@ -425,9 +445,9 @@ class _ControlFlow(ast.NodeTransformer):
         if node.orelse:
             return node
         n = next(self.counter)
-        state = [
-            name for name in assigned_names([ast.Assign(targets=[node.target], value=ast.Constant(0))] + node.body)
-        ]
+        state = _with_items(
+            assigned_names([ast.Assign(targets=[node.target], value=ast.Constant(0))] + node.body), node.body
+        )
         live = self._live_outside(node)
         item = f"item__{n}"
         body = [ast.Assign(targets=[node.target], value=_name(item))] + node.body
