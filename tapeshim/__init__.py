@@ -189,6 +189,7 @@ from tapeshim._src.ops.math_extra import (  # noqa: E402
     argmin,
     truncatediv,
 )
+from tapeshim._src.ops.math_misc import scalar_mul  # noqa: E402
 from tapeshim._src.ops.math_ops import (  # noqa: E402
     abs,
     acos,
@@ -251,6 +252,7 @@ from tapeshim._src.ops.reduction_ops import (  # noqa: E402
     norm,
     reduce_logsumexp,
 )
+from tapeshim._src.ops.reorder_ops import reverse_sequence  # noqa: E402
 from tapeshim._src.ops.scatter_ops import (  # noqa: E402
     tensor_scatter_nd_max,
     tensor_scatter_nd_min,
@@ -529,10 +531,12 @@ __all__ = [
     "repeat",
     "reshape",
     "reverse",
+    "reverse_sequence",
     "roll",
     "round",
     "saturate_cast",
     "saved_model",
+    "scalar_mul",
     "scan",
     "scatter_nd",
     "searchsorted",

@@ -44,6 +44,7 @@ from tapeshim._src.ops.nn_ops import (
 )
 from tapeshim._src.ops.nn_sparse_ops import embedding_lookup_sparse
 from tapeshim._src.ops.reduction_ops import l2_normalize, top_k
+from tapeshim._src.ops.reorder_ops import depth_to_space, space_to_depth
 from tapeshim._src.ops.search_ops import in_top_k
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "conv3d",
     "convolution",
     "ctc_loss",
+    "depth_to_space",
     "depthwise_conv2d",
     "dropout",
     "elu",
@@ -87,6 +89,7 @@ __all__ = [
     "softmax_cross_entropy_with_logits",
     "softplus",
     "softsign",
+    "space_to_depth",
     "sparse_softmax_cross_entropy_with_logits",
     "swish",
     "tanh",

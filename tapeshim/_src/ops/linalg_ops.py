@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 from tapeshim._src import errors, runtime_checks
 from tapeshim._src.ops import array_ops, math_ops, table
-from tapeshim._src.ops.common import convert_same_dtype, dtype_check, static_error
+from tapeshim._src.ops.common import convert_same_dtype, dtype_check, no_cpu_kernel, static_error
 from tapeshim._src.ops.linalg_diag import matrix_diag
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -293,3 +293,109 @@ def matvec(
     b_t = convert_to_tensor(b)
     product = math_ops.matmul(a, array_ops.expand_dims(b_t, -1), transpose_a=transpose_a, adjoint_a=adjoint_a)
     return array_ops.squeeze(product, -1)
+
+
+_eigvalsh_op = OpDef(
+    "SelfAdjointEigV2",
+    lambda x: _eigh_impl(x)[0].astype(x.dtype),
+    True,
+    dtype_check("SelfAdjointEigV2", "fc", ("double", "float", "half", "complex64", "complex128")),
+)
+
+
+@table.export(
+    "linalg.eigvalsh",
+    gradient="tf",
+    dtypes=table.FLOAT,
+    note="reads the lower triangle, as TF; complex input gives complex eigenvalues, as TF; float16 raises "
+    "NotFoundError, as TF's CPU kernels",
+    op=_eigvalsh_op,
+)
+def eigvalsh(tensor: TensorLike, name: str | None = None) -> Tensor:
+    """The eigenvalues (ascending) of a (batch of) Hermitian matrices, as `tf.linalg.eigvalsh`.
+
+    Args:
+      tensor: `[..., n, n]`; only its lower triangle is read.
+      name: ignored.
+
+    Returns:
+      `[..., n]` eigenvalues, of `tensor`'s dtype.
+
+    Raises:
+      InvalidArgumentError: if the matrices are not square or the dtype is not floating or complex.
+      NotFoundError: for float16, which TF's CPU kernels do not support.
+    """
+    x = convert_to_tensor(tensor)
+    if x._dtype.name == "float16":
+        raise no_cpu_kernel("SelfAdjointEigV2", "T=DT_HALF, compute_v=false")
+    if len(x._shape) < 2:
+        raise static_error(f"Input tensor 0 must have rank >= 2, got {len(x._shape)}", "SelfAdjointEigV2")
+    _square(x, "SelfAdjointEigV2")
+    return apply(_eigvalsh_op, (x,))[0]
+
+
+_TRIANGULAR_TYPES = ("bfloat16", "double", "float", "half", "complex64", "complex128")
+
+
+@table.export("linalg.cholesky_solve", dtypes=table.FLOAT, note="float16/bfloat16 raise NotFoundError, as TF's CPU")
+def cholesky_solve(chol: TensorLike, rhs: TensorLike, name: str | None = None) -> Tensor:
+    """X with A @ X = rhs, given A's lower Cholesky factor `chol`, by two triangular solves, as
+    `tf.linalg.cholesky_solve`.
+
+    Args:
+      chol: `[..., m, m]` lower-triangular factors.
+      rhs: `[..., m, k]` right-hand sides.
+      name: ignored.
+
+    Returns:
+      `[..., m, k]` solutions.
+
+    Raises:
+      InvalidArgumentError: for shapes that do not match or a dtype that is not floating or complex.
+      NotFoundError: for float16 and bfloat16, which TF's CPU kernels do not support.
+    """
+    a, b = convert_same_dtype((chol, rhs), "MatrixTriangularSolve")
+    dtype_check("MatrixTriangularSolve", "fc", _TRIANGULAR_TYPES)(((a._shape, a._dtype),), {})
+    if a._dtype.name in ("float16", "bfloat16"):
+        name_upper = "HALF" if a._dtype.name == "float16" else "BFLOAT16"
+        raise no_cpu_kernel("MatrixTriangularSolve", f"T=DT_{name_upper}, adjoint=false, lower=true")
+    solved = triangular_solve(a, b, lower=True, adjoint=False)
+    return triangular_solve(a, solved, lower=True, adjoint=True)
+
+
+def _tensor_diag(d: jax.Array) -> jax.Array:
+    return jnp.diag(d.reshape(-1)).reshape(d.shape + d.shape)
+
+
+_tensor_diag_op = OpDef(
+    "Diag",
+    _tensor_diag,
+    True,
+    dtype_check("Diag", "fci", ("bfloat16", "half", "float", "double", "int32", "int64", "complex64", "complex128")),
+)
+
+
+@table.export(
+    "linalg.tensor_diag", dtypes=table.NUMERIC, note="bfloat16 raises NotFoundError, as TF's CPU", op=_tensor_diag_op
+)
+def tensor_diag(diagonal: TensorLike, name: str | None = None) -> Tensor:
+    """The tensor of shape `diagonal.shape + diagonal.shape` holding `diagonal` on its diagonal (zeros elsewhere),
+    as `tf.linalg.tensor_diag`.
+
+    Args:
+      diagonal: a tensor of rank at least 1.
+      name: ignored.
+
+    Returns:
+      A tensor of twice `diagonal`'s rank and its dtype.
+
+    Raises:
+      InvalidArgumentError: for a scalar, or a dtype TF's Diag does not take.
+      NotFoundError: for bfloat16, which TF's CPU kernels do not support.
+    """
+    d = convert_to_tensor(diagonal)
+    if d._dtype.name == "bfloat16":
+        raise no_cpu_kernel("Diag", "T=DT_BFLOAT16")
+    if not d._shape:
+        raise static_error("Input must be at least rank 1, got 0", "Diag")
+    return apply(_tensor_diag_op, (d,))[0]

@@ -280,3 +280,125 @@ xdivy_impl = tf_complex_gradient(lambda x, y: _safe_divide(x, y, x == 0))
 def divide_no_nan_impl(x: jax.Array, y: jax.Array) -> jax.Array:
     """x / y, 0 where y == 0, with finite gradients there (TF's DivNoNan)."""
     return _safe_divide(x, y, y == 0)
+
+
+def _times_unless_zero(a: jax.Array, b: jax.Array) -> jax.Array:
+    """a * b, and 0 where b == 0 (even where a is inf or nan): TF's MulNoNan."""
+    return jnp.where(b == 0, jnp.zeros_like(a * b), a * b)
+
+
+@jax.custom_vjp
+def _mul_no_nan(x: jax.Array, y: jax.Array) -> jax.Array:
+    return _times_unless_zero(x, y)
+
+
+def _mul_no_nan_fwd(x: jax.Array, y: jax.Array) -> tuple:
+    return _times_unless_zero(x, y), (x, y)
+
+
+def _mul_no_nan_bwd(residuals: tuple, c: jax.Array) -> tuple:
+    # TF's MulNoNanGrad: (mul_no_nan(g, y), mul_no_nan(x, g)), unconjugated for complex. Tapes return
+    # conj(vjp(conj(g))), so the vjp conjugates the other factor.
+    x, y = residuals
+    return _times_unless_zero(c, jnp.conj(y)), _times_unless_zero(jnp.conj(x), c)
+
+
+_mul_no_nan.defvjp(_mul_no_nan_fwd, _mul_no_nan_bwd)
+
+
+def mul_no_nan_impl(x: jax.Array, y: jax.Array) -> jax.Array:
+    """x * y, 0 where y == 0, with TF's gradient: y's is x * g (also where y == 0), 0 where g == 0."""
+    x, y = jnp.broadcast_arrays(x, y)  # (JAX sums the gradient of a broadcast input)
+    if in_forward_mode():
+        return _times_unless_zero(x, y)
+    return _mul_no_nan(x, y)
+
+
+def _shift(x: jax.Array, axis: int, reverse: bool, fill: float) -> jax.Array:
+    """x moved one step along `axis` (toward the end, or the start if `reverse`), `fill` entering: an inclusive
+    scan made exclusive."""
+    size = x.shape[axis]
+    if not size:
+        return x
+    pad = [(0, 0)] * x.ndim
+    pad[axis] = (0, 1) if reverse else (1, 0)
+    kept = lax.slice_in_dim(x, 1, size, axis=axis) if reverse else lax.slice_in_dim(x, 0, size - 1, axis=axis)
+    return jnp.pad(kept, pad, constant_values=fill)
+
+
+def _cumulative_logsumexp(x: jax.Array, axis: int, exclusive: bool, reverse: bool) -> jax.Array:
+    out = lax.cumlogsumexp(x, axis=axis, reverse=reverse)
+    return _shift(out, axis, reverse, -jnp.inf) if exclusive else out
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3))
+def _cumulative_logsumexp_tf(x: jax.Array, axis: int, exclusive: bool, reverse: bool) -> jax.Array:
+    return _cumulative_logsumexp(x, axis, exclusive, reverse)
+
+
+def _cumulative_logsumexp_fwd(x: jax.Array, axis: int, exclusive: bool, reverse: bool) -> tuple:
+    out = _cumulative_logsumexp(x, axis, exclusive, reverse)
+    return out, (x, out)
+
+
+def _cumulative_logsumexp_bwd(axis: int, exclusive: bool, reverse: bool, residuals: tuple, g: jax.Array) -> tuple:
+    # d out_k / d x_i = exp(x_i - out_k) for every k whose window holds i: the gradient is a scan the other way,
+    # kept in log space with the positive and the negative parts of g apart (nan where x and out are both -inf,
+    # as TF's).
+    x, out = residuals
+    minus_inf = jnp.full_like(g, -jnp.inf)
+    positive = jnp.where(g > 0, jnp.log(jnp.where(g > 0, g, 1)), minus_inf)
+    negative = jnp.where(g < 0, jnp.log(jnp.where(g < 0, -g, 1)), minus_inf)
+
+    def part(log_g: jax.Array) -> jax.Array:
+        return jnp.exp(x + _cumulative_logsumexp(log_g - out, axis, exclusive, not reverse))
+
+    return (part(positive) - part(negative),)
+
+
+_cumulative_logsumexp_tf.defvjp(_cumulative_logsumexp_fwd, _cumulative_logsumexp_bwd)
+
+
+def cumulative_logsumexp_impl(x: jax.Array, axis: int, exclusive: bool, reverse: bool) -> jax.Array:
+    """log(cumsum(exp(x))) along `axis` (optionally exclusive: -inf first; and/or from the end), with TF's
+    log-space gradient; forward mode (which custom_vjp cannot do) differentiates the scan itself."""
+    if in_forward_mode():
+        return _cumulative_logsumexp(x, axis, exclusive, reverse)
+    return _cumulative_logsumexp_tf(x, axis, exclusive, reverse)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
+def _segment_prod(data: jax.Array, ids: jax.Array, num_segments: int) -> jax.Array:
+    return jax.ops.segment_prod(data, ids, num_segments)  # (ids outside [0, num_segments) are dropped)
+
+
+@_segment_prod.defjvp
+def _segment_prod_jvp(num_segments: int, primals: tuple, tangents: tuple) -> tuple:
+    # Each element's derivative is the product of the other elements of its segment, found as TF's
+    # UnsortedSegmentProdGrad does: the product of the nonzero elements, divided by the element when the segment
+    # holds no zero; for its one zero, that product; 0 when the segment holds two zeros or more.
+    data, ids = primals
+    t = tangents[0]
+    zero = data == 0
+    nonzero = jnp.where(zero, jnp.ones_like(data), data)
+    product = _segment_prod(nonzero, ids, num_segments)
+    zeros = jax.ops.segment_sum(zero.astype(jnp.int32), ids, num_segments)
+
+    def gathered(values: jax.Array) -> jax.Array:
+        return jnp.take(values, ids, axis=0, mode="fill", fill_value=0)
+
+    own_product, own_zeros = gathered(product), gathered(zeros)
+    others = jnp.where(
+        zero,
+        jnp.where(own_zeros == 1, own_product, jnp.zeros_like(own_product)),
+        jnp.where(own_zeros == 0, own_product / nonzero, jnp.zeros_like(own_product)),
+    )
+    return jax.ops.segment_prod(data, ids, num_segments), jax.ops.segment_sum(t * others, ids, num_segments)
+
+
+def segment_prod_impl(data: jax.Array, ids: jax.Array, num_segments: int) -> jax.Array:
+    """The product of the rows of `data` (flattened to `[n, ...]`) per id of `ids` (`[n]`), 1 for empty
+    segments, with TF's gradient (exact at zeros; not conjugated for complex, as TF's)."""
+    if not jnp.issubdtype(data.dtype, jnp.inexact):
+        return jax.ops.segment_prod(data, ids, num_segments)
+    return tf_complex_gradient(lambda d: _segment_prod(d, ids, num_segments))(data)

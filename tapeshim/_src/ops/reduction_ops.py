@@ -380,6 +380,8 @@ def _segment(kind: str, data: jax.Array, ids: jax.Array, num_segments: int, chec
     ids = ids.reshape(-1).astype(jnp.int32)
     if kind == "sum":
         return jax.ops.segment_sum(data, ids, num_segments)
+    if kind == "prod":
+        return math_kernels.segment_prod_impl(data, ids, num_segments)
     if kind in ("max", "min"):
         chosen = jax.ops.segment_max if kind == "max" else jax.ops.segment_min
         out = chosen(data, ids, num_segments)
@@ -465,7 +467,7 @@ def unsorted_segment_max(
 
 
 def _sorted_segment(kind: str, data: TensorLike, segment_ids: TensorLike, op_name: str) -> Tensor:
-    """A sorted segment reduction (TF's Segment* ops): max(id) + 1 segments, empty ones 0."""
+    """A sorted segment reduction (TF's Segment* ops): max(id) + 1 segments, empty ones 0 (1 for a product)."""
     ids = convert_to_tensor(segment_ids)
     values = np.asarray(ids.numpy()).reshape(-1)
     count = int(np.max(values)) + 1 if values.size else 0
@@ -505,6 +507,47 @@ def unsorted_segment_sqrt_n(data: Any, segment_ids: Any, num_segments: Any, name
 def segment_sum(data: TensorLike, segment_ids: TensorLike, name: str | None = None) -> Tensor:
     """Sums the rows of `data` per sorted segment id; there are max(id) + 1 segments."""
     return _sorted_segment("sum", data, segment_ids, "SegmentSum")
+
+
+@table.export(
+    "math.unsorted_segment_prod",
+    gradient="tf",
+    dtypes=table.NUMERIC,
+    note="the gradient is exact at zeros and not conjugated for complex, as TF's",
+)
+def unsorted_segment_prod(
+    data: TensorLike, segment_ids: TensorLike, num_segments: TensorLike, name: str | None = None
+) -> Tensor:
+    """Multiplies the rows of `data` that share a segment id (1 for empty segments; negative ids are dropped).
+
+    Args:
+      data: a numeric tensor.
+      segment_ids: int32 or int64 ids, a prefix of `data`'s shape.
+      num_segments: the number of segments.
+      name: ignored.
+
+    Returns:
+      A tensor of shape `[num_segments] + data.shape[segment_ids.rank:]`.
+
+    Raises:
+      InvalidArgumentError: if an id is `num_segments` or more, or the shapes do not match.
+    """
+    return _segment_call("prod", data, segment_ids, num_segments)
+
+
+@table.export(
+    "math.segment_prod",
+    gradient="tf",
+    dtypes=table.NUMERIC,
+    note="segment ids must be known (not traced); the gradient is exact at zeros, as TF's",
+)
+def segment_prod(data: TensorLike, segment_ids: TensorLike, name: str | None = None) -> Tensor:
+    """Multiplies the rows of `data` per sorted segment id; there are max(id) + 1 segments (empty ones 1).
+
+    Raises:
+      InvalidArgumentError: if the ids are not sorted or are negative.
+    """
+    return _sorted_segment("prod", data, segment_ids, "SegmentProd")
 
 
 @table.export("math.segment_mean", dtypes=table.REAL, note="segment ids must be known (not traced)")
