@@ -414,3 +414,27 @@ def custom_gradient_inside_a_layer(tf):
         loss = tf.reduce_sum(model(x) ** 2)
     results.append(tape.gradient(loss, model.trainable_variables))
     return results
+
+
+@backend_case
+def lookup_hashing_and_text_vectorization_layers(tf):
+    """Keras's preprocessing layers that compute with TF's ops, on tensors, in a tf.data map and adapted."""
+    words = tf.constant(["cat", "dog", "cat", "bird", "dog", "cat"])
+    lookup = tf.keras.layers.StringLookup()
+    lookup.adapt(words)
+    from_dataset = tf.keras.layers.StringLookup()
+    from_dataset.adapt(tf.data.Dataset.from_tensor_slices(words).batch(2))
+    mapped = [t.numpy() for t in tf.data.Dataset.from_tensor_slices(words).batch(4).map(lookup)]
+    vectorizer = tf.keras.layers.TextVectorization(max_tokens=20, output_mode="tf_idf")
+    vectorizer.adapt(tf.data.Dataset.from_tensor_slices(["the cat sat", "the dog ran", "a cat"]).batch(2))
+    outputs = [
+        lookup(tf.constant(["cat", "fish", "bird"])),
+        from_dataset(tf.constant(["dog"])),
+        tf.keras.layers.StringLookup(vocabulary=["a", "b"], output_mode="one_hot")(tf.constant(["a", "b", "z"])),
+        tf.keras.layers.StringLookup(vocabulary=["a", "b"], invert=True)(tf.constant([1, 2, 0])),
+        tf.keras.layers.IntegerLookup(vocabulary=[5, 7], output_mode="multi_hot")(tf.constant([[5, 9], [7, 7]])),
+        tf.keras.layers.Hashing(num_bins=5)(tf.constant([["a"], ["b"]])),
+        tf.keras.layers.HashedCrossing(num_bins=7)((tf.constant([1, 2]), tf.constant(["a", "b"]))),
+        vectorizer(tf.constant(["the cat ran"])),
+    ]
+    return mapped, [(t.dtype.name, t.shape.as_list(), t.numpy().tolist()) for t in outputs]

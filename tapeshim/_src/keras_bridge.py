@@ -36,6 +36,7 @@ from tapeshim._src import checkpoint, dtypes, registry, runtime_checks
 from tapeshim._src.custom_gradient import _VariableCollector
 from tapeshim._src.keras_compat import direct_assign, flatten_layers, in_stateless_scope, keras, own_trainable_variables
 from tapeshim._src.keras_compat import tf_keras as tf_keras  # re-exported: the `tapeshim.keras.*` namespaces import it
+from tapeshim._src.keras_host_layers import call_on_values, computed_with_tf
 from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
 from tapeshim._src.node import OpKey
 from tapeshim._src.ops import random_ops
@@ -750,6 +751,8 @@ class TapeLayerMixin(_LayerBase):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if passthrough(args, kwargs):
             return super().__call__(*args, **kwargs)
+        if computed_with_tf(self):
+            return call_on_values(super().__call__, args, kwargs)
         if not self.built:
             _build(self, args, kwargs)
         if not has_programs(self):

@@ -98,6 +98,17 @@ Functional: Any = _module("keras.src.models.functional").Functional
 # keras/src/models/model.py: whether `Model(*args, **kwargs)` asks for a functional model.
 functional_init_arguments: Callable[[tuple, dict], bool] = _module("keras.src.models.model").functional_init_arguments
 
+# keras/src/layers/preprocessing/{index_lookup,hashing,hashed_crossing,text_vectorization}.py: preprocessing layers
+# that compute with TensorFlow's own ops on concrete inputs (as in a `tf.data` pipeline), not the backend's.
+tf_computed_layers: tuple = (
+    _module("keras.src.layers.preprocessing.index_lookup").IndexLookup,
+    _module("keras.src.layers.preprocessing.hashing").Hashing,
+    _module("keras.src.layers.preprocessing.hashed_crossing").HashedCrossing,
+    _module("keras.src.layers.preprocessing.text_vectorization").TextVectorization,
+)
+# keras/src/utils/module_utils.py: TensorFlow, imported when first used (those layers need it installed).
+tensorflow_module: Any = _module("keras.src.utils.module_utils").tensorflow
+
 # keras/src/trainers/trainer.py: the base class whose `__init__` sets up `compile`/`fit` state.
 Trainer: Any = _module("keras.src.trainers.trainer").Trainer
 
