@@ -467,3 +467,18 @@ def _format_inside_function(tf, spec):
 @pytest.mark.parametrize("spec", ["", ".2f"])
 def test_format_of_a_symbolic_tensor(spec):
     check(lambda tf: _format_inside_function(tf, spec))
+
+
+def test_a_variable_declared_with_unknown_dimensions_takes_values_of_compatible_shapes():
+    def body(tf):
+        v = tf.Variable(tf.zeros([2]), shape=tf.TensorShape(None))
+        shapes = [v.shape, v.get_shape()]
+        v.assign(tf.ones([3]))
+        w = tf.Variable(tf.zeros([2, 3]), shape=[None, 3])
+        w.assign(tf.ones([4, 3]))
+        w.assign_add(tf.ones([4, 3]))
+        return shapes, v.shape, v.read_value(), tf.shape(v), w.shape, w.numpy(), repr(v)
+
+    check(body)
+    check_raises(lambda tf: tf.Variable(tf.zeros([2, 3]), shape=[None, 3]).assign(tf.ones([4, 2])), messages=True)
+    check_raises(lambda tf: tf.Variable(tf.zeros([2, 3]), shape=[None, 3]).assign_add(tf.ones([1, 3])))

@@ -69,6 +69,7 @@ class KerasVariable(Variable):
         # (its tf.Variable stays trainable); `note_created_trainable` corrects views made after freezing.
         self._created_trainable = bool(keras_variable.trainable)
         self._shape = tuple(int(d) for d in keras_variable.shape)
+        self._declared_shape = None
         self._dtype = dtypes.as_dtype(np.dtype(keras_variable.dtype))
         self._name = keras_variable.path + ":0"
         self._order = next(_creation_order)

@@ -279,6 +279,7 @@ class Variable(TensorOperators):
     __slots__ = (
         "_value",
         "_shape",
+        "_declared_shape",
         "_dtype",
         "_trainable",
         "_name",
@@ -334,6 +335,10 @@ class Variable(TensorOperators):
             )
         self._value: jax.Array = scope.initial_array(tensor)
         self._shape = tensor._shape
+        # A `shape` with unknown dimensions (`TensorShape(None)`, `[None, 3]`): the variable's shape, as TF's, and
+        # eagerly its value may take any shape compatible with it.
+        declared = None if shape is None else TensorShape(shape)
+        self._declared_shape = None if declared is None or declared.is_fully_defined() else declared
         self._dtype = tensor._dtype
         self._trainable = True if trainable is None else bool(trainable)
         self._name = current_name_scope() + (name or "Variable") + ":0"
@@ -421,7 +426,7 @@ class Variable(TensorOperators):
 
     @property
     def shape(self) -> TensorShape:
-        return TensorShape._known(self._shape)
+        return TensorShape._known(self._shape) if self._declared_shape is None else self._declared_shape
 
     @property
     def ndim(self) -> int:
@@ -461,9 +466,13 @@ class Variable(TensorOperators):
         """
         tensor = convert_to_tensor(value, dtype=self._dtype)
         if tensor._shape != self._shape:
+            declared = self._declared_shape
+            if declared is not None and declared.is_compatible_with(tensor._shape) and variable_scope() is _EAGER:
+                self._shape = tensor._shape  # (a shape declared with unknown dimensions: the value's now)
+                return tensor
             raise ValueError(
                 f"Cannot assign value to variable ' {self._name}': Shape mismatch.The variable shape "
-                f"{TensorShape(self._shape)}, and the assigned value shape {TensorShape(tensor._shape)} "
+                f"{self.shape}, and the assigned value shape {TensorShape(tensor._shape)} "
                 "are incompatible."
             )
         return tensor
@@ -583,7 +592,7 @@ class Variable(TensorOperators):
 
     # -- printing -------------------------------------------------------
     def __repr__(self) -> str:
-        text = f"<tf.Variable '{self._name}' shape={TensorShape(self._shape)} dtype={self._dtype.name}"
+        text = f"<tf.Variable '{self._name}' shape={self.shape} dtype={self._dtype.name}"
         if variable_scope().symbolic:
             return text + ">"
         return f"{text}, numpy={numpy_text(Tensor(self._value, self._shape, self._dtype).numpy())}>"
