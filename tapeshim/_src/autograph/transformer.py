@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import itertools
-from typing import Iterable, Sequence, TypeVar, Union
+from typing import AbstractSet, Iterable, Sequence, TypeVar, Union
 
 _RETURN_FLAG = "do_return__"
 _RETURN_VALUE = "retval__"
@@ -141,9 +141,10 @@ def reads_before_writes(stmts: list[ast.stmt], written: frozenset[str] = frozens
     return read, done - written
 
 
-def _with_items(state: list[str], stmts: list[ast.stmt]) -> list[str]:
-    """`state` and the names whose items `stmts` assign (`item_assigned_names`)."""
-    return state + [name for name in item_assigned_names(stmts) if name not in state]
+def _with_items(state: list[str], stmts: list[ast.stmt], local: AbstractSet[str]) -> list[str]:
+    """`state` and the `local` names whose items `stmts` assign (`item_assigned_names`; a dict the function
+    only reads from an enclosing scope is changed in place, as in Python)."""
+    return state + [name for name in item_assigned_names(stmts) if name not in state and name in local]
 
 
 def _is_compound(stmt: ast.stmt) -> bool:
@@ -339,6 +340,12 @@ class _ControlFlow(ast.NodeTransformer):
         self.stops = stops  # pass 1's early-exit flags of each loop
         # Per enclosing loop being converted: the names its body (and test) may read before writing them.
         self.loop_reads: list[set[str]] = []
+        arguments = function.args
+        self.local = {
+            a.arg
+            for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+            if a
+        } | set(assigned_names(function.body))  # (the function's own names)
 
     def _live_outside(self, node: ast.AST) -> list[str]:
         """Names loaded anywhere in the function outside `node`, and names an enclosing loop's next iteration
@@ -403,7 +410,7 @@ class _ControlFlow(ast.NodeTransformer):
     def visit_If(self, node: ast.If) -> list[ast.stmt]:
         self.generic_visit(node)
         n = next(self.counter)
-        state = _with_items(assigned_names(node.body + node.orelse), node.body + node.orelse)
+        state = _with_items(assigned_names(node.body + node.orelse), node.body + node.orelse, self.local)
         live = self._live_outside(node)
         body_fn = self._def(f"if_body__{n}", state, node.body, _tuple(state))
         else_fn = self._def(f"else_body__{n}", state, node.orelse or [ast.Pass()], _tuple(state))
@@ -424,7 +431,7 @@ class _ControlFlow(ast.NodeTransformer):
         if node.orelse:
             return node
         n = next(self.counter)
-        state = _with_items(assigned_names(node.body), node.body)
+        state = _with_items(assigned_names(node.body), node.body, self.local)
         live = self._live_outside(node)
         test_fn = self._def(f"loop_test__{n}", state, [], node.test)
         body_fn = self._def(f"loop_body__{n}", state, node.body, _tuple(state))
@@ -446,7 +453,9 @@ class _ControlFlow(ast.NodeTransformer):
             return node
         n = next(self.counter)
         state = _with_items(
-            assigned_names([ast.Assign(targets=[node.target], value=ast.Constant(0))] + node.body), node.body
+            assigned_names([ast.Assign(targets=[node.target], value=ast.Constant(0))] + node.body),
+            node.body,
+            self.local,
         )
         live = self._live_outside(node)
         item = f"item__{n}"
