@@ -702,3 +702,19 @@ def test_items_of_a_dict_or_list_assigned_in_tensor_loops_and_branches():
         return counted(tf.constant(4)), counted(tf.constant(0)), branches(tf.constant(2.0)), branches(tf.constant(-3.0))
 
     check(body)
+
+
+def test_while_true_with_a_break_on_a_tensor_raises_tf_error():
+    def body(tf):
+        @tf.function
+        def first_square_above(x):
+            i = tf.constant(0)
+            while True:
+                i += 1
+                if i * i > x:
+                    break
+            return i
+
+        return first_square_above(tf.constant(30))
+
+    check_raises(body)

@@ -239,6 +239,12 @@ def while_stmt(
         while first:
             state = body(*state)
             first = test(*state)
+            if _symbolic(first):  # (`while True:` with a `break` on a tensor)
+                raise NotImplementedError(
+                    "The condition of while loop started as non-Tensor, then changed to Tensor. This may happen "
+                    "either because variables changed type, or when a break or return statement inside the loop "
+                    "depends on a Tensor condition. In both cases, changing to a TF loop should remove the error."
+                )
         return state
     return _tensor_loop(test, body, state, names, live, None)
 
