@@ -139,6 +139,10 @@ MORE = {
     "stack": lambda tf: _r(tf.ragged.stack([_c(tf, [[1, 2], [3]]), _c(tf, [[4]])])),
     "stack_dense": lambda tf: _r(tf.ragged.stack([tf.constant([[1, 2]]), tf.constant([[3, 4], [5, 6]])])),
     "stack_strings": lambda tf: _r(tf.ragged.stack([_c(tf, [["a"], []]), _c(tf, [["b", "c"]])])),
+    "stack_vectors": lambda tf: _r(
+        tf.ragged.stack([tf.constant([1.0]), tf.constant([], tf.float32), tf.constant([2.0, 3.0])])
+    ),
+    "stack_string_vectors": lambda tf: _r(tf.ragged.stack([tf.constant(["a", "b"]), tf.constant(["c"])])),
     "boolean_mask": lambda tf: _r(
         tf.ragged.boolean_mask(tf.constant([[1, 2], [3, 4]]), tf.constant([[True, False], [True, True]]))
     ),
