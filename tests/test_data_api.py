@@ -89,6 +89,11 @@ PIPELINES = {
             padding_values=-1,
         )
     ),
+    "bucket_mapped": lambda tf: (
+        tf.data.Dataset.from_tensor_slices(tf.constant([1, 2, 3, 4, 5, 6], tf.int64))
+        .map(lambda x: tf.fill([x], x))
+        .bucket_by_sequence_length(lambda x: tf.shape(x)[0], bucket_boundaries=[3], bucket_batch_sizes=[2, 2])
+    ),
     "bucket_experimental": lambda tf: _ragged(tf).apply(
         tf.data.experimental.bucket_by_sequence_length(lambda x: tf.shape(x)[0], [4], [3, 3], drop_remainder=True)
     ),

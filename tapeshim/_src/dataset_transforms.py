@@ -520,7 +520,8 @@ class DatasetTransforms:
             assert window_size_func is not None, "exactly one of the two is given (checked above)"
             return _as_int64(window_size_func(key), "window_size_func")
 
-        spec = self.element_spec
+        # (a spec read off a mapped dataset's first element stays one: `padded_batch` pads a window to its longest)
+        spec = self._element_spec if isinstance(self._element_spec, (_LazySpec, _Deferred)) else self.element_spec
         dataset_class = _dataset_class()
 
         def as_dataset(items: list) -> Any:
