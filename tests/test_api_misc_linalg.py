@@ -93,3 +93,11 @@ ERRORS = {
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_errors_against_tf(name):
     check_raises(ERRORS[name])
+
+
+def test_slogdet_returns_tf_namedtuple():
+    def body(tf):
+        result = tf.linalg.slogdet(tf.constant([[2.0, 1.0], [1.0, 3.0]]))
+        return type(result).__name__, result._fields, result.sign, result.log_abs_determinant
+
+    check(body)

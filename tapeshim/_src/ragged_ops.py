@@ -152,8 +152,8 @@ def stack(values: Any, axis: int = 0, name: str | None = None) -> RaggedTensor:
     dense = [convert_to_tensor(v) if not isinstance(v, RaggedTensor) else None for v in values]
     if dense and all(t is not None and t.ndim == 1 for t in dense):  # vectors of any lengths: one row each
         rows = [t for t in dense if t is not None]
-        splits = np.concatenate([[0], np.cumsum([t._shape[0] for t in rows])]).astype(np.int32)  # (TF: int32 here)
-        return RaggedTensor(_concat_rows(rows), dense_constant(splits))
+        row_ends = np.cumsum([t._shape[0] for t in rows])
+        return RaggedTensor(_concat_rows(rows), dense_constant(np.concatenate([[0], row_ends]).astype(np.int32)))
     parts = [_as_ragged(v, 1) for v in values]
     counts = [p.nrows_int() for p in parts]
     splits: np.ndarray = np.concatenate([[0], np.cumsum(counts)]).astype(parts[0].row_splits.dtype.as_numpy_dtype)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 import jax
@@ -36,7 +37,14 @@ def _square(x: Tensor, op_name: str) -> None:
 
 
 def _matrix_op(
-    public: str, op_name: str, impl: Any, square: bool = True, note: str = "", kinds: str = "fc", checked: bool = False
+    public: str,
+    op_name: str,
+    impl: Any,
+    square: bool = True,
+    note: str = "",
+    kinds: str = "fc",
+    checked: bool = False,
+    result: Any = None,
 ) -> Any:
     op = OpDef(op_name, impl, True, dtype_check(op_name, kinds))
 
@@ -49,7 +57,9 @@ def _matrix_op(
                 f"input must be at least 2-dim, received shape: [{','.join(map(str, x._shape))}]", op_name
             )
         outputs = apply(op, (x,), _runtime_checked(x) if checked else ())
-        return outputs[0] if len(outputs) == 1 else outputs
+        if len(outputs) == 1:
+            return outputs[0]
+        return outputs if result is None else result(*outputs)  # (`result`: TF's namedtuple of the outputs)
 
     matrix_fn.__name__ = matrix_fn.__qualname__ = public
     matrix_fn.__doc__ = f"`tf.linalg.{public}` of a (batch of) matrices."
@@ -73,7 +83,10 @@ def _inv(x: jax.Array, checked: bool = False) -> jax.Array:
 
 inv = _matrix_op("inv", "MatrixInverse", _inv, checked=True)
 det = _matrix_op("det", "MatrixDeterminant", jnp.linalg.det)
-slogdet = _matrix_op("slogdet", "LogMatrixDeterminant", lambda x: tuple(jnp.linalg.slogdet(x)))
+LogMatrixDeterminant = collections.namedtuple("LogMatrixDeterminant", ["sign", "log_abs_determinant"])
+slogdet = _matrix_op(
+    "slogdet", "LogMatrixDeterminant", lambda x: tuple(jnp.linalg.slogdet(x)), result=LogMatrixDeterminant
+)
 cholesky = _matrix_op("cholesky", "Cholesky", jnp.linalg.cholesky)
 logdet = _matrix_op(
     "logdet",
