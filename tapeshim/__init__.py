@@ -41,6 +41,7 @@ from tapeshim import (  # noqa: E402
     image,
     io,
     linalg,
+    lookup,
     math,
     nest,
     nn,
@@ -138,6 +139,7 @@ from tapeshim._src.ops.functional_ops import (  # noqa: E402
     scan,
     vectorized_map,
 )
+from tapeshim._src.ops.graph_only_ops import hessians  # noqa: E402
 from tapeshim._src.ops.graph_ops import (  # noqa: E402
     control_dependencies,
     ensure_shape,
@@ -244,6 +246,10 @@ from tapeshim._src.ops.math_ops import (  # noqa: E402
     tanh,
     truediv,
 )
+from tapeshim._src.ops.partition_ops import (  # noqa: E402
+    dynamic_partition,
+    dynamic_stitch,
+)
 from tapeshim._src.ops.range_ops import range  # noqa: E402
 from tapeshim._src.ops.reduction_ops import (  # noqa: E402
     clip_by_global_norm,
@@ -338,6 +344,7 @@ NON_OP_EXPORTS = frozenset(
         "is_tensor",
         "keras",
         "linalg",
+        "lookup",
         "math",
         "Module",
         "name_scope",
@@ -437,6 +444,8 @@ __all__ = [
     "double",
     "DType",
     "dtypes",
+    "dynamic_partition",
+    "dynamic_stitch",
     "einsum",
     "ensure_shape",
     "equal",
@@ -465,6 +474,7 @@ __all__ = [
     "greater_equal",
     "group",
     "half",
+    "hessians",
     "histogram_fixed_width",
     "histogram_fixed_width_bins",
     "identity",
@@ -486,6 +496,7 @@ __all__ = [
     "logical_and",
     "logical_not",
     "logical_or",
+    "lookup",
     "map_fn",
     "math",
     "matmul",

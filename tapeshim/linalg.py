@@ -3,6 +3,7 @@
 
 from tapeshim._src.ops.contraction_ops import einsum, tensordot
 from tapeshim._src.ops.linalg_diag import adjoint, cross, expm, matrix_transpose, set_diag
+from tapeshim._src.ops.linalg_lu import lu, lu_reconstruct, lu_solve, matrix_rank
 from tapeshim._src.ops.linalg_ops import (
     band_part,
     cholesky,
@@ -48,7 +49,11 @@ __all__ = [
     "l2_normalize",
     "logdet",
     "lstsq",
+    "lu",
+    "lu_reconstruct",
+    "lu_solve",
     "matmul",
+    "matrix_rank",
     "matrix_transpose",
     "matvec",
     "norm",

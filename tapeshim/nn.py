@@ -20,6 +20,7 @@ from tapeshim._src.ops.conv_ops import (
 )
 from tapeshim._src.ops.ctc_ops import ctc_loss
 from tapeshim._src.ops.math_ops import sigmoid, softplus, softsign, tanh
+from tapeshim._src.ops.nn_moments_conv import normalize_moments, separable_conv2d, weighted_moments
 from tapeshim._src.ops.nn_ops import (
     batch_normalization,
     bias_add,
@@ -78,10 +79,12 @@ __all__ = [
     "max_pool2d",
     "max_pool3d",
     "moments",
+    "normalize_moments",
     "relu",
     "relu6",
     "scale_regularization_loss",
     "selu",
+    "separable_conv2d",
     "sigmoid",
     "sigmoid_cross_entropy_with_logits",
     "silu",
@@ -95,4 +98,5 @@ __all__ = [
     "tanh",
     "top_k",
     "weighted_cross_entropy_with_logits",
+    "weighted_moments",
 ]

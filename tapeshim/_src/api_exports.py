@@ -116,8 +116,8 @@ NAMESPACES: dict[str, Namespace] = {
             **_names(
                 "tapeshim",
                 "audio autodiff autograph bitwise compat config data debugging distribute dtypes errors experimental "
-                "image io linalg math nest nn ragged random saved_model sets signal sparse strings summary tpu train "
-                "types",
+                "image io linalg lookup math nest nn ragged random saved_model sets signal sparse strings summary tpu "
+                "train types",
             ),
             **_names("tapeshim._src.control_flow", "case cond switch_case while_loop"),
             **_names("tapeshim._src.custom_gradient", "custom_gradient"),
@@ -476,6 +476,15 @@ NAMESPACES: dict[str, Namespace] = {
         doc="`tf.linalg`: re-exports from the op table (`tapeshim/_src/ops/table.py`).",
         exports={},
     ),
+    "tapeshim.lookup": Namespace(
+        doc="`tf.lookup`: static hash tables and vocabulary tables, and their initializers.",
+        exports={
+            **_names(
+                "tapeshim._src.lookup_ops",
+                "KeyValueTensorInitializer StaticHashTable StaticVocabularyTable TextFileIndex TextFileInitializer",
+            ),
+        },
+    ),
     "tapeshim.math": Namespace(
         doc="`tf.math`: re-exports from the op table (`tapeshim/_src/ops/table.py`).",
         exports={},
@@ -594,6 +603,7 @@ NAMESPACES: dict[str, Namespace] = {
                 "load_checkpoint load_variable",
             ),
             **_names("tapeshim._src.distribute.multi_worker", "ClusterSpec"),
+            **_names("tapeshim._src.moving_averages", "ExponentialMovingAverage"),
         },
     ),
     "tapeshim.types": Namespace(

@@ -23,6 +23,7 @@ from tapeshim._src.io.example_proto import (
     Int64List,
     SequenceExample,
 )
+from tapeshim._src.moving_averages import ExponentialMovingAverage
 
 __all__ = [
     "BytesList",
@@ -32,6 +33,7 @@ __all__ = [
     "CheckpointReader",
     "ClusterSpec",
     "Example",
+    "ExponentialMovingAverage",
     "Feature",
     "FeatureList",
     "FeatureLists",
