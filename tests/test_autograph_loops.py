@@ -668,42 +668,6 @@ def test_a_py_function_in_an_iterator_loop_sees_each_element_once():
     check(body)
 
 
-def test_items_of_a_dict_or_list_assigned_in_tensor_loops_and_branches():
-    def body(tf):
-        @tf.function
-        def counted(n):
-            stats = {"total": tf.constant(0), "count": tf.constant(0), "nested": {"max": tf.constant(-1)}}
-            acc = [tf.constant(0.0), tf.constant(1.0)]
-            for i in tf.range(n):
-                stats["total"] += i
-                stats["count"] += 1
-                stats["nested"]["max"] = tf.maximum(stats["nested"]["max"], i)
-                acc[1] = acc[1] * 2.0
-            k = tf.constant(0)
-            while k < n:
-                acc[0] = acc[0] + tf.cast(k, tf.float32)
-                k += 1
-            return stats, acc
-
-        @tf.function
-        def branches(x):
-            out = {"value": x, "sign": tf.constant(0)}
-            if x > 0:
-                out["sign"] = tf.constant(1)
-            else:
-                out["sign"] = tf.constant(-1)
-                out["value"] = -x
-            log = {"seen": tf.constant(0.0)}
-            shared = log
-            if True:  # a Python condition: the dict itself changes, as in Python
-                log["seen"] = x
-            return out, shared["seen"]
-
-        return counted(tf.constant(4)), counted(tf.constant(0)), branches(tf.constant(2.0)), branches(tf.constant(-3.0))
-
-    check(body)
-
-
 def test_while_true_with_a_break_on_a_tensor_raises_tf_error():
     def body(tf):
         @tf.function
@@ -718,3 +682,39 @@ def test_while_true_with_a_break_on_a_tensor_raises_tf_error():
         return first_square_above(tf.constant(30))
 
     check_raises(body)
+
+
+def test_branch_temporaries_inside_with_and_try_blocks_of_a_tensor_loop():
+    def body(tf):
+        @tf.function
+        def scoped(n):
+            total = tf.constant(0)
+            for i in tf.range(n):
+                with tf.name_scope("step"):
+                    if i > 0:
+                        doubled = i * 2
+                        total += doubled
+            return total
+
+        @tf.function
+        def guarded(n):
+            total = tf.constant(0)
+            for i in tf.range(n):
+                try:
+                    if i > 0:
+                        tripled = i * 3
+                        total += tripled
+                finally:
+                    pass
+            return total
+
+        @tf.function
+        def python_values_kept(x):
+            settings = {"name": "abc", "value": tf.constant(0.0)}
+            if x > 0:
+                settings["value"] = x
+            return settings["name"].upper(), settings["value"]
+
+        return scoped(tf.constant(3)), guarded(tf.constant(4)), python_values_kept(tf.constant(3.0))
+
+    check(body)

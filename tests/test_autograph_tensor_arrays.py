@@ -303,3 +303,17 @@ def test_tensor_array_without_inferred_shapes_and_tf_errors_for_bad_writes():
     )
     check_raises(lambda tf: tf.TensorArray(tf.float32, size=2).write(5, 1.0), messages=True)
     check_raises(lambda tf: tf.TensorArray(tf.float32, size=1).write(0, tf.constant(1)), messages=True)
+
+
+def test_tensor_array_without_inferred_shapes_written_in_a_tensor_loop():
+    def body(tf):
+        @tf.function
+        def rows(n):
+            ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True, infer_shape=False)
+            for i in tf.range(n):
+                ta = ta.write(i, tf.fill([2], tf.cast(i, tf.float32)))
+            return ta.stack()
+
+        return rows(tf.constant(3))
+
+    check(body)

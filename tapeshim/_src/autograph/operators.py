@@ -135,9 +135,7 @@ def if_stmt(
         )
     if not predicate._dtype.is_bool:
         raise TypeError(f"Expected bool for the condition of an if statement, got {predicate._dtype.name}.")
-    branches = [
-        control_flow._Branch(lambda fn=fn: fn(*_fresh(state)), [], "If", convert=False) for fn in (body, orelse)
-    ]
+    branches = [control_flow._Branch(lambda fn=fn: fn(*state), [], "If", convert=False) for fn in (body, orelse)]
     results = [list(branch.result) for branch in branches]
     final: list[Any] = [None] * len(names)
     kept: list[int] = []
@@ -168,12 +166,6 @@ def if_stmt(
 
 
 _OUTPUT = object()
-
-
-def _fresh(state: Sequence[Any]) -> tuple:
-    """The state with new dicts and lists (holding the same values) for a traced branch or loop body, whose
-    item assignments (`stats["total"] += x`) must not reach the other branch or the values before it."""
-    return tuple(nest.map_structure(lambda leaf: leaf, v) if isinstance(v, (dict, list)) else v for v in state)
 
 
 def _as_tensors(value: Any) -> Any:
@@ -287,7 +279,7 @@ def _tensor_loop(
         # (the counter is a placeholder, as in the loop: the probe must not index with the start's value)
         counter_specs = [(tuple(t._shape), t._dtype) for t in (convert_to_tensor(v) for v in extra)]
         probe = control_flow._Branch(
-            lambda *counters: _with_options(options, body, *counters, *_fresh(state)),
+            lambda *counters: _with_options(options, body, *counters, *state),
             counter_specs,
             "While",
             convert=False,

@@ -153,7 +153,7 @@ class TensorArray:
             )
         value = convert_to_tensor(value, dtype=self._dtype)
         new = self._copy()
-        if not self._infer_shape and self._buffer is None and self._rows is not None:
+        if not self._infer_shape and self._buffer is None and self._rows is not None and not _symbolic(index):
             # (elements of any shape: the array's element shape stays unknown, as TF's)
             return new._set_row(index, value)
         self._check(value)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import itertools
-from typing import AbstractSet, Iterable, Sequence, TypeVar, Union
+from typing import Iterable, Sequence, TypeVar, Union
 
 _RETURN_FLAG = "do_return__"
 _RETURN_VALUE = "retval__"
@@ -91,21 +91,6 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
     return [name for name in names if name not in deleted]
 
 
-def item_assigned_names(stmts: list[ast.stmt]) -> list[str]:
-    """Names whose items `stmts` assign (`stats["total"] += x`, `acc[0] = y`): the dict or list is loop or
-    branch state too, as TF's AutoGraph carries such items."""
-    names: list[str] = []
-    for stmt in stmts:
-        for node in itertools.chain([stmt], _walk_scope(stmt)):
-            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
-                root = node.value
-                while isinstance(root, ast.Subscript):
-                    root = root.value
-                if isinstance(root, ast.Name) and root.id not in names:
-                    names.append(root.id)
-    return names
-
-
 def reads_before_writes(stmts: list[ast.stmt], written: frozenset[str] = frozenset()) -> tuple[set[str], set[str]]:
     """Names `stmts` may read before writing them, and the names they surely write (beyond `written`).
 
@@ -133,18 +118,43 @@ def reads_before_writes(stmts: list[ast.stmt], written: frozenset[str] = frozens
             )
             read |= reads_before_writes(stmt.body, frozenset(done | target))[0]
             read |= reads_before_writes(stmt.orelse, frozenset(done))[0]
-        elif _is_compound(stmt):  # `with`, `try`, `match`: its writes may not happen, so none counts
-            read |= _loads([stmt]) - done
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):  # (its body runs, in order)
+            read |= _loads([item.context_expr for item in stmt.items]) - done
+            done |= set(assigned_names([ast.Assign(targets=[v], value=ast.Constant(0)) for v in _with_targets(stmt)]))
+            body_reads, body_done = reads_before_writes(stmt.body, frozenset(done))
+            read |= body_reads
+            done |= body_done
+        elif _is_compound(stmt):  # `try`, `match`: each block's own reads; its writes may not happen
+            for block in _blocks(stmt):
+                read |= reads_before_writes(block, frozenset(done))[0]
+            read |= _loads(_headers(stmt)) - done
         else:
             read |= _loads([stmt]) - done
             done |= set(assigned_names([stmt]))
     return read, done - written
 
 
-def _with_items(state: list[str], stmts: list[ast.stmt], local: AbstractSet[str]) -> list[str]:
-    """`state` and the `local` names whose items `stmts` assign (`item_assigned_names`; a dict the function
-    only reads from an enclosing scope is changed in place, as in Python)."""
-    return state + [name for name in item_assigned_names(stmts) if name not in state and name in local]
+def _with_targets(stmt: ast.With | ast.AsyncWith) -> list[ast.expr]:
+    return [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+
+
+def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists inside a compound statement (an `except` clause's and a `case`'s bodies too)."""
+    blocks: list[list[ast.stmt]] = []
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, field, None)
+        if isinstance(block, list):
+            blocks.append(block)
+    for part in getattr(stmt, "handlers", []) + getattr(stmt, "cases", []):
+        blocks.append(part.body)
+    return blocks
+
+
+def _headers(stmt: ast.stmt) -> list[ast.AST]:
+    """The expressions of a compound statement outside its blocks (an `except` clause's type, a match subject)."""
+    headers: list[ast.AST] = [part.type for part in getattr(stmt, "handlers", []) if part.type is not None]
+    subject = getattr(stmt, "subject", None)
+    return headers + ([subject] if subject is not None else [])
 
 
 def _is_compound(stmt: ast.stmt) -> bool:
@@ -340,12 +350,6 @@ class _ControlFlow(ast.NodeTransformer):
         self.stops = stops  # pass 1's early-exit flags of each loop
         # Per enclosing loop being converted: the names its body (and test) may read before writing them.
         self.loop_reads: list[set[str]] = []
-        arguments = function.args
-        self.local = {
-            a.arg
-            for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
-            if a
-        } | set(assigned_names(function.body))  # (the function's own names)
 
     def _live_outside(self, node: ast.AST) -> list[str]:
         """Names loaded anywhere in the function outside `node`, and names an enclosing loop's next iteration
@@ -410,7 +414,7 @@ class _ControlFlow(ast.NodeTransformer):
     def visit_If(self, node: ast.If) -> list[ast.stmt]:
         self.generic_visit(node)
         n = next(self.counter)
-        state = _with_items(assigned_names(node.body + node.orelse), node.body + node.orelse, self.local)
+        state = assigned_names(node.body + node.orelse)
         live = self._live_outside(node)
         body_fn = self._def(f"if_body__{n}", state, node.body, _tuple(state))
         else_fn = self._def(f"else_body__{n}", state, node.orelse or [ast.Pass()], _tuple(state))
@@ -431,7 +435,7 @@ class _ControlFlow(ast.NodeTransformer):
         if node.orelse:
             return node
         n = next(self.counter)
-        state = _with_items(assigned_names(node.body), node.body, self.local)
+        state = assigned_names(node.body)
         live = self._live_outside(node)
         test_fn = self._def(f"loop_test__{n}", state, [], node.test)
         body_fn = self._def(f"loop_body__{n}", state, node.body, _tuple(state))
@@ -452,11 +456,7 @@ class _ControlFlow(ast.NodeTransformer):
         if node.orelse:
             return node
         n = next(self.counter)
-        state = _with_items(
-            assigned_names([ast.Assign(targets=[node.target], value=ast.Constant(0))] + node.body),
-            node.body,
-            self.local,
-        )
+        state = assigned_names([ast.Assign(targets=[node.target], value=ast.Constant(0))] + node.body)
         live = self._live_outside(node)
         item = f"item__{n}"
         body = [ast.Assign(targets=[node.target], value=_name(item))] + node.body
