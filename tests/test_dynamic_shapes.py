@@ -196,3 +196,34 @@ def test_while_loop_variable_changing_dtype_is_tfs_type_error():
         return f(tf.constant(3))
 
     check_raises(body)
+
+
+def test_sizes_given_by_a_tensor_argument_run_the_function_eagerly():
+    def body(tf):
+        x = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        functions = [
+            tf.function(lambda n: tf.zeros([n, 2])),
+            tf.function(lambda n: tf.range(n)),
+            tf.function(lambda n: x[:n]),
+            tf.function(lambda n: tf.one_hot([0, 1], n)),
+            tf.function(lambda n: tf.reshape(tf.range(6), [n, -1])),
+            tf.function(lambda n: tf.tile(x, [n, 1])),
+            tf.function(lambda v: tf.where(x > v)),
+        ]
+        results = [[f(tf.constant(n)) for n in (2, 3)] for f in functions[:-1]]
+        results.append([functions[-1](tf.constant(v)) for v in (1.0, 2.0)])
+        return results, [f.experimental_get_tracing_count() for f in functions]
+
+    check(body)
+
+
+def test_python_bool_of_a_traced_tensor_in_user_code_stays_tf_error():
+    def body(tf):
+        def f(n):
+            if n > 1:  # (not converted: autograph=False)
+                return tf.zeros([2])
+            return tf.ones([2])
+
+        return tf.function(f, autograph=False)(tf.constant(2))
+
+    check_raises(body)

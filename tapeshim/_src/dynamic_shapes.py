@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from tapeshim._src.errors import OperatorNotAllowedInGraphError
 from tapeshim._src.shape import TensorShape
 
 
@@ -34,6 +35,20 @@ class DynamicShapeNeeded(ValueError):
             "function eagerly (op by op); here it cannot: make the shapes agree (pad, or reshape to a "
             "common shape)."
         )
+        self.what = what
+
+
+class ValueNeededByAnOp(OperatorNotAllowedInGraphError, DynamicShapeNeeded):
+    """An op needed, while traced, the value of a tensor only the call knows (a size given by an argument:
+    `tf.zeros([n, 2])`, `tf.range(n)`, `x[:n]`, `tf.one_hot(i, depth)`, or a data-dependent result: `tf.unique`).
+
+    TF's graph gives such a result an unknown shape; XLA needs every shape. Inside `tapeshim.function` the
+    function then runs eagerly for those argument types, as for `DynamicShapeNeeded`; anywhere else it is
+    TF's `OperatorNotAllowedInGraphError`.
+    """
+
+    def __init__(self, message: str, what: str) -> None:
+        Exception.__init__(self, message)
         self.what = what
 
 

@@ -25,7 +25,7 @@ from tapeshim._src import config as _config
 from tapeshim._src.concrete_function import ArrayCapacityMismatch, ConcreteFunction, PolymorphicFunctionType
 from tapeshim._src.dataset import Dataset
 from tapeshim._src.dataset_iterator import OwnedIterator
-from tapeshim._src.dynamic_shapes import DynamicShapeNeeded
+from tapeshim._src.dynamic_shapes import DynamicShapeNeeded, ValueNeededByAnOp
 from tapeshim._src.function_host_inputs import OtherShapes
 from tapeshim._src.function_retracing import detector_for, function_text
 from tapeshim._src.function_symbolic import fits, leading_symbols, symbolic_shapes
@@ -592,8 +592,15 @@ class Function:
         for shapes in attempts:
             try:
                 concrete = self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, shapes)
-            except DynamicShapeNeeded:
-                raise
+            except DynamicShapeNeeded as needed:
+                if not isinstance(needed, ValueNeededByAnOp):  # (a size's value: traced for this call's sizes)
+                    raise
+                if shapes is attempts[-1]:
+                    symbolic_stats["symbolic_fallbacks"] += 1
+                    if not regroup:
+                        self._concrete_sizes = True
+                else:
+                    self._regrouped = True
             except Exception:  # noqa: BLE001 - a trace that needs concrete sizes: traced for this call's
                 if shapes is attempts[-1]:
                     symbolic_stats["symbolic_fallbacks"] += 1

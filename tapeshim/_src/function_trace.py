@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
 from types import FrameType
 from typing import Any, Callable, Iterator
@@ -14,6 +15,7 @@ from jax.experimental import io_callback
 
 from tapeshim._src import errors, registry
 from tapeshim._src.dtypes import DType
+from tapeshim._src.dynamic_shapes import ValueNeededByAnOp
 from tapeshim._src.function_host_inputs import HostInputs
 from tapeshim._src.node import Node, OpKey
 from tapeshim._src.ops import math_ops, random_ops
@@ -32,6 +34,19 @@ _OUT_OF_SCOPE = (
     "https://www.tensorflow.org/guide/function#all_outputs_of_a_tffunction_must_be_return_values for more "
     "information."
 )
+
+
+_OPS_DIRECTORY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ops") + os.sep
+_VALUE_ACCESSORS = {os.path.abspath(__file__), os.path.join(os.path.dirname(os.path.abspath(__file__)), "tensor.py")}
+
+
+def _asked_by_an_op() -> bool:
+    """Whether the code that asked for a tensor's value (past `Tensor`'s accessors) is an op's (`ops/`): a size
+    or index argument, or a data-dependent result, as opposed to the user's `int(x)` or `if x:`."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename in _VALUE_ACCESSORS:
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_filename.startswith(_OPS_DIRECTORY)
 
 
 def _leaked_tensor_error() -> Exception:
@@ -223,13 +238,16 @@ class FunctionTrace(Recorder):
         if self._forcing_allowed:
             return
         filename, line = caller_site()
-        raise errors.OperatorNotAllowedInGraphError(
+        message = (
             f"Using a symbolic `tf.Tensor` as a Python value (bool, float, int, iteration or .numpy()) is not "
             f"allowed inside tapeshim.function ({filename}, line {line}). The value is only known when the "
             "compiled function runs. Use `tf.cond` instead of a Python `if` and `tf.while_loop` instead of a "
             "Python `while` where AutoGraph does not convert them (autograph=False, do_not_convert, lambdas, "
             "code without source), or compute the value outside the function."
         )
+        if _asked_by_an_op():  # (TF's graph computes it with an unknown shape: the function runs eagerly)
+            raise ValueNeededByAnOp(message, f"an op needs the value of a tensor at {filename}, line {line}")
+        raise errors.OperatorNotAllowedInGraphError(message)
 
 
 @contextlib.contextmanager
