@@ -199,3 +199,41 @@ def test_outer_tape_watches_one_output_of_a_lazy_multi_output_op(in_function):
         return (tf.function(compute) if in_function else compute)()
 
     check(body)
+
+
+def test_a_tape_around_a_branch_reading_a_variable_the_loop_assigns():
+    def body(tf):
+        w = tf.Variable(1.0)
+
+        @tf.function
+        def with_if(n):
+            for step in tf.range(n):
+                with tf.GradientTape() as tape:
+                    loss = w * w
+                    if step > 0:
+                        loss += 0.1 * w
+                w.assign_sub(0.1 * tape.gradient(loss, w))
+            return w.read_value()
+
+        @tf.function
+        def with_cond(n):
+            for step in tf.range(n):
+                with tf.GradientTape() as tape:
+                    loss = tf.cond(step > 0, lambda: w * w + 0.1 * w, lambda: w * w)
+                w.assign_sub(0.1 * tape.gradient(loss, w))
+            return w.read_value()
+
+        @tf.function
+        def after_an_assign(x):
+            w.assign(x)
+            with tf.GradientTape() as tape:
+                loss = tf.cond(x > 0.0, lambda: w * w * 3.0, lambda: w)
+                loss += w
+            return tape.gradient(loss, w)
+
+        first = with_if(tf.constant(3))
+        w.assign(1.0)
+        second = with_cond(tf.constant(3))
+        return first, second, after_an_assign(tf.constant(2.0)), after_an_assign(tf.constant(-1.0))
+
+    check(body)

@@ -376,7 +376,7 @@ def _trace_loop(
 
     def enter(xs: Sequence[Tensor]) -> None:
         for variable, value in zip(variables, xs[n : n + k]):
-            trace.pending[id(variable)] = (variable, value)
+            trace.assign(variable, value)
 
     def cond_fn(*xs: Tensor) -> Any:
         enter(xs)

@@ -123,6 +123,7 @@ class FunctionTrace(Recorder):
         self.first_tid = next_tensor_id()  # tensors made before the trace began are captures
         self.var_leaves: dict[int, Variable] = {}
         self.pending: dict[int, tuple[Variable, Tensor]] = {}
+        self._pending_reads: dict[int, tuple[Tensor, Tensor]] = {}  # variable id -> (pending value, its read)
         self.effects: list[Tensor] = []
         self.random_leaves: dict[int, Callable[[], jax.Array]] = {}
         self.host_inputs = HostInputs(self)
@@ -196,19 +197,30 @@ class FunctionTrace(Recorder):
 
     def read_variable(self, variable: Variable) -> Tensor:
         """A read of `variable`: its pending new value, or a placeholder for its value at call time."""
-        tensor = self.placeholder(variable._value, variable._shape, variable._dtype)
-        self.var_leaves[tensor._tid] = variable
         pending = self.pending.get(id(variable))
         if pending is None:
+            tensor = self.placeholder(variable._value, variable._shape, variable._dtype)
+            self.var_leaves[tensor._tid] = variable
             return tensor
+        made = self._pending_reads.get(id(variable))
+        return made[1] if made is not None and made[0] is pending[1] else self._read_of(variable, pending[1])
+
+    def _read_of(self, variable: Variable, value: Tensor) -> Tensor:
+        """The read of `variable` holding the pending `value`, made where the value is set (`assign`): a read
+        inside a later `tf.cond` branch or loop body is then one of the construct's inputs, which tapes see,
+        not a tensor inside it."""
+        tensor = self.placeholder(variable._value, variable._shape, variable._dtype)
+        self.var_leaves[tensor._tid] = variable
         # State stops gradients: the read has the assigned value, but its gradient goes to the
         # variable (as a read of it), not through the assignment.
-
         stop = math_ops.stop_gradient
-        return math_ops.add(stop(pending[1]), math_ops.subtract(tensor, stop(tensor)))
+        read = math_ops.add(stop(value), math_ops.subtract(tensor, stop(tensor)))
+        self._pending_reads[id(variable)] = (value, read)
+        return read
 
     def assign(self, variable: Variable, tensor: Tensor) -> None:
         self.pending[id(variable)] = (variable, tensor)
+        self._read_of(variable, tensor)
 
     def on_variable_created(self) -> None:
         self.created_variables = True

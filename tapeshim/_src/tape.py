@@ -73,7 +73,9 @@ class Recorder:
         key = id(variable)
         if key in self._explicit_vars or (self._watch_accessed and variable._trainable):
             self._tracked.add(tensor._tid)
-            self._var_reads.setdefault(key, []).append(tensor._tid)
+            reads = self._var_reads.setdefault(key, [])
+            if not reads or reads[-1] != tensor._tid:  # (a function trace's reads of one assigned value are one)
+                reads.append(tensor._tid)
             self._watched_vars.setdefault(key, variable)
 
     def _watch_one(self, value: Any) -> None:
