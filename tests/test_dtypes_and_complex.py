@@ -1,5 +1,6 @@
 """Gradient dtypes and complex conventions (sections 12-13), against real TensorFlow."""
 
+import numpy as np
 import pytest
 
 from oracle import check
@@ -98,3 +99,11 @@ def test_watching_complex_does_not_warn(caplog):
     with caplog.at_level("WARNING", logger="tensorflow"):
         check(body)
     assert not [r for r in caplog.records if "watched tensor" in r.getMessage()]
+
+
+def test_bfloat16_numpy_arrays_and_eye():
+    def body(tf):
+        bfloat16 = tf.bfloat16.as_numpy_dtype
+        return tf.constant(np.array([1.5, -2.0], dtype=bfloat16)), tf.eye(2, dtype=tf.bfloat16), tf.eye(2, 3)
+
+    check(body)

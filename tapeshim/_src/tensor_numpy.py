@@ -30,7 +30,7 @@ def _first_leaf(value: Any) -> Any:
 def _numeric_numpy(value: np.ndarray | np.generic) -> np.ndarray:
     """A numpy value of a numeric dtype; strings and objects raise TF's ValueError (tapeshim has no strings)."""
     array = np.asarray(value)
-    if array.dtype.kind not in "biufc":
+    if array.dtype.kind not in "biufc" and array.dtype.name != "bfloat16":  # (ml_dtypes' bfloat16 is kind "V")
         kind = "string" if array.dtype.kind in "US" else array.flat[0].__class__.__name__ if array.size else "object"
         raise ValueError(f"Failed to convert a NumPy array to a Tensor (Unsupported object type {kind}).")
     return array
