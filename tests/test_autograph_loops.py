@@ -210,7 +210,8 @@ def test_for_over_a_dataset_made_inside_the_function_and_nested_structures():
 def test_for_over_a_dataset_of_windows_iterates_each_window():
     def body(tf):
         ds = tf.data.Dataset.range(7).window(3)
-        pairs = tf.data.Dataset.zip((tf.data.Dataset.range(5), tf.data.Dataset.range(5) * 10)).window(2, shift=1)
+        tens = tf.data.Dataset.range(5).map(lambda x: x * 10)
+        pairs = tf.data.Dataset.zip((tf.data.Dataset.range(5), tens)).window(2, shift=1)
 
         @tf.function
         def squares():
