@@ -11,3 +11,18 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 # runs tapeshim.keras (JAX backend) beside real TensorFlow's ops; TF's own Keras runs in a child
 # process with KERAS_BACKEND=tensorflow (see keras_oracle.py).
 os.environ["KERAS_BACKEND"] = "jax"
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _tf_variable_scope_left_as_found():
+    """Restores real TF's global variable scope's caching device after each test: TF's `map_fn` leaves its own
+    set when its function raises (an error case compared with tapeshim's), and every later TF variable made
+    under a variable scope (`tf.train.ExponentialMovingAverage`'s shadows) then fails in TF itself."""
+    yield
+    import tensorflow as real_tf  # (the oracle: imported by the tests already)
+
+    scope = real_tf.compat.v1.get_variable_scope()
+    if scope.caching_device is not None:  # (its setter refuses eager mode, even to clear it: the attribute)
+        scope._caching_device = None
