@@ -592,16 +592,9 @@ class Function:
         for shapes in attempts:
             try:
                 concrete = self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, shapes)
-            except DynamicShapeNeeded as needed:
-                if not isinstance(needed, ValueNeededByAnOp):  # (a size's value: traced for this call's sizes)
-                    raise
-                if shapes is attempts[-1]:
-                    symbolic_stats["symbolic_fallbacks"] += 1
-                    if not regroup:
-                        self._concrete_sizes = True
-                else:
-                    self._regrouped = True
-            except Exception:  # noqa: BLE001 - a trace that needs concrete sizes: traced for this call's
+            except Exception as failure:  # noqa: BLE001 - a trace that needs concrete sizes: traced for this call's
+                if isinstance(failure, DynamicShapeNeeded) and not isinstance(failure, ValueNeededByAnOp):
+                    raise  # (a result TF gives an unknown shape: run eagerly; an op's size value: per-size traces)
                 if shapes is attempts[-1]:
                     symbolic_stats["symbolic_fallbacks"] += 1
                     if not regroup:  # (not tried again: its Python would run twice per shape)
