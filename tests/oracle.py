@@ -213,6 +213,16 @@ def check(body: Body, rtol: float | None = None, messages: bool = False) -> Any:
     return actual
 
 
+def check_printed(body: Body, capfd: Any) -> None:
+    """Like `check`, and asserts that tapeshim printed TF's non-empty stderr lines (`tf.print`) while running it."""
+    expected = body(real_tf)
+    expected_err = capfd.readouterr().err
+    actual = body(tapeshim)
+    actual_err = capfd.readouterr().err
+    check(lambda tf: expected if tf is real_tf else actual)
+    assert [line for line in actual_err.splitlines() if line] == [line for line in expected_err.splitlines() if line]
+
+
 def check_raises(body: Body, messages: bool = False) -> Raised:
     """Like `check`, and asserts that TF raised."""
     expected = run(body, real_tf)

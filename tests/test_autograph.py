@@ -5,7 +5,7 @@ import sys
 import pytest
 
 import tapeshim
-from oracle import check, check_raises, real_tf
+from oracle import check, check_printed, check_raises, real_tf
 
 
 def check_autograph_error(body):
@@ -329,12 +329,7 @@ def test_variable_assignment_and_print_inside_converted_control_flow(capfd):
 
         return f(tf.constant(2.0)), f(tf.constant(-2.0)), v, counter
 
-    tf_result = body(real_tf)
-    tf_err = capfd.readouterr().err
-    ts_result = body(tapeshim)
-    ts_err = capfd.readouterr().err
-    check(lambda tf: tf_result if tf is real_tf else ts_result)
-    assert [line for line in ts_err.splitlines() if line] == [line for line in tf_err.splitlines() if line]
+    check_printed(body, capfd)
 
 
 def test_loop_body_that_prints_is_traced_once(capfd):
@@ -362,12 +357,7 @@ def test_loop_body_that_prints_is_traced_once(capfd):
 
         return [f(tf.constant(3)), f(tf.constant(4))], traces, f.experimental_get_tracing_count()
 
-    tf_result = body(real_tf)
-    tf_err = capfd.readouterr().err
-    ts_result = body(tapeshim)
-    ts_err = capfd.readouterr().err
-    check(lambda tf: tf_result if tf is real_tf else ts_result)
-    assert [line for line in ts_err.splitlines() if line] == [line for line in tf_err.splitlines() if line]
+    check_printed(body, capfd)
 
 
 def test_tf_print_float_digits(capfd):
@@ -402,12 +392,7 @@ def test_tf_print_float_digits(capfd):
 
         return f(tf.constant([0.636961699, 0.269786716, 0.81327021]))
 
-    tf_result = body(real_tf)
-    tf_err = capfd.readouterr().err
-    ts_result = body(tapeshim)
-    ts_err = capfd.readouterr().err
-    check(lambda tf: tf_result if tf is real_tf else ts_result)
-    assert [line for line in ts_err.splitlines() if line] == [line for line in tf_err.splitlines() if line]
+    check_printed(body, capfd)
 
 
 # -- gradients ---------------------------------------------------------------------------

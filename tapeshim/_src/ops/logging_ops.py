@@ -113,6 +113,13 @@ def _write(stream: TextIO, text: str) -> None:
     stream.flush()
 
 
+def _ordered() -> bool:
+    """Whether a traced print is an ordered effect: JAX refuses them in a program over several devices, where
+    each replica prints in no fixed order between replicas (as TF's MirroredStrategy)."""
+    replica = distribute_context.current_replica_context()
+    return replica is None or replica.num_replicas_in_sync <= 1
+
+
 def print_v2(
     *inputs: TensorLike,
     output_stream: TextIO | str | int | Callable[..., Any] | None = None,
@@ -150,20 +157,18 @@ def print_v2(
     def emit(*arrays: Any) -> None:
         write(_render(parts, list(arrays), sep, summarize) + end)
 
-    replica = distribute_context.current_replica_context()
-    # JAX refuses ordered effects in a program over several devices: there each replica prints, in no fixed
-    # order between replicas (as TF's MirroredStrategy)
-    ordered = replica is None or replica.num_replicas_in_sync <= 1
     trace = _thread_state.trace
     if trace is None:
         values = [t.value for t in tensors]
         if any(isinstance(v, jax.core.Tracer) for v in values):
             # Inside a JAX trace that is not a function's (a custom gradient's grad_fn, which TF runs eagerly at
             # the gradient, traced into the gradient program): it prints when the program runs.
-            jax.debug.callback(emit, *values, ordered=ordered)
+            jax.debug.callback(emit, *values, ordered=_ordered())
         else:
             emit(*values)
         return
+
+    ordered = _ordered()  # (where the print is recorded: its replica context)
 
     def effect(*arrays: jax.Array) -> jax.Array:
         jax.debug.callback(emit, *arrays, ordered=ordered)
