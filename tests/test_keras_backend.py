@@ -1,6 +1,7 @@
 """tf.keras.backend (TF's legacy backend) and Keras optimizer/layer fixes, against TF's own Keras.
 
-The bodies (`keras_backend_cases.LEGACY_BACKEND_CASES`, one per backend name, and
+The bodies (`keras_backend_cases.LEGACY_BACKEND_CASES`, completed by `keras_backend_cases_more`, one per
+backend name, and
 `keras_state_and_sparse_cases.BACKEND_CASES`) run with TF's Keras in a child process
 (KERAS_BACKEND=tensorflow) and with tapeshim here; outcomes are compared as in
 tests/test_keras.py.
@@ -15,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from keras_backend_cases import LEGACY_BACKEND_CASES
+from keras_backend_cases_more import LEGACY_BACKEND_CASES
 from keras_oracle import assert_outcomes_match, run_case
 from keras_state_and_sparse_cases import BACKEND_CASES
 
@@ -56,7 +57,7 @@ _CHILD = """
 import pickle, sys
 sys.path.insert(0, {here!r})
 import tensorflow as tf
-from keras_backend_cases import LEGACY_BACKEND_CASES
+from keras_backend_cases_more import LEGACY_BACKEND_CASES
 from keras_state_and_sparse_cases import BACKEND_CASES
 from keras_oracle import run_case
 cases = {{**LEGACY_BACKEND_CASES, **BACKEND_CASES}}

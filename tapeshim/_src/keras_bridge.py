@@ -34,10 +34,17 @@ import numpy as np
 
 from tapeshim._src import checkpoint, dtypes, registry, runtime_checks
 from tapeshim._src.custom_gradient import _VariableCollector
-from tapeshim._src.keras_compat import direct_assign, flatten_layers, in_stateless_scope, keras, own_trainable_variables
+from tapeshim._src.keras_compat import (
+    direct_assign,
+    flatten_layers,
+    in_stateless_scope,
+    keras,
+    own_trainable_variables,
+)
 from tapeshim._src.keras_compat import tf_keras as tf_keras  # re-exported: the `tapeshim.keras.*` namespaces import it
 from tapeshim._src.keras_host_layers import call_on_values, computed_with_tf
 from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
+from tapeshim._src.keras_specs import merge_specs, with_unknown_dims
 from tapeshim._src.node import OpKey
 from tapeshim._src.ops import random_ops
 from tapeshim._src.recorded_call import record_call
@@ -664,29 +671,6 @@ def _inherited_from_framework(cls: type) -> bool:
     )
 
 
-def _with_unknown_dims(structure: Any, size: int) -> Any:
-    """`structure` with the unknown dimensions of its Keras tensors set to `size`."""
-
-    def concrete(leaf: Any) -> Any:
-        if isinstance(leaf, keras.KerasTensor) and None in leaf.shape:
-            return keras.KerasTensor(
-                tuple(size if d is None else d for d in leaf.shape),
-                dtype=leaf.dtype,
-                sparse=leaf.sparse,
-                name=leaf.name,
-            )
-        return leaf
-
-    return jax.tree_util.tree_map(concrete, structure, is_leaf=lambda leaf: isinstance(leaf, keras.KerasTensor))
-
-
-def _merge_specs(first: Any, second: Any) -> Any:
-    if not isinstance(first, keras.KerasTensor):
-        return first
-    shape = tuple(a if a == b else None for a, b in zip(first.shape, second.shape))
-    return keras.KerasTensor(shape, dtype=first.dtype, sparse=first.sparse)
-
-
 if TYPE_CHECKING:
     from keras import Layer as _LayerBase  # untyped (Any) for the checker: the mixin's `super()` calls are Keras's
 else:
@@ -726,14 +710,14 @@ class TapeLayerMixin(_LayerBase):
             try:
                 first, second = (
                     super(TapeLayerMixin, self).compute_output_spec(
-                        *_with_unknown_dims(args, size), **_with_unknown_dims(kwargs, size)
+                        *with_unknown_dims(args, size), **with_unknown_dims(kwargs, size)
                     )
                     for size in (83, 89)
                 )
             except Exception:  # noqa: BLE001
                 raise error from None
             return jax.tree_util.tree_map(
-                _merge_specs, first, second, is_leaf=lambda leaf: isinstance(leaf, keras.KerasTensor)
+                merge_specs, first, second, is_leaf=lambda leaf: isinstance(leaf, keras.KerasTensor)
             )
 
     def add_loss(self, loss: Any) -> None:
