@@ -1,7 +1,7 @@
 """tf.keras.backend (TF's legacy backend) and Keras optimizer/layer fixes, against TF's own Keras.
 
-The bodies (`keras_backend_cases.LEGACY_BACKEND_CASES`, completed by `keras_backend_cases_more`, one per
-backend name, and
+The bodies (`keras_backend_cases.LEGACY_BACKEND_CASES`, completed by
+`keras_backend_cases_more`, one per backend name, and
 `keras_state_and_sparse_cases.BACKEND_CASES`) run with TF's Keras in a child process
 (KERAS_BACKEND=tensorflow) and with tapeshim here; outcomes are compared as in
 tests/test_keras.py.
