@@ -648,7 +648,7 @@ class ConcreteFunction:
                 if written:
                     replay.force(list(outputs[n_out:]))
                     for variable, tensor in zip(written, outputs[n_out:]):
-                        variable._value = tensor._value
+                        variable._stored(tensor.value)
                 return self._pack(outputs[:n_out])
         if self.symbolic and self._exported.failed():
             return self._function._run_sized(self, flat_args)
@@ -668,7 +668,7 @@ class ConcreteFunction:
         if before_writes is not None:
             before_writes()
         for variable, value in zip(written, news):
-            variable._value = value
+            variable._stored(value)
         if self.symbolic:
             return self._pack([Tensor(v, tuple(v.shape), dtype) for v, (_, dtype) in zip(outs, self._out_avals)])
         return self._pack([Tensor(v, shape, dtype) for v, (shape, dtype) in zip(outs, self._out_avals)])

@@ -209,6 +209,10 @@ class FunctionTrace(Recorder):
         """The read of `variable` holding the pending `value`, made where the value is set (`assign`): a read
         inside a later `tf.cond` branch or loop body is then one of the construct's inputs, which tapes see,
         not a tensor inside it."""
+        if tuple(value._shape) != tuple(variable._shape):  # a variable of unknown dimensions given another shape
+            read = math_ops.stop_gradient(value)
+            self._pending_reads[id(variable)] = (value, read)
+            return read
         tensor = self.placeholder(variable._value, variable._shape, variable._dtype)
         self.var_leaves[tensor._tid] = variable
         # State stops gradients: the read has the assigned value, but its gradient goes to the

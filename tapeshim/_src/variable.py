@@ -467,8 +467,11 @@ class Variable(TensorOperators):
         tensor = convert_to_tensor(value, dtype=self._dtype)
         if tensor._shape != self._shape:
             declared = self._declared_shape
-            if declared is not None and declared.is_compatible_with(tensor._shape) and variable_scope() is _EAGER:
-                self._shape = tensor._shape  # (a shape declared with unknown dimensions: the value's now)
+            if declared is not None and declared.is_compatible_with(tensor._shape):
+                # A shape declared with unknown dimensions: the value's now (a function's call sets it when it
+                # stores the value, `_stored`).
+                if variable_scope() is _EAGER:
+                    self._shape = tensor._shape
                 return tensor
             raise ValueError(
                 f"Cannot assign value to variable ' {self._name}': Shape mismatch.The variable shape "
@@ -476,6 +479,12 @@ class Variable(TensorOperators):
                 "are incompatible."
             )
         return tensor
+
+    def _stored(self, value: jax.Array) -> None:
+        """Sets the variable's value to `value`, an array a function's call computed (of its declared shape)."""
+        self._value = value
+        if self._declared_shape is not None and tuple(value.shape) != self._shape:
+            self._shape = tuple(value.shape)
 
     def assign(
         self, value: TensorLike, use_locking: bool | None = None, name: str | None = None, read_value: bool = True
