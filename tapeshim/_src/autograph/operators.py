@@ -16,7 +16,7 @@ import threading
 from typing import Any, Callable, Sequence
 
 from tapeshim._src import control_flow, dtypes, errors, nest
-from tapeshim._src.autograph.tensor_array import ArraysInLoop, TensorArray, branch_carries
+from tapeshim._src.autograph.tensor_array import ArraysInLoop, NestedArrayWrites, TensorArray, branch_carries
 from tapeshim._src.dataset import Dataset
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.dynamic_shapes import DynamicShapeNeeded, covered_by_invariants
@@ -298,6 +298,30 @@ def _tensor_loop(
                 "that converts to one) to be a loop variable."
             )
     steps = None if stops_early else maximum_iterations
+    loop = (test, body, names, state, extra, carried, arrays, probed, options, maximum_iterations)
+    try:
+        return _traced_loop(*loop, steps)
+    except NestedArrayWrites:
+        if steps is None:
+            raise
+    # An inner loop writes a dynamic array this one carries: its capacity is the size a call finds
+    return _traced_loop(*loop, None)
+
+
+def _traced_loop(
+    test: Callable[..., Any],
+    body: Callable[..., Any],
+    names: Sequence[str],
+    state: list,
+    extra: list,
+    carried: list[int],
+    arrays: list[int],
+    probed: list | None,
+    options: _LoopOptions,
+    maximum_iterations: int | None,
+    steps: int | None,
+) -> tuple:
+    """`_tensor_loop`'s `tf.while_loop`, its arrays given room for `steps` writes (None: bounded per call)."""
     templates = {  # (TensorArrays, also inside a tuple or dict variable, are carried as their buffer and size)
         i: ArraysInLoop(state[i], _probed_value(probed, i), steps) for i in arrays
     }

@@ -82,6 +82,7 @@ class TensorArray:
         self._element_shape = None if element_shape is None else tuple(element_shape)
         self._buffer: Tensor | None = None  # loop mode
         self._bounded = -1  # a dynamic array's capacity ordinal in the trace, once bounded by it (see module doc)
+        self._in_open_loop = False  # carried by a tensor loop whose body is being traced (`ArraysInLoop.arrays`)
         self._capacity: Any  # its rows (Python mode), or its buffer's, or a symbolic size known per call
         self._rows: list[Tensor | None] | None  # Python mode: one row (or None, not written) per element
         self._size: Any  # an int in Python mode, else an int32 tensor
@@ -318,6 +319,12 @@ class TensorArray:
     def loop_carry(self, steps: int | None) -> tuple:
         """The (buffer, size) a tensor loop carries, with room for `steps` more writes (`None`: a trip count
         known when the function runs, or a loop that may stop early)."""
+        if self._buffer is not None and self._in_open_loop and self._dynamic_size:
+            # A loop nested in the loop that carries the array: the outer loop's capacity, the size a call
+            # found, serves the writes of both (a buffer grown in the outer loop's body would change shape).
+            if self._bounded < 0:
+                raise NestedArrayWrites()
+            return self._buffer, convert_to_tensor(self._size, dtype=int32)
         if self._buffer is not None:
             buffer = self._buffer
             if self._dynamic_size and not symbolic_dims.is_symbolic(buffer._shape[0]):
@@ -371,6 +378,11 @@ class TensorArray:
         """After a tensor loop: a bounded array's size becomes an output the call checks (see module doc)."""
         if self._bounded >= 0 and self._buffer is not None:
             _thread_state.trace.dynamic_array_sizes.append((self._bounded, self._size, self._buffer._shape[0]))
+
+
+class NestedArrayWrites(Exception):
+    """A loop nested in a loop that carries a `dynamic_size` array with a capacity of its trip count writes the
+    array: the outer loop carries it again, bounded by the size a call finds (`operators._tensor_loop`)."""
 
 
 def branch_carries(name: str, main: TensorArray, other: TensorArray) -> tuple[Any, Any, Any]:
@@ -465,12 +477,15 @@ class ArraysInLoop:
     def _packed(self, leaves: list) -> Any:
         return nest.pack_sequence_as(self.structure, leaves)
 
-    def arrays(self, carried: Any) -> Any:
-        """The variable with arrays again, from its carried form."""
+    def arrays(self, carried: Any, in_loop: bool = True) -> Any:
+        """The variable with arrays again, from its carried form: inside the loop (its test and body), or after
+        it (`in_loop=False`, as the arrays were before it)."""
         flat, out, k = nest.flatten(carried), [], 0
         for i, leaf in enumerate(self.leaves):
             if i in self.positions:
-                out.append(leaf.from_loop_carry((flat[k], flat[k + 1])))
+                array = leaf.from_loop_carry((flat[k], flat[k + 1]))
+                array._in_open_loop = in_loop or leaf._in_open_loop
+                out.append(array)
                 k += 2
             else:
                 out.append(flat[k])
@@ -489,8 +504,8 @@ class ArraysInLoop:
 
     def final(self, carried: Any) -> Any:
         """The variable after the loop: its arrays' sizes are checked as a tensor loop's are (`report_size`)."""
-        result = self.arrays(carried)
+        result = self.arrays(carried, in_loop=False)
         for i, leaf in enumerate(nest.flatten(result)):
-            if i in self.positions:
+            if i in self.positions and not leaf._in_open_loop:  # (else the loop around this one reports it)
                 leaf.report_size()
         return result
