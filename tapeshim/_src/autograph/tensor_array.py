@@ -9,7 +9,8 @@ capacity is the size a call of the function found it to reach (the trace's
 `dynamic_array_capacity`, 0 at first): writes past the capacity are dropped and
 the size they reach is an output of the program, and a call that finds another
 size runs again with a program traced for that capacity (`function.py`), so
-`stack()` has exactly as many rows as TF's. An array whose `size` is a tensor only the
+`stack()` has exactly as many rows as TF's. Loops nested in the loop that carries such an array write
+into its buffer (`NestedArrayWrites`). An array whose `size` is a tensor only the
 call knows (a function's argument) is bounded the same way from its creation: its
 capacity is the size a call found. `stack()` of a carried array returns
 the whole buffer (rows never written are zeros, as TF's for a fixed size).
