@@ -18,12 +18,13 @@ import jax.numpy as jnp
 import numpy as np
 import numpy.typing as npt
 
-from tapeshim._src import compile_tiers, dtypes, errors, registry, runtime_checks
+from tapeshim._src import compile_tiers, dtypes, errors, runtime_checks
 from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import StatelessScope, _thread_state, current_name_scope
 from tapeshim._src.tensor import Tensor, TensorOperators, as_jax_array, convert_to_tensor, device_name, numpy_text
 from tapeshim._src.typing_aliases import DTypeLike, TensorLike
+from tapeshim._src.variable_slices import _VariableSlice
 
 _creation_order = itertools.count()
 
@@ -649,97 +650,3 @@ def as_variable(value: _T) -> _T | Variable:
             if isinstance(value, base_type):
                 return adapter(value)
     return value
-
-
-def _static_index(key: Any) -> tuple:
-    """A TF slicing key as a hashable static argument: tensors become Python ints."""
-    items = key if isinstance(key, tuple) else (key,)
-    encoded: list[tuple] = []
-    for item in items:
-        if item is Ellipsis:
-            encoded.append(("...",))
-        elif item is None:
-            encoded.append(("newaxis",))
-        elif isinstance(item, slice):
-            encoded.append(
-                ("slice",) + tuple(None if part is None else int(part) for part in (item.start, item.stop, item.step))
-            )
-        elif isinstance(item, (int, np.integer, Tensor)) and not isinstance(item, bool):
-            encoded.append(("index", int(item)))
-        else:
-            raise TypeError(
-                "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
-                f"tensors are valid indices, got {item!r}"
-            )
-    return tuple(encoded)
-
-
-def _numpy_index(encoded: tuple) -> tuple:
-    decoded: list = []
-    for item in encoded:
-        kind = item[0]
-        decoded.append(
-            Ellipsis
-            if kind == "..."
-            else None
-            if kind == "newaxis"
-            else slice(*item[1:])
-            if kind == "slice"
-            else item[1]
-        )
-    return tuple(decoded)
-
-
-def _slice_assign_impl(full: jax.Array, value: jax.Array, index: tuple) -> jax.Array:
-    where = _numpy_index(index)
-    return full.at[where].set(jax.numpy.broadcast_to(value, full[where].shape))
-
-
-def _slice_assign_check(in_avals: tuple, static: dict) -> None:
-    (full_shape, _), (value_shape, _) = in_avals
-    target = np.empty(full_shape, np.bool_)[_numpy_index(static["index"])].shape
-    try:
-        fits = np.broadcast_shapes(value_shape, target) == target
-    except ValueError:
-        fits = False
-    if not fits:
-        raise errors.invalid_argument(
-            f"Cannot broadcast input shape [{','.join(map(str, value_shape))}] into final shape "
-            f"[{','.join(map(str, target))}]",
-            "ResourceStridedSliceAssign",
-        )
-
-
-_SLICE_ASSIGN = registry.OpDef(
-    "ResourceStridedSliceAssign", _slice_assign_impl, differentiable=False, check=_slice_assign_check
-)
-
-
-class _VariableSlice(Tensor):
-    """A read of part of a variable (`v[0]`), whose `assign` writes that part back, as TF's."""
-
-    __slots__ = ("_variable", "_key")
-
-    def __init__(
-        self, value: Any, shape: tuple, dtype: dtypes.DType, node: Any, tid: int, variable: Variable, key: Any
-    ) -> None:
-        super().__init__(value, shape, dtype, node, tid)
-        self._variable = variable
-        self._key = key
-
-    def assign(self, value: TensorLike, name: str | None = None) -> Variable:
-        """Writes `value` (broadcast to the slice's shape) into the slice of the variable.
-
-        Returns:
-          The variable.
-
-        Raises:
-          InvalidArgumentError: if `value` does not broadcast to the slice's shape.
-        """
-        variable = self._variable
-        tensor = convert_to_tensor(value, dtype=variable._dtype)
-        (updated,) = registry.apply(
-            _SLICE_ASSIGN, (variable._plain_read(), tensor), (("index", _static_index(self._key)),)
-        )
-        variable.assign(updated)
-        return variable
