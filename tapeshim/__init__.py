@@ -336,6 +336,7 @@ NON_OP_EXPORTS = frozenset(
         "half",
         "image",
         "init_scope",
+        "initializers",
         "int8",
         "int16",
         "int32",
@@ -345,13 +346,16 @@ NON_OP_EXPORTS = frozenset(
         "keras",
         "linalg",
         "lookup",
+        "losses",
         "math",
+        "metrics",
         "Module",
         "name_scope",
         "nest",
         "newaxis",
         "nn",
         "numpy_function",
+        "optimizers",
         "py_function",
         "ragged",
         "RaggedTensor",
@@ -482,6 +486,7 @@ __all__ = [
     "image",
     "IndexedSlices",
     "init_scope",
+    "initializers",
     "int8",
     "int16",
     "int32",
@@ -497,11 +502,13 @@ __all__ = [
     "logical_not",
     "logical_or",
     "lookup",
+    "losses",
     "map_fn",
     "math",
     "matmul",
     "maximum",
     "meshgrid",
+    "metrics",
     "minimum",
     "Module",
     "multiply",
@@ -518,6 +525,7 @@ __all__ = [
     "ones",
     "ones_initializer",
     "ones_like",
+    "optimizers",
     "pad",
     "pow",
     "print",
@@ -618,10 +626,16 @@ __all__ = [
 
 if _typing.TYPE_CHECKING:  # at run time, `tf.keras` is imported on first use (below)
     from tapeshim import keras
+    from tapeshim.keras import initializers, losses, metrics, optimizers
+
+_KERAS_NAMESPACES = ("initializers", "losses", "metrics", "optimizers")  # TF's `tf.losses` is `tf.keras.losses`
 
 
 def __getattr__(name: str) -> object:
-    """`tf.keras` is imported on first use: importing Keras chooses its backend (JAX) for the process."""
+    """`tf.keras` (and TF's aliases of four of its namespaces, `tf.losses`, `tf.metrics`, `tf.optimizers` and
+    `tf.initializers`) is imported on first use: importing Keras chooses its backend (JAX) for the process."""
     if name == "keras":
         return _importlib.import_module("tapeshim.keras")
+    if name in _KERAS_NAMESPACES:
+        return _importlib.import_module(f"tapeshim.keras.{name}")
     raise AttributeError(f"module 'tapeshim' has no attribute {name!r}")

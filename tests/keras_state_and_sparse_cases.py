@@ -438,3 +438,17 @@ def lookup_hashing_and_text_vectorization_layers(tf):
         vectorizer(tf.constant(["the cat ran"])),
     ]
     return mapped, [(t.dtype.name, t.shape.as_list(), t.numpy().tolist()) for t in outputs]
+
+
+@backend_case
+def keras_namespace_aliases(tf):
+    """TF's `tf.losses`, `tf.metrics`, `tf.optimizers` and `tf.initializers` (Keras's namespaces, as the text
+    generation tutorial uses them)."""
+    loss = tf.losses.SparseCategoricalCrossentropy(from_logits=True)(
+        tf.constant([1, 0]), tf.constant([[0.1, 0.9], [2.0, -1.0]])
+    )
+    mean = tf.metrics.Mean()
+    mean.update_state([1.0, 2.0, 4.0])
+    w = tf.Variable(tf.initializers.Constant(2.0)(shape=[2]))
+    tf.optimizers.SGD(learning_rate=0.5).apply_gradients([(tf.constant([1.0, -1.0]), w)])
+    return [loss, mean.result(), w.numpy(), tf.losses.mse([1.0, 2.0], [1.5, 2.5])]

@@ -74,12 +74,18 @@ _jax.config.update("jax_enable_x64", True)
 _ROOT_EPILOGUE = '''
 if _typing.TYPE_CHECKING:  # at run time, `tf.keras` is imported on first use (below)
     from tapeshim import keras
+    from tapeshim.keras import initializers, losses, metrics, optimizers
+
+_KERAS_NAMESPACES = ("initializers", "losses", "metrics", "optimizers")  # TF's `tf.losses` is `tf.keras.losses`
 
 
 def __getattr__(name: str) -> object:
-    """`tf.keras` is imported on first use: importing Keras chooses its backend (JAX) for the process."""
+    """`tf.keras` (and TF's aliases of four of its namespaces, `tf.losses`, `tf.metrics`, `tf.optimizers` and
+    `tf.initializers`) is imported on first use: importing Keras chooses its backend (JAX) for the process."""
     if name == "keras":
         return _importlib.import_module("tapeshim.keras")
+    if name in _KERAS_NAMESPACES:
+        return _importlib.import_module(f"tapeshim.keras.{name}")
     raise AttributeError(f"module 'tapeshim' has no attribute {name!r}")
 '''
 
@@ -129,7 +135,7 @@ NAMESPACES: dict[str, Namespace] = {
             "newaxis": "=None",
             "__version__": '="0.1.0"',
         },
-        extra_all=("keras",),
+        extra_all=("initializers", "keras", "losses", "metrics", "optimizers"),
         non_op_exports=True,
         prelude=_ROOT_PRELUDE,
         epilogue=_ROOT_EPILOGUE,
