@@ -161,6 +161,10 @@ class Dataset(DatasetTransforms):
         self._cardinality = cardinality
         self._element_spec = element_spec
 
+    def __repr__(self) -> str:
+        # (TF names the transformation's class, `<_BatchDataset element_spec=...>`; its spec is the same)
+        return f"<Dataset element_spec={self.element_spec!r}>"
+
     def _through(
         self,
         transform: Callable[[Callable[[], Iterator[Any]]], Iterator[Any]],
@@ -220,7 +224,8 @@ class Dataset(DatasetTransforms):
     ) -> "Dataset":
         """The elements a Python generator yields, as `tf.data.Dataset.from_generator`.
 
-        `generator(*args)` is called anew for every pass; each element is converted
+        `generator(*args)` is called anew for every pass, each argument a NumPy value (a string as bytes, a
+        Python int as int32), as TF passes them; each element is converted
         to the `output_signature` (or `output_types` and `output_shapes`). Iterated
         inside a `tapeshim.function`, the generator is pulled on every call.
 
@@ -234,7 +239,8 @@ class Dataset(DatasetTransforms):
                     "argument or the `output_types` argument."
                 )
             output_signature = _signature_from_types(output_types, output_shapes)
-        call_args = tuple(args) if args is not None else ()
+        # (as TF's: each argument becomes a tensor, and the generator gets its NumPy value: a str as bytes)
+        call_args = tuple(convert_to_tensor(a).numpy() for a in args) if args is not None else ()
 
         def iterate() -> Iterator[Any]:
             for value in generator(*call_args):
@@ -458,7 +464,13 @@ class Dataset(DatasetTransforms):
         return Dataset(lambda: _prefetching(self._elements, depth), self._cardinality, self._element_spec)
 
     def unbatch(self, name: str | None = None) -> "Dataset":
-        """Splits each element's first dimension into separate elements."""
+        """Splits each element's first dimension into separate elements.
+
+        Raises:
+          ValueError: if a component is a scalar.
+        """
+        if any(s.shape.rank == 0 for s in nest.flatten(self.element_spec) if isinstance(s, TensorSpec)):
+            raise ValueError("Cannot unbatch an input with scalar components.")
 
         def iterate() -> Iterator[Any]:
             for element in self._elements():

@@ -174,15 +174,17 @@ class DatasetGrouping:
                     )
                 fill = boundaries[bucket_id] - 1
                 base = grouped.element_spec if padded_shapes is None else padded_shapes
-                shapes = nest.map_structure(
-                    lambda s: TensorShape(
-                        [
-                            fill if d is None else d
-                            for d in (s.shape if isinstance(s, TensorSpec) else TensorShape(s)).as_list()
-                        ]
-                    ),
-                    base,
-                )
+                # A spec read off a mapped dataset's first element knows no unknown dimension: its first (the
+                # sequence's length, which the buckets measure) is taken as unknown, as TF's graph would give it.
+                guessed = padded_shapes is None and isinstance(grouped._element_spec, (_LazySpec, _Deferred))
+
+                def boundary_shape(s: Any) -> TensorShape:
+                    dims = (s.shape if isinstance(s, TensorSpec) else TensorShape(s)).as_list()
+                    if guessed and dims:
+                        dims[0] = None
+                    return TensorShape([fill if d is None else d for d in dims])
+
+                shapes = nest.map_structure(boundary_shape, base)
             return grouped.padded_batch(sizes[bucket_id], shapes, padding_values, drop_remainder=drop_remainder)
 
         def size_func(bucket: Any) -> Any:

@@ -309,10 +309,8 @@ class DatasetTransforms(DatasetGrouping):
         if padding_values is None:
             fills = [b"" if s.dtype == dtypes.string else 0 for s in flat_specs]
         else:
-            fills = [
-                np.asarray(convert_to_tensor(v).numpy()) if hasattr(v, "numpy") else v
-                for v in _flatten_up_to(spec, padding_values)
-            ]
+            # (as tensors: a Python string pads as bytes, as TF's)
+            fills = [np.asarray(convert_to_tensor(v).numpy()) for v in _flatten_up_to(spec, padding_values)]
 
         def iterate() -> Iterator[Any]:
             source = self._elements()
