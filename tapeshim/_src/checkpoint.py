@@ -20,6 +20,7 @@ import numpy as np
 
 from tapeshim._src import checkpoint_io, dtypes, errors
 from tapeshim._src.checkpoint_io import CheckpointOptions
+from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.module import Module
 from tapeshim._src.variable import Variable
 
@@ -228,6 +229,9 @@ def restore_attached(owner: Module | Checkpoint, name: str, value: object) -> No
     for key in mine:
         if key in matched or key in handed:  # the rest stays here, for variables attached later still
             del pending[key]
+
+
+register_trackable(OwnedIterator, OwnedIterator.checkpoint_variables)
 
 
 def _trackable(value: Any) -> bool:

@@ -14,6 +14,8 @@ import collections
 from typing import Any
 from typing import Iterator as PyIterator
 
+import numpy as np
+
 from tapeshim._src import errors, nest
 from tapeshim._src.dataset_elements import _spec, _to_tensors
 from tapeshim._src.state import _thread_state
@@ -49,6 +51,9 @@ class OwnedIterator:
         # while tracing, its elements becoming constants of the trace: TF makes it anew on every call,
         # so every call sees the same elements.
         self._unrolled = _thread_state.trace is not None
+        self._consumed = 0  # elements taken since the pass began (a checkpoint saves it)
+        self._position: Any = None  # the int64 variable a checkpoint saves the position in (`checkpoint_variables`)
+        self._position_value: Any = None  # its value as this iterator last set it
 
     @property
     def element_spec(self) -> Any:
@@ -59,8 +64,36 @@ class OwnedIterator:
         return self
 
     # -- host side -------------------------------------------------------------
+    def checkpoint_variables(self) -> dict[str, Any]:
+        """The iterator's state for a `tf.train.Checkpoint`: the number of elements it has produced.
+
+        A checkpoint asks for it when it saves and when it restores; after a restore the iterator starts its
+        pass again and skips the saved number of elements, so it goes on where it was when saved (TF saves
+        its iterator's buffers instead: a shuffle with a seed gives the same order, one without a seed
+        another order, as a new pass does).
+        """
+        from tapeshim._src.variable import Variable  # import cycle: variable -> ops -> ... -> dataset_iterator
+
+        if self._position is None:
+            self._position = Variable(np.int64(self._consumed), trainable=False, name="iterator_position")
+        else:
+            self._position.assign(np.int64(self._consumed))
+        self._position_value = self._position._value
+        return {"position": self._position}
+
+    def _restore_position(self) -> None:
+        """Goes to the position a checkpoint restored (see `checkpoint_variables`)."""
+        assert self._position is not None, "only a saved iterator is restored"
+        target = int(np.asarray(self._position._value))
+        self._position_value = self._position._value
+        self._source, self._exhausted, self._consumed = None, False, 0
+        self._buffer.clear()
+        self.consume(target)
+
     def peek(self, index: int) -> Any:
         """The element `index` places ahead of the next one, without consuming it; None past the end."""
+        if self._position is not None and self._position._value is not self._position_value:
+            self._restore_position()
         while len(self._buffer) <= index and not self._exhausted:
             with _HostPull():
                 if self._source is None:
@@ -80,11 +113,14 @@ class OwnedIterator:
         if count <= 0:
             return []
         self.peek(count - 1)
-        return [self._buffer.popleft() for _ in range(min(count, len(self._buffer)))]
+        taken = [self._buffer.popleft() for _ in range(min(count, len(self._buffer)))]
+        self._consumed += len(taken)
+        return taken
 
     def put_back(self, elements: list) -> None:
         """Makes `elements` (consumed last, in order) the next ones again."""
         self._buffer.extendleft(reversed(elements))
+        self._consumed -= len(elements)
 
     def _pull(self, optional: bool) -> Any:
         trace = _thread_state.trace
