@@ -127,6 +127,46 @@ class RaggedTensor:
         return cls.from_row_lengths(values, constant(lengths), validate=validate)
 
     @classmethod
+    def from_uniform_row_length(
+        cls,
+        values: Any,
+        uniform_row_length: SupportsInt | TensorLike,
+        nrows: SupportsInt | TensorLike | None = None,
+        validate: bool = True,
+        name: str | None = None,
+    ) -> "RaggedTensor":
+        """Rows of `uniform_row_length` values each, taken in order from `values`, as TF's.
+
+        Args:
+          values: a Tensor (or RaggedTensor) whose rows are cut into rows of equal length.
+          uniform_row_length: the length of every row (an int32 or int64 scalar).
+          nrows: the number of rows; needed only when `uniform_row_length` is 0.
+          validate: whether to check that the lengths fit `values`.
+          name: ignored.
+
+        Returns:
+          A RaggedTensor of shape `[nrows, uniform_row_length, ...]`.
+
+        Raises:
+          ValueError: if `len(values)` is not `nrows * uniform_row_length` (as TF's static check), or
+            `uniform_row_length` is not a scalar.
+        """
+        values = _values_tensor(values)
+        length_tensor = _index_tensor(uniform_row_length)
+        if length_tensor.ndim != 0:
+            raise ValueError(f"Shape {length_tensor.shape} must have rank 0")
+        length = int(length_tensor.numpy())
+        count = _nvals(values)
+        if nrows is not None:
+            rows = int(_index_tensor(nrows).numpy())
+        else:
+            rows = count // length if length else 0
+        if validate and (length < 0 or rows * length != count):
+            raise ValueError(f"uniform_row_length={length} times nrows={rows} must equal nvals={count}")
+        splits = np.arange(rows + 1, dtype=np.int64) * length
+        return cls(values, constant(splits.astype(length_tensor.dtype.as_numpy_dtype)), length)
+
+    @classmethod
     def from_nested_row_splits(
         cls,
         flat_values: Any,
@@ -550,17 +590,10 @@ class RaggedTensor:
 
     # -- elementwise operators on the flat values ------------------------------
     def _binary(self, other: Any, fn: Callable[[Any, Any], Any], reflected: bool = False) -> "RaggedTensor":
-        if isinstance(other, RaggedTensor):
-            if len(self.nested_row_splits) != len(other.nested_row_splits) or any(
-                not np.array_equal(a.numpy(), b.numpy())
-                for a, b in zip(self.nested_row_splits, other.nested_row_splits)
-            ):
-                raise _invalid("Inputs must have identical ragged splits")
-            other_flat = other.flat_values
-        else:
-            other_flat = convert_to_tensor(other, dtype_hint=self.dtype)
-            if other_flat.ndim > 0:
-                raise ValueError("tapeshim's ragged operators take a scalar or a ragged tensor of the same rows")
+        """`fn` on the flat values, `other` broadcast as TF's ragged dispatch does (`ragged_dispatch`)."""
+        from tapeshim._src.ragged_dispatch import flat_operand  # import cycle: ragged_dispatch imports this module
+
+        other_flat = flat_operand(self, other)
         a, b = (other_flat, self.flat_values) if reflected else (self.flat_values, other_flat)
         return self.with_flat_values(fn(a, b))
 

@@ -530,7 +530,14 @@ def where(
 
     With only `condition`, returns the int64 coordinates of its true elements.
     """
-    cond = convert_to_tensor(condition)
+    try:
+        cond = convert_to_tensor(condition)
+    except ValueError as exc:
+        if x is None or y is None:
+            raise
+        from tapeshim._src.ops.math_ops import _on_ragged  # import cycle: math_ops -> array_ops
+
+        return _on_ragged(where, (condition, x, y), exc)
     if x is None and y is None:
         if not cond._shape:  # (TF's kernel needs a dimension)
             raise errors.invalid_argument("WhereOp : Unhandled input dimensions: 0", "Where")

@@ -71,6 +71,16 @@ _DTYPE_WORDS = {
 }
 
 
+def _on_ragged(fn: Callable[..., Any], args: tuple, failed: Exception) -> Any:
+    """`fn(*args)` on the flat values of a RaggedTensor among `args`, as TF dispatches elementwise ops to
+    ragged tensors (`ragged_dispatch`); without one, the conversion error `failed` is raised."""
+    from tapeshim._src import ragged_dispatch  # import cycle: ragged_dispatch -> ops
+
+    if not ragged_dispatch.has_ragged(args):
+        raise failed
+    return ragged_dispatch.dispatch(fn, args)
+
+
 def _unary(
     public_name: str,
     op_name: str,
@@ -85,7 +95,11 @@ def _unary(
     op = OpDef(op_name, impl, differentiable, dtype_check(op_name, allowed))
 
     def unary(x: Any, name: str | None = None) -> Tensor:
-        return apply(op, (convert_to_tensor(x),))[0]
+        try:
+            tensor = convert_to_tensor(x)
+        except ValueError as exc:
+            return _on_ragged(unary, (x,), exc)
+        return apply(op, (tensor,))[0]
 
     unary.__name__ = unary.__qualname__ = public_name
     unary.__doc__ = (
@@ -117,7 +131,10 @@ def _binary(
     op = _elementwise_op(op_name, impl, allowed, differentiable)
 
     def binary(x: Any, y: Any, name: str | None = None) -> Tensor:
-        operands = tuple(convert_same_dtype((x, y), op_name))
+        try:
+            operands = tuple(convert_same_dtype((x, y), op_name))
+        except (ValueError, TypeError) as exc:
+            return _on_ragged(binary, (x, y), exc)
         trace = _thread_state.trace
         if trace is not None and trace.symbolic:  # sizes only a call knows (`symbolic_broadcast`)
             operands = symbolic_broadcast.aligned(operands, op_name)
@@ -233,7 +250,10 @@ def round(x: TensorLike, name: str | None = None) -> Tensor:  # noqa: A001 - TF'
 
     This op has no gradient: gradients through it are `None`.
     """
-    x = convert_to_tensor(x)
+    try:
+        x = convert_to_tensor(x)
+    except ValueError as exc:
+        return _on_ragged(round, (x,), exc)
     _no_complex_kernel(x, "Round")
     return x if x._dtype.is_integer else _round(x)
 
@@ -607,7 +627,10 @@ def cast(x: TensorLike, dtype: DTypeLike, name: str | None = None) -> Tensor:
     back in the source's dtype); casts to or from integers and bool are not.
     """
     target = dtypes.as_dtype(dtype)
-    x = convert_to_tensor(x)
+    try:
+        x = convert_to_tensor(x)
+    except ValueError as exc:
+        return _on_ragged(lambda values: cast(values, target), (x,), exc)
     if x._dtype == target:
         return x
     return apply(_cast_op, (x,), (("dtype", target.name),))[0]
