@@ -452,3 +452,15 @@ def keras_namespace_aliases(tf):
     w = tf.Variable(tf.initializers.Constant(2.0)(shape=[2]))
     tf.optimizers.SGD(learning_rate=0.5).apply_gradients([(tf.constant([1.0, -1.0]), w)])
     return [loss, mean.result(), w.numpy(), tf.losses.mse([1.0, 2.0], [1.5, 2.5])]
+
+
+@backend_case
+def string_lookup_on_ragged_characters(tf):
+    """The text generation tutorial's `StringLookup` on `tf.strings.unicode_split`'s ragged characters, inverted."""
+    ids_from_chars = tf.keras.layers.StringLookup(vocabulary=list("abcxyz"), mask_token=None)
+    ids = ids_from_chars(tf.strings.unicode_split(["abc", "xy", ""], input_encoding="UTF-8"))
+    chars_from_ids = tf.keras.layers.StringLookup(
+        vocabulary=ids_from_chars.get_vocabulary(), invert=True, mask_token=None
+    )
+    chars = chars_from_ids(ids)
+    return [ids.to_list(), ids.row_splits.numpy(), chars.to_list(), tf.strings.reduce_join(chars, axis=-1).numpy()]

@@ -17,6 +17,7 @@ import numpy as np
 
 from tapeshim._src import errors
 from tapeshim._src.keras_compat import tensorflow_module, tf_computed_layers
+from tapeshim._src.ragged import RaggedTensor
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
@@ -27,6 +28,10 @@ def computed_with_tf(layer: Any) -> bool:
 
 
 def _host_value(value: Any) -> Any:
+    if isinstance(value, RaggedTensor):  # (TF's ragged tensor of the same values and row splits)
+        return tensorflow_module.RaggedTensor.from_nested_row_splits(
+            _host_value(value.flat_values), [_host_value(splits) for splits in value.nested_row_splits]
+        )
     if not isinstance(value, Tensor):
         return value
     if _thread_state.trace is not None and _thread_state.trace.is_symbolic(value):
@@ -40,6 +45,10 @@ def _host_value(value: Any) -> Any:
 
 
 def _as_tensor(value: Any) -> Any:
+    if isinstance(value, tensorflow_module.RaggedTensor):
+        return RaggedTensor.from_nested_row_splits(
+            _as_tensor(value.flat_values), [_as_tensor(splits) for splits in value.nested_row_splits]
+        )
     if isinstance(value, (jax.Array, np.ndarray)):
         return convert_to_tensor(value)
     if hasattr(value, "numpy"):  # a TensorFlow tensor (string results)
@@ -50,6 +59,8 @@ def _as_tensor(value: Any) -> Any:
 def call_on_values(keras_call: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """`keras_call` (the layer's Keras `__call__`) on the values of the tapeshim tensors in `args` and `kwargs`;
     its results as tapeshim tensors."""
-    leaves_to_values = lambda tree: jax.tree_util.tree_map(_host_value, tree, is_leaf=lambda v: isinstance(v, Tensor))  # noqa: E731
+    leaves_to_values = lambda tree: jax.tree_util.tree_map(  # noqa: E731
+        _host_value, tree, is_leaf=lambda v: isinstance(v, (Tensor, RaggedTensor))
+    )
     result = keras_call(*leaves_to_values(args), **leaves_to_values(kwargs))
     return jax.tree_util.tree_map(_as_tensor, result, is_leaf=lambda v: hasattr(v, "numpy"))
