@@ -17,9 +17,10 @@ from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
-from tapeshim._src import errors, runtime_checks
+from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.state import in_forward_mode
 
 
@@ -402,3 +403,37 @@ def segment_prod_impl(data: jax.Array, ids: jax.Array, num_segments: int) -> jax
     if not jnp.issubdtype(data.dtype, jnp.inexact):
         return jax.ops.segment_prod(data, ids, num_segments)
     return tf_complex_gradient(lambda d: _segment_prod(d, ids, num_segments))(data)
+
+
+_WRAPPING_INTS = tuple(np.dtype(t) for t in ("int8", "int16", "int32", "uint8", "uint16", "int64"))
+
+
+def cast_impl(x: jax.Array, dtype: str) -> jax.Array:
+    """`x` as `dtype` (a dtype name), as TF's `Cast` kernel converts it (complex to real keeps the real part)."""
+    target = dtypes.as_dtype(dtype)._np
+    if jnp.issubdtype(x.dtype, jnp.complexfloating) and not jnp.issubdtype(target, jnp.complexfloating):
+        x = jnp.real(x)
+    if jnp.issubdtype(x.dtype, jnp.floating) and x.dtype != jnp.bfloat16 and target in _WRAPPING_INTS:
+        # TF's CPU kernel (C's conversion on x86): a value outside int32's range (int64's for int64), NaN and
+        # the infinities become its lowest value; narrower ints then wrap (300.5 -> uint8 44). XLA saturates.
+        # (TF's bfloat16 kernel does neither, nor do its uint32 and uint64 ones: those are XLA's.)
+        wide = np.dtype(np.int64) if target == np.int64 else np.dtype(np.int32)
+        bound = float(2 ** (8 * wide.itemsize - 1))
+        t = jnp.trunc(x.astype(jnp.promote_types(x.dtype, jnp.float32)))
+        fits = (t >= -bound) & (t < bound)
+        whole = jnp.where(fits, jnp.where(fits, t, 0).astype(wide), np.iinfo(wide).min)
+        return whole.astype(target)
+    return x.astype(target)
+
+
+def matmul_impl(
+    a: jax.Array, b: jax.Array, transpose_a: bool, transpose_b: bool, adjoint_a: bool, adjoint_b: bool
+) -> jax.Array:
+    """`a @ b`, each transposed (or adjoint: conjugated too) first when asked."""
+    if transpose_a or adjoint_a:
+        a = jnp.swapaxes(a, -1, -2)
+        a = jnp.conj(a) if adjoint_a else a
+    if transpose_b or adjoint_b:
+        b = jnp.swapaxes(b, -1, -2)
+        b = jnp.conj(b) if adjoint_b else b
+    return jnp.matmul(a, b)

@@ -33,11 +33,13 @@ from tapeshim._src.ops.common import (
 from tapeshim._src.ops.contraction_ops import matmul_check, matmul_types_check
 from tapeshim._src.ops.math_kernels import (
     abs_impl,
+    cast_impl,
     chooser_reduce,
     digamma_impl,
     divide_no_nan_impl,
     floordiv_impl,
     floormod_impl,
+    matmul_impl,
     maximum_impl,
     mean_impl,
     minimum_impl,
@@ -150,25 +152,6 @@ def _binary(
     if paths:
         table.export(*paths, gradient=gradient, dtypes=_DTYPE_WORDS[allowed], note=note, op=op)(binary)
     return binary
-
-
-def _cast_impl(x: jax.Array, dtype: str) -> jax.Array:
-    target = dtypes.as_dtype(dtype)._np
-    if jnp.issubdtype(x.dtype, jnp.complexfloating) and not jnp.issubdtype(target, jnp.complexfloating):
-        x = jnp.real(x)
-    return x.astype(target)
-
-
-def _matmul_impl(
-    a: jax.Array, b: jax.Array, transpose_a: bool, transpose_b: bool, adjoint_a: bool, adjoint_b: bool
-) -> jax.Array:
-    if transpose_a or adjoint_a:
-        a = jnp.swapaxes(a, -1, -2)
-        a = jnp.conj(a) if adjoint_a else a
-    if transpose_b or adjoint_b:
-        b = jnp.swapaxes(b, -1, -2)
-        b = jnp.conj(b) if adjoint_b else b
-    return jnp.matmul(a, b)
 
 
 # -- elementwise unary -----------------------------------------------------------
@@ -561,8 +544,8 @@ logical_and = _binary(
 logical_or = _binary("logical_or", "LogicalOr", jnp.logical_or, "b", False, paths=("math.logical_or", "logical_or"))
 logical_xor = _binary("logical_xor", "LogicalXor", jnp.logical_xor, "b", False, paths=("math.logical_xor",))
 _complex_op = OpDef("Complex", lax.complex, True, checks(dtype_check("Complex", "f"), broadcast_check("Complex")))
-_cast_op = OpDef("Cast", _cast_impl, True)
-_matmul_op = OpDef("MatMul", _matmul_impl, True, checks(matmul_types_check, matmul_check))
+_cast_op = OpDef("Cast", cast_impl, True)
+_matmul_op = OpDef("MatMul", matmul_impl, True, checks(matmul_types_check, matmul_check))
 _reduce_ops = {
     "sum": OpDef("Sum", sum_impl, True, dtype_check("Sum", NUMERIC)),
     "mean": OpDef("Mean", mean_impl, True, dtype_check("Mean", NUMERIC)),
