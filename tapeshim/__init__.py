@@ -271,6 +271,10 @@ from tapeshim._src.ops.search_ops import (  # noqa: E402
     unravel_index,
 )
 from tapeshim._src.ops.set_ops import unique_with_counts  # noqa: E402
+from tapeshim._src.ops.shape_broadcast import (  # noqa: E402
+    broadcast_dynamic_shape,
+    broadcast_static_shape,
+)
 from tapeshim._src.py_function import py_function  # noqa: E402
 from tapeshim._src.ragged import RaggedTensor  # noqa: E402
 from tapeshim._src.shape import TensorShape  # noqa: E402
@@ -418,6 +422,8 @@ __all__ = [
     "bitwise",
     "bool",
     "boolean_mask",
+    "broadcast_dynamic_shape",
+    "broadcast_static_shape",
     "broadcast_to",
     "case",
     "cast",

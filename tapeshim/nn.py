@@ -2,6 +2,7 @@
 """`tf.nn`: re-exports from the op table (`tapeshim/_src/ops/table.py`)."""
 
 from tapeshim._src.distribute.losses import compute_average_loss, scale_regularization_loss
+from tapeshim._src.ops.candidate_sampling import fixed_unigram_candidate_sampler
 from tapeshim._src.ops.conv_ops import (
     avg_pool,
     avg_pool1d,
@@ -43,6 +44,7 @@ from tapeshim._src.ops.nn_ops import (
     swish,
     weighted_cross_entropy_with_logits,
 )
+from tapeshim._src.ops.nn_sampled_losses import nce_loss, sampled_softmax_loss
 from tapeshim._src.ops.nn_sparse_ops import embedding_lookup_sparse
 from tapeshim._src.ops.reduction_ops import l2_normalize, top_k
 from tapeshim._src.ops.reorder_ops import depth_to_space, space_to_depth
@@ -68,6 +70,7 @@ __all__ = [
     "elu",
     "embedding_lookup",
     "embedding_lookup_sparse",
+    "fixed_unigram_candidate_sampler",
     "gelu",
     "in_top_k",
     "l2_loss",
@@ -79,9 +82,11 @@ __all__ = [
     "max_pool2d",
     "max_pool3d",
     "moments",
+    "nce_loss",
     "normalize_moments",
     "relu",
     "relu6",
+    "sampled_softmax_loss",
     "scale_regularization_loss",
     "selu",
     "separable_conv2d",

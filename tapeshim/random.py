@@ -2,6 +2,11 @@
 """`tf.random`: re-exports from the op table. Deterministic under `set_seed`; not TF's bit streams."""
 
 from tapeshim._src import random_experimental as experimental  # noqa: F401
+from tapeshim._src.ops.candidate_sampling import (
+    fixed_unigram_candidate_sampler,
+    log_uniform_candidate_sampler,
+    uniform_candidate_sampler,
+)
 from tapeshim._src.ops.random_ops import (
     Generator,
     categorical,
@@ -34,10 +39,12 @@ __all__ = [
     "Algorithm",
     "categorical",
     "create_rng_state",
+    "fixed_unigram_candidate_sampler",
     "fold_in",
     "gamma",
     "Generator",
     "get_global_generator",
+    "log_uniform_candidate_sampler",
     "normal",
     "poisson",
     "set_global_generator",
@@ -54,4 +61,5 @@ __all__ = [
     "stateless_uniform",
     "truncated_normal",
     "uniform",
+    "uniform_candidate_sampler",
 ]

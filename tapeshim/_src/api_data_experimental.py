@@ -5,10 +5,11 @@
 
 from typing import Any, Callable, Sequence, SupportsInt
 
+from tapeshim._src import dtypes
 from tapeshim._src.dataset import Dataset
 from tapeshim._src.dataset_transforms import DatasetTransforms
 from tapeshim._src.tensor import Tensor
-from tapeshim._src.typing_aliases import TensorLike
+from tapeshim._src.typing_aliases import DTypeLike, TensorLike
 
 _Transformation = Callable[[Dataset], Dataset]
 """A function for `Dataset.apply`: a dataset in, a dataset out."""
@@ -121,3 +122,18 @@ def ignore_errors(log_warning: bool = False) -> _Transformation:
 def enumerate_dataset(start: int = 0) -> _Transformation:
     """A transformation for `Dataset.apply`: `Dataset.enumerate`."""
     return lambda dataset: dataset.enumerate(start)
+
+
+def Counter(start: int = 0, step: int = 1, dtype: DTypeLike = dtypes.int64) -> Dataset:  # noqa: N802 - TF's name
+    """`start, start + step, ...` forever, as the deprecated `tf.data.experimental.Counter`
+    (`tf.data.Dataset.counter`).
+
+    Args:
+      start: the first value.
+      step: the increment between values.
+      dtype: the elements' dtype.
+
+    Returns:
+      An infinite dataset of scalars of `dtype`.
+    """
+    return Dataset.counter(start, step, dtype)

@@ -254,9 +254,9 @@ NAMESPACES: dict[str, Namespace] = {
         exports={
             **_names(
                 "tapeshim._src.api_data_experimental",
-                "AUTOTUNE INFINITE_CARDINALITY UNKNOWN_CARDINALITY assert_cardinality bucket_by_sequence_length "
-                "cardinality choose_from_datasets enumerate_dataset get_single_element group_by_window ignore_errors "
-                "rejection_resample sample_from_datasets scan take_while unique",
+                "AUTOTUNE INFINITE_CARDINALITY UNKNOWN_CARDINALITY Counter assert_cardinality "
+                "bucket_by_sequence_length cardinality choose_from_datasets enumerate_dataset get_single_element "
+                "group_by_window ignore_errors rejection_resample sample_from_datasets scan take_while unique",
             ),
             **_names(
                 "tapeshim._src.dataset_options",

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import numpy.typing as npt
 
-from tapeshim._src import compile_tiers, dtypes, errors, runtime_checks
+from tapeshim._src import compile_tiers, dtypes, errors, runtime_checks, variable_scatter
 from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import StatelessScope, _thread_state, current_name_scope
@@ -599,6 +599,31 @@ class Variable(TensorOperators):
     def scatter_nd_sub(self, indices: TensorLike, updates: TensorLike, name: str | None = None) -> "Variable":
         """Subtracts `updates` at the index vectors `indices`."""
         return self._scatter_nd(indices, updates, "sub")
+
+    # -- more sparse methods (`variable_scatter.py`) ----------------------
+    def scatter_mul(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None) -> "Variable":
+        """Multiplies the rows `sparse_delta.indices` by `sparse_delta.values` (an `IndexedSlices`)."""
+        return variable_scatter.scatter_mul_div(self, sparse_delta, "mul")
+
+    def scatter_div(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None) -> "Variable":
+        """Divides the rows `sparse_delta.indices` by `sparse_delta.values` (an `IndexedSlices`)."""
+        return variable_scatter.scatter_mul_div(self, sparse_delta, "div")
+
+    def scatter_nd_max(self, indices: TensorLike, updates: TensorLike, name: str | None = None) -> "Variable":
+        """The larger of the elements (or slices) at the index vectors `indices` and `updates`."""
+        return variable_scatter.scatter_nd_extremum(self, indices, updates, "max")
+
+    def scatter_nd_min(self, indices: TensorLike, updates: TensorLike, name: str | None = None) -> "Variable":
+        """The smaller of the elements (or slices) at the index vectors `indices` and `updates`."""
+        return variable_scatter.scatter_nd_extremum(self, indices, updates, "min")
+
+    def gather_nd(self, indices: TensorLike, name: str | None = None) -> Tensor:
+        """The elements (or slices) of the variable at the index vectors `indices` (`tf.gather_nd`)."""
+        return variable_scatter.gather_nd(self, indices)
+
+    def batch_scatter_update(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None) -> "Variable":
+        """Sets `var[i_1, ..., i_n, indices[i_1, ..., i_n, j]]` to `values[i_1, ..., i_n, j]` (an `IndexedSlices`)."""
+        return variable_scatter.batch_scatter_update(self, sparse_delta)
 
     # -- printing -------------------------------------------------------
     def __repr__(self) -> str:
