@@ -57,3 +57,22 @@ def test_a_dataset_repr_shows_its_element_spec():
     ds = tapeshim.data.Dataset.from_tensor_slices((np.zeros((4, 2), np.float32), np.arange(4))).batch(2)
     assert repr(ds) == f"<Dataset element_spec={ds.element_spec!r}>"
     assert "TensorSpec(shape=(None, 2), dtype=tf.float32, name=None)" in repr(ds)
+
+
+def test_a_dataset_made_from_a_function_argument_inside_a_function():
+    def body(tf):
+        @tf.function
+        def total(n):
+            s = tf.constant(0, tf.int64)
+            for x in tf.data.Dataset.range(n):
+                s += x
+            return s
+
+        @tf.function
+        def doubled_sum(x):
+            return tf.data.Dataset.from_tensor_slices(x).map(lambda v: v * 2.0).reduce(0.0, lambda a, b: a + b)
+
+        n = [total(tf.constant(4, tf.int64)), total(tf.constant(6, tf.int64)), total.experimental_get_tracing_count()]
+        return n, doubled_sum(tf.constant([1.0, 2.0])), doubled_sum(tf.constant([3.0]))
+
+    check(body)
