@@ -669,6 +669,12 @@ def constant(
         return strings_tensor.string_constant(value, dtype, shape)
     if isinstance(value, Tensor) or hasattr(value, "_read_for_op"):
         tensor = convert_to_tensor(value)
+        if isinstance(value, Tensor) and dtype is not None and dtypes.as_dtype(dtype) != tensor._dtype:
+            # (TF converts a tensor to the requested dtype without casting it; a variable's read is cast)
+            raise TypeError(
+                f"Expected tensor {np.asarray(tensor.value)} with dtype {dtypes.as_dtype(dtype)!r}, "
+                f"but got dtype {tensor._dtype!r}."
+            )
         array = np.asarray(tensor.value)
         if dtype is not None:
             array = array.astype(dtypes.as_dtype(dtype)._np)
