@@ -777,3 +777,34 @@ def custom_train_step_with_default_validation(tf):
     except ValueError as error:
         unpacked = str(error)
     return {"history": history.history, "weights": model.weights, "train_on_batch": unpacked}
+
+
+@case
+def custom_train_step_on_lone_tensors_and_four_components(tf):
+    """keras.io's DCGAN `train_step(self, real_images)` on a dataset of images alone, and a step that unpacks
+    four components: TF hands the step the dataset's element as it is."""
+
+    class ImagesOnly(tf.keras.Model):
+        def train_step(self, real_images):
+            return {"batch": tf.shape(real_images)[0], "rank": tf.rank(real_images), "sum": tf.reduce_sum(real_images)}
+
+        def test_step(self, images):
+            return {"rank": tf.rank(images)}
+
+    class FourParts(tf.keras.Model):
+        def train_step(self, data):
+            a, b, c, d = data
+            return {"n": tf.reduce_sum(a) + tf.reduce_sum(b) * 2.0 + tf.reduce_sum(c) * 3.0 + tf.reduce_sum(d)}
+
+    images = np.arange(32, dtype=np.float32).reshape(8, 2, 2, 1)
+    lone = ImagesOnly()
+    lone.compile()
+    ones = np.ones((4, 2), np.float32)
+    four = FourParts()
+    four.compile()
+    dataset = tf.data.Dataset.from_tensor_slices(images).batch(4)
+    return [
+        lone.fit(dataset, epochs=1, verbose=0, validation_data=dataset).history,
+        lone.evaluate(dataset, verbose=0, return_dict=True),
+        four.fit(tf.data.Dataset.from_tensor_slices((ones, ones, ones, ones)).batch(4), verbose=0).history,
+    ]

@@ -9,8 +9,9 @@ reshuffles) the dataset every epoch.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from tapeshim._src import keras_train_step, nest
 from tapeshim._src.dataset import INFINITE, Dataset
@@ -38,9 +39,10 @@ class DatasetSequence(keras.utils.PyDataset):
     Listing the batches each epoch makes a shuffling dataset reshuffle, as TF's.
     """
 
-    def __init__(self, dataset: Dataset) -> None:
+    def __init__(self, dataset: Dataset, whole: bool = False) -> None:
         super().__init__()
         self._dataset = dataset
+        self._whole = whole
         self._batches: list | None = None
 
     def _materialise(self) -> list:
@@ -53,24 +55,53 @@ class DatasetSequence(keras.utils.PyDataset):
         return len(self._materialise())
 
     def __getitem__(self, index: int) -> Any:
-        batch = self._materialise()[index]
-        return tuple(batch) if isinstance(batch, list) else batch
+        return _keras_batch(self._materialise()[index], self._whole)
 
     def on_epoch_end(self) -> None:
         self._batches = None
 
 
-def _stream(dataset: Dataset) -> Any:
+def _keras_batch(batch: Any, whole: bool) -> Any:
+    """A batch as Keras's loops take it; `whole`: as the one item of a tuple (`_whole_elements`)."""
+    batch = tuple(batch) if isinstance(batch, list) else batch
+    return (batch,) if whole else batch
+
+
+def _stream(dataset: Dataset, whole: bool = False) -> Any:
     """An infinite dataset (`repeat()`) as one Python generator that epochs continue, as TF's iterator."""
     for batch in dataset:
-        batch = _numpy_nest(batch)
-        yield tuple(batch) if isinstance(batch, list) else batch
+        yield _keras_batch(_numpy_nest(batch), whole)
 
 
-def _data(value: Any) -> Any:
+def _data(value: Any, whole: bool = False) -> Any:
     if isinstance(value, Dataset):
-        return _stream(value) if int(value.cardinality()) == INFINITE else DatasetSequence(value)
+        return _stream(value, whole) if int(value.cardinality()) == INFINITE else DatasetSequence(value, whole)
     return _numpy_nest(value)  # tensors (also inside `validation_data=(x, y)`) as numpy arrays
+
+
+@contextlib.contextmanager
+def _whole_steps(model: Any, whole: bool) -> Iterator[None]:
+    """Tells `model`'s TF-style steps whether the batches they get are whole elements (`_whole_elements`)."""
+    before = getattr(model, "_whole_elements", False)
+    model._whole_elements = whole
+    try:
+        yield
+    finally:
+        model._whole_elements = before
+
+
+def _whole_elements(model: Any, x: Any) -> bool:
+    """Whether `x`'s batches reach Keras as one-item tuples that `model`'s TF-style steps unwrap.
+
+    TF's Keras hands a step the dataset's element as it is: a lone tensor (a GAN's images) or a tuple
+    of any length; Keras 3's loops take a tensor or a tuple of (x, y, sample_weight) and would hand a
+    step `(x,)`, or refuse four components. Wrapped, the element passes through whole
+    (`keras_train_step.make_step_function` unwraps it).
+    """
+    if not isinstance(x, Dataset) or not keras_train_step.uses_tf_style_steps(model, TrainingMixin):
+        return False
+    spec = x.element_spec
+    return not (isinstance(spec, dict) or (isinstance(spec, tuple) and 1 <= len(spec) <= 3))
 
 
 def model_distribution(model: Any, x: Any, batch_size: Any) -> Any:
@@ -96,12 +127,16 @@ class TrainingMixin(TapeLayerMixin):
     def fit(self, x: Any = None, y: Any = None, *args: Any, validation_data: Any = None, **kwargs: Any) -> Any:
         if isinstance(x, Dataset):
             kwargs["shuffle"] = False  # as TF, a dataset's own order is kept (`shuffle` applies to arrays)
-        with model_distribution(self, x, args[0] if args else kwargs.get("batch_size")):
-            return super().fit(_data(x), _data(y), *args, validation_data=_data(validation_data), **kwargs)
+        whole = _whole_elements(self, x)
+        # (validation runs through `evaluate` with the converted data: its own batches say whether they are whole)
+        validation = _data(validation_data, _whole_elements(self, validation_data))
+        with model_distribution(self, x, args[0] if args else kwargs.get("batch_size")), _whole_steps(self, whole):
+            return super().fit(_data(x, whole), _data(y), *args, validation_data=validation, **kwargs)
 
     def evaluate(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:
-        with model_distribution(self, x, args[0] if args else kwargs.get("batch_size")):
-            return super().evaluate(_data(x), _data(y), *args, **kwargs)
+        whole = _whole_elements(self, x) or (isinstance(x, DatasetSequence) and x._whole)
+        with model_distribution(self, x, args[0] if args else kwargs.get("batch_size")), _whole_steps(self, whole):
+            return super().evaluate(_data(x, whole), _data(y), *args, **kwargs)
 
     def predict(self, x: Any, *args: Any, **kwargs: Any) -> Any:
         with model_distribution(self, x, args[0] if args else kwargs.get("batch_size")):

@@ -115,6 +115,8 @@ def make_step_function(model: Any, name: str) -> Callable[[Any, Any], tuple]:
                 if index == 0:
                     raise
                 break
+            if getattr(model, "_whole_elements", False):  # (the dataset's element, whole: `keras_models`)
+                data = data[0]
             outputs.append(_as_arrays(compiled(_as_tensors(data))))
         if name != "predict_step" or len(outputs) == 1:
             return outputs[-1], _state_values(model, parts)  # the logs of the last step, as TF's

@@ -137,7 +137,8 @@ def _compile(fn: types.FunctionType) -> tuple[types.CodeType, str] | None:
     if node is None:
         return None
     transformer.transform(node)
-    freevars = list(fn.__code__.co_freevars)
+    # (a function defined inside a converted one already has `ag__` among its free variables)
+    freevars = [name for name in fn.__code__.co_freevars if name != "ag__"]
     factory = ast.FunctionDef(
         name="autograph_factory__",
         args=ast.arguments(
