@@ -3,7 +3,10 @@
 A body is a function of the module (`lambda tf: ...`). `check(body)` runs it
 with real TensorFlow (the oracle) and with tapeshim and compares what came out:
 structure, `None` pattern, tensor dtype, shape and values (per-dtype
-tolerance), or the error class (and optionally message) when the body raises.
+tolerance). It fails when TF raises, unless the test says the error is the
+point: `check_raises(body)` (or `check(body, raises=True)`, or a table's case
+marked `raising(body)`) asserts that TF raised and compares the error class
+(and optionally message) with tapeshim's.
 
 The body builders below run one op function `fn(tf, *tensors)` in the modes a test
 compares: eagerly (`eager_body`), under a GradientTape and differentiated
@@ -52,6 +55,7 @@ __all__ = [
     "jvp_body",
     "labelled",
     "normal",
+    "raising",
     "real_tf",
     "run",
     "run_taped",
@@ -205,9 +209,36 @@ def _same_printed(expected: str, actual: str) -> bool:
     return True
 
 
-def check(body: Body, rtol: float | None = None, messages: bool = False) -> Any:
-    """Runs `body` with TF and tapeshim, asserts the results match; returns tapeshim's."""
+def raising(body: Body) -> Body:
+    """Marks `body` as a case whose point is TF's error, in a table whose other cases return values: `check(body)`
+    then asserts that TF raised (as `check_raises` does) where it would otherwise fail because TF raised."""
+    body.raises_in_tf = True  # type: ignore[attr-defined]
+    return body
+
+
+def check(body: Body, rtol: float | None = None, messages: bool = False, raises: bool | None = None) -> Any:
+    """Runs `body` with TF and tapeshim, asserts the results match; returns tapeshim's.
+
+    TF must not raise: a body that makes TF itself raise (a typo, a wrong shape, an API misuse) would otherwise
+    pass as long as tapeshim raised the same error class, and test nothing. Where the error is the point, use
+    `check_raises`, pass `raises=True`, or mark the body with `raising`.
+
+    Args:
+        body: the body, `body(tf)`.
+        rtol: the tolerance for tensors' values (None: the per-dtype default, `TOLERANCE`).
+        messages: when both raise, also compare their messages.
+        raises: True: assert that TF raised (as `check_raises`) and compare the error classes; False: fail when
+            TF raises; None (the default): True for a body marked with `raising`, else False.
+    """
+    if raises is None:
+        raises = getattr(body, "raises_in_tf", False)
     expected = run(body, real_tf)
+    if raises:
+        assert isinstance(expected, Raised), f"TF did not raise: {expected!r}"
+    elif isinstance(expected, Raised):
+        raise AssertionError(
+            f"TF raised {expected.name}: {expected.message[:500]}; use check_raises if the error is the point"
+        ) from expected.exc
     actual = run(body, tapeshim)
     assert_same(describe(expected), describe(actual), rtol=rtol, messages=messages)
     return actual
@@ -224,7 +255,8 @@ def check_printed(body: Body, capfd: Any) -> None:
 
 
 def check_raises(body: Body, messages: bool = False) -> Raised:
-    """Like `check`, and asserts that TF raised."""
+    """Runs `body` with TF and tapeshim for a test whose point is the error: asserts that TF raised and that
+    tapeshim raised the same error class (and message, with `messages`); returns what tapeshim raised."""
     expected = run(body, real_tf)
     assert isinstance(expected, Raised), f"TF did not raise: {expected!r}"
     actual = run(body, tapeshim)

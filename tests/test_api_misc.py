@@ -75,7 +75,7 @@ def test_ensure_shape(case):
             y = tf.ensure_shape(x, shape) * 2
         return y, tape.gradient(y, x)
 
-    check(body)
+    check(body, raises=case.startswith("bad_"))
 
 
 def test_ensure_shape_errors():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from oracle import check, check_raises, real_tf, run
+from oracle import check, check_raises, raising, real_tf, run
 
 
 # -- a used one-shot tape records afresh when entered again -----------------
@@ -86,8 +86,8 @@ def _jacobians_after_reentry(tf):
         lambda tf: _reentered(tf, rewatch=False, variable=True),
         _gradient_in_stop_recording,
         _old_target_after_reentry,
-        _third_gradient,
-        _watch_after_use,
+        raising(_third_gradient),
+        raising(_watch_after_use),
         _jacobians_after_reentry,
     ],
 )

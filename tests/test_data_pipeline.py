@@ -12,7 +12,7 @@ import textwrap
 import numpy as np
 
 import tapeshim
-from oracle import check
+from oracle import check, check_raises
 from tapeshim._src import keras_bridge
 
 
@@ -112,7 +112,7 @@ def test_an_error_in_a_prefetched_map_is_raised_where_tf_raises_it():
 
 
 def test_prefetch_buffer_size_below_autotune_is_an_error():
-    check(lambda tf: tf.data.Dataset.range(3).prefetch(-2))
+    check_raises(lambda tf: tf.data.Dataset.range(3).prefetch(-2))
 
 
 _METRIC_LOOP = textwrap.dedent("""

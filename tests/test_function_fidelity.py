@@ -158,7 +158,7 @@ def test_a_function_that_pulls_raises_lookup_error_under_a_tape():
                 outcomes.append("LookupError")
         outcomes.append(step(iterator))  # the failed calls pulled nothing
         other = tf.Variable(1.0)
-        with tf.GradientTape() as tape:
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(other)
             unwatched = step(iterator)  # a tape that watches nothing the call reads records nothing
         return outcomes, unwatched

@@ -6,7 +6,7 @@ import zlib
 import pytest
 
 import tapeshim
-from oracle import check, real_tf
+from oracle import check, check_raises, real_tf
 
 
 def test_base64():
@@ -41,7 +41,7 @@ def test_errors(bad):
         except tf.errors.OpError as exc:
             raise type(exc)(None, None, str(exc).split("}} ")[-1]) from None
 
-    check(body, messages=True)
+    check_raises(body, messages=True)
 
 
 def test_decode_compressed():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from oracle import check
+from oracle import check, check_raises
 
 
 def test_columns_defaults_and_shapes():
@@ -53,12 +53,12 @@ def test_errors(bad):
         except tf.errors.OpError as exc:
             raise type(exc)(None, None, str(exc).split("}} ")[-1]) from None
 
-    check(body, messages=True)
+    check_raises(body, messages=True)
 
 
 def test_bad_defaults():
-    check(lambda tf: tf.io.decode_csv(["1,2"], [tf.int32, tf.float32]))
-    check(lambda tf: tf.io.decode_csv(["1,2"], [[0.0], [True]]))
+    check_raises(lambda tf: tf.io.decode_csv(["1,2"], [tf.int32, tf.float32]))
+    check_raises(lambda tf: tf.io.decode_csv(["1,2"], [[0.0], [True]]))
 
 
 def test_text_lines_to_columns(tmp_path):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tapeshim
-from oracle import check, real_tf
+from oracle import check, check_raises, real_tf
 
 
 def _example(tf, floats=(1.5, 2.5), ints=(7,), strings=(b"ab", b"c")):
@@ -149,7 +149,7 @@ def test_float_values_round_to_float32():
     ],
 )
 def test_proto_errors(bad):
-    check(bad)
+    check_raises(bad)
 
 
 def _spec(tf):
@@ -248,7 +248,7 @@ def test_parse_errors(bad):
         except tf.errors.OpError as exc:
             raise type(exc)(None, None, str(exc).split("}} ")[-1].split("\n")[0]) from None
 
-    check(body, messages=True)
+    check_raises(body, messages=True)
 
 
 def test_feature_configs():
@@ -307,7 +307,7 @@ def test_var_len_type_mismatch():
         except tf.errors.OpError as exc:
             raise type(exc)(None, None, str(exc).split("}} ")[-1].split("\n")[0]) from None
 
-    check(body, messages=True)
+    check_raises(body, messages=True)
 
 
 def _sequence(tf, steps, length=5):
@@ -370,7 +370,7 @@ def test_sequence_example_errors(bad):
         F, _, S = _spec(tf)
         return bad(tf, F, S)
 
-    check(body)
+    check_raises(body)
 
 
 def test_ragged_features():
@@ -416,7 +416,7 @@ def test_ragged_feature_splits_types():
         return {k: (v.to_list(), v.row_splits.dtype) for k, v in mixed.items()}
 
     check(body)
-    check(
+    check_raises(
         lambda tf: tf.io.parse_example(
             [_example(tf).SerializeToString()],
             {
@@ -481,7 +481,7 @@ def test_sparse_features():
 
 
 def test_sparse_feature_errors():
-    check(
+    check_raises(
         lambda tf: tf.io.parse_single_example(
             _indexed(tf, [3], [0.5, 1.5]), {"s": tf.io.SparseFeature("ix", "v", tf.float32, 5)}
         ),

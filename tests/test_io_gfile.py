@@ -2,7 +2,7 @@
 
 import pytest
 
-from oracle import check
+from oracle import check, check_raises
 
 
 def _in_dir(tmp_path, body):
@@ -126,7 +126,7 @@ def test_gfile_errors(tmp_path, bad):
         _tree(tf, root)
         return bad(tf.io.gfile, root)
 
-    check(_in_dir(tmp_path, body), messages=False)
+    check_raises(_in_dir(tmp_path, body), messages=False)
 
 
 def test_gfile_error_messages(tmp_path):
@@ -177,4 +177,4 @@ def test_read_file_errors(tmp_path, bad):
         _tree(tf, root)
         return bad(tf, root)
 
-    check(_in_dir(tmp_path, body))
+    check_raises(_in_dir(tmp_path, body))

@@ -6,7 +6,7 @@ Each case is compared with real TensorFlow (tests/oracle.py).
 import numpy as np
 import pytest
 
-from oracle import check, check_raises
+from oracle import check, check_raises, raising
 
 
 # -- Python operands that cannot take the tensor operand's dtype ----------------
@@ -115,7 +115,9 @@ def _jacobian_case(kind, source_dtype="float32", use_list=False, **options):
 )
 @pytest.mark.parametrize("source_dtype", ["float32", "float64", "int32"])
 def test_jacobians_of_an_unconnected_source_as_tf(kind, options, source_dtype):
-    check(_jacobian_case(kind, source_dtype, **options))
+    # TF's while loop (no pfor) writes zeros of the source's dtype into its float32 TensorArray: TF's error
+    raises = options == {"experimental_use_pfor": False, "unconnected_gradients": "zero"} and source_dtype != "float32"
+    check(_jacobian_case(kind, source_dtype, **options), raises=raises)
 
 
 @pytest.mark.parametrize("kind", ["jacobian", "batch_jacobian"])
@@ -127,7 +129,7 @@ def test_jacobians_with_the_unconnected_gradients_enum(kind):
 @pytest.mark.parametrize("kind", ["jacobian", "batch_jacobian"])
 @pytest.mark.parametrize("options", [{}, {"unconnected_gradients": "zero"}], ids=str)
 def test_jacobians_of_a_list_of_sources_as_tf(kind, options):
-    check(_jacobian_case(kind, use_list=True, **options))
+    check(_jacobian_case(kind, use_list=True, **options), raises=kind == "batch_jacobian")  # (TF's takes no list)
 
 
 @pytest.mark.parametrize("kind", ["jacobian", "batch_jacobian"])
@@ -319,23 +321,24 @@ def _ints(tf):
     return [1, 2]
 
 
+MUTATIONS = {
+    "insert_end": lambda tf, items: items.insert(2, tf.Variable(3.0)),
+    "insert_front": lambda tf, items: items.insert(0, tf.Variable(3.0)),
+    "setitem": lambda tf, items: items.__setitem__(0, tf.Variable(3.0)),
+    "delitem": lambda tf, items: items.__delitem__(0),
+    "pop": lambda tf, items: items.pop(),
+    "reverse": lambda tf, items: items.reverse(),
+    "append": lambda tf, items: items.append(tf.Variable(3.0)),
+    "extend": lambda tf, items: items.extend([tf.Variable(3.0)]),
+}
+
+
 @pytest.mark.parametrize("make_items", [_variables, _ints])
-@pytest.mark.parametrize(
-    "mutate",
-    [
-        lambda tf, items: items.insert(2, tf.Variable(3.0)),
-        lambda tf, items: items.insert(0, tf.Variable(3.0)),
-        lambda tf, items: items.__setitem__(0, tf.Variable(3.0)),
-        lambda tf, items: items.__delitem__(0),
-        lambda tf, items: items.pop(),
-        lambda tf, items: items.reverse(),
-        lambda tf, items: items.append(tf.Variable(3.0)),
-        lambda tf, items: items.extend([tf.Variable(3.0)]),
-    ],
-    ids=["insert_end", "insert_front", "setitem", "delitem", "pop", "reverse", "append", "extend"],
-)
+@pytest.mark.parametrize("mutate", list(MUTATIONS))
 def test_only_append_only_module_lists_save_as_tf(mutate, make_items):
-    check(_save_after(mutate, make_items))
+    # TF refuses to save a list changed other than by appending: an insert, or another change to a list of variables
+    refused = mutate.startswith("insert") or (make_items is _variables and mutate not in ("append", "extend"))
+    check(_save_after(MUTATIONS[mutate], make_items), raises=refused)
 
 
 # -- a TensorShape converts to its dimensions ---------------------------------------
@@ -347,10 +350,10 @@ def test_only_append_only_module_lists_save_as_tf(mutate, make_items):
         lambda tf: tf.convert_to_tensor(tf.TensorShape([])),
         lambda tf: tf.convert_to_tensor(tf.TensorShape([2**33])),
         lambda tf: tf.reduce_prod(tf.TensorShape([5, 8])),
-        lambda tf: tf.reshape(tf.range(40), tf.constant([5, 8]).shape),
-        lambda tf: tf.convert_to_tensor(tf.TensorShape([None, 8])),
-        lambda tf: tf.convert_to_tensor(tf.TensorShape(None)),
-        lambda tf: tf.convert_to_tensor(tf.TensorShape([5]), tf.float32),
+        lambda tf: tf.reshape(tf.range(40), tf.zeros([5, 8]).shape),
+        raising(lambda tf: tf.convert_to_tensor(tf.TensorShape([None, 8]))),
+        raising(lambda tf: tf.convert_to_tensor(tf.TensorShape(None))),
+        raising(lambda tf: tf.convert_to_tensor(tf.TensorShape([5]), tf.float32)),
     ],
     ids=lambda body: "",
 )

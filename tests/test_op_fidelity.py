@@ -231,7 +231,7 @@ def test_complex_part_gradients(dtype, op):
 
 def test_imag_and_angle_of_integers():
     check(lambda tf: tf.math.imag(tf.constant([1, -2])))
-    check(lambda tf: tf.math.angle(tf.constant([1, -2])))
+    check_raises(lambda tf: tf.math.angle(tf.constant([1, -2])))
 
 
 # -- A7: gradients TF has ---------------------------------------------------------------------------------------
@@ -450,7 +450,7 @@ def test_sparse_softmax_cross_entropy_label_errors_inside_a_tape():
 
 
 def test_bincount_with_weights_under_a_tape_raises_lookup_error_when_differentiated():
-    check(_gradient(lambda tf, w: tf.math.bincount(tf.constant([0, 1, 1]), weights=w), [1.0, 2.0, 3.0]))
+    check_raises(_gradient(lambda tf, w: tf.math.bincount(tf.constant([0, 1, 1]), weights=w), [1.0, 2.0, 3.0]))
 
     def values(tf):
         w = tf.constant([1.5, 2.0, 3.0, 4.0])
@@ -502,7 +502,8 @@ def test_silu_and_swish_use_tfs_custom_gradient(dtype, op):
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
 @pytest.mark.parametrize("op", ["lgamma", "digamma"])
 def test_lgamma_and_digamma_dtype_support(dtype, op):
-    check(_gradient(lambda tf, x: getattr(tf.math, op)(x), [0.5, 2.0, 3.5], dtype=dtype))
+    unsupported = dtype == "bfloat16" or (op, dtype) == ("digamma", "float16")  # TF's error is the point
+    check(_gradient(lambda tf, x: getattr(tf.math, op)(x), [0.5, 2.0, 3.5], dtype=dtype), raises=unsupported)
 
 
 # -- class hunt: complex conventions and dtype errors across math and nn ops ------------------------------------

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tapeshim
-from oracle import check, real_tf
+from oracle import check, check_raises, real_tf
 
 X = np.arange(6, dtype=np.float32).reshape(2, 3) / 4.0
 
@@ -124,7 +124,7 @@ def test_signature_metadata(saved):
     ],
 )
 def test_bad_calls_raise(saved, bad):
-    check(lambda tf: bad(tf.saved_model.load(saved[tf.__name__])))
+    check_raises(lambda tf: bad(tf.saved_model.load(saved[tf.__name__])))
 
 
 def test_a_program_traced_for_every_size_saves_what_it_computes_per_size(tmp_path):
@@ -154,7 +154,7 @@ def test_a_program_that_depends_on_unknown_sizes_is_refused(tmp_path):
 
 
 def test_load_missing_directory(tmp_path):
-    check(lambda tf: tf.saved_model.load(str(tmp_path / "nothing")))
+    check_raises(lambda tf: tf.saved_model.load(str(tmp_path / "nothing")))
 
 
 def test_loaded_functions_inside_a_function(saved):
@@ -220,7 +220,7 @@ def test_functions_without_signature_save_their_traces(tmp_path):
             else tapeshim.saved_model.load(paths["tapeshim"]),
         )
     )
-    check(lambda tf: tf.saved_model.load(paths[tf.__name__])(tf.constant([[1.0]])))
+    check_raises(lambda tf: tf.saved_model.load(paths[tf.__name__])(tf.constant([[1.0]])))
 
 
 def test_saving_a_keras_model_serves_its_call(tmp_path):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tapeshim
-from oracle import check, real_tf
+from oracle import check, check_raises, real_tf
 from tapeshim._src.io.crc32c import crc32c, masked_crc32c
 
 RECORDS = [b"", b"a", b"hello world", bytes(range(256)) * 20, os.urandom(5000)]
@@ -90,7 +90,7 @@ def test_writer_accepts_str_and_bytes_and_flushes(tmp_path):
     ],
 )
 def test_writer_errors(tmp_path, bad):
-    check(lambda tf: bad(tf, tmp_path), messages=False)
+    check_raises(lambda tf: bad(tf, tmp_path), messages=False)
 
 
 def test_closed_writer_errors(tmp_path):
@@ -99,7 +99,7 @@ def test_closed_writer_errors(tmp_path):
         writer.close()
         writer.write(b"x")
 
-    check(body, messages=True)
+    check_raises(body, messages=True)
 
 
 def _corrupt(tmp_path):
@@ -195,7 +195,7 @@ def test_filename_forms_and_dataset_api(tmp_path):
 
 @pytest.mark.parametrize("filenames", [3, [1, 2]])
 def test_bad_filenames(filenames):
-    check(lambda tf: tf.data.TFRecordDataset(filenames), messages=True)
+    check_raises(lambda tf: tf.data.TFRecordDataset(filenames), messages=True)
 
 
 def test_text_line_dataset(tmp_path):
@@ -285,7 +285,7 @@ def test_dataset_writer(tmp_path, compression):
 
 @pytest.mark.parametrize("bad", [[1, 2], [[b"x"]]])
 def test_dataset_writer_errors(tmp_path, bad):
-    check(
+    check_raises(
         lambda tf: tf.data.experimental.TFRecordWriter(str(tmp_path / "x.rec")).write(
             tf.data.Dataset.from_tensor_slices(bad)
         ),
