@@ -123,12 +123,32 @@ def test_a_mask_of_constants_works_inside_tf_function():
     check(body)
 
 
-def test_a_mask_only_known_when_the_function_runs_is_refused_clearly():
-    import tapeshim as tf
+def test_a_mask_only_known_when_the_function_runs_gives_tfs_values():
+    def body(tf):
+        @tf.function
+        def select(x):
+            return x[x > 1]
 
-    @tf.function
-    def select(x):
-        return x[x > 1]
+        return select(tf.constant([1, 2, 3])), select(tf.constant([5, 0, 3])), select.experimental_get_tracing_count()
 
-    with pytest.raises(tf.errors.OperatorNotAllowedInGraphError, match="boolean_mask.*static shapes"):
-        select(tf.constant([1, 2, 3]))
+    check(body)
+
+
+def test_a_mask_computed_inside_a_function_runs_it_eagerly_with_tfs_values():
+    def body(tf):
+        @tf.function
+        def masked_loss(y, p):
+            return tf.reduce_mean(tf.boolean_mask(tf.square(y - p), tf.not_equal(y, 0.0)))
+
+        w = tf.Variable([1.0, 2.0, 3.0])
+
+        @tf.function
+        def positive_part(y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.boolean_mask(w * y, y > 0) ** 2)
+            return loss, tape.gradient(loss, w)
+
+        loss = masked_loss(tf.constant([1.0, 0.0, 2.0]), tf.constant([0.0, 1.0, 2.5]))
+        return loss, masked_loss.experimental_get_tracing_count(), positive_part(tf.constant([1.0, -1.0, 2.0]))
+
+    check(body)

@@ -5,7 +5,8 @@ TF's `__getitem__` hands a bool tensor, a numpy bool array or a Python bool to
 static shapes, so the mask's values must be known when the op runs: eagerly, or
 under a recording tape (the mask is forced), or inside `tapeshim.function` when
 the mask is computed from constants. A mask only known when the compiled function
-runs is refused with TF's `OperatorNotAllowedInGraphError` and a message saying why.
+runs makes the function run eagerly for those argument types (`ValueNeededByAnOp`:
+TF's graph gives the result an unknown size).
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ from typing import Any
 import numpy as np
 
 from tapeshim._src import errors, static_value
+from tapeshim._src.dynamic_shapes import ValueNeededByAnOp
 from tapeshim._src.shape import TensorShape
+from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
+from tapeshim._src.tf_logging import caller_site
 from tapeshim._src.typing_aliases import AxisLike, TensorLike
 
 
@@ -44,12 +48,17 @@ def _mask_positions(mask: Tensor) -> np.ndarray:
     """The flat positions where `mask` is nonzero, as int64 (the mask's value must be known now)."""
     known = static_value.known_value(mask)
     if known is None:
-        raise errors.OperatorNotAllowedInGraphError(
+        message = (
             "tf.boolean_mask (and indexing a tensor with a boolean mask) needs the mask's values to size its "
             "result, and this mask is only known when the compiled tapeshim.function runs: XLA programs have "
             "static shapes. Compute the mask outside the function, or keep the shape with "
             "`tf.where(mask, x, tf.zeros_like(x))`."
         )
+        if _thread_state.trace is None:
+            raise errors.OperatorNotAllowedInGraphError(message)
+        # (TF's graph gives the result an unknown size: the function runs eagerly for these argument types)
+        filename, line = caller_site()
+        raise ValueNeededByAnOp(message, f"tf.boolean_mask needs its mask's values at {filename}, line {line}")
     return np.flatnonzero(np.asarray(known).reshape(-1)).astype(np.int64)
 
 

@@ -336,7 +336,7 @@ def tensor_scatter_nd_add(
 @table.export(
     "boolean_mask",
     dtypes=table.ANY,
-    note="the mask's values must be known: eagerly, under a tape, or from constants in tf.function",
+    note="a mask only known when a tf.function runs makes it run eagerly (the result's size is data-dependent)",
 )
 def boolean_mask(tensor: TensorLike, mask: TensorLike, axis: AxisLike = None, name: str | None = None) -> Tensor:
     """The elements (or slices along `axis`) of `tensor` where `mask` is true."""
