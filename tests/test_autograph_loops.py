@@ -704,13 +704,6 @@ def test_branch_temporaries_inside_with_and_try_blocks_of_a_tensor_loop():
                     pass
             return total
 
-        @tf.function
-        def python_values_kept(x):
-            settings = {"name": "abc", "value": tf.constant(0.0)}
-            if x > 0:
-                settings["value"] = x
-            return settings["name"].upper(), settings["value"]
-
-        return scoped(tf.constant(3)), guarded(tf.constant(4)), python_values_kept(tf.constant(3.0))
+        return scoped(tf.constant(3)), guarded(tf.constant(4))
 
     check(body)

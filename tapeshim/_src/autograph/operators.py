@@ -11,9 +11,10 @@ AutoGraph errors.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import math
 import threading
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from tapeshim._src import control_flow, dtypes, errors, nest
 from tapeshim._src.autograph.tensor_array import ArraysInLoop, NestedArrayWrites, TensorArray, branch_carries
@@ -124,10 +125,18 @@ def if_stmt(
     state: tuple,
     names: Sequence[str],
     live: Sequence[str],
+    composites: Sequence[str] = (),
 ) -> tuple:
-    """A converted `if`: `tf.cond` over the assigned variables when `test` is a symbolic tensor."""
+    """A converted `if`: `tf.cond` over the assigned variables when `test` is a symbolic tensor.
+
+    `composites`: the items and attributes the branches assign, which a tensor `if` refuses (as a tensor loop,
+    `_refuse_composites`).
+    """
     if not _symbolic(test):
         return body(*state) if test else orelse(*state)
+    if composites:
+        with _composite_frame(composites):
+            _refuse_composites("an `if` on")
     predicate = convert_to_tensor(test)
     if predicate._shape:
         raise errors.invalid_argument(
@@ -223,9 +232,27 @@ def _merge_branch_values(name: str, values: list, live: bool) -> Any:
 
 # -- while -----------------------------------------------------------------------------
 def while_stmt(
+    test: Callable[..., Any],
+    body: Callable[..., tuple],
+    state: tuple,
+    names: Sequence[str],
+    live: Sequence[str],
+    composites: Sequence[str] = (),
+) -> tuple:
+    """A converted `while`: `tf.while_loop` over the assigned variables when the test is a symbolic tensor.
+
+    `composites`: the items and attributes the body assigns (`acc[0]`); a tensor loop refuses them
+    (`_refuse_composites`).
+    """
+    if composites or _composites.frames:  # (a loop nested in one that has a frame gets one of its own)
+        with _composite_frame(composites):
+            return _while_stmt(test, body, state, names, live)
+    return _while_stmt(test, body, state, names, live)
+
+
+def _while_stmt(
     test: Callable[..., Any], body: Callable[..., tuple], state: tuple, names: Sequence[str], live: Sequence[str]
 ) -> tuple:
-    """A converted `while`: `tf.while_loop` over the assigned variables when the test is a symbolic tensor."""
     first = test(*state)
     if not _symbolic(first):
         while first:
@@ -239,6 +266,47 @@ def while_stmt(
                 )
         return state
     return _tensor_loop(test, body, state, names, live, None)
+
+
+class _CompositeFrames(threading.local):
+    """Per converted loop running in this thread (innermost last): the items and attributes its body assigns
+    (`transformer.composite_targets`), which a tensor loop refuses (`_refuse_composites`)."""
+
+    def __init__(self) -> None:
+        self.frames: list[Sequence[str]] = []
+
+
+_composites = _CompositeFrames()
+
+
+@contextlib.contextmanager
+def _composite_frame(composites: Sequence[str]) -> Iterator[None]:
+    _composites.frames.append(composites)
+    try:
+        yield
+    finally:
+        _composites.frames.pop()
+
+
+def _refuse_composites(construct: str = "a loop over") -> None:
+    """Raises for a tensor loop whose body assigns items or attributes (`acc[0] = acc[0] + x`).
+
+    TF's AutoGraph carries them as loop variables; tapeshim carries only names, and the body's single trace
+    would otherwise leave one iteration's value in the item, silently.
+
+    Args:
+      construct: what the tensor decides, for the message ("a loop over", "an `if` on").
+
+    Raises:
+      NotImplementedError: naming the first item or attribute the innermost converted loop's body assigns.
+    """
+    composites = _composites.frames[-1] if _composites.frames else ()
+    if composites:
+        raise NotImplementedError(
+            f"`{composites[0]}` is assigned in {construct} a tensor inside tapeshim.function: tapeshim's AutoGraph "
+            f"carries only variables through it, not items or attributes (TF's does). Use a variable: "
+            f"`value = {composites[0]}` before it, assign `value` in it, and `{composites[0]} = value` after."
+        )
 
 
 def _tensor_loop(
@@ -260,6 +328,7 @@ def _tensor_loop(
     loop may end before `maximum_iterations` (a `break`), so a `dynamic_size` TensorArray it writes gets the
     capacity a call finds it to reach, as for a tensor trip count (`autograph/tensor_array.py`).
     """
+    _refuse_composites()
     if "do_return__" in names:
         raise NotImplementedError(
             "a return statement cannot be placed inside this TensorFlow loop; this may happen if a return "
@@ -502,11 +571,28 @@ def for_stmt(
     names: Sequence[str],
     live: Sequence[str],
     target: tuple | None = None,
+    composites: Sequence[str] = (),
 ) -> tuple:
     """A converted `for`: a tensor loop over a tensor or `tf.range`, else Python iteration.
 
-    `target` is `(function of an element giving the target's names' values, those names)`.
+    `target` is `(function of an element giving the target's names' values, those names)`; `composites` as
+    for `while_stmt`.
     """
+    if composites or _composites.frames:  # (as `while_stmt`)
+        with _composite_frame(composites):
+            return _for_stmt(iterated, extra_test, body, state, names, live, target)
+    return _for_stmt(iterated, extra_test, body, state, names, live, target)
+
+
+def _for_stmt(
+    iterated: Any,
+    extra_test: Callable[..., Any] | None,
+    body: Callable[..., tuple],
+    state: tuple,
+    names: Sequence[str],
+    live: Sequence[str],
+    target: tuple | None,
+) -> tuple:
     if isinstance(iterated, _RangeCall):
         return _range_loop(iterated, extra_test, body, state, names, live)
     if isinstance(iterated, Tensor) and _thread_state.trace is not None:

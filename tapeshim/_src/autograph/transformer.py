@@ -91,6 +91,47 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
     return [name for name in names if name not in deleted]
 
 
+def _walk_converted(node: ast.AST) -> Iterable[ast.AST]:
+    """Like `_walk_scope`, also entering the functions the conversion made (a branch's, an inner loop's body)."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        yield child
+        generated = isinstance(child, ast.FunctionDef) and child.name.startswith(_GENERATED_FUNCTIONS)
+        if generated or not isinstance(child, _NESTED_SCOPES):
+            stack.extend(ast.iter_child_nodes(child))
+
+
+def _invariant(node: ast.expr, state: Sequence[str]) -> bool:
+    """Whether `node` (an item or attribute target's base or subscript) is the same in every iteration: a
+    constant, or names and attributes of names the loop does not assign."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id not in state
+    if isinstance(node, ast.Attribute):
+        return _invariant(node.value, state)
+    if isinstance(node, ast.Subscript):
+        return _invariant(node.value, state) and _invariant(node.slice, state)
+    return False
+
+
+def composite_targets(stmts: list[ast.stmt], state: Sequence[str]) -> list[str]:
+    """The items and attributes (`acc[0]`, `stats["n"]`, `self.total`) that `stmts` assign and that are the same
+    in every iteration of a loop whose body they are: TF's AutoGraph makes them loop variables too."""
+    found: list[str] = []
+    for stmt in stmts:
+        for node in itertools.chain([stmt], _walk_converted(stmt)):
+            if (
+                isinstance(node, (ast.Subscript, ast.Attribute))
+                and isinstance(node.ctx, ast.Store)
+                and _invariant(node, state)
+                and ast.unparse(node) not in found
+            ):
+                found.append(ast.unparse(node))
+    return found
+
+
 def reads_before_writes(stmts: list[ast.stmt], written: frozenset[str] = frozenset()) -> tuple[set[str], set[str]]:
     """Names `stmts` may read before writing them, and the names they surely write (beyond `written`).
 
@@ -421,7 +462,7 @@ class _ControlFlow(ast.NodeTransformer):
         call = ast.Call(
             func=_ag("if_stmt"),
             args=[node.test, _name(body_fn.name), _name(else_fn.name), _tuple(state), _strings(state), _strings(live)],
-            keywords=[],
+            keywords=_composites_keyword(node.body + node.orelse, state),
         )
         out = self._define(state) + [
             body_fn,
@@ -442,7 +483,7 @@ class _ControlFlow(ast.NodeTransformer):
         call = ast.Call(
             func=_ag("while_stmt"),
             args=[_name(test_fn.name), _name(body_fn.name), _tuple(state), _strings(state), _strings(live)],
-            keywords=[],
+            keywords=_composites_keyword(node.body, state),
         )
         out = self._define(state) + [
             test_fn,
@@ -497,7 +538,8 @@ class _ControlFlow(ast.NodeTransformer):
                 ast.keyword(
                     arg="target", value=ast.Tuple(elts=[_name(target_fn.name), _strings(targets)], ctx=ast.Load())
                 )
-            ],
+            ]
+            + _composites_keyword(node.body, state),
         )
         out += [body_fn, ast.Assign(targets=[_tuple(state, True)], value=call) if state else ast.Expr(value=call)]
         return _located(out, node)
@@ -565,6 +607,12 @@ class _Expressions(ast.NodeTransformer):
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.Lambda:
         return node
+
+
+def _composites_keyword(body: list[ast.stmt], state: list[str]) -> list[ast.keyword]:
+    """`composites=(...)` for a loop's or branch's operator when `body` assigns items or attributes."""
+    composites = composite_targets(body, state)
+    return [ast.keyword(arg="composites", value=_strings(composites))] if composites else []
 
 
 def _no_args() -> ast.arguments:
