@@ -212,10 +212,13 @@ def _switch(index: Tensor, fns: Sequence[Callable[[], Any]], name: str, message:
         for i, (first, second) in enumerate(zip(*leaves)):
             if isinstance(first, TensorArray) and isinstance(second, TensorArray):
                 leaves[0][i], leaves[1][i], rebuilt[i] = branch_carries(f"output {i}", first, second)
+    # `None` where every branch gives it (a branch that only assigns, `tf.no_op`) stays `None`, as TF's
+    nones = {i for i in range(len(leaves[0])) if all(len(flat) > i and flat[i] is None for flat in leaves)}
     for branch, flat in zip(branches, leaves):
-        branch.set_outputs(nest.flatten(flat))
+        branch.set_outputs([leaf for i, leaf in enumerate(flat) if i not in nones])
     _check_same_outputs(branches, message)
-    outputs = nest.pack_sequence_as(leaves[0], switch_branches(index, branches, name))
+    computed = iter(switch_branches(index, branches, name))
+    outputs = [None if i in nones else next(computed) for i in range(len(leaves[0]))]
     return nest.pack_sequence_as(
         branches[0].result, [rebuilt[i](value) if i in rebuilt else value for i, value in enumerate(outputs)]
     )
