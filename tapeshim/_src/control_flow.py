@@ -27,6 +27,7 @@ from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.recorded_call import record_call
 from tapeshim._src.state import _thread_state, next_tensor_id
 from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.variable import Variable
 
 
 class InaccessibleTensorError(ValueError):
@@ -204,8 +205,18 @@ def _check_same_outputs(branches: Sequence[_Branch], message: str) -> None:
             raise TypeError(f"{message} Their outputs' dtypes differ: {described[0]} vs {described[1]}.")
 
 
+def _read_inside(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """`fn` whose returned variables are read where it returns them, inside its branch: a branch returning
+    `v.assign_add(1.0)` gives the value after its assignment, as TF's."""
+
+    def branch() -> Any:
+        return nest.map_structure(lambda leaf: leaf.read_value() if isinstance(leaf, Variable) else leaf, fn())
+
+    return branch
+
+
 def _switch(index: Tensor, fns: Sequence[Callable[[], Any]], name: str, message: str) -> Any:
-    branches = [_Branch(fn, [], name, convert=False) for fn in fns]
+    branches = [_Branch(_read_inside(fn), [], name, convert=False) for fn in fns]
     leaves = [nest.flatten(branch.result) for branch in branches]
     rebuilt: dict[int, Callable[[Any], TensorArray]] = {}  # a TensorArray output's position -> makes it
     if len(branches) == 2 and len(leaves[0]) == len(leaves[1]):  # (tf.cond: TensorArrays as their elements)
