@@ -93,3 +93,40 @@ def test_a_tensor_if_assigning_an_item_raises():
 
     with pytest.raises(NotImplementedError, match=r"`state\['s'\]` is assigned in an `if` on a tensor"):
         branch(tapeshim.constant(-1.0))
+
+
+def test_items_used_as_scratch_within_an_iteration_or_a_branch_run_as_tf():
+    def body(tf):
+        @tf.function
+        def scratch(n):
+            tmp = {}
+            total = tf.constant(0)
+            for i in tf.range(n):
+                tmp["a"] = i * 2
+                total += tmp["a"]
+            return total
+
+        @tf.function
+        def flag(n):
+            seen = types.SimpleNamespace(flag=False)
+            total = tf.constant(0)
+            for i in tf.range(n):
+                seen.flag = True
+                total += i
+            return total
+
+        @tf.function
+        def branch_scratch(x):
+            d = {}
+            if x > 0:
+                d["t"] = x * 2.0
+                y = d["t"] + 1.0
+            else:
+                d["t"] = x * 3.0
+                y = d["t"] - 1.0
+            return y
+
+        n = tf.constant(4)
+        return scratch(n), flag(n), branch_scratch(tf.constant(3.0)), branch_scratch(tf.constant(-3.0))
+
+    check(body)

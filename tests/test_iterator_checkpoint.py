@@ -35,3 +35,22 @@ def test_a_new_iterator_and_a_checkpoint_manager_restore_batches(tmp_path):
         return next(fresh), ahead, [next(iterator) for _ in range(2)]
 
     check(body)
+
+
+def test_an_iterator_saved_right_after_a_restore_keeps_the_restored_position(tmp_path):
+    def body(tf):
+        directory = str(tmp_path / tf.__name__)
+        first = iter(tf.data.Dataset.range(10))
+        for _ in range(3):
+            next(first)
+        path = tf.train.Checkpoint(it=first).save(directory + "/a")
+        second = iter(tf.data.Dataset.range(10))
+        checkpoint = tf.train.Checkpoint(it=second)
+        checkpoint.restore(path)
+        again = checkpoint.save(directory + "/b")
+        taken = next(second)
+        third = iter(tf.data.Dataset.range(10))
+        tf.train.Checkpoint(it=third).restore(again)
+        return taken, next(third)
+
+    check(body)

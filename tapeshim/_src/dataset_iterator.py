@@ -76,6 +76,8 @@ class OwnedIterator:
 
         if self._position is None:
             self._position = Variable(np.int64(self._consumed), trainable=False, name="iterator_position")
+        elif self._position._value is not self._position_value:  # (restored, not pulled from since: saved as is)
+            self._restore_position()
         else:
             self._position.assign(np.int64(self._consumed))
         self._position_value = self._position._value

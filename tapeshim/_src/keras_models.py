@@ -129,7 +129,8 @@ class TrainingMixin(TapeLayerMixin):
             kwargs["shuffle"] = False  # as TF, a dataset's own order is kept (`shuffle` applies to arrays)
         whole = _whole_elements(self, x)
         # (validation runs through `evaluate` with the converted data: its own batches say whether they are whole)
-        validation = _data(validation_data, _whole_elements(self, validation_data))
+        whole_validation = _whole_elements(self, validation_data) and int(validation_data.cardinality()) != INFINITE
+        validation = _data(validation_data, whole_validation)
         with model_distribution(self, x, args[0] if args else kwargs.get("batch_size")), _whole_steps(self, whole):
             return super().fit(_data(x, whole), _data(y), *args, validation_data=validation, **kwargs)
 

@@ -671,9 +671,10 @@ def constant(
         tensor = convert_to_tensor(value)
         if isinstance(value, Tensor) and dtype is not None and dtypes.as_dtype(dtype) != tensor._dtype:
             # (TF converts a tensor to the requested dtype without casting it; a variable's read is cast)
+            trace = _thread_state.trace
+            shown = tensor if trace is not None and trace.is_symbolic(tensor) else np.asarray(tensor.value)
             raise TypeError(
-                f"Expected tensor {np.asarray(tensor.value)} with dtype {dtypes.as_dtype(dtype)!r}, "
-                f"but got dtype {tensor._dtype!r}."
+                f"Expected tensor {shown} with dtype {dtypes.as_dtype(dtype)!r}, but got dtype {tensor._dtype!r}."
             )
         array = np.asarray(tensor.value)
         if dtype is not None:

@@ -128,8 +128,12 @@ def _slice_assign_check(in_avals: tuple, static: dict) -> None:
                 raise errors.invalid_argument(
                     f"slice index {item[1]} of dimension {dim} out of bounds.", "ResourceStridedSliceAssign"
                 )
-    probe = np.empty(full_shape, np.bool_)[_numpy_index(index, (0,) * len(in_avals[2:]))]
-    target = probe.shape
+    try:
+        target = np.empty(full_shape, np.bool_)[_numpy_index(index, (0,) * len(in_avals[2:]))].shape
+    except IndexError:  # (a tensor index into a dimension of size 0)
+        raise errors.invalid_argument(
+            "slice index 0 of a dimension of size 0 out of bounds.", "ResourceStridedSliceAssign"
+        ) from None
     try:
         fits = np.broadcast_shapes(value_shape, target) == target
     except ValueError:

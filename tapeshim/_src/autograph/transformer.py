@@ -132,6 +132,32 @@ def composite_targets(stmts: list[ast.stmt], state: Sequence[str]) -> list[str]:
     return found
 
 
+def _composite_uses(stmt: ast.stmt) -> tuple[set[str], set[str]]:
+    """The items and attributes (as source text) that `stmt` reads and assigns (an augmented one does both)."""
+    loads: set[str] = set()
+    stores: set[str] = set()
+    for node in itertools.chain([stmt], _walk_converted(stmt)):
+        if isinstance(node, (ast.Subscript, ast.Attribute)):
+            (stores if isinstance(node.ctx, ast.Store) else loads).add(ast.unparse(node))
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, (ast.Subscript, ast.Attribute)):
+            loads.add(ast.unparse(node.target))
+    return loads, stores
+
+
+def carried_composites(stmts: list[ast.stmt], state: Sequence[str]) -> list[str]:
+    """The `composite_targets` of a loop body that an iteration reads before it assigns them (`acc[0] += x`):
+    each iteration needs the previous one's value, as for a loop variable. (A statement that reads and
+    assigns one counts as reading first.)"""
+    targets = composite_targets(stmts, state)
+    written: set[str] = set()
+    carried: list[str] = []
+    for stmt in stmts:
+        loads, stores = _composite_uses(stmt)
+        carried += [t for t in targets if t in loads and t not in written and t not in carried]
+        written |= stores
+    return carried
+
+
 def reads_before_writes(stmts: list[ast.stmt], written: frozenset[str] = frozenset()) -> tuple[set[str], set[str]]:
     """Names `stmts` may read before writing them, and the names they surely write (beyond `written`).
 
@@ -403,6 +429,21 @@ class _ControlFlow(ast.NodeTransformer):
         }
         return sorted(outside.union(*self.loop_reads))
 
+    def _composites(self, node: ast.If | ast.For | ast.While, body: list[ast.stmt], state: list[str]) -> list[str]:
+        """The items and attributes `body` (a loop's body, or a branch's) assigns that the operator must carry:
+        a loop's next iteration reads them first (`carried_composites`), or code outside `node` reads them."""
+        targets = composite_targets(body, state)
+        if not targets:
+            return []
+        inside = {id(n) for n in ast.walk(node)}
+        read_outside = {
+            ast.unparse(n)
+            for n in ast.walk(self.function)
+            if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Load) and id(n) not in inside
+        }
+        carried = carried_composites(body, state) if not isinstance(node, ast.If) else []
+        return [t for t in targets if t in carried or t in read_outside]
+
     def _visit_loop(self, node: ast.For | ast.While) -> None:
         """Converts the statements inside `node`, with its iterations' reads live throughout."""
         self.loop_reads.append(reads_before_writes([node])[0])
@@ -462,7 +503,7 @@ class _ControlFlow(ast.NodeTransformer):
         call = ast.Call(
             func=_ag("if_stmt"),
             args=[node.test, _name(body_fn.name), _name(else_fn.name), _tuple(state), _strings(state), _strings(live)],
-            keywords=_composites_keyword(node.body + node.orelse, state),
+            keywords=_composites_keyword(self._composites(node, node.body + node.orelse, state)),
         )
         out = self._define(state) + [
             body_fn,
@@ -483,7 +524,7 @@ class _ControlFlow(ast.NodeTransformer):
         call = ast.Call(
             func=_ag("while_stmt"),
             args=[_name(test_fn.name), _name(body_fn.name), _tuple(state), _strings(state), _strings(live)],
-            keywords=_composites_keyword(node.body, state),
+            keywords=_composites_keyword(self._composites(node, node.body, state)),
         )
         out = self._define(state) + [
             test_fn,
@@ -539,7 +580,7 @@ class _ControlFlow(ast.NodeTransformer):
                     arg="target", value=ast.Tuple(elts=[_name(target_fn.name), _strings(targets)], ctx=ast.Load())
                 )
             ]
-            + _composites_keyword(node.body, state),
+            + _composites_keyword(self._composites(node, node.body, state)),
         )
         out += [body_fn, ast.Assign(targets=[_tuple(state, True)], value=call) if state else ast.Expr(value=call)]
         return _located(out, node)
@@ -609,9 +650,8 @@ class _Expressions(ast.NodeTransformer):
         return node
 
 
-def _composites_keyword(body: list[ast.stmt], state: list[str]) -> list[ast.keyword]:
-    """`composites=(...)` for a loop's or branch's operator when `body` assigns items or attributes."""
-    composites = composite_targets(body, state)
+def _composites_keyword(composites: list[str]) -> list[ast.keyword]:
+    """`composites=(...)` for a loop's or branch's operator when it carries items or attributes."""
     return [ast.keyword(arg="composites", value=_strings(composites))] if composites else []
 
 

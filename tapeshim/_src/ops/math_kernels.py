@@ -405,7 +405,7 @@ def segment_prod_impl(data: jax.Array, ids: jax.Array, num_segments: int) -> jax
     return tf_complex_gradient(lambda d: _segment_prod(d, ids, num_segments))(data)
 
 
-_WRAPPING_INTS = tuple(np.dtype(t) for t in ("int8", "int16", "int32", "uint8", "uint16", "int64"))
+_INT_MIN_TARGETS = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 def cast_impl(x: jax.Array, dtype: str) -> jax.Array:
@@ -413,16 +413,14 @@ def cast_impl(x: jax.Array, dtype: str) -> jax.Array:
     target = dtypes.as_dtype(dtype)._np
     if jnp.issubdtype(x.dtype, jnp.complexfloating) and not jnp.issubdtype(target, jnp.complexfloating):
         x = jnp.real(x)
-    if jnp.issubdtype(x.dtype, jnp.floating) and x.dtype != jnp.bfloat16 and target in _WRAPPING_INTS:
-        # TF's CPU kernel (C's conversion on x86): a value outside int32's range (int64's for int64), NaN and
-        # the infinities become its lowest value; narrower ints then wrap (300.5 -> uint8 44). XLA saturates.
-        # (TF's bfloat16 kernel does neither, nor do its uint32 and uint64 ones: those are XLA's.)
-        wide = np.dtype(np.int64) if target == np.int64 else np.dtype(np.int32)
-        bound = float(2 ** (8 * wide.itemsize - 1))
+    if jnp.issubdtype(x.dtype, jnp.floating) and x.dtype != jnp.bfloat16 and target in _INT_MIN_TARGETS:
+        # TF's CPU kernel: a float outside int32's (int64's) range, NaN and the infinities become its lowest
+        # value, where XLA saturates. (Narrower targets saturate in TF's vectorised kernel too, except in
+        # tensors of a few elements; TF's bfloat16 kernel follows yet other rules: those keep XLA's.)
+        bound = float(2 ** (8 * target.itemsize - 1))
         t = jnp.trunc(x.astype(jnp.promote_types(x.dtype, jnp.float32)))
         fits = (t >= -bound) & (t < bound)
-        whole = jnp.where(fits, jnp.where(fits, t, 0).astype(wide), np.iinfo(wide).min)
-        return whole.astype(target)
+        return jnp.where(fits, jnp.where(fits, t, 0).astype(target), np.iinfo(target).min)
     return x.astype(target)
 
 
