@@ -90,16 +90,16 @@ def _whole_steps(model: Any, whole: bool) -> Iterator[None]:
         model._whole_elements = before
 
 
-def _whole_elements(model: Any, x: Any) -> bool:
-    """Whether `x`'s batches reach Keras as one-item tuples that `model`'s TF-style steps unwrap.
+def _whole_elements(model: Any, x: Any, step: str) -> bool:
+    """Whether `x`'s batches reach Keras as one-item tuples that `model`'s TF-style `step` unwraps.
 
     TF's Keras hands a step the dataset's element as it is: a lone tensor (a GAN's images) or a tuple
     of any length; Keras 3's loops take a tensor or a tuple of (x, y, sample_weight) and would hand a
     step `(x,)`, or refuse four components. Wrapped, the element passes through whole
     (`keras_train_step.make_step_function` unwraps it).
     """
-    if not isinstance(x, Dataset) or not keras_train_step.uses_tf_style_steps(model, TrainingMixin):
-        return False
+    if not isinstance(x, Dataset) or not keras_train_step.tf_style_step(model, step, TrainingMixin):
+        return False  # (Keras's own steps take its batches)
     spec = x.element_spec
     return not (isinstance(spec, dict) or (isinstance(spec, tuple) and 1 <= len(spec) <= 3))
 
@@ -127,15 +127,17 @@ class TrainingMixin(TapeLayerMixin):
     def fit(self, x: Any = None, y: Any = None, *args: Any, validation_data: Any = None, **kwargs: Any) -> Any:
         if isinstance(x, Dataset):
             kwargs["shuffle"] = False  # as TF, a dataset's own order is kept (`shuffle` applies to arrays)
-        whole = _whole_elements(self, x)
+        whole = _whole_elements(self, x, "train_step")
         # (validation runs through `evaluate` with the converted data: its own batches say whether they are whole)
-        whole_validation = _whole_elements(self, validation_data) and int(validation_data.cardinality()) != INFINITE
+        whole_validation = (
+            _whole_elements(self, validation_data, "test_step") and int(validation_data.cardinality()) != INFINITE
+        )
         validation = _data(validation_data, whole_validation)
         with model_distribution(self, x, args[0] if args else kwargs.get("batch_size")), _whole_steps(self, whole):
             return super().fit(_data(x, whole), _data(y), *args, validation_data=validation, **kwargs)
 
     def evaluate(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:
-        whole = _whole_elements(self, x) or (isinstance(x, DatasetSequence) and x._whole)
+        whole = _whole_elements(self, x, "test_step") or (isinstance(x, DatasetSequence) and x._whole)
         with model_distribution(self, x, args[0] if args else kwargs.get("batch_size")), _whole_steps(self, whole):
             return super().evaluate(_data(x, whole), _data(y), *args, **kwargs)
 
