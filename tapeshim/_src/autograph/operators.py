@@ -134,9 +134,7 @@ def if_stmt(
     """
     if not _symbolic(test):
         return body(*state) if test else orelse(*state)
-    if composites:
-        with _composite_frame(composites):
-            _refuse_composites("an `if` on")
+    _refuse_composites(composites, "an `if` on")
     predicate = convert_to_tensor(test)
     if predicate._shape:
         raise errors.invalid_argument(
@@ -288,19 +286,19 @@ def _composite_frame(composites: Sequence[str]) -> Iterator[None]:
         _composites.frames.pop()
 
 
-def _refuse_composites(construct: str = "a loop over") -> None:
+def _refuse_composites(composites: Sequence[str], construct: str) -> None:
     """Raises for a tensor loop whose body assigns items or attributes (`acc[0] = acc[0] + x`).
 
     TF's AutoGraph carries them as loop variables; tapeshim carries only names, and the body's single trace
     would otherwise leave one iteration's value in the item, silently.
 
     Args:
+      composites: the items and attributes the loop or `if` must carry (`transformer.carried_composites`).
       construct: what the tensor decides, for the message ("a loop over", "an `if` on").
 
     Raises:
-      NotImplementedError: naming the first item or attribute the innermost converted loop's body assigns.
+      NotImplementedError: naming the first of `composites`, when there are any.
     """
-    composites = _composites.frames[-1] if _composites.frames else ()
     if composites:
         raise NotImplementedError(
             f"`{composites[0]}` is assigned in {construct} a tensor inside tapeshim.function: tapeshim's AutoGraph "
@@ -328,7 +326,7 @@ def _tensor_loop(
     loop may end before `maximum_iterations` (a `break`), so a `dynamic_size` TensorArray it writes gets the
     capacity a call finds it to reach, as for a tensor trip count (`autograph/tensor_array.py`).
     """
-    _refuse_composites()
+    _refuse_composites(_composites.frames[-1] if _composites.frames else (), "a loop over")
     if "do_return__" in names:
         raise NotImplementedError(
             "a return statement cannot be placed inside this TensorFlow loop; this may happen if a return "
