@@ -464,3 +464,133 @@ def string_lookup_on_ragged_characters(tf):
     )
     chars = chars_from_ids(ids)
     return [ids.to_list(), ids.row_splits.numpy(), chars.to_list(), tf.strings.reduce_join(chars, axis=-1).numpy()]
+
+
+# -- learning-rate schedules -------------------------------------------------------------------------------
+def _train_with(tf, learning_rate, steps=4):
+    """Adam on a two-element variable with the given learning rate (or schedule); the values and the rates."""
+    v = tf.Variable([1.0, 2.0])
+    optimizer = tf.keras.optimizers.Adam(learning_rate=learning_rate)
+    rates = []
+    for _ in range(steps):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(v * v)
+        optimizer.apply_gradients([(tape.gradient(loss, v), v)])
+        rates.append(float(optimizer.learning_rate))
+    return v, rates, int(optimizer.iterations.numpy())
+
+
+@backend_case
+def schedule_with_tf_cond(tf):
+    # A warmup schedule written with tf.cond (Keras calls it inside the optimizer's update)
+    class Warmup(tf.keras.optimizers.schedules.LearningRateSchedule):
+        def __call__(self, step):
+            return tf.cond(step < 2, lambda: 0.1, lambda: 0.01)
+
+    return _train_with(tf, Warmup())
+
+
+@backend_case
+def schedule_with_switch_case_and_while_loop(tf):
+    class Stepped(tf.keras.optimizers.schedules.LearningRateSchedule):
+        def __call__(self, step):
+            index = tf.minimum(tf.cast(step, tf.int32), 2)
+            rate = tf.switch_case(index, [lambda: 0.3, lambda: 0.2, lambda: 0.1])
+            (halvings,) = tf.while_loop(
+                lambda k: k * k < tf.cast(step, tf.int32), lambda k: [k + 1], [tf.constant(0)], maximum_iterations=5
+            )
+            return rate / tf.cast(halvings + 1, tf.float32)
+
+    return _train_with(tf, Stepped())
+
+
+@backend_case
+def schedule_with_tf_case(tf):
+    class Cased(tf.keras.optimizers.schedules.LearningRateSchedule):
+        def __call__(self, step):
+            step = tf.cast(step, tf.float32)
+            return tf.case([(step < 1.0, lambda: 0.2), (step < 3.0, lambda: 0.05)], default=lambda: 0.01)
+
+    return _train_with(tf, Cased())
+
+
+@backend_case
+def builtin_schedules_called_directly(tf):
+    # TF's Keras gives float32 tensors (`schedule(step).numpy()`, as logging code does)
+    schedules = tf.keras.optimizers.schedules
+    made = [
+        schedules.ExponentialDecay(0.1, 10, 0.9),
+        schedules.PiecewiseConstantDecay([2, 4], [0.1, 0.05, 0.01]),
+        schedules.CosineDecay(0.1, 20, warmup_target=0.2, warmup_steps=5),
+        schedules.PolynomialDecay(0.1, 10, 0.001, power=2.0),
+        schedules.InverseTimeDecay(0.1, 5, 0.5, staircase=True),
+    ]
+    out = []
+    for schedule in made:
+        for step in (tf.constant(3), 7, tf.Variable(12, dtype=tf.int64)):
+            rate = schedule(step)
+            out.append((type(schedule).__name__, rate.dtype.name, rate.numpy()))
+    return out
+
+
+@backend_case
+def builtin_schedule_in_optimizer(tf):
+    schedule = tf.keras.optimizers.schedules.PiecewiseConstantDecay([2], [0.1, 0.01])
+    v, rates, iterations = _train_with(tf, schedule)
+    return v, rates, iterations, isinstance(schedule, tf.keras.optimizers.schedules.LearningRateSchedule)
+
+
+# -- type checks against tf.keras's classes ----------------------------------------------------------------
+@backend_case
+def isinstance_checks_on_keras_objects(tf):
+    keras = tf.keras
+
+    class Custom(keras.layers.Layer):
+        def call(self, x):
+            return x
+
+    class CustomModel(keras.Model):
+        def call(self, x):
+            return x
+
+    inputs = keras.Input((4,))
+    functional = keras.Model(inputs, keras.layers.Dense(2)(inputs))
+    sequential = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3), keras.layers.BatchNormalization()])
+    checks = {
+        "dense_is_layer": isinstance(keras.layers.Dense(2), keras.layers.Layer),
+        "sequential_is_model": isinstance(sequential, keras.Model),
+        "functional_is_model": isinstance(functional, keras.Model),
+        "functional_is_sequential": isinstance(functional, keras.Sequential),
+        "custom_model_is_model": isinstance(CustomModel(), keras.Model),
+        "custom_layer_is_layer": isinstance(Custom(), keras.layers.Layer),
+        "dense_is_custom": isinstance(keras.layers.Dense(2), Custom),
+        "sequential_is_custom_model": isinstance(sequential, CustomModel),
+        "adam_is_optimizer": isinstance(keras.optimizers.Adam(), keras.optimizers.Optimizer),
+        "mse_is_loss": isinstance(keras.losses.MeanSquaredError(), keras.losses.Loss),
+        "mean_is_metric": isinstance(keras.metrics.Mean(), keras.metrics.Metric),
+        "mean_subclass_of_metric": issubclass(keras.metrics.Mean, keras.metrics.Metric),
+        "custom_subclass_of_layer": issubclass(Custom, keras.layers.Layer),
+        "schedule_is_schedule": isinstance(
+            keras.optimizers.schedules.ExponentialDecay(0.1, 2, 0.5), keras.optimizers.schedules.LearningRateSchedule
+        ),
+        # the layers of a model Keras built itself (clone_model, applications, load_model)
+        "batch_norms_of_a_clone": sum(
+            isinstance(layer, keras.layers.BatchNormalization) for layer in keras.models.clone_model(sequential).layers
+        ),
+        "dense_of_a_clone": sum(
+            isinstance(layer, keras.layers.Dense) for layer in keras.models.clone_model(functional).layers
+        ),
+        "clone_is_model": isinstance(keras.models.clone_model(sequential), keras.Model),
+    }
+    return checks
+
+
+@backend_case
+def freezing_batch_norms_of_a_built_model(tf):
+    # The fine-tuning pattern: freeze the BatchNormalization layers of a model Keras built
+    keras = tf.keras
+    base = keras.applications.MobileNetV2(input_shape=(32, 32, 3), weights=None, include_top=False, alpha=0.35)
+    for layer in base.layers:
+        if isinstance(layer, keras.layers.BatchNormalization):
+            layer.trainable = False
+    return len(base.trainable_weights), len(base.non_trainable_weights)

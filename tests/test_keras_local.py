@@ -237,3 +237,25 @@ def test_fit_with_tf_style_train_step_compiles_once():
     assert len(_compiles) == before, "a steady fit with a TF-style train_step compiled again"
     assert experimental.compile_stats()["programs_compiled"] == 0
     assert model.train_function is not None and history.history["loss"][-1] < history.history["loss"][0]
+
+
+def test_python_branch_on_a_value_inside_a_keras_call_says_what_to_do():
+    # TF's Keras runs a schedule (and an eager layer call) eagerly, where a Python `if` on a tensor works;
+    # tapeshim runs it as one JAX-traced op: the error is TF's graph-mode class, with the rewrite it needs
+    class Schedule(tf.keras.optimizers.schedules.LearningRateSchedule):
+        def __call__(self, step):
+            if tf.cast(step, tf.float32) < 2.0:
+                return 0.1
+            return 0.01
+
+    variable = tf.Variable([1.0])
+    optimizer = tf.keras.optimizers.SGD(Schedule())
+    with pytest.raises(tf.errors.OperatorNotAllowedInGraphError, match="tf.cond or tf.where"):
+        optimizer.apply_gradients([(tf.constant([1.0]), variable)])
+
+    class Gate(tf.keras.layers.Layer):
+        def call(self, x):
+            return x * 2.0 if float(tf.reduce_sum(x)) > 0 else x
+
+    with pytest.raises(tf.errors.OperatorNotAllowedInGraphError, match="tf.cond or tf.where"):
+        Gate()(tf.constant([1.0, 2.0]))

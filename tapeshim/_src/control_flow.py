@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from tapeshim._src import errors, nest, replay, symbolic_dims
+from tapeshim._src import control_flow_jax, errors, nest, replay, symbolic_dims
 from tapeshim._src.autograph.loop_gradient import reverse_differentiable_while
 from tapeshim._src.autograph.tensor_array import ArraysInLoop, TensorArray, branch_carries
 from tapeshim._src.dtypes import int32
@@ -278,6 +278,8 @@ def cond(
             f"The first argument to tf.cond must be a scalar, got shape {list(predicate._shape)}", "If"
         )
     if not _is_traced(predicate):
+        if control_flow_jax.jax_traced(predicate):  # a Keras schedule's or layer's call, traced by JAX
+            return control_flow_jax.switch(predicate, [true_fn, false_fn], _COND_MESSAGE)
         return true_fn() if bool(predicate) else false_fn()
     if not predicate._dtype.is_bool:
         raise errors.invalid_argument(
@@ -287,9 +289,13 @@ def cond(
         predicate,
         [true_fn, false_fn],
         "If",
-        "true_fn and false_fn arguments to tf.cond must have the same number, type, and overall "
-        "structure of return values.",
+        _COND_MESSAGE,
     )
+
+
+_COND_MESSAGE = (
+    "true_fn and false_fn arguments to tf.cond must have the same number, type, and overall structure of return values."
+)
 
 
 def case(
@@ -315,7 +321,7 @@ def case(
     if default is None:
         default = pairs[-1][1]
     predicates = [convert_to_tensor(pred) for pred, _ in pairs]
-    if not any(_is_traced(p) for p in predicates):
+    if not any(_is_traced(p) for p in predicates) and not control_flow_jax.jax_traced(*predicates):
         hits = [i for i, p in enumerate(predicates) if bool(p)]
         if exclusive and len(hits) > 1:
             raise errors.invalid_argument(
@@ -353,6 +359,10 @@ def switch_case(
     index = convert_to_tensor(branch_index)
     if not index._dtype.is_integer or index._shape:
         raise TypeError(f"branch_index must be an integer scalar, got {index!r}.")
+    if control_flow_jax.jax_traced(index) and not _is_traced(index):
+        known = jnp.logical_and(index.value >= 0, index.value < len(fns))
+        chosen = convert_to_tensor(jnp.where(known, index.value, len(fns)))
+        return control_flow_jax.switch(chosen, fns + [default], _SWITCH_MESSAGE)
     if not _is_traced(index):
         position = int(index)
         return fns[position]() if 0 <= position < len(fns) else default()
@@ -364,8 +374,11 @@ def switch_case(
         selector,
         fns + [default],
         "Case",
-        "branch_fns arguments to tf.switch_case must have the same structure of return values.",
+        _SWITCH_MESSAGE,
     )
+
+
+_SWITCH_MESSAGE = "branch_fns arguments to tf.switch_case must have the same structure of return values."
 
 
 def _trace_loop(
@@ -550,7 +563,14 @@ def _while_loop(
         limit = convert_to_tensor(maximum_iterations)
     if not traced:
         count = 0
-        while (limit is None or count < int(limit)) and bool(call(cond, values)):
+        traced_limit = limit is not None and control_flow_jax.jax_traced(limit)
+        while limit is None or traced_limit or count < int(limit):
+            go = call(cond, values)
+            if traced_limit or (isinstance(go, Tensor) and control_flow_jax.jax_traced(go)):  # a Keras call's
+                values = control_flow_jax.while_loop(cond, body, values, as_structure, limit, count)
+                break
+            if not bool(go):
+                break
             values = as_structure(call(body, values))
             count += 1
         return values if packed else values[0]

@@ -25,6 +25,7 @@ from tapeshim._src.keras_bridge import (
     symbolic,
 )
 from tapeshim._src.keras_compat import compute_output_spec
+from tapeshim._src.keras_stand_in import stand_in
 from tapeshim._src.ops import math_ops
 
 if TYPE_CHECKING:  # untyped (Any) for the checker: the mixins' `super()` calls are Keras's
@@ -94,12 +95,6 @@ class TapeMetricMixin(_MetricBase):
         return None
 
 
-def _subclass(cls: type, mixin: type, module: str) -> type:
-    return type(
-        cls.__name__, (mixin, cls), {"__module__": module, "__doc__": cls.__doc__, "__qualname__": cls.__name__}
-    )
-
-
 def wrap_namespace(
     source: ModuleType, base: type | None, mixin: type, module: str, wrap_functions: bool
 ) -> dict[str, Any]:
@@ -112,7 +107,7 @@ def wrap_namespace(
     for name, obj in public_names(source).items():
         if isinstance(obj, type) and base is not None and issubclass(obj, base):
             if id(obj) not in wrapped:
-                wrapped[id(obj)] = _subclass(obj, mixin, module)
+                wrapped[id(obj)] = stand_in(obj, mixin, module)
             names[name] = wrapped[id(obj)]
         elif (
             wrap_functions

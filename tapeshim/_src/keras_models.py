@@ -19,6 +19,7 @@ from tapeshim._src.distribute.keras_fit import fit_scope
 from tapeshim._src.keras_bridge import TapeLayerMixin, keras, passthrough
 from tapeshim._src.keras_compat import Functional as _KerasFunctional
 from tapeshim._src.keras_compat import Trainer, flatten_layers, functional_init_arguments
+from tapeshim._src.keras_stand_in import StandsForKeras
 from tapeshim._src.tensor import Tensor
 from tapeshim._src.variable import Variable
 
@@ -266,7 +267,7 @@ class TrainingMixin(TapeLayerMixin):
         return keras_train_step.CompiledMetricsShim(self)
 
 
-class Model(TrainingMixin, keras.Model):
+class Model(TrainingMixin, keras.Model, metaclass=StandsForKeras):
     """`tf.keras.Model`: Keras 3's Model, whose calls are tapeshim ops (see docs/keras.md).
 
     `Model(inputs, outputs)` builds a functional model; subclasses define
@@ -274,6 +275,7 @@ class Model(TrainingMixin, keras.Model):
     """
 
     _keras_framework_class = True
+    _tapeshim_stands_for = keras.Model  # (`keras_stand_in`: type checks answer as for Keras's Model)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         if cls is Model and functional_init_arguments(args, kwargs):
@@ -296,12 +298,14 @@ class Functional(Model, _KerasFunctional):
     """A functional `tf.keras.Model` (built from `Input`s and layer calls)."""
 
     _keras_framework_class = True
+    _tapeshim_stands_for = _KerasFunctional
 
 
-class Sequential(TrainingMixin, keras.Sequential):
+class Sequential(TrainingMixin, keras.Sequential, metaclass=StandsForKeras):
     """`tf.keras.Sequential`: Keras 3's Sequential, whose calls are tapeshim ops."""
 
     _keras_framework_class = True
+    _tapeshim_stands_for = keras.Sequential
 
 
 def _make_functional(cls: type) -> type:

@@ -448,3 +448,23 @@ class TapeOptimizerMixin(_OptimizerBase):
 
 
 checkpoint.register_trackable(keras.optimizers.Optimizer, variables_by_position, restore_when_built)
+
+
+if TYPE_CHECKING:
+    from keras.optimizers.schedules import LearningRateSchedule as _ScheduleBase  # (untyped, as above)
+else:
+    _ScheduleBase = object
+
+
+class TapeScheduleMixin(_ScheduleBase):
+    """A Keras learning-rate schedule whose call on a step is a tapeshim op, giving a tensor as TF's.
+
+    Keras on JAX returns a JAX array (float64 where JAX's 64-bit mode is on); TF's Keras returns a
+    float32 tensor, so `schedule(step).numpy()` works. Inside the optimizer's own (JAX-traced) update
+    the call is Keras's.
+    """
+
+    def __call__(self, step: Any) -> Any:
+        if passthrough((step,), {}):
+            return super().__call__(step)
+        return stateful_call(self, "call", super().__call__, (step,), {}, [])

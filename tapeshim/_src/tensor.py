@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from jax.typing import ArrayLike
 
-from tapeshim._src import compile_tiers, dtypes
+from tapeshim._src import compile_tiers, dtypes, errors
 from tapeshim._src import explain_hooks as _explain_hooks  # EXPLAIN: tape events for tape.explain
 from tapeshim._src.config_device import tf_device_name
 from tapeshim._src.dtypes import DType
@@ -307,7 +307,10 @@ class Tensor(TensorOperators):
         """Returns the value as a numpy array, or a numpy scalar for a scalar."""
         if _thread_state.recorders:  # EXPLAIN: a tracked value leaving the tape
             _explain_hooks.left_tape(self, "numpy")
-        array = np.array(self.value)
+        value = self.value
+        if isinstance(value, jax.core.Tracer):
+            raise ValueOfJaxTrace(_VALUE_OF_JAX_TRACE)
+        array = np.array(value)
         return array[()] if array.ndim == 0 else array
 
     def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
@@ -428,6 +431,25 @@ class _TensorRef:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _TensorRef) and other._tensor is self._tensor
+
+
+class ValueOfJaxTrace(errors.OperatorNotAllowedInGraphError, jax.errors.TracerArrayConversionError):
+    """A tensor's value asked for inside a computation JAX traces (TF's `OperatorNotAllowedInGraphError`).
+
+    It is also JAX's `TracerArrayConversionError`, which callers that fall back on it catch, but it is
+    built from a message alone, as Keras re-raises errors (`type(e)(message)`).
+    """
+
+    def __init__(self, message: str) -> None:
+        TypeError.__init__(self, message)
+
+
+_VALUE_OF_JAX_TRACE = (
+    "A tensor's value was asked for (a Python `if` or `while` on a tensor, `bool()`, `float()`, `int()` or "
+    "`.numpy()`) inside a computation that JAX traces: tapeshim runs a Keras layer's call, an optimizer's update "
+    "and its learning-rate schedule as one compiled op, where TF's Keras runs them eagerly. Branch with tf.cond "
+    "or tf.where instead."
+)
 
 
 def concrete(value: jax.Array) -> Tensor:

@@ -17,10 +17,12 @@ _WrappedBatchNormalization: _Any = _wrapped["BatchNormalization"]
 
 class Embedding(_EmbeddingRowsMixin, _WrappedEmbedding):
     __doc__ = _tf_keras.layers.Embedding.__doc__
+    _tapeshim_stands_for = _tf_keras.layers.Embedding  # (`keras_stand_in`: type checks as for Keras's)
 
 
 class BatchNormalization(_WrappedBatchNormalization):
     __doc__ = _tf_keras.layers.BatchNormalization.__doc__
+    _tapeshim_stands_for = _tf_keras.layers.BatchNormalization
 
     def __init__(self, *args: _Any, synchronized: bool = False, **kwargs: _Any) -> None:  # Keras's arguments
         # Keras accepts `synchronized=True` on its TensorFlow backend only; tapeshim all-reduces the batch
