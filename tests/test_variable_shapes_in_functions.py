@@ -69,3 +69,37 @@ def test_an_update_of_another_shape_still_raises_inside_a_function():
         return add(tf.ones([1, 3]))
 
     check_raises(body)
+
+
+def test_an_update_after_an_assignment_of_another_shape_inside_a_function():
+    # The update is checked against the shape the assignment gave (TF's graph checks it at run time)
+    def body(tf):
+        v = tf.Variable(tf.zeros([2, 3]), shape=[None, 3])
+
+        @tf.function
+        def reset_then_add(x):
+            v.assign(x)
+            v.assign_add(tf.ones_like(x))
+            v.assign_sub(0.5 * tf.ones_like(x))
+            return v.read_value()
+
+        first = reset_then_add(tf.ones([4, 3]))
+        second = reset_then_add(tf.fill([1, 3], 3.0))
+        return first, second, v.shape
+
+    check(body)
+
+
+def test_an_update_of_a_third_shape_after_an_assignment_still_raises():
+    def body(tf):
+        v = tf.Variable(tf.zeros([2, 3]), shape=[None, 3])
+
+        @tf.function
+        def reset_then_add(x, delta):
+            v.assign(x)
+            v.assign_add(delta)
+            return v.read_value()
+
+        return reset_then_add(tf.ones([4, 3]), tf.ones([2, 3]))
+
+    check_raises(body)

@@ -500,9 +500,12 @@ class Variable(TensorOperators):
 
     def _update(self, delta: TensorLike, op_name: str) -> None:
         tensor = convert_to_tensor(delta, dtype=self._dtype)
-        if tensor._shape != self._shape:
+        shape = self._shape
+        if self._declared_shape is not None:  # declared with unknown dimensions: the shape its value has here
+            shape = tuple(variable_scope().read(self)._shape)  # (a function's earlier assignment may change it)
+        if tensor._shape != shape:
             raise errors.invalid_argument(
-                f"Cannot update variable with shape [{','.join(map(str, self._shape))}] using a Tensor with shape "
+                f"Cannot update variable with shape [{','.join(map(str, shape))}] using a Tensor with shape "
                 f"[{','.join(map(str, tensor._shape))}], shapes must be equal.",
                 op_name,
             )
