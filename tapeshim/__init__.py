@@ -56,6 +56,7 @@ from tapeshim import (  # noqa: E402
     tpu,
     train,
     types,
+    version,
 )
 from tapeshim._src.autograph.tensor_array import TensorArray  # noqa: E402
 from tapeshim._src.config_device import (  # noqa: E402
@@ -149,7 +150,10 @@ from tapeshim._src.ops.graph_ops import (  # noqa: E402
     identity_n,
     no_op,
 )
-from tapeshim._src.ops.host_ops import numpy_function  # noqa: E402
+from tapeshim._src.ops.host_ops import (  # noqa: E402
+    numpy_function,
+    timestamp,
+)
 from tapeshim._src.ops.image_ops import saturate_cast  # noqa: E402
 from tapeshim._src.ops.init_ops import (  # noqa: E402
     constant_initializer,
@@ -246,6 +250,7 @@ from tapeshim._src.ops.math_ops import (  # noqa: E402
     tanh,
     truediv,
 )
+from tapeshim._src.ops.math_special import truncatemod  # noqa: E402
 from tapeshim._src.ops.partition_ops import (  # noqa: E402
     dynamic_partition,
     dynamic_stitch,
@@ -279,6 +284,8 @@ from tapeshim._src.py_function import py_function  # noqa: E402
 from tapeshim._src.ragged import RaggedTensor  # noqa: E402
 from tapeshim._src.shape import TensorShape  # noqa: E402
 from tapeshim._src.sparse import SparseTensor  # noqa: E402
+from tapeshim._src.sparse_edit_distance import edit_distance  # noqa: E402
+from tapeshim._src.strings_convert import as_string  # noqa: E402
 from tapeshim._src.tape import (  # noqa: E402
     GradientTape,
     UnconnectedGradients,
@@ -389,6 +396,7 @@ NON_OP_EXPORTS = frozenset(
         "Variable",
         "VariableAggregation",
         "VariableSynchronization",
+        "version",
         "while_loop",
     ]
 )
@@ -404,6 +412,7 @@ __all__ = [
     "argmin",
     "argsort",
     "as_dtype",
+    "as_string",
     "asin",
     "asinh",
     "Assert",
@@ -456,6 +465,7 @@ __all__ = [
     "dtypes",
     "dynamic_partition",
     "dynamic_stitch",
+    "edit_distance",
     "einsum",
     "ensure_shape",
     "equal",
@@ -603,11 +613,13 @@ __all__ = [
     "TensorShape",
     "TensorSpec",
     "tile",
+    "timestamp",
     "tpu",
     "train",
     "transpose",
     "truediv",
     "truncatediv",
+    "truncatemod",
     "types",
     "uint8",
     "uint16",
@@ -622,6 +634,7 @@ __all__ = [
     "VariableAggregation",
     "VariableSynchronization",
     "vectorized_map",
+    "version",
     "where",
     "while_loop",
     "zeros",

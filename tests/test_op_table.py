@@ -14,6 +14,7 @@ from tapeshim._src.ops import table
 NAMESPACES = {
     "": tapeshim,
     "math": tapeshim.math,
+    "math.special": tapeshim.math.special,
     "nn": tapeshim.nn,
     "linalg": tapeshim.linalg,
     "random": tapeshim.random,
@@ -34,8 +35,9 @@ PATHS = table.all_paths()
 
 
 def _resolve(module, path):
-    space, _, name = path.rpartition(".")
-    return getattr(module if not space else getattr(module, space), name, None)
+    for part in path.split("."):  # (nested namespaces: `math.special.bessel_j0`)
+        module = getattr(module, part, None)
+    return module
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))

@@ -123,7 +123,7 @@ NAMESPACES: dict[str, Namespace] = {
                 "tapeshim",
                 "audio autodiff autograph bitwise compat config data debugging distribute dtypes errors experimental "
                 "image io linalg lookup math nest nn ragged random saved_model sets signal sparse strings summary tpu "
-                "train types",
+                "train types version",
             ),
             **_names("tapeshim._src.control_flow", "case cond switch_case while_loop"),
             **_names("tapeshim._src.custom_gradient", "custom_gradient"),
@@ -493,7 +493,21 @@ NAMESPACES: dict[str, Namespace] = {
     ),
     "tapeshim.math": Namespace(
         doc="`tf.math`: re-exports from the op table (`tapeshim/_src/ops/table.py`).",
+        exports={**_names("tapeshim.math", "special")},
+        hidden=("special",),
+    ),
+    "tapeshim.math.special": Namespace(
+        doc="`tf.math.special`: re-exports from the op table (`tapeshim/_src/ops/table.py`).",
         exports={},
+    ),
+    "tapeshim.version": Namespace(
+        doc="`tf.version`: the TF release whose API tapeshim follows (see `tapeshim/_src/version_info.py`).",
+        exports=_names(
+            "tapeshim._src.version_info",
+            "COMPILER_VERSION GIT_VERSION GRAPH_DEF_VERSION GRAPH_DEF_VERSION_MIN_CONSUMER "
+            "GRAPH_DEF_VERSION_MIN_PRODUCER VERSION",
+        ),
+        table=False,
     ),
     "tapeshim.nest": Namespace(
         doc="`tf.nest`: flattening and packing nested structures.",

@@ -21,6 +21,7 @@ import jax
 import numpy as np
 
 from tapeshim._src import (
+    check_numerics,
     compile_tiers,
     dtypes,
     errors,
@@ -297,10 +298,10 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
                         tracking.append(recorder)
                         break
         if tracking or _thread_state.trace is not None:
-            return record(kernel.fn, kernel.key, tuple(inputs), avals, tracking)
+            return _record_op(op, kernel, inputs, avals, tracking)
         for t in inputs:
             if t._value is None:
-                return record(kernel.fn, kernel.key, tuple(inputs), avals, tracking)
+                return _record_op(op, kernel, inputs, avals, tracking)
         values = [t._value for t in inputs]
     else:
         values = [t._value if t._value is not None else t.value for t in inputs]
@@ -316,8 +317,21 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
         results = kernel.jitted(*values)
     if len(avals) == 1:
         shape, dtype = avals[0]
-        return (Tensor(results[0], shape, dtype),)
-    return tuple(Tensor(v, shape, dtype) for v, (shape, dtype) in zip(results, avals))
+        outputs: tuple = (Tensor(results[0], shape, dtype),)
+    else:
+        outputs = tuple(Tensor(v, shape, dtype) for v, (shape, dtype) in zip(results, avals))
+    if check_numerics.enabled:  # tf.debugging.enable_check_numerics
+        check_numerics.check(op.name, inputs, outputs)
+    return outputs
+
+
+def _record_op(op: OpDef, kernel: Any, inputs: Sequence[Tensor], avals: tuple, tracking: list) -> tuple:
+    """`apply`'s recorded op (a tape's or a function's); checked at once under `enable_check_numerics` eagerly,
+    where TF's tape runs each op as it is recorded."""
+    recorded = record(kernel.fn, kernel.key, tuple(inputs), avals, tracking)
+    if check_numerics.enabled and _thread_state.trace is None:
+        check_numerics.check(op.name, inputs, recorded)
+    return recorded
 
 
 def _apply_symbolic(op: OpDef, inputs: Sequence[Tensor], static: tuple) -> tuple:

@@ -104,8 +104,9 @@ def as_string(
         fmt = _c_format(fill, width, precision, kind)
         if dtype.is_complex:
             texts = [f"({fmt % v.real},{fmt % v.imag})" for v in host.reshape(-1)]
-        else:
-            texts = [fmt % float(v) for v in host.reshape(-1)]
+        else:  # (C's printf pads inf and nan with spaces, also under the 0 flag)
+            spaced = fmt.replace("%0", "%", 1)
+            texts = [(fmt if np.isfinite(v) else spaced) % float(v) for v in host.reshape(-1)]
     else:
         if precision > -1 or scientific or shortest:
             raise errors.invalid_argument(

@@ -45,7 +45,6 @@ for _path, _fn, _dtypes, _note in (
     ("strings.bytes_split", strings_ops.bytes_split, _STRING, _HOST),
     ("strings.ngrams", strings_ops.ngrams, _STRING, _HOST + "; 1-D tensors and 2-D RaggedTensors"),
     ("strings.to_number", strings_convert.to_number, _STRING, _HOST),
-    ("strings.as_string", strings_convert.as_string, "all", _HOST),
     ("strings.format", strings_convert.format, "all", _HOST),
     ("strings.unicode_decode", strings_convert.unicode_decode, _STRING, _HOST + "; UTF-8/16/32, ASCII, Latin-1"),
     ("strings.unicode_encode", strings_convert.unicode_encode, "int32", _HOST + "; 1-D/2-D and 2-D ragged input"),
@@ -68,6 +67,7 @@ for _path, _fn, _dtypes, _note in (
     ),
 ):
     export(_path, gradient="-", dtypes=_dtypes, note=_note)(_fn)
+export("strings.as_string", "as_string", gradient="-", dtypes="all", note=_HOST)(strings_convert.as_string)
 
 export("sparse.to_dense", gradient="jax", dtypes="all", note="differentiable in the values")(sparse.to_dense)
 export("sparse.from_dense", gradient="jax", dtypes="all")(sparse.from_dense)

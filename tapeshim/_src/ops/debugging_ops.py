@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from tapeshim._src import check_numerics as numerics_switch
 from tapeshim._src import errors
 from tapeshim._src.ops import table
 from tapeshim._src.state import _thread_state
@@ -170,3 +171,12 @@ def assert_shapes(
                     f"{message or ''} Specified by tensor with shape {shape}: dimension {symbol!r} "
                     f"must be {sizes.get(symbol, symbol)}, got {dim}"
                 )
+
+
+_CHECK_NUMERICS_NOTE = "eager ops, also under a tape; ops inside tapeshim.function are not checked"
+table.export("debugging.enable_check_numerics", gradient="-", dtypes=table.ANY, note=_CHECK_NUMERICS_NOTE)(
+    numerics_switch.enable_check_numerics
+)
+table.export("debugging.disable_check_numerics", gradient="-", dtypes=table.ANY, note=_CHECK_NUMERICS_NOTE)(
+    numerics_switch.disable_check_numerics
+)

@@ -1,14 +1,21 @@
 """`tf.numpy_function`: a Python function of numpy arrays, run on the host (eagerly, and on every call of a
-compiled function through `tf.py_function`'s host callback). No gradient flows through it, as in TF."""
+compiled function through `tf.py_function`'s host callback). No gradient flows through it, as in TF.
+`tf.timestamp`: the host's clock, read eagerly or on every call of a compiled function."""
 
 from __future__ import annotations
 
 import functools
+import time
 from typing import Any, Callable
 
+import jax
 import numpy as np
+from jax.experimental import io_callback
 
-from tapeshim._src import dtypes, errors
+from tapeshim._src import dtypes, errors, registry
+from tapeshim._src.distribute import context as distribute_context
+from tapeshim._src.node import OpKey
+from tapeshim._src.ops import table
 from tapeshim._src.py_function import py_function
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -74,3 +81,36 @@ def numpy_function(
     if isinstance(result, (list, tuple)):
         return [_eager_output(v, Tout) for v in result]
     return _eager_output(result, Tout)
+
+
+def _clock() -> np.ndarray:
+    return np.asarray(time.time(), np.float64)
+
+
+def _timestamp_ordered() -> tuple:
+    return (io_callback(_clock, jax.ShapeDtypeStruct((), np.float64), ordered=True),)
+
+
+def _timestamp_unordered() -> tuple:
+    return (io_callback(_clock, jax.ShapeDtypeStruct((), np.float64), ordered=False),)
+
+
+@table.export("timestamp", gradient="-", dtypes="float64", note="inside functions, read on every call (host callback)")
+def timestamp(name: str | None = None) -> Tensor:
+    """The host's time in seconds since the Unix epoch, a float64 scalar, as `tf.timestamp`.
+
+    Eagerly it reads the clock at once; inside `tapeshim.function` the compiled program reads it every time it
+    runs (an ordered host callback, so it keeps its place among `tf.print`s; unordered in a program over
+    several replicas, where JAX allows no ordered effects, as `tf.print`).
+
+    Args:
+      name: ignored.
+
+    Returns:
+      A float64 scalar tensor.
+    """
+    if _thread_state.trace is None:
+        return convert_to_tensor(_clock(), dtype=dtypes.float64)
+    replica = distribute_context.current_replica_context()
+    program = _timestamp_ordered if replica is None or replica.num_replicas_in_sync <= 1 else _timestamp_unordered
+    return registry.record(program, OpKey("Timestamp", program.__name__), (), (((), dtypes.float64),), [])[0]

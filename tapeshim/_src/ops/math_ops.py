@@ -458,7 +458,7 @@ def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
     return _integer_division(_floordiv_op, x, y)
 
 
-@table.export("math.floormod", dtypes=table.REAL, note=_DIVISION_BY_ZERO_NOTE)
+@table.export("math.floormod", "math.mod", dtypes=table.REAL, note=_DIVISION_BY_ZERO_NOTE)
 def floormod(x: Any, y: Any, name: str | None = None) -> Tensor:
     """x - floor(x / y) * y element-wise with broadcasting, as `tf.math.floormod`.
 

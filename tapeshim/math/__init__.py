@@ -87,6 +87,18 @@ from tapeshim._src.ops.math_ops import (
     xdivy,
     xlogy,
 )
+from tapeshim._src.ops.math_ops import floormod as mod
+from tapeshim._src.ops.math_special import (
+    bessel_i0,
+    bessel_i0e,
+    bessel_i1,
+    bessel_i1e,
+    betainc,
+    igamma,
+    igammac,
+    polygamma,
+    zeta,
+)
 from tapeshim._src.ops.nn_ops import log_softmax, softmax
 from tapeshim._src.ops.reduction_ops import (
     bincount,
@@ -111,6 +123,7 @@ from tapeshim._src.ops.reduction_ops import (
     unsorted_segment_sum,
 )
 from tapeshim._src.ops.search_ops import in_top_k
+from tapeshim.math import special as special
 
 __all__ = [
     "abs",
@@ -126,6 +139,11 @@ __all__ = [
     "atan",
     "atan2",
     "atanh",
+    "bessel_i0",
+    "bessel_i0e",
+    "bessel_i1",
+    "bessel_i1e",
+    "betainc",
     "bincount",
     "ceil",
     "confusion_matrix",
@@ -150,6 +168,8 @@ __all__ = [
     "floormod",
     "greater",
     "greater_equal",
+    "igamma",
+    "igammac",
     "imag",
     "in_top_k",
     "is_finite",
@@ -169,10 +189,12 @@ __all__ = [
     "logical_xor",
     "maximum",
     "minimum",
+    "mod",
     "multiply",
     "multiply_no_nan",
     "negative",
     "not_equal",
+    "polygamma",
     "polyval",
     "pow",
     "real",
@@ -221,4 +243,5 @@ __all__ = [
     "unsorted_segment_sum",
     "xdivy",
     "xlogy",
+    "zeta",
 ]
