@@ -594,3 +594,13 @@ def freezing_batch_norms_of_a_built_model(tf):
         if isinstance(layer, keras.layers.BatchNormalization):
             layer.trainable = False
     return len(base.trainable_weights), len(base.non_trainable_weights)
+
+
+@backend_case
+def scalar_variable_numpy_is_a_numpy_scalar(tf):
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    variable = tf.Variable([1.0])
+    optimizer.apply_gradients([(tf.constant([1.0]), variable)])
+    layer = tf.keras.layers.Dense(2)
+    layer.build((None, 3))
+    return type(optimizer.iterations.numpy()).__name__, type(layer.kernel.numpy()).__name__

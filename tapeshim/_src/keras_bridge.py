@@ -223,6 +223,11 @@ class TapeVariableMixin:
 
     shape = property(_shape)
 
+    def numpy(self) -> Any:
+        """The value as a NumPy array, or a NumPy scalar for a scalar variable (`optimizer.iterations`), as TF's."""
+        value = super().numpy()  # type: ignore[misc]
+        return value[()] if getattr(value, "ndim", None) == 0 else value
+
 
 for _method_name in _OPERATORS:
     setattr(TapeVariableMixin, _method_name, _routed(_method_name))
