@@ -123,3 +123,13 @@ def dispatch(fn: Callable[..., Any], args: tuple) -> Any:
 def has_ragged(args: tuple) -> bool:
     """Whether any of `args` is a RaggedTensor."""
     return any(isinstance(v, RaggedTensor) for v in args)
+
+
+def true_coordinates(condition: RaggedTensor) -> Tensor:
+    """The int64 coordinates of the True values of a ragged `condition`, as TF's one-argument `tf.where`."""
+    flat = np.asarray(condition.flat_values.numpy())
+    coords = condition._dense_coordinates()
+    if flat.ndim > 1:
+        inner = np.argwhere(flat)
+        return constant(np.concatenate([coords[inner[:, 0]], inner[:, 1:]], axis=1).astype(np.int64))
+    return constant(coords[flat.astype(bool)].astype(np.int64))

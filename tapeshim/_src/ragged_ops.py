@@ -6,7 +6,7 @@ from typing import Any, SupportsInt
 
 import numpy as np
 
-from tapeshim._src import dtypes
+from tapeshim._src import dtypes, ragged_array
 from tapeshim._src.ops import array_ops, manip_ops
 from tapeshim._src.ragged import RaggedTensor
 from tapeshim._src.strings_tensor import host_tensor
@@ -163,8 +163,11 @@ def stack(values: Any, axis: int = 0, name: str | None = None) -> RaggedTensor:
 def boolean_mask(data: TensorLike, mask: TensorLike, name: str | None = None) -> Any:
     """The elements of `data` where `mask` is True, rows kept ragged, as `tf.ragged.boolean_mask`.
 
-    Supports a dense `data` with a rank-1 or rank-2 `mask`.
+    Supports a dense `data` with a rank-1 or rank-2 `mask`, and a RaggedTensor `data` or `mask`
+    (`ragged_array.boolean_mask`).
     """
+    if isinstance(data, RaggedTensor) or isinstance(mask, RaggedTensor):
+        return ragged_array.boolean_mask(data, mask)
     tensor = convert_to_tensor(data)
     keep = np.asarray(convert_to_tensor(mask, dtype=dtypes.bool_).numpy())
     if keep.ndim == 1:

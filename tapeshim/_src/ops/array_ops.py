@@ -31,6 +31,7 @@ from tapeshim._src.ops.common import (
     static_error,
     tf_type_name,
 )
+from tapeshim._src.ops.ragged_hook import ragged_dispatch
 from tapeshim._src.ops.range_ops import range as range  # noqa: A004 - re-exported: array_ops.range
 from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.state import _thread_state
@@ -288,6 +289,7 @@ def _check_same_rank(tensors: Sequence[Tensor], axis: int, op_name: str, concat:
 
 
 @table.export("concat", dtypes=table.ANY, op=_concat_op)
+@ragged_dispatch(impl="tapeshim._src.ragged_array:concat")
 def concat(values: Sequence[Any], axis: int, name: str | None = None) -> Tensor:
     """Joins tensors along an existing `axis`, as `tf.concat`."""
     tensors = convert_same_dtype(list(values), "ConcatV2")
@@ -296,6 +298,7 @@ def concat(values: Sequence[Any], axis: int, name: str | None = None) -> Tensor:
 
 
 @table.export("stack", dtypes=table.ANY, op=_stack_op)
+@ragged_dispatch(impl="tapeshim._src.ragged_array:stack")
 def stack(values: Sequence[Any], axis: int = 0, name: str | None = None) -> Tensor:
     """Stacks tensors of one shape along a new `axis`, as `tf.stack`."""
     values = list(values)
@@ -330,6 +333,7 @@ def unstack(value: TensorLike, num: int | None = None, axis: int = 0, name: str 
 
 
 @table.export("expand_dims", dtypes=table.ANY, op=_expand_dims_op)
+@ragged_dispatch(impl="tapeshim._src.ragged_array:expand_dims")
 def expand_dims(input: TensorLike, axis: int, name: str | None = None) -> Tensor:  # noqa: A002
     """Inserts a dimension of size 1 at `axis`."""
     x = convert_to_tensor(input)
@@ -346,6 +350,7 @@ def expand_dims(input: TensorLike, axis: int, name: str | None = None) -> Tensor
 
 
 @table.export("squeeze", dtypes=table.ANY, op=_squeeze_op)
+@ragged_dispatch(impl="tapeshim._src.ragged_array:squeeze")
 def squeeze(input: Any, axis: Any = None, name: str | None = None) -> Tensor:  # noqa: A002
     """Removes dimensions of size 1 (all of them, or those in `axis`)."""
     x = convert_to_tensor(input)
@@ -533,6 +538,11 @@ def where(
     try:
         cond = convert_to_tensor(condition)
     except ValueError as exc:
+        if x is None and y is None:
+            from tapeshim._src import ragged_dispatch  # import cycle: ragged_dispatch -> ops
+
+            if ragged_dispatch.has_ragged((condition,)):
+                return ragged_dispatch.true_coordinates(cast(Any, condition))
         if x is None or y is None:
             raise
         from tapeshim._src.ops.math_ops import _on_ragged  # import cycle: math_ops -> array_ops
@@ -581,6 +591,7 @@ def _gather_impl(params: jax.Array, indices: jax.Array, axis: int, batch_dims: i
     note="the gradient of a variable or watched tensor gathered on axis 0 is IndexedSlices, as TF",
     op=_gather_op,
 )
+@ragged_dispatch("params", "indices", impl="tapeshim._src.ragged_array:gather")
 def gather(
     params: TensorLike,
     indices: TensorLike,
@@ -681,6 +692,7 @@ def fill(dims: TensorLike, value: TensorLike, name: str | None = None, layout: A
 
 
 @table.export("zeros_like", gradient="none", dtypes=table.ANY)
+@ragged_dispatch()
 def zeros_like(
     input: TensorLike, dtype: DTypeLike | None = None, name: str | None = None, layout: Any = None
 ) -> Tensor:  # noqa: A002
@@ -690,6 +702,7 @@ def zeros_like(
 
 
 @table.export("ones_like", gradient="none", dtypes=table.ANY)
+@ragged_dispatch()
 def ones_like(input: TensorLike, dtype: DTypeLike | None = None, name: str | None = None, layout: Any = None) -> Tensor:  # noqa: A002
     """Ones of `input`'s shape (and dtype unless given); no gradient flows through it."""
     x = convert_to_tensor(input)
@@ -739,6 +752,7 @@ def _recorded_shape(x: Tensor, dtype: dtypes.DType, op_type: str) -> Tensor:
 
 
 @table.export("size", gradient="-", dtypes=table.ANY)
+@ragged_dispatch(impl="tapeshim._src.ragged_array:size")
 def size(input: TensorLike, out_type: DTypeLike = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
     """The number of elements of `input`."""
     x = convert_to_tensor(input)
@@ -748,6 +762,7 @@ def size(input: TensorLike, out_type: DTypeLike = dtypes.int32, name: str | None
 
 
 @table.export("rank", gradient="-", dtypes=table.ANY)
+@ragged_dispatch(impl="tapeshim._src.ragged_array:rank")
 def rank(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """The rank of `input` as an int32 scalar."""
     return constant(np.int32(len(convert_to_tensor(input)._shape)))

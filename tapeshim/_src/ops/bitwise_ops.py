@@ -9,6 +9,7 @@ from jax import lax
 
 from tapeshim._src.ops import table
 from tapeshim._src.ops.common import broadcast_check, checks, convert_same_dtype, dtype_check
+from tapeshim._src.ops.ragged_hook import ragged_dispatch
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import TensorLike
@@ -30,7 +31,7 @@ def _binary(public: str, op_name: str, impl: Any) -> Any:
 
     fn.__name__ = fn.__qualname__ = public
     fn.__doc__ = f"Elementwise `tf.bitwise.{public}` of two integer tensors of one dtype (broadcasting)."
-    return table.export(f"bitwise.{public}", gradient="-", dtypes=INTEGER, op=op)(fn)
+    return table.export(f"bitwise.{public}", gradient="-", dtypes=INTEGER, op=op)(ragged_dispatch("x", "y")(fn))
 
 
 bitwise_and = _binary("bitwise_and", "BitwiseAnd", jnp.bitwise_and)
@@ -51,6 +52,7 @@ _invert_op = OpDef("Invert", jnp.invert, False, dtype_check("Invert", "iu"))
 
 
 @table.export("bitwise.invert", gradient="-", dtypes=INTEGER, op=_invert_op)
+@ragged_dispatch()
 def invert(x: TensorLike, name: str | None = None) -> Tensor:
     """Flips every bit of an integer tensor, as `tf.bitwise.invert`."""
     return apply(_invert_op, (convert_to_tensor(x),))[0]

@@ -14,6 +14,7 @@ import numpy as np
 from tapeshim._src import check_numerics as numerics_switch
 from tapeshim._src import errors
 from tapeshim._src.ops import table
+from tapeshim._src.ops.ragged_hook import ragged_dispatch
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import TensorLike
@@ -30,6 +31,7 @@ def _values(x: Any) -> np.ndarray | None:
 @table.export(
     "debugging.check_numerics", gradient="jax", dtypes=table.REAL_FLOAT, note="not checked inside tapeshim.function"
 )
+@ragged_dispatch()
 def check_numerics(tensor: TensorLike, message: str, name: str | None = None) -> Tensor:
     """Returns `tensor`, raising InvalidArgumentError if it holds NaN or Inf."""
     t = convert_to_tensor(tensor)

@@ -22,6 +22,7 @@ from tapeshim._src import config, dtypes, errors, nest
 from tapeshim._src.control_flow import _Branch, _record, _retire_loop_placeholders, _while_loop
 from tapeshim._src.function import function
 from tapeshim._src.ops import array_ops, manip_ops, table
+from tapeshim._src.ops.ragged_hook import ragged_dispatch
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import TensorLike
@@ -198,6 +199,7 @@ def _empty(shape: tuple | None, dtype: dtypes.DType) -> Tensor:
 
 
 @table.export("map_fn", dtypes=table.ANY, note="RaggedTensorSpec / SparseTensorSpec signatures are not supported")
+@ragged_dispatch("elems", impl="tapeshim._src.ragged_array:map_fn")
 def map_fn(
     fn: Callable[..., Any],
     elems: Any,

@@ -14,6 +14,7 @@ from tapeshim._src.ops.common import gradient_not_registered
 from tapeshim._src.ops.image_common import image_tensor, kernel, run
 from tapeshim._src.ops.image_ops import convert_image_dtype, to_float
 from tapeshim._src.ops.math_ops import cast
+from tapeshim._src.ops.ragged_hook import ragged_dispatch
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import TensorLike
 
@@ -144,6 +145,7 @@ _CONTRAST = kernel("AdjustContrastv2", _contrast)
 
 
 @table.export("image.adjust_brightness", dtypes=table.REAL, op=_ADD)
+@ragged_dispatch()
 def adjust_brightness(image: TensorLike, delta: TensorLike) -> Tensor:
     """Adds `delta` (in [0, 1] image units) to every pixel; integer images saturate."""
     image_t = convert_to_tensor(image)
@@ -226,6 +228,7 @@ _GAMMA = kernel("AdjustGamma", lambda x, gamma, gain: gain.astype(x.dtype) * x *
 
 
 @table.export("image.adjust_gamma", dtypes=table.REAL, op=_GAMMA)
+@ragged_dispatch()
 def adjust_gamma(image: TensorLike, gamma: TensorLike = 1, gain: TensorLike = 1) -> Tensor:
     """`gain * image ** gamma` on [0, 1]-scaled values; integer images saturate.
 

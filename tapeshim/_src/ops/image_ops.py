@@ -13,6 +13,7 @@ from tapeshim._src.ops import random_ops, table
 from tapeshim._src.ops.array_ops import _static_ints, expand_dims
 from tapeshim._src.ops.array_ops import squeeze as squeeze_op
 from tapeshim._src.ops.image_common import image_tensor, kernel, run, static_int
+from tapeshim._src.ops.ragged_hook import ragged_dispatch
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
@@ -53,6 +54,7 @@ _saturate_op = OpDef("SaturateCast", lambda x, target: _saturate(x, np.dtype(tar
 
 
 @table.export("dtypes.saturate_cast", "saturate_cast", dtypes=table.REAL, op=_saturate_op)
+@ragged_dispatch()
 def saturate_cast(value: TensorLike, dtype: DTypeLike, name: str | None = None) -> Tensor:
     """`value` cast to `dtype`, clamped to its range first (no wrap-around), as `tf.dtypes.saturate_cast`."""
     x, target = convert_to_tensor(value), dtypes.as_dtype(dtype)
@@ -91,6 +93,7 @@ def _real_dtype(dtype: dtypes.DType, what: str) -> None:
     note="float to unsigned int of negative values: XLA's cast, not necessarily TF's",
     op=_CONVERT,
 )
+@ragged_dispatch()
 def convert_image_dtype(image: TensorLike, dtype: DTypeLike, saturate: bool = False, name: str | None = None) -> Tensor:
     """Converts an image to `dtype`, scaling values: floats in [0, 1], integers in [0, MAX].
 

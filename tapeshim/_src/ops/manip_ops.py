@@ -24,6 +24,7 @@ from tapeshim._src.ops.common import (
     static_error,
     tf_type_name,
 )
+from tapeshim._src.ops.ragged_hook import ragged_dispatch
 from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
@@ -86,6 +87,7 @@ _tile_op = OpDef("Tile", lambda x, multiples: jnp.tile(x, multiples), True)
 
 
 @table.export("tile", dtypes=table.ANY, op=_tile_op)
+@ragged_dispatch(impl="tapeshim._src.ragged_array:tile")
 def tile(input: TensorLike, multiples: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """Repeats `input` `multiples[i]` times along each axis i."""
     x = convert_to_tensor(input)
@@ -205,6 +207,7 @@ _reverse_op = OpDef("ReverseV2", lambda x, axis: jnp.flip(x, axis), True)
 
 
 @table.export("reverse", dtypes=table.ANY, op=_reverse_op)
+@ragged_dispatch(impl="tapeshim._src.ragged_array:reverse")
 def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
     """Reverses `tensor` along the axes in `axis`."""
     x = convert_to_tensor(tensor)
@@ -556,6 +559,7 @@ _one_hot_op = OpDef("OneHot", lambda i, on, off, depth, axis: _one_hot_impl(i, o
 
 
 @table.export("one_hot", dtypes=table.ANY, op=_one_hot_op)
+@ragged_dispatch()
 def one_hot(
     indices: TensorLike,
     depth: int,

@@ -21,6 +21,7 @@ from tapeshim._src.ops.common import (
     static_error,
 )
 from tapeshim._src.ops.math_kernels import add_n_impl
+from tapeshim._src.ops.ragged_hook import ragged_dispatch
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -74,6 +75,7 @@ def argmin(
 @table.export(
     "math.add_n", "add_n", dtypes=table.NUMERIC, note="adds in TF's kernel order (same rounding)", op=_add_n_op
 )
+@ragged_dispatch("inputs")
 def add_n(inputs: list, name: str | None = None) -> Tensor:
     """Adds a list of tensors of one shape and dtype."""
     if not inputs:
@@ -106,6 +108,7 @@ _truncatediv_op = OpDef(
 
 
 @table.export("truncatediv", gradient="none", dtypes=table.REAL, op=_truncatediv_op)
+@ragged_dispatch("x", "y")
 def truncatediv(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
     """x / y rounded toward zero, element-wise with broadcasting (no gradient), as `tf.truncatediv`.
 

@@ -13,6 +13,7 @@ from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.ops import array_ops, debugging_ops, manip_ops, math_ops, table
 from tapeshim._src.ops.common import broadcast_check, checks, dtype_check, no_cpu_kernel, normalize_axis, static_error
 from tapeshim._src.ops.math_kernels import cumulative_logsumexp_impl, mul_no_nan_impl
+from tapeshim._src.ops.ragged_hook import ragged_dispatch
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike
@@ -32,6 +33,7 @@ _cumulative_logsumexp_op = OpDef(
     dtypes=table.FLOAT,
     note="divide_no_nan(1, x): 0 and a finite gradient where x == 0, as TF",
 )
+@ragged_dispatch()
 def reciprocal_no_nan(x: TensorLike, name: str | None = None) -> Tensor:
     """1 / x element-wise, 0 where x == 0, as `tf.math.reciprocal_no_nan`.
 
@@ -56,6 +58,7 @@ def reciprocal_no_nan(x: TensorLike, name: str | None = None) -> Tensor:
     note="y's gradient is x * upstream also where y == 0; complex gradients unconjugated, as TF's MulNoNanGrad",
     op=_mul_no_nan_op,
 )
+@ragged_dispatch("x", "y")
 def multiply_no_nan(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
     """x * y element-wise with broadcasting, 0 where y == 0 even if x is inf or nan, as `tf.math.multiply_no_nan`.
 
@@ -85,6 +88,7 @@ def scalar_mul(scalar: TensorLike, x: TensorLike, name: str | None = None) -> Te
 
 
 @table.export("math.scalar_mul", "scalar_mul", dtypes=table.NUMERIC)
+@ragged_dispatch("x")
 def scalar_mul(scalar: TensorLike, x: TensorLike | IndexedSlices, name: str | None = None) -> Tensor | IndexedSlices:
     """`scalar * x`, the scalar converted to `x`'s dtype, as `tf.math.scalar_mul`; an `IndexedSlices` `x`
     stays one (its values scaled).
@@ -116,6 +120,7 @@ def scalar_mul(scalar: TensorLike, x: TensorLike | IndexedSlices, name: str | No
     note="float16/bfloat16 raise NotFoundError, as TF's CPU kernels",
     op=_erfinv_op,
 )
+@ragged_dispatch()
 def erfinv(x: TensorLike, name: str | None = None) -> Tensor:
     """The inverse of the error function element-wise, as `tf.math.erfinv` (inf at 1, nan outside [-1, 1]).
 

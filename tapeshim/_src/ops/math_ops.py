@@ -50,6 +50,8 @@ from tapeshim._src.ops.math_kernels import (
     xdivy_impl,
     xlogy_impl,
 )
+from tapeshim._src.ops.ragged_hook import on_ragged as _on_ragged
+from tapeshim._src.ops.ragged_hook import ragged_dispatch
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -71,16 +73,6 @@ _DTYPE_WORDS = {
     "fiu": table.REAL,
     "fci": table.NUMERIC,
 }
-
-
-def _on_ragged(fn: Callable[..., Any], args: tuple, failed: Exception) -> Any:
-    """`fn(*args)` on the flat values of a RaggedTensor among `args`, as TF dispatches elementwise ops to
-    ragged tensors (`ragged_dispatch`); without one, the conversion error `failed` is raised."""
-    from tapeshim._src import ragged_dispatch  # import cycle: ragged_dispatch -> ops
-
-    if not ragged_dispatch.has_ragged(args):
-        raise failed
-    return ragged_dispatch.dispatch(fn, args)
 
 
 def _unary(
@@ -181,6 +173,7 @@ _reciprocal = _unary("reciprocal", "Reciprocal", jnp.reciprocal, what="1 / x")
 
 
 @table.export("math.reciprocal", dtypes=table.FLOAT)
+@ragged_dispatch()
 def reciprocal(x: TensorLike, name: str | None = None) -> Tensor:
     """1 / x element-wise. Integer inputs raise NotFoundError, as TF's CPU kernels do."""
     x = convert_to_tensor(x)
@@ -212,6 +205,7 @@ _sign = _unary("sign", "Sign", jnp.sign, NUMERIC, what="the sign (its gradient i
     dtypes=table.NUMERIC,
     note="complex x is divide_no_nan(x, abs(x)), differentiable, as TF",
 )
+@ragged_dispatch()
 def sign(x: TensorLike, name: str | None = None) -> Tensor:
     """The sign of `x` element-wise, as `tf.math.sign`; its gradient is zeros for real `x`.
 
@@ -256,6 +250,7 @@ _real_zeros_op = OpDef("ZerosLike", jnp.zeros_like, False)
 
 
 @table.export("math.imag", dtypes=table.NUMERIC, note="a real input gives zeros with no gradient (None), as TF")
+@ragged_dispatch()
 def imag(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
     """The imaginary part of `input`, as `tf.math.imag`.
 
@@ -294,6 +289,7 @@ def _no_bfloat16_kernel(x: Tensor, op_name: str) -> None:
 
 
 @table.export("math.lgamma", dtypes=table.REAL_FLOAT, note="bfloat16 raises NotFoundError, as TF's CPU kernels")
+@ragged_dispatch()
 def lgamma(x: TensorLike, name: str | None = None) -> Tensor:
     """log|Gamma(x)| element-wise, as `tf.math.lgamma`.
 
@@ -310,6 +306,7 @@ def lgamma(x: TensorLike, name: str | None = None) -> Tensor:
     dtypes=table.REAL_FLOAT,
     note="bfloat16 raises NotFoundError; a float16 gradient raises InvalidArgumentError, as TF",
 )
+@ragged_dispatch()
 def digamma(x: TensorLike, name: str | None = None) -> Tensor:
     """The derivative of lgamma element-wise, as `tf.math.digamma`.
 
@@ -339,6 +336,7 @@ _real_angle_op = OpDef("RealAngle", lambda x: jnp.where(x < 0, jnp.asarray(math.
 @table.export(
     "math.angle", dtypes=table.FLOAT, note="a real input gives pi below 0, else 0, with no gradient (None), as TF"
 )
+@ragged_dispatch()
 def angle(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
     """The argument of each complex element of `input`, as `tf.math.angle`.
 
@@ -446,6 +444,7 @@ _DIVISION_BY_ZERO_NOTE = (
 
 
 @table.export("math.floordiv", gradient="none", dtypes=table.REAL, note=_DIVISION_BY_ZERO_NOTE)
+@ragged_dispatch("x", "y")
 def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
     """floor(x / y) element-wise with broadcasting, as `tf.math.floordiv` (no gradient).
 
@@ -459,6 +458,7 @@ def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 
 @table.export("math.floormod", "math.mod", dtypes=table.REAL, note=_DIVISION_BY_ZERO_NOTE)
+@ragged_dispatch("x", "y")
 def floormod(x: Any, y: Any, name: str | None = None) -> Tensor:
     """x - floor(x / y) * y element-wise with broadcasting, as `tf.math.floormod`.
 
@@ -482,6 +482,7 @@ _pow = _binary("pow", "Pow", pow_impl, what="x ** y")
     gradient="tf",
     note="the gradient for y is 0 where x <= 0 (x == 0 for complex), as TF",
 )
+@ragged_dispatch("x", "y")
 def pow(x: Any, y: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
     """Computes x ** y element-wise with broadcasting, as `tf.math.pow`.
 
@@ -579,6 +580,7 @@ _INT_DIV_RESULT = {
 
 
 @table.export("math.truediv", "truediv", dtypes=table.NUMERIC, note="integers divide as float32/float64, as TF")
+@ragged_dispatch("x", "y")
 def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
     """Divides x / y element-wise; integer inputs are cast to floats first, as TF does.
 
@@ -620,6 +622,7 @@ def cast(x: TensorLike, dtype: DTypeLike, name: str | None = None) -> Tensor:
 
 
 @table.export("complex", "dtypes.complex", dtypes=table.REAL_FLOAT, op=_complex_op)
+@ragged_dispatch("real", "imag")
 def complex(real: Any, imag: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
     """Builds complex numbers from real and imaginary parts, as `tf.complex`."""
     return apply(_complex_op, tuple(convert_same_dtype((real, imag), "Complex")))[0]
@@ -676,6 +679,7 @@ def _reduce(kind: str, input_tensor: Any, axis: Any, keepdims: bool) -> Tensor:
 @table.export(
     "math.reduce_sum", "reduce_sum", dtypes=table.NUMERIC, note="bfloat16 accumulates in float32, as TF's CPU kernel"
 )
+@ragged_dispatch(impl="tapeshim._src.ragged_reductions:reduce_sum")
 def reduce_sum(
     input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
 ) -> Tensor:
@@ -689,6 +693,7 @@ def reduce_sum(
     dtypes=table.NUMERIC,
     note="integer means truncate; bfloat16 accumulates in float32, as TF",
 )
+@ragged_dispatch(impl="tapeshim._src.ragged_reductions:reduce_mean")
 def reduce_mean(
     input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
 ) -> Tensor:
@@ -703,6 +708,7 @@ def reduce_mean(
     dtypes=table.REAL,
     note="tied maxima share the gradient; a NaN result gives NaN gradients, as TF",
 )
+@ragged_dispatch(impl="tapeshim._src.ragged_reductions:reduce_max")
 def reduce_max(
     input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
 ) -> Tensor:
@@ -717,6 +723,7 @@ def reduce_max(
     dtypes=table.REAL,
     note="tied minima share the gradient; a NaN result gives NaN gradients, as TF",
 )
+@ragged_dispatch(impl="tapeshim._src.ragged_reductions:reduce_min")
 def reduce_min(
     input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
 ) -> Tensor:
@@ -725,6 +732,7 @@ def reduce_min(
 
 
 @table.export("math.reduce_prod", "reduce_prod", dtypes=table.NUMERIC)
+@ragged_dispatch(impl="tapeshim._src.ragged_reductions:reduce_prod")
 def reduce_prod(
     input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
 ) -> Tensor:
@@ -733,6 +741,7 @@ def reduce_prod(
 
 
 @table.export("math.reduce_all", "reduce_all", gradient="-", dtypes="bool")
+@ragged_dispatch(impl="tapeshim._src.ragged_reductions:reduce_all")
 def reduce_all(
     input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
 ) -> Tensor:
@@ -741,6 +750,7 @@ def reduce_all(
 
 
 @table.export("math.reduce_any", "reduce_any", gradient="-", dtypes="bool")
+@ragged_dispatch(impl="tapeshim._src.ragged_reductions:reduce_any")
 def reduce_any(
     input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
 ) -> Tensor:
@@ -751,6 +761,7 @@ def reduce_any(
 @table.export(
     "clip_by_value", gradient="tf", dtypes=table.REAL, note="the gradient passes at the (inclusive) bounds, as TF"
 )
+@ragged_dispatch()
 def clip_by_value(
     t: TensorLike, clip_value_min: TensorLike, clip_value_max: TensorLike, name: str | None = None
 ) -> Tensor:

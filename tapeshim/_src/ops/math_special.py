@@ -21,6 +21,7 @@ from tapeshim._src.ops.common import (
     no_cpu_kernel,
     static_error,
 )
+from tapeshim._src.ops.ragged_hook import ragged_dispatch
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import TensorLike
@@ -62,8 +63,9 @@ def _unary(
         f"  NotFoundError: for {'float16 and bfloat16' if no_half else 'bfloat16'}, which TF's CPU kernels do "
         "not support.\n"
     )
-    table.export(*paths, gradient="tf", dtypes="float32, float64" + ("" if no_half else ", float16"), op=op)(special)
-    return special
+    dispatched = ragged_dispatch()(special)
+    table.export(*paths, gradient="tf", dtypes="float32, float64" + ("" if no_half else ", float16"), op=op)(dispatched)
+    return dispatched
 
 
 def _paths(name: str, in_math: bool = False) -> tuple[str, ...]:
@@ -170,6 +172,7 @@ def igammac(a: TensorLike, x: TensorLike, name: str | None = None) -> Tensor:
 
 
 @table.export("math.zeta", gradient="tf", dtypes="float32, float64", note="no gradient for x (None), as TF")
+@ragged_dispatch("x", "q")
 def zeta(x: TensorLike, q: TensorLike, name: str | None = None) -> Tensor:
     """The Hurwitz zeta function sum_k (k + q)^-x, with broadcasting, as `tf.math.zeta`.
 
@@ -282,6 +285,7 @@ _truncatemod_op = OpDef(
     "NotFoundError, as TF's CPU",
     op=_truncatemod_op,
 )
+@ragged_dispatch("x", "y")
 def truncatemod(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
     """The remainder of x / y rounded toward zero (C's `fmod` and `%`: the sign of `x`), as `tf.truncatemod`.
 

@@ -12,6 +12,7 @@ import numpy as np
 from tapeshim._src import errors, runtime_checks
 from tapeshim._src.ops import array_ops, math_ops, random_ops, reduction_ops, table
 from tapeshim._src.ops.common import convert_same_dtype, dtype_check
+from tapeshim._src.ops.ragged_hook import ragged_dispatch
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import in_forward_mode
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -57,6 +58,7 @@ _xent_op = OpDef("SoftmaxCrossEntropyWithLogits", _xent, True, dtype_check("Soft
 
 
 @table.export("nn.relu", dtypes=table.REAL, note="the gradient at 0 is 0, as TF", op=_relu_op)
+@ragged_dispatch()
 def relu(features: TensorLike, name: str | None = None) -> Tensor:
     """max(features, 0); the gradient at 0 is 0, as in TF."""
     return apply(_relu_op, (convert_to_tensor(features),))[0]
@@ -74,6 +76,7 @@ def _axis(axis: Any, rank: int, op_name: str) -> int:
 
 
 @table.export("nn.softmax", "math.softmax", dtypes=table.REAL_FLOAT, op=_softmax_op)
+@ragged_dispatch(impl="tapeshim._src.ragged_array:softmax")
 def softmax(logits: TensorLike, axis: AxisLike = None, name: str | None = None) -> Tensor:
     """exp(logits) / sum(exp(logits)) along `axis` (default last)."""
     x = convert_to_tensor(logits)
@@ -209,7 +212,8 @@ def _activation(public_name: str, op_name: str, impl: Any, note: str = "", gradi
 
     activation.__name__ = activation.__qualname__ = public_name
     activation.__doc__ = f"The {public_name} activation, as `tf.nn.{public_name}`."
-    return table.export(f"nn.{public_name}", gradient=gradient, dtypes=table.REAL_FLOAT, note=note, op=op)(activation)
+    dispatched = ragged_dispatch()(activation)
+    return table.export(f"nn.{public_name}", gradient=gradient, dtypes=table.REAL_FLOAT, note=note, op=op)(dispatched)
 
 
 def _relu6_impl(x: jax.Array) -> jax.Array:
@@ -220,6 +224,7 @@ _relu6_op = OpDef("Relu6", _relu6_impl, True, dtype_check("Relu6", "fiu"))
 
 
 @table.export("nn.relu6", gradient="tf", dtypes=table.REAL, note="the gradient is 0 at 0 and 6, as TF", op=_relu6_op)
+@ragged_dispatch()
 def relu6(features: TensorLike, name: str | None = None) -> Tensor:
     """min(max(features, 0), 6)."""
     return apply(_relu6_op, (convert_to_tensor(features),))[0]
@@ -309,6 +314,7 @@ def _swish(features: Any, beta: Any) -> Tensor:
     dtypes=table.FLOAT,
     note="TF's swish: its custom gradient (not conjugated for complex); beta converted, then cast",
 )
+@ragged_dispatch()
 def silu(features: TensorLike, beta: TensorLike = 1.0, name: str | None = None) -> Tensor:
     """x * sigmoid(beta * x), as `tf.nn.silu` (TF's `tf.nn.swish`, with its custom gradient)."""
     return _swish(features, beta)
@@ -320,6 +326,7 @@ def silu(features: TensorLike, beta: TensorLike = 1.0, name: str | None = None) 
     dtypes=table.FLOAT,
     note="TF's custom gradient (not conjugated for complex); beta converted, then cast",
 )
+@ragged_dispatch()
 def swish(features: TensorLike, beta: TensorLike = 1.0, name: str | None = None) -> Tensor:
     """x * sigmoid(beta * x), as `tf.nn.swish`.
 
@@ -350,6 +357,7 @@ _leaky_op = OpDef(
     note="the gradient at 0 is alpha; alpha is a float32 attr (rounded to float32 for float64), as TF",
     op=_leaky_op,
 )
+@ragged_dispatch()
 def leaky_relu(features: TensorLike, alpha: float = 0.2, name: str | None = None) -> Tensor:
     """x for x > 0, alpha * x otherwise (integers are computed as float32, as TF).
 
@@ -380,6 +388,7 @@ _gelu_op = OpDef("Gelu", _gelu_impl, True, dtype_check("Gelu", "f"))
 @table.export(
     "nn.gelu", dtypes=table.REAL_FLOAT, note="TF's formula and constants (float32-rounded ones too)", op=_gelu_op
 )
+@ragged_dispatch()
 def gelu(features: TensorLike, approximate: bool = False, name: str | None = None) -> Tensor:
     """The Gaussian error linear unit (exact, or the tanh approximation), computed as TF composes it."""
     x = convert_to_tensor(features)
@@ -395,6 +404,7 @@ def gelu(features: TensorLike, approximate: bool = False, name: str | None = Non
     dtypes=table.REAL_FLOAT,
     note="TF's stable formula, so TF's gradient at logits == 0",
 )
+@ragged_dispatch("labels", "logits")
 def sigmoid_cross_entropy_with_logits(
     labels: TensorLike | None = None, logits: TensorLike | None = None, name: str | None = None
 ) -> Tensor:
@@ -564,6 +574,7 @@ def embedding_lookup(
 
 
 @table.export("nn.dropout", gradient="jax", dtypes=table.REAL_FLOAT, note="not TF's random stream")
+@ragged_dispatch()
 def dropout(
     x: TensorLike, rate: Any, noise_shape: Any = None, seed: TensorLike | None = None, name: str | None = None
 ) -> Tensor:

@@ -15,6 +15,7 @@ from tapeshim._src import dtypes, errors, runtime_checks, symbolic_dims
 from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.ops import array_ops, linalg_ops, math_kernels, math_ops, nn_ops, table
 from tapeshim._src.ops.common import dtype_check, gradient_not_registered, normalize_axis, static_error
+from tapeshim._src.ops.ragged_hook import ragged_dispatch
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 from tapeshim._src.typing_aliases import AxisLike, DTypeLike, TensorLike
@@ -58,6 +59,7 @@ _logsumexp_op = OpDef(
 
 
 @table.export("math.reduce_variance", dtypes=table.FLOAT, op=_variance_op)
+@ragged_dispatch(impl="tapeshim._src.ragged_reductions:reduce_variance")
 def reduce_variance(
     input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
 ) -> Tensor:
@@ -71,6 +73,7 @@ def reduce_variance(
 
 
 @table.export("math.reduce_std", dtypes=table.FLOAT, op=_std_op)
+@ragged_dispatch(impl="tapeshim._src.ragged_reductions:reduce_std")
 def reduce_std(
     input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None
 ) -> Tensor:
@@ -177,6 +180,7 @@ def _cumulative(op: OpDef, x: Any, axis: Any, exclusive: bool, reverse: bool) ->
     dtypes=table.NUMERIC,
     note="float16/bfloat16 accumulate step by step in their own precision, as TF's CPU kernel",
 )
+@ragged_dispatch(impl="tapeshim._src.ragged_array:cumsum")
 def cumsum(
     x: TensorLike, axis: AxisLike = 0, exclusive: bool = False, reverse: bool = False, name: str | None = None
 ) -> Tensor:
