@@ -17,6 +17,7 @@ from tapeshim._src.sparse_ops import (
     expand_dims,
     eye,
     fill_empty_rows,
+    map_values,
     maximum,
     minimum,
     reduce_max,
@@ -27,6 +28,7 @@ from tapeshim._src.sparse_ops import (
     segment_sum,
     slice,
     softmax,
+    split,
     transpose,
 )
 
@@ -37,6 +39,7 @@ __all__ = [
     "eye",
     "fill_empty_rows",
     "from_dense",
+    "map_values",
     "maximum",
     "minimum",
     "reduce_max",
@@ -51,6 +54,7 @@ __all__ = [
     "softmax",
     "sparse_dense_matmul",
     "SparseTensor",
+    "split",
     "to_dense",
     "to_indicator",
     "transpose",

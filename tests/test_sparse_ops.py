@@ -172,3 +172,80 @@ def test_softmax_gradient():
         return tape.gradient(y, x)
 
     check(body)
+
+
+# -- output_is_sparse keeps explicit zeros (the sparse tensor guide); map_values; split -----------------------
+def _guide_sparse(tf):
+    return tf.sparse.SparseTensor(indices=[[0, 3], [2, 4], [2, 7]], values=[-5, 0, 0], dense_shape=[3, 10])
+
+
+@pytest.mark.parametrize("reduce", ("reduce_sum", "reduce_max"))
+@pytest.mark.parametrize("axis, keepdims", [(1, False), (0, False), (1, True), (None, False), ([0, 1], False)])
+def test_sparse_reduction_output_is_sparse_keeps_zero_results(reduce, axis, keepdims):
+    def body(tf):
+        out = getattr(tf.sparse, reduce)(_guide_sparse(tf), axis=axis, keepdims=keepdims, output_is_sparse=True)
+        return out.indices, out.values, out.dense_shape
+
+    check(body)
+
+
+def test_sparse_map_values():
+    def body(tf):
+        a = tf.sparse.SparseTensor([[0, 1], [2, 0]], [1.0, -2.0], [3, 3])
+        b = tf.sparse.SparseTensor([[0, 1], [2, 0]], [3.0, 4.0], [3, 3])
+        summed = tf.sparse.map_values(tf.add, a, b)
+        scaled = tf.sparse.map_values(tf.math.multiply, a, 10.0)
+        ones = tf.sparse.map_values(tf.ones_like, a)
+        return [(s.indices, s.values, s.dense_shape) for s in (summed, scaled, ones)]
+
+    check(body)
+
+
+def test_sparse_map_values_gradient():
+    def body(tf):
+        values = tf.Variable([1.0, -2.0])
+        with tf.GradientTape() as tape:
+            a = tf.sparse.SparseTensor([[0, 1], [2, 0]], values, [3, 3])
+            loss = tf.reduce_sum(tf.sparse.map_values(tf.square, a).values)
+        return tape.gradient(loss, values)
+
+    check(body)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        lambda tf: tf.sparse.map_values(tf.add, 1.0, 2.0),
+        lambda tf: tf.sparse.map_values(
+            tf.add,
+            tf.sparse.SparseTensor([[0, 1]], [1.0], [3, 3]),
+            tf.sparse.SparseTensor([[1, 1]], [1.0], [3, 3]),
+        ),
+    ],
+)
+def test_sparse_map_values_errors(case):
+    check_raises(case)
+
+
+@pytest.mark.parametrize("num_split, axis", [(2, 1), (3, 1), (3, 0), (1, 0), (4, -1)])
+def test_sparse_split(num_split, axis):
+    def body(tf):
+        sp = tf.sparse.SparseTensor([[0, 0], [0, 4], [1, 2], [2, 6], [2, 1]], [1, 2, 3, 4, 5], [3, 7])
+        pieces = tf.sparse.split(sp_input=tf.sparse.reorder(sp), num_split=num_split, axis=axis)
+        return [(p.indices, p.values, p.dense_shape) for p in pieces]
+
+    check(body)
+
+
+def test_sparse_split_strings_and_errors():
+    def strings(tf):
+        sp = tf.sparse.SparseTensor([[0, 0], [1, 3]], ["a", "b"], [2, 4])
+        return [(p.indices, p.values, p.dense_shape) for p in tf.sparse.split(sp_input=sp, num_split=2, axis=1)]
+
+    check(strings)
+    check_raises(
+        lambda tf: tf.sparse.split(sp_input=tf.sparse.SparseTensor([[0, 0]], [1], [2, 2]), num_split=3, axis=1)
+    )
+    check_raises(
+        lambda tf: tf.sparse.split(sp_input=tf.sparse.SparseTensor([[0, 0]], [1], [2, 2]), num_split=1, axis=2)
+    )

@@ -237,7 +237,23 @@ def reduce_sum(
     _check_bounds(sp, "SparseReduceSum")
     dense = to_dense(sp, validate_indices=False) if _is_ordered(sp) else to_dense(reorder(sp))
     result = math_ops.reduce_sum(dense, axis=axis, keepdims=bool(keepdims))
-    return from_dense(result) if output_is_sparse else result
+    return present_entries(sp, result, axis, keepdims) if output_is_sparse else result
+
+
+def present(sp: SparseTensor, axis: AxisLike, keepdims: Any) -> Tensor:
+    """Whether each entry of a reduction over `axis` reduces at least one present value of `sp`."""
+    ones = constant(np.ones(sp._index_host.shape[0], bool))
+    where = to_dense(reorder(SparseTensor(sp.indices, ones, sp.dense_shape)), default_value=False)
+    return math_ops.reduce_any(where, axis=axis, keepdims=bool(keepdims))
+
+
+def present_entries(sp: SparseTensor, result: Tensor, axis: AxisLike, keepdims: Any) -> SparseTensor:
+    """A reduction's `result` as TF's `output_is_sparse=True` gives it: an entry for every group holding a
+    present value of `sp`, even one that reduces to zero (the sparse guide's explicit zeros)."""
+    mask = np.asarray(present(sp, axis, keepdims).numpy())
+    indices = np.argwhere(mask).astype(np.int64)
+    values = manip_ops.gather_nd(result, constant(indices))
+    return SparseTensor(constant(indices), values, constant(np.asarray(mask.shape, np.int64)))
 
 
 def _is_ordered(sp: SparseTensor) -> bool:

@@ -13,7 +13,16 @@ import numpy as np
 from tapeshim._src import dtypes, errors, registry
 from tapeshim._src.ops import array_ops, manip_ops, math_ops
 from tapeshim._src.ops.common import gradient_not_registered
-from tapeshim._src.sparse import SparseTensor, _check_bounds, _host, _sparse, from_dense, reorder, to_dense
+from tapeshim._src.sparse import (
+    SparseTensor,
+    _check_bounds,
+    _host,
+    _sparse,
+    present,
+    present_entries,
+    reorder,
+    to_dense,
+)
 from tapeshim._src.strings_tensor import host_tensor
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 from tapeshim._src.typing_aliases import AxisLike, DTypeLike, ShapeLike, TensorLike
@@ -209,14 +218,8 @@ def reduce_max(
     lowest = -np.inf if sp.dtype.is_floating else np.iinfo(sp.dtype.as_numpy_dtype).min
     dense = to_dense(reorder(sp), default_value=lowest)
     result = math_ops.reduce_max(dense, axis=axis, keepdims=bool(keepdims))
-    present = to_dense(
-        reorder(SparseTensor(sp.indices, constant(np.ones(sp._index_host.shape[0], bool)), sp.dense_shape)),
-        default_value=False,
-    )
-    any_present = math_ops.reduce_any(present, axis=axis, keepdims=bool(keepdims))
-
-    result = array_ops.where(any_present, result, array_ops.zeros_like(result))
-    return from_dense(result) if output_is_sparse else result
+    result = array_ops.where(present(sp, axis, keepdims), result, array_ops.zeros_like(result))
+    return present_entries(sp, result, axis, keepdims) if output_is_sparse else result
 
 
 def eye(
@@ -327,3 +330,90 @@ def softmax(sp_input: SparseTensor, name: str | None = None) -> SparseTensor:
     e = math_ops.exp(shifted)
     sums = manip_ops.scatter_nd(constant(groups[:, None]), e, [count])
     return sp.with_values(e / array_ops.gather(sums, constant(groups)))
+
+
+def map_values(op: Any, *args: Any, **kwargs: Any) -> SparseTensor:
+    """`op` applied to the values of the SparseTensors among `args` and `kwargs`, as `tf.sparse.map_values`.
+
+    Every SparseTensor argument must have the same indices and dense shape; the result has them too.
+
+    Raises:
+      ValueError: if no argument is a SparseTensor.
+      InvalidArgumentError: if the SparseTensors' indices or dense shapes differ.
+    """
+    found: list[SparseTensor] = []
+
+    def values_of(value: Any) -> Any:
+        if isinstance(value, SparseTensor):
+            found.append(value)
+            return value.values
+        if isinstance(value, (list, tuple)):
+            return type(value)(values_of(v) for v in value)
+        if isinstance(value, dict):
+            return {k: values_of(v) for k, v in value.items()}
+        return value
+
+    args = tuple(values_of(a) for a in args)
+    kwargs = {k: values_of(v) for k, v in kwargs.items()}
+    if not found:
+        raise ValueError("No SparseTensor in argument list of map_values")
+    first = found[0]
+    for other in found[1:]:
+        same_shape = np.array_equal(first._shape_host, other._shape_host)
+        if not same_shape or not np.array_equal(first._index_host, other._index_host):
+            raise errors.invalid_argument(
+                "Condition x == y did not hold. SparseTensors to map_values must have the same "
+                + ("dense_shape" if not same_shape else "indices"),
+                "AssertEqual",
+            )
+    return SparseTensor(first.indices, convert_to_tensor(op(*args, **kwargs)), first.dense_shape)
+
+
+def split(
+    sp_input: SparseTensor | None = None,
+    num_split: int | None = None,
+    axis: int | None = None,
+    name: str | None = None,
+) -> list[SparseTensor]:
+    """`num_split` SparseTensors, `sp_input` split along `axis`, as `tf.sparse.split`.
+
+    The first `size % num_split` pieces are one longer than the rest, as TF's.
+
+    Raises:
+      ValueError: if `sp_input` is not a SparseTensor or `num_split`/`axis` is missing.
+      InvalidArgumentError: for an `axis` out of range or more pieces than the dimension has entries.
+    """
+    sp = _sparse(sp_input, "sp_input")
+    if num_split is None:
+        raise ValueError("Argument `num_split` is required")
+    if axis is None:
+        raise ValueError("Argument `axis` is required")
+    shape = np.asarray(sp._shape_host, np.int64)
+    rank = shape.shape[0]
+    axis = int(axis)
+    if not -rank <= axis < rank:
+        raise errors.invalid_argument(f"Split dim must be in [-{rank}, {rank}), got {axis}", "SparseSplit")
+    axis %= rank
+    num_split = int(num_split)
+    size = int(shape[axis])
+    if num_split < 1 or num_split > size:
+        raise errors.invalid_argument(
+            f"Split dim {axis} size ({size}) must be >= num_split ({num_split})", "SparseSplit"
+        )
+    indices = sp._index_host
+    pieces = []
+    start = 0
+    for k in range(num_split):
+        length = size // num_split + (1 if k < size % num_split else 0)
+        keep = np.nonzero((indices[:, axis] >= start) & (indices[:, axis] < start + length))[0]
+        rows = indices[keep].copy()
+        rows[:, axis] -= start
+        piece_shape = shape.copy()
+        piece_shape[axis] = length
+        if sp.dtype is dtypes.string:
+            values: Tensor = host_tensor(np.asarray(_host(sp.values))[keep], dtypes.string)
+        else:
+            values = array_ops.gather(sp.values, constant(keep.astype(np.int64)))
+        pieces.append(SparseTensor(constant(rows.astype(np.int64)), values, constant(piece_shape)))
+        start += length
+    return pieces

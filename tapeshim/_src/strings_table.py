@@ -104,6 +104,8 @@ for _path, _fn, _gradient in (
     ("sparse.fill_empty_rows", sparse_ops.fill_empty_rows, "jax"),
     ("sparse.reduce_max", sparse_ops.reduce_max, "jax"),
     ("sparse.eye", sparse_ops.eye, "-"),
+    ("sparse.map_values", sparse_ops.map_values, "jax"),
+    ("sparse.split", sparse_ops.split, "jax"),
 ):
     export(_path, gradient=_gradient, dtypes="all", note="index arithmetic on the host; values gathered")(_fn)
 export("ragged.stack", gradient="jax", dtypes="all", note="axis=0")(ragged_ops.stack)
