@@ -604,3 +604,104 @@ def scalar_variable_numpy_is_a_numpy_scalar(tf):
     layer = tf.keras.layers.Dense(2)
     layer.build((None, 3))
     return type(optimizer.iterations.numpy()).__name__, type(layer.kernel.numpy()).__name__
+
+
+# -- Python attributes read by a call ---------------------------------------------------------------------
+@backend_case
+def layer_attributes_set_after_a_call(tf):
+    # Grad-CAM sets `model.layers[-1].activation = None`; TF's eager call reads attributes on every call
+    x = tf.ones((1, 4))
+    layer = tf.keras.layers.Dense(
+        2, activation="relu", kernel_initializer="ones", bias_initializer=tf.keras.initializers.Constant(-10.0)
+    )
+    before = layer(x)
+    layer.activation = None
+    after = layer(x)
+
+    class Scale(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.temperature = 1.0
+
+        def call(self, x):
+            return x / self.temperature
+
+    scale = Scale()
+    first = scale(x)
+    scale.temperature = 4.0
+    second = scale(x)
+    scale.temperature = 4.0  # the same value again
+    third = scale(x)
+    inputs = tf.keras.Input((4,))
+    model = tf.keras.Model(inputs, tf.keras.layers.Dense(3, activation="softmax", kernel_initializer="ones")(inputs))
+    probabilities = model(x)
+    model.layers[-1].activation = None
+    logits = model(x)
+    return before, after, first, second, third, probabilities, logits
+
+
+# -- Grad-CAM: the gradient of a model's prediction with respect to another of its outputs ----------------
+def _grad_cam_heatmap(tf, grad_model, images, training=None):
+    # keras.io's make_gradcam_heatmap
+    with tf.GradientTape() as tape:
+        if training is None:
+            last_conv_layer_output, preds = grad_model(images)
+        else:
+            last_conv_layer_output, preds = grad_model(images, training=training)
+        pred_index = tf.argmax(preds[0])
+        class_channel = preds[:, pred_index]
+    grads = tape.gradient(class_channel, last_conv_layer_output)
+    pooled_grads = tf.reduce_mean(grads, axis=(0, 1, 2))
+    heatmap = last_conv_layer_output[0] @ pooled_grads[..., tf.newaxis]
+    heatmap = tf.squeeze(heatmap)
+    return tf.maximum(heatmap, 0) / tf.math.reduce_max(heatmap), preds
+
+
+@backend_case
+def grad_cam_of_a_small_cnn(tf):
+    keras = tf.keras
+    inputs = keras.Input((8, 8, 3))
+    x = keras.layers.Conv2D(4, 3, padding="same", activation="relu")(inputs)
+    x = keras.layers.BatchNormalization()(x)
+    x = keras.layers.Conv2D(5, 3, padding="same", activation="relu", name="last_conv")(x)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    outputs = keras.layers.Dense(3, activation="softmax")(x)
+    model = keras.Model(inputs, outputs)
+    set_weights(model, 3)
+    model.layers[-1].activation = None  # keras.io removes the last softmax
+    grad_model = keras.models.Model(model.inputs, [model.get_layer("last_conv").output, model.output])
+    images = tf.constant(np.random.default_rng(0).uniform(0, 1, (1, 8, 8, 3)).astype(np.float32))
+    heatmap, preds = _grad_cam_heatmap(tf, grad_model, images)
+    _, trained = _grad_cam_heatmap(tf, grad_model, images, training=False)
+    return heatmap, preds, trained
+
+
+@backend_case
+def grad_cam_of_an_applications_model(tf):
+    keras = tf.keras
+    base = keras.applications.MobileNetV2(input_shape=(32, 32, 3), weights=None, classes=4, alpha=0.35)
+    set_weights(base, 5)
+    grad_model = keras.models.Model(base.inputs, [base.get_layer("Conv_1").output, base.output])
+    images = tf.constant(np.random.default_rng(1).uniform(-1, 1, (1, 32, 32, 3)).astype(np.float32))
+    heatmap, preds = _grad_cam_heatmap(tf, grad_model, images)
+    return heatmap, preds
+
+
+@backend_case
+def gradient_between_outputs_of_a_functional_model(tf):
+    inputs = tf.keras.Input((4,))
+    hidden = tf.keras.layers.Dense(3, name="hidden")(inputs)
+    outputs = tf.keras.layers.Dense(2)(hidden)
+    model = tf.keras.Model(inputs, [hidden, outputs, tf.keras.layers.Dense(1)(inputs)])
+    set_weights(model, 2)
+    x = tf.constant(np.linspace(-1.0, 1.0, 8, dtype=np.float32).reshape(2, 4))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        h, y, side = model(x)
+        target = tf.reduce_sum(y[:, 0])
+    return (
+        tape.gradient(target, h),
+        tape.gradient(target, x),
+        tape.gradient(side, h),
+        tape.gradient(target, model.trainable_variables),
+    )

@@ -42,7 +42,9 @@ from tapeshim._src.keras_compat import (
     own_trainable_variables,
 )
 from tapeshim._src.keras_compat import tf_keras as tf_keras  # re-exported: the `tapeshim.keras.*` namespaces import it
+from tapeshim._src.keras_functional_split import call_by_operation, has_dependent_outputs
 from tapeshim._src.keras_host_layers import call_on_values, computed_with_tf
+from tapeshim._src.keras_program_keys import attributes_version, configuration_key, note_attribute_set
 from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
 from tapeshim._src.keras_specs import merge_specs, with_unknown_dims
 from tapeshim._src.node import OpKey
@@ -442,43 +444,6 @@ _shared_programs: dict[Any, _Program] = {}  # by `_configuration_key`: Keras obj
 _SHARED_PROGRAMS = 256
 
 
-def _frozen_config(value: Any) -> Any:
-    """A Keras config as a hashable value, or None when it holds anything but plain data."""
-    if isinstance(value, dict):
-        items = [(k, _frozen_config(v)) for k, v in sorted(value.items())]
-        return None if any(v is None and value[k] is not None for k, v in items) else ("dict", tuple(items))
-    if isinstance(value, (list, tuple)):
-        items = [_frozen_config(v) for v in value]
-        return None if any(f is None and v is not None for f, v in zip(items, value)) else ("list", tuple(items))
-    return value if isinstance(value, (str, int, float, bool)) else None
-
-
-def _configuration_key(owner: Any, call_key: tuple, keras_variables: Sequence[Any]) -> Any:
-    """The key under which Keras's own metrics and losses of one configuration share their programs.
-
-    A new `tf.keras.metrics.Mean()` each epoch then reuses the compiled programs of the
-    first. Only Keras's (and tapeshim's) classes, whose configuration describes their
-    computation, share; a user's subclass or a wrapped user function keeps its own.
-    """
-    if not isinstance(owner, (keras.metrics.Metric, keras.losses.Loss)):
-        return None
-    if not type(owner).__module__.startswith(("keras.", "tapeshim.")):
-        return None
-    for attribute in ("_fn", "fn"):
-        fn = getattr(owner, attribute, None)
-        if fn is not None and not getattr(fn, "__module__", "").startswith("keras."):
-            return None
-    try:
-        config = {k: v for k, v in owner.get_config().items() if k != "name"}
-    except Exception:  # noqa: BLE001 - an object without a usable config keeps its own programs
-        return None
-    frozen = _frozen_config(config)
-    if frozen is None:
-        return None
-    variables = tuple((tuple(v.shape), str(v.dtype), v.name) for v in keras_variables)
-    return type(owner), frozen, call_key[:4], variables
-
-
 def stateful_call(
     owner: Any,
     label: str,
@@ -519,6 +484,7 @@ def stateful_call(
         tuple(_static_key(leaf) for leaf in static_leaves),
         tuple((t._shape, t._dtype) for t in tensors),
         tuple(id(v) for v in keras_variables),
+        attributes_version(),  # (a layer attribute set to another value: traced again, as TF reads it per call)
     )
     cache = _programs.setdefault(owner, {})
     state_reads = [s._read_for_op() if watch_state else s._current() for s in states]
@@ -526,7 +492,7 @@ def stateful_call(
     if program is None:
         if len(cache) >= _PROGRAMS_PER_OWNER:  # e.g. a Python number argument that changes every call
             del cache[next(iter(cache))]
-        shared_key = _configuration_key(owner, key, keras_variables)
+        shared_key = configuration_key(owner, key, keras_variables)
         program = None if shared_key is None else _shared_programs.get(shared_key)
         if program is None:
             in_structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in tensors + state_reads]
@@ -698,6 +664,12 @@ class TapeLayerMixin(_LayerBase):
             return
         cls.call = _jax_outputs(call)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        old = self.__dict__.get(name) if name[:1] != "_" else None
+        super().__setattr__(name, value)
+        if name[:1] != "_" and not inside_keras():
+            note_attribute_set(self, name, old, value)
+
     def add_weight(self, *args: Any, **kwargs: Any) -> Any:
         variable = super().add_weight(*args, **kwargs)
         return adopt_variable(variable)
@@ -747,6 +719,10 @@ class TapeLayerMixin(_LayerBase):
             _build(self, args, kwargs)
         if not has_programs(self):
             note_created_trainable(self)
+        if has_dependent_outputs(self):  # Grad-CAM's `Model(inputs, [conv.output, model.output])`
+            outputs = call_by_operation(self, args, kwargs, _call_operation)
+            if outputs is not None:
+                return outputs
         keras_call = super().__call__
         variables = list(self.variables)
         from tapeshim._src.keras_embedding import gather_on_tape  # import cycle: keras_bridge <-> keras_embedding
@@ -769,6 +745,14 @@ class TapeLayerMixin(_LayerBase):
         keras_losses = super(TapeLayerMixin, type(self)).losses.fget  # Keras's, run inside one op
         regularization = stateful_call(self, "losses", lambda: keras_losses(self), (), {}, list(self.variables))
         return list(_added_losses.get(self, [])) + list(regularization)
+
+
+def _call_operation(operation: Any, args: tuple, kwargs: dict) -> Any:
+    """One operation of a functional model called on tapeshim tensors, as one op (`keras_functional_split`)."""
+    if isinstance(operation, TapeLayerMixin):
+        return operation(*args, **kwargs)
+    variables = list(operation.variables) if isinstance(operation, keras.Layer) else []
+    return stateful_call(operation, "call", operation.__call__, args, kwargs, variables)
 
 
 def variables_by_position(obj: Any) -> dict[str, Variable]:

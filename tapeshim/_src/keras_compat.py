@@ -232,6 +232,35 @@ def set_losses_override(layer: Any, losses: list) -> None:
     layer._losses_override = losses
 
 
+def producers(keras_tensor: Any) -> list:
+    """The symbolic tensors a functional model's tensor is computed from (its node's inputs).
+
+    From keras/src/ops/node.py and keras/src/backend/common/keras_tensor.py (`KerasTensor._keras_history`,
+    `Operation._inbound_nodes`).
+    """
+    history = getattr(keras_tensor, "_keras_history", None)
+    if not history:
+        return []
+    operation, node_index, _ = history
+    return list(operation._inbound_nodes[node_index].input_tensors)
+
+
+def run_through_graph(model: Any, flat_inputs: list, operation_fn: Callable[[Any], Any]) -> Any:
+    """A functional model's outputs, each operation called as `operation_fn(operation)(*args, **kwargs)`.
+
+    From keras/src/ops/function.py (`Function._run_through_graph`).
+    """
+    return model._run_through_graph(flat_inputs, operation_fn=operation_fn)
+
+
+def call_context_arguments(operation: Any) -> Any:
+    """The call-context arguments (`training`) an operation of a functional model takes.
+
+    From keras/src/ops/operation.py (`Operation._call_context_args`).
+    """
+    return getattr(operation, "_call_context_args", ())
+
+
 # -- hooks: private methods Keras calls, which tapeshim's classes override ----------------------------
 # (the Keras class, the hook's name, the Keras file that defines it); the overriding methods are in
 # keras_bridge.py (TapeLayerMixin), keras_models.py (TrainingMixin) and keras_optimizers.py (TapeOptimizerMixin).

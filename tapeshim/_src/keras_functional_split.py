@@ -1,0 +1,83 @@
+"""A functional model whose outputs depend on one another, called one operation at a time.
+
+A Keras call is one tapeshim op (`keras_bridge.stateful_call`), so its outputs are siblings on
+the tape. Grad-CAM and feature-attribution code build a model whose outputs are an inner layer's
+output and the final prediction (`Model(inputs, [conv.output, model.output])`) and ask for the
+gradient of the prediction with respect to the inner output; TF's tape sees each layer, so the
+prediction depends on the inner output. Such a model (an output computed from another output) is
+called here operation by operation, each one tapeshim op, so the tape sees what TF's sees.
+Other models keep the one-op call.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable
+
+from tapeshim._src import keras_compat
+from tapeshim._src.keras_compat import keras
+
+_dependent: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
+
+
+def has_dependent_outputs(model: Any) -> bool:
+    """Whether a functional model has an output that another of its outputs is computed from (cached)."""
+    known = _dependent.get(model)
+    if known is None:
+        known = _dependent[model] = _find_dependent_outputs(model)
+    return known
+
+
+def _find_dependent_outputs(model: Any) -> bool:
+    outputs = list(getattr(model, "outputs", None) or ())
+    if len(outputs) < 2 or not isinstance(model, keras.Model):
+        return False
+    output_ids = {id(o) for o in outputs}
+    for output in outputs:
+        seen: set[int] = set()
+        stack = keras_compat.producers(output)
+        while stack:
+            tensor = stack.pop()
+            if id(tensor) in seen:
+                continue
+            if id(tensor) in output_ids:
+                return True
+            seen.add(id(tensor))
+            stack.extend(keras_compat.producers(tensor))
+    return False
+
+
+def call_by_operation(model: Any, args: tuple, kwargs: dict, call_operation: Callable[[Any, tuple, dict], Any]) -> Any:
+    """`model(*args, **kwargs)` one operation at a time, or None where the model keeps its one-op call.
+
+    Args:
+      model: a functional model (`has_dependent_outputs`).
+      args, kwargs: the call's arguments: the inputs (a tensor, or a list or tuple in the order of
+        `model.inputs`), and optionally `training`.
+      call_operation: calls one operation of the graph on tapeshim tensors as one op,
+        `call_operation(operation, args, kwargs)`.
+
+    Returns:
+      The outputs (in the model's output structure), or None for other arguments (a dict of
+      inputs, a mask), which the one-op call takes.
+    """
+    from tapeshim._src.tensor import convert_to_tensor  # import cycle: tensor -> ops -> keras
+
+    inputs = args[0] if args else kwargs.get("inputs")
+    extra = {k: v for k, v in kwargs.items() if k != "inputs"}
+    if len(args) > 1 or set(extra) - {"training"}:
+        return None
+    flat = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if len(flat) != len(model.inputs) or any(x is None or isinstance(x, dict) for x in flat):
+        return None
+    training = extra.get("training")
+
+    def operation_fn(operation: Any) -> Callable[..., Any]:
+        def call(*op_args: Any, **op_kwargs: Any) -> Any:
+            if training is not None and "training" in keras_compat.call_context_arguments(operation):
+                op_kwargs["training"] = training
+            return call_operation(operation, op_args, op_kwargs)
+
+        return call
+
+    return keras_compat.run_through_graph(model, [convert_to_tensor(x) for x in flat], operation_fn)
