@@ -276,3 +276,63 @@ def test_generator_state_round_trip_in_tapeshim():
     g.reset(state)
     k = tf.random.Generator.from_key_counter(g.key, [1, 0], "philox")
     assert np.array_equal(g.normal([2]).numpy(), k.normal([2]).numpy())
+
+
+def test_generator_checkpoint_restore_rewinds_the_stream(tmp_path):
+    # The random number generation guide's "Interacting with tf.train.Checkpoint"
+    def body(tf):
+        filename = str(tmp_path / f"checkpoint_{tf.__name__}")
+        g = tf.random.Generator.from_seed(1)
+        checkpoint = tf.train.Checkpoint(generator=g)
+        g.normal([])
+        checkpoint.write(filename)
+        first = [g.normal([]).numpy() for _ in range(2)]
+        checkpoint.restore(filename)
+        again = [g.normal([]).numpy() for _ in range(2)]
+        fresh = tf.random.Generator.from_seed(7)
+        tf.train.Checkpoint(generator=fresh).restore(filename)
+        return bool(np.array_equal(first, again)), bool(
+            np.array_equal(first, [fresh.normal([]).numpy() for _ in range(2)])
+        )
+
+    check(body)
+
+
+def test_generator_state_is_a_variable_that_moves_it():
+    def body(tf):
+        g = tf.random.Generator.from_seed(2)
+        g.normal([3])
+        state = g.state
+        start = state.numpy()
+        a = g.normal([3]).numpy()
+        g.state.assign(start)
+        b = g.normal([3]).numpy()
+        return isinstance(g.state, tf.Variable), state.shape, state.dtype, bool(np.array_equal(a, b))
+
+    check(body)
+
+
+def test_generator_constructor():
+    def body(tf):
+        g = tf.random.Generator.from_seed(4)
+        g.normal([2])
+        copy = tf.random.Generator(copy_from=g)
+        same = bool(np.array_equal(copy.normal([2]).numpy(), g.normal([2]).numpy()))
+        at_state = tf.random.Generator(state=tf.random.create_rng_state(4, "philox"), alg="philox")
+        return same, at_state.normal([2]).shape, at_state.algorithm
+
+    check(body)
+    check_raises(lambda tf: tf.random.Generator(state=[1, 2], alg="philox"))
+    check_raises(lambda tf: tf.random.Generator())
+
+
+def test_generator_algorithm_numbers():
+    check(
+        lambda tf: [
+            tf.random.Generator.from_seed(1).algorithm,
+            tf.random.Generator.from_seed(1, alg="philox").algorithm,
+            tf.random.Generator.from_seed(1, alg="auto_select").algorithm,
+            tf.random.Generator.from_seed(1, alg=tf.random.Algorithm.PHILOX).algorithm,
+            tf.random.Generator.from_non_deterministic_state().algorithm,
+        ]
+    )

@@ -22,6 +22,7 @@ from tapeshim._src import checkpoint_io, dtypes, errors
 from tapeshim._src.checkpoint_io import CheckpointOptions
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.module import Module
+from tapeshim._src.ops.random_ops import Generator
 from tapeshim._src.variable import Variable
 
 _SUFFIX = checkpoint_io.SUFFIX
@@ -232,6 +233,7 @@ def restore_attached(owner: Module | Checkpoint, name: str, value: object) -> No
 
 
 register_trackable(OwnedIterator, OwnedIterator.checkpoint_variables)
+register_trackable(Generator, Generator.checkpoint_variables)
 
 
 def _trackable(value: Any) -> bool:

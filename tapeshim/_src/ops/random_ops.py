@@ -276,23 +276,88 @@ def stateless_uniform(
     return _uniform(_pair_key(seed), shape, minval, maxval, dtype, full_range=True)
 
 
-class Generator:
-    """A random generator with its own state, as `tf.random.Generator`."""
+def _algorithm_id(alg: Any) -> int:
+    """TF's number of an RNG algorithm (1 Philox, 2 ThreeFry, 3 auto-select); None is Philox, as TF's."""
+    if alg is None:
+        return 1
+    name = getattr(alg, "name", alg)
+    numbers = {"PHILOX": 1, "THREEFRY": 2, "AUTO_SELECT": 3}
+    if isinstance(name, str) and name.upper() in numbers:
+        return numbers[name.upper()]
+    if isinstance(alg, (int, np.integer)) and int(alg) in (1, 2, 3):
+        return int(alg)
+    raise ValueError(f"Unsupported algorithm id: {alg}")
 
-    def __init__(self, seed: int) -> None:
-        self._seed = int(seed)
-        self._count = 0
+
+class Generator:
+    """A random generator with its own state, as `tf.random.Generator`.
+
+    tapeshim draws with JAX's threefry from a seed and a count of draws; the state is the int64
+    variable `[seed, draws, 0]` (`state`), which a `tf.train.Checkpoint` saves and restores and which
+    `state.assign` moves.
+    """
+
+    def __init__(self, copy_from: "Generator | None" = None, state: Any = None, alg: Any = None) -> None:
+        """A generator copied from `copy_from`, or at `state` (`[seed, draws, 0]`, as `state` gives it).
+
+        Raises:
+          ValueError: for a state that is not a vector of 3 integers, or an unknown algorithm.
+        """
+        self._state: Any = None  # the state variable, made when first asked for (`_state_variable`)
+        self._state_value: Any = None
+        self._seed: int
+        self._count: int
+        self._alg: int
+        if copy_from is not None:
+            self._seed, self._count, self._alg = copy_from._seed, copy_from._count, copy_from._alg
+            return
+        if state is None:
+            raise AssertionError("Generator needs `copy_from` or `state`")
+        values = np.asarray(convert_to_tensor(state).numpy()).reshape(-1)
+        if values.shape != (3,):
+            raise ValueError(f"Shapes {values.shape} and [3] are incompatible")
+        self._seed, self._count, self._alg = int(values[0]), int(values[1]), _algorithm_id(alg)
+
+    @classmethod
+    def _at(cls, seed: int, count: int = 0, alg: Any = None) -> "Generator":
+        return cls(state=np.asarray([int(seed), int(count), 0], np.int64), alg=alg)
 
     @classmethod
     def from_seed(cls, seed: int, alg: Any = None) -> "Generator":
         """A generator whose sequence is determined by `seed`."""
-        return cls(seed)
+        return cls._at(seed, 0, alg)
 
     @classmethod
     def from_non_deterministic_state(cls, alg: Any = None) -> "Generator":
-        return cls(int.from_bytes(os.urandom(4), "little"))
+        return cls._at(int.from_bytes(os.urandom(4), "little"), 0, alg)
+
+    def _state_variable(self) -> Any:
+        """The state variable, holding the generator's position (made on first use)."""
+        from tapeshim._src.variable import Variable  # import cycle: variable -> ops
+
+        current = np.asarray([self._seed, self._count, 0], np.int64)
+        if self._state is None:
+            self._state = Variable(current, trainable=False, name="state")
+        elif self._state._value is not self._state_value:  # assigned or restored since: the generator goes there
+            self._reload()
+        else:
+            self._state.assign(current)
+        self._state_value = self._state._value
+        return self._state
+
+    def _reload(self) -> None:
+        """Takes the position a checkpoint restored or `state.assign` set."""
+        values = np.asarray(self._state._value).reshape(-1)
+        self._seed, self._count = int(values[0]), int(values[1])
+        self._state_value = self._state._value
+
+    def checkpoint_variables(self) -> dict[str, Any]:
+        """The generator's state for a `tf.train.Checkpoint`."""
+        return {"state": self._state_variable()}
 
     def _draw(self) -> jax.Array:
+        if self._state is not None and self._state._value is not self._state_value:
+            self._reload()
         self._count += 1
         with jax.ensure_compile_time_eval():
             return jax.random.fold_in(jax.random.PRNGKey(self._seed), self._count)
@@ -363,15 +428,13 @@ class Generator:
     def split(self, count: int = 1) -> list["Generator"]:
         """`count` new, independent generators; advances this one."""
         seeds = np.asarray(self.uniform_full_int([int(count)], dtypes.int64).numpy())
-        return [Generator(int(s) & 0x7FFFFFFFFFFFFFFF) for s in seeds]
+        return [Generator._at(int(s) & 0x7FFFFFFFFFFFFFFF, 0, self._alg) for s in seeds]
 
     @classmethod
     def from_state(cls, state: Any, alg: Any) -> "Generator":
         """A generator at `state` (`[seed, draws, ...]`, as `state` returns it)."""
         values = [int(v) for v in np.asarray(convert_to_tensor(state).numpy()).reshape(-1)]
-        generator = cls(values[0])
-        generator._count = values[1] if len(values) > 1 else 0
-        return generator
+        return cls._at(values[0], values[1] if len(values) > 1 else 0, alg)
 
     @classmethod
     def from_key_counter(cls, key: Any, counter: Any, alg: Any) -> "Generator":
@@ -381,33 +444,41 @@ class Generator:
             [int(np.asarray(convert_to_tensor(key).numpy())), int(count[0]) if count.size else 0], alg
         )
 
+    def _move(self, seed: int, count: int) -> None:
+        if self._state is not None and self._state._value is not self._state_value:
+            self._reload()  # (a pending restore is superseded)
+        self._seed, self._count = seed, count
+
     def reset(self, state: Any) -> None:
         """Moves the generator to `state`."""
         other = Generator.from_state(state, None)
-        self._seed, self._count = other._seed, other._count
+        self._move(other._seed, other._count)
 
     def reset_from_key_counter(self, key: Any, counter: Any) -> None:
         """Moves the generator to `key` and `counter`."""
         other = Generator.from_key_counter(key, counter, None)
-        self._seed, self._count = other._seed, other._count
+        self._move(other._seed, other._count)
 
     def reset_from_seed(self, seed: int) -> None:
         """Restarts the generator's sequence from `seed`."""
-        self._seed, self._count = int(seed), 0
+        self._move(int(seed), 0)
 
     def skip(self, delta: int) -> None:
         """Advances the generator by `delta` draws."""
+        if self._state is not None and self._state._value is not self._state_value:
+            self._reload()
         self._count += int(delta)
 
     @property
     def algorithm(self) -> int:
-        """TF's algorithm number (1, Philox); tapeshim draws with JAX's threefry."""
-        return 1
+        """TF's number of the algorithm asked for (1 Philox, 2 ThreeFry, 3 auto-select); tapeshim draws with
+        JAX's threefry whichever it is."""
+        return self._alg
 
     @property
-    def state(self) -> Tensor:
-        """The generator's position, `[seed, draws, 0]` (int64)."""
-        return convert_to_tensor(np.asarray([self._seed, self._count, 0], np.int64))
+    def state(self) -> Any:
+        """The generator's position, the int64 variable `[seed, draws, 0]` (assigning it moves the generator)."""
+        return self._state_variable()
 
     @property
     def key(self) -> Tensor:
