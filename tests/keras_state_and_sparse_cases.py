@@ -705,3 +705,27 @@ def gradient_between_outputs_of_a_functional_model(tf):
         tape.gradient(side, h),
         tape.gradient(target, model.trainable_variables),
     )
+
+
+@backend_case
+def training_step_traces_once_without_slot_variables(tf):
+    # A first call that creates no variable (SGD without momentum has no slots) is traced once, as TF's;
+    # one that creates slots (Adam) twice
+
+    def traced_steps(optimizer):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+        model.build((None, 3))
+        set_weights(model, 4)
+
+        @tf.function
+        def train_step(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(model(x) ** 2)
+            grads = tape.gradient(loss, model.trainable_weights)
+            optimizer.apply_gradients(zip(grads, model.trainable_weights))
+            return loss
+
+        losses = [train_step(tf.ones([4, 3])) for _ in range(3)]
+        return train_step.experimental_get_tracing_count(), losses
+
+    return [traced_steps(tf.keras.optimizers.SGD(0.1)), traced_steps(tf.keras.optimizers.Adam(0.1))]

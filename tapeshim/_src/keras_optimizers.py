@@ -439,10 +439,12 @@ class TapeOptimizerMixin(_OptimizerBase):
 
     def build(self, variables: Any) -> None:
         """Creates the optimizer's slot variables for `variables` (tapeshim or Keras variables)."""
-        note_variables_created()
         keras_variables = [_sides(v)[0] for v in variables]
         _built_variables[self] = keras_variables
+        count = len(self.variables)
         super().build(keras_variables)
+        if len(self.variables) != count:  # slots (SGD without momentum makes none: a function traces once, as TF)
+            note_variables_created()
         adopt_optimizer_variables(self)
         apply_pending_restore(self)
 
