@@ -277,14 +277,15 @@ def cond(
         raise errors.invalid_argument(
             f"The first argument to tf.cond must be a scalar, got shape {list(predicate._shape)}", "If"
         )
-    if not _is_traced(predicate):
-        if control_flow_jax.jax_traced(predicate):  # a Keras schedule's or layer's call, traced by JAX
-            return control_flow_jax.switch(predicate, [true_fn, false_fn], _COND_MESSAGE)
+    jax_traced = not _is_traced(predicate) and control_flow_jax.jax_traced(predicate)
+    if not _is_traced(predicate) and not jax_traced:
         return true_fn() if bool(predicate) else false_fn()
     if not predicate._dtype.is_bool:
         raise errors.invalid_argument(
             f"The predicate of tf.cond must be a bool tensor: passed {predicate._dtype.name} expected bool", "If"
         )
+    if jax_traced:  # in a Keras schedule's or layer's call, which JAX traces
+        return control_flow_jax.switch(predicate, [true_fn, false_fn], _COND_MESSAGE)
     return _switch(
         predicate,
         [true_fn, false_fn],
