@@ -309,6 +309,7 @@ class Generator:
         self._count: int
         self._alg: int
         if copy_from is not None:
+            copy_from._sync()
             self._seed, self._count, self._alg = copy_from._seed, copy_from._count, copy_from._alg
             return
         if state is None:
@@ -340,7 +341,7 @@ class Generator:
             self._state = Variable(current, trainable=False, name="state")
         elif self._state._value is not self._state_value:  # assigned or restored since: the generator goes there
             self._reload()
-        else:
+        else:  # (drawn since: the variable takes the position)
             self._state.assign(current)
         self._state_value = self._state._value
         return self._state
@@ -351,13 +352,17 @@ class Generator:
         self._seed, self._count = int(values[0]), int(values[1])
         self._state_value = self._state._value
 
+    def _sync(self) -> None:
+        """Goes to the position the state variable was given since it was last read, if any."""
+        if self._state is not None and self._state._value is not self._state_value:
+            self._reload()
+
     def checkpoint_variables(self) -> dict[str, Any]:
         """The generator's state for a `tf.train.Checkpoint`."""
         return {"state": self._state_variable()}
 
     def _draw(self) -> jax.Array:
-        if self._state is not None and self._state._value is not self._state_value:
-            self._reload()
+        self._sync()
         self._count += 1
         with jax.ensure_compile_time_eval():
             return jax.random.fold_in(jax.random.PRNGKey(self._seed), self._count)
@@ -445,8 +450,7 @@ class Generator:
         )
 
     def _move(self, seed: int, count: int) -> None:
-        if self._state is not None and self._state._value is not self._state_value:
-            self._reload()  # (a pending restore is superseded)
+        self._sync()  # (a pending restore is superseded)
         self._seed, self._count = seed, count
 
     def reset(self, state: Any) -> None:
@@ -465,8 +469,7 @@ class Generator:
 
     def skip(self, delta: int) -> None:
         """Advances the generator by `delta` draws."""
-        if self._state is not None and self._state._value is not self._state_value:
-            self._reload()
+        self._sync()
         self._count += int(delta)
 
     @property
