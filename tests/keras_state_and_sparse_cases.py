@@ -608,7 +608,7 @@ def scalar_variable_numpy_is_a_numpy_scalar(tf):
 
 # -- Python attributes read by a call ---------------------------------------------------------------------
 @backend_case
-def layer_attributes_set_after_a_call(tf):
+def layer_activation_swapped_after_a_call(tf):
     # Grad-CAM sets `model.layers[-1].activation = None`; TF's eager call reads attributes on every call
     x = tf.ones((1, 4))
     layer = tf.keras.layers.Dense(
@@ -617,27 +617,14 @@ def layer_attributes_set_after_a_call(tf):
     before = layer(x)
     layer.activation = None
     after = layer(x)
-
-    class Scale(tf.keras.layers.Layer):
-        def __init__(self):
-            super().__init__()
-            self.temperature = 1.0
-
-        def call(self, x):
-            return x / self.temperature
-
-    scale = Scale()
-    first = scale(x)
-    scale.temperature = 4.0
-    second = scale(x)
-    scale.temperature = 4.0  # the same value again
-    third = scale(x)
+    layer.activation = tf.keras.activations.relu  # and back: the first programs serve again
+    again = layer(x)
     inputs = tf.keras.Input((4,))
     model = tf.keras.Model(inputs, tf.keras.layers.Dense(3, activation="softmax", kernel_initializer="ones")(inputs))
     probabilities = model(x)
     model.layers[-1].activation = None
     logits = model(x)
-    return before, after, first, second, third, probabilities, logits
+    return before, after, again, probabilities, logits
 
 
 # -- Grad-CAM: the gradient of a model's prediction with respect to another of its outputs ----------------
@@ -729,3 +716,70 @@ def training_step_traces_once_without_slot_variables(tf):
         return train_step.experimental_get_tracing_count(), losses
 
     return [traced_steps(tf.keras.optimizers.SGD(0.1)), traced_steps(tf.keras.optimizers.Adam(0.1))]
+
+
+@backend_case
+def dependent_outputs_keep_losses_subclass_calls_and_input_casts(tf):
+    keras = tf.keras
+    inputs = keras.Input((2,))
+    hidden = keras.layers.Dense(3, name="hidden")(inputs)
+    normalized = keras.layers.BatchNormalization()(hidden)
+    out = keras.layers.Dense(1, activity_regularizer=keras.regularizers.L2(0.1))(normalized)
+    model = keras.Model(inputs, [hidden, out])
+    set_weights(model, 6)
+    x = np.array([[1.0, 2.0], [0.5, -1.0]], np.float32)
+    with tf.GradientTape() as tape:
+        h, y = model(x, training=True)
+        loss = tf.reduce_sum(y) + tf.add_n(model.losses)
+    gradients = tape.gradient(loss, model.trainable_variables)
+    cast = model(np.array([[1, 2]], np.int32))  # an int input of a float Input is cast, as Keras does
+
+    class Scaled(keras.Model):
+        def call(self, inputs):
+            a, b = super().call(inputs)
+            return a, b * 10.0
+
+    scaled_inputs = keras.Input((1,))
+    first = keras.layers.Dense(1, kernel_initializer="ones", name="first")(scaled_inputs)
+    second = keras.layers.Dense(1, kernel_initializer="ones")(first)
+    scaled = Scaled(scaled_inputs, [first, second])
+    return [float(v) for v in model.losses], gradients, cast[1].dtype.name, scaled(tf.constant([[4.0]]))[1]
+
+
+@backend_case
+def keras_classes_with_abc(tf):
+    import abc
+
+    class Base(tf.keras.layers.Layer, abc.ABC):
+        @abc.abstractmethod
+        def scale(self): ...
+
+        def call(self, x):
+            return x * self.scale()
+
+    class Doubler(Base):
+        def scale(self):
+            return 2.0
+
+    class Abstract(tf.keras.Model, metaclass=abc.ABCMeta):
+        pass
+
+    try:
+        Base()
+        refused = False
+    except TypeError:
+        refused = True
+    return Doubler()(tf.constant([1.5])), refused, isinstance(Abstract(), tf.keras.Model)
+
+
+@backend_case
+def check_numerics_with_a_custom_layer(tf):
+    class Log(tf.keras.layers.Layer):
+        def call(self, x):
+            return tf.math.log(x) * 2.0
+
+    tf.debugging.enable_check_numerics()
+    try:
+        return Log()(tf.constant([1.0, 2.0]))
+    finally:
+        tf.debugging.disable_check_numerics()

@@ -336,3 +336,20 @@ def test_generator_algorithm_numbers():
             tf.random.Generator.from_non_deterministic_state().algorithm,
         ]
     )
+
+
+def test_generator_state_read_inside_a_function_keeps_the_stream_going():
+    def body(tf):
+        g = tf.random.Generator.from_seed(7)
+
+        @tf.function
+        def draw():
+            x = g.uniform([2])
+            return x, tf.identity(g.state)
+
+        first, _ = draw()
+        second, _ = draw()
+        third = g.uniform([2])
+        return len({tuple(v.numpy().tolist()) for v in (first, second, third)}), _.shape, _.dtype
+
+    check(body)

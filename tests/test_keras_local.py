@@ -259,3 +259,32 @@ def test_python_branch_on_a_value_inside_a_keras_call_says_what_to_do():
 
     with pytest.raises(tf.errors.OperatorNotAllowedInGraphError, match="tf.cond or tf.where"):
         Gate()(tf.constant([1.0, 2.0]))
+
+
+def test_setting_flags_and_numbers_on_built_layers_compiles_nothing():
+    # A GAN loop toggles `trainable`; models keep counters; only a swapped activation traces again
+    discriminator = _model()
+    generator = _model()
+    x = tf.constant(np.ones((4, 4), np.float32))
+    d_optimizer, g_optimizer = tf.keras.optimizers.SGD(0.01), tf.keras.optimizers.SGD(0.01)
+
+    def steps(n):
+        for i in range(n):
+            discriminator.trainable = True
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(discriminator(x))
+            d_optimizer.apply_gradients(
+                zip(tape.gradient(loss, discriminator.trainable_variables), discriminator.trainable_variables)
+            )
+            discriminator.trainable = False
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(discriminator(generator(x)[:, :3] @ tf.ones((3, 4))))
+            g_optimizer.apply_gradients(
+                zip(tape.gradient(loss, generator.trainable_variables), generator.trainable_variables)
+            )
+            generator.step_count = i
+
+    steps(3)
+    before = len(_compiles)
+    steps(5)
+    assert len(_compiles) == before

@@ -7,7 +7,8 @@ each bad kind and the op's inputs, as TF's.
 
 `check(op_name, inputs, outputs)` is the check: `registry.apply` calls it on an op's outputs while `enabled`,
 also for an op a tape records (computed at once then, as TF's eager tape runs each op). Ops traced inside
-`tapeshim.function` are not checked (TF's graph mode adds CheckNumerics ops there). Disabled, the cost is one
+`tapeshim.function` or inside a computation JAX traces (a Keras layer's call) are not checked (TF's graph
+mode adds CheckNumerics ops there). Disabled, the cost is one
 flag test per op.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import jax
 import numpy as np
 
 from tapeshim._src import errors
@@ -88,6 +90,8 @@ def check(op_name: str, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
     """
     if op_name in _IGNORED_OPS:
         return
+    if any(isinstance(output._value, jax.core.Tracer) for output in outputs):
+        return  # inside a computation JAX traces (a Keras layer's call): its values are not known here
     for index, output in enumerate(outputs):
         text = message(op_name, index, len(outputs), output, inputs)
         if text is not None:

@@ -44,7 +44,7 @@ from tapeshim._src.keras_compat import (
 from tapeshim._src.keras_compat import tf_keras as tf_keras  # re-exported: the `tapeshim.keras.*` namespaces import it
 from tapeshim._src.keras_functional_split import call_by_operation, has_dependent_outputs
 from tapeshim._src.keras_host_layers import call_on_values, computed_with_tf
-from tapeshim._src.keras_program_keys import attributes_version, configuration_key, note_attribute_set
+from tapeshim._src.keras_program_keys import attributes_key, configuration_key, note_attribute_set
 from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
 from tapeshim._src.keras_specs import merge_specs, with_unknown_dims
 from tapeshim._src.node import OpKey
@@ -484,7 +484,7 @@ def stateful_call(
         tuple(_static_key(leaf) for leaf in static_leaves),
         tuple((t._shape, t._dtype) for t in tensors),
         tuple(id(v) for v in keras_variables),
-        attributes_version(),  # (a layer attribute set to another value: traced again, as TF reads it per call)
+        attributes_key(),  # (an activation swapped on a built layer: traced again, as TF reads it per call)
     )
     cache = _programs.setdefault(owner, {})
     state_reads = [s._read_for_op() if watch_state else s._current() for s in states]
@@ -720,9 +720,10 @@ class TapeLayerMixin(_LayerBase):
         if not has_programs(self):
             note_created_trainable(self)
         if has_dependent_outputs(self):  # Grad-CAM's `Model(inputs, [conv.output, model.output])`
-            outputs = call_by_operation(self, args, kwargs, _call_operation)
-            if outputs is not None:
-                return outputs
+            split = call_by_operation(self, args, kwargs, _call_operation, lambda op: _added_losses.get(op, []))
+            if split is not None:
+                _added_losses[self] = split[1]
+                return split[0]
         keras_call = super().__call__
         variables = list(self.variables)
         from tapeshim._src.keras_embedding import gather_on_tape  # import cycle: keras_bridge <-> keras_embedding

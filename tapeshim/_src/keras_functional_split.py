@@ -15,7 +15,6 @@ import weakref
 from typing import Any, Callable
 
 from tapeshim._src import keras_compat
-from tapeshim._src.keras_compat import keras
 
 _dependent: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
 
@@ -30,7 +29,9 @@ def has_dependent_outputs(model: Any) -> bool:
 
 def _find_dependent_outputs(model: Any) -> bool:
     outputs = list(getattr(model, "outputs", None) or ())
-    if len(outputs) < 2 or not isinstance(model, keras.Model):
+    if len(outputs) < 2 or not isinstance(model, keras_compat.Functional):
+        return False
+    if type(model).call is not keras_compat.Functional.call:  # a subclass's own `call` is called as written
         return False
     output_ids = {id(o) for o in outputs}
     for output in outputs:
@@ -47,7 +48,13 @@ def _find_dependent_outputs(model: Any) -> bool:
     return False
 
 
-def call_by_operation(model: Any, args: tuple, kwargs: dict, call_operation: Callable[[Any, tuple, dict], Any]) -> Any:
+def call_by_operation(
+    model: Any,
+    args: tuple,
+    kwargs: dict,
+    call_operation: Callable[[Any, tuple, dict], Any],
+    losses_of: Callable[[Any], list],
+) -> Any:
     """`model(*args, **kwargs)` one operation at a time, or None where the model keeps its one-op call.
 
     Args:
@@ -56,12 +63,12 @@ def call_by_operation(model: Any, args: tuple, kwargs: dict, call_operation: Cal
         `model.inputs`), and optionally `training`.
       call_operation: calls one operation of the graph on tapeshim tensors as one op,
         `call_operation(operation, args, kwargs)`.
+      losses_of: the losses an operation's last call added (`add_loss`, activity regularizers).
 
     Returns:
-      The outputs (in the model's output structure), or None for other arguments (a dict of
-      inputs, a mask), which the one-op call takes.
+      `(outputs, losses)`: the outputs (in the model's output structure) and the losses the call
+      added; None for other arguments (a dict of inputs, a mask), which the one-op call takes.
     """
-    from tapeshim._src.tensor import convert_to_tensor  # import cycle: tensor -> ops -> keras
 
     inputs = args[0] if args else kwargs.get("inputs")
     extra = {k: v for k, v in kwargs.items() if k != "inputs"}
@@ -71,13 +78,34 @@ def call_by_operation(model: Any, args: tuple, kwargs: dict, call_operation: Cal
     if len(flat) != len(model.inputs) or any(x is None or isinstance(x, dict) for x in flat):
         return None
     training = extra.get("training")
+    losses: list = []
 
     def operation_fn(operation: Any) -> Callable[..., Any]:
         def call(*op_args: Any, **op_kwargs: Any) -> Any:
             if training is not None and "training" in keras_compat.call_context_arguments(operation):
                 op_kwargs["training"] = training
-            return call_operation(operation, op_args, op_kwargs)
+            result = call_operation(operation, op_args, op_kwargs)
+            losses.extend(losses_of(operation))
+            return result
 
         return call
 
-    return keras_compat.run_through_graph(model, [convert_to_tensor(x) for x in flat], operation_fn)
+    standardized = [_as_input(x, spec) for x, spec in zip(flat, model.inputs)]
+    return keras_compat.run_through_graph(model, standardized, operation_fn), losses
+
+
+def _as_input(value: Any, spec: Any) -> Any:
+    """An input as Keras's functional call standardizes it: the `Input`'s dtype, and a last dimension of 1
+    dropped or added where the ranks differ by it (`Functional._standardize_inputs`)."""
+    from tapeshim._src.ops import array_ops, math_ops  # import cycle: ops -> keras
+    from tapeshim._src.tensor import convert_to_tensor
+
+    tensor = convert_to_tensor(value)
+    if spec.dtype is not None and tensor.dtype.name != str(spec.dtype):
+        tensor = math_ops.cast(tensor, str(spec.dtype))
+    rank, wanted = len(tensor.shape), len(spec.shape)
+    if rank == wanted + 1 and tensor.shape[-1] == 1:
+        tensor = array_ops.squeeze(tensor, axis=-1)
+    elif rank == wanted - 1 and spec.shape[-1] == 1:
+        tensor = array_ops.expand_dims(tensor, -1)
+    return tensor

@@ -1,59 +1,52 @@
 """What keys the compiled program of a Keras call, besides its arguments (`keras_bridge.stateful_call`).
 
 * `configuration_key`: Keras's own metrics and losses of one configuration share their programs.
-* `attributes_version`: a Keras layer's Python attributes are read when its call is traced (`self.activation`,
-  `self.temperature`); TF's eager call reads them on every call. Setting a public attribute of a built
-  layer to another value (Grad-CAM's `model.layers[-1].activation = None`) outside Keras's own code
-  moves the version every program key holds, so each call traces again once.
+* `attributes_key`: a Keras layer's Python attributes are read when its call is traced; TF's eager call
+  reads them on every call. A function-valued attribute of a built layer swapped by user code (Grad-CAM's
+  `model.layers[-1].activation = None`, an activation replaced by another) is part of every program's key,
+  so calls trace again for the new one, and a swap back finds the programs of the old one. Numbers,
+  strings and flags (`trainable`, a temperature, a step counter) are not: a model that sets one on every
+  step would trace on every step; as in a TF `tf.function`, a call already traced keeps the number it
+  saw (pass a changing number as a tensor or a variable).
 """
 
 from __future__ import annotations
 
 import functools
 import types
+import weakref
 from typing import Any, Sequence
 
 from tapeshim._src.keras_compat import keras  # (Keras imported with its backend chosen)
 
-_version = 0
+_swapped: "weakref.WeakKeyDictionary[Any, dict[str, Any]]" = weakref.WeakKeyDictionary()
+_key: tuple = ()
 
 
-def attributes_version() -> int:
-    """The version of the layers' Python attributes (moved by `note_attribute_set`)."""
-    return _version
+def attributes_key() -> tuple:
+    """The function-valued attributes user code swapped on built layers (empty while none was)."""
+    return _key
 
 
-# What Keras's trainer sets on a model around `fit` (its callbacks' `History`, the step functions it makes,
-# EarlyStopping's flag): not read by a call.
-_TRAINER_ATTRIBUTES = frozenset(
-    {"history", "train_function", "test_function", "predict_function", "stop_training", "stop_evaluating"}
-)
-
-
-def _read_by_calls(value: Any) -> bool:
-    """Whether `value` is what a call reads from an attribute: plain data or a function (an activation)."""
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
-        return True
-    if isinstance(value, (tuple, list)):
-        return all(_read_by_calls(v) for v in value)
-    return isinstance(value, (types.FunctionType, types.BuiltinFunctionType, functools.partial))
+def _function_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, (types.FunctionType, types.BuiltinFunctionType, functools.partial))
 
 
 def note_attribute_set(layer: Any, name: str, old: Any, new: Any) -> None:
-    """After `layer.name = new` (it was `old`): a built layer's public attribute holding plain data or a
-    function (`activation`, `temperature`) given another value moves the version, so the programs traced
-    with the old value are not used again."""
-    global _version
-    if name[:1] == "_" or old is new or name in _TRAINER_ATTRIBUTES or not getattr(layer, "built", False):
+    """After `layer.name = new` (it was `old`): a function-valued public attribute of a built layer swapped
+    for another function or None changes `attributes_key`, so programs traced with the old one are not
+    used for the new one."""
+    global _key
+    if name[:1] == "_" or old is new or not getattr(layer, "built", False):
         return
-    if not (_read_by_calls(old) and _read_by_calls(new)):
-        return
-    try:
-        if bool(old == new):
-            return
-    except Exception:  # noqa: BLE001 - values that do not compare (arrays) count as changed
-        pass
-    _version += 1
+    if not (_function_or_none(old) and _function_or_none(new)) or (old is None and name not in _swapped.get(layer, {})):
+        return  # (None before: an attribute set for the first time, or a property, such as `trainable`)
+    _swapped.setdefault(layer, {})[name] = new
+    _key = tuple(
+        (id(owner), attribute, id(value))
+        for owner, held in _swapped.items()
+        for attribute, value in sorted(held.items())
+    )
 
 
 def frozen_config(value: Any) -> Any:

@@ -11,26 +11,31 @@ of it answer as ordinary classes.
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 STANDS_FOR = "_tapeshim_stands_for"
 """The class attribute naming the Keras class a stand-in stands for (in the stand-in's own namespace only)."""
 
 
-class StandsForKeras(type):
-    """`isinstance(x, cls)` is `isinstance(x, keras_class)` for a stand-in `cls` of `keras_class`."""
+class StandsForKeras(abc.ABCMeta):
+    """`isinstance(x, cls)` is `isinstance(x, keras_class)` for a stand-in `cls` of `keras_class`.
+
+    It derives from `abc.ABCMeta`, so a user's class may also derive from `abc.ABC` (as with TF's
+    classes, whose metaclass is `type`: `ABCMeta` is the only other metaclass they combine with).
+    """
 
     def __instancecheck__(cls, instance: Any) -> bool:
         keras_class = cls.__dict__.get(STANDS_FOR)
         if keras_class is not None:
             return isinstance(instance, keras_class)
-        return type.__instancecheck__(cls, instance)
+        return super().__instancecheck__(instance)
 
     def __subclasscheck__(cls, subclass: type) -> bool:
         keras_class = cls.__dict__.get(STANDS_FOR)
         if keras_class is not None:
             return issubclass(subclass, keras_class)
-        return type.__subclasscheck__(cls, subclass)
+        return super().__subclasscheck__(subclass)
 
 
 def stand_in(keras_class: type, mixin: type, module: str) -> type:

@@ -480,7 +480,14 @@ class Generator:
 
     @property
     def state(self) -> Any:
-        """The generator's position, the int64 variable `[seed, draws, 0]` (assigning it moves the generator)."""
+        """The generator's position, the int64 variable `[seed, draws, 0]` (assigning it moves the generator).
+
+        Inside `tapeshim.function` it is the position when the function was traced, as a tensor (the draws
+        of each call advance the generator when the call runs).
+        """
+        if _thread_state.trace is not None:
+            self._sync()
+            return convert_to_tensor(np.asarray([self._seed, self._count, 0], np.int64))
         return self._state_variable()
 
     @property
