@@ -7,12 +7,25 @@ import pytest
 from oracle import check, check_raises
 
 
-def _table(tf):
-    return tf.Variable(np.arange(12, dtype=np.float32).reshape(4, 3))
+def _table(tf, start=0):
+    return tf.Variable(np.arange(start, start + 12, dtype=np.float32).reshape(4, 3))
 
 
-def _slices(tf, values, indices):
-    return tf.IndexedSlices(tf.constant(values, tf.float32), tf.constant(indices))
+def _slices(tf, values, indices, dtype=None):
+    return tf.IndexedSlices(tf.constant(values, dtype or tf.float32), tf.constant(indices))
+
+
+def check_update(update, table=_table):
+    """`update(tf, variable)` against TF: eagerly (and what it returns) and twice inside a function."""
+
+    def body(tf):
+        eager = table(tf)
+        returned = update(tf, eager)
+        traced = table(tf)
+        update_in_function = tf.function(lambda: update(tf, traced).read_value())
+        return returned.read_value(), eager, update_in_function(), update_in_function(), traced
+
+    check(body)
 
 
 _UPDATES = {
@@ -29,14 +42,7 @@ _UPDATES = {
 
 @pytest.mark.parametrize("name", sorted(_UPDATES))
 def test_sparse_updates(name):
-    def body(tf):
-        eager = _table(tf)
-        returned = _UPDATES[name](tf, eager)
-        traced = _table(tf)
-        update = tf.function(lambda: _UPDATES[name](tf, traced).read_value())
-        return returned.read_value(), eager, update(), update(), traced
-
-    check(body)
+    check_update(_UPDATES[name])
 
 
 def test_sparse_read_and_its_gradient():

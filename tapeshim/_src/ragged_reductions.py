@@ -74,15 +74,11 @@ def _one_axis(value: Any, axis: int, op: Segment, dense: Dense) -> Any:
     return value.with_values(_one_axis(value._values, axis - 1, op, dense))
 
 
-def _aggregate(
-    rt: RaggedTensor, axis: AxisLike, keepdims: bool, op: Segment, dense: Dense, identity: Callable[..., Any]
-) -> Any:
-    """The reduction `dense` / `op` of `rt` over `axis` (see the module docstring)."""
+def _aggregate(rt: RaggedTensor, axis: AxisLike, keepdims: bool, op: Segment, dense: Dense) -> Any:
+    """The reduction `dense` / `op` of `rt` over `axis` (see the module docstring); no axes: `rt` itself."""
     if axis is None:
         return dense(rt.flat_values, None, keepdims=False) if not keepdims else _keep_all(rt, dense)
     axes = _axes(rt, axis)
-    if not axes:
-        return identity(rt)
     result: Any = rt
     for a in sorted(set(axes), reverse=True):
         result = _one_axis(result, a, op, dense)
@@ -96,76 +92,62 @@ def _keep_all(rt: RaggedTensor, dense: Dense) -> Tensor:
     return array_ops.reshape(dense(rt.flat_values, None), [1] * rt.ndim)
 
 
-def _same(rt: RaggedTensor) -> RaggedTensor:
-    return rt
-
-
 def _dense(reduce: Dense) -> Dense:
     return lambda x, axis, keepdims=False: reduce(x, axis=axis, keepdims=keepdims)
 
 
 def reduce_sum(input_tensor: Any, axis: AxisLike = None, keepdims: bool = False, name: str | None = None) -> Any:
     """`tf.reduce_sum` of a RaggedTensor (see the module docstring)."""
-    return _aggregate(
-        input_tensor, axis, keepdims, reduction_ops.unsorted_segment_sum, _dense(math_ops.reduce_sum), _same
-    )
+    return _aggregate(input_tensor, axis, keepdims, reduction_ops.unsorted_segment_sum, _dense(math_ops.reduce_sum))
 
 
 def reduce_prod(input_tensor: Any, axis: AxisLike = None, keepdims: bool = False, name: str | None = None) -> Any:
     """`tf.reduce_prod` of a RaggedTensor: empty rows give 1."""
-    return _aggregate(
-        input_tensor, axis, keepdims, reduction_ops.unsorted_segment_prod, _dense(math_ops.reduce_prod), _same
-    )
+    return _aggregate(input_tensor, axis, keepdims, reduction_ops.unsorted_segment_prod, _dense(math_ops.reduce_prod))
 
 
 def reduce_max(input_tensor: Any, axis: AxisLike = None, keepdims: bool = False, name: str | None = None) -> Any:
     """`tf.reduce_max` of a RaggedTensor: empty rows give the dtype's lowest value."""
-    return _aggregate(
-        input_tensor, axis, keepdims, reduction_ops.unsorted_segment_max, _dense(math_ops.reduce_max), _same
-    )
+    return _aggregate(input_tensor, axis, keepdims, reduction_ops.unsorted_segment_max, _dense(math_ops.reduce_max))
 
 
 def reduce_min(input_tensor: Any, axis: AxisLike = None, keepdims: bool = False, name: str | None = None) -> Any:
     """`tf.reduce_min` of a RaggedTensor: empty rows give the dtype's highest value."""
-    return _aggregate(
-        input_tensor, axis, keepdims, reduction_ops.unsorted_segment_min, _dense(math_ops.reduce_min), _same
-    )
+    return _aggregate(input_tensor, axis, keepdims, reduction_ops.unsorted_segment_min, _dense(math_ops.reduce_min))
 
 
-def _unused(data: Any, ids: Any, count: Any) -> Any:
-    raise AssertionError("axis=None reduces the flat values")
-
-
-def _as_int(rt: RaggedTensor) -> RaggedTensor:
+def _boolean(rt: RaggedTensor, axis: AxisLike, keepdims: bool, whole: Dense, segment: Segment, dense: Dense) -> Any:
+    """`reduce_any` / `reduce_all` of a bool RaggedTensor: `whole` over all values, else the max / min of its
+    values as int32 (empty rows give False / True), compared with 0."""
     if rt.dtype is not dtypes.bool_:
         math_ops.reduce_any(rt.flat_values)  # TF's dtype error for a non-bool input
-    return rt.with_flat_values(math_ops.cast(rt.flat_values, dtypes.int32))
+    if axis is None:
+        return _aggregate(rt, None, keepdims, segment, _dense(whole))
+    as_int = rt.with_flat_values(math_ops.cast(rt.flat_values, dtypes.int32))
+    found = _aggregate(as_int, axis, keepdims, segment, _dense(dense))
+    return math_ops.greater(found, 0) if found is not as_int else rt
 
 
 def reduce_any(input_tensor: Any, axis: AxisLike = None, keepdims: bool = False, name: str | None = None) -> Any:
     """`tf.reduce_any` of a bool RaggedTensor: empty rows give False."""
-    as_int = _as_int(input_tensor)
-    if axis is None:
-        return _aggregate(input_tensor, None, keepdims, _unused, _dense(math_ops.reduce_any), _same)
-    found = _aggregate(as_int, axis, keepdims, reduction_ops.unsorted_segment_max, _dense(math_ops.reduce_max), _same)
-    return math_ops.greater(found, 0) if found is not as_int else input_tensor
+    return _boolean(
+        input_tensor, axis, keepdims, math_ops.reduce_any, reduction_ops.unsorted_segment_max, math_ops.reduce_max
+    )
 
 
 def reduce_all(input_tensor: Any, axis: AxisLike = None, keepdims: bool = False, name: str | None = None) -> Any:
     """`tf.reduce_all` of a bool RaggedTensor: empty rows give True."""
-    as_int = _as_int(input_tensor)
-    if axis is None:
-        return _aggregate(input_tensor, None, keepdims, _unused, _dense(math_ops.reduce_all), _same)
-    found = _aggregate(as_int, axis, keepdims, reduction_ops.unsorted_segment_min, _dense(math_ops.reduce_min), _same)
-    return math_ops.greater(found, 0) if found is not as_int else input_tensor
+    return _boolean(
+        input_tensor, axis, keepdims, math_ops.reduce_all, reduction_ops.unsorted_segment_min, math_ops.reduce_min
+    )
 
 
 def reduce_mean(input_tensor: Any, axis: AxisLike = None, keepdims: bool = False, name: str | None = None) -> Any:
     """`tf.reduce_mean` of a RaggedTensor: the sum over the count (integers give float64; empty rows NaN)."""
     rt: RaggedTensor = input_tensor
-    total = reduce_sum(rt, axis, keepdims)
     if axis is not None and not _axes(rt, axis):
         return rt
+    total = reduce_sum(rt, axis, keepdims)
     count = reduce_sum(rt.with_flat_values(array_ops.ones_like(rt.flat_values)), axis, keepdims)
     return math_ops.truediv(total, count)
 
