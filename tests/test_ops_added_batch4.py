@@ -214,10 +214,7 @@ def test_betainc_values(dtype):
     points = np.array([-1.0, 0.0, 0.5, 2.0, 30.0, np.nan])
     a, b, x = (v.ravel() for v in np.meshgrid(points, points, np.array([-0.5, 0.0, 0.2, 0.7, 1.0, 1.5, np.nan])))
     d = getattr(real_tf, dtype).name
-    check(
-        lambda tf: tf.math.betainc(tf.constant(a, d), tf.constant(b, d), tf.constant(x, d)),
-        rtol=1e-4 if d == "float32" else 1e-9,
-    )
+    check(lambda tf: tf.math.betainc(tf.constant(a, d), tf.constant(b, d), tf.constant(x, d)))
     check(lambda tf: tf.math.betainc(1.0, 2.0, tf.constant([0.5, 0.2], d)))
     check(lambda tf: tf.math.betainc(tf.constant([1.0, 3.0], d), 2.0, 0.25))
 
