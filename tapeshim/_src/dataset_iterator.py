@@ -18,6 +18,7 @@ import numpy as np
 
 from tapeshim._src import errors, nest
 from tapeshim._src.dataset_elements import _spec, _to_tensors
+from tapeshim._src.saved_position import SavedPosition
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 
@@ -52,8 +53,7 @@ class OwnedIterator:
         # so every call sees the same elements.
         self._unrolled = _thread_state.trace is not None
         self._consumed = 0  # elements taken since the pass began (a checkpoint saves it)
-        self._position: Any = None  # the int64 variable a checkpoint saves the position in (`checkpoint_variables`)
-        self._position_value: Any = None  # its value as this iterator last set it
+        self._position = SavedPosition("iterator_position")  # what a checkpoint saves (`checkpoint_variables`)
 
     @property
     def element_spec(self) -> Any:
@@ -72,29 +72,20 @@ class OwnedIterator:
         its iterator's buffers instead: a shuffle with a seed gives the same order, one without a seed
         another order, as a new pass does).
         """
-        from tapeshim._src.variable import Variable  # import cycle: variable -> ops -> ... -> dataset_iterator
-
-        if self._position is None:
-            self._position = Variable(np.int64(self._consumed), trainable=False, name="iterator_position")
-        elif self._position._value is not self._position_value:  # (restored, not pulled from since: saved as is)
+        if self._position.changed():  # restored, not pulled from since
             self._restore_position()
-        else:
-            self._position.assign(np.int64(self._consumed))
-        self._position_value = self._position._value
-        return {"position": self._position}
+        return {"position": self._position.variable(np.int64(self._consumed))}
 
     def _restore_position(self) -> None:
         """Goes to the position a checkpoint restored (see `checkpoint_variables`)."""
-        assert self._position is not None, "only a saved iterator is restored"
-        target = int(np.asarray(self._position._value))
-        self._position_value = self._position._value
+        target = int(self._position.take())
         self._source, self._exhausted, self._consumed = None, False, 0
         self._buffer.clear()
         self.consume(target)
 
     def peek(self, index: int) -> Any:
         """The element `index` places ahead of the next one, without consuming it; None past the end."""
-        if self._position is not None and self._position._value is not self._position_value:
+        if self._position.changed():
             self._restore_position()
         while len(self._buffer) <= index and not self._exhausted:
             with _HostPull():

@@ -21,6 +21,7 @@ from tapeshim._src.ops import table
 from tapeshim._src.ops.array_ops import _static_ints, shape_arg
 from tapeshim._src.ops.common import attr_error, static_error
 from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.saved_position import SavedPosition
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
 from tapeshim._src.typing_aliases import DTypeLike, ShapeLike, TensorLike
@@ -303,8 +304,7 @@ class Generator:
         Raises:
           ValueError: for a state that is not a vector of 3 integers, or an unknown algorithm.
         """
-        self._state: Any = None  # the state variable, made when first asked for (`_state_variable`)
-        self._state_value: Any = None
+        self._state = SavedPosition("state")  # the state variable, made when first asked for
         self._seed: int
         self._count: int
         self._alg: int
@@ -334,28 +334,14 @@ class Generator:
 
     def _state_variable(self) -> Any:
         """The state variable, holding the generator's position (made on first use)."""
-        from tapeshim._src.variable import Variable  # import cycle: variable -> ops
-
-        current = np.asarray([self._seed, self._count, 0], np.int64)
-        if self._state is None:
-            self._state = Variable(current, trainable=False, name="state")
-        elif self._state._value is not self._state_value:  # assigned or restored since: the generator goes there
-            self._reload()
-        else:  # (drawn since: the variable takes the position)
-            self._state.assign(current)
-        self._state_value = self._state._value
-        return self._state
-
-    def _reload(self) -> None:
-        """Takes the position a checkpoint restored or `state.assign` set."""
-        values = np.asarray(self._state._value).reshape(-1)
-        self._seed, self._count = int(values[0]), int(values[1])
-        self._state_value = self._state._value
+        self._sync()
+        return self._state.variable(np.asarray([self._seed, self._count, 0], np.int64))
 
     def _sync(self) -> None:
-        """Goes to the position the state variable was given since it was last read, if any."""
-        if self._state is not None and self._state._value is not self._state_value:
-            self._reload()
+        """Goes to the position a checkpoint restored or `state.assign` set since the variable was last read."""
+        if self._state.changed():
+            values = self._state.take().reshape(-1)
+            self._seed, self._count = int(values[0]), int(values[1])
 
     def checkpoint_variables(self) -> dict[str, Any]:
         """The generator's state for a `tf.train.Checkpoint`."""
