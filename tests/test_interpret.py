@@ -16,7 +16,7 @@ import pytest
 
 import tapeshim as tf
 from oracle import backend_compiles, check, check_raises, mlp_training_step
-from tapeshim._src import interpret, interpret_rules, kernel_calls, replay
+from tapeshim._src import interpret, interpret_cost, interpret_rules, kernel_calls, replay
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
 
@@ -266,6 +266,45 @@ def test_a_loop_past_the_budget_compiles_instead(monkeypatch):
     result = check(body)
     assert interpret.stats["abandoned_calls"] == before + 1
     assert result[0].numpy() == 500
+
+
+def test_programs_with_more_arithmetic_than_a_compile_costs_compile_at_once(monkeypatch):
+    # Pix2Pix's first training step took 60 s on the host where compiling it takes 15 s (interpret_cost)
+    monkeypatch.setattr(interpret_cost, "HOST_MULTIPLY_ADDS", 4 * 6 * 5 - 1)
+    product = jax.jit(lambda a, b: jnp.tanh(a @ b))
+    assert interpret.run(product.trace(F, G), (F, G)) is None  # 120 multiply-adds: one too many
+    monkeypatch.setattr(interpret_cost, "HOST_MULTIPLY_ADDS", 4 * 6 * 5)
+    assert interpret.run(product.trace(F, G), (F, G)) is not None
+    monkeypatch.setattr(interpret_cost, "HOST_ELEMENTS", 4 * 5)  # the product's 20 elements, and tanh's 20
+    assert interpret.run(product.trace(F, G), (F, G)) is None
+    check(lambda tf: tf.tanh(tf.matmul(tf.constant(F), tf.constant(G))))
+
+
+def test_multiply_adds_count_products_and_convolutions_from_their_shapes():
+    counted = jax.jit(
+        lambda a, b, images, kernel: (
+            jax.lax.dot_general(a, b, (((1,), (0,)), ((), ()))),
+            jnp.einsum("bij,bjk->bik", a.reshape(2, 2, 6), b.reshape(2, 6, 2)),
+            jax.lax.conv_general_dilated(images, kernel, (2, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")),
+            jax.lax.cond(a[0, 0] > 0, lambda: a @ b, lambda: (a @ b) @ b.T @ b),
+        )
+    )
+    images, kernel = np.ones((3, 8, 8, 2), np.float32), np.ones((3, 3, 2, 4), np.float32)
+    closed = counted.trace(F, G[:, :4], images, kernel).jaxpr  # (4, 6) @ (6, 4)
+    matmul, batched, conv = 4 * 4 * 6, 2 * 2 * 2 * 6, 3 * 4 * 4 * (3 * 3 * 2 * 4)  # (stride 2: 4x4 outputs)
+    larger_branch = 4 * 4 * 6 + 4 * 4 * 6 + 4 * 6 * 4  # a cond counts its larger branch
+    assert interpret_cost.program_multiply_adds(closed, interpret._inner_jaxprs) == (
+        matmul + batched + conv + larger_branch
+    )
+
+
+def test_a_loop_past_the_arithmetic_budget_is_abandoned(monkeypatch):
+    monkeypatch.setattr(interpret_cost, "HOST_MULTIPLY_ADDS", 216 * 50)  # 6x6 products: 50 iterations' worth
+    square = np.eye(6, dtype=np.float32) * 0.5
+    loop = jax.jit(lambda m: jax.lax.fori_loop(0, 100, lambda k, acc: jnp.tanh(acc @ m), m))
+    assert interpret.run(loop.trace(square), (square,)) is None
+    short = jax.jit(lambda m: jax.lax.fori_loop(0, 40, lambda k, acc: jnp.tanh(acc @ m), m))
+    np.testing.assert_allclose(interpret.run(short.trace(square), (square,)), short(square), rtol=2e-6)
 
 
 def test_programs_without_rules_compile_on_their_first_call():

@@ -26,10 +26,11 @@ host callbacks (runtime checks are interpreted where the caller allows them),
 a primitive without a rule or with parameters its rule does not handle
 (pooling windows, random bits, `erf`), dtypes NumPy computes differently (`bfloat16`, `float16`,
 extended key types), weakly typed results, arguments that are tracers or live
-on another backend or device set, and a program whose loops run past
-`STEP_BUDGET` equations (compiled code serves a long loop better): that
-evaluation is abandoned and the program compiles, with nothing the user sees
-but the time.
+on another backend or device set, a program whose loops run past
+`STEP_BUDGET` equations (compiled code serves a long loop better), and one
+whose matrix products and convolutions take more arithmetic than a compile
+costs (`interpret_cost`): that evaluation is abandoned, or never started, and
+the program compiles, with nothing the user sees but the time.
 
 Values are XLA's to the rounding of the operations: NumPy's `exp`, `tanh` and
 sums are not XLA's bit for bit, so a structure's first call and its compiled
@@ -53,7 +54,7 @@ import jax
 import numpy as np
 from jax.extend import core as jax_core
 
-from tapeshim._src import compile_tiers, errors, interpret_rules, symbolic_dims
+from tapeshim._src import compile_tiers, errors, interpret_cost, interpret_rules, symbolic_dims
 
 STEP_BUDGET = 10_000
 """Loop-body equations one interpreted call may evaluate (counted per iteration of a `while` or `scan`)
@@ -208,16 +209,23 @@ def _params(eqn: Any, resolve: Callable[[Any], Any]) -> dict:
 
 
 class _Budget:
-    """The loop-body equations an evaluation may still run (straight-line code is never cut short)."""
+    """The loop-body equations an evaluation may still run (straight-line code is never cut short), and the
+    multiply-adds of matrix products and convolutions it may still compute (`interpret_cost`)."""
 
-    __slots__ = ("left",)
+    __slots__ = ("left", "products_left")
 
     def __init__(self) -> None:
         self.left = STEP_BUDGET
+        self.products_left = interpret_cost.HOST_MULTIPLY_ADDS
 
     def spend(self, equations: int) -> None:
         self.left -= equations
         if self.left < 0:
+            raise _Abandon
+
+    def spend_products(self, multiply_adds: int) -> None:
+        self.products_left -= multiply_adds
+        if self.products_left < 0:
             raise _Abandon
 
 
@@ -408,6 +416,9 @@ def _lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "_Budge
     inner = _inner_jaxprs(eqn)
     if inner is None:
         rule = interpret_rules.RULES[name]
+        count = interpret_cost.COUNTED.get(name)
+        if count is not None:
+            return functools.partial(_counted, rule, count), params, 0
         if eqn.primitive.multiple_results:
             return (lambda inputs, kwargs, budget: list(rule(*inputs, **kwargs))), params, 0
         return (lambda inputs, kwargs, budget: [rule(*inputs, **kwargs)]), params, 0
@@ -420,6 +431,14 @@ def _lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "_Budge
         ys = inner[0].jaxpr.outvars[params["num_carry"] :]
         return _scan, (plans[0], params, [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in ys]), 0
     return (lambda inputs, plan, budget: plan(inputs, budget)), plans[0], plans[0].cost
+
+
+def _counted(
+    rule: Callable[..., Any], count: Callable[[list, dict], int], inputs: list, params: dict, budget: _Budget
+) -> list:
+    """A product's rule, run once the budget has its multiply-adds (else the evaluation is abandoned)."""
+    budget.spend_products(count([np.shape(value) for value in inputs], params))
+    return [rule(*inputs, **params)]
 
 
 class _Unbindable(Exception):
@@ -539,10 +558,11 @@ class Prepared:
 
     __slots__ = ("_plan", "_in_avals", "_out_tree", "work")
 
-    def __init__(self, traced: Any) -> None:
+    def __init__(self, traced: Any, work: int | None = None) -> None:
+        """`work`: the elements the program's operations produce per call, where the caller counted them."""
         closed = traced.jaxpr
         self._plan = _HostPlan(closed)
-        self.work = compile_tiers.produced_elements(closed)
+        self.work = compile_tiers.produced_elements(closed) if work is None else work
         self._in_avals = [var.aval for var in closed.jaxpr.invars]
         self._out_tree = traced.out_tree
 
@@ -606,7 +626,12 @@ def prepare(traced: Any, checks: bool = False) -> Prepared | None:
         return None
     if not _outputs_ok(closed):
         return None
-    return Prepared(traced) if supported(closed, checks) else None
+    work = compile_tiers.produced_elements(closed)
+    if work > interpret_cost.HOST_ELEMENTS or (
+        interpret_cost.program_multiply_adds(closed, _inner_jaxprs) > interpret_cost.HOST_MULTIPLY_ADDS
+    ):
+        return None  # more work than a compile costs (`interpret_cost`)
+    return Prepared(traced, work) if supported(closed, checks) else None
 
 
 def _outputs_ok(closed: jax_core.ClosedJaxpr) -> bool:

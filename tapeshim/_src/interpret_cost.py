@@ -1,0 +1,79 @@
+"""The arithmetic the host interpreter may spend on one call before a program compiles instead.
+
+The interpreter (`interpret.py`) saves a program's compile (10 ms to seconds) by computing its first
+calls with NumPy. That pays only while the NumPy work costs less than the compile it saves: a first
+training step of an image model (Pix2Pix's generator: 8 GFLOP per call over 256x256 images) took
+60 s on the host where its compile and compiled run take 15 s. Two counts bound it:
+
+* the multiply-adds of matrix products and convolutions, from their shapes (`HOST_MULTIPLY_ADDS`): a
+  program over the limit compiles at once; a loop or a trace with symbolic sizes counts at run time,
+  each product before it runs (`interpret._Budget`), and abandons the host evaluation past the limit;
+* the elements its operations produce (`HOST_ELEMENTS`): the first Adam update of that generator's 54
+  million weights took 6 s on the host (NumPy's passes and the subnormal flush over every result)
+  where its compile takes 1.3 s.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+HOST_MULTIPLY_ADDS = 2**29
+"""Multiply-adds (of matrix products and convolutions) one interpreted call may compute: about 0.5e9,
+20-50 ms of NumPy's float64 BLAS on one core, below what compiling such a program costs."""
+
+
+HOST_ELEMENTS = 2**26
+"""Elements the operations of one interpreted program may produce (about 67 million, 0.2-0.4 s on the host
+at the 3-6 ns per element NumPy and the flush take here): a larger program compiles at once."""
+
+
+def _dot_multiply_adds(shapes: Sequence[tuple], params: dict) -> int:
+    (lhs_contract, _), (lhs_batch, _) = params["dimension_numbers"]
+    lhs, rhs = shapes[0], shapes[1]
+    shared = math.prod(lhs[d] for d in lhs_contract) * math.prod(lhs[d] for d in lhs_batch)
+    # lhs is (batch, M, K) and rhs (batch, K, N) in elements: batch * M * N * K products
+    return math.prod(lhs) * math.prod(rhs) // max(shared, 1)
+
+
+def _conv_multiply_adds(shapes: Sequence[tuple], params: dict) -> int:
+    lhs, rhs = shapes[0], shapes[1]
+    lhs_spec, rhs_spec, _ = params["dimension_numbers"]
+    out_positions = 1
+    for k, (low, high) in enumerate(params["padding"]):
+        extent = (lhs[lhs_spec[2 + k]] - 1) * params["lhs_dilation"][k] + 1 + low + high
+        span = (rhs[rhs_spec[2 + k]] - 1) * params["rhs_dilation"][k] + 1
+        out_positions *= max((extent - span) // params["window_strides"][k] + 1, 0)
+    # every output position of every image takes one product per kernel weight (output features included)
+    return lhs[lhs_spec[0]] * out_positions * math.prod(rhs) // max(params["batch_group_count"], 1)
+
+
+COUNTED: dict[str, Callable[[Sequence[tuple], dict], int]] = {
+    "dot_general": _dot_multiply_adds,
+    "conv_general_dilated": _conv_multiply_adds,
+}
+"""The primitives whose multiply-adds are counted, each with its count from operand shapes and parameters."""
+
+
+def program_multiply_adds(closed: Any, inner: Callable[[Any], list | None]) -> int:
+    """The multiply-adds of a closed jaxpr's straight-line products, nested calls' included (a loop's body
+    counts once; its other iterations are counted at run time); symbolic shapes count zero here.
+
+    Args:
+      closed: the program's closed jaxpr.
+      inner: the nested jaxprs an equation evaluates, or None (`interpret._inner_jaxprs`).
+    """
+    total = 0
+    for eqn in closed.jaxpr.eqns:
+        nested = inner(eqn)
+        if nested is not None:
+            counts = [program_multiply_adds(sub, inner) for sub in nested]
+            total += max(counts) if eqn.primitive.name == "cond" else sum(counts)
+            continue
+        count = COUNTED.get(eqn.primitive.name)
+        if count is None:
+            continue
+        shapes = [tuple(getattr(var.aval, "shape", ())) for var in eqn.invars]
+        if all(type(d) is int for shape in shapes for d in shape):
+            total += count(shapes, eqn.params)
+    return total
