@@ -65,6 +65,15 @@ def test_clip_by_global_norm_and_compute_output_spec():
     assert tuple(spec.shape) == (2, 3) and spec.dtype == "float32"
 
 
+def test_draw_seed_and_compute_fans():
+    key = keras_compat.draw_seed(7)  # an int seed: the raw key `[seed, 0]`
+    assert key.dtype == np.uint32 and np.asarray(key).tolist() == [7, 0]
+    generator = keras.random.SeedGenerator(3)
+    assert not np.array_equal(keras_compat.draw_seed(generator), keras_compat.draw_seed(generator))  # it advances
+    assert keras_compat.compute_fans((3, 3, 4, 8)) == (36, 72)
+    assert keras_compat.compute_fans((5, 7)) == (5, 7)
+
+
 def test_multi_process_rng_start_up_resolves():
     # Calling it would reseed this process's Keras; the name it calls must exist.
     distribution_lib = importlib.import_module("keras.src.backend.jax.distribution_lib")

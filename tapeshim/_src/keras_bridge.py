@@ -44,6 +44,7 @@ from tapeshim._src.keras_compat import (
 from tapeshim._src.keras_compat import tf_keras as tf_keras  # re-exported: the `tapeshim.keras.*` namespaces import it
 from tapeshim._src.keras_functional_split import call_by_operation, has_dependent_outputs
 from tapeshim._src.keras_host_layers import call_on_values, computed_with_tf
+from tapeshim._src.keras_initial_values import add_weight_arguments
 from tapeshim._src.keras_program_keys import attributes_key, configuration_key, note_attribute_set
 from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
 from tapeshim._src.keras_specs import merge_specs, with_unknown_dims
@@ -671,6 +672,7 @@ class TapeLayerMixin(_LayerBase):
             note_attribute_set(self, name, old, value)
 
     def add_weight(self, *args: Any, **kwargs: Any) -> Any:
+        args, kwargs = add_weight_arguments(args, kwargs, self.variable_dtype)  # (no compile per weight shape)
         variable = super().add_weight(*args, **kwargs)
         return adopt_variable(variable)
 

@@ -121,6 +121,13 @@ clip_by_global_norm: Callable[[Sequence[Any], float], list] = _module(
 # `KerasTensor`s to infer its outputs, creating the variables it creates on first use.
 compute_output_spec: Callable[..., Any] = _module("keras.src.backend").compute_output_spec
 
+# keras/src/random/seed_generator.py: the key a Keras random draw uses for its `seed` (an int, a
+# `SeedGenerator`, which it advances, or None for the global generator).
+draw_seed: Callable[[Any], Any] = _module("keras.src.random.seed_generator").draw_seed
+
+# keras/src/initializers/random_initializers.py: a weight shape's (fan_in, fan_out), as VarianceScaling counts them.
+compute_fans: Callable[[tuple], tuple[int, int]] = _module("keras.src.initializers.random_initializers").compute_fans
+
 
 def initialize_multi_process_rng() -> None:
     """Gives every process one random seed (Keras's multi-process start-up on JAX).

@@ -37,6 +37,7 @@ from tapeshim._src.keras_bridge import (
     variables_by_position,
     view_of,
 )
+from tapeshim._src.keras_initial_values import host_initializer
 from tapeshim._src.ops import math_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.tape import GradientTape
@@ -203,6 +204,12 @@ class TapeOptimizerMixin(_OptimizerBase):
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: D107 - Keras's arguments
         super().__init__(*args, **kwargs)
         adopt_optimizer_variables(self)
+
+    def add_variable(self, shape: Any, initializer: Any = "zeros", *args: Any, **kwargs: Any) -> Any:
+        """Keras's `add_variable`, its initial value filled without a compile per shape (`keras_initial_values`)."""
+        if not args and kwargs.get("layout") is None:
+            initializer = host_initializer(initializer)
+        return super().add_variable(shape, initializer, *args, **kwargs)
 
     def apply_gradients(self, grads_and_vars: Any) -> Any:
         """Applies `(gradient, variable)` pairs, as Keras's `apply_gradients`.

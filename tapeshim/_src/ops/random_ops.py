@@ -16,7 +16,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from tapeshim._src import dtypes, errors
+from tapeshim._src import dtypes, errors, random_chunks
 from tapeshim._src.ops import table
 from tapeshim._src.ops.array_ops import _static_ints, shape_arg
 from tapeshim._src.ops.common import attr_error, static_error
@@ -137,10 +137,28 @@ _shuffle_op = OpDef(
 )  # TF returns a scalar unchanged
 
 
+_CHUNKED = {"RandomStandardNormal": ("normal", 0.0, 1.0), "TruncatedNormal": ("truncated_normal", -2.0, 2.0)}
+_CHUNKED["RandomUniform"] = ("uniform", 0.0, 1.0)
+
+
+def _draw(op: OpDef, key: Tensor, dims: tuple, dtype: dtypes.DType) -> Tensor:
+    """The op's draw (`jax.random`'s values for `key`): for a concrete key and shape from the chunk kernels
+    compiled once per distribution (`random_chunks`), else from the op's kernel for this shape."""
+    state = _thread_state
+    eager = state.trace is None and state.random_key_source is None and state.generator_key_source is None
+    value = key._value if eager and key._node is None else None  # (a trace's keys are per-call inputs)
+    if value is not None and not isinstance(value, jax.core.Tracer) and all(type(d) is int for d in dims):
+        kind, low, high = _CHUNKED[op.name]
+        drawn = random_chunks.draw(kind, value, dims, dtype.as_numpy_dtype, low, high)
+        if drawn is not None:
+            return concrete(jax.device_put(drawn))
+    return apply(op, (key,), (("dtype", dtype.name), ("shape", dims)))[0]
+
+
 def _normal(key: Tensor, shape: Any, mean: Any, stddev: Any, dtype: Any, op: OpDef = _normal_op) -> Tensor:
     d = _float_dtype(dtype, mean)
     dims = shape_arg(shape, op.name, float_error="attr")
-    z = apply(op, (key,), (("dtype", d.name), ("shape", dims)))[0]
+    z = _draw(op, key, dims, d)
     return z * convert_to_tensor(stddev, dtype=d) + convert_to_tensor(mean, dtype=d)
 
 
@@ -170,7 +188,7 @@ def _uniform(key: Tensor, shape: Any, minval: Any, maxval: Any, dtype: Any, full
         return apply(_randint_op, (key,), static)[0]
     d = _float_dtype(d, minval)
     dims = shape_arg(shape, "RandomUniform", float_error="attr")
-    u = apply(_uniform_op, (key,), (("dtype", d.name), ("shape", dims)))[0]
+    u = _draw(_uniform_op, key, dims, d)
     low = convert_to_tensor(minval, dtype=d)
     high = convert_to_tensor(1.0 if maxval is None else maxval, dtype=d)
     return u * (high - low) + low

@@ -1,0 +1,133 @@
+"""Initial weight values without a compile per weight shape (`keras_initial_values`, `random_chunks`).
+
+Keras's initializers on JAX compile one XLA program per weight shape; tapeshim's layers and optimizers
+compute the same values from NumPy fills and from chunk kernels compiled once per distribution. The
+oracle here is Keras itself (TF's initial values come from another generator): every value equals
+Keras's own, bit for bit, and new shapes compile nothing.
+"""
+
+import jax
+import keras
+import numpy as np
+import pytest
+
+import tapeshim as tf
+from oracle import backend_compiles
+from tapeshim._src import keras_initial_values, random_chunks
+
+SHAPES = [(), (3,), (5, 7), (3, 3, 4, 8), (70001,), (2, 700, 800)]  # (the last: the large kernel, 2 chunks)
+
+INITIALIZERS = {
+    "random_normal": lambda: keras.initializers.RandomNormal(0.5, 0.2, seed=3),
+    "random_uniform": lambda: keras.initializers.RandomUniform(-0.3, 0.7, seed=4),
+    "truncated_normal": lambda: keras.initializers.TruncatedNormal(0.1, 2.0, seed=5),
+    "glorot_uniform": lambda: keras.initializers.GlorotUniform(seed=6),
+    "glorot_normal": lambda: keras.initializers.GlorotNormal(seed=7),
+    "he_normal": lambda: keras.initializers.HeNormal(seed=8),
+    "he_uniform": lambda: keras.initializers.HeUniform(seed=9),
+    "lecun_normal": lambda: keras.initializers.LecunNormal(seed=10),
+    "lecun_uniform": lambda: keras.initializers.LecunUniform(seed=11),
+    "fan_out_untruncated": lambda: keras.initializers.VarianceScaling(2.5, "fan_out", "untruncated_normal", seed=12),
+    "zeros": keras.initializers.Zeros,
+    "ones": keras.initializers.Ones,
+    "constant": lambda: keras.initializers.Constant(2.5),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(INITIALIZERS))
+def test_values_are_keras_own_bit_for_bit(name, dtype):
+    initializer = INITIALIZERS[name]()
+    host = keras_initial_values.host_initializer(initializer)
+    assert isinstance(host, keras_initial_values.HostInitializer)
+    for shape in SHAPES:
+        got, want = host(shape, dtype), initializer(shape, dtype=dtype)
+        assert isinstance(got, jax.Array) and got.committed is False
+        got = np.asarray(got)
+        assert got.dtype == np.dtype(dtype) and got.shape == tuple(want.shape)
+        np.testing.assert_array_equal(got, np.asarray(want), err_msg=f"{name} {shape}")
+
+
+def test_a_seed_generator_advances_as_in_keras():
+    ours = keras.initializers.RandomNormal(seed=keras.random.SeedGenerator(21))
+    theirs = keras.initializers.RandomNormal(seed=keras.random.SeedGenerator(21))
+    host = keras_initial_values.host_initializer(ours)
+    for shape in [(4, 5), (4, 5), (9,)]:  # each call draws the generator's next key, as Keras's
+        np.testing.assert_array_equal(np.asarray(host(shape, "float32")), np.asarray(theirs(shape, dtype="float32")))
+
+
+def test_draws_match_jax_random_for_every_float_dtype():
+    key = jax.random.PRNGKey(17)
+    for dtype in ["float32", "float64", "float16", "bfloat16"]:
+        for shape in [(5,), (3, 70001)]:
+            draws = {
+                "uniform": (jax.random.uniform(key, shape, dtype, -1.5, 0.5), (-1.5, 0.5)),
+                "normal": (jax.random.normal(key, shape, dtype), ()),
+                "truncated_normal": (jax.random.truncated_normal(key, -2.0, 2.0, shape, dtype), (-2.0, 2.0)),
+            }
+            for kind, (want, bounds) in draws.items():
+                got = random_chunks.draw(kind, key, shape, dtype, *bounds)
+                assert got is not None and got.dtype == want.dtype
+                np.testing.assert_array_equal(got, np.asarray(want), err_msg=f"{kind} {dtype} {shape}")
+
+
+class _Halved(keras.initializers.RandomNormal):
+    def __call__(self, shape, dtype=None):
+        return super().__call__(shape, dtype) * 0.5
+
+
+def test_other_initializers_keep_keras_own_call():
+    for initializer in [_Halved(seed=1), keras.initializers.Orthogonal(seed=2), keras.initializers.Identity()]:
+        assert keras_initial_values.host_initializer(initializer) is initializer
+    host = keras_initial_values.host_initializer(keras.initializers.GlorotUniform(seed=3))
+    np.testing.assert_array_equal(  # a 16-bit float: Keras's own draw
+        np.asarray(host((4, 6), "bfloat16")), np.asarray(keras.initializers.GlorotUniform(seed=3)((4, 6), "bfloat16"))
+    )
+    assert random_chunks.draw("normal", jax.random.PRNGKey(0), (3,), "int32") is None
+
+
+def test_layers_are_built_with_keras_values_and_no_compile_per_shape():
+    def dense_weights(namespace, widths):
+        keras.utils.set_random_seed(31)
+        model = namespace.Sequential([namespace.Input((6,))] + [namespace.layers.Dense(w) for w in widths])
+        return [np.asarray(v) for v in model.weights]
+
+    ours, theirs = dense_weights(tf.keras, (5, 4)), dense_weights(keras, (5, 4))
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(a, b)
+    compiles = backend_compiles()
+    before = len(compiles)
+    dense_weights(tf.keras, (13, 11, 9, 7))  # new kernel and bias shapes
+    assert len(compiles) == before
+
+
+def test_optimizer_slots_are_filled_without_compiling():
+    variables = [tf.Variable(np.ones(shape, np.float32)) for shape in [(3, 17), (17,), (17, 2), (2,)]]
+    tf.keras.optimizers.Adam().build([tf.Variable(np.ones(3, np.float32))])  # (Keras's first scalars)
+    compiles = backend_compiles()
+    before = len(compiles)
+    optimizer = tf.keras.optimizers.Adam()
+    optimizer.build(variables)
+    assert len(compiles) == before
+    assert all(np.array_equal(np.asarray(slot), np.zeros(slot.shape)) for slot in optimizer.variables[2:])
+
+
+def test_tf_random_draws_of_new_shapes_compile_nothing_new():
+    tf.random.set_seed(5)
+    for _ in range(3):  # the chunk kernels and the scaling ops exist (an op compiles on its second call)
+        for draw in (tf.random.normal, tf.random.uniform, tf.random.truncated_normal):
+            draw([2, 3])
+        tf.random.normal([2, 3, 4], mean=1.0, stddev=0.5)
+    compiles = backend_compiles()
+    before = len(compiles)
+    for rows in (5, 7, 11):
+        sample = tf.random.normal([rows, 3, 4], mean=1.0, stddev=0.5)
+        assert sample.shape == (rows, 3, 4) and sample.dtype == tf.float32
+        tf.random.uniform([rows, 9])
+        tf.random.truncated_normal([rows])
+    assert len(compiles) == before
+    tf.random.set_seed(5)
+    first = tf.random.normal([70001])
+    tf.random.set_seed(5)
+    np.testing.assert_array_equal(first.numpy(), tf.random.normal([70001]).numpy())
+    assert abs(float(tf.reduce_mean(first))) < 0.02 and abs(float(tf.math.reduce_std(first)) - 1.0) < 0.02
