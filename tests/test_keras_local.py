@@ -288,3 +288,30 @@ def test_setting_flags_and_numbers_on_built_layers_compiles_nothing():
     before = len(_compiles)
     steps(5)
     assert len(_compiles) == before
+
+
+def test_each_new_length_of_a_decoding_loop_traces_its_call_once_and_compiles_nothing():
+    # The Transformer tutorial's Translator calls its model once per length. The analysis of a new shape's call
+    # is the trace its first call runs; TF code in a custom `call` folds its constants, Keras's causal mask does
+    # not (it compiled 13 eager programs per length).
+    from keras_decoding_cases import decoder_block
+
+    traces = []
+    block = decoder_block(tf)
+    traced_call = type(block).call
+
+    def counting_call(self, x):
+        traces.append(tuple(x.shape))
+        return traced_call(self, x)
+
+    type(block).call = counting_call
+    rng = np.random.default_rng(0)
+    tokens = rng.normal(size=(1, 12, 8)).astype(np.float32)
+    for length in (2, 3):  # each kernel of the call's TF code has run twice
+        block(tf.constant(tokens[:, :length]))
+    before, seen = len(_compiles), len(traces)
+    for length in range(4, 10):
+        out = block(tf.constant(tokens[:, :length]))
+        assert out.shape == (1, length, 8)
+    assert len(traces) - seen == 6  # once per new length
+    assert len(_compiles) == before

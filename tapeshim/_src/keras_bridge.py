@@ -401,37 +401,34 @@ class _Program:
             return outs, out_tree, before, after, writes, written
 
         collector = _VariableCollector()
-        probe: dict[str, Any] = {}
+        probe: dict[str, Any] = {"collector": collector}  # (the analysis notes the variables the call reads)
 
-        def analyse(*values: Any) -> list:
-            outs, probe["tree"], before, after, writes, written = run(values, collector)
-            probe["changed"] = [i for i, (b, a) in enumerate(zip(before, after)) if a is not b]
-            probe["written"] = list(writes.values())
-            return outs + [after[i] for i in probe["changed"]] + [written[id(v)] for v in probe["written"]]
+        def fn(*values: Any) -> tuple:
+            # Every trace notes what the call changed and returned (`probe`): the first ones are the analysis,
+            # later ones (a gradient's, checkify's) find the same.
+            outs, probe["tree"], before, after, writes, written = run(values, probe["collector"])
+            probe["changed"] = changed = [i for i, (b, a) in enumerate(zip(before, after)) if a is not b]
+            probe["written"] = written_variables = list(writes.values())
+            return tuple(outs) + tuple(after[i] for i in changed) + tuple(written[id(v)] for v in written_variables)
 
-        structs = jax.eval_shape(analyse, *in_structs)
+        self.fn = fn
+        # jax.jit; its first eager call is computed on the host where it can be (`interpret.py`). The analysis
+        # below is its trace, which its first call reuses: a new shape's call is traced once, not twice.
+        self.jitted: Any = runtime_checks.jit(fn, self._settle)
+        structs = self.jitted.trace(*in_structs).out_info
         self.extra_variables = [v for v in collector.variables.values() if not isinstance(v, KerasVariable)]
         self.random_seeds = list(probe["seeds"])
         if self.extra_variables or self.random_seeds:  # tapeshim Variables read and random keys are inputs too
-            structs = jax.eval_shape(
-                analyse,
+            structs = self.jitted.trace(
                 *in_structs,
                 *[jax.ShapeDtypeStruct(v._shape, v._dtype._np) for v in self.extra_variables],
                 *[jax.ShapeDtypeStruct(_KEY.shape, _KEY.dtype) for _ in self.random_seeds],
-            )
+            ).out_info
+        probe["collector"] = None
         self.out_tree, self.changed, self.written = probe["tree"], probe["changed"], probe["written"]
         self.returned_variables = probe["returned"]  # output position -> the variable `call` returned there
         self.n_out = len(structs) - len(self.changed) - len(self.written)
         self.avals = tuple((tuple(s.shape), dtypes.from_numpy(np.dtype(s.dtype))) for s in structs)
-        changed, written_variables = self.changed, self.written
-
-        def fn(*values: Any) -> tuple:
-            outs, _, _, after, _, written = run(values)
-            return tuple(outs) + tuple(after[i] for i in changed) + tuple(written[id(v)] for v in written_variables)
-
-        self.fn = fn
-        # jax.jit; its first eager call is computed on the host where it can be (`interpret.py`)
-        self.jitted: Any = runtime_checks.jit(fn, self._settle)
         self.key = OpKey("KerasCall", next(_program_ids))
 
     def _settle(self, plain: Any) -> None:
@@ -611,14 +608,18 @@ def _jax_outputs(call: Callable[..., Any]) -> Callable[..., Any]:
     """Wraps a layer's `call` so that tapeshim Tensors it returns reach Keras as JAX values."""
 
     # TF code in a user's `call` computes shapes from values (`tf.reshape(x, (tf.shape(x)[0], -1))`): there,
-    # tapeshim ops on concrete values are computed while JAX traces the call, as TF's shape inference folds them.
+    # tapeshim ops on concrete values are computed while JAX traces the call, as TF's shape inference folds
+    # them (`registry.apply`); JAX's and Keras's code in it is traced as Keras traces it.
     users_code = (getattr(call, "__module__", None) or "").split(".")[0] != "keras"
 
     @functools.wraps(call)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         if users_code:
-            with jax.ensure_compile_time_eval():
+            saved, _thread_state.fold_constants = _thread_state.fold_constants, True
+            try:
                 outputs = call(self, *args, **kwargs)
+            finally:
+                _thread_state.fold_constants = saved
         else:
             outputs = call(self, *args, **kwargs)
         returned = getattr(_local, "returned", None)

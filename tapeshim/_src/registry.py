@@ -256,6 +256,14 @@ def _resolve(op: OpDef, inputs: Sequence[Tensor], static: tuple, key: tuple) -> 
     return entry
 
 
+def _folded_call(kernel: Any, values: list) -> Any:
+    """A kernel on concrete values inside a user's Keras call (`fold_constants`): computed now, where JAX
+    would stage it into the call's trace. Only tapeshim's ops fold: JAX's and Keras's own code in the call
+    (a causal mask of Keras's attention) stays in the trace, not one eager compile per new shape."""
+    with jax.ensure_compile_time_eval():
+        return kernel.call(*values)
+
+
 def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
     """Runs or records `op` on `inputs` (already converted tensors). This is the hot path.
 
@@ -309,6 +317,8 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
     # kernel's cached trace may hold the reverse-mode gradient rule (sqrt's zero-upstream rule).
     if _thread_state.forward_mode:
         results = kernel.fn(*values)
+    elif _thread_state.fold_constants and not any(isinstance(v, jax.core.Tracer) for v in values):
+        results = _folded_call(kernel, values)
     elif fresh or len(entry) > 2:  # a signature the host interpreter runs until it has compiled
         results = kernel.call(*values)
         if kernel.calls.open != (len(entry) > 2):  # its later calls go through `kernel.call` while it is open

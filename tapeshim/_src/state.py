@@ -122,6 +122,9 @@ class _ThreadState(threading.local):
         # their keys inside a JAX function being traced (a Keras call's, a custom gradient's); None: drawn anew
         self.random_key_source: Any = None
         self.generator_key_source: Any = None
+        # Inside a user's Keras `call` being traced: tapeshim ops on concrete values are computed at once,
+        # as TF's shape inference folds constants (`tf.reshape(x, (tf.shape(x)[0], -1))`); see `registry.apply`
+        self.fold_constants = False
 
 
 _thread_state = _ThreadState()
