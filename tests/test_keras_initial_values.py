@@ -131,3 +131,18 @@ def test_tf_random_draws_of_new_shapes_compile_nothing_new():
     tf.random.set_seed(5)
     np.testing.assert_array_equal(first.numpy(), tf.random.normal([70001]).numpy())
     assert abs(float(tf.reduce_mean(first))) < 0.02 and abs(float(tf.math.reduce_std(first)) - 1.0) < 0.02
+
+
+def test_draws_larger_than_the_chunk_limit_are_left_to_the_caller(monkeypatch):
+    monkeypatch.setattr(random_chunks, "MAX_ELEMENTS", 100)
+    key = jax.random.PRNGKey(2)
+    assert random_chunks.draw("normal", key, (10, 10), "float32") is not None
+    assert random_chunks.draw("normal", key, (10, 11), "float32") is None  # (the op's own kernel draws it)
+    tf.random.set_seed(3)
+    large = tf.random.normal([10, 11])
+    monkeypatch.setattr(random_chunks, "MAX_ELEMENTS", 1000)
+    tf.random.set_seed(3)
+    np.testing.assert_array_equal(large.numpy(), tf.random.normal([10, 11]).numpy())  # the same values either way
+    host = keras_initial_values.host_initializer(keras.initializers.HeNormal(seed=4))
+    monkeypatch.setattr(random_chunks, "MAX_ELEMENTS", 100)
+    np.testing.assert_array_equal(np.asarray(host((10, 11))), np.asarray(keras.initializers.HeNormal(seed=4)((10, 11))))

@@ -29,6 +29,10 @@ from jax.extend import random as jax_random
 CHUNK = 2**16
 """Elements per call of the small kernel: a draw of n elements takes ceil(n / CHUNK) calls."""
 
+MAX_ELEMENTS = 2**26
+"""The largest draw made from chunks (256 MiB of float32): the chunks, their host copies and the result hold
+it up to three times over, and a larger draw's own compile costs little beside its work."""
+
 LARGE_CHUNK = 2**20
 """Elements per call of the large kernel, which serves draws of at least this size (a call of the small
 kernel costs a dispatch per 65536 values: a third of the time of drawing a large weight)."""
@@ -101,7 +105,8 @@ def draw(kind: str, key: Any, shape: tuple, dtype: Any, a: float = 0.0, b: float
 
     Returns:
       The values, or None where they cannot be drawn so (JAX configured with another PRNG, a key that is
-      not a raw concrete Threefry key, a dtype that is not a float): the caller draws them itself.
+      not a raw concrete Threefry key, a dtype that is not a float, more than `MAX_ELEMENTS`): the caller
+      draws them itself.
     """
     dtype = np.dtype(dtype)
     if kind not in _KINDS or not jnp.issubdtype(dtype, jnp.floating) or not usable():
@@ -110,8 +115,10 @@ def draw(kind: str, key: Any, shape: tuple, dtype: Any, a: float = 0.0, b: float
         return None  # (JAX draws float32 then)
     if isinstance(key, jax.core.Tracer) or getattr(key, "shape", None) != (2,) or key.dtype != np.uint32:
         return None
-    k1, k2 = (int(word) for word in np.asarray(key))
     size = math.prod(shape)
+    if size > MAX_ELEMENTS:
+        return None
+    k1, k2 = (int(word) for word in np.asarray(key))
     chunk_size = LARGE_CHUNK if size >= LARGE_CHUNK else CHUNK
     kernel = _kernel(kind, dtype, chunk_size)
     bounds = (np.asarray(a, dtype), np.asarray(b, dtype))
