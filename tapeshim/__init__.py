@@ -140,6 +140,7 @@ from tapeshim._src.ops.functional_ops import (  # noqa: E402
     scan,
     vectorized_map,
 )
+from tapeshim._src.ops.grad_pass import grad_pass_through  # noqa: E402
 from tapeshim._src.ops.graph_only_ops import hessians  # noqa: E402
 from tapeshim._src.ops.graph_ops import (  # noqa: E402
     control_dependencies,
@@ -279,6 +280,11 @@ from tapeshim._src.ops.set_ops import unique_with_counts  # noqa: E402
 from tapeshim._src.ops.shape_broadcast import (  # noqa: E402
     broadcast_dynamic_shape,
     broadcast_static_shape,
+)
+from tapeshim._src.ops.spatial_batch_ops import (  # noqa: E402
+    batch_to_space,
+    space_to_batch,
+    space_to_batch_nd,
 )
 from tapeshim._src.py_function import py_function  # noqa: E402
 from tapeshim._src.ragged import RaggedTensor  # noqa: E402
@@ -426,6 +432,7 @@ __all__ = [
     "audio",
     "autodiff",
     "autograph",
+    "batch_to_space",
     "bfloat16",
     "bitcast",
     "bitwise",
@@ -489,6 +496,7 @@ __all__ = [
     "gather_nd",
     "get_logger",
     "get_static_value",
+    "grad_pass_through",
     "GradientTape",
     "greater",
     "greater_equal",
@@ -586,6 +594,8 @@ __all__ = [
     "size",
     "slice",
     "sort",
+    "space_to_batch",
+    "space_to_batch_nd",
     "sparse",
     "SparseTensor",
     "split",

@@ -46,11 +46,20 @@ from tapeshim._src.ops.nn_ops import (
 )
 from tapeshim._src.ops.nn_sampled_losses import nce_loss, sampled_softmax_loss
 from tapeshim._src.ops.nn_sparse_ops import embedding_lookup_sparse
+from tapeshim._src.ops.pool_dilation_ops import (
+    dilation2d,
+    erosion2d,
+    local_response_normalization,
+    max_pool_with_argmax,
+)
+from tapeshim._src.ops.pool_dilation_ops import local_response_normalization as lrn
 from tapeshim._src.ops.reduction_ops import l2_normalize, top_k
 from tapeshim._src.ops.reorder_ops import depth_to_space, space_to_depth
 from tapeshim._src.ops.search_ops import in_top_k
+from tapeshim._src.ops.spatial_batch_ops import atrous_conv2d, space_to_batch
 
 __all__ = [
+    "atrous_conv2d",
     "avg_pool",
     "avg_pool1d",
     "avg_pool2d",
@@ -66,21 +75,26 @@ __all__ = [
     "ctc_loss",
     "depth_to_space",
     "depthwise_conv2d",
+    "dilation2d",
     "dropout",
     "elu",
     "embedding_lookup",
     "embedding_lookup_sparse",
+    "erosion2d",
     "fixed_unigram_candidate_sampler",
     "gelu",
     "in_top_k",
     "l2_loss",
     "l2_normalize",
     "leaky_relu",
+    "local_response_normalization",
     "log_softmax",
+    "lrn",
     "max_pool",
     "max_pool1d",
     "max_pool2d",
     "max_pool3d",
+    "max_pool_with_argmax",
     "moments",
     "nce_loss",
     "normalize_moments",
@@ -97,6 +111,7 @@ __all__ = [
     "softmax_cross_entropy_with_logits",
     "softplus",
     "softsign",
+    "space_to_batch",
     "space_to_depth",
     "sparse_softmax_cross_entropy_with_logits",
     "swish",

@@ -77,10 +77,9 @@ def test_rows_are_documented_functions():
 GAPS = sorted(path for path, row in PATHS.items() if row.function is None)
 
 
-@pytest.mark.xfail(strict=True, reason="a gap row of the op table: not implemented yet")
-@pytest.mark.parametrize("path", GAPS)
-def test_gap_rows_are_not_implemented_yet(path):
-    assert _resolve(tapeshim, path) is not None
+def test_gap_rows_are_not_implemented_yet():
+    # a gap row (`table.gap`) names an op not built yet; once it is built, the row becomes a real one
+    assert [path for path in GAPS if _resolve(tapeshim, path) is not None] == []
 
 
 # -- every row has a differential case --------------------------------------------------------------------

@@ -147,11 +147,5 @@ def _main() -> None:
     print(registered.render_markdown(), end="")
 
 
-def _register_gaps() -> None:
-    gap("nn.local_response_normalization", note="optional in the op-surface issue; not built")
-
-
-_register_gaps()
-
 if __name__ == "__main__":
     _main()
