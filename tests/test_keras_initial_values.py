@@ -146,3 +146,51 @@ def test_draws_larger_than_the_chunk_limit_are_left_to_the_caller(monkeypatch):
     host = keras_initial_values.host_initializer(keras.initializers.HeNormal(seed=4))
     monkeypatch.setattr(random_chunks, "MAX_ELEMENTS", 100)
     np.testing.assert_array_equal(np.asarray(host((10, 11))), np.asarray(keras.initializers.HeNormal(seed=4)((10, 11))))
+
+
+def test_einsum_dense_kernels_count_fans_along_its_axes():
+    # EinsumDense gives its kernel initializer the input and output axes: Keras's fans follow them
+    def kernel(namespace, initializer):
+        layer = namespace.layers.EinsumDense(
+            "abc,cde->abde", output_shape=(None, 4, 8), bias_axes="de", kernel_initializer=initializer
+        )
+        layer.build((2, 3, 16))
+        return np.asarray(layer.kernel)
+
+    for make in (lambda: keras.initializers.GlorotUniform(seed=7), lambda: keras.initializers.HeNormal(seed=7)):
+        np.testing.assert_array_equal(kernel(tf.keras, make()), kernel(keras, make()))
+
+
+def test_a_seed_generator_advances_once_where_the_chunks_cannot_draw(monkeypatch):
+    monkeypatch.setattr(random_chunks, "MAX_ELEMENTS", 10)  # jax.random draws it, from the same key
+    ours = keras.initializers.RandomNormal(seed=keras.random.SeedGenerator(8))
+    theirs = keras.initializers.RandomNormal(seed=keras.random.SeedGenerator(8))
+    host = keras_initial_values.host_initializer(ours)
+    for shape in [(4, 5), (2,), (6, 7)]:
+        np.testing.assert_array_equal(np.asarray(host(shape, "float32")), np.asarray(theirs(shape, dtype="float32")))
+
+
+class _StatelessNoise(tf.keras.layers.Layer):
+    def call(self, x):
+        return x + tf.random.stateless_truncated_normal(tf.shape(x), seed=[4, 5])
+
+
+def test_constant_seed_draws_inside_jax_traces_tapeshim_does_not_own():
+    # Keras's shape inference of a custom layer, a user's jax.jit: the draw is a constant, computed now
+    inputs = tf.keras.Input((3,))
+    assert tf.keras.Model(inputs, _StatelessNoise()(inputs)).output_shape == (None, 3)
+    eager = tf.random.stateless_normal((3,), seed=(1, 2))
+    jitted = jax.jit(lambda x: x + jax.numpy.asarray(tf.random.stateless_normal((3,), seed=(1, 2))))
+    np.testing.assert_array_equal(np.asarray(jitted(np.zeros(3, np.float32))), eager.numpy())
+    layer = _StatelessNoise()
+    first, second = layer(tf.zeros((2, 3))), layer(tf.zeros((2, 3)))
+    np.testing.assert_array_equal(first.numpy(), second.numpy())
+
+
+def test_a_positional_name_gets_keras_error():
+    class Legacy(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            self.add_weight("w", (3, 4))
+
+    with pytest.raises(ValueError, match="`name` must be passed as a keyword argument"):
+        Legacy()(tf.zeros((1, 4)))

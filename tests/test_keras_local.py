@@ -16,6 +16,7 @@ from keras_cases import data, set_weights
 import tapeshim as tf
 from oracle import backend_compiles
 from tapeshim import experimental
+from tapeshim._src import background_compile
 
 _compiles = backend_compiles()
 
@@ -309,6 +310,7 @@ def test_each_new_length_of_a_decoding_loop_traces_its_call_once_and_compiles_no
     tokens = rng.normal(size=(1, 12, 8)).astype(np.float32)
     for length in (2, 3):  # each kernel of the call's TF code has run twice
         block(tf.constant(tokens[:, :length]))
+    background_compile.wait()  # (the compiles those second calls submitted)
     before, seen = len(_compiles), len(traces)
     for length in range(4, 10):
         out = block(tf.constant(tokens[:, :length]))

@@ -681,6 +681,8 @@ class BoundTemplate:
             work = self._fixed_work + sum(math.prod(resolve(shape)) for shape in self._sized_shapes)
         except (symbolic_dims.Unresolved, _Unbindable):
             return None
+        if work > interpret_cost.HOST_ELEMENTS:
+            return None  # (its products are counted as it runs)
         return Prepared.of_plan(plan, work, self._in_avals, self._out_tree)
 
 

@@ -35,38 +35,60 @@ def _own_call(initializer: Any, keras_class: type) -> bool:
     return isinstance(initializer, keras_class) and type(initializer).__call__ is keras_class.__call__
 
 
-def _scaled(values: np.ndarray | None, stddev: float, mean: float) -> np.ndarray | None:
-    """`values * stddev + mean` in the values' dtype, as Keras's JAX backend computes it."""
-    if values is None:
-        return None
-    values = values * values.dtype.type(stddev)
-    return values + values.dtype.type(mean) if mean != 0 else values  # (XLA folds `x + 0` to `x`)
+def _sample(kind: str, initializer: Any, shape: tuple, dtype: str, a: float = 0.0, b: float = 1.0) -> Any:
+    """Keras's draw for `initializer`'s seed (its generator advances once): from the chunk kernels, or
+    with `jax.random` itself (a key that is a tracer, a draw past `random_chunks.MAX_ELEMENTS`)."""
+    key = draw_seed(initializer.seed)
+    drawn = random_chunks.draw(kind, key, shape, dtype, a, b)
+    if drawn is not None:
+        return drawn
+    if kind == "uniform":
+        return jax.random.uniform(key, shape, dtype, a, b)
+    if kind == "normal":
+        return jax.random.normal(key, shape, dtype)
+    return jax.random.truncated_normal(key, a, b, shape, dtype)
 
 
-def _random_values(initializer: Any, shape: tuple, dtype: str) -> np.ndarray | None:
+def _scaled(values: Any, stddev: float, mean: float) -> Any:
+    """`values * stddev + mean` in the values' dtype, as Keras's JAX backend computes it (Python numbers
+    are weakly typed there: they take the values' dtype)."""
+    values = values * np.asarray(stddev, values.dtype)
+    return values + np.asarray(mean, values.dtype) if mean != 0 else values  # (XLA folds `x + 0` to `x`)
+
+
+def _numbers(*values: Any) -> bool:
+    """Whether the parameters are Python numbers (weakly typed in Keras's arithmetic, as `_scaled` takes them)."""
+    return all(type(value) in (int, float) for value in values)
+
+
+def _random_values(initializer: Any, shape: tuple, dtype: str) -> Any:
     if _own_call(initializer, keras.initializers.RandomNormal):
-        key = draw_seed(initializer.seed)
-        return _scaled(random_chunks.draw("normal", key, shape, dtype), initializer.stddev, initializer.mean)
+        if not _numbers(initializer.stddev, initializer.mean):
+            return None
+        return _scaled(_sample("normal", initializer, shape, dtype), initializer.stddev, initializer.mean)
     if _own_call(initializer, keras.initializers.TruncatedNormal):
-        key = draw_seed(initializer.seed)
-        drawn = random_chunks.draw("truncated_normal", key, shape, dtype, -2.0, 2.0)
+        if not _numbers(initializer.stddev, initializer.mean):
+            return None
+        drawn = _sample("truncated_normal", initializer, shape, dtype, -2.0, 2.0)
         return _scaled(drawn, initializer.stddev, initializer.mean)
     if _own_call(initializer, keras.initializers.RandomUniform):
-        key = draw_seed(initializer.seed)
-        return random_chunks.draw("uniform", key, shape, dtype, initializer.minval, initializer.maxval)
-    if not _own_call(initializer, keras.initializers.VarianceScaling):
+        if not _numbers(initializer.minval, initializer.maxval):
+            return None
+        return _sample("uniform", initializer, shape, dtype, initializer.minval, initializer.maxval)
+    if not _own_call(initializer, keras.initializers.VarianceScaling) or not _numbers(initializer.scale):
         return None
-    fan_in, fan_out = compute_fans(shape)
+    # (Keras versions with `input_axes`/`output_axes`, which EinsumDense sets, count fans along them)
+    axes = {name: getattr(initializer, name) for name in ("input_axes", "output_axes") if hasattr(initializer, name)}
+    fan_in, fan_out = compute_fans(shape, **axes)
     fans = {"fan_in": fan_in, "fan_out": fan_out}.get(initializer.mode, (fan_in + fan_out) / 2.0)
     scale = initializer.scale / max(1.0, fans)
-    key = draw_seed(initializer.seed)
     if initializer.distribution == "truncated_normal":
-        drawn = random_chunks.draw("truncated_normal", key, shape, dtype, -2.0, 2.0)
+        drawn = _sample("truncated_normal", initializer, shape, dtype, -2.0, 2.0)
         return _scaled(drawn, math.sqrt(scale) / _TRUNCATED_STDDEV, 0.0)
     if initializer.distribution == "untruncated_normal":
-        return _scaled(random_chunks.draw("normal", key, shape, dtype), math.sqrt(scale), 0.0)
+        return _scaled(_sample("normal", initializer, shape, dtype), math.sqrt(scale), 0.0)
     limit = math.sqrt(3.0 * scale)
-    return random_chunks.draw("uniform", key, shape, dtype, -limit, limit)
+    return _sample("uniform", initializer, shape, dtype, -limit, limit)
 
 
 def _random_drawable(initializer: Any) -> bool:
@@ -108,6 +130,8 @@ class HostInitializer:
             values = np.full(dims, fill, dtype_name) if fill is not None else None
             if values is None:
                 values = _random_values(self.initializer, dims, dtype_name)
+            if isinstance(values, jax.Array):  # (drawn by `jax.random` itself)
+                return values
             if values is not None:  # (`device_put`: Keras's `jnp.asarray` of NumPy compiles per shape)
                 return jax.device_put(np.asarray(values))  # (a 0-d result of NumPy arithmetic is a scalar)
         return self.initializer(shape, dtype=dtype)
@@ -131,8 +155,8 @@ def host_initializer(initializer: Any) -> Any:
 def add_weight_arguments(args: tuple, kwargs: dict, variable_dtype: str) -> tuple[tuple, dict]:
     """`Layer.add_weight`'s arguments with its initializer (given, or Keras's default for the dtype) made a
     `host_initializer`. Positional `(shape, initializer, dtype)` are Keras's legacy order."""
-    if len(args) > 1 and "initializer" in kwargs:
-        return args, kwargs  # (Keras raises for the duplicate)
+    if (len(args) > 1 and "initializer" in kwargs) or (args and isinstance(args[0], str)) or len(args) > 3:
+        return args, kwargs  # (Keras raises for these: a duplicate initializer, a positional name)
     positional, kwargs = list(args), dict(kwargs)
     given = positional[1] if len(positional) > 1 else kwargs.get("initializer")
     if given is None:

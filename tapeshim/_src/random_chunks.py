@@ -9,7 +9,7 @@ chunks whose counters start at `0, CHUNK, 2 * CHUNK, ...`; each chunk comes from
 once per distribution and dtype, its key carrying the chunk's first counter. The chunks use a PRNG
 implementation (`jax.extend.random.define_prng_impl`) whose bits are Threefry's at counters from that
 offset, and `jax.random`'s own transforms (uniform, normal, truncated normal) map them to floats, so
-every value is `jax.random`'s for the whole shape, bit for bit (`tests/test_random_chunks.py`).
+every value is `jax.random`'s for the whole shape, bit for bit (`tests/test_keras_initial_values.py`).
 
 Where JAX is configured otherwise (the legacy non-partitionable Threefry, another default PRNG),
 `draw` returns None and the caller draws as before.
@@ -122,9 +122,10 @@ def draw(kind: str, key: Any, shape: tuple, dtype: Any, a: float = 0.0, b: float
     chunk_size = LARGE_CHUNK if size >= LARGE_CHUNK else CHUNK
     kernel = _kernel(kind, dtype, chunk_size)
     bounds = (np.asarray(a, dtype), np.asarray(b, dtype))
-    chunks = [  # (all dispatched before the first is read: the calls overlap)
-        kernel(np.array([k1, k2, offset >> 32, offset & 0xFFFFFFFF], np.uint32), *bounds)
-        for offset in range(0, size, chunk_size)
-    ]
+    with jax.ensure_compile_time_eval():  # (computed now, also while JAX traces the caller: a constant seed)
+        chunks = [  # (all dispatched before the first is read: the calls overlap)
+            kernel(np.array([k1, k2, offset >> 32, offset & 0xFFFFFFFF], np.uint32), *bounds)
+            for offset in range(0, size, chunk_size)
+        ]
     values = np.concatenate([np.asarray(chunk) for chunk in chunks])[:size] if chunks else np.zeros((0,), dtype)
     return values.reshape(shape)
