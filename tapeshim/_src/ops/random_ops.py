@@ -137,8 +137,11 @@ _shuffle_op = OpDef(
 )  # TF returns a scalar unchanged
 
 
-_CHUNKED = {"RandomStandardNormal": ("normal", 0.0, 1.0), "TruncatedNormal": ("truncated_normal", -2.0, 2.0)}
-_CHUNKED["RandomUniform"] = ("uniform", 0.0, 1.0)
+_CHUNKED = {  # TF's op -> `random_chunks.draw`'s distribution and bounds
+    "RandomStandardNormal": ("normal", 0.0, 1.0),
+    "TruncatedNormal": ("truncated_normal", -2.0, 2.0),
+    "RandomUniform": ("uniform", 0.0, 1.0),
+}
 
 
 def _draw(op: OpDef, key: Tensor, dims: tuple, dtype: dtypes.DType) -> Tensor:
