@@ -700,3 +700,58 @@ def test_grad_fn_reading_a_value_in_python_raises_a_clear_error():
         loss = tf.reduce_sum(read(x))
     with pytest.raises(NotImplementedError, match="grad_fn handed a tensor's value to Python"):
         tape.gradient(loss, x)
+
+
+def test_grad_fn_returning_none_for_a_variable_leaves_it_unconnected():
+    # TF: a variable whose grad_fn gradient is None gets None from the tape (unless another path reaches it),
+    # eagerly (first and later calls: traced, then run lazily), persistent tapes, in a function, in a layer.
+    def body(tf):
+        v, w = tf.Variable(2.0), tf.Variable([5.0, 6.0])
+        x = tf.constant([3.0, 4.0])
+
+        @tf.custom_gradient
+        def f(x):
+            y = x * v * w
+
+            def grad(dy, variables):
+                return dy * v, [None, dy * 7.0]
+
+            return y, grad
+
+        results = []
+        for _ in range(3):
+            with tf.GradientTape(persistent=True) as tape:
+                tape.watch(x)
+                y = f(x)
+                z = y + v
+            results += [tape.gradient(y, [x, v, w]), tape.gradient(z, [x, v, w])]
+
+        @tf.function
+        def in_function():
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = f(x)
+            return tape.gradient(y, [x, v, w])
+
+        class Scaled(tf.Module):
+            def __init__(self):
+                self.kernel = tf.Variable([1.5, -0.5])
+                self.bias = tf.Variable(0.25)
+
+            def __call__(self, x):
+                @tf.custom_gradient
+                def scaled(x):
+                    def grad(dy, variables):
+                        return dy * self.kernel, [dy * x, None]
+
+                    return x * self.kernel + self.bias, grad
+
+                return scaled(x)
+
+        layer = Scaled()
+        with tf.GradientTape() as tape:
+            out = tf.reduce_sum(layer(x) ** 2)
+        results.append(tape.gradient(out, layer.trainable_variables))
+        return results, in_function(), in_function()
+
+    check(body)

@@ -31,15 +31,15 @@ def test_grad_pass_through_two_arguments_and_outputs():
 
 
 def test_grad_pass_through_reading_a_variable():
-    # (TF's gradient for the variable is None; tapeshim's tf.custom_gradient gives zeros there, a divergence of
-    # custom_gradient itself, so only the argument's gradient is compared.)
+    # (the variable's gradient is None, as TF's; through another path it is that path's)
     def body(tf):
         x = tf.constant([1.5, -2.0, 0.25])
         v = tf.Variable(2.0)
-        with tf.GradientTape() as tape:
+        with tf.GradientTape(persistent=True) as tape:
             tape.watch(x)
             y = tf.grad_pass_through(lambda z: tf.round(z * v))(x)
-        return y, tape.gradient(y, x)
+            also = y * v
+        return y, tape.gradient(y, [x, v]), tape.gradient(also, [x, v])
 
     check(body)
 

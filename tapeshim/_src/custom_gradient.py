@@ -137,8 +137,9 @@ def _input_gradient(grad: Any, value: jax.Array, position: int) -> jax.Array:
     return jnp.broadcast_to(array, value.shape).astype(value.dtype)
 
 
-def _none_gradients(grad_fn: Callable, outputs: list, n_args: int, uses_variables: bool) -> set[int]:
-    """The argument positions for which `grad_fn` returns None (probed on abstract values).
+def _none_gradients(grad_fn: Callable, outputs: list, n_args: int, watched: Sequence[Variable]) -> set[int]:
+    """Where `grad_fn` returns None (probed on ones as upstreams): argument positions, and `n_args + j`
+    for the `j`-th of the `watched` variables.
 
     A `grad_fn` that fails here is left to fail at `gradient` time, where TF raises too; outputs
     whose shapes are symbolic (Keras's shape inference) are not probed.
@@ -146,15 +147,19 @@ def _none_gradients(grad_fn: Callable, outputs: list, n_args: int, uses_variable
     try:
         upstream = _wrap([jnp.ones(o.shape, o.dtype) for o in outputs])  # fails for a Keras symbolic batch
         with StatelessScope():
-            grads = grad_fn(*upstream, variables=[]) if uses_variables else grad_fn(*upstream)
-        if uses_variables:
+            grads = grad_fn(*upstream, variables=list(watched)) if watched else grad_fn(*upstream)
+        variable_grads = list(grads[1]) if watched else []
+        if watched:
             grads = grads[0]
     except Exception:  # noqa: BLE001 - reported when the gradient is computed
         return set()
     grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
     if len(grads) != n_args:
         return set()
-    return {i for i, g in enumerate(grads) if g is None}
+    nones = {i for i, g in enumerate(grads) if g is None}
+    if len(variable_grads) == len(watched):
+        nones.update(n_args + j for j, g in enumerate(variable_grads) if g is None)
+    return nones
 
 
 _LEAVES_JAX = (
@@ -480,7 +485,7 @@ class _CustomGradientCall:
             key = (key, tuple((t._shape, t._dtype) for t in self.inputs))
         none_grads = _probed.get(key) if key is not None else None
         if none_grads is None:  # grad_fn's None pattern: the same for calls computing the same thing
-            none_grads = _none_gradients(grad_fn, outs, len(self.args), bool(self.collector.watched))
+            none_grads = _none_gradients(grad_fn, outs, len(self.args), list(self.collector.watched.values()))
             if key is not None:
                 if len(_probed) >= _PROBED_SIZE:
                     _probed.clear()
@@ -542,7 +547,7 @@ class _CustomGradientCall:
         self.collector = run
         self.computed = [t.value for t in outs]
         self.result, self.grad_fn = nest.pack_sequence_as(result, outs), grad_fn
-        self.none_grads = _none_gradients(grad_fn, self.computed, len(self.args), bool(run.watched))
+        self.none_grads = _none_gradients(grad_fn, self.computed, len(self.args), list(run.watched.values()))
         return self.computed
 
     def _run_on_values(self, probe_none: bool) -> list:
@@ -553,7 +558,9 @@ class _CustomGradientCall:
         outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
         self.result, self.grad_fn = result, grad_fn
         self.none_grads = (
-            _none_gradients(grad_fn, outs, len(self.args), bool(self.collector.watched)) if probe_none else set()
+            _none_gradients(grad_fn, outs, len(self.args), list(self.collector.watched.values()))
+            if probe_none
+            else set()
         )
         return outs
 
@@ -676,7 +683,10 @@ def _call_inputs(call: _CustomGradientCall) -> tuple[Tensor, ...]:
     An input whose gradient grad_fn returns as None reaches the op through stop_gradient, so
     tapes see it as unconnected (None), as TF does.
     """
+    n_args = len(call.args)
+    unconnected = {id(v) for j, v in enumerate(call.watched) if n_args + j in call.none_grads}
     reads = [_read_before_call(call, v) for v in call.variables]
+    reads = [math_ops.stop_gradient(t) if id(v) in unconnected else t for v, t in zip(call.variables, reads)]
     inputs = [math_ops.stop_gradient(t) if p in call.none_grads else t for p, t in zip(call.positions, call.inputs)]
     return tuple(inputs) + tuple(reads) + tuple(call.keys)
 

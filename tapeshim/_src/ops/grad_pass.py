@@ -14,7 +14,6 @@ from tapeshim._src.ops import table
     "grad_pass_through",
     gradient="custom",
     dtypes=table.ANY,
-    note="variables f reads get zero gradients, not None (as tf.custom_gradient here)",
 )
 def grad_pass_through(f: Callable[..., Any]) -> Callable[..., Any]:
     """Wraps `f` so that it returns `f(*x)` and differentiates as the identity, as `tf.grad_pass_through`.
