@@ -14,7 +14,6 @@ import pickle
 import socket
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +24,7 @@ import pytest
 _HERE = Path(__file__).parent
 
 
-def _run_children() -> dict:
-    directory = tempfile.mkdtemp(prefix="distribute_")
+def _run_children(directory: Path) -> dict:
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0"}
     env.pop("XLA_FLAGS", None)
     env.pop("TF_CONFIG", None)
@@ -53,8 +51,8 @@ def _run_children() -> dict:
 
 
 @pytest.fixture(scope="module")
-def results() -> dict:
-    return _run_children()
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return _run_children(tmp_path_factory.mktemp("distribute_"))
 
 
 def _free_port() -> int:
@@ -64,9 +62,9 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def workers() -> list:
+def workers(tmp_path_factory: pytest.TempPathFactory) -> list:
     """Two MultiWorkerMirroredStrategy processes x 4 CPU devices on loopback (TF_CONFIG, jax.distributed)."""
-    directory = tempfile.mkdtemp(prefix="distribute_workers_")
+    directory = tmp_path_factory.mktemp("distribute_workers_")
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
     ports = [str(_free_port()), str(_free_port())]
     children = []
