@@ -723,12 +723,13 @@ def train_on_batch_values(tf):
 
 
 def all_cases() -> dict[str, Any]:
-    """These cases and those of keras_custom_fit_cases.py and keras_decoding_cases.py (imported here, as those
-    modules import this one)."""
+    """These cases and those of keras_custom_fit_cases.py, keras_decoding_cases.py and keras_eager_cases.py
+    (imported here, as those modules import this one)."""
     from keras_custom_fit_cases import FIT_CASES
     from keras_decoding_cases import DECODING_CASES
+    from keras_eager_cases import EAGER_CASES
 
-    return {**CASES, **FIT_CASES, **DECODING_CASES}
+    return {**CASES, **FIT_CASES, **DECODING_CASES, **EAGER_CASES}
 
 
 def main(out_path: str) -> None:

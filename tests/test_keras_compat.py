@@ -99,6 +99,16 @@ class _NoTraining(keras.layers.Layer):
         return inputs
 
 
+def test_input_conversion():
+    layer = keras.layers.Dense(2)
+    assert keras_compat.input_conversion(layer) == (True, False)
+    keras_compat.set_input_conversion(layer, False, True)
+    assert keras_compat.input_conversion(layer) == (False, True)
+    with pytest.raises(ValueError, match="positional"):  # (what the attributes turn off, restored)
+        keras_compat.set_input_conversion(layer, True, False)
+        layer(jnp.ones((1, 3), jnp.float32), "not a tensor")
+
+
 def test_trainer_attributes():
     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])  # Keras's own `losses` reads the override
     model.compile(optimizer="sgd", loss="mse")

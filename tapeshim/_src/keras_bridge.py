@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import jax
 import numpy as np
 
-from tapeshim._src import checkpoint, dtypes, registry, runtime_checks
+from tapeshim._src import checkpoint, dtypes, keras_eager_calls, registry, runtime_checks
 from tapeshim._src.custom_gradient import _VariableCollector
 from tapeshim._src.keras_compat import (
     direct_assign,
@@ -152,37 +152,12 @@ def _convert_keras_variable(value: Any, dtype: Any = None, name: Any = None, as_
 register_tensor_conversion_function(keras.Variable, _convert_keras_variable)
 register_variable_adapter(keras.Variable, view_of)
 
-_OPERATORS = (
-    "__abs__",
-    "__add__",
-    "__and__",
-    "__floordiv__",
-    "__ge__",
-    "__getitem__",
-    "__gt__",
-    "__invert__",
-    "__le__",
-    "__lt__",
-    "__matmul__",
-    "__mod__",
-    "__mul__",
-    "__neg__",
-    "__or__",
-    "__pos__",
-    "__pow__",
-    "__radd__",
-    "__rand__",
-    "__rfloordiv__",
-    "__rmatmul__",
-    "__rmod__",
-    "__rmul__",
-    "__ror__",
-    "__rpow__",
-    "__rsub__",
-    "__rtruediv__",
-    "__sub__",
-    "__truediv__",
-    "__xor__",
+_OPERATORS = tuple(
+    (
+        "__abs__ __add__ __and__ __floordiv__ __ge__ __getitem__ __gt__ __invert__ __le__ __lt__ __matmul__ "
+        "__mod__ __mul__ __neg__ __or__ __pos__ __pow__ __radd__ __rand__ __rfloordiv__ __rmatmul__ __rmod__ "
+        "__rmul__ __ror__ __rpow__ __rsub__ __rtruediv__ __sub__ __truediv__ __xor__"
+    ).split()
 )
 
 
@@ -526,6 +501,7 @@ def stateful_call(
     result, added_losses = jax.tree_util.tree_unflatten(program.out_tree, results)
     if label == "call":
         _added_losses[owner] = added_losses
+        keras_eager_calls.note_losses(added_losses)  # (inside an op-by-op call: its losses too)
     return result
 
 
@@ -614,6 +590,8 @@ def _jax_outputs(call: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(call)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if keras_eager_calls.calls_own_code(self):  # run op by op: tapeshim tensors in and out
+            return call(self, *args, **kwargs)
         if users_code:
             saved, _thread_state.fold_constants = _thread_state.fold_constants, True
             try:
@@ -702,6 +680,9 @@ class TapeLayerMixin(_LayerBase):
 
     def add_loss(self, loss: Any) -> None:
         """Keras's `add_loss`, also for losses computed with tapeshim ops (`self.add_loss(tf.reduce_sum(x))`)."""
+        if keras_eager_calls.calls_own_code(self):  # an op-by-op call: the loss stays on the tapes
+            keras_eager_calls.note_losses(jax.tree_util.tree_leaves(loss, is_leaf=_is_tensor_like))
+            return
         super().add_loss(jax.tree_util.tree_map(_to_jax, loss, is_leaf=_is_tensor_like))
 
     def _post_build(self) -> None:
@@ -718,8 +699,22 @@ class TapeLayerMixin(_LayerBase):
             return super().__call__(*args, **kwargs)
         if computed_with_tf(self):
             return call_on_values(super().__call__, args, kwargs)
+        # (a layer whose own `call` is user code: Keras's Sequential and Functional infer shapes symbolically,
+        # where TF fails too)
+        may_run_op_by_op = keras_eager_calls.allowed(inside_keras()) and getattr(
+            type(self).call, "_tapeshim_jax_outputs", False
+        )
         if not self.built:
-            _build(self, args, kwargs)
+            try:
+                _build(self, args, kwargs)
+            except keras_eager_calls.VALUE_ASKED:
+                if not may_run_op_by_op:
+                    raise
+                keras_eager_calls.mark(self)  # (built by Keras's eager call, as TF's)
+        if may_run_op_by_op and keras_eager_calls.runs_op_by_op(self):
+            result, _added_losses[self] = keras_eager_calls.call_op_by_op(self, super().__call__, args, kwargs)
+            apply_pending_restore(self)
+            return result
         if not has_programs(self):
             note_created_trainable(self)
         if has_dependent_outputs(self):  # Grad-CAM's `Model(inputs, [conv.output, model.output])`
@@ -735,7 +730,14 @@ class TapeLayerMixin(_LayerBase):
         if lookup is not None:  # an Embedding's rows gathered on the tape: its gradient is IndexedSlices
             call, call_args, states = lookup
             return stateful_call(self, "call", call, call_args, kwargs, variables, states=states)
-        return stateful_call(self, "call", keras_call, args, kwargs, variables)
+        try:
+            return stateful_call(self, "call", keras_call, args, kwargs, variables)
+        except keras_eager_calls.VALUE_ASKED:
+            if not may_run_op_by_op:
+                raise
+        keras_eager_calls.mark(self)  # its Python asked for a value: run it as TF's eager Keras does
+        result, _added_losses[self] = keras_eager_calls.call_op_by_op(self, keras_call, args, kwargs)
+        return result
 
     @property
     def losses(self) -> list:

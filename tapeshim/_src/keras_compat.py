@@ -268,6 +268,24 @@ def call_context_arguments(operation: Any) -> Any:
     return getattr(operation, "_call_context_args", ())
 
 
+def input_conversion(layer: Any) -> tuple[bool, bool]:
+    """Whether the layer's `__call__` converts its tensor arguments to backend arrays (casting floats to the
+    compute dtype), and whether it takes other values as positional arguments.
+
+    From keras/src/layers/layer.py (`Layer._convert_input_args`, `Layer._allow_non_tensor_positional_args`).
+    """
+    return bool(layer._convert_input_args), bool(layer._allow_non_tensor_positional_args)
+
+
+def set_input_conversion(layer: Any, convert: bool, allow_non_tensors: bool) -> None:
+    """Sets what `input_conversion` reads (plain attributes: Keras does not track them).
+
+    From keras/src/layers/layer.py (`Layer._convert_input_args`, `Layer._allow_non_tensor_positional_args`).
+    """
+    object.__setattr__(layer, "_convert_input_args", convert)
+    object.__setattr__(layer, "_allow_non_tensor_positional_args", allow_non_tensors)
+
+
 # -- hooks: private methods Keras calls, which tapeshim's classes override ----------------------------
 # (the Keras class, the hook's name, the Keras file that defines it); the overriding methods are in
 # keras_bridge.py (TapeLayerMixin), keras_models.py (TrainingMixin) and keras_optimizers.py (TapeOptimizerMixin).

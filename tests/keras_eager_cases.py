@@ -1,0 +1,114 @@
+"""Keras cases for layer calls whose Python asks for a tensor's value, compared with TF's Keras as keras_cases.py's.
+
+TF's eager Keras runs a custom layer's `call` op by op, so `if tf.reduce_sum(y) > 0:` or `float(t)` work
+there; tapeshim runs such a call op by op too. Each body is a function of the module (`tf`);
+keras_cases.py's `main` runs them with TF's Keras in the child process, and tests/test_keras.py runs
+them with tapeshim. `EAGER_CASES` maps a name to its body.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from keras_cases import set_weights  # noqa: E402
+
+EAGER_CASES: dict[str, Any] = {}
+
+
+def case(fn: Any) -> Any:
+    EAGER_CASES[fn.__name__] = fn
+    return fn
+
+
+def _inputs(tf: Any) -> Any:
+    return tf.constant(np.arange(12, dtype=np.float32).reshape(3, 4) / 4.0 - 1.0)
+
+
+def _gate(tf: Any) -> Any:
+    class Gate(tf.keras.layers.Layer):
+        def build(self, input_shape: Any) -> None:
+            self.kernel = self.add_weight(shape=(input_shape[-1], 3), initializer="glorot_uniform")
+
+        def call(self, x: Any) -> Any:
+            y = tf.matmul(x, self.kernel)
+            if tf.reduce_sum(y) > 0:  # a Python `if` on a tensor's value
+                return y * 2.0
+            return -y
+
+    return Gate()
+
+
+@case
+def python_if_on_a_value_in_a_custom_layer(tf):
+    layer = _gate(tf)
+    x = _inputs(tf)
+    first, second = layer(x), layer(-x)
+    set_weights(layer, 3)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        out = tf.reduce_sum(layer(x) ** 2)
+    return {
+        "outputs": [first.shape.as_list(), second.shape.as_list(), layer(x), layer(-x)],
+        "gradients": tape.gradient(out, layer.trainable_variables + [x]),
+    }
+
+
+@case
+def python_control_flow_in_a_subclassed_model(tf):
+    class Model(tf.keras.Model):
+        def __init__(self) -> None:
+            super().__init__()
+            self.hidden = tf.keras.layers.Dense(5, activation="relu")
+            self.dropout = tf.keras.layers.Dropout(0.5)
+            self.out = tf.keras.layers.Dense(2)
+
+        def call(self, x: Any, training: Any = None) -> Any:
+            h = self.hidden(x)
+            steps = int(tf.reduce_sum(tf.cast(h > 0.5, tf.int32)))  # a Python number from a value
+            for _ in range(min(steps, 3)):
+                h = h * 0.5
+            self.add_loss(0.01 * tf.reduce_sum(h))
+            if float(tf.reduce_mean(h)) > 10.0:
+                h = self.dropout(h, training=training)
+            return self.out(h)
+
+    model = Model()
+    x = _inputs(tf)
+    model(x)
+    set_weights(model, 5)
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    losses = []
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(x, training=True) ** 2) + tf.add_n(model.losses)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        losses.append(loss)
+    return {"losses": losses, "weights": model.get_weights(), "model_losses": model.losses, "out": model(x)}
+
+
+@case
+def python_if_on_a_value_in_a_function_or_a_sequential_raises(tf):
+    def raised(fn: Any) -> Any:
+        try:
+            fn()
+        except tf.errors.OperatorNotAllowedInGraphError:
+            return "OperatorNotAllowedInGraphError"
+        except Exception as exc:  # noqa: BLE001 - the class is the comparison
+            return type(exc).__name__
+        return None
+
+    x = _inputs(tf)
+    layer = _gate(tf)
+    layer(x)
+    set_weights(layer, 7)
+    return {
+        "function": raised(lambda: tf.function(lambda v: layer(v))(x)),
+        "sequential": raised(lambda: tf.keras.Sequential([_gate(tf)])(x)),
+        "eager after": layer(x),
+    }
