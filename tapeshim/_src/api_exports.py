@@ -125,6 +125,7 @@ NAMESPACES: dict[str, Namespace] = {
                 "image io linalg lookup math nest nn ragged random saved_model sets signal sparse strings summary tpu "
                 "train types version",
             ),
+            **_names("tapeshim", "profiler test"),
             **_names("tapeshim._src.control_flow", "case cond switch_case while_loop"),
             **_names("tapeshim._src.custom_gradient", "custom_gradient"),
             **_names("tapeshim._src.tf_logging", "get_logger"),
@@ -520,6 +521,35 @@ NAMESPACES: dict[str, Namespace] = {
         doc="`tf.nn`: re-exports from the op table (`tapeshim/_src/ops/table.py`).",
         exports={},
     ),
+    "tapeshim.profiler": Namespace(
+        doc="`tf.profiler`: TF 2's profiler API (`experimental`), on `jax.profiler`.",
+        exports={
+            **_names("tapeshim.profiler", "experimental"),
+        },
+        table=False,
+    ),
+    "tapeshim.profiler.experimental": Namespace(
+        doc="`tf.profiler.experimental`: profile the process into a TensorBoard log directory (`jax.profiler`).",
+        exports={
+            **_names("tapeshim._src.profiler", "Profile ProfilerOptions Trace start stop"),
+            **_names("tapeshim.profiler.experimental", "client server"),
+        },
+        table=False,
+    ),
+    "tapeshim.profiler.experimental.client": Namespace(
+        doc="`tf.profiler.experimental.client`: ask profiler servers for traces (needs the `xprof` package).",
+        exports={
+            **_names("tapeshim._src.profiler", "monitor trace"),
+        },
+        table=False,
+    ),
+    "tapeshim.profiler.experimental.server": Namespace(
+        doc="`tf.profiler.experimental.server`: a profiler server that TensorBoard can sample.",
+        exports={
+            "start": "tapeshim._src.profiler:start_server",
+        },
+        table=False,
+    ),
     "tapeshim.ragged": Namespace(
         doc="`tf.ragged`: ragged tensors (rows of different lengths).",
         exports={
@@ -596,6 +626,28 @@ NAMESPACES: dict[str, Namespace] = {
         exports={
             **_names("tapeshim._src.summary_ops", "get_step set_step summary_scope write_raw_pb"),
         },
+    ),
+    "tapeshim.test": Namespace(
+        doc="`tf.test`: `TestCase` and the helpers of TF 2 test suites (`tapeshim/_src/tf_test_case.py`).",
+        exports={
+            **_names("tapeshim._src.tf_test_case", "TestCase"),
+            **_names("tapeshim._src.gradient_checker", "compute_gradient"),
+            **_names(
+                "tapeshim._src.tf_test_platform",
+                "Benchmark disable_with_predicate gpu_device_name is_built_with_cuda is_built_with_gpu_support "
+                "is_built_with_rocm is_built_with_xla is_cpu_target_available is_gpu_available main "
+                "with_eager_op_as_function",
+            ),
+            **_names("tapeshim.test", "experimental"),
+        },
+        table=False,
+    ),
+    "tapeshim.test.experimental": Namespace(
+        doc="`tf.test.experimental`.",
+        exports={
+            **_names("tapeshim._src.tf_test_platform", "sync_devices"),
+        },
+        table=False,
     ),
     "tapeshim.tpu": Namespace(
         doc="`tf.tpu`: TPU set-up calls that TPU programs make before `TPUStrategy` (JAX finds TPUs itself).",
