@@ -404,6 +404,31 @@ def test_py_function_executes_every_call(capfd):
     guide_cell(body, capfd)
 
 
+def test_py_function_runs_every_call_with_its_results_unused(capfd):
+    # TF's py_function and numpy_function are stateful ops: they run on every call of a function, in program
+    # order, whether or not anything uses their results (Tout=[]), also inside tf.cond branches and loops
+    def body(tf):
+        calls = []
+
+        @tf.function
+        def step(x):
+            # (first: one with results runs at the trace, before the first call's others, where TF runs it in
+            # program order)
+            tf.numpy_function(lambda v: calls.append(("numpy", float(v))) or v, [x], tf.float32)
+            tf.py_function(lambda v: calls.append(("none", float(v))), [x], [])
+            tf.py_function(lambda v: v * 10.0, [x], tf.float32)  # (an unused result)
+            if x > 1.0:
+                tf.py_function(lambda v: calls.append(("branch", float(v))), [x], [])
+            for i in tf.range(2):
+                tf.py_function(lambda v, j: calls.append(("loop", float(v), int(j))), [x, i], [])
+            return x + 1.0
+
+        results = [step(tf.constant(float(i))) for i in range(3)]
+        return results, calls
+
+    guide_cell(body, capfd)
+
+
 @pytest.mark.parametrize("tout", ["float32", "int64", "pair"])
 def test_py_function_outputs(tout, capfd):
     def body(tf):

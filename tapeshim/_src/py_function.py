@@ -2,10 +2,14 @@
 
 Outside a function, `py_function(func, inp, Tout)` calls `func` on the tensors
 and casts its results to `Tout`. Inside a trace it records one op that calls
-`func` on the host (`jax.pure_callback`) every time the compiled function runs.
+`func` on the host (`io_callback`, an effect: its results used or not) every time the
+compiled function runs.
 The results' shapes must be known to compile the program, so the trace runs
 `func` once on the trace-time values; that run's results serve the call being
-traced, so each call still runs `func` once, as TF does.
+traced, so each call still runs `func` once, as TF does. A `func` without
+results (`Tout=[]`) does not run at the trace: it runs only where the program
+reaches it (a `tf.cond` branch taken), as TF's. One with results inside a branch
+runs at the trace even when the first call does not take that branch.
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ import functools
 from typing import Any, Callable, Sequence
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.experimental import io_callback
 
 from tapeshim._src import dtypes, errors, nest, registry, replay
 from tapeshim._src.function_trace import init_scope
 from tapeshim._src.node import OpKey
+from tapeshim._src.ops import logging_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -44,6 +51,10 @@ class _HostCall:
 
     def __init__(self, func: Callable[..., Any], tout: Any, inputs: Sequence[Tensor], name: str) -> None:
         self._func, self._tout, self._name = func, tout, name
+        if isinstance(tout, (list, tuple)) and not tout:  # no results: no shapes to learn, nothing runs now
+            self._first: tuple[list[np.ndarray], list[np.ndarray]] | None = None
+            self.avals: tuple = ()
+            return
         # Peeked, not forced: a computed input given a value would become a constant of the trace,
         # and every later call would see the first call's value.
         from tapeshim._src import function_host_inputs  # import cycle: function_host_inputs -> dataset -> here
@@ -52,7 +63,7 @@ class _HostCall:
             values = [np.asarray(v) for v in replay.peek(inputs)]
         with init_scope():
             outputs = [np.asarray(t.value) for t in self._eager(values)]
-        self._first: tuple[list[np.ndarray], list[np.ndarray]] | None = (values, outputs)
+        self._first = (values, outputs)
         self.avals = tuple((tuple(o.shape), dtypes.from_numpy(o.dtype)) for o in outputs)
 
     def _eager(self, values: Sequence[np.ndarray]) -> list[Tensor]:
@@ -110,11 +121,17 @@ def py_function(
     else:
         host = _HostCall(func, Tout, inputs, what)
         structs = tuple(jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in host.avals)
+        ordered = logging_ops.ordered_effects()
 
         def callback(*arrays: jax.Array) -> tuple:
-            return tuple(jax.pure_callback(host, structs, *arrays))
+            # An effect, as TF's stateful op: it runs on every call, its results used or not, in program order
+            # with the other effects (tf.print); the last output is the effect's token.
+            results = io_callback(host, structs, *arrays, ordered=ordered)
+            return (*results, jnp.zeros((), jnp.int32))
 
-        outputs = list(registry.record(callback, OpKey("EagerPyFunc", id(host)), tuple(inputs), host.avals, []))
+        avals = (*host.avals, ((), dtypes.int32))
+        *outputs, token = registry.record(callback, OpKey("EagerPyFunc", id(host)), tuple(inputs), avals, [])
+        _thread_state.trace.effects.append(token)
     if not isinstance(Tout, (list, tuple)):
         return outputs[0]
     return outputs

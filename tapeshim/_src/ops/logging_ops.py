@@ -113,7 +113,7 @@ def _write(stream: TextIO, text: str) -> None:
     stream.flush()
 
 
-def _ordered() -> bool:
+def ordered_effects() -> bool:
     """Whether a traced print is an ordered effect: JAX refuses them in a program over several devices, where
     each replica prints in no fixed order between replicas (as TF's MirroredStrategy)."""
     replica = distribute_context.current_replica_context()
@@ -163,12 +163,12 @@ def print_v2(
         if any(isinstance(v, jax.core.Tracer) for v in values):
             # Inside a JAX trace that is not a function's (a custom gradient's grad_fn, which TF runs eagerly at
             # the gradient, traced into the gradient program): it prints when the program runs.
-            jax.debug.callback(emit, *values, ordered=_ordered())
+            jax.debug.callback(emit, *values, ordered=ordered_effects())
         else:
             emit(*values)
         return
 
-    ordered = _ordered()  # (where the print is recorded: its replica context)
+    ordered = ordered_effects()  # (where the print is recorded: its replica context)
 
     def effect(*arrays: jax.Array) -> jax.Array:
         jax.debug.callback(emit, *arrays, ordered=ordered)
