@@ -19,7 +19,9 @@ from tapeshim._src.ops.conv_ops import (
     max_pool2d,
     max_pool3d,
 )
+from tapeshim._src.ops.ctc_decoders import ctc_beam_search_decoder, ctc_greedy_decoder, ctc_unique_labels
 from tapeshim._src.ops.ctc_ops import ctc_loss
+from tapeshim._src.ops.fractional_pool_ops import fractional_avg_pool, fractional_max_pool
 from tapeshim._src.ops.math_ops import sigmoid, softplus, softsign, tanh
 from tapeshim._src.ops.nn_moments_conv import normalize_moments, separable_conv2d, weighted_moments
 from tapeshim._src.ops.nn_ops import (
@@ -72,7 +74,10 @@ __all__ = [
     "conv2d_transpose",
     "conv3d",
     "convolution",
+    "ctc_beam_search_decoder",
+    "ctc_greedy_decoder",
     "ctc_loss",
+    "ctc_unique_labels",
     "depth_to_space",
     "depthwise_conv2d",
     "dilation2d",
@@ -82,6 +87,8 @@ __all__ = [
     "embedding_lookup_sparse",
     "erosion2d",
     "fixed_unigram_candidate_sampler",
+    "fractional_avg_pool",
+    "fractional_max_pool",
     "gelu",
     "in_top_k",
     "l2_loss",
