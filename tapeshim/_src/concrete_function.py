@@ -10,15 +10,26 @@ import jax
 import jax.extend.core
 import numpy as np
 
-from tapeshim._src import control_flow, errors, function_outputs, nest, registry, replay, runtime_checks
+from tapeshim._src import (
+    control_flow,
+    errors,
+    function_binding,
+    function_outputs,
+    nest,
+    registry,
+    replay,
+    runtime_checks,
+)
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.forward import ForwardAccumulator
 from tapeshim._src.function_graph import FuncGraph
 from tapeshim._src.function_host_inputs import HostFeed
-from tapeshim._src.function_symbolic import ExportedProgram, ExportFailed
+from tapeshim._src.function_symbolic import ExportedProgram, ExportFailed, fits
 from tapeshim._src.function_trace import FunctionTrace, _use_of_leaked_tensor
+from tapeshim._src.function_types import FunctionType, _spec_of, _type_text
 from tapeshim._src.node import OpKey
 from tapeshim._src.recorded_call import record_call
+from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
@@ -28,6 +39,7 @@ if TYPE_CHECKING:
     from tapeshim._src.function import Function
 
 _TENSOR_LIKE = (Tensor, np.ndarray, np.generic, Variable, OwnedIterator)
+_TF_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}  # (TF's DataTypeString)
 _NO_HOST_VALUES: list = []  # a call without iterator pulls (never mutated)
 
 # Compiled programs of traces, by the trace's structure: a retrace that records the same ops on inputs of the
@@ -84,36 +96,6 @@ def _struct_of(leaf: Tensor) -> jax.ShapeDtypeStruct:
     return jax.ShapeDtypeStruct(tuple(leaf._shape), leaf._dtype._np)
 
 
-def _spec_of(leaf: Any) -> Any:
-    if isinstance(leaf, TensorSpec):
-        return TensorSpec(leaf.shape, leaf.dtype, leaf.name)
-    if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
-        return TensorSpec(
-            np.shape(leaf) if not isinstance(leaf, Tensor) else leaf.shape,
-            leaf.dtype if isinstance(leaf, Tensor) else convert_to_tensor(leaf).dtype,
-        )
-    return leaf
-
-
-def _type_text(value: Any) -> str:
-    """TF's `function_type` text for one parameter or output."""
-    if isinstance(value, TensorSpec):
-        return repr(value)
-    if isinstance(value, (Tensor, np.ndarray, np.generic)):
-        return repr(_spec_of(value))
-    if isinstance(value, Variable):
-        return repr(TensorSpec(value.shape, value.dtype))
-    if isinstance(value, tuple) and not hasattr(value, "_fields"):
-        return f"Tuple[{', '.join(_type_text(v) for v in value)}]"
-    if isinstance(value, list):
-        return f"List[{', '.join(_type_text(v) for v in value)}]"
-    if isinstance(value, dict):
-        return f"Dict[{', '.join(f'{k!r}: {_type_text(v)}' for k, v in value.items())}]"
-    if value is None:
-        return "NoneType"
-    return f"Literal[{value!r}]"
-
-
 def _check_no_leaked_tensors(plan: replay.Plan, roots: list[Tensor]) -> None:
     """TF's `TypeError` when a function uses a tensor leaked out of another function's trace."""
     for step in plan.node_steps():  # a loop body's tensor used after the loop (appended to a list): TF's error
@@ -127,29 +109,6 @@ def _check_no_leaked_tensors(plan: replay.Plan, roots: list[Tensor]) -> None:
         "https://www.tensorflow.org/guide/function#all_outputs_of_a_tffunction_must_be_return_values for more "
         "information."
     )
-
-
-def _same_python(given: Any, traced: Any) -> bool:
-    """Whether a Python argument equals the one a trace was specialised on."""
-    flat_given, flat_traced = nest.flatten(given), nest.flatten(traced)
-    if len(flat_given) != len(flat_traced):
-        return False
-    for a, b in zip(flat_given, flat_traced):
-        if a is b:
-            continue
-        if isinstance(a, _TENSOR_LIKE):
-            return False
-        try:
-            if not bool(a == b):
-                return False
-        except Exception:  # noqa: BLE001 - an object without a usable equality is a different object
-            return False
-    return True
-
-
-def _is_python(value: Any) -> bool:
-    """True for a parameter a trace is specialised on by value (no tensor inside)."""
-    return not any(isinstance(leaf, _TENSOR_LIKE) for leaf in nest.flatten(value))
 
 
 class ConcreteFunction:
@@ -203,6 +162,8 @@ class ConcreteFunction:
         self._node_key = OpKey("function", id(self))
         self._traced_call = (args, kwargs)
         self._flat_traced = flat_args
+        self._flat_inputs: list[tuple[int, str]] | None = None  # its tensor inputs' flat positions and names
+        self.variants: list[ConcreteFunction] = []  # traces for every size of other ranks (specs of unknown rank)
         self._input_signatures(args, kwargs, specs)
         self.structured_outputs = self._output_signature(result, out_tensors)
         self._graph: FuncGraph | None = None
@@ -403,7 +364,7 @@ class ConcreteFunction:
             specs = (tuple(function._input_signature), {})
         self._input_specs = nest.map_structure(_spec_of, (args, kwargs) if specs is None else specs)
         # TF names each tensor input after its parameter (`x`, `x_1`, ...) unless its spec has a name.
-        leaf_names = function._leaf_names(args, kwargs)
+        leaf_names = function._leaf_names(args, kwargs, paths=True)
         self.structured_input_signature = nest.pack_sequence_as(
             self._input_specs,
             [
@@ -462,36 +423,24 @@ class ConcreteFunction:
         return self._function._call_concrete(self, call_args, call_kwargs)
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-        signature = self._function._signature
-        traced_args, traced_kwargs = self._traced_call
-        try:
-            if signature is None:
-                raise TypeError("the function has no Python signature")
-            traced = signature.bind(*traced_args, **traced_kwargs).arguments
-            given = signature.bind_partial(*args, **kwargs).arguments
-            for name, value in traced.items():
-                if name not in given:
-                    if not _is_python(value):
-                        raise TypeError(f"missing a required argument: {name!r}")
-                    given[name] = value
-                elif _is_python(value) and not _same_python(given[name], value):
-                    raise TypeError(f"parameter {name!r} was traced with {value!r}, got {given[name]!r}")
-            bound = signature.bind(
-                **{
-                    k: v
-                    for k, v in given.items()
-                    if signature.parameters[k].kind != signature.parameters[k].VAR_POSITIONAL
-                }
-            )
-            call_args, call_kwargs = self._function._canonical(bound.args, bound.kwargs)
-        except TypeError as exc:
-            flat = self._bind_flat(args, kwargs)
-            if flat is None:
-                raise TypeError(
-                    f"Binding inputs to tf.function failed due to `{exc}`. Received args: {args} and kwargs: "
-                    f"{kwargs} for signature: {self.function_type}."
-                ) from None
-            call_args, call_kwargs = nest.pack_sequence_as(self._traced_call, flat)
+        """The call bound as TF binds it (`function_binding.bind_concrete`), its tensors' dtypes checked."""
+        if self._flat_inputs is None:
+            specs, names = nest.flatten(self._input_specs), self._function._leaf_names(*self._traced_call)
+            self._flat_inputs = [  # (named after the parameters as the graph's placeholders, or their specs)
+                (i, spec.name if isinstance(spec, TensorSpec) and spec.name else names[i])
+                for i, (spec, traced) in enumerate(zip(specs, self._flat_traced))
+                if isinstance(traced, _TENSOR_LIKE) and i < len(names)
+            ]
+        call_args, call_kwargs = function_binding.bind_concrete(
+            self._function._signature,
+            self._input_specs,
+            self._traced_call,
+            self._flat_inputs,
+            str(self._function._name),
+            self.function_type,
+            args,
+            kwargs,
+        )
         self._check_dtypes(nest.flatten((call_args, call_kwargs)))
         return call_args, call_kwargs
 
@@ -505,7 +454,23 @@ class ConcreteFunction:
             flat[position] = value
         return flat
 
+    def variant_for(self, flat: list) -> ConcreteFunction | None:
+        """The trace for every size of a call's ranks made for a call of this trace's specs, if it fits."""
+        return next((v for v in self.variants if fits(v.symbolic_shapes, flat)), None)
+
+    def specs_for_ranks(self, flat: list) -> Any:
+        """This trace's specs where they have an unknown rank and a call's tensors (`flat`) are compatible with
+        them: a trace of the call's ranks for every size is made from them (`Function._variant`); else None."""
+        specs = nest.flatten(self._input_specs)
+        if len(specs) != len(flat) or not any(isinstance(s, TensorSpec) and s.shape.rank is None for s in specs):
+            return None
+        for spec, leaf in zip(specs, flat):
+            if isinstance(spec, TensorSpec) and not (isinstance(leaf, Tensor) and spec.is_compatible_with(leaf)):
+                return None
+        return self._input_specs
+
     def _check_dtypes(self, flat: list) -> None:
+        """TF's error when the program runs with a tensor of another dtype than its input's (flat binding)."""
         for index, position in enumerate(self._arg_positions):
             expected = _spec_of(self._flat_traced[position]).dtype
             value = flat[position]
@@ -517,10 +482,10 @@ class ConcreteFunction:
                 except (TypeError, ValueError):
                     got = None
             if got != expected:
-                got_name = "a Python object" if got is None else f"a {got.name} tensor"
+                got_name = "a Python object" if got is None else f"a {_TF_TYPE_NAMES.get(got.name, got.name)} tensor"
                 raise errors.invalid_argument(
                     f"cannot compute __inference_{self._function._name} as input #{index}(zero-based) was expected "
-                    f"to be a {expected.name} tensor but is {got_name}",
+                    f"to be a {_TF_TYPE_NAMES.get(expected.name, expected.name)} tensor but is {got_name}",
                     f"__inference_{self._function._name}",
                 )
 
@@ -531,23 +496,50 @@ class ConcreteFunction:
 
     # -- signature ---------------------------------------------------------------------
     def _parameters(self) -> list[tuple[str, str, Any]]:
+        """The trace's parameters as TF's function type lists them: `(name, kind, spec or value)`; an element
+        of `*args` is a positional-only parameter of its own (`args_0`, making the named ones before it
+        positional-only too), an entry of `**kwargs` a keyword-only one."""
         signature = self._function._signature
         args, kwargs = self._input_specs
         if signature is None:
             return [(f"arg_{i}", "POSITIONAL_ONLY", v) for i, v in enumerate(args)]
         bound = signature.bind(*args, **kwargs).arguments
-        return [(name, signature.parameters[name].kind.name, value) for name, value in bound.items()]
+        varargs = any(p.kind == p.VAR_POSITIONAL for p in signature.parameters.values())
+        parameters = []
+        for name, value in bound.items():
+            kind = signature.parameters[name].kind
+            if kind == kind.VAR_POSITIONAL:
+                parameters += [(f"{name}_{i}", "POSITIONAL_ONLY", v) for i, v in enumerate(value)]
+            elif kind == kind.VAR_KEYWORD:
+                parameters += [(key, "KEYWORD_ONLY", v) for key, v in value.items()]
+            else:
+                positional_only = varargs and kind == kind.POSITIONAL_OR_KEYWORD
+                parameters.append((name, "POSITIONAL_ONLY" if positional_only else kind.name, value))
+        return parameters
 
     @property
     def function_type(self) -> "FunctionType":
         """The trace's parameters and output type, printed as TF prints them."""
         return FunctionType(self)
 
+    @property
+    def output_shapes(self) -> Any:
+        """The outputs' shapes, nested as the outputs (`TensorShape(None)` for a non-tensor output)."""
+        return nest.map_structure(lambda x: getattr(x, "shape", TensorShape(None)), self.structured_outputs)
+
+    @property
+    def output_dtypes(self) -> Any:
+        """The outputs' dtypes, nested as the outputs."""
+        return nest.map_structure(lambda x: None if x is None else x.dtype, self.structured_outputs)
+
     def _output_text(self) -> str:
         return _type_text(self.structured_outputs)
 
     def pretty_printed_signature(self, verbose: bool = True) -> str:
-        """The parameters, output type and captures, as TF's `pretty_printed_signature`."""
+        """The parameters, output type and captures, as TF's `pretty_printed_signature` (`verbose=False`: the
+        one-line `function_type`)."""
+        if not verbose:
+            return str(self.function_type)
         lines = ["Input Parameters:"]
         lines += [f"  {name} ({kind}): {_type_text(value)}" for name, kind, value in self._parameters()]
         lines += ["Output Type:", f"  {self._output_text()}", "Captures:"]
@@ -565,7 +557,7 @@ class ConcreteFunction:
         return f"ConcreteFunction {self.pretty_printed_signature()}"
 
     def __repr__(self) -> str:
-        return f"<ConcreteFunction {self._function._name}{self.function_type} at 0x{id(self):X}>"
+        return f"<ConcreteFunction {self.function_type} at 0x{id(self):X}>"
 
     # -- graph -------------------------------------------------------------------------
     @property
@@ -704,51 +696,6 @@ class ConcreteFunction:
         return function_outputs.packed(
             self._out_kinds, self._result_structure if structure is None else structure, tensors, structure is not None
         )
-
-
-class FunctionType:
-    """A trace's signature, printed as TF's `FunctionType`: `(a: TensorSpec(...)) -> TensorSpec(...)`."""
-
-    def __init__(self, function: ConcreteFunction) -> None:
-        self._function = function
-
-    @property
-    def parameters(self) -> dict:
-        return {name: value for name, _, value in self._function._parameters()}
-
-    def __str__(self) -> str:
-        params = ", ".join(f"{name}: {_type_text(value)}" for name, _, value in self._function._parameters())
-        return f"({params}) -> {self._function._output_text()}"
-
-    __repr__ = __str__
-
-
-class PolymorphicFunctionType:
-    """A `tf.function`'s own `function_type`, printed as TF prints it.
-
-    Without an `input_signature` it lists the parameters (defaults shown as
-    `<captured_default_value>`); with one, each parameter with its spec.
-    """
-
-    def __init__(self, signature: Any, input_signature: list | None) -> None:
-        self._signature = signature
-        self._input_signature = input_signature
-
-    def __str__(self) -> str:
-        if self._signature is None:
-            return "(*args, **kwargs)"
-        texts = []
-        for position, parameter in enumerate(self._signature.parameters.values()):
-            if self._input_signature is not None:
-                if position < len(self._input_signature):
-                    texts.append(f"{parameter.name}: {_type_text(self._input_signature[position])}")
-                continue
-            prefix = {"VAR_POSITIONAL": "*", "VAR_KEYWORD": "**"}.get(parameter.kind.name, "")
-            default = "" if parameter.default is parameter.empty else "=<captured_default_value>"
-            texts.append(f"{prefix}{parameter.name}{default}")
-        return f"({', '.join(texts)})"
-
-    __repr__ = __str__
 
 
 class AtomicFunction:

@@ -268,10 +268,14 @@ def cond(
       TypeError: if a branch is missing or not callable.
       ValueError: if the branches return different structures.
     """
+    if true_fn is None:
+        raise TypeError("cond(): 'true_fn' argument required")
+    if false_fn is None:
+        raise TypeError("cond(): 'false_fn' argument required")
     if not callable(true_fn):
-        raise TypeError("true_fn must be callable.")
+        raise TypeError("'true_fn' must be callable.")
     if not callable(false_fn):
-        raise TypeError("false_fn must be callable.")
+        raise TypeError("'false_fn' must be callable.")
     predicate = convert_to_tensor(pred)
     if predicate._shape:
         raise errors.invalid_argument(
@@ -309,30 +313,17 @@ def case(
     """Runs the function of the first true predicate (or `default`), as `tf.case`.
 
     Args:
-      pred_fn_pairs: a list of `(boolean scalar, callable)` pairs.
-      default: called when no predicate holds (the last pair's callable if None).
-      exclusive: whether at most one predicate may hold (checked eagerly).
+      pred_fn_pairs: a list or tuple of `(boolean scalar tensor, callable)` pairs.
+      default: called when no predicate holds. None: the last pair's callable is the
+        default, and it is an error (TF's `InvalidArgumentError`) that no predicate holds.
+      exclusive: whether at most one predicate may hold: checked eagerly, and when the
+        compiled program runs inside `tapeshim.function` (`control_flow_case`).
+      strict: eagerly, whether singleton lists and tuples are returned as they are
+        (else unpacked, as TF's eager `tf.cond`).
     """
-    pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else list(pred_fn_pairs)
-    if not pairs:
-        raise ValueError("pred_fn_pairs cannot be empty.")
-    for _, fn in pairs:
-        if not callable(fn):
-            raise TypeError("fn in pred_fn_pairs must be callable.")
-    if default is None:
-        default = pairs[-1][1]
-    predicates = [convert_to_tensor(pred) for pred, _ in pairs]
-    if not any(_is_traced(p) for p in predicates) and not control_flow_jax.jax_traced(*predicates):
-        hits = [i for i, p in enumerate(predicates) if bool(p)]
-        if exclusive and len(hits) > 1:
-            raise errors.invalid_argument(
-                f"Input error: exclusive=True and more than 1 conditions ({len(hits)}) evaluated as True.", "Case"
-            )
-        return pairs[hits[0]][1]() if hits else default()
-    result_fn = default
-    for predicate, (_, fn) in reversed(list(zip(predicates, pairs))):
-        result_fn = (lambda p, f, rest: lambda: cond(p, f, rest))(predicate, fn, result_fn)
-    return result_fn()
+    from tapeshim._src import control_flow_case  # (it builds on this module's tf.cond)
+
+    return control_flow_case.case(pred_fn_pairs, default, exclusive, strict, name)
 
 
 def switch_case(

@@ -22,22 +22,32 @@ import numpy as np
 
 from tapeshim._src import autograph, dtypes, errors, function_binding, nest
 from tapeshim._src import config as _config
-from tapeshim._src.concrete_function import ArrayCapacityMismatch, ConcreteFunction, PolymorphicFunctionType
+from tapeshim._src.concrete_function import ArrayCapacityMismatch, ConcreteFunction
 from tapeshim._src.dataset import Dataset
-from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.dynamic_shapes import DynamicShapeNeeded, ValueNeededByAnOp
 from tapeshim._src.function_host_inputs import OtherShapes
+from tapeshim._src.function_keys import (
+    covers,
+    dataset_key,
+    describe,
+    generalized_key,
+    leaf_key,
+    ranks,
+    spec_covers,
+    structure_key,
+    zeros_for_spec,
+)
 from tapeshim._src.function_retracing import detector_for, function_text
 from tapeshim._src.function_symbolic import fits, leading_symbols, symbolic_shapes
 from tapeshim._src.function_symbolic import stats as symbolic_stats
 from tapeshim._src.function_trace import FunctionTrace
+from tapeshim._src.function_types import PolymorphicFunctionType
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
 from tapeshim._src.tf_logging import get_logger
 from tapeshim._src.trace_type import trace_type_of
-from tapeshim._src.variable import Variable
 
 __all__ = ["ConcreteFunction", "Function", "FunctionTrace", "function"]
 
@@ -50,104 +60,6 @@ class TraceStats(TypedDict):
 
 
 stats: TraceStats = {"function_traces": 0, "last_retrace_reason": ""}
-
-
-# -- argument signatures -------------------------------------------------------------
-def _leaf_key(leaf: Any) -> tuple:
-    if isinstance(leaf, Tensor):
-        return ("tensor", tuple(leaf._shape), leaf._dtype.name)
-    if isinstance(leaf, Variable):
-        return ("variable", tuple(leaf._shape), leaf._dtype.name)
-    if isinstance(leaf, (np.ndarray, np.generic)):
-        return ("tensor", np.shape(leaf), str(np.asarray(leaf).dtype))
-    if isinstance(leaf, OwnedIterator):  # by element spec, as TF: a new iterator of the same data shares a trace
-        spec = leaf.element_spec
-        return ("iterator", _structure_key(spec), tuple(nest.flatten(spec)))
-    if isinstance(leaf, TensorSpec):  # get_concrete_function(TensorSpec(...))
-        return ("spec", tuple(leaf.shape.as_list()) if leaf.shape.rank is not None else None, leaf.dtype.name)
-    trace_type = trace_type_of(leaf)
-    if trace_type is not None:  # the tf.types.experimental.TraceType protocol
-        return ("trace_type", trace_type)
-    try:
-        hash(leaf)
-        return ("python", leaf)  # by value, as TF: f(2) and f(2.0) share a trace
-    except TypeError:
-        return ("python", id(leaf))
-
-
-def _dataset_key(dataset: Dataset) -> tuple:
-    spec = dataset.element_spec
-    return ("dataset", _structure_key(spec), tuple(nest.flatten(spec)))
-
-
-def _structure_key(value: Any) -> Any:
-    if isinstance(value, dict):
-        return ("dict", tuple((k, _structure_key(value[k])) for k in sorted(value, key=repr)))
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(_structure_key(v) for v in value))
-    return "."
-
-
-def _zeros_for_spec(leaf: Any) -> Any:
-    """A spec's trace-time stand-in: zeros, unknown dimensions as 1 (unknown rank as a scalar)."""
-    if not isinstance(leaf, TensorSpec):
-        return leaf
-    dims = [] if leaf.shape.rank is None else [1 if d is None else d for d in leaf.shape.as_list()]
-    return convert_to_tensor(np.zeros(dims, leaf.dtype.as_numpy_dtype))
-
-
-def _covers(spec_leaf: Any, leaf: Any) -> bool:
-    if isinstance(spec_leaf, TensorSpec):
-        return isinstance(leaf, (Tensor, np.ndarray, np.generic)) and spec_leaf.is_compatible_with(
-            convert_to_tensor(leaf)
-        )
-    return _leaf_key(spec_leaf) == _leaf_key(leaf)
-
-
-def _generalized_key(key: tuple, known: set) -> tuple:
-    """TF's `reduce_retracing`: the TF signature a call counts under.
-
-    A known signature whose tensors have `None` where this call's dimensions differ
-    (or an unknown rank) covers it; otherwise, a known signature of the same
-    structure, Python values and dtypes is generalised to `None` in the dimensions
-    that differ, or to any rank (one more TF trace).
-    """
-
-    def generalise(known_key: tuple) -> tuple | None:
-        if known_key[0] != key[0] or len(known_key[1]) != len(key[1]):
-            return None
-        leaves = []
-        for old, new in zip(known_key[1], key[1]):
-            if old == new:
-                leaves.append(old)
-            elif old[0] == new[0] == "tensor" and old[2] == new[2]:
-                if old[1] is None or len(old[1]) != len(new[1]):
-                    leaves.append(("tensor", None, old[2]))  # any rank
-                else:
-                    leaves.append(("tensor", tuple(a if a == b else None for a, b in zip(old[1], new[1])), old[2]))
-            else:
-                return None
-        return known_key[0], tuple(leaves)
-
-    candidates = [g for g in map(generalise, known) if g is not None]
-    for candidate in candidates:
-        if candidate in known:
-            return candidate
-    return candidates[0] if candidates else key
-
-
-def _describe(key: tuple) -> str:
-    kind = key[0]
-    if kind == "tensor":
-        return f"a tensor of shape {TensorShape(key[1])} and dtype {key[2]}"
-    if kind == "variable":
-        return f"a variable of shape {TensorShape(key[1])} and dtype {key[2]}"
-    return f"the Python value {key[1]!r}"
-
-
-def _ranks(flat: list) -> tuple:
-    """The ranks of a call's flattened tensor arguments (-1 for other values): which symbolic trace it takes."""
-    return tuple(len(leaf._shape) if isinstance(leaf, Tensor) else -1 for leaf in flat)
 
 
 class Function:
@@ -283,7 +195,7 @@ class Function:
             key: tuple = (("tuple", (("tuple", (".",) * len(args)), ("dict", ()))), tensor_keys)
         else:
             flat = nest.flatten((args, kwargs))
-            key = (_structure_key((args, kwargs)), tuple(_leaf_key(leaf) for leaf in flat))
+            key = (structure_key((args, kwargs)), tuple(leaf_key(leaf) for leaf in flat))
         tf_key = ("signature",) if self._input_signature is not None else key
         if tf_key is key and any(isinstance(leaf, Dataset) for leaf in flat):
             # TF traces a dataset argument by its element spec; tapeshim traces each dataset object (its
@@ -291,8 +203,7 @@ class Function:
             tf_key = (
                 key[0],
                 tuple(
-                    _dataset_key(leaf) if isinstance(leaf, Dataset) else leaf_key
-                    for leaf, leaf_key in zip(flat, key[1])
+                    dataset_key(leaf) if isinstance(leaf, Dataset) else leaf_key for leaf, leaf_key in zip(flat, key[1])
                 ),
             )
         return key, tf_key, flat
@@ -312,14 +223,33 @@ class Function:
         specs = None
         if any(isinstance(leaf, TensorSpec) for leaf in nest.flatten((args, kwargs))):
             specs = (args, kwargs)
-            args, kwargs = nest.map_structure(_zeros_for_spec, (args, kwargs))
+            args, kwargs = nest.map_structure(zeros_for_spec, (args, kwargs))
         if self._input_signature is not None:
             args, kwargs = self._bind_signature(args, kwargs)
         key, tf_key, flat = self._keys(args, kwargs)
         if specs is not None and self._input_signature is None:
-            tf_key = (_structure_key(specs), tuple(_leaf_key(leaf) for leaf in nest.flatten(specs)))
-            self._spec_traces.append((_structure_key(specs), nest.flatten(specs), tf_key))
+            flat_specs, structure = nest.flatten(specs), structure_key(specs)
+            for spec_structure, spec_leaves, known_key in self._spec_traces:  # TF: a trace of a wider spec serves it
+                if spec_structure == structure and all(map(spec_covers, spec_leaves, flat_specs)):
+                    known = self._tf_concretes.get(known_key)
+                    if known is not None:
+                        return known
+            tf_key = (structure, tuple(leaf_key(leaf) for leaf in flat_specs))
+            self._spec_traces.append((structure, flat_specs, tf_key))
+            existing = self._concrete.get(key)  # (a trace of the stand-ins' shapes: TF's only where its type covers)
+            if existing is not None and not self._serves_specs(existing, flat_specs):
+                del self._concrete[key]
         return self._lookup(key, tf_key, flat, args, kwargs, specs)
+
+    def _serves_specs(self, concrete: ConcreteFunction, flat_specs: list) -> bool:
+        """Whether `concrete` is a trace of a TF signature (not one made for a call's shapes) whose specs
+        cover `flat_specs`: TF's `get_concrete_function` of them returns it."""
+        known = nest.flatten(concrete._input_specs)
+        return (
+            any(concrete is c for c in self._tf_concretes.values())
+            and len(known) == len(flat_specs)
+            and all(map(spec_covers, known, flat_specs))
+        )
 
     def as_jaxpr(self, *args: Any, **kwargs: Any) -> Any:
         """The jaxpr of the program a call with these arguments runs (traced first if needed).
@@ -340,9 +270,9 @@ class Function:
 
     def _covering_spec(self, args: tuple, kwargs: dict, flat: list) -> Any:
         """The TF key of a `get_concrete_function(TensorSpec)` trace that covers this call, if any."""
-        structure = _structure_key((args, kwargs))
+        structure = structure_key((args, kwargs))
         for spec_structure, spec_leaves, tf_key in self._spec_traces:
-            if spec_structure == structure and all(map(_covers, spec_leaves, flat)):
+            if spec_structure == structure and all(map(covers, spec_leaves, flat)):
                 return tf_key
         return None
 
@@ -350,14 +280,25 @@ class Function:
         """Runs a call bound by a concrete function: its own program, or one traced for other shapes."""
         key, _, flat = self._keys(args, kwargs)
         if key != concrete.key and not (concrete.symbolic and fits(concrete.symbolic_shapes, flat)):
-            variant = self._concrete.get(key)
-            if variant is None:  # other shapes than traced: TF runs the same graph, tapeshim traces for them
-                variant = self._trace(flat, args, kwargs)
-                variant.key = key
-                self._concrete[key] = variant
-                stats["function_traces"] += 1
-            concrete = variant
+            concrete = self._concrete.get(key) or self._variant(concrete, key, flat, args, kwargs)
         return self._run(concrete, key, flat, args, kwargs)
+
+    def _variant(
+        self, concrete: ConcreteFunction, key: tuple, flat: list, args: tuple, kwargs: dict
+    ) -> ConcreteFunction:
+        """The trace for a call of `concrete`'s TF signature at shapes its own program does not serve: TF runs
+        the same graph; tapeshim traces again, for every size of the call's ranks where `concrete`'s specs have
+        an unknown rank (one trace per rank, shared by later calls of it), else for the call's shapes."""
+        variant = concrete.variant_for(flat)
+        if variant is None:
+            specs = concrete.specs_for_ranks(flat)
+            variant = self._trace(flat, args, kwargs, specs, symbolic=specs is not None)
+            variant.key = key
+            stats["function_traces"] += 1
+            if variant.symbolic:
+                concrete.variants.append(variant)
+        self._concrete[key] = variant
+        return variant
 
     def _run(self, concrete: ConcreteFunction, key: tuple, flat: list, args: tuple, kwargs: dict) -> Any:
         """Runs a call with `concrete`; a call whose dynamic_size TensorArrays reach other sizes than the
@@ -487,7 +428,7 @@ class Function:
         if self._spec_traces and specs is None:
             tf_key = self._covering_spec(args, kwargs, flat) or tf_key
         if self._reduce_retracing and self._input_signature is None:
-            tf_key = _generalized_key(tf_key, self._tf_keys)
+            tf_key = generalized_key(tf_key, self._tf_keys)
             if specs is None and tf_key != key and tf_key[0] == key[0] and len(tf_key[1]) == len(flat):
                 # The generalised signature, as TF shows it: `None` where the dimensions differ.
                 specs = nest.pack_sequence_as(
@@ -501,6 +442,8 @@ class Function:
         if known is not None and known.symbolic and fits(known.symbolic_shapes, flat):
             self._concrete[key] = known  # a trace for every size of the TF signature this call counts under
             return known
+        if known is not None and specs is None and self._input_signature is None and known.specs_for_ranks(flat):
+            return self._variant(known, key, flat, args, kwargs)  # a spec of unknown rank: a trace for this rank
         if self._last_key is not None:
             stats["last_retrace_reason"] = self._retrace_reason(args, kwargs)
         # (a call its signature's symbolic trace does not fit gets a trace of its own shapes; where only a shared
@@ -513,7 +456,7 @@ class Function:
         )
         self._regrouped = self._regrouped or regroup
         # (a spec of unknown rank: a call of another rank gets a trace for every size of its own rank)
-        new_rank = self._input_signature is not None and bool(self._symbolic) and _ranks(flat) not in self._symbolic
+        new_rank = self._input_signature is not None and bool(self._symbolic) and ranks(flat) not in self._symbolic
         symbolic = known is None or not known.symbolic or regroup or new_rank
         try:
             concrete = self._trace(flat, args, kwargs, specs, symbolic=symbolic, regroup=regroup)
@@ -543,10 +486,10 @@ class Function:
         for name, value in new.items():
             if name not in old:
                 return f"{self._name} retraced because argument `{name}` was added"
-            if _structure_key(value) != _structure_key(old[name]):
+            if structure_key(value) != structure_key(old[name]):
                 return f"{self._name} retraced because argument `{name}` changed structure"
             for before, after in zip(nest.flatten(old[name]), nest.flatten(value)):
-                b, a = _leaf_key(before), _leaf_key(after)
+                b, a = leaf_key(before), leaf_key(after)
                 if b == a:
                     continue
                 if b[0] == a[0] == "tensor" and b[2] == a[2]:
@@ -556,7 +499,7 @@ class Function:
                     )
                 if b[0] == a[0] == "tensor":
                     return f"{self._name} retraced because argument `{name}` changed dtype from {b[2]} to {a[2]}"
-                return f"{self._name} retraced because argument `{name}` changed from {_describe(b)} to {_describe(a)}"
+                return f"{self._name} retraced because argument `{name}` changed from {describe(b)} to {describe(a)}"
         return f"{self._name} retraced because its arguments changed"
 
     def _trace(
@@ -581,7 +524,7 @@ class Function:
         """
         self._made_symbolic = None
         signature = self._input_signature if self._input_signature is not None else specs
-        unfit = self._input_signature is not None and _ranks(flat) in self._symbolic and not regroup
+        unfit = self._input_signature is not None and ranks(flat) in self._symbolic and not regroup
         attempts: list = []
         if symbolic and not (capacities or self._concrete_sizes or unfit):
             shapes = symbolic_shapes(signature, flat)
@@ -607,13 +550,13 @@ class Function:
                 self._made_symbolic = concrete
                 if fits(shapes, flat):
                     if self._input_signature is not None:
-                        self._symbolic[_ranks(flat)] = concrete
+                        self._symbolic[ranks(flat)] = concrete
                     return concrete
                 # This call's sizes do not fit it (leading sizes that differ, an empty dimension): its own trace,
                 # and the symbolic one serves later calls only once this call traced (it may raise).
                 own = self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, None)
                 if self._input_signature is not None:
-                    self._symbolic[_ranks(flat)] = concrete
+                    self._symbolic[ranks(flat)] = concrete
                 return own
         return self._trace_twice_if_creating(flat, args, kwargs, specs, capacities, None)
 
@@ -631,7 +574,7 @@ class Function:
 
     def _symbolic_for(self, flat: list) -> ConcreteFunction | None:
         """The symbolic trace (`function_symbolic`) where this call's arguments fit it, else None."""
-        symbolic = self._symbolic.get(_ranks(flat)) if self._symbolic else None
+        symbolic = self._symbolic.get(ranks(flat)) if self._symbolic else None
         return symbolic if symbolic is not None and fits(symbolic.symbolic_shapes, flat) else None
 
     def _trace_twice_if_creating(
@@ -646,19 +589,23 @@ class Function:
             concrete, _ = self._trace_once(flat, args, kwargs, specs, capacities, shapes)
         return concrete
 
-    def _leaf_names(self, args: tuple, kwargs: dict) -> list[str]:
-        """TF's graph names for the flattened arguments: the parameter's name, then `name_1`, ..."""
-        params = (
-            []
-            if self._signature is None
-            else [p.name for p in self._signature.parameters.values() if p.kind != p.VAR_POSITIONAL]
-        )
+    def _leaf_names(self, args: tuple, kwargs: dict, paths: bool = False) -> list[str]:
+        """TF's graph names for the flattened arguments: the parameter's name, then `name_1`, ... (an element of
+        `*args` is a parameter of its own, `args_0`); with `paths`, the names of a trace's specs in its
+        `structured_input_signature`: the parameter's name and the path into a nested argument (`xs_0`, `d_a`)."""
+        params = [] if self._signature is None else list(self._signature.parameters.values())
+        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        var = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
         names = []
-        for position, value in enumerate(args):
-            base = params[position] if position < len(params) else f"args_{position}"
-            names += [base if i == 0 else f"{base}_{i}" for i in range(len(nest.flatten(value)))]
-        for name in sorted(kwargs, key=repr):
-            names += [name if i == 0 else f"{name}_{i}" for i in range(len(nest.flatten(kwargs[name])))]
+        bases = [
+            positional[i] if i < len(positional) else f"{var}_{i - len(positional)}" if var else f"args_{i}"
+            for i in range(len(args))
+        ]
+        for base, value in list(zip(bases, args)) + [(name, kwargs[name]) for name in sorted(kwargs, key=repr)]:
+            if paths:
+                names += [base + suffix for suffix in _paths(value)]
+            else:
+                names += [base if i == 0 else f"{base}_{i}" for i in range(len(nest.flatten(value)))]
         return names
 
     def _traced_function(self) -> Callable:
@@ -722,6 +669,15 @@ class Function:
             trace.retire()
         self._first_trace_done = True
         return concrete, trace
+
+
+def _paths(value: Any) -> list[str]:
+    """The paths to a nested value's leaves, in `nest.flatten` order, as TF's spec names give them (`_0_a`)."""
+    if isinstance(value, dict):
+        return [f"_{key}{sub}" for key in nest._sorted_keys(value) for sub in _paths(value[key])]
+    if isinstance(value, (list, tuple)):
+        return [f"_{i}{sub}" for i, item in enumerate(value) for sub in _paths(item)]
+    return [""]
 
 
 _SIZED_TRACES = 64  # the per-shape traces a symbolic trace keeps for calls under tapes (oldest dropped first)

@@ -1,8 +1,13 @@
-"""Binding a `tapeshim.function` call to its `input_signature`, as TF binds it.
+"""Binding a `tapeshim.function` call to its `input_signature`, and a `ConcreteFunction` call to its trace, as
+TF binds them.
 
 The signature covers the function's leading parameters: each argument converts to a tensor compatible with
 its spec (nests leaf by leaf), and the parameters after them keep their defaults: a call that gives one of
 them its default value binds, another value raises TF's `TypeError`.
+
+A concrete function's call binds to the trace's structured signature (every parameter required, tensors cast
+to their specs, Python values equal to the traced ones), else to its flat signature of tensors
+(`bind_concrete`).
 """
 
 from __future__ import annotations
@@ -118,3 +123,146 @@ def _same_default(value: Any, default: Any) -> bool:
         return bool(value == default)
     except (TypeError, ValueError):
         return False
+
+
+# -- calling a ConcreteFunction --------------------------------------------------------------------
+def bind_concrete(
+    signature: inspect.Signature | None,
+    specs: tuple,
+    traced_call: tuple,
+    flat_inputs: list[tuple[int, str]],
+    summary_name: str,
+    function_type: Any,
+    args: tuple,
+    kwargs: dict,
+) -> tuple[tuple, dict]:
+    """A `ConcreteFunction` call's arguments, bound as TF binds them: to the structured signature, else flat.
+
+    TF first casts the call to the trace's structured signature: each tensor parameter's value converts to
+    its spec's dtype (a tensor or variable must have it) with a compatible shape, and each Python parameter
+    must equal the traced value (TF's `Literal`). Where that fails, positional and keyword tensors alone bind
+    to the trace's tensor inputs in order (the flat signature); they must be tensors, and their shapes are not
+    checked (the graph runs with them).
+
+    Args:
+      signature: the Python function's signature (None where Python cannot give it: flat binding only).
+      specs: the trace's `(args, kwargs)` with a `TensorSpec` for each tensor input (as it was called).
+      traced_call: the trace's own `(args, kwargs)`, whose structure the bound call takes.
+      flat_inputs: the trace's tensor inputs: `(flat position, name)`, in order.
+      summary_name: the function's name, for the flat signature's messages (`f(x, y)`).
+      function_type: the trace's signature, for messages.
+      args: the call's positional arguments.
+      kwargs: its keyword arguments.
+
+    Raises:
+      TypeError: TF's binding error, both bindings' reasons in it.
+    """
+    try:
+        return _bind_structured(signature, specs, args, kwargs)
+    except TypeError as structured:
+        try:
+            flat = _bind_flat(flat_inputs, summary_name, traced_call, args, kwargs)
+        except TypeError as flat_error:
+            raise TypeError(
+                f"Binding inputs to tf.function failed due to `{structured}`. Received args: {args} and kwargs: "
+                f"{kwargs} for signature: {function_type}.\nFallback to flat signature also failed due to: "
+                f"{flat_error}"
+            ) from None
+        return nest.pack_sequence_as(traced_call, flat)
+
+
+def _bind_structured(signature: inspect.Signature | None, specs: tuple, args: tuple, kwargs: dict) -> tuple:
+    if signature is None:
+        raise TypeError("the function has no Python signature")
+    expected = signature.bind(*specs[0], **specs[1])
+    expected.apply_defaults()
+    given = signature.bind(*args, **kwargs)  # TypeError: a missing argument, one too many
+    for name, value in expected.arguments.items():
+        if name not in given.arguments:  # (a trace's parameters have no defaults: TF's function type)
+            kind = signature.parameters[name].kind
+            if kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD) or value:
+                raise TypeError(f"missing a required argument: {name!r}")
+    for name, value in expected.arguments.items():
+        if name in given.arguments:
+            given.arguments[name] = _cast(given.arguments[name], value)
+    return given.args, given.kwargs
+
+
+def _cast(value: Any, expected: Any) -> Any:
+    """`value` cast to the traced parameter `expected` (a spec, a nest of them, a variable or a Python value)."""
+    if isinstance(expected, TensorSpec):
+        return _cast_to_spec(value, expected)
+    if isinstance(expected, Variable):  # a variable argument: another variable of its shape and dtype
+        if isinstance(value, Variable) and value.dtype == expected.dtype and value.shape == expected.shape:
+            return value
+        raise TypeError(f"Can not cast {value!r} to {TensorSpec(expected.shape, expected.dtype)}")
+    if isinstance(expected, dict):
+        if not isinstance(value, dict) or set(value) != set(expected):
+            raise TypeError(f"Can not cast {value!r} to a dict with keys {sorted(expected, key=repr)}")
+        return type(expected)((key, _cast(value[key], item)) for key, item in expected.items())
+    if isinstance(expected, (list, tuple)):
+        if not isinstance(value, (list, tuple)) or len(value) != len(expected):
+            raise TypeError(f"Can not cast {value!r} to a {type(expected).__name__} of {len(expected)} items")
+        items = [_cast(v, e) for v, e in zip(value, expected)]
+        return type(expected)(*items) if hasattr(expected, "_fields") else type(expected)(items)
+    if not isinstance(expected, (bool, int, float, complex, str, bytes, type(None), np.generic)):
+        return value  # (an iterator, a dataset, a custom trace type: matched by the call's key)
+    try:  # TF's `Literal` cast: the value compares equal (a scalar tensor of the value does)
+        same = bool(value == expected) or (expected != expected and value != value)  # (NaN is NaN's literal)
+    except Exception:  # noqa: BLE001 - a value without a usable equality is not the traced one
+        same = False
+    if not same:
+        raise TypeError(f"Can not cast {value!r} to Literal[{expected!r}]")
+    return expected
+
+
+def _cast_to_spec(value: Any, spec: TensorSpec) -> Any:
+    if isinstance(value, Variable):
+        if value.dtype != spec.dtype:
+            raise TypeError(
+                f"Incompatible type conversion requested to type {spec.dtype.name} for `tf.Variable of type "
+                f"{value.dtype.name}. (Variable: {value!r})"
+            )
+        tensor: Any = value
+    elif isinstance(value, Tensor):
+        tensor = value
+    else:
+        try:
+            tensor = convert_to_tensor(value, dtype=spec.dtype)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(str(exc)) from None
+    if not spec.is_compatible_with(tensor):
+        raise TypeError(f"Can not cast {TensorSpec(tensor.shape, tensor.dtype)} to {spec}")
+    return tensor
+
+
+def _bind_flat(flat_inputs: list[tuple[int, str]], name: str, traced_call: tuple, args: tuple, kwargs: dict) -> list:
+    """TF's fallback: the call's tensors bound to the trace's tensor inputs, by position or by their names."""
+    names = [input_name for _, input_name in flat_inputs]
+    summary = f"{name}({', '.join(names)})"
+    if len(args) > len(names):
+        raise TypeError(f"{summary} takes {len(names)} positional arguments, got {len(args)}.")
+    values, remaining = list(args), dict(kwargs)
+    for keyword in names[len(args) :]:
+        if keyword not in remaining:
+            missing = sorted(set(names) - set(names[: len(values)]) - set(remaining))
+            raise TypeError(f"{summary} missing required arguments: {', '.join(missing)}.")
+        values.append(remaining.pop(keyword))
+    if remaining:
+        for keyword in remaining:
+            if keyword in names[: len(args)]:
+                raise TypeError(f"{summary} got two values for '{keyword}'.")
+        raise TypeError(f"{summary} got unexpected keyword arguments: {', '.join(sorted(remaining))}.")
+    for i, value in enumerate(values):
+        if isinstance(value, Variable):
+            raise TypeError(
+                f"provided list of inputs contains objects other than 'EagerTensor'. Item {i} is type: ResourceVariable"
+            )
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"{summary}: expected argument #{i}(zero-based) to be a Tensor; got {type(value).__name__} ({value})."
+            )
+    flat = nest.flatten(traced_call)
+    for (position, _), value in zip(flat_inputs, values):
+        flat[position] = value
+    return flat

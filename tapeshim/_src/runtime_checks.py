@@ -134,6 +134,43 @@ def _verdict_key(value: Any, host_check: Callable[[Any], None]) -> Any:
 
 _Tracer = jax.core.Tracer
 
+_functionalizing = threading.local()
+
+
+def checks_functionalized() -> bool:
+    """Whether the JAX trace under way is one that `CheckedProgram` runs under `checkify` when it holds checks.
+
+    Code that sees only a JAX transformation's tracers (a Keras call the bridge compiles) may then `require`;
+    inside other JAX traces (Keras's own `fit` step, a user's `jax.jit`) a check could not be lowered, and it
+    must not.
+    """
+    return getattr(_functionalizing, "depth", 0) > 0
+
+
+def _traced(arg: Any) -> bool:
+    if isinstance(arg, (list, tuple, dict)):
+        return any(isinstance(leaf, _Tracer) for leaf in jax.tree.leaves(arg))
+    return isinstance(arg, _Tracer)
+
+
+class _Functionalizing:
+    """While tracing a top-level program of `CheckedProgram` (`checks_functionalized`); not with tracer
+    arguments (a call inside another JAX trace, which may not run under `checkify`)."""
+
+    __slots__ = ("_on",)
+
+    def __init__(self, args: tuple) -> None:
+        self._on = not any(_traced(arg) for arg in args)
+
+    def __enter__(self) -> None:
+        if self._on:
+            _functionalizing.depth = getattr(_functionalizing, "depth", 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
+        if self._on:
+            _functionalizing.depth -= 1
+
+
 Options = Union[dict, Callable[[], Optional[dict]], None]
 """XLA compile options: a dict, None (XLA's defaults), or a function giving either, asked at the first compile."""
 
@@ -232,10 +269,12 @@ class CheckedProgram:
 
     def trace(self, *args: Any) -> Any:
         """The program's trace for `args` (`jax.jit(fn).trace`); a later call reuses it."""
-        return self._plain.trace(*args)
+        with _Functionalizing(args):
+            return self._plain.trace(*args)
 
     def _first_call(self, *args: Any) -> Any:
-        traced = self._plain.trace(*args)
+        with _Functionalizing(args):
+            traced = self._plain.trace(*args)
         jaxpr = traced.jaxpr
         heavy = self._traced is not None and self._traced(jaxpr)
         if heavy:  # compile with XLA's defaults instead
@@ -309,7 +348,8 @@ class CheckedProgram:
 
     def _run_checked(self, *args: Any) -> Any:
         assert self._checked is not None, "set before _run_checked becomes the call"
-        error, out = self._checked(*args)
+        with _Functionalizing(args):  # (its first call, or one with new shapes, traces `fn` under checkify)
+            error, out = self._checked(*args)
         message = error.get()
         if message is not None:
             raise interpret.check_error(message)
