@@ -323,6 +323,19 @@ def test_dynamic_tensor_array_in_a_tensor_loop_with_tf_print_is_refused():
     with pytest.raises(NotImplementedError, match="dynamic_size TensorArray"):
         f(tf.constant(2))
 
+    @tf.function
+    def episode(n):  # (TF's Actor-Critic tutorial: an environment step through numpy_function, then `break`)
+        rewards = tf.TensorArray(tf.int32, size=0, dynamic_size=True)
+        for t in tf.range(n):
+            reward, done = tf.numpy_function(lambda a: (a, a >= 2), [t], [tf.int32, tf.bool])
+            rewards = rewards.write(t, reward)
+            if done:
+                break
+        return rewards.stack()
+
+    with pytest.raises(NotImplementedError, match="tf.numpy_function"):
+        episode(tf.constant(5))
+
 
 # -- for x in iterator ------------------------------------------------------------------------
 def test_for_over_an_iterator_argument_reads_what_remains_on_every_call():

@@ -188,7 +188,8 @@ class ConcreteFunction:
         Sets `_array_checks` and `array_capacities`.
 
         Raises:
-          NotImplementedError: for such arrays together with tf.print or iterator pulls inside loops or branches.
+          NotImplementedError: for such arrays together with effects (tf.print, tf.py_function,
+            tf.numpy_function) or iterator pulls inside loops or branches.
         """
         self._array_checks = [(ordinal, capacity) for ordinal, _, capacity in trace.dynamic_array_sizes]
         self.array_capacities = tuple(sorted(dict(self._array_checks).items()))  # (ordinal, capacity) pairs
@@ -197,8 +198,10 @@ class ConcreteFunction:
         if trace.effects or any(group.branch_pulls for group in trace.host_inputs.groups.values()):
             raise NotImplementedError(
                 "tapeshim.function does not support a dynamic_size TensorArray in a loop whose trip count is a "
-                "tensor together with tf.print or iterator pulls inside loops or branches: the size the array "
-                "reaches is only known when the function runs, and a call that finds another size runs again."
+                "tensor together with tf.print, tf.py_function, tf.numpy_function or iterator pulls inside loops or "
+                "branches: the size the array reaches is only known when the function runs, and a call that finds "
+                "another size runs again, which would repeat their effects. Run such a loop eagerly (outside "
+                "tapeshim.function), or collect its values without the TensorArray."
             )
         return [size for _, size, _ in trace.dynamic_array_sizes]
 
