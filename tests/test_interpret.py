@@ -403,3 +403,24 @@ def test_a_long_chain_seen_once_compiles_no_per_op_kernel():
     before = len(compiles)
     check(body, rtol=2e-5)
     assert len(compiles) == before
+
+
+def test_host_computation_runs_blas_on_one_thread():
+    # The host computes while compiles run in the background: NumPy's BLAS on one thread there (a BLAS
+    # splitting products over busy cores ran a small GAN's convolutions 40-100x slower), as it was after
+    import threadpoolctl
+
+    controller = threadpoolctl.ThreadpoolController()
+    before = [lib.num_threads for lib in controller.select(user_api="blas").lib_controllers]
+    with interpret.host_errors_ignored():
+        inside = [
+            lib.num_threads for lib in threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers
+        ]
+        with interpret.host_errors_ignored():  # (nested: the outer one holds the limit)
+            pass
+        nested = [
+            lib.num_threads for lib in threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers
+        ]
+    after = [lib.num_threads for lib in threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers]
+    assert inside == nested == [1] * len(before)
+    assert after == before
