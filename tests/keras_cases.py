@@ -722,6 +722,41 @@ def train_on_batch_values(tf):
     return [first, second, model.predict_on_batch(x[:3])]
 
 
+@case
+def keras_built_models_in_a_function_step(tf):
+    # clone_model and tf.keras.applications build Keras's own classes; a custom tf.function step trains them
+    x, y = data(8)
+    clone = tf.keras.models.clone_model(mlp(tf))
+    set_weights(clone, 4)
+    base = tf.keras.applications.MobileNetV2(input_shape=(32, 32, 3), weights=None, alpha=0.35, classes=3)
+    set_weights(base, 6)
+    images = tf.constant(np.random.default_rng(2).normal(size=(2, 32, 32, 3)).astype(np.float32))
+    optimizers = {id(clone): tf.keras.optimizers.SGD(0.05), id(base): tf.keras.optimizers.SGD(0.05)}
+
+    @tf.function
+    def step(model, inputs, targets, training):
+        optimizer = optimizers[id(model)]
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((model(inputs, training=training) - targets) ** 2)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    losses = [step(clone, x, tf.one_hot(y, 3), True) for _ in range(3)]
+    # (inference-mode batch statistics: a training-mode BatchNormalization over 2 images at 1x1 amplifies
+    # float rounding past the tolerance)
+    image_losses = [step(base, images, tf.one_hot([0, 2], 3), False) for _ in range(2)]
+    clone.compile(optimizer="sgd", loss="mse")
+    history = clone.fit(x, tf.one_hot(y, 3), epochs=2, verbose=0, shuffle=False)
+    return {
+        "losses": losses,
+        "image_losses": image_losses,
+        "history": history.history,
+        "clone": clone.get_weights(),
+        "base_head": base.get_weights()[-2:],
+    }
+
+
 def all_cases() -> dict[str, Any]:
     """These cases and those of keras_custom_fit_cases.py, keras_decoding_cases.py and keras_eager_cases.py
     (imported here, as those modules import this one)."""

@@ -10,13 +10,14 @@ reshuffles) the dataset every epoch.
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 from typing import Any, Callable, Iterator
 
 from tapeshim._src import keras_train_step, nest
 from tapeshim._src.dataset import INFINITE, Dataset
 from tapeshim._src.distribute.keras_fit import fit_scope
-from tapeshim._src.keras_bridge import TapeLayerMixin, keras, passthrough
+from tapeshim._src.keras_bridge import TapeLayerMixin, adopt_object, adopt_variable, keras, passthrough
 from tapeshim._src.keras_compat import Functional as _KerasFunctional
 from tapeshim._src.keras_compat import Trainer, flatten_layers, functional_init_arguments
 from tapeshim._src.keras_stand_in import StandsForKeras
@@ -320,3 +321,39 @@ def _make_functional(cls: type) -> type:
 
 for _cls in (Model, Functional, Sequential):
     _cls.__module__ = "tapeshim.keras"
+
+
+def adopted(model: Any) -> Any:
+    """`model`, built by Keras itself (`clone_model`, `tf.keras.applications`), made of tapeshim's classes.
+
+    Keras builds such a model from its own `Sequential`, `Functional` and layer classes, whose calls are not
+    tapeshim ops: called with tapeshim tensors inside `tapeshim.function` (a custom training step), they
+    fail. The model, each of its layers and their variables become instances of tapeshim's subclasses of
+    their classes (which add only methods: the objects keep their state), as if tapeshim had built them.
+    """
+    from tapeshim.keras import layers as tape_layers  # import cycle: tapeshim.keras -> here
+
+    namespace: dict[str, Any] = {"Model": Model, "Sequential": Sequential, "Functional": Functional}
+    for name in tape_layers.__all__:
+        namespace.setdefault(name, getattr(tape_layers, name))
+    for layer in flatten_layers(model):
+        adopt_object(layer, namespace)
+        for variable in layer.weights:
+            adopt_variable(variable)
+        # What Keras's `__init__` stored where tapeshim's class has a descriptor (`compile()`'s attributes)
+        # goes through the descriptor.
+        for klass in type(layer).__mro__:
+            for name, attribute in vars(klass).items():
+                if isinstance(attribute, keras_train_step.AdoptedAttribute) and name in layer.__dict__:
+                    setattr(layer, name, layer.__dict__.pop(name))
+    return model
+
+
+def adopting(build: Callable[..., Any]) -> Callable[..., Any]:
+    """`build` (a Keras function returning a model) returning the model `adopted`."""
+
+    @functools.wraps(build)
+    def adopting_build(*args: Any, **kwargs: Any) -> Any:
+        return adopted(build(*args, **kwargs))
+
+    return adopting_build
