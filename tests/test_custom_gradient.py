@@ -755,3 +755,47 @@ def test_grad_fn_returning_none_for_a_variable_leaves_it_unconnected():
         return results, in_function(), in_function()
 
     check(body)
+
+
+def test_none_variable_gradients_follow_the_variables_order_first_calls_and_forward_mode():
+    # grad_fn's `variables` come in the op's order (a write before the reads); a first call whose inputs are
+    # all cut records nothing of f; a forward accumulator still differentiates the forward's ops (TF: 4.5)
+    def body(tf):
+        v, w = tf.Variable(2.0), tf.Variable(3.0)
+        x = tf.constant(1.5)
+
+        @tf.custom_gradient
+        def f(x):
+            w.assign(3.0, read_value=False)
+            y = x * v * w
+
+            def grad(dy, variables):
+                return dy, [None if var is v else dy * 10.0 for var in variables]
+
+            return y, grad
+
+        @tf.custom_gradient
+        def g(x):
+            y = x * v * 3.0
+
+            def grad(dy, variables):
+                return dy * 6.0, [None]
+
+            return y, grad
+
+        ordered = []
+        for _ in range(2):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = f(x)
+            ordered.append(tape.gradient(y, [x, v, w]))
+        cut = []
+        for _ in range(2):
+            with tf.GradientTape() as tape:
+                y = g(x)
+            cut.append(tape.gradient(y, v))
+        with tf.autodiff.ForwardAccumulator(v, tf.constant(1.0)) as accumulator:
+            y = g(x)
+        return ordered, cut, accumulator.jvp(y)
+
+    check(body)

@@ -37,6 +37,7 @@ import numpy as np
 from jax.extend import core as jax_core
 
 from tapeshim._src import dtypes, nest, registry
+from tapeshim._src.forward import ForwardAccumulator
 from tapeshim._src.function_trace import _EVERYTHING
 from tapeshim._src.node import OpKey
 from tapeshim._src.ops import math_ops, random_ops
@@ -97,6 +98,12 @@ class _LazyRun(_VariableCollector):
 
     def left_tapeshim(self) -> bool:
         return self._explain_log is not None and bool(self._explain_log.exits)
+
+
+def _watched(collector: _VariableCollector) -> list[Variable]:
+    """The variables `grad_fn` gets (`variables=`), in the order of the op's variable inputs: those TF's
+    watcher sees among all the function read or wrote."""
+    return [v for v in collector.variables.values() if id(v) in collector.watched]
 
 
 def _wrap(values: Any) -> list[Tensor]:
@@ -451,7 +458,7 @@ class _CustomGradientCall:
                     out_structs = self.computed = self._run_on_values(True)
         self.out_dtypes = [np.dtype(struct.dtype) for struct in out_structs]
         self.variables = list(self.collector.variables.values())
-        self.watched = [v for v in self.variables if id(v) in self.collector.watched]
+        self.watched = _watched(self.collector)
         if self.watched and not _accepts_variables(self.grad_fn):
             raise TypeError(
                 "@tf.custom_gradient grad_fn must accept keyword argument 'variables', since function uses "
@@ -485,7 +492,7 @@ class _CustomGradientCall:
             key = (key, tuple((t._shape, t._dtype) for t in self.inputs))
         none_grads = _probed.get(key) if key is not None else None
         if none_grads is None:  # grad_fn's None pattern: the same for calls computing the same thing
-            none_grads = _none_gradients(grad_fn, outs, len(self.args), list(self.collector.watched.values()))
+            none_grads = _none_gradients(grad_fn, outs, len(self.args), _watched(self.collector))
             if key is not None:
                 if len(_probed) >= _PROBED_SIZE:
                     _probed.clear()
@@ -547,7 +554,7 @@ class _CustomGradientCall:
         self.collector = run
         self.computed = [t.value for t in outs]
         self.result, self.grad_fn = nest.pack_sequence_as(result, outs), grad_fn
-        self.none_grads = _none_gradients(grad_fn, self.computed, len(self.args), list(run.watched.values()))
+        self.none_grads = _none_gradients(grad_fn, self.computed, len(self.args), _watched(run))
         return self.computed
 
     def _run_on_values(self, probe_none: bool) -> list:
@@ -558,9 +565,7 @@ class _CustomGradientCall:
         outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
         self.result, self.grad_fn = result, grad_fn
         self.none_grads = (
-            _none_gradients(grad_fn, outs, len(self.args), list(self.collector.watched.values()))
-            if probe_none
-            else set()
+            _none_gradients(grad_fn, outs, len(self.args), _watched(self.collector)) if probe_none else set()
         )
         return outs
 
@@ -684,7 +689,11 @@ def _call_inputs(call: _CustomGradientCall) -> tuple[Tensor, ...]:
     tapes see it as unconnected (None), as TF does.
     """
     n_args = len(call.args)
-    unconnected = {id(v) for j, v in enumerate(call.watched) if n_args + j in call.none_grads}
+    # (not under a forward accumulator, which differentiates the forward's ops, as TF's: its tangent would be cut)
+    accumulating = any(isinstance(r, ForwardAccumulator) for r in _thread_state.recorders)
+    unconnected = (
+        set() if accumulating else {id(v) for j, v in enumerate(call.watched) if n_args + j in call.none_grads}
+    )
     reads = [_read_before_call(call, v) for v in call.variables]
     reads = [math_ops.stop_gradient(t) if id(v) in unconnected else t for v, t in zip(call.variables, reads)]
     inputs = [math_ops.stop_gradient(t) if p in call.none_grads else t for p, t in zip(call.positions, call.inputs)]
@@ -768,7 +777,13 @@ def custom_gradient(f: Callable | None = None) -> Callable:
                 return call.result  # already run on the values
             if call.lazy_result is not None:
                 return call.lazy_result  # already run on the tensors
-            result, _ = f(*args, **kwargs)
+            # Its outputs are the op's, which no tape tracks (grad_fn's None gradients cut every input): the
+            # tapes must not record the ops f runs either, or they would differentiate f itself.
+            saved, _thread_state.recorders = _thread_state.recorders, []
+            try:
+                result, _ = f(*args, **kwargs)
+            finally:
+                _thread_state.recorders = saved
             return result
         if not traced:
             call.add_backward_key()
