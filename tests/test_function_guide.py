@@ -429,6 +429,30 @@ def test_py_function_runs_every_call_with_its_results_unused(capfd):
     guide_cell(body, capfd)
 
 
+def test_py_function_in_a_function_an_outer_tape_differentiates(capfd):
+    # the host call has no gradient and no JVP: a tape around the function differentiates the rest
+    def body(tf):
+        calls = []
+
+        @tf.function
+        def f(x):
+            tf.py_function(lambda v: calls.append(float(v)), [x], [])
+            tf.py_function(lambda v: v + 1.0, [x], tf.float32)
+            tf.numpy_function(lambda v: v * 2.0, [x], tf.float32, stateful=False)  # (pure, by its contract)
+            return x * x
+
+        grads = []
+        for value in (3.0, 4.0):
+            x = tf.constant(value)
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = f(x)
+            grads.append(tape.gradient(y, x))
+        return grads, calls
+
+    guide_cell(body, capfd)
+
+
 @pytest.mark.parametrize("tout", ["float32", "int64", "pair"])
 def test_py_function_outputs(tout, capfd):
     def body(tf):

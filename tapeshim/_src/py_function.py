@@ -85,6 +85,8 @@ def py_function(
     inp: Any = None,
     Tout: Any = None,  # noqa: N803
     name: str | None = None,
+    *,
+    _stateful: bool = True,
 ) -> Any:
     """Runs `func` eagerly on `inp`, also on every call of a compiled function, as `tf.py_function`.
 
@@ -93,6 +95,8 @@ def py_function(
       inp: the input tensors (a list); None when used as a decorator.
       Tout: the output dtype, or a list of dtypes.
       name: an optional name.
+      _stateful: False for `tf.numpy_function(stateful=False)`: inside a function it runs only where its
+        results are used, as TF prunes it.
 
     Returns:
       The output tensor (or list of tensors, when `Tout` is a list); used as
@@ -118,6 +122,14 @@ def py_function(
         graph_shapes = _thread_state.graph_shapes
         if graph_shapes is not None:  # (a dataset's spec: TF's graph does not know its outputs' shapes)
             graph_shapes.update((t._tid, TensorShape(None)) for t in outputs)
+    elif not _stateful:
+        host = _HostCall(func, Tout, inputs, what)
+        structs = tuple(jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in host.avals)
+
+        def pure(*arrays: jax.Array) -> tuple:  # (TF prunes a stateless one whose results nothing uses)
+            return tuple(jax.pure_callback(host, structs, *[jax.lax.stop_gradient(a) for a in arrays]))
+
+        outputs = list(registry.record(pure, OpKey("EagerPyFunc", id(host)), tuple(inputs), host.avals, []))
     else:
         host = _HostCall(func, Tout, inputs, what)
         structs = tuple(jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in host.avals)
@@ -125,8 +137,10 @@ def py_function(
 
         def callback(*arrays: jax.Array) -> tuple:
             # An effect, as TF's stateful op: it runs on every call, its results used or not, in program order
-            # with the other effects (tf.print); the last output is the effect's token.
-            results = io_callback(host, structs, *arrays, ordered=ordered)
+            # with the other effects (tf.print); the last output is the effect's token. Its inputs have no
+            # tangents (an outer tape differentiating the function: the callback has no JVP, and no gradient).
+            held = [jax.lax.stop_gradient(a) for a in arrays]
+            results = io_callback(host, structs, *held, ordered=ordered)
             return (*results, jnp.zeros((), jnp.int32))
 
         avals = (*host.avals, ((), dtypes.int32))

@@ -45,7 +45,7 @@ def numpy_function(
       func: a Python function of numpy arrays returning arrays (or values).
       inp: the input tensors (a list); None when used as a decorator.
       Tout: the output dtype, or a list of dtypes.
-      stateful: ignored (the function runs on every call either way).
+      stateful: whether it runs on every call of a function (True), or only where its results are used.
       name: ignored.
 
     Returns:
@@ -67,7 +67,7 @@ def numpy_function(
         def on_host(*tensors: Tensor) -> Any:
             return func(*[np.asarray(t.numpy()) for t in tensors])
 
-        return py_function(on_host, inputs, Tout, name)
+        return py_function(on_host, inputs, Tout, name, _stateful=stateful)
     result = func(*[np.asarray(t.numpy()) for t in inputs])
     if isinstance(Tout, (list, tuple)):
         values = list(result) if isinstance(result, (list, tuple)) else [result]
