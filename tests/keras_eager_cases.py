@@ -112,3 +112,45 @@ def python_if_on_a_value_in_a_function_or_a_sequential_raises(tf):
         "sequential": raised(lambda: tf.keras.Sequential([_gate(tf)])(x)),
         "eager after": layer(x),
     }
+
+
+@case
+def op_by_op_calls_keep_kerass_call_semantics(tf):
+    # `training` reaches sublayers through Keras's call context; NumPy inputs are converted and autocast;
+    # the activity regularizer's loss is on the tape; a non-tensor positional argument is refused
+    class Gated(tf.keras.layers.Layer):
+        def __init__(self) -> None:
+            super().__init__(activity_regularizer=tf.keras.regularizers.L2(0.1))
+            self.norm = tf.keras.layers.BatchNormalization()
+            self.drop = tf.keras.layers.Dropout(0.999, seed=1)
+
+        def build(self, input_shape: Any) -> None:
+            self.kernel = self.add_weight(shape=(input_shape[-1], 3), initializer="ones")
+
+        def call(self, x: Any) -> Any:
+            h = self.norm(tf.matmul(x, self.kernel))
+            if tf.reduce_max(h) > 100.0:  # (never: a value asked for)
+                return h
+            return self.drop(h) * 2.0
+
+    layer = Gated()
+    x = np.arange(12, dtype=np.float64).reshape(3, 4) / 4.0
+    trained = layer(x, training=True)
+    mean_after_training = layer.norm.moving_mean.numpy()
+    inferred = layer(x, training=False)
+    with tf.GradientTape() as tape:
+        out = layer(tf.constant(x, tf.float32))
+        loss = tf.reduce_sum(out) + tf.add_n(layer.losses)
+    try:
+        layer(tf.constant(x, tf.float32), 1.0)
+        refused = None
+    except ValueError:
+        refused = "ValueError"
+    return {
+        "trained zeros": int(np.sum(np.asarray(trained) == 0.0)),
+        "inferred": inferred,
+        "moving means": [mean_after_training, layer.norm.moving_mean.numpy()],
+        "losses": layer.losses,
+        "gradients": tape.gradient(loss, layer.trainable_variables),
+        "refused": refused,
+    }

@@ -35,6 +35,7 @@ import numpy as np
 from tapeshim._src import checkpoint, dtypes, keras_eager_calls, registry, runtime_checks
 from tapeshim._src.custom_gradient import _VariableCollector
 from tapeshim._src.keras_compat import (
+    call_context_training,
     direct_assign,
     flatten_layers,
     in_stateless_scope,
@@ -458,6 +459,7 @@ def stateful_call(
         tuple((t._shape, t._dtype) for t in tensors),
         tuple(id(v) for v in keras_variables),
         attributes_key(),  # (an activation swapped on a built layer: traced again, as TF reads it per call)
+        call_context_training(),  # (a sublayer of an op-by-op call inherits its `training`: keras_eager_calls)
     )
     cache = _programs.setdefault(owner, {})
     state_reads = [s._read_for_op() if watch_state else s._current() for s in states]
@@ -712,6 +714,7 @@ class TapeLayerMixin(_LayerBase):
                     raise
                 keras_eager_calls.mark(self)  # (built by Keras's eager call, as TF's)
         if may_run_op_by_op and keras_eager_calls.runs_op_by_op(self):
+            apply_pending_restore(self)  # (a failed `_build` restored nothing; Keras's eager call builds)
             result, _added_losses[self] = keras_eager_calls.call_op_by_op(self, super().__call__, args, kwargs)
             apply_pending_restore(self)
             return result

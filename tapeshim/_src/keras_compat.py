@@ -92,6 +92,19 @@ in_stateless_scope: Callable[[], bool] = _module("keras.src.backend.common.state
 # ... and the innermost one (its `state_mapping`: variable id -> the value assigned inside), or None.
 get_stateless_scope: Callable[[], Any] = _module("keras.src.backend.common.stateless_scope").get_stateless_scope
 
+# keras/src/backend/common/global_state.py: Keras's global attributes (the current layer call's context).
+_global_state: Any = _module("keras.src.backend.common.global_state")
+
+
+def call_context_training() -> Any:
+    """The `training` value of the Keras layer call under way (None outside one, or unset there).
+
+    From keras/src/layers/layer.py (`CallContext`, kept as the global attribute "current_call_ctx").
+    """
+    context = _global_state.get_global_attribute("current_call_ctx")
+    return None if context is None else getattr(context, "training", None)
+
+
 # keras/src/models/functional.py: the functional model class (`keras.Model(inputs, outputs)` makes one).
 Functional: Any = _module("keras.src.models.functional").Functional
 
@@ -266,6 +279,11 @@ def call_context_arguments(operation: Any) -> Any:
     From keras/src/ops/operation.py (`Operation._call_context_args`).
     """
     return getattr(operation, "_call_context_args", ())
+
+
+def is_keras_variable(value: Any) -> bool:
+    """Whether `value` is a Keras variable."""
+    return isinstance(value, keras.Variable)
 
 
 def input_conversion(layer: Any) -> tuple[bool, bool]:

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from typing import Any, Callable, Iterator
 
 import jax
 
 from tapeshim._src import dtypes, keras_compat
 from tapeshim._src.state import _thread_state
-from tapeshim._src.tensor import Tensor
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.variable import Variable
 
 VALUE_ASKED = (
     jax.errors.TracerArrayConversionError,  # (tapeshim's `ValueOfJaxTrace` is one)
@@ -35,6 +37,7 @@ VALUE_ASKED = (
 """What a call asking for a traced value raises."""
 
 _ATTRIBUTE = "_tapeshim_op_by_op"
+_regularizers: "weakref.WeakKeyDictionary[Any, Callable[..., Any]]" = weakref.WeakKeyDictionary()
 _local = threading.local()
 
 
@@ -58,9 +61,14 @@ def calls_own_code(layer: Any) -> bool:
     return id(layer) in getattr(_local, "layers", ())
 
 
-def _autocast(layer: Any, value: Any) -> Any:
-    """`value` cast to `layer`'s compute dtype where Keras's `__call__` would cast it (floating tensors)."""
-    if not isinstance(value, Tensor) or not getattr(layer, "autocast", False):
+def _converted(layer: Any, value: Any) -> Any:
+    """`value` as Keras's `__call__` converts an argument: an array becomes a tensor, and a floating tensor is
+    cast to the layer's compute dtype (autocast)."""
+    if not isinstance(value, Tensor):
+        if isinstance(value, Variable) or not hasattr(value, "__array__"):
+            return value  # (Keras leaves other values as they are)
+        value = convert_to_tensor(value)
+    if not getattr(layer, "autocast", False):
         return value
     compute = dtypes.as_dtype(layer.compute_dtype)
     if value._dtype.is_floating and compute.is_floating and value._dtype != compute:
@@ -68,6 +76,22 @@ def _autocast(layer: Any, value: Any) -> Any:
 
         return math_ops.cast(value, compute)
     return value
+
+
+def _check_positional(layer: Any, args: tuple, allow_non_tensors: bool) -> None:
+    """Keras's check that positional arguments are tensors (unless the layer allows others).
+
+    Raises:
+      ValueError: for a positional argument that is not a tensor, with Keras's message.
+    """
+    if allow_non_tensors:
+        return
+    for leaf in jax.tree_util.tree_leaves(args, is_leaf=lambda v: isinstance(v, (Tensor, Variable))):
+        if not isinstance(leaf, (Tensor, Variable)) and not keras_compat.is_keras_variable(leaf):
+            raise ValueError(
+                "Only input tensors may be passed as positional arguments. The following argument value should "
+                f"be passed as a keyword argument: {leaf} (of type {type(leaf)})"
+            )
 
 
 def note_losses(losses: Any) -> None:
@@ -93,6 +117,25 @@ def _own_code(layer: Any) -> Iterator[None]:
         keras_compat.set_input_conversion(layer, *saved)
 
 
+def _regularize_activity(layer: Any, result: Any) -> None:
+    """Adds the activity regularizer's loss of each tensor output, as Keras's `__call__` does (per example)."""
+    from tapeshim._src.keras_bridge import keras_function  # import cycle: keras_bridge -> here
+
+    regularize = _regularizers.get(layer)
+    if regularize is None:  # (one op per layer: its programs are kept with it)
+
+        def per_example(output: Any) -> Any:
+            loss = layer.activity_regularizer(output)
+            if output.ndim > 0:
+                loss = loss / keras_compat.keras.ops.cast(keras_compat.keras.ops.shape(output)[0], loss.dtype)
+            return loss
+
+        regularize = _regularizers[layer] = keras_function(per_example)
+    for output in jax.tree_util.tree_leaves(result, is_leaf=lambda v: isinstance(v, Tensor)):
+        if isinstance(output, Tensor):
+            note_losses([regularize(output)])
+
+
 def call_op_by_op(layer: Any, keras_call: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[Any, list]:
     """`keras_call` (Keras's `Layer.__call__` of `layer`) running the layer's own `call` on tapeshim tensors.
 
@@ -102,12 +145,15 @@ def call_op_by_op(layer: Any, keras_call: Callable[..., Any], args: tuple, kwarg
     Returns:
       The call's result, and the losses added during the call (tapeshim tensors).
     """
-    args = jax.tree_util.tree_map(lambda v: _autocast(layer, v), args, is_leaf=lambda v: isinstance(v, Tensor))
-    kwargs = jax.tree_util.tree_map(lambda v: _autocast(layer, v), kwargs, is_leaf=lambda v: isinstance(v, Tensor))
+    args = jax.tree_util.tree_map(lambda v: _converted(layer, v), args, is_leaf=lambda v: isinstance(v, Tensor))
+    kwargs = jax.tree_util.tree_map(lambda v: _converted(layer, v), kwargs, is_leaf=lambda v: isinstance(v, Tensor))
+    _check_positional(layer, args, keras_compat.input_conversion(layer)[1])
     outer, _local.losses = getattr(_local, "losses", None), []
     try:
         with _own_code(layer):
             result = keras_call(*args, **kwargs)
+        if layer.activity_regularizer is not None:
+            _regularize_activity(layer, result)  # (Keras's `__call__` regularizes only its backend's tensors)
         losses = _local.losses
     finally:
         _local.losses = outer
