@@ -209,10 +209,14 @@ def test_optimizer_options_are_recorded():
 def test_enable_op_determinism_exists_in_both():
     # Not called on real TF here: it would make every later test of the process deterministic.
     assert callable(real_tf.config.experimental.enable_op_determinism)
-    tapeshim.config.experimental.enable_op_determinism()
     from tapeshim._src import config
 
-    assert config.op_determinism_enabled()
+    before = config.STATE.op_determinism
+    try:
+        tapeshim.config.experimental.enable_op_determinism()
+        assert config.op_determinism_enabled()
+    finally:  # (nor on tapeshim for later tests: fractional pools refuse seed 0 under determinism, as TF's)
+        config.STATE.op_determinism = before
 
 
 def test_namespaces_match_tf():
