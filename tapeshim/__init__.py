@@ -290,6 +290,10 @@ from tapeshim._src.ops.spatial_batch_ops import (  # noqa: E402
 )
 from tapeshim._src.py_function import py_function  # noqa: E402
 from tapeshim._src.ragged import RaggedTensor  # noqa: E402
+from tapeshim._src.ragged_spec import (  # noqa: E402
+    RaggedTensorSpec,
+    type_spec_from_value,
+)
 from tapeshim._src.shape import TensorShape  # noqa: E402
 from tapeshim._src.sparse import SparseTensor  # noqa: E402
 from tapeshim._src.sparse_edit_distance import edit_distance  # noqa: E402
@@ -379,6 +383,7 @@ NON_OP_EXPORTS = frozenset(
         "py_function",
         "ragged",
         "RaggedTensor",
+        "RaggedTensorSpec",
         "random",
         "register_tensor_conversion_function",
         "saved_model",
@@ -397,6 +402,7 @@ NON_OP_EXPORTS = frozenset(
         "test",
         "tpu",
         "train",
+        "type_spec_from_value",
         "types",
         "uint8",
         "uint16",
@@ -561,6 +567,7 @@ __all__ = [
     "py_function",
     "ragged",
     "RaggedTensor",
+    "RaggedTensorSpec",
     "random",
     "random_normal_initializer",
     "random_uniform_initializer",
@@ -636,6 +643,7 @@ __all__ = [
     "truediv",
     "truncatediv",
     "truncatemod",
+    "type_spec_from_value",
     "types",
     "uint8",
     "uint16",

@@ -110,6 +110,7 @@ NAMESPACES: dict[str, Namespace] = {
             **_names("tapeshim._src.tape", "GradientTape UnconnectedGradients"),
             **_names("tapeshim._src.module", "Module name_scope"),
             **_names("tapeshim._src.ragged", "RaggedTensor"),
+            **_names("tapeshim._src.ragged_spec", "RaggedTensorSpec type_spec_from_value"),
             **_names("tapeshim._src.sparse", "SparseTensor"),
             **_names(
                 "tapeshim._src.tensor",
@@ -265,6 +266,7 @@ NAMESPACES: dict[str, Namespace] = {
                 "ThreadingOptions",
             ),
             **_names("tapeshim._src.dataset_sources", "make_csv_dataset"),
+            **_names("tapeshim._src.dataset_ragged", "dense_to_ragged_batch"),
             "TFRecordWriter": "tapeshim._src.io.datasets:DatasetTFRecordWriter",
             "Any": "typing:Any",
             "Callable": "typing:Callable",
@@ -418,6 +420,7 @@ NAMESPACES: dict[str, Namespace] = {
             **_names("tapeshim.experimental", "dlpack numpy"),
             **_names("tapeshim._src.interop", "from_jax optax_step to_jax"),
             **_names("tapeshim._src.jax_op", "jax_op"),
+            **_names("tapeshim._src.ragged_shape", "DynamicRaggedShape RowPartition"),
         },
     ),
     "tapeshim.experimental.dlpack": Namespace(

@@ -15,11 +15,12 @@ from typing import Any, Callable, Iterator, SupportsInt
 
 import numpy as np
 
-from tapeshim._src import dtypes, errors, nest
+from tapeshim._src import dataset_ragged, dtypes, errors, nest
 from tapeshim._src.dataset_elements import _call, _host_tensor, _LazySpec, _spec, _to_tensors
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.dataset_transforms import DatasetTransforms, _Deferred
 from tapeshim._src.ops import array_ops, random_ops
+from tapeshim._src.ragged_spec import RaggedTensorSpec
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
 from tapeshim._src.typing_aliases import DTypeLike
@@ -44,6 +45,8 @@ def _convert_to_spec(value: Any, spec: Any) -> Any:
         return {k: _convert_to_spec(value[k], spec[k]) for k in spec}
     if isinstance(spec, tuple):
         return tuple(_convert_to_spec(v, s) for v, s in zip(value, spec))
+    if isinstance(spec, RaggedTensorSpec):
+        return dataset_ragged.convert_to_ragged_spec(value, spec)
     try:
         tensor = convert_to_tensor(value, dtype=spec.dtype)
     except (TypeError, ValueError) as exc:
@@ -91,6 +94,31 @@ def _check_batchable(chunk: list) -> None:
                     f"Cannot batch tensors with different shapes in component {component}. First element had "
                     f"shape [{','.join(map(str, shapes[0]))}] and element {k} had shape [{','.join(map(str, shape))}].",
                 ) from None
+
+
+def _spec_batches(
+    make_source: Callable[[], Iterator[Any]], size: int, drop_remainder: bool, spec: Any
+) -> Iterator[Any]:
+    """Batches of `size` elements, each component batched by its spec (`dataset_ragged.batch_component`)."""
+    flat_specs = nest.flatten(spec)
+    source = make_source()
+    while True:
+        chunk = list(itertools.islice(source, size))
+        if not chunk or (drop_remainder and len(chunk) < size):
+            return
+        columns = list(zip(*[nest.flatten(element) for element in chunk]))
+        try:
+            leaves = [dataset_ragged.batch_component(list(c), s, _stack) for c, s in zip(columns, flat_specs)]
+        except (ValueError, errors.InvalidArgumentError):
+            # (TF's error for dense components of different shapes; a ragged component stands aside as a scalar)
+            _check_batchable(
+                [
+                    [constant(0) if isinstance(s, RaggedTensorSpec) else p for p, s in zip(nest.flatten(e), flat_specs)]
+                    for e in chunk
+                ]
+            )
+            raise
+        yield nest.pack_sequence_as(spec, leaves)
 
 
 def _prefetching(make_source: Callable[[], Iterator[Any]], depth: int) -> Iterator[Any]:
@@ -190,13 +218,22 @@ class Dataset(DatasetTransforms):
         """One element per row of the tensors in `tensors` (a tensor, tuple or dict)."""
         converted = _to_tensors(tensors)
         leaves = nest.flatten(converted)
-        if not leaves or any(not t._shape for t in leaves):
+        if not leaves or any(not t.shape.rank for t in leaves):
             raise ValueError("Unbatching a tensor is only supported for rank >= 1")
         sizes = {t.shape[0] for t in leaves}
         if len(sizes) != 1:
             first, other = sorted(sizes)[:2]
             raise ValueError(f"Dimensions {other} and {first} are not compatible")
         (size,) = sizes
+        spec = nest.map_structure(dataset_ragged.sliced_spec, converted)
+        if dataset_ragged.has_ragged(nest.map_structure(dataset_ragged.spec_of, converted)):
+            # (RaggedTensor rows are sliced as RaggedTensors: a Tensor for ragged rank 1, as TF's)
+            hosted = nest.map_structure(dataset_ragged.HostRows, converted)
+            return Dataset(
+                lambda: (nest.map_structure(lambda h, s, i=i: h.row(i, s), hosted, spec) for i in range(size)),
+                size,
+                spec,
+            )
 
         hosts = nest.map_structure(lambda t: np.asarray(t.value), converted)  # rows are sliced on the host
 
@@ -310,12 +347,12 @@ class Dataset(DatasetTransforms):
         card = self._cardinality
         if card >= 0:
             card = card // size if drop_remainder else math.ceil(card / size)
+        element_spec = self.element_spec
         spec = nest.map_structure(
-            lambda s: TensorSpec(
-                None if s.shape.rank is None else [size if drop_remainder else None] + s.shape.as_list(), s.dtype
-            ),
-            self.element_spec,
+            lambda s: dataset_ragged.batched_spec(s, size if drop_remainder else None), element_spec
         )
+        if dataset_ragged.has_ragged(element_spec):  # RaggedTensorSpec components batch into RaggedTensors
+            return Dataset(lambda: _spec_batches(self._elements, size, drop_remainder, element_spec), card, spec)
         if self._host_rows is not None:  # stacked on the host: one device copy per batch
             return self._through(lambda make_rows: batches(make_rows, _stack_rows), card, spec)
         return Dataset(lambda: batches(self._elements, _stack), card, spec)
@@ -472,14 +509,48 @@ class Dataset(DatasetTransforms):
         if any(s.shape.rank == 0 for s in nest.flatten(self.element_spec) if isinstance(s, TensorSpec)):
             raise ValueError("Cannot unbatch an input with scalar components.")
 
+        spec = nest.map_structure(dataset_ragged.unbatched_spec, self.element_spec)
+
         def iterate() -> Iterator[Any]:
             for element in self._elements():
-                leaves = nest.flatten(element)
-                for i in range(leaves[0].shape[0]):
-                    yield nest.map_structure(lambda t, i=i: t[i], element)
+                if not any(isinstance(s, RaggedTensorSpec) for s in nest.flatten(spec)):
+                    for i in range(nest.flatten(element)[0].shape[0]):
+                        yield nest.map_structure(lambda t, i=i: t[i], element)
+                    continue
+                hosted = nest.map_structure(dataset_ragged.HostRows, element)
+                for i in range(nest.flatten(hosted)[0].count):
+                    yield nest.map_structure(lambda h, s, i=i: h.row(i, s), hosted, spec)
 
-        spec = nest.map_structure(lambda s: TensorSpec(s.shape[1:], s.dtype), self.element_spec)
         return Dataset(iterate, UNKNOWN, spec)
+
+    def ragged_batch(
+        self,
+        batch_size: int,
+        drop_remainder: bool = False,
+        row_splits_dtype: DTypeLike = dtypes.int64,
+        name: str | None = None,
+    ) -> "Dataset":
+        """Batches consecutive elements into RaggedTensors, as `tf.data.Dataset.ragged_batch`.
+
+        A component whose shape has unknown dimensions (of known rank) is batched into a RaggedTensor (its
+        ragged rank: the axis of its last unknown dimension, plus one; `row_splits_dtype` for the new
+        partitions); a RaggedTensor component into one with one more ragged dimension; a component of a fully
+        known shape is stacked, as `batch` does.
+
+        Raises:
+          InvalidArgumentError: for a non-positive `batch_size`.
+        """
+        splits_dtype = dtypes.as_dtype(row_splits_dtype)
+        source_spec = self.element_spec
+        spec = nest.map_structure(lambda s: dataset_ragged.to_ragged_spec(s, splits_dtype), source_spec)
+        if int(batch_size) <= 0:
+            raise errors.invalid_argument("Batch size must be greater than zero.", "BatchDatasetV2")
+
+        def iterate() -> Iterator[Any]:
+            for element in self._elements():
+                yield nest.map_structure(dataset_ragged.to_ragged_value, element, spec)
+
+        return Dataset(iterate, self._cardinality, spec).batch(batch_size, drop_remainder)
 
     # -- reading ----------------------------------------------------------
     def _elements(self) -> Iterator[Any]:

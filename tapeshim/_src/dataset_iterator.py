@@ -118,6 +118,12 @@ class OwnedIterator:
     def _pull(self, optional: bool) -> Any:
         trace = _thread_state.trace
         if trace is not None and not self._unrolled:
+            if any(getattr(spec, "ragged_rank", 0) > 0 for spec in nest.flatten(self.element_spec)):
+                raise NotImplementedError(
+                    "tapeshim.function cannot pull elements with RaggedTensor components from an iterator made "
+                    "outside the function (its per-call inputs are dense tensors): iterate the dataset inside the "
+                    "function (`for x in dataset`), or pull the element outside and pass it as an argument."
+                )
             return trace.host_inputs.pull(self, optional)
         elements = self.consume(1)
         if optional:
@@ -148,6 +154,9 @@ class OwnedIterator:
 
 def _computed(tensor: Any) -> Any:
     if hasattr(tensor, "_elements"):  # a nested dataset (a `window` component) stays a dataset
+        return tensor
+    if hasattr(tensor, "nested_row_splits"):  # a RaggedTensor: its flat values computed
+        _computed(tensor.flat_values)
         return tensor
     tensor = convert_to_tensor(tensor)
     if tensor._value is None:

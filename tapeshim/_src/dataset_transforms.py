@@ -38,9 +38,14 @@ if TYPE_CHECKING:
 def _common_spec(a: Any, b: Any) -> Any:
     """The most specific spec compatible with both (TF's concatenate rule), or TypeError."""
 
-    def merge(x: TensorSpec, y: TensorSpec) -> TensorSpec:
-        if x.dtype != y.dtype or x.shape.rank != y.shape.rank:
+    def merge(x: Any, y: Any) -> Any:
+        if type(x) is not type(y) or x.dtype != y.dtype or x.shape.rank != y.shape.rank:
             raise TypeError
+        if not isinstance(x, TensorSpec):  # a RaggedTensorSpec
+            try:
+                return x.most_specific_compatible_type(y)
+            except (AttributeError, ValueError):
+                raise TypeError from None
         return TensorSpec(x.shape.most_specific_compatible_shape(y.shape), x.dtype)
 
     try:
@@ -288,6 +293,12 @@ class DatasetTransforms(DatasetGrouping):
             raise errors.invalid_argument("batch_size must be greater than zero.", "PaddedBatchDatasetV2")
         spec = self.element_spec
         flat_specs = nest.flatten(spec)
+        for s in flat_specs:
+            if not isinstance(s, TensorSpec):
+                raise TypeError(
+                    "`padded_batch` is only supported for datasets that produce tensor elements but type spec of "
+                    f"elements in the input dataset is not a subclass of TensorSpec: `{s}`."
+                )
         shapes = [None] * len(flat_specs) if padded_shapes is None else _flatten_up_to(spec, padded_shapes)
         # A mapped dataset's spec is read off its first element (TF's traced map knows which dims vary):
         # without padded_shapes, every dim of such a spec is padded to the batch's longest.

@@ -53,7 +53,7 @@ def bind_signature(
         )
     converted = []
     for position, (value, spec) in enumerate(zip(args, specs)):
-        if isinstance(spec, TensorSpec):
+        if isinstance(spec, TensorSpec) or _is_ragged_spec(spec):
             flat_values, flat_specs = [value], [spec]  # a Python list converts to one tensor
         else:
             flat_values, flat_specs = nest.flatten(value), nest.flatten(spec)
@@ -63,6 +63,9 @@ def bind_signature(
                 raise TypeError(f"Binding inputs to tf.function failed: argument {position}: {exc}") from None
         tensors = []
         for leaf, leaf_spec in zip(flat_values, flat_specs):
+            if _is_ragged_spec(leaf_spec):
+                tensors.append(_bind_ragged(leaf, leaf_spec, args, kwargs, specs))
+                continue
             try:
                 tensor = convert_to_tensor(leaf, dtype_hint=leaf_spec.dtype)
             except (TypeError, ValueError) as exc:
@@ -74,8 +77,55 @@ def bind_signature(
                     f"kwargs: {kwargs} for signature: {specs}."
                 )
             tensors.append(tensor)
-        converted.append(tensors[0] if isinstance(spec, TensorSpec) else nest.pack_sequence_as(value, tensors))
+        single = isinstance(spec, TensorSpec) or _is_ragged_spec(spec)
+        converted.append(tensors[0] if single else nest.pack_sequence_as(value, tensors))
     return tuple(converted), {}
+
+
+def _is_ragged_spec(spec: Any) -> bool:
+    from tapeshim._src.ragged_spec import RaggedTensorSpec  # import cycle: ragged_spec -> tensor -> ...
+
+    return isinstance(spec, RaggedTensorSpec)
+
+
+def _bind_ragged(value: Any, spec: Any, args: tuple, kwargs: dict, specs: list) -> Any:
+    """A call's value for a `tf.RaggedTensorSpec` of the signature: a RaggedTensor of the spec's type (a Tensor
+    for a spec of ragged rank 0; the spec itself, or a narrower one, for `get_concrete_function`).
+
+    Raises:
+      TypeError: TF's binding error for a value of another structure, dtype, ragged rank or shape.
+    """
+    from tapeshim._src.ragged import RaggedTensor  # import cycle: ragged -> ops -> ...
+    from tapeshim._src.ragged_spec import RaggedTensorSpec
+
+    if isinstance(value, RaggedTensorSpec):
+        if not value.is_subtype_of(spec):
+            raise TypeError(f"Binding inputs to tf.function failed due to `Can not cast {value} to {spec}`.")
+        return value
+    if spec.ragged_rank == 0 and not isinstance(value, RaggedTensor):
+        try:
+            tensor = convert_to_tensor(value, dtype_hint=spec.dtype)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"Binding inputs to tf.function failed: {exc}") from None
+        if not spec.is_compatible_with(tensor):
+            raise TypeError(
+                "Binding inputs to tf.function failed due to `Can not cast "
+                f"{TensorSpec(tensor.shape, tensor.dtype)} to {TensorSpec(spec.shape, spec.dtype)}`. Received args: "
+                f"{args} and kwargs: {kwargs} for signature: {specs}."
+            )
+        return tensor
+    if not isinstance(value, RaggedTensor) or value.ragged_rank != spec.ragged_rank:
+        raise TypeError(
+            "Binding inputs to tf.function failed due to `The two structures don't have the same nested "
+            f"structure.`: {value!r} is not a value of {spec}. Received args: {args} and kwargs: {kwargs} for "
+            f"signature: {specs}."
+        )
+    if not spec.is_compatible_with(value):
+        raise TypeError(
+            f"Binding inputs to tf.function failed due to `Can not cast {RaggedTensorSpec.from_value(value)} to "
+            f"{spec}`. Received args: {args} and kwargs: {kwargs} for signature: {specs}."
+        )
+    return value
 
 
 def _defaults_beyond(specs: list, signature: inspect.Signature, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -192,6 +242,11 @@ def _cast(value: Any, expected: Any) -> Any:
     """`value` cast to the traced parameter `expected` (a spec, a nest of them, a variable or a Python value)."""
     if isinstance(expected, TensorSpec):
         return _cast_to_spec(value, expected)
+    ragged_spec = _traced_ragged_spec(expected)
+    if ragged_spec is not None:  # TF's RaggedTensorSpec of the trace: a value of it (a narrower spec too)
+        if not ragged_spec.is_compatible_with(value):
+            raise TypeError(f"Can not cast {value!r} to {ragged_spec}")
+        return value
     if isinstance(expected, Variable):  # a variable argument: another variable of its shape and dtype
         if isinstance(value, Variable) and value.dtype == expected.dtype and value.shape == expected.shape:
             return value
@@ -214,6 +269,16 @@ def _cast(value: Any, expected: Any) -> Any:
     if not same:
         raise TypeError(f"Can not cast {value!r} to Literal[{expected!r}]")
     return expected
+
+
+def _traced_ragged_spec(expected: Any) -> Any:
+    """The RaggedTensorSpec of a traced parameter that is one (or a RaggedTensor), else None."""
+    from tapeshim._src.ragged import RaggedTensor  # import cycle: ragged -> ops -> ...
+    from tapeshim._src.ragged_spec import RaggedTensorSpec
+
+    if isinstance(expected, RaggedTensor):  # (TF binds a value of another shape through the flat signature)
+        return RaggedTensorSpec([None] * expected.ndim, expected.dtype, expected.ragged_rank, expected.row_splits_dtype)
+    return expected if isinstance(expected, RaggedTensorSpec) else None
 
 
 def _cast_to_spec(value: Any, spec: TensorSpec) -> Any:

@@ -336,6 +336,20 @@ class RaggedTensor:
         result = np.asarray(dims, dtype.as_numpy_dtype)
         return constant(result if axis is None else result[axis])
 
+    def with_row_splits_dtype(self, dtype: DTypeLike) -> "RaggedTensor":
+        """This tensor with every row partition in `dtype` (int32 or int64).
+
+        Raises:
+          ValueError: for another dtype.
+        """
+        found = dtypes.as_dtype(dtype)
+        if found not in (dtypes.int32, dtypes.int64):
+            raise ValueError(f"Argument `row_splits` dtype must be int32 or int64. Received {found}.")
+        if found == self._row_splits.dtype:
+            return self
+        values = self._values.with_row_splits_dtype(found) if isinstance(self._values, RaggedTensor) else self._values
+        return RaggedTensor(values, constant(self._splits.astype(found.as_numpy_dtype)), self._uniform)
+
     def with_values(self, new_values: TensorLike | RaggedTensor) -> "RaggedTensor":
         """This tensor's outermost row partition over `new_values`."""
         return RaggedTensor(_values_tensor(new_values), self._row_splits)
@@ -438,12 +452,17 @@ class RaggedTensor:
         return [inner[self._splits[i] : self._splits[i + 1]] for i in range(self.nrows_int())]
 
     def numpy(self) -> np.ndarray:
-        """An object array of each row's numpy value (ragged_rank 1), as TF's."""
-        if isinstance(self._values, RaggedTensor):
-            rows = [self[i].numpy() for i in range(self.nrows_int())]
-        else:
-            host = _host(self._values)
-            rows = [host[self._splits[i] : self._splits[i + 1]] for i in range(self.nrows_int())]
+        """The rows as numpy values, as TF's: an object array of rows where their lengths differ, else one array
+        (rows of one length stack into a dimension)."""
+        values = self._values.numpy() if isinstance(self._values, RaggedTensor) else _host(self._values)
+        rows = [values[self._splits[i] : self._splits[i + 1]] for i in range(self.nrows_int())]
+        if not rows:
+            return np.zeros((0, 0) + values.shape[1:], dtype=values.dtype)
+        if all(len(row) == len(rows[0]) for row in rows):
+            try:
+                return np.array(rows)
+            except ValueError:  # (rows of one length holding rows of different lengths)
+                pass
         result = np.empty(len(rows), dtype=object)
         result[:] = rows
         return result
@@ -667,6 +686,24 @@ class RaggedTensor:
 
     def __bool__(self) -> bool:
         raise TypeError("RaggedTensor may not be used as a boolean.")
+
+    def __tf_tracing_type__(self, context: Any) -> Any:
+        """The trace type of this value as a `tapeshim.function` argument (`ragged_spec.RaggedValueType`):
+        tapeshim's ragged ops compute partitions on the host, so a function sees its RaggedTensor arguments
+        as they are, and a call with other values traces again."""
+        from tapeshim._src.ragged_spec import RaggedValueType  # import cycle: ragged_spec imports this module
+
+        found = self.__dict__.get("_trace_type")
+        if found is None:
+            found = self.__dict__["_trace_type"] = RaggedValueType(self)
+        return found
+
+    @property
+    def _type_spec(self) -> Any:
+        """The `tf.RaggedTensorSpec` of this value."""
+        from tapeshim._src.ragged_spec import RaggedTensorSpec  # import cycle: ragged_spec imports this module
+
+        return RaggedTensorSpec.from_value(self)
 
 
 def _gather_rows(values: Any, rows: np.ndarray) -> Any:

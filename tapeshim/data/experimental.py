@@ -31,6 +31,7 @@ from tapeshim._src.dataset_options import (
     OptimizationOptions,
     ThreadingOptions,
 )
+from tapeshim._src.dataset_ragged import dense_to_ragged_batch
 from tapeshim._src.dataset_sources import make_csv_dataset
 from tapeshim._src.dataset_transforms import DatasetTransforms as DatasetTransforms
 from tapeshim._src.io.datasets import DatasetTFRecordWriter as TFRecordWriter
@@ -44,6 +45,7 @@ __all__ = [
     "cardinality",
     "choose_from_datasets",
     "Counter",
+    "dense_to_ragged_batch",
     "DistributeOptions",
     "enumerate_dataset",
     "ExternalStatePolicy",

@@ -12,12 +12,14 @@ from tapeshim._src.introspection import (
     set_program_cache_size,
 )
 from tapeshim._src.jax_op import jax_op
+from tapeshim._src.ragged_shape import DynamicRaggedShape, RowPartition
 from tapeshim.experimental import dlpack, numpy
 
 __all__ = [
     "cached_programs",
     "compile_stats",
     "dlpack",
+    "DynamicRaggedShape",
     "explain_none_gradients",
     "Explanation",
     "from_jax",
@@ -26,6 +28,7 @@ __all__ = [
     "optax_step",
     "Optional",
     "reset_compile_stats",
+    "RowPartition",
     "set_program_cache_size",
     "SourceExplanation",
     "to_jax",

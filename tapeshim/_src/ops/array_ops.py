@@ -723,6 +723,7 @@ def _filled_like(x: Tensor, value: int, dtype: dtypes.DType, op_name: str) -> Te
 
 
 @table.export("shape", gradient="-", dtypes=table.ANY)
+@ragged_dispatch(impl="tapeshim._src.ragged_shape:shape")
 def shape(input: TensorLike, out_type: DTypeLike = dtypes.int32, name: str | None = None) -> Tensor:  # noqa: A002
     """The shape of `input` as a 1-D integer tensor."""
     x = convert_to_tensor(input)
