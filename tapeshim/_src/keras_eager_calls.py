@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import weakref
 from typing import Any, Callable, Iterator
 
 import jax
@@ -37,7 +36,6 @@ VALUE_ASKED = (
 """What a call asking for a traced value raises."""
 
 _ATTRIBUTE = "_tapeshim_op_by_op"
-_regularizers: "weakref.WeakKeyDictionary[Any, Callable[..., Any]]" = weakref.WeakKeyDictionary()
 _local = threading.local()
 
 
@@ -118,22 +116,19 @@ def _own_code(layer: Any) -> Iterator[None]:
 
 
 def _regularize_activity(layer: Any, result: Any) -> None:
-    """Adds the activity regularizer's loss of each tensor output, as Keras's `__call__` does (per example)."""
-    from tapeshim._src.keras_bridge import keras_function  # import cycle: keras_bridge -> here
+    """Adds the activity regularizer's loss of each tensor output, as Keras's `__call__` does (per example):
+    one op each, the layer's "activity" programs."""
+    from tapeshim._src.keras_bridge import stateful_call  # import cycle: keras_bridge -> here
 
-    regularize = _regularizers.get(layer)
-    if regularize is None:  # (one op per layer: its programs are kept with it)
+    def per_example(output: Any) -> Any:
+        loss = layer.activity_regularizer(output)
+        if output.ndim > 0:
+            loss = loss / keras_compat.keras.ops.cast(keras_compat.keras.ops.shape(output)[0], loss.dtype)
+        return loss
 
-        def per_example(output: Any) -> Any:
-            loss = layer.activity_regularizer(output)
-            if output.ndim > 0:
-                loss = loss / keras_compat.keras.ops.cast(keras_compat.keras.ops.shape(output)[0], loss.dtype)
-            return loss
-
-        regularize = _regularizers[layer] = keras_function(per_example)
     for output in jax.tree_util.tree_leaves(result, is_leaf=lambda v: isinstance(v, Tensor)):
         if isinstance(output, Tensor):
-            note_losses([regularize(output)])
+            note_losses([stateful_call(layer, "activity", per_example, (output,), {}, [])])
 
 
 def call_op_by_op(layer: Any, keras_call: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[Any, list]:
