@@ -59,6 +59,7 @@ _SYMBOLIC = {
     "unsorted_segment_sum",
     "linspace",
     "tensor_array_size",
+    "resize_size",
 }
 
 

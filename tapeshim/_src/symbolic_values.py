@@ -11,9 +11,12 @@ small graph from the `Shape`/`Size` ops to the tensor at several sizes of the
 symbols (large and small ones, each symbol moved alone) and keeps the result
 only where every element is the same affine function of the symbols at every
 size tried (`2*_batch + 1`), through selections and integer additions and
-products only (`_AFFINE_OPS`). Anything else (a `floordiv`, a `minimum` with a
-constant, a value read from data) gives None, and the function is traced with
-concrete sizes instead.
+products only (`_AFFINE_OPS`). A `FloorDiv` or `FloorMod` by a positive constant
+(`tf.shape(x)[:2] // 2`) is a JAX dimension too (`floordiv(_d0, 2)`): its value is
+found the same way, and the graph above it is probed with each of its elements as a
+symbol of its own (`_QUOTIENT_OPS`). Anything else (a `minimum` with a constant, a
+division of two sizes, a value read from data) gives None, and the function is traced
+with concrete sizes instead.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ _AFFINE_OPS = frozenset(
 """The ops shape arithmetic may use: each picks elements or is exactly affine in integers (`Mul` of two sizes
 is not, and the checks at other sizes reject it). `Maximum`, `Minimum`, `FloorDiv` and comparisons are
 piecewise: probes cannot see all their pieces, so they are not folded."""
+_QUOTIENT_OPS = {"FloorDiv": lambda a, b: a // int(b), "FloorMod": lambda a, b: a % int(b)}
+"""Ops whose value, by a positive constant, is a dimension expression of the numerator's (`floordiv(n, 2)`)."""
 _MAX_NODES = 64  # shape arithmetic is small: a larger graph is not one
 _BASE, _MOVED = 1009, 2003
 """The sizes every symbol takes at the base probe, and the one symbol moved at a time."""
@@ -53,6 +58,17 @@ def value_of(tensor: Tensor, trace: FunctionTrace) -> np.ndarray | None:
         return None
     nodes, shape_inputs = graph
     symbols = _symbols(shape_inputs)
+    for tid, (op_type, numerator, extra) in list(shape_inputs.items()):
+        if op_type not in _QUOTIENT_OPS:
+            continue
+        divisor, dtype = extra
+        atoms = _quotient(op_type, numerator, divisor, trace)
+        if atoms is None:
+            return None
+        shape_inputs[tid] = (op_type, atoms, dtype)
+        for k, atom in enumerate(atoms.reshape(-1)):
+            if symbolic_dims.is_symbolic(atom):
+                symbols[f"{_ATOM}{tid}_{k}"] = atom
     if not symbols:
         return None
     names = sorted(symbols)
@@ -87,6 +103,21 @@ def value_of(tensor: Tensor, trace: FunctionTrace) -> np.ndarray | None:
     return result.reshape(shape)
 
 
+_ATOM = "__quotient"  # (the names quotients' elements take while probing: no symbol of a trace starts so)
+
+
+def _quotient(op_type: str, numerator: Tensor, divisor: np.ndarray, trace: FunctionTrace) -> np.ndarray | None:
+    """The value of `numerator // divisor` (or `%`) as an object array of ints and symbolic dimensions."""
+    value = value_of(numerator, trace)
+    if value is None:
+        return None
+    try:
+        quotients = np.vectorize(_QUOTIENT_OPS[op_type], otypes=[object])(value, np.broadcast_to(divisor, value.shape))
+    except Exception:  # noqa: BLE001 - JAX refusing the expression: not shape arithmetic
+        return None
+    return np.vectorize(_simplified, otypes=[object])(quotients)
+
+
 def _simplified(value: Any) -> Any:
     """A plain int where the expression is constant."""
     try:
@@ -100,7 +131,7 @@ def _graph(tensor: Tensor, trace: FunctionTrace) -> tuple[list, dict] | None:
     the shape ops to `tensor`, or None where anything else (a placeholder, a lazy leaf, a value of symbolic
     shape) feeds it."""
     nodes: dict[int, Any] = {}
-    shape_inputs: dict[int, tuple[str, Tensor, Any]] = {}
+    shape_inputs: dict[int, tuple[str, Any, Any]] = {}
 
     def visit(current: Tensor) -> bool | None:
         node = current._node
@@ -113,6 +144,10 @@ def _graph(tensor: Tensor, trace: FunctionTrace) -> tuple[list, dict] | None:
         if node.op_type in _SHAPE_OPS:
             shape_inputs[current._tid] = (node.op_type, node.inputs[0], current._dtype._np)
             return False
+        divisor = _divisor(node) if node.op_type in _QUOTIENT_OPS else None
+        if divisor is not None:
+            shape_inputs[current._tid] = (str(node.op_type), node.inputs[0], (divisor, current._dtype._np))
+            return False
         if node.op_type not in _AFFINE_OPS or current._dtype._np.kind not in "iu":
             return None
         nodes[node.out_tids[0]] = node
@@ -123,10 +158,23 @@ def _graph(tensor: Tensor, trace: FunctionTrace) -> tuple[list, dict] | None:
     return [nodes[k] for k in sorted(nodes)], shape_inputs
 
 
+def _divisor(node: Any) -> np.ndarray | None:
+    """A `FloorDiv`/`FloorMod` node's divisor where it is a positive integer constant (ints), else None."""
+    numerator, divisor = node.inputs
+    if divisor._node is not None or divisor._value is None or numerator._dtype._np.kind not in "iu":
+        return None
+    value = np.asarray(divisor._value)
+    if value.dtype.kind not in "iu" or value.size == 0 or (value <= 0).any():
+        return None
+    return value.astype(np.int64)
+
+
 def _symbols(shape_inputs: dict) -> dict[str, Any]:
     """The symbols in the measured tensors' shapes, each as a symbolic dimension of their scope."""
     symbols: dict[str, Any] = {}
-    for _, measured, _ in shape_inputs.values():
+    for op_type, measured, _ in shape_inputs.values():
+        if op_type in _QUOTIENT_OPS:
+            continue
         for dim in measured._shape:
             if not symbolic_dims.is_symbolic(dim):
                 continue
@@ -142,6 +190,10 @@ def _evaluate(tensor: Tensor, nodes: list, shape_inputs: dict, sizes: dict[str, 
     resolve = symbolic_dims.resolver(sizes)
     try:
         for tid, (op_type, measured, dtype) in shape_inputs.items():
+            if op_type in _QUOTIENT_OPS:  # (each symbolic element probed as a symbol of its own)
+                atoms = [a if a.__class__ is int else sizes[f"{_ATOM}{tid}_{k}"] for k, a in enumerate(measured.flat)]
+                values[tid] = np.asarray(atoms, dtype).reshape(measured.shape)
+                continue
             shape = resolve(tuple(measured._shape))
             values[tid] = np.asarray(shape if op_type == "Shape" else int(np.prod(shape)), dtype)
         for node in nodes:

@@ -289,8 +289,15 @@ def draw_bounding_boxes(images: TensorLike, boxes: TensorLike, colors: TensorLik
         raise errors.invalid_argument(
             f"boxes must be of shape [{images_t._shape[0]}, num_boxes, 4], got {list(boxes_t._shape)}", op
         )
-    table_colors = np.asarray(convert_to_tensor(colors, dtype=dtypes.float32).numpy(), np.float32).reshape(-1, 4)
-    if table_colors.shape[0] == 0:  # TF's default colors; gray images get white
+    table_colors = np.asarray(convert_to_tensor(colors, dtype=dtypes.float32).numpy(), np.float32)
+    if table_colors.size:  # (TF takes any matrix with at least the image's channels)
+        shape = ",".join(map(str, table_colors.shape))
+        if table_colors.ndim != 2:
+            raise errors.invalid_argument(f"colors must be a 2-D matrix[{shape}]", op)
+        if table_colors.shape[1] < depth:
+            message = f"colors must have equal or more channels than the image provided: [{shape}]"
+            raise errors.invalid_argument(message, op)
+    else:  # TF's default colors; gray images get white
         table_colors = (_DEFAULT_COLORS if depth != 1 else np.ones((1, 4))).astype(np.float32)
     canvas = np.array(_host_array(images_t, "images"))
     box_values = _host_array(boxes_t, "boxes")

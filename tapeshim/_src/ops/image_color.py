@@ -8,9 +8,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import dtypes, errors
+from tapeshim._src import dtypes, errors, runtime_checks
 from tapeshim._src.ops import random_ops, table
-from tapeshim._src.ops.common import gradient_not_registered
+from tapeshim._src.ops.common import broadcast_shapes, gradient_not_registered
 from tapeshim._src.ops.image_common import image_tensor, kernel, run
 from tapeshim._src.ops.image_ops import convert_image_dtype, to_float
 from tapeshim._src.ops.math_ops import cast
@@ -334,7 +334,15 @@ def _gauss_kernel(size: int, sigma: float) -> np.ndarray:
     return (g / g.sum()).reshape(size, size).astype(np.float32)
 
 
-def _ssim(x: jax.Array, y: jax.Array, max_val: jax.Array, size: int, sigma: float, k1: float, k2: float) -> jax.Array:
+def _ssim(
+    x: jax.Array, y: jax.Array, max_val: jax.Array, size: int, sigma: float, k1: float, k2: float, checked: bool = False
+) -> jax.Array:
+    if checked:  # (TF's assertion on sizes known per call)
+        dims, fields = runtime_checks.shape_fields(x.shape, "d")
+        smallest = jnp.minimum(jnp.asarray(x.shape[-3]), jnp.asarray(x.shape[-2]))
+        message = f"Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. Summarized data: {dims} {size}"
+        values = {k: jnp.asarray(d) for k, d in fields.items()}
+        runtime_checks.require(smallest >= size, message.replace(",", ", "), **values)
     kern = jnp.asarray(_gauss_kernel(size, sigma))
     channels = x.shape[-1]
     filt = jnp.tile(kern[:, :, None, None], (1, 1, 1, channels))
@@ -372,7 +380,7 @@ def _pair(a: Any, b: Any, op_name: str) -> tuple[Tensor, Tensor]:
     if len(a_t._shape) < 3 or len(b_t._shape) < 3:
         raise ValueError("Shape must be at least rank 3")
     try:
-        np.broadcast_shapes(a_t._shape, b_t._shape)
+        broadcast_shapes(a_t._shape, b_t._shape)  # (symbolic dimensions too: a trace for every size)
     except ValueError:
         shapes = " vs. ".join("[" + ",".join(map(str, s)) + "]" for s in (a_t._shape, b_t._shape))
         raise errors.invalid_argument(f"Incompatible shapes: {shapes}", op_name) from None
@@ -403,7 +411,14 @@ def ssim(
         raise NotImplementedError("ssim(return_index_map=True) is not supported by tapeshim.")
     a, b = _pair(img1, img2, "SquaredDifference")
     size = int(filter_size)
-    if min(a._shape[-3:-1]) < size:
+    try:
+        small = bool(min(a._shape[-3], a._shape[-2]) < size)
+    except Exception:  # noqa: BLE001 - JAX's InconclusiveDimensionOperation: sizes known per call
+        small = False  # (TF's assertion runs in the program)
+        checked = True
+    else:
+        checked = False
+    if small:
         raise errors.invalid_argument(
             f"Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. Summarized data: "
             f"{', '.join(map(str, a._shape))} {size}",
@@ -411,7 +426,8 @@ def ssim(
         )
     peak = _max_val(max_val, a.dtype)
     x, y = convert_image_dtype(a, dtypes.float32), convert_image_dtype(b, dtypes.float32)
-    return run(_SSIM, (x, y, peak), size=size, sigma=float(filter_sigma), k1=float(k1), k2=float(k2))
+    static = {"size": size, "sigma": float(filter_sigma), "k1": float(k1), "k2": float(k2)}
+    return run(_SSIM, (x, y, peak), **static, **({"checked": True} if checked else {}))
 
 
 _PSNR = kernel(

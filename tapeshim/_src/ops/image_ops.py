@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import dtypes, errors
+from tapeshim._src import dtypes, errors, runtime_checks, symbolic_dims, symbolic_indexing
 from tapeshim._src.ops import random_ops, table
 from tapeshim._src.ops.array_ops import _static_ints, expand_dims
 from tapeshim._src.ops.array_ops import squeeze as squeeze_op
@@ -179,6 +179,63 @@ _CROP = kernel("Slice", lambda x, begin, size: jax.lax.slice(x, begin, tuple(b +
 _PAD = kernel("Pad", lambda x, pads: jnp.pad(x, pads))
 
 
+def _window_impl(x: jax.Array, *, windows: tuple, checks: tuple) -> jax.Array:
+    """Crops and pads along axes whose sizes (or the window's) are known per call (a trace for every size,
+    `function_symbolic`), as gathers: each of `windows`, `(mode, axis, offset, count)`, gives `count` rows,
+    row `o` from input row `o + offset` ("crop"), `o - offset` ("pad", zeros outside the input), or, for
+    "center" (`resize_with_crop_or_pad` to `count`), TF's centered offsets. `checks` (`(lhs, rhs, message)`)
+    are TF's run-time checks `lhs >= rhs`."""
+    for lhs, rhs, message in checks:
+        runtime_checks.require(jnp.asarray(lhs) >= jnp.asarray(rhs), message)
+    for mode, axis, offset, count in windows:
+        n = jnp.asarray(x.shape[axis], jnp.int32)
+        rows = jax.lax.iota(jnp.int32, symbolic_dims.at_least_zero(count))  # (`n - 2`: checked >= 1 above)
+        if mode == "crop":
+            x = jnp.take(x, jnp.clip(rows + jnp.asarray(offset, jnp.int32), 0, n - 1), axis=axis)
+            continue
+        if mode == "pad":
+            source = rows - jnp.asarray(offset, jnp.int32)
+            valid = (source >= 0) & (source < n)
+        else:
+            difference = jnp.asarray(count, jnp.int32) - n
+            pad = jnp.maximum(difference // 2, 0)
+            source = rows - pad + jnp.maximum(-difference // 2, 0)
+            valid = (rows >= pad) & (rows < pad + jnp.minimum(jnp.asarray(count, jnp.int32), n))
+        taken = jnp.take(x, jnp.clip(source, 0, n - 1), axis=axis)
+        shape = [1] * x.ndim
+        shape[axis] = -1
+        x = jnp.where(valid.reshape(shape), taken, jnp.zeros((), x.dtype))
+    return x
+
+
+_WINDOW = kernel("Slice", _window_impl)
+
+
+def _decided(check: Any) -> bool | None:
+    """A comparison of sizes (`check()`), or None where sizes known per call leave it open."""
+    try:
+        return bool(check())
+    except Exception:  # noqa: BLE001 - JAX's InconclusiveDimensionOperation (not in its public API)
+        return None
+
+
+def _checked(conditions: tuple) -> tuple:
+    """TF's checks `(lhs, rhs, message)` of `lhs >= rhs`: raises TF's ValueError for one that fails for every
+    size; the checks sizes known per call leave open, for the program to make when it runs."""
+    open_checks = []
+    for lhs, rhs, message in conditions:
+        holds = _decided(lambda lhs=lhs, rhs=rhs: lhs >= rhs)
+        if holds is False:
+            raise ValueError(message)
+        if holds is None:
+            open_checks.append((lhs, rhs, message))
+    return tuple(open_checks)
+
+
+def _symbolic(*values: Any) -> bool:
+    return any(symbolic_dims.is_symbolic(v) for v in values)
+
+
 def _batched(image: Tensor) -> tuple[Tensor, bool]:
     return (image, False) if len(image._shape) == 4 else (expand_dims(image, 0), True)
 
@@ -204,16 +261,19 @@ def crop_to_bounding_box(
     oh, ow = static_int(offset_height, "offset_height"), static_int(offset_width, "offset_width")
     th, tw = static_int(target_height, "target_height"), static_int(target_width, "target_width")
     height, width = image_t._shape[-3], image_t._shape[-2]
-    for ok, message in (
-        (ow >= 0, "offset_width must be >= 0."),
-        (oh >= 0, "offset_height must be >= 0."),
-        (tw > 0, "target_width must be > 0."),
-        (th > 0, "target_height must be > 0."),
-        (width >= tw + ow, "width must be >= target + offset."),
-        (height >= th + oh, "height must be >= target + offset."),
-    ):
-        if not ok:
-            raise ValueError(message)
+    checks = _checked(
+        (
+            (ow, 0, "offset_width must be >= 0."),
+            (oh, 0, "offset_height must be >= 0."),
+            (tw, 1, "target_width must be > 0."),
+            (th, 1, "target_height must be > 0."),
+            (width, tw + ow, "width must be >= target + offset."),
+            (height, th + oh, "height must be >= target + offset."),
+        )
+    )
+    if checks or _symbolic(height, width, oh, ow, th, tw):
+        windows = (("crop", len(image_t._shape) - 3, oh, th), ("crop", len(image_t._shape) - 2, ow, tw))
+        return run(_WINDOW, (image_t,), windows=windows, checks=checks)
     lead = (0,) * (len(image_t._shape) - 3)
     begin = lead + (oh, ow, 0)
     size = tuple(image_t._shape[:-3]) + (th, tw, image_t._shape[-1])
@@ -238,14 +298,17 @@ def pad_to_bounding_box(
     th, tw = static_int(target_height, "target_height"), static_int(target_width, "target_width")
     height, width = image_t._shape[-3], image_t._shape[-2]
     after_h, after_w = th - oh - height, tw - ow - width
-    for ok, message in (
-        (oh >= 0, "offset_height must be >= 0"),
-        (ow >= 0, "offset_width must be >= 0"),
-        (after_w >= 0, "width must be <= target - offset"),
-        (after_h >= 0, "height must be <= target - offset"),
-    ):
-        if not ok:
-            raise ValueError(message)
+    checks = _checked(
+        (
+            (oh, 0, "offset_height must be >= 0"),
+            (ow, 0, "offset_width must be >= 0"),
+            (after_w, 0, "width must be <= target - offset"),
+            (after_h, 0, "height must be <= target - offset"),
+        )
+    )
+    if checks or _symbolic(height, width, oh, ow, th, tw):
+        windows = (("pad", len(image_t._shape) - 3, oh, th), ("pad", len(image_t._shape) - 2, ow, tw))
+        return run(_WINDOW, (image_t,), windows=windows, checks=checks)
     pads = ((0, 0),) * (len(image_t._shape) - 3) + ((oh, after_h), (ow, after_w), (0, 0))
     return run(_PAD, (image_t,), pads=pads)
 
@@ -259,11 +322,13 @@ def resize_with_crop_or_pad(image: TensorLike, target_height: TensorLike, target
     """
     image_t = image_tensor(image, at_most=4)
     th, tw = static_int(target_height, "target_height"), static_int(target_width, "target_width")
-    if tw <= 0:
-        raise ValueError("target_width must be > 0.")
-    if th <= 0:
-        raise ValueError("target_height must be > 0.")
+    _checked(((tw, 1, "target_width must be > 0."), (th, 1, "target_height must be > 0.")))
+    if _symbolic(tw, th) and not (_decided(lambda: tw >= 1) and _decided(lambda: th >= 1)):
+        raise ValueError("tf.image.resize_with_crop_or_pad to a size that may not be positive: traced per shape")
     height, width = image_t._shape[-3], image_t._shape[-2]
+    if _symbolic(height, width, th, tw):
+        windows = (("center", len(image_t._shape) - 3, 0, th), ("center", len(image_t._shape) - 2, 0, tw))
+        return run(_WINDOW, (image_t,), windows=windows, checks=())
     dw, dh = tw - width, th - height
     cropped = crop_to_bounding_box(image_t, max(-dh // 2, 0), max(-dw // 2, 0), min(th, height), min(tw, width))
     return pad_to_bounding_box(cropped, max(dh // 2, 0), max(dw // 2, 0), th, tw)
@@ -287,13 +352,24 @@ def central_crop(image: TensorLike, central_fraction: float) -> Tensor:
     if fraction == 1.0:
         return image_t
     height, width = image_t._shape[-3], image_t._shape[-2]
+    if _symbolic(height, width):  # (TF's window size is computed in float64 from the size: no symbolic dimension)
+        raise ValueError("tf.image.central_crop of an image whose size is known per call: traced per shape")
     start_h = int((float(height) - float(height) * fraction) / 2)
     start_w = int((float(width) - float(width) * fraction) / 2)
     return crop_to_bounding_box(image_t, start_h, start_w, height - 2 * start_h, width - 2 * start_w)
 
 
-def _random_crop_impl(key: jax.Array, x: jax.Array, size: tuple) -> jax.Array:
-    limit = jnp.asarray([d - s + 1 for d, s in zip(x.shape, size)], jnp.int32)
+def _random_crop_impl(key: jax.Array, x: jax.Array, size: tuple, checked: bool = False) -> jax.Array:
+    shape = x.shape
+    limit = jnp.asarray([d - s + 1 for d, s in zip(shape, size)], jnp.int32)
+    if checked:  # (sizes known per call: TF's assertion, and a padded copy the window provably fits in)
+        dims, message = runtime_checks.shape_fields(shape, "d")
+        runtime_checks.require(
+            jnp.all(limit >= 1),
+            f"Need value.shape >= size, got {dims.replace(',', ', ')} {', '.join(map(str, size))}",
+            **{name: jnp.asarray(d) for name, d in message.items()},
+        )
+        x = jnp.pad(x, [(0, s) for s in size])
     offsets = jax.random.randint(key, (x.ndim,), 0, jnp.iinfo(jnp.int32).max, jnp.int32) % limit
     return jax.lax.dynamic_slice(x, tuple(offsets[i] for i in range(x.ndim)), size)
 
@@ -315,6 +391,8 @@ def random_crop(value: TensorLike, size: TensorLike, seed: TensorLike | None = N
     shape = tuple(value_t._shape)
     if len(dims) != len(shape):
         raise errors.invalid_argument(f"Incompatible shapes: [{len(shape)}] vs. [{len(dims)}]", "GreaterEqual")
+    if _symbolic(*shape, *dims):  # (checked when the function runs)
+        return run(_RANDOM_CROP, (random_ops._op_key(seed), value_t), size=tuple(dims), checked=True)
     if any(d < s for d, s in zip(shape, dims)):
         raise errors.invalid_argument(
             f"Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. Summarized data: b'Need value.shape >= "
@@ -412,8 +490,12 @@ def image_gradients(image: TensorLike) -> tuple[Tensor, Tensor]:
 
 
 def _sobel(x: jax.Array) -> jax.Array:
-    padded = jnp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)), mode="reflect")
     h, w = x.shape[1], x.shape[2]
+    if _symbolic(h, w):  # (TF's MirrorPad check, for sizes known per call)
+        size = jnp.minimum(jnp.asarray(h), jnp.asarray(w))
+        message = "paddings must be less than the dimension size: 1, 1 not less than {size} [Op:MirrorPad]"
+        runtime_checks.require(size > 1, message, size=size)
+    padded = symbolic_indexing.mirror_pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)), "reflect")
     ky = np.array([[-1, -2, -1], [0, 0, 0], [1, 2, 1]], np.float64)
     out = []
     for k in (ky, ky.T):

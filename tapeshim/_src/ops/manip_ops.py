@@ -11,7 +11,7 @@ import numpy as np
 from jax import lax
 
 from tapeshim._src import boolean_mask as _boolean_mask
-from tapeshim._src import dtypes, errors, registry, runtime_checks, static_value, symbolic_dims
+from tapeshim._src import dtypes, errors, registry, runtime_checks, static_value, symbolic_dims, symbolic_indexing
 from tapeshim._src.node import OpKey
 from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.ops.array_ops import _static_ints
@@ -103,13 +103,15 @@ def tile(input: TensorLike, multiples: TensorLike, name: str | None = None) -> T
     return apply(_tile_op, (x,), (("multiples", multiples),))[0]
 
 
-_repeat_op = OpDef(
-    "Repeat",
-    lambda x, repeats, axis: jnp.repeat(
-        x, np.asarray(repeats), axis=axis, total_repeat_length=int(np.sum(repeats)) if len(repeats) > 1 else None
-    ),
-    True,
-)
+def _repeat_impl(x: jax.Array, repeats: tuple, axis: int) -> jax.Array:
+    if len(repeats) == 1 and not all(d.__class__ is int for d in x.shape):  # (sizes known per call)
+        tiled = jnp.broadcast_to(jnp.expand_dims(x, axis + 1), x.shape[: axis + 1] + repeats + x.shape[axis + 1 :])
+        return tiled.reshape(x.shape[:axis] + (x.shape[axis] * repeats[0],) + x.shape[axis + 1 :])
+    total = int(np.sum(repeats)) if len(repeats) > 1 else None
+    return jnp.repeat(x, np.asarray(repeats), axis=axis, total_repeat_length=total)
+
+
+_repeat_op = OpDef("Repeat", _repeat_impl, True)
 
 
 @table.export("repeat", dtypes=table.ANY, op=_repeat_op)
@@ -135,7 +137,18 @@ def repeat(input: TensorLike, repeats: Any, axis: AxisLike = None, name: str | N
     return apply(_repeat_op, (x,), (("axis", axis), ("repeats", counts)))[0]
 
 
-def _pad_impl(x: jax.Array, c: jax.Array, paddings: tuple, mode: str) -> jax.Array:
+_MIRROR_MESSAGES = {
+    "reflect": "paddings must be less than the dimension size: {before}, {after} not less than {size}",
+    "symmetric": "paddings must be no greater than the dimension size: {before}, {after} greater than {size}",
+}
+
+
+def _pad_impl(x: jax.Array, c: jax.Array, paddings: tuple, mode: str, checks: tuple = ()) -> jax.Array:
+    for axis in checks:  # (TF's MirrorPad limits on sizes known per call)
+        before, after = (jnp.asarray(p) for p in paddings[axis])
+        size = jnp.asarray(x.shape[axis])
+        ok = (before < size) & (after < size) if mode == "reflect" else (before <= size) & (after <= size)
+        runtime_checks.require(ok, _MIRROR_MESSAGES[mode] + " [Op:MirrorPad]", before=before, after=after, size=size)
     if any(symbolic_dims.is_symbolic(amount) for pair in paddings for amount in pair):  # (sizes known per call)
         for before, after in paddings:
             runtime_checks.require(
@@ -150,7 +163,7 @@ def _pad_impl(x: jax.Array, c: jax.Array, paddings: tuple, mode: str) -> jax.Arr
         return lax.pad(x, c, clamped)  # (`jnp.pad` compares them)
     if mode == "constant":
         return jnp.pad(x, paddings, mode=mode, constant_values=c)
-    return jnp.pad(x, paddings, mode=mode)
+    return symbolic_indexing.mirror_pad(x, paddings, mode)
 
 
 _pad_op = OpDef("PadV2", _pad_impl, True)
@@ -179,27 +192,31 @@ def pad(
             f'Value of argument `mode` expected to be one of "CONSTANT", "REFLECT", or '
             f'"SYMMETRIC". Received `mode` = {mode}'
         )
-    for (before, after), size in zip(amounts.tolist(), x._shape):
+    checks = []  # (the axes whose MirrorPad limits only the call's sizes decide)
+    for axis, ((before, after), size) in enumerate(zip(amounts.tolist(), x._shape)):
         if symbolic_dims.is_symbolic(before) or symbolic_dims.is_symbolic(after):
             if mode.upper() != "CONSTANT":  # (TF checks these sizes per run: traced per shape instead)
                 raise ValueError("tf.pad REFLECT or SYMMETRIC by an amount known per call")
             continue  # checked when the function runs (`_pad_impl`)
         if before < 0 or after < 0:
             raise static_error(f"Paddings must be non-negative: {before} {after}", "Pad")
-        if mode.upper() == "REFLECT" and (before >= size or after >= size):
-            raise errors.invalid_argument(
-                f"paddings must be less than the dimension size: {before}, {after} not less than {size}", "MirrorPad"
-            )
-        if mode.upper() == "SYMMETRIC" and (before > size or after > size):
-            raise errors.invalid_argument(
-                f"paddings must be no greater than the dimension size: {before}, {after} greater than {size}",
-                "MirrorPad",
-            )
+        if mode.upper() == "CONSTANT":
+            continue
+        reflect = mode.upper() == "REFLECT"
+        try:
+            bad = bool(before >= size or after >= size) if reflect else bool(before > size or after > size)
+        except Exception:  # noqa: BLE001 - JAX's InconclusiveDimensionOperation: a size known per call
+            checks.append(axis)
+            continue
+        if bad:
+            message = _MIRROR_MESSAGES["reflect" if reflect else "symmetric"]
+            raise errors.invalid_argument(message.format(before=before, after=after, size=size), "MirrorPad")
     value = convert_to_tensor(constant_values, dtype_hint=x.dtype)
     return apply(
         _pad_op,
         (x, math_ops.cast(value, x.dtype)),
-        (("mode", modes[mode.upper()]), ("paddings", tuple(map(tuple, amounts.tolist())))),
+        (("mode", modes[mode.upper()]), ("paddings", tuple(map(tuple, amounts.tolist()))))
+        + ((("checks", tuple(checks)),) if checks else ()),
     )[0]
 
 
@@ -215,15 +232,52 @@ def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
     return apply(_reverse_op, (x,), (("axis", axes),))[0]
 
 
-_roll_op = OpDef("Roll", lambda x, shift, axis: jnp.roll(x, shift, axis), True)
+def _roll_impl(x: jax.Array, shift: tuple, axis: tuple) -> jax.Array:
+    if not any(symbolic_dims.is_symbolic(s) for s in shift):
+        return jnp.roll(x, shift, axis)
+    for amount, ax in zip(shift, axis):  # (a size known per call, `tf.shape(x)[0]`: rolled by its value)
+        x = jnp.roll(x, jnp.asarray(amount), ax)
+    return x
+
+
+def _roll_dynamic_impl(x: jax.Array, shift: jax.Array, axis: tuple) -> jax.Array:
+    shifts = jnp.reshape(shift, (-1,))
+    for k, ax in enumerate(axis):
+        x = jnp.roll(x, shifts[k], ax)
+    return x
+
+
+_roll_op = OpDef("Roll", _roll_impl, True)
+_roll_dynamic_op = OpDef("Roll", _roll_dynamic_impl, True)
+
+
+def _shift_tensor(shift: Any) -> Tensor | None:
+    """`shift` as a tensor where only the call knows its value (inside `tapeshim.function`: a random shift, an
+    argument), else None (its value is known: a static shift)."""
+    if _thread_state.trace is None:
+        return None
+    resolved = static_value.resolve(shift)
+    values = resolved if isinstance(resolved, (list, tuple)) else [resolved]
+    unknown = [v for v in values if isinstance(v, Tensor) and static_value.known_value(v) is None]
+    return convert_to_tensor(shift) if unknown else None
 
 
 @table.export("roll", dtypes=table.ANY, op=_roll_op)
 def roll(input: Any, shift: Any, axis: Any, name: str | None = None) -> Tensor:  # noqa: A002
-    """Rolls elements along `axis` by `shift` (both may be lists)."""
+    """Rolls elements along `axis` by `shift` (both may be lists). Inside `tapeshim.function`, a shift only the
+    call knows (`tf.random.uniform`, an argument) rolls in the program, as TF's graph does."""
     x = convert_to_tensor(input)
-    shifts = array_ops.int_arg(shift, "Tshift", "Roll")
     axes = normalize_axis(list(array_ops.int_arg(axis, "Taxis", "Roll")), len(x._shape))
+    dynamic = _shift_tensor(shift)
+    if dynamic is not None:
+        if dynamic.dtype not in (dtypes.int32, dtypes.int64):
+            raise array_ops._attr_error("Tshift", tf_type_name(dynamic.dtype), "Roll", "int32, int64")
+        if len(dynamic._shape) > 1:
+            raise static_error("shift must be a scalar or a 1-D vector", "Roll")
+        if (dynamic._shape[0] if dynamic._shape else 1) != len(axes):
+            raise static_error("shift and axis must have the same size", "Roll")
+        return apply(_roll_dynamic_op, (x, dynamic), (("axis", tuple(axes)),))[0]
+    shifts = array_ops.int_arg(shift, "Tshift", "Roll")
     if len(shifts) != len(axes):
         raise static_error("shift and axis must have the same size", "Roll")
     return apply(_roll_op, (x,), (("axis", axes), ("shift", shifts)))[0]

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from tapeshim._src import dtypes, errors, random_chunks
+from tapeshim._src import dtypes, errors, random_chunks, runtime_checks, static_value
 from tapeshim._src.ops import table
 from tapeshim._src.ops.array_ops import _static_ints, shape_arg
 from tapeshim._src.ops.common import attr_error, static_error
@@ -125,6 +125,16 @@ _uniform_op = OpDef("RandomUniform", lambda key, shape, dtype: jax.random.unifor
 _randint_op = OpDef(
     "RandomUniformInt", lambda key, shape, dtype, low, high: jax.random.randint(key, shape, low, high, dtype), False
 )
+
+
+def _randint_bounded_impl(key: jax.Array, low: jax.Array, high: jax.Array, shape: tuple, dtype: str) -> jax.Array:
+    runtime_checks.require(low < high, "Need minval < maxval, got {low} >= {high}", low=low, high=high)
+    return jax.random.randint(key, shape, low, high, dtype)
+
+
+_randint_bounded_op = OpDef("RandomUniformInt", _randint_bounded_impl, False)
+"""`RandomUniformInt` whose bounds only the call knows (a function's arguments: TF's DeepDream rolls its
+image by `tf.random.uniform([2], -tile_size, tile_size, tf.int32)`); TF's check of them runs with it."""
 _categorical_op = OpDef(
     "Multinomial",
     lambda key, logits, n, dtype: jax.random.categorical(key, logits, axis=-1, shape=(n, logits.shape[0])).T.astype(
@@ -174,6 +184,21 @@ _bits_op = OpDef(
 )
 
 
+def _call_bounds(minval: Any, maxval: Any, dtype: dtypes.DType) -> tuple[Tensor, Tensor] | None:
+    """Integer bounds as scalar tensors where, inside `tapeshim.function`, only the call knows one of them;
+    None where both are known now."""
+    if _thread_state.trace is None:
+        return None
+    bounds = [convert_to_tensor(v, dtype=dtype) if isinstance(v, Tensor) else v for v in (minval, maxval)]
+    if not any(isinstance(v, Tensor) and static_value.known_value(v) is None for v in bounds):
+        return None
+    tensors = [convert_to_tensor(v, dtype=dtype) for v in bounds]
+    for tensor, what in zip(tensors, ("minval", "maxval")):
+        if tensor._shape:
+            raise static_error(f"{what} must be 0-D, got shape {list(tensor._shape)}", "RandomUniformInt")
+    return tensors[0], tensors[1]
+
+
 def _uniform(key: Tensor, shape: Any, minval: Any, maxval: Any, dtype: Any, full_range: bool = False) -> Tensor:
     d = dtypes.as_dtype(dtype)
     if d.is_integer and full_range and minval is None and maxval is None:
@@ -183,6 +208,9 @@ def _uniform(key: Tensor, shape: Any, minval: Any, maxval: Any, dtype: Any, full
         dims = shape_arg(shape, "RandomUniformInt", float_error="attr")
         if maxval is None:
             raise ValueError(f"Must specify maxval for integer dtype {d!r}")
+        bounds = _call_bounds(minval, maxval, d)
+        if bounds is not None:
+            return apply(_randint_bounded_op, (key, *bounds), (("dtype", d.name), ("shape", dims)))[0]
         if int(minval) >= int(maxval):
             raise errors.invalid_argument(
                 f"Need minval < maxval, got {int(minval)} >= {int(maxval)}", "RandomUniformInt"

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import dtypes, errors
+from tapeshim._src import dtypes, errors, symbolic_dims
 from tapeshim._src.ops import table
 from tapeshim._src.ops.array_ops import _static_ints
 from tapeshim._src.ops.image_common import host_constant, kernel, run, static_int
@@ -158,16 +158,26 @@ def ifftshift(x: TensorLike, axes: AxisLike = None, name: str | None = None) -> 
 # -- framing ------------------------------------------------------------------------------------------
 def _frame_impl(x: jax.Array, pad_value: jax.Array, length: int, step: int, pad_end: bool, axis: int) -> jax.Array:
     size = x.shape[axis]
-    if pad_end:
-        count = -(-size // step)
-        total = max((count - 1) * step + length, size)
-        widths = [(0, 0)] * x.ndim
-        widths[axis] = (0, total - size)
-        x = jnp.pad(x, widths, constant_values=pad_value.astype(x.dtype))
-    else:
-        count = max(0, 1 + (size - length) // step)
-    index = (np.arange(count)[:, None] * step + np.arange(length)[None, :]).astype(np.int32)
-    out = jnp.take(x, jnp.asarray(index.reshape(-1)), axis=axis)
+    if not symbolic_dims.is_symbolic(size):
+        if pad_end:
+            count = -(-size // step)
+            total = max((count - 1) * step + length, size)
+            widths = [(0, 0)] * x.ndim
+            widths[axis] = (0, total - size)
+            x = jnp.pad(x, widths, constant_values=pad_value.astype(x.dtype))
+        else:
+            count = max(0, 1 + (size - length) // step)
+        index = jnp.asarray((np.arange(count)[:, None] * step + np.arange(length)[None, :]).astype(np.int32))
+    else:  # a length known per call (a trace for every size): the frames' count and indices in the program
+        if pad_end:
+            count = -(-size // step)
+            widths = [(0, 0)] * x.ndim
+            widths[axis] = (0, (count - 1) * step + length)  # (at least what the last frame needs)
+            x = jnp.pad(x, widths, constant_values=pad_value.astype(x.dtype))
+        else:
+            count = symbolic_dims.at_least_zero(1 + (size - length) // step)
+        index = jax.lax.iota(jnp.int32, count)[:, None] * step + jnp.arange(length, dtype=jnp.int32)[None, :]
+    out = jnp.take(x, index.reshape(-1), axis=axis)
     return out.reshape(x.shape[:axis] + (count, length) + x.shape[axis + 1 :])
 
 
@@ -201,10 +211,14 @@ def frame(
 
 def _overlap_add_impl(x: jax.Array, step: int) -> jax.Array:
     frames, length = x.shape[-2], x.shape[-1]
-    total = (frames - 1) * step + length if frames else 0
-    index = (np.arange(frames)[:, None] * step + np.arange(length)[None, :]).reshape(-1)
+    if symbolic_dims.is_symbolic(frames) or symbolic_dims.is_symbolic(length):  # (sizes known per call)
+        total = (frames - 1) * step + length
+        index = jax.lax.iota(jnp.int32, frames)[:, None] * step + jax.lax.iota(jnp.int32, length)[None, :]
+    else:
+        total = (frames - 1) * step + length if frames else 0
+        index = jnp.asarray((np.arange(frames)[:, None] * step + np.arange(length)[None, :]).astype(np.int32))
     out = jnp.zeros(x.shape[:-2] + (total,), x.dtype)
-    return out.at[..., jnp.asarray(index, jnp.int32)].add(x.reshape(x.shape[:-2] + (-1,)))
+    return out.at[..., index.reshape(-1)].add(x.reshape(x.shape[:-2] + (-1,)))
 
 
 _OVERLAP_ADD = kernel("OverlapAndAdd", _overlap_add_impl)
@@ -221,7 +235,8 @@ def overlap_and_add(signal: TensorLike, frame_step: TensorLike, name: str | None
     if len(signal_t._shape) < 2:
         raise ValueError(f"Shape must have rank at least 2 but is rank {len(signal_t._shape)}")
     step = static_int(frame_step, "frame_step")
-    if step > signal_t._shape[-1]:
+    length = signal_t._shape[-1]
+    if not symbolic_dims.is_symbolic(length) and step > length:  # (TF checks a known frame length only)
         raise ValueError(f"frame_step ({step}) must be less than or equal to frame_length ({signal_t._shape[-1]})")
     return run(_OVERLAP_ADD, (signal_t,), step=step)
 
