@@ -28,6 +28,7 @@ from tapeshim._src.function_symbolic import ExportedProgram, ExportFailed, fits
 from tapeshim._src.function_trace import FunctionTrace, _use_of_leaked_tensor
 from tapeshim._src.function_types import FunctionType, _spec_of, _type_text
 from tapeshim._src.node import OpKey
+from tapeshim._src.ragged_function import arg_tensor, is_ragged, unknown_rows
 from tapeshim._src.recorded_call import record_call
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import _thread_state
@@ -383,7 +384,8 @@ class ConcreteFunction:
         general = self._general_output_shapes(out_tensors)
         out_shapes: list = general if general else [t.shape for t in out_tensors]
         out_specs = [TensorSpec(shape, t.dtype) for shape, t in zip(out_shapes, out_tensors)]
-        return self._pack(out_specs, result)
+        rows = unknown_rows(nest.flatten(self._input_specs))  # (a RaggedTensorSpec of unknown rows: results' too)
+        return function_outputs.packed(self._out_kinds, result, out_specs, True, unknown_rows=rows)
 
     def _general_output_shapes(self, out_tensors: list[Tensor]) -> list[tuple | None] | None:
         """The output shapes of a trace made for specs with unknown dimensions, those dimensions as `None`.
@@ -398,7 +400,7 @@ class ConcreteFunction:
             return None
         probes, unknown = [], False
         for position in self._arg_positions:
-            spec, traced = flat_specs[position], convert_to_tensor(self._flat_traced[position])
+            spec, traced = flat_specs[position], arg_tensor(self._flat_traced[position])
             dims = tuple(traced._shape)
             if isinstance(spec, TensorSpec) and spec.shape.rank == len(dims) and None in spec.shape.as_list():
                 dims = tuple(2 if d is None else t for d, t in zip(spec.shape.as_list(), dims))
@@ -477,7 +479,7 @@ class ConcreteFunction:
         for index, position in enumerate(self._arg_positions):
             expected = _spec_of(self._flat_traced[position]).dtype
             value = flat[position]
-            if isinstance(value, (Tensor, Variable)):
+            if isinstance(value, (Tensor, Variable)) or is_ragged(value):
                 got = value.dtype
             else:
                 try:
@@ -609,10 +611,7 @@ class ConcreteFunction:
           before_writes: called once the program (and its host callbacks) ran, before the variables are
             written; what it raises leaves them unwritten.
         """
-        arg_tensors = [
-            flat_args[i] if isinstance(flat_args[i], Tensor) else convert_to_tensor(flat_args[i])
-            for i in self._arg_positions
-        ]
+        arg_tensors = [arg_tensor(flat_args[i]) for i in self._arg_positions]
         variables = [flat_args[v] if isinstance(v, int) else v for v in self.read_variables]
         written = [flat_args[v] if isinstance(v, int) else v for v in self.written_variables]
         keys = [draw() for draw in self._key_draws] if self._key_draws else []
@@ -677,7 +676,7 @@ class ConcreteFunction:
         flat_args = self._flat_traced if flat_args is None else flat_args
 
         def struct(value: Any) -> jax.ShapeDtypeStruct:
-            tensor = value if isinstance(value, (Tensor, Variable)) else convert_to_tensor(value)
+            tensor = value if isinstance(value, Variable) else arg_tensor(value)
             return jax.ShapeDtypeStruct(tuple(tensor.shape), tensor.dtype.as_numpy_dtype)
 
         args = [struct(flat_args[i]) for i in self._arg_positions]

@@ -20,7 +20,7 @@ from typing import Any, Callable, TypedDict
 import jax
 import numpy as np
 
-from tapeshim._src import autograph, dtypes, errors, function_binding, nest
+from tapeshim._src import autograph, dtypes, errors, function_binding, nest, ragged_function
 from tapeshim._src import config as _config
 from tapeshim._src.concrete_function import ArrayCapacityMismatch, ConcreteFunction
 from tapeshim._src.dataset import Dataset
@@ -31,10 +31,12 @@ from tapeshim._src.function_keys import (
     dataset_key,
     describe,
     generalized_key,
+    generalized_spec,
     leaf_key,
     ranks,
     spec_covers,
     structure_key,
+    tf_key_of,
     zeros_for_spec,
 )
 from tapeshim._src.function_retracing import detector_for, function_text
@@ -206,6 +208,8 @@ class Function:
                     dataset_key(leaf) if isinstance(leaf, Dataset) else leaf_key for leaf, leaf_key in zip(flat, key[1])
                 ),
             )
+        if self._input_signature is None:  # (RaggedTensor arguments by their specs)
+            tf_key = tf_key_of(tf_key)
         return key, tf_key, flat
 
     def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
@@ -221,7 +225,10 @@ class Function:
             args = tuple(self._input_signature)
         args, kwargs = self._canonical(args, kwargs)
         specs = None
-        if any(isinstance(leaf, TensorSpec) for leaf in nest.flatten((args, kwargs))):
+        if any(
+            isinstance(leaf, TensorSpec) or ragged_function.is_ragged_spec(leaf)
+            for leaf in nest.flatten((args, kwargs))
+        ):
             specs = (args, kwargs)
             args, kwargs = nest.map_structure(zeros_for_spec, (args, kwargs))
         if self._input_signature is not None:
@@ -433,10 +440,7 @@ class Function:
                 # The generalised signature, as TF shows it: `None` where the dimensions differ.
                 specs = nest.pack_sequence_as(
                     (args, kwargs),
-                    [
-                        TensorSpec(general[1], general[2]) if general[0] == "tensor" and general != exact else leaf
-                        for leaf, general, exact in zip(flat, tf_key[1], key[1])
-                    ],
+                    [generalized_spec(leaf, general, exact) for leaf, general, exact in zip(flat, tf_key[1], key[1])],
                 )
         known = self._tf_concretes.get(tf_key)
         if known is not None and known.symbolic and fits(known.symbolic_shapes, flat):
@@ -526,7 +530,8 @@ class Function:
         signature = self._input_signature if self._input_signature is not None else specs
         unfit = self._input_signature is not None and ranks(flat) in self._symbolic and not regroup
         attempts: list = []
-        if symbolic and not (capacities or self._concrete_sizes or unfit):
+        # (a trace sees a RaggedTensor argument's row partition: none serves every size)
+        if symbolic and not (capacities or self._concrete_sizes or unfit or any(map(ragged_function.is_ragged, flat))):
             shapes = symbolic_shapes(signature, flat)
             if shapes is not None:
                 attempts.append(shapes)
@@ -652,6 +657,17 @@ class Function:
                     placeholder = trace.placeholder(value, tensor._shape, tensor._dtype, name)
                 placeholders[placeholder._tid] = position
                 traced_flat.append(placeholder)
+            elif ragged_function.is_traced_ragged(leaf):  # its flat values a placeholder, its partition as it is
+                flat_values = leaf.flat_values
+                value = (
+                    flat_values._value
+                    if flat_values._value is not None
+                    else jax.numpy.zeros(flat_values._shape, flat_values._dtype._np)
+                )
+                name = names[position] if position < len(names) else None
+                placeholder = trace.placeholder(value, flat_values._shape, flat_values._dtype, name)
+                placeholders[placeholder._tid] = position
+                traced_flat.append(ragged_function.traced_argument(leaf, placeholder))
             else:
                 trace_type = trace_type_of(leaf)
                 # The TraceType protocol: the function sees the type's placeholder value.

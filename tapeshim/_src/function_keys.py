@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tapeshim._src import nest
+from tapeshim._src import nest, ragged_function
 from tapeshim._src.dataset import Dataset
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.shape import TensorShape
@@ -30,6 +30,10 @@ def leaf_key(leaf: Any) -> tuple:
         return ("iterator", structure_key(spec), tuple(nest.flatten(spec)))
     if isinstance(leaf, TensorSpec):  # get_concrete_function(TensorSpec(...))
         return ("spec", tuple(leaf.shape.as_list()) if leaf.shape.rank is not None else None, leaf.dtype.name)
+    if ragged_function.is_ragged(leaf):  # by partition (strings: values); its TF trace type is its spec (`tf_key`)
+        return ragged_function.leaf_key(leaf)
+    if ragged_function.is_ragged_spec(leaf):
+        return ragged_function.spec_key(leaf)
     trace_type = trace_type_of(leaf)
     if trace_type is not None:  # the tf.types.experimental.TraceType protocol
         return ("trace_type", trace_type)
@@ -38,6 +42,14 @@ def leaf_key(leaf: Any) -> tuple:
         return ("python", leaf)  # by value, as TF: f(2) and f(2.0) share a trace
     except TypeError:
         return ("python", id(leaf))
+
+
+def tf_key_of(key: tuple) -> tuple:
+    """The TF signature of a call's `key` (its RaggedTensor arguments by their specs): `key` itself where it
+    has no ragged argument."""
+    if not any(leaf[0] == "ragged" for leaf in key[1]):
+        return key
+    return key[0], tuple(map(ragged_function.tf_leaf, key[1]))
 
 
 def dataset_key(dataset: Dataset) -> tuple:
@@ -55,7 +67,10 @@ def structure_key(value: Any) -> Any:
 
 
 def zeros_for_spec(leaf: Any) -> Any:
-    """A spec's trace-time stand-in: zeros, unknown dimensions as 1 (unknown rank as a scalar)."""
+    """A spec's trace-time stand-in: zeros, unknown dimensions as 1 (unknown rank as a scalar); a numeric
+    RaggedTensorSpec's a RaggedTensor of it."""
+    if ragged_function.is_ragged_spec(leaf):
+        return ragged_function.stand_in_for_spec(leaf)
     if not isinstance(leaf, TensorSpec):
         return leaf
     dims = [] if leaf.shape.rank is None else [1 if d is None else d for d in leaf.shape.as_list()]
@@ -68,6 +83,8 @@ def covers(spec_leaf: Any, leaf: Any) -> bool:
         return isinstance(leaf, (Tensor, np.ndarray, np.generic)) and spec_leaf.is_compatible_with(
             convert_to_tensor(leaf)
         )
+    if ragged_function.is_ragged_spec(spec_leaf) and ragged_function.is_traced_ragged(leaf):
+        return ragged_function.covers(spec_leaf, leaf)
     return leaf_key(spec_leaf) == leaf_key(leaf)
 
 
@@ -87,11 +104,11 @@ def generalized_key(key: tuple, known: set) -> tuple:
         for old, new in zip(known_key[1], key[1]):
             if old == new:
                 leaves.append(old)
-            elif old[0] == new[0] == "tensor" and old[2] == new[2]:
-                if old[1] is None or len(old[1]) != len(new[1]):
-                    leaves.append(("tensor", None, old[2]))  # any rank
+            elif old[0] == new[0] and old[0] in ("tensor", "ragged_spec") and old[2:] == new[2:]:
+                if old[1] is None or new[1] is None or len(old[1]) != len(new[1]):
+                    leaves.append((old[0], None, *old[2:]))  # any rank
                 else:
-                    leaves.append(("tensor", tuple(a if a == b else None for a, b in zip(old[1], new[1])), old[2]))
+                    leaves.append((old[0], tuple(a if a == b else None for a, b in zip(old[1], new[1])), *old[2:]))
             else:
                 return None
         return known_key[0], tuple(leaves)
@@ -110,6 +127,10 @@ def describe(key: tuple) -> str:
         return f"a tensor of shape {TensorShape(key[1])} and dtype {key[2]}"
     if kind == "variable":
         return f"a variable of shape {TensorShape(key[1])} and dtype {key[2]}"
+    if kind == "ragged_spec":
+        return f"a RaggedTensor of type {ragged_function.spec_of_key(key)}"
+    if kind == "ragged":
+        return f"a RaggedTensor of type {ragged_function.spec_of_key(key[4])} and its row partition"
     return f"the Python value {key[1]!r}"
 
 
@@ -121,8 +142,22 @@ def ranks(flat: list) -> tuple:
 def spec_covers(old: Any, new: Any) -> bool:
     """Whether a spec leaf `old` of an earlier `get_concrete_function` is a supertype of `new` (TF then returns
     that trace): a spec of the same dtype and a shape as wide or wider; equal Python values."""
+    if ragged_function.is_ragged_spec(old) and ragged_function.is_ragged_spec(new):
+        return bool(new.is_subtype_of(old))
     if isinstance(old, TensorSpec) and isinstance(new, TensorSpec):
         if old.dtype != new.dtype or (old.shape.rank is not None and old.shape.rank != new.shape.rank):
             return False
         return old.shape.rank is None or all(a is None or a == b for a, b in zip(old.shape.as_list(), new.shape))
     return leaf_key(old) == leaf_key(new)
+
+
+def generalized_spec(leaf: Any, general: tuple, exact: tuple) -> Any:
+    """A `reduce_retracing` call's argument as its generalised TF signature shows it: a TensorSpec or
+    RaggedTensorSpec with `None` where the dimensions differ, else the argument."""
+    if general == exact:
+        return leaf
+    if general[0] == "tensor":
+        return TensorSpec(general[1], general[2])
+    if general[0] == "ragged_spec":
+        return ragged_function.spec_of_key(general)
+    return leaf

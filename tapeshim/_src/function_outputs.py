@@ -2,20 +2,20 @@
 
 The program returns tensors only. Each flattened output of the Python function is recorded as a kind:
 a tensor (its position among the program's outputs), a Python `None`, an `IndexedSlices` (the positions of
-its values, indices and dense shape), or a string constant computed while tracing (strings never enter
-the program); `packed` rebuilds the function's result from the program's outputs by these kinds.
+its values, indices and dense shape), a `RaggedTensor` (the position of its flat values and its row
+partition, which the trace knows: `ragged_function`), or a string constant computed while tracing (strings
+never enter the program); `packed` rebuilds the function's result from the program's outputs by these kinds.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tapeshim._src import dtypes, nest
+from tapeshim._src import dtypes, nest, ragged_function
 from tapeshim._src.autograph.operators import UndefinedAfterLoop
 from tapeshim._src.function_trace import FunctionTrace
 from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.tensor import Tensor, convert_to_tensor
-from tapeshim._src.tensor_spec import TensorSpec
 from tapeshim._src.variable import Variable
 
 
@@ -36,6 +36,14 @@ def output_tensors(trace: FunctionTrace, result: Any, function_name: Any) -> tup
             at = tuple(None if part is None else len(out_tensors) + k for k, part in enumerate(parts))
             out_tensors.extend(convert_to_tensor(part) for part in parts if part is not None)
             kinds.append(("indexed_slices", at))
+            continue
+        if ragged_function.is_traced_ragged(leaf):
+            flat_values = leaf.flat_values
+            kinds.append(ragged_function.output_kind(leaf, len(out_tensors)))
+            out_tensors.append(flat_values)
+            continue
+        if ragged_function.is_ragged(leaf):  # of strings: computed from constants, returned as it is
+            kinds.append(("constant", leaf))
             continue
         if isinstance(leaf, Variable):
             leaf = trace.read_variable(leaf)
@@ -60,17 +68,21 @@ def output_tensors(trace: FunctionTrace, result: Any, function_name: Any) -> tup
     return out_tensors, kinds
 
 
-def packed(kinds: list[tuple], structure: Any, tensors: Any, specs: bool = False) -> Any:
-    """The function's result `structure` around the program's output `tensors` (with `specs`: their specs)."""
+def packed(kinds: list[tuple], structure: Any, tensors: Any, specs: bool = False, unknown_rows: bool = False) -> Any:
+    """The function's result `structure` around the program's output `tensors` (with `specs`: their specs;
+    with `unknown_rows`, a RaggedTensor's spec has an unknown number of rows)."""
     flat: list[Any] = []
     for kind, at in kinds:
+        if kind == "ragged":
+            flat.append(ragged_function.packed_output(at, tensors, specs, unknown_rows))
+            continue
         if kind == "indexed_slices":
             values, indices, dense_shape = at  # (no dense shape: None)
             flat.append(
                 IndexedSlices(tensors[values], tensors[indices], None if dense_shape is None else tensors[dense_shape])
             )
         elif kind == "constant":
-            flat.append(TensorSpec(at.shape, at.dtype) if specs else at)
+            flat.append(ragged_function.constant_spec(at) if specs else at)
         else:
             flat.append(None if kind == "python" else tensors[at])
     return nest.pack_sequence_as(structure, flat)

@@ -38,17 +38,21 @@ _OUT_OF_SCOPE = (
 
 _OPS_DIRECTORY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ops") + os.sep
 _DATASET_MODULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dataset")  # (dataset*.py)
+_RAGGED_MODULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ragged")  # (ragged*.py)
 _VALUE_ACCESSORS = {os.path.abspath(__file__), os.path.join(os.path.dirname(os.path.abspath(__file__)), "tensor.py")}
 
 
 def _asked_by_an_op() -> bool:
     """Whether the code that asked for a tensor's value (past `Tensor`'s accessors) is an op's (`ops/`) or a
-    dataset's (`dataset*.py`): a size or index argument, a data-dependent result, a dataset made from a tensor
-    (`tf.data.Dataset.range(n)`), as opposed to the user's `int(x)` or `if x:`."""
+    dataset's (`dataset*.py`) or a ragged op's (`ragged*.py`, whose row partitions are computed on the host): a
+    size or index argument, a data-dependent result, a dataset made from a tensor (`tf.data.Dataset.range(n)`),
+    as opposed to the user's `int(x)` or `if x:`."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename in _VALUE_ACCESSORS:
         frame = frame.f_back
-    return frame is not None and frame.f_code.co_filename.startswith((_OPS_DIRECTORY, _DATASET_MODULES))
+    return frame is not None and frame.f_code.co_filename.startswith(
+        (_OPS_DIRECTORY, _DATASET_MODULES, _RAGGED_MODULES)
+    )
 
 
 def _leaked_tensor_error() -> Exception:

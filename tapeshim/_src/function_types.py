@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tapeshim._src import ragged_function
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.tensor_spec import TensorSpec
 from tapeshim._src.variable import Variable
@@ -22,13 +23,17 @@ def _spec_of(leaf: Any) -> Any:
             np.shape(leaf) if not isinstance(leaf, Tensor) else leaf.shape,
             leaf.dtype if isinstance(leaf, Tensor) else convert_to_tensor(leaf).dtype,
         )
+    if ragged_function.is_ragged(leaf):
+        return ragged_function.constant_spec(leaf)  # its RaggedTensorSpec
     return leaf
 
 
 def _type_text(value: Any) -> str:
     """TF's `function_type` text for one parameter or output."""
-    if isinstance(value, TensorSpec):
+    if isinstance(value, TensorSpec) or ragged_function.is_ragged_spec(value):
         return repr(value)
+    if ragged_function.is_ragged(value):
+        return repr(ragged_function.constant_spec(value))
     if isinstance(value, (Tensor, np.ndarray, np.generic)):
         return repr(_spec_of(value))
     if isinstance(value, Variable):

@@ -352,13 +352,13 @@ class RaggedTensor:
 
     def with_values(self, new_values: TensorLike | RaggedTensor) -> "RaggedTensor":
         """This tensor's outermost row partition over `new_values`."""
-        return RaggedTensor(_values_tensor(new_values), self._row_splits)
+        return RaggedTensor(_values_tensor(new_values), self._row_splits, self._uniform)
 
     def with_flat_values(self, new_values: TensorLike | RaggedTensor) -> "RaggedTensor":
-        """This tensor's row partitions over new flat values."""
+        """This tensor's row partitions (uniform row lengths kept) over new flat values."""
         if isinstance(self._values, RaggedTensor):
-            return RaggedTensor(self._values.with_flat_values(new_values), self._row_splits)
-        return RaggedTensor(_values_tensor(new_values), self._row_splits)
+            return RaggedTensor(self._values.with_flat_values(new_values), self._row_splits, self._uniform)
+        return RaggedTensor(_values_tensor(new_values), self._row_splits, self._uniform)
 
     @classmethod
     def from_sparse(
@@ -600,6 +600,8 @@ class RaggedTensor:
 
     # -- printing -------------------------------------------------------------
     def __repr__(self) -> str:
+        if self.flat_values._symbolic_name() is not None:  # inside a function trace, as TF's graph tensor prints
+            return f"tf.RaggedTensor(values={self._values}, row_splits={self._row_splits})"
         return f"<tf.RaggedTensor {self.to_list()!r}>"
 
     __str__ = __repr__

@@ -472,3 +472,8 @@ def zeros(shape: DynamicRaggedShape, dtype: DTypeLike = dtypes.float32, name: st
 def ones(shape: DynamicRaggedShape, dtype: DTypeLike = dtypes.float32, name: str | None = None) -> Any:
     """`tf.ones` of a ragged shape: a RaggedTensor of ones."""
     return shape._template(array_ops.ones(list(shape._inner), dtype=dtype))
+
+
+def fill(dims: DynamicRaggedShape, value: Any, name: str | None = None, layout: Any = None) -> Any:
+    """`tf.fill` of a ragged shape: a RaggedTensor of `value` (its dtype follows `value`)."""
+    return dims._template(array_ops.fill(list(dims._inner), value))

@@ -7,10 +7,10 @@ ragged elements of a `tf.data.Dataset` (a spec of ragged rank 0 describes a dens
 of a ragged rank 1 tensor), and types a `tapeshim.function` argument (`input_signature`,
 `get_concrete_function`). The spec is also its own trace type (`__tf_tracing_type__`).
 
-`RaggedValueType` is the trace type of a RaggedTensor argument: tapeshim's ragged ops compute the row
-partition on the host, so a traced function sees its RaggedTensor arguments as they are (constants of
-the trace) and a call with other values or partitions traces again (see `RaggedTensor`'s
-`__tf_tracing_type__`).
+`RaggedValueType` is the trace type of a RaggedTensor of strings as a function argument: strings never enter
+a program, so a traced function sees such an argument as it is (a constant of the trace). A numeric
+RaggedTensor argument is traced by its row partition, with its flat values as a placeholder, and counted
+by its spec as TF (`ragged_function`).
 """
 
 from __future__ import annotations

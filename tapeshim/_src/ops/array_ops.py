@@ -31,7 +31,7 @@ from tapeshim._src.ops.common import (
     static_error,
     tf_type_name,
 )
-from tapeshim._src.ops.ragged_hook import ragged_dispatch
+from tapeshim._src.ops.ragged_hook import ragged_dispatch, ragged_shape_dispatch
 from tapeshim._src.ops.range_ops import range as range  # noqa: A004 - re-exported: array_ops.range
 from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.state import _thread_state
@@ -211,6 +211,7 @@ _gather_op = OpDef(
 
 
 @table.export("reshape", dtypes=table.ANY, op=_reshape_op)
+@ragged_shape_dispatch("shape", impl="tapeshim._src.ragged_shape:reshape")
 def reshape(tensor: TensorLike, shape: ShapeLike | TensorLike, name: str | None = None) -> Tensor:
     """Reshapes `tensor` to `shape` (one dimension may be -1), as `tf.reshape`.
 
@@ -659,6 +660,7 @@ def _filled(shape: Any, value: Any, dtype: dtypes.DType, op_name: str = "Fill") 
 
 
 @table.export("zeros", gradient="-", dtypes=table.ANY)
+@ragged_shape_dispatch("shape", impl="tapeshim._src.ragged_shape:zeros")
 def zeros(
     shape: ShapeLike | TensorLike, dtype: DTypeLike = dtypes.float32, name: str | None = None, layout: Any = None
 ) -> Tensor:
@@ -667,6 +669,7 @@ def zeros(
 
 
 @table.export("ones", gradient="-", dtypes=table.ANY)
+@ragged_shape_dispatch("shape", impl="tapeshim._src.ragged_shape:ones")
 def ones(
     shape: ShapeLike | TensorLike, dtype: DTypeLike = dtypes.float32, name: str | None = None, layout: Any = None
 ) -> Tensor:
@@ -678,6 +681,7 @@ _fill_op = OpDef("Fill", lambda value, dims: jnp.broadcast_to(value, dims), True
 
 
 @table.export("fill", dtypes=table.ANY, note="differentiable with respect to value, as TF", op=_fill_op)
+@ragged_shape_dispatch("dims", impl="tapeshim._src.ragged_shape:fill")
 def fill(dims: TensorLike, value: TensorLike, name: str | None = None, layout: Any = None) -> Tensor:
     """A tensor of shape `dims` filled with the scalar `value` (its dtype follows `value`), as `tf.fill`.
 

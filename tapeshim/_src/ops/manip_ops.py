@@ -24,7 +24,7 @@ from tapeshim._src.ops.common import (
     static_error,
     tf_type_name,
 )
-from tapeshim._src.ops.ragged_hook import ragged_dispatch
+from tapeshim._src.ops.ragged_hook import ragged_dispatch, ragged_shape_dispatch
 from tapeshim._src.registry import OpDef, apply, check_allocation
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
@@ -466,6 +466,7 @@ _broadcast_op = OpDef("BroadcastTo", lambda x, shape: jnp.broadcast_to(x, shape)
 
 
 @table.export("broadcast_to", dtypes=table.ANY, op=_broadcast_op)
+@ragged_shape_dispatch("shape", impl="tapeshim._src.ragged_shape:broadcast_to")
 def broadcast_to(input: TensorLike, shape: ShapeLike | TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """Broadcasts `input` to `shape`."""
     x = convert_to_tensor(input)

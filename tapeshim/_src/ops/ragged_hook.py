@@ -64,6 +64,45 @@ def ragged_dispatch(*operands: str, impl: str | None = None) -> Callable[[F], F]
     return decorate
 
 
+def ragged_shape_dispatch(parameter: str, impl: str) -> Callable[[F], F]:
+    """Makes an op function whose `parameter` may be a `tf.experimental.DynamicRaggedShape` (`tf.reshape`,
+    `tf.broadcast_to`, `tf.zeros`, `tf.ones`, `tf.fill`) hand such a call to `impl` (`"module:function"`, taking
+    the op's arguments), as TF's dispatch: the wrapped function runs first, and only where it raised is the
+    argument looked at."""
+
+    def decorate(fn: F) -> F:
+        signature = inspect.signature(fn)
+        resolved: list[Callable[..., Any]] = []
+
+        @functools.wraps(fn)
+        def dispatched(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except Exception:
+                try:
+                    value = signature.bind(*args, **kwargs).arguments.get(parameter)
+                except TypeError:
+                    value = None
+                if not _is_ragged_shape(value):
+                    raise
+            if not resolved:
+                module, _, attribute = impl.partition(":")
+                resolved.append(getattr(importlib.import_module(module), attribute))
+            return resolved[0](*args, **kwargs)
+
+        if hasattr(fn, "_ragged_operands"):
+            dispatched._ragged_operands = fn._ragged_operands  # type: ignore[attr-defined]
+        return dispatched  # type: ignore[return-value]
+
+    return decorate
+
+
+def _is_ragged_shape(value: Any) -> bool:
+    from tapeshim._src.ragged_shape import DynamicRaggedShape  # import cycle: ragged_shape imports the ops
+
+    return isinstance(value, DynamicRaggedShape)
+
+
 def on_ragged(fn: Callable[..., Any], args: tuple, failed: Exception) -> Any:
     """`fn(*args)` on the flat values of a RaggedTensor among `args`, for an op function that caught the
     conversion error `failed` itself (`math_ops._unary`, `_binary`, `cast`, `round`, `where`); without a
