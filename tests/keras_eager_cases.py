@@ -154,3 +154,73 @@ def op_by_op_calls_keep_kerass_call_semantics(tf):
         "gradients": tape.gradient(loss, layer.trainable_variables),
         "refused": refused,
     }
+
+
+_TEXTS = ["the cat sat", "a dog ran far", "the dog sat", "cats and dogs", "a cat ran", "the dogs ran"]
+_LABELS = [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
+
+
+def _text_classifier(tf: Any, with_input: bool) -> tuple[Any, Any]:
+    """The text-classification tutorial's shape: a `TextVectorization` first, then an embedding classifier."""
+    vectorize = tf.keras.layers.TextVectorization(max_tokens=20, output_sequence_length=5)
+    vectorize.adapt(np.array(_TEXTS))
+    head = [tf.keras.layers.Embedding(20, 4), tf.keras.layers.GlobalAveragePooling1D(), tf.keras.layers.Dense(1)]
+    first = [tf.keras.Input(shape=(), dtype="string")] if with_input else []
+    model = tf.keras.Sequential([*first, vectorize, *head])
+    return model, vectorize
+
+
+@case
+def text_vectorization_first_in_a_sequential_model(tf):
+    model, _ = _text_classifier(tf, with_input=False)
+    texts, labels = tf.constant(_TEXTS), tf.constant(_LABELS)
+    first = model(texts)
+    set_weights(model, 5)
+    model.compile(
+        tf.keras.optimizers.SGD(0.5), tf.keras.losses.BinaryCrossentropy(from_logits=True), metrics=["accuracy"]
+    )
+    history = model.fit(texts, labels, batch_size=4, epochs=3, shuffle=False, verbose=0).history
+    dataset = tf.data.Dataset.from_tensor_slices((texts, labels)).batch(4)
+    history_of_dataset = model.fit(dataset, epochs=2, verbose=0).history
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(model(texts) ** 2)
+    gradients = tape.gradient(loss, model.trainable_variables)
+    return {
+        "first": first.shape.as_list(),
+        "history": history,
+        "history_of_dataset": history_of_dataset,
+        "evaluate": model.evaluate(texts, labels, batch_size=4, verbose=0),
+        "evaluate_dataset": model.evaluate(dataset, verbose=0, return_dict=True),
+        "predict": model.predict(tf.constant(["the cat", "dogs ran far"]), verbose=0),
+        "gradients": [tf.convert_to_tensor(g) for g in gradients],
+        "built": [model.built, [layer.built for layer in model.layers]],
+    }
+
+
+@case
+def text_vectorization_exported_model(tf):
+    # The tutorial trains on vectorized text, then exports a model taking raw strings.
+    model, vectorize = _text_classifier(tf, with_input=True)
+    set_weights(model, 6)
+    trained = tf.keras.Sequential(model.layers[1:])
+    dataset = tf.data.Dataset.from_tensor_slices((tf.constant(_TEXTS), tf.constant(_LABELS))).batch(3)
+    trained.compile("sgd", tf.keras.losses.BinaryCrossentropy(from_logits=True))
+    trained.fit(dataset.map(lambda x, y: (vectorize(x), y)), epochs=2, verbose=0)
+    export = tf.keras.Sequential([vectorize, trained, tf.keras.layers.Activation("sigmoid")])
+    export.compile(loss=tf.keras.losses.BinaryCrossentropy(from_logits=False), optimizer="adam", metrics=["accuracy"])
+    evaluated = export.evaluate(dataset, verbose=0)
+    predicted = export.predict(tf.constant(["the cat sat", "cats and dogs ran"]), verbose=0)
+    strings = tf.keras.Input(shape=(1,), dtype="string")
+    functional = tf.keras.Model(strings, trained(vectorize(strings)))
+    try:
+        export.predict(np.array(_TEXTS), verbose=0)
+        numpy_strings = "ran"
+    except ValueError as error:  # NumPy string arrays are not taken by Keras's array adapter, in TF too
+        numpy_strings = type(error).__name__
+    return {
+        "evaluate": evaluated,
+        "predict": predicted,
+        "functional": functional(tf.constant([["the dog"], ["a cat sat"]])),
+        "numpy_strings": numpy_strings,
+        "built": export.built,
+    }

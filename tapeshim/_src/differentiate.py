@@ -123,6 +123,10 @@ def sparse_gathers(request: Request) -> dict[int, list[tuple[Tensor, Tensor]]]:
             for slot in step.in_slots:
                 consumers.setdefault(slot, []).append(step)
     leaf_at = {step.slot: step.index for step in plan.steps if isinstance(step, LeafStep)}
+    # Indices computed by ops this recorder did not record (inside a function trace: `ids % n`, an Embedding's
+    # ids computed by a model's call) are constants to it, as leaves are.
+    constant_slots = {slot for step in plan.node_steps() if not step.tracked for slot in step.out_slots}
+    constants: dict[int, Tensor] = {}
     found: dict[int, list[tuple[Tensor, Tensor]]] = {}
     for i in request.connected:
         slots = plan.occ_slots.get(i, ())
@@ -130,7 +134,10 @@ def sparse_gathers(request: Request) -> dict[int, list[tuple[Tensor, Tensor]]]:
             continue
         gathers: list[tuple[Tensor, Tensor]] = []
         for slot in slots:
-            uses = [_gather_of(plan, step, slot, leaf_at) for step in consumers.get(slot, ())]
+            uses = [
+                _gather_of(plan, step, slot, leaf_at, constant_slots, constants, request)
+                for step in consumers.get(slot, ())
+            ]
             if any(use is None for use in uses):
                 gathers = []
                 break
@@ -140,8 +147,17 @@ def sparse_gathers(request: Request) -> dict[int, list[tuple[Tensor, Tensor]]]:
     return found
 
 
-def _gather_of(plan: Plan, step: NodeStep, slot: int, leaf_at: dict[int, int]) -> tuple[Tensor, Tensor] | None:
-    """`(gather output, indices)` if `step` is `tf.gather(leaf at slot, leaf indices)` on axis 0, else None."""
+def _gather_of(
+    plan: Plan,
+    step: NodeStep,
+    slot: int,
+    leaf_at: dict[int, int],
+    constant_slots: set[int],
+    constants: dict[int, Tensor],
+    request: Request,
+) -> tuple[Tensor, Tensor] | None:
+    """`(gather output, indices)` if `step` is `tf.gather(leaf at slot, indices)` on axis 0, else None; the
+    indices a leaf or an output of an op the recorder did not record (`constant_slots`)."""
     static = dict(static_of(step.key)) if step.op_type == "GatherV2" else {}
     in_slots = step.in_slots
     if not (
@@ -149,14 +165,36 @@ def _gather_of(plan: Plan, step: NodeStep, slot: int, leaf_at: dict[int, int]) -
         and static.get("batch_dims") == 0
         and in_slots[0] == slot
         and in_slots[1] != slot
-        and in_slots[1] in leaf_at
+        and (in_slots[1] in leaf_at or in_slots[1] in constant_slots)
     ):
         return None
     params = plan.leaves[leaf_at[slot]]
-    indices = plan.leaves[leaf_at[in_slots[1]]]
+    if in_slots[1] in leaf_at:
+        indices = plan.leaves[leaf_at[in_slots[1]]]
+    else:
+        if not constants:
+            constants.update(_tensors_of(plan, request.targets, {plan.tid_at[s] for s in constant_slots}))
+        indices = constants[plan.tid_at[in_slots[1]]]
     shape = tuple(indices._shape) + tuple(params._shape[1:])
     out_tid = plan.tid_at[step.out_slots[0]]
     return Tensor(None, shape, params._dtype, None, out_tid), indices
+
+
+def _tensors_of(plan: Plan, roots: Sequence[Tensor], tids: set[int]) -> dict[int, Tensor]:
+    """The tensors with ids `tids` in `plan`'s slice of the graph from `roots` (the plan keeps only its leaves)."""
+    found: dict[int, Tensor] = {}
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack and len(found) < len(tids):
+        tensor = stack.pop()
+        if tensor._tid in seen or tensor._tid not in plan.slot_of:
+            continue
+        seen.add(tensor._tid)
+        if tensor._tid in tids:
+            found[tensor._tid] = tensor
+        if tensor._node is not None:
+            stack.extend(tensor._node.inputs)
+    return found
 
 
 def differentiate(

@@ -43,7 +43,7 @@ from tapeshim._src.keras_compat import (
     own_trainable_variables,
 )
 from tapeshim._src.keras_compat import tf_keras as tf_keras  # re-exported: the `tapeshim.keras.*` namespaces import it
-from tapeshim._src.keras_functional_split import call_by_operation, has_dependent_outputs
+from tapeshim._src.keras_functional_split import call_by_operation, has_dependent_outputs, has_host_layers
 from tapeshim._src.keras_host_layers import call_on_values, computed_with_tf
 from tapeshim._src.keras_initial_values import add_weight_arguments
 from tapeshim._src.keras_program_keys import attributes_key, configuration_key, note_attribute_set
@@ -720,7 +720,7 @@ class TapeLayerMixin(_LayerBase):
             return result
         if not has_programs(self):
             note_created_trainable(self)
-        if has_dependent_outputs(self):  # Grad-CAM's `Model(inputs, [conv.output, model.output])`
+        if has_dependent_outputs(self) or has_host_layers(self):  # Grad-CAM's outputs; a TextVectorization first
             split = call_by_operation(self, args, kwargs, _call_operation, lambda op: _added_losses.get(op, []))
             if split is not None:
                 _added_losses[self] = split[1]

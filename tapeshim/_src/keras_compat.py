@@ -108,6 +108,9 @@ def call_context_training() -> Any:
 # keras/src/models/functional.py: the functional model class (`keras.Model(inputs, outputs)` makes one).
 Functional: Any = _module("keras.src.models.functional").Functional
 
+# keras/src/models/sequential.py: the Sequential model class (its `_functional` is the graph it runs, once built).
+Sequential: Any = _module("keras.src.models.sequential").Sequential
+
 # keras/src/models/model.py: whether `Model(*args, **kwargs)` asks for a functional model.
 functional_init_arguments: Callable[[tuple, dict], bool] = _module("keras.src.models.model").functional_init_arguments
 

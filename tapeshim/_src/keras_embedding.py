@@ -2,16 +2,25 @@
 
 TF's Keras looks rows up with a gather from the table variable, so
 `tape.gradient(loss, embedding.embeddings)` is an `IndexedSlices` with one row
-per looked-up id (an id looked up twice gives two rows), and Keras's optimizers
-apply such a gradient slice by slice. A Keras call in tapeshim is one op, whose
-gradient for the table would be dense (repeated ids summed).
+per looked-up id (an id looked up twice gives two rows; a table looked up by
+several calls, or shared, gives the rows of every call, in call order), and
+Keras's optimizers apply such a gradient slice by slice. A Keras call in
+tapeshim is one op, whose gradient for the table would be dense (repeated ids
+summed).
 
-So when a tape records a call of an `Embedding` layer, or of a Sequential or
-functional model whose input goes straight into an `Embedding` layer, tapeshim
-gathers that layer's rows with `tf.gather` on the tape first and hands them to
-the Keras call, where the layer returns them instead of looking them up; the
-call does not read the table at all. The tape's gradient for the table is then
-the gather's: `IndexedSlices`.
+So when a tape records a call of a layer or model holding `Embedding` layers
+(directly, in a subclassed model's `call`, after other layers, inside a custom
+layer), tapeshim gathers those layers' rows with `tf.gather` on the tape first
+and hands them to the Keras call, where each `Embedding` returns its rows
+instead of looking them up; the call does not read those tables at all. The
+tape's gradient for a table is then the gathers': `IndexedSlices`.
+
+The ids come from the call's own inputs: for an `Embedding` layer called alone
+they are its argument; otherwise one more op runs the call to compute them (its
+outputs are only the ids of each lookup, so XLA keeps only what computes
+them; state it would change is discarded). That op also notes a table the call
+reads another way (tied weights): such a table is read as usual, and its
+gradient is dense, as TF's sum of a dense part and slices is.
 """
 
 from __future__ import annotations
@@ -20,19 +29,17 @@ import threading
 import weakref
 from typing import Any, Callable
 
-from tapeshim._src.keras_bridge import KerasVariable, keras, view_of
-from tapeshim._src.keras_compat import Functional
-from tapeshim._src.ops import array_ops
-from tapeshim._src.state import _thread_state
-from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.keras_bridge import KerasVariable, keras, stateful_call, view_of
+from tapeshim._src.keras_compat import Functional, flatten_layers, get_stateless_scope
+from tapeshim._src.ops import array_ops, math_ops
+from tapeshim._src.state import StatelessScope, _thread_state, stateless_scope
+from tapeshim._src.tensor import convert_to_tensor
 
-_local = threading.local()
+_local = threading.local()  # .rows: id(layer) -> [rows of each call, next call]; .lookups: the collecting op's
 _unwatched: dict[int, KerasVariable] = {}
-
-
-def given_rows(layer: object) -> Tensor | None:
-    """The rows gathered on the tape for `layer` in the Keras call running now, or None."""
-    return getattr(_local, "rows", {}).get(id(layer))
+# owner -> (number of its variables, its Embedding layers) (found once per owner, not per call)
+_found: weakref.WeakKeyDictionary[Any, tuple[int, tuple]] = weakref.WeakKeyDictionary()
+_FRAMEWORK_MODULES = ("keras", "tapeshim")
 
 
 def _unwatched_view(keras_variable: Any) -> KerasVariable:
@@ -45,75 +52,166 @@ def _unwatched_view(keras_variable: Any) -> KerasVariable:
     return view
 
 
-def _is_plain_embedding(layer: Any) -> bool:
+def looks_up_rows(layer: Any) -> bool:
+    """Whether `layer` is a tapeshim `Embedding` looking rows up with this module's `call` (no LoRA, no
+    quantization): a tape recording its call gathers them, for a gradient of `IndexedSlices`."""
+    call = getattr(type(layer), "call", None)
     return (
-        isinstance(layer, keras.layers.Embedding)
-        and layer.built
-        and not layer.lora_enabled
+        isinstance(layer, EmbeddingRowsMixin)
+        and getattr(call, "__wrapped__", call) is EmbeddingRowsMixin.call
+        and not getattr(layer, "lora_enabled", False)
         and not getattr(layer, "quantization_mode", None)
-        and len(getattr(layer, "_inbound_nodes", ())) <= 1
     )
 
 
-def _looked_up_by_input(owner: Any) -> Any:
-    """The `Embedding` layer whose ids are `owner`'s first input: the owner itself, or a model's first layer."""
-    if isinstance(owner, keras.layers.Embedding):
-        return owner if _is_plain_embedding(owner) else None
-    if isinstance(owner, keras.Sequential) and type(owner).call is keras.Sequential.call:
-        layers = owner.layers
-        return layers[0] if layers and _is_plain_embedding(layers[0]) and len(owner.inputs or ()) == 1 else None
-    if isinstance(owner, Functional) and type(owner).call is Functional.call:
-        inputs = getattr(owner, "inputs", None)
-        if not inputs or len(inputs) != 1:
-            return None
-        found = [
-            layer
-            for layer in owner.layers
-            if _is_plain_embedding(layer)
-            and any(node.input_tensors and node.input_tensors[0] is inputs[0] for node in layer._inbound_nodes)
-        ]
-        return found[0] if len(found) == 1 else None
-    return None
+def _is_plain_embedding(layer: Any) -> bool:
+    return looks_up_rows(layer) and layer.built
+
+
+def _embeddings_of(owner: Any, variables: list) -> tuple:
+    """`owner`'s plain `Embedding` layers (itself included) whose table is among `variables` once."""
+    found = _found.get(owner)
+    if found is not None and found[0] == len(variables):
+        return found[1]
+    counts: dict[int, int] = {}
+    for variable in variables:
+        counts[id(variable)] = counts.get(id(variable), 0) + 1
+    layers = tuple(
+        layer
+        for layer in dict.fromkeys(flatten_layers(owner))
+        if _is_plain_embedding(layer) and counts.get(id(layer._embeddings)) == 1
+    )
+    _found[owner] = (len(variables), layers)
+    return layers
+
+
+def _framework_class(layer: Any) -> bool:
+    return type(layer).__module__.split(".")[0] in _FRAMEWORK_MODULES
+
+
+def _ids_are_the_input(owner: Any, layers: tuple) -> bool:
+    """Whether `owner`'s first argument is the ids of its only lookup: an `Embedding` called alone, or a
+    Sequential or functional model of Keras's layers whose one input goes straight into its one `Embedding`."""
+    if len(layers) != 1:
+        return False
+    layer = layers[0]
+    if owner is layer:
+        return True
+    nodes: Any = getattr(layer, "_inbound_nodes", ())
+    if len(nodes) != 1 or not all(_framework_class(sub) for sub in flatten_layers(owner)):
+        return False
+    if isinstance(owner, keras.Sequential):
+        plain = type(owner).call is keras.Sequential.call
+        return plain and owner.layers[:1] == [layer] and len(owner.inputs or ()) == 1
+    if not isinstance(owner, Functional) or type(owner).call is not Functional.call:
+        return False
+    inputs: Any = getattr(owner, "inputs", None) or ()
+    return len(inputs) == 1 and bool(nodes[0].input_tensors) and nodes[0].input_tensors[0] is inputs[0]
+
+
+class _NotingScope(keras.StatelessScope):
+    """A Keras `StatelessScope` inside another: reads its values, keeps its writes, notes the variables read."""
+
+    def __init__(self, outer: Any) -> None:
+        super().__init__()
+        self.state_mapping = dict(outer.state_mapping)
+        self.read: set[int] = set()
+        self.noting = True
+
+    def get_current_value(self, variable: Any) -> Any:
+        if self.noting:
+            self.read.add(id(variable))
+        return super().get_current_value(variable)
+
+
+def _lookups(
+    owner: Any, keras_call: Callable[..., Any], args: tuple, kwargs: dict, variables: list, layers: tuple
+) -> tuple[dict, set[int]]:
+    """The ids of every lookup of `layers` in the call, by one op: `({layer index: [ids of each call]}, indices
+    of the layers whose table the call reads otherwise)`."""
+    positions = {id(layer): index for index, layer in enumerate(layers)}
+
+    def collect(*call_args: Any, **call_kwargs: Any) -> dict:
+        outer_tapeshim = stateless_scope()
+        assert outer_tapeshim is not None  # (run by `stateful_call`, inside its scopes)
+        inner = StatelessScope(
+            dict(outer_tapeshim.values or {}),
+            outer_tapeshim.collector,
+            {} if outer_tapeshim.writes is not None else None,
+        )
+        noting = _NotingScope(get_stateless_scope())
+        saved, _local.lookups = getattr(_local, "lookups", None), (positions, noting, {})
+        try:
+            with inner, noting:  # (what the call assigns stays here)
+                keras_call(*call_args, **call_kwargs)
+            ids = _local.lookups[2]
+        finally:
+            _local.lookups = saved
+        tables = {id(layer._embeddings): index for index, layer in enumerate(layers)}
+        # (the structure says which tables were read otherwise: the indices map to empty tuples)
+        return {"ids": ids, "read": {tables[key]: () for key in noting.read if key in tables}}
+
+    found = stateful_call(owner, "embedding_ids", collect, args, kwargs, variables, watch_state=False)
+    return found["ids"], set(found["read"])
 
 
 def gather_on_tape(
     owner: Any, keras_call: Callable[..., Any], args: tuple, kwargs: dict, variables: list
 ) -> tuple | None:
-    """Prepares a recorded Keras call whose first input is looked up by an `Embedding` layer.
+    """Prepares a recorded Keras call whose `Embedding` layers' rows are gathered on the tape.
 
     Returns:
       `(call, args, states)` for `stateful_call`: a call taking the gathered
       rows first, the arguments with the rows in front, and the states with the
-      table read unwatched; or None when the call is not such a lookup (or no
+      tables read unwatched; or None when the call looks nothing up (or no
       tape records).
     """
     trace = _thread_state.trace  # (a function's trace records too: only a tape makes the gradient's type)
     if not args or not any(recorder is not trace for recorder in _thread_state.recorders):
         return None
-    layer = _looked_up_by_input(owner)
-    if layer is None:
+    layers = _embeddings_of(owner, variables)
+    if not layers:
         return None
-    table = layer._embeddings
-    if sum(v is table for v in variables) != 1:
-        return None
-    ids = convert_to_tensor(args[0])
-    if ids._dtype.name not in ("int32", "int64"):
-        return None  # Keras casts other ids; the gather would not be the table's only use
-    rows = array_ops.gather(view_of(table), ids)
-    if ids._value is not None and trace is None:
-        rows.value  # noqa: B018 - computed now, on the device (a cheap gather), so a training call can still run its forward pass once
-    layer_id = id(layer)
+    if _ids_are_the_input(owner, layers):
+        ids = convert_to_tensor(args[0])
+        if ids._dtype.name not in ("int32", "int64"):
+            ids = math_ops.cast(ids, "int32")  # (as Keras's call casts them)
+        found: dict = {0: [ids]}
+    else:
+        found, read_otherwise = _lookups(owner, keras_call, args, kwargs, variables, layers)
+        found = {index: calls for index, calls in found.items() if index not in read_otherwise and calls}
+        if not found:
+            return None
+    rows = {
+        index: [array_ops.gather(view_of(layers[index]._embeddings), ids) for ids in calls]
+        for index, calls in found.items()
+    }
+    if trace is None:
+        # computed now, on the device (cheap gathers), so a training call can still run its forward pass once
+        for index, calls in found.items():
+            if all(ids._value is not None for ids in calls):
+                for tensor in rows[index]:
+                    tensor.value  # noqa: B018
+    given = {id(layers[index]): index for index in rows}
 
-    def call_with_rows(gathered: Tensor, *call_args: Any, **call_kwargs: Any) -> Any:
+    def call_with_rows(gathered: dict, *call_args: Any, **call_kwargs: Any) -> Any:
         previous = getattr(_local, "rows", {})
-        _local.rows = {**previous, layer_id: gathered}
+        _local.rows = {**previous, **{key: [gathered[index], 0] for key, index in given.items()}}
         try:
             return keras_call(*call_args, **call_kwargs)
         finally:
             _local.rows = previous
 
-    states = [_unwatched_view(v) if v is table else view_of(v) for v in variables]
+    tables = {id(layers[index]._embeddings) for index in rows}
+    states = [_unwatched_view(v) if id(v) in tables else view_of(v) for v in variables]
     return call_with_rows, (rows,) + tuple(args), states
+
+
+def _keras_ids(inputs: Any) -> Any:
+    """The ids as Keras's `Embedding.call` looks them up (other dtypes cast to int32)."""
+    if inputs.dtype != "int32" and inputs.dtype != "int64":
+        return keras.ops.cast(inputs, "int32")
+    return inputs
 
 
 class EmbeddingRowsMixin:
@@ -123,7 +221,26 @@ class EmbeddingRowsMixin:
 
     def call(self, inputs: Any) -> Any:
         """Looks up `inputs` in the table (or returns the rows already gathered for this call)."""
-        rows = given_rows(self)
-        if rows is not None:
-            return keras.ops.cast(rows, self.compute_dtype)
-        return super().call(inputs)  # type: ignore[misc]  # a mixin: Keras's Embedding, after it, has `call`
+        lookups = getattr(_local, "lookups", None)
+        if lookups is not None and id(self) in lookups[0]:
+            positions, noting, ids = lookups
+            ids.setdefault(positions[id(self)], []).append(_keras_ids(inputs))
+            noting.noting = False  # (this lookup is the gather; any other read of the table is noted)
+            try:
+                return super().call(inputs)  # type: ignore[misc]  # a mixin: Keras's Embedding, after it, has `call`
+            finally:
+                noting.noting = True
+        given = getattr(_local, "rows", {}).get(id(self))
+        if given is not None:
+            calls, position = given
+            if position < len(calls) and tuple(calls[position].shape[:-1]) == tuple(inputs.shape):
+                given[1] += 1
+                return keras.ops.cast(calls[position], self.compute_dtype)
+            # (the call looked up other ids than the op that found them: its Python differs between two runs)
+            raise RuntimeError(
+                f"The Embedding layer '{getattr(self, 'name', '')}' was called with ids of shape "
+                f"{tuple(inputs.shape)} where its rows were gathered for "
+                f"{[tuple(c.shape[:-1]) for c in calls]}: a call whose lookups change from run to run "
+                "cannot have its table's gradient as IndexedSlices."
+            )
+        return super().call(inputs)  # type: ignore[misc]

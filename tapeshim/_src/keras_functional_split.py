@@ -7,6 +7,10 @@ gradient of the prediction with respect to the inner output; TF's tape sees each
 prediction depends on the inner output. Such a model (an output computed from another output) is
 called here operation by operation, each one tapeshim op, so the tape sees what TF's sees.
 Other models keep the one-op call.
+
+A Sequential or functional model holding a layer Keras computes with TensorFlow's ops on concrete
+values (`TextVectorization` first, as the text-classification tutorial's exported model) is called
+the same way: that layer runs on values, outside any JAX program, and the others are one op each.
 """
 
 from __future__ import annotations
@@ -25,6 +29,31 @@ def has_dependent_outputs(model: Any) -> bool:
     if known is None:
         known = _dependent[model] = _find_dependent_outputs(model)
     return known
+
+
+_with_host_layers: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
+
+
+def has_host_layers(model: Any) -> bool:
+    """Whether a Sequential or functional model (with Keras's own `call`) holds a layer Keras computes with
+    TensorFlow's ops (`keras_host_layers.computed_with_tf`), directly or in a model it holds (cached)."""
+    known = _with_host_layers.get(model)
+    if known is None:
+        from tapeshim._src.keras_host_layers import computed_with_tf  # import cycle: keras_host_layers -> ops
+
+        known = _keras_own_call(model) and any(
+            computed_with_tf(layer) or (layer is not model and has_host_layers(layer))
+            for layer in getattr(model, "layers", ())
+        )
+        _with_host_layers[model] = known
+    return known
+
+
+def _keras_own_call(model: Any) -> bool:
+    """Whether `model` is a Sequential or functional model called by Keras's own `call`."""
+    if isinstance(model, keras_compat.Sequential):
+        return type(model).call is keras_compat.Sequential.call
+    return isinstance(model, keras_compat.Functional) and type(model).call is keras_compat.Functional.call
 
 
 def _find_dependent_outputs(model: Any) -> bool:
@@ -70,10 +99,16 @@ def call_by_operation(
       added; None for other arguments (a dict of inputs, a mask), which the one-op call takes.
     """
 
+    if not _keras_own_call(model):
+        return None
     inputs = args[0] if args else kwargs.get("inputs")
     extra = {k: v for k, v in kwargs.items() if k != "inputs"}
     if len(args) > 1 or set(extra) - {"training"}:
         return None
+    if isinstance(model, keras_compat.Sequential):
+        if not getattr(model, "_functional", None):  # (no `Input`: Keras's call applies the layers in turn)
+            return _call_in_turn(model, inputs, extra.get("training"), call_operation, losses_of)
+        model = model._functional
     flat = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     if len(flat) != len(model.inputs) or any(x is None or isinstance(x, dict) for x in flat):
         return None
@@ -92,6 +127,28 @@ def call_by_operation(
 
     standardized = [_as_input(x, spec) for x, spec in zip(flat, model.inputs)]
     return keras_compat.run_through_graph(model, standardized, operation_fn), losses
+
+
+def _call_in_turn(
+    model: Any,
+    inputs: Any,
+    training: Any,
+    call_operation: Callable[[Any, tuple, dict], Any],
+    losses_of: Callable[[Any], list],
+) -> tuple[Any, list]:
+    """A Sequential model without an `Input` called as Keras calls it: each layer on the last one's outputs.
+
+    The model is built once its layers are (as Keras's first call builds it)."""
+    losses: list = []
+    outputs = inputs
+    for layer in model.layers:
+        layer_kwargs = {}
+        if training is not None and "training" in keras_compat.call_context_arguments(layer):
+            layer_kwargs["training"] = training
+        outputs = call_operation(layer, (outputs,), layer_kwargs)
+        losses.extend(losses_of(layer))
+    model.built = True
+    return outputs, losses
 
 
 def _as_input(value: Any, spec: Any) -> Any:

@@ -20,6 +20,7 @@ from tapeshim._src.distribute.keras_fit import fit_scope
 from tapeshim._src.keras_bridge import TapeLayerMixin, adopt_object, adopt_variable, keras, passthrough
 from tapeshim._src.keras_compat import Functional as _KerasFunctional
 from tapeshim._src.keras_compat import Trainer, flatten_layers, functional_init_arguments
+from tapeshim._src.keras_functional_split import has_host_layers
 from tapeshim._src.keras_stand_in import StandsForKeras
 from tapeshim._src.tensor import Tensor
 from tapeshim._src.variable import Variable
@@ -100,10 +101,39 @@ def _whole_elements(model: Any, x: Any, step: str) -> bool:
     step `(x,)`, or refuse four components. Wrapped, the element passes through whole
     (`keras_train_step.make_step_function` unwraps it).
     """
-    if not isinstance(x, Dataset) or not keras_train_step.tf_style_step(model, step, TrainingMixin):
+    if not isinstance(x, Dataset) or not _runs_tf_style(model, step):
         return False  # (Keras's own steps take its batches)
     spec = x.element_spec
     return not (isinstance(spec, dict) or (isinstance(spec, tuple) and 1 <= len(spec) <= 3))
+
+
+def _has_strings(value: Any) -> bool:
+    return any(isinstance(leaf, Tensor) and leaf.dtype.name == "string" for leaf in nest.flatten(value))
+
+
+def _string_batches(x: Any, y: Any, args: tuple, kwargs: dict, shuffle: Any) -> tuple[Any, Any, tuple]:
+    """`(x, y, args)` for Keras's `fit`/`evaluate`/`predict`: string tensors (TF's Keras takes them, for a
+    `TextVectorization` first layer) as a dataset of batches, since Keras's JAX array adapter takes no
+    strings (NumPy string arrays fail there in TF's Keras too). `batch_size` (first in `args` or in
+    `kwargs`, 32 by default) becomes the dataset's, and `sample_weight` part of its elements."""
+    if not _has_strings(x):
+        return x, y, args
+    batch_size = (args[0] if args else kwargs.get("batch_size")) or 32
+    args = (None, *args[1:]) if args else args
+    kwargs.pop("batch_size", None)
+    sample_weight = kwargs.pop("sample_weight", None)
+    elements = tuple(part for part in (x, y, sample_weight) if part is not None)
+    dataset = Dataset.from_tensor_slices(elements if len(elements) > 1 else x)
+    if shuffle is True:  # (Keras shuffles arrays each epoch; "batch" shuffles within batches, kept as is)
+        dataset = dataset.shuffle(int(dataset.cardinality()), reshuffle_each_iteration=True)
+    return dataset.batch(batch_size), None, args
+
+
+def _runs_tf_style(model: Any, step: str) -> bool:
+    """Whether Keras's loops run `model`'s step `step` TF-style on tapeshim tensors (`keras_train_step`): the
+    class overrides it as `step(self, data)`, or the model holds a layer computed with TensorFlow's ops on
+    values (`TextVectorization`: its string inputs cannot enter Keras's JAX step)."""
+    return keras_train_step.tf_style_step(model, step, TrainingMixin) or has_host_layers(model)
 
 
 def model_distribution(model: Any, x: Any, batch_size: Any) -> Any:
@@ -127,6 +157,11 @@ class TrainingMixin(TapeLayerMixin):
     predict_function: Callable[..., Any] | None
 
     def fit(self, x: Any = None, y: Any = None, *args: Any, validation_data: Any = None, **kwargs: Any) -> Any:
+        x, y, args = _string_batches(x, y, args, kwargs, shuffle=kwargs.get("shuffle", True))
+        if isinstance(validation_data, tuple) and _has_strings(validation_data):
+            validation_data = Dataset.from_tensor_slices(validation_data).batch(
+                kwargs.get("validation_batch_size") or (args[0] if args else kwargs.get("batch_size")) or 32
+            )
         if isinstance(x, Dataset):
             kwargs["shuffle"] = False  # as TF, a dataset's own order is kept (`shuffle` applies to arrays)
         whole = _whole_elements(self, x, "train_step")
@@ -139,18 +174,22 @@ class TrainingMixin(TapeLayerMixin):
             return super().fit(_data(x, whole), _data(y), *args, validation_data=validation, **kwargs)
 
     def evaluate(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:
+        x, y, args = _string_batches(x, y, args, kwargs, shuffle=False)
         whole = _whole_elements(self, x, "test_step") or (isinstance(x, DatasetSequence) and x._whole)
         with model_distribution(self, x, args[0] if args else kwargs.get("batch_size")), _whole_steps(self, whole):
             return super().evaluate(_data(x, whole), _data(y), *args, **kwargs)
 
     def predict(self, x: Any, *args: Any, **kwargs: Any) -> Any:
+        x, _, args = _string_batches(x, None, args, kwargs, shuffle=False)
         with model_distribution(self, x, args[0] if args else kwargs.get("batch_size")):
             return self._predict(x, *args, **kwargs)
 
     def _predict(self, x: Any, *args: Any, **kwargs: Any) -> Any:
+        if has_host_layers(self) and isinstance(x, Dataset):
+            return self._predict_with_host_layers(x, *args, **kwargs)
         unbuilt_wrapper = (
             not self.built
-            and keras_train_step.tf_style_step(self, "predict_step", TrainingMixin)
+            and _runs_tf_style(self, "predict_step")
             and all(layer.built for layer in flatten_layers(self, include_self=False))
         )
         if not unbuilt_wrapper:
@@ -162,6 +201,23 @@ class TrainingMixin(TapeLayerMixin):
             return super().predict(_data(x), *args, **kwargs)
         finally:
             self.built = False
+
+    def _predict_with_host_layers(self, x: Dataset, *args: Any, **kwargs: Any) -> Any:
+        # Keras's JAX `predict` builds an unbuilt model on the first batch symbolically, where a
+        # `TextVectorization` cannot run: it is built here by an eager call on that batch instead, as TF's
+        # first step builds it. A lookup layer inside `TextVectorization` stays unbuilt in TF too (its
+        # parent calls it directly); Keras's check is told it is built while `predict` runs.
+        if not self.built:
+            for batch in x.take(1):
+                self(keras.utils.unpack_x_y_sample_weight(batch)[0])
+        inner = [layer for layer in flatten_layers(self, include_self=True) if not layer.built]
+        for layer in inner:
+            layer.built = True
+        try:
+            return super().predict(_data(x), *args, **kwargs)
+        finally:
+            for layer in inner:
+                layer.built = False
 
     def train_on_batch(self, x: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:
         return super().train_on_batch(_data(x), _data(y), *args, **kwargs)
@@ -199,21 +255,21 @@ class TrainingMixin(TapeLayerMixin):
         return super().predict_step(*args)
 
     def make_train_function(self, force: bool = False) -> Any:
-        if not keras_train_step.tf_style_step(self, "train_step", TrainingMixin):
+        if not _runs_tf_style(self, "train_step"):
             return super().make_train_function(force)
         if self.train_function is None or force:
             self.train_function = keras_train_step.make_step_function(self, "train_step")
         return self.train_function
 
     def make_test_function(self, force: bool = False) -> Any:
-        if not keras_train_step.tf_style_step(self, "test_step", TrainingMixin):
+        if not _runs_tf_style(self, "test_step"):
             return super().make_test_function(force)
         if self.test_function is None or force:
             self.test_function = keras_train_step.make_step_function(self, "test_step")
         return self.test_function
 
     def make_predict_function(self, force: bool = False) -> Any:
-        if not keras_train_step.tf_style_step(self, "predict_step", TrainingMixin):
+        if not _runs_tf_style(self, "predict_step"):
             return super().make_predict_function(force)
         if self.predict_function is None or force:
             self.predict_function = keras_train_step.make_step_function(self, "predict_step")
@@ -223,9 +279,7 @@ class TrainingMixin(TapeLayerMixin):
     def _symbolic_build(self, *args: Any, **kwargs: Any) -> None:
         # TF's trainer builds nothing before a step it does not own: the user's step builds what it
         # uses on its first call (a GAN wrapper has no `call` to build with).
-        if keras_train_step.tf_style_step(self, "train_step", TrainingMixin) or keras_train_step.tf_style_step(
-            self, "test_step", TrainingMixin
-        ):
+        if _runs_tf_style(self, "train_step") or _runs_tf_style(self, "test_step"):
             return
         super()._symbolic_build(*args, **kwargs)
 
@@ -239,7 +293,7 @@ class TrainingMixin(TapeLayerMixin):
     # a Keras hook (keras_compat.HOOKS)
     def _purge_model_variables(self, *args: Any, **kwargs: Any) -> None:
         # A TF-style step runs on the live variables, so they are never emptied between steps.
-        if keras_train_step.uses_tf_style_steps(self, TrainingMixin):
+        if any(_runs_tf_style(self, name) for name in keras_train_step.STEP_NAMES):
             return
         super()._purge_model_variables(*args, **kwargs)
 

@@ -51,6 +51,13 @@ _SPARSE_UPDATES = tuple(
     getattr(keras.optimizers, name)
     for name in ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam", "Lion", "Ftrl", "Lamb")
 )
+
+
+def updates_sparsely(optimizer: Any) -> bool:
+    """Whether `optimizer` applies an `IndexedSlices` gradient slice by slice, as TF's Keras (else densified)."""
+    return isinstance(optimizer, _SPARSE_UPDATES) and not isinstance(optimizer, _STATELESS_ONLY)
+
+
 _stand_ins: dict[int, Any] = {}  # id(tapeshim Variable) -> its Keras stand-in
 # id(Keras stand-in) -> its tapeshim Variable. Keyed by id, not a WeakKeyDictionary: a Keras variable
 # defines `__eq__` (elementwise) and so is unhashable.

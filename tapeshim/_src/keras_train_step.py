@@ -26,8 +26,10 @@ import jax
 from tapeshim._src import keras_compat, nest
 from tapeshim._src.function import function
 from tapeshim._src.keras_bridge import keras, stateful_call
+from tapeshim._src.keras_compat import flatten_layers
+from tapeshim._src.keras_functional_split import has_host_layers
 from tapeshim._src.keras_losses_metrics import TapeMetricMixin
-from tapeshim._src.keras_optimizers import adopt_optimizer_variables
+from tapeshim._src.keras_optimizers import adopt_optimizer_variables, updates_sparsely
 from tapeshim._src.ops import array_ops
 from tapeshim._src.tape import GradientTape
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -43,7 +45,11 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 
 
 def tf_style_step(model: Any, name: str, base: type) -> bool:
-    """Whether `model`'s class overrides step `name` TF-style: `step(self, data)` (one data argument).
+    """Whether Keras's loops run `model`'s step `name` TF-style (`step(self, data)`, on tapeshim tensors).
+
+    So they do when the model's class overrides the step TF-style (one data
+    argument), and for the training step of a model that trains an `Embedding`
+    table with an optimizer updating slices (`trains_embeddings_sparsely`).
 
     Args:
       model: the Keras model.
@@ -51,8 +57,10 @@ def tf_style_step(model: Any, name: str, base: type) -> bool:
       base: tapeshim's training mixin, whose own step dispatches on the arguments.
     """
     method = getattr(type(model), name, None)
-    if method is None or method is getattr(base, name):
+    if method is None:
         return False
+    if method is getattr(base, name):
+        return name == "train_step" and trains_embeddings_sparsely(model)
     try:
         parameters = list(inspect.signature(method).parameters.values())[1:]
     except (TypeError, ValueError):
@@ -60,9 +68,26 @@ def tf_style_step(model: Any, name: str, base: type) -> bool:
     return sum(p.kind in _POSITIONAL for p in parameters) == 1
 
 
-def uses_tf_style_steps(model: Any, base: type) -> bool:
-    """Whether any of `model`'s steps is a TF-style override."""
-    return any(tf_style_step(model, name, base) for name in STEP_NAMES)
+def trains_embeddings_sparsely(model: Any) -> bool:
+    """Whether `model.fit` must apply its `Embedding` tables' gradients as `IndexedSlices`, as TF's trainer.
+
+    TF's Keras trainer takes `tape.gradient` of the loss, an `IndexedSlices` for a
+    table, and its optimizer (Adam, RMSprop, Adagrad, SGD with momentum...)
+    updates only the rows looked up, one slice at a time; Keras's JAX step
+    would apply a dense gradient. So a model holding a trainable `Embedding`
+    trains with TF's default step on the tape (`default_train_step`), unless its
+    optimizer densifies such gradients anyway or a strategy distributes it
+    (Keras's data-parallel step).
+    """
+    from tapeshim._src.distribute.keras_fit import _strategy_of  # import cycle: keras_fit imports keras models
+    from tapeshim._src.keras_embedding import looks_up_rows
+
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is None or not updates_sparsely(optimizer):
+        return False
+    if not any(looks_up_rows(layer) and layer.trainable for layer in flatten_layers(model)):
+        return False
+    return _strategy_of(model) is None
 
 
 def _state_values(model: Any, parts: tuple) -> tuple:
@@ -102,7 +127,9 @@ def make_step_function(model: Any, name: str) -> Callable[[Any, Any], tuple]:
     variables' new values, which Keras assigns back as it does for its own step.
     """
     step = getattr(model, name)
-    compiled = step if model.run_eagerly else function(step)
+    # (a model holding a layer computed with TensorFlow's ops on values, `TextVectorization`, runs its
+    # step eagerly: those layers cannot run inside a function)
+    compiled = step if model.run_eagerly or has_host_layers(model) else function(step)
     parts = _STEP_STATE[name]
 
     def step_function(state: Any, iterator: Any) -> tuple:
@@ -262,9 +289,16 @@ def compute_loss_op(
         finally:
             keras_compat.set_losses_override(model, [])
 
+    # (string inputs, for a model whose first layer is a `TextVectorization`, cannot enter the op: Keras's
+    # `compute_loss` does not read `x`)
+    x = nest.map_structure(lambda leaf: None if _is_string(leaf) else leaf, x)
     return stateful_call(
         model, f"compute_loss/{training}", call, (x, y, y_pred, sample_weight, added), {}, state, watch_state=False
     )
+
+
+def _is_string(value: Any) -> bool:
+    return isinstance(value, Tensor) and value.dtype.name == "string"
 
 
 class CompiledMetricsShim:

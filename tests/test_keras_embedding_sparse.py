@@ -1,0 +1,571 @@
+"""Embedding gradients as `IndexedSlices` and their sparse optimizer updates, against TF's own Keras.
+
+TF's `tape.gradient` gives an `Embedding` table an `IndexedSlices` (one row per
+looked-up id, an id looked up twice gives two rows) wherever the layer sits: in
+a subclassed model, after another layer, twice (shared), in two tables, inside a
+custom layer. Keras's optimizers on TF apply it slice by slice, and TF's
+`model.fit` does the same, so Adam's, RMSprop's and Adagrad's slots of rows not
+looked up are left alone, and repeated ids are squared one slice at a time. A
+table also read another way (tied weights, `embeddings_regularizer` in the
+loss) gets a dense gradient.
+
+Each body (`CASES`) runs with TF's Keras in a child process (this file run as a
+script, KERAS_BACKEND=tensorflow) and with tapeshim here, compared as in
+tests/test_keras.py. Compile counts are tapeshim's own (the last tests).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from keras_cases import set_weights  # noqa: E402
+from keras_oracle import assert_outcomes_match, run_case  # noqa: E402
+
+CASES: dict[str, Any] = {}
+VOCAB, DIM = 10, 4
+RNG_SEED = 11
+
+
+def case(fn: Any) -> Any:
+    CASES[fn.__name__] = fn
+    return fn
+
+
+def _slices(gradient: Any) -> list:
+    """A gradient's type and contents: an IndexedSlices' values, indices and dense shape, or the dense tensor."""
+    if gradient is None:
+        return ["None"]
+    if hasattr(gradient, "indices"):
+        return ["IndexedSlices", gradient.values, gradient.indices, gradient.dense_shape]
+    return ["dense", gradient]
+
+
+def _ids(shape: tuple, high: int = 5, seed: int = RNG_SEED) -> np.ndarray:
+    """Ids below `high` of a table of VOCAB rows: many repeats, and rows high..VOCAB-1 never looked up."""
+    return np.random.default_rng(seed).integers(0, high, shape).astype(np.int32)
+
+
+def _labels(n: int, classes: int = 2, seed: int = RNG_SEED + 1) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, classes, n).astype(np.int32)
+
+
+# -- models ---------------------------------------------------------------------------------------------------
+def _subclassed(tf: Any, mask_zero: bool = False, regularizer: Any = None) -> Any:
+    keras = tf.keras
+
+    class TextModel(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.embedding = keras.layers.Embedding(
+                VOCAB, DIM, mask_zero=mask_zero, embeddings_regularizer=regularizer, name="embedding"
+            )
+            self.pool = keras.layers.GlobalAveragePooling1D()
+            self.head = keras.layers.Dense(2, name="head")
+
+        def call(self, ids, training=False):
+            hidden = self.embedding(ids)
+            mask = self.embedding.compute_mask(ids)  # (explicit: Keras on JAX keeps no mask on its arrays)
+            return self.head(self.pool(hidden, mask=mask))
+
+    model = TextModel()
+    model(np.zeros((1, 6), np.int32))
+    set_weights(model, 3)
+    return model
+
+
+def _word2vec(tf: Any) -> Any:
+    """TF's word2vec tutorial's model: two tables, a dot product of target and context rows."""
+    keras = tf.keras
+
+    class Word2Vec(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.target_embedding = keras.layers.Embedding(VOCAB, DIM, name="w2v_embedding")
+            self.context_embedding = keras.layers.Embedding(VOCAB, DIM)
+
+        def call(self, pair):
+            target, context = pair
+            if len(target.shape) == 2:
+                target = tf.squeeze(target, axis=1)
+            word_emb = self.target_embedding(target)
+            context_emb = self.context_embedding(context)
+            return tf.einsum("be,bce->bc", word_emb, context_emb)
+
+    model = Word2Vec()
+    model((np.zeros((1,), np.int32), np.zeros((1, 3), np.int32)))
+    set_weights(model, 4)
+    return model
+
+
+def _word2vec_data() -> tuple:
+    rng = np.random.default_rng(RNG_SEED + 2)
+    targets = rng.integers(0, 5, (8, 1)).astype(np.int32)
+    contexts = rng.integers(0, 6, (8, 3)).astype(np.int32)
+    labels = np.tile(np.array([[1.0, 0.0, 0.0]], np.float32), (8, 1))
+    return targets, contexts, labels
+
+
+def _sequential(tf: Any, mask_zero: bool = False, regularizer: Any = None) -> Any:
+    """TF's text classification tutorial's model (without its dropout)."""
+    keras = tf.keras
+    model = keras.Sequential(
+        [
+            keras.Input((6,), dtype="int32"),
+            keras.layers.Embedding(VOCAB, DIM, mask_zero=mask_zero, embeddings_regularizer=regularizer),
+            keras.layers.GlobalAveragePooling1D(),
+            keras.layers.Dense(1),
+        ]
+    )
+    set_weights(model, 5)
+    return model
+
+
+def _loss_and_gradients(tf: Any, model: Any, x: Any, with_losses: bool = False) -> list:
+    with tf.GradientTape() as tape:
+        out = model(x, training=True)
+        loss = tf.reduce_sum(tf.square(out))
+        if with_losses:
+            loss += tf.add_n(model.losses)
+    return [loss, [_slices(g) for g in tape.gradient(loss, model.trainable_variables)]]
+
+
+# -- gradients -------------------------------------------------------------------------------------------------
+@case
+def subclassed_model_gradient(tf):
+    return _loss_and_gradients(tf, _subclassed(tf), _ids((3, 6)))
+
+
+@case
+def subclassed_model_mask_zero_gradient(tf):
+    ids = _ids((3, 6))
+    ids[:, 4:] = 0  # padding
+    return _loss_and_gradients(tf, _subclassed(tf, mask_zero=True), ids)
+
+
+@case
+def word2vec_two_tables_gradient(tf):
+    targets, contexts, _ = _word2vec_data()
+    return _loss_and_gradients(tf, _word2vec(tf), (targets[:, 0], contexts))
+
+
+@case
+def functional_embedding_after_a_lambda_gradient(tf):
+    keras = tf.keras
+    inputs = keras.Input((6,), dtype="int32")
+    shifted = keras.layers.Lambda(lambda x: (x + 3) % VOCAB)(inputs)
+    hidden = keras.layers.Embedding(VOCAB, DIM)(shifted)
+    model = keras.Model(inputs, keras.layers.Dense(1)(keras.layers.Flatten()(hidden)))
+    set_weights(model, 6)
+    return _loss_and_gradients(tf, model, _ids((2, 6)))
+
+
+@case
+def functional_two_inputs_two_tables_gradient(tf):
+    keras = tf.keras
+    words, tags = keras.Input((4,), dtype="int32"), keras.Input((2,), dtype="int32")
+    joined = keras.layers.Concatenate(axis=1)(
+        [keras.layers.Embedding(VOCAB, DIM)(words), keras.layers.Embedding(7, DIM)(tags)]
+    )
+    model = keras.Model([words, tags], keras.layers.Dense(1)(keras.layers.GlobalMaxPooling1D()(joined)))
+    set_weights(model, 7)
+    return _loss_and_gradients(tf, model, [_ids((3, 4)), _ids((3, 2), high=7, seed=3)])
+
+
+@case
+def functional_shared_table_gradient(tf):
+    keras = tf.keras
+    question, answer = keras.Input((4,), dtype="int32"), keras.Input((3,), dtype="int32")
+    shared = keras.layers.Embedding(VOCAB, DIM)
+    joined = keras.layers.Concatenate(axis=1)([shared(question), shared(answer)])
+    model = keras.Model([question, answer], keras.layers.Dense(1)(keras.layers.GlobalAveragePooling1D()(joined)))
+    set_weights(model, 8)
+    return _loss_and_gradients(tf, model, [_ids((2, 4)), _ids((2, 3), seed=4)])
+
+
+@case
+def sequential_embedding_after_a_reshape_gradient(tf):
+    keras = tf.keras
+    model = keras.Sequential(
+        [
+            keras.Input((2, 3), dtype="int32"),
+            keras.layers.Reshape((6,)),
+            keras.layers.Embedding(VOCAB, DIM),
+            keras.layers.GlobalAveragePooling1D(),
+            keras.layers.Dense(1),
+        ]
+    )
+    set_weights(model, 9)
+    return _loss_and_gradients(tf, model, _ids((3, 2, 3)))
+
+
+@case
+def token_and_position_embedding_layer_gradient(tf):
+    """keras.io's transformer example: a custom layer adds a token table's rows and a position table's."""
+    keras = tf.keras
+
+    class TokenAndPositionEmbedding(keras.layers.Layer):
+        def __init__(self, maxlen, vocab_size, embed_dim):
+            super().__init__()
+            self.token_emb = keras.layers.Embedding(vocab_size, embed_dim)
+            self.pos_emb = keras.layers.Embedding(maxlen, embed_dim)
+
+        def call(self, x):
+            maxlen = tf.shape(x)[-1]
+            positions = tf.range(start=0, limit=maxlen, delta=1)
+            return self.token_emb(x) + self.pos_emb(positions)
+
+    inputs = keras.Input((6,), dtype="int32")
+    hidden = TokenAndPositionEmbedding(8, VOCAB, DIM)(inputs)
+    model = keras.Model(inputs, keras.layers.Dense(1)(keras.layers.GlobalAveragePooling1D()(hidden)))
+    set_weights(model, 10)
+    return _loss_and_gradients(tf, model, _ids((2, 6)))
+
+
+@case
+def sequential_mask_zero_gradient(tf):
+    ids = _ids((3, 6))
+    ids[0, 3:] = 0
+    return _loss_and_gradients(tf, _sequential(tf, mask_zero=True), ids)
+
+
+@case
+def regularized_table_gradient_is_dense_with_the_losses(tf):
+    model = _subclassed(tf, regularizer=tf.keras.regularizers.L2(0.1))
+    return [
+        _loss_and_gradients(tf, model, _ids((2, 6)), with_losses=True),
+        _loss_and_gradients(tf, model, _ids((2, 6))),
+    ]
+
+
+@case
+def tied_table_gradient_is_dense(tf):
+    """A table also read as the output projection (tied weights): TF's gradient sums its slices densely."""
+    keras = tf.keras
+
+    class Tied(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.embedding = keras.layers.Embedding(VOCAB, DIM)
+
+        def call(self, ids):
+            hidden = tf.reduce_mean(self.embedding(ids), axis=1)
+            return tf.matmul(hidden, self.embedding.embeddings, transpose_b=True)
+
+    model = Tied()
+    model(np.zeros((1, 6), np.int32))
+    set_weights(model, 11)
+    return _loss_and_gradients(tf, model, _ids((2, 6)))
+
+
+@case
+def embedding_layer_float_ids_gradient(tf):
+    layer = tf.keras.layers.Embedding(VOCAB, DIM)
+    layer.build((None,))
+    set_weights(layer, 12)
+    ids = tf.constant([[1.0, 4.0, 1.0]])
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(layer(ids) ** 2)
+    return _slices(tape.gradient(loss, layer.embeddings))
+
+
+@case
+def subclassed_model_persistent_tape_twice(tf):
+    model = _subclassed(tf)
+    ids = _ids((2, 6))
+    with tf.GradientTape(persistent=True) as tape:
+        out = model(ids)
+        first, second = tf.reduce_sum(out), tf.reduce_sum(out**2)
+    table = model.embedding.embeddings
+    return [_slices(tape.gradient(first, table)), _slices(tape.gradient(second, table))]
+
+
+@case
+def gather_of_computed_ids_in_a_function(tf):
+    """Indices computed inside `tf.function` (not its arguments): the gradient is IndexedSlices there too."""
+    table = tf.Variable(np.arange(12, dtype=np.float32).reshape(6, 2))
+
+    @tf.function
+    def gradient(ids):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.gather(table, (ids * 2) % 6) ** 2)
+        gradient = tape.gradient(loss, table)
+        return _slices(gradient), tf.convert_to_tensor(gradient)
+
+    return gradient(tf.constant([1, 4, 1, 5]))
+
+
+# -- custom training loops -------------------------------------------------------------------------------------
+OPTIMIZERS = {
+    "adam": ("Adam", {"learning_rate": 0.1}),
+    "sgd_momentum": ("SGD", {"learning_rate": 0.3, "momentum": 0.9}),
+    "rmsprop": ("RMSprop", {"learning_rate": 0.05}),
+    "adagrad": ("Adagrad", {"learning_rate": 0.3}),
+}
+
+
+def _custom_loop(tf, name, kwargs, make_model, steps=3):
+    model = make_model(tf)
+    optimizer = getattr(tf.keras.optimizers, name)(**kwargs)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    history = []
+    for step in range(steps):
+        ids, labels = _ids((4, 6), seed=step), _labels(4, seed=step)
+        with tf.GradientTape() as tape:
+            loss = loss_fn(labels, model(ids, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        history.append([loss, _slices(grads[0])[0]])
+    return {"history": history, "weights": model.weights, "slots": optimizer.variables[1:]}
+
+
+for _key, (_name, _kwargs) in OPTIMIZERS.items():
+    CASES[f"custom_loop_subclassed_{_key}"] = (lambda n, k: lambda tf: _custom_loop(tf, n, k, _subclassed))(
+        _name, _kwargs
+    )
+
+
+@case
+def custom_loop_word2vec_in_a_function(tf):
+    model = _word2vec(tf)
+    optimizer = tf.keras.optimizers.Adam(0.1)
+    loss_fn = tf.keras.losses.CategoricalCrossentropy(from_logits=True)
+    targets, contexts, labels = _word2vec_data()
+
+    @tf.function
+    def step(target, context, label):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(label, model((target, context)))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss, [_slices(g)[0] == "IndexedSlices" for g in grads], tf.convert_to_tensor(grads[0])
+
+    history = [step(targets[:, 0], contexts, labels) for _ in range(3)]
+    return {"history": history, "weights": model.weights}
+
+
+@case
+def custom_loop_mask_zero_regularized_adam(tf):
+    model = _subclassed(tf, mask_zero=True, regularizer=tf.keras.regularizers.L2(0.01))
+    optimizer = tf.keras.optimizers.Adam(0.1)
+    history = []
+    for step in range(3):
+        ids = _ids((3, 6), seed=step)
+        ids[:, 5] = 0
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(ids) ** 2) + tf.add_n(model.losses)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        history.append([loss, _slices(grads[0])[0]])
+    return {"history": history, "weights": model.weights}
+
+
+@case
+def custom_loop_subclassed_with_batchnorm_sgd_momentum(tf):
+    """A training-mode call that updates moving statistics: updated once per step, as TF's."""
+    keras = tf.keras
+
+    class Normalized(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.embedding = keras.layers.Embedding(VOCAB, DIM)
+            self.norm = keras.layers.BatchNormalization()
+            self.head = keras.layers.Dense(1)
+
+        def call(self, ids, training=False):
+            return self.head(self.norm(tf.reduce_mean(self.embedding(ids), axis=1), training=training))
+
+    model = Normalized()
+    model(np.zeros((1, 6), np.int32))
+    set_weights(model, 13)
+    optimizer = keras.optimizers.SGD(0.2, momentum=0.9)
+    history = []
+    for step in range(3):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(_ids((4, 6), seed=step), training=True) ** 2)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        history.append([loss, _slices(grads[0])[0]])
+    return {"history": history, "weights": model.weights, "inference": model(_ids((2, 6)))}
+
+
+# -- model.fit -------------------------------------------------------------------------------------------------
+def _fit(tf, model, x, y, optimizer, loss, epochs=2, batch_size=4, metrics=None):
+    model.compile(optimizer=optimizer, loss=loss, metrics=metrics)
+    history = model.fit(x, y, epochs=epochs, batch_size=batch_size, shuffle=False, verbose=0)
+    return {
+        "history": {key: [float(v) for v in values] for key, values in history.history.items()},
+        "weights": model.weights,
+        "slots": model.optimizer.variables[1:],
+        "iterations": int(model.optimizer.iterations.numpy()),
+    }
+
+
+def _fit_sequential(tf, name, kwargs):
+    model = _sequential(tf)
+    optimizer = getattr(tf.keras.optimizers, name)(**kwargs)
+    loss = tf.keras.losses.BinaryCrossentropy(from_logits=True)
+    return _fit(tf, model, _ids((10, 6)), _labels(10).astype(np.float32), optimizer, loss, metrics=["accuracy"])
+
+
+for _key, (_name, _kwargs) in OPTIMIZERS.items():
+    CASES[f"fit_sequential_{_key}"] = (lambda n, k: lambda tf: _fit_sequential(tf, n, k))(_name, _kwargs)
+
+
+@case
+def fit_word2vec_subclassed_adam(tf):
+    targets, contexts, labels = _word2vec_data()
+    model = _word2vec(tf)
+    loss = tf.keras.losses.CategoricalCrossentropy(from_logits=True)
+    dataset = tf.data.Dataset.from_tensor_slices(((targets, contexts), labels)).batch(3)
+    model.compile(optimizer=tf.keras.optimizers.Adam(0.1), loss=loss, metrics=["accuracy"])
+    history = model.fit(dataset, epochs=3, verbose=0)
+    return {
+        "history": {key: [float(v) for v in values] for key, values in history.history.items()},
+        "weights": model.weights,
+        "evaluate": model.evaluate(dataset, verbose=0),
+        "predict": model.predict((targets[:, 0], contexts), verbose=0),
+    }
+
+
+@case
+def fit_subclassed_mask_zero_rmsprop(tf):
+    ids = _ids((9, 6))
+    ids[::2, 4:] = 0
+    model = _subclassed(tf, mask_zero=True)
+    loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    return _fit(tf, model, ids, _labels(9), tf.keras.optimizers.RMSprop(0.05), loss, batch_size=3)
+
+
+@case
+def fit_sequential_regularized_table_adam(tf):
+    model = _sequential(tf, regularizer=tf.keras.regularizers.L2(0.05))
+    loss = tf.keras.losses.BinaryCrossentropy(from_logits=True)
+    return _fit(tf, model, _ids((8, 6)), _labels(8).astype(np.float32), tf.keras.optimizers.Adam(0.1), loss)
+
+
+@case
+def fit_sequential_frozen_table_adam(tf):
+    model = _sequential(tf)
+    model.layers[0].trainable = False
+    loss = tf.keras.losses.BinaryCrossentropy(from_logits=True)
+    return _fit(tf, model, _ids((8, 6)), _labels(8).astype(np.float32), tf.keras.optimizers.Adam(0.1), loss)
+
+
+@case
+def fit_with_validation_then_train_on_batch_adagrad(tf):
+    model = _sequential(tf, mask_zero=True)
+    loss = tf.keras.losses.BinaryCrossentropy(from_logits=True)
+    model.compile(optimizer=tf.keras.optimizers.Adagrad(0.3), loss=loss)
+    x, y = _ids((8, 6)), _labels(8).astype(np.float32)
+    history = model.fit(x, y, batch_size=4, epochs=2, validation_data=(x[:4], y[:4]), shuffle=False, verbose=0)
+    on_batch = model.train_on_batch(x[:4], y[:4])
+    return {
+        "history": {key: [float(v) for v in values] for key, values in history.history.items()},
+        "on_batch": float(on_batch),
+        "weights": model.weights,
+    }
+
+
+# -- the oracle ------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tf_outcomes(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tf_keras_embedding") / "results.pkl"
+    env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run([sys.executable, __file__, str(out)], env=env, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, f"TF's Keras run failed:\n{done.stderr[-4000:]}"
+    with open(out, "rb") as stream:
+        return pickle.load(stream)
+
+
+@pytest.fixture(scope="module")
+def tapeshim_module():
+    import tapeshim
+
+    return tapeshim
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_tensorflow(name, tf_outcomes, tapeshim_module):
+    expected = tf_outcomes[name]
+    assert "raised" not in expected, f"TF raised: {expected}"
+    assert_outcomes_match(expected, run_case(CASES[name], tapeshim_module), rtol=2e-5, atol=2e-6)
+
+
+# -- compile counts (tapeshim's own) ---------------------------------------------------------------------------
+def _counts(tapeshim):
+    stats = tapeshim.experimental.compile_stats()
+    return {key: stats[key] for key in ("programs_compiled", "function_traces", "eager_kernels")}
+
+
+def test_eager_training_loop_compiles_once(tapeshim_module):
+    """A subclassed model's steps (the ids found by one more op) compile nothing after the first steps."""
+    tf = tapeshim_module
+    model = _subclassed(tf)
+    optimizer = tf.keras.optimizers.Adam(0.1)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def step(seed):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(_labels(4, seed=seed), model(_ids((4, 6), seed=seed), training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return grads[0]
+
+    for seed in range(2):
+        step(seed)
+    before = _counts(tf)
+    gradients = [step(seed) for seed in range(2, 6)]
+    assert _counts(tf) == before
+    assert all(isinstance(g, tf.IndexedSlices) for g in gradients)
+
+
+def test_function_training_loop_traces_once(tapeshim_module):
+    tf = tapeshim_module
+    model = _word2vec(tf)
+    optimizer = tf.keras.optimizers.Adam(0.1)
+    loss_fn = tf.keras.losses.CategoricalCrossentropy(from_logits=True)
+    targets, contexts, labels = _word2vec_data()
+
+    @tf.function
+    def step(target, context, label):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(label, model((target, context)))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    for _ in range(2):
+        step(targets[:, 0], contexts, labels)
+    before = _counts(tf)
+    for _ in range(3):
+        step(targets[:, 0], contexts, labels)
+    assert _counts(tf) == before
+
+
+def test_fit_compiles_once(tapeshim_module):
+    """`fit` trains an Embedding's table with TF's step under one function: later epochs and fits compile nothing."""
+    tf = tapeshim_module
+    model = _sequential(tf)
+    model.compile(optimizer="adam", loss=tf.keras.losses.BinaryCrossentropy(from_logits=True))
+    x, y = _ids((12, 6)), _labels(12).astype(np.float32)
+    model.fit(x, y, batch_size=4, epochs=1, verbose=0)
+    before = _counts(tf)
+    model.fit(x, y, batch_size=4, epochs=3, verbose=0)
+    assert _counts(tf) == before
+
+
+if __name__ == "__main__":
+    import tensorflow
+
+    outcomes = {name: run_case(body, tensorflow) for name, body in CASES.items()}
+    with open(sys.argv[1], "wb") as stream:
+        pickle.dump(outcomes, stream)
