@@ -15,6 +15,7 @@ from tapeshim._src import (
     errors,
     function_binding,
     function_outputs,
+    host_errors,
     nest,
     registry,
     replay,
@@ -653,10 +654,13 @@ class ConcreteFunction:
                 self._const_values,
                 keys + host_values if host_values else keys,
             )
+            if self.has_effects:  # as TF's call, which returns after its prints: wait for the host callbacks
+                jax.effects_barrier()
         except ExportFailed:  # (a trace for every size that JAX cannot export: traced for the call's shapes)
             return self._function._run_sized(self, flat_args)
-        if self.has_effects:  # as TF's call, which returns after its prints: wait for the host callbacks
-            jax.effects_barrier()
+        except jax.errors.JaxRuntimeError:  # a py_function's Python function failed: TF's error for it
+            host_errors.raise_pending()
+            raise
         if self._array_checks:
             self._check_array_sizes(outs[len(outs) - len(self._array_checks) :])
         if before_writes is not None:

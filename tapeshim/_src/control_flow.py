@@ -65,14 +65,27 @@ class _Branch:
     that owns the branch returns the new values and an effect token as outputs.
     """
 
-    def __init__(self, fn: Callable[..., Any], specs: Sequence[tuple], what: str, convert: bool = True) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        specs: Sequence[tuple],
+        what: str,
+        convert: bool = True,
+        stand_ins: Sequence[jax.Array] | None = None,
+    ) -> None:
         trace = _thread_state.trace
         self.first_tid = next_tensor_id()
         self.placeholders = [  # (no stand-in value for a size known per call: a trace for every size)
             trace.placeholder(
-                None if any(symbolic_dims.is_symbolic(d) for d in shape) else jnp.zeros(shape, dtype._np), shape, dtype
+                None
+                if any(symbolic_dims.is_symbolic(d) for d in shape)
+                else jnp.zeros(shape, dtype._np)
+                if stand_ins is None
+                else stand_ins[i],
+                shape,
+                dtype,
             )
-            for shape, dtype in specs
+            for i, (shape, dtype) in enumerate(specs)
         ]
         pending_before = dict(trace.pending)
         effects_before = len(trace.effects)

@@ -10,6 +10,12 @@ traced, so each call still runs `func` once, as TF does. A `func` without
 results (`Tout=[]`) does not run at the trace: it runs only where the program
 reaches it (a `tf.cond` branch taken), as TF's. One with results inside a branch
 runs at the trace even when the first call does not take that branch.
+
+An exception `func` raises becomes the `tf.errors` class TF gives it (`host_errors`),
+eagerly and inside functions. Inside a JAX trace that is not a function's (a Keras
+layer's call, which tapeshim compiles), a `py_function` without results is a host
+callback that runs where the computation runs (not while Keras infers the layer's
+output spec, as TF's graph does not run it there).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import io_callback
 
-from tapeshim._src import dtypes, errors, nest, registry, replay
+from tapeshim._src import dtypes, errors, host_errors, nest, registry, replay
 from tapeshim._src.function_trace import init_scope
 from tapeshim._src.node import OpKey
 from tapeshim._src.ops import logging_ops
@@ -44,6 +50,14 @@ def _as_outputs(result: Any, tout: Any, what: str) -> list[Tensor]:
         except (TypeError, ValueError) as exc:  # TF: the op fails with the conversion's error
             raise errors.invalid_argument(f"{type(exc).__name__}: {exc}", "EagerPyFunc") from None
     return outputs
+
+
+def call_func(func: Callable[..., Any], args: Sequence[Any], suffix: str) -> Any:
+    """`func(*args)`, an exception it raises turned into TF's `tf.errors` class for it (`host_errors`)."""
+    try:
+        return func(*args)
+    except Exception as exc:  # noqa: BLE001 - every exception of the Python function is the op's failure
+        raise host_errors.tf_error(exc, suffix) from exc
 
 
 class _HostCall:
@@ -68,16 +82,51 @@ class _HostCall:
 
     def _eager(self, values: Sequence[np.ndarray]) -> list[Tensor]:
         tensors = [convert_to_tensor(v) for v in values]
-        return _as_outputs(self._func(*tensors), self._tout, self._name)
+        return _as_outputs(call_func(self._func, tensors, host_errors.GRAPH_SUFFIX), self._tout, self._name)
 
     def __call__(self, *values: np.ndarray) -> tuple:
         first, self._first = self._first, None
         if first is not None and all(np.array_equal(a, b) for a, b in zip(first[0], values)):
             outputs = first[1]  # the trace already ran the function for this call
         else:
-            with init_scope():
-                outputs = [np.asarray(t.value) for t in self._eager(values)]
+            try:
+                with init_scope():
+                    outputs = [np.asarray(t.value) for t in self._eager(values)]
+            except errors.OpError as error:  # kept for the program's caller, which raises it for JAX's error
+                host_errors.fail(error)
+            for output, (shape, _) in zip(outputs, self.avals):
+                if output.shape != shape:
+                    host_errors.fail(
+                        errors.invalid_argument(
+                            f"{self._name} returned a result of shape {list(output.shape)} where its first run, "
+                            f"which the compiled program was made for, gave {list(shape)}: tapeshim compiles a "
+                            "py_function's results with the shapes of its run while tracing.",
+                            "EagerPyFunc",
+                        )
+                    )
         return tuple(np.asarray(o, dtype=shape_dtype[1]._np) for o, shape_dtype in zip(outputs, self.avals))
+
+
+def _jax_traced(inputs: Sequence[Tensor]) -> bool:
+    """Whether any input holds a tracer of a JAX transformation that is not a function's trace."""
+    return any(isinstance(t._value, jax.core.Tracer) for t in inputs)
+
+
+def _host_effect(func: Callable[..., Any], inputs: Sequence[Tensor]) -> None:
+    """Calls `func` on the host where the JAX computation that `inputs` are traced in runs (no results)."""
+    dtypes_of = [t._dtype for t in inputs]
+
+    def host(*arrays: np.ndarray) -> tuple:
+        try:
+            with init_scope():
+                call_func(
+                    func, [convert_to_tensor(a, dtype=d) for a, d in zip(arrays, dtypes_of)], host_errors.GRAPH_SUFFIX
+                )
+        except errors.OpError as error:
+            host_errors.fail(error)
+        return ()
+
+    io_callback(host, (), *[jax.lax.stop_gradient(t._value) for t in inputs], ordered=logging_ops.ordered_effects())
 
 
 def py_function(
@@ -117,8 +166,11 @@ def py_function(
         return decorate
     inputs = [convert_to_tensor(v) for v in (inp or [])]
     what = f"py_function {getattr(func, '__name__', 'func')}"
+    if _thread_state.trace is None and isinstance(Tout, (list, tuple)) and not Tout and _jax_traced(inputs):
+        _host_effect(func, inputs)  # (a Keras layer's call, compiled: it runs when the computation does)
+        return []
     if _thread_state.trace is None:
-        outputs = _as_outputs(func(*inputs), Tout, what)
+        outputs = _as_outputs(call_func(func, inputs, host_errors.EAGER_SUFFIX), Tout, what)
         graph_shapes = _thread_state.graph_shapes
         if graph_shapes is not None:  # (a dataset's spec: TF's graph does not know its outputs' shapes)
             graph_shapes.update((t._tid, TensorShape(None)) for t in outputs)
@@ -127,7 +179,9 @@ def py_function(
         structs = tuple(jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in host.avals)
 
         def pure(*arrays: jax.Array) -> tuple:  # (TF prunes a stateless one whose results nothing uses)
-            return tuple(jax.pure_callback(host, structs, *[jax.lax.stop_gradient(a) for a in arrays]))
+            return tuple(
+                jax.pure_callback(host, structs, *[jax.lax.stop_gradient(a) for a in arrays], vmap_method="sequential")
+            )
 
         outputs = list(registry.record(pure, OpKey("EagerPyFunc", id(host)), tuple(inputs), host.avals, []))
     else:

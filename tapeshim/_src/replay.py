@@ -29,7 +29,15 @@ from typing import AbstractSet, Any, Callable, Hashable, Iterator, Mapping, Sequ
 import jax
 import numpy as np
 
-from tapeshim._src import background_compile, compile_tiers, interpret, recompile_warning, replay_eager, runtime_checks
+from tapeshim._src import (
+    background_compile,
+    compile_tiers,
+    host_errors,
+    interpret,
+    recompile_warning,
+    replay_eager,
+    runtime_checks,
+)
 from tapeshim._src.plan_steps import LeafStep, NodeStep, Step
 from tapeshim._src.state import _thread_state, live_recorders
 from tapeshim._src.tensor import Tensor
@@ -592,6 +600,7 @@ def run_compiled(key: Hashable, build: Callable[[], Callable], n_nodes: int, cal
     try:
         result = call(jitted)
     except jax.errors.JaxRuntimeError:
+        host_errors.raise_pending()  # a py_function's Python function failed (not the compile): TF's error
         compile_failed(key)
         return None
     if _quick:

@@ -11,15 +11,17 @@ through a `tapeshim.function` of their own, as TF's `vectorized_map` does.
 
 from __future__ import annotations
 
+import copy
 import functools
 import weakref
 from typing import Any, Callable, Sequence
 
 import jax
+import jax.numpy as jnp
 from jax import lax
 
-from tapeshim._src import config, dtypes, errors, nest
-from tapeshim._src.control_flow import _Branch, _record, _retire_loop_placeholders, _while_loop
+from tapeshim._src import config, dtypes, errors, nest, replay, symbolic_dims
+from tapeshim._src.control_flow import _Branch, _effect_token, _record, _retire_loop_placeholders, _while_loop
 from tapeshim._src.function import function
 from tapeshim._src.ops import array_ops, manip_ops, table
 from tapeshim._src.ops.ragged_hook import ragged_dispatch
@@ -473,7 +475,12 @@ def _vectorized(fn: Callable[..., Any], elems: Any) -> Any:
                 f"{t._shape[0] if t._shape else 'a scalar'}."
             )
     specs = [(tuple(t._shape[1:]), t._dtype) for t in flat]
-    branch = _Branch(lambda *xs: fn(nest.pack_sequence_as(elems, list(xs))), specs, "vectorized_map")
+    # The trace's stand-ins are the first element's values: a py_function's run at the trace (for its results'
+    # shapes) is then the one TF's own graph makes on the first element (`_sequential_map`).
+    first = None if n == 0 or any(symbolic_dims.is_symbolic(d) for t in flat for d in t._shape) else _first_rows(flat)
+    branch = _Branch(lambda *xs: fn(nest.pack_sequence_as(elems, list(xs))), specs, "vectorized_map", stand_ins=first)
+    if branch.effects and not branch.assigned:
+        return _sequential_map(branch, flat, n)
     _refuse_state(branch, "tf.vectorized_map")
     branch.finish()
     captures = list(branch.captures)
@@ -485,6 +492,41 @@ def _vectorized(fn: Callable[..., Any], elems: Any) -> Any:
 
     avals = tuple(((n,) + shape, dtype) for shape, dtype in branch.avals)
     outputs = list(_record(run, "VectorizedMap", flat + captures, avals))
+    _retire_loop_placeholders([branch])
+    return nest.pack_sequence_as(branch.result, outputs)
+
+
+def _first_rows(flat: Sequence[Tensor]) -> list[jax.Array]:
+    """The first element of each tensor, peeked (a computed one is not given a value: `replay.peek`)."""
+    from tapeshim._src import function_host_inputs  # (import cycle: function_host_inputs -> dataset -> here)
+
+    with function_host_inputs.peeking_pulls():
+        return [jnp.asarray(value[0]) for value in replay.peek(list(flat))]
+
+
+def _sequential_map(branch: _Branch, flat: list[Tensor], n: int) -> Any:
+    """`vectorized_map` of a function with host effects (a `py_function`, `tf.print`), as TF's vectorizer runs it.
+
+    TF cannot vectorize such ops: it runs the function's ops that the results depend on
+    in a while loop, one element after the other (`fallback_to_while_loop`), and its
+    stateful ops also run once in the function's own graph, on the first element (so a
+    `tf.print` or a `py_function` without results runs for the first element only).
+    """
+    once = copy.copy(branch)  # the function's own graph, on the first element: every effect
+    once.outputs = []
+    once.finish([_effect_token(branch.effects)])
+    branch.finish()  # the loop: what the results depend on
+    m, k = len(flat), len(branch.captures)
+
+    def run(*arrays: jax.Array) -> tuple:
+        xs, caps, once_caps = arrays[:m], arrays[m : m + k], arrays[m + k :]
+        token = once.run([x[0] for x in xs], once_caps)[0] if n else jnp.zeros((), jnp.int32)
+        stacked = lax.map(lambda x: tuple(branch.run(x, caps)), tuple(xs))
+        return (*stacked, token)
+
+    avals = tuple(((n,) + shape, dtype) for shape, dtype in branch.avals) + (((), dtypes.int32),)
+    *outputs, effect = _record(run, "VectorizedMapFallback", flat + branch.captures + once.captures, avals)
+    _thread_state.trace.effects.append(effect)
     _retire_loop_placeholders([branch])
     return nest.pack_sequence_as(branch.result, outputs)
 
