@@ -9,35 +9,12 @@ dtype, ragged rank, shape, nested row splits and flat values (a Tensor stays a T
 RaggedTensor fails), a spec or shape by its printed form.
 """
 
-import numpy as np
 import pytest
+from ragged_describe import describe as _d
 
 import tapeshim
 from oracle import check, check_raises, real_tf
 from tapeshim._src import ragged_shape
-
-
-def _d(value):
-    """A module-independent description of a nest holding RaggedTensors, specs and ragged shapes."""
-    if isinstance(value, dict):
-        return {k: _d(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return type(value)(_d(v) for v in value)
-    if hasattr(value, "nested_row_splits"):
-        return (
-            "RaggedTensor",
-            value.dtype.name,
-            value.ragged_rank,
-            tuple(value.shape.as_list()),
-            [s for s in value.nested_row_splits],
-            value.flat_values,
-        )
-    name = type(value).__name__
-    if name in ("RaggedTensorSpec", "DynamicRaggedShape", "TensorSpec", "RowPartition"):
-        return (name, repr(value))
-    if isinstance(value, np.ndarray) and value.dtype == object:
-        return ("object array", value.shape, [_d(v) for v in value])
-    return value
 
 
 def _rt(tf):

@@ -11,28 +11,9 @@ RaggedTensor fails), a spec by its printed form.
 
 import numpy as np
 import pytest
+from ragged_describe import describe as _d
 
 from oracle import check, check_raises
-
-
-def _d(value):
-    """A module-independent description of a nest holding RaggedTensors and specs."""
-    if isinstance(value, dict):
-        return {k: _d(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return type(value)(_d(v) for v in value)
-    if hasattr(value, "nested_row_splits"):
-        return (
-            "RaggedTensor",
-            value.dtype.name,
-            value.ragged_rank,
-            tuple(value.shape.as_list()),
-            [s for s in value.nested_row_splits],
-            value.flat_values,
-        )
-    if type(value).__name__ in ("RaggedTensorSpec", "TensorSpec", "TensorShape"):
-        return (type(value).__name__, repr(value))
-    return value
 
 
 def _rt(tf):

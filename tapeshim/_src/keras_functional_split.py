@@ -87,7 +87,8 @@ def call_by_operation(
     """`model(*args, **kwargs)` one operation at a time, or None where the model keeps its one-op call.
 
     Args:
-      model: a functional model (`has_dependent_outputs`).
+      model: a functional model (`has_dependent_outputs`), or a Sequential or functional model
+        holding a layer computed with TensorFlow's ops (`has_host_layers`).
       args, kwargs: the call's arguments: the inputs (a tensor, or a list or tuple in the order of
         `model.inputs`), and optionally `training`.
       call_operation: calls one operation of the graph on tapeshim tensors as one op,
@@ -112,8 +113,17 @@ def call_by_operation(
     flat = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     if len(flat) != len(model.inputs) or any(x is None or isinstance(x, dict) for x in flat):
         return None
-    training = extra.get("training")
     losses: list = []
+    operation_fn = _operation_caller(extra.get("training"), call_operation, losses_of, losses)
+    standardized = [_as_input(x, spec) for x, spec in zip(flat, model.inputs)]
+    return keras_compat.run_through_graph(model, standardized, operation_fn), losses
+
+
+def _operation_caller(
+    training: Any, call_operation: Callable[[Any, tuple, dict], Any], losses_of: Callable[[Any], list], losses: list
+) -> Callable[[Any], Callable[..., Any]]:
+    """`operation -> call`: a call of that operation as one op, passed `training` where it takes it, whose
+    added losses go to `losses`."""
 
     def operation_fn(operation: Any) -> Callable[..., Any]:
         def call(*op_args: Any, **op_kwargs: Any) -> Any:
@@ -125,8 +135,7 @@ def call_by_operation(
 
         return call
 
-    standardized = [_as_input(x, spec) for x, spec in zip(flat, model.inputs)]
-    return keras_compat.run_through_graph(model, standardized, operation_fn), losses
+    return operation_fn
 
 
 def _call_in_turn(
@@ -140,13 +149,10 @@ def _call_in_turn(
 
     The model is built once its layers are (as Keras's first call builds it)."""
     losses: list = []
+    operation_fn = _operation_caller(training, call_operation, losses_of, losses)
     outputs = inputs
     for layer in model.layers:
-        layer_kwargs = {}
-        if training is not None and "training" in keras_compat.call_context_arguments(layer):
-            layer_kwargs["training"] = training
-        outputs = call_operation(layer, (outputs,), layer_kwargs)
-        losses.extend(losses_of(layer))
+        outputs = operation_fn(layer)(outputs)
     model.built = True
     return outputs, losses
 
