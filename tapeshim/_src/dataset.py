@@ -177,6 +177,7 @@ class Dataset(DatasetTransforms):
         # select, reorder or stack elements work on those; tensors are made (copied to the device) once
         # per element at the pipeline's end: one copy per batch, not per row.
         self._host_rows = host_rows
+        self._source_arrays: tuple[Any, int] | None = None  # (from_tensor_slices's nest of host arrays, rows)
         if host_rows is not None:
             make_host, dtypes_of = host_rows
 
@@ -242,7 +243,9 @@ class Dataset(DatasetTransforms):
                 yield nest.map_structure(lambda host, i=i: host[i], hosts)
 
         spec = nest.map_structure(lambda t: TensorSpec(t.shape[1:], t.dtype), converted)
-        return Dataset(None, size, spec, (rows, nest.map_structure(lambda t: t._dtype, converted)))
+        dataset = Dataset(None, size, spec, (rows, nest.map_structure(lambda t: t._dtype, converted)))
+        dataset._source_arrays = (hosts, size)
+        return dataset
 
     @staticmethod
     def from_tensors(tensors: Any, name: str | None = None) -> "Dataset":
@@ -353,9 +356,29 @@ class Dataset(DatasetTransforms):
         )
         if dataset_ragged.has_ragged(element_spec):  # RaggedTensorSpec components batch into RaggedTensors
             return Dataset(lambda: _spec_batches(self._elements, size, drop_remainder, element_spec), card, spec)
+        if self._source_arrays is not None:  # slices of the source's arrays: no work per row
+            return self._sliced_batches(size, drop_remainder, card, spec)
         if self._host_rows is not None:  # stacked on the host: one device copy per batch
             return self._through(lambda make_rows: batches(make_rows, _stack_rows), card, spec)
         return Dataset(lambda: batches(self._elements, _stack), card, spec)
+
+    def _sliced_batches(
+        self, size: int, drop_remainder: bool, cardinality: int, spec: Any, shuffled: bool = False
+    ) -> "Dataset":
+        """`batch` of a `from_tensor_slices` dataset: slices of its host arrays (rows in a new random order on
+        each iteration where `shuffled`, as Keras's `fit` shuffles arrays each epoch)."""
+        assert self._source_arrays is not None and self._host_rows is not None
+        hosts, rows = self._source_arrays
+
+        def batches() -> Iterator[Any]:
+            order = np.random.permutation(rows) if shuffled else None
+            for start in range(0, rows, size):
+                if drop_remainder and start + size > rows:
+                    return
+                picked = slice(start, start + size) if order is None else order[start : start + size]
+                yield nest.map_structure(lambda host, picked=picked: host[picked], hosts)
+
+        return Dataset(None, cardinality, spec, (batches, self._host_rows[1]))
 
     def map(
         self,
@@ -603,3 +626,13 @@ class Dataset(DatasetTransforms):
         for element in self._elements():
             state = reduce_func(state, element)
         return state
+
+
+def shuffled_batches(tensors: Any, batch_size: int) -> Dataset:
+    """`from_tensor_slices(tensors)` shuffled whole and batched, in a new order on each iteration: what Keras's
+    `fit` does with arrays each epoch (slices of the host arrays, no work per row)."""
+    source = Dataset.from_tensor_slices(tensors)
+    if source._source_arrays is None:
+        return source.shuffle(int(source.cardinality()), reshuffle_each_iteration=True).batch(batch_size)
+    batched = source.batch(batch_size)
+    return source._sliced_batches(int(batch_size), False, batched._cardinality, batched.element_spec, shuffled=True)

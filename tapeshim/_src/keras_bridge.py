@@ -44,7 +44,7 @@ from tapeshim._src.keras_compat import (
 )
 from tapeshim._src.keras_compat import tf_keras as tf_keras  # re-exported: the `tapeshim.keras.*` namespaces import it
 from tapeshim._src.keras_functional_split import call_by_operation, has_dependent_outputs, has_host_layers
-from tapeshim._src.keras_host_layers import call_on_values, computed_with_tf
+from tapeshim._src.keras_host_layers import call_on_values, computed_with_tf, given_output
 from tapeshim._src.keras_initial_values import add_weight_arguments
 from tapeshim._src.keras_program_keys import attributes_key, configuration_key, note_attribute_set
 from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
@@ -700,7 +700,8 @@ class TapeLayerMixin(_LayerBase):
         if passthrough(args, kwargs):
             return super().__call__(*args, **kwargs)
         if computed_with_tf(self):
-            return call_on_values(super().__call__, args, kwargs)
+            given = given_output(self)  # (it ran on values before a compiled step: `outputs_given`)
+            return given if given is not None else call_on_values(self, super().__call__, args, kwargs)
         # (a layer whose own `call` is user code: Keras's Sequential and Functional infer shapes symbolically,
         # where TF fails too)
         may_run_op_by_op = keras_eager_calls.allowed(inside_keras()) and getattr(

@@ -268,6 +268,14 @@ def producers(keras_tensor: Any) -> list:
     return list(operation._inbound_nodes[node_index].input_tensors)
 
 
+def graph_calls(model: Any) -> list[tuple[Any, list]]:
+    """`(operation, input tensors)` of each call in a functional model's graph (its input layers too).
+
+    From keras/src/ops/function.py (`Function._nodes_by_depth`) and keras/src/ops/node.py (`Node`).
+    """
+    return [(node.operation, list(node.input_tensors)) for nodes in model._nodes_by_depth.values() for node in nodes]
+
+
 def run_through_graph(model: Any, flat_inputs: list, operation_fn: Callable[[Any], Any]) -> Any:
     """A functional model's outputs, each operation called as `operation_fn(operation)(*args, **kwargs)`.
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 import weakref
 from typing import Any, Callable
 
+import numpy as np
+
 from tapeshim._src import keras_compat
 
 _dependent: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
@@ -47,6 +49,90 @@ def has_host_layers(model: Any) -> bool:
         )
         _with_host_layers[model] = known
     return known
+
+
+_host_prefixes: "weakref.WeakKeyDictionary[Any, list | None]" = weakref.WeakKeyDictionary()
+
+
+def host_prefix(model: Any) -> list[tuple[Any, int | None]] | None:
+    """A model's layers computed with TensorFlow's ops, where they all take its inputs and only they do (cached).
+
+    So they are for the text-classification tutorial's exported model (`TextVectorization` first) and a
+    functional model whose string inputs each go through one lookup layer: those layers can run on the
+    batch's values before a step, and the rest of the step compiles (`keras_train_step`).
+
+    Returns:
+      `(layer, input index)` for each such layer (the index in `model.inputs`; None for a Sequential model
+      without an `Input`, whose first layer takes the whole input), or None for other models.
+    """
+    if model not in _host_prefixes:
+        _host_prefixes[model] = _find_host_prefix(model) if has_host_layers(model) else None
+    return _host_prefixes[model]
+
+
+def _find_host_prefix(model: Any) -> list[tuple[Any, int | None]] | None:
+    from tapeshim._src.keras_host_layers import computed_with_tf  # import cycle: keras_host_layers -> ops
+
+    host = [layer for layer in keras_compat.flatten_layers(model, include_self=False) if computed_with_tf(layer)]
+    inner = {id(sub) for layer in host for sub in keras_compat.flatten_layers(layer, include_self=False)}
+    nested = [layer for layer in host if id(layer) not in inner]  # (not a `TextVectorization`'s own lookup)
+    graph = getattr(model, "_functional", None) if isinstance(model, keras_compat.Sequential) else model
+    if graph is None:  # (no `Input`: the first layer takes the input)
+        first = model.layers[0] if model.layers else None
+        return [(first, None)] if nested == [first] else None
+    inputs = [id(tensor) for tensor in graph.inputs]
+    calls = keras_compat.graph_calls(graph)
+    prefix: list[tuple[Any, int | None]] = []
+    for operation, call_inputs in calls:
+        if computed_with_tf(operation):
+            if len(call_inputs) != 1 or id(call_inputs[0]) not in inputs:
+                return None
+            prefix.append((operation, inputs.index(id(call_inputs[0]))))
+    taken = {index for _, index in prefix}
+    others_take = {
+        inputs.index(id(tensor))
+        for operation, call_inputs in calls
+        if not computed_with_tf(operation)
+        for tensor in call_inputs
+        if id(tensor) in inputs
+    }
+    layer_ids = [id(layer) for layer, _ in prefix]
+    if taken & others_take or len(set(layer_ids)) != len(layer_ids) or {id(x) for x in nested} != set(layer_ids):
+        return None  # (an input also read by another layer; a lookup layer called twice, or inside another)
+    return prefix
+
+
+_placeholders: dict[tuple, Any] = {}  # (zeros of uint8 by shape: a few batch shapes, a few bytes each)
+
+
+def apply_host_prefix(model: Any, prefix: list[tuple[Any, int | None]], inputs: Any) -> tuple[list, Any] | None:
+    """The outputs of `host_prefix`'s layers on `inputs` (eagerly, on values), and `inputs` with what those
+    layers take replaced by zeros of its shape (uint8), which the rest of the model does not read; None for
+    inputs not given as the model's inputs in order (a dict: the model's own call takes them)."""
+    from tapeshim._src.keras_host_layers import calls_as_graphs  # import cycle: keras_host_layers -> ops
+    from tapeshim._src.tensor import convert_to_tensor  # import cycle: tensor -> ops -> keras
+
+    def placeholder(value: Any) -> Any:
+        shape = tuple(convert_to_tensor(value).shape)
+        if shape not in _placeholders:
+            if len(_placeholders) >= 64:
+                _placeholders.clear()
+            _placeholders[shape] = convert_to_tensor(np.zeros(shape, np.uint8))
+        return _placeholders[shape]
+
+    if prefix[0][1] is None:
+        with calls_as_graphs():
+            return [prefix[0][0](inputs)], placeholder(inputs)
+    graph = model._functional if isinstance(model, keras_compat.Sequential) else model
+    flat = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if len(flat) != len(graph.inputs) or any(isinstance(x, (dict, list, tuple)) or x is None for x in flat):
+        return None
+    positions = [index for _, index in prefix if index is not None]
+    with calls_as_graphs():
+        outputs = [layer(_as_input(flat[i], graph.inputs[i])) for (layer, _), i in zip(prefix, positions)]
+    for i in positions:
+        flat[i] = placeholder(flat[i])
+    return outputs, type(inputs)(flat) if isinstance(inputs, (list, tuple)) else flat[0]
 
 
 def _keras_own_call(model: Any) -> bool:
@@ -160,10 +246,13 @@ def _call_in_turn(
 def _as_input(value: Any, spec: Any) -> Any:
     """An input as Keras's functional call standardizes it: the `Input`'s dtype, and a last dimension of 1
     dropped or added where the ranks differ by it (`Functional._standardize_inputs`)."""
+    from tapeshim._src.keras_host_layers import outputs_are_given  # import cycle: keras_host_layers -> ops
     from tapeshim._src.ops import array_ops, math_ops  # import cycle: ops -> keras
     from tapeshim._src.tensor import convert_to_tensor
 
     tensor = convert_to_tensor(value)
+    if str(spec.dtype) == "string" and tensor.dtype.name == "uint8" and outputs_are_given():
+        return tensor  # (`apply_host_prefix`'s stand-in for strings a lookup layer took before the step)
     if spec.dtype is not None and tensor.dtype.name != str(spec.dtype):
         tensor = math_ops.cast(tensor, str(spec.dtype))
     rank, wanted = len(tensor.shape), len(spec.shape)

@@ -15,7 +15,7 @@ import warnings
 from typing import Any, Callable, Iterator
 
 from tapeshim._src import keras_train_step, nest
-from tapeshim._src.dataset import INFINITE, Dataset
+from tapeshim._src.dataset import INFINITE, Dataset, shuffled_batches
 from tapeshim._src.distribute.keras_fit import fit_scope
 from tapeshim._src.keras_bridge import TapeLayerMixin, adopt_object, adopt_variable, keras, passthrough
 from tapeshim._src.keras_compat import Functional as _KerasFunctional
@@ -123,10 +123,10 @@ def _string_batches(x: Any, y: Any, args: tuple, kwargs: dict, shuffle: Any) -> 
     kwargs.pop("batch_size", None)
     sample_weight = kwargs.pop("sample_weight", None)
     elements = tuple(part for part in (x, y, sample_weight) if part is not None)
-    dataset = Dataset.from_tensor_slices(elements if len(elements) > 1 else x)
+    tensors = elements if len(elements) > 1 else x
     if shuffle is True:  # (Keras shuffles arrays each epoch; "batch" shuffles within batches, kept as is)
-        dataset = dataset.shuffle(int(dataset.cardinality()), reshuffle_each_iteration=True)
-    return dataset.batch(batch_size), None, args
+        return shuffled_batches(tensors, batch_size), None, args
+    return Dataset.from_tensor_slices(tensors).batch(batch_size), None, args
 
 
 def _runs_tf_style(model: Any, step: str) -> bool:
@@ -258,21 +258,27 @@ class TrainingMixin(TapeLayerMixin):
         if not _runs_tf_style(self, "train_step"):
             return super().make_train_function(force)
         if self.train_function is None or force:
-            self.train_function = keras_train_step.make_step_function(self, "train_step")
+            self.train_function = keras_train_step.make_step_function(
+                self, "train_step", default_step=type(self).train_step is TrainingMixin.train_step
+            )
         return self.train_function
 
     def make_test_function(self, force: bool = False) -> Any:
         if not _runs_tf_style(self, "test_step"):
             return super().make_test_function(force)
         if self.test_function is None or force:
-            self.test_function = keras_train_step.make_step_function(self, "test_step")
+            self.test_function = keras_train_step.make_step_function(
+                self, "test_step", default_step=type(self).test_step is TrainingMixin.test_step
+            )
         return self.test_function
 
     def make_predict_function(self, force: bool = False) -> Any:
         if not _runs_tf_style(self, "predict_step"):
             return super().make_predict_function(force)
         if self.predict_function is None or force:
-            self.predict_function = keras_train_step.make_step_function(self, "predict_step")
+            self.predict_function = keras_train_step.make_step_function(
+                self, "predict_step", default_step=type(self).predict_step is TrainingMixin.predict_step
+            )
         return self.predict_function
 
     # a Keras hook (keras_compat.HOOKS)

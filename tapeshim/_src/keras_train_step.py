@@ -18,16 +18,18 @@ is one op returning a tapeshim Tensor.
 from __future__ import annotations
 
 import inspect
+import time
 import warnings
 from typing import Any, Callable
 
 import jax
 
-from tapeshim._src import keras_compat, nest
+from tapeshim._src import keras_compat, nest, recompile_warning
 from tapeshim._src.function import function
 from tapeshim._src.keras_bridge import keras, stateful_call
 from tapeshim._src.keras_compat import flatten_layers
-from tapeshim._src.keras_functional_split import has_host_layers
+from tapeshim._src.keras_functional_split import apply_host_prefix, has_host_layers, host_prefix
+from tapeshim._src.keras_host_layers import outputs_given
 from tapeshim._src.keras_losses_metrics import TapeMetricMixin
 from tapeshim._src.keras_optimizers import adopt_optimizer_variables, updates_sparsely
 from tapeshim._src.ops import array_ops
@@ -118,18 +120,80 @@ def _as_arrays(logs: Any) -> Any:
     return jax.tree_util.tree_map(convert, logs, is_leaf=lambda leaf: isinstance(leaf, (Tensor, Variable)))
 
 
-def make_step_function(model: Any, name: str) -> Callable[[Any, Any], tuple]:
+def _after_host_layers(model: Any, step: Callable[[Any], Any]) -> Callable[[Any], Any] | None:
+    """`step` for a model whose layers computed with TensorFlow's ops take its inputs (`host_prefix`):
+    those layers run on the batch's values, the rest of the step under `tapeshim.function` (TF's fit
+    runs them inside its graph; they cannot enter a JAX program). None for other models.
+
+    The first batch shape compiles at once. A later new shape (the smaller last batch; a
+    `TextVectorization` without `output_sequence_length` pads each batch to its longest text) runs op by
+    op until it has spent as long as the longest compile took, then compiles: a shape seen a few times
+    never pays a compile, and a frequent one costs at most twice what compiling it at once would have."""
+    prefix = host_prefix(model)
+    if prefix is None:
+        return None
+
+    def rest_of_step(data: Any, host_outputs: list) -> Any:
+        with outputs_given({id(layer): output for (layer, _), output in zip(prefix, host_outputs)}):
+            return step(data)
+
+    compiled = function(rest_of_step)
+    op_by_op_seconds: dict[tuple, float] = {}  # per shape signature not compiled yet
+    compiles: dict[tuple, float] = {}  # per compiled signature: the seconds of its first two calls
+    timed_calls: dict[tuple, int] = {}
+
+    def run(data: Any) -> Any:
+        if not model.built:  # (the first call builds it, eagerly as TF's first step)
+            return step(data)
+        whole = isinstance(data, (list, tuple)) and 1 <= len(data) <= 3  # (`unpack_x_y_sample_weight`)
+        applied = apply_host_prefix(model, prefix, data[0] if whole else data)
+        if applied is None:
+            return step(data)
+        host_outputs, inputs = applied
+        args = ((inputs, *data[1:]) if whole else inputs, host_outputs)
+        signature = tuple(
+            (tuple(leaf.shape), leaf.dtype.name) for leaf in nest.flatten(args) if isinstance(leaf, Tensor)
+        )
+        if signature not in compiles:
+            spent = op_by_op_seconds.get(signature, 0.0)
+            if compiles and spent < max(compiles.values()):
+                start = time.perf_counter()
+                with recompile_warning.silenced():
+                    result = rest_of_step(*args)
+                op_by_op_seconds[signature] = spent + time.perf_counter() - start
+                return result
+            op_by_op_seconds.pop(signature, None)
+            compiles[signature], timed_calls[signature] = 0.0, 2  # (a program compiles on its first or second call)
+        if not timed_calls.get(signature):
+            return compiled(*args)
+        start = time.perf_counter()
+        result = compiled(*args)
+        compiles[signature] += time.perf_counter() - start
+        timed_calls[signature] -= 1
+        return result
+
+    return run
+
+
+def make_step_function(model: Any, name: str, default_step: bool = False) -> Callable[[Any, Any], tuple]:
     """A step function for Keras's JAX loops that runs the model's TF-style step `name`.
 
     Keras calls it as `(state, iterator) -> (logs, state)`. The step runs on the
     model's live variables (tapeshim keeps them live for such models) under
     `tapeshim.function`, unless the model runs eagerly; the returned state is the
     variables' new values, which Keras assigns back as it does for its own step.
+    `default_step` says that the step is TF's default one (`default_train_step`...),
+    which calls the model once on the batch's inputs.
     """
     step = getattr(model, name)
-    # (a model holding a layer computed with TensorFlow's ops on values, `TextVectorization`, runs its
-    # step eagerly: those layers cannot run inside a function)
-    compiled = step if model.run_eagerly or has_host_layers(model) else function(step)
+    # (a model holding a layer computed with TensorFlow's ops on values, `TextVectorization`, runs those
+    # layers before TF's default step compiles, or its step eagerly: they cannot run inside a function)
+    if model.run_eagerly:
+        compiled = step
+    elif has_host_layers(model):
+        compiled = (_after_host_layers(model, step) if default_step else None) or step
+    else:
+        compiled = function(step)
     parts = _STEP_STATE[name]
 
     def step_function(state: Any, iterator: Any) -> tuple:
