@@ -124,6 +124,33 @@ def tf_idf_text_vectorization_fits_as_tf(tf):
     return _train_and_use(tf, model, "sgd")
 
 
+@case
+def vectorized_in_a_dataset_map_fits_as_tf(tf):
+    # The tutorial's training path: the texts vectorized in a `map` (a graph in TF), the model fits the ids.
+    vectorize = _vectorizer(tf, output_sequence_length=7)
+    texts, labels = tf.constant(_texts(22)), tf.constant(_labels(22))
+
+    def vectorize_text(text, label):
+        return vectorize(tf.expand_dims(text, -1)), label
+
+    dataset = tf.data.Dataset.from_tensor_slices((texts, labels)).batch(5).map(vectorize_text)
+    model = tf.keras.Sequential(
+        [
+            tf.keras.Input((7,), dtype="int64"),
+            tf.keras.layers.Embedding(16, 3),
+            tf.keras.layers.GlobalAveragePooling1D(),
+            tf.keras.layers.Dense(1),
+        ]
+    )
+    set_weights(model, 5)
+    model.compile(tf.keras.optimizers.Adam(0.1), tf.keras.losses.BinaryCrossentropy(from_logits=True))
+    return {
+        "ids": [ids for ids, _ in dataset],
+        "history": model.fit(dataset, epochs=2, verbose=0).history,
+        "evaluate": model.evaluate(dataset, verbose=0),
+    }
+
+
 def _mixed_features(tf: Any, numbers_also_read: bool) -> tuple[Any, Any]:
     """A functional model with a string feature through `StringLookup` and an integer one through `IntegerLookup`
     (also read by a `Normalization` when `numbers_also_read`: that model runs its steps eagerly)."""

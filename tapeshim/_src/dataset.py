@@ -19,6 +19,7 @@ from tapeshim._src import dataset_ragged, dtypes, errors, nest
 from tapeshim._src.dataset_elements import _call, _host_tensor, _LazySpec, _spec, _to_tensors
 from tapeshim._src.dataset_iterator import OwnedIterator
 from tapeshim._src.dataset_transforms import DatasetTransforms, _Deferred
+from tapeshim._src.graph_calls import calls_as_graphs
 from tapeshim._src.ops import array_ops, random_ops
 from tapeshim._src.ragged_spec import RaggedTensorSpec
 from tapeshim._src.tensor import Tensor, constant, convert_to_tensor
@@ -394,7 +395,8 @@ class Dataset(DatasetTransforms):
         given = map_func
 
         def listless(*args: Any) -> Any:
-            result = given(*args)
+            with calls_as_graphs():  # (Keras's text and lookup layers as graphs, as in TF's traced map)
+                result = given(*args)
             return tuple(result) if isinstance(result, list) else result
 
         map_func = listless

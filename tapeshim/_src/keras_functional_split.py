@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tapeshim._src import keras_compat
+from tapeshim._src.graph_calls import calls_as_graphs
 
 _dependent: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
 
@@ -109,7 +110,6 @@ def apply_host_prefix(model: Any, prefix: list[tuple[Any, int | None]], inputs: 
     """The outputs of `host_prefix`'s layers on `inputs` (eagerly, on values), and `inputs` with what those
     layers take replaced by zeros of its shape (uint8), which the rest of the model does not read; None for
     inputs not given as the model's inputs in order (a dict: the model's own call takes them)."""
-    from tapeshim._src.keras_host_layers import calls_as_graphs  # import cycle: keras_host_layers -> ops
     from tapeshim._src.tensor import convert_to_tensor  # import cycle: tensor -> ops -> keras
 
     def placeholder(value: Any) -> Any:

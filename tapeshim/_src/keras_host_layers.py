@@ -19,6 +19,7 @@ import jax
 import numpy as np
 
 from tapeshim._src import errors
+from tapeshim._src.graph_calls import graphs_wanted
 from tapeshim._src.keras_compat import flatten_layers, tensorflow_module, tf_computed_layers
 from tapeshim._src.ragged import RaggedTensor
 from tapeshim._src.state import _thread_state
@@ -86,28 +87,12 @@ def _as_tensor(value: Any) -> Any:
     return value
 
 
-_as_graph = threading.local()
-
-
-@contextlib.contextmanager
-def calls_as_graphs() -> Iterator[None]:
-    """Within it, a built layer computed with TensorFlow's ops runs as a TensorFlow graph (a `tf.function` of its
-    Keras call, traced once per input signature and vocabulary), as TF's fit runs it inside its step's graph:
-    several times faster than TensorFlow's eager ops on a batch of text."""
-    before = getattr(_as_graph, "on", False)
-    _as_graph.on = True
-    try:
-        yield
-    finally:
-        _as_graph.on = before
-
-
 _graph_calls: "weakref.WeakKeyDictionary[Any, tuple[list, Any]]" = weakref.WeakKeyDictionary()
 
 
 def _graph_call(layer: Any, keras_call: Any) -> Any:
-    """`keras_call` (a method bound to `layer`) as a `tf.function`, traced anew when the layer's lookup tables
-    change (`adapt`, `set_vocabulary` make new ones; a graph holds the table it was traced with)."""
+    """`keras_call` (a method bound to `layer`) as a `tf.function` (`graph_calls`), traced anew when the layer's
+    lookup tables change (`adapt`, `set_vocabulary` make new ones; a graph holds the table it was traced with)."""
     tables = [getattr(sub, "lookup_table", None) for sub in flatten_layers(layer)]
     cached = _graph_calls.get(layer)
     if cached is None or len(cached[0]) != len(tables) or any(a is not b for a, b in zip(cached[0], tables)):
@@ -120,7 +105,7 @@ def _graph_call(layer: Any, keras_call: Any) -> Any:
 def call_on_values(layer: Any, keras_call: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """`keras_call` (the layer's Keras `__call__`) on the values of the tapeshim tensors in `args` and `kwargs`;
     its results as tapeshim tensors."""
-    if getattr(_as_graph, "on", False) and layer.built:
+    if graphs_wanted() and layer.built:
         keras_call = _graph_call(layer, keras_call)
     leaves_to_values = lambda tree: jax.tree_util.tree_map(  # noqa: E731
         _host_value, tree, is_leaf=lambda v: isinstance(v, (Tensor, RaggedTensor))

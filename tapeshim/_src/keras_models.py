@@ -55,7 +55,8 @@ class DatasetSequence(keras.utils.PyDataset):
 
     @property
     def num_batches(self) -> int:
-        return len(self._materialise())
+        known = int(self._dataset.cardinality())  # (asked before each epoch: no pass over the data for it)
+        return known if known >= 0 else len(self._materialise())
 
     def __getitem__(self, index: int) -> Any:
         return _keras_batch(self._materialise()[index], self._whole)
