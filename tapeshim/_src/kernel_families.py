@@ -10,8 +10,8 @@ A kernel's first signature of a structure (its arguments' tree, dtypes, ranks
 and weak types) is traced with its concrete shapes, as before. When a second
 signature of that structure comes with other sizes, the kernel is traced once
 more with a symbolic dimension (`jax.export.symbolic_shape`) wherever the two
-signatures' sizes differ: the *family* (a structure keeps up to `FAMILIES_PER_STRUCTURE`; a
-call no family fits starts the next). Every later signature a family fits is
+signatures' sizes differ: the *family* (a structure keeps up to `FAMILIES_PER_STRUCTURE`, the least
+recently used giving way; a call no family fits starts the next). Every later signature a family fits is
 computed on the host from that trace, its dimensions evaluated at the call's
 sizes (`interpret.BoundTemplate`), with no JAX trace. The same goes for the
 output shapes an op records under a tape (`registry.out_avals`: `eval_shape`).
@@ -159,13 +159,15 @@ class Families:
             return None
         if known.failed:
             return None
-        for family in known.families:
+        for index, family in enumerate(known.families):
             sizes = family.sizes(shapes)
             if sizes is not None:
                 stats["fitted_calls"] += 1
+                if index:  # (the most recently used first: a full structure drops the least recently used)
+                    known.families.insert(0, known.families.pop(index))
                 return family.value, sizes
         template = None if known.pending is None else _template(known.pending, shapes)
-        if template is None or len(known.families) >= FAMILIES_PER_STRUCTURE:
+        if template is None:
             known.pending = shapes
             return None
         try:
@@ -175,7 +177,9 @@ class Families:
             stats["failed"] += 1
             return None
         family = Family(template, value)
-        known.families.append(family)
+        if len(known.families) >= FAMILIES_PER_STRUCTURE:  # (earlier code's families give way to this loop's)
+            known.families.pop()
+        known.families.insert(0, family)
         known.pending = None
         stats["families"] += 1
         sizes = family.sizes(shapes)
