@@ -101,3 +101,17 @@ def test_slogdet_returns_tf_namedtuple():
         return type(result).__name__, result._fields, result.sign, result.log_abs_determinant
 
     check(body)
+
+
+def test_slogdet_of_a_complex_matrix_is_complex():
+    # TF's log |det| of a complex matrix has the matrix's dtype (imaginary part 0), and its gradient flows.
+    matrix = np.array([[1 + 2j, 0.5], [0.3j, 2]], np.complex64)
+
+    def body(tf):
+        x = tf.Variable(matrix)
+        with tf.GradientTape() as tape:
+            sign, log_abs = tf.linalg.slogdet(x)
+            loss = tf.math.real(log_abs)
+        return sign, log_abs, tape.gradient(loss, x)
+
+    check(body)

@@ -84,9 +84,14 @@ def _inv(x: jax.Array, checked: bool = False) -> jax.Array:
 inv = _matrix_op("inv", "MatrixInverse", _inv, checked=True)
 det = _matrix_op("det", "MatrixDeterminant", jnp.linalg.det)
 LogMatrixDeterminant = collections.namedtuple("LogMatrixDeterminant", ["sign", "log_abs_determinant"])
-slogdet = _matrix_op(
-    "slogdet", "LogMatrixDeterminant", lambda x: tuple(jnp.linalg.slogdet(x)), result=LogMatrixDeterminant
-)
+
+
+def _slogdet(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    sign, log_abs = jnp.linalg.slogdet(x)
+    return sign, log_abs.astype(x.dtype)  # (TF's log |det| of a complex matrix is complex, its imaginary part 0)
+
+
+slogdet = _matrix_op("slogdet", "LogMatrixDeterminant", _slogdet, result=LogMatrixDeterminant)
 cholesky = _matrix_op("cholesky", "Cholesky", jnp.linalg.cholesky)
 logdet = _matrix_op(
     "logdet",
