@@ -224,3 +224,57 @@ def text_vectorization_exported_model(tf):
         "numpy_strings": numpy_strings,
         "built": export.built,
     }
+
+
+# -- Keras masks carried on eager tensors between layer calls (keras_masks.py) -----------------------------
+def _masked_embedding(tf: Any) -> Any:
+    table = (np.arange(30, dtype=np.float32).reshape(10, 3) - 12.0) / 10.0
+    return tf.keras.layers.Embedding(
+        10, 3, mask_zero=True, embeddings_initializer=tf.keras.initializers.Constant(table)
+    )
+
+
+@case
+def embedding_mask_reaches_the_next_eager_layer_call(tf):
+    embedding = _masked_embedding(tf)
+    pool = tf.keras.layers.GlobalAveragePooling1D()
+    lstm = tf.keras.layers.LSTM(2, kernel_initializer="ones", recurrent_initializer="zeros")
+    gru = tf.keras.layers.GRU(2, return_sequences=True, kernel_initializer="ones", recurrent_initializer="ones")
+    ids = tf.constant([[1, 2, 0, 0], [3, 0, 0, 0], [4, 5, 6, 7]])
+    with tf.GradientTape() as tape:
+        hidden = embedding(ids)
+        sequences = gru(hidden)
+        loss = tf.reduce_sum(pool(hidden) ** 2) + tf.reduce_sum(lstm(hidden)) + tf.reduce_sum(sequences)
+    return {
+        "mask": hidden._keras_mask,
+        "gru_mask": sequences._keras_mask,
+        "pooled": pool(hidden),
+        "pooled_explicit_none": pool(hidden, mask=None),
+        "lstm": lstm(hidden),
+        "gradients": tape.gradient(loss, [embedding.embeddings, *lstm.trainable_variables]),
+    }
+
+
+@case
+def masking_layer_mask_reaches_an_rnn(tf):
+    masking = tf.keras.layers.Masking(mask_value=0.0)
+    rnn = tf.keras.layers.SimpleRNN(3, kernel_initializer="ones", recurrent_initializer="ones")
+    steps = np.arange(24, dtype=np.float32).reshape(2, 4, 3) / 24.0
+    steps[0, 2:] = 0.0
+    masked = masking(tf.constant(steps))
+    dense = tf.keras.layers.Dense(2, kernel_initializer="ones")(masked)  # (Dense passes the mask on)
+    return {
+        "mask": masked._keras_mask,
+        "rnn": rnn(masked),
+        "dense_mask": dense._keras_mask,
+        "rnn_after": tf.keras.layers.SimpleRNN(2, kernel_initializer="ones", recurrent_initializer="ones")(dense),
+    }
+
+
+@case
+def attention_masks_from_embeddings(tf):
+    # (`MultiHeadAttention` reads its query's mask from the tensor inside its call, where tapeshim's JAX arrays
+    # carry none: not compared here, see docs/keras.md)
+    embedding = _masked_embedding(tf)
+    query, value = embedding(tf.constant([[1, 2, 0]])), embedding(tf.constant([[3, 4, 5, 0]]))
+    return {"attention": tf.keras.layers.Attention()([query, value])}

@@ -46,6 +46,7 @@ from tapeshim._src.keras_compat import tf_keras as tf_keras  # re-exported: the 
 from tapeshim._src.keras_functional_split import call_by_operation, has_dependent_outputs, has_host_layers
 from tapeshim._src.keras_host_layers import call_on_values, computed_with_tf, given_output
 from tapeshim._src.keras_initial_values import add_weight_arguments
+from tapeshim._src.keras_masks import attach_output_masks, with_input_masks
 from tapeshim._src.keras_program_keys import attributes_key, configuration_key, note_attribute_set
 from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
 from tapeshim._src.keras_specs import merge_specs, with_unknown_dims
@@ -702,6 +703,16 @@ class TapeLayerMixin(_LayerBase):
         if computed_with_tf(self):
             given = given_output(self)  # (it ran on values before a compiled step: `outputs_given`)
             return given if given is not None else call_on_values(self, super().__call__, args, kwargs)
+        kwargs, previous_mask = with_input_masks(self, args, kwargs)  # (masks carried as TF's eager tensors)
+        outputs = self._call_on_tensors(args, kwargs)
+        attach_output_masks(self, args, previous_mask, outputs, self._compute_mask_op)
+        return outputs
+
+    def _compute_mask_op(self, inputs: Any, previous_mask: Any) -> Any:
+        compute = self.compute_mask  # (the layer's own or Keras's, on the op's JAX arrays)
+        return stateful_call(self, "compute_mask", compute, (inputs, previous_mask), {}, [])
+
+    def _call_on_tensors(self, args: tuple, kwargs: dict) -> Any:
         # (a layer whose own `call` is user code: Keras's Sequential and Functional infer shapes symbolically,
         # where TF fails too)
         may_run_op_by_op = keras_eager_calls.allowed(inside_keras()) and getattr(
