@@ -2,6 +2,7 @@
 """`tf.nn`: re-exports from the op table (`tapeshim/_src/ops/table.py`)."""
 
 from tapeshim._src.distribute.losses import compute_average_loss, scale_regularization_loss
+from tapeshim._src.ops.approx_topk_ops import approx_max_k, approx_min_k
 from tapeshim._src.ops.candidate_sampling import fixed_unigram_candidate_sampler
 from tapeshim._src.ops.conv_ops import (
     avg_pool,
@@ -19,6 +20,7 @@ from tapeshim._src.ops.conv_ops import (
     max_pool2d,
     max_pool3d,
 )
+from tapeshim._src.ops.conv_transpose_pool import conv1d_transpose, conv3d_transpose, conv_transpose, pool
 from tapeshim._src.ops.ctc_decoders import ctc_beam_search_decoder, ctc_greedy_decoder, ctc_unique_labels
 from tapeshim._src.ops.ctc_ops import ctc_loss
 from tapeshim._src.ops.fractional_pool_ops import fractional_avg_pool, fractional_max_pool
@@ -61,6 +63,8 @@ from tapeshim._src.ops.search_ops import in_top_k
 from tapeshim._src.ops.spatial_batch_ops import atrous_conv2d, space_to_batch
 
 __all__ = [
+    "approx_max_k",
+    "approx_min_k",
     "atrous_conv2d",
     "avg_pool",
     "avg_pool1d",
@@ -70,9 +74,12 @@ __all__ = [
     "bias_add",
     "compute_average_loss",
     "conv1d",
+    "conv1d_transpose",
     "conv2d",
     "conv2d_transpose",
     "conv3d",
+    "conv3d_transpose",
+    "conv_transpose",
     "convolution",
     "ctc_beam_search_decoder",
     "ctc_greedy_decoder",
@@ -105,6 +112,7 @@ __all__ = [
     "moments",
     "nce_loss",
     "normalize_moments",
+    "pool",
     "relu",
     "relu6",
     "sampled_softmax_loss",

@@ -28,9 +28,15 @@ NAMESPACES = {
     "ragged": tapeshim.ragged,
     "bitwise": tapeshim.bitwise,
     "sets": tapeshim.sets,
+    "quantization": tapeshim.quantization,
 }
 # Names a namespace exports that are classes or enums, not ops.
-NON_OP_EXPORTS = {"": tapeshim.NON_OP_EXPORTS, "image": tapeshim.image.NON_OP_EXPORTS, "sparse": {"SparseTensor"}}
+NON_OP_EXPORTS = {
+    "": tapeshim.NON_OP_EXPORTS,
+    "image": tapeshim.image.NON_OP_EXPORTS,
+    "linalg": tapeshim.linalg.NON_OP_EXPORTS,
+    "sparse": {"SparseTensor"},
+}
 PATHS = table.all_paths()
 
 

@@ -123,8 +123,8 @@ NAMESPACES: dict[str, Namespace] = {
             **_names(
                 "tapeshim",
                 "audio autodiff autograph bitwise compat config data debugging distribute dtypes errors experimental "
-                "image io linalg lookup math nest nn ragged random saved_model sets signal sparse strings summary tpu "
-                "train types version",
+                "image io linalg lookup math nest nn quantization ragged random saved_model sets signal sparse strings "
+                "summary tpu train types version",
             ),
             **_names("tapeshim", "profiler test"),
             **_names("tapeshim._src.control_flow", "case cond switch_case while_loop"),
@@ -483,8 +483,22 @@ NAMESPACES: dict[str, Namespace] = {
         },
     ),
     "tapeshim.linalg": Namespace(
-        doc="`tf.linalg`: re-exports from the op table (`tapeshim/_src/ops/table.py`).",
-        exports={},
+        doc="`tf.linalg`: re-exports from the op table (`tapeshim/_src/ops/table.py`), and the linear operators.",
+        exports={
+            **_names(
+                "tapeshim._src.linear_operator_leaves",
+                "LinearOperatorDiag LinearOperatorFullMatrix LinearOperatorIdentity LinearOperatorLowerTriangular "
+                "LinearOperatorScaledIdentity",
+            ),
+            **_names("tapeshim._src.linear_operator", "LinearOperator"),
+            **_names("tapeshim._src.linear_operator_low_rank", "LinearOperatorLowRankUpdate"),
+            **_names(
+                "tapeshim._src.linear_operator_more",
+                "LinearOperatorAdjoint LinearOperatorBlockDiag LinearOperatorComposition LinearOperatorInversion "
+                "LinearOperatorKronecker",
+            ),
+        },
+        non_op_exports=True,
     ),
     "tapeshim.lookup": Namespace(
         doc="`tf.lookup`: static hash tables and vocabulary tables, and their initializers.",
@@ -560,6 +574,10 @@ NAMESPACES: dict[str, Namespace] = {
         },
         # The hand-written module's import that registers the rows; its name was public, so it stays.
         hidden=("strings_table",),
+    ),
+    "tapeshim.quantization": Namespace(
+        doc="`tf.quantization`: re-exports from the op table (`tapeshim/_src/ops/table.py`).",
+        exports={},
     ),
     "tapeshim.random": Namespace(
         doc="`tf.random`: re-exports from the op table. Deterministic under `set_seed`; not TF's bit streams.",
