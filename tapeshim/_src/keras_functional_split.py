@@ -58,9 +58,9 @@ _host_prefixes: "weakref.WeakKeyDictionary[Any, list | None]" = weakref.WeakKeyD
 def host_prefix(model: Any) -> list[tuple[Any, int | None]] | None:
     """A model's layers computed with TensorFlow's ops, where they all take its inputs and only they do (cached).
 
-    So they are for the text-classification tutorial's exported model (`TextVectorization` first) and a
-    functional model whose string inputs each go through one lookup layer: those layers can run on the
-    batch's values before a step, and the rest of the step compiles (`keras_train_step`).
+    Such are the text-classification tutorial's exported model (`TextVectorization` first) and a functional
+    model whose string inputs each go through one lookup layer: those layers can run on the batch's values
+    before a step, and the rest of the step compiles (`keras_train_step`).
 
     Returns:
       `(layer, input index)` for each such layer (the index in `model.inputs`; None for a Sequential model
