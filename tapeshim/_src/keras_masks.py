@@ -82,17 +82,36 @@ def attach_output_masks(
     if not getattr(layer, "supports_masking", False) or not args:
         return
     own_compute_mask = type(layer).compute_mask is not _base_compute_mask()
-    if not (own_compute_mask or any(mask is not None for mask in nest.flatten(previous))):
+    has_previous = any(mask is not None for mask in nest.flatten(previous))
+    if not (own_compute_mask or has_previous):
         return
-    flat_outputs = [leaf for leaf in nest.flatten(outputs) if isinstance(leaf, Tensor)]
+    flat_outputs = _tensors(outputs)
     if not flat_outputs or all(_mask_of(leaf) is not None for leaf in flat_outputs):
         return
-    masks = compute_mask(args[0], previous) if own_compute_mask else previous
+    if not own_compute_mask:
+        masks = previous
+    else:
+        # (a layer's own `compute_mask` given no mask gives none or one by its configuration and the input's
+        # shapes, not its values: an RNN's gives none, and is not run as an op again for those shapes)
+        key = None if has_previous else tuple((leaf._shape, leaf._dtype) for leaf in _tensors(args[0]))
+        makes_masks = _makes_masks.setdefault(layer, {})
+        if key is not None and makes_masks.get(key) is False:
+            return
+        masks = compute_mask(args[0], previous)
+        if key is not None and len(makes_masks) < 64:
+            makes_masks[key] = any(mask is not None for mask in nest.flatten(masks))
     if masks is None:
         return
     for tensor, mask in zip(flat_outputs, nest.flatten(masks)):
         if mask is not None and _mask_of(tensor) is None:
             tensor._keras_mask = convert_to_tensor(mask)
+
+
+def _tensors(tree: Any) -> list:
+    return [leaf for leaf in nest.flatten(tree) if isinstance(leaf, Tensor)]
+
+
+_makes_masks: "weakref.WeakKeyDictionary[Any, dict[tuple, bool]]" = weakref.WeakKeyDictionary()
 
 
 def _base_compute_mask() -> Any:
