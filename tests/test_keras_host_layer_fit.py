@@ -264,6 +264,23 @@ def test_the_step_after_the_lookup_layers_is_compiled(tapeshim_module):
     assert len(calls) == traced
 
 
+def test_shuffled_fit_of_strings_follows_the_global_seed(tapeshim_module):
+    """`fit(strings, shuffle=True)` draws a new order each epoch from tapeshim's seed, as `Dataset.shuffle`."""
+    tf = tapeshim_module
+    texts, labels = tf.constant(_texts(24)), tf.constant(_labels(24))
+
+    def history(shuffle):
+        model = _classifier(tf, _vectorizer(tf, output_sequence_length=6))
+        model(texts[:1])
+        set_weights(model, 3)
+        model.compile(tf.keras.optimizers.SGD(0.5), tf.keras.losses.BinaryCrossentropy(from_logits=True))
+        tf.random.set_seed(7)
+        return model.fit(texts, labels, batch_size=5, epochs=3, shuffle=shuffle, verbose=0).history["loss"]
+
+    first, again, in_order = history(True), history(True), history(False)
+    assert first == again and first != in_order
+
+
 if __name__ == "__main__":
     import tensorflow
 

@@ -370,9 +370,11 @@ class Dataset(DatasetTransforms):
         each iteration where `shuffled`, as Keras's `fit` shuffles arrays each epoch)."""
         assert self._source_arrays is not None and self._host_rows is not None
         hosts, rows = self._source_arrays
+        base = int(np.asarray(random_ops._next_key(None))[-1]) if shuffled else 0  # (as `shuffle`'s seed)
+        epochs = itertools.count()
 
         def batches() -> Iterator[Any]:
-            order = np.random.permutation(rows) if shuffled else None
+            order = np.random.default_rng([base, next(epochs)]).permutation(rows) if shuffled else None
             for start in range(0, rows, size):
                 if drop_remainder and start + size > rows:
                     return
