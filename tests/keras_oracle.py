@@ -109,3 +109,19 @@ def tf_results(tmp_dir: Path) -> dict[str, dict]:
         with open(out, "rb") as stream:
             _cache["tf"] = pickle.load(stream)
     return _cache["tf"]
+
+
+def tf_keras_outcomes(script: str, out: Path) -> dict:
+    """Runs `script` (a test file whose `__main__` pickles its cases' TF outcomes to `argv[1]`) with TF's Keras
+    in a child process (KERAS_BACKEND=tensorflow), and returns those outcomes."""
+    env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run([sys.executable, script, str(out)], env=env, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, f"TF's Keras run failed:\n{done.stderr[-4000:]}"
+    with open(out, "rb") as stream:
+        return pickle.load(stream)
+
+
+def compile_counts(tapeshim: Any) -> dict:
+    """tapeshim's programs compiled, function traces and eager kernels so far (`experimental.compile_stats`)."""
+    stats = tapeshim.experimental.compile_stats()
+    return {key: stats[key] for key in ("programs_compiled", "function_traces", "eager_kernels")}

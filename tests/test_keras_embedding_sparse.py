@@ -16,9 +16,7 @@ tests/test_keras.py. Compile counts are tapeshim's own (the last tests).
 
 from __future__ import annotations
 
-import os
 import pickle
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from keras_cases import set_weights  # noqa: E402
-from keras_oracle import assert_outcomes_match, run_case  # noqa: E402
+from keras_oracle import assert_outcomes_match, compile_counts, run_case, tf_keras_outcomes  # noqa: E402
 
 CASES: dict[str, Any] = {}
 VOCAB, DIM = 10, 4
@@ -478,12 +476,7 @@ def fit_with_validation_then_train_on_batch_adagrad(tf):
 # -- the oracle ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def tf_outcomes(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tf_keras_embedding") / "results.pkl"
-    env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    done = subprocess.run([sys.executable, __file__, str(out)], env=env, capture_output=True, text=True, timeout=1200)
-    assert done.returncode == 0, f"TF's Keras run failed:\n{done.stderr[-4000:]}"
-    with open(out, "rb") as stream:
-        return pickle.load(stream)
+    return tf_keras_outcomes(__file__, tmp_path_factory.mktemp("tf_keras_embedding") / "results.pkl")
 
 
 @pytest.fixture(scope="module")
@@ -501,11 +494,6 @@ def test_matches_tensorflow(name, tf_outcomes, tapeshim_module):
 
 
 # -- compile counts (tapeshim's own) ---------------------------------------------------------------------------
-def _counts(tapeshim):
-    stats = tapeshim.experimental.compile_stats()
-    return {key: stats[key] for key in ("programs_compiled", "function_traces", "eager_kernels")}
-
-
 def test_eager_training_loop_compiles_once(tapeshim_module):
     """A subclassed model's steps (the ids found by one more op) compile nothing after the first steps."""
     tf = tapeshim_module
@@ -522,9 +510,9 @@ def test_eager_training_loop_compiles_once(tapeshim_module):
 
     for seed in range(2):
         step(seed)
-    before = _counts(tf)
+    before = compile_counts(tf)
     gradients = [step(seed) for seed in range(2, 6)]
-    assert _counts(tf) == before
+    assert compile_counts(tf) == before
     assert all(isinstance(g, tf.IndexedSlices) for g in gradients)
 
 
@@ -545,10 +533,10 @@ def test_function_training_loop_traces_once(tapeshim_module):
 
     for _ in range(2):
         step(targets[:, 0], contexts, labels)
-    before = _counts(tf)
+    before = compile_counts(tf)
     for _ in range(3):
         step(targets[:, 0], contexts, labels)
-    assert _counts(tf) == before
+    assert compile_counts(tf) == before
 
 
 def test_fit_compiles_once(tapeshim_module):
@@ -558,9 +546,9 @@ def test_fit_compiles_once(tapeshim_module):
     model.compile(optimizer="adam", loss=tf.keras.losses.BinaryCrossentropy(from_logits=True))
     x, y = _ids((12, 6)), _labels(12).astype(np.float32)
     model.fit(x, y, batch_size=4, epochs=1, verbose=0)
-    before = _counts(tf)
+    before = compile_counts(tf)
     model.fit(x, y, batch_size=4, epochs=3, verbose=0)
-    assert _counts(tf) == before
+    assert compile_counts(tf) == before
 
 
 if __name__ == "__main__":

@@ -15,9 +15,7 @@ tests/test_keras.py. Compile counts are tapeshim's own (the last tests).
 
 from __future__ import annotations
 
-import os
 import pickle
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from keras_cases import set_weights  # noqa: E402
-from keras_oracle import assert_outcomes_match, run_case  # noqa: E402
+from keras_oracle import assert_outcomes_match, compile_counts, run_case, tf_keras_outcomes  # noqa: E402
 
 CASES: dict[str, Any] = {}
 WORDS = ["the", "cat", "dog", "sat", "ran", "far", "a", "and", "cats", "dogs", "on", "mat"]
@@ -198,12 +196,7 @@ def functional_lookup_input_also_read_elsewhere_fits_as_tf(tf):
 # -- the oracle ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def tf_outcomes(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tf_keras_host_layers") / "results.pkl"
-    env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    done = subprocess.run([sys.executable, __file__, str(out)], env=env, capture_output=True, text=True, timeout=1200)
-    assert done.returncode == 0, f"TF's Keras run failed:\n{done.stderr[-4000:]}"
-    with open(out, "rb") as stream:
-        return pickle.load(stream)
+    return tf_keras_outcomes(__file__, tmp_path_factory.mktemp("tf_keras_host_layers") / "results.pkl")
 
 
 @pytest.fixture(scope="module")
@@ -221,11 +214,6 @@ def test_matches_tensorflow(name, tf_outcomes, tapeshim_module):
 
 
 # -- compile counts (tapeshim's own) ---------------------------------------------------------------------------
-def _counts(tapeshim):
-    stats = tapeshim.experimental.compile_stats()
-    return {key: stats[key] for key in ("programs_compiled", "function_traces", "eager_kernels")}
-
-
 def test_fit_of_a_text_model_compiles_once(tapeshim_module):
     """The step after `TextVectorization` is one function: later epochs, evaluations and predictions compile
     nothing (the lookup runs as TensorFlow's graph, outside tapeshim)."""
@@ -236,11 +224,11 @@ def test_fit_of_a_text_model_compiles_once(tapeshim_module):
     model.fit(texts, labels, batch_size=8, epochs=1, verbose=0)
     model.evaluate(texts, labels, batch_size=8, verbose=0)
     model.predict(texts, batch_size=8, verbose=0)
-    before = _counts(tf)
+    before = compile_counts(tf)
     model.fit(texts, labels, batch_size=8, epochs=3, verbose=0)
     model.evaluate(texts, labels, batch_size=8, verbose=0)
     model.predict(texts, batch_size=8, verbose=0)
-    assert _counts(tf) == before
+    assert compile_counts(tf) == before
 
 
 def test_the_step_after_the_lookup_layers_is_compiled(tapeshim_module):

@@ -65,6 +65,20 @@ def _is_aat_form(operators: list) -> bool:
     return all(_is_adjoint_pair(operators[i], operators[-1 - i]) for i in range(len(operators) // 2))
 
 
+def _hints_of(operator: LinearOperator, relation: str, *given: bool | None) -> list:
+    """`[is_square, is_non_singular, is_self_adjoint, is_positive_definite]` of an operator made from `operator`
+    (its inverse or adjoint: `relation`), each `operator`'s or the given one (`given`, in that order)."""
+    names = ("square", "non-singular", "self-adjoint", "positive-definite")
+    return [
+        _operator_or_given_hint(
+            operator, attribute, hint, f"An operator is {what} if and only if its {relation} is {what}."
+        )
+        for attribute, hint, what in zip(
+            ("is_square", "is_non_singular", "is_self_adjoint", "is_positive_definite"), given, names
+        )
+    ]
+
+
 def _operator_or_given_hint(operator: LinearOperator, attribute: str, given: bool | None, message: str) -> Any:
     hint = getattr(operator, attribute)
     if (hint is False and given) or (hint and given is False):
@@ -243,17 +257,7 @@ class LinearOperatorInversion(LinearOperator):
                 "Argument `is_square` or argument `operator` must have supplied hint `is_square` equal to `True` "
                 f"or `None`. Found `operator.is_square`: {operator.is_square}, `is_square`: {is_square}."
             )
-        hints = [
-            _operator_or_given_hint(
-                operator, attribute, given, f"An operator is {what} if and only if its inverse is {what}."
-            )
-            for attribute, given, what in (
-                ("is_square", is_square, "square"),
-                ("is_non_singular", is_non_singular, "non-singular"),
-                ("is_self_adjoint", is_self_adjoint, "self-adjoint"),
-                ("is_positive_definite", is_positive_definite, "positive-definite"),
-            )
-        ]
+        hints = _hints_of(operator, "inverse", is_square, is_non_singular, is_self_adjoint, is_positive_definite)
         name = name or operator.name + "_inv"
         super().__init__(operator.dtype, None, hints[1], hints[2], hints[3], hints[0], name, parameters)
 
@@ -324,17 +328,7 @@ class LinearOperatorAdjoint(LinearOperator):
             name=name,
         )
         self._operator = operator
-        hints = [
-            _operator_or_given_hint(
-                operator, attribute, given, f"An operator is {what} if and only if its adjoint is {what}."
-            )
-            for attribute, given, what in (
-                ("is_square", is_square, "square"),
-                ("is_non_singular", is_non_singular, "non-singular"),
-                ("is_self_adjoint", is_self_adjoint, "self-adjoint"),
-                ("is_positive_definite", is_positive_definite, "positive-definite"),
-            )
-        ]
+        hints = _hints_of(operator, "adjoint", is_square, is_non_singular, is_self_adjoint, is_positive_definite)
         name = name or operator.name + "_adjoint"
         super().__init__(operator.dtype, None, hints[1], hints[2], hints[3], hints[0], name, parameters)
 
