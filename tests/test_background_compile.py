@@ -110,6 +110,46 @@ def test_compile_counts_are_the_synchronous_engines():
     assert in_background == on_the_caller > 0
 
 
+def _gather_function(tf):
+    params = tf.constant(np.arange(12.0, dtype=np.float32).reshape(6, 2))
+
+    @tf.function
+    def pick(indices):
+        return tf.reduce_sum(tf.gather(params, indices) * 2.0, axis=1)
+
+    return pick
+
+
+def test_a_program_with_index_checks_compiles_in_the_background():
+    pick = _gather_function(tf)
+    good = tf.constant([5, 0, 2], tf.int32)
+    pick(good)  # the first call: traced, computed on the host (the index check runs there)
+    threads = _compiling_threads(lambda: pick(good))  # the second submits its compile under checkify
+    assert threads and set(threads) == {"tapeshim-compile"}, threads
+    hosted = interpret.stats["interpreted_calls"]
+    assert _compiling_threads(lambda: pick(good)) == []  # compiled: found in JAX's cache
+    assert interpret.stats["interpreted_calls"] == hosted, "the call after the compile ran compiled"
+
+
+def test_index_checks_raise_tfs_error_on_the_host_while_compiling_and_compiled():
+    def body(tf):
+        pick = _gather_function(tf)
+        good, bad = tf.constant([5, 0, 2], tf.int32), tf.constant([1, 6, 0], tf.int32)
+        outcomes = [pick(good), pick(good)]  # (the second submits the compile, if any)
+        for _ in range(3):  # while compiling (computed on the host), then compiled
+            try:
+                pick(bad)
+                outcomes.append("no error")
+            except tf.errors.InvalidArgumentError:
+                outcomes.append("InvalidArgumentError")
+            outcomes.append(pick(good))
+            background_compile.wait()
+        return outcomes
+
+    outcomes = check(body)
+    assert [o for o in outcomes if isinstance(o, str)] == ["InvalidArgumentError"] * 3
+
+
 class _Unlowerable:
     def lower(self):
         raise ValueError("no lowering")

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.experimental import sparse as jax_sparse
 
 import tapeshim as tf
 from oracle import backend_compiles, check, check_raises, mlp_training_step
@@ -93,6 +94,19 @@ CASES = {
         (F, IDX),
     ),
     "gradient_of_gather": (jax.grad(lambda x, i: (x[i] ** 2).sum()), (F, IDX)),
+    "sparse_to_dense": (  # (Keras's JAX optimizers densify an embedding's sparse gradient)
+        lambda d, i, bd, bi: (
+            jax_sparse.BCOO((d, i), shape=(6, 3)).todense(),  # repeated, negative and padding indices
+            jax_sparse.BCOO((bd, bi), shape=(2, 5, 3)).todense(),  # a batch dimension
+            jax_sparse.BCOO((d, np.zeros((5, 0), np.int32)), shape=(3,)).todense(),  # dense dimensions only
+        ),
+        (
+            rng.normal(size=(5, 3)).astype(np.float32),
+            np.array([[0], [2], [2], [-1], [6]], np.int32),
+            F[:2, :4],
+            np.array([[[0, 1], [4, 2], [4, 2], [5, 0]], [[1, 1], [-1, -3], [0, 3], [2, 2]]], np.int32),
+        ),
+    ),
     "sorting": (
         lambda x: (jnp.sort(x, 1), jnp.argsort(x, 0), jax.lax.top_k(x, 3), jnp.cumsum(x, 1), jnp.cumprod(x, 0)),
         (F,),

@@ -756,3 +756,26 @@ for _name in _SCATTER_COMBINE:
     SUPPORTED[_name] = _gather_supported
 # a plain scatter carrying an update function (`x.at[i].apply(f)`) applies it: not interpreted
 SUPPORTED["scatter"] = lambda params: _gather_supported(params) and params.get("update_jaxpr") is None
+
+
+@_rule("bcoo_todense")
+def _bcoo_todense(data: Any, indices: Any, *, spinfo: Any) -> Any:
+    """A BCOO array made dense (Keras's JAX optimizers densify an embedding's sparse gradient): each stored
+    value summed at its index, as JAX's `.at[].add`: negative indices count from the end, and indices out of
+    range (BCOO's padding) are dropped."""
+    shape = tuple(spinfo.shape)
+    batch_rank, sparse_rank = indices.ndim - 2, indices.shape[-1]
+    batch_shape = shape[:batch_rank]
+    data = np.broadcast_to(data, batch_shape + data.shape[batch_rank:])
+    if not sparse_rank:  # (only dense dimensions after the stored ones: their sum)
+        return np.broadcast_to(data.sum(axis=batch_rank, dtype=data.dtype), shape).copy()
+    indices = np.broadcast_to(indices, batch_shape + indices.shape[batch_rank:])
+    where = [indices[..., axis] for axis in range(sparse_rank)]
+    sizes = shape[batch_rank : batch_rank + sparse_rank]
+    where = [np.where(index < 0, index + size, index) for index, size in zip(where, sizes)]
+    keep = np.logical_and.reduce([(index >= 0) & (index < size) for index, size in zip(where, sizes)])
+    batch_positions = np.indices(batch_shape + (indices.shape[batch_rank],), sparse=True)[:batch_rank]
+    batch_where = [np.broadcast_to(position, keep.shape)[keep] for position in batch_positions]
+    out = np.zeros(shape, data.dtype)
+    np.add.at(out, (*batch_where, *(index[keep] for index in where)), data[keep])
+    return out

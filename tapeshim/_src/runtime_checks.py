@@ -234,7 +234,9 @@ class CheckedProgram:
     `settled(plain)` lets the owner call it directly, without this wrapper.
     Where the host interpreter can run it, the first call is computed on the host
     and the second submits the compile to the background thread
-    (`background_compile`): calls are computed on the host until it is done.
+    (`background_compile`): calls are computed on the host until it is done. A
+    program with checks compiles under checkify there too (the host computes its
+    checks meanwhile, raising TF's error as the compiled program would).
     """
 
     __slots__ = (
@@ -259,7 +261,7 @@ class CheckedProgram:
         self._traced = traced
         self._compiled = compiled
         self._plain: Any = jit_with_options(fn, compiler_options)
-        self._checked: Callable[..., Any] | None = None
+        self._checked: Any = None  # (a jitted function: `trace`d for the background compile)
         self._call: Callable[..., Any] = self._first_call
         self._settled = settled
         self._hosting: _Hosting | None = None
@@ -289,9 +291,10 @@ class CheckedProgram:
             if program is not None:
                 result = host_call(program, args, leaves)
                 if result is not None:
-                    settles = not (checks or heavy or self._may_check)  # (on the plain jit: see `background_compile`)
-                    if settles and background_compile.enabled():
-                        self._hosting = _Hosting(program, interpret.signature(leaves), traced)
+                    if not (heavy or self._may_check) and background_compile.enabled():
+                        if checks:  # (compiled under checkify: traced so when the compile is submitted)
+                            self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
+                        self._hosting = _Hosting(program, interpret.signature(leaves), None if checks else traced)
                         self._call = self._submit_compile
                     return result
         return compile_now(*args)
@@ -301,19 +304,27 @@ class CheckedProgram:
         if hosting is not None and interpret.host_readable(jax.tree.leaves(args)):
             with _HOSTING_LOCK:  # (user threads may call one program at once: one submits)
                 if hosting.pending is None:
+                    if hosting.traced is None:  # a program with checks: its checkify program compiles
+                        assert self._checked is not None, "set with the hosting"
+                        with _Functionalizing(args):
+                            hosting.traced = self._checked.trace(*args)
                     hosting.submit(args)
                 self._call = self._while_compiling
         return self._while_compiling(*args)
 
+    def _compiled_call(self) -> Callable[..., Any]:
+        """The compiled program's call: under checkify where the program holds checks."""
+        return self._plain if self._checked is None else self._run_checked
+
     def _while_compiling(self, *args: Any) -> Any:
         hosting = self._hosting
         if hosting is None or hosting.pending is None:  # settled by another thread, or called inside a trace
-            return self._plain(*args)
+            return self._compiled_call()(*args)
         pending = hosting.pending
         if not pending.done():
             leaves = jax.tree.leaves(args)
             if interpret.signature(leaves) != hosting.signature or not interpret.host_readable(leaves):
-                return self._plain(*args)  # another signature (or a tracer) compiles on this thread
+                return self._compiled_call()(*args)  # another signature (or a tracer) compiles on this thread
             result = host_call(hosting.program, args, leaves)
             if result is not None:
                 return result
@@ -322,6 +333,9 @@ class CheckedProgram:
         if self._compiled is not None and pending.seconds is not None:
             self._compiled(pending.seconds)
             self._compiled = None
+        if self._checked is not None:
+            self._call = self._run_checked
+            return self._run_checked(*args)
         return self._settle_plain(*args)
 
     def _start_checked(self, *args: Any) -> Any:
@@ -398,7 +412,8 @@ class _Hosting:
         self.pending: Any = None
 
     def submit(self, args: tuple) -> None:
-        self.pending = background_compile.submit(self.traced, args)  # (an interpretable program: no side effects)
+        # (an interpretable program: no side effects; a checkify program's run returns its error, dropped)
+        self.pending = background_compile.submit(self.traced, args)
         self.traced = None  # the background thread holds it until it has compiled
 
 
