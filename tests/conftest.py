@@ -11,6 +11,16 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 # runs tapeshim.keras (JAX backend) beside real TensorFlow's ops; TF's own Keras runs in a child
 # process with KERAS_BACKEND=tensorflow (see keras_oracle.py).
 os.environ["KERAS_BACKEND"] = "jax"
+# tapeshim keeps compiled programs on disk between runs (`tapeshim/_src/compile_cache.py`): the tests use a
+# cache of their own, empty when they start, so that a developer's earlier runs cannot change what they see.
+if "TAPESHIM_COMPILATION_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    _cache = tempfile.mkdtemp(prefix="tapeshim-tests-xla-")
+    os.environ["TAPESHIM_COMPILATION_CACHE_DIR"] = _cache
+    atexit.register(shutil.rmtree, _cache, ignore_errors=True)
 
 import pytest  # noqa: E402
 

@@ -52,7 +52,10 @@ Change `import tensorflow as tf` to `import tapeshim as tf`.
 tapeshim turns on JAX's 64-bit mode (`jax_enable_x64`) when imported, so that
 `tf.float64` and `tf.int64` really are 64-bit, as in TensorFlow. tapeshim always
 names its dtypes, so its own float32 code stays float32; see the README for what
-this means for other JAX code in the same process. The ops re-exported here are
+this means for other JAX code in the same process. It also turns on JAX's
+persistent compilation cache (`~/.cache/tapeshim/xla`; `TAPESHIM_COMPILATION_CACHE_DIR`
+names another directory, or `off`), so that programs compiled by an earlier run load
+from disk instead of compiling again. The ops re-exported here are
 rows of the op table (`tapeshim/_src/ops/table.py`, documented in docs/ops.md).
 """
 _ROOT_PRELUDE = """
@@ -70,6 +73,10 @@ if "keras" not in _sys.modules and not _os.environ.get("KERAS_BACKEND"):
 import jax as _jax  # noqa: E402
 
 _jax.config.update("jax_enable_x64", True)
+
+from tapeshim._src import compile_cache as _compile_cache  # noqa: E402
+
+_compile_cache.configure()  # programs compiled by earlier runs load from disk (`compile_cache`)
 """
 _ROOT_EPILOGUE = '''
 if _typing.TYPE_CHECKING:  # at run time, `tf.keras` is imported on first use (below)
