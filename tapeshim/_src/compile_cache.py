@@ -30,6 +30,7 @@ importing tapeshim keeps running without the cache. Programs with host callbacks
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import jax
 
@@ -37,6 +38,7 @@ MAX_BYTES = 2**30
 """The most bytes the cache directory holds; past that JAX removes the least recently used programs."""
 
 _OFF = ("0", "off", "false", "no", "")
+_settings: Any = jax.config  # (JAX's flags are read as attributes; its type stubs name few of them)
 
 
 def default_directory() -> str:
@@ -55,7 +57,7 @@ def configure() -> str | None:
     setting = os.environ.get("TAPESHIM_COMPILATION_CACHE_DIR")
     if setting is not None and setting.strip().lower() in _OFF:
         return None
-    if jax.config.jax_compilation_cache_dir:  # the user's own cache, configured as they chose
+    if _settings.jax_compilation_cache_dir:  # the user's own cache, configured as they chose
         return None
     directory = os.path.abspath(os.path.expanduser(setting or default_directory()))
     try:
@@ -66,6 +68,6 @@ def configure() -> str | None:
         return None
     jax.config.update("jax_compilation_cache_dir", directory)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    if jax.config.jax_compilation_cache_max_size == -1:  # (JAX's default: no limit)
+    if _settings.jax_compilation_cache_max_size == -1:  # (JAX's default: no limit)
         jax.config.update("jax_compilation_cache_max_size", MAX_BYTES)
     return directory
