@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import jax
 import numpy as np
 
-from tapeshim._src import checkpoint, dtypes, keras_eager_calls, registry, runtime_checks
+from tapeshim._src import dtypes, keras_eager_calls, registry, runtime_checks
 from tapeshim._src.custom_gradient import _VariableCollector
 from tapeshim._src.keras_compat import (
     call_context_training,
@@ -48,6 +48,7 @@ from tapeshim._src.keras_host_layers import call_on_values, computed_with_tf, gi
 from tapeshim._src.keras_initial_values import add_weight_arguments
 from tapeshim._src.keras_masks import attach_output_masks, with_input_masks
 from tapeshim._src.keras_program_keys import attributes_key, configuration_key, note_attribute_set
+from tapeshim._src.keras_restore import apply_pending_restore
 from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
 from tapeshim._src.keras_specs import merge_specs, with_unknown_dims
 from tapeshim._src.node import OpKey
@@ -774,29 +775,3 @@ def _call_operation(operation: Any, args: tuple, kwargs: dict) -> Any:
         return operation(*args, **kwargs)
     variables = list(operation.variables) if isinstance(operation, keras.Layer) else []
     return stateful_call(operation, "call", operation.__call__, args, kwargs, variables)
-
-
-def variables_by_position(obj: Any) -> dict[str, Variable]:
-    """A Keras object's variables for checkpoints, keyed by position: an identical object built afresh
-    (whose names are numbered anew) restores them."""
-    return {f"variables/{i}": view_of(v) for i, v in enumerate(obj.variables)}
-
-
-_pending_restores: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
-
-
-def restore_when_built(obj: Any, values: dict[str, np.ndarray]) -> None:
-    """Keeps values saved for a Keras object that has no variables yet (an unbuilt model, an optimizer
-    without slots) until it builds them, as TF defers them."""
-    if not obj.built:
-        _pending_restores[obj] = dict(values)
-
-
-def apply_pending_restore(obj: Any) -> None:
-    """Assigns what `restore_when_built` kept for `obj`, now that it is built."""
-    pending = _pending_restores.pop(obj, None)
-    if pending:
-        checkpoint.restore_values(variables_by_position(obj), pending, f"{type(obj).__name__}/")
-
-
-checkpoint.register_trackable(keras.Layer, variables_by_position, restore_when_built)

@@ -28,16 +28,14 @@ from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.keras_bridge import (
     KerasVariable,
     adopt_variable,
-    apply_pending_restore,
     keras,
     note_variables_created,
     passthrough,
-    restore_when_built,
     stateful_call,
-    variables_by_position,
     view_of,
 )
 from tapeshim._src.keras_initial_values import host_initializer
+from tapeshim._src.keras_restore import apply_pending_restore, restore_when_built, variables_by_position
 from tapeshim._src.ops import math_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.tape import GradientTape
