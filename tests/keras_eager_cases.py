@@ -272,9 +272,47 @@ def masking_layer_mask_reaches_an_rnn(tf):
 
 
 @case
+def model_outputs_carry_their_last_layers_masks(tf):
+    # (TF's model returns its last layer's tensor, which carries that layer's mask; a later eager layer uses it)
+    encoder = tf.keras.Sequential([_masked_embedding(tf), tf.keras.layers.Dense(2, kernel_initializer="ones")])
+    inputs = tf.keras.Input((4,), dtype="int32")
+    functional = tf.keras.Model(
+        inputs, tf.keras.layers.Dense(2, kernel_initializer="ones")(_masked_embedding(tf)(inputs))
+    )
+    recurrent = tf.keras.Sequential(
+        [
+            _masked_embedding(tf),
+            tf.keras.layers.GRU(2, return_sequences=True, kernel_initializer="ones", recurrent_initializer="ones"),
+        ]
+    )
+    ids = tf.constant([[1, 2, 0, 0], [3, 0, 0, 0], [4, 5, 6, 7]])
+    pool = tf.keras.layers.GlobalAveragePooling1D()
+    encoded, through_functional, sequences = encoder(ids), functional(ids), recurrent(ids)
+    return {
+        "sequential_mask": encoded._keras_mask,
+        "functional_mask": through_functional._keras_mask,
+        "recurrent_mask": sequences._keras_mask,
+        "pooled": pool(encoded),
+        "pooled_functional": pool(through_functional),
+        "pooled_sequences": pool(sequences),
+        "unmasked_model": getattr(
+            tf.keras.Sequential([tf.keras.layers.Dense(2)])(tf.ones((2, 3))), "_keras_mask", None
+        ),
+    }
+
+
+@case
 def attention_masks_from_embeddings(tf):
-    # (`MultiHeadAttention` reads its query's mask from the tensor inside its call, where tapeshim's JAX arrays
-    # carry none: not compared here, see docs/keras.md)
     embedding = _masked_embedding(tf)
     query, value = embedding(tf.constant([[1, 2, 0]])), embedding(tf.constant([[3, 4, 5, 0]]))
-    return {"attention": tf.keras.layers.Attention()([query, value])}
+    attention = tf.keras.layers.Attention()([query, value])
+    # (`MultiHeadAttention` reads its query's mask from the tensor inside its call, then takes the masks off its
+    # inputs: the second call sees none)
+    heads = tf.keras.layers.MultiHeadAttention(2, 2, kernel_initializer="ones")
+    first = heads(query, value)
+    return {
+        "attention": attention,
+        "multi_head": first,
+        "masks_after": (query._keras_mask, value._keras_mask),
+        "multi_head_again": heads(query, value),
+    }

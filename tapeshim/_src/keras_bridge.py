@@ -38,9 +38,11 @@ from tapeshim._src.keras_compat import (
     call_context_training,
     direct_assign,
     flatten_layers,
+    get_keras_mask,
     in_stateless_scope,
     keras,
     own_trainable_variables,
+    set_keras_mask,
 )
 from tapeshim._src.keras_compat import tf_keras as tf_keras  # re-exported: the `tapeshim.keras.*` namespaces import it
 from tapeshim._src.keras_functional_split import call_by_operation, has_dependent_outputs, has_host_layers
@@ -261,7 +263,8 @@ def inside_keras() -> bool:
     return getattr(_local, "depth", 0) > 0
 
 
-def _is_tensor_like(leaf: Any) -> bool:
+def is_tensor_like(leaf: Any) -> bool:
+    """Whether `leaf` is a value a Keras call computes on (an op input), not a static argument."""
     return isinstance(leaf, (Tensor, Variable, np.ndarray, np.generic, jax.Array, keras.Variable)) or hasattr(
         leaf, "to_dense"
     )
@@ -279,7 +282,7 @@ def passthrough(args: Any, kwargs: Any) -> bool:
     """True when a call must go straight to Keras: symbolic inputs, JAX tracers, or Keras's own stateless code."""
     if inside_keras() or in_stateless_scope():
         return True
-    for leaf in jax.tree_util.tree_leaves((args, kwargs), is_leaf=_is_tensor_like):
+    for leaf in jax.tree_util.tree_leaves((args, kwargs), is_leaf=is_tensor_like):
         if isinstance(leaf, (keras.KerasTensor, jax.core.Tracer)):
             return True
     return False
@@ -294,9 +297,14 @@ def _to_jax(value: Any) -> Any:
 class _Program:
     """One shape of one Keras call: the op's JAX function, its outputs, and which variables it changes.
 
-    The op's outputs are the call's results and added losses, then the new values
-    of the Keras variables it changed, then those of the tapeshim Variables it
-    assigned (`written`).
+    The op's inputs are the call's tensors, then the Keras masks they carry
+    (`masked`: their positions among the tensors; attached to them inside the
+    call, where Keras's layers read them), then the variables' values, the
+    tapeshim Variables it reads and the keys of its random ops.
+    The op's outputs are the call's results and added losses (and, for a model,
+    the masks Keras attached to its results inside the call: its last layers'),
+    then the new values of the Keras variables it changed, then those of the
+    tapeshim Variables it assigned (`written`).
     """
 
     __slots__ = (
@@ -310,6 +318,7 @@ class _Program:
         "extra_variables",
         "written",
         "returned_variables",
+        "cleared_masks",
         "random_seeds",
         "bound",
     )
@@ -322,8 +331,10 @@ class _Program:
         positions: list[int],
         keras_variables: Sequence[Any],
         in_structs: list,
+        masks: bool = False,
+        masked: tuple[int, ...] = (),
     ) -> None:
-        n_tensors, n_state = len(positions), len(keras_variables)
+        n_tensors, n_state = len(positions) + len(masked), len(keras_variables)
         self.extra_variables: list[Variable] = []
         # The call and variables the program runs: rebound by each caller of a program shared by Keras
         # objects of the same configuration (`_configuration_key`).
@@ -334,8 +345,10 @@ class _Program:
         def run(values: Sequence[Any], collector: Any = None) -> tuple:
             call, keras_variables = self.bound
             call_leaves = list(leaves)
-            for position, value in zip(positions, values[:n_tensors]):
+            for position, value in zip(positions, values[: len(positions)]):
                 call_leaves[position] = value
+            for index, mask in zip(masked, values[len(positions) : n_tensors]):
+                set_keras_mask(call_leaves[positions[index]], mask)
             call_args, call_kwargs = jax.tree_util.tree_unflatten(treedef, call_leaves)
             extra = {id(v): value for v, value in zip(self.extra_variables, values[n_tensors + n_state :])}
             writes: dict[int, Variable] = {}
@@ -369,8 +382,14 @@ class _Program:
                 returned, _local.returned = _local.returned, saved_returned
                 _thread_state.random_key_source = saved_source
             probe["seeds"] = seeds
-            # The losses the call added (`add_loss`, activity regularizers) are outputs too.
-            flat, out_tree = jax.tree_util.tree_flatten((result, list(scope.losses)), is_leaf=_is_tensor_like)
+            # (a layer that takes its inputs' masks off them, as `MultiHeadAttention`: TF's caller sees them gone)
+            probe["cleared"] = [i for i in masked if get_keras_mask(call_leaves[positions[i]]) is None]
+            # The losses the call added (`add_loss`, activity regularizers) are outputs too, and a model's
+            # output masks (set by its layers on their outputs, which it returns: TF's tensors carry them).
+            leaf_masks = [get_keras_mask(x) for x in jax.tree_util.tree_leaves(result, is_tensor_like)] if masks else []
+            flat, out_tree = jax.tree_util.tree_flatten(
+                (result, list(scope.losses), leaf_masks), is_leaf=is_tensor_like
+            )
             probe["returned"] = {i: returned[id(leaf)] for i, leaf in enumerate(flat) if id(leaf) in returned}
             outs = [_to_jax(v) for v in flat]
             if narrow:  # Keras assumes JAX's 32-bit defaults; with no 64-bit input, no 64-bit float result
@@ -405,6 +424,7 @@ class _Program:
         probe["collector"] = None
         self.out_tree, self.changed, self.written = probe["tree"], probe["changed"], probe["written"]
         self.returned_variables = probe["returned"]  # output position -> the variable `call` returned there
+        self.cleared_masks: list[int] = probe["cleared"]  # the tensors whose masks the call took off
         self.n_out = len(structs) - len(self.changed) - len(self.written)
         self.avals = tuple((tuple(s.shape), dtypes.from_numpy(np.dtype(s.dtype))) for s in structs)
         self.key = OpKey("KerasCall", next(_program_ids))
@@ -448,9 +468,11 @@ def stateful_call(
       `call`'s result, with tapeshim Tensors in place of arrays.
     """
     states = [view_of(v) for v in keras_variables] if states is None else list(states)
-    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor_like)
-    positions = [i for i, leaf in enumerate(leaves) if _is_tensor_like(leaf)]
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=is_tensor_like)
+    positions = [i for i, leaf in enumerate(leaves) if is_tensor_like(leaf)]
     tensors = [convert_to_tensor(leaves[i]) for i in positions]
+    masked = tuple(i for i, t in enumerate(tensors) if getattr(t, "_keras_mask", None) is not None)
+    masks = [convert_to_tensor(tensors[i]._keras_mask) for i in masked]
     static_leaves = list(leaves)
     for i in positions:
         static_leaves[i] = None
@@ -462,6 +484,7 @@ def stateful_call(
         tuple(id(v) for v in keras_variables),
         attributes_key(),  # (an activation swapped on a built layer: traced again, as TF reads it per call)
         call_context_training(),  # (a sublayer of an op-by-op call inherits its `training`: keras_eager_calls)
+        masked,
     )
     cache = _programs.setdefault(owner, {})
     state_reads = [s._read_for_op() if watch_state else s._current() for s in states]
@@ -472,8 +495,17 @@ def stateful_call(
         shared_key = configuration_key(owner, key, keras_variables)
         program = None if shared_key is None else _shared_programs.get(shared_key)
         if program is None:
-            in_structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in tensors + state_reads]
-            program = _Program(call, static_leaves, treedef, positions, keras_variables, in_structs)
+            in_structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in tensors + masks + state_reads]
+            program = _Program(
+                call,
+                static_leaves,
+                treedef,
+                positions,
+                keras_variables,
+                in_structs,
+                isinstance(owner, keras.Model),
+                masked,
+            )
             if shared_key is not None and not (
                 program.extra_variables or program.written or program.random_seeds or program.returned_variables
             ):
@@ -483,7 +515,7 @@ def stateful_call(
         cache[key] = program
     program.bound = (call, keras_variables)
     keys = [random_ops._op_key(seed) for seed in program.random_seeds]  # fresh, or per call of a function
-    inputs = tuple(tensors + state_reads + [v._read_for_op() for v in program.extra_variables] + keys)
+    inputs = tuple(tensors + masks + state_reads + [v._read_for_op() for v in program.extra_variables] + keys)
     tracking = registry.tracking_recorders(inputs)
     if saves_forward(program, inputs, tracking):  # a training-mode call under a tape: one forward pass
         outputs = record_saved_forward(program, inputs, tracking)
@@ -502,7 +534,12 @@ def stateful_call(
     if program.returned_variables and _thread_state.trace is None:
         for position, variable in program.returned_variables.items():  # eagerly, TF's call returns the variable
             results[position] = variable
-    result, added_losses = jax.tree_util.tree_unflatten(program.out_tree, results)
+    for index in program.cleared_masks:
+        tensors[index]._keras_mask = None  # (as Keras leaves it on a TF tensor)
+    result, added_losses, leaf_masks = jax.tree_util.tree_unflatten(program.out_tree, results)
+    for leaf, mask in zip(jax.tree_util.tree_leaves(result, is_tensor_like), leaf_masks):
+        if mask is not None and isinstance(leaf, Tensor):
+            leaf._keras_mask = mask
     if label == "call":
         _added_losses[owner] = added_losses
         keras_eager_calls.note_losses(added_losses)  # (inside an op-by-op call: its losses too)
@@ -515,22 +552,6 @@ _added_losses: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionar
 def has_programs(owner: Any) -> bool:
     """Whether any call of `owner` has run as a tapeshim op yet."""
     return bool(_programs.get(owner))
-
-
-def concrete_arrays(structure: Any) -> Any:
-    """`structure` with tapeshim tensors replaced by their computed arrays, or None if any is lazy or traced."""
-    if _thread_state.trace is not None:
-        return None
-    leaves, treedef = jax.tree_util.tree_flatten(structure, is_leaf=_is_tensor_like)
-    arrays = []
-    for leaf in leaves:
-        if isinstance(leaf, (Tensor, Variable)) or hasattr(leaf, "to_dense"):
-            tensor = convert_to_tensor(leaf)
-            if tensor._value is None:
-                return None
-            leaf = tensor._value
-        arrays.append(leaf)
-    return jax.tree_util.tree_unflatten(treedef, arrays)
 
 
 def keras_function(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -550,7 +571,7 @@ def keras_function(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 # -- layers and models ---------------------------------------------------------------------------
 def _symbolic(leaf: Any) -> Any:
-    if _is_tensor_like(leaf):
+    if is_tensor_like(leaf):
         tensor = convert_to_tensor(leaf)
         return keras.KerasTensor(tensor._shape, dtype=tensor._dtype.name)
     return leaf
@@ -558,7 +579,7 @@ def _symbolic(leaf: Any) -> Any:
 
 def symbolic(structure: Any) -> Any:
     """`structure` with Keras `KerasTensor`s in place of tensors (for Keras's symbolic build)."""
-    return jax.tree_util.tree_map(_symbolic, structure, is_leaf=_is_tensor_like)
+    return jax.tree_util.tree_map(_symbolic, structure, is_leaf=is_tensor_like)
 
 
 def note_variables_created() -> None:
@@ -612,7 +633,7 @@ def _jax_outputs(call: Callable[..., Any]) -> Callable[..., Any]:
                 returned[id(value)] = leaf  # a variable returned as it is (TF's eager call returns it)
             return value
 
-        return jax.tree_util.tree_map(to_jax, outputs, is_leaf=_is_tensor_like)
+        return jax.tree_util.tree_map(to_jax, outputs, is_leaf=is_tensor_like)
 
     wrapper._tapeshim_jax_outputs = True  # type: ignore[attr-defined]
     return wrapper
@@ -685,9 +706,9 @@ class TapeLayerMixin(_LayerBase):
     def add_loss(self, loss: Any) -> None:
         """Keras's `add_loss`, also for losses computed with tapeshim ops (`self.add_loss(tf.reduce_sum(x))`)."""
         if keras_eager_calls.calls_own_code(self):  # an op-by-op call: the loss stays on the tapes
-            keras_eager_calls.note_losses(jax.tree_util.tree_leaves(loss, is_leaf=_is_tensor_like))
+            keras_eager_calls.note_losses(jax.tree_util.tree_leaves(loss, is_leaf=is_tensor_like))
             return
-        super().add_loss(jax.tree_util.tree_map(_to_jax, loss, is_leaf=_is_tensor_like))
+        super().add_loss(jax.tree_util.tree_map(_to_jax, loss, is_leaf=is_tensor_like))
 
     def _post_build(self) -> None:
         # Keras's hook after any build (listed in keras_compat.HOOKS): values a checkpoint restored

@@ -92,6 +92,12 @@ in_stateless_scope: Callable[[], bool] = _module("keras.src.backend.common.state
 # ... and the innermost one (its `state_mapping`: variable id -> the value assigned inside), or None.
 get_stateless_scope: Callable[[], Any] = _module("keras.src.backend.common.stateless_scope").get_stateless_scope
 
+# keras/src/backend/common/masking.py: the mask Keras attached to a tensor (on the JAX backend, an attribute
+# where the array takes one, else kept by the array's id), or None (no public query).
+get_keras_mask: Callable[[Any], Any] = _module("keras.src.backend.common.masking").get_keras_mask
+# ... and attaches one (a layer such as `MultiHeadAttention` reads its input's mask inside its call).
+set_keras_mask: Callable[[Any, Any], None] = _module("keras.src.backend.common.masking").set_keras_mask
+
 # keras/src/backend/common/global_state.py: Keras's global attributes (the current layer call's context).
 _global_state: Any = _module("keras.src.backend.common.global_state")
 

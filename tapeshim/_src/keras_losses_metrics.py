@@ -13,10 +13,12 @@ import weakref
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable
 
+import jax
+
 from tapeshim._src.distribute import context
 from tapeshim._src.keras_bridge import (
     adopt_object,
-    concrete_arrays,
+    is_tensor_like,
     keras_function,
     note_variables_created,
     passthrough,
@@ -27,12 +29,31 @@ from tapeshim._src.keras_bridge import (
 from tapeshim._src.keras_compat import compute_output_spec
 from tapeshim._src.keras_stand_in import stand_in
 from tapeshim._src.ops import math_ops
+from tapeshim._src.state import _thread_state
+from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.variable import Variable
 
 if TYPE_CHECKING:  # untyped (Any) for the checker: the mixins' `super()` calls are Keras's
     from keras.losses import Loss as _LossBase
     from keras.metrics import Metric as _MetricBase
 else:
     _LossBase = _MetricBase = object
+
+
+def concrete_arrays(structure: Any) -> Any:
+    """`structure` with tapeshim tensors replaced by their computed arrays, or None if any is lazy or traced."""
+    if _thread_state.trace is not None:
+        return None
+    leaves, treedef = jax.tree_util.tree_flatten(structure, is_leaf=is_tensor_like)
+    arrays = []
+    for leaf in leaves:
+        if isinstance(leaf, (Tensor, Variable)) or hasattr(leaf, "to_dense"):
+            tensor = convert_to_tensor(leaf)
+            if tensor._value is None:
+                return None
+            leaf = tensor._value
+        arrays.append(leaf)
+    return jax.tree_util.tree_unflatten(treedef, arrays)
 
 
 class TapeLossMixin(_LossBase):

@@ -230,7 +230,7 @@ class Tensor(TensorOperators):
     # (`_keras_mask`: the Keras mask a layer call attached, as on TF's eager tensors; `keras_masks.py`)
     __slots__ = ("_value", "_node", "_tid", "_shape", "_dtype", "_keras_mask", "__weakref__")
     __array_priority__ = 100
-    _keras_mask: "Tensor"  # (unset unless a Keras layer call attached a mask)
+    _keras_mask: "Tensor | None"  # (unset unless a Keras layer call attached a mask; None once a layer took it off)
 
     def __init__(
         self, value: jax.Array | None, shape: tuple, dtype: DType, node: Node | None = None, tid: int | None = None
