@@ -51,11 +51,19 @@ def _run(env_changes: dict) -> dict:
 def test_a_later_run_loads_the_programs_an_earlier_run_compiled(tmp_path):
     env = {"TAPESHIM_COMPILATION_CACHE_DIR": str(tmp_path / "xla")}
     first = _run(env)
-    assert first["directory"] == str(tmp_path / "xla") and first["min_seconds"] == 0.0
-    assert first["hits"] == 0 and os.listdir(tmp_path / "xla"), "the first run wrote its programs"
+    assert os.path.dirname(first["directory"]) == str(tmp_path / "xla"), "in a folder for this processor"
+    assert first["min_seconds"] == 0.0
+    assert first["hits"] == 0 and os.listdir(first["directory"]), "the first run wrote its programs"
     second = _run(env)
     assert second["hits"] > 0, "the second run read programs from the cache"
     np.testing.assert_array_equal(second["losses"], first["losses"])
+
+
+def test_the_folder_names_this_processor():
+    from tapeshim._src import compile_cache
+
+    folder = compile_cache.host_folder()
+    assert folder == compile_cache.host_folder() and os.sep not in folder and len(folder) > 16
 
 
 def test_the_cache_turned_off():

@@ -12,7 +12,10 @@ tutorial's first epoch: 2.7 s with an empty cache, 1.5 s with the cache of an
 earlier run (`benchmarks/bench_keras_text.py`).
 
 Where: `$TAPESHIM_COMPILATION_CACHE_DIR` if set, else `$XDG_CACHE_HOME/tapeshim/xla`
-(`~/.cache/tapeshim/xla`); at most `MAX_BYTES` on disk, the least recently used
+(`~/.cache/tapeshim/xla`), in a folder named for this machine's processor and its
+instruction-set features (`host_folder`): XLA compiles CPU code for the processor it
+runs on, and a home directory shared by machines of several kinds must not hand one's
+programs to another. At most `MAX_BYTES` on disk, the least recently used
 programs removed first (JAX's `jax_compilation_cache_max_size`). Every compiled
 program is kept, however quick its compile (`jax_persistent_cache_min_compile_time_secs`
 0: most of tapeshim's programs compile in well under JAX's default second).
@@ -29,7 +32,9 @@ importing tapeshim keeps running without the cache. Programs with host callbacks
 
 from __future__ import annotations
 
+import hashlib
 import os
+import platform
 from typing import Any
 
 import jax
@@ -47,6 +52,24 @@ def default_directory() -> str:
     return os.path.join(base, "tapeshim", "xla")
 
 
+def host_folder() -> str:
+    """A folder name for this machine's processor: its architecture and a digest of its model and
+    instruction-set features (Linux's `/proc/cpuinfo`; elsewhere what `platform` reports)."""
+    described = [platform.machine(), platform.processor()]
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+            for line in cpuinfo:
+                field = line.split(":", 1)[0].strip()
+                if field in ("model name", "flags", "Features", "CPU part") and line not in described:
+                    described.append(line)
+                if line.strip() == "":  # (the first processor's entry is enough)
+                    break
+    except OSError:
+        pass
+    digest = hashlib.sha256("\n".join(described).encode()).hexdigest()[:16]
+    return f"{platform.machine() or 'cpu'}-{digest}"
+
+
 def configure() -> str | None:
     """Turns on JAX's persistent compilation cache for this process (see the module docstring).
 
@@ -59,7 +82,7 @@ def configure() -> str | None:
         return None
     if _settings.jax_compilation_cache_dir:  # the user's own cache, configured as they chose
         return None
-    directory = os.path.abspath(os.path.expanduser(setting or default_directory()))
+    directory = os.path.join(os.path.abspath(os.path.expanduser(setting or default_directory())), host_folder())
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError:
