@@ -514,7 +514,12 @@ NAMESPACES: dict[str, Namespace] = {
                 "tapeshim._src.lookup_ops",
                 "KeyValueTensorInitializer StaticHashTable StaticVocabularyTable TextFileIndex TextFileInitializer",
             ),
+            **_names("tapeshim.lookup", "experimental"),
         },
+    ),
+    "tapeshim.lookup.experimental": Namespace(
+        doc="`tf.lookup.experimental`: mutable hash tables (`tapeshim/_src/lookup_mutable.py`).",
+        exports=_names("tapeshim._src.lookup_mutable", "DenseHashTable MutableHashTable"),
     ),
     "tapeshim.math": Namespace(
         doc="`tf.math`: re-exports from the op table (`tapeshim/_src/ops/table.py`).",

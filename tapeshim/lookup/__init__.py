@@ -8,8 +8,10 @@ from tapeshim._src.lookup_ops import (
     TextFileIndex,
     TextFileInitializer,
 )
+from tapeshim.lookup import experimental
 
 __all__ = [
+    "experimental",
     "KeyValueTensorInitializer",
     "StaticHashTable",
     "StaticVocabularyTable",
