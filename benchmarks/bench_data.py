@@ -24,6 +24,9 @@ import sys
 import time
 from typing import Any
 
+# First steps here are a first run's: no compile cache from an earlier run (tapeshim/_src/compile_cache.py).
+os.environ.setdefault("TAPESHIM_COMPILATION_CACHE_DIR", "off")
+
 import numpy as np
 
 ROWS, FEATURES, BATCH, EPOCHS = 292, 16, 64, 100

@@ -22,6 +22,9 @@ import sys
 import time
 from typing import Callable
 
+# First steps here are a first run's: no compile cache from an earlier run (tapeshim/_src/compile_cache.py).
+os.environ.setdefault("TAPESHIM_COMPILATION_CACHE_DIR", "off")
+
 import jax
 import numpy as np
 

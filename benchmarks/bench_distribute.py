@@ -27,6 +27,9 @@ import subprocess
 import sys
 import time
 
+# First steps here are a first run's: no compile cache from an earlier run (tapeshim/_src/compile_cache.py).
+os.environ.setdefault("TAPESHIM_COMPILATION_CACHE_DIR", "off")
+
 FEATURES, HIDDEN, CLASSES = 784, 256, 10
 
 

@@ -34,6 +34,8 @@ import time
 from typing import Any, Callable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# First steps here are a first run's: no compile cache from an earlier run (tapeshim/_src/compile_cache.py).
+os.environ.setdefault("TAPESHIM_COMPILATION_CACHE_DIR", "off")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 import numpy as np  # noqa: E402

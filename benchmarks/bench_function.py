@@ -14,6 +14,8 @@ import os
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# First steps here are a first run's: no compile cache from an earlier run (tapeshim/_src/compile_cache.py).
+os.environ.setdefault("TAPESHIM_COMPILATION_CACHE_DIR", "off")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bench_tape  # noqa: E402

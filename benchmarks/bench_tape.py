@@ -22,6 +22,8 @@ import time
 from typing import Callable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# First steps here are a first run's: no compile cache from an earlier run (tapeshim/_src/compile_cache.py).
+os.environ.setdefault("TAPESHIM_COMPILATION_CACHE_DIR", "off")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
