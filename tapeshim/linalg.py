@@ -17,6 +17,19 @@ from tapeshim._src.linear_operator_more import (
     LinearOperatorInversion,
     LinearOperatorKronecker,
 )
+from tapeshim._src.linear_operator_structured import (
+    LinearOperatorCirculant,
+    LinearOperatorCirculant2D,
+    LinearOperatorCirculant3D,
+    LinearOperatorHouseholder,
+    LinearOperatorToeplitz,
+)
+from tapeshim._src.linear_operator_structured_more import (
+    LinearOperatorBlockLowerTriangular,
+    LinearOperatorPermutation,
+    LinearOperatorTridiag,
+    LinearOperatorZeros,
+)
 from tapeshim._src.ops.contraction_ops import einsum, tensordot
 from tapeshim._src.ops.linalg_diag import adjoint, cross, expm, matrix_transpose, set_diag
 from tapeshim._src.ops.linalg_extra import banded_triangular_solve, logm, sqrtm, tridiagonal_solve
@@ -52,15 +65,24 @@ NON_OP_EXPORTS = frozenset(
         "LinearOperator",
         "LinearOperatorAdjoint",
         "LinearOperatorBlockDiag",
+        "LinearOperatorBlockLowerTriangular",
+        "LinearOperatorCirculant",
+        "LinearOperatorCirculant2D",
+        "LinearOperatorCirculant3D",
         "LinearOperatorComposition",
         "LinearOperatorDiag",
         "LinearOperatorFullMatrix",
+        "LinearOperatorHouseholder",
         "LinearOperatorIdentity",
         "LinearOperatorInversion",
         "LinearOperatorKronecker",
         "LinearOperatorLowerTriangular",
         "LinearOperatorLowRankUpdate",
+        "LinearOperatorPermutation",
         "LinearOperatorScaledIdentity",
+        "LinearOperatorToeplitz",
+        "LinearOperatorTridiag",
+        "LinearOperatorZeros",
     ]
 )
 """Public names that are API objects rather than rows of the op table."""
@@ -86,15 +108,24 @@ __all__ = [
     "LinearOperator",
     "LinearOperatorAdjoint",
     "LinearOperatorBlockDiag",
+    "LinearOperatorBlockLowerTriangular",
+    "LinearOperatorCirculant",
+    "LinearOperatorCirculant2D",
+    "LinearOperatorCirculant3D",
     "LinearOperatorComposition",
     "LinearOperatorDiag",
     "LinearOperatorFullMatrix",
+    "LinearOperatorHouseholder",
     "LinearOperatorIdentity",
     "LinearOperatorInversion",
     "LinearOperatorKronecker",
     "LinearOperatorLowerTriangular",
     "LinearOperatorLowRankUpdate",
+    "LinearOperatorPermutation",
     "LinearOperatorScaledIdentity",
+    "LinearOperatorToeplitz",
+    "LinearOperatorTridiag",
+    "LinearOperatorZeros",
     "logdet",
     "logm",
     "lstsq",

@@ -497,6 +497,16 @@ NAMESPACES: dict[str, Namespace] = {
                 "LinearOperatorDiag LinearOperatorFullMatrix LinearOperatorIdentity LinearOperatorLowerTriangular "
                 "LinearOperatorScaledIdentity",
             ),
+            **_names(
+                "tapeshim._src.linear_operator_structured",
+                "LinearOperatorCirculant LinearOperatorCirculant2D LinearOperatorCirculant3D LinearOperatorHouseholder "
+                "LinearOperatorToeplitz",
+            ),
+            **_names(
+                "tapeshim._src.linear_operator_structured_more",
+                "LinearOperatorBlockLowerTriangular LinearOperatorPermutation LinearOperatorTridiag "
+                "LinearOperatorZeros",
+            ),
             **_names("tapeshim._src.linear_operator", "LinearOperator"),
             **_names("tapeshim._src.linear_operator_low_rank", "LinearOperatorLowRankUpdate"),
             **_names(

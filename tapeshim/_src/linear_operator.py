@@ -327,6 +327,8 @@ class LinearOperator(Module, metaclass=abc.ABCMeta):
 
         if hasattr(right, "_ones_diag") and not hasattr(right, "multiplier"):  # the identity (as TF tells it)
             return left
+        if hasattr(right, "_zeros_product"):  # anything times zeros is zeros (as TF)
+            return right._zeros_product(left, right)
         is_square = square_hint(left, right)
         non_singular: bool | None = None
         self_adjoint: bool | None = None
