@@ -164,6 +164,14 @@ CASES = {
         lambda tf, a, b: tf.linalg.triangular_solve(tf.linalg.band_part(a, -1, 0), b),
         [((3, 3), "spd"), ((3, 2), "normal")],
     ),
+    "triangular_solve_batched_matrix": (  # (TF broadcasts the batch dimensions, either way)
+        lambda tf, a, b: tf.linalg.triangular_solve(tf.linalg.band_part(a, -1, 0), b),
+        [((2, 3, 3), "spd"), ((3, 2), "normal")],
+    ),
+    "triangular_solve_batched_rhs": (
+        lambda tf, a, b: tf.linalg.triangular_solve(tf.linalg.band_part(a, 0, -1), b, lower=False, adjoint=True),
+        [((1, 3, 3), "spd"), ((2, 3, 2), "normal")],
+    ),
     "trace": (lambda tf, a: tf.linalg.trace(a), [((2, 3, 3), "normal")]),
     "diag": (lambda tf, a: tf.linalg.diag(a), [((2, 3), "normal")]),
     "diag_part": (lambda tf, a: tf.linalg.diag_part(a), [((2, 3, 3), "normal")]),

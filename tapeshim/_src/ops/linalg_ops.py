@@ -133,9 +133,20 @@ def _solve(a: jax.Array, b: jax.Array, adjoint: bool, checked: bool = False) -> 
 
 
 _solve_op = OpDef("MatrixSolve", _solve, True)
+
+
+def _batch_broadcast(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """`a` and `b` with their batch dimensions (all but the last two) broadcast together, as TF's
+    `MatrixTriangularSolve` broadcasts them."""
+    batch = tuple(jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    return jnp.broadcast_to(a, batch + a.shape[-2:]), jnp.broadcast_to(b, batch + b.shape[-2:])
+
+
 _triangular_op = OpDef(
     "MatrixTriangularSolve",
-    lambda a, b, lower, adjoint: jax.scipy.linalg.solve_triangular(a, b, lower=lower, trans="C" if adjoint else 0),
+    lambda a, b, lower, adjoint: jax.scipy.linalg.solve_triangular(
+        *_batch_broadcast(a, b), lower=lower, trans="C" if adjoint else 0
+    ),
     True,
 )
 _diag_op = OpDef("MatrixDiag", lambda d: d[..., :, None] * jnp.eye(d.shape[-1], dtype=d.dtype), True)
