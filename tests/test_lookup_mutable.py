@@ -230,3 +230,16 @@ def test_lookups_have_no_gradient():
         return tape.gradient(y, x), tape.gradient(found, x)
 
     check(body)
+
+
+def test_lookups_in_a_dataset_map():
+    def body(tf):
+        words = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, default_value=-1)
+        words.insert(tf.constant(["a", "b"]), tf.constant([1, 2], tf.int64))
+        scores = tf.lookup.experimental.MutableHashTable(tf.int64, tf.float32, default_value=0.0)
+        scores.insert(tf.constant([1, 2], tf.int64), tf.constant([0.5, 1.5]))
+        found = tf.data.Dataset.from_tensor_slices(["a", "b", "c"]).map(words.lookup)
+        doubled = tf.data.Dataset.range(4).map(lambda key: scores.lookup(key) * 2.0)
+        return list(found), list(doubled)
+
+    check(body)
