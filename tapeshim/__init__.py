@@ -56,6 +56,7 @@ from tapeshim import (  # noqa: E402
     quantization,
     ragged,
     random,
+    raw_ops,
     saved_model,
     sets,
     signal,
@@ -108,6 +109,10 @@ from tapeshim._src.function import (  # noqa: E402
     function,
 )
 from tapeshim._src.function_trace import init_scope  # noqa: E402
+from tapeshim._src.gradient_registry import (  # noqa: E402
+    RegisterGradient,
+    no_gradient,
+)
 from tapeshim._src.indexed_slices import IndexedSlices  # noqa: E402
 from tapeshim._src.module import (  # noqa: E402
     Module,
@@ -385,6 +390,7 @@ NON_OP_EXPORTS = frozenset(
         "nest",
         "newaxis",
         "nn",
+        "no_gradient",
         "numpy_function",
         "optimizers",
         "profiler",
@@ -394,7 +400,9 @@ NON_OP_EXPORTS = frozenset(
         "RaggedTensor",
         "RaggedTensorSpec",
         "random",
+        "raw_ops",
         "register_tensor_conversion_function",
+        "RegisterGradient",
         "saved_model",
         "sets",
         "signal",
@@ -560,6 +568,7 @@ __all__ = [
     "nest",
     "newaxis",
     "nn",
+    "no_gradient",
     "no_op",
     "norm",
     "not_equal",
@@ -583,6 +592,7 @@ __all__ = [
     "random_uniform_initializer",
     "range",
     "rank",
+    "raw_ops",
     "recompute_grad",
     "reduce_all",
     "reduce_any",
@@ -593,6 +603,7 @@ __all__ = [
     "reduce_prod",
     "reduce_sum",
     "register_tensor_conversion_function",
+    "RegisterGradient",
     "repeat",
     "reshape",
     "reverse",

@@ -126,12 +126,13 @@ NAMESPACES: dict[str, Namespace] = {
             **_names("tapeshim._src.autograph.tensor_array", "TensorArray"),
             **_names("tapeshim._src.shape", "TensorShape"),
             **_names("tapeshim._src.tensor_spec", "TensorSpec"),
+            **_names("tapeshim._src.gradient_registry", "RegisterGradient no_gradient"),
             **_names("tapeshim._src.variable", "Variable VariableAggregation VariableSynchronization"),
             **_names(
                 "tapeshim",
                 "audio autodiff autograph bitwise compat config data debugging distribute dtypes errors experimental "
-                "image io linalg lookup math nest nn quantization ragged random saved_model sets signal sparse strings "
-                "summary tpu train types version",
+                "image io linalg lookup math nest nn quantization ragged random raw_ops saved_model sets signal "
+                "sparse strings summary tpu train types version",
             ),
             **_names("tapeshim", "profiler test"),
             **_names("tapeshim._src.control_flow", "case cond switch_case while_loop"),
@@ -234,6 +235,7 @@ NAMESPACES: dict[str, Namespace] = {
                 "disable_eager_execution disable_v2_behavior enable_eager_execution enable_v2_behavior "
                 "executing_eagerly set_random_seed",
             ),
+            **_names("tapeshim._src.gradient_registry", "NoGradient NotDifferentiable RegisterGradient no_gradient"),
             **_names("tapeshim.compat.v1", "logging"),
             "__getattr__": "tapeshim._src.api_compat_v1:tf1_attribute",
             "Any": "typing:Any",
@@ -497,6 +499,13 @@ NAMESPACES: dict[str, Namespace] = {
                 "LinearOperatorDiag LinearOperatorFullMatrix LinearOperatorIdentity LinearOperatorLowerTriangular "
                 "LinearOperatorScaledIdentity",
             ),
+            **_names("tapeshim._src.linear_operator", "LinearOperator"),
+            **_names("tapeshim._src.linear_operator_low_rank", "LinearOperatorLowRankUpdate"),
+            **_names(
+                "tapeshim._src.linear_operator_more",
+                "LinearOperatorAdjoint LinearOperatorBlockDiag LinearOperatorComposition LinearOperatorInversion "
+                "LinearOperatorKronecker",
+            ),
             **_names(
                 "tapeshim._src.linear_operator_structured",
                 "LinearOperatorCirculant LinearOperatorCirculant2D LinearOperatorCirculant3D LinearOperatorHouseholder "
@@ -506,13 +515,6 @@ NAMESPACES: dict[str, Namespace] = {
                 "tapeshim._src.linear_operator_structured_more",
                 "LinearOperatorBlockLowerTriangular LinearOperatorPermutation LinearOperatorTridiag "
                 "LinearOperatorZeros",
-            ),
-            **_names("tapeshim._src.linear_operator", "LinearOperator"),
-            **_names("tapeshim._src.linear_operator_low_rank", "LinearOperatorLowRankUpdate"),
-            **_names(
-                "tapeshim._src.linear_operator_more",
-                "LinearOperatorAdjoint LinearOperatorBlockDiag LinearOperatorComposition LinearOperatorInversion "
-                "LinearOperatorKronecker",
             ),
         },
         non_op_exports=True,
@@ -600,6 +602,11 @@ NAMESPACES: dict[str, Namespace] = {
     "tapeshim.quantization": Namespace(
         doc="`tf.quantization`: re-exports from the op table (`tapeshim/_src/ops/table.py`).",
         exports={},
+    ),
+    "tapeshim.raw_ops": Namespace(
+        doc="`tf.raw_ops`: TensorFlow's ops by their op names, keyword arguments only (`tapeshim/_src/raw_ops.py`).",
+        table=False,
+        from_dict=("_RAW_OPS", "tapeshim._src.raw_ops:RAW_OPS"),
     ),
     "tapeshim.random": Namespace(
         doc="`tf.random`: re-exports from the op table. Deterministic under `set_seed`; not TF's bit streams.",

@@ -16,6 +16,7 @@ Run `python -m tapeshim._src.api_gen` after adding an op-table row or a declared
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 from typing import Callable
@@ -73,7 +74,7 @@ def render(module: str, namespace: Namespace) -> str:
         private, source = namespace.from_dict
         imports[private] = source
         dict_module, _, dict_attribute = source.partition(":")
-        dict_names = sorted(getattr(sys.modules[dict_module], dict_attribute), key=api_gen_imports.order)
+        dict_names = sorted(getattr(importlib.import_module(dict_module), dict_attribute), key=api_gen_imports.order)
     parts = [HEADER.format(source=SOURCE) + _docstring(namespace.doc)]
     if namespace.prelude:
         parts.append(namespace.prelude.strip("\n"))

@@ -18,6 +18,7 @@ from tapeshim._src.api_compat_v1 import (
     set_random_seed,
 )
 from tapeshim._src.api_compat_v1 import tf1_attribute as __getattr__  # noqa: F401
+from tapeshim._src.gradient_registry import NoGradient, NotDifferentiable, RegisterGradient, no_gradient
 from tapeshim.compat.v1 import logging
 
 __all__ = [
@@ -27,5 +28,9 @@ __all__ = [
     "enable_v2_behavior",
     "executing_eagerly",
     "logging",
+    "no_gradient",
+    "NoGradient",
+    "NotDifferentiable",
+    "RegisterGradient",
     "set_random_seed",
 ]
