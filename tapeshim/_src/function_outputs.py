@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from tapeshim._src import dtypes, nest, ragged_function
-from tapeshim._src.autograph.operators import UndefinedAfterLoop
+from tapeshim._src.autograph.symbols import UndefinedAfterLoop
 from tapeshim._src.function_trace import FunctionTrace
 from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.tensor import Tensor, convert_to_tensor

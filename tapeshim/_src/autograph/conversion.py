@@ -23,7 +23,7 @@ import types
 import weakref
 from typing import Any, Callable, TypeGuard
 
-from tapeshim._src.autograph import operators, transformer
+from tapeshim._src.autograph import operators, symbols, transformer
 
 _DO_NOT_CONVERT = "__tapeshim_autograph_do_not_convert__"
 _SKIPPED_PACKAGES = (
@@ -67,11 +67,10 @@ for _name in (
     "while_stmt",
     "for_stmt",
     "range_call",
-    "Undefined",
-    "UndefinedReturnValue",
-    "retval",
 ):
     setattr(ag__, _name, getattr(operators, _name))
+for _name in ("Undefined", "UndefinedReturnValue", "retval", "load_or_undefined", "is_defined"):
+    setattr(ag__, _name, getattr(symbols, _name))
 
 
 def do_not_convert(func: Callable | None = None) -> Any:

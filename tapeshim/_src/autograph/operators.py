@@ -11,12 +11,18 @@ AutoGraph errors.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import math
 import threading
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 from tapeshim._src import control_flow, dtypes, errors, nest
+from tapeshim._src.autograph.symbols import (
+    CarriedComposites,
+    Composites,
+    Undefined,
+    UndefinedAfterLoop,
+    UndefinedReturnValue,
+)
 from tapeshim._src.autograph.tensor_array import ArraysInLoop, NestedArrayWrites, TensorArray, branch_carries
 from tapeshim._src.dataset import Dataset
 from tapeshim._src.dataset_iterator import OwnedIterator
@@ -28,53 +34,6 @@ from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.variable import Variable
 
 _BRANCH_NAMES = ("main", "else")
-
-
-class Undefined:
-    """The value of a variable not yet assigned when a converted statement starts."""
-
-    def __init__(self, symbol_name: str) -> None:
-        self.symbol_name = symbol_name
-
-    def __repr__(self) -> str:
-        return f"<undefined {self.symbol_name}>"
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        raise UnboundLocalError(f"local variable '{self.symbol_name}' referenced before assignment")
-
-    def __bool__(self) -> bool:
-        raise UnboundLocalError(f"local variable '{self.symbol_name}' referenced before assignment")
-
-
-class UndefinedAfterLoop(Undefined):
-    """The target of a loop over a dataset after the loop, when it was not defined before it (TF's error)."""
-
-    def _fail(self) -> Any:
-        raise ValueError(f"'{self.symbol_name}' must be defined before the loop")
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        self._fail()
-
-    def __bool__(self) -> bool:
-        return self._fail()
-
-
-class UndefinedReturnValue:
-    """The return value of a converted function before a `return` ran (the function returns None)."""
-
-
-def retval(value: Any) -> Any:
-    """The function's return value: None when no `return` ran."""
-    if isinstance(value, UndefinedReturnValue):
-        return None
-    for leaf in nest.flatten(value):
-        if isinstance(leaf, UndefinedAfterLoop):
-            leaf._fail()
-    return value
 
 
 def _symbolic(value: Any) -> bool:
@@ -125,16 +84,37 @@ def if_stmt(
     state: tuple,
     names: Sequence[str],
     live: Sequence[str],
-    composites: Sequence[str] = (),
+    composites: Composites | None = None,
 ) -> tuple:
     """A converted `if`: `tf.cond` over the assigned variables when `test` is a symbolic tensor.
 
-    `composites`: the items and attributes the branches assign, which a tensor `if` refuses (as a tensor loop,
-    `_refuse_composites`).
+    `composites`: the items and attributes the branches assign that code after the `if` reads: cond outputs
+    too, as TF's AutoGraph (`CarriedComposites`).
     """
     if not _symbolic(test):
         return body(*state) if test else orelse(*state)
-    _refuse_composites(composites, "an `if` on")
+    if composites is not None:
+        carried = CarriedComposites(composites, len(state))
+        initial = carried.get()
+        return carried.run(
+            lambda: _tensor_if(
+                test,
+                carried.branch(body, initial),
+                carried.branch(orelse, initial),
+                *carried.extend(state, names, live),
+            )
+        )
+    return _tensor_if(test, body, orelse, state, names, live)
+
+
+def _tensor_if(
+    test: Any,
+    body: Callable[..., tuple],
+    orelse: Callable[..., tuple],
+    state: tuple,
+    names: Sequence[str],
+    live: Sequence[str],
+) -> tuple:
     predicate = convert_to_tensor(test)
     if predicate._shape:
         raise errors.invalid_argument(
@@ -235,17 +215,19 @@ def while_stmt(
     state: tuple,
     names: Sequence[str],
     live: Sequence[str],
-    composites: Sequence[str] = (),
+    composites: Composites | None = None,
 ) -> tuple:
     """A converted `while`: `tf.while_loop` over the assigned variables when the test is a symbolic tensor.
 
-    `composites`: the items and attributes the body assigns (`acc[0]`); a tensor loop refuses them
-    (`_refuse_composites`).
+    `composites`: the items and attributes the loop carries too (`acc[0]`, `self.total`), as TF's AutoGraph
+    (`CarriedComposites`).
     """
-    if composites or _composites.frames:  # (a loop nested in one that has a frame gets one of its own)
-        with _composite_frame(composites):
-            return _while_stmt(test, body, state, names, live)
-    return _while_stmt(test, body, state, names, live)
+    if composites is None:
+        return _while_stmt(test, body, state, names, live)
+    carried = CarriedComposites(composites, len(state))
+    return carried.run(
+        lambda: _while_stmt(carried.state_function(test), carried.body(body, 0), *carried.extend(state, names, live))
+    )
 
 
 def _while_stmt(
@@ -264,47 +246,6 @@ def _while_stmt(
                 )
         return state
     return _tensor_loop(test, body, state, names, live, None)
-
-
-class _CompositeFrames(threading.local):
-    """Per converted loop running in this thread (innermost last): the items and attributes its body assigns
-    (`transformer.composite_targets`), which a tensor loop refuses (`_refuse_composites`)."""
-
-    def __init__(self) -> None:
-        self.frames: list[Sequence[str]] = []
-
-
-_composites = _CompositeFrames()
-
-
-@contextlib.contextmanager
-def _composite_frame(composites: Sequence[str]) -> Iterator[None]:
-    _composites.frames.append(composites)
-    try:
-        yield
-    finally:
-        _composites.frames.pop()
-
-
-def _refuse_composites(composites: Sequence[str], construct: str) -> None:
-    """Raises for a tensor loop whose body assigns items or attributes (`acc[0] = acc[0] + x`).
-
-    TF's AutoGraph carries them as loop variables; tapeshim carries only names, and the body's single trace
-    would otherwise leave one iteration's value in the item, silently.
-
-    Args:
-      composites: the items and attributes the loop or `if` must carry (`transformer.carried_composites`).
-      construct: what the tensor decides, for the message ("a loop over", "an `if` on").
-
-    Raises:
-      NotImplementedError: naming the first of `composites`, when there are any.
-    """
-    if composites:
-        raise NotImplementedError(
-            f"`{composites[0]}` is assigned in {construct} a tensor inside tapeshim.function: tapeshim's AutoGraph "
-            f"carries only variables through it, not items or attributes (TF's does). Use a variable: "
-            f"`value = {composites[0]}` before it, assign `value` in it, and `{composites[0]} = value` after."
-        )
 
 
 def _tensor_loop(
@@ -326,7 +267,6 @@ def _tensor_loop(
     loop may end before `maximum_iterations` (a `break`), so a `dynamic_size` TensorArray it writes gets the
     capacity a call finds it to reach, as for a tensor trip count (`autograph/tensor_array.py`).
     """
-    _refuse_composites(_composites.frames[-1] if _composites.frames else (), "a loop over")
     if "do_return__" in names:
         raise NotImplementedError(
             "a return statement cannot be placed inside this TensorFlow loop; this may happen if a return "
@@ -569,17 +509,20 @@ def for_stmt(
     names: Sequence[str],
     live: Sequence[str],
     target: tuple | None = None,
-    composites: Sequence[str] = (),
+    composites: Composites | None = None,
 ) -> tuple:
     """A converted `for`: a tensor loop over a tensor or `tf.range`, else Python iteration.
 
     `target` is `(function of an element giving the target's names' values, those names)`; `composites` as
     for `while_stmt`.
     """
-    if composites or _composites.frames:  # (as `while_stmt`)
-        with _composite_frame(composites):
-            return _for_stmt(iterated, extra_test, body, state, names, live, target)
-    return _for_stmt(iterated, extra_test, body, state, names, live, target)
+    if composites is None:
+        return _for_stmt(iterated, extra_test, body, state, names, live, target)
+    carried = CarriedComposites(composites, len(state))
+    test = None if extra_test is None else carried.state_function(extra_test)
+    return carried.run(
+        lambda: _for_stmt(iterated, test, carried.body(body, 1), *carried.extend(state, names, live), target)
+    )
 
 
 def _for_stmt(

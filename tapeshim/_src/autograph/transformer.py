@@ -27,6 +27,9 @@ from typing import Iterable, Sequence, TypeVar, Union
 _RETURN_FLAG = "do_return__"
 _RETURN_VALUE = "retval__"
 _GENERATED_FUNCTIONS = ("if_body__", "else_body__", "loop_test__", "loop_body__", "extra_test__", "loop_target__")
+# A statement's getter and setter of the items and attributes it carries: generated, but neither state nor walked
+# by the analyses (their loads and stores are the operator's, not the user's).
+_ACCESSORS = ("get_composites__", "set_composites__")
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _POSITIONED = (ast.expr, ast.stmt, ast.arg, ast.keyword, ast.excepthandler, ast.alias, ast.pattern)
 _Located = TypeVar(  # a node with a source position (one of _POSITIONED)
@@ -68,7 +71,7 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
     names: list[str] = []
 
     def add(name: str) -> None:
-        if name not in names and not name.startswith(_GENERATED_FUNCTIONS):
+        if name not in names and not name.startswith(_GENERATED_FUNCTIONS + _ACCESSORS):
             names.append(name)
 
     deleted: set[str] = set()  # names a later statement deletes (`del tape`): not live after the block
@@ -99,6 +102,16 @@ def _walk_converted(node: ast.AST) -> Iterable[ast.AST]:
         yield child
         generated = isinstance(child, ast.FunctionDef) and child.name.startswith(_GENERATED_FUNCTIONS)
         if generated or not isinstance(child, _NESTED_SCOPES):
+            stack.extend(ast.iter_child_nodes(child))
+
+
+def _walk_user_code(node: ast.AST) -> Iterable[ast.AST]:
+    """`ast.walk` that does not enter the composites' accessors (`_ACCESSORS`)."""
+    stack = [node]
+    while stack:
+        child = stack.pop()
+        yield child
+        if not (isinstance(child, ast.FunctionDef) and child.name.startswith(_ACCESSORS)):
             stack.extend(ast.iter_child_nodes(child))
 
 
@@ -424,7 +437,7 @@ class _ControlFlow(ast.NodeTransformer):
         inside = {id(n) for n in ast.walk(node)}
         outside = {
             n.id
-            for n in ast.walk(self.function)
+            for n in _walk_user_code(self.function)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside
         }
         return sorted(outside.union(*self.loop_reads))
@@ -438,7 +451,7 @@ class _ControlFlow(ast.NodeTransformer):
         inside = {id(n) for n in ast.walk(node)}
         read_outside = {
             ast.unparse(n)
-            for n in ast.walk(self.function)
+            for n in _walk_user_code(self.function)
             if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Load) and id(n) not in inside
         }
         carried = carried_composites(body, state) if not isinstance(node, ast.If) else []
@@ -500,16 +513,21 @@ class _ControlFlow(ast.NodeTransformer):
         live = self._live_outside(node)
         body_fn = self._def(f"if_body__{n}", state, node.body, _tuple(state))
         else_fn = self._def(f"else_body__{n}", state, node.orelse or [ast.Pass()], _tuple(state))
+        accessors, keywords = _composite_accessors(n, self._composites(node, node.body + node.orelse, state))
         call = ast.Call(
             func=_ag("if_stmt"),
             args=[node.test, _name(body_fn.name), _name(else_fn.name), _tuple(state), _strings(state), _strings(live)],
-            keywords=_composites_keyword(self._composites(node, node.body + node.orelse, state)),
+            keywords=keywords,
         )
-        out = self._define(state) + [
-            body_fn,
-            else_fn,
-            ast.Assign(targets=[_tuple(state, True)], value=call) if state else ast.Expr(value=call),
-        ]
+        out = (
+            self._define(state)
+            + accessors
+            + [
+                body_fn,
+                else_fn,
+                ast.Assign(targets=[_tuple(state, True)], value=call) if state else ast.Expr(value=call),
+            ]
+        )
         return _located(out, node)
 
     def visit_While(self, node: ast.While) -> list[ast.stmt] | ast.While:
@@ -521,16 +539,21 @@ class _ControlFlow(ast.NodeTransformer):
         live = self._live_outside(node)
         test_fn = self._def(f"loop_test__{n}", state, [], node.test)
         body_fn = self._def(f"loop_body__{n}", state, node.body, _tuple(state))
+        accessors, keywords = _composite_accessors(n, self._composites(node, node.body, state))
         call = ast.Call(
             func=_ag("while_stmt"),
             args=[_name(test_fn.name), _name(body_fn.name), _tuple(state), _strings(state), _strings(live)],
-            keywords=_composites_keyword(self._composites(node, node.body, state)),
+            keywords=keywords,
         )
-        out = self._define(state) + [
-            test_fn,
-            body_fn,
-            ast.Assign(targets=[_tuple(state, True)], value=call) if state else ast.Expr(value=call),
-        ]
+        out = (
+            self._define(state)
+            + accessors
+            + [
+                test_fn,
+                body_fn,
+                ast.Assign(targets=[_tuple(state, True)], value=call) if state else ast.Expr(value=call),
+            ]
+        )
         return _located(out, node)
 
     def visit_For(self, node: ast.For) -> list[ast.stmt] | ast.For:
@@ -572,6 +595,8 @@ class _ControlFlow(ast.NodeTransformer):
             f"loop_target__{n}", [item], [ast.Assign(targets=[node.target], value=_name(item))], _tuple(targets)
         )
         out.append(target_fn)
+        accessors, keywords = _composite_accessors(n, self._composites(node, node.body, state))
+        out += accessors
         call = ast.Call(
             func=_ag("for_stmt"),
             args=[iterated, extra, _name(body_fn.name), _tuple(state), _strings(state), _strings(live)],
@@ -580,7 +605,7 @@ class _ControlFlow(ast.NodeTransformer):
                     arg="target", value=ast.Tuple(elts=[_name(target_fn.name), _strings(targets)], ctx=ast.Load())
                 )
             ]
-            + _composites_keyword(self._composites(node, node.body, state)),
+            + keywords,
         )
         out += [body_fn, ast.Assign(targets=[_tuple(state, True)], value=call) if state else ast.Expr(value=call)]
         return _located(out, node)
@@ -650,9 +675,36 @@ class _Expressions(ast.NodeTransformer):
         return node
 
 
-def _composites_keyword(composites: list[str]) -> list[ast.keyword]:
-    """`composites=(...)` for a loop's or branch's operator when it carries items or attributes."""
-    return [ast.keyword(arg="composites", value=_strings(composites))] if composites else []
+def _composite_accessors(n: int, composites: list[str]) -> tuple[list[ast.stmt], list[ast.keyword]]:
+    """A getter and a setter of the items and attributes a statement carries, and the operator's keyword.
+
+    `get_composites__N()` gives their values (`ag__.Undefined` for one that does not exist yet);
+    `set_composites__N(values)` assigns them (deletes one whose value is `Undefined`), as TF's AutoGraph's
+    `get_state`/`set_state`. The operator's keyword is `composites=(getter, setter, names)`.
+    """
+    if not composites:
+        return [], []
+    loads = ", ".join(f"ag__.load_or_undefined(lambda: {c}, {c!r})" for c in composites)
+    lines = [f"def get_composites__{n}():", f"    return ({loads},)", f"def set_composites__{n}(values__):"]
+    for i, c in enumerate(composites):
+        lines += [
+            f"    if ag__.is_defined(values__[{i}]):",
+            f"        {c} = values__[{i}]",
+            "    else:",
+            "        try:",
+            f"            del {c}",
+            "        except (AttributeError, IndexError, KeyError, NameError, TypeError):",
+            "            pass",
+        ]
+    accessors = ast.parse("\n".join(lines)).body
+    for node in accessors:
+        for child in ast.walk(node):
+            for attribute in ("lineno", "end_lineno", "col_offset", "end_col_offset"):
+                if hasattr(child, attribute):
+                    delattr(child, attribute)
+    value = ast.Tuple(elts=[_name(f"get_composites__{n}"), _name(f"set_composites__{n}"), _strings(composites)])
+    value.ctx = ast.Load()
+    return accessors, [ast.keyword(arg="composites", value=value)]
 
 
 def _no_args() -> ast.arguments:
