@@ -24,6 +24,7 @@ import weakref
 from typing import Any, Callable, TypeGuard
 
 from tapeshim._src.autograph import operators, symbols, transformer
+from tapeshim._src.tf_logging import get_logger
 
 _DO_NOT_CONVERT = "__tapeshim_autograph_do_not_convert__"
 _SKIPPED_PACKAGES = (
@@ -127,14 +128,37 @@ def _parse(fn: types.FunctionType) -> ast.FunctionDef | None:
     return node
 
 
+class UnsupportedLanguageElementError(NotImplementedError):
+    """A construct AutoGraph does not convert (TF's `pyct.errors.UnsupportedLanguageElementError`)."""
+
+
+def _unsupported(node: ast.FunctionDef) -> None:
+    """Raises for the first loop with an `else` clause in `node`'s source (nested functions included), as TF 2.21's
+    AutoGraph does: it does not convert such a function at all.
+
+    Raises:
+      UnsupportedLanguageElementError: "for/else statement not yet supported" (or while/else).
+    """
+    loops = [n for n in ast.walk(node) if isinstance(n, (ast.For, ast.While)) and n.orelse]
+    if loops:
+        first = min(loops, key=lambda n: (n.lineno, n.col_offset))
+        kind = "for" if isinstance(first, ast.For) else "while"
+        raise UnsupportedLanguageElementError(f"{kind}/else statement not yet supported")
+
+
 def _compile(fn: types.FunctionType) -> tuple[types.CodeType, str] | None:
-    """The converted code object of `fn` and its source, cached per code object."""
+    """The converted code object of `fn` and its source, cached per code object.
+
+    Raises:
+      UnsupportedLanguageElementError: for a construct AutoGraph does not convert (`_unsupported`).
+    """
     cached = _code_cache.get(fn.__code__)
     if cached is not None:
         return cached
     node = _parse(fn)
     if node is None:
         return None
+    _unsupported(node)
     transformer.transform(node)
     # (a function defined inside a converted one already has `ag__` among its free variables)
     freevars = [name for name in fn.__code__.co_freevars if name != "ag__"]
@@ -181,7 +205,14 @@ def convert(fn: Callable[..., Any]) -> Callable[..., Any]:
     cached = _function_cache.get(fn)
     if cached is not None:
         return cached
-    compiled = _compile(fn)
+    try:
+        compiled = _compile(fn)
+    except UnsupportedLanguageElementError as exc:  # as TF: a warning, and the function runs as it is
+        get_logger().warning(
+            f"AutoGraph could not transform {fn!r} and will run it as-is.\nCause: {exc}\n"
+            "To silence this warning, decorate the function with @tf.autograph.experimental.do_not_convert"
+        )
+        compiled = None
     if compiled is None:
         _unconvertible.add(fn)
         return fn
@@ -219,6 +250,7 @@ def to_code(fn: Callable, recursive: bool = True, experimental_optional_features
 
     Raises:
       ValueError: if `fn` has no Python source to convert.
+      UnsupportedLanguageElementError: for a construct AutoGraph does not convert (a loop's `else`), as TF.
     """
     del recursive, experimental_optional_features
     target = getattr(fn, "python_function", fn)
