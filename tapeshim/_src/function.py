@@ -334,7 +334,8 @@ class Function:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _thread_state.trace is not None:
-            return self._traced_function()(*args, **kwargs)  # inlined into the enclosing trace
+            with autograph.control_status(self._autograph):
+                return self._traced_function()(*args, **kwargs)  # inlined into the enclosing trace
         if _config.STATE.run_functions_eagerly:  # tf.config.run_functions_eagerly(True) (FUNCTIONAL)
             return self._python_function(*args, **kwargs)
         if kwargs or len(args) != self._n_positional:
@@ -677,7 +678,8 @@ class Function:
         _thread_state.recorders = [trace]
         _thread_state.trace = trace
         try:
-            result = self._traced_function()(*traced_args, **traced_kwargs)
+            with autograph.control_status(self._autograph):
+                result = self._traced_function()(*traced_args, **traced_kwargs)
             concrete = ConcreteFunction(self, trace, flat, result, args, kwargs, placeholders, specs)
         finally:
             _thread_state.trace = saved_trace

@@ -264,8 +264,9 @@ class FunctionTrace(Recorder):
             f"Using a symbolic `tf.Tensor` as a Python value (bool, float, int, iteration or .numpy()) is not "
             f"allowed inside tapeshim.function ({filename}, line {line}). The value is only known when the "
             "compiled function runs. Use `tf.cond` instead of a Python `if` and `tf.while_loop` instead of a "
-            "Python `while` where AutoGraph does not convert them (autograph=False, do_not_convert, lambdas, "
-            "code without source), or compute the value outside the function."
+            "Python `while` where AutoGraph does not convert them (autograph=False, do_not_convert, "
+            "functions given directly to tf.scan or tf.vectorized_map, code without source), or compute the "
+            "value outside the function."
         )
         if _asked_by_an_op():  # (TF's graph computes it with an unknown shape: the function runs eagerly)
             raise ValueNeededByAnOp(message, f"an op needs the value of a tensor at {filename}, line {line}")

@@ -5,6 +5,22 @@ function, cached), `transformer.py` is the `ast` rewrite, and `operators.py` hol
 what the converted code calls at run time.
 """
 
-from tapeshim._src.autograph.conversion import convert, converted_call, do_not_convert, to_code, to_graph
+from tapeshim._src.autograph.conversion import (
+    control_status,
+    convert,
+    convert_if_enabled,
+    converted_call,
+    do_not_convert,
+    to_code,
+    to_graph,
+)
 
-__all__ = ["convert", "converted_call", "do_not_convert", "to_code", "to_graph"]
+__all__ = [
+    "control_status",
+    "convert",
+    "convert_if_enabled",
+    "converted_call",
+    "do_not_convert",
+    "to_code",
+    "to_graph",
+]

@@ -14,14 +14,18 @@ allowlisted modules alone.
 from __future__ import annotations
 
 import ast
+import contextlib
+import copy
 import functools
 import inspect
+import linecache
 import os
 import sysconfig
 import textwrap
+import threading
 import types
 import weakref
-from typing import Any, Callable, TypeGuard
+from typing import Any, Callable, Iterator, TypeGuard
 
 from tapeshim._src.autograph import operators, symbols, transformer
 from tapeshim._src.tf_logging import get_logger
@@ -48,6 +52,9 @@ _TAPESHIM_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 _STDLIB = sysconfig.get_paths().get("stdlib", "\0")
 
 _code_cache: dict[types.CodeType, tuple[types.CodeType, str]] = {}
+# Code objects the conversion compiled (a converted function's, and those of the functions and lambdas defined in
+# it, which the rewrite converted with it): calls to functions made from them need no conversion.
+_converted_codes: weakref.WeakSet = weakref.WeakSet()
 _function_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _unconvertible: weakref.WeakSet = weakref.WeakSet()
 
@@ -97,7 +104,7 @@ def do_not_convert(func: Callable | None = None) -> Any:
 def _is_convertible(fn: object) -> TypeGuard[types.FunctionType]:
     if not isinstance(fn, types.FunctionType) or getattr(fn, _DO_NOT_CONVERT, False):
         return False
-    if fn in _unconvertible or fn.__name__ == "<lambda>":
+    if fn in _unconvertible or fn.__code__ in _converted_codes:
         return False
     code = fn.__code__
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
@@ -112,6 +119,8 @@ def _is_convertible(fn: object) -> TypeGuard[types.FunctionType]:
 
 
 def _parse(fn: types.FunctionType) -> ast.FunctionDef | None:
+    if fn.__name__ == "<lambda>":
+        return _parse_lambda(fn)
     try:
         lines, first_line = inspect.getsourcelines(fn)
     except (OSError, TypeError):
@@ -126,6 +135,66 @@ def _parse(fn: types.FunctionType) -> ast.FunctionDef | None:
     node = module.body[0]
     node.decorator_list = []
     return node
+
+
+def _parse_lambda(fn: types.FunctionType) -> ast.FunctionDef | None:
+    """`fn` (a lambda) as `def lambda__(<its arguments>): return <its body>`, found in its file's source.
+
+    The lambda is the only one on its first line with its arguments' names; None when there is no source or
+    none there.
+
+    Raises:
+      LambdaSourceError: when several lambdas there have those arguments (TF's AutoGraph then runs it as it is).
+    """
+    code = fn.__code__
+    lines = linecache.getlines(code.co_filename, fn.__globals__)
+    if not lines:
+        return None
+    try:
+        module = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return None
+    n_args = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
+    n_args += bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    arguments = code.co_varnames[:n_args]
+    candidates = [
+        node
+        for node in ast.walk(module)
+        if isinstance(node, ast.Lambda)
+        and node.lineno == code.co_firstlineno
+        and tuple(a.arg for a in _all_arguments(node.args)) == arguments
+    ]
+    if len(candidates) > 1:
+        matches = "\n".join(f"Match {i}:\n{ast.unparse(node)}\n" for i, node in enumerate(candidates))
+        raise LambdaSourceError(
+            f"could not parse the source code of {fn!r}: found multiple definitions with identical signatures at "
+            "the location. This error may be avoided by defining each lambda on a single line and with unique "
+            f"argument names. The matching definitions were:\n{matches}"
+        )
+    if len(candidates) != 1:
+        return None
+    found = candidates[0]
+    node = ast.FunctionDef(
+        name="lambda__",
+        args=copy.deepcopy(found.args),
+        body=[ast.Return(value=copy.deepcopy(found.body))],
+        decorator_list=[],
+        returns=None,
+        type_params=[],  # type: ignore[call-arg]  # Python 3.12+ requires it; 3.10 and 3.11 accept it
+    )
+    ast.copy_location(node, found)
+    ast.copy_location(node.body[0], found.body)
+    return node
+
+
+def _all_arguments(args: ast.arguments) -> list[ast.arg]:
+    """A function's parameters in the order of its code's `co_varnames`."""
+    ordered = args.posonlyargs + args.args + args.kwonlyargs
+    return ordered + [a for a in (args.vararg, args.kwarg) if a is not None]
+
+
+class LambdaSourceError(ValueError):
+    """A lambda AutoGraph cannot tell apart from the others on its line (TF runs it unconverted)."""
 
 
 class UnsupportedLanguageElementError(NotImplementedError):
@@ -151,6 +220,7 @@ def _compile(fn: types.FunctionType) -> tuple[types.CodeType, str] | None:
 
     Raises:
       UnsupportedLanguageElementError: for a construct AutoGraph does not convert (`_unsupported`).
+      LambdaSourceError: for a lambda not told apart from others on its line (`_parse_lambda`).
     """
     cached = _code_cache.get(fn.__code__)
     if cached is not None:
@@ -184,9 +254,47 @@ def _compile(fn: types.FunctionType) -> tuple[types.CodeType, str] | None:
     compiled = compile(module, fn.__code__.co_filename, "exec")
     factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     code = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
+    _register_converted(code)
     cached = (code, ast.unparse(node))
     _code_cache[fn.__code__] = cached
     return cached
+
+
+class _ControlStatus(threading.local):
+    """Whether the code running in this thread is traced by a function with AutoGraph on (TF's
+    `ag_ctx.control_status_ctx()`: ENABLED there), which the ops that convert the functions they are given
+    (`tf.map_fn`) look at."""
+
+    def __init__(self) -> None:
+        self.enabled = False
+
+
+_status = _ControlStatus()
+
+
+@contextlib.contextmanager
+def control_status(enabled: bool) -> Iterator[None]:
+    """Marks the code run inside as traced with AutoGraph on (`enabled`) or off."""
+    saved = _status.enabled
+    _status.enabled = enabled
+    try:
+        yield
+    finally:
+        _status.enabled = saved
+
+
+def convert_if_enabled(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` converted when AutoGraph is on for the code running (`control_status`), as TF's
+    `autograph.tf_convert(fn, control_status_ctx())`; `fn` itself otherwise."""
+    return convert(fn) if _status.enabled else fn
+
+
+def _register_converted(code: types.CodeType) -> None:
+    """Adds `code` and the code of every function and lambda defined in it to `_converted_codes`."""
+    _converted_codes.add(code)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _register_converted(const)
 
 
 def convert(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -207,7 +315,7 @@ def convert(fn: Callable[..., Any]) -> Callable[..., Any]:
         return cached
     try:
         compiled = _compile(fn)
-    except UnsupportedLanguageElementError as exc:  # as TF: a warning, and the function runs as it is
+    except (UnsupportedLanguageElementError, LambdaSourceError) as exc:  # as TF: a warning; runs as it is
         get_logger().warning(
             f"AutoGraph could not transform {fn!r} and will run it as-is.\nCause: {exc}\n"
             "To silence this warning, decorate the function with @tf.autograph.experimental.do_not_convert"

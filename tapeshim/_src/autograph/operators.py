@@ -15,6 +15,8 @@ import math
 import threading
 from typing import Any, Callable, Sequence
 
+import jax
+
 from tapeshim._src import control_flow, dtypes, errors, nest
 from tapeshim._src.autograph.symbols import (
     CarriedComposites,
@@ -36,13 +38,16 @@ from tapeshim._src.variable import Variable
 _BRANCH_NAMES = ("main", "else")
 
 
-def _symbolic(value: Any) -> bool:
+def _symbolic(value: Any, abstract: bool = False) -> bool:
+    """Whether `value` is a tensor known only when the program runs: a function trace's, or (with `abstract`:
+    for `tf.cond`, which takes it) one holding a JAX tracer outside a function trace (a custom gradient's forward
+    computed on abstract values)."""
+    if not isinstance(value, Tensor) or isinstance(value, Variable):
+        return False
     trace = _thread_state.trace
     if trace is None:
-        return False
-    if isinstance(value, Variable):
-        return False
-    return isinstance(value, Tensor) and trace.is_symbolic(value)
+        return abstract and isinstance(value._value, jax.core.Tracer)
+    return trace.is_symbolic(value)
 
 
 # -- and, or, not ----------------------------------------------------------------------
@@ -71,7 +76,7 @@ def not_(value: Any) -> Any:
 
 def if_exp(test: Any, if_true: Callable[[], Any], if_false: Callable[[], Any]) -> Any:
     """`a if c else b`: `tf.cond` when `c` is a symbolic tensor, else Python's."""
-    if _symbolic(test):
+    if _symbolic(test, abstract=True):
         return control_flow.cond(test, if_true, if_false)
     return if_true() if test else if_false()
 

@@ -672,6 +672,7 @@ class _Expressions(ast.NodeTransformer):
         return node
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.Lambda:
+        self.generic_visit(node)  # a lambda's body is converted with the function, as TF's AutoGraph does
         return node
 
 

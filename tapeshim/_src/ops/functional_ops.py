@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from tapeshim._src import config, dtypes, errors, nest, replay, symbolic_dims
+from tapeshim._src import autograph, config, dtypes, errors, nest, replay, symbolic_dims
 from tapeshim._src.control_flow import _Branch, _effect_token, _record, _retire_loop_placeholders, _while_loop
 from tapeshim._src.function import function
 from tapeshim._src.ops import array_ops, manip_ops, table
@@ -241,6 +241,7 @@ def map_fn(
     flat = _flat_elems(elems)
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {fn!r}.")
+    fn = autograph.convert_if_enabled(fn)  # as TF's map_fn, inside a function traced with AutoGraph
     n = flat[0]._shape[0]
     if signature is None:
         structure = elems
