@@ -27,8 +27,12 @@ import types
 import weakref
 from typing import Any, Callable, Iterator, TypeGuard
 
+from tapeshim._src import dtypes
 from tapeshim._src.autograph import operators, symbols, transformer
+from tapeshim._src.ops import math_ops
+from tapeshim._src.tensor import Tensor
 from tapeshim._src.tf_logging import get_logger
+from tapeshim._src.variable import Variable
 
 _DO_NOT_CONVERT = "__tapeshim_autograph_do_not_convert__"
 _SKIPPED_PACKAGES = (
@@ -339,7 +343,13 @@ def convert(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def converted_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """A call inside converted code: user functions are converted (once) before they run."""
+    """A call inside converted code: user functions are converted (once) before they run; `int(t)` and
+    `float(t)` of a tensor are `tf.cast`s (to int32, float32), as TF's AutoGraph's builtins."""
+    if (fn is int or fn is float) and args and isinstance(args[0], (Tensor, Variable)):
+        if len(args) > 1 or kwargs:
+            base = args[1] if len(args) > 1 else kwargs.get("base")
+            raise NotImplementedError(f"base {base} not supported for int")
+        return math_ops.cast(args[0], dtypes.int32 if fn is int else dtypes.float32)
     if isinstance(fn, types.FunctionType):
         if getattr(fn, _DO_NOT_CONVERT, False) or fn in _unconvertible:
             return fn(*args, **kwargs)

@@ -1,0 +1,26 @@
+"""Python builtins called on tensors in converted code, against TF's AutoGraph: `int(t)` and `float(t)` are
+`tf.cast`s to int32 and float32 (TF's `py_builtins.int_`/`float_`); `int(t, base)` raises TF's error."""
+
+from oracle import check, check_raises
+
+
+def test_int_and_float_of_tensors_are_casts():
+    def body(tf):
+        @tf.function
+        def f(x, n):
+            steps = tf.constant(0)
+            for _ in range(int(n)):  # a tensor bound: a tensor loop, as TF's
+                steps += 1
+            return int(x), float(n), int(x * 2.0) + 1, float(x) / 2.0, steps, int(3.9), float("2.5")
+
+        return f(tf.constant(-2.7), tf.constant(4)), f(tf.constant(5.5), tf.constant(2))
+
+    check(body)
+
+
+def test_int_of_a_tensor_with_a_base_raises_tfs_error():
+    def body(tf):
+        return tf.function(lambda x: int(x, 2))(tf.constant(1))
+
+    raised = check_raises(body)
+    assert raised.name == "NotImplementedError" and raised.message == "base 2 not supported for int"
