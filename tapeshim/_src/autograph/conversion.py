@@ -59,6 +59,7 @@ _code_cache: dict[types.CodeType, tuple[types.CodeType, str]] = {}
 # Code objects the conversion compiled (a converted function's, and those of the functions and lambdas defined in
 # it, which the rewrite converted with it): calls to functions made from them need no conversion.
 _converted_codes: weakref.WeakSet = weakref.WeakSet()
+_sourceless_codes: weakref.WeakSet = weakref.WeakSet()  # code objects whose source was not found
 _function_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _unconvertible: weakref.WeakSet = weakref.WeakSet()
 
@@ -227,10 +228,11 @@ def _compile(fn: types.FunctionType) -> tuple[types.CodeType, str] | None:
       LambdaSourceError: for a lambda not told apart from others on its line (`_parse_lambda`).
     """
     cached = _code_cache.get(fn.__code__)
-    if cached is not None:
+    if cached is not None or fn.__code__ in _sourceless_codes:
         return cached
     node = _parse(fn)
     if node is None:
+        _sourceless_codes.add(fn.__code__)  # (a new function object of this code: not parsed again)
         return None
     _unsupported(node)
     transformer.transform(node)
