@@ -1,5 +1,6 @@
-"""Python builtins called on tensors in converted code, against TF's AutoGraph: `int(t)` and `float(t)` are
-`tf.cast`s to int32 and float32 (TF's `py_builtins.int_`/`float_`); `int(t, base)` raises TF's error."""
+"""Python builtins and operators on tensors in converted code, against TF's AutoGraph: `int(t)` and `float(t)`
+are `tf.cast`s to int32 and float32 (TF's `py_builtins.int_`/`float_`); `int(t, base)` raises TF's error; a
+chained comparison `a < b < c` is `a < b and b < c` (`tf.logical_and` for tensors; `b` evaluated twice, as TF)."""
 
 from oracle import check, check_raises
 
@@ -24,3 +25,26 @@ def test_int_of_a_tensor_with_a_base_raises_tfs_error():
 
     raised = check_raises(body)
     assert raised.name == "NotImplementedError" and raised.message == "base 2 not supported for int"
+
+
+def test_chained_comparisons_of_tensors():
+    def body(tf):
+        calls = []
+
+        def middle(x):
+            calls.append(1)
+            return x
+
+        @tf.function
+        def f(x, n):
+            if 0 < x < 5:
+                y = x
+            else:
+                y = -x
+            inside = -1.0 < middle(x) <= 10.0 < 20.0
+            python_chain = 1 < 2 < n.shape.rank + 3  # Python values stay Python
+            return y, inside, python_chain, 0 < n < 3 != 4
+
+        return [f(tf.constant(v), tf.constant(2)) for v in (2.0, 7.0, 30.0)], len(calls)
+
+    check(body)

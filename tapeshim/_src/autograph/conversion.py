@@ -80,6 +80,7 @@ for _name in (
     "while_stmt",
     "for_stmt",
     "range_call",
+    "compare_chain",
 ):
     setattr(ag__, _name, getattr(operators, _name))
 for _name in ("Undefined", "UndefinedReturnValue", "retval", "load_or_undefined", "is_defined"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 import threading
 from typing import Any, Callable, Sequence
 
@@ -72,6 +73,36 @@ def not_(value: Any) -> Any:
     if isinstance(value, (Tensor, Variable)):
         return math_ops.logical_not(value)
     return not value
+
+
+_COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
+    "Lt": operator.lt,
+    "LtE": operator.le,
+    "Gt": operator.gt,
+    "GtE": operator.ge,
+    "Eq": operator.eq,
+    "NotEq": operator.ne,
+    "Is": operator.is_,
+    "IsNot": operator.is_not,
+    "In": lambda a, b: a in b,
+    "NotIn": lambda a, b: a not in b,
+}
+
+
+def compare_chain(ops: Sequence[str], operands: Sequence[Callable[[], Any]]) -> Any:
+    """`a < b <= c` (`ops` the comparisons' `ast` names, `operands` thunks of a, b, c): as TF's AutoGraph,
+    `a < b and b <= c` with `and_`, so tensor comparisons give `tf.logical_and`. As TF's, an operand between
+    two comparisons is evaluated for each of them, and a comparison after a false Python one is not."""
+
+    def comparison(i: int) -> Any:
+        return _COMPARISONS[ops[i]](operands[i](), operands[i + 1]())
+
+    def chain(i: int) -> Any:
+        if i == len(ops) - 1:
+            return comparison(i)
+        return and_(lambda: comparison(i), lambda: chain(i + 1))
+
+    return chain(0)
 
 
 def if_exp(test: Any, if_true: Callable[[], Any], if_false: Callable[[], Any]) -> Any:

@@ -649,6 +649,20 @@ class _Expressions(ast.NodeTransformer):
             return _at(_call(_ag("not_"), node.operand), node)
         return node
 
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        """`a < b <= c`: `ag__.compare_chain(("Lt", "LtE"), (lambda: a, lambda: b, lambda: c))`, as TF's
+        `a < b and b <= c`."""
+        self.generic_visit(node)
+        if len(node.ops) < 2:
+            return node
+        operands = [ast.Lambda(args=_no_args(), body=operand) for operand in [node.left] + node.comparators]
+        call = _call(
+            _ag("compare_chain"),
+            _strings(type(op).__name__ for op in node.ops),
+            ast.Tuple(elts=list(operands), ctx=ast.Load()),
+        )
+        return _at(call, node)
+
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
         if (
