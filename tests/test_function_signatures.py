@@ -172,6 +172,19 @@ def test_a_leaked_tensor_has_no_value():
     check_raises(lambda tf: np.asarray(_leaked(tf)))
 
 
+def test_a_leaked_tensor_prints_as_a_graph_tensor():
+    def body(tf):
+        leaked = _leaked(tf)
+        text, representation = str(leaked), repr(leaked)
+        # (the op names differ: TF's graph names the op "mul", tapeshim's tensor has its type, "Mul")
+        return (
+            text.startswith('Tensor("') and text.endswith(':0", shape=(), dtype=float32)'),
+            representation.startswith("<tf.Tensor '") and representation.endswith(":0' shape=() dtype=float32>"),
+        )
+
+    check(body)
+
+
 def test_a_leaked_tensor_captured_by_another_function():
     def body(tf):
         leaked = _leaked(tf)

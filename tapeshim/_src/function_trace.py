@@ -21,7 +21,7 @@ from tapeshim._src.node import Node, OpKey
 from tapeshim._src.ops import math_ops, random_ops
 from tapeshim._src.state import _thread_state, next_tensor_id
 from tapeshim._src.tape import Recorder
-from tapeshim._src.tensor import Tensor, concrete
+from tapeshim._src.tensor import LeakedGraphTensor, Tensor, concrete
 from tapeshim._src.tf_logging import caller_site
 from tapeshim._src.variable import Variable
 
@@ -78,6 +78,8 @@ def _leaked_tensor_error() -> Exception:
         return AttributeError("'SymbolicTensor' object has no attribute 'numpy'")
     if asker in ("__float__", "__int__", "__index__", "__bool__"):
         return TypeError("float() argument must be a string or a real number, not 'SymbolicTensor'")
+    if asker in ("__str__", "__repr__"):
+        return LeakedGraphTensor(_OUT_OF_SCOPE)  # (printed as a graph tensor, as TF prints one)
     if asker in ("__array__", "constant"):
         return NotImplementedError(
             "Cannot convert a symbolic tf.Tensor to a numpy array. This error may indicate that you're trying to "

@@ -397,7 +397,10 @@ class Tensor(TensorOperators):
         symbolic = self._symbolic_name()
         if symbolic is not None:
             return f'Tensor("{symbolic}", shape={self.shape}, dtype={self._dtype.name})'
-        text = str(self.numpy())
+        try:
+            text = str(self.numpy())
+        except LeakedGraphTensor:  # a finished function trace's tensor: TF prints it as a graph tensor
+            return f'Tensor("{self._graph_name()}", shape={self.shape}, dtype={self._dtype.name})'
         if "\n" in text:
             text = "\n" + text
         return f"tf.Tensor({text}, shape={self.shape}, dtype={self._dtype.name})"
@@ -406,7 +409,16 @@ class Tensor(TensorOperators):
         symbolic = self._symbolic_name()
         if symbolic is not None:
             return f"<tf.Tensor '{symbolic}' shape={self.shape} dtype={self._dtype.name}>"
-        return f"<tf.Tensor: shape={self.shape}, dtype={self._dtype.name}, numpy={numpy_text(self.numpy())}>"
+        try:
+            value = self.numpy()
+        except LeakedGraphTensor:
+            return f"<tf.Tensor '{self._graph_name()}' shape={self.shape} dtype={self._dtype.name}>"
+        return f"<tf.Tensor: shape={self.shape}, dtype={self._dtype.name}, numpy={numpy_text(value)}>"
+
+    def _graph_name(self) -> str:
+        """A leaked graph tensor's TF-style name: its op's type (`"AddV2:0"`)."""
+        op = None if self._node is None else self._node.op_type
+        return f"{op or 'Placeholder'}:0"
 
 
 def numpy_text(value: object) -> str:
@@ -433,6 +445,11 @@ class _TensorRef:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _TensorRef) and other._tensor is self._tensor
+
+
+class LeakedGraphTensor(TypeError):
+    """A finished function trace's tensor asked for its value by `str`/`repr` (which print it as a graph
+    tensor instead, as TF's)."""
 
 
 class ValueOfJaxTrace(errors.OperatorNotAllowedInGraphError, jax.errors.TracerArrayConversionError):
