@@ -293,8 +293,11 @@ def add(
             manip_ops.scatter_nd(constant(slots[:n_a]), a._values, [count]),
             manip_ops.scatter_nd(constant(slots[n_a:]), b._values, [count]),
         )
-        host_sums = np.asarray(sums.numpy())
-        keep = np.abs(host_sums) >= np.asarray(threshold) if unique else np.zeros(0, bool)
+        if isinstance(threshold, (int, float)) and threshold <= 0:  # every sum kept: its value is not needed
+            keep = np.ones(count, bool)  # (so a symbolic sum, in a function or a loop, is fine, as in TF)
+        else:
+            host_sums = np.asarray(sums.numpy())
+            keep = np.abs(host_sums) >= np.asarray(threshold) if unique else np.zeros(0, bool)
         indices = np.asarray(unique, np.int64).reshape(-1, a._shape_host.size)[keep]
         values = array_ops.gather(sums, constant(np.nonzero(keep)[0].astype(np.int64)))
         return SparseTensor(constant(indices), values, a._dense_shape)
