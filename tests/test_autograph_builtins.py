@@ -1,6 +1,7 @@
 """Python builtins and operators on tensors in converted code, against TF's AutoGraph: `int(t)` and `float(t)`
 are `tf.cast`s to int32 and float32 (TF's `py_builtins.int_`/`float_`); `int(t, base)` raises TF's error; a
-chained comparison `a < b < c` is `a < b and b < c` (`tf.logical_and` for tensors; `b` evaluated twice, as TF)."""
+chained comparison `a < b < c` is `a < b and b < c` (`tf.logical_and` for tensors; `b` evaluated twice, as TF);
+`a and b` on a known (eager) tensor runs one side, as TF's eager `tf.cond`."""
 
 from oracle import check, check_raises
 
@@ -48,3 +49,27 @@ def test_chained_comparisons_of_tensors():
         return [f(tf.constant(v), tf.constant(2)) for v in (2.0, 7.0, 30.0)], len(calls)
 
     check(body)
+
+
+def test_and_or_of_known_tensors_in_a_py_functions_body_run_one_side():
+    # the lambda given to py_function is converted with the function; there its tensors are eager, so `a and b`
+    # is TF's eager `tf.cond(a, b, lambda: a)`: b's value (any Python value) or a, by a's truth
+    def body(tf):
+        seen = []
+
+        def record(v):
+            seen.extend([v and None, v or 7, (v * 0.0) and 3, (v * 0.0) or 3, tf.Variable(1.0) and "s"])
+            return v
+
+        f = tf.function(lambda x: (tf.py_function(lambda v: record(v) and None, [x], []), x + 1.0)[1])
+        return f(tf.constant(2.0)), seen
+
+    check(body)
+
+
+def test_and_of_a_known_tensor_with_several_elements_raises_tfs_error():
+    def body(tf):
+        f = tf.function(lambda x: (tf.py_function(lambda v: tf.constant([1.0, 2.0]) and 3, [x], []), x)[1])
+        return f(tf.constant(2.0))
+
+    check_raises(body)

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import io_callback
 
-from tapeshim._src import dtypes, errors, host_errors, nest, registry, replay
+from tapeshim._src import autograph, dtypes, errors, host_errors, nest, registry, replay
 from tapeshim._src.function_trace import init_scope
 from tapeshim._src.node import OpKey
 from tapeshim._src.ops import logging_ops
@@ -55,7 +55,8 @@ def _as_outputs(result: Any, tout: Any, what: str) -> list[Tensor]:
 def call_func(func: Callable[..., Any], args: Sequence[Any], suffix: str) -> Any:
     """`func(*args)`, an exception it raises turned into TF's `tf.errors` class for it (`host_errors`)."""
     try:
-        return func(*args)
+        with autograph.control_status(False):  # (as TF: AutoGraph leaves the Python function's calls alone)
+            return func(*args)
     except Exception as exc:  # noqa: BLE001 - every exception of the Python function is the op's failure
         raise host_errors.tf_error(exc, suffix) from exc
 

@@ -28,7 +28,7 @@ import weakref
 from typing import Any, Callable, Iterator, TypeGuard
 
 from tapeshim._src import dtypes
-from tapeshim._src.autograph import operators, symbols, transformer
+from tapeshim._src.autograph import logical, operators, symbols, transformer
 from tapeshim._src.ops import math_ops
 from tapeshim._src.tensor import Tensor
 from tapeshim._src.tf_logging import get_logger
@@ -71,17 +71,9 @@ class _Operators(types.ModuleType):
 
 
 ag__ = _Operators("ag__")
-for _name in (
-    "and_",
-    "or_",
-    "not_",
-    "if_exp",
-    "if_stmt",
-    "while_stmt",
-    "for_stmt",
-    "range_call",
-    "compare_chain",
-):
+for _name in ("and_", "or_", "not_", "if_exp", "compare_chain"):
+    setattr(ag__, _name, getattr(logical, _name))
+for _name in ("if_stmt", "while_stmt", "for_stmt", "range_call"):
     setattr(ag__, _name, getattr(operators, _name))
 for _name in ("Undefined", "UndefinedReturnValue", "retval", "load_or_undefined", "is_defined"):
     setattr(ag__, _name, getattr(symbols, _name))
@@ -101,7 +93,8 @@ def do_not_convert(func: Callable | None = None) -> Any:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return func(*args, **kwargs)
+        with control_status(False):  # (as TF: calls converted code makes inside run as written)
+            return func(*args, **kwargs)
 
     setattr(wrapper, _DO_NOT_CONVERT, True)
     return wrapper
@@ -268,12 +261,13 @@ def _compile(fn: types.FunctionType) -> tuple[types.CodeType, str] | None:
 
 
 class _ControlStatus(threading.local):
-    """Whether the code running in this thread is traced by a function with AutoGraph on (TF's
-    `ag_ctx.control_status_ctx()`: ENABLED there), which the ops that convert the functions they are given
-    (`tf.map_fn`) look at."""
+    """AutoGraph's status for the code running in this thread (TF's `ag_ctx.control_status_ctx()`): True
+    (ENABLED) inside a function traced with AutoGraph on, False (DISABLED) inside a call AutoGraph must leave
+    alone (`do_not_convert`, a `py_function`'s Python function; converted calls made there run as written), None
+    (UNSPECIFIED) elsewhere. The ops that convert the functions they are given (`tf.map_fn`) look at it."""
 
     def __init__(self) -> None:
-        self.enabled = False
+        self.enabled: bool | None = None
 
 
 _status = _ControlStatus()
@@ -281,7 +275,7 @@ _status = _ControlStatus()
 
 @contextlib.contextmanager
 def control_status(enabled: bool) -> Iterator[None]:
-    """Marks the code run inside as traced with AutoGraph on (`enabled`) or off."""
+    """Marks the code run inside as traced with AutoGraph on (`enabled`) or as left alone by it (False)."""
     saved = _status.enabled
     _status.enabled = enabled
     try:
@@ -348,6 +342,8 @@ def convert(fn: Callable[..., Any]) -> Callable[..., Any]:
 def converted_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """A call inside converted code: user functions are converted (once) before they run; `int(t)` and
     `float(t)` of a tensor are `tf.cast`s (to int32, float32), as TF's AutoGraph's builtins."""
+    if _status.enabled is False:  # inside `do_not_convert` or a `py_function`: as written
+        return fn(*args, **kwargs)
     if (fn is int or fn is float) and args and isinstance(args[0], (Tensor, Variable)):
         if len(args) > 1 or kwargs:
             base = args[1] if len(args) > 1 else kwargs.get("base")

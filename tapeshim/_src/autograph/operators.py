@@ -1,4 +1,5 @@
-"""AutoGraph's run-time operators: what a converted `if`, `while`, `for`, `and`, `not` calls.
+"""AutoGraph's run-time statements: what a converted `if`, `while`, `for` calls (`and`, `or`, `not`, chained
+comparisons and conditional expressions: `logical.py`).
 
 Each operator looks at its condition or iterable when the statement runs: a
 symbolic tensor (inside `tapeshim.function`) makes a `tf.cond`/`tf.while_loop`
@@ -12,13 +13,12 @@ from __future__ import annotations
 
 import builtins
 import math
-import operator
 import threading
 from typing import Any, Callable, Sequence
 
-import jax
-
 from tapeshim._src import control_flow, dtypes, errors, nest
+from tapeshim._src.autograph.composite_state import CompositeState
+from tapeshim._src.autograph.logical import and_, is_symbolic
 from tapeshim._src.autograph.symbols import (
     CarriedComposites,
     Composites,
@@ -39,79 +39,6 @@ from tapeshim._src.variable import Variable
 _BRANCH_NAMES = ("main", "else")
 
 
-def _symbolic(value: Any, abstract: bool = False) -> bool:
-    """Whether `value` is a tensor known only when the program runs: a function trace's, or (with `abstract`:
-    for `tf.cond`, which takes it) one holding a JAX tracer outside a function trace (a custom gradient's forward
-    computed on abstract values)."""
-    if not isinstance(value, Tensor) or isinstance(value, Variable):
-        return False
-    trace = _thread_state.trace
-    if trace is None:
-        return abstract and isinstance(value._value, jax.core.Tracer)
-    return trace.is_symbolic(value)
-
-
-# -- and, or, not ----------------------------------------------------------------------
-def and_(left: Callable[[], Any], right: Callable[[], Any]) -> Any:
-    """`a and b`: `tf.logical_and` when `a` is a tensor, else Python's lazy `and`."""
-    value = left()
-    if isinstance(value, (Tensor, Variable)):
-        return math_ops.logical_and(value, right())
-    return value and right()
-
-
-def or_(left: Callable[[], Any], right: Callable[[], Any]) -> Any:
-    """`a or b`: `tf.logical_or` when `a` is a tensor, else Python's lazy `or`."""
-    value = left()
-    if isinstance(value, (Tensor, Variable)):
-        return math_ops.logical_or(value, right())
-    return value or right()
-
-
-def not_(value: Any) -> Any:
-    """`not a`: `tf.logical_not` when `a` is a tensor, else Python's `not`."""
-    if isinstance(value, (Tensor, Variable)):
-        return math_ops.logical_not(value)
-    return not value
-
-
-_COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
-    "Lt": operator.lt,
-    "LtE": operator.le,
-    "Gt": operator.gt,
-    "GtE": operator.ge,
-    "Eq": operator.eq,
-    "NotEq": operator.ne,
-    "Is": operator.is_,
-    "IsNot": operator.is_not,
-    "In": lambda a, b: a in b,
-    "NotIn": lambda a, b: a not in b,
-}
-
-
-def compare_chain(ops: Sequence[str], operands: Sequence[Callable[[], Any]]) -> Any:
-    """`a < b <= c` (`ops` the comparisons' `ast` names, `operands` thunks of a, b, c): as TF's AutoGraph,
-    `a < b and b <= c` with `and_`, so tensor comparisons give `tf.logical_and`. As TF's, an operand between
-    two comparisons is evaluated for each of them, and a comparison after a false Python one is not."""
-
-    def comparison(i: int) -> Any:
-        return _COMPARISONS[ops[i]](operands[i](), operands[i + 1]())
-
-    def chain(i: int) -> Any:
-        if i == len(ops) - 1:
-            return comparison(i)
-        return and_(lambda: comparison(i), lambda: chain(i + 1))
-
-    return chain(0)
-
-
-def if_exp(test: Any, if_true: Callable[[], Any], if_false: Callable[[], Any]) -> Any:
-    """`a if c else b`: `tf.cond` when `c` is a symbolic tensor, else Python's."""
-    if _symbolic(test, abstract=True):
-        return control_flow.cond(test, if_true, if_false)
-    return if_true() if test else if_false()
-
-
 # -- if --------------------------------------------------------------------------------
 def if_stmt(
     test: Any,
@@ -127,7 +54,7 @@ def if_stmt(
     `composites`: the items and attributes the branches assign that code after the `if` reads: cond outputs
     too, as TF's AutoGraph (`CarriedComposites`).
     """
-    if not _symbolic(test):
+    if not is_symbolic(test):
         return body(*state) if test else orelse(*state)
     if composites is not None:
         carried = CarriedComposites(composites, len(state))
@@ -144,6 +71,22 @@ def if_stmt(
 
 
 def _tensor_if(
+    test: Any,
+    body: Callable[..., tuple],
+    orelse: Callable[..., tuple],
+    state: tuple,
+    names: Sequence[str],
+    live: Sequence[str],
+) -> tuple:
+    # RaggedTensors and SparseTensors, before or from the branches: carried as their values tensors
+    composites = CompositeState(state, names)
+    seen: list = []
+    body, orelse = composites.branch(body, seen), composites.branch(orelse, seen)
+    result = _tensor_if_of_tensors(test, body, orelse, composites.state, names, live)
+    return composites.if_results(result, seen)
+
+
+def _tensor_if_of_tensors(
     test: Any,
     body: Callable[..., tuple],
     orelse: Callable[..., tuple],
@@ -270,11 +213,11 @@ def _while_stmt(
     test: Callable[..., Any], body: Callable[..., tuple], state: tuple, names: Sequence[str], live: Sequence[str]
 ) -> tuple:
     first = test(*state)
-    if not _symbolic(first):
+    if not is_symbolic(first):
         while first:
             state = body(*state)
             first = test(*state)
-            if _symbolic(first):  # (`while True:` with a `break` on a tensor)
+            if is_symbolic(first):  # (`while True:` with a `break` on a tensor)
                 raise NotImplementedError(
                     "The condition of while loop started as non-Tensor, then changed to Tensor. This may happen "
                     "either because variables changed type, or when a break or return statement inside the loop "
@@ -303,6 +246,12 @@ def _tensor_loop(
     loop may end before `maximum_iterations` (a `break`), so a `dynamic_size` TensorArray it writes gets the
     capacity a call finds it to reach, as for a tensor trip count (`autograph/tensor_array.py`).
     """
+    composites = CompositeState(state, names)
+    if composites.any:  # RaggedTensors, SparseTensors: carried as their values tensors (`composite_state.py`)
+        n_extra = 0 if counter is None else 1
+        test, body = composites.state_function(test, n_extra), composites.loop_body(body, n_extra)
+        decomposed = _tensor_loop(test, body, composites.state, names, live, maximum_iterations, counter, stops_early)
+        return composites.rebuild_all(decomposed)
     if "do_return__" in names:
         raise NotImplementedError(
             "a return statement cannot be placed inside this TensorFlow loop; this may happen if a return "
@@ -640,7 +589,7 @@ def _python_iteration(
     for item in iterated:
         if extra_test is not None:
             go = extra_test(*state)
-            if _symbolic(go):
+            if is_symbolic(go):
                 go = bool(go)  # a tensor break condition in a Python loop: TF's error
             if not go:
                 break
@@ -665,7 +614,7 @@ def _range_loop(
         return for_stmt(call.func(*call.args, **call.kwargs), extra_test, body, state, names, live)
     dtype_of = (
         array_ops.range(start, limit, delta, **call.kwargs).dtype
-        if not any(_symbolic(v) for v in (start, limit, delta))
+        if not any(is_symbolic(v) for v in (start, limit, delta))
         else None
     )
     values = [convert_to_tensor(v) for v in (start, limit, delta)]
@@ -675,7 +624,7 @@ def _range_loop(
         dtype_of = call.kwargs.get("dtype", dtype_of)
     start_t, limit_t, delta_t = (math_ops.cast(v, dtype_of) for v in values)
     steps = None
-    if not any(_symbolic(v) for v in values):
+    if not any(is_symbolic(v) for v in values):
         steps = builtins.max(0, math.ceil((float(limit_t) - float(start_t)) / float(delta_t)))
 
     def test(index: Any, *current: Any) -> Any:
