@@ -132,3 +132,42 @@ def test_other_ops_do_not_convert_a_function_given_directly(op):
         check(body)
     else:
         assert check_raises(body).name == "OperatorNotAllowedInGraphError"
+
+
+def test_a_custom_gradient_forward_with_an_if_statement():
+    # defined inside the converted function, the forward is converted with it: its `if` on a tensor is a cond
+    def body(tf):
+        @tf.function
+        def f(x):
+            @tf.custom_gradient
+            def scaled(y):
+                if tf.reduce_sum(y) > 0:
+                    z = y * 2.0
+                elif tf.reduce_sum(y) < -1.0:
+                    z = -y
+                else:
+                    z = y + 1.0
+                return z, lambda dy: dy * 3.0
+
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                out = scaled(x)
+            return out, tape.gradient(out, x)
+
+        return [f(tf.constant(v)) for v in ([1.0, 2.0], [-1.5, -2.0], [0.5, -0.75])]
+
+    check(body)
+
+
+def test_an_if_statement_in_a_module_level_custom_gradient_is_not_converted():
+    # as TF: a custom gradient defined outside the function is not converted (its `if` on a tensor raises)
+    def body(tf):
+        @tf.custom_gradient
+        def scaled(y):
+            if tf.reduce_sum(y) > 0:
+                return y * 2.0, lambda dy: dy
+            return y, lambda dy: dy
+
+        return tf.function(scaled)(tf.constant([1.0]))
+
+    assert check_raises(body).name == "OperatorNotAllowedInGraphError"

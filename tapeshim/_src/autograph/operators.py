@@ -54,8 +54,10 @@ def if_stmt(
     `composites`: the items and attributes the branches assign that code after the `if` reads: cond outputs
     too, as TF's AutoGraph (`CarriedComposites`).
     """
-    if not is_symbolic(test):
+    if not is_symbolic(test, abstract=True):
         return body(*state) if test else orelse(*state)
+    if not is_symbolic(test):
+        return _abstract_if(test, body, orelse, state, names, live)
     if composites is not None:
         carried = CarriedComposites(composites, len(state))
         initial = carried.get()
@@ -132,6 +134,44 @@ def _tensor_if_of_tensors(
 
 
 _OUTPUT = object()
+
+
+def _abstract_if(
+    test: Tensor,
+    body: Callable[..., tuple],
+    orelse: Callable[..., tuple],
+    state: tuple,
+    names: Sequence[str],
+    live: Sequence[str],
+) -> tuple:
+    """An `if` on a tensor JAX traces outside a function trace (a custom gradient's forward, defined in a
+    converted function): both branches run, as TF traces both, and each variable read after the statement is
+    chosen between their values with `tf.where` (the forward's gradient is the custom one)."""
+    predicate = convert_to_tensor(test)
+    if predicate._shape:
+        raise errors.invalid_argument(
+            f"The first argument to tf.cond must be a scalar, got shape {list(predicate._shape)}", "If"
+        )
+    if not predicate._dtype.is_bool:
+        raise TypeError(f"Expected bool for the condition of an if statement, got {predicate._dtype.name}.")
+    results = [body(*state), orelse(*state)]
+    final = []
+    for i, name in enumerate(names):
+        values = [results[0][i], results[1][i]]
+        if any(isinstance(v, TensorArray) for v in values):
+            raise NotImplementedError(
+                f"'{name}': a TensorArray assigned in an if statement of a custom gradient's forward"
+            )
+        try:
+            choice = _merge_branch_values(name, values, name in live)
+        except DynamicShapeNeeded as exc:
+            raise ValueError(f"{exc} (inside a custom gradient's forward, both branches must agree)") from None
+        if choice is _OUTPUT:
+            choice = nest.map_structure(
+                lambda first, second: array_ops.where(predicate, first, second), *map(_as_tensors, values)
+            )
+        final.append(choice)
+    return tuple(final)
 
 
 def _as_tensors(value: Any) -> Any:
