@@ -171,3 +171,26 @@ def test_an_if_statement_in_a_module_level_custom_gradient_is_not_converted():
         return tf.function(scaled)(tf.constant([1.0]))
 
     assert check_raises(body).name == "OperatorNotAllowedInGraphError"
+
+
+def test_a_custom_gradient_forward_with_a_while_loop():
+    def body(tf):
+        @tf.function
+        def f(x):
+            @tf.custom_gradient
+            def doubled_until(y):
+                z, steps = y, 0
+                while tf.reduce_sum(z) < 10.0:
+                    scratch = z * 2.0  # (first assigned in the body: local to it)
+                    z = scratch
+                    steps += 1
+                return (z, steps), lambda dz, dsteps: dz * 3.0
+
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                out, steps = doubled_until(x)
+            return out, steps, tape.gradient(out, x)
+
+        return f(tf.constant([1.5, 0.5])), f(tf.constant([20.0, 1.0]))
+
+    check(body)

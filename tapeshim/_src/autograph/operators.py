@@ -16,7 +16,7 @@ import math
 import threading
 from typing import Any, Callable, Sequence
 
-from tapeshim._src import control_flow, dtypes, errors, nest
+from tapeshim._src import control_flow, control_flow_jax, dtypes, errors, nest
 from tapeshim._src.autograph.composite_state import CompositeState
 from tapeshim._src.autograph.logical import and_, is_symbolic
 from tapeshim._src.autograph.symbols import (
@@ -253,18 +253,53 @@ def _while_stmt(
     test: Callable[..., Any], body: Callable[..., tuple], state: tuple, names: Sequence[str], live: Sequence[str]
 ) -> tuple:
     first = test(*state)
-    if not is_symbolic(first):
+    if not is_symbolic(first, abstract=True):
         while first:
             state = body(*state)
             first = test(*state)
-            if is_symbolic(first):  # (`while True:` with a `break` on a tensor)
+            if is_symbolic(first, abstract=True):  # (`while True:` with a `break` on a tensor)
                 raise NotImplementedError(
                     "The condition of while loop started as non-Tensor, then changed to Tensor. This may happen "
                     "either because variables changed type, or when a break or return statement inside the loop "
                     "depends on a Tensor condition. In both cases, changing to a TF loop should remove the error."
                 )
         return state
+    if not is_symbolic(first):
+        return _abstract_while(test, body, state, names)
     return _tensor_loop(test, body, state, names, live, None)
+
+
+def _abstract_while(test: Callable[..., Any], body: Callable[..., tuple], state: tuple, names: Sequence[str]) -> tuple:
+    """A `while` on a tensor JAX traces outside a function trace (a custom gradient's forward, defined in a
+    converted function): one `lax.while_loop` over the variables defined before it (those first assigned in
+    the body stay local to it)."""
+    if "do_return__" in names:
+        raise NotImplementedError(
+            "a return statement cannot be placed inside this TensorFlow loop; this may happen if a return "
+            "statement depends on a static Python condition such as a hyperparameter"
+        )
+    carried = [i for i, value in enumerate(state) if not isinstance(value, (Undefined, UndefinedReturnValue))]
+
+    def full(values: Sequence[Any]) -> list:
+        current = list(state)
+        for i, value in zip(carried, values):
+            current[i] = value
+        return current
+
+    def as_structure(result: Any) -> list:
+        values = [result[i] for i in carried]
+        nest.assert_same_structure([state[i] for i in carried], values)
+        return values
+
+    final = control_flow_jax.while_loop(
+        lambda *values: test(*full(values)),
+        lambda *values: body(*full(values)),
+        [state[i] for i in carried],
+        as_structure,
+        None,
+        0,
+    )
+    return tuple(full(final))
 
 
 def _tensor_loop(
