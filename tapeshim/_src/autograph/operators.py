@@ -56,20 +56,19 @@ def if_stmt(
     """
     if not is_symbolic(test, abstract=True):
         return body(*state) if test else orelse(*state)
-    if not is_symbolic(test):
-        return _abstract_if(test, body, orelse, state, names, live)
+    run_if = _tensor_if if is_symbolic(test) else _abstract_if  # (abstract: a custom gradient's forward)
     if composites is not None:
         carried = CarriedComposites(composites, len(state))
         initial = carried.get()
         return carried.run(
-            lambda: _tensor_if(
+            lambda: run_if(
                 test,
                 carried.branch(body, initial),
                 carried.branch(orelse, initial),
                 *carried.extend(state, names, live),
             )
         )
-    return _tensor_if(test, body, orelse, state, names, live)
+    return run_if(test, body, orelse, state, names, live)
 
 
 def _tensor_if(
