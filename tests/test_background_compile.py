@@ -131,6 +131,33 @@ def test_a_program_with_index_checks_compiles_in_the_background():
     assert interpret.stats["interpreted_calls"] == hosted, "the call after the compile ran compiled"
 
 
+def test_a_heavy_programs_compile_runs_in_the_background_with_xlas_defaults(monkeypatch):
+    # A compute-bound step (`compile_tiers.HEAVY_WORK`) compiles optimized at once, but in the background thread
+    # as every program the host can compute: compiling it on its second call stalled that call 350-420 ms (TF
+    # eager: 20-30 ms per step of a 512x512x1024 MLP).
+    monkeypatch.setattr(compile_tiers, "HEAVY_WORK", 1)  # every new program is heavy
+    rng = np.random.default_rng(23)
+    w = tf.Variable(rng.normal(size=(23, 17)).astype(np.float32))
+    x = tf.constant(rng.normal(size=(6, 23)).astype(np.float32))
+
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.tanh(x @ w) ** 2)
+        w.assign_sub(0.01 * tape.gradient(loss, w))
+        return loss
+
+    tiered_up = compile_tiers.stats["programs_tiered_up"]
+    threads = _compiling_threads(lambda: [step() for _ in range(3)])
+    assert threads and set(threads) == {"tapeshim-compile"}, threads
+    hosted = interpret.stats["interpreted_calls"]
+    assert _compiling_threads(step) == []  # compiled with XLA's defaults once: no tier-up follows
+    assert interpret.stats["interpreted_calls"] == hosted, "the call after the compile ran compiled"
+    for _ in range(5):
+        step()
+    background_compile.wait()
+    assert compile_tiers.stats["programs_tiered_up"] == tiered_up
+
+
 def test_index_checks_raise_tfs_error_on_the_host_while_compiling_and_compiled():
     def body(tf):
         pick = _gather_function(tf)

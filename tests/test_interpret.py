@@ -305,7 +305,8 @@ def test_multiply_adds_count_products_and_convolutions_from_their_shapes():
     )
     images, kernel = np.ones((3, 8, 8, 2), np.float32), np.ones((3, 3, 2, 4), np.float32)
     closed = counted.trace(F, G[:, :4], images, kernel).jaxpr  # (4, 6) @ (6, 4)
-    matmul, batched, conv = 4 * 4 * 6, 2 * 2 * 2 * 6, 3 * 4 * 4 * (3 * 3 * 2 * 4)  # (stride 2: 4x4 outputs)
+    matmul, batched = 4 * 4 * 6, 2 * 2 * 2 * 6
+    conv = interpret_cost.CONVOLUTION_WEIGHT * 3 * 4 * 4 * (3 * 3 * 2 * 4)  # (stride 2: 4x4 outputs; weighted)
     larger_branch = 4 * 4 * 6 + 4 * 4 * 6 + 4 * 6 * 4  # a cond counts its larger branch
     assert interpret_cost.program_multiply_adds(closed, interpret._inner_jaxprs) == (
         matmul + batched + conv + larger_branch

@@ -18,9 +18,16 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
-HOST_MULTIPLY_ADDS = 2**29
-"""Multiply-adds (of matrix products and convolutions) one interpreted call may compute: about 0.5e9,
-20-50 ms of NumPy's float64 BLAS on one core, below what compiling such a program costs."""
+HOST_MULTIPLY_ADDS = 2**31
+"""Multiply-adds (of matrix products; a convolution's count `CONVOLUTION_WEIGHT` times) one interpreted call may
+compute: about 2e9, 40-90 ms of NumPy's float32 BLAS on this 2-core machine, about what TF eager's own kernels
+take for them and below what compiling such a program costs (200-400 ms for a compute-bound MLP step)."""
+
+
+CONVOLUTION_WEIGHT = 4
+"""A convolution's multiply-adds count this many times: a host convolution builds its patch matrix first, and
+Pix2Pix's image steps set its limit at 2**29 multiply-adds (`HOST_MULTIPLY_ADDS` was that before matrix products
+got more)."""
 
 
 HOST_ELEMENTS = 2**26
@@ -50,7 +57,7 @@ def _conv_multiply_adds(shapes: Sequence[tuple], params: dict) -> int:
 
 COUNTED: dict[str, Callable[[Sequence[tuple], dict], int]] = {
     "dot_general": _dot_multiply_adds,
-    "conv_general_dilated": _conv_multiply_adds,
+    "conv_general_dilated": lambda shapes, params: CONVOLUTION_WEIGHT * _conv_multiply_adds(shapes, params),
 }
 """The primitives whose multiply-adds are counted, each with its count from operand shapes and parameters."""
 

@@ -236,7 +236,8 @@ class CheckedProgram:
     and the second submits the compile to the background thread
     (`background_compile`): calls are computed on the host until it is done. A
     program with checks compiles under checkify there too (the host computes its
-    checks meanwhile, raising TF's error as the compiled program would).
+    checks meanwhile, raising TF's error as the compiled program would), and
+    so does a heavy one (`traced` says so), traced again for XLA's defaults.
     """
 
     __slots__ = (
@@ -291,10 +292,12 @@ class CheckedProgram:
             if program is not None:
                 result = host_call(program, args, leaves)
                 if result is not None:
-                    if not (heavy or self._may_check) and background_compile.enabled():
+                    if not self._may_check and background_compile.enabled():
                         if checks:  # (compiled under checkify: traced so when the compile is submitted)
                             self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
-                        self._hosting = _Hosting(program, interpret.signature(leaves), None if checks else traced)
+                        # (a heavy program compiles with XLA's defaults: its `_plain` is traced again when submitted)
+                        ready = None if checks or heavy else traced
+                        self._hosting = _Hosting(program, interpret.signature(leaves), ready)
                         self._call = self._submit_compile
                     return result
         return compile_now(*args)
@@ -304,10 +307,10 @@ class CheckedProgram:
         if hosting is not None and interpret.host_readable(jax.tree.leaves(args)):
             with _HOSTING_LOCK:  # (user threads may call one program at once: one submits)
                 if hosting.pending is None:
-                    if hosting.traced is None:  # a program with checks: its checkify program compiles
-                        assert self._checked is not None, "set with the hosting"
+                    if hosting.traced is None:  # a program with checks (its checkify program compiles), or heavy
+                        compiling = self._plain if self._checked is None else self._checked
                         with _Functionalizing(args):
-                            hosting.traced = self._checked.trace(*args)
+                            hosting.traced = compiling.trace(*args)
                     hosting.submit(args)
                 self._call = self._while_compiling
         return self._while_compiling(*args)
