@@ -294,6 +294,20 @@ def test_programs_with_more_arithmetic_than_a_compile_costs_compile_at_once(monk
     check(lambda tf: tf.tanh(tf.matmul(tf.constant(F), tf.constant(G))))
 
 
+def test_integer_products_count_as_numpys_loop_costs(monkeypatch):
+    # NumPy has no BLAS for integers: an int32 product of 2**31 multiply-adds took 5-13 s on the host (0.35 s
+    # compiled and run), so an integer product's multiply-adds count `UNBLASED_WEIGHT` times
+    product = jax.jit(lambda a, b: a @ b)
+    ints_f, ints_g = np.arange(24, dtype=np.int32).reshape(4, 6), np.arange(30, dtype=np.int32).reshape(6, 5)
+    weighted = 4 * 6 * 5 * interpret_cost.UNBLASED_WEIGHT
+    monkeypatch.setattr(interpret_cost, "HOST_MULTIPLY_ADDS", weighted - 1)
+    assert interpret.run(product.trace(ints_f, ints_g), (ints_f, ints_g)) is None
+    assert interpret.run(product.trace(F, G), (F, G)) is not None  # (float32: BLAS, counted once)
+    monkeypatch.setattr(interpret_cost, "HOST_MULTIPLY_ADDS", weighted)
+    assert interpret.run(product.trace(ints_f, ints_g), (ints_f, ints_g)) is not None
+    check(lambda tf: tf.matmul(tf.constant(ints_f), tf.constant(ints_g)))
+
+
 def test_multiply_adds_count_products_and_convolutions_from_their_shapes():
     counted = jax.jit(
         lambda a, b, images, kernel: (

@@ -437,10 +437,10 @@ def _lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "_Budge
 
 
 def _counted(
-    rule: Callable[..., Any], count: Callable[[list, dict], int], inputs: list, params: dict, budget: _Budget
+    rule: Callable[..., Any], count: Callable[[list, dict, Any], int], inputs: list, params: dict, budget: _Budget
 ) -> list:
     """A product's rule, run once the budget has its multiply-adds (else the evaluation is abandoned)."""
-    budget.spend_products(count([np.shape(value) for value in inputs], params))
+    budget.spend_products(count([np.shape(value) for value in inputs], params, np.result_type(inputs[0])))
     return [rule(*inputs, **params)]
 
 

@@ -18,8 +18,10 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 HOST_MULTIPLY_ADDS = 2**31
-"""Multiply-adds (of matrix products; a convolution's count `CONVOLUTION_WEIGHT` times) one interpreted call may
+"""Multiply-adds (of float matrix products; convolutions and other dtypes weighted, below) one interpreted call may
 compute: about 2e9, 40-90 ms of NumPy's float32 BLAS on this 2-core machine, about what TF eager's own kernels
 take for them and below what compiling such a program costs (200-400 ms for a compute-bound MLP step)."""
 
@@ -28,6 +30,14 @@ CONVOLUTION_WEIGHT = 4
 """A convolution's multiply-adds count this many times: a host convolution builds its patch matrix first, and
 Pix2Pix's image steps set its limit at 2**29 multiply-adds (`HOST_MULTIPLY_ADDS` was that before matrix products
 got more)."""
+
+
+UNBLASED_WEIGHT = 32
+"""Products of a dtype without BLAS (integers, booleans, half precision) count this many times more: NumPy
+computes them in its plain loop, 2-4 ns per multiply-add here (an int32 product of 2**31 multiply-adds took
+5-13 s on the host against 0.35 s compiled and run), so they may spend 2**26 (0.1-0.3 s)."""
+
+_BLAS_DTYPES = frozenset(np.dtype(name) for name in ("float32", "float64", "complex64", "complex128"))
 
 
 HOST_ELEMENTS = 2**26
@@ -55,11 +65,18 @@ def _conv_multiply_adds(shapes: Sequence[tuple], params: dict) -> int:
     return lhs[lhs_spec[0]] * out_positions * math.prod(rhs) // max(params["batch_group_count"], 1)
 
 
-COUNTED: dict[str, Callable[[Sequence[tuple], dict], int]] = {
-    "dot_general": _dot_multiply_adds,
-    "conv_general_dilated": lambda shapes, params: CONVOLUTION_WEIGHT * _conv_multiply_adds(shapes, params),
+def _dtype_weight(dtype: Any) -> int:
+    return 1 if np.dtype(dtype) in _BLAS_DTYPES else UNBLASED_WEIGHT
+
+
+COUNTED: dict[str, Callable[[Sequence[tuple], dict, Any], int]] = {
+    "dot_general": lambda shapes, params, dtype: _dtype_weight(dtype) * _dot_multiply_adds(shapes, params),
+    "conv_general_dilated": lambda shapes, params, dtype: (
+        CONVOLUTION_WEIGHT * _dtype_weight(dtype) * _conv_multiply_adds(shapes, params)
+    ),
 }
-"""The primitives whose multiply-adds are counted, each with its count from operand shapes and parameters."""
+"""The primitives whose multiply-adds are counted, each with its weighted count from operand shapes, parameters
+and the first operand's dtype (`CONVOLUTION_WEIGHT`, `UNBLASED_WEIGHT`)."""
 
 
 def program_multiply_adds(closed: Any, inner: Callable[[Any], list | None]) -> int:
@@ -82,5 +99,5 @@ def program_multiply_adds(closed: Any, inner: Callable[[Any], list | None]) -> i
             continue
         shapes = [tuple(getattr(var.aval, "shape", ())) for var in eqn.invars]
         if all(type(d) is int for shape in shapes for d in shape):
-            total += count(shapes, eqn.params)
+            total += count(shapes, eqn.params, eqn.invars[0].aval.dtype)
     return total

@@ -236,8 +236,9 @@ class CheckedProgram:
     and the second submits the compile to the background thread
     (`background_compile`): calls are computed on the host until it is done. A
     program with checks compiles under checkify there too (the host computes its
-    checks meanwhile, raising TF's error as the compiled program would), and
-    so does a heavy one (`traced` says so), traced again for XLA's defaults.
+    checks meanwhile, raising TF's error as the compiled program would). A
+    heavy program (`traced` says so) is hosted and compiled in the background
+    too, with XLA's default options (traced again for them when submitted).
     """
 
     __slots__ = (
