@@ -1,5 +1,6 @@
 """AutoGraph's run-time statements: what a converted `if`, `while`, `for` calls (`and`, `or`, `not`, chained
-comparisons and conditional expressions: `logical.py`).
+comparisons and conditional expressions: `logical.py`; the rules for the values after an `if`, and the statements
+of a custom gradient's forward: `branches.py`).
 
 Each operator looks at its condition or iterable when the statement runs: a
 symbolic tensor (inside `tapeshim.function`) makes a `tf.cond`/`tf.while_loop`
@@ -16,7 +17,16 @@ import math
 import threading
 from typing import Any, Callable, Sequence
 
-from tapeshim._src import control_flow, control_flow_jax, dtypes, errors, nest
+from tapeshim._src import control_flow, dtypes, nest
+from tapeshim._src.autograph.branches import (
+    OUTPUT,
+    abstract_if,
+    abstract_while,
+    as_tensors,
+    if_predicate,
+    merge_branch_values,
+    no_return_in_loop,
+)
 from tapeshim._src.autograph.composite_state import CompositeState
 from tapeshim._src.autograph.logical import and_, is_symbolic
 from tapeshim._src.autograph.symbols import (
@@ -36,8 +46,6 @@ from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.variable import Variable
 
-_BRANCH_NAMES = ("main", "else")
-
 
 # -- if --------------------------------------------------------------------------------
 def if_stmt(
@@ -56,7 +64,7 @@ def if_stmt(
     """
     if not is_symbolic(test, abstract=True):
         return body(*state) if test else orelse(*state)
-    run_if = _tensor_if if is_symbolic(test) else _abstract_if  # (abstract: a custom gradient's forward)
+    run_if = _tensor_if if is_symbolic(test) else abstract_if  # (abstract: a custom gradient's forward)
     if composites is not None:
         carried = CarriedComposites(composites, len(state))
         initial = carried.get()
@@ -95,21 +103,15 @@ def _tensor_if_of_tensors(
     names: Sequence[str],
     live: Sequence[str],
 ) -> tuple:
-    predicate = convert_to_tensor(test)
-    if predicate._shape:
-        raise errors.invalid_argument(
-            f"The first argument to tf.cond must be a scalar, got shape {list(predicate._shape)}", "If"
-        )
-    if not predicate._dtype.is_bool:
-        raise TypeError(f"Expected bool for the condition of an if statement, got {predicate._dtype.name}.")
+    predicate = if_predicate(test)
     branches = [control_flow._Branch(lambda fn=fn: fn(*state), [], "If", convert=False) for fn in (body, orelse)]
     results = [list(branch.result) for branch in branches]
     final: list[Any] = [None] * len(names)
     kept: list[int] = []
     for i, name in enumerate(names):
         values = [results[0][i], results[1][i]]
-        choice = _merge_branch_values(name, values, name in live)
-        if choice is _OUTPUT:
+        choice = merge_branch_values(name, values, name in live)
+        if choice is OUTPUT:
             kept.append(i)
         else:
             final[i] = choice
@@ -117,113 +119,19 @@ def _tensor_if_of_tensors(
     for i in kept:
         if isinstance(results[0][i], TensorArray):
             results[0][i], results[1][i], rebuilt[i] = branch_carries(names[i], results[0][i], results[1][i])
-    flat_per_branch = [[leaf for i in kept for leaf in nest.flatten(_as_tensors(result[i]))] for result in results]
+    flat_per_branch = [[leaf for i in kept for leaf in nest.flatten(as_tensors(result[i]))] for result in results]
     for branch, flat in zip(branches, flat_per_branch):
         branch.set_outputs(flat)
     outputs = control_flow.switch_branches(predicate, branches, "If")
     position = 0
     for i in kept:
-        structure = _as_tensors(results[0][i])
+        structure = as_tensors(results[0][i])
         size = len(nest.flatten(structure))
         final[i] = nest.pack_sequence_as(structure, outputs[position : position + size])
         if i in rebuilt:
             final[i] = rebuilt[i](final[i])
         position += size
     return tuple(final)
-
-
-_OUTPUT = object()
-
-
-def _abstract_if(
-    test: Tensor,
-    body: Callable[..., tuple],
-    orelse: Callable[..., tuple],
-    state: tuple,
-    names: Sequence[str],
-    live: Sequence[str],
-) -> tuple:
-    """An `if` on a tensor JAX traces outside a function trace (a custom gradient's forward, defined in a
-    converted function): both branches run, as TF traces both, and each variable read after the statement is
-    chosen between their values with `tf.where` (the forward's gradient is the custom one)."""
-    predicate = convert_to_tensor(test)
-    if predicate._shape:
-        raise errors.invalid_argument(
-            f"The first argument to tf.cond must be a scalar, got shape {list(predicate._shape)}", "If"
-        )
-    if not predicate._dtype.is_bool:
-        raise TypeError(f"Expected bool for the condition of an if statement, got {predicate._dtype.name}.")
-    results = [body(*state), orelse(*state)]
-    final = []
-    for i, name in enumerate(names):
-        values = [results[0][i], results[1][i]]
-        if any(isinstance(v, TensorArray) for v in values):
-            raise NotImplementedError(
-                f"'{name}': a TensorArray assigned in an if statement of a custom gradient's forward"
-            )
-        try:
-            choice = _merge_branch_values(name, values, name in live)
-        except DynamicShapeNeeded as exc:
-            raise ValueError(f"{exc} (inside a custom gradient's forward, both branches must agree)") from None
-        if choice is _OUTPUT:
-            choice = nest.map_structure(
-                lambda first, second: array_ops.where(predicate, first, second), *map(_as_tensors, values)
-            )
-        final.append(choice)
-    return tuple(final)
-
-
-def _as_tensors(value: Any) -> Any:
-    return nest.map_structure(convert_to_tensor, value)
-
-
-def _merge_branch_values(name: str, values: list, live: bool) -> Any:
-    """What a variable is after a tensor `if`: `_OUTPUT` (a cond output), or one Python value."""
-    undefined = [isinstance(v, (Undefined, UndefinedReturnValue)) for v in values]
-    if all(undefined):
-        return values[0]
-    if any(undefined):
-        missing = _BRANCH_NAMES[undefined.index(True)]
-        if name == "retval__":
-            raise ValueError(f"the {missing} branch must also have a return statement.")
-        if not live:
-            return Undefined(name)
-        raise ValueError(f"'{name}' must also be initialized in the {missing} branch")
-    if values[0] is values[1] and not isinstance(values[0], (Tensor, Variable)):
-        return values[0]  # the same Python object in both branches (unchanged, or a module, a function)
-    if not live and "__" not in name:  # a user's variable (not a return value or a break flag)
-        return Undefined(name)  # not read after the statement: no output, whatever its values (as TF)
-    for branch, value in zip(_BRANCH_NAMES, values):
-        if value is None:
-            raise ValueError(f"'{name}' is None at the end of the {branch} branch.")
-    if all(isinstance(v, TensorArray) for v in values):
-        return _OUTPUT  # (as cond outputs of its elements: `tensor_array.branch_carries`)
-    try:
-        converted = [_as_tensors(v) for v in values]
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"'{name}' must be a tensor (or a structure of tensors) in both branches of an if statement "
-            f"on a tensor; got {type(values[0]).__name__} and {type(values[1]).__name__}."
-        ) from None
-    try:
-        nest.assert_same_structure(converted[0], converted[1])
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"'{name}' must have the same nested structure in the main and else branches:\n{exc}"
-        ) from None
-    for first, second in zip(nest.flatten(converted[0]), nest.flatten(converted[1])):
-        if first._dtype != second._dtype:
-            raise TypeError(
-                f"'{name}' has dtype {first._dtype.name} in the main branch, but dtype "
-                f"{second._dtype.name} in the else branch"
-            )
-        if first._shape != second._shape:
-            what = "the return value" if name == "retval__" else f"'{name}'"
-            raise DynamicShapeNeeded(
-                f"{what} has shape {tuple(first._shape)} in the main branch, but shape {tuple(second._shape)} in "
-                "the else branch of an if statement on a tensor"
-            )
-    return _OUTPUT
 
 
 # -- while -----------------------------------------------------------------------------
@@ -264,41 +172,8 @@ def _while_stmt(
                 )
         return state
     if not is_symbolic(first):
-        return _abstract_while(test, body, state, names)
+        return abstract_while(test, body, state, names)
     return _tensor_loop(test, body, state, names, live, None)
-
-
-def _abstract_while(test: Callable[..., Any], body: Callable[..., tuple], state: tuple, names: Sequence[str]) -> tuple:
-    """A `while` on a tensor JAX traces outside a function trace (a custom gradient's forward, defined in a
-    converted function): one `lax.while_loop` over the variables defined before it (those first assigned in
-    the body stay local to it)."""
-    if "do_return__" in names:
-        raise NotImplementedError(
-            "a return statement cannot be placed inside this TensorFlow loop; this may happen if a return "
-            "statement depends on a static Python condition such as a hyperparameter"
-        )
-    carried = [i for i, value in enumerate(state) if not isinstance(value, (Undefined, UndefinedReturnValue))]
-
-    def full(values: Sequence[Any]) -> list:
-        current = list(state)
-        for i, value in zip(carried, values):
-            current[i] = value
-        return current
-
-    def as_structure(result: Any) -> list:
-        values = [result[i] for i in carried]
-        nest.assert_same_structure([state[i] for i in carried], values)
-        return values
-
-    final = control_flow_jax.while_loop(
-        lambda *values: test(*full(values)),
-        lambda *values: body(*full(values)),
-        [state[i] for i in carried],
-        as_structure,
-        None,
-        0,
-    )
-    return tuple(full(final))
 
 
 def _tensor_loop(
@@ -326,11 +201,7 @@ def _tensor_loop(
         test, body = composites.state_function(test, n_extra), composites.loop_body(body, n_extra)
         decomposed = _tensor_loop(test, body, composites.state, names, live, maximum_iterations, counter, stops_early)
         return composites.rebuild_all(decomposed)
-    if "do_return__" in names:
-        raise NotImplementedError(
-            "a return statement cannot be placed inside this TensorFlow loop; this may happen if a return "
-            "statement depends on a static Python condition such as a hyperparameter"
-        )
+    no_return_in_loop(names)
     extra = [] if counter is None else [counter]
     state = list(state)
     undefined = [i for i, v in enumerate(state) if isinstance(v, (Undefined, UndefinedReturnValue))]
@@ -391,7 +262,7 @@ def _traced_loop(
     templates = {  # (TensorArrays, also inside a tuple or dict variable, are carried as their buffer and size)
         i: ArraysInLoop(state[i], _probed_value(probed, i), steps) for i in arrays
     }
-    initial = [templates[i].initial if i in templates else _as_tensors(state[i]) for i in carried]
+    initial = [templates[i].initial if i in templates else as_tensors(state[i]) for i in carried]
     n_extra = len(extra)
 
     def full_state(values: Sequence[Any]) -> list:
@@ -454,7 +325,7 @@ def _check_loop_variable(name: str, before: Any, after: Any, inside: Any = None)
         nest.assert_same_structure(before, after)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"'{name}' does not have the same nested structure after one iteration.\n{exc}") from None
-    after = _as_tensors(after)
+    after = as_tensors(after)
     for old, new in zip(nest.flatten(before), nest.flatten(after)):
         if old._dtype != new._dtype:
             raise TypeError(
