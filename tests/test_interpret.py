@@ -226,7 +226,7 @@ def test_interpreted_program_matches_xlas(name):
     got, want = jax.tree.leaves(interpreted), jax.tree.leaves(compiled)
     assert jax.tree.structure(interpreted) == jax.tree.structure(compiled)
     for a, b in zip(got, want):
-        assert isinstance(a, jax.Array)
+        assert isinstance(a, np.ndarray) and not a.flags.writeable  # (a tensor's value, as a constant's)
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-6, atol=2e-6)
         if np.issubdtype(a.dtype, np.floating):  # XLA's signed zeros, NaNs where XLA has them

@@ -621,9 +621,9 @@ class Prepared:
         cannot be read on the host or the evaluation ran past `STEP_BUDGET`.
 
         `leaves` are the arrays among `args`, flat. With `host`, the outputs stay NumPy arrays (the per-op
-        tier passes them on to the next kernel; see `to_device`), else they are placed on the device `jax.jit`
-        would place them on. A `host` caller runs inside `host_errors_ignored()` (NumPy's floating-point
-        warnings off: XLA raises none), entered once for all its calls.
+        tier passes them on to the next kernel; see `to_device`), else they are made tensor values for the
+        device `jax.jit` would place them on (`_placed`). A `host` caller runs inside `host_errors_ignored()`
+        (NumPy's floating-point warnings off: XLA raises none), entered once for all its calls.
         """
         if len(leaves) != len(self._in_avals):
             return None
@@ -730,10 +730,19 @@ class BoundTemplate:
 
 
 def _placed(outputs: list, device: Any) -> list:
-    """NumPy `outputs` as JAX arrays (one transfer for all); a view of another array is copied first, since
-    a CPU array made from NumPy memory shares it."""
+    """NumPy `outputs` as the values of tensors; a view of another array is copied first.
+
+    Outputs committed to a `device` are JAX arrays there (one transfer for all). Uncommitted ones (None) stay
+    NumPy arrays, read-only as a constant's (`tensor.host_constant`): the CPU's memory is the device's, and a
+    compiled program takes them as it takes CPU arrays. A transfer would release the GIL and, while the
+    background thread compiles, wait up to the interpreter's switch interval (5 ms) to take it back: a small
+    step's host call took 5-16 ms so, where it takes 0.5 ms without."""
     owned = [out if isinstance(out, np.ndarray) and out.flags.owndata else np.array(out) for out in outputs]
-    return jax.device_put(owned, device) if device is not None else jax.device_put(owned)
+    if device is not None:
+        return jax.device_put(owned, device)
+    for array in owned:
+        array.flags.writeable = False
+    return owned
 
 
 def host_value(value: Any) -> Any:
@@ -757,7 +766,8 @@ def host_value(value: Any) -> Any:
 
 
 def to_device(values: list) -> list:
-    """`values` with the NumPy arrays among them (results computed with `host=True`) made JAX arrays."""
+    """`values` with the NumPy arrays among them (results computed with `host=True`) made tensor values
+    (`_placed`: read-only arrays the caller's tensors own)."""
     positions = [k for k, value in enumerate(values) if isinstance(value, np.ndarray)]
     if not positions:
         return values
