@@ -434,22 +434,37 @@ def test_a_long_chain_seen_once_compiles_no_per_op_kernel():
     assert len(compiles) == before
 
 
-def test_host_computation_runs_blas_on_one_thread():
-    # The host computes while compiles run in the background: NumPy's BLAS on one thread there (a BLAS
-    # splitting products over busy cores ran a small GAN's convolutions 40-100x slower), as it was after
+def _blas_threads():
     import threadpoolctl
 
-    controller = threadpoolctl.ThreadpoolController()
-    before = [lib.num_threads for lib in controller.select(user_api="blas").lib_controllers]
+    return [lib.num_threads for lib in threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers]
+
+
+def test_host_computation_runs_blas_on_one_thread():
+    # The host computes while compiles run in the background: NumPy's BLAS on one thread there (a BLAS
+    # splitting products over busy cores ran a small GAN's convolutions 40-100x slower), from the first
+    # product large enough for the BLAS to split it, to the outermost context's exit
+    before = _blas_threads()
     with interpret.host_errors_ignored():
-        inside = [
-            lib.num_threads for lib in threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers
-        ]
+        unlimited = _blas_threads()
+        interpret.limit_blas_threads()
+        inside = _blas_threads()
         with interpret.host_errors_ignored():  # (nested: the outer one holds the limit)
-            pass
-        nested = [
-            lib.num_threads for lib in threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers
-        ]
-    after = [lib.num_threads for lib in threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers]
+            interpret.limit_blas_threads()
+        nested = _blas_threads()
+    after = _blas_threads()
+    assert unlimited == before
     assert inside == nested == [1] * len(before)
     assert after == before
+    interpret.limit_blas_threads()  # (outside a host context: nothing)
+    assert _blas_threads() == before
+
+
+@pytest.mark.parametrize("size, limits", [(16, False), (256, True)])
+def test_only_products_the_blas_would_split_limit_its_threads(size, limits):
+    # A host evaluation without such a product never scans the process's libraries for the BLAS (14 ms)
+    interpret._blas_controller.cache_clear()
+    a = np.ones((size, size), np.float32)
+    out = interpret.run(jax.jit(lambda x: x @ x).trace(a), (a,))
+    np.testing.assert_allclose(out, a @ a)
+    assert interpret._blas_controller.cache_info().currsize == int(limits)
