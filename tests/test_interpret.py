@@ -7,6 +7,9 @@ compiles its programs, and programs the interpreter cannot run (a convolution, a
 once with the same results.
 """
 
+import os
+import subprocess
+import sys
 from collections import OrderedDict
 
 import jax
@@ -17,7 +20,7 @@ from jax.experimental import sparse as jax_sparse
 
 import tapeshim as tf
 from oracle import backend_compiles, check, check_raises, mlp_training_step
-from tapeshim._src import interpret, interpret_cost, interpret_rules, kernel_calls, replay
+from tapeshim._src import interpret, interpret_blas, interpret_cost, interpret_rules, kernel_calls, replay
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
 
@@ -445,26 +448,57 @@ def test_host_computation_runs_blas_on_one_thread():
     # splitting products over busy cores ran a small GAN's convolutions 40-100x slower), from the first
     # product large enough for the BLAS to split it, to the outermost context's exit
     before = _blas_threads()
-    with interpret.host_errors_ignored():
+    with interpret_blas.host_errors_ignored():
         unlimited = _blas_threads()
-        interpret.limit_blas_threads()
+        interpret_blas.limit_blas_threads()
         inside = _blas_threads()
-        with interpret.host_errors_ignored():  # (nested: the outer one holds the limit)
-            interpret.limit_blas_threads()
+        with interpret_blas.host_errors_ignored():  # (nested: the outer one holds the limit)
+            interpret_blas.limit_blas_threads()
         nested = _blas_threads()
     after = _blas_threads()
     assert unlimited == before
     assert inside == nested == [1] * len(before)
     assert after == before
-    interpret.limit_blas_threads()  # (outside a host context: nothing)
+    interpret_blas.limit_blas_threads()  # (outside a host context: nothing)
     assert _blas_threads() == before
 
 
 @pytest.mark.parametrize("size, limits", [(16, False), (256, True)])
 def test_only_products_the_blas_would_split_limit_its_threads(size, limits):
     # A host evaluation without such a product never scans the process's libraries for the BLAS (14 ms)
-    interpret._blas_controller.cache_clear()
+    interpret_blas._blas_controller.cache_clear()
     a = np.ones((size, size), np.float32)
     out = interpret.run(jax.jit(lambda x: x @ x).trace(a), (a,))
     np.testing.assert_allclose(out, a @ a)
-    assert interpret._blas_controller.cache_info().currsize == int(limits)
+    assert interpret_blas._blas_controller.cache_info().currsize == int(limits)
+
+
+def test_host_results_are_c_ordered_read_only_values_as_constants_are():
+    # A hosted program's outputs stay NumPy arrays on the CPU: C order (a transpose is copied), and
+    # read-only for good (a view of a read-only base), as `tf.constant`'s values
+    t = tf.transpose(tf.exp(tf.reshape(tf.range(6.0), (2, 3))))
+    got = t.numpy()
+    assert got.flags.c_contiguous and got.flags.writeable
+    np.testing.assert_allclose(np.frombuffer(got, np.float32), np.exp(np.arange(6.0)).reshape(2, 3).T.ravel(), 1e-6)
+    shared = np.asarray(tf.exp(tf.constant([1.0, 2.0])))
+    with pytest.raises(ValueError):
+        shared.flags.writeable = True
+    v = tf.Variable([1.0, 2.0])
+    v.assign_add([1.0, 1.0])
+    copied = np.array(v)
+    copied[0] = 99.0
+    np.testing.assert_array_equal(v.numpy(), [2.0, 3.0])
+
+
+def test_host_results_go_to_the_device_tf_device_names():
+    script = (
+        "import tapeshim as tf\n"
+        "x = tf.exp(tf.zeros([5]))\n"
+        "with tf.device('/CPU:1'):\n"
+        "    y = tf.math.sin(x)\n"
+        "print(y.device)\n"
+    )
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("device:CPU:1")

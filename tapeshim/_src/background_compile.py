@@ -36,6 +36,7 @@ compiled. `set_enabled(False)` compiles on the calling thread again.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import queue
 import threading
 import time
@@ -44,8 +45,10 @@ from typing import Any
 
 import jax
 import jax.extend.mlir.dialects.builtin  # noqa: F401 - see `_load_lowering`
-import jaxlib.mlir.dialects.mhlo  # noqa: F401 - see `_load_lowering`
 import numpy as np
+
+with contextlib.suppress(ImportError):  # (a jaxlib without it: `_load_lowering` loads what lowering needs)
+    import jaxlib.mlir.dialects.mhlo  # noqa: F401 - see `_load_lowering`
 
 _SHUTDOWN = object()
 

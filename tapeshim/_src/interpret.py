@@ -45,19 +45,17 @@ the host call: the program compiles.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import re
-import threading
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import jax
 import numpy as np
-import threadpoolctl
 from jax.extend import core as jax_core
 
 from tapeshim._src import compile_tiers, errors, interpret_cost, interpret_rules, symbolic_dims
+from tapeshim._src.interpret_blas import BLAS_THREADED_MULTIPLY_ADDS, host_errors_ignored, limit_blas_threads
 
 STEP_BUDGET = 10_000
 """Loop-body equations one interpreted call may evaluate (counted per iteration of a `while` or `scan`)
@@ -554,72 +552,6 @@ def _placement(leaves: list) -> tuple[bool, Any]:
     return True, committed
 
 
-@contextlib.contextmanager
-def host_errors_ignored() -> Iterator[None]:
-    """The context of host computation: NumPy's floating-point warnings are off, as XLA's arithmetic raises
-    none, and NumPy's BLAS runs on one thread from the first product that would use more
-    (`limit_blas_threads`).
-
-    The host computes while a compile runs in the background (and XLA's own threads run): a BLAS that
-    splits a product over every core then waits on cores that are busy. A convolution's products of a
-    small GAN's step took 68-170 ms each with OpenBLAS's two threads on the loaded 2-core development
-    machine, 1.7 ms on one.
-    """
-    with np.errstate(all="ignore"), _one_blas_thread():
-        yield
-
-
-BLAS_THREADED_MULTIPLY_ADDS = 2**13
-"""The (weighted, `interpret_cost.COUNTED`) multiply-adds of a product from which the host limits BLAS to
-one thread: OpenBLAS splits a matrix-vector product over threads past 9,216 multiply-adds, a matrix product
-past 2**18, and runs smaller ones on the calling thread. A host evaluation without such a product leaves
-the BLAS as it is, so it never makes threadpoolctl's controller (it scans the process's libraries: 14 ms
-of a small custom-gradient step's first call) nor sets and restores the limit (about 25 us a call)."""
-
-
-@functools.cache
-def _blas_controller() -> Any:
-    """threadpoolctl's controller of the BLAS libraries loaded (NumPy's), made once (it scans them)."""
-    return threadpoolctl.ThreadpoolController()
-
-
-def _one_blas_thread() -> Any:
-    if _blas_limited.outer is not None:  # (nested: the outer context holds the limit)
-        return contextlib.nullcontext()
-    return _BlasLimit()
-
-
-def limit_blas_threads() -> None:
-    """Limits the BLAS to one thread until the outermost `host_errors_ignored()` of this thread exits (a
-    product of `BLAS_THREADED_MULTIPLY_ADDS` or more is about to run there; outside one, nothing)."""
-    outer = _blas_limited.outer
-    if outer is not None and outer.limit is None:
-        outer.limit = _blas_controller().limit(limits=1, user_api="blas")
-
-
-class _BlasLimit:
-    """The outermost host context of a thread: BLAS runs on one thread inside it from the first product that
-    would split over threads (`limit_blas_threads`) to its exit."""
-
-    def __init__(self) -> None:
-        self.limit: Any = None
-
-    def __enter__(self) -> None:
-        _blas_limited.outer = self
-
-    def __exit__(self, *exc: Any) -> None:
-        _blas_limited.outer = None
-        if self.limit is not None:
-            self.limit.restore_original_limits()
-
-
-class _BlasState(threading.local):
-    outer: _BlasLimit | None = None
-
-
-_blas_limited = _BlasState()
-
-
 class Prepared:
     """A traced program the interpreter can run (`prepare`), lowered once for any number of calls."""
 
@@ -754,19 +686,34 @@ class BoundTemplate:
 
 
 def _placed(outputs: list, device: Any) -> list:
-    """NumPy `outputs` as the values of tensors; a view of another array is copied first.
+    """NumPy `outputs` as the values of tensors: C-ordered arrays of their own (a view of another array, or
+    an array of another order, is copied first).
 
-    Outputs committed to a `device` are JAX arrays there (one transfer for all). Uncommitted ones (None) stay
-    NumPy arrays, read-only as a constant's (`tensor.host_constant`): the CPU's memory is the device's, and a
-    compiled program takes them as it takes CPU arrays. A transfer would release the GIL and, while the
-    background thread compiles, wait up to the interpreter's switch interval (5 ms) to take it back: a small
-    step's host call took 5-16 ms so, where it takes 0.5 ms without."""
-    owned = [out if isinstance(out, np.ndarray) and out.flags.owndata else np.array(out) for out in outputs]
+    Outputs committed to a `device`, or made where `tf.device` (`jax.default_device`) names one, are JAX
+    arrays there (one transfer for all). Others stay NumPy arrays, read-only as a constant's
+    (`tensor.host_constant`: a view of a read-only base, which cannot be made writable again): the CPU's
+    memory is the device's, and a compiled program takes them as it takes CPU arrays. A transfer would
+    release the GIL and, while the background thread compiles, wait up to the interpreter's switch interval
+    (5 ms) to take it back: a small step's host call took 5-16 ms so, where it takes 0.5 ms without."""
+    owned = [
+        out
+        if isinstance(out, np.ndarray) and out.flags.owndata and out.flags.c_contiguous
+        else np.array(out, order="C")
+        for out in outputs
+    ]
     if device is not None:
         return jax.device_put(owned, device)
+    if getattr(jax.config, "jax_default_device", None) is not None:  # (`tf.device` names one)
+        return jax.device_put(owned)
+    placed = []
     for array in owned:
         array.flags.writeable = False
-    return owned
+        placed.append(array.view())
+    return placed
+
+
+def _own_c_array(value: Any) -> bool:
+    return isinstance(value, np.ndarray) and value.flags.owndata and value.flags.c_contiguous
 
 
 def host_value(value: Any) -> Any:

@@ -382,7 +382,7 @@ class Variable(TensorOperators):
         return self._read_for_op().numpy()
 
     def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
-        return self._read_for_op().__array__(dtype)
+        return self._read_for_op().__array__(dtype, copy)
 
     def __jax_array__(self) -> jax.Array:
         return as_jax_array(variable_scope().jax_array(self))
