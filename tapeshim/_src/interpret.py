@@ -695,12 +695,7 @@ def _placed(outputs: list, device: Any) -> list:
     memory is the device's, and a compiled program takes them as it takes CPU arrays. A transfer would
     release the GIL and, while the background thread compiles, wait up to the interpreter's switch interval
     (5 ms) to take it back: a small step's host call took 5-16 ms so, where it takes 0.5 ms without."""
-    owned = [
-        out
-        if isinstance(out, np.ndarray) and out.flags.owndata and out.flags.c_contiguous
-        else np.array(out, order="C")
-        for out in outputs
-    ]
+    owned = [out if _own_c_array(out) else np.array(out, order="C") for out in outputs]
     if device is not None:
         return jax.device_put(owned, device)
     if getattr(jax.config, "jax_default_device", None) is not None:  # (`tf.device` names one)
@@ -713,6 +708,7 @@ def _placed(outputs: list, device: Any) -> list:
 
 
 def _own_c_array(value: Any) -> bool:
+    """Whether `value` is a C-ordered NumPy array that owns its memory (a tensor can keep it as it is)."""
     return isinstance(value, np.ndarray) and value.flags.owndata and value.flags.c_contiguous
 
 
