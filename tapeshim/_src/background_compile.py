@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import queue
 import threading
 import time
@@ -184,9 +185,7 @@ def set_enabled(on: bool) -> None:
     _enabled[0] = bool(on)
 
 
-_lowering_loaded = [False]
-
-
+@functools.cache
 def _load_lowering() -> None:
     """Lowers a trivial program on the calling thread, once, before the first compile is submitted.
 
@@ -196,7 +195,6 @@ def _load_lowering() -> None:
     compile took 0.6 s to more than 1.4 s to finish there, measured, where it takes about 0.1 s after this
     (6-10 ms here; the dialects' Python modules are imported with this module, 16 ms, without starting a
     backend)."""
-    _lowering_loaded[0] = True
     jax.jit(_unit).trace(np.float32(0)).lower()
 
 
@@ -214,8 +212,7 @@ def submit(traced: Any, args: tuple | None) -> Pending:
         program without side effects (one the host interpreter can run); None: no run.
     """
     stats["submitted"] += 1
-    if not _lowering_loaded[0]:
-        _load_lowering()
+    _load_lowering()
     return _worker.submit(traced, args)
 
 
