@@ -324,6 +324,27 @@ def test_a_new_structure_of_known_ops_runs_per_op_and_compiles_when_it_repeats()
     np.testing.assert_allclose(first, third, rtol=1e-6)
 
 
+def test_a_structure_seen_at_many_sizes_compiles_a_repeating_size_once_paid_or_after_a_fresh_start():
+    """A structure seen at `MANY_SIZES` sizes runs a repeating size per op until its per-op time pays for a
+    compile (not at its second sighting, as a structure of few sizes does); `replay.forget_sightings` (which
+    the tests call before each test) starts that memory afresh, and the size then compiles when it repeats."""
+    from tapeshim._src import replay
+
+    for size in (3, 4, 5, 6):
+        _chain_gradient(12, size=size)
+    experimental.reset_compile_stats()
+    first = _chain_gradient(12, size=7)
+    second = _chain_gradient(12, size=7)
+    stats = _stats()
+    assert stats["programs_compiled"] == 0 and stats["per_op_plans"] == 2
+    replay.forget_sightings()
+    _chain_gradient(12, size=7)
+    third = _chain_gradient(12, size=7)
+    assert _stats()["programs_compiled"] == 1
+    np.testing.assert_allclose(first, second, rtol=1e-6)
+    np.testing.assert_allclose(first, third, rtol=1e-6)
+
+
 def _tier_bodies():
     def occurrences(tf):
         x = tf.constant([1.0, 2.0])

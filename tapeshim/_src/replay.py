@@ -554,6 +554,15 @@ _structures: OrderedDict = OrderedDict()
 `MANY_SIZES`, in order)."""
 
 
+def forget_sightings() -> None:
+    """Forgets which plans were seen, how often and at which sizes (`compile_now`'s memory); compiled programs
+    are kept. The tests call it before each test, so that a test's tiers (and its compile counts) do not depend
+    on the plans the tests before it ran: a structure they saw at `MANY_SIZES` sizes would otherwise run per op
+    in a later test until its per-op time paid for a compile, at a step that depends on the machine's speed."""
+    _sightings.clear()
+    _structures.clear()
+
+
 def _sizes_erased(plan_key: tuple) -> tuple:
     """A plan's key with each leaf's shape reduced to its rank: the structure, whatever its sizes (a node whose
     static arguments hold a size still differs per size)."""
