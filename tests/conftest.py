@@ -27,10 +27,10 @@ import pytest  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def _tiers_as_in_a_fresh_process():
-    """Each test starts with no memory of the plans earlier tests ran (`replay.forget_sightings`): a steady
-    loop's compile counts are then those of a fresh process, whatever ran before it (a structure an earlier
-    test ran at many sizes ran per op in a later test's steady loop until its per-op time paid for a compile,
-    a step that depended on the machine's load)."""
+    """Each test starts with no memory of the plans earlier tests ran, nor of what their compiles cost
+    (`replay.forget_sightings`): a steady loop's compile counts are then those of a fresh process, whatever
+    ran before it (a structure an earlier test ran at many sizes ran per op in a later test's steady loop
+    until its per-op time paid for a compile, a step that depended on the machine's load)."""
     from tapeshim._src import replay
 
     replay.forget_sightings()

@@ -555,12 +555,14 @@ _structures: OrderedDict = OrderedDict()
 
 
 def forget_sightings() -> None:
-    """Forgets which plans were seen, how often and at which sizes (`compile_now`'s memory); compiled programs
-    are kept. The tests call it before each test, so that a test's tiers (and its compile counts) do not depend
-    on the plans the tests before it ran: a structure they saw at `MANY_SIZES` sizes would otherwise run per op
-    in a later test until its per-op time paid for a compile, at a step that depends on the machine's speed."""
+    """Forgets which plans were seen, how often and at which sizes, and what compiles were measured to cost
+    (`compile_now`'s memory, as in a new process); compiled programs are kept. The tests call it before each
+    test, so that a test's tiers (and its compile counts) do not depend on the tests before it: a structure
+    they saw at `MANY_SIZES` sizes would otherwise run per op in a later test until its per-op time paid for a
+    compile, at a step that depends on the machine's speed."""
     _sightings.clear()
     _structures.clear()
+    compile_cost["seconds_per_node"] = COMPILE_SECONDS_PER_NODE
 
 
 def _sizes_erased(plan_key: tuple) -> tuple:
@@ -592,7 +594,10 @@ def _sizes_seen(plan: "Plan") -> int:
     return len(_structures.get(_sizes_erased(plan.key), ()))
 
 
-compile_cost = {"seconds_per_node": 0.0025}
+COMPILE_SECONDS_PER_NODE = 0.0025
+"""`compile_cost`'s first value, in a new process (see there)."""
+
+compile_cost = {"seconds_per_node": COMPILE_SECONDS_PER_NODE}
 """What compiling a program costs per node, measured on this machine on plans over `SMALL_PLAN` nodes (a
 moving average; 2.5 ms is what a 200-node gradient program took on the idle 2-core machine with XLA's
 default options; on the CPU the compile measured is the quick tier's, `compile_tiers`)."""
