@@ -122,6 +122,8 @@ def tf_keras_outcomes(script: str, out: Path) -> dict:
 
 
 def compile_counts(tapeshim: Any) -> dict:
-    """tapeshim's programs compiled, function traces and eager kernels so far (`experimental.compile_stats`)."""
+    """tapeshim's programs compiled, function traces, eager kernels and plans run per op so far
+    (`experimental.compile_stats`). The last makes a steady loop's count strict: a plan run per op in the loop
+    could compile at a step its per-op time decides (`replay.compile_now`), a step that depends on the load."""
     stats = tapeshim.experimental.compile_stats()
-    return {key: stats[key] for key in ("programs_compiled", "function_traces", "eager_kernels")}
+    return {key: stats[key] for key in ("programs_compiled", "function_traces", "eager_kernels", "per_op_plans")}

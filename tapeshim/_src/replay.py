@@ -562,6 +562,7 @@ def forget_sightings() -> None:
     compile, at a step that depends on the machine's speed."""
     _sightings.clear()
     _structures.clear()
+    _measured_nodes.clear()  # (a program built earlier reports no compile time into this memory)
     compile_cost["seconds_per_node"] = COMPILE_SECONDS_PER_NODE
 
 
