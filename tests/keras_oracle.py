@@ -122,7 +122,7 @@ def tf_keras_outcomes(script: str, out: Path) -> dict:
 
 
 def compile_counts(tapeshim: Any) -> dict:
-    """tapeshim's programs compiled, function traces, eager kernels and plans run per op so far
+    """tapeshim's programs compiled, function traces, eager kernels and per-op plan runs so far
     (`experimental.compile_stats`). The last makes a steady loop's count strict: a plan run per op in the loop
     could compile at a step its per-op time decides (`replay.compile_now`), a step that depends on the load."""
     stats = tapeshim.experimental.compile_stats()

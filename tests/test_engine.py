@@ -331,9 +331,9 @@ def test_a_new_structure_of_known_ops_runs_per_op_and_compiles_when_it_repeats()
 
 def test_a_structure_seen_at_many_sizes_runs_a_repeating_size_per_op_until_a_fresh_start():
     """A structure seen at `MANY_SIZES` sizes runs a repeating size per op until its per-op time pays for a
-    compile (not at its second sighting, as a structure of few sizes does: the paying is
-    `test_kernel_families`'); `replay.forget_sightings` (which the tests call before each test) starts that
-    memory afresh, and the size then compiles when it repeats."""
+    compile, not from its second sighting as a structure of few sizes does (test_kernel_families.py tests the
+    paying); `replay.forget_sightings`, which the tests call before each test, starts that memory afresh, and
+    the size then compiles when it repeats."""
     from tapeshim._src import replay
 
     for size in (3, 4, 5, 6):
