@@ -182,11 +182,19 @@ def torch_chain(size: int = 256) -> Callable[[], object]:
 
 def sync_any(value: object) -> None:
     if isinstance(value, (tapeshim.Tensor,)):
-        value.value.block_until_ready()
+        jax.block_until_ready(value.value)  # (a value computed on the host is a NumPy array: nothing to wait for)
     elif isinstance(value, jax.Array):
         value.block_until_ready()
     elif real_tf is not None and isinstance(value, real_tf.Tensor):
         value.numpy()
+
+
+def settle_compiles() -> None:
+    """Waits for tapeshim's background compiles: the steady state is the compiled one (on the CPU a repeating
+    program runs on the host until its compile in the background thread is done)."""
+    background = sys.modules.get("tapeshim._src.background_compile")
+    if background is not None:
+        background.wait()
 
 
 def measure(steps: dict[str, Callable[[], object]], block: int, repeats: int) -> dict[str, float]:
@@ -200,9 +208,7 @@ def measure(steps: dict[str, Callable[[], object]], block: int, repeats: int) ->
     for step in steps.values():
         for _ in range(3):
             sync_any(step())
-    background = sys.modules.get("tapeshim._src.background_compile")
-    if background is not None:  # the steady state is the compiled one: tapeshim's compiles run in a thread
-        background.wait()
+    settle_compiles()
     for _ in range(repeats):
         for label, step in steps.items():
             samples[label].append(timeit_block(step, block))
