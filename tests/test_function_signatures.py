@@ -518,12 +518,14 @@ def test_generalised_and_spec_traces_serve_every_size_without_running_python_aga
 
 
 def test_a_trace_for_every_size_jax_cannot_export_runs_traces_for_the_calls_shapes(monkeypatch):
-    # the export happens when a size first compiles (or under a tape): if JAX refuses it, calls run traces
-    # of their own shapes, with the same values
+    # the export happens when a size compiles from it (here every size: see test_function_sized.py for the first
+    # sizes, which compile without it) or under a tape: if JAX refuses it, calls run traces of their own shapes,
+    # with the same values
     def refuse(*args, **kwargs):
         raise ValueError("an op whose lowering needs its sizes")
 
     monkeypatch.setattr(function_symbolic.export, "export", refuse)
+    monkeypatch.setattr(function_symbolic.ExportedProgram, "SIZED_COMPILES", 0)
     printed = []
 
     @tapeshim.function(input_signature=[tapeshim.TensorSpec([None, 2], tapeshim.float32)])

@@ -29,10 +29,18 @@ from jax import export
 from jax.experimental import checkify
 from jax.sharding import SingleDeviceSharding
 
-from tapeshim._src import background_compile, compile_tiers, interpret, nest, runtime_checks, symbolic_dims
+from tapeshim._src import (
+    background_compile,
+    compile_tiers,
+    function_sized,
+    interpret,
+    nest,
+    runtime_checks,
+    symbolic_dims,
+)
 from tapeshim._src.tensor_spec import TensorSpec
 
-stats = {"symbolic_traces": 0, "symbolic_fallbacks": 0}
+stats = {"symbolic_traces": 0, "symbolic_fallbacks": 0, "sized_compiles": 0, "sized_fallbacks": 0}
 _SUBMIT_LOCK = threading.Lock()  # (user threads may call one program at once: one submits its compile)
 
 
@@ -138,15 +146,18 @@ class _Deferred:
 class _Size:
     """How an exported program serves one concrete signature (`ExportedProgram.call`)."""
 
-    __slots__ = ("host", "host_calls", "pending", "compiled", "tier", "upgrade")
+    __slots__ = ("host", "host_calls", "pending", "compiled", "tier", "upgrade", "optimized")
 
-    def __init__(self, host: interpret.Prepared | None, host_calls: int, compiled: Any, tier: Any) -> None:
+    def __init__(
+        self, host: interpret.Prepared | None, host_calls: int, compiled: Any, tier: Any, optimized: Any
+    ) -> None:
         self.host = host  # the host form of the program, until it has compiled
         self.host_calls = host_calls
         self.pending: background_compile.Pending | None = None  # its compile in the background
         self.compiled = compiled  # the jitted program that compiles it (quick tier or optimized)
         self.tier: compile_tiers.QuickTier | None = tier  # its quick tier's account, None once optimized
         self.upgrade: background_compile.Pending | None = None  # its optimized compile in the background
+        self.optimized = optimized  # the jitted program that compiles it optimized
 
 
 class ExportedProgram:
@@ -167,12 +178,19 @@ class ExportedProgram:
     the quick tier (`compile_tiers.BASELINE_OPTIONS`: a small training step's program compiled in 82 ms
     instead of 464 ms, and ran in 0.17 ms instead of 0.14 ms), and compiles optimized in the background once
     its calls times its work reach `compile_tiers.WORK_BUDGET`, as the eager engine's programs do.
+
+    The first `SIZED_COMPILES` sizes compile from the symbolic jaxpr evaluated at their sizes
+    (`function_sized`), the later ones from the exported program: exporting costs more than a few sizes'
+    traces (see `function_sized`). A size whose evaluation fails compiles from the export instead
+    (`stats["sized_fallbacks"]`).
     """
 
     __slots__ = (
         "raw", "program", "arg_structs", "_struct_args", "_structs", "_checked", "_symbolic", "_signatures",
         "_seen", "_exported", "_export_error", "_export_lock", "has_loop", "_quick", "_host_template",
+        "_sharding", "_sized_left",
     )  # fmt: skip
+    SIZED_COMPILES = 4
     _SIGNATURES = 64  # the sizes whose host programs and compiles are tracked (the least recently seen go)
     _SEEN = 4096  # the sizes remembered as seen or compiled (then forgotten at once)
 
@@ -202,8 +220,10 @@ class ExportedProgram:
         self.raw = raw
         # Explicit shardings: the exported program's outputs are committed to the device, and a variable
         # updated by one call would otherwise make the next call compile again for committed arguments.
-        sharding = SingleDeviceSharding(jax.devices()[0])
+        sharding = self._sharding = SingleDeviceSharding(jax.devices()[0])
         self._checked = jax.jit(checkify.checkify(raw), in_shardings=sharding, out_shardings=sharding)
+        # (how many more sizes compile from their own evaluation of the symbolic jaxpr)
+        self._sized_left = self.SIZED_COMPILES if function_sized.supported(self._symbolic.jaxpr) else 0
         quick_options = compile_tiers.baseline_options()
         self._quick = (
             None
@@ -275,25 +295,56 @@ class ExportedProgram:
                 entry.host = None
                 if entry.pending is not None:
                     entry.pending.wait()  # (the compile under way serves this call)
-        error, outputs = self._compiled_call(key, entry, args)
+        try:
+            error, outputs = self._compiled_call(key, entry, args)
+        except Exception:
+            if entry.optimized is self._checked:
+                raise
+            # its evaluation at its sizes failed to trace or compile (or its run failed): the export serves it
+            stats["sized_fallbacks"] += 1
+            entry.optimized, entry.upgrade = self._checked, None
+            entry.compiled = self._checked if entry.tier is None or self._quick is None else self._quick
+            self._remember(key, entry)
+            error, outputs = self._compiled_call(key, entry, args)
         runtime_checks.raise_failed(error)
         return outputs
 
     def _new_size(self, leaves: list, host_calls: int) -> _Size:
         """A signature's entry: served on the host first, compiled in the quick tier unless its work is heavy."""
-        host = self._host_program(leaves)
+        sizes = (
+            symbolic_dims.sizes_of([s.shape for s in self._structs], [np.shape(leaf) for leaf in leaves])
+            if len(leaves) == len(self._structs)
+            else None
+        )
+        host = self._host_program(leaves, sizes)
         tier = compile_tiers.QuickTier()
         tier.work = host.work if host is not None else int(compile_tiers.HEAVY_WORK)
-        if self._quick is None or tier.heavy:
-            return _Size(host, host_calls, self._checked, None)
-        return _Size(host, host_calls, self._quick, tier)
+        quick, optimized = self._quick, self._checked
+        if self._sized_left and sizes is not None:
+            self._sized_left -= 1
+            stats["sized_compiles"] += 1
+            quick, optimized = self._sized_jits(sizes)
+        if quick is None or tier.heavy:
+            return _Size(host, host_calls, optimized, None, optimized)
+        return _Size(host, host_calls, quick, tier, optimized)
+
+    def _sized_jits(self, sizes: dict[str, int]) -> tuple[Any, Any]:
+        """The quick-tier (None without one) and optimized jitted programs of the symbolic jaxpr evaluated at
+        `sizes` (`function_sized`), taking and giving what the exported program's do."""
+        program = checkify.checkify(function_sized.sized_program(self._symbolic.jaxpr, self._symbolic.out_tree, sizes))
+        sharding = self._sharding
+        optimized = jax.jit(program, in_shardings=sharding, out_shardings=sharding)
+        options = compile_tiers.baseline_options()
+        if options is None:
+            return None, optimized
+        return jax.jit(program, in_shardings=sharding, out_shardings=sharding, compiler_options=options), optimized
 
     def _remember(self, key: tuple, entry: _Size) -> None:
         """Notes that `entry`'s program has (or is getting) its compile, should its entry be dropped."""
-        self._seen[key] = (entry.compiled, entry.tier)
+        self._seen[key] = (entry.compiled, entry.tier, entry.optimized)
 
     def _optimized(self, key: tuple, entry: _Size) -> None:
-        entry.compiled, entry.tier, entry.upgrade = self._checked, None, None
+        entry.compiled, entry.tier, entry.upgrade = entry.optimized, None, None
         self._remember(key, entry)
 
     def _compiled_call(self, key: tuple, entry: _Size, args: tuple) -> Any:
@@ -312,19 +363,16 @@ class ExportedProgram:
         if entry.upgrade is None and tier.after_call():
             compile_tiers.stats["programs_tiered_up"] += 1
             if background_compile.enabled():
-                entry.upgrade = background_compile.submit(_Deferred(self._checked, args), args)
+                entry.upgrade = background_compile.submit(_Deferred(entry.optimized, args), args)
             else:
                 self._optimized(key, entry)
         elif entry.upgrade is not None and entry.upgrade.done():
             self._optimized(key, entry)
         return result
 
-    def _host_program(self, leaves: list) -> interpret.Prepared | None:
-        """The host form of the program for these arguments' sizes, or None."""
-        if not interpret.enabled() or not interpret.host_readable(leaves) or len(leaves) != len(self._structs):
-            return None
-        sizes = symbolic_dims.sizes_of([s.shape for s in self._structs], [np.shape(leaf) for leaf in leaves])
-        if sizes is None:
+    def _host_program(self, leaves: list, sizes: dict[str, int] | None) -> interpret.Prepared | None:
+        """The host form of the program for these arguments' `sizes`, or None."""
+        if not interpret.enabled() or not interpret.host_readable(leaves) or sizes is None:
             return None
         if self._host_template is None:
             self._host_template = interpret.BoundTemplate(self._symbolic, checks=True)

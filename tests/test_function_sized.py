@@ -1,0 +1,147 @@
+"""A `tapeshim.function` traced for every size compiles its first sizes from its symbolic jaxpr evaluated at
+their sizes (`function_sized`), without exporting the program; later sizes compile from the export. Each
+compiled call is compared with TF's."""
+
+import jax
+import numpy as np
+
+from oracle import check, check_raises
+from tapeshim._src import background_compile, function_sized, function_symbolic
+
+
+def _calls(tf, function, sizes, make):
+    """Each size's calls: its first (on the host), its second (which submits its compile), and after the
+    compile its third (compiled)."""
+    results = []
+    for n in sizes:
+        results += [function(*make(n)) for _ in range(2)]
+        background_compile.wait()
+        results.append(function(*make(n)))
+    return results
+
+
+def _training_step(tf):
+    rng = np.random.default_rng(0)
+    w1 = tf.Variable(rng.normal(size=(4, 8)).astype(np.float32) * 0.3)
+    w2 = tf.Variable(rng.normal(size=(8, 3)).astype(np.float32) * 0.3)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32), tf.TensorSpec([None], tf.int32)])
+    def step(x, labels):
+        with tf.GradientTape() as tape:
+            logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+        g1, g2 = tape.gradient(loss, [w1, w2])
+        w1.assign_sub(0.1 * g1)
+        w2.assign_sub(0.1 * g2)
+        return loss, tf.shape(x)[0] * 2
+
+    def make(n):
+        return (
+            tf.constant(np.linspace(-1.0, 1.0, n * 4, dtype=np.float32).reshape(n, 4)),
+            tf.constant(np.arange(n, dtype=np.int32) % 3),
+        )
+
+    return step, make, (w1, w2)
+
+
+def test_the_first_sizes_compile_without_exporting_the_program(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("exported")
+
+    monkeypatch.setattr(function_symbolic.export, "export", refuse)
+    before = dict(function_symbolic.stats)
+    compiled_before = background_compile.stats["compiled"]
+
+    def body(tf):
+        step, make, variables = _training_step(tf)
+        results = _calls(tf, step, (5, 3, 7, 9), make)
+        return results, [v.numpy() for v in variables], step.experimental_get_tracing_count()
+
+    check(body)
+    assert function_symbolic.stats["sized_compiles"] - before["sized_compiles"] == 4
+    assert function_symbolic.stats["sized_fallbacks"] == before["sized_fallbacks"]
+    assert function_symbolic.stats["symbolic_fallbacks"] == before["symbolic_fallbacks"]
+    assert background_compile.stats["compiled"] - compiled_before >= 4  # (each size's compile, in the background)
+
+
+def test_the_sizes_after_the_first_ones_compile_from_the_exported_program(monkeypatch):
+    exports = []
+    export = function_symbolic.export.export
+
+    def counted(*args, **kwargs):
+        exports.append(1)
+        return export(*args, **kwargs)
+
+    monkeypatch.setattr(function_symbolic.export, "export", counted)
+    before = dict(function_symbolic.stats)
+
+    def body(tf):
+        step, make, variables = _training_step(tf)
+        results = _calls(tf, step, (2, 3, 4, 5, 6, 7), make)
+        return results, [v.numpy() for v in variables]
+
+    check(body)
+    assert function_symbolic.stats["sized_compiles"] - before["sized_compiles"] == 4
+    assert len(exports) == 1  # (the fifth size's compile exported it; the sixth used that export)
+
+
+def test_a_size_whose_evaluation_fails_compiles_from_the_exported_program(monkeypatch):
+    def failing(closed, out_tree, sizes):
+        def program(*args):
+            raise NotImplementedError("an equation the evaluation cannot bind")
+
+        return program
+
+    monkeypatch.setattr(function_sized, "sized_program", failing)
+    before = dict(function_symbolic.stats)
+
+    def body(tf):
+        step, make, variables = _training_step(tf)
+        return _calls(tf, step, (5, 3), make), [v.numpy() for v in variables]
+
+    check(body)
+    assert function_symbolic.stats["sized_fallbacks"] - before["sized_fallbacks"] == 2
+
+
+def test_conditions_loops_and_sizes_as_values_in_a_program_compiled_for_its_sizes():
+    def body(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.float32)])
+        def f(x):
+            total = tf.reduce_sum(x)
+            branch = tf.cond(total > 0.0, lambda: x * 2.0, lambda: x - 1.0)
+
+            def grow(i, acc):
+                return i + 1, acc + tf.reduce_mean(branch, axis=0)
+
+            _, grown = tf.while_loop(lambda i, acc: i < tf.shape(x)[0], grow, [0, tf.zeros_like(x[0])])
+            return grown / tf.cast(tf.size(x), tf.float32), tf.reshape(branch, [-1])
+
+        def make(n):
+            sign = 1.0 if n % 2 else -1.0
+            return (tf.constant(sign * np.arange(n * 3, dtype=np.float32).reshape(n, 3) + 0.5),)
+
+        return _calls(tf, f, (3, 4), make) + _calls(tf, f, (5,), lambda n: (tf.ones((n, 2)),))
+
+    check(body)
+
+
+def test_a_runtime_check_fails_in_a_program_compiled_for_its_sizes():
+    def body(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([None], tf.int32)])
+        def pick(values, indices):
+            return tf.gather(values, indices) * 2.0
+
+        values = tf.constant([1.0, 2.0, 3.0, 4.0])
+        _calls(tf, pick, (4,), lambda n: (values, tf.constant([3, 2, 1, 0])))  # compiled for these sizes
+        return pick(values, tf.constant([0, 1, 9, 2]))
+
+    raised = check_raises(body)  # (TF's message is a graph execution error's, with the trace's stack)
+    assert raised.name == "InvalidArgumentError" and "indices[2] = 9 is not in [0, 4)" in raised.message
+
+
+def test_a_nested_jaxpr_the_evaluation_does_not_reach_is_not_supported():
+    def scanned(x):
+        return jax.lax.scan(lambda carry, row: (carry + row, carry), x[0] * 0, x)[0]
+
+    assert not function_sized.supported(jax.make_jaxpr(scanned)(np.ones((3, 2), np.float32)))
+    assert function_sized.supported(jax.make_jaxpr(lambda x: jax.jit(jax.nn.relu)(x) * 2)(np.ones(3, np.float32)))
