@@ -171,6 +171,22 @@ CASES = {
         ),
         (np.array([0.0, -0.0, -0.0, 1.0], np.float32), np.array([-0.0, 0.0, -0.0, -0.0], np.float32)),
     ),
+    "signed_zeros_beside_scalars": (  # a scalar operand settles the signs of `max`'s zeros (`_max`)
+        lambda x: (
+            jax.nn.relu(x),
+            jnp.maximum(x, 0.0),
+            jax.lax.max(np.float32(-0.0), x),
+            jax.lax.max(np.float32(0.0), x),
+            jax.lax.max(np.float32(0.0), x[1]),
+            jax.lax.max(x, np.float32(np.nan)),
+            jax.lax.max(np.float32(-1.5), x),
+            jnp.minimum(x, 0.0),
+            jax.lax.min(np.float32(-0.0), x),
+            jnp.maximum(x.astype(jnp.int32), 0),
+            jnp.maximum(x[0], 0.0),
+        ),
+        (np.array([0.0, -0.0, -2.0, 3.0, np.nan, -np.inf, np.inf, -1e-40], np.float32),),
+    ),
     "top_k_ties_and_ints": (lambda x: jax.lax.top_k(x, 2), (np.array([[1, 3, 3, 2], [5, 5, 5, 0]], np.int32),)),
     "select_and_clamp": (
         lambda x, i: (

@@ -147,7 +147,15 @@ def _extreme(out: Any, negative_zero: Callable[[], Any]) -> Any:
 
 @_rule("max")
 def _max(x: Any, y: Any, **_: Any) -> Any:
-    return _extreme(np.maximum(x, y), lambda: np.signbit(x) & np.signbit(y))
+    out = np.maximum(x, y)
+    for operand in (y, x):  # a scalar operand (ReLU's 0.0) settles the zeros' signs without the masks
+        if operand.ndim == 0 and out.dtype.kind == "f":
+            value = operand.item()
+            if value != 0:  # (or NaN): a zero of `out` is the other operand's own, as XLA's
+                return out
+            if math.copysign(1.0, value) > 0:  # +0: every zero of `out` is +0 (-0 orders below it)
+                return out + out.dtype.type(0)  # (-0 + 0 is +0; every other value stays as it is)
+    return _extreme(out, lambda: np.signbit(x) & np.signbit(y))
 
 
 @_rule("min")
