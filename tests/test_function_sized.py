@@ -145,3 +145,77 @@ def test_a_nested_jaxpr_the_evaluation_does_not_reach_is_not_supported():
 
     assert not function_sized.supported(jax.make_jaxpr(scanned)(np.ones((3, 2), np.float32)))
     assert function_sized.supported(jax.make_jaxpr(lambda x: jax.jit(jax.nn.relu)(x) * 2)(np.ones(3, np.float32)))
+
+
+def test_a_dimension_with_a_power_is_evaluated_as_jaxs():
+    # JAX writes `3*_batch^2`, a power binding tighter than the product; the host's and the compiled calls'
+    # divisor of this mean is that dimension
+    def body(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def pairwise(x):
+            differences = x[:, None, :] - x[None, :, :]
+            return tf.reduce_mean(tf.square(differences)), tf.size(differences), tf.reshape(differences, [-1])
+
+        return _calls(
+            tf, pairwise, (4, 6), lambda n: (tf.constant(np.linspace(0, 1, n * 3, dtype=np.float32).reshape(n, 3)),)
+        )
+
+    check(body)
+    (batch,) = jax.export.symbolic_shape("_batch")
+    for dim, expected in ((3 * batch * batch, 48), (batch**3 + 3 * batch, 76), (2 * batch**2 + batch, 36)):
+        assert function_sized.symbolic_dims.evaluate(dim, {"_batch": 4}) == expected, str(dim)
+
+
+def test_calls_on_several_threads_fall_back_together_when_the_evaluation_fails(monkeypatch):
+    import threading
+    import time
+
+    def failing(closed, out_tree, sizes):
+        def program(*args):
+            time.sleep(0.2)  # (a slow trace: the other threads' calls start meanwhile)
+            raise NotImplementedError("an equation the evaluation cannot bind")
+
+        return program
+
+    monkeypatch.setattr(function_sized, "sized_program", failing)
+    before = dict(function_symbolic.stats)
+    import tapeshim as tf
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def total(x):
+        return tf.reduce_sum(x * 2.0, axis=1)
+
+    x = tf.ones((4, 3))
+    total(x), total(x)  # the host, then its compile submitted (and failing) in the background
+    background_compile.wait()
+    results: list = [None] * 4
+
+    def call(index):
+        try:
+            results[index] = total(x).numpy().tolist()
+        except Exception as exc:  # noqa: BLE001 - the assertion below shows it
+            results[index] = repr(exc)
+
+    threads = [threading.Thread(target=call, args=(index,)) for index in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [[6.0] * 4] * 4
+    assert function_symbolic.stats["sized_fallbacks"] - before["sized_fallbacks"] == 1
+
+
+def test_only_the_sizes_that_compile_use_up_the_evaluated_sizes(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("exported")
+
+    monkeypatch.setattr(function_symbolic.export, "export", refuse)
+    before = dict(function_symbolic.stats)
+
+    def body(tf):
+        step, make, variables = _training_step(tf)
+        once = [step(*make(n)) for n in (2, 3, 4, 5, 6, 7)]  # each on the host, none compiled
+        return once + _calls(tf, step, (8,), make), [v.numpy() for v in variables]
+
+    check(body)
+    assert function_symbolic.stats["sized_compiles"] - before["sized_compiles"] == 1

@@ -20,7 +20,8 @@ compiled call is never differentiated: a tape records the exported program), `co
 and `while` become `lax.switch` and `lax.while_loop` over the evaluated branches and
 bodies, and a symbolic dimension used as a value (`dim_as_value`) becomes its size.
 Runtime checks are bound as they were traced, so `checkify` sees them as in the export.
-A jaxpr with another nested jaxpr (`scan`, a `shard_map`) is not `supported`.
+A jaxpr with another nested jaxpr (`scan`, a `shard_map`, a `cond` choosing by platform) is not
+`supported`.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def _nested(eqn: Any) -> list:
     name, params = eqn.primitive.name, eqn.params
     if name in _INLINED:
         return [_closed(params[_INLINED[name]])]
-    if name == "cond":
+    if name == "cond" and params.get("branches_platforms") is None:  # (a platform's choice: lowered per platform)
         return list(params["branches"])
     if name == "while":
         return [params["cond_jaxpr"], params["body_jaxpr"]]

@@ -146,11 +146,13 @@ class _Deferred:
 class _Size:
     """How an exported program serves one concrete signature (`ExportedProgram.call`)."""
 
-    __slots__ = ("host", "host_calls", "pending", "compiled", "tier", "upgrade", "optimized")
+    __slots__ = ("host", "host_calls", "pending", "compiled", "tier", "upgrade", "optimized", "sizes")
 
     def __init__(
         self, host: interpret.Prepared | None, host_calls: int, compiled: Any, tier: Any, optimized: Any
     ) -> None:
+        # its symbols' sizes until its first compile decides what it compiles from (`ExportedProgram._decide`)
+        self.sizes: dict[str, int] | None = None
         self.host = host  # the host form of the program, until it has compiled
         self.host_calls = host_calls
         self.pending: background_compile.Pending | None = None  # its compile in the background
@@ -179,10 +181,10 @@ class ExportedProgram:
     instead of 464 ms, and ran in 0.17 ms instead of 0.14 ms), and compiles optimized in the background once
     its calls times its work reach `compile_tiers.WORK_BUDGET`, as the eager engine's programs do.
 
-    The first `SIZED_COMPILES` sizes compile from the symbolic jaxpr evaluated at their sizes
+    The first `SIZED_COMPILES` sizes to compile do so from the symbolic jaxpr evaluated at their sizes
     (`function_sized`), the later ones from the exported program: exporting costs more than a few sizes'
     traces (see `function_sized`). A size whose evaluation fails compiles from the export instead
-    (`stats["sized_fallbacks"]`).
+    (`stats["sized_fallbacks"]`; the first of several threads calling it to see the failure switches it).
     """
 
     __slots__ = (
@@ -282,6 +284,7 @@ class ExportedProgram:
             if entry.host_calls > 1:
                 with _SUBMIT_LOCK:
                     if entry.pending is None and background_compile.enabled():
+                        self._decide(entry)
                         entry.pending = background_compile.submit(_Deferred(entry.compiled, args), args)
                         self._remember(key, entry)  # (compiled, or compiling: jax.jit will have it)
                 pending = entry.pending
@@ -295,16 +298,21 @@ class ExportedProgram:
                 entry.host = None
                 if entry.pending is not None:
                     entry.pending.wait()  # (the compile under way serves this call)
+        if entry.sizes is not None:
+            with _SUBMIT_LOCK:
+                self._decide(entry)
+        sized = entry.optimized is not self._checked
         try:
             error, outputs = self._compiled_call(key, entry, args)
         except Exception:
-            if entry.optimized is self._checked:
+            if not sized:
                 raise
             # its evaluation at its sizes failed to trace or compile (or its run failed): the export serves it
-            stats["sized_fallbacks"] += 1
-            entry.optimized, entry.upgrade = self._checked, None
-            entry.compiled = self._checked if entry.tier is None or self._quick is None else self._quick
-            self._remember(key, entry)
+            if entry.optimized is not self._checked:  # (else another thread's call saw it fail first)
+                stats["sized_fallbacks"] += 1
+                entry.optimized, entry.upgrade = self._checked, None
+                entry.compiled = self._checked if entry.tier is None or self._quick is None else self._quick
+                self._remember(key, entry)
             error, outputs = self._compiled_call(key, entry, args)
         runtime_checks.raise_failed(error)
         return outputs
@@ -319,14 +327,24 @@ class ExportedProgram:
         host = self._host_program(leaves, sizes)
         tier = compile_tiers.QuickTier()
         tier.work = host.work if host is not None else int(compile_tiers.HEAVY_WORK)
-        quick, optimized = self._quick, self._checked
-        if self._sized_left and sizes is not None:
-            self._sized_left -= 1
-            stats["sized_compiles"] += 1
-            quick, optimized = self._sized_jits(sizes)
-        if quick is None or tier.heavy:
-            return _Size(host, host_calls, optimized, None, optimized)
-        return _Size(host, host_calls, quick, tier, optimized)
+        if self._quick is None or tier.heavy:
+            entry = _Size(host, host_calls, self._checked, None, self._checked)
+        else:
+            entry = _Size(host, host_calls, self._quick, tier, self._checked)
+        entry.sizes = sizes
+        return entry
+
+    def _decide(self, entry: _Size) -> None:
+        """Before a size's first compile (its caller holds `_SUBMIT_LOCK`): while sizes compiled from their own
+        evaluation of the symbolic jaxpr are left (`SIZED_COMPILES`: only the sizes that compile count), it
+        compiles so; else from the exported program, as it was made to."""
+        sizes, entry.sizes = entry.sizes, None
+        if sizes is None or not self._sized_left:
+            return
+        self._sized_left -= 1
+        stats["sized_compiles"] += 1
+        quick, entry.optimized = self._sized_jits(sizes)
+        entry.compiled = entry.optimized if entry.tier is None or quick is None else quick
 
     def _sized_jits(self, sizes: dict[str, int]) -> tuple[Any, Any]:
         """The quick-tier (None without one) and optimized jitted programs of the symbolic jaxpr evaluated at

@@ -23,7 +23,7 @@ _BINARY: dict[type, Callable[[int, int], int]] = {
     ast.Mult: operator.mul,
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
-    ast.BitXor: operator.pow,  # JAX writes a power as `^` (`_d0^2`)
+    ast.Pow: operator.pow,  # JAX writes a power as `^` (`2*_d0^2`), read as Python's `**` (`_parsed`)
 }
 FUNCTIONS: dict[str, Callable[..., int]] = {
     "floordiv": operator.floordiv,
@@ -45,7 +45,9 @@ def is_symbolic(value: Any) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _parsed(text: str) -> ast.expr:
-    return ast.parse(text, mode="eval").body
+    # JAX's `^` is a power, which binds tighter than `*` and `+`; Python's `^` (an exclusive or) binds looser:
+    # `2*_d0^2` is `2*(_d0**2)`, not `(2*_d0)**2`
+    return ast.parse(text.replace("^", "**"), mode="eval").body
 
 
 @functools.lru_cache(maxsize=4096)
