@@ -219,3 +219,70 @@ def test_only_the_sizes_that_compile_use_up_the_evaluated_sizes(monkeypatch):
 
     check(body)
     assert function_symbolic.stats["sized_compiles"] - before["sized_compiles"] == 1
+
+
+def test_a_size_compiled_on_its_call_and_dropped_from_the_tracked_sizes_keeps_its_program(monkeypatch):
+    # with background compiles off, the size compiles on its second call; once 64 other sizes (here one) have
+    # dropped its entry, it comes back to the program it compiled, not to an export compiling it again
+    exports = []
+    export = function_symbolic.export.export
+
+    def counted(*args, **kwargs):
+        exports.append(1)
+        return export(*args, **kwargs)
+
+    monkeypatch.setattr(function_symbolic.export, "export", counted)
+    monkeypatch.setattr(function_symbolic.ExportedProgram, "_SIGNATURES", 1)
+    background_compile.set_enabled(False)
+    try:
+        import tapeshim as tf
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def total(x):
+            return tf.reduce_sum(x * 2.0, axis=1)
+
+        values = [total(tf.ones((4, 3))) for _ in range(3)] + [total(tf.ones((5, 3))), total(tf.ones((4, 3)))]
+    finally:
+        background_compile.set_enabled(True)
+    assert [v.numpy().tolist() for v in values] == [[6.0] * 4] * 3 + [[6.0] * 5, [6.0] * 4]
+    assert exports == []
+
+
+def test_threads_making_a_sizes_first_compiled_calls_at_once_compile_it_once(monkeypatch):
+    import threading
+    import time
+
+    exports = []
+    export = function_symbolic.export.export
+    sized_program = function_sized.sized_program
+
+    def counted(*args, **kwargs):
+        exports.append(1)
+        return export(*args, **kwargs)
+
+    def slow(*args):
+        time.sleep(0.2)  # (the other thread's call comes meanwhile)
+        return sized_program(*args)
+
+    monkeypatch.setattr(function_symbolic.export, "export", counted)
+    monkeypatch.setattr(function_sized, "sized_program", slow)
+    monkeypatch.setattr(function_symbolic.interpret, "enabled", lambda: False)  # (first calls compile, as on a GPU)
+    import tapeshim as tf
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def total(x):
+        return tf.reduce_sum(x * 2.0, axis=1)
+
+    total(tf.ones((2, 3)))  # (traced, and another size compiled: the threads find the trace made)
+    exports.clear()
+    before = dict(function_symbolic.stats)
+    x = tf.ones((4, 3))
+    results: dict = {}
+    threads = [threading.Thread(target=lambda k=k: results.update({k: total(x).numpy().tolist()})) for k in range(2)]
+    threads[0].start()
+    time.sleep(0.05)
+    threads[1].start()
+    for thread in threads:
+        thread.join()
+    assert results == {0: [6.0] * 4, 1: [6.0] * 4}
+    assert exports == [] and function_symbolic.stats["sized_compiles"] - before["sized_compiles"] == 1

@@ -283,8 +283,8 @@ class ExportedProgram:
             entry.host_calls += 1
             if entry.host_calls > 1:
                 with _SUBMIT_LOCK:
+                    self._decide(entry)  # (it compiles now: in the background, or on this call)
                     if entry.pending is None and background_compile.enabled():
-                        self._decide(entry)
                         entry.pending = background_compile.submit(_Deferred(entry.compiled, args), args)
                         self._remember(key, entry)  # (compiled, or compiling: jax.jit will have it)
                 pending = entry.pending
@@ -338,13 +338,17 @@ class ExportedProgram:
         """Before a size's first compile (its caller holds `_SUBMIT_LOCK`): while sizes compiled from their own
         evaluation of the symbolic jaxpr are left (`SIZED_COMPILES`: only the sizes that compile count), it
         compiles so; else from the exported program, as it was made to."""
-        sizes, entry.sizes = entry.sizes, None
-        if sizes is None or not self._sized_left:
+        sizes = entry.sizes
+        if sizes is None:
             return
-        self._sized_left -= 1
-        stats["sized_compiles"] += 1
-        quick, entry.optimized = self._sized_jits(sizes)
-        entry.compiled = entry.optimized if entry.tier is None or quick is None else quick
+        try:
+            if self._sized_left:
+                self._sized_left -= 1
+                stats["sized_compiles"] += 1
+                quick, entry.optimized = self._sized_jits(sizes)
+                entry.compiled = entry.optimized if entry.tier is None or quick is None else quick
+        finally:  # (last: another thread's call sees `sizes` until the entry has what it compiles from)
+            entry.sizes = None
 
     def _sized_jits(self, sizes: dict[str, int]) -> tuple[Any, Any]:
         """The quick-tier (None without one) and optimized jitted programs of the symbolic jaxpr evaluated at
