@@ -7,10 +7,11 @@ each size's compile refines the exported module's shapes. Exporting a small trai
 step takes 100-130 ms of Python, and the first call of an exported program loads LAPACK
 (importing `scipy.linalg`, 130-320 ms where Keras has not imported it): all of it
 holding the GIL, in the background thread, beside the host calls that wait for the
-compile. Measured on a small training step called with changing batch sizes, a size's
-first compile finished 230 ms after it was submitted this way, where tracing the
-symbolic jaxpr again with the size's dimensions (`sized_program`) and compiling that
-took 125 ms. Per size, the export's way is cheaper (a trace of one call, 5 ms, against
+compile. Measured on a small training step called with changing batch sizes, on the
+calling thread with LAPACK loaded, a size's first compile took 230 ms this way, where
+tracing the symbolic jaxpr again with the size's dimensions (`sized_program`) and
+compiling that took 125 ms; in the background thread beside the host calls, 520-780 ms
+against 137 ms. Per size, the export's way is cheaper (a trace of one call, 5 ms, against
 16-24 ms here): `function_symbolic.ExportedProgram` compiles its first sizes from
 here and the later ones from the export.
 
