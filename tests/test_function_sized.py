@@ -2,11 +2,68 @@
 their sizes (`function_sized`), without exporting the program; later sizes compile from the export. Each
 compiled call is compared with TF's."""
 
+import threading
+import time
+
 import jax
 import numpy as np
 
-from oracle import check, check_raises
-from tapeshim._src import background_compile, function_sized, function_symbolic
+import tapeshim
+from oracle import check, check_raises, real_tf
+from tapeshim._src import background_compile, function_sized, function_symbolic, symbolic_dims
+
+
+def _refuse_exports(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("exported")
+
+    monkeypatch.setattr(function_symbolic.export, "export", refuse)
+
+
+def _count_exports(monkeypatch):
+    """A list that grows by one entry with every `jax.export` of a program, from now on."""
+    exports = []
+    export = function_symbolic.export.export
+
+    def counted(*args, **kwargs):
+        exports.append(1)
+        return export(*args, **kwargs)
+
+    monkeypatch.setattr(function_symbolic.export, "export", counted)
+    return exports
+
+
+def _doubled_total(tf):
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def total(x):
+        return tf.reduce_sum(x * 2.0, axis=1)
+
+    return total
+
+
+def _on_threads(call, count, stagger=0.0):
+    """`call()`'s results (or the repr of what it raised) on `count` threads started `stagger` seconds apart."""
+    results: list = [None] * count
+
+    def run(index):
+        try:
+            results[index] = call()
+        except Exception as exc:  # noqa: BLE001 - the caller's assertion shows it
+            results[index] = repr(exc)
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+        time.sleep(stagger)
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def _tf_doubled_total(*batches):
+    """Real TF's `_doubled_total` of `ones` batches of these sizes, as lists."""
+    total = _doubled_total(real_tf)
+    return [total(real_tf.ones((n, 3))).numpy().tolist() for n in batches]
 
 
 def _calls(tf, function, sizes, make):
@@ -45,10 +102,7 @@ def _training_step(tf):
 
 
 def test_the_first_sizes_compile_without_exporting_the_program(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("exported")
-
-    monkeypatch.setattr(function_symbolic.export, "export", refuse)
+    _refuse_exports(monkeypatch)
     before = dict(function_symbolic.stats)
     compiled_before = background_compile.stats["compiled"]
 
@@ -65,14 +119,7 @@ def test_the_first_sizes_compile_without_exporting_the_program(monkeypatch):
 
 
 def test_the_sizes_after_the_first_ones_compile_from_the_exported_program(monkeypatch):
-    exports = []
-    export = function_symbolic.export.export
-
-    def counted(*args, **kwargs):
-        exports.append(1)
-        return export(*args, **kwargs)
-
-    monkeypatch.setattr(function_symbolic.export, "export", counted)
+    exports = _count_exports(monkeypatch)
     before = dict(function_symbolic.stats)
 
     def body(tf):
@@ -163,53 +210,11 @@ def test_a_dimension_with_a_power_is_evaluated_as_jaxs():
     check(body)
     (batch,) = jax.export.symbolic_shape("_batch")
     for dim, expected in ((3 * batch * batch, 48), (batch**3 + 3 * batch, 76), (2 * batch**2 + batch, 36)):
-        assert function_sized.symbolic_dims.evaluate(dim, {"_batch": 4}) == expected, str(dim)
-
-
-def test_calls_on_several_threads_fall_back_together_when_the_evaluation_fails(monkeypatch):
-    import threading
-    import time
-
-    def failing(closed, out_tree, sizes):
-        def program(*args):
-            time.sleep(0.2)  # (a slow trace: the other threads' calls start meanwhile)
-            raise NotImplementedError("an equation the evaluation cannot bind")
-
-        return program
-
-    monkeypatch.setattr(function_sized, "sized_program", failing)
-    before = dict(function_symbolic.stats)
-    import tapeshim as tf
-
-    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
-    def total(x):
-        return tf.reduce_sum(x * 2.0, axis=1)
-
-    x = tf.ones((4, 3))
-    total(x), total(x)  # the host, then its compile submitted (and failing) in the background
-    background_compile.wait()
-    results: list = [None] * 4
-
-    def call(index):
-        try:
-            results[index] = total(x).numpy().tolist()
-        except Exception as exc:  # noqa: BLE001 - the assertion below shows it
-            results[index] = repr(exc)
-
-    threads = [threading.Thread(target=call, args=(index,)) for index in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert results == [[6.0] * 4] * 4
-    assert function_symbolic.stats["sized_fallbacks"] - before["sized_fallbacks"] == 1
+        assert symbolic_dims.evaluate(dim, {"_batch": 4}) == expected, str(dim)
 
 
 def test_only_the_sizes_that_compile_use_up_the_evaluated_sizes(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("exported")
-
-    monkeypatch.setattr(function_symbolic.export, "export", refuse)
+    _refuse_exports(monkeypatch)
     before = dict(function_symbolic.stats)
 
     def body(tf):
@@ -221,68 +226,56 @@ def test_only_the_sizes_that_compile_use_up_the_evaluated_sizes(monkeypatch):
     assert function_symbolic.stats["sized_compiles"] - before["sized_compiles"] == 1
 
 
+def test_calls_on_several_threads_fall_back_together_when_the_evaluation_fails(monkeypatch):
+    def failing(closed, out_tree, sizes):
+        def program(*args):
+            time.sleep(0.2)  # (a slow trace: the other threads' calls start meanwhile)
+            raise NotImplementedError("an equation the evaluation cannot bind")
+
+        return program
+
+    monkeypatch.setattr(function_sized, "sized_program", failing)
+    before = dict(function_symbolic.stats)
+    total = _doubled_total(tapeshim)
+    x = tapeshim.ones((4, 3))
+    total(x), total(x)  # the host, then its compile submitted (and failing) in the background
+    background_compile.wait()
+    results = _on_threads(lambda: total(x).numpy().tolist(), 4)
+    assert results == _tf_doubled_total(4, 4, 4, 4)
+    assert function_symbolic.stats["sized_fallbacks"] - before["sized_fallbacks"] == 1
+
+
 def test_a_size_compiled_on_its_call_and_dropped_from_the_tracked_sizes_keeps_its_program(monkeypatch):
     # with background compiles off, the size compiles on its second call; once 64 other sizes (here one) have
     # dropped its entry, it comes back to the program it compiled, not to an export compiling it again
-    exports = []
-    export = function_symbolic.export.export
-
-    def counted(*args, **kwargs):
-        exports.append(1)
-        return export(*args, **kwargs)
-
-    monkeypatch.setattr(function_symbolic.export, "export", counted)
+    exports = _count_exports(monkeypatch)
     monkeypatch.setattr(function_symbolic.ExportedProgram, "_SIGNATURES", 1)
+    sizes = (4, 4, 4, 5, 4)
     background_compile.set_enabled(False)
     try:
-        import tapeshim as tf
-
-        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
-        def total(x):
-            return tf.reduce_sum(x * 2.0, axis=1)
-
-        values = [total(tf.ones((4, 3))) for _ in range(3)] + [total(tf.ones((5, 3))), total(tf.ones((4, 3)))]
+        total = _doubled_total(tapeshim)
+        values = [total(tapeshim.ones((n, 3))).numpy().tolist() for n in sizes]
     finally:
         background_compile.set_enabled(True)
-    assert [v.numpy().tolist() for v in values] == [[6.0] * 4] * 3 + [[6.0] * 5, [6.0] * 4]
+    assert values == _tf_doubled_total(*sizes)
     assert exports == []
 
 
 def test_threads_making_a_sizes_first_compiled_calls_at_once_compile_it_once(monkeypatch):
-    import threading
-    import time
-
-    exports = []
-    export = function_symbolic.export.export
     sized_program = function_sized.sized_program
-
-    def counted(*args, **kwargs):
-        exports.append(1)
-        return export(*args, **kwargs)
 
     def slow(*args):
         time.sleep(0.2)  # (the other thread's call comes meanwhile)
         return sized_program(*args)
 
-    monkeypatch.setattr(function_symbolic.export, "export", counted)
+    exports = _count_exports(monkeypatch)
     monkeypatch.setattr(function_sized, "sized_program", slow)
     monkeypatch.setattr(function_symbolic.interpret, "enabled", lambda: False)  # (first calls compile, as on a GPU)
-    import tapeshim as tf
-
-    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
-    def total(x):
-        return tf.reduce_sum(x * 2.0, axis=1)
-
-    total(tf.ones((2, 3)))  # (traced, and another size compiled: the threads find the trace made)
+    total = _doubled_total(tapeshim)
+    total(tapeshim.ones((2, 3)))  # (traced, and another size compiled: the threads find the trace made)
     exports.clear()
     before = dict(function_symbolic.stats)
-    x = tf.ones((4, 3))
-    results: dict = {}
-    threads = [threading.Thread(target=lambda k=k: results.update({k: total(x).numpy().tolist()})) for k in range(2)]
-    threads[0].start()
-    time.sleep(0.05)
-    threads[1].start()
-    for thread in threads:
-        thread.join()
-    assert results == {0: [6.0] * 4, 1: [6.0] * 4}
+    x = tapeshim.ones((4, 3))
+    results = _on_threads(lambda: total(x).numpy().tolist(), 2, stagger=0.05)
+    assert results == _tf_doubled_total(4, 4)
     assert exports == [] and function_symbolic.stats["sized_compiles"] - before["sized_compiles"] == 1

@@ -34,32 +34,15 @@ import numpy as np
 from jax import lax
 from jax.extend import core as jax_core
 
-from tapeshim._src import symbolic_dims
-
-_INLINED = {
-    "pjit": "jaxpr",
-    "jit": "jaxpr",
-    "closed_call": "call_jaxpr",
-    "core_call": "call_jaxpr",
-    "custom_jvp_call": "call_jaxpr",
-    "custom_vjp_call": "call_jaxpr",
-    "custom_vjp_call_jaxpr": "fun_jaxpr",
-    "remat": "jaxpr",
-    "remat2": "jaxpr",
-    "checkpoint": "jaxpr",
-}
-"""Primitives whose one nested jaxpr computes their outputs from their operands: evaluated in line."""
-
-
-def _closed(jaxpr: Any) -> jax_core.ClosedJaxpr:
-    return jaxpr if isinstance(jaxpr, jax_core.ClosedJaxpr) else jax_core.ClosedJaxpr(jaxpr, ())
+from tapeshim._src import interpret, symbolic_dims
 
 
 def _nested(eqn: Any) -> list:
     """The jaxprs `eqn` evaluates, as `_evaluate` reaches them (None where it cannot)."""
     name, params = eqn.primitive.name, eqn.params
-    if name in _INLINED:
-        return [_closed(params[_INLINED[name]])]
+    called = interpret.called_jaxpr(eqn)  # (a call, a custom derivative, remat: evaluated in line)
+    if called is not None:
+        return [called]
     if name == "cond" and params.get("branches_platforms") is None:  # (a platform's choice: lowered per platform)
         return list(params["branches"])
     if name == "while":
@@ -73,7 +56,7 @@ def supported(closed: jax_core.ClosedJaxpr) -> bool:
     """Whether `sized_program` can evaluate `closed` (every nested jaxpr is one it reaches)."""
     for eqn in closed.jaxpr.eqns:
         for inner in _nested(eqn):
-            if inner is None or not supported(_closed(inner)):
+            if inner is None or not supported(inner):
                 return False
     return True
 
@@ -108,8 +91,9 @@ def _evaluate(closed: jax_core.ClosedJaxpr, args: list, resolve: Callable[[Any],
 
 def _equation(eqn: Any, operands: list, resolve: Callable[[Any], Any]) -> list:
     name, params = eqn.primitive.name, eqn.params
-    if name in _INLINED:
-        return _evaluate(_closed(params[_INLINED[name]]), operands, resolve)
+    called = interpret.called_jaxpr(eqn)
+    if called is not None:
+        return _evaluate(called, operands, resolve)
     if name == "cond":
         branches = [_branch(branch, resolve) for branch in params["branches"]]
         return list(lax.switch(operands[0], branches, *operands[1:]))

@@ -111,14 +111,21 @@ def _closed_of(value: Any) -> jax_core.ClosedJaxpr:
 _REMAT = ("remat", "remat2", "checkpoint")
 
 
+def called_jaxpr(eqn: Any) -> jax_core.ClosedJaxpr | None:
+    """The one jaxpr a call, custom-derivative call or remat equation computes its outputs by, from its
+    operands (its forward computation); None for other equations."""
+    name, params = eqn.primitive.name, eqn.params
+    field = _CALLS.get(name) or _CUSTOM.get(name) or ("jaxpr" if name in _REMAT else None)
+    return None if field is None else _closed_of(params[field])
+
+
 def _inner_jaxprs(eqn: Any) -> list | None:
     """The jaxprs a call, custom-derivative call, remat or control-flow equation evaluates; None for others."""
     name, params = eqn.primitive.name, eqn.params
-    if name in _CALLS:
-        return [_closed_of(params[_CALLS[name]])]
-    if name in _CUSTOM:
-        return [_closed_of(params[_CUSTOM[name]])]
-    if name in _REMAT or name == "scan":
+    called = called_jaxpr(eqn)
+    if called is not None:
+        return [called]
+    if name == "scan":
         return [_closed_of(params["jaxpr"])]
     if name == "cond":
         return list(params["branches"])
