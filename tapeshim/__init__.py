@@ -703,3 +703,8 @@ def __getattr__(name: str) -> object:
     if name in _KERAS_NAMESPACES:
         return _importlib.import_module(f"tapeshim.keras.{name}")
     raise AttributeError(f"module 'tapeshim' has no attribute {name!r}")
+
+
+from tapeshim._src import gc_freeze as _gc_freeze  # noqa: E402
+
+_gc_freeze.freeze_imported()  # what the imports loaded lives as long as the process (`gc_freeze`)
