@@ -9,7 +9,7 @@ host calls would have paid for the compile (`host_calls_before_compile`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from tapeshim._src import background_compile, interpret, kernel_families
 
@@ -44,7 +44,7 @@ class KernelCalls:
     (`background_compile`), the calls running on the host until it is done. A bounded map (cleared when
     full)."""
 
-    __slots__ = ("_entries", "open", "_families")
+    __slots__ = ("_entries", "open", "_families", "on_compile")
     _SIZE = 64
 
     def __init__(self, families: bool = False) -> None:
@@ -56,6 +56,9 @@ class KernelCalls:
         self.open = False
         """Whether the signature of the last `call` may still run on the host (its later calls must then go
         through `call`, which submits its compile and serves them while it runs)."""
+        self.on_compile: Callable[[Any], None] | None = None
+        """Called with a call's `leaves` where that call starts its signature's compile (on the caller or in
+        the background): the recompile warning counts compiles, not new signatures, which the host serves."""
 
     def call(self, jitted: Any, args: tuple, leaves: Any, limit: int | None, host: bool = False) -> Any | None:
         """`jitted(*args)` computed on the host while its signature has had at most `limit` calls, or while
@@ -85,6 +88,8 @@ class KernelCalls:
                     program = interpret.prepare(traced, checks=checked)
             work_limit = 0 if program is None else host_calls_before_compile(program.work)
             entry = self._entries[key] = [0, program, work_limit, None, checked]
+            if program is None:
+                self._compiling(leaves)  # (the caller compiles it now)
         program = entry[1]
         self.open = program is not None
         if program is None:
@@ -92,6 +97,7 @@ class KernelCalls:
         entry[0] += 1
         if entry[0] > (entry[2] if limit is None else limit):
             if not background_compile.enabled() or entry[4]:  # (a checked kernel compiles on its caller)
+                self._compiling(leaves)
                 self._drop(entry)
                 return None
             pending = entry[3]
@@ -99,6 +105,7 @@ class KernelCalls:
                 if not interpret.host_readable(leaves):  # (tracers: compiled inside the trace that holds them)
                     self._drop(entry)
                     return None
+                self._compiling(leaves)
                 pending = entry[3] = background_compile.submit(jitted.trace(*args), args)
             if pending.done():
                 self._drop(entry)
@@ -133,6 +140,10 @@ class KernelCalls:
         """`call`, or `jitted(*args)` where it gives None: the kernel's outputs either way."""
         result = self.call(jitted, args, leaves, limit, host)
         return jitted(*args) if result is None else result
+
+    def _compiling(self, leaves: Any) -> None:
+        if self.on_compile is not None:
+            self.on_compile(leaves)
 
     def _drop(self, entry: list) -> None:
         """The signature's calls compile from now on: its trace is no longer needed here."""

@@ -7,8 +7,10 @@ does for `tf.function` retracing, the 5th compile of one op (or one kind of prog
 user line logs a warning naming the line and what changed since the previous
 compile of it there; each line warns once.
 
-Only compiles are counted (a cache hit costs nothing here), and a new size that an op's shape family
-serves is none (`kernel_families`: no JAX trace; it compiles only if it repeats).
+Only compiles are counted (a cache hit costs nothing here). An op's kernel counts where a signature's
+compile starts (`kernel_calls.KernelCalls.on_compile`), not where the signature is new: a new signature's
+first call runs on the host, and it compiles only when it repeats, so a loop whose shapes never repeat (an
+episode's `tf.stack` of a new count of tensors) compiles nothing and, as TF eager, prints nothing.
 """
 
 from __future__ import annotations

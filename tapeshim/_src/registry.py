@@ -106,6 +106,7 @@ class _Kernel:
         )
         self.key = _node_key(op, static)
         self.calls = kernel_calls.KernelCalls(families=not op.user_code)
+        self.calls.on_compile = functools.partial(_note_compile, op.name, static)
         # (for `out_avals`; None: a user's function, traced per signature)
         self.shape_families = None if op.user_code else kernel_families.Families()
 
@@ -241,7 +242,7 @@ def _resolve(op: OpDef, inputs: Sequence[Tensor], static: tuple, key: tuple) -> 
     """Cache miss of `apply`: the kernel and output avals for this op, static args and input avals."""
     kernel = _kernel(op, static)
     try:
-        avals, fitted = out_avals(op, kernel, static, tuple((t._shape, t._dtype) for t in inputs))
+        avals, _ = out_avals(op, kernel, static, tuple((t._shape, t._dtype) for t in inputs))
     except errors.InvalidArgumentError as exc:
         if _thread_state.trace is not None:
             raise ValueError(str(exc)) from None  # shape inference while tracing, as TF's graph mode
@@ -249,11 +250,15 @@ def _resolve(op: OpDef, inputs: Sequence[Tensor], static: tuple, key: tuple) -> 
     if len(_dispatch) >= _DISPATCH_CACHE_SIZE:
         _dispatch.clear()
     entry = _dispatch[key] = (kernel, avals)
-    # a new kernel signature: a JAX trace, and an XLA compile if it repeats; a size a shape family serves is
-    # neither (TF eager, which never compiles, does not warn)
-    if _thread_state.trace is None and not fitted:
-        recompile_warning.compiled(op.name, (static, key[2:]), recompile_warning.op_change)
     return entry
+
+
+def _note_compile(op_name: str, static: tuple, leaves: Any) -> None:
+    """Counts a compile of an op's kernel for the recompile warning (`KernelCalls.on_compile`). A new signature
+    alone is none: the host computes its first call, and it compiles only when it repeats (TF eager, which
+    never compiles, never warns)."""
+    signature = tuple((tuple(np.shape(v)), str(getattr(v, "dtype", type(v).__name__))) for v in leaves)
+    recompile_warning.compiled(op_name, (static, signature), recompile_warning.op_change)
 
 
 def _folded_call(kernel: Any, values: list) -> Any:
