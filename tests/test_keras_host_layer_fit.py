@@ -231,6 +231,28 @@ def test_fit_of_a_text_model_compiles_once(tapeshim_module):
     assert compile_counts(tf) == before
 
 
+def test_fit_with_a_smaller_last_batch_settles_to_compiled_steps(tapeshim_module):
+    """The smaller last batch traces once for every size, as TF's `fit` reduces retracing, and compiles in the
+    background from its second epoch; once compiled, an epoch compiles nothing, on any thread. (It ran op by op
+    each epoch, then traced and compiled on the calling thread; and the values its sized program committed to
+    the device made the full batches' program compile again there.)"""
+    from oracle import backend_compiles
+    from tapeshim._src import background_compile
+
+    tf = tapeshim_module
+    model = _classifier(tf, _vectorizer(tf, output_sequence_length=6))
+    model.compile("adam", tf.keras.losses.BinaryCrossentropy(from_logits=True), metrics=["accuracy"])
+    texts, labels = tf.constant(_texts(26)), tf.constant(_labels(26))
+    for _ in range(3):
+        model.fit(texts, labels, batch_size=8, epochs=1, verbose=0)
+        background_compile.wait()
+    before, compiles = compile_counts(tf), len(backend_compiles())
+    model.fit(texts, labels, batch_size=8, epochs=2, verbose=0)
+    background_compile.wait()
+    assert compile_counts(tf) == before
+    assert len(backend_compiles()) == compiles
+
+
 def test_the_step_after_the_lookup_layers_is_compiled(tapeshim_module):
     """A text model's fit runs its layers' Python only while tracing the step, not on each batch."""
     tf = tapeshim_module

@@ -773,6 +773,11 @@ def host_readable(leaves: list) -> bool:
     return _placement(leaves)[0]
 
 
+def placement(leaves: list) -> tuple[bool, Any]:
+    """`(host readable, device)`: `host_readable`, and the CPU device an argument is committed to (or None)."""
+    return _placement(leaves)
+
+
 def host_program(traced: Any, leaves: list, checks: bool = False) -> Prepared | None:
     """`prepare(traced, checks)` where the arguments (`leaves`, flat) can be read on the host, else None."""
     return prepare(traced, checks) if host_readable(leaves) else None

@@ -15,9 +15,8 @@ episode's `tf.stack` of a new count of tensors) compiles nothing and, as TF eage
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from typing import Any, Iterator
+from typing import Any
 
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tf_logging import caller_site, get_logger
@@ -37,19 +36,6 @@ _MESSAGE = (
 _sites: dict = {}
 _warned: dict = {}
 _lock = threading.Lock()
-_silenced = threading.local()
-
-
-@contextlib.contextmanager
-def silenced() -> Iterator[None]:
-    """Within it, compiles are not counted: tapeshim itself chose to run a step op by op on shapes that change
-    (Keras's `fit` of a text model, `keras_train_step`), which the user's code cannot change."""
-    before = getattr(_silenced, "on", False)
-    _silenced.on = True
-    try:
-        yield
-    finally:
-        _silenced.on = before
 
 
 class _Site:
@@ -114,7 +100,7 @@ def compiled(what: str, signature: Any, change: Any) -> None:
       signature: what the compile was for; compared with the previous one of `what` at this line.
       change: `change(previous, signature) -> str`, the text naming what changed.
     """
-    if _thread_state.trace is not None or getattr(_silenced, "on", False):
+    if _thread_state.trace is not None:
         return  # part of tracing a tapeshim.function: its own retracing warning speaks for it
     site = caller_site()
     with _lock:
