@@ -494,12 +494,16 @@ class _CompileLog(list):
         return super().__len__()
 
 
+_LOWERING = "/jax/core/compile/jaxpr_to_mlir_module_duration"
 _backend_compile_log = _CompileLog()
+_lowering_log = _CompileLog()
 
 
 def _log_backend_compile(event: str, duration_secs: float, **kwargs: str | int) -> None:
     if event == _BACKEND_COMPILE:
         _backend_compile_log.append(event)
+    elif event == _LOWERING:
+        _lowering_log.append(event)
 
 
 def backend_compiles() -> _CompileLog:
@@ -510,6 +514,14 @@ def backend_compiles() -> _CompileLog:
         jax.monitoring.register_event_duration_secs_listener(_log_backend_compile)
         _listening.append(True)
     return _backend_compile_log
+
+
+def program_lowerings() -> _CompileLog:
+    """As `backend_compiles`, one entry per program lowered for a compile: a program compiled again counts
+    here even where its executable comes from the compile cache on disk (`compile_cache`), which the tests'
+    processes share and `backend_compiles` does not count."""
+    backend_compiles()
+    return _lowering_log
 
 
 _listening: list[bool] = []

@@ -7,6 +7,7 @@ import time
 
 import jax
 import numpy as np
+import pytest
 
 import tapeshim
 from oracle import check, check_raises, real_tf
@@ -281,11 +282,11 @@ def test_threads_making_a_sizes_first_compiled_calls_at_once_compile_it_once(mon
     assert exports == [] and function_symbolic.stats["sized_compiles"] - before["sized_compiles"] == 1
 
 
-def _accumulating_steps(tf):
+def _accumulating_steps(tf, width):
     """A variable that a function traced for every size updates and a function traced for its sizes reads."""
-    v = tf.Variable(np.linspace(0.5, 1.5, 3, dtype=np.float32))
+    v = tf.Variable(np.linspace(0.5, 1.5, width, dtype=np.float32))
 
-    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    @tf.function(input_signature=[tf.TensorSpec([None, width], tf.float32)])
     def add_rows(x):
         v.assign_add(tf.reduce_sum(x, axis=0) * 0.125)
         return tf.reduce_sum(x * v)
@@ -298,26 +299,31 @@ def _accumulating_steps(tf):
     return v, add_rows, halve
 
 
-def test_a_compiled_size_leaves_uncommitted_values_that_other_programs_take_without_compiling_again():
+@pytest.mark.parametrize("evaluated_sizes, width", [(4, 3), (0, 5)], ids=["evaluated", "exported"])
+def test_a_compiled_size_leaves_uncommitted_values_that_other_programs_take_without_compiling_again(
+    monkeypatch, evaluated_sizes, width
+):
     # JAX compiles a program again for each pattern of committed arguments: the variables a sized program
     # updated (its explicit shardings commit its outputs) made the programs that read them compile again, on
     # the calling thread (a Keras `fit`'s full-batch step after its smaller last batch, 0.5-0.8 s each).
-    from oracle import backend_compiles
+    from oracle import program_lowerings
+
+    monkeypatch.setattr(function_symbolic.ExportedProgram, "SIZED_COMPILES", evaluated_sizes)
 
     def run(tf, settle):
-        v, add_rows, halve = _accumulating_steps(tf)
+        v, add_rows, halve = _accumulating_steps(tf, width)  # (a width of its own: programs of their own)
         values = []
         for _ in range(3):  # each program: computed on the host, then compiled, then its compiled call
             values.append(float(halve()))
             settle()
         for n in (4, 4, 4, 5, 5, 5):
-            values.append(float(add_rows(tf.ones((n, 3)))))
+            values.append(float(add_rows(tf.ones((n, width)))))
             settle()
         return v, halve, values
 
     v, halve, values = run(tapeshim, background_compile.wait)
     _, _, expected = run(real_tf, lambda: None)
     np.testing.assert_allclose(values, expected, rtol=1e-6)
-    total, compiles = float(np.sum(v.numpy())), len(backend_compiles())
+    total, compiles = float(np.sum(v.numpy())), len(program_lowerings())
     np.testing.assert_allclose(float(halve()), total * 0.5, rtol=1e-6)
-    assert len(backend_compiles()) == compiles, "the compiled halve() took the sized program's outputs as they were"
+    assert len(program_lowerings()) == compiles, "the compiled halve() took the sized program's outputs as they were"

@@ -236,7 +236,7 @@ def test_fit_with_a_smaller_last_batch_settles_to_compiled_steps(tapeshim_module
     background from its second epoch; once compiled, an epoch compiles nothing, on any thread. (It ran op by op
     each epoch, then traced and compiled on the calling thread; and the values its sized program committed to
     the device made the full batches' program compile again there.)"""
-    from oracle import backend_compiles
+    from oracle import program_lowerings
     from tapeshim._src import background_compile
 
     tf = tapeshim_module
@@ -246,11 +246,11 @@ def test_fit_with_a_smaller_last_batch_settles_to_compiled_steps(tapeshim_module
     for _ in range(3):
         model.fit(texts, labels, batch_size=8, epochs=1, verbose=0)
         background_compile.wait()
-    before, compiles = compile_counts(tf), len(backend_compiles())
+    before, compiles = compile_counts(tf), len(program_lowerings())
     model.fit(texts, labels, batch_size=8, epochs=2, verbose=0)
     background_compile.wait()
     assert compile_counts(tf) == before
-    assert len(backend_compiles()) == compiles
+    assert len(program_lowerings()) == compiles
 
 
 def test_the_step_after_the_lookup_layers_is_compiled(tapeshim_module):

@@ -352,14 +352,15 @@ class ExportedProgram:
 
     def _sized_jits(self, sizes: dict[str, int]) -> tuple[Any, Any]:
         """The quick-tier (None without one) and optimized jitted programs of the symbolic jaxpr evaluated at
-        `sizes` (`function_sized`), taking and giving what the exported program's do."""
+        `sizes` (`function_sized`), taking what the exported program's take. Without the export's explicit
+        shardings: their outputs are uncommitted for uncommitted arguments, as other programs' (see
+        `_as_uncommitted`), with no copy to the host."""
         program = checkify.checkify(function_sized.sized_program(self._symbolic.jaxpr, self._symbolic.out_tree, sizes))
-        sharding = self._sharding
-        optimized = jax.jit(program, in_shardings=sharding, out_shardings=sharding)
+        optimized = jax.jit(program)
         options = compile_tiers.baseline_options()
         if options is None:
             return None, optimized
-        return jax.jit(program, in_shardings=sharding, out_shardings=sharding, compiler_options=options), optimized
+        return jax.jit(program, compiler_options=options), optimized
 
     def _remember(self, key: tuple, entry: _Size) -> None:
         """Notes that `entry`'s program has (or is getting) its compile, should its entry be dropped."""
@@ -402,15 +403,19 @@ class ExportedProgram:
 
 
 def _as_uncommitted(outputs: Any, leaves: list) -> Any:
-    """A compiled call's `outputs`, committed to the device by its explicit shardings, as `jax.jit`'s would be
-    for the arguments `leaves`: uncommitted where no argument is committed. On the CPU they become read-only
-    NumPy views of the results (what the host interpreter's outputs are); elsewhere they stay as they are.
+    """A compiled call's `outputs` as `jax.jit`'s would be for the arguments `leaves`: uncommitted where no
+    argument is committed. The exported program's explicit shardings commit its outputs: on the CPU they become
+    read-only NumPy views of the results (what the host interpreter's outputs are), elsewhere they stay as they
+    are. A size compiled from its own evaluation has no explicit shardings, and hands its outputs on as they are.
 
     A committed value reaching another compiled program makes it compile again (JAX compiles per pattern of
     committed arguments): the variables a Keras `fit` step's last, smaller batch updated through this program
     made the next epoch's first two steps compile the full-batch step again on the calling thread, 0.5-0.8 s
     each.
     """
+    flat, tree = jax.tree.flatten(outputs)
+    if not any(isinstance(value, jax.Array) and value.committed for value in flat):
+        return outputs  # (a size compiled from its own evaluation: `_sized_jits`)
     usable, device = interpret.placement(leaves)
     if not usable or device is not None:
         return outputs
@@ -426,4 +431,4 @@ def _as_uncommitted(outputs: Any, leaves: list) -> Any:
                 return np.asarray(value)
         return value
 
-    return jax.tree.map(view, outputs)
+    return jax.tree.unflatten(tree, [view(value) for value in flat])
