@@ -492,6 +492,60 @@ def test_new_signatures_that_never_repeat_do_not_warn(caplog):
     assert sums == stacked_sums(real_tf)
 
 
+def _episodes_through_a_chain(module, episodes):
+    """Episodes of new lengths through a chain of products of fixed shapes, one tape each (a new structure
+    each, run per op); the last episode's gradients."""
+    rng = np.random.default_rng(6)
+    widths = [3, 5, 7, 9, 11, 13, 2]
+    weights = [
+        module.Variable(rng.standard_normal((a, b)).astype(np.float32) * 0.3) for a, b in zip(widths, widths[1:])
+    ]
+    for episode in range(episodes):
+        with module.GradientTape() as tape:
+            total = 0.0
+            for _ in range(3 + episode):
+                h = module.constant(rng.standard_normal((1, 3)).astype(np.float32))
+                for w in weights:
+                    h = module.tanh(module.matmul(h, w))
+                total = total + module.reduce_sum(h)
+        grads = tape.gradient(total, weights)
+    return [g.numpy() for g in grads]
+
+
+def test_the_per_op_tiers_compiles_do_not_warn_at_the_users_line(caplog, monkeypatch):
+    # The per-op tier compiles a kernel once its host calls have paid for it: here after two, so that a
+    # product kernel per weight shape compiles within a few episodes, at the `tape.gradient` line. Those belong
+    # to the plans, not to a line whose shapes keep changing (they never do), and TF prints nothing.
+    import logging
+
+    from tapeshim._src import kernel_calls
+
+    monkeypatch.setattr(kernel_calls, "host_calls_before_compile", lambda work: 2)
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
+        grads = _episodes_through_a_chain(tf, 6)
+    assert not [r for r in caplog.records if "compiled a new XLA program" in r.getMessage()]
+    for got, expected in zip(grads, _episodes_through_a_chain(real_tf, 6)):
+        np.testing.assert_allclose(got, expected, rtol=2e-5, atol=1e-6)
+
+
+def test_a_loop_whose_new_shapes_compile_on_their_first_call_warns(caplog):
+    # Under `jax_debug_nans` the host interpreter computes nothing: each new shape compiles on its first call,
+    # and that loop is the one the warning is for.
+    import logging
+
+    import jax
+
+    x = tf.constant(np.ones((53, 5), np.float32))
+    jax.config.update("jax_debug_nans", True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="tensorflow"):
+            sums = [float(tf.reduce_sum(x[:n] * 5.0)) for n in range(2, 12)]
+    finally:
+        jax.config.update("jax_debug_nans", False)
+    assert sums == [25.0 * n for n in range(2, 12)]
+    assert len([r for r in caplog.records if "compiled a new XLA program" in r.getMessage()]) == 1
+
+
 def test_a_steady_loop_does_not_warn(caplog):
     import logging
 

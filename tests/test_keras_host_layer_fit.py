@@ -243,9 +243,12 @@ def test_fit_with_a_smaller_last_batch_settles_to_compiled_steps(tapeshim_module
     model = _classifier(tf, _vectorizer(tf, output_sequence_length=6))
     model.compile("adam", tf.keras.losses.BinaryCrossentropy(from_logits=True), metrics=["accuracy"])
     texts, labels = tf.constant(_texts(26)), tf.constant(_labels(26))
+    model(texts[:1])  # (built: `fit`'s first batch runs the step function, not Keras's build)
+    first = compile_counts(tf)["function_traces"]
     for _ in range(3):
         model.fit(texts, labels, batch_size=8, epochs=1, verbose=0)
         background_compile.wait()
+    assert compile_counts(tf)["function_traces"] - first == 2, "the full batches' trace, and one for every size"
     before, compiles = compile_counts(tf), len(program_lowerings())
     model.fit(texts, labels, batch_size=8, epochs=2, verbose=0)
     background_compile.wait()

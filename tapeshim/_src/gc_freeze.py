@@ -9,13 +9,14 @@ are rare, but a first step here traces kernels and keeps their jaxprs, and its s
 quarter within the first steps: a full collection of 67-126 ms landed in the first actor-critic
 episode of `benchmarks/bench_engine.py`, which took 240 ms instead of 120.
 
-Modules, classes and functions loaded by an import live as long as the process, so tapeshim moves
-the objects tracked when its imports finish (`import tapeshim`, and `tapeshim.keras`, which loads
-Keras) into the collector's permanent generation, which full collections skip. Objects made later,
-tensors and traces included, are collected as before. An object tracked at that moment (a user's,
-made before `import tapeshim`) that later becomes garbage inside a reference cycle is never
-collected; one freed by its reference count is freed as before. `TAPESHIM_GC_FREEZE=0` (or `off`,
-`false`, `no`) in the environment leaves the collector alone.
+Modules, classes and functions loaded by an import live as long as the process, so the end of
+`import tapeshim` moves the objects tracked then into the collector's permanent generation, which full
+collections skip. Objects made later, tensors and traces included, are collected as before. An object
+tracked at that moment (a user's, made before `import tapeshim`) that later becomes garbage inside a
+reference cycle is never collected; one freed by its reference count is freed as before. `tapeshim.keras`,
+imported on the first use of `tf.keras` (Keras's 100,000 objects), does not freeze: by then the user's
+data, models and tensors are tracked too, and freezing them would keep their cycles for good.
+`TAPESHIM_GC_FREEZE=0` (or `off`, `false`, `no`) in the environment leaves the collector alone.
 """
 
 from __future__ import annotations

@@ -57,8 +57,10 @@ class KernelCalls:
         """Whether the signature of the last `call` may still run on the host (its later calls must then go
         through `call`, which submits its compile and serves them while it runs)."""
         self.on_compile: Callable[[Any], None] | None = None
-        """Called with a call's `leaves` where that call starts its signature's compile (on the caller or in
-        the background): the recompile warning counts compiles, not new signatures, which the host serves."""
+        """Called with a call's `leaves` where a call with a `limit` (an eager op's) starts its signature's
+        compile, on the caller or in the background: the recompile warning counts compiles, not new signatures,
+        which the host serves. The per-op tier's compiles (no `limit`) belong to its plans, not to the user's
+        line that ran one (a `tape.gradient` compiling a product kernel per weight shape, once)."""
 
     def call(self, jitted: Any, args: tuple, leaves: Any, limit: int | None, host: bool = False) -> Any | None:
         """`jitted(*args)` computed on the host while its signature has had at most `limit` calls, or while
@@ -89,7 +91,7 @@ class KernelCalls:
             work_limit = 0 if program is None else host_calls_before_compile(program.work)
             entry = self._entries[key] = [0, program, work_limit, None, checked]
             if program is None:
-                self._compiling(leaves)  # (the caller compiles it now)
+                self._compiling(leaves, limit)  # (the caller compiles it now)
         program = entry[1]
         self.open = program is not None
         if program is None:
@@ -97,7 +99,7 @@ class KernelCalls:
         entry[0] += 1
         if entry[0] > (entry[2] if limit is None else limit):
             if not background_compile.enabled() or entry[4]:  # (a checked kernel compiles on its caller)
-                self._compiling(leaves)
+                self._compiling(leaves, limit)
                 self._drop(entry)
                 return None
             pending = entry[3]
@@ -105,7 +107,7 @@ class KernelCalls:
                 if not interpret.host_readable(leaves):  # (tracers: compiled inside the trace that holds them)
                     self._drop(entry)
                     return None
-                self._compiling(leaves)
+                self._compiling(leaves, limit)
                 pending = entry[3] = background_compile.submit(jitted.trace(*args), args)
             if pending.done():
                 self._drop(entry)
@@ -114,9 +116,11 @@ class KernelCalls:
             result = program(args, leaves, host)
         except interpret.CheckFailed as failed:  # TF's error, as the kernel's compiled call raises it
             raise interpret.check_error(str(failed)) from None
-        if result is None:
+        if result is None:  # (the host cannot compute it after all: the caller compiles it, or has)
             if entry[3] is not None:
                 entry[3].wait()  # (each executable compiles once)
+            else:
+                self._compiling(leaves, limit)
             self._drop(entry)
             return None
         return result
@@ -141,8 +145,8 @@ class KernelCalls:
         result = self.call(jitted, args, leaves, limit, host)
         return jitted(*args) if result is None else result
 
-    def _compiling(self, leaves: Any) -> None:
-        if self.on_compile is not None:
+    def _compiling(self, leaves: Any, limit: int | None) -> None:
+        if self.on_compile is not None and limit is not None:
             self.on_compile(leaves)
 
     def _drop(self, entry: list) -> None:

@@ -200,14 +200,13 @@ def _checkable(shape: tuple) -> tuple:
     return tuple(d if isinstance(d, (int, np.integer)) else 7 for d in shape)
 
 
-def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tuple[tuple, bool]:
-    """The (shape, DType) of each output by abstract evaluation, and whether a shape family gave them (no JAX
-    trace: `kernel_families`); raises TF's errors for bad inputs."""
+def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tuple:
+    """The (shape, DType) of each output by abstract evaluation (a shape family's, without a JAX trace, where
+    one serves: `kernel_families`); raises TF's errors for bad inputs."""
     if op.check is not None:
         op.check(tuple((_checkable(shape), dtype) for shape, dtype in in_avals), dict(static))
     structs = [jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in in_avals]
     avals = _family_avals(kernel, structs)
-    fitted = avals is not None
     if avals is None:
         try:
             out = jax.eval_shape(kernel.fn, *structs)
@@ -218,7 +217,7 @@ def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tup
     for shape, dtype in avals:
         if all(d.__class__ is int for d in shape):  # (a symbolic dimension's size is only known on a call)
             check_allocation(shape, dtype, op.name)
-    return avals, fitted
+    return avals
 
 
 def _family_avals(kernel: _Kernel, structs: list) -> tuple | None:
@@ -242,7 +241,7 @@ def _resolve(op: OpDef, inputs: Sequence[Tensor], static: tuple, key: tuple) -> 
     """Cache miss of `apply`: the kernel and output avals for this op, static args and input avals."""
     kernel = _kernel(op, static)
     try:
-        avals, _ = out_avals(op, kernel, static, tuple((t._shape, t._dtype) for t in inputs))
+        avals = out_avals(op, kernel, static, tuple((t._shape, t._dtype) for t in inputs))
     except errors.InvalidArgumentError as exc:
         if _thread_state.trace is not None:
             raise ValueError(str(exc)) from None  # shape inference while tracing, as TF's graph mode

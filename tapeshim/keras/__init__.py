@@ -7,7 +7,6 @@ tapeshim ops: `tape.gradient(loss, model.trainable_variables)` works, and
 `optimizer.apply_gradients` updates every variable in one compiled call.
 """
 
-from tapeshim._src import gc_freeze as _gc_freeze
 from tapeshim._src.keras_bridge import keras as _keras
 from tapeshim._src.keras_compat import tf_keras as _tf_keras
 from tapeshim._src.keras_models import Functional as _Functional
@@ -89,7 +88,6 @@ def _register_for_loading() -> None:
 
 
 _register_for_loading()
-_gc_freeze.freeze_imported()  # Keras's modules live as long as the process (`tapeshim/_src/gc_freeze.py`)
 
 __all__ = [
     "DTypePolicy",
