@@ -130,7 +130,7 @@ def _after_host_layers(model: Any, step: Callable[[Any], Any]) -> Callable[[Any]
     (`function_symbolic`), each size computed on the host first and compiled from its second call. (It ran op
     by op until it had spent a compile's time, then traced and compiled on the calling thread: the last batch
     took 50 ms an epoch, then 0.7-0.9 s in one, where it now takes 3-6 ms from the third epoch; with a length
-    per batch, epochs 2-6 took 0.48-0.86 s, now 0.15-0.46 s.)"""
+    per batch, epochs 2-6 took 0.48-0.86 s, now 0.15-0.63 s.)"""
     prefix = host_prefix(model)
     if prefix is None:
         return None
