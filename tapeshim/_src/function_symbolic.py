@@ -190,7 +190,7 @@ class ExportedProgram:
     __slots__ = (
         "raw", "program", "arg_structs", "_struct_args", "_structs", "_checked", "_symbolic", "_signatures",
         "_seen", "_exported", "_export_error", "_export_lock", "has_loop", "_quick", "_host_template",
-        "_sharding", "_sized_left",
+        "_sized_left",
     )  # fmt: skip
     SIZED_COMPILES = 4
     _SIGNATURES = 64  # the sizes whose host programs and compiles are tracked (the least recently seen go)
@@ -222,7 +222,7 @@ class ExportedProgram:
         self.raw = raw
         # Explicit shardings: the exported program's outputs are committed to the device, and a variable
         # updated by one call would otherwise make the next call compile again for committed arguments.
-        sharding = self._sharding = SingleDeviceSharding(jax.devices()[0])
+        sharding = SingleDeviceSharding(jax.devices()[0])
         self._checked = jax.jit(checkify.checkify(raw), in_shardings=sharding, out_shardings=sharding)
         # (how many more sizes compile from their own evaluation of the symbolic jaxpr)
         self._sized_left = self.SIZED_COMPILES if function_sized.supported(self._symbolic.jaxpr) else 0
@@ -315,7 +315,9 @@ class ExportedProgram:
                 self._remember(key, entry)
             error, outputs = self._compiled_call(key, entry, args)
         runtime_checks.raise_failed(error)
-        return _as_uncommitted(outputs, leaves)
+        if entry.optimized is self._checked:  # (the export's: its explicit shardings commit its outputs)
+            return _as_uncommitted(outputs, leaves)
+        return outputs
 
     def _new_size(self, leaves: list, host_calls: int) -> _Size:
         """A signature's entry: served on the host first, compiled in the quick tier unless its work is heavy."""
@@ -353,8 +355,8 @@ class ExportedProgram:
     def _sized_jits(self, sizes: dict[str, int]) -> tuple[Any, Any]:
         """The quick-tier (None without one) and optimized jitted programs of the symbolic jaxpr evaluated at
         `sizes` (`function_sized`), taking what the exported program's take. Without the export's explicit
-        shardings: their outputs are uncommitted for uncommitted arguments, as other programs' (see
-        `_as_uncommitted`), with no copy to the host."""
+        shardings: their outputs are uncommitted for uncommitted arguments, as other programs', with no view on
+        the host (`_as_uncommitted`, which makes each call finish first: 50-100 us a small step)."""
         program = checkify.checkify(function_sized.sized_program(self._symbolic.jaxpr, self._symbolic.out_tree, sizes))
         optimized = jax.jit(program)
         options = compile_tiers.baseline_options()
@@ -403,19 +405,16 @@ class ExportedProgram:
 
 
 def _as_uncommitted(outputs: Any, leaves: list) -> Any:
-    """A compiled call's `outputs` as `jax.jit`'s would be for the arguments `leaves`: uncommitted where no
-    argument is committed. The exported program's explicit shardings commit its outputs: on the CPU they become
-    read-only NumPy views of the results (what the host interpreter's outputs are), elsewhere they stay as they
-    are. A size compiled from its own evaluation has no explicit shardings, and hands its outputs on as they are.
+    """The exported program's `outputs` (committed by its explicit shardings) as `jax.jit`'s would be for the
+    arguments `leaves`: uncommitted where no argument is committed. On the CPU they become read-only NumPy
+    views of the results (what the host interpreter's outputs are); elsewhere they stay as they are. (A size
+    compiled from its own evaluation has no explicit shardings: its outputs are handed on as they are.)
 
     A committed value reaching another compiled program makes it compile again (JAX compiles per pattern of
     committed arguments): the variables a Keras `fit` step's last, smaller batch updated through this program
     made the next epoch's first two steps compile the full-batch step again on the calling thread, 0.5-0.8 s
     each.
     """
-    flat, tree = jax.tree.flatten(outputs)
-    if not any(isinstance(value, jax.Array) and value.committed for value in flat):
-        return outputs  # (a size compiled from its own evaluation: `_sized_jits`)
     usable, device = interpret.placement(leaves)
     if not usable or device is not None:
         return outputs
@@ -431,4 +430,4 @@ def _as_uncommitted(outputs: Any, leaves: list) -> Any:
                 return np.asarray(value)
         return value
 
-    return jax.tree.unflatten(tree, [view(value) for value in flat])
+    return jax.tree.map(view, outputs)

@@ -27,13 +27,8 @@ import os
 _OFF = frozenset({"0", "off", "false", "no"})
 
 
-def freeze_imported() -> bool:
-    """Moves every object the collector tracks now into its permanent generation (`gc.freeze`).
-
-    Returns:
-      Whether it froze them: False where `TAPESHIM_GC_FREEZE` turns this off.
-    """
-    if os.environ.get("TAPESHIM_GC_FREEZE", "").strip().lower() in _OFF:
-        return False
-    gc.freeze()
-    return True
+def freeze_imported() -> None:
+    """Moves every object the collector tracks now into its permanent generation (`gc.freeze`), unless
+    `TAPESHIM_GC_FREEZE` turns this off."""
+    if os.environ.get("TAPESHIM_GC_FREEZE", "").strip().lower() not in _OFF:
+        gc.freeze()

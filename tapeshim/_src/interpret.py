@@ -538,7 +538,7 @@ def _host_array(leaf: Any, aval: Any) -> Any:
     return np.asarray(leaf, dtype=aval.dtype)
 
 
-def _placement(leaves: list) -> tuple[bool, Any]:
+def placement(leaves: list) -> tuple[bool, Any]:
     """`(usable, device)`: whether the arrays live on one CPU device the outputs can go to, and that device
     when an argument is committed to it (None: the outputs stay uncommitted, as `jax.jit`'s would)."""
     committed = None
@@ -595,7 +595,7 @@ class Prepared:
             # dtypes (`kernel_calls.KernelCalls` keys entries by dtype)
             device, host_args = None, leaves
         else:
-            usable, device = _placement(leaves)
+            usable, device = placement(leaves)
             if not usable or (host and device is not None):
                 return None  # (NumPy results would lose the device committed arguments place them on)
             host_args = [_flush(_host_array(leaf, aval)) for leaf, aval in zip(leaves, self._in_avals)]
@@ -769,13 +769,8 @@ def run(traced: Any, args: tuple, checks: bool = False) -> Any | None:
 
 def host_readable(leaves: list) -> bool:
     """Whether the arrays (`leaves`, flat) can be read on the host and the outputs placed as `jax.jit` would:
-    concrete arrays on one CPU device (see `_placement`)."""
-    return _placement(leaves)[0]
-
-
-def placement(leaves: list) -> tuple[bool, Any]:
-    """`(host readable, device)`: `host_readable`, and the CPU device an argument is committed to (or None)."""
-    return _placement(leaves)
+    concrete arrays on one CPU device (see `placement`)."""
+    return placement(leaves)[0]
 
 
 def host_program(traced: Any, leaves: list, checks: bool = False) -> Prepared | None:
