@@ -214,6 +214,18 @@ def test_a_dimension_with_a_power_is_evaluated_as_jaxs():
         assert symbolic_dims.evaluate(dim, {"_batch": 4}) == expected, str(dim)
 
 
+def test_a_resolver_evaluates_dimensions_made_while_it_resolves_and_equal_ones():
+    # the resolver remembers what it evaluated by the dimension's identity (each entry holds its dimension, so
+    # no id is reused meanwhile): dimensions made and dropped one after another, and equal dimensions that are
+    # other objects, each get their own size
+    (batch,) = jax.export.symbolic_shape("_batch")
+    resolve = symbolic_dims.resolver({"_batch": 5})
+    assert [resolve(2 * batch + k) for k in range(40)] == [10 + k for k in range(40)]
+    assert [resolve((2 * batch + k, k)) for k in range(40)] == [(10 + k, k) for k in range(40)]
+    (again,) = jax.export.symbolic_shape("_batch")  # equal to `batch`, another object
+    assert resolve([batch, again, 3 * batch]) == [5, 5, 15]
+
+
 def test_only_the_sizes_that_compile_use_up_the_evaluated_sizes(monkeypatch):
     _refuse_exports(monkeypatch)
     before = dict(function_symbolic.stats)

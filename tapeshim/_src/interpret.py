@@ -45,6 +45,7 @@ the host call: the program compiles.
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
 import re
@@ -211,9 +212,19 @@ def _params_sized(params: dict) -> bool:
     return any(_holds_symbolic(value) for value in params.values())
 
 
-def _params(eqn: Any, resolve: Callable[[Any], Any]) -> dict:
-    """An equation's parameters with their symbolic dimensions resolved (nested jaxprs are left as they are)."""
-    return {name: resolve(value) for name, value in eqn.params.items()}
+def _params(eqn: Any, resolve: Callable[[Any], Any], names: tuple[str, ...]) -> dict:
+    """An equation's parameters with the symbolic dimensions of those named (`_sized_names`) resolved."""
+    params = dict(eqn.params)
+    for name in names:
+        params[name] = resolve(params[name])
+    return params
+
+
+def _sized_names(params: dict) -> tuple[str, ...]:
+    """The names of the parameters that hold a symbolic dimension (nested jaxprs are left as they are): found
+    once, where a plan is made, since its sized steps are bound at every new size and most of their parameters
+    hold none."""
+    return tuple(name for name, value in params.items() if _holds_symbolic(value))
 
 
 class _Budget:
@@ -306,7 +317,7 @@ class _HostPlan:
         self.fixed: list = []  # (slot, value): constants and literals
         zeros: set = set()  # slots holding only zeros (see `_kept_input`)
         self.cost = 0
-        self.sized: list = []  # (step index, equation) of the steps `bound` resolves
+        self.sized: list = []  # (step index, equation, `_sized_names` of its parameters) of the steps `bound` resolves
 
         def new_slot(var: Any) -> int:
             slots[var] = index = len(slots) + len(self.fixed)
@@ -350,7 +361,7 @@ class _HostPlan:
             run, params, inner_cost = _lowered(eqn, late)
             self.cost += inner_cost
             if late and _step_sized(eqn, params):
-                self.sized.append((len(self.steps), eqn))
+                self.sized.append((len(self.steps), eqn, _sized_names(eqn.params)))
             self.steps.append((run, params, ins, outs, out_dtypes, flush))
         self.out_slots = [slot_of(var) for var in jaxpr.outvars]
         self.size = len(slots) + len(self.fixed)
@@ -371,9 +382,9 @@ class _HostPlan:
         )  # fmt: skip
         plan.sized = []
         plan.steps = steps = list(self.steps)
-        for index, eqn in self.sized:
+        for index, eqn, names in self.sized:
             run, params, ins, outs, out_dtypes, flush = steps[index]
-            steps[index] = (run, _bound_params(eqn, params, resolve), ins, outs, out_dtypes, flush)
+            steps[index] = (run, _bound_params(eqn, params, resolve, names), ins, outs, out_dtypes, flush)
         return plan
 
     def __call__(self, args: list, budget: "_Budget") -> list:
@@ -471,8 +482,8 @@ def _step_sized(eqn: Any, params: Any) -> bool:
     return _params_sized(params)
 
 
-def _bound_params(eqn: Any, params: Any, resolve: Callable[[Any], Any]) -> Any:
-    """A sized step's parameters (`_step_sized`) for one call's sizes."""
+def _bound_params(eqn: Any, params: Any, resolve: Callable[[Any], Any], names: tuple[str, ...]) -> Any:
+    """A sized step's parameters (`_step_sized`) for one call's sizes (`names`: `_sized_names` of `eqn`'s)."""
     name = eqn.primitive.name
     if name == "cond":
         return [plan.bound(resolve) for plan in params]
@@ -482,10 +493,10 @@ def _bound_params(eqn: Any, params: Any, resolve: Callable[[Any], Any]) -> Any:
     if name == "scan":
         plan, scan_params, y_structs = params
         y_bound = [jax.ShapeDtypeStruct(resolve(tuple(s.shape)), s.dtype) for s in y_structs]
-        return plan.bound(resolve), _params(eqn, resolve), y_bound
+        return plan.bound(resolve), _params(eqn, resolve, names), y_bound
     if isinstance(params, _HostPlan):
         return params.bound(resolve)
-    resolved = _params(eqn, resolve)
+    resolved = _params(eqn, resolve, names)
     rule_ok = interpret_rules.SUPPORTED.get(name)
     if rule_ok is not None and not rule_ok(resolved):
         raise _Unbindable(name)
@@ -667,7 +678,9 @@ class BoundTemplate:
         self._in_avals = [var.aval for var in closed.jaxpr.invars]
         self._out_tree = traced.out_tree
         shapes = [tuple(getattr(var.aval, "shape", ())) for eqn in closed.jaxpr.eqns for var in eqn.outvars]
-        self._sized_shapes = [shape for shape in shapes if _holds_symbolic(shape)]
+        # each sized shape once, with how many results have it: a call's sizes resolve a few shapes, not every
+        # result's (a small training step's 43 results have 4)
+        self._sized_shapes = list(collections.Counter(shape for shape in shapes if _holds_symbolic(shape)).items())
         self._fixed_work = sum(math.prod(shape) for shape in shapes if not _holds_symbolic(shape))
         in_tree = traced.in_tree
         positional = len(in_tree.children()) == 2 and not in_tree.children()[1].num_leaves
@@ -684,7 +697,7 @@ class BoundTemplate:
         resolve = symbolic_dims.resolver(sizes)
         try:
             plan = self._plan.bound(resolve)
-            work = self._fixed_work + sum(math.prod(resolve(shape)) for shape in self._sized_shapes)
+            work = self._fixed_work + sum(math.prod(resolve(shape)) * count for shape, count in self._sized_shapes)
         except (symbolic_dims.Unresolved, _Unbindable):
             return None
         if work > interpret_cost.HOST_ELEMENTS:

@@ -86,16 +86,18 @@ def _evaluate(node: ast.expr, sizes: dict[str, int]) -> int:
 def resolver(sizes: dict[str, int]) -> Callable[[Any], Any]:
     """`resolve(value)`: `value` with every symbolic dimension in it (in tuples and lists too) evaluated."""
 
-    evaluated: dict = {}  # (a program's parameters repeat a few dimensions many times)
+    # A program's parameters repeat a few dimensions many times. Keyed by identity, which costs no hash of the
+    # expression and no comparison of two equal ones; each entry holds its dimension, so no id is reused.
+    evaluated: dict[int, tuple[Any, int]] = {}
 
     def resolve(value: Any) -> Any:
         if value.__class__ is int:
             return value
         if is_symbolic(value):
-            size = evaluated.get(value)
-            if size is None:
-                size = evaluated[value] = evaluate(value, sizes)
-            return size
+            entry = evaluated.get(id(value))
+            if entry is None:
+                entry = evaluated[id(value)] = (value, evaluate(value, sizes))
+            return entry[1]
         if isinstance(value, tuple) and not hasattr(value, "_fields"):
             return tuple(resolve(v) for v in value)
         if isinstance(value, list):
