@@ -4,6 +4,8 @@ Where TF has the same thing (DLPack, a gradient computed by GradientTape), the
 result is compared with real TF; otherwise with plain JAX.
 """
 
+import array
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -12,7 +14,7 @@ import pytest
 import tensorflow as real_tf
 
 import tapeshim as tf
-from oracle import check, normal
+from oracle import check, check_raises, normal
 
 
 def test_jax_numpy_accepts_tensors_and_variables():
@@ -37,6 +39,57 @@ def test_pytrees():
 
 def _f(module, x):
     return module.reduce_sum(module.sin(x) * x)
+
+
+class _WithArray:
+    """An object NumPy reads through `__array__` (as a pandas DataFrame or a PyTorch tensor is read)."""
+
+    def __array__(self, dtype=None, copy=None):
+        return np.arange(6, dtype=np.float32).reshape(2, 3)
+
+
+class _WithInterface:
+    """An object NumPy reads through the array interface."""
+
+    def __init__(self):
+        self._array = np.arange(4, dtype=np.int32)
+        self.__array_interface__ = self._array.__array_interface__
+
+
+def _array_likes():
+    return [
+        jnp.linspace(0.0, 1.0, 6).reshape(2, 3),  # float64: tapeshim runs JAX with 64-bit types, as TF has them
+        jnp.arange(3),
+        _WithArray(),
+        _WithInterface(),
+        bytearray(b"xy"),
+        memoryview(b"ab"),
+        array.array("d", [1.5, 2.5]),
+        array.array("q", [1, 2]),
+    ]
+
+
+def test_array_likes_convert_as_tf_converts_them():
+    # TF reads a JAX array, or anything with `__array__` or the array interface, as a NumPy array (its dtype,
+    # then the requested dtype or the hint), and a flat buffer as a list of Python numbers
+    def body(tf):
+        out = []
+        for value in _array_likes():
+            out.append(tf.constant(value))
+            out.append(tf.convert_to_tensor(value))
+            out.append(tf.constant(value, dtype=tf.float32))
+            out.append(tf.convert_to_tensor(value, dtype_hint=tf.float32))
+            out.append(tf.convert_to_tensor(value, dtype_hint=tf.int32))
+        out.append(tf.constant([1.0, 2.0, 3.0]) + jnp.ones(3))  # a float64 operand takes the tensor's float32
+        out.append(tf.constant([1.0, 2.0, 3.0]) * jnp.arange(3))
+        out.append(tf.matmul(tf.ones([2, 2]), jnp.eye(2)))
+        return out
+
+    check(body)
+
+
+def test_a_buffer_of_more_than_one_dimension_is_refused_as_in_tf():
+    check_raises(lambda tf: tf.constant(memoryview(np.ones((2, 2)))))
 
 
 def test_jit_vmap_grad_take_tensors_and_match_tf():

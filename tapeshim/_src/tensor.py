@@ -526,6 +526,10 @@ def convert_to_tensor(
         tensor = concrete(value)  # a JAX value (or tracer) is used as it is, without a copy
         if dtype is not None and dtypes.as_dtype(dtype) != tensor._dtype:
             return concrete(value.astype(dtypes.as_dtype(dtype)._np))
+        if dtype is None and dtype_hint is not None:  # TF reads it as a NumPy array, which takes the hint
+            hint = dtypes.as_dtype(dtype_hint)
+            if hint != tensor._dtype and _takes_hint(tensor._dtype, hint):
+                return concrete(value.astype(hint._np))
     elif _conversion_functions and (converter := _find_conversion(value)) is not None:
         tensor = converter(value, dtype=dtype, name=None, as_ref=False)
     else:
@@ -543,6 +547,12 @@ def convert_to_tensor(
             f"{tensor._dtype.name}: {tensor!r}"
         )
     return tensor
+
+
+def _takes_hint(own: DType, hint: DType) -> bool:
+    """Whether an array of dtype `own` converts to the dtype hint `hint` as TF converts a NumPy array to it:
+    between booleans, integers and floats (a complex array keeps its dtype, as does one for a non-number hint)."""
+    return own._np.kind in "biuf" and hint._np.kind in "biuf"
 
 
 _conversion_functions: list[tuple[type, Callable[..., Tensor], int]] = []

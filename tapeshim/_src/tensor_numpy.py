@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import array
 import numbers
 from typing import Any
 
@@ -34,6 +35,27 @@ def _numeric_numpy(value: np.ndarray | np.generic) -> np.ndarray:
         kind = "string" if array.dtype.kind in "US" else array.flat[0].__class__.__name__ if array.size else "object"
         raise ValueError(f"Failed to convert a NumPy array to a Tensor (Unsupported object type {kind}).")
     return array
+
+
+_NOT_ARRAY_LIKE = (bool, int, float, complex, str, bytes, list, tuple, range, type(None))
+_BUFFERS = (memoryview, bytearray, array.array)
+
+
+def _as_tf_reads(value: Any) -> Any:
+    """`value` as TF's eager conversion reads it: an object with `__array__` (a `jax.Array`, a pandas
+    `DataFrame`, a PyTorch tensor) or the array interface becomes a NumPy array (a NumPy array's dtype rules
+    follow); a `bytearray`, `array.array` or `memoryview` becomes a list of Python numbers (bytes become
+    int32, doubles float32); anything else is returned as it is."""
+    if isinstance(value, _NOT_ARRAY_LIKE) or isinstance(value, (np.ndarray, np.generic)):
+        return value
+    if isinstance(value, _BUFFERS):
+        try:
+            return list(value)
+        except NotImplementedError as exc:  # a memoryview of more than one dimension
+            raise ValueError(f"Cannot infer dtype of a {type(value).__name__} object: {exc}") from None
+    if callable(getattr(value, "__array__", None)) or isinstance(getattr(value, "__array_interface__", None), dict):
+        return np.asarray(value)
+    return value
 
 
 def _is_int(value: Any) -> bool:
@@ -101,6 +123,7 @@ def _check_sequence_types(value: Any, array: np.ndarray) -> None:
 
 def default_numpy(value: Any) -> np.ndarray:
     """Converts a Python value to numpy with TF's default dtypes (float32, int32 or int64, complex128)."""
+    value = _as_tf_reads(value)
     if isinstance(value, (np.ndarray, np.generic)):
         return _numeric_numpy(value)
     array = _python_numpy(value)
@@ -145,6 +168,7 @@ def numpy_as(value: Any, dtype: DType) -> np.ndarray:
       ValueError: for an integer out of int64's range or a ragged list.
     """
     target = dtype._np
+    value = _as_tf_reads(value)
     if isinstance(value, (np.ndarray, np.generic)):
         if np.asarray(value).dtype.kind == "O":
             try:  # an object array of numbers converts to a requested dtype, as in TF
