@@ -83,13 +83,21 @@ def test_array_likes_convert_as_tf_converts_them():
         out.append(tf.constant([1.0, 2.0, 3.0]) + jnp.ones(3))  # a float64 operand takes the tensor's float32
         out.append(tf.constant([1.0, 2.0, 3.0]) * jnp.arange(3))
         out.append(tf.matmul(tf.ones([2, 2]), jnp.eye(2)))
+        # any number type takes the hint, as a NumPy array's does, and casts as NumPy casts (NaN to an int)
+        out.append(tf.constant([1.0], dtype=tf.complex64) + jnp.array([1j]))
+        out.append(tf.constant([1.0], dtype=tf.bfloat16) + jnp.array([1.0]))
+        out.append(tf.constant([1.0]) + jnp.ones(1, jnp.bfloat16))
+        out.append(tf.convert_to_tensor(jnp.ones(2, jnp.complex128), dtype_hint=tf.complex64))
+        out.append(tf.constant([1, 1]) + jnp.array([np.nan, 3e9]))
+        out.append(tf.convert_to_tensor(jnp.array([np.nan, 1e20]), dtype_hint=tf.int32))
         return out
 
     check(body)
 
 
-def test_a_buffer_of_more_than_one_dimension_is_refused_as_in_tf():
-    check_raises(lambda tf: tf.constant(memoryview(np.ones((2, 2)))))
+@pytest.mark.parametrize("dimensions", [0, 2])
+def test_a_buffer_of_other_than_one_dimension_is_refused_as_in_tf(dimensions):
+    check_raises(lambda tf: tf.constant(memoryview(np.ones((2,) * dimensions))))
 
 
 def test_jit_vmap_grad_take_tensors_and_match_tf():

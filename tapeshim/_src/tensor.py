@@ -528,8 +528,10 @@ def convert_to_tensor(
             return concrete(value.astype(dtypes.as_dtype(dtype)._np))
         if dtype is None and dtype_hint is not None:  # TF reads it as a NumPy array, which takes the hint
             hint = dtypes.as_dtype(dtype_hint)
-            if hint != tensor._dtype and _takes_hint(tensor._dtype, hint):
-                return concrete(value.astype(hint._np))
+            if hint != tensor._dtype and _numeric(tensor._dtype) and _numeric(hint):
+                if isinstance(value, jax.core.Tracer):
+                    return concrete(value.astype(hint._np))
+                return _python_constant(np.asarray(value), hint)  # (NumPy's cast: NaN to an int is TF's)
     elif _conversion_functions and (converter := _find_conversion(value)) is not None:
         tensor = converter(value, dtype=dtype, name=None, as_ref=False)
     else:
@@ -549,10 +551,9 @@ def convert_to_tensor(
     return tensor
 
 
-def _takes_hint(own: DType, hint: DType) -> bool:
-    """Whether an array of dtype `own` converts to the dtype hint `hint` as TF converts a NumPy array to it:
-    between booleans, integers and floats (a complex array keeps its dtype, as does one for a non-number hint)."""
-    return own._np.kind in "biuf" and hint._np.kind in "biuf"
+def _numeric(dtype: DType) -> bool:
+    """Whether `dtype` is a number type (or bool), between which TF converts a NumPy array to a dtype hint."""
+    return dtype.is_bool or dtype.is_integer or dtype.is_floating or dtype.is_complex
 
 
 _conversion_functions: list[tuple[type, Callable[..., Tensor], int]] = []

@@ -51,7 +51,7 @@ def _as_tf_reads(value: Any) -> Any:
     if isinstance(value, _BUFFERS):
         try:
             return list(value)
-        except NotImplementedError as exc:  # a memoryview of more than one dimension
+        except (NotImplementedError, TypeError) as exc:  # a memoryview of more than one dimension, or none
             raise ValueError(f"Cannot infer dtype of a {type(value).__name__} object: {exc}") from None
     if callable(getattr(value, "__array__", None)) or isinstance(getattr(value, "__array_interface__", None), dict):
         return np.asarray(value)
