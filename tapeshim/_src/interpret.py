@@ -190,7 +190,7 @@ def supported(closed: jax_core.ClosedJaxpr, checks: bool = False, late: bool = F
         if name not in interpret_rules.RULES:
             return False
         rule_ok = interpret_rules.SUPPORTED.get(name)
-        if rule_ok is not None and not (late and _params_sized(eqn.params)) and not rule_ok(eqn.params):
+        if rule_ok is not None and not (late and _sized_names(eqn.params)) and not rule_ok(eqn.params):
             return False
     return True
 
@@ -205,11 +205,6 @@ def _holds_symbolic(value: Any) -> bool:
     if isinstance(value, (tuple, list)) and not hasattr(value, "_fields"):
         return any(_holds_symbolic(v) for v in value)
     return False
-
-
-def _params_sized(params: dict) -> bool:
-    """Whether an equation's parameters hold a symbolic dimension (`_params` resolves them one by one)."""
-    return any(_holds_symbolic(value) for value in params.values())
 
 
 def _params(eqn: Any, resolve: Callable[[Any], Any], names: tuple[str, ...]) -> dict:
@@ -476,10 +471,10 @@ def _step_sized(eqn: Any, params: Any) -> bool:
         return any(plan.sized for plan in params[0])
     if name == "scan":
         plan, scan_params, y_structs = params
-        return bool(plan.sized) or _params_sized(scan_params) or _holds_symbolic([s.shape for s in y_structs])
+        return bool(plan.sized) or bool(_sized_names(scan_params)) or _holds_symbolic([s.shape for s in y_structs])
     if isinstance(params, _HostPlan):  # a call, custom-derivative call or remat
         return bool(params.sized)
-    return _params_sized(params)
+    return bool(_sized_names(params))
 
 
 def _bound_params(eqn: Any, params: Any, resolve: Callable[[Any], Any], names: tuple[str, ...]) -> Any:

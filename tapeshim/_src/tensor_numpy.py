@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import array
+import array as stdlib_array
 import numbers
 from typing import Any
 
@@ -37,8 +37,8 @@ def _numeric_numpy(value: np.ndarray | np.generic) -> np.ndarray:
     return array
 
 
-_NOT_ARRAY_LIKE = (bool, int, float, complex, str, bytes, list, tuple, range, type(None))
-_BUFFERS = (memoryview, bytearray, array.array)
+_NOT_ARRAY_LIKE = (bool, int, float, complex, str, bytes, list, tuple, range, type(None), np.ndarray, np.generic)
+_BUFFERS = (memoryview, bytearray, stdlib_array.array)
 
 
 def _as_tf_reads(value: Any) -> Any:
@@ -46,7 +46,7 @@ def _as_tf_reads(value: Any) -> Any:
     `DataFrame`, a PyTorch tensor) or the array interface becomes a NumPy array (a NumPy array's dtype rules
     follow); a `bytearray`, `array.array` or `memoryview` becomes a list of Python numbers (bytes become
     int32, doubles float32); anything else is returned as it is."""
-    if isinstance(value, _NOT_ARRAY_LIKE) or isinstance(value, (np.ndarray, np.generic)):
+    if isinstance(value, _NOT_ARRAY_LIKE):
         return value
     if isinstance(value, _BUFFERS):
         try:
