@@ -453,6 +453,60 @@ def test_numpy_and_python_containers_convert_as_tf(body):
     check(body)
 
 
+_F64 = np.ones(2)  # float64: with a float32 tensor, TF's tf.add / tf.matmul / tf.math.truediv refuse it first
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # `tf.add` and `tf.matmul` convert `x` with its own dtype, then `y` with `x`'s as a hint: the kernel refuses
+        raising(lambda tf: tf.add(_F64, tf.ones(2))),
+        raising(lambda tf: tf.math.add(np.float64(1), tf.ones(2))),
+        raising(lambda tf: tf.add([1, 2], tf.ones(2))),
+        raising(lambda tf: tf.add(1, tf.ones(2))),
+        raising(lambda tf: tf.add(np.ones(2, np.int32), tf.ones(2, tf.int64))),
+        raising(lambda tf: tf.add(_F64, tf.Variable([1.0, 2.0]))),
+        raising(lambda tf: tf.matmul(np.ones((2, 2)), tf.ones((2, 2)))),
+        raising(lambda tf: tf.linalg.matmul([[1, 2]], tf.ones((2, 1)))),
+        lambda tf: tf.add(tf.ones(2), _F64),
+        lambda tf: tf.add(tf.Variable([1.0, 2.0]), _F64),
+        lambda tf: tf.add(1.5, tf.ones(2)),
+        lambda tf: tf.add(_F64, [1, 2]),
+        lambda tf: tf.add(np.ones(2, np.float32), _F64),
+        lambda tf: tf.matmul([[1.0, 2.0]], tf.ones((2, 1))),
+        lambda tf: tf.matmul(tf.ones((1, 2)), np.ones((2, 1))),
+        # truediv refuses two dtypes with TypeError; `tf.math.divide` converts a non-tensor `x` to `y`'s dtype
+        raising(lambda tf: tf.math.truediv(_F64, tf.ones(2))),
+        raising(lambda tf: tf.math.truediv(1, tf.ones(2))),
+        raising(lambda tf: tf.math.truediv(tf.ones(2, tf.float64), tf.ones(2))),
+        raising(lambda tf: tf.math.divide(tf.ones(2, tf.float64), tf.ones(2))),
+        raising(lambda tf: tf.ones(2, tf.float64) / tf.ones(2)),
+        raising(lambda tf: tf.ones(2, tf.int32) / tf.ones(2, tf.int64)),
+        raising(lambda tf: tf.ones(2, tf.int32) / 1.5),
+        raising(lambda tf: tf.math.divide(1.5, tf.ones(2, tf.int32))),
+        lambda tf: tf.math.truediv(tf.ones(2, tf.int32), _F64),
+        lambda tf: tf.math.divide(_F64, tf.ones(2)),
+        lambda tf: tf.math.divide([1, 2], tf.ones(2)),
+        # the operators convert the other operand to the tensor's dtype, as before
+        lambda tf: _F64 + tf.ones(2),
+        lambda tf: _F64 / tf.ones(2),
+        lambda tf: [1, 2] / tf.ones(2),
+        lambda tf: np.ones((2, 2)) @ tf.ones((2, 2)),
+        lambda tf: [[1, 2]] @ tf.ones((2, 1)),
+        # a raw op converts every operand to the tensor's dtype, strictly
+        lambda tf: tf.raw_ops.AddV2(x=_F64, y=tf.ones(2)),
+        lambda tf: tf.raw_ops.Add(x=np.ones(2, np.int64), y=tf.ones(2)),
+        lambda tf: tf.raw_ops.MatMul(a=[[1, 2]], b=tf.ones((2, 1))),
+        lambda tf: tf.raw_ops.BatchMatMulV2(x=np.ones((1, 2, 2)), y=tf.ones((1, 2, 2))),
+        raising(lambda tf: tf.raw_ops.AddV2(x=1.5, y=tf.ones(2, tf.int32))),
+        raising(lambda tf: tf.raw_ops.AddV2(x=tf.ones(2, tf.int32), y=1.5)),
+        raising(lambda tf: tf.raw_ops.Div(x=1.5, y=tf.ones(2, tf.int32))),
+    ],
+)
+def test_mixed_operands_convert_in_each_wrappers_order_as_tf(body):
+    check(body)
+
+
 def _format_inside_function(tf, spec):
     printed = []
 

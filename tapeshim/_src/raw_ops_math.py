@@ -70,8 +70,6 @@ _UNARY = {
 
 # op name -> the public function it runs (`fn(x, y)`), for TF's two-input ops named `x, y`.
 _BINARY = {
-    "Add": "math.add",
-    "AddV2": "math.add",
     "Sub": "math.subtract",
     "Mul": "math.multiply",
     "DivNoNan": "math.divide_no_nan",
@@ -136,26 +134,29 @@ def _is_integer(x: Any) -> bool:
 def _div(x: Any, y: Any) -> Any:
     """TF's `Div`: integers divide truncating towards zero, other dtypes exactly."""
     tf = tf_module()
-    x, y = _same_dtype(x, y)
+    x, y = same_dtype(x, y)
     return tf.truncatediv(x, y) if x.dtype.is_integer else tf.math.truediv(x, y)
 
 
 def _real_div(x: Any, y: Any) -> Any:
     """TF's `RealDiv`: floating and complex inputs only (TF has no CPU kernel for integers)."""
     tf = tf_module()
-    x, y = _same_dtype(x, y)
+    x, y = same_dtype(x, y)
     if not (x.dtype.is_floating or x.dtype.is_complex):
         raise tf.errors.NotFoundError(None, None, f"Could not find device for node: RealDiv[T={x.dtype.name}]")
     return tf.math.truediv(x, y)
 
 
-def _same_dtype(x: Any, y: Any) -> tuple[Any, Any]:
-    """`x` and `y` as tensors, a Python value taking the other's dtype (as a raw op converts its inputs)."""
+def same_dtype(x: Any, y: Any) -> tuple[Any, Any]:
+    """`x` and `y` as tensors, a value converting to the other's dtype, strictly where that is a tensor's (as a raw
+    op converts its inputs: `tf.raw_ops.AddV2(x=1.5, y=int_tensor)` raises TypeError)."""
     tf = tf_module()
-    if isinstance(x, tf.Tensor) or not isinstance(y, tf.Tensor):
-        x = tf.convert_to_tensor(x)
-        return x, tf.convert_to_tensor(y, dtype_hint=x.dtype)
-    return tf.convert_to_tensor(x, dtype_hint=y.dtype), y
+    if isinstance(x, tf.Tensor):
+        return x, y if isinstance(y, tf.Tensor) else tf.convert_to_tensor(y, dtype=x.dtype)
+    if isinstance(y, tf.Tensor):
+        return tf.convert_to_tensor(x, dtype=y.dtype), y
+    x = tf.convert_to_tensor(x)
+    return x, tf.convert_to_tensor(y, dtype_hint=x.dtype)
 
 
 def _equal(op: str) -> Callable[..., Any]:
@@ -164,7 +165,7 @@ def _equal(op: str) -> Callable[..., Any]:
         fn = tf.math.equal if op == "Equal" else tf.math.not_equal
         if incompatible_shape_error:
             return fn(x, y)
-        x, y = _same_dtype(x, y)
+        x, y = same_dtype(x, y)
         try:
             tf.broadcast_static_shape(x.shape, y.shape)
         except ValueError:
@@ -257,6 +258,8 @@ def math_raw_ops() -> dict[str, RawOp]:
         define(table, op_name, "x", lambda x, fn=fn: _public(fn)(x))
     for op_name, fn in _BINARY.items():
         define(table, op_name, "x y", lambda x, y, fn=fn: _public(fn)(x, y))
+    for op_name in ("Add", "AddV2"):  # (`tf.add` converts `y` to `x`'s dtype, a raw op to the tensor's)
+        define(table, op_name, "x y", lambda x, y: _public("math.add")(*same_dtype(x, y)))
     define(table, "Div", "x y", _div)
     define(table, "RealDiv", "x y", _real_div)
     define(table, "Atan2", "y x", lambda y, x: _public("math.atan2")(y, x))

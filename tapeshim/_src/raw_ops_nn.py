@@ -10,6 +10,7 @@ from typing import Any
 
 from tapeshim._src import dtypes
 from tapeshim._src.raw_ops_base import RawOp, define, named_tuple, tf_module
+from tapeshim._src.raw_ops_math import same_dtype
 
 TopKV2 = named_tuple("TopKV2", "values indices")
 SoftmaxCrossEntropyWithLogits = named_tuple("SoftmaxCrossEntropyWithLogits", "loss backprop")
@@ -112,7 +113,7 @@ def _top_k(input: Any, k: Any, sorted: bool, index_type: Any) -> Any:  # noqa: A
 
 
 def _batch_matmul(x: Any, y: Any, adj_x: bool, adj_y: bool, grad_x: bool, grad_y: bool) -> Any:
-    return tf_module().linalg.matmul(x, y, adjoint_a=adj_x, adjoint_b=adj_y)
+    return tf_module().linalg.matmul(*same_dtype(x, y), adjoint_a=adj_x, adjoint_b=adj_y)
 
 
 def _batch_matmul_v3(x: Any, y: Any, Tout: Any, adj_x: bool, adj_y: bool, grad_x: bool, grad_y: bool) -> Any:  # noqa: N803
@@ -123,7 +124,7 @@ def _batch_matmul_v3(x: Any, y: Any, Tout: Any, adj_x: bool, adj_y: bool, grad_x
 
 
 def _matmul(a: Any, b: Any, transpose_a: bool, transpose_b: bool, grad_a: bool, grad_b: bool) -> Any:
-    return tf_module().linalg.matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
+    return tf_module().linalg.matmul(*same_dtype(a, b), transpose_a=transpose_a, transpose_b=transpose_b)
 
 
 def _qr(input: Any, full_matrices: bool) -> Any:  # noqa: A002 - TF's argument name

@@ -303,8 +303,9 @@ def add(
         return SparseTensor(constant(indices), values, a._dense_shape)
     if isinstance(a, SparseTensor):
         return math_ops.add(to_dense(reorder(a)), b)
-    if isinstance(b, SparseTensor):
-        return math_ops.add(a, to_dense(reorder(b)))
+    if isinstance(b, SparseTensor):  # (the dense operand converts to the sparse one's dtype, as TF's kernel)
+        dense = to_dense(reorder(b))
+        return math_ops.add(convert_to_tensor(a, dtype_hint=dense._dtype), dense)
     raise TypeError("At least one input of tf.sparse.add must be a SparseTensor.")
 
 

@@ -49,8 +49,8 @@ _PYTHON_VALUES = (bool, int, float, complex, str, bytes, list, tuple)
 def _compared(other: Any, anchor: Any) -> Any:
     """A Python right operand converted strictly to the tensor's dtype, as TF's operators do.
 
-    `int_tensor * 1.5` and `int_tensor < 1.5` raise TypeError in TF (only `+`
-    and `@` convert with a dtype hint and leave the mismatch to the op).
+    `int_tensor * 1.5` and `int_tensor < 1.5` raise TypeError in TF (`+`, `@`
+    and `/` convert with a dtype hint and leave the mismatch to the op).
     """
     if other.__class__ in _PYTHON_VALUES:
         return convert_to_tensor(other, dtype=anchor._dtype)
@@ -114,7 +114,7 @@ class TensorOperators:
 
     def __truediv__(self, other: TensorLike) -> "Tensor":
         try:
-            return math_ops.truediv(self, _compared(other, self))
+            return math_ops.truediv(self, other)
         except (TypeError, ValueError) as exc:
             return _reflected(exc, "__rtruediv__", self, other)
 

@@ -57,9 +57,10 @@ def is_tensor_like(value: object) -> bool:
     return isinstance(value, Tensor) or hasattr(value, "_read_for_op")
 
 
-# Ops whose TF wrappers convert Python operands with only a dtype hint (a mismatch is the kernel's
-# InvalidArgumentError), and ops that convert them with no hint at all (`tf.add_n`, `tf.tensordot`).
-# Every other op converts them *to* the other operand's dtype, and a value that cannot take it is a TypeError.
+# Ops whose TF wrappers convert `x` with its own dtype and then `y` with `x`'s as a hint (`tf.add`, `tf.matmul`:
+# a mismatch is the kernel's InvalidArgumentError, so `tf.add(np.ones(2), tf.ones(2))` is float64 + float32 and
+# raises), and ops that convert their operands with no hint at all (`tf.add_n`, `tf.tensordot`). Every other op
+# converts Python and NumPy operands *to* the first tensor's dtype, and a value that cannot take it is a TypeError.
 _HINTED_OPS = frozenset({"AddV2", "MatMul"})
 _UNHINTED_OPS = frozenset({"AddN", "Tensordot"})
 
@@ -95,6 +96,9 @@ def convert_same_dtype(values: Sequence[Any], op_name: str) -> list[Tensor]:
                 y = convert_to_tensor(y, dtype_hint=None if op_name in _UNHINTED_OPS else x._dtype)
             if x._dtype is y._dtype:
                 return [x, y]
+    if len(values) == 2 and op_name in _HINTED_OPS:
+        x, y = first_anchored(*values)
+        return _same_dtype([x, y], op_name)
     unhinted = op_name in _UNHINTED_OPS
     anchor = None if unhinted else next((v for v in values if is_tensor_like(v)), None)
     hint = convert_to_tensor(anchor).dtype if anchor is not None else None
@@ -109,6 +113,25 @@ def convert_same_dtype(values: Sequence[Any], op_name: str) -> list[Tensor]:
         elif strict and tensor._dtype != hint and _is_python_value(value):
             raise _conversion_error(value, hint)
         tensors.append(tensor)
+    return _same_dtype(tensors, op_name)
+
+
+def first_anchored(x: Any, y: Any) -> tuple[Tensor, Tensor]:
+    """Converts `x` with its own dtype, then `y` with `x`'s dtype as a hint, as TF's `tf.add`, `tf.matmul` and
+    `tf.math.truediv` do (the result may hold two dtypes: the caller raises its op's error for that)."""
+    x = convert_to_tensor(x)
+    return x, y if y.__class__ is Tensor else convert_to_tensor(y, dtype_hint=x._dtype)
+
+
+def same_dtype_for_division(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    """`(x, y)`, or TF's TypeError for a division of two dtypes (`tf.math.truediv`, `tf.math.divide_no_nan`)."""
+    if x._dtype != y._dtype:
+        raise TypeError(f"`x` and `y` must have the same dtype, got tf.{x._dtype.name} != tf.{y._dtype.name}.")
+    return x, y
+
+
+def _same_dtype(tensors: list[Tensor], op_name: str) -> list[Tensor]:
+    """`tensors`, or the kernel's InvalidArgumentError (TypeError in a trace) where their dtypes differ."""
     first = tensors[0]._dtype
     for position, tensor in enumerate(tensors[1:], start=1):
         if tensor._dtype != first:

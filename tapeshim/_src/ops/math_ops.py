@@ -26,9 +26,11 @@ from tapeshim._src.ops.common import (
     checks,
     convert_same_dtype,
     dtype_check,
+    first_anchored,
     is_tensor_like,
     no_cpu_kernel,
     normalize_axis,
+    same_dtype_for_division,
 )
 from tapeshim._src.ops.contraction_ops import matmul_check, matmul_types_check
 from tapeshim._src.ops.math_kernels import (
@@ -396,8 +398,7 @@ def divide_no_nan(x: TensorLike, y: TensorLike, name: str | None = None) -> Tens
     else:
         x = convert_to_tensor(x)
         y = convert_to_tensor(y, dtype_hint=x.dtype)
-    if x._dtype != y._dtype:
-        raise TypeError(f"`x` and `y` must have the same dtype, got tf.{x._dtype.name} != tf.{y._dtype.name}.")
+    x, y = same_dtype_for_division(x, y)
     if not (x._dtype.is_floating or x._dtype.is_complex or x._dtype.name in _INT_DIV_RESULT):
         raise TypeError(f"Invalid dtype tf.{x._dtype.name} in tf.math.divide_no_nan.")
     float_name = _INT_DIV_RESULT.get(x._dtype.name)
@@ -586,10 +587,13 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
 
     int8/int16/uint8/uint16 divide as float32, wider integers as float64.
 
+    As in TF, `y` converts with `x`'s dtype as a hint (`first_anchored`).
+
     Raises:
-      InvalidArgumentError: if the dtypes differ or the shapes do not broadcast.
+      TypeError: if the dtypes differ.
+      InvalidArgumentError: if the shapes do not broadcast.
     """
-    x, y = convert_same_dtype((x, y), "RealDiv")
+    x, y = same_dtype_for_division(*first_anchored(x, y))
     float_name = _INT_DIV_RESULT.get(x._dtype.name)
     if float_name is not None:
         x, y = cast(x, float_name), cast(y, float_name)
@@ -598,7 +602,13 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 @table.export("math.divide", "divide", dtypes=table.NUMERIC)
 def divide(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
-    """Divides x / y element-wise, as `tf.math.divide` (see `truediv`)."""
+    """Divides x / y element-wise, as `tf.math.divide` (see `truediv`).
+
+    As in TF, an `x` that is not a tensor converts strictly to `y`'s dtype (a value it cannot take: TypeError).
+    """
+    if not is_tensor_like(x) and is_tensor_like(y):
+        tensor: Any = y  # (a Tensor or a Variable: read once, by `truediv`)
+        x = convert_to_tensor(x, dtype=tensor.dtype)
     return truediv(x, y)
 
 
