@@ -209,6 +209,7 @@ from tapeshim._src.ops.math_extra import (  # noqa: E402
     add_n,
     argmax,
     argmin,
+    clip_by_value,
     truncatediv,
 )
 from tapeshim._src.ops.math_misc import scalar_mul  # noqa: E402
@@ -223,7 +224,6 @@ from tapeshim._src.ops.math_ops import (  # noqa: E402
     atan2,
     atanh,
     cast,
-    clip_by_value,
     complex,
     cos,
     cosh,

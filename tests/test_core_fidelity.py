@@ -493,6 +493,12 @@ _F64 = np.ones(2)  # float64: with a float32 tensor, TF's tf.add / tf.matmul / t
         lambda tf: [1, 2] / tf.ones(2),
         lambda tf: np.ones((2, 2)) @ tf.ones((2, 2)),
         lambda tf: [[1, 2]] @ tf.ones((2, 1)),
+        # `tf.add` of strings concatenates them, as the `+` operator does
+        lambda tf: tf.add("a", tf.constant("b")),
+        lambda tf: tf.math.add(["a", "b"], "c"),
+        lambda tf: tf.add(tf.constant([["a"], ["b"]]), tf.constant(["c", "d"])),
+        raising(lambda tf: tf.add("a", tf.ones(2))),
+        raising(lambda tf: tf.add(tf.constant(["a", "b", "c"]), tf.constant(["c", "d"]))),
         # a raw op converts every operand to the tensor's dtype, strictly
         lambda tf: tf.raw_ops.AddV2(x=_F64, y=tf.ones(2)),
         lambda tf: tf.raw_ops.Add(x=np.ones(2, np.int64), y=tf.ones(2)),

@@ -190,3 +190,19 @@ def Assert(condition: TensorLike, data: Any, summarize: int | None = None, name:
         parts.append(", ".join(shown + (["..."] if value.size > limit else [])))
     joined = "\n".join(parts)
     raise errors.InvalidArgumentError(None, None, f"Expected '{condition!s}' to be true. Summarized data: {joined}")
+
+
+@table.export(
+    "clip_by_value", gradient="tf", dtypes=table.REAL, note="the gradient passes at the (inclusive) bounds, as TF"
+)
+@ragged_dispatch()
+def clip_by_value(
+    t: TensorLike, clip_value_min: TensorLike, clip_value_max: TensorLike, name: str | None = None
+) -> Tensor:
+    """Clips values to `[clip_value_min, clip_value_max]`.
+
+    As in TF, this is `maximum(minimum(t, max), min)`, so the gradient passes at
+    the boundaries themselves.
+    """
+    t = convert_to_tensor(t)
+    return math_ops.maximum(math_ops.minimum(t, clip_value_max), clip_value_min)

@@ -123,6 +123,7 @@ def _binary(
     paths: tuple[str, ...] = (),
     gradient: str | None = None,
     note: str = "",
+    on_strings: Callable[[Tensor, Tensor], Tensor] | None = None,
 ) -> Callable[..., Tensor]:
     op = _elementwise_op(op_name, impl, allowed, differentiable)
 
@@ -131,6 +132,8 @@ def _binary(
             operands = tuple(convert_same_dtype((x, y), op_name))
         except (ValueError, TypeError) as exc:
             return _on_ragged(binary, (x, y), exc)
+        if on_strings is not None and operands[0]._dtype is dtypes.string:
+            return on_strings(*operands)
         trace = _thread_state.trace
         if trace is not None and trace.symbolic:  # sizes only a call knows (`symbolic_broadcast`)
             operands = symbolic_broadcast.aligned(operands, op_name)
@@ -408,7 +411,7 @@ def divide_no_nan(x: TensorLike, y: TensorLike, name: str | None = None) -> Tens
 
 
 # -- elementwise binary -----------------------------------------------------------
-add = _binary("add", "AddV2", jnp.add, what="x + y", paths=("math.add", "add"))
+add = _binary("add", "AddV2", jnp.add, what="x + y", paths=("math.add", "add"), on_strings=lambda x, y: x + y)
 subtract = _binary("subtract", "Sub", jnp.subtract, what="x - y", paths=("math.subtract", "subtract"))
 multiply = _binary("multiply", "Mul", jnp.multiply, what="x * y", paths=("math.multiply", "multiply"))
 _real_div = _binary("realdiv", "RealDiv", jnp.true_divide, FLOAT, what="x / y")
@@ -766,22 +769,6 @@ def reduce_any(
 ) -> Tensor:
     """Logical OR over `axis`."""
     return _reduce("any", input_tensor, axis, keepdims)
-
-
-@table.export(
-    "clip_by_value", gradient="tf", dtypes=table.REAL, note="the gradient passes at the (inclusive) bounds, as TF"
-)
-@ragged_dispatch()
-def clip_by_value(
-    t: TensorLike, clip_value_min: TensorLike, clip_value_max: TensorLike, name: str | None = None
-) -> Tensor:
-    """Clips values to `[clip_value_min, clip_value_max]`.
-
-    As in TF, this is `maximum(minimum(t, max), min)`, so the gradient passes at
-    the boundaries themselves.
-    """
-    t = convert_to_tensor(t)
-    return maximum(minimum(t, clip_value_max), clip_value_min)
 
 
 def tensor_equals(x: Any, y: Any) -> Any:
