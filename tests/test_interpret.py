@@ -20,7 +20,15 @@ from jax.experimental import sparse as jax_sparse
 
 import tapeshim as tf
 from oracle import backend_compiles, check, check_raises, mlp_training_step
-from tapeshim._src import interpret, interpret_blas, interpret_cost, interpret_rules, kernel_calls, replay
+from tapeshim._src import (
+    interpret,
+    interpret_blas,
+    interpret_cost,
+    interpret_flush,
+    interpret_rules,
+    kernel_calls,
+    replay,
+)
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
 
@@ -408,6 +416,36 @@ def test_an_output_never_shares_the_callers_numpy_memory():
     (out,) = jax.tree.leaves(interpret.run(traced, (x,)))
     x[0] = 5.0
     np.testing.assert_array_equal(np.asarray(out), [1.0, 1.0, 1.0])
+
+
+def test_immutable_arguments_are_checked_for_subnormals_once_and_mutable_ones_every_call():
+    tiny = np.finfo(np.float32).tiny
+    traced = jax.jit(lambda v: -v).trace(np.ones(100, np.float32))  # (a negation keeps what it is given)
+    program = interpret.prepare(traced)
+    calls = []
+    flush = interpret_flush.flush_subnormals
+
+    def counted(value):
+        calls.append(value.size)
+        return flush(value)
+
+    clean = tf.constant(np.ones(100, np.float32))._value  # (a tensor's read-only NumPy value)
+    on_device = jnp.ones(100, jnp.float32)
+    subnormal = tf.constant(np.full(100, tiny / 4, np.float32))._value
+    writable = np.ones(100, np.float32)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(interpret_flush, "flush_subnormals", counted)
+        for _ in range(3):
+            for value in (clean, on_device, subnormal, writable):
+                (out,) = jax.tree.leaves(program((value,), [value]))
+        assert len(calls) == 1 + 1 + 3 + 3  # the clean immutable ones once; a subnormal one, a writable one always
+        (out,) = jax.tree.leaves(program((subnormal,), [subnormal]))
+        assert not np.any(out) and np.all(np.signbit(out))  # flushed on input, as XLA: -0.0
+        writable[0] = tiny / 4  # (a mutable argument may change between calls: it is checked again)
+        (out,) = jax.tree.leaves(program((writable,), [writable]))
+        assert out[0] == 0.0 and np.signbit(out[0]) and out[1] == -1.0
+        compiled = jax.jit(lambda v: -v)(writable)
+        np.testing.assert_array_equal(np.signbit(np.asarray(compiled)), np.signbit(out))
 
 
 def test_per_op_kernels_run_on_the_host_until_their_extra_cost_would_pay_for_the_compile():

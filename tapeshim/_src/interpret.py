@@ -36,7 +36,7 @@ Values are XLA's to the rounding of the operations: NumPy's `exp`, `tanh` and
 sums are not XLA's bit for bit, so a structure's first call and its compiled
 calls can differ in the last bits (as TF's eager and graph results do). The
 interpreter follows XLA where IEEE arithmetic would give another value:
-subnormals flush to zero (`_flush`), `x + 0` is `x` (XLA's simplifier keeps a
+subnormals flush to zero (`flush_subnormals`), `x + 0` is `x` (XLA's simplifier keeps a
 negative zero's sign), -0 orders below +0 in `max` and `min`, integer division
 truncates, float-to-integer conversion saturates. Dtypes and shapes are the
 program's exactly. A rule that raises for some input (NumPy's limits) abandons
@@ -57,6 +57,7 @@ from jax.extend import core as jax_core
 
 from tapeshim._src import compile_tiers, errors, interpret_cost, interpret_rules, symbolic_dims
 from tapeshim._src.interpret_blas import BLAS_THREADED_MULTIPLY_ADDS, host_errors_ignored, limit_blas_threads
+from tapeshim._src.interpret_flush import flush_subnormals, host_input
 
 STEP_BUDGET = 10_000
 """Loop-body equations one interpreted call may evaluate (counted per iteration of a `while` or `scan`)
@@ -258,39 +259,14 @@ _MAKE_SUBNORMALS = frozenset(
     )
 )  # fmt: skip
 """Primitives that can make a subnormal float from normal operands (a product, a difference, an exponential
-of a large negative value, a narrowing conversion): their float outputs are flushed (`_flush`). Every other
-rule returns operand values or exact functions of them, which stay flushed (the per-op tier relies on this:
+of a large negative value, a narrowing conversion): their float outputs are flushed (`flush_subnormals`). Every
+other rule returns operand values or exact functions of them, which stay flushed (the per-op tier relies on this:
 its host values pass from kernel to kernel unchecked, `Prepared`)."""
-
-_TINY = {np.dtype(np.float32): np.finfo(np.float32).tiny, np.dtype(np.float64): np.finfo(np.float64).tiny}
 
 
 def _all_zero(value: Any) -> bool:
     """Whether a small numeric constant holds only zeros (of either sign): XLA folds `x + it` to `x`."""
     return value.dtype.kind in "iufc" and value.size <= 4096 and not np.any(value)
-
-
-_min_of = np.minimum.reduce  # (`ndarray.min` adds a Python wrapper's call to each check)
-
-
-def _flush(value: Any) -> Any:
-    """XLA's CPU flushes subnormal floats to (signed) zero, on input and output of every operation (as TF's
-    kernels do); NumPy computes them. A float value with subnormals gets them flushed."""
-    tiny = _TINY.get(value.dtype)
-    if tiny is None or not value.size:
-        return value
-    if value.size == 1:  # a scalar: compared in Python (NaN looks further)
-        if abs(value.item()) >= tiny:
-            return value
-        magnitude = np.abs(value)
-    else:
-        magnitude = np.abs(value)
-        if _min_of(magnitude, axis=None) >= tiny:  # the common case: no zero, no subnormal (NaN looks further)
-            return value
-    subnormal = (magnitude < tiny) & (magnitude > 0)
-    if subnormal.any():  # each becomes a zero of its sign
-        return np.where(subnormal, np.copysign(value.dtype.type(0), value), value)
-    return value
 
 
 _PLAIN = object()
@@ -331,7 +307,7 @@ class _HostPlan:
             return slots[var]
 
         for var, const in zip(jaxpr.constvars, closed.consts):
-            fixed_slot(_flush(np.asarray(const)), var)
+            fixed_slot(flush_subnormals(np.asarray(const)), var)
         self.in_slots = [new_slot(var) for var in jaxpr.invars]
         self.steps: list = []
         for eqn in jaxpr.eqns:
@@ -393,13 +369,13 @@ class _HostPlan:
                 value = run(*[env[k] for k in ins])
                 if value.dtype != out_dtypes:
                     value = np.asarray(value).astype(out_dtypes)
-                env[outs] = _flush(value) if flush else value
+                env[outs] = flush_subnormals(value) if flush else value
                 continue
             values = run([env[k] for k in ins], params, budget)
             for index, value, dtype in zip(outs, values, out_dtypes):
                 if dtype is not None and value.dtype != dtype:
                     value = np.asarray(value).astype(dtype)
-                env[index] = _flush(value) if flush else value
+                env[index] = flush_subnormals(value) if flush else value
         return [env[k] for k in self.out_slots]
 
 
@@ -538,12 +514,6 @@ def _debugging_values() -> bool:
     return bool(getattr(jax.config, "jax_debug_nans", False) or getattr(jax.config, "jax_debug_infs", False))
 
 
-def _host_array(leaf: Any, aval: Any) -> Any:
-    if isinstance(leaf, jax.Array):
-        return np.asarray(leaf)
-    return np.asarray(leaf, dtype=aval.dtype)
-
-
 def placement(leaves: list) -> tuple[bool, Any]:
     """`(usable, device)`: whether the arrays live on one CPU device the outputs can go to, and that device
     when an argument is committed to it (None: the outputs stay uncommitted, as `jax.jit`'s would)."""
@@ -604,7 +574,7 @@ class Prepared:
             usable, device = placement(leaves)
             if not usable or (host and device is not None):
                 return None  # (NumPy results would lose the device committed arguments place them on)
-            host_args = [_flush(_host_array(leaf, aval)) for leaf, aval in zip(leaves, self._in_avals)]
+            host_args = [host_input(leaf, aval) for leaf, aval in zip(leaves, self._in_avals)]
         if _debugging_values():  # JAX's NaN and inf checks run on compiled programs
             return None
         try:
@@ -744,7 +714,7 @@ def host_value(value: Any) -> Any:
     devices = value.devices()
     if len(devices) != 1 or next(iter(devices)).platform != "cpu":
         return value
-    return _flush(np.asarray(value))
+    return flush_subnormals(np.asarray(value))
 
 
 def to_device(values: list) -> list:

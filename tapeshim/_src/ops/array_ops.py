@@ -512,9 +512,30 @@ def _dynamic_slice_impl(x: jax.Array, indices: tuple, key: tuple) -> jax.Array:
     return x[_decode_key(key, indices)]
 
 
+_INDEX_SPEC = (("arg", 0),)  # `x[i]`: `_encode_key`'s spec of an int index into the first axis
+
+
+def _first_axis(key: Any, size: int) -> tuple[tuple, Tensor] | None:
+    """The spec and index argument `_encode_key` gives `x[i]` and `x[i:j]` (ints, no step) on a first axis of
+    `size` elements, without its general walk (an indexing loop's common case); None for another key, or an
+    index out of range (`_encode_key` raises TF's error)."""
+    if key.__class__ is int:
+        return (_INDEX_SPEC, _index_argument(key % size)) if -size <= key < size else None
+    start, stop = key.start, key.stop  # (a slice)
+    if key.step is None and start.__class__ is int and (stop is None or stop.__class__ is int):
+        first, last, _ = key.indices(size)
+        return (("dslice", 0, 0, max(0, last - first)),), _index_argument(first)
+    return None
+
+
 def getitem(tensor: Any, key: Any) -> Tensor:
     """`tensor[key]` with ints, slices, strides, `...`, `tf.newaxis` and negative indices."""
     x = convert_to_tensor(tensor)
+    if (key.__class__ is int or key.__class__ is slice) and x._shape and x._shape[0].__class__ is int:
+        found = _first_axis(key, x._shape[0])
+        if found is not None:
+            spec, index = found
+            return apply(_dynamic_slice_op, (x, index), (("key", spec),))[0]
     if key.__class__ is list:  # TF reads a list index as a tuple of indices
         key = tuple(key)
     if key.__class__ is not tuple and boolean_mask.is_mask_key(key):

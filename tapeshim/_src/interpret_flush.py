@@ -1,0 +1,89 @@
+"""Subnormal floats on the host interpreter's inputs and outputs, as XLA's CPU treats them.
+
+XLA's CPU flushes subnormal floats to (signed) zero on the input and output of every operation, as TF's
+kernels do; NumPy computes them. So the interpreter (`interpret.py`) flushes its arguments and the results
+of the operations that can make a subnormal (`flush_subnormals`).
+
+An argument is checked on every host call that takes it, and an eager kernel's host calls take the same
+tensors again and again (an indexing loop reads one constant 300 times while its kernel compiles). Checking
+an array of a few hundred elements or more costs a NumPy call that releases the GIL, and while the
+background thread compiles, the calling thread then waits up to the switch interval (5 ms) to take it back.
+So an immutable argument found clean (a `jax.Array`, or a tensor's read-only NumPy value) is remembered
+(`host_input`), by identity and weakly, and not checked again while it lives.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Any
+
+import jax
+import numpy as np
+
+_TINY = {np.dtype(np.float32): np.finfo(np.float32).tiny, np.dtype(np.float64): np.finfo(np.float64).tiny}
+
+_min_of = np.minimum.reduce  # (`ndarray.min` adds a Python wrapper's call to each check)
+
+CLEAN_MIN_SIZE = 64
+"""The fewest elements of an argument `host_input` remembers as clean (a smaller check costs about what the
+lookup does, and releases no GIL)."""
+
+_CLEAN_SIZE = 256
+_clean: dict[int, tuple[weakref.ref, np.dtype]] = {}
+"""id(argument) -> (a weak reference to it, the dtype it was read as), for immutable arguments found without
+subnormals. An entry goes when its argument does (and all of them past `_CLEAN_SIZE` entries)."""
+
+
+def flush_subnormals(value: Any) -> Any:
+    """`value` (a NumPy array), with its subnormal floats (if any) made zeros of their sign."""
+    tiny = _TINY.get(value.dtype)
+    if tiny is None or not value.size:
+        return value
+    if value.size == 1:  # a scalar: compared in Python (NaN looks further)
+        if abs(value.item()) >= tiny:
+            return value
+        magnitude = np.abs(value)
+    else:
+        magnitude = np.abs(value)
+        if _min_of(magnitude, axis=None) >= tiny:  # the common case: no zero, no subnormal (NaN looks further)
+            return value
+    subnormal = (magnitude < tiny) & (magnitude > 0)
+    if subnormal.any():  # each becomes a zero of its sign
+        return np.where(subnormal, np.copysign(value.dtype.type(0), value), value)
+    return value
+
+
+def host_array(leaf: Any, aval: Any) -> np.ndarray:
+    """A program's argument `leaf` (a CPU `jax.Array` or a NumPy value) as a NumPy array of `aval`'s dtype."""
+    if isinstance(leaf, jax.Array):
+        return np.asarray(leaf)
+    return np.asarray(leaf, dtype=aval.dtype)
+
+
+def host_input(leaf: Any, aval: Any) -> np.ndarray:
+    """`host_array(leaf, aval)` flushed (`flush_subnormals`); checked once while it lives where `leaf` cannot change."""
+    key = id(leaf)
+    entry = _clean.get(key)
+    if entry is not None and entry[0]() is leaf and entry[1] == aval.dtype:
+        return host_array(leaf, aval)
+    array = host_array(leaf, aval)
+    flushed = flush_subnormals(array)
+    if flushed is array and array.size >= CLEAN_MIN_SIZE and _immutable(leaf):
+        if len(_clean) >= _CLEAN_SIZE:
+            _clean.clear()
+        _clean[key] = (weakref.ref(leaf, functools.partial(_forget, key)), array.dtype)
+    return flushed
+
+
+def _forget(key: int, _reference: weakref.ref) -> None:
+    _clean.pop(key, None)
+
+
+def _immutable(leaf: Any) -> bool:
+    """Whether `leaf`'s elements can never change: a `jax.Array` (not a tracer), or a read-only NumPy view of a
+    read-only array (a tensor's own value: `tensor.host_constant`, `interpret._placed`)."""
+    if type(leaf) is np.ndarray:
+        base = leaf.base
+        return not leaf.flags.writeable and type(base) is np.ndarray and not base.flags.writeable
+    return isinstance(leaf, jax.Array) and not isinstance(leaf, jax.core.Tracer)
