@@ -39,6 +39,21 @@ INTS = np.array([[7, -7, 3], [-3, 0, 2]], np.int32)
 DIVISORS = np.array([[2, 2, -2], [-5, 3, 1]], np.int32)
 IDX = np.array([3, 0, 2, 2], np.int32)
 
+COLUMNS = np.array([[0, 5, 7], [2, 2, -1], [6, 1, 1], [3, 0, 9]], np.int32)
+
+
+def _row_scatter(scatter, x, columns, updates, mode=None):
+    """`scatter` of one update per element `columns` picks in each row of `x` (take_along_axis's transpose)."""
+    numbers = jax.lax.ScatterDimensionNumbers(
+        update_window_dims=(),
+        inserted_window_dims=(1,),
+        scatter_dims_to_operand_dims=(1,),
+        operand_batching_dims=(0,),
+        scatter_indices_batching_dims=(0,),
+    )
+    return scatter(x, columns[..., None], updates, numbers, mode=mode)
+
+
 CASES = {
     "elementwise": (
         lambda x: (jnp.tanh(x) * jnp.exp(-x) + jnp.log1p(jnp.abs(x)), jax.nn.sigmoid(x), jnp.sqrt(jnp.abs(x))),
@@ -105,6 +120,18 @@ CASES = {
         (F, IDX),
     ),
     "gradient_of_gather": (jax.grad(lambda x, i: (x[i] ** 2).sum()), (F, IDX)),
+    "row_picks": (  # one element per row (a sparse cross-entropy's labels): out-of-row, negative, repeated columns
+        lambda x, c: (
+            jnp.take_along_axis(x, c, axis=1),
+            jnp.take_along_axis(x, c, axis=1, mode="clip"),
+            jnp.take_along_axis(x, c.astype(jnp.uint32), axis=1),
+            jax.grad(lambda m: (jnp.take_along_axis(m, c, axis=1) * jnp.arange(1.0, 4.0)).sum())(x),
+            _row_scatter(jax.lax.scatter, x, c, -jnp.ones((4, 3), x.dtype)),
+            _row_scatter(jax.lax.scatter_max, x, c, jnp.full((4, 3), 0.5, x.dtype), "clip"),
+            _row_scatter(jax.lax.scatter_mul, x, c, jnp.full((4, 3), 3.0, x.dtype), "drop"),
+        ),
+        (F, COLUMNS),
+    ),
     "sparse_to_dense": (  # (Keras's JAX optimizers densify an embedding's sparse gradient)
         lambda d, i, bd, bi: (
             jax_sparse.BCOO((d, i), shape=(6, 3)).todense(),  # repeated, negative and padding indices
