@@ -408,6 +408,10 @@ def _lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "_Budge
         rule = interpret_rules.RULES[name]
         count = interpret_cost.COUNTED.get(name)
         if count is not None:
+            shapes = [v.aval.shape for v in eqn.invars]
+            if all(type(d) is int for shape in shapes for d in shape):  # (counted once, where no size is symbolic)
+                known = count(shapes, params, np.dtype(eqn.invars[0].aval.dtype))
+                return functools.partial(_counted_known, rule, known), params, 0
             return functools.partial(_counted, rule, count), params, 0
         if eqn.primitive.multiple_results:
             return (lambda inputs, kwargs, budget: list(rule(*inputs, **kwargs))), params, 0
@@ -428,6 +432,11 @@ def _counted(
 ) -> list:
     """A product's rule, run once the budget has its multiply-adds (else the evaluation is abandoned)."""
     multiply_adds = count([np.shape(value) for value in inputs], params, np.result_type(inputs[0]))
+    return _counted_known(rule, multiply_adds, inputs, params, budget)
+
+
+def _counted_known(rule: Callable[..., Any], multiply_adds: int, inputs: list, params: dict, budget: _Budget) -> list:
+    """`_counted` with the product's multiply-adds counted when its plan was made (its shapes are static)."""
     budget.spend_products(multiply_adds)
     if multiply_adds >= BLAS_THREADED_MULTIPLY_ADDS:
         limit_blas_threads()
