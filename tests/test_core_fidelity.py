@@ -1,5 +1,6 @@
 """Tensor conversion, dtypes, shapes and Python protocols, each compared with real TensorFlow."""
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -510,6 +511,47 @@ _F64 = np.ones(2)  # float64: with a float32 tensor, TF's tf.add / tf.matmul / t
     ],
 )
 def test_mixed_operands_convert_in_each_wrappers_order_as_tf(body):
+    check(body)
+
+
+def _flat(ragged):
+    return ragged.dtype, list(ragged.nested_row_splits), ragged.flat_values
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a ragged operand: TF's ragged dispatch converts the other one with its dtype as a hint
+        lambda tf: _flat(tf.add(1, tf.ragged.constant([[1.0, 2.0], [3.0]]))),
+        lambda tf: _flat(tf.math.truediv(2, tf.ragged.constant([[1.0, 2.0], [3.0]]))),
+        lambda tf: _flat(tf.math.divide(2, tf.ragged.constant([[1.0, 2.0], [3.0]]))),
+        lambda tf: _flat(tf.math.divide(tf.ragged.constant([[1.0, 2.0], [3.0]]), tf.constant(2.0))),
+        raising(lambda tf: tf.ragged.constant([[1, 2], [3]]) * 1.5),
+        raising(lambda tf: tf.multiply(1.5, tf.ragged.constant([[1, 2], [3]]))),
+        # a variable operand of a raw op keeps its dtype; other values convert to it
+        lambda tf: tf.raw_ops.AddV2(x=1, y=tf.Variable([1.0, 2.0])),
+        lambda tf: tf.raw_ops.MatMul(a=np.eye(2), b=tf.Variable(np.eye(2, dtype=np.float32))),
+        lambda tf: tf.raw_ops.DivNoNan(x=1, y=tf.Variable([1.0, 0.0])),
+        raising(lambda tf: tf.raw_ops.AddV2(x=tf.Variable([1.0, 2.0]), y=tf.ones(2, tf.float64))),
+        # raw divisions of two dtypes are the kernel's InvalidArgumentError, not truediv's TypeError
+        raising(lambda tf: tf.raw_ops.RealDiv(x=tf.ones(2), y=tf.ones(2, tf.float64))),
+        raising(lambda tf: tf.raw_ops.Div(x=tf.ones(2), y=tf.ones(2, tf.float64))),
+        raising(lambda tf: tf.raw_ops.DivNoNan(x=tf.ones(2), y=tf.ones(2, tf.float64))),
+        # AddV2 has no string kernel; Add concatenates
+        raising(lambda tf: tf.raw_ops.AddV2(x=tf.constant("a"), y=tf.constant("b"))),
+        lambda tf: tf.raw_ops.Add(x="a", y=tf.constant("b")),
+        # a NumPy value on the left of a variable: NumPy defers to the variable's operators, as to a tensor's
+        lambda tf: np.array([1.0, 2.0]) + tf.Variable([1.0, 2.0]),
+        lambda tf: np.float64(2) * tf.Variable([1.0, 2.0]),
+        lambda tf: np.eye(2) @ tf.Variable(np.eye(2, dtype=np.float32)),
+        lambda tf: np.array([1.0, 3.0]) < tf.Variable([1.0, 2.0]),
+        # a JAX array first operand (float32, as JAX's default is beside TF)
+        lambda tf: tf.add(jnp.ones(2, jnp.float32), tf.ones(2)),
+        lambda tf: tf.matmul(jnp.eye(2, dtype=jnp.float32), tf.eye(2)),
+        lambda tf: tf.math.truediv(jnp.ones(2, jnp.float32), tf.ones(2)),
+    ],
+)
+def test_mixed_operands_of_ragged_variable_raw_and_jax_kinds_as_tf(body):
     check(body)
 
 

@@ -54,9 +54,10 @@ def flat_operand(rt: RaggedTensor, value: Any) -> Any:
       value: a RaggedTensor with `rt`'s row splits, or a dense tensor or Python value.
 
     Returns:
-      The flat values of a RaggedTensor; a scalar Python value unchanged (so that the op
-      converts it as it converts any Python value); otherwise a tensor that broadcasts
-      with `rt.flat_values`.
+      The flat values of a RaggedTensor; a Python bool or string unchanged (the op converts
+      it); a Python number converted with `rt`'s dtype as a hint, as TF's ragged dispatch
+      converts it (`tf.add(1, float_ragged)` adds floats, `int_ragged * 1.5` is the kernel's
+      dtype mismatch); otherwise a tensor that broadcasts with `rt.flat_values`.
 
     Raises:
       InvalidArgumentError: for other row splits, or a dimension that is neither 1 nor
@@ -66,9 +67,11 @@ def flat_operand(rt: RaggedTensor, value: Any) -> Any:
     if isinstance(value, RaggedTensor):
         _same_partition(rt, value)
         return value.flat_values
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+    if value is None or isinstance(value, (bool, str, bytes)):
         return value
-    dense = convert_to_tensor(value, dtype_hint=rt.dtype)
+    dense = convert_to_tensor(value, dtype_hint=rt.dtype)  # (a number too: `tf.add(1, float_ragged)` is float)
+    if isinstance(value, (int, float, complex)):
+        return dense
     flat = rt.flat_values
     inner = len(flat.shape) - 1
     if dense.ndim <= inner:

@@ -8,7 +8,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from tapeshim._src import dtypes
+from tapeshim._src.ops.common import attr_error, dtype_check, is_tensor_like, tf_type_name
 from tapeshim._src.raw_ops_base import RawOp, define, tf_module
+
+_ADD_V2_TYPES = dtype_check("AddV2", "fciu")
 
 
 def _public(path: str) -> Callable[..., Any]:
@@ -72,7 +75,6 @@ _UNARY = {
 _BINARY = {
     "Sub": "math.subtract",
     "Mul": "math.multiply",
-    "DivNoNan": "math.divide_no_nan",
     "MulNoNan": "math.multiply_no_nan",
     "FloorDiv": "math.floordiv",
     "FloorMod": "math.floormod",
@@ -134,14 +136,14 @@ def _is_integer(x: Any) -> bool:
 def _div(x: Any, y: Any) -> Any:
     """TF's `Div`: integers divide truncating towards zero, other dtypes exactly."""
     tf = tf_module()
-    x, y = same_dtype(x, y)
+    x, y = _one_dtype("Div", x, y)
     return tf.truncatediv(x, y) if x.dtype.is_integer else tf.math.truediv(x, y)
 
 
 def _real_div(x: Any, y: Any) -> Any:
     """TF's `RealDiv`: floating and complex inputs only (TF has no CPU kernel for integers)."""
     tf = tf_module()
-    x, y = same_dtype(x, y)
+    x, y = _one_dtype("RealDiv", x, y)
     if not (x.dtype.is_floating or x.dtype.is_complex):
         raise tf.errors.NotFoundError(None, None, f"Could not find device for node: RealDiv[T={x.dtype.name}]")
     return tf.math.truediv(x, y)
@@ -151,12 +153,34 @@ def same_dtype(x: Any, y: Any) -> tuple[Any, Any]:
     """`x` and `y` as tensors, a value converting to the other's dtype, strictly where that is a tensor's (as a raw
     op converts its inputs: `tf.raw_ops.AddV2(x=1.5, y=int_tensor)` raises TypeError)."""
     tf = tf_module()
-    if isinstance(x, tf.Tensor):
-        return x, y if isinstance(y, tf.Tensor) else tf.convert_to_tensor(y, dtype=x.dtype)
-    if isinstance(y, tf.Tensor):
+    if is_tensor_like(x):  # (a tensor or a variable keeps its dtype: a mismatch is the kernel's error)
+        return x, y if is_tensor_like(y) else tf.convert_to_tensor(y, dtype=x.dtype)
+    if is_tensor_like(y):
         return tf.convert_to_tensor(x, dtype=y.dtype), y
     x = tf.convert_to_tensor(x)
     return x, tf.convert_to_tensor(y, dtype_hint=x.dtype)
+
+
+def _one_dtype(op_name: str, x: Any, y: Any) -> tuple[Any, Any]:
+    """`x` and `y` as tensors of one dtype (`same_dtype`), or the kernel's InvalidArgumentError (TypeError in a
+    trace): a raw op has no Python wrapper to refuse two dtypes first, as `tf.math.truediv`'s does."""
+    tf = tf_module()
+    x, y = (tf.convert_to_tensor(value) for value in same_dtype(x, y))
+    if x.dtype != y.dtype:
+        raise attr_error(
+            f"cannot compute {op_name} as input #1(zero-based) was expected to be a {tf_type_name(x.dtype)} tensor "
+            f"but is a {tf_type_name(y.dtype)} tensor",
+            op_name,
+        )
+    return x, y
+
+
+def _add_v2(x: Any, y: Any) -> Any:
+    """TF's `AddV2`: numbers only (`Add` also concatenates strings)."""
+    x, y = same_dtype(x, y)
+    first = tf_module().convert_to_tensor(x)
+    _ADD_V2_TYPES(((first.shape, first.dtype),), {})
+    return _public("math.add")(first, y)
 
 
 def _equal(op: str) -> Callable[..., Any]:
@@ -258,8 +282,10 @@ def math_raw_ops() -> dict[str, RawOp]:
         define(table, op_name, "x", lambda x, fn=fn: _public(fn)(x))
     for op_name, fn in _BINARY.items():
         define(table, op_name, "x y", lambda x, y, fn=fn: _public(fn)(x, y))
-    for op_name in ("Add", "AddV2"):  # (`tf.add` converts `y` to `x`'s dtype, a raw op to the tensor's)
-        define(table, op_name, "x y", lambda x, y: _public("math.add")(*same_dtype(x, y)))
+    # (`tf.add` converts `y` to `x`'s dtype, a raw op to the tensor's)
+    define(table, "Add", "x y", lambda x, y: _public("math.add")(*same_dtype(x, y)))
+    define(table, "AddV2", "x y", _add_v2)
+    define(table, "DivNoNan", "x y", lambda x, y: _public("math.divide_no_nan")(*_one_dtype("DivNoNan", x, y)))
     define(table, "Div", "x y", _div)
     define(table, "RealDiv", "x y", _real_div)
     define(table, "Atan2", "y x", lambda y, x: _public("math.atan2")(y, x))

@@ -277,6 +277,7 @@ class Variable(TensorOperators):
       shape: accepted for compatibility; must be compatible with the value.
     """
 
+    __array_priority__ = 100  # (NumPy defers to its operators, as to a Tensor's: `np_array + v` is a Tensor)
     __slots__ = (
         "_value",
         "_shape",

@@ -70,6 +70,12 @@ def _is_python_value(value: Any) -> bool:
     return isinstance(value, (bool, int, float, complex, list, tuple))
 
 
+def is_plain_value(value: Any) -> bool:
+    """Whether `value` is a Python scalar or list, a NumPy value or a JAX array: what TF's wrappers convert
+    themselves (`tensor_util.is_tf_type` is False), unlike a tensor, a variable or a composite (ragged, sparse)."""
+    return isinstance(value, (bool, int, float, complex, list, tuple, np.ndarray, np.generic, jax.Array))
+
+
 def _conversion_error(value: Any, dtype: DType) -> TypeError:
     return TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {tf_type_name(dtype)}")
 
@@ -118,7 +124,14 @@ def convert_same_dtype(values: Sequence[Any], op_name: str) -> list[Tensor]:
 
 def first_anchored(x: Any, y: Any) -> tuple[Tensor, Tensor]:
     """Converts `x` with its own dtype, then `y` with `x`'s dtype as a hint, as TF's `tf.add`, `tf.matmul` and
-    `tf.math.truediv` do (the result may hold two dtypes: the caller raises its op's error for that)."""
+    `tf.math.truediv` do (the result may hold two dtypes: the caller raises its op's error for that).
+
+    A JAX array `x` takes a tensor `y`'s dtype as a hint instead: its 64-bit dtype is tapeshim's own JAX
+    setting (`jnp.ones(2)` is float32 beside TF), so `tf.add(jnp.ones(2), float32_tensor)` adds as in TF.
+    """
+    if isinstance(x, jax.Array) and is_tensor_like(y):
+        y = convert_to_tensor(y)
+        return convert_to_tensor(x, dtype_hint=y._dtype), y
     x = convert_to_tensor(x)
     return x, y if y.__class__ is Tensor else convert_to_tensor(y, dtype_hint=x._dtype)
 

@@ -27,6 +27,7 @@ from tapeshim._src.ops.common import (
     convert_same_dtype,
     dtype_check,
     first_anchored,
+    is_plain_value,
     is_tensor_like,
     no_cpu_kernel,
     normalize_axis,
@@ -609,8 +610,8 @@ def divide(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
 
     As in TF, an `x` that is not a tensor converts strictly to `y`'s dtype (a value it cannot take: TypeError).
     """
-    if not is_tensor_like(x) and is_tensor_like(y):
-        tensor: Any = y  # (a Tensor or a Variable: read once, by `truediv`)
+    if is_plain_value(x) and is_tensor_like(y):
+        tensor: Any = y  # (a Tensor or a Variable: read once, by `truediv`; a RaggedTensor `x` dispatches there)
         x = convert_to_tensor(x, dtype=tensor.dtype)
     return truediv(x, y)
 
