@@ -445,7 +445,7 @@ def test_an_output_never_shares_the_callers_numpy_memory():
     np.testing.assert_array_equal(np.asarray(out), [1.0, 1.0, 1.0])
 
 
-def test_immutable_arguments_are_checked_for_subnormals_once_and_mutable_ones_every_call():
+def test_a_tensors_own_value_is_checked_for_subnormals_once_and_memory_that_may_change_every_call():
     tiny = np.finfo(np.float32).tiny
     traced = jax.jit(lambda v: -v).trace(np.ones(100, np.float32))  # (a negation keeps what it is given)
     program = interpret.prepare(traced)
@@ -457,22 +457,30 @@ def test_immutable_arguments_are_checked_for_subnormals_once_and_mutable_ones_ev
         return flush(value)
 
     clean = tf.constant(np.ones(100, np.float32))._value  # (a tensor's read-only NumPy value)
-    on_device = jnp.ones(100, jnp.float32)
     subnormal = tf.constant(np.full(100, tiny / 4, np.float32))._value
     writable = np.ones(100, np.float32)
+    window_base = np.ones(150, np.float32)  # read-only views of memory that stays writable:
+    window = np.lib.stride_tricks.sliding_window_view(window_base, 100)[0]
+    buffer = bytearray(np.ones(100, np.float32).tobytes())
+    over_buffer = np.frombuffer(buffer, np.float32)
+    over_buffer.flags.writeable = False
+    buffer_view = over_buffer.view()
+    on_device = jnp.ones(100, jnp.float32)  # (a CPU jax.Array may share a NumPy array's memory: dlpack)
+    changing = (writable, window, buffer_view, on_device)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(interpret_flush, "flush_subnormals", counted)
         for _ in range(3):
-            for value in (clean, on_device, subnormal, writable):
-                (out,) = jax.tree.leaves(program((value,), [value]))
-        assert len(calls) == 1 + 1 + 3 + 3  # the clean immutable ones once; a subnormal one, a writable one always
+            for value in (clean, subnormal, *changing):
+                program((value,), [value])
+        assert len(calls) == 1 + 3 + 3 * len(changing)  # the clean tensor value once, every other one each call
         (out,) = jax.tree.leaves(program((subnormal,), [subnormal]))
         assert not np.any(out) and np.all(np.signbit(out))  # flushed on input, as XLA: -0.0
-        writable[0] = tiny / 4  # (a mutable argument may change between calls: it is checked again)
-        (out,) = jax.tree.leaves(program((writable,), [writable]))
-        assert out[0] == 0.0 and np.signbit(out[0]) and out[1] == -1.0
-        compiled = jax.jit(lambda v: -v)(writable)
-        np.testing.assert_array_equal(np.signbit(np.asarray(compiled)), np.signbit(out))
+        writable[0] = window_base[0] = tiny / 4
+        buffer[:4] = np.float32(tiny / 4).tobytes()
+        for value in (writable, window, buffer_view):  # changed between calls: flushed, with XLA's sign
+            (out,) = jax.tree.leaves(program((value,), [value]))
+            assert out[0] == 0.0 and np.signbit(out[0]) and out[1] == -1.0
+            np.testing.assert_array_equal(np.signbit(np.asarray(jax.jit(lambda v: -v)(value))), np.signbit(out))
 
 
 def test_per_op_kernels_run_on_the_host_until_their_extra_cost_would_pay_for_the_compile():

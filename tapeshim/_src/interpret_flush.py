@@ -8,8 +8,8 @@ An argument is checked on every host call that takes it, and an eager kernel's h
 tensors again and again (an indexing loop reads one constant 300 times while its kernel compiles). Checking
 an array of a few hundred elements or more costs a NumPy call that releases the GIL, and while the
 background thread compiles, the calling thread then waits up to the switch interval (5 ms) to take it back.
-So an immutable argument found clean (a `jax.Array`, or a tensor's read-only NumPy value) is remembered
-(`host_input`), by identity and weakly, and not checked again while it lives.
+So an argument that cannot change and was found clean (a tensor's own read-only NumPy value: `_immutable`)
+is remembered (`host_input`), by identity and weakly, and not checked again while it lives.
 """
 
 from __future__ import annotations
@@ -81,9 +81,12 @@ def _forget(key: int, _reference: weakref.ref) -> None:
 
 
 def _immutable(leaf: Any) -> bool:
-    """Whether `leaf`'s elements can never change: a `jax.Array` (not a tracer), or a read-only NumPy view of a
-    read-only array (a tensor's own value: `tensor.host_constant`, `interpret._placed`)."""
-    if type(leaf) is np.ndarray:
-        base = leaf.base
-        return not leaf.flags.writeable and type(base) is np.ndarray and not base.flags.writeable
-    return isinstance(leaf, jax.Array) and not isinstance(leaf, jax.core.Tracer)
+    """Whether `leaf`'s elements cannot change: a read-only NumPy view of a read-only array that owns its memory
+    and is no view itself, the form of a tensor's own value (`tensor.host_constant`, `interpret._placed`, whose
+    base no caller holds). A view whose base does not own its memory (`sliding_window_view` of a writable array,
+    `np.frombuffer` over a `bytearray`) can change beneath it, and so can a `jax.Array` on the CPU (one made
+    with `jax.dlpack.from_dlpack`, or `jax.device_put` of an aligned array, shares a NumPy array's memory)."""
+    if type(leaf) is not np.ndarray or leaf.flags.writeable:
+        return False
+    base = leaf.base
+    return type(base) is np.ndarray and base.base is None and base.flags.owndata and not base.flags.writeable
