@@ -120,6 +120,15 @@ CASES = {
         (F, IDX),
     ),
     "gradient_of_gather": (jax.grad(lambda x, i: (x[i] ** 2).sum()), (F, IDX)),
+    "scatter_min_max_signed_zeros": (  # -0 orders below +0, as in XLA's min and max (NumPy's `at` keeps either)
+        lambda x, u: (
+            x.at[jnp.array([0, 1, 1, 2])].min(u),
+            x.at[jnp.array([0, 1, 1, 2])].max(u),
+            _row_scatter(jax.lax.scatter_min, x.reshape(1, 3), jnp.array([[0, 2]]), u[None, :2]),
+            _row_scatter(jax.lax.scatter_max, -x.reshape(1, 3), jnp.array([[1, 1]]), u[None, 2:]),
+        ),
+        (np.array([0.0, -0.0, 0.0], np.float32), np.array([-0.0, 0.0, -0.0, 0.0], np.float32)),
+    ),
     "row_picks": (  # one element per row (a sparse cross-entropy's labels): out-of-row, negative, repeated columns
         lambda x, c: (
             jnp.take_along_axis(x, c, axis=1),

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tapeshim._src.interpret_rules import RULES, SUPPORTED, Rule, _rule
+from tapeshim._src.interpret_rules import RULES, SUPPORTED, Rule, _rule, _zero
 
 
 def _mode(params: dict) -> str:
@@ -198,12 +198,7 @@ def _scatter(name: str) -> Rule:
         if _mode(params) == "CLIP":
             keep = np.ones(full_shape, dtype=bool)
         flat_index = tuple(np.broadcast_to(part, full_shape)[keep] for part in index)
-        out = np.array(operand)
-        if combine is None:
-            out[flat_index] = ordered[keep]
-        else:
-            combine.at(out, flat_index, ordered[keep])
-        return out
+        return _combined(combine, operand, flat_index, ordered[keep])
 
     return rule
 
@@ -217,11 +212,26 @@ def _scatter_picks(combine: Any, operand: Any, updates: Any, picks: tuple, clip:
         where: tuple = (rows, np.clip(columns, 0, operand.shape[1] - 1))
     else:
         where, updates = (rows[in_bounds], columns[in_bounds]), updates[in_bounds]
+    return _combined(combine, operand, where, updates)
+
+
+def _combined(combine: Any, operand: Any, where: tuple, updates: Any) -> Any:
+    """A copy of `operand` with `updates` set (`combine` None) or combined at the positions `where`. A float
+    scatter-min or -max gives its zeros XLA's sign, -0 ordering below +0 (NumPy's `at` keeps either zero)."""
     out = np.array(operand)
     if combine is None:
         out[where] = updates
-    else:
-        combine.at(out, where, updates)
+        return out
+    combine.at(out, where, updates)
+    if (combine is np.minimum or combine is np.maximum) and out.dtype.kind == "f":
+        zero = out == 0
+        if zero.any():
+            negative_wins = combine is np.minimum  # (min: any -0 among the values gives -0; max: any +0 gives +0)
+            sign = np.signbit(operand) if negative_wins else ~np.signbit(operand)
+            found = (operand == 0) & sign
+            update_sign = np.signbit(updates) if negative_wins else ~np.signbit(updates)
+            np.logical_or.at(found, where, (updates == 0) & update_sign)
+            out = np.where(zero, _zero(out.dtype, found if negative_wins else ~found), out)
     return out
 
 
