@@ -63,11 +63,11 @@ def host_array(leaf: Any, aval: Any) -> np.ndarray:
 
 def host_input(leaf: Any, aval: Any) -> np.ndarray:
     """`host_array(leaf, aval)` flushed (`flush_subnormals`); checked once while it lives where `leaf` cannot change."""
+    array = host_array(leaf, aval)
     key = id(leaf)
     entry = _clean.get(key)
-    if entry is not None and entry[0]() is leaf and entry[1] == aval.dtype:
-        return host_array(leaf, aval)
-    array = host_array(leaf, aval)
+    if entry is not None and entry[0]() is leaf and entry[1] == array.dtype:
+        return array
     flushed = flush_subnormals(array)
     if flushed is array and array.size >= CLEAN_MIN_SIZE and _immutable(leaf):
         if len(_clean) >= _CLEAN_SIZE:

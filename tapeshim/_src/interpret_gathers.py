@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tapeshim._src.interpret_rules import RULES, SUPPORTED, Rule, _rule, _zero
+from tapeshim._src.interpret_rules import RULES, SUPPORTED, Rule, _rule, _signed_zeros, _winning_zeros
 
 
 def _mode(params: dict) -> str:
@@ -51,10 +51,7 @@ def _window_indices(
     index = []
     for dim, extent in enumerate(operand_shape):
         if dim in start_dims:
-            start = starts[..., start_dims.index(dim)]
-            if start.dtype == np.uint64:  # past int64's range it is out of bounds anyway
-                start = np.minimum(start, np.uint64(np.iinfo(np.int64).max))
-            start = start.astype(np.int64)
+            start = _int64(starts[..., start_dims.index(dim)])
             upper = extent - clip_sizes.get(dim, 1)
             in_bounds &= (start >= 0) & (start <= upper)
             if clip:
@@ -69,6 +66,18 @@ def _window_indices(
             part = part + _along(np.arange(window[dim]), window_position[dim], rank)
         index.append(part)
     return index, in_bounds
+
+
+def _int64(starts: Any) -> Any:
+    """Start indices as int64 (past int64's range a uint64 is out of bounds anyway)."""
+    if starts.dtype == np.uint64:
+        starts = np.minimum(starts, np.uint64(np.iinfo(np.int64).max))
+    return starts.astype(np.int64)
+
+
+def _dropped_filled(gathered: Any, in_bounds: Any, dtype: np.dtype, params: dict) -> Any:
+    """A `FILL_OR_DROP` gather's values, the fill value where a start lies out of bounds."""
+    return np.where(in_bounds, gathered, np.array(_fill_value(dtype, params.get("fill_value"))))
 
 
 def _fill_value(dtype: np.dtype, fill: Any) -> Any:
@@ -104,10 +113,7 @@ def _row_picks(operand: Any, indices: Any, batch: tuple, mapped: tuple, dropped:
         and indices.shape[0] == operand.shape[0]
     ):
         return None
-    columns = indices[..., 0]
-    if columns.dtype == np.uint64:
-        columns = np.minimum(columns, np.uint64(np.iinfo(np.int64).max))
-    columns = columns.astype(np.int64)
+    columns = _int64(indices[..., 0])
     in_bounds = (columns >= 0) & (columns < operand.shape[1])
     return np.arange(operand.shape[0])[:, None], columns, in_bounds
 
@@ -123,7 +129,7 @@ def _gather(operand: Any, indices: Any, *, dimension_numbers: Any, slice_sizes: 
             picked = operand[rows, np.clip(columns, 0, operand.shape[1] - 1)]  # (a start is clamped, as XLA's)
             if _mode(params) != "FILL_OR_DROP":
                 return picked
-            return np.where(in_bounds, picked, np.array(_fill_value(operand.dtype, params.get("fill_value"))))
+            return _dropped_filled(picked, in_bounds, operand.dtype, params)
     collapsed = tuple(numbers.collapsed_slice_dims)
     operand_batch = tuple(numbers.operand_batching_dims)
     window = {d: slice_sizes[d] for d in range(operand.ndim) if d not in collapsed and d not in operand_batch}
@@ -141,7 +147,7 @@ def _gather(operand: Any, indices: Any, *, dimension_numbers: Any, slice_sizes: 
     gathered = operand[tuple(index)]
     if _mode(params) == "FILL_OR_DROP":
         mask = in_bounds.reshape(in_bounds.shape + (1,) * len(window))
-        gathered = np.where(mask, gathered, np.array(_fill_value(operand.dtype, params.get("fill_value"))))
+        gathered = _dropped_filled(gathered, mask, operand.dtype, params)
     batch_rank = indices.ndim - 1
     offset_dims = tuple(numbers.offset_dims)
     batch_axes = iter(range(batch_rank))
@@ -226,12 +232,10 @@ def _combined(combine: Any, operand: Any, where: tuple, updates: Any) -> Any:
     if (combine is np.minimum or combine is np.maximum) and out.dtype.kind == "f":
         zero = out == 0
         if zero.any():
-            negative_wins = combine is np.minimum  # (min: any -0 among the values gives -0; max: any +0 gives +0)
-            sign = np.signbit(operand) if negative_wins else ~np.signbit(operand)
-            found = (operand == 0) & sign
-            update_sign = np.signbit(updates) if negative_wins else ~np.signbit(updates)
-            np.logical_or.at(found, where, (updates == 0) & update_sign)
-            out = np.where(zero, _zero(out.dtype, found if negative_wins else ~found), out)
+            negative_wins = combine is np.minimum
+            found = _winning_zeros(operand, negative_wins)  # (at each position, among its value and its updates)
+            np.logical_or.at(found, where, _winning_zeros(updates, negative_wins))
+            out = _signed_zeros(out, zero, found, negative_wins)
     return out
 
 

@@ -391,6 +391,17 @@ def _reduce_prod(x: Any, *, axes: tuple, **_: Any) -> Any:
     return np.prod(x, axis=tuple(axes), dtype=x.dtype)
 
 
+def _winning_zeros(x: Any, negative_wins: bool) -> Any:
+    """Where `x` holds the zero a min (`negative_wins`: -0) or a max (+0) keeps: XLA orders -0 below +0."""
+    return (x == 0) & (np.signbit(x) if negative_wins else ~np.signbit(x))
+
+
+def _signed_zeros(out: Any, zero: Any, found: Any, negative_wins: bool) -> Any:
+    """`out`, a float max or min, with its zeros (`zero`) signed as XLA's: winning where `found` says a winning
+    zero (`_winning_zeros`) took part."""
+    return np.where(zero, _zero(out.dtype, found if negative_wins else ~found), out)
+
+
 def _signed_zero_extreme(x: Any, out: Any, axes: tuple, negative_wins: bool) -> Any:
     """A float max or min reduction's zeros with XLA's sign (-0 orders below +0)."""
     if out.dtype.kind != "f":
@@ -398,9 +409,7 @@ def _signed_zero_extreme(x: Any, out: Any, axes: tuple, negative_wins: bool) -> 
     zero = out == 0
     if not np.any(zero):
         return out
-    zeros_of_sign = (x == 0) & (np.signbit(x) if negative_wins else ~np.signbit(x))
-    found = np.any(zeros_of_sign, axis=axes)
-    return np.where(zero, _zero(out.dtype, found if negative_wins else ~found), out)
+    return _signed_zeros(out, zero, np.any(_winning_zeros(x, negative_wins), axis=axes), negative_wins)
 
 
 @_rule("reduce_max")

@@ -73,7 +73,7 @@ def _is_python_value(value: Any) -> bool:
 def is_plain_value(value: Any) -> bool:
     """Whether `value` is a Python scalar or list, a NumPy value or a JAX array: what TF's wrappers convert
     themselves (`tensor_util.is_tf_type` is False), unlike a tensor, a variable or a composite (ragged, sparse)."""
-    return isinstance(value, (bool, int, float, complex, list, tuple, np.ndarray, np.generic, jax.Array))
+    return _is_python_value(value) or isinstance(value, (np.ndarray, np.generic, jax.Array))
 
 
 def _conversion_error(value: Any, dtype: DType) -> TypeError:
@@ -129,7 +129,7 @@ def first_anchored(x: Any, y: Any) -> tuple[Tensor, Tensor]:
     A JAX array `x` takes a tensor `y`'s dtype as a hint instead: its 64-bit dtype is tapeshim's own JAX
     setting (`jnp.ones(2)` is float32 beside TF), so `tf.add(jnp.ones(2), float32_tensor)` adds as in TF.
     """
-    if isinstance(x, jax.Array) and is_tensor_like(y):
+    if x.__class__ is not Tensor and isinstance(x, jax.Array) and is_tensor_like(y):
         y = convert_to_tensor(y)
         return convert_to_tensor(x, dtype_hint=y._dtype), y
     x = convert_to_tensor(x)
