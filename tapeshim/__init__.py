@@ -210,6 +210,7 @@ from tapeshim._src.ops.math_extra import (  # noqa: E402
     argmax,
     argmin,
     clip_by_value,
+    realdiv,
     truncatediv,
 )
 from tapeshim._src.ops.math_misc import scalar_mul  # noqa: E402
@@ -593,6 +594,7 @@ __all__ = [
     "range",
     "rank",
     "raw_ops",
+    "realdiv",
     "recompute_grad",
     "reduce_all",
     "reduce_any",

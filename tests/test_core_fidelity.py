@@ -514,6 +514,36 @@ def test_mixed_operands_convert_in_each_wrappers_order_as_tf(body):
     check(body)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        # truediv divides the dtypes of TF's table only: bool and string are its TypeError, operators too
+        raising(lambda tf: tf.constant([True, False]) / tf.constant([True, True])),
+        raising(lambda tf: tf.math.truediv(tf.constant([True]), tf.constant([True]))),
+        raising(lambda tf: tf.math.divide(tf.constant([True]), tf.constant([True]))),
+        raising(lambda tf: tf.constant(["a"]) / tf.constant(["b"])),
+        lambda tf: tf.math.truediv(tf.constant([3], tf.uint8), tf.constant([2], tf.uint8)),
+        lambda tf: tf.math.truediv(tf.constant([1 + 2j]), tf.constant([2j])),
+        # with a name, tf.math.divide converts x by itself, as truediv (TF: DivideDelegateWithName)
+        raising(lambda tf: tf.math.divide(2, tf.constant(2.0), name="d")),
+        lambda tf: tf.math.divide(2.0, tf.constant(4.0), name="d"),
+        lambda tf: tf.math.divide(2, tf.constant(4.0)),
+        # tf.realdiv, the generated RealDiv op
+        lambda tf: tf.realdiv(tf.constant([1.0, 2.0]), tf.constant(2.0)),
+        lambda tf: tf.realdiv(1, tf.constant([1.0, 2.0], tf.float64)),
+        lambda tf: tf.realdiv([1.5, 2], [2, 4]),
+        lambda tf: tf.realdiv(tf.constant([1j]), tf.constant([2.0 + 0j])),
+        raising(lambda tf: tf.realdiv(tf.constant([1.0], tf.float64), tf.constant([2.0]))),
+        raising(lambda tf: tf.realdiv(tf.constant([1, 2]), tf.constant([1, 2]))),
+        raising(lambda tf: tf.realdiv(tf.constant([True]), tf.constant([True]))),
+        raising(lambda tf: tf.raw_ops.RealDiv(x=tf.constant(["a"]), y=tf.constant(["b"]))),
+        raising(lambda tf: tf.realdiv(tf.ones([2]), tf.ones([3]))),
+    ],
+)
+def test_division_dtypes_names_and_realdiv_as_tf(body):
+    check(body)
+
+
 def _flat(ragged):
     return ragged.dtype, list(ragged.nested_row_splits), ragged.flat_values
 

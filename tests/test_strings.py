@@ -190,11 +190,46 @@ def test_string_tensors_in_tf_data(name):
     check(PIPELINES[name])
 
 
-def test_a_string_argument_to_a_compiled_function_gets_a_clear_error():
-    """TF traces string arguments; tapeshim's string tensors stay on the host (docs/porting.md), and say so."""
-    length = tapeshim.function(lambda s: tapeshim.strings.length(s))
+def test_a_function_called_with_string_tensors_computes_as_tf():
+    """TF traces string arguments; tapeshim's string tensors stay on the host (docs/porting.md), so such a call
+    runs the function eagerly: values, gradients, errors and the tracing count are TF's."""
+
+    def body(tf):
+        @tf.function
+        def lengths(s):
+            return tf.strings.length(s)
+
+        @tf.function
+        def exclaim_and_scale(s, x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = x * tf.cast(tf.strings.length(s), tf.float32)
+            return tf.strings.join([s, "!"]), y, tape.gradient(y, x)
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def upper(s):
+            return tf.strings.upper(s)
+
+        results = (
+            lengths(tf.constant(["ab", "cde"])),
+            lengths(tf.constant(["x", "yz"])),  # the same signature: no new trace
+            lengths(tf.constant("abcd")),  # another shape: TF traces again
+            exclaim_and_scale(tf.constant("hi"), tf.constant(3.0)),
+            upper(tf.constant(["ab", "c"])),
+            upper(tf.constant(["d"])),
+        )
+        counts = [fn.experimental_get_tracing_count() for fn in (lengths, exclaim_and_scale, upper)]
+        return results, counts
+
+    check(body)
+    check_raises(lambda tf: tf.function(lambda s: tf.strings.to_number(s))(tf.constant(["1", "x"])))
+
+
+def test_a_concrete_function_of_a_string_argument_gets_a_clear_error():
+    """A concrete function must be one compiled program, which a string tensor cannot enter (TF traces it)."""
+    lengths = tapeshim.function(lambda s: tapeshim.strings.length(s))
     with pytest.raises(TypeError, match="argument s: string tensors live on the host"):
-        length(tapeshim.constant(["ab", "c"]))
+        lengths.get_concrete_function(tapeshim.TensorSpec([None], tapeshim.string))
 
 
 def test_print_and_zeros_of_strings_as_tf(capfd):

@@ -52,6 +52,20 @@ class ValueNeededByAnOp(OperatorNotAllowedInGraphError, DynamicShapeNeeded):
         self.what = what
 
 
+class StringArgument(TypeError, DynamicShapeNeeded):
+    """A `tf.string` tensor given as an argument to a `tapeshim.function`.
+
+    String tensors live on the host (NumPy arrays of bytes) and cannot enter an XLA program. TF traces them
+    into its graph; a `tapeshim.function` runs such a call eagerly instead, op by op, for that signature and
+    later ones like it (values, gradients and errors as TF's; Python side effects run on every call). Where a
+    trace is required (`get_concrete_function`) it is TF's `TypeError`, saying why.
+    """
+
+    def __init__(self, message: str, what: str) -> None:
+        Exception.__init__(self, message)
+        self.what = what
+
+
 def covered_by_invariants(before: Sequence[Any], after: Sequence[Any], invariants: Sequence[Any]) -> bool:
     """Whether every shape change from `before` to `after` (shapes) lies within its invariant (None: none given)."""
     for old, new, invariant in zip(before, after, invariants):

@@ -24,7 +24,7 @@ from tapeshim._src import autograph, dtypes, errors, function_binding, nest, rag
 from tapeshim._src import config as _config
 from tapeshim._src.concrete_function import ArrayCapacityMismatch, ConcreteFunction
 from tapeshim._src.dataset import Dataset
-from tapeshim._src.dynamic_shapes import DynamicShapeNeeded, ValueNeededByAnOp
+from tapeshim._src.dynamic_shapes import DynamicShapeNeeded, StringArgument, ValueNeededByAnOp
 from tapeshim._src.function_host_inputs import OtherShapes
 from tapeshim._src.function_keys import (
     covers,
@@ -38,6 +38,7 @@ from tapeshim._src.function_keys import (
     structure_key,
     tf_key_of,
     zeros_for_spec,
+    zeros_tensor,
 )
 from tapeshim._src.function_retracing import detector_for, function_text
 from tapeshim._src.function_symbolic import fits, leading_symbols, symbolic_shapes
@@ -179,7 +180,7 @@ class Function:
                 probe.append(leaf)
                 continue
             unknown = True
-            probe.append(convert_to_tensor(np.zeros([2 if d is None else d for d in dims], leaf._dtype._np)))
+            probe.append(zeros_tensor([2 if d is None else d for d in dims], leaf._dtype._np))
         if not unknown:
             return False
         probe_args, probe_kwargs = nest.pack_sequence_as((args, kwargs), probe)
@@ -466,7 +467,7 @@ class Function:
         try:
             concrete = self._trace(flat, args, kwargs, specs, symbolic=symbolic, regroup=regroup)
         except ValueError as error:
-            if self._fails_at_these_sizes_only(flat, args, kwargs, specs):
+            if not isinstance(error, StringArgument) and self._fails_at_these_sizes_only(flat, args, kwargs, specs):
                 # TF's graph knows no sizes where the signature has None: it finds the mismatch when it runs
                 raise errors.InvalidArgumentError(None, None, str(error)) from None
             raise
@@ -639,11 +640,13 @@ class Function:
             if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
                 tensor = convert_to_tensor(leaf)
                 if tensor._dtype is dtypes.string:
-                    raise TypeError(
+                    argument = names[position] if position < len(names) else position
+                    raise StringArgument(
                         f"tapeshim.function {function_text(self._python_function)} got a tf.string tensor as "
-                        f"argument {names[position] if position < len(names) else position}: string tensors live "
-                        "on the host and cannot enter a compiled program. Run the string ops outside the "
-                        "function (e.g. in Dataset.map) and pass the numbers they produce."
+                        f"argument {argument}: string tensors live on the host and cannot enter a compiled "
+                        "program. A call runs such a function eagerly; a concrete function cannot: run the string "
+                        "ops outside the function (e.g. in Dataset.map) and pass the numbers they produce.",
+                        f"a tf.string tensor as argument {argument} (string tensors live on the host)",
                     )
                 # The trace-time value, without forcing (inside another trace it may be symbolic).
                 name = names[position] if position < len(names) else None

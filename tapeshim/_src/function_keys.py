@@ -74,7 +74,14 @@ def zeros_for_spec(leaf: Any) -> Any:
     if not isinstance(leaf, TensorSpec):
         return leaf
     dims = [] if leaf.shape.rank is None else [1 if d is None else d for d in leaf.shape.as_list()]
-    return convert_to_tensor(np.zeros(dims, leaf.dtype.as_numpy_dtype))
+    return zeros_tensor(dims, leaf.dtype.as_numpy_dtype)
+
+
+def zeros_tensor(dims: list, numpy_dtype: Any) -> Tensor:
+    """A tensor of zeros of `dims` (empty strings for `tf.string`, whose NumPy dtype is `object`)."""
+    if np.dtype(numpy_dtype) == np.dtype(object):
+        return convert_to_tensor(np.full(dims, b"", dtype=object))
+    return convert_to_tensor(np.zeros(dims, numpy_dtype))
 
 
 def covers(spec_leaf: Any, leaf: Any) -> bool:

@@ -140,10 +140,22 @@ def _div(x: Any, y: Any) -> Any:
     return tf.truncatediv(x, y) if x.dtype.is_integer else tf.math.truediv(x, y)
 
 
-def _real_div(x: Any, y: Any) -> Any:
-    """TF's `RealDiv`: floating and complex inputs only (TF has no CPU kernel for integers)."""
+_REAL_DIV_TYPES = (
+    "bfloat16, half, float, double, uint8, int8, uint16, int16, int32, uint32, uint64, int64, complex64, complex128"
+)
+
+
+def real_div(x: Any, y: Any) -> Any:
+    """TF's `RealDiv` (`tf.realdiv`): floating and complex inputs only (TF has no CPU kernel for integers, and its
+    `T` attribute allows no bool or string)."""
     tf = tf_module()
     x, y = _one_dtype("RealDiv", x, y)
+    if x.dtype.name in ("bool", "string"):
+        raise attr_error(
+            f"Value for attr 'T' of {x.dtype.name} is not in the list of allowed values: {_REAL_DIV_TYPES}\n\t; "
+            "NodeDef: {{node RealDiv}}",
+            "RealDiv",
+        )
     if not (x.dtype.is_floating or x.dtype.is_complex):
         raise tf.errors.NotFoundError(None, None, f"Could not find device for node: RealDiv[T={x.dtype.name}]")
     return tf.math.truediv(x, y)
@@ -287,7 +299,7 @@ def math_raw_ops() -> dict[str, RawOp]:
     define(table, "AddV2", "x y", _add_v2)
     define(table, "DivNoNan", "x y", lambda x, y: _public("math.divide_no_nan")(*_one_dtype("DivNoNan", x, y)))
     define(table, "Div", "x y", _div)
-    define(table, "RealDiv", "x y", _real_div)
+    define(table, "RealDiv", "x y", real_div)
     define(table, "Atan2", "y x", lambda y, x: _public("math.atan2")(y, x))
     define(table, "Betainc", "a b x", _public("math.betainc"))
     define(table, "Igamma", "a x", _public("math.igamma"))

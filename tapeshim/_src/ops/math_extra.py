@@ -127,6 +127,21 @@ def truncatediv(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor
     return apply(_truncatediv_op, (a, b), static)[0]
 
 
+@table.export("realdiv", dtypes=table.FLOAT, note="integer inputs raise NotFoundError, as TF's CPU (no kernel)")
+def realdiv(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
+    """x / y element-wise for floating and complex tensors, as `tf.realdiv` (TF's generated `RealDiv` op).
+
+    As a generated op, a value converts to the dtype of a tensor beside it, strictly.
+
+    Raises:
+      InvalidArgumentError: if the dtypes differ, are bool or string, or the shapes do not broadcast.
+      NotFoundError: for integer inputs (TF has no CPU kernel for them).
+    """
+    from tapeshim._src.raw_ops_math import real_div  # (raw ops build on the public module: imported at call time)
+
+    return real_div(x, y)
+
+
 @table.export("math.reduce_euclidean_norm", dtypes=table.NUMERIC)
 def reduce_euclidean_norm(
     input_tensor: TensorLike, axis: AxisLike = None, keepdims: bool = False, name: str | None = None

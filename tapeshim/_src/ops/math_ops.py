@@ -584,6 +584,13 @@ _INT_DIV_RESULT = {
 }
 
 
+_TRUEDIV_TYPES = (
+    "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64",
+    "bfloat16", "float16", "float32", "float64", "complex64", "complex128",
+)  # fmt: skip
+"""The dtypes `tf.math.truediv` divides (TF's order, for its message)."""
+
+
 @table.export("math.truediv", "truediv", dtypes=table.NUMERIC, note="integers divide as float32/float64, as TF")
 @ragged_dispatch("x", "y")
 def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
@@ -598,6 +605,11 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
       InvalidArgumentError: if the shapes do not broadcast.
     """
     x, y = same_dtype_for_division(*first_anchored(x, y))
+    if x._dtype.name not in _TRUEDIV_TYPES:
+        raise TypeError(
+            f"Invalid dtype tf.{x._dtype.name} in __truediv__. Expected one of "
+            f"{{{', '.join(f'tf.{name}' for name in _TRUEDIV_TYPES)}}}."
+        )
     float_name = _INT_DIV_RESULT.get(x._dtype.name)
     if float_name is not None:
         x, y = cast(x, float_name), cast(y, float_name)
@@ -608,9 +620,10 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
 def divide(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
     """Divides x / y element-wise, as `tf.math.divide` (see `truediv`).
 
-    As in TF, an `x` that is not a tensor converts strictly to `y`'s dtype (a value it cannot take: TypeError).
+    As in TF, an `x` that is not a tensor converts strictly to `y`'s dtype (a value it cannot take: TypeError),
+    unless a `name` is given: `x` then converts as in `truediv`.
     """
-    if is_plain_value(x) and is_tensor_like(y):
+    if name is None and is_plain_value(x) and is_tensor_like(y):
         tensor: Any = y  # (a Tensor or a Variable: read once, by `truediv`; a RaggedTensor `x` dispatches there)
         x = convert_to_tensor(x, dtype=tensor.dtype)
     return truediv(x, y)
