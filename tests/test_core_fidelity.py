@@ -544,6 +544,53 @@ def test_division_dtypes_names_and_realdiv_as_tf(body):
     check(body)
 
 
+def _matmul_operands(tf):
+    f32 = tf.constant([[1.5, 2.0], [3.0, 4.25]])
+    i8 = tf.constant([[100, -3], [7, 127]], tf.int8)
+    u8 = tf.constant([[200, 3], [7, 255]], tf.uint8)
+    return f32, tf.cast(f32, tf.bfloat16), i8, u8
+
+
+def _matmul_gradients(tf):
+    a, b = tf.constant([[1.5, 2.0], [3.0, 4.25]]), tf.constant([[0.5, -1.0], [2.0, 0.25]], tf.bfloat16)
+    with tf.GradientTape() as tape:
+        tape.watch([a, b])
+        product = tf.matmul(a, b, transpose_b=True)
+    return product, tape.gradient(product, [a, b])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # matrices of bfloat16 and another float: TF's SparseMatMul, in float32
+        lambda tf: tf.matmul(_matmul_operands(tf)[0], _matmul_operands(tf)[1]),
+        lambda tf: tf.matmul(_matmul_operands(tf)[1], _matmul_operands(tf)[0], transpose_a=True),
+        lambda tf: tf.matmul(_matmul_operands(tf)[1], _matmul_operands(tf)[1], a_is_sparse=True),
+        lambda tf: tf.matmul(_matmul_operands(tf)[0], _matmul_operands(tf)[1], output_type=tf.float64),
+        _matmul_gradients,
+        raising(lambda tf: tf.matmul(_matmul_operands(tf)[1], tf.ones([2, 2], tf.float64))),
+        raising(lambda tf: tf.matmul(_matmul_operands(tf)[0][None], _matmul_operands(tf)[1][None])),
+        raising(lambda tf: tf.matmul(tf.ones([2, 2], tf.float16), tf.ones([2, 2]))),
+        # an output_type other than the inputs': BatchMatMulV3, whose CPU kernels are few
+        lambda tf: tf.matmul(_matmul_operands(tf)[2], _matmul_operands(tf)[2], output_type=tf.int32),
+        lambda tf: tf.matmul(_matmul_operands(tf)[3], _matmul_operands(tf)[2], output_type=tf.int32, transpose_b=True),
+        lambda tf: tf.matmul(_matmul_operands(tf)[2][None], _matmul_operands(tf)[3][None], output_type=tf.int32),
+        lambda tf: tf.matmul(_matmul_operands(tf)[1], _matmul_operands(tf)[2], output_type=tf.bfloat16),
+        lambda tf: tf.matmul(_matmul_operands(tf)[3][None], _matmul_operands(tf)[1][None], output_type=tf.bfloat16),
+        lambda tf: tf.matmul(_matmul_operands(tf)[0], _matmul_operands(tf)[0], output_type=tf.float32),
+        raising(lambda tf: tf.matmul(_matmul_operands(tf)[2], _matmul_operands(tf)[2])),
+        raising(lambda tf: tf.matmul(_matmul_operands(tf)[0], _matmul_operands(tf)[0], output_type=tf.float64)),
+        raising(lambda tf: tf.matmul(tf.constant([[1, 2]]), tf.constant([[1], [2]]), output_type=tf.int64)),
+        raising(lambda tf: tf.matmul(_matmul_operands(tf)[2], _matmul_operands(tf)[2], output_type=tf.int8)),
+        raising(
+            lambda tf: tf.matmul(_matmul_operands(tf)[0][None], _matmul_operands(tf)[2][None], output_type=tf.float32)
+        ),
+    ],
+)
+def test_matmul_of_mixed_dtypes_and_output_types_as_tf(body):
+    check(body)
+
+
 def _flat(ragged):
     return ragged.dtype, list(ragged.nested_row_splits), ragged.flat_values
 

@@ -2,7 +2,7 @@
 """`tf.math`: re-exports from the op table (`tapeshim/_src/ops/table.py`)."""
 
 from tapeshim._src.ops.approx_topk_ops import approx_max_k, approx_min_k
-from tapeshim._src.ops.math_extra import add_n, argmax, argmin, reduce_euclidean_norm
+from tapeshim._src.ops.math_extra import add_n, angle, argmax, argmin, reduce_euclidean_norm
 from tapeshim._src.ops.math_misc import (
     confusion_matrix,
     cumulative_logsumexp,
@@ -17,7 +17,6 @@ from tapeshim._src.ops.math_ops import (
     acos,
     acosh,
     add,
-    angle,
     asin,
     asinh,
     atan,

@@ -4,6 +4,7 @@ here, skipped)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import jax
@@ -125,6 +126,29 @@ def truncatediv(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor
 
     static = runtime_checks.checked_static(b, host_check) if b._dtype.is_integer else ()
     return apply(_truncatediv_op, (a, b), static)[0]
+
+
+_angle_op = OpDef("Angle", lambda x: jnp.angle(x).astype(jnp.real(x).dtype), True, dtype_check("Angle", "c"))
+_real_angle_op = OpDef("RealAngle", lambda x: jnp.where(x < 0, jnp.asarray(math.pi, x.dtype), jnp.zeros_like(x)), False)
+
+
+@table.export(
+    "math.angle", dtypes=table.FLOAT, note="a real input gives pi below 0, else 0, with no gradient (None), as TF"
+)
+@ragged_dispatch()
+def angle(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
+    """The argument of each complex element of `input`, as `tf.math.angle`.
+
+    As in TF, a real `input` gives `pi` where it is negative and 0 elsewhere,
+    and no gradient flows through that (the gradient is `None`).
+    """
+    x = convert_to_tensor(input)
+    if x._dtype.is_complex:
+        return apply(_angle_op, (x,))[0]
+    if not x._dtype.is_floating:
+        convert_to_tensor(math.pi, dtype=x._dtype)  # TF's np.pi * ones_like(int): a TypeError
+        raise TypeError(f"Cannot convert {math.pi!r} to EagerTensor of dtype {x._dtype.name}")
+    return apply(_real_angle_op, (x,))[0]
 
 
 @table.export("realdiv", dtypes=table.FLOAT, note="integer inputs raise NotFoundError, as TF's CPU (no kernel)")

@@ -10,7 +10,6 @@ first argument, `abs'(0)` is 0, and `clip_by_value` passes the gradient at its
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any, Callable
 
 import jax
@@ -19,7 +18,7 @@ import numpy as np
 from jax import lax
 
 from tapeshim._src import dtypes, errors, symbolic_broadcast
-from tapeshim._src.ops import table
+from tapeshim._src.ops import matmul_types, table
 from tapeshim._src.ops.common import (
     broadcast_check,
     broadcast_shapes,
@@ -333,31 +332,6 @@ softsign = _unary(
     "softsign", "Softsign", jax.nn.soft_sign, "f", what="x / (1 + |x|)", paths=("math.softsign", "nn.softsign")
 )
 log_sigmoid = _unary("log_sigmoid", "LogSigmoid", jax.nn.log_sigmoid, "f", paths=("math.log_sigmoid",))
-_angle = _unary(
-    "angle", "Angle", lambda x: jnp.angle(x).astype(jnp.real(x).dtype), "c", what="the argument of a complex number"
-)
-_real_angle_op = OpDef("RealAngle", lambda x: jnp.where(x < 0, jnp.asarray(math.pi, x.dtype), jnp.zeros_like(x)), False)
-
-
-@table.export(
-    "math.angle", dtypes=table.FLOAT, note="a real input gives pi below 0, else 0, with no gradient (None), as TF"
-)
-@ragged_dispatch()
-def angle(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
-    """The argument of each complex element of `input`, as `tf.math.angle`.
-
-    As in TF, a real `input` gives `pi` where it is negative and 0 elsewhere,
-    and no gradient flows through that (the gradient is `None`).
-    """
-    x = convert_to_tensor(input)
-    if x._dtype.is_complex:
-        return _angle(x)
-    if not x._dtype.is_floating:
-        convert_to_tensor(math.pi, dtype=x._dtype)  # TF's np.pi * ones_like(int): a TypeError
-        raise TypeError(f"Cannot convert {math.pi!r} to EagerTensor of dtype {x._dtype.name}")
-    return apply(_real_angle_op, (x,))[0]
-
-
 atan2 = _binary("atan2", "Atan2", jnp.arctan2, "f", paths=("math.atan2", "atan2"))
 xlogy = _binary(
     "xlogy",
@@ -678,8 +652,13 @@ def matmul(
 ) -> Tensor:
     """Multiplies matrices `a @ b` (rank >= 2, batched over leading dims), as `tf.linalg.matmul`.
 
+    As TF's, a bfloat16 matrix times a float32 one (or a sparsity hint on float32 and bfloat16 matrices) is
+    computed in float32, and an `output_type` other than the inputs' dtypes multiplies (u)int8 into int32 and
+    bfloat16 with (u)int8 into bfloat16 (`matmul_types`).
+
     Raises:
-      InvalidArgumentError: if the dtypes differ or the inner dimensions do not match.
+      InvalidArgumentError: if the dtypes differ (otherwise than above) or the inner dimensions do not match.
+      NotFoundError: an `output_type` TF's CPU has no kernel for.
     """
     if (transpose_a and adjoint_a) or (transpose_b and adjoint_b):
         side = "a" if transpose_a and adjoint_a else "b"
@@ -687,6 +666,14 @@ def matmul(
             f"Only one of `transpose_{side}` and `adjoint_{side}` can be True. Received `transpose_{side}`=True, "
             f"`adjoint_{side}`=True."
         )
+    a, b = first_anchored(a, b)
+    picked = None
+    if a._dtype is not b._dtype or output_type is not None or a_is_sparse or b_is_sparse:
+        out_dtype = None if output_type is None else dtypes.as_dtype(output_type)
+        rank_2 = len(a._shape) == len(b._shape) == 2
+        picked = matmul_types.product_dtypes(a._dtype, b._dtype, rank_2, bool(a_is_sparse or b_is_sparse), out_dtype)
+        if picked is not None:  # TF's SparseMatMul or BatchMatMulV3: both inputs in one dtype, maybe cast after
+            a, b = cast(a, picked[0]), cast(b, picked[0])
     a, b = convert_same_dtype((a, b), "MatMul")
     static = (
         ("adjoint_a", bool(adjoint_a)),
@@ -694,7 +681,8 @@ def matmul(
         ("transpose_a", bool(transpose_a)),
         ("transpose_b", bool(transpose_b)),
     )
-    return apply(_matmul_op, (a, b), static)[0]
+    product = apply(_matmul_op, (a, b), static)[0]
+    return product if picked is None or picked[1] is None else cast(product, picked[1])
 
 
 def _reduce(kind: str, input_tensor: Any, axis: Any, keepdims: bool) -> Tensor:
