@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import jax
 import jax.numpy as jnp
 
-from tapeshim._src import errors, replay, replay_eager
+from tapeshim._src import errors, replay, replay_eager, sized_gradients
 from tapeshim._src.node import OpKey, static_of
 from tapeshim._src.plan_steps import LeafStep, NodeStep
 from tapeshim._src.recorded_call import record_call, trackers
@@ -263,7 +263,21 @@ def differentiate(
     seed_values = [s.value for s in seed_tensors] if seed_tensors else []
     try:
         if mode == GRADIENT and not _compiled_tier(recorder, key, plan):
-            outcome = replay.run_per_op(key, lambda: _per_op_gradient(request, source_avals, seeds))
+
+            def per_op() -> tuple:
+                outcome = sized_gradients.host_gradient(
+                    plan,
+                    (target_slots, trainable, connected, seed_mask),
+                    leaf_values,
+                    seed_values,
+                    source_avals,
+                    lambda avals: _make_program(
+                        mode, request.slice, connected, avals, target_avals, trainable, seed_mask
+                    ),
+                )
+                return _per_op_gradient(request, source_avals, seeds) if outcome is None else outcome
+
+            outcome = replay.run_per_op(key, per_op)
         else:
             outcome = replay.run_compiled(key, build, plan.n_nodes, lambda jitted: jitted(leaf_values, seed_values))
             if outcome is None:  # XLA failed: the per-op tier serves this structure

@@ -550,7 +550,7 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
 
 
 _structures: OrderedDict = OrderedDict()
-"""Plan structures with their sizes erased (`_sizes_erased`) -> the program keys seen of each (the last
+"""Plan structures with their sizes erased (`sizes_erased`) -> the program keys seen of each (the last
 `MANY_SIZES`, in order)."""
 
 
@@ -566,7 +566,7 @@ def forget_sightings() -> None:
     compile_cost["seconds_per_node"] = COMPILE_SECONDS_PER_NODE
 
 
-def _sizes_erased(plan_key: tuple) -> tuple:
+def sizes_erased(plan_key: tuple) -> tuple:
     """A plan's key with each leaf's shape reduced to its rank: the structure, whatever its sizes (a node whose
     static arguments hold a size still differs per size)."""
     return tuple(
@@ -580,7 +580,7 @@ def _sizes_erased(plan_key: tuple) -> tuple:
 def _sizes_of_structure(key: Hashable, plan: "Plan") -> int:
     """How many program keys (sizes) of `plan`'s structure were seen, this one included (up to `MANY_SIZES`);
     notes this one. More than 1: a new size of a known structure."""
-    structure = _sizes_erased(plan.key)
+    structure = sizes_erased(plan.key)
     keys = _structures.pop(structure, ())
     if key not in keys:
         keys = (*keys, key)[-MANY_SIZES:]
@@ -592,7 +592,7 @@ def _sizes_of_structure(key: Hashable, plan: "Plan") -> int:
 
 def _sizes_seen(plan: "Plan") -> int:
     """How many sizes of `plan`'s structure were seen (up to `MANY_SIZES`)."""
-    return len(_structures.get(_sizes_erased(plan.key), ()))
+    return len(_structures.get(sizes_erased(plan.key), ()))
 
 
 COMPILE_SECONDS_PER_NODE = 0.0025

@@ -1,0 +1,100 @@
+"""New sizes of a small gradient request's structure, computed on the host from one symbolic trace of its program.
+
+A request whose structure was seen at another size (a batch of a new length) runs in the per-op tier
+(`replay.compile_now`): one host call of each op's kernel, and of each op's VJP kernel, each found in its shape
+family and bound to the call's sizes. For a small step that is 15-30 kernel calls of 30-60 us each, about twice
+TF eager's step. Here the whole gradient program of such a structure is traced once with symbolic dimensions
+wherever two of its sizes differ (`kernel_families`, over the program's leaves, seeds and sources); every later
+size binds that trace (`interpret.BoundTemplate`) and runs it in one host call, with no JAX trace.
+
+Only plans of tapeshim's own kernels qualify (their Python decides nothing a symbolic trace cannot follow, as
+for kernel families); any other, a trace that fails, or a size the interpreter cannot run goes per op as before.
+Nothing here compiles: a size that repeats still compiles as `compile_now` decides.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Callable, Sequence
+
+import jax
+
+from tapeshim._src import interpret, kernel_families, replay, runtime_checks
+from tapeshim._src.plan_steps import NodeStep
+
+_SIZE = 256
+_families: OrderedDict = OrderedDict()
+"""A gradient request's structure (its plan's key with sizes erased, and the request's own parts) -> its shape
+`kernel_families.Families` (one argument structure each: the program's leaves, seeds and sources)."""
+
+stats = {"sized_gradients": 0}
+"""Gradient requests computed here."""
+
+
+def _own_kernels(steps: Sequence[Any]) -> bool:
+    """Whether every node step runs one of tapeshim's own op kernels (`registry._Kernel` with shape families)."""
+    for step in steps:
+        if isinstance(step, NodeStep):
+            kernel = getattr(step.fn, "kernel", None)
+            if kernel is None or kernel.shape_families is None:
+                return False
+    return True
+
+
+def host_gradient(
+    plan: replay.Plan,
+    request_key: tuple,
+    leaf_values: list,
+    seed_values: list,
+    source_avals: tuple,
+    make_program: Callable[[tuple], Callable[[list, list], tuple]],
+) -> tuple | None:
+    """`(target values, gradients)` of a per-op request computed from its structure's symbolic trace, or None
+    (the per-op tier computes it): the structure has no family yet (its first size here only notes its shapes),
+    is not of tapeshim's own kernels, or the interpreter cannot run it at these sizes.
+
+    Args:
+      plan: the request's plan.
+      request_key: the request's parts besides its plan (targets, trainable targets, sources, seed mask).
+      leaf_values: the plan's leaf values; seed_values: the given output gradients.
+      source_avals: `(shape, DType)` of each connected source.
+      make_program: `make_program(source_avals) -> program(leaf values, seeds)`, the request's program for
+        sources of these (possibly symbolic) shapes.
+    """
+    if plan.n_nodes > replay.SMALL_PLAN or not interpret.enabled():
+        return None
+    leaves = [*leaf_values, *seed_values]
+    if not interpret.host_readable(leaves):
+        return None
+    erased = replay.sizes_erased(plan.key)
+    key = (erased, request_key, tuple((len(shape), dtype) for shape, dtype in source_avals))
+    families = _families.get(key)
+    if families is None:
+        if not _own_kernels(plan.steps):
+            return None
+        if len(_families) >= _SIZE:
+            _families.popitem(last=False)
+        families = _families[key] = kernel_families.Families()
+    sources = [jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in source_avals]
+    args = (list(leaf_values), list(seed_values), sources)
+    flat = [*leaves, *sources]
+
+    def symbolic(structs: tuple) -> interpret.BoundTemplate:
+        leaf_structs, seed_structs, source_structs = structs
+        symbolic_avals = tuple((s.shape, dtype) for s, (_, dtype) in zip(source_structs, source_avals))
+        program = runtime_checks.jit(make_program(symbolic_avals), interpret_first=False)
+        return interpret.BoundTemplate(program.trace(leaf_structs, seed_structs), checks=True)
+
+    found = families.find(args, flat, symbolic)
+    if found is None:
+        return None
+    template, sizes = found
+    prepared = template.bind(sizes)
+    if prepared is None:
+        families.failed(args, flat)
+        return None
+    outcome = runtime_checks.host_call(prepared, (leaf_values, seed_values), leaves)
+    if outcome is None:
+        return None
+    stats["sized_gradients"] += 1
+    return outcome
