@@ -538,6 +538,22 @@ def test_mixed_operands_convert_in_each_wrappers_order_as_tf(body):
         raising(lambda tf: tf.realdiv(tf.constant([True]), tf.constant([True]))),
         raising(lambda tf: tf.raw_ops.RealDiv(x=tf.constant(["a"]), y=tf.constant(["b"]))),
         raising(lambda tf: tf.realdiv(tf.ones([2]), tf.ones([3]))),
+        lambda tf: _flat(tf.realdiv(tf.ragged.constant([[1.0], [2.0, 3.0]]), tf.constant(2.0))),
+        # a raw op converts a Python value strictly to the first input's dtype (an array casts to it)
+        raising(lambda tf: tf.realdiv(1, 2.0)),
+        raising(lambda tf: tf.realdiv([1, 2], [2.5, 4.0])),
+        raising(lambda tf: tf.raw_ops.AddV2(x=1, y=2.5)),
+        raising(lambda tf: tf.raw_ops.MatMul(a=[[1]], b=[[2.5]])),
+        lambda tf: tf.raw_ops.AddV2(x=1.5, y=2),
+        lambda tf: tf.raw_ops.AddV2(x=1, y=np.ones(2)),
+        lambda tf: tf.raw_ops.AddV2(x=np.ones(2), y=np.ones(2, np.float32)),
+        # kernels that divide refuse bool and string (their attr error), not truediv's TypeError
+        raising(lambda tf: tf.raw_ops.Div(x=tf.constant([True]), y=tf.constant([True]))),
+        raising(lambda tf: tf.raw_ops.Div(x=tf.constant(["a"]), y=tf.constant(["b"]))),
+        raising(lambda tf: tf.sparse.segment_mean(tf.constant([True, False]), [0, 1], [0, 0])),
+        raising(lambda tf: tf.sparse.segment_sqrt_n(tf.constant([True, False]), [0, 1], [0, 0])),
+        raising(lambda tf: tf.sparse.segment_mean(tf.constant([1, 2]), [0, 1], [0, 0])),
+        lambda tf: tf.sparse.segment_mean(tf.constant([1.0, 2.0]), [0, 1], [0, 0]),
     ],
 )
 def test_division_dtypes_names_and_realdiv_as_tf(body):

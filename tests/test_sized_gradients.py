@@ -128,3 +128,31 @@ def test_a_plan_with_a_users_function_stays_per_op():
     before = sized_gradients.stats["sized_gradients"]
     check(body)
     assert sized_gradients.stats["sized_gradients"] == before
+
+
+def test_a_size_too_heavy_for_the_host_leaves_the_later_sizes_served(monkeypatch):
+    """A size whose work the host refuses (`interpret_cost.HOST_ELEMENTS`) runs per op; it does not mark the
+    structure (or a kernel's) as one the interpreter cannot run, so later sizes are served as before."""
+    from tapeshim._src import interpret_cost, kernel_families
+
+    rng = np.random.default_rng(8)
+    w = tapeshim.Variable(rng.normal(size=(3, 5)).astype(np.float32))
+
+    def step(n):
+        x = tapeshim.constant(rng.normal(size=(n, 3)).astype(np.float32))
+        with tapeshim.GradientTape() as tape:
+            loss = tapeshim.reduce_sum(tapeshim.tanh(tapeshim.matmul(x, w)))
+        grad = tape.gradient(loss, w)
+        expected = x.numpy().T @ (1 - np.tanh(x.numpy() @ w.numpy()) ** 2)
+        np.testing.assert_allclose(grad.numpy(), expected, rtol=1e-4, atol=1e-5)
+
+    for n in (50, 51, 52):
+        step(n)
+    failed = kernel_families.stats["failed"]
+    with monkeypatch.context() as patched:
+        patched.setattr(interpret_cost, "HOST_ELEMENTS", 500)
+        step(400)  # (more elements than the patched limit)
+    served = sized_gradients.stats["sized_gradients"]
+    step(53)
+    assert sized_gradients.stats["sized_gradients"] == served + 1
+    assert kernel_families.stats["failed"] == failed

@@ -225,6 +225,33 @@ def test_a_function_called_with_string_tensors_computes_as_tf():
     check_raises(lambda tf: tf.function(lambda s: tf.strings.to_number(s))(tf.constant(["1", "x"])))
 
 
+def test_string_calls_count_traces_and_return_outputs_as_tf():
+    """Under reduce_retracing a new length is one generalized trace; NumPy strings are tf.string whatever their
+    NumPy dtype; a call's outputs are tensors, as a trace's (a Python number, a list, a variable)."""
+
+    def body(tf):
+        general = tf.function(lambda s: tf.strings.length(s), reduce_retracing=True)
+        for n in (1, 2, 3, 4):
+            general(tf.constant(["a"] * n))
+        numpy_strings = tf.function(lambda s: tf.strings.length(s))
+        lengths = [numpy_strings(value) for value in (np.array(["a"]), np.array(["ab"]), np.array([b"ab"]))]
+        variable = tf.Variable(2.0)
+        outputs = tf.function(lambda s: (3, [1, 2.0], np.float64(1.5), variable, None))(tf.constant("x"))
+        counts = [fn.experimental_get_tracing_count() for fn in (general, numpy_strings)]
+        return counts, lengths, outputs
+
+    check(body)
+
+
+def test_saving_a_function_only_called_with_strings_says_why(tmp_path):
+    """Its calls ran eagerly: it has no compiled program to export (TF saves its graph)."""
+    module = tapeshim.Module()
+    module.lengths = tapeshim.function(lambda s: tapeshim.strings.length(s))
+    module.lengths(tapeshim.constant(["abc"]))
+    with pytest.raises(ValueError, match="its calls ran eagerly"):
+        tapeshim.saved_model.save(module, str(tmp_path / "model"))
+
+
 def test_a_concrete_function_of_a_string_argument_gets_a_clear_error():
     """A concrete function must be one compiled program, which a string tensor cannot enter (TF traces it)."""
     lengths = tapeshim.function(lambda s: tapeshim.strings.length(s))

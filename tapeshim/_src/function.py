@@ -40,6 +40,7 @@ from tapeshim._src.function_keys import (
     zeros_for_spec,
     zeros_tensor,
 )
+from tapeshim._src.function_outputs import eager_outputs
 from tapeshim._src.function_retracing import detector_for, function_text
 from tapeshim._src.function_symbolic import fits, leading_symbols, symbolic_shapes
 from tapeshim._src.function_symbolic import stats as symbolic_stats
@@ -247,7 +248,10 @@ class Function:
             existing = self._concrete.get(key)  # (a trace of the stand-ins' shapes: TF's only where its type covers)
             if existing is not None and not self._serves_specs(existing, flat_specs):
                 del self._concrete[key]
-        return self._lookup(key, tf_key, flat, args, kwargs, specs)
+        try:
+            return self._lookup(key, tf_key, flat, args, kwargs, specs)
+        except StringArgument as refused:  # (a concrete function is one program: TF's TypeError, saying why)
+            raise TypeError(str(refused)) from None
 
     def _serves_specs(self, concrete: ConcreteFunction, flat_specs: list) -> bool:
         """Whether `concrete` is a trace of a TF signature (not one made for a call's shapes) whose specs
@@ -347,7 +351,7 @@ class Function:
         concrete = self._concrete.get(key) or self._symbolic_for(flat)
         if concrete is None:
             if key in self._eager_keys:
-                return self._python_function(*args, **kwargs)
+                return eager_outputs(self._python_function(*args, **kwargs), self._name)
             count = self.experimental_get_tracing_count()
             try:
                 concrete = self._lookup(key, tf_key, flat, args, kwargs)
@@ -372,17 +376,22 @@ class Function:
         """Runs the Python function eagerly for this call and every later call with these argument types.
 
         Its trace reached a result whose shape TF leaves unknown and XLA cannot compile
-        (`dynamic_shapes`). TF traced it once, so the tracing count says so too.
+        (`dynamic_shapes`), or it has a string tensor argument (`StringArgument`). TF traced it once, so the
+        tracing count says so too (under `reduce_retracing`, once per generalized signature, as TF's); its
+        outputs are tensors, as a trace's.
         """
+        if self._reduce_retracing and self._input_signature is None:
+            tf_key = generalized_key(tf_key, self._tf_keys)
         self._eager_keys.add(key)
-        self._tf_keys.add(tf_key)
-        get_logger().warning(
-            "tapeshim.function %s runs eagerly (op by op) for these argument types: %s. Values and gradients "
-            "are TensorFlow's; Python side effects (print) run on every call.",
-            function_text(self._python_function),
-            needed.what,
-        )
-        return self._python_function(*args, **kwargs)
+        if tf_key not in self._tf_keys:  # (a new TF signature: what TF would trace, and say so once)
+            self._tf_keys.add(tf_key)
+            get_logger().warning(
+                "tapeshim.function %s runs eagerly (op by op) for these argument types: %s. Values and gradients "
+                "are TensorFlow's; Python side effects (print) run on every call.",
+                function_text(self._python_function),
+                needed.what,
+            )
+        return eager_outputs(self._python_function(*args, **kwargs), self._name)
 
     def _run_with_host_inputs(
         self, concrete: ConcreteFunction, key: tuple, flat: list, args: tuple, kwargs: dict

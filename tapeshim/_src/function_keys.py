@@ -24,7 +24,8 @@ def leaf_key(leaf: Any) -> tuple:
     if isinstance(leaf, Variable):
         return ("variable", tuple(leaf._shape), leaf._dtype.name)
     if isinstance(leaf, (np.ndarray, np.generic)):
-        return ("tensor", np.shape(leaf), str(np.asarray(leaf).dtype))
+        dtype = np.asarray(leaf).dtype
+        return ("tensor", np.shape(leaf), "string" if dtype.kind in "US" else str(dtype))  # (`<U2`, `|S3`: tf.string)
     if isinstance(leaf, OwnedIterator):  # by element spec, as TF: a new iterator of the same data shares a trace
         spec = leaf.element_spec
         return ("iterator", structure_key(spec), tuple(nest.flatten(spec)))

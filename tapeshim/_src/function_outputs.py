@@ -15,6 +15,7 @@ from tapeshim._src import dtypes, nest, ragged_function
 from tapeshim._src.autograph.symbols import UndefinedAfterLoop
 from tapeshim._src.function_trace import FunctionTrace
 from tapeshim._src.indexed_slices import IndexedSlices
+from tapeshim._src.sparse import SparseTensor
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.variable import Variable
 
@@ -86,3 +87,27 @@ def packed(kinds: list[tuple], structure: Any, tensors: Any, specs: bool = False
         else:
             flat.append(None if kind == "python" else tensors[at])
     return nest.pack_sequence_as(structure, flat)
+
+
+def eager_outputs(result: Any, function_name: Any) -> Any:
+    """A function's `result` from a call run eagerly (`Function._run_eagerly_from_now_on`), its outputs as a
+    trace's: Python and NumPy values become tensors, a variable its value; None, tensors and composites (ragged,
+    sparse, `IndexedSlices`) stay as they are.
+
+    Raises:
+      TypeError: for an output that is neither None nor convertible to a tensor, as TF raises.
+    """
+
+    def output(leaf: Any) -> Any:
+        if leaf is None or isinstance(leaf, (Tensor, IndexedSlices, SparseTensor)) or ragged_function.is_ragged(leaf):
+            return leaf
+        try:
+            return convert_to_tensor(leaf)  # (a variable: its value now)
+        except (TypeError, ValueError):
+            raise TypeError(
+                "To be compatible with tf.function, Python functions must return zero or more Tensors or "
+                f"ExtensionTypes or None values; in compilation of {function_name}, found return "
+                f"value of type {type(leaf)}, which is not a Tensor or ExtensionType."
+            ) from None
+
+    return nest.map_structure(output, result)

@@ -671,12 +671,23 @@ class BoundTemplate:
         resolve = symbolic_dims.resolver(sizes)
         try:
             plan = self._plan.bound(resolve)
-            work = self._fixed_work + sum(math.prod(resolve(shape)) * count for shape, count in self._sized_shapes)
+            work = self._work(resolve)
         except (symbolic_dims.Unresolved, _Unbindable):
             return None
         if work > interpret_cost.HOST_ELEMENTS:
             return None  # (its products are counted as it runs)
         return Prepared.of_plan(plan, work, self._in_avals, self._out_tree)
+
+    def heavy(self, sizes: dict[str, int]) -> bool:
+        """Whether `bind` refuses these sizes only for their work (too much for the host): other sizes may bind."""
+        try:
+            return self._work(symbolic_dims.resolver(sizes)) > interpret_cost.HOST_ELEMENTS
+        except symbolic_dims.Unresolved:
+            return False
+
+    def _work(self, resolve: Callable[[Any], Any]) -> int:
+        """The elements the program's operations produce at one call's sizes (`resolve`)."""
+        return self._fixed_work + sum(math.prod(resolve(shape)) * count for shape, count in self._sized_shapes)
 
 
 def _placed(outputs: list, device: Any) -> list:

@@ -136,7 +136,7 @@ class KernelCalls:
             return None
         template, sizes = found
         program = template.bind(sizes)
-        if program is None:  # (the interpreter cannot run the trace at these sizes)
+        if program is None and not template.heavy(sizes):  # (the interpreter cannot run the trace at any size)
             self._families.failed(args, flat)
         return program
 

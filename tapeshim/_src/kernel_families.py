@@ -188,6 +188,18 @@ class Families:
         stats["fitted_calls"] += 1
         return family.value, sizes
 
+    def note(self, args: Any, leaves: list) -> None:
+        """Notes a call served elsewhere (a compiled program) as its structure's first signature, where the
+        structure has none yet: its next signature of other sizes makes the family at once."""
+        key = structure(args, leaves)
+        if key is None or key in self._by_structure:
+            return
+        shapes = tuple(tuple(leaf.shape) for leaf in leaves)
+        if all(d.__class__ is int for shape in shapes for d in shape):
+            if len(self._by_structure) >= _SIZE:
+                self._by_structure.clear()
+            self._by_structure[key] = _Structure(shapes)
+
     def failed(self, args: Any, leaves: list) -> None:
         """The structure of `args` is traced per signature from now on (its family's trace is of no use)."""
         key = structure(args, leaves)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from tapeshim._src import dtypes
-from tapeshim._src.ops.common import attr_error, dtype_check, is_tensor_like, tf_type_name
+from tapeshim._src.ops.common import attr_error, dtype_check, is_python_value, is_tensor_like, tf_type_name
 from tapeshim._src.raw_ops_base import RawOp, define, tf_module
 
 _ADD_V2_TYPES = dtype_check("AddV2", "fciu")
@@ -134,15 +134,26 @@ def _is_integer(x: Any) -> bool:
 
 
 def _div(x: Any, y: Any) -> Any:
-    """TF's `Div`: integers divide truncating towards zero, other dtypes exactly."""
+    """TF's `Div`: integers divide truncating towards zero, other dtypes exactly (no bool or string)."""
     tf = tf_module()
     x, y = _one_dtype("Div", x, y)
+    _numbers_only("Div", x.dtype)
     return tf.truncatediv(x, y) if x.dtype.is_integer else tf.math.truediv(x, y)
 
 
-_REAL_DIV_TYPES = (
+_DIV_TYPES = (
     "bfloat16, half, float, double, uint8, int8, uint16, int16, int32, uint32, uint64, int64, complex64, complex128"
 )
+
+
+def _numbers_only(op_name: str, dtype: Any) -> None:
+    """The attr error of a division kernel (`Div`, `RealDiv`) for bool or string inputs."""
+    if dtype.name in ("bool", "string"):
+        raise attr_error(
+            f"Value for attr 'T' of {dtype.name} is not in the list of allowed values: {_DIV_TYPES}\n\t; "
+            f"NodeDef: {{{{node {op_name}}}}}",
+            op_name,
+        )
 
 
 def real_div(x: Any, y: Any) -> Any:
@@ -150,12 +161,7 @@ def real_div(x: Any, y: Any) -> Any:
     `T` attribute allows no bool or string)."""
     tf = tf_module()
     x, y = _one_dtype("RealDiv", x, y)
-    if x.dtype.name in ("bool", "string"):
-        raise attr_error(
-            f"Value for attr 'T' of {x.dtype.name} is not in the list of allowed values: {_REAL_DIV_TYPES}\n\t; "
-            "NodeDef: {{node RealDiv}}",
-            "RealDiv",
-        )
+    _numbers_only("RealDiv", x.dtype)
     if not (x.dtype.is_floating or x.dtype.is_complex):
         raise tf.errors.NotFoundError(None, None, f"Could not find device for node: RealDiv[T={x.dtype.name}]")
     return tf.math.truediv(x, y)
@@ -170,7 +176,9 @@ def same_dtype(x: Any, y: Any) -> tuple[Any, Any]:
     if is_tensor_like(y):
         return tf.convert_to_tensor(x, dtype=y.dtype), y
     x = tf.convert_to_tensor(x)
-    return x, tf.convert_to_tensor(y, dtype_hint=x.dtype)
+    if is_python_value(y):  # (strictly to the first input's dtype, as TF's raw op: `AddV2(x=1, y=2.5)` is TypeError)
+        return x, tf.convert_to_tensor(y, dtype=x.dtype)
+    return x, tf.convert_to_tensor(y, dtype_hint=x.dtype)  # (an array casts)
 
 
 def _one_dtype(op_name: str, x: Any, y: Any) -> tuple[Any, Any]:

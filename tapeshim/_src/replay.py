@@ -436,6 +436,11 @@ class Slice:
         return run
 
 
+def is_compiled(key: Hashable) -> bool:
+    """Whether the program of `key` is cached (compiled, or compiling)."""
+    return key in _programs
+
+
 def cached_program(key: Hashable, build: Callable[[], Callable]) -> tuple[Callable, Callable]:
     """Returns `(jitted, raw)` for `key`, building and caching on a miss (LRU)."""
     entry = _programs.get(key)

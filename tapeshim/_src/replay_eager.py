@@ -130,6 +130,14 @@ def new_kernels(plan: Plan) -> int:
     return sum(1 for k in keys if k not in _seen)
 
 
+def note_served(plan: Plan) -> None:
+    """Counts `plan`'s ops as run (`new_kernels`): its structure's sizes are served without per-op kernels
+    (`sized_gradients`), so a later first sighting of it need not compile at once to spare them."""
+    if len(_seen) > _SEEN_SIZE:
+        _seen.clear()
+    _seen.update(step.key for step in plan.node_steps())
+
+
 _Run = TypeVar("_Run", bound=Callable[..., Any])
 
 

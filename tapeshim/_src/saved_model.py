@@ -175,7 +175,7 @@ def _functions_of(obj: Any, signatures: Any) -> list[tuple[str, str | None, Func
             raw = getattr(obj, "__dict__", {}).get(name)
         if isinstance(raw, Function):
             bound = getattr(obj, name)
-            if bound.input_signature is not None or bound._tf_concretes:  # TF saves the traced ones too
+            if bound.input_signature is not None or bound._tf_concretes or bound._eager_keys:  # TF saves traced ones
                 found[name] = bound
     keys: dict[str, str | None] = dict.fromkeys(found)
     extra: list[tuple[str, str | None, Function]] = []
@@ -437,7 +437,14 @@ def save(obj: Any, export_dir: PathLike, signatures: Any = None, options: SaveOp
     metas: list[dict] = []
     exports: list[Any] = []  # jax.export.Exported
     for attribute, key, fn in functions:
-        for concrete in _concretes(fn):
+        concretes = _concretes(fn)
+        if not concretes and fn._eager_keys:
+            raise ValueError(
+                f"Cannot save {attribute!r}: its calls ran eagerly (string tensor arguments, or results TF gives an "
+                "unknown shape), so it has no compiled program to export. Give it an input_signature of numbers, "
+                "or trace it with such arguments first."
+            )
+        for concrete in concretes:
             meta, exported = _export(fn, concrete, var_index, variables)
             meta.update({"attribute": attribute, "signature": key, "file": f"{len(metas)}.stablehlo"})
             metas.append(meta)

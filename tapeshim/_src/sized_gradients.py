@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 import jax
 
-from tapeshim._src import interpret, kernel_families, replay, runtime_checks
+from tapeshim._src import interpret, kernel_families, replay, replay_eager, runtime_checks
 from tapeshim._src.plan_steps import NodeStep
 
 _SIZE = 256
@@ -39,6 +39,42 @@ def _own_kernels(steps: Sequence[Any]) -> bool:
             if kernel is None or kernel.shape_families is None:
                 return False
     return True
+
+
+def _families_of(
+    plan: replay.Plan, request_key: tuple, leaf_values: list, seed_values: list, source_avals: tuple
+) -> kernel_families.Families | None:
+    """The shape families of a request's structure (made on its first call), or None where it does not qualify:
+    a plan over `replay.SMALL_PLAN` nodes or with a function of a user's, values off the host, no interpreter."""
+    if plan.n_nodes > replay.SMALL_PLAN or not interpret.enabled():
+        return None
+    if not interpret.host_readable(leaf_values) or not interpret.host_readable(seed_values):
+        return None
+    key = (replay.sizes_erased(plan.key), request_key, tuple((len(shape), dtype) for shape, dtype in source_avals))
+    families = _families.get(key)
+    if families is None:
+        if not _own_kernels(plan.steps):
+            return None
+        if len(_families) >= _SIZE:
+            _families.popitem(last=False)
+        families = _families[key] = kernel_families.Families()
+    return families
+
+
+def _arguments(leaf_values: list, seed_values: list, source_avals: tuple) -> tuple[tuple, list]:
+    """The request's shapes as a family sees them: `(leaf values, seeds, source structs)` and its leaves, flat."""
+    sources = [jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in source_avals]
+    return (list(leaf_values), list(seed_values), sources), [*leaf_values, *seed_values, *sources]
+
+
+def note_compiled(
+    plan: replay.Plan, request_key: tuple, leaf_values: list, seed_values: list, source_avals: tuple
+) -> None:
+    """Notes the shapes of a request whose program compiles (a structure's first size): a later size of its
+    structure traces its symbolic program at once, where it would run per op first."""
+    families = _families_of(plan, request_key, leaf_values, seed_values, source_avals)
+    if families is not None:
+        families.note(*_arguments(leaf_values, seed_values, source_avals))
 
 
 def host_gradient(
@@ -61,23 +97,11 @@ def host_gradient(
       make_program: `make_program(source_avals) -> program(leaf values, seeds)`, the request's program for
         sources of these (possibly symbolic) shapes.
     """
-    if plan.n_nodes > replay.SMALL_PLAN or not interpret.enabled():
+    families = _families_of(plan, request_key, leaf_values, seed_values, source_avals)
+    if families is None:
         return None
     leaves = [*leaf_values, *seed_values]
-    if not interpret.host_readable(leaves):
-        return None
-    erased = replay.sizes_erased(plan.key)
-    key = (erased, request_key, tuple((len(shape), dtype) for shape, dtype in source_avals))
-    families = _families.get(key)
-    if families is None:
-        if not _own_kernels(plan.steps):
-            return None
-        if len(_families) >= _SIZE:
-            _families.popitem(last=False)
-        families = _families[key] = kernel_families.Families()
-    sources = [jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in source_avals]
-    args = (list(leaf_values), list(seed_values), sources)
-    flat = [*leaves, *sources]
+    args, flat = _arguments(leaf_values, seed_values, source_avals)
 
     def symbolic(structs: tuple) -> interpret.BoundTemplate:
         leaf_structs, seed_structs, source_structs = structs
@@ -91,10 +115,12 @@ def host_gradient(
     template, sizes = found
     prepared = template.bind(sizes)
     if prepared is None:
-        families.failed(args, flat)
+        if not template.heavy(sizes):  # (the interpreter cannot run it: per op from now on)
+            families.failed(args, flat)
         return None
     outcome = runtime_checks.host_call(prepared, (leaf_values, seed_values), leaves)
     if outcome is None:
         return None
     stats["sized_gradients"] += 1
+    replay_eager.note_served(plan)
     return outcome

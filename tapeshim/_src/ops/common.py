@@ -65,7 +65,7 @@ _HINTED_OPS = frozenset({"AddV2", "MatMul"})
 _UNHINTED_OPS = frozenset({"AddN", "Tensordot"})
 
 
-def _is_python_value(value: Any) -> bool:
+def is_python_value(value: Any) -> bool:
     """Whether `value` is a Python scalar or (nested) list, which TF converts to the op's dtype (numpy casts)."""
     return isinstance(value, (bool, int, float, complex, list, tuple))
 
@@ -73,7 +73,7 @@ def _is_python_value(value: Any) -> bool:
 def is_plain_value(value: Any) -> bool:
     """Whether `value` is a Python scalar or list, a NumPy value or a JAX array: what TF's wrappers convert
     themselves (`tensor_util.is_tf_type` is False), unlike a tensor, a variable or a composite (ragged, sparse)."""
-    return _is_python_value(value) or isinstance(value, (np.ndarray, np.generic, jax.Array))
+    return is_python_value(value) or isinstance(value, (np.ndarray, np.generic, jax.Array))
 
 
 def _conversion_error(value: Any, dtype: DType) -> TypeError:
@@ -116,7 +116,7 @@ def convert_same_dtype(values: Sequence[Any], op_name: str) -> list[Tensor]:
             pass
         elif hint is None:
             hint = tensor._dtype
-        elif strict and tensor._dtype != hint and _is_python_value(value):
+        elif strict and tensor._dtype != hint and is_python_value(value):
             raise _conversion_error(value, hint)
         tensors.append(tensor)
     return _same_dtype(tensors, op_name)

@@ -152,6 +152,7 @@ def angle(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002 -
 
 
 @table.export("realdiv", dtypes=table.FLOAT, note="integer inputs raise NotFoundError, as TF's CPU (no kernel)")
+@ragged_dispatch("x", "y")
 def realdiv(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
     """x / y element-wise for floating and complex tensors, as `tf.realdiv` (TF's generated `RealDiv` op).
 
