@@ -278,3 +278,26 @@ def test_a_bound_template_serves_each_size_and_refuses_a_symbol_without_a_size()
         x = np.arange(n, dtype=np.float32)
         np.testing.assert_array_equal(np.asarray(program((x,), [x])), slices(x))
     assert template.bind({"m": 4}) is None  # a symbol without a size: the caller traces the call's shapes
+
+
+def test_a_bound_products_multiply_adds_are_counted_at_its_sizes(monkeypatch):
+    """A product of symbolic shapes counts its multiply-adds when bound (once per size, not per call): a size
+    past the host's budget is abandoned, as a concrete trace's product is."""
+    from tapeshim._src import interpret_cost
+
+    n = jax.export.symbolic_shape("n")[0]
+    template = interpret.BoundTemplate(
+        jax.jit(lambda a, b: jnp.tanh(a @ b)).trace(
+            jax.ShapeDtypeStruct((n, 6), np.float32), jax.ShapeDtypeStruct((6, 5), np.float32)
+        )
+    )
+    monkeypatch.setattr(interpret_cost, "HOST_MULTIPLY_ADDS", 8 * 6 * 5)
+    b = np.ones((6, 5), np.float32)
+    for rows, served in ((4, True), (8, True), (9, False)):
+        a = np.full((rows, 6), 0.1, np.float32)
+        program = template.bind({"n": rows})
+        assert program is not None
+        got = program((a, b), [a, b])
+        assert (got is not None) == served
+        if served:
+            np.testing.assert_allclose(np.asarray(got), np.tanh(a @ b), rtol=1e-6)

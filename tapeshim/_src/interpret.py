@@ -270,6 +270,9 @@ def _all_zero(value: Any) -> bool:
 
 
 _PLAIN = object()
+
+_COUNTED = object()
+"""The `sized` entry's names of a product step whose shapes are symbolic: `bound` counts its multiply-adds."""
 """A `_HostPlan` step's parameters where its rule is one NumPy function of the operands (`interpret_rules.PLAIN`)."""
 
 
@@ -333,6 +336,8 @@ class _HostPlan:
             self.cost += inner_cost
             if late and _step_sized(eqn, params):
                 self.sized.append((len(self.steps), eqn, _sized_names(eqn.params)))
+            elif late and isinstance(run, functools.partial) and run.func is _counted:
+                self.sized.append((len(self.steps), eqn, _COUNTED))  # (its multiply-adds counted per size)
             self.steps.append((run, params, ins, outs, out_dtypes, flush))
         self.out_slots = [slot_of(var) for var in jaxpr.outvars]
         self.size = len(slots) + len(self.fixed)
@@ -355,7 +360,14 @@ class _HostPlan:
         plan.steps = steps = list(self.steps)
         for index, eqn, names in self.sized:
             run, params, ins, outs, out_dtypes, flush = steps[index]
-            steps[index] = (run, _bound_params(eqn, params, resolve, names), ins, outs, out_dtypes, flush)
+            if names is _COUNTED:  # a product of symbolic shapes: its multiply-adds at these sizes, counted once
+                rule, count = run.args
+                shapes = [resolve(tuple(var.aval.shape)) for var in eqn.invars]
+                known = count(shapes, params, np.dtype(eqn.invars[0].aval.dtype))
+                run = functools.partial(_counted_known, rule, known)
+            else:
+                params = _bound_params(eqn, params, resolve, names)
+            steps[index] = (run, params, ins, outs, out_dtypes, flush)
         return plan
 
     def __call__(self, args: list, budget: "_Budget") -> list:
