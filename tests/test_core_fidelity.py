@@ -1,5 +1,7 @@
 """Tensor conversion, dtypes, shapes and Python protocols, each compared with real TensorFlow."""
 
+import itertools
+
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -604,6 +606,27 @@ def _matmul_gradients(tf):
     ],
 )
 def test_matmul_of_mixed_dtypes_and_output_types_as_tf(body):
+    check(body)
+
+
+def test_matmul_picks_tfs_kernel_for_every_dtype_pair_and_output_type():
+    """Per rank, input dtypes and output_type: the result's dtype, or the error class (a kernel TF's CPU lacks,
+    an attr it refuses, a mismatch), as TF."""
+    names = ("bfloat16", "float16", "float32", "float64", "uint8", "int8", "int32", "complex64")
+
+    def body(tf):
+        picked = {}
+        for rank in (2, 3):
+            shape = [2, 2] if rank == 2 else [1, 2, 2]
+            for a, b, out in itertools.product(names, names, (None, "int32", "bfloat16", "float32", "float64")):
+                x, y = tf.cast(tf.ones(shape), getattr(tf, a)), tf.cast(tf.ones(shape), getattr(tf, b))
+                try:
+                    result = tf.matmul(x, y, output_type=None if out is None else getattr(tf, out))
+                    picked[(rank, a, b, out)] = result.dtype.name
+                except Exception as exc:  # noqa: BLE001 - the error class is the result
+                    picked[(rank, a, b, out)] = type(exc).__name__
+        return picked
+
     check(body)
 
 

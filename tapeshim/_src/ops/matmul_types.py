@@ -10,7 +10,8 @@ bfloat16 with (u)int8 into bfloat16 only. Everything else is `MatMul` / `BatchMa
 from __future__ import annotations
 
 from tapeshim._src import dtypes, errors
-from tapeshim._src.ops.common import attr_error, tf_type_name
+from tapeshim._src.ops.common import attr_error, no_cpu_kernel, tf_type_name
+from tapeshim._src.state import _thread_state
 
 _SPARSE_TYPES = ("float32", "bfloat16")
 _SMALL_INTS = ("int8", "uint8")
@@ -44,6 +45,8 @@ def product_dtypes(
         both_bfloat16 = a.name == b.name == "bfloat16"
         return dtypes.float32, (dtypes.bfloat16 if both_bfloat16 else None)
     if output_type is None or (output_type is a and output_type is b):
+        if a is not b and a.is_unsigned and _thread_state.trace is None:  # (no kernel for it: found before b's dtype)
+            raise no_cpu_kernel("MatMul" if rank_2 else "BatchMatMulV2", f"T={_dt(a)}")
         return None
     for attr, dtype, allowed in (
         ("Ta", a, _V3_IN_TYPES),
