@@ -610,23 +610,56 @@ def test_matmul_of_mixed_dtypes_and_output_types_as_tf(body):
 
 
 def test_matmul_picks_tfs_kernel_for_every_dtype_pair_and_output_type():
-    """Per rank, input dtypes and output_type: the result's dtype, or the error class (a kernel TF's CPU lacks,
-    an attr it refuses, a mismatch), as TF."""
+    """Per ranks, input dtypes, output_type and sparsity hint: the result's dtype and shape, or the error class
+    (a kernel TF's CPU lacks, an attr it refuses, a mismatch, a batch for a kernel of matrices), as TF."""
     names = ("bfloat16", "float16", "float32", "float64", "uint8", "int8", "int32", "complex64")
 
     def body(tf):
         picked = {}
-        for rank in (2, 3):
-            shape = [2, 2] if rank == 2 else [1, 2, 2]
-            for a, b, out in itertools.product(names, names, (None, "int32", "bfloat16", "float32", "float64")):
-                x, y = tf.cast(tf.ones(shape), getattr(tf, a)), tf.cast(tf.ones(shape), getattr(tf, b))
-                try:
-                    result = tf.matmul(x, y, output_type=None if out is None else getattr(tf, out))
-                    picked[(rank, a, b, out)] = result.dtype.name
-                except Exception as exc:  # noqa: BLE001 - the error class is the result
-                    picked[(rank, a, b, out)] = type(exc).__name__
+        cases = itertools.product(((2, 2), (3, 3), (2, 3)), names, names, (None, "int32", "bfloat16"), (False, True))
+        for ranks, a, b, out, hint in cases:
+            x = tf.cast(tf.ones([1] * (ranks[0] - 2) + [2, 2]), getattr(tf, a))
+            y = tf.cast(tf.ones([1] * (ranks[1] - 2) + [2, 2]), getattr(tf, b))
+            try:
+                result = tf.matmul(x, y, output_type=None if out is None else getattr(tf, out), a_is_sparse=hint)
+                picked[(ranks, a, b, out, hint)] = (result.dtype.name, tuple(result.shape))
+            except Exception as exc:  # noqa: BLE001 - the error class is the result
+                picked[(ranks, a, b, out, hint)] = type(exc).__name__
         return picked
 
+    check(body)
+
+
+def _mixed_v3_gradient(tf, bfloat16_first, rank):
+    a = tf.Variable(tf.constant(np.array([[1.5, 2.0], [1.0, -1.0]]).reshape([1] * (rank - 2) + [2, 2]), tf.bfloat16))
+    b = tf.constant(np.array([[3, 1], [4, 2]]).reshape([1] * (rank - 2) + [2, 2]), tf.int8)
+    with tf.GradientTape() as tape:
+        product = (
+            tf.matmul(a, b, output_type=tf.bfloat16) if bfloat16_first else tf.matmul(b, a, output_type=tf.bfloat16)
+        )
+    return tape.gradient(product, a)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # BatchMatMulV3 of bfloat16 and int8 computes, but TF's gradient of it fails
+        raising(lambda tf: _mixed_v3_gradient(tf, True, 2)),
+        raising(lambda tf: _mixed_v3_gradient(tf, False, 3)),
+        # inside a function: a batch for SparseMatMul is a shape error, a missing kernel the graph's error
+        raising(lambda tf: tf.function(lambda: tf.matmul(tf.ones((1, 2, 2)), tf.ones((1, 2, 2)), a_is_sparse=True))()),
+        raising(
+            lambda tf: tf.function(
+                lambda: tf.matmul(tf.ones((2, 2), tf.int32), tf.ones((2, 2), tf.int32), output_type=tf.int64)
+            )()
+        ),
+        lambda tf: tf.function(
+            lambda: tf.matmul(tf.ones((2, 2), tf.int8), tf.ones((2, 2), tf.int8), output_type=tf.int32)
+        )(),
+        lambda tf: tf.function(lambda: tf.matmul(tf.ones((2, 2), tf.bfloat16), tf.ones((2, 2))))(),
+    ],
+)
+def test_matmul_kernels_gradients_and_functions_as_tf(body):
     check(body)
 
 

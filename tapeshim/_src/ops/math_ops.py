@@ -667,13 +667,9 @@ def matmul(
             f"`adjoint_{side}`=True."
         )
     a, b = first_anchored(a, b)
-    picked = None
+    result_dtype = None  # (TF's SparseMatMul or BatchMatMulV3: both operands cast to one dtype, the product maybe)
     if a._dtype is not b._dtype or output_type is not None or a_is_sparse or b_is_sparse:
-        out_dtype = None if output_type is None else dtypes.as_dtype(output_type)
-        rank_2 = len(a._shape) == len(b._shape) == 2
-        picked = matmul_types.product_dtypes(a._dtype, b._dtype, rank_2, bool(a_is_sparse or b_is_sparse), out_dtype)
-        if picked is not None:  # TF's SparseMatMul or BatchMatMulV3: both inputs in one dtype, maybe cast after
-            a, b = cast(a, picked[0]), cast(b, picked[0])
+        a, b, result_dtype = matmul_types.operands(a, b, output_type, bool(a_is_sparse or b_is_sparse), cast)
     a, b = convert_same_dtype((a, b), "MatMul")
     static = (
         ("adjoint_a", bool(adjoint_a)),
@@ -682,7 +678,7 @@ def matmul(
         ("transpose_b", bool(transpose_b)),
     )
     product = apply(_matmul_op, (a, b), static)[0]
-    return product if picked is None or picked[1] is None else cast(product, picked[1])
+    return product if result_dtype is None else cast(product, result_dtype)
 
 
 def _reduce(kind: str, input_tensor: Any, axis: Any, keepdims: bool) -> Tensor:

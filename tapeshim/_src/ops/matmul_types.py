@@ -1,17 +1,25 @@
 """Which kernel `tf.linalg.matmul` picks for two dtypes, an `output_type` or a sparsity hint, as TF 2.21's wrapper.
 
-TF's `matmul` multiplies two matrices (rank 2) of which one is bfloat16 and the other float32 (or any dtype
-but (u)int8) with `SparseMatMul`, which computes in float32 and gives float32 (bfloat16 where both are), as
-it does for the `a_is_sparse` / `b_is_sparse` hints on float32 and bfloat16 matrices. An `output_type` other
-than the inputs' dtypes picks `BatchMatMulV3`, whose CPU kernels take (u)int8 with (u)int8 into int32 and
-bfloat16 with (u)int8 into bfloat16 only. Everything else is `MatMul` / `BatchMatMulV2`, of one dtype.
+TF's `matmul` multiplies batches (an operand of rank 3 or more, no sparsity hint) with `BatchMatMulV2`, or with
+`BatchMatMulV3` for an `output_type` other than the inputs' dtypes. Otherwise (matrices, or any operands with
+`a_is_sparse` / `b_is_sparse`) it picks `SparseMatMul` for bfloat16 beside another dtype but (u)int8, and for
+hinted float32/bfloat16 operands: computed in float32, bfloat16 where both are, matrices only. Then
+`BatchMatMulV3` for an `output_type`, else `MatMul` (matrices only, one dtype). `BatchMatMulV3`'s CPU kernels
+take (u)int8 with (u)int8 into int32 and bfloat16 with (u)int8 into bfloat16 only, and TF's gradient of the
+mixed ones fails (it multiplies the bfloat16 cotangent by the integer operand).
 """
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
+import jax
+
 from tapeshim._src import dtypes, errors
-from tapeshim._src.ops.common import attr_error, no_cpu_kernel, tf_type_name
+from tapeshim._src.ops.common import attr_error, no_cpu_kernel, static_error, tf_type_name
+from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import _thread_state
+from tapeshim._src.tensor import Tensor
 
 _SPARSE_TYPES = ("float32", "bfloat16")
 _SMALL_INTS = ("int8", "uint8")
@@ -19,40 +27,65 @@ _V3_OUT_TYPES = "bfloat16, half, float, double, int16, int32, int64, complex64, 
 _V3_IN_TYPES = "bfloat16, half, float, double, uint8, int8, int16, int32, int64, complex64, complex128"
 
 
-def product_dtypes(
-    a: dtypes.DType, b: dtypes.DType, rank_2: bool, sparse_hint: bool, output_type: dtypes.DType | None
-) -> tuple[dtypes.DType, dtypes.DType | None] | None:
-    """`(the dtype both inputs are cast to, the dtype the product is cast to or None)` where TF's `matmul` picks
-    `SparseMatMul` or `BatchMatMulV3`; None where it picks `MatMul` / `BatchMatMulV2` (one dtype).
-
-    Args:
-      a, b: the inputs' dtypes.
-      rank_2: whether both inputs are matrices (TF's `SparseMatMul` serves only those).
-      sparse_hint: `a_is_sparse or b_is_sparse`.
-      output_type: `matmul`'s `output_type` (None: not given).
+def operands(
+    a: Tensor, b: Tensor, output_type: Any, sparse_hint: bool, cast: Callable[[Tensor, dtypes.DType], Tensor]
+) -> tuple[Tensor, Tensor, dtypes.DType | None]:
+    """`(a, b, the dtype the product is cast to or None)`: the operands cast to the dtype TF's picked kernel
+    computes in (unchanged for `MatMul` / `BatchMatMulV2`, which need one dtype).
 
     Raises:
-      InvalidArgumentError: a dtype the picked kernel's attributes do not allow.
-      NotFoundError: a `BatchMatMulV3` of dtypes TF's CPU has no kernel for.
+      InvalidArgumentError: a dtype the picked kernel's attributes do not allow, or a batch for a kernel of
+        matrices (`ValueError` while a function is traced, as TF's shape inference).
+      NotFoundError: a kernel TF's CPU lacks (`InvalidArgumentError` inside a function, as TF's graph).
     """
+    out_dtype = None if output_type is None else dtypes.as_dtype(output_type)
+    ranks = (len(a._shape), len(b._shape))
+    picked = _picked(a._dtype, b._dtype, ranks, sparse_hint, out_dtype)
+    if picked is None:
+        return a, b, None
+    compute, result = picked
+    integer = None  # (BatchMatMulV3 of bfloat16 and (u)int8: TF's gradient multiplies by the integer operand)
+    if a._dtype is not b._dtype and compute.name == "bfloat16" and result is None:
+        integer = a._dtype if a._dtype.is_integer else b._dtype
+    a, b = cast(a, compute), cast(b, compute)
+    if integer is not None:
+        message = (
+            "cannot compute MatMul as input #1(zero-based) was expected to be a bfloat16 tensor but is a "
+            f"{tf_type_name(integer)} tensor"
+        )
+        a, b = _failing_gradient(a, message), _failing_gradient(b, message)
+    return a, b, result
+
+
+def _picked(
+    a: dtypes.DType, b: dtypes.DType, ranks: tuple[int, int], sparse_hint: bool, output_type: dtypes.DType | None
+) -> tuple[dtypes.DType, dtypes.DType | None] | None:
+    """`(the dtype both operands are cast to, the product's dtype or None)` where TF picks `SparseMatMul` or
+    `BatchMatMulV3`; None for `MatMul` / `BatchMatMulV2` (see the module docstring)."""
+    batched = max(ranks) > 2
+    v3 = output_type is not None and (output_type is not a or output_type is not b)
     mixed_bfloat16 = a is not b and (
         (a.name == "bfloat16" and b.name not in _SMALL_INTS) or (b.name == "bfloat16" and a.name not in _SMALL_INTS)
     )
-    if rank_2 and (mixed_bfloat16 or (sparse_hint and a.name in _SPARSE_TYPES and b.name in _SPARSE_TYPES)):
-        for attr, dtype in (("Ta", a), ("Tb", b)):
-            if dtype.name not in _SPARSE_TYPES:
-                raise _attr_error(attr, dtype, "float, bfloat16", "SparseMatMul")
-        both_bfloat16 = a.name == b.name == "bfloat16"
-        return dtypes.float32, (dtypes.bfloat16 if both_bfloat16 else None)
-    if output_type is None or (output_type is a and output_type is b):
+    if not batched or sparse_hint:  # (TF's path of matrices)
+        if mixed_bfloat16 or (sparse_hint and a.name in _SPARSE_TYPES and b.name in _SPARSE_TYPES):
+            for attr, dtype in (("Ta", a), ("Tb", b)):
+                if dtype.name not in _SPARSE_TYPES:
+                    raise _attr_error(attr, dtype, "float, bfloat16", "SparseMatMul")
+            if batched:
+                raise static_error(f"{'a' if ranks[0] > 2 else 'b'} is not a matrix", "SparseMatMul")
+            return dtypes.float32, (dtypes.bfloat16 if a.name == b.name == "bfloat16" else None)
+        if batched and not v3:
+            if a.is_unsigned and _thread_state.trace is None:  # (MatMul has no kernel for it: found first)
+                raise no_cpu_kernel("MatMul", f"T={_dt(a)}")
+            raise static_error(f"In[0] and In[1] ndims must be == 2: {max(ranks)}", "MatMul")
+    if not v3:
         if a is not b and a.is_unsigned and _thread_state.trace is None:  # (no kernel for it: found before b's dtype)
-            raise no_cpu_kernel("MatMul" if rank_2 else "BatchMatMulV2", f"T={_dt(a)}")
+            raise no_cpu_kernel("BatchMatMulV2" if batched else "MatMul", f"T={_dt(a)}")
         return None
-    for attr, dtype, allowed in (
-        ("Ta", a, _V3_IN_TYPES),
-        ("Tb", b, _V3_IN_TYPES),
-        ("Tout", output_type, _V3_OUT_TYPES),
-    ):
+    assert output_type is not None
+    attributes = (("Ta", a, _V3_IN_TYPES), ("Tb", b, _V3_IN_TYPES), ("Tout", output_type, _V3_OUT_TYPES))
+    for attr, dtype, allowed in attributes:
         if tf_type_name(dtype) not in allowed.split(", "):
             raise _attr_error(attr, dtype, allowed, "BatchMatMulV3")
     registered = (
@@ -61,14 +94,33 @@ def product_dtypes(
         or (a.name in _SMALL_INTS and b.name == "bfloat16" and output_type.name == "bfloat16")
     )
     if not registered:
-        raise errors.NotFoundError(
-            None,
-            None,
-            "Could not find device for node: {{node BatchMatMulV3}} = BatchMatMulV3"
-            f"[Ta={_dt(a)}, Tb={_dt(b)}, Tout={_dt(output_type)}, adj_x=false, adj_y=false, grad_x=false, "
-            "grad_y=false]",
-        )
+        node = f"BatchMatMulV3[Ta={_dt(a)}, Tb={_dt(b)}, Tout={_dt(output_type)}]"
+        if _thread_state.trace is not None:  # (TF's graph finds no kernel when the function runs)
+            raise errors.invalid_argument(f"No OpKernel was registered to support Op 'BatchMatMulV3': {node}")
+        raise errors.NotFoundError(None, None, f"Could not find device for node: {{{{node BatchMatMulV3}}}} = {node}")
     return output_type, None
+
+
+def _failing_gradient(x: Tensor, message: str) -> Tensor:
+    """`x`, through which a gradient raises TF's `InvalidArgumentError` (`message`) when it is taken."""
+    if not (x._dtype.is_floating or x._dtype.is_complex):
+        return x
+    return apply(_FAILING_GRADIENT, (x,), (("message", message),))[0]
+
+
+def _identity_failing_gradient(x: jax.Array, message: str) -> jax.Array:
+    @jax.custom_vjp
+    def identity(value: jax.Array) -> jax.Array:
+        return value
+
+    def backward(_: Any, cotangent: jax.Array) -> tuple:
+        raise errors.invalid_argument(message, "MatMul")
+
+    identity.defvjp(lambda value: (value, None), backward)
+    return identity(x)
+
+
+_FAILING_GRADIENT = OpDef("BatchMatMulV3MixedGradient", _identity_failing_gradient, True)
 
 
 def _dt(dtype: dtypes.DType) -> str:
