@@ -651,3 +651,15 @@ def test_errors(case):
 def test_positional_message():
     raised = check_raises(lambda tf: tf.raw_ops.MatMul(A, B))
     assert raised.message.startswith("MatMul only takes keyword args (possible keys: ['a', 'b', 'transpose_a'")
+
+
+@pytest.mark.parametrize("op", ["Real", "Imag", "Angle"])
+def test_complex_parts_take_complex_inputs_with_their_kernels_tout(op):
+    def part(make, **tout):
+        return lambda tf: getattr(tf.raw_ops, op)(input=make(tf), **tout)
+
+    check(part(lambda tf: tf.constant([1.0 + 2.0j], tf.complex64)))
+    check(part(lambda tf: tf.constant([1.0 + 2.0j]), Tout=np.float64))
+    check_raises(part(lambda tf: tf.constant([1.0 + 2.0j])))  # complex128 with the default Tout: no kernel
+    check_raises(part(lambda tf: tf.constant([1.0, -2.0])))  # a real input: the attr error
+    check_raises(part(lambda tf: tf.constant([1, 2])))

@@ -232,9 +232,28 @@ def _complex(real: Any, imag: Any, Tout: Any) -> Any:  # noqa: N803 - TF's argum
     return tf_module().complex(real, imag)
 
 
-def _real_part(fn: str) -> Callable[..., Any]:
+def _real_part(fn: str, op_name: str) -> Callable[..., Any]:
+    """TF's `Real`, `Imag` or `Angle`: complex inputs only, with the kernel of their `Tout` (float32 for complex64,
+    float64 for complex128; another is TF's NotFoundError)."""
+
     def call(input: Any, Tout: Any) -> Any:  # noqa: A002, N803 - TF's argument names
-        return _public(fn)(input)
+        tf = tf_module()
+        x = tf.convert_to_tensor(input)
+        if not x.dtype.is_complex:
+            raise attr_error(
+                f"Value for attr 'T' of {tf_type_name(x.dtype)} is not in the list of allowed values: complex64, "
+                f"complex128\n\t; NodeDef: {{{{node {op_name}}}}}",
+                op_name,
+            )
+        out = dtypes.as_dtype(Tout)
+        if out is not x.dtype.real_dtype:
+            raise tf.errors.NotFoundError(
+                None,
+                None,
+                f"Could not find device for node: {{{{node {op_name}}}}} = {op_name}[T=DT_{x.dtype.name.upper()}, "
+                f"Tout=DT_{tf_type_name(out).upper()}]",
+            )
+        return _public(fn)(x)
 
     return call
 
@@ -322,9 +341,9 @@ def math_raw_ops() -> dict[str, RawOp]:
     define(table, "AddN", "inputs", _add_n)
     define(table, "ClipByValue", "t clip_value_min clip_value_max", _public("clip_by_value"))
     define(table, "Complex", "real imag", _complex, Tout=dtypes.complex64)
-    define(table, "Real", "input", _real_part("math.real"), Tout=dtypes.float32)
-    define(table, "Imag", "input", _real_part("math.imag"), Tout=dtypes.float32)
-    define(table, "Angle", "input", _real_part("math.angle"), Tout=dtypes.float32)
+    define(table, "Real", "input", _real_part("math.real", "Real"), Tout=dtypes.float32)
+    define(table, "Imag", "input", _real_part("math.imag", "Imag"), Tout=dtypes.float32)
+    define(table, "Angle", "input", _real_part("math.angle", "Angle"), Tout=dtypes.float32)
     define(table, "ComplexAbs", "x", _complex_abs, Tout=dtypes.float32)
     define(table, "Conj", "input", lambda input: _public("math.conj")(input))
     for op_name, fn in _REDUCTIONS.items():
