@@ -262,13 +262,12 @@ def differentiate(
     leaf_values = plan.leaf_values()
     seed_values = [s.value for s in seed_tensors] if seed_tensors else []
     try:
-        request_parts = (target_slots, trainable, connected, seed_mask)
         if mode == GRADIENT and not _compiled_tier(recorder, key, plan):
 
             def per_op() -> tuple:
                 outcome = sized_gradients.host_gradient(
                     plan,
-                    request_parts,
+                    (target_slots, trainable, connected, seed_mask),
                     leaf_values,
                     seed_values,
                     source_avals,
@@ -281,7 +280,8 @@ def differentiate(
             outcome = replay.run_per_op(key, per_op)
         else:
             if mode == GRADIENT and not replay.is_compiled(key):  # (a structure's first size: its shapes noted)
-                sized_gradients.note_compiled(plan, request_parts, leaf_values, seed_values, source_avals)
+                parts = (target_slots, trainable, connected, seed_mask)
+                sized_gradients.note_compiled(plan, parts, leaf_values, seed_values, source_avals)
             outcome = replay.run_compiled(key, build, plan.n_nodes, lambda jitted: jitted(leaf_values, seed_values))
             if outcome is None:  # XLA failed: the per-op tier serves this structure
                 if mode != GRADIENT:

@@ -57,8 +57,9 @@ class StringArgument(TypeError, DynamicShapeNeeded):
 
     String tensors live on the host (NumPy arrays of bytes) and cannot enter an XLA program. TF traces them
     into its graph; a `tapeshim.function` runs such a call eagerly instead, op by op, for that signature and
-    later ones like it (values, gradients and errors as TF's; Python side effects run on every call). Where a
-    trace is required (`get_concrete_function`) it is TF's `TypeError`, saying why.
+    later ones like it (values, gradients and runtime errors as TF's; Python side effects run on every call, and
+    an error TF raises while tracing is the eager op's). Where a trace is required (`get_concrete_function`) it
+    is TF's `TypeError`, saying why.
     """
 
     def __init__(self, message: str, what: str) -> None:

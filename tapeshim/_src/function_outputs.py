@@ -51,14 +51,7 @@ def output_tensors(trace: FunctionTrace, result: Any, function_name: Any) -> tup
         elif not isinstance(leaf, Tensor):
             if isinstance(leaf, UndefinedAfterLoop):
                 leaf._fail()  # TF's error for a dataset loop's target read after the loop
-            try:
-                leaf = convert_to_tensor(leaf)
-            except (TypeError, ValueError):
-                raise TypeError(
-                    "To be compatible with tf.function, Python functions must return zero or more Tensors or "
-                    f"ExtensionTypes or None values; in compilation of {function_name}, found return "
-                    f"value of type {type(leaf)}, which is not a Tensor or ExtensionType."
-                ) from None
+            leaf = _output_tensor(leaf, function_name)
         if leaf._dtype is dtypes.string:
             # strings never enter a compiled program: one in a trace was computed from constants, and the
             # function returns it as it is (as TF's graph returns its constant)
@@ -101,13 +94,18 @@ def eager_outputs(result: Any, function_name: Any) -> Any:
     def output(leaf: Any) -> Any:
         if leaf is None or isinstance(leaf, (Tensor, IndexedSlices, SparseTensor)) or ragged_function.is_ragged(leaf):
             return leaf
-        try:
-            return convert_to_tensor(leaf)  # (a variable: its value now)
-        except (TypeError, ValueError):
-            raise TypeError(
-                "To be compatible with tf.function, Python functions must return zero or more Tensors or "
-                f"ExtensionTypes or None values; in compilation of {function_name}, found return "
-                f"value of type {type(leaf)}, which is not a Tensor or ExtensionType."
-            ) from None
+        return _output_tensor(leaf, function_name)  # (a variable: its value now)
 
     return nest.map_structure(output, result)
+
+
+def _output_tensor(leaf: Any, function_name: Any) -> Tensor:
+    """A function's output `leaf` as a tensor, or TF's TypeError for one that is not convertible."""
+    try:
+        return convert_to_tensor(leaf)
+    except (TypeError, ValueError):
+        raise TypeError(
+            "To be compatible with tf.function, Python functions must return zero or more Tensors or "
+            f"ExtensionTypes or None values; in compilation of {function_name}, found return "
+            f"value of type {type(leaf)}, which is not a Tensor or ExtensionType."
+        ) from None

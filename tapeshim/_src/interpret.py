@@ -270,10 +270,10 @@ def _all_zero(value: Any) -> bool:
 
 
 _PLAIN = object()
+"""A `_HostPlan` step's parameters where its rule is one NumPy function of the operands (`interpret_rules.PLAIN`)."""
 
 _COUNTED = object()
 """The `sized` entry's names of a product step whose shapes are symbolic: `bound` counts its multiply-adds."""
-"""A `_HostPlan` step's parameters where its rule is one NumPy function of the operands (`interpret_rules.PLAIN`)."""
 
 
 class _HostPlan:

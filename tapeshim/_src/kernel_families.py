@@ -81,6 +81,18 @@ def structure(args: Any, leaves: list) -> tuple | None:
         return None
 
 
+def _concrete_signature(args: Any, leaves: list) -> tuple[tuple, tuple] | None:
+    """`(structure key, shapes)` of a call, or None where a leaf is not an array or a size is symbolic already
+    (a trace for every size)."""
+    key = structure(args, leaves)
+    if key is None:
+        return None
+    shapes = tuple(tuple(leaf.shape) for leaf in leaves)
+    if not all(d.__class__ is int for shape in shapes for d in shape):
+        return None
+    return key, shapes
+
+
 def _template(first: tuple, shapes: tuple) -> tuple | None:
     """Per leaf, the dimensions the two signatures agree on (ints) and a symbol name where they differ (one per
     pair of sizes); None where a differing size is under 2, or the signatures do not differ."""
@@ -145,17 +157,13 @@ class Families:
           symbolic: makes a family's value from symbolic arguments (as `args`, of `jax.ShapeDtypeStruct`s);
             may raise (the structure is then traced per signature).
         """
-        key = structure(args, leaves)
-        if key is None:
+        signature = _concrete_signature(args, leaves)
+        if signature is None:
             return None
-        shapes = tuple(tuple(leaf.shape) for leaf in leaves)
-        if not all(d.__class__ is int for shape in shapes for d in shape):
-            return None  # (symbolic already: a trace for every size)
+        key, shapes = signature
         known = self._by_structure.get(key)
         if known is None:  # the first signature: traced with its shapes
-            if len(self._by_structure) >= _SIZE:
-                self._by_structure.clear()
-            self._by_structure[key] = _Structure(shapes)
+            self._first_signature(key, shapes)
             return None
         if known.failed:
             return None
@@ -191,14 +199,15 @@ class Families:
     def note(self, args: Any, leaves: list) -> None:
         """Notes a call served elsewhere (a compiled program) as its structure's first signature, where the
         structure has none yet: its next signature of other sizes makes the family at once."""
-        key = structure(args, leaves)
-        if key is None or key in self._by_structure:
-            return
-        shapes = tuple(tuple(leaf.shape) for leaf in leaves)
-        if all(d.__class__ is int for shape in shapes for d in shape):
-            if len(self._by_structure) >= _SIZE:
-                self._by_structure.clear()
-            self._by_structure[key] = _Structure(shapes)
+        signature = _concrete_signature(args, leaves)
+        if signature is not None and signature[0] not in self._by_structure:
+            self._first_signature(*signature)
+
+    def _first_signature(self, key: tuple, shapes: tuple) -> None:
+        """A structure's first signature, the pending one of its first family (a full map is cleared first)."""
+        if len(self._by_structure) >= _SIZE:
+            self._by_structure.clear()
+        self._by_structure[key] = _Structure(shapes)
 
     def failed(self, args: Any, leaves: list) -> None:
         """The structure of `args` is traced per signature from now on (its family's trace is of no use)."""

@@ -8,7 +8,15 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from tapeshim._src import dtypes
-from tapeshim._src.ops.common import attr_error, dtype_check, is_python_value, is_tensor_like, tf_type_name
+from tapeshim._src.ops.common import (
+    attr_error,
+    dtype_check,
+    enum_name,
+    is_python_value,
+    is_tensor_like,
+    no_cpu_kernel,
+    tf_type_name,
+)
 from tapeshim._src.raw_ops_base import RawOp, define, tf_module
 
 _ADD_V2_TYPES = dtype_check("AddV2", "fciu")
@@ -142,18 +150,15 @@ def _div(x: Any, y: Any) -> Any:
 
 
 _DIV_TYPES = (
-    "bfloat16, half, float, double, uint8, int8, uint16, int16, int32, uint32, uint64, int64, complex64, complex128"
-)
+    "bfloat16", "half", "float", "double", "uint8", "int8", "uint16", "int16", "int32", "uint32", "uint64", "int64",
+    "complex64", "complex128",
+)  # fmt: skip
+_DIV_CHECKS = {op_name: dtype_check(op_name, "", _DIV_TYPES) for op_name in ("Div", "RealDiv")}
 
 
 def _numbers_only(op_name: str, dtype: Any) -> None:
     """The attr error of a division kernel (`Div`, `RealDiv`) for bool or string inputs."""
-    if dtype.name in ("bool", "string"):
-        raise attr_error(
-            f"Value for attr 'T' of {dtype.name} is not in the list of allowed values: {_DIV_TYPES}\n\t; "
-            f"NodeDef: {{{{node {op_name}}}}}",
-            op_name,
-        )
+    _DIV_CHECKS[op_name]((((), dtype),), {})
 
 
 def real_div(x: Any, y: Any) -> Any:
@@ -237,24 +242,14 @@ def _real_part(fn: str, op_name: str) -> Callable[..., Any]:
     float64 for complex128; another is TF's NotFoundError)."""
 
     def call(input: Any, Tout: Any) -> Any:  # noqa: A002, N803 - TF's argument names
-        tf = tf_module()
-        x = tf.convert_to_tensor(input)
-        if not x.dtype.is_complex:
-            raise attr_error(
-                f"Value for attr 'T' of {tf_type_name(x.dtype)} is not in the list of allowed values: complex64, "
-                f"complex128\n\t; NodeDef: {{{{node {op_name}}}}}",
-                op_name,
-            )
+        x = tf_module().convert_to_tensor(input)
+        complex_only((((), x.dtype),), {})
         out = dtypes.as_dtype(Tout)
         if out is not x.dtype.real_dtype:
-            raise tf.errors.NotFoundError(
-                None,
-                None,
-                f"Could not find device for node: {{{{node {op_name}}}}} = {op_name}[T=DT_{x.dtype.name.upper()}, "
-                f"Tout=DT_{tf_type_name(out).upper()}]",
-            )
+            raise no_cpu_kernel(op_name, f"T={enum_name(x.dtype)}, Tout={enum_name(out)}")
         return _public(fn)(x)
 
+    complex_only = dtype_check(op_name, "c")
     return call
 
 

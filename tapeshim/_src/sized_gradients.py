@@ -25,7 +25,8 @@ from tapeshim._src.plan_steps import NodeStep
 _SIZE = 256
 _families: OrderedDict = OrderedDict()
 """A gradient request's structure (its plan's key with sizes erased, and the request's own parts) -> its shape
-`kernel_families.Families` (one argument structure each: the program's leaves, seeds and sources)."""
+`kernel_families.Families` (one argument structure each: the program's leaves, seeds and sources), or None for
+a structure that does not qualify (a user's function in it)."""
 
 stats = {"sized_gradients": 0}
 """Gradient requests computed here."""
@@ -51,14 +52,11 @@ def _families_of(
     if not interpret.host_readable(leaf_values) or not interpret.host_readable(seed_values):
         return None
     key = (replay.sizes_erased(plan.key), request_key, tuple((len(shape), dtype) for shape, dtype in source_avals))
-    families = _families.get(key)
-    if families is None:
-        if not _own_kernels(plan.steps):
-            return None
+    if key not in _families:  # (a structure with a user's function is remembered as None: it never qualifies)
         if len(_families) >= _SIZE:
             _families.popitem(last=False)
-        families = _families[key] = kernel_families.Families()
-    return families
+        _families[key] = kernel_families.Families() if _own_kernels(plan.steps) else None
+    return _families[key]
 
 
 def _arguments(leaf_values: list, seed_values: list, source_avals: tuple) -> tuple[tuple, list]:

@@ -12,7 +12,7 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors, registry
 from tapeshim._src.ops import array_ops, manip_ops, math_ops
-from tapeshim._src.ops.common import gradient_not_registered, tf_type_name
+from tapeshim._src.ops.common import dtype_check, gradient_not_registered
 from tapeshim._src.sparse import (
     SparseTensor,
     _check_bounds,
@@ -237,12 +237,8 @@ def _segment(kind: str, data: Any, indices: Any, segment_ids: Any, num_segments:
     """TF's SparseSegment{Sum,Mean,SqrtN}: rows `data[indices]` reduced by sorted `segment_ids`."""
     op = {"sum": "SparseSegmentSum", "mean": "SparseSegmentMean", "sqrt_n": "SparseSegmentSqrtN"}[kind]
     data = convert_to_tensor(data)
-    if kind != "sum" and data.dtype.name not in ("bfloat16", "float16", "float32", "float64"):
-        raise errors.invalid_argument(
-            f"Value for attr 'T' of {tf_type_name(data.dtype)} is not in the list of allowed values: bfloat16, half, "
-            f"float, double\n\t; NodeDef: {{{{node {op}}}}}",
-            op,
-        )
+    if kind != "sum":  # (a mean divides: TF's kernels take floats only)
+        dtype_check(op, "f")((((), data.dtype),), {})
     idx = np.asarray(convert_to_tensor(indices).numpy(), np.int64).reshape(-1)
     ids = np.asarray(convert_to_tensor(segment_ids).numpy(), np.int64).reshape(-1)
     rows = int(data.shape[0])

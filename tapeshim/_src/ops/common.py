@@ -195,12 +195,13 @@ _KIND_TYPES = {
 }
 
 
-def dtype_check(op_name: str, allowed: str, names: tuple[str, ...] = ()) -> Any:
+def dtype_check(op_name: str, allowed: str, names: tuple[str, ...] = (), attr: str = "T") -> Any:
     """A `check` that every input's dtype is of the allowed kinds, with TF's message.
 
     `allowed` holds kind letters: f (floating), c (complex), i (signed int),
     u (unsigned int), b (bool); or `names` lists TF's type names, in the order of
-    TF's message (MatMul takes no int8 or int16).
+    TF's message (MatMul takes no int8 or int16). `attr` names the kernel's type
+    attribute (`Ta`, `Tout`).
     """
     allowed_names = list(names) or [name for kind in "fcuib" if kind in allowed for name in _KIND_TYPES[kind]]
 
@@ -208,12 +209,17 @@ def dtype_check(op_name: str, allowed: str, names: tuple[str, ...] = ()) -> Any:
         for _, dtype in in_avals:
             if tf_type_name(dtype) not in allowed_names:
                 raise attr_error(
-                    f"Value for attr 'T' of {dtype.name} is not in the list of allowed values: "
+                    f"Value for attr '{attr}' of {tf_type_name(dtype)} is not in the list of allowed values: "
                     f"{', '.join(allowed_names)}\n\t; NodeDef: {{{{node {op_name}}}}}",
                     op_name,
                 )
 
     return check
+
+
+def enum_name(dtype: DType) -> str:
+    """TF's enum name of a dtype, as its kernel messages show it (`DT_FLOAT`, `DT_COMPLEX128`)."""
+    return "DT_" + tf_type_name(dtype).upper()
 
 
 def checks(*parts: Any) -> Any:
@@ -264,6 +270,12 @@ def gradient_not_registered(op_name: str) -> Callable[[jax.Array], jax.Array]:
     (`Unique`, `DenseBincount` with weights): a gradient through them fails as TF's
     does, when it is taken, not when the op is recorded.
     """
+    return gradient_raises(lambda: LookupError(f"gradient registry has no entry for: {op_name}"))
+
+
+def gradient_raises(error: Callable[[], Exception]) -> Callable[[jax.Array], jax.Array]:
+    """An identity whose reverse-mode gradient raises `error()` when it is taken (TF's gradient of the op fails
+    there, not when the op is recorded)."""
 
     @jax.custom_vjp
     def identity(x: jax.Array) -> jax.Array:
@@ -273,7 +285,7 @@ def gradient_not_registered(op_name: str) -> Callable[[jax.Array], jax.Array]:
         return x, None
 
     def backward(_: Any, g: jax.Array) -> tuple:
-        raise LookupError(f"gradient registry has no entry for: {op_name}")
+        raise error()
 
     identity.defvjp(forward, backward)
     return identity

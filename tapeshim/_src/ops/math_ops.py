@@ -563,6 +563,7 @@ _TRUEDIV_TYPES = (
     "bfloat16", "float16", "float32", "float64", "complex64", "complex128",
 )  # fmt: skip
 """The dtypes `tf.math.truediv` divides (TF's order, for its message)."""
+_TRUEDIV_NAMES = frozenset(_TRUEDIV_TYPES)
 
 
 @table.export("math.truediv", "truediv", dtypes=table.NUMERIC, note="integers divide as float32/float64, as TF")
@@ -579,7 +580,7 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
       InvalidArgumentError: if the shapes do not broadcast.
     """
     x, y = same_dtype_for_division(*first_anchored(x, y))
-    if x._dtype.name not in _TRUEDIV_TYPES:
+    if x._dtype.name not in _TRUEDIV_NAMES:
         raise TypeError(
             f"Invalid dtype tf.{x._dtype.name} in __truediv__. Expected one of "
             f"{{{', '.join(f'tf.{name}' for name in _TRUEDIV_TYPES)}}}."

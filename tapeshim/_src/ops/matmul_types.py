@@ -13,18 +13,34 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import jax
-
 from tapeshim._src import dtypes, errors
-from tapeshim._src.ops.common import attr_error, no_cpu_kernel, static_error, tf_type_name
+from tapeshim._src.ops.common import dtype_check, enum_name, gradient_raises, no_cpu_kernel, static_error, tf_type_name
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
 
 _SPARSE_TYPES = ("float32", "bfloat16")
 _SMALL_INTS = ("int8", "uint8")
-_V3_OUT_TYPES = "bfloat16, half, float, double, int16, int32, int64, complex64, complex128"
-_V3_IN_TYPES = "bfloat16, half, float, double, uint8, int8, int16, int32, int64, complex64, complex128"
+_V3_IN_TYPES = (
+    "bfloat16",
+    "half",
+    "float",
+    "double",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "complex64",
+    "complex128",
+)
+_SPARSE_CHECKS = [dtype_check("SparseMatMul", "", ("float", "bfloat16"), attr) for attr in ("Ta", "Tb")]
+_V3_CHECKS = [
+    dtype_check("BatchMatMulV3", "", _V3_IN_TYPES, "Ta"),
+    dtype_check("BatchMatMulV3", "", _V3_IN_TYPES, "Tb"),
+    dtype_check("BatchMatMulV3", "", tuple(t for t in _V3_IN_TYPES if t not in ("uint8", "int8")), "Tout"),
+]
+"""TF's attr checks of SparseMatMul's `Ta` and `Tb`, and of BatchMatMulV3's `Ta`, `Tb` and `Tout`."""
 
 
 def operands(
@@ -69,35 +85,32 @@ def _picked(
     )
     if not batched or sparse_hint:  # (TF's path of matrices)
         if mixed_bfloat16 or (sparse_hint and a.name in _SPARSE_TYPES and b.name in _SPARSE_TYPES):
-            for attr, dtype in (("Ta", a), ("Tb", b)):
-                if dtype.name not in _SPARSE_TYPES:
-                    raise _attr_error(attr, dtype, "float, bfloat16", "SparseMatMul")
+            for check, dtype in zip(_SPARSE_CHECKS, (a, b)):
+                check((((), dtype),), {})
             if batched:
                 raise static_error(f"{'a' if ranks[0] > 2 else 'b'} is not a matrix", "SparseMatMul")
             return dtypes.float32, (dtypes.bfloat16 if a.name == b.name == "bfloat16" else None)
         if batched and not v3:
             if a.is_unsigned and _thread_state.trace is None:  # (MatMul has no kernel for it: found first)
-                raise no_cpu_kernel("MatMul", f"T={_dt(a)}")
+                raise no_cpu_kernel("MatMul", f"T={enum_name(a)}")
             raise static_error(f"In[0] and In[1] ndims must be == 2: {max(ranks)}", "MatMul")
     if not v3:
         if a is not b and a.is_unsigned and _thread_state.trace is None:  # (no kernel for it: found before b's dtype)
-            raise no_cpu_kernel("BatchMatMulV2" if batched else "MatMul", f"T={_dt(a)}")
+            raise no_cpu_kernel("BatchMatMulV2" if batched else "MatMul", f"T={enum_name(a)}")
         return None
     assert output_type is not None
-    attributes = (("Ta", a, _V3_IN_TYPES), ("Tb", b, _V3_IN_TYPES), ("Tout", output_type, _V3_OUT_TYPES))
-    for attr, dtype, allowed in attributes:
-        if tf_type_name(dtype) not in allowed.split(", "):
-            raise _attr_error(attr, dtype, allowed, "BatchMatMulV3")
+    for check, dtype in zip(_V3_CHECKS, (a, b, output_type)):
+        check((((), dtype),), {})
     registered = (
         (a.name in _SMALL_INTS and b.name in _SMALL_INTS and output_type.name == "int32")
         or (a.name == "bfloat16" and b.name in _SMALL_INTS and output_type.name == "bfloat16")
         or (a.name in _SMALL_INTS and b.name == "bfloat16" and output_type.name == "bfloat16")
     )
     if not registered:
-        node = f"BatchMatMulV3[Ta={_dt(a)}, Tb={_dt(b)}, Tout={_dt(output_type)}]"
+        attrs = f"Ta={enum_name(a)}, Tb={enum_name(b)}, Tout={enum_name(output_type)}"
         if _thread_state.trace is not None:  # (TF's graph finds no kernel when the function runs)
-            raise errors.invalid_argument(f"No OpKernel was registered to support Op 'BatchMatMulV3': {node}")
-        raise errors.NotFoundError(None, None, f"Could not find device for node: {{{{node BatchMatMulV3}}}} = {node}")
+            raise errors.invalid_argument(f"No OpKernel was registered to support Op 'BatchMatMulV3': {attrs}")
+        raise no_cpu_kernel("BatchMatMulV3", attrs)
     return output_type, None
 
 
@@ -108,29 +121,8 @@ def _failing_gradient(x: Tensor, message: str) -> Tensor:
     return apply(_FAILING_GRADIENT, (x,), (("message", message),))[0]
 
 
-def _identity_failing_gradient(x: jax.Array, message: str) -> jax.Array:
-    @jax.custom_vjp
-    def identity(value: jax.Array) -> jax.Array:
-        return value
-
-    def backward(_: Any, cotangent: jax.Array) -> tuple:
-        raise errors.invalid_argument(message, "MatMul")
-
-    identity.defvjp(lambda value: (value, None), backward)
-    return identity(x)
-
-
-_FAILING_GRADIENT = OpDef("BatchMatMulV3MixedGradient", _identity_failing_gradient, True)
-
-
-def _dt(dtype: dtypes.DType) -> str:
-    """TF's enum name of a dtype (`DT_FLOAT`)."""
-    return "DT_" + tf_type_name(dtype).upper()
-
-
-def _attr_error(attr: str, dtype: dtypes.DType, allowed: str, op_name: str) -> Exception:
-    return attr_error(
-        f"Value for attr '{attr}' of {tf_type_name(dtype)} is not in the list of allowed values: {allowed}\n\t; "
-        f"NodeDef: {{{{node {op_name}}}}}",
-        op_name,
-    )
+_FAILING_GRADIENT = OpDef(
+    "BatchMatMulV3MixedGradient",
+    lambda x, message: gradient_raises(lambda: errors.invalid_argument(message, "MatMul"))(x),
+    True,
+)
