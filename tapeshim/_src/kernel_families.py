@@ -175,7 +175,10 @@ class Families:
                     known.families.insert(0, known.families.pop(index))
                 return family.value, sizes
         template = None if known.pending is None else _template(known.pending, shapes)
-        if template is None:
+        sizes = None if template is None else Family(template, None).sizes(shapes)
+        if template is None or sizes is None:
+            # (no family, or one this call would not fit: two of its sizes equal, 512 x 512 where the first
+            # call had 64 x 32. Its symbolic trace would serve only later calls that may never come.)
             known.pending = shapes
             return None
         try:
@@ -190,9 +193,6 @@ class Families:
         known.families.insert(0, family)
         known.pending = None
         stats["families"] += 1
-        sizes = family.sizes(shapes)
-        if sizes is None:
-            return None
         stats["fitted_calls"] += 1
         return family.value, sizes
 
