@@ -223,7 +223,7 @@ def _sized_names(params: dict) -> tuple[str, ...]:
     return tuple(name for name, value in params.items() if _holds_symbolic(value))
 
 
-class _Budget:
+class Budget:
     """The loop-body equations an evaluation may still run (straight-line code is never cut short), and the
     multiply-adds of matrix products and convolutions it may still compute (`interpret_cost`)."""
 
@@ -249,7 +249,7 @@ _ZERO_PRESERVING = frozenset(
 )
 """Primitives whose output is all zeros when their one operand is (XLA folds them into a zero constant)."""
 
-_MAKE_SUBNORMALS = frozenset(
+MAKE_SUBNORMALS = frozenset(
     (
         "add", "add_any", "sub", "mul", "div", "dot_general", "reduce_sum", "reduce_prod", "cumsum", "cumprod",
         "exp", "exp2", "expm1", "pow", "integer_pow", "logistic", "convert_element_type", "scatter-add",
@@ -327,12 +327,12 @@ class _HostPlan:
             if name in _ZERO_PRESERVING and ins[0] in zeros:
                 zeros.add(outs[0])
             out_dtypes = [np.dtype(getattr(var.aval, "dtype", None)) for var in eqn.outvars]
-            flush = name in _MAKE_SUBNORMALS and any(dtype.kind == "f" for dtype in out_dtypes)
+            flush = name in MAKE_SUBNORMALS and any(dtype.kind == "f" for dtype in out_dtypes)
             plain = interpret_rules.PLAIN.get(name)
             if plain is not None and len(outs) == 1:  # one NumPy call, without the rule's wrapper
                 self.steps.append((plain, _PLAIN, ins, outs[0], out_dtypes[0], flush))
                 continue
-            run, params, inner_cost = _lowered(eqn, late)
+            run, params, inner_cost = lowered(eqn, late)
             self.cost += inner_cost
             if late and _step_sized(eqn, params):
                 self.sized.append((len(self.steps), eqn, _sized_names(eqn.params)))
@@ -370,7 +370,7 @@ class _HostPlan:
             steps[index] = (run, params, ins, outs, out_dtypes, flush)
         return plan
 
-    def __call__(self, args: list, budget: "_Budget") -> list:
+    def __call__(self, args: list, budget: "Budget") -> list:
         env: list = [None] * self.size
         for index, value in self.fixed:
             env[index] = value
@@ -406,11 +406,11 @@ def _kept_input(eqn: Any, ins: list, zeros: set) -> int | None:
     return None
 
 
-def _copy_input(inputs: list, position: int, budget: "_Budget") -> list:
+def _copy_input(inputs: list, position: int, budget: "Budget") -> list:
     return [inputs[position]]
 
 
-def _lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "_Budget"], list], Any, int]:
+def lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "Budget"], list], Any, int]:
     """`(run, params, cost)` for one equation: `run(inputs, params, budget)` gives its outputs as a list;
     `cost` counts the nested equations it runs once (a loop spends its body's per iteration instead).
     `late`: nested plans are made `late` too (see `_HostPlan`)."""
@@ -440,14 +440,14 @@ def _lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "_Budge
 
 
 def _counted(
-    rule: Callable[..., Any], count: Callable[[list, dict, Any], int], inputs: list, params: dict, budget: _Budget
+    rule: Callable[..., Any], count: Callable[[list, dict, Any], int], inputs: list, params: dict, budget: Budget
 ) -> list:
     """A product's rule, run once the budget has its multiply-adds (else the evaluation is abandoned)."""
     multiply_adds = count([np.shape(value) for value in inputs], params, np.result_type(inputs[0]))
     return _counted_known(rule, multiply_adds, inputs, params, budget)
 
 
-def _counted_known(rule: Callable[..., Any], multiply_adds: int, inputs: list, params: dict, budget: _Budget) -> list:
+def _counted_known(rule: Callable[..., Any], multiply_adds: int, inputs: list, params: dict, budget: Budget) -> list:
     """`_counted` with the product's multiply-adds counted when its plan was made (its shapes are static)."""
     budget.spend_products(multiply_adds)
     if multiply_adds >= BLAS_THREADED_MULTIPLY_ADDS:
@@ -460,7 +460,7 @@ class _Unbindable(Exception):
 
 
 def _step_sized(eqn: Any, params: Any) -> bool:
-    """Whether a late plan's step for `eqn` (its parameters as `_lowered` made them) depends on the sizes."""
+    """Whether a late plan's step for `eqn` (its parameters as `lowered` made them) depends on the sizes."""
     name = eqn.primitive.name
     if name == "cond":
         return any(plan.sized for plan in params)
@@ -495,12 +495,12 @@ def _bound_params(eqn: Any, params: Any, resolve: Callable[[Any], Any], names: t
     return resolved
 
 
-def _cond(inputs: list, branches: list, budget: "_Budget") -> list:
+def _cond(inputs: list, branches: list, budget: "Budget") -> list:
     index = min(max(int(inputs[0]), 0), len(branches) - 1)
     return branches[index](inputs[1:], budget)
 
 
-def _while(inputs: list, lowered: tuple, budget: "_Budget") -> list:
+def _while(inputs: list, lowered: tuple, budget: "Budget") -> list:
     (cond, body), n_cond, n_body = lowered
     cond_consts, body_consts, carry = inputs[:n_cond], inputs[n_cond : n_cond + n_body], inputs[n_cond + n_body :]
     per_iteration = cond.cost + body.cost + 1
@@ -510,7 +510,7 @@ def _while(inputs: list, lowered: tuple, budget: "_Budget") -> list:
     return carry
 
 
-def _scan(inputs: list, lowered: tuple, budget: "_Budget") -> list:
+def _scan(inputs: list, lowered: tuple, budget: "Budget") -> list:
     body, params, y_avals = lowered
     n_consts, n_carry, length = params["num_consts"], params["num_carry"], params["length"]
     consts, carry, xs = inputs[:n_consts], inputs[n_consts : n_consts + n_carry], inputs[n_consts + n_carry :]
@@ -600,10 +600,10 @@ class Prepared:
             return None
         try:
             if host:  # (inside the caller's `host_errors_ignored()`)
-                outputs = self._plan(host_args, _Budget())
+                outputs = self._plan(host_args, Budget())
             else:
                 with host_errors_ignored():
-                    outputs = self._plan(host_args, _Budget())
+                    outputs = self._plan(host_args, Budget())
         except CheckFailed:
             raise
         except Exception:  # noqa: BLE001 - past the budget (`_Abandon`), or a rule NumPy cannot follow here

@@ -7,7 +7,7 @@ training step of an image model (Pix2Pix's generator: 8 GFLOP per call over 256x
 
 * the multiply-adds of matrix products and convolutions, from their shapes (`HOST_MULTIPLY_ADDS`): a
   program over the limit compiles at once; a loop or a trace with symbolic sizes counts at run time,
-  each product before it runs (`interpret._Budget`), and abandons the host evaluation past the limit;
+  each product before it runs (`interpret.Budget`), and abandons the host evaluation past the limit;
 * the elements its operations produce (`HOST_ELEMENTS`): the first Adam update of that generator's 54
   million weights took 6 s on the host (NumPy's passes and the subnormal flush over every result)
   where its compile takes 1.3 s.

@@ -25,6 +25,12 @@ element the kernel's operations produce (NumPy's unfused temporaries against XLA
 
 MAX_HOST_CALLS = 3000
 
+UNTRACED_CALLS = 256
+"""Host calls of a signature served by a program made without the kernel's trace (`KernelCalls`' `untraced`:
+a VJP kernel's from its forward jaxpr, `host_vjp`) before the kernel is traced: that program saves a trace of
+5-20 ms and costs 5-50 us a call more than the trace's (it computes the whole forward again, where the trace's
+keeps what the VJP reads), so a signature called this often is traced, as a ski rental."""
+
 
 def host_calls_before_compile(work: int) -> int:
     """Calls of one per-op kernel signature computed on the host before it compiles: a ski rental, whose rent
@@ -44,15 +50,19 @@ class KernelCalls:
     (`background_compile`), the calls running on the host until it is done. A bounded map (cleared when
     full)."""
 
-    __slots__ = ("_entries", "open", "_families", "on_compile")
+    __slots__ = ("_entries", "open", "_families", "on_compile", "_untraced")
     _SIZE = 64
 
-    def __init__(self, families: bool = False) -> None:
+    def __init__(
+        self, families: bool = False, untraced: Callable[[tuple], interpret.Prepared | None] | None = None
+    ) -> None:
         """`families`: whether new sizes of a signature's structure may share a symbolic trace
         (`kernel_families`: only for tapeshim's own kernels, whose Python decides nothing a symbolic trace
-        cannot follow)."""
+        cannot follow). `untraced(args)`: a new signature's host program made without tracing the kernel, or
+        None (a VJP kernel's from its op's forward jaxpr: `host_vjp`); its compile traces the kernel."""
         self._entries: dict = {}
         self._families: kernel_families.Families | None = kernel_families.Families() if families else None
+        self._untraced = untraced
         self.open = False
         """Whether the signature of the last `call` may still run on the host (its later calls must then go
         through `call`, which submits its compile and serves them while it runs)."""
@@ -82,14 +92,18 @@ class KernelCalls:
                 self._entries.clear()
             program = None
             checked = False  # a kernel with runtime checks (an index bound): it compiles under checkify
+            untraced = False
             if interpret.enabled() and interpret.host_readable(leaves):
                 program = self._family_program(jitted, args, leaves)
+                if program is None and self._untraced is not None:
+                    program = self._untraced(args)
+                    untraced = program is not None
                 if program is None:
                     traced = jitted.trace(*args)
                     checked = any(interpret.is_check_effect(effect) for effect in traced.jaxpr.effects)
                     program = interpret.prepare(traced, checks=checked)
             work_limit = 0 if program is None else host_calls_before_compile(program.work)
-            entry = self._entries[key] = [0, program, work_limit, None, checked]
+            entry = self._entries[key] = [0, program, work_limit, None, checked, untraced]
             if program is None:
                 self._compiling(leaves, limit)  # (the caller compiles it now)
         program = entry[1]
@@ -97,6 +111,11 @@ class KernelCalls:
         if program is None:
             return None
         entry[0] += 1
+        if entry[5] and entry[0] > UNTRACED_CALLS:  # (the kernel's trace now pays: its host program is faster)
+            entry[5] = False
+            traced_program = interpret.prepare(jitted.trace(*args))
+            if traced_program is not None:
+                entry[1] = program = traced_program
         if entry[0] > (entry[2] if limit is None else limit):
             if not background_compile.enabled() or entry[4]:  # (a checked kernel compiles on its caller)
                 self._compiling(leaves, limit)

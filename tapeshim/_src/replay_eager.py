@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import compile_tiers, interpret, kernel_calls, runtime_checks
+from tapeshim._src import compile_tiers, host_vjp, interpret, kernel_calls, runtime_checks
 from tapeshim._src.plan_steps import LeafStep, NodeStep
 
 if TYPE_CHECKING:
@@ -42,11 +42,17 @@ class _Cached:
 
     __slots__ = ("jitted", "calls")
 
-    def __init__(self, fn: Callable[..., Any], families: bool = False, may_check: bool = False) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        families: bool = False,
+        may_check: bool = False,
+        untraced: Callable[[tuple], Any] | None = None,
+    ) -> None:
         self.jitted: Callable[..., Any] = runtime_checks.jit(
             fn, self._settle, compile_tiers.kernel_options, interpret_first=False, may_check=may_check
         )
-        self.calls = kernel_calls.KernelCalls(families)
+        self.calls = kernel_calls.KernelCalls(families, untraced)
 
     def _settle(self, plain: Callable[..., Any]) -> None:
         self.jitted = plain
@@ -66,10 +72,11 @@ def _remember(
     counter: str,
     families: bool = False,
     may_check: bool = False,
+    untraced: Callable[[tuple], Any] | None = None,
 ) -> _Cached:
     entry = cache.get(key)
     if entry is None:
-        entry = cache[key] = _Cached(make(), families, may_check)
+        entry = cache[key] = _Cached(make(), families, may_check, untraced)
         stats[counter] += 1
         if len(cache) > _KERNEL_CACHE_SIZE:
             cache.popitem(last=False)
@@ -117,7 +124,14 @@ def _vjp_kernel(node_key: Hashable, fn: Callable[..., tuple], given: tuple) -> C
     kernel = getattr(fn, "kernel", None)
     families = kernel is not None and kernel.shape_families is not None
     may_check = kernel is not None and kernel.may_check  # (its forward's check, as the kernel's)
-    return _remember(_vjp_kernels, (node_key, given), make, "vjp_kernels", families, may_check).call_vjp
+    untraced = None
+    if kernel is not None and families and not may_check:  # (its host calls from its forward jaxpr: `host_vjp`)
+        forward = kernel
+
+        def untraced(args: tuple) -> Any:
+            return host_vjp.program(forward.jitted, args[0], given)
+
+    return _remember(_vjp_kernels, (node_key, given), make, "vjp_kernels", families, may_check, untraced).call_vjp
 
 
 _SEEN_SIZE = 16384

@@ -231,15 +231,15 @@ def relu6(features: TensorLike, name: str | None = None) -> Tensor:
 
 
 # TF's Selu kernel constants (cast to the input's dtype, as the kernel does).
-_SELU_SCALE = 1.0507009873554804934193349852946
-_SELU_SCALE_ALPHA = 1.7580993408473768599402175208123
+SELU_SCALE = 1.0507009873554804934193349852946
+SELU_SCALE_ALPHA = 1.7580993408473768599402175208123
 
 
 @jax.custom_jvp
 def _selu_impl(x: jax.Array) -> jax.Array:
     """TF's Selu kernel: scale * alpha * (exp(x) - 1) below 0 (not expm1), scale * x otherwise."""
-    scale_alpha = jnp.asarray(_SELU_SCALE_ALPHA, x.dtype)
-    return jnp.where(x < 0, scale_alpha * (jnp.exp(x) - 1), jnp.asarray(_SELU_SCALE, x.dtype) * x)
+    scale_alpha = jnp.asarray(SELU_SCALE_ALPHA, x.dtype)
+    return jnp.where(x < 0, scale_alpha * (jnp.exp(x) - 1), jnp.asarray(SELU_SCALE, x.dtype) * x)
 
 
 @_selu_impl.defjvp
@@ -247,7 +247,7 @@ def _selu_jvp(primals: tuple, tangents: tuple) -> tuple:
     # TF's SeluGrad works from the outputs: (y + scale * alpha) where y < 0, scale otherwise.
     (x,), (t,) = primals, tangents
     y = _selu_impl(x)
-    slope = jnp.where(y < 0, y + jnp.asarray(_SELU_SCALE_ALPHA, x.dtype), jnp.asarray(_SELU_SCALE, x.dtype))
+    slope = jnp.where(y < 0, y + jnp.asarray(SELU_SCALE_ALPHA, x.dtype), jnp.asarray(SELU_SCALE, x.dtype))
     return y, slope * t
 
 

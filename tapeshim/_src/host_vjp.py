@@ -1,0 +1,649 @@
+"""VJP kernels computed on the host from their op's forward jaxpr, without a JAX trace of the VJP.
+
+The per-op tier differentiates a new structure op by op: each op's VJP kernel (`replay_eager`) is a
+`jax.vjp` of the op's kernel, and its first calls run on the host from that VJP's trace (`interpret`). The
+trace is what costs: JAX linearizes and transposes the op's Python at 100-300 us per equation, 5-20 ms for a
+softmax cross-entropy, a third to a half of a first training step's time. The op's forward jaxpr is at hand
+(its forward kernel ran on the host from it a moment before, and JAX caches it), so here the VJP is computed
+from it directly: the forward equations run with the interpreter's NumPy rules, keeping every value, then a
+NumPy rule per primitive (`_RULES`) takes each equation's output cotangents back to its inputs, as JAX's
+transpose rules do. Building that plan costs about as much as one host call.
+
+A kernel qualifies only where every equation it runs has a rule here (calls are inlined; custom-JVP
+functions qualify by identity, `_CUSTOM`, their rule being TF's gradient they define) and every value is a
+real float of 32 or 64 bits, an integer or a boolean: anything else (complex numbers, custom VJPs, loops,
+convolutions, runtime checks) is traced as before. Only a signature's host calls come from here; when they
+have paid for its compile (`kernel_calls.host_calls_before_compile`), the VJP is traced and compiled as before.
+Values follow the compiled VJP's formulas (so its rounding, to the last bits), subnormals flushed as XLA's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import jax
+import numpy as np
+from jax.extend import core as jax_core
+
+from tapeshim._src import compile_tiers, interpret, interpret_cost, interpret_rules
+from tapeshim._src.interpret_flush import flush_subnormals
+from tapeshim._src.ops import math_kernels, nn_ops
+
+stats = {"host_vjp_plans": 0}
+"""VJP signatures computed here (each a plan made without a JAX trace of the VJP)."""
+
+_FLOATS = frozenset(np.dtype(name) for name in ("float32", "float64"))
+_OTHERS = frozenset(
+    np.dtype(name) for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+)
+
+Rule = Callable[[list, list, list, dict], list]
+"""`rule(output cotangents, inputs, outputs, params)`: one input cotangent (or None: zero) per input."""
+
+_RULES: dict[str, Rule] = {}
+
+_APPLIES: dict[str, Callable[[Any], bool]] = {
+    "reshape": lambda eqn: eqn.params.get("dimensions") is None and len(eqn.invars) == 1,
+    "broadcast_in_dim": lambda eqn: len(eqn.invars) == 1,  # (dynamic shapes: more operands)
+    "pad": lambda eqn: all(low >= 0 and high >= 0 for low, high, _ in eqn.params["padding_config"]),
+}
+"""Rules that hold only for some parameters: whether one holds for an equation (checked when a plan is made)."""
+
+_READS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "neg", "add", "add_any", "sub", "reduce_sum", "broadcast_in_dim", "reshape", "squeeze", "transpose",
+            "rev", "slice", "concatenate", "pad", "stack", "unstack", "split", "cumsum", "convert_element_type",
+            "copy", "copy_p", "sign", "floor", "ceil", "round", "stop_gradient",
+        ),
+        "none",
+    ),
+    **dict.fromkeys(
+        (
+            "mul", "div", "log", "log1p", "sin", "cos", "square", "abs", "integer_pow", "select_n", "gather",
+            "dynamic_slice", "dynamic_update_slice", "dot_general",
+        ),
+        "ins",
+    ),
+    **dict.fromkeys(("exp", "expm1", "tanh", "logistic"), "outs"),
+}  # fmt: skip
+"""Which of an equation's values its rule reads: "none" (shapes and dtypes only), "ins", "outs"; "both" for
+the others. A forward step runs only where a rule reads its values (`_Plan`)."""
+
+
+class _Unsupported(Exception):
+    """An equation without a rule here, or a value of another dtype: the VJP is traced as before."""
+
+
+def _rule(*names: str) -> Callable[[Rule], Rule]:
+    def register(rule: Rule) -> Rule:
+        for name in names:
+            _RULES[name] = rule
+        return rule
+
+    return register
+
+
+def _summed_to(g: np.ndarray, shape: tuple) -> np.ndarray:
+    """A cotangent of a broadcast operand (a rank-0 operand of an elementwise primitive) summed to its shape."""
+    if g.shape == tuple(shape):
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + k for k, d in enumerate(shape) if d == 1 and g.shape[lead + k] != 1)
+    return np.sum(g, axis=axes, keepdims=False).reshape(shape) if axes else g.reshape(shape)
+
+
+def _elementwise(name: str, *partials: Callable[[np.ndarray, list, list], np.ndarray | None]) -> None:
+    """A rule from one function per operand: `partial(g, inputs, outputs)` gives that operand's cotangent
+    at the output's shape (summed to the operand's shape here)."""
+
+    def rule(cts: list, ins: list, outs: list, params: dict) -> list:
+        g = cts[0]
+        result = []
+        for partial, x in zip(partials, ins):
+            value = partial(g, ins, outs)
+            result.append(None if value is None else _summed_to(value, np.shape(x)))
+        return result
+
+    _RULES[name] = rule
+
+
+def _const(x: np.ndarray, value: float) -> np.ndarray:
+    return np.asarray(value, dtype=x.dtype)
+
+
+def _balanced_eq(x: np.ndarray, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """JAX's max/min derivative: 1 where x is the result, a half where y ties with it, else 0."""
+    return np.where(x == z, np.where(y == z, _const(z, 0.5), _const(z, 1)), _const(z, 0))
+
+
+_elementwise("neg", lambda g, i, o: -g)
+_elementwise("add", lambda g, i, o: g, lambda g, i, o: g)
+_elementwise("add_any", lambda g, i, o: g, lambda g, i, o: g)
+_elementwise("sub", lambda g, i, o: g, lambda g, i, o: -g)
+_elementwise("mul", lambda g, i, o: g * i[1], lambda g, i, o: i[0] * g)
+_elementwise("div", lambda g, i, o: g / i[1], lambda g, i, o: (-g * i[0]) * np.reciprocal(i[1] * i[1]))
+_elementwise(
+    "max", lambda g, i, o: g * _balanced_eq(i[0], o[0], i[1]), lambda g, i, o: g * _balanced_eq(i[1], o[0], i[0])
+)
+_elementwise(
+    "min", lambda g, i, o: g * _balanced_eq(i[0], o[0], i[1]), lambda g, i, o: g * _balanced_eq(i[1], o[0], i[0])
+)
+_elementwise("exp", lambda g, i, o: g * o[0])
+_elementwise("expm1", lambda g, i, o: g * (o[0] + _const(o[0], 1)))
+_elementwise("log", lambda g, i, o: g / i[0])
+_elementwise("log1p", lambda g, i, o: g / (i[0] + _const(i[0], 1)))
+_elementwise("tanh", lambda g, i, o: (g + g * o[0]) * (_const(o[0], 1) - o[0]))
+_elementwise("logistic", lambda g, i, o: g * (o[0] * (_const(o[0], 1) - o[0])))
+_elementwise("sin", lambda g, i, o: g * np.cos(i[0]))
+_elementwise("cos", lambda g, i, o: -(g * np.sin(i[0])))
+_elementwise("sqrt", lambda g, i, o: g * (_const(i[0], 0.5) / o[0]))
+_elementwise("rsqrt", lambda g, i, o: g * (_const(i[0], -0.5) * (o[0] / i[0])))
+_elementwise("square", lambda g, i, o: g * (_const(i[0], 2) * i[0]))
+_elementwise("abs", lambda g, i, o: np.where(i[0] >= 0, g, -g))
+_elementwise("copy", lambda g, i, o: g)
+_elementwise("copy_p", lambda g, i, o: g)
+for _zero_derivative in ("sign", "floor", "ceil", "round", "stop_gradient"):
+    _elementwise(_zero_derivative, lambda g, i, o: None)
+
+
+@_rule("integer_pow")
+def _integer_pow(cts: list, ins: list, outs: list, params: dict) -> list:
+    y = params["y"]
+    if y == 0:
+        return [None]
+    x = ins[0]
+    power = np.ones_like(x) if y == 1 else interpret_rules.RULES["integer_pow"](x, y=y - 1).astype(x.dtype)
+    return [cts[0] * (_const(x, y) * power)]
+
+
+@_rule("convert_element_type")
+def _convert(cts: list, ins: list, outs: list, params: dict) -> list:
+    return [cts[0].astype(ins[0].dtype) if ins[0].dtype in _FLOATS else None]
+
+
+@_rule("select_n")
+def _select_n(cts: list, ins: list, outs: list, params: dict) -> list:
+    which, cases, g = ins[0], ins[1:], cts[0]
+    zero = np.zeros((), g.dtype)
+    picked = [np.where(which == k if which.dtype != np.bool_ else which == bool(k), g, zero) for k in range(len(cases))]
+    return [None] + [_summed_to(p, np.shape(case)) for p, case in zip(picked, cases)]
+
+
+@_rule("reduce_sum")
+def _reduce_sum(cts: list, ins: list, outs: list, params: dict) -> list:
+    x = ins[0]
+    kept = [1 if d in params["axes"] else n for d, n in enumerate(x.shape)]
+    return [np.broadcast_to(cts[0].reshape(kept), x.shape)]
+
+
+def _chooser_share(x: np.ndarray, kept_result: np.ndarray, axes: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """`(indicators, count)`: where `x` equals its max/min reduction over `axes`, and how many do (kept dims)."""
+    indicators = (x == kept_result).astype(x.dtype)
+    return indicators, np.sum(indicators, axis=axes, keepdims=True)
+
+
+@_rule("reduce_max", "reduce_min")
+def _reduce_chooser(cts: list, ins: list, outs: list, params: dict) -> list:
+    # JAX's rule: the result's cotangent shared equally by the elements equal to it.
+    x, axes = ins[0], tuple(params["axes"])
+    kept = [1 if d in axes else n for d, n in enumerate(x.shape)]
+    indicators, count = _chooser_share(x, outs[0].reshape(kept), axes)
+    return [indicators * (cts[0].reshape(kept) / count)]
+
+
+@_rule("broadcast_in_dim")
+def _broadcast_in_dim(cts: list, ins: list, outs: list, params: dict) -> list:
+    x, g = ins[0], cts[0]
+    dims = tuple(params["broadcast_dimensions"])
+    summed = np.sum(g, axis=tuple(d for d in range(g.ndim) if d not in dims)) if g.ndim > len(dims) else g
+    ones = tuple(k for k, n in enumerate(np.shape(x)) if n == 1 and summed.shape[k] != 1)
+    if ones:
+        summed = np.sum(summed, axis=ones, keepdims=True)
+    return [summed.reshape(np.shape(x))]
+
+
+@_rule("reshape", "squeeze")
+def _reshape(cts: list, ins: list, outs: list, params: dict) -> list:
+    return [cts[0].reshape(np.shape(ins[0]))]
+
+
+@_rule("transpose")
+def _transpose(cts: list, ins: list, outs: list, params: dict) -> list:
+    return [np.transpose(cts[0], np.argsort(params["permutation"]))]
+
+
+@_rule("rev")
+def _rev(cts: list, ins: list, outs: list, params: dict) -> list:
+    return [np.flip(cts[0], tuple(params["dimensions"]))]
+
+
+@_rule("slice")
+def _slice(cts: list, ins: list, outs: list, params: dict) -> list:
+    x = ins[0]
+    strides = params["strides"] or (1,) * x.ndim
+    out = np.zeros(x.shape, cts[0].dtype)
+    out[tuple(slice(s, e, k) for s, e, k in zip(params["start_indices"], params["limit_indices"], strides))] = cts[0]
+    return [out]
+
+
+@_rule("concatenate")
+def _concatenate(cts: list, ins: list, outs: list, params: dict) -> list:
+    axis = params["dimension"]
+    bounds = np.cumsum([np.shape(x)[axis] for x in ins])[:-1]
+    return list(np.split(cts[0], bounds, axis=axis))
+
+
+@_rule("pad")
+def _pad(cts: list, ins: list, outs: list, params: dict) -> list:
+    config = params["padding_config"]
+    g = cts[0]
+    inner = g[tuple(slice(low, n - high, interior + 1) for (low, high, interior), n in zip(config, g.shape))]
+    return [inner, np.sum(g) - np.sum(inner)]
+
+
+def _window(x_shape: tuple, starts: list, sizes: tuple) -> tuple:
+    """The slices of a dynamic slice's window, its starts clamped as XLA's."""
+    clamped = [min(max(int(s), 0), n - k) for s, n, k in zip(starts, x_shape, sizes)]
+    return tuple(slice(s, s + k) for s, k in zip(clamped, sizes))
+
+
+@_rule("dynamic_slice")
+def _dynamic_slice(cts: list, ins: list, outs: list, params: dict) -> list:
+    x = ins[0]
+    out = np.zeros(x.shape, cts[0].dtype)
+    out[_window(x.shape, ins[1:], tuple(params["slice_sizes"]))] = cts[0]
+    return [out] + [None] * (len(ins) - 1)
+
+
+@_rule("dynamic_update_slice")
+def _dynamic_update_slice(cts: list, ins: list, outs: list, params: dict) -> list:
+    x, update, g = ins[0], ins[1], cts[0]
+    window = _window(x.shape, ins[2:], update.shape)
+    operand = np.array(g)
+    operand[window] = 0
+    return [operand, g[window]] + [None] * (len(ins) - 2)
+
+
+@_rule("stack")
+def _stack(cts: list, ins: list, outs: list, params: dict) -> list:
+    return [np.take(cts[0], k, axis=params["axis"]) for k in range(len(ins))]
+
+
+def _filled(cts: list, outs: list) -> list:
+    return [np.zeros(np.shape(o), o.dtype) if g is None else g for g, o in zip(cts, outs)]
+
+
+@_rule("unstack")
+def _unstack(cts: list, ins: list, outs: list, params: dict) -> list:
+    return [np.stack(_filled(cts, outs), axis=params["axis"])]
+
+
+@_rule("split")
+def _split(cts: list, ins: list, outs: list, params: dict) -> list:
+    return [np.concatenate(_filled(cts, outs), axis=params["axis"])]
+
+
+@_rule("cumsum")
+def _cumsum(cts: list, ins: list, outs: list, params: dict) -> list:
+    axis, g = params["axis"], cts[0]
+    if params["reverse"]:
+        return [np.cumsum(g, axis=axis, dtype=g.dtype)]
+    return [np.flip(np.cumsum(np.flip(g, axis), axis=axis, dtype=g.dtype), axis)]
+
+
+@_rule("gather")
+def _gather(cts: list, ins: list, outs: list, params: dict) -> list:
+    # JAX's transpose: a scatter-add of the cotangent into zeros, with the gather's dimension numbers.
+    operand, indices = ins
+    numbers = params["dimension_numbers"]
+    scatter_numbers = jax.lax.ScatterDimensionNumbers(
+        update_window_dims=tuple(numbers.offset_dims),
+        inserted_window_dims=tuple(numbers.collapsed_slice_dims),
+        scatter_dims_to_operand_dims=tuple(numbers.start_index_map),
+        operand_batching_dims=tuple(numbers.operand_batching_dims),
+        scatter_indices_batching_dims=tuple(numbers.start_indices_batching_dims),
+    )
+    zeros = np.zeros(operand.shape, cts[0].dtype)
+    scatter_add = interpret_rules.RULES["scatter-add"]
+    return [scatter_add(zeros, indices, cts[0], dimension_numbers=scatter_numbers, mode=params["mode"]), None]
+
+
+@_rule("dot_general")
+def _dot_general(cts: list, ins: list, outs: list, params: dict) -> list:
+    lhs, rhs = ins
+    g = cts[0]
+    (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = params["dimension_numbers"]
+    if lhs.ndim == 2 and rhs.ndim == 2 and len(lhs_contract) == 1 and not lhs_batch:
+        # a matrix product (either operand transposed), without einsum's overhead
+        a = lhs if lhs_contract[0] == 1 else lhs.T
+        b = rhs if rhs_contract[0] == 0 else rhs.T
+        d_a, d_b = g @ b.T, a.T @ g
+        return [d_a if lhs_contract[0] == 1 else d_a.T, d_b if rhs_contract[0] == 0 else d_b.T]
+    n_batch = len(lhs_batch)
+    if (
+        lhs.ndim == rhs.ndim == n_batch + 2
+        and tuple(lhs_batch) == tuple(rhs_batch) == tuple(range(n_batch))
+        and tuple(lhs_contract) == (n_batch + 1,)
+        and tuple(rhs_contract) == (n_batch,)
+    ):  # a batch of matrix products
+        return [g @ np.swapaxes(rhs, -1, -2), np.swapaxes(lhs, -1, -2) @ g]
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    lhs_labels = [next(letters) for _ in range(lhs.ndim)]
+    rhs_labels = [""] * rhs.ndim
+    for l_dim, r_dim in zip((*lhs_contract, *lhs_batch), (*rhs_contract, *rhs_batch)):
+        rhs_labels[r_dim] = lhs_labels[l_dim]
+    rhs_labels = [label or next(letters) for label in rhs_labels]
+    out_labels = (
+        [lhs_labels[d] for d in lhs_batch]
+        + [lhs_labels[d] for d in range(lhs.ndim) if d not in lhs_contract and d not in lhs_batch]
+        + [rhs_labels[d] for d in range(rhs.ndim) if d not in rhs_contract and d not in rhs_batch]
+    )
+    out_s, lhs_s, rhs_s = "".join(out_labels), "".join(lhs_labels), "".join(rhs_labels)
+    d_lhs = np.einsum(f"{out_s},{rhs_s}->{lhs_s}", g, rhs, optimize=["einsum_path", (0, 1)])
+    d_rhs = np.einsum(f"{out_s},{lhs_s}->{rhs_s}", g, lhs, optimize=["einsum_path", (0, 1)])
+    return [d_lhs, d_rhs]
+
+
+def _relu(cts: list, ins: list, outs: list, params: dict) -> list:
+    # jax.nn.relu's own derivative: 0 at 0.
+    return [np.where(ins[0] > 0, cts[0], np.zeros((), cts[0].dtype))]
+
+
+def _abs_real(cts: list, ins: list, outs: list, params: dict) -> list:
+    # TF's gradient of |x| (`math_kernels._abs_real`): sign(x), 0 at 0.
+    return [np.sign(ins[0]) * cts[0]]
+
+
+def _chooser_float(cts: list, ins: list, outs: list, params: dict) -> list:
+    # TF's MinOrMaxGrad (`math_kernels._chooser_float`): NaN where no element equals the result (a NaN).
+    axes = params["reduced_axes"]
+    x = ins[0]
+    kept_shape = [1 if d in axes else n for d, n in enumerate(x.shape)]
+    indicators, count = _chooser_share(x, outs[0].reshape(kept_shape), axes)
+    share = np.where(count > 0, indicators / np.maximum(count, _const(count, 1)), _const(x, np.nan))
+    return [share * cts[0].reshape(kept_shape)]
+
+
+def _sqrt_tf(cts: list, ins: list, outs: list, params: dict) -> list:
+    # TF's SqrtGrad (`math_kernels._sqrt_reverse`): a zero upstream gives zero, even where 0.5 / y is not finite.
+    g, y = cts[0], outs[0]
+    return [np.where(g == 0, np.zeros((), g.dtype), g * _const(y, 0.5) / y)]
+
+
+def _elu_tf(cts: list, ins: list, outs: list, params: dict) -> list:
+    # TF's EluGrad (`nn_ops._elu_impl`), from the outputs: y + 1 below 0, else 1.
+    y = outs[0]
+    return [np.where(y < 0, y + _const(y, 1), _const(y, 1)) * cts[0]]
+
+
+def _selu_tf(cts: list, ins: list, outs: list, params: dict) -> list:
+    # TF's SeluGrad (`nn_ops._selu_impl`), from the outputs.
+    y = outs[0]
+    slope = np.where(y < 0, y + _const(y, nn_ops.SELU_SCALE_ALPHA), _const(y, nn_ops.SELU_SCALE))
+    return [slope * cts[0]]
+
+
+def _pow_tf(cts: list, ins: list, outs: list, params: dict) -> list:
+    # TF's PowGrad (`math_kernels._pow_inexact`): y * x^(y - 1) for x; z * log(x) for y where x > 0, else 0.
+    x, y = ins
+    z, g = outs[0], cts[0]
+    positive = x > 0
+    log_x = np.where(positive, np.log(np.where(positive, x, _const(x, 1))), _const(x, 0))
+    power = interpret_rules.RULES["pow"](x, y - _const(y, 1)).astype(z.dtype)
+    return [_summed_to((y * power) * g, x.shape), _summed_to((z * log_x) * g, np.shape(y))]
+
+
+def _source_of(fun: Any) -> str:
+    """A function's source as a jaxpr's debug info gives it (`name at file:line`)."""
+    fun = getattr(fun, "__wrapped__", fun)  # (jax.nn.relu is a jitted function)
+    code = fun.__code__
+    return f"{fun.__name__} at {code.co_filename}:{code.co_firstlineno}"
+
+
+_CUSTOM: dict[str, Rule] = {
+    _source_of(jax.nn.relu.fun): _relu,  # type: ignore[attr-defined]
+    _source_of(math_kernels._abs_real.fun): _abs_real,
+    _source_of(math_kernels._chooser_float.fun): _chooser_float,
+    _source_of(math_kernels._sqrt_reverse.fun): _sqrt_tf,
+    _source_of(math_kernels._pow_inexact.fun): _pow_tf,
+    _source_of(nn_ops._elu_impl.fun): _elu_tf,
+    _source_of(nn_ops._selu_impl.fun): _selu_tf,
+}
+"""The custom-JVP functions whose derivative has a rule here, by their source (`_source_of`)."""
+
+
+_CUSTOM_READS: dict[Rule, str] = {
+    _chooser_float: "both",
+    _sqrt_tf: "outs",
+    _pow_tf: "both",
+    _elu_tf: "outs",
+    _selu_tf: "outs",
+}
+
+
+def _custom_rule(eqn: Any, called: jax_core.ClosedJaxpr) -> tuple[Rule, dict, str]:
+    """The rule of a custom-JVP call (computing `called`), its parameters and what it reads (`_READS`); raises
+    `_Unsupported` for a function not in `_CUSTOM`."""
+    debug = getattr(called.jaxpr, "debug_info", None)
+    rule = _CUSTOM.get(getattr(debug, "func_src_info", None) or "")
+    if rule is None or eqn.params.get("num_consts", 0):
+        raise _Unsupported
+    params: dict = {}
+    if rule is _chooser_float:
+        reductions = [e for e in called.jaxpr.eqns if e.primitive.name in ("reduce_max", "reduce_min")]
+        if len(reductions) != 1:
+            raise _Unsupported
+        params["reduced_axes"] = tuple(reductions[0].params["axes"])
+    return rule, params, _CUSTOM_READS.get(rule, "ins")
+
+
+def _check_dtype(var: Any) -> bool:
+    """Whether a value is a real float (differentiated), raising `_Unsupported` for dtypes other than those and
+    integers or booleans."""
+    dtype = np.dtype(getattr(var.aval, "dtype", None))
+    if dtype in _FLOATS:
+        return True
+    if dtype in _OTHERS:
+        return False
+    raise _Unsupported
+
+
+class _Aval:
+    """A value's stand-in where the backward rules read only its shape and dtype (its forward step is skipped)."""
+
+    __slots__ = ("shape", "dtype", "ndim")
+
+    def __init__(self, aval: Any) -> None:
+        self.shape = tuple(aval.shape)
+        self.dtype = np.dtype(aval.dtype)
+        self.ndim = len(self.shape)
+
+
+class _Plan:
+    """A forward jaxpr lowered for its VJP: forward steps over numbered slots (calls inlined), each with its
+    backward rule; called with the forward inputs and the given outputs' cotangents, it returns the floating
+    inputs' cotangents. Only the forward steps whose values a backward rule reads run (`_READS`); the others'
+    values are `_Aval` stand-ins."""
+
+    __slots__ = ("template", "in_slots", "steps", "forward", "seeds", "results", "float_slots")
+
+    def __init__(self, closed: jax_core.ClosedJaxpr, given: Sequence[bool]) -> None:
+        self.template: list = []
+        self.steps: list = []
+        self.float_slots: set[int] = set()
+        self.in_slots = [self._new(var) for var in closed.jaxpr.invars]
+        outs = self._inline(closed, self.in_slots)
+        self.seeds = [slot for slot, has in zip(outs, given) if has]
+        self.results = [slot for slot, var in zip(self.in_slots, closed.jaxpr.invars) if _check_dtype(var)]
+        needed: set[int] = set()
+        for _, _, ins, outs_, _, _, rule, _, reads in self.steps:
+            if rule is not None:
+                needed.update(ins if reads == "ins" else outs_ if reads == "outs" else () if reads == "none" else ())
+                if reads == "both":
+                    needed.update(ins)
+                    needed.update(outs_)
+        forward = []
+        for step in reversed(self.steps):
+            if any(slot in needed for slot in step[3]):
+                forward.append(step[:6])
+                needed.update(step[2])
+        self.forward = forward[::-1]
+
+    def _new(self, var: Any) -> int:
+        if _check_dtype(var):
+            self.float_slots.add(len(self.template))
+        self.template.append(_Aval(var.aval))
+        return len(self.template) - 1
+
+    def _fixed(self, value: Any) -> int:
+        self.template.append(value)
+        return len(self.template) - 1
+
+    def _inline(self, closed: jax_core.ClosedJaxpr, arg_slots: list) -> list:
+        """Appends the steps of `closed` (called on `arg_slots`); returns its outputs' slots."""
+        jaxpr = closed.jaxpr
+        if jaxpr.effects:
+            raise _Unsupported
+        slots: dict = dict(zip(jaxpr.invars, arg_slots))
+        for var, const in zip(jaxpr.constvars, closed.consts):
+            _check_dtype(var)
+            slots[var] = self._fixed(flush_subnormals(np.asarray(const)))
+
+        def slot_of(var: Any) -> int:
+            if isinstance(var, jax_core.Literal):
+                return self._fixed(np.asarray(var.val, dtype=getattr(var.aval, "dtype", None)))
+            return slots[var]
+
+        for eqn in jaxpr.eqns:
+            ins = [slot_of(var) for var in eqn.invars]
+            name = eqn.primitive.name
+            called = interpret.called_jaxpr(eqn)
+            custom = name in ("custom_jvp_call", "custom_vjp_call")
+            if called is not None and not custom:
+                if name not in ("pjit", "jit", "closed_call", "core_call"):
+                    raise _Unsupported  # (a custom VJP, a remat)
+                for var, slot in zip(eqn.outvars, self._inline(called, ins)):
+                    slots[var] = slot
+                continue
+            outs = [self._new(var) for var in eqn.outvars]
+            for var, slot in zip(eqn.outvars, outs):
+                slots[var] = slot
+            for var in eqn.invars:
+                _check_dtype(var)
+            differentiable = any(slot in self.float_slots for slot in outs)
+            if called is not None:  # (a custom JVP or VJP call)
+                rule, rule_params, reads = _custom_rule(eqn, called)
+                if not interpret.supported(called):
+                    raise _Unsupported
+            else:
+                rule = _RULES.get(name)  # type: ignore[assignment]
+                if (rule is None and differentiable) or name not in interpret_rules.RULES:
+                    raise _Unsupported
+                applies = _APPLIES.get(name)
+                if applies is not None and differentiable and not applies(eqn):
+                    raise _Unsupported
+                check = interpret_rules.SUPPORTED.get(name)
+                if check is not None and not check(eqn.params):
+                    raise _Unsupported
+                rule_params, reads = eqn.params, _READS.get(name, "both")
+            run, params, _ = interpret.lowered(eqn)
+            out_dtypes = [np.dtype(var.aval.dtype) for var in eqn.outvars]
+            flush = name in interpret.MAKE_SUBNORMALS or custom
+            self.steps.append(
+                (run, params, ins, outs, out_dtypes, flush, rule if differentiable else None, rule_params, reads)
+            )
+        return [slot_of(var) for var in jaxpr.outvars]
+
+    def __call__(self, args: list, budget: interpret.Budget) -> list:
+        env = list(self.template)
+        n_inputs = len(self.in_slots)
+        for index, value in zip(self.in_slots, args[:n_inputs]):
+            env[index] = value
+        for run, params, ins, outs, out_dtypes, flush in self.forward:
+            values = run([env[k] for k in ins], params, budget)
+            for index, value, dtype in zip(outs, values, out_dtypes):
+                value = np.asarray(value)
+                if value.dtype != dtype:
+                    value = value.astype(dtype)
+                env[index] = flush_subnormals(value) if flush and dtype.kind == "f" else value
+        cotangents: dict[int, np.ndarray] = {}
+        for slot, seed in zip(self.seeds, args[n_inputs:]):
+            _accumulate(cotangents, slot, np.asarray(seed), env[slot])
+        float_slots = self.float_slots
+        for _, _, ins, outs, _, _, rule, rule_params, _ in reversed(self.steps):
+            if rule is None:
+                continue
+            if len(outs) == 1:
+                g = cotangents.get(outs[0])
+                if g is None:
+                    continue
+                grads = rule([g], [env[k] for k in ins], [env[outs[0]]], rule_params)
+            else:
+                cts = [cotangents.get(k) for k in outs]
+                if all(g is None for g in cts):
+                    continue
+                grads = rule(cts, [env[k] for k in ins], [env[k] for k in outs], rule_params)
+            for slot, grad in zip(ins, grads):
+                if grad is not None and slot in float_slots:
+                    _accumulate(cotangents, slot, grad, env[slot])
+        results = []
+        for slot in self.results:
+            total = cotangents.get(slot)
+            if total is None:
+                total = np.zeros(env[slot].shape, env[slot].dtype)
+            elif not total.flags.c_contiguous:  # (a broadcast view)
+                total = np.array(total, order="C")
+            results.append(total)
+        return results
+
+
+def _accumulate(cotangents: dict, slot: int, grad: np.ndarray, primal: np.ndarray) -> None:
+    """Adds a cotangent (cast to its primal's dtype and flushed, as XLA's) to a slot's total."""
+    if grad.dtype != primal.dtype:
+        grad = grad.astype(primal.dtype)
+    previous = cotangents.get(slot)
+    cotangents[slot] = flush_subnormals(grad if previous is None else previous + grad)
+
+
+def _called(eqn: Any) -> list | None:
+    called = interpret.called_jaxpr(eqn)
+    return None if called is None else [called]
+
+
+_WORK_FACTOR = 3
+"""A VJP's work against its forward's: the forward again, and about twice that backward."""
+
+
+def program(forward: Any, inputs: Sequence[Any], given: Sequence[bool]) -> interpret.Prepared | None:
+    """The host program of a VJP kernel's signature, `(inputs, cotangents) -> {position: input cotangent}` over
+    the floating inputs, from the op's forward kernel (`forward`, a jitted function whose trace for `inputs`
+    JAX has cached), or None where it does not qualify (the VJP is traced as before).
+
+    Args:
+      forward: the op's jitted kernel (`registry._Kernel.jitted`): `forward(*inputs)` returns its outputs.
+      inputs: the forward inputs (host or device arrays).
+      given: which of the forward's outputs get a cotangent.
+    """
+    if not interpret.enabled():
+        return None
+    try:
+        closed = forward.trace(*inputs).jaxpr
+    except Exception:  # noqa: BLE001 - the forward kernel's own trace fails: the VJP kernel raises as before
+        return None
+    jaxpr = closed.jaxpr
+    if len(jaxpr.invars) != len(inputs) or len(jaxpr.outvars) != len(given):
+        return None
+    work = compile_tiers.produced_elements(closed) * _WORK_FACTOR
+    products = interpret_cost.program_multiply_adds(closed, _called) * _WORK_FACTOR
+    if work > interpret_cost.HOST_ELEMENTS or products > interpret_cost.HOST_MULTIPLY_ADDS:
+        return None
+    try:
+        plan = _Plan(closed, given)
+    except (_Unsupported, KeyError):
+        return None
+    in_avals = [var.aval for var in jaxpr.invars] + [var.aval for var, has in zip(jaxpr.outvars, given) if has]
+    floating = [k for k, var in enumerate(jaxpr.invars) if np.dtype(var.aval.dtype) in _FLOATS]
+    out_tree = jax.tree.structure({k: 0 for k in floating})
+    stats["host_vjp_plans"] += 1
+    return interpret.Prepared.of_plan(plan, work, in_avals, out_tree)  # type: ignore[arg-type]
