@@ -259,3 +259,23 @@ def test_rules_of_primitives_the_ops_rarely_make_give_jax_vjps_values(name):
     assert sorted(got) == floating
     for position in floating:
         np.testing.assert_allclose(got[position], np.asarray(expected[position]), rtol=2e-6, atol=2e-6)
+
+
+def test_a_quotients_divisor_cotangent_does_not_overflow_where_jaxs_does_not():
+    """JAX's order, `-((g / y**2) * x)`: `g * x` (1e40) never forms. Found by review: it gave -inf."""
+    fn, inputs = (lambda x, y: (x / y,)), [np.array([1e20, 3.0], np.float32), np.array([1e10, 2.0], np.float32)]
+    cotangent = np.array([1e20, 1.0], np.float32)
+    program = host_vjp.program(jax.jit(fn), inputs, (True,))
+    with interpret.host_errors_ignored():
+        got = program((inputs, [cotangent]), inputs + [cotangent], host=True)
+    np.testing.assert_allclose(got[1], [-1e20, -0.75], rtol=1e-6)
+
+
+def test_a_kernel_with_random_keys_inside_is_traced_as_before():
+    """A key's dtype is none NumPy has (`key<fry>`): the kernel does not qualify (it raised a TypeError)."""
+    for n in (3, 5):  # (the second size runs per op)
+        x = tapeshim.Variable(np.ones((2, n, 4, 1), np.float32))
+        with tapeshim.GradientTape() as tape:
+            y = tapeshim.image.stateless_random_flip_left_right(x * 2.0, seed=(1, 2))
+            loss = tapeshim.reduce_sum(y * y)
+        assert float(tapeshim.reduce_sum(tape.gradient(loss, x))) == 64.0 * n

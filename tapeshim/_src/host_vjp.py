@@ -112,6 +112,11 @@ def _const(x: np.ndarray, value: float) -> np.ndarray:
     return np.asarray(value, dtype=x.dtype)
 
 
+def _tanh_cotangent(scaled: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """JAX's tanh VJP from `scaled = g * (1 - y)`: `scaled + scaled * y`."""
+    return scaled + scaled * y
+
+
 def _balanced_eq(x: np.ndarray, z: np.ndarray, y: np.ndarray) -> np.ndarray:
     """JAX's max/min derivative: 1 where x is the result, a half where y ties with it, else 0."""
     return np.where(x == z, np.where(y == z, _const(z, 0.5), _const(z, 1)), _const(z, 0))
@@ -122,7 +127,8 @@ _elementwise("add", lambda g, i, o: g, lambda g, i, o: g)
 _elementwise("add_any", lambda g, i, o: g, lambda g, i, o: g)
 _elementwise("sub", lambda g, i, o: g, lambda g, i, o: -g)
 _elementwise("mul", lambda g, i, o: g * i[1], lambda g, i, o: i[0] * g)
-_elementwise("div", lambda g, i, o: g / i[1], lambda g, i, o: (-g * i[0]) * np.reciprocal(i[1] * i[1]))
+# (each in the order of JAX's transposed JVP: `g * x` never forms, so no overflow JAX's VJP would not have)
+_elementwise("div", lambda g, i, o: g / i[1], lambda g, i, o: -((g * np.reciprocal(i[1] * i[1])) * i[0]))
 _elementwise(
     "max", lambda g, i, o: g * _balanced_eq(i[0], o[0], i[1]), lambda g, i, o: g * _balanced_eq(i[1], o[0], i[0])
 )
@@ -133,7 +139,7 @@ _elementwise("exp", lambda g, i, o: g * o[0])
 _elementwise("expm1", lambda g, i, o: g * (o[0] + _const(o[0], 1)))
 _elementwise("log", lambda g, i, o: g / i[0])
 _elementwise("log1p", lambda g, i, o: g / (i[0] + _const(i[0], 1)))
-_elementwise("tanh", lambda g, i, o: (g + g * o[0]) * (_const(o[0], 1) - o[0]))
+_elementwise("tanh", lambda g, i, o: _tanh_cotangent(g * (_const(o[0], 1) - o[0]), o[0]))
 _elementwise("logistic", lambda g, i, o: g * (o[0] * (_const(o[0], 1) - o[0])))
 _elementwise("sin", lambda g, i, o: g * np.cos(i[0]))
 _elementwise("cos", lambda g, i, o: -(g * np.sin(i[0])))
@@ -441,7 +447,10 @@ def _custom_rule(eqn: Any, called: jax_core.ClosedJaxpr) -> tuple[Rule, dict, st
 def _check_dtype(var: Any) -> bool:
     """Whether a value is a real float (differentiated), raising `_Unsupported` for dtypes other than those and
     integers or booleans."""
-    dtype = np.dtype(getattr(var.aval, "dtype", None))
+    try:
+        dtype = np.dtype(var.aval.dtype)
+    except (AttributeError, TypeError):  # (no dtype, or one NumPy has not: a random key)
+        raise _Unsupported from None
     if dtype in _FLOATS:
         return True
     if dtype in _OTHERS:
@@ -634,13 +643,15 @@ def program(forward: Any, inputs: Sequence[Any], given: Sequence[bool]) -> inter
     jaxpr = closed.jaxpr
     if len(jaxpr.invars) != len(inputs) or len(jaxpr.outvars) != len(given):
         return None
+    if any(getattr(var.aval, "weak_type", False) for var in jaxpr.invars):
+        return None  # (a weak input's cotangent is weak: NumPy's results are never weak)
     work = compile_tiers.produced_elements(closed) * _WORK_FACTOR
     products = interpret_cost.program_multiply_adds(closed, _called) * _WORK_FACTOR
     if work > interpret_cost.HOST_ELEMENTS or products > interpret_cost.HOST_MULTIPLY_ADDS:
         return None
     try:
         plan = _Plan(closed, given)
-    except (_Unsupported, KeyError):
+    except Exception:  # noqa: BLE001 - `_Unsupported`, or parameters a rule's lowering does not know: traced
         return None
     in_avals = [var.aval for var in jaxpr.invars] + [var.aval for var, has in zip(jaxpr.outvars, given) if has]
     floating = [k for k, var in enumerate(jaxpr.invars) if np.dtype(var.aval.dtype) in _FLOATS]
