@@ -86,6 +86,16 @@ OPS = {
     "pad": (lambda a: tapeshim.pad(a, [[1, 2], [0, 1]], constant_values=0.5), (_f32(4, 3),)),
     "gather": (lambda a: tapeshim.gather(a, tapeshim.constant([0, 2, 2])), (_f32(4, 3),)),
     "gather_axis1": (lambda a: tapeshim.gather(a, tapeshim.constant([[1, 0], [2, 2]]), axis=1), (_f32(4, 3),)),
+    "segment_sum": (lambda a: tapeshim.math.segment_sum(a, tapeshim.constant([0, 0, 1, 3])), (_f32(4, 3),)),
+    "unsorted_segment_sum_dropped": (
+        lambda a: tapeshim.math.unsorted_segment_sum(a, tapeshim.constant([0, 2, -1, 2]), 3),
+        (_f32(4, 3),),
+    ),
+    "tensor_scatter_nd_add": (
+        lambda a, b: tapeshim.tensor_scatter_nd_add(a, tapeshim.constant([[1], [3], [1]]), b),
+        (_f32(4, 3), _f32(3, 3)),
+    ),
+    "top_k": (lambda a: tapeshim.math.top_k(a, 2).values, (_tied(3, 5),)),
     "cumsum": (lambda a: tapeshim.math.cumsum(a, axis=1), (_f32(4, 3),)),
     "cumsum_reverse": (lambda a: tapeshim.math.cumsum(a, axis=0, reverse=True, exclusive=True), (_f32(4, 3),)),
     "clip": (lambda a: tapeshim.clip_by_value(a, -0.5, 0.5), (_tied(4, 3) * 0.5,)),
@@ -135,7 +145,7 @@ def test_each_rule_gives_jax_vjps_values(name):
         if kernel is None:
             continue
         inputs = [np.asarray(t.value) for t in node.inputs]  # (a lazy input forced)
-        outputs = kernel.fn(*inputs)
+        outputs = jax.jit(kernel.fn)(*inputs)
         if not any(np.issubdtype(np.asarray(o).dtype, np.floating) for o in outputs):
             continue
         given = tuple(np.issubdtype(np.asarray(o).dtype, np.floating) for o in outputs)
@@ -160,7 +170,8 @@ def test_each_rule_gives_jax_vjps_values(name):
 
 
 def _first_steps(tf):
-    """First gradients of structures never seen before: a classifier, a recurrence and an indexing loss."""
+    """First gradients of structures never seen before: a classifier, a recurrence with an indexing loss, and
+    segment sums under a top-k."""
     rng = np.random.default_rng(12)
     w1 = tf.Variable((rng.normal(size=(6, 9)) * 0.4).astype(np.float32))
     w2 = tf.Variable((rng.normal(size=(9, 4)) * 0.4).astype(np.float32))
@@ -181,6 +192,10 @@ def _first_steps(tf):
         probs = tf.nn.softmax(state)
         loss = -tf.math.log(probs[1, 2]) + tf.reduce_sum(tf.stack([state[0, 0], state[1, 3]]))
     out.append(tape.gradient(loss, [w2]))
+    with tf.GradientTape() as tape:
+        rows = tf.math.unsorted_segment_sum(tf.matmul(x, w1), tf.constant([0, 2, 1, 2, 0, 1, 2]), 3)
+        loss = tf.reduce_sum(tf.math.top_k(rows, 2).values * tf.constant([1.0, -0.5]))
+    out.append(tape.gradient(loss, [w1]))
     return out
 
 

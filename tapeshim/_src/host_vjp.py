@@ -61,11 +61,11 @@ _READS: dict[str, str] = {
     **dict.fromkeys(
         (
             "mul", "div", "log", "log1p", "sin", "cos", "square", "abs", "integer_pow", "select_n", "gather",
-            "dynamic_slice", "dynamic_update_slice", "dot_general",
+            "dynamic_slice", "dynamic_update_slice", "dot_general", "scatter-add", "scatter_add",
         ),
         "ins",
     ),
-    **dict.fromkeys(("exp", "expm1", "tanh", "logistic"), "outs"),
+    **dict.fromkeys(("exp", "expm1", "tanh", "logistic", "top_k"), "outs"),
 }  # fmt: skip
 """Which of an equation's values its rule reads: "none" (shapes and dtypes only), "ins", "outs"; "both" for
 the others. A forward step runs only where a rule reads its values (`_Plan`)."""
@@ -313,6 +313,42 @@ def _gather(cts: list, ins: list, outs: list, params: dict) -> list:
     zeros = np.zeros(operand.shape, cts[0].dtype)
     scatter_add = interpret_rules.RULES["scatter-add"]
     return [scatter_add(zeros, indices, cts[0], dimension_numbers=scatter_numbers, mode=params["mode"]), None]
+
+
+@_rule("scatter-add", "scatter_add")
+def _scatter_add(cts: list, ins: list, outs: list, params: dict) -> list:
+    # JAX's transpose: the operand's cotangent is the output's; the updates' a gather of it at the indices.
+    operand, indices, updates = ins
+    g = cts[0]
+    numbers = params["dimension_numbers"]
+    window_dims = tuple(numbers.update_window_dims)
+    inserted = tuple(numbers.inserted_window_dims)
+    operand_batch = tuple(numbers.operand_batching_dims)
+    gather_numbers = jax.lax.GatherDimensionNumbers(
+        offset_dims=window_dims,
+        collapsed_slice_dims=inserted,
+        start_index_map=tuple(numbers.scatter_dims_to_operand_dims),
+        operand_batching_dims=operand_batch,
+        start_indices_batching_dims=tuple(numbers.scatter_indices_batching_dims),
+    )
+    windows = iter(window_dims)
+    slice_sizes = tuple(
+        1 if d in inserted or d in operand_batch else updates.shape[next(windows)] for d in range(g.ndim)
+    )
+    gather = interpret_rules.RULES["gather"]
+    picked = gather(
+        g, indices, dimension_numbers=gather_numbers, slice_sizes=slice_sizes, mode=params["mode"], fill_value=0
+    )
+    return [g, None, picked]
+
+
+@_rule("top_k")
+def _top_k(cts: list, ins: list, outs: list, params: dict) -> list:
+    # The values' cotangent placed at their indices (distinct along the axis), zeros elsewhere.
+    x, axis = ins[0], params.get("axis", -1)
+    out = np.zeros(x.shape, cts[0].dtype)
+    np.put_along_axis(out, outs[1].astype(np.int64), cts[0], axis=axis)
+    return [out]
 
 
 @_rule("dot_general")
