@@ -3,18 +3,19 @@
 The per-op tier differentiates a new structure op by op: each op's VJP kernel (`replay_eager`) is a
 `jax.vjp` of the op's kernel, and its first calls run on the host from that VJP's trace (`interpret`). The
 trace is what costs: JAX linearizes and transposes the op's Python at 100-300 us per equation, 5-20 ms for a
-softmax cross-entropy, a third to a half of a first training step's time. The op's forward jaxpr is at hand
+softmax cross-entropy, a quarter to a half of a first training step's time. The op's forward jaxpr is at hand
 (its forward kernel ran on the host from it a moment before, and JAX caches it), so here the VJP is computed
-from it directly: the forward equations run with the interpreter's NumPy rules, keeping every value, then a
-NumPy rule per primitive (`_RULES`) takes each equation's output cotangents back to its inputs, as JAX's
-transpose rules do. Building that plan costs about as much as one host call.
+from it directly: the forward equations whose values a backward rule reads (`_READS`) run with the
+interpreter's NumPy rules, then a NumPy rule per primitive (`_RULES`) takes each equation's output cotangents
+back to its inputs, as JAX's transpose rules do. Building that plan costs 0.2-0.8 ms.
 
-A kernel qualifies only where every equation it runs has a rule here (calls are inlined; custom-JVP
-functions qualify by identity, `_CUSTOM`, their rule being TF's gradient they define) and every value is a
-real float of 32 or 64 bits, an integer or a boolean: anything else (complex numbers, custom VJPs, loops,
-convolutions, runtime checks) is traced as before. Only a signature's host calls come from here; when they
-have paid for its compile (`kernel_calls.host_calls_before_compile`), the VJP is traced and compiled as before.
-Values follow the compiled VJP's formulas (so its rounding, to the last bits), subnormals flushed as XLA's.
+A kernel qualifies only where every equation it runs has a rule here (calls are inlined; custom-JVP and
+custom-VJP functions qualify by identity, `_CUSTOM`, each rule the derivative the function defines: JAX's
+relu, tapeshim's TF gradients) and every value is a real float of 32 or 64 bits, an integer or a boolean:
+anything else (complex numbers, random keys, other custom derivatives, loops, convolutions, runtime checks) is
+traced as before. Only a signature's first host calls come from here (`kernel_calls.UNTRACED_CALLS`); the VJP
+is then traced, and compiles as before. Values follow JAX's VJP formulas in their order of operations (so the
+compiled VJP's rounding, to the last bits), subnormals flushed as XLA's.
 """
 
 from __future__ import annotations
@@ -452,7 +453,7 @@ _CUSTOM: dict[str, Rule] = {
     _source_of(nn_ops._elu_impl.fun): _elu_tf,
     _source_of(nn_ops._selu_impl.fun): _selu_tf,
 }
-"""The custom-JVP functions whose derivative has a rule here, by their source (`_source_of`)."""
+"""The custom-JVP and custom-VJP functions whose derivative has a rule here, by their source (`_source_of`)."""
 
 
 _CUSTOM_READS: dict[Rule, str] = {
@@ -465,8 +466,8 @@ _CUSTOM_READS: dict[Rule, str] = {
 
 
 def _custom_rule(eqn: Any, called: jax_core.ClosedJaxpr) -> tuple[Rule, dict, str]:
-    """The rule of a custom-JVP call (computing `called`), its parameters and what it reads (`_READS`); raises
-    `_Unsupported` for a function not in `_CUSTOM`."""
+    """The rule of a custom-JVP or custom-VJP call (computing `called`), its parameters and what it reads
+    (`_READS`); raises `_Unsupported` for a function not in `_CUSTOM`."""
     debug = getattr(called.jaxpr, "debug_info", None)
     rule = _CUSTOM.get(getattr(debug, "func_src_info", None) or "")
     if rule is None or eqn.params.get("num_consts", 0):
@@ -521,14 +522,13 @@ class _Plan:
         outs = self._inline(closed, self.in_slots)
         self.seeds = [slot for slot, has in zip(outs, given) if has]
         self.results = [slot for slot, var in zip(self.in_slots, closed.jaxpr.invars) if _check_dtype(var)]
-        needed: set[int] = set()
-        for _, _, ins, outs_, _, _, rule, _, reads in self.steps:
-            if rule is not None:
-                needed.update(ins if reads == "ins" else outs_ if reads == "outs" else () if reads == "none" else ())
-                if reads == "both":
-                    needed.update(ins)
-                    needed.update(outs_)
-        forward = []
+        needed: set[int] = set()  # the slots whose values a backward rule reads
+        for _, _, step_ins, step_outs, _, _, rule, _, reads in self.steps:
+            if rule is not None and reads in ("ins", "both"):
+                needed.update(step_ins)
+            if rule is not None and reads in ("outs", "both"):
+                needed.update(step_outs)
+        forward = []  # the steps that compute them
         for step in reversed(self.steps):
             if any(slot in needed for slot in step[3]):
                 forward.append(step[:6])
