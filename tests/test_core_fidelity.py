@@ -541,6 +541,17 @@ def test_mixed_operands_convert_in_each_wrappers_order_as_tf(body):
         raising(lambda tf: tf.raw_ops.RealDiv(x=tf.constant(["a"]), y=tf.constant(["b"]))),
         raising(lambda tf: tf.realdiv(tf.ones([2]), tf.ones([3]))),
         lambda tf: _flat(tf.realdiv(tf.ragged.constant([[1.0], [2.0, 3.0]]), tf.constant(2.0))),
+        # RealDiv checks T (the first input's dtype), then finds its kernel, then compares the inputs' dtypes;
+        # inside a function TF's graph finds no kernel when it runs (InvalidArgumentError)
+        raising(lambda tf: tf.realdiv(tf.constant([1, 2]), tf.constant([True, False]))),
+        raising(lambda tf: tf.realdiv(tf.constant([True, False]), tf.constant([1, 2]))),
+        raising(lambda tf: tf.function(tf.realdiv)(tf.constant([1, 2]), tf.constant([3, 4]))),
+        # divide_no_nan of ragged operands, as TF's dispatch
+        lambda tf: _flat(
+            tf.math.divide_no_nan(tf.ragged.constant([[1.0, 2.0], [3.0]]), tf.ragged.constant([[0.0, 2.0], [3.0]]))
+        ),
+        lambda tf: _flat(tf.math.divide_no_nan(tf.ragged.constant([[1.0, 2.0], [3.0]]), tf.constant([[0.0], [2.0]]))),
+        lambda tf: _flat(tf.math.divide_no_nan(tf.ragged.constant([[1.0, 2.0], [3.0]]), 2.0)),
         # a raw op converts a Python value strictly to the first input's dtype (an array casts to it)
         raising(lambda tf: tf.realdiv(1, 2.0)),
         raising(lambda tf: tf.realdiv([1, 2], [2.5, 4.0])),

@@ -663,3 +663,41 @@ def test_complex_parts_take_complex_inputs_with_their_kernels_tout(op):
     check_raises(part(lambda tf: tf.constant([1.0 + 2.0j])))  # complex128 with the default Tout: no kernel
     check_raises(part(lambda tf: tf.constant([1.0, -2.0])))  # a real input: the attr error
     check_raises(part(lambda tf: tf.constant([1, 2])))
+
+
+_V3_DTYPES = [
+    ("float32", "float32", "float32"),
+    ("int16", "int16", "int16"),
+    ("int32", "int32", "int32"),
+    ("int64", "int64", "int64"),
+    ("float16", "float16", "float16"),
+    ("bfloat16", "bfloat16", "bfloat16"),
+    ("complex64", "complex64", "complex64"),
+    ("uint8", "uint8", "int32"),
+    ("int8", "uint8", "int32"),
+    ("bfloat16", "int8", "bfloat16"),
+    ("float32", "float32", "float64"),
+    ("bfloat16", "float32", "float32"),
+    ("int32", "int32", "int64"),
+    ("uint8", "uint8", "uint8"),
+]
+
+
+@pytest.mark.parametrize("ta, tb, tout", _V3_DTYPES)
+def test_batch_matmul_v3_has_tfs_cpu_kernels_only(ta, tb, tout):
+    """One dtype (no half; int16 too), (u)int8 into int32, bfloat16 with (u)int8 into bfloat16: TF's CPU kernels.
+    Another `Tout` is TF's NotFoundError (its attr error for a (u)int8 `Tout`); it used to cast and compute."""
+
+    def body(tf):
+        x = tf.cast(tf.constant([[1, 2], [3, 4]]), ta)
+        y = tf.cast(tf.constant([[5, -1], [2, 7]]) if tb not in ("uint8",) else tf.constant([[5, 1], [2, 7]]), tb)
+        return tf.raw_ops.BatchMatMulV3(x=x, y=y, Tout=tf.as_dtype(tout), adj_y=True)
+
+    raises = (ta, tb, tout) in {
+        ("float16", "float16", "float16"),
+        ("float32", "float32", "float64"),
+        ("bfloat16", "float32", "float32"),
+        ("int32", "int32", "int64"),
+        ("uint8", "uint8", "uint8"),
+    }
+    check(body, raises=raises)

@@ -14,6 +14,7 @@ from tapeshim._src.ops.common import (
     enum_name,
     is_python_value,
     is_tensor_like,
+    missing_kernel,
     no_cpu_kernel,
     tf_type_name,
 )
@@ -165,10 +166,11 @@ def real_div(x: Any, y: Any) -> Any:
     """TF's `RealDiv` (`tf.realdiv`): floating and complex inputs only (TF has no CPU kernel for integers, and its
     `T` attribute allows no bool or string)."""
     tf = tf_module()
-    x, y = _one_dtype("RealDiv", x, y)
-    _numbers_only("RealDiv", x.dtype)
+    x, y = (tf.convert_to_tensor(value) for value in same_dtype(x, y))
+    _numbers_only("RealDiv", x.dtype)  # (TF checks `T`, the first input's dtype, then finds its kernel)
     if not (x.dtype.is_floating or x.dtype.is_complex):
-        raise tf.errors.NotFoundError(None, None, f"Could not find device for node: RealDiv[T={x.dtype.name}]")
+        raise missing_kernel("RealDiv", f"T={enum_name(x.dtype)}")
+    x, y = _one_dtype("RealDiv", x, y)
     return tf.math.truediv(x, y)
 
 

@@ -117,10 +117,19 @@ def _batch_matmul(x: Any, y: Any, adj_x: bool, adj_y: bool, grad_x: bool, grad_y
 
 
 def _batch_matmul_v3(x: Any, y: Any, Tout: Any, adj_x: bool, adj_y: bool, grad_x: bool, grad_y: bool) -> Any:  # noqa: N803
-    """TF's `BatchMatMulV3`: the product of `x` and `y` (cast to `Tout` where they differ from it)."""
+    """TF's `BatchMatMulV3`: the product of `x` and `y` into `Tout`, for the dtypes TF's CPU has a kernel of."""
+    from tapeshim._src.ops.matmul_types import check_v3_kernel  # (raw ops build on the public modules)
+
     tf = tf_module()
-    x, y = tf.cast(x, Tout), tf.cast(y, Tout)
-    return tf.linalg.matmul(x, y, adjoint_a=adj_x, adjoint_b=adj_y)
+    x, y = tf.convert_to_tensor(x), tf.convert_to_tensor(y)
+    out = tf.as_dtype(Tout)
+    check_v3_kernel(x.dtype, y.dtype, out)
+    if x.dtype == y.dtype == out:
+        if out == tf.int16:  # (no MatMul of int16: an int32 product wraps to the same int16 values)
+            product = tf.linalg.matmul(tf.cast(x, tf.int32), tf.cast(y, tf.int32), adjoint_a=adj_x, adjoint_b=adj_y)
+            return tf.cast(product, tf.int16)
+        return tf.linalg.matmul(x, y, adjoint_a=adj_x, adjoint_b=adj_y)
+    return tf.linalg.matmul(x, y, adjoint_a=adj_x, adjoint_b=adj_y, output_type=out)
 
 
 def _matmul(a: Any, b: Any, transpose_a: bool, transpose_b: bool, grad_a: bool, grad_b: bool) -> Any:

@@ -40,6 +40,14 @@ def no_cpu_kernel(op_name: str, attrs: str) -> errors.NotFoundError:
     )
 
 
+def missing_kernel(op_name: str, attrs: str) -> errors.OpError:
+    """TF's error for a dtype combination without a CPU kernel: `no_cpu_kernel` eagerly; inside a function TF's
+    graph finds no kernel when it runs, an `InvalidArgumentError`."""
+    if _thread_state.trace is not None:
+        return errors.invalid_argument(f"No OpKernel was registered to support Op '{op_name}': {attrs}")
+    return no_cpu_kernel(op_name, attrs)
+
+
 def attr_error(message: str, op_name: str | None = None) -> Exception:
     """The error for an input dtype the op's kernel attribute does not allow.
 

@@ -362,6 +362,7 @@ _divide_no_nan = _binary("divide_no_nan", "DivNoNan", divide_no_nan_impl, FLOAT,
     dtypes=table.NUMERIC,
     note="finite gradients where y == 0; integers divide as float32/float64, as TF",
 )
+@ragged_dispatch("x", "y")
 def divide_no_nan(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor:
     """x / y element-wise, 0 where y == 0, as `tf.math.divide_no_nan`.
 

@@ -14,7 +14,15 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from tapeshim._src import dtypes, errors
-from tapeshim._src.ops.common import dtype_check, enum_name, gradient_raises, no_cpu_kernel, static_error, tf_type_name
+from tapeshim._src.ops.common import (
+    dtype_check,
+    enum_name,
+    gradient_raises,
+    missing_kernel,
+    no_cpu_kernel,
+    static_error,
+    tf_type_name,
+)
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor
@@ -99,19 +107,28 @@ def _picked(
             raise no_cpu_kernel("BatchMatMulV2" if batched else "MatMul", f"T={enum_name(a)}")
         return None
     assert output_type is not None
+    check_v3_kernel(a, b, output_type, same_allowed=False)
+    return output_type, None
+
+
+_V3_ONE_DTYPE = frozenset(("float32", "float64", "bfloat16", "int16", "int32", "int64", "complex64", "complex128"))
+"""The dtypes of `BatchMatMulV3`'s CPU kernels of one dtype (`Ta == Tb == Tout`; no half)."""
+
+
+def check_v3_kernel(a: dtypes.DType, b: dtypes.DType, output_type: dtypes.DType, same_allowed: bool = True) -> None:
+    """Raises TF's error where `BatchMatMulV3` has no CPU kernel for `Ta`, `Tb` and `Tout`: its attr
+    `InvalidArgumentError`, or `missing_kernel`'s. Its kernels: one dtype (`same_allowed`: the raw op; the wrapper
+    picks `BatchMatMulV2` then), (u)int8 with (u)int8 into int32, bfloat16 with (u)int8 into bfloat16."""
     for check, dtype in zip(_V3_CHECKS, (a, b, output_type)):
         check((((), dtype),), {})
     registered = (
-        (a.name in _SMALL_INTS and b.name in _SMALL_INTS and output_type.name == "int32")
+        (same_allowed and a is b is output_type and a.name in _V3_ONE_DTYPE)
+        or (a.name in _SMALL_INTS and b.name in _SMALL_INTS and output_type.name == "int32")
         or (a.name == "bfloat16" and b.name in _SMALL_INTS and output_type.name == "bfloat16")
         or (a.name in _SMALL_INTS and b.name == "bfloat16" and output_type.name == "bfloat16")
     )
     if not registered:
-        attrs = f"Ta={enum_name(a)}, Tb={enum_name(b)}, Tout={enum_name(output_type)}"
-        if _thread_state.trace is not None:  # (TF's graph finds no kernel when the function runs)
-            raise errors.invalid_argument(f"No OpKernel was registered to support Op 'BatchMatMulV3': {attrs}")
-        raise no_cpu_kernel("BatchMatMulV3", attrs)
-    return output_type, None
+        raise missing_kernel("BatchMatMulV3", f"Ta={enum_name(a)}, Tb={enum_name(b)}, Tout={enum_name(output_type)}")
 
 
 def _failing_gradient(x: Tensor, message: str) -> Tensor:
