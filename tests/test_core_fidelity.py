@@ -546,6 +546,7 @@ def test_mixed_operands_convert_in_each_wrappers_order_as_tf(body):
         raising(lambda tf: tf.realdiv(tf.constant([1, 2]), tf.constant([True, False]))),
         raising(lambda tf: tf.realdiv(tf.constant([True, False]), tf.constant([1, 2]))),
         raising(lambda tf: tf.function(tf.realdiv)(tf.constant([1, 2]), tf.constant([3, 4]))),
+        raising(lambda tf: tf.function(tf.realdiv)(tf.constant([7, 0], tf.int8), tf.constant([2.0, 1.0]))),
         # divide_no_nan of ragged operands, as TF's dispatch
         lambda tf: _flat(
             tf.math.divide_no_nan(tf.ragged.constant([[1.0, 2.0], [3.0]]), tf.ragged.constant([[0.0, 2.0], [3.0]]))

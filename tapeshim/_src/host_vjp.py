@@ -348,7 +348,7 @@ def _top_k(cts: list, ins: list, outs: list, params: dict) -> list:
     # The values' cotangent placed at their indices (distinct along the axis), zeros elsewhere.
     x, axis = ins[0], params.get("axis", -1)
     out = np.zeros(x.shape, cts[0].dtype)
-    np.put_along_axis(out, outs[1].astype(np.int64), cts[0], axis=axis)
+    np.put_along_axis(out, outs[1].astype(np.int64), cts[0] + np.zeros((), cts[0].dtype), axis=axis)  # (-0 + 0)
     return [out]
 
 

@@ -19,6 +19,7 @@ from tapeshim._src.ops.common import (
     tf_type_name,
 )
 from tapeshim._src.raw_ops_base import RawOp, define, tf_module
+from tapeshim._src.state import _thread_state
 
 _ADD_V2_TYPES = dtype_check("AddV2", "fciu")
 
@@ -168,6 +169,8 @@ def real_div(x: Any, y: Any) -> Any:
     tf = tf_module()
     x, y = (tf.convert_to_tensor(value) for value in same_dtype(x, y))
     _numbers_only("RealDiv", x.dtype)  # (TF checks `T`, the first input's dtype, then finds its kernel)
+    if _thread_state.trace is not None:  # (TF's graph builder compares the inputs' dtypes first: TypeError)
+        x, y = _one_dtype("RealDiv", x, y)
     if not (x.dtype.is_floating or x.dtype.is_complex):
         raise missing_kernel("RealDiv", f"T={enum_name(x.dtype)}")
     x, y = _one_dtype("RealDiv", x, y)
