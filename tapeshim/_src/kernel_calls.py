@@ -28,8 +28,9 @@ MAX_HOST_CALLS = 3000
 UNTRACED_CALLS = 256
 """Host calls of a signature served by a program made without the kernel's trace (`KernelCalls`' `untraced`:
 a VJP kernel's from its forward jaxpr, `host_vjp`) before the kernel is traced: that program saves a trace of
-5-20 ms and costs 5-50 us a call more than the trace's (it computes the whole forward again, where the trace's
-keeps what the VJP reads), so a signature called this often is traced, as a ski rental."""
+5-20 ms and costs up to a few tens of us a call more than the trace's (it computes again the forward values its
+rules read, unfused, where the trace's program keeps only what the VJP needs), so a signature called this often is
+traced, as a ski rental."""
 
 
 def host_calls_before_compile(work: int) -> int:
