@@ -288,9 +288,16 @@ def test_a_quotients_divisor_cotangent_does_not_overflow_where_jaxs_does_not():
 
 def test_a_kernel_with_random_keys_inside_is_traced_as_before():
     """A key's dtype is none NumPy has (`key<fry>`): the kernel does not qualify (it raised a TypeError)."""
-    for n in (3, 5):  # (the second size runs per op)
-        x = tapeshim.Variable(np.ones((2, n, 4, 1), np.float32))
-        with tapeshim.GradientTape() as tape:
-            y = tapeshim.image.stateless_random_flip_left_right(x * 2.0, seed=(1, 2))
-            loss = tapeshim.reduce_sum(y * y)
-        assert float(tapeshim.reduce_sum(tape.gradient(loss, x))) == 64.0 * n
+
+    def body(tf):
+        out = []
+        for n in (3, 5):  # (the second size runs per op)
+            x = tf.Variable(np.ones((2, n, 4, 1), np.float32))
+            with tf.GradientTape() as tape:
+                y = tf.image.stateless_random_flip_left_right(x * 2.0, seed=(1, 2))
+                loss = tf.reduce_sum(y * y)
+            out.append(tape.gradient(loss, x))
+        return out
+
+    gradients = check(body)
+    assert [float(tapeshim.reduce_sum(g)) for g in gradients] == [64.0 * 3, 64.0 * 5]

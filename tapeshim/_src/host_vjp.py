@@ -444,41 +444,34 @@ def _source_of(fun: Any) -> str:
     return f"{fun.__name__} at {code.co_filename}:{code.co_firstlineno}"
 
 
-_CUSTOM: dict[str, Rule] = {
-    _source_of(jax.nn.relu.fun): _relu,  # type: ignore[attr-defined]
-    _source_of(math_kernels._abs_real.fun): _abs_real,
-    _source_of(math_kernels._chooser_float.fun): _chooser_float,
-    _source_of(math_kernels._sqrt_reverse.fun): _sqrt_tf,
-    _source_of(math_kernels._pow_inexact.fun): _pow_tf,
-    _source_of(nn_ops._elu_impl.fun): _elu_tf,
-    _source_of(nn_ops._selu_impl.fun): _selu_tf,
+_CUSTOM: dict[str, tuple[Rule, str]] = {
+    _source_of(jax.nn.relu.fun): (_relu, "ins"),  # type: ignore[attr-defined]
+    _source_of(math_kernels._abs_real.fun): (_abs_real, "ins"),
+    _source_of(math_kernels._chooser_float.fun): (_chooser_float, "both"),
+    _source_of(math_kernels._sqrt_reverse.fun): (_sqrt_tf, "outs"),
+    _source_of(math_kernels._pow_inexact.fun): (_pow_tf, "both"),
+    _source_of(nn_ops._elu_impl.fun): (_elu_tf, "outs"),
+    _source_of(nn_ops._selu_impl.fun): (_selu_tf, "outs"),
 }
-"""The custom-JVP and custom-VJP functions whose derivative has a rule here, by their source (`_source_of`)."""
-
-
-_CUSTOM_READS: dict[Rule, str] = {
-    _chooser_float: "both",
-    _sqrt_tf: "outs",
-    _pow_tf: "both",
-    _elu_tf: "outs",
-    _selu_tf: "outs",
-}
+"""The custom-JVP and custom-VJP functions whose derivative has a rule here, by their source (`_source_of`), with
+what the rule reads (as `_READS`)."""
 
 
 def _custom_rule(eqn: Any, called: jax_core.ClosedJaxpr) -> tuple[Rule, dict, str]:
     """The rule of a custom-JVP or custom-VJP call (computing `called`), its parameters and what it reads
     (`_READS`); raises `_Unsupported` for a function not in `_CUSTOM`."""
     debug = getattr(called.jaxpr, "debug_info", None)
-    rule = _CUSTOM.get(getattr(debug, "func_src_info", None) or "")
-    if rule is None or eqn.params.get("num_consts", 0):
+    found = _CUSTOM.get(getattr(debug, "func_src_info", None) or "")
+    if found is None or eqn.params.get("num_consts", 0):
         raise _Unsupported
+    rule, reads = found
     params: dict = {}
     if rule is _chooser_float:
         reductions = [e for e in called.jaxpr.eqns if e.primitive.name in ("reduce_max", "reduce_min")]
         if len(reductions) != 1:
             raise _Unsupported
         params["reduced_axes"] = tuple(reductions[0].params["axes"])
-    return rule, params, _CUSTOM_READS.get(rule, "ins")
+    return rule, params, reads
 
 
 def _check_dtype(var: Any) -> bool:

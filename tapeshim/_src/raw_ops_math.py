@@ -168,12 +168,13 @@ def real_div(x: Any, y: Any) -> Any:
     `T` attribute allows no bool or string)."""
     tf = tf_module()
     x, y = (tf.convert_to_tensor(value) for value in same_dtype(x, y))
-    _numbers_only("RealDiv", x.dtype)  # (TF checks `T`, the first input's dtype, then finds its kernel)
-    if _thread_state.trace is not None:  # (TF's graph builder compares the inputs' dtypes first: TypeError)
-        x, y = _one_dtype("RealDiv", x, y)
-    if not (x.dtype.is_floating or x.dtype.is_complex):
+    _numbers_only("RealDiv", x.dtype)  # (TF checks `T`, the first input's dtype, first)
+    has_kernel = x.dtype.is_floating or x.dtype.is_complex
+    if not has_kernel and _thread_state.trace is None:  # (eagerly TF looks for T's kernel before it compares dtypes)
         raise missing_kernel("RealDiv", f"T={enum_name(x.dtype)}")
-    x, y = _one_dtype("RealDiv", x, y)
+    _refuse_two_dtypes("RealDiv", x, y)
+    if not has_kernel:  # (a graph's builder compares the dtypes first, a TypeError; its kernel is missing at run time)
+        raise missing_kernel("RealDiv", f"T={enum_name(x.dtype)}")
     return tf.math.truediv(x, y)
 
 
@@ -196,13 +197,18 @@ def _one_dtype(op_name: str, x: Any, y: Any) -> tuple[Any, Any]:
     trace): a raw op has no Python wrapper to refuse two dtypes first, as `tf.math.truediv`'s does."""
     tf = tf_module()
     x, y = (tf.convert_to_tensor(value) for value in same_dtype(x, y))
+    _refuse_two_dtypes(op_name, x, y)
+    return x, y
+
+
+def _refuse_two_dtypes(op_name: str, x: Any, y: Any) -> None:
+    """The kernel's InvalidArgumentError (TypeError in a trace) for tensors `x` and `y` of two dtypes."""
     if x.dtype != y.dtype:
         raise attr_error(
             f"cannot compute {op_name} as input #1(zero-based) was expected to be a {tf_type_name(x.dtype)} tensor "
             f"but is a {tf_type_name(y.dtype)} tensor",
             op_name,
         )
-    return x, y
 
 
 def _add_v2(x: Any, y: Any) -> Any:

@@ -108,6 +108,10 @@ def _vjp_kernel(node_key: Hashable, fn: Callable[..., tuple], given: tuple) -> C
     others contribute nothing, as in the compiled program, and no zeros of a symbolic shape are built).
     """
 
+    known = _vjp_kernels.get((node_key, given))
+    if known is not None:  # (a cached kernel: nothing below is needed on the per-op tier's hot path)
+        return known.call_vjp
+
     def make() -> Callable[..., Any]:
         def with_cotangents(*inputs: jax.Array) -> list:
             return [out for out, has in zip(fn(*inputs), given) if has]
