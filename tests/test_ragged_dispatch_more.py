@@ -126,6 +126,33 @@ def test_add_n_other_splits_raises():
     check_raises(lambda tf: tf.add_n([_rt(tf), tf.ragged.constant([[1.0], [2.0], [3.0], [4.0]])]))
 
 
+# A Python list beside a RaggedTensor is one value, broadcast per row (only `add_n`'s `inputs` is a list of
+# operands): these divided each row element by element (or failed) before.
+LIST_OPERANDS = {
+    "divide_no_nan": lambda tf, rt, v: tf.math.divide_no_nan(rt, v),
+    "divide_no_nan_first": lambda tf, rt, v: tf.math.divide_no_nan(v, rt),
+    "truediv": lambda tf, rt, v: tf.math.truediv(rt, v),
+    "floordiv": lambda tf, rt, v: tf.math.floordiv(v, rt),
+    "multiply_no_nan": lambda tf, rt, v: tf.math.multiply_no_nan(rt, v),
+    "pow": lambda tf, rt, v: tf.pow(rt, v),
+    "add": lambda tf, rt, v: tf.add(v, rt),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIST_OPERANDS))
+def test_python_list_operand_is_one_value(name):
+    check(lambda tf: _r(LIST_OPERANDS[name](tf, _rt(tf), [[2.0], [1.0], [4.0], [0.5]])))
+
+
+@pytest.mark.parametrize("name", sorted(LIST_OPERANDS))
+def test_python_list_operand_of_other_length_raises(name):
+    check_raises(lambda tf: LIST_OPERANDS[name](tf, _rt(tf), [2.0, 4.0]))
+
+
+def test_add_n_takes_a_dense_element_as_it_is():
+    check_raises(lambda tf: tf.add_n([_rt(tf), [[1.0], [2.0], [3.0], [4.0]]]))
+
+
 def test_relu_of_strings_raises():
     check_raises(lambda tf: tf.nn.relu(tf.ragged.constant([["a"], ["b", "c"]])))
 

@@ -290,7 +290,7 @@ def _check_same_rank(tensors: Sequence[Tensor], axis: int, op_name: str, concat:
 
 
 @table.export("concat", dtypes=table.ANY, op=_concat_op)
-@ragged_dispatch(impl="tapeshim._src.ragged_array:concat")
+@ragged_dispatch(impl="tapeshim._src.ragged_array:concat", lists=("values",))
 def concat(values: Sequence[Any], axis: int, name: str | None = None) -> Tensor:
     """Joins tensors along an existing `axis`, as `tf.concat`."""
     tensors = convert_same_dtype(list(values), "ConcatV2")
@@ -299,7 +299,7 @@ def concat(values: Sequence[Any], axis: int, name: str | None = None) -> Tensor:
 
 
 @table.export("stack", dtypes=table.ANY, op=_stack_op)
-@ragged_dispatch(impl="tapeshim._src.ragged_array:stack")
+@ragged_dispatch(impl="tapeshim._src.ragged_array:stack", lists=("values",))
 def stack(values: Sequence[Any], axis: int = 0, name: str | None = None) -> Tensor:
     """Stacks tensors of one shape along a new `axis`, as `tf.stack`."""
     values = list(values)

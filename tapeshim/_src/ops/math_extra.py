@@ -76,7 +76,7 @@ def argmin(
 @table.export(
     "math.add_n", "add_n", dtypes=table.NUMERIC, note="adds in TF's kernel order (same rounding)", op=_add_n_op
 )
-@ragged_dispatch("inputs")
+@ragged_dispatch(lists=("inputs",))
 def add_n(inputs: list, name: str | None = None) -> Tensor:
     """Adds a list of tensors of one shape and dtype."""
     if not inputs:

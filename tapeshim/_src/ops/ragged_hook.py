@@ -7,8 +7,10 @@ operand is a `tf.RaggedTensor`. tapeshim's op functions do the same through this
 * `@ragged_dispatch("x")` (or several operand names) makes an elementwise op: called with a
   RaggedTensor among those operands, it runs on the flat values (the other operands are aligned to
   them by `ragged_dispatch.flat_operand`, with TF's broadcasting and errors) and the result keeps the
-  first ragged operand's row partition. An operand holding a list (`tf.add_n`'s `inputs`) has each
-  of its elements aligned.
+  first ragged operand's row partition. A parameter named in `lists` holds a list of operands
+  (`tf.add_n`'s `inputs`): its ragged elements are aligned, its other elements passed on as they are
+  (TF's `AddN` then compares their shapes); any other operand holding a Python list is one value
+  (`tf.math.divide_no_nan(rt, [[2.], [1.]])` divides each row by its number).
 * `@ragged_dispatch("input", impl="tapeshim._src.ragged_array:tile")` hands the call, with the same
   arguments, to a ragged implementation (imported on first use: the ragged modules import the ops).
 
@@ -31,13 +33,15 @@ _CONVERSION_ERRORS = (ValueError, TypeError, AttributeError)
 _NOT_RAGGED = object()
 
 
-def ragged_dispatch(*operands: str, impl: str | None = None) -> Callable[[F], F]:
+def ragged_dispatch(*operands: str, impl: str | None = None, lists: tuple[str, ...] = ()) -> Callable[[F], F]:
     """Makes an op function answer for RaggedTensors among its `operands`.
 
     Args:
-      *operands: the names of the parameters that may hold a RaggedTensor (the first one by default).
+      *operands: the names of the parameters that may hold a RaggedTensor (the first one by default, where
+        `lists` names none).
       impl: `"module:function"` of a ragged implementation taking the op's arguments; None runs the op
         elementwise on the flat values.
+      lists: the names of the parameters holding a list of operands, any of which may be a RaggedTensor.
 
     Returns:
       A decorator returning the wrapped function (same name, module, docstring and signature).
@@ -45,7 +49,7 @@ def ragged_dispatch(*operands: str, impl: str | None = None) -> Callable[[F], F]
 
     def decorate(fn: F) -> F:
         signature = inspect.signature(fn)
-        names = operands or (next(iter(signature.parameters)),)
+        names = operands + lists if operands or lists else (next(iter(signature.parameters)),)
         resolved: list[Callable[..., Any]] = []
 
         @functools.wraps(fn)
@@ -53,7 +57,7 @@ def ragged_dispatch(*operands: str, impl: str | None = None) -> Callable[[F], F]
             try:
                 return fn(*args, **kwargs)
             except _CONVERSION_ERRORS:
-                result = _on_ragged(fn, signature, names, impl, resolved, args, kwargs)
+                result = _on_ragged(fn, signature, names, lists, impl, resolved, args, kwargs)
                 if result is _NOT_RAGGED:
                     raise
                 return result
@@ -124,12 +128,14 @@ def _on_ragged(
     fn: Callable[..., Any],
     signature: inspect.Signature,
     names: tuple[str, ...],
+    lists: tuple[str, ...],
     impl: str | None,
     resolved: list,
     args: tuple,
     kwargs: dict,
 ) -> Any:
-    """The ragged answer of `fn(*args, **kwargs)`, or `_NOT_RAGGED` when no operand is ragged."""
+    """The ragged answer of `fn(*args, **kwargs)`, or `_NOT_RAGGED` when no operand is ragged (`names`: the
+    operands' parameters, `lists` among them those holding a list of operands)."""
     ragged = _ragged_type()
     try:
         bound = signature.bind(*args, **kwargs)
@@ -138,7 +144,7 @@ def _on_ragged(
     found = []
     for name in names:
         value = bound.arguments.get(name)
-        items = value if isinstance(value, (list, tuple)) else (value,)
+        items = value if name in lists and isinstance(value, (list, tuple)) else (value,)
         found += [v for v in items if isinstance(v, ragged)]
     if not found:
         return _NOT_RAGGED
@@ -147,20 +153,26 @@ def _on_ragged(
             module, _, attribute = impl.partition(":")
             resolved.append(getattr(importlib.import_module(module), attribute))
         return resolved[0](*args, **kwargs)
-    return _elementwise(fn, bound, names, found[0])
+    return _elementwise(fn, bound, names, lists, found[0])
 
 
-def _elementwise(fn: Callable[..., Any], bound: inspect.BoundArguments, names: tuple[str, ...], anchor: Any) -> Any:
-    """`fn` on the flat values of `anchor`, its other operands aligned to them."""
+def _elementwise(
+    fn: Callable[..., Any], bound: inspect.BoundArguments, names: tuple[str, ...], lists: tuple[str, ...], anchor: Any
+) -> Any:
+    """`fn` on the flat values of `anchor`, its other operands aligned to them (the ragged elements of a list
+    of operands only: TF's list ops take their other elements as they are)."""
     from tapeshim._src import errors, ragged_dispatch  # import cycle: ragged_dispatch imports the ops
 
+    ragged = _ragged_type()
     for name in names:
         if name not in bound.arguments:
             continue
         value = bound.arguments[name]
-        if isinstance(value, (list, tuple)):
+        if name in lists and isinstance(value, (list, tuple)):
             try:
-                bound.arguments[name] = [ragged_dispatch.flat_operand(anchor, v) for v in value]
+                bound.arguments[name] = [
+                    ragged_dispatch.flat_operand(anchor, v) if isinstance(v, ragged) else v for v in value
+                ]
             except errors.InvalidArgumentError as exc:  # TF checks a list's partitions statically
                 raise ValueError(f"partitions have incompatible row_splits: {exc.message}") from None
         else:
