@@ -15,7 +15,6 @@ from tapeshim._src.ops.common import (
     is_python_value,
     is_tensor_like,
     missing_kernel,
-    no_cpu_kernel,
     tf_type_name,
 )
 from tapeshim._src.raw_ops_base import RawOp, define, tf_module
@@ -257,7 +256,7 @@ def _real_part(fn: str, op_name: str) -> Callable[..., Any]:
         complex_only((((), x.dtype),), {})
         out = dtypes.as_dtype(Tout)
         if out is not x.dtype.real_dtype:
-            raise no_cpu_kernel(op_name, f"T={enum_name(x.dtype)}, Tout={enum_name(out)}")
+            raise missing_kernel(op_name, f"T={enum_name(x.dtype)}, Tout={enum_name(out)}")
         return _public(fn)(x)
 
     complex_only = dtype_check(op_name, "c")

@@ -243,7 +243,7 @@ def _resolve(op: OpDef, inputs: Sequence[Tensor], static: tuple, key: tuple) -> 
     try:
         avals = out_avals(op, kernel, static, tuple((t._shape, t._dtype) for t in inputs))
     except errors.InvalidArgumentError as exc:
-        if _thread_state.trace is not None:
+        if _thread_state.trace is not None and not getattr(exc, "at_graph_run", False):
             raise ValueError(str(exc)) from None  # shape inference while tracing, as TF's graph mode
         raise
     if len(_dispatch) >= _DISPATCH_CACHE_SIZE:

@@ -33,19 +33,18 @@ def static_error(message: str, op_name: str | None = None) -> Exception:
     return errors.invalid_argument(message, op_name)
 
 
-def no_cpu_kernel(op_name: str, attrs: str) -> errors.NotFoundError:
-    """TF's error for an op whose dtype (in `attrs`, `"T=DT_INT8"`) has no CPU kernel."""
+def missing_kernel(op_name: str, attrs: str) -> errors.OpError:
+    """TF's error for an op whose dtypes (in `attrs`, `"T=DT_INT8"`) have no CPU kernel: `NotFoundError` when it
+    runs eagerly; inside a function TF's graph finds no kernel when it runs, an `InvalidArgumentError` (marked
+    `at_graph_run`: raised by an op's check while a function is traced, it is not made shape inference's
+    `ValueError`)."""
+    if _thread_state.trace is not None:
+        error = errors.invalid_argument(f"No OpKernel was registered to support Op '{op_name}': {attrs}")
+        error.at_graph_run = True  # type: ignore[attr-defined]
+        return error
     return errors.NotFoundError(
         None, None, f"Could not find device for node: {{{{node {op_name}}}}} = {op_name}[{attrs}] [Op:{op_name}]"
     )
-
-
-def missing_kernel(op_name: str, attrs: str) -> errors.OpError:
-    """TF's error for a dtype combination without a CPU kernel: `no_cpu_kernel` eagerly; inside a function TF's
-    graph finds no kernel when it runs, an `InvalidArgumentError`."""
-    if _thread_state.trace is not None:
-        return errors.invalid_argument(f"No OpKernel was registered to support Op '{op_name}': {attrs}")
-    return no_cpu_kernel(op_name, attrs)
 
 
 def attr_error(message: str, op_name: str | None = None) -> Exception:
@@ -228,6 +227,28 @@ def dtype_check(op_name: str, allowed: str, names: tuple[str, ...] = (), attr: s
 def enum_name(dtype: DType) -> str:
     """TF's enum name of a dtype, as its kernel messages show it (`DT_FLOAT`, `DT_COMPLEX128`)."""
     return "DT_" + tf_type_name(dtype).upper()
+
+
+LINALG_TYPES = ("double", "float", "half", "complex64", "complex128")
+"""The `T` attribute of TF's linear-algebra ops (`Svd`, `Cholesky`, `MatrixSolve`, ...), in its messages' order."""
+
+
+def linalg_kernels(
+    op_name: str, types: tuple[str, ...] = LINALG_TYPES, half: bool = False, attrs: Callable[[dict], str] | None = None
+) -> Any:
+    """A `check` of TF's CPU kernels for a linear-algebra op: a dtype outside `types` is the attr error; half
+    precision in `types` has no CPU kernel (`missing_kernel`), but for float16 where the op has one (`half`:
+    `Qr`, `MatrixInverse`). `attrs(static)`: the op's other attributes, as the missing kernel's message shows them
+    (`", adjoint=false"`)."""
+    attribute = dtype_check(op_name, "", types)
+
+    def check(in_avals: tuple, static: dict) -> None:
+        attribute(in_avals, static)
+        dtype = in_avals[0][1]
+        if dtype.name == "bfloat16" or (dtype.name == "float16" and not half):
+            raise missing_kernel(op_name, f"T={enum_name(dtype)}{attrs(static) if attrs else ''}")
+
+    return check
 
 
 def checks(*parts: Any) -> Any:

@@ -13,11 +13,10 @@ from tapeshim._src.ops.common import (
     broadcast_shapes,
     convert_same_dtype,
     dtype_check,
-    no_cpu_kernel,
+    missing_kernel,
     static_error,
 )
 from tapeshim._src.registry import OpDef, apply
-from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import TensorLike
 
@@ -31,13 +30,12 @@ _batch_matmul_types = dtype_check("BatchMatMulV2", "", _MATMUL_TYPES[:4] + ("int
 
 def matmul_types_check(in_avals: tuple, static: dict) -> None:
     """TF's dtypes: MatMul's for matrices, BatchMatMulV2's (int16 too) for batches of them; unsigned ones have no
-    CPU kernel (TF's NotFoundError when the op runs eagerly)."""
+    CPU kernel (TF's NotFoundError when the op runs eagerly, the graph's InvalidArgumentError in a function)."""
     batched = any(len(shape) > 2 for shape, _ in in_avals)
     (_batch_matmul_types if batched else _matmul_types)(in_avals, static)
     dtype = in_avals[0][1]
-    if dtype.is_unsigned and _thread_state.trace is None:
-        op = "BatchMatMulV2" if batched else "MatMul"
-        raise no_cpu_kernel(op, f"T=DT_{dtype.name.upper()}")
+    if dtype.is_unsigned:
+        raise missing_kernel("BatchMatMulV2" if batched else "MatMul", f"T=DT_{dtype.name.upper()}")
 
 
 def matmul_check(in_avals: tuple, static: dict) -> None:
@@ -121,8 +119,8 @@ def einsum(equation: str, *inputs: TensorLike, **kwargs: Any) -> Tensor:
     equation = equation.replace(" ", "")
     _check_equation(equation, len(tensors))
     dtype = tensors[0]._dtype
-    if dtype.name not in _EINSUM_TYPES and _thread_state.trace is None:  # no CPU kernel, as TF's
-        raise no_cpu_kernel("Einsum", f'N={len(tensors)}, T=DT_{dtype.name.upper()}, equation="{equation}"')
+    if dtype.name not in _EINSUM_TYPES:  # no CPU kernel, as TF's
+        raise missing_kernel("Einsum", f'N={len(tensors)}, T=DT_{dtype.name.upper()}, equation="{equation}"')
     _check_label_sizes(equation, tensors)
     return apply(_einsum_op, tuple(tensors), (("equation", equation),))[0]
 

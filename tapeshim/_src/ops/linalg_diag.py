@@ -16,7 +16,7 @@ import numpy as np
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.ops import array_ops, table
-from tapeshim._src.ops.common import convert_same_dtype, dtype_check, static_error
+from tapeshim._src.ops.common import convert_same_dtype, dtype_check, missing_kernel, static_error
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import TensorLike
@@ -260,4 +260,6 @@ def expm(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     if len(x._shape) < 2 or x._shape[-1] != x._shape[-2]:
         shape = "[" + ",".join(map(str, (1,) + tuple(x._shape[-2:]))) + "]"
         raise static_error(f"Matrix size-incompatible: In[0]: {shape}, In[1]: {shape}", "BatchMatMulV2")
+    if x._dtype == dtypes.float16:  # (TF's expm is Python over matrix products and a solve without a half kernel)
+        raise missing_kernel("MatrixSolve", "T=DT_HALF, adjoint=false")
     return apply(_expm_op, (x,))[0]

@@ -16,7 +16,7 @@ import numpy as np
 
 from tapeshim._src import runtime_checks
 from tapeshim._src.ops import array_ops, linalg_diag, math_ops, table
-from tapeshim._src.ops.common import attr_error, convert_same_dtype, no_cpu_kernel, static_error
+from tapeshim._src.ops.common import attr_error, convert_same_dtype, missing_kernel, static_error
 from tapeshim._src.ops.linalg_ops import _runtime_checked
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -128,7 +128,7 @@ def sqrtm(input: TensorLike, name: str | None = None) -> Tensor:  # noqa: A002
     """
     x = convert_to_tensor(input)
     if x._dtype.name == "float16":
-        raise no_cpu_kernel("MatrixSquareRoot", "T=DT_HALF")
+        raise missing_kernel("MatrixSquareRoot", "T=DT_HALF")
     if x._dtype.name not in ("float32", "float64", "complex64", "complex128"):
         raise _type_error(x, "MatrixSquareRoot", "double, float, half, complex64, complex128")
     _square_matrix(x, "MatrixSquareRoot")
@@ -416,7 +416,7 @@ def banded_triangular_solve(
     """
     a, b = convert_same_dtype((bands, rhs), "BandedTriangularSolve")
     if a._dtype.name == "float16":
-        raise no_cpu_kernel(
+        raise missing_kernel(
             "BandedTriangularSolve", f"T=DT_HALF, adjoint={str(adjoint).lower()}, lower={str(lower).lower()}"
         )
     if a._dtype.name not in _SOLVE_TYPES:

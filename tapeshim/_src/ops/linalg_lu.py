@@ -16,7 +16,7 @@ from tapeshim._src.ops.common import (
     convert_same_dtype,
     dtype_check,
     gradient_not_registered,
-    no_cpu_kernel,
+    missing_kernel,
     static_error,
 )
 from tapeshim._src.ops.linalg_ops import _runtime_checked
@@ -86,7 +86,7 @@ def lu(input: TensorLike, output_idx_type: DTypeLike = dtypes.int32, name: str |
     x = convert_to_tensor(input)
     index_type = _check_index_type(output_idx_type, "output_idx_type", "Lu")
     if x._dtype.name == "float16":
-        raise no_cpu_kernel("Lu", f"T=DT_HALF, output_idx_type=DT_{index_type.upper()}")
+        raise missing_kernel("Lu", f"T=DT_HALF, output_idx_type=DT_{index_type.upper()}")
     dtype_check("Lu", "", names=tuple(_LU_TYPES.split(", ")))(((x._shape, x._dtype),), {})
     if len(x._shape) < 2:
         raise static_error(f"Input tensor must have rank >= 2, got {len(x._shape)}", "Lu")
@@ -233,7 +233,7 @@ def matrix_rank(a: TensorLike, tol: Any = None, validate_args: bool = False, nam
     if len(x._shape) < 2:
         raise ValueError(f"Input `a` must have at least 2 dimensions (saw: {len(x._shape)}).")
     if x._dtype.name == "float16":
-        raise no_cpu_kernel("Svd", "T=DT_HALF, compute_uv=false, full_matrices=false")
+        raise missing_kernel("Svd", "T=DT_HALF, compute_uv=false, full_matrices=false")
     if x._dtype.name == "bfloat16":
         raise attr_error(
             f"Value for attr 'T' of bfloat16 is not in the list of allowed values: {_LU_TYPES}\n\t; "

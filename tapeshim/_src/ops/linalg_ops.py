@@ -10,7 +10,14 @@ import jax.numpy as jnp
 
 from tapeshim._src import errors, runtime_checks
 from tapeshim._src.ops import array_ops, math_ops, table
-from tapeshim._src.ops.common import convert_same_dtype, dtype_check, no_cpu_kernel, static_error
+from tapeshim._src.ops.common import (
+    LINALG_TYPES,
+    convert_same_dtype,
+    dtype_check,
+    linalg_kernels,
+    missing_kernel,
+    static_error,
+)
 from tapeshim._src.ops.linalg_diag import matrix_diag
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -45,8 +52,9 @@ def _matrix_op(
     kinds: str = "fc",
     checked: bool = False,
     result: Any = None,
+    check: Any = None,
 ) -> Any:
-    op = OpDef(op_name, impl, True, dtype_check(op_name, kinds))
+    op = OpDef(op_name, impl, True, check or dtype_check(op_name, kinds))
 
     def matrix_fn(input: Any, name: str | None = None) -> Any:  # noqa: A002
         x = convert_to_tensor(input)
@@ -75,14 +83,30 @@ def _require_invertible(x: jax.Array, message: str) -> None:
     runtime_checks.require(jnp.all(pivots > 0), message)
 
 
+def _in_float32(fn: Any) -> Any:
+    """`fn` computing in float32 for float16 operands, its outputs rounded back: TF's CPU kernels of half
+    precision (`Qr`, `MatrixInverse`) where JAX's LAPACK calls have none."""
+
+    def computed(x: jax.Array, *args: Any, **kwargs: Any) -> Any:
+        if x.dtype != jnp.float16:
+            return fn(x, *args, **kwargs)
+        return jax.tree.map(lambda out: out.astype(jnp.float16), fn(x.astype(jnp.float32), *args, **kwargs))
+
+    return computed
+
+
+@_in_float32
 def _inv(x: jax.Array, checked: bool = False) -> jax.Array:
     if checked:
         _require_invertible(x, "Input is not invertible. [Op:MatrixInverse]")
     return jnp.linalg.inv(x)
 
 
-inv = _matrix_op("inv", "MatrixInverse", _inv, checked=True)
-det = _matrix_op("det", "MatrixDeterminant", jnp.linalg.det)
+_DETERMINANT_TYPES = ("half", "float", "double", "complex64", "complex128")
+inv = _matrix_op("inv", "MatrixInverse", _inv, checked=True, check=linalg_kernels("MatrixInverse", half=True))
+det = _matrix_op(
+    "det", "MatrixDeterminant", jnp.linalg.det, check=linalg_kernels("MatrixDeterminant", _DETERMINANT_TYPES)
+)
 LogMatrixDeterminant = collections.namedtuple("LogMatrixDeterminant", ["sign", "log_abs_determinant"])
 
 
@@ -91,8 +115,14 @@ def _slogdet(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     return sign, log_abs.astype(x.dtype)  # (TF's log |det| of a complex matrix is complex, its imaginary part 0)
 
 
-slogdet = _matrix_op("slogdet", "LogMatrixDeterminant", _slogdet, result=LogMatrixDeterminant)
-cholesky = _matrix_op("cholesky", "Cholesky", jnp.linalg.cholesky)
+slogdet = _matrix_op(
+    "slogdet",
+    "LogMatrixDeterminant",
+    _slogdet,
+    result=LogMatrixDeterminant,
+    check=linalg_kernels("LogMatrixDeterminant", _DETERMINANT_TYPES),
+)
+cholesky = _matrix_op("cholesky", "Cholesky", jnp.linalg.cholesky, check=linalg_kernels("Cholesky"))
 logdet = _matrix_op(
     "logdet",
     "Logdet",
@@ -101,6 +131,7 @@ logdet = _matrix_op(
         * jnp.sum(jnp.log(jnp.real(jnp.diagonal(jnp.linalg.cholesky(x), axis1=-2, axis2=-1))), axis=-1).astype(x.dtype)
     ),
     note="for Hermitian positive definite",
+    check=linalg_kernels("Cholesky"),  # (TF's logdet is Python over a Cholesky factor)
 )
 trace = _matrix_op(
     "trace", "Trace", lambda x: jnp.trace(x, axis1=-2, axis2=-1, dtype=x.dtype), square=False, kinds="fciu"
@@ -116,14 +147,27 @@ def _eigh_impl(x: jax.Array) -> tuple:
     return tuple(jnp.linalg.eigh(lower + jnp.conj(jnp.swapaxes(jnp.tril(x, -1), -1, -2))))
 
 
-_eigh_op = OpDef("SelfAdjointEigV2", _eigh_impl, True, dtype_check("Eigh", "fc"))
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+_eigh_op = OpDef(
+    "SelfAdjointEigV2", _eigh_impl, True, linalg_kernels("SelfAdjointEigV2", attrs=lambda static: ", compute_v=true")
+)
 _qr_op = OpDef(
     "Qr",
-    lambda x, full: tuple(jnp.linalg.qr(x, mode="complete" if full else "reduced")),
+    _in_float32(lambda x, full: tuple(jnp.linalg.qr(x, mode="complete" if full else "reduced"))),
     True,
-    dtype_check("Qr", "fc"),
+    linalg_kernels("Qr", half=True),
 )
-_svd_op = OpDef("Svd", lambda x, full, uv: _svd(x, full, uv), True, dtype_check("Svd", "fc"))
+_svd_op = OpDef(
+    "Svd",
+    lambda x, full, uv: _svd(x, full, uv),
+    True,
+    linalg_kernels(
+        "Svd", attrs=lambda static: f", compute_uv={_flag(static['uv'])}, full_matrices={_flag(static['full'])}"
+    ),
+)
 
 
 def _solve(a: jax.Array, b: jax.Array, adjoint: bool, checked: bool = False) -> jax.Array:
@@ -132,7 +176,12 @@ def _solve(a: jax.Array, b: jax.Array, adjoint: bool, checked: bool = False) -> 
     return jnp.linalg.solve(jnp.conj(jnp.swapaxes(a, -1, -2)) if adjoint else a, b)
 
 
-_solve_op = OpDef("MatrixSolve", _solve, True)
+_solve_op = OpDef(
+    "MatrixSolve",
+    _solve,
+    True,
+    linalg_kernels("MatrixSolve", attrs=lambda static: f", adjoint={_flag(static['adjoint'])}"),
+)
 
 
 def _batch_broadcast(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -148,10 +197,29 @@ _triangular_op = OpDef(
         *_batch_broadcast(a, b), lower=lower, trans="C" if adjoint else 0
     ),
     True,
+    linalg_kernels(
+        "MatrixTriangularSolve",
+        ("bfloat16",) + LINALG_TYPES,
+        attrs=lambda static: f", adjoint={_flag(static['adjoint'])}, lower={_flag(static['lower'])}",
+    ),
 )
+
+
+def _lstsq_kernels(in_avals: tuple, static: dict) -> None:
+    """TF's `lstsq` is Python over a Cholesky factor (`fast`), else the `MatrixSolveLs` kernel."""
+    if static["fast"]:
+        _CHOLESKY_KERNELS(in_avals, static)
+    else:
+        _SOLVE_LS_KERNELS(in_avals, static)
+
+
+_CHOLESKY_KERNELS = linalg_kernels("Cholesky")
+_SOLVE_LS_KERNELS = linalg_kernels("MatrixSolveLs", attrs=lambda static: ", fast=false")
+
+
 _diag_op = OpDef("MatrixDiag", lambda d: d[..., :, None] * jnp.eye(d.shape[-1], dtype=d.dtype), True)
 _band_op = OpDef("MatrixBandPart", lambda x, lower, upper: _band(x, lower, upper), True)
-_lstsq_op = OpDef("MatrixSolveLs", lambda a, b, l2: _lstsq(a, b, l2), True)
+_lstsq_op = OpDef("MatrixSolveLs", lambda a, b, l2, fast: _lstsq(a, b, l2), True, _lstsq_kernels)
 
 
 def _svd(x: jax.Array, full: bool, uv: bool) -> Any:
@@ -305,7 +373,7 @@ def lstsq(
             f"[{','.join(map(str, b._shape))}]",
             "MatMul",
         )
-    return apply(_lstsq_op, (a, b), (("l2", float(l2_regularizer)),))[0]
+    return apply(_lstsq_op, (a, b), (("l2", float(l2_regularizer)), ("fast", bool(fast))))[0]
 
 
 @table.export("linalg.matvec", dtypes=table.NUMERIC)
@@ -356,7 +424,7 @@ def eigvalsh(tensor: TensorLike, name: str | None = None) -> Tensor:
     """
     x = convert_to_tensor(tensor)
     if x._dtype.name == "float16":
-        raise no_cpu_kernel("SelfAdjointEigV2", "T=DT_HALF, compute_v=false")
+        raise missing_kernel("SelfAdjointEigV2", "T=DT_HALF, compute_v=false")
     if len(x._shape) < 2:
         raise static_error(f"Input tensor 0 must have rank >= 2, got {len(x._shape)}", "SelfAdjointEigV2")
     _square(x, "SelfAdjointEigV2")
@@ -387,7 +455,7 @@ def cholesky_solve(chol: TensorLike, rhs: TensorLike, name: str | None = None) -
     dtype_check("MatrixTriangularSolve", "fc", _TRIANGULAR_TYPES)(((a._shape, a._dtype),), {})
     if a._dtype.name in ("float16", "bfloat16"):
         name_upper = "HALF" if a._dtype.name == "float16" else "BFLOAT16"
-        raise no_cpu_kernel("MatrixTriangularSolve", f"T=DT_{name_upper}, adjoint=false, lower=true")
+        raise missing_kernel("MatrixTriangularSolve", f"T=DT_{name_upper}, adjoint=false, lower=true")
     solved = triangular_solve(a, b, lower=True, adjoint=False)
     return triangular_solve(a, solved, lower=True, adjoint=True)
 
@@ -424,7 +492,7 @@ def tensor_diag(diagonal: TensorLike, name: str | None = None) -> Tensor:
     """
     d = convert_to_tensor(diagonal)
     if d._dtype.name == "bfloat16":
-        raise no_cpu_kernel("Diag", "T=DT_BFLOAT16")
+        raise missing_kernel("Diag", "T=DT_BFLOAT16")
     if not d._shape:
         raise static_error("Input must be at least rank 1, got 0", "Diag")
     return apply(_tensor_diag_op, (d,))[0]

@@ -18,6 +18,7 @@ from tapeshim._src.ops.common import (
     checks,
     convert_same_dtype,
     dtype_check,
+    linalg_kernels,
     normalize_axis,
     static_error,
 )
@@ -196,7 +197,10 @@ def _pinv(a: jax.Array, rcond: Any) -> jax.Array:
     return jnp.swapaxes(vh, -1, -2).conj() @ (inverse[..., :, None] * jnp.swapaxes(u, -1, -2).conj())
 
 
-_pinv_op = OpDef("Pinv", _pinv, True, dtype_check("Pinv", "f"))
+# (TF's pinv is Python over an `Svd`)
+_pinv_op = OpDef(
+    "Pinv", _pinv, True, linalg_kernels("Svd", attrs=lambda static: ", compute_uv=true, full_matrices=false")
+)
 
 
 @table.export("linalg.pinv", dtypes=table.REAL_FLOAT, op=_pinv_op)
@@ -204,6 +208,8 @@ def pinv(a: TensorLike, rcond: Any = None, validate_args: bool = False, name: st
     """The Moore-Penrose pseudo-inverse of (a batch of) matrices, by SVD, singular values at most `rcond` times
     the largest dropped (`rcond` defaults to 10 * max(rows, columns) * the dtype's epsilon, as TF)."""
     x = convert_to_tensor(a)
+    if not x._dtype.is_floating:
+        raise TypeError(f"Input `a` must have `float`-like `dtype` (saw {x._dtype.name}).")
     if len(x._shape) < 2:
         raise ValueError(f"Input `a` must have at least 2 dimensions (saw: {len(x._shape)}).")
     if rcond is None:

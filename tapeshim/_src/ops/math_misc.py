@@ -11,7 +11,7 @@ import numpy as np
 from tapeshim._src import dtypes, errors
 from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.ops import array_ops, debugging_ops, manip_ops, math_ops, table
-from tapeshim._src.ops.common import broadcast_check, checks, dtype_check, no_cpu_kernel, normalize_axis, static_error
+from tapeshim._src.ops.common import broadcast_check, checks, dtype_check, missing_kernel, normalize_axis, static_error
 from tapeshim._src.ops.math_kernels import cumulative_logsumexp_impl, mul_no_nan_impl
 from tapeshim._src.ops.ragged_hook import ragged_dispatch
 from tapeshim._src.registry import OpDef, apply
@@ -137,7 +137,7 @@ def erfinv(x: TensorLike, name: str | None = None) -> Tensor:
     """
     x = convert_to_tensor(x)
     if x._dtype.name in ("float16", "bfloat16"):
-        raise no_cpu_kernel("Erfinv", f"T=DT_{'HALF' if x._dtype.name == 'float16' else 'BFLOAT16'}")
+        raise missing_kernel("Erfinv", f"T=DT_{'HALF' if x._dtype.name == 'float16' else 'BFLOAT16'}")
     return apply(_erfinv_op, (x,))[0]
 
 

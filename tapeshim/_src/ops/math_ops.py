@@ -28,7 +28,7 @@ from tapeshim._src.ops.common import (
     first_anchored,
     is_plain_value,
     is_tensor_like,
-    no_cpu_kernel,
+    missing_kernel,
     normalize_axis,
     same_dtype_for_division,
 )
@@ -183,7 +183,7 @@ def reciprocal(x: TensorLike, name: str | None = None) -> Tensor:
     """1 / x element-wise. Integer inputs raise NotFoundError, as TF's CPU kernels do."""
     x = convert_to_tensor(x)
     if x.dtype.is_integer:
-        raise no_cpu_kernel("Reciprocal", f"T=DT_{x.dtype.name.upper()}")
+        raise missing_kernel("Reciprocal", f"T=DT_{x.dtype.name.upper()}")
     return _reciprocal(x)
 
 
@@ -398,7 +398,7 @@ _floormod_op = _elementwise_op("FloorMod", floormod_impl, REAL_NUMERIC)
 def _no_complex_kernel(x: Tensor, op_name: str) -> None:
     """TF registers no complex CPU kernel for some ops that allow complex types: NotFoundError, as TF."""
     if x._dtype.is_complex:
-        raise no_cpu_kernel(op_name, f"T=DT_{x._dtype.name.upper()}")
+        raise missing_kernel(op_name, f"T=DT_{x._dtype.name.upper()}")
 
 
 def _integer_division(op: OpDef, x: Tensor, y: Tensor) -> Tensor:

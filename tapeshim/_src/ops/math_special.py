@@ -18,7 +18,7 @@ from tapeshim._src.ops.common import (
     convert_same_dtype,
     dtype_check,
     gradient_not_registered,
-    no_cpu_kernel,
+    missing_kernel,
     static_error,
 )
 from tapeshim._src.ops.ragged_hook import ragged_dispatch
@@ -33,7 +33,7 @@ def _no_half_kernel(tensors: tuple[Tensor, ...], op_name: str, missing: tuple[st
     """TF registers these ops for half types without CPU kernels: NotFoundError, as TF."""
     name = tensors[0]._dtype.name
     if name in missing:
-        raise no_cpu_kernel(op_name, f"T=DT_{_TF_KERNEL_TYPES[name]}")
+        raise missing_kernel(op_name, f"T=DT_{_TF_KERNEL_TYPES[name]}")
 
 
 def _unary(

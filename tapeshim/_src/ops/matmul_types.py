@@ -19,7 +19,6 @@ from tapeshim._src.ops.common import (
     enum_name,
     gradient_raises,
     missing_kernel,
-    no_cpu_kernel,
     static_error,
     tf_type_name,
 )
@@ -100,11 +99,11 @@ def _picked(
             return dtypes.float32, (dtypes.bfloat16 if a.name == b.name == "bfloat16" else None)
         if batched and not v3:
             if a.is_unsigned and _thread_state.trace is None:  # (MatMul has no kernel for it: found first)
-                raise no_cpu_kernel("MatMul", f"T={enum_name(a)}")
+                raise missing_kernel("MatMul", f"T={enum_name(a)}")
             raise static_error(f"In[0] and In[1] ndims must be == 2: {max(ranks)}", "MatMul")
     if not v3:
         if a is not b and a.is_unsigned and _thread_state.trace is None:  # (no kernel for it: found before b's dtype)
-            raise no_cpu_kernel("BatchMatMulV2" if batched else "MatMul", f"T={enum_name(a)}")
+            raise missing_kernel("BatchMatMulV2" if batched else "MatMul", f"T={enum_name(a)}")
         return None
     assert output_type is not None
     check_v3_kernel(a, b, output_type, same_allowed=False)

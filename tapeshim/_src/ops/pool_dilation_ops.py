@@ -17,7 +17,7 @@ from jax import lax
 
 from tapeshim._src import dtypes, errors
 from tapeshim._src.ops import manip_ops, math_ops, table
-from tapeshim._src.ops.common import attr_error, convert_same_dtype, dtype_check, no_cpu_kernel, static_error
+from tapeshim._src.ops.common import attr_error, convert_same_dtype, dtype_check, missing_kernel, static_error
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import TensorLike
@@ -377,7 +377,7 @@ def local_response_normalization(
     """
     x = convert_to_tensor(input)
     if x._dtype is dtypes.bfloat16:
-        raise no_cpu_kernel("LRN", "T=DT_BFLOAT16")
+        raise missing_kernel("LRN", "T=DT_BFLOAT16")
     if x._dtype not in (dtypes.float16, dtypes.float32):
         name_ = {"float64": "double"}.get(x._dtype.name, x._dtype.name)
         raise attr_error(

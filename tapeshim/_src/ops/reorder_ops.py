@@ -11,7 +11,7 @@ import numpy as np
 
 from tapeshim._src import errors, runtime_checks
 from tapeshim._src.ops import array_ops, table
-from tapeshim._src.ops.common import attr_error, no_cpu_kernel, static_error
+from tapeshim._src.ops.common import attr_error, missing_kernel, static_error
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import TensorLike
@@ -130,7 +130,7 @@ def _block_args(x: Tensor, block_size: Any, data_format: str, op_name: str) -> i
     if block < 2:
         raise static_error(f"Value for attr 'block_size' of {block} must be at least minimum 2", op_name)
     if data_format != "NHWC":  # (TF's CPU kernels are NHWC only)
-        raise no_cpu_kernel(op_name, f'T=DT_{x._dtype.name.upper()}, block_size={block}, data_format="{data_format}"')
+        raise missing_kernel(op_name, f'T=DT_{x._dtype.name.upper()}, block_size={block}, data_format="{data_format}"')
     return block
 
 

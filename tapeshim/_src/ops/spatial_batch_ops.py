@@ -16,7 +16,7 @@ import numpy as np
 
 from tapeshim._src import static_value
 from tapeshim._src.ops import conv_ops, table
-from tapeshim._src.ops.common import attr_error, is_tensor_like, no_cpu_kernel, static_error
+from tapeshim._src.ops.common import attr_error, is_tensor_like, missing_kernel, static_error
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import TensorLike
@@ -46,7 +46,7 @@ def _block_args(x: Tensor, block_shape: Any, pairs: Any, what: str, op_name: str
     """The block shape and the `[M, 2]` paddings or crops, checked as TF's kernel checks them."""
     if x._dtype.name in ("string", "bool", "complex64", "complex128"):  # (no CPU kernel in TF)
         kind = "Tpaddings" if what == "paddings" else "Tcrops"
-        raise no_cpu_kernel(op_name, f"T=DT_{x._dtype.name.upper()}, Tblock_shape=DT_INT32, {kind}=DT_INT32")
+        raise missing_kernel(op_name, f"T=DT_{x._dtype.name.upper()}, Tblock_shape=DT_INT32, {kind}=DT_INT32")
     block = _int_array(block_shape, "Tblock_shape", op_name)
     amounts = _int_array(pairs, "Tpaddings" if what == "paddings" else "Tcrops", op_name)
     if block.ndim != 1:
