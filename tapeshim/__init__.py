@@ -178,6 +178,10 @@ from tapeshim._src.ops.init_ops import (  # noqa: E402
     random_uniform_initializer,
     zeros_initializer,
 )
+from tapeshim._src.ops.linalg_ops import (  # noqa: E402
+    eig,
+    eigvals,
+)
 from tapeshim._src.ops.logging_ops import print_v2 as print  # noqa: E402
 from tapeshim._src.ops.manip_ops import (  # noqa: E402
     argsort,
@@ -501,6 +505,8 @@ __all__ = [
     "dynamic_partition",
     "dynamic_stitch",
     "edit_distance",
+    "eig",
+    "eigvals",
     "einsum",
     "ensure_shape",
     "equal",

@@ -88,3 +88,55 @@ def test_half_precision_inverse_and_qr_compute_as_tf():
         return tf.linalg.inv(a), tf.abs(q), tf.abs(r), tf.matmul(q, r)
 
     check(body)
+
+
+# -- tf.linalg.eig / eigvals (were missing) ----------------------------------------------------------------
+_NONSYMMETRIC = [
+    [[1.0, 2.0], [3.0, 4.0]],
+    [[0.0, -1.0], [1.0, 0.0]],  # a complex pair
+    [[2.0, 1.0, 0.0], [0.5, -1.0, 0.25], [0.0, 3.0, 1.5]],
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("index", range(len(_NONSYMMETRIC)))
+def test_eig_values_and_vectors_as_tf(index, dtype):
+    def body(tf):
+        a = tf.cast(tf.constant(_NONSYMMETRIC[index]), dtype)
+        e, v = tf.linalg.eig(a)
+        residual = tf.abs(tf.matmul(tf.cast(a, e.dtype), v) - v * e[None, :])
+        # TF's Eigen solver and LAPACK may order the eigenvalues differently, and each eigenvector's phase may
+        # differ: compared in one order, and by magnitude
+        order = tf.argsort(tf.math.real(e) * 1000.0 + tf.math.imag(e))
+        values = tf.gather(e, order)
+        in_function = tf.gather(tf.function(tf.linalg.eigvals)(a), order)
+        return values, tf.gather(tf.abs(v), order, axis=1), tf.reduce_max(residual) < 1e-4, in_function
+
+    check(body)
+
+
+def test_eig_of_a_batch_and_its_gradient_as_tf():
+    def body(tf):
+        m = tf.constant([[[1.0, 2.0], [3.0, 4.0]], [[2.0, 0.5], [0.25, -1.0]]])
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(m)
+            e = tf.linalg.eig(m)[0]
+            loss = tf.reduce_sum(tf.math.real(e) ** 2 + tf.math.imag(e) * 3.0)
+            weighted = tf.reduce_sum(tf.math.real(tf.linalg.eigvals(m)) * [1.0, 2.0])
+        return e, tape.gradient(loss, m), tape.gradient(weighted, m)
+
+    check(body)
+
+
+EIG_ERRORS = {
+    "not_square": lambda tf: tf.linalg.eig(tf.ones((2, 3))),
+    "rank_1": lambda tf: tf.linalg.eigvals(tf.ones((3,))),
+    "int32": lambda tf: tf.linalg.eig(tf.constant([[1, 2], [3, 4]])),
+    "float16": lambda tf: tf.linalg.eigvals(tf.eye(2, dtype=tf.float16)),
+}
+
+
+@pytest.mark.parametrize("in_function", [False, True], ids=["eager", "function"])
+@pytest.mark.parametrize("name", sorted(EIG_ERRORS))
+def test_eig_errors_as_tf(name, in_function):
+    check_raises(lambda tf: tf.function(lambda: EIG_ERRORS[name](tf))() if in_function else EIG_ERRORS[name](tf))

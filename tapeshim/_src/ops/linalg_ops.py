@@ -12,6 +12,7 @@ from tapeshim._src import errors, runtime_checks
 from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.ops.common import (
     LINALG_TYPES,
+    checks,
     convert_same_dtype,
     dtype_check,
     linalg_kernels,
@@ -332,6 +333,73 @@ def diag(
             raise static_error("diagonal must be at least 1-dim, received shape: []", "MatrixDiagV3")
         return apply(_diag_op, (d,))[0]
     return matrix_diag(diagonal, k, num_rows, num_cols, padding_value, align)
+
+
+def _eig_impl(x: jax.Array, vectors: bool) -> tuple:
+    # (TF differentiates the eigenvectors too: distinct eigenvalues assumed, as its EigGrad)
+    return tuple(
+        jax.lax.linalg.eig(
+            x, compute_left_eigenvectors=False, compute_right_eigenvectors=vectors, enable_eigvec_derivs=vectors
+        )
+    )
+
+
+def _eig_kernels(in_avals: tuple, static: dict) -> None:
+    """TF's `Eig` kernels, and its shape function's errors."""
+    shape, _ = in_avals[0]
+    if len(shape) < 2:
+        raise static_error(f"Input tensor 0 must have rank >= 2, got {len(shape)}", "Eig")
+    if shape[-1] != shape[-2]:
+        raise static_error("Input matrix must be square.", "Eig")
+
+
+_eig_op = OpDef(
+    "Eig",
+    _eig_impl,
+    True,
+    checks(dtype_check("Eig", "", ("float", "double", "complex64", "complex128")), _eig_kernels),
+)
+_EIG_TYPES = ("float32", "complex64", "float64", "complex128")
+
+
+def _eig(tensor: TensorLike, vectors: bool) -> tuple:
+    x = convert_to_tensor(tensor)
+    if x._dtype.name not in _EIG_TYPES:  # (TF's wrapper picks the output dtype for these only)
+        raise UnboundLocalError("cannot access local variable 'out_dtype' where it is not associated with a value")
+    return apply(_eig_op, (x,), (("vectors", vectors),))
+
+
+@table.export(
+    "linalg.eig",
+    "eig",
+    dtypes=table.FLOAT,
+    note="eigenvalues in LAPACK's order (TF's Eigen solver often agrees, not always); each eigenvector may differ from "
+    "TF's by a complex phase",
+    op=_eig_op,
+)
+def eig(tensor: TensorLike, name: str | None = None) -> tuple[Tensor, Tensor]:
+    """The eigenvalues and eigenvectors of (a batch of) square matrices, as `tf.linalg.eig`.
+
+    Args:
+      tensor: `[..., n, n]` matrices of float32, float64, complex64 or complex128.
+      name: ignored.
+
+    Returns:
+      `(e, v)`: `[..., n]` eigenvalues and `[..., n, n]` eigenvectors (columns, unit norm), complex64 for
+      float32 and complex64 matrices, complex128 for the others.
+
+    Raises:
+      InvalidArgumentError: matrices that are not square (`ValueError` inside a function, as TF's shape function).
+      UnboundLocalError: another dtype, as TF's wrapper.
+    """
+    e, v = _eig(tensor, True)
+    return e, v
+
+
+@table.export("linalg.eigvals", "eigvals", dtypes=table.FLOAT, note="in LAPACK's order (see `eig`)", op=_eig_op)
+def eigvals(tensor: TensorLike, name: str | None = None) -> Tensor:
+    """The eigenvalues of (a batch of) square matrices, as `tf.linalg.eigvals` (see `eig`)."""
+    return _eig(tensor, False)[0]
 
 
 @table.export("linalg.band_part", dtypes=table.ANY, op=_band_op)
