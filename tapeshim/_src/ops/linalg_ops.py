@@ -12,7 +12,6 @@ from tapeshim._src import errors, runtime_checks
 from tapeshim._src.ops import array_ops, math_ops, table
 from tapeshim._src.ops.common import (
     LINALG_TYPES,
-    checks,
     convert_same_dtype,
     dtype_check,
     linalg_kernels,
@@ -192,17 +191,18 @@ def _batch_broadcast(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     return jnp.broadcast_to(a, batch + a.shape[-2:]), jnp.broadcast_to(b, batch + b.shape[-2:])
 
 
+_TRIANGULAR_KERNELS = linalg_kernels(
+    "MatrixTriangularSolve",
+    ("bfloat16",) + LINALG_TYPES,
+    attrs=lambda static: f", adjoint={_flag(static['adjoint'])}, lower={_flag(static['lower'])}",
+)
 _triangular_op = OpDef(
     "MatrixTriangularSolve",
     lambda a, b, lower, adjoint: jax.scipy.linalg.solve_triangular(
         *_batch_broadcast(a, b), lower=lower, trans="C" if adjoint else 0
     ),
     True,
-    linalg_kernels(
-        "MatrixTriangularSolve",
-        ("bfloat16",) + LINALG_TYPES,
-        attrs=lambda static: f", adjoint={_flag(static['adjoint'])}, lower={_flag(static['lower'])}",
-    ),
+    _TRIANGULAR_KERNELS,
 )
 
 
@@ -344,8 +344,8 @@ def _eig_impl(x: jax.Array, vectors: bool) -> tuple:
     )
 
 
-def _eig_kernels(in_avals: tuple, static: dict) -> None:
-    """TF's `Eig` kernels, and its shape function's errors."""
+def _eig_shapes(in_avals: tuple, static: dict) -> None:
+    """TF's `Eig` shape function's errors (its dtypes are `_eig`'s to refuse, as TF's wrapper)."""
     shape, _ = in_avals[0]
     if len(shape) < 2:
         raise static_error(f"Input tensor 0 must have rank >= 2, got {len(shape)}", "Eig")
@@ -353,12 +353,7 @@ def _eig_kernels(in_avals: tuple, static: dict) -> None:
         raise static_error("Input matrix must be square.", "Eig")
 
 
-_eig_op = OpDef(
-    "Eig",
-    _eig_impl,
-    True,
-    checks(dtype_check("Eig", "", ("float", "double", "complex64", "complex128")), _eig_kernels),
-)
+_eig_op = OpDef("Eig", _eig_impl, True, _eig_shapes)
 _EIG_TYPES = ("float32", "complex64", "float64", "complex128")
 
 
@@ -464,7 +459,7 @@ _eigvalsh_op = OpDef(
     "SelfAdjointEigV2",
     lambda x: _eigh_impl(x)[0].astype(x.dtype),
     True,
-    dtype_check("SelfAdjointEigV2", "fc", ("double", "float", "half", "complex64", "complex128")),
+    dtype_check("SelfAdjointEigV2", "fc", LINALG_TYPES),
 )
 
 
@@ -499,9 +494,6 @@ def eigvalsh(tensor: TensorLike, name: str | None = None) -> Tensor:
     return apply(_eigvalsh_op, (x,))[0]
 
 
-_TRIANGULAR_TYPES = ("bfloat16", "double", "float", "half", "complex64", "complex128")
-
-
 @table.export("linalg.cholesky_solve", dtypes=table.FLOAT, note="float16/bfloat16 raise NotFoundError, as TF's CPU")
 def cholesky_solve(chol: TensorLike, rhs: TensorLike, name: str | None = None) -> Tensor:
     """X with A @ X = rhs, given A's lower Cholesky factor `chol`, by two triangular solves, as
@@ -520,10 +512,7 @@ def cholesky_solve(chol: TensorLike, rhs: TensorLike, name: str | None = None) -
       NotFoundError: for float16 and bfloat16, which TF's CPU kernels do not support.
     """
     a, b = convert_same_dtype((chol, rhs), "MatrixTriangularSolve")
-    dtype_check("MatrixTriangularSolve", "fc", _TRIANGULAR_TYPES)(((a._shape, a._dtype),), {})
-    if a._dtype.name in ("float16", "bfloat16"):
-        name_upper = "HALF" if a._dtype.name == "float16" else "BFLOAT16"
-        raise missing_kernel("MatrixTriangularSolve", f"T=DT_{name_upper}, adjoint=false, lower=true")
+    _TRIANGULAR_KERNELS(((a._shape, a._dtype),), {"adjoint": False, "lower": True})  # (before the shapes, as TF)
     solved = triangular_solve(a, b, lower=True, adjoint=False)
     return triangular_solve(a, solved, lower=True, adjoint=True)
 
