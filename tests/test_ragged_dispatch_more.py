@@ -149,6 +149,18 @@ def test_python_list_operand_of_other_length_raises(name):
     check_raises(lambda tf: LIST_OPERANDS[name](tf, _rt(tf), [2.0, 4.0]))
 
 
+@pytest.mark.parametrize("pack", [tuple, list], ids=["tuple", "list"])
+def test_map_fn_over_a_structure_of_ragged_tensors(pack):
+    """`map_fn`'s `elems` is a structure of operands: a RaggedTensor inside it dispatches (b8317d0 broke this)."""
+
+    def body(tf):
+        second = tf.ragged.constant([[1.0, 2.0, 3.0], [], [4.0], [5.0, 6.0]])
+        elems = pack((_rt(tf), second))
+        return tf.map_fn(lambda x: tf.reduce_sum(x[0] + x[1]), elems, fn_output_signature=tf.float32)
+
+    check(body)
+
+
 def test_add_n_takes_a_dense_element_as_it_is():
     check_raises(lambda tf: tf.add_n([_rt(tf), [[1.0], [2.0], [3.0], [4.0]]]))
 

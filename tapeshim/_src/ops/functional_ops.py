@@ -201,7 +201,7 @@ def _empty(shape: tuple | None, dtype: dtypes.DType) -> Tensor:
 
 
 @table.export("map_fn", dtypes=table.ANY, note="RaggedTensorSpec / SparseTensorSpec signatures are not supported")
-@ragged_dispatch("elems", impl="tapeshim._src.ragged_array:map_fn")
+@ragged_dispatch(impl="tapeshim._src.ragged_array:map_fn", lists=("elems",))
 def map_fn(
     fn: Callable[..., Any],
     elems: Any,
