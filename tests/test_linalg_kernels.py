@@ -140,3 +140,36 @@ EIG_ERRORS = {
 @pytest.mark.parametrize("name", sorted(EIG_ERRORS))
 def test_eig_errors_as_tf(name, in_function):
     check_raises(lambda tf: tf.function(lambda: EIG_ERRORS[name](tf))() if in_function else EIG_ERRORS[name](tf))
+
+
+# -- a dtype without a kernel and bad shapes: which error comes first --------------------------------------
+# Eagerly TF looks the kernel up first (`NotFoundError`, or the attr error); inside a function its shape
+# inference runs when the graph is built (`ValueError`) and the missing kernel only when it runs.
+BAD_SHAPES = {
+    "matmul_uint8": lambda tf: tf.matmul(tf.ones((2, 3), tf.uint8), tf.ones((4, 2), tf.uint8)),
+    "einsum_int8": lambda tf: tf.einsum("ij,jk->ik", tf.ones((2, 3), tf.int8), tf.ones((4, 2), tf.int8)),
+    "svd_half_rank_1": lambda tf: tf.linalg.svd(tf.ones((3,), tf.float16), compute_uv=False),
+    "solve_half": lambda tf: tf.linalg.solve(tf.ones((2, 3), tf.float16), tf.ones((2, 1), tf.float16)),
+    "cholesky_half": lambda tf: tf.linalg.cholesky(tf.ones((2, 3), tf.float16)),
+    "det_half": lambda tf: tf.linalg.det(tf.ones((2, 3), tf.float16)),
+    "eigh_half": lambda tf: tf.linalg.eigh(tf.ones((2, 3), tf.float16))[0],
+    "triangular_solve_half": lambda tf: tf.linalg.triangular_solve(
+        tf.ones((2, 3), tf.float16), tf.ones((2, 1), tf.float16)
+    ),
+    "lstsq_half": lambda tf: tf.linalg.lstsq(tf.ones((2, 2), tf.float16), tf.ones((3, 1), tf.float16)),
+    "inv_bfloat16": lambda tf: tf.linalg.inv(tf.ones((2, 3), tf.bfloat16)),
+    "qr_int32_rank_1": lambda tf: tf.linalg.qr(tf.ones((3,), tf.int32))[0],
+    "eigvalsh_half": lambda tf: tf.linalg.eigvalsh(tf.ones((2, 3), tf.float16)),
+    "logdet_half": lambda tf: tf.linalg.logdet(tf.ones((2, 3), tf.float16)),
+    "slogdet_half": lambda tf: tf.linalg.slogdet(tf.ones((2, 3), tf.float16))[1],
+    "cholesky_solve_half": lambda tf: tf.linalg.cholesky_solve(
+        tf.ones((2, 2), tf.float16), tf.ones((3, 1), tf.float16)
+    ),
+    "pinv_half": lambda tf: tf.linalg.pinv(tf.ones((3,), tf.float16)),
+}
+
+
+@pytest.mark.parametrize("in_function", [False, True], ids=["eager", "function"])
+@pytest.mark.parametrize("name", sorted(BAD_SHAPES))
+def test_missing_kernel_and_bad_shapes_raise_tfs_first_error(name, in_function):
+    check_raises(lambda tf: tf.function(lambda: BAD_SHAPES[name](tf))() if in_function else BAD_SHAPES[name](tf))

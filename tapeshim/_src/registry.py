@@ -203,8 +203,14 @@ def _checkable(shape: tuple) -> tuple:
 def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tuple:
     """The (shape, DType) of each output by abstract evaluation (a shape family's, without a JAX trace, where
     one serves: `kernel_families`); raises TF's errors for bad inputs."""
+    missing = None
     if op.check is not None:
-        op.check(tuple((_checkable(shape), dtype) for shape, dtype in in_avals), dict(static))
+        try:
+            op.check(tuple((_checkable(shape), dtype) for shape, dtype in in_avals), dict(static))
+        except errors.InvalidArgumentError as exc:
+            if not getattr(exc, "at_graph_run", False):
+                raise
+            missing = exc  # (inside a function TF's graph finds no kernel when it runs: shape errors first)
     structs = [jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in in_avals]
     avals = _family_avals(kernel, structs)
     if avals is None:
@@ -214,6 +220,8 @@ def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tup
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise errors.invalid_argument(message, op.name) from None
         avals = tuple((o.shape, dtypes.from_numpy(o.dtype)) for o in out)
+    if missing is not None:
+        raise missing
     for shape, dtype in avals:
         if all(d.__class__ is int for d in shape):  # (a symbolic dimension's size is only known on a call)
             check_allocation(shape, dtype, op.name)

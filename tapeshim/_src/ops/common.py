@@ -47,6 +47,37 @@ def missing_kernel(op_name: str, attrs: str) -> errors.OpError:
     )
 
 
+def is_graph_run_error(error: BaseException) -> bool:
+    """Whether `error` is a missing kernel inside a function (`missing_kernel`): TF's graph raises it when it
+    runs, so an op's shape errors come first."""
+    return getattr(error, "at_graph_run", False)
+
+
+def missing_kernel_first(op_name: str, attrs: str) -> errors.OpError:
+    """`missing_kernel` for a wrapper that checks shapes itself, in TF's order: eagerly TF finds no kernel
+    before it looks at the shapes (raised here); inside a function shape inference comes first, so the error
+    is returned for the caller to raise after its shape checks."""
+    error = missing_kernel(op_name, attrs)
+    if not is_graph_run_error(error):
+        raise error
+    return error
+
+
+def kernels_before_shapes(
+    check: Callable[[tuple, dict], None] | None, tensors: Sequence[Any], static: tuple = ()
+) -> None:
+    """An op's dtype `check`, run by a wrapper before its own shape checks, in TF's order: the attr error
+    first, then eagerly the missing kernel; inside a function the missing kernel waits until the shapes are
+    checked (the op's check raises it again when the op is applied)."""
+    if check is None:
+        return
+    try:
+        check(tuple((t._shape, t._dtype) for t in tensors), dict(static))
+    except errors.InvalidArgumentError as exc:
+        if not is_graph_run_error(exc):
+            raise
+
+
 def attr_error(message: str, op_name: str | None = None) -> Exception:
     """The error for an input dtype the op's kernel attribute does not allow.
 
@@ -252,11 +283,20 @@ def linalg_kernels(
 
 
 def checks(*parts: Any) -> Any:
-    """Combines several checks into one."""
+    """Combines several checks into one. A missing kernel inside a function (`is_graph_run_error`) is raised
+    after the other parts, as TF's graph raises it only when it runs."""
 
     def check(in_avals: tuple, static: dict) -> None:
+        missing = None
         for part in parts:
-            part(in_avals, static)
+            try:
+                part(in_avals, static)
+            except errors.InvalidArgumentError as exc:
+                if not is_graph_run_error(exc):
+                    raise
+                missing = missing or exc
+        if missing is not None:
+            raise missing
 
     return check
 

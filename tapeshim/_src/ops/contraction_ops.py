@@ -14,6 +14,7 @@ from tapeshim._src.ops.common import (
     convert_same_dtype,
     dtype_check,
     missing_kernel,
+    missing_kernel_first,
     static_error,
 )
 from tapeshim._src.registry import OpDef, apply
@@ -119,9 +120,12 @@ def einsum(equation: str, *inputs: TensorLike, **kwargs: Any) -> Tensor:
     equation = equation.replace(" ", "")
     _check_equation(equation, len(tensors))
     dtype = tensors[0]._dtype
+    missing = None
     if dtype.name not in _EINSUM_TYPES:  # no CPU kernel, as TF's
-        raise missing_kernel("Einsum", f'N={len(tensors)}, T=DT_{dtype.name.upper()}, equation="{equation}"')
+        missing = missing_kernel_first("Einsum", f'N={len(tensors)}, T=DT_{dtype.name.upper()}, equation="{equation}"')
     _check_label_sizes(equation, tensors)
+    if missing is not None:
+        raise missing
     return apply(_einsum_op, tuple(tensors), (("equation", equation),))[0]
 
 

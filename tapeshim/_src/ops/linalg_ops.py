@@ -14,8 +14,10 @@ from tapeshim._src.ops.common import (
     LINALG_TYPES,
     convert_same_dtype,
     dtype_check,
+    kernels_before_shapes,
     linalg_kernels,
     missing_kernel,
+    missing_kernel_first,
     static_error,
 )
 from tapeshim._src.ops.linalg_diag import matrix_diag
@@ -58,6 +60,7 @@ def _matrix_op(
 
     def matrix_fn(input: Any, name: str | None = None) -> Any:  # noqa: A002
         x = convert_to_tensor(input)
+        kernels_before_shapes(op.check, (x,))
         if square:
             _square(x, op_name)
         elif len(x._shape) < 2:
@@ -260,6 +263,7 @@ def _lstsq(a: jax.Array, b: jax.Array, l2: float) -> jax.Array:
 def eigh(tensor: TensorLike, name: str | None = None) -> tuple[Tensor, Tensor]:
     """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix."""
     x = convert_to_tensor(tensor)
+    kernels_before_shapes(_eigh_op.check, (x,))
     _square(x, "SelfAdjointEigV2")
     return apply(_eigh_op, (x,))
 
@@ -281,6 +285,7 @@ def svd(tensor: TensorLike, full_matrices: bool = False, compute_uv: bool = True
 def solve(matrix: TensorLike, rhs: TensorLike, adjoint: bool = False, name: str | None = None) -> Tensor:
     """X with matrix @ X = rhs (or adjoint(matrix) @ X = rhs)."""
     a, b = convert_same_dtype((matrix, rhs), "MatrixSolve")
+    kernels_before_shapes(_solve_op.check, (a,), (("adjoint", bool(adjoint)),))
     _square(a, "MatrixSolve")
     _check_rhs(a, b, "MatrixSolve")
     return apply(_solve_op, (a, b), (("adjoint", bool(adjoint)),) + _runtime_checked(a))[0]
@@ -292,6 +297,7 @@ def triangular_solve(
 ) -> Tensor:
     """X with matrix @ X = rhs for a triangular matrix."""
     a, b = convert_same_dtype((matrix, rhs), "MatrixTriangularSolve")
+    kernels_before_shapes(_TRIANGULAR_KERNELS, (a,), (("adjoint", bool(adjoint)), ("lower", bool(lower))))
     _square(a, "MatrixTriangularSolve")
     _check_rhs(a, b, "MatrixTriangularSolve")
     return apply(_triangular_op, (a, b), (("adjoint", bool(adjoint)), ("lower", bool(lower))))[0]
@@ -430,6 +436,7 @@ def lstsq(
 ) -> Tensor:
     """The least-squares solution of matrix @ X = rhs (optionally L2-regularized)."""
     a, b = convert_same_dtype((matrix, rhs), "MatrixSolveLs")
+    kernels_before_shapes(_lstsq_kernels, (a,), (("fast", bool(fast)),))
     if len(a._shape) < 2 or len(b._shape) < 2 or a._shape[-2] != b._shape[-2]:
         raise static_error(
             f"Matrix size-incompatible: In[0]: [{','.join(map(str, a._shape))}], In[1]: "
@@ -486,11 +493,14 @@ def eigvalsh(tensor: TensorLike, name: str | None = None) -> Tensor:
       NotFoundError: for float16, which TF's CPU kernels do not support.
     """
     x = convert_to_tensor(tensor)
-    if x._dtype.name == "float16":
-        raise missing_kernel("SelfAdjointEigV2", "T=DT_HALF, compute_v=false")
+    missing = (
+        missing_kernel_first("SelfAdjointEigV2", "T=DT_HALF, compute_v=false") if x._dtype.name == "float16" else None
+    )
     if len(x._shape) < 2:
         raise static_error(f"Input tensor 0 must have rank >= 2, got {len(x._shape)}", "SelfAdjointEigV2")
     _square(x, "SelfAdjointEigV2")
+    if missing is not None:
+        raise missing
     return apply(_eigvalsh_op, (x,))[0]
 
 
@@ -512,7 +522,7 @@ def cholesky_solve(chol: TensorLike, rhs: TensorLike, name: str | None = None) -
       NotFoundError: for float16 and bfloat16, which TF's CPU kernels do not support.
     """
     a, b = convert_same_dtype((chol, rhs), "MatrixTriangularSolve")
-    _TRIANGULAR_KERNELS(((a._shape, a._dtype),), {"adjoint": False, "lower": True})  # (before the shapes, as TF)
+    kernels_before_shapes(_TRIANGULAR_KERNELS, (a,), (("adjoint", False), ("lower", True)))
     solved = triangular_solve(a, b, lower=True, adjoint=False)
     return triangular_solve(a, solved, lower=True, adjoint=True)
 
