@@ -351,3 +351,29 @@ FULL_GRADIENTS = {
 @pytest.mark.parametrize("name", sorted(FULL_GRADIENTS))
 def test_gradient_without_empty_rows(name):
     check(_taped(FULL_GRADIENTS[name], _FULL_SPLITS))
+
+
+# -- a dense operand of a higher rank than the RaggedTensor: TF repeats the RaggedTensor over its leading
+# dimensions (they were a ValueError); a list's row splits of the same static shape are compared when the op runs
+HIGHER_RANK = {
+    "add_3d": lambda tf, rt: rt + tf.ones((3, 4, 1)),
+    "radd_3d": lambda tf, rt: tf.ones((3, 4, 1)) - rt,
+    "multiply_leading_1": lambda tf, rt: tf.multiply(rt, tf.constant([[[2.0], [3.0], [4.0], [5.0]]])),
+    "maximum_4d": lambda tf, rt: tf.maximum(rt, tf.zeros((2, 1, 4, 1))),
+    "divide_no_nan_3d": lambda tf, rt: tf.math.divide_no_nan(rt, tf.fill((2, 4, 1), 2.0)),
+    "rows_do_not_match": lambda tf, rt: rt + tf.ones((2, 3, 1)),
+    "add_n_other_splits": lambda tf, rt: tf.add_n([rt, tf.RaggedTensor.from_row_lengths(tf.ones(7), [1, 1, 1, 4])]),
+    "add_n_other_rows": lambda tf, rt: tf.add_n([rt, tf.RaggedTensor.from_row_lengths(tf.ones(7), [4, 3])]),
+}
+_RAISES = {"rows_do_not_match", "add_n_other_splits", "add_n_other_rows"}
+
+
+@pytest.mark.parametrize("in_function", [False, True], ids=["eager", "function"])
+@pytest.mark.parametrize("name", sorted(HIGHER_RANK))
+def test_dense_of_higher_rank_and_list_splits_as_tf(name, in_function):
+    def body(tf):
+        rt = tf.RaggedTensor.from_row_lengths(tf.constant([1.0, -2.0, 3.0, 0.5, 4.0, -1.0, 2.0]), [2, 0, 4, 1])
+        result = tf.function(lambda: HIGHER_RANK[name](tf, rt))() if in_function else HIGHER_RANK[name](tf, rt)
+        return _r(result), tf.TensorShape(result.shape), result.to_list()
+
+    check(body, raises=name in _RAISES)

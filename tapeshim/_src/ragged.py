@@ -612,11 +612,12 @@ class RaggedTensor:
     # -- elementwise operators on the flat values ------------------------------
     def _binary(self, other: Any, fn: Callable[[Any, Any], Any], reflected: bool = False) -> "RaggedTensor":
         """`fn` on the flat values, `other` broadcast as TF's ragged dispatch does (`ragged_dispatch`)."""
-        from tapeshim._src.ragged_dispatch import flat_operand  # import cycle: ragged_dispatch imports this module
+        from tapeshim._src.ragged_dispatch import flat_operand, lifted  # import cycle: it imports this module
 
-        other_flat = flat_operand(self, other)
-        a, b = (other_flat, self.flat_values) if reflected else (self.flat_values, other_flat)
-        return self.with_flat_values(fn(a, b))
+        anchor = lifted(self, (other,))  # (a dense operand of a higher rank)
+        other_flat = flat_operand(anchor, other)
+        a, b = (other_flat, anchor.flat_values) if reflected else (anchor.flat_values, other_flat)
+        return anchor.with_flat_values(fn(a, b))
 
     def __add__(self, other: TensorLike | RaggedTensor) -> "RaggedTensor":
         return self._binary(other, lambda a, b: a + b)

@@ -8,7 +8,8 @@ TF's broadcasting rules for ragged tensors:
 * a dense tensor reaching into the ragged dimensions broadcasts per row (`rt + [[1], [2], [3]]`):
   each of its dimensions is 1 or the size of that dimension, which for a ragged dimension must be
   the length of every row, else TF's `InvalidArgumentError`;
-* another RaggedTensor must have the same row splits (`InvalidArgumentError` otherwise).
+* another RaggedTensor must have the same row splits (`InvalidArgumentError` otherwise);
+* a dense tensor of a higher rank repeats the RaggedTensor over its leading dimensions (`lifted`).
 
 The op functions (`math_ops._unary`, `_binary`, `cast`, `round`, `where`) call `dispatch` only where
 converting an operand to a Tensor failed, so a plain tensor pays nothing.
@@ -62,7 +63,7 @@ def flat_operand(rt: RaggedTensor, value: Any) -> Any:
     Raises:
       InvalidArgumentError: for other row splits, or a dimension that is neither 1 nor
         (every row's) size.
-      ValueError: for a dense tensor of a higher rank than `rt`.
+      ValueError: for a dense tensor of a higher rank than `rt` (`lifted` first: `dispatch` does).
     """
     if isinstance(value, RaggedTensor):
         _same_partition(rt, value)
@@ -97,6 +98,32 @@ def flat_operand(rt: RaggedTensor, value: Any) -> Any:
     return array_ops.gather(squeezed, constant(positions))
 
 
+def _dense_rank(value: Any) -> int:
+    """The rank of a dense operand (0 for a Python number, None, a string or a RaggedTensor)."""
+    if value is None or isinstance(value, (RaggedTensor, bool, int, float, complex, str, bytes)):
+        return 0
+    try:
+        return convert_to_tensor(value).ndim
+    except (TypeError, ValueError):  # (not a tensor: the op reports it)
+        return 0
+
+
+def lifted(rt: RaggedTensor, operands: Any) -> RaggedTensor:
+    """`rt` broadcast to the leading dimensions of the dense operand of highest rank among `operands`, where
+    that rank passes `rt`'s, as TF broadcasts `rt + tf.ones((3, 2, 1))`: `rt` repeated over those dimensions,
+    which become uniform outer dimensions (`[3, nrows, (rows), ...]`); else `rt` itself."""
+    rank = max((_dense_rank(v) for v in operands), default=0)
+    if rank <= rt.ndim:
+        return rt
+    dense = next(v for v in operands if _dense_rank(v) == rank)
+    leading = [int(d) for d in convert_to_tensor(dense)._shape[: rank - rt.ndim]]
+    copies = int(np.prod(leading))
+    out: Any = array_ops.concat([rt] * copies, axis=0) if copies != 1 else rt
+    for size in [rt.nrows_int(), *leading[:0:-1]]:
+        out = RaggedTensor.from_uniform_row_length(out, size)
+    return out
+
+
 def _reshape(tensor: Tensor, shape: list) -> Tensor:
     if tensor.dtype is dtypes.string:
         return host_tensor(np.asarray(tensor._value).reshape(shape), dtypes.string)
@@ -120,7 +147,10 @@ def dispatch(fn: Callable[..., Any], args: tuple) -> Any:
     anchor = next((v for v in args if isinstance(v, RaggedTensor)), None)
     if anchor is None:
         raise ValueError(f"{getattr(fn, '__name__', fn)}: no RaggedTensor operand to dispatch on")
-    return anchor.with_flat_values(fn(*[flat_operand(anchor, v) for v in args]))
+    lifted_anchor = lifted(anchor, args)
+    if lifted_anchor is not anchor:
+        args = tuple(lifted(v, args) if isinstance(v, RaggedTensor) else v for v in args)
+    return lifted_anchor.with_flat_values(fn(*[flat_operand(lifted_anchor, v) for v in args]))
 
 
 def has_ragged(args: tuple) -> bool:

@@ -163,18 +163,31 @@ def _elementwise(
     of operands only: TF's list ops take their other elements as they are)."""
     from tapeshim._src import errors, ragged_dispatch  # import cycle: ragged_dispatch imports the ops
 
-    ragged = _ragged_type()
+    ragged: Any = _ragged_type()
+    single = [bound.arguments[name] for name in names if name in bound.arguments and name not in lists]
+    lifted = ragged_dispatch.lifted(anchor, single)  # (a dense operand of a higher rank)
     for name in names:
         if name not in bound.arguments:
             continue
-        value = bound.arguments[name]
+        value: Any = bound.arguments[name]
         if name in lists and isinstance(value, (list, tuple)):
             try:
                 bound.arguments[name] = [
                     ragged_dispatch.flat_operand(anchor, v) if isinstance(v, ragged) else v for v in value
                 ]
-            except errors.InvalidArgumentError as exc:  # TF checks a list's partitions statically
+            except errors.InvalidArgumentError as exc:
+                if all(_static_splits(v) == _static_splits(anchor) for v in value if isinstance(v, ragged)):
+                    raise  # (TF compares the splits' values when the op runs)
                 raise ValueError(f"partitions have incompatible row_splits: {exc.message}") from None
         else:
-            bound.arguments[name] = ragged_dispatch.flat_operand(anchor, value)
-    return anchor.with_flat_values(fn(*bound.args, **bound.kwargs))
+            if lifted is not anchor and isinstance(value, ragged):
+                value = ragged_dispatch.lifted(value, single)
+            bound.arguments[name] = ragged_dispatch.flat_operand(lifted, value)
+    return lifted.with_flat_values(fn(*bound.args, **bound.kwargs))
+
+
+def _static_splits(rt: Any) -> list:
+    """The static shapes of a RaggedTensor's row splits and of its flat values' outer dimension: TF's list ops
+    compare these when they build the op (`ValueError`), the splits' values only when it runs
+    (`InvalidArgumentError`)."""
+    return [tuple(splits.shape) for splits in rt.nested_row_splits] + [tuple(rt.flat_values.shape)[:1]]
