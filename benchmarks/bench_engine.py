@@ -7,16 +7,18 @@ ratios to TF eager in one table.
 
 Patterns (the same TF source runs on real TF and on tapeshim):
   mlp_small     small MLP step (batch 64, 32-64-10): first step, second step (where a
-                structure that repeats starts compiling), steady step (once compiled)
-  chain200      200-op elementwise chain, one gradient: first, second, steady
-  mlp_compute   compute-bound MLP step (batch 512, 512-1024-10): first, second, steady
+                structure that repeats starts compiling), calls10 (the first 10 calls
+                together: what a short program pays, its compiles included), steady
+                step (once compiled)
+  chain200      200-op elementwise chain, one gradient: first, second, calls10, steady
+  mlp_compute   compute-bound MLP step (batch 512, 512-1024-10): first, second, calls10, steady
   actor_critic  one tape over an RL episode of varying length, `np.argmax`
                 on the probabilities inside the tape, `probs[0, a]`
   indexing      `x[i]`, `x[i:i+1]`, `for row in x`, `tf.unstack` over fresh indices
   custom_grad   an eager loop calling a `tf.custom_gradient` function
   chain_long    one tape over a long chain of `tf.sin`, first gradient
   rnn           an RNN cell unrolled under a tape, first and second call
-  keras_cnn     a small Keras CNN train step (GradientTape + optimizer)
+  keras_cnn     a small Keras CNN train step (GradientTape + optimizer): first, second, calls10, steady
   sig_sizes     a tf.function step with a None batch dimension, called with changing batch sizes
   new_sizes     an eager tape step over batches of new sizes (variable-length data): first, mean per step
   mem_append    `losses.append(loss)` after each step: RSS growth
@@ -57,20 +59,24 @@ def _settle_compiles() -> None:
         module.wait()
 
 
+EARLY_CALLS = 10
+
+
 def _first_and_steady(step: Callable[[], Any], steady_calls: int) -> dict:
-    start = time.perf_counter()
-    _sync(step())
-    first = time.perf_counter() - start
-    start = time.perf_counter()
-    _sync(step())  # a second call (a tiered engine compiles from here)
-    second = time.perf_counter() - start
-    _sync(step())
+    """The first call, the second (a tiered engine compiles from here), the total of the first `EARLY_CALLS`
+    (what a short program pays, compiles included), and the mean of `steady_calls` once compiles settled."""
+    times = []
+    for _ in range(EARLY_CALLS):
+        start = time.perf_counter()
+        _sync(step())
+        times.append(time.perf_counter() - start)
     _settle_compiles()  # the steady state is the compiled one
     start = time.perf_counter()
     for _ in range(steady_calls):
         out = step()
     _sync(out)
-    return {"first": first, "second": second, "steady": (time.perf_counter() - start) / steady_calls}
+    steady = (time.perf_counter() - start) / steady_calls
+    return {"first": times[0], "second": times[1], f"calls{EARLY_CALLS}": sum(times), "steady": steady}
 
 
 def mlp_step(tf: Any, batch: int, sizes: tuple) -> Callable[[], Any]:
@@ -417,7 +423,8 @@ def main() -> None:
         for row in (tf_row, ts_row):
             if "error" in row:
                 print(f"{name:<14}error: {row['error']}")
-        for figure in ("first", "second", "new_size", "steady", "mean", "repeat", "loop", "read", "rss_mib"):
+        figures = ("first", "second", f"calls{EARLY_CALLS}", "new_size", "steady", "mean", "repeat", "loop", "read")
+        for figure in (*figures, "rss_mib"):
             a, b = tf_row.get(figure), ts_row.get(figure)
             if a is None and b is None:
                 continue
