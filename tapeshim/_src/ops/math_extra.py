@@ -79,11 +79,20 @@ def argmin(
 )
 @ragged_dispatch(lists=("inputs",))
 def add_n(inputs: list, name: str | None = None) -> Tensor:
-    """Adds a list of tensors of one shape and dtype."""
+    """Adds a list of tensors of one shape and dtype; a tensor (or array, or RaggedTensor) is the list of its
+    rows, as TF iterates it."""
+    message = "Inputs must be an iterable of at least one Tensor/IndexedSlices with the same dtype and shape."
+    if not isinstance(inputs, (list, tuple)):
+        trace = _thread_state.trace
+        if isinstance(inputs, Tensor) and trace is not None and trace.is_symbolic(inputs):
+            raise errors.OperatorNotAllowedInGraphError(
+                "Iterating over a symbolic `tf.Tensor` is not allowed. You can attempt the following resolutions to "
+                "the problem: If you are running in Graph mode, use Eager execution mode or decorate this function "
+                "with @tf.function."
+            )  # (TF's add_n is library code, which AutoGraph does not convert)
+        inputs = list(inputs)  # (a tensor's rows; a scalar tensor, or a number, is TF's TypeError)
     if not inputs:
-        raise ValueError(
-            "Inputs must be an iterable of at least one Tensor/IndexedSlices with the same dtype and shape."
-        )
+        raise ValueError(message)
     tensors = convert_same_dtype(list(inputs), "AddN")
     for k, t in enumerate(tensors[1:], start=1):
         if tuple(t._shape) != tuple(tensors[0]._shape):  # (TF's AddN does not broadcast)
@@ -251,4 +260,6 @@ def clip_by_value(
     the boundaries themselves.
     """
     t = convert_to_tensor(t)
-    return math_ops.maximum(math_ops.minimum(t, clip_value_max), clip_value_min)
+    clipped = math_ops.maximum(math_ops.minimum(t, clip_value_max), clip_value_min)
+    t.shape.assert_is_compatible_with(clipped.shape)  # (bounds may not broadcast `t` to more elements, as TF)
+    return clipped
