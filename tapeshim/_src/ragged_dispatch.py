@@ -112,10 +112,11 @@ def lifted(rt: RaggedTensor, operands: Any) -> RaggedTensor:
     """`rt` broadcast to the leading dimensions of the dense operand of highest rank among `operands`, where
     that rank passes `rt`'s, as TF broadcasts `rt + tf.ones((3, 2, 1))`: `rt` repeated over those dimensions,
     which become uniform outer dimensions (`[3, nrows, (rows), ...]`); else `rt` itself."""
-    rank = max((_dense_rank(v) for v in operands), default=0)
+    ranks = [_dense_rank(v) for v in operands]
+    rank = max(ranks, default=0)
     if rank <= rt.ndim:
         return rt
-    dense = next(v for v in operands if _dense_rank(v) == rank)
+    dense = operands[ranks.index(rank)]
     leading = [int(d) for d in convert_to_tensor(dense)._shape[: rank - rt.ndim]]
     copies = int(np.prod(leading))
     out: Any = array_ops.concat([rt] * copies, axis=0) if copies != 1 else rt

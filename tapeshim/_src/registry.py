@@ -32,7 +32,7 @@ from tapeshim._src import (
     symbolic_dims,
 )
 from tapeshim._src.node import Node, OpKey
-from tapeshim._src.ops.common import tf_type_name
+from tapeshim._src.ops.common import is_graph_run_error, tf_type_name
 from tapeshim._src.state import _thread_state, next_tensor_id
 from tapeshim._src.tensor import Tensor
 
@@ -208,7 +208,7 @@ def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tup
         try:
             op.check(tuple((_checkable(shape), dtype) for shape, dtype in in_avals), dict(static))
         except errors.InvalidArgumentError as exc:
-            if not getattr(exc, "at_graph_run", False):
+            if not is_graph_run_error(exc):
                 raise
             missing = exc  # (inside a function TF's graph finds no kernel when it runs: shape errors first)
     structs = [jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in in_avals]
@@ -251,7 +251,7 @@ def _resolve(op: OpDef, inputs: Sequence[Tensor], static: tuple, key: tuple) -> 
     try:
         avals = out_avals(op, kernel, static, tuple((t._shape, t._dtype) for t in inputs))
     except errors.InvalidArgumentError as exc:
-        if _thread_state.trace is not None and not getattr(exc, "at_graph_run", False):
+        if _thread_state.trace is not None and not is_graph_run_error(exc):
             raise ValueError(str(exc)) from None  # shape inference while tracing, as TF's graph mode
         raise
     if len(_dispatch) >= _DISPATCH_CACHE_SIZE:

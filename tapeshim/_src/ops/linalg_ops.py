@@ -17,7 +17,6 @@ from tapeshim._src.ops.common import (
     kernels_before_shapes,
     linalg_kernels,
     missing_kernel,
-    missing_kernel_first,
     static_error,
 )
 from tapeshim._src.ops.linalg_diag import matrix_diag
@@ -466,7 +465,7 @@ _eigvalsh_op = OpDef(
     "SelfAdjointEigV2",
     lambda x: _eigh_impl(x)[0].astype(x.dtype),
     True,
-    dtype_check("SelfAdjointEigV2", "fc", LINALG_TYPES),
+    linalg_kernels("SelfAdjointEigV2", attrs=lambda static: ", compute_v=false"),
 )
 
 
@@ -493,14 +492,10 @@ def eigvalsh(tensor: TensorLike, name: str | None = None) -> Tensor:
       NotFoundError: for float16, which TF's CPU kernels do not support.
     """
     x = convert_to_tensor(tensor)
-    missing = (
-        missing_kernel_first("SelfAdjointEigV2", "T=DT_HALF, compute_v=false") if x._dtype.name == "float16" else None
-    )
+    kernels_before_shapes(_eigvalsh_op.check, (x,))
     if len(x._shape) < 2:
         raise static_error(f"Input tensor 0 must have rank >= 2, got {len(x._shape)}", "SelfAdjointEigV2")
     _square(x, "SelfAdjointEigV2")
-    if missing is not None:
-        raise missing
     return apply(_eigvalsh_op, (x,))[0]
 
 
@@ -522,8 +517,7 @@ def cholesky_solve(chol: TensorLike, rhs: TensorLike, name: str | None = None) -
       NotFoundError: for float16 and bfloat16, which TF's CPU kernels do not support.
     """
     a, b = convert_same_dtype((chol, rhs), "MatrixTriangularSolve")
-    kernels_before_shapes(_TRIANGULAR_KERNELS, (a,), (("adjoint", False), ("lower", True)))
-    solved = triangular_solve(a, b, lower=True, adjoint=False)
+    solved = triangular_solve(a, b, lower=True, adjoint=False)  # (its kernels checked before its shapes, as TF)
     return triangular_solve(a, solved, lower=True, adjoint=True)
 
 
