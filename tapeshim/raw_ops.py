@@ -54,6 +54,7 @@ Cumsum = _RAW_OPS["Cumsum"]
 CumulativeLogsumexp = _RAW_OPS["CumulativeLogsumexp"]
 DepthToSpace = _RAW_OPS["DepthToSpace"]
 DepthwiseConv2dNative = _RAW_OPS["DepthwiseConv2dNative"]
+Diag = _RAW_OPS["Diag"]
 Digamma = _RAW_OPS["Digamma"]
 Div = _RAW_OPS["Div"]
 DivNoNan = _RAW_OPS["DivNoNan"]
@@ -102,6 +103,7 @@ LogMatrixDeterminant = _RAW_OPS["LogMatrixDeterminant"]
 LogSoftmax = _RAW_OPS["LogSoftmax"]
 LowerBound = _RAW_OPS["LowerBound"]
 LRN = _RAW_OPS["LRN"]
+Lu = _RAW_OPS["Lu"]
 MatMul = _RAW_OPS["MatMul"]
 MatrixBandPart = _RAW_OPS["MatrixBandPart"]
 MatrixDeterminant = _RAW_OPS["MatrixDeterminant"]
@@ -111,6 +113,8 @@ MatrixExponential = _RAW_OPS["MatrixExponential"]
 MatrixInverse = _RAW_OPS["MatrixInverse"]
 MatrixSetDiag = _RAW_OPS["MatrixSetDiag"]
 MatrixSolve = _RAW_OPS["MatrixSolve"]
+MatrixSolveLs = _RAW_OPS["MatrixSolveLs"]
+MatrixSquareRoot = _RAW_OPS["MatrixSquareRoot"]
 MatrixTriangularSolve = _RAW_OPS["MatrixTriangularSolve"]
 Max = _RAW_OPS["Max"]
 Maximum = _RAW_OPS["Maximum"]
@@ -160,6 +164,7 @@ SegmentProd = _RAW_OPS["SegmentProd"]
 SegmentSum = _RAW_OPS["SegmentSum"]
 Select = _RAW_OPS["Select"]
 SelectV2 = _RAW_OPS["SelectV2"]
+SelfAdjointEigV2 = _RAW_OPS["SelfAdjointEigV2"]
 Selu = _RAW_OPS["Selu"]
 Shape = _RAW_OPS["Shape"]
 ShapeN = _RAW_OPS["ShapeN"]
@@ -174,6 +179,7 @@ Softmax = _RAW_OPS["Softmax"]
 SoftmaxCrossEntropyWithLogits = _RAW_OPS["SoftmaxCrossEntropyWithLogits"]
 Softplus = _RAW_OPS["Softplus"]
 Softsign = _RAW_OPS["Softsign"]
+SpaceToBatchND = _RAW_OPS["SpaceToBatchND"]
 SpaceToDepth = _RAW_OPS["SpaceToDepth"]
 SparseSoftmaxCrossEntropyWithLogits = _RAW_OPS["SparseSoftmaxCrossEntropyWithLogits"]
 Split = _RAW_OPS["Split"]
@@ -186,6 +192,7 @@ StopGradient = _RAW_OPS["StopGradient"]
 StridedSlice = _RAW_OPS["StridedSlice"]
 Sub = _RAW_OPS["Sub"]
 Sum = _RAW_OPS["Sum"]
+Svd = _RAW_OPS["Svd"]
 Tan = _RAW_OPS["Tan"]
 Tanh = _RAW_OPS["Tanh"]
 TensorScatterAdd = _RAW_OPS["TensorScatterAdd"]
@@ -264,6 +271,7 @@ __all__ = [
     "CumulativeLogsumexp",
     "DepthToSpace",
     "DepthwiseConv2dNative",
+    "Diag",
     "Digamma",
     "Div",
     "DivNoNan",
@@ -312,6 +320,7 @@ __all__ = [
     "LogSoftmax",
     "LowerBound",
     "LRN",
+    "Lu",
     "MatMul",
     "MatrixBandPart",
     "MatrixDeterminant",
@@ -321,6 +330,8 @@ __all__ = [
     "MatrixInverse",
     "MatrixSetDiag",
     "MatrixSolve",
+    "MatrixSolveLs",
+    "MatrixSquareRoot",
     "MatrixTriangularSolve",
     "Max",
     "Maximum",
@@ -370,6 +381,7 @@ __all__ = [
     "SegmentSum",
     "Select",
     "SelectV2",
+    "SelfAdjointEigV2",
     "Selu",
     "Shape",
     "ShapeN",
@@ -384,6 +396,7 @@ __all__ = [
     "SoftmaxCrossEntropyWithLogits",
     "Softplus",
     "Softsign",
+    "SpaceToBatchND",
     "SpaceToDepth",
     "SparseSoftmaxCrossEntropyWithLogits",
     "Split",
@@ -396,6 +409,7 @@ __all__ = [
     "StridedSlice",
     "Sub",
     "Sum",
+    "Svd",
     "Tan",
     "Tanh",
     "TensorScatterAdd",

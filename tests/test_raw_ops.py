@@ -317,6 +317,16 @@ CASES.update(
         "MatrixSetDiag": lambda tf: tf.raw_ops.MatrixSetDiag(input=BATCH, diagonal=A),
         "MatrixBandPart": lambda tf: tf.raw_ops.MatrixBandPart(input=BATCH, num_lower=1, num_upper=0),
         "Cross": lambda tf: tf.raw_ops.Cross(a=A, b=B),
+        # (more cases of these, and their errors, in test_linalg_fidelity.py)
+        "Svd": lambda tf: tf.raw_ops.Svd(input=M3, compute_uv=False).s,
+        "SelfAdjointEigV2": lambda tf: tf.raw_ops.SelfAdjointEigV2(input=SPD).e,
+        "MatrixSolveLs": lambda tf: tf.raw_ops.MatrixSolveLs(matrix=SPD, rhs=A.T.copy(), l2_regularizer=0.5),
+        "Lu": lambda tf: tf.raw_ops.Lu(input=SPD + M3),
+        "MatrixSquareRoot": lambda tf: tf.raw_ops.MatrixSquareRoot(input=SPD),
+        "Diag": lambda tf: tf.raw_ops.Diag(diagonal=A),
+        "SpaceToBatchND": lambda tf: tf.raw_ops.SpaceToBatchND(
+            input=IMG, block_shape=[2, 3], paddings=[[0, 0], [0, 0]]
+        ),
     }
 )
 

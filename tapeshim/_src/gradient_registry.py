@@ -22,17 +22,17 @@ _DIFFERENTIABLE = """
 Abs Acos Acosh Add AddN AddV2 Angle ArgMax ArgMin Asin Asinh Atan Atan2 Atanh AvgPool AvgPool3D BatchMatMul
 BatchMatMulV2 BatchMatMulV3 BesselI0e BesselI1e Betainc BiasAdd BroadcastTo Cast Ceil CheckNumerics Cholesky
 ClipByValue Complex ComplexAbs Concat ConcatV2 Conj Conv2D Conv3D Cos Cosh Cross Cumprod Cumsum CumulativeLogsumexp
-DepthToSpace DepthwiseConv2dNative Digamma Div DivNoNan Einsum Elu Erf Erfc Erfinv EuclideanNorm Exp ExpandDims Expm1
-Fill Floor FloorDiv FloorMod GatherNd GatherV2 Identity IdentityN Igamma Igammac Imag Inv L2Loss LRN LeakyRelu Lgamma
-Log Log1p LogMatrixDeterminant LogSoftmax MatMul MatrixBandPart MatrixDeterminant MatrixDiag MatrixDiagPart
-MatrixInverse MatrixSetDiag MatrixSolve MatrixTriangularSolve Max MaxPool MaxPool3D MaxPoolV2 Maximum Mean Min Minimum
-MirrorPad Mul MulNoNan Neg Pack Pad PadV2 Polygamma Pow Prod Qr Real RealDiv Reciprocal Relu Relu6 Reshape
-ReverseSequence ReverseV2 Rint Round Rsqrt ScatterNd SegmentMax SegmentMean SegmentMin SegmentProd SegmentSum Select
-SelectV2 Selu Sigmoid Sign Sin Sinh Slice Softmax SoftmaxCrossEntropyWithLogits Softplus Softsign SpaceToDepth
-SparseSoftmaxCrossEntropyWithLogits Split SplitV Sqrt Square SquaredDifference Squeeze StridedSlice Sub Sum Tan Tanh
-TensorScatterAdd TensorScatterMax TensorScatterMin TensorScatterSub TensorScatterUpdate Tile TopKV2 Transpose
-TruncateDiv Unpack UnsortedSegmentMax UnsortedSegmentMin UnsortedSegmentProd UnsortedSegmentSum Xdivy Xlogy
-Zeta
+DepthToSpace DepthwiseConv2dNative Diag Digamma Div DivNoNan Einsum Elu Erf Erfc Erfinv EuclideanNorm Exp ExpandDims
+Expm1 Fill Floor FloorDiv FloorMod GatherNd GatherV2 Identity IdentityN Igamma Igammac Imag Inv L2Loss LRN LeakyRelu
+Lgamma Log Log1p LogMatrixDeterminant LogSoftmax MatMul MatrixBandPart MatrixDeterminant MatrixDiag MatrixDiagPart
+MatrixInverse MatrixSetDiag MatrixSolve MatrixSolveLs MatrixSquareRoot MatrixTriangularSolve Max MaxPool MaxPool3D
+MaxPoolV2 Maximum Mean Min Minimum MirrorPad Mul MulNoNan Neg Pack Pad PadV2 Polygamma Pow Prod Qr Real RealDiv
+Reciprocal Relu Relu6 Reshape ReverseSequence ReverseV2 Rint Round Rsqrt ScatterNd SegmentMax SegmentMean SegmentMin
+SegmentProd SegmentSum Select SelectV2 SelfAdjointEigV2 Selu Sigmoid Sign Sin Sinh Slice Softmax
+SoftmaxCrossEntropyWithLogits Softplus Softsign SpaceToBatchND SpaceToDepth SparseSoftmaxCrossEntropyWithLogits
+Split SplitV Sqrt Square SquaredDifference Squeeze StridedSlice Sub Sum Svd Tan Tanh TensorScatterAdd
+TensorScatterMax TensorScatterMin TensorScatterSub TensorScatterUpdate Tile TopKV2 Transpose TruncateDiv Unpack
+UnsortedSegmentMax UnsortedSegmentMin UnsortedSegmentProd UnsortedSegmentSum Xdivy Xlogy Zeta
 """.split()
 
 # Raw op types that TF marks not differentiable (registered with no gradient function).

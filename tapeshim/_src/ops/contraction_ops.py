@@ -13,6 +13,7 @@ from tapeshim._src.ops.common import (
     broadcast_shapes,
     convert_same_dtype,
     dtype_check,
+    kernels_before_shapes,
     missing_kernel,
     missing_kernel_first,
     static_error,
@@ -129,14 +130,26 @@ def einsum(equation: str, *inputs: TensorLike, **kwargs: Any) -> Tensor:
     return apply(_einsum_op, tuple(tensors), (("equation", equation),))[0]
 
 
-# (TF's tensordot is a MatMul of the operands reshaped to matrices: MatMul's dtypes)
-_tensordot_op = OpDef("Tensordot", lambda a, b, axes: jnp.tensordot(a, b, axes), True, _matmul_types)
+def _tensordot_kernels(in_avals: tuple, static: dict) -> None:
+    """TF's tensordot is a `MatMul` of the operands reshaped to matrices: MatMul's dtypes, and its CPU kernels
+    (none for unsigned types: `NotFoundError` eagerly, the graph's `InvalidArgumentError` in a function)."""
+    _matmul_types(in_avals, static)
+    dtype = in_avals[0][1]
+    if dtype.is_unsigned:
+        raise missing_kernel(
+            "MatMul", f"T=DT_{dtype.name.upper()}, grad_a=false, grad_b=false, transpose_a=false, transpose_b=false"
+        )
+
+
+_tensordot_op = OpDef("Tensordot", lambda a, b, axes: jnp.tensordot(a, b, axes), True, _tensordot_kernels)
 
 
 @table.export("tensordot", "linalg.tensordot", dtypes=table.NUMERIC, op=_tensordot_op)
 def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
-    """Contracts `a` and `b` over `axes` (an int, or two lists of axes)."""
+    """Contracts `a` and `b` over `axes` (an int, or two lists of axes); unsigned operands raise TF's missing
+    `MatMul` kernel error (`NotFoundError` eagerly, `InvalidArgumentError` inside a function)."""
     a_t, b_t = convert_same_dtype((a, b), "Tensordot")
+    kernels_before_shapes(_tensordot_kernels, (a_t, b_t))
     if isinstance(axes, (int, np.integer)):
         static: Any = int(axes)
         if 0 <= static <= min(len(a_t._shape), len(b_t._shape)) and (

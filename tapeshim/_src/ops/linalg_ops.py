@@ -14,6 +14,8 @@ from tapeshim._src.ops.common import (
     LINALG_TYPES,
     convert_same_dtype,
     dtype_check,
+    enum_name,
+    gradient_raises,
     kernels_before_shapes,
     linalg_kernels,
     missing_kernel,
@@ -21,6 +23,7 @@ from tapeshim._src.ops.common import (
 )
 from tapeshim._src.ops.linalg_diag import matrix_diag
 from tapeshim._src.registry import OpDef, apply
+from tapeshim._src.state import _thread_state
 from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import TensorLike
 
@@ -97,15 +100,44 @@ def _in_float32(fn: Any) -> Any:
     return computed
 
 
+def _adjoint(x: jax.Array) -> jax.Array:
+    return jnp.conj(jnp.swapaxes(x, -1, -2))
+
+
 @_in_float32
-def _inv(x: jax.Array, checked: bool = False) -> jax.Array:
+def _inv(x: jax.Array, adjoint: bool = False, checked: bool = False) -> jax.Array:
+    if adjoint:
+        x = _adjoint(x)
     if checked:
         _require_invertible(x, "Input is not invertible. [Op:MatrixInverse]")
     return jnp.linalg.inv(x)
 
 
 _DETERMINANT_TYPES = ("half", "float", "double", "complex64", "complex128")
-inv = _matrix_op("inv", "MatrixInverse", _inv, checked=True, check=linalg_kernels("MatrixInverse", half=True))
+_inv_op = OpDef("MatrixInverse", _inv, True, linalg_kernels("MatrixInverse", half=True))
+
+
+@table.export("linalg.inv", dtypes=table.FLOAT, op=_inv_op)
+def inv(input: TensorLike, adjoint: bool = False, name: str | None = None) -> Tensor:  # noqa: A002
+    """The inverse of (a batch of) square matrices, or of their adjoints, as `tf.linalg.inv`.
+
+    Args:
+      input: `[..., n, n]` matrices of float16, float32, float64, complex64 or complex128.
+      adjoint: whether to invert the adjoint (conjugate transpose) of each matrix.
+      name: ignored.
+
+    Returns:
+      The `[..., n, n]` inverses, of `input`'s dtype.
+
+    Raises:
+      InvalidArgumentError: for matrices that are not square or not invertible, or another dtype.
+    """
+    x = convert_to_tensor(input)
+    kernels_before_shapes(_inv_op.check, (x,))
+    _square(x, "MatrixInverse")
+    return apply(_inv_op, (x,), (("adjoint", bool(adjoint)),) + _runtime_checked(x))[0]
+
+
 det = _matrix_op(
     "det", "MatrixDeterminant", jnp.linalg.det, check=linalg_kernels("MatrixDeterminant", _DETERMINANT_TYPES)
 )
@@ -128,11 +160,8 @@ cholesky = _matrix_op("cholesky", "Cholesky", jnp.linalg.cholesky, check=linalg_
 logdet = _matrix_op(
     "logdet",
     "Logdet",
-    lambda x: (
-        2.0
-        * jnp.sum(jnp.log(jnp.real(jnp.diagonal(jnp.linalg.cholesky(x), axis1=-2, axis2=-1))), axis=-1).astype(x.dtype)
-    ),
-    note="for Hermitian positive definite",
+    lambda x: 2.0 * jnp.sum(jnp.log(jnp.real(jnp.diagonal(jnp.linalg.cholesky(x), axis1=-2, axis2=-1))), axis=-1),
+    note="for Hermitian positive definite; real (float32 for complex64), as TF",
     check=linalg_kernels("Cholesky"),  # (TF's logdet is Python over a Cholesky factor)
 )
 trace = _matrix_op(
@@ -153,15 +182,38 @@ def _flag(value: bool) -> str:
     return "true" if value else "false"
 
 
+def _eigh_vectors(x: jax.Array) -> tuple:
+    e, v = _eigh_impl(x)
+    return e.astype(x.dtype), v  # (TF's eigenvalues of a complex matrix are complex, their imaginary parts 0)
+
+
 _eigh_op = OpDef(
-    "SelfAdjointEigV2", _eigh_impl, True, linalg_kernels("SelfAdjointEigV2", attrs=lambda static: ", compute_v=true")
+    "SelfAdjointEigV2", _eigh_vectors, True, linalg_kernels("SelfAdjointEigV2", attrs=lambda static: ", compute_v=true")
 )
-_qr_op = OpDef(
-    "Qr",
-    _in_float32(lambda x, full: tuple(jnp.linalg.qr(x, mode="complete" if full else "reduced"))),
-    True,
-    linalg_kernels("Qr", half=True),
-)
+
+
+def _qr(x: jax.Array, full: bool, graph: bool = False) -> tuple:
+    if x.dtype == jnp.float16:
+        # TF's gradient of `Qr` solves a triangular system, which TF's CPU has no half kernel for
+        x = gradient_raises(lambda: _half_triangular_solve_missing(graph))(x)
+    return _in_float32(lambda y: tuple(jnp.linalg.qr(y, mode="complete" if full else "reduced")))(x)
+
+
+def _half_triangular_solve_missing(graph: bool) -> Exception:
+    """TF's error for its float16 `MatrixTriangularSolve`: `NotFoundError` eagerly, the graph's
+    `InvalidArgumentError` inside a function (`graph`)."""
+    attrs = "T=DT_HALF, adjoint=false, lower=false"
+    if graph:
+        return errors.invalid_argument(f"No OpKernel was registered to support Op 'MatrixTriangularSolve': {attrs}")
+    return errors.NotFoundError(
+        None,
+        None,
+        "Could not find device for node: {{node MatrixTriangularSolve}} = "
+        f"MatrixTriangularSolve[{attrs}] [Op:MatrixTriangularSolve]",
+    )
+
+
+_qr_op = OpDef("Qr", _qr, True, linalg_kernels("Qr", half=True))
 _svd_op = OpDef(
     "Svd",
     lambda x, full, uv: _svd(x, full, uv),
@@ -222,7 +274,7 @@ _SOLVE_LS_KERNELS = linalg_kernels("MatrixSolveLs", attrs=lambda static: ", fast
 
 _diag_op = OpDef("MatrixDiag", lambda d: d[..., :, None] * jnp.eye(d.shape[-1], dtype=d.dtype), True)
 _band_op = OpDef("MatrixBandPart", lambda x, lower, upper: _band(x, lower, upper), True)
-_lstsq_op = OpDef("MatrixSolveLs", lambda a, b, l2, fast: _lstsq(a, b, l2), True, _lstsq_kernels)
+_lstsq_op = OpDef("MatrixSolveLs", lambda a, b, l2, fast: _lstsq(a, b, l2, fast), True, _lstsq_kernels)
 
 
 def _svd(x: jax.Array, full: bool, uv: bool) -> Any:
@@ -243,8 +295,11 @@ def _band(x: jax.Array, lower: int, upper: int) -> jax.Array:
     return jnp.where(keep, x, jnp.zeros_like(x))
 
 
-def _lstsq(a: jax.Array, b: jax.Array, l2: float) -> jax.Array:
-    at = jnp.conj(jnp.swapaxes(a, -1, -2))
+def _lstsq(a: jax.Array, b: jax.Array, l2: float, fast: bool = True) -> jax.Array:
+    if not fast:  # TF's `MatrixSolveLs` kernel: the minimum-norm solution, `l2` ignored, no gradient
+        solution = jnp.linalg.pinv(a) @ b
+        return gradient_raises(lambda: ValueError("Gradient not defined for fast=False"))(solution)
+    at = _adjoint(a)
     if a.shape[-2] < a.shape[-1]:  # underdetermined: the minimum-norm solution, as TF's fast path
         gram = a @ at + l2 * jnp.eye(a.shape[-2], dtype=a.dtype)
         return at @ jnp.linalg.solve(gram, b)
@@ -256,11 +311,13 @@ def _lstsq(a: jax.Array, b: jax.Array, l2: float) -> jax.Array:
     "linalg.eigh",
     gradient="tf",
     dtypes=table.FLOAT,
-    note="reads the lower triangle, as TF; eigenvector signs may differ from TF's",
+    note="reads the lower triangle, as TF; complex input gives complex eigenvalues, as TF; eigenvector signs may "
+    "differ from TF's",
     op=_eigh_op,
 )
 def eigh(tensor: TensorLike, name: str | None = None) -> tuple[Tensor, Tensor]:
-    """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix."""
+    """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix, both of its dtype (complex eigenvalues, their
+    imaginary parts 0, for a complex matrix), as `tf.linalg.eigh`."""
     x = convert_to_tensor(tensor)
     kernels_before_shapes(_eigh_op.check, (x,))
     _square(x, "SelfAdjointEigV2")
@@ -269,8 +326,10 @@ def eigh(tensor: TensorLike, name: str | None = None) -> tuple[Tensor, Tensor]:
 
 @table.export("linalg.qr", dtypes=table.FLOAT, note="column signs may differ from TF's", op=_qr_op)
 def qr(input: TensorLike, full_matrices: bool = False, name: str | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002
-    """The QR decomposition (q, r)."""
-    return apply(_qr_op, (convert_to_tensor(input),), (("full", bool(full_matrices)),))
+    """The QR decomposition (q, r); a gradient of float16 raises TF's missing-kernel error, as TF's CPU."""
+    x = convert_to_tensor(input)
+    graph = (("graph", True),) if x._dtype.name == "float16" and _thread_state.trace is not None else ()
+    return apply(_qr_op, (x,), (("full", bool(full_matrices)),) + graph)
 
 
 @table.export("linalg.svd", dtypes=table.FLOAT, note="singular vector signs may differ from TF's", op=_svd_op)
@@ -429,12 +488,55 @@ def band_part(input: Any, num_lower: Any, num_upper: Any, name: str | None = Non
     return apply(_band_op, (x,), (("lower", bands[0]), ("upper", bands[1])))[0]
 
 
-@table.export("linalg.lstsq", dtypes=table.REAL_FLOAT, note="normal equations (TF's fast=True path)", op=_lstsq_op)
+def _fast_path_errors(a: Tensor, l2_regularizer: Any) -> None:
+    """The errors of TF's `fast` path (Python over `MatMul` and `Cholesky`) before its Cholesky's: a bool matrix,
+    an unsigned one (no CPU `MatMul` kernel, eagerly), a Python float `l2_regularizer` for an integer matrix."""
+    dtype = a._dtype
+    if dtype.is_bool:
+        raise TypeError("Expected numeric or variant tensor, got dtype tf.bool.")
+    if dtype.is_unsigned and _thread_state.trace is None:
+        raise missing_kernel(
+            "MatMul", f"T={enum_name(dtype)}, grad_a=false, grad_b=false, transpose_a=true, transpose_b=false"
+        )
+    if dtype.name in ("int32", "int64") and isinstance(l2_regularizer, float) and l2_regularizer != 0:
+        raise TypeError(
+            f"Expected {dtype.name}, but got {l2_regularizer!r} of type 'float'."
+            if _thread_state.trace is not None
+            else f"Cannot convert {l2_regularizer!r} to EagerTensor of dtype {dtype.name}"
+        )
+
+
+@table.export(
+    "linalg.lstsq",
+    dtypes=table.REAL_FLOAT,
+    note="fast=True: normal equations, as TF; fast=False: the minimum-norm solution (l2_regularizer ignored, "
+    "no gradient), as TF's kernel",
+    op=_lstsq_op,
+)
 def lstsq(
     matrix: TensorLike, rhs: TensorLike, l2_regularizer: float = 0.0, fast: bool = True, name: str | None = None
 ) -> Tensor:
-    """The least-squares solution of matrix @ X = rhs (optionally L2-regularized)."""
+    """The least-squares solution X of matrix @ X = rhs, as `tf.linalg.lstsq`.
+
+    Args:
+      matrix: `[..., m, n]` matrices.
+      rhs: `[..., m, k]` right-hand sides.
+      l2_regularizer: the L2 regularization of the `fast` path (ignored when `fast` is False, as TF).
+      fast: True: the (regularized) normal equations, solved by Cholesky; False: the minimum-norm
+        least-squares solution (also of rank-deficient matrices), which has no gradient.
+      name: ignored.
+
+    Returns:
+      The `[..., n, k]` solutions.
+
+    Raises:
+      InvalidArgumentError: for shapes that do not fit or a dtype TF's kernels refuse.
+      TypeError: a Python float `l2_regularizer` (not 0) for an integer matrix, as TF.
+      ValueError: differentiating with `fast=False`, as TF.
+    """
     a, b = convert_same_dtype((matrix, rhs), "MatrixSolveLs")
+    if fast:
+        _fast_path_errors(a, l2_regularizer)
     kernels_before_shapes(_lstsq_kernels, (a,), (("fast", bool(fast)),))
     if len(a._shape) < 2 or len(b._shape) < 2 or a._shape[-2] != b._shape[-2]:
         raise static_error(
@@ -442,7 +544,8 @@ def lstsq(
             f"[{','.join(map(str, b._shape))}]",
             "MatMul",
         )
-    return apply(_lstsq_op, (a, b), (("l2", float(l2_regularizer)), ("fast", bool(fast))))[0]
+    l2 = float(l2_regularizer) if fast else 0.0  # (ignored by the slow path: one kernel for every value)
+    return apply(_lstsq_op, (a, b), (("l2", l2), ("fast", bool(fast))))[0]
 
 
 @table.export("linalg.matvec", dtypes=table.NUMERIC)

@@ -18,7 +18,9 @@ from tapeshim._src.ops.common import (
     checks,
     convert_same_dtype,
     dtype_check,
+    enum_name,
     linalg_kernels,
+    missing_kernel,
     normalize_axis,
     static_error,
 )
@@ -110,11 +112,28 @@ def _truncatediv(x: jax.Array, y: jax.Array, checked: bool = False) -> jax.Array
         if checked:
             math_kernels.require_nonzero_divisor(y, "TruncateDiv")
         return jax.lax.div(x, y)  # (XLA's integer division rounds toward zero)
+    if jnp.issubdtype(x.dtype, jnp.complexfloating):
+        return x / y  # (only its shape is used: TF's CPU has no complex kernel, the op's check raises)
     return jnp.trunc(x / y)
 
 
+_TRUNCATEDIV_TYPES = (
+    "bfloat16", "half", "float", "double", "uint8", "int8", "uint16", "int16", "int32", "uint32", "uint64", "int64",
+    "complex64", "complex128",
+)  # fmt: skip
+_truncatediv_types = dtype_check("TruncateDiv", "", _TRUNCATEDIV_TYPES)
+
+
+def _truncatediv_kernels(in_avals: tuple, static: dict) -> None:
+    """TF's `TruncateDiv` takes complex operands, but its CPU has no kernel for them."""
+    _truncatediv_types(in_avals, static)
+    dtype = in_avals[0][1]
+    if dtype.is_complex:
+        raise missing_kernel("TruncateDiv", f"T={enum_name(dtype)}")
+
+
 _truncatediv_op = OpDef(
-    "TruncateDiv", _truncatediv, False, checks(dtype_check("TruncateDiv", "fiu"), broadcast_check("TruncateDiv"))
+    "TruncateDiv", _truncatediv, False, checks(_truncatediv_kernels, broadcast_check("TruncateDiv"))
 )
 
 
@@ -125,6 +144,8 @@ def truncatediv(x: TensorLike, y: TensorLike, name: str | None = None) -> Tensor
 
     Raises:
       InvalidArgumentError: if the dtypes differ, the shapes do not broadcast, or an integer `y` holds a zero.
+      NotFoundError: for complex operands, which TF's CPU has no kernel for (`InvalidArgumentError` inside a
+        function).
     """
     a, b = convert_same_dtype((x, y), "TruncateDiv")
 
