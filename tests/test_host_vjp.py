@@ -43,6 +43,7 @@ OPS = {
     "einsum": (lambda a, b: tapeshim.einsum("ijk,kj->ik", a, b), (_f32(2, 3, 4), _f32(4, 3))),
     "tensordot": (lambda a, b: tapeshim.tensordot(a, b, axes=[[0, 2], [1, 0]]), (_f32(2, 3, 4), _f32(4, 2, 5))),
     "relu_ties": (tapeshim.nn.relu, (_tied(4, 3),)),
+    "relu_ties_large": (tapeshim.nn.relu, (_tied(80, 64),)),  # (picked with bit masks: `interpret_rules.select`)
     "softmax": (tapeshim.nn.softmax, (_f32(4, 3),)),
     "log_softmax": (tapeshim.nn.log_softmax, (_f32(4, 3),)),
     "sparse_xent": (

@@ -240,6 +240,21 @@ CASES = {
         ),
         (F, IDX),
     ),
+    "select_large_bit_masks": (  # from `interpret_rules.BITWISE_SELECT_MIN` elements: picked with bit masks
+        lambda x, m: (
+            jnp.where(x > 0, x, 0.0),  # a ReLU's: a zero without a sign bit
+            jnp.where(x > 0, x, -0.0),
+            jnp.where(m, x, -x),
+            jnp.where(m, (x * 9).astype(jnp.int8), jnp.int8(-3)),
+            jnp.where(m, x > 0, x < 1),
+            jnp.where(m, x + 1j * x, jnp.zeros_like(x, jnp.complex64)),
+            jax.lax.select_n(m, x, x * 2.0),
+        ),
+        (
+            np.concatenate([[np.nan, -0.0, 0.0, np.inf, -np.inf, -np.nan], rng.normal(size=5000)]).astype(np.float32),
+            rng.random(5006) > 0.5,
+        ),
+    ),
     "iota_and_compare": (lambda x: (jnp.arange(6) * x[0] > 0, jnp.eye(3, dtype=jnp.int32), x == x[0]), (F,)),
     "control_flow": (
         lambda x, n: (
@@ -490,6 +505,55 @@ def test_a_tensors_own_value_is_checked_for_subnormals_once_and_memory_that_may_
             (out,) = jax.tree.leaves(program((value,), [value]))
             assert out[0] == 0.0 and np.signbit(out[0]) and out[1] == -1.0
             np.testing.assert_array_equal(np.signbit(np.asarray(jax.jit(lambda v: -v)(value))), np.signbit(out))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int8", "uint16", "bool", "complex64"])
+def test_a_large_select_picks_the_bits_np_where_does(dtype):
+    numpy_dtype = np.dtype(jnp.dtype(dtype))
+    size = interpret_rules.BITWISE_SELECT_MIN + 7
+    values = np.concatenate([[np.nan, -0.0, 0.0, np.inf, -np.inf], rng.normal(size=size) * 5])
+    if numpy_dtype.kind == "f":
+        values[:5] = [np.nan, -0.0, 0.0, np.inf, -np.inf]
+    a = values[: size + 5].astype(numpy_dtype) if numpy_dtype.kind in "fc" else (values > 0).astype(numpy_dtype)
+    b = a[::-1].copy()
+    which = rng.random(a.shape) > 0.5
+    cases = [
+        b,
+        np.zeros((), numpy_dtype),
+        np.ones((), numpy_dtype),
+        np.broadcast_to(np.zeros((), numpy_dtype), a.shape),
+    ]
+    if numpy_dtype.kind in "fc":
+        cases += [np.array(-0.0).astype(numpy_dtype), np.broadcast_to(np.array(-0.0).astype(numpy_dtype), a.shape)]
+    for if_false in cases:
+        got, want = interpret_rules.select(which, a, if_false), np.where(which, a, if_false)
+        assert got.dtype == want.dtype and got.shape == want.shape and got.flags.owndata
+        assert got.tobytes() == want.tobytes(), "the same bits: NaNs, infinities and the zeros' signs"
+
+
+def test_the_interpreters_own_outputs_are_not_checked_for_subnormals_again():
+    traced = jax.jit(lambda v: v * 0.5).trace(np.ones(100, np.float32))
+    program = interpret.prepare(traced)
+    checked = []
+    flush = interpret_flush.flush_subnormals
+
+    def counted(value):
+        checked.append(value.size)
+        return flush(value)
+
+    writable = np.ones(100, np.float32)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(interpret_flush, "flush_subnormals", counted)
+        (out,) = jax.tree.leaves(program((writable,), [writable]))  # a new tensor value (`interpret._placed`)
+        assert checked == [100]
+        for _ in range(3):  # a training step's new weights, taken by the next step's programs
+            (again,) = jax.tree.leaves(program((out,), [out]))
+        assert checked == [100], "an output of the interpreter has no subnormals: it is not checked again"
+        tiny = np.finfo(np.float32).tiny
+        np.testing.assert_array_equal(again, np.full(100, 0.25, np.float32))
+        outside = tf.constant(np.full(100, tiny / 4, np.float32))._value  # (not the interpreter's: checked)
+        (flushed,) = jax.tree.leaves(program((outside,), [outside]))
+        assert checked == [100, 100] and not np.any(flushed)
 
 
 def test_per_op_kernels_run_on_the_host_until_their_extra_cost_would_pay_for_the_compile():

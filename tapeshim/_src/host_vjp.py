@@ -390,7 +390,7 @@ def _dot_general(cts: list, ins: list, outs: list, params: dict) -> list:
 
 def _relu(cts: list, ins: list, outs: list, params: dict) -> list:
     # jax.nn.relu's own derivative: 0 at 0.
-    return [np.where(ins[0] > 0, cts[0], np.zeros((), cts[0].dtype))]
+    return [interpret_rules.select(ins[0] > 0, cts[0], np.zeros((), cts[0].dtype))]
 
 
 def _abs_real(cts: list, ins: list, outs: list, params: dict) -> list:

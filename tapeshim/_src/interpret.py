@@ -57,7 +57,7 @@ from jax.extend import core as jax_core
 
 from tapeshim._src import compile_tiers, errors, interpret_cost, interpret_rules, symbolic_dims
 from tapeshim._src.interpret_blas import BLAS_THREADED_MULTIPLY_ADDS, host_errors_ignored, limit_blas_threads
-from tapeshim._src.interpret_flush import flush_subnormals, host_input
+from tapeshim._src.interpret_flush import flush_subnormals, host_input, mark_clean
 
 STEP_BUDGET = 10_000
 """Loop-body equations one interpreted call may evaluate (counted per iteration of a `while` or `scan`)
@@ -720,7 +720,9 @@ def _placed(outputs: list, device: Any) -> list:
     placed = []
     for array in owned:
         array.flags.writeable = False
-        placed.append(array.view())
+        value = array.view()
+        mark_clean(value)  # (the interpreter's outputs are flushed)
+        placed.append(value)
     return placed
 
 

