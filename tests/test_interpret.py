@@ -531,6 +531,27 @@ def test_a_large_select_picks_the_bits_np_where_does(dtype):
         assert got.tobytes() == want.tobytes(), "the same bits: NaNs, infinities and the zeros' signs"
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_large_array_checked_in_pieces_is_flushed_wherever_its_subnormal_lies(dtype):
+    tiny = np.finfo(dtype).tiny
+    piece = interpret_flush.CHUNK_BYTES // np.dtype(dtype).itemsize
+    clean = (rng.normal(size=2 * piece + 1000) + 3.0).astype(dtype)
+    assert interpret_flush.flush_subnormals(clean) is clean
+    for position in (0, piece - 1, piece, 2 * piece, clean.size - 1):
+        for value in (tiny / 4, -tiny / 4, 0.0, np.nan):
+            given = clean.copy()
+            given[position] = value
+            flushed = interpret_flush.flush_subnormals(given)
+            expected = given.copy()
+            if abs(value) < tiny:  # (a zero stays, with its sign)
+                expected[position] = np.copysign(0.0, value)
+            assert flushed.tobytes() == expected.tobytes(), (position, value)
+    given = clean.copy()
+    given[piece + 3] = tiny / 4
+    backwards = given[::-1]  # (not contiguous: checked in one piece)
+    assert not backwards.flags.c_contiguous and interpret_flush.flush_subnormals(backwards)[-piece - 4] == 0.0
+
+
 def test_the_interpreters_own_outputs_are_not_checked_for_subnormals_again():
     traced = jax.jit(lambda v: v * 0.5).trace(np.ones(100, np.float32))
     program = interpret.prepare(traced)

