@@ -74,6 +74,7 @@ from tapeshim._src.config_device import (  # noqa: E402
     DeviceSpec,
     device,
 )
+from tapeshim._src.constant_op import constant  # noqa: E402
 from tapeshim._src.control_flow import (  # noqa: E402
     case,
     cond,
@@ -322,7 +323,6 @@ from tapeshim._src.tape import (  # noqa: E402
 )
 from tapeshim._src.tensor import (  # noqa: E402
     Tensor,
-    constant,
     convert_to_tensor,
     is_tensor,
     register_tensor_conversion_function,

@@ -126,8 +126,9 @@ NAMESPACES: dict[str, Namespace] = {
             **_names("tapeshim._src.sparse", "SparseTensor"),
             **_names(
                 "tapeshim._src.tensor",
-                "Tensor constant convert_to_tensor is_tensor register_tensor_conversion_function",
+                "Tensor convert_to_tensor is_tensor register_tensor_conversion_function",
             ),
+            **_names("tapeshim._src.constant_op", "constant"),
             **_names("tapeshim._src.autograph.tensor_array", "TensorArray"),
             **_names("tapeshim._src.shape", "TensorShape"),
             **_names("tapeshim._src.tensor_spec", "TensorSpec"),
