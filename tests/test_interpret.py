@@ -575,6 +575,10 @@ def test_the_interpreters_own_outputs_are_not_checked_for_subnormals_again():
         outside = tf.constant(np.full(100, tiny / 4, np.float32))._value  # (not the interpreter's: checked)
         (flushed,) = jax.tree.leaves(program((outside,), [outside]))
         assert checked == [100, 100] and not np.any(flushed)
+        # the per-op tier's values are placed unmarked: a leaf among them reaches it unchecked
+        (placed,) = interpret.to_device([np.full(100, tiny / 4, np.float32)])
+        (flushed,) = jax.tree.leaves(program((placed,), [placed]))
+        assert checked == [100, 100, 100] and not np.any(flushed)
 
 
 def test_per_op_kernels_run_on_the_host_until_their_extra_cost_would_pay_for_the_compile():

@@ -615,7 +615,11 @@ class Prepared:
         outputs = [np.array(out) if id(out) in given else out for out in outputs]
         if host:
             return jax.tree.unflatten(self._out_tree, [np.asarray(out) for out in outputs])
-        return jax.tree.unflatten(self._out_tree, _placed(outputs, device))
+        placed = _placed(outputs, device)
+        if device is None:  # the outputs of flushed arguments: free of subnormals (`mark_clean`)
+            for value in placed:
+                mark_clean(value)
+        return jax.tree.unflatten(self._out_tree, placed)
 
 
 def prepare(traced: Any, checks: bool = False) -> Prepared | None:
@@ -720,9 +724,7 @@ def _placed(outputs: list, device: Any) -> list:
     placed = []
     for array in owned:
         array.flags.writeable = False
-        value = array.view()
-        mark_clean(value)  # (the interpreter's outputs are flushed)
-        placed.append(value)
+        placed.append(array.view())
     return placed
 
 

@@ -102,8 +102,9 @@ def host_input(leaf: Any, aval: Any) -> np.ndarray:
 
 def mark_clean(array: np.ndarray) -> None:
     """Remembers `array`, an output of the host interpreter made a tensor's read-only value (`interpret._placed`),
-    as clean: the interpreter's outputs have no subnormals (it flushes its inputs and the results of the
-    operations that can make one), so a later host call that takes it need not check it again. A training
+    as clean: outputs computed from flushed arguments (`host_input`) have no subnormals (the interpreter
+    flushes the results of the operations that can make one), so a later host call that takes it need not
+    check it again. (The per-op tier's values are not marked: its leaves reach it unchecked.) A training
     step's new weights and gradients are such outputs: checking them cost each step an `abs` pass and a
     reduction per array, and while the background thread compiles, each of those NumPy calls waits up to the
     switch interval to take the GIL back."""

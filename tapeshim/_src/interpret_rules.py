@@ -204,7 +204,7 @@ def _round(x: Any, *, rounding_method: Any, **_: Any) -> Any:
 
 
 BITWISE_SELECT_MIN = 4096
-"""The fewest elements from which a two-way `select_n` picks with bit masks (`_bitwise_select`), not `np.where`."""
+"""The fewest elements from which a two-way `select_n` picks with bit masks (`select`), not `np.where`."""
 
 _UNSIGNED_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -235,15 +235,16 @@ def select(which: np.ndarray, if_true: np.ndarray, if_false: np.ndarray) -> np.n
         or if_false.shape not in (which.shape, ())
     ):
         return np.where(which, if_true, if_false)
+    false_zero = not any(if_false.strides) and not if_false.view(unsigned).flat[0]  # (broadcast) +0, no sign bit
+    if not false_zero and not if_false.shape:
+        return np.where(which, if_true, if_false)
     out = np.empty(which.shape, if_true.dtype)
     bits = out.view(unsigned)
     np.subtract(unsigned(0), which, out=bits, dtype=unsigned)  # all ones where `which`, else zeros
     true_bits = if_true.view(unsigned)
-    if not any(if_false.strides) and not if_false.view(unsigned).flat[0]:  # a (broadcast) zero of no sign bit
+    if false_zero:
         np.bitwise_and(bits, true_bits, out=bits)
         return out
-    if not if_false.shape:
-        return np.where(which, if_true, if_false)
     false_bits = if_false.view(unsigned)
     picked = np.bitwise_xor(true_bits, false_bits)
     np.bitwise_and(picked, bits, out=bits)
