@@ -529,6 +529,8 @@ def test_a_large_select_picks_the_bits_np_where_does(dtype):
         got, want = interpret_rules.select(which, a, if_false), np.where(which, a, if_false)
         assert got.dtype == want.dtype and got.shape == want.shape and got.flags.owndata
         assert got.tobytes() == want.tobytes(), "the same bits: NaNs, infinities and the zeros' signs"
+    counts = which.astype(np.int32) * 3  # (a mask that is not bool: np.where's truth values)
+    assert interpret_rules.select(counts, a, b).tobytes() == np.where(counts, a, b).tobytes()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

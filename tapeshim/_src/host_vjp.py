@@ -147,7 +147,7 @@ _elementwise("cos", lambda g, i, o: -(g * np.sin(i[0])))
 _elementwise("sqrt", lambda g, i, o: g * (_const(i[0], 0.5) / o[0]))
 _elementwise("rsqrt", lambda g, i, o: g * (_const(i[0], -0.5) * (o[0] / i[0])))
 _elementwise("square", lambda g, i, o: g * (_const(i[0], 2) * i[0]))
-_elementwise("abs", lambda g, i, o: np.where(i[0] >= 0, g, -g))
+_elementwise("abs", lambda g, i, o: interpret_rules.select(i[0] >= 0, g, -g))
 _elementwise("copy", lambda g, i, o: g)
 _elementwise("copy_p", lambda g, i, o: g)
 for _zero_derivative in ("sign", "floor", "ceil", "round", "stop_gradient"):
@@ -173,7 +173,10 @@ def _convert(cts: list, ins: list, outs: list, params: dict) -> list:
 def _select_n(cts: list, ins: list, outs: list, params: dict) -> list:
     which, cases, g = ins[0], ins[1:], cts[0]
     zero = np.zeros((), g.dtype)
-    picked = [np.where(which == k if which.dtype != np.bool_ else which == bool(k), g, zero) for k in range(len(cases))]
+    picked = [
+        interpret_rules.select(which == k if which.dtype != np.bool_ else which == bool(k), g, zero)
+        for k in range(len(cases))
+    ]
     return [None] + [_summed_to(p, np.shape(case)) for p, case in zip(picked, cases)]
 
 

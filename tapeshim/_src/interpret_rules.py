@@ -229,6 +229,7 @@ def select(which: np.ndarray, if_true: np.ndarray, if_false: np.ndarray) -> np.n
     unsigned = _UNSIGNED_OF_SIZE.get(if_true.dtype.itemsize)
     if (
         unsigned is None
+        or which.dtype != np.bool_
         or which.size < BITWISE_SELECT_MIN
         or if_true.dtype != if_false.dtype
         or if_true.shape != which.shape
