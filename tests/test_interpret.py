@@ -7,6 +7,7 @@ compiles its programs, and programs the interpreter cannot run (a convolution, a
 once with the same results.
 """
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -469,17 +470,25 @@ def test_an_output_never_shares_the_callers_numpy_memory():
     np.testing.assert_array_equal(np.asarray(out), [1.0, 1.0, 1.0])
 
 
+@contextlib.contextmanager
+def _counted_flushes():
+    """The sizes of the arrays `interpret_flush.flush_subnormals` checks inside the block, as a list."""
+    sizes = []
+    flush = interpret_flush.flush_subnormals
+
+    def counted(value):
+        sizes.append(value.size)
+        return flush(value)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(interpret_flush, "flush_subnormals", counted)
+        yield sizes
+
+
 def test_a_tensors_own_value_is_checked_for_subnormals_once_and_memory_that_may_change_every_call():
     tiny = np.finfo(np.float32).tiny
     traced = jax.jit(lambda v: -v).trace(np.ones(100, np.float32))  # (a negation keeps what it is given)
     program = interpret.prepare(traced)
-    calls = []
-    flush = interpret_flush.flush_subnormals
-
-    def counted(value):
-        calls.append(value.size)
-        return flush(value)
-
     clean = tf.constant(np.ones(100, np.float32))._value  # (a tensor's read-only NumPy value)
     subnormal = tf.constant(np.full(100, tiny / 4, np.float32))._value
     writable = np.ones(100, np.float32)
@@ -491,8 +500,7 @@ def test_a_tensors_own_value_is_checked_for_subnormals_once_and_memory_that_may_
     buffer_view = over_buffer.view()
     on_device = jnp.ones(100, jnp.float32)  # (a CPU jax.Array may share a NumPy array's memory: dlpack)
     changing = (writable, window, buffer_view, on_device)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(interpret_flush, "flush_subnormals", counted)
+    with _counted_flushes() as calls:
         for _ in range(3):
             for value in (clean, subnormal, *changing):
                 program((value,), [value])
@@ -555,16 +563,8 @@ def test_a_large_array_checked_in_pieces_is_flushed_wherever_its_subnormal_lies(
 def test_the_interpreters_own_outputs_are_not_checked_for_subnormals_again():
     traced = jax.jit(lambda v: v * 0.5).trace(np.ones(100, np.float32))
     program = interpret.prepare(traced)
-    checked = []
-    flush = interpret_flush.flush_subnormals
-
-    def counted(value):
-        checked.append(value.size)
-        return flush(value)
-
     writable = np.ones(100, np.float32)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(interpret_flush, "flush_subnormals", counted)
+    with _counted_flushes() as checked:
         (out,) = jax.tree.leaves(program((writable,), [writable]))  # a new tensor value (`interpret._placed`)
         assert checked == [100]
         for _ in range(3):  # a training step's new weights, taken by the next step's programs

@@ -63,9 +63,18 @@ def constant(
     return _make_constant(value, dtype, shape, name)
 
 
+_PLAIN_TYPES = frozenset({float, int, bool, complex, str, bytes, type(None)})
+"""Element types that are neither tensors nor sequences: a list of only these is skipped in one C-level pass
+(`set(map(type, ...))`), where a Python loop over a large list's numbers cost more than its conversion."""
+
+
 def _held_tensor(value: list | tuple) -> Any:
     """The first tensor or variable a (nested) list or tuple holds, depth first; None if it holds none."""
+    if set(map(type, value)) <= _PLAIN_TYPES:
+        return None
     for item in value:
+        if item.__class__ in _PLAIN_TYPES:
+            continue
         if isinstance(item, Tensor) or hasattr(item, "_read_for_op"):
             return item
         if isinstance(item, (list, tuple)):

@@ -33,12 +33,13 @@ def static_error(message: str, op_name: str | None = None) -> Exception:
     return errors.invalid_argument(message, op_name)
 
 
-def missing_kernel(op_name: str, attrs: str) -> errors.OpError:
+def missing_kernel(op_name: str, attrs: str, in_graph: bool | None = None) -> errors.OpError:
     """TF's error for an op whose dtypes (in `attrs`, `"T=DT_INT8"`) have no CPU kernel: `NotFoundError` when it
     runs eagerly; inside a function TF's graph finds no kernel when it runs, an `InvalidArgumentError` (marked
     `at_graph_run`: raised by an op's check while a function is traced, it is not made shape inference's
-    `ValueError`)."""
-    if _thread_state.trace is not None:
+    `ValueError`). `in_graph`: whether the op was recorded inside a function, for an error made later (a
+    gradient's, raised when the function's program is traced); None: whether a function is being traced now."""
+    if _thread_state.trace is not None if in_graph is None else in_graph:
         error = errors.invalid_argument(f"No OpKernel was registered to support Op '{op_name}': {attrs}")
         error.at_graph_run = True  # type: ignore[attr-defined]
         return error

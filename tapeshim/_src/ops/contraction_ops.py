@@ -13,6 +13,7 @@ from tapeshim._src.ops.common import (
     broadcast_shapes,
     convert_same_dtype,
     dtype_check,
+    enum_name,
     kernels_before_shapes,
     missing_kernel,
     missing_kernel_first,
@@ -137,7 +138,7 @@ def _tensordot_kernels(in_avals: tuple, static: dict) -> None:
     dtype = in_avals[0][1]
     if dtype.is_unsigned:
         raise missing_kernel(
-            "MatMul", f"T=DT_{dtype.name.upper()}, grad_a=false, grad_b=false, transpose_a=false, transpose_b=false"
+            "MatMul", f"T={enum_name(dtype)}, grad_a=false, grad_b=false, transpose_a=false, transpose_b=false"
         )
 
 

@@ -195,22 +195,9 @@ _eigh_op = OpDef(
 def _qr(x: jax.Array, full: bool, graph: bool = False) -> tuple:
     if x.dtype == jnp.float16:
         # TF's gradient of `Qr` solves a triangular system, which TF's CPU has no half kernel for
-        x = gradient_raises(lambda: _half_triangular_solve_missing(graph))(x)
+        attrs = "T=DT_HALF, adjoint=false, lower=false"
+        x = gradient_raises(lambda: missing_kernel("MatrixTriangularSolve", attrs, in_graph=graph))(x)
     return _in_float32(lambda y: tuple(jnp.linalg.qr(y, mode="complete" if full else "reduced")))(x)
-
-
-def _half_triangular_solve_missing(graph: bool) -> Exception:
-    """TF's error for its float16 `MatrixTriangularSolve`: `NotFoundError` eagerly, the graph's
-    `InvalidArgumentError` inside a function (`graph`)."""
-    attrs = "T=DT_HALF, adjoint=false, lower=false"
-    if graph:
-        return errors.invalid_argument(f"No OpKernel was registered to support Op 'MatrixTriangularSolve': {attrs}")
-    return errors.NotFoundError(
-        None,
-        None,
-        "Could not find device for node: {{node MatrixTriangularSolve}} = "
-        f"MatrixTriangularSolve[{attrs}] [Op:MatrixTriangularSolve]",
-    )
 
 
 _qr_op = OpDef("Qr", _qr, True, linalg_kernels("Qr", half=True))
