@@ -36,6 +36,17 @@ def _tiers_as_in_a_fresh_process():
     replay.forget_sightings()
 
 
+@pytest.fixture
+def compiles_on_repeat():
+    """Programs and eager kernels made in the test compile from their second call, without the ski rental
+    (`compile_tiers.compiles_on_repeat`): for tests about the background thread's compiles, which a few calls
+    show, rather than about when a program compiles."""
+    from tapeshim._src import compile_tiers
+
+    with compile_tiers.compiles_on_repeat():
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _tf_variable_scope_left_as_found():
     """Restores real TF's global variable scope's caching device after each test: TF's `map_fn` leaves its own

@@ -18,7 +18,10 @@ import tapeshim as tf
 from oracle import backend_compiles, check
 from tapeshim._src import background_compile, compile_tiers, interpret, runtime_checks
 
-pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
+pytestmark = [
+    pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only"),
+    pytest.mark.usefixtures("compiles_on_repeat"),  # (the ski rental's own tests: test_compile_tiers.py)
+]
 
 _threads: list[str] = []
 

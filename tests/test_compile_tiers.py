@@ -11,7 +11,7 @@ import pytest
 import tapeshim as tf
 from oracle import backend_compiles, check
 from tapeshim import experimental
-from tapeshim._src import background_compile, compile_tiers, replay, runtime_checks
+from tapeshim._src import background_compile, compile_tiers, interpret, replay, runtime_checks
 
 pytestmark = pytest.mark.skipif(
     compile_tiers.baseline_options() is None, reason="the quick tier applies on the CPU backend only"
@@ -67,7 +67,8 @@ def test_a_program_below_the_budget_keeps_its_quick_compile():
     assert stats["programs_tiered_up"] == 0 and stats["programs_compiled"] == 0
 
 
-def test_values_of_quick_and_optimized_programs_are_tfs(monkeypatch):
+@pytest.mark.parametrize("rental", [False, True], ids=["compiled_from_the_second_call", "on_the_host_first"])
+def test_values_of_quick_and_optimized_programs_are_tfs(monkeypatch, rental):
     def body(tf):
         rng = np.random.default_rng(1)
         w = tf.Variable(rng.normal(size=(8, 5)).astype(np.float32))
@@ -82,9 +83,14 @@ def test_values_of_quick_and_optimized_programs_are_tfs(monkeypatch):
         return out
 
     monkeypatch.setattr(compile_tiers, "WORK_BUDGET", 1)  # optimized from the second call on
-    check(body)
+    if rental:  # (a short loop: its calls run on the host, `compile_tiers.calls_before_compile`)
+        check(body)
+    else:
+        with compile_tiers.compiles_on_repeat():
+            check(body)
 
 
+@pytest.mark.usefixtures("compiles_on_repeat")  # (the kernels compile on their second calls)
 def test_kernels_compiled_with_options_run_inside_other_traces():
     x = tf.constant([0.5, 1.5, -2.0])
     tf.sin(x) * 2.0  # the kernels, compiled with their options at the top level
@@ -144,6 +150,7 @@ def test_an_option_this_xla_refuses_gives_way_to_its_defaults(monkeypatch):
     check(lambda tf: tf.exp(tf.constant([[0.5, 1.5]])) * 3.0)
 
 
+@pytest.mark.usefixtures("compiles_on_repeat")  # (its size compiles on its second call)
 def test_a_function_for_every_size_compiles_each_size_quickly_then_optimized(monkeypatch):
     # A `tapeshim.function` with a `None` signature size: each size's program compiles in the quick tier, and
     # optimized (once) when its calls times its work reach the budget; values stay the same.
@@ -168,3 +175,88 @@ def test_a_function_for_every_size_compiles_each_size_quickly_then_optimized(mon
     for loss, grad in results:
         np.testing.assert_allclose(loss.numpy(), first[0].numpy(), rtol=2e-5, atol=2e-5)
         np.testing.assert_allclose(grad.numpy(), first[1].numpy(), rtol=2e-5, atol=2e-5)
+
+
+# -- the ski rental: when a repeating program compiles (`compile_tiers.calls_before_compile`) ----------------
+
+
+def test_the_rental_lasts_longer_for_cheap_host_calls_and_ends_at_once_for_heavy_ones():
+    small_step = compile_tiers.calls_before_compile(29, 43_203)  # the small MLP's forward-and-gradient program
+    eager_op = compile_tiers.calls_before_compile(1, 640)
+    assert 20 <= small_step <= 100, small_step
+    assert eager_op > small_step, "an eager op's host call costs less more than a step's"
+    assert compile_tiers.calls_before_compile(30, 4_000_000) <= 2, "a compute-bound step compiles at once"
+    assert compile_tiers.calls_before_compile(1, 10**12) == 1
+    many = [compile_tiers.calls_before_compile(20, work) for work in (10, 10**3, 10**5, 10**6, 10**7)]
+    assert many == sorted(many, reverse=True), "more work per call: a dearer rent, an earlier compile"
+    with compile_tiers.compiles_on_repeat():
+        assert compile_tiers.calls_before_compile(29, 43_203) == 1
+    assert compile_tiers.calls_before_compile(29, 43_203) == small_step
+
+
+def _function_step(seed):
+    rng = np.random.default_rng(seed)
+    w = tf.Variable(rng.normal(size=(seed, 5)).astype(np.float32))  # (a width no other test uses)
+    x = tf.constant(rng.normal(size=(4, seed)).astype(np.float32))
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.tanh(x @ w) ** 2)
+        w.assign_sub(0.01 * tape.gradient(loss, w))
+        return loss
+
+    return step
+
+
+@pytest.mark.parametrize("in_background", [True, False], ids=["background", "on_the_caller"])
+def test_a_repeating_program_runs_on_the_host_until_its_calls_paid_for_its_compile_then_compiles_once(in_background):
+    compiles = backend_compiles()
+    step = _function_step(31 if in_background else 32)
+    before = len(compiles)
+    hosted = interpret.stats["interpreted_calls"]
+    background_compile.set_enabled(in_background)
+    try:
+        losses = [float(step()) for _ in range(5)]
+        assert len(compiles) == before, "a program called a few times compiles nothing"
+        assert interpret.stats["interpreted_calls"] == hosted + 5
+        losses += [float(step()) for _ in range(300)]
+    finally:
+        background_compile.set_enabled(True)
+    assert len(compiles) == before + 1, "a program that keeps repeating compiles, once"
+    hosted = interpret.stats["interpreted_calls"]
+    step()
+    assert interpret.stats["interpreted_calls"] == hosted, "its calls run compiled"
+    assert losses == sorted(losses, reverse=True)
+
+
+def test_an_eager_op_runs_on_the_host_until_its_calls_paid_for_its_compile_then_compiles_once():
+    compiles = backend_compiles()
+    x = tf.constant(np.linspace(-1.0, 1.0, 41, dtype=np.float32))  # (a size no other test uses)
+    before = len(compiles)
+    for _ in range(5):
+        np.testing.assert_allclose(tf.math.sinh(x).numpy(), np.sinh(x.numpy()), rtol=1e-6)
+    assert len(compiles) == before
+    for _ in range(300):
+        tf.math.sinh(x)
+    assert len(compiles) == before + 1
+    np.testing.assert_allclose(tf.math.sinh(x).numpy(), np.sinh(x.numpy()), rtol=1e-6)
+
+
+def test_a_size_of_a_function_for_every_size_rents_as_a_program_does():
+    compiles = backend_compiles()
+    w = tf.Variable(np.full((3, 2), 0.5, np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def step(x):
+        return tf.reduce_sum(tf.tanh(tf.matmul(x, w)))
+
+    small, large = tf.ones((11, 3)), tf.ones((13, 3))
+    before = len(compiles)
+    values = [float(step(small)) for _ in range(5)] + [float(step(large)) for _ in range(5)]
+    assert len(compiles) == before, "sizes called a few times compile nothing"
+    for _ in range(300):
+        step(small)
+    assert len(compiles) == before + 1, "the size that keeps repeating compiles, once"
+    assert values[:5] == [values[0]] * 5 and values[5:] == [values[5]] * 5
+    np.testing.assert_allclose(float(step(small)), values[0], rtol=1e-6)

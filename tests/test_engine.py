@@ -400,6 +400,7 @@ def _tier_bodies():
 
 
 @pytest.mark.parametrize("body", _tier_bodies(), ids=lambda b: b.__name__)
+@pytest.mark.usefixtures("compiles_on_repeat")  # (compiled from the second run on)
 def test_per_op_and_compiled_tiers_agree_with_tf(body):
     check(body)  # the first run of the structure: per op
     check(body)  # compiled
@@ -458,6 +459,7 @@ def test_an_xla_failure_falls_back_to_the_per_op_tier():
 # -- the recompile warning -----------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("compiles_on_repeat")  # (each shape compiles on its second call, as a longer loop would)
 def test_a_loop_that_keeps_compiling_warns_with_its_line(caplog):
     import inspect
     import logging

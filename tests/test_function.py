@@ -288,7 +288,8 @@ def test_steady_compiled_loop_compiles_once():
 
     x = tapeshim.ones([2, 4])
     step(x)  # traced; computed on the host (interpret.py)
-    step(x)  # compiled
+    for _ in range(200):  # computed on the host, then compiled (`compile_tiers.calls_before_compile`)
+        step(x)
     before = len(compiles)
     for _ in range(200):
         step(x)

@@ -333,6 +333,7 @@ def test_an_out_of_range_index_in_a_trace_for_every_size_raises_tf_error():
     check_raises(body)
 
 
+@pytest.mark.usefixtures("compiles_on_repeat")  # (each size compiles on its second call)
 def test_a_trace_for_every_size_compiles_once_per_size_and_never_traces_again():
     compiles = backend_compiles()
     w = tapeshim.Variable(np.full((3, 2), 0.5, np.float32))
@@ -517,6 +518,7 @@ def test_generalised_and_spec_traces_serve_every_size_without_running_python_aga
     check(body)
 
 
+@pytest.mark.usefixtures("compiles_on_repeat")  # (each size compiles on its second call)
 def test_a_trace_for_every_size_jax_cannot_export_runs_traces_for_the_calls_shapes(monkeypatch):
     # the export happens when a size compiles from it (here every size: see test_function_sized.py for the first
     # sizes, which compile without it) or under a tape: if JAX refuses it, calls run traces of their own shapes,

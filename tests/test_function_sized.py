@@ -13,6 +13,9 @@ import tapeshim
 from oracle import check, check_raises, real_tf
 from tapeshim._src import background_compile, function_sized, function_symbolic, symbolic_dims
 
+# each size compiles on its second call (the ski rental's own tests: test_compile_tiers.py)
+pytestmark = pytest.mark.usefixtures("compiles_on_repeat")
+
 
 def _refuse_exports(monkeypatch):
     def refuse(*args, **kwargs):

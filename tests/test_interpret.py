@@ -325,7 +325,7 @@ def _mlp_steps(tf, steps, width):
     return out, tf.convert_to_tensor(w1), tf.convert_to_tensor(w2)
 
 
-def test_a_first_training_step_compiles_nothing_and_the_second_compiles_its_programs(monkeypatch):
+def test_a_first_training_step_compiles_nothing_and_a_repeating_one_compiles_once_its_host_calls_paid(monkeypatch):
     # (the sizes this structure was seen at: 3 here, where earlier tests' steps may have made it many)
     monkeypatch.setattr(replay, "_structures", OrderedDict())
     compiles = backend_compiles()
@@ -334,14 +334,18 @@ def test_a_first_training_step_compiles_nothing_and_the_second_compiles_its_prog
     _mlp_steps(tf, 1, 13)  # a new width: new kernels and a new gradient program
     assert len(compiles) == before, "the first step of a new structure ran on the host"
     # a new width of a known structure runs per op first, then its program is traced and computed on the
-    # host, and its third step compiles it (`replay.compile_now`)
-    _mlp_steps(tf, 3, 17)
-    assert len(compiles) > before, "a structure that repeats compiles"
+    # host, and the host computes its next steps too, until their extra cost would have paid for the compile
+    # (`compile_tiers.calls_before_compile`): a short loop compiles nothing
+    _mlp_steps(tf, 4, 17)
+    assert len(compiles) == before, "four steps of a repeating structure ran on the host"
+    _mlp_steps(tf, 150, 17)
+    assert len(compiles) > before, "a structure that keeps repeating compiles"
     steady = len(compiles)
-    _mlp_steps(tf, 3, 17)
+    _mlp_steps(tf, 150, 17)
     assert len(compiles) == steady
 
 
+@pytest.mark.usefixtures("compiles_on_repeat")  # (compiled from the second step on)
 def test_interpreted_and_compiled_steps_give_tfs_values():
     check(lambda tf: _mlp_steps(tf, 4, 19), rtol=2e-5)
 
@@ -427,7 +431,7 @@ def test_arguments_inside_another_trace_are_not_interpreted():
 
     @jax.jit
     def outer(value):
-        answers.append(kernel_calls.KernelCalls().call(jax.jit(jnp.sin), (value,), [value], 1))
+        answers.append(kernel_calls.KernelCalls().call(jax.jit(jnp.sin), (value,), [value], True))
         return jnp.sin(value)
 
     outer(np.arange(3.0, dtype=np.float32))
@@ -594,14 +598,14 @@ def test_per_op_kernels_run_on_the_host_until_their_extra_cost_would_pay_for_the
     assert interpret.prepare(kernel.trace(x)).work == 256  # two operations of 128 elements
     before = len(compiles)
     for _ in range(small):
-        result = calls.call(kernel, (x,), [x], None, host=True)
+        result = calls.call(kernel, (x,), [x], False, host=True)
         assert isinstance(result, np.ndarray)
     assert len(compiles) == before
     # the next call submits the compile to the background thread, and is computed on the host meanwhile
-    assert isinstance(calls.call(kernel, (x,), [x], None, host=True), np.ndarray)
+    assert isinstance(calls.call(kernel, (x,), [x], False, host=True), np.ndarray)
     assert len(compiles) == before + 1  # (reading the count waits for the background thread)
-    assert calls.call(kernel, (x,), [x], None, host=True) is None  # compiled: the caller calls it
-    assert calls.call(kernel, (x,), [x], 1) is None, "a given limit counts the same calls"
+    assert calls.call(kernel, (x,), [x], False, host=True) is None  # compiled: the caller calls it
+    assert calls.call(kernel, (x,), [x], True) is None, "an eager call counts the same calls"
     np.testing.assert_allclose(result, kernel(x), rtol=1e-6)
     assert len(compiles) == before + 1, "the call found the executable the background thread compiled"
 

@@ -231,6 +231,7 @@ def test_fit_of_a_text_model_compiles_once(tapeshim_module):
     assert compile_counts(tf) == before
 
 
+@pytest.mark.usefixtures("compiles_on_repeat")  # (each size compiles from its second call)
 def test_fit_with_a_smaller_last_batch_settles_to_compiled_steps(tapeshim_module):
     """The smaller last batch traces once for every size, as TF's `fit` reduces retracing, and compiles in the
     background from its second epoch; once compiled, an epoch compiles nothing, on any thread. (It ran op by op

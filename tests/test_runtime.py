@@ -41,7 +41,7 @@ def test_shape_errors_raise_at_the_op_inside_a_tape():
 
 def test_steady_training_loop_compiles_once():
     step = _mlp()
-    for _ in range(3):
+    for _ in range(200):  # the host computes its first steps (`compile_tiers.calls_before_compile`)
         step()
     experimental.reset_compile_stats()
     before = len(_compiles)

@@ -1,13 +1,16 @@
 """Compiles in a background thread while the host interpreter serves the calls.
 
 A program (a recorded structure, a `tapeshim.function` trace, a Keras call)
-runs its first call on the host (`interpret.py`) and compiles when it repeats.
-That compile (15-400 ms on a CPU) used to stall the repeating call: a
-`tapeshim.function` step's second call took 240-390 ms where TF's takes 1 ms.
-Now the repeat submits the compile here and is computed on the host again,
-as is every later call until the compile is done; the call after that runs the
-compiled program (JAX finds the executable this thread compiled in its cache).
-XLA releases the GIL while it compiles, so the host calls go on beside it.
+runs its first calls on the host (`interpret.py`) and compiles when it keeps
+repeating (`compile_tiers.calls_before_compile`). That compile (15-400 ms on a
+CPU) used to stall the repeating call: a `tapeshim.function` step's second
+call took 240-390 ms where TF's takes 1 ms. Now the call that ends the host's
+rental submits the compile here and is computed on the host again, as is every
+later call until the compile is done; the call after that runs the compiled
+program (JAX finds the executable this thread compiled in its cache). XLA
+releases the GIL while it compiles, so the host calls go on beside it (the
+lowering before it runs Python, and takes the GIL from them: that is the
+rental's price).
 
 The thread also runs a compiled program once, on the arguments of the call
 that submitted it, and drops the result: XLA's CPU runtime finishes loading a

@@ -63,7 +63,8 @@ class ArrayCapacityMismatch(Exception):
 class _SharedProgram:
     """A trace's jitted program, shared by traces of the same structure (see `_programs`).
 
-    Its first call runs on the host (`interpret.py`); its second compiles it with XLA's defaults: under
+    Its first calls run on the host (`interpret.py`; how many: `compile_tiers.calls_before_compile`); then
+    it compiles with XLA's defaults: under
     `tapeshim.function` the promise is `jax.jit`'s speed once compiled (the quick tier of `compile_tiers`
     saved 40% of the compile but ran a small step at twice `jax.jit`'s time until its work budget paid).
     With TF's errors for out-of-range indices; without index checks it settles on the plain jit.

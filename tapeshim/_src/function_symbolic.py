@@ -146,15 +146,18 @@ class _Deferred:
 class _Size:
     """How an exported program serves one concrete signature (`ExportedProgram.call`)."""
 
-    __slots__ = ("host", "host_calls", "pending", "compiled", "tier", "upgrade", "optimized", "sizes")
+    __slots__ = ("host", "host_calls", "pending", "compiled", "tier", "upgrade", "optimized", "sizes", "rented_calls")
 
     def __init__(
-        self, host: interpret.Prepared | None, host_calls: int, compiled: Any, tier: Any, optimized: Any
+        self, host: interpret.Prepared | None, rented_calls: int, compiled: Any, tier: Any, optimized: Any
     ) -> None:
+        """`rented_calls`: the calls the host computes before one compiles it (the ski rental of
+        `compile_tiers.calls_before_compile`)."""
         # its symbols' sizes until its first compile decides what it compiles from (`ExportedProgram._decide`)
         self.sizes: dict[str, int] | None = None
         self.host = host  # the host form of the program, until it has compiled
-        self.host_calls = host_calls
+        self.host_calls = 0
+        self.rented_calls = rented_calls
         self.pending: background_compile.Pending | None = None  # its compile in the background
         self.compiled = compiled  # the jitted program that compiles it (quick tier or optimized)
         self.tier: compile_tiers.QuickTier | None = tier  # its quick tier's account, None once optimized
@@ -172,9 +175,11 @@ class ExportedProgram:
 
     `call` serves each concrete signature as `runtime_checks.CheckedProgram` serves a program: its first call
     is computed on the host (the recorded program's symbolic jaxpr, its dimensions evaluated at the call's
-    sizes: `interpret.BoundTemplate`), its second submits the export and compile to the background thread,
-    and calls are computed on the host until it is done; where the host cannot compute it, it compiles on the
-    call. A first call so costs no export.
+    sizes: `interpret.BoundTemplate`), as are its next calls until they have paid for its compile (a ski
+    rental: `compile_tiers.calls_before_compile`; a size seen before, whose entry was dropped, compiles on
+    its next call); the next submits the export and compile to the background thread, and calls are computed
+    on the host until it is done; where the host cannot compute it, it compiles on the call. A first call so
+    costs no export.
 
     A signature whose program produces fewer than `compile_tiers.HEAVY_WORK` elements per call compiles in
     the quick tier (`compile_tiers.BASELINE_OPTIONS`: a small training step's program compiled in 82 ms
@@ -271,8 +276,8 @@ class ExportedProgram:
             compiled_before = self._seen.get(key)
             if compiled_before:  # compiled before its entry was dropped: that jax.jit has it
                 entry = self._signatures[key] = _Size(None, 0, *compiled_before)
-            else:  # (seen before, it compiles now, as a second call would)
-                entry = self._signatures[key] = self._new_size(leaves, int(key in self._seen))
+            else:  # (seen before, it compiles now, as the call after its rental would)
+                entry = self._signatures[key] = self._new_size(leaves, key in self._seen)
                 if len(self._seen) >= self._SEEN:
                     self._seen.clear()
                 self._seen[key] = False
@@ -281,7 +286,7 @@ class ExportedProgram:
         program = entry.host
         if program is not None and interpret.host_readable(leaves):
             entry.host_calls += 1
-            if entry.host_calls > 1:
+            if entry.host_calls > entry.rented_calls:
                 with _SUBMIT_LOCK:
                     self._decide(entry)  # (it compiles now: in the background, or on this call)
                     if entry.pending is None and background_compile.enabled():
@@ -319,20 +324,22 @@ class ExportedProgram:
             return _as_uncommitted(outputs, leaves)
         return outputs
 
-    def _new_size(self, leaves: list, host_calls: int) -> _Size:
-        """A signature's entry: served on the host first, compiled in the quick tier unless its work is heavy."""
+    def _new_size(self, leaves: list, seen: bool) -> _Size:
+        """A signature's entry: served on the host first, compiled in the quick tier unless its work is heavy;
+        `seen`: the signature was seen before (its entry dropped), and compiles on its next call."""
         sizes = (
             symbolic_dims.sizes_of([s.shape for s in self._structs], [np.shape(leaf) for leaf in leaves])
             if len(leaves) == len(self._structs)
             else None
         )
         host = self._host_program(leaves, sizes)
+        rented_calls = 0 if seen or host is None else compile_tiers.calls_before_compile(host.equations, host.work)
         tier = compile_tiers.QuickTier()
         tier.work = host.work if host is not None else int(compile_tiers.HEAVY_WORK)
         if self._quick is None or tier.heavy:
-            entry = _Size(host, host_calls, self._checked, None, self._checked)
+            entry = _Size(host, rented_calls, self._checked, None, self._checked)
         else:
-            entry = _Size(host, host_calls, self._quick, tier, self._checked)
+            entry = _Size(host, rented_calls, self._quick, tier, self._checked)
         entry.sizes = sizes
         return entry
 

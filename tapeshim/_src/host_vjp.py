@@ -689,4 +689,5 @@ def program(forward: Any, inputs: Sequence[Any], given: Sequence[bool]) -> inter
     floating = [k for k, var in enumerate(jaxpr.invars) if np.dtype(var.aval.dtype) in _FLOATS]
     out_tree = jax.tree.structure({k: 0 for k in floating})
     stats["host_vjp_plans"] += 1
-    return interpret.Prepared.of_plan(plan, work, in_avals, out_tree)  # type: ignore[arg-type]
+    equations = len(jaxpr.eqns) * _WORK_FACTOR  # (as its work: its backward steps beside the forward ones)
+    return interpret.Prepared.of_plan(plan, work, in_avals, out_tree, equations)  # type: ignore[arg-type]

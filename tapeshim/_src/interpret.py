@@ -7,15 +7,18 @@ program on a CPU: most of a first training step's time, and all the time of
 a structure that never repeats. So on the CPU backend a program whose jaxpr
 this module can evaluate runs here first: each equation by its NumPy rule
 (`interpret_rules.RULES`), on the arrays' host memory (CPU arrays are read
-without a copy). It compiles when it repeats, from the trace made here, in
-the background thread (`background_compile`), its calls running here until
-that compile is done:
+without a copy). It compiles when it keeps repeating, from the trace made
+here, in the background thread (`background_compile`), its calls running here
+until that compile is done:
 
-* a program (replay, `tapeshim.function`, control flow): its first call runs
-  here, its second submits its compile (`runtime_checks.CheckedProgram`);
-* an eager op's kernel: the first call of each argument signature
-  (`registry._Kernel.call`, `variable._update_kernel`), the second submitting
-  its compile;
+* a program (replay, `tapeshim.function`, control flow): its first calls run
+  here until their extra cost would have paid for the compile (a ski rental,
+  `compile_tiers.calls_before_compile`: about 40 calls of a small MLP step, one
+  or two of a compute-bound one); the next submits its compile
+  (`runtime_checks.CheckedProgram`);
+* an eager op's kernel: the first calls of each argument signature
+  (`registry._Kernel.call`, `variable._update_kernel`), by the same rule (about
+  90 calls on small tensors), the next submitting its compile;
 * a kernel of the per-op tier (`replay_eager`), whose plans call the same
   kernels many times: the first calls of a signature, until their extra
   cost would have paid for the compile (`kernel_calls.host_calls_before_compile`),
@@ -559,21 +562,23 @@ def placement(leaves: list) -> tuple[bool, Any]:
 class Prepared:
     """A traced program the interpreter can run (`prepare`), lowered once for any number of calls."""
 
-    __slots__ = ("_plan", "_in_avals", "_out_tree", "work")
+    __slots__ = ("_plan", "_in_avals", "_out_tree", "work", "equations")
 
     def __init__(self, traced: Any, work: int | None = None) -> None:
         """`work`: the elements the program's operations produce per call, where the caller counted them."""
         closed = traced.jaxpr
         self._plan = _HostPlan(closed)
         self.work = compile_tiers.produced_elements(closed) if work is None else work
+        self.equations = len(closed.jaxpr.eqns)  # (its top level's: `compile_tiers.calls_before_compile`)
         self._in_avals = [var.aval for var in closed.jaxpr.invars]
         self._out_tree = traced.out_tree
 
     @classmethod
-    def of_plan(cls, plan: "_HostPlan", work: int, in_avals: list, out_tree: Any) -> "Prepared":
+    def of_plan(cls, plan: "_HostPlan", work: int, in_avals: list, out_tree: Any, equations: int) -> "Prepared":
         """A program from its lowered plan (`BoundTemplate.bind`)."""
         program = cls.__new__(cls)
         program._plan, program.work, program._in_avals, program._out_tree = plan, work, in_avals, out_tree
+        program.equations = equations
         return program
 
     def __call__(self, args: tuple, leaves: list, host: bool = False) -> Any | None:
@@ -659,7 +664,7 @@ class BoundTemplate:
     each new size cost a per-op kernel 0.2-0.5 ms, more than half of an eager step over a batch of a new size.
     """
 
-    __slots__ = ("_plan", "_in_avals", "_out_tree", "_fixed_work", "_sized_shapes")
+    __slots__ = ("_plan", "_in_avals", "_out_tree", "_fixed_work", "_sized_shapes", "_equations")
 
     def __init__(self, traced: Any, checks: bool = False) -> None:
         """`checks`: runtime checks are allowed, and a failing one raises `CheckFailed` (see `prepare`)."""
@@ -667,6 +672,7 @@ class BoundTemplate:
         self._plan: _HostPlan | None = None  # None: the interpreter cannot run the trace at any size
         self._in_avals = [var.aval for var in closed.jaxpr.invars]
         self._out_tree = traced.out_tree
+        self._equations = len(closed.jaxpr.eqns)
         shapes = [tuple(getattr(var.aval, "shape", ())) for eqn in closed.jaxpr.eqns for var in eqn.outvars]
         # each sized shape once, with how many results have it: a call's sizes resolve a few shapes, not every
         # result's (a small training step's 43 results have 4)
@@ -692,7 +698,7 @@ class BoundTemplate:
             return None
         if work > interpret_cost.HOST_ELEMENTS:
             return None  # (its products are counted as it runs)
-        return Prepared.of_plan(plan, work, self._in_avals, self._out_tree)
+        return Prepared.of_plan(plan, work, self._in_avals, self._out_tree, self._equations)
 
     def heavy(self, sizes: dict[str, int]) -> bool:
         """Whether `bind` refuses these sizes only for their work (too much for the host): other sizes may bind."""

@@ -127,7 +127,7 @@ def _after_host_layers(model: Any, step: Callable[[Any], Any]) -> Callable[[Any]
     The function reduces retracing as TF's `fit`'s does (`reduce_retracing=True`): the first batch shape is
     traced for its sizes, and a second (the smaller last batch; a `TextVectorization` without
     `output_sequence_length` pads each batch to its longest text) traces once for every size
-    (`function_symbolic`), each size computed on the host first and compiled from its second call. (It ran op
+    (`function_symbolic`), each size computed on the host first and compiled once those calls paid for it. (It ran op
     by op until it had spent a compile's time, then traced and compiled on the calling thread: the last batch
     took 50 ms an epoch, then 0.7-0.9 s in one, where it now takes 3-6 ms from the third epoch; with a length
     per batch, epochs 2-6 took 0.48-0.86 s, now 0.15-0.63 s.)"""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tapeshim._src import background_compile, interpret, kernel_families
+from tapeshim._src import background_compile, compile_tiers, interpret, kernel_families
 
 KERNEL_COMPILE_S = 0.03
 """What compiling one per-op kernel costs (the kernel options of `compile_tiers`: 25-35 ms measured on the
@@ -39,20 +39,32 @@ def host_calls_before_compile(work: int) -> int:
     whose price is the compile (`KERNEL_COMPILE_S`). A plan run per op (`replay_eager`) calls the same
     kernels many times (a 200-op chain, an episode's time steps): a small kernel runs about 3,000 host calls
     before it compiles, one over a million elements about 20. Counted in calls and elements, not seconds, so
-    when a kernel compiles does not depend on the machine's load. Other kernels and programs compile on their
-    second call."""
+    when a kernel compiles does not depend on the machine's load. An eager op's kernel and a program rent
+    for fewer calls (`compile_tiers.calls_before_compile`: their compile's price is the time it takes from the
+    calling thread, the rest running in the background)."""
     penalty = HOST_CALL_PENALTY_S + HOST_ELEMENT_PENALTY_S * work
     return max(2, min(MAX_HOST_CALLS, int(KERNEL_COMPILE_S / penalty)))
 
 
+def _host_call_limits(work: int) -> tuple[int, int]:
+    """The host calls of a kernel signature of `work` before it compiles: from the per-op tier, from an eager op
+    (`KernelCalls.call`'s `eager` indexes it)."""
+    return host_calls_before_compile(work), compile_tiers.calls_before_compile(1, work)
+
+
 class KernelCalls:
-    """The calls of one jitted kernel per argument signature, with the signature's trace: the first `limit`
-    calls of a signature may run on the host (`call`), later ones compile: in the background thread
-    (`background_compile`), the calls running on the host until it is done. A bounded map (cleared when
-    full)."""
+    """The calls of one jitted kernel per argument signature, with the signature's trace: the first calls of a
+    signature may run on the host (`call`; how many: `host_calls_before_compile` from the per-op tier,
+    `compile_tiers.calls_before_compile` from an eager op), later ones compile: in the background thread
+    (`background_compile`), the calls running on the host until it is done. A bounded map (the oldest
+    signature goes when it is full)."""
 
     __slots__ = ("_entries", "open", "_families", "on_compile", "_untraced")
-    _SIZE = 64
+    _SIZE = 1024
+    """Signatures kept per kernel. An eager op's signature rents for up to about 90 calls: a model calling one
+    op at a hundred shapes in each step (an eager ResNet's additions) must keep each signature's count until it
+    compiles, or it would run on the host, traced again, for ever (it was 64, cleared when full, when a
+    signature compiled on its second call)."""
 
     def __init__(
         self, families: bool = False, untraced: Callable[[tuple], interpret.Prepared | None] | None = None
@@ -68,13 +80,13 @@ class KernelCalls:
         """Whether the signature of the last `call` may still run on the host (its later calls must then go
         through `call`, which submits its compile and serves them while it runs)."""
         self.on_compile: Callable[[Any], None] | None = None
-        """Called with a call's `leaves` where a call with a `limit` (an eager op's) starts its signature's
-        compile, on the caller or in the background: the recompile warning counts compiles, not new signatures,
-        which the host serves. The per-op tier's compiles (no `limit`) belong to its plans, not to the user's
+        """Called with a call's `leaves` where an eager op's call starts its signature's compile, on the caller
+        or in the background: the recompile warning counts compiles, not new signatures, which the host
+        serves. The per-op tier's compiles belong to its plans, not to the user's
         line that ran one (a `tape.gradient` compiling a product kernel per weight shape, once)."""
 
-    def call(self, jitted: Any, args: tuple, leaves: Any, limit: int | None, host: bool = False) -> Any | None:
-        """`jitted(*args)` computed on the host while its signature has had at most `limit` calls, or while
+    def call(self, jitted: Any, args: tuple, leaves: Any, eager: bool, host: bool = False) -> Any | None:
+        """`jitted(*args)` computed on the host until its signature's calls have paid for its compile, or while
         its compile, submitted by the next call, runs in the background (and where the interpreter can run
         it); else None: the caller calls `jitted`, which compiles from this trace or finds it compiled.
 
@@ -82,15 +94,17 @@ class KernelCalls:
           jitted: a `jax.jit` function, or anything with its `trace` (`runtime_checks.CheckedProgram`).
           args: its positional arguments.
           leaves: the arrays among them, flat.
-          limit: the calls of one signature that may run on the host before it compiles; None: as many as a
-            per-op kernel of its work (`host_calls_before_compile`).
+          eager: whether an eager op calls it: a signature then runs on the host for as many calls as
+            `compile_tiers.calls_before_compile` gives a one-operation program of its work (the compile's price
+            there is the time its lowering takes from the calling thread); else (the per-op tier) as many as
+            `host_calls_before_compile` gives (its price is the whole compile).
           host: whether outputs computed on the host stay NumPy arrays (see `interpret.Prepared`).
         """
         key = interpret.signature(leaves)
         entry = self._entries.get(key)
         if entry is None:
-            if len(self._entries) >= self._SIZE:
-                self._entries.clear()
+            if len(self._entries) >= self._SIZE:  # the signature seen first goes (its rental or its dropped trace)
+                del self._entries[next(iter(self._entries))]
             program = None
             checked = False  # a kernel with runtime checks (an index bound): it compiles under checkify
             untraced = False
@@ -103,10 +117,11 @@ class KernelCalls:
                     traced = jitted.trace(*args)
                     checked = any(interpret.is_check_effect(effect) for effect in traced.jaxpr.effects)
                     program = interpret.prepare(traced, checks=checked)
-            work_limit = 0 if program is None else host_calls_before_compile(program.work)
-            entry = self._entries[key] = [0, program, work_limit, None, checked, untraced]
+            # the calls before it compiles, from the per-op tier and from an eager op
+            limits = (0, 0) if program is None else _host_call_limits(program.work)
+            entry = self._entries[key] = [0, program, limits, None, checked, untraced]
             if program is None:
-                self._compiling(leaves, limit)  # (the caller compiles it now)
+                self._compiling(leaves, eager)  # (the caller compiles it now)
         program = entry[1]
         self.open = program is not None
         if program is None:
@@ -117,9 +132,9 @@ class KernelCalls:
             traced_program = interpret.prepare(jitted.trace(*args))
             if traced_program is not None:
                 entry[1] = program = traced_program
-        if entry[0] > (entry[2] if limit is None else limit):
+        if entry[0] > entry[2][eager]:
             if not background_compile.enabled() or entry[4]:  # (a checked kernel compiles on its caller)
-                self._compiling(leaves, limit)
+                self._compiling(leaves, eager)
                 self._drop(entry)
                 return None
             pending = entry[3]
@@ -127,7 +142,7 @@ class KernelCalls:
                 if not interpret.host_readable(leaves):  # (tracers: compiled inside the trace that holds them)
                     self._drop(entry)
                     return None
-                self._compiling(leaves, limit)
+                self._compiling(leaves, eager)
                 pending = entry[3] = background_compile.submit(jitted.trace(*args), args)
             if pending.done():
                 self._drop(entry)
@@ -140,7 +155,7 @@ class KernelCalls:
             if entry[3] is not None:
                 entry[3].wait()  # (each executable compiles once)
             else:
-                self._compiling(leaves, limit)
+                self._compiling(leaves, eager)
             self._drop(entry)
             return None
         return result
@@ -160,13 +175,13 @@ class KernelCalls:
             self._families.failed(args, flat)
         return program
 
-    def run(self, jitted: Any, args: tuple, leaves: Any, limit: int | None, host: bool = False) -> Any:
+    def run(self, jitted: Any, args: tuple, leaves: Any, eager: bool, host: bool = False) -> Any:
         """`call`, or `jitted(*args)` where it gives None: the kernel's outputs either way."""
-        result = self.call(jitted, args, leaves, limit, host)
+        result = self.call(jitted, args, leaves, eager, host)
         return jitted(*args) if result is None else result
 
-    def _compiling(self, leaves: Any, limit: int | None) -> None:
-        if self.on_compile is not None and limit is not None:
+    def _compiling(self, leaves: Any, eager: bool) -> None:
+        if self.on_compile is not None and eager:
             self.on_compile(leaves)
 
     def _drop(self, entry: list) -> None:

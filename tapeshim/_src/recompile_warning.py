@@ -9,7 +9,7 @@ compile of it there; each line warns once.
 
 Only compiles are counted (a cache hit costs nothing here). An op's kernel counts where a signature's
 compile starts (`kernel_calls.KernelCalls.on_compile`), not where the signature is new: a new signature's
-first call runs on the host, and it compiles only when it repeats, so a loop whose shapes never repeat (an
+first calls run on the host, and it compiles only when it keeps repeating, so a loop whose shapes never repeat (an
 episode's `tf.stack` of a new count of tensors) compiles nothing and, as TF eager, prints nothing.
 """
 

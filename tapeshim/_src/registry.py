@@ -114,19 +114,20 @@ class _Kernel:
         self.jitted = plain
 
     def call(self, *values: Any) -> tuple:
-        """The kernel's outputs. The first call of an argument signature is computed on the host where the
-        interpreter can (`interpret.py`); the next submits its compile to the background thread, the calls
-        being computed on the host until it is done (`kernel_calls.KernelCalls`)."""
-        return self._hosted(values, 1, False)
+        """The kernel's outputs. The first calls of an argument signature are computed on the host where the
+        interpreter can (`interpret.py`), until they have paid for its compile
+        (`compile_tiers.calls_before_compile`); the next submits its compile to the background thread, the
+        calls being computed on the host until it is done (`kernel_calls.KernelCalls`)."""
+        return self._hosted(values, True, False)
 
     def per_op_call(self, *values: Any) -> tuple:
         """`call` from the per-op tier (`replay_eager`), whose plans call a kernel many times: the first
         calls of a signature run on the host, with NumPy outputs, until their extra cost would have paid for the
         compile (`kernel_calls.host_calls_before_compile`)."""
-        return self._hosted(values, None, True)
+        return self._hosted(values, False, True)
 
-    def _hosted(self, values: tuple, host_calls: int | None, host: bool) -> tuple:
-        return self.calls.run(self.jitted, values, values, host_calls, host)
+    def _hosted(self, values: tuple, eager: bool, host: bool) -> tuple:
+        return self.calls.run(self.jitted, values, values, eager, host)
 
 
 _first_of_name: dict = {}
@@ -262,8 +263,8 @@ def _resolve(op: OpDef, inputs: Sequence[Tensor], static: tuple, key: tuple) -> 
 
 def _note_compile(op_name: str, static: tuple, leaves: Any) -> None:
     """Counts a compile of an op's kernel for the recompile warning (`KernelCalls.on_compile`). A new signature
-    alone is none: the host computes its first call, and it compiles only when it repeats (TF eager, which
-    never compiles, never warns)."""
+    alone is none: the host computes its first calls, and it compiles only when it keeps repeating (TF eager,
+    which never compiles, never warns)."""
     signature = tuple((tuple(np.shape(v)), str(getattr(v, "dtype", type(v).__name__))) for v in leaves)
     recompile_warning.compiled(op_name, (static, signature), recompile_warning.op_change)
 

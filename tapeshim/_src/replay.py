@@ -453,7 +453,11 @@ def cached_program(key: Hashable, build: Callable[[], Callable]) -> tuple[Callab
     if isinstance(key, tuple) and len(key) > 1 and isinstance(key[0], str):
         recompile_warning.compiled(f"{key[0]} program", key, _program_change)
 
-    jitted, tier = compile_tiers.quick_jit(raw, lambda fn, options, traced: _checked_jit(key, fn, options, traced))
+    rent = key not in _paid_per_op
+    _paid_per_op.discard(key)
+    jitted, tier = compile_tiers.quick_jit(
+        raw, lambda fn, options, traced: _checked_jit(key, fn, options, traced, rent=rent)
+    )
     entry = (jitted, raw)
     _programs[key] = entry
     _program_hits[key] = 0
@@ -472,6 +476,7 @@ def _checked_jit(
     options: runtime_checks.Options,
     traced: Callable[[Any], bool] | None = None,
     interpret_first: bool = True,
+    rent: bool = True,
 ) -> Callable:
     """jax.jit of `raw` with `options`, with TF's errors for out-of-range indices (`runtime_checks`)."""
 
@@ -484,7 +489,7 @@ def _checked_jit(
         if n_nodes:
             compile_cost["seconds_per_node"] = 0.7 * compile_cost["seconds_per_node"] + 0.3 * seconds / n_nodes
 
-    return runtime_checks.jit(raw, settle, options, traced, interpret_first, compiled)
+    return runtime_checks.jit(raw, settle, options, traced, interpret_first, compiled, rent=rent)
 
 
 def _forget(key: Hashable) -> None:
@@ -530,6 +535,10 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
       changing (an episode of a new length, a longer unrolled loop) never pays
       for a compile, one that repeats pays at most twice the better choice.
     * A plan over `LONGEST_PROGRAM` nodes, or one XLA failed on, always runs per op.
+
+    A plan that runs compiled here has its program made: its first calls are computed on the host from the
+    program's trace, until they have paid for its XLA compile (`compile_tiers.calls_before_compile`), unless
+    its per-op runs paid for it already (its second call then submits the compile).
     """
     if key in _programs:
         return True
@@ -541,17 +550,29 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
     paid = seen >= 2 and seconds >= compile_cost["seconds_per_node"] * n_nodes
     if n_nodes <= SMALL_PLAN:
         sizes = _sizes_of_structure(key, plan) if seen == 1 else _sizes_seen(plan)
-        if seen >= 2 and (sizes < MANY_SIZES or paid):
+        if seen >= 2 and sizes < MANY_SIZES:
             return True
         if seen == 1 and sizes == 1 and 2 * replay_eager.new_kernels(plan) > n_nodes:
             return True
-    elif paid:
+    if paid:  # (a small plan here: one seen at `MANY_SIZES` sizes)
+        _paid(key)
         return True
     _sightings[key] = (seen, seconds)
     if len(_sightings) > _SIGHTINGS_SIZE:
         _sightings.popitem(last=False)
     stats["per_op_plans"] += 1
     return False
+
+
+_paid_per_op: set = set()
+"""Program keys whose per-op runs paid for their compile (`compile_now`): their programs compile on their second
+call, the host's rental (`compile_tiers.calls_before_compile`) already paid (`cached_program` takes the key out)."""
+
+
+def _paid(key: Hashable) -> None:
+    if len(_paid_per_op) >= _SIGHTINGS_SIZE:
+        _paid_per_op.clear()
+    _paid_per_op.add(key)
 
 
 _structures: OrderedDict = OrderedDict()
@@ -567,6 +588,7 @@ def forget_sightings() -> None:
     compile, at a step that depends on the machine's speed."""
     _sightings.clear()
     _structures.clear()
+    _paid_per_op.clear()
     _measured_nodes.clear()  # (a program built earlier reports no compile time into this memory)
     compile_cost["seconds_per_node"] = COMPILE_SECONDS_PER_NODE
 

@@ -58,11 +58,11 @@ class _Cached:
         self.jitted = plain
 
     def call(self, *args: Any) -> Any:
-        return self.calls.run(self.jitted, args, jax.tree.leaves(args), None, host=True)
+        return self.calls.run(self.jitted, args, jax.tree.leaves(args), False, host=True)
 
     def call_vjp(self, inputs: list, cotangents: list) -> Any:
         """`call(inputs, cotangents)` for a VJP kernel (arrays in both lists: its leaves without a flatten)."""
-        return self.calls.run(self.jitted, (inputs, cotangents), [*inputs, *cotangents], None, host=True)
+        return self.calls.run(self.jitted, (inputs, cotangents), [*inputs, *cotangents], False, host=True)
 
 
 def _remember(

@@ -232,9 +232,11 @@ class CheckedProgram:
     The first call traces `fn`; without checks the plain jitted function is used
     from then on (it reuses that trace, so nothing is traced twice), and
     `settled(plain)` lets the owner call it directly, without this wrapper.
-    Where the host interpreter can run it, the first call is computed on the host
-    and the second submits the compile to the background thread
-    (`background_compile`): calls are computed on the host until it is done. A
+    Where the host interpreter can run it, the first calls are computed on the host
+    until their extra cost would have paid for the compile (a ski rental:
+    `compile_tiers.calls_before_compile`); the next submits the compile to the
+    background thread (`background_compile`), calls being computed on the host
+    until it is done (a call of another signature ends the rental). A
     program with checks compiles under checkify there too (the host computes its
     checks meanwhile, raising TF's error as the compiled program would). A
     heavy program (`traced` says so) is hosted and compiled in the background
@@ -243,7 +245,7 @@ class CheckedProgram:
 
     __slots__ = (
         "_fn", "_plain", "_checked", "_call", "_settled", "_options", "_traced", "_interpret_first", "_hosting",
-        "_compiled", "_may_check",
+        "_compiled", "_may_check", "_on_caller", "_rent",
     )  # fmt: skip
 
     def __init__(
@@ -255,8 +257,10 @@ class CheckedProgram:
         interpret_first: bool = True,
         compiled: Callable[[float], None] | None = None,
         may_check: bool = False,
+        rent: bool = True,
     ) -> None:
         self._fn = fn
+        self._rent = rent
         self._may_check = may_check
         self._interpret_first = interpret_first
         self._options = compiler_options
@@ -267,6 +271,7 @@ class CheckedProgram:
         self._call: Callable[..., Any] = self._first_call
         self._settled = settled
         self._hosting: _Hosting | None = None
+        self._on_caller: Callable[..., Any] | None = None  # the compiling call without the background thread
 
     def __call__(self, *args: Any) -> Any:
         return self._call(*args)
@@ -293,18 +298,31 @@ class CheckedProgram:
             if program is not None:
                 result = host_call(program, args, leaves)
                 if result is not None:
-                    if not self._may_check and background_compile.enabled():
+                    if not self._may_check:
                         if checks:  # (compiled under checkify: traced so when the compile is submitted)
                             self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
                         # (a heavy program compiles with XLA's defaults: its `_plain` is traced again when submitted)
                         ready = None if checks or heavy else traced
-                        self._hosting = _Hosting(program, interpret.signature(leaves), ready)
+                        rent = compile_tiers.calls_before_compile(program.equations, program.work) if self._rent else 1
+                        self._hosting = _Hosting(program, interpret.signature(leaves), ready, rent - 1)
+                        self._on_caller = compile_now
                         self._call = self._submit_compile
                     return result
         return compile_now(*args)
 
     def _submit_compile(self, *args: Any) -> Any:
         hosting = self._hosting
+        if hosting is not None and hosting.rented_calls > 0:  # the host serves it, compiling nothing yet
+            leaves = jax.tree.leaves(args)
+            if interpret.signature(leaves) == hosting.signature and interpret.host_readable(leaves):
+                result = host_call(hosting.program, args, leaves)
+                if result is not None:
+                    hosting.rented_calls -= 1
+                    return result
+        if not background_compile.enabled() and self._on_caller is not None:  # compiles on this call
+            self._hosting = None
+            self._call = self._on_caller
+            return self._on_caller(*args)
         if hosting is not None and interpret.host_readable(jax.tree.leaves(args)):
             with _HOSTING_LOCK:  # (user threads may call one program at once: one submits)
                 if hosting.pending is None:
@@ -405,15 +423,18 @@ _HOSTING_LOCK = threading.Lock()
 
 
 class _Hosting:
-    """A program computed on the host while its compile runs in the background."""
+    """A program computed on the host until its compile is submitted (its rental) and while it compiles."""
 
-    __slots__ = ("program", "signature", "traced", "pending")
+    __slots__ = ("program", "signature", "traced", "pending", "rented_calls")
 
-    def __init__(self, program: interpret.Prepared, signature: tuple, traced: Any) -> None:
+    def __init__(self, program: interpret.Prepared, signature: tuple, traced: Any, rented_calls: int) -> None:
+        """`rented_calls`: the calls of `signature` the host computes before one submits the compile (the ski
+        rental of `compile_tiers.calls_before_compile`, less the first call)."""
         self.program = program
         self.signature = signature
         self.traced: Any = traced
         self.pending: Any = None
+        self.rented_calls = rented_calls
 
     def submit(self, args: tuple) -> None:
         # (an interpretable program: no side effects; a checkify program's run returns its error, dropped)
@@ -444,6 +465,7 @@ def jit(
     interpret_first: bool = True,
     compiled: Callable[[float], None] | None = None,
     may_check: bool = False,
+    rent: bool = True,
 ) -> CheckedProgram:
     """`jax.jit(fn)` that raises TF's `InvalidArgumentError` when a runtime index check fails.
 
@@ -455,16 +477,20 @@ def jit(
         them at the first compile.
       traced: called with the program's closed jaxpr when its first call traces it, before it compiles;
         True drops `compiler_options` (the program compiles with XLA's defaults).
-      interpret_first: whether the first call may be computed by the host interpreter (`interpret.py`),
-        the program then compiling from its second call on (in the background, `background_compile`);
-        False compiles on the first call.
+      interpret_first: whether the first calls may be computed by the host interpreter (`interpret.py`),
+        the program then compiling once they have paid for it (`compile_tiers.calls_before_compile`; in the
+        background, `background_compile`, or on the next call without that thread); False compiles on the
+        first call.
       compiled: called once with the seconds the program's compile took (measured on the call that compiled
         it, or in the background thread).
       may_check: whether other argument signatures than the first may trace runtime checks (a kernel whose
         check an empty input skips): the program then always runs under `checkify`, never settling on the
         plain `jax.jit`, which cannot trace a check.
+      rent: whether the host computes its first calls until they have paid for the compile (else only the
+        first, the second submitting it): False for a program whose structure already ran per op until that
+        paid for its compile (`replay.compile_now`).
     """
-    return CheckedProgram(fn, settled, compiler_options, traced, interpret_first, compiled, may_check)
+    return CheckedProgram(fn, settled, compiler_options, traced, interpret_first, compiled, may_check, rent)
 
 
 # -- the checks ------------------------------------------------------------------------------

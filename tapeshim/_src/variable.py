@@ -111,7 +111,8 @@ _UPDATE_KERNELS_SIZE = 1024
 
 def _update_kernel(op_name: str, variable: "Variable") -> Callable[[jax.Array, jax.Array], jax.Array]:
     """The jitted `value + delta` or `value - delta` for the variable's shape and dtype (made on first use: the
-    kernel options need JAX started). Its first call computes on the host (`interpret.py`), its second compiles.
+    kernel options need JAX started). Its first calls compute on the host (`interpret.py`), until they have paid
+    for its compile (`compile_tiers.calls_before_compile`).
     """
     key = (op_name, variable._shape, variable._dtype)
     kernel = _update_kernels.get(key)
