@@ -6,19 +6,21 @@ memory figures are that implementation's own), and the parent prints the
 ratios to TF eager in one table.
 
 Patterns (the same TF source runs on real TF and on tapeshim):
-  mlp_small     small MLP step (batch 64, 32-64-10): first step, second step (where a
-                structure that repeats starts compiling), calls10 (the first 10 calls
-                together: what a short program pays, its compiles included), steady
-                step (once compiled)
-  chain200      200-op elementwise chain, one gradient: first, second, calls10, steady
-  mlp_compute   compute-bound MLP step (batch 512, 512-1024-10): first, second, calls10, steady
+  mlp_small     small MLP step (batch 64, 32-64-10): first step, second step, calls10 and
+                calls100 (the first 10 and 100 calls together: what a short program pays,
+                its compiles included; a tiered engine compiles a repeating structure
+                within them), steady step (once compiled)
+  chain200      200-op elementwise chain, one gradient: first, second, calls10, calls100, steady
+  mlp_compute   compute-bound MLP step (batch 512, 512-1024-10): first, second, calls10, calls100,
+                steady
   actor_critic  one tape over an RL episode of varying length, `np.argmax`
                 on the probabilities inside the tape, `probs[0, a]`
   indexing      `x[i]`, `x[i:i+1]`, `for row in x`, `tf.unstack` over fresh indices
   custom_grad   an eager loop calling a `tf.custom_gradient` function
   chain_long    one tape over a long chain of `tf.sin`, first gradient
   rnn           an RNN cell unrolled under a tape, first and second call
-  keras_cnn     a small Keras CNN train step (GradientTape + optimizer): first, second, calls10, steady
+  keras_cnn     a small Keras CNN train step (GradientTape + optimizer): first, second, calls10,
+                calls100, steady
   sig_sizes     a tf.function step with a None batch dimension, called with changing batch sizes
   new_sizes     an eager tape step over batches of new sizes (variable-length data): first, mean per step
   mem_append    `losses.append(loss)` after each step: RSS growth
@@ -60,13 +62,15 @@ def _settle_compiles() -> None:
 
 
 EARLY_CALLS = 10
+LONG_CALLS = 100
 
 
 def _first_and_steady(step: Callable[[], Any], steady_calls: int) -> dict:
-    """The first call, the second (a tiered engine compiles from here), the total of the first `EARLY_CALLS`
-    (what a short program pays, compiles included), and the mean of `steady_calls` once compiles settled."""
+    """The first call, the second, the totals of the first `EARLY_CALLS` and `LONG_CALLS` calls (what a short
+    program pays, compiles included: a tiered engine compiles a repeating structure within them), and the mean
+    of `steady_calls` once compiles settled."""
     times = []
-    for _ in range(EARLY_CALLS):
+    for _ in range(LONG_CALLS):
         start = time.perf_counter()
         _sync(step())
         times.append(time.perf_counter() - start)
@@ -76,7 +80,13 @@ def _first_and_steady(step: Callable[[], Any], steady_calls: int) -> dict:
         out = step()
     _sync(out)
     steady = (time.perf_counter() - start) / steady_calls
-    return {"first": times[0], "second": times[1], f"calls{EARLY_CALLS}": sum(times), "steady": steady}
+    return {
+        "first": times[0],
+        "second": times[1],
+        f"calls{EARLY_CALLS}": sum(times[:EARLY_CALLS]),
+        f"calls{LONG_CALLS}": sum(times),
+        "steady": steady,
+    }
 
 
 def mlp_step(tf: Any, batch: int, sizes: tuple) -> Callable[[], Any]:
@@ -280,8 +290,8 @@ def mem_total(tf: Any, steps: int) -> dict:
         w.assign_sub(0.001 * tape.gradient(loss, w))
         return total
 
-    for _ in range(20):  # warm-up: what compiling costs is not what the loop keeps
-        total = step(total)
+    for _ in range(200):  # warm-up past tapeshim's host calls (its compiles): what compiling costs is not what
+        total = step(total)  # the loop keeps
     _settle_compiles()
     before = _rss_mib()
     start = time.perf_counter()
@@ -423,7 +433,8 @@ def main() -> None:
         for row in (tf_row, ts_row):
             if "error" in row:
                 print(f"{name:<14}error: {row['error']}")
-        figures = ("first", "second", f"calls{EARLY_CALLS}", "new_size", "steady", "mean", "repeat", "loop", "read")
+        early = (f"calls{EARLY_CALLS}", f"calls{LONG_CALLS}")
+        figures = ("first", "second", *early, "new_size", "steady", "mean", "repeat", "loop", "read")
         for figure in (*figures, "rss_mib"):
             a, b = tf_row.get(figure), ts_row.get(figure)
             if a is None and b is None:
