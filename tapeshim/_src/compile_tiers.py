@@ -48,57 +48,65 @@ a millisecond or more per call (a compute-bound MLP step, batch 512: 12 ms again
 eager's own margin."""
 
 HOST_CALL_PENALTY_S = 40e-6
-HOST_EQUATION_PENALTY_S = 8e-6
+HOST_EQUATION_PENALTY_S = 4e-6
 HOST_ELEMENT_PENALTY_S = 1.5e-9
 """What a call computed by the host interpreter costs more than the compiled program's (`calls_before_compile`),
 measured on the 2-core development machine: about 40 us per call, which the compiled program's asynchronous
 dispatch hides and the host's synchronous call does not (a small MLP step's four eager update ops cost 0.2 ms
-more per step on the host: 0.43-0.49 ms against 0.22-0.24 ms), 6-8 us per operation of the program (its
-29-operation forward-and-gradient program: 290 us on the host, 50-118 us compiled), and 1.5 ns per element its
-operations produce (NumPy's unfused temporaries against XLA's fused loops)."""
+more per step on the host: 0.43-0.49 ms against 0.22-0.24 ms), about 4 us per operation of the program run
+(its forward-and-gradient program, 56 operations with its nested calls': 290 us on the host, 50-118 us
+compiled), and 1.5 ns per element its operations produce (NumPy's unfused temporaries against XLA's fused
+loops)."""
 COMPILE_PRICE_S = 4e-3
-COMPILE_EQUATION_PRICE_S = 0.3e-3
+COMPILE_EQUATION_PRICE_S = 0.2e-3
 """What a compile in the background thread costs the calling thread: its lowering runs Python (JAX's MLIR
 lowering) beside the caller's, sharing the GIL, and each of the caller's GIL releases (a NumPy product) then
 waits for the lowering's switch interval. Measured on the small MLP step: 3.5-4 ms per one-operation kernel,
-14-22 ms for its 29-operation program (XLA's own compile releases the GIL and runs on the other core)."""
+14-22 ms for its 56-operation program (XLA's own compile releases the GIL and runs on the other core)."""
 MAX_HOST_CALLS = 3000
 
 
-def calls_before_compile(equations: int, work: int) -> int:
+def calls_before_compile(equations: int, work: int, loop_equations: int = 0) -> int:
     """Calls of one program (or eager op kernel) signature computed on the host before it compiles: a ski
     rental whose rent is a host call's extra cost (`HOST_CALL_PENALTY_S`, per operation and per element of
     `work`) and whose price is what the compile costs the calling thread (`COMPILE_PRICE_S`). A program that
     runs a few times (a short script, a training step of a new shape, the first steps of a loop) never pays
     for a compile it would not win back; a steady loop compiles after paying at most the compile twice over:
-    a small MLP step after about 40 host calls, an eager op on small tensors after about 90, a compute-bound
-    step (several million elements) after one or two. Counted in operations and elements, not seconds,
-    so when a program compiles does not depend on the machine's load.
+    a small MLP step after about 45 host calls, an eager op on small tensors after about 90, a compute-bound
+    step (several million elements) or a loop of many iterations after one or two. Counted in operations and
+    elements, not seconds, so when a program compiles does not depend on the machine's load.
 
     Args:
-      equations: the program's operations (its jaxpr's equations; 1 for an eager op's kernel).
+      equations: the program's operations (its jaxpr's equations, nested calls' included, loop bodies once:
+        `interpret.Prepared.equations`): what its compile lowers, and what each host call runs.
       work: the elements its operations produce per call (`produced_elements`).
+      loop_equations: the loop-body equations a host call ran (`interpret.Prepared.loop_equations`): each
+        host call runs them, its compile lowers them once.
     """
-    if not _renting[0]:
+    if not renting[0]:
         return 1
-    rent = HOST_CALL_PENALTY_S + HOST_EQUATION_PENALTY_S * equations + HOST_ELEMENT_PENALTY_S * work
+    executed = equations + loop_equations
+    rent = HOST_CALL_PENALTY_S + HOST_EQUATION_PENALTY_S * executed + HOST_ELEMENT_PENALTY_S * work
     price = COMPILE_PRICE_S + COMPILE_EQUATION_PRICE_S * equations
     return max(1, min(MAX_HOST_CALLS, int(price / rent)))
 
 
-_renting = [True]
+renting = [True]
+"""Whether repeating programs rent (`calls_before_compile`); `compiles_on_repeat` turns it off."""
 
 
 @contextlib.contextmanager
 def compiles_on_repeat() -> Iterator[None]:
-    """Within it, programs and eager op kernels made here compile from their second call (no rental:
-    `calls_before_compile` gives 1), as they did before the rental. For tests whose compile counts are about
-    something else (a steady loop compiles once, not once per value), so that a loop of a few steps shows them."""
-    _renting[0] = False
+    """Within it, programs and eager op kernels compile from their second call (no rental: `calls_before_compile`
+    gives 1, and an eager op's signature that started renting before compiles on its next call), as they did
+    before the rental. For tests whose compile counts are about something else (a steady loop compiles once,
+    not once per value), so that a loop of a few steps shows them."""
+    was = renting[0]
+    renting[0] = False
     try:
         yield
     finally:
-        _renting[0] = True
+        renting[0] = was
 
 
 stats = {"programs_tiered_up": 0}

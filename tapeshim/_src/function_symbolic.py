@@ -299,6 +299,10 @@ class ExportedProgram:
             if program is not None:
                 result = runtime_checks.host_call(program, args, leaves)
                 if result is not None:
+                    if entry.host_calls == 1 and program.loop_equations:  # (its loops' bodies: a dearer rent)
+                        entry.rented_calls = compile_tiers.calls_before_compile(
+                            program.equations, program.work, program.loop_equations
+                        )
                     return result
                 entry.host = None
                 if entry.pending is not None:

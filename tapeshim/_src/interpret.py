@@ -13,7 +13,7 @@ until that compile is done:
 
 * a program (replay, `tapeshim.function`, control flow): its first calls run
   here until their extra cost would have paid for the compile (a ski rental,
-  `compile_tiers.calls_before_compile`: about 40 calls of a small MLP step, one
+  `compile_tiers.calls_before_compile`: about 45 calls of a small MLP step, one
   or two of a compute-bound one); the next submits its compile
   (`runtime_checks.CheckedProgram`);
 * an eager op's kernel: the first calls of each argument signature
@@ -562,23 +562,28 @@ def placement(leaves: list) -> tuple[bool, Any]:
 class Prepared:
     """A traced program the interpreter can run (`prepare`), lowered once for any number of calls."""
 
-    __slots__ = ("_plan", "_in_avals", "_out_tree", "work", "equations")
+    __slots__ = ("_plan", "_in_avals", "_out_tree", "work", "equations", "loop_equations")
 
     def __init__(self, traced: Any, work: int | None = None) -> None:
         """`work`: the elements the program's operations produce per call, where the caller counted them."""
         closed = traced.jaxpr
         self._plan = _HostPlan(closed)
         self.work = compile_tiers.produced_elements(closed) if work is None else work
-        self.equations = len(closed.jaxpr.eqns)  # (its top level's: `compile_tiers.calls_before_compile`)
+        self.equations = self._plan.cost  # (nested calls' included, loop bodies once)
+        self.loop_equations = 0  # the loop-body equations its last call ran (`compile_tiers.calls_before_compile`)
         self._in_avals = [var.aval for var in closed.jaxpr.invars]
         self._out_tree = traced.out_tree
 
     @classmethod
-    def of_plan(cls, plan: "_HostPlan", work: int, in_avals: list, out_tree: Any, equations: int) -> "Prepared":
-        """A program from its lowered plan (`BoundTemplate.bind`)."""
+    def of_plan(
+        cls, plan: "_HostPlan", work: int, in_avals: list, out_tree: Any, equations: int | None = None
+    ) -> "Prepared":
+        """A program from its lowered plan (`BoundTemplate.bind`); `equations`: its count where the plan has
+        none of its own (else the plan's)."""
         program = cls.__new__(cls)
         program._plan, program.work, program._in_avals, program._out_tree = plan, work, in_avals, out_tree
-        program.equations = equations
+        program.equations = plan.cost if equations is None else equations
+        program.loop_equations = 0
         return program
 
     def __call__(self, args: tuple, leaves: list, host: bool = False) -> Any | None:
@@ -603,18 +608,20 @@ class Prepared:
             host_args = [host_input(leaf, aval) for leaf, aval in zip(leaves, self._in_avals)]
         if _debugging_values():  # JAX's NaN and inf checks run on compiled programs
             return None
+        budget = Budget()
         try:
             if host:  # (inside the caller's `host_errors_ignored()`)
-                outputs = self._plan(host_args, Budget())
+                outputs = self._plan(host_args, budget)
             else:
                 with host_errors_ignored():
-                    outputs = self._plan(host_args, Budget())
+                    outputs = self._plan(host_args, budget)
         except CheckFailed:
             raise
         except Exception:  # noqa: BLE001 - past the budget (`_Abandon`), or a rule NumPy cannot follow here
             stats["abandoned_calls"] += 1
             return None
         stats["interpreted_calls"] += 1
+        self.loop_equations = STEP_BUDGET - budget.left
         # an output that is an argument itself (`x + 0`) would share the caller's NumPy memory
         given = {id(arg) for arg in host_args}
         outputs = [np.array(out) if id(out) in given else out for out in outputs]
@@ -664,7 +671,7 @@ class BoundTemplate:
     each new size cost a per-op kernel 0.2-0.5 ms, more than half of an eager step over a batch of a new size.
     """
 
-    __slots__ = ("_plan", "_in_avals", "_out_tree", "_fixed_work", "_sized_shapes", "_equations")
+    __slots__ = ("_plan", "_in_avals", "_out_tree", "_fixed_work", "_sized_shapes")
 
     def __init__(self, traced: Any, checks: bool = False) -> None:
         """`checks`: runtime checks are allowed, and a failing one raises `CheckFailed` (see `prepare`)."""
@@ -672,7 +679,6 @@ class BoundTemplate:
         self._plan: _HostPlan | None = None  # None: the interpreter cannot run the trace at any size
         self._in_avals = [var.aval for var in closed.jaxpr.invars]
         self._out_tree = traced.out_tree
-        self._equations = len(closed.jaxpr.eqns)
         shapes = [tuple(getattr(var.aval, "shape", ())) for eqn in closed.jaxpr.eqns for var in eqn.outvars]
         # each sized shape once, with how many results have it: a call's sizes resolve a few shapes, not every
         # result's (a small training step's 43 results have 4)
@@ -698,7 +704,7 @@ class BoundTemplate:
             return None
         if work > interpret_cost.HOST_ELEMENTS:
             return None  # (its products are counted as it runs)
-        return Prepared.of_plan(plan, work, self._in_avals, self._out_tree, self._equations)
+        return Prepared.of_plan(plan, work, self._in_avals, self._out_tree)
 
     def heavy(self, sizes: dict[str, int]) -> bool:
         """Whether `bind` refuses these sizes only for their work (too much for the host): other sizes may bind."""

@@ -46,25 +46,27 @@ def host_calls_before_compile(work: int) -> int:
     return max(2, min(MAX_HOST_CALLS, int(KERNEL_COMPILE_S / penalty)))
 
 
-def _host_call_limits(work: int) -> tuple[int, int]:
-    """The host calls of a kernel signature of `work` before it compiles: from the per-op tier, from an eager op
-    (`KernelCalls.call`'s `eager` indexes it)."""
-    return host_calls_before_compile(work), compile_tiers.calls_before_compile(1, work)
+def _host_call_limits(program: interpret.Prepared) -> tuple[int, int]:
+    """The host calls of a kernel signature's `program` before it compiles: from the per-op tier, from an eager
+    op (`KernelCalls.call`'s `eager` indexes it)."""
+    work = program.work
+    eager = compile_tiers.calls_before_compile(program.equations, work, program.loop_equations)
+    return host_calls_before_compile(work), eager
 
 
 class KernelCalls:
     """The calls of one jitted kernel per argument signature, with the signature's trace: the first calls of a
     signature may run on the host (`call`; how many: `host_calls_before_compile` from the per-op tier,
     `compile_tiers.calls_before_compile` from an eager op), later ones compile: in the background thread
-    (`background_compile`), the calls running on the host until it is done. A bounded map (the oldest
-    signature goes when it is full)."""
+    (`background_compile`), the calls running on the host until it is done. A bounded map (the least
+    recently called signature goes when it is full)."""
 
     __slots__ = ("_entries", "open", "_families", "on_compile", "_untraced")
     _SIZE = 1024
-    """Signatures kept per kernel. An eager op's signature rents for up to about 90 calls: a model calling one
-    op at a hundred shapes in each step (an eager ResNet's additions) must keep each signature's count until it
-    compiles, or it would run on the host, traced again, for ever (it was 64, cleared when full, when a
-    signature compiled on its second call)."""
+    """Signatures kept per kernel, the least recently called going first. An eager op's signature rents for up
+    to about 90 calls: a model calling one op at a hundred shapes in each step (an eager ResNet's additions)
+    must keep each signature's count until it compiles, or it would run on the host, traced again, for ever
+    (it kept 64, cleared when full, when a signature compiled on its second call)."""
 
     def __init__(
         self, families: bool = False, untraced: Callable[[tuple], interpret.Prepared | None] | None = None
@@ -95,16 +97,19 @@ class KernelCalls:
           args: its positional arguments.
           leaves: the arrays among them, flat.
           eager: whether an eager op calls it: a signature then runs on the host for as many calls as
-            `compile_tiers.calls_before_compile` gives a one-operation program of its work (the compile's price
-            there is the time its lowering takes from the calling thread); else (the per-op tier) as many as
+            `compile_tiers.calls_before_compile` gives its program (the compile's price there is the time its
+            lowering takes from the calling thread); else (the per-op tier) as many as
             `host_calls_before_compile` gives (its price is the whole compile).
           host: whether outputs computed on the host stay NumPy arrays (see `interpret.Prepared`).
         """
         key = interpret.signature(leaves)
-        entry = self._entries.get(key)
-        if entry is None:
-            if len(self._entries) >= self._SIZE:  # the signature seen first goes (its rental or its dropped trace)
-                del self._entries[next(iter(self._entries))]
+        entries = self._entries
+        entry = entries.pop(key, None)
+        if entry is not None:
+            entries[key] = entry  # (the most recently called last)
+        else:
+            if len(entries) >= self._SIZE:  # the least recently called goes (its rental or its dropped trace)
+                del entries[next(iter(entries))]
             program = None
             checked = False  # a kernel with runtime checks (an index bound): it compiles under checkify
             untraced = False
@@ -118,8 +123,8 @@ class KernelCalls:
                     checked = any(interpret.is_check_effect(effect) for effect in traced.jaxpr.effects)
                     program = interpret.prepare(traced, checks=checked)
             # the calls before it compiles, from the per-op tier and from an eager op
-            limits = (0, 0) if program is None else _host_call_limits(program.work)
-            entry = self._entries[key] = [0, program, limits, None, checked, untraced]
+            limits = (0, 0) if program is None else _host_call_limits(program)
+            entry = entries[key] = [0, program, limits, None, checked, untraced]
             if program is None:
                 self._compiling(leaves, eager)  # (the caller compiles it now)
         program = entry[1]
@@ -132,7 +137,8 @@ class KernelCalls:
             traced_program = interpret.prepare(jitted.trace(*args))
             if traced_program is not None:
                 entry[1] = program = traced_program
-        if entry[0] > entry[2][eager]:
+        limit = entry[2][eager] if compile_tiers.renting[0] or not eager else 1
+        if entry[0] > limit:
             if not background_compile.enabled() or entry[4]:  # (a checked kernel compiles on its caller)
                 self._compiling(leaves, eager)
                 self._drop(entry)
@@ -158,6 +164,8 @@ class KernelCalls:
                 self._compiling(leaves, eager)
             self._drop(entry)
             return None
+        if entry[0] == 1 and program.loop_equations:  # (each host call runs its loops' bodies: a dearer rent)
+            entry[2] = _host_call_limits(program)
         return result
 
     def _family_program(self, jitted: Any, args: tuple, leaves: Any) -> interpret.Prepared | None:

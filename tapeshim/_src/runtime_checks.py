@@ -303,7 +303,11 @@ class CheckedProgram:
                             self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
                         # (a heavy program compiles with XLA's defaults: its `_plain` is traced again when submitted)
                         ready = None if checks or heavy else traced
-                        rent = compile_tiers.calls_before_compile(program.equations, program.work) if self._rent else 1
+                        rent = (  # (after its first call: the loop-body equations it ran)
+                            compile_tiers.calls_before_compile(program.equations, program.work, program.loop_equations)
+                            if self._rent
+                            else 1
+                        )
                         self._hosting = _Hosting(program, interpret.signature(leaves), ready, rent - 1)
                         self._on_caller = compile_now
                         self._call = self._submit_compile
