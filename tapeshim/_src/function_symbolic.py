@@ -299,7 +299,8 @@ class ExportedProgram:
             if program is not None:
                 result = runtime_checks.host_call(program, args, leaves)
                 if result is not None:
-                    if entry.host_calls == 1 and program.loop_equations:  # (its loops' bodies: a dearer rent)
+                    if entry.host_calls == 1 and entry.pending is None and program.loop_equations:
+                        # (its loops' bodies: a dearer rent; a size compiling already keeps its count)
                         entry.rented_calls = compile_tiers.calls_before_compile(
                             program.equations, program.work, program.loop_equations
                         )
