@@ -38,7 +38,7 @@ def _tiers_as_in_a_fresh_process():
 
 @pytest.fixture
 def compiles_on_repeat():
-    """Programs and eager kernels made in the test compile from their second call, without the ski rental
+    """Programs and eager kernels called in the test compile from their second call, without the ski rental
     (`compile_tiers.compiles_on_repeat`): for tests about the background thread's compiles, which a few calls
     show, rather than about when a program compiles."""
     from tapeshim._src import compile_tiers

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tapeshim
-from oracle import backend_compiles, check, check_raises, real_tf
+from oracle import backend_compiles, check, check_raises, program_lowerings, real_tf
 
 
 def test_values_and_tracing_count():
@@ -287,9 +287,11 @@ def test_steady_compiled_loop_compiles_once():
         return loss
 
     x = tapeshim.ones([2, 4])
+    warm = len(program_lowerings())  # (a program compiled before may come from the disk cache: it lowers)
     step(x)  # traced; computed on the host (interpret.py)
     for _ in range(200):  # computed on the host, then compiled (`compile_tiers.calls_before_compile`)
         step(x)
+    assert len(program_lowerings()) > warm, "the warm-up compiled the step"
     before = len(compiles)
     for _ in range(200):
         step(x)

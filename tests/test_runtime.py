@@ -7,7 +7,7 @@ import weakref
 import pytest
 
 import tapeshim as tf
-from oracle import backend_compiles, mlp_training_step
+from oracle import backend_compiles, mlp_training_step, program_lowerings
 from tapeshim import experimental
 
 _compiles = backend_compiles()
@@ -41,8 +41,10 @@ def test_shape_errors_raise_at_the_op_inside_a_tape():
 
 def test_steady_training_loop_compiles_once():
     step = _mlp()
+    warm = len(program_lowerings())  # (a program compiled before may come from the disk cache: it lowers)
     for _ in range(200):  # the host computes its first steps (`compile_tiers.calls_before_compile`)
         step()
+    assert len(program_lowerings()) > warm, "the warm-up compiled the step"
     experimental.reset_compile_stats()
     before = len(_compiles)
     losses = [step() for _ in range(1000)]
