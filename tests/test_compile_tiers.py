@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tapeshim as tf
-from oracle import backend_compiles, check
+from oracle import backend_compiles, check, real_tf
 from tapeshim import experimental
 from tapeshim._src import background_compile, compile_tiers, interpret, replay, runtime_checks
 
@@ -260,6 +260,10 @@ def test_a_size_of_a_function_for_every_size_rents_as_a_program_does():
     assert len(compiles) == before + 1, "the size that keeps repeating compiles, once"
     assert values[:5] == [values[0]] * 5 and values[5:] == [values[5]] * 5
     np.testing.assert_allclose(float(step(small)), values[0], rtol=1e-6)
+    tf_w = real_tf.constant(np.full((3, 2), 0.5, np.float32))
+    for n, value in ((11, values[0]), (13, values[5])):  # TF's values, on the host and compiled
+        tf_value = float(real_tf.reduce_sum(real_tf.tanh(real_tf.ones((n, 3)) @ tf_w)))
+        np.testing.assert_allclose(value, tf_value, rtol=1e-5)
 
 
 def test_a_loop_of_many_iterations_rents_for_its_iterations_not_its_body():
@@ -282,5 +286,12 @@ def test_a_loop_of_many_iterations_rents_for_its_iterations_not_its_body():
     values.append(iterate(x).numpy())
     assert interpret.stats["interpreted_calls"] - hosted == 2, "then it runs compiled"
     np.testing.assert_allclose(values[2], values[0], rtol=1e-5)
+    start = real_tf.constant(np.full(9, 0.5, np.float32))
+
+    def body(i, v):  # (`iterate`'s body, in TF)
+        return i + 1, real_tf.tanh(v) * 1.01 + 0.1
+
+    expected = real_tf.while_loop(lambda i, v: i < 500, body, [0, start])[1]
+    np.testing.assert_allclose(values[0], expected.numpy(), rtol=1e-5)  # TF's value
     assert compile_tiers.calls_before_compile(10, 9, loop_equations=3000) == 1
     assert compile_tiers.calls_before_compile(10, 9) > 50

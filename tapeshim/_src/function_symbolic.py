@@ -299,11 +299,8 @@ class ExportedProgram:
             if program is not None:
                 result = runtime_checks.host_call(program, args, leaves)
                 if result is not None:
-                    if entry.host_calls == 1 and entry.pending is None and program.loop_equations:
-                        # (its loops' bodies: a dearer rent; a size compiling already keeps its count)
-                        entry.rented_calls = compile_tiers.calls_before_compile(
-                            program.equations, program.work, program.loop_equations
-                        )
+                    if entry.host_calls == 1 and entry.pending is None:  # (a size compiling already keeps its count)
+                        entry.rented_calls = program.calls_before_compile()
                     return result
                 entry.host = None
                 if entry.pending is not None:
@@ -338,7 +335,7 @@ class ExportedProgram:
             else None
         )
         host = self._host_program(leaves, sizes)
-        rented_calls = 0 if seen or host is None else compile_tiers.calls_before_compile(host.equations, host.work)
+        rented_calls = 0 if seen else 1  # (a new size's own count is set after its first host call)
         tier = compile_tiers.QuickTier()
         tier.work = host.work if host is not None else int(compile_tiers.HEAVY_WORK)
         if self._quick is None or tier.heavy:

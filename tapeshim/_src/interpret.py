@@ -570,7 +570,7 @@ class Prepared:
         self._plan = _HostPlan(closed)
         self.work = compile_tiers.produced_elements(closed) if work is None else work
         self.equations = self._plan.cost  # (nested calls' included, loop bodies once)
-        self.loop_equations = 0  # the loop-body equations its last call ran (`compile_tiers.calls_before_compile`)
+        self.loop_equations = 0  # the loop-body equations its last call ran (`calls_before_compile`)
         self._in_avals = [var.aval for var in closed.jaxpr.invars]
         self._out_tree = traced.out_tree
 
@@ -585,6 +585,11 @@ class Prepared:
         program.equations = plan.cost if equations is None else equations
         program.loop_equations = 0
         return program
+
+    def calls_before_compile(self) -> int:
+        """The calls of this program the host computes before it compiles (`compile_tiers.calls_before_compile`
+        of its equations, work, and the loop-body equations its last call ran: asked after its first call)."""
+        return compile_tiers.calls_before_compile(self.equations, self.work, self.loop_equations)
 
     def __call__(self, args: tuple, leaves: list, host: bool = False) -> Any | None:
         """The outputs on `args` (of the traced signature), computed with NumPy; None when the arguments

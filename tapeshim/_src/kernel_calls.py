@@ -46,12 +46,8 @@ def host_calls_before_compile(work: int) -> int:
     return max(2, min(MAX_HOST_CALLS, int(KERNEL_COMPILE_S / penalty)))
 
 
-def _host_call_limits(program: interpret.Prepared) -> tuple[int, int]:
-    """The host calls of a kernel signature's `program` before it compiles: from the per-op tier, from an eager
-    op (`KernelCalls.call`'s `eager` indexes it)."""
-    work = program.work
-    eager = compile_tiers.calls_before_compile(program.equations, work, program.loop_equations)
-    return host_calls_before_compile(work), eager
+_FIRST_CALL_LIMITS = (1, 1)
+"""A new signature's limits until its first host call has run (`KernelCalls.call` then sets its own)."""
 
 
 class KernelCalls:
@@ -122,9 +118,8 @@ class KernelCalls:
                     traced = jitted.trace(*args)
                     checked = any(interpret.is_check_effect(effect) for effect in traced.jaxpr.effects)
                     program = interpret.prepare(traced, checks=checked)
-            # the calls before it compiles, from the per-op tier and from an eager op
-            limits = (0, 0) if program is None else _host_call_limits(program)
-            entry = entries[key] = [0, program, limits, None, checked, untraced]
+            # the calls before it compiles, from the per-op tier and from an eager op: set after its first call
+            entry = entries[key] = [0, program, _FIRST_CALL_LIMITS, None, checked, untraced]
             if program is None:
                 self._compiling(leaves, eager)  # (the caller compiles it now)
         program = entry[1]
@@ -137,7 +132,7 @@ class KernelCalls:
             traced_program = interpret.prepare(jitted.trace(*args))
             if traced_program is not None:
                 entry[1] = program = traced_program
-        limit = entry[2][eager] if compile_tiers.renting[0] or not eager else 1
+        limit = entry[2][eager] if not eager or compile_tiers.renting[0] else 1
         if entry[0] > limit:
             if not background_compile.enabled() or entry[4]:  # (a checked kernel compiles on its caller)
                 self._compiling(leaves, eager)
@@ -164,8 +159,8 @@ class KernelCalls:
                 self._compiling(leaves, eager)
             self._drop(entry)
             return None
-        if entry[0] == 1 and program.loop_equations:  # (each host call runs its loops' bodies: a dearer rent)
-            entry[2] = _host_call_limits(program)
+        if entry[0] == 1:  # (after its first call: the loop-body equations it ran count in an eager op's rent)
+            entry[2] = (host_calls_before_compile(program.work), program.calls_before_compile())
         return result
 
     def _family_program(self, jitted: Any, args: tuple, leaves: Any) -> interpret.Prepared | None:

@@ -245,7 +245,7 @@ class CheckedProgram:
 
     __slots__ = (
         "_fn", "_plain", "_checked", "_call", "_settled", "_options", "_traced", "_interpret_first", "_hosting",
-        "_compiled", "_may_check", "_on_caller", "_rent",
+        "_compiled", "_may_check", "_rent",
     )  # fmt: skip
 
     def __init__(
@@ -271,7 +271,6 @@ class CheckedProgram:
         self._call: Callable[..., Any] = self._first_call
         self._settled = settled
         self._hosting: _Hosting | None = None
-        self._on_caller: Callable[..., Any] | None = None  # the compiling call without the background thread
 
     def __call__(self, *args: Any) -> Any:
         return self._call(*args)
@@ -303,13 +302,8 @@ class CheckedProgram:
                             self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
                         # (a heavy program compiles with XLA's defaults: its `_plain` is traced again when submitted)
                         ready = None if checks or heavy else traced
-                        rent = (  # (after its first call: the loop-body equations it ran)
-                            compile_tiers.calls_before_compile(program.equations, program.work, program.loop_equations)
-                            if self._rent
-                            else 1
-                        )
+                        rent = program.calls_before_compile() if self._rent else 1
                         self._hosting = _Hosting(program, interpret.signature(leaves), ready, rent - 1)
-                        self._on_caller = compile_now
                         self._call = self._submit_compile
                     return result
         return compile_now(*args)
@@ -323,10 +317,10 @@ class CheckedProgram:
                 if result is not None:
                     hosting.rented_calls -= 1
                     return result
-        if not background_compile.enabled() and self._on_caller is not None:  # compiles on this call
+        if not background_compile.enabled():  # compiles on this call (a hosted program has checks iff `_checked`)
             self._hosting = None
-            self._call = self._on_caller
-            return self._on_caller(*args)
+            self._call = self._settle_plain if self._checked is None else self._start_checked
+            return self._call(*args)
         if hosting is not None and interpret.host_readable(jax.tree.leaves(args)):
             with _HOSTING_LOCK:  # (user threads may call one program at once: one submits)
                 if hosting.pending is None:
