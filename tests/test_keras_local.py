@@ -320,3 +320,34 @@ def test_each_new_length_of_a_decoding_loop_traces_its_call_once_and_compiles_no
         assert out.shape == (1, length, 8)
     assert len(traces) - seen == 6  # once per new length
     assert len(_compiles) == before
+
+
+def test_a_gradient_replays_the_calls_trace_without_running_its_python_again():
+    # A recorded Keras call is replayed inside the gradient program from the jaxpr of its analysis
+    # (`keras_bridge._replay`): its Python (Keras's layer machinery, 5-25 ms a call) runs once per signature, not
+    # again for the output dependencies and for each program that differentiates it.
+    calls = []
+
+    class Scaled(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1], 3), initializer="ones")
+
+        def call(self, x):
+            calls.append(tuple(x.shape))
+            return tf.keras.ops.tanh(tf.keras.ops.matmul(x, self.w) * 0.1)
+
+    layer = Scaled()
+    inputs = np.linspace(-1.0, 1.0, 8, dtype=np.float32).reshape(2, 4)
+    weights = np.ones((4, 3), np.float32)
+    ran = None
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(layer(tf.constant(inputs)))
+        if ran is None:
+            ran = len(calls)  # (Keras's output spec when it builds the layer, and the analysis of the call)
+        (grad,) = tape.gradient(loss, layer.trainable_variables)
+        activation = np.tanh(inputs @ weights * 0.1)
+        np.testing.assert_allclose(grad.numpy(), inputs.T @ (1 - activation**2) * 0.1, rtol=1e-5, atol=1e-6)
+        layer.w.assign_sub(0.1 * grad)
+        weights = weights - 0.1 * grad.numpy()
+    assert len(calls) == ran <= 2

@@ -121,6 +121,26 @@ def test_recorded_shapes_of_new_sizes_come_from_the_family():
     check(body)
 
 
+def test_an_ops_shapes_and_host_calls_share_its_traces():
+    # An op's output shapes (`registry.out_avals`) and its host calls (`kernel_calls`) read one trace per
+    # signature, and one symbolic trace per family: a trace runs the kernel's Python once.
+    from tapeshim._src import registry
+
+    traces = []
+
+    def counted_tanh(x):
+        traces.append(tuple(x.shape))
+        return jnp.tanh(x)
+
+    op = registry.OpDef("CountedTanh", counted_tanh)
+    sizes = [(3, 5), (4, 6), (7, 9), (4, 6)]
+    for shape in sizes:
+        x = np.linspace(-2.0, 2.0, int(np.prod(shape)), dtype=np.float32).reshape(shape)
+        (out,) = registry.apply(op, [tf.constant(x)])
+        np.testing.assert_allclose(out.numpy(), np.tanh(x), rtol=1e-6)
+    assert len(traces) == 2  # the first size, and the family's symbolic trace at the second
+
+
 def test_a_users_jax_op_deciding_on_a_size_is_traced_per_signature():
     from tapeshim import experimental
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import jax
 import numpy as np
 
-from tapeshim._src import dtypes, keras_eager_calls, registry, runtime_checks
+from tapeshim._src import dtypes, jaxpr_inline, keras_eager_calls, registry, runtime_checks
 from tapeshim._src.custom_gradient import _VariableCollector
 from tapeshim._src.keras_compat import (
     call_context_training,
@@ -55,7 +55,7 @@ from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forwar
 from tapeshim._src.keras_specs import merge_specs, with_unknown_dims
 from tapeshim._src.node import OpKey
 from tapeshim._src.ops import random_ops
-from tapeshim._src.recorded_call import record_call
+from tapeshim._src.recorded_call import jaxpr_dependencies, record_call
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import StatelessScope, _thread_state, stateless_scope
 from tapeshim._src.tensor import Tensor, convert_to_tensor, register_tensor_conversion_function
@@ -321,6 +321,8 @@ class _Program:
         "cleared_masks",
         "random_seeds",
         "bound",
+        "replay",
+        "dependencies",
     )
 
     def __init__(
@@ -412,15 +414,19 @@ class _Program:
         # jax.jit; its first eager call is computed on the host where it can be (`interpret.py`). The analysis
         # below is its trace, which its first call reuses: a new shape's call is traced once, not twice.
         self.jitted: Any = runtime_checks.jit(fn, self._settle)
-        structs = self.jitted.trace(*in_structs).out_info
+        traced = self.jitted.trace(*in_structs)
         self.extra_variables = [v for v in collector.variables.values() if not isinstance(v, KerasVariable)]
         self.random_seeds = list(probe["seeds"])
         if self.extra_variables or self.random_seeds:  # tapeshim Variables read and random keys are inputs too
-            structs = self.jitted.trace(
+            in_structs = [
                 *in_structs,
                 *[jax.ShapeDtypeStruct(v._shape, v._dtype._np) for v in self.extra_variables],
                 *[jax.ShapeDtypeStruct(_KEY.shape, _KEY.dtype) for _ in self.random_seeds],
-            ).out_info
+            ]
+            traced = self.jitted.trace(*in_structs)
+        structs = traced.out_info
+        self.replay = _replay(fn, traced.jaxpr)
+        self.dependencies = jaxpr_dependencies(traced.jaxpr.jaxpr)  # (per output, the inputs it depends on)
         probe["collector"] = None
         self.out_tree, self.changed, self.written = probe["tree"], probe["changed"], probe["written"]
         self.returned_variables = probe["returned"]  # output position -> the variable `call` returned there
@@ -431,6 +437,25 @@ class _Program:
 
     def _settle(self, plain: Any) -> None:
         self.jitted = plain
+
+
+def _replay(fn: Callable[..., tuple], closed: Any) -> Callable[..., tuple]:
+    """`fn(*values)`, from the call's trace (`closed`) where the values are of its argument types: a gradient
+    program, or the per-op tier, replaying the recorded call binds the equations of its jaxpr (`jaxpr_inline`)
+    instead of running the Keras call's Python again. Values of other types (another trace's symbolic sizes,
+    a replica's inside `shard_map`, whose types say which mesh axes they vary over) run the call's Python."""
+    if closed.effects:  # (runtime checks, callbacks: staged by the call's own Python in each trace)
+        return fn
+    types = [var.aval for var in closed.jaxpr.invars]
+
+    def replay(*values: Any) -> tuple:
+        try:
+            same = len(values) == len(types) and all(jax.typeof(v) == t for v, t in zip(values, types))
+        except Exception:  # noqa: BLE001 - types a trace cannot compare (another trace's symbols): not the same
+            same = False
+        return tuple(jaxpr_inline.inline(closed, values)) if same else fn(*values)
+
+    return replay
 
 
 _KEY = jax.eval_shape(lambda: jax.random.PRNGKey(0))  # the shape and dtype of a random op's key
@@ -521,7 +546,7 @@ def stateful_call(
         outputs = record_saved_forward(program, inputs, tracking)
     elif tracking or _thread_state.trace is not None or any(t._value is None for t in inputs):
         # One op; each output is tracked by the tapes that track an input it depends on (its jaxpr says which).
-        outputs = record_call(program.fn, program.key, inputs, program.avals)
+        outputs = record_call(program.replay, program.key, inputs, program.avals, dependencies=program.dependencies)
     else:
         values = program.jitted(*[t._value for t in inputs])
         outputs = tuple(Tensor(v, shape, dtype) for v, (shape, dtype) in zip(values, program.avals))

@@ -23,7 +23,7 @@ import numpy as np
 
 from tapeshim._src import dtypes
 from tapeshim._src.node import OpKey
-from tapeshim._src.recorded_call import output_dependencies, record_call
+from tapeshim._src.recorded_call import record_call
 from tapeshim._src.state import _thread_state
 from tapeshim._src.tape import GradientTape
 from tapeshim._src.tensor import Tensor
@@ -105,7 +105,7 @@ def record_saved_forward(program: Any, inputs: Sequence[Tensor], tracking: list)
 
     The recorded op returns the saved outputs through a `jax.custom_vjp`, whose
     jaxpr hides which input each output depends on. So the dependencies are
-    read off the call's own program (`program.fn`) and handed to `record_call`:
+    read off the call's own jaxpr (`program.dependencies`) and handed to `record_call`:
     each output is tracked only if it depends on an input the tape tracks, and
     the gradient of an output from an input (or weight) it does not depend on
     is None, as in TF, which
@@ -117,7 +117,7 @@ def record_saved_forward(program: Any, inputs: Sequence[Tensor], tracking: list)
     """
     vjp = _vjp_programs.get(program.key)
     if vjp is None:
-        fn = program.fn
+        fn = program.replay  # (the call's jaxpr, bound: its Python does not run again)
         vjp = _remember(_vjp_programs, program.key, jax.jit(lambda *values: jax.vjp(fn, *values)))
     else:
         _vjp_programs.move_to_end(program.key)
@@ -126,15 +126,13 @@ def record_saved_forward(program: Any, inputs: Sequence[Tensor], tracking: list)
     saved = [Tensor(r, tuple(r.shape), dtypes.from_numpy(np.dtype(r.dtype))) for r in residuals]
     saved += [Tensor(o, shape, dtype) for o, (shape, dtype) in zip(outputs, program.avals)]
     replay = _replay(tree, len(inputs), len(residuals))
-    # the call's per-output dependencies, cached under a structural key (program.key is unique to the program)
-    dependencies = output_dependencies(program.fn, inputs, OpKey("KerasCallSavedForward", program.key))
     recorded = record_call(
         replay,
         OpKey("KerasCallSavedForward", program.key, tree),
         tuple(inputs) + tuple(saved),
         program.avals,
         tracking,
-        dependencies=dependencies,
+        dependencies=program.dependencies,
     )
     for tensor, value in zip(recorded, outputs):
         tensor._value = value

@@ -14,7 +14,9 @@ signatures' sizes differ: the *family* (a structure keeps up to `FAMILIES_PER_ST
 recently used giving way; a call no family fits starts the next). Every later signature a family fits is
 computed on the host from that trace, its dimensions evaluated at the call's
 sizes (`interpret.BoundTemplate`), with no JAX trace. The same goes for the
-output shapes an op records under a tape (`registry.out_avals`: `eval_shape`).
+output shapes an op records under a tape (`registry.out_avals`), from the same symbolic trace: equal
+templates give equal symbolic arguments (`_structs`), which JAX's cache of the kernel's traces maps to one
+trace.
 
 A call fits a family where its constant dimensions are the family's, and its
 symbolic dimensions are sizes of 2 or more that differ from each other and from
@@ -51,7 +53,7 @@ class Family:
         self.template = template
         self.constants = {d for shape in template for d in shape if d.__class__ is int}
         self.value = value
-        """What the symbolic trace gave: a `jax.stages.Traced` (`KernelCalls`) or output structs (`eval_shape`)."""
+        """What the symbolic trace gave: a `BoundTemplate` of the trace (`KernelCalls`) or its output structs."""
 
     def sizes(self, shapes: tuple) -> dict[str, int] | None:
         """Each symbol's size in `shapes` (one per leaf), or None where the call does not fit the family."""
@@ -111,8 +113,27 @@ def _template(first: tuple, shapes: tuple) -> tuple | None:
     return tuple(template) if names else None
 
 
+_STRUCTS_SIZE = 256
+_structs_made: dict = {}
+
+
 def _structs(template: tuple, leaves: list) -> list:
-    """`jax.ShapeDtypeStruct`s of the leaves with the template's symbols (one scope, each `>= 2`)."""
+    """`jax.ShapeDtypeStruct`s of the leaves with the template's symbols (one scope, each `>= 2`).
+
+    The same template and dtypes give the same structs (a bounded map, cleared when full): an op's output
+    shapes (`registry.out_avals`) and its host calls (`kernel_calls`) keep families of their own, and with equal
+    symbolic arguments the second family's trace is the first's, from JAX's cache of the kernel's traces.
+    """
+    key = (template, tuple((leaf.dtype, getattr(leaf, "weak_type", False)) for leaf in leaves))
+    made = _structs_made.get(key)
+    if made is None:
+        if len(_structs_made) >= _STRUCTS_SIZE:
+            _structs_made.clear()
+        made = _structs_made[key] = _new_structs(template, leaves)
+    return made
+
+
+def _new_structs(template: tuple, leaves: list) -> list:
     names = sorted({d for shape in template for d in shape if d.__class__ is not int})
     scope = export.SymbolicScope([f"{name} >= 2" for name in names])
     symbols = dict(zip(names, export.symbolic_shape(", ".join(names), scope=scope)))

@@ -94,8 +94,7 @@ def output_dependencies(
             _dependencies.move_to_end(key)
         return cached
     structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in inputs]
-    jaxpr = jax.make_jaxpr(fn)(*structs).jaxpr
-    dependencies = [set(d) for d in _jaxpr_dependencies(jaxpr, [frozenset((i,)) for i in range(len(inputs))])]
+    dependencies = jaxpr_dependencies(jax.make_jaxpr(fn)(*structs).jaxpr)
     if key is None:
         try:
             _dependencies_of_fn[fn] = dependencies
@@ -106,6 +105,11 @@ def output_dependencies(
     if len(_dependencies) > _DEPENDENCY_CACHE_SIZE:
         _dependencies.popitem(last=False)
     return dependencies
+
+
+def jaxpr_dependencies(jaxpr: Any) -> list[set[int]]:
+    """Which inputs of `jaxpr` (positions among its `invars`) each output depends on differentiably."""
+    return [set(d) for d in _jaxpr_dependencies(jaxpr, [frozenset((i,)) for i in range(len(jaxpr.invars))])]
 
 
 def _weak_get(fn: Callable[..., tuple]) -> list[set[int]] | None:

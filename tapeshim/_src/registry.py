@@ -101,7 +101,7 @@ class _Kernel:
         # A kernel given `checked` runs under checkify from its first call: its check may be absent from
         # that call's trace (an empty input) and present in the next signature's.
         self.may_check = bool(kwargs.get("checked", False))
-        self.jitted: Callable[..., tuple] = runtime_checks.jit(
+        self.jitted: Any = runtime_checks.jit(  # (a CheckedProgram, then its plain jax.jit: called, and traced)
             fn, self._settle, compile_tiers.kernel_options, interpret_first=False, may_check=self.may_check
         )
         self.key = _node_key(op, static)
@@ -215,8 +215,8 @@ def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tup
     structs = [jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in in_avals]
     avals = _family_avals(kernel, structs)
     if avals is None:
-        try:
-            out = jax.eval_shape(kernel.fn, *structs)
+        try:  # the trace the kernel's first call reuses (JAX caches it by the arguments' avals)
+            out = kernel.jitted.trace(*structs).out_info
         except (TypeError, ValueError) as exc:
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise errors.invalid_argument(message, op.name) from None
@@ -235,7 +235,7 @@ def _family_avals(kernel: _Kernel, structs: list) -> tuple | None:
     families = kernel.shape_families
     if families is None:
         return None
-    found = families.find(structs, structs, lambda symbolic: jax.eval_shape(kernel.fn, *symbolic))
+    found = families.find(structs, structs, lambda symbolic: kernel.jitted.trace(*symbolic).out_info)
     if found is None:
         return None
     out, sizes = found

@@ -1,0 +1,54 @@
+"""Evaluating a traced jaxpr inside another trace, without running the Python that made it.
+
+A Keras call is traced once per input signature (`keras_bridge._Program`); a
+gradient program that replays the recorded call used to run the call's Python
+again (Keras's layer machinery, 5-25 ms a call) inside its own trace. `inline`
+binds the equations of the call's jaxpr instead: what JAX records is the same
+equations, reached in a fraction of the time. Nested `jit` calls are entered
+rather than bound: JAX differentiates a bound `jit` through its jaxpr-level
+rules (partial evaluation of the inner jaxpr), which costs more than the
+equations inlined (measured: 22 against 9 ms for the gradient of 40 equations).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from jax.extend import core as jax_core
+
+_ENTERED = frozenset({"pjit", "jit", "closed_call", "core_call"})
+
+
+def inline(closed: jax_core.ClosedJaxpr, args: Sequence[Any]) -> list:
+    """The outputs of `closed` on `args` (arrays or tracers of the current trace), its equations bound one by
+    one and nested `jit` calls entered."""
+    return _evaluate(closed.jaxpr, closed.consts, args)
+
+
+def _evaluate(jaxpr: jax_core.Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list:
+    env: dict = {}
+
+    def read(var: Any) -> Any:
+        return var.val if isinstance(var, jax_core.Literal) else env[var]
+
+    for var, value in zip(jaxpr.constvars, consts):
+        env[var] = value
+    for var, value in zip(jaxpr.invars, args):
+        env[var] = value
+    for eqn in jaxpr.eqns:
+        values = [read(var) for var in eqn.invars]
+        primitive = eqn.primitive
+        inner = eqn.params.get("jaxpr", eqn.params.get("call_jaxpr")) if primitive.name in _ENTERED else None
+        if inner is not None:
+            if isinstance(inner, jax_core.ClosedJaxpr):
+                outs = _evaluate(inner.jaxpr, inner.consts, values)
+            else:
+                outs = _evaluate(inner, (), values)
+        else:
+            with eqn.ctx.manager:  # (the equation's context: its compute type, its XLA metadata)
+                outs = primitive.bind(*values, **primitive.get_bind_params(eqn.params))
+            if not primitive.multiple_results:
+                outs = [outs]
+        for var, value in zip(eqn.outvars, outs):
+            env[var] = value
+    return [read(var) for var in jaxpr.outvars]
