@@ -26,6 +26,7 @@ from tapeshim._src import (
     interpret_blas,
     interpret_cost,
     interpret_flush,
+    interpret_plan,
     interpret_rules,
     kernel_calls,
     replay,
@@ -351,7 +352,7 @@ def test_interpreted_and_compiled_steps_give_tfs_values():
 
 
 def test_a_loop_past_the_budget_compiles_instead(monkeypatch):
-    monkeypatch.setattr(interpret, "STEP_BUDGET", 200)
+    monkeypatch.setattr(interpret_plan, "STEP_BUDGET", 200)
 
     def body(tf):
         loop = tf.function(
@@ -405,7 +406,7 @@ def test_multiply_adds_count_products_and_convolutions_from_their_shapes():
     matmul, batched = 4 * 4 * 6, 2 * 2 * 2 * 6
     conv = interpret_cost.CONVOLUTION_WEIGHT * 3 * 4 * 4 * (3 * 3 * 2 * 4)  # (stride 2: 4x4 outputs; weighted)
     larger_branch = 4 * 4 * 6 + 4 * 4 * 6 + 4 * 6 * 4  # a cond counts its larger branch
-    assert interpret_cost.program_multiply_adds(closed, interpret._inner_jaxprs) == (
+    assert interpret_cost.program_multiply_adds(closed, interpret_plan.inner_jaxprs) == (
         matmul + batched + conv + larger_branch
     )
 

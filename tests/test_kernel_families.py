@@ -16,7 +16,7 @@ import pytest
 
 import tapeshim as tf
 from oracle import check
-from tapeshim._src import interpret, kernel_calls, kernel_families, replay
+from tapeshim._src import interpret, interpret_plan, kernel_calls, kernel_families, replay
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
 
@@ -266,13 +266,13 @@ def _nested_and_sized(x, y):
 
 def test_a_family_lowers_its_plan_once_and_binds_each_new_size(monkeypatch):
     built = []
-    plan_init = interpret._HostPlan.__init__
+    plan_init = interpret_plan.HostPlan.__init__
 
     def counting(self, *args, **kwargs):
         built.append(1)
         plan_init(self, *args, **kwargs)
 
-    monkeypatch.setattr(interpret._HostPlan, "__init__", counting)
+    monkeypatch.setattr(interpret_plan.HostPlan, "__init__", counting)
     before = dict(kernel_families.stats)
     shapes = [[(n, 3), (n,)] for n in (4, 5, 6, 7, 9, 12, 17)]
     _calls(_nested_and_sized, shapes)  # values against the kernel itself, at every size

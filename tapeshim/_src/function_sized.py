@@ -34,13 +34,13 @@ import numpy as np
 from jax import lax
 from jax.extend import core as jax_core
 
-from tapeshim._src import interpret, symbolic_dims
+from tapeshim._src import interpret_plan, symbolic_dims
 
 
 def _nested(eqn: Any) -> list:
     """The jaxprs `eqn` evaluates, as `_evaluate` reaches them (None where it cannot)."""
     name, params = eqn.primitive.name, eqn.params
-    called = interpret.called_jaxpr(eqn)  # (a call, a custom derivative, remat: evaluated in line)
+    called = interpret_plan.called_jaxpr(eqn)  # (a call, a custom derivative, remat: evaluated in line)
     if called is not None:
         return [called]
     if name == "cond" and params.get("branches_platforms") is None:  # (a platform's choice: lowered per platform)
@@ -91,7 +91,7 @@ def _evaluate(closed: jax_core.ClosedJaxpr, args: list, resolve: Callable[[Any],
 
 def _equation(eqn: Any, operands: list, resolve: Callable[[Any], Any]) -> list:
     name, params = eqn.primitive.name, eqn.params
-    called = interpret.called_jaxpr(eqn)
+    called = interpret_plan.called_jaxpr(eqn)
     if called is not None:
         return _evaluate(called, operands, resolve)
     if name == "cond":

@@ -26,7 +26,7 @@ import jax
 import numpy as np
 from jax.extend import core as jax_core
 
-from tapeshim._src import compile_tiers, interpret, interpret_cost, interpret_rules
+from tapeshim._src import compile_tiers, interpret, interpret_cost, interpret_plan, interpret_rules
 from tapeshim._src.interpret_flush import flush_subnormals
 from tapeshim._src.ops import math_kernels, nn_ops
 
@@ -559,7 +559,7 @@ class _Plan:
         for eqn in jaxpr.eqns:
             ins = [slot_of(var) for var in eqn.invars]
             name = eqn.primitive.name
-            called = interpret.called_jaxpr(eqn)
+            called = interpret_plan.called_jaxpr(eqn)
             custom = name in ("custom_jvp_call", "custom_vjp_call")
             if called is not None and not custom:
                 if name not in ("pjit", "jit", "closed_call", "core_call"):
@@ -588,15 +588,15 @@ class _Plan:
                 if check is not None and not check(eqn.params):
                     raise _Unsupported
                 rule_params, reads = eqn.params, _READS.get(name, "both")
-            run, params, _ = interpret.lowered(eqn)
+            run, params, _ = interpret_plan.lowered(eqn)
             out_dtypes = [np.dtype(var.aval.dtype) for var in eqn.outvars]
-            flush = name in interpret.MAKE_SUBNORMALS or custom
+            flush = name in interpret_plan.MAKE_SUBNORMALS or custom
             self.steps.append(
                 (run, params, ins, outs, out_dtypes, flush, rule if differentiable else None, rule_params, reads)
             )
         return [slot_of(var) for var in jaxpr.outvars]
 
-    def __call__(self, args: list, budget: interpret.Budget) -> list:
+    def __call__(self, args: list, budget: interpret_plan.Budget) -> list:
         env = list(self.template)
         n_inputs = len(self.in_slots)
         for index, value in zip(self.in_slots, args[:n_inputs]):
@@ -648,7 +648,7 @@ def _accumulate(cotangents: dict, slot: int, grad: np.ndarray, primal: np.ndarra
 
 
 def _called(eqn: Any) -> list | None:
-    called = interpret.called_jaxpr(eqn)
+    called = interpret_plan.called_jaxpr(eqn)
     return None if called is None else [called]
 
 

@@ -30,7 +30,7 @@ a primitive without a rule or with parameters its rule does not handle
 (pooling windows, random bits, `erf`), dtypes NumPy computes differently (`bfloat16`, `float16`,
 extended key types), weakly typed results, arguments that are tracers or live
 on another backend or device set, a program whose loops run past
-`STEP_BUDGET` equations (compiled code serves a long loop better), and one
+`interpret_plan.STEP_BUDGET` equations (compiled code serves a long loop better), and one
 whose matrix products and convolutions take more arithmetic than a compile
 costs (`interpret_cost`): that evaluation is abandoned, or never started, and
 the program compiles, with nothing the user sees but the time.
@@ -58,13 +58,17 @@ import jax
 import numpy as np
 from jax.extend import core as jax_core
 
-from tapeshim._src import compile_tiers, errors, interpret_cost, interpret_rules, symbolic_dims
-from tapeshim._src.interpret_blas import BLAS_THREADED_MULTIPLY_ADDS, host_errors_ignored, limit_blas_threads
+from tapeshim._src import compile_tiers, errors, interpret_cost, interpret_plan, interpret_rules, symbolic_dims
+from tapeshim._src.interpret_blas import host_errors_ignored
 from tapeshim._src.interpret_flush import flush_subnormals, host_input, mark_clean
-
-STEP_BUDGET = 10_000
-"""Loop-body equations one interpreted call may evaluate (counted per iteration of a `while` or `scan`)
-before it is abandoned and the program compiles: a long loop is served better by compiled code."""
+from tapeshim._src.interpret_plan import (
+    Budget,
+    HostPlan,
+    Unbindable,
+    holds_symbolic,
+    inner_jaxprs,
+    sized_names,
+)
 
 _DTYPES = frozenset(
     np.dtype(name)
@@ -84,14 +88,8 @@ _DTYPES = frozenset(
         "complex128",
     )
 ) | {np.dtype(jax.dtypes.float0)}  # (the cotangent of an integer input, carried through a VJP kernel)
-_CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr"}
-_CUSTOM = {"custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr"}
 
 stats = {"interpreted_calls": 0, "abandoned_calls": 0}
-
-
-class _Abandon(Exception):
-    """The evaluation went past its budget: the program compiles instead."""
 
 
 @functools.cache
@@ -107,36 +105,6 @@ def _aval_ok(aval: Any) -> bool:
         return dtype is not None and np.dtype(dtype) in _DTYPES
     except TypeError:  # an extended dtype (a PRNG key)
         return False
-
-
-def _closed_of(value: Any) -> jax_core.ClosedJaxpr:
-    return value if isinstance(value, jax_core.ClosedJaxpr) else jax_core.ClosedJaxpr(value, ())
-
-
-_REMAT = ("remat", "remat2", "checkpoint")
-
-
-def called_jaxpr(eqn: Any) -> jax_core.ClosedJaxpr | None:
-    """The one jaxpr a call, custom-derivative call or remat equation computes its outputs by, from its
-    operands (its forward computation); None for other equations."""
-    name, params = eqn.primitive.name, eqn.params
-    field = _CALLS.get(name) or _CUSTOM.get(name) or ("jaxpr" if name in _REMAT else None)
-    return None if field is None else _closed_of(params[field])
-
-
-def _inner_jaxprs(eqn: Any) -> list | None:
-    """The jaxprs a call, custom-derivative call, remat or control-flow equation evaluates; None for others."""
-    name, params = eqn.primitive.name, eqn.params
-    called = called_jaxpr(eqn)
-    if called is not None:
-        return [called]
-    if name == "scan":
-        return [_closed_of(params["jaxpr"])]
-    if name == "cond":
-        return list(params["branches"])
-    if name == "while":
-        return [params["cond_jaxpr"], params["body_jaxpr"]]
-    return None
 
 
 CheckFailed = interpret_rules.CheckFailed
@@ -166,7 +134,7 @@ def has_loop(closed: jax_core.ClosedJaxpr) -> bool:
     for eqn in closed.jaxpr.eqns:
         if eqn.primitive.name == "while":
             return True
-        inner = _inner_jaxprs(eqn)
+        inner = inner_jaxprs(eqn)
         if inner is not None and any(has_loop(sub) for sub in inner):
             return True
     return False
@@ -176,7 +144,7 @@ def supported(closed: jax_core.ClosedJaxpr, checks: bool = False, late: bool = F
     """Whether every equation of `closed` (and of the jaxprs it calls) has a rule for its parameters and
     every value a dtype NumPy computes as XLA does; with `checks`, runtime checks (`checkify.check`) are
     allowed, and a failing one raises `CheckFailed`. With `late` (a trace with symbolic dimensions), a rule's
-    parameter check is left to `_HostPlan.bound` where its parameters hold them (`BoundTemplate`)."""
+    parameter check is left to `HostPlan.bound` where its parameters hold them (`BoundTemplate`)."""
     jaxpr = closed.jaxpr
     if jaxpr.effects and not (checks and all(is_check_effect(effect) for effect in jaxpr.effects)):
         return False
@@ -185,7 +153,7 @@ def supported(closed: jax_core.ClosedJaxpr, checks: bool = False, late: bool = F
     for eqn in jaxpr.eqns:
         if not all(_aval_ok(v.aval) for v in (*eqn.invars, *eqn.outvars)):
             return False
-        inner = _inner_jaxprs(eqn)
+        inner = inner_jaxprs(eqn)
         if inner is not None:
             if not all(supported(sub, checks, late) for sub in inner):
                 return False
@@ -194,343 +162,9 @@ def supported(closed: jax_core.ClosedJaxpr, checks: bool = False, late: bool = F
         if name not in interpret_rules.RULES:
             return False
         rule_ok = interpret_rules.SUPPORTED.get(name)
-        if rule_ok is not None and not (late and _sized_names(eqn.params)) and not rule_ok(eqn.params):
+        if rule_ok is not None and not (late and sized_names(eqn.params)) and not rule_ok(eqn.params):
             return False
     return True
-
-
-def _holds_symbolic(value: Any) -> bool:
-    """Whether `value` holds a symbolic dimension where `symbolic_dims.resolver` resolves one: itself, or in a
-    tuple or list (not a named tuple)."""
-    if value.__class__ is int:
-        return False
-    if symbolic_dims.is_symbolic(value):
-        return True
-    if isinstance(value, (tuple, list)) and not hasattr(value, "_fields"):
-        return any(_holds_symbolic(v) for v in value)
-    return False
-
-
-def _params(eqn: Any, resolve: Callable[[Any], Any], names: tuple[str, ...]) -> dict:
-    """An equation's parameters with the symbolic dimensions of those named (`_sized_names`) resolved."""
-    params = dict(eqn.params)
-    for name in names:
-        params[name] = resolve(params[name])
-    return params
-
-
-def _sized_names(params: dict) -> tuple[str, ...]:
-    """The names of the parameters that hold a symbolic dimension (nested jaxprs are left as they are): found
-    once, where a plan is made, since its sized steps are bound at every new size and most of their parameters
-    hold none."""
-    return tuple(name for name, value in params.items() if _holds_symbolic(value))
-
-
-class Budget:
-    """The loop-body equations an evaluation may still run (straight-line code is never cut short), and the
-    multiply-adds of matrix products and convolutions it may still compute (`interpret_cost`)."""
-
-    __slots__ = ("left", "products_left")
-
-    def __init__(self) -> None:
-        self.left = STEP_BUDGET
-        self.products_left = interpret_cost.HOST_MULTIPLY_ADDS
-
-    def spend(self, equations: int) -> None:
-        self.left -= equations
-        if self.left < 0:
-            raise _Abandon
-
-    def spend_products(self, multiply_adds: int) -> None:
-        self.products_left -= multiply_adds
-        if self.products_left < 0:
-            raise _Abandon
-
-
-_ZERO_PRESERVING = frozenset(
-    ("broadcast_in_dim", "reshape", "convert_element_type", "transpose", "squeeze", "copy", "copy_p", "rev")
-)
-"""Primitives whose output is all zeros when their one operand is (XLA folds them into a zero constant)."""
-
-MAKE_SUBNORMALS = frozenset(
-    (
-        "add", "add_any", "sub", "mul", "div", "dot_general", "reduce_sum", "reduce_prod", "cumsum", "cumprod",
-        "exp", "exp2", "expm1", "pow", "integer_pow", "logistic", "convert_element_type", "scatter-add",
-        "scatter_add", "scatter-sub", "scatter_sub", "scatter-mul", "scatter_mul", "atan2", "nextafter", "rem",
-        "square", "sinh", "tanh", "sin", "tan", "asin", "atan", "asinh", "atanh", "log1p", "log", "rsqrt",
-        "cbrt", "sqrt", "conv_general_dilated", "real", "imag",
-    )
-)  # fmt: skip
-"""Primitives that can make a subnormal float from normal operands (a product, a difference, an exponential
-of a large negative value, a narrowing conversion): their float outputs are flushed (`flush_subnormals`). Every
-other rule returns operand values or exact functions of them, which stay flushed (the per-op tier relies on this:
-its host values pass from kernel to kernel unchecked, `Prepared`)."""
-
-
-def _all_zero(value: Any) -> bool:
-    """Whether a small numeric constant holds only zeros (of either sign): XLA folds `x + it` to `x`."""
-    return value.dtype.kind in "iufc" and value.size <= 4096 and not np.any(value)
-
-
-_PLAIN = object()
-"""A `_HostPlan` step's parameters where its rule is one NumPy function of the operands (`interpret_rules.PLAIN`)."""
-
-_COUNTED = object()
-"""The `sized` entry's names of a product step whose shapes are symbolic: `bound` counts its multiply-adds."""
-
-
-class _HostPlan:
-    """A closed jaxpr lowered for repeated evaluation: steps over numbered slots, each a NumPy rule (or a
-    nested plan) with its parameters, input and output slots, output dtypes and whether to flush subnormals;
-    `cost` counts its equations, nested plans' included (a loop spends it per iteration of `STEP_BUDGET`)."""
-
-    __slots__ = ("size", "fixed", "in_slots", "steps", "out_slots", "cost", "sized")
-
-    def __init__(self, closed: jax_core.ClosedJaxpr, late: bool = False) -> None:
-        """`late`: the jaxpr's symbolic dimensions stay symbolic here, and the steps whose parameters (or nested
-        plans) hold them are listed in `sized`, for `bound` to resolve per call (`BoundTemplate`)."""
-        jaxpr = closed.jaxpr
-        slots: dict = {}
-        self.fixed: list = []  # (slot, value): constants and literals
-        zeros: set = set()  # slots holding only zeros (see `_kept_input`)
-        self.cost = 0
-        self.sized: list = []  # (step index, equation, `_sized_names` of its parameters) of the steps `bound` resolves
-
-        def new_slot(var: Any) -> int:
-            slots[var] = index = len(slots) + len(self.fixed)
-            return index
-
-        def fixed_slot(value: Any, var: Any = None) -> int:
-            index = len(slots) + len(self.fixed) if var is None else new_slot(var)
-            self.fixed.append((index, value))
-            if _all_zero(value):
-                zeros.add(index)
-            return index
-
-        def slot_of(var: Any) -> int:
-            if isinstance(var, jax_core.Literal):
-                return fixed_slot(np.asarray(var.val, dtype=getattr(var.aval, "dtype", None)))
-            return slots[var]
-
-        for var, const in zip(jaxpr.constvars, closed.consts):
-            fixed_slot(flush_subnormals(np.asarray(const)), var)
-        self.in_slots = [new_slot(var) for var in jaxpr.invars]
-        self.steps: list = []
-        for eqn in jaxpr.eqns:
-            if eqn.outvars and not eqn.effects and all(isinstance(var, jax_core.DropVar) for var in eqn.outvars):
-                continue  # a result nothing reads (a VJP kernel's forward value its pullback does not use)
-            ins = [slot_of(var) for var in eqn.invars]
-            outs = [new_slot(var) for var in eqn.outvars]
-            kept = _kept_input(eqn, ins, zeros)
-            self.cost += 1
-            if kept is not None:
-                self.steps.append((_copy_input, kept, ins, outs, [None], False))
-                continue
-            name = eqn.primitive.name
-            if name in _ZERO_PRESERVING and ins[0] in zeros:
-                zeros.add(outs[0])
-            out_dtypes = [np.dtype(getattr(var.aval, "dtype", None)) for var in eqn.outvars]
-            flush = name in MAKE_SUBNORMALS and any(dtype.kind == "f" for dtype in out_dtypes)
-            plain = interpret_rules.PLAIN.get(name)
-            if plain is not None and len(outs) == 1:  # one NumPy call, without the rule's wrapper
-                self.steps.append((plain, _PLAIN, ins, outs[0], out_dtypes[0], flush))
-                continue
-            run, params, inner_cost = lowered(eqn, late)
-            self.cost += inner_cost
-            if late and _step_sized(eqn, params):
-                self.sized.append((len(self.steps), eqn, _sized_names(eqn.params)))
-            elif late and isinstance(run, functools.partial) and run.func is _counted:
-                self.sized.append((len(self.steps), eqn, _COUNTED))  # (its multiply-adds counted per size)
-            self.steps.append((run, params, ins, outs, out_dtypes, flush))
-        self.out_slots = [slot_of(var) for var in jaxpr.outvars]
-        self.size = len(slots) + len(self.fixed)
-
-    def bound(self, resolve: Callable[[Any], Any]) -> "_HostPlan":
-        """This plan (made `late`) with its symbolic dimensions resolved: the steps in `sized` get their
-        parameters (and nested plans) for one call's sizes, the others are shared.
-
-        Raises:
-          _Unbindable: a rule's parameter check fails at these sizes.
-          symbolic_dims.Unresolved: a dimension's expression cannot be evaluated.
-        """
-        if not self.sized:
-            return self
-        plan = object.__new__(_HostPlan)
-        plan.size, plan.fixed, plan.in_slots, plan.out_slots, plan.cost = (
-            self.size, self.fixed, self.in_slots, self.out_slots, self.cost
-        )  # fmt: skip
-        plan.sized = []
-        plan.steps = steps = list(self.steps)
-        for index, eqn, names in self.sized:
-            run, params, ins, outs, out_dtypes, flush = steps[index]
-            if names is _COUNTED:  # a product of symbolic shapes: its multiply-adds at these sizes, counted once
-                rule, count = run.args
-                shapes = [resolve(tuple(var.aval.shape)) for var in eqn.invars]
-                known = count(shapes, params, np.dtype(eqn.invars[0].aval.dtype))
-                run = functools.partial(_counted_known, rule, known)
-            else:
-                params = _bound_params(eqn, params, resolve, names)
-            steps[index] = (run, params, ins, outs, out_dtypes, flush)
-        return plan
-
-    def __call__(self, args: list, budget: "Budget") -> list:
-        env: list = [None] * self.size
-        for index, value in self.fixed:
-            env[index] = value
-        for index, value in zip(self.in_slots, args):
-            env[index] = value
-        for run, params, ins, outs, out_dtypes, flush in self.steps:
-            if params is _PLAIN:  # (`outs` is the output's slot, `out_dtypes` its dtype)
-                value = run(*[env[k] for k in ins])
-                if value.dtype != out_dtypes:
-                    value = np.asarray(value).astype(out_dtypes)
-                env[outs] = flush_subnormals(value) if flush else value
-                continue
-            values = run([env[k] for k in ins], params, budget)
-            for index, value, dtype in zip(outs, values, out_dtypes):
-                if dtype is not None and value.dtype != dtype:
-                    value = np.asarray(value).astype(dtype)
-                env[index] = flush_subnormals(value) if flush else value
-        return [env[k] for k in self.out_slots]
-
-
-def _kept_input(eqn: Any, ins: list, zeros: set) -> int | None:
-    """XLA's algebraic simplification `x + 0 -> x` (and `0 + x`, `x - 0`), which keeps the sign of a negative
-    zero that IEEE addition would drop: which input an `add` or `sub` returns unchanged, else None."""
-    name = eqn.primitive.name
-    if name not in ("add", "add_any", "sub"):
-        return None
-    out_aval = eqn.outvars[0].aval
-    positions = (0,) if name == "sub" else (0, 1)  # 0 - x is -x, not x
-    for position in positions:
-        operand = eqn.invars[position].aval
-        if ins[1 - position] in zeros and operand.shape == out_aval.shape and operand.dtype == out_aval.dtype:
-            return position
-    return None
-
-
-def _copy_input(inputs: list, position: int, budget: "Budget") -> list:
-    return [inputs[position]]
-
-
-def lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "Budget"], list], Any, int]:
-    """`(run, params, cost)` for one equation: `run(inputs, params, budget)` gives its outputs as a list;
-    `cost` counts the nested equations it runs once (a loop spends its body's per iteration instead).
-    `late`: nested plans are made `late` too (see `_HostPlan`)."""
-    name, params = eqn.primitive.name, eqn.params
-    inner = _inner_jaxprs(eqn)
-    if inner is None:
-        rule = interpret_rules.RULES[name]
-        count = interpret_cost.COUNTED.get(name)
-        if count is not None:
-            shapes = [v.aval.shape for v in eqn.invars]
-            if all(type(d) is int for shape in shapes for d in shape):  # (counted once, where no size is symbolic)
-                known = count(shapes, params, np.dtype(eqn.invars[0].aval.dtype))
-                return functools.partial(_counted_known, rule, known), params, 0
-            return functools.partial(_counted, rule, count), params, 0
-        if eqn.primitive.multiple_results:
-            return (lambda inputs, kwargs, budget: list(rule(*inputs, **kwargs))), params, 0
-        return (lambda inputs, kwargs, budget: [rule(*inputs, **kwargs)]), params, 0
-    plans = [_HostPlan(sub, late) for sub in inner]
-    if name == "cond":
-        return _cond, plans, max(plan.cost for plan in plans)
-    if name == "while":
-        return _while, (plans, params["cond_nconsts"], params["body_nconsts"]), 0
-    if name == "scan":
-        ys = inner[0].jaxpr.outvars[params["num_carry"] :]
-        return _scan, (plans[0], params, [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in ys]), 0
-    return (lambda inputs, plan, budget: plan(inputs, budget)), plans[0], plans[0].cost
-
-
-def _counted(
-    rule: Callable[..., Any], count: Callable[[list, dict, Any], int], inputs: list, params: dict, budget: Budget
-) -> list:
-    """A product's rule, run once the budget has its multiply-adds (else the evaluation is abandoned)."""
-    multiply_adds = count([np.shape(value) for value in inputs], params, np.result_type(inputs[0]))
-    return _counted_known(rule, multiply_adds, inputs, params, budget)
-
-
-def _counted_known(rule: Callable[..., Any], multiply_adds: int, inputs: list, params: dict, budget: Budget) -> list:
-    """`_counted` with the product's multiply-adds counted when its plan was made (its shapes are static)."""
-    budget.spend_products(multiply_adds)
-    if multiply_adds >= BLAS_THREADED_MULTIPLY_ADDS:
-        limit_blas_threads()
-    return [rule(*inputs, **params)]
-
-
-class _Unbindable(Exception):
-    """A late plan's rule parameter check fails at one call's sizes (`_HostPlan.bound`)."""
-
-
-def _step_sized(eqn: Any, params: Any) -> bool:
-    """Whether a late plan's step for `eqn` (its parameters as `lowered` made them) depends on the sizes."""
-    name = eqn.primitive.name
-    if name == "cond":
-        return any(plan.sized for plan in params)
-    if name == "while":
-        return any(plan.sized for plan in params[0])
-    if name == "scan":
-        plan, scan_params, y_structs = params
-        return bool(plan.sized) or bool(_sized_names(scan_params)) or _holds_symbolic([s.shape for s in y_structs])
-    if isinstance(params, _HostPlan):  # a call, custom-derivative call or remat
-        return bool(params.sized)
-    return bool(_sized_names(params))
-
-
-def _bound_params(eqn: Any, params: Any, resolve: Callable[[Any], Any], names: tuple[str, ...]) -> Any:
-    """A sized step's parameters (`_step_sized`) for one call's sizes (`names`: `_sized_names` of `eqn`'s)."""
-    name = eqn.primitive.name
-    if name == "cond":
-        return [plan.bound(resolve) for plan in params]
-    if name == "while":
-        plans, n_cond, n_body = params
-        return [plan.bound(resolve) for plan in plans], n_cond, n_body
-    if name == "scan":
-        plan, scan_params, y_structs = params
-        y_bound = [jax.ShapeDtypeStruct(resolve(tuple(s.shape)), s.dtype) for s in y_structs]
-        return plan.bound(resolve), _params(eqn, resolve, names), y_bound
-    if isinstance(params, _HostPlan):
-        return params.bound(resolve)
-    resolved = _params(eqn, resolve, names)
-    rule_ok = interpret_rules.SUPPORTED.get(name)
-    if rule_ok is not None and not rule_ok(resolved):
-        raise _Unbindable(name)
-    return resolved
-
-
-def _cond(inputs: list, branches: list, budget: "Budget") -> list:
-    index = min(max(int(inputs[0]), 0), len(branches) - 1)
-    return branches[index](inputs[1:], budget)
-
-
-def _while(inputs: list, lowered: tuple, budget: "Budget") -> list:
-    (cond, body), n_cond, n_body = lowered
-    cond_consts, body_consts, carry = inputs[:n_cond], inputs[n_cond : n_cond + n_body], inputs[n_cond + n_body :]
-    per_iteration = cond.cost + body.cost + 1
-    while bool(cond([*cond_consts, *carry], budget)[0]):
-        budget.spend(per_iteration)
-        carry = body([*body_consts, *carry], budget)
-    return carry
-
-
-def _scan(inputs: list, lowered: tuple, budget: "Budget") -> list:
-    body, params, y_avals = lowered
-    n_consts, n_carry, length = params["num_consts"], params["num_carry"], params["length"]
-    consts, carry, xs = inputs[:n_consts], inputs[n_consts : n_consts + n_carry], inputs[n_consts + n_carry :]
-    ys_steps: list = []
-    steps = range(length - 1, -1, -1) if params["reverse"] else range(length)
-    for step in steps:
-        budget.spend(body.cost + 1)
-        out = body([*consts, *carry, *(x[step] for x in xs)], budget)
-        carry, ys = out[:n_carry], out[n_carry:]
-        ys_steps.append(ys)
-    if params["reverse"]:
-        ys_steps.reverse()
-    stacked = [
-        np.stack([step[k] for step in ys_steps]) if ys_steps else np.zeros((0, *aval.shape), aval.dtype)
-        for k, aval in enumerate(y_avals)
-    ]
-    return [*carry, *stacked]
 
 
 def _debugging_values() -> bool:
@@ -567,7 +201,7 @@ class Prepared:
     def __init__(self, traced: Any, work: int | None = None) -> None:
         """`work`: the elements the program's operations produce per call, where the caller counted them."""
         closed = traced.jaxpr
-        self._plan = _HostPlan(closed)
+        self._plan = HostPlan(closed)
         self.work = compile_tiers.produced_elements(closed) if work is None else work
         self.equations = self._plan.cost  # (nested calls' included, loop bodies once)
         self.loop_equations = 0  # the loop-body equations its last call ran (`calls_before_compile`)
@@ -576,7 +210,7 @@ class Prepared:
 
     @classmethod
     def of_plan(
-        cls, plan: "_HostPlan", work: int, in_avals: list, out_tree: Any, equations: int | None = None
+        cls, plan: "HostPlan", work: int, in_avals: list, out_tree: Any, equations: int | None = None
     ) -> "Prepared":
         """A program from its lowered plan (`BoundTemplate.bind`); `equations`: its count where the plan has
         none of its own (else the plan's)."""
@@ -593,7 +227,7 @@ class Prepared:
 
     def __call__(self, args: tuple, leaves: list, host: bool = False) -> Any | None:
         """The outputs on `args` (of the traced signature), computed with NumPy; None when the arguments
-        cannot be read on the host or the evaluation ran past `STEP_BUDGET`.
+        cannot be read on the host or the evaluation ran past `interpret_plan.STEP_BUDGET`.
 
         `leaves` are the arrays among `args`, flat. With `host`, the outputs stay NumPy arrays (the per-op
         tier passes them on to the next kernel; see `to_device`), else they are made tensor values for the
@@ -622,11 +256,11 @@ class Prepared:
                     outputs = self._plan(host_args, budget)
         except CheckFailed:
             raise
-        except Exception:  # noqa: BLE001 - past the budget (`_Abandon`), or a rule NumPy cannot follow here
+        except Exception:  # noqa: BLE001 - past the budget (`Abandon`), or a rule NumPy cannot follow here
             stats["abandoned_calls"] += 1
             return None
         stats["interpreted_calls"] += 1
-        self.loop_equations = STEP_BUDGET - budget.left
+        self.loop_equations = interpret_plan.STEP_BUDGET - budget.left
         # an output that is an argument itself (`x + 0`) would share the caller's NumPy memory
         given = {id(arg) for arg in host_args}
         outputs = [np.array(out) if id(out) in given else out for out in outputs]
@@ -652,7 +286,7 @@ def prepare(traced: Any, checks: bool = False) -> Prepared | None:
         return None
     work = compile_tiers.produced_elements(closed)
     if work > interpret_cost.HOST_ELEMENTS or (
-        interpret_cost.program_multiply_adds(closed, _inner_jaxprs) > interpret_cost.HOST_MULTIPLY_ADDS
+        interpret_cost.program_multiply_adds(closed, inner_jaxprs) > interpret_cost.HOST_MULTIPLY_ADDS
     ):
         return None  # more work than a compile costs (`interpret_cost`)
     return Prepared(traced, work) if supported(closed, checks) else None
@@ -671,8 +305,8 @@ class BoundTemplate:
     """A trace with symbolic dimensions (a kernel family's, a `tapeshim.function`'s for every size) made ready
     for the interpreter once: `bind(sizes)` gives its `Prepared` program for one call's sizes.
 
-    The plan is lowered once with its dimensions symbolic (`_HostPlan` made `late`); a call's sizes resolve only
-    the steps whose parameters hold symbolic dimensions (`_HostPlan.bound`). Lowering the whole plan again for
+    The plan is lowered once with its dimensions symbolic (`HostPlan` made `late`); a call's sizes resolve only
+    the steps whose parameters hold symbolic dimensions (`HostPlan.bound`). Lowering the whole plan again for
     each new size cost a per-op kernel 0.2-0.5 ms, more than half of an eager step over a batch of a new size.
     """
 
@@ -681,20 +315,20 @@ class BoundTemplate:
     def __init__(self, traced: Any, checks: bool = False) -> None:
         """`checks`: runtime checks are allowed, and a failing one raises `CheckFailed` (see `prepare`)."""
         closed = traced.jaxpr
-        self._plan: _HostPlan | None = None  # None: the interpreter cannot run the trace at any size
+        self._plan: HostPlan | None = None  # None: the interpreter cannot run the trace at any size
         self._in_avals = [var.aval for var in closed.jaxpr.invars]
         self._out_tree = traced.out_tree
         shapes = [tuple(getattr(var.aval, "shape", ())) for eqn in closed.jaxpr.eqns for var in eqn.outvars]
         # each sized shape once, with how many results have it: a call's sizes resolve a few shapes, not every
         # result's (a small training step's 43 results have 4)
-        self._sized_shapes = list(collections.Counter(shape for shape in shapes if _holds_symbolic(shape)).items())
-        self._fixed_work = sum(math.prod(shape) for shape in shapes if not _holds_symbolic(shape))
+        self._sized_shapes = list(collections.Counter(shape for shape in shapes if holds_symbolic(shape)).items())
+        self._fixed_work = sum(math.prod(shape) for shape in shapes if not holds_symbolic(shape))
         in_tree = traced.in_tree
         positional = len(in_tree.children()) == 2 and not in_tree.children()[1].num_leaves
         if not positional or len(self._in_avals) != in_tree.num_leaves:
             return
         if _outputs_ok(closed) and supported(closed, checks, late=True):
-            self._plan = _HostPlan(closed, late=True)
+            self._plan = HostPlan(closed, late=True)
 
     def bind(self, sizes: dict[str, int]) -> Prepared | None:
         """The program where the trace's symbols have `sizes` (one call's), or None where the interpreter cannot
@@ -705,7 +339,7 @@ class BoundTemplate:
         try:
             plan = self._plan.bound(resolve)
             work = self._work(resolve)
-        except (symbolic_dims.Unresolved, _Unbindable):
+        except (symbolic_dims.Unresolved, Unbindable):
             return None
         if work > interpret_cost.HOST_ELEMENTS:
             return None  # (its products are counted as it runs)

@@ -7,7 +7,7 @@ training step of an image model (Pix2Pix's generator: 8 GFLOP per call over 256x
 
 * the multiply-adds of matrix products and convolutions, from their shapes (`HOST_MULTIPLY_ADDS`): a
   program over the limit compiles at once; a loop or a trace with symbolic sizes counts at run time,
-  each product before it runs (`interpret.Budget`), and abandons the host evaluation past the limit;
+  each product before it runs (`interpret_plan.Budget`), and abandons the host evaluation past the limit;
 * the elements its operations produce (`HOST_ELEMENTS`): the first Adam update of that generator's 54
   million weights took 6 s on the host (NumPy's passes and the subnormal flush over every result)
   where its compile takes 1.3 s.
@@ -85,7 +85,7 @@ def program_multiply_adds(closed: Any, inner: Callable[[Any], list | None]) -> i
 
     Args:
       closed: the program's closed jaxpr.
-      inner: the nested jaxprs an equation evaluates, or None (`interpret._inner_jaxprs`).
+      inner: the nested jaxprs an equation evaluates, or None (`interpret_plan.inner_jaxprs`).
     """
     total = 0
     for eqn in closed.jaxpr.eqns:
