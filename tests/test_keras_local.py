@@ -351,3 +351,37 @@ def test_a_gradient_replays_the_calls_trace_without_running_its_python_again():
         layer.w.assign_sub(0.1 * grad)
         weights = weights - 0.1 * grad.numpy()
     assert len(calls) == ran <= 2
+
+
+def test_a_replayed_call_runs_its_python_where_its_trace_does_not_hold():
+    # The analysis trace of a Keras call is reverse-mode's, under the JAX settings of its time: a forward
+    # accumulator (whose kernels trace JAX's own rules) and a product precision set since (TF32 turned off)
+    # run the call's Python again, as every trace did before the replay.
+    class Root(tf.keras.layers.Layer):
+        def call(self, x):
+            return tf.sqrt(x) * 2.0
+
+    layer = Root()
+    x = tf.constant([1.0, 4.0])
+    layer(x)  # its analysis
+    with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as accumulator:
+        y = layer(x)
+    np.testing.assert_allclose(accumulator.jvp(y).numpy(), [1.0, 0.5])
+
+    import jax
+
+    from tapeshim._src import keras_bridge
+
+    dense = tf.keras.layers.Dense(3)
+    inputs = tf.constant(np.ones((2, 4), np.float32))
+    with tf.GradientTape() as tape:
+        total = tf.reduce_sum(dense(inputs))
+    tape.gradient(total, dense.trainable_variables)
+    (program,) = keras_bridge._programs[dense].values()
+    structs = [jax.ShapeDtypeStruct(shape, np.float32) for shape in ((2, 4), (4, 3), (3,))]
+    enabled = tf.config.experimental.tensor_float_32_execution_enabled()
+    tf.config.experimental.enable_tensor_float_32_execution(False)
+    try:
+        assert "HIGHEST" in str(jax.make_jaxpr(program.replay)(*structs))
+    finally:
+        tf.config.experimental.enable_tensor_float_32_execution(enabled)

@@ -27,10 +27,16 @@ def inline(closed: jax_core.ClosedJaxpr, args: Sequence[Any]) -> list:
 
 
 def _unplaced(params: dict) -> bool:
-    """Whether a call places nothing (no sharding given for an argument or a result): entering it changes
-    no value's placement."""
+    """Whether a call places nothing (no sharding or layout given for an argument or a result, no mesh of its
+    own): entering it changes no value's placement."""
     shardings = (*params.get("in_shardings", ()), *params.get("out_shardings", ()))
-    return all(type(sharding).__name__ == "UnspecifiedValue" for sharding in shardings)
+    layouts = (*params.get("in_layouts", ()), *params.get("out_layouts", ()))
+    mesh = params.get("ctx_mesh")
+    return (
+        all(type(sharding).__name__ == "UnspecifiedValue" for sharding in shardings)
+        and all(layout is None for layout in layouts)
+        and (mesh is None or getattr(mesh, "empty", False))
+    )
 
 
 def _evaluate(jaxpr: jax_core.Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list:

@@ -57,7 +57,7 @@ from tapeshim._src.node import OpKey
 from tapeshim._src.ops import random_ops
 from tapeshim._src.recorded_call import jaxpr_dependencies, record_call
 from tapeshim._src.shape import TensorShape
-from tapeshim._src.state import StatelessScope, _thread_state, stateless_scope
+from tapeshim._src.state import StatelessScope, _thread_state, in_forward_mode, stateless_scope
 from tapeshim._src.tensor import Tensor, convert_to_tensor, register_tensor_conversion_function
 from tapeshim._src.variable import (
     Variable,
@@ -439,18 +439,39 @@ class _Program:
         self.jitted = plain
 
 
+def _trace_settings() -> tuple:
+    """What a trace bakes into its equations besides the arguments' types: the JAX settings that change the
+    equations traced (a product's precision, 64-bit types, promotion), and whether a forward-mode program is
+    traced (tapeshim's kernels then trace JAX's own rules, not their reverse-mode `custom_vjp`s)."""
+    return (in_forward_mode(), *[getattr(jax.config, name) for name in _TRACE_SETTINGS])
+
+
+_TRACE_SETTINGS = (
+    "jax_default_matmul_precision",
+    "jax_enable_x64",
+    "jax_numpy_dtype_promotion",
+    "jax_numpy_rank_promotion",
+)  # (read as attributes: a setting with a context manager has its thread's value there)
+
+
 def _replay(fn: Callable[..., tuple], closed: Any) -> Callable[..., tuple]:
-    """`fn(*values)`, from the call's trace (`closed`) where the values are of its argument types: a gradient
-    program, or the per-op tier, replaying the recorded call binds the equations of its jaxpr (`jaxpr_inline`)
-    instead of running the Keras call's Python again. Values of other types (another trace's symbolic sizes,
-    a replica's inside `shard_map`, whose types say which mesh axes they vary over) run the call's Python."""
+    """`fn(*values)`, from the call's trace (`closed`) where the values are of its argument types and the trace's
+    settings hold: a gradient program, or the per-op tier, replaying the recorded call binds the equations of
+    its jaxpr (`jaxpr_inline`) instead of running the Keras call's Python again. Values of other types
+    (another trace's symbolic sizes, a replica's inside `shard_map`, whose types say which mesh axes they vary
+    over), another product precision (TF32 turned off since) or a forward-mode program run the call's Python."""
     if closed.effects:  # (runtime checks, callbacks: staged by the call's own Python in each trace)
         return fn
     types = [var.aval for var in closed.jaxpr.invars]
+    settings = _trace_settings()
 
     def replay(*values: Any) -> tuple:
         try:
-            same = len(values) == len(types) and all(jax.typeof(v) == t for v, t in zip(values, types))
+            same = (
+                len(values) == len(types)
+                and all(jax.typeof(v) == t for v, t in zip(values, types))
+                and _trace_settings() == settings
+            )
         except Exception:  # noqa: BLE001 - types a trace cannot compare (another trace's symbols): not the same
             same = False
         return tuple(jaxpr_inline.inline(closed, values)) if same else fn(*values)
