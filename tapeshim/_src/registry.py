@@ -33,7 +33,7 @@ from tapeshim._src import (
 )
 from tapeshim._src.node import Node, OpKey
 from tapeshim._src.ops.common import is_graph_run_error, tf_type_name
-from tapeshim._src.state import _thread_state, next_tensor_id
+from tapeshim._src.state import _thread_state, in_forward_mode, next_tensor_id
 from tapeshim._src.tensor import Tensor
 
 Check = Callable[[tuple, dict], None]
@@ -215,8 +215,8 @@ def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tup
     structs = [jax.ShapeDtypeStruct(shape, dtype._np) for shape, dtype in in_avals]
     avals = _family_avals(kernel, structs)
     if avals is None:
-        try:  # the trace the kernel's first call reuses (JAX caches it by the arguments' avals)
-            out = kernel.jitted.trace(*structs).out_info
+        try:
+            out = _output_structs(kernel, structs)
         except (TypeError, ValueError) as exc:
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise errors.invalid_argument(message, op.name) from None
@@ -229,13 +229,23 @@ def out_avals(op: OpDef, kernel: _Kernel, static: tuple, in_avals: tuple) -> tup
     return avals
 
 
+def _output_structs(kernel: _Kernel, structs: Sequence[Any]) -> Any:
+    """The kernel's outputs on `structs`, from the trace its first call then reuses (JAX caches a jit's traces
+    by argument types); while a forward-mode program traces, by a trace of its own (`jax.eval_shape`): the
+    kernel's trace there holds JAX's own rules where tapeshim's kernels give their reverse-mode `custom_vjp`s,
+    and must not be the one its calls and VJPs (`host_vjp`) later find."""
+    if in_forward_mode():
+        return jax.eval_shape(kernel.fn, *structs)
+    return kernel.jitted.trace(*structs).out_info
+
+
 def _family_avals(kernel: _Kernel, structs: list) -> tuple | None:
     """The output avals of another size of a structure the kernel has a shape family of (`kernel_families`),
     else None (the caller evaluates the shapes of its own)."""
     families = kernel.shape_families
     if families is None:
         return None
-    found = families.find(structs, structs, lambda symbolic: kernel.jitted.trace(*symbolic).out_info)
+    found = families.find(structs, structs, lambda symbolic: _output_structs(kernel, symbolic))
     if found is None:
         return None
     out, sizes = found
