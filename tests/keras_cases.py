@@ -70,6 +70,24 @@ def sequential_gradients(tf):
 
 
 @case
+def forward_accumulator_through_a_layer(tf):
+    # a layer's call first traced for a tape's reverse mode, then differentiated forward
+    class Root(tf.keras.layers.Layer):
+        def call(self, x):
+            return tf.sqrt(x) * 2.0 + tf.nn.swish(x)
+
+    layer = Root()
+    x = tf.constant([[1.0, 4.0, 0.25]])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        first = layer(x)
+    reverse = tape.gradient(first, x)
+    with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as accumulator:
+        y = layer(x)
+    return {"first": first, "reverse": reverse, "y": y, "jvp": accumulator.jvp(y)}
+
+
+@case
 def functional_gradients(tf):
     x, _ = data()
     inputs = tf.keras.Input((4,))

@@ -27,7 +27,8 @@ STEP_BUDGET = 10_000
 before it is abandoned and the program compiles: a long loop is served better by compiled code."""
 
 
-_CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr"}
+CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr"}
+"""Call primitives -> the parameter holding the jaxpr they call (evaluated in line here, and by `jaxpr_inline`)."""
 _CUSTOM = {"custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr"}
 
 
@@ -35,7 +36,8 @@ class Abandon(Exception):
     """The evaluation went past its budget: the program compiles instead."""
 
 
-def _closed_of(value: Any) -> jax_core.ClosedJaxpr:
+def closed_of(value: Any) -> jax_core.ClosedJaxpr:
+    """`value`, a jaxpr an equation calls, as a closed jaxpr (an open one has no constants)."""
     return value if isinstance(value, jax_core.ClosedJaxpr) else jax_core.ClosedJaxpr(value, ())
 
 
@@ -46,8 +48,8 @@ def called_jaxpr(eqn: Any) -> jax_core.ClosedJaxpr | None:
     """The one jaxpr a call, custom-derivative call or remat equation computes its outputs by, from its
     operands (its forward computation); None for other equations."""
     name, params = eqn.primitive.name, eqn.params
-    field = _CALLS.get(name) or _CUSTOM.get(name) or ("jaxpr" if name in _REMAT else None)
-    return None if field is None else _closed_of(params[field])
+    field = CALLS.get(name) or _CUSTOM.get(name) or ("jaxpr" if name in _REMAT else None)
+    return None if field is None else closed_of(params[field])
 
 
 def inner_jaxprs(eqn: Any) -> list | None:
@@ -57,7 +59,7 @@ def inner_jaxprs(eqn: Any) -> list | None:
     if called is not None:
         return [called]
     if name == "scan":
-        return [_closed_of(params["jaxpr"])]
+        return [closed_of(params["jaxpr"])]
     if name == "cond":
         return list(params["branches"])
     if name == "while":
@@ -141,7 +143,7 @@ def _all_zero(value: Any) -> bool:
 _DIRECT = (
     frozenset(interpret_rules.RULES)
     - frozenset(interpret_cost.COUNTED)
-    - frozenset(("cond", "while", "scan", *_CALLS, *_CUSTOM, *_REMAT))
+    - frozenset(("cond", "while", "scan", *CALLS, *_CUSTOM, *_REMAT))
 )
 """Primitives whose rule a `HostPlan` step calls directly with the equation's parameters (no budget, no nested
 plan, no multiply-adds to count)."""

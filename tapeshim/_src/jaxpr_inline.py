@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 from jax.extend import core as jax_core
 
-_ENTERED = frozenset({"pjit", "jit", "closed_call", "core_call"})
+from tapeshim._src.interpret_plan import CALLS, closed_of
 
 
 def inline(closed: jax_core.ClosedJaxpr, args: Sequence[Any]) -> list:
@@ -52,12 +52,10 @@ def _evaluate(jaxpr: jax_core.Jaxpr, consts: Sequence[Any], args: Sequence[Any])
     for eqn in jaxpr.eqns:
         values = [read(var) for var in eqn.invars]
         primitive = eqn.primitive
-        inner = eqn.params.get("jaxpr", eqn.params.get("call_jaxpr")) if primitive.name in _ENTERED else None
-        if inner is not None and _unplaced(eqn.params):
-            if isinstance(inner, jax_core.ClosedJaxpr):
-                outs = _evaluate(inner.jaxpr, inner.consts, values)
-            else:
-                outs = _evaluate(inner, (), values)
+        field = CALLS.get(primitive.name)
+        if field is not None and _unplaced(eqn.params):
+            inner = closed_of(eqn.params[field])
+            outs = _evaluate(inner.jaxpr, inner.consts, values)
         else:
             with eqn.ctx.manager:  # (the equation's context: its compute type, its XLA metadata)
                 outs = primitive.bind(*values, **primitive.get_bind_params(eqn.params))
