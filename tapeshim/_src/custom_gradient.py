@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 import sys
 from typing import Any, Callable, Iterator, Sequence
 
@@ -37,8 +36,19 @@ import numpy as np
 from jax.extend import core as jax_core
 
 from tapeshim._src import dtypes, nest, registry
+from tapeshim._src.custom_gradient_parts import (
+    LEAVES_JAX,
+    LazyRun,
+    VariableCollector,
+    accepts_variables,
+    input_gradient,
+    none_gradients,
+    transposed_vjp,
+    watched_variables,
+    wrap,
+    zero_cotangent,
+)
 from tapeshim._src.forward import ForwardAccumulator
-from tapeshim._src.function_trace import _EVERYTHING
 from tapeshim._src.node import OpKey
 from tapeshim._src.ops import math_ops, random_ops
 from tapeshim._src.recorded_call import record_call
@@ -47,149 +57,6 @@ from tapeshim._src.structural_keys import Identity, structural_key
 from tapeshim._src.tape import Recorder
 from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
 from tapeshim._src.variable import Variable
-
-
-class _VariableCollector(Recorder):
-    """Notes the variables a function reads or writes (a recorder that records nothing).
-
-    `variables` are all of them (the op's inputs); `watched` those TF's variable watcher sees, whose
-    gradients `grad_fn` returns: trainable ones that were read (an assignment that reads its value back
-    counts, one with `read_value=False` does not).
-    """
-
-    def __init__(self) -> None:
-        super().__init__(watch_accessed_variables=False)
-        self.variables: dict[int, Variable] = {}
-        self.watched: dict[int, Variable] = {}
-
-    def _variable_read(self, variable: Variable, tensor: Tensor) -> None:
-        self.variables.setdefault(id(variable), variable)
-        if variable.trainable:
-            self.watched.setdefault(id(variable), variable)
-
-    def before_write(self, variable: Variable, tensor: Tensor) -> None:
-        """Notes `variable` (holding `tensor`) before the function assigns it (`StatelessScope` calls this)."""
-        self.variables.setdefault(id(variable), variable)
-
-
-class _LazyRun(_VariableCollector):
-    """Notes the variables a function reads while every op it runs records lazily: nothing is computed.
-
-    A function that hands a value to Python or NumPy (`x.numpy()`, `float(x)`,
-    `print(x)`) leaves an exit in the recorder's explain log (`explain_hooks.left_tape`).
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._tracked = _EVERYTHING  # type: ignore[assignment]
-        self._produced = _EVERYTHING  # type: ignore[assignment]
-        # Each variable's value when the run first read or wrote it: the op's input for it.
-        self.first_values: dict[int, Tensor] = {}
-        self.wrote = False  # whether the run assigned a variable (it must not run again for this call)
-
-    def _variable_read(self, variable: Variable, tensor: Tensor) -> None:
-        super()._variable_read(variable, tensor)
-        self.first_values.setdefault(id(variable), tensor)
-
-    def before_write(self, variable: Variable, tensor: Tensor) -> None:
-        super().before_write(variable, tensor)
-        self.first_values.setdefault(id(variable), tensor)
-        self.wrote = True
-
-    def left_tapeshim(self) -> bool:
-        return self._explain_log is not None and bool(self._explain_log.exits)
-
-
-def _watched(collector: _VariableCollector) -> list[Variable]:
-    """The variables `grad_fn` gets (`variables=`), in the order of the op's variable inputs: those TF's
-    watcher sees among all the function read or wrote."""
-    return [v for v in collector.variables.values() if id(v) in collector.watched]
-
-
-def _wrap(values: Any) -> list[Tensor]:
-    return [concrete(v) for v in values]
-
-
-def _accepts_variables(grad_fn: Callable) -> bool:
-    try:
-        parameters = inspect.signature(grad_fn).parameters
-    except (TypeError, ValueError):
-        return True
-    return "variables" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
-
-
-def _zero_cotangent(value: jax.Array) -> Any:
-    if jnp.issubdtype(value.dtype, jnp.inexact):
-        return jnp.zeros_like(value)
-    return np.zeros(value.shape, dtype=jax.dtypes.float0)
-
-
-def _input_gradient(grad: Any, value: jax.Array, position: int) -> jax.Array:
-    """`grad_fn`'s gradient for argument `position`, broadcast to the argument's shape and dtype.
-
-    Raises:
-      ValueError: if the gradient's shape does not broadcast to the argument's (TF would hand back the
-        gradient as it is; a JAX gradient must have the argument's shape).
-    """
-    array = convert_to_tensor(grad).value
-    try:
-        fits = np.broadcast_shapes(array.shape, value.shape) == tuple(value.shape)
-    except ValueError:
-        fits = False
-    if not fits:
-        raise ValueError(
-            f"custom_gradient grad_fn returned a gradient of shape {list(array.shape)} for argument {position} "
-            f"of shape {list(value.shape)}; tapeshim needs a gradient with the argument's shape."
-        )
-    return jnp.broadcast_to(array, value.shape).astype(value.dtype)
-
-
-def _none_gradients(grad_fn: Callable, outputs: list, n_args: int, watched: Sequence[Variable]) -> set[int]:
-    """Where `grad_fn` returns None (probed on ones as upstreams): argument positions, and `n_args + j`
-    for the `j`-th of the `watched` variables.
-
-    A `grad_fn` that fails here is left to fail at `gradient` time, where TF raises too; outputs
-    whose shapes are symbolic (Keras's shape inference) are not probed.
-    """
-    try:
-        upstream = _wrap([jnp.ones(o.shape, o.dtype) for o in outputs])  # fails for a Keras symbolic batch
-        with StatelessScope():
-            grads = grad_fn(*upstream, variables=list(watched)) if watched else grad_fn(*upstream)
-        variable_grads = list(grads[1]) if watched else []
-        if watched:
-            grads = grads[0]
-    except Exception:  # noqa: BLE001 - reported when the gradient is computed
-        return set()
-    grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
-    if len(grads) != n_args:
-        return set()
-    nones = {i for i, g in enumerate(grads) if g is None}
-    if len(variable_grads) == len(watched):
-        nones.update(n_args + j for j, g in enumerate(variable_grads) if g is None)
-    return nones
-
-
-_LEAVES_JAX = (
-    jax.errors.TracerArrayConversionError,
-    jax.errors.ConcretizationTypeError,
-    jax.errors.TracerIntegerConversionError,
-    jax.errors.TracerBoolConversionError,
-)
-
-
-def _transposed_vjp(forward: Callable, vjp: Callable) -> Callable:
-    """`forward` with a jvp that transposes `vjp(values, cotangents)` (linear in the cotangents)."""
-    primal = jax.custom_jvp(forward)
-
-    def jvp_rule(values: tuple, tangents: tuple) -> tuple:
-        outs = forward(*values)
-        structs = [jax.ShapeDtypeStruct(o.shape, o.dtype) for o in outs]
-        transpose = jax.linear_transpose(lambda *cotangents: vjp(values, cotangents), *structs)
-        return outs, tuple(transpose(tuple(tangents)))
-
-    primal.defjvp(jvp_rule)
-    return primal
-
 
 _UNSET = object()
 _PROBED_SIZE = 1024
@@ -287,8 +154,8 @@ class _CustomGradientCall:
         self.positions = [i for i, a in enumerate(args) if isinstance(a, (Tensor, Variable, np.ndarray, jax.Array))]
         self.inputs = [convert_to_tensor(args[i]) for i in self.positions]
         self.n_inputs = len(self.inputs)
-        # What the forward's run noted of the variables (the `_LazyRun` itself once it ran on the tensors).
-        self.collector: _VariableCollector = _VariableCollector()
+        # What the forward's run noted of the variables (the `LazyRun` itself once it ran on the tensors).
+        self.collector: VariableCollector = VariableCollector()
         self.result: Any = None
         self.grad_fn: Any = None
         self.none_grads: set[int] = set()
@@ -296,7 +163,7 @@ class _CustomGradientCall:
         # gradient, or it leaves tapeshim); None when it ran on abstract values only.
         self.computed: list | None = None
         self.variables: list[Variable] = []  # every variable the forward reads or writes: the op's inputs
-        self.watched: list[Variable] = []  # those `grad_fn` returns gradients for (`_VariableCollector`)
+        self.watched: list[Variable] = []  # those `grad_fn` returns gradients for (`VariableCollector`)
         self._base_key: Any = _UNSET
         # The keys of the random ops the forward runs, drawn once per call where the call is made (eagerly,
         # in a function's trace, in a Keras call), so the op's forward and backward draw the same numbers
@@ -334,7 +201,7 @@ class _CustomGradientCall:
         (noted in `writes`): a rerun inside the op, or a run on abstract values, must not assign again.
         """
         call_args = list(self.args)
-        for position, tensor in zip(self.positions, _wrap(values)):
+        for position, tensor in zip(self.positions, wrap(values)):
             call_args[position] = tensor
         with StatelessScope(variable_values, variables_seen, writes), self.random_keys(key_values):
             result, grad_fn = self.f(*call_args, **self.kwargs)
@@ -452,14 +319,14 @@ class _CustomGradientCall:
                         out_structs = self._assigning_run()
                     elif writes:
                         self.assigned = list(writes.values())
-                except _LEAVES_JAX:
+                except LEAVES_JAX:
                     # The forward leaves tapeshim (`x.numpy()`): run it once on the values, as TF runs it,
                     # and differentiate only through grad_fn.
                     out_structs = self.computed = self._run_on_values(True)
         self.out_dtypes = [np.dtype(struct.dtype) for struct in out_structs]
         self.variables = list(self.collector.variables.values())
-        self.watched = _watched(self.collector)
-        if self.watched and not _accepts_variables(self.grad_fn):
+        self.watched = watched_variables(self.collector)
+        if self.watched and not accepts_variables(self.grad_fn):
             raise TypeError(
                 "@tf.custom_gradient grad_fn must accept keyword argument 'variables', since function uses "
                 f"variables: {self.watched}"
@@ -492,7 +359,7 @@ class _CustomGradientCall:
             key = (key, tuple((t._shape, t._dtype) for t in self.inputs))
         none_grads = _probed.get(key) if key is not None else None
         if none_grads is None:  # grad_fn's None pattern: the same for calls computing the same thing
-            none_grads = _none_gradients(grad_fn, outs, len(self.args), _watched(self.collector))
+            none_grads = none_gradients(grad_fn, outs, len(self.args), watched_variables(self.collector))
             if key is not None:
                 if len(_probed) >= _PROBED_SIZE:
                     _probed.clear()
@@ -525,7 +392,7 @@ class _CustomGradientCall:
         if known is None:
             return None
         variable_ids, none_grads = known
-        run = _LazyRun()
+        run = LazyRun()
         call_args = list(self.args)
         for position, tensor in zip(self.positions, self.inputs):
             call_args[position] = tensor
@@ -547,14 +414,14 @@ class _CustomGradientCall:
         self.none_grads = none_grads
         return [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in outs]
 
-    def _computed_from(self, run: _LazyRun, result: Any, grad_fn: Callable, outs: list[Tensor]) -> list:
+    def _computed_from(self, run: LazyRun, result: Any, grad_fn: Callable, outs: list[Tensor]) -> list:
         """The values of a run on the tensors that assigned variables and cannot be recorded as it ran (it
         handed a value to Python, or read variables no trace knows): it must not run again, so the call is
         differentiated through `grad_fn` only, as a forward that leaves tapeshim is."""
         self.collector = run
         self.computed = [t.value for t in outs]
         self.result, self.grad_fn = nest.pack_sequence_as(result, outs), grad_fn
-        self.none_grads = _none_gradients(grad_fn, self.computed, len(self.args), _watched(run))
+        self.none_grads = none_gradients(grad_fn, self.computed, len(self.args), watched_variables(run))
         return self.computed
 
     def _run_on_values(self, probe_none: bool) -> list:
@@ -565,7 +432,7 @@ class _CustomGradientCall:
         outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
         self.result, self.grad_fn = result, grad_fn
         self.none_grads = (
-            _none_gradients(grad_fn, outs, len(self.args), _watched(self.collector)) if probe_none else set()
+            none_gradients(grad_fn, outs, len(self.args), watched_variables(self.collector)) if probe_none else set()
         )
         return outs
 
@@ -638,7 +505,7 @@ class _CustomGradientCall:
             inputs, variable_values = list(values[: self.n_inputs]), self._values_by_variable(values)
             _, grad_fn = self.run(inputs, variable_values, None, self._key_values(values), {})
         # the assigned values have none; an integer output's (JAX's float0) is a zero of its dtype, as TF's
-        upstream = _wrap(
+        upstream = wrap(
             [
                 jnp.zeros(np.shape(ct), dtype) if getattr(ct, "dtype", None) == jax.dtypes.float0 else ct
                 for ct, dtype in zip(cotangents[: len(cotangents) - len(self.assigned)], self.out_dtypes)
@@ -650,7 +517,7 @@ class _CustomGradientCall:
                     grads, variable_grads = grad_fn(*upstream, variables=self.watched)
                 else:
                     grads, variable_grads = grad_fn(*upstream), []
-            except _LEAVES_JAX as exc:
+            except LEAVES_JAX as exc:
                 raise NotImplementedError(
                     "tapeshim: a tf.custom_gradient grad_fn handed a tensor's value to Python (`.numpy()`, "
                     "`float()`, `print`, or a Python `if` on a tensor). TF runs grad_fn eagerly; tapeshim traces it "
@@ -675,10 +542,10 @@ class _CustomGradientCall:
         out = []
         for position, value in zip(self.positions, values[: self.n_inputs]):
             grad = grads[position]
-            out.append(_zero_cotangent(value) if grad is None else _input_gradient(grad, value, position))
+            out.append(zero_cotangent(value) if grad is None else input_gradient(grad, value, position))
         for grad, value in zip(variable_grads, values[self.n_inputs :]):
-            out.append(_zero_cotangent(value) if grad is None else convert_to_tensor(grad).value)
-        out.extend(_zero_cotangent(value) for value in self._key_values(values))
+            out.append(zero_cotangent(value) if grad is None else convert_to_tensor(grad).value)
+        out.extend(zero_cotangent(value) for value in self._key_values(values))
         return tuple(out)
 
 
@@ -704,7 +571,7 @@ def _read_before_call(call: _CustomGradientCall, variable: Variable) -> Tensor:
     """The value `variable` had when the call's forward first read it (it may have assigned it since),
     watched by the tapes as a read."""
     collector = call.collector
-    tensor = collector.first_values.get(id(variable)) if isinstance(collector, _LazyRun) else None
+    tensor = collector.first_values.get(id(variable)) if isinstance(collector, LazyRun) else None
     return variable._read_for_op() if tensor is None else variable._noted_read(tensor)
 
 
@@ -721,7 +588,7 @@ def _custom_vjp_op(call: _CustomGradientCall) -> jax.custom_vjp:
 
 def _record(call: _CustomGradientCall, op: jax.custom_vjp, all_inputs: tuple, out_structs: list) -> Any:
     """Records the call as one op on the tapes that track its inputs; returns its outputs in `f`'s structure."""
-    transposed = _transposed_vjp(call.forward, call.backward) if call.computed is not None else None
+    transposed = transposed_vjp(call.forward, call.backward) if call.computed is not None else None
 
     def node_fn(*values: jax.Array) -> tuple:
         # Forward mode differentiates the ops the function ran, as TF's accumulators do (or, when
@@ -793,7 +660,7 @@ def custom_gradient(f: Callable | None = None) -> Callable:
             call.pin(all_inputs)  # (eagerly: what the call computes is fixed at the call)
         op = _custom_vjp_op(call)
         if traced:
-            return _outputs(call, _wrap(op(*[t._value for t in all_inputs])))
+            return _outputs(call, wrap(op(*[t._value for t in all_inputs])))
         return _record(call, op, all_inputs, out_structs)
 
     return decorated

@@ -33,7 +33,7 @@ import jax
 import numpy as np
 
 from tapeshim._src import dtypes, jaxpr_inline, keras_eager_calls, registry, runtime_checks
-from tapeshim._src.custom_gradient import _VariableCollector
+from tapeshim._src.custom_gradient_parts import VariableCollector
 from tapeshim._src.keras_compat import (
     call_context_training,
     direct_assign,
@@ -399,7 +399,7 @@ class _Program:
             written = {id(v): extra[id(v)] for v in writes.values()}
             return outs, out_tree, before, after, writes, written
 
-        collector = _VariableCollector()
+        collector = VariableCollector()
         probe: dict[str, Any] = {"collector": collector}  # (the analysis notes the variables the call reads)
 
         def fn(*values: Any) -> tuple:
