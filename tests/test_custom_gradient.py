@@ -799,3 +799,44 @@ def test_none_variable_gradients_follow_the_variables_order_first_calls_and_forw
         return ordered, cut, accumulator.jvp(y)
 
     check(body)
+
+
+def test_a_first_gradient_traces_no_kernel_of_the_custom_op():
+    # The per-op tier computes a custom gradient's first gradient on the host from the traces its call made (its
+    # forward, at the call) and its gradient made before it traced anything else (its backward): no kernel of the
+    # op is traced. Traced inside the gradient, the backward found none of its ops' traces in JAX's cache (another
+    # trace context there) and traced each again.
+    traced: list = []
+
+    def listener(event: str, duration: float, **kwargs) -> None:
+        if event == "/jax/core/compile/jaxpr_trace_duration":
+            traced.append(kwargs.get("fun_name"))
+
+    @tapeshim.custom_gradient
+    def clipped(x):
+        def grad_fn(upstream):
+            return tapeshim.clip_by_value(upstream, -0.5, 0.5) * 2.0
+
+        return tapeshim.identity(x) * 3.0, grad_fn
+
+    w = tapeshim.Variable(np.arange(-3.0, 4.0, dtype=np.float32).reshape(7, 1))
+    runs = tapeshim_replay_eager().stats["per_op_runs"]
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        with tapeshim.GradientTape() as tape:
+            x = w
+            for _ in range(70):  # (a plan too long to compile at its first sighting: it runs per op)
+                x = x * 1.0
+            loss = tapeshim.reduce_sum(clipped(x))
+        gradient = tape.gradient(loss, w)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    np.testing.assert_allclose(gradient.numpy(), np.ones((7, 1), np.float32))
+    assert tapeshim_replay_eager().stats["per_op_runs"] > runs  # (the per-op tier served it)
+    assert "node_fn" not in traced and "vjp" not in traced, traced
+
+
+def tapeshim_replay_eager():
+    from tapeshim._src import replay_eager
+
+    return replay_eager

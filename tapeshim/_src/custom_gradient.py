@@ -35,12 +35,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend import core as jax_core
 
-from tapeshim._src import dtypes, nest, registry
+from tapeshim._src import dtypes, jaxpr_inline, nest, registry
 from tapeshim._src.custom_gradient_parts import (
     LEAVES_JAX,
     LazyRun,
     VariableCollector,
     accepts_variables,
+    fits,
+    host_program,
     input_gradient,
     none_gradients,
     transposed_vjp,
@@ -69,6 +71,8 @@ run the forward lazily (`_CustomGradientCall._run_lazily`) instead of tracing it
 _pinned: dict = {}
 """`structural_key`, input avals and assigned variables -> the op's forward traced at a call
 (`_CustomGradientCall.pin`)."""
+_pinned_backwards: dict = {}
+"""`_pinned`'s keys -> the op's backward traced before a gradient (`_CustomGradientCall.trace_backward`), or None."""
 _backward_draws: dict = {}
 """`structural_key` without variables -> True for calls whose `grad_fn` ran random ops: later such calls draw a
 key for them (`_CustomGradientCall.add_backward_key`)."""
@@ -128,6 +132,7 @@ class _CustomGradientCall:
         "args",
         "assigned",
         "backward_key",
+        "backward_trace",
         "collector",
         "computed",
         "f",
@@ -175,8 +180,11 @@ class _CustomGradientCall:
         self.assigned: list[Variable] = []
         self.lazy_result: Any = None  # the outputs of a run on the tensors, ops recorded lazily
         self.outer = _call_site_state()
-        # The op's forward traced at the call, and the input avals it takes (`pin`), or None: the op runs `f`.
-        self.pinned: tuple[Callable, tuple] | None = None
+        # The op's forward traced at the call, the input avals it takes and its `_pinned` key (`pin`), or None:
+        # the op runs `f`.
+        self.pinned: tuple[jax_core.ClosedJaxpr, tuple, Any] | None = None
+        # The backward's trace (`trace_backward`): None where it could not be traced, _UNSET before.
+        self.backward_trace: Any = _UNSET
         self.out_dtypes: list[np.dtype] = []  # the outputs' dtypes (an integer output's cotangent is a zero)
 
     def key(self, variables: Sequence[Variable]) -> Any:
@@ -448,9 +456,9 @@ class _CustomGradientCall:
 
         Python state `f` reads that changes between the call and then (a value a loop raises after the call)
         so does not change the call's outputs, as TF's eager run does. Calls computing the same thing
-        (`structural_key`) share the trace. The backward still runs `f` and `grad_fn` at the gradient, where
-        TF runs `grad_fn` (its own reads and side effects belong there); nothing is pinned where the forward
-        cannot be traced.
+        (`structural_key`) share the trace. The backward runs `f` and `grad_fn` at the gradient, where TF runs
+        `grad_fn` (its own reads and side effects belong there: `trace_backward`); nothing is pinned where the
+        forward cannot be traced.
         """
         key = self.key(self.variables)
         avals = tuple((tuple(t._shape), t._dtype._np) for t in inputs)
@@ -461,24 +469,53 @@ class _CustomGradientCall:
                 forward = jax.make_jaxpr(self.forward)(*[jax.ShapeDtypeStruct(*aval) for aval in avals])
             except Exception:  # noqa: BLE001 - the op runs `f` when it runs, as before
                 return
-            pinned = (jax_core.jaxpr_as_fun(forward), avals)
+            pinned = (forward, avals, cache_key)
             if cache_key is not None:
                 if len(_pinned) >= _PROBED_SIZE:
                     _pinned.clear()
                 _pinned[cache_key] = pinned
         self.pinned = pinned
 
-    def _pinned_for(self, values: Sequence[Any]) -> Callable | None:
-        """The forward `pin` traced where it takes `values`, else None (a per-op kernel of the op's key may run
-        this call's function on another call's shapes: that runs `f`)."""
-        pinned = self.pinned
-        if pinned is None or len(values) != len(pinned[1]):
+    def trace_backward(self) -> None:
+        """Traces the op's backward (`f`, then `grad_fn`) for a gradient about to differentiate the op, before
+        that gradient's own trace; the op's `jax.custom_vjp` backward then evaluates this trace
+        (`pinned_backward`). Calls computing the same thing share it.
+
+        Traced inside the gradient's transposition, the backward found none of its ops' traces in JAX's cache
+        (keyed there by another context: the equations' abstract mesh) and traced every op again: 4-5 ms of
+        a small custom gradient's 15 ms first step. Traced here, where the call's shape evaluation traced them, it
+        finds them. Nothing is traced for a call without a pinned forward (inside a function, a forward that
+        left tapeshim), and none is kept where the backward fails here (it runs as before, raising at the
+        gradient).
+        """
+        if self.pinned is None or self.backward_trace is not _UNSET:
+            return
+        forward, avals, cache_key = self.pinned
+        traced = _pinned_backwards.get(cache_key, _UNSET) if cache_key is not None else _UNSET
+        if traced is _UNSET:
+            traced = self._traced_backward([jax.ShapeDtypeStruct(*aval) for aval in avals], forward.out_avals)
+            if cache_key is not None:
+                if len(_pinned_backwards) >= _PROBED_SIZE:
+                    _pinned_backwards.clear()
+                _pinned_backwards[cache_key] = traced
+        self.backward_trace = traced
+
+    def _traced_backward(self, structs: list, out_avals: Sequence[Any]) -> jax_core.ClosedJaxpr | None:
+        """`backward` traced on abstract values and cotangents, or None: an output without a floating cotangent
+        (JAX hands the backward an integer output's as `float0`), or a backward that fails here."""
+        if not all(jnp.issubdtype(aval.dtype, jnp.inexact) for aval in out_avals):
             return None
-        fits = all(
-            tuple(np.shape(v)) == shape and getattr(v, "dtype", None) == dtype
-            for v, (shape, dtype) in zip(values, pinned[1])
-        )
-        return pinned[0] if fits else None
+        cotangents = tuple(jax.ShapeDtypeStruct(aval.shape, aval.dtype) for aval in out_avals)
+        try:
+            return jax.make_jaxpr(self.backward)(tuple(structs), cotangents)
+        except Exception:  # noqa: BLE001 - traced inside the gradient instead, raising there
+            return None
+
+    def _pinned_for(self, values: Sequence[Any]) -> tuple | None:
+        """`pin`'s `(forward, input avals, cache key)` where it takes `values`, else None (a per-op kernel of the
+        op's key may run this call's function on another call's shapes: that runs `f`)."""
+        pinned = self.pinned
+        return pinned if pinned is not None and fits(values, pinned[0].in_avals) else None
 
     def forward(self, *values: jax.Array) -> tuple:
         """The op's JAX function: the tensor arguments', the variables' and the random keys' values -> the outputs."""
@@ -486,11 +523,44 @@ class _CustomGradientCall:
             return tuple(self.computed)
         pinned = None if in_forward_mode() else self._pinned_for(values)  # (forward mode: the ops' JVP rules)
         if pinned is not None:
-            return tuple(pinned(*values))
+            return tuple(jaxpr_inline.inline(pinned[0], values))
         inputs, variable_values = list(values[: self.n_inputs]), self._values_by_variable(values)
         result, _ = self.run(inputs, variable_values, None, self._key_values(values), {})
         outs = [convert_to_tensor(t).value for t in nest.flatten(result)]
         return tuple(outs + [variable_values[id(v)] for v in self.assigned])
+
+    def pinned_backward(self, values: tuple, cotangents: tuple) -> tuple:
+        """The op's `jax.custom_vjp` backward: `trace_backward`'s trace where it takes these values and
+        cotangents, else `backward`."""
+        backward = self.backward_trace
+        if (
+            isinstance(backward, jax_core.ClosedJaxpr)
+            and not in_forward_mode()
+            and fits((*values, *cotangents), backward.in_avals)
+        ):
+            return tuple(jaxpr_inline.inline(backward, (*values, *cotangents)))
+        return self.backward(values, cotangents)
+
+    def host_forward(self, args: tuple) -> Any:
+        """The per-op tier's forward kernel of the op on `args` as a host program from `pin`'s trace, without
+        tracing the kernel (`replay_eager.forward_kernel`), or None."""
+        pinned = None if self.computed is not None else self._pinned_for(args)
+        if pinned is None:
+            return None
+        return host_program(pinned[0], args, range(len(pinned[0].out_avals)), as_dict=False)
+
+    def host_vjp(self, args: tuple, given: tuple) -> Any:
+        """The per-op tier's VJP kernel of the op, `(inputs, cotangents) -> {floating input's position:
+        cotangent}`, as a host program from `trace_backward`'s trace, without tracing the kernel
+        (`replay_eager._vjp_kernel`), or None (an output without a cotangent: the trace takes them all)."""
+        backward = self.backward_trace
+        inputs, cotangents = args
+        if not isinstance(backward, jax_core.ClosedJaxpr) or not all(given):
+            return None
+        if not fits((*inputs, *cotangents), backward.in_avals):
+            return None
+        floating = [k for k, v in enumerate(inputs) if jnp.issubdtype(v.dtype, jnp.inexact)]
+        return host_program(backward, args, floating, as_dict=True)
 
     def backward(self, values: tuple, cotangents: tuple) -> tuple:
         """The op's `jax.custom_vjp` backward: calls `grad_fn` on the cotangents; one cotangent per input.
@@ -582,7 +652,7 @@ def _custom_vjp_op(call: _CustomGradientCall) -> jax.custom_vjp:
     def op_fwd(*values: jax.Array) -> tuple:
         return op(*values), values
 
-    op.defvjp(op_fwd, call.backward)
+    op.defvjp(op_fwd, call.pinned_backward)
     return op
 
 
@@ -597,6 +667,10 @@ def _record(call: _CustomGradientCall, op: jax.custom_vjp, all_inputs: tuple, ou
             return op(*values)
         return transposed(*values) if transposed is not None else call.forward(*values)
 
+    # (`replay.trace_backwards`, `replay_eager`'s kernels of the node)
+    node_fn.trace_backward = call.trace_backward  # type: ignore[attr-defined]
+    node_fn.host_forward = call.host_forward  # type: ignore[attr-defined]
+    node_fn.host_vjp = call.host_vjp  # type: ignore[attr-defined]
     avals = tuple((tuple(s.shape), dtypes.from_numpy(np.dtype(s.dtype))) for s in out_structs)
     key = None if call.computed is not None else call.key(call.variables)
     if key is None:

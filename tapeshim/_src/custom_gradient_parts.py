@@ -5,12 +5,14 @@ of a forward that left tapeshim."""
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.extend import core as jax_core
 
+from tapeshim._src import interpret
 from tapeshim._src.function_trace import _EVERYTHING
 from tapeshim._src.state import StatelessScope
 from tapeshim._src.tape import Recorder
@@ -158,3 +160,34 @@ def transposed_vjp(forward: Callable, vjp: Callable) -> Callable:
 
     primal.defjvp(jvp_rule)
     return primal
+
+
+class _Traced(NamedTuple):
+    """What `interpret.prepare` reads of a `jax.jit(...).trace(...)`, for a jaxpr traced otherwise."""
+
+    jaxpr: jax_core.ClosedJaxpr
+    in_tree: Any
+    out_tree: Any
+
+
+def fits(values: Sequence[Any], avals: Sequence[Any]) -> bool:
+    """Whether `values` (arrays or tracers) have the shapes and dtypes of `avals`."""
+    return len(values) == len(avals) and all(
+        tuple(np.shape(v)) == tuple(aval.shape) and getattr(v, "dtype", None) == aval.dtype
+        for v, aval in zip(values, avals)
+    )
+
+
+def host_program(closed: jax_core.ClosedJaxpr, args: tuple, outputs: Sequence[int], as_dict: bool) -> Any:
+    """The host interpreter's program (`interpret.Prepared`) of `closed` called as a per-op kernel is on `args`
+    (its arguments, flat within them), returning its outputs at `outputs`: as `{position: output}` with
+    `as_dict` (a VJP kernel's), else as a tuple (a forward kernel's); None where the interpreter cannot run it."""
+    if not interpret.enabled():
+        return None
+    jaxpr = closed.jaxpr
+    selected = jax_core.ClosedJaxpr(jaxpr.replace(outvars=[jaxpr.outvars[k] for k in outputs]), closed.consts)
+    out_tree = jax.tree.structure({k: 0 for k in outputs} if as_dict else tuple(outputs))
+    try:
+        return interpret.prepare(_Traced(selected, jax.tree.structure((args, {})), out_tree))
+    except Exception:  # noqa: BLE001 - a rule's lowering that does not know its parameters: the kernel is traced
+        return None

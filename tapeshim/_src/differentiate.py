@@ -365,6 +365,8 @@ def _make_program(
     perturbation per connected source (see `replay.make_perturbed`).
     """
     evaluate = sliced.perturbed_function(connected)
+    if mode != JVP:
+        replay.trace_backwards(sliced.plan.steps)
     seed_position: dict[int, int] = {}
     for k, given in enumerate(seed_mask):
         if given:

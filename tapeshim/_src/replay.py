@@ -337,6 +337,17 @@ def evaluate_plain(
     return env
 
 
+def trace_backwards(steps: Sequence[Step]) -> None:
+    """Lets each node whose function traces its backward before a gradient's own trace do so now (a
+    `tf.custom_gradient`'s: `custom_gradient._CustomGradientCall.trace_backward`); called where a gradient is
+    about to trace its program or its per-op VJP kernels."""
+    for step in steps:
+        if type(step) is NodeStep:
+            trace_backward = getattr(step.fn, "trace_backward", None)
+            if trace_backward is not None:
+                trace_backward()
+
+
 def make_perturbed(
     steps: Sequence[Step], connected: Sequence[int]
 ) -> Callable[[Sequence[jax.Array], Sequence[jax.Array]], dict[int, jax.Array]]:

@@ -88,7 +88,9 @@ def forward_kernel(node_key: Hashable, fn: Callable[..., tuple]) -> Callable[...
     kernel = getattr(fn, "kernel", None)  # the op's kernel (`registry._Kernel`): its eager jit, already compiled
     if kernel is not None:
         return kernel.per_op_call
-    return _remember(_forward_kernels, node_key, lambda: fn, "op_kernels").call
+    # (a node whose function gives its host program without a trace: a custom gradient's, from its pinned forward)
+    untraced = getattr(fn, "host_forward", None)
+    return _remember(_forward_kernels, node_key, lambda: fn, "op_kernels", untraced=untraced).call
 
 
 _INEXACT: dict = {}
@@ -134,6 +136,14 @@ def _vjp_kernel(node_key: Hashable, fn: Callable[..., tuple], given: tuple) -> C
 
         def untraced(args: tuple) -> Any:
             return host_vjp.program(forward.jitted, args[0], given)
+
+    elif (
+        kernel is None and getattr(fn, "host_vjp", None) is not None
+    ):  # (a custom gradient's, from its backward's trace)
+        node_vjp = fn.host_vjp  # type: ignore[attr-defined]
+
+        def untraced(args: tuple) -> Any:
+            return node_vjp(args, given)
 
     return _remember(_vjp_kernels, (node_key, given), make, "vjp_kernels", families, may_check, untraced).call_vjp
 
@@ -248,6 +258,9 @@ def gradient(
         if not any(_inexact(env[s].dtype) for s in in_slots):
             continue
         supplied = [cotangents[s] for s, has in zip(out_slots, given) if has]
+        trace_backward = getattr(step.fn, "trace_backward", None)  # (`replay.trace_backwards`)
+        if trace_backward is not None:
+            trace_backward()
         grads = _vjp_kernel(step.key, step.fn, given)([env[s] for s in in_slots], supplied)
         for position, grad in grads.items():
             _accumulate(cotangents, in_slots[position], grad)
