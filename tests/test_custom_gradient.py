@@ -840,3 +840,37 @@ def tapeshim_replay_eager():
     from tapeshim._src import replay_eager
 
     return replay_eager
+
+
+def test_first_gradients_on_the_host_with_two_outputs_and_a_variable():
+    # The per-op tier's host kernels of a custom gradient (its pinned forward, its backward's trace): an output
+    # without a cotangent (the backward's trace takes them all: the op's VJP is traced), and a variable the
+    # forward reads (an input of the op whose gradient grad_fn returns), over steps of a plan long enough to run
+    # per op at its first sighting.
+    def body(tf):
+        scale = tf.Variable([[0.5], [2.0], [-1.0]])
+
+        @tf.custom_gradient
+        def split(x):
+            y = x * scale
+
+            def grad_fn(up_first, up_second, variables):
+                return up_first * 2.0 + up_second, [tf.reduce_sum(up_first * x, axis=1, keepdims=True)]
+
+            return (tf.tanh(y), y * y), grad_fn
+
+        w = tf.Variable(np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4))
+        results = []
+        for step in range(3):
+            with tf.GradientTape(persistent=True) as tape:
+                x = w
+                for _ in range(70):
+                    x = x * 1.0
+                first, second = split(x)
+                loss_first = tf.reduce_sum(first)
+                loss_both = loss_first + tf.reduce_sum(second) * float(step + 1)
+            results.append((tape.gradient(loss_first, [w, scale]), tape.gradient(loss_both, [w, scale])))
+            w.assign_sub(0.1 * results[-1][1][0])
+        return results
+
+    check(body)
