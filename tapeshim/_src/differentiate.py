@@ -372,6 +372,8 @@ def _make_program(
         if given:
             seed_position[k] = len(seed_position)
 
+    long = len(sliced.plan.steps) > replay.SMALL_PLAN
+
     def program(leaf_values: list, seeds: list) -> tuple:
         def f(eps: list) -> tuple:
             values = evaluate(leaf_values, eps)
@@ -385,7 +387,11 @@ def _make_program(
             if mode == JVP:
                 (outs, aux), (tangents_out, _) = jax.jvp(f, (eps0,), (list(seeds),))
                 return aux, tangents_out
-            return reverse(f, eps0, seeds)
+            saved, _thread_state.inline_kernels = _thread_state.inline_kernels, long  # (`registry._Kernel`)
+            try:
+                return reverse(f, eps0, seeds)
+            finally:
+                _thread_state.inline_kernels = saved
 
     def reverse(f: Callable, eps0: list, seeds: list) -> tuple:
         outs, pullback, aux = jax.vjp(f, eps0, has_aux=True)

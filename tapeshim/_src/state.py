@@ -115,6 +115,8 @@ class _ThreadState(threading.local):
         self.stateless_scope: StatelessScope | None = None  # the innermost JAX function being traced, if any
         self.name_stack: list[str] = []  # the `tf.name_scope` names, outermost first
         self.forward_mode = False  # see `DifferentiationMode`
+        # While a long gradient program is traced: an op's kernel is its cached `jit` trace (`registry._Kernel`)
+        self.inline_kernels = False
         # While a mapped dataset's element spec is computed from a run on its first element: tensor id -> the
         # shape TF's graph knows for it (a `py_function` output's is unknown until `set_shape`)
         self.graph_shapes: dict[int, Any] | None = None

@@ -21,6 +21,7 @@ import numpy as np
 from jax import lax
 
 from tapeshim._src import dtypes, errors, runtime_checks
+from tapeshim._src.ops import lax_kernels
 from tapeshim._src.state import in_forward_mode
 
 
@@ -74,14 +75,27 @@ def _nan_from_x(x: jax.Array, y: jax.Array, picked: jax.Array) -> jax.Array:
     return jnp.where(jnp.isnan(x), y + lax.stop_gradient(x), picked)
 
 
+def _extreme(x: jax.Array, y: jax.Array, x_wins: Callable[[Any, Any], Any]) -> jax.Array:
+    """`x` where `x_wins(x, y)`, else `y`; NaN from `x` propagates (its gradient goes to `y`): bound with `lax`
+    where the operands are real floats typed alike, of one shape or a scalar (`lax_kernels`: the equations
+    `jnp` binds, without its traces), else with `jnp`."""
+    if jnp.issubdtype(x.dtype, jnp.floating) and lax_kernels.binary_alike(x, y):
+        picked = lax_kernels.where(x_wins(x, y), x, y)
+        nan = lax_kernels.where(lax.ne(x, x), lax.add(y, lax.stop_gradient(x)), picked) if picked is not None else None
+        if nan is not None:
+            return nan
+    compare = jnp.greater_equal if x_wins is lax.ge else jnp.less_equal
+    return _nan_from_x(x, y, jnp.where(compare(x, y), x, y))
+
+
 def maximum_impl(x: jax.Array, y: jax.Array) -> jax.Array:
     """max(x, y): a tie's gradient goes to x, NaN propagates (its gradient goes to y), as TF."""
-    return _nan_from_x(x, y, jnp.where(x >= y, x, y))
+    return _extreme(x, y, lax.ge)
 
 
 def minimum_impl(x: jax.Array, y: jax.Array) -> jax.Array:
     """min(x, y): a tie's gradient goes to x, NaN propagates (its gradient goes to y), as TF."""
-    return _nan_from_x(x, y, jnp.where(x <= y, x, y))
+    return _extreme(x, y, lax.le)
 
 
 @jax.custom_jvp
@@ -108,7 +122,8 @@ def sum_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
     """The sum over `axis` in x's dtype; bfloat16 accumulates in float32, as TF's CPU kernel."""
     if x.dtype == jnp.bfloat16:  # TF's CPU kernel accumulates bfloat16 sums in float32
         return jnp.sum(x.astype(jnp.float32), axis=axis, keepdims=keepdims).astype(x.dtype)
-    return jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+    summed = lax_kernels.reduce_sum(x, axis, keepdims)  # (without `jnp.sum`'s traces where it can)
+    return jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype) if summed is None else summed
 
 
 def chooser_reduce(kind: str, x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
@@ -188,7 +203,8 @@ def mean_impl(x: jax.Array, axis: tuple | None, keepdims: bool) -> jax.Array:
         total = jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
         count = x.size if axis is None else math.prod(x.shape[a] for a in axis)
         return lax.div(total, jnp.asarray(max(count, 1), x.dtype))
-    return jnp.mean(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+    mean = lax_kernels.reduce_mean(x, axis, keepdims)  # (without `jnp.mean`'s traces where it can)
+    return jnp.mean(x, axis=axis, keepdims=keepdims, dtype=x.dtype) if mean is None else mean
 
 
 @jax.custom_vjp
@@ -434,4 +450,4 @@ def matmul_impl(
     if transpose_b or adjoint_b:
         b = jnp.swapaxes(b, -1, -2)
         b = jnp.conj(b) if adjoint_b else b
-    return jnp.matmul(a, b)
+    return lax_kernels.matmul(a, b)

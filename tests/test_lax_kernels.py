@@ -1,0 +1,144 @@
+"""`lax_kernels`: the commonest ops' kernels bind, with `lax`, the equations their `jnp` functions bind.
+
+The kernels skip `jnp`'s own traces (a `jit` per function, traced per signature inside every kernel's trace)
+where the operands need nothing `jnp` adds; their jaxprs must stay what `jnp` binds, or values would change.
+The ops' values against TF are the op fidelity tests'. A long gradient program traces a repeated op's kernel once
+(`registry._Kernel`, `state.inline_kernels`).
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+from tapeshim._src.ops import lax_kernels, math_kernels
+
+F32 = np.float32
+
+
+def _jaxpr(fn, *avals):
+    return str(jax.make_jaxpr(fn)(*avals))
+
+
+def _aval(shape, dtype=F32, weak=False):
+    return jax.ShapeDtypeStruct(shape, dtype, weak_type=weak)
+
+
+_BINARY = [
+    (lax.add, jnp.add, "iufc"),
+    (lax.sub, jnp.subtract, "iufc"),
+    (lax.mul, jnp.multiply, "iufc"),
+    (lax.div, jnp.true_divide, "fc"),
+]
+_OPERANDS = [
+    (_aval((4, 3)), _aval((4, 3))),
+    (_aval((4, 3)), _aval(())),
+    (_aval(()), _aval((4, 3))),
+    (_aval((4, 3)), _aval((3,))),  # (broadcast: `jnp`)
+    (_aval((4, 3)), _aval((), weak=True)),  # (a weak operand: `jnp`)
+    (_aval((2, 2), np.int32), _aval((2, 2), np.int32)),
+    (_aval((2, 2), np.bool_), _aval((2, 2), np.bool_)),
+]
+
+
+@pytest.mark.parametrize(
+    "lax_fn, jnp_fn, kinds, x, y",
+    [
+        (*fns, x, y)
+        for fns in _BINARY
+        for x, y in _OPERANDS
+        # (neither TF nor jnp subtracts or divides booleans)
+        if not (fns[1] in (jnp.subtract, jnp.true_divide) and np.dtype(x.dtype) == np.bool_)
+    ],
+)
+def test_binary_kernels_bind_what_jnp_binds(lax_fn, jnp_fn, kinds, x, y):
+    assert _jaxpr(lax_kernels.binary(lax_fn, jnp_fn, kinds), x, y) == _jaxpr(jnp_fn, x, y)
+
+
+@pytest.mark.parametrize("lax_fn, jnp_fn", [(lax.exp, jnp.exp), (lax.log, jnp.log), (lax.tanh, jnp.tanh)])
+@pytest.mark.parametrize("x", [_aval((4, 3)), _aval((), weak=True), _aval((3,), np.int32), _aval((2,), np.complex64)])
+def test_unary_kernels_bind_what_jnp_binds(lax_fn, jnp_fn, x):
+    assert _jaxpr(lax_kernels.unary(lax_fn, jnp_fn), x) == _jaxpr(jnp_fn, x)
+
+
+@pytest.mark.parametrize("dtype", [F32, np.float16, jnp.bfloat16, np.int32])
+@pytest.mark.parametrize("shapes", [((4, 3), (3, 5)), ((2, 4, 3), (3, 5)), ((3,), (3, 2))])
+def test_matmul_binds_what_jnp_binds(dtype, shapes):
+    a, b = (_aval(s, dtype) for s in shapes)
+    assert _jaxpr(lax_kernels.matmul, a, b) == _jaxpr(jnp.matmul, a, b)
+
+
+@pytest.mark.parametrize("shape, axis", [((4, 3), None), ((4, 3), (0,)), ((2, 3, 5), (0, 2)), ((7,), ()), ((), None)])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("dtype", [F32, np.float16, np.int32])
+def test_sums_and_means_bind_what_jnp_binds(shape, axis, keepdims, dtype):
+    x = _aval(shape, dtype)
+    assert _jaxpr(lambda v: math_kernels.sum_impl(v, axis, keepdims), x) == _jaxpr(
+        lambda v: jnp.sum(v, axis=axis, keepdims=keepdims, dtype=v.dtype), x
+    )
+    if dtype is not np.int32:  # (integer means truncate: `mean_impl`'s own rule)
+        assert _jaxpr(lambda v: math_kernels.mean_impl(v, axis, keepdims), x) == _jaxpr(
+            lambda v: jnp.mean(v, axis=axis, keepdims=keepdims, dtype=v.dtype), x
+        )
+
+
+def _old_extreme(x, y, compare):
+    picked = jnp.where(compare(x, y), x, y)
+    return jnp.where(jnp.isnan(x), y + lax.stop_gradient(x), picked)
+
+
+@pytest.mark.parametrize("shapes", [((4, 3), (4, 3)), ((4, 3), ()), ((), (4, 3)), ((), ()), ((1, 3), (4, 1))])
+@pytest.mark.parametrize(
+    "kernel, compare", [(math_kernels.maximum_impl, jnp.greater_equal), (math_kernels.minimum_impl, jnp.less_equal)]
+)
+def test_maximum_and_minimum_keep_their_values_and_gradients(shapes, kernel, compare):
+    # TF's rules: NaN from x propagates, with its gradient to y; a tie's gradient goes to x.
+    rng = np.random.default_rng(0)
+    x, y = (rng.normal(size=s).astype(F32) for s in shapes)
+    if x.size > 2:
+        x.reshape(-1)[::3] = np.nan
+        x.reshape(-1)[1] = y.reshape(-1)[0]
+    old = jax.jit(lambda a, b: _old_extreme(a, b, compare))
+    np.testing.assert_array_equal(jax.jit(kernel)(x, y), old(x, y))
+    new_grads = jax.grad(lambda a, b: jnp.sum(kernel(a, b)), (0, 1))(x, y)
+    old_grads = jax.grad(lambda a, b: jnp.sum(_old_extreme(a, b, compare)), (0, 1))(x, y)
+    for new, expected in zip(new_grads, old_grads):
+        np.testing.assert_array_equal(new, expected)
+
+
+def test_a_long_gradient_program_traces_a_repeated_op_once():
+    # In a long gradient program's trace an op's kernel is its cached `jit` trace, inlined (`registry._Kernel`):
+    # an op repeated 80 times runs its Python once there, and JAX's AD linearizes that trace once.
+    import tapeshim
+
+    runs = []
+
+    def doubled(x):
+        runs.append(x.shape)
+        return x * 2.0 - jnp.sin(x)
+
+    op = tapeshim.experimental.jax_op(doubled, name="Doubled")
+
+    @tapeshim.function
+    def gradient(x):
+        with tapeshim.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for _ in range(80):
+                y = op(y) * 0.5
+            loss = tapeshim.reduce_sum(y)
+        return tape.gradient(loss, x)
+
+    x = np.linspace(-1.0, 1.0, 5, dtype=F32)
+    result = gradient(tapeshim.constant(x))
+
+    def chain(v):
+        for _ in range(80):
+            v = (v * 2.0 - jnp.sin(v)) * 0.5
+        return jnp.sum(v)
+
+    np.testing.assert_allclose(result.numpy(), jax.grad(chain)(x), rtol=1e-5)
+    # (the op's shape evaluation and the program's one trace: 82 where the program ran the op's Python at each
+    # occurrence)
+    assert len(runs) <= 3, len(runs)
