@@ -874,3 +874,106 @@ def test_first_gradients_on_the_host_with_two_outputs_and_a_variable():
         return results
 
     check(body)
+
+
+@pytest.fixture
+def compiled_tier(monkeypatch):
+    """Gradients run compiled programs (`replay.compile_now`): what a new program's trace does. (The per-op tier
+    shares one trace of a call's VJP among the calls computing the same thing, as before: a variable only grad_fn
+    reads, a key it draws, are those of the first trace there.)"""
+    from tapeshim._src import replay
+
+    monkeypatch.setattr(replay, "compile_now", lambda key, plan: True)
+
+
+def test_grad_fn_reads_its_state_when_a_new_program_differentiates_the_call(compiled_tier):
+    # A new gradient program traces each call's backward afresh: a variable only grad_fn reads, assigned between
+    # gradients, is read at the gradient, as TF runs grad_fn there (a trace shared by every call computing the
+    # same thing gave the first gradient's value for good). (A program that repeats keeps the value its trace
+    # read, as before.)
+    def body(tf):
+        scale = tf.Variable(1.0, trainable=False)
+
+        @tf.custom_gradient
+        def f(x):
+            return x * 2.0, lambda dy: dy * scale
+
+        x = tf.constant(3.0)
+        results = []
+        for then in (tf.identity, lambda y: y * 3.0, lambda y: tf.sin(y) + y):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = then(f(x))
+            results.append(tape.gradient(y, x))
+            scale.assign(scale * 5.0)
+        return results
+
+    check(body)
+
+
+def test_grad_fn_runs_where_a_gradient_reaches_the_call(compiled_tier):
+    # TF calls grad_fn where its upstream gradient is a tensor (through tf.sign: zeros), not where it is None
+    # (through an integer cast).
+    def body(tf):
+        runs = []
+
+        @tf.custom_gradient
+        def f(x):
+            def grad_fn(dy):
+                runs.append(1)
+                return dy
+
+            return x * 2.0, grad_fn
+
+        x = tf.constant([3.0, 4.0])
+        with tf.GradientTape() as tape:  # (tapeshim's first call probes grad_fn's None pattern: not counted)
+            tape.watch(x)
+            f(x)
+        counts = []
+        for through in (lambda y: tf.cast(tf.cast(y, tf.int32), tf.float32), tf.sign, tf.identity):
+            runs.clear()
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                loss = tf.reduce_sum(through(f(x))) + tf.reduce_sum(x)
+            gradient = tape.gradient(loss, x)
+            counts.append((gradient, len(runs)))
+        return counts
+
+    check(body)
+
+
+def test_calls_in_one_gradient_draw_their_own_numbers_in_grad_fn(compiled_tier):
+    tapeshim.random.set_seed(0)
+
+    @tapeshim.custom_gradient
+    def f(x):
+        return x * 2.0, lambda dy: dy * tapeshim.random.uniform([])
+
+    a, b = tapeshim.constant(3.0), tapeshim.constant(4.0)
+    with tapeshim.GradientTape() as tape:
+        tape.watch([a, b])
+        y = f(a) + f(b)
+    first, second = tape.gradient(y, [a, b])
+    assert first.numpy() != second.numpy()
+
+
+def test_a_variable_gradient_of_another_shape_raises_on_the_host_tier_too():
+    # The per-op tier's host backward keeps JAX's check of grad_fn's gradients (a custom_vjp rule's outputs must
+    # have its inputs' types), where it handed back a tensor whose shape was not its value's.
+    scale = tapeshim.Variable([[0.5], [2.0], [-1.0]])
+
+    @tapeshim.custom_gradient
+    def split(x):
+        def grad_fn(upstream, variables):
+            return upstream * 2.0, [tapeshim.reduce_sum(upstream * x, axis=0, keepdims=True)]
+
+        return tapeshim.tanh(x * scale), grad_fn
+
+    w = tapeshim.Variable(np.ones((3, 4), np.float32))
+    with tapeshim.GradientTape() as tape:
+        x = w
+        for _ in range(70):  # (a plan run per op at its first sighting)
+            x = x * 1.0
+        loss = tapeshim.reduce_sum(split(x))
+    with pytest.raises(ValueError, match="Custom VJP bwd rule"):
+        tape.gradient(loss, [w, scale])

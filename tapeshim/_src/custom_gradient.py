@@ -476,25 +476,30 @@ class _CustomGradientCall:
                 _pinned[cache_key] = pinned
         self.pinned = pinned
 
-    def trace_backward(self) -> None:
+    def trace_backward(self, fresh: bool = False) -> None:
         """Traces the op's backward (`f`, then `grad_fn`) for a gradient about to differentiate the op, before
         that gradient's own trace; the op's `jax.custom_vjp` backward then evaluates this trace
-        (`pinned_backward`). Calls computing the same thing share it.
+        (`pinned_backward`).
 
         Traced inside the gradient's transposition, the backward found none of its ops' traces in JAX's cache
         (keyed there by another context: the equations' abstract mesh) and traced every op again: 4-5 ms of
-        a small custom gradient's 15 ms first step. Traced here, where the call's shape evaluation traced them, it
-        finds them. Nothing is traced for a call without a pinned forward (inside a function, a forward that
-        left tapeshim), and none is kept where the backward fails here (it runs as before, raising at the
-        gradient).
+        a small custom gradient's 15 ms first step. Traced here, where the call's shape evaluation traced them,
+        it finds them. A new gradient program traces it `fresh` for each call it differentiates, reading the
+        state `grad_fn` reads now (a variable only it reads, a Python value changed since the call), as the
+        program's trace ran `grad_fn` for each call; the per-op tier's calls computing the same thing share
+        one trace, as they shared the VJP kernel traced from the first call. Nothing is traced for a call
+        without a pinned forward (inside a function, a forward that left tapeshim), and none is kept where
+        the backward fails here or gives a gradient of another type than its input's (it runs as before,
+        raising at the gradient).
         """
-        if self.pinned is None or self.backward_trace is not _UNSET:
+        if self.pinned is None or (not fresh and self.backward_trace is not _UNSET):
             return
         forward, avals, cache_key = self.pinned
-        traced = _pinned_backwards.get(cache_key, _UNSET) if cache_key is not None else _UNSET
+        shared = not fresh and cache_key is not None
+        traced = _pinned_backwards.get(cache_key, _UNSET) if shared else _UNSET
         if traced is _UNSET:
             traced = self._traced_backward([jax.ShapeDtypeStruct(*aval) for aval in avals], forward.out_avals)
-            if cache_key is not None:
+            if shared:
                 if len(_pinned_backwards) >= _PROBED_SIZE:
                     _pinned_backwards.clear()
                 _pinned_backwards[cache_key] = traced
@@ -502,14 +507,21 @@ class _CustomGradientCall:
 
     def _traced_backward(self, structs: list, out_avals: Sequence[Any]) -> jax_core.ClosedJaxpr | None:
         """`backward` traced on abstract values and cotangents, or None: an output without a floating cotangent
-        (JAX hands the backward an integer output's as `float0`), or a backward that fails here."""
+        (JAX hands the backward an integer output's as `float0`), a backward that fails here, or one giving a
+        floating input a gradient of another shape or dtype (JAX's `custom_vjp` raises for it at the
+        gradient; the host interpreter would not)."""
         if not all(jnp.issubdtype(aval.dtype, jnp.inexact) for aval in out_avals):
             return None
         cotangents = tuple(jax.ShapeDtypeStruct(aval.shape, aval.dtype) for aval in out_avals)
         try:
-            return jax.make_jaxpr(self.backward)(tuple(structs), cotangents)
+            traced = jax.make_jaxpr(self.backward)(tuple(structs), cotangents)
         except Exception:  # noqa: BLE001 - traced inside the gradient instead, raising there
             return None
+        for struct, aval in zip(structs, traced.out_avals):
+            floating = jnp.issubdtype(struct.dtype, jnp.inexact)
+            if floating and (tuple(aval.shape) != tuple(struct.shape) or aval.dtype != struct.dtype):
+                return None
+        return traced
 
     def _pinned_for(self, values: Sequence[Any]) -> tuple | None:
         """`pin`'s `(forward, input avals, cache key)` where it takes `values`, else None (a per-op kernel of the

@@ -231,6 +231,8 @@ def differentiate(
     key = replay.ProgramKey((mode, plan.key, target_slots, trainable, connected, source_avals, seed_mask))
 
     def build() -> Callable:
+        if mode != JVP:  # (custom gradients' backwards, traced before the program's own trace)
+            replay.trace_backwards(plan.steps, request.targets, recorder._produced)
         return _make_program(mode, request.slice, connected, source_avals, target_avals, trainable, seed_mask)
 
     if mode in (JACOBIAN, BATCH_JACOBIAN):
@@ -365,8 +367,6 @@ def _make_program(
     perturbation per connected source (see `replay.make_perturbed`).
     """
     evaluate = sliced.perturbed_function(connected)
-    if mode != JVP:
-        replay.trace_backwards(sliced.plan.steps)
     seed_position: dict[int, int] = {}
     for k, given in enumerate(seed_mask):
         if given:
