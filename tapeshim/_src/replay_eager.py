@@ -137,9 +137,8 @@ def _vjp_kernel(node_key: Hashable, fn: Callable[..., tuple], given: tuple) -> C
         def untraced(args: tuple) -> Any:
             return host_vjp.program(forward.jitted, args[0], given)
 
-    elif (
-        kernel is None and getattr(fn, "host_vjp", None) is not None
-    ):  # (a custom gradient's, from its backward's trace)
+    # (a node whose function gives its VJP's host program without a trace: a custom gradient's, from its backward's)
+    elif kernel is None and getattr(fn, "host_vjp", None) is not None:
         node_vjp = fn.host_vjp  # type: ignore[attr-defined]
 
         def untraced(args: tuple) -> Any:
