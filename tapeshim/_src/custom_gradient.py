@@ -679,7 +679,7 @@ def _record(call: _CustomGradientCall, op: jax.custom_vjp, all_inputs: tuple, ou
             return op(*values)
         return transposed(*values) if transposed is not None else call.forward(*values)
 
-    # (`replay.trace_backwards`, `replay_eager`'s kernels of the node)
+    # (`plan_steps.trace_backwards`, `replay_eager`'s kernels of the node)
     node_fn.trace_backward = call.trace_backward  # type: ignore[attr-defined]
     node_fn.host_forward = call.host_forward  # type: ignore[attr-defined]
     node_fn.host_vjp = call.host_vjp  # type: ignore[attr-defined]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import jax
 import jax.numpy as jnp
 
-from tapeshim._src import errors, replay, replay_eager, sized_gradients
+from tapeshim._src import errors, plan_steps, replay, replay_eager, sized_gradients
 from tapeshim._src.node import OpKey, static_of
 from tapeshim._src.plan_steps import LeafStep, NodeStep
 from tapeshim._src.recorded_call import record_call, trackers
@@ -232,7 +232,7 @@ def differentiate(
 
     def build() -> Callable:
         if mode != JVP:  # (custom gradients' backwards, traced before the program's own trace)
-            replay.trace_backwards(plan.steps, request.targets, recorder._produced)
+            plan_steps.trace_backwards(plan.steps, request.targets, recorder._produced)
         return _make_program(mode, request.slice, connected, source_avals, target_avals, trainable, seed_mask)
 
     if mode in (JACOBIAN, BATCH_JACOBIAN):

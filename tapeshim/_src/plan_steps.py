@@ -7,9 +7,12 @@ runs.
 
 from __future__ import annotations
 
-from typing import Callable, Collection, Hashable, Sequence, Union
+from typing import TYPE_CHECKING, AbstractSet, Callable, Collection, Hashable, Sequence, Union
 
 from tapeshim._src.node import op_type_of
+
+if TYPE_CHECKING:
+    from tapeshim._src.tensor import Tensor  # (only for the annotations)
 
 
 class LeafStep:
@@ -72,3 +75,36 @@ class NodeStep:
 
 
 Step = Union[LeafStep, NodeStep]
+
+
+def trace_backwards(steps: Sequence[Step], targets: Sequence[Tensor], produced: AbstractSet[int]) -> None:
+    """Lets each node of `steps` that traces its backward before a gradient's own trace (a `tf.custom_gradient`'s:
+    `custom_gradient._CustomGradientCall.trace_backward`) do so, fresh, for a new gradient program of `targets`:
+    only the nodes a cotangent reaches, through outputs the differentiating recorder `produced` and of trainable
+    dtypes (JAX calls no backward rule that gets none, so `grad_fn` runs for no other; TF calls none whose
+    upstream gradients are all None). An op whose gradient is a zero (`tf.sign`) passes one on, and TF runs
+    `grad_fn` with it, where JAX's symbolic zero skipped it."""
+    hooks = {}
+    for step in steps:
+        if type(step) is NodeStep and step.tracked:
+            trace_backward = getattr(step.fn, "trace_backward", None)
+            if trace_backward is not None:
+                hooks[id(step.fn)] = trace_backward
+    if not hooks:
+        return
+    reached: set[int] = set()
+    seen: set[int] = set()
+    stack = [t for t in targets if t._dtype._trainable]
+    while stack:
+        tensor = stack.pop()
+        if tensor._tid in seen:
+            continue
+        seen.add(tensor._tid)
+        node = tensor._node
+        if node is None or tensor._tid not in produced:
+            continue
+        reached.add(id(node.fn))
+        stack.extend(t for t in node.inputs if t._dtype._trainable)
+    for fn_id, trace_backward in reversed(hooks.items()):  # (in the order the program's backward pass runs them)
+        if fn_id in reached:
+            trace_backward(fresh=True)

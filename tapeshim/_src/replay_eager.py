@@ -257,7 +257,7 @@ def gradient(
         if not any(_inexact(env[s].dtype) for s in in_slots):
             continue
         supplied = [cotangents[s] for s, has in zip(out_slots, given) if has]
-        trace_backward = getattr(step.fn, "trace_backward", None)  # (`replay.trace_backwards`)
+        trace_backward = getattr(step.fn, "trace_backward", None)  # (`plan_steps.trace_backwards`)
         if trace_backward is not None:
             trace_backward()
         grads = _vjp_kernel(step.key, step.fn, given)([env[s] for s in in_slots], supplied)

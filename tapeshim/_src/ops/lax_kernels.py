@@ -69,6 +69,17 @@ def unary(lax_fn: Callable[[Any], Any], jnp_fn: Callable[[Any], Any]) -> Callabl
     return kernel
 
 
+add = binary(lax.add, jnp.add, "iufc")
+subtract = binary(lax.sub, jnp.subtract, "iufc")
+multiply = binary(lax.mul, jnp.multiply, "iufc")
+true_divide = binary(lax.div, jnp.true_divide, "fc")
+negative = unary(lax.neg, jnp.negative)
+exp = unary(lax.exp, jnp.exp)
+log = unary(lax.log, jnp.log)
+tanh = unary(lax.tanh, jnp.tanh)
+square = unary(lax.square, jnp.square)
+
+
 def where(condition: Any, x: Any, y: Any) -> Any | None:
     """`jnp.where(condition, x, y)` bound with `lax.select` where `x` and `y` are typed alike and `condition`,
     `x` and `y` have one shape or are scalars (`x` and `y` broadcast as `jnp` does); else None."""

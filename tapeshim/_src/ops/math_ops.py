@@ -152,17 +152,15 @@ def _binary(
 
 
 # -- elementwise unary -----------------------------------------------------------
-negative = _unary(
-    "negative", "Neg", lax_kernels.unary(lax.neg, jnp.negative), "fci", what="-x", paths=("math.negative", "negative")
-)
-exp = _unary("exp", "Exp", lax_kernels.unary(lax.exp, jnp.exp), what="e^x", paths=("math.exp", "exp"))
+negative = _unary("negative", "Neg", lax_kernels.negative, "fci", what="-x", paths=("math.negative", "negative"))
+exp = _unary("exp", "Exp", lax_kernels.exp, what="e^x", paths=("math.exp", "exp"))
 expm1 = _unary("expm1", "Expm1", jnp.expm1, paths=("math.expm1",))
-log = _unary("log", "Log", lax_kernels.unary(lax.log, jnp.log), what="the natural logarithm", paths=("math.log",))
+log = _unary("log", "Log", lax_kernels.log, what="the natural logarithm", paths=("math.log",))
 log1p = _unary("log1p", "Log1p", jnp.log1p, paths=("math.log1p",))
 sin = _unary("sin", "Sin", jnp.sin, paths=("math.sin", "sin"))
 cos = _unary("cos", "Cos", jnp.cos, paths=("math.cos", "cos"))
 tan = _unary("tan", "Tan", jnp.tan, paths=("math.tan", "tan"))
-tanh = _unary("tanh", "Tanh", lax_kernels.unary(lax.tanh, jnp.tanh), paths=("math.tanh", "tanh", "nn.tanh"))
+tanh = _unary("tanh", "Tanh", lax_kernels.tanh, paths=("math.tanh", "tanh", "nn.tanh"))
 sinh = _unary("sinh", "Sinh", jnp.sinh, paths=("math.sinh", "sinh"))
 cosh = _unary("cosh", "Cosh", jnp.cosh, paths=("math.cosh", "cosh"))
 sqrt = _unary(
@@ -175,14 +173,7 @@ sqrt = _unary(
     note="a zero upstream gives a zero gradient, even at a masked sqrt(0), as TF",
 )
 rsqrt = _unary("rsqrt", "Rsqrt", lax.rsqrt, what="1 / sqrt(x)", paths=("math.rsqrt",))
-square = _unary(
-    "square",
-    "Square",
-    lax_kernels.unary(lax.square, jnp.square),
-    NUMERIC,
-    what="x * x",
-    paths=("math.square", "square"),
-)
+square = _unary("square", "Square", lax_kernels.square, NUMERIC, what="x * x", paths=("math.square", "square"))
 _reciprocal = _unary("reciprocal", "Reciprocal", jnp.reciprocal, what="1 / x")
 
 
@@ -396,29 +387,10 @@ def divide_no_nan(x: TensorLike, y: TensorLike, name: str | None = None) -> Tens
 
 
 # -- elementwise binary -----------------------------------------------------------
-add = _binary(
-    "add",
-    "AddV2",
-    lax_kernels.binary(lax.add, jnp.add, "iufc"),
-    what="x + y",
-    paths=("math.add", "add"),
-    on_strings=lambda x, y: x + y,
-)
-subtract = _binary(
-    "subtract",
-    "Sub",
-    lax_kernels.binary(lax.sub, jnp.subtract, "iufc"),
-    what="x - y",
-    paths=("math.subtract", "subtract"),
-)
-multiply = _binary(
-    "multiply",
-    "Mul",
-    lax_kernels.binary(lax.mul, jnp.multiply, "iufc"),
-    what="x * y",
-    paths=("math.multiply", "multiply"),
-)
-_real_div = _binary("realdiv", "RealDiv", lax_kernels.binary(lax.div, jnp.true_divide, "fc"), FLOAT, what="x / y")
+add = _binary("add", "AddV2", lax_kernels.add, what="x + y", paths=("math.add", "add"), on_strings=lambda x, y: x + y)
+subtract = _binary("subtract", "Sub", lax_kernels.subtract, what="x - y", paths=("math.subtract", "subtract"))
+multiply = _binary("multiply", "Mul", lax_kernels.multiply, what="x * y", paths=("math.multiply", "multiply"))
+_real_div = _binary("realdiv", "RealDiv", lax_kernels.true_divide, FLOAT, what="x / y")
 _floordiv_op = _elementwise_op("FloorDiv", floordiv_impl, REAL_NUMERIC, False)
 _floormod_op = _elementwise_op("FloorMod", floormod_impl, REAL_NUMERIC)
 
