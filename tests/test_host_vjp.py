@@ -120,7 +120,8 @@ def _node_of(fn, arrays):
             tape.watch(t)
         out = fn(*tensors)
     node = out._node
-    while node.fn.__name__ != "fn" or len(node.inputs) < 1:  # (the op itself, not a composite's last step)
+    # (the op itself, a registry kernel's node, not a composite's last step)
+    while getattr(node.fn, "kernel", None) is None or len(node.inputs) < 1:
         node = node.inputs[0]._node
     return node
 
