@@ -959,7 +959,8 @@ def test_calls_in_one_gradient_draw_their_own_numbers_in_grad_fn(compiled_tier):
 
 def test_a_variable_gradient_of_another_shape_raises_on_the_host_tier_too():
     # The per-op tier's host backward keeps JAX's check of grad_fn's gradients (a custom_vjp rule's outputs must
-    # have its inputs' types), where it handed back a tensor whose shape was not its value's.
+    # have its inputs' types), where it handed back a tensor whose shape was not its value's. (TF hands the [1, 4]
+    # gradient back as it is; tapeshim raises in both tiers, as its compiled program always did.)
     scale = tapeshim.Variable([[0.5], [2.0], [-1.0]])
 
     @tapeshim.custom_gradient

@@ -78,6 +78,13 @@ _backward_draws: dict = {}
 key for them (`_CustomGradientCall.add_backward_key`)."""
 
 
+def _keep(cache: dict, key: Any, value: Any) -> None:
+    """`cache[key] = value` in one of this module's caches, cleared when it holds `_PROBED_SIZE` entries."""
+    if len(cache) >= _PROBED_SIZE:
+        cache.clear()
+    cache[key] = value
+
+
 _CALL_SITE = ("recorders", "trace", "stateless_scope", "random_key_source", "generator_key_source")
 """The thread state a random op's key is drawn in: the call's, not that of the forward's run inside the op."""
 
@@ -180,9 +187,8 @@ class _CustomGradientCall:
         self.assigned: list[Variable] = []
         self.lazy_result: Any = None  # the outputs of a run on the tensors, ops recorded lazily
         self.outer = _call_site_state()
-        # The op's forward traced at the call, the input avals it takes and its `_pinned` key (`pin`), or None:
-        # the op runs `f`.
-        self.pinned: tuple[jax_core.ClosedJaxpr, tuple, Any] | None = None
+        # The op's forward traced at the call and its `_pinned` key (`pin`), or None: the op runs `f`.
+        self.pinned: tuple[jax_core.ClosedJaxpr, Any] | None = None
         # The backward's trace (`trace_backward`): None where it could not be traced, _UNSET before.
         self.backward_trace: Any = _UNSET
         self.out_dtypes: list[np.dtype] = []  # the outputs' dtypes (an integer output's cotangent is a zero)
@@ -265,9 +271,7 @@ class _CustomGradientCall:
 
             def key(seed: Any, draw: Callable[[], jax.Array] | None = None) -> Tensor:
                 if marked is not None:
-                    if len(_backward_draws) >= _PROBED_SIZE:
-                        _backward_draws.clear()
-                    _backward_draws[marked] = True
+                    _keep(_backward_draws, marked, True)
                     if call_site_trace is not None:  # (a function's trace: it traces again, with the key)
                         call_site_trace.grad_fn_draws = True
                 with jax.ensure_compile_time_eval():
@@ -369,15 +373,11 @@ class _CustomGradientCall:
         if none_grads is None:  # grad_fn's None pattern: the same for calls computing the same thing
             none_grads = none_gradients(grad_fn, outs, len(self.args), watched_variables(self.collector))
             if key is not None:
-                if len(_probed) >= _PROBED_SIZE:
-                    _probed.clear()
-                _probed[key] = none_grads
+                _keep(_probed, key, none_grads)
         self.none_grads = none_grads
         traced_key = self._traced_key()
         if traced_key is not None:
-            if len(_traced) >= _PROBED_SIZE:
-                _traced.clear()
-            _traced[traced_key] = (tuple(self.collector.variables), none_grads)
+            _keep(_traced, traced_key, (tuple(self.collector.variables), none_grads))
         return outs + [variable_values[id(v)] for v in writes.values()]
 
     def _traced_key(self) -> Any:
@@ -469,11 +469,9 @@ class _CustomGradientCall:
                 forward = jax.make_jaxpr(self.forward)(*[jax.ShapeDtypeStruct(*aval) for aval in avals])
             except Exception:  # noqa: BLE001 - the op runs `f` when it runs, as before
                 return
-            pinned = (forward, avals, cache_key)
+            pinned = (forward, cache_key)
             if cache_key is not None:
-                if len(_pinned) >= _PROBED_SIZE:
-                    _pinned.clear()
-                _pinned[cache_key] = pinned
+                _keep(_pinned, cache_key, pinned)
         self.pinned = pinned
 
     def trace_backward(self, fresh: bool = False) -> None:
@@ -494,15 +492,14 @@ class _CustomGradientCall:
         """
         if self.pinned is None or (not fresh and self.backward_trace is not _UNSET):
             return
-        forward, avals, cache_key = self.pinned
+        forward, cache_key = self.pinned
         shared = not fresh and cache_key is not None
         traced = _pinned_backwards.get(cache_key, _UNSET) if shared else _UNSET
         if traced is _UNSET:
-            traced = self._traced_backward([jax.ShapeDtypeStruct(*aval) for aval in avals], forward.out_avals)
+            structs = [jax.ShapeDtypeStruct(aval.shape, aval.dtype) for aval in forward.in_avals]
+            traced = self._traced_backward(structs, forward.out_avals)
             if shared:
-                if len(_pinned_backwards) >= _PROBED_SIZE:
-                    _pinned_backwards.clear()
-                _pinned_backwards[cache_key] = traced
+                _keep(_pinned_backwards, cache_key, traced)
         self.backward_trace = traced
 
     def _traced_backward(self, structs: list, out_avals: Sequence[Any]) -> jax_core.ClosedJaxpr | None:
@@ -524,7 +521,7 @@ class _CustomGradientCall:
         return traced
 
     def _pinned_for(self, values: Sequence[Any]) -> tuple | None:
-        """`pin`'s `(forward, input avals, cache key)` where it takes `values`, else None (a per-op kernel of the
+        """`pin`'s `(forward, cache key)` where it takes `values`, else None (a per-op kernel of the
         op's key may run this call's function on another call's shapes: that runs `f`)."""
         pinned = self.pinned
         return pinned if pinned is not None and fits(values, pinned[0].in_avals) else None

@@ -383,15 +383,12 @@ def _make_program(
         # Ops with TF-specific reverse rules (custom_vjp) use plain JAX in forward mode; a reverse-mode
         # program keeps its reverse rules (and so its values) when an outer forward accumulator
         # differentiates it (forward over backward).
-        with DifferentiationMode(forward=mode == JVP):
+        # A long program's kernels are their cached traces (`registry._Kernel`).
+        with DifferentiationMode(forward=mode == JVP, inline_kernels=long):
             if mode == JVP:
                 (outs, aux), (tangents_out, _) = jax.jvp(f, (eps0,), (list(seeds),))
                 return aux, tangents_out
-            saved, _thread_state.inline_kernels = _thread_state.inline_kernels, long  # (`registry._Kernel`)
-            try:
-                return reverse(f, eps0, seeds)
-            finally:
-                _thread_state.inline_kernels = saved
+            return reverse(f, eps0, seeds)
 
     def reverse(f: Callable, eps0: list, seeds: list) -> tuple:
         outs, pullback, aux = jax.vjp(f, eps0, has_aux=True)

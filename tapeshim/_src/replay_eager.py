@@ -137,8 +137,10 @@ def _vjp_kernel(node_key: Hashable, fn: Callable[..., tuple], given: tuple) -> C
         def untraced(args: tuple) -> Any:
             return host_vjp.program(forward.jitted, args[0], given)
 
-    # (a node whose function gives its VJP's host program without a trace: a custom gradient's, from its backward's)
+    # (a node whose function traces its backward first, at the top level, and gives the VJP's host program from
+    # that trace: a custom gradient's, `custom_gradient._CustomGradientCall.trace_backward`)
     elif kernel is None and getattr(fn, "host_vjp", None) is not None:
+        fn.trace_backward()  # type: ignore[attr-defined]
         node_vjp = fn.host_vjp  # type: ignore[attr-defined]
 
         def untraced(args: tuple) -> Any:
@@ -257,9 +259,6 @@ def gradient(
         if not any(_inexact(env[s].dtype) for s in in_slots):
             continue
         supplied = [cotangents[s] for s, has in zip(out_slots, given) if has]
-        trace_backward = getattr(step.fn, "trace_backward", None)  # (`plan_steps.trace_backwards`)
-        if trace_backward is not None:
-            trace_backward()
         grads = _vjp_kernel(step.key, step.fn, given)([env[s] for s in in_slots], supplied)
         for position, grad in grads.items():
             _accumulate(cotangents, in_slots[position], grad)

@@ -88,23 +88,27 @@ class DifferentiationMode:
 
     Args:
       forward: True while a forward-mode program is traced, False for reverse mode.
+      inline_kernels: whether ops' kernels are their cached `jit` traces, inlined (`registry._Kernel`): a long
+        reverse-mode program's (never in forward mode, where a cached trace would hold reverse-mode rules).
     """
 
-    __slots__ = ("forward", "_saved")
+    __slots__ = ("forward", "inline_kernels", "_saved")
 
-    def __init__(self, forward: bool) -> None:
+    def __init__(self, forward: bool, inline_kernels: bool = False) -> None:
         self.forward = forward
-        self._saved = False
+        self.inline_kernels = inline_kernels and not forward
+        self._saved = (False, False)
 
     def __enter__(self) -> DifferentiationMode:
         state = _thread_state
-        self._saved, state.forward_mode = state.forward_mode, self.forward
+        self._saved = (state.forward_mode, state.inline_kernels)
+        state.forward_mode, state.inline_kernels = self.forward, self.inline_kernels
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        _thread_state.forward_mode = self._saved
+        _thread_state.forward_mode, _thread_state.inline_kernels = self._saved
 
 
 class _ThreadState(threading.local):
@@ -115,8 +119,7 @@ class _ThreadState(threading.local):
         self.stateless_scope: StatelessScope | None = None  # the innermost JAX function being traced, if any
         self.name_stack: list[str] = []  # the `tf.name_scope` names, outermost first
         self.forward_mode = False  # see `DifferentiationMode`
-        # While a long gradient program is traced: an op's kernel is its cached `jit` trace (`registry._Kernel`)
-        self.inline_kernels = False
+        self.inline_kernels = False  # see `DifferentiationMode`
         # While a mapped dataset's element spec is computed from a run on its first element: tensor id -> the
         # shape TF's graph knows for it (a `py_function` output's is unknown until `set_shape`)
         self.graph_shapes: dict[int, Any] | None = None

@@ -99,14 +99,12 @@ def where(condition: Any, x: Any, y: Any) -> Any | None:
 
 def matmul(a: Any, b: Any) -> Any:
     """`jnp.matmul(a, b)`, binding its `dot_general` directly for two matrices of one real floating dtype."""
-    a_type, b_type = jax.typeof(a), jax.typeof(b)
+    a_type = jax.typeof(a)
     if (
-        len(a_type.shape) == 2
-        and len(b_type.shape) == 2
-        and a_type.dtype == b_type.dtype
+        np.ndim(a) == np.ndim(b) == 2
         and np.dtype(a_type.dtype).kind == "f"
         and not a_type.weak_type
-        and not b_type.weak_type
+        and _typed_alike(a, b)
     ):
         return lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=a_type.dtype)
     return jnp.matmul(a, b)

@@ -75,27 +75,27 @@ def _nan_from_x(x: jax.Array, y: jax.Array, picked: jax.Array) -> jax.Array:
     return jnp.where(jnp.isnan(x), y + lax.stop_gradient(x), picked)
 
 
-def _extreme(x: jax.Array, y: jax.Array, x_wins: Callable[[Any, Any], Any]) -> jax.Array:
-    """`x` where `x_wins(x, y)`, else `y`; NaN from `x` propagates (its gradient goes to `y`): bound with `lax`
-    where the operands are real floats typed alike, of one shape or a scalar (`lax_kernels`: the equations
-    `jnp` binds, without its traces), else with `jnp`."""
-    if jnp.issubdtype(x.dtype, jnp.floating) and lax_kernels.binary_alike(x, y):
-        picked = lax_kernels.where(x_wins(x, y), x, y)
-        nan = lax_kernels.where(lax.ne(x, x), lax.add(y, lax.stop_gradient(x)), picked) if picked is not None else None
-        if nan is not None:
-            return nan
-    compare = jnp.greater_equal if x_wins is lax.ge else jnp.less_equal
-    return _nan_from_x(x, y, jnp.where(compare(x, y), x, y))
+def _lax_extreme(x: jax.Array, y: jax.Array, x_wins: Callable[[Any, Any], Any]) -> jax.Array | None:
+    """`_nan_from_x(x, y, jnp.where(x_wins(x, y), x, y))` bound with `lax` (`lax_kernels`: the equations `jnp`
+    binds, without its traces) for real floats typed alike, of one shape or a scalar; else None."""
+    if not (jnp.issubdtype(x.dtype, jnp.floating) and lax_kernels.binary_alike(x, y)):
+        return None
+    picked = lax_kernels.where(x_wins(x, y), x, y)
+    if picked is None:
+        return None
+    return lax_kernels.where(lax.ne(x, x), lax.add(y, lax.stop_gradient(x)), picked)  # (NaN from x: y's, as TF)
 
 
 def maximum_impl(x: jax.Array, y: jax.Array) -> jax.Array:
     """max(x, y): a tie's gradient goes to x, NaN propagates (its gradient goes to y), as TF."""
-    return _extreme(x, y, lax.ge)
+    fast = _lax_extreme(x, y, lax.ge)
+    return _nan_from_x(x, y, jnp.where(x >= y, x, y)) if fast is None else fast
 
 
 def minimum_impl(x: jax.Array, y: jax.Array) -> jax.Array:
     """min(x, y): a tie's gradient goes to x, NaN propagates (its gradient goes to y), as TF."""
-    return _extreme(x, y, lax.le)
+    fast = _lax_extreme(x, y, lax.le)
+    return _nan_from_x(x, y, jnp.where(x <= y, x, y)) if fast is None else fast
 
 
 @jax.custom_jvp
