@@ -441,8 +441,8 @@ def is_compiled(key: Hashable) -> bool:
     return key in _programs
 
 
-def cached_program(key: Hashable, build: Callable[[], Callable]) -> tuple[Callable, Callable]:
-    """Returns `(jitted, raw)` for `key`, building and caching on a miss (LRU)."""
+def cached_program(key: Hashable, build: Callable[[], Callable], per_op: bool = False) -> tuple[Callable, Callable]:
+    """Returns `(jitted, raw)` for `key`, building and caching on a miss (LRU); `per_op`: see `run_compiled`."""
     entry = _programs.get(key)
     if entry is not None:
         _programs.move_to_end(key)
@@ -453,10 +453,10 @@ def cached_program(key: Hashable, build: Callable[[], Callable]) -> tuple[Callab
     if isinstance(key, tuple) and len(key) > 1 and isinstance(key[0], str):
         recompile_warning.compiled(f"{key[0]} program", key, _program_change)
 
-    rent = key not in _paid_per_op
-    _paid_per_op.discard(key)
+    paid = _ran_per_op.pop(key, None)
+    rent, meanwhile = paid is not True, per_op and paid is not None and not interpret.enabled()
     jitted, tier = compile_tiers.quick_jit(
-        raw, lambda fn, options, traced: _checked_jit(key, fn, options, traced, rent=rent)
+        raw, lambda fn, options, traced: _checked_jit(key, fn, options, traced, rent=rent, meanwhile=meanwhile)
     )
     entry = (jitted, raw)
     _programs[key] = entry
@@ -477,6 +477,7 @@ def _checked_jit(
     traced: Callable[[Any], bool] | None = None,
     interpret_first: bool = True,
     rent: bool = True,
+    meanwhile: bool = False,
 ) -> Callable:
     """jax.jit of `raw` with `options`, with TF's errors for out-of-range indices (`runtime_checks`)."""
 
@@ -489,7 +490,7 @@ def _checked_jit(
         if n_nodes:
             compile_cost["seconds_per_node"] = 0.7 * compile_cost["seconds_per_node"] + 0.3 * seconds / n_nodes
 
-    return runtime_checks.jit(raw, settle, options, traced, interpret_first, compiled, rent=rent)
+    return runtime_checks.jit(raw, settle, options, traced, interpret_first, compiled, rent=rent, meanwhile=meanwhile)
 
 
 def _forget(key: Hashable) -> None:
@@ -537,8 +538,9 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
     * A plan over `LONGEST_PROGRAM` nodes, or one XLA failed on, always runs per op.
 
     A plan that runs compiled here has its program made: its first calls are computed on the host from the
-    program's trace, until they have paid for its XLA compile (`compile_tiers.calls_before_compile`), unless
-    its per-op runs paid for it already (its second call then submits the compile).
+    program's trace until they have paid for its XLA compile (`compile_tiers.calls_before_compile`), unless its
+    per-op runs paid for it (its second call then submits the compile). Off the CPU, a plan that ran per op
+    before compiles in the background while the per-op tier serves it (`run_compiled`'s `per_op`).
     """
     if key in _programs:
         return True
@@ -551,11 +553,12 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
     if n_nodes <= SMALL_PLAN:
         sizes = _sizes_of_structure(key, plan) if seen == 1 else _sizes_seen(plan)
         if seen >= 2 and sizes < MANY_SIZES:
+            _note_per_op(key, False)
             return True
         if seen == 1 and sizes == 1 and 2 * replay_eager.new_kernels(plan) > n_nodes:
             return True
     if paid:  # (a small plan here: one seen at `MANY_SIZES` sizes)
-        _paid(key)
+        _note_per_op(key, True)
         return True
     _sightings[key] = (seen, seconds)
     if len(_sightings) > _SIGHTINGS_SIZE:
@@ -564,15 +567,16 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
     return False
 
 
-_paid_per_op: set = set()
-"""Program keys whose per-op runs paid for their compile (`compile_now`): their programs compile on their second
-call, the host's rental (`compile_tiers.calls_before_compile`) already paid (`cached_program` takes the key out)."""
+_ran_per_op: dict = {}
+"""Keys of programs whose structure ran per op before `compile_now` chose to compile it -> whether those runs paid
+for the compile (it then compiles on its second call: the host's rental, `calls_before_compile`, was paid). Off
+the CPU, it compiles in the background while the per-op tier serves (`cached_program` takes the key out)."""
 
 
-def _paid(key: Hashable) -> None:
-    if len(_paid_per_op) >= _SIGHTINGS_SIZE:
-        _paid_per_op.clear()
-    _paid_per_op.add(key)
+def _note_per_op(key: Hashable, paid: bool) -> None:
+    if len(_ran_per_op) >= _SIGHTINGS_SIZE:
+        _ran_per_op.clear()
+    _ran_per_op[key] = paid
 
 
 _structures: OrderedDict = OrderedDict()
@@ -588,7 +592,7 @@ def forget_sightings() -> None:
     compile, at a step that depends on the machine's speed."""
     _sightings.clear()
     _structures.clear()
-    _paid_per_op.clear()
+    _ran_per_op.clear()
     _measured_nodes.clear()  # (a program built earlier reports no compile time into this memory)
     compile_cost["seconds_per_node"] = COMPILE_SECONDS_PER_NODE
 
@@ -631,19 +635,25 @@ moving average; 2.5 ms is what a 200-node gradient program took on the idle 2-co
 default options; on the CPU the compile measured is the quick tier's, `compile_tiers`)."""
 
 
-def run_compiled(key: Hashable, build: Callable[[], Callable], n_nodes: int, call: Callable[[Callable], Any]) -> Any:
-    """`call(jitted)` with the compiled program of `key`; None when XLA fails on it (the key then runs per op).
+def run_compiled(
+    key: Hashable, build: Callable[[], Callable], n_nodes: int, call: Callable[[Callable], Any], per_op: bool = False
+) -> Any:
+    """`call(jitted)` with the compiled program of `key`; None when XLA fails on it (the key then runs per op),
+    or, with `per_op` (the caller then runs this call per op), while it compiles in the background off the CPU
+    (`runtime_checks.NOT_READY`).
 
     A compile's duration updates `compile_cost` (measured where it compiles: see `_checked_jit`).
     """
     if n_nodes > SMALL_PLAN and key not in _programs:  # small programs: fixed costs dominate
         _measured_nodes[key] = n_nodes
-    jitted, _ = cached_program(key, build)
+    jitted, _ = cached_program(key, build, per_op)
     try:
         result = call(jitted)
     except jax.errors.JaxRuntimeError:
         host_errors.raise_pending()  # a py_function's Python function failed (not the compile): TF's error
         compile_failed(key)
+        return None
+    if result is runtime_checks.NOT_READY:
         return None
     if _quick:
         _account_quick_call(key)
@@ -721,7 +731,7 @@ def _compute(lazy: Sequence[Tensor]) -> list:
     leaf_values = plan.leaf_values()
     values = None
     if compile_now(key, plan):
-        values = run_compiled(key, sliced.function, plan.n_nodes, lambda jitted: jitted(leaf_values))
+        values = run_compiled(key, sliced.function, plan.n_nodes, lambda jitted: jitted(leaf_values), per_op=True)
     if values is None:
         env = run_per_op(key, lambda: replay_eager.evaluate(plan, leaf_values))
         values = interpret.to_device([env[s] for s in sliced.out_slots])

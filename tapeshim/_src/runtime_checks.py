@@ -241,11 +241,15 @@ class CheckedProgram:
     checks meanwhile, raising TF's error as the compiled program would). A
     heavy program (`traced` says so) is hosted and compiled in the background
     too, with XLA's default options (traced again for them when submitted).
+    Where the host cannot compute it (off the CPU) and its caller has a per-op
+    tier (`meanwhile`), the first call submits the compile to the background
+    thread and returns `NOT_READY`, as does every call of its signature until
+    the compile is done: the caller runs those per op.
     """
 
     __slots__ = (
         "_fn", "_plain", "_checked", "_call", "_settled", "_options", "_traced", "_interpret_first", "_hosting",
-        "_compiled", "_may_check", "_rent",
+        "_compiled", "_may_check", "_rent", "_meanwhile",
     )  # fmt: skip
 
     def __init__(
@@ -258,9 +262,11 @@ class CheckedProgram:
         compiled: Callable[[float], None] | None = None,
         may_check: bool = False,
         rent: bool = True,
+        meanwhile: bool = False,
     ) -> None:
         self._fn = fn
         self._rent = rent
+        self._meanwhile = meanwhile
         self._may_check = may_check
         self._interpret_first = interpret_first
         self._options = compiler_options
@@ -306,11 +312,25 @@ class CheckedProgram:
                         self._hosting = _Hosting(program, interpret.signature(leaves), ready, rent - 1)
                         self._call = self._submit_compile
                     return result
+        if self._meanwhile and background_compile.enabled():
+            leaves = jax.tree.leaves(args)
+            if _concrete(leaves):
+                if checks or self._may_check or heavy:  # (compiled under checkify, or with XLA's defaults)
+                    if checks or self._may_check:
+                        self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
+                    compiling = self._plain if self._checked is None else self._checked
+                    with _Functionalizing(args):
+                        traced = compiling.trace(*args)
+                hosting = self._hosting = _Hosting(None, interpret.signature(leaves), traced, 0)
+                # (run once in the background only without side effects: a program the host could interpret)
+                hosting.submit(args if interpret.supported(traced.jaxpr, checks) else None)
+                self._call = self._while_compiling
+                return NOT_READY
         return compile_now(*args)
 
     def _submit_compile(self, *args: Any) -> Any:
         hosting = self._hosting
-        if hosting is not None and hosting.rented_calls > 0:  # the host serves it, compiling nothing yet
+        if hosting is not None and hosting.program is not None and hosting.rented_calls > 0:  # the host serves it
             leaves = jax.tree.leaves(args)
             if interpret.signature(leaves) == hosting.signature and interpret.host_readable(leaves):
                 result = host_call(hosting.program, args, leaves)
@@ -343,6 +363,10 @@ class CheckedProgram:
         pending = hosting.pending
         if not pending.done():
             leaves = jax.tree.leaves(args)
+            if hosting.program is None:  # (`meanwhile`: the caller's per-op tier serves calls of its signature)
+                if interpret.signature(leaves) == hosting.signature and _concrete(leaves):
+                    return NOT_READY
+                return self._compiled_call()(*args)
             if interpret.signature(leaves) != hosting.signature or not interpret.host_readable(leaves):
                 return self._compiled_call()(*args)  # another signature (or a tracer) compiles on this thread
             result = host_call(hosting.program, args, leaves)
@@ -420,12 +444,22 @@ class Upgrade:
 _HOSTING_LOCK = threading.Lock()
 
 
+NOT_READY = object()
+"""What a `meanwhile` program's call returns while its compile runs in the background (see `CheckedProgram`)."""
+
+
+def _concrete(leaves: list) -> bool:
+    """Whether no leaf is a tracer (a call from inside another trace compiles, as `jax.jit` would)."""
+    return not any(isinstance(leaf, jax.core.Tracer) for leaf in leaves)
+
+
 class _Hosting:
-    """A program computed on the host until its compile is submitted (its rental) and while it compiles."""
+    """A program computed on the host until its compile is submitted (its rental) and while it compiles; with
+    no host program, one whose caller computes its calls per op while it compiles (`meanwhile`)."""
 
     __slots__ = ("program", "signature", "traced", "pending", "rented_calls")
 
-    def __init__(self, program: interpret.Prepared, signature: tuple, traced: Any, rented_calls: int) -> None:
+    def __init__(self, program: interpret.Prepared | None, signature: tuple, traced: Any, rented_calls: int) -> None:
         """`rented_calls`: the calls of `signature` the host computes before one submits the compile (the ski
         rental of `compile_tiers.calls_before_compile`, less the first call)."""
         self.program = program
@@ -434,7 +468,7 @@ class _Hosting:
         self.pending: Any = None
         self.rented_calls = rented_calls
 
-    def submit(self, args: tuple) -> None:
+    def submit(self, args: tuple | None) -> None:
         # (an interpretable program: no side effects; a checkify program's run returns its error, dropped)
         self.pending = background_compile.submit(self.traced, args)
         self.traced = None  # the background thread holds it until it has compiled
@@ -464,6 +498,7 @@ def jit(
     compiled: Callable[[float], None] | None = None,
     may_check: bool = False,
     rent: bool = True,
+    meanwhile: bool = False,
 ) -> CheckedProgram:
     """`jax.jit(fn)` that raises TF's `InvalidArgumentError` when a runtime index check fails.
 
@@ -487,8 +522,11 @@ def jit(
       rent: whether the host computes its first calls until they have paid for the compile (else only the
         first, the second submitting it): False for a program whose structure already ran per op until that
         paid for its compile (`replay.compile_now`).
+      meanwhile: whether the caller computes a call per op when the call returns `NOT_READY`: where the host
+        interpreter cannot compute the first calls (off the CPU), the first call then submits the compile to
+        the background thread, and the calls of its signature return `NOT_READY` until it is done.
     """
-    return CheckedProgram(fn, settled, compiler_options, traced, interpret_first, compiled, may_check, rent)
+    return CheckedProgram(fn, settled, compiler_options, traced, interpret_first, compiled, may_check, rent, meanwhile)
 
 
 # -- the checks ------------------------------------------------------------------------------
