@@ -655,13 +655,24 @@ def test_host_computation_runs_blas_on_one_thread():
     assert _blas_threads() == before
 
 
-@pytest.mark.parametrize("size, limits", [(16, False), (256, True)])
-def test_only_products_the_blas_would_split_limit_its_threads(size, limits):
-    # A host evaluation without such a product never scans the process's libraries for the BLAS (14 ms)
+@pytest.mark.parametrize(
+    "lhs, rhs, limits",
+    [
+        ((16, 16), (16, 16), False),
+        ((256, 256), (256, 256), True),
+        ((64, 32), (32, 64), False),  # a small MLP layer's product: OpenBLAS computes it on the calling thread
+        ((1, 128), (128, 128), True),  # a matrix-vector product splits from 9,216 multiply-adds
+        ((3, 64, 32), (3, 32, 64), False),  # per batch item, as NumPy's matmul calls the BLAS
+        ((3, 128, 64), (3, 64, 64), True),
+    ],
+)
+def test_only_products_the_blas_would_split_limit_its_threads(lhs, rhs, limits):
+    # A host evaluation without such a product never scans the process's libraries for the BLAS (14 ms), nor
+    # sets and restores the limit (40-45 us a call)
     interpret_blas._blas_controller.cache_clear()
-    a = np.ones((size, size), np.float32)
-    out = interpret.run(jax.jit(lambda x: x @ x).trace(a), (a,))
-    np.testing.assert_allclose(out, a @ a)
+    a, b = np.ones(lhs, np.float32), np.ones(rhs, np.float32)
+    out = interpret.run(jax.jit(lambda x, y: x @ y).trace(a, b), (a, b))
+    np.testing.assert_allclose(out, a @ b)
     assert interpret_blas._blas_controller.cache_info().currsize == int(limits)
 
 

@@ -20,6 +20,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from tapeshim._src import interpret_blas
+
 HOST_MULTIPLY_ADDS = 2**31
 """Multiply-adds (of float matrix products; convolutions and other dtypes weighted, below) one interpreted call may
 compute: about 2e9, 40-90 ms of NumPy's float32 BLAS on this 2-core machine, about what TF eager's own kernels
@@ -63,6 +65,25 @@ def _conv_multiply_adds(shapes: Sequence[tuple], params: dict) -> int:
         out_positions *= max((extent - span) // params["window_strides"][k] + 1, 0)
     # every output position of every image takes one product per kernel weight (output features included)
     return lhs[lhs_spec[0]] * out_positions * math.prod(rhs) // max(params["batch_group_count"], 1)
+
+
+def blas_may_split(name: str, shapes: Sequence[tuple], params: dict, dtype: Any, multiply_adds: int) -> bool:
+    """Whether NumPy's BLAS may split a product over threads (the host then limits it to one:
+    `interpret_blas.limit_blas_threads`): a float matrix product whose M x K by K x N (per batch item, as NumPy's
+    `matmul` calls the BLAS) reaches OpenBLAS's threshold (`GEMV_THREADED_MULTIPLY_ADDS` where M or N is 1, else
+    `GEMM_THREADED_MULTIPLY_ADDS`); a convolution from `BLAS_THREADED_MULTIPLY_ADDS` weighted multiply-adds."""
+    if name != "dot_general":
+        return multiply_adds >= interpret_blas.BLAS_THREADED_MULTIPLY_ADDS
+    if np.dtype(dtype) not in _BLAS_DTYPES:
+        return False
+    (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = params["dimension_numbers"]
+    lhs, rhs = shapes[0], shapes[1]
+    m = math.prod(size for d, size in enumerate(lhs) if d not in lhs_contract and d not in lhs_batch)
+    n = math.prod(size for d, size in enumerate(rhs) if d not in rhs_contract and d not in rhs_batch)
+    k = math.prod(lhs[d] for d in lhs_contract)
+    if min(m, n) == 1:
+        return m * n * k >= interpret_blas.GEMV_THREADED_MULTIPLY_ADDS
+    return m * n * k >= interpret_blas.GEMM_THREADED_MULTIPLY_ADDS
 
 
 def _dtype_weight(dtype: Any) -> int:

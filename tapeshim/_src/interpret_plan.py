@@ -19,7 +19,7 @@ import numpy as np
 from jax.extend import core as jax_core
 
 from tapeshim._src import interpret_cost, interpret_rules, symbolic_dims
-from tapeshim._src.interpret_blas import BLAS_THREADED_MULTIPLY_ADDS, limit_blas_threads
+from tapeshim._src.interpret_blas import limit_blas_threads
 from tapeshim._src.interpret_flush import flush_subnormals
 
 STEP_BUDGET = 10_000
@@ -274,10 +274,12 @@ class HostPlan:
         for index, eqn, names in self.sized:
             run, params, ins, outs, out_dtypes, flush = steps[index]
             if names is _COUNTED:  # a product of symbolic shapes: its multiply-adds at these sizes, counted once
-                rule, count = run.args
+                rule, name, count = run.args
                 shapes = [resolve(tuple(var.aval.shape)) for var in eqn.invars]
-                known = count(shapes, params, np.dtype(eqn.invars[0].aval.dtype))
-                run = functools.partial(_counted_known, rule, known)
+                dtype = np.dtype(eqn.invars[0].aval.dtype)
+                known = count(shapes, params, dtype)
+                split = interpret_cost.blas_may_split(name, shapes, params, dtype, known)
+                run = functools.partial(_counted_known, rule, known, split)
             else:
                 params = _bound_params(eqn, params, resolve, names)
             steps[index] = (run, params, ins, outs, out_dtypes, flush)
@@ -335,9 +337,11 @@ def lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "Budget"
         if count is not None:
             shapes = [v.aval.shape for v in eqn.invars]
             if all(type(d) is int for shape in shapes for d in shape):  # (counted once, where no size is symbolic)
-                known = count(shapes, params, np.dtype(eqn.invars[0].aval.dtype))
-                return functools.partial(_counted_known, rule, known), params, 0
-            return functools.partial(_counted, rule, count), params, 0
+                dtype = np.dtype(eqn.invars[0].aval.dtype)
+                known = count(shapes, params, dtype)
+                split = interpret_cost.blas_may_split(name, shapes, params, dtype, known)
+                return functools.partial(_counted_known, rule, known, split), params, 0
+            return functools.partial(_counted, rule, name, count), params, 0
         if eqn.primitive.multiple_results:
             return (lambda inputs, kwargs, budget: list(rule(*inputs, **kwargs))), params, 0
         return (lambda inputs, kwargs, budget: [rule(*inputs, **kwargs)]), params, 0
@@ -353,17 +357,27 @@ def lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "Budget"
 
 
 def _counted(
-    rule: Callable[..., Any], count: Callable[[list, dict, Any], int], inputs: list, params: dict, budget: Budget
+    rule: Callable[..., Any],
+    name: str,
+    count: Callable[[list, dict, Any], int],
+    inputs: list,
+    params: dict,
+    budget: Budget,
 ) -> list:
     """A product's rule, run once the budget has its multiply-adds (else the evaluation is abandoned)."""
-    multiply_adds = count([np.shape(value) for value in inputs], params, np.result_type(inputs[0]))
-    return _counted_known(rule, multiply_adds, inputs, params, budget)
+    shapes, dtype = [np.shape(value) for value in inputs], np.result_type(inputs[0])
+    multiply_adds = count(shapes, params, dtype)
+    split = interpret_cost.blas_may_split(name, shapes, params, dtype, multiply_adds)
+    return _counted_known(rule, multiply_adds, split, inputs, params, budget)
 
 
-def _counted_known(rule: Callable[..., Any], multiply_adds: int, inputs: list, params: dict, budget: Budget) -> list:
-    """`_counted` with the product's multiply-adds counted when its plan was made (its shapes are static)."""
+def _counted_known(
+    rule: Callable[..., Any], multiply_adds: int, split: bool, inputs: list, params: dict, budget: Budget
+) -> list:
+    """`_counted` with the product's multiply-adds counted, and whether the BLAS may split it over threads
+    (`interpret_cost.blas_may_split`), when its plan was made (its shapes are static)."""
     budget.spend_products(multiply_adds)
-    if multiply_adds >= BLAS_THREADED_MULTIPLY_ADDS:
+    if split:
         limit_blas_threads()
     return [rule(*inputs, **params)]
 
