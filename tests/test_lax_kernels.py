@@ -142,3 +142,51 @@ def test_a_long_gradient_program_traces_a_repeated_op_once():
     # (the op's shape evaluation and the program's one trace: 82 where the program ran the op's Python at each
     # occurrence)
     assert len(runs) <= 3, len(runs)
+
+
+_RNG = np.random.default_rng(11)
+_XENT_CASES = [
+    ((5, 4), np.int32, np.float32),
+    ((2, 3, 7), np.int64, np.float64),  # labels of rank 2
+    ((6,), np.int32, np.float32),  # one example: scalar labels
+    ((0, 3), np.int32, np.float32),  # no examples
+]
+
+
+@pytest.mark.parametrize("shape, label_dtype, logit_dtype", _XENT_CASES)
+def test_softmax_cross_entropy_and_log_softmax_bound_with_lax(shape, label_dtype, logit_dtype):
+    # (`nn_ops._sparse_xent` and `_log_softmax` bind lax, picking the label's class by a one-hot mask)
+    labels = _RNG.integers(0, shape[-1], size=shape[:-1]).astype(label_dtype)
+    logits = (_RNG.normal(size=shape) * 3).astype(logit_dtype)
+    weights = np.arange(1, labels.size + 1).reshape(labels.shape).astype(logit_dtype)
+
+    def body(tf):
+        x = tf.constant(logits)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant(labels), logits=x)
+            total = tf.reduce_sum(loss * weights)
+        return loss, tape.gradient(total, x), tf.nn.log_softmax(x, axis=0), tf.nn.log_softmax(x)
+
+    check(body)
+
+
+def test_sparse_cross_entropy_at_infinities_nans_and_unknown_sizes():
+    data = [(_RNG.integers(0, 5, n).astype(np.int32), _RNG.normal(size=(n, 5)).astype(F32)) for n in (3, 4, 3)]
+
+    def body(tf):
+        x = tf.constant(np.array([[1e30, -1e30, 0.0], [-np.inf, 0.0, 1.0], [np.nan, 0.0, 1.0]], F32))
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([0, 1, 2]), logits=x)
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.int32), tf.TensorSpec([None, 5], tf.float32)])
+        def step(labels, logits):
+            with tf.GradientTape() as tape:
+                tape.watch(logits)
+                mean = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+            return mean, tape.gradient(mean, logits)
+
+        return loss, tape.gradient(loss, x), [step(tf.constant(a), tf.constant(b)) for a, b in data]
+
+    check(body)

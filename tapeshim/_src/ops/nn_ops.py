@@ -8,6 +8,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from tapeshim._src import errors, runtime_checks
 from tapeshim._src.ops import array_ops, math_ops, random_ops, reduction_ops, table
@@ -19,40 +20,57 @@ from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import AxisLike, TensorLike
 
 
+def _shifted_and_logsumexp(logits: jax.Array, axis: int) -> tuple[jax.Array, jax.Array]:
+    """`(logits - max, log(sum(exp(logits - max))))` along `axis` (the max held constant, as `jax.nn.log_softmax`
+    holds it; the second reduced over `axis`), bound with `lax`: a kernel's first trace at new shapes then skips
+    the traces of `jnp`'s own `jit`s (as `lax_kernels`' kernels do)."""
+    axis %= logits.ndim
+    kept = tuple(d for d in range(logits.ndim) if d != axis)
+    peak = lax.stop_gradient(lax.reduce_max(logits, (axis,)))
+    shifted = lax.sub(logits, lax.broadcast_in_dim(peak, logits.shape, kept))
+    return shifted, lax.log(lax.reduce_sum(lax.exp(shifted), (axis,)))
+
+
+def _log_softmax(logits: jax.Array, axis: int) -> jax.Array:
+    shifted, logsumexp = _shifted_and_logsumexp(logits, axis)
+    kept = tuple(d for d in range(logits.ndim) if d != axis % logits.ndim)
+    return lax.sub(shifted, lax.broadcast_in_dim(logsumexp, logits.shape, kept))
+
+
 def _sparse_xent(labels: jax.Array, logits: jax.Array, checked: bool = False) -> jax.Array:
     sized = all(d.__class__ is int for d in labels.shape)  # (else sizes known per call: a trace for every size)
     empty = sized and labels.size == 0
+    classes = logits.shape[-1]
+    zero, count = np.zeros((), labels.dtype), np.asarray(classes, labels.dtype)
     if checked and not empty:  # labels only known when the program runs: TF's CPU kernel check
-        classes = logits.shape[-1]
-        info = jnp.iinfo(labels.dtype)
-        lowest, highest = jnp.min(labels, initial=info.max), jnp.max(labels, initial=info.min)
+        everything = tuple(range(labels.ndim))
+        lowest, highest = lax.reduce_min(labels, everything), lax.reduce_max(labels, everything)
         runtime_checks.require(
-            (lowest >= 0) & (highest < classes),
+            lax.bitwise_and(lax.ge(lowest, zero), lax.lt(highest, count)),
             "Received a label value of {value} which is outside the valid range of "
             f"[0, {classes}).  Label values: {{labels}} [Op:SparseSoftmaxCrossEntropyWithLogits]",
-            value=jnp.where(lowest < 0, lowest, highest),  # (the lowest if negative, else the highest: TF's)
+            value=lax.select(lax.lt(lowest, zero), lowest, highest),  # (the lowest if negative, else the highest)
             labels=labels,  # (printed as NumPy prints an array: `interpret.check_error` writes TF's list)
         )
-    log_probs = jax.nn.log_softmax(logits, axis=-1)
-    if not sized:  # a gather needs each axis provably non-empty
-        hot = labels[..., None].astype(jnp.int32) == jax.lax.broadcasted_iota(
-            jnp.int32, log_probs.shape, log_probs.ndim - 1
-        )
-        valid = (labels >= 0) & (labels < logits.shape[-1])  # (unchecked off the CPU: NaN, as TF's GPU kernel)
-        return jnp.where(valid, -jnp.sum(jnp.where(hot, log_probs, 0), axis=-1), jnp.nan)
-    picked = jnp.take_along_axis(log_probs, labels[..., None].astype(jnp.int32), axis=-1)
-    return -picked[..., 0]
+    last = logits.ndim - 1
+    shifted, logsumexp = _shifted_and_logsumexp(logits, last)
+    # the label's class picked by a one-hot mask (its gradient a select, where a gather's is a scatter)
+    classes_of = lax.broadcast_in_dim(lax.convert_element_type(labels, np.int32), logits.shape, tuple(range(last)))
+    hot = lax.eq(classes_of, lax.broadcasted_iota(np.int32, logits.shape, last))
+    loss = lax.sub(logsumexp, lax.reduce_sum(lax.select(hot, shifted, lax.full_like(shifted, 0)), (last,)))
+    if checked and not empty:
+        return loss
+    valid = lax.bitwise_and(lax.ge(labels, lax.full_like(labels, 0)), lax.lt(labels, lax.full_like(labels, classes)))
+    return lax.select(valid, loss, lax.full_like(loss, np.nan))  # (unchecked off the CPU: NaN, as TF's GPU kernel)
 
 
 def _xent(labels: jax.Array, logits: jax.Array, axis: int) -> jax.Array:
-    return -jnp.sum(labels * jax.nn.log_softmax(logits, axis=axis), axis=axis)
+    return -jnp.sum(labels * _log_softmax(logits, axis), axis=axis)
 
 
 _relu_op = OpDef("Relu", jax.nn.relu, True, dtype_check("Relu", "fiu"))
 _softmax_op = OpDef("Softmax", lambda x, axis: jax.nn.softmax(x, axis=axis), True, dtype_check("Softmax", "f"))
-_log_softmax_op = OpDef(
-    "LogSoftmax", lambda x, axis: jax.nn.log_softmax(x, axis=axis), True, dtype_check("LogSoftmax", "f")
-)
+_log_softmax_op = OpDef("LogSoftmax", lambda x, axis: _log_softmax(x, axis), True, dtype_check("LogSoftmax", "f"))
 _sparse_xent_op = OpDef("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent, True)
 _xent_op = OpDef("SoftmaxCrossEntropyWithLogits", _xent, True, dtype_check("SoftmaxCrossEntropyWithLogits", "f"))
 
