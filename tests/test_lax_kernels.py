@@ -36,7 +36,10 @@ _OPERANDS = [
     (_aval((4, 3)), _aval((4, 3))),
     (_aval((4, 3)), _aval(())),
     (_aval(()), _aval((4, 3))),
-    (_aval((4, 3)), _aval((3,))),  # (broadcast: `jnp`)
+    (_aval((4, 3)), _aval((3,))),  # (rank promotion: a `broadcast_in_dim`, as `jnp` binds it)
+    (_aval((3,)), _aval((2, 4, 3))),
+    (_aval((4, 1)), _aval((1, 3))),  # (size-1 axes: `lax` broadcasts them)
+    (_aval((4, 3)), _aval((2, 3))),  # (no broadcast: `jnp`'s error)
     (_aval((4, 3)), _aval((), weak=True)),  # (a weak operand: `jnp`)
     (_aval((2, 2), np.int32), _aval((2, 2), np.int32)),
     (_aval((2, 2), np.bool_), _aval((2, 2), np.bool_)),
@@ -54,7 +57,29 @@ _OPERANDS = [
     ],
 )
 def test_binary_kernels_bind_what_jnp_binds(lax_fn, jnp_fn, kinds, x, y):
-    assert _jaxpr(lax_kernels.binary(lax_fn, jnp_fn, kinds), x, y) == _jaxpr(jnp_fn, x, y)
+    try:
+        expected = _jaxpr(jnp_fn, x, y)
+    except (TypeError, ValueError) as error:
+        with pytest.raises(type(error)):
+            _jaxpr(lax_kernels.binary(lax_fn, jnp_fn, kinds), x, y)
+        return
+    assert _jaxpr(lax_kernels.binary(lax_fn, jnp_fn, kinds), x, y) == expected
+
+
+@pytest.mark.parametrize("other", ["8", "b, 8", "b, 1", "1, 8"])
+def test_binary_kernels_bind_what_jnp_binds_at_symbolic_sizes(other):
+    # (a trace for any batch size: where JAX cannot compare the sizes, `jnp` decides)
+    x = _aval(jax.export.symbolic_shape("b, 8"))
+    y = _aval(jax.export.symbolic_shape(other, scope=x.shape[0].scope))
+    assert _jaxpr(lax_kernels.subtract, x, y) == _jaxpr(jnp.subtract, x, y)
+
+
+@pytest.mark.parametrize("axis", [None, (0,), (1,), (0, 1)])
+def test_a_mean_over_symbolic_sizes_binds_what_jnp_binds(axis):
+    x = _aval(jax.export.symbolic_shape("b, 8"))
+    assert _jaxpr(lambda v: math_kernels.mean_impl(v, axis, False), x) == _jaxpr(
+        lambda v: jnp.mean(v, axis=axis, dtype=v.dtype), x
+    )
 
 
 @pytest.mark.parametrize("lax_fn, jnp_fn", [(lax.exp, jnp.exp), (lax.log, jnp.log), (lax.tanh, jnp.tanh)])

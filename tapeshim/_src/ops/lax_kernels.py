@@ -44,13 +44,41 @@ def binary_alike(x: Any, y: Any) -> bool:
     return _typed_alike(x, y) and _shapes_alike(x, y)
 
 
+def _ranked(value: Any, rank: int) -> Any:
+    """`value` with leading size-1 axes up to `rank` (a `broadcast_in_dim`, as `jnp`'s rank promotion binds it)."""
+    shape = tuple(np.shape(value))
+    if len(shape) == rank:
+        return value
+    return lax.broadcast_in_dim(value, (1,) * (rank - len(shape)) + shape, tuple(range(rank - len(shape), rank)))
+
+
+def _broadcast_alike(x: Any, y: Any) -> tuple | None:
+    """`(x, y)` as `jnp` hands them to a binary `lax` function: a scalar as it is, an operand of lower rank with
+    leading size-1 axes (`_ranked`); `lax` broadcasts size-1 axes itself. None where `jnp` must decide: sizes
+    that do not broadcast (its error), symbolic sizes JAX cannot compare."""
+    x_shape, y_shape = np.shape(x), np.shape(y)
+    if not x_shape or not y_shape:
+        return x, y
+    try:
+        if x_shape == y_shape:
+            return x, y
+        if any(not (a == b or a == 1 or b == 1) for a, b in zip(x_shape[::-1], y_shape[::-1])):
+            return None
+    except Exception:  # noqa: BLE001 - symbolic sizes JAX cannot compare: `jnp` decides
+        return None
+    rank = max(len(x_shape), len(y_shape))
+    return _ranked(x, rank), _ranked(y, rank)
+
+
 def binary(lax_fn: Callable[[Any, Any], Any], jnp_fn: Callable[[Any, Any], Any], kinds: str) -> Callable:
     """`jnp_fn`'s kernel, binding `lax_fn` where the operands' dtype is of `kinds` (NumPy's dtype kinds) and
-    their types and shapes alike."""
+    their types alike, broadcasting their shapes as `jnp` does (`_broadcast_alike`)."""
 
     def kernel(x: Any, y: Any) -> Any:
-        if np.dtype(jax.typeof(x).dtype).kind in kinds and binary_alike(x, y):
-            return lax_fn(x, y)
+        if np.dtype(jax.typeof(x).dtype).kind in kinds and _typed_alike(x, y):
+            operands = _broadcast_alike(x, y)
+            if operands is not None:
+                return lax_fn(*operands)
         return jnp_fn(x, y)
 
     kernel.__name__ = kernel.__qualname__ = getattr(jnp_fn, "__name__", "kernel")
@@ -115,9 +143,9 @@ _SUMMED = (np.dtype(np.float32), np.dtype(np.float64))
 computed in float32, integers and complex values are left to `jnp`."""
 
 
-def _reduced(x: Any, axis: tuple | None, keepdims: bool) -> tuple | None:
-    """`(sum, reduced axes)` of `x` over `axis` (None: all), kept as size-1 axes with `keepdims`, bound as
-    `jnp.sum(x, axis, keepdims=keepdims, dtype=x.dtype)` binds it; None where `jnp` must decide."""
+def _summed_axes(x: Any, axis: tuple | None) -> tuple | None:
+    """The axes `_sum` reduces `x` over (`axis`; None: all), or None where `jnp` must decide (a dtype it
+    computes in another, a weak type, axes out of range or repeated: its error)."""
     x_type = jax.typeof(x)
     if np.dtype(x_type.dtype) not in _SUMMED or x_type.weak_type:
         return None
@@ -125,26 +153,36 @@ def _reduced(x: Any, axis: tuple | None, keepdims: bool) -> tuple | None:
     axes = tuple(range(rank)) if axis is None else tuple(axis)
     if any(not 0 <= a < rank for a in axes) or len(set(axes)) != len(axes):
         return None
+    return axes
+
+
+def _sum(x: Any, axes: tuple, keepdims: bool) -> Any:
+    """The sum of `x` over `axes`, kept as size-1 axes with `keepdims`, bound as
+    `jnp.sum(x, axis, keepdims=keepdims, dtype=x.dtype)` binds it."""
     total = lax.reduce_sum(x, axes)
-    return (lax.expand_dims(total, axes) if keepdims else total), axes
+    return lax.expand_dims(total, axes) if keepdims else total
 
 
 def reduce_sum(x: Any, axis: tuple | None, keepdims: bool) -> Any | None:
     """`jnp.sum(x, axis, keepdims=keepdims, dtype=x.dtype)` for float32 and float64 values, bound with `lax`;
     None for other values (the caller calls `jnp`)."""
-    reduced = _reduced(x, axis, keepdims)
-    return None if reduced is None else reduced[0]
+    axes = _summed_axes(x, axis)
+    return None if axes is None else _sum(x, axes, keepdims)
 
 
 def reduce_mean(x: Any, axis: tuple | None, keepdims: bool) -> Any | None:
-    """`jnp.mean(x, axis, keepdims=keepdims, dtype=x.dtype)` for float32 and float64 values of known sizes,
-    bound with `lax`; None for others (the caller calls `jnp`)."""
-    shape = np.shape(x)
-    if not all(isinstance(d, (int, np.integer)) for d in shape):
-        return None  # (a symbolic count: `jnp` makes it a value)
-    reduced = _reduced(x, axis, keepdims)
-    if reduced is None:
+    """`jnp.mean(x, axis, keepdims=keepdims, dtype=x.dtype)` for float32 and float64 values, bound with `lax`;
+    None for others (the caller calls `jnp`). A count of symbolic sizes (a trace for any batch size) is made a
+    value first, as `jnp.mean` makes it (`dim_as_value`, through `jnp.asarray` of the size)."""
+    axes = _summed_axes(x, axis)
+    if axes is None:
         return None
-    total, axes = reduced
-    count = int(np.prod([shape[a] for a in axes], dtype=np.int64))
-    return lax.div(total, np.asarray(count, jax.typeof(x).dtype))
+    shape, dtype = np.shape(x), jax.typeof(x).dtype
+    if all(isinstance(shape[a], (int, np.integer)) for a in axes):
+        count = np.asarray(int(np.prod([shape[a] for a in axes], dtype=np.int64)), dtype)
+    else:
+        size = 1
+        for a in axes:
+            size = size * shape[a]
+        count = jnp.asarray(size, dtype)
+    return lax.div(_sum(x, axes, keepdims), count)
