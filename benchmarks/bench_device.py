@@ -1,6 +1,8 @@
 """tapeshim on an accelerator: timings beside jax.jit and PyTorch, and numbers checked against the CPU.
 
-Run on a GPU (or TPU) machine: `python benchmarks/bench_device.py --check benchmarks/device_reference.npz`.
+Run on a GPU (or TPU) machine: `python benchmarks/bench_device.py --check benchmarks/device_reference.npz`
+(`--first-calls 30`: each of the first 30 calls too, with the compiles they waited for or started;
+`bench_device_compile.py` times XLA's compiles there under option sets).
 Make the reference on a CPU machine first: `python benchmarks/bench_device.py --save benchmarks/device_reference.npz`.
 TensorFlow is not needed: on an accelerator machine the yardsticks are `jax.jit` and PyTorch eager on the
 same device (TF's own GPU build is rarely installed beside JAX's).
@@ -198,12 +200,36 @@ def timings(repeats: int) -> None:
             print(f"{name:<34}{label:<24}{seconds * 1e6:>11.1f} us{ratio:>12}")
 
 
+def first_calls(calls: int) -> None:
+    """Each program's first `calls` calls (eager tapeshim), one by one: what a short program pays before the
+    steady state, with the XLA compiles each call waited for or started (a background compile's counts in the
+    call that submitted it, or a later one)."""
+    compiles: list[float] = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, seconds, **_: compiles.append(seconds) if event.endswith("backend_compile_duration") else None
+    )
+    print(f"\nfirst {calls} calls (ms; compiles and their seconds in brackets)")
+    for name, build in _programs().items():
+        step, _ = build()
+        line = []
+        for _ in range(calls):
+            before = len(compiles)
+            start = time.perf_counter()
+            _sync(step())
+            took = time.perf_counter() - start
+            new = compiles[before:]
+            line.append(f"{took * 1e3:.1f}" + (f"[{len(new)}:{sum(new):.2f}s]" if new else ""))
+        bench_tape.settle_compiles()
+        print(f"{name:<34}{' '.join(line)}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--save", help="write the reference numbers (run on a CPU machine)")
     parser.add_argument("--check", help="compare with reference numbers written by --save")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--no-timings", action="store_true")
+    parser.add_argument("--first-calls", type=int, default=0, help="also time each of the first N calls")
     args = parser.parse_args()
     print(f"jax {jax.__version__}; devices {jax.devices()}")
     if args.save:
@@ -213,6 +239,8 @@ def main() -> None:
     if args.check:
         print("numbers against the CPU reference:")
         ok = check(args.check)
+    if args.first_calls:
+        first_calls(args.first_calls)
     if not args.no_timings:
         timings(args.repeats)
     if not ok:
