@@ -196,6 +196,29 @@ def test_softmax_cross_entropy_and_log_softmax_bound_with_lax(shape, label_dtype
     check(body)
 
 
+@pytest.mark.parametrize("axis", [-1, 0])
+@pytest.mark.parametrize("dtype", [F32, np.float64, np.float16])
+def test_softmax_bound_with_lax(axis, dtype):
+    # (`nn_ops._softmax` binds what `jax.nn.softmax` binds: its values, first and second derivatives against TF)
+    logits = (_RNG.normal(size=(3, 5)) * 4).astype(dtype)
+    logits[1, 2], logits[2] = 1e4, [-np.inf, 0.0, 1.0, 2.0, 3.0]
+    weights = np.arange(15).reshape(3, 5).astype(dtype) / 7
+
+    def body(tf):
+        x = tf.constant(logits)
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                probs = tf.nn.softmax(x, axis=axis)
+                loss = tf.reduce_sum(probs * weights)
+            grad = inner.gradient(loss, x)
+            curvature = tf.reduce_sum(grad * grad)
+        return probs, grad, outer.gradient(curvature, x)
+
+    check(body)
+
+
 def test_sparse_cross_entropy_at_infinities_nans_and_unknown_sizes():
     data = [(_RNG.integers(0, 5, n).astype(np.int32), _RNG.normal(size=(n, 5)).astype(F32)) for n in (3, 4, 3)]
 

@@ -178,6 +178,7 @@ def reduce_mean(x: Any, axis: tuple | None, keepdims: bool) -> Any | None:
     if axes is None:
         return None
     shape, dtype = np.shape(x), jax.typeof(x).dtype
+    count: Any
     if all(isinstance(shape[a], (int, np.integer)) for a in axes):
         count = np.asarray(int(np.prod([shape[a] for a in axes], dtype=np.int64)), dtype)
     else:

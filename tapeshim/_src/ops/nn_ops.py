@@ -20,15 +20,26 @@ from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import AxisLike, TensorLike
 
 
-def _shifted_and_logsumexp(logits: jax.Array, axis: int) -> tuple[jax.Array, jax.Array]:
-    """`(logits - max, log(sum(exp(logits - max))))` along `axis` (the max held constant, as `jax.nn.log_softmax`
-    holds it; the second reduced over `axis`), bound with `lax`: a kernel's first trace at new shapes then skips
-    the traces of `jnp`'s own `jit`s (as `lax_kernels`' kernels do)."""
+def _shifted(logits: jax.Array, axis: int) -> tuple[jax.Array, int, tuple[int, ...]]:
+    """`(logits - max, axis, the other axes)` along `axis` (made non-negative), the max held constant as
+    `jax.nn.softmax` and `jax.nn.log_softmax` hold it. The softmax kernels bind `lax` as those functions bind it,
+    without their own traces (a kernel's first trace at new shapes pays for each `jnp` function's `jit`)."""
     axis %= logits.ndim
     kept = tuple(d for d in range(logits.ndim) if d != axis)
     peak = lax.stop_gradient(lax.reduce_max(logits, (axis,)))
-    shifted = lax.sub(logits, lax.broadcast_in_dim(peak, logits.shape, kept))
+    return lax.sub(logits, lax.broadcast_in_dim(peak, logits.shape, kept)), axis, kept
+
+
+def _shifted_and_logsumexp(logits: jax.Array, axis: int) -> tuple[jax.Array, jax.Array]:
+    """`(logits - max, log(sum(exp(logits - max))))` along `axis`, the second reduced over it (`_shifted`)."""
+    shifted, axis, _ = _shifted(logits, axis)
     return shifted, lax.log(lax.reduce_sum(lax.exp(shifted), (axis,)))
+
+
+def _softmax(logits: jax.Array, axis: int) -> jax.Array:
+    shifted, axis, kept = _shifted(logits, axis)
+    unnormalized = lax.exp(shifted)
+    return lax.div(unnormalized, lax.broadcast_in_dim(lax.reduce_sum(unnormalized, (axis,)), logits.shape, kept))
 
 
 def _log_softmax(logits: jax.Array, axis: int) -> jax.Array:
@@ -69,7 +80,7 @@ def _xent(labels: jax.Array, logits: jax.Array, axis: int) -> jax.Array:
 
 
 _relu_op = OpDef("Relu", jax.nn.relu, True, dtype_check("Relu", "fiu"))
-_softmax_op = OpDef("Softmax", lambda x, axis: jax.nn.softmax(x, axis=axis), True, dtype_check("Softmax", "f"))
+_softmax_op = OpDef("Softmax", lambda x, axis: _softmax(x, axis), True, dtype_check("Softmax", "f"))
 _log_softmax_op = OpDef("LogSoftmax", lambda x, axis: _log_softmax(x, axis), True, dtype_check("LogSoftmax", "f"))
 _sparse_xent_op = OpDef("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent, True)
 _xent_op = OpDef("SoftmaxCrossEntropyWithLogits", _xent, True, dtype_check("SoftmaxCrossEntropyWithLogits", "f"))
