@@ -238,3 +238,22 @@ def test_sparse_cross_entropy_at_infinities_nans_and_unknown_sizes():
         return loss, tape.gradient(loss, x), [step(tf.constant(a), tf.constant(b)) for a, b in data]
 
     check(body)
+
+
+@pytest.mark.parametrize("dtype", [F32, np.float64, np.float16, np.int32])
+def test_relu_bound_with_lax(dtype):
+    # (`nn_ops._relu`: lax's max under a custom derivative, 0 at 0 and at NaN, as TF's ReluGrad)
+    values = np.array([[-2.0, -0.0, 0.0, 0.5], [3.0, np.nan, -np.inf, np.inf]])
+    features = values.astype(dtype) if np.dtype(dtype).kind == "f" else np.array([[-2, 0, 1, 5]], dtype)
+
+    def body(tf):
+        x = tf.constant(features)
+        if not x.dtype.is_floating:
+            return tf.nn.relu(x)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            out = tf.nn.relu(x)
+            loss = tf.reduce_sum(out * tf.constant(np.arange(8).reshape(2, 4).astype(dtype)))
+        return out, tape.gradient(loss, x)
+
+    check(body)

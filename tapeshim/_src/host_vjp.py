@@ -392,7 +392,7 @@ def _dot_general(cts: list, ins: list, outs: list, params: dict) -> list:
 
 
 def _relu(cts: list, ins: list, outs: list, params: dict) -> list:
-    # jax.nn.relu's own derivative: 0 at 0.
+    # jax.nn.relu's own derivative (and `nn_ops._relu`'s): 0 at 0.
     return [interpret_rules.select(ins[0] > 0, cts[0], np.zeros((), cts[0].dtype))]
 
 
@@ -449,6 +449,7 @@ def _source_of(fun: Any) -> str:
 
 _CUSTOM: dict[str, tuple[Rule, str]] = {
     _source_of(jax.nn.relu.fun): (_relu, "ins"),  # type: ignore[attr-defined]
+    _source_of(nn_ops._relu.fun): (_relu, "ins"),
     _source_of(math_kernels._abs_real.fun): (_abs_real, "ins"),
     _source_of(math_kernels._chooser_float.fun): (_chooser_float, "both"),
     _source_of(math_kernels._sqrt_reverse.fun): (_sqrt_tf, "outs"),

@@ -48,6 +48,20 @@ def _log_softmax(logits: jax.Array, axis: int) -> jax.Array:
     return lax.sub(shifted, lax.broadcast_in_dim(logsumexp, logits.shape, kept))
 
 
+@jax.custom_jvp
+def _relu(features: jax.Array) -> jax.Array:
+    """max(features, 0), bound with `lax` as `jax.nn.relu` binds it (without its `jit`'s trace); NaN stays NaN."""
+    return lax.max(features, lax.full_like(features, 0))
+
+
+def _relu_tangent(tangent: jax.Array, _: jax.Array, features: jax.Array) -> jax.Array:
+    """The derivative is 0 at 0 (and at NaN), as TF's ReluGrad and `jax.nn.relu`'s."""
+    return lax.select(lax.gt(features, lax.full_like(features, 0)), tangent, lax.full_like(tangent, 0))
+
+
+_relu.defjvps(_relu_tangent)
+
+
 def _sparse_xent(labels: jax.Array, logits: jax.Array, checked: bool = False) -> jax.Array:
     sized = all(d.__class__ is int for d in labels.shape)  # (else sizes known per call: a trace for every size)
     empty = sized and labels.size == 0
@@ -79,7 +93,7 @@ def _xent(labels: jax.Array, logits: jax.Array, axis: int) -> jax.Array:
     return -jnp.sum(labels * _log_softmax(logits, axis), axis=axis)
 
 
-_relu_op = OpDef("Relu", jax.nn.relu, True, dtype_check("Relu", "fiu"))
+_relu_op = OpDef("Relu", _relu, True, dtype_check("Relu", "fiu"))
 _softmax_op = OpDef("Softmax", lambda x, axis: _softmax(x, axis), True, dtype_check("Softmax", "f"))
 _log_softmax_op = OpDef("LogSoftmax", lambda x, axis: _log_softmax(x, axis), True, dtype_check("LogSoftmax", "f"))
 _sparse_xent_op = OpDef("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent, True)
