@@ -156,3 +156,35 @@ def test_a_jacobian_compiles_on_its_call(monkeypatch):
 
     check(body, rtol=2e-5)
     assert not held.submitted, "a jacobian has no per-op form: it compiles on the call that needs it"
+
+
+@pytest.mark.usefixtures("off_the_host")
+def test_a_persistent_tape_keeps_its_tier_between_requests(monkeypatch):
+    # The per-op tier and the compiled program round differently: a persistent tape asked twice (with output
+    # gradients, which no answer cache serves) waits for the compile under way instead of switching tiers
+    held = _HeldCompile()
+    monkeypatch.setattr(background_compile, "submit", held.submit)
+    seed = tf.constant(np.linspace(0.3, 2.0, 16, dtype=np.float32))
+    x = tf.constant(np.linspace(-1.0, 1.0, 16, dtype=np.float32))
+
+    def taped(persistent):
+        with tf.GradientTape(persistent=persistent) as tape:
+            tape.watch(x)
+            y = x
+            for _ in range(30):
+                y = tf.tanh(tf.sin(y) * 1.01) + 0.01
+        return tape, y
+
+    for _ in range(2):  # the structure's second sighting submits its compile, held
+        tape, y = taped(False)
+        tape.gradient(y, x, output_gradients=seed)
+    assert len(held.submitted) == 1
+    tape, y = taped(True)
+    releasing = threading.Timer(0.2, held.release)  # (the compile finishes while the request waits for it)
+    releasing.start()
+    runs = replay_eager.stats["per_op_runs"]
+    first = tape.gradient(y, x, output_gradients=seed).numpy()
+    releasing.join()
+    second = tape.gradient(y, x, output_gradients=seed).numpy()
+    assert replay_eager.stats["per_op_runs"] == runs, "both requests ran the compiled program"
+    np.testing.assert_array_equal(second, first)

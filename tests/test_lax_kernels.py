@@ -257,3 +257,42 @@ def test_relu_bound_with_lax(dtype):
         return out, tape.gradient(loss, x)
 
     check(body)
+
+
+def test_sparse_cross_entropy_with_an_unknown_class_count_traces_once():
+    # A `tf.function` whose logits have unknown classes and batch runs its Python body once, as TF's: the
+    # class count is a symbolic size, made a value as `jnp` makes it (`nn_ops._sparse_xent`)
+    sizes = [(3, 3), (2, 5), (3, 4)]
+    data = [(np.arange(b, dtype=np.int32) % n, _RNG.normal(size=(b, n)).astype(F32)) for b, n in sizes]
+
+    def body(tf):
+        runs = []
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.int32), tf.TensorSpec([None, None], tf.float32)])
+        def step(labels, logits):
+            runs.append(1)
+            with tf.GradientTape() as tape:
+                tape.watch(logits)
+                mean = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+            return mean, tape.gradient(mean, logits)
+
+        return [step(tf.constant(a), tf.constant(b)) for a, b in data], len(runs)
+
+    check(body)
+
+
+def test_unchecked_labels_out_of_range_give_their_rows_nan_as_tfs_gpu_kernel(monkeypatch):
+    # Off the CPU labels are not checked (`runtime_checks.checks_enabled`); TF's GPU kernel gives a NaN loss and
+    # NaN gradients on a row whose label is out of range (its CPU kernel raises: the other tests)
+    import tapeshim
+    from tapeshim._src import runtime_checks
+
+    monkeypatch.setattr(runtime_checks, "checks_enabled", lambda: False)
+    x = tapeshim.constant(np.array([[1.0, 2.0, 3.0]] * 3 + [[0.0, 0.0, 0.0]], F32))
+    with tapeshim.GradientTape() as tape:
+        tape.watch(x)
+        loss = tapeshim.nn.sparse_softmax_cross_entropy_with_logits(labels=tapeshim.constant([0, -1, 3, 2]), logits=x)
+    grad = tape.gradient(loss, x).numpy()
+    np.testing.assert_array_equal(np.isnan(loss.numpy()), [False, True, True, False])
+    assert np.isnan(grad[1:3]).all() and np.isfinite(grad[[0, 3]]).all()
+    np.testing.assert_allclose(loss.numpy()[[0, 3]], [2.4076061, np.log(3.0)], rtol=1e-6)

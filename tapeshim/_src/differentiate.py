@@ -284,8 +284,10 @@ def differentiate(
             if mode == GRADIENT and not replay.is_compiled(key):  # (a structure's first size: its shapes noted)
                 parts = (target_slots, trainable, connected, seed_mask)
                 sized_gradients.note_compiled(plan, parts, leaf_values, seed_values, source_avals)
+            # (a persistent tape's requests keep their tier: off the CPU they wait for a compile under way)
+            meanwhile = mode == GRADIENT and not getattr(recorder, "_persistent", False)
             outcome = replay.run_compiled(
-                key, build, plan.n_nodes, lambda jitted: jitted(leaf_values, seed_values), per_op=mode == GRADIENT
+                key, build, plan.n_nodes, lambda jitted: jitted(leaf_values, seed_values), per_op=meanwhile
             )
             if outcome is None:  # XLA failed (the per-op tier serves this structure), or it compiles meanwhile
                 if mode != GRADIENT:

@@ -648,7 +648,7 @@ def run_compiled(
         _measured_nodes[key] = n_nodes
     jitted, _ = cached_program(key, build, per_op)
     try:
-        result = call(jitted)
+        result = runtime_checks.accepting_not_ready(per_op, lambda: call(jitted))
     except jax.errors.JaxRuntimeError:
         host_errors.raise_pending()  # a py_function's Python function failed (not the compile): TF's error
         compile_failed(key)

@@ -312,7 +312,7 @@ class CheckedProgram:
                         self._hosting = _Hosting(program, interpret.signature(leaves), ready, rent - 1)
                         self._call = self._submit_compile
                     return result
-        if self._meanwhile and background_compile.enabled():
+        if self._meanwhile and _per_op_meanwhile.accepted and background_compile.enabled():
             leaves = jax.tree.leaves(args)
             if _concrete(leaves):
                 if checks or self._may_check or heavy:  # (compiled under checkify, or with XLA's defaults)
@@ -364,15 +364,18 @@ class CheckedProgram:
         if not pending.done():
             leaves = jax.tree.leaves(args)
             if hosting.program is None:  # (`meanwhile`: the caller's per-op tier serves calls of its signature)
-                if interpret.signature(leaves) == hosting.signature and _concrete(leaves):
+                if interpret.signature(leaves) != hosting.signature or not _concrete(leaves):
+                    return self._compiled_call()(*args)
+                if _per_op_meanwhile.accepted:
                     return NOT_READY
-                return self._compiled_call()(*args)
-            if interpret.signature(leaves) != hosting.signature or not interpret.host_readable(leaves):
+                pending.wait()  # (a caller that must not switch tiers, a persistent tape's: the compile serves it)
+            elif interpret.signature(leaves) != hosting.signature or not interpret.host_readable(leaves):
                 return self._compiled_call()(*args)  # another signature (or a tracer) compiles on this thread
-            result = host_call(hosting.program, args, leaves)
-            if result is not None:
-                return result
-            pending.wait()  # the host cannot compute it: the compile under way serves it
+            else:
+                result = host_call(hosting.program, args, leaves)
+                if result is not None:
+                    return result
+                pending.wait()  # the host cannot compute it: the compile under way serves it
         self._hosting = None
         if self._compiled is not None and pending.seconds is not None:
             self._compiled(pending.seconds)
@@ -445,7 +448,27 @@ _HOSTING_LOCK = threading.Lock()
 
 
 NOT_READY = object()
-"""What a `meanwhile` program's call returns while its compile runs in the background (see `CheckedProgram`)."""
+"""What a `meanwhile` program's call returns while its compile runs in the background (see `CheckedProgram`),
+where its caller accepts it (`accepting_not_ready`)."""
+
+
+class _PerOpMeanwhile(threading.local):
+    accepted = False
+
+
+_per_op_meanwhile = _PerOpMeanwhile()
+
+
+def accepting_not_ready(accepted: bool, call: Callable[[], Any]) -> Any:
+    """`call()`, within which a `meanwhile` program's calls may return `NOT_READY` (`accepted`: the caller then
+    runs that call per op) or not (they wait for the compile under way: a persistent tape's requests must not
+    switch tiers between one answer and the next)."""
+    was = _per_op_meanwhile.accepted
+    _per_op_meanwhile.accepted = accepted
+    try:
+        return call()
+    finally:
+        _per_op_meanwhile.accepted = was
 
 
 def _concrete(leaves: list) -> bool:
@@ -524,7 +547,8 @@ def jit(
         paid for its compile (`replay.compile_now`).
       meanwhile: whether the caller computes a call per op when the call returns `NOT_READY`: where the host
         interpreter cannot compute the first calls (off the CPU), the first call then submits the compile to
-        the background thread, and the calls of its signature return `NOT_READY` until it is done.
+        the background thread, and the calls of its signature return `NOT_READY` until it is done, where their
+        caller accepts it (`accepting_not_ready`; other calls wait for the compile).
     """
     return CheckedProgram(fn, settled, compiler_options, traced, interpret_first, compiled, may_check, rent, meanwhile)
 

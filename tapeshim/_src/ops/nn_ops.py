@@ -66,7 +66,10 @@ def _sparse_xent(labels: jax.Array, logits: jax.Array, checked: bool = False) ->
     sized = all(d.__class__ is int for d in labels.shape)  # (else sizes known per call: a trace for every size)
     empty = sized and labels.size == 0
     classes = logits.shape[-1]
-    zero, count = np.zeros((), labels.dtype), np.asarray(classes, labels.dtype)
+    # (a symbolic class count, `tapeshim.function` traced for any size, made a value as `jnp` makes it)
+    zero = np.zeros((), labels.dtype)
+    count = np.asarray(classes, labels.dtype) if classes.__class__ is int else jnp.asarray(classes, labels.dtype)
+    last = logits.ndim - 1
     if checked and not empty:  # labels only known when the program runs: TF's CPU kernel check
         everything = tuple(range(labels.ndim))
         lowest, highest = lax.reduce_min(labels, everything), lax.reduce_max(labels, everything)
@@ -77,16 +80,15 @@ def _sparse_xent(labels: jax.Array, logits: jax.Array, checked: bool = False) ->
             value=lax.select(lax.lt(lowest, zero), lowest, highest),  # (the lowest if negative, else the highest)
             labels=labels,  # (printed as NumPy prints an array: `interpret.check_error` writes TF's list)
         )
-    last = logits.ndim - 1
+    else:  # unchecked (off the CPU): a label out of range gives its row NaN, loss and gradient, as TF's GPU kernel
+        valid = lax.bitwise_and(lax.ge(labels, zero), lax.lt(labels, count))
+        scale = lax.select(valid, lax.full_like(labels, 1, logits.dtype), lax.full_like(labels, np.nan, logits.dtype))
+        logits = lax.mul(logits, lax.broadcast_in_dim(scale, logits.shape, tuple(range(last))))
     shifted, logsumexp = _shifted_and_logsumexp(logits, last)
     # the label's class picked by a one-hot mask (its gradient a select, where a gather's is a scatter)
     classes_of = lax.broadcast_in_dim(lax.convert_element_type(labels, np.int32), logits.shape, tuple(range(last)))
     hot = lax.eq(classes_of, lax.broadcasted_iota(np.int32, logits.shape, last))
-    loss = lax.sub(logsumexp, lax.reduce_sum(lax.select(hot, shifted, lax.full_like(shifted, 0)), (last,)))
-    if checked and not empty:
-        return loss
-    valid = lax.bitwise_and(lax.ge(labels, lax.full_like(labels, 0)), lax.lt(labels, lax.full_like(labels, classes)))
-    return lax.select(valid, loss, lax.full_like(loss, np.nan))  # (unchecked off the CPU: NaN, as TF's GPU kernel)
+    return lax.sub(logsumexp, lax.reduce_sum(lax.select(hot, shifted, lax.full_like(shifted, 0)), (last,)))
 
 
 def _xent(labels: jax.Array, logits: jax.Array, axis: int) -> jax.Array:
