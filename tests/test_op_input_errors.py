@@ -521,3 +521,14 @@ def test_bitcasts_and_contractions_that_fit():
         )
 
     check(body)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "uint32", "int8", "uint64", "float32"])
+def test_sparse_softmax_labels_of_other_dtypes(dtype):
+    # TF's kernel takes int32 and int64 labels only: other integers raise too
+    def body(tf):
+        labels = tf.constant(np.array([0, 1]).astype(dtype))
+        return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=tf.ones((2, 3)))
+
+    raised = check_raises(body)
+    assert "is not in the list of allowed values: int32, int64" in raised.message

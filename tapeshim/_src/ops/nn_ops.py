@@ -155,7 +155,7 @@ def sparse_softmax_cross_entropy_with_logits(
         raise ValueError("Both labels= and logits= must be given (as keywords, as in TF).")
     labels_t = convert_to_tensor(labels)
     logits_t = convert_to_tensor(logits)
-    if not labels_t._dtype.is_integer:
+    if labels_t._dtype.name not in ("int32", "int64"):  # (TF's kernel: no other integers either)
         raise errors.invalid_argument(
             f"Value for attr 'Tlabels' of {labels_t._dtype.name} is not in the list of allowed values: int32, int64",
             "SparseSoftmaxCrossEntropyWithLogits",
