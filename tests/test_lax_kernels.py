@@ -296,3 +296,27 @@ def test_unchecked_labels_out_of_range_give_their_rows_nan_as_tfs_gpu_kernel(mon
     np.testing.assert_array_equal(np.isnan(loss.numpy()), [False, True, True, False])
     assert np.isnan(grad[1:3]).all() and np.isfinite(grad[[0, 3]]).all()
     np.testing.assert_allclose(loss.numpy()[[0, 3]], [2.4076061, np.log(3.0)], rtol=1e-6)
+
+
+def test_dense_cross_entropy_gradients_are_tfs_for_labels_that_do_not_sum_to_one():
+    # TF's gradient by the logits is the kernel's `backprop`, softmax - labels, whether or not the labels sum
+    # to 1 (the derivative of the loss is softmax * sum(labels) - labels); by the labels -log_softmax; and the
+    # logits' gradient holds the labels constant: its derivative by them is zeros (`nn_ops._xent`)
+    logits = (_RNG.normal(size=(3, 4)) * 2).astype(F32)
+    labels = _RNG.uniform(size=(3, 4)).astype(F32)
+    weights = np.arange(1, 4).astype(F32)
+
+    def body(tf):
+        x, y = tf.constant(logits), tf.constant(labels)
+        with tf.GradientTape(persistent=True) as outer:
+            outer.watch([x, y])
+            with tf.GradientTape() as inner:
+                inner.watch([x, y])
+                loss = tf.reduce_sum(tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=x) * weights)
+            grad_x, grad_y = inner.gradient(loss, [x, y])
+            by_x, by_y = tf.reduce_sum(grad_x * grad_x), tf.reduce_sum(grad_y * grad_x)
+        with tf.autodiff.ForwardAccumulator([x, y], [tf.ones_like(x), tf.ones_like(y) / 2]) as forward:
+            along = tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=x, axis=0)
+        return loss, grad_x, grad_y, outer.gradient(by_x, [x, y]), outer.gradient(by_y, [x, y]), forward.jvp(along)
+
+    check(body)

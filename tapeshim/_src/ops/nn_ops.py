@@ -91,8 +91,31 @@ def _sparse_xent(labels: jax.Array, logits: jax.Array, checked: bool = False) ->
     return lax.sub(logsumexp, lax.reduce_sum(lax.select(hot, shifted, lax.full_like(shifted, 0)), (last,)))
 
 
+@jax.custom_jvp
+def _held(value: jax.Array) -> jax.Array:
+    """`value`, with a derivative of zeros: still connected, where `lax.stop_gradient` disconnects (TF's
+    cross-entropy gradient by the labels through `backprop` is zeros, not None)."""
+    return value
+
+
+_held.defjvps(lambda tangent, _, value: lax.full_like(tangent, 0))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
 def _xent(labels: jax.Array, logits: jax.Array, axis: int) -> jax.Array:
     return -jnp.sum(labels * _log_softmax(logits, axis), axis=axis)
+
+
+@_xent.defjvp
+def _xent_jvp(axis: int, primals: tuple, tangents: tuple) -> tuple:
+    """TF's gradient (`_SoftmaxCrossEntropyWithLogitsGrad`): the logits' is the kernel's `backprop` output,
+    softmax - labels, whether or not the labels sum to 1, and holds the labels constant (its derivative by them
+    is 0); the labels' is -log_softmax."""
+    labels, logits = primals
+    labels_dot, logits_dot = tangents
+    log_probs = _log_softmax(logits, axis)
+    backprop = _softmax(logits, axis) - _held(labels)
+    return -jnp.sum(labels * log_probs, axis=axis), jnp.sum(backprop * logits_dot - log_probs * labels_dot, axis=axis)
 
 
 _relu_op = OpDef("Relu", _relu, True, dtype_check("Relu", "fiu"))
