@@ -50,6 +50,14 @@ OPS = {
         lambda a: tapeshim.nn.sparse_softmax_cross_entropy_with_logits(labels=_labels(), logits=a),
         (_f32(4, 3),),
     ),
+    "xent": (
+        lambda a, b: tapeshim.nn.softmax_cross_entropy_with_logits(labels=a, logits=b),
+        (np.abs(_f32(4, 3)), _f32(4, 3)),  # (labels that do not sum to 1: TF's gradient, `host_vjp._xent_tf`)
+    ),
+    "xent_axis0": (
+        lambda a, b: tapeshim.nn.softmax_cross_entropy_with_logits(labels=a, logits=b, axis=0),
+        (np.abs(_f32(3, 3)), _f32(3, 3)),
+    ),
     "mean": (tapeshim.reduce_mean, (_f32(4, 3),)),
     "sum_keepdims": (lambda a: tapeshim.reduce_sum(a, axis=0, keepdims=True), (_f32(4, 3),)),
     "max_ties": (lambda a: tapeshim.reduce_max(a, axis=1), (_tied(4, 5),)),

@@ -396,6 +396,18 @@ def _relu(cts: list, ins: list, outs: list, params: dict) -> list:
     return [interpret_rules.select(ins[0] > 0, cts[0], np.zeros((), cts[0].dtype))]
 
 
+def _xent_tf(cts: list, ins: list, outs: list, params: dict) -> list:
+    # TF's SoftmaxCrossEntropyWithLogits gradient (`nn_ops._xent`): softmax - labels by the logits, -log_softmax
+    # by the labels, along the reduced axis.
+    labels, logits = ins
+    axis = params["axis"]
+    g = np.expand_dims(cts[0], axis)
+    shifted = logits - np.max(logits, axis=axis, keepdims=True)
+    unnormalized = np.exp(shifted)
+    total = np.sum(unnormalized, axis=axis, keepdims=True)
+    return [g * -(shifted - np.log(total)), g * (unnormalized / total - labels)]
+
+
 def _abs_real(cts: list, ins: list, outs: list, params: dict) -> list:
     # TF's gradient of |x| (`math_kernels._abs_real`): sign(x), 0 at 0.
     return [np.sign(ins[0]) * cts[0]]
@@ -450,6 +462,7 @@ def _source_of(fun: Any) -> str:
 _CUSTOM: dict[str, tuple[Rule, str]] = {
     _source_of(jax.nn.relu.fun): (_relu, "ins"),  # type: ignore[attr-defined]
     _source_of(nn_ops._relu.fun): (_relu, "ins"),
+    _source_of(nn_ops._xent.fun): (_xent_tf, "ins"),
     _source_of(math_kernels._abs_real.fun): (_abs_real, "ins"),
     _source_of(math_kernels._chooser_float.fun): (_chooser_float, "both"),
     _source_of(math_kernels._sqrt_reverse.fun): (_sqrt_tf, "outs"),
@@ -475,6 +488,11 @@ def _custom_rule(eqn: Any, called: jax_core.ClosedJaxpr) -> tuple[Rule, dict, st
         if len(reductions) != 1:
             raise _Unsupported
         params["reduced_axes"] = tuple(reductions[0].params["axes"])
+    elif rule is _xent_tf:  # (its axis, a static argument: the one its sums reduce)
+        sums = {tuple(e.params["axes"]) for e in called.jaxpr.eqns if e.primitive.name == "reduce_sum"}
+        if len(sums) != 1 or len(next(iter(sums))) != 1:
+            raise _Unsupported
+        params["axis"] = next(iter(sums))[0]
     return rule, params, reads
 
 
