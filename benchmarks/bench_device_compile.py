@@ -15,13 +15,18 @@ make a quick first compile there (as `BASELINE_OPTIONS` does on the CPU: 165 -> 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
-import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import bench_tape  # noqa: E402 - the hand-written JAX steps the other benchmarks time
 
 OPTION_SETS: dict[str, dict[str, Any] | None] = {
     "default": None,
@@ -38,31 +43,14 @@ OPTION_SETS: dict[str, dict[str, Any] | None] = {
 
 
 def _mlp_step(batch: int, sizes: tuple[int, int, int]) -> tuple[Callable[..., Any], tuple]:
-    rng = np.random.default_rng(0)
-    n_in, n_hidden, n_out = sizes
-    w1 = jnp.asarray((rng.normal(size=(n_in, n_hidden)) / np.sqrt(n_in)).astype(np.float32))
-    w2 = jnp.asarray((rng.normal(size=(n_hidden, n_out)) / np.sqrt(n_hidden)).astype(np.float32))
-    x = jnp.asarray(rng.normal(size=(batch, n_in)).astype(np.float32))
-    labels = jnp.asarray(rng.integers(0, n_out, size=batch).astype(np.int32))
-
-    def loss(w1: Any, w2: Any) -> Any:
-        logits = jax.nn.relu(x @ w1) @ w2
-        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), labels[:, None], 1))
-
-    def step(w1: Any, w2: Any) -> Any:
-        value, (g1, g2) = jax.value_and_grad(loss, (0, 1))(w1, w2)
-        return value, w1 - 0.01 * g1, w2 - 0.01 * g2
-
-    return step, (w1, w2)
+    """`bench_tape`'s hand-written JAX MLP step and its parameters (the steps `bench_engine` times)."""
+    update, params = bench_tape.jax_mlp_update(bench_tape.mlp_data(batch, sizes))
+    return update, (params,)
 
 
-def _chain_gradient(length: int = 200) -> tuple[Callable[..., Any], tuple]:
-    def chain(x: Any) -> Any:
-        for _ in range(length // 4):
-            x = jnp.tanh(jnp.sin(x) * 1.01) + 0.01
-        return jnp.sum(x)
-
-    return jax.grad(chain), (jnp.linspace(-1.0, 1.0, 256, dtype=jnp.float32),)
+def _chain_gradient() -> tuple[Callable[..., Any], tuple]:
+    gradient, x = bench_tape.jax_chain_gradient()
+    return gradient, (x,)
 
 
 PROGRAMS: dict[str, Callable[[], tuple[Callable[..., Any], tuple]]] = {

@@ -19,7 +19,7 @@ import os
 import statistics
 import sys
 import time
-from typing import Callable
+from typing import Any, Callable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 # First steps here are a first run's: no compile cache from an earlier run (tapeshim/_src/compile_cache.py).
@@ -95,7 +95,8 @@ def tf_style_mlp_step(tf, data: dict) -> Callable[[], object]:
     return step
 
 
-def jax_mlp_step(data: dict) -> Callable[[], object]:
+def jax_mlp_update(data: dict) -> tuple[Callable[[dict], tuple], dict]:
+    """The hand-written JAX step (not jitted) and its parameters: `update(params) -> (loss, new params)`."""
     params = {"w1": jnp.asarray(data["w1"]), "w2": jnp.asarray(data["w2"])}
     x, labels = jnp.asarray(data["x"]), jnp.asarray(data["labels"])
 
@@ -104,11 +105,16 @@ def jax_mlp_step(data: dict) -> Callable[[], object]:
         log_probs = jax.nn.log_softmax(logits)
         return -jnp.mean(jnp.take_along_axis(log_probs, labels[:, None], axis=1))
 
-    @jax.jit
     def update(p):
         loss, grads = jax.value_and_grad(loss_fn)(p)
         return loss, jax.tree_util.tree_map(lambda w, g: w - LEARNING_RATE * g, p, grads)
 
+    return update, params
+
+
+def jax_mlp_step(data: dict) -> Callable[[], object]:
+    raw_update, params = jax_mlp_update(data)
+    update = jax.jit(raw_update)
     state = {"p": params}
 
     def step():
@@ -155,15 +161,20 @@ def tf_style_chain(tf, size: int = 256) -> Callable[[], object]:
     return step
 
 
-def jax_chain(size: int = 256) -> Callable[[], object]:
-    x = jnp.linspace(-1.0, 1.0, size, dtype=jnp.float32)
+def jax_chain_gradient(size: int = 256) -> tuple[Callable[[Any], Any], Any]:
+    """The chain's gradient function (not jitted) and its input."""
 
     def f(z):
         for _ in range(CHAIN_LENGTH // 4):
             z = jnp.tanh(jnp.sin(z) * 1.01) + 0.01
         return jnp.sum(z)
 
-    grad = jax.jit(jax.grad(f))
+    return jax.grad(f), jnp.linspace(-1.0, 1.0, size, dtype=jnp.float32)
+
+
+def jax_chain(size: int = 256) -> Callable[[], object]:
+    gradient, x = jax_chain_gradient(size)
+    grad = jax.jit(gradient)
     return lambda: grad(x)
 
 

@@ -54,17 +54,22 @@ def off_the_host(monkeypatch):
     monkeypatch.setitem(replay.compile_cost, "seconds_per_node", 0.0)
 
 
+def _chain(tf, x, links):
+    """`4 * links` ops recorded on `x` (over `replay.SMALL_PLAN` nodes from 17 links)."""
+    y = x
+    for _ in range(links):
+        y = tf.tanh(tf.sin(y) * 1.01) + 0.01
+    return y
+
+
 def _chain_step(tf, links=30):
-    """A gradient over a chain of `4 * links` ops (a plan over `replay.SMALL_PLAN` nodes)."""
+    """A gradient over a chain of `4 * links` ops."""
     x = tf.constant(np.linspace(-1.0, 1.0, 16, dtype=np.float32))
 
     def step():
         with tf.GradientTape() as tape:
             tape.watch(x)
-            y = x
-            for _ in range(links):
-                y = tf.tanh(tf.sin(y) * 1.01) + 0.01
-            loss = tf.reduce_sum(y)
+            loss = tf.reduce_sum(_chain(tf, x, links))
         return loss, tape.gradient(loss, x)
 
     return step
@@ -148,9 +153,7 @@ def test_a_jacobian_compiles_on_its_call(monkeypatch):
         for _ in range(3):
             with tf.GradientTape() as tape:
                 tape.watch(x)
-                y = x
-                for _ in range(20):
-                    y = tf.tanh(tf.sin(y) * 1.01) + 0.01
+                y = _chain(tf, x, 20)
             out.append(tape.jacobian(y, x))
         return out
 
@@ -170,9 +173,7 @@ def test_a_persistent_tape_keeps_its_tier_between_requests(monkeypatch):
     def taped(persistent):
         with tf.GradientTape(persistent=persistent) as tape:
             tape.watch(x)
-            y = x
-            for _ in range(30):
-                y = tf.tanh(tf.sin(y) * 1.01) + 0.01
+            y = _chain(tf, x, 30)
         return tape, y
 
     for _ in range(2):  # the structure's second sighting submits its compile, held

@@ -86,6 +86,13 @@ def blas_may_split(name: str, shapes: Sequence[tuple], params: dict, dtype: Any,
     return m * n * k >= interpret_blas.GEMM_THREADED_MULTIPLY_ADDS
 
 
+def product_costs(name: str, shapes: Sequence[tuple], params: dict, dtype: Any) -> tuple[int, bool]:
+    """A counted product's `(weighted multiply-adds, whether the BLAS may split it over threads)` (`COUNTED`,
+    `blas_may_split`) from its operands' shapes, parameters and first operand's dtype."""
+    multiply_adds = COUNTED[name](shapes, params, dtype)
+    return multiply_adds, blas_may_split(name, shapes, params, dtype, multiply_adds)
+
+
 def _dtype_weight(dtype: Any) -> int:
     return 1 if np.dtype(dtype) in _BLAS_DTYPES else UNBLASED_WEIGHT
 

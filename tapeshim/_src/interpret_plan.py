@@ -274,12 +274,10 @@ class HostPlan:
         for index, eqn, names in self.sized:
             run, params, ins, outs, out_dtypes, flush = steps[index]
             if names is _COUNTED:  # a product of symbolic shapes: its multiply-adds at these sizes, counted once
-                rule, name, count = run.args
+                rule, name = run.args
                 shapes = [resolve(tuple(var.aval.shape)) for var in eqn.invars]
-                dtype = np.dtype(eqn.invars[0].aval.dtype)
-                known = count(shapes, params, dtype)
-                split = interpret_cost.blas_may_split(name, shapes, params, dtype, known)
-                run = functools.partial(_counted_known, rule, known, split)
+                costs = interpret_cost.product_costs(name, shapes, params, np.dtype(eqn.invars[0].aval.dtype))
+                run = functools.partial(_counted_known, rule, *costs)
             else:
                 params = _bound_params(eqn, params, resolve, names)
             steps[index] = (run, params, ins, outs, out_dtypes, flush)
@@ -333,15 +331,12 @@ def lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "Budget"
     inner = inner_jaxprs(eqn)
     if inner is None:
         rule = interpret_rules.RULES[name]
-        count = interpret_cost.COUNTED.get(name)
-        if count is not None:
+        if name in interpret_cost.COUNTED:
             shapes = [v.aval.shape for v in eqn.invars]
             if all(type(d) is int for shape in shapes for d in shape):  # (counted once, where no size is symbolic)
-                dtype = np.dtype(eqn.invars[0].aval.dtype)
-                known = count(shapes, params, dtype)
-                split = interpret_cost.blas_may_split(name, shapes, params, dtype, known)
-                return functools.partial(_counted_known, rule, known, split), params, 0
-            return functools.partial(_counted, rule, name, count), params, 0
+                costs = interpret_cost.product_costs(name, shapes, params, np.dtype(eqn.invars[0].aval.dtype))
+                return functools.partial(_counted_known, rule, *costs), params, 0
+            return functools.partial(_counted, rule, name), params, 0
         if eqn.primitive.multiple_results:
             return (lambda inputs, kwargs, budget: list(rule(*inputs, **kwargs))), params, 0
         return (lambda inputs, kwargs, budget: [rule(*inputs, **kwargs)]), params, 0
@@ -356,19 +351,10 @@ def lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "Budget"
     return (lambda inputs, plan, budget: plan(inputs, budget)), plans[0], plans[0].cost
 
 
-def _counted(
-    rule: Callable[..., Any],
-    name: str,
-    count: Callable[[list, dict, Any], int],
-    inputs: list,
-    params: dict,
-    budget: Budget,
-) -> list:
+def _counted(rule: Callable[..., Any], name: str, inputs: list, params: dict, budget: Budget) -> list:
     """A product's rule, run once the budget has its multiply-adds (else the evaluation is abandoned)."""
-    shapes, dtype = [np.shape(value) for value in inputs], np.result_type(inputs[0])
-    multiply_adds = count(shapes, params, dtype)
-    split = interpret_cost.blas_may_split(name, shapes, params, dtype, multiply_adds)
-    return _counted_known(rule, multiply_adds, split, inputs, params, budget)
+    costs = interpret_cost.product_costs(name, [np.shape(value) for value in inputs], params, np.result_type(inputs[0]))
+    return _counted_known(rule, *costs, inputs, params, budget)
 
 
 def _counted_known(

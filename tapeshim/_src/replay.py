@@ -441,8 +441,8 @@ def is_compiled(key: Hashable) -> bool:
     return key in _programs
 
 
-def cached_program(key: Hashable, build: Callable[[], Callable], per_op: bool = False) -> tuple[Callable, Callable]:
-    """Returns `(jitted, raw)` for `key`, building and caching on a miss (LRU); `per_op`: see `run_compiled`."""
+def cached_program(key: Hashable, build: Callable[[], Callable]) -> tuple[Callable, Callable]:
+    """Returns `(jitted, raw)` for `key`, building and caching on a miss (LRU)."""
     entry = _programs.get(key)
     if entry is not None:
         _programs.move_to_end(key)
@@ -453,8 +453,8 @@ def cached_program(key: Hashable, build: Callable[[], Callable], per_op: bool = 
     if isinstance(key, tuple) and len(key) > 1 and isinstance(key[0], str):
         recompile_warning.compiled(f"{key[0]} program", key, _program_change)
 
-    paid = _ran_per_op.pop(key, None)
-    rent, meanwhile = paid is not True, per_op and paid is not None and not interpret.enabled()
+    paid = _ran_per_op.pop(key, None)  # (off the CPU it compiles in the background: `_ran_per_op`)
+    rent, meanwhile = paid is not True, paid is not None and not interpret.enabled()
     jitted, tier = compile_tiers.quick_jit(
         raw, lambda fn, options, traced: _checked_jit(key, fn, options, traced, rent=rent, meanwhile=meanwhile)
     )
@@ -640,15 +640,13 @@ def run_compiled(
 ) -> Any:
     """`call(jitted)` with the compiled program of `key`; None when XLA fails on it (the key then runs per op),
     or, with `per_op` (the caller then runs this call per op), while it compiles in the background off the CPU
-    (`runtime_checks.NOT_READY`).
-
-    A compile's duration updates `compile_cost` (measured where it compiles: see `_checked_jit`).
-    """
+    (`runtime_checks.NOT_READY`). A compile's duration updates `compile_cost` (see `_checked_jit`)."""
     if n_nodes > SMALL_PLAN and key not in _programs:  # small programs: fixed costs dominate
         _measured_nodes[key] = n_nodes
-    jitted, _ = cached_program(key, build, per_op)
+    jitted, _ = cached_program(key, build)
     try:
-        result = runtime_checks.accepting_not_ready(per_op, lambda: call(jitted))
+        accepting = runtime_checks.accepting_not_ready  # (only off the CPU: there no host interpreter serves)
+        result = call(jitted) if interpret.enabled() else accepting(per_op, lambda: call(jitted))
     except jax.errors.JaxRuntimeError:
         host_errors.raise_pending()  # a py_function's Python function failed (not the compile): TF's error
         compile_failed(key)

@@ -315,12 +315,10 @@ class CheckedProgram:
         if self._meanwhile and _per_op_meanwhile.accepted and background_compile.enabled():
             leaves = jax.tree.leaves(args)
             if _concrete(leaves):
-                if checks or self._may_check or heavy:  # (compiled under checkify, or with XLA's defaults)
-                    if checks or self._may_check:
-                        self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
-                    compiling = self._plain if self._checked is None else self._checked
-                    with _Functionalizing(args):
-                        traced = compiling.trace(*args)
+                if checks or self._may_check:  # (compiled under checkify)
+                    self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
+                if checks or self._may_check or heavy:  # (or with XLA's defaults: traced again)
+                    traced = self._compiling_trace(args)
                 hosting = self._hosting = _Hosting(None, interpret.signature(leaves), traced, 0)
                 # (run once in the background only without side effects: a program the host could interpret)
                 hosting.submit(args if interpret.supported(traced.jaxpr, checks) else None)
@@ -345,12 +343,15 @@ class CheckedProgram:
             with _HOSTING_LOCK:  # (user threads may call one program at once: one submits)
                 if hosting.pending is None:
                     if hosting.traced is None:  # a program with checks (its checkify program compiles), or heavy
-                        compiling = self._plain if self._checked is None else self._checked
-                        with _Functionalizing(args):
-                            hosting.traced = compiling.trace(*args)
+                        hosting.traced = self._compiling_trace(args)
                     hosting.submit(args)
                 self._call = self._while_compiling
         return self._while_compiling(*args)
+
+    def _compiling_trace(self, args: tuple) -> Any:
+        """The trace of what compiles for `args`: the checkify program where there is one, else the plain one."""
+        with _Functionalizing(args):
+            return (self._plain if self._checked is None else self._checked).trace(*args)
 
     def _compiled_call(self) -> Callable[..., Any]:
         """The compiled program's call: under checkify where the program holds checks."""

@@ -14,6 +14,7 @@ jaxprs are equal); anything else goes to `jnp` as before.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import jax
@@ -177,13 +178,12 @@ def reduce_mean(x: Any, axis: tuple | None, keepdims: bool) -> Any | None:
     axes = _summed_axes(x, axis)
     if axes is None:
         return None
-    shape, dtype = np.shape(x), jax.typeof(x).dtype
-    count: Any
-    if all(isinstance(shape[a], (int, np.integer)) for a in axes):
-        count = np.asarray(int(np.prod([shape[a] for a in axes], dtype=np.int64)), dtype)
-    else:
-        size = 1
-        for a in axes:
-            size = size * shape[a]
-        count = jnp.asarray(size, dtype)
+    shape = np.shape(x)
+    count = size_value(math.prod([shape[a] for a in axes]), jax.typeof(x).dtype)  # (made before the sum, as jnp)
     return lax.div(_sum(x, axes, keepdims), count)
+
+
+def size_value(size: Any, dtype: Any) -> Any:
+    """A size as a scalar of `dtype`: a NumPy constant, or for a symbolic size (a trace for any batch size) the
+    value `jnp` makes of it (`dim_as_value`, through `jnp.asarray`)."""
+    return np.asarray(size, dtype) if isinstance(size, (int, np.integer)) else jnp.asarray(size, dtype)

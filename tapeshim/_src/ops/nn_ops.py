@@ -11,7 +11,7 @@ import numpy as np
 from jax import lax
 
 from tapeshim._src import errors, runtime_checks
-from tapeshim._src.ops import array_ops, math_ops, random_ops, reduction_ops, table
+from tapeshim._src.ops import array_ops, lax_kernels, math_ops, random_ops, reduction_ops, table
 from tapeshim._src.ops.common import convert_same_dtype, dtype_check
 from tapeshim._src.ops.ragged_hook import ragged_dispatch
 from tapeshim._src.registry import OpDef, apply
@@ -20,32 +20,34 @@ from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.typing_aliases import AxisLike, TensorLike
 
 
-def _shifted(logits: jax.Array, axis: int) -> tuple[jax.Array, int, tuple[int, ...]]:
-    """`(logits - max, axis, the other axes)` along `axis` (made non-negative), the max held constant as
+def _exponentials(logits: jax.Array, axis: int) -> tuple[jax.Array, jax.Array, jax.Array, tuple[int, ...]]:
+    """`(logits - max, its exp, the exp's sum along axis (reduced), the other axes)`, the max held constant as
     `jax.nn.softmax` and `jax.nn.log_softmax` hold it. The softmax kernels bind `lax` as those functions bind it,
     without their own traces (a kernel's first trace at new shapes pays for each `jnp` function's `jit`)."""
     axis %= logits.ndim
     kept = tuple(d for d in range(logits.ndim) if d != axis)
     peak = lax.stop_gradient(lax.reduce_max(logits, (axis,)))
-    return lax.sub(logits, lax.broadcast_in_dim(peak, logits.shape, kept)), axis, kept
+    shifted = lax.sub(logits, lax.broadcast_in_dim(peak, logits.shape, kept))
+    unnormalized = lax.exp(shifted)
+    return shifted, unnormalized, lax.reduce_sum(unnormalized, (axis,)), kept
 
 
-def _shifted_and_logsumexp(logits: jax.Array, axis: int) -> tuple[jax.Array, jax.Array]:
-    """`(logits - max, log(sum(exp(logits - max))))` along `axis`, the second reduced over it (`_shifted`)."""
-    shifted, axis, _ = _shifted(logits, axis)
-    return shifted, lax.log(lax.reduce_sum(lax.exp(shifted), (axis,)))
+def _softmax_of(parts: tuple) -> jax.Array:
+    _, unnormalized, total, kept = parts
+    return lax.div(unnormalized, lax.broadcast_in_dim(total, unnormalized.shape, kept))
+
+
+def _log_softmax_of(parts: tuple) -> jax.Array:
+    shifted, _, total, kept = parts
+    return lax.sub(shifted, lax.broadcast_in_dim(lax.log(total), shifted.shape, kept))
 
 
 def _softmax(logits: jax.Array, axis: int) -> jax.Array:
-    shifted, axis, kept = _shifted(logits, axis)
-    unnormalized = lax.exp(shifted)
-    return lax.div(unnormalized, lax.broadcast_in_dim(lax.reduce_sum(unnormalized, (axis,)), logits.shape, kept))
+    return _softmax_of(_exponentials(logits, axis))
 
 
 def _log_softmax(logits: jax.Array, axis: int) -> jax.Array:
-    shifted, logsumexp = _shifted_and_logsumexp(logits, axis)
-    kept = tuple(d for d in range(logits.ndim) if d != axis % logits.ndim)
-    return lax.sub(shifted, lax.broadcast_in_dim(logsumexp, logits.shape, kept))
+    return _log_softmax_of(_exponentials(logits, axis))
 
 
 @jax.custom_jvp
@@ -67,8 +69,7 @@ def _sparse_xent(labels: jax.Array, logits: jax.Array, checked: bool = False) ->
     empty = sized and labels.size == 0
     classes = logits.shape[-1]
     # (a symbolic class count, `tapeshim.function` traced for any size, made a value as `jnp` makes it)
-    zero = np.zeros((), labels.dtype)
-    count = np.asarray(classes, labels.dtype) if classes.__class__ is int else jnp.asarray(classes, labels.dtype)
+    zero, count = np.zeros((), labels.dtype), lax_kernels.size_value(classes, labels.dtype)
     last = logits.ndim - 1
     if checked and not empty:  # labels only known when the program runs: TF's CPU kernel check
         everything = tuple(range(labels.ndim))
@@ -84,7 +85,8 @@ def _sparse_xent(labels: jax.Array, logits: jax.Array, checked: bool = False) ->
         valid = lax.bitwise_and(lax.ge(labels, zero), lax.lt(labels, count))
         scale = lax.select(valid, lax.full_like(labels, 1, logits.dtype), lax.full_like(labels, np.nan, logits.dtype))
         logits = lax.mul(logits, lax.broadcast_in_dim(scale, logits.shape, tuple(range(last))))
-    shifted, logsumexp = _shifted_and_logsumexp(logits, last)
+    shifted, _, total, _ = _exponentials(logits, last)
+    logsumexp = lax.log(total)
     # the label's class picked by a one-hot mask (its gradient a select, where a gather's is a scatter)
     classes_of = lax.broadcast_in_dim(lax.convert_element_type(labels, np.int32), logits.shape, tuple(range(last)))
     hot = lax.eq(classes_of, lax.broadcasted_iota(np.int32, logits.shape, last))
@@ -113,8 +115,9 @@ def _xent_jvp(axis: int, primals: tuple, tangents: tuple) -> tuple:
     is 0); the labels' is -log_softmax."""
     labels, logits = primals
     labels_dot, logits_dot = tangents
-    log_probs = _log_softmax(logits, axis)
-    backprop = _softmax(logits, axis) - _held(labels)
+    parts = _exponentials(logits, axis)  # (softmax and log_softmax from one pass)
+    log_probs = _log_softmax_of(parts)
+    backprop = _softmax_of(parts) - _held(labels)
     return -jnp.sum(labels * log_probs, axis=axis), jnp.sum(backprop * logits_dot - log_probs * labels_dot, axis=axis)
 
 
