@@ -22,6 +22,7 @@ from jax.experimental import sparse as jax_sparse
 import tapeshim as tf
 from oracle import backend_compiles, check, check_raises, mlp_training_step
 from tapeshim._src import (
+    background_compile,
     interpret,
     interpret_blas,
     interpret_cost,
@@ -31,6 +32,7 @@ from tapeshim._src import (
     kernel_calls,
     replay,
 )
+from tapeshim._src.ops import nn_ops
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
 
@@ -232,6 +234,21 @@ CASES = {
             jnp.maximum(x[0], 0.0),
         ),
         (np.array([0.0, -0.0, -2.0, 3.0, np.nan, -np.inf, np.inf, -1e-40], np.float32),),
+    ),
+    "signed_zeros_beside_broadcast_scalars": (  # over `_SMALL` elements a broadcast is a view: `_max` sees its value
+        lambda x, y: (
+            nn_ops._relu(x),
+            jax.nn.relu(x),
+            jax.lax.max(jnp.full_like(x, -0.0), x),
+            jax.lax.max(x, jnp.full_like(x, np.nan)),
+            jax.lax.max(jnp.full_like(x, 0.0), jnp.full_like(x, -0.0)),
+            jax.lax.max(x, y),
+            jax.lax.max(jnp.broadcast_to(x[:1], x.shape), x[::-1]),
+        ),
+        (
+            np.resize(np.array([0.0, -0.0, -2.0, 3.0, np.nan, -np.inf, np.inf, -1e-40], np.float32), (160, 128)),
+            np.resize(np.array([-0.0, 0.0, 1.0, -3.0, 2.0], np.float32), (160, 128)),
+        ),
     ),
     "top_k_ties_and_ints": (lambda x: jax.lax.top_k(x, 2), (np.array([[1, 3, 3, 2], [5, 5, 5, 0]], np.int32),)),
     "select_and_clamp": (
@@ -635,10 +652,13 @@ def _blas_threads():
     return [lib.num_threads for lib in threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers]
 
 
-def test_host_computation_runs_blas_on_one_thread():
+@pytest.mark.parametrize("compiling", [True, False])
+def test_host_computation_runs_blas_on_one_thread_while_a_compile_runs(compiling, monkeypatch):
     # The host computes while compiles run in the background: NumPy's BLAS on one thread there (a BLAS
     # splitting products over busy cores ran a small GAN's convolutions 40-100x slower), from the first
-    # product large enough for the BLAS to split it, to the outermost context's exit
+    # product large enough for the BLAS to split it, to the outermost context's exit. With no compile under
+    # way it keeps its threads (a compute-bound step's products run on every core, as TF eager's do)
+    monkeypatch.setattr(background_compile, "idle", lambda: not compiling)
     before = _blas_threads()
     with interpret_blas.host_errors_ignored():
         unlimited = _blas_threads()
@@ -649,7 +669,7 @@ def test_host_computation_runs_blas_on_one_thread():
         nested = _blas_threads()
     after = _blas_threads()
     assert unlimited == before
-    assert inside == nested == [1] * len(before)
+    assert inside == nested == ([1] * len(before) if compiling else before)
     assert after == before
     interpret_blas.limit_blas_threads()  # (outside a host context: nothing)
     assert _blas_threads() == before
@@ -666,9 +686,10 @@ def test_host_computation_runs_blas_on_one_thread():
         ((3, 128, 64), (3, 64, 64), True),
     ],
 )
-def test_only_products_the_blas_would_split_limit_its_threads(lhs, rhs, limits):
+def test_only_products_the_blas_would_split_limit_its_threads(lhs, rhs, limits, monkeypatch):
     # A host evaluation without such a product never scans the process's libraries for the BLAS (14 ms), nor
     # sets and restores the limit (40-45 us a call)
+    monkeypatch.setattr(background_compile, "idle", lambda: False)  # (a compile runs in the background)
     interpret_blas._blas_controller.cache_clear()
     a, b = np.ones(lhs, np.float32), np.ones(rhs, np.float32)
     out = interpret.run(jax.jit(lambda x, y: x @ y).trace(a, b), (a, b))

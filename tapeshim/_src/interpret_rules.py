@@ -145,8 +145,24 @@ def _extreme(out: Any, negative_zero: Callable[[], Any]) -> Any:
     return out
 
 
+def _one_value(operand: Any) -> Any:
+    """`operand`'s one value as a 0-d array where it is a scalar or a scalar broadcast (`broadcast_in_dim`'s
+    view of a large result: every stride 0, as ReLU's `max(x, 0)` binds it), else None."""
+    if operand.ndim == 0:
+        return operand
+    if operand.size and not any(operand.strides):
+        return operand.reshape(-1)[:1].reshape(())
+    return None
+
+
 @_rule("max")
 def _max(x: Any, y: Any, **_: Any) -> Any:
+    if x.ndim and x.shape == y.shape:  # a scalar broadcast computes as the scalar (the result keeps the shape)
+        scalar = _one_value(y)
+        if scalar is not None:
+            y = scalar
+        elif (scalar := _one_value(x)) is not None:
+            x = scalar
     out = np.maximum(x, y)
     for operand in (y, x):  # a scalar operand (ReLU's 0.0) settles the zeros' signs without the masks
         if operand.ndim == 0 and out.dtype.kind == "f":
