@@ -732,3 +732,26 @@ def test_host_results_go_to_the_device_tf_device_names():
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith("device:CPU:1")
+
+
+def test_a_broadcast_literal_is_made_once_with_its_plan():
+    # ReLU's zeros (`broadcast_in_dim 0.0`) are a constant of the plan, a read-only view with every stride 0:
+    # its calls make no copy, and `max` reads the zero as the scalar it is (no signed-zero masks); a
+    # conversion from an integer (a one-hot mask) is not checked for subnormals
+    def relu_and_mask(x, labels):
+        return nn_ops._relu(x), (labels[:, None] == jnp.arange(4)).astype(jnp.float32)
+
+    x = np.array([[-1.0, -0.0, 0.0, 2.0]] * 3, np.float32)
+    labels = np.array([0, 3, 1], np.int32)
+    closed = jax.make_jaxpr(relu_and_mask)(x, labels)
+    plan = interpret_plan.HostPlan(closed)
+    run, _, ins, *_ = plan.steps[0]  # (no step broadcasts the zero)
+    assert run.__name__ == "_max"
+    zeros = dict(plan.fixed)[ins[1]]
+    assert zeros.shape == x.shape and not any(zeros.strides) and not zeros.flags.writeable
+    assert not any(flush for run, _, _, _, _, flush in plan.steps if getattr(run, "__name__", "") == "_convert")
+    relu, mask = interpret.run(jax.jit(relu_and_mask).trace(x, labels), (x, labels))
+    want_relu, want_mask = jax.jit(relu_and_mask)(x, labels)
+    np.testing.assert_array_equal(relu, want_relu)
+    np.testing.assert_array_equal(np.signbit(relu), np.signbit(want_relu))
+    np.testing.assert_array_equal(mask, want_mask)

@@ -135,6 +135,31 @@ other rule returns operand values or exact functions of them, which stay flushed
 its host values pass from kernel to kernel unchecked, `Prepared`)."""
 
 
+def _flushes(eqn: Any, name: str, out_dtypes: list) -> bool:
+    """Whether a step's float results are flushed (`MAKE_SUBNORMALS`); a conversion's not from an integer or a
+    bool, which makes no subnormal (a one-hot mask's conversion cost its check)."""
+    if name not in MAKE_SUBNORMALS or not any(dtype.kind == "f" for dtype in out_dtypes):
+        return False
+    return name != "convert_element_type" or np.dtype(eqn.invars[0].aval.dtype).kind not in "biu"
+
+
+def _filled(eqn: Any) -> np.ndarray | None:
+    """The result of a `broadcast_in_dim` of a scalar literal to a static shape (ReLU's zeros, `jnp.full`'s
+    fill), as a read-only view of the scalar with every stride 0, else None. Made once with its plan, it costs
+    its calls nothing (the rule's copy cost each call a pass over the result), and the rules that take it see
+    its one value (`interpret_rules._one_value`: `max(x, 0)` then needs no signed-zero masks)."""
+    if eqn.primitive.name != "broadcast_in_dim" or eqn.params.get("sharding") is not None:
+        return None
+    operand = eqn.invars[0]
+    shape = eqn.params["shape"]
+    if not isinstance(operand, jax_core.Literal) or operand.aval.shape or not all(type(d) is int for d in shape):
+        return None
+    value = np.asarray(operand.val, dtype=operand.aval.dtype)
+    if value.dtype != eqn.outvars[0].aval.dtype:
+        return None
+    return np.broadcast_to(value, shape)
+
+
 def _all_zero(value: Any) -> bool:
     """Whether a small numeric constant holds only zeros (of either sign): XLA folds `x + it` to `x`."""
     return value.dtype.kind in "iufc" and value.size <= 4096 and not np.any(value)
@@ -203,6 +228,11 @@ class HostPlan:
                 if called is not None:  # a call (a jnp function's jit, a custom derivative's forward): inlined
                     inline(eqn, called)
                     continue
+                filled = _filled(eqn)
+                if filled is not None:  # a constant: made once, a view without a copy
+                    fixed_slot(filled, eqn.outvars[0])
+                    self.cost += 1
+                    continue
                 ins = [slot_of(var) for var in eqn.invars]
                 outs = [new_slot(var) for var in eqn.outvars]
                 kept = _kept_input(eqn, ins, zeros)
@@ -214,7 +244,7 @@ class HostPlan:
                 if name in _ZERO_PRESERVING and ins[0] in zeros:
                     zeros.add(outs[0])
                 out_dtypes = [np.dtype(getattr(var.aval, "dtype", None)) for var in eqn.outvars]
-                flush = name in MAKE_SUBNORMALS and any(dtype.kind == "f" for dtype in out_dtypes)
+                flush = _flushes(eqn, name, out_dtypes)
                 plain = interpret_rules.PLAIN.get(name)
                 if plain is not None and len(outs) == 1:  # one NumPy call, without the rule's wrapper
                     self.steps.append((plain, _NO_PARAMS, ins, outs[0], out_dtypes[0], flush))
