@@ -152,10 +152,10 @@ def _filled(eqn: Any) -> np.ndarray | None:
         return None
     operand = eqn.invars[0]
     shape = eqn.params["shape"]
-    if not isinstance(operand, jax_core.Literal) or operand.aval.shape or not all(type(d) is int for d in shape):
+    if not isinstance(operand, jax_core.Literal) or not all(type(d) is int for d in shape):
         return None
-    value = np.asarray(operand.val, dtype=operand.aval.dtype)
-    if value.dtype != eqn.outvars[0].aval.dtype:
+    value = np.asarray(operand.val, dtype=getattr(operand.aval, "dtype", None))
+    if value.shape or value.dtype != getattr(eqn.outvars[0].aval, "dtype", None):
         return None
     return np.broadcast_to(value, shape)
 
