@@ -143,9 +143,6 @@ class _Worker:
                     self._held -= arguments[2]
             pending._done.set()
 
-    def idle(self) -> bool:
-        return self._queue.unfinished_tasks == 0
-
     def wait(self) -> None:
         if self._thread is not None:
             self._queue.join()
@@ -225,11 +222,6 @@ def submit(traced: Any, args: tuple | None) -> Pending:
 def wait() -> None:
     """Blocks until every compile submitted so far has finished."""
     _worker.wait()
-
-
-def idle() -> bool:
-    """Whether no compile is queued or running in the background."""
-    return _worker.idle()
 
 
 atexit.register(_worker.close)

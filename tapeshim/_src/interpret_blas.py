@@ -1,5 +1,5 @@
 """The host interpreter's context: NumPy's floating-point warnings off, and its BLAS on one thread where a
-product would split over threads while a compile runs in the background (`interpret.py` computes inside it)."""
+product would split over threads (`interpret.py` computes inside it)."""
 
 from __future__ import annotations
 
@@ -11,21 +11,21 @@ from typing import Any, Iterator
 import numpy as np
 import threadpoolctl
 
-from tapeshim._src import background_compile
-
 
 @contextlib.contextmanager
 def host_errors_ignored() -> Iterator[None]:
     """The context of host computation: NumPy's floating-point warnings are off, as XLA's arithmetic raises
-    none, and while a compile runs in the background NumPy's BLAS runs on one thread from the first product
-    that would use more (`limit_blas_threads`).
+    none, and NumPy's BLAS runs on one thread from the first product that would use more
+    (`limit_blas_threads`).
 
-    The host computes while a compile runs in the background: a BLAS that splits a product over every core
-    then waits on a core that is busy. A convolution's products of a small GAN's step took 68-170 ms each
-    with OpenBLAS's two threads on the 2-core development machine while a compile ran, 1.7 ms on one. With
-    no compile under way the BLAS keeps its threads, as it has outside the host interpreter (and TF eager's
-    kernels use every core): a compute-bound MLP step's two large products (batch 512, 512-1024) took
-    7.9 ms on one thread, 4.2 ms on two.
+    The host computes while a compile runs in the background (and XLA's own threads run): a BLAS that
+    splits a product over every core then waits on cores that are busy. A convolution's products of a
+    small GAN's step took 68-170 ms each with OpenBLAS's two threads on the loaded 2-core development
+    machine, 1.7 ms on one. It is limited whether or not a compile runs: OpenBLAS rounds some products
+    differently on two threads (a 128 x 700 by 700 x 500 product, by up to 3.4e-5), and a host call's values
+    must not depend on when a compile ran (with two threads where none ran, a TF guide's MLP training
+    accuracy moved by one prediction against TF's; a compute-bound step's first call would have gained
+    10 ms).
     """
     with np.errstate(all="ignore"), _one_blas_thread():
         yield
@@ -57,11 +57,10 @@ def _one_blas_thread() -> Any:
 
 
 def limit_blas_threads() -> None:
-    """Limits the BLAS to one thread until the outermost `host_errors_ignored()` of this thread exits, where
-    a compile runs in the background (a product the BLAS would split is about to run there; outside one, or
-    with no compile under way, nothing)."""
+    """Limits the BLAS to one thread until the outermost `host_errors_ignored()` of this thread exits (a
+    product of `BLAS_THREADED_MULTIPLY_ADDS` or more is about to run there; outside one, nothing)."""
     outer = _blas_limited.outer
-    if outer is not None and outer.limit is None and not background_compile.idle():
+    if outer is not None and outer.limit is None:
         outer.limit = _blas_controller().limit(limits=1, user_api="blas")
 
 
