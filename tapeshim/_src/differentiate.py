@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import jax
 import jax.numpy as jnp
 
-from tapeshim._src import errors, plan_steps, replay, replay_eager, sized_gradients
-from tapeshim._src.node import OpKey, static_of
+from tapeshim._src import errors, host_gradient, plan_steps, replay, replay_eager, sized_gradients
+from tapeshim._src.node import OpKey, op_type_of, static_of
 from tapeshim._src.plan_steps import LeafStep, NodeStep
 from tapeshim._src.recorded_call import record_call, trackers
 from tapeshim._src.replay import Plan
@@ -421,4 +421,11 @@ def _make_program(
             results.append(c.reshape((batch,) + inner + c.shape[2:]))
         return aux, results
 
+    ops = frozenset(step.key for step in sliced.plan.steps if isinstance(step, NodeStep))
+    if mode == GRADIENT and not any(op_type_of(op) == "CustomGradient" for op in ops):
+        # its first calls on the host without its trace (`runtime_checks.CheckedProgram`); a custom gradient's
+        # backward (a `jax.custom_vjp` of the user's function) has no host rule
+        program.host_first = host_gradient.first_calls(  # type: ignore[attr-defined]
+            evaluate, trainable, seed_position, source_avals, long, ops
+        )
     return program

@@ -391,6 +391,20 @@ def _dot_general(cts: list, ins: list, outs: list, params: dict) -> list:
     return [d_lhs, d_rhs]
 
 
+def _dot_general_live(cts: list, ins: list, outs: list, params: dict) -> list:
+    """`_dot_general`'s cotangent of the operand that carries one (`live_operands`), the other's not computed."""
+    lhs, rhs = ins
+    (lhs_contract, rhs_contract), (lhs_batch, _) = params["dimension_numbers"]
+    if lhs.ndim == 2 and rhs.ndim == 2 and len(lhs_contract) == 1 and not lhs_batch:  # (as `_dot_general`)
+        g = cts[0]
+        if params["live_operands"][0]:
+            d_a = g @ (rhs if rhs_contract[0] == 0 else rhs.T).T
+            return [d_a if lhs_contract[0] == 1 else d_a.T, None]
+        d_b = (lhs if lhs_contract[0] == 1 else lhs.T).T @ g
+        return [None, d_b if rhs_contract[0] == 0 else d_b.T]
+    return [grad if live else None for grad, live in zip(_dot_general(cts, ins, outs, params), params["live_operands"])]
+
+
 def _relu(cts: list, ins: list, outs: list, params: dict) -> list:
     # jax.nn.relu's own derivative (and `nn_ops._relu`'s): 0 at 0.
     return [interpret_rules.select(ins[0] > 0, cts[0], np.zeros((), cts[0].dtype))]
@@ -527,17 +541,31 @@ class _Plan:
     inputs' cotangents. Only the forward steps whose values a backward rule reads run (`_READS`); the others'
     values are `_Aval` stand-ins."""
 
-    __slots__ = ("template", "in_slots", "steps", "forward", "seeds", "results", "float_slots")
+    __slots__ = ("template", "in_slots", "steps", "forward", "seeds", "results", "float_slots", "live", "kept")
 
-    def __init__(self, closed: jax_core.ClosedJaxpr, given: Sequence[bool]) -> None:
+    def __init__(
+        self,
+        closed: jax_core.ClosedJaxpr,
+        given: Sequence[bool],
+        wanted: Sequence[int] | None = None,
+        kept: Sequence[int] = (),
+    ) -> None:
+        """`wanted`: the inputs whose cotangents it returns (None: every floating one). Given, only the values
+        computed from them carry cotangents (`live`): an equation computing from the other inputs alone (a
+        program's data, its constants) needs no rule, and no cotangent flows to them. `kept`: outputs whose
+        values it returns too, after the cotangents."""
         self.template: list = []
         self.steps: list = []
         self.float_slots: set[int] = set()
-        self.in_slots = [self._new(var) for var in closed.jaxpr.invars]
+        invars = closed.jaxpr.invars
+        self.live = wanted is not None
+        wanted = range(len(invars)) if wanted is None else wanted
+        self.in_slots = [self._new(var, k in wanted) for k, var in enumerate(invars)]
         outs = self._inline(closed, self.in_slots)
         self.seeds = [slot for slot, has in zip(outs, given) if has]
-        self.results = [slot for slot, var in zip(self.in_slots, closed.jaxpr.invars) if _check_dtype(var)]
-        needed: set[int] = set()  # the slots whose values a backward rule reads
+        self.results = [self.in_slots[k] for k in wanted if _check_dtype(invars[k])]
+        self.kept = [outs[k] for k in kept]
+        needed: set[int] = set(self.kept)  # the slots whose values a backward rule reads, and the kept outputs
         for _, _, step_ins, step_outs, _, _, rule, _, reads in self.steps:
             if rule is not None and reads in ("ins", "both"):
                 needed.update(step_ins)
@@ -550,8 +578,8 @@ class _Plan:
                 needed.update(step[2])
         self.forward = forward[::-1]
 
-    def _new(self, var: Any) -> int:
-        if _check_dtype(var):
+    def _new(self, var: Any, live: bool = True) -> int:
+        if _check_dtype(var) and live:
             self.float_slots.add(len(self.template))
         self.template.append(_Aval(var.aval))
         return len(self.template) - 1
@@ -586,18 +614,19 @@ class _Plan:
                 for var, slot in zip(eqn.outvars, self._inline(called, ins)):
                     slots[var] = slot
                 continue
-            outs = [self._new(var) for var in eqn.outvars]
+            live = not self.live or any(slot in self.float_slots for slot in ins)
+            outs = [self._new(var, live) for var in eqn.outvars]
             for var, slot in zip(eqn.outvars, outs):
                 slots[var] = slot
             for var in eqn.invars:
                 _check_dtype(var)
             differentiable = any(slot in self.float_slots for slot in outs)
-            if called is not None:  # (a custom JVP or VJP call)
-                rule, rule_params, reads = _custom_rule(eqn, called)
+            if called is not None:  # (a custom JVP or VJP call; one no cotangent reaches needs only its forward)
+                rule, rule_params, reads = _custom_rule(eqn, called) if differentiable else (None, {}, "none")
                 if not interpret.supported(called):
                     raise _Unsupported
             else:
-                rule = _RULES.get(name)  # type: ignore[assignment]
+                rule = _RULES.get(name)
                 if (rule is None and differentiable) or name not in interpret_rules.RULES:
                     raise _Unsupported
                 applies = _APPLIES.get(name)
@@ -607,6 +636,10 @@ class _Plan:
                 if check is not None and not check(eqn.params):
                     raise _Unsupported
                 rule_params, reads = eqn.params, _READS.get(name, "both")
+                if name == "dot_general" and self.live and differentiable:
+                    live_operands = tuple(slot in self.float_slots for slot in ins)
+                    if not all(live_operands):  # (a layer's weights beside its data: one product, not two)
+                        rule, rule_params = _dot_general_live, {**eqn.params, "live_operands": live_operands}
             run, params, _ = interpret_plan.lowered(eqn)
             out_dtypes = [np.dtype(var.aval.dtype) for var in eqn.outvars]
             flush = name in interpret_plan.MAKE_SUBNORMALS or custom
@@ -655,7 +688,7 @@ class _Plan:
             elif not total.flags.c_contiguous:  # (a broadcast view)
                 total = np.array(total, order="C")
             results.append(total)
-        return results
+        return results + [env[slot] for slot in self.kept]
 
 
 def _accumulate(cotangents: dict, slot: int, grad: np.ndarray, primal: np.ndarray) -> None:
@@ -669,6 +702,22 @@ def _accumulate(cotangents: dict, slot: int, grad: np.ndarray, primal: np.ndarra
 def _called(eqn: Any) -> list | None:
     called = interpret_plan.called_jaxpr(eqn)
     return None if called is None else [called]
+
+
+called_jaxprs = _called
+"""An equation's called jaxprs (a list), or None: what `interpret_cost.program_multiply_adds` looks into."""
+
+
+def vjp_plan(
+    closed: jax_core.ClosedJaxpr, given: Sequence[bool], wanted: Sequence[int], kept: Sequence[int]
+) -> Callable[[list, interpret_plan.Budget], list]:
+    """The VJP of `closed` computed on the host: `plan(inputs + the given outputs' cotangents, budget)` returns
+    the `wanted` inputs' cotangents, then the `kept` outputs' values (`_Plan`).
+
+    Raises:
+      Exception: where an operation has no host rule here (the caller traces the VJP instead).
+    """
+    return _Plan(closed, given, wanted, kept)
 
 
 _WORK_FACTOR = 3

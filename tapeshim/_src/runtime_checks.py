@@ -249,7 +249,7 @@ class CheckedProgram:
 
     __slots__ = (
         "_fn", "_plain", "_checked", "_call", "_settled", "_options", "_traced", "_interpret_first", "_hosting",
-        "_compiled", "_may_check", "_rent", "_meanwhile",
+        "_compiled", "_may_check", "_rent", "_meanwhile", "_host_first", "_untraced",
     )  # fmt: skip
 
     def __init__(
@@ -277,9 +277,47 @@ class CheckedProgram:
         self._call: Callable[..., Any] = self._first_call
         self._settled = settled
         self._hosting: _Hosting | None = None
+        self._host_first: Callable[[tuple], interpret.Prepared | None] | None = getattr(fn, "host_first", None)
+        self._untraced = False  # (its first calls were computed from `host_first`: nothing traced yet)
 
     def __call__(self, *args: Any) -> Any:
         return self._call(*args)
+
+    def _hosted_without_trace(self, args: tuple) -> Any:
+        """The first call computed on the host from `fn.host_first(args)` (a gradient program's forward jaxpr and
+        the host's VJP rules, `host_gradient`), without the program's JAX trace, or `NOT_READY` where it gives
+        none. The trace is made when the compile is submitted (`_trace_untraced`): a program that runs a few
+        times never pays for it."""
+        leaves = jax.tree.leaves(args)
+        if not interpret.host_readable(leaves):
+            return NOT_READY
+        with _Functionalizing(args):
+            program = self._host_first(args)  # type: ignore[misc]
+        if program is None:
+            return NOT_READY
+        result = host_call(program, args, leaves)
+        if result is None:
+            return NOT_READY
+        rent = program.calls_before_compile() if self._rent else 1
+        self._hosting = _Hosting(program, interpret.signature(leaves), None, rent - 1)
+        self._untraced = True
+        self._call = self._submit_compile
+        return result
+
+    def _trace_untraced(self, args: tuple) -> Any:
+        """The first trace of a program whose first calls `host_first` served: its checks and its work decide
+        what compiles, as `_first_call` decides from its trace."""
+        self._untraced = False
+        with _Functionalizing(args):
+            traced = self._plain.trace(*args)
+        heavy = self._traced is not None and self._traced(traced.jaxpr)
+        checks = _has_checks(traced.jaxpr.effects)
+        if heavy:  # compile with XLA's defaults instead
+            self._options = None
+            self._plain = jax.jit(self._fn)
+        if checks:
+            self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
+        return self._compiling_trace(args) if heavy or checks else traced
 
     def trace(self, *args: Any) -> Any:
         """The program's trace for `args` (`jax.jit(fn).trace`); a later call reuses it."""
@@ -287,6 +325,10 @@ class CheckedProgram:
             return self._plain.trace(*args)
 
     def _first_call(self, *args: Any) -> Any:
+        if self._host_first is not None and self._interpret_first and not self._may_check and interpret.enabled():
+            result = self._hosted_without_trace(args)
+            if result is not NOT_READY:
+                return result
         with _Functionalizing(args):
             traced = self._plain.trace(*args)
         jaxpr = traced.jaxpr
@@ -336,13 +378,17 @@ class CheckedProgram:
                     hosting.rented_calls -= 1
                     return result
         if not background_compile.enabled():  # compiles on this call (a hosted program has checks iff `_checked`)
+            if self._untraced:
+                self._trace_untraced(args)
             self._hosting = None
             self._call = self._settle_plain if self._checked is None else self._start_checked
             return self._call(*args)
         if hosting is not None and interpret.host_readable(jax.tree.leaves(args)):
             with _HOSTING_LOCK:  # (user threads may call one program at once: one submits)
                 if hosting.pending is None:
-                    if hosting.traced is None:  # a program with checks (its checkify program compiles), or heavy
+                    if self._untraced:
+                        hosting.traced = self._trace_untraced(args)
+                    elif hosting.traced is None:  # a program with checks (its checkify program compiles), or heavy
                         hosting.traced = self._compiling_trace(args)
                     hosting.submit(args)
                 self._call = self._while_compiling

@@ -1,0 +1,155 @@
+"""A gradient program's first calls computed on the host without its JAX trace.
+
+A gradient request's program (`differentiate._make_program`) is `jax.vjp` of the tape's replayed forward, and
+its first calls run on the host from that trace (`interpret`) while they rent its compile
+(`compile_tiers.calls_before_compile`). The trace is what a new structure's first step pays most for: JAX
+linearizes and transposes every operation at 0.3-0.4 ms each (a small MLP step's program, with its
+softmax cross-entropy, took 10-15 ms to trace), where a trace of the forward alone costs a third to a tenth
+of that. So a program's first calls are computed from its forward's jaxpr with the host's VJP rules
+(`host_vjp._Plan`, which the per-op tier's VJP kernels use): the forward steps run with the interpreter's
+NumPy rules, then a rule per primitive takes the cotangents back to the perturbations of the sources. The
+program's own trace is made when its compile is submitted (`runtime_checks.CheckedProgram`), once its calls
+have paid for that; a structure that runs a few times never traces its VJP.
+
+Only a program whose every operation has a host VJP rule qualifies (`host_vjp`: real floats of 32 or 64
+bits, no loops, convolutions, runtime checks or custom derivatives other than the known ones); any other is
+traced as before. Values follow JAX's VJP formulas in their order of operations, subnormals flushed as
+XLA's, as the per-op tier's VJP kernels do.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import jax
+import numpy as np
+
+from tapeshim._src import compile_tiers, host_vjp, interpret, interpret_cost
+from tapeshim._src.state import DifferentiationMode
+
+stats = {"untraced_gradient_programs": 0}
+"""Gradient programs whose first calls were computed here (each one trace of a VJP spared, or put off)."""
+
+_WORK_FACTOR = 3
+"""A gradient program's work against its forward's: the forward, and about twice that backward."""
+
+
+class _GradientPlan:
+    """`(leaf values, given seeds) -> target values + source gradients` (flat), from the forward's VJP plan:
+    zero perturbations in, a cotangent of ones (or the given seed, broadcast) on each differentiated target."""
+
+    __slots__ = ("_vjp", "_n_leaves", "_perturbations", "_seeds", "cost")
+
+    def __init__(self, vjp: Any, n_leaves: int, perturbations: list, seeds: list, cost: int) -> None:
+        self._vjp = vjp
+        self._n_leaves = n_leaves
+        self._perturbations = perturbations  # (shape, dtype) of each source's perturbation
+        self._seeds = seeds  # (position among the given seeds or None, shape, dtype) of each differentiated target
+        self.cost = cost
+
+    def __call__(self, args: list, budget: Any) -> list:
+        leaves, given = args[: self._n_leaves], args[self._n_leaves :]
+        zeros = [np.zeros(shape, dtype) for shape, dtype in self._perturbations]
+        cotangents = [
+            np.ones(shape, dtype) if position is None else np.broadcast_to(given[position], shape)
+            for position, shape, dtype in self._seeds
+        ]
+        out = self._vjp(list(leaves) + zeros + cotangents, budget)
+        n_grads = len(self._perturbations)
+        return out[n_grads:] + out[:n_grads]  # (the program's order: target values, then gradients)
+
+
+def first_calls(
+    evaluate: Callable[[Sequence[Any], Sequence[Any]], list],
+    trainable: Sequence[int],
+    seed_position: dict[int, int],
+    source_avals: Sequence[tuple],
+    inline_kernels: bool,
+    ops: frozenset = frozenset(),
+) -> Callable[[tuple], interpret.Prepared | None]:
+    """`host_first(args)` for a gradient program (`runtime_checks.CheckedProgram`): the host program of the call
+    `program(leaf values, seeds)` made from the forward's jaxpr, or None where it does not qualify.
+
+    Args:
+      evaluate: `evaluate(leaf values, perturbations) -> target values` (`replay.Slice.perturbed_function`).
+      trainable: the targets differentiated (positions among the targets).
+      seed_position: a differentiated target's position among the given seeds, where it has one.
+      source_avals: `(shape, dtype)` of each source (its perturbation's).
+      inline_kernels: as the program's trace (`DifferentiationMode`).
+      ops: the ops (node keys: op type and static arguments) the program runs: a program of the ops of one that
+        did not qualify (another size of its structure) is not tried: its forward's trace would be spent for
+        nothing (4 ms of a small Keras CNN's first step).
+    """
+
+    def host_first(args: tuple) -> interpret.Prepared | None:
+        if not interpret.enabled() or ops in _refused:
+            return None
+        leaf_values, seeds = args
+        perturbations = [(tuple(shape), np.dtype(dtype._np)) for shape, dtype in source_avals]
+
+        def forward(leaves: list, eps: list) -> tuple:
+            with DifferentiationMode(forward=False, inline_kernels=inline_kernels):
+                values = evaluate(leaves, eps)
+            return [values[k] for k in trainable], values
+
+        structs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in perturbations]
+        try:
+            closed, shapes = jax.make_jaxpr(forward, return_shape=True)(list(leaf_values), structs)
+        except Exception:  # noqa: BLE001 - the program's own trace raises, or serves, as before
+            return None
+        program = _program(closed, shapes, len(leaf_values), perturbations, seeds, seed_position, trainable)
+        if program is None:
+            if len(_refused) >= _REFUSED_SIZE:
+                _refused.clear()
+            _refused.add(ops)
+        return program
+
+    return host_first
+
+
+_REFUSED_SIZE = 256
+_refused: set[frozenset] = set()
+"""The ops of programs that did not qualify (`first_calls`)."""
+
+
+def _program(
+    closed: Any,
+    shapes: tuple,
+    n_leaves: int,
+    perturbations: list,
+    seeds: Sequence[Any],
+    seed_position: dict[int, int],
+    trainable: Sequence[int],
+) -> interpret.Prepared | None:
+    jaxpr = closed.jaxpr
+    n_trained = len(trainable)
+    if len(jaxpr.invars) != n_leaves + len(perturbations):
+        return None  # (a leaf that is not one array)
+    targets = jaxpr.outvars[n_trained:]
+    if any(getattr(var.aval, "weak_type", False) for var in targets):
+        return None  # (NumPy's results are never weak: the traced program's host form refuses them too)
+    seed_specs = []
+    for k, var in zip(trainable, jaxpr.outvars[:n_trained]):
+        position = seed_position.get(k)
+        dtype = np.dtype(var.aval.dtype)
+        if position is not None and np.dtype(seeds[position].dtype) != dtype:
+            return None  # (the program's trace decides what such a seed gives)
+        seed_specs.append((position, tuple(var.aval.shape), dtype))
+    work = compile_tiers.produced_elements(closed) * _WORK_FACTOR
+    products = interpret_cost.program_multiply_adds(closed, host_vjp.called_jaxprs) * _WORK_FACTOR
+    if work > interpret_cost.HOST_ELEMENTS or products > interpret_cost.HOST_MULTIPLY_ADDS:
+        return None  # (compiled from its trace, as a traced program this heavy is)
+    wanted = range(n_leaves, n_leaves + len(perturbations))
+    given = [True] * n_trained + [False] * len(targets)
+    try:
+        vjp = host_vjp.vjp_plan(closed, given, wanted, kept=range(n_trained, n_trained + len(targets)))
+    except Exception:  # noqa: BLE001 - an operation without a host VJP rule: traced as before
+        return None
+    equations = len(jaxpr.eqns) * _WORK_FACTOR  # (its backward's beside its forward's, as its work)
+    plan = _GradientPlan(vjp, n_leaves, perturbations, seed_specs, equations)
+    in_avals = [var.aval for var in jaxpr.invars[:n_leaves]] + [
+        jax.ShapeDtypeStruct(np.shape(seed), np.dtype(seed.dtype)) for seed in seeds
+    ]
+    out_tree = jax.tree.structure((shapes[1], [0] * len(perturbations)))
+    stats["untraced_gradient_programs"] += 1
+    return interpret.Prepared.of_plan(plan, work, in_avals, out_tree, equations)  # type: ignore[arg-type]

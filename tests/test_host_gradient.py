@@ -1,0 +1,148 @@
+"""A gradient program's first calls on the host without its JAX trace (`tapeshim/_src/host_gradient.py`).
+
+On the CPU a gradient request's program used to be traced (`jax.vjp` of the replayed forward, 0.3-0.4 ms per
+operation) on its first call, whose values the host interpreter then computed from that trace. Now the first
+calls are computed from the forward's jaxpr with the host's VJP rules; the program is traced when its compile is
+submitted. Values are TF's either way; a program the host's VJP rules do not cover is traced as before.
+"""
+
+import jax
+import numpy as np
+import pytest
+
+import tapeshim as tf
+from oracle import check
+from tapeshim._src import background_compile, compile_tiers, host_gradient, host_vjp, interpret, interpret_plan
+
+pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
+
+_traced: list[str] = []
+
+
+def _log_trace(event: str, duration_secs: float, **kwargs: object) -> None:
+    if event == "/jax/core/compile/jaxpr_trace_duration":
+        _traced.append(str(kwargs.get("fun_name", "")))
+
+
+jax.monitoring.register_event_duration_secs_listener(_log_trace)
+
+rng = np.random.default_rng(7)
+X = rng.normal(size=(12, 6)).astype(np.float32)
+W1 = (rng.normal(size=(6, 9)) * 0.4).astype(np.float32)
+W2 = (rng.normal(size=(9, 4)) * 0.4).astype(np.float32)
+LABELS = rng.integers(0, 4, size=12).astype(np.int32)
+
+
+def _mlp_steps(steps, rows, data_op=None, weight_op=None):
+    """A small MLP's training steps on the first `rows` examples (each test its own structure: programs are
+    cached by it); `data_op` runs on the data under the tape (watched: recorded, never differentiated)."""
+
+    def body(tf):
+        w1, w2 = tf.Variable(W1), tf.Variable(W2)
+        x, labels = tf.constant(X[:rows]), tf.constant(LABELS[:rows])
+        out = []
+        for _ in range(steps):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                inputs = x if data_op is None else data_op(tf, x)
+                weights = w1 if weight_op is None else weight_op(tf, w1)
+                logits = tf.nn.relu(inputs @ weights) @ w2
+                loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+            g1, g2 = tape.gradient(loss, [w1, w2])
+            w1.assign_sub(0.1 * g1)
+            w2.assign_sub(0.1 * g2)
+            out.append((loss, g1, g2))
+        return out
+
+    return body
+
+
+def test_a_first_training_step_is_computed_without_its_programs_trace():
+    before = host_gradient.stats["untraced_gradient_programs"]
+    check(_mlp_steps(3, 12))
+    assert host_gradient.stats["untraced_gradient_programs"] == before + 1  # (the second run's structure is known)
+    _traced.clear()
+    _mlp_steps(3, 12, data_op=lambda tf, x: x + 1.0)(tf)  # a new structure's first calls trace no program
+    assert "program" not in _traced
+
+
+def test_the_program_is_traced_and_compiled_when_its_calls_paid_for_it():
+    body = _mlp_steps(4, 10, data_op=lambda tf, x: x * 0.5)
+    _traced.clear()
+    with compile_tiers.compiles_on_repeat():  # (its second call submits the compile, tracing the program)
+        first = body(tf)
+    background_compile.wait()
+    assert _traced.count("program") == 1
+    again = body(tf)  # compiled: XLA's values, TF's to rounding
+    for (loss, g1, g2), (loss2, h1, h2) in zip(first, again):
+        np.testing.assert_allclose(loss2.numpy(), loss.numpy(), rtol=2e-5, atol=1e-6)
+        np.testing.assert_allclose(h1.numpy(), g1.numpy(), rtol=2e-5, atol=1e-6)
+        np.testing.assert_allclose(h2.numpy(), g2.numpy(), rtol=2e-5, atol=1e-6)
+    check(body)
+
+
+def test_ops_without_host_derivatives_on_the_data_only_need_their_forward():
+    # cosh has no host VJP rule: on the data (no cotangent reaches it) the program qualifies; on the weights
+    # its trace serves, as before
+    before = host_gradient.stats["untraced_gradient_programs"]
+    check(_mlp_steps(2, 9, data_op=lambda tf, x: tf.cosh(x) - 1.0))
+    assert host_gradient.stats["untraced_gradient_programs"] == before + 1
+    check(_mlp_steps(2, 8, weight_op=lambda tf, w: tf.cosh(w) - 1.0))
+    assert host_gradient.stats["untraced_gradient_programs"] == before + 1
+
+
+def test_seeds_several_targets_unconnected_sources_and_float64():
+    a = rng.normal(size=(5, 3))
+    b = rng.normal(size=(3,))
+
+    def body(tf):
+        x = tf.constant(a)
+        v = tf.Variable(b)
+        unused = tf.Variable(b)
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = tf.tanh(x * v)
+            z = tf.reduce_sum(y, axis=1)
+            w = tf.exp(-tf.square(v))
+        seeds = [tf.ones_like(z) * 2.0, tf.range(3.0, dtype=tf.float64)]
+        seeded = tape.gradient([z, w], [x, v, unused], output_gradients=seeds)
+        plain = tape.gradient(z, [v, x])
+        del tape
+        return seeded, plain
+
+    check(body)
+
+
+def test_a_structure_whose_ops_the_host_cannot_differentiate_is_not_tried_again():
+    images = rng.normal(size=(2, 6, 6, 1)).astype(np.float32)
+    kernel = (rng.normal(size=(3, 3, 1, 2)) * 0.5).astype(np.float32)
+
+    def body(tf, powers):
+        k = tf.Variable(kernel)
+        with tf.GradientTape() as tape:
+            y = tf.nn.conv2d(tf.constant(images), k, 1, "VALID")
+            for _ in range(powers):
+                y = y**2
+            loss = tf.reduce_sum(y)
+        return tape.gradient(loss, k)
+
+    before = host_gradient.stats["untraced_gradient_programs"]
+    check(lambda tf: body(tf, 1))  # (no host rule for a convolution's derivative: the program's trace serves)
+    _traced.clear()
+    check(lambda tf: body(tf, 2))  # another structure of the same ops: its forward is not traced for the host
+    assert "forward" not in _traced
+    assert host_gradient.stats["untraced_gradient_programs"] == before
+
+
+def test_only_the_live_operands_cotangent_of_a_product_is_computed():
+    def fn(x, w, eps):
+        return (x @ (w + eps)).sum()
+
+    x, w = X, W1
+    closed = jax.make_jaxpr(fn)(x, w, np.zeros_like(w))
+    plan = host_vjp.vjp_plan(closed, [True], wanted=[2], kept=[0])
+    rules = [step[6] for step in plan.steps if step[6] is not None]
+    assert host_vjp._dot_general_live in rules
+    grad, value = plan([x, w, np.zeros_like(w), np.float32(1.0)], interpret_plan.Budget())
+    np.testing.assert_allclose(grad, jax.grad(fn, argnums=2)(x, w, np.zeros_like(w)), rtol=1e-6)
+    np.testing.assert_allclose(value, fn(x, w, 0.0), rtol=1e-5)
