@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tapeshim as tf
-from oracle import check
+from oracle import check, real_tf
 from tapeshim._src import background_compile, compile_tiers, host_gradient, host_vjp, interpret, interpret_plan
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
@@ -146,3 +146,20 @@ def test_only_the_live_operands_cotangent_of_a_product_is_computed():
     grad, value = plan([x, w, np.zeros_like(w), np.float32(1.0)], interpret_plan.Budget())
     np.testing.assert_allclose(grad, jax.grad(fn, argnums=2)(x, w, np.zeros_like(w)), rtol=1e-6)
     np.testing.assert_allclose(value, fn(x, w, 0.0), rtol=1e-5)
+
+
+def test_a_negative_zero_source_keeps_its_sign_as_xla_folds_x_plus_zero():
+    # A source's perturbation is added where it occurs (`x + 0`): XLA folds it, keeping -0 (NumPy's -0 + 0 is +0)
+    def body(tf):
+        x = tf.constant(np.array([-0.0, 2.0, 0.0], np.float32))
+        w = tf.Variable(np.array([1.0, 1.0, -1.0], np.float32))
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = w / x
+            loss = tf.reduce_sum(y)
+        return [y, x * 1.0] + tape.gradient([loss, x * 1.0], [w, x])
+
+    want, got = body(real_tf), body(tf)
+    for a, b in zip(want, got):
+        np.testing.assert_array_equal(b.numpy(), a.numpy())
+        np.testing.assert_array_equal(np.signbit(b.numpy()), np.signbit(a.numpy()))

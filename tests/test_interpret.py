@@ -249,6 +249,10 @@ CASES = {
             np.resize(np.array([-0.0, 0.0, 1.0, -3.0, 2.0], np.float32), (160, 128)),
         ),
     ),
+    "zeros_added_at_any_size": (  # XLA folds `x + 0` (keeping -0) over a broadcast zero of any size
+        lambda x: (x + jnp.zeros(x.shape, x.dtype), jnp.zeros(x.shape, x.dtype) + x, x - jnp.zeros_like(x)),
+        (np.resize(np.array([-0.0, 1.0, 0.0], np.float32), 5000),),
+    ),
     "top_k_ties_and_ints": (lambda x: jax.lax.top_k(x, 2), (np.array([[1, 3, 3, 2], [5, 5, 5, 0]], np.int32),)),
     "select_and_clamp": (
         lambda x, i: (

@@ -95,14 +95,12 @@ def first_calls(
         structs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in perturbations]
         try:
             closed, shapes = jax.make_jaxpr(forward, return_shape=True)(list(leaf_values), structs)
-        except Exception:  # noqa: BLE001 - the program's own trace raises, or serves, as before
-            return None
-        program = _program(closed, shapes, len(leaf_values), perturbations, seeds, seed_position, trainable)
-        if program is None:
+            return _program(closed, shapes, len(leaf_values), perturbations, seeds, seed_position, trainable)
+        except Exception:  # noqa: BLE001 - an operation without a host VJP rule (or a trace that fails): traced
             if len(_refused) >= _REFUSED_SIZE:
                 _refused.clear()
             _refused.add(ops)
-        return program
+            return None
 
     return host_first
 
@@ -121,6 +119,12 @@ def _program(
     seed_position: dict[int, int],
     trainable: Sequence[int],
 ) -> interpret.Prepared | None:
+    """The host program of `closed` (the forward: leaves and perturbations -> differentiated targets, then every
+    target), or None where this call does not qualify.
+
+    Raises:
+      Exception: where an operation has no host VJP rule (`host_vjp.vjp_plan`).
+    """
     jaxpr = closed.jaxpr
     n_trained = len(trainable)
     if len(jaxpr.invars) != n_leaves + len(perturbations):
@@ -141,10 +145,7 @@ def _program(
         return None  # (compiled from its trace, as a traced program this heavy is)
     wanted = range(n_leaves, n_leaves + len(perturbations))
     given = [True] * n_trained + [False] * len(targets)
-    try:
-        vjp = host_vjp.vjp_plan(closed, given, wanted, kept=range(n_trained, n_trained + len(targets)))
-    except Exception:  # noqa: BLE001 - an operation without a host VJP rule: traced as before
-        return None
+    vjp = host_vjp.vjp_plan(closed, given, wanted, kept=range(n_trained, n_trained + len(targets)))
     equations = len(jaxpr.eqns) * _WORK_FACTOR  # (its backward's beside its forward's, as its work)
     plan = _GradientPlan(vjp, n_leaves, perturbations, seed_specs, equations)
     in_avals = [var.aval for var in jaxpr.invars[:n_leaves]] + [

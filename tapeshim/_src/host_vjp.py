@@ -541,7 +541,9 @@ class _Plan:
     inputs' cotangents. Only the forward steps whose values a backward rule reads run (`_READS`); the others'
     values are `_Aval` stand-ins."""
 
-    __slots__ = ("template", "in_slots", "steps", "forward", "seeds", "results", "float_slots", "live", "kept")
+    __slots__ = (
+        "template", "in_slots", "steps", "forward", "seeds", "results", "float_slots", "live", "kept", "zeros"
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -552,15 +554,20 @@ class _Plan:
     ) -> None:
         """`wanted`: the inputs whose cotangents it returns (None: every floating one). Given, only the values
         computed from them carry cotangents (`live`): an equation computing from the other inputs alone (a
-        program's data, its constants) needs no rule, and no cotangent flows to them. `kept`: outputs whose
-        values it returns too, after the cotangents."""
+        program's data, its constants) needs no rule, and no cotangent flows to them; and they are zeros at
+        every call (a gradient program's perturbations), which an `add` returns its other operand beside, as
+        XLA folds `x + 0` (keeping a negative zero's sign), as do constant zeros. `kept`: outputs whose values
+        it returns too, after the cotangents."""
         self.template: list = []
         self.steps: list = []
         self.float_slots: set[int] = set()
+        self.zeros: set[int] = set()  # slots holding zeros at every call (`wanted` inputs, constants)
         invars = closed.jaxpr.invars
         self.live = wanted is not None
         wanted = range(len(invars)) if wanted is None else wanted
         self.in_slots = [self._new(var, k in wanted) for k, var in enumerate(invars)]
+        if self.live:
+            self.zeros.update(self.in_slots[k] for k in wanted)
         outs = self._inline(closed, self.in_slots)
         self.seeds = [slot for slot, has in zip(outs, given) if has]
         self.results = [self.in_slots[k] for k in wanted if _check_dtype(invars[k])]
@@ -585,6 +592,8 @@ class _Plan:
         return len(self.template) - 1
 
     def _fixed(self, value: Any) -> int:
+        if self.live and interpret_plan.all_zero(value):
+            self.zeros.add(len(self.template))
         self.template.append(value)
         return len(self.template) - 1
 
@@ -643,6 +652,12 @@ class _Plan:
             run, params, _ = interpret_plan.lowered(eqn)
             out_dtypes = [np.dtype(var.aval.dtype) for var in eqn.outvars]
             flush = name in interpret_plan.MAKE_SUBNORMALS or custom
+            if self.live:  # (XLA's folds of zeros: `x + 0` is `x`)
+                if name in interpret_plan.ZERO_PRESERVING and ins[0] in self.zeros:
+                    self.zeros.add(outs[0])
+                kept = interpret_plan.kept_input(eqn, ins, self.zeros)
+                if kept is not None:
+                    run, params, flush = interpret_plan.copy_input, kept, False
             self.steps.append(
                 (run, params, ins, outs, out_dtypes, flush, rule if differentiable else None, rule_params, reads)
             )

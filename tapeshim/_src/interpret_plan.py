@@ -230,7 +230,9 @@ class HostPlan:
                     continue
                 filled = _filled(eqn)
                 if filled is not None:  # a constant: made once, a view without a copy
-                    fixed_slot(filled, eqn.outvars[0])
+                    index = fixed_slot(filled, eqn.outvars[0])
+                    if _all_zero(np.asarray(eqn.invars[0].val)):  # (zeros at any size, as `_ZERO_PRESERVING`)
+                        zeros.add(index)
                     self.cost += 1
                     continue
                 ins = [slot_of(var) for var in eqn.invars]
@@ -351,6 +353,11 @@ def _kept_input(eqn: Any, ins: list, zeros: set) -> int | None:
 
 def _copy_input(inputs: list, position: int, budget: "Budget") -> list:
     return [inputs[position]]
+
+
+kept_input, copy_input, ZERO_PRESERVING, all_zero = _kept_input, _copy_input, _ZERO_PRESERVING, _all_zero
+"""XLA's folds of zeros, for `host_vjp`'s forward steps: which input an `x + 0` keeps, its step's run, the
+primitives that keep a zero operand zero, and whether a constant holds only zeros."""
 
 
 def lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "Budget"], list], Any, int]:
