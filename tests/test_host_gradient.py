@@ -11,8 +11,16 @@ import numpy as np
 import pytest
 
 import tapeshim as tf
-from oracle import check, real_tf
-from tapeshim._src import background_compile, compile_tiers, host_gradient, host_vjp, interpret, interpret_plan
+from oracle import backend_compiles, check, real_tf
+from tapeshim._src import (
+    background_compile,
+    compile_tiers,
+    host_gradient,
+    host_vjp,
+    interpret,
+    interpret_plan,
+    runtime_checks,
+)
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
 
@@ -163,3 +171,54 @@ def test_a_negative_zero_source_keeps_its_sign_as_xla_folds_x_plus_zero():
     for a, b in zip(want, got):
         np.testing.assert_array_equal(b.numpy(), a.numpy())
         np.testing.assert_array_equal(np.signbit(b.numpy()), np.signbit(a.numpy()))
+
+
+def _hosted_first_program():
+    """A `CheckedProgram` of `fn` whose `host_first` gives the host program of its first signature (as a gradient
+    program's does), and the traces of `fn` made (by JAX: each signature's trace of the plain program)."""
+    traces = []
+
+    def fn(x, y):
+        traces.append(x.shape)
+        return jax.numpy.tanh(x) * y + 1.0
+
+    def host_first(args):
+        return interpret.prepare(jax.jit(lambda x, y: jax.numpy.tanh(x) * y + 1.0).trace(*args))
+
+    fn.host_first = host_first
+    return runtime_checks.jit(fn), traces
+
+
+def test_a_program_served_without_its_trace_compiles_another_signature_on_its_call():
+    # The first signature's calls come from `host_first` (nothing traced) until its rental ends; a call of
+    # another signature compiles on its own call, and the first signature is traced once its compile is submitted
+    program, traces = _hosted_first_program()
+    a, b = np.linspace(-1, 1, 6, dtype=np.float32), np.linspace(0, 2, 4, dtype=np.float32)
+    want = lambda x, y: np.tanh(x) * y + 1.0  # noqa: E731
+    compiles = backend_compiles()
+    before, submitted = len(compiles), background_compile.stats["submitted"]
+    with compile_tiers.compiles_on_repeat():  # (a rental of one call: its next call submits the compile)
+        np.testing.assert_allclose(program(a, a), want(a, a), rtol=1e-6)
+        assert traces == [] and len(compiles) == before
+        np.testing.assert_allclose(program(b, b), want(b, b), rtol=1e-6)  # another signature: traced, compiled
+        assert traces == [(4,)] and len(compiles) == before + 1
+        assert background_compile.stats["submitted"] == submitted  # (not the first signature's compile)
+        for _ in range(3):
+            np.testing.assert_allclose(program(a, a), want(a, a), rtol=1e-6)
+    assert background_compile.stats["submitted"] == submitted + 1
+    background_compile.wait()
+    np.testing.assert_allclose(program(a, a), want(a, a), rtol=1e-6)
+    assert traces == [(4,), (6,)] and len(compiles) == before + 2
+
+
+def test_a_program_served_without_its_trace_compiles_on_its_call_without_the_background_thread():
+    program, traces = _hosted_first_program()
+    a = np.linspace(-1, 1, 5, dtype=np.float32)
+    background_compile.set_enabled(False)
+    try:
+        with compile_tiers.compiles_on_repeat():
+            for _ in range(3):
+                np.testing.assert_allclose(program(a, a), np.tanh(a) * a + 1.0, rtol=1e-6)
+    finally:
+        background_compile.set_enabled(True)
+    assert traces == [(5,)]

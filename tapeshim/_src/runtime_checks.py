@@ -383,7 +383,14 @@ class CheckedProgram:
             self._hosting = None
             self._call = self._settle_plain if self._checked is None else self._start_checked
             return self._call(*args)
-        if hosting is not None and interpret.host_readable(jax.tree.leaves(args)):
+        leaves = jax.tree.leaves(args)
+        if hosting is not None and hosting.traced is None and interpret.signature(leaves) != hosting.signature:
+            # another signature before the hosted one's trace is made (`host_first`, checks, heavy): it compiles
+            # on this call, and the hosted signature is traced when its own call submits its compile
+            if self._untraced:
+                self._trace_untraced(args)  # (its checks and work decide how it compiles)
+            return self._compiled_call()(*args)
+        if hosting is not None and interpret.host_readable(leaves):
             with _HOSTING_LOCK:  # (user threads may call one program at once: one submits)
                 if hosting.pending is None:
                     if self._untraced:
