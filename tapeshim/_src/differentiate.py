@@ -421,7 +421,7 @@ def _make_program(
             results.append(c.reshape((batch,) + inner + c.shape[2:]))
         return aux, results
 
-    ops = frozenset(step.key for step in sliced.plan.steps if isinstance(step, NodeStep))
+    ops = frozenset(step.key for step in sliced.plan.node_steps())
     if mode == GRADIENT and not any(op_type_of(op) == "CustomGradient" for op in ops):
         # its first calls on the host without its trace (`runtime_checks.CheckedProgram`); a custom gradient's
         # backward (a `jax.custom_vjp` of the user's function) has no host rule

@@ -24,38 +24,35 @@ from typing import Any, Callable, Sequence
 import jax
 import numpy as np
 
-from tapeshim._src import compile_tiers, host_vjp, interpret, interpret_cost
+from tapeshim._src import host_vjp, interpret
 from tapeshim._src.state import DifferentiationMode
 
 stats = {"untraced_gradient_programs": 0}
 """Gradient programs whose first calls were computed here (each one trace of a VJP spared, or put off)."""
-
-_WORK_FACTOR = 3
-"""A gradient program's work against its forward's: the forward, and about twice that backward."""
 
 
 class _GradientPlan:
     """`(leaf values, given seeds) -> target values + source gradients` (flat), from the forward's VJP plan:
     zero perturbations in, a cotangent of ones (or the given seed, broadcast) on each differentiated target."""
 
-    __slots__ = ("_vjp", "_n_leaves", "_perturbations", "_seeds", "cost")
+    __slots__ = ("_vjp", "_n_leaves", "_zeros", "_seeds")
 
-    def __init__(self, vjp: Any, n_leaves: int, perturbations: list, seeds: list, cost: int) -> None:
+    def __init__(self, vjp: Any, n_leaves: int, perturbations: list, seeds: list) -> None:
         self._vjp = vjp
         self._n_leaves = n_leaves
-        self._perturbations = perturbations  # (shape, dtype) of each source's perturbation
+        self._zeros = [np.zeros(shape, dtype) for shape, dtype in perturbations]  # (made once: read-only)
+        for zeros in self._zeros:
+            zeros.flags.writeable = False
         self._seeds = seeds  # (position among the given seeds or None, shape, dtype) of each differentiated target
-        self.cost = cost
 
     def __call__(self, args: list, budget: Any) -> list:
         leaves, given = args[: self._n_leaves], args[self._n_leaves :]
-        zeros = [np.zeros(shape, dtype) for shape, dtype in self._perturbations]
         cotangents = [
             np.ones(shape, dtype) if position is None else np.broadcast_to(given[position], shape)
             for position, shape, dtype in self._seeds
         ]
-        out = self._vjp(list(leaves) + zeros + cotangents, budget)
-        n_grads = len(self._perturbations)
+        out = self._vjp(list(leaves) + self._zeros + cotangents, budget)
+        n_grads = len(self._zeros)
         return out[n_grads:] + out[:n_grads]  # (the program's order: target values, then gradients)
 
 
@@ -139,15 +136,14 @@ def _program(
         if position is not None and np.dtype(seeds[position].dtype) != dtype:
             return None  # (the program's trace decides what such a seed gives)
         seed_specs.append((position, tuple(var.aval.shape), dtype))
-    work = compile_tiers.produced_elements(closed) * _WORK_FACTOR
-    products = interpret_cost.program_multiply_adds(closed, host_vjp.called_jaxprs) * _WORK_FACTOR
-    if work > interpret_cost.HOST_ELEMENTS or products > interpret_cost.HOST_MULTIPLY_ADDS:
+    costs = host_vjp.vjp_costs(closed)
+    if costs is None:
         return None  # (compiled from its trace, as a traced program this heavy is)
+    work, equations = costs
     wanted = range(n_leaves, n_leaves + len(perturbations))
     given = [True] * n_trained + [False] * len(targets)
     vjp = host_vjp.vjp_plan(closed, given, wanted, kept=range(n_trained, n_trained + len(targets)))
-    equations = len(jaxpr.eqns) * _WORK_FACTOR  # (its backward's beside its forward's, as its work)
-    plan = _GradientPlan(vjp, n_leaves, perturbations, seed_specs, equations)
+    plan = _GradientPlan(vjp, n_leaves, perturbations, seed_specs)
     in_avals = [var.aval for var in jaxpr.invars[:n_leaves]] + [
         jax.ShapeDtypeStruct(np.shape(seed), np.dtype(seed.dtype)) for seed in seeds
     ]

@@ -357,15 +357,21 @@ def _top_k(cts: list, ins: list, outs: list, params: dict) -> list:
 
 @_rule("dot_general")
 def _dot_general(cts: list, ins: list, outs: list, params: dict) -> list:
+    # (`live_operands`, where a plan gives it: only the operands that carry a cotangent get one, `_Plan`)
     lhs, rhs = ins
     g = cts[0]
+    live_lhs, live_rhs = params.get("live_operands", (True, True))
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = params["dimension_numbers"]
     if lhs.ndim == 2 and rhs.ndim == 2 and len(lhs_contract) == 1 and not lhs_batch:
         # a matrix product (either operand transposed), without einsum's overhead
-        a = lhs if lhs_contract[0] == 1 else lhs.T
-        b = rhs if rhs_contract[0] == 0 else rhs.T
-        d_a, d_b = g @ b.T, a.T @ g
-        return [d_a if lhs_contract[0] == 1 else d_a.T, d_b if rhs_contract[0] == 0 else d_b.T]
+        d_lhs = d_rhs = None
+        if live_lhs:
+            d_a = g @ (rhs if rhs_contract[0] == 0 else rhs.T).T
+            d_lhs = d_a if lhs_contract[0] == 1 else d_a.T
+        if live_rhs:
+            d_b = (lhs if lhs_contract[0] == 1 else lhs.T).T @ g
+            d_rhs = d_b if rhs_contract[0] == 0 else d_b.T
+        return [d_lhs, d_rhs]
     n_batch = len(lhs_batch)
     if (
         lhs.ndim == rhs.ndim == n_batch + 2
@@ -373,7 +379,10 @@ def _dot_general(cts: list, ins: list, outs: list, params: dict) -> list:
         and tuple(lhs_contract) == (n_batch + 1,)
         and tuple(rhs_contract) == (n_batch,)
     ):  # a batch of matrix products
-        return [g @ np.swapaxes(rhs, -1, -2), np.swapaxes(lhs, -1, -2) @ g]
+        return [
+            g @ np.swapaxes(rhs, -1, -2) if live_lhs else None,
+            np.swapaxes(lhs, -1, -2) @ g if live_rhs else None,
+        ]
     letters = iter("abcdefghijklmnopqrstuvwxyz")
     lhs_labels = [next(letters) for _ in range(lhs.ndim)]
     rhs_labels = [""] * rhs.ndim
@@ -386,23 +395,11 @@ def _dot_general(cts: list, ins: list, outs: list, params: dict) -> list:
         + [rhs_labels[d] for d in range(rhs.ndim) if d not in rhs_contract and d not in rhs_batch]
     )
     out_s, lhs_s, rhs_s = "".join(out_labels), "".join(lhs_labels), "".join(rhs_labels)
-    d_lhs = np.einsum(f"{out_s},{rhs_s}->{lhs_s}", g, rhs, optimize=["einsum_path", (0, 1)])
-    d_rhs = np.einsum(f"{out_s},{lhs_s}->{rhs_s}", g, lhs, optimize=["einsum_path", (0, 1)])
-    return [d_lhs, d_rhs]
-
-
-def _dot_general_live(cts: list, ins: list, outs: list, params: dict) -> list:
-    """`_dot_general`'s cotangent of the operand that carries one (`live_operands`), the other's not computed."""
-    lhs, rhs = ins
-    (lhs_contract, rhs_contract), (lhs_batch, _) = params["dimension_numbers"]
-    if lhs.ndim == 2 and rhs.ndim == 2 and len(lhs_contract) == 1 and not lhs_batch:  # (as `_dot_general`)
-        g = cts[0]
-        if params["live_operands"][0]:
-            d_a = g @ (rhs if rhs_contract[0] == 0 else rhs.T).T
-            return [d_a if lhs_contract[0] == 1 else d_a.T, None]
-        d_b = (lhs if lhs_contract[0] == 1 else lhs.T).T @ g
-        return [None, d_b if rhs_contract[0] == 0 else d_b.T]
-    return [grad if live else None for grad, live in zip(_dot_general(cts, ins, outs, params), params["live_operands"])]
+    path = ["einsum_path", (0, 1)]
+    return [
+        np.einsum(f"{out_s},{rhs_s}->{lhs_s}", g, rhs, optimize=path) if live_lhs else None,
+        np.einsum(f"{out_s},{lhs_s}->{rhs_s}", g, lhs, optimize=path) if live_rhs else None,
+    ]
 
 
 def _relu(cts: list, ins: list, outs: list, params: dict) -> list:
@@ -648,7 +645,7 @@ class _Plan:
                 if name == "dot_general" and self.live and differentiable:
                     live_operands = tuple(slot in self.float_slots for slot in ins)
                     if not all(live_operands):  # (a layer's weights beside its data: one product, not two)
-                        rule, rule_params = _dot_general_live, {**eqn.params, "live_operands": live_operands}
+                        rule_params = {**eqn.params, "live_operands": live_operands}
             run, params, _ = interpret_plan.lowered(eqn)
             out_dtypes = [np.dtype(var.aval.dtype) for var in eqn.outvars]
             flush = name in interpret_plan.MAKE_SUBNORMALS or custom
@@ -714,13 +711,10 @@ def _accumulate(cotangents: dict, slot: int, grad: np.ndarray, primal: np.ndarra
     cotangents[slot] = flush_subnormals(grad if previous is None else previous + grad)
 
 
-def _called(eqn: Any) -> list | None:
+def called_jaxprs(eqn: Any) -> list | None:
+    """An equation's called jaxprs (a list), or None: what `interpret_cost.program_multiply_adds` looks into."""
     called = interpret_plan.called_jaxpr(eqn)
     return None if called is None else [called]
-
-
-called_jaxprs = _called
-"""An equation's called jaxprs (a list), or None: what `interpret_cost.program_multiply_adds` looks into."""
 
 
 def vjp_plan(
@@ -737,6 +731,17 @@ def vjp_plan(
 
 _WORK_FACTOR = 3
 """A VJP's work against its forward's: the forward again, and about twice that backward."""
+
+
+def vjp_costs(closed: jax_core.ClosedJaxpr) -> tuple[int, int] | None:
+    """The VJP of the forward `closed` as the host counts a program: `(the elements its operations produce, its
+    equations)`, the forward's times `_WORK_FACTOR`; None where it is more work than a compile costs
+    (`interpret_cost.HOST_ELEMENTS`, `HOST_MULTIPLY_ADDS`: the VJP then compiles)."""
+    work = compile_tiers.produced_elements(closed) * _WORK_FACTOR
+    products = interpret_cost.program_multiply_adds(closed, called_jaxprs) * _WORK_FACTOR
+    if work > interpret_cost.HOST_ELEMENTS or products > interpret_cost.HOST_MULTIPLY_ADDS:
+        return None
+    return work, len(closed.jaxpr.eqns) * _WORK_FACTOR
 
 
 def program(forward: Any, inputs: Sequence[Any], given: Sequence[bool]) -> interpret.Prepared | None:
@@ -760,10 +765,10 @@ def program(forward: Any, inputs: Sequence[Any], given: Sequence[bool]) -> inter
         return None
     if any(getattr(var.aval, "weak_type", False) for var in jaxpr.invars):
         return None  # (a weak input's cotangent is weak: NumPy's results are never weak)
-    work = compile_tiers.produced_elements(closed) * _WORK_FACTOR
-    products = interpret_cost.program_multiply_adds(closed, _called) * _WORK_FACTOR
-    if work > interpret_cost.HOST_ELEMENTS or products > interpret_cost.HOST_MULTIPLY_ADDS:
+    costs = vjp_costs(closed)
+    if costs is None:
         return None
+    work, equations = costs
     try:
         plan = _Plan(closed, given)
     except Exception:  # noqa: BLE001 - `_Unsupported`, or parameters a rule's lowering does not know: traced
@@ -772,5 +777,4 @@ def program(forward: Any, inputs: Sequence[Any], given: Sequence[bool]) -> inter
     floating = [k for k, var in enumerate(jaxpr.invars) if np.dtype(var.aval.dtype) in _FLOATS]
     out_tree = jax.tree.structure({k: 0 for k in floating})
     stats["host_vjp_plans"] += 1
-    equations = len(jaxpr.eqns) * _WORK_FACTOR  # (as its work: its backward steps beside the forward ones)
     return interpret.Prepared.of_plan(plan, work, in_avals, out_tree, equations)  # type: ignore[arg-type]

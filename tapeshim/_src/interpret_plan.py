@@ -115,7 +115,7 @@ class Budget:
             raise Abandon
 
 
-_ZERO_PRESERVING = frozenset(
+ZERO_PRESERVING = frozenset(
     ("broadcast_in_dim", "reshape", "convert_element_type", "transpose", "squeeze", "copy", "copy_p", "rev")
 )
 """Primitives whose output is all zeros when their one operand is (XLA folds them into a zero constant)."""
@@ -143,24 +143,21 @@ def _flushes(eqn: Any, name: str, out_dtypes: list) -> bool:
     return name != "convert_element_type" or np.dtype(eqn.invars[0].aval.dtype).kind not in "biu"
 
 
-def _filled(eqn: Any) -> np.ndarray | None:
-    """The result of a `broadcast_in_dim` of a scalar literal to a static shape (ReLU's zeros, `jnp.full`'s
-    fill), as a read-only view of the scalar with every stride 0, else None. Made once with its plan, it costs
-    its calls nothing (the rule's copy cost each call a pass over the result), and the rules that take it see
-    its one value (`interpret_rules._one_value`: `max(x, 0)` then needs no signed-zero masks)."""
-    if eqn.primitive.name != "broadcast_in_dim" or eqn.params.get("sharding") is not None:
+def _folded_broadcast(eqn: Any) -> np.ndarray | None:
+    """The result of a `broadcast_in_dim` of a scalar literal to a static shape (ReLU's zeros, `jnp.full`'s fill),
+    made once with its plan by the rule (a read-only view with every stride 0, which the rules that take it read
+    as its one value: `interpret_rules._one_value`), else None."""
+    if eqn.primitive.name != "broadcast_in_dim" or not isinstance(eqn.invars[0], jax_core.Literal):
         return None
-    operand = eqn.invars[0]
-    shape = eqn.params["shape"]
-    if not isinstance(operand, jax_core.Literal) or not all(type(d) is int for d in shape):
+    if eqn.params.get("sharding") is not None or not all(type(d) is int for d in eqn.params["shape"]):
         return None
-    value = np.asarray(operand.val, dtype=getattr(operand.aval, "dtype", None))
+    value = np.asarray(eqn.invars[0].val, dtype=getattr(eqn.invars[0].aval, "dtype", None))
     if value.shape or value.dtype != getattr(eqn.outvars[0].aval, "dtype", None):
         return None
-    return np.broadcast_to(value, shape)
+    return interpret_rules.RULES["broadcast_in_dim"](value, **eqn.params)
 
 
-def _all_zero(value: Any) -> bool:
+def all_zero(value: Any) -> bool:
     """Whether a small numeric constant holds only zeros (of either sign): XLA folds `x + it` to `x`."""
     return value.dtype.kind in "iufc" and value.size <= 4096 and not np.any(value)
 
@@ -195,7 +192,7 @@ class HostPlan:
         jaxpr = closed.jaxpr
         slots: dict = {}
         self.fixed: list = []  # (slot, value): constants and literals
-        zeros: set = set()  # slots holding only zeros (see `_kept_input`)
+        zeros: set = set()  # slots holding only zeros (see `kept_input`)
         self.cost = 0
         self.sized: list = []  # (step index, equation, `sized_names` of its parameters) of the steps `bound` resolves
 
@@ -211,7 +208,7 @@ class HostPlan:
         def fixed_slot(value: Any, var: Any = None) -> int:
             index = new_slot(var)
             self.fixed.append((index, value))
-            if _all_zero(value):
+            if all_zero(value):
                 zeros.add(index)
             return index
 
@@ -228,22 +225,22 @@ class HostPlan:
                 if called is not None:  # a call (a jnp function's jit, a custom derivative's forward): inlined
                     inline(eqn, called)
                     continue
-                filled = _filled(eqn)
-                if filled is not None:  # a constant: made once, a view without a copy
-                    index = fixed_slot(filled, eqn.outvars[0])
-                    if _all_zero(np.asarray(eqn.invars[0].val)):  # (zeros at any size, as `_ZERO_PRESERVING`)
+                ins = [slot_of(var) for var in eqn.invars]
+                folded = _folded_broadcast(eqn)
+                if folded is not None:  # a constant: made once, a view without a copy
+                    index = fixed_slot(folded, eqn.outvars[0])
+                    if ins[0] in zeros:  # (zeros at any size, as `ZERO_PRESERVING` marks them)
                         zeros.add(index)
                     self.cost += 1
                     continue
-                ins = [slot_of(var) for var in eqn.invars]
                 outs = [new_slot(var) for var in eqn.outvars]
-                kept = _kept_input(eqn, ins, zeros)
+                kept = kept_input(eqn, ins, zeros)
                 self.cost += 1
                 if kept is not None:
-                    self.steps.append((_copy_input, kept, ins, outs, [None], False))
+                    self.steps.append((copy_input, kept, ins, outs, [None], False))
                     continue
                 name = eqn.primitive.name
-                if name in _ZERO_PRESERVING and ins[0] in zeros:
+                if name in ZERO_PRESERVING and ins[0] in zeros:
                     zeros.add(outs[0])
                 out_dtypes = [np.dtype(getattr(var.aval, "dtype", None)) for var in eqn.outvars]
                 flush = _flushes(eqn, name, out_dtypes)
@@ -336,7 +333,7 @@ class HostPlan:
         return [env[k] for k in self.out_slots]
 
 
-def _kept_input(eqn: Any, ins: list, zeros: set) -> int | None:
+def kept_input(eqn: Any, ins: list, zeros: set) -> int | None:
     """XLA's algebraic simplification `x + 0 -> x` (and `0 + x`, `x - 0`), which keeps the sign of a negative
     zero that IEEE addition would drop: which input an `add` or `sub` returns unchanged, else None."""
     name = eqn.primitive.name
@@ -351,13 +348,8 @@ def _kept_input(eqn: Any, ins: list, zeros: set) -> int | None:
     return None
 
 
-def _copy_input(inputs: list, position: int, budget: "Budget") -> list:
+def copy_input(inputs: list, position: int, budget: "Budget") -> list:
     return [inputs[position]]
-
-
-kept_input, copy_input, ZERO_PRESERVING, all_zero = _kept_input, _copy_input, _ZERO_PRESERVING, _all_zero
-"""XLA's folds of zeros, for `host_vjp`'s forward steps: which input an `x + 0` keeps, its step's run, the
-primitives that keep a zero operand zero, and whether a constant holds only zeros."""
 
 
 def lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "Budget"], list], Any, int]:

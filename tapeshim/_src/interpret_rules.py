@@ -151,7 +151,7 @@ def _one_value(operand: Any) -> Any:
     if operand.ndim == 0:
         return operand
     if operand.size and not any(operand.strides):
-        return operand.reshape(-1)[:1].reshape(())
+        return operand[(0,) * operand.ndim]  # (a NumPy scalar; `reshape` would copy the whole view)
     return None
 
 

@@ -298,11 +298,25 @@ class CheckedProgram:
         result = host_call(program, args, leaves)
         if result is None:
             return NOT_READY
-        rent = program.calls_before_compile() if self._rent else 1
-        self._hosting = _Hosting(program, interpret.signature(leaves), None, rent - 1)
-        self._untraced = True
-        self._call = self._submit_compile
+        self._untraced = True  # (before `_call` changes: another thread's call then sees it)
+        self._rent_on_host(program, leaves, None)
         return result
+
+    def _rent_on_host(self, program: interpret.Prepared, leaves: list, traced: Any) -> None:
+        """The host computes the next calls of this signature until they have paid for the compile (the ski
+        rental, `compile_tiers.calls_before_compile`; its first call already computed); `traced`: the trace the
+        compile is submitted from (None: traced when it is submitted)."""
+        rent = program.calls_before_compile() if self._rent else 1
+        self._hosting = _Hosting(program, interpret.signature(leaves), traced, rent - 1)
+        self._call = self._submit_compile
+
+    def _heavy(self, jaxpr: Any) -> bool:
+        """Whether the traced program is heavy (`traced` says so); a heavy one compiles with XLA's defaults."""
+        heavy = self._traced is not None and self._traced(jaxpr)
+        if heavy:
+            self._options = None
+            self._plain = jax.jit(self._fn)
+        return heavy
 
     def _trace_untraced(self, args: tuple) -> Any:
         """The first trace of a program whose first calls `host_first` served: its checks and its work decide
@@ -310,11 +324,8 @@ class CheckedProgram:
         self._untraced = False
         with _Functionalizing(args):
             traced = self._plain.trace(*args)
-        heavy = self._traced is not None and self._traced(traced.jaxpr)
+        heavy = self._heavy(traced.jaxpr)
         checks = _has_checks(traced.jaxpr.effects)
-        if heavy:  # compile with XLA's defaults instead
-            self._options = None
-            self._plain = jax.jit(self._fn)
         if checks:
             self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
         return self._compiling_trace(args) if heavy or checks else traced
@@ -332,10 +343,7 @@ class CheckedProgram:
         with _Functionalizing(args):
             traced = self._plain.trace(*args)
         jaxpr = traced.jaxpr
-        heavy = self._traced is not None and self._traced(jaxpr)
-        if heavy:  # compile with XLA's defaults instead
-            self._options = None
-            self._plain = jax.jit(self._fn)
+        heavy = self._heavy(jaxpr)
         checks = _has_checks(jaxpr.effects)
         compile_now = self._start_checked if checks or self._may_check else self._settle_plain
         self._call = compile_now  # unless the host computes this call: the next call compiles
@@ -349,10 +357,7 @@ class CheckedProgram:
                         if checks:  # (compiled under checkify: traced so when the compile is submitted)
                             self._checked = jit_with_options(checkify.checkify(self._fn), self._options)
                         # (a heavy program compiles with XLA's defaults: its `_plain` is traced again when submitted)
-                        ready = None if checks or heavy else traced
-                        rent = program.calls_before_compile() if self._rent else 1
-                        self._hosting = _Hosting(program, interpret.signature(leaves), ready, rent - 1)
-                        self._call = self._submit_compile
+                        self._rent_on_host(program, leaves, None if checks or heavy else traced)
                     return result
         if self._meanwhile and _per_op_meanwhile.accepted and background_compile.enabled():
             leaves = jax.tree.leaves(args)
@@ -370,8 +375,8 @@ class CheckedProgram:
 
     def _submit_compile(self, *args: Any) -> Any:
         hosting = self._hosting
+        leaves = jax.tree.leaves(args)
         if hosting is not None and hosting.program is not None and hosting.rented_calls > 0:  # the host serves it
-            leaves = jax.tree.leaves(args)
             if interpret.signature(leaves) == hosting.signature and interpret.host_readable(leaves):
                 result = host_call(hosting.program, args, leaves)
                 if result is not None:
@@ -383,7 +388,6 @@ class CheckedProgram:
             self._hosting = None
             self._call = self._settle_plain if self._checked is None else self._start_checked
             return self._call(*args)
-        leaves = jax.tree.leaves(args)
         if hosting is not None and hosting.traced is None and interpret.signature(leaves) != hosting.signature:
             # another signature before the hosted one's trace is made (`host_first`, checks, heavy): it compiles
             # on this call, and the hosted signature is traced when its own call submits its compile
