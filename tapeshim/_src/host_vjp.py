@@ -539,7 +539,8 @@ class _Plan:
     values are `_Aval` stand-ins."""
 
     __slots__ = (
-        "template", "in_slots", "steps", "forward", "seeds", "results", "float_slots", "live", "kept", "zeros"
+        "template", "in_slots", "steps", "forward", "seeds", "results", "float_slots", "live", "fold", "kept",
+        "zeros",
     )  # fmt: skip
 
     def __init__(
@@ -548,22 +549,24 @@ class _Plan:
         given: Sequence[bool],
         wanted: Sequence[int] | None = None,
         kept: Sequence[int] = (),
+        zero_inputs: bool = False,
     ) -> None:
         """`wanted`: the inputs whose cotangents it returns (None: every floating one). Given, only the values
         computed from them carry cotangents (`live`): an equation computing from the other inputs alone (a
-        program's data, its constants) needs no rule, and no cotangent flows to them; and they are zeros at
-        every call (a gradient program's perturbations), which an `add` returns its other operand beside, as
-        XLA folds `x + 0` (keeping a negative zero's sign), as do constant zeros. `kept`: outputs whose values
-        it returns too, after the cotangents."""
+        program's data, its constants) needs no rule, and no cotangent flows to them. `zero_inputs`: the
+        wanted inputs are zeros at every call (a gradient program's perturbations), which an `add` returns its
+        other operand beside, as XLA folds `x + 0` (keeping a negative zero's sign), as do constant zeros.
+        `kept`: outputs whose values it returns too, after the cotangents."""
         self.template: list = []
         self.steps: list = []
         self.float_slots: set[int] = set()
         self.zeros: set[int] = set()  # slots holding zeros at every call (`wanted` inputs, constants)
         invars = closed.jaxpr.invars
         self.live = wanted is not None
+        self.fold = zero_inputs
         wanted = range(len(invars)) if wanted is None else wanted
         self.in_slots = [self._new(var, k in wanted) for k, var in enumerate(invars)]
-        if self.live:
+        if zero_inputs:
             self.zeros.update(self.in_slots[k] for k in wanted)
         outs = self._inline(closed, self.in_slots)
         self.seeds = [slot for slot, has in zip(outs, given) if has]
@@ -589,7 +592,7 @@ class _Plan:
         return len(self.template) - 1
 
     def _fixed(self, value: Any) -> int:
-        if self.live and interpret_plan.all_zero(value):
+        if self.fold and interpret_plan.all_zero(value):
             self.zeros.add(len(self.template))
         self.template.append(value)
         return len(self.template) - 1
@@ -649,7 +652,7 @@ class _Plan:
             run, params, _ = interpret_plan.lowered(eqn)
             out_dtypes = [np.dtype(var.aval.dtype) for var in eqn.outvars]
             flush = name in interpret_plan.MAKE_SUBNORMALS or custom
-            if self.live:  # (XLA's folds of zeros: `x + 0` is `x`)
+            if self.fold:  # (XLA's folds of zeros: `x + 0` is `x`)
                 if name in interpret_plan.ZERO_PRESERVING and ins[0] in self.zeros:
                     self.zeros.add(outs[0])
                 kept = interpret_plan.kept_input(eqn, ins, self.zeros)
@@ -726,7 +729,7 @@ def vjp_plan(
     Raises:
       Exception: where an operation has no host rule here (the caller traces the VJP instead).
     """
-    return _Plan(closed, given, wanted, kept)
+    return _Plan(closed, given, wanted, kept, zero_inputs=True)
 
 
 _WORK_FACTOR = 3
@@ -744,7 +747,9 @@ def vjp_costs(closed: jax_core.ClosedJaxpr) -> tuple[int, int] | None:
     return work, len(closed.jaxpr.eqns) * _WORK_FACTOR
 
 
-def program(forward: Any, inputs: Sequence[Any], given: Sequence[bool]) -> interpret.Prepared | None:
+def program(
+    forward: Any, inputs: Sequence[Any], given: Sequence[bool], wanted: Sequence[bool] | None = None
+) -> interpret.Prepared | None:
     """The host program of a VJP kernel's signature, `(inputs, cotangents) -> {position: input cotangent}` over
     the floating inputs, from the op's forward kernel (`forward`, a jitted function whose trace for `inputs`
     JAX has cached), or None where it does not qualify (the VJP is traced as before).
@@ -753,6 +758,8 @@ def program(forward: Any, inputs: Sequence[Any], given: Sequence[bool]) -> inter
       forward: the op's jitted kernel (`registry._Kernel.jitted`): `forward(*inputs)` returns its outputs.
       inputs: the forward inputs (host or device arrays).
       given: which of the forward's outputs get a cotangent.
+      wanted: which inputs' cotangents it gives (None: every floating input's); a product's data then costs
+        no product.
     """
     if not interpret.enabled():
         return None
@@ -770,11 +777,13 @@ def program(forward: Any, inputs: Sequence[Any], given: Sequence[bool]) -> inter
         return None
     work, equations = costs
     try:
-        plan = _Plan(closed, given)
+        plan = _Plan(closed, given, None if wanted is None else [k for k, w in enumerate(wanted) if w])
     except Exception:  # noqa: BLE001 - `_Unsupported`, or parameters a rule's lowering does not know: traced
         return None
     in_avals = [var.aval for var in jaxpr.invars] + [var.aval for var, has in zip(jaxpr.outvars, given) if has]
-    floating = [k for k, var in enumerate(jaxpr.invars) if np.dtype(var.aval.dtype) in _FLOATS]
+    floating = [
+        k for k, var in enumerate(jaxpr.invars) if np.dtype(var.aval.dtype) in _FLOATS and (wanted is None or wanted[k])
+    ]
     out_tree = jax.tree.structure({k: 0 for k in floating})
     stats["host_vjp_plans"] += 1
     return interpret.Prepared.of_plan(plan, work, in_avals, out_tree, equations)  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import compile_tiers, host_vjp, interpret, kernel_calls, runtime_checks
+from tapeshim._src import compile_tiers, host_vjp, interpret, interpret_flush, kernel_calls, runtime_checks
 from tapeshim._src.plan_steps import LeafStep, NodeStep
 
 if TYPE_CHECKING:
@@ -103,14 +103,19 @@ def _inexact(dtype: Any) -> bool:
     return known
 
 
-def _vjp_kernel(node_key: Hashable, fn: Callable[..., tuple], given: tuple) -> Callable[..., Any]:
+def _vjp_kernel(
+    node_key: Hashable, fn: Callable[..., tuple], given: tuple, wanted: tuple | None = None
+) -> Callable[..., Any]:
     """`kernel(inputs, cotangents) -> {input position: cotangent}` for one node (inexact inputs only).
 
     `given[k]` says whether output `k` has a cotangent; the kernel differentiates only those outputs (the
     others contribute nothing, as in the compiled program, and no zeros of a symbolic shape are built).
+    `wanted[k]` says whether input `k`'s cotangent is wanted (None: every inexact input's); only those are
+    computed (a layer's product with its data computes the weights' cotangent alone, as the compiled
+    program's dead-code elimination does).
     """
 
-    known = _vjp_kernels.get((node_key, given))
+    known = _vjp_kernels.get((node_key, given, wanted))
     if known is not None:  # (a cached kernel: nothing below is needed on the per-op tier's hot path)
         return known.call_vjp
 
@@ -119,9 +124,16 @@ def _vjp_kernel(node_key: Hashable, fn: Callable[..., tuple], given: tuple) -> C
             return [out for out, has in zip(fn(*inputs), given) if has]
 
         def vjp(inputs: list, cotangents: list) -> dict:
-            _, pullback = jax.vjp(with_cotangents, *inputs)
-            grads = pullback(list(cotangents))
-            return {i: g for i, (g, x) in enumerate(zip(grads, inputs)) if _inexact(x.dtype)}
+            positions = [i for i, x in enumerate(inputs) if _inexact(x.dtype) and (wanted is None or wanted[i])]
+
+            def of_wanted(*chosen: jax.Array) -> list:
+                full = list(inputs)
+                for position, value in zip(positions, chosen):
+                    full[position] = value
+                return with_cotangents(*full)
+
+            _, pullback = jax.vjp(of_wanted, *[inputs[i] for i in positions])
+            return dict(zip(positions, pullback(list(cotangents))))
 
         return vjp
 
@@ -135,7 +147,7 @@ def _vjp_kernel(node_key: Hashable, fn: Callable[..., tuple], given: tuple) -> C
         forward = kernel
 
         def untraced(args: tuple) -> Any:
-            return host_vjp.program(forward.jitted, args[0], given)
+            return host_vjp.program(forward.jitted, args[0], given, wanted)
 
     # (a node whose function traces its backward first, at the top level, and gives the VJP's host program from
     # that trace: a custom gradient's, `custom_gradient._CustomGradientCall.trace_backward`)
@@ -146,7 +158,8 @@ def _vjp_kernel(node_key: Hashable, fn: Callable[..., tuple], given: tuple) -> C
         def untraced(args: tuple) -> Any:
             return node_vjp(args, given)
 
-    return _remember(_vjp_kernels, (node_key, given), make, "vjp_kernels", families, may_check, untraced).call_vjp
+    key = (node_key, given, wanted)
+    return _remember(_vjp_kernels, key, make, "vjp_kernels", families, may_check, untraced).call_vjp
 
 
 _SEEN_SIZE = 16384
@@ -216,9 +229,37 @@ _add = _Cached(jnp.add, families=True)
 _ones_like = _Cached(jnp.ones_like, families=True)
 
 
+_HOST_SUMS = frozenset(np.dtype(name) for name in ("float32", "float64"))
+
+
+def _sum(a: Any, b: Any) -> Any:
+    """`a + b` of two cotangents of one slot: NumPy's, where both are host arrays of one real float dtype and
+    shape (an addition rounds as XLA's; its subnormals flushed as XLA's CPU does), without tracing JAX's `add`
+    for each new shape (0.6-0.9 ms each); else the cached `add` kernel."""
+    if (
+        a.__class__ is np.ndarray
+        and b.__class__ is np.ndarray
+        and a.dtype == b.dtype
+        and a.dtype in _HOST_SUMS
+        and a.shape == b.shape
+    ):
+        return interpret_flush.flush_subnormals(np.add(a, b))
+    return _add.call(a, b)
+
+
 def _accumulate(cotangents: dict, slot: int, value: jax.Array) -> None:
     previous = cotangents.get(slot)
-    cotangents[slot] = value if previous is None else _add.call(previous, value)
+    cotangents[slot] = value if previous is None else _sum(previous, value)
+
+
+def _live_slots(plan: Plan, connected: Sequence[int]) -> set:
+    """The slots a cotangent can flow from back to a connected source: its occurrences, and the outputs of the
+    tracked nodes computed from them."""
+    live = {slot for i in connected for slot in plan.occ_slots.get(i, ())}
+    for step in plan.steps:
+        if isinstance(step, NodeStep) and step.tracked and any(s in live for s in step.in_slots):
+            live.update(step.out_slots)
+    return live
 
 
 @_numpy_errors_ignored
@@ -241,6 +282,7 @@ def gradient(
       seeds: one optional cotangent per target.
     """
     env = evaluate(plan, plan.leaf_values())
+    live = _live_slots(plan, connected)
     cotangents: dict[int, jax.Array] = {}
     for k in trainable:
         slot = target_slots[k]
@@ -256,10 +298,16 @@ def gradient(
         if not any(given):
             continue
         in_slots = step.in_slots
-        if not any(_inexact(env[s].dtype) for s in in_slots):
-            continue
+        inexact = [_inexact(env[s].dtype) for s in in_slots]
+        if not any(s in live for s, floating in zip(in_slots, inexact) if floating):
+            continue  # (no cotangent of it reaches a connected source)
+        wanted: tuple | None = None
+        if getattr(step.fn, "kernel", None) is not None and not all(
+            s in live for s, floating in zip(in_slots, inexact) if floating
+        ):  # (an op's own kernel: its VJP computes the live inputs' cotangents alone)
+            wanted = tuple(s in live for s in in_slots)
         supplied = [cotangents[s] for s, has in zip(out_slots, given) if has]
-        grads = _vjp_kernel(step.key, step.fn, given)([env[s] for s in in_slots], supplied)
+        grads = _vjp_kernel(step.key, step.fn, given, wanted)([env[s] for s in in_slots], supplied)
         for position, grad in grads.items():
             _accumulate(cotangents, in_slots[position], grad)
     results = []
@@ -268,7 +316,7 @@ def gradient(
         for slot in plan.occ_slots.get(i, ()):
             cotangent = cotangents.get(slot)
             if cotangent is not None:
-                total = cotangent if total is None else _add.call(total, cotangent)
+                total = cotangent if total is None else _sum(total, cotangent)
         if total is None:  # on the host, as the per-op tier's other values (`interpret.to_device` below)
             total = np.zeros(shape, dtype._np)
         results.append(_conj(total).astype(dtype._np))
