@@ -17,6 +17,7 @@ from tapeshim._src import (
     compile_tiers,
     host_gradient,
     host_vjp,
+    host_vjp_traced,
     interpret,
     interpret_plan,
     runtime_checks,
@@ -90,12 +91,44 @@ def test_the_program_is_traced_and_compiled_when_its_calls_paid_for_it():
 
 
 def test_ops_without_host_derivatives_on_the_data_only_need_their_forward():
-    # cosh has no host VJP rule: on the data (no cotangent reaches it) the program qualifies; on the weights
-    # its trace serves, as before
+    # cosh has no NumPy VJP rule: on the data (no cotangent reaches it) none is needed; on the weights its
+    # equation's VJP is traced from JAX's (`host_vjp_traced`), and the program qualifies either way
     before = host_gradient.stats["untraced_gradient_programs"]
+    traced = host_vjp_traced.stats["traced_vjp_rules"]
     check(_mlp_steps(2, 9, data_op=lambda tf, x: tf.cosh(x) - 1.0))
     assert host_gradient.stats["untraced_gradient_programs"] == before + 1
+    assert host_vjp_traced.stats["traced_vjp_rules"] == traced
     check(_mlp_steps(2, 8, weight_op=lambda tf, w: tf.cosh(w) - 1.0))
+    assert host_gradient.stats["untraced_gradient_programs"] == before + 2
+    assert host_vjp_traced.stats["traced_vjp_rules"] == traced + 1
+
+
+def test_convolutions_derivatives_on_the_host_give_tfs_gradients():
+    images = rng.normal(size=(3, 9, 9, 2)).astype(np.float32)
+    kernel = (rng.normal(size=(3, 3, 2, 4)) * 0.5).astype(np.float32)
+    depthwise = (rng.normal(size=(2, 2, 2, 3)) * 0.5).astype(np.float32)
+    signal = rng.normal(size=(2, 11, 3)).astype(np.float32)
+    filters = (rng.normal(size=(4, 3, 2)) * 0.5).astype(np.float32)
+
+    def body(tf):
+        k, d, f = tf.Variable(kernel), tf.Variable(depthwise), tf.Variable(filters)
+        x = tf.constant(images)
+        out = []
+        for _ in range(2):
+            with tf.GradientTape(persistent=True) as tape:
+                tape.watch(x)
+                strided = tf.nn.conv2d(x, k, 2, "SAME")
+                valid = tf.nn.conv2d(x, k, 1, "VALID")
+                grouped = tf.nn.depthwise_conv2d(x, d, [1, 1, 1, 1], "SAME")
+                loss = tf.reduce_sum(tf.nn.relu(strided) ** 2) + tf.reduce_sum(valid) * 0.5
+                loss += tf.reduce_sum(tf.tanh(grouped))
+                loss += tf.reduce_sum(tf.nn.conv1d(tf.constant(signal), f, 2, "SAME") ** 2)
+            out.append(tape.gradient(loss, [k, d, f, x]))
+            del tape
+        return out
+
+    before = host_gradient.stats["untraced_gradient_programs"]
+    check(body)
     assert host_gradient.stats["untraced_gradient_programs"] == before + 1
 
 
@@ -122,20 +155,19 @@ def test_seeds_several_targets_unconnected_sources_and_float64():
 
 
 def test_a_structure_whose_ops_the_host_cannot_differentiate_is_not_tried_again():
-    images = rng.normal(size=(2, 6, 6, 1)).astype(np.float32)
-    kernel = (rng.normal(size=(3, 3, 1, 2)) * 0.5).astype(np.float32)
+    weights = rng.uniform(0.5, 2.0, size=(3, 4)).astype(np.float32)
 
     def body(tf, powers):
-        k = tf.Variable(kernel)
+        w = tf.Variable(weights)
         with tf.GradientTape() as tape:
-            y = tf.nn.conv2d(tf.constant(images), k, 1, "VALID")
+            y = tf.math.lgamma(w * w + 1.0)
             for _ in range(powers):
                 y = y**2
             loss = tf.reduce_sum(y)
-        return tape.gradient(loss, k)
+        return tape.gradient(loss, w)
 
     before = host_gradient.stats["untraced_gradient_programs"]
-    check(lambda tf: body(tf, 1))  # (no host rule for a convolution's derivative: the program's trace serves)
+    check(lambda tf: body(tf, 1))  # (no host rule for lgamma: the program's trace serves)
     _traced.clear()
     check(lambda tf: body(tf, 2))  # another structure of the same ops: its forward is not traced for the host
     assert "forward" not in _traced

@@ -12,9 +12,10 @@ program's own trace is made when its compile is submitted (`runtime_checks.Check
 have paid for that; a structure that runs a few times never traces its VJP.
 
 Only a program whose every operation has a host VJP rule qualifies (`host_vjp`: real floats of 32 or 64
-bits, no loops, convolutions, runtime checks or custom derivatives other than the known ones); any other is
-traced as before. Values follow JAX's VJP formulas in their order of operations, subnormals flushed as
-XLA's, as the per-op tier's VJP kernels do.
+bits, no loops, runtime checks or custom derivatives other than the known ones; a primitive without a NumPy
+rule, a convolution, by JAX's VJP of its equation, `host_vjp_traced`); any other is traced as before.
+Values follow JAX's VJP formulas in their order of operations, subnormals flushed as XLA's, as the per-op
+tier's VJP kernels do.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def first_calls(
       inline_kernels: as the program's trace (`DifferentiationMode`).
       ops: the ops (node keys: op type and static arguments) the program runs: a program of the ops of one that
         did not qualify (another size of its structure) is not tried: its forward's trace would be spent for
-        nothing (4 ms of a small Keras CNN's first step).
+        nothing (4 ms of a small model's first step).
     """
 
     def host_first(args: tuple) -> interpret.Prepared | None:

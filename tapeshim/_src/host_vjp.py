@@ -11,9 +11,10 @@ back to its inputs, as JAX's transpose rules do. Building that plan costs 0.2-0.
 
 A kernel qualifies only where every equation it runs has a rule here (calls are inlined; custom-JVP and
 custom-VJP functions qualify by identity, `_CUSTOM`, each rule the derivative the function defines: JAX's
-relu, tapeshim's TF gradients) and every value is a real float of 32 or 64 bits, an integer or a boolean:
-anything else (complex numbers, random keys, other custom derivatives, loops, convolutions, runtime checks) is
-traced as before. Only a signature's first host calls come from here (`kernel_calls.UNTRACED_CALLS`); the VJP
+relu, tapeshim's TF gradients), or one traced from JAX's VJP of the equation that the interpreter runs
+(`host_vjp_traced`: a convolution), and every value is a real float of 32 or 64 bits, an integer or a boolean:
+anything else (complex numbers, random keys, other custom derivatives, loops, runtime checks) is traced as
+before. Only a signature's first host calls come from here (`kernel_calls.UNTRACED_CALLS`); the VJP
 is then traced, and compiles as before. Values follow JAX's VJP formulas in their order of operations (so the
 compiled VJP's rounding, to the last bits), subnormals flushed as XLA's.
 """
@@ -26,7 +27,14 @@ import jax
 import numpy as np
 from jax.extend import core as jax_core
 
-from tapeshim._src import compile_tiers, interpret, interpret_cost, interpret_plan, interpret_rules
+from tapeshim._src import (
+    compile_tiers,
+    host_vjp_traced,
+    interpret,
+    interpret_cost,
+    interpret_plan,
+    interpret_rules,
+)
 from tapeshim._src.interpret_flush import flush_subnormals
 from tapeshim._src.ops import math_kernels, nn_ops
 
@@ -636,7 +644,7 @@ class _Plan:
                     raise _Unsupported
             else:
                 rule = _RULES.get(name)
-                if (rule is None and differentiable) or name not in interpret_rules.RULES:
+                if name not in interpret_rules.RULES:
                     raise _Unsupported
                 applies = _APPLIES.get(name)
                 if applies is not None and differentiable and not applies(eqn):
@@ -645,6 +653,11 @@ class _Plan:
                 if check is not None and not check(eqn.params):
                     raise _Unsupported
                 rule_params, reads = eqn.params, _READS.get(name, "both")
+                if rule is None and differentiable:  # (JAX's VJP of the equation, traced: a convolution)
+                    traced = host_vjp_traced.rule_of(eqn, [slot in self.float_slots for slot in ins])
+                    if traced is None:
+                        raise _Unsupported
+                    (rule, rule_params), reads = traced, "ins"
                 if name == "dot_general" and self.live and differentiable:
                     live_operands = tuple(slot in self.float_slots for slot in ins)
                     if not all(live_operands):  # (a layer's weights beside its data: one product, not two)

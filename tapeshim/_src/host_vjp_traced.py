@@ -1,0 +1,122 @@
+"""Host VJP rules traced from JAX's own, for the primitives `host_vjp` has no NumPy rule for (a convolution).
+
+`host_vjp` computes a VJP on the host with a NumPy rule per primitive. A primitive without one (a
+convolution: its input and filter cotangents are convolutions of their own, with dilations and groups) made
+the whole program fall back to its JAX trace: a Keras CNN step's first call traced its whole VJP (about 17 ms)
+after a forward trace spent for nothing. Here such an equation gets a rule from JAX: the VJP of that one
+equation (`jax.vjp` of the primitive bound with the equation's parameters) is traced once per primitive,
+parameters, argument types and differentiated operands, and its jaxpr runs in the host interpreter
+(`interpret_plan.HostPlan`). Its values are the compiled program's VJP of that equation, computed as the
+interpreter computes its forward (a convolution's cotangents by its convolution rule). An equation whose VJP
+the interpreter cannot run (or JAX cannot trace) has no rule: the caller traces as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any, Callable, Sequence
+
+import jax
+import numpy as np
+
+from tapeshim._src import interpret, interpret_plan
+
+_SIZE = 256
+_plans: OrderedDict = OrderedDict()
+"""(primitive, parameters, argument types, differentiated operands) -> its VJP's host plan, or None (none)."""
+_lock = threading.Lock()  # (plans are made on any thread that differentiates)
+
+stats = {"traced_vjp_rules": 0}
+"""Equations' VJPs traced here (each a primitive's VJP at one set of parameters and argument types)."""
+
+
+def rule_of(eqn: Any, live_operands: Sequence[bool]) -> tuple[Callable[[list, list, list, dict], list], dict] | None:
+    """`(rule, rule parameters)` for `eqn` (a `host_vjp.Rule` computing the cotangents of its live floating
+    operands, reading its inputs), or None where its VJP cannot be computed on the host.
+
+    Args:
+      eqn: a forward equation with no NumPy VJP rule (no effects, no called jaxprs).
+      live_operands: which operands carry cotangents (the others get none: a convolution's data operand).
+    """
+    if eqn.effects or interpret_plan.inner_jaxprs(eqn) is not None:
+        return None
+    floats = tuple(k for k, (var, live) in enumerate(zip(eqn.invars, live_operands)) if live and _real_float(var.aval))
+    if not floats:
+        return None
+    key = _key(eqn, floats)
+    with _lock:
+        known = key is not None and key in _plans
+        if known:
+            _plans.move_to_end(key)
+            plan = _plans[key]
+    if not known:
+        plan = _traced_plan(eqn, floats)
+        if key is not None:
+            with _lock:
+                _plans[key] = plan
+                if len(_plans) > _SIZE:
+                    _plans.popitem(last=False)
+    if plan is None:
+        return None
+    outs = [(tuple(var.aval.shape), np.dtype(var.aval.dtype)) for var in eqn.outvars]
+    return _apply, {"plan": plan, "floats": floats, "outs": outs}
+
+
+def _real_float(aval: Any) -> bool:
+    return np.dtype(aval.dtype) in (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _key(eqn: Any, floats: tuple) -> tuple | None:
+    """The cache key of an equation's VJP, or None where its parameters cannot be hashed."""
+    avals = tuple(
+        (tuple(v.aval.shape), np.dtype(v.aval.dtype), getattr(v.aval, "weak_type", False)) for v in eqn.invars
+    )
+    key = (eqn.primitive, tuple(sorted(eqn.params.items())), avals, floats)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _traced_plan(eqn: Any, floats: tuple) -> interpret_plan.HostPlan | None:
+    """The host plan of `(inputs, output cotangents) -> the cotangents of the operands at `floats``, traced from
+    JAX's VJP of the equation, or None where JAX cannot trace it or the interpreter cannot run it."""
+    primitive, params = eqn.primitive, eqn.params
+
+    def vjp(inputs: list, cotangents: list) -> list:
+        def of_floats(*chosen: Any) -> list:
+            full = list(inputs)
+            for position, value in zip(floats, chosen):
+                full[position] = value
+            out = primitive.bind(*full, **params)
+            return list(out) if primitive.multiple_results else [out]
+
+        _, pullback = jax.vjp(of_floats, *[inputs[k] for k in floats])
+        return list(pullback(list(cotangents)))
+
+    in_structs = [_struct(var.aval) for var in eqn.invars]
+    out_structs = [_struct(var.aval) for var in eqn.outvars]
+    try:
+        closed = jax.make_jaxpr(vjp)(in_structs, out_structs)
+    except Exception:  # noqa: BLE001 - a primitive JAX cannot differentiate here: no rule
+        return None
+    if not interpret.supported(closed):
+        return None
+    stats["traced_vjp_rules"] += 1
+    return interpret_plan.HostPlan(closed)
+
+
+def _struct(aval: Any) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=getattr(aval, "weak_type", False))
+
+
+def _apply(cotangents: list, inputs: list, outputs: list, params: dict) -> list:
+    """The traced VJP run on the host: a cotangent per operand at `floats`, None for the others."""
+    given = [np.zeros(shape, dtype) if g is None else g for g, (shape, dtype) in zip(cotangents, params["outs"])]
+    grads = params["plan"](list(inputs) + given, interpret_plan.Budget())
+    result: list = [None] * len(inputs)
+    for position, grad in zip(params["floats"], grads):
+        result[position] = grad
+    return result
