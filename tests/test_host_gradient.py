@@ -257,3 +257,21 @@ def test_a_program_served_without_its_trace_compiles_on_its_call_without_the_bac
     finally:
         background_compile.set_enabled(True)
     assert traces == [(5,)]
+
+
+def test_a_traced_rule_computes_only_the_live_operands_cotangent():
+    images = rng.normal(size=(2, 8, 8, 3)).astype(np.float32)
+    kernel = rng.normal(size=(3, 3, 3, 4)).astype(np.float32)
+
+    def conv(x, k):
+        return jax.lax.conv_general_dilated(x, k, (2, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+    (eqn,) = jax.make_jaxpr(conv)(images, kernel).jaxpr.eqns
+    rule, params = host_vjp_traced.rule_of(eqn, [False, True])
+    assert len(params["plan"].steps) == 1  # (the filter's cotangent alone: no forward, no input cotangent)
+    assert params["products"] > 0  # (counted against the host's multiply-adds: `host_vjp_costs.products_fit`)
+    cotangent = rng.normal(size=(2, 4, 4, 4)).astype(np.float32)
+    grads = rule([cotangent], [images, kernel], [None], params)
+    assert grads[0] is None
+    _, pullback = jax.vjp(lambda k: conv(images, k), kernel)
+    np.testing.assert_allclose(grads[1], np.asarray(pullback(cotangent)[0]), rtol=1e-5, atol=1e-5)

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from oracle import check
+from oracle import check, check_raises
 from tapeshim._src import interpret, replay, replay_eager
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
@@ -56,6 +56,28 @@ def test_a_product_with_data_differentiates_its_weights_alone():
     assert (False, True) in wanted, "the data's cotangent of `matmul(x, w)` is not computed"
 
 
+def test_a_custom_gradient_on_an_unrequested_branch_is_called_as_tfs():
+    # TF calls a custom gradient's grad_fn on every path from the target, requested sources or not: the per-op
+    # tier differentiates every recorded node of a plan holding one (here its grad_fn raises, as TF's run does)
+    def body(tf):
+        @tf.custom_gradient
+        def doubled(x):
+            def grad_fn(upstream):
+                raise ValueError("grad_fn called")
+
+            return x * 2.0, grad_fn
+
+        w, v = tf.Variable(np.ones(4, np.float32)), tf.Variable(np.full(4, 2.0, np.float32))
+        with tf.GradientTape() as tape:
+            h = w * 1.0
+            for _ in range(LINKS):
+                h = tf.sin(h) * 0.9
+            loss = tf.reduce_sum(h) + tf.reduce_sum(doubled(v))
+        return tape.gradient(loss, w)
+
+    check_raises(body)
+
+
 def test_cotangents_summed_on_the_host_round_and_flush_as_xla():
     tiny = np.finfo(np.float32).tiny
     a = np.array([1.5 * tiny, -0.0, 3.0, 0.1, -2.5 * tiny, np.inf], np.float32)
@@ -65,3 +87,5 @@ def test_cotangents_summed_on_the_host_round_and_flush_as_xla():
     assert isinstance(summed, np.ndarray)
     np.testing.assert_array_equal(summed.view(np.uint32), expected.view(np.uint32))
     assert summed[0] == 0.0 and summed[4] == 0.0 and np.signbit(summed[4])  # (subnormals flushed, signed)
+    scalar = replay_eager._sum(np.array(1.5, np.float32), np.array(2.0, np.float32))
+    assert isinstance(scalar, np.ndarray) and scalar.shape == () and scalar == 3.5  # (0-d: an array)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 import jax
 import numpy as np
 
-from tapeshim._src import host_vjp, interpret
+from tapeshim._src import host_vjp, host_vjp_costs, interpret
 from tapeshim._src.state import DifferentiationMode
 
 stats = {"untraced_gradient_programs": 0}
@@ -137,13 +137,15 @@ def _program(
         if position is not None and np.dtype(seeds[position].dtype) != dtype:
             return None  # (the program's trace decides what such a seed gives)
         seed_specs.append((position, tuple(var.aval.shape), dtype))
-    costs = host_vjp.vjp_costs(closed)
+    costs = host_vjp_costs.vjp_costs(closed)
     if costs is None:
         return None  # (compiled from its trace, as a traced program this heavy is)
     work, equations = costs
     wanted = range(n_leaves, n_leaves + len(perturbations))
     given = [True] * n_trained + [False] * len(targets)
     vjp = host_vjp.vjp_plan(closed, given, wanted, kept=range(n_trained, n_trained + len(targets)))
+    if not host_vjp_costs.products_fit(closed, vjp.traced_products):
+        return None  # (its traced rules' products are more than the host computes per call)
     plan = _GradientPlan(vjp, n_leaves, perturbations, seed_specs)
     in_avals = [var.aval for var in jaxpr.invars[:n_leaves]] + [
         jax.ShapeDtypeStruct(np.shape(seed), np.dtype(seed.dtype)) for seed in seeds

@@ -28,10 +28,9 @@ import numpy as np
 from jax.extend import core as jax_core
 
 from tapeshim._src import (
-    compile_tiers,
+    host_vjp_costs,
     host_vjp_traced,
     interpret,
-    interpret_cost,
     interpret_plan,
     interpret_rules,
 )
@@ -548,7 +547,7 @@ class _Plan:
 
     __slots__ = (
         "template", "in_slots", "steps", "forward", "seeds", "results", "float_slots", "live", "fold", "kept",
-        "zeros",
+        "zeros", "traced_products",
     )  # fmt: skip
 
     def __init__(
@@ -569,6 +568,7 @@ class _Plan:
         self.steps: list = []
         self.float_slots: set[int] = set()
         self.zeros: set[int] = set()  # slots holding zeros at every call (`wanted` inputs, constants)
+        self.traced_products = 0  # multiply-adds of the traced rules' products (`host_vjp_traced`) per call
         invars = closed.jaxpr.invars
         self.live = wanted is not None
         self.fold = zero_inputs
@@ -658,6 +658,7 @@ class _Plan:
                     if traced is None:
                         raise _Unsupported
                     (rule, rule_params), reads = traced, "ins"
+                    self.traced_products += rule_params["products"]
                 if name == "dot_general" and self.live and differentiable:
                     live_operands = tuple(slot in self.float_slots for slot in ins)
                     if not all(live_operands):  # (a layer's weights beside its data: one product, not two)
@@ -727,37 +728,15 @@ def _accumulate(cotangents: dict, slot: int, grad: np.ndarray, primal: np.ndarra
     cotangents[slot] = flush_subnormals(grad if previous is None else previous + grad)
 
 
-def called_jaxprs(eqn: Any) -> list | None:
-    """An equation's called jaxprs (a list), or None: what `interpret_cost.program_multiply_adds` looks into."""
-    called = interpret_plan.called_jaxpr(eqn)
-    return None if called is None else [called]
-
-
-def vjp_plan(
-    closed: jax_core.ClosedJaxpr, given: Sequence[bool], wanted: Sequence[int], kept: Sequence[int]
-) -> Callable[[list, interpret_plan.Budget], list]:
+def vjp_plan(closed: jax_core.ClosedJaxpr, given: Sequence[bool], wanted: Sequence[int], kept: Sequence[int]) -> _Plan:
     """The VJP of `closed` computed on the host: `plan(inputs + the given outputs' cotangents, budget)` returns
-    the `wanted` inputs' cotangents, then the `kept` outputs' values (`_Plan`).
+    the `wanted` inputs' cotangents, then the `kept` outputs' values (`_Plan`; its `traced_products`: see
+    `host_vjp_costs.products_fit`).
 
     Raises:
       Exception: where an operation has no host rule here (the caller traces the VJP instead).
     """
     return _Plan(closed, given, wanted, kept, zero_inputs=True)
-
-
-_WORK_FACTOR = 3
-"""A VJP's work against its forward's: the forward again, and about twice that backward."""
-
-
-def vjp_costs(closed: jax_core.ClosedJaxpr) -> tuple[int, int] | None:
-    """The VJP of the forward `closed` as the host counts a program: `(the elements its operations produce, its
-    equations)`, the forward's times `_WORK_FACTOR`; None where it is more work than a compile costs
-    (`interpret_cost.HOST_ELEMENTS`, `HOST_MULTIPLY_ADDS`: the VJP then compiles)."""
-    work = compile_tiers.produced_elements(closed) * _WORK_FACTOR
-    products = interpret_cost.program_multiply_adds(closed, called_jaxprs) * _WORK_FACTOR
-    if work > interpret_cost.HOST_ELEMENTS or products > interpret_cost.HOST_MULTIPLY_ADDS:
-        return None
-    return work, len(closed.jaxpr.eqns) * _WORK_FACTOR
 
 
 def program(
@@ -785,13 +764,15 @@ def program(
         return None
     if any(getattr(var.aval, "weak_type", False) for var in jaxpr.invars):
         return None  # (a weak input's cotangent is weak: NumPy's results are never weak)
-    costs = vjp_costs(closed)
+    costs = host_vjp_costs.vjp_costs(closed)
     if costs is None:
         return None
     work, equations = costs
     try:
         plan = _Plan(closed, given, None if wanted is None else [k for k, w in enumerate(wanted) if w])
     except Exception:  # noqa: BLE001 - `_Unsupported`, or parameters a rule's lowering does not know: traced
+        return None
+    if not host_vjp_costs.products_fit(closed, plan.traced_products):
         return None
     in_avals = [var.aval for var in jaxpr.invars] + [var.aval for var, has in zip(jaxpr.outvars, given) if has]
     floating = [

@@ -6,9 +6,10 @@ the whole program fall back to its JAX trace: a Keras CNN step's first call trac
 after a forward trace spent for nothing. Here such an equation gets a rule from JAX: the VJP of that one
 equation (`jax.vjp` of the primitive bound with the equation's parameters) is traced once per primitive,
 parameters, argument types and differentiated operands, and its jaxpr runs in the host interpreter
-(`interpret_plan.HostPlan`). Its values are the compiled program's VJP of that equation, computed as the
-interpreter computes its forward (a convolution's cotangents by its convolution rule). An equation whose VJP
-the interpreter cannot run (or JAX cannot trace) has no rule: the caller traces as before.
+(`interpret_plan.HostPlan`). It computes the VJP the compiled program computes for that equation, with the
+interpreter's rounding (a convolution's cotangents by its convolution rule, which sums in another order than
+XLA's: TF's values to rounding). An equation whose VJP the interpreter cannot run (or JAX cannot trace) has no
+rule: the caller traces as before.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from typing import Any, Callable, Sequence
 
 import jax
 import numpy as np
+from jax.extend import core as jax_core
 
-from tapeshim._src import interpret, interpret_plan
+from tapeshim._src import host_vjp_costs, interpret, interpret_cost, interpret_plan
 
 _SIZE = 256
 _plans: OrderedDict = OrderedDict()
-"""(primitive, parameters, argument types, differentiated operands) -> its VJP's host plan, or None (none)."""
+"""(primitive, parameters, argument types, differentiated operands) -> its VJP's host plan and its products'
+multiply-adds, or None (none)."""
 _lock = threading.Lock()  # (plans are made on any thread that differentiates)
 
 stats = {"traced_vjp_rules": 0}
@@ -33,7 +36,8 @@ stats = {"traced_vjp_rules": 0}
 
 def rule_of(eqn: Any, live_operands: Sequence[bool]) -> tuple[Callable[[list, list, list, dict], list], dict] | None:
     """`(rule, rule parameters)` for `eqn` (a `host_vjp.Rule` computing the cotangents of its live floating
-    operands, reading its inputs), or None where its VJP cannot be computed on the host.
+    operands, reading its inputs; its parameters' `products`: the multiply-adds of its products per call), or
+    None where its VJP cannot be computed on the host.
 
     Args:
       eqn: a forward equation with no NumPy VJP rule (no effects, no called jaxprs).
@@ -60,7 +64,7 @@ def rule_of(eqn: Any, live_operands: Sequence[bool]) -> tuple[Callable[[list, li
     if plan is None:
         return None
     outs = [(tuple(var.aval.shape), np.dtype(var.aval.dtype)) for var in eqn.outvars]
-    return _apply, {"plan": plan, "floats": floats, "outs": outs}
+    return _apply, {"plan": plan[0], "floats": floats, "outs": outs, "products": plan[1]}
 
 
 def _real_float(aval: Any) -> bool:
@@ -80,9 +84,10 @@ def _key(eqn: Any, floats: tuple) -> tuple | None:
     return key
 
 
-def _traced_plan(eqn: Any, floats: tuple) -> interpret_plan.HostPlan | None:
+def _traced_plan(eqn: Any, floats: tuple) -> tuple[interpret_plan.HostPlan, int] | None:
     """The host plan of `(inputs, output cotangents) -> the cotangents of the operands at `floats``, traced from
-    JAX's VJP of the equation, or None where JAX cannot trace it or the interpreter cannot run it."""
+    JAX's VJP of the equation, and the multiply-adds of its products; None where JAX cannot trace it or the
+    interpreter cannot run it."""
     primitive, params = eqn.primitive, eqn.params
 
     def vjp(inputs: list, cotangents: list) -> list:
@@ -104,8 +109,25 @@ def _traced_plan(eqn: Any, floats: tuple) -> interpret_plan.HostPlan | None:
         return None
     if not interpret.supported(closed):
         return None
+    closed = _without_dead_equations(closed)
     stats["traced_vjp_rules"] += 1
-    return interpret_plan.HostPlan(closed)
+    products = interpret_cost.program_multiply_adds(closed, host_vjp_costs.called_jaxprs)
+    return interpret_plan.HostPlan(closed), products
+
+
+def _without_dead_equations(closed: jax_core.ClosedJaxpr) -> jax_core.ClosedJaxpr:
+    """`closed` without the equations no output reads: JAX's VJP trace keeps the forward equation whose value
+    it does not use (a convolution computed again on every call for nothing)."""
+    jaxpr = closed.jaxpr
+    needed = {var for var in jaxpr.outvars if not isinstance(var, jax_core.Literal)}
+    kept = []
+    for eqn in reversed(jaxpr.eqns):
+        if eqn.effects or any(var in needed for var in eqn.outvars):
+            kept.append(eqn)
+            needed.update(var for var in eqn.invars if not isinstance(var, jax_core.Literal))
+    if len(kept) == len(jaxpr.eqns):
+        return closed
+    return jax_core.ClosedJaxpr(jaxpr.replace(eqns=kept[::-1]), closed.consts)
 
 
 def _struct(aval: Any) -> jax.ShapeDtypeStruct:

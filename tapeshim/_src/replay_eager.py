@@ -243,7 +243,7 @@ def _sum(a: Any, b: Any) -> Any:
         and a.dtype in _HOST_SUMS
         and a.shape == b.shape
     ):
-        return interpret_flush.flush_subnormals(np.add(a, b))
+        return interpret_flush.flush_subnormals(np.asarray(np.add(a, b)))  # (0-d: an array, not a NumPy scalar)
     return _add.call(a, b)
 
 
@@ -252,12 +252,17 @@ def _accumulate(cotangents: dict, slot: int, value: jax.Array) -> None:
     cotangents[slot] = value if previous is None else _sum(previous, value)
 
 
-def _live_slots(plan: Plan, connected: Sequence[int]) -> set:
+def _live_slots(plan: Plan, connected: Sequence[int]) -> set | None:
     """The slots a cotangent can flow from back to a connected source: its occurrences, and the outputs of the
-    tracked nodes computed from them."""
+    tracked nodes computed from them; None (every slot) where a tracked node runs a user's function (a custom
+    gradient's `grad_fn`, which TF calls on every path from the targets, requested sources or not)."""
     live = {slot for i in connected for slot in plan.occ_slots.get(i, ())}
     for step in plan.steps:
-        if isinstance(step, NodeStep) and step.tracked and any(s in live for s in step.in_slots):
+        if not isinstance(step, NodeStep) or not step.tracked:
+            continue
+        if getattr(step.fn, "kernel", None) is None:
+            return None
+        if any(s in live for s in step.in_slots):
             live.update(step.out_slots)
     return live
 
@@ -299,13 +304,15 @@ def gradient(
             continue
         in_slots = step.in_slots
         inexact = [_inexact(env[s].dtype) for s in in_slots]
-        if not any(s in live for s, floating in zip(in_slots, inexact) if floating):
-            continue  # (no cotangent of it reaches a connected source)
+        if not any(inexact):
+            continue
         wanted: tuple | None = None
-        if getattr(step.fn, "kernel", None) is not None and not all(
-            s in live for s, floating in zip(in_slots, inexact) if floating
-        ):  # (an op's own kernel: its VJP computes the live inputs' cotangents alone)
-            wanted = tuple(s in live for s in in_slots)
+        if live is not None:  # (only ops' own kernels: their VJPs run no user code)
+            live_inputs = [s in live for s, floating in zip(in_slots, inexact) if floating]
+            if not any(live_inputs):
+                continue  # (no cotangent of it reaches a requested source)
+            if not all(live_inputs):  # (its VJP computes the live inputs' cotangents alone)
+                wanted = tuple(s in live for s in in_slots)
         supplied = [cotangents[s] for s, has in zip(out_slots, given) if has]
         grads = _vjp_kernel(step.key, step.fn, given, wanted)([env[s] for s in in_slots], supplied)
         for position, grad in grads.items():

@@ -1,0 +1,41 @@
+"""What computing a VJP on the host costs (`host_vjp`, `host_gradient`): its work, equations and products."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jax.extend import core as jax_core
+
+from tapeshim._src import compile_tiers, interpret_cost, interpret_plan
+
+
+def called_jaxprs(eqn: Any) -> list | None:
+    """An equation's called jaxprs (a list), or None: what `interpret_cost.program_multiply_adds` looks into."""
+    called = interpret_plan.called_jaxpr(eqn)
+    return None if called is None else [called]
+
+
+_WORK_FACTOR = 3
+"""A VJP's work against its forward's: the forward again, and about twice that backward."""
+
+
+def vjp_costs(closed: jax_core.ClosedJaxpr) -> tuple[int, int] | None:
+    """The VJP of the forward `closed` as the host counts a program: `(the elements its operations produce, its
+    equations)`, the forward's times `_WORK_FACTOR`; None where it is more work than a compile costs
+    (`interpret_cost.HOST_ELEMENTS`, `HOST_MULTIPLY_ADDS`: the VJP then compiles)."""
+    work = compile_tiers.produced_elements(closed) * _WORK_FACTOR
+    products = interpret_cost.program_multiply_adds(closed, called_jaxprs) * _WORK_FACTOR
+    if work > interpret_cost.HOST_ELEMENTS or products > interpret_cost.HOST_MULTIPLY_ADDS:
+        return None
+    return work, len(closed.jaxpr.eqns) * _WORK_FACTOR
+
+
+def products_fit(closed: jax_core.ClosedJaxpr, traced_products: int) -> bool:
+    """Whether a VJP plan of the forward `closed` whose traced rules (`host_vjp_traced`) compute
+    `traced_products` multiply-adds stays within the host's per call (`interpret_cost.HOST_MULTIPLY_ADDS`):
+    `vjp_costs` counts a VJP's products as its forward's `_WORK_FACTOR` times, and a traced rule may compute
+    more (a strided convolution's input cotangent is a dilated convolution); they are counted on top."""
+    if not traced_products:
+        return True
+    products = interpret_cost.program_multiply_adds(closed, called_jaxprs) * _WORK_FACTOR + traced_products
+    return products <= interpret_cost.HOST_MULTIPLY_ADDS
