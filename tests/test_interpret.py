@@ -189,6 +189,13 @@ CASES = {
         ),
         (rng.normal(size=(1, 5, 5, 3)).astype(np.float32), rng.normal(size=(3, 3, 1, 3)).astype(np.float32)),
     ),
+    "conv_3d_strided_dilated_and_empty": (
+        lambda x, k: (
+            jax.lax.conv_general_dilated(x, k, (2, 1, 3), "VALID", rhs_dilation=(1, 2, 1)),
+            jax.lax.conv_general_dilated(x[:, :, :2], k, (1, 1, 1), "VALID"),  # (no output position)
+        ),
+        (rng.normal(size=(2, 3, 7, 6, 8)).astype(np.float32), rng.normal(size=(4, 3, 3, 2, 2)).astype(np.float32)),
+    ),
     "top_k_total_order": (
         lambda x: jax.lax.top_k(x, 9),
         (np.array([1.0, np.nan, -0.0, 0.0, -np.nan, -np.inf, np.inf, 1.0, -0.0], np.float32),),
