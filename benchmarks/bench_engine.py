@@ -259,6 +259,44 @@ def keras_cnn(tf: Any, steps: int) -> dict:
     return _first_and_steady(step, steps)
 
 
+def cnn_sizes(tf: Any, steps: int) -> dict:
+    """A Keras CNN's training step (two convolutions over 28 x 28 images) at a steady batch, then at batch sizes
+    not seen before (an epoch's last, partial batch; variable-length data): their mean ("new_size"), and the
+    mean of the same sizes again ("repeat")."""
+    keras = tf.keras
+    model = keras.Sequential(
+        [
+            keras.layers.Input((28, 28, 1)),
+            keras.layers.Conv2D(16, 3, activation="relu"),
+            keras.layers.Conv2D(16, 3, activation="relu"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(10),
+        ]
+    )
+    optimizer = keras.optimizers.SGD(0.01)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    rng = np.random.default_rng(5)
+
+    def step(n: int) -> float:
+        x = tf.constant(rng.normal(size=(n, 28, 28, 1)).astype(np.float32))
+        y = tf.constant(rng.integers(0, 10, size=n).astype(np.int32))
+        start = time.perf_counter()
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        _sync(loss)
+        return time.perf_counter() - start
+
+    for _ in range(steps):
+        step(64)
+    _settle_compiles()
+    sizes = (20, 33, 47)
+    new = [step(n) for n in sizes]
+    repeat = [step(n) for n in sizes]
+    return {"new_size": float(np.mean(new)), "repeat": float(np.mean(repeat))}
+
+
 def _rss_mib() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -369,6 +407,7 @@ def patterns(quick: bool) -> dict[str, Callable[[Any], dict]]:
         "chain_long": lambda tf: sin_chain_first(tf, 500 * scale),
         "rnn": lambda tf: rnn(tf, 50 * scale),
         "keras_cnn": lambda tf: keras_cnn(tf, 10),
+        "cnn_sizes": lambda tf: cnn_sizes(tf, 20),
         "sig_sizes": lambda tf: signature_sizes(tf, 20 * scale),
         "new_sizes": lambda tf: new_sizes(tf, 40 * scale),
         "mem_append": lambda tf: mem_append(tf, 5000 * scale),
