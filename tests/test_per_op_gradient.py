@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from oracle import check, check_raises
+from oracle import check, check_raises, real_tf
 from tapeshim._src import interpret, replay, replay_eager
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
@@ -78,14 +78,16 @@ def test_a_custom_gradient_on_an_unrequested_branch_is_called_as_tfs():
     check_raises(body)
 
 
-def test_cotangents_summed_on_the_host_round_and_flush_as_xla():
+def test_cotangents_summed_on_the_host_round_and_flush_as_tf_and_xla():
     tiny = np.finfo(np.float32).tiny
     a = np.array([1.5 * tiny, -0.0, 3.0, 0.1, -2.5 * tiny, np.inf], np.float32)
     b = np.array([-1.25 * tiny, -0.0, 1e-8, 0.2, 2.25 * tiny, 1.0], np.float32)
-    expected = np.asarray(jax.jit(jnp.add)(a, b))
+    expected = real_tf.add(a, b).numpy()  # (TF's, bit for bit: the oracle)
     summed = replay_eager._sum(a, b)
     assert isinstance(summed, np.ndarray)
     np.testing.assert_array_equal(summed.view(np.uint32), expected.view(np.uint32))
+    xla = np.asarray(jax.jit(jnp.add)(a, b))  # (and the compiled `add` kernel's, which it stands in for)
+    np.testing.assert_array_equal(summed.view(np.uint32), xla.view(np.uint32))
     assert summed[0] == 0.0 and summed[4] == 0.0 and np.signbit(summed[4])  # (subnormals flushed, signed)
     scalar = replay_eager._sum(np.array(1.5, np.float32), np.array(2.0, np.float32))
     assert isinstance(scalar, np.ndarray) and scalar.shape == () and scalar == 3.5  # (0-d: an array)

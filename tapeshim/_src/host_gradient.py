@@ -140,11 +140,11 @@ def _program(
     costs = host_vjp_costs.vjp_costs(closed)
     if costs is None:
         return None  # (compiled from its trace, as a traced program this heavy is)
-    work, equations = costs
+    work, equations, products = costs
     wanted = range(n_leaves, n_leaves + len(perturbations))
     given = [True] * n_trained + [False] * len(targets)
     vjp = host_vjp.vjp_plan(closed, given, wanted, kept=range(n_trained, n_trained + len(targets)))
-    if not host_vjp_costs.products_fit(closed, vjp.traced_products):
+    if not host_vjp_costs.products_fit(products, vjp.traced_products):
         return None  # (its traced rules' products are more than the host computes per call)
     plan = _GradientPlan(vjp, n_leaves, perturbations, seed_specs)
     in_avals = [var.aval for var in jaxpr.invars[:n_leaves]] + [

@@ -40,7 +40,8 @@ from tapeshim._src.ops import math_kernels, nn_ops
 stats = {"host_vjp_plans": 0}
 """VJP signatures computed here (each a plan made without a JAX trace of the VJP)."""
 
-_FLOATS = frozenset(np.dtype(name) for name in ("float32", "float64"))
+FLOATS = frozenset(np.dtype(name) for name in ("float32", "float64"))
+"""The dtypes whose values carry cotangents here (real floats of 32 and 64 bits)."""
 _OTHERS = frozenset(
     np.dtype(name) for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 )
@@ -173,7 +174,7 @@ def _integer_pow(cts: list, ins: list, outs: list, params: dict) -> list:
 
 @_rule("convert_element_type")
 def _convert(cts: list, ins: list, outs: list, params: dict) -> list:
-    return [cts[0].astype(ins[0].dtype) if ins[0].dtype in _FLOATS else None]
+    return [cts[0].astype(ins[0].dtype) if ins[0].dtype in FLOATS else None]
 
 
 @_rule("select_n")
@@ -521,7 +522,7 @@ def _check_dtype(var: Any) -> bool:
         dtype = np.dtype(var.aval.dtype)
     except (AttributeError, TypeError):  # (no dtype, or one NumPy has not: a random key)
         raise _Unsupported from None
-    if dtype in _FLOATS:
+    if dtype in FLOATS:
         return True
     if dtype in _OTHERS:
         return False
@@ -767,16 +768,16 @@ def program(
     costs = host_vjp_costs.vjp_costs(closed)
     if costs is None:
         return None
-    work, equations = costs
+    work, equations, products = costs
     try:
         plan = _Plan(closed, given, None if wanted is None else [k for k, w in enumerate(wanted) if w])
     except Exception:  # noqa: BLE001 - `_Unsupported`, or parameters a rule's lowering does not know: traced
         return None
-    if not host_vjp_costs.products_fit(closed, plan.traced_products):
+    if not host_vjp_costs.products_fit(products, plan.traced_products):
         return None
     in_avals = [var.aval for var in jaxpr.invars] + [var.aval for var, has in zip(jaxpr.outvars, given) if has]
     floating = [
-        k for k, var in enumerate(jaxpr.invars) if np.dtype(var.aval.dtype) in _FLOATS and (wanted is None or wanted[k])
+        k for k, var in enumerate(jaxpr.invars) if np.dtype(var.aval.dtype) in FLOATS and (wanted is None or wanted[k])
     ]
     out_tree = jax.tree.structure({k: 0 for k in floating})
     stats["host_vjp_plans"] += 1

@@ -19,23 +19,20 @@ _WORK_FACTOR = 3
 """A VJP's work against its forward's: the forward again, and about twice that backward."""
 
 
-def vjp_costs(closed: jax_core.ClosedJaxpr) -> tuple[int, int] | None:
+def vjp_costs(closed: jax_core.ClosedJaxpr) -> tuple[int, int, int] | None:
     """The VJP of the forward `closed` as the host counts a program: `(the elements its operations produce, its
-    equations)`, the forward's times `_WORK_FACTOR`; None where it is more work than a compile costs
-    (`interpret_cost.HOST_ELEMENTS`, `HOST_MULTIPLY_ADDS`: the VJP then compiles)."""
+    equations, the multiply-adds of its products)`, the forward's times `_WORK_FACTOR`; None where it is more
+    work than a compile costs (`interpret_cost.HOST_ELEMENTS`, `HOST_MULTIPLY_ADDS`: the VJP then compiles)."""
     work = compile_tiers.produced_elements(closed) * _WORK_FACTOR
     products = interpret_cost.program_multiply_adds(closed, called_jaxprs) * _WORK_FACTOR
     if work > interpret_cost.HOST_ELEMENTS or products > interpret_cost.HOST_MULTIPLY_ADDS:
         return None
-    return work, len(closed.jaxpr.eqns) * _WORK_FACTOR
+    return work, len(closed.jaxpr.eqns) * _WORK_FACTOR, products
 
 
-def products_fit(closed: jax_core.ClosedJaxpr, traced_products: int) -> bool:
-    """Whether a VJP plan of the forward `closed` whose traced rules (`host_vjp_traced`) compute
-    `traced_products` multiply-adds stays within the host's per call (`interpret_cost.HOST_MULTIPLY_ADDS`):
-    `vjp_costs` counts a VJP's products as its forward's `_WORK_FACTOR` times, and a traced rule may compute
-    more (a strided convolution's input cotangent is a dilated convolution); they are counted on top."""
-    if not traced_products:
-        return True
-    products = interpret_cost.program_multiply_adds(closed, called_jaxprs) * _WORK_FACTOR + traced_products
-    return products <= interpret_cost.HOST_MULTIPLY_ADDS
+def products_fit(products: int, traced_products: int) -> bool:
+    """Whether a VJP plan whose products `vjp_costs` counted (`products`, its forward's `_WORK_FACTOR` times)
+    and whose traced rules (`host_vjp_traced`) compute `traced_products` multiply-adds stays within the host's
+    per call (`interpret_cost.HOST_MULTIPLY_ADDS`): a traced rule may compute more than that factor allows (a
+    strided convolution's input cotangent is a dilated convolution), so they are counted on top."""
+    return products + traced_products <= interpret_cost.HOST_MULTIPLY_ADDS

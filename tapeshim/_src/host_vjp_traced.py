@@ -41,11 +41,12 @@ def rule_of(eqn: Any, live_operands: Sequence[bool]) -> tuple[Callable[[list, li
 
     Args:
       eqn: a forward equation with no NumPy VJP rule (no effects, no called jaxprs).
-      live_operands: which operands carry cotangents (the others get none: a convolution's data operand).
+      live_operands: which operands carry cotangents, real floats only (`host_vjp._Plan`'s floating slots; the
+        others get none: a convolution's data operand).
     """
     if eqn.effects or interpret_plan.inner_jaxprs(eqn) is not None:
         return None
-    floats = tuple(k for k, (var, live) in enumerate(zip(eqn.invars, live_operands)) if live and _real_float(var.aval))
+    floats = tuple(k for k, live in enumerate(live_operands) if live)
     if not floats:
         return None
     key = _key(eqn, floats)
@@ -65,10 +66,6 @@ def rule_of(eqn: Any, live_operands: Sequence[bool]) -> tuple[Callable[[list, li
         return None
     outs = [(tuple(var.aval.shape), np.dtype(var.aval.dtype)) for var in eqn.outvars]
     return _apply, {"plan": plan[0], "floats": floats, "outs": outs, "products": plan[1]}
-
-
-def _real_float(aval: Any) -> bool:
-    return np.dtype(aval.dtype) in (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _key(eqn: Any, floats: tuple) -> tuple | None:

@@ -683,10 +683,7 @@ def _conv_by_patches(
     # (N, G, Cg, window starts..., window offsets...): the strided starts and dilated offsets, a view
     windows = windows[
         (slice(None),) * 3
-        + tuple(
-            slice(0, (extent - 1) * stride + 1, stride) if extent else slice(0, 0)
-            for extent, stride in zip(out_spatial, strides)
-        )
+        + tuple(slice(0, (extent - 1) * stride + 1, stride) for extent, stride in zip(out_spatial, strides))
         + tuple(slice(None, None, dilation) for dilation in rhs_dilation)
     ]
     # (N, G, Cg, sizes..., out spatial...), copied once (a strided view: NumPy's fancy indexing gathered each

@@ -232,9 +232,6 @@ _add = _Cached(jnp.add, families=True)
 _ones_like = _Cached(jnp.ones_like, families=True)
 
 
-_HOST_SUMS = frozenset(np.dtype(name) for name in ("float32", "float64"))
-
-
 def _sum(a: Any, b: Any) -> Any:
     """`a + b` of two cotangents of one slot: NumPy's, where both are host arrays of one real float dtype and
     shape (an addition rounds as XLA's; its subnormals flushed as XLA's CPU does), without tracing JAX's `add`
@@ -243,7 +240,7 @@ def _sum(a: Any, b: Any) -> Any:
         a.__class__ is np.ndarray
         and b.__class__ is np.ndarray
         and a.dtype == b.dtype
-        and a.dtype in _HOST_SUMS
+        and a.dtype in host_vjp.FLOATS
         and a.shape == b.shape
     ):
         return interpret_flush.flush_subnormals(np.asarray(np.add(a, b)))  # (0-d: an array, not a NumPy scalar)
