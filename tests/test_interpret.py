@@ -3,7 +3,7 @@
 Each rule is checked against XLA itself: the same jitted function, interpreted and compiled, gives the
 same dtypes and shapes and the same values (to float rounding), including XLA's semantics where NumPy's
 differ. Then through tapeshim: a first training step compiles nothing and gives TF's values, the second
-compiles its programs, and programs the interpreter cannot run (a convolution, a long loop) compile at
+compiles its programs, and programs the interpreter cannot run (a long loop, half precision) compile at
 once with the same results.
 """
 
@@ -344,6 +344,46 @@ def test_interpreted_program_matches_xlas(name):
 def test_large_convolutions_sum_over_kernel_positions_instead(name, monkeypatch):
     monkeypatch.setattr(interpret_rules, "_PATCH_ELEMENTS", 0)  # no patch matrix: one product per position
     test_interpreted_program_matches_xlas(name)
+
+
+def _convolution_case(seed):
+    """A random convolution (1-3 spatial axes, strides, dilations, padding, feature or batch groups) in random
+    layouts, and its reference: XLA's on the default layouts, laid out as the case's output."""
+    draw = np.random.default_rng(seed)
+    rank = int(draw.integers(1, 4))
+    feature_groups = int(draw.choice([1, 2, 3]))
+    batch_groups = int(draw.choice([2, 3])) if feature_groups == 1 and draw.random() < 0.4 else 1
+    in_features, out_features = feature_groups * int(draw.integers(1, 3)), max(feature_groups, batch_groups) * 2
+    batch = batch_groups * int(draw.integers(1, 3))
+    sizes = [tuple(int(v) for v in draw.integers(low, high, size=rank)) for low, high in ((1, 7), (1, 4))]
+    strides, rhs_dilation = (tuple(int(v) for v in draw.integers(1, 3, size=rank)) for _ in range(2))
+    lhs_dilation = tuple(int(v) for v in draw.integers(1, 3, size=rank)) if batch_groups == 1 else (1,) * rank
+    padding = tuple((int(draw.integers(-1, 3)), int(draw.integers(-1, 3))) for _ in range(rank))
+    dtype = draw.choice([np.float32, np.float64])  # (the interpreter leaves half precision to XLA)
+    x = (draw.normal(size=(batch, in_features, *sizes[0])) * 3).astype(dtype)
+    k = (draw.normal(size=(out_features, in_features // feature_groups, *sizes[1])) * 3).astype(dtype)
+    layouts = [draw.permutation(2 + rank) for _ in range(3)]  # (where each of batch, feature, spatial... lies)
+    x_laid, k_laid = (np.transpose(a, np.argsort(layout)) for a, layout in zip((x, k), layouts))
+
+    def conv(a, b, numbers=None):
+        return jax.lax.conv_general_dilated(
+            a, b, strides, padding, lhs_dilation, rhs_dilation, numbers, feature_groups, batch_groups
+        )
+
+    numbers = jax.lax.ConvDimensionNumbers(*(tuple(int(d) for d in layout) for layout in layouts))
+    want = np.transpose(np.asarray(jax.jit(conv)(x, k)), np.argsort(layouts[2]))
+    return jax.jit(lambda a, b: conv(a, b, numbers)), (x_laid, k_laid), want
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("by_patches", [True, False])
+def test_convolutions_in_any_layout_match_xlas(seed, by_patches, monkeypatch):
+    if not by_patches:
+        monkeypatch.setattr(interpret_rules, "_PATCH_ELEMENTS", 0)
+    jitted, args, want = _convolution_case(seed)
+    got = interpret.run(jitted.trace(*args), args)
+    assert got is not None and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def _mlp_steps(tf, steps, width):

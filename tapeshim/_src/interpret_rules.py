@@ -580,7 +580,8 @@ def _dot_general(lhs: Any, rhs: Any, *, dimension_numbers: tuple, preferred_elem
 
 
 def _dilated(x: Any, dilation: tuple, first_axis: int) -> Any:
-    """`x` with `d - 1` zeros between neighbours along each axis from `first_axis` on (XLA's lhs dilation)."""
+    """`x` with `d - 1` zeros between neighbours along `len(dilation)` axes from `first_axis` on (XLA's lhs
+    dilation)."""
     if all(d == 1 for d in dilation):
         return x
     shape = list(x.shape)
@@ -592,8 +593,9 @@ def _dilated(x: Any, dilation: tuple, first_axis: int) -> Any:
 
 
 def _padded(x: Any, padding: tuple, first_axis: int) -> Any:
-    """`x` padded with zeros (or cut, for negative padding) along each axis from `first_axis` on."""
+    """`x` padded with zeros (or cut, for negative padding) along `len(padding)` axes from `first_axis` on."""
     widths = [(0, 0)] * first_axis + [(max(low, 0), max(high, 0)) for low, high in padding]
+    widths += [(0, 0)] * (x.ndim - len(widths))
     if any(low or high for low, high in widths):
         x = np.pad(x, widths)
     cuts = (slice(None),) * first_axis + tuple(
@@ -626,73 +628,88 @@ def _conv(
     if preferred_element_type is not None:
         dtype = np.dtype(preferred_element_type)
         lhs, rhs = lhs.astype(dtype, copy=False), rhs.astype(dtype, copy=False)
-    x = _padded(_dilated(np.transpose(lhs, lhs_spec), lhs_dilation, 2), padding, 2)
     kernel = np.transpose(rhs, rhs_spec)
-    n, channels = x.shape[:2]
     out_features, group_channels = kernel.shape[:2]
     sizes = kernel.shape[2:]
+    rank = len(sizes)
+    # (N, spatial..., C): a channels-last view (of NHWC data, its own layout), dilated and padded
+    x = np.transpose(lhs, (lhs_spec[0], *lhs_spec[2:], lhs_spec[1]))
+    x = _padded(_dilated(x, lhs_dilation, 1), padding, 1)
+    n, channels = x.shape[0], x.shape[-1]
     spans = [(size - 1) * d + 1 for size, d in zip(sizes, rhs_dilation)]
     out_spatial = [
-        max((extent - span) // stride + 1, 0) for extent, span, stride in zip(x.shape[2:], spans, window_strides)
+        max((extent - span) // stride + 1, 0) for extent, span, stride in zip(x.shape[1:-1], spans, window_strides)
     ]
     if batch_group_count > 1:  # batch groups (a grouped convolution's filter gradient) pair with output groups
         groups = batch_group_count
-        x = np.swapaxes(x.reshape(groups, n // groups, channels, *x.shape[2:]), 0, 1)
         n = n // groups
+        x = np.moveaxis(x.reshape(groups, n, *x.shape[1:]), 0, -2)  # (N / groups, spatial..., groups, C)
     else:
         groups = feature_group_count
-        x = x.reshape(n, groups, channels // groups, *x.shape[2:])
+        x = x.reshape(*x.shape[:-1], groups, channels // groups)  # (N, spatial..., groups, C / groups)
     kernel = kernel.reshape(groups, out_features // groups, group_channels, *sizes)
     result_type = np.result_type(x, kernel)
-    # summed over kernel positions in float64: closer to XLA's (and TF's) single fused sum than float32 steps
-    wide = np.float64 if result_type == np.float32 else result_type
     if n * groups * group_channels * math.prod(sizes) * math.prod(out_spatial) <= _PATCH_ELEMENTS:
-        out = _conv_by_patches(x, kernel, sizes, out_spatial, rhs_dilation, window_strides, wide)
-        out = out.astype(result_type, copy=False).reshape(n, out_features, *out_spatial)
-        return np.transpose(out, np.argsort(out_spec))
-    out = np.zeros((n, groups, out_features // groups, *out_spatial), wide)
-    for position in np.ndindex(*sizes):
-        window = tuple(
-            slice(p * d, p * d + (o - 1) * stride + 1, stride) if o else slice(0, 0)
-            for p, d, o, stride in zip(position, rhs_dilation, out_spatial, window_strides)
-        )
-        patch = x[(slice(None), slice(None), slice(None)) + window]  # (N, G, Cg, out spatial...)
-        weights = kernel[(slice(None), slice(None), slice(None)) + position]  # (G, Og, Cg)
-        out += np.einsum(  # (`optimize`: as a BLAS product, 6x NumPy's own loop here)
-            "ngc...,goc->ngo...", patch.astype(wide, copy=False), weights.astype(wide, copy=False), optimize=True
-        )
-    out = out.astype(result_type, copy=False).reshape(n, out_features, *out_spatial)
+        out = _conv_by_patches(x, kernel, sizes, out_spatial, rhs_dilation, window_strides)
+    else:
+        out = _conv_by_positions(x, kernel, sizes, out_spatial, rhs_dilation, window_strides, result_type)
+    # (N, out spatial..., O) -> (N, O, out spatial...) -> as `out_spec` lays it out
+    out = np.transpose(out.astype(result_type, copy=False), (0, rank + 1, *range(1, rank + 1)))
     return np.transpose(out, np.argsort(out_spec))
 
 
-_PATCH_ELEMENTS = 2**22
-"""The largest patch matrix (`_conv_by_patches`) a convolution builds, in elements (32 MiB in float64); a
+_PATCH_ELEMENTS = 2**23
+"""The largest patch matrix (`_conv_by_patches`) a convolution builds, in elements (32 MiB in float32); a
 larger one sums over the kernel positions instead, one matrix product each."""
 
 
-def _conv_by_patches(
-    x: Any, kernel: Any, sizes: tuple, out_spatial: list, rhs_dilation: tuple, strides: tuple, wide: Any
-) -> Any:
-    """The convolution of `x` (N, G, Cg, spatial...) with `kernel` (G, Og, Cg, sizes...) as one matrix product
-    per group over the patch matrix (every kernel position at every output position), summed in `wide`."""
+def _conv_by_patches(x: Any, kernel: Any, sizes: tuple, out_spatial: list, rhs_dilation: tuple, strides: tuple) -> Any:
+    """The convolution of `x` (N, spatial..., G, Cg) with `kernel` (G, Og, Cg, sizes...), as (N, out spatial...,
+    G * Og): one matrix product per group over the patch matrix (every kernel position at every output position),
+    in the arguments' dtype, as XLA's CPU convolution (Eigen's) computes it."""
     rank = len(sizes)
+    n, groups, channels, out_group = x.shape[0], x.shape[-2], x.shape[-1], kernel.shape[1]
     if not math.prod(out_spatial):  # (no output position: a window larger than the input)
-        return np.zeros((x.shape[0], x.shape[1], kernel.shape[1], 0), wide)
+        return np.zeros((n, *out_spatial, groups * out_group), np.result_type(x, kernel))
     spans = [(size - 1) * dilation + 1 for size, dilation in zip(sizes, rhs_dilation)]
-    windows = np.lib.stride_tricks.sliding_window_view(x, spans, axis=tuple(range(3, 3 + rank)))
-    # (N, G, Cg, window starts..., window offsets...): the strided starts and dilated offsets, a view
+    windows = np.lib.stride_tricks.sliding_window_view(x, spans, axis=tuple(range(1, 1 + rank)))
+    # (N, window starts..., G, Cg, window offsets...): the strided starts and dilated offsets, a view
     windows = windows[
-        (slice(None),) * 3
+        (slice(None),)
         + tuple(slice(0, (extent - 1) * stride + 1, stride) for extent, stride in zip(out_spatial, strides))
+        + (slice(None), slice(None))
         + tuple(slice(None, None, dilation) for dilation in rhs_dilation)
     ]
-    # (N, G, Cg, sizes..., out spatial...), copied once (a strided view: NumPy's fancy indexing gathered each
-    # element, 3-10x slower)
-    patches = np.transpose(windows, (0, 1, 2, *range(3 + rank, 3 + 2 * rank), *range(3, 3 + rank)))
-    n, groups, channels = patches.shape[:3]
-    patches = patches.astype(wide, order="C").reshape(n, groups, channels * math.prod(sizes), math.prod(out_spatial))
-    weights = kernel.reshape(1, groups, kernel.shape[1], channels * math.prod(sizes)).astype(wide)
-    return np.matmul(weights, patches)  # (N, G, Og, out positions)
+    # (G, N, out spatial..., sizes..., Cg), copied once: channels innermost, as NHWC data holds them (a strided
+    # view: NumPy's fancy indexing gathered each element, 3-10x slower)
+    patches = np.ascontiguousarray(
+        np.transpose(windows, (1 + rank, 0, *range(1, 1 + rank), *range(3 + rank, 3 + 2 * rank), 2 + rank))
+    ).reshape(groups, n * math.prod(out_spatial), math.prod(sizes) * channels)
+    # (G, sizes..., Cg, Og), as the patches' columns
+    weights = np.transpose(kernel, (0, *range(3, 3 + rank), 2, 1)).reshape(groups, -1, out_group)
+    out = np.matmul(patches, weights)  # (G, N * out positions, Og)
+    return np.moveaxis(out.reshape(groups, n, *out_spatial, out_group), 0, -2).reshape(n, *out_spatial, -1)
+
+
+def _conv_by_positions(
+    x: Any, kernel: Any, sizes: tuple, out_spatial: list, rhs_dilation: tuple, strides: tuple, result_type: Any
+) -> Any:
+    """`_conv_by_patches`' convolution without its patch matrix: one product per kernel position, summed in
+    float64 for float32 arguments (closer to XLA's single fused sum than rounding after each position)."""
+    wide = np.float64 if result_type == np.float32 else result_type
+    n, groups, out_group = x.shape[0], x.shape[-2], kernel.shape[1]
+    out = np.zeros((n, *out_spatial, groups, out_group), wide)
+    for position in np.ndindex(*sizes):
+        window = tuple(
+            slice(p * d, p * d + (o - 1) * stride + 1, stride) if o else slice(0, 0)
+            for p, d, o, stride in zip(position, rhs_dilation, out_spatial, strides)
+        )
+        patch = x[(slice(None),) + window]  # (N, out spatial..., G, Cg)
+        weights = kernel[(slice(None), slice(None), slice(None)) + position]  # (G, Og, Cg)
+        out += np.einsum(  # (`optimize`: as a BLAS product, 6x NumPy's own loop here)
+            "n...gc,goc->n...go", patch.astype(wide, copy=False), weights.astype(wide, copy=False), optimize=True
+        )
+    return out.reshape(n, *out_spatial, groups * out_group)
 
 
 from tapeshim._src import interpret_gathers  # noqa: E402, F401 - registers the gather and scatter rules
