@@ -575,6 +575,42 @@ def test_a_loop_over_batches_of_new_sizes_does_not_warn(caplog):
     assert not [r for r in caplog.records if "compiled a new XLA program" in r.getMessage()]
 
 
+def _lookups_of_new_lengths(module, lengths):
+    """A table's gradient through gathers of a new number of rows each step (a text model's embedding, batches
+    of new sequence lengths): TF's `IndexedSlices`, one per step."""
+    table = module.Variable(np.arange(24, dtype=np.float32).reshape(6, 4) / 10.0)
+    rng = np.random.default_rng(7)
+    slices = []
+    for length in lengths:
+        ids = module.constant(rng.integers(0, 6, size=(2, length)).astype(np.int32))
+        with module.GradientTape() as tape:
+            loss = module.reduce_sum(module.tanh(module.gather(table, ids)) * 0.5)
+        slices.append(tape.gradient(loss, table))
+    return slices
+
+
+@pytest.mark.skipif(not interpret.enabled(), reason="the host computes first calls on the CPU only")
+def test_sparse_gradients_of_new_row_counts_compile_nothing_and_do_not_warn(caplog):
+    # The IndexedSlices' rows are reshaped and joined by tapeshim's ops (on the host for a new size): JAX's
+    # own `reshape` and `concatenate` compiled an XLA program for each new number of rows.
+    import logging
+
+    lengths = [41, 43, 47, 53, 59, 61, 67]  # (row counts no other test uses)
+    compiles = backend_compiles()
+    before = len(compiles)
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
+        got = _lookups_of_new_lengths(tf, lengths)
+    assert len(compiles) == before
+    assert not [r for r in caplog.records if "compiled a new XLA program" in r.getMessage()]
+    for ours, theirs in zip(got, _lookups_of_new_lengths(real_tf, lengths)):
+        assert isinstance(ours, tf.IndexedSlices) and isinstance(theirs, real_tf.IndexedSlices)
+        np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())
+        np.testing.assert_allclose(ours.values.numpy(), theirs.values.numpy(), rtol=1e-5)
+        for mine, tfs in ((ours.values, theirs.values), (ours.indices, theirs.indices)):
+            assert mine.dtype.name == tfs.dtype.name
+        np.testing.assert_array_equal(ours.dense_shape.numpy(), theirs.dense_shape.numpy())
+
+
 # -- host value checks -----------------------------------------------------------------------------
 
 

@@ -7,17 +7,15 @@ import enum
 from types import TracebackType
 from typing import Any, Callable, Iterator
 
-import jax.numpy as jnp
-
 from tapeshim._src import differentiate as diff
-from tapeshim._src import errors, explain, nest, registry, replay, tape_views, tf_logging
+from tapeshim._src import errors, explain, nest, replay, tape_views, tf_logging
 from tapeshim._src import explain_hooks as _explain_hooks  # EXPLAIN: tape events for tape.explain
 from tapeshim._src.indexed_slices import IndexedSlices
 from tapeshim._src.ops import array_ops
 from tapeshim._src.ops.common import broadcast_check, tf_type_name
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import Epoch, _thread_state, live_recorders
-from tapeshim._src.tensor import Tensor, concrete, convert_to_tensor
+from tapeshim._src.tensor import Tensor, convert_to_tensor
 from tapeshim._src.variable import Variable, as_variable
 
 _ONE_SHOT = "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)"
@@ -297,39 +295,27 @@ class GradientTape(Recorder):
         inner = diff.Request(self, flat_targets, [request.sources[i] for i in dense] + outputs)
         values = dict(zip(inner.connected, diff.differentiate(self, diff.GRADIENT, inner, seeds)))
         by_source = {i: values.get(k) for k, i in enumerate(dense)}
-        # Under a function trace or another tape the slices are built by recorded ops (a trace's outputs, a
-        # higher-order gradient's inputs); else from the values at once.
-        recorded = bool(registry.tracking_recorders(request.plan.leaves))
+        # The slices are built by tapeshim's ops: recorded under a function trace or another tape (a trace's
+        # outputs, a higher-order gradient's inputs), else run at once, on the host for a new size (JAX's own
+        # `reshape` and `concatenate` compiled an XLA program for each new number of rows, 6 ms each).
         position = len(dense)
         for i in sorted(sparse):
-            parts: list[Any] = []  # (recorded: tensors; else arrays)
-            indices: list[Any] = []
+            parts: list[Tensor] = []
+            indices: list[Tensor] = []
             for _, index_tensor in sparse[i]:
                 grad = values.get(position)
                 position += 1
                 if grad is not None:
-                    rows = (-1, *request.sources[i]._shape[1:])
-                    if recorded:
-                        parts.append(array_ops.reshape(grad, rows))
-                        indices.append(array_ops.reshape(index_tensor, (-1,)))
-                    else:
-                        parts.append(grad.value.reshape(rows))
-                        indices.append(index_tensor.value.reshape(-1))
+                    parts.append(array_ops.reshape(grad, (-1, *request.sources[i]._shape[1:])))
+                    indices.append(array_ops.reshape(index_tensor, (-1,)))
             if parts:
                 source = request.sources[i]
-                if recorded:
-                    sized = all(isinstance(d, int) for d in source._shape)  # (else sizes known per call)
-                    by_source[i] = IndexedSlices(
-                        parts[0] if len(parts) == 1 else array_ops.concat(parts, 0),
-                        indices[0] if len(indices) == 1 else array_ops.concat(indices, 0),
-                        convert_to_tensor(source._shape, "int32") if sized else array_ops.shape(source),
-                    )
-                else:
-                    by_source[i] = IndexedSlices(
-                        concrete(jnp.concatenate(parts)),
-                        concrete(jnp.concatenate(indices)),
-                        concrete(jnp.asarray(source._shape, jnp.int32)),
-                    )
+                sized = all(isinstance(d, int) for d in source._shape)  # (else sizes known per call)
+                by_source[i] = IndexedSlices(
+                    parts[0] if len(parts) == 1 else array_ops.concat(parts, 0),
+                    indices[0] if len(indices) == 1 else array_ops.concat(indices, 0),
+                    convert_to_tensor(source._shape, "int32") if sized else array_ops.shape(source),
+                )
         return by_source
 
     def jacobian(
