@@ -316,3 +316,34 @@ def attention_masks_from_embeddings(tf):
         "masks_after": (query._keras_mask, value._keras_mask),
         "multi_head_again": heads(query, value),
     }
+
+
+def train_on_new_lengths(tf: Any, lengths: Any = (23, 29, 31, 37, 41, 43, 47)) -> Any:
+    """A text classifier (an embedding, a convolution, pooling) trained with Adam on batches of a new sequence
+    length each step, as padded batches of variable-length text come: its table's gradient is IndexedSlices of
+    a new number of rows each step. The losses and the final weights."""
+    model = tf.keras.Sequential(
+        [
+            tf.keras.layers.Embedding(50, 8),
+            tf.keras.layers.Conv1D(6, 3, activation="relu"),
+            tf.keras.layers.GlobalAveragePooling1D(),
+            tf.keras.layers.Dense(2),
+        ]
+    )
+    model.build((None, None))
+    set_weights(model, 8)
+    optimizer = tf.keras.optimizers.Adam(0.01)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    rng = np.random.default_rng(9)
+    losses = []
+    for length in lengths:
+        ids = tf.constant(rng.integers(0, 50, size=(4, length)).astype(np.int32))
+        labels = tf.constant(rng.integers(0, 2, size=4).astype(np.int32))
+        with tf.GradientTape() as tape:
+            loss = loss_fn(labels, model(ids, training=True))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        losses.append(loss)
+    return {"losses": losses, "weights": model.weights}
+
+
+case(train_on_new_lengths)

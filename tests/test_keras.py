@@ -22,3 +22,15 @@ def test_keras_case_matches_tensorflow(name, tf_keras):
     expected = tf_keras[name]
     actual = run_case(CASES[name], tapeshim)
     assert_outcomes_match(expected, actual, message=name in MESSAGES)
+
+
+def test_training_on_new_lengths_does_not_warn_of_compiles(caplog):
+    # Each new length is a new structure (its Keras calls are traced for it) that the host computes and XLA
+    # never compiles: TF eager prints nothing here, and neither does tapeshim (it warned of "compiled" programs).
+    import logging
+
+    from keras_eager_cases import train_on_new_lengths
+
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
+        train_on_new_lengths(tapeshim, lengths=(53, 59, 61, 67, 71, 73, 79))
+    assert not [r for r in caplog.records if "compiled a new XLA program" in r.getMessage()]

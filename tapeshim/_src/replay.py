@@ -450,8 +450,6 @@ def cached_program(key: Hashable, build: Callable[[], Callable]) -> tuple[Callab
         _program_hits[key] = _program_hits.get(key, 0) + 1
         return entry
     raw = build()
-    if isinstance(key, tuple) and len(key) > 1 and isinstance(key[0], str):
-        recompile_warning.compiled(f"{key[0]} program", key, _program_change)
 
     paid = _ran_per_op.pop(key, None)  # (off the CPU it compiles in the background: `_ran_per_op`)
     rent, meanwhile = paid is not True, paid is not None and not interpret.enabled()
@@ -486,6 +484,10 @@ def _checked_jit(
             _programs[key] = (plain, raw)
 
     def compiled(seconds: float) -> None:  # a compile of a plan over `SMALL_PLAN` nodes updates `compile_cost`
+        # (counted when XLA compiled it, not when it was made: a structure that never repeats runs on the host,
+        # compiles nothing and, as TF eager, warns of nothing)
+        if isinstance(key, tuple) and len(key) > 1 and isinstance(key[0], str):
+            recompile_warning.compiled(f"{key[0]} program", key, _program_change)
         n_nodes = _measured_nodes.pop(key, None)
         if n_nodes:
             compile_cost["seconds_per_node"] = 0.7 * compile_cost["seconds_per_node"] + 0.3 * seconds / n_nodes
