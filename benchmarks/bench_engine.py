@@ -21,6 +21,8 @@ Patterns (the same TF source runs on real TF and on tapeshim):
   rnn           an RNN cell unrolled under a tape, first and second call
   keras_cnn     a small Keras CNN train step (GradientTape + optimizer): first, second, calls10,
                 calls100, steady
+  cnn_sizes     a Keras CNN step at batch sizes not seen before (an epoch's last batch): new_size, repeat
+  text_lengths  a Keras text classifier's step (embedding, Adam) on batches of new sequence lengths: mean, repeat
   sig_sizes     a tf.function step with a None batch dimension, called with changing batch sizes
   new_sizes     an eager tape step over batches of new sizes (variable-length data): first, mean per step
   mem_append    `losses.append(loss)` after each step: RSS growth
@@ -297,6 +299,43 @@ def cnn_sizes(tf: Any, steps: int) -> dict:
     return {"new_size": float(np.mean(new)), "repeat": float(np.mean(repeat))}
 
 
+def text_lengths(tf: Any, steps: int) -> dict:
+    """A Keras text classifier's training step (an embedding, a convolution, pooling; Adam) on batches of a new
+    sequence length each step, as padded batches of variable-length text come: their mean ("new_size"), and the
+    mean of the same lengths again ("repeat"). The table's gradient is IndexedSlices of a new number of rows."""
+    keras = tf.keras
+    model = keras.Sequential(
+        [
+            keras.layers.Embedding(1000, 32),
+            keras.layers.Conv1D(32, 3, activation="relu"),
+            keras.layers.GlobalAveragePooling1D(),
+            keras.layers.Dense(2),
+        ]
+    )
+    optimizer = keras.optimizers.Adam(1e-3)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    rng = np.random.default_rng(6)
+
+    def step(length: int) -> float:
+        ids = tf.constant(rng.integers(0, 1000, size=(32, length)).astype(np.int32))
+        labels = tf.constant(rng.integers(0, 2, size=32).astype(np.int32))
+        start = time.perf_counter()
+        with tf.GradientTape() as tape:
+            loss = loss_fn(labels, model(ids, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        _sync(loss)
+        return time.perf_counter() - start
+
+    for length in (20, 21, 22):
+        step(length)
+    _settle_compiles()
+    lengths = range(23, 23 + steps)
+    new = [step(length) for length in lengths]
+    repeat = [step(length) for length in lengths]
+    return {"new_size": float(np.mean(new)), "repeat": float(np.mean(repeat))}
+
+
 def _rss_mib() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -408,6 +447,7 @@ def patterns(quick: bool) -> dict[str, Callable[[Any], dict]]:
         "rnn": lambda tf: rnn(tf, 50 * scale),
         "keras_cnn": lambda tf: keras_cnn(tf, 10),
         "cnn_sizes": lambda tf: cnn_sizes(tf, 20),
+        "text_lengths": lambda tf: text_lengths(tf, 20 * scale),
         "sig_sizes": lambda tf: signature_sizes(tf, 20 * scale),
         "new_sizes": lambda tf: new_sizes(tf, 40 * scale),
         "mem_append": lambda tf: mem_append(tf, 5000 * scale),
