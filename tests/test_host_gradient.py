@@ -132,6 +132,34 @@ def test_convolutions_derivatives_on_the_host_give_tfs_gradients():
     assert host_gradient.stats["untraced_gradient_programs"] == before + 1
 
 
+def test_convolutions_at_new_batch_sizes_bind_their_traced_derivatives_again():
+    # The VJP of a convolution at a new batch size takes the parameters it took at two other sizes: its
+    # equations are bound at the new size, not traced from JAX's VJP again, and give TF's gradients. (Each step
+    # is a new structure, as a Keras step at a new size is: its program is computed on the host.)
+    kernel = (rng.normal(size=(3, 3, 2, 5)) * 0.5).astype(np.float32)
+    depthwise = (rng.normal(size=(2, 2, 2, 3)) * 0.5).astype(np.float32)
+    images = [rng.normal(size=(n, 7, 8, 2)).astype(np.float32) for n in (13, 17, 19, 23)]
+
+    def body(tf):
+        k, d = tf.Variable(kernel), tf.Variable(depthwise)
+        out = []
+        for step, batch in enumerate(images):
+            x = tf.constant(batch)
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                strided = tf.nn.conv2d(x, k, 2, "SAME")
+                grouped = tf.nn.depthwise_conv2d(x, d, [1, 1, 1, 1], "VALID")
+                loss = tf.reduce_sum(tf.nn.relu(strided) ** 2) + tf.reduce_sum(tf.tanh(grouped))
+                for _ in range(step):
+                    loss = loss * 0.5
+            out.append(tape.gradient(loss, [k, d, x]))
+        return out
+
+    rebound = host_vjp_traced.stats["rebound_vjp_rules"]
+    check(body)
+    assert host_vjp_traced.stats["rebound_vjp_rules"] >= rebound + 2  # (both convolutions at the last sizes)
+
+
 def test_seeds_several_targets_unconnected_sources_and_float64():
     a = rng.normal(size=(5, 3))
     b = rng.normal(size=(3,))
