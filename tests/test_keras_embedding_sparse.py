@@ -516,6 +516,22 @@ def test_eager_training_loop_compiles_once(tapeshim_module):
     assert all(isinstance(g, tf.IndexedSlices) for g in gradients)
 
 
+def test_updates_of_new_row_counts_share_the_optimizers_program(tapeshim_module):
+    """A table's IndexedSlices gradients of 5 to 8 rows (batches of new lengths) are applied by one optimizer
+    program: their rows are padded with zero rows up to 8, which change nothing (TF's values: the cases above)."""
+    from tapeshim._src import keras_bridge
+
+    tf = tapeshim_module
+    table = tf.Variable(np.arange(12, dtype=np.float32).reshape(6, 2) / 10)
+    optimizer = tf.keras.optimizers.Adam(0.1)
+    rng = np.random.default_rng(3)
+    for rows in (5, 6, 7, 8):
+        values = tf.constant(rng.normal(size=(rows, 2)).astype(np.float32))
+        indices = tf.constant(rng.integers(0, 6, size=rows).astype(np.int32))
+        optimizer.apply_gradients([(tf.IndexedSlices(values, indices, tf.constant([6, 2])), table)])
+    assert len(keras_bridge._programs[optimizer]) == 1
+
+
 def test_function_training_loop_traces_once(tapeshim_module):
     tf = tapeshim_module
     model = _word2vec(tf)
