@@ -342,7 +342,7 @@ def test_interpreted_program_matches_xlas(name):
 
 @pytest.mark.parametrize("name", sorted(name for name in CASES if name.startswith("conv")))
 def test_large_convolutions_sum_over_kernel_positions_instead(name, monkeypatch):
-    monkeypatch.setattr(interpret_rules, "_PATCH_ELEMENTS", 0)  # no patch matrix: one product per position
+    monkeypatch.setattr(interpret_rules, "_PATCH_BYTES", 0)  # no patch matrix: one product per position
     test_interpreted_program_matches_xlas(name)
 
 
@@ -379,11 +379,27 @@ def _convolution_case(seed):
 @pytest.mark.parametrize("by_patches", [True, False])
 def test_convolutions_in_any_layout_match_xlas(seed, by_patches, monkeypatch):
     if not by_patches:
-        monkeypatch.setattr(interpret_rules, "_PATCH_ELEMENTS", 0)
+        monkeypatch.setattr(interpret_rules, "_PATCH_BYTES", 0)
     jitted, args, want = _convolution_case(seed)
     got = interpret.run(jitted.trace(*args), args)
     assert got is not None and got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("by_patches", [True, False])
+def test_convolutions_of_an_empty_batch_or_no_features_run_on_the_host(by_patches, monkeypatch):
+    if not by_patches:
+        monkeypatch.setattr(interpret_rules, "_PATCH_BYTES", 0)
+    for images, kernel in (
+        (np.zeros((0, 9, 9, 3), np.float32), np.ones((3, 3, 3, 4), np.float32)),
+        (np.ones((2, 9, 9, 3), np.float32), np.ones((3, 3, 3, 0), np.float32)),
+    ):
+        jitted = jax.jit(
+            lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        )
+        got = interpret.run(jitted.trace(images, kernel), (images, kernel))
+        want = jitted(images, kernel)
+        assert got is not None and got.shape == want.shape and got.dtype == want.dtype
 
 
 def _mlp_steps(tf, steps, width):

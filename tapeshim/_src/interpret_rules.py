@@ -649,7 +649,8 @@ def _conv(
         x = x.reshape(*x.shape[:-1], groups, channels // groups)  # (N, spatial..., groups, C / groups)
     kernel = kernel.reshape(groups, out_features // groups, group_channels, *sizes)
     result_type = np.result_type(x, kernel)
-    if n * groups * group_channels * math.prod(sizes) * math.prod(out_spatial) <= _PATCH_ELEMENTS:
+    patch_bytes = n * groups * group_channels * math.prod(sizes) * math.prod(out_spatial) * result_type.itemsize
+    if patch_bytes <= _PATCH_BYTES:
         out = _conv_by_patches(x, kernel, sizes, out_spatial, rhs_dilation, window_strides)
     else:
         out = _conv_by_positions(x, kernel, sizes, out_spatial, rhs_dilation, window_strides, result_type)
@@ -658,9 +659,9 @@ def _conv(
     return np.transpose(out, np.argsort(out_spec))
 
 
-_PATCH_ELEMENTS = 2**23
-"""The largest patch matrix (`_conv_by_patches`) a convolution builds, in elements (32 MiB in float32); a
-larger one sums over the kernel positions instead, one matrix product each."""
+_PATCH_BYTES = 2**25
+"""The largest patch matrix (`_conv_by_patches`) a convolution builds, in bytes (32 MiB: 8M float32 elements);
+a larger one sums over the kernel positions instead, one matrix product each."""
 
 
 def _conv_by_patches(x: Any, kernel: Any, sizes: tuple, out_spatial: list, rhs_dilation: tuple, strides: tuple) -> Any:
@@ -686,9 +687,12 @@ def _conv_by_patches(x: Any, kernel: Any, sizes: tuple, out_spatial: list, rhs_d
         np.transpose(windows, (1 + rank, 0, *range(1, 1 + rank), *range(3 + rank, 3 + 2 * rank), 2 + rank))
     ).reshape(groups, n * math.prod(out_spatial), math.prod(sizes) * channels)
     # (G, sizes..., Cg, Og), as the patches' columns
-    weights = np.transpose(kernel, (0, *range(3, 3 + rank), 2, 1)).reshape(groups, -1, out_group)
+    weights = np.transpose(kernel, (0, *range(3, 3 + rank), 2, 1)).reshape(
+        groups, math.prod(sizes) * channels, out_group
+    )
     out = np.matmul(patches, weights)  # (G, N * out positions, Og)
-    return np.moveaxis(out.reshape(groups, n, *out_spatial, out_group), 0, -2).reshape(n, *out_spatial, -1)
+    out = np.moveaxis(out.reshape(groups, n, *out_spatial, out_group), 0, -2)
+    return out.reshape(n, *out_spatial, groups * out_group)  # (sizes spelled out: a zero batch or no features)
 
 
 def _conv_by_positions(
