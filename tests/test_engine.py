@@ -478,6 +478,29 @@ def test_a_loop_that_keeps_compiling_warns_with_its_line(caplog):
     assert "changed" not in messages[0] or "from" in messages[0]
 
 
+@pytest.mark.usefixtures("compiles_on_repeat")  # (each structure compiles on its second call)
+def test_structures_that_repeat_and_compile_warn_at_the_gradient_line(caplog):
+    # Six structures, each repeated until it compiles: six program compiles at one `tape.gradient` line, counted
+    # where each compile starts (submitted to the background thread), even when the program is not called again.
+    import inspect
+    import logging
+
+    v = tf.Variable(np.full((6, 5), 0.1, np.float32))
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
+        for depth in range(1, 7):
+            for _ in range(3):
+                with tf.GradientTape() as tape:
+                    x = v
+                    for _ in range(depth):
+                        x = tf.tanh(x) * 1.25
+                    loss = tf.reduce_sum(x)
+                line = inspect.currentframe().f_lineno + 1
+                tape.gradient(loss, v)
+    messages = [r.getMessage() for r in caplog.records if "compiled a new XLA program" in r.getMessage()]
+    assert len(messages) == 1
+    assert f"test_engine.py:{line}" in messages[0] and "gradient program" in messages[0]
+
+
 def test_new_signatures_that_never_repeat_do_not_warn(caplog):
     # keras.io's actor-critic stacks an episode's log-probabilities, a new count each episode: each count's
     # first call runs on the host and compiles nothing, and TF eager prints nothing either.
@@ -609,6 +632,33 @@ def test_sparse_gradients_of_new_row_counts_compile_nothing_and_do_not_warn(capl
         for mine, tfs in ((ours.values, theirs.values), (ours.indices, theirs.indices)):
             assert mine.dtype.name == tfs.dtype.name
         np.testing.assert_array_equal(ours.dense_shape.numpy(), theirs.dense_shape.numpy())
+
+
+def _gathers_of_mixed_index_dtypes(module):
+    table = module.Variable(np.arange(8, dtype=np.float32).reshape(4, 2))
+    with module.GradientTape() as tape:
+        loss = module.reduce_sum(module.gather(table, module.constant([0, 2])) * 2.0)
+        loss += module.reduce_sum(module.gather(table, module.constant([1, 3], module.int64)) * 3.0)
+        loss += module.reduce_sum(module.gather(table, module.constant([3, 3])) * 5.0)
+    slices = tape.gradient(loss, table)
+    return slices.indices.dtype.name, module.convert_to_tensor(slices).numpy()
+
+
+def test_a_sparse_gradient_of_int32_and_int64_gathers_has_int64_indices_as_tfs():
+    (ours, dense), (theirs, expected) = _gathers_of_mixed_index_dtypes(tf), _gathers_of_mixed_index_dtypes(real_tf)
+    assert ours == theirs == "int64"
+    np.testing.assert_array_equal(dense, expected)
+
+
+@pytest.mark.usefixtures("compiles_on_repeat")  # (each shape compiles on its second call, as a longer loop would)
+def test_a_bucketed_loop_of_sparse_gradients_does_not_warn(caplog):
+    # Batches of three lengths, over and over: their IndexedSlices are joined on the host, where tapeshim's
+    # reshape kernels compiled for each repeating row count and warned at the `tape.gradient` line.
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
+        _lookups_of_new_lengths(tf, [31, 37, 29] * 6)
+    assert not [r for r in caplog.records if "compiled a new XLA program" in r.getMessage()]
 
 
 # -- host value checks -----------------------------------------------------------------------------

@@ -5,13 +5,16 @@ from __future__ import annotations
 import contextlib
 import enum
 from types import TracebackType
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, cast
+
+import jax
+import numpy as np
 
 from tapeshim._src import differentiate as diff
-from tapeshim._src import errors, explain, nest, replay, tape_views, tf_logging
+from tapeshim._src import dtypes, errors, explain, interpret, nest, registry, replay, tape_views, tf_logging
 from tapeshim._src import explain_hooks as _explain_hooks  # EXPLAIN: tape events for tape.explain
 from tapeshim._src.indexed_slices import IndexedSlices
-from tapeshim._src.ops import array_ops
+from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.ops.common import broadcast_check, tf_type_name
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import Epoch, _thread_state, live_recorders
@@ -295,27 +298,21 @@ class GradientTape(Recorder):
         inner = diff.Request(self, flat_targets, [request.sources[i] for i in dense] + outputs)
         values = dict(zip(inner.connected, diff.differentiate(self, diff.GRADIENT, inner, seeds)))
         by_source = {i: values.get(k) for k, i in enumerate(dense)}
-        # The slices are built by tapeshim's ops: recorded under a function trace or another tape (a trace's
-        # outputs, a higher-order gradient's inputs), else run at once, on the host for a new size (JAX's own
-        # `reshape` and `concatenate` compiled an XLA program for each new number of rows, 6 ms each).
+        # Under a function trace or another tape the slices are built by recorded ops (a trace's outputs, a
+        # higher-order gradient's inputs); else from the values at once.
+        recorded = _thread_state.trace is not None or bool(registry.tracking_recorders(request.plan.leaves))
         position = len(dense)
         for i in sorted(sparse):
-            parts: list[Tensor] = []
-            indices: list[Tensor] = []
+            grads: list[Tensor] = []
+            index_tensors: list[Tensor] = []
             for _, index_tensor in sparse[i]:
                 grad = values.get(position)
                 position += 1
                 if grad is not None:
-                    parts.append(array_ops.reshape(grad, (-1, *request.sources[i]._shape[1:])))
-                    indices.append(array_ops.reshape(index_tensor, (-1,)))
-            if parts:
-                source = request.sources[i]
-                sized = all(isinstance(d, int) for d in source._shape)  # (else sizes known per call)
-                by_source[i] = IndexedSlices(
-                    parts[0] if len(parts) == 1 else array_ops.concat(parts, 0),
-                    indices[0] if len(indices) == 1 else array_ops.concat(indices, 0),
-                    convert_to_tensor(source._shape, "int32") if sized else array_ops.shape(source),
-                )
+                    grads.append(grad)
+                    index_tensors.append(index_tensor)
+            if grads:
+                by_source[i] = _indexed_slices(request.sources[i], grads, index_tensors, recorded)
         return by_source
 
     def jacobian(
@@ -481,3 +478,37 @@ def _seeds(flat_targets: list, output_gradients: Any) -> list:
         seeds.append(seed)
     seeds.extend([None] * (len(flat_targets) - len(seeds)))
     return seeds
+
+
+def _indexed_slices(source: Any, grads: list[Tensor], index_tensors: list[Tensor], recorded: bool) -> IndexedSlices:
+    """The `IndexedSlices` gradient of `source` from the gradients of its gathers' outputs (`grads`) and their
+    indices: their rows, joined. Indices of different dtypes join as int64, as TF's.
+
+    Values on the host are joined with NumPy, without an op: JAX's `reshape` and `concatenate` compiled an XLA
+    program for each new number of rows (6 ms each), and tapeshim's compile theirs when a number repeats (a
+    bucketed loop: their compiles counted at the user's `tape.gradient` line). Others (recorded, off the CPU)
+    are joined by tapeshim's ops.
+    """
+    rows = (-1, *source._shape[1:])
+    sized = all(isinstance(d, int) for d in source._shape)  # (else sizes known per call)
+    dense_shape = convert_to_tensor(source._shape, "int32") if sized else array_ops.shape(source)
+    wide = len({t._dtype for t in index_tensors}) > 1
+    leaves = [t._value for t in grads + index_tensors]
+    if not recorded and all(leaf is not None for leaf in leaves) and interpret.host_readable(leaves):
+        values = np.concatenate([np.reshape(np.asarray(g._value), rows) for g in grads])
+        indices = np.concatenate(
+            [np.reshape(np.asarray(t._value), -1).astype(np.int64 if wide else t._dtype._np) for t in index_tensors]
+        )
+        values.flags.writeable = indices.flags.writeable = False  # (read-only, as the host's values)
+        return IndexedSlices(
+            Tensor(cast(jax.Array, values), tuple(values.shape), grads[0]._dtype),
+            Tensor(cast(jax.Array, indices), tuple(indices.shape), dtypes.from_numpy(indices.dtype)),
+            dense_shape,
+        )
+    parts = [array_ops.reshape(g, rows) for g in grads]
+    flat = [array_ops.reshape(math_ops.cast(t, "int64") if wide else t, (-1,)) for t in index_tensors]
+    return IndexedSlices(
+        parts[0] if len(parts) == 1 else array_ops.concat(parts, 0),
+        flat[0] if len(flat) == 1 else array_ops.concat(flat, 0),
+        dense_shape,
+    )
