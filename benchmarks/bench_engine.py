@@ -22,7 +22,8 @@ Patterns (the same TF source runs on real TF and on tapeshim):
   keras_cnn     a small Keras CNN train step (GradientTape + optimizer): first, second, calls10,
                 calls100, steady
   cnn_sizes     a Keras CNN step at batch sizes not seen before (an epoch's last batch): new_size, repeat
-  text_lengths  a Keras text classifier's step (embedding, Adam) on batches of new sequence lengths: mean, repeat
+  text_lengths  a Keras text classifier's step (embedding, Adam) on batches of new sequence lengths: new_size,
+                repeat
   sig_sizes     a tf.function step with a None batch dimension, called with changing batch sizes
   new_sizes     an eager tape step over batches of new sizes (variable-length data): first, mean per step
   mem_append    `losses.append(loss)` after each step: RSS growth

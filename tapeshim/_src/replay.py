@@ -484,20 +484,43 @@ def _checked_jit(
             _programs[key] = (plain, raw)
 
     def compiled(seconds: float) -> None:  # a compile of a plan over `SMALL_PLAN` nodes updates `compile_cost`
-        # (counted when XLA compiled it, not when it was made: a structure that never repeats runs on the host,
-        # compiles nothing and, as TF eager, warns of nothing)
-        if isinstance(key, tuple) and len(key) > 1 and isinstance(key[0], str):
-            recompile_warning.compiled(f"{key[0]} program", key, _program_change)
         n_nodes = _measured_nodes.pop(key, None)
         if n_nodes:
             compile_cost["seconds_per_node"] = 0.7 * compile_cost["seconds_per_node"] + 0.3 * seconds / n_nodes
 
-    return runtime_checks.jit(raw, settle, options, traced, interpret_first, compiled, rent=rent, meanwhile=meanwhile)
+    return runtime_checks.jit(
+        raw,
+        settle,
+        options,
+        traced,
+        interpret_first,
+        compiled,
+        rent=rent,
+        meanwhile=meanwhile,
+        compiling=lambda: _count_compile(key),
+    )
+
+
+def _count_compile(key: Hashable) -> None:
+    """Counts a program's compile for the recompile warning, where it starts (the call that compiles it or
+    submits its compile), once per program: not where the program is made (a structure that never repeats runs
+    on the host, compiles nothing and, as TF eager, warns of nothing), nor again when it tiers up."""
+    if key in _counted or not (isinstance(key, tuple) and len(key) > 1 and isinstance(key[0], str)):
+        return
+    if len(_counted) >= _SIGHTINGS_SIZE:  # (a program evicted while it compiled is never forgotten: bounded)
+        _counted.clear()
+    _counted.add(key)
+    recompile_warning.compiled(f"{key[0]} program", key, _program_change)
+
+
+_counted: set = set()
+"""The programs whose compile `_count_compile` counted (dropped with the program, `_forget`)."""
 
 
 def _forget(key: Hashable) -> None:
     """Drops what is kept beside an evicted or failed program."""
     _program_hits.pop(key, None)
+    _counted.discard(key)
     _quick.pop(key, None)
     _measured_nodes.pop(key, None)
 

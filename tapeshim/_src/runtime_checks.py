@@ -249,7 +249,7 @@ class CheckedProgram:
 
     __slots__ = (
         "_fn", "_plain", "_checked", "_call", "_settled", "_options", "_traced", "_interpret_first", "_hosting",
-        "_compiled", "_may_check", "_rent", "_meanwhile", "_host_first", "_untraced",
+        "_compiled", "_may_check", "_rent", "_meanwhile", "_host_first", "_untraced", "_compiling",
     )  # fmt: skip
 
     def __init__(
@@ -263,8 +263,10 @@ class CheckedProgram:
         may_check: bool = False,
         rent: bool = True,
         meanwhile: bool = False,
+        compiling: Callable[[], None] | None = None,
     ) -> None:
         self._fn = fn
+        self._compiling = compiling
         self._rent = rent
         self._meanwhile = meanwhile
         self._may_check = may_check
@@ -368,6 +370,7 @@ class CheckedProgram:
                     traced = self._compiling_trace(args)
                 hosting = self._hosting = _Hosting(None, interpret.signature(leaves), traced, 0)
                 # (run once in the background only without side effects: a program the host could interpret)
+                self._note_compiling()
                 hosting.submit(args if interpret.supported(traced.jaxpr, checks) else None)
                 self._call = self._while_compiling
                 return NOT_READY
@@ -401,6 +404,7 @@ class CheckedProgram:
                         hosting.traced = self._trace_untraced(args)
                     elif hosting.traced is None:  # a program with checks (its checkify program compiles), or heavy
                         hosting.traced = self._compiling_trace(args)
+                    self._note_compiling()
                     hosting.submit(args)
                 self._call = self._while_compiling
         return self._while_compiling(*args)
@@ -454,8 +458,15 @@ class CheckedProgram:
             self._settled(self._plain)
         return self._timed(self._plain, args)
 
+    def _note_compiling(self) -> None:
+        """Tells `compiling` (once) that the program's compile starts: on this call, or submitted from it."""
+        compiling, self._compiling = self._compiling, None
+        if compiling is not None:
+            compiling()
+
     def _timed(self, call: Callable[..., Any], args: tuple) -> Any:
         """`call(*args)`, the call that compiles the program: its duration goes to `compiled` (once)."""
+        self._note_compiling()  # (unless its compile was submitted to the background thread: noted there)
         report = self._compiled
         if report is None:
             return call(*args)
@@ -580,6 +591,7 @@ def jit(
     may_check: bool = False,
     rent: bool = True,
     meanwhile: bool = False,
+    compiling: Callable[[], None] | None = None,
 ) -> CheckedProgram:
     """`jax.jit(fn)` that raises TF's `InvalidArgumentError` when a runtime index check fails.
 
@@ -607,8 +619,12 @@ def jit(
         interpreter cannot compute the first calls (off the CPU), the first call then submits the compile to
         the background thread, and the calls of its signature return `NOT_READY` until it is done, where their
         caller accepts it (`accepting_not_ready`; other calls wait for the compile).
+      compiling: called once where the program's first compile starts, on the calling thread: the call that
+        compiles it, or that submits its compile to the background thread (the recompile warning's count).
     """
-    return CheckedProgram(fn, settled, compiler_options, traced, interpret_first, compiled, may_check, rent, meanwhile)
+    return CheckedProgram(
+        fn, settled, compiler_options, traced, interpret_first, compiled, may_check, rent, meanwhile, compiling
+    )
 
 
 # -- the checks ------------------------------------------------------------------------------
