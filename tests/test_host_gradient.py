@@ -160,6 +160,27 @@ def test_convolutions_at_new_batch_sizes_bind_their_traced_derivatives_again():
     assert host_vjp_traced.stats["rebound_vjp_rules"] >= rebound + 2  # (both convolutions at the last sizes)
 
 
+def test_convolutions_of_other_filter_sizes_trace_their_derivatives_again():
+    # Two filter widths give the input's cotangent the same padding total but not the same leading padding
+    # (VALID, stride 3): only a new batch size binds an earlier trace's equations again, never another filter.
+    filters = [rng.normal(size=(1, width, 1, 1)).astype(np.float32) for width in (4, 4, 3, 3)]
+    shapes = [(1, 1, 7, 1), (2, 1, 7, 1), (1, 1, 8, 1), (3, 1, 8, 1)]
+
+    def body(tf):
+        out = []
+        for step, (kernel, shape) in enumerate(zip(filters, shapes)):
+            x = tf.constant(np.arange(np.prod(shape), dtype=np.float32).reshape(shape) + 1)
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                loss = tf.reduce_sum(tf.nn.conv2d(x, tf.constant(kernel), 3, "VALID") ** 2)
+                for _ in range(step):  # (a new structure each step: computed on the host)
+                    loss = loss * 0.5
+            out.append(tape.gradient(loss, x))
+        return out
+
+    check(body)
+
+
 def test_seeds_several_targets_unconnected_sources_and_float64():
     a = rng.normal(size=(5, 3))
     b = rng.normal(size=(3,))

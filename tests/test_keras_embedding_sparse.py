@@ -532,6 +532,26 @@ def test_updates_of_new_row_counts_share_the_optimizers_program(tapeshim_module)
     assert len(keras_bridge._programs[optimizer]) == 1
 
 
+@pytest.mark.parametrize("name", ["RMSprop", "Adagrad"])
+def test_padded_rows_change_no_row_of_a_dividing_optimizer(name, tapeshim_module):
+    """RMSprop and Adagrad divide the rows by their denominators: the padding's zero rows take a row of the
+    gradient, so a table row without one stays as it was even where its denominator is 0 (epsilon 0), as with
+    rows already a power of two in number."""
+    tf = tapeshim_module
+    kwargs = {"learning_rate": 0.1, "epsilon": 0.0}
+    if name == "Adagrad":
+        kwargs["initial_accumulator_value"] = 0.0
+    results = []
+    for indices in ([1, 2, 3], [1, 2, 3, 1]):  # (three rows are padded to four; four are not)
+        table = tf.Variable(np.ones((5, 2), np.float32))
+        values = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [0.0, 0.0]], np.float32)[: len(indices)]
+        optimizer = getattr(tf.keras.optimizers, name)(**kwargs)
+        optimizer.apply_gradients([(tf.IndexedSlices(tf.constant(values), tf.constant(indices), [5, 2]), table)])
+        results.append(table.numpy())
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0][[0, 4]], np.ones((2, 2), np.float32))
+
+
 def test_function_training_loop_traces_once(tapeshim_module):
     tf = tapeshim_module
     model = _word2vec(tf)

@@ -14,6 +14,7 @@ rule: the caller traces as before.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Sequence
@@ -83,18 +84,30 @@ def _key(eqn: Any, floats: tuple) -> tuple | None:
 
 
 class _Sizes:
-    """The VJPs traced of one equation's parameters and operand ranks: the first one's jaxpr, and whether the
-    second, at other sizes, had the same equations with the same parameters (None: no second yet)."""
+    """The VJPs traced of one convolution at batch sizes: the first one's jaxpr and argument shapes, and whether
+    the second, at another batch size, had the same equations with the same parameters (None: no second yet)."""
 
-    __slots__ = ("closed", "size_free")
+    __slots__ = ("closed", "shapes", "size_free")
 
-    def __init__(self, closed: jax_core.ClosedJaxpr) -> None:
+    def __init__(self, closed: jax_core.ClosedJaxpr, shapes: tuple) -> None:
         self.closed = closed
+        self.shapes = shapes
         self.size_free: bool | None = None
 
 
 _sizes: OrderedDict = OrderedDict()
-"""`_key` with each argument's shape reduced to its rank -> its `_Sizes` (bounded as `_plans`)."""
+"""A convolution's `_key` without its batch size (`_batchless`) -> its `_Sizes` (an LRU bounded as `_plans`)."""
+
+
+def _batchless(eqn: Any, key: tuple | None) -> tuple | None:
+    """`key` (a convolution's) with its input's batch size erased, every other size kept (a filter or spatial
+    size sets the cotangents' padding); None for other primitives, whose sizes are not known to be free."""
+    if key is None or eqn.primitive.name != "conv_general_dilated":
+        return None
+    batch_axis = eqn.params["dimension_numbers"].lhs_spec[0]
+    (lhs_shape, *lhs_rest), *others = key[2]
+    erased = tuple(-1 if axis == batch_axis else size for axis, size in enumerate(lhs_shape))
+    return (*key[:2], ((erased, *lhs_rest), *others), key[3])
 
 
 def _traced_plan(eqn: Any, floats: tuple, key: tuple | None) -> tuple[interpret_plan.HostPlan, int] | None:
@@ -102,34 +115,39 @@ def _traced_plan(eqn: Any, floats: tuple, key: tuple | None) -> tuple[interpret_
     JAX's VJP of the equation, and the multiply-adds of its products; None where JAX cannot trace it or the
     interpreter cannot run it.
 
-    A new size of an equation whose VJP was traced at two other sizes with the same equations and parameters
-    (a convolution's, at a new batch size: its cotangents' convolutions take the same parameters) binds those
-    equations at the new sizes (`_rebound`, 0.3 ms) instead of tracing JAX's VJP again (3-4 ms).
+    A convolution at a new batch size whose VJP was traced at two other batch sizes with the same equations and
+    parameters (its cotangents' convolutions take the same parameters) binds those equations at the new sizes
+    (`_rebound`, 0.3 ms) instead of tracing JAX's VJP again (3-4 ms).
     """
     in_structs = [_struct(var.aval) for var in eqn.invars]
     out_structs = [_struct(var.aval) for var in eqn.outvars]
-    ranked = None if key is None else (*key[:2], tuple((len(s), d, w) for s, d, w in key[2]), key[3])
+    batchless = _batchless(eqn, key)
     with _lock:
-        known = _sizes.get(ranked) if ranked is not None else None
+        known = _sizes.get(batchless) if batchless is not None else None
+        if known is not None:
+            _sizes.move_to_end(batchless)
     if known is not None and known.size_free:
         closed = _rebound(known.closed, in_structs, out_structs, [in_structs[k] for k in floats])
         if closed is not None:
-            stats["rebound_vjp_rules"] += 1
+            with _lock:
+                stats["rebound_vjp_rules"] += 1
             return interpret_plan.HostPlan(closed), interpret_cost.program_multiply_adds(
                 closed, host_vjp_costs.called_jaxprs
             )
     closed = _vjp_jaxpr(eqn, floats, in_structs, out_structs)
     if closed is None:
         return None
-    if ranked is not None:
+    if batchless is not None and key is not None:
+        shapes = tuple(shape for shape, _, _ in key[2])
         with _lock:
             if known is None:
-                _sizes[ranked] = _Sizes(closed)
+                _sizes[batchless] = _Sizes(closed, shapes)
                 if len(_sizes) > _SIZE:
                     _sizes.popitem(last=False)
-            elif known.size_free is None:
+            elif known.size_free is None and shapes != known.shapes:  # (the same sizes again prove nothing)
                 known.size_free = _same_equations(known.closed, closed)
-    stats["traced_vjp_rules"] += 1
+    with _lock:
+        stats["traced_vjp_rules"] += 1
     products = interpret_cost.program_multiply_adds(closed, host_vjp_costs.called_jaxprs)
     return interpret_plan.HostPlan(closed), products
 
@@ -148,11 +166,19 @@ def _rebound(
     got = [var.aval for var in rebound.jaxpr.outvars]
     if (
         not interpret.supported(rebound)
+        or not all(_keeps_elements(eqn) for eqn in rebound.jaxpr.eqns)
         or len(got) != len(wanted)
         or any(tuple(a.shape) != tuple(w.shape) or a.dtype != w.dtype for a, w in zip(got, wanted))
     ):
         return None
     return rebound
+
+
+def _keeps_elements(eqn: Any) -> bool:
+    """Whether a bound equation is no `reshape` to another number of elements (JAX binds one unchecked)."""
+    if eqn.primitive.name != "reshape":
+        return True
+    return math.prod(eqn.invars[0].aval.shape) == math.prod(eqn.outvars[0].aval.shape)
 
 
 def _same_equations(first: jax_core.ClosedJaxpr, second: jax_core.ClosedJaxpr) -> bool:
