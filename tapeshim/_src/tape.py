@@ -495,10 +495,14 @@ def _indexed_slices(source: Any, grads: list[Tensor], index_tensors: list[Tensor
     wide = len({t._dtype for t in index_tensors}) > 1
     leaves = [t._value for t in grads + index_tensors]
     if not recorded and all(leaf is not None for leaf in leaves) and interpret.host_readable(leaves):
-        values = np.concatenate([np.reshape(np.asarray(g._value), rows) for g in grads])
-        indices = np.concatenate(
-            [np.reshape(np.asarray(t._value), -1).astype(np.int64 if wide else t._dtype._np) for t in index_tensors]
-        )
+        value_parts = [np.reshape(np.asarray(g._value), rows) for g in grads]
+        index_parts = [
+            np.reshape(np.asarray(t._value), -1).astype(np.int64 if wide else t._dtype._np, copy=False)
+            for t in index_tensors
+        ]
+        # (one gather's rows are views of its gradient, not copied)
+        values = value_parts[0] if len(value_parts) == 1 else np.concatenate(value_parts)
+        indices = index_parts[0] if len(index_parts) == 1 else np.concatenate(index_parts)
         values.flags.writeable = indices.flags.writeable = False  # (read-only, as the host's values)
         return IndexedSlices(
             Tensor(cast(jax.Array, values), tuple(values.shape), grads[0]._dtype),
