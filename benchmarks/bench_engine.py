@@ -38,7 +38,7 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 # First steps here are a first run's: no compile cache from an earlier run (tapeshim/_src/compile_cache.py).
@@ -276,28 +276,14 @@ def cnn_sizes(tf: Any, steps: int) -> dict:
             keras.layers.Dense(10),
         ]
     )
-    optimizer = keras.optimizers.SGD(0.01)
-    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    train = _keras_train_step(tf, model, keras.optimizers.SGD(0.01))
     rng = np.random.default_rng(5)
 
     def step(n: int) -> float:
-        x = tf.constant(rng.normal(size=(n, 28, 28, 1)).astype(np.float32))
-        y = tf.constant(rng.integers(0, 10, size=n).astype(np.int32))
-        start = time.perf_counter()
-        with tf.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        _sync(loss)
-        return time.perf_counter() - start
+        images = tf.constant(rng.normal(size=(n, 28, 28, 1)).astype(np.float32))
+        return train(images, tf.constant(rng.integers(0, 10, size=n).astype(np.int32)))
 
-    for _ in range(steps):
-        step(64)
-    _settle_compiles()
-    sizes = (20, 33, 47)
-    new = [step(n) for n in sizes]
-    repeat = [step(n) for n in sizes]
-    return {"new_size": float(np.mean(new)), "repeat": float(np.mean(repeat))}
+    return _new_and_repeated(step, [64] * steps, (20, 33, 47))
 
 
 def text_lengths(tf: Any, steps: int) -> dict:
@@ -313,27 +299,42 @@ def text_lengths(tf: Any, steps: int) -> dict:
             keras.layers.Dense(2),
         ]
     )
-    optimizer = keras.optimizers.Adam(1e-3)
-    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    train = _keras_train_step(tf, model, keras.optimizers.Adam(1e-3))
     rng = np.random.default_rng(6)
 
     def step(length: int) -> float:
         ids = tf.constant(rng.integers(0, 1000, size=(32, length)).astype(np.int32))
-        labels = tf.constant(rng.integers(0, 2, size=32).astype(np.int32))
+        return train(ids, tf.constant(rng.integers(0, 2, size=32).astype(np.int32)))
+
+    return _new_and_repeated(step, (20, 21, 22), range(23, 23 + steps))
+
+
+def _keras_train_step(tf: Any, model: Any, optimizer: Any) -> Callable[[Any, Any], float]:
+    """A custom training loop's step of a Keras classifier (logits, a sparse cross-entropy) on `(inputs,
+    labels)`, as TF's guides write it: its duration, the loss computed."""
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def step(inputs: Any, labels: Any) -> float:
         start = time.perf_counter()
         with tf.GradientTape() as tape:
-            loss = loss_fn(labels, model(ids, training=True))
+            loss = loss_fn(labels, model(inputs, training=True))
         grads = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
         _sync(loss)
         return time.perf_counter() - start
 
-    for length in (20, 21, 22):
-        step(length)
+    return step
+
+
+def _new_and_repeated(step: Callable[[int], float], warm_up: Iterable[int], sizes: Iterable[int]) -> dict:
+    """`step(size)` at the `warm_up` sizes, then (its compiles settled) the mean of its steps at `sizes`, sizes
+    it has not seen ("new_size"), and the mean of the same sizes again ("repeat")."""
+    for size in warm_up:
+        step(size)
     _settle_compiles()
-    lengths = range(23, 23 + steps)
-    new = [step(length) for length in lengths]
-    repeat = [step(length) for length in lengths]
+    sizes = list(sizes)
+    new = [step(size) for size in sizes]
+    repeat = [step(size) for size in sizes]
     return {"new_size": float(np.mean(new)), "repeat": float(np.mean(repeat))}
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
@@ -39,7 +39,7 @@ from tapeshim._src.keras_restore import apply_pending_restore, restore_when_buil
 from tapeshim._src.ops import math_ops
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.tape import GradientTape
-from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.tensor import Tensor, convert_to_tensor, read_only
 from tapeshim._src.variable import Variable
 
 # Optimizers whose update, given a sparse gradient, does what TF's Keras does with an IndexedSlices one.
@@ -172,10 +172,9 @@ def _bucketed_rows(values: Any, indices: Any) -> tuple:
         return values, indices
     padded_values = np.concatenate([value_array, np.zeros((extra, *value_array.shape[1:]), value_array.dtype)])
     padded_indices = np.concatenate([index_array, np.full((extra,), index_array[0], index_array.dtype)])
-    padded_values.flags.writeable = padded_indices.flags.writeable = False  # (read-only, as the host's values)
     return (  # (host values, as the host interpreter's results are)
-        Tensor(cast(jax.Array, padded_values), tuple(padded_values.shape), values._dtype),
-        Tensor(cast(jax.Array, padded_indices), tuple(padded_indices.shape), indices._dtype),
+        Tensor(read_only(padded_values), tuple(padded_values.shape), values._dtype),
+        Tensor(read_only(padded_indices), tuple(padded_indices.shape), indices._dtype),
     )
 
 

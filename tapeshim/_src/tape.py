@@ -5,9 +5,8 @@ from __future__ import annotations
 import contextlib
 import enum
 from types import TracebackType
-from typing import Any, Callable, Iterator, cast
+from typing import Any, Callable, Iterator
 
-import jax
 import numpy as np
 
 from tapeshim._src import differentiate as diff
@@ -18,7 +17,7 @@ from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.ops.common import broadcast_check, tf_type_name
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import Epoch, _thread_state, live_recorders
-from tapeshim._src.tensor import Tensor, convert_to_tensor
+from tapeshim._src.tensor import Tensor, convert_to_tensor, read_only
 from tapeshim._src.variable import Variable, as_variable
 
 _ONE_SHOT = "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)"
@@ -503,10 +502,9 @@ def _indexed_slices(source: Any, grads: list[Tensor], index_tensors: list[Tensor
         # (one gather's rows are views of its gradient, not copied)
         values = value_parts[0] if len(value_parts) == 1 else np.concatenate(value_parts)
         indices = index_parts[0] if len(index_parts) == 1 else np.concatenate(index_parts)
-        values.flags.writeable = indices.flags.writeable = False  # (read-only, as the host's values)
         return IndexedSlices(
-            Tensor(cast(jax.Array, values), tuple(values.shape), grads[0]._dtype),
-            Tensor(cast(jax.Array, indices), tuple(indices.shape), dtypes.from_numpy(indices.dtype)),
+            Tensor(read_only(values), tuple(values.shape), grads[0]._dtype),
+            Tensor(read_only(indices), tuple(indices.shape), dtypes.from_numpy(indices.dtype)),
             dense_shape,
         )
     parts = [array_ops.reshape(g, rows) for g in grads]

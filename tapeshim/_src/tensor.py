@@ -665,9 +665,14 @@ def host_constant(array: np.ndarray) -> Any:
     """
     if not compile_tiers.on_cpu():
         return device_constant(array)
-    copy = np.array(array, order="C")
-    copy.flags.writeable = False
-    return copy.view()  # (a view of a read-only base cannot be made writable again, as TF's tensors cannot)
+    return read_only(np.array(array, order="C"))
+
+
+def read_only(array: np.ndarray) -> Any:
+    """`array` as a tensor's value on the host, without a copy: a view of it made read-only (a view of a read-only
+    base cannot be made writable again, as TF's tensors cannot). The caller hands over `array`."""
+    array.flags.writeable = False
+    return array.view()
 
 
 def constant_shaped(
