@@ -11,7 +11,7 @@ import pytest
 import tapeshim as tf
 from oracle import backend_compiles, check, real_tf
 from tapeshim import experimental
-from tapeshim._src import background_compile, compile_tiers, interpret, replay, runtime_checks
+from tapeshim._src import background_compile, compile_tiers, interpret, interpret_blas, replay, runtime_checks
 
 pytestmark = pytest.mark.skipif(
     compile_tiers.baseline_options() is None, reason="the quick tier applies on the CPU backend only"
@@ -196,6 +196,58 @@ def test_the_rental_lasts_longer_for_cheap_host_calls_and_ends_at_once_for_heavy
     with compile_tiers.compiles_on_repeat():
         assert compile_tiers.calls_before_compile(56, 43_203) == 1
     assert compile_tiers.calls_before_compile(56, 43_203) == small_step
+
+
+def test_a_thread_computing_on_every_core_rents_longer():
+    # A compile in the background takes cores from a host call that computes on every core (its products split
+    # over them): its CPU time is part of the price there. The compute-bound MLP step's program (87 equations,
+    # 4.9M elements) compiled on its third call, and its next 10 calls ran 1.5-2.5x slower beside the compile
+    one_core = compile_tiers.calls_before_compile(87, 4_936_710)
+    every_core = compile_tiers.calls_before_compile(87, 4_936_710, on_every_core=True)
+    assert one_core <= 2 and 10 <= every_core <= 40, (one_core, every_core)
+    assert compile_tiers.calls_before_compile(3, 1_572_864, on_every_core=True) > 5, "a weight update's kernel too"
+    with compile_tiers.compiles_on_repeat():
+        assert compile_tiers.calls_before_compile(87, 4_936_710, on_every_core=True) == 1
+
+
+def test_a_thread_computes_on_every_core_for_a_while_after_a_split_product():
+    big = np.ones((512, 512), np.float32)
+    small = tf.constant(np.ones((3, 3), np.float32))
+    for _ in range(interpret_blas.RECENT_HOST_CALLS + 1):  # host calls without a split product
+        interpret.run(_identity_trace(small), (small,))
+    assert not interpret_blas.computing_on_every_core()
+    with interpret_blas.host_errors_ignored():
+        interpret_blas.limit_blas_threads()
+        interpret_blas.matmul(big, big)
+    assert interpret_blas.computing_on_every_core() == (interpret_blas._MAX_PARTS > 1)
+    for _ in range(interpret_blas.RECENT_HOST_CALLS + 1):
+        interpret.run(_identity_trace(small), (small,))
+    assert not interpret_blas.computing_on_every_core()
+
+
+def _identity_trace(x):
+    import jax
+
+    return jax.jit(lambda v: v * 2.0).trace(x)
+
+
+def test_a_compute_bound_step_compiles_nothing_in_its_first_steps():
+    # Its host calls split their products over the cores: the program rents for more calls than one computed
+    # on one core, whose compile started on its third step (values: `test_interpret_blas.py`)
+    rng = np.random.default_rng(3)
+    w = tf.Variable((rng.normal(size=(512, 768)) / 20).astype(np.float32))
+    x = tf.constant(rng.normal(size=(256, 512)).astype(np.float32))
+    submitted = background_compile.stats["submitted"]
+    compiles = backend_compiles()
+    before = len(compiles)
+    for _ in range(6):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(tf.nn.relu(tf.matmul(x, w))))
+        w.assign_sub(0.1 * tape.gradient(loss, w))
+    if interpret_blas._MAX_PARTS > 1:
+        assert background_compile.stats["submitted"] == submitted and len(compiles) == before
+    else:  # (one core: nothing to split, a compile takes no core from the host's call)
+        assert background_compile.stats["submitted"] > submitted
 
 
 def _function_step(seed):

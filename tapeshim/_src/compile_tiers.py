@@ -63,10 +63,19 @@ COMPILE_EQUATION_PRICE_S = 0.2e-3
 lowering) beside the caller's, sharing the GIL, and each of the caller's GIL releases (a NumPy product) then
 waits for the lowering's switch interval. Measured on the small MLP step: 3.5-4 ms per one-operation kernel,
 14-22 ms for its 56-operation program (XLA's own compile releases the GIL and runs on the other core)."""
+COMPILE_CORE_PRICE_S = 25e-3
+COMPILE_CORE_EQUATION_PRICE_S = 1.25e-3
+"""What XLA's compile itself costs a thread that computes on every core (its products split over them:
+`interpret_blas.computing_on_every_core`): the compile's CPU time, which it takes from those cores while it
+runs, about 25 ms for a one-operation kernel and 1.25 ms more per equation. Measured on a compute-bound MLP
+step (batch 512): its forward-and-gradient program's compile (87 equations) took 133 ms of CPU alone, and its
+host calls went from 12.6 ms to 18-20 ms for the 10 calls it compiled beside them (40 ms more in the call
+that submitted it); each weight update's kernel compile (25 ms) cost a call 5-15 ms. A thread computing on one
+core leaves the others to the compile (`COMPILE_PRICE_S` only)."""
 MAX_HOST_CALLS = 3000
 
 
-def calls_before_compile(equations: int, work: int, loop_equations: int = 0) -> int:
+def calls_before_compile(equations: int, work: int, loop_equations: int = 0, on_every_core: bool = False) -> int:
     """Calls of one program (or eager op kernel) signature computed on the host before it compiles: a ski
     rental whose rent is a host call's extra cost (`HOST_CALL_PENALTY_S`, per operation and per element of
     `work`) and whose price is what the compile costs the calling thread (`COMPILE_PRICE_S`). A program that
@@ -82,12 +91,17 @@ def calls_before_compile(equations: int, work: int, loop_equations: int = 0) -> 
       work: the elements its operations produce per call (`produced_elements`).
       loop_equations: the loop-body equations a host call ran (`interpret.Prepared.loop_equations`): each
         host call runs them, its compile lowers them once.
+      on_every_core: whether the calling thread computes on every core
+        (`interpret_blas.computing_on_every_core`): the compile's own CPU time is then part of its price
+        (`COMPILE_CORE_PRICE_S`).
     """
     if not renting[0]:
         return 1
     executed = equations + loop_equations
     rent = HOST_CALL_PENALTY_S + HOST_EQUATION_PENALTY_S * executed + HOST_ELEMENT_PENALTY_S * work
     price = COMPILE_PRICE_S + COMPILE_EQUATION_PRICE_S * equations
+    if on_every_core:
+        price += COMPILE_CORE_PRICE_S + COMPILE_CORE_EQUATION_PRICE_S * equations
     return max(1, min(MAX_HOST_CALLS, int(price / rent)))
 
 

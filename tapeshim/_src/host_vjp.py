@@ -34,6 +34,7 @@ from tapeshim._src import (
     interpret_plan,
     interpret_rules,
 )
+from tapeshim._src.interpret_blas import matmul
 from tapeshim._src.interpret_flush import flush_subnormals
 from tapeshim._src.ops import math_kernels, nn_ops
 
@@ -374,10 +375,10 @@ def _dot_general(cts: list, ins: list, outs: list, params: dict) -> list:
         # a matrix product (either operand transposed), without einsum's overhead
         d_lhs = d_rhs = None
         if live_lhs:
-            d_a = g @ (rhs if rhs_contract[0] == 0 else rhs.T).T
+            d_a = matmul(g, (rhs if rhs_contract[0] == 0 else rhs.T).T)
             d_lhs = d_a if lhs_contract[0] == 1 else d_a.T
         if live_rhs:
-            d_b = (lhs if lhs_contract[0] == 1 else lhs.T).T @ g
+            d_b = matmul((lhs if lhs_contract[0] == 1 else lhs.T).T, g)
             d_rhs = d_b if rhs_contract[0] == 0 else d_b.T
         return [d_lhs, d_rhs]
     n_batch = len(lhs_batch)
@@ -388,8 +389,8 @@ def _dot_general(cts: list, ins: list, outs: list, params: dict) -> list:
         and tuple(rhs_contract) == (n_batch,)
     ):  # a batch of matrix products
         return [
-            g @ np.swapaxes(rhs, -1, -2) if live_lhs else None,
-            np.swapaxes(lhs, -1, -2) @ g if live_rhs else None,
+            matmul(g, np.swapaxes(rhs, -1, -2)) if live_lhs else None,
+            matmul(np.swapaxes(lhs, -1, -2), g) if live_rhs else None,
         ]
     letters = iter("abcdefghijklmnopqrstuvwxyz")
     lhs_labels = [next(letters) for _ in range(lhs.ndim)]

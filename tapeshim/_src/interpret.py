@@ -59,7 +59,7 @@ import numpy as np
 from jax.extend import core as jax_core
 
 from tapeshim._src import compile_tiers, errors, interpret_cost, interpret_plan, interpret_rules, symbolic_dims
-from tapeshim._src.interpret_blas import host_errors_ignored
+from tapeshim._src.interpret_blas import computing_on_every_core, host_errors_ignored, note_host_call
 from tapeshim._src.interpret_flush import flush_subnormals, host_input, mark_clean
 from tapeshim._src.interpret_plan import (
     Budget,
@@ -225,6 +225,15 @@ class Prepared:
         of its equations, work, and the loop-body equations its last call ran: asked after its first call)."""
         return compile_tiers.calls_before_compile(self.equations, self.work, self.loop_equations)
 
+    def extension(self) -> int:
+        """The calls the host computes beyond `calls_before_compile` where this thread computes on every core as
+        that rental ends (`interpret_blas.computing_on_every_core`: a compile would take cores from it; asked
+        once, then), else 0."""
+        if not computing_on_every_core():
+            return 0
+        on_every_core = compile_tiers.calls_before_compile(self.equations, self.work, self.loop_equations, True)
+        return max(0, on_every_core - self.calls_before_compile())
+
     def __call__(self, args: tuple, leaves: list, host: bool = False) -> Any | None:
         """The outputs on `args` (of the traced signature), computed with NumPy; None when the arguments
         cannot be read on the host or the evaluation ran past `interpret_plan.STEP_BUDGET`.
@@ -248,6 +257,7 @@ class Prepared:
         if _debugging_values():  # JAX's NaN and inf checks run on compiled programs
             return None
         budget = Budget()
+        note_host_call()
         try:
             if host:  # (inside the caller's `host_errors_ignored()`)
                 outputs = self._plan(host_args, budget)

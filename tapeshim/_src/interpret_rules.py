@@ -20,6 +20,8 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
+from tapeshim._src.interpret_blas import matmul
+
 Rule = Callable[..., Any]
 RULES: dict[str, Rule] = {}
 SUPPORTED: dict[str, Callable[[dict], bool]] = {}
@@ -563,7 +565,7 @@ def _dot_general(lhs: Any, rhs: Any, *, dimension_numbers: tuple, preferred_elem
         dtype = np.dtype(preferred_element_type)
         lhs, rhs = lhs.astype(dtype, copy=False), rhs.astype(dtype, copy=False)
     if lhs.ndim == 2 and rhs.ndim == 2 and len(lhs_contract) == 1 and not lhs_batch:  # a layer's, or its gradients
-        return np.matmul(lhs.T if lhs_contract[0] == 0 else lhs, rhs.T if rhs_contract[0] == 1 else rhs)
+        return matmul(lhs.T if lhs_contract[0] == 0 else lhs, rhs.T if rhs_contract[0] == 1 else rhs)
     lhs_free = [d for d in range(lhs.ndim) if d not in lhs_contract and d not in lhs_batch]
     rhs_free = [d for d in range(rhs.ndim) if d not in rhs_contract and d not in rhs_batch]
     batch_shape = [lhs.shape[d] for d in lhs_batch]
@@ -576,7 +578,7 @@ def _dot_general(lhs: Any, rhs: Any, *, dimension_numbers: tuple, preferred_elem
     right = np.transpose(rhs, [*rhs_batch, *rhs_contract, *rhs_free]).reshape(
         [*batch_shape, contracted, math.prod(rhs_free_shape)]
     )
-    return np.matmul(left, right).reshape([*batch_shape, *lhs_free_shape, *rhs_free_shape])
+    return matmul(left, right).reshape([*batch_shape, *lhs_free_shape, *rhs_free_shape])
 
 
 def _dilated(x: Any, dilation: tuple, first_axis: int) -> Any:
@@ -690,7 +692,7 @@ def _conv_by_patches(x: Any, kernel: Any, sizes: tuple, out_spatial: list, rhs_d
     weights = np.transpose(kernel, (0, *range(3, 3 + rank), 2, 1)).reshape(
         groups, math.prod(sizes) * channels, out_group
     )
-    out = np.matmul(patches, weights)  # (G, N * out positions, Og)
+    out = matmul(patches, weights)  # (G, N * out positions, Og)
     out = np.moveaxis(out.reshape(groups, n, *out_spatial, out_group), 0, -2)
     return out.reshape(n, *out_spatial, groups * out_group)  # (sizes spelled out: a zero batch or no features)
 

@@ -1,0 +1,115 @@
+"""The host interpreter's large matrix products, split over the cores by tapeshim's threads
+(`tapeshim/_src/interpret_blas.py`, `matmul`).
+
+Inside a host computation NumPy's BLAS runs on one thread; a large product is split into parts of rows (or
+columns), each one single-threaded BLAS call on a thread of its own. Each element is computed as the unsplit
+product computes it, so the split results equal NumPy's own product bit for bit; through tapeshim, a
+compute-bound training step's first (host) steps give TF's values.
+"""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from oracle import check
+from tapeshim._src import interpret, interpret_blas
+
+pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
+
+rng = np.random.default_rng(7)
+
+
+def _product(lhs_shape, rhs_shape, dtype, transposed=False):
+    lhs = rng.normal(size=lhs_shape).astype(dtype)
+    rhs = rng.normal(size=rhs_shape).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        lhs = lhs + 1j * rng.normal(size=lhs_shape).astype(dtype)
+        rhs = rhs + 1j * rng.normal(size=rhs_shape).astype(dtype)
+    if transposed:  # (a layer's gradient reads its input transposed: a strided view)
+        lhs = np.ascontiguousarray(np.swapaxes(lhs, -1, -2)).swapaxes(-1, -2)
+    return lhs, rhs
+
+
+@pytest.mark.parametrize(
+    "lhs_shape, rhs_shape, dtype, transposed",
+    [
+        ((512, 512), (512, 1024), np.float32, False),  # a compute-bound layer: split by rows
+        ((512, 512), (512, 1024), np.float32, True),
+        ((40, 2048), (2048, 1000), np.float32, False),  # few rows, many columns: split by columns
+        ((1000, 333), (333, 130), np.float64, False),  # rows that do not divide evenly
+        ((3, 300, 200), (3, 200, 100), np.float32, False),  # a batch of products
+        ((300, 200), (4, 200, 100), np.float32, False),  # broadcast over the batch
+        ((256, 256), (256, 256), np.complex64, False),
+    ],
+)
+def test_split_products_equal_numpys_own_bit_for_bit(lhs_shape, rhs_shape, dtype, transposed):
+    lhs, rhs = _product(lhs_shape, rhs_shape, dtype, transposed)
+    with interpret_blas.host_errors_ignored():
+        interpret_blas.limit_blas_threads()  # (as a host evaluation does before such a product)
+        unsplit = np.matmul(lhs, rhs)
+        split = interpret_blas.matmul(lhs, rhs)
+    assert split.dtype == unsplit.dtype and split.shape == unsplit.shape
+    np.testing.assert_array_equal(split, unsplit)
+
+
+def test_products_outside_a_limited_host_context_are_numpys():
+    # Outside a host computation (or before its BLAS is limited) the BLAS's own threads compute the product
+    lhs, rhs = _product((512, 512), (512, 512), np.float32)
+    np.testing.assert_array_equal(interpret_blas.matmul(lhs, rhs), np.matmul(lhs, rhs))
+    with interpret_blas.host_errors_ignored():
+        np.testing.assert_array_equal(interpret_blas.matmul(lhs, rhs), np.matmul(lhs, rhs))
+    # small products, integers and mixed dtypes are never split
+    with interpret_blas.host_errors_ignored():
+        interpret_blas.limit_blas_threads()
+        small = _product((16, 16), (16, 16), np.float32)
+        np.testing.assert_array_equal(interpret_blas.matmul(*small), np.matmul(*small))
+        ints = np.arange(512 * 512, dtype=np.int32).reshape(512, 512) % 7
+        np.testing.assert_array_equal(interpret_blas.matmul(ints, ints), np.matmul(ints, ints))
+        mixed = np.matmul(lhs, rhs.astype(np.float64))
+        assert interpret_blas.matmul(lhs, rhs.astype(np.float64)).dtype == mixed.dtype
+
+
+def test_a_compute_bound_steps_host_gradients_match_tfs():
+    # A layer of 256 x 512 by 512 x 768 (10^8 multiply-adds): its first steps are computed on the host, their
+    # products split; values, dtypes and shapes as TF's
+    x0 = rng.normal(size=(256, 512)).astype(np.float32)
+    w0 = (rng.normal(size=(512, 768)) / 20).astype(np.float32)
+    v0 = (rng.normal(size=(768, 10)) / 20).astype(np.float32)
+
+    def body(tf):
+        w, v = tf.Variable(w0), tf.Variable(v0)
+        x = tf.constant(x0)
+        out = []
+        for _ in range(2):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(tf.matmul(tf.nn.relu(tf.matmul(x, w)), v)))
+            gw, gv = tape.gradient(loss, [w, v])
+            w.assign_sub(0.1 * gw)
+            v.assign_sub(0.1 * gv)
+            out += [loss, gw, gv]
+        return out
+
+    check(body, rtol=2e-4)
+
+
+def test_split_products_work_in_a_forked_child():
+    # A forked child has the pool's object but not its threads: it starts a pool of its own
+    script = (
+        "import os, sys, numpy as np\n"
+        "from tapeshim._src import interpret_blas\n"
+        "a = np.ones((512, 512), np.float32)\n"
+        "def product():\n"
+        "    with interpret_blas.host_errors_ignored():\n"
+        "        interpret_blas.limit_blas_threads()\n"
+        "        return interpret_blas.matmul(a, a)\n"
+        "assert (product() == 512).all()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    os._exit(0 if (product() == 512).all() else 1)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "sys.exit(os.waitstatus_to_exitcode(status))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
