@@ -10,6 +10,7 @@ compute-bound training step's first (host) steps give TF's values.
 import subprocess
 import sys
 
+import jax
 import numpy as np
 import pytest
 
@@ -69,6 +70,32 @@ def test_products_outside_a_limited_host_context_are_numpys():
         np.testing.assert_array_equal(interpret_blas.matmul(ints, ints), np.matmul(ints, ints))
         mixed = np.matmul(lhs, rhs.astype(np.float64))
         assert interpret_blas.matmul(lhs, rhs.astype(np.float64)).dtype == mixed.dtype
+
+
+def test_split_copies_equal_numpys_own():
+    # A convolution's patch matrix: a strided view of its input, copied in parts along its first long axis
+    images = rng.normal(size=(47, 26, 26, 16)).astype(np.float32)
+    windows = np.lib.stride_tricks.sliding_window_view(images, (3, 3), axis=(1, 2))[None]
+    view = np.transpose(windows, (0, 1, 2, 3, 5, 6, 4))  # (1, N, out rows, out columns, 3, 3, channels)
+    with interpret_blas.host_errors_ignored():
+        interpret_blas.limit_blas_threads()
+        copied = interpret_blas.contiguous(view)
+    assert copied.flags.c_contiguous and copied.dtype == view.dtype
+    np.testing.assert_array_equal(copied, view)
+    np.testing.assert_array_equal(interpret_blas.contiguous(view), view)  # (outside a host context: NumPy's)
+
+
+def test_a_large_convolution_on_the_host_matches_xlas():
+    # Its patch matrix is copied in parts and its product split: XLA's values, to float32 rounding
+    images = rng.normal(size=(40, 28, 28, 8)).astype(np.float32)
+    kernel = (rng.normal(size=(3, 3, 8, 16)) / 8).astype(np.float32)
+    jitted = jax.jit(
+        lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    )
+    got = interpret.run(jitted.trace(images, kernel), (images, kernel))
+    want = jitted(images, kernel)
+    assert got is not None and got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_a_compute_bound_steps_host_gradients_match_tfs():

@@ -1,6 +1,6 @@
 """The host interpreter's context: NumPy's floating-point warnings off, and its BLAS on one thread where a
 product would split over threads (`interpret.py` computes inside it); a large product is then split over the
-host's cores by tapeshim's own threads (`matmul`)."""
+host's cores by tapeshim's own threads (`matmul`), as is a large copy (`contiguous`)."""
 
 from __future__ import annotations
 
@@ -187,6 +187,39 @@ def matmul(lhs: Any, rhs: Any) -> Any:
     pool = _helpers.pool()
     others = [pool.submit(part, start, stop) for start, stop in bounds[1:]]
     part(*bounds[0])
+    for other in others:
+        other.result()
+    return out
+
+
+SPLIT_COPY_BYTES = 2**20
+"""The bytes each thread of a split copy (`contiguous`) moves at least: about 0.1 ms."""
+
+
+def contiguous(view: Any) -> Any:
+    """`np.ascontiguousarray(view)`, its copy split over the host's cores as `matmul` splits a product (a
+    convolution's patch matrix: a strided view of its input copied once per call, 0.9 -> 0.56 ms for a 15 MB
+    one on the 2-core development machine). Split along the first axis with a part for each thread; a copy
+    moves each element as it is, so the result is the unsplit copy's."""
+    outer = _blas_limited.outer
+    if _MAX_PARTS < 2 or outer is None or outer.limit is None or view.flags.c_contiguous or view.dtype.hasobject:
+        return np.ascontiguousarray(view)
+    parts = min(_MAX_PARTS, view.nbytes // SPLIT_COPY_BYTES)
+    axis = next((k for k, size in enumerate(view.shape) if size >= parts), None)
+    if parts < 2 or axis is None:
+        return np.ascontiguousarray(view)
+    out = np.empty(view.shape, view.dtype)
+    extent = view.shape[axis]
+    step = -(-extent // parts)
+    lead = (slice(None),) * axis
+
+    def part(start: int) -> None:
+        where = lead + (slice(start, start + step),)
+        np.copyto(out[where], view[where])
+
+    pool = _helpers.pool()
+    others = [pool.submit(part, start) for start in range(step, extent, step)]
+    part(0)
     for other in others:
         other.result()
     return out

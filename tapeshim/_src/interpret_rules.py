@@ -20,7 +20,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from tapeshim._src.interpret_blas import matmul
+from tapeshim._src.interpret_blas import contiguous, matmul
 
 Rule = Callable[..., Any]
 RULES: dict[str, Rule] = {}
@@ -685,7 +685,7 @@ def _conv_by_patches(x: Any, kernel: Any, sizes: tuple, out_spatial: list, rhs_d
     ]
     # (G, N, out spatial..., sizes..., Cg), copied once: channels innermost, as NHWC data holds them (a strided
     # view: NumPy's fancy indexing gathered each element, 3-10x slower)
-    patches = np.ascontiguousarray(
+    patches = contiguous(
         np.transpose(windows, (1 + rank, 0, *range(1, 1 + rank), *range(3 + rank, 3 + 2 * rank), 2 + rank))
     ).reshape(groups, n * math.prod(out_spatial), math.prod(sizes) * channels)
     # (G, sizes..., Cg, Og), as the patches' columns
