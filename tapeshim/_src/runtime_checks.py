@@ -379,7 +379,13 @@ class CheckedProgram:
     def _submit_compile(self, *args: Any) -> Any:
         hosting = self._hosting
         leaves = jax.tree.leaves(args)
-        if hosting is not None and hosting.program is not None and hosting.rented_calls == 0 and not hosting.extended:
+        if (
+            hosting is not None
+            and hosting.program is not None
+            and hosting.rented_calls == 0
+            and hosting.pending is None
+            and not hosting.extended
+        ):
             hosting.extended = True  # (the rental ends: longer where this thread computes on every core)
             hosting.rented_calls = hosting.program.extension() if self._rent else 0
         if hosting is not None and hosting.program is not None and hosting.rented_calls > 0:  # the host serves it
