@@ -28,12 +28,15 @@ import pytest  # noqa: E402
 @pytest.fixture(autouse=True)
 def _tiers_as_in_a_fresh_process():
     """Each test starts with no memory of the plans earlier tests ran, nor of what their compiles cost
-    (`replay.forget_sightings`): a steady loop's compile counts are then those of a fresh process, whatever
-    ran before it (a structure an earlier test ran at many sizes ran per op in a later test's steady loop
-    until its per-op time paid for a compile, a step that depended on the machine's load)."""
-    from tapeshim._src import replay
+    (`replay.forget_sightings`), nor of their split products (`interpret_blas.forget_splits`): a steady loop's
+    compile counts are then those of a fresh process, whatever ran before it (a structure an earlier test ran
+    at many sizes ran per op in a later test's steady loop until its per-op time paid for a compile, a step
+    that depended on the machine's load; a program's short rental was extended after an earlier test's
+    compute-bound step)."""
+    from tapeshim._src import interpret_blas, replay
 
     replay.forget_sightings()
+    interpret_blas.forget_splits()  # (a program's rental does not depend on an earlier test's products)
 
 
 @pytest.fixture

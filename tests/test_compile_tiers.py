@@ -210,18 +210,19 @@ def test_a_thread_computing_on_every_core_rents_longer():
         assert compile_tiers.calls_before_compile(87, 4_936_710, on_every_core=True) == 1
 
 
-def test_a_thread_computes_on_every_core_for_a_while_after_a_split_product():
+def test_a_thread_computes_on_every_core_for_its_next_host_calls_after_a_split_product():
     big = np.ones((512, 512), np.float32)
     small = tf.constant(np.ones((3, 3), np.float32))
-    for _ in range(interpret_blas.RECENT_HOST_CALLS + 1):  # host calls without a split product
-        interpret.run(_identity_trace(small), (small,))
-    assert not interpret_blas.computing_on_every_core()
+    assert not interpret_blas.computing_on_every_core()  # (each test starts as a new thread: conftest)
+    interpret.run(_identity_trace(small), (small,))  # a host call (the split below counts as made in it)
     with interpret_blas.host_errors_ignored():
         interpret_blas.limit_blas_threads()
         interpret_blas.matmul(big, big)
-    assert interpret_blas.computing_on_every_core() == (interpret_blas._MAX_PARTS > 1)
-    for _ in range(interpret_blas.RECENT_HOST_CALLS + 1):
+    for _ in range(interpret_blas.RECENT_HOST_CALLS - 1):  # host calls without one
+        assert interpret_blas.computing_on_every_core() == (interpret_blas._THREADS > 1)
         interpret.run(_identity_trace(small), (small,))
+    assert interpret_blas.computing_on_every_core() == (interpret_blas._THREADS > 1), "the last 16 calls hold it"
+    interpret.run(_identity_trace(small), (small,))
     assert not interpret_blas.computing_on_every_core()
 
 
@@ -244,7 +245,7 @@ def test_a_compute_bound_step_compiles_nothing_in_its_first_steps():
         with tf.GradientTape() as tape:
             loss = tf.reduce_mean(tf.square(tf.nn.relu(tf.matmul(x, w))))
         w.assign_sub(0.1 * tape.gradient(loss, w))
-    if interpret_blas._MAX_PARTS > 1:
+    if interpret_blas._THREADS > 1:
         assert background_compile.stats["submitted"] == submitted and len(compiles) == before
     else:  # (one core: nothing to split, a compile takes no core from the host's call)
         assert background_compile.stats["submitted"] > submitted

@@ -2,9 +2,9 @@
 (`tapeshim/_src/interpret_blas.py`, `matmul`).
 
 Inside a host computation NumPy's BLAS runs on one thread; a large product is split into parts of rows (or
-columns), each one single-threaded BLAS call on a thread of its own. Each element is computed as the unsplit
-product computes it, so the split results equal NumPy's own product bit for bit; through tapeshim, a
-compute-bound training step's first (host) steps give TF's values.
+columns), each one single-threaded BLAS call on a thread of its own. The parts depend on the product's shape
+alone, so the results are the same whatever the number of cores, and NumPy's own product's to rounding;
+through tapeshim, a compute-bound training step's first (host) steps give TF's values.
 """
 
 import subprocess
@@ -40,19 +40,47 @@ def _product(lhs_shape, rhs_shape, dtype, transposed=False):
         ((512, 512), (512, 1024), np.float32, True),
         ((40, 2048), (2048, 1000), np.float32, False),  # few rows, many columns: split by columns
         ((1000, 333), (333, 130), np.float64, False),  # rows that do not divide evenly
+        ((777, 129), (129, 511), np.float64, False),
+        ((40, 6560), (6560, 16), np.float32, False),  # a short last part
+        ((1, 8192), (8192, 600), np.float32, False),  # a batch of one through a wide layer
         ((3, 300, 200), (3, 200, 100), np.float32, False),  # a batch of products
         ((300, 200), (4, 200, 100), np.float32, False),  # broadcast over the batch
         ((256, 256), (256, 256), np.complex64, False),
     ],
 )
-def test_split_products_equal_numpys_own_bit_for_bit(lhs_shape, rhs_shape, dtype, transposed):
+def test_split_products_are_the_same_on_any_number_of_cores(lhs_shape, rhs_shape, dtype, transposed, monkeypatch):
+    # The parts depend on the product's shape alone: one thread computing them one after the other, or eight
+    # computing them at once, give the same bits; NumPy's own product, to rounding (OpenBLAS picks its kernels
+    # per part)
     lhs, rhs = _product(lhs_shape, rhs_shape, dtype, transposed)
-    with interpret_blas.host_errors_ignored():
-        interpret_blas.limit_blas_threads()  # (as a host evaluation does before such a product)
-        unsplit = np.matmul(lhs, rhs)
-        split = interpret_blas.matmul(lhs, rhs)
-    assert split.dtype == unsplit.dtype and split.shape == unsplit.shape
-    np.testing.assert_array_equal(split, unsplit)
+    results = []
+    for threads in (1, 2, 8):
+        monkeypatch.setattr(interpret_blas, "_THREADS", threads)
+        monkeypatch.setattr(interpret_blas, "_helpers", interpret_blas._Helpers())  # (a pool of that size)
+        with interpret_blas.host_errors_ignored():
+            interpret_blas.limit_blas_threads()  # (as a host evaluation does before such a product)
+            results.append(interpret_blas.matmul(lhs, rhs))
+            unsplit = np.matmul(lhs, rhs)
+    for split in results:
+        assert split.dtype == unsplit.dtype and split.shape == unsplit.shape
+        np.testing.assert_array_equal(split, results[0])
+    tolerance = 1e-12 if np.dtype(dtype) in (np.float64, np.complex128) else 2e-5
+    np.testing.assert_allclose(results[0], unsplit, rtol=tolerance, atol=tolerance * np.abs(unsplit).max())
+
+
+def test_parts_are_even_and_start_at_multiples_of_sixteen():
+    assert interpret_blas._bounds(34, 2, 16) == [(0, 16), (16, 34)]
+    assert interpret_blas._bounds(1000, 8, 16) == [
+        (0, 112),
+        (112, 240),
+        (240, 368),
+        (368, 496),
+        (496, 624),
+        (624, 736),
+        (736, 864),
+        (864, 1000),
+    ]
+    assert interpret_blas._bounds(5, 2, 1) == [(0, 2), (2, 5)]
 
 
 def test_products_outside_a_limited_host_context_are_numpys():

@@ -299,8 +299,10 @@ class ExportedProgram:
         if program is not None and interpret.host_readable(leaves):
             entry.host_calls += 1
             if entry.host_calls > max(entry.rented_calls, 1) and not entry.extended and entry.pending is None:
-                entry.extended = True  # (the rental ends: longer where this thread computes on every core)
-                entry.rented_calls += program.extension()
+                with _SUBMIT_LOCK:  # (the rental ends: longer where this thread computes on every core; once)
+                    if not entry.extended:
+                        entry.extended = True
+                        entry.rented_calls += program.extension()
             if entry.host_calls > entry.rented_calls:
                 with _SUBMIT_LOCK:
                     self._decide(entry)  # (it compiles now: in the background, or on this call)

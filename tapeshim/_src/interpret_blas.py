@@ -95,7 +95,7 @@ class _BlasState(threading.local):
     outer: _BlasLimit | None = None
     host_calls = 0
     """The host calls this thread has made (`note_host_call`)."""
-    split_at = -RECENT_HOST_CALLS - 1
+    split_at = -RECENT_HOST_CALLS
     """`host_calls` when this thread last split a product over the cores (`matmul`)."""
 
 
@@ -103,27 +103,41 @@ _blas_limited = _BlasState()
 
 
 SPLIT_MULTIPLY_ADDS = 2**21
-"""The multiply-adds each thread of a split product computes at least (`matmul`): about 0.1 ms on one core,
+"""The multiply-adds each part of a split product computes at least (`matmul`): about 0.1 ms on one core,
 where handing a part to another thread costs tens of microseconds."""
-_ROW_ALIGNMENT = 16
-"""Rows (or columns) per part of a split product are a multiple of this (OpenBLAS's kernels' blocks): each
-element is then computed as the unsplit product computes it, bit for bit."""
+MAX_PARTS = 8
+"""The most parts a product is split into (`matmul`). How many parts, and where they start, depends on the
+product's shape alone, never on the machine's cores: a part's rows are rounded as its own product rounds them
+(OpenBLAS picks its kernels per part: a short part's rows, or those near its edge, may differ from the unsplit
+product's in the last bits), so a host call's values are the same whatever the cores that computed them."""
+_ALIGNMENT = 16
+"""Parts of a split product start at multiples of this many rows (or columns)."""
 _SPLIT_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
 
 
 def _cores() -> int:
+    """The cores this process may run on: its CPU affinity, and a cgroup's CPU quota where one is set (a
+    container limited to 2 CPUs of a larger machine)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # (no affinity on this platform)
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as quota_file:
+            quota, period = quota_file.read().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, -(-int(quota) // int(period))))
+    except (OSError, ValueError):  # (no cgroup v2 quota here)
+        pass
+    return cores
 
 
-_MAX_PARTS = min(_cores(), 8)
-"""The most parts a product is split into: one per core the process may run on, at most 8."""
+_THREADS = min(_cores(), MAX_PARTS)
+"""The threads that compute a split product's parts (the calling thread among them): one per core."""
 
 
 class _Helpers:
-    """The threads that compute the other parts of split products (`matmul`), started on first use (again in a
+    """The threads that compute the other parts of split products and copies, started on first use (again in a
     forked child, whose copy of the pool has no threads)."""
 
     def __init__(self) -> None:
@@ -136,7 +150,7 @@ class _Helpers:
         if self._pool is None or self._pid != pid:
             with self._lock:
                 if self._pool is None or self._pid != pid:
-                    self._pool = futures.ThreadPoolExecutor(_MAX_PARTS - 1, thread_name_prefix="tapeshim-blas")
+                    self._pool = futures.ThreadPoolExecutor(_THREADS - 1, thread_name_prefix="tapeshim-blas")
                     self._pid = pid
         return self._pool
 
@@ -144,20 +158,46 @@ class _Helpers:
 _helpers = _Helpers()
 
 
+def _run_parts(part: Any, bounds: list, threaded: bool) -> None:
+    """`part(start, stop)` for each of `bounds`: the first on the calling thread, the others on the helper
+    threads where `threaded` (on the calling thread where a helper cannot take one: at interpreter exit)."""
+    others = []
+    if threaded:
+        pool = _helpers.pool()
+        for bound in bounds[1:]:
+            try:
+                others.append(pool.submit(part, *bound))
+            except RuntimeError:  # (the pool is shut down: the interpreter is exiting)
+                part(*bound)
+    else:
+        for bound in bounds[1:]:
+            part(*bound)
+    part(*bounds[0])
+    for other in others:
+        other.result()
+
+
+def _bounds(extent: int, parts: int, alignment: int) -> list:
+    """`parts` ranges covering `range(extent)`, as even as their starts at multiples of `alignment` allow."""
+    starts = sorted({k * extent // parts // alignment * alignment for k in range(parts)})
+    return list(zip(starts, [*starts[1:], extent]))
+
+
 def matmul(lhs: Any, rhs: Any) -> Any:
-    """`np.matmul(lhs, rhs)`, split over the host's cores where this thread's host context runs the BLAS on one
-    thread (`limit_blas_threads`) and the product is large.
+    """`np.matmul(lhs, rhs)`, a large product split into parts computed on the host's cores, where this thread's
+    host context runs the BLAS on one thread (`limit_blas_threads`).
 
     OpenBLAS's own threads wait for each other spinning, so a core taken by a background compile stalls them
     (`host_errors_ignored`); here each part is one single-threaded BLAS call on a thread of its own, and a busy
     core only delays its part. The parts split the rows of `lhs` (or, where it has fewer, the columns of
-    `rhs`) at multiples of `_ROW_ALIGNMENT`, so the result is the unsplit product's, bit for bit, whatever the
-    number of cores. A compute-bound training step's products on the 2-core development machine: 3.8 -> 2.1 ms
-    each (512 x 512 by 512 x 1024, float32)."""
+    `rhs`), as many as the product's size gives (`MAX_PARTS`, `SPLIT_MULTIPLY_ADDS`), whatever the cores, so
+    the result is the same on any machine with this BLAS (and NumPy's own product's to rounding). On a thread
+    other than the main one, whose BLAS limit threadpoolctl cannot set, the parts are computed one after the
+    other. A compute-bound training step's products on the 2-core development machine: 3.8 -> 2.1 ms each
+    (512 x 512 by 512 x 1024, float32)."""
     outer = _blas_limited.outer
     if (
-        _MAX_PARTS < 2
-        or outer is None
+        outer is None
         or outer.limit is None
         or lhs.ndim < 2
         or rhs.ndim < 2
@@ -169,12 +209,12 @@ def matmul(lhs: Any, rhs: Any) -> Any:
     batch = np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2])
     by_rows = rows >= columns
     extent = rows if by_rows else columns
-    parts = min(_MAX_PARTS, math.prod(batch) * rows * inner * columns // SPLIT_MULTIPLY_ADDS, extent // _ROW_ALIGNMENT)
+    parts = min(MAX_PARTS, math.prod(batch) * rows * inner * columns // SPLIT_MULTIPLY_ADDS, extent // _ALIGNMENT)
     if parts < 2:
         return np.matmul(lhs, rhs)
-    _blas_limited.split_at = _blas_limited.host_calls
-    step = -(-extent // parts // _ROW_ALIGNMENT) * _ROW_ALIGNMENT
-    bounds = [(start, min(start + step, extent)) for start in range(0, extent, step)]
+    threaded = _THREADS > 1 and threading.current_thread() is threading.main_thread()
+    if threaded:
+        _blas_limited.split_at = _blas_limited.host_calls
     out = np.empty((*batch, rows, columns), lhs.dtype)
 
     def part(start: int, stop: int) -> None:
@@ -184,11 +224,7 @@ def matmul(lhs: Any, rhs: Any) -> Any:
             else:
                 np.matmul(lhs, rhs[..., start:stop], out=out[..., start:stop])
 
-    pool = _helpers.pool()
-    others = [pool.submit(part, start, stop) for start, stop in bounds[1:]]
-    part(*bounds[0])
-    for other in others:
-        other.result()
+    _run_parts(part, _bounds(extent, parts, _ALIGNMENT), threaded)
     return out
 
 
@@ -202,26 +238,20 @@ def contiguous(view: Any) -> Any:
     one on the 2-core development machine). Split along the first axis with a part for each thread; a copy
     moves each element as it is, so the result is the unsplit copy's."""
     outer = _blas_limited.outer
-    if _MAX_PARTS < 2 or outer is None or outer.limit is None or view.flags.c_contiguous or view.dtype.hasobject:
+    if _THREADS < 2 or outer is None or outer.limit is None or view.flags.c_contiguous or view.dtype.hasobject:
         return np.ascontiguousarray(view)
-    parts = min(_MAX_PARTS, view.nbytes // SPLIT_COPY_BYTES)
+    parts = min(_THREADS, view.nbytes // SPLIT_COPY_BYTES)
     axis = next((k for k, size in enumerate(view.shape) if size >= parts), None)
     if parts < 2 or axis is None:
         return np.ascontiguousarray(view)
     out = np.empty(view.shape, view.dtype)
-    extent = view.shape[axis]
-    step = -(-extent // parts)
     lead = (slice(None),) * axis
 
-    def part(start: int) -> None:
-        where = lead + (slice(start, start + step),)
+    def part(start: int, stop: int) -> None:
+        where = lead + (slice(start, stop),)
         np.copyto(out[where], view[where])
 
-    pool = _helpers.pool()
-    others = [pool.submit(part, start) for start in range(step, extent, step)]
-    part(0)
-    for other in others:
-        other.result()
+    _run_parts(part, _bounds(view.shape[axis], parts, 1), True)
     return out
 
 
@@ -235,4 +265,10 @@ def computing_on_every_core() -> bool:
     calls: its computation then runs on every core, and a compile in the background takes cores from it
     (`compile_tiers.calls_before_compile`'s `on_every_core`). Counted in calls, not seconds, so when a
     program compiles does not depend on the machine's load."""
-    return _blas_limited.host_calls - _blas_limited.split_at <= RECENT_HOST_CALLS
+    return _blas_limited.host_calls - _blas_limited.split_at < RECENT_HOST_CALLS
+
+
+def forget_splits() -> None:
+    """This thread computes as a new thread does: no split product in its recent host calls (for tests whose
+    compile counts must not depend on an earlier test's products)."""
+    _blas_limited.split_at = _blas_limited.host_calls - RECENT_HOST_CALLS
