@@ -43,7 +43,7 @@ def _product(lhs_shape, rhs_shape, dtype, transposed=False):
         ((40, 2048), (2048, 1000), np.float32, False),  # few rows, many columns: split by columns
         ((1000, 333), (333, 130), np.float64, False),  # rows that do not divide evenly
         ((777, 129), (129, 511), np.float64, False),
-        ((40, 6560), (6560, 16), np.float32, False),  # a short last part
+        ((40, 6560), (6560, 16), np.float32, False),  # parts of 16 and 24 rows
         ((1, 8192), (8192, 600), np.float32, False),  # a batch of one through a wide layer
         ((3, 300, 200), (3, 200, 100), np.float32, False),  # a batch of products
         ((300, 200), (4, 200, 100), np.float32, False),  # broadcast over the batch
