@@ -146,18 +146,7 @@ class _Deferred:
 class _Size:
     """How an exported program serves one concrete signature (`ExportedProgram.call`)."""
 
-    __slots__ = (
-        "host",
-        "host_calls",
-        "pending",
-        "compiled",
-        "tier",
-        "upgrade",
-        "optimized",
-        "sizes",
-        "rented_calls",
-        "extended",
-    )
+    __slots__ = ("host", "host_calls", "pending", "compiled", "tier", "upgrade", "optimized", "sizes", "rented_calls")
 
     def __init__(
         self, host: interpret.Prepared | None, rented_calls: int, compiled: Any, tier: Any, optimized: Any
@@ -169,7 +158,6 @@ class _Size:
         self.host = host  # the host form of the program, until it has compiled
         self.host_calls = 0
         self.rented_calls = rented_calls
-        self.extended = False  # whether the rental was extended as it ended (`interpret.Prepared.extension`)
         self.pending: background_compile.Pending | None = None  # its compile in the background
         self.compiled = compiled  # the jitted program that compiles it (quick tier or optimized)
         self.tier: compile_tiers.QuickTier | None = tier  # its quick tier's account, None once optimized
@@ -298,11 +286,9 @@ class ExportedProgram:
         program = entry.host
         if program is not None and interpret.host_readable(leaves):
             entry.host_calls += 1
-            if entry.host_calls > max(entry.rented_calls, 1) and not entry.extended and entry.pending is None:
+            if entry.host_calls > max(entry.rented_calls, 1) and entry.pending is None:
                 with _SUBMIT_LOCK:  # (the rental ends: longer where this thread computes on every core; once)
-                    if not entry.extended:
-                        entry.extended = True
-                        entry.rented_calls += program.extension()
+                    entry.rented_calls += program.extension()
             if entry.host_calls > entry.rented_calls:
                 with _SUBMIT_LOCK:
                     self._decide(entry)  # (it compiles now: in the background, or on this call)

@@ -196,7 +196,7 @@ def placement(leaves: list) -> tuple[bool, Any]:
 class Prepared:
     """A traced program the interpreter can run (`prepare`), lowered once for any number of calls."""
 
-    __slots__ = ("_plan", "_in_avals", "_out_tree", "work", "equations", "loop_equations")
+    __slots__ = ("_plan", "_in_avals", "_out_tree", "work", "equations", "loop_equations", "_extension_asked")
 
     def __init__(self, traced: Any, work: int | None = None) -> None:
         """`work`: the elements the program's operations produce per call, where the caller counted them."""
@@ -205,6 +205,7 @@ class Prepared:
         self.work = compile_tiers.produced_elements(closed) if work is None else work
         self.equations = self._plan.cost  # (nested calls' included, loop bodies once)
         self.loop_equations = 0  # the loop-body equations its last call ran (`calls_before_compile`)
+        self._extension_asked = False
         self._in_avals = [var.aval for var in closed.jaxpr.invars]
         self._out_tree = traced.out_tree
 
@@ -218,6 +219,7 @@ class Prepared:
         program._plan, program.work, program._in_avals, program._out_tree = plan, work, in_avals, out_tree
         program.equations = plan.cost if equations is None else equations
         program.loop_equations = 0
+        program._extension_asked = False
         return program
 
     def calls_before_compile(self) -> int:
@@ -227,8 +229,11 @@ class Prepared:
 
     def extension(self) -> int:
         """The calls the host computes beyond `calls_before_compile` where this thread computes on every core as
-        that rental ends (`interpret_blas.computing_on_every_core`: a compile would take cores from it; asked
-        once, then), else 0."""
+        that rental ends (`interpret_blas.computing_on_every_core`: a compile would take cores from it), else 0.
+        Only the first ask extends: the renter asks each call past its rental, and the rental ends once."""
+        if self._extension_asked:
+            return 0
+        self._extension_asked = True
         if not computing_on_every_core():
             return 0
         on_every_core = compile_tiers.calls_before_compile(self.equations, self.work, self.loop_equations, True)

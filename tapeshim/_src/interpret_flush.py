@@ -62,6 +62,14 @@ def flush_subnormals(value: Any) -> Any:
     return value
 
 
+def _scratch_buffer() -> np.ndarray:
+    """The calling thread's scratch buffer of `CHUNK_BYTES` for a check's pieces."""
+    buffer = getattr(_scratch, "buffer", None)
+    if buffer is None:
+        buffer = _scratch.buffer = np.empty(CHUNK_BYTES, np.uint8)
+    return buffer
+
+
 def _all_at_least(value: np.ndarray, tiny: float) -> bool:
     """Whether every element of `value` has a magnitude of `tiny` or more (False where one is NaN).
 
@@ -70,10 +78,7 @@ def _all_at_least(value: np.ndarray, tiny: float) -> bool:
     reduction take 227 us, measured (a compute-bound step checks its products' outputs on every host call)."""
     if value.nbytes <= CHUNK_BYTES or not value.flags.c_contiguous:
         return bool(_min_of(np.abs(value), axis=None) >= tiny)
-    scratch = getattr(_scratch, "buffer", None)
-    if scratch is None:
-        scratch = _scratch.buffer = np.empty(CHUNK_BYTES, np.uint8)
-    pieces = scratch.view(value.dtype)
+    pieces = _scratch_buffer().view(value.dtype)
     flat = value.reshape(-1)
     for start in range(0, flat.size, pieces.size):
         part = flat[start : start + pieces.size]
@@ -98,11 +103,10 @@ def _any_subnormal(value: np.ndarray) -> bool:
     failed `_all_at_least` before it)."""
     unsigned, magnitude_mask, largest = _BITS[value.dtype]
     bits = value.reshape(-1).view(unsigned)
-    scratch = getattr(_scratch, "bits", None)
-    if scratch is None:
-        scratch = _scratch.bits = (np.empty(CHUNK_BYTES, np.uint8), np.empty(CHUNK_BYTES // 4, np.bool_))
-    words = scratch[0].view(unsigned)
-    flags = scratch[1]
+    words = _scratch_buffer().view(unsigned)  # (free again: `_all_at_least` ran before)
+    flags = getattr(_scratch, "flags", None)
+    if flags is None:
+        flags = _scratch.flags = np.empty(CHUNK_BYTES // 4, np.bool_)
     mask, one, bound = unsigned.type(magnitude_mask), unsigned.type(1), unsigned.type(largest)
     for start in range(0, bits.size, words.size):
         part = bits[start : start + words.size]

@@ -133,10 +133,10 @@ class KernelCalls:
             if traced_program is not None:
                 entry[1] = program = traced_program
         limit = entry[2][eager] if not eager or compile_tiers.renting[0] else 1
-        if entry[0] > limit and eager and compile_tiers.renting[0] and len(entry[2]) == 2 and entry[3] is None:
-            # (the rental ends: longer where this thread computes on every core; asked once)
+        if entry[0] > limit and eager and compile_tiers.renting[0]:
+            # (the rental ends: longer where this thread computes on every core; once)
             limit += program.extension()
-            entry[2] = (entry[2][0], limit, True)
+            entry[2] = (entry[2][0], limit)
         if entry[0] > limit:
             if not background_compile.enabled() or entry[4]:  # (a checked kernel compiles on its caller)
                 self._compiling(leaves, eager)

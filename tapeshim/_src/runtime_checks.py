@@ -379,15 +379,9 @@ class CheckedProgram:
     def _submit_compile(self, *args: Any) -> Any:
         hosting = self._hosting
         leaves = jax.tree.leaves(args)
-        if (
-            hosting is not None
-            and hosting.program is not None
-            and hosting.rented_calls == 0
-            and hosting.pending is None
-            and not hosting.extended
-        ):
-            hosting.extended = True  # (the rental ends: longer where this thread computes on every core)
-            hosting.rented_calls = hosting.program.extension() if self._rent else 0
+        if hosting is not None and hosting.program is not None and hosting.rented_calls == 0 and self._rent:
+            # (the rental ends: longer where this thread computes on every core; once)
+            hosting.rented_calls = hosting.program.extension()
         if hosting is not None and hosting.program is not None and hosting.rented_calls > 0:  # the host serves it
             if interpret.signature(leaves) == hosting.signature and interpret.host_readable(leaves):
                 result = host_call(hosting.program, args, leaves)
@@ -558,7 +552,7 @@ class _Hosting:
     """A program computed on the host until its compile is submitted (its rental) and while it compiles; with
     no host program, one whose caller computes its calls per op while it compiles (`meanwhile`)."""
 
-    __slots__ = ("program", "signature", "traced", "pending", "rented_calls", "extended")
+    __slots__ = ("program", "signature", "traced", "pending", "rented_calls")
 
     def __init__(self, program: interpret.Prepared | None, signature: tuple, traced: Any, rented_calls: int) -> None:
         """`rented_calls`: the calls of `signature` the host computes before one submits the compile (the ski
@@ -568,7 +562,6 @@ class _Hosting:
         self.traced: Any = traced
         self.pending: Any = None
         self.rented_calls = rented_calls
-        self.extended = False  # whether the rental was extended as it ended (`interpret.Prepared.extension`)
 
     def submit(self, args: tuple | None) -> None:
         # (an interpretable program: no side effects; a checkify program's run returns its error, dropped)
