@@ -50,6 +50,15 @@ def compiles_on_repeat():
         yield
 
 
+@pytest.fixture
+def software_flush(monkeypatch):
+    """The host interpreter flushes subnormals in software (`interpret_flush.flush_subnormals`), as where the
+    CPU's modes cannot be set (`interpret_fpmode.HARDWARE_FLUSH`): for the plans the test makes."""
+    from tapeshim._src import interpret_fpmode
+
+    monkeypatch.setattr(interpret_fpmode, "HARDWARE_FLUSH", False)
+
+
 @pytest.fixture(autouse=True)
 def _tf_variable_scope_left_as_found():
     """Restores real TF's global variable scope's caching device after each test: TF's `map_fn` leaves its own

@@ -573,6 +573,7 @@ def _counted_flushes():
         yield sizes
 
 
+@pytest.mark.usefixtures("software_flush")
 def test_a_tensors_own_value_is_checked_for_subnormals_once_and_memory_that_may_change_every_call():
     tiny = np.finfo(np.float32).tiny
     traced = jax.jit(lambda v: -v).trace(np.ones(100, np.float32))  # (a negation keeps what it is given)
@@ -648,6 +649,7 @@ def test_a_large_array_checked_in_pieces_is_flushed_wherever_its_subnormal_lies(
     assert not backwards.flags.c_contiguous and interpret_flush.flush_subnormals(backwards)[-piece - 4] == 0.0
 
 
+@pytest.mark.usefixtures("software_flush")
 def test_the_interpreters_own_outputs_are_not_checked_for_subnormals_again():
     traced = jax.jit(lambda v: v * 0.5).trace(np.ones(100, np.float32))
     program = interpret.prepare(traced)

@@ -31,11 +31,12 @@ from tapeshim._src import (
     host_vjp_costs,
     host_vjp_traced,
     interpret,
+    interpret_fpmode,
     interpret_plan,
     interpret_rules,
 )
 from tapeshim._src.interpret_blas import matmul
-from tapeshim._src.interpret_flush import flush_subnormals
+from tapeshim._src.interpret_flush import flush_subnormals, software_flush
 from tapeshim._src.ops import math_kernels, nn_ops
 
 stats = {"host_vjp_plans": 0}
@@ -615,7 +616,7 @@ class _Plan:
         slots: dict = dict(zip(jaxpr.invars, arg_slots))
         for var, const in zip(jaxpr.constvars, closed.consts):
             _check_dtype(var)
-            slots[var] = self._fixed(flush_subnormals(np.asarray(const)))
+            slots[var] = self._fixed(software_flush(np.asarray(const)))
 
         def slot_of(var: Any) -> int:
             if isinstance(var, jax_core.Literal):
@@ -684,13 +685,14 @@ class _Plan:
         n_inputs = len(self.in_slots)
         for index, value in zip(self.in_slots, args[:n_inputs]):
             env[index] = value
+        software = not interpret_fpmode.flushes_here()  # (the results of flushing steps: flushed here)
         for run, params, ins, outs, out_dtypes, flush in self.forward:
             values = run([env[k] for k in ins], params, budget)
             for index, value, dtype in zip(outs, values, out_dtypes):
                 value = np.asarray(value)
                 if value.dtype != dtype:
                     value = value.astype(dtype)
-                env[index] = flush_subnormals(value) if flush and dtype.kind == "f" else value
+                env[index] = flush_subnormals(value) if flush and software and dtype.kind == "f" else value
         cotangents: dict[int, np.ndarray] = {}
         for slot, seed in zip(self.seeds, args[n_inputs:]):
             _accumulate(cotangents, slot, np.asarray(seed), env[slot])
@@ -727,7 +729,7 @@ def _accumulate(cotangents: dict, slot: int, grad: np.ndarray, primal: np.ndarra
     if grad.dtype != primal.dtype:
         grad = grad.astype(primal.dtype)
     previous = cotangents.get(slot)
-    cotangents[slot] = flush_subnormals(grad if previous is None else previous + grad)
+    cotangents[slot] = software_flush(grad if previous is None else previous + grad)
 
 
 def vjp_plan(closed: jax_core.ClosedJaxpr, given: Sequence[bool], wanted: Sequence[int], kept: Sequence[int]) -> _Plan:

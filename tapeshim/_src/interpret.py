@@ -39,7 +39,7 @@ Values are XLA's to the rounding of the operations: NumPy's `exp`, `tanh` and
 sums are not XLA's bit for bit, so a structure's first call and its compiled
 calls can differ in the last bits (as TF's eager and graph results do). The
 interpreter follows XLA where IEEE arithmetic would give another value:
-subnormals flush to zero (`flush_subnormals`), `x + 0` is `x` (XLA's simplifier keeps a
+subnormals flush to zero (`interpret_fpmode`), `x + 0` is `x` (XLA's simplifier keeps a
 negative zero's sign), -0 orders below +0 in `max` and `min`, integer division
 truncates, float-to-integer conversion saturates. Dtypes and shapes are the
 program's exactly. A rule that raises for some input (NumPy's limits) abandons
@@ -59,8 +59,13 @@ import numpy as np
 from jax.extend import core as jax_core
 
 from tapeshim._src import compile_tiers, errors, interpret_cost, interpret_plan, interpret_rules, symbolic_dims
-from tapeshim._src.interpret_blas import computing_on_every_core, host_errors_ignored, note_host_call
-from tapeshim._src.interpret_flush import flush_subnormals, host_input, mark_clean
+from tapeshim._src.interpret_blas import (
+    computing_on_every_core,
+    host_errors_ignored,
+    in_host_context,
+    note_host_call,
+)
+from tapeshim._src.interpret_flush import host_input, mark_clean, software_flush
 from tapeshim._src.interpret_plan import (
     Budget,
     HostPlan,
@@ -246,7 +251,8 @@ class Prepared:
         `leaves` are the arrays among `args`, flat. With `host`, the outputs stay NumPy arrays (the per-op
         tier passes them on to the next kernel; see `to_device`), else they are made tensor values for the
         device `jax.jit` would place them on (`_placed`). A `host` caller runs inside `host_errors_ignored()`
-        (NumPy's floating-point warnings off: XLA raises none), entered once for all its calls.
+        (NumPy's floating-point warnings off, as XLA raises none, and subnormals flushed by the CPU:
+        `interpret_fpmode`), entered once for all its calls (a call outside one enters its own).
         """
         if len(leaves) != len(self._in_avals):
             return None
@@ -264,7 +270,7 @@ class Prepared:
         budget = Budget()
         note_host_call()
         try:
-            if host:  # (inside the caller's `host_errors_ignored()`)
+            if host and in_host_context():  # (inside the caller's `host_errors_ignored()`)
                 outputs = self._plan(host_args, budget)
             else:
                 with host_errors_ignored():
@@ -416,7 +422,7 @@ def host_value(value: Any) -> Any:
     devices = value.devices()
     if len(devices) != 1 or next(iter(devices)).platform != "cpu":
         return value
-    return flush_subnormals(np.asarray(value))
+    return software_flush(np.asarray(value))
 
 
 def to_device(values: list) -> list:

@@ -1,8 +1,10 @@
 """Subnormal floats on the host interpreter's inputs and outputs, as XLA's CPU treats them.
 
 XLA's CPU flushes subnormal floats to (signed) zero on the input and output of every operation, as TF's
-kernels do; NumPy computes them. So the interpreter (`interpret.py`) flushes its arguments and the results
-of the operations that can make a subnormal (`flush_subnormals`).
+kernels do; NumPy computes them. Where the CPU's own modes flush them while the host computes
+(`interpret_fpmode.flushes_here`), nothing here runs (`software_flush`, `host_input`, `mark_clean`).
+Elsewhere the interpreter (`interpret.py`) flushes its arguments and the results of the operations that can
+make a subnormal (`flush_subnormals`), as follows.
 
 An argument is checked on every host call that takes it, and an eager kernel's host calls take the same
 tensors again and again (an indexing loop reads one constant 300 times while its kernel compiles). Checking
@@ -22,6 +24,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from tapeshim._src import interpret_fpmode
+
 _TINY = {np.dtype(np.float32): np.finfo(np.float32).tiny, np.dtype(np.float64): np.finfo(np.float64).tiny}
 
 _min_of = np.minimum.reduce  # (`ndarray.min` adds a Python wrapper's call to each check)
@@ -39,6 +43,12 @@ _CLEAN_SIZE = 256
 _clean: dict[int, tuple[weakref.ref, np.dtype]] = {}
 """id(argument) -> (a weak reference to it, the dtype it was read as), for immutable arguments found without
 subnormals. An entry goes when its argument does (and all of them past `_CLEAN_SIZE` entries)."""
+
+
+def software_flush(value: Any) -> Any:
+    """`flush_subnormals(value)`, or `value` itself where the CPU flushes subnormals as this thread's host
+    computations run (`interpret_fpmode.flushes_here`)."""
+    return value if interpret_fpmode.flushes_here() else flush_subnormals(value)
 
 
 def flush_subnormals(value: Any) -> Any:
@@ -129,8 +139,12 @@ def host_array(leaf: Any, aval: Any) -> np.ndarray:
 
 
 def host_input(leaf: Any, aval: Any) -> np.ndarray:
-    """`host_array(leaf, aval)` flushed (`flush_subnormals`); checked once while it lives where `leaf` cannot change."""
+    """`host_array(leaf, aval)` flushed (`flush_subnormals`); checked once while it lives where `leaf` cannot change.
+    Not checked where the CPU flushes subnormals as this thread's host computations run
+    (`interpret_fpmode.flushes_here`)."""
     array = host_array(leaf, aval)
+    if interpret_fpmode.flushes_here():
+        return array
     key = id(leaf)
     entry = _clean.get(key)
     if entry is not None and entry[0]() is leaf and entry[1] == array.dtype:
@@ -149,6 +163,8 @@ def mark_clean(array: np.ndarray) -> None:
     step's new weights and gradients are such outputs: checking them cost each step an `abs` pass and a
     reduction per array, and while the background thread compiles, each of those NumPy calls waits up to the
     switch interval to take the GIL back."""
+    if interpret_fpmode.HARDWARE_FLUSH:  # (outputs on the main thread may keep subnormals they only moved)
+        return
     if array.size >= CLEAN_MIN_SIZE and array.dtype in _TINY and _immutable(array):
         _remember(array, array.dtype)
 

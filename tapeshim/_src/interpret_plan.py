@@ -18,9 +18,9 @@ import jax
 import numpy as np
 from jax.extend import core as jax_core
 
-from tapeshim._src import interpret_cost, interpret_rules, symbolic_dims
+from tapeshim._src import interpret_cost, interpret_fpmode, interpret_rules, symbolic_dims
 from tapeshim._src.interpret_blas import limit_blas_threads
-from tapeshim._src.interpret_flush import flush_subnormals
+from tapeshim._src.interpret_flush import flush_subnormals, software_flush
 
 STEP_BUDGET = 10_000
 """Loop-body equations one interpreted call may evaluate (counted per iteration of a `while` or `scan`)
@@ -137,7 +137,8 @@ its host values pass from kernel to kernel unchecked, `Prepared`)."""
 
 def _flushes(eqn: Any, name: str, out_dtypes: list) -> bool:
     """Whether a step's float results are flushed (`MAKE_SUBNORMALS`); a conversion's not from an integer or a
-    bool, which makes no subnormal (a one-hot mask's conversion cost its check)."""
+    bool, which makes no subnormal (a one-hot mask's conversion cost its check). Only where the calling thread
+    does not flush them in hardware (`interpret_fpmode.flushes_here`: `HostPlan.__call__` asks)."""
     if name not in MAKE_SUBNORMALS or not any(dtype.kind == "f" for dtype in out_dtypes):
         return False
     return name != "convert_element_type" or np.dtype(eqn.invars[0].aval.dtype).kind not in "biu"
@@ -267,7 +268,7 @@ class HostPlan:
             costs a call of its own per evaluation (its environment, its arguments' and results' lists)."""
             inner = called.jaxpr
             for var, const in zip(inner.constvars, called.consts):
-                fixed_slot(flush_subnormals(np.asarray(const)), var)
+                fixed_slot(software_flush(np.asarray(const)), var)
             for var, operand in zip(inner.invars, eqn.invars):
                 slots[var] = slot_of(operand)  # (a jaxpr called twice maps its variables again: steps hold slots)
             self.cost += 1
@@ -277,7 +278,7 @@ class HostPlan:
                     slots[var] = slot_of(result)
 
         for var, const in zip(jaxpr.constvars, closed.consts):
-            fixed_slot(flush_subnormals(np.asarray(const)), var)
+            fixed_slot(software_flush(np.asarray(const)), var)
         self.in_slots = [new_slot(var) for var in jaxpr.invars]
         self.steps: list = []
         lower(jaxpr.eqns)
@@ -318,18 +319,19 @@ class HostPlan:
             env[index] = value
         for index, value in zip(self.in_slots, args):
             env[index] = value
+        software = not interpret_fpmode.flushes_here()  # (the results of `_flushes` steps: flushed here)
         for run, params, ins, outs, out_dtypes, flush in self.steps:
             if outs.__class__ is int:  # one result (`outs` is its slot, `out_dtypes` its dtype)
                 value = run(*[env[k] for k in ins], **params)
                 if value.dtype != out_dtypes:
                     value = np.asarray(value).astype(out_dtypes)
-                env[outs] = flush_subnormals(value) if flush else value
+                env[outs] = flush_subnormals(value) if flush and software else value
                 continue
             values = run([env[k] for k in ins], params, budget)
             for index, value, dtype in zip(outs, values, out_dtypes):
                 if dtype is not None and value.dtype != dtype:
                     value = np.asarray(value).astype(dtype)
-                env[index] = flush_subnormals(value) if flush else value
+                env[index] = flush_subnormals(value) if flush and software else value
         return [env[k] for k in self.out_slots]
 
 
