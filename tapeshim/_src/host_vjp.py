@@ -616,7 +616,7 @@ class _Plan:
         slots: dict = dict(zip(jaxpr.invars, arg_slots))
         for var, const in zip(jaxpr.constvars, closed.consts):
             _check_dtype(var)
-            slots[var] = self._fixed(software_flush(np.asarray(const)))
+            slots[var] = self._fixed(flush_subnormals(np.asarray(const)))
 
         def slot_of(var: Any) -> int:
             if isinstance(var, jax_core.Literal):
@@ -668,13 +668,16 @@ class _Plan:
                         rule_params = {**eqn.params, "live_operands": live_operands}
             run, params, _ = interpret_plan.lowered(eqn)
             out_dtypes = [np.dtype(var.aval.dtype) for var in eqn.outvars]
-            flush = name in interpret_plan.MAKE_SUBNORMALS or custom
+            # (the levels of `interpret_plan._flushes`: `__call__` flushes those above its thread's level)
+            flush = (
+                2 if name in interpret_fpmode.ALWAYS_FLUSHED else int(name in interpret_plan.MAKE_SUBNORMALS or custom)
+            )
             if self.fold:  # (XLA's folds of zeros: `x + 0` is `x`)
                 if name in interpret_plan.ZERO_PRESERVING and ins[0] in self.zeros:
                     self.zeros.add(outs[0])
                 kept = interpret_plan.kept_input(eqn, ins, self.zeros)
                 if kept is not None:
-                    run, params, flush = interpret_plan.copy_input, kept, False
+                    run, params, flush = interpret_plan.copy_input, kept, 0
             self.steps.append(
                 (run, params, ins, outs, out_dtypes, flush, rule if differentiable else None, rule_params, reads)
             )
@@ -685,14 +688,14 @@ class _Plan:
         n_inputs = len(self.in_slots)
         for index, value in zip(self.in_slots, args[:n_inputs]):
             env[index] = value
-        software = not interpret_fpmode.flushes_here()  # (the results of flushing steps: flushed here)
+        level = interpret_fpmode.flush_level()  # (the results of steps flushing above it: flushed here)
         for run, params, ins, outs, out_dtypes, flush in self.forward:
             values = run([env[k] for k in ins], params, budget)
             for index, value, dtype in zip(outs, values, out_dtypes):
                 value = np.asarray(value)
                 if value.dtype != dtype:
                     value = value.astype(dtype)
-                env[index] = flush_subnormals(value) if flush and software and dtype.kind == "f" else value
+                env[index] = flush_subnormals(value) if flush > level and dtype.kind == "f" else value
         cotangents: dict[int, np.ndarray] = {}
         for slot, seed in zip(self.seeds, args[n_inputs:]):
             _accumulate(cotangents, slot, np.asarray(seed), env[slot])

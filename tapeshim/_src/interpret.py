@@ -66,6 +66,7 @@ from tapeshim._src.interpret_blas import (
     note_host_call,
 )
 from tapeshim._src.interpret_flush import host_input, mark_clean, software_flush
+from tapeshim._src.interpret_fpmode import FLUSHING
 from tapeshim._src.interpret_plan import (
     Budget,
     HostPlan,
@@ -251,8 +252,9 @@ class Prepared:
         `leaves` are the arrays among `args`, flat. With `host`, the outputs stay NumPy arrays (the per-op
         tier passes them on to the next kernel; see `to_device`), else they are made tensor values for the
         device `jax.jit` would place them on (`_placed`). A `host` caller runs inside `host_errors_ignored()`
-        (NumPy's floating-point warnings off, as XLA raises none, and subnormals flushed by the CPU:
-        `interpret_fpmode`), entered once for all its calls (a call outside one enters its own).
+        (NumPy's floating-point warnings off, as XLA raises none), entered once for all its calls (a call
+        outside one enters its own). The plan's evaluation runs with subnormals flushed as XLA's CPU flushes
+        them (`interpret_fpmode.FLUSHING`).
         """
         if len(leaves) != len(self._in_avals):
             return None
@@ -271,9 +273,10 @@ class Prepared:
         note_host_call()
         try:
             if host and in_host_context():  # (inside the caller's `host_errors_ignored()`)
-                outputs = self._plan(host_args, budget)
+                with FLUSHING:  # (NumPy's arithmetic flushes subnormals as XLA's: `interpret_fpmode`)
+                    outputs = self._plan(host_args, budget)
             else:
-                with host_errors_ignored():
+                with host_errors_ignored(), FLUSHING:
                     outputs = self._plan(host_args, budget)
         except CheckFailed:
             raise

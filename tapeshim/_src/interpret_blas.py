@@ -72,24 +72,16 @@ def limit_blas_threads() -> None:
 
 class _BlasLimit:
     """The outermost host context of a thread: BLAS runs on one thread inside it from the first product that
-    would split over threads (`limit_blas_threads`) to its exit, and subnormals flush in hardware on the main
-    thread (`interpret_fpmode`)."""
+    would split over threads (`limit_blas_threads`) to its exit."""
 
     def __init__(self) -> None:
         self.limit: Any = None
-        self.mode: interpret_fpmode.FlushingMode | None = None  # (the thread's, where it flushes in hardware)
 
     def __enter__(self) -> None:
-        if interpret_fpmode.flushes_here():
-            mode = self.mode = _blas_limited.mode or interpret_fpmode.FlushingMode()
-            _blas_limited.mode = mode
-            mode.enter()
         _blas_limited.outer = self
 
     def __exit__(self, *exc: Any) -> None:
         _blas_limited.outer = None
-        if self.mode is not None:
-            self.mode.leave()
         if self.limit is not None:
             self.limit.restore_original_limits()
 
@@ -108,8 +100,6 @@ unmarked before its programs' rentals end."""
 
 class _BlasState(threading.local):
     outer: _BlasLimit | None = None
-    mode: interpret_fpmode.FlushingMode | None = None
-    """The thread's floating-point mode switch (`_BlasLimit`), made on its first host context."""
     host_calls = 0
     """The host calls this thread has made (`note_host_call`)."""
     split_at = -RECENT_HOST_CALLS

@@ -52,22 +52,24 @@ def software_flush(value: Any) -> Any:
 
 
 def flush_subnormals(value: Any) -> Any:
-    """`value` (a NumPy array), with its subnormal floats (if any) made zeros of their sign."""
+    """`value` (a NumPy array), with its subnormal floats (if any) made zeros of their sign. Right inside the
+    CPU's flushing modes too (`interpret_fpmode.FLUSHING`, where a subnormal compares as a zero): the quick
+    checks only pass arrays whose magnitudes all compare at least the smallest normal, and the subnormals are
+    found from their bits."""
     tiny = _TINY.get(value.dtype)
     if tiny is None or not value.size:
         return value
     if value.size == 1:  # a scalar: compared in Python (NaN looks further)
         if abs(value.item()) >= tiny:
             return value
-        magnitude = np.abs(value)
-    else:
-        if _all_at_least(value, tiny):  # the common case: no zero, no subnormal (NaN looks further)
-            return value
-        if value.nbytes > CHUNK_BYTES and value.flags.c_contiguous and not _any_subnormal(value):
-            return value  # (zeros or NaNs, no subnormal: a ReLU's output)
-        magnitude = np.abs(value)
-    subnormal = (magnitude < tiny) & (magnitude > 0)
-    if subnormal.any():  # each becomes a zero of its sign
+    elif _all_at_least(value, tiny):  # the common case: no zero, no subnormal (NaN looks further)
+        return value
+    elif value.nbytes > CHUNK_BYTES and value.flags.c_contiguous and not _any_subnormal(value):
+        return value  # (zeros or NaNs, no subnormal: a ReLU's output)
+    unsigned, magnitude_mask, largest = _BITS[value.dtype]
+    magnitudes = np.bitwise_and(value.view(unsigned), unsigned.type(magnitude_mask))
+    subnormal = (magnitudes != 0) & (magnitudes <= unsigned.type(largest))
+    if subnormal.any():  # each becomes a zero of its sign (`copysign` moves the sign bit: no arithmetic)
         return np.where(subnormal, np.copysign(value.dtype.type(0), value), value)
     return value
 

@@ -3,22 +3,21 @@
 XLA's CPU runs its programs with the processor's flush-to-zero and denormals-are-zero modes on (the MXCSR's
 FTZ and DAZ bits on x86-64), as TF's kernels do: a subnormal operand of an arithmetic instruction reads as a
 zero of its sign, and a subnormal result is written as one. The host interpreter computes with NumPy, so it
-sets the same two bits on the calling thread for the time it computes (`FlushingMode`, entered by the
-outermost `interpret_blas.host_errors_ignored`) and on the threads that compute parts of its products
-(`flush_on_this_thread`). Then its values follow XLA's where the software flush could not: an operation's
-intermediate values flush too (the partial sums of a product), and a subnormal that an operation only moves
-(a copy, a transpose, a `select`) stays one, as it does in XLA's code.
+sets the same two bits on the calling thread while it evaluates a program (`FLUSHING`, entered around a
+plan's evaluation by `interpret.Prepared`, and around the per-op tier's sums of cotangents), and on the
+threads that compute parts of its products (`flush_on_this_thread`). Nothing else runs inside: no user code
+(a custom gradient's `grad_fn`), no JAX trace, no thread started. Then the values follow XLA's where the
+software flush could not: an operation's intermediate values flush too (the partial sums of a product), and
+a subnormal that an operation only moves (a copy, a transpose, a `select`) stays one, as it does in XLA's
+code. A few rules give back an operand's element where XLA computes one (`sign`, the first element of a
+cumulative sum or product): their results are still flushed (`ALWAYS_FLUSHED`).
 
 Only on the main thread (`flushes_here`): elsewhere the BLAS's own threads may compute a large product (the
 host's limit of the BLAS to one thread does not hold reliably off the main thread), and they would run without
-the modes, so there the interpreter flushes in software, as it does where the modes cannot be set. (The
-software flush compares magnitudes, which must not run inside the modes: a subnormal compares as a zero.)
-
-Where the modes cannot be set (a platform other than x86-64 Linux with glibc's `fegetmode`/`fesetmode`, or a
-NumPy whose arithmetic does not follow them, found by `_probe` at import), `HARDWARE_FLUSH` is False and the
-interpreter checks and flushes its arguments and results instead (`interpret_flush.flush_subnormals`): that
-check cost a small MLP step's host call about 10% of its time, and a compute-bound step's two ReLU outputs
-0.4 ms.
+the modes, so there the interpreter flushes in software, as it does where the modes cannot be set (a platform
+other than x86-64 Linux with glibc's `fegetmode`/`fesetmode`, or a NumPy whose arithmetic does not follow
+them, found by `_probe` at import: `HARDWARE_FLUSH` False). That check cost a small MLP step's host calls
+about 10% of their time, and a compute-bound step's two ReLU outputs 0.4 ms a call.
 """
 
 from __future__ import annotations
@@ -62,7 +61,7 @@ _functions = _mode_functions()
 
 class FlushingMode:
     """The calling thread's floating-point mode with subnormals flushed (FTZ and DAZ on) from `enter` to
-    `leave`, which restores the mode `enter` found. One object serves one thread's outermost host context."""
+    `leave`, which restores the mode `enter` found."""
 
     __slots__ = ("_saved", "_flushing", "_saved_address", "_flushing_address")
 
@@ -82,6 +81,66 @@ class FlushingMode:
     def leave(self) -> None:
         assert _functions is not None
         _functions[1](self._saved_address)
+
+
+class _ThreadState(threading.local):
+    depth = 0
+    """How many `FLUSHING` contexts the thread is in."""
+    switch: FlushingMode | None = None
+    """The thread's mode switch (made at its first use)."""
+    entered = False
+    """Whether the thread's outermost context set the modes."""
+
+
+_state = _ThreadState()
+
+
+class _Flushing:
+    """The context of a host evaluation: the calling thread's modes flush subnormals inside its outermost
+    entry where `flushes_here()`, else nothing changes. Reentrant; the modes the thread had come back at its
+    exit, whatever ends it."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        state = _state
+        if state.depth == 0 and flushes_here():
+            switch = state.switch
+            if switch is None:
+                switch = state.switch = FlushingMode()
+            try:
+                switch.enter()
+                state.entered = True
+                state.depth = 1
+            except BaseException:  # (an interrupt between setting the modes and counting the context)
+                switch.leave()
+                state.entered = False
+                raise
+            return
+        state.depth += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        state = _state
+        state.depth -= 1
+        if state.depth == 0 and state.entered:
+            state.entered = False
+            assert state.switch is not None
+            state.switch.leave()
+
+
+FLUSHING = _Flushing()
+"""`with FLUSHING:` around NumPy's evaluation of a program's operations (see the module docstring)."""
+
+ALWAYS_FLUSHED = frozenset(("sign", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"))
+"""Primitives whose NumPy rules give back an operand's element where XLA's code computes one, so a subnormal
+operand would come back as it is: `sign` (NumPy returns a zero or NaN operand itself) and the first element
+of a cumulative operation. Their float results are flushed even where the modes flush the rest."""
+
+
+def flush_level() -> int:
+    """The `interpret_plan` flush levels this thread's evaluation applies above: 0 where it flushes in
+    software (every level-1 and level-2 step's results), 1 where the modes flush (level 2 only)."""
+    return 1 if flushes_here() else 0
 
 
 def flush_on_this_thread() -> None:

@@ -20,7 +20,7 @@ from jax.extend import core as jax_core
 
 from tapeshim._src import interpret_cost, interpret_fpmode, interpret_rules, symbolic_dims
 from tapeshim._src.interpret_blas import limit_blas_threads
-from tapeshim._src.interpret_flush import flush_subnormals, software_flush
+from tapeshim._src.interpret_flush import flush_subnormals
 
 STEP_BUDGET = 10_000
 """Loop-body equations one interpreted call may evaluate (counted per iteration of a `while` or `scan`)
@@ -135,13 +135,19 @@ other rule returns operand values or exact functions of them, which stay flushed
 its host values pass from kernel to kernel unchecked, `Prepared`)."""
 
 
-def _flushes(eqn: Any, name: str, out_dtypes: list) -> bool:
-    """Whether a step's float results are flushed (`MAKE_SUBNORMALS`); a conversion's not from an integer or a
-    bool, which makes no subnormal (a one-hot mask's conversion cost its check). Only where the calling thread
-    does not flush them in hardware (`interpret_fpmode.flushes_here`: `HostPlan.__call__` asks)."""
-    if name not in MAKE_SUBNORMALS or not any(dtype.kind == "f" for dtype in out_dtypes):
-        return False
-    return name != "convert_element_type" or np.dtype(eqn.invars[0].aval.dtype).kind not in "biu"
+def _flushes(eqn: Any, name: str, out_dtypes: list) -> int:
+    """At which level a step's float results are flushed (`HostPlan.__call__` flushes those above its thread's
+    `interpret_fpmode.flush_level()`): 2 for a rule that gives back an operand's element where XLA computes one
+    (`interpret_fpmode.ALWAYS_FLUSHED`: flushed wherever), 1 for one that can make a subnormal from normal
+    operands (`MAKE_SUBNORMALS`: flushed where the CPU's modes do not flush), else 0; a conversion's not from an
+    integer or a bool, which makes no subnormal (a one-hot mask's conversion cost its check)."""
+    if not any(dtype.kind == "f" for dtype in out_dtypes):
+        return 0
+    if name in interpret_fpmode.ALWAYS_FLUSHED:
+        return 2
+    if name not in MAKE_SUBNORMALS:
+        return 0
+    return int(name != "convert_element_type" or np.dtype(eqn.invars[0].aval.dtype).kind not in "biu")
 
 
 def _folded_broadcast(eqn: Any) -> np.ndarray | None:
@@ -238,7 +244,7 @@ class HostPlan:
                 kept = kept_input(eqn, ins, zeros)
                 self.cost += 1
                 if kept is not None:
-                    self.steps.append((copy_input, kept, ins, outs, [None], False))
+                    self.steps.append((copy_input, kept, ins, outs, [None], 0))
                     continue
                 name = eqn.primitive.name
                 if name in ZERO_PRESERVING and ins[0] in zeros:
@@ -268,7 +274,7 @@ class HostPlan:
             costs a call of its own per evaluation (its environment, its arguments' and results' lists)."""
             inner = called.jaxpr
             for var, const in zip(inner.constvars, called.consts):
-                fixed_slot(software_flush(np.asarray(const)), var)
+                fixed_slot(flush_subnormals(np.asarray(const)), var)
             for var, operand in zip(inner.invars, eqn.invars):
                 slots[var] = slot_of(operand)  # (a jaxpr called twice maps its variables again: steps hold slots)
             self.cost += 1
@@ -278,7 +284,7 @@ class HostPlan:
                     slots[var] = slot_of(result)
 
         for var, const in zip(jaxpr.constvars, closed.consts):
-            fixed_slot(software_flush(np.asarray(const)), var)
+            fixed_slot(flush_subnormals(np.asarray(const)), var)
         self.in_slots = [new_slot(var) for var in jaxpr.invars]
         self.steps: list = []
         lower(jaxpr.eqns)
@@ -319,19 +325,19 @@ class HostPlan:
             env[index] = value
         for index, value in zip(self.in_slots, args):
             env[index] = value
-        software = not interpret_fpmode.flushes_here()  # (the results of `_flushes` steps: flushed here)
+        level = interpret_fpmode.flush_level()  # (the results of steps that `_flushes` above it: flushed here)
         for run, params, ins, outs, out_dtypes, flush in self.steps:
             if outs.__class__ is int:  # one result (`outs` is its slot, `out_dtypes` its dtype)
                 value = run(*[env[k] for k in ins], **params)
                 if value.dtype != out_dtypes:
                     value = np.asarray(value).astype(out_dtypes)
-                env[outs] = flush_subnormals(value) if flush and software else value
+                env[outs] = flush_subnormals(value) if flush > level else value
                 continue
             values = run([env[k] for k in ins], params, budget)
             for index, value, dtype in zip(outs, values, out_dtypes):
                 if dtype is not None and value.dtype != dtype:
                     value = np.asarray(value).astype(dtype)
-                env[index] = flush_subnormals(value) if flush and software else value
+                env[index] = flush_subnormals(value) if flush > level else value
         return [env[k] for k in self.out_slots]
 
 

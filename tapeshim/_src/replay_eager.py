@@ -23,7 +23,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapeshim._src import compile_tiers, host_vjp, interpret, interpret_flush, kernel_calls, runtime_checks
+from tapeshim._src import (
+    compile_tiers,
+    host_vjp,
+    interpret,
+    interpret_flush,
+    interpret_fpmode,
+    kernel_calls,
+    runtime_checks,
+)
 from tapeshim._src.plan_steps import LeafStep, NodeStep
 
 if TYPE_CHECKING:
@@ -234,9 +242,8 @@ _ones_like = _Cached(jnp.ones_like, families=True)
 
 def _sum(a: Any, b: Any) -> Any:
     """`a + b` of two cotangents of one slot: NumPy's, where both are host arrays of one real float dtype and
-    shape (an addition rounds as XLA's; its subnormals flushed as XLA's CPU does, inside `gradient`'s host
-    context: `interpret_fpmode`), without tracing JAX's `add` for each new shape (0.6-0.9 ms each); else the
-    cached `add` kernel."""
+    shape (an addition rounds as XLA's; its subnormals flushed as XLA's CPU does: `interpret_fpmode`), without
+    tracing JAX's `add` for each new shape (0.6-0.9 ms each); else the cached `add` kernel."""
     if (
         a.__class__ is np.ndarray
         and b.__class__ is np.ndarray
@@ -244,7 +251,9 @@ def _sum(a: Any, b: Any) -> Any:
         and a.dtype in host_vjp.FLOATS
         and a.shape == b.shape
     ):
-        return interpret_flush.software_flush(np.asarray(np.add(a, b)))  # (0-d: an array, not a NumPy scalar)
+        with interpret_fpmode.FLUSHING:
+            total = np.add(a, b)
+        return interpret_flush.software_flush(np.asarray(total))  # (0-d: an array, not a NumPy scalar)
     return _add.call(a, b)
 
 
