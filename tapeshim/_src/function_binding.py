@@ -44,6 +44,8 @@ def bind_signature(
     """
     if specs is None:  # no input_signature: nothing to bind against
         return args, kwargs
+    if not kwargs and _tensors_of_their_specs(specs, args):
+        return args, kwargs  # (the common call: what the general walk below would give, unchanged)
     if (kwargs or len(args) > len(specs)) and signature is not None:
         args, kwargs = _defaults_beyond(specs, signature, args, kwargs)
     if kwargs or len(args) != len(specs):
@@ -80,6 +82,25 @@ def bind_signature(
         single = isinstance(spec, TensorSpec) or _is_ragged_spec(spec)
         converted.append(tensors[0] if single else nest.pack_sequence_as(value, tensors))
     return tuple(converted), {}
+
+
+def _tensors_of_their_specs(specs: list, args: tuple) -> bool:
+    """Whether each of `args` is a `Tensor` of its `TensorSpec`'s dtype and a compatible shape, one per spec:
+    each then binds as itself (a steady loop's calls; the general walk took 20-25 us a call of two)."""
+    if len(args) != len(specs):
+        return False
+    for value, spec in zip(args, specs):
+        if value.__class__ is not Tensor or spec.__class__ is not TensorSpec or value._dtype != spec._dtype:
+            return False
+        dims, sizes = spec._shape._dims, value._shape
+        if dims is None:
+            continue
+        if len(dims) != len(sizes):
+            return False
+        for dim, size in zip(dims, sizes):
+            if dim is not None and (size.__class__ is not int or dim != size):
+                return False
+    return True
 
 
 def _is_ragged_spec(spec: Any) -> bool:

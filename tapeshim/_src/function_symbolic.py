@@ -70,7 +70,7 @@ def symbolic_shapes(signature: Any, flat: list, share_leading: bool = False) -> 
     if not any(None in dims for dims in dims_of.values()):
         return None
     scope = export.SymbolicScope()
-    shapes: dict[int, tuple] = {}
+    shapes: dict[int, tuple] = SymbolicShapes()
     counter = 0
     leading: dict = {}  # the first call's leading size -> its symbol
     for position, dims in dims_of.items():
@@ -89,6 +89,25 @@ def symbolic_shapes(signature: Any, flat: list, share_leading: bool = False) -> 
                 names.append(str(d))
         shapes[position] = tuple(export.symbolic_shape(", ".join(names), scope=scope))
     return shapes
+
+
+class SymbolicShapes(dict):
+    """A trace's symbolic shapes by flat argument position (`symbolic_shapes`), with the form `fits` reads made
+    once: per position, each dimension's size (an int) or its symbol's name (a str)."""
+
+    __slots__ = ("_pattern",)
+
+    def pattern(self) -> list[tuple[int, tuple]]:
+        pattern = getattr(self, "_pattern", None)
+        if pattern is None:
+            pattern = self._pattern = _pattern(self)
+        return pattern
+
+
+def _pattern(shapes: dict[int, tuple]) -> list[tuple[int, tuple]]:
+    """`(position, dimensions)` for `shapes`: each dimension an int, or its symbol's name (a str, which hashes and
+    compares in a fraction of a symbolic dimension's time: `fits` runs on every call of a function)."""
+    return [(position, tuple(d if d.__class__ is int else str(d) for d in shape)) for position, shape in shapes.items()]
 
 
 BATCH = "_batch"
@@ -110,7 +129,8 @@ def fits(shapes: dict[int, tuple], flat: list, same_leading: bool = True) -> boo
     dimensions equal, no unknown one 0, and (with `same_leading`) the leading `None` dimensions of one symbol
     (`BATCH`) of one size."""
     leading: dict = {}
-    for position, shape in shapes.items():
+    pattern = shapes.pattern() if isinstance(shapes, SymbolicShapes) else _pattern(shapes)
+    for position, shape in pattern:
         actual = flat[position]._shape
         if len(actual) != len(shape):
             return False
