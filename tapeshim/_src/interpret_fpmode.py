@@ -46,7 +46,9 @@ def _mode_functions() -> tuple[Any, Any] | None:
     if not sys.platform.startswith("linux") or platform.machine() not in ("x86_64", "AMD64"):
         return None
     try:
-        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        # (a `PyDLL` calls them holding the GIL: a call that released it would wait up to the switch interval,
+        # 5 ms, to take it back while the background thread compiles)
+        libm = ctypes.PyDLL(ctypes.util.find_library("m") or "libm.so.6")
         get_mode, set_mode = libm.fegetmode, libm.fesetmode
     except (OSError, AttributeError):  # (no libm, or a C library older than glibc 2.25)
         return None
