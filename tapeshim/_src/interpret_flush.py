@@ -2,9 +2,10 @@
 
 XLA's CPU flushes subnormal floats to (signed) zero on the input and output of every operation, as TF's
 kernels do; NumPy computes them. Where the CPU's own modes flush them while the host computes
-(`interpret_fpmode.flushes_here`), nothing here runs (`software_flush`, `host_input`, `mark_clean`).
-Elsewhere the interpreter (`interpret.py`) flushes its arguments and the results of the operations that can
-make a subnormal (`flush_subnormals`), as follows.
+(`interpret_fpmode.flushes_here`), only a plan's constants and the results of the few rules
+`interpret_fpmode.ALWAYS_FLUSHED` names are flushed here (`software_flush`, `host_input` and `mark_clean`
+do nothing). Elsewhere the interpreter (`interpret.py`) flushes its arguments and the results of the
+operations that can make a subnormal (`flush_subnormals`), as follows.
 
 An argument is checked on every host call that takes it, and an eager kernel's host calls take the same
 tensors again and again (an indexing loop reads one constant 300 times while its kernel compiles). Checking
