@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from oracle import check
 from tapeshim._src import interpret, interpret_blas, interpret_fpmode
 
 pytestmark = pytest.mark.skipif(not interpret.enabled(), reason="the interpreter serves the CPU backend only")
@@ -87,6 +88,31 @@ def test_host_programs_treat_subnormals_as_xla_does(case):
         got, want = np.asarray(got), np.asarray(want)
         assert got.dtype == want.dtype and got.shape == want.shape
         assert got.tobytes() == want.tobytes(), (case, got, want)
+
+
+def test_eager_ops_on_subnormals_give_tfs_values():
+    # The oracle: TF's own kernels run flushing too, and move a subnormal as it is (a negation, a transpose, a
+    # select, a concatenation). Each op's first call here is computed on the host
+    def body(tf):
+        x = tf.constant(np.array([TINY32 / 4, -TINY32 / 3, 1.0, -0.0, 2.5, -TINY32 / 1000], np.float32))
+        a = tf.constant(np.full((4, 40), 1e-20, np.float32))  # (subnormal partial products, a normal sum)
+        b = tf.constant(np.full((40, 3), 1e-19, np.float32))
+        return {
+            "negate": -x,
+            "transpose": tf.transpose(tf.reshape(x, (2, 3))),
+            "select": tf.where(x > -1.0, x, 2.0),
+            "concatenate": tf.concat([x, x[::-1]], 0),
+            "double": x * 2.0,
+            "compare": x > 0,
+            "sign": tf.sign(x),
+            "cumsum": tf.math.cumsum(x),
+            "cumprod": tf.math.cumprod(x),
+            "product_of_normals": tf.constant([1e-20], tf.float32) * tf.constant([1e-19], tf.float32),
+            "matmul": tf.matmul(a, b),
+            "sum": tf.reduce_sum(x),
+        }
+
+    check(body, rtol=0)  # (exactly: a subnormal against a zero is within any tolerance)
 
 
 def _subnormal_product_now():

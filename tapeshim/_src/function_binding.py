@@ -92,14 +92,8 @@ def _tensors_of_their_specs(specs: list, args: tuple) -> bool:
     for value, spec in zip(args, specs):
         if value.__class__ is not Tensor or spec.__class__ is not TensorSpec or value._dtype != spec._dtype:
             return False
-        dims, sizes = spec._shape._dims, value._shape
-        if dims is None:
-            continue
-        if len(dims) != len(sizes):
-            return False
-        for dim, size in zip(dims, sizes):
-            if dim is not None and (size.__class__ is not int or dim != size):
-                return False
+        if not all(size.__class__ is int for size in value._shape) or not spec._shape.admits(value._shape):
+            return False  # (a symbolic size: the general walk reads it as unknown)
     return True
 
 

@@ -65,8 +65,8 @@ from tapeshim._src.interpret_blas import (
     in_host_context,
     note_host_call,
 )
-from tapeshim._src.interpret_flush import host_input, mark_clean, software_flush
-from tapeshim._src.interpret_fpmode import FLUSHING
+from tapeshim._src.interpret_flush import flush_subnormals, host_array, host_input, mark_clean
+from tapeshim._src.interpret_fpmode import FLUSHING, flushes_here
 from tapeshim._src.interpret_plan import (
     Budget,
     HostPlan,
@@ -266,7 +266,9 @@ class Prepared:
             usable, device = placement(leaves)
             if not usable or (host and device is not None):
                 return None  # (NumPy results would lose the device committed arguments place them on)
-            host_args = [host_input(leaf, aval) for leaf, aval in zip(leaves, self._in_avals)]
+            # (unchecked where the evaluation's modes flush as XLA's: `interpret_fpmode`)
+            read = host_array if flushes_here() else host_input
+            host_args = [read(leaf, aval) for leaf, aval in zip(leaves, self._in_avals)]
         if _debugging_values():  # JAX's NaN and inf checks run on compiled programs
             return None
         budget = Budget()
@@ -425,7 +427,8 @@ def host_value(value: Any) -> Any:
     devices = value.devices()
     if len(devices) != 1 or next(iter(devices)).platform != "cpu":
         return value
-    return software_flush(np.asarray(value))
+    array = np.asarray(value)
+    return array if flushes_here() else flush_subnormals(array)  # (read where the modes flush: unchecked)
 
 
 def to_device(values: list) -> list:

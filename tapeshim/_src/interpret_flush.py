@@ -3,8 +3,8 @@
 XLA's CPU flushes subnormal floats to (signed) zero on the input and output of every operation, as TF's
 kernels do; NumPy computes them. Where the CPU's own modes flush them while the host computes
 (`interpret_fpmode.flushes_here`), only a plan's constants and the results of the few rules
-`interpret_fpmode.ALWAYS_FLUSHED` names are flushed here (`software_flush`, `host_input` and `mark_clean`
-do nothing). Elsewhere the interpreter (`interpret.py`) flushes its arguments and the results of the
+`interpret_fpmode.ALWAYS_FLUSHED` names are flushed here (`software_flush` and `mark_clean` do nothing, and
+`host_input` is not called). Elsewhere the interpreter (`interpret.py`) flushes its arguments and the results of the
 operations that can make a subnormal (`flush_subnormals`), as follows.
 
 An argument is checked on every host call that takes it, and an eager kernel's host calls take the same
@@ -47,9 +47,9 @@ subnormals. An entry goes when its argument does (and all of them past `_CLEAN_S
 
 
 def software_flush(value: Any) -> Any:
-    """`flush_subnormals(value)`, or `value` itself where the CPU flushes subnormals as this thread's host
-    computations run (`interpret_fpmode.flushes_here`)."""
-    return value if interpret_fpmode.flushes_here() else flush_subnormals(value)
+    """`flush_subnormals(value)` of a result computed just now, or `value` itself where the calling thread's
+    modes flushed its subnormals as it was computed (`interpret_fpmode.flushing_now`)."""
+    return value if interpret_fpmode.flushing_now() else flush_subnormals(value)
 
 
 def flush_subnormals(value: Any) -> Any:
@@ -143,11 +143,8 @@ def host_array(leaf: Any, aval: Any) -> np.ndarray:
 
 def host_input(leaf: Any, aval: Any) -> np.ndarray:
     """`host_array(leaf, aval)` flushed (`flush_subnormals`); checked once while it lives where `leaf` cannot change.
-    Not checked where the CPU flushes subnormals as this thread's host computations run
-    (`interpret_fpmode.flushes_here`)."""
+    (Where the CPU's modes flush as the thread computes, `interpret.Prepared` takes `host_array` instead.)"""
     array = host_array(leaf, aval)
-    if interpret_fpmode.flushes_here():
-        return array
     key = id(leaf)
     entry = _clean.get(key)
     if entry is not None and entry[0]() is leaf and entry[1] == array.dtype:

@@ -140,9 +140,14 @@ of a cumulative operation. Their float results are flushed even where the modes 
 
 
 def flush_level() -> int:
-    """The `interpret_plan` flush levels this thread's evaluation applies above: 0 where it flushes in
-    software (every level-1 and level-2 step's results), 1 where the modes flush (level 2 only)."""
-    return 1 if flushes_here() else 0
+    """The `interpret_plan` flush levels an evaluation applies above: 1 where the calling thread's modes flush
+    now (inside an entered `FLUSHING`: level 2 only), else 0 (every level-1 and level-2 step's results)."""
+    return 1 if _state.entered else 0
+
+
+def flushing_now() -> bool:
+    """Whether the calling thread's modes flush subnormals now (inside a `FLUSHING` that set them)."""
+    return _state.entered
 
 
 def flush_on_this_thread() -> None:

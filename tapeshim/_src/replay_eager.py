@@ -252,8 +252,7 @@ def _sum(a: Any, b: Any) -> Any:
         and a.shape == b.shape
     ):
         with interpret_fpmode.FLUSHING:
-            total = np.add(a, b)
-        return interpret_flush.software_flush(np.asarray(total))  # (0-d: an array, not a NumPy scalar)
+            return interpret_flush.software_flush(np.asarray(np.add(a, b)))  # (0-d: an array, not a NumPy scalar)
     return _add.call(a, b)
 
 

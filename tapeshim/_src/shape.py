@@ -89,11 +89,16 @@ class TensorShape:
 
     def is_compatible_with(self, other: TensorShapeLike) -> bool:
         other = TensorShape(other)
-        if self._dims is None or other._dims is None:
+        return other._dims is None or self.admits(other._dims)
+
+    def admits(self, sizes: tuple) -> bool:
+        """Whether a shape of these dimensions (ints or None; a symbolic one is unknown, as None) is compatible
+        with this one: `is_compatible_with` without making a `TensorShape` of them (a tensor's own `_shape`)."""
+        if self._dims is None:
             return True
-        if len(self._dims) != len(other._dims):
+        if len(self._dims) != len(sizes):
             return False
-        return all(a is None or b is None or a == b for a, b in zip(self._dims, other._dims))
+        return all(a is None or b is None or a == b for a, b in zip(self._dims, sizes))
 
     def merge_with(self, other: TensorShapeLike) -> "TensorShape":
         """The shape with the known dimensions of both.
