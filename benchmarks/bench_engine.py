@@ -33,6 +33,7 @@ Patterns (the same TF source runs on real TF and on tapeshim):
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import subprocess
@@ -467,6 +468,9 @@ def child(framework: str, names: list[str], quick: bool) -> None:
     results = {}
     for name in names:
         _settle_compiles()  # each pattern starts with no compile of another running beside it
+        # ... and with no garbage of another's: a full collection (80 ms of the ~180k objects a tapeshim child holds
+        # by then) falls in whichever pattern's allocations trigger it, and moved between patterns with any change
+        gc.collect()
         try:
             results[name] = table[name](tf)
         except Exception as exc:  # noqa: BLE001 - reported in the table

@@ -24,9 +24,10 @@ from typing import Any, Callable, Sequence
 
 import jax
 import numpy as np
+from jax.extend import core as jax_core
 
-from tapeshim._src import host_vjp, host_vjp_costs, interpret
-from tapeshim._src.state import DifferentiationMode
+from tapeshim._src import host_vjp, host_vjp_costs, interpret, jaxpr_specialize, symbolic_dims
+from tapeshim._src.state import DifferentiationMode, HostRulesTrace
 
 stats = {"untraced_gradient_programs": 0}
 """Gradient programs whose first calls were computed here (each one trace of a VJP spared, or put off)."""
@@ -64,7 +65,7 @@ def first_calls(
     source_avals: Sequence[tuple],
     inline_kernels: bool,
     ops: frozenset = frozenset(),
-) -> Callable[[tuple], interpret.Prepared | None]:
+) -> "FirstCalls":
     """`host_first(args)` for a gradient program (`runtime_checks.CheckedProgram`): the host program of the call
     `program(leaf values, seeds)` made from the forward's jaxpr, or None where it does not qualify.
 
@@ -72,35 +73,143 @@ def first_calls(
       evaluate: `evaluate(leaf values, perturbations) -> target values` (`replay.Slice.perturbed_function`).
       trainable: the targets differentiated (positions among the targets).
       seed_position: a differentiated target's position among the given seeds, where it has one.
-      source_avals: `(shape, dtype)` of each source (its perturbation's).
+      source_avals: `(shape, dtype)` of each source (its perturbation's); symbolic for `FirstCalls.sized`.
       inline_kernels: as the program's trace (`DifferentiationMode`).
       ops: the ops (node keys: op type and static arguments) the program runs: a program of the ops of one that
         did not qualify (another size of its structure) is not tried: its forward's trace would be spent for
         nothing (4 ms of a small model's first step).
     """
+    return FirstCalls(evaluate, trainable, seed_position, source_avals, inline_kernels, ops)
 
-    def host_first(args: tuple) -> interpret.Prepared | None:
-        if not interpret.enabled() or ops in _refused:
-            return None
-        leaf_values, seeds = args
-        perturbations = [(tuple(shape), np.dtype(dtype._np)) for shape, dtype in source_avals]
+
+class FirstCalls:
+    """See `first_calls`."""
+
+    __slots__ = ("_evaluate", "_trainable", "_seed_position", "_source_avals", "_inline_kernels", "_ops")
+
+    def __init__(
+        self,
+        evaluate: Callable[[Sequence[Any], Sequence[Any]], list],
+        trainable: Sequence[int],
+        seed_position: dict[int, int],
+        source_avals: Sequence[tuple],
+        inline_kernels: bool,
+        ops: frozenset,
+    ) -> None:
+        self._evaluate = evaluate
+        self._trainable = trainable
+        self._seed_position = seed_position
+        self._source_avals = source_avals
+        self._inline_kernels = inline_kernels
+        self._ops = ops
+
+    def _forward_jaxpr(self, leaves: list) -> tuple[Any, Any, list]:
+        """The forward's jaxpr on `leaves` (values or structs), its output shapes and the perturbations'
+        `(shape, dtype)`; raises where the trace fails."""
+        perturbations = [(tuple(shape), np.dtype(dtype._np)) for shape, dtype in self._source_avals]
+        evaluate, trainable = self._evaluate, self._trainable
 
         def forward(leaves: list, eps: list) -> tuple:
-            with DifferentiationMode(forward=False, inline_kernels=inline_kernels):
+            # (only the host's VJP rules read this trace's jaxpr)
+            with (
+                DifferentiationMode(forward=False, inline_kernels=self._inline_kernels),
+                HostRulesTrace(jax_core.find_top_trace([*leaves, *eps])),
+            ):
                 values = evaluate(leaves, eps)
             return [values[k] for k in trainable], values
 
         structs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in perturbations]
+        closed, shapes = jax.make_jaxpr(forward, return_shape=True)(list(leaves), structs)
+        return closed, shapes, perturbations
+
+    def _refuse(self) -> None:
+        if len(_refused) >= _REFUSED_SIZE:
+            _refused.clear()
+        _refused.add(self._ops)
+
+    def __call__(self, args: tuple) -> interpret.Prepared | None:
+        if not interpret.enabled() or self._ops in _refused:
+            return None
+        leaf_values, seeds = args
         try:
-            closed, shapes = jax.make_jaxpr(forward, return_shape=True)(list(leaf_values), structs)
-            return _program(closed, shapes, len(leaf_values), perturbations, seeds, seed_position, trainable)
+            closed, shapes, perturbations = self._forward_jaxpr(leaf_values)
+            return _program(
+                closed, shapes, len(leaf_values), perturbations, seeds, self._seed_position, self._trainable
+            )
         except Exception:  # noqa: BLE001 - an operation without a host VJP rule (or a trace that fails): traced
-            if len(_refused) >= _REFUSED_SIZE:
-                _refused.clear()
-            _refused.add(ops)
+            self._refuse()
             return None
 
-    return host_first
+    def sized(self, leaf_structs: list) -> "SizedFirstCalls | None":
+        """The host programs of this program's every size (its leaves' and sources' sizes symbolic: `leaf_structs`
+        and the source avals given), from one trace of its forward, or None where it does not qualify."""
+        if not interpret.enabled() or self._ops in _refused:
+            return None
+        try:
+            closed, shapes, perturbations = self._forward_jaxpr(leaf_structs)
+        except Exception:  # noqa: BLE001 - a trace that fails on symbolic sizes: traced as before
+            return None
+        return SizedFirstCalls(self, closed, shapes, len(leaf_structs), perturbations)
+
+
+class SizedFirstCalls:
+    """A gradient program's host programs for each size of its structure: its forward traced once with symbolic
+    sizes, each size's VJP plan made from that trace with the size's dimensions put in (`jaxpr_specialize`), no
+    JAX trace (`sized_gradients`; `bind` and `heavy` as `interpret.BoundTemplate`'s)."""
+
+    __slots__ = ("_calls", "_closed", "_shapes", "_n_leaves", "_perturbations", "_refused", "_bound")
+
+    def __init__(self, calls: FirstCalls, closed: Any, shapes: Any, n_leaves: int, perturbations: list) -> None:
+        self._calls = calls
+        self._closed = closed
+        self._shapes = shapes
+        self._n_leaves = n_leaves
+        self._perturbations = perturbations
+        self._refused = False  # (an operation without a host VJP rule: at no size)
+        self._bound: dict = {}  # sizes -> the program (the latest `_BOUND` sizes made)
+
+    def bind(self, sizes: dict[str, int], seeds: Sequence[Any]) -> interpret.Prepared | None:
+        """The program where the symbols have `sizes` (one call's), given its seeds, or None where the host does
+        not compute it at these sizes."""
+        if self._refused:
+            return None
+        key = (tuple(sorted(sizes.items())), tuple(np.dtype(s.dtype) for s in seeds))
+        known = self._bound.get(key, _UNBOUND)
+        if known is not _UNBOUND:
+            return known
+        resolve = symbolic_dims.resolver(sizes)
+        try:
+            closed = jaxpr_specialize.specialized(self._closed, resolve)
+            perturbations = [(resolve(shape), dtype) for shape, dtype in self._perturbations]
+        except symbolic_dims.Unresolved:  # (an expression of the trace's the host does not evaluate: at no size)
+            self._refused = True
+            return None
+        calls = self._calls
+        try:
+            program = _program(
+                closed, self._shapes, self._n_leaves, perturbations, seeds, calls._seed_position, calls._trainable
+            )
+        except Exception:  # noqa: BLE001 - an operation without a host VJP rule: per op from now on
+            self._refused = True
+            return None
+        if len(self._bound) >= _BOUND:
+            try:
+                del self._bound[next(iter(self._bound))]  # (the oldest made)
+            except (KeyError, RuntimeError, StopIteration):  # (another thread's, at once)
+                pass
+        self._bound[key] = program
+        return program
+
+    def heavy(self, sizes: dict[str, int]) -> bool:
+        """Whether `bind` refused these sizes only as too much for the host (or for its seeds), not at every size."""
+        del sizes
+        return not self._refused
+
+
+_BOUND = 32
+_UNBOUND = object()
+"""Sizes whose host programs a `SizedFirstCalls` keeps (an epoch over batches of 20-40 lengths comes back to
+each): each is a VJP plan, made in 2-5 ms for a small model."""
 
 
 _REFUSED_SIZE = 256

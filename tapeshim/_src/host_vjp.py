@@ -766,6 +766,14 @@ def program(
         closed = forward.trace(*inputs).jaxpr
     except Exception:  # noqa: BLE001 - the forward kernel's own trace fails: the VJP kernel raises as before
         return None
+    return program_of(closed, inputs, given, wanted)
+
+
+def program_of(
+    closed: jax_core.ClosedJaxpr, inputs: Sequence[Any], given: Sequence[bool], wanted: Sequence[bool] | None = None
+) -> interpret.Prepared | None:
+    """`program` from the forward's jaxpr on `inputs` (`closed`: a kernel's trace, or a Keras call family's
+    made concrete for their sizes: `keras_program_families`)."""
     jaxpr = closed.jaxpr
     if len(jaxpr.invars) != len(inputs) or len(jaxpr.outvars) != len(given):
         return None

@@ -23,7 +23,6 @@ Keras reads its backend once per process, when `keras` is first imported;
 from __future__ import annotations
 
 import functools
-import itertools
 import threading
 import weakref
 from types import ModuleType
@@ -32,7 +31,14 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import jax
 import numpy as np
 
-from tapeshim._src import dtypes, jaxpr_inline, keras_eager_calls, registry, runtime_checks
+from tapeshim._src import (
+    dtypes,
+    keras_eager_calls,
+    keras_program_families,
+    kernel_calls,
+    registry,
+    runtime_checks,
+)
 from tapeshim._src.custom_gradient_parts import VariableCollector
 from tapeshim._src.keras_compat import (
     call_context_training,
@@ -49,6 +55,7 @@ from tapeshim._src.keras_functional_split import call_by_operation, has_dependen
 from tapeshim._src.keras_host_layers import call_on_values, computed_with_tf, given_output
 from tapeshim._src.keras_initial_values import add_weight_arguments
 from tapeshim._src.keras_masks import attach_output_masks, with_input_masks
+from tapeshim._src.keras_program_families import family_replay, replay_of
 from tapeshim._src.keras_program_keys import attributes_key, configuration_key, note_attribute_set
 from tapeshim._src.keras_restore import apply_pending_restore
 from tapeshim._src.keras_saved_forward import record_saved_forward, saves_forward
@@ -57,7 +64,7 @@ from tapeshim._src.node import OpKey
 from tapeshim._src.ops import random_ops
 from tapeshim._src.recorded_call import jaxpr_dependencies, record_call
 from tapeshim._src.shape import TensorShape
-from tapeshim._src.state import StatelessScope, _thread_state, in_forward_mode, stateless_scope
+from tapeshim._src.state import StatelessScope, _thread_state, stateless_scope
 from tapeshim._src.tensor import Tensor, convert_to_tensor, register_tensor_conversion_function
 from tapeshim._src.variable import (
     Variable,
@@ -250,7 +257,6 @@ def adopt_variable(variable: Any) -> Any:
 
 # -- one Keras call as one op ------------------------------------------------------------------
 _local = threading.local()
-_program_ids = itertools.count()
 
 
 def public_names(module: ModuleType) -> dict[str, Any]:
@@ -295,7 +301,8 @@ def _to_jax(value: Any) -> Any:
 
 
 class _Program:
-    """One shape of one Keras call: the op's JAX function, its outputs, and which variables it changes.
+    """One shape of one Keras call (or, traced with symbolic sizes, its shape family's: `keras_program_families`):
+    the op's JAX function, its outputs, and which variables it changes.
 
     The op's inputs are the call's tensors, then the Keras masks they carry
     (`masked`: their positions among the tensors; attached to them inside the
@@ -323,6 +330,8 @@ class _Program:
         "bound",
         "replay",
         "dependencies",
+        "out_structs",
+        "calls",
     )
 
     def __init__(
@@ -333,8 +342,10 @@ class _Program:
         positions: list[int],
         keras_variables: Sequence[Any],
         in_structs: list,
+        key: OpKey,
         masks: bool = False,
         masked: tuple[int, ...] = (),
+        family: bool = False,
     ) -> None:
         n_tensors, n_state = len(positions) + len(masked), len(keras_variables)
         self.extra_variables: list[Variable] = []
@@ -425,58 +436,28 @@ class _Program:
             ]
             traced = self.jitted.trace(*in_structs)
         structs = traced.out_info
-        self.replay = _replay(fn, traced.jaxpr)
+        # (a family's program, traced with symbolic sizes, serves each size: `keras_program_families`)
+        self.replay = family_replay(fn, traced) if family else replay_of(fn, traced.jaxpr)
         self.dependencies = jaxpr_dependencies(traced.jaxpr.jaxpr)  # (per output, the inputs it depends on)
         probe["collector"] = None
         self.out_tree, self.changed, self.written = probe["tree"], probe["changed"], probe["written"]
         self.returned_variables = probe["returned"]  # output position -> the variable `call` returned there
         self.cleared_masks: list[int] = probe["cleared"]  # the tensors whose masks the call took off
         self.n_out = len(structs) - len(self.changed) - len(self.written)
+        self.out_structs = jax.tree_util.tree_leaves(structs)
         self.avals = tuple((tuple(s.shape), dtypes.from_numpy(np.dtype(s.dtype))) for s in structs)
-        self.key = OpKey("KerasCall", next(_program_ids))
+        self.key = key  # (one per call structure, its sizes' programs alike: `keras_program_families`)
+        # (a family's calls outside a tape: each new size's first calls on the host from the family's trace)
+        host_forward = getattr(self.replay, "host_forward", None)
+        self.calls = None if host_forward is None else kernel_calls.KernelCalls(untraced=host_forward)
+
+    def run_values(self, values: list) -> Any:
+        """The call's outputs on `values` (its inputs' arrays), outside any tape and trace (a family's sizes:
+        `keras_program_families.SizedProgram.run_values`)."""
+        return self.jitted(*values)
 
     def _settle(self, plain: Any) -> None:
         self.jitted = plain
-
-
-def _trace_settings() -> tuple:
-    """What a trace bakes into its equations besides the arguments' types: the JAX settings that change the
-    equations traced (a product's precision, 64-bit types, promotion), and whether a forward-mode program is
-    traced (tapeshim's kernels then trace JAX's own rules, not their reverse-mode `custom_vjp`s)."""
-    return (in_forward_mode(), *[getattr(jax.config, name) for name in _TRACE_SETTINGS])
-
-
-_TRACE_SETTINGS = (
-    "jax_default_matmul_precision",
-    "jax_enable_x64",
-    "jax_numpy_dtype_promotion",
-    "jax_numpy_rank_promotion",
-)  # (read as attributes: a setting with a context manager has its thread's value there)
-
-
-def _replay(fn: Callable[..., tuple], closed: Any) -> Callable[..., tuple]:
-    """`fn(*values)`, from the call's trace (`closed`) where the values are of its argument types and the trace's
-    settings hold: a gradient program, or the per-op tier, replaying the recorded call binds the equations of
-    its jaxpr (`jaxpr_inline`) instead of running the Keras call's Python again. Values of other types
-    (another trace's symbolic sizes, a replica's inside `shard_map`, whose types say which mesh axes they vary
-    over), another product precision (TF32 turned off since) or a forward-mode program run the call's Python."""
-    if closed.effects:  # (runtime checks, callbacks: staged by the call's own Python in each trace)
-        return fn
-    types = [var.aval for var in closed.jaxpr.invars]
-    settings = _trace_settings()
-
-    def replay(*values: Any) -> tuple:
-        try:
-            same = (
-                len(values) == len(types)
-                and all(jax.typeof(v) == t for v, t in zip(values, types))
-                and _trace_settings() == settings
-            )
-        except Exception:  # noqa: BLE001 - types a trace cannot compare (another trace's symbols): not the same
-            same = False
-        return tuple(jaxpr_inline.inline(closed, values)) if same else fn(*values)
-
-    return replay
 
 
 _KEY = jax.eval_shape(lambda: jax.random.PRNGKey(0))  # the shape and dtype of a random op's key
@@ -542,16 +523,23 @@ def stateful_call(
         program = None if shared_key is None else _shared_programs.get(shared_key)
         if program is None:
             in_structs = [jax.ShapeDtypeStruct(t._shape, t._dtype._np) for t in tensors + masks + state_reads]
-            program = _Program(
-                call,
-                static_leaves,
-                treedef,
-                positions,
-                keras_variables,
-                in_structs,
-                isinstance(owner, keras.Model),
-                masked,
-            )
+
+            def make(structs: list, op_key: OpKey, family: bool) -> _Program:
+                return _Program(
+                    call,
+                    static_leaves,
+                    treedef,
+                    positions,
+                    keras_variables,
+                    structs,
+                    op_key,
+                    isinstance(owner, keras.Model),
+                    masked,
+                    family,
+                )
+
+            # (a new size of a call seen at another: its shape family's program, `keras_program_families`)
+            program = keras_program_families.program(owner, key, in_structs, make)
             if shared_key is not None and not (
                 program.extra_variables or program.written or program.random_seeds or program.returned_variables
             ):
@@ -569,7 +557,7 @@ def stateful_call(
         # One op; each output is tracked by the tapes that track an input it depends on (its jaxpr says which).
         outputs = record_call(program.replay, program.key, inputs, program.avals, dependencies=program.dependencies)
     else:
-        values = program.jitted(*[t._value for t in inputs])
+        values = program.run_values([t._value for t in inputs])
         outputs = tuple(Tensor(v, shape, dtype) for v, (shape, dtype) in zip(values, program.avals))
     n_changed = len(program.changed)
     for index, value in zip(program.changed, outputs[program.n_out : program.n_out + n_changed]):

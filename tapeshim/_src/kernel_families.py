@@ -133,10 +133,21 @@ def _structs(template: tuple, leaves: list) -> list:
     return made
 
 
+_SHARED_NAMES = tuple(f"_k{i}" for i in range(8))
+_shared_scope = export.SymbolicScope([f"{name} >= 2" for name in _SHARED_NAMES])
+_shared_symbols = dict(zip(_SHARED_NAMES, export.symbolic_shape(", ".join(_SHARED_NAMES), scope=_shared_scope)))
+"""The symbols of every family's template, in one scope: a symbol is the same in every family's trace, so a trace
+whose arguments another family's trace typed (a gradient program replaying a Keras call's family program,
+`keras_program_families`) binds that trace's jaxpr. Each is `>= 2`, as every family declares."""
+
+
 def _new_structs(template: tuple, leaves: list) -> list:
     names = sorted({d for shape in template for d in shape if d.__class__ is not int})
-    scope = export.SymbolicScope([f"{name} >= 2" for name in names])
-    symbols = dict(zip(names, export.symbolic_shape(", ".join(names), scope=scope)))
+    if all(name in _shared_symbols for name in names):
+        symbols = _shared_symbols
+    else:  # (a template of more symbols: a scope of its own)
+        scope = export.SymbolicScope([f"{name} >= 2" for name in names])
+        symbols = dict(zip(names, export.symbolic_shape(", ".join(names), scope=scope)))
     return [
         jax.ShapeDtypeStruct(
             tuple(d if d.__class__ is int else symbols[d] for d in shape),

@@ -160,6 +160,13 @@ def _vjp_kernel(
         def untraced(args: tuple) -> Any:
             return host_vjp.program(forward.jitted, args[0], given, wanted)
 
+    # (a Keras call's family program: each size's host program from the family's jaxpr made concrete for it)
+    elif kernel is None and getattr(fn, "sized_vjp", None) is not None:
+        sized_vjp = fn.sized_vjp  # type: ignore[attr-defined]
+
+        def untraced(args: tuple) -> Any:
+            return sized_vjp(args[0], given, wanted)
+
     # (a node whose function traces its backward first, at the top level, and gives the VJP's host program from
     # that trace: a custom gradient's, `custom_gradient._CustomGradientCall.trace_backward`)
     elif kernel is None and getattr(fn, "host_vjp", None) is not None:

@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 import jax
 
 from tapeshim._src import interpret, kernel_families, replay, replay_eager, runtime_checks
+from tapeshim._src.host_gradient import SizedFirstCalls
 from tapeshim._src.plan_steps import NodeStep
 
 _SIZE = 256
@@ -33,13 +34,25 @@ stats = {"sized_gradients": 0}
 
 
 def _own_kernels(steps: Sequence[Any]) -> bool:
-    """Whether every node step runs one of tapeshim's own op kernels (`registry._Kernel` with shape families)."""
+    """Whether every node step runs one of tapeshim's own op kernels (`registry._Kernel` with shape families) or
+    a Keras call's program (`keras_program_families`: it serves a symbolic trace where it has a family)."""
     for step in steps:
         if isinstance(step, NodeStep):
             kernel = getattr(step.fn, "kernel", None)
-            if kernel is None or kernel.shape_families is None:
+            if (kernel is None or kernel.shape_families is None) and not getattr(step.fn, "keras_program", False):
                 return False
     return True
+
+
+def _keras_calls_sized(steps: Sequence[Any]) -> bool:
+    """Whether every Keras call among the node steps runs its family's program: a symbolic trace of the request
+    then binds their jaxprs, where a call of its own program would run its Keras Python on symbolic sizes (its
+    family's trace failed, or is yet to be made)."""
+    return all(
+        getattr(step.fn, "shape_family", False)
+        for step in steps
+        if isinstance(step, NodeStep) and getattr(step.fn, "keras_program", False)
+    )
 
 
 def _families_of(
@@ -101,17 +114,30 @@ def host_gradient(
     leaves = [*leaf_values, *seed_values]
     args, flat = _arguments(leaf_values, seed_values, source_avals)
 
-    def symbolic(structs: tuple) -> interpret.BoundTemplate:
+    def symbolic(structs: tuple) -> interpret.BoundTemplate | SizedFirstCalls:
+        if not _keras_calls_sized(plan.steps):
+            raise ValueError("a Keras call of this request has no shape family")  # (`find` notes it: per op)
         leaf_structs, seed_structs, source_structs = structs
         symbolic_avals = tuple((s.shape, dtype) for s, (_, dtype) in zip(source_structs, source_avals))
-        program = runtime_checks.jit(make_program(symbolic_avals), interpret_first=False)
+        made = make_program(symbolic_avals)
+        # A request over Keras calls: its forward traced, each size's VJP by the host's rules (its symbolic
+        # program's trace, JAX's VJP of a model, cost 25-30 ms); any other: one trace, bound at each size.
+        keras_calls = any(getattr(step.fn, "keras_program", False) for step in plan.steps if isinstance(step, NodeStep))
+        first_calls = getattr(made, "host_first", None) if keras_calls else None
+        sized = None if first_calls is None else first_calls.sized(leaf_structs)
+        if sized is not None:
+            return sized
+        program = runtime_checks.jit(made, interpret_first=False)
         return interpret.BoundTemplate(program.trace(leaf_structs, seed_structs), checks=True)
 
     found = families.find(args, flat, symbolic)
     if found is None:
         return None
     template, sizes = found
-    prepared = template.bind(sizes)
+    if isinstance(template, SizedFirstCalls):
+        prepared = template.bind(sizes, seed_values)
+    else:
+        prepared = template.bind(sizes)
     if prepared is None:
         if not template.heavy(sizes):  # (the interpreter cannot run it: per op from now on)
             families.failed(args, flat)

@@ -111,6 +111,29 @@ class DifferentiationMode:
         _thread_state.forward_mode, _thread_state.inline_kernels = self._saved
 
 
+class HostRulesTrace:
+    """Names the trace (`trace`, JAX's) whose jaxpr only the host's VJP rules read (`host_gradient.FirstCalls`):
+    JAX neither runs nor differentiates it. A Keras call's family program binds its symbolic jaxpr there with
+    the trace's sizes put in (`keras_program_families`, `jaxpr_specialize`), where another trace would run its
+    Python. Only values of that very trace qualify: a gradient taken inside the forward (a gradient penalty)
+    differentiates its own trace's values."""
+
+    __slots__ = ("_trace", "_saved")
+
+    def __init__(self, trace: Any) -> None:
+        self._trace = trace
+        self._saved: Any = None
+
+    def __enter__(self) -> HostRulesTrace:
+        self._saved, _thread_state.host_rules_trace = _thread_state.host_rules_trace, self._trace
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        _thread_state.host_rules_trace = self._saved
+
+
 class _ThreadState(threading.local):
     def __init__(self) -> None:
         super().__init__()
@@ -120,6 +143,7 @@ class _ThreadState(threading.local):
         self.name_stack: list[str] = []  # the `tf.name_scope` names, outermost first
         self.forward_mode = False  # see `DifferentiationMode`
         self.inline_kernels = False  # see `DifferentiationMode`
+        self.host_rules_trace: Any = None  # see `HostRulesTrace`
         # While a mapped dataset's element spec is computed from a run on its first element: tensor id -> the
         # shape TF's graph knows for it (a `py_function` output's is unknown until `set_shape`)
         self.graph_shapes: dict[int, Any] | None = None
