@@ -173,7 +173,7 @@ class SizedFirstCalls:
         not compute it at these sizes."""
         if self._refused:
             return None
-        key = (tuple(sorted(sizes.items())), tuple(np.dtype(s.dtype) for s in seeds))
+        key = (tuple(sorted(sizes.items())), tuple((np.shape(s), np.dtype(s.dtype)) for s in seeds))
         known = self._bound.get(key, _UNBOUND)
         if known is not _UNBOUND:
             return known

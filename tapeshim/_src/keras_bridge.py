@@ -446,7 +446,7 @@ class _Program:
         self.n_out = len(structs) - len(self.changed) - len(self.written)
         self.out_structs = jax.tree_util.tree_leaves(structs)
         self.avals = tuple((tuple(s.shape), dtypes.from_numpy(np.dtype(s.dtype))) for s in structs)
-        self.key = key  # (one per call structure, its sizes' programs alike: `keras_program_families`)
+        self.key = key  # (its own; a family's, every size of it: `keras_program_families`)
         # (a family's calls outside a tape: each new size's first calls on the host from the family's trace)
         host_forward = getattr(self.replay, "host_forward", None)
         self.calls = None if host_forward is None else kernel_calls.KernelCalls(untraced=host_forward)
