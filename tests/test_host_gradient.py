@@ -160,6 +160,38 @@ def test_convolutions_at_new_batch_sizes_bind_their_traced_derivatives_again():
     assert host_vjp_traced.stats["rebound_vjp_rules"] >= rebound + 2  # (both convolutions at the last sizes)
 
 
+def test_convolutions_at_new_lengths_bind_their_traced_derivatives_again_where_they_stride_by_one():
+    # A convolution of strides 1 takes its VJP's parameters at any length (a text model's Conv1D over padded
+    # batches of a new length): its equations are bound at the new length. A strided one's padding depends on the
+    # length's remainder, and is traced at each length; both give TF's gradients.
+    filters = (rng.normal(size=(3, 4, 5)) * 0.5).astype(np.float32)
+    depthwise = (rng.normal(size=(3, 1, 4, 2)) * 0.5).astype(np.float32)
+    signals = [rng.normal(size=(2, n, 4)).astype(np.float32) for n in (13, 17, 19, 22, 26)]
+
+    def body(tf):
+        f, d = tf.Variable(filters), tf.Variable(depthwise)
+        out = []
+        for step, signal in enumerate(signals):
+            x = tf.constant(signal)
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                same = tf.nn.conv1d(x, f, 1, "SAME")
+                valid = tf.nn.conv1d(x, f, 1, "VALID")
+                grouped = tf.nn.depthwise_conv2d(x[:, :, None, :], d, [1, 1, 1, 1], "SAME")
+                strided = tf.nn.conv1d(x, f, 3, "VALID")
+                loss = tf.reduce_sum(tf.tanh(same)) + tf.reduce_sum(valid**2) + tf.reduce_sum(tf.nn.relu(grouped))
+                loss += tf.reduce_sum(strided**2) * 0.1
+                for _ in range(step):  # (a new structure each step: computed on the host)
+                    loss = loss * 0.5
+            out.append(tape.gradient(loss, [f, d, x]))
+        return out
+
+    rebound, traced = host_vjp_traced.stats["rebound_vjp_rules"], host_vjp_traced.stats["traced_vjp_rules"]
+    check(body)
+    assert host_vjp_traced.stats["rebound_vjp_rules"] - rebound >= 3 * 3  # (the three stride-1 ones, from the third)
+    assert host_vjp_traced.stats["traced_vjp_rules"] - traced >= 3 * 2 + 5  # (and the strided one at every length)
+
+
 def test_convolutions_of_other_filter_sizes_trace_their_derivatives_again():
     # Two filter widths give the input's cotangent the same padding total but not the same leading padding
     # (VALID, stride 3): only a new batch size binds an earlier trace's equations again, never another filter.

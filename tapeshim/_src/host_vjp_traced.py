@@ -84,8 +84,9 @@ def _key(eqn: Any, floats: tuple) -> tuple | None:
 
 
 class _Sizes:
-    """The VJPs traced of one convolution at batch sizes: the first one's jaxpr and argument shapes, and whether
-    the second, at another batch size, had the same equations with the same parameters (None: no second yet)."""
+    """The VJPs traced of one convolution at sizes that set no parameter of its VJP (`_batchless`): the first
+    one's jaxpr and argument shapes, and whether the second, at other sizes, had the same equations with the
+    same parameters (None: no second yet)."""
 
     __slots__ = ("closed", "shapes", "size_free")
 
@@ -96,17 +97,26 @@ class _Sizes:
 
 
 _sizes: OrderedDict = OrderedDict()
-"""A convolution's `_key` without its batch size (`_batchless`) -> its `_Sizes` (an LRU bounded as `_plans`)."""
+"""A convolution's `_key` without its free sizes (`_batchless`) -> its `_Sizes` (an LRU bounded as `_plans`)."""
 
 
 def _batchless(eqn: Any, key: tuple | None) -> tuple | None:
-    """`key` (a convolution's) with its input's batch size erased, every other size kept (a filter or spatial
-    size sets the cotangents' padding); None for other primitives, whose sizes are not known to be free."""
+    """`key` (a convolution's) with its input's batch size erased, and its spatial sizes where its strides and
+    input dilations are 1, every other size kept; None for other primitives, whose sizes are not known to be free.
+
+    A filter's size sets the cotangents' padding, and so does a spatial size where the convolution strides: JAX
+    pads the input's cotangent by the window less the forward's padding and the filter's by the output's size
+    against the input's, which with strides of 1 is the forward's padding again (a text model's convolution
+    over a new length: 2.7 ms of its step for the trace)."""
     if key is None or eqn.primitive.name != "conv_general_dilated":
         return None
-    batch_axis = eqn.params["dimension_numbers"].lhs_spec[0]
+    params = eqn.params
+    spec = params["dimension_numbers"].lhs_spec
+    free = {spec[0]}
+    if all(s == 1 for s in params["window_strides"]) and all(d == 1 for d in params["lhs_dilation"]):
+        free.update(spec[2:])
     (lhs_shape, *lhs_rest), *others = key[2]
-    erased = tuple(-1 if axis == batch_axis else size for axis, size in enumerate(lhs_shape))
+    erased = tuple(-1 if axis in free else size for axis, size in enumerate(lhs_shape))
     return (*key[:2], ((erased, *lhs_rest), *others), key[3])
 
 
@@ -115,7 +125,7 @@ def _traced_plan(eqn: Any, floats: tuple, key: tuple | None) -> tuple[interpret_
     JAX's VJP of the equation, and the multiply-adds of its products; None where JAX cannot trace it or the
     interpreter cannot run it.
 
-    A convolution at a new batch size whose VJP was traced at two other batch sizes with the same equations and
+    A convolution at a new batch size (or length) whose VJP was traced at two other sizes with the same equations and
     parameters (its cotangents' convolutions take the same parameters) binds those equations at the new sizes
     (`_rebound`, 0.3 ms) instead of tracing JAX's VJP again (3-4 ms).
     """
