@@ -160,7 +160,7 @@ def test_convolutions_at_new_batch_sizes_bind_their_traced_derivatives_again():
     assert host_vjp_traced.stats["rebound_vjp_rules"] >= rebound + 2  # (both convolutions at the last sizes)
 
 
-def test_convolutions_at_new_lengths_bind_their_traced_derivatives_again_where_they_stride_by_one():
+def test_convolutions_at_new_lengths_give_tfs_gradients_with_their_derivatives_bound_again():
     # A convolution of strides 1 takes its VJP's parameters at any length (a text model's Conv1D over padded
     # batches of a new length): its equations are bound at the new length. A strided one's padding depends on the
     # length's remainder, and is traced at each length; both give TF's gradients.
@@ -186,10 +186,26 @@ def test_convolutions_at_new_lengths_bind_their_traced_derivatives_again_where_t
             out.append(tape.gradient(loss, [f, d, x]))
         return out
 
-    rebound, traced = host_vjp_traced.stats["rebound_vjp_rules"], host_vjp_traced.stats["traced_vjp_rules"]
     check(body)
-    assert host_vjp_traced.stats["rebound_vjp_rules"] - rebound >= 3 * 3  # (the three stride-1 ones, from the third)
-    assert host_vjp_traced.stats["traced_vjp_rules"] - traced >= 3 * 2 + 5  # (and the strided one at every length)
+
+
+def test_a_stride_one_convolutions_vjp_rule_is_bound_again_at_a_new_length():
+    # (the rules themselves, whichever tier a program's state sends a step to: per op, a VJP kernel's family)
+    from jax import lax
+
+    def convolution(length: int, stride: int) -> object:
+        closed = jax.make_jaxpr(
+            lambda x, w: lax.conv_general_dilated(x, w, (stride,), "VALID", dimension_numbers=("NWC", "WIO", "NWC"))
+        )(jax.ShapeDtypeStruct((2, length, 4), np.float32), jax.ShapeDtypeStruct((3, 4, 7), np.float32))
+        (eqn,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "conv_general_dilated"]
+        return eqn
+
+    for stride, rebound in ((1, 3), (3, 0)):  # (two lengths traced, then bound; strided: traced at each)
+        before = dict(host_vjp_traced.stats)
+        for length in (31, 37, 41, 43, 47):
+            assert host_vjp_traced.rule_of(convolution(length, stride), [True, True]) is not None
+        assert host_vjp_traced.stats["rebound_vjp_rules"] - before["rebound_vjp_rules"] == rebound
+        assert host_vjp_traced.stats["traced_vjp_rules"] - before["traced_vjp_rules"] == 5 - rebound
 
 
 def test_convolutions_of_other_filter_sizes_trace_their_derivatives_again():
