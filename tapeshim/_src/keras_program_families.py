@@ -274,14 +274,15 @@ def _own_module(thing: Any) -> bool:
 
 def _own_code(owner: Any) -> bool:
     """Whether all the Python a call of `owner` runs is Keras's or tapeshim's own: the owner's class (or, for a
-    stateless function, the function), its sublayers', and the functions they hold (an activation, a loss's)."""
+    stateless function, the function), its sublayers', and the functions they hold (an activation, an activity
+    regularizer, a `Lambda`'s function, a loss's or a metric's)."""
     if isinstance(owner, types.FunctionType):
         return _own_module(owner)
     objects = flatten_layers(owner) if isinstance(owner, keras.layers.Layer) else [owner]
     for obj in objects:
         if not _own_module(type(obj)):
             return False
-        for attribute in ("activation", "fn", "_fn"):
+        for attribute in ("activation", "activity_regularizer", "function", "fn", "_fn"):  # (`Lambda`'s: function)
             held = getattr(obj, attribute, None)
             if callable(held) and not _own_module(getattr(held, "__wrapped__", held)):
                 return False
