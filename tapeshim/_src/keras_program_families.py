@@ -104,7 +104,6 @@ def replay_of(fn: Callable[..., tuple], closed: Any) -> Callable[..., tuple]:
             return tuple(jaxpr_inline.inline(closed, values))
         return fn(*values)
 
-    replay.keras_program = True  # type: ignore[attr-defined]  # (`sized_gradients`: a Keras call's replay)
     return replay
 
 
@@ -212,7 +211,6 @@ def family_replay(fn: Callable[..., tuple], traced: Any) -> Callable[..., tuple]
         except symbolic_dims.Unresolved:
             return None
 
-    replay.keras_program = True  # type: ignore[attr-defined]
     replay.shape_family = True  # type: ignore[attr-defined]  # (its symbolic jaxpr serves symbolic traces)
     replay.host_forward = host_forward  # type: ignore[attr-defined]
     replay.sized_vjp = sized_vjp  # type: ignore[attr-defined]

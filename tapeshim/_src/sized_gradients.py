@@ -7,8 +7,10 @@ TF eager's step. Here the whole gradient program of such a structure is traced o
 wherever two of its sizes differ (`kernel_families`, over the program's leaves, seeds and sources); every later
 size binds that trace (`interpret.BoundTemplate`) and runs it in one host call, with no JAX trace.
 
-Only plans of tapeshim's own kernels qualify (their Python decides nothing a symbolic trace cannot follow, as
-for kernel families); any other, a trace that fails, or a size the interpreter cannot run goes per op as before.
+Only plans of tapeshim's own kernels and of Keras calls' family programs qualify (their Python decides nothing a
+symbolic trace cannot follow, as for kernel families; a request over Keras calls traces its forward only, each
+size's VJP made by the host's rules: `host_gradient.SizedFirstCalls`); any other, a trace that fails, or a size
+the interpreter cannot run goes per op as before.
 Nothing here compiles: a size that repeats still compiles as `compile_now` decides.
 """
 
@@ -35,24 +37,15 @@ stats = {"sized_gradients": 0}
 
 def _own_kernels(steps: Sequence[Any]) -> bool:
     """Whether every node step runs one of tapeshim's own op kernels (`registry._Kernel` with shape families) or
-    a Keras call's program (`keras_program_families`: it serves a symbolic trace where it has a family)."""
+    a Keras call's family program (`keras_program_families`: its symbolic jaxpr serves a symbolic trace). A
+    Keras call's program of one shape has an op key of its own, so its request's structure is never seen at
+    another size."""
     for step in steps:
         if isinstance(step, NodeStep):
             kernel = getattr(step.fn, "kernel", None)
-            if (kernel is None or kernel.shape_families is None) and not getattr(step.fn, "keras_program", False):
+            if (kernel is None or kernel.shape_families is None) and not getattr(step.fn, "shape_family", False):
                 return False
     return True
-
-
-def _keras_calls_sized(steps: Sequence[Any]) -> bool:
-    """Whether every Keras call among the node steps runs its family's program: a symbolic trace of the request
-    then binds their jaxprs, where a call of its own program would run its Keras Python on symbolic sizes (its
-    family's trace failed, or is yet to be made)."""
-    return all(
-        getattr(step.fn, "shape_family", False)
-        for step in steps
-        if isinstance(step, NodeStep) and getattr(step.fn, "keras_program", False)
-    )
 
 
 def _families_of(
@@ -115,14 +108,12 @@ def host_gradient(
     args, flat = _arguments(leaf_values, seed_values, source_avals)
 
     def symbolic(structs: tuple) -> interpret.BoundTemplate | SizedFirstCalls:
-        if not _keras_calls_sized(plan.steps):
-            raise ValueError("a Keras call of this request has no shape family")  # (`find` notes it: per op)
         leaf_structs, seed_structs, source_structs = structs
         symbolic_avals = tuple((s.shape, dtype) for s, (_, dtype) in zip(source_structs, source_avals))
         made = make_program(symbolic_avals)
         # A request over Keras calls: its forward traced, each size's VJP by the host's rules (its symbolic
         # program's trace, JAX's VJP of a model, cost 25-30 ms); any other: one trace, bound at each size.
-        keras_calls = any(getattr(step.fn, "keras_program", False) for step in plan.steps if isinstance(step, NodeStep))
+        keras_calls = any(getattr(step.fn, "shape_family", False) for step in plan.steps if isinstance(step, NodeStep))
         first_calls = getattr(made, "host_first", None) if keras_calls else None
         sized = None if first_calls is None else first_calls.sized(leaf_structs)
         if sized is not None:
