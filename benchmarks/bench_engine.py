@@ -24,6 +24,8 @@ Patterns (the same TF source runs on real TF and on tapeshim):
   cnn_sizes     a Keras CNN step at batch sizes not seen before (an epoch's last batch): new_size, repeat
   text_lengths  a Keras text classifier's step (embedding, Adam) on batches of new sequence lengths: new_size,
                 repeat
+  tx_lengths    a small Transformer language model (a users' block layer: causal attention, LayerNormalization)
+                on batches of new sequence lengths: new_size, repeat
   sig_sizes     a tf.function step with a None batch dimension, called with changing batch sizes
   new_sizes     an eager tape step over batches of new sizes (variable-length data): first, mean per step
   mem_append    `losses.append(loss)` after each step: RSS growth
@@ -310,6 +312,38 @@ def text_lengths(tf: Any, steps: int) -> dict:
     return _new_and_repeated(step, (20, 21, 22), range(23, 23 + steps))
 
 
+def transformer_lengths(tf: Any, steps: int) -> dict:
+    """A small Transformer language model's training step (an embedding, a block layer of the user's own: causal
+    self-attention, a feed-forward network, LayerNormalization; Adam) on batches of a new sequence length each
+    step: their mean ("new_size"), and the mean of the same lengths again ("repeat"). Its user's layer is traced
+    at each new length (no shape family: its Python may decide on a size)."""
+    keras = tf.keras
+
+    class Block(keras.layers.Layer):
+        def __init__(self, width: int, heads: int) -> None:
+            super().__init__()
+            self.attention = keras.layers.MultiHeadAttention(heads, width // heads)
+            self.feed_forward = keras.Sequential(
+                [keras.layers.Dense(2 * width, activation="relu"), keras.layers.Dense(width)]
+            )
+            self.norm1, self.norm2 = keras.layers.LayerNormalization(), keras.layers.LayerNormalization()
+
+        def call(self, x: Any) -> Any:
+            x = self.norm1(x + self.attention(x, x, use_causal_mask=True))
+            return self.norm2(x + self.feed_forward(x))
+
+    ids = keras.Input((None,), dtype="int32")
+    logits = keras.layers.Dense(500)(Block(32, 4)(keras.layers.Embedding(500, 32)(ids)))
+    train = _keras_train_step(tf, keras.Model(ids, logits), keras.optimizers.Adam(1e-3))
+    rng = np.random.default_rng(7)
+
+    def step(length: int) -> float:
+        tokens = rng.integers(0, 500, size=(8, length + 1)).astype(np.int32)
+        return train(tf.constant(tokens[:, :-1]), tf.constant(tokens[:, 1:]))
+
+    return _new_and_repeated(step, (16, 17, 18), range(19, 19 + steps))
+
+
 def _keras_train_step(tf: Any, model: Any, optimizer: Any) -> Callable[[Any, Any], float]:
     """A custom training loop's step of a Keras classifier (logits, a sparse cross-entropy) on `(inputs,
     labels)`, as TF's guides write it: its duration, the loss computed."""
@@ -451,6 +485,7 @@ def patterns(quick: bool) -> dict[str, Callable[[Any], dict]]:
         "keras_cnn": lambda tf: keras_cnn(tf, 10),
         "cnn_sizes": lambda tf: cnn_sizes(tf, 20),
         "text_lengths": lambda tf: text_lengths(tf, 20 * scale),
+        "tx_lengths": lambda tf: transformer_lengths(tf, 8 * scale),
         "sig_sizes": lambda tf: signature_sizes(tf, 20 * scale),
         "new_sizes": lambda tf: new_sizes(tf, 40 * scale),
         "mem_append": lambda tf: mem_append(tf, 5000 * scale),

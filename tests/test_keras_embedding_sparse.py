@@ -395,6 +395,77 @@ def custom_loop_subclassed_with_batchnorm_sgd_momentum(tf):
     return {"history": history, "weights": model.weights, "inference": model(_ids((2, 6)))}
 
 
+# -- a functional model of users' layers, at new sequence lengths -----------------------------------------------
+LENGTHS = (5, 6, 7, 5, 8)
+
+
+def _users_layers_model(tf: Any, head: str) -> Any:
+    """A functional model whose input goes straight into its `Embedding`, then through users' layers: `mix` (a
+    layer of its own weights), `tied` (its output projection reads the table: tied weights) or `again` (it looks
+    the reversed ids up in the same table)."""
+    keras = tf.keras
+
+    class Mix(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(DIM, activation="tanh")
+
+        def call(self, hidden):
+            return hidden + self.dense(hidden)
+
+    class TiedOutput(keras.layers.Layer):
+        def __init__(self, embedding):
+            super().__init__()
+            self.embedding = embedding
+
+        def call(self, hidden):
+            return tf.matmul(tf.reduce_mean(hidden, axis=1), self.embedding.embeddings, transpose_b=True)
+
+    class LooksUpAgain(keras.layers.Layer):
+        def __init__(self, embedding):
+            super().__init__()
+            self.embedding = embedding
+
+        def call(self, inputs):
+            ids, hidden = inputs
+            return tf.reduce_mean(hidden + self.embedding(tf.reverse(ids, axis=[1])), axis=1)
+
+    ids = keras.Input((None,), dtype="int32")
+    embedding = keras.layers.Embedding(VOCAB, DIM)
+    hidden = embedding(ids)
+    if head == "tied":
+        out = TiedOutput(embedding)(hidden)
+    elif head == "again":
+        out = keras.layers.Dense(2)(LooksUpAgain(embedding)([ids, hidden]))
+    else:
+        out = keras.layers.Dense(2)(keras.layers.GlobalAveragePooling1D()(Mix()(hidden)))
+    model = keras.Model(ids, out)
+    set_weights(model, 14)
+    return model
+
+
+def _users_layers_loop(tf: Any, head: str) -> dict:
+    """A custom training loop (Adam) over batches of new lengths, one coming again: each step's loss and the
+    table's gradient (its type, rows and values)."""
+    model = _users_layers_model(tf, head)
+    optimizer = tf.keras.optimizers.Adam(0.1)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    classes = VOCAB if head == "tied" else 2
+    history = []
+    for step, length in enumerate(LENGTHS):
+        ids, labels = _ids((3, length), seed=step), _labels(3, classes, seed=step)
+        with tf.GradientTape() as tape:
+            loss = loss_fn(labels, model(ids, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        history.append([loss, _slices(grads[0])])
+    return {"history": history, "weights": model.weights, "inference": model(_ids((2, 4)))}
+
+
+for _head in ("mix", "tied", "again"):
+    CASES[f"custom_loop_users_layers_{_head}_new_lengths"] = (lambda h: lambda tf: _users_layers_loop(tf, h))(_head)
+
+
 # -- model.fit -------------------------------------------------------------------------------------------------
 def _fit(tf, model, x, y, optimizer, loss, epochs=2, batch_size=4, metrics=None):
     model.compile(optimizer=optimizer, loss=loss, metrics=metrics)
@@ -598,6 +669,24 @@ def test_fit_compiles_once(tapeshim_module):
     before = compile_counts(tf)
     model.fit(x, y, batch_size=4, epochs=3, verbose=0)
     assert compile_counts(tf) == before
+
+
+def test_a_users_layers_model_finds_its_lookups_once_per_structure(tapeshim_module):
+    """A functional model of users' layers whose input goes straight into its `Embedding`: the op finding the
+    ids of its lookups (`keras_embedding._lookups`, a trace of the whole model) runs at the first length only;
+    the input is the ids at every later length. A model whose users' layer reads the table (tied weights) or
+    looks it up again keeps finding them (TF's values for each: the cases above)."""
+    from tapeshim._src import keras_embedding
+
+    tf = tapeshim_module
+    for head, noted in (("mix", True), ("tied", False), ("again", False)):
+        model = _users_layers_model(tf, head)
+        for length in LENGTHS:
+            with tf.GradientTape() as tape:
+                total = tf.reduce_sum(model(_ids((3, length)), training=True))
+            grad = tape.gradient(total, model.trainable_variables[0])
+            assert isinstance(grad, tf.IndexedSlices) == (head != "tied")
+        assert len(keras_embedding._input_lookups.get(model, ())) == int(noted), head
 
 
 if __name__ == "__main__":
