@@ -201,6 +201,103 @@ def users_layers_deciding_on_a_size(tf: Any) -> list:
     return [[special(tf.ones((n, 3))), pad(tf.ones((n, 3))), halve(tf.ones((n, 3)))] for n in (5, 7, 8, 9, 8)]
 
 
+def _is_eight(n: Any) -> bool:
+    return n == 8
+
+
+def _deciding_layers(tf: Any) -> list:
+    """Users' layers deciding on their batch's size other ways: `in`, the truth of `n - 8`, a helper function's
+    `==`, NumPy's product of the shape, and a tapeshim tensor's static shape (unknown in a symbolic trace)."""
+    keras = tf.keras
+
+    class InTuple(keras.layers.Layer):
+        def call(self, x):
+            return x * 3.0 if x.shape[0] in (8, 16) else x
+
+    class Difference(keras.layers.Layer):
+        def call(self, x):
+            return x * 2.0 if x.shape[0] - 8 else x - 1.0
+
+    class Helper(keras.layers.Layer):
+        def call(self, x):
+            return x + 5.0 if _is_eight(x.shape[0]) else x
+
+    class Product(keras.layers.Layer):
+        def call(self, x):
+            return x * 4.0 if np.prod(x.shape) == 24 else x
+
+    class StaticShape(keras.layers.Layer):
+        def call(self, x):
+            return x * 6.0 if tf.identity(x).shape[0] == 8 else x
+
+    return [InTuple(), Difference(), Helper(), Product(), StaticShape()]
+
+
+@case
+def users_layers_deciding_on_a_size_other_ways(tf: Any) -> list:
+    layers = _deciding_layers(tf)
+    return [[layer(tf.ones((n, 3))) for layer in layers] for n in (5, 7, 8, 9, 8)]
+
+
+class _Block:
+    """A Transformer block layer of the user's own (keras.io's examples' kind): causal self-attention, a
+    feed-forward network, LayerNormalization. Its Python decides nothing on sizes: its family serves new lengths."""
+
+    @staticmethod
+    def make(tf: Any, width: int, heads: int) -> Any:
+        keras = tf.keras
+
+        class Block(keras.layers.Layer):
+            def __init__(self):
+                super().__init__()
+                self.attention = keras.layers.MultiHeadAttention(heads, width // heads)
+                self.feed_forward = keras.Sequential(
+                    [keras.layers.Dense(2 * width, activation="relu"), keras.layers.Dense(width)]
+                )
+                self.norm1, self.norm2 = keras.layers.LayerNormalization(), keras.layers.LayerNormalization()
+
+            def call(self, x):
+                x = self.norm1(x + self.attention(x, x, use_causal_mask=True))
+                return self.norm2(x + self.feed_forward(x))
+
+        return Block()
+
+
+@case
+def users_transformer_block_on_new_lengths(tf: Any) -> dict:
+    keras = tf.keras
+    ids = keras.Input((None,), dtype="int32")
+    model = keras.Model(ids, keras.layers.Dense(50)(_Block.make(tf, 8, 2)(keras.layers.Embedding(50, 8)(ids))))
+    set_weights(model, 5)
+    rng = np.random.default_rng(6)
+    batches = []
+    for length in (5, 6, 7, 9, 8, 6, 10):
+        tokens = rng.integers(0, 50, size=(3, length + 1)).astype(np.int32)
+        batches.append((tokens[:, :-1], tokens[:, 1:]))
+    return _train(tf, model, keras.optimizers.Adam(0.01), batches)
+
+
+@case
+def subclassed_cnn_on_new_batch_sizes(tf: Any) -> dict:
+    keras = tf.keras
+
+    class Net(keras.Model):  # (TF's guides' model: the user's `call`)
+        def __init__(self):
+            super().__init__()
+            self.conv = keras.layers.Conv2D(4, 3, activation="relu")
+            self.pool = keras.layers.MaxPooling2D()
+            self.flatten = keras.layers.Flatten()
+            self.head = keras.layers.Dense(4)
+
+        def call(self, x, training=False):
+            return self.head(self.flatten(self.pool(self.conv(x))))
+
+    model = Net()
+    model(tf.constant(np.zeros((1, 10, 10, 1), np.float32)))
+    set_weights(model, 6)
+    return _train(tf, model, keras.optimizers.SGD(0.05), _images((8, 5, 7, 6, 9, 5, 11), seed=3))
+
+
 @case
 def gradient_penalty_on_new_batch_sizes(tf: Any) -> list:
     return _gradient_penalties(tf, (8, 9, 10, 11, 12))
@@ -279,10 +376,12 @@ def test_a_family_serves_sizes_of_its_symbols_only(tapeshim_module: Any) -> None
     assert keras_program_families.stats["programs"] == traced + 2
 
 
-def test_a_users_layer_is_traced_per_shape(tapeshim_module: Any) -> None:
-    """A layer of the user's own is traced per shape: its Python may decide on a size where a symbolic trace
-    decides otherwise (`n == 8` is False for a symbol)."""
+def test_a_users_layer_deciding_nothing_is_traced_once_for_its_new_sizes(tapeshim_module: Any) -> None:
+    """A layer of the user's own whose Python decides nothing on its sizes has a family: its second size traces
+    it once with a symbolic size (watched), and later sizes run no Python of it."""
     tf = tapeshim_module
+    from tapeshim._src import keras_program_families
+
     calls = []
 
     class Counted(tf.keras.layers.Layer):
@@ -291,10 +390,46 @@ def test_a_users_layer_is_traced_per_shape(tapeshim_module: Any) -> None:
             return x + 1.0
 
     layer = Counted()
+    families = keras_program_families.stats["users_families"]
+    for n in (5, 6, 7, 8, 9):
+        np.testing.assert_array_equal(layer(tf.ones((n, 4))).numpy(), np.full((n, 4), 2.0, np.float32))
+    assert keras_program_families.stats["users_families"] == families + 1
+    symbolic = [shape for shape in calls if not isinstance(shape[0], int)]
+    assert len(symbolic) == 1 and calls[-1] == symbolic[0]  # (the second size's family trace, then no call)
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_a_users_layer_deciding_on_a_size_is_traced_per_shape(index: int, tapeshim_module: Any) -> None:
+    """A layer deciding on its batch's size (`_deciding_layers`) has its family refused: each size is traced
+    with its own shape, as TF's eager calls see it (TF's values: the cases above)."""
+    tf = tapeshim_module
+    from tapeshim._src import keras_program_families
+
+    layer = _deciding_layers(tf)[index]
+    decided = keras_program_families.stats["decided"]
     for n in (5, 6, 7, 8):
-        layer(tf.ones((n, 4)))
-    assert calls[-3:] == [(6, 4), (7, 4), (8, 4)]  # (once per shape, after the first's build and analysis)
-    assert all(isinstance(n, int) for n, _ in calls)  # (never a symbolic size)
+        layer(tf.ones((n, 3)))
+    assert keras_program_families.stats["decided"] == decided + 1
+
+
+def test_a_users_layer_under_a_profiler_is_traced_per_shape(tapeshim_module: Any) -> None:
+    """Where the thread's profile hook is taken (a profiler runs), a user's layer cannot be watched: no family."""
+    tf = tapeshim_module
+    calls = []
+
+    class Counted(tf.keras.layers.Layer):
+        def call(self, x):
+            calls.append(tuple(x.shape))
+            return x * 2.0
+
+    layer = Counted()
+    sys.setprofile(lambda frame, event, arg: None)
+    try:
+        for n in (5, 6, 7, 8):
+            layer(tf.ones((n, 4)))
+    finally:
+        sys.setprofile(None)
+    assert calls[-3:] == [(6, 4), (7, 4), (8, 4)] and all(isinstance(n, int) for n, _ in calls)
 
 
 def test_a_gradient_inside_the_forward_binds_no_specialized_jaxpr(tapeshim_module: Any) -> None:

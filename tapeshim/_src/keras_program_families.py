@@ -14,11 +14,15 @@ once more with a symbolic dimension wherever the two signatures' sizes differ
 `SizedProgram` of it: the family's analysis and replay, and its outputs'
 shapes evaluated at the call's sizes, with no trace of Keras's Python. A call
 whose Python needs a concrete size (`int(n)`) fails its symbolic trace, and
-its structure is traced per signature from then on, as before. Only calls
-whose Python is all Keras's or tapeshim's own have families (`_own_code`):
-JAX decides `n == 8` False for a symbol, so a user's layer deciding on its
-batch's size would take that branch at every size, where Keras's own layers
-are written for an unknown batch dimension (their functional build has one).
+its structure is traced per signature from then on, as before. JAX decides
+`n == 8` False for a symbol, so a user's layer deciding on its batch's size
+would take that branch at every size, where Keras's own layers are written for
+an unknown batch dimension (their functional build has one). So the symbolic
+trace of a call running a user's Python (a subclassed model, a layer of the
+user's own, a `Lambda`'s function: not `_own_code`) is watched
+(`size_decisions`): where that Python used a symbolic size (`n == 8`,
+`n % 2`, `x.shape.as_list()`), the family is refused, and the call is traced
+per signature.
 
 A family's sizes are one op (one op key), so a gradient request over them has
 one structure at every size (`replay.sizes_erased`). The family's first size
@@ -52,6 +56,7 @@ from tapeshim._src import (
     jaxpr_inline,
     jaxpr_specialize,
     kernel_families,
+    size_decisions,
     symbolic_dims,
 )
 from tapeshim._src.keras_compat import flatten_layers, keras
@@ -257,9 +262,10 @@ _program_ids = itertools.count()
 _families: "weakref.WeakKeyDictionary[Any, OrderedDict]" = weakref.WeakKeyDictionary()
 """Per owner, its calls' structures (`program`) -> their shape families."""
 _STRUCTURES_PER_OWNER = 64
-stats = {"programs": 0, "sized_programs": 0}
-"""Programs traced (a shape's, or a family's), and calls of new shapes served by a family's program (each a
-trace of Keras's Python spared)."""
+stats = {"programs": 0, "sized_programs": 0, "users_families": 0, "decided": 0}
+"""Programs traced (a shape's, or a family's); calls of new shapes served by a family's program (each a trace of
+Keras's Python spared); families of calls running a user's Python; and such calls' symbolic traces refused
+because that Python decided on a symbolic size (`size_decisions`)."""
 
 
 _OWN_MODULES = ("keras.", "tapeshim.")
@@ -273,7 +279,7 @@ def _own_module(thing: Any) -> bool:
 def _own_code(owner: Any) -> bool:
     """Whether all the Python a call of `owner` runs is Keras's or tapeshim's own: the owner's class (or, for a
     stateless function, the function), its sublayers', and the functions they hold (an activation, an activity
-    regularizer, a `Lambda`'s function, a loss's or a metric's)."""
+    regularizer, a `Lambda`'s function, a loss's or a metric's). Its family's trace needs no watching."""
     if isinstance(owner, types.FunctionType):
         return _own_module(owner)
     objects = flatten_layers(owner) if isinstance(owner, keras.layers.Layer) else [owner]
@@ -318,11 +324,21 @@ def program(
                 by_structure.popitem(last=False)
             except KeyError:  # (emptied by another thread at once)
                 pass
-        # (None: a call running a user's Python, whose decisions on sizes a symbolic trace may not follow)
-        families = by_structure[structure_key] = kernel_families.Families() if _own_code(owner) else None
-    if families is None:
-        return traced(in_structs, _new_key(), False)
-    found = families.find(in_structs, in_structs, lambda symbolic: traced(symbolic, _new_key(), True))
+        families = by_structure[structure_key] = kernel_families.Families()
+
+    def family_traced(symbolic: list) -> Any:
+        if _own_code(owner):
+            return traced(symbolic, _new_key(), True)
+        # a user's Python: watched for decisions on its sizes, which the symbolic trace would not follow
+        with size_decisions.watching() as watch:
+            made = traced(symbolic, _new_key(), True)
+        if watch.decided:
+            stats["decided"] += 1
+            raise size_decisions.Decided(owner)  # (the structure is traced per signature: `Families.find`)
+        stats["users_families"] += 1
+        return made
+
+    found = families.find(in_structs, in_structs, family_traced)
     if found is None:
         return traced(in_structs, _new_key(), False)
     family, sizes = found
