@@ -315,8 +315,8 @@ def text_lengths(tf: Any, steps: int) -> dict:
 def transformer_lengths(tf: Any, steps: int) -> dict:
     """A small Transformer language model's training step (an embedding, a block layer of the user's own: causal
     self-attention, a feed-forward network, LayerNormalization; Adam) on batches of a new sequence length each
-    step: their mean ("new_size"), and the mean of the same lengths again ("repeat"). Its user's layer is traced
-    at each new length (no shape family: its Python may decide on a size)."""
+    step: their mean ("new_size"), and the mean of the same lengths again ("repeat"). Its user's layer decides
+    nothing on a length: the model's shape family, traced once under watch (`size_decisions`), serves them."""
     keras = tf.keras
 
     class Block(keras.layers.Layer):

@@ -671,22 +671,23 @@ def test_fit_compiles_once(tapeshim_module):
     assert compile_counts(tf) == before
 
 
-def test_a_users_layers_model_finds_its_lookups_once_per_structure(tapeshim_module):
-    """A functional model of users' layers whose input goes straight into its `Embedding`: the op finding the
-    ids of its lookups (`keras_embedding._lookups`, a trace of the whole model) runs at the first length only;
-    the input is the ids at every later length. A model whose users' layer reads the table (tied weights) or
-    looks it up again keeps finding them (TF's values for each: the cases above)."""
-    from tapeshim._src import keras_embedding
+def test_a_users_layers_model_traces_nothing_at_new_lengths(tapeshim_module):
+    """A functional model of users' layers (`_users_layers_model`): after its second length, the op finding its
+    lookups' ids and the call itself come from their shape families (`keras_program_families`), whose traces
+    decided nothing on the length, so later lengths trace no program (TF's values: the cases above)."""
+    from tapeshim._src import keras_program_families
 
     tf = tapeshim_module
-    for head, noted in (("mix", True), ("tied", False), ("again", False)):
+    for head in ("mix", "tied", "again"):
         model = _users_layers_model(tf, head)
-        for length in LENGTHS:
+        for step, length in enumerate((5, 6, 7, 8, 9)):
+            if step == 2:
+                traced = keras_program_families.stats["programs"]
             with tf.GradientTape() as tape:
                 total = tf.reduce_sum(model(_ids((3, length)), training=True))
             grad = tape.gradient(total, model.trainable_variables[0])
             assert isinstance(grad, tf.IndexedSlices) == (head != "tied")
-        assert len(keras_embedding._input_lookups.get(model, ())) == int(noted), head
+        assert keras_program_families.stats["programs"] == traced, head
 
 
 if __name__ == "__main__":

@@ -207,7 +207,9 @@ def _is_eight(n: Any) -> bool:
 
 def _deciding_layers(tf: Any) -> list:
     """Users' layers deciding on their batch's size other ways: `in`, the truth of `n - 8`, a helper function's
-    `==`, NumPy's product of the shape, and a tapeshim tensor's static shape (unknown in a symbolic trace)."""
+    `==`, NumPy's product of the shape, a tapeshim tensor's static shape (unknown in a symbolic trace), the
+    size's type, tapeshim's `TensorShape` comparisons and `int_shape`, and a size kept in the layer (an
+    independent review found the last six, which the first watch let through)."""
     keras = tf.keras
 
     class InTuple(keras.layers.Layer):
@@ -230,13 +232,47 @@ def _deciding_layers(tf: Any) -> list:
         def call(self, x):
             return x * 6.0 if tf.identity(x).shape[0] == 8 else x
 
-    return [InTuple(), Difference(), Helper(), Product(), StaticShape()]
+    class IsInt(keras.layers.Layer):  # (a symbolic size is no int, as TF's graphs' unknown size is None)
+        def call(self, x):
+            return x * 2.0 if isinstance(x.shape[0], int) else x
+
+    class TypeIs(keras.layers.Layer):
+        def call(self, x):
+            return x * 2.0 if type(x.shape[0]) is int else x
+
+    class KnownShapeEqual(keras.layers.Layer):  # (tapeshim's TensorShape compares: the user's comparison)
+        def call(self, x):
+            return x * 2.0 if tf.TensorShape([8, 3]) == x.shape else x
+
+    class Compatible(keras.layers.Layer):
+        def call(self, x):
+            return x * 2.0 if tf.TensorShape([8, 3]).is_compatible_with(tf.identity(x).shape) else x
+
+    class IntShape(keras.layers.Layer):
+        def call(self, x):
+            int_shape = getattr(keras.backend, "int_shape", lambda t: tuple(t.shape))
+            return x * 2.0 if int_shape(tf.identity(x))[0] is None else x
+
+    class Remember(keras.layers.Layer):  # (a size kept in the layer: the user's Python reads it after the call)
+        def call(self, x):
+            self.seen = x.shape
+            return x * 2.0
+
+    return [
+        InTuple(), Difference(), Helper(), Product(), StaticShape(), IsInt(), TypeIs(), KnownShapeEqual(),
+        Compatible(), IntShape(), Remember(),
+    ]  # fmt: skip
+
+
+def _remembered(layers: list) -> list:
+    """Whether each size a layer kept is an int, as TF's (which size: the last traced, as in any replay)."""
+    return [[isinstance(d, int) for d in layer.seen] for layer in layers if hasattr(layer, "seen")]
 
 
 @case
 def users_layers_deciding_on_a_size_other_ways(tf: Any) -> list:
     layers = _deciding_layers(tf)
-    return [[layer(tf.ones((n, 3))) for layer in layers] for n in (5, 7, 8, 9, 8)]
+    return [[[*(layer(tf.ones((n, 3))) for layer in layers), _remembered(layers)] for n in (5, 7, 8, 9, 8)]]
 
 
 class _Block:
@@ -398,7 +434,7 @@ def test_a_users_layer_deciding_nothing_is_traced_once_for_its_new_sizes(tapeshi
     assert len(symbolic) == 1 and calls[-1] == symbolic[0]  # (the second size's family trace, then no call)
 
 
-@pytest.mark.parametrize("index", range(5))
+@pytest.mark.parametrize("index", range(11))
 def test_a_users_layer_deciding_on_a_size_is_traced_per_shape(index: int, tapeshim_module: Any) -> None:
     """A layer deciding on its batch's size (`_deciding_layers`) has its family refused: each size is traced
     with its own shape, as TF's eager calls see it (TF's values: the cases above)."""
@@ -413,8 +449,11 @@ def test_a_users_layer_deciding_on_a_size_is_traced_per_shape(index: int, tapesh
 
 
 def test_a_users_layer_under_a_profiler_is_traced_per_shape(tapeshim_module: Any) -> None:
-    """Where the thread's profile hook is taken (a profiler runs), a user's layer cannot be watched: no family."""
+    """Where the thread's profile hook is taken (a profiler runs), a user's layer cannot be watched: its sizes
+    are traced per shape meanwhile, and its family is made once the profiler is gone (not refused for good)."""
     tf = tapeshim_module
+    from tapeshim._src import keras_program_families
+
     calls = []
 
     class Counted(tf.keras.layers.Layer):
@@ -430,6 +469,10 @@ def test_a_users_layer_under_a_profiler_is_traced_per_shape(tapeshim_module: Any
     finally:
         sys.setprofile(None)
     assert calls[-3:] == [(6, 4), (7, 4), (8, 4)] and all(isinstance(n, int) for n, _ in calls)
+    families = keras_program_families.stats["users_families"]
+    for n in (9, 10, 11):
+        np.testing.assert_array_equal(layer(tf.ones((n, 4))).numpy(), np.full((n, 4), 2.0, np.float32))
+    assert keras_program_families.stats["users_families"] == families + 1
 
 
 def test_a_gradient_inside_the_forward_binds_no_specialized_jaxpr(tapeshim_module: Any) -> None:

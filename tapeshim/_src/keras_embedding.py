@@ -29,9 +29,6 @@ import threading
 import weakref
 from typing import Any, Callable
 
-import jax
-import numpy as np
-
 from tapeshim._src.keras_bridge import KerasVariable, keras, stateful_call, view_of
 from tapeshim._src.keras_compat import Functional, flatten_layers, get_stateless_scope
 from tapeshim._src.ops import array_ops, math_ops
@@ -97,16 +94,11 @@ def _ids_are_the_input(owner: Any, layers: tuple) -> bool:
     Sequential or functional model of Keras's layers whose one input goes straight into its one `Embedding`."""
     if len(layers) != 1:
         return False
-    if owner is layers[0]:
+    layer = layers[0]
+    if owner is layer:
         return True
-    return all(_framework_class(sub) for sub in flatten_layers(owner)) and _input_goes_to(owner, layers[0])
-
-
-def _input_goes_to(owner: Any, layer: Any) -> bool:
-    """Whether `owner` is a Sequential or functional model (Keras's `call`) whose one input goes straight into
-    `layer`, called once in its graph. Its users' layers, if any, may still call `layer` again or read its table."""
     nodes: Any = getattr(layer, "_inbound_nodes", ())
-    if len(nodes) != 1:
+    if len(nodes) != 1 or not all(_framework_class(sub) for sub in flatten_layers(owner)):
         return False
     if isinstance(owner, keras.Sequential):
         plain = type(owner).call is keras.Sequential.call
@@ -115,66 +107,6 @@ def _input_goes_to(owner: Any, layer: Any) -> bool:
         return False
     inputs: Any = getattr(owner, "inputs", None) or ()
     return len(inputs) == 1 and bool(nodes[0].input_tensors) and nodes[0].input_tensors[0] is inputs[0]
-
-
-_input_lookups: weakref.WeakKeyDictionary[Any, set] = weakref.WeakKeyDictionary()
-"""owner -> the structures of its calls (`_call_structure`) whose lookups, found by the op of `_lookups`, were one
-lookup of the ids its input holds, its table read no other way. A model holding users' layers, whose input goes
-straight into its one `Embedding` (`_input_goes_to`), cannot be vouched for by its classes, as one of Keras's
-layers only is (`_ids_are_the_input`): its users' layers may call the `Embedding` again or read its table (tied
-weights). Once that op found neither, later calls of the structure look the input up without it: a new sequence
-length traced the whole model twice (that op, then the call), a small Transformer's step at a new length took
-60-80 ms, where TF's eager step took 62-66 ms."""
-
-
-def _call_structure(args: tuple, kwargs: dict) -> tuple | None:
-    """A call's arguments by structure: each array's rank and dtype, any other value itself (a `training`
-    flag); None where a value is unhashable."""
-    leaves, tree = jax.tree.flatten((args, kwargs))
-    parts: list = [tree]
-    for leaf in leaves:
-        shape, dtype = getattr(leaf, "shape", None), getattr(leaf, "dtype", None)
-        if shape is not None and dtype is not None:
-            parts.append((len(tuple(shape)), str(dtype)))
-            continue
-        try:
-            hash(leaf)
-        except TypeError:
-            return None
-        parts.append(leaf)
-    return tuple(parts)
-
-
-def _input_lookup_known(owner: Any, layers: tuple, args: tuple, kwargs: dict) -> bool:
-    """Whether an earlier call of this structure found the call's one lookup to be of its input
-    (`_input_lookups`)."""
-    known = _input_lookups.get(owner)
-    if not known or len(layers) != 1 or not _input_goes_to(owner, layers[0]):
-        return False
-    return _call_structure(args, kwargs) in known
-
-
-def _note_input_lookup(owner: Any, layers: tuple, args: tuple, kwargs: dict, found: dict, read_otherwise: set) -> None:
-    """Notes the call's structure in `_input_lookups` where `_lookups` found one lookup, of the ids its input
-    holds (the same values; compared eagerly only), and no other read of the table."""
-    if read_otherwise or len(layers) != 1 or list(found) != [0] or len(found[0]) != 1:
-        return
-    if _thread_state.trace is not None or not _input_goes_to(owner, layers[0]):
-        return
-    structure = _call_structure(args, kwargs)
-    if structure is None:
-        return
-    looked_up, given = found[0][0], _input_ids(args[0])
-    if looked_up.shape != given.shape or looked_up.dtype != given.dtype:
-        return
-    if np.array_equal(looked_up.numpy(), given.numpy()):
-        _input_lookups.setdefault(owner, set()).add(structure)
-
-
-def _input_ids(inputs: Any) -> Any:
-    """The call's input as the ids its `Embedding` looks up (other dtypes cast to int32, as Keras's call)."""
-    ids = convert_to_tensor(inputs)
-    return ids if ids._dtype.name in ("int32", "int64") else math_ops.cast(ids, "int32")
 
 
 class _NotingScope(keras.StatelessScope):
@@ -240,11 +172,13 @@ def gather_on_tape(
     layers = _embeddings_of(owner, variables)
     if not layers:
         return None
-    if _ids_are_the_input(owner, layers) or _input_lookup_known(owner, layers, args, kwargs):
-        found: dict = {0: [_input_ids(args[0])]}
+    if _ids_are_the_input(owner, layers):
+        ids = convert_to_tensor(args[0])
+        if ids._dtype.name not in ("int32", "int64"):
+            ids = math_ops.cast(ids, "int32")  # (as Keras's call casts them)
+        found: dict = {0: [ids]}
     else:
         found, read_otherwise = _lookups(owner, keras_call, args, kwargs, variables, layers)
-        _note_input_lookup(owner, layers, args, kwargs, found, read_otherwise)
         found = {index: calls for index, calls in found.items() if index not in read_otherwise and calls}
         if not found:
             return None

@@ -338,6 +338,8 @@ def program(
         stats["users_families"] += 1
         return made
 
+    if size_decisions.hook_taken() and not _own_code(owner):  # (a profiler runs: no family now, nor refused)
+        return traced(in_structs, _new_key(), False)
     found = families.find(in_structs, in_structs, family_traced)
     if found is None:
         return traced(in_structs, _new_key(), False)
