@@ -315,8 +315,9 @@ def text_lengths(tf: Any, steps: int) -> dict:
 def transformer_lengths(tf: Any, steps: int) -> dict:
     """A small Transformer language model's training step (an embedding, a block layer of the user's own: causal
     self-attention, a feed-forward network, LayerNormalization; Adam) on batches of a new sequence length each
-    step: their mean ("new_size"), and the mean of the same lengths again ("repeat"). Its user's layer decides
-    nothing on a length: the model's shape family, traced once under watch (`size_decisions`), serves them."""
+    step: their mean ("new_size"), and the mean of the same lengths again ("repeat"). The model runs a user's
+    Python: traced at each new length by default; with `TAPESHIM_USER_FAMILIES=1` its shape family, traced once
+    under watch (`size_decisions`), serves them."""
     keras = tf.keras
 
     class Block(keras.layers.Layer):

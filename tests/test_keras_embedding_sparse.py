@@ -671,11 +671,14 @@ def test_fit_compiles_once(tapeshim_module):
     assert compile_counts(tf) == before
 
 
-def test_a_users_layers_model_traces_nothing_at_new_lengths(tapeshim_module):
+def test_a_users_layers_model_traces_nothing_at_new_lengths(tapeshim_module, monkeypatch):
     """A functional model of users' layers (`_users_layers_model`): after its second length, the op finding its
     lookups' ids and the call itself come from their shape families (`keras_program_families`), whose traces
-    decided nothing on the length, so later lengths trace no program (TF's values: the cases above)."""
+    decided nothing on the length, so later lengths trace no program, where users' calls may have families
+    (`TAPESHIM_USER_FAMILIES=1`; TF's values: the cases above)."""
     from tapeshim._src import keras_program_families
+
+    monkeypatch.setenv("TAPESHIM_USER_FAMILIES", "1")
 
     tf = tapeshim_module
     for head in ("mix", "tied", "again"):

@@ -39,6 +39,7 @@ outside any tape (`keras_bridge._Program.run_values`).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import types
 import weakref
@@ -278,19 +279,43 @@ def _own_module(thing: Any) -> bool:
 
 def _own_code(owner: Any) -> bool:
     """Whether all the Python a call of `owner` runs is Keras's or tapeshim's own: the owner's class (or, for a
-    stateless function, the function), its sublayers', and the functions they hold (an activation, an activity
-    regularizer, a `Lambda`'s function, a loss's or a metric's). Its family's trace needs no watching."""
+    stateless function, the function), its sublayers' and a functional model's operations', and every function
+    or callable object they hold (an activation, a recurrent activation, an activity regularizer, a `Lambda`'s
+    function, a loss's or a metric's)."""
     if isinstance(owner, types.FunctionType):
         return _own_module(owner)
-    objects = flatten_layers(owner) if isinstance(owner, keras.layers.Layer) else [owner]
+    objects = list(flatten_layers(owner)) if isinstance(owner, keras.layers.Layer) else [owner]
+    for obj in list(objects):
+        try:
+            objects.extend(getattr(obj, "operations", None) or ())  # (a functional model's: a user's `Operation`)
+        except Exception:  # noqa: BLE001 - a model not built yet has none
+            pass
     for obj in objects:
         if not _own_module(type(obj)):
             return False
-        for attribute in ("activation", "activity_regularizer", "function", "fn", "_fn"):  # (`Lambda`'s: function)
-            held = getattr(obj, attribute, None)
-            if callable(held) and not _own_module(getattr(held, "__wrapped__", held)):
+        for held in getattr(obj, "__dict__", {}).values():
+            if callable(held) and not _own_callable(held):
                 return False
     return True
+
+
+def _own_callable(held: Any) -> bool:
+    """Whether a callable a layer holds runs Keras's or tapeshim's code (through `functools.partial`,
+    `functools.wraps`, a bound method, and a `tf.function`'s Python function)."""
+    for _ in range(8):
+        if isinstance(held, functools.partial):
+            held = held.func
+        elif isinstance(held, types.MethodType):
+            held = held.__func__
+        elif getattr(held, "python_function", None) is not None:  # (a `tf.function`: its Python function)
+            held = held.python_function
+        elif getattr(held, "__wrapped__", None) is not None:
+            held = held.__wrapped__
+        else:
+            break
+    if isinstance(held, (types.FunctionType, type)):
+        return _own_module(held)
+    return _own_module(type(held))
 
 
 def program(
@@ -338,7 +363,8 @@ def program(
         stats["users_families"] += 1
         return made
 
-    if size_decisions.hook_taken() and not _own_code(owner):  # (a profiler runs: no family now, nor refused)
+    if not _own_code(owner) and (not size_decisions.enabled() or size_decisions.hook_taken()):
+        # (a user's Python: no family unless asked for; and not while a profiler runs, nor refused for good)
         return traced(in_structs, _new_key(), False)
     found = families.find(in_structs, in_structs, family_traced)
     if found is None:

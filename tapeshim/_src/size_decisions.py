@@ -6,60 +6,113 @@ from that trace. That is sound only where the Python it ran decided nothing on
 those sizes that does not hold for every size. JAX's symbolic dimensions
 answer some questions for all sizes at once, and wrongly: `n == 8` is False,
 `n % 2` is an expression that Python takes as true, and `isinstance(n, int)`
-is False. tapeshim's `TensorShape` (and `keras.backend.int_shape`) shows a
-symbolic size as None, as TF's graphs show an unknown one, where TF's eager
-calls see the size. Keras's own layers are written for an unknown batch
-dimension (their functional build has one), and a comparison JAX cannot
-decide for every size (`n > 5`) raises, which refuses the family.
+is False. tapeshim's `TensorShape` (and `int_shape`, `dimension_at_index`, a
+`TensorSpec`) shows a symbolic size as None, as TF's graphs show an unknown
+one, where TF's eager calls see the size. Keras's own layers are written for
+an unknown batch dimension (their functional build has one), and a comparison
+JAX cannot decide for every size (`n > 5`) raises, which refuses the family.
 
-So a trace running a user's Python (a subclassed model, a layer of the user's
-own, a `Lambda`'s function) is watched (`watching`): a profile function on the
-calling thread (`sys.setprofile`, for that trace only; none is set while a
-profiler holds the hook, `hook_taken`) marks the trace as deciding on its sizes
-(`Watch.decided`) where the user's code
+So a call running a user's Python (a subclassed model, a layer of the user's
+own, a `Lambda`'s function) has a family only where the user asks for it
+(`enabled`: `TAPESHIM_USER_FAMILIES=1`), and its symbolic trace is watched
+(`watching`): a profile function on the calling thread (`sys.setprofile`, for
+that trace only; none while a profiler holds the hook, `hook_taken`) marks the
+trace as deciding on its sizes (`Watch.decided`) where the user's code
 - calls a method of a symbolic dimension (`n == 8`, `n - 1`, `n in (8, 16)`,
   `str(n)`, `hash(n)`, `copy.deepcopy(n)`);
-- reads a size a tapeshim `TensorShape` shows as unknown (`t.shape[0]`,
-  `t.shape.as_list()`, `int_shape(t)`), or has one compare shapes holding one
+- reads a size tapeshim shows as unknown (`t.shape[0]`, `t.shape.as_list()`,
+  `int_shape(t)`), or has shapes holding one compared
   (`tf.TensorShape([8, 3]) == x.shape`);
-- calls `isinstance`, or a function reading `shape` calls `type`: a symbolic
-  size is no int;
-- keeps a symbolic size in a layer's attribute (`self.seen = x.shape`), where
-  its Python would read it after the call.
-Any of these refuses the family, and the call is traced per shape, as TF's
-eager calls run at each size. Passing sizes on untouched (Keras's
-`ops.shape`, then a reshape to them) and reading a known size
-(`x.shape[-1] // 2`) decide nothing.
+- calls `isinstance`, or names `type` (a symbolic size is no int);
+- keeps a symbolic size in a layer's attribute (`self.seen = x.shape`);
+and wherever JAX's error for a value or a size asked of a trace is made (the
+user's code may catch it: `try: n = int(tf.shape(x)[0])`). Any of these
+refuses the family, and the call is traced per shape, as TF's eager calls run
+at each size. Passing sizes on untouched (Keras's `ops.shape`, then a reshape
+to them) and reading a known size (`x.shape[-1] // 2`) decide nothing.
 
-A use is the user's where the first code up the stack that is neither NumPy's,
-nor the standard library's, nor tapeshim's shape code handing a size on
-(`_HANDING_ON`) is neither JAX's, Keras's nor tapeshim's: `np.prod(x.shape) ==
-24` in a user's `call` is the user's, the comparisons of shapes inside Keras's
-or JAX's functions are not. Not seen: a user's code compiled to C (no Python
-frames), and a symbolic size kept in a list or in an object other than a layer
-(`sizes.append(n)`): Python stores it without calling anything.
+Code is the user's by its file: not under JAX's, Keras's, tapeshim's or their
+helpers' packages. NumPy's and the standard library's code, and tapeshim's
+code handing sizes on (`_HANDING_ON`: its shapes, `int_shape`, AutoGraph's
+converted calls), count as their caller's. Not seen, which is why the option
+is off by default: a `match` class pattern (`case int()`), `n.__class__ is
+int`, a symbolic size kept in a list or an object other than a layer
+(`sizes.append(n)`: Python stores it without calling anything), and a user's
+code compiled to C. JAX's Python tracer holds the profile hook out of sight
+(`sys.getprofile()` is None): a watched trace ends its Python events on the
+thread.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
+import os
 import sys
 import types
 from typing import Any, Iterator
 
+import jax
 from jax import export
 
 from tapeshim._src.shape import TensorShape
 
-_FRAMEWORKS = frozenset(("jax", "jaxlib", "keras", "tapeshim", "ml_dtypes", "optree", "opt_einsum", "tree", "namex"))
-"""Top-level modules whose code decides only what holds for every size, or raises (but see `_HANDING_ON`)."""
-_PASSING = frozenset(
-    ("numpy", "functools", "copy", "abc", "typing", "contextlib", "collections", "dataclasses", "enum", "weakref")
-) | frozenset(("reprlib", "string", "pprint", "statistics", "heapq", "bisect"))
-"""Top-level modules (with Python code) that compute on values handed to them: their uses are their caller's."""
-_HANDING_ON = frozenset(("tapeshim._src.shape", "tapeshim._src.keras_legacy_backend"))
-"""tapeshim's modules that show a symbolic size to their caller as unknown (None), as TF's graphs do: a
-`TensorShape`'s comparisons and `keras.backend.int_shape`. Their reads are their caller's."""
+_ON = ("1", "on", "true", "yes")
+
+
+def enabled() -> bool:
+    """Whether calls running a user's Python may have shape families (`TAPESHIM_USER_FAMILIES=1`; off by
+    default: the watch cannot see every decision, see the module's docstring)."""
+    return os.environ.get("TAPESHIM_USER_FAMILIES", "").strip().lower() in _ON
+
+
+def _package_directory(name: str) -> str | None:
+    try:
+        module = importlib.import_module(name)
+    except ImportError:
+        return None
+    path = getattr(module, "__file__", None)
+    return os.path.dirname(os.path.abspath(path)) + os.sep if path else None
+
+
+_FRAMEWORK_DIRECTORIES = tuple(
+    d for d in map(_package_directory, ("jax", "jaxlib", "keras", "tapeshim", "ml_dtypes", "optree", "opt_einsum")) if d
+)
+"""Where the code that decides only what holds for every size (or raises) lives: JAX's, Keras's, tapeshim's and
+their helpers' packages, by directory (a user's package named alike is the user's). But see `_HANDING_ON`."""
+_STANDARD_LIBRARY = os.path.dirname(contextlib.__file__) + os.sep
+_PASSING_DIRECTORIES = tuple(d for d in (_package_directory("numpy"), _STANDARD_LIBRARY) if d)
+"""NumPy's and the standard library's code, which computes on values handed to it: its uses are its caller's
+(not the packages installed beside the standard library: `_kind`)."""
+_HANDING_ON = tuple(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+    for name in ("shape.py", "keras_legacy_backend.py", "api_compat.py", "tensor_spec.py", "autograph" + os.sep)
+)
+"""tapeshim's code that shows a symbolic size to its caller as unknown (None), as TF's graphs do (a
+`TensorShape`'s comparisons, `int_shape`, `dimension_at_index`, a `TensorSpec`), or runs the caller's code
+(AutoGraph's converted calls): its uses are its caller's."""
+_USER, _FRAMEWORK, _PASSING = 0, 1, 2
+_kinds: dict[types.CodeType, int] = {}
+
+
+def _kind(code: types.CodeType) -> int:
+    kind = _kinds.get(code)
+    if kind is None:
+        filename = code.co_filename
+        if filename.startswith("<frozen "):  # (the standard library's frozen modules: importlib's, os')
+            kind = _PASSING
+        elif (filename := os.path.abspath(filename)).startswith(_HANDING_ON):
+            kind = _PASSING
+        elif filename.startswith(_FRAMEWORK_DIRECTORIES):
+            kind = _FRAMEWORK
+        elif filename.startswith(_PASSING_DIRECTORIES) and not _installed_package(filename):
+            kind = _PASSING
+        else:
+            kind = _USER
+        if len(_kinds) > 65536:
+            _kinds.clear()
+        _kinds[code] = kind
+    return kind
 
 
 def _functions(cls: type) -> dict[types.CodeType, str]:
@@ -100,19 +153,41 @@ def _attribute_setters() -> dict[types.CodeType, str]:
     return _SETTERS
 
 
-def _module_of(frame: Any) -> str:
-    return str(frame.f_globals.get("__name__") or "")
+def _installed_package(filename: str) -> bool:
+    """Whether `filename` is a package's installed beside the standard library (a user's, for this module)."""
+    rest = filename[len(_STANDARD_LIBRARY) :] if filename.startswith(_STANDARD_LIBRARY) else ""
+    return "site-packages" in rest or "dist-packages" in rest
 
 
 def _users(frame: Any) -> bool:
     """Whether `frame` is a user's code, or code handing on to one (see the module's docstring)."""
     while frame is not None:
-        module = _module_of(frame)
-        top = module.partition(".")[0]
-        if top not in _PASSING and module not in _HANDING_ON:
-            return top not in _FRAMEWORKS
+        kind = _kind(frame.f_code)
+        if kind != _PASSING:
+            return kind == _USER
         frame = frame.f_back
     return True
+
+
+def _inconclusive_error() -> type:
+    """The class JAX raises for a question about a symbolic size it cannot answer for every size."""
+    try:
+        int(export.symbolic_shape("n")[0])
+    except Exception as exc:  # noqa: BLE001 - the class JAX raises, whichever it is
+        return type(exc)
+    return jax.errors.InconclusiveDimensionOperation
+
+
+_ERRORS = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerBoolConversionError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerArrayConversionError,
+    _inconclusive_error(),
+)
+"""JAX's errors of a trace asking a symbolic size or a traced value for a number (and their subclasses, tapeshim's
+`ValueOfJaxTrace`): raised and caught in the user's code (`try: n = int(tf.shape(x)[0]) except ...`), one
+decides which branch runs. Made anywhere in a watched trace, one counts as a decision."""
 
 
 def _holds_symbolic(value: Any) -> bool:
@@ -160,20 +235,22 @@ class Watch:
         self.decided = False
         self._setters = _attribute_setters()
         self._typing: dict[types.CodeType, bool] = {}
-        """Per code object run: whether it is a user's that reads a shape and calls `type` (`type(n) is int`)."""
+        """Per code object run: whether it is a user's naming `type` (`type(n) is int`)."""
 
     def __call__(self, frame: Any, event: str, arg: Any) -> None:
         if self.decided:
             return
         if event == "c_call":
-            # `isinstance(n, int)` calls nothing of a symbolic size: a user's check of types in code reading shapes
-            if arg is isinstance and "shape" in frame.f_code.co_names and _users(frame):
+            # `isinstance(n, int)` calls nothing of a symbolic size: any check of types in a user's code counts
+            if arg is isinstance and _users(frame):
                 self.decided = True
             return
         if event != "call":
             return
         code = frame.f_code
-        if code in _DIMENSION_CODES:
+        if code.co_name == "__init__" and isinstance(frame.f_locals.get("self"), _ERRORS):
+            self.decided = True
+        elif code in _DIMENSION_CODES:
             self.decided = _users(frame.f_back)
         elif code in self._setters:
             self.decided = _holds_symbolic(frame.f_locals.get("value")) and _users(frame.f_back)
@@ -181,9 +258,8 @@ class Watch:
             self.decided = _reads_unknown_size(frame, _SHAPE_CODES[code]) and _users(frame.f_back)
         else:
             typing = self._typing.get(code)
-            if typing is None:  # (calling a type is no C function call: the code is judged as a whole)
-                names = code.co_names
-                typing = self._typing[code] = "type" in names and "shape" in names and _users(frame)
+            if typing is None:  # (calling a type is no C function call: the user's code naming it counts)
+                typing = self._typing[code] = "type" in code.co_names and _kind(code) == _USER
             self.decided = typing
 
 
