@@ -342,17 +342,19 @@ def program(
     by_structure = _families.get(owner)
     if by_structure is None:
         by_structure = _families[owner] = OrderedDict()
-    families = by_structure.get(structure_key, _UNSEEN)
-    if families is _UNSEEN:
+    known = by_structure.get(structure_key)
+    if known is None:
         if len(by_structure) >= _STRUCTURES_PER_OWNER:
             try:
                 by_structure.popitem(last=False)
             except KeyError:  # (emptied by another thread at once)
                 pass
-        families = by_structure[structure_key] = kernel_families.Families()
+        # (whether its Python is all Keras's or tapeshim's: a swapped attribute makes another structure)
+        known = by_structure[structure_key] = (kernel_families.Families(), _own_code(owner))
+    families, own = known
 
     def family_traced(symbolic: list) -> Any:
-        if _own_code(owner):
+        if own:
             return traced(symbolic, _new_key(), True)
         # a user's Python: watched for decisions on its sizes, which the symbolic trace would not follow
         with size_decisions.watching() as watch:
@@ -363,7 +365,7 @@ def program(
         stats["users_families"] += 1
         return made
 
-    if not _own_code(owner) and (not size_decisions.enabled() or size_decisions.hook_taken()):
+    if not own and (not size_decisions.enabled() or size_decisions.hook_taken()):
         # (a user's Python: no family unless asked for; and not while a profiler runs, nor refused for good)
         return traced(in_structs, _new_key(), False)
     found = families.find(in_structs, in_structs, family_traced)
@@ -377,9 +379,6 @@ def program(
     stats["sized_programs"] += 1
     avals = tuple((shape, dtypes.from_numpy(np.dtype(s.dtype))) for shape, s in zip(shapes, family.out_structs))
     return SizedProgram(family, avals)
-
-
-_UNSEEN = object()
 
 
 def _new_key() -> OpKey:
