@@ -494,19 +494,24 @@ def test_a_family_serves_sizes_of_its_symbols_only(tapeshim_module: Any) -> None
     assert keras_program_families.stats["programs"] == traced + 2
 
 
-def test_a_users_layer_is_traced_per_shape_by_default(tapeshim_module: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without `TAPESHIM_USER_FAMILIES`, a layer of the user's own is traced per shape: its Python may decide on
-    a size in ways no watch sees (`match n: case int()`), as TF's eager calls decide at each size."""
-    monkeypatch.delenv("TAPESHIM_USER_FAMILIES", raising=False)
-    tf = tapeshim_module
-    calls = []
+def _counted_layer(tf: Any) -> tuple[Any, list]:
+    """A layer of the user's own (`x + 1`) and the list of the input shapes its Python ran on."""
+    calls: list = []
 
     class Counted(tf.keras.layers.Layer):
         def call(self, x):
             calls.append(tuple(x.shape))
             return x + 1.0
 
-    layer = Counted()
+    return Counted(), calls
+
+
+def test_a_users_layer_is_traced_per_shape_by_default(tapeshim_module: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `TAPESHIM_USER_FAMILIES`, a layer of the user's own is traced per shape: its Python may decide on
+    a size in ways no watch sees (`match n: case int()`), as TF's eager calls decide at each size."""
+    monkeypatch.delenv("TAPESHIM_USER_FAMILIES", raising=False)
+    tf = tapeshim_module
+    layer, calls = _counted_layer(tf)
     for n in (5, 6, 7, 8):
         layer(tf.ones((n, 4)))
     assert calls[-3:] == [(6, 4), (7, 4), (8, 4)]  # (once per shape, after the first's build and analysis)
@@ -520,14 +525,7 @@ def test_a_users_layer_deciding_nothing_is_traced_once_for_its_new_sizes(tapeshi
     tf = tapeshim_module
     from tapeshim._src import keras_program_families
 
-    calls = []
-
-    class Counted(tf.keras.layers.Layer):
-        def call(self, x):
-            calls.append(tuple(x.shape))
-            return x + 1.0
-
-    layer = Counted()
+    layer, calls = _counted_layer(tf)
     families = keras_program_families.stats["users_families"]
     for n in (5, 6, 7, 8, 9):
         np.testing.assert_array_equal(layer(tf.ones((n, 4))).numpy(), np.full((n, 4), 2.0, np.float32))
@@ -558,14 +556,7 @@ def test_a_users_layer_under_a_profiler_is_traced_per_shape(tapeshim_module: Any
     tf = tapeshim_module
     from tapeshim._src import keras_program_families
 
-    calls = []
-
-    class Counted(tf.keras.layers.Layer):
-        def call(self, x):
-            calls.append(tuple(x.shape))
-            return x * 2.0
-
-    layer = Counted()
+    layer, calls = _counted_layer(tf)
     sys.setprofile(lambda frame, event, arg: None)
     try:
         for n in (5, 6, 7, 8):

@@ -352,6 +352,9 @@ def program(
         # (whether its Python is all Keras's or tapeshim's: a swapped attribute makes another structure)
         known = by_structure[structure_key] = (kernel_families.Families(), _own_code(owner))
     families, own = known
+    if not own and (not size_decisions.enabled() or size_decisions.hook_taken()):
+        # (a user's Python: no family unless asked for; and not while a profiler runs, nor refused for good)
+        return traced(in_structs, _new_key(), False)
 
     def family_traced(symbolic: list) -> Any:
         if own:
@@ -365,9 +368,6 @@ def program(
         stats["users_families"] += 1
         return made
 
-    if not own and (not size_decisions.enabled() or size_decisions.hook_taken()):
-        # (a user's Python: no family unless asked for; and not while a profiler runs, nor refused for good)
-        return traced(in_structs, _new_key(), False)
     found = families.find(in_structs, in_structs, family_traced)
     if found is None:
         return traced(in_structs, _new_key(), False)

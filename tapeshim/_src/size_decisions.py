@@ -133,15 +133,18 @@ _DIMENSION_CODES = frozenset(_functions(_DIMENSION))
 """Every Python method of JAX's symbolic dimension (comparisons, arithmetic, hashing, text, copies)."""
 _SHAPE_CODES = _functions(TensorShape)
 _SHAPE_SIZELESS = frozenset(
-    ("_known", "rank", "ndims", "__len__", "__bool__", "with_rank", "with_rank_at_least", "with_rank_at_most")
-) | frozenset(("assert_has_rank", "assert_same_rank"))
+    (
+        "_known", "rank", "ndims", "__len__", "__bool__", "with_rank", "with_rank_at_least", "with_rank_at_most",
+        "assert_has_rank", "assert_same_rank",
+    )
+)  # fmt: skip
 """`TensorShape`'s methods that read no dimension's size."""
-_SETTERS: dict[types.CodeType, str] = {}
+_SETTERS: set[types.CodeType] = set()
 """The `__setattr__`s of Keras's layers and tapeshim's (`_attribute_setters`): a user's call keeping a symbolic
 size in a layer's attribute hands it to the user's Python after the trace."""
 
 
-def _attribute_setters() -> dict[types.CodeType, str]:
+def _attribute_setters() -> set[types.CodeType]:
     if not _SETTERS:
         from tapeshim._src.keras_bridge import TapeLayerMixin  # import cycle: keras_bridge -> ... -> here
         from tapeshim._src.keras_compat import keras
@@ -149,7 +152,7 @@ def _attribute_setters() -> dict[types.CodeType, str]:
         for cls in (TapeLayerMixin, keras.layers.Layer):
             setter = vars(cls).get("__setattr__")
             if isinstance(setter, types.FunctionType):
-                _SETTERS[setter.__code__] = "__setattr__"
+                _SETTERS.add(setter.__code__)
     return _SETTERS
 
 
