@@ -401,8 +401,13 @@ LENGTHS = (5, 6, 7, 5, 8)
 
 def _users_layers_model(tf: Any, head: str) -> Any:
     """A functional model whose input goes straight into its `Embedding`, then through users' layers: `mix` (a
-    layer of its own weights), `tied` (its output projection reads the table: tied weights) or `again` (it looks
-    the reversed ids up in the same table)."""
+    layer of its own weights), `tied` (its output projection reads the table: tied weights), `again` (it looks
+    the reversed ids up in the same table), `first` (a layer beside the `Embedding`, on the input, looks the
+    reversed ids up: it may run before the model's own lookup), `caught` (as `again`, its Python catching any
+    error of that lookup) or `sequential` (a Sequential model whose users' layer reads the table).
+
+    Only the table's one lookup of the model's input lets tapeshim take the ids from the input, without an op of
+    their own (`keras_embedding._only_lookup_of_the_input`)."""
     keras = tf.keras
 
     class Mix(keras.layers.Layer):
@@ -422,21 +427,43 @@ def _users_layers_model(tf: Any, head: str) -> Any:
             return tf.matmul(tf.reduce_mean(hidden, axis=1), self.embedding.embeddings, transpose_b=True)
 
     class LooksUpAgain(keras.layers.Layer):
+        def __init__(self, embedding, catching=False):
+            super().__init__()
+            self.embedding, self.catching = embedding, catching
+
+        def call(self, inputs):
+            ids, hidden = inputs
+            try:
+                again = self.embedding(tf.reverse(ids, axis=[1]))
+            except Exception:  # noqa: BLE001 - a user's layer catching what its lookup raises
+                if not self.catching:
+                    raise
+                again = tf.zeros_like(hidden)
+            return tf.reduce_mean(hidden + again, axis=1)
+
+    class LooksUpReversed(keras.layers.Layer):
         def __init__(self, embedding):
             super().__init__()
             self.embedding = embedding
 
-        def call(self, inputs):
-            ids, hidden = inputs
-            return tf.reduce_mean(hidden + self.embedding(tf.reverse(ids, axis=[1])), axis=1)
+        def call(self, ids):
+            return self.embedding(tf.reverse(ids, axis=[1]))
 
-    ids = keras.Input((None,), dtype="int32")
     embedding = keras.layers.Embedding(VOCAB, DIM)
+    if head == "sequential":
+        model = keras.Sequential([keras.Input((None,), dtype="int32"), embedding, TiedOutput(embedding)])
+        set_weights(model, 14)
+        return model
+    ids = keras.Input((None,), dtype="int32")
+    if head == "first":  # (a layer after it: it is deeper in the graph than the `Embedding`, so it runs first)
+        reversed_rows = keras.layers.Dense(DIM)(LooksUpReversed(embedding)(ids))
     hidden = embedding(ids)
     if head == "tied":
         out = TiedOutput(embedding)(hidden)
-    elif head == "again":
-        out = keras.layers.Dense(2)(LooksUpAgain(embedding)([ids, hidden]))
+    elif head in ("again", "caught"):
+        out = keras.layers.Dense(2)(LooksUpAgain(embedding, catching=head == "caught")([ids, hidden]))
+    elif head == "first":
+        out = keras.layers.Dense(2)(keras.layers.GlobalAveragePooling1D()(hidden + reversed_rows))
     else:
         out = keras.layers.Dense(2)(keras.layers.GlobalAveragePooling1D()(Mix()(hidden)))
     model = keras.Model(ids, out)
@@ -450,7 +477,7 @@ def _users_layers_loop(tf: Any, head: str) -> dict:
     model = _users_layers_model(tf, head)
     optimizer = tf.keras.optimizers.Adam(0.1)
     loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    classes = VOCAB if head == "tied" else 2
+    classes = VOCAB if head in ("tied", "sequential") else 2
     history = []
     for step, length in enumerate(LENGTHS):
         ids, labels = _ids((3, length), seed=step), _labels(3, classes, seed=step)
@@ -458,11 +485,17 @@ def _users_layers_loop(tf: Any, head: str) -> dict:
             loss = loss_fn(labels, model(ids, training=True))
         grads = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        history.append([loss, _slices(grads[0])])
+        if head == "first":  # (TF's slices come in its backward pass's order, tapeshim's in call order)
+            table = grads[0]
+            history.append(
+                [loss, type(table).__name__, tf.math.unsorted_segment_sum(table.values, table.indices, VOCAB)]
+            )
+        else:
+            history.append([loss, _slices(grads[0])])
     return {"history": history, "weights": model.weights, "inference": model(_ids((2, 4)))}
 
 
-for _head in ("mix", "tied", "again"):
+for _head in ("mix", "tied", "again", "first", "caught", "sequential"):
     CASES[f"custom_loop_users_layers_{_head}_new_lengths"] = (lambda h: lambda tf: _users_layers_loop(tf, h))(_head)
 
 
@@ -691,6 +724,27 @@ def test_a_users_layers_model_traces_nothing_at_new_lengths(tapeshim_module, mon
             grad = tape.gradient(total, model.trainable_variables[0])
             assert isinstance(grad, tf.IndexedSlices) == (head != "tied")
         assert keras_program_families.stats["programs"] == traced, head
+
+
+def test_a_users_layers_model_traces_only_its_call_at_new_lengths(tapeshim_module, monkeypatch):
+    """By default (users' calls traced per shape), a new length of a functional model whose input goes straight
+    into its `Embedding` traces the call alone: the ids are the input (`_only_lookup_of_the_input`), found by no
+    op of their own. A model whose users' layer reads the table (`tied`) is traced with that op too, after its
+    first call showed it: never checked again (TF's values: the cases above)."""
+    from tapeshim._src import keras_program_families
+
+    monkeypatch.delenv("TAPESHIM_USER_FAMILIES", raising=False)
+    tf = tapeshim_module
+    for head, traces in (("mix", [1, 1, 1, 1]), ("tied", [3, 2, 2, 2])):
+        model = _users_layers_model(tf, head)
+        counted = []
+        for length in (5, 6, 7, 8):
+            before = keras_program_families.stats["programs"]
+            with tf.GradientTape() as tape:
+                total = tf.reduce_sum(model(_ids((3, length)), training=True))
+            tape.gradient(total, model.trainable_variables)
+            counted.append(keras_program_families.stats["programs"] - before)
+        assert counted == traces, head
 
 
 if __name__ == "__main__":

@@ -795,12 +795,11 @@ class TapeLayerMixin(_LayerBase):
                 return split[0]
         keras_call = super().__call__
         variables = list(self.variables)
-        from tapeshim._src.keras_embedding import gather_on_tape  # import cycle: keras_bridge <-> keras_embedding
+        from tapeshim._src.keras_embedding import call_gathering_rows  # import cycle: keras_bridge <-> it
 
-        lookup = gather_on_tape(self, keras_call, args, kwargs, variables)
-        if lookup is not None:  # an Embedding's rows gathered on the tape: its gradient is IndexedSlices
-            call, call_args, states = lookup
-            return stateful_call(self, "call", call, call_args, kwargs, variables, states=states)
+        looked_up = call_gathering_rows(self, keras_call, args, kwargs, variables)
+        if looked_up is not None:  # an Embedding's rows gathered on the tape: its gradient is IndexedSlices
+            return looked_up[0]
         try:
             return stateful_call(self, "call", keras_call, args, kwargs, variables)
         except keras_eager_calls.VALUE_ASKED:

@@ -21,6 +21,13 @@ outputs are only the ids of each lookup, so XLA keeps only what computes
 them; state it would change is discarded). That op also notes a table the call
 reads another way (tied weights): such a table is read as usual, and its
 gradient is dense, as TF's sum of a dense part and slices is.
+
+A Sequential or functional model whose one input goes straight into its one
+`Embedding` needs no such op: its ids are its input. Where users' layers run
+in it, the call's trace checks that (`_only_lookup_of_the_input`): the table
+is looked up once and read no other way. A call that does otherwise (a second
+lookup, tied weights) is run again with the op that finds its ids, and its
+model always is from then on.
 """
 
 from __future__ import annotations
@@ -37,9 +44,16 @@ from tapeshim._src.tensor import convert_to_tensor
 
 _local = threading.local()  # .rows: id(layer) -> [rows of each call, next call]; .lookups: the collecting op's
 _unwatched: dict[int, KerasVariable] = {}
-# owner -> (number of its variables, its Embedding layers) (found once per owner, not per call)
-_found: weakref.WeakKeyDictionary[Any, tuple[int, tuple]] = weakref.WeakKeyDictionary()
-_FRAMEWORK_MODULES = ("keras", "tapeshim")
+# owner -> (number of its variables, its Embedding layers, whether its input is the ids of their one lookup)
+# (found once per owner, not per call)
+_found: weakref.WeakKeyDictionary[Any, tuple[int, tuple, bool]] = weakref.WeakKeyDictionary()
+# the models whose call looked their input up other than once, or read the table otherwise (users' layers)
+_looked_up_otherwise: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+class LookupsDiffer(RuntimeError):
+    """A call looked its table up other than as its rows were gathered: not once on the model's input (a users'
+    layer looking up other ids, or reading the table another way), or not as at its lookups' own op."""
 
 
 def _unwatched_view(keras_variable: Any) -> KerasVariable:
@@ -68,11 +82,12 @@ def _is_plain_embedding(layer: Any) -> bool:
     return looks_up_rows(layer) and layer.built
 
 
-def _embeddings_of(owner: Any, variables: list) -> tuple:
-    """`owner`'s plain `Embedding` layers (itself included) whose table is among `variables` once."""
+def _embeddings_of(owner: Any, variables: list) -> tuple[tuple, bool]:
+    """`owner`'s plain `Embedding` layers (itself included) whose table is among `variables` once, and whether
+    `owner`'s first argument is the ids of their one lookup (`_ids_are_the_input`)."""
     found = _found.get(owner)
     if found is not None and found[0] == len(variables):
-        return found[1]
+        return found[1], found[2]
     counts: dict[int, int] = {}
     for variable in variables:
         counts[id(variable)] = counts.get(id(variable), 0) + 1
@@ -81,24 +96,22 @@ def _embeddings_of(owner: Any, variables: list) -> tuple:
         for layer in dict.fromkeys(flatten_layers(owner))
         if _is_plain_embedding(layer) and counts.get(id(layer._embeddings)) == 1
     )
-    _found[owner] = (len(variables), layers)
-    return layers
-
-
-def _framework_class(layer: Any) -> bool:
-    return type(layer).__module__.split(".")[0] in _FRAMEWORK_MODULES
+    ids_in = _ids_are_the_input(owner, layers)
+    _found[owner] = (len(variables), layers, ids_in)
+    return layers, ids_in
 
 
 def _ids_are_the_input(owner: Any, layers: tuple) -> bool:
-    """Whether `owner`'s first argument is the ids of its only lookup: an `Embedding` called alone, or a
-    Sequential or functional model of Keras's layers whose one input goes straight into its one `Embedding`."""
+    """Whether `owner`'s first argument is the ids of its only lookup, as its structure says: an `Embedding`
+    called alone, or a Sequential or functional model whose one input goes straight into its one `Embedding`
+    (the ids of every lookup, where its users' layers look up nothing more: `_only_lookup_of_the_input`)."""
     if len(layers) != 1:
         return False
     layer = layers[0]
     if owner is layer:
         return True
     nodes: Any = getattr(layer, "_inbound_nodes", ())
-    if len(nodes) != 1 or not all(_framework_class(sub) for sub in flatten_layers(owner)):
+    if len(nodes) != 1:
         return False
     if isinstance(owner, keras.Sequential):
         plain = type(owner).call is keras.Sequential.call
@@ -106,14 +119,19 @@ def _ids_are_the_input(owner: Any, layers: tuple) -> bool:
     if not isinstance(owner, Functional) or type(owner).call is not Functional.call:
         return False
     inputs: Any = getattr(owner, "inputs", None) or ()
-    return len(inputs) == 1 and bool(nodes[0].input_tensors) and nodes[0].input_tensors[0] is inputs[0]
+    return (
+        len(inputs) == 1
+        and bool(nodes[0].input_tensors)
+        and nodes[0].input_tensors[0] is inputs[0]
+        and any(operation is layer for operation in owner.operations)  # (its node runs in every call)
+    )
 
 
 class _NotingScope(keras.StatelessScope):
     """A Keras `StatelessScope` inside another: reads its values, keeps its writes, notes the variables read."""
 
-    def __init__(self, outer: Any) -> None:
-        super().__init__()
+    def __init__(self, outer: Any, collect_losses: bool = False) -> None:
+        super().__init__(collect_losses=collect_losses)
         self.state_mapping = dict(outer.state_mapping)
         self.read: set[int] = set()
         self.noting = True
@@ -155,6 +173,38 @@ def _lookups(
     return found["ids"], set(found["read"])
 
 
+class _Given:
+    """The rows gathered for one `Embedding`'s calls in a Keras call: `used` of them handed out so far; `checked`
+    where they were gathered from the call's input, as its structure says (`_only_lookup_of_the_input`)."""
+
+    __slots__ = ("calls", "used", "checked", "differed")
+
+    def __init__(self, calls: list, checked: bool) -> None:
+        self.calls = calls
+        self.used = 0
+        self.checked = checked
+        self.differed = False  # (a lookup that was not the gathered one: noted where the user's Python catches)
+
+
+def call_gathering_rows(
+    owner: Any, keras_call: Callable[..., Any], args: tuple, kwargs: dict, variables: list
+) -> tuple | None:
+    """`(result,)` of a recorded Keras call whose `Embedding` layers' rows are gathered on the tape (a
+    `stateful_call`), or None when it looks nothing up (or no tape records)."""
+    for _ in range(2):
+        lookup = gather_on_tape(owner, keras_call, args, kwargs, variables)
+        if lookup is None:
+            return None
+        call, call_args, states = lookup
+        try:
+            return (stateful_call(owner, "call", call, call_args, kwargs, variables, states=states),)
+        except LookupsDiffer:
+            if owner in _looked_up_otherwise:
+                raise
+            _looked_up_otherwise.add(owner)  # (its ids found by their own op from now on)
+    return None  # (not reached: the second round gathers the rows its op found)
+
+
 def gather_on_tape(
     owner: Any, keras_call: Callable[..., Any], args: tuple, kwargs: dict, variables: list
 ) -> tuple | None:
@@ -169,15 +219,17 @@ def gather_on_tape(
     trace = _thread_state.trace  # (a function's trace records too: only a tape makes the gradient's type)
     if not args or not any(recorder is not trace for recorder in _thread_state.recorders):
         return None
-    layers = _embeddings_of(owner, variables)
+    layers, ids_in = _embeddings_of(owner, variables)
     if not layers:
         return None
-    if _ids_are_the_input(owner, layers):
+    checked = ids_in and owner is not layers[0]
+    if ids_in and not (checked and owner in _looked_up_otherwise):
         ids = convert_to_tensor(args[0])
         if ids._dtype.name not in ("int32", "int64"):
             ids = math_ops.cast(ids, "int32")  # (as Keras's call casts them)
         found: dict = {0: [ids]}
     else:
+        checked = False
         found, read_otherwise = _lookups(owner, keras_call, args, kwargs, variables, layers)
         found = {index: calls for index, calls in found.items() if index not in read_otherwise and calls}
         if not found:
@@ -196,8 +248,11 @@ def gather_on_tape(
 
     def call_with_rows(gathered: dict, *call_args: Any, **call_kwargs: Any) -> Any:
         previous = getattr(_local, "rows", {})
-        _local.rows = {**previous, **{key: [gathered[index], 0] for key, index in given.items()}}
+        mine = {key: _Given(gathered[index], checked) for key, index in given.items()}
+        _local.rows = {**previous, **mine}
         try:
+            if checked:
+                return _only_lookup_of_the_input(layers[0], mine[id(layers[0])], keras_call, call_args, call_kwargs)
             return keras_call(*call_args, **call_kwargs)
         finally:
             _local.rows = previous
@@ -205,6 +260,33 @@ def gather_on_tape(
     tables = {id(layers[index]._embeddings) for index in rows}
     states = [_unwatched_view(v) if id(v) in tables else view_of(v) for v in variables]
     return call_with_rows, (rows,) + tuple(args), states
+
+
+def _only_lookup_of_the_input(
+    layer: Any, given: _Given, keras_call: Callable[..., Any], args: tuple, kwargs: dict
+) -> Any:
+    """`keras_call(*args, **kwargs)` (in its trace, by `stateful_call`), checking that `layer` looked up the
+    model's input once (its rows `given`), as the model's structure says, and that nothing read its table
+    otherwise. A users' layer may look the table up again or read it (tied weights): `LookupsDiffer` then.
+
+    The model's variables are read through a Keras scope inside the call's, which notes the variables read and
+    hands what the call assigns and the losses it adds on to the call's scope."""
+    outer = get_stateless_scope()
+    if outer is None:  # (not inside the call's trace: nothing would note the table's reads)
+        raise LookupsDiffer("The model's call ran outside its trace: its lookups are found by their own op.")
+    noting = _NotingScope(outer, collect_losses=outer.collect_losses)
+    with noting:
+        result = keras_call(*args, **kwargs)
+    if given.differed or given.used != len(given.calls) or id(layer._embeddings) in noting.read:
+        raise LookupsDiffer(
+            f"The Embedding layer '{getattr(layer, 'name', '')}' was looked up other than once on the model's "
+            "input, or its table was read another way."
+        )
+    for key, value in noting.state_mapping.items():
+        if outer.state_mapping.get(key) is not value:
+            outer.state_mapping[key] = value
+    outer.losses.extend(noting.losses)
+    return result
 
 
 def _keras_ids(inputs: Any) -> Any:
@@ -232,12 +314,14 @@ class EmbeddingRowsMixin:
                 noting.noting = True
         given = getattr(_local, "rows", {}).get(id(self))
         if given is not None:
-            calls, position = given
+            calls, position = given.calls, given.used
             if position < len(calls) and tuple(calls[position].shape[:-1]) == tuple(inputs.shape):
-                given[1] += 1
+                given.used += 1
                 return keras.ops.cast(calls[position], self.compute_dtype)
-            # (the call looked up other ids than the op that found them: its Python differs between two runs)
-            raise RuntimeError(
+            # (the call looked up other ids than the op that found them: its Python differs between two runs; or,
+            # its rows gathered from the model's input, a users' layer looks up other ids too)
+            given.differed = True
+            raise LookupsDiffer(
                 f"The Embedding layer '{getattr(self, 'name', '')}' was called with ids of shape "
                 f"{tuple(inputs.shape)} where its rows were gathered for "
                 f"{[tuple(c.shape[:-1]) for c in calls]}: a call whose lookups change from run to run "
