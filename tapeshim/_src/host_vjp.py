@@ -104,19 +104,26 @@ def _summed_to(g: np.ndarray, shape: tuple) -> np.ndarray:
     return np.sum(g, axis=axes, keepdims=False).reshape(shape) if axes else g.reshape(shape)
 
 
+class _Elementwise:
+    """An elementwise primitive's rule, from one function per operand: `partial(g, inputs, outputs)` gives that
+    operand's cotangent at the output's shape (summed to the operand's shape here); None for an operand no
+    cotangent flows to (`for_live`: a constant's, as `x * 1.01`'s, would be computed, summed, then dropped)."""
+
+    __slots__ = ("partials",)
+
+    def __init__(self, partials: tuple) -> None:
+        self.partials = partials
+
+    def __call__(self, cts: list, ins: list, outs: list, params: dict) -> list:
+        values = [None if partial is None else partial(cts[0], ins, outs) for partial in self.partials]
+        return [None if value is None else _summed_to(value, np.shape(x)) for value, x in zip(values, ins)]
+
+    def for_live(self, live: Sequence[bool]) -> "_Elementwise":
+        return self if all(live) else _Elementwise(tuple(p if keep else None for p, keep in zip(self.partials, live)))
+
+
 def _elementwise(name: str, *partials: Callable[[np.ndarray, list, list], np.ndarray | None]) -> None:
-    """A rule from one function per operand: `partial(g, inputs, outputs)` gives that operand's cotangent
-    at the output's shape (summed to the operand's shape here)."""
-
-    def rule(cts: list, ins: list, outs: list, params: dict) -> list:
-        g = cts[0]
-        result = []
-        for partial, x in zip(partials, ins):
-            value = partial(g, ins, outs)
-            result.append(None if value is None else _summed_to(value, np.shape(x)))
-        return result
-
-    _RULES[name] = rule
+    _RULES[name] = _Elementwise(partials)
 
 
 def _const(x: np.ndarray, value: float) -> np.ndarray:
@@ -662,6 +669,8 @@ class _Plan:
                         raise _Unsupported
                     (rule, rule_params), reads = traced, "ins"
                     self.traced_products += rule_params["products"]
+                if isinstance(rule, _Elementwise) and differentiable:
+                    rule = rule.for_live([slot in self.float_slots for slot in ins])
                 if name == "dot_general" and self.live and differentiable:
                     live_operands = tuple(slot in self.float_slots for slot in ins)
                     if not all(live_operands):  # (a layer's weights beside its data: one product, not two)
