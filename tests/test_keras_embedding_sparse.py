@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import pickle
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -402,9 +403,10 @@ LENGTHS = (5, 6, 7, 5, 8)
 def _users_layers_model(tf: Any, head: str) -> Any:
     """A functional model whose input goes straight into its `Embedding`, then through users' layers: `mix` (a
     layer of its own weights), `tied` (its output projection reads the table: tied weights), `again` (it looks
-    the reversed ids up in the same table), `first` (a layer beside the `Embedding`, on the input, looks the
-    reversed ids up: it may run before the model's own lookup), `caught` (as `again`, its Python catching any
-    error of that lookup) or `sequential` (a Sequential model whose users' layer reads the table).
+    the reversed ids up in the same table), `caught` (as `again`, its Python catching any error of that lookup),
+    `rewrapped` (as `again`, its Python raising an error of its own from any error of that lookup),
+    `first` (a layer beside the `Embedding`, on the input, looks the reversed ids up: it runs before the model's
+    own lookup) or `sequential` (a Sequential model whose users' layer reads the table).
 
     Only the table's one lookup of the model's input lets tapeshim take the ids from the input, without an op of
     their own (`keras_embedding._only_lookup_of_the_input`)."""
@@ -427,7 +429,7 @@ def _users_layers_model(tf: Any, head: str) -> Any:
             return tf.matmul(tf.reduce_mean(hidden, axis=1), self.embedding.embeddings, transpose_b=True)
 
     class LooksUpAgain(keras.layers.Layer):
-        def __init__(self, embedding, catching=False):
+        def __init__(self, embedding, catching=None):
             super().__init__()
             self.embedding, self.catching = embedding, catching
 
@@ -435,8 +437,10 @@ def _users_layers_model(tf: Any, head: str) -> Any:
             ids, hidden = inputs
             try:
                 again = self.embedding(tf.reverse(ids, axis=[1]))
-            except Exception:  # noqa: BLE001 - a user's layer catching what its lookup raises
-                if not self.catching:
+            except Exception as error:  # noqa: BLE001 - a user's layer catching what its lookup raises
+                if self.catching == "rewrapped":
+                    raise ValueError("the second lookup failed") from error
+                if self.catching != "caught":
                     raise
                 again = tf.zeros_like(hidden)
             return tf.reduce_mean(hidden + again, axis=1)
@@ -460,8 +464,8 @@ def _users_layers_model(tf: Any, head: str) -> Any:
     hidden = embedding(ids)
     if head == "tied":
         out = TiedOutput(embedding)(hidden)
-    elif head in ("again", "caught"):
-        out = keras.layers.Dense(2)(LooksUpAgain(embedding, catching=head == "caught")([ids, hidden]))
+    elif head in ("again", "caught", "rewrapped"):
+        out = keras.layers.Dense(2)(LooksUpAgain(embedding, catching=head)([ids, hidden]))
     elif head == "first":
         out = keras.layers.Dense(2)(keras.layers.GlobalAveragePooling1D()(hidden + reversed_rows))
     else:
@@ -495,8 +499,64 @@ def _users_layers_loop(tf: Any, head: str) -> dict:
     return {"history": history, "weights": model.weights, "inference": model(_ids((2, 4)))}
 
 
-for _head in ("mix", "tied", "again", "first", "caught", "sequential"):
+for _head in ("mix", "tied", "again", "first", "caught", "rewrapped", "sequential"):
     CASES[f"custom_loop_users_layers_{_head}_new_lengths"] = (lambda h: lambda tf: _users_layers_loop(tf, h))(_head)
+
+
+def _doubled(tf: Any, inferring: bool = True) -> Any:
+    """A users' layer doubling its input; without symbolic shape inference (`inferring=False`) Keras's
+    Sequential keeps no functional graph for it."""
+
+    class Doubled(tf.keras.layers.Layer):
+        def call(self, hidden):
+            return hidden * 2.0
+
+        if not inferring:
+
+            def compute_output_spec(self, hidden):
+                raise NotImplementedError("no symbolic shape inference")
+
+    return Doubled()
+
+
+def _taped_table_gradient(tf: Any, model: Any, inputs: Any) -> list:
+    with tf.GradientTape() as tape:
+        output = model(inputs, training=True)
+        loss = tf.reduce_sum(output * output)
+    return [output, loss, _slices(tape.gradient(loss, model.trainable_variables[0]))]
+
+
+@case
+def users_layer_model_called_with_a_dict_and_a_list(tf):
+    """A one-input functional model with a users' layer, called with its input in a dict (by the `Input`'s
+    name) and in a one-item list, as Keras accepts both: the ids are found however the input comes."""
+    keras = tf.keras
+    ids_in = keras.Input((None,), dtype="int32", name="ids")
+    model = keras.Model(ids_in, _doubled(tf)(keras.layers.Embedding(VOCAB, DIM)(ids_in)))
+    set_weights(model, 15)
+    ids = _ids((2, 5))
+    return [_taped_table_gradient(tf, model, {"ids": ids}), _taped_table_gradient(tf, model, [ids])]
+
+
+@case
+def users_layer_sequential_of_float16_ids(tf):
+    """A Sequential whose `Input` is float16 with a users' layer: Keras converts the ids to float16 first (2049
+    becomes 2048), and the rows are those of the converted ids."""
+    keras = tf.keras
+    model = keras.Sequential([keras.Input((2,), dtype="float16"), keras.layers.Embedding(4096, 1), _doubled(tf)])
+    model.set_weights([np.arange(4096, dtype=np.float32).reshape(4096, 1)])
+    return _taped_table_gradient(tf, model, np.array([[2049, 3]], np.int32))
+
+
+@case
+def users_layer_sequential_without_a_graph(tf):
+    """A Sequential whose users' layer has no symbolic shape inference: Keras keeps no functional graph for it
+    (no `inputs`), and its taped calls still gather the table's rows."""
+    keras = tf.keras
+    layers = [keras.Input((6,), dtype="int32"), keras.layers.Embedding(VOCAB, DIM), _doubled(tf, inferring=False)]
+    model = keras.Sequential(layers)
+    set_weights(model, 16)
+    return _taped_table_gradient(tf, model, _ids((2, 6)))
 
 
 # -- model.fit -------------------------------------------------------------------------------------------------
@@ -745,6 +805,50 @@ def test_a_users_layers_model_traces_only_its_call_at_new_lengths(tapeshim_modul
             tape.gradient(total, model.trainable_variables)
             counted.append(keras_program_families.stats["programs"] - before)
         assert counted == traces, head
+
+
+def test_two_threads_first_calls_of_a_tied_model(tapeshim_module):
+    """Two threads record the first calls of one tied-weights model at once: both checked traces find the table
+    read, and each runs its call again with the ids found by their own op (a dense gradient, as TF's), whichever
+    marks the model first."""
+    tf = tapeshim_module
+    keras = tf.keras
+    meeting = threading.Barrier(2, timeout=30)
+    traces: list = []
+    armed = [False]
+
+    class Tied(keras.layers.Layer):
+        def __init__(self, embedding):
+            super().__init__()
+            self.embedding = embedding
+
+        def call(self, hidden):
+            traces.append(None)
+            if armed[0] and len(traces) <= 2:  # (the two threads' first traces meet here)
+                meeting.wait()
+            return tf.matmul(tf.reduce_mean(hidden, axis=1), self.embedding.embeddings, transpose_b=True)
+
+    embedding = keras.layers.Embedding(VOCAB, DIM)
+    ids_in = keras.Input((None,), dtype="int32")
+    model = keras.Model(ids_in, Tied(embedding)(embedding(ids_in)))
+    traces.clear()
+    armed[0] = True
+    results: dict = {}
+
+    def record(name, length):
+        try:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(model(_ids((2, length))) ** 2)
+            results[name] = type(tape.gradient(loss, model.trainable_variables[0])).__name__
+        except Exception as exc:  # noqa: BLE001 - reported in the assertion
+            results[name] = f"{type(exc).__name__}: {exc}"
+
+    threads = [threading.Thread(target=record, args=(name, length)) for name, length in (("a", 5), ("b", 6))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {"a": "Tensor", "b": "Tensor"}
 
 
 if __name__ == "__main__":

@@ -36,17 +36,17 @@ import threading
 import weakref
 from typing import Any, Callable
 
-from tapeshim._src.keras_bridge import KerasVariable, keras, stateful_call, view_of
+from tapeshim._src.keras_bridge import KerasVariable, is_tensor_like, keras, stateful_call, view_of
 from tapeshim._src.keras_compat import Functional, flatten_layers, get_stateless_scope
 from tapeshim._src.ops import array_ops, math_ops
 from tapeshim._src.state import StatelessScope, _thread_state, stateless_scope
 from tapeshim._src.tensor import convert_to_tensor
 
-_local = threading.local()  # .rows: id(layer) -> [rows of each call, next call]; .lookups: the collecting op's
+_local = threading.local()  # .rows: id(layer) -> its calls' rows (`_Given`); .lookups: the collecting op's
 _unwatched: dict[int, KerasVariable] = {}
-# owner -> (number of its variables, its Embedding layers, whether its input is the ids of their one lookup)
-# (found once per owner, not per call)
-_found: weakref.WeakKeyDictionary[Any, tuple[int, tuple, bool]] = weakref.WeakKeyDictionary()
+# owner -> (number of its variables, its Embedding layers, the dtype of its input where that is the ids of their
+# one lookup, else None: `_ids_are_the_input`) (found once per owner, not per call)
+_found: weakref.WeakKeyDictionary[Any, tuple[int, tuple, str | None]] = weakref.WeakKeyDictionary()
 # the models whose call looked their input up other than once, or read the table otherwise (users' layers)
 _looked_up_otherwise: weakref.WeakSet[Any] = weakref.WeakSet()
 
@@ -82,9 +82,9 @@ def _is_plain_embedding(layer: Any) -> bool:
     return looks_up_rows(layer) and layer.built
 
 
-def _embeddings_of(owner: Any, variables: list) -> tuple[tuple, bool]:
-    """`owner`'s plain `Embedding` layers (itself included) whose table is among `variables` once, and whether
-    `owner`'s first argument is the ids of their one lookup (`_ids_are_the_input`)."""
+def _embeddings_of(owner: Any, variables: list) -> tuple[tuple, str | None]:
+    """`owner`'s plain `Embedding` layers (itself included) whose table is among `variables` once, and the dtype
+    its input takes where that is the ids of their one lookup (`_ids_are_the_input`)."""
     found = _found.get(owner)
     if found is not None and found[0] == len(variables):
         return found[1], found[2]
@@ -101,30 +101,31 @@ def _embeddings_of(owner: Any, variables: list) -> tuple[tuple, bool]:
     return layers, ids_in
 
 
-def _ids_are_the_input(owner: Any, layers: tuple) -> bool:
-    """Whether `owner`'s first argument is the ids of its only lookup, as its structure says: an `Embedding`
-    called alone, or a Sequential or functional model whose one input goes straight into its one `Embedding`
-    (the ids of every lookup, where its users' layers look up nothing more: `_only_lookup_of_the_input`)."""
+def _ids_are_the_input(owner: Any, layers: tuple) -> str | None:
+    """The dtype `owner`'s input takes (converted to its `Input`'s, as Keras does; "" for an `Embedding` called
+    alone) where, as its structure says, it is the ids of its only lookup: an `Embedding` called alone, or a
+    Sequential or functional model whose one input goes straight into its one `Embedding` (the ids of every
+    lookup, where its users' layers look up nothing more: `_only_lookup_of_the_input`); else None."""
     if len(layers) != 1:
-        return False
+        return None
     layer = layers[0]
     if owner is layer:
-        return True
+        return ""
     nodes: Any = getattr(layer, "_inbound_nodes", ())
-    if len(nodes) != 1:
-        return False
+    inputs: Any = getattr(owner, "inputs", None) or ()  # (None for a Sequential whose build kept no graph)
+    if len(nodes) != 1 or len(inputs) != 1:
+        return None
     if isinstance(owner, keras.Sequential):
         plain = type(owner).call is keras.Sequential.call
-        return plain and owner.layers[:1] == [layer] and len(owner.inputs or ()) == 1
+        return str(inputs[0].dtype) if plain and owner.layers[:1] == [layer] else None
     if not isinstance(owner, Functional) or type(owner).call is not Functional.call:
-        return False
-    inputs: Any = getattr(owner, "inputs", None) or ()
-    return (
-        len(inputs) == 1
-        and bool(nodes[0].input_tensors)
+        return None
+    ids_in = (
+        bool(nodes[0].input_tensors)
         and nodes[0].input_tensors[0] is inputs[0]
         and any(operation is layer for operation in owner.operations)  # (its node runs in every call)
     )
+    return str(inputs[0].dtype) if ids_in else None
 
 
 class _NotingScope(keras.StatelessScope):
@@ -174,15 +175,13 @@ def _lookups(
 
 
 class _Given:
-    """The rows gathered for one `Embedding`'s calls in a Keras call: `used` of them handed out so far; `checked`
-    where they were gathered from the call's input, as its structure says (`_only_lookup_of_the_input`)."""
+    """The rows gathered for one `Embedding`'s calls in a Keras call: `used` of them handed out so far."""
 
-    __slots__ = ("calls", "used", "checked", "differed")
+    __slots__ = ("calls", "used", "differed")
 
-    def __init__(self, calls: list, checked: bool) -> None:
+    def __init__(self, calls: list) -> None:
         self.calls = calls
         self.used = 0
-        self.checked = checked
         self.differed = False  # (a lookup that was not the gathered one: noted where the user's Python catches)
 
 
@@ -195,11 +194,11 @@ def call_gathering_rows(
         lookup = gather_on_tape(owner, keras_call, args, kwargs, variables)
         if lookup is None:
             return None
-        call, call_args, states = lookup
+        call, call_args, states, checked = lookup
         try:
             return (stateful_call(owner, "call", call, call_args, kwargs, variables, states=states),)
         except LookupsDiffer:
-            if owner in _looked_up_otherwise:
+            if not checked:
                 raise
             _looked_up_otherwise.add(owner)  # (its ids found by their own op from now on)
     return None  # (not reached: the second round gathers the rows its op found)
@@ -211,20 +210,24 @@ def gather_on_tape(
     """Prepares a recorded Keras call whose `Embedding` layers' rows are gathered on the tape.
 
     Returns:
-      `(call, args, states)` for `stateful_call`: a call taking the gathered
-      rows first, the arguments with the rows in front, and the states with the
-      tables read unwatched; or None when the call looks nothing up (or no
-      tape records).
+      `(call, args, states, checked)`: for `stateful_call` a call taking the
+      gathered rows first, the arguments with the rows in front, and the states
+      with the tables read unwatched; then whether the ids were taken from the
+      input, the call checking that (`_only_lookup_of_the_input`). None when the
+      call looks nothing up (or no tape records).
     """
     trace = _thread_state.trace  # (a function's trace records too: only a tape makes the gradient's type)
     if not args or not any(recorder is not trace for recorder in _thread_state.recorders):
         return None
-    layers, ids_in = _embeddings_of(owner, variables)
+    layers, input_dtype = _embeddings_of(owner, variables)
     if not layers:
         return None
-    checked = ids_in and owner is not layers[0]
-    if ids_in and not (checked and owner in _looked_up_otherwise):
+    checked = input_dtype is not None and owner is not layers[0]
+    taken = not checked or (is_tensor_like(args[0]) and owner not in _looked_up_otherwise)  # (not a dict of inputs)
+    if input_dtype is not None and taken:
         ids = convert_to_tensor(args[0])
+        if input_dtype and ids._dtype.name != input_dtype:
+            ids = math_ops.cast(ids, input_dtype)  # (as the model's call converts its input)
         if ids._dtype.name not in ("int32", "int64"):
             ids = math_ops.cast(ids, "int32")  # (as Keras's call casts them)
         found: dict = {0: [ids]}
@@ -248,7 +251,7 @@ def gather_on_tape(
 
     def call_with_rows(gathered: dict, *call_args: Any, **call_kwargs: Any) -> Any:
         previous = getattr(_local, "rows", {})
-        mine = {key: _Given(gathered[index], checked) for key, index in given.items()}
+        mine = {key: _Given(gathered[index]) for key, index in given.items()}
         _local.rows = {**previous, **mine}
         try:
             if checked:
@@ -259,7 +262,7 @@ def gather_on_tape(
 
     tables = {id(layers[index]._embeddings) for index in rows}
     states = [_unwatched_view(v) if id(v) in tables else view_of(v) for v in variables]
-    return call_with_rows, (rows,) + tuple(args), states
+    return call_with_rows, (rows,) + tuple(args), states, checked
 
 
 def _only_lookup_of_the_input(
@@ -275,13 +278,19 @@ def _only_lookup_of_the_input(
     if outer is None:  # (not inside the call's trace: nothing would note the table's reads)
         raise LookupsDiffer("The model's call ran outside its trace: its lookups are found by their own op.")
     noting = _NotingScope(outer, collect_losses=outer.collect_losses)
-    with noting:
-        result = keras_call(*args, **kwargs)
+    message = (
+        f"The Embedding layer '{getattr(layer, 'name', '')}' was looked up other than once on the model's input, "
+        "or its table was read another way."
+    )
+    try:
+        with noting:
+            result = keras_call(*args, **kwargs)
+    except Exception as exc:
+        if given.differed or id(layer._embeddings) in noting.read:  # (an error of the user's own, made of it)
+            raise LookupsDiffer(message) from exc
+        raise
     if given.differed or given.used != len(given.calls) or id(layer._embeddings) in noting.read:
-        raise LookupsDiffer(
-            f"The Embedding layer '{getattr(layer, 'name', '')}' was looked up other than once on the model's "
-            "input, or its table was read another way."
-        )
+        raise LookupsDiffer(message)
     for key, value in noting.state_mapping.items():
         if outer.state_mapping.get(key) is not value:
             outer.state_mapping[key] = value
