@@ -559,6 +559,54 @@ def users_layer_sequential_without_a_graph(tf):
     return _taped_table_gradient(tf, model, _ids((2, 6)))
 
 
+@case
+def negative_ids_counted_from_the_end(tf):
+    """Negative ids, as Keras's `take` counts them, from the table's end: an `Embedding` called alone on -1, and
+    a Sequential with a users' layer whose int8 `Input` turns 200 into -56 (TF's gather alone would raise)."""
+    keras = tf.keras
+    alone = keras.layers.Embedding(VOCAB, DIM)
+    alone.build((None,))
+    set_weights(alone, 17)
+    model = keras.Sequential([keras.Input((2,), dtype="int8"), keras.layers.Embedding(512, 1), _doubled(tf)])
+    model.set_weights([np.arange(512, dtype=np.float32).reshape(512, 1)])
+    return [
+        _taped_table_gradient(tf, alone, np.array([[-1, 3, -10]], np.int32)),
+        _taped_table_gradient(tf, model, np.array([[200, 3]], np.int32)),
+    ]
+
+
+@case
+def users_layer_error_after_reading_the_table(tf):
+    """A users' layer reading the table (tied weights) raises an error of its own at its first call only: TF
+    raises it, and so does tapeshim (not taken for a lookup its check refused, then run again without it)."""
+    keras = tf.keras
+    calls = []
+
+    class TiedOnce(keras.layers.Layer):
+        def __init__(self, embedding):
+            super().__init__()
+            self.embedding = embedding
+
+        def call(self, hidden):
+            out = tf.matmul(tf.reduce_mean(hidden, axis=1), self.embedding.embeddings, transpose_b=True)
+            calls.append(None)
+            if len(calls) == 2:  # (the first taped call, after reading the table: the symbolic build was the first)
+                raise ValueError("the user's own error")
+            return out
+
+    embedding = keras.layers.Embedding(VOCAB, DIM)
+    ids_in = keras.Input((None,), dtype="int32")
+    model = keras.Model(ids_in, TiedOnce(embedding)(embedding(ids_in)))
+    set_weights(model, 18)
+    outcomes = []
+    for _ in range(2):
+        try:
+            outcomes.append(_taped_table_gradient(tf, model, _ids((2, 5))))
+        except ValueError as error:
+            outcomes.append(["ValueError", "the user's own error" in str(error)])
+    return outcomes
+
+
 # -- model.fit -------------------------------------------------------------------------------------------------
 def _fit(tf, model, x, y, optimizer, loss, epochs=2, batch_size=4, metrics=None):
     model.compile(optimizer=optimizer, loss=loss, metrics=metrics)

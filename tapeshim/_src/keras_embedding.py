@@ -36,6 +36,9 @@ import threading
 import weakref
 from typing import Any, Callable
 
+import jax
+import numpy as np
+
 from tapeshim._src.keras_bridge import KerasVariable, is_tensor_like, keras, stateful_call, view_of
 from tapeshim._src.keras_compat import Functional, flatten_layers, get_stateless_scope
 from tapeshim._src.ops import array_ops, math_ops
@@ -49,6 +52,12 @@ _unwatched: dict[int, KerasVariable] = {}
 _found: weakref.WeakKeyDictionary[Any, tuple[int, tuple, str | None]] = weakref.WeakKeyDictionary()
 # the models whose call looked their input up other than once, or read the table otherwise (users' layers)
 _looked_up_otherwise: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+_ID_DTYPES = frozenset(
+    {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+    | {"float16", "bfloat16", "float32", "float64"}
+)
 
 
 class LookupsDiffer(RuntimeError):
@@ -223,7 +232,8 @@ def gather_on_tape(
     if not layers:
         return None
     checked = input_dtype is not None and owner is not layers[0]
-    taken = not checked or (is_tensor_like(args[0]) and owner not in _looked_up_otherwise)  # (not a dict of inputs)
+    # (not an input given in a dict or a list, nor of an `Input` dtype ids are not made of: the op finds them)
+    taken = not checked or (is_tensor_like(args[0]) and owner not in _looked_up_otherwise and input_dtype in _ID_DTYPES)
     if input_dtype is not None and taken:
         ids = convert_to_tensor(args[0])
         if input_dtype and ids._dtype.name != input_dtype:
@@ -238,7 +248,9 @@ def gather_on_tape(
         if not found:
             return None
     rows = {
-        index: [array_ops.gather(view_of(layers[index]._embeddings), ids) for ids in calls]
+        index: [
+            array_ops.gather(view_of(layers[index]._embeddings), _from_the_end(ids, layers[index])) for ids in calls
+        ]
         for index, calls in found.items()
     }
     if trace is None:
@@ -265,6 +277,15 @@ def gather_on_tape(
     return call_with_rows, (rows,) + tuple(args), states, checked
 
 
+def _from_the_end(ids: Any, layer: Any) -> Any:
+    """`ids` with the negative ones counted from the end of `layer`'s table, as Keras's `take` counts them (TF's
+    gather raises for them)."""
+    value = ids._value
+    if value is not None and not isinstance(value, jax.core.Tracer) and not (np.asarray(value) < 0).any():
+        return ids  # (the common case, seen on the values: no op)
+    return array_ops.where(ids < 0, ids + int(layer.input_dim), ids)
+
+
 def _only_lookup_of_the_input(
     layer: Any, given: _Given, keras_call: Callable[..., Any], args: tuple, kwargs: dict
 ) -> Any:
@@ -286,9 +307,9 @@ def _only_lookup_of_the_input(
         with noting:
             result = keras_call(*args, **kwargs)
     except Exception as exc:
-        if given.differed or id(layer._embeddings) in noting.read:  # (an error of the user's own, made of it)
+        if given.differed:  # (an error of the user's own, made of the failed lookup's)
             raise LookupsDiffer(message) from exc
-        raise
+        raise  # (the user's error, as TF raises it)
     if given.differed or given.used != len(given.calls) or id(layer._embeddings) in noting.read:
         raise LookupsDiffer(message)
     for key, value in noting.state_mapping.items():
