@@ -53,7 +53,7 @@ _found: weakref.WeakKeyDictionary[Any, tuple[int, tuple, str | None]] = weakref.
 # the models whose call looked their input up other than once, or read the table otherwise (users' layers)
 _looked_up_otherwise: weakref.WeakSet[Any] = weakref.WeakSet()
 
-
+# the `Input` dtypes whose values are ids once cast to int32, as Keras's `Embedding` casts them (not a string)
 _ID_DTYPES = frozenset(
     {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
     | {"float16", "bfloat16", "float32", "float64"}
