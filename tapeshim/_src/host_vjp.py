@@ -669,12 +669,12 @@ class _Plan:
                         raise _Unsupported
                     (rule, rule_params), reads = traced, "ins"
                     self.traced_products += rule_params["products"]
+                live_operands = tuple(slot in self.float_slots for slot in ins)
                 if isinstance(rule, _Elementwise) and differentiable:
-                    rule = rule.for_live([slot in self.float_slots for slot in ins])
-                if name == "dot_general" and self.live and differentiable:
-                    live_operands = tuple(slot in self.float_slots for slot in ins)
-                    if not all(live_operands):  # (a layer's weights beside its data: one product, not two)
-                        rule_params = {**eqn.params, "live_operands": live_operands}
+                    rule = rule.for_live(live_operands)
+                if name == "dot_general" and self.live and differentiable and not all(live_operands):
+                    # (a layer's weights beside its data: one product, not two)
+                    rule_params = {**eqn.params, "live_operands": live_operands}
             run, params, _ = interpret_plan.lowered(eqn)
             out_dtypes = [np.dtype(var.aval.dtype) for var in eqn.outvars]
             # (the levels of `interpret_plan._flushes`: `__call__` flushes those above its thread's level)

@@ -39,6 +39,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
+from tapeshim._src import dtypes
 from tapeshim._src.keras_bridge import KerasVariable, is_tensor_like, keras, stateful_call, view_of
 from tapeshim._src.keras_compat import Functional, flatten_layers, get_stateless_scope
 from tapeshim._src.ops import array_ops, math_ops
@@ -52,12 +53,6 @@ _unwatched: dict[int, KerasVariable] = {}
 _found: weakref.WeakKeyDictionary[Any, tuple[int, tuple, str | None]] = weakref.WeakKeyDictionary()
 # the models whose call looked their input up other than once, or read the table otherwise (users' layers)
 _looked_up_otherwise: weakref.WeakSet[Any] = weakref.WeakSet()
-
-# the `Input` dtypes whose values are ids once cast to int32, as Keras's `Embedding` casts them (not a string)
-_ID_DTYPES = frozenset(
-    {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
-    | {"float16", "bfloat16", "float32", "float64"}
-)
 
 
 class LookupsDiffer(RuntimeError):
@@ -124,9 +119,15 @@ def _ids_are_the_input(owner: Any, layers: tuple) -> str | None:
     inputs: Any = getattr(owner, "inputs", None) or ()  # (None for a Sequential whose build kept no graph)
     if len(nodes) != 1 or len(inputs) != 1:
         return None
+    try:
+        dtype = dtypes.as_dtype(str(inputs[0].dtype))
+    except TypeError:  # (a Keras dtype TF has no name for: the op finds the ids)
+        return None
+    if not (dtype.is_integer or dtype.is_floating or dtype.is_bool):  # (a string `Input`: the op finds them)
+        return None
     if isinstance(owner, keras.Sequential):
         plain = type(owner).call is keras.Sequential.call
-        return str(inputs[0].dtype) if plain and owner.layers[:1] == [layer] else None
+        return dtype.name if plain and owner.layers[:1] == [layer] else None
     if not isinstance(owner, Functional) or type(owner).call is not Functional.call:
         return None
     ids_in = (
@@ -134,7 +135,7 @@ def _ids_are_the_input(owner: Any, layers: tuple) -> str | None:
         and nodes[0].input_tensors[0] is inputs[0]
         and any(operation is layer for operation in owner.operations)  # (its node runs in every call)
     )
-    return str(inputs[0].dtype) if ids_in else None
+    return dtype.name if ids_in else None
 
 
 class _NotingScope(keras.StatelessScope):
@@ -199,18 +200,17 @@ def call_gathering_rows(
 ) -> tuple | None:
     """`(result,)` of a recorded Keras call whose `Embedding` layers' rows are gathered on the tape (a
     `stateful_call`), or None when it looks nothing up (or no tape records)."""
-    for _ in range(2):
-        lookup = gather_on_tape(owner, keras_call, args, kwargs, variables)
-        if lookup is None:
-            return None
-        call, call_args, states, checked = lookup
-        try:
-            return (stateful_call(owner, "call", call, call_args, kwargs, variables, states=states),)
-        except LookupsDiffer:
-            if not checked:
-                raise
-            _looked_up_otherwise.add(owner)  # (its ids found by their own op from now on)
-    return None  # (not reached: the second round gathers the rows its op found)
+    lookup = gather_on_tape(owner, keras_call, args, kwargs, variables)
+    if lookup is None:
+        return None
+    call, call_args, states, checked = lookup
+    try:
+        return (stateful_call(owner, "call", call, call_args, kwargs, variables, states=states),)
+    except LookupsDiffer:
+        if not checked:
+            raise
+    _looked_up_otherwise.add(owner)  # (its ids found by their own op from now on: this call again, unchecked)
+    return call_gathering_rows(owner, keras_call, args, kwargs, variables)
 
 
 def gather_on_tape(
@@ -232,8 +232,8 @@ def gather_on_tape(
     if not layers:
         return None
     checked = input_dtype is not None and owner is not layers[0]
-    # (not an input given in a dict or a list, nor of an `Input` dtype ids are not made of: the op finds them)
-    taken = not checked or (is_tensor_like(args[0]) and owner not in _looked_up_otherwise and input_dtype in _ID_DTYPES)
+    # (not an input given in a dict or a list: the op finds them)
+    taken = not checked or (is_tensor_like(args[0]) and owner not in _looked_up_otherwise)
     if input_dtype is not None and taken:
         ids = convert_to_tensor(args[0])
         if input_dtype and ids._dtype.name != input_dtype:
@@ -295,9 +295,7 @@ def _only_lookup_of_the_input(
 
     The model's variables are read through a Keras scope inside the call's, which notes the variables read and
     hands what the call assigns and the losses it adds on to the call's scope."""
-    outer = get_stateless_scope()
-    if outer is None:  # (not inside the call's trace: nothing would note the table's reads)
-        raise LookupsDiffer("The model's call ran outside its trace: its lookups are found by their own op.")
+    outer = get_stateless_scope()  # (the call's, in `keras_bridge._Program`'s trace)
     noting = _NotingScope(outer, collect_losses=outer.collect_losses)
     message = (
         f"The Embedding layer '{getattr(layer, 'name', '')}' was looked up other than once on the model's input, "
