@@ -753,14 +753,21 @@ def test_host_computation_runs_blas_on_one_thread():
         ((3, 128, 64), (3, 64, 64), True),
     ],
 )
-def test_only_products_the_blas_would_split_limit_its_threads(lhs, rhs, limits):
-    # A host evaluation without such a product never scans the process's libraries for the BLAS (14 ms), nor
-    # sets and restores the limit (40-45 us a call)
-    interpret_blas._blas_controller.cache_clear()
+def test_only_products_the_blas_would_split_limit_its_threads(lhs, rhs, limits, monkeypatch):
+    # A host evaluation without such a product never sets and restores the limit (40-45 us a call); the
+    # controller that sets it scanned the process's libraries at import
+    controller = interpret_blas._BLAS_CONTROLLER
+    limited = []
+
+    def limit(**kwargs):
+        limited.append(kwargs)
+        return type(controller).limit(controller, **kwargs)
+
+    monkeypatch.setattr(controller, "limit", limit)
     a, b = np.ones(lhs, np.float32), np.ones(rhs, np.float32)
     out = interpret.run(jax.jit(lambda x, y: x @ y).trace(a, b), (a, b))
     np.testing.assert_allclose(out, a @ b)
-    assert interpret_blas._blas_controller.cache_info().currsize == int(limits)
+    assert limited == ([{"limits": 1, "user_api": "blas"}] if limits else [])
 
 
 def test_host_results_are_c_ordered_read_only_values_as_constants_are():

@@ -5,7 +5,6 @@ host's cores by tapeshim's own threads (`matmul`), as is a large copy (`contiguo
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 import os
 import threading
@@ -40,9 +39,8 @@ def host_errors_ignored() -> Iterator[None]:
 BLAS_THREADED_MULTIPLY_ADDS = 2**13
 """The (weighted, `interpret_cost.COUNTED`) multiply-adds of a convolution from which the host limits BLAS to
 one thread (its patch-matrix product; matrix products: `interpret_cost.blas_may_split`). A host evaluation
-without such a product leaves the BLAS as it is, so it never makes threadpoolctl's controller (it scans the
-process's libraries: 14 ms of a small custom-gradient step's first call) nor sets and restores the limit
-(40-45 us a call, measured on a small MLP step's host call of 0.47 ms)."""
+without such a product leaves the BLAS as it is: it never sets and restores the limit (40-45 us a call,
+measured on a small MLP step's host call of 0.47 ms)."""
 GEMV_THREADED_MULTIPLY_ADDS = 9216
 """OpenBLAS splits a matrix-vector product (or a dot product) over threads from these multiply-adds on."""
 GEMM_THREADED_MULTIPLY_ADDS = 2**18
@@ -50,10 +48,11 @@ GEMM_THREADED_MULTIPLY_ADDS = 2**18
 computes smaller ones on the calling thread: a small MLP's products (64 x 32 x 64) never split."""
 
 
-@functools.cache
-def _blas_controller() -> Any:
-    """threadpoolctl's controller of the BLAS libraries loaded (NumPy's), made once (it scans them)."""
-    return threadpoolctl.ThreadpoolController()
+_BLAS_CONTROLLER = threadpoolctl.ThreadpoolController()
+"""threadpoolctl's controller of the BLAS libraries loaded (NumPy's, loaded with NumPy before tapeshim), made at
+import: it scans the process's libraries (3.4 ms beside JAX's, 12 ms with TF's loaded too), a cost of the import,
+where made at the first large product it was a cost of that step (a compute-bound MLP's first training step:
+36 -> 30.5 ms, TF eager's 19-21)."""
 
 
 def _one_blas_thread() -> Any:
@@ -67,7 +66,7 @@ def limit_blas_threads() -> None:
     product of `BLAS_THREADED_MULTIPLY_ADDS` or more is about to run there; outside one, nothing)."""
     outer = _blas_limited.outer
     if outer is not None and outer.limit is None:
-        outer.limit = _blas_controller().limit(limits=1, user_api="blas")
+        outer.limit = _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
 
 
 class _BlasLimit:
