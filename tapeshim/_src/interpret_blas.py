@@ -8,7 +8,7 @@ import contextlib
 import math
 import os
 import threading
-from concurrent import futures
+from concurrent.futures import ThreadPoolExecutor  # (its module at import, not at the first split product)
 from typing import Any, Iterator
 
 import numpy as np
@@ -145,16 +145,16 @@ class _Helpers:
     forked child, whose copy of the pool has no threads)."""
 
     def __init__(self) -> None:
-        self._pool: futures.ThreadPoolExecutor | None = None
+        self._pool: ThreadPoolExecutor | None = None
         self._pid = 0
         self._lock = threading.Lock()
 
-    def pool(self) -> futures.ThreadPoolExecutor:
+    def pool(self) -> ThreadPoolExecutor:
         pid = os.getpid()
         if self._pool is None or self._pid != pid:
             with self._lock:
                 if self._pool is None or self._pid != pid:
-                    self._pool = futures.ThreadPoolExecutor(
+                    self._pool = ThreadPoolExecutor(
                         _THREADS - 1,
                         thread_name_prefix="tapeshim-blas",
                         initializer=interpret_fpmode.flush_on_this_thread,  # (its parts flush as the caller's)
