@@ -342,5 +342,5 @@ def gradient(
                 total = cotangent if total is None else _sum(total, cotangent)
         if total is None:  # on the host, as the per-op tier's other values (`interpret.to_device` below)
             total = np.zeros(shape, dtype._np)
-        results.append(_conj(total).astype(dtype._np))
+        results.append(_conj(total).astype(dtype._np, copy=False))
     return interpret.to_device([env[s] for s in target_slots]), interpret.to_device(results)
