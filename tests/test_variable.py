@@ -50,6 +50,21 @@ def test_bad_assign_raises_and_leaves_value(bad):
     check(body)
 
 
+@pytest.mark.parametrize(
+    "initial, update",
+    [
+        ([True, False], lambda v: v.assign_add([True, True])),
+        ([True, False], lambda v: v.assign_sub([True, True], read_value=False)),
+        (["a", "b"], lambda v: v.assign_add(["c", "d"])),
+    ],
+)
+def test_updates_of_variables_without_arithmetic_raise(initial, update):
+    # TF registers AssignAdd/SubVariableOp for numeric dtypes only: a bool variable is not or-ed, a string one
+    # not concatenated
+    raised = check_raises(lambda tf: update(tf.Variable(initial)))
+    assert raised.message.startswith("No OpKernel was registered to support Op 'Assign")
+
+
 def test_variable_in_ops_and_numpy():
     def body(tf):
         v = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3))
