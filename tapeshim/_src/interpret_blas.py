@@ -51,8 +51,8 @@ computes smaller ones on the calling thread: a small MLP's products (64 x 32 x 6
 _BLAS_CONTROLLER = threadpoolctl.ThreadpoolController()
 """threadpoolctl's controller of the BLAS libraries loaded (NumPy's, loaded with NumPy before tapeshim), made at
 import: it scans the process's libraries (3.4 ms beside JAX's, 12 ms with TF's loaded too), a cost of the import,
-where made at the first large product it was a cost of that step (a compute-bound MLP's first training step:
-36 -> 30.5 ms, TF eager's 19-21)."""
+where made at the first large product it was a cost of that step (a compute-bound MLP's first training step in a
+new process: a median of 34 -> 31 ms over eight)."""
 
 
 def _one_blas_thread() -> Any:
