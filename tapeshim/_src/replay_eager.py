@@ -342,5 +342,7 @@ def gradient(
                 total = cotangent if total is None else _sum(total, cotangent)
         if total is None:  # on the host, as the per-op tier's other values (`interpret.to_device` below)
             total = np.zeros(shape, dtype._np)
+        # (not copied: a host result is the tier's own new array, `to_device` below makes it read-only, and a
+        # view of another array, a variable's or a constant's value among them, is copied there)
         results.append(_conj(total).astype(dtype._np, copy=False))
     return interpret.to_device([env[s] for s in target_slots]), interpret.to_device(results)
