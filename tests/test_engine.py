@@ -181,8 +181,8 @@ def test_a_kept_loss_no_longer_holds_its_graph():
 
 
 def test_kept_losses_become_host_scalars_and_still_behave_as_tensors():
-    """A released loss becomes a NumPy scalar at the next gradient (its own bytes, about 100, where a JAX
-    array costs about 850 of Python heap), and every later use of the kept losses gives TF's values."""
+    """A released loss still kept two gradients later becomes a NumPy scalar (its own bytes, about 100, where a
+    JAX array costs about 850 of Python heap), and every later use of the kept losses gives TF's values."""
 
     def body(tf):
         v = tf.Variable([1.0, 2.0])
@@ -211,6 +211,8 @@ def test_kept_losses_become_host_scalars_and_still_behave_as_tensors():
     check(body)
     if interpret.enabled():  # (on the CPU only: elsewhere the host copy would be a device transfer)
         kept = body(tf)[0]
+        # (converted two releases after their own: the loop's two later gradients, and for the third loss the
+        # body's last gradient; the fourth may still be a JAX array)
         assert all(isinstance(loss._value, np.ndarray) for loss in kept[:-1])
 
 

@@ -785,22 +785,28 @@ def release(tensors: Sequence[Tensor]) -> None:
 
 
 _kept_scalars: list = []
-"""Weak references to the scalars (a step's loss) the last `release` left as device arrays."""
+"""Weak references to the scalars (a step's loss) the release before the last left as device arrays (and those
+still computing then)."""
+_newly_kept: list = []
+"""Weak references to the scalars the last `release` left as device arrays."""
 
 
 def _keep_scalars_on_the_host(tensors: Sequence[Tensor]) -> None:
-    """Kept losses cost their own bytes: a released scalar becomes a NumPy value at the next release.
+    """Kept losses cost their own bytes: a released scalar becomes a NumPy value at the release after the next.
 
     A JAX array costs about 850 bytes of Python heap besides its buffer, where a NumPy scalar costs about
-    100; a loop that keeps every step's loss (`losses.append(loss)`) then grows as TF's does. The scalars of
-    the previous release are converted, once computed (the next step's release: no wait on the device), on
-    the CPU only, where the host copy is the device's memory.
+    100; a loop that keeps every step's loss (`losses.append(loss)`) then grows as TF's does. Only the scalars
+    still alive two releases later are converted (once computed: no wait on the device), on the CPU only,
+    where the host copy is the device's memory. A loop that keeps only the last step's loss (`loss =
+    step()`) has let go of the one before by then: converting it at the next release (while the loop still
+    held it) cost 14 us of a small MLP's 190 us step, 7 us of them the host copy of a program's fresh output.
     """
     if not interpret.enabled():
         return
-    previous = _kept_scalars[:]
-    _kept_scalars.clear()
-    for ref in previous:
+    older = _kept_scalars[:]
+    _kept_scalars[:] = _newly_kept
+    _newly_kept.clear()
+    for ref in older:
         tensor = ref()
         if tensor is None or tensor._node is not None:
             continue
@@ -812,9 +818,7 @@ def _keep_scalars_on_the_host(tensors: Sequence[Tensor]) -> None:
             tensor._value = np.array(value, copy=True)  # (its own copy: not a view keeping the buffer)
         else:
             _kept_scalars.append(ref)
-    _kept_scalars.extend(
-        weakref.ref(t) for t in tensors if t._node is None and not t._shape and _device_array(t._value)
-    )
+    _newly_kept.extend(weakref.ref(t) for t in tensors if t._node is None and not t._shape and _device_array(t._value))
 
 
 def _device_array(value: Any) -> bool:
