@@ -65,22 +65,6 @@ def test_updates_of_variables_without_arithmetic_raise(initial, update):
     assert raised.message.startswith("No OpKernel was registered to support Op 'Assign")
 
 
-@pytest.mark.parametrize("initial", [[1.0, 2.0], [True, False]])
-def test_an_update_of_another_shape_in_a_function_is_refused_when_traced(initial):
-    # TF's graph checks the delta's shape as the function is traced (`ValueError`), before it finds that a bool
-    # variable's update has no kernel
-    def body(tf):
-        v = tf.Variable(initial)
-
-        @tf.function
-        def update():
-            v.assign_add([initial[0]] * 3)
-
-        update()
-
-    check_raises(body)
-
-
 def test_variable_in_ops_and_numpy():
     def body(tf):
         v = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3))

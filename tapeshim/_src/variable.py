@@ -17,9 +17,8 @@ import jax
 import numpy as np
 import numpy.typing as npt
 
-from tapeshim._src import compile_tiers, dtypes, errors, runtime_checks, symbolic_dims, variable_scatter
+from tapeshim._src import compile_tiers, dtypes, errors, runtime_checks, variable_scatter
 from tapeshim._src.ops import array_ops, math_ops
-from tapeshim._src.ops.common import static_error
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import StatelessScope, _thread_state, current_name_scope
 from tapeshim._src.tensor import Tensor, TensorOperators, as_jax_array, convert_to_tensor, device_name, numpy_text
@@ -506,40 +505,22 @@ class Variable(TensorOperators):
 
     def _update(self, delta: TensorLike, op_name: str) -> None:
         tensor = convert_to_tensor(delta, dtype=self._dtype)
-        shape = self._shape
-        if self._declared_shape is not None:  # declared with unknown dimensions: the shape its value has here
-            shape = tuple(variable_scope().read(self)._shape)  # (a function's earlier assignment may change it)
-        shape_error = None
-        if tensor._shape != shape:
-            message = (
-                f"Cannot update variable with shape [{','.join(map(str, shape))}] using a Tensor with shape "
-                f"[{','.join(map(str, tensor._shape))}], shapes must be equal."
-            )
-            if _thread_state.trace is not None and self._refused_by_graph(tensor._shape):
-                # TF's graph refuses a shape its static one rules out as the function is traced, before it finds
-                # that the op has no kernel for the dtype; others fail when the graph runs
-                raise static_error(message, op_name)
-            shape_error = errors.invalid_argument(message, op_name)
         if self._dtype in (dtypes.bool_, dtypes.string):  # (TF registers no kernel of these ops for them)
             raise errors.invalid_argument(
                 f"No OpKernel was registered to support Op '{op_name}' used by {{{{node {op_name}}}}} with these "
                 f"attrs: [dtype=DT_{self._dtype.name.upper()}]",
                 op_name,
             )
-        if shape_error is not None:
-            raise shape_error
+        shape = self._shape
+        if self._declared_shape is not None:  # declared with unknown dimensions: the shape its value has here
+            shape = tuple(variable_scope().read(self)._shape)  # (a function's earlier assignment may change it)
+        if tensor._shape != shape:
+            raise errors.invalid_argument(
+                f"Cannot update variable with shape [{','.join(map(str, shape))}] using a Tensor with shape "
+                f"[{','.join(map(str, tensor._shape))}], shapes must be equal.",
+                op_name,
+            )
         variable_scope().update(self, tensor, op_name)
-
-    def _refused_by_graph(self, delta_shape: tuple) -> bool:
-        """Whether TF's graph refuses an update by a delta of `delta_shape` as it is traced: a rank or a dimension
-        the variable's static shape (`shape`, with the dimensions declared unknown) rules out."""
-        static = self.shape
-        if static.rank is None:
-            return False
-        dims = static.as_list()
-        if len(dims) != len(delta_shape):
-            return True
-        return any(d is not None and not symbolic_dims.is_symbolic(e) and d != e for d, e in zip(dims, delta_shape))
 
     def assign_add(
         self, delta: TensorLike, use_locking: bool | None = None, name: str | None = None, read_value: bool = True
@@ -547,7 +528,7 @@ class Variable(TensorOperators):
         """Adds `delta` (same dtype and shape) to the variable.
 
         Raises:
-          ValueError: if `delta`'s dtype differs from the variable's (or, inside a function, its shape).
+          ValueError: if `delta`'s dtype differs from the variable's.
           InvalidArgumentError: if `delta`'s shape differs from the variable's, or the variable is of bool or
             string (TF has no kernel for them).
         """
@@ -560,7 +541,7 @@ class Variable(TensorOperators):
         """Subtracts `delta` (same dtype and shape) from the variable.
 
         Raises:
-          ValueError: if `delta`'s dtype differs from the variable's (or, inside a function, its shape).
+          ValueError: if `delta`'s dtype differs from the variable's.
           InvalidArgumentError: if `delta`'s shape differs from the variable's, or the variable is of bool or
             string (TF has no kernel for them).
         """
