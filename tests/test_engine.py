@@ -203,8 +203,9 @@ def test_a_scalar_still_held_two_releases_after_its_own_becomes_a_host_scalar():
 
 
 def test_kept_losses_become_host_scalars_and_still_behave_as_tensors():
-    """A released loss still kept two gradients later becomes a NumPy scalar (its own bytes, about 100, where a
-    JAX array costs about 850 of Python heap), and every later use of the kept losses gives TF's values."""
+    """Kept losses are NumPy scalars on the CPU (their own bytes, about 100, where a JAX array costs about 850 of
+    Python heap: here the host tier computed them; a compiled program's are converted two releases later, the
+    test above), and every later use of them gives TF's values."""
 
     def body(tf):
         v = tf.Variable([1.0, 2.0])
