@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from tapeshim._src import compile_tiers, dtypes, errors, runtime_checks, variable_scatter
 from tapeshim._src.ops import array_ops, math_ops
+from tapeshim._src.ops.common import enum_name
 from tapeshim._src.shape import TensorShape
 from tapeshim._src.state import StatelessScope, _thread_state, current_name_scope
 from tapeshim._src.tensor import Tensor, TensorOperators, as_jax_array, convert_to_tensor, device_name, numpy_text
@@ -505,10 +506,12 @@ class Variable(TensorOperators):
 
     def _update(self, delta: TensorLike, op_name: str) -> None:
         tensor = convert_to_tensor(delta, dtype=self._dtype)
-        if self._dtype in (dtypes.bool_, dtypes.string):  # (TF registers no kernel of these ops for them)
+        dtype = self._dtype
+        if dtype is dtypes.bool_ or dtype is dtypes.string:  # (TF registers no kernel of these ops for them)
+            # (eagerly too TF's resource op raises `InvalidArgumentError` here, not `missing_kernel`'s `NotFoundError`)
             raise errors.invalid_argument(
                 f"No OpKernel was registered to support Op '{op_name}' used by {{{{node {op_name}}}}} with these "
-                f"attrs: [dtype=DT_{self._dtype.name.upper()}]",
+                f"attrs: [dtype={enum_name(dtype)}]",
                 op_name,
             )
         shape = self._shape
