@@ -58,7 +58,15 @@ import jax
 import numpy as np
 from jax.extend import core as jax_core
 
-from tapeshim._src import compile_tiers, errors, interpret_cost, interpret_plan, interpret_rules, symbolic_dims
+from tapeshim._src import (
+    compile_tiers,
+    errors,
+    interpret_cost,
+    interpret_plan,
+    interpret_random,
+    interpret_rules,
+    symbolic_dims,
+)
 from tapeshim._src.interpret_blas import (
     computing_on_every_core,
     host_errors_ignored,
@@ -71,6 +79,7 @@ from tapeshim._src.interpret_plan import (
     Budget,
     HostPlan,
     Unbindable,
+    called_jaxpr,
     holds_symbolic,
     inner_jaxprs,
     sized_names,
@@ -146,25 +155,39 @@ def has_loop(closed: jax_core.ClosedJaxpr) -> bool:
     return False
 
 
-def supported(closed: jax_core.ClosedJaxpr, checks: bool = False, late: bool = False) -> bool:
+def _key_or_aval_ok(aval: Any) -> bool:
+    """`_aval_ok`, or a threefry key (which the host holds as its data: `interpret_random`)."""
+    return _aval_ok(aval) or interpret_random.is_threefry_key(getattr(aval, "dtype", None))
+
+
+def supported(closed: jax_core.ClosedJaxpr, checks: bool = False, late: bool = False, keys: bool = False) -> bool:
     """Whether every equation of `closed` (and of the jaxprs it calls) has a rule for its parameters and
     every value a dtype NumPy computes as XLA does; with `checks`, runtime checks (`checkify.check`) are
     allowed, and a failing one raises `CheckFailed`. With `late` (a trace with symbolic dimensions), a rule's
-    parameter check is left to `HostPlan.bound` where its parameters hold them (`BoundTemplate`)."""
+    parameter check is left to `HostPlan.bound` where its parameters hold them (`BoundTemplate`).
+
+    Threefry keys may flow between the random-number rules (`interpret_random.KEY_PRIMITIVES`) and through
+    calls (`keys`: `closed` is a called jaxpr, whose operands and results may be keys); a program's own
+    arguments, results and constants, and every other equation's values, are arrays of `_DTYPES`."""
     jaxpr = closed.jaxpr
     if jaxpr.effects and not (checks and all(is_check_effect(effect) for effect in jaxpr.effects)):
         return False
-    if not all(_aval_ok(v.aval) for v in (*jaxpr.invars, *jaxpr.constvars, *jaxpr.outvars)):
+    ends_ok = _key_or_aval_ok if keys else _aval_ok
+    if not all(ends_ok(v.aval) for v in (*jaxpr.invars, *jaxpr.outvars)):
+        return False
+    if not all(_aval_ok(v.aval) for v in jaxpr.constvars):
         return False
     for eqn in jaxpr.eqns:
-        if not all(_aval_ok(v.aval) for v in (*eqn.invars, *eqn.outvars)):
+        call = called_jaxpr(eqn) is not None
+        name = eqn.primitive.name
+        values_ok = _key_or_aval_ok if call or name in interpret_random.KEY_PRIMITIVES else _aval_ok
+        if not all(values_ok(v.aval) for v in (*eqn.invars, *eqn.outvars)):
             return False
         inner = inner_jaxprs(eqn)
         if inner is not None:
-            if not all(supported(sub, checks, late) for sub in inner):
+            if not all(supported(sub, checks, late, call) for sub in inner):
                 return False
             continue
-        name = eqn.primitive.name
         if name not in interpret_rules.RULES:
             return False
         rule_ok = interpret_rules.SUPPORTED.get(name)

@@ -21,6 +21,7 @@ from jax.extend import core as jax_core
 from tapeshim._src import interpret_cost, interpret_fpmode, interpret_rules, symbolic_dims
 from tapeshim._src.interpret_blas import limit_blas_threads
 from tapeshim._src.interpret_flush import flush_subnormals
+from tapeshim._src.interpret_random import host_dtype
 
 STEP_BUDGET = 10_000
 """Loop-body equations one interpreted call may evaluate (counted per iteration of a `while` or `scan`)
@@ -249,7 +250,7 @@ class HostPlan:
                 name = eqn.primitive.name
                 if name in ZERO_PRESERVING and ins[0] in zeros:
                     zeros.add(outs[0])
-                out_dtypes = [np.dtype(getattr(var.aval, "dtype", None)) for var in eqn.outvars]
+                out_dtypes = [host_dtype(getattr(var.aval, "dtype", None)) for var in eqn.outvars]
                 flush = _flushes(eqn, name, out_dtypes)
                 plain = interpret_rules.PLAIN.get(name)
                 if plain is not None and len(outs) == 1:  # one NumPy call, without the rule's wrapper

@@ -718,4 +718,7 @@ def _conv_by_positions(
     return out.reshape(n, *out_spatial, groups * out_group)
 
 
-from tapeshim._src import interpret_gathers  # noqa: E402, F401 - registers the gather and scatter rules
+from tapeshim._src import (  # noqa: E402 - registering rules of their own
+    interpret_gathers,  # noqa: F401 - the gather and scatter rules
+    interpret_random,  # noqa: F401 - the random-number and shift rules
+)
