@@ -16,7 +16,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from tapeshim._src import dtypes, errors, random_chunks, runtime_checks, static_value
+from tapeshim._src import dtypes, errors, random_chunks, runtime_checks, static_value, threefry
 from tapeshim._src.ops import table
 from tapeshim._src.ops.array_ops import _static_ints, shape_arg
 from tapeshim._src.ops.common import attr_error, static_error
@@ -51,9 +51,23 @@ def _next_key(seed: Any) -> jax.Array:
     stream = ("op", int(seed)) if seed is not None else ("global",)
     count = _state.counters.get(stream, 0)
     _state.counters[stream] = count + 1
-    key = jax.random.fold_in(jax.random.PRNGKey(base), 0 if seed is None else int(seed) + 1)
-    with jax.ensure_compile_time_eval():
-        return jax.random.fold_in(key, count)
+    return _folded_key(base, 0 if seed is None else int(seed) + 1, count)
+
+
+def _folded_key(base: int, *messages: int) -> jax.Array:
+    """`jax.random.PRNGKey(base)` with `messages` folded in, in order: its words computed on the host from Python
+    integers (`threefry`: JAX's own functions compile on their first call), else by JAX (which raises for a
+    value out of its range)."""
+    words = threefry.seed(base) if all(type(v) is int for v in (base, *messages)) else None
+    for message in messages:
+        words = None if words is None else threefry.fold_in(words, message)
+    with jax.ensure_compile_time_eval():  # (a concrete key, also while JAX traces the caller)
+        if words is not None:
+            return jax.device_put(np.array(words, np.uint32))  # (a transfer: nothing compiles)
+        key = jax.random.PRNGKey(base)
+        for message in messages:
+            key = jax.random.fold_in(key, message)
+        return key
 
 
 def generator_key(draw: Callable[[], jax.Array]) -> Tensor:
@@ -72,8 +86,7 @@ def _key_from_pair(seed: Any) -> jax.Array:
     pair = _static_ints(seed, "seed")
     if len(pair) != 2:
         raise static_error(f"seed must have shape [2], not {[len(pair)]}", "StatelessRandomGetKeyCounter")
-    with jax.ensure_compile_time_eval():
-        return jax.random.fold_in(jax.random.PRNGKey(pair[0]), pair[1])
+    return _folded_key(pair[0], pair[1])
 
 
 def _float_dtype(dtype: Any, mean: Any = 0.0) -> dtypes.DType:
@@ -399,8 +412,7 @@ class Generator:
     def _draw(self) -> jax.Array:
         self._sync()
         self._count += 1
-        with jax.ensure_compile_time_eval():
-            return jax.random.fold_in(jax.random.PRNGKey(self._seed), self._count)
+        return _folded_key(self._seed, self._count)
 
     def _key(self) -> Tensor:
         return generator_key(self._draw)
