@@ -715,9 +715,13 @@ def test_a_long_chain_seen_once_compiles_no_per_op_kernel():
 
 
 def _blas_threads():
+    """The thread counts of the BLAS libraries tapeshim limits: those loaded with NumPy, before tapeshim
+    (`interpret_blas._BLAS_CONTROLLER`; a BLAS loaded later, SciPy's with Keras, computes no NumPy product)."""
     import threadpoolctl
 
-    return [lib.num_threads for lib in threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers]
+    known = {lib.filepath for lib in interpret_blas._BLAS_CONTROLLER.select(user_api="blas").lib_controllers}
+    libraries = threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers
+    return [lib.num_threads for lib in libraries if lib.filepath in known]
 
 
 def test_host_computation_runs_blas_on_one_thread():
