@@ -280,7 +280,8 @@ def _resolve(op: OpDef, inputs: Sequence[Tensor], static: tuple, key: tuple) -> 
         raise
     if len(_dispatch) >= _DISPATCH_CACHE_SIZE:
         _dispatch.clear()
-    entry = _dispatch[key] = (kernel, avals)
+    # (open: its first eager calls go through `kernel.call`, the host's, also where a tape recorded its first)
+    entry = _dispatch[key] = (kernel, avals, True)
     return entry
 
 
@@ -326,9 +327,6 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
             if trace is None or not trace.symbolic:
                 return _apply_symbolic(op, inputs, static)
         entry = _resolve(op, inputs, static, key)
-        fresh = True
-    else:
-        fresh = False
     kernel = entry[0]
     avals = entry[1]
     recorders = _thread_state.recorders
@@ -355,7 +353,7 @@ def apply(op: OpDef, inputs: Sequence[Tensor], static: tuple = ()) -> tuple:
         results = kernel.fn(*values)
     elif _thread_state.fold_constants and not any(isinstance(v, jax.core.Tracer) for v in values):
         results = _folded_call(kernel, values)
-    elif fresh or len(entry) > 2:  # a signature the host interpreter runs until it has compiled
+    elif len(entry) > 2:  # a signature the host interpreter runs until it has compiled
         results = kernel.call(*values)
         if kernel.calls.open != (len(entry) > 2):  # its later calls go through `kernel.call` while it is open
             _dispatch[key] = (kernel, avals, True) if kernel.calls.open else (kernel, avals)
