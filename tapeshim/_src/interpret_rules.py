@@ -721,4 +721,5 @@ def _conv_by_positions(
 from tapeshim._src import (  # noqa: E402 - registering rules of their own
     interpret_gathers,  # noqa: F401 - the gather and scatter rules
     interpret_random,  # noqa: F401 - the random-number and shift rules
+    interpret_windows,  # noqa: F401 - the pooling rules
 )
