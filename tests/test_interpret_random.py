@@ -136,6 +136,22 @@ def test_eager_keys_are_jaxs(base, messages):
     np.testing.assert_array_equal(random_ops._folded_key(base, *messages), want)
 
 
+@pytest.mark.parametrize(
+    "flag, value",
+    [("jax_default_prng_impl", "rbg"), ("jax_default_prng_impl", "unsafe_rbg"), ("jax_enable_x64", False)],
+)
+def test_eager_keys_of_other_configurations_are_jaxs(flag, value):
+    # (another key implementation's keys have other words; without 64-bit mode JAX reads a seed as an int32)
+    was = jax.config.values[flag]
+    jax.config.update(flag, value)
+    try:
+        want = jax.random.fold_in(jax.random.PRNGKey(-3), 4)
+        got = random_ops._folded_key(-3, 4)
+    finally:
+        jax.config.update(flag, was)
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("base, messages", [(2**63, ()), (0, (-4,)), (0, (2**32,))])
 def test_keys_out_of_jaxs_range_raise_as_jax_does(base, messages):
     assert threefry.seed(base) is None or any(threefry.fold_in((0, 0), m) is None for m in messages)

@@ -69,6 +69,26 @@ def test_ties_nans_infinities_and_signed_zeros_are_xlas(kind):
         np.testing.assert_array_equal(np.signbit(np.asarray(a)), np.signbit(np.asarray(b)))
 
 
+@pytest.mark.parametrize(
+    "operand, cotangent, padding",
+    [
+        ([-np.inf] * 3, [1, 10, 100, 1000, 10000], ((2, 2),)),  # the leading padding wins the tie (dropped)
+        ([np.nan] * 3, [1, 10, 100, 1000, 10000], ((2, 2),)),  # a padding element after NaN is chosen
+        ([0, 0, 10, 0, 0], [1, 1e8, -1e8], ((0, 0),)),  # one element, three windows: added in their order
+    ],
+)
+def test_max_poolings_gradient_chooses_and_adds_as_xla(operand, cotangent, padding):
+    def pool(v):
+        return lax.reduce_window(v, -jnp.inf, lax.max, (3,), (1,), padding)
+
+    def gradient(x, ct):
+        return jax.vjp(pool, x)[1](ct)[0]
+
+    args = (jnp.asarray(operand, jnp.float32), jnp.asarray(cotangent, jnp.float32))
+    got, want = _host_and_compiled(gradient, *args)
+    np.testing.assert_array_equal(got[0], want[0])
+
+
 def test_dilated_windows_and_other_ranks_are_xlas():
     got, want = _host_and_compiled(_pool("max", 2, 1, "VALID", dilation=(1, 2, 2, 1)), X)
     np.testing.assert_array_equal(got[0], want[0])

@@ -103,9 +103,11 @@ def random_split(keys: Any, *, shape: tuple, **_: Any) -> np.ndarray:
 @_rule("random_fold_in")
 def random_fold_in(keys: Any, messages: Any, **_: Any) -> np.ndarray:
     """Each key with a 32-bit message folded in (keys and messages broadcast against each other)."""
-    keys = np.asarray(keys, _WORD)
+    keys, messages = np.asarray(keys, _WORD), np.asarray(messages)
+    if messages.dtype.kind not in "biu":  # (`jax.random.fold_in` converts it first; XLA's float conversion here)
+        raise NotImplementedError("a message that is not an integer")
     high, low = keys[..., 0], keys[..., 1]
-    words = np.asarray(messages).astype(_WORD)  # (JAX takes the message as uint32, wrapping a negative one)
+    words = messages.astype(_WORD)  # (the message as uint32: a negative one wraps, a wider one is truncated)
     return np.stack(threefry(high, low, np.zeros_like(words), words), axis=-1)
 
 

@@ -10,11 +10,14 @@ every output position at once (a 2 x 2 pool is four NumPy calls), as XLA's CPU l
 * `reduce_window_max`, `_min` and `_sum` combine the positions' views with the interpreter's own `max`,
   `min` and `add` (XLA's -0 and NaN rules), starting from the primitive's identity, padding with it too;
 * `select_and_scatter_add` keeps, per output position, the window element its `select_prim` (`ge` for max
-  pooling, `le` for min) keeps against each later one (the first of equal maxima), never an element of the
-  padding, and adds the position's `source` value there.
+  pooling, `le` for min) keeps against each later one (the first of equal maxima); the padding takes part,
+  holding the dtype's lowest value for `ge` (highest for `le`), as in XLA's padded operand, and a padding
+  element chosen takes its source value with it. An element several windows chose adds their values in the
+  windows' output order, as XLA's loop does.
 
-Base dilation (a transposed pooling) and negative padding are left to XLA (`SUPPORTED`).
-`tests/test_interpret_windows.py` compares each with XLA's result.
+Base dilation (a transposed pooling) and negative padding are left to XLA (`SUPPORTED`). Maxima, minima and
+the scatter are XLA's exactly; a window sum is XLA's to the rounding (XLA's CPU loop adds some padded windows'
+positions in another order). `tests/test_interpret_windows.py` compares each with XLA's result.
 """
 
 from __future__ import annotations
@@ -98,7 +101,9 @@ def reduce_window_sum(x: Any, *, window_dimensions: tuple, window_strides: tuple
     return _reduce_window(x, "add", fill, window_dimensions, window_strides, padding, params.get("window_dilation"))
 
 
-_SELECTS = {"ge": np.greater_equal, "le": np.less_equal, "gt": np.greater, "lt": np.less}
+_SELECTS = {"ge": (np.greater_equal, False), "le": (np.less_equal, True)}
+"""`select_and_scatter_add`'s selections JAX emits (max and min pooling's gradients): the comparison, and which
+end of the dtype's range the padding holds (XLA's padded operand takes part in the selection)."""
 
 
 def _select_supported(params: dict) -> bool:
@@ -117,24 +122,24 @@ def select_and_scatter_add(
     **_: Any,
 ) -> Any:
     source, operand = np.asarray(source), np.asarray(operand)
-    keeps = _SELECTS[str(select_prim)]
+    keeps, largest = _SELECTS[str(select_prim)]
     padding = tuple(tuple(int(p) for p in pair) for pair in padding)
     dilation = (1,) * operand.ndim
     grid = _grid(operand.shape, window_dimensions, window_strides, padding, dilation)
-    padded = _padded(operand, padding, operand.dtype.type(0))
-    inside = _padded(np.ones(operand.shape, bool), padding, False)
+    padded = _padded(operand, padding, _identity(operand.dtype, largest))
     offsets = list(itertools.product(*(range(w) for w in window_dimensions)))
-    best = np.zeros(grid, operand.dtype)
-    chosen = np.full(grid, -1)  # the window position kept so far (-1: none yet)
-    for index, offset in enumerate(offsets):
+    best = _view(padded, offsets[0], grid, window_strides, dilation) if offsets else np.zeros(grid, operand.dtype)
+    chosen = np.zeros(grid, np.intp)  # the window position kept so far
+    for index, offset in enumerate(offsets[1:], 1):
         value = _view(padded, offset, grid, window_strides, dilation)
-        valid = _view(inside, offset, grid, window_strides, dilation)
         with np.errstate(invalid="ignore"):
-            switch = valid & ((chosen < 0) | ~keeps(best, value))
+            switch = ~keeps(best, value)
         best = np.where(switch, value, best)
         chosen = np.where(switch, index, chosen)
     out = np.zeros(padded.shape, source.dtype)
-    for index, offset in enumerate(offsets):
-        target = _view(out, offset, grid, window_strides, dilation)
+    # an element several windows chose gets their values in the order of the windows' output positions, as
+    # XLA's loop adds them: the window positions in reverse
+    for index in reversed(range(len(offsets))):
+        target = _view(out, offsets[index], grid, window_strides, dilation)
         target += np.where(chosen == index, source, source.dtype.type(0))
     return out[tuple(slice(lo, lo + size) for (lo, _hi), size in zip(padding, operand.shape))]

@@ -565,7 +565,7 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
     A plan that runs compiled here has its program made: its first calls are computed on the host from the
     program's trace until they have paid for its XLA compile (`compile_tiers.calls_before_compile`), unless its
     per-op runs paid for it (its second call then submits the compile). A plan that ran per op before and
-    that the host cannot run (off the CPU, or a primitive without a host rule: a pooling window, `erf`)
+    that the host cannot run (off the CPU, or a primitive without a host rule: `erf`, a generic `reduce_window`)
     compiles in the background while the per-op tier serves it (`run_compiled`'s `per_op`).
     """
     if key in _programs:

@@ -56,9 +56,12 @@ def _next_key(seed: Any) -> jax.Array:
 
 def _folded_key(base: int, *messages: int) -> jax.Array:
     """`jax.random.PRNGKey(base)` with `messages` folded in, in order: its words computed on the host from Python
-    integers (`threefry`: JAX's own functions compile on their first call), else by JAX (which raises for a
+    integers (`threefry`: JAX's own functions compile on their first call) where JAX's keys are threefry's and
+    it reads a seed as an int64 (its 64-bit mode, which tapeshim turns on); else by JAX (which also raises for a
     value out of its range)."""
-    words = threefry.seed(base) if all(type(v) is int for v in (base, *messages)) else None
+    flags = jax.config.values
+    hosted = flags["jax_default_prng_impl"] == "threefry2x32" and flags["jax_enable_x64"]
+    words = threefry.seed(base) if hosted and all(type(v) is int for v in (base, *messages)) else None
     for message in messages:
         words = None if words is None else threefry.fold_in(words, message)
     with jax.ensure_compile_time_eval():  # (a concrete key, also while JAX traces the caller)
