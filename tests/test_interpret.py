@@ -696,6 +696,21 @@ def test_per_op_kernels_run_on_the_host_until_their_extra_cost_would_pay_for_the
     assert len(compiles) == before + 1, "the call found the executable the background thread compiled"
 
 
+def test_a_signature_first_called_inside_another_trace_still_runs_on_the_host():
+    # (a custom gradient's shape evaluation calls its ops' kernels on tracers: a signature noted there, with no
+    # host program, made the per-op tier's concrete calls of it compile, 17 ms in a 3 ms first step)
+    calls = kernel_calls.KernelCalls()
+    jitted = jax.jit(lambda a, b: (a * b,))
+    x, y = np.linspace(0.0, 1.0, 12, dtype=np.float32).reshape(3, 4), np.float32(2.0)
+    traced_out = jax.jit(lambda a: calls.run(jitted, (a, y), [a, y], False, True)[0])(x)
+    compiles = backend_compiles()
+    before = len(compiles)
+    result = calls.call(jitted, (x, y), [x, y], False, True)
+    assert result is not None, "the host computes it"
+    assert len(compiles) == before
+    np.testing.assert_array_equal(result[0], np.asarray(traced_out))
+
+
 def test_a_long_chain_seen_once_compiles_no_per_op_kernel():
     def body(tf):
         x = tf.constant(np.linspace(-1.0, 1.0, 64, dtype=np.float32))

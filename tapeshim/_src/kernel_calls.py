@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import jax
+
 from tapeshim._src import background_compile, compile_tiers, interpret, kernel_families
 
 KERNEL_COMPILE_S = 0.03
@@ -98,6 +100,10 @@ class KernelCalls:
             `host_calls_before_compile` gives (its price is the whole compile).
           host: whether outputs computed on the host stay NumPy arrays (see `interpret.Prepared`).
         """
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
+            # (inside another trace, a custom gradient's shape evaluation: the caller traces the kernel there;
+            # noted as a signature, its entry would have no host program, and its concrete calls would compile)
+            return None
         key = interpret.signature(leaves)
         entries = self._entries
         entry = entries.pop(key, None)
