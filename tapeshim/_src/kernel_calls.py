@@ -102,7 +102,9 @@ class KernelCalls:
         """
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
             # (inside another trace, a custom gradient's shape evaluation: the caller traces the kernel there;
-            # noted as a signature, its entry would have no host program, and its concrete calls would compile)
+            # noted as a signature, its entry would have no host program, and its concrete calls would compile;
+            # `open`: the eager op's later concrete calls still come here first)
+            self.open = True
             return None
         key = interpret.signature(leaves)
         entries = self._entries
