@@ -1,11 +1,10 @@
-"""Where the host cannot run it, a repeating structure compiles in the background while the per-op tier serves it.
+"""Off the CPU, a repeating structure compiles in the background while the per-op tier serves it.
 
 On a GPU the host interpreter cannot compute a program's first calls (`interpret.enabled` is False there), and
 XLA's compiles take far longer than on the CPU: an H100 took about 9 s for a 200-op chain's gradient program,
 which the engine used to compile on the call that chose it. Now such a call submits the compile to the background
 thread and runs per op, as the structure's earlier calls did, until the compile is done
-(`runtime_checks.NOT_READY`). These tests take the interpreter away on the CPU to run that path here; on the
-CPU a program holding a primitive without a host rule (`erf`) takes it too.
+(`runtime_checks.NOT_READY`). These tests take the interpreter away on the CPU to run that path here.
 """
 
 import threading
@@ -190,48 +189,3 @@ def test_a_persistent_tape_keeps_its_tier_between_requests(monkeypatch):
     second = tape.gradient(y, x, output_gradients=seed).numpy()
     assert replay_eager.stats["per_op_runs"] == runs, "both requests ran the compiled program"
     np.testing.assert_array_equal(second, first)
-
-
-def _erf_chain_step(tf, links=20):
-    """A gradient over a chain holding `erf`, which the host interpreter has no rule for."""
-    x = tf.constant(np.linspace(-1.0, 1.0, 16, dtype=np.float32))
-
-    def step():
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = x
-            for _ in range(links):
-                y = tf.math.erf(tf.sin(y) * 1.01) + 0.01
-            loss = tf.reduce_sum(y)
-        return loss, tape.gradient(loss, x)
-
-    return step
-
-
-def test_on_the_cpu_a_program_the_host_cannot_run_compiles_in_the_background(monkeypatch):
-    # (its second sighting compiled it on the calling thread; a small DCGAN's second step did so for 2 s twice)
-    monkeypatch.setitem(replay.compile_cost, "seconds_per_node", 0.0)
-    held = _HeldCompile()
-    monkeypatch.setattr(background_compile, "submit", held.submit)
-    step = _erf_chain_step(tf)
-    step()  # the first sighting: per op (its kernels without host rules compile here)
-    before = len(_compile_threads)
-    runs = replay_eager.stats["per_op_runs"]
-    results = [step() for _ in range(3)]
-    assert len(held.submitted) == 1, "the program's compile, submitted once"
-    assert len(_compile_threads) == before, "nothing compiled on the calling thread"
-    assert replay_eager.stats["per_op_runs"] > runs
-    held.release()
-    runs = replay_eager.stats["per_op_runs"]
-    compiled = step()
-    assert replay_eager.stats["per_op_runs"] == runs, "once compiled, the program serves"
-    for value, expected in zip(compiled, results[-1]):
-        np.testing.assert_allclose(value.numpy(), expected.numpy(), rtol=1e-5)
-
-
-def test_on_the_cpu_values_are_tfs_while_such_a_program_compiles():
-    def body(tf):
-        step = _erf_chain_step(tf, links=12)
-        return [step() for _ in range(4)]
-
-    check(body, rtol=2e-5)

@@ -451,8 +451,8 @@ def cached_program(key: Hashable, build: Callable[[], Callable]) -> tuple[Callab
         return entry
     raw = build()
 
-    paid = _ran_per_op.pop(key, None)  # (where the host cannot run it, it compiles in the background: `_ran_per_op`)
-    rent, meanwhile = paid is not True, paid is not None
+    paid = _ran_per_op.pop(key, None)  # (off the CPU it compiles in the background: `_ran_per_op`)
+    rent, meanwhile = paid is not True, paid is not None and not interpret.enabled()
     jitted, tier = compile_tiers.quick_jit(
         raw, lambda fn, options, traced: _checked_jit(key, fn, options, traced, rent=rent, meanwhile=meanwhile)
     )
@@ -564,9 +564,8 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
 
     A plan that runs compiled here has its program made: its first calls are computed on the host from the
     program's trace until they have paid for its XLA compile (`compile_tiers.calls_before_compile`), unless its
-    per-op runs paid for it (its second call then submits the compile). A plan that ran per op before and
-    that the host cannot run (off the CPU, or a primitive without a host rule: `erf`, a generic `reduce_window`)
-    compiles in the background while the per-op tier serves it (`run_compiled`'s `per_op`).
+    per-op runs paid for it (its second call then submits the compile). Off the CPU, a plan that ran per op
+    before compiles in the background while the per-op tier serves it (`run_compiled`'s `per_op`).
     """
     if key in _programs:
         return True
@@ -595,9 +594,8 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
 
 _ran_per_op: dict = {}
 """Keys of programs whose structure ran per op before `compile_now` chose to compile it -> whether those runs paid
-for the compile (it then compiles on its second call: the host's rental, `calls_before_compile`, was paid). Where
-the host cannot run it, it compiles in the background while the per-op tier serves (`cached_program` takes the
-key out)."""
+for the compile (it then compiles on its second call: the host's rental, `calls_before_compile`, was paid). Off
+the CPU, it compiles in the background while the per-op tier serves (`cached_program` takes the key out)."""
 
 
 def _note_per_op(key: Hashable, paid: bool) -> None:
@@ -666,14 +664,14 @@ def run_compiled(
     key: Hashable, build: Callable[[], Callable], n_nodes: int, call: Callable[[Callable], Any], per_op: bool = False
 ) -> Any:
     """`call(jitted)` with the compiled program of `key`; None when XLA fails on it (the key then runs per op),
-    or, with `per_op` (the caller then runs this call per op), while it compiles in the background where the
-    host cannot run it (`runtime_checks.NOT_READY`). A compile's duration updates `compile_cost` (see
-    `_checked_jit`)."""
+    or, with `per_op` (the caller then runs this call per op), while it compiles in the background off the CPU
+    (`runtime_checks.NOT_READY`). A compile's duration updates `compile_cost` (see `_checked_jit`)."""
     if n_nodes > SMALL_PLAN and key not in _programs:  # small programs: fixed costs dominate
         _measured_nodes[key] = n_nodes
     jitted, _ = cached_program(key, build)
     try:
-        result = runtime_checks.accepting_not_ready(per_op, lambda: call(jitted))
+        accepting = runtime_checks.accepting_not_ready  # (only off the CPU: there no host interpreter serves)
+        result = call(jitted) if interpret.enabled() else accepting(per_op, lambda: call(jitted))
     except jax.errors.JaxRuntimeError:
         host_errors.raise_pending()  # a py_function's Python function failed (not the compile): TF's error
         compile_failed(key)
