@@ -160,18 +160,6 @@ def shift_right_logical(x: Any, counts: Any, **_: Any) -> np.ndarray:
     return _shift(x, counts, False)
 
 
-@_rule("shift_right_arithmetic")
-def shift_right_arithmetic(x: Any, counts: Any, **_: Any) -> np.ndarray:
-    """`lax.shift_right_arithmetic`: the sign bit shifted in (an unsigned operand's top bit too); a count of the
-    operand's width or more leaves only sign bits."""
-    x, counts = np.asarray(x), np.asarray(counts)
-    bits = x.dtype.itemsize * 8
-    signed = np.dtype(f"int{bits}")
-    unsigned = np.dtype(f"uint{bits}")
-    within = np.minimum(counts.astype(unsigned), unsigned.type(bits - 1)).astype(signed)
-    return (x.view(signed) >> within).view(x.dtype)
-
-
 @_rule("bitcast_convert_type")
 def bitcast_convert_type(x: Any, *, new_dtype: Any, **_: Any) -> np.ndarray:
     """`lax.bitcast_convert_type` between dtypes of one width (the bits reread; other widths compile)."""
