@@ -516,6 +516,22 @@ def backend_compiles() -> _CompileLog:
     return _backend_compile_log
 
 
+def interpreted_and_compiled(fn: Callable[..., Any], args: tuple) -> tuple[Any, Any]:
+    """`fn(*args)` computed by tapeshim's host interpreter from `jax.jit(fn)`'s trace, and by XLA; asserts the
+    interpreter has rules for all of it. The interpreter's oracle is XLA: it runs JAX's primitives where XLA
+    would (what a tapeshim op computes is compared with TF elsewhere)."""
+    from tapeshim._src import interpret
+
+    jitted = jax.jit(fn)
+    traced = jitted.trace(*args)
+    assert interpret.supported(traced.jaxpr), "the interpreter has rules for all of it"
+    interpreted = interpret.run(traced, args)
+    assert interpreted is not None
+    compiled = jitted(*args)
+    assert jax.tree.structure(interpreted) == jax.tree.structure(compiled)
+    return interpreted, compiled
+
+
 def program_lowerings() -> _CompileLog:
     """As `backend_compiles`, one entry per program lowered for a compile: a program compiled again counts
     here even where its executable comes from the compile cache on disk (`compile_cache`), which the tests'

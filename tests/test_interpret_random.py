@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import tapeshim as tf
-from oracle import backend_compiles
+from oracle import backend_compiles, interpreted_and_compiled
 from tapeshim._src import interpret, threefry
 from tapeshim._src.ops import random_ops
 
@@ -73,14 +73,7 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_host_draws_are_xlas(name):
-    fn, args = CASES[name]
-    jitted = jax.jit(fn)
-    traced = jitted.trace(*args)
-    assert interpret.supported(traced.jaxpr), f"{name}: the interpreter has rules for all of it"
-    interpreted = interpret.run(traced, args)
-    assert interpreted is not None
-    compiled = jitted(*args)
-    assert jax.tree.structure(interpreted) == jax.tree.structure(compiled)
+    interpreted, compiled = interpreted_and_compiled(*CASES[name])
     for got, want in zip(jax.tree.leaves(interpreted), jax.tree.leaves(compiled)):
         assert got.dtype == want.dtype and got.shape == want.shape
         if np.issubdtype(got.dtype, np.floating):  # (the floats made of the bits: XLA's to the rounding)

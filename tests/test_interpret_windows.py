@@ -12,7 +12,7 @@ import pytest
 from jax import lax
 
 import tapeshim as tf
-from oracle import backend_compiles, check
+from oracle import backend_compiles, check, interpreted_and_compiled
 from tapeshim._src import interpret
 
 _RNG = np.random.default_rng(0)
@@ -43,12 +43,8 @@ def _and_gradient(pool):
 
 
 def _host_and_compiled(fn, *args):
-    jitted = jax.jit(fn)
-    traced = jitted.trace(*args)
-    assert interpret.supported(traced.jaxpr), "the interpreter has rules for all of it"
-    interpreted = interpret.run(traced, args)
-    assert interpreted is not None
-    return jax.tree.leaves(interpreted), jax.tree.leaves(jitted(*args))
+    interpreted, compiled = interpreted_and_compiled(fn, args)
+    return jax.tree.leaves(interpreted), jax.tree.leaves(compiled)
 
 
 @pytest.mark.parametrize("kind", sorted(_INITS))

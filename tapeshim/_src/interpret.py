@@ -178,12 +178,13 @@ def supported(closed: jax_core.ClosedJaxpr, checks: bool = False, late: bool = F
     if not all(_aval_ok(v.aval) for v in jaxpr.constvars):
         return False
     for eqn in jaxpr.eqns:
-        call = called_jaxpr(eqn) is not None
+        called = called_jaxpr(eqn)
+        call = called is not None
         name = eqn.primitive.name
         values_ok = _key_or_aval_ok if call or name in interpret_random.KEY_PRIMITIVES else _aval_ok
         if not all(values_ok(v.aval) for v in (*eqn.invars, *eqn.outvars)):
             return False
-        inner = inner_jaxprs(eqn)
+        inner = [called] if called is not None else inner_jaxprs(eqn)
         if inner is not None:
             if not all(supported(sub, checks, late, call) for sub in inner):
                 return False

@@ -49,7 +49,12 @@ def is_threefry_key(dtype: Any) -> bool:
 
 def host_dtype(dtype: Any) -> np.dtype:
     """The NumPy dtype the host holds values of `dtype` in: a threefry key's is its data's, `uint32`."""
-    return _WORD if is_threefry_key(dtype) else np.dtype(dtype)
+    try:
+        return np.dtype(dtype)
+    except TypeError:  # (an extended dtype: `supported` let only threefry keys through)
+        if is_threefry_key(dtype):
+            return _WORD
+        raise
 
 
 def _counters(shape: tuple) -> tuple[np.ndarray, np.ndarray]:

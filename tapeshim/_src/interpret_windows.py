@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from tapeshim._src.interpret_rules import RULES, _identity, _rule
+from tapeshim._src.interpret_rules import RULES, Rule, _identity, _rule
 
 
 def _plain_windows(params: dict) -> bool:
@@ -61,44 +61,35 @@ def _padded(x: np.ndarray, padding: tuple, fill: Any) -> np.ndarray:
     return np.pad(x, padding, constant_values=fill)
 
 
-def _reduce_window(
-    x: Any,
-    combine: str,
-    fill: Any,
-    window_dimensions: tuple,
-    window_strides: tuple,
-    padding: tuple,
-    window_dilation: tuple | None,
-) -> np.ndarray:
-    x = np.asarray(x)
-    dilation = tuple(window_dilation or (1,) * x.ndim)
-    padding = tuple(tuple(int(p) for p in pair) for pair in padding)
-    grid = _grid(x.shape, window_dimensions, window_strides, padding, dilation)
-    padded = _padded(x, padding, fill)
-    out = np.full(grid, fill, x.dtype)
-    if math.prod(grid):
-        rule = RULES[combine]
-        for offset in itertools.product(*(range(w) for w in window_dimensions)):
-            out = np.asarray(rule(out, np.asarray(_view(padded, offset, grid, window_strides, dilation))))
-    return out.astype(x.dtype, copy=False)
+def _window_rule(combine: str, fill: Callable[[np.dtype], Any]) -> Rule:
+    """The rule of a window reduction: the window positions' views combined with the interpreter's own
+    `combine` rule, from `fill(dtype)` (the reduction's identity, in the padding too)."""
+
+    def reduce_window(
+        x: Any, *, window_dimensions: tuple, window_strides: tuple, padding: tuple, **params: Any
+    ) -> np.ndarray:
+        x = np.asarray(x)
+        identity = fill(x.dtype)
+        dilation = tuple(params.get("window_dilation") or (1,) * x.ndim)
+        padding = tuple(tuple(int(p) for p in pair) for pair in padding)
+        grid = _grid(x.shape, window_dimensions, window_strides, padding, dilation)
+        padded = _padded(x, padding, identity)
+        out = np.full(grid, identity, x.dtype)
+        if math.prod(grid):
+            rule = RULES[combine]
+            for offset in itertools.product(*(range(w) for w in window_dimensions)):
+                out = np.asarray(rule(out, np.asarray(_view(padded, offset, grid, window_strides, dilation))))
+        return out
+
+    return reduce_window
 
 
-@_rule("reduce_window_max", supported=_plain_windows)
-def reduce_window_max(x: Any, *, window_dimensions: tuple, window_strides: tuple, padding: tuple, **params: Any) -> Any:
-    fill = _identity(np.asarray(x).dtype, largest=False)
-    return _reduce_window(x, "max", fill, window_dimensions, window_strides, padding, params.get("window_dilation"))
-
-
-@_rule("reduce_window_min", supported=_plain_windows)
-def reduce_window_min(x: Any, *, window_dimensions: tuple, window_strides: tuple, padding: tuple, **params: Any) -> Any:
-    fill = _identity(np.asarray(x).dtype, largest=True)
-    return _reduce_window(x, "min", fill, window_dimensions, window_strides, padding, params.get("window_dilation"))
-
-
-@_rule("reduce_window_sum", supported=_plain_windows)
-def reduce_window_sum(x: Any, *, window_dimensions: tuple, window_strides: tuple, padding: tuple, **params: Any) -> Any:
-    fill = np.asarray(x).dtype.type(0)
-    return _reduce_window(x, "add", fill, window_dimensions, window_strides, padding, params.get("window_dilation"))
+for _name, _combine, _fill in (
+    ("reduce_window_max", "max", lambda dtype: _identity(dtype, largest=False)),
+    ("reduce_window_min", "min", lambda dtype: _identity(dtype, largest=True)),
+    ("reduce_window_sum", "add", lambda dtype: dtype.type(0)),
+):
+    _rule(_name, supported=_plain_windows)(_window_rule(_combine, _fill))
 
 
 _SELECTS = {"ge": (np.greater_equal, False), "le": (np.less_equal, True)}
@@ -128,7 +119,7 @@ def select_and_scatter_add(
     grid = _grid(operand.shape, window_dimensions, window_strides, padding, dilation)
     padded = _padded(operand, padding, _identity(operand.dtype, largest))
     offsets = list(itertools.product(*(range(w) for w in window_dimensions)))
-    best = _view(padded, offsets[0], grid, window_strides, dilation) if offsets else np.zeros(grid, operand.dtype)
+    best = _view(padded, offsets[0], grid, window_strides, dilation)  # (a window holds a position at least)
     chosen = np.zeros(grid, np.intp)  # the window position kept so far
     for index, offset in enumerate(offsets[1:], 1):
         value = _view(padded, offset, grid, window_strides, dilation)
