@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import tapeshim
-from oracle import check, check_raises
+from oracle import check, check_raises, interpreted_and_compiled
+from tapeshim._src.ops import random_ops
 
 N = 20000
 
@@ -197,6 +198,58 @@ def test_seed_rng_state_and_global_generator():
         return bool(np.array_equal(a.numpy(), b.numpy()))
 
     check(set_global)
+
+
+SEEDS = {  # TF reads seeds as int64s: negative ones and ones past uint32 are seeds too
+    "op_negative": lambda tf, s: tf.random.normal([3], seed=-s),
+    "op_past_uint32": lambda tf, s: tf.random.uniform([3], seed=2**40 + s),
+    "op_negative_past_uint32": lambda tf, s: tf.random.uniform([3], seed=-(2**40) - s),
+    "global_negative": lambda tf, s: (tf.random.set_seed(-s), tf.random.normal([3]))[1],
+    "stateless_negative": lambda tf, s: tf.random.stateless_normal([3], [-1, -s]),
+    "stateless_past_uint32": lambda tf, s: tf.random.stateless_uniform([3], [2**40, -(2**40) - s]),
+    "generator_negative": lambda tf, s: tf.random.Generator.from_seed(-s).normal([3]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEEDS))
+def test_seeds_of_the_whole_int64_range(name):
+    def body(tf):
+        draw = SEEDS[name]
+        tf.random.set_seed(11)
+        a = draw(tf, 5)
+        tf.random.set_seed(11)
+        b, c = draw(tf, 5), draw(tf, 6)
+        tf.random.set_seed(None)
+        return _summary(a), bool(np.array_equal(a.numpy(), b.numpy())), not np.array_equal(a.numpy(), c.numpy())
+
+    check(body)
+
+
+def test_op_seeds_fold_into_distinct_streams():
+    """An op seed of -1 is not the global sequence, and 2**32 + s is not s (tapeshim folds an int64's words)."""
+    tapeshim.random.set_seed(3)
+    draws = [tapeshim.random.uniform([4], seed=s).numpy() for s in (-1, 0, 1, 2**32 + 1, 2**32)]
+    tapeshim.random.set_seed(3)
+    draws.append(tapeshim.random.uniform([4]).numpy())
+    tapeshim.random.set_seed(None)
+    assert len({d.tobytes() for d in draws}) == len(draws)
+
+
+@pytest.mark.parametrize("pair", [[1, 2], [-7, -8], [2**40, -(2**40)], [-1, 2**32 - 1], [5, 2**32]])
+def test_a_stateless_seed_draws_alike_as_ints_tensors_and_traced(pair):
+    ints = tapeshim.random.stateless_uniform([3], seed=pair).numpy()
+    tensor = tapeshim.random.stateless_uniform([3], seed=tapeshim.constant(pair, tapeshim.int64)).numpy()
+    traced = tapeshim.function(lambda s: tapeshim.random.stateless_uniform([3], seed=s))
+    np.testing.assert_array_equal(ints, tensor)
+    np.testing.assert_allclose(ints, traced(tapeshim.constant(pair, tapeshim.int64)).numpy())
+    if min(pair) >= -(2**31) and max(pair) < 2**31:
+        np.testing.assert_array_equal(ints, tapeshim.random.stateless_uniform([3], seed=tapeshim.constant(pair)))
+
+
+def test_a_stateless_seed_key_runs_on_the_host():
+    for pair in ([1, 2], [-7, -8], [3, 2**33 + 5]):
+        interpreted, compiled = interpreted_and_compiled(random_ops._seed_key, (np.array(pair, np.int64),))
+        np.testing.assert_array_equal(interpreted, compiled)
 
 
 INITIALIZERS = {

@@ -137,11 +137,16 @@ def test_eager_keys_of_other_configurations_are_jaxs(flag, value):
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("base, messages", [(2**63, ()), (0, (-4,)), (0, (2**32,))])
-def test_keys_out_of_jaxs_range_raise_as_jax_does(base, messages):
-    assert threefry.seed(base) is None or any(threefry.fold_in((0, 0), m) is None for m in messages)
-    with pytest.raises(OverflowError):
-        random_ops._folded_key(base, *messages)
+@pytest.mark.parametrize(
+    "base, messages, jax_base, jax_words",
+    [(2**63, (), -(2**63), ()), (0, (-4,), 0, (2**32 - 4, 2**32 - 1)), (0, (2**32,), 0, (0, 1)), (7, (3,), 7, (3,))],
+)
+def test_keys_of_any_python_int_are_int64_seeds_with_their_words_folded_in(base, messages, jax_base, jax_words):
+    # (TF reads seeds as int64s; JAX raises for a fold past uint32, so a message's high word is a second fold)
+    want = jax.random.PRNGKey(jax_base)
+    for word in jax_words:
+        want = jax.random.fold_in(want, word)
+    np.testing.assert_array_equal(random_ops._folded_key(base, *messages), want)
 
 
 def test_a_dropout_models_first_steps_compile_nothing():

@@ -51,7 +51,17 @@ def _next_key(seed: Any) -> jax.Array:
     stream = ("op", int(seed)) if seed is not None else ("global",)
     count = _state.counters.get(stream, 0)
     _state.counters[stream] = count + 1
-    return _folded_key(base, 0 if seed is None else int(seed) + 1, count)
+    # (the global sequence folds in 0; an op seed s >= 0 folds in s + 1, a negative one itself: no two collide)
+    message = 0 if seed is None else int(seed) + 1 if int(seed) >= 0 else int(seed)
+    return _folded_key(base, message, count)
+
+
+def _words(message: int) -> tuple[int, ...]:
+    """The `uint32` words `message` (a Python int: TF's seeds are int64s) is folded in as: its low word, and its
+    high word where that is not 0 (so the seeds in uint32's range keep their single fold). `_seed_key` folds a
+    traced seed the same way."""
+    bits = message % 2**64
+    return (bits & 0xFFFFFFFF,) if bits >> 32 == 0 else (bits & 0xFFFFFFFF, bits >> 32)
 
 
 def _folded_key(base: int, *messages: int) -> jax.Array:
@@ -59,17 +69,19 @@ def _folded_key(base: int, *messages: int) -> jax.Array:
     integers (`threefry`: JAX's own functions compile on their first call) where JAX's keys are threefry's and
     it reads a seed as an int64 (its 64-bit mode, which tapeshim turns on); else by JAX (which also raises for a
     value out of its range)."""
+    base = (int(base) + 2**63) % 2**64 - 2**63  # (an int64, as TF reads a seed)
+    folds = [word for message in messages for word in _words(int(message))]
     flags = jax.config.values
     hosted = flags["jax_default_prng_impl"] == "threefry2x32" and flags["jax_enable_x64"]
-    words = threefry.seed(base) if hosted and all(type(v) is int for v in (base, *messages)) else None
-    for message in messages:
-        words = None if words is None else threefry.fold_in(words, message)
+    words = threefry.seed(base) if hosted else None
+    for word in folds:
+        words = None if words is None else threefry.fold_in(words, word)
     with jax.ensure_compile_time_eval():  # (a concrete key, also while JAX traces the caller)
         if words is not None:
             return jax.device_put(np.array(words, np.uint32))  # (a transfer: nothing compiles)
         key = jax.random.PRNGKey(base)
-        for message in messages:
-            key = jax.random.fold_in(key, message)
+        for word in folds:
+            key = jax.random.fold_in(key, word)
         return key
 
 
@@ -111,7 +123,11 @@ def _op_key(seed: Any) -> Tensor:
 
 
 def _seed_key(seed: jax.Array) -> jax.Array:
-    return jax.random.fold_in(jax.random.PRNGKey(seed[0].astype(jax.numpy.int64)), seed[1])
+    """A stateless seed's key: `PRNGKey(seed[0])` with `seed[1]`'s words folded in, as `_words` gives them."""
+    message = seed[1].astype(jax.numpy.int64).astype(jax.numpy.uint64)  # (its two's complement bits)
+    once = jax.random.fold_in(jax.random.PRNGKey(seed[0].astype(jax.numpy.int64)), message.astype(jax.numpy.uint32))
+    high = (message >> 32).astype(jax.numpy.uint32)
+    return jax.numpy.where(high != 0, jax.random.fold_in(once, high), once)
 
 
 _seed_key_op = OpDef("StatelessRandomGetKeyCounter", _seed_key, False)
