@@ -134,6 +134,54 @@ def test_tf_random_draws_of_new_shapes_compile_nothing_new():
     assert abs(float(tf.reduce_mean(first))) < 0.02 and abs(float(tf.math.reduce_std(first)) - 1.0) < 0.02
 
 
+HOST_BOUNDS = [(0.0, 1.0), (-1.5, 0.5), (-0.0, 1.0), (-0.0, -1.0), (2.0, 1.0), (-3e30, 5e30), (-7.3, -7.2999)]
+HOST_BOUNDS += [(0.1, 0.7), (-1e-20, 1e-20), (-100.0, 1e-8), (1e-20, 3e-20), (-6.1e-5, 0.25)]
+
+
+@pytest.mark.parametrize("bounds", HOST_BOUNDS)
+def test_the_hosts_float32_uniform_draws_are_jax_random_bit_for_bit(bounds):
+    # (XLA fuses the uniform's `floats * (high - low) + low` into one rounding: the host's FMA must too)
+    low, high = (np.float32(v) for v in bounds)
+    assert random_chunks._host_bounds(low, high)
+    for seed, size in [(1, 1), (2, 5), (3, 4097), (4, 70001)]:
+        key = jax.random.PRNGKey(seed)
+        want = np.asarray(jax.random.uniform(key, (size,), np.float32, low, high))
+        got = random_chunks._host_uniform(*(int(w) for w in np.asarray(key)), size, low, high)
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=f"{bounds} {size}")
+
+
+def test_bounds_whose_draws_could_be_subnormal_or_overflow_are_left_to_the_kernel():
+    for low, high in [(-1e-37, 1e-37), (0.0, 1e-30), (1e-39, 1.0), (-3e38, 3e38), (0.0, np.inf), (np.nan, 1.0)]:
+        assert not random_chunks._host_bounds(np.float32(low), np.float32(high))
+    key = jax.random.PRNGKey(3)
+    want = jax.random.uniform(key, (9,), np.float32, -1e-37, 1e-37)  # (flushed to zero where subnormal)
+    np.testing.assert_array_equal(random_chunks.draw("uniform", key, (9,), np.float32, -1e-37, 1e-37), want)
+
+
+def test_uniform_draws_come_from_the_host_until_they_paid_for_their_kernel(monkeypatch):
+    """A kernel no call compiled yet (a chunk size of its own): its draws compile nothing until `HOST_ELEMENTS`
+    are drawn; the next draw compiles it; the values never change."""
+    monkeypatch.setattr(random_chunks, "CHUNK", random_chunks.CHUNK + 3)
+    monkeypatch.setattr(random_chunks, "_host_elements", {})
+    monkeypatch.setattr(random_chunks, "HOST_ELEMENTS", 3 * random_chunks._HOST_CALL_ELEMENTS)
+    key = jax.random.PRNGKey(21)
+    shapes = [(7, 3), (4097,), (2, 3, 5)]
+    wants = [np.asarray(jax.random.uniform(key, shape, np.float32, -2.0, 3.0)) for shape in shapes]
+    background_compile.wait()
+    compiles = backend_compiles()
+    before = len(compiles)
+    for shape, want in zip(shapes, wants):  # (the third pays the rent)
+        np.testing.assert_array_equal(random_chunks.draw("uniform", key, shape, "float32", -2.0, 3.0), want)
+    assert len(compiles) == before
+    for shape, want in zip(shapes, wants):  # (from the kernel now: it compiles once)
+        np.testing.assert_array_equal(random_chunks.draw("uniform", key, shape, "float32", -2.0, 3.0), want)
+    assert len(compiles) > before
+    compiled = len(compiles)
+    np.testing.assert_array_equal(random_chunks.draw("uniform", key, (7, 3), "float32", -2.0, 3.0), wants[0])
+    assert len(compiles) == compiled
+
+
 def test_draws_larger_than_the_chunk_limit_are_left_to_the_caller(monkeypatch):
     monkeypatch.setattr(random_chunks, "MAX_ELEMENTS", 100)
     key = jax.random.PRNGKey(2)

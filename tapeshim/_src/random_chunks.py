@@ -13,6 +13,13 @@ every value is `jax.random`'s for the whole shape, bit for bit (`tests/test_kera
 
 Where JAX is configured otherwise (the legacy non-partitionable Threefry, another default PRNG),
 `draw` returns None and the caller draws as before.
+
+A kernel's compile still took 0.2 s of a program's first second (a Keras model's Glorot-uniform weights,
+`tf.random.uniform`), where TF eager's whole model build takes 0.05 s. So `float32` uniform draws come from
+the host first (`_host_uniform`: NumPy's Threefry, `threefry.py`, and the kernel's arithmetic, its fused
+multiply-add included, so the values are the kernel's bit for bit) until the elements drawn there have paid
+for the kernel's compile (`HOST_ELEMENTS`, a ski rental). A normal's
+inverse error function would round differently in NumPy, so normal draws compile as before.
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend import random as jax_random
 
+from tapeshim._src import interpret
+from tapeshim._src.threefry import threefry
+
 CHUNK = 2**16
 """Elements per call of the small kernel: a draw of n elements takes ceil(n / CHUNK) calls."""
 
@@ -38,6 +48,18 @@ LARGE_CHUNK = 2**20
 kernel costs a dispatch per 65536 values: a third of the time of drawing a large weight)."""
 
 _KINDS = ("uniform", "normal", "truncated_normal")
+
+HOST_ELEMENTS = 2**23
+"""Elements of `float32` uniform draws made on the host per kernel before that kernel compiles: about a compile's
+time (0.2 s) of NumPy's Threefry (about 25 ns an element), a draw counting at least `_HOST_CALL_ELEMENTS`
+(a call's overhead). Counted in elements, not seconds: when a kernel compiles does not depend on the load.
+The draw past it compiles the kernel on the caller: a background compile's executable would not serve it (the
+kernel is called under `ensure_compile_time_eval`, which its Threefry's lowering sees)."""
+
+_HOST_CALL_ELEMENTS = 4096
+
+_host_elements: dict[tuple, int] = {}
+"""Per kernel (`_kernel`'s arguments): the elements drawn on the host in its stead."""
 
 
 def _counted_bits(key: jax.Array, bit_width: int, shape: tuple) -> jax.Array:
@@ -122,6 +144,8 @@ def draw(kind: str, key: Any, shape: tuple, dtype: Any, a: float = 0.0, b: float
     chunk_size = LARGE_CHUNK if size >= LARGE_CHUNK else CHUNK
     kernel = _kernel(kind, dtype, chunk_size)
     bounds = (np.asarray(a, dtype), np.asarray(b, dtype))
+    if kind == "uniform" and _on_host((kind, dtype, chunk_size), size, bounds):
+        return _host_uniform(k1, k2, size, *bounds).reshape(shape)
     with jax.ensure_compile_time_eval():  # (computed now, also while JAX traces the caller: a constant seed)
         chunks = [  # (all dispatched before the first is read: the calls overlap)
             kernel(np.array([k1, k2, offset >> 32, offset & 0xFFFFFFFF], np.uint32), *bounds)
@@ -129,3 +153,59 @@ def draw(kind: str, key: Any, shape: tuple, dtype: Any, a: float = 0.0, b: float
         ]
     values = np.concatenate([np.asarray(chunk) for chunk in chunks])[:size] if chunks else np.zeros((0,), dtype)
     return values.reshape(shape)
+
+
+def _on_host(kernel_key: tuple, size: int, bounds: tuple) -> bool:
+    """Whether this uniform draw comes from the host: a `float32` one, of bounds `_host_uniform` computes as
+    XLA does, while its kernel's rent is unpaid (the draw after that compiles the kernel, on the caller)."""
+    low, high = bounds
+    if low.dtype != np.float32 or size > LARGE_CHUNK or not interpret.enabled() or not _host_bounds(low, high):
+        return False
+    drawn = _host_elements.get(kernel_key, 0)
+    if drawn >= HOST_ELEMENTS:
+        return False
+    _host_elements[kernel_key] = drawn + max(size, _HOST_CALL_ELEMENTS)
+    return True
+
+
+def _host_bounds(low: np.ndarray, high: np.ndarray) -> bool:
+    """Whether `_host_uniform` draws between these `float32` bounds as XLA does: finite, far from overflow, and
+    far enough from zero that no value is subnormal (XLA's CPU flushes those to zero; a nonzero value is a
+    multiple of 2**-23 * (high - low)'s and `low`'s last places, both at least 2**-126 here)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        span = np.float32(high - low)
+    finite = bool(np.isfinite(low) and np.isfinite(high) and np.isfinite(span))
+    return (
+        finite
+        and max(abs(float(low)), abs(float(high))) <= 2.0**120
+        and abs(float(span)) >= 2.0**-78
+        and (float(low) == 0 or abs(float(low)) >= 2.0**-100)
+    )
+
+
+def _host_uniform(k1: int, k2: int, size: int, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """`jax.random.uniform(key, (size,), float32, low, high)` for the key `[k1, k2]`, with NumPy: the
+    partitionable Threefry's bits at counters `0 .. size - 1` (two words xor-ed), their top 23 bits as a float
+    in [1, 2) less 1, then `floats * (high - low) + low` as XLA's fused multiply-add (one rounding), no
+    lower than `low`."""
+    counters = np.arange(size, dtype=np.uint32)
+    bits1, bits2 = threefry(np.uint32(k1), np.uint32(k2), np.zeros_like(counters), counters)
+    floats = ((bits1 ^ bits2) >> np.uint32(9) | np.uint32(0x3F800000)).view(np.float32) - np.float32(1)
+    values = _fused_multiply_add(floats, np.float32(high - low), low)
+    return np.where(values < low, low, values)  # (XLA's `max`: `low` = -0 keeps a +0 value's sign)
+
+
+def _fused_multiply_add(x: np.ndarray, y: np.float32, z: np.ndarray) -> np.ndarray:
+    """`x * y + z` for `float32` values, rounded once, as an FMA instruction (XLA's CPU code fuses the
+    uniform's scaling into one): the product is exact in `float64`; the sum is rounded to odd there (its
+    rounding error, from Knuth's TwoSum, moves a value whose last bit is even to the odd neighbour towards
+    the exact sum), and rounding to odd in 53 bits then to nearest in 24 is rounding to nearest once."""
+    product = x.astype(np.float64) * np.float64(y)
+    addend = np.float64(z)
+    total = product + addend
+    virtual = total - product
+    error = (product - (total - virtual)) + (addend - virtual)
+    even = (total.view(np.uint64) & np.uint64(1)) == 0
+    towards = np.where(error > 0, np.inf, -np.inf)
+    odd = np.where((error != 0) & even, np.nextafter(total, towards), total)
+    return odd.astype(np.float32)
