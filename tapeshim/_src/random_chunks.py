@@ -53,8 +53,7 @@ HOST_ELEMENTS = 2**23
 """Elements of `float32` uniform draws made on the host per kernel before that kernel compiles: about a compile's
 time (0.2 s) of NumPy's Threefry (about 25 ns an element), a draw counting at least `_HOST_CALL_ELEMENTS`
 (a call's overhead). Counted in elements, not seconds: when a kernel compiles does not depend on the load.
-The draw past it compiles the kernel on the caller: a background compile's executable would not serve it (the
-kernel is called under `ensure_compile_time_eval`, which its Threefry's lowering sees)."""
+The draw past it compiles the kernel, on the caller (a ski rental: at most twice the better choice's time)."""
 
 _HOST_CALL_ELEMENTS = 4096
 
@@ -104,7 +103,11 @@ def _kernel(kind: str, dtype: np.dtype, chunk_size: int) -> Any:
             return jax.random.normal(key, (chunk_size,), dtype)
         return jax.random.truncated_normal(key, a, b, (chunk_size,), dtype)
 
-    return jax.jit(chunk)
+    # (compiled ahead, and called as such: outside `ensure_compile_time_eval`, which a jitted call inside a
+    # caller's trace needs, and under which the Threefry's lowering computed its counters then, compiling two
+    # kernels of its own and embedding the counters as constants)
+    words, bound = jax.ShapeDtypeStruct((4,), np.uint32), jax.ShapeDtypeStruct((), dtype)
+    return jax.jit(chunk).trace(words, bound, bound).lower().compile()
 
 
 def usable() -> bool:
@@ -142,15 +145,14 @@ def draw(kind: str, key: Any, shape: tuple, dtype: Any, a: float = 0.0, b: float
         return None
     k1, k2 = (int(word) for word in np.asarray(key))
     chunk_size = LARGE_CHUNK if size >= LARGE_CHUNK else CHUNK
-    kernel = _kernel(kind, dtype, chunk_size)
     bounds = (np.asarray(a, dtype), np.asarray(b, dtype))
     if kind == "uniform" and _on_host((kind, dtype, chunk_size), size, bounds):
         return _host_uniform(k1, k2, size, *bounds).reshape(shape)
-    with jax.ensure_compile_time_eval():  # (computed now, also while JAX traces the caller: a constant seed)
-        chunks = [  # (all dispatched before the first is read: the calls overlap)
-            kernel(np.array([k1, k2, offset >> 32, offset & 0xFFFFFFFF], np.uint32), *bounds)
-            for offset in range(0, size, chunk_size)
-        ]
+    kernel = _kernel(kind, dtype, chunk_size)  # (a compiled executable: computed now, also inside a caller's trace)
+    chunks = [  # (all dispatched before the first is read: the calls overlap)
+        kernel(np.array([k1, k2, offset >> 32, offset & 0xFFFFFFFF], np.uint32), *bounds)
+        for offset in range(0, size, chunk_size)
+    ]
     values = np.concatenate([np.asarray(chunk) for chunk in chunks])[:size] if chunks else np.zeros((0,), dtype)
     return values.reshape(shape)
 
