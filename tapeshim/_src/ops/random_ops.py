@@ -65,10 +65,10 @@ def _words(message: int) -> tuple[int, ...]:
 
 
 def _folded_key(base: int, *messages: int) -> jax.Array:
-    """`jax.random.PRNGKey(base)` with `messages` folded in, in order: its words computed on the host from Python
-    integers (`threefry`: JAX's own functions compile on their first call) where JAX's keys are threefry's and
-    it reads a seed as an int64 (its 64-bit mode, which tapeshim turns on); else by JAX (which also raises for a
-    value out of its range)."""
+    """`jax.random.PRNGKey(base)` with `messages` folded in, in order (`base` wrapped to an int64, each message
+    as its words, `_words`): computed on the host from Python integers (`threefry`: JAX's own functions compile
+    on their first call) where JAX's keys are threefry's and it reads a seed as an int64 (its 64-bit mode,
+    which tapeshim turns on); else by JAX."""
     base = (int(base) + 2**63) % 2**64 - 2**63  # (an int64, as TF reads a seed)
     folds = [word for message in messages for word in _words(int(message))]
     flags = jax.config.values
