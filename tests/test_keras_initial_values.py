@@ -6,6 +6,8 @@ oracle here is Keras itself (TF's initial values come from another generator): e
 Keras's own, bit for bit, and new shapes compile nothing.
 """
 
+import concurrent.futures
+
 import jax
 import keras
 import numpy as np
@@ -180,6 +182,31 @@ def test_uniform_draws_come_from_the_host_until_they_paid_for_their_kernel(monke
     compiled = len(compiles)
     np.testing.assert_array_equal(random_chunks.draw("uniform", key, (7, 3), "float32", -2.0, 3.0), wants[0])
     assert len(compiles) == compiled
+
+
+def test_draws_under_disable_jit_are_left_to_jax_random():
+    # (the kernels are compiled ahead, which JAX refuses with jit disabled)
+    key = jax.random.PRNGKey(6)
+    with jax.disable_jit():
+        assert random_chunks.draw("normal", key, (5,), "float32") is None
+        sample = tf.random.normal([3, 4], seed=1)
+        weights = keras_initial_values.host_initializer(keras.initializers.HeNormal(seed=2))((4, 5))
+    assert sample.shape == (3, 4) and sample.dtype == tf.float32 and np.isfinite(sample.numpy()).all()
+    np.testing.assert_allclose(weights, keras.initializers.HeNormal(seed=2)((4, 5)), rtol=1e-6)
+
+
+def test_threads_drawing_at_once_compile_a_kernel_once(monkeypatch):
+    monkeypatch.setattr(random_chunks, "CHUNK", random_chunks.CHUNK + 5)
+    key = jax.random.PRNGKey(8)
+    want = np.asarray(jax.random.normal(key, (300,), np.float32))
+    background_compile.wait()
+    compiles = backend_compiles()
+    before = len(compiles)
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        draws = list(pool.map(lambda _: random_chunks.draw("normal", key, (300,), "float32"), range(4)))
+    for drawn in draws:
+        np.testing.assert_array_equal(drawn, want)
+    assert len(compiles) == before + 1
 
 
 def test_draws_larger_than_the_chunk_limit_are_left_to_the_caller(monkeypatch):

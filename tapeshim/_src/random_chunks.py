@@ -24,8 +24,8 @@ inverse error function would round differently in NumPy, so normal draws compile
 
 from __future__ import annotations
 
-import functools
 import math
+import threading
 from typing import Any
 
 import jax
@@ -90,10 +90,25 @@ _OFFSET_THREEFRY = jax_random.define_prng_impl(
 )
 
 
-@functools.cache
+_kernels: dict[tuple, Any] = {}
+_kernels_lock = threading.Lock()
+
+
 def _kernel(kind: str, dtype: np.dtype, chunk_size: int) -> Any:
     """The compiled chunk kernel of one distribution, dtype and chunk size: `(key4, a, b) -> chunk_size values`,
-    where `a` and `b` are the uniform's bounds or the truncated normal's (unused for the normal)."""
+    where `a` and `b` are the uniform's bounds or the truncated normal's (unused for the normal). Compiled once:
+    threads drawing at once wait for the first one's compile."""
+    key = (kind, dtype, chunk_size)
+    kernel = _kernels.get(key)
+    if kernel is None:
+        with _kernels_lock:
+            kernel = _kernels.get(key)
+            if kernel is None:
+                kernel = _kernels[key] = _compiled_kernel(kind, dtype, chunk_size)
+    return kernel
+
+
+def _compiled_kernel(kind: str, dtype: np.dtype, chunk_size: int) -> Any:
 
     def chunk(key4: jax.Array, a: jax.Array, b: jax.Array) -> jax.Array:
         key = jax.random.wrap_key_data(key4, impl=_OFFSET_THREEFRY)
@@ -130,8 +145,8 @@ def draw(kind: str, key: Any, shape: tuple, dtype: Any, a: float = 0.0, b: float
 
     Returns:
       The values, or None where they cannot be drawn so (JAX configured with another PRNG, a key that is
-      not a raw concrete Threefry key, a dtype that is not a float, more than `MAX_ELEMENTS`): the caller
-      draws them itself.
+      not a raw concrete Threefry key, a dtype that is not a float, more than `MAX_ELEMENTS`, a draw the
+      kernels would serve under `jax.disable_jit`): the caller draws them itself.
     """
     dtype = np.dtype(dtype)
     if kind not in _KINDS or not jnp.issubdtype(dtype, jnp.floating) or not usable():
@@ -148,6 +163,9 @@ def draw(kind: str, key: Any, shape: tuple, dtype: Any, a: float = 0.0, b: float
     bounds = (np.asarray(a, dtype), np.asarray(b, dtype))
     if kind == "uniform" and _on_host((kind, dtype, chunk_size), size, bounds):
         return _host_uniform(k1, k2, size, *bounds).reshape(shape)
+    config: Any = jax.config  # (its context-managed flags are attributes its stubs do not name)
+    if config.jax_disable_jit:  # (JAX compiles nothing ahead then: the caller draws with `jax.random`)
+        return None
     kernel = _kernel(kind, dtype, chunk_size)  # (a compiled executable: computed now, also inside a caller's trace)
     chunks = [  # (all dispatched before the first is read: the calls overlap)
         kernel(np.array([k1, k2, offset >> 32, offset & 0xFFFFFFFF], np.uint32), *bounds)

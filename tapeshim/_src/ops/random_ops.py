@@ -51,7 +51,8 @@ def _next_key(seed: Any) -> jax.Array:
     stream = ("op", int(seed)) if seed is not None else ("global",)
     count = _state.counters.get(stream, 0)
     _state.counters[stream] = count + 1
-    # (the global sequence folds in 0; an op seed s >= 0 folds in s + 1, a negative one itself: no two collide)
+    # (the global sequence folds in 0; an op seed s >= 0 folds in s + 1, a negative one itself: int64's seeds
+    # are distinct streams but for 2**63 - 1 and -2**63; TF itself reduces op seeds modulo 2**31 - 1)
     message = 0 if seed is None else int(seed) + 1 if int(seed) >= 0 else int(seed)
     return _folded_key(base, message, count)
 
@@ -122,12 +123,18 @@ def _op_key(seed: Any) -> Tensor:
     return concrete(_next_key(seed))
 
 
-def _seed_key(seed: jax.Array) -> jax.Array:
-    """A stateless seed's key: `PRNGKey(seed[0])` with `seed[1]`'s words folded in, as `_words` gives them."""
-    message = seed[1].astype(jax.numpy.int64).astype(jax.numpy.uint64)  # (its two's complement bits)
-    once = jax.random.fold_in(jax.random.PRNGKey(seed[0].astype(jax.numpy.int64)), message.astype(jax.numpy.uint32))
-    high = (message >> 32).astype(jax.numpy.uint32)
+def fold_words(key: jax.Array, message: jax.Array) -> jax.Array:
+    """`key` (raw threefry data) with an integer `message` (traced or concrete, any integer dtype) folded in as
+    `_words` gives its words: the low one, then the high one where it is not 0."""
+    bits = message.astype(jax.numpy.int64).astype(jax.numpy.uint64)  # (its two's complement bits)
+    once = jax.random.fold_in(key, bits.astype(jax.numpy.uint32))
+    high = (bits >> 32).astype(jax.numpy.uint32)  # (a logical shift: the host interpreter has its rule)
     return jax.numpy.where(high != 0, jax.random.fold_in(once, high), once)
+
+
+def _seed_key(seed: jax.Array) -> jax.Array:
+    """A stateless seed's key: `PRNGKey(seed[0])` with `seed[1]`'s words folded in (`fold_words`)."""
+    return fold_words(jax.random.PRNGKey(seed[0].astype(jax.numpy.int64)), seed[1])
 
 
 _seed_key_op = OpDef("StatelessRandomGetKeyCounter", _seed_key, False)
@@ -135,8 +142,8 @@ _seed_key_op = OpDef("StatelessRandomGetKeyCounter", _seed_key, False)
 
 def _pair_key(seed: Any) -> Tensor:
     """The key of a stateless op's `seed` (a shape [2] int32/int64 tensor, also a traced one)."""
-    if isinstance(seed, (list, tuple)) and all(isinstance(v, int) for v in seed):
-        return concrete(_key_from_pair(seed))
+    if isinstance(seed, (list, tuple)) and all(isinstance(v, int) and -(2**63) <= v < 2**63 for v in seed):
+        return concrete(_key_from_pair(seed))  # (else converted as TF does: past int64 its ValueError)
     tensor = convert_to_tensor(seed)
     if tensor._dtype not in (dtypes.int32, dtypes.int64):
         raise attr_error(

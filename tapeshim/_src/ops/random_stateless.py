@@ -26,6 +26,7 @@ from tapeshim._src.ops.random_ops import (
     _pair_key,
     _truncated_op,
     categorical,
+    fold_words,
 )
 from tapeshim._src.registry import OpDef, apply
 from tapeshim._src.tensor import Tensor, convert_to_tensor
@@ -50,8 +51,8 @@ def _seed_like(key: jax.Array, count: int, dtype: str) -> jax.Array:
 
 _split_op = OpDef("StatelessRandomSplit", lambda key, num, dtype: _seed_like(key, num, dtype), False)
 _fold_op = OpDef(
-    "StatelessRandomFoldIn", lambda key, data, dtype: _seed_like(jax.random.fold_in(key, data), 1, dtype)[0], False
-)
+    "StatelessRandomFoldIn", lambda key, data, dtype: _seed_like(fold_words(key, data), 1, dtype)[0], False
+)  # (an int64 `data`'s high word too: 2**32 is not 0, as in TF)
 
 
 def _seed_dtype(seed: Any) -> str:
