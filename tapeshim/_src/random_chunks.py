@@ -109,6 +109,7 @@ def _kernel(kind: str, dtype: np.dtype, chunk_size: int) -> Any:
 
 
 def _compiled_kernel(kind: str, dtype: np.dtype, chunk_size: int) -> Any:
+    """`_kernel`'s executable, compiled now."""
 
     def chunk(key4: jax.Array, a: jax.Array, b: jax.Array) -> jax.Array:
         key = jax.random.wrap_key_data(key4, impl=_OFFSET_THREEFRY)
