@@ -211,6 +211,20 @@ SEEDS = {  # TF reads seeds as int64s: negative ones and ones past uint32 are se
 }
 
 
+@pytest.mark.parametrize("name", sorted(SEEDS))
+def test_seeds_of_the_whole_int64_range(name):
+    def body(tf):
+        draw = SEEDS[name]
+        tf.random.set_seed(11)
+        a = draw(tf, 5)
+        tf.random.set_seed(11)
+        b, c = draw(tf, 5), draw(tf, 6)
+        tf.random.set_seed(None)
+        return _summary(a), bool(np.array_equal(a.numpy(), b.numpy())), not np.array_equal(a.numpy(), c.numpy())
+
+    check(body)
+
+
 PAST_INT64 = {  # TF converts a stateless seed to an int64 tensor: past int64, its ValueError
     "stateless_seed": lambda tf: tf.random.stateless_uniform([2], [2**63, 0]),
     "stateless_message": lambda tf: tf.random.stateless_uniform([2], [0, 2**64 + 5]),
@@ -227,20 +241,6 @@ def test_fold_in_folds_an_int64_datas_high_word():
     def body(tf):
         folded = [tf.random.fold_in([1, 2], tf.constant(v, tf.int64)).numpy() for v in (0, 2**32, -1, 2**32 - 1)]
         return len({f.tobytes() for f in folded}), folded[0].dtype
-
-    check(body)
-
-
-@pytest.mark.parametrize("name", sorted(SEEDS))
-def test_seeds_of_the_whole_int64_range(name):
-    def body(tf):
-        draw = SEEDS[name]
-        tf.random.set_seed(11)
-        a = draw(tf, 5)
-        tf.random.set_seed(11)
-        b, c = draw(tf, 5), draw(tf, 6)
-        tf.random.set_seed(None)
-        return _summary(a), bool(np.array_equal(a.numpy(), b.numpy())), not np.array_equal(a.numpy(), c.numpy())
 
     check(body)
 
