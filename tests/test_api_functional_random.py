@@ -245,6 +245,16 @@ def test_fold_in_folds_an_int64_datas_high_word():
     check(body)
 
 
+def test_generator_seeds_past_int64():
+    def body(tf):
+        g = tf.random.Generator.from_seed(2**63)
+        h = tf.random.Generator.from_seed(5)
+        h.reset_from_seed(2**64 - 1)
+        return g.state.numpy()[0], h.state.numpy()[0], _summary(g.normal([3])), _summary(h.uniform([2]))
+
+    check(body)
+
+
 def test_op_seeds_fold_into_distinct_streams():
     """An op seed of -1 is not the global sequence, and 2**32 + s is not s (tapeshim folds an int64's words)."""
     tapeshim.random.set_seed(3)

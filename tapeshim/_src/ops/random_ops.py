@@ -65,12 +65,17 @@ def _words(message: int) -> tuple[int, ...]:
     return (bits & 0xFFFFFFFF,) if bits >> 32 == 0 else (bits & 0xFFFFFFFF, bits >> 32)
 
 
+def _int64(value: int) -> int:
+    """An integer's low 64 bits as an int64 (two's complement), as TF reads a seed's first word."""
+    return (int(value) + 2**63) % 2**64 - 2**63
+
+
 def _folded_key(base: int, *messages: int) -> jax.Array:
     """`jax.random.PRNGKey(base)` with `messages` folded in, in order (`base` wrapped to an int64, each message
     as its words, `_words`): computed on the host from Python integers (`threefry`: JAX's own functions compile
     on their first call) where JAX's keys are threefry's and it reads a seed as an int64 (its 64-bit mode,
     which tapeshim turns on); else by JAX."""
-    base = (int(base) + 2**63) % 2**64 - 2**63  # (an int64, as TF reads a seed)
+    base = _int64(base)
     folds = [word for message in messages for word in _words(int(message))]
     flags = jax.config.values
     hosted = flags["jax_default_prng_impl"] == "threefry2x32" and flags["jax_enable_x64"]
@@ -413,8 +418,8 @@ class Generator:
 
     @classmethod
     def from_seed(cls, seed: int, alg: Any = None) -> "Generator":
-        """A generator whose sequence is determined by `seed`."""
-        return cls._at(seed, 0, alg)
+        """A generator whose sequence is determined by `seed` (any integer: TF takes its low 64 bits first)."""
+        return cls._at(_int64(seed), 0, alg)
 
     @classmethod
     def from_non_deterministic_state(cls, alg: Any = None) -> "Generator":
@@ -537,8 +542,8 @@ class Generator:
         self._move(other._seed, other._count)
 
     def reset_from_seed(self, seed: int) -> None:
-        """Restarts the generator's sequence from `seed`."""
-        self._move(int(seed), 0)
+        """Restarts the generator's sequence from `seed` (any integer, as `from_seed`)."""
+        self._move(_int64(seed), 0)
 
     def skip(self, delta: int) -> None:
         """Advances the generator by `delta` draws."""
