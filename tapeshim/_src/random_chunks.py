@@ -18,8 +18,9 @@ A kernel's compile still took 0.2 s of a program's first second (a Keras model's
 `tf.random.uniform`), where TF eager's whole model build takes 0.05 s. So `float32` uniform draws come from
 the host first (`_host_uniform`: NumPy's Threefry, `threefry.py`, and the kernel's arithmetic, its fused
 multiply-add included, so the values are the kernel's bit for bit) until the elements drawn there have paid
-for the kernel's compile (`HOST_ELEMENTS`, a ski rental). A normal's
-inverse error function would round differently in NumPy, so normal draws compile as before.
+for the kernel's compile (`HOST_ELEMENTS`, a ski rental). A normal's inverse error function would round
+differently in NumPy, so normal draws compile as before. The kernels are compiled ahead and called as
+executables (`_kernel`), so a draw inside a caller's JAX trace is computed, not staged.
 """
 
 from __future__ import annotations
