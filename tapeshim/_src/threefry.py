@@ -59,18 +59,16 @@ def _hash(key: tuple[int, int], x0: int, x1: int) -> tuple[int, int]:
     return a, b
 
 
-def seed(value: int) -> tuple[int, int] | None:
-    """`jax.random.PRNGKey(value)`'s words for a Python integer seed (JAX reads it as an int64: its high and low
-    words), or None outside int64's range (JAX raises there; the caller asks JAX)."""
+def seed(value: int) -> tuple[int, int]:
+    """`jax.random.PRNGKey(value)`'s words for an int64 seed (JAX reads it so: its high and low words)."""
     if not -(2**63) <= value < 2**63:
-        return None
+        raise ValueError(f"seed must be an int64, got {value}")
     bits = value % 2**64
     return bits >> 32, bits & _MASK
 
 
-def fold_in(key: tuple[int, int], message: int) -> tuple[int, int] | None:
-    """`jax.random.fold_in(key, message)`'s words: the hash of the counters `(0, message)`; None for a message
-    outside uint32's range (JAX raises there; the caller asks JAX)."""
+def fold_in(key: tuple[int, int], message: int) -> tuple[int, int]:
+    """`jax.random.fold_in(key, message)`'s words for a `uint32` message: the hash of the counters `(0, message)`."""
     if not 0 <= message <= _MASK:
-        return None
+        raise ValueError(f"message must be a uint32, got {message}")
     return _hash(key, 0, message)

@@ -48,19 +48,20 @@ def set_seed(seed: int) -> None:
 def _next_key(seed: Any) -> jax.Array:
     """The key for one random op, following TF's global/op seed rules."""
     base = _state.global_seed if _state.global_seed is not None else _state.entropy
-    stream = ("op", int(seed)) if seed is not None else ("global",)
+    op_seed = None if seed is None else int(seed)
+    stream = ("global",) if op_seed is None else ("op", op_seed)
     count = _state.counters.get(stream, 0)
     _state.counters[stream] = count + 1
     # (the global sequence folds in 0; an op seed s >= 0 folds in s + 1, a negative one itself: int64's seeds
     # are distinct streams but for 2**63 - 1 and -2**63; TF itself reduces op seeds modulo 2**31 - 1)
-    message = 0 if seed is None else int(seed) + 1 if int(seed) >= 0 else int(seed)
+    message = 0 if op_seed is None else op_seed + 1 if op_seed >= 0 else op_seed
     return _folded_key(base, message, count)
 
 
 def _words(message: int) -> tuple[int, ...]:
     """The `uint32` words `message` (a Python int: TF's seeds are int64s) is folded in as: its low word, and its
-    high word where that is not 0 (so the seeds in uint32's range keep their single fold). `_seed_key` folds a
-    traced seed the same way."""
+    high word where that is not 0 (so the seeds in uint32's range keep their single fold). `fold_words` folds a
+    traced message the same way."""
     bits = message % 2**64
     return (bits & 0xFFFFFFFF,) if bits >> 32 == 0 else (bits & 0xFFFFFFFF, bits >> 32)
 
@@ -78,12 +79,11 @@ def _folded_key(base: int, *messages: int) -> jax.Array:
     base = _int64(base)
     folds = [word for message in messages for word in _words(int(message))]
     flags = jax.config.values
-    hosted = flags["jax_default_prng_impl"] == "threefry2x32" and flags["jax_enable_x64"]
-    words = threefry.seed(base) if hosted else None
-    for word in folds:
-        words = None if words is None else threefry.fold_in(words, word)
     with jax.ensure_compile_time_eval():  # (a concrete key, also while JAX traces the caller)
-        if words is not None:
+        if flags["jax_default_prng_impl"] == "threefry2x32" and flags["jax_enable_x64"]:
+            words = threefry.seed(base)
+            for word in folds:
+                words = threefry.fold_in(words, word)
             return jax.device_put(np.array(words, np.uint32))  # (a transfer: nothing compiles)
         key = jax.random.PRNGKey(base)
         for word in folds:
