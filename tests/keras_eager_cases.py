@@ -347,3 +347,31 @@ def train_on_new_lengths(tf: Any, lengths: Any = (23, 29, 31, 37, 41, 43, 47)) -
 
 
 case(train_on_new_lengths)
+
+
+@case
+def a_metric_reads_the_logits_after_the_gradient(tf):
+    # keras.io "Writing a training loop from scratch": the accuracy metric reads the step's logits after
+    # `apply_gradients` (computed by the next step's gradient program: `read_after_gradient`).
+    inputs = tf.keras.Input(shape=(6,))
+    hidden = tf.keras.layers.Dense(8, activation="relu")(inputs)
+    model = tf.keras.Model(inputs, tf.keras.layers.Dense(3)(hidden))
+    set_weights(model, 12)
+    optimizer = tf.keras.optimizers.SGD(0.05)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    accuracy = tf.keras.metrics.SparseCategoricalAccuracy()
+    rng = np.random.default_rng(12)
+    x = tf.constant(rng.normal(size=(10, 6)).astype(np.float32))
+    y = tf.constant(rng.integers(0, 3, size=10).astype(np.int64))
+    losses, results, logits_seen = [], [], []
+    for _ in range(5):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits)
+        grads = tape.gradient(loss, model.trainable_weights)
+        optimizer.apply_gradients(zip(grads, model.trainable_weights))
+        accuracy.update_state(y, logits)
+        losses.append(loss)
+        results.append(accuracy.result())
+        logits_seen.append(logits)
+    return {"losses": losses, "accuracy": results, "logits": logits_seen, "weights": model.weights}

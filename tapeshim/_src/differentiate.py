@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import jax
 import jax.numpy as jnp
 
-from tapeshim._src import errors, host_gradient, plan_steps, replay, replay_eager, sized_gradients
+from tapeshim._src import (
+    errors,
+    host_gradient,
+    plan_steps,
+    read_after_gradient,
+    replay,
+    replay_eager,
+    sized_gradients,
+)
 from tapeshim._src.node import OpKey, op_type_of, static_of
 from tapeshim._src.plan_steps import LeafStep, NodeStep
 from tapeshim._src.recorded_call import record_call, trackers
@@ -93,6 +101,7 @@ class Request:
                     connected.append(i)
                     break
         self.connected = tuple(connected)
+        self.read: list[Tensor] = []  # intermediates the request computes too (`read_after_gradient`)
 
 
 def _outer_tracked(recorded_by: Sequence[Any] | None) -> list:
@@ -256,6 +265,12 @@ def differentiate(
     # once the program computed on the host has compiled)
     repeatable = mode == GRADIENT and not seed_tensors and getattr(recorder, "_persistent", False)
     answers: dict | None = recorder._answers if repeatable else None
+    learns = mode == GRADIENT and read_after_gradient.applies(recorder)
+    noted_key = key
+    if learns:
+        read = read_after_gradient.wanted(key)
+        if read:  # intermediates an earlier request's reads forced: this program returns them too
+            target_slots, key = _with_read_outputs(request, read, key)
     answer_key = None if answers is None else (key, tuple([t._tid for t in plan.leaves]))
     if answers is not None:
         answer = answers.get(answer_key)
@@ -306,12 +321,30 @@ def differentiate(
             ) from None
         raise
     aux, results = outcome
-    for tensor, value in zip(request.targets, aux):
+    for tensor, value in zip([*request.targets, *request.read], aux):
         if tensor._value is None:
             tensor._value = value
+    if learns:
+        read_after_gradient.note_request(noted_key, plan)
     if answers is not None:
         answers[answer_key] = list(results)
     return [Tensor(v, shape, dtype) for v, (shape, dtype) in zip(results, out_avals)]
+
+
+def _with_read_outputs(request: Request, read: Sequence[int], key: replay.ProgramKey) -> tuple:
+    """Adds the lazy tensors at the plan's slots `read` (`read_after_gradient.wanted`) to the request's outputs
+    (`request.read`, after its targets); returns the request's output slots and its program's key with them."""
+    plan = request.plan
+    targets = set(request.target_slots)
+    wanted_tids = {plan.tid_at[slot] for slot in read if slot not in targets}
+    found = _tensors_of(plan, request.targets, wanted_tids)
+    slots = [plan.slot_of[tid] for tid in sorted(found) if found[tid]._value is None]
+    if not slots:
+        return request.target_slots, key
+    request.read = [found[plan.tid_at[slot]] for slot in slots]
+    out_slots = (*request.target_slots, *slots)
+    request.target_slots = request.slice.out_slots = out_slots
+    return out_slots, replay.ProgramKey((key[0], key[1], out_slots, *key[3:]))
 
 
 def _compiled_tier(recorder: Any, key: Any, plan: Plan) -> bool:

@@ -34,6 +34,7 @@ from tapeshim._src import (
     compile_tiers,
     host_errors,
     interpret,
+    read_after_gradient,
     recompile_warning,
     replay_eager,
     runtime_checks,
@@ -750,6 +751,7 @@ def _compute(lazy: Sequence[Tensor]) -> list:
     """The values of lazy tensors, by one compiled program or op by op (the tier policy decides)."""
     sliced = Slice(lazy)
     plan = sliced.plan
+    read_after_gradient.note_forced(plan, sliced.out_slots)
     key = ("force", plan.key, sliced.out_slots)
     leaf_values = plan.leaf_values()
     values = None

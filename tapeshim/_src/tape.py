@@ -287,7 +287,7 @@ class GradientTape(Recorder):
             results.append(result)
         _explain_hooks.after_gradient(self, target, sources, results)  # EXPLAIN
         self._finish_computation()
-        replay.release(request.targets)  # a kept loss costs its own bytes, not its step's graph
+        replay.release([*request.targets, *request.read])  # a kept loss costs its own bytes, not its step's graph
         return nest.pack_sequence_as(sources, results)
 
     def _sparse_gradient(self, request: Any, flat_targets: list, seeds: list, sparse: dict) -> dict:
@@ -296,6 +296,7 @@ class GradientTape(Recorder):
         outputs = [out for i in sorted(sparse) for out, _ in sparse[i]]
         inner = diff.Request(self, flat_targets, [request.sources[i] for i in dense] + outputs)
         values = dict(zip(inner.connected, diff.differentiate(self, diff.GRADIENT, inner, seeds)))
+        request.read = inner.read
         by_source = {i: values.get(k) for k, i in enumerate(dense)}
         # Under a function trace or another tape the slices are built by recorded ops (a trace's outputs, a
         # higher-order gradient's inputs); else from the values at once.
