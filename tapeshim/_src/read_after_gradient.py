@@ -16,10 +16,10 @@ first answer's program (`differentiate._compiled_tier`), and a recorded request'
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict, deque
 from typing import TYPE_CHECKING, Any, Hashable, Sequence
 
-from tapeshim._src.plan_steps import LeafStep
 from tapeshim._src.state import _thread_state
 
 if TYPE_CHECKING:
@@ -29,10 +29,11 @@ _RECENT = 8
 """Gradient requests a force is matched against (a GAN's step makes two; a step's reads follow its requests)."""
 _SIZE = 4096
 _recent: deque = deque(maxlen=_RECENT)
-"""`(key, slot_of, lowest tensor id, highest tensor id, leaf slots)` of the last requests, newest last: ids and
-slots only, never tensors, so a noted request keeps no graph alive."""
+"""`(key, slot_of, lowest tensor id, highest tensor id)` of the last requests, newest last: ids and slots only,
+never tensors, so a noted request keeps no graph alive."""
 _wanted: OrderedDict = OrderedDict()
-"""A request's program key -> the slots of its plan read after it (sorted): LRU, at most `_SIZE` structures."""
+"""A request's program key -> the slots of its plan read after it (sorted); the `_SIZE` structures noted last."""
+_wanted_lock = threading.Lock()
 
 
 def applies(recorder: Any) -> bool:
@@ -51,54 +52,58 @@ def wanted(key: Hashable) -> tuple[int, ...]:
 def note_request(key: Hashable, plan: Plan) -> None:
     """Notes a gradient request that ran, for `note_forced` to match a later force's nodes against."""
     tids = plan.tid_at
-    if not tids or plan.n_nodes == 0:
-        return
-    leaf_slots = frozenset(step.slot for step in plan.steps if isinstance(step, LeafStep))
-    _recent.append((key, plan.slot_of, min(tids), max(tids), leaf_slots))
+    if plan.n_nodes:
+        _recent.append((key, plan.slot_of, min(tids), max(tids)))
 
 
 def note_forced(plan: Plan, out_slots: Sequence[int]) -> None:
     """Notes the lazy nodes of a recent gradient request's plan that a force (of `plan`, computing the values at
     `out_slots`) reads: the forced tensors themselves, and the inputs of its other nodes (`argmax(logits)`, or
     a metric the tape recorded beside the loss). The nodes before them (the forward that computed `logits`)
-    are not noted: one value serves the read."""
+    are not noted: one value serves the read.
+
+    A tensor the force computes is lazy, so a request's plan that holds it computed it by a node too (a
+    noted request's plan cuts nothing: `applies`), never took it as a leaf.
+    """
     if not _recent or _thread_state.trace is not None:
         return
-    lowest = min(entry[2] for entry in _recent)
-    highest = max(entry[3] for entry in _recent)
+    recent = tuple(_recent)  # (another thread may note a request meanwhile)
+    lowest = min(entry[2] for entry in recent)
+    highest = max(entry[3] for entry in recent)
     tid_at = plan.tid_at
     for slot in out_slots:
-        found = _found(tid_at[slot], lowest, highest)
-        if found is not None:
-            _note(*found)
+        _note(recent, tid_at[slot], lowest, highest)
     computed: set[int] = set()  # (the force's node outputs: its leaves have values, nothing to note)
     for step in plan.node_steps():
         computed.update(step.out_slots)
-        if _found(tid_at[step.out_slots[0]], lowest, highest) is not None:
+        if _found(recent, tid_at[step.out_slots[0]], lowest, highest) is not None:
             continue  # (a node of a request's forward, or a force's root noted above)
         for slot in step.in_slots:
             if slot in computed:
-                found = _found(tid_at[slot], lowest, highest)
-                if found is not None:
-                    _note(*found)
+                _note(recent, tid_at[slot], lowest, highest)
 
 
-def _found(tid: int, lowest: int, highest: int) -> tuple[Hashable, int] | None:
-    """`(key, slot)` of the newest recent request whose plan computes the tensor `tid` by a node; else None."""
+def _found(recent: tuple, tid: int, lowest: int, highest: int) -> tuple[Hashable, int] | None:
+    """`(key, slot)` of the newest of the `recent` requests whose plan holds the tensor `tid`; else None."""
     if not lowest <= tid <= highest:
         return None
-    for key, slot_of, low, high, leaf_slots in reversed(_recent):
+    for key, slot_of, low, high in reversed(recent):
         if low <= tid <= high:
             slot = slot_of.get(tid)
-            if slot is not None and slot not in leaf_slots:
+            if slot is not None:
                 return key, slot
     return None
 
 
-def _note(key: Hashable, slot: int) -> None:
-    slots = _wanted.get(key, ())
-    if slot not in slots:
-        _wanted[key] = tuple(sorted((*slots, slot)))
-        _wanted.move_to_end(key)
-        if len(_wanted) > _SIZE:
-            _wanted.popitem(last=False)
+def _note(recent: tuple, tid: int, lowest: int, highest: int) -> None:
+    found = _found(recent, tid, lowest, highest)
+    if found is None:
+        return
+    key, slot = found
+    with _wanted_lock:
+        slots = _wanted.get(key, ())
+        if slot not in slots:
+            _wanted[key] = tuple(sorted((*slots, slot)))
+            _wanted.move_to_end(key)
+            if len(_wanted) > _SIZE:
+                _wanted.popitem(last=False)
