@@ -72,10 +72,27 @@ step (batch 512): its forward-and-gradient program's compile (87 equations) took
 host calls went from 12.6 ms to 18-20 ms for the 10 calls it compiled beside them (40 ms more in the call
 that submitted it); each weight update's kernel compile (25 ms) cost a call 5-15 ms. A thread computing on one
 core leaves the others to the compile (`COMPILE_PRICE_S` only)."""
+COMPILE_CORE_PRIMITIVE_PRICES_S = {"conv_general_dilated": 40e-3, "select_and_scatter_add": 200e-3}
+"""Operations XLA compiles far slower than `COMPILE_CORE_EQUATION_PRICE_S`: their compile's CPU time each, on top
+(where the calling thread computes on every core). Measured on the 2-core machine with XLA's default options: a
+convolution's forward 18-50 ms, with its two cotangents 138-151 ms; a max pooling's forward 17-52 ms, with its
+gradient (`select_and_scatter_add`) 233-380 ms. TF's CNN tutorial's training step (three convolutions, two max
+poolings; 159 equations) compiled in 1.5 s, where the per-equation price counted 0.22 s: its compile, submitted
+at the 14th host call, slowed the host calls beside it from 55-65 ms to 94-167 ms for 1.5 s and landed after the
+tutorial's 20 steps."""
+COMPILE_CORE_GRADIENT_PRICES_S = {
+    "conv_general_dilated": 3 * COMPILE_CORE_PRIMITIVE_PRICES_S["conv_general_dilated"],
+    "reduce_window_max": COMPILE_CORE_PRIMITIVE_PRICES_S["select_and_scatter_add"],
+    "reduce_window_min": COMPILE_CORE_PRIMITIVE_PRICES_S["select_and_scatter_add"],
+}
+"""`COMPILE_CORE_PRIMITIVE_PRICES_S` counted in a forward whose VJP compiles with it (`host_vjp_costs`): a
+convolution with its two cotangents' convolutions, a max or min pooling with its `select_and_scatter_add`."""
 MAX_HOST_CALLS = 3000
 
 
-def calls_before_compile(equations: int, work: int, loop_equations: int = 0, on_every_core: bool = False) -> int:
+def calls_before_compile(
+    equations: int, work: int, loop_equations: int = 0, on_every_core: bool = False, core_price_s: float = 0.0
+) -> int:
     """Calls of one program (or eager op kernel) signature computed on the host before it compiles: a ski
     rental whose rent is a host call's extra cost (`HOST_CALL_PENALTY_S`, per operation and per element of
     `work`) and whose price is what the compile costs the calling thread (`COMPILE_PRICE_S`). A program that
@@ -93,7 +110,9 @@ def calls_before_compile(equations: int, work: int, loop_equations: int = 0, on_
         host call runs them, its compile lowers them once.
       on_every_core: whether the calling thread computes on every core
         (`interpret_blas.computing_on_every_core`): the compile's own CPU time is then part of its price
-        (`COMPILE_CORE_PRICE_S`).
+        (`COMPILE_CORE_PRICE_S`, and `core_price_s`).
+      core_price_s: the compile CPU time of the program's slow-to-compile operations
+        (`core_compile_price`), on top of their equations' price.
     """
     if not renting[0]:
         return 1
@@ -101,7 +120,7 @@ def calls_before_compile(equations: int, work: int, loop_equations: int = 0, on_
     rent = HOST_CALL_PENALTY_S + HOST_EQUATION_PENALTY_S * executed + HOST_ELEMENT_PENALTY_S * work
     price = COMPILE_PRICE_S + COMPILE_EQUATION_PRICE_S * equations
     if on_every_core:
-        price += COMPILE_CORE_PRICE_S + COMPILE_CORE_EQUATION_PRICE_S * equations
+        price += COMPILE_CORE_PRICE_S + COMPILE_CORE_EQUATION_PRICE_S * equations + core_price_s
     return max(1, min(MAX_HOST_CALLS, int(price / rent)))
 
 
@@ -169,6 +188,20 @@ def produced_elements(closed_jaxpr: Any) -> int:
     with symbolic dimensions counts them per call's sizes: `interpret.BoundTemplate`)."""
     shapes = (getattr(var.aval, "shape", ()) for eqn in closed_jaxpr.jaxpr.eqns for var in eqn.outvars)
     return sum(math.prod(shape) for shape in shapes)
+
+
+def core_compile_price(
+    closed_jaxpr: Any, inner_jaxprs: Callable[[Any], list | None], prices: dict[str, float] | None = None
+) -> float:
+    """The compile CPU seconds of a program's slow-to-compile operations (`COMPILE_CORE_PRIMITIVE_PRICES_S`, or
+    `prices`), counted in its jaxpr and the jaxprs its equations call (`inner_jaxprs(eqn)`: a loop's body once)."""
+    prices = COMPILE_CORE_PRIMITIVE_PRICES_S if prices is None else prices
+    total = 0.0
+    for eqn in closed_jaxpr.jaxpr.eqns:
+        total += prices.get(eqn.primitive.name, 0.0)
+        for inner in inner_jaxprs(eqn) or ():
+            total += core_compile_price(inner, inner_jaxprs, prices)
+    return total
 
 
 class QuickTier:

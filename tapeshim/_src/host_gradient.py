@@ -249,7 +249,7 @@ def _program(
     costs = host_vjp_costs.vjp_costs(closed)
     if costs is None:
         return None  # (compiled from its trace, as a traced program this heavy is)
-    work, equations, products = costs
+    work, equations, products, core_price_s = costs
     wanted = range(n_leaves, n_leaves + len(perturbations))
     given = [True] * n_trained + [False] * len(targets)
     vjp = host_vjp.vjp_plan(closed, given, wanted, kept=range(n_trained, n_trained + len(targets)))
@@ -261,4 +261,11 @@ def _program(
     ]
     out_tree = jax.tree.structure((shapes[1], [0] * len(perturbations)))
     stats["untraced_gradient_programs"] += 1
-    return interpret.Prepared.of_plan(plan, work, in_avals, out_tree, equations)  # type: ignore[arg-type]
+    return interpret.Prepared.of_plan(
+        plan,  # type: ignore[arg-type]
+        work,
+        in_avals,
+        out_tree,
+        equations,
+        core_price_s,
+    )

@@ -791,7 +791,7 @@ def program_of(
     costs = host_vjp_costs.vjp_costs(closed)
     if costs is None:
         return None
-    work, equations, products = costs
+    work, equations, products, core_price_s = costs
     try:
         plan = _Plan(closed, given, None if wanted is None else [k for k, w in enumerate(wanted) if w])
     except Exception:  # noqa: BLE001 - `_Unsupported`, or parameters a rule's lowering does not know: traced
@@ -804,4 +804,11 @@ def program_of(
     ]
     out_tree = jax.tree.structure({k: 0 for k in floating})
     stats["host_vjp_plans"] += 1
-    return interpret.Prepared.of_plan(plan, work, in_avals, out_tree, equations)  # type: ignore[arg-type]
+    return interpret.Prepared.of_plan(
+        plan,  # type: ignore[arg-type]
+        work,
+        in_avals,
+        out_tree,
+        equations,
+        core_price_s,
+    )

@@ -19,15 +19,20 @@ _WORK_FACTOR = 3
 """A VJP's work against its forward's: the forward again, and about twice that backward."""
 
 
-def vjp_costs(closed: jax_core.ClosedJaxpr) -> tuple[int, int, int] | None:
+def vjp_costs(closed: jax_core.ClosedJaxpr) -> tuple[int, int, int, float] | None:
     """The VJP of the forward `closed` as the host counts a program: `(the elements its operations produce, its
-    equations, the multiply-adds of its products)`, the forward's times `_WORK_FACTOR`; None where it is more
-    work than a compile costs (`interpret_cost.HOST_ELEMENTS`, `HOST_MULTIPLY_ADDS`: the VJP then compiles)."""
+    equations, the multiply-adds of its products, its slow-to-compile operations' compile CPU seconds)`, the
+    first three the forward's times `_WORK_FACTOR`, the last from `compile_tiers.COMPILE_CORE_GRADIENT_PRICES_S`;
+    None where it is more work than a compile costs (`interpret_cost.HOST_ELEMENTS`, `HOST_MULTIPLY_ADDS`: the
+    VJP then compiles)."""
     work = compile_tiers.produced_elements(closed) * _WORK_FACTOR
     products = interpret_cost.program_multiply_adds(closed, called_jaxprs) * _WORK_FACTOR
     if work > interpret_cost.HOST_ELEMENTS or products > interpret_cost.HOST_MULTIPLY_ADDS:
         return None
-    return work, len(closed.jaxpr.eqns) * _WORK_FACTOR, products
+    core_price_s = compile_tiers.core_compile_price(
+        closed, interpret_plan.inner_jaxprs, compile_tiers.COMPILE_CORE_GRADIENT_PRICES_S
+    )
+    return work, len(closed.jaxpr.eqns) * _WORK_FACTOR, products, core_price_s
 
 
 def products_fit(products: int, traced_products: int) -> bool:

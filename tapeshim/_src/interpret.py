@@ -226,7 +226,16 @@ def placement(leaves: list) -> tuple[bool, Any]:
 class Prepared:
     """A traced program the interpreter can run (`prepare`), lowered once for any number of calls."""
 
-    __slots__ = ("_plan", "_in_avals", "_out_tree", "work", "equations", "loop_equations", "_extension_asked")
+    __slots__ = (
+        "_plan",
+        "_in_avals",
+        "_out_tree",
+        "work",
+        "equations",
+        "loop_equations",
+        "core_price_s",
+        "_extension_asked",
+    )
 
     def __init__(self, traced: Any, work: int | None = None) -> None:
         """`work`: the elements the program's operations produce per call, where the caller counted them."""
@@ -235,19 +244,28 @@ class Prepared:
         self.work = compile_tiers.produced_elements(closed) if work is None else work
         self.equations = self._plan.cost  # (nested calls' included, loop bodies once)
         self.loop_equations = 0  # the loop-body equations its last call ran (`calls_before_compile`)
+        self.core_price_s = compile_tiers.core_compile_price(closed, inner_jaxprs)  # (slow-to-compile operations)
         self._extension_asked = False
         self._in_avals = [var.aval for var in closed.jaxpr.invars]
         self._out_tree = traced.out_tree
 
     @classmethod
     def of_plan(
-        cls, plan: "HostPlan", work: int, in_avals: list, out_tree: Any, equations: int | None = None
+        cls,
+        plan: "HostPlan",
+        work: int,
+        in_avals: list,
+        out_tree: Any,
+        equations: int | None = None,
+        core_price_s: float = 0.0,
     ) -> "Prepared":
         """A program from its lowered plan (`BoundTemplate.bind`); `equations`: its count where the plan has
-        none of its own (else the plan's)."""
+        none of its own (else the plan's); `core_price_s`: its slow-to-compile operations' compile CPU time
+        (`compile_tiers.core_compile_price`)."""
         program = cls.__new__(cls)
         program._plan, program.work, program._in_avals, program._out_tree = plan, work, in_avals, out_tree
         program.equations = plan.cost if equations is None else equations
+        program.core_price_s = core_price_s
         program.loop_equations = 0
         program._extension_asked = False
         return program
@@ -266,7 +284,9 @@ class Prepared:
         self._extension_asked = True
         if not computing_on_every_core():
             return 0
-        on_every_core = compile_tiers.calls_before_compile(self.equations, self.work, self.loop_equations, True)
+        on_every_core = compile_tiers.calls_before_compile(
+            self.equations, self.work, self.loop_equations, True, self.core_price_s
+        )
         return max(0, on_every_core - self.calls_before_compile())
 
     def __call__(self, args: tuple, leaves: list, host: bool = False) -> Any | None:
@@ -360,7 +380,7 @@ class BoundTemplate:
     each new size cost a per-op kernel 0.2-0.5 ms, more than half of an eager step over a batch of a new size.
     """
 
-    __slots__ = ("_plan", "_in_avals", "_out_tree", "_fixed_work", "_sized_shapes")
+    __slots__ = ("_plan", "_in_avals", "_out_tree", "_fixed_work", "_sized_shapes", "_core_price_s")
 
     def __init__(self, traced: Any, checks: bool = False) -> None:
         """`checks`: runtime checks are allowed, and a failing one raises `CheckFailed` (see `prepare`)."""
@@ -373,6 +393,7 @@ class BoundTemplate:
         # result's (a small training step's 43 results have 4)
         self._sized_shapes = list(collections.Counter(shape for shape in shapes if holds_symbolic(shape)).items())
         self._fixed_work = sum(math.prod(shape) for shape in shapes if not holds_symbolic(shape))
+        self._core_price_s = compile_tiers.core_compile_price(closed, inner_jaxprs)
         in_tree = traced.in_tree
         positional = len(in_tree.children()) == 2 and not in_tree.children()[1].num_leaves
         if not positional or len(self._in_avals) != in_tree.num_leaves:
@@ -393,7 +414,7 @@ class BoundTemplate:
             return None
         if work > interpret_cost.HOST_ELEMENTS:
             return None  # (its products are counted as it runs)
-        return Prepared.of_plan(plan, work, self._in_avals, self._out_tree)
+        return Prepared.of_plan(plan, work, self._in_avals, self._out_tree, core_price_s=self._core_price_s)
 
     def heavy(self, sizes: dict[str, int]) -> bool:
         """Whether `bind` refuses these sizes only for their work (too much for the host): other sizes may bind."""
