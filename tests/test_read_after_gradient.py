@@ -155,3 +155,67 @@ def test_requests_noted_keep_ids_and_slots_only():
     for entry in read_after_gradient._recent:
         assert not any(isinstance(part, tf.Tensor) for part in entry)
         assert all(isinstance(tid, int) for tid in entry[1])
+
+
+def _chain_step(w, x, read):
+    with tf.GradientTape() as tape:
+        a = x @ w
+        b = tf.sin(a)
+        c = tf.tanh(b) * a
+        d = tf.exp(-c)
+        loss = tf.reduce_sum(d * c)
+    tape.gradient(loss, w)
+    if read is not None:
+        [a, b, c, d][read].numpy()
+
+
+def test_reading_more_of_a_structure_is_not_a_new_size():
+    # each new read extends the program's key; counted as sizes of the structure, the fourth made it run per op
+    w = tf.Variable(np.full((4, 4), 0.1, np.float32))
+    x = tf.constant(np.ones((2, 4), np.float32))
+    for step in range(8):
+        _chain_step(w, x, step % 4)
+    experimental.reset_compile_stats()
+    for step in range(12):
+        _chain_step(w, x, step % 4)
+    stats = experimental.compile_stats()
+    assert stats["per_op_plans"] == 0 and stats["programs_compiled"] == 0, stats
+
+
+def test_a_read_forced_inside_the_tape_some_steps_keeps_one_program():
+    w1, x, y = tf.Variable(W1), tf.constant(X), tf.constant(Y)
+    w2 = tf.constant(W2)
+
+    def step(read_inside):
+        with tf.GradientTape() as tape:
+            logits = tf.nn.relu(x @ w1) @ w2
+            if read_inside:
+                logits.numpy()  # (a value before the request: the program computes it, and fills nothing)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+        w1.assign_sub(0.1 * tape.gradient(loss, w1))
+        logits.numpy()
+
+    for _ in range(3):
+        step(False)
+    experimental.reset_compile_stats()
+    for k in range(8):
+        step(k % 2 == 1)
+    assert experimental.compile_stats()["programs_compiled"] == 0
+
+
+def test_an_output_the_targets_do_not_reach_is_forgotten():
+    def body(tf):
+        w = tf.Variable(W1)
+        x = tf.constant(X)
+        out = []
+        for _ in range(4):
+            with tf.GradientTape() as tape:
+                used, unused = tf.split(x @ w, 2, axis=1)
+                loss = tf.reduce_sum(used * used)
+            w.assign_sub(0.01 * tape.gradient(loss, w))
+            out.append([loss, unused.numpy()])  # read after the gradient: a sibling the loss does not reach
+        return out
+
+    read_after_gradient.forget()
+    check(body)
+    assert not any(read_after_gradient._wanted.values())  # (noted once, then known unreachable)

@@ -101,7 +101,7 @@ class Request:
                     connected.append(i)
                     break
         self.connected = tuple(connected)
-        self.read: list[Tensor] = []  # intermediates the request computes too (`read_after_gradient`)
+        self.read: list[Tensor | None] = []  # intermediates the request computes too (`read_after_gradient`)
 
 
 def _outer_tracked(recorded_by: Sequence[Any] | None) -> list:
@@ -279,7 +279,7 @@ def differentiate(
     leaf_values = plan.leaf_values()
     seed_values = [s.value for s in seed_tensors] if seed_tensors else []
     try:
-        if mode == GRADIENT and not _compiled_tier(recorder, key, plan):
+        if mode == GRADIENT and not _compiled_tier(recorder, key, plan, noted_key if key != noted_key else None):
 
             def per_op() -> tuple:
                 outcome = sized_gradients.host_gradient(
@@ -322,7 +322,7 @@ def differentiate(
         raise
     aux, results = outcome
     for tensor, value in zip([*request.targets, *request.read], aux):
-        if tensor._value is None:
+        if tensor is not None and tensor._value is None:
             tensor._value = value
     if learns:
         read_after_gradient.note_request(noted_key, plan)
@@ -332,31 +332,42 @@ def differentiate(
 
 
 def _with_read_outputs(request: Request, read: Sequence[int], key: replay.ProgramKey) -> tuple:
-    """Adds the lazy tensors at the plan's slots `read` (`read_after_gradient.wanted`) to the request's outputs
-    (`request.read`, after its targets); returns the request's output slots and its program's key with them."""
+    """Adds the tensors at the plan's slots `read` (`read_after_gradient.wanted`) to the request's outputs
+    (`request.read`, after its targets: None where one has a value already, forced inside the tape this time,
+    so that the program stays one); returns the request's output slots and its program's key with them.
+
+    A slot whose tensor the targets do not reach (a multi-output node's other output, read by the user) is
+    dropped from `wanted` for good: the request cannot fill it, and its search walks the whole graph.
+    """
     plan = request.plan
     targets = set(request.target_slots)
-    wanted_tids = {plan.tid_at[slot] for slot in read if slot not in targets}
+    slots = [slot for slot in read if slot not in targets]
+    wanted_tids = {plan.tid_at[slot] for slot in slots}
     found = _tensors_of(plan, request.targets, wanted_tids)
-    slots = [plan.slot_of[tid] for tid in sorted(found) if found[tid]._value is None]
+    unreachable = [slot for slot in slots if plan.tid_at[slot] not in found]
+    if unreachable:
+        read_after_gradient.drop(key, unreachable)
+        slots = [slot for slot in slots if plan.tid_at[slot] in found]
     if not slots:
         return request.target_slots, key
-    request.read = [found[plan.tid_at[slot]] for slot in slots]
+    tensors = [found[plan.tid_at[slot]] for slot in slots]
+    request.read = [tensor if tensor._value is None else None for tensor in tensors]
     out_slots = (*request.target_slots, *slots)
     request.target_slots = request.slice.out_slots = out_slots
     return out_slots, replay.ProgramKey((key[0], key[1], out_slots, *key[3:]))
 
 
-def _compiled_tier(recorder: Any, key: Any, plan: Plan) -> bool:
+def _compiled_tier(recorder: Any, key: Any, plan: Plan, extends: Any = None) -> bool:
     """The tier of a gradient request; a persistent tape asked again keeps its first answer.
 
     The per-op tier and the compiled program round differently (XLA fuses a
     whole program), so a repeated request on one tape must not switch tiers.
+    `extends`: the key of the program this request's extends (`_with_read_outputs`).
     """
     tiers = getattr(recorder, "_tiers", None)
     if tiers and key in tiers:
         return tiers[key]
-    compiled = replay.compile_now(key, plan)
+    compiled = replay.compile_now(key, plan, extends)
     if tiers is not None and getattr(recorder, "_persistent", False):
         tiers[key] = compiled
     return compiled

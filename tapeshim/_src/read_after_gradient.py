@@ -27,13 +27,16 @@ if TYPE_CHECKING:
 
 _RECENT = 8
 """Gradient requests a force is matched against (a GAN's step makes two; a step's reads follow its requests)."""
-_SIZE = 4096
+_SIZE = 512
+"""Structures noted (as many as `replay`'s program cache keeps)."""
 _recent: deque = deque(maxlen=_RECENT)
 """`(key, slot_of, lowest tensor id, highest tensor id)` of the last requests, newest last: ids and slots only,
 never tensors, so a noted request keeps no graph alive."""
 _wanted: OrderedDict = OrderedDict()
 """A request's program key -> the slots of its plan read after it (sorted); the `_SIZE` structures noted last."""
 _wanted_lock = threading.Lock()
+_unreachable: OrderedDict = OrderedDict()
+"""A request's program key -> the slots of its plan its targets do not reach (`drop`): never noted again."""
 
 
 def applies(recorder: Any) -> bool:
@@ -102,8 +105,26 @@ def _note(recent: tuple, tid: int, lowest: int, highest: int) -> None:
     key, slot = found
     with _wanted_lock:
         slots = _wanted.get(key, ())
-        if slot not in slots:
+        if slot not in slots and slot not in _unreachable.get(key, ()):
             _wanted[key] = tuple(sorted((*slots, slot)))
             _wanted.move_to_end(key)
             if len(_wanted) > _SIZE:
                 _wanted.popitem(last=False)
+
+
+def drop(key: Hashable, slots: Sequence[int]) -> None:
+    """Forgets `slots` of `key`'s structure for good: slots a request of it cannot fill (its targets do not
+    reach them)."""
+    with _wanted_lock:
+        _wanted[key] = tuple(slot for slot in _wanted.get(key, ()) if slot not in slots)
+        _unreachable[key] = frozenset((*_unreachable.pop(key, ()), *slots))
+        if len(_unreachable) > _SIZE:
+            _unreachable.popitem(last=False)
+
+
+def forget() -> None:
+    """Forgets the noted requests and reads (`replay.forget_sightings`: as in a new process)."""
+    with _wanted_lock:
+        _recent.clear()
+        _wanted.clear()
+        _unreachable.clear()

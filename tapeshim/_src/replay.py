@@ -546,7 +546,7 @@ def _account_quick_call(key: Hashable) -> None:
         compile_tiers.stats["programs_tiered_up"] += 1
 
 
-def compile_now(key: Hashable, plan: "Plan") -> bool:
+def compile_now(key: Hashable, plan: "Plan", extends: Hashable | None = None) -> bool:
     """The tier of a plan: True to run its compiled program, False to run it per op.
 
     * A structure already compiled runs compiled.
@@ -567,8 +567,11 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
     program's trace until they have paid for its XLA compile (`compile_tiers.calls_before_compile`), unless its
     per-op runs paid for it (its second call then submits the compile). Off the CPU, a plan that ran per op
     before compiles in the background while the per-op tier serves it (`run_compiled`'s `per_op`).
+
+    `extends`: the key of a request whose program this one's extends (it returns intermediates read after an
+    earlier request too: `read_after_gradient`); once that program is made, this one runs compiled too.
     """
-    if key in _programs:
+    if key in _programs or (extends is not None and extends in _programs):
         return True
     n_nodes = plan.n_nodes
     if n_nodes > LONGEST_PROGRAM or key in _never_compile:
@@ -577,7 +580,7 @@ def compile_now(key: Hashable, plan: "Plan") -> bool:
     seen += 1
     paid = seen >= 2 and seconds >= compile_cost["seconds_per_node"] * n_nodes
     if n_nodes <= SMALL_PLAN:
-        sizes = _sizes_of_structure(key, plan) if seen == 1 else _sizes_seen(plan)
+        sizes = _sizes_of_structure(plan) if seen == 1 else _sizes_seen(plan)
         if seen >= 2 and sizes < MANY_SIZES:
             _note_per_op(key, False)
             return True
@@ -618,6 +621,7 @@ def forget_sightings() -> None:
     compile, at a step that depends on the machine's speed."""
     _sightings.clear()
     _structures.clear()
+    read_after_gradient.forget()
     _ran_per_op.clear()
     _measured_nodes.clear()  # (a program built earlier reports no compile time into this memory)
     compile_cost["seconds_per_node"] = COMPILE_SECONDS_PER_NODE
@@ -634,13 +638,15 @@ def sizes_erased(plan_key: tuple) -> tuple:
     )
 
 
-def _sizes_of_structure(key: Hashable, plan: "Plan") -> int:
-    """How many program keys (sizes) of `plan`'s structure were seen, this one included (up to `MANY_SIZES`);
-    notes this one. More than 1: a new size of a known structure."""
-    structure = sizes_erased(plan.key)
+def _sizes_of_structure(plan: "Plan") -> int:
+    """How many sizes (plan keys) of `plan`'s structure were seen, this one included (up to `MANY_SIZES`);
+    notes this one. More than 1: a new size of a known structure. (Requests of one plan, or one returning more
+    of it, `read_after_gradient`, are one size: it counted their program keys, and a loop reading a step's
+    logits after its gradient ran per op once its structure had 4.)"""
+    structure, size = sizes_erased(plan.key), plan.key
     keys = _structures.pop(structure, ())
-    if key not in keys:
-        keys = (*keys, key)[-MANY_SIZES:]
+    if size not in keys:
+        keys = (*keys, size)[-MANY_SIZES:]
     _structures[structure] = keys
     if len(_structures) > _SIGHTINGS_SIZE:
         _structures.popitem(last=False)

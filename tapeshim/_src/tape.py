@@ -287,7 +287,8 @@ class GradientTape(Recorder):
             results.append(result)
         _explain_hooks.after_gradient(self, target, sources, results)  # EXPLAIN
         self._finish_computation()
-        replay.release([*request.targets, *request.read])  # a kept loss costs its own bytes, not its step's graph
+        read = [t for t in request.read if t is not None]
+        replay.release([*request.targets, *read])  # a kept loss costs its own bytes, not its step's graph
         return nest.pack_sequence_as(sources, results)
 
     def _sparse_gradient(self, request: Any, flat_targets: list, seeds: list, sparse: dict) -> dict:

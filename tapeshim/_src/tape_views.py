@@ -50,7 +50,9 @@ def as_jaxpr(tape: Any, target: Any = None, sources: Any = None) -> Any:
 
     Its inputs are the recorded slice's leaves (concrete tensors, including the
     sources' values) and the output gradients (none by default); its outputs
-    are the targets' values and the gradients of the connected sources.
+    are the targets' values and the gradients of the connected sources. (A
+    training loop that reads an intermediate after its gradient has the next
+    step's program return that value too: `read_after_gradient`.)
 
     Args:
       tape: the `GradientTape` (usable after `gradient`, also a one-shot one).
