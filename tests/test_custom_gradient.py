@@ -883,7 +883,7 @@ def compiled_tier(monkeypatch):
     reads, a key it draws, are those of the first trace there.)"""
     from tapeshim._src import replay
 
-    monkeypatch.setattr(replay, "compile_now", lambda key, plan: True)
+    monkeypatch.setattr(replay, "compile_now", lambda key, plan, extends=None: True)
 
 
 def test_grad_fn_reads_its_state_when_a_new_program_differentiates_the_call(compiled_tier):
