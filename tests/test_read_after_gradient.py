@@ -201,8 +201,8 @@ def test_a_read_forced_inside_the_tape_some_steps_keeps_one_program():
     for k in range(8):
         step(k % 2 == 1)
     # (the reads inside the tape force the logits by programs of their own, as before: not counted here)
-    assert {key for key in replay._programs if key[0] == "gradient"} == set(hits)
-    served = [replay._program_hits.get(key, 0) - before for key, before in hits.items()]
+    assert {key for key in replay._programs if key[0] == "gradient"} <= set(hits)  # (others' may be evicted)
+    served = [replay._program_hits.get(key, 0) - before for key, before in hits.items() if key in replay._programs]
     assert sorted(served)[-1] == 8 and sum(served) == 8  # every step's request, one program
 
 
