@@ -279,7 +279,7 @@ def differentiate(
     leaf_values = plan.leaf_values()
     seed_values = [s.value for s in seed_tensors] if seed_tensors else []
     try:
-        if mode == GRADIENT and not _compiled_tier(recorder, key, plan, noted_key if key != noted_key else None):
+        if mode == GRADIENT and not _compiled_tier(recorder, key, plan, noted_key if key is not noted_key else None):
 
             def per_op() -> tuple:
                 outcome = sized_gradients.host_gradient(
@@ -321,9 +321,13 @@ def differentiate(
             ) from None
         raise
     aux, results = outcome
-    for tensor, value in zip([*request.targets, *request.read], aux):
-        if tensor is not None and tensor._value is None:
+    for tensor, value in zip(request.targets, aux):
+        if tensor._value is None:
             tensor._value = value
+    if request.read:  # (after the targets' values)
+        for read_tensor, value in zip(request.read, aux[len(request.targets) :]):
+            if read_tensor is not None and read_tensor._value is None:
+                read_tensor._value = value
     if learns:
         read_after_gradient.note_request(noted_key, plan)
     if answers is not None:
