@@ -209,8 +209,8 @@ def adopt_optimizer_variables(optimizer: Any) -> None:
     old = keras_compat.iterations_variable(optimizer)
     if old.dtype == "int32":
         with keras.name_scope(optimizer.name, caller=optimizer):
-            new = keras.Variable(
-                np.int64(np.asarray(old.value)),
+            new = keras.Variable(  # (from an int64 array: a NumPy scalar would compile a `convert_element_type`)
+                np.asarray(old.value, np.int64),
                 name="iteration",
                 dtype="int64",
                 trainable=False,
