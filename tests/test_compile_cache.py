@@ -30,7 +30,7 @@ def step():
     return loss
 
 losses = []
-for _ in range(200):  # (its first calls run on the host: compile_tiers.calls_before_compile)
+for _ in range(1500):  # (its first calls run on the host: compile_tiers.calls_before_compile)
     losses.append(float(step()))
     background_compile.wait()
 print(json.dumps({"losses": losses, "hits": len(hits), "directory": jax.config.jax_compilation_cache_dir,
@@ -83,4 +83,4 @@ def test_a_directory_that_cannot_be_made_leaves_the_cache_off(tmp_path):
     blocker.write_text("not a directory")
     outcome = _run({"TAPESHIM_COMPILATION_CACHE_DIR": str(blocker / "xla")})
     assert outcome["directory"] is None
-    assert len(outcome["losses"]) == 200
+    assert len(outcome["losses"]) == 1500

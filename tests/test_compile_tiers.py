@@ -239,6 +239,41 @@ def test_convolutions_and_poolings_price_their_slow_compiles():
     assert compile_tiers.calls_before_compile(159, 11_600_000, core_price_s=0.72) == 1, "its cores left to it"
 
 
+def test_a_program_compiled_with_xlas_defaults_prices_its_multithreaded_compile():
+    # XLA's default CPU pipeline compiles a training step on more than one thread: on two cores the threads past
+    # its first take the caller's core (a `tapeshim.function` step's compile, submitted at its 51st call, cost
+    # the caller about 250 ms where the price counted 20 ms, and never landed within the 300-call program);
+    # the quick tier's options compile on about one thread (their rental is unchanged)
+    quick = compile_tiers.calls_before_compile(78, 20_314)
+    defaults = compile_tiers.calls_before_compile(78, 20_314, spill_share=1.0)
+    assert quick < 60 and defaults > 600, (quick, defaults)
+    spread = compile_tiers.calls_before_compile(78, 20_314, spill_share=1.0 / 15)  # (16 cores)
+    assert quick < spread < defaults
+    on_every_core = compile_tiers.calls_before_compile(78, 20_314, on_every_core=True)
+    assert compile_tiers.calls_before_compile(78, 20_314, on_every_core=True, spill_share=1.0) == on_every_core, (
+        "a thread on every core prices the whole compile already"
+    )
+    assert interpret_blas.compile_spill_share() == 1.0 / max(1, interpret_blas.CORES - 1)
+
+    w = tf.Variable(np.ones((33, 5), np.float32))  # (a width no other test uses)
+    x = tf.constant(np.full((4, 33), 0.1, np.float32))
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.tanh(x @ w) ** 2)
+        w.assign_sub(0.01 * tape.gradient(loss, w))
+        return loss
+
+    step()  # (the host computes it, and rents)
+    program = step.get_concrete_function()._shared.call
+    assert isinstance(program, runtime_checks.CheckedProgram) and program._hosting is not None
+    prepared = program._hosting.program
+    assert program._hosting.rented_calls == prepared.calls_before_compile(defaults=True) - 1
+    if interpret_blas.CORES == 2:
+        assert prepared.calls_before_compile(defaults=True) > 2 * prepared.calls_before_compile()
+
+
 def test_a_thread_computes_on_every_core_for_its_next_host_calls_after_a_split_product():
     big = np.ones((512, 512), np.float32)
     small = tf.constant(np.ones((3, 3), np.float32))
@@ -306,7 +341,7 @@ def test_a_repeating_program_runs_on_the_host_until_its_calls_paid_for_its_compi
         losses = [float(step()) for _ in range(5)]
         assert len(compiles) == before, "a program called a few times compiles nothing"
         assert interpret.stats["interpreted_calls"] == hosted + 5
-        losses += [float(step()) for _ in range(300)]
+        losses += [float(step()) for _ in range(1500)]
     finally:
         background_compile.set_enabled(True)
     assert len(compiles) == before + 1, "a program that keeps repeating compiles, once"

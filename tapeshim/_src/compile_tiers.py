@@ -87,11 +87,29 @@ COMPILE_CORE_GRADIENT_PRICES_S = {
 }
 """`COMPILE_CORE_PRIMITIVE_PRICES_S` counted in a forward whose VJP compiles with it (`host_vjp_costs`): a
 convolution with its two cotangents' convolutions, a max or min pooling with its `select_and_scatter_add`."""
+COMPILE_DEFAULTS_EQUATION_SPILL_S = 3e-3
+"""What a compile with XLA's default options takes from the calling thread's core per equation, beyond
+`COMPILE_EQUATION_PRICE_S`, where that thread computes on one core (`calls_before_compile`'s `spill_share`): XLA's
+default CPU pipeline compiles a program of several fusions on more than one thread, and on two cores the threads
+beyond its first take the caller's. Measured on the 2-core development machine (jax 0.10.2), CPU time beyond the
+compile's wall time: training steps of 25-101 equations 208-350 ms (compiled in 334-454 ms), an unrolled LSTM's
+step of 87 equations 140 ms, programs of 15-17 equations 32-47 ms; with the quick tier's options
+(`BASELINE_OPTIONS`) 20-41 ms for the steps (the per-equation price covers them), and none for a one-operation
+kernel. A `tapeshim.function` step (78 equations: a product, a sparse cross-entropy, its gradient and an SGD
+update) submitted its compile at its 51st call: that call took 66 ms (the compile's trace and lowering) and the
+host calls beside the compile slowed from 0.49 ms to 1.25 ms, about 250 ms in all where the price counted 20 ms;
+the 300-call program took 1.1-1.6x TF's time, its compile landing after its last call."""
 MAX_HOST_CALLS = 3000
 
 
 def calls_before_compile(
-    equations: int, work: int, loop_equations: int = 0, on_every_core: bool = False, core_price_s: float = 0.0
+    equations: int,
+    work: int,
+    loop_equations: int = 0,
+    on_every_core: bool = False,
+    core_price_s: float = 0.0,
+    spill_share: float = 0.0,
+    executed: int | None = None,
 ) -> int:
     """Calls of one program (or eager op kernel) signature computed on the host before it compiles: a ski
     rental whose rent is a host call's extra cost (`HOST_CALL_PENALTY_S`, per operation and per element of
@@ -113,14 +131,22 @@ def calls_before_compile(
         (`COMPILE_CORE_PRICE_S`, and `core_price_s`).
       core_price_s: the compile CPU time of the program's slow-to-compile operations
         (`core_compile_price`), on top of their equations' price.
+      spill_share: for a program compiled with XLA's default options, the share of that compile's CPU time beyond
+        one core that lands on the calling thread's core (`interpret_blas.compile_spill_share`: all of it on two
+        cores); `COMPILE_DEFAULTS_EQUATION_SPILL_S` per equation times it is part of the price where the thread
+        computes on one core. 0 for the quick tier's and the per-op kernels' options.
+      executed: the operations a host call runs, where fewer than `equations` (the host's plan computes each
+        value once and skips results no output reads: `interpret_plan.HostPlan.run_cost`); None: `equations`.
     """
     if not renting[0]:
         return 1
-    executed = equations + loop_equations
+    executed = (equations if executed is None else executed) + loop_equations
     rent = HOST_CALL_PENALTY_S + HOST_EQUATION_PENALTY_S * executed + HOST_ELEMENT_PENALTY_S * work
     price = COMPILE_PRICE_S + COMPILE_EQUATION_PRICE_S * equations
     if on_every_core:
         price += COMPILE_CORE_PRICE_S + COMPILE_CORE_EQUATION_PRICE_S * equations + core_price_s
+    else:
+        price += COMPILE_DEFAULTS_EQUATION_SPILL_S * equations * spill_share
     return max(1, min(MAX_HOST_CALLS, int(price / rent)))
 
 

@@ -68,6 +68,7 @@ from tapeshim._src import (
     symbolic_dims,
 )
 from tapeshim._src.interpret_blas import (
+    compile_spill_share,
     computing_on_every_core,
     host_errors_ignored,
     in_host_context,
@@ -232,6 +233,7 @@ class Prepared:
         "_out_tree",
         "work",
         "equations",
+        "host_equations",
         "loop_equations",
         "core_price_s",
         "_extension_asked",
@@ -243,6 +245,7 @@ class Prepared:
         self._plan = HostPlan(closed)
         self.work = compile_tiers.produced_elements(closed) if work is None else work
         self.equations = self._plan.cost  # (nested calls' included, loop bodies once)
+        self.host_equations = self._plan.run_cost  # (the steps a host call runs: each value once, none unread)
         self.loop_equations = 0  # the loop-body equations its last call ran (`calls_before_compile`)
         self.core_price_s = compile_tiers.core_compile_price(closed, inner_jaxprs)  # (slow-to-compile operations)
         self._extension_asked = False
@@ -265,29 +268,36 @@ class Prepared:
         program = cls.__new__(cls)
         program._plan, program.work, program._in_avals, program._out_tree = plan, work, in_avals, out_tree
         program.equations = plan.cost if equations is None else equations
+        program.host_equations = plan.run_cost if equations is None else equations
         program.core_price_s = core_price_s
         program.loop_equations = 0
         program._extension_asked = False
         return program
 
-    def calls_before_compile(self) -> int:
+    def calls_before_compile(self, defaults: bool = False) -> int:
         """The calls of this program the host computes before it compiles (`compile_tiers.calls_before_compile`
-        of its equations, work, and the loop-body equations its last call ran: asked after its first call)."""
-        return compile_tiers.calls_before_compile(self.equations, self.work, self.loop_equations)
+        of its equations, work, and the loop-body equations its last call ran: asked after its first call);
+        `defaults`: whether it compiles with XLA's default options (a multithreaded compile:
+        `compile_tiers.COMPILE_DEFAULTS_EQUATION_SPILL_S`)."""
+        spill_share = compile_spill_share() if defaults else 0.0
+        return compile_tiers.calls_before_compile(
+            self.equations, self.work, self.loop_equations, spill_share=spill_share, executed=self.host_equations
+        )
 
-    def extension(self) -> int:
+    def extension(self, defaults: bool = False) -> int:
         """The calls the host computes beyond `calls_before_compile` where this thread computes on every core as
         that rental ends (`interpret_blas.computing_on_every_core`: a compile would take cores from it), else 0.
-        Only the first ask extends: the renter asks each call past its rental, and the rental ends once."""
+        Only the first ask extends: the renter asks each call past its rental, and the rental ends once.
+        `defaults`: as `calls_before_compile`'s."""
         if self._extension_asked:
             return 0
         self._extension_asked = True
         if not computing_on_every_core():
             return 0
         on_every_core = compile_tiers.calls_before_compile(
-            self.equations, self.work, self.loop_equations, True, self.core_price_s
+            self.equations, self.work, self.loop_equations, True, self.core_price_s, executed=self.host_equations
         )
-        return max(0, on_every_core - self.calls_before_compile())
+        return max(0, on_every_core - self.calls_before_compile(defaults))
 
     def __call__(self, args: tuple, leaves: list, host: bool = False) -> Any | None:
         """The outputs on `args` (of the traced signature), computed with NumPy; None when the arguments

@@ -133,7 +133,18 @@ def _cores() -> int:
     return cores
 
 
-_THREADS = min(_cores(), 8)
+CORES = _cores()
+"""The cores this process may run on (`_cores`)."""
+
+
+def compile_spill_share() -> float:
+    """The share of a multithreaded compile's CPU time beyond its first core that lands on the calling thread's
+    core while that thread computes on one (`compile_tiers.COMPILE_DEFAULTS_EQUATION_SPILL_S`): all of it on two cores,
+    spread over the cores other than the compile's own elsewhere."""
+    return 1.0 / max(1, CORES - 1)
+
+
+_THREADS = min(CORES, 8)
 """The parts a large product is split into, and the threads that compute them (the calling thread among
 them): one per core, at most 8. Fewer, larger parts are faster: each part's BLAS call packs the whole of the
 other operand again (a 512 x 512 by 512 x 1024 float32 product on the 2-core development machine: 2.1 ms in

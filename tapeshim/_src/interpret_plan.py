@@ -3,7 +3,9 @@
 A plan numbers the jaxpr's values as slots and makes each equation a step: its NumPy rule
 (`interpret_rules.RULES`) with its parameters, its input and output slots, its output dtypes and whether its
 float results are flushed (`interpret_flush`). Calls (a `jnp` function's `jit`, a custom derivative's
-forward, remat) are inlined: their equations become steps of the calling plan, over its slots. Control flow
+forward, remat) are inlined: their equations become steps of the calling plan, over its slots. An equation
+whose primitive, parameters and input slots an earlier one had reuses that step's results (a gradient traced
+inside a `tapeshim.function` repeats its forward), and steps no output depends on are dropped. Control flow
 (`cond`, `while`, `scan`) keeps a nested plan per branch or body, and a `Budget` bounds what loops and
 matrix products may cost before the evaluation is abandoned (`Abandon`: the program compiles instead).
 `interpret.py` runs plans on a program's arguments (`Prepared`, `BoundTemplate`).
@@ -192,7 +194,7 @@ class HostPlan:
     parameters directly; a called jaxpr's equations are steps of this plan. `cost` counts its equations,
     nested ones included (a loop spends it per iteration of `STEP_BUDGET`)."""
 
-    __slots__ = ("size", "fixed", "in_slots", "steps", "out_slots", "cost", "sized")
+    __slots__ = ("size", "fixed", "in_slots", "steps", "out_slots", "cost", "run_cost", "sized")
 
     def __init__(self, closed: jax_core.ClosedJaxpr, late: bool = False) -> None:
         """`late`: the jaxpr's symbolic dimensions stay symbolic here, and the steps whose parameters (or nested
@@ -220,9 +222,20 @@ class HostPlan:
                 zeros.add(index)
             return index
 
+        literals: dict = {}  # (dtype, shape, bytes) -> the fixed slot of a literal with that value
+        computed: dict = {}  # `_step_key` -> the output slots of the step that computes it (or its constant's)
+        nested_cost: dict = {}  # `_step_key` -> the nested equations its step counted (a `cond`'s branches)
+        run_costs: dict = {}  # step index -> the nested equations the step runs per evaluation (`run_cost`)
+        effectful: list = []  # indices of the steps with effects (`check`): kept whether or not anything reads them
+
         def slot_of(var: Any) -> int:
             if isinstance(var, jax_core.Literal):
-                return fixed_slot(np.asarray(var.val, dtype=getattr(var.aval, "dtype", None)))
+                value = np.asarray(var.val, dtype=getattr(var.aval, "dtype", None))
+                key = (value.dtype, value.shape, value.tobytes())  # (bytes: -0.0 is not 0.0)
+                index = literals.get(key)
+                if index is None:
+                    index = literals[key] = fixed_slot(value)
+                return index
             return slots[var]
 
         def lower(eqns: Any) -> None:
@@ -234,19 +247,32 @@ class HostPlan:
                     inline(eqn, called)
                     continue
                 ins = [slot_of(var) for var in eqn.invars]
+                key = _step_key(eqn, ins)
+                known = computed.get(key) if key is not None else None
+                if known is not None:  # computed already, from the same slots (a forward traced twice: below)
+                    for var, index in zip(eqn.outvars, known):
+                        slots[var] = index
+                    self.cost += 1 + nested_cost.get(key, 0)
+                    continue
                 folded = _folded_broadcast(eqn)
                 if folded is not None:  # a constant: made once, a view without a copy
                     index = fixed_slot(folded, eqn.outvars[0])
                     if ins[0] in zeros:  # (zeros at any size, as `ZERO_PRESERVING` marks them)
                         zeros.add(index)
+                    if key is not None:
+                        computed[key] = [index]
                     self.cost += 1
                     continue
-                outs = [new_slot(var) for var in eqn.outvars]
                 kept = kept_input(eqn, ins, zeros)
                 self.cost += 1
-                if kept is not None:
-                    self.steps.append((copy_input, kept, ins, outs, [None], 0))
+                if kept is not None:  # `x + 0`: the result is the input's value
+                    slots[eqn.outvars[0]] = ins[kept]
                     continue
+                outs = [new_slot(var) for var in eqn.outvars]
+                if key is not None:
+                    computed[key] = outs
+                if eqn.effects:
+                    effectful.append(len(self.steps))
                 name = eqn.primitive.name
                 if name in ZERO_PRESERVING and ins[0] in zeros:
                     zeros.add(outs[0])
@@ -264,6 +290,9 @@ class HostPlan:
                     continue
                 run, params, inner_cost = lowered(eqn, late)
                 self.cost += inner_cost
+                if key is not None:
+                    nested_cost[key] = inner_cost
+                run_costs[len(self.steps)] = _nested_run_cost(run, params)
                 if late and _step_sized(eqn, params):
                     self.sized.append((len(self.steps), eqn, sized_names(eqn.params)))
                 elif late and isinstance(run, functools.partial) and run.func is _counted:
@@ -291,6 +320,27 @@ class HostPlan:
         lower(jaxpr.eqns)
         self.out_slots = [slot_of(var) for var in jaxpr.outvars]
         self.size = count[0]
+        kept = self._drop_unread(set(effectful))
+        self.run_cost = len(self.steps) + sum(run_costs.get(index, 0) for index in kept)
+
+    def _drop_unread(self, effectful: set) -> list:
+        """Drops the steps whose results no output depends on (and that have no effects), and the constants
+        only they read: a VJP's forward values its pullback does not read, a result read only by such a step.
+        `cost` still counts them; `run_cost` does not. Returns the kept steps' indices before the drop."""
+        live = set(self.out_slots)
+        kept: list = []
+        for index in range(len(self.steps) - 1, -1, -1):
+            ins, outs = self.steps[index][2], self.steps[index][3]
+            if index in effectful or (outs in live if outs.__class__ is int else not live.isdisjoint(outs)):
+                kept.append(index)
+                live.update(ins)
+        kept.reverse()
+        self.fixed = [(index, value) for index, value in self.fixed if index in live]
+        if len(kept) < len(self.steps):
+            position = {old: new for new, old in enumerate(kept)}
+            self.steps = [self.steps[index] for index in kept]
+            self.sized = [(position[index], eqn, names) for index, eqn, names in self.sized if index in position]
+        return kept
 
     def bound(self, resolve: Callable[[Any], Any]) -> "HostPlan":
         """This plan (made `late`) with its symbolic dimensions resolved: the steps in `sized` get their
@@ -303,8 +353,8 @@ class HostPlan:
         if not self.sized:
             return self
         plan = object.__new__(HostPlan)
-        plan.size, plan.fixed, plan.in_slots, plan.out_slots, plan.cost = (
-            self.size, self.fixed, self.in_slots, self.out_slots, self.cost
+        plan.size, plan.fixed, plan.in_slots, plan.out_slots, plan.cost, plan.run_cost = (
+            self.size, self.fixed, self.in_slots, self.out_slots, self.cost, self.run_cost
         )  # fmt: skip
         plan.sized = []
         plan.steps = steps = list(self.steps)
@@ -340,6 +390,26 @@ class HostPlan:
                     value = np.asarray(value).astype(dtype)
                 env[index] = flush_subnormals(value) if flush > level else value
         return [env[k] for k in self.out_slots]
+
+
+def _step_key(eqn: Any, ins: list) -> tuple | None:
+    """What an equation computes, as a `HostPlan` compares equations: its primitive, its parameters and its input
+    slots; None for one never computed once for two equations (effects, unhashable or float parameters).
+
+    A gradient traced inside a `tapeshim.function` (a Keras `train_step`'s trace) replays the forward its
+    caller traced already: the forward's equations appear twice over the same slots (XLA's common-subexpression
+    elimination merges them in the compiled program). The plan computes each once."""
+    if eqn.effects:
+        return None
+    params = tuple(sorted(eqn.params.items()))
+    if any(isinstance(value, float) for _, value in params):  # (0.0 == -0.0, NaN != NaN: not told apart)
+        return None
+    key = (eqn.primitive, tuple(ins), params)
+    try:
+        hash(key)
+    except TypeError:  # (an array or a list among the parameters)
+        return None
+    return key
 
 
 def kept_input(eqn: Any, ins: list, zeros: set) -> int | None:
@@ -387,6 +457,16 @@ def lowered(eqn: Any, late: bool = False) -> tuple[Callable[[list, Any, "Budget"
         ys = inner[0].jaxpr.outvars[params["num_carry"] :]
         return _scan, (plans[0], params, [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in ys]), 0
     return (lambda inputs, plan, budget: plan(inputs, budget)), plans[0], plans[0].cost
+
+
+def _nested_run_cost(run: Any, params: Any) -> int:
+    """The nested equations a `lowered` step runs per evaluation, as `HostPlan.run_cost` counts them: a `cond`'s
+    largest branch, a called plan's; none for a loop (its iterations are counted as they run) or a product."""
+    if run is _cond:
+        return max(plan.run_cost for plan in params)
+    if isinstance(params, HostPlan):
+        return params.run_cost
+    return 0
 
 
 def _counted(rule: Callable[..., Any], name: str, inputs: list, params: dict, budget: Budget) -> list:

@@ -308,7 +308,7 @@ class CheckedProgram:
         """The host computes the next calls of this signature until they have paid for the compile (the ski
         rental, `compile_tiers.calls_before_compile`; its first call already computed); `traced`: the trace the
         compile is submitted from (None: traced when it is submitted)."""
-        rent = program.calls_before_compile() if self._rent else 1
+        rent = program.calls_before_compile(self._options is None) if self._rent else 1
         self._hosting = _Hosting(program, interpret.signature(leaves), traced, rent - 1)
         self._call = self._submit_compile
 
@@ -381,7 +381,7 @@ class CheckedProgram:
         leaves = jax.tree.leaves(args)
         if hosting is not None and hosting.program is not None and hosting.rented_calls == 0 and self._rent:
             # (the rental ends: longer where this thread computes on every core; once)
-            hosting.rented_calls = hosting.program.extension()
+            hosting.rented_calls = hosting.program.extension(self._options is None)
         if hosting is not None and hosting.program is not None and hosting.rented_calls > 0:  # the host serves it
             if interpret.signature(leaves) == hosting.signature and interpret.host_readable(leaves):
                 result = host_call(hosting.program, args, leaves)
