@@ -192,7 +192,8 @@ class HostPlan:
     control-flow rule with nested plans) with its parameters, input and output slots, output dtypes and whether
     to flush subnormals. A step with one result keeps its slot and dtype (not lists) and calls its rule with the
     parameters directly; a called jaxpr's equations are steps of this plan. `cost` counts its equations,
-    nested ones included (a loop spends it per iteration of `STEP_BUDGET`)."""
+    nested ones included (a loop spends it per iteration of `STEP_BUDGET`; what a compile lowers); `run_cost`
+    the steps one evaluation runs (each value once, none that no output reads; a `cond`'s largest branch)."""
 
     __slots__ = ("size", "fixed", "in_slots", "steps", "out_slots", "cost", "run_cost", "sized")
 
