@@ -255,16 +255,7 @@ def test_a_program_compiled_with_xlas_defaults_prices_its_multithreaded_compile(
     )
     assert interpret_blas.compile_spill_share() == 1.0 / max(1, interpret_blas.CORES - 1)
 
-    w = tf.Variable(np.ones((33, 5), np.float32))  # (a width no other test uses)
-    x = tf.constant(np.full((4, 33), 0.1, np.float32))
-
-    @tf.function
-    def step():
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(tf.tanh(x @ w) ** 2)
-        w.assign_sub(0.01 * tape.gradient(loss, w))
-        return loss
-
+    step = _function_step(33)
     step()  # (the host computes it, and rents)
     program = step.get_concrete_function()._shared.call
     assert isinstance(program, runtime_checks.CheckedProgram) and program._hosting is not None

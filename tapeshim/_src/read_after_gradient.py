@@ -116,7 +116,8 @@ def drop(key: Hashable, slots: Sequence[int]) -> None:
     """Forgets `slots` of `key`'s structure for good: slots a request of it cannot fill (its targets do not
     reach them)."""
     with _wanted_lock:
-        _wanted[key] = tuple(slot for slot in _wanted.get(key, ()) if slot not in slots)
+        if key in _wanted:  # (unless it left the noted structures meanwhile)
+            _wanted[key] = tuple(slot for slot in _wanted[key] if slot not in slots)
         _unreachable[key] = frozenset((*_unreachable.pop(key, ()), *slots))
         if len(_unreachable) > _SIZE:
             _unreachable.popitem(last=False)

@@ -287,8 +287,10 @@ class GradientTape(Recorder):
             results.append(result)
         _explain_hooks.after_gradient(self, target, sources, results)  # EXPLAIN
         self._finish_computation()
-        read = [t for t in request.read if t is not None]
-        replay.release([*request.targets, *read])  # a kept loss costs its own bytes, not its step's graph
+        released = request.targets  # a kept loss costs its own bytes, not its step's graph
+        if request.read:  # (intermediates the request computed too, `read_after_gradient`)
+            released = [*released, *(tensor for tensor in request.read if tensor is not None)]
+        replay.release(released)
         return nest.pack_sequence_as(sources, results)
 
     def _sparse_gradient(self, request: Any, flat_targets: list, seeds: list, sparse: dict) -> dict:
