@@ -332,7 +332,7 @@ class Prepared:
                 with FLUSHING:  # (NumPy's arithmetic flushes subnormals as XLA's: `interpret_fpmode`)
                     outputs = self._plan(host_args, budget)
             else:
-                with host_errors_ignored(), FLUSHING:
+                with host_errors_ignored(flushing=True):
                     outputs = self._plan(host_args, budget)
         except CheckFailed:
             raise

@@ -4,12 +4,11 @@ host's cores by tapeshim's own threads (`matmul`), as is a large copy (`contiguo
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor  # (its module at import, not at the first split product)
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import threadpoolctl
@@ -17,8 +16,7 @@ import threadpoolctl
 from tapeshim._src import interpret_fpmode
 
 
-@contextlib.contextmanager
-def host_errors_ignored() -> Iterator[None]:
+def host_errors_ignored(flushing: bool = False) -> "HostContext":
     """The context of host computation: NumPy's floating-point warnings are off, as XLA's arithmetic raises
     none, and NumPy's BLAS runs on one thread from the first product that would use more
     (`limit_blas_threads`).
@@ -31,9 +29,52 @@ def host_errors_ignored() -> Iterator[None]:
     must not depend on when a compile ran (with two threads where none ran, a TF guide's MLP training
     accuracy moved by one prediction against TF's; a compute-bound step's first call would have gained
     10 ms).
+
+    With `flushing`, the thread's floating-point modes also flush subnormals inside it
+    (`interpret_fpmode.FLUSHING`, entered last and left first).
     """
-    with np.errstate(all="ignore"), _one_blas_thread():
-        yield
+    return HostContext(flushing)
+
+
+class HostContext:
+    """`host_errors_ignored`'s context: a class rather than a generator context, as each host call of an eager
+    op enters one (`contextlib`'s generator and the nested contexts cost about 2 of the 5.5 us it took)."""
+
+    __slots__ = ("_errstate", "_blas", "_flushing")
+
+    def __init__(self, flushing: bool = False) -> None:
+        self._errstate: Any = None
+        self._blas: _BlasLimit | None = None
+        self._flushing = flushing
+
+    def __enter__(self) -> None:
+        errstate = self._errstate = np.errstate(all="ignore")
+        errstate.__enter__()
+        if _blas_limited.outer is None:  # (nested: the outer context holds the limit)
+            blas = self._blas = _BlasLimit()
+            blas.__enter__()
+        if self._flushing:
+            try:
+                interpret_fpmode.FLUSHING.__enter__()
+            except BaseException:
+                self._leave_blas_and_errstate()
+                raise
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._flushing:
+            try:
+                interpret_fpmode.FLUSHING.__exit__(*exc)
+            finally:
+                self._leave_blas_and_errstate()
+        else:
+            self._leave_blas_and_errstate()
+
+    def _leave_blas_and_errstate(self) -> None:
+        try:
+            if self._blas is not None:
+                self._blas.__exit__()
+        finally:
+            self._errstate.__exit__(None, None, None)
 
 
 BLAS_THREADED_MULTIPLY_ADDS = 2**13
@@ -53,12 +94,6 @@ _BLAS_CONTROLLER = threadpoolctl.ThreadpoolController()
 import: it scans the process's libraries (3.4 ms beside JAX's, 12 ms with TF's loaded too), a cost of the import,
 where made at the first large product it was a cost of that step (a compute-bound MLP's first training step in a
 new process: a median of 34 -> 31 ms over eight)."""
-
-
-def _one_blas_thread() -> Any:
-    if _blas_limited.outer is not None:  # (nested: the outer context holds the limit)
-        return contextlib.nullcontext()
-    return _BlasLimit()
 
 
 def limit_blas_threads() -> None:
