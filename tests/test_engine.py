@@ -326,14 +326,70 @@ def _chain_gradient(length, size=8, module=tf):
 def test_a_larger_structure_runs_per_op_until_it_has_repeated(monkeypatch):
     from tapeshim._src import replay
 
-    # 81 nodes: per op until its per-op time pays for its compile (`replay.compile_now`), here never: the time
-    # its second run takes would otherwise decide whether the third compiles, and that depends on the load
+    # 81 nodes: per op until its per-op time pays for its program's trace or its compile (`replay.compile_now`),
+    # here never: the time its second run takes would otherwise decide whether the third runs its program, and
+    # that depends on the load
     monkeypatch.setitem(replay.compile_cost, "seconds_per_node", 1.0)
+    monkeypatch.setattr(replay, "TRACE_PRICE_PER_NODE_S", 1.0)
     experimental.reset_compile_stats()
     for _ in range(3):
         _chain_gradient(40)
     stats = _stats()
     assert stats["programs_compiled"] == 0 and stats["per_op_plans"] == 3
+
+
+def test_a_larger_structure_whose_runs_paid_for_its_trace_runs_its_program_on_the_host(monkeypatch):
+    """Once a larger plan's per-op runs have paid for its program's trace (`replay.TRACE_PRICE_PER_NODE_S`, here
+    nothing: from its third sighting), the host computes its program (twice as fast as the per-op tier) until
+    those calls pay for its compile; nothing compiles within these few calls, and the values are TF's."""
+    from tapeshim._src import background_compile
+
+    monkeypatch.setitem(replay.compile_cost, "seconds_per_node", 1.0)  # (its per-op runs never pay for a compile)
+    monkeypatch.setattr(replay, "TRACE_PRICE_PER_NODE_S", 0.0)
+    _chain_gradient(40, size=9)  # (its kernels made: the first sighting below runs per op, not compiled at once)
+    replay.forget_sightings()
+    experimental.reset_compile_stats()
+    submitted, interpreted = background_compile.stats["submitted"], interpret.stats["interpreted_calls"]
+    compile_log = backend_compiles()
+    compiled_before = len(compile_log)
+    results = [_chain_gradient(40, size=9) for _ in range(2)]
+    assert _stats()["per_op_plans"] == 2 and _stats()["programs_compiled"] == 0
+    results += [_chain_gradient(40, size=9) for _ in range(3)]
+    stats = _stats()
+    assert stats["per_op_plans"] == 2 and stats["programs_compiled"] == 1 and stats["program_cache_hits"] == 2
+    assert interpret.stats["interpreted_calls"] - interpreted >= 3  # (the program's calls, on the host)
+    assert background_compile.stats["submitted"] == submitted and len(compile_log) == compiled_before
+    expected = _chain_gradient(40, size=9, module=real_tf)
+    for got in results:
+        np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+def test_a_larger_program_the_host_cannot_compute_is_dropped_and_runs_per_op(monkeypatch):
+    """Where the host cannot compute the program a larger plan's per-op runs paid the trace of (here: no program
+    may produce an element), the program is dropped without a compile and the plan goes on per op, until its
+    per-op runs pay for a compile (the rule before the trace's, `replay.compile_now`)."""
+    from tapeshim._src import background_compile, interpret_cost
+
+    monkeypatch.setitem(replay.compile_cost, "seconds_per_node", 1.0)
+    monkeypatch.setattr(replay, "TRACE_PRICE_PER_NODE_S", 0.0)
+    monkeypatch.setattr(interpret_cost, "HOST_ELEMENTS", 0)
+    _chain_gradient(40, size=10)
+    replay.forget_sightings()
+    experimental.reset_compile_stats()
+    submitted = background_compile.stats["submitted"]
+    compile_log = backend_compiles()
+    compiled_before = len(compile_log)
+    results = [_chain_gradient(40, size=10) for _ in range(4)]
+    stats = _stats()
+    # (the third sighting made the program and dropped it; the others ran per op)
+    assert stats["programs_compiled"] == 1 and stats["per_op_plans"] == 3 and stats["program_cache_hits"] == 0
+    assert background_compile.stats["submitted"] == submitted and len(compile_log) == compiled_before
+    monkeypatch.setitem(replay.compile_cost, "seconds_per_node", 0.0)  # (its per-op runs now paid for a compile)
+    results.append(_chain_gradient(40, size=10))
+    assert _stats()["programs_compiled"] == 2 and len(compile_log) > compiled_before
+    expected = _chain_gradient(40, size=10, module=real_tf)
+    for got in results:
+        np.testing.assert_allclose(got, expected, rtol=1e-5)
 
 
 def test_a_new_structure_of_known_ops_runs_per_op_and_compiles_when_it_repeats():

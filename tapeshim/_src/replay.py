@@ -62,6 +62,12 @@ MANY_SIZES = 4
 """A small plan whose structure was seen at this many sizes (batches of varying length) compiles as a larger
 plan does, once its per-op runs have cost what compiling it would: each size is one more program to trace
 and compile, and a size that comes back once an epoch would pay that each time it is seen twice."""
+TRACE_PRICE_PER_NODE_S = 80e-6
+"""The per-op seconds per node a larger plan's runs take (from its third sighting on) before its program is made
+for the host to compute (`compile_now`): what making it costs (its forward's JAX trace and its host plan, measured
+on the idle 2-core machine at 35 us per node on a 200-node chain of elementwise ops and 60 us on an RNN unrolled
+over 50 steps) over the share of a per-op run the host's program saves (about 0.65 on the chain, 9 against 26 us
+per node, and 0.45 on the RNN, 25 against 45): the ski rental's price in the rent's units."""
 LONGEST_PROGRAM = 1000
 """Plans with more nodes than this always run per op: XLA's compile time grows faster than their run time."""
 _SIGHTINGS_SIZE = 4096
@@ -452,10 +458,15 @@ def cached_program(key: Hashable, build: Callable[[], Callable]) -> tuple[Callab
         return entry
     raw = build()
 
-    paid = _ran_per_op.pop(key, None)  # (off the CPU it compiles in the background: `_ran_per_op`)
-    rent, meanwhile = paid is not True, paid is not None and not interpret.enabled()
+    ran_per_op = _ran_per_op.pop(key, None)  # (off the CPU it compiles in the background: `_ran_per_op`)
+    rent = ran_per_op is None or not ran_per_op[0]
+    meanwhile = ran_per_op is not None and not interpret.enabled()
+    host_only = ran_per_op is not None and ran_per_op[1] and interpret.enabled()
     jitted, tier = compile_tiers.quick_jit(
-        raw, lambda fn, options, traced: _checked_jit(key, fn, options, traced, rent=rent, meanwhile=meanwhile)
+        raw,
+        lambda fn, options, traced: _checked_jit(
+            key, fn, options, traced, rent=rent, meanwhile=meanwhile, host_only=host_only
+        ),
     )
     entry = (jitted, raw)
     _programs[key] = entry
@@ -477,6 +488,7 @@ def _checked_jit(
     interpret_first: bool = True,
     rent: bool = True,
     meanwhile: bool = False,
+    host_only: bool = False,
 ) -> Callable:
     """jax.jit of `raw` with `options`, with TF's errors for out-of-range indices (`runtime_checks`)."""
 
@@ -499,6 +511,7 @@ def _checked_jit(
         rent=rent,
         meanwhile=meanwhile,
         compiling=lambda: _count_compile(key),
+        host_only=host_only,
     )
 
 
@@ -557,10 +570,16 @@ def compile_now(key: Hashable, plan: "Plan", extends: Hashable | None = None) ->
       runs per op: its kernels' shape families serve it without a JAX trace
       (`kernel_families`), where its program would be traced for its sizes.
     * A larger plan runs per op until the time its per-op runs took (from its
-      second sighting on) reaches what compiling it would cost (the measured
-      compile seconds per node times its nodes): a structure that keeps
+      third sighting on) reaches what making its program costs
+      (`TRACE_PRICE_PER_NODE_S` times its nodes): a structure that keeps
       changing (an episode of a new length, a longer unrolled loop) never pays
-      for a compile, one that repeats pays at most twice the better choice.
+      for a trace, one that repeats pays at most twice the better choice. Its
+      program's calls are then computed on the host (about twice as fast as
+      the per-op tier) until they pay for the compile, as a small plan's are;
+      where the host cannot compute them, the program is dropped and the plan
+      runs per op until the next rule. Where its per-op runs reached what compiling it
+      would cost (the measured compile seconds per node times its nodes), its
+      second call submits the compile.
     * A plan over `LONGEST_PROGRAM` nodes, or one XLA failed on, always runs per op.
 
     A plan that runs compiled here has its program made: its first calls are computed on the host from the
@@ -576,7 +595,7 @@ def compile_now(key: Hashable, plan: "Plan", extends: Hashable | None = None) ->
     n_nodes = plan.n_nodes
     if n_nodes > LONGEST_PROGRAM or key in _never_compile:
         return False
-    seen, seconds = _sightings.pop(key, (0, 0.0))
+    seen, seconds, later_seconds = _sightings.pop(key, (0, 0.0, 0.0))
     seen += 1
     paid = seen >= 2 and seconds >= compile_cost["seconds_per_node"] * n_nodes
     if n_nodes <= SMALL_PLAN:
@@ -586,10 +605,17 @@ def compile_now(key: Hashable, plan: "Plan", extends: Hashable | None = None) ->
             return True
         if seen == 1 and sizes == 1 and 2 * replay_eager.new_kernels(plan) > n_nodes:
             return True
+    elif seen >= 3 and not paid and later_seconds >= TRACE_PRICE_PER_NODE_S * n_nodes and key not in _not_hosted:
+        # its per-op runs paid for its program's trace: the host computes that program (faster than the per-op
+        # tier) until its calls pay for the compile; where the host cannot, the program is dropped and the plan
+        # goes on per op, its sightings kept for the rule below (`run_compiled`)
+        _note_per_op(key, False, host_only=True)
+        _sightings[key] = (seen, seconds, later_seconds)
+        return True
     if paid:  # (a small plan here: one seen at `MANY_SIZES` sizes)
         _note_per_op(key, True)
         return True
-    _sightings[key] = (seen, seconds)
+    _sightings[key] = (seen, seconds, later_seconds)
     if len(_sightings) > _SIGHTINGS_SIZE:
         _sightings.popitem(last=False)
     stats["per_op_plans"] += 1
@@ -597,15 +623,21 @@ def compile_now(key: Hashable, plan: "Plan", extends: Hashable | None = None) ->
 
 
 _ran_per_op: dict = {}
-"""Keys of programs whose structure ran per op before `compile_now` chose to compile it -> whether those runs paid
-for the compile (it then compiles on its second call: the host's rental, `calls_before_compile`, was paid). Off
-the CPU, it compiles in the background while the per-op tier serves (`cached_program` takes the key out)."""
+"""Keys of programs whose structure ran per op before `compile_now` chose to compile it -> `(paid, host_only)`:
+whether those runs paid for the compile (it then compiles on its second call: the host's rental,
+`calls_before_compile`, was paid), and whether the program was made only for the host to compute it (a larger
+plan whose runs paid for its trace: where the host cannot, the program is dropped, `_not_hosted`). Off the CPU,
+it compiles in the background while the per-op tier serves (`cached_program` takes the key out)."""
+
+_not_hosted: set = set()
+"""Keys of larger plans whose program the host could not compute (`runtime_checks.NOT_HOSTED`): they run per op
+until their per-op runs pay for a compile, as before the trace rule (`compile_now`)."""
 
 
-def _note_per_op(key: Hashable, paid: bool) -> None:
+def _note_per_op(key: Hashable, paid: bool, host_only: bool = False) -> None:
     if len(_ran_per_op) >= _SIGHTINGS_SIZE:
         _ran_per_op.clear()
-    _ran_per_op[key] = paid
+    _ran_per_op[key] = (paid, host_only)
 
 
 _structures: OrderedDict = OrderedDict()
@@ -623,6 +655,7 @@ def forget_sightings() -> None:
     _structures.clear()
     read_after_gradient.forget()
     _ran_per_op.clear()
+    _not_hosted.clear()
     _measured_nodes.clear()  # (a program built earlier reports no compile time into this memory)
     compile_cost["seconds_per_node"] = COMPILE_SECONDS_PER_NODE
 
@@ -677,13 +710,20 @@ def run_compiled(
         _measured_nodes[key] = n_nodes
     jitted, _ = cached_program(key, build)
     try:
-        accepting = runtime_checks.accepting_not_ready  # (only off the CPU: there no host interpreter serves)
-        result = call(jitted) if interpret.enabled() else accepting(per_op, lambda: call(jitted))
+        # (a program the per-op tier serves while it compiles: `_ran_per_op`'s `meanwhile`)
+        result = runtime_checks.accepting_not_ready(per_op, lambda: call(jitted))
     except jax.errors.JaxRuntimeError:
         host_errors.raise_pending()  # a py_function's Python function failed (not the compile): TF's error
         compile_failed(key)
         return None
     if result is runtime_checks.NOT_READY:
+        return None
+    if result is runtime_checks.NOT_HOSTED:  # (nothing compiled: its plan goes on per op, `compile_now`)
+        _programs.pop(key, None)
+        _forget(key)
+        if len(_not_hosted) >= _SIGHTINGS_SIZE:
+            _not_hosted.clear()
+        _not_hosted.add(key)
         return None
     if _quick:
         _account_quick_call(key)
@@ -695,12 +735,15 @@ _measured_nodes: dict = {}
 
 
 def run_per_op(key: Hashable, run: Callable[[], Any]) -> Any:
-    """`run()` (the per-op tier of `key`), adding its duration to the key's account after its first sighting."""
+    """`run()` (the per-op tier of `key`), adding its duration to the key's account after its first sighting (the
+    compile's rule, `compile_now`), and after its second (the trace's rule: a second run still makes per-op host
+    programs and shape families for sizes the first traced, twice a later run's time on an unrolled RNN)."""
     start = time.perf_counter()
     result = run()
     entry = _sightings.get(key)
     if entry is not None and entry[0] >= 2:
-        _sightings[key] = (entry[0], entry[1] + time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        _sightings[key] = (entry[0], entry[1] + seconds, entry[2] + seconds if entry[0] >= 3 else entry[2])
     return result
 
 

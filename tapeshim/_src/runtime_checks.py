@@ -249,7 +249,7 @@ class CheckedProgram:
 
     __slots__ = (
         "_fn", "_plain", "_checked", "_call", "_settled", "_options", "_traced", "_interpret_first", "_hosting",
-        "_compiled", "_may_check", "_rent", "_meanwhile", "_host_first", "_untraced", "_compiling",
+        "_compiled", "_may_check", "_rent", "_meanwhile", "_host_first", "_untraced", "_compiling", "_host_only",
     )  # fmt: skip
 
     def __init__(
@@ -264,8 +264,10 @@ class CheckedProgram:
         rent: bool = True,
         meanwhile: bool = False,
         compiling: Callable[[], None] | None = None,
+        host_only: bool = False,
     ) -> None:
         self._fn = fn
+        self._host_only = host_only
         self._compiling = compiling
         self._rent = rent
         self._meanwhile = meanwhile
@@ -361,6 +363,8 @@ class CheckedProgram:
                         # (a heavy program compiles with XLA's defaults: its `_plain` is traced again when submitted)
                         self._rent_on_host(program, leaves, None if checks or heavy else traced)
                     return result
+        if self._host_only and _per_op_meanwhile.accepted:
+            return NOT_HOSTED  # (the caller drops the program: its per-op tier serves, nothing compiles)
         if self._meanwhile and _per_op_meanwhile.accepted and background_compile.enabled():
             leaves = jax.tree.leaves(args)
             if _concrete(leaves):
@@ -524,6 +528,11 @@ NOT_READY = object()
 where its caller accepts it (`accepting_not_ready`)."""
 
 
+NOT_HOSTED = object()
+"""What a `host_only` program's first call returns where the host interpreter cannot compute it and the caller
+accepts a per-op call (`accepting_not_ready`): nothing was compiled."""
+
+
 class _PerOpMeanwhile(threading.local):
     accepted = False
 
@@ -595,6 +604,7 @@ def jit(
     rent: bool = True,
     meanwhile: bool = False,
     compiling: Callable[[], None] | None = None,
+    host_only: bool = False,
 ) -> CheckedProgram:
     """`jax.jit(fn)` that raises TF's `InvalidArgumentError` when a runtime index check fails.
 
@@ -624,9 +634,22 @@ def jit(
         caller accepts it (`accepting_not_ready`; other calls wait for the compile).
       compiling: called once where the program's first compile starts, on the calling thread: the call that
         compiles it, or that submits its compile to the background thread (the recompile warning's count).
+      host_only: whether the first call returns `NOT_HOSTED`, compiling nothing, where the host interpreter
+        cannot compute it and its caller accepts a per-op call (`accepting_not_ready`): a program made only
+        because the host would compute it faster than the caller's per-op tier (`replay.compile_now`).
     """
     return CheckedProgram(
-        fn, settled, compiler_options, traced, interpret_first, compiled, may_check, rent, meanwhile, compiling
+        fn,
+        settled,
+        compiler_options,
+        traced,
+        interpret_first,
+        compiled,
+        may_check,
+        rent,
+        meanwhile,
+        compiling,
+        host_only,
     )
 
 
