@@ -12,6 +12,7 @@ import numpy as np
 
 from tapeshim._src import (
     control_flow,
+    device_leaves,
     errors,
     function_binding,
     function_outputs,
@@ -648,8 +649,11 @@ class ConcreteFunction:
                 return self._pack(outputs[:n_out])
         if self.symbolic and self._exported.failed():
             return self._function._run_sized(self, flat_args)
+        call = self._shared.call
+        # (its captured NumPy constants put on the device once it runs compiled: a call would copy each)
+        self._const_values = device_leaves.for_compiled_call(call, self._const_tensors, self._const_values, 0)
         try:
-            outs, news = self._shared.call(
+            outs, news = call(
                 [t.value for t in arg_tensors],
                 [v._value for v in variables],
                 self._const_values,

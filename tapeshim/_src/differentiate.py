@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 
 from tapeshim._src import (
+    device_leaves,
     errors,
     host_gradient,
     plan_steps,
@@ -302,7 +303,11 @@ def differentiate(
             # (a persistent tape's requests keep their tier: off the CPU they wait for a compile under way)
             meanwhile = mode == GRADIENT and not getattr(recorder, "_persistent", False)
             outcome = replay.run_compiled(
-                key, build, plan.n_nodes, lambda jitted: jitted(leaf_values, seed_values), per_op=meanwhile
+                key,
+                build,
+                plan.n_nodes,
+                lambda jitted: jitted(device_leaves.for_compiled_call(jitted, plan.leaves, leaf_values), seed_values),
+                per_op=meanwhile,
             )
             if outcome is None:  # XLA failed (the per-op tier serves this structure), or it compiles meanwhile
                 if mode != GRADIENT:

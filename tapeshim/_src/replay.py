@@ -32,6 +32,7 @@ import numpy as np
 from tapeshim._src import (
     background_compile,
     compile_tiers,
+    device_leaves,
     host_errors,
     interpret,
     read_after_gradient,
@@ -805,7 +806,13 @@ def _compute(lazy: Sequence[Tensor]) -> list:
     leaf_values = plan.leaf_values()
     values = None
     if compile_now(key, plan):
-        values = run_compiled(key, sliced.function, plan.n_nodes, lambda jitted: jitted(leaf_values), per_op=True)
+        values = run_compiled(
+            key,
+            sliced.function,
+            plan.n_nodes,
+            lambda jitted: jitted(device_leaves.for_compiled_call(jitted, plan.leaves, leaf_values)),
+            per_op=True,
+        )
     if values is None:
         env = run_per_op(key, lambda: replay_eager.evaluate(plan, leaf_values))
         values = interpret.to_device([env[s] for s in sliced.out_slots])

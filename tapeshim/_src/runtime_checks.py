@@ -483,6 +483,12 @@ class CheckedProgram:
         report(time.perf_counter() - start)
         return result
 
+    def settled_on_compiled(self) -> bool:
+        """Whether its calls run the compiled program from now on (the plain one or under `checkify`), not the
+        host's (`device_leaves`)."""
+        call = self._call
+        return call is self._plain or call == self._run_checked
+
     def _run_checked(self, *args: Any) -> Any:
         assert self._checked is not None, "set before _run_checked becomes the call"
         with _Functionalizing(args):  # (its first call, or one with new shapes, traces `fn` under checkify)
