@@ -65,6 +65,55 @@ def test_ties_nans_infinities_and_signed_zeros_are_xlas(kind):
         np.testing.assert_array_equal(np.signbit(np.asarray(a)), np.signbit(np.asarray(b)))
 
 
+TILED = jnp.asarray(  # 2 x 2 windows that tile it: an all-negative zero, both zeros, ties, NaN, -inf, a remainder
+    np.array(
+        [
+            [-0.0, -1.0, -0.0, 0.0, 5.0],
+            [-0.0, -np.inf, -1.0, -2.0, 1.0],
+            [5.0, 5.0, np.nan, 1.0, 2.0],
+            [5.0, 5.0, 3.0, 3.0, 9.0],
+            [1.0, 2.0, 3.0, 4.0, 5.0],
+        ],
+        np.float32,
+    )
+).reshape(1, 5, 5, 1)
+
+
+ZEROS = jnp.asarray(  # 2 x 2 windows of zeros of both signs among values of one sign (a zero max, a zero min)
+    np.array([[0, -0.0, 1, 0], [2, 3, -0.0, -0.0], [-0.0, -0.0, -1, 0], [-0.0, -0.0, -2, -0.0]], np.float32)
+).reshape(1, 4, 4, 1)
+
+
+@pytest.mark.parametrize("kind", sorted(_INITS))
+@pytest.mark.parametrize(
+    "operand",
+    [TILED, TILED[:, :4, :4], jnp.nan_to_num(TILED, nan=7.0), ZEROS, -ZEROS],
+    ids=["5x5", "4x4", "no_nan", "zeros", "negated_zeros"],
+)
+def test_tiling_windows_ties_nans_and_signed_zeros_are_xlas(kind, operand):
+    """Windows that tile the operand (strides equal to the window: `MaxPooling2D`'s) take the rules' tiled
+    path (`interpret_windows._tiles`), NaN-free gradients too; its maxima, zeros' signs and chosen elements
+    are XLA's."""
+    got, want = _host_and_compiled(_and_gradient(_pool(kind, 2, 2, "VALID")), operand)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        np.testing.assert_array_equal(np.signbit(np.asarray(a)), np.signbit(np.asarray(b)))
+
+
+def test_tiling_windows_of_integers_are_xlas():
+    values = jnp.asarray(_RNG.integers(-3, 3, size=(2, 6, 7, 2)).astype(np.int32))
+
+    def pool_and_scatter(x):
+        pooled = lax.reduce_window(x, np.int32(np.iinfo(np.int32).min), lax.max, (1, 2, 3, 1), (1, 2, 3, 1), "VALID")
+        return pooled, jax.vjp(_pool("max", 2, 2, "VALID"), x.astype(jnp.float32))[1](
+            jnp.ones((2, 3, 3, 2), jnp.float32)
+        )[0]
+
+    got, want = _host_and_compiled(pool_and_scatter, values)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
 @pytest.mark.parametrize(
     "operand, cotangent, padding",
     [

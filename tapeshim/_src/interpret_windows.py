@@ -61,6 +61,81 @@ def _padded(x: np.ndarray, padding: tuple, fill: Any) -> np.ndarray:
     return np.pad(x, padding, constant_values=fill)
 
 
+def _tiling(shape: tuple, window: tuple, strides: tuple, padding: tuple, dilation: tuple) -> bool:
+    """Whether the windows tile the operand: each element in one window at most (strides equal to the window,
+    no padding, no dilation), as a CNN's `MaxPooling2D` places them (`_tiles`)."""
+    return (
+        tuple(window) == tuple(strides)
+        and all(lo == 0 and hi == 0 for lo, hi in padding)
+        and all(d == 1 for d in dilation)
+        and len(window) == len(shape)
+    )
+
+
+def _tile_views(x: np.ndarray, window: tuple, grid: tuple) -> list:
+    """The elements of tiling windows (`_tiling`) at each window position, in the row-major order XLA's loop
+    visits them: strided views of `x` (writable where `x` is), one per position, each of shape `grid`."""
+    covered = x[tuple(slice(0, n * w) for n, w in zip(grid, window))]
+    split = covered.reshape(tuple(size for n, w in zip(grid, window) for size in (n, w)))  # (a view)
+    return [
+        split[tuple(index for at in offset for index in (slice(None), at))]
+        for offset in itertools.product(*(range(w) for w in window))
+    ]
+
+
+def _combined(views: list, largest: bool) -> np.ndarray:
+    """The views' elementwise maxima (minima where `largest`), combined in place: NaN wins; zeros' signs as
+    NumPy leaves them."""
+    out = views[0].copy()
+    combine = np.minimum if largest else np.maximum
+    for view in views[1:]:
+        combine(out, view, out=out)
+    return out
+
+
+def _tiled_extreme(views: list, largest: bool) -> np.ndarray:
+    """The windows' maxima (their minima where `largest`) with the interpreter's `max` and `min` rules
+    (XLA's): NaN wins, and -0 orders below +0, so a zero maximum is -0 only where no element is +0 (a zero
+    minimum +0 only where none is -0). The general rule's `max` checked and fixed its zeros' signs at each
+    window position: after ReLU, the pool's main cost."""
+    out = _combined(views, largest)
+    if out.dtype.kind == "f":
+        zero = np.nonzero(out == 0)
+        if len(zero[0]):
+            held = np.stack([view[zero] for view in views])  # (the windows whose extreme is a zero)
+            ordered_last = ((held == 0) & (np.signbit(held) == largest)).any(axis=0)  # (+0 for max, -0 for min)
+            last, first = out.dtype.type(-0.0 if largest else 0.0), out.dtype.type(0.0 if largest else -0.0)
+            out[zero] = np.where(ordered_last, last, first)
+    return out
+
+
+def _tiled_scatter(views: list, source: np.ndarray, shape: tuple, window: tuple, grid: tuple, largest: bool) -> Any:
+    """`select_and_scatter_add` over tiling windows (`_tile_views` of the operand): each window's source value at
+    the first of its maxima (`ge`, max pooling's selection; minima where `largest`, `le`), zeros elsewhere, as
+    XLA adds the values into zeros; None where a window holds NaN (the general rule follows the comparisons). A
+    finite `source` is multiplied by each position's mask, plus +0 (a -0 value added into a zero is +0):
+    NumPy's `where` took five times as long."""
+    extreme = _combined(views, largest)  # (its zeros' signs do not matter: -0 == +0)
+    if extreme.dtype.kind == "f" and np.isnan(extreme).any():
+        return None
+    out = np.zeros(shape, source.dtype)
+    targets = _tile_views(out, window, grid)
+    taken = np.zeros(grid, bool)
+    first = np.empty(grid, bool)
+    finite = source.dtype.kind != "f" or bool(np.isfinite(source).all())
+    for view, target in zip(views, targets):
+        np.equal(view, extreme, out=first)
+        first &= ~taken
+        taken |= first
+        if finite:
+            np.multiply(source, first, out=target)
+        else:
+            np.copyto(target, source, where=first)
+    if finite and source.dtype.kind == "f":
+        out += source.dtype.type(0)
+    return out
+
+
 def _window_rule(combine: str, fill: Callable[[np.dtype], Any]) -> Rule:
     """The rule of a window reduction: the window positions' views combined with the interpreter's own
     `combine` rule, from `fill(dtype)` (the reduction's identity, in the padding too)."""
@@ -73,6 +148,9 @@ def _window_rule(combine: str, fill: Callable[[np.dtype], Any]) -> Rule:
         dilation = tuple(params.get("window_dilation") or (1,) * x.ndim)
         padding = tuple(tuple(int(p) for p in pair) for pair in padding)
         grid = _grid(x.shape, window_dimensions, window_strides, padding, dilation)
+        tiling = _tiling(x.shape, window_dimensions, window_strides, padding, dilation)
+        if combine in ("max", "min") and tiling and math.prod(grid) and x.dtype.kind in "fiu":
+            return _tiled_extreme(_tile_views(x, window_dimensions, grid), combine == "min")
         padded = _padded(x, padding, identity)
         out = np.full(grid, identity, x.dtype)
         if math.prod(grid):
@@ -117,6 +195,12 @@ def select_and_scatter_add(
     padding = tuple(tuple(int(p) for p in pair) for pair in padding)
     dilation = (1,) * operand.ndim
     grid = _grid(operand.shape, window_dimensions, window_strides, padding, dilation)
+    if _tiling(operand.shape, window_dimensions, window_strides, padding, dilation) and math.prod(grid):
+        if operand.dtype.kind in "fiu":
+            views = _tile_views(operand, window_dimensions, grid)
+            out = _tiled_scatter(views, source, operand.shape, window_dimensions, grid, largest)
+            if out is not None:
+                return out
     padded = _padded(operand, padding, _identity(operand.dtype, largest))
     offsets = list(itertools.product(*(range(w) for w in window_dimensions)))
     best = _view(padded, offsets[0], grid, window_strides, dilation)  # (a window holds a position at least)
