@@ -16,7 +16,7 @@ import pytest
 import tapeshim as tf
 from oracle import backend_compiles, check, check_raises, program_lowerings, real_tf
 from tapeshim import experimental
-from tapeshim._src import interpret, replay
+from tapeshim._src import interpret, interpret_cost, replay
 from tapeshim._src.tensor import Tensor
 
 
@@ -381,15 +381,56 @@ def test_a_larger_program_the_host_cannot_compute_is_dropped_and_runs_per_op(mon
     compiled_before = len(compile_log)
     results = [_chain_gradient(40, size=10) for _ in range(4)]
     stats = _stats()
-    # (the third sighting made the program and dropped it; the others ran per op)
-    assert stats["programs_compiled"] == 1 and stats["per_op_plans"] == 3 and stats["program_cache_hits"] == 0
+    # (the third sighting made the program and dropped it, uncounted; every sighting ran per op)
+    assert stats["programs_compiled"] == 0 and stats["per_op_plans"] == 3 and stats["program_cache_hits"] == 0
     assert background_compile.stats["submitted"] == submitted and len(compile_log) == compiled_before
     monkeypatch.setitem(replay.compile_cost, "seconds_per_node", 0.0)  # (its per-op runs now paid for a compile)
     results.append(_chain_gradient(40, size=10))
-    assert _stats()["programs_compiled"] == 2 and len(compile_log) > compiled_before
+    assert _stats()["programs_compiled"] == 1 and len(compile_log) > compiled_before
     expected = _chain_gradient(40, size=10, module=real_tf)
     for got in results:
         np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+def test_a_persistent_tapes_larger_program_the_host_cannot_compute_keeps_the_per_op_tier(monkeypatch):
+    """A persistent tape's request whose program the host cannot compute is served per op, the program dropped
+    without a compile, and the tape's later requests of it stay per op (one tape, one tier)."""
+    monkeypatch.setitem(replay.compile_cost, "seconds_per_node", 1.0)
+    monkeypatch.setattr(replay, "TRACE_PRICE_PER_NODE_S", 0.0)
+    monkeypatch.setattr(interpret_cost, "HOST_ELEMENTS", 0)
+    x = tf.constant(np.linspace(-1.0, 1.0, 11, dtype=np.float32))
+    _chain_gradient(40, size=11)
+    replay.forget_sightings()
+    compile_log = backend_compiles()
+    compiled_before = len(compile_log)
+    answers = []
+    for _ in range(3):
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = x
+            for _ in range(40):
+                y = tf.sin(y) * 1.01
+            loss = tf.reduce_sum(y)
+        answers.append([tape.gradient(loss, x).numpy() for _ in range(2)])
+    assert len(compile_log) == compiled_before and replay.dropped(next(iter(replay._not_hosted)))
+    expected = _chain_gradient(40, size=11, module=real_tf)
+    for first, second in answers:
+        np.testing.assert_array_equal(first, second)
+        np.testing.assert_allclose(first, expected, rtol=1e-5)
+
+
+def test_off_the_cpu_a_larger_plan_compiles_by_its_compile_rule_alone(monkeypatch):
+    """Without the host interpreter (a GPU), nothing computes a larger plan's program before its compile, so the
+    trace's rule does not apply: it runs per op until its runs pay for the compile."""
+    monkeypatch.setattr(interpret, "enabled", lambda: False)
+    monkeypatch.setitem(replay.compile_cost, "seconds_per_node", 1.0)
+    monkeypatch.setattr(replay, "TRACE_PRICE_PER_NODE_S", 0.0)
+    _chain_gradient(40, size=12)
+    replay.forget_sightings()
+    experimental.reset_compile_stats()
+    for _ in range(5):
+        _chain_gradient(40, size=12)
+    assert _stats()["programs_compiled"] == 0 and _stats()["per_op_plans"] == 5
 
 
 def test_a_new_structure_of_known_ops_runs_per_op_and_compiles_when_it_repeats():

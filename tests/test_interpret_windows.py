@@ -92,12 +92,28 @@ ZEROS = jnp.asarray(  # 2 x 2 windows of zeros of both signs among values of one
 )
 def test_tiling_windows_ties_nans_and_signed_zeros_are_xlas(kind, operand):
     """Windows that tile the operand (strides equal to the window: `MaxPooling2D`'s) take the rules' tiled
-    path (`interpret_windows._tiles`), NaN-free gradients too; its maxima, zeros' signs and chosen elements
+    path (`interpret_windows._tile_views`), NaN-free gradients too; its maxima, zeros' signs and chosen elements
     are XLA's."""
     got, want = _host_and_compiled(_and_gradient(_pool(kind, 2, 2, "VALID")), operand)
     for a, b in zip(got, want):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
         np.testing.assert_array_equal(np.signbit(np.asarray(a)), np.signbit(np.asarray(b)))
+
+
+@pytest.mark.parametrize("kind", ["max", "min"])
+@pytest.mark.parametrize("special", [np.inf, np.nan], ids=["inf", "nan"])
+def test_a_tiling_pools_gradient_of_non_finite_and_negative_zero_values_is_xlas(kind, special):
+    """A gradient holding inf or NaN takes the masked copy of the tiled scatter; a -0 value chosen still comes
+    out +0, as XLA adds it into a zero."""
+    operand = jnp.asarray(np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1) * np.float32(0.5))
+    cotangent = jnp.asarray(np.array([[special, -0.0], [-0.0, 1.0]], np.float32).reshape(1, 2, 2, 1))
+
+    def gradient(x, ct):
+        return jax.vjp(_pool(kind, 2, 2, "VALID"), x)[1](ct)[0]
+
+    got, want = _host_and_compiled(gradient, operand, cotangent)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(np.signbit(np.asarray(got[0])), np.signbit(np.asarray(want[0])))
 
 
 def test_tiling_windows_of_integers_are_xlas():

@@ -69,7 +69,7 @@ def _padded(x: np.ndarray, padding: tuple, fill: Any) -> np.ndarray:
 
 def _tiling(shape: tuple, window: tuple, strides: tuple, padding: tuple, dilation: tuple) -> bool:
     """Whether the windows tile the operand: each element in one window at most (strides equal to the window,
-    no padding, no dilation), as a CNN's `MaxPooling2D` places them (`_tiles`)."""
+    no padding, no dilation), as a CNN's `MaxPooling2D` places them (`_tile_views`)."""
     return (
         tuple(window) == tuple(strides)
         and all(lo == 0 and hi == 0 for lo, hi in padding)
@@ -119,8 +119,8 @@ def _tiled_scatter(views: list, source: np.ndarray, shape: tuple, window: tuple,
     """`select_and_scatter_add` over tiling windows (`_tile_views` of the operand): each window's source value at
     the first of its maxima (`ge`, max pooling's selection; minima where `largest`, `le`), zeros elsewhere, as
     XLA adds the values into zeros; None where a window holds NaN (the general rule follows the comparisons). A
-    finite `source` is multiplied by each position's mask, plus +0 (a -0 value added into a zero is +0):
-    NumPy's `where` took five times as long."""
+    finite `source` is multiplied by each position's mask (NumPy's `where` took five times as long), another is
+    copied through the masks; then +0 is added (a -0 value added into a zero is +0)."""
     extreme = _combined(views, largest)  # (its zeros' signs do not matter: -0 == +0)
     if extreme.dtype.kind == "f" and np.isnan(extreme).any():
         return None
@@ -137,7 +137,7 @@ def _tiled_scatter(views: list, source: np.ndarray, shape: tuple, window: tuple,
             np.multiply(source, first, out=target)
         else:
             np.copyto(target, source, where=first)
-    if finite and source.dtype.kind == "f":
+    if source.dtype.kind == "f":  # (a -0 value added into a zero is +0; inf and NaN stay as they are)
         out += source.dtype.type(0)
     return out
 

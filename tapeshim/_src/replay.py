@@ -606,7 +606,13 @@ def compile_now(key: Hashable, plan: "Plan", extends: Hashable | None = None) ->
             return True
         if seen == 1 and sizes == 1 and 2 * replay_eager.new_kernels(plan) > n_nodes:
             return True
-    elif seen >= 3 and not paid and later_seconds >= TRACE_PRICE_PER_NODE_S * n_nodes and key not in _not_hosted:
+    elif (
+        seen >= 3
+        and not paid
+        and later_seconds >= TRACE_PRICE_PER_NODE_S * n_nodes
+        and key not in _not_hosted
+        and interpret.enabled()  # (off the CPU no host computes the program: the rule below alone compiles it)
+    ):
         # its per-op runs paid for its program's trace: the host computes that program (faster than the per-op
         # tier) until its calls pay for the compile; where the host cannot, the program is dropped and the plan
         # goes on per op, its sightings kept for the rule below (`run_compiled`)
@@ -633,6 +639,11 @@ it compiles in the background while the per-op tier serves (`cached_program` tak
 _not_hosted: set = set()
 """Keys of larger plans whose program the host could not compute (`runtime_checks.NOT_HOSTED`): they run per op
 until their per-op runs pay for a compile, as before the trace rule (`compile_now`)."""
+
+
+def dropped(key: Hashable) -> bool:
+    """Whether the program of `key` was dropped because the host could not compute it (`_not_hosted`)."""
+    return key in _not_hosted
 
 
 def _note_per_op(key: Hashable, paid: bool, host_only: bool = False) -> None:
@@ -720,7 +731,8 @@ def run_compiled(
     if result is runtime_checks.NOT_READY:
         return None
     if result is runtime_checks.NOT_HOSTED:  # (nothing compiled: its plan goes on per op, `compile_now`)
-        _programs.pop(key, None)
+        if _programs.pop(key, None) is not None:
+            stats["programs_compiled"] -= 1  # (made, never compiled nor computed: not counted)
         _forget(key)
         if len(_not_hosted) >= _SIGHTINGS_SIZE:
             _not_hosted.clear()

@@ -363,8 +363,9 @@ class CheckedProgram:
                         # (a heavy program compiles with XLA's defaults: its `_plain` is traced again when submitted)
                         self._rent_on_host(program, leaves, None if checks or heavy else traced)
                     return result
-        if self._host_only and _per_op_meanwhile.accepted:
-            return NOT_HOSTED  # (the caller drops the program: its per-op tier serves, nothing compiles)
+        if self._host_only:  # (the caller drops the program: its per-op tier serves, nothing compiles)
+            self._call = self._first_call  # (a call from another holder of the program compiles nothing either)
+            return NOT_HOSTED
         if self._meanwhile and _per_op_meanwhile.accepted and background_compile.enabled():
             leaves = jax.tree.leaves(args)
             if _concrete(leaves):
@@ -535,8 +536,8 @@ where its caller accepts it (`accepting_not_ready`)."""
 
 
 NOT_HOSTED = object()
-"""What a `host_only` program's first call returns where the host interpreter cannot compute it and the caller
-accepts a per-op call (`accepting_not_ready`): nothing was compiled."""
+"""What a `host_only` program's call returns where the host interpreter cannot compute it: nothing was compiled,
+and the caller runs the call per op."""
 
 
 class _PerOpMeanwhile(threading.local):
@@ -640,9 +641,9 @@ def jit(
         caller accepts it (`accepting_not_ready`; other calls wait for the compile).
       compiling: called once where the program's first compile starts, on the calling thread: the call that
         compiles it, or that submits its compile to the background thread (the recompile warning's count).
-      host_only: whether the first call returns `NOT_HOSTED`, compiling nothing, where the host interpreter
-        cannot compute it and its caller accepts a per-op call (`accepting_not_ready`): a program made only
-        because the host would compute it faster than the caller's per-op tier (`replay.compile_now`).
+      host_only: whether a call returns `NOT_HOSTED`, compiling nothing, where the host interpreter cannot
+        compute it: a program made only because the host would compute it faster than the caller's per-op
+        tier (`replay.compile_now`), whose caller then runs the call per op.
     """
     return CheckedProgram(
         fn,
