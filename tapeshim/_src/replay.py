@@ -722,7 +722,8 @@ def run_compiled(
         _measured_nodes[key] = n_nodes
     jitted, _ = cached_program(key, build)
     try:
-        # (a program the per-op tier serves while it compiles: `_ran_per_op`'s `meanwhile`)
+        # (`per_op`: the caller may run the call per op where the program returns `NOT_READY`, off the CPU while
+        # it compiles; a program the host cannot compute returns `NOT_HOSTED` to any caller)
         result = runtime_checks.accepting_not_ready(per_op, lambda: call(jitted))
     except jax.errors.JaxRuntimeError:
         host_errors.raise_pending()  # a py_function's Python function failed (not the compile): TF's error
