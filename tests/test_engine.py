@@ -368,7 +368,7 @@ def test_a_larger_program_the_host_cannot_compute_is_dropped_and_runs_per_op(mon
     """Where the host cannot compute the program a larger plan's per-op runs paid the trace of (here: no program
     may produce an element), the program is dropped without a compile and the plan goes on per op, until its
     per-op runs pay for a compile (the rule before the trace's, `replay.compile_now`)."""
-    from tapeshim._src import background_compile, interpret_cost
+    from tapeshim._src import background_compile
 
     monkeypatch.setitem(replay.compile_cost, "seconds_per_node", 1.0)
     monkeypatch.setattr(replay, "TRACE_PRICE_PER_NODE_S", 0.0)
@@ -412,7 +412,7 @@ def test_a_persistent_tapes_larger_program_the_host_cannot_compute_keeps_the_per
                 y = tf.sin(y) * 1.01
             loss = tf.reduce_sum(y)
         answers.append([tape.gradient(loss, x).numpy() for _ in range(2)])
-    assert len(compile_log) == compiled_before and replay.dropped(next(iter(replay._not_hosted)))
+    assert len(compile_log) == compiled_before and len(replay._not_hosted) == 1  # (its program made and dropped)
     expected = _chain_gradient(40, size=11, module=real_tf)
     for first, second in answers:
         np.testing.assert_array_equal(first, second)
