@@ -175,6 +175,21 @@ def test_pooling_ops_give_tfs_values_and_gradients():
     check(pools, rtol=1e-5)
 
 
+def test_a_tiling_max_pool_gives_tfs_values_and_gradients():
+    """`MaxPooling2D`'s windows (2 x 2, stride 2, an odd size's remainder dropped) on ReLU's zeros, through the
+    tiled path, against TF."""
+
+    def pools(tf):
+        x = tf.constant(np.asarray(X))
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            pooled = tf.nn.max_pool2d(tf.nn.relu(x), 2, 2, "VALID")
+            loss = tf.reduce_sum(pooled * pooled)
+        return pooled, tape.gradient(loss, x)
+
+    check(pools, rtol=1e-6)
+
+
 def test_a_cnns_first_steps_compile_nothing():
     keras, layers = tf.keras, tf.keras.layers
     model = keras.Sequential(

@@ -280,21 +280,11 @@ def differentiate(
     leaf_values = plan.leaf_values()
     seed_values = [s.value for s in seed_tensors] if seed_tensors else []
 
-    def per_op() -> tuple:
-        outcome = sized_gradients.host_gradient(
-            plan,
-            (target_slots, trainable, connected, seed_mask),
-            leaf_values,
-            seed_values,
-            source_avals,
-            lambda avals: _make_program(mode, request.slice, connected, avals, target_avals, trainable, seed_mask),
-        )
-        return _per_op_gradient(request, source_avals, seeds) if outcome is None else outcome
-
     try:
-        if mode == GRADIENT and not _compiled_tier(recorder, key, plan, noted_key if key is not noted_key else None):
-            outcome = replay.run_per_op(key, per_op)
-        else:
+        per_op = mode == GRADIENT and not _compiled_tier(
+            recorder, key, plan, noted_key if key is not noted_key else None
+        )
+        if not per_op:
             if mode == GRADIENT and not replay.is_compiled(key):  # (a structure's first size: its shapes noted)
                 parts = (target_slots, trainable, connected, seed_mask)
                 sized_gradients.note_compiled(plan, parts, leaf_values, seed_values, source_avals)
@@ -314,13 +304,27 @@ def differentiate(
                         None,
                         "XLA could not compile the program of this request; its per-op form serves only gradients.",
                     )
-                if replay.dropped(key):  # (the host could not compute its program: the plan goes on per op)
-                    tiers = getattr(recorder, "_tiers", None)
-                    if tiers is not None and getattr(recorder, "_persistent", False):
-                        tiers[key] = False  # (a persistent tape's later requests keep this tier)
-                    outcome = replay.run_per_op(key, per_op)
-                else:
+                per_op = replay.dropped(key)  # (the host could not compute its program: the plan goes on per op)
+                if not per_op:
                     outcome = _per_op_gradient(request, source_avals, seeds)
+                elif getattr(recorder, "_persistent", False) and getattr(recorder, "_tiers", None) is not None:
+                    recorder._tiers[key] = False  # (a persistent tape's later requests keep this tier)
+        if per_op:
+
+            def run_per_op() -> tuple:
+                outcome = sized_gradients.host_gradient(
+                    plan,
+                    (target_slots, trainable, connected, seed_mask),
+                    leaf_values,
+                    seed_values,
+                    source_avals,
+                    lambda avals: _make_program(
+                        mode, request.slice, connected, avals, target_avals, trainable, seed_mask
+                    ),
+                )
+                return _per_op_gradient(request, source_avals, seeds) if outcome is None else outcome
+
+            outcome = replay.run_per_op(key, run_per_op)
     except ValueError as exc:
         if "Reverse-mode differentiation does not work for lax.while_loop" in str(exc):
             raise ValueError(

@@ -74,7 +74,6 @@ def _tiling(shape: tuple, window: tuple, strides: tuple, padding: tuple, dilatio
         tuple(window) == tuple(strides)
         and all(lo == 0 and hi == 0 for lo, hi in padding)
         and all(d == 1 for d in dilation)
-        and len(window) == len(shape)
     )
 
 
